@@ -1,0 +1,18 @@
+/* The carma subcommands. Each takes the arguments after its name (argv[0] is the
+ * subcommand name) and returns the process exit status: 0 success, 1 the operation
+ * failed (job failed, daemon said no), 2 bad usage or bad input. */
+#ifndef CARMA_CLI_COMMANDS_H
+#define CARMA_CLI_COMMANDS_H
+
+struct carma_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+};
+
+/* The table lives in main.c; one line per command. */
+extern const struct carma_command carma_commands[];
+
+int cmd_sim(int argc, char **argv);
+
+#endif

@@ -1,0 +1,37 @@
+/* carma: the command-line front end. Dispatches to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+const struct carma_command carma_commands[] = {
+    {"sim", "replay a trace through the scheduler on simulated GPUs", cmd_sim},
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma COMMAND [ARGS...]\n\ncommands:\n");
+    for (const struct carma_command *c = carma_commands; c->name; c++)
+        fprintf(f, "  %-15s %s\n", c->name, c->summary);
+    fprintf(f, "\n'carma COMMAND --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (const struct carma_command *c = carma_commands; c->name; c++)
+        if (strcmp(c->name, argv[1]) == 0)
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "carma: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,47 @@
+/* The GPU view the scheduler decides from: what the monitor last saw (memory and
+ * window statistics) plus what the scheduler itself committed (jobs resident,
+ * memory bounds, recent launches). Filled by the daemon's monitor or by the
+ * simulator; the core never asks a backend. */
+#ifndef CARMA_CORE_GPU_H
+#define CARMA_CORE_GPU_H
+
+#include <stdint.h>
+
+#include "core/window.h"
+
+enum carma_sharing {
+    CARMA_SHARING_TIMESLICE, /* default CUDA time-slicing between contexts */
+    CARMA_SHARING_MPS,       /* NVIDIA MPS: kernels of clients run concurrently */
+};
+
+const char *carma_sharing_name(enum carma_sharing s);
+int carma_sharing_parse(const char *name); /* -1 when unknown */
+
+struct carma_gpu {
+    /* From the monitor. */
+    uint64_t mem_total_mib;
+    uint64_t mem_used_mib;   /* last sample, every process */
+    uint64_t carma_used_mib; /* of which carma's jobs (per-process memory), if known */
+    uint32_t nforeign;       /* processes on the GPU that carma did not start */
+    struct carma_window smact, smocc, drama; /* 1 sample per monitor tick */
+    /* Kept by the scheduler. */
+    uint32_t njobs;          /* carma jobs resident */
+    uint64_t committed_mib;  /* sum over resident jobs of max(bound, peak) */
+    double last_launch_s;    /* CARMA's grace starts here; < 0 none */
+    float prof_smact;        /* sum of resident jobs' solo SMACT (unknown counts 1) */
+    float prof_busy;         /* sum of resident jobs' temporal busy fraction */
+    uint8_t sharing;         /* enum carma_sharing */
+    uint8_t drained;         /* lost or draining: no new jobs */
+};
+
+/* Initialises a GPU of `mem_total_mib` with monitor windows of `window` samples. */
+void carma_gpu_init(struct carma_gpu *g, uint64_t mem_total_mib, uint32_t window,
+                    enum carma_sharing sharing);
+
+/* Idle as CARMA means it: no process at all on the GPU. */
+static inline int carma_gpu_idle(const struct carma_gpu *g)
+{
+    return g->njobs == 0 && g->nforeign == 0;
+}
+
+#endif

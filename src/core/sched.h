@@ -1,0 +1,89 @@
+/* The scheduler: a pure step shared by carmad and the simulator. Given the queues,
+ * the GPU view and the policy it returns placements; time is passed in, nothing is
+ * read from a clock, no I/O, no allocation after init.
+ *
+ * Usage: init with caller-owned job and GPU arrays; submit jobs; on every event
+ * (submit, exit, monitor sample, timer) call step() and launch what it returns;
+ * report each attempt's end with finish(). The view's monitor fields are the
+ * caller's to refresh; the committed fields are the scheduler's. */
+#ifndef CARMA_CORE_SCHED_H
+#define CARMA_CORE_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/gpu.h"
+#include "core/job.h"
+#include "core/policy.h"
+
+struct carma_sched_params {
+    /* CARMA's constants (DESIGN.md §9). */
+    uint64_t free_margin_mib;  /* free = last sample - 512 */
+    uint64_t req_margin_mib;   /* free >= requirement + 2048 */
+    uint64_t or_min_free_mib;  /* or-*: free >= 5120 */
+    double grace_s;            /* 30 s after a launch */
+    float gate_smact, gate_smocc, gate_drama; /* 0.80, 0.45, 0.40 */
+    /* auto. */
+    uint64_t margin_mib;       /* kept free beyond the bounds, 512 */
+    uint32_t backfill_depth;   /* queued jobs looked at behind a blocked one, 256 */
+    uint32_t max_jobs_per_gpu; /* co-runners per GPU, 16 (MPS allows 48 clients) */
+    float min_gain;            /* collocate only when aggregate throughput rises by this */
+};
+
+void carma_sched_params_default(struct carma_sched_params *p);
+
+/* An intrusive FIFO over job indices. */
+struct carma_queue {
+    uint32_t head, tail;
+    uint32_t len;
+};
+
+struct carma_sched {
+    struct carma_job *jobs; /* not owned; the caller may move it (set s->jobs again) */
+    struct carma_gpu *gpus; /* not owned */
+    size_t ngpus;
+    const struct carma_policy *policy;
+    struct carma_sched_params p;
+    struct carma_queue main, recovery;
+    uint32_t rr_next;       /* or-rr's pointer */
+    uint32_t *scratch;      /* ngpus entries, owned */
+    uint8_t *reserved;      /* ngpus flags: held for a blocked job (auto), owned */
+    uint64_t placements;    /* counters */
+};
+
+/* A placement: job index; its GPUs are in jobs[job].gpu[0..gpus). */
+struct carma_placement {
+    uint32_t job;
+};
+
+int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma_gpu *gpus,
+                     size_t ngpus, const struct carma_policy *policy,
+                     const struct carma_sched_params *params);
+void carma_sched_free(struct carma_sched *s);
+
+/* Queues job `j` (state QUEUED, main queue) at time now. */
+void carma_sched_submit(struct carma_sched *s, uint32_t j, double now);
+
+/* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
+int carma_sched_dequeue(struct carma_sched *s, uint32_t j);
+
+/* Decides at time now. Writes at most cap placements to out and returns their number;
+ * each placed job is RUNNING, holds its GPUs, and its attempt counter is raised. */
+size_t carma_sched_step(struct carma_sched *s, double now, struct carma_placement *out,
+                        size_t cap);
+
+/* Ends the running attempt of job j with `outcome`; `peak_mib` is the highest
+ * per-GPU memory it reached (0 unknown). OOM: back to the recovery queue with its
+ * bound raised to the peak (or exclusive when unknown) unless attempts are used up,
+ * then state OOM. FAULT: back to the recovery queue, bound unchanged. Others: final.
+ * Returns 1 when the job was re-queued, 0 when it reached a final state. */
+int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome outcome,
+                       uint64_t peak_mib, double now);
+
+/* Queued jobs in both queues. */
+static inline uint32_t carma_sched_queued(const struct carma_sched *s)
+{
+    return s->main.len + s->recovery.len;
+}
+
+#endif

@@ -1,0 +1,79 @@
+/* GPU backends: a small table of function pointers (like nvtop's vendor backends).
+ * A backend reports facts (names, memory, activity, processes); it makes no
+ * decisions. Implementations: NVML (dlopen), DCGM profiling fields (dlopen), and a
+ * simulated backend for machines without GPUs. All calls return 0 or a negative
+ * errno; they never print. One backend object per open; not thread-safe unless
+ * the implementation says so. */
+#ifndef CARMA_GPU_BACKEND_H
+#define CARMA_GPU_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+#define CARMA_GPU_UUID_MAX 96
+#define CARMA_GPU_NAME_MAX 96
+#define CARMA_GPU_MAX 256        /* GPUs one backend may report */
+#define CARMA_GPU_MAX_PROCS 256  /* processes per GPU per sample */
+
+/* Static facts about one GPU. Key GPUs by uuid, never by index. */
+struct carma_gpu_info {
+    char uuid[CARMA_GPU_UUID_MAX];
+    char name[CARMA_GPU_NAME_MAX]; /* e.g. "NVIDIA A100-SXM4-40GB" */
+    uint64_t mem_total_bytes;
+    double power_limit_w;          /* < 0: absent */
+    int mig_mode;                  /* 0 off, 1 on, -1 absent */
+};
+
+/* One sample. Any signal a GPU cannot give is marked absent by a negative value
+ * (NOT_SUPPORTED is absence, not an error). */
+struct carma_gpu_sample {
+    uint64_t mem_used_bytes;
+    uint64_t mem_free_bytes;
+    double util_gpu;         /* NVML utilisation ratio 0..1, <0 absent */
+    double util_mem;         /* 0..1, <0 absent */
+    double power_w;          /* <0 absent */
+    double energy_j;         /* cumulative counter since driver load, <0 absent */
+    double smact, smocc, drama, tensor; /* DCGM 1002/1003/1005/1004 or GPM, <0 absent */
+    int lost;                /* 1: GPU_IS_LOST or stopped answering: drain it */
+};
+
+struct carma_gpu_proc {
+    pid_t pid;
+    uint64_t mem_bytes;      /* used GPU memory; UINT64_MAX when the driver cannot tell */
+};
+
+struct carma_gpu_backend;
+
+struct carma_gpu_backend_ops {
+    const char *name; /* "nvml", "dcgm", "sim" */
+    /* Number of GPUs (fixed after open). */
+    int (*count)(struct carma_gpu_backend *b, unsigned *n);
+    int (*info)(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_info *out);
+    int (*sample)(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_sample *out);
+    /* Compute processes on GPU i; *n in: capacity, out: count. */
+    int (*processes)(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_proc *out,
+                     size_t *n);
+    /* Optional (NULL for real drivers): the simulated backend learns which process
+     * runs on which GPU and how much memory it will take. */
+    int (*attach)(struct carma_gpu_backend *b, unsigned i, pid_t pid, uint64_t mem_bytes);
+    int (*detach)(struct carma_gpu_backend *b, pid_t pid);
+    void (*close)(struct carma_gpu_backend *b);
+};
+
+struct carma_gpu_backend {
+    const struct carma_gpu_backend_ops *ops;
+    void *impl; /* owned by the backend */
+};
+
+/* Openers. `spec` for the simulated backend is the --gpus syntax without "sim:"
+ * ("4xa100-40gb", "2xa100-40gb,2xv100-32gb"). NVML's `lib` is the path or soname
+ * to dlopen (NULL: "libnvidia-ml.so.1"). Each returns 0 or a negative errno with
+ * err saying why (no driver, missing symbol, ...). */
+int carma_gpu_open_sim(struct carma_gpu_backend *b, const char *spec, struct carma_err *err);
+int carma_gpu_open_nvml(struct carma_gpu_backend *b, const char *lib, struct carma_err *err);
+int carma_gpu_open_dcgm(struct carma_gpu_backend *b, const char *lib, struct carma_err *err);
+
+#endif

@@ -1,0 +1,67 @@
+/* Reports: one self-contained HTML page with inline SVG (no scripts or assets from
+ * elsewhere), drawn the same way for a simulated run and for a real server's
+ * recorded history: per-GPU memory, SM activity and power over time, a Gantt chart
+ * of jobs per GPU (collocation visible as stacked bars), and a summary table. */
+#ifndef CARMA_REPORT_REPORT_H
+#define CARMA_REPORT_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/err.h"
+
+/* One GPU's time series; points are joined by straight lines. Arrays not owned. */
+struct carma_report_series {
+    const char *label;     /* "GPU 0 a100-40gb" */
+    double mem_total_mib;  /* y range of the memory chart */
+    double power_max_w;    /* y range of the power chart */
+    size_t n;
+    const double *t_s;     /* seconds from the start of the report, non-decreasing */
+    const float *mem_mib;  /* memory in use */
+    const float *smact;    /* 0..1; negative = absent at that point */
+    const float *power_w;  /* negative = absent */
+};
+
+enum carma_report_outcome {
+    CARMA_REPORT_OK,        /* succeeded */
+    CARMA_REPORT_OOM,       /* crashed out of memory (the attempt's GPU time is lost) */
+    CARMA_REPORT_FAILED,
+    CARMA_REPORT_CANCELLED,
+    CARMA_REPORT_RUNNING,   /* still running at the end of the report */
+};
+
+/* One attempt of one job on one GPU (a multi-GPU job has one bar per GPU). */
+struct carma_report_bar {
+    uint32_t gpu;          /* index into the section's series */
+    double start_s, end_s;
+    uint64_t job;          /* job id */
+    const char *label;     /* workload or job name; may be NULL */
+    enum carma_report_outcome outcome;
+};
+
+/* A section: one run (a policy in the simulator, or the server's window). */
+struct carma_report_section {
+    const char *title;     /* "auto", "oracle-magm", "carmad on gpu-server-1" */
+    double t_end_s;        /* x range [0, t_end_s] */
+    size_t ngpus;
+    const struct carma_report_series *gpus;
+    size_t nbars;
+    const struct carma_report_bar *bars;
+};
+
+/* The summary table: header[ncols], cells[nrows*ncols] row-major, all text. */
+struct carma_report_table {
+    size_t ncols, nrows;
+    const char *const *header;
+    const char *const *cells;
+};
+
+/* Writes the whole page to f. Text is HTML-escaped. Returns 0, or -EIO with err set
+ * when writing failed. */
+int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
+                            const struct carma_report_table *table,
+                            const struct carma_report_section *sections, size_t nsections,
+                            struct carma_err *err);
+
+#endif

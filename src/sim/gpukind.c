@@ -1,0 +1,79 @@
+#include "sim/gpukind.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Memory: usable MiB as nvidia-smi reports it. Power: board limit from the vendor
+ * datasheet (SXM parts; V100 SXM2); idle and static costs are the assumptions
+ * documented in docs/model.md (idle about 14% of the limit, an active context with
+ * no kernels about 12% more). */
+static const struct sim_gpu_kind kinds[] = {
+    {"a100-40gb", "NVIDIA A100-SXM4-40GB", 40960, 55, 45, 400},
+    {"a100-80gb", "NVIDIA A100-SXM4-80GB", 81920, 60, 50, 400},
+    {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 70, 80, 700},
+    {"v100-32gb", "Tesla V100-SXM2-32GB", 32768, 40, 35, 300},
+};
+
+const struct sim_gpu_kind *sim_gpu_kind_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcasecmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+const struct sim_gpu_kind *sim_gpu_kind_all(size_t *n)
+{
+    *n = sizeof kinds / sizeof kinds[0];
+    return kinds;
+}
+
+int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **out, size_t cap, size_t *n,
+                       struct carma_err *err)
+{
+    size_t count = 0;
+    const char *p = spec;
+    if (!spec || !*spec)
+        return carma_err_set(err, -EINVAL, "--gpus: empty GPU list");
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char part[64];
+        if (len == 0 || len >= sizeof part)
+            return carma_err_set(err, -EINVAL, "--gpus: bad part '%.*s' in '%s'", (int)len, p,
+                                 spec);
+        memcpy(part, p, len);
+        part[len] = '\0';
+        unsigned long k = 1;
+        const char *kname = part;
+        char *x = strchr(part, 'x');
+        if (x && x != part && strspn(part, "0123456789") == (size_t)(x - part)) {
+            *x = '\0';
+            char *e;
+            k = strtoul(part, &e, 10);
+            if (*e || k == 0 || k > cap)
+                return carma_err_set(err, -EINVAL, "--gpus: bad count in '%.*s'", (int)len, p);
+            kname = x + 1;
+        }
+        const struct sim_gpu_kind *kind = sim_gpu_kind_find(kname);
+        if (!kind)
+            return carma_err_set(err, -EINVAL,
+                                 "--gpus: unknown GPU kind '%s' (known: a100-40gb, a100-80gb, "
+                                 "h100-80gb, v100-32gb)",
+                                 kname);
+        if (count + k > cap)
+            return carma_err_set(err, -EINVAL, "--gpus: more than %zu GPUs", cap);
+        for (unsigned long i = 0; i < k; i++)
+            out[count++] = kind;
+        p += len;
+        if (*p == ',') {
+            p++;
+            if (!*p)
+                return carma_err_set(err, -EINVAL, "--gpus: trailing comma in '%s'", spec);
+        }
+    }
+    *n = count;
+    return 0;
+}

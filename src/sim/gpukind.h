@@ -1,0 +1,30 @@
+/* Simulated GPU kinds: memory and power facts, and the --gpus SPEC syntax. */
+#ifndef CARMA_SIM_GPUKIND_H
+#define CARMA_SIM_GPUKIND_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+struct sim_gpu_kind {
+    const char *name;     /* "a100-40gb" */
+    const char *model;    /* "NVIDIA A100-SXM4-40GB" */
+    double mem_mib;       /* usable memory */
+    double idle_w;        /* no context on the GPU */
+    double static_w;      /* added once any job is resident (clocks up, context) */
+    double max_w;         /* board power limit */
+};
+
+/* Returns the kind named `name` (case-insensitive), or NULL. */
+const struct sim_gpu_kind *sim_gpu_kind_find(const char *name);
+
+/* All kinds, for help texts. */
+const struct sim_gpu_kind *sim_gpu_kind_all(size_t *n);
+
+/* Parses "4xa100-40gb" or "2xa100-40gb,2xv100-32gb" (a count of 1 may omit "1x")
+ * into kinds[0..*n). At most `cap` GPUs. Returns 0 or -EINVAL with err naming the
+ * offending part. */
+int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **kinds, size_t cap,
+                       size_t *n, struct carma_err *err);
+
+#endif

@@ -1,0 +1,92 @@
+/* Traces for the simulator: what arrives when, and each job's solo profile.
+ * Loaders read a file's bytes (no other I/O), validate every field, and either
+ * return a whole trace or an error naming file, line and problem (never a partial
+ * trace). Supported formats: carma CSV (submit_s,workload + workload catalog),
+ * CARMA's .sh + .rad files, Muri's Philly CSV, Gavel's .trace, Alibaba v2023 pods. */
+#ifndef CARMA_SIM_TRACE_H
+#define CARMA_SIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+/* Estimators whose answers a catalog may carry (CARMA's est-* inputs). */
+enum sim_est {
+    SIM_EST_HORUS,
+    SIM_EST_FAKETENSOR,
+    SIM_EST_GPUMEMNET,
+    SIM_EST_CARMA, /* carma's own estimator (issue 4), when the catalog has it */
+    SIM_EST_COUNT
+};
+
+#define SIM_NAME_MAX 64
+#define SIM_TRACE_MAX_JOBS (4u << 20)   /* bound on jobs in one trace */
+#define SIM_TRACE_MAX_BYTES (512u << 20) /* bound on one trace file */
+#define SIM_JOB_MAX_GPUS 64
+
+/* A workload of the catalog: a named solo profile. */
+struct sim_workload {
+    char name[SIM_NAME_MAX];
+    char model[SIM_NAME_MAX];
+    uint32_t batch;
+    uint16_t gpus;        /* GPUs it needs */
+    float mem_mib;        /* measured peak per GPU when alone (the truth in the simulator) */
+    float est_mib[SIM_EST_COUNT]; /* estimator answers per GPU; 0 = not given */
+    double duration_s;    /* run time alone */
+    float smact, smocc, drama; /* solo activity ratios 0..1 */
+    float ramp_s;         /* seconds from launch to peak memory */
+};
+
+/* One job of a trace. Self-contained: loaders copy the profile in, so that traces
+ * with per-job durations (Muri, Gavel, Alibaba) need no catalog entry per job. */
+struct sim_job_spec {
+    double submit_s;      /* seconds after the trace's first arrival, >= 0, non-decreasing */
+    double duration_s;    /* solo run time, > 0 */
+    float mem_mib;        /* true peak per GPU */
+    float est_mib[SIM_EST_COUNT];
+    float smact, smocc, drama;
+    float ramp_s;
+    uint16_t gpus;        /* 1..SIM_JOB_MAX_GPUS */
+    uint16_t workload;    /* index into sim_trace.workloads (name for reports) */
+};
+
+struct sim_trace {
+    struct sim_job_spec *jobs; /* owned */
+    size_t njobs;
+    struct sim_workload *workloads; /* owned; names of the jobs' workloads */
+    size_t nworkloads;
+};
+
+enum sim_trace_format {
+    SIM_TRACE_AUTO,
+    SIM_TRACE_CARMA_CSV,  /* submit_s,workload (+ --workloads catalog) */
+    SIM_TRACE_CARMA_SH,   /* CARMA's submit.py/sleep shell trace + folder of .rad files */
+    SIM_TRACE_MURI,       /* job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,... */
+    SIM_TRACE_GAVEL,      /* tab-separated Gavel .trace */
+    SIM_TRACE_ALIBABA,    /* openb_pod_list_*.csv */
+};
+
+/* Name <-> format, for --trace-format. Returns -1 / NULL when unknown. */
+int sim_trace_format_parse(const char *name);
+const char *sim_trace_format_name(enum sim_trace_format f);
+
+/* Detects the format from the file name and its first bytes. */
+enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t len);
+
+/* Loads a workload catalog CSV (data/workloads.csv columns; see data/README.md).
+ * On success the caller owns *out (free with free()). */
+int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_workload **out,
+                      size_t *n, struct carma_err *err);
+
+/* Loads a trace of any format. `catalog` is used by carma CSV and CARMA .sh traces
+ * (may be NULL for the others); `aux_dir` is the folder of .rad files for .sh traces
+ * (NULL: the trace's own folder). Returns 0 and fills *out, or a negative code with
+ * err set and *out untouched. */
+int sim_trace_load(const char *path, enum sim_trace_format fmt, const struct sim_workload *catalog,
+                   size_t ncatalog, const char *aux_dir, struct sim_trace *out,
+                   struct carma_err *err);
+
+void sim_trace_free(struct sim_trace *t);
+
+#endif

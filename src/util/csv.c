@@ -1,0 +1,184 @@
+#include "util/csv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char *file, char sep)
+{
+    memset(c, 0, sizeof *c);
+    c->buf = buf;
+    c->len = len;
+    c->file = file;
+    c->sep = sep ? sep : ',';
+}
+
+int carma_csv_next(struct carma_csv *c, struct carma_err *err)
+{
+    for (;;) {
+        if (c->pos >= c->len)
+            return 0;
+        c->line++;
+        size_t out = 0, nf = 0;
+        int quoted = 0, at_field_start = 1, field_was_quoted = 0;
+        size_t field_len = 0;
+        c->field[0] = c->scratch;
+        nf = 1;
+        for (;;) {
+            if (c->pos >= c->len) {
+                if (quoted)
+                    return carma_err_at(err, c->file, c->line, "unterminated quoted field");
+                break;
+            }
+            char ch = c->buf[c->pos++];
+            if (ch == '\0')
+                return carma_err_at(err, c->file, c->line, "NUL byte in text");
+            if (quoted) {
+                if (ch == '"') {
+                    if (c->pos < c->len && c->buf[c->pos] == '"') {
+                        c->pos++;
+                    } else {
+                        quoted = 0;
+                        continue;
+                    }
+                } else if (ch == '\n') {
+                    c->line++;
+                }
+            } else if (ch == '"' && at_field_start) {
+                quoted = 1;
+                field_was_quoted = 1;
+                at_field_start = 0;
+                continue;
+            } else if (ch == '"') {
+                return carma_err_at(err, c->file, c->line, "stray quote inside field %zu", nf);
+            } else if (ch == c->sep) {
+                if (out + 1 >= sizeof c->scratch)
+                    return carma_err_at(err, c->file, c->line, "record too long");
+                c->scratch[out++] = '\0';
+                if (nf >= CARMA_CSV_MAX_FIELDS)
+                    return carma_err_at(err, c->file, c->line, "more than %d fields",
+                                        CARMA_CSV_MAX_FIELDS);
+                c->field[nf++] = c->scratch + out;
+                at_field_start = 1;
+                field_was_quoted = 0;
+                field_len = 0;
+                continue;
+            } else if (ch == '\n') {
+                break;
+            } else if (ch == '\r' && c->pos < c->len && c->buf[c->pos] == '\n') {
+                continue;
+            } else if (field_was_quoted) {
+                return carma_err_at(err, c->file, c->line, "text after closing quote in field %zu",
+                                    nf);
+            }
+            at_field_start = 0;
+            if (++field_len > CARMA_CSV_MAX_FIELD)
+                return carma_err_at(err, c->file, c->line, "field %zu longer than %d bytes", nf,
+                                    CARMA_CSV_MAX_FIELD);
+            if (out + 2 >= sizeof c->scratch)
+                return carma_err_at(err, c->file, c->line, "record too long");
+            c->scratch[out++] = ch;
+        }
+        c->scratch[out] = '\0';
+        c->nfields = nf;
+        if (nf == 1 && c->field[0][0] == '\0')
+            continue; /* blank line */
+        return 1;
+    }
+}
+
+int carma_csv_col(const struct carma_csv *c, const char *name)
+{
+    for (size_t i = 0; i < c->nfields; i++)
+        if (strcmp(c->field[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int carma_parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || !isfinite(v) || end == s)
+        return -EINVAL;
+    /* strtod accepts hex floats and leading spaces; reject them for strictness. */
+    if (s[0] == ' ' || s[0] == '\t' || strchr(s, 'x') || strchr(s, 'X'))
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int carma_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end != '\0')
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int carma_parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s || (*s != '-' && (*s < '0' || *s > '9')))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end != '\0')
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int carma_file_read(const char *path, size_t max, char **out, size_t *len, struct carma_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return carma_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max) {
+                free(buf);
+                fclose(f);
+                return carma_err_set(err, -EFBIG, "%s: larger than %zu bytes", path, max);
+            }
+            cap = cap * 2 > max ? max : cap * 2;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return carma_err_set(err, -EIO, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}

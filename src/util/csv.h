@@ -1,0 +1,47 @@
+/* A strict, bounded CSV reader over a caller-owned buffer (RFC 4180 subset: comma
+ * separated, optional double quotes with "" escapes, LF or CRLF line ends). It does
+ * no I/O: callers read the file (carma_file_read) and hand the bytes in. */
+#ifndef CARMA_UTIL_CSV_H
+#define CARMA_UTIL_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define CARMA_CSV_MAX_FIELDS 64
+#define CARMA_CSV_MAX_FIELD 4096
+
+struct carma_csv {
+    const char *buf; /* not owned */
+    size_t len, pos;
+    size_t line;     /* 1-based number of the record last returned */
+    char sep;        /* ',' by default; '\t' for tab-separated files */
+    const char *file; /* for error messages */
+    /* The current record: fields point into `scratch`, NUL-terminated. */
+    size_t nfields;
+    char *field[CARMA_CSV_MAX_FIELDS];
+    char scratch[CARMA_CSV_MAX_FIELDS * 64 + CARMA_CSV_MAX_FIELD];
+};
+
+void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char *file, char sep);
+
+/* Reads the next non-empty record. Returns 1 with c->field/nfields set, 0 at end of
+ * input, or a negative code with err naming file and line (unterminated quote, too
+ * many fields, a field too long, a NUL byte). */
+int carma_csv_next(struct carma_csv *c, struct carma_err *err);
+
+/* Index of the header column named `name` in the current record, or -1. */
+int carma_csv_col(const struct carma_csv *c, const char *name);
+
+/* Strict number parsing: the whole field, no trailing garbage, finite, in range.
+ * Return 0 or -EINVAL. */
+int carma_parse_double(const char *s, double *out);
+int carma_parse_u64(const char *s, uint64_t *out);
+int carma_parse_i64(const char *s, int64_t *out);
+
+/* Reads a whole file (at most max bytes, else -EFBIG) into a NUL-terminated malloc'd
+ * buffer owned by the caller. Returns 0 or a negative errno with err filled. */
+int carma_file_read(const char *path, size_t max, char **out, size_t *len, struct carma_err *err);
+
+#endif
