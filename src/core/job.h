@@ -43,6 +43,7 @@ struct carma_job {
     uint64_t bound_mib;   /* safe bound per GPU (auto): max(estimator bound, declared,
                              peak seen before an OOM); 0 = unknown -> exclusive */
     uint64_t peak_mib;    /* highest per-GPU memory observed over all attempts */
+    uint64_t held_mib;    /* memory committed on each of its GPUs while running */
     float smact, smocc, drama; /* solo activity estimate 0..1; < 0 unknown */
     uint16_t gpus;        /* GPUs needed, 1..CARMA_JOB_MAX_GPUS */
     uint16_t nplaced;     /* GPUs held now (0 unless running) */

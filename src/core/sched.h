@@ -48,6 +48,7 @@ struct carma_sched {
     uint32_t rr_next;       /* or-rr's pointer */
     uint32_t *scratch;      /* ngpus entries, owned */
     uint8_t *reserved;      /* ngpus flags: held for a blocked job (auto), owned */
+    int64_t *avail;         /* ngpus: memory a new job may take (auto), owned */
     uint64_t placements;    /* counters */
 };
 

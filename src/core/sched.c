@@ -1,0 +1,501 @@
+#include "core/sched.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coloc.h"
+
+void carma_sched_params_default(struct carma_sched_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->free_margin_mib = 512;
+    p->req_margin_mib = 2048;
+    p->or_min_free_mib = 5120;
+    p->grace_s = 30.0;
+    p->gate_smact = 0.80f;
+    p->gate_smocc = 0.45f;
+    p->gate_drama = 0.40f;
+    p->margin_mib = 512;
+    p->backfill_depth = 256;
+    p->max_jobs_per_gpu = 16;
+    p->min_gain = 0.0f;
+}
+
+/* ---- queues: intrusive doubly linked lists over job indices ---- */
+
+static void queue_init(struct carma_queue *q)
+{
+    q->head = q->tail = CARMA_NONE;
+    q->len = 0;
+}
+
+static struct carma_queue *queue_of(struct carma_sched *s, const struct carma_job *j)
+{
+    return j->queue == CARMA_QUEUE_RECOVERY ? &s->recovery : &s->main;
+}
+
+static void queue_push(struct carma_sched *s, enum carma_queue_id id, uint32_t ji, double now)
+{
+    struct carma_job *j = &s->jobs[ji];
+    assert(j->queue == CARMA_QUEUE_NONE);
+    j->queue = (uint8_t)id;
+    struct carma_queue *q = queue_of(s, j);
+    j->prev = q->tail;
+    j->next = CARMA_NONE;
+    if (q->tail != CARMA_NONE)
+        s->jobs[q->tail].next = ji;
+    else
+        q->head = ji;
+    q->tail = ji;
+    q->len++;
+    j->queued_s = now;
+    j->state = CARMA_JOB_QUEUED;
+}
+
+static void queue_remove(struct carma_sched *s, uint32_t ji)
+{
+    struct carma_job *j = &s->jobs[ji];
+    assert(j->queue != CARMA_QUEUE_NONE);
+    struct carma_queue *q = queue_of(s, j);
+    if (j->prev != CARMA_NONE)
+        s->jobs[j->prev].next = j->next;
+    else
+        q->head = j->next;
+    if (j->next != CARMA_NONE)
+        s->jobs[j->next].prev = j->prev;
+    else
+        q->tail = j->prev;
+    q->len--;
+    j->prev = j->next = CARMA_NONE;
+    j->queue = CARMA_QUEUE_NONE;
+}
+
+/* ---- life cycle ---- */
+
+int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma_gpu *gpus,
+                     size_t ngpus, const struct carma_policy *policy,
+                     const struct carma_sched_params *params)
+{
+    memset(s, 0, sizeof *s);
+    if (!policy || ngpus == 0 || ngpus > UINT16_MAX)
+        return -EINVAL;
+    s->jobs = jobs;
+    s->gpus = gpus;
+    s->ngpus = ngpus;
+    s->policy = policy;
+    if (params)
+        s->p = *params;
+    else
+        carma_sched_params_default(&s->p);
+    queue_init(&s->main);
+    queue_init(&s->recovery);
+    s->scratch = calloc(ngpus, sizeof *s->scratch);
+    s->reserved = calloc(ngpus, sizeof *s->reserved);
+    s->avail = calloc(ngpus, sizeof *s->avail);
+    if (!s->scratch || !s->reserved || !s->avail) {
+        carma_sched_free(s);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void carma_sched_free(struct carma_sched *s)
+{
+    free(s->scratch);
+    free(s->reserved);
+    free(s->avail);
+    s->scratch = NULL;
+    s->reserved = NULL;
+    s->avail = NULL;
+}
+
+void carma_sched_submit(struct carma_sched *s, uint32_t j, double now)
+{
+    queue_push(s, CARMA_QUEUE_MAIN, j, now);
+}
+
+int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
+{
+    if (s->jobs[j].queue == CARMA_QUEUE_NONE)
+        return -ENOENT;
+    queue_remove(s, j);
+    return 0;
+}
+
+/* Memory a job holds on each of its GPUs while it runs. */
+static uint64_t job_hold_mib(const struct carma_job *j)
+{
+    uint64_t m = j->bound_mib;
+    if (j->peak_mib > m)
+        m = j->peak_mib;
+    if (j->mem_mib > m)
+        m = j->mem_mib;
+    return m;
+}
+
+static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint16_t n, double now)
+{
+    struct carma_job *j = &s->jobs[ji];
+    queue_remove(s, ji);
+    j->held_mib = job_hold_mib(j);
+    float busy = carma_coloc_busy(j->smact);
+    float sm = j->smact < 0 ? 1.0f : j->smact;
+    for (uint16_t k = 0; k < n; k++) {
+        struct carma_gpu *g = &s->gpus[gpu[k]];
+        g->njobs++;
+        g->committed_mib += j->held_mib;
+        g->last_launch_s = now;
+        g->prof_smact += sm;
+        g->prof_busy += busy;
+        j->gpu[k] = (uint16_t)gpu[k];
+    }
+    j->nplaced = n;
+    j->attempts++;
+    j->start_s = now;
+    j->state = CARMA_JOB_RUNNING;
+    s->placements++;
+}
+
+static void release(struct carma_sched *s, struct carma_job *j)
+{
+    float busy = carma_coloc_busy(j->smact);
+    float sm = j->smact < 0 ? 1.0f : j->smact;
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        struct carma_gpu *g = &s->gpus[j->gpu[k]];
+        assert(g->njobs > 0 && g->committed_mib >= j->held_mib);
+        g->njobs--;
+        g->committed_mib -= j->held_mib;
+        if (g->njobs == 0) {
+            g->prof_smact = g->prof_busy = 0; /* no drift once empty */
+        } else {
+            g->prof_smact -= sm;
+            g->prof_busy -= busy;
+        }
+    }
+    j->nplaced = 0;
+    j->held_mib = 0;
+}
+
+int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome outcome,
+                       uint64_t peak_mib, double now)
+{
+    struct carma_job *j = &s->jobs[ji];
+    assert(j->state == CARMA_JOB_RUNNING);
+    release(s, j);
+    uint64_t old_bound = j->bound_mib;
+    if (peak_mib > j->peak_mib)
+        j->peak_mib = peak_mib;
+    switch (outcome) {
+    case CARMA_OUTCOME_SUCCEEDED: j->state = CARMA_JOB_SUCCEEDED; return 0;
+    case CARMA_OUTCOME_FAILED: j->state = CARMA_JOB_FAILED; return 0;
+    case CARMA_OUTCOME_CANCELLED: j->state = CARMA_JOB_CANCELLED; return 0;
+    case CARMA_OUTCOME_LOST: j->state = CARMA_JOB_LOST; return 0;
+    case CARMA_OUTCOME_FAULT:
+        queue_push(s, CARMA_QUEUE_RECOVERY, ji, now);
+        return 1;
+    case CARMA_OUTCOME_OOM:
+        if (j->max_attempts && j->attempts >= j->max_attempts) {
+            j->state = CARMA_JOB_OOM;
+            return 0;
+        }
+        /* It needed more than it reached: the peak is a lower bound of the need. When
+         * that teaches nothing new, only a GPU of its own is safe. */
+        if (j->peak_mib > old_bound)
+            j->bound_mib = j->peak_mib;
+        else
+            j->exclusive = 1;
+        if (j->mem_mib && j->bound_mib > j->mem_mib)
+            j->mem_mib = j->bound_mib;
+        queue_push(s, CARMA_QUEUE_RECOVERY, ji, now);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- CARMA's reference step (DESIGN.md §9) ---- */
+
+static int64_t ref_free_mib(const struct carma_sched *s, const struct carma_gpu *g)
+{
+    return (int64_t)g->mem_total_mib - (int64_t)g->mem_used_mib - (int64_t)s->p.free_margin_mib;
+}
+
+static int ref_risky(const struct carma_sched *s, const struct carma_gpu *g)
+{
+    float sm = carma_window_risk(&g->smact);
+    if (sm < 0 || sm < s->p.gate_smact)
+        return 0;
+    float oc = carma_window_risk(&g->smocc);
+    float dr = carma_window_risk(&g->drama);
+    return oc >= s->p.gate_smocc || dr >= s->p.gate_drama;
+}
+
+static int ref_passes_gate(const struct carma_sched *s, const struct carma_job *j,
+                           const struct carma_gpu *g)
+{
+    const struct carma_policy *p = s->policy;
+    if (!p->gated)
+        return 1;
+    int64_t free_mib = ref_free_mib(s, g);
+    if (p->req == CARMA_REQ_NONE) {
+        if (free_mib < (int64_t)s->p.or_min_free_mib)
+            return 0;
+    } else if (free_mib < (int64_t)(j->mem_mib + s->p.req_margin_mib)) {
+        return 0;
+    }
+    return !ref_risky(s, g);
+}
+
+/* Sort key for the reference orders: smaller first. */
+static double ref_key(const struct carma_sched *s, uint32_t gi)
+{
+    const struct carma_gpu *g = &s->gpus[gi];
+    switch ((enum carma_order)s->policy->order) {
+    case CARMA_ORDER_BF: return (double)ref_free_mib(s, g);
+    case CARMA_ORDER_MAGM: return -(double)ref_free_mib(s, g);
+    case CARMA_ORDER_LUG: {
+        float r = carma_window_risk(&g->smact);
+        return r < 0 ? 0.0 : r;
+    }
+    case CARMA_ORDER_RR:
+        return (double)((gi + s->ngpus - s->rr_next % s->ngpus) % s->ngpus);
+    default: return (double)gi;
+    }
+}
+
+/* Stable insertion sort of candidate GPU indices by key (ties keep index order). */
+static void ref_sort(const struct carma_sched *s, uint32_t *c, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = c[i];
+        double kx = ref_key(s, x);
+        size_t k = i;
+        while (k > 0 && ref_key(s, c[k - 1]) > kx) {
+            c[k] = c[k - 1];
+            k--;
+        }
+        c[k] = x;
+    }
+}
+
+static size_t step_reference(struct carma_sched *s, double now, struct carma_placement *out,
+                             size_t cap)
+{
+    if (cap == 0)
+        return 0;
+    int recovery = s->recovery.len > 0;
+    uint32_t ji = recovery ? s->recovery.head : s->main.head;
+    if (ji == CARMA_NONE)
+        return 0;
+    struct carma_job *j = &s->jobs[ji];
+    uint32_t *c = s->scratch;
+    size_t n = 0;
+    /* Every policy first uses idle GPUs (no process at all), in index order. */
+    for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)
+        if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]))
+            c[n++] = (uint32_t)gi;
+    if (n < j->gpus) {
+        /* Collocate only from the main queue, with the recovery queue empty. */
+        if (recovery || j->exclusive || s->policy->order == CARMA_ORDER_NONE)
+            return 0;
+        n = 0;
+        for (size_t gi = 0; gi < s->ngpus; gi++) {
+            const struct carma_gpu *g = &s->gpus[gi];
+            if (g->drained)
+                continue;
+            if (g->last_launch_s >= 0 && now - g->last_launch_s < s->p.grace_s)
+                continue;
+            if (ref_passes_gate(s, j, g))
+                c[n++] = (uint32_t)gi;
+        }
+        if (n < j->gpus)
+            return 0;
+        ref_sort(s, c, n);
+        if (s->policy->order == CARMA_ORDER_RR)
+            s->rr_next = (c[j->gpus - 1] + 1) % (uint32_t)s->ngpus;
+    }
+    place(s, ji, c, j->gpus, now);
+    out[0].job = ji;
+    return 1;
+}
+
+/* ---- auto ---- */
+
+/* Memory a new job may take on g: capacity less every resident job's hold, less what
+ * processes carma did not start use now, less the margin. Jobs still ramping are
+ * covered by their hold (the bound), not by what they have allocated so far. */
+static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gpu *g)
+{
+    int64_t foreign = (int64_t)g->mem_used_mib - (int64_t)g->carma_used_mib;
+    if (foreign < 0)
+        foreign = 0;
+    return (int64_t)g->mem_total_mib - (int64_t)g->committed_mib - foreign -
+           (int64_t)s->p.margin_mib;
+}
+
+/* Predicted change of the GPU's aggregate throughput if job j joins it. */
+static float auto_gain(const struct carma_gpu *g, float sm, float busy)
+{
+    uint32_t n = g->njobs;
+    if (n == 0)
+        return 1.0f;
+    float before = (float)n * carma_coloc_rate(g->sharing, n, g->prof_smact, g->prof_busy);
+    float after = (float)(n + 1) *
+                  carma_coloc_rate(g->sharing, n + 1, g->prof_smact + sm, g->prof_busy + busy);
+    return after - before;
+}
+
+/* Picks j->gpus GPUs for job j into c; returns 1 when it fits. `score` receives each
+ * candidate's gain (scratch float array of ngpus). Best gain first, then the tightest
+ * memory fit (keeps large holes for large jobs), then index. */
+static int auto_choose(struct carma_sched *s, const struct carma_job *j, uint32_t *c)
+{
+    uint64_t need = job_hold_mib(j);
+    int only_idle = j->exclusive || need == 0;
+    float sm = j->smact < 0 ? 1.0f : j->smact;
+    float busy = carma_coloc_busy(j->smact);
+    size_t n = 0;
+    for (size_t gi = 0; gi < s->ngpus; gi++) {
+        const struct carma_gpu *g = &s->gpus[gi];
+        if (g->drained || s->reserved[gi])
+            continue;
+        int idle = carma_gpu_idle(g);
+        if (only_idle && !idle)
+            continue;
+        if (!idle && g->njobs >= s->p.max_jobs_per_gpu)
+            continue;
+        int64_t avail = s->avail[gi];
+        if (avail < (int64_t)need)
+            continue;
+        float gain = auto_gain(g, sm, busy);
+        if (!idle && gain <= s->p.min_gain)
+            continue;
+        /* Insert into the top-k list (k = gpus) ordered by (gain desc, avail asc). */
+        size_t k = n < j->gpus ? n : j->gpus;
+        size_t pos = k;
+        while (pos > 0) {
+            uint32_t o = c[pos - 1];
+            float og = auto_gain(&s->gpus[o], sm, busy);
+            int better = gain > og || (gain == og && avail < s->avail[o]);
+            if (!better)
+                break;
+            pos--;
+        }
+        if (pos < j->gpus) {
+            size_t last = k < j->gpus ? k : (size_t)j->gpus - 1;
+            memmove(&c[pos + 1], &c[pos], (last - pos) * sizeof *c);
+            c[pos] = (uint32_t)gi;
+            if (n < j->gpus)
+                n++;
+        }
+    }
+    return n >= j->gpus;
+}
+
+/* Holds back, for the first job that cannot start, the GPUs closest to fitting it,
+ * so that later (backfilled) jobs cannot starve it. */
+static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
+{
+    uint32_t *c = s->scratch;
+    size_t n = 0;
+    for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++) {
+        (void)gi;
+        /* Select the j->gpus GPUs with the most potential memory, by repeated max. */
+        int64_t best = INT64_MIN;
+        uint32_t bi = CARMA_NONE;
+        for (size_t k = 0; k < s->ngpus; k++) {
+            if (s->gpus[k].drained || s->reserved[k])
+                continue;
+            int64_t pot = (int64_t)s->gpus[k].mem_total_mib - (int64_t)s->gpus[k].committed_mib;
+            if (pot > best) {
+                best = pot;
+                bi = (uint32_t)k;
+            }
+        }
+        if (bi == CARMA_NONE)
+            break;
+        s->reserved[bi] = 1;
+        c[n++] = bi;
+    }
+}
+
+static size_t step_auto(struct carma_sched *s, double now, struct carma_placement *out,
+                        size_t cap)
+{
+    size_t placed = 0;
+    int64_t max_avail = INT64_MIN;
+    uint32_t idle = 0;
+    for (size_t gi = 0; gi < s->ngpus; gi++) {
+        const struct carma_gpu *g = &s->gpus[gi];
+        s->reserved[gi] = 0;
+        s->avail[gi] = auto_avail_mib(s, g);
+        if (g->drained)
+            continue;
+        if (s->avail[gi] > max_avail)
+            max_avail = s->avail[gi];
+        idle += carma_gpu_idle(g);
+    }
+    int blocked = 0;
+    uint32_t looked_after_block = 0;
+    uint64_t fail_need = UINT64_MAX; /* a 1-GPU job this large found no memory */
+    struct carma_queue *queues[2] = {&s->recovery, &s->main};
+    for (int qi = 0; qi < 2 && placed < cap; qi++) {
+        uint32_t ji = queues[qi]->head;
+        while (ji != CARMA_NONE && placed < cap) {
+            struct carma_job *j = &s->jobs[ji];
+            uint32_t next = j->next;
+            if (blocked && ++looked_after_block > s->p.backfill_depth)
+                return placed;
+            uint64_t need = job_hold_mib(j);
+            int only_idle = j->exclusive || need == 0;
+            int hopeless = only_idle ? idle < j->gpus
+                                     : (int64_t)need > max_avail ||
+                                           (j->gpus == 1 && need >= fail_need);
+            if (!hopeless && auto_choose(s, j, s->scratch)) {
+                place(s, ji, s->scratch, j->gpus, now);
+                out[placed++].job = ji;
+                max_avail = INT64_MIN;
+                idle = 0;
+                for (uint16_t k = 0; k < j->gpus; k++)
+                    s->avail[j->gpu[k]] = auto_avail_mib(s, &s->gpus[j->gpu[k]]);
+                for (size_t gi = 0; gi < s->ngpus; gi++) {
+                    if (s->gpus[gi].drained || s->reserved[gi])
+                        continue;
+                    if (s->avail[gi] > max_avail)
+                        max_avail = s->avail[gi];
+                    idle += carma_gpu_idle(&s->gpus[gi]);
+                }
+            } else {
+                if (!only_idle && j->gpus == 1 && need < fail_need)
+                    fail_need = need;
+                if (!blocked) {
+                    blocked = 1;
+                    auto_reserve(s, j);
+                    max_avail = INT64_MIN;
+                    idle = 0;
+                    for (size_t gi = 0; gi < s->ngpus; gi++) {
+                        if (s->gpus[gi].drained || s->reserved[gi])
+                            continue;
+                        if (s->avail[gi] > max_avail)
+                            max_avail = s->avail[gi];
+                        idle += carma_gpu_idle(&s->gpus[gi]);
+                    }
+                    fail_need = UINT64_MAX;
+                }
+            }
+            ji = next;
+        }
+    }
+    return placed;
+}
+
+size_t carma_sched_step(struct carma_sched *s, double now, struct carma_placement *out,
+                        size_t cap)
+{
+    if (carma_sched_queued(s) == 0)
+        return 0;
+    if (s->policy->kind == CARMA_POLICY_AUTO)
+        return step_auto(s, now, out, cap);
+    return step_reference(s, now, out, cap);
+}
