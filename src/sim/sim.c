@@ -1,0 +1,793 @@
+/* Discrete-event simulation around the core scheduler. Invariants:
+ *  - a job's `remaining` solo-seconds are brought up to date (job_advance) before its
+ *    rate changes, so progress is exact between events;
+ *  - each GPU's energy, SMACT and memory integrals are advanced (gpu_advance) before
+ *    its resident set changes, so they are exact for piecewise-constant activity;
+ *  - every running job has exactly one finish entry in the heap, every GPU at most one
+ *    OOM entry (an indexed heap with decrease/increase-key, no stale events). */
+#include "sim/sim.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coloc.h"
+
+#define SIM_INF 1e300
+#define SIM_STEP_CAP 256
+
+void sim_config_default(struct sim_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->sharing = CARMA_SHARING_MPS;
+    c->policy = carma_policy_find("auto");
+    c->estimator = SIM_EST_GPUMEMNET;
+    carma_sched_params_default(&c->params);
+    c->window = 30;
+    c->max_attempts = 3;
+}
+
+/* ---- indexed min-heap over entities: jobs [0, njobs), GPUs [njobs, njobs+ngpus) ---- */
+
+struct heap {
+    uint32_t *item;  /* entity ids */
+    uint32_t *pos;   /* entity -> index in item, UINT32_MAX when absent */
+    double *key;     /* entity -> time */
+    uint32_t n;
+};
+
+static int heap_less(const struct heap *h, uint32_t a, uint32_t b)
+{
+    if (h->key[a] != h->key[b])
+        return h->key[a] < h->key[b];
+    return a < b; /* deterministic ties: jobs before GPUs, lower ids first */
+}
+
+static void heap_swap(struct heap *h, uint32_t i, uint32_t k)
+{
+    uint32_t a = h->item[i], b = h->item[k];
+    h->item[i] = b;
+    h->item[k] = a;
+    h->pos[b] = i;
+    h->pos[a] = k;
+}
+
+static void heap_up(struct heap *h, uint32_t i)
+{
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!heap_less(h, h->item[i], h->item[p]))
+            break;
+        heap_swap(h, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(struct heap *h, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && heap_less(h, h->item[l], h->item[m]))
+            m = l;
+        if (r < h->n && heap_less(h, h->item[r], h->item[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(h, i, m);
+        i = m;
+    }
+}
+
+static void heap_set(struct heap *h, uint32_t e, double t)
+{
+    if (h->pos[e] == UINT32_MAX) {
+        h->key[e] = t;
+        h->item[h->n] = e;
+        h->pos[e] = h->n;
+        heap_up(h, h->n++);
+        return;
+    }
+    double old = h->key[e];
+    h->key[e] = t;
+    if (t < old)
+        heap_up(h, h->pos[e]);
+    else
+        heap_down(h, h->pos[e]);
+}
+
+static void heap_del(struct heap *h, uint32_t e)
+{
+    uint32_t i = h->pos[e];
+    if (i == UINT32_MAX)
+        return;
+    h->n--;
+    if (i != h->n) {
+        heap_swap(h, i, h->n);
+        h->pos[e] = UINT32_MAX;
+        heap_up(h, i);
+        heap_down(h, i);
+    } else {
+        h->pos[e] = UINT32_MAX;
+    }
+}
+
+/* ---- state ---- */
+
+struct sjob {
+    double remaining;   /* solo-seconds of work left in this attempt */
+    double last_t;      /* remaining is exact at this time */
+    double end_t;       /* final end; < 0 while not ended */
+    double run_s;       /* time spent running, all attempts */
+    float rate;
+};
+
+struct sgpu {
+    uint32_t *res;      /* resident job indices */
+    uint32_t n, cap;
+    float rate;         /* every resident job's rate on this GPU */
+    float smact, smocc, drama, power;
+    double last_t;      /* integrals exact up to here */
+    double mon_next;    /* next monitor sample time (reference policies) */
+    double energy_j, smact_s, mem_mib_s, busy_s;
+};
+
+struct sim {
+    const struct sim_trace *tr;
+    const struct sim_config *cfg;
+    struct sim_metrics *m;
+    struct sim_timeline *tl;
+    struct carma_job *jobs;
+    struct sjob *sj;
+    struct carma_gpu *view;
+    struct sgpu *g;
+    size_t njobs, ngpus;
+    struct heap heap;
+    struct carma_sched sched;
+    double t0;          /* first arrival */
+    size_t ended;
+};
+
+static double job_mem_at(const struct sim *s, uint32_t ji, double t)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    double ramp = sp->ramp_s;
+    double age = t - s->jobs[ji].start_s;
+    if (ramp <= 0 || age >= ramp)
+        return sp->mem_mib;
+    return age <= 0 ? 0 : sp->mem_mib * age / ramp;
+}
+
+static double gpu_mem_at(const struct sim *s, const struct sgpu *g, double t)
+{
+    double m = 0;
+    for (uint32_t k = 0; k < g->n; k++)
+        m += job_mem_at(s, g->res[k], t);
+    return m;
+}
+
+/* Integral of a job's memory over [start, t] (linear ramp, then flat). */
+static double job_mem_integral(const struct sim *s, uint32_t ji, double t)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    double d = t - s->jobs[ji].start_s, r = sp->ramp_s, M = sp->mem_mib;
+    if (d <= 0)
+        return 0;
+    if (r <= 0)
+        return M * d;
+    if (d <= r)
+        return M * d * d / (2 * r);
+    return M * (d - r / 2);
+}
+
+static int series_push(struct sim_series *se, double t, float mem, float sm, float pw)
+{
+    if (se->n && se->t[se->n - 1] == t) {
+        se->n--; /* same instant: keep the latest state */
+    }
+    if (se->n == se->cap) {
+        size_t nc = se->cap ? se->cap * 2 : 256;
+        double *nt = realloc(se->t, nc * sizeof *nt);
+        if (!nt)
+            return -ENOMEM;
+        se->t = nt;
+        float *a = realloc(se->mem, nc * sizeof *a);
+        if (!a)
+            return -ENOMEM;
+        se->mem = a;
+        a = realloc(se->smact, nc * sizeof *a);
+        if (!a)
+            return -ENOMEM;
+        se->smact = a;
+        a = realloc(se->power, nc * sizeof *a);
+        if (!a)
+            return -ENOMEM;
+        se->power = a;
+        se->cap = nc;
+    }
+    se->t[se->n] = t;
+    se->mem[se->n] = mem;
+    se->smact[se->n] = sm;
+    se->power[se->n] = pw;
+    se->n++;
+    return 0;
+}
+
+/* Records the GPU's state at t, with the ramp ends since its last point so that the
+ * memory line bends where it really does. */
+static int record_gpu(struct sim *s, uint32_t gi, double t)
+{
+    if (!s->tl)
+        return 0;
+    struct sgpu *g = &s->g[gi];
+    struct sim_series *se = &s->tl->gpu[gi];
+    double from = se->n ? se->t[se->n - 1] : s->t0;
+    for (uint32_t k = 0; k < g->n; k++) {
+        uint32_t ji = g->res[k];
+        double e = s->jobs[ji].start_s + s->tr->jobs[ji].ramp_s;
+        if (e > from && e < t) {
+            /* Points must stay ordered: insert in time order (few ramps at once). */
+            size_t at = se->n;
+            while (at > 0 && se->t[at - 1] > e)
+                at--;
+            if (series_push(se, e, 0, 0, 0))
+                return -ENOMEM;
+            memmove(&se->t[at + 1], &se->t[at], (se->n - 1 - at) * sizeof *se->t);
+            memmove(&se->mem[at + 1], &se->mem[at], (se->n - 1 - at) * sizeof *se->mem);
+            memmove(&se->smact[at + 1], &se->smact[at], (se->n - 1 - at) * sizeof *se->smact);
+            memmove(&se->power[at + 1], &se->power[at], (se->n - 1 - at) * sizeof *se->power);
+            se->t[at] = e;
+            se->mem[at] = (float)gpu_mem_at(s, g, e);
+            se->smact[at] = g->smact;
+            se->power[at] = g->power;
+        }
+    }
+    return series_push(se, t, (float)gpu_mem_at(s, g, t), g->smact, g->power);
+}
+
+static int record_bar(struct sim *s, uint32_t ji, double end, enum carma_report_outcome o)
+{
+    if (!s->tl)
+        return 0;
+    struct sim_timeline *tl = s->tl;
+    const struct carma_job *j = &s->jobs[ji];
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        if (tl->nbars == tl->capbars) {
+            size_t nc = tl->capbars ? tl->capbars * 2 : 256;
+            struct carma_report_bar *nb = realloc(tl->bars, nc * sizeof *nb);
+            if (!nb)
+                return -ENOMEM;
+            tl->bars = nb;
+            tl->capbars = nc;
+        }
+        const struct sim_job_spec *sp = &s->tr->jobs[ji];
+        tl->bars[tl->nbars++] = (struct carma_report_bar){
+            .gpu = j->gpu[k],
+            .start_s = j->start_s - s->t0,
+            .end_s = end - s->t0,
+            .job = j->id,
+            .label = sp->workload < s->tr->nworkloads ? s->tr->workloads[sp->workload].name
+                                                      : NULL,
+            .outcome = o,
+        };
+    }
+    return 0;
+}
+
+/* Monitor samples at whole seconds up to and including t, from the state that held
+ * since the last change; only the last `window` of them can matter. */
+static void monitor_catchup(struct sim *s, uint32_t gi, double t)
+{
+    struct sgpu *g = &s->g[gi];
+    struct carma_gpu *v = &s->view[gi];
+    if (g->mon_next > t)
+        return;
+    double last = floor(t);
+    double count = last - g->mon_next + 1;
+    double first = count > v->smact.cap ? last - v->smact.cap + 1 : g->mon_next;
+    for (double tau = first; tau <= last; tau += 1.0) {
+        carma_window_push(&v->smact, g->smact);
+        carma_window_push(&v->smocc, g->smocc);
+        carma_window_push(&v->drama, g->drama);
+    }
+    double mem = gpu_mem_at(s, g, last);
+    v->mem_used_mib = (uint64_t)llround(mem);
+    v->carma_used_mib = v->mem_used_mib;
+    g->mon_next = last + 1.0;
+}
+
+/* Brings a job's remaining work up to t. */
+static void job_advance(struct sim *s, uint32_t ji, double t)
+{
+    struct sjob *j = &s->sj[ji];
+    if (t > j->last_t) {
+        j->remaining -= (double)j->rate * (t - j->last_t);
+        if (j->remaining < 0)
+            j->remaining = 0;
+        j->last_t = t;
+    }
+}
+
+/* Brings a GPU's integrals and its jobs' progress up to t (before a change). */
+static void gpu_advance(struct sim *s, uint32_t gi, double t)
+{
+    struct sgpu *g = &s->g[gi];
+    if (s->cfg->policy->flags & CARMA_POLICY_NEEDS_WINDOW)
+        monitor_catchup(s, gi, t);
+    double dt = t - g->last_t;
+    if (dt > 0) {
+        g->energy_j += g->power * dt;
+        g->smact_s += g->smact * dt;
+        if (g->n)
+            g->busy_s += dt;
+        g->last_t = t;
+    }
+    for (uint32_t k = 0; k < g->n; k++)
+        job_advance(s, g->res[k], t);
+}
+
+/* The earliest time after t at which the GPU's memory passes its capacity, or INF. */
+static double oom_time(const struct sim *s, uint32_t gi, double t)
+{
+    const struct sgpu *g = &s->g[gi];
+    double cap = s->cfg->kinds[gi]->mem_mib, full = 0;
+    for (uint32_t k = 0; k < g->n; k++)
+        full += s->tr->jobs[g->res[k]].mem_mib;
+    if (full <= cap)
+        return SIM_INF;
+    double m = gpu_mem_at(s, g, t);
+    if (m > cap)
+        return t;
+    /* Walk the ramp ends in time order; memory is linear between them. */
+    double cur = t;
+    for (;;) {
+        double next = SIM_INF, slope = 0;
+        for (uint32_t k = 0; k < g->n; k++) {
+            uint32_t ji = g->res[k];
+            const struct sim_job_spec *sp = &s->tr->jobs[ji];
+            double e = s->jobs[ji].start_s + sp->ramp_s;
+            if (sp->ramp_s > 0 && e > cur) {
+                slope += sp->mem_mib / sp->ramp_s;
+                if (e < next)
+                    next = e;
+            }
+        }
+        if (slope <= 0)
+            return SIM_INF; /* cannot happen when full > cap, kept for safety */
+        double tc = cur + (cap - m) / slope;
+        if (tc <= next)
+            return tc > cur ? tc : cur;
+        m = gpu_mem_at(s, g, next);
+        cur = next;
+    }
+}
+
+/* After a change of the resident set: new rates, activity, power, finish and OOM times. */
+static void gpu_settle(struct sim *s, uint32_t gi, double t)
+{
+    struct sgpu *g = &s->g[gi];
+    const struct sim_gpu_kind *kind = s->cfg->kinds[gi];
+    float S = 0, B = 0, oc = 0, dr = 0;
+    for (uint32_t k = 0; k < g->n; k++) {
+        const struct sim_job_spec *sp = &s->tr->jobs[g->res[k]];
+        S += sp->smact;
+        B += carma_coloc_busy(sp->smact);
+        oc += sp->smocc;
+        dr += sp->drama;
+    }
+    g->rate = carma_coloc_rate(s->cfg->sharing, g->n, S, B);
+    g->smact = fminf(1.0f, S * g->rate);
+    g->smocc = fminf(1.0f, oc * g->rate);
+    g->drama = fminf(1.0f, dr * g->rate);
+    g->power = (float)(kind->idle_w +
+                       (g->n ? kind->static_w +
+                                   (kind->max_w - kind->idle_w - kind->static_w) * g->smact
+                             : 0));
+    for (uint32_t k = 0; k < g->n; k++) {
+        uint32_t ji = g->res[k];
+        const struct carma_job *cj = &s->jobs[ji];
+        float r = g->rate;
+        for (uint16_t q = 0; q < cj->nplaced; q++)
+            if (s->g[cj->gpu[q]].rate < r)
+                r = s->g[cj->gpu[q]].rate;
+        job_advance(s, ji, t);
+        s->sj[ji].rate = r;
+        heap_set(&s->heap, ji, t + s->sj[ji].remaining / r);
+    }
+    double to = oom_time(s, gi, t);
+    if (to < SIM_INF)
+        heap_set(&s->heap, (uint32_t)(s->njobs + gi), to);
+    else
+        heap_del(&s->heap, (uint32_t)(s->njobs + gi));
+}
+
+static int gpu_add(struct sgpu *g, uint32_t ji)
+{
+    if (g->n == g->cap) {
+        uint32_t nc = g->cap ? g->cap * 2 : 4;
+        uint32_t *nr = realloc(g->res, nc * sizeof *nr);
+        if (!nr)
+            return -ENOMEM;
+        g->res = nr;
+        g->cap = nc;
+    }
+    g->res[g->n++] = ji;
+    return 0;
+}
+
+static void gpu_remove(struct sgpu *g, uint32_t ji)
+{
+    for (uint32_t k = 0; k < g->n; k++)
+        if (g->res[k] == ji) {
+            memmove(&g->res[k], &g->res[k + 1], (g->n - k - 1) * sizeof *g->res);
+            g->n--;
+            return;
+        }
+    assert(!"job not resident");
+}
+
+static int launch(struct sim *s, uint32_t ji, double t)
+{
+    struct carma_job *j = &s->jobs[ji];
+    struct sjob *sj = &s->sj[ji];
+    sj->remaining = s->tr->jobs[ji].duration_s; /* a retry starts over */
+    sj->last_t = t;
+    sj->rate = 1.0f;
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        gpu_advance(s, j->gpu[k], t);
+        if (record_gpu(s, j->gpu[k], t) || gpu_add(&s->g[j->gpu[k]], ji))
+            return -ENOMEM;
+    }
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        gpu_settle(s, j->gpu[k], t);
+        if (record_gpu(s, j->gpu[k], t))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Takes job ji off its GPUs at t (finish or crash) and tells the scheduler. */
+static int end_attempt(struct sim *s, uint32_t ji, double t, enum carma_outcome o)
+{
+    struct carma_job *j = &s->jobs[ji];
+    uint16_t n = j->nplaced;
+    uint16_t gpus[CARMA_JOB_MAX_GPUS];
+    memcpy(gpus, j->gpu, n * sizeof *gpus);
+    double peak = 0;
+    for (uint16_t k = 0; k < n; k++) {
+        gpu_advance(s, gpus[k], t);
+        if (record_gpu(s, gpus[k], t))
+            return -ENOMEM;
+    }
+    peak = job_mem_at(s, ji, t);
+    for (uint16_t k = 0; k < n; k++) {
+        s->g[gpus[k]].mem_mib_s += job_mem_integral(s, ji, t);
+        gpu_remove(&s->g[gpus[k]], ji);
+    }
+    heap_del(&s->heap, ji);
+    s->sj[ji].run_s += t - j->start_s;
+    if (o == CARMA_OUTCOME_OOM) {
+        s->m->oom_crashes++;
+        s->m->lost_gpu_s += (t - j->start_s) * n;
+    }
+    if (record_bar(s, ji, t, o == CARMA_OUTCOME_OOM ? CARMA_REPORT_OOM : CARMA_REPORT_OK))
+        return -ENOMEM;
+    int requeued = carma_sched_finish(&s->sched, ji, o, (uint64_t)ceil(peak), t);
+    for (uint16_t k = 0; k < n; k++) {
+        gpu_settle(s, gpus[k], t);
+        if (record_gpu(s, gpus[k], t))
+            return -ENOMEM;
+    }
+    if (!requeued) {
+        s->sj[ji].end_t = t;
+        s->ended++;
+        if (j->state == CARMA_JOB_SUCCEEDED)
+            s->m->succeeded++;
+        else
+            s->m->gave_up++;
+    }
+    return 0;
+}
+
+/* The job whose allocation overflows: a job still ramping, the latest launched. */
+static uint32_t oom_victim(const struct sim *s, uint32_t gi, double t)
+{
+    const struct sgpu *g = &s->g[gi];
+    uint32_t v = CARMA_NONE;
+    double vs = -SIM_INF;
+    for (uint32_t k = 0; k < g->n; k++) {
+        uint32_t ji = g->res[k];
+        double st = s->jobs[ji].start_s;
+        int ramping = t < st + s->tr->jobs[ji].ramp_s;
+        if ((ramping || v == CARMA_NONE) && st >= vs) {
+            v = ji;
+            vs = st;
+        }
+    }
+    return v;
+}
+
+static void fill_job(struct sim *s, uint32_t ji)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    struct carma_job *j = &s->jobs[ji];
+    carma_job_init(j, ji + 1, sp->gpus, sp->submit_s);
+    uint64_t truth = (uint64_t)ceil(sp->mem_mib);
+    switch ((enum carma_requirement)s->cfg->policy->req) {
+    case CARMA_REQ_ORACLE: j->mem_mib = truth; break;
+    case CARMA_REQ_EST: {
+        float e = sp->est_mib[s->cfg->estimator];
+        j->mem_mib = e > 0 ? (uint64_t)ceil(e) : truth;
+        break;
+    }
+    case CARMA_REQ_NONE: j->mem_mib = 0; break;
+    }
+    /* auto: the bound is the catalog's measured peak (the issue's ground rule); the
+     * solo profile is what a history of earlier runs would give. */
+    if (s->cfg->policy->kind == CARMA_POLICY_AUTO) {
+        j->mem_mib = 0;
+        j->bound_mib = truth;
+        j->smact = sp->smact;
+        j->smocc = sp->smocc;
+        j->drama = sp->drama;
+    }
+    j->max_attempts = (uint16_t)(s->cfg->max_attempts > UINT16_MAX ? UINT16_MAX
+                                                                   : s->cfg->max_attempts);
+    s->sj[ji].end_t = -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct_sorted(const double *a, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    double rank = p / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)rank, hi = lo + 1 < n ? lo + 1 : lo;
+    return a[lo] + (a[hi] - a[lo]) * (rank - (double)lo);
+}
+
+static int finish_metrics(struct sim *s, double t_end)
+{
+    struct sim_metrics *m = s->m;
+    double *jct = malloc((s->njobs ? s->njobs : 1) * sizeof *jct);
+    if (!jct)
+        return -ENOMEM;
+    size_t n = 0;
+    double sum = 0, wait = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        if (s->sj[i].end_t < 0)
+            continue;
+        double d = s->sj[i].end_t - s->tr->jobs[i].submit_s;
+        jct[n++] = d;
+        sum += d;
+        wait += d - s->sj[i].run_s;
+    }
+    qsort(jct, n, sizeof *jct, cmp_double);
+    m->mean_jct_s = n ? sum / (double)n : 0;
+    m->mean_wait_s = n ? wait / (double)n : 0;
+    m->p50_jct_s = pct_sorted(jct, n, 50);
+    m->p99_jct_s = pct_sorted(jct, n, 99);
+    free(jct);
+    m->makespan_s = t_end - s->t0;
+    double e = 0, sm = 0, mem = 0, busy = 0, cap_s = 0;
+    for (size_t gi = 0; gi < s->ngpus; gi++) {
+        gpu_advance(s, (uint32_t)gi, t_end);
+        e += s->g[gi].energy_j;
+        sm += s->g[gi].smact_s;
+        mem += s->g[gi].mem_mib_s / s->cfg->kinds[gi]->mem_mib;
+        busy += s->g[gi].busy_s;
+        cap_s += m->makespan_s;
+    }
+    m->energy_j = e;
+    m->busy_gpu_s = busy;
+    m->mean_smact = cap_s > 0 ? sm / cap_s : 0;
+    m->mean_mem_used_frac = cap_s > 0 ? mem / cap_s : 0;
+    m->placements = s->sched.placements;
+    return 0;
+}
+
+static void sim_free(struct sim *s)
+{
+    carma_sched_free(&s->sched);
+    if (s->g)
+        for (size_t i = 0; i < s->ngpus; i++)
+            free(s->g[i].res);
+    free(s->g);
+    free(s->view);
+    free(s->jobs);
+    free(s->sj);
+    free(s->heap.item);
+    free(s->heap.pos);
+    free(s->heap.key);
+}
+
+void sim_timeline_free(struct sim_timeline *tl)
+{
+    if (!tl)
+        return;
+    for (size_t i = 0; tl->gpu && i < tl->ngpus; i++) {
+        free(tl->gpu[i].t);
+        free(tl->gpu[i].mem);
+        free(tl->gpu[i].smact);
+        free(tl->gpu[i].power);
+    }
+    free(tl->gpu);
+    free(tl->bars);
+    memset(tl, 0, sizeof *tl);
+}
+
+/* Rejects what could never finish: too many GPUs, or a peak no GPU can hold alone. */
+static int check_trace(const struct sim_trace *t, const struct sim_config *cfg,
+                       struct carma_err *err)
+{
+    double maxmem = 0;
+    for (size_t i = 0; i < cfg->ngpus; i++)
+        if (cfg->kinds[i]->mem_mib > maxmem)
+            maxmem = cfg->kinds[i]->mem_mib;
+    for (size_t i = 0; i < t->njobs; i++) {
+        const struct sim_job_spec *sp = &t->jobs[i];
+        const char *name = sp->workload < t->nworkloads ? t->workloads[sp->workload].name : "?";
+        if (sp->gpus == 0 || sp->gpus > cfg->ngpus || sp->gpus > CARMA_JOB_MAX_GPUS)
+            return carma_err_set(err, -EINVAL,
+                                 "job %zu (%s) needs %u GPUs but the run has %zu", i + 1, name,
+                                 (unsigned)sp->gpus, cfg->ngpus);
+        if (sp->mem_mib > maxmem)
+            return carma_err_set(err, -EINVAL,
+                                 "job %zu (%s) peaks at %.0f MiB per GPU; the largest GPU has "
+                                 "%.0f MiB",
+                                 i + 1, name, (double)sp->mem_mib, maxmem);
+        if (!(sp->duration_s > 0) || !(sp->submit_s >= 0) ||
+            (i && sp->submit_s < t->jobs[i - 1].submit_s))
+            return carma_err_set(err, -EINVAL, "job %zu (%s): bad time or duration", i + 1,
+                                 name);
+    }
+    return 0;
+}
+
+int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_metrics *m,
+            struct sim_timeline *tl, struct carma_err *err)
+{
+    memset(m, 0, sizeof *m);
+    if (!cfg->policy || cfg->ngpus == 0)
+        return carma_err_set(err, -EINVAL, "no policy or no GPUs");
+    if (t->njobs >= UINT32_MAX - cfg->ngpus)
+        return carma_err_set(err, -EINVAL, "trace too large");
+    int rc = check_trace(t, cfg, err);
+    if (rc)
+        return rc;
+    struct sim s = {.tr = t, .cfg = cfg, .m = m, .njobs = t->njobs, .ngpus = cfg->ngpus};
+    m->jobs = t->njobs;
+    size_t ne = t->njobs + cfg->ngpus;
+    s.jobs = calloc(t->njobs ? t->njobs : 1, sizeof *s.jobs);
+    s.sj = calloc(t->njobs ? t->njobs : 1, sizeof *s.sj);
+    s.view = calloc(cfg->ngpus, sizeof *s.view);
+    s.g = calloc(cfg->ngpus, sizeof *s.g);
+    s.heap.item = malloc(ne * sizeof *s.heap.item);
+    s.heap.pos = malloc(ne * sizeof *s.heap.pos);
+    s.heap.key = malloc(ne * sizeof *s.heap.key);
+    if (!s.jobs || !s.sj || !s.view || !s.g || !s.heap.item || !s.heap.pos || !s.heap.key) {
+        sim_free(&s);
+        return carma_err_set(err, -ENOMEM, "out of memory for %zu jobs", t->njobs);
+    }
+    memset(s.heap.pos, 0xff, ne * sizeof *s.heap.pos);
+    s.t0 = t->njobs ? t->jobs[0].submit_s : 0;
+    for (size_t gi = 0; gi < cfg->ngpus; gi++) {
+        carma_gpu_init(&s.view[gi], (uint64_t)cfg->kinds[gi]->mem_mib, cfg->window,
+                       cfg->sharing);
+        s.g[gi].last_t = s.t0;
+        s.g[gi].mon_next = ceil(s.t0);
+        s.g[gi].power = (float)cfg->kinds[gi]->idle_w;
+    }
+    for (size_t i = 0; i < t->njobs; i++)
+        fill_job(&s, (uint32_t)i);
+    rc = carma_sched_init(&s.sched, s.jobs, s.view, cfg->ngpus, cfg->policy, &cfg->params);
+    if (rc) {
+        sim_free(&s);
+        return carma_err_set(err, rc, "scheduler: out of memory");
+    }
+    if (tl) {
+        memset(tl, 0, sizeof *tl);
+        tl->ngpus = cfg->ngpus;
+        tl->gpu = calloc(cfg->ngpus, sizeof *tl->gpu);
+        if (!tl->gpu) {
+            sim_free(&s);
+            return carma_err_set(err, -ENOMEM, "out of memory");
+        }
+        s.tl = tl;
+        for (size_t gi = 0; gi < cfg->ngpus; gi++)
+            if (record_gpu(&s, (uint32_t)gi, s.t0))
+                rc = -ENOMEM;
+    }
+    const int ticking = (cfg->policy->flags & CARMA_POLICY_TICK_1S) != 0;
+    struct carma_placement out[SIM_STEP_CAP];
+    size_t next_arrival = 0;
+    double next_tick = SIM_INF, t_last = s.t0;
+    uint64_t progress_every = 4096;
+    while (rc == 0 && s.ended < s.njobs) {
+        double ta = next_arrival < t->njobs ? t->jobs[next_arrival].submit_s : SIM_INF;
+        double te = s.heap.n ? s.heap.key[s.heap.item[0]] : SIM_INF;
+        double now = ta < te ? ta : te;
+        if (ticking && next_tick < now)
+            now = next_tick;
+        if (now >= SIM_INF) {
+            rc = carma_err_set(err, -EDEADLK, "%zu jobs can never be placed",
+                               s.njobs - s.ended);
+            break;
+        }
+        t_last = now;
+        int changed = 0;
+        /* Ends first (they free room), then arrivals, then the decision. */
+        while (rc == 0 && s.heap.n && s.heap.key[s.heap.item[0]] <= now) {
+            uint32_t e = s.heap.item[0];
+            m->events++;
+            if (e < s.njobs) {
+                rc = end_attempt(&s, e, now, CARMA_OUTCOME_SUCCEEDED);
+            } else {
+                uint32_t gi = e - (uint32_t)s.njobs;
+                uint32_t v = oom_victim(&s, gi, now);
+                heap_del(&s.heap, e);
+                if (v != CARMA_NONE)
+                    rc = end_attempt(&s, v, now, CARMA_OUTCOME_OOM);
+            }
+            changed = 1;
+        }
+        while (next_arrival < t->njobs && t->jobs[next_arrival].submit_s <= now) {
+            carma_sched_submit(&s.sched, (uint32_t)next_arrival, now);
+            next_arrival++;
+            m->events++;
+            changed = 1;
+        }
+        if (rc)
+            break;
+        int decide = changed;
+        if (ticking) {
+            /* CARMA's loop: a decision at every whole second while jobs wait. */
+            if (carma_sched_queued(&s.sched) && next_tick >= SIM_INF)
+                next_tick = ceil(now);
+            decide = now >= next_tick;
+        }
+        if (decide && carma_sched_queued(&s.sched)) {
+            if (cfg->policy->flags & CARMA_POLICY_NEEDS_WINDOW)
+                for (size_t gi = 0; gi < s.ngpus; gi++)
+                    gpu_advance(&s, (uint32_t)gi, now);
+            size_t np;
+            do {
+                np = carma_sched_step(&s.sched, now, out, SIM_STEP_CAP);
+                m->decisions++;
+                for (size_t k = 0; k < np && rc == 0; k++)
+                    rc = launch(&s, out[k].job, now);
+            } while (rc == 0 && np == SIM_STEP_CAP);
+        }
+        if (ticking && now >= next_tick)
+            next_tick = carma_sched_queued(&s.sched) ? floor(now) + 1.0 : SIM_INF;
+        if (cfg->progress && m->events >= progress_every) {
+            cfg->progress(cfg->progress_ctx, s.ended, s.njobs);
+            progress_every = m->events + 4096;
+        }
+    }
+    if (rc == 0) {
+        rc = finish_metrics(&s, t_last);
+        if (rc)
+            carma_err_set(err, rc, "out of memory");
+    }
+    if (rc == 0 && tl) {
+        tl->t_end = t_last - s.t0;
+        for (size_t gi = 0; gi < s.ngpus && rc == 0; gi++)
+            rc = record_gpu(&s, (uint32_t)gi, t_last);
+        for (size_t gi = 0; gi < s.ngpus; gi++)
+            for (size_t k = 0; k < tl->gpu[gi].n; k++)
+                tl->gpu[gi].t[k] -= s.t0;
+    }
+    if (rc && tl)
+        sim_timeline_free(tl);
+    if (rc == -ENOMEM)
+        carma_err_set(err, rc, "out of memory");
+    sim_free(&s);
+    return rc;
+}

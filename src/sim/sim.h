@@ -1,0 +1,74 @@
+/* The simulator: replays a trace through the core scheduler on simulated GPUs in
+ * virtual time (DESIGN.md §4). Discrete events: arrival, finish, OOM, CARMA's 1 s
+ * loop. Job progress under collocation, memory ramps, OOM crashes and power follow
+ * docs/model.md. Deterministic: the same trace and config give the same result. */
+#ifndef CARMA_SIM_SIM_H
+#define CARMA_SIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/gpu.h"
+#include "core/policy.h"
+#include "core/sched.h"
+#include "report/report.h"
+#include "sim/gpukind.h"
+#include "sim/trace.h"
+#include "util/err.h"
+
+struct sim_config {
+    const struct sim_gpu_kind *const *kinds; /* one per GPU */
+    size_t ngpus;
+    enum carma_sharing sharing;
+    const struct carma_policy *policy;
+    enum sim_est estimator;        /* requirement source of est-* policies */
+    struct carma_sched_params params;
+    uint32_t window;               /* monitor window, samples (CARMA: 30) */
+    uint32_t max_attempts;         /* per job, 0 = unlimited (default 3) */
+    int record;                    /* keep per-GPU series and job bars for a report */
+    /* Called every few thousand events with (done jobs, total); may be NULL. */
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *progress_ctx;
+};
+
+void sim_config_default(struct sim_config *c);
+
+struct sim_metrics {
+    size_t jobs;          /* in the trace */
+    size_t succeeded;     /* finished their work */
+    size_t gave_up;       /* ended in OOM after max_attempts */
+    double makespan_s;    /* last finish - first arrival */
+    double mean_jct_s, p50_jct_s, p99_jct_s; /* finish - submit, over ended jobs */
+    double mean_wait_s;   /* time queued (all attempts), over ended jobs */
+    uint64_t oom_crashes;
+    double lost_gpu_s;    /* GPU time of attempts that crashed */
+    double energy_j;      /* all GPUs over [first arrival, last finish] */
+    double mean_smact;    /* time and GPU average */
+    double mean_mem_used_frac;
+    double busy_gpu_s;    /* GPU-seconds with at least one job resident */
+    uint64_t events, decisions, placements;
+};
+
+/* Recorded run for a report (cfg.record). Owned arrays; free with sim_timeline_free. */
+struct sim_series {
+    size_t n, cap;
+    double *t;
+    float *mem, *smact, *power;
+};
+
+struct sim_timeline {
+    size_t ngpus;
+    struct sim_series *gpu;          /* ngpus */
+    struct carma_report_bar *bars;   /* labels point into the trace's workload names */
+    size_t nbars, capbars;
+    double t_end;
+};
+
+void sim_timeline_free(struct sim_timeline *tl);
+
+/* Runs the whole trace. `tl` may be NULL (no recording). Returns 0 with *m filled, or
+ * a negative code with err set (a job that can never run on these GPUs, no memory). */
+int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_metrics *m,
+            struct sim_timeline *tl, struct carma_err *err);
+
+#endif

@@ -1,0 +1,357 @@
+/* The scheduler step: CARMA's reference semantics (DESIGN.md §9) on hand-made states,
+ * and auto's memory reservations and backfill. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "core/sched.h"
+
+#define NG 4
+#define NJ 16
+
+struct fx {
+    struct carma_job jobs[NJ];
+    struct carma_gpu gpus[NG];
+    struct carma_sched s;
+    struct carma_placement out[NJ];
+};
+
+static void fx_init(struct fx *f, const char *policy, size_t ngpus)
+{
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < ngpus; i++)
+        carma_gpu_init(&f->gpus[i], 40960, 30, CARMA_SHARING_MPS);
+    for (uint32_t i = 0; i < NJ; i++)
+        carma_job_init(&f->jobs[i], i + 1, 1, 0);
+    const struct carma_policy *p = carma_policy_find(policy);
+    assert_non_null(p);
+    assert_int_equal(carma_sched_init(&f->s, f->jobs, f->gpus, ngpus, p, NULL), 0);
+}
+
+/* Marks GPU g as running a foreign process using `used` MiB with steady activity. */
+static void fx_busy(struct fx *f, size_t g, uint64_t used, float smact, float smocc, float drama)
+{
+    f->gpus[g].nforeign = 1;
+    f->gpus[g].mem_used_mib = used;
+    for (int i = 0; i < 30; i++) {
+        carma_window_push(&f->gpus[g].smact, smact);
+        carma_window_push(&f->gpus[g].smocc, smocc);
+        carma_window_push(&f->gpus[g].drama, drama);
+    }
+}
+
+static size_t fx_step(struct fx *f, double now)
+{
+    return carma_sched_step(&f->s, now, f->out, NJ);
+}
+
+static void test_idle_preamble_index_order(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-magm", 3);
+    fx_busy(&f, 0, 1000, 0.1f, 0.1f, 0.1f); /* most free memory, but not idle */
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1); /* first idle GPU, not the MAGM choice */
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[0].attempts, 1);
+    carma_sched_free(&f.s);
+}
+
+static void test_grace_window(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 1);
+    f.jobs[0].mem_mib = 1000;
+    f.jobs[1].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 0);
+    carma_sched_submit(&f.s, 1, 0);
+    assert_int_equal(fx_step(&f, 0), 1);  /* head only: one decision per loop */
+    f.gpus[0].mem_used_mib = 1000;
+    assert_int_equal(fx_step(&f, 1), 0);  /* in grace */
+    assert_int_equal(fx_step(&f, 29.5), 0);
+    assert_int_equal(fx_step(&f, 30), 1); /* grace over */
+    assert_int_equal(f.jobs[1].gpu[0], 0);
+    carma_sched_free(&f.s);
+}
+
+static void test_memory_gate_margins(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 1);
+    fx_busy(&f, 0, 30000, 0.1f, 0.1f, 0.1f);
+    /* free = 40960 - 30000 - 512 = 10448; needs req + 2048 */
+    f.jobs[0].mem_mib = 10448 - 2048 + 1;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 0);
+    f.jobs[0].mem_mib = 10448 - 2048;
+    assert_int_equal(fx_step(&f, 101), 1);
+    carma_sched_free(&f.s);
+}
+
+static void test_or_policies_need_5120_free(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "or-magm", 1);
+    fx_busy(&f, 0, 40960 - 512 - 5119, 0.1f, 0.1f, 0.1f);
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 0);
+    f.gpus[0].mem_used_mib -= 1;
+    assert_int_equal(fx_step(&f, 101), 1);
+    carma_sched_free(&f.s);
+}
+
+static void test_risk_gate(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 2);
+    fx_busy(&f, 0, 1000, 0.85f, 0.50f, 0.10f); /* SMACT high and SMOCC high: excluded */
+    fx_busy(&f, 1, 1000, 0.85f, 0.30f, 0.30f); /* SMACT high but SMOCC, DRAMA low: allowed */
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    carma_sched_free(&f.s);
+
+    fx_init(&f, "oracle-ff", 1);
+    fx_busy(&f, 0, 1000, 0.85f, 0.10f, 0.45f); /* DRAMA high: excluded */
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 0);
+    carma_sched_free(&f.s);
+}
+
+static void check_order(const char *policy, int expect)
+{
+    struct fx f;
+    fx_init(&f, policy, 4);
+    fx_busy(&f, 0, 20000, 0.50f, 0.1f, 0.1f);
+    fx_busy(&f, 1, 10000, 0.70f, 0.1f, 0.1f);
+    fx_busy(&f, 2, 30000, 0.20f, 0.1f, 0.1f);
+    fx_busy(&f, 3, 25000, 0.60f, 0.1f, 0.1f);
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], expect);
+    carma_sched_free(&f.s);
+}
+
+static void test_orders(void **state)
+{
+    (void)state;
+    check_order("oracle-ff", 0);
+    check_order("oracle-bf", 2);   /* least free memory that passes */
+    check_order("oracle-magm", 1); /* most free memory */
+    check_order("oracle-lug", 2);  /* least SMACT */
+}
+
+static void test_rr_no_gate_round_robin(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "or-rr", 2);
+    fx_busy(&f, 0, 40000, 0.95f, 0.9f, 0.9f); /* would fail every gate */
+    fx_busy(&f, 1, 40000, 0.95f, 0.9f, 0.9f);
+    for (uint32_t j = 0; j < 3; j++)
+        carma_sched_submit(&f.s, j, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 0);
+    assert_int_equal(fx_step(&f, 101), 1);
+    assert_int_equal(f.jobs[1].gpu[0], 1);
+    assert_int_equal(fx_step(&f, 140), 1);
+    assert_int_equal(f.jobs[2].gpu[0], 0);
+    carma_sched_free(&f.s);
+}
+
+static void test_head_of_line_blocking_vs_auto_backfill(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 1);
+    fx_busy(&f, 0, 30000, 0.1f, 0.1f, 0.1f);
+    f.jobs[0].mem_mib = 20000; /* does not fit */
+    f.jobs[1].mem_mib = 1000;  /* would fit */
+    carma_sched_submit(&f.s, 0, 100);
+    carma_sched_submit(&f.s, 1, 100);
+    assert_int_equal(fx_step(&f, 100), 0); /* CARMA: only the head is considered */
+    carma_sched_free(&f.s);
+
+    fx_init(&f, "auto", 2);
+    /* GPU 0 runs a carma job holding 30000; GPU 1 runs one holding 20000. */
+    f.jobs[10].bound_mib = 30000;
+    f.jobs[10].smact = 0.1f;
+    f.jobs[11].bound_mib = 20000;
+    f.jobs[11].smact = 0.1f;
+    carma_sched_submit(&f.s, 10, 0);
+    carma_sched_submit(&f.s, 11, 0);
+    assert_int_equal(fx_step(&f, 0), 2);
+    f.jobs[0].bound_mib = 25000; /* needs a GPU to drain */
+    f.jobs[0].smact = 0.1f;
+    f.jobs[1].bound_mib = 1000;  /* fits now */
+    f.jobs[1].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 1);
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(f.out[0].job, 1);
+    /* The blocked head holds the GPU closest to fitting it (GPU 1: 20000 committed),
+     * so the backfilled job went to GPU 0. */
+    assert_int_equal(f.jobs[1].gpu[0], 0);
+    assert_int_equal(carma_sched_finish(&f.s, 11, CARMA_OUTCOME_SUCCEEDED, 20000, 50), 0);
+    assert_int_equal(fx_step(&f, 50), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    carma_sched_free(&f.s);
+}
+
+static void test_auto_reserves_bounds_during_ramp(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    for (uint32_t j = 0; j < 3; j++) {
+        f.jobs[j].bound_mib = 15000;
+        f.jobs[j].smact = 0.2f;
+        carma_sched_submit(&f.s, j, 0);
+    }
+    /* Nothing allocated yet (mem_used 0): a grace-free placer would take all three;
+     * the bounds say two fit in 40960 - 512. */
+    assert_int_equal(fx_step(&f, 0), 2);
+    assert_int_equal(f.gpus[0].committed_mib, 30000);
+    assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_free(&f.s);
+}
+
+static void test_auto_refuses_collocation_that_lowers_throughput(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    f.gpus[0].sharing = CARMA_SHARING_TIMESLICE;
+    for (uint32_t j = 0; j < 2; j++) {
+        f.jobs[j].bound_mib = 1000;
+        f.jobs[j].smact = 1.0f; /* busy 1: time-slicing two gains nothing */
+        carma_sched_submit(&f.s, j, 0);
+    }
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_free(&f.s);
+}
+
+static void test_recovery_first_and_idle_only(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "or-magm", 2);
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1); /* job 0 on GPU 0 */
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 1); /* job 1 on GPU 1 (idle) */
+    carma_sched_submit(&f.s, 2, 2);
+    /* Job 0 dies of OOM after reaching 30000 MiB: back with priority. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 30000, 40), 1);
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_QUEUED);
+    assert_int_equal(f.jobs[0].queue, CARMA_QUEUE_RECOVERY);
+    assert_int_equal(f.jobs[0].bound_mib, 30000);
+    /* GPU 1 is busy: the recovery head may not collocate, and job 2 must wait behind. */
+    f.gpus[1].mem_used_mib = 1000;
+    assert_int_equal(fx_step(&f, 41), 1);
+    assert_int_equal(f.out[0].job, 0); /* GPU 0 is idle again: recovery job goes first */
+    assert_int_equal(f.jobs[0].gpu[0], 0);
+    assert_int_equal(f.jobs[0].attempts, 2);
+    carma_sched_free(&f.s);
+}
+
+static void test_max_attempts_and_fault(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    f.jobs[0].bound_mib = 1000;
+    f.jobs[0].max_attempts = 2;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    /* Peak no higher than the bound: nothing learnt, so only a GPU of its own. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 900, 1), 1);
+    assert_int_equal(f.jobs[0].exclusive, 1);
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 1200, 2), 0);
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_OOM);
+    assert_int_equal(f.gpus[0].njobs, 0);
+    assert_int_equal(f.gpus[0].committed_mib, 0);
+    /* An MPS server fault re-queues without judging the job. */
+    f.jobs[1].bound_mib = 1000;
+    carma_sched_submit(&f.s, 1, 3);
+    assert_int_equal(fx_step(&f, 3), 1);
+    assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_FAULT, 0, 4), 1);
+    assert_int_equal(f.jobs[1].bound_mib, 1000);
+    assert_int_equal(f.jobs[1].exclusive, 0);
+    assert_int_equal(carma_sched_dequeue(&f.s, 1), 0);
+    assert_int_equal(carma_sched_dequeue(&f.s, 1), -2 /* -ENOENT */);
+    carma_sched_free(&f.s);
+}
+
+static void test_exclusive_never_collocates(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "exclusive", 1);
+    carma_sched_submit(&f.s, 0, 0);
+    carma_sched_submit(&f.s, 1, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(fx_step(&f, 100), 0);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 0, 200), 0);
+    assert_int_equal(fx_step(&f, 200), 1);
+    carma_sched_free(&f.s);
+}
+
+static void test_multi_gpu_job(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 4);
+    f.jobs[0].gpus = 3;
+    f.jobs[0].bound_mib = 30000;
+    f.jobs[0].smact = 0.9f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].nplaced, 3);
+    int seen[4] = {0};
+    for (int k = 0; k < 3; k++)
+        seen[f.jobs[0].gpu[k]]++;
+    for (int g = 0; g < 4; g++)
+        assert_true(seen[g] <= 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 30000, 10), 0);
+    for (int g = 0; g < 4; g++)
+        assert_int_equal(f.gpus[g].njobs, 0);
+    carma_sched_free(&f.s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_idle_preamble_index_order),
+        cmocka_unit_test(test_grace_window),
+        cmocka_unit_test(test_memory_gate_margins),
+        cmocka_unit_test(test_or_policies_need_5120_free),
+        cmocka_unit_test(test_risk_gate),
+        cmocka_unit_test(test_orders),
+        cmocka_unit_test(test_rr_no_gate_round_robin),
+        cmocka_unit_test(test_head_of_line_blocking_vs_auto_backfill),
+        cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
+        cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
+        cmocka_unit_test(test_recovery_first_and_idle_only),
+        cmocka_unit_test(test_max_attempts_and_fault),
+        cmocka_unit_test(test_exclusive_never_collocates),
+        cmocka_unit_test(test_multi_gpu_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
