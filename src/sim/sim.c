@@ -214,8 +214,9 @@ static int series_push(struct sim_series *se, double t, float mem, float sm, flo
     return 0;
 }
 
-/* Records the GPU's state at t, with the ramp ends since its last point so that the
- * memory line bends where it really does. */
+/* Records the GPU's state at t, preceded by the ramp ends since its last point so
+ * that the memory line bends where it really does. Every ramp end appended lies after
+ * the last point, so appending them in time order keeps the series ordered. */
 static int record_gpu(struct sim *s, uint32_t gi, double t)
 {
     if (!s->tl)
@@ -223,25 +224,19 @@ static int record_gpu(struct sim *s, uint32_t gi, double t)
     struct sgpu *g = &s->g[gi];
     struct sim_series *se = &s->tl->gpu[gi];
     double from = se->n ? se->t[se->n - 1] : s->t0;
-    for (uint32_t k = 0; k < g->n; k++) {
-        uint32_t ji = g->res[k];
-        double e = s->jobs[ji].start_s + s->tr->jobs[ji].ramp_s;
-        if (e > from && e < t) {
-            /* Points must stay ordered: insert in time order (few ramps at once). */
-            size_t at = se->n;
-            while (at > 0 && se->t[at - 1] > e)
-                at--;
-            if (series_push(se, e, 0, 0, 0))
-                return -ENOMEM;
-            memmove(&se->t[at + 1], &se->t[at], (se->n - 1 - at) * sizeof *se->t);
-            memmove(&se->mem[at + 1], &se->mem[at], (se->n - 1 - at) * sizeof *se->mem);
-            memmove(&se->smact[at + 1], &se->smact[at], (se->n - 1 - at) * sizeof *se->smact);
-            memmove(&se->power[at + 1], &se->power[at], (se->n - 1 - at) * sizeof *se->power);
-            se->t[at] = e;
-            se->mem[at] = (float)gpu_mem_at(s, g, e);
-            se->smact[at] = g->smact;
-            se->power[at] = g->power;
+    for (;;) {
+        double next = t;
+        for (uint32_t k = 0; k < g->n; k++) {
+            uint32_t ji = g->res[k];
+            double e = s->jobs[ji].start_s + s->tr->jobs[ji].ramp_s;
+            if (e > from && e < next)
+                next = e;
         }
+        if (next >= t)
+            break;
+        if (series_push(se, next, (float)gpu_mem_at(s, g, next), g->smact, g->power))
+            return -ENOMEM;
+        from = next;
     }
     return series_push(se, t, (float)gpu_mem_at(s, g, t), g->smact, g->power);
 }

@@ -1,0 +1,195 @@
+/* The simulator: the co-location model against collocation-facts.csv (within 10%),
+ * exact energy of a lone job, OOM crashes and their recovery, and determinism. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "core/coloc.h"
+#include "sim/profile.h"
+#include "sim/sim.h"
+
+#define WITHIN(x, ref, tol) assert_true(fabs((x) - (ref)) <= (tol) * fabs(ref))
+
+static struct sim_workload wl[1] = {{.name = "w"}};
+
+static struct sim_job_spec job(double submit, double dur, float mem, float smact)
+{
+    struct sim_job_spec j = {0};
+    j.submit_s = submit;
+    j.duration_s = dur;
+    j.mem_mib = mem;
+    j.smact = smact;
+    j.smocc = sim_profile_smocc(smact);
+    j.drama = sim_profile_drama(smact);
+    j.ramp_s = 30;
+    j.gpus = 1;
+    return j;
+}
+
+static struct sim_metrics run(struct sim_job_spec *jobs, size_t n, const char *policy,
+                              const char *gpus, enum carma_sharing sh)
+{
+    struct sim_trace t = {jobs, n, wl, 1};
+    const struct sim_gpu_kind *kinds[16];
+    size_t ng;
+    struct carma_err err;
+    assert_int_equal(sim_gpu_spec_parse(gpus, kinds, 16, &ng, &err), 0);
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = ng;
+    cfg.sharing = sh;
+    cfg.policy = carma_policy_find(policy);
+    assert_non_null(cfg.policy);
+    struct sim_metrics m;
+    int rc = sim_run(&t, &cfg, &m, NULL, &err);
+    if (rc)
+        fail_msg("sim_run: %s", err.msg);
+    return m;
+}
+
+/* Aggregate throughput of n identical jobs relative to one alone. */
+static double agg(enum carma_sharing sh, int n, float s)
+{
+    return n * carma_coloc_rate(sh, (uint32_t)n, n * s, n * carma_coloc_busy(s));
+}
+
+static void test_model_reproduces_collocation_facts(void **state)
+{
+    (void)state;
+    /* ResNet26/CIFAR-10 b32: a ~800 MiB job on CARMA's A100s; SMACT from the rule. */
+    float s26 = sim_profile_smact(788, SIM_PROFILE_CARMA_FLOOR_MIB);
+    WITHIN(s26, 0.10, 0.10);
+    WITHIN(agg(CARMA_SHARING_MPS, 7, s26), 5.35, 0.10);
+    WITHIN(agg(CARMA_SHARING_TIMESLICE, 7, s26), 1.98, 0.10);
+    /* ResNet152/ImageNet x2, SMACT measured 0.82 alone. */
+    WITHIN(agg(CARMA_SHARING_MPS, 2, 0.82f), 1.17, 0.10);
+    WITHIN(agg(CARMA_SHARING_TIMESLICE, 2, 0.82f), 1.15, 0.10);
+    /* DLRM (0.05) + ResNet152 (0.82) under MPS: +5% and +4% time, SMACT 0.81 together. */
+    float r = carma_coloc_rate(CARMA_SHARING_MPS, 2, 0.87f,
+                               carma_coloc_busy(0.05f) + carma_coloc_busy(0.82f));
+    WITHIN(5.36 / r, 5.57, 0.10);
+    WITHIN(1.05 / r, 1.10, 0.10);
+    WITHIN(0.87 * r, 0.81, 0.10);
+}
+
+static void test_sim_end_to_end_mps_gain(void **state)
+{
+    (void)state;
+    /* Seven ResNet26-like jobs arrive together on one A100 under MPS: auto packs them
+     * and the makespan shows the 5.35x aggregate throughput (ramp time aside). */
+    float s = sim_profile_smact(788, SIM_PROFILE_CARMA_FLOOR_MIB);
+    struct sim_job_spec jobs[7];
+    for (int i = 0; i < 7; i++)
+        jobs[i] = job(0, 36000, 800, s);
+    struct sim_metrics m = run(jobs, 7, "auto", "1xa100-40gb", CARMA_SHARING_MPS);
+    assert_int_equal(m.succeeded, 7);
+    assert_int_equal(m.oom_crashes, 0);
+    WITHIN(7 * 36000.0 / m.makespan_s, 5.35, 0.10);
+    struct sim_metrics ex = run(jobs, 7, "exclusive", "1xa100-40gb", CARMA_SHARING_MPS);
+    WITHIN(ex.makespan_s, 7 * 36000.0 + 6, 0.001); /* one per second of CARMA's loop */
+    assert_true(m.energy_j < ex.energy_j);
+}
+
+static void test_lone_job_energy_exact(void **state)
+{
+    (void)state;
+    struct sim_job_spec j = job(0, 1000, 1000, 0.5f);
+    struct sim_metrics m = run(&j, 1, "auto", "1xa100-40gb", CARMA_SHARING_MPS);
+    const struct sim_gpu_kind *k = sim_gpu_kind_find("a100-40gb");
+    double p = k->idle_w + k->static_w + (k->max_w - k->idle_w - k->static_w) * 0.5;
+    assert_float_equal(m.makespan_s, 1000, 1e-6);
+    assert_float_equal(m.energy_j, p * 1000, 1e-3);
+    assert_float_equal(m.mean_smact, 0.5, 1e-6);
+    /* Memory ramps over 30 s: mean (1000 - 15) s of 1000 MiB over 1000 s of 40960 MiB. */
+    assert_float_equal(m.mean_mem_used_frac, 1000.0 * 985 / 1000 / 40960, 1e-6);
+    assert_float_equal(m.mean_jct_s, 1000, 1e-6);
+    assert_float_equal(m.mean_wait_s, 0, 1e-6);
+}
+
+static void test_or_rr_oom_then_recovery(void **state)
+{
+    (void)state;
+    /* Two 25 GB jobs: round robin without a gate puts the second on the busy GPU once
+     * the grace is over; its ramp overflows 40 GB, it crashes and recovery reruns it
+     * alone. auto never crashes on the same trace. */
+    struct sim_job_spec jobs[3] = {job(0, 3600, 25000, 0.3f), job(0, 3600, 1000, 0.1f),
+                                   job(40, 3600, 25000, 0.3f)};
+    struct sim_metrics m = run(jobs, 3, "or-rr", "2xa100-40gb", CARMA_SHARING_MPS);
+    assert_true(m.oom_crashes >= 1);
+    assert_true(m.lost_gpu_s > 0);
+    assert_int_equal(m.succeeded, 3);
+    struct sim_metrics a = run(jobs, 3, "auto", "2xa100-40gb", CARMA_SHARING_MPS);
+    assert_int_equal(a.oom_crashes, 0);
+    assert_int_equal(a.succeeded, 3);
+}
+
+static void test_gives_up_after_max_attempts(void **state)
+{
+    (void)state;
+    /* A job that overflows even alone is impossible to place and rejected up front. */
+    struct sim_job_spec j = job(0, 100, 50000, 0.5f);
+    struct sim_trace t = {&j, 1, wl, 1};
+    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("a100-40gb")};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 1;
+    struct sim_metrics m;
+    struct carma_err err;
+    assert_int_not_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
+    assert_non_null(strstr(err.msg, "50000 MiB"));
+    j.mem_mib = 100;
+    j.gpus = 2;
+    assert_int_not_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
+    assert_non_null(strstr(err.msg, "needs 2 GPUs"));
+}
+
+static void test_deterministic_and_recorded(void **state)
+{
+    (void)state;
+    struct sim_job_spec jobs[20];
+    for (int i = 0; i < 20; i++)
+        jobs[i] = job(i * 50.0, 600 + 37 * i, 2000 + 1500 * (i % 7), 0.1f + 0.04f * (i % 9));
+    struct sim_metrics a = run(jobs, 20, "oracle-magm", "2xa100-40gb", CARMA_SHARING_MPS);
+    struct sim_metrics b = run(jobs, 20, "oracle-magm", "2xa100-40gb", CARMA_SHARING_MPS);
+    assert_memory_equal(&a, &b, sizeof a);
+    struct sim_trace t = {jobs, 20, wl, 1};
+    const struct sim_gpu_kind *kinds[2] = {sim_gpu_kind_find("a100-40gb"),
+                                           sim_gpu_kind_find("a100-40gb")};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 2;
+    cfg.record = 1;
+    struct sim_timeline tl;
+    struct carma_err err;
+    assert_int_equal(sim_run(&t, &cfg, &a, &tl, &err), 0);
+    assert_int_equal(tl.ngpus, 2);
+    assert_true(tl.nbars >= 20);
+    for (size_t g = 0; g < 2; g++)
+        for (size_t k = 1; k < tl.gpu[g].n; k++)
+            assert_true(tl.gpu[g].t[k] >= tl.gpu[g].t[k - 1]);
+    for (size_t k = 0; k < tl.nbars; k++)
+        assert_true(tl.bars[k].end_s >= tl.bars[k].start_s);
+    assert_float_equal(tl.t_end, a.makespan_s, 1e-6);
+    sim_timeline_free(&tl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_reproduces_collocation_facts),
+        cmocka_unit_test(test_sim_end_to_end_mps_gain),
+        cmocka_unit_test(test_lone_job_energy_exact),
+        cmocka_unit_test(test_or_rr_oom_then_recovery),
+        cmocka_unit_test(test_gives_up_after_max_attempts),
+        cmocka_unit_test(test_deterministic_and_recorded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
