@@ -1,0 +1,74 @@
+#!/bin/sh
+# carma sim from the command line: the table and JSON on the bundled CARMA traces,
+# auto's results against CARMA's policies (the issue's figures), and bad input.
+set -eu
+CARMA="$CARMA_BIN/carma"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The table: one row per policy, nothing on stderr.
+"$CARMA" sim --trace data/trace-mix90.csv --gpus 4xa100-40gb --sharing mps \
+    --policy exclusive,oracle-magm,auto >"$T/table" 2>"$T/err" || fail "table run failed"
+[ ! -s "$T/err" ] || fail "stderr not empty: $(cat "$T/err")"
+for p in exclusive oracle-magm auto; do
+    grep -q "^$p " "$T/table" || fail "no row for $p"
+done
+
+# JSON with every figure, for every policy; the issue's comparisons on both traces.
+for trace in trace-mix90 trace-t1; do
+    "$CARMA" sim --trace "data/$trace.csv" --gpus 4xa100-40gb --sharing mps --policy all \
+        --json >"$T/$trace.json" || fail "$trace: json run failed"
+    python3 - "$T/$trace.json" "$trace" <<'PY' || fail "$trace: figures"
+import json, sys
+d = json.load(open(sys.argv[1]))["policies"]
+keys = ["makespan_s", "mean_jct_s", "p99_jct_s", "mean_wait_s", "oom_crashes", "lost_gpu_s",
+        "energy_j", "mean_smact", "mean_mem_used_frac", "jobs"]
+for name, f in d.items():
+    missing = [k for k in keys if k not in f]
+    assert not missing, (name, missing)
+refs = [n for n in d if n not in ("auto", "exclusive")]
+assert len(refs) == 9, refs
+a, ex = d["auto"], d["exclusive"]
+best_span = min(d[n]["makespan_s"] for n in refs)
+best_jct = min(d[n]["mean_jct_s"] for n in refs)
+best_energy = min(d[n]["energy_j"] for n in refs)
+out = "%s: auto/best-CARMA makespan %.3f, JCT %.3f, energy %.3f; auto/exclusive makespan %.3f energy %.3f" % (
+    sys.argv[2], a["makespan_s"] / best_span, a["mean_jct_s"] / best_jct,
+    a["energy_j"] / best_energy, a["makespan_s"] / ex["makespan_s"], a["energy_j"] / ex["energy_j"])
+print(out)
+assert a["oom_crashes"] == 0, "auto crashed"
+assert a["makespan_s"] <= 0.90 * best_span, out
+assert a["mean_jct_s"] <= 0.75 * best_jct, out
+assert a["energy_j"] <= best_energy, out
+assert a["makespan_s"] <= 0.75 * ex["makespan_s"], out
+assert a["energy_j"] <= 0.90 * ex["energy_j"], out
+assert d["or-rr"]["oom_crashes"] > 0, "or-rr should crash and recover"
+for n, f in d.items():
+    assert f["jobs"] == {"trace-mix90": 90, "trace-t1": 60}[sys.argv[2]], n
+PY
+done
+
+# Bad input: exit 2, a message naming the file and line, and no partial table.
+expect_bad() { # substring, args...
+    want=$1; shift
+    rc=0
+    "$CARMA" sim "$@" >"$T/out" 2>"$T/err" || rc=$?
+    [ "$rc" -eq 2 ] || fail "exit $rc, not 2: $*"
+    [ ! -s "$T/out" ] || fail "partial output for: $*"
+    grep -q -- "$want" "$T/err" || fail "error for '$*' lacks '$want': $(cat "$T/err")"
+}
+printf 'submit_s,workload\n0,vgg\n10,no_such_workload\n' >"$T/unknown.csv"
+expect_bad "unknown.csv:3" --trace "$T/unknown.csv" --workloads data/workloads.csv
+printf 'submit_s,workload\n20,vgg\n10,vgg\n' >"$T/order.csv"
+expect_bad "order.csv:3" --trace "$T/order.csv" --workloads data/workloads.csv
+printf 'submit_s,workload\n-5,vgg\n' >"$T/neg.csv"
+expect_bad "neg.csv:2" --trace "$T/neg.csv" --workloads data/workloads.csv
+printf 'submit_s,workload\n0,vgg,extra\n' >"$T/malformed.csv"
+expect_bad "malformed.csv:2" --trace "$T/malformed.csv" --workloads data/workloads.csv
+expect_bad "unknown GPU kind" --trace data/trace-mix90.csv --gpus 4xa200-40gb
+expect_bad "unknown policy" --trace data/trace-mix90.csv --policy oracle-xx
+expect_bad "unknown mode" --trace data/trace-mix90.csv --sharing mig2
+expect_bad "no-such-file" --trace "$T/no-such-file.csv"
+expect_bad "needs 2 GPUs" --trace data/trace-mix90.csv --gpus 1xa100-40gb --policy auto
+echo "sim_cli: ok"
