@@ -21,6 +21,7 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
         if (c->pos >= c->len)
             return 0;
         c->line++;
+        const size_t start_line = c->line;
         size_t out = 0, nf = 0;
         int quoted = 0, at_field_start = 1, field_was_quoted = 0;
         size_t field_len = 0;
@@ -29,7 +30,7 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
         for (;;) {
             if (c->pos >= c->len) {
                 if (quoted)
-                    return carma_err_at(err, c->file, c->line, "unterminated quoted field");
+                    return carma_err_at(err, c->file, start_line, "unterminated quoted field");
                 break;
             }
             char ch = c->buf[c->pos++];

@@ -1,0 +1,113 @@
+/* The strict CSV reader and number parsers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "util/csv.h"
+
+static struct carma_csv c;
+
+static void test_fields_quotes_and_blank_lines(void **state)
+{
+    (void)state;
+    const char *in = "a,b,c\r\n\n1,\"x, \"\"y\"\"\",\n";
+    struct carma_err err;
+    carma_csv_init(&c, in, strlen(in), "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_int_equal(c.nfields, 3);
+    assert_int_equal(carma_csv_col(&c, "c"), 2);
+    assert_int_equal(carma_csv_col(&c, "d"), -1);
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_int_equal(c.line, 3); /* the blank line counts */
+    assert_string_equal(c.field[1], "x, \"y\"");
+    assert_string_equal(c.field[2], "");
+    assert_int_equal(carma_csv_next(&c, &err), 0);
+}
+
+static void test_errors_name_file_and_line(void **state)
+{
+    (void)state;
+    struct carma_err err;
+    const char *in = "a\n\"open\n";
+    carma_csv_init(&c, in, strlen(in), "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "t.csv:2: unterminated quoted field");
+    const char *in2 = "a\"b\n";
+    carma_csv_init(&c, in2, strlen(in2), "u.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_non_null(strstr(err.msg, "u.csv:1: stray quote"));
+    char big[CARMA_CSV_MAX_FIELDS * 2 + 2];
+    for (size_t i = 0; i < sizeof big - 2; i += 2) {
+        big[i] = '1';
+        big[i + 1] = ',';
+    }
+    big[sizeof big - 2] = '1';
+    big[sizeof big - 1] = '\n';
+    carma_csv_init(&c, big, sizeof big, "w.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_non_null(strstr(err.msg, "more than"));
+}
+
+static void test_numbers_strict(void **state)
+{
+    (void)state;
+    double d;
+    uint64_t u;
+    int64_t i;
+    assert_int_equal(carma_parse_double("1.5e3", &d), 0);
+    assert_float_equal(d, 1500, 0);
+    assert_int_not_equal(carma_parse_double("1.5x", &d), 0);
+    assert_int_not_equal(carma_parse_double(" 1", &d), 0);
+    assert_int_not_equal(carma_parse_double("0x10", &d), 0);
+    assert_int_not_equal(carma_parse_double("nan", &d), 0);
+    assert_int_not_equal(carma_parse_double("inf", &d), 0);
+    assert_int_not_equal(carma_parse_double("", &d), 0);
+    assert_int_equal(carma_parse_u64("42", &u), 0);
+    assert_int_not_equal(carma_parse_u64("-1", &u), 0);
+    assert_int_not_equal(carma_parse_u64("18446744073709551616", &u), 0);
+    assert_int_equal(carma_parse_i64("-7", &i), 0);
+    assert_int_equal(i, -7);
+    assert_int_not_equal(carma_parse_i64("7 ", &i), 0);
+}
+
+static void test_file_read_bounds(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/carma-csv-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    char buf[200000];
+    memset(buf, 'a', sizeof buf);
+    assert_int_equal(write(fd, buf, sizeof buf), (int)sizeof buf);
+    close(fd);
+    char *out;
+    size_t len;
+    struct carma_err err;
+    assert_int_equal(carma_file_read(path, 1u << 20, &out, &len, &err), 0);
+    assert_int_equal(len, sizeof buf);
+    assert_int_equal(out[len], '\0');
+    free(out);
+    assert_true(carma_file_read(path, 100000, &out, &len, &err) < 0);
+    assert_non_null(strstr(err.msg, "larger than"));
+    unlink(path);
+    assert_true(carma_file_read(path, 100, &out, &len, &err) < 0);
+    assert_non_null(strstr(err.msg, path));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fields_quotes_and_blank_lines),
+        cmocka_unit_test(test_errors_name_file_and_line),
+        cmocka_unit_test(test_numbers_strict),
+        cmocka_unit_test(test_file_read_bounds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
