@@ -1,0 +1,77 @@
+#include "daemon/classify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct {
+    const char *needle;
+    const char *what;
+} oom_patterns[] = {
+    {"CUDA out of memory", "PyTorch CUDA out of memory"},
+    {"OutOfMemoryError", "PyTorch OutOfMemoryError"},
+    {"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS allocation failed"},
+    {"cudaErrorMemoryAllocation", "cudaErrorMemoryAllocation"},
+    {"RESOURCE_EXHAUSTED: Out of memory", "JAX out of memory"},
+    {"OOM when allocating", "TensorFlow OOM when allocating"},
+    {"RESOURCE_EXHAUSTED", "TensorFlow/XLA RESOURCE_EXHAUSTED"},
+    {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY"},
+};
+
+const char *carma_classify_oom_text(const char *text, size_t len)
+{
+    if (!text)
+        return NULL;
+    for (size_t i = 0; i < sizeof oom_patterns / sizeof oom_patterns[0]; i++)
+        if (memmem(text, len, oom_patterns[i].needle, strlen(oom_patterns[i].needle)))
+            return oom_patterns[i].what;
+    return NULL;
+}
+
+enum carma_outcome carma_classify(const struct carma_exit *x, const char *tail, size_t len,
+                                  const char **why)
+{
+    const char *w;
+    enum carma_outcome o;
+    if (x->exited && x->code == 0) {
+        o = CARMA_OUTCOME_SUCCEEDED;
+        w = "exit 0";
+    } else if (x->cancelled) {
+        o = CARMA_OUTCOME_CANCELLED;
+        w = "cancelled";
+    } else if ((w = carma_classify_oom_text(tail, len))) {
+        o = CARMA_OUTCOME_OOM;
+    } else {
+        o = CARMA_OUTCOME_FAILED;
+        w = x->exited ? "non-zero exit" : "killed by a signal";
+    }
+    if (why)
+        *why = w;
+    return o;
+}
+
+long carma_classify_read_tail(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    off_t off = st.st_size > (off_t)cap ? st.st_size - (off_t)cap : 0;
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t r = pread(fd, buf + n, cap - n, off + (off_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    return (long)n;
+}

@@ -1,0 +1,398 @@
+#include "daemon/shepherd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+uint64_t carma_proc_starttime(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+    if (!p)
+        return 0;
+    /* After ") ": field 3 (state) onwards; starttime is field 22. */
+    int field = 2;
+    for (char *s = p + 1; *s; s++) {
+        if (*s == ' ') {
+            field++;
+            if (field == 22)
+                return strtoull(s + 1, NULL, 10);
+        }
+    }
+    return 0;
+}
+
+/* pid, parent and session of a process; 0 on success. */
+static int proc_stat(pid_t pid, pid_t *ppid, pid_t *sid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    int st_pp, st_pg, st_sid;
+    char state;
+    if (!p || sscanf(p + 1, " %c %d %d %d", &state, &st_pp, &st_pg, &st_sid) != 4)
+        return -1;
+    *ppid = st_pp;
+    *sid = st_sid;
+    return 0;
+}
+
+/* Sends sig to every process of the job: those in our session and every
+ * descendant (a child that made its own session is still ours: we are its
+ * subreaper). Returns how many were signalled. */
+static int kill_tree(int sig)
+{
+    pid_t self = getpid();
+    enum { MAXP = 32768 };
+    static pid_t pids[MAXP], ppids[MAXP];
+    static unsigned char mark[MAXP];
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < MAXP) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        pid_t p = (pid_t)atoi(e->d_name), pp, sid;
+        if (p == self || proc_stat(p, &pp, &sid))
+            continue;
+        pids[n] = p;
+        ppids[n] = pp;
+        mark[n] = sid == self || pp == self;
+        n++;
+    }
+    closedir(d);
+    for (int changed = 1, pass = 0; changed && pass < 64; pass++) {
+        changed = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (mark[i])
+                continue;
+            for (size_t k = 0; k < n; k++)
+                if (mark[k] && pids[k] == ppids[i]) {
+                    mark[i] = 1;
+                    changed = 1;
+                    break;
+                }
+        }
+    }
+    int count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (mark[i] && kill(pids[i], sig) == 0)
+            count++;
+    return count;
+}
+
+/* Writes `text` to dir/name atomically: a temporary file, fsync, rename, fsync of
+ * the folder. */
+static int write_atomic(const char *dir, const char *name, const char *text)
+{
+    char tmp[PATH_MAX], dst[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    snprintf(dst, sizeof dst, "%s/%s", dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            close(fd);
+            return -errno;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) < 0 || close(fd) < 0)
+        return -errno;
+    if (rename(tmp, dst) < 0)
+        return -errno;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void write_str(int fd, const char *s)
+{
+    ssize_t r = write(fd, s, strlen(s));
+    (void)r;
+}
+
+/* The job process: never returns. */
+static void job_exec(const struct carma_shepherd_spec *sp, int out, int errfd)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    for (int s = 1; s < NSIG; s++)
+        signal(s, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setpgid(0, 0);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0 && nul != 0) {
+        dup2(nul, 0);
+        close(nul);
+    }
+    dup2(out, 1);
+    dup2(errfd, 2);
+    if (out > 2)
+        close(out);
+    if (errfd > 2)
+        close(errfd);
+    if (sp->switch_user) {
+        if (setgid(sp->gid) < 0 || initgroups(sp->user, sp->gid) < 0 || setuid(sp->uid) < 0) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "carma: cannot switch to user %s: %s\n", sp->user,
+                     strerror(errno));
+            write_str(2, msg);
+            _exit(126);
+        }
+    }
+    if (chdir(sp->cwd) < 0) {
+        char msg[PATH_MAX + 128];
+        snprintf(msg, sizeof msg, "carma: cannot enter %s: %s\n", sp->cwd, strerror(errno));
+        write_str(2, msg);
+        _exit(126);
+    }
+    environ = (char **)sp->envp;
+    execvp(sp->argv[0], sp->argv);
+    int e = errno;
+    char msg[PATH_MAX + 128];
+    snprintf(msg, sizeof msg, "carma: cannot run '%s': %s\n", sp->argv[0], strerror(e));
+    write_str(2, msg);
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+static int open_log(const struct carma_shepherd_spec *sp, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", sp->dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+    if (fd >= 0 && sp->switch_user && fchown(fd, sp->uid, sp->gid) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The shepherd's life: never returns. */
+static void shepherd_main(const struct carma_shepherd_spec *sp)
+{
+    setsid();
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_NAME, "carma-shepherd");
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGALRM);
+    sigprocmask(SIG_SETMASK, &set, NULL);
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char line[96];
+    snprintf(line, sizeof line, "%d %llu\n", (int)getpid(),
+             (unsigned long long)carma_proc_starttime(getpid()));
+    write_atomic(sp->dir, "shepherd", line);
+
+    int out = open_log(sp, "stdout"), errfd = open_log(sp, "stderr");
+    int code = -1, sig = 0, cancelled = 0;
+    pid_t job = -1;
+    if (out >= 0 && errfd >= 0)
+        job = fork();
+    if (job == 0)
+        job_exec(sp, out, errfd);
+    if (job < 0) {
+        code = 125; /* could not start: counts as a failure of the attempt */
+        if (errfd >= 0)
+            write_str(errfd, "carma: the shepherd could not start the job\n");
+    }
+    if (out >= 0)
+        close(out);
+    if (errfd >= 0)
+        close(errfd);
+    int grace_ms = (int)(sp->kill_grace_s * 1000.0);
+    if (grace_ms < 0)
+        grace_ms = 0;
+    int job_done = job < 0;
+    while (!job_done) {
+        siginfo_t si;
+        int s = sigwaitinfo(&set, &si);
+        if (s < 0)
+            continue;
+        if (s == SIGCHLD) {
+            int st;
+            pid_t p;
+            while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+                if (p != job)
+                    continue;
+                if (WIFEXITED(st))
+                    code = WEXITSTATUS(st);
+                else if (WIFSIGNALED(st))
+                    sig = WTERMSIG(st);
+                job_done = 1;
+            }
+        } else if (s == SIGTERM || s == SIGINT || s == SIGHUP) {
+            if (!cancelled) {
+                cancelled = 1;
+                kill(-job, SIGTERM);
+                kill_tree(SIGTERM);
+                struct itimerval it = {.it_value = {grace_ms / 1000, (grace_ms % 1000) * 1000}};
+                if (grace_ms == 0)
+                    it.it_value.tv_usec = 1;
+                setitimer(ITIMER_REAL, &it, NULL);
+            }
+        } else if (s == SIGALRM) {
+            kill(-job, SIGKILL);
+            kill_tree(SIGKILL);
+        }
+    }
+    /* The job's main process ended: nothing it started may outlive it. */
+    if (job > 0)
+        kill(-job, SIGKILL);
+    for (int round = 0; round < 100; round++) {
+        kill_tree(SIGKILL);
+        int st;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+            ;
+        if (p < 0 && errno == ECHILD)
+            break;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    char status[160];
+    if (sig)
+        snprintf(status, sizeof status, "signaled %d\ncancelled %d\nend %.6f\n", sig, cancelled,
+                 now_s());
+    else
+        snprintf(status, sizeof status, "exited %d\ncancelled %d\nend %.6f\n", code, cancelled,
+                 now_s());
+    write_atomic(sp->dir, "status", status);
+    _exit(0);
+}
+
+pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_err *err)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return carma_err_set(err, -errno, "fork: %s", strerror(errno));
+    if (pid > 0)
+        return pid;
+    /* Child: nothing of carmad's may leak into the job (sockets, the store, epoll). */
+    syscall(SYS_close_range, 3u, ~0u, 0u);
+    shepherd_main(sp);
+    _exit(125);
+}
+
+static int read_small(const char *dir, const char *name, char *buf, size_t cap)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n < 0)
+        return -EIO;
+    buf[n] = 0;
+    return 0;
+}
+
+int carma_shepherd_read_pid(const char *dir, pid_t *pid, uint64_t *starttime)
+{
+    char buf[128];
+    int rc = read_small(dir, "shepherd", buf, sizeof buf);
+    if (rc)
+        return rc;
+    int p;
+    unsigned long long t;
+    if (sscanf(buf, "%d %llu", &p, &t) != 2 || p <= 1)
+        return -EINVAL;
+    *pid = p;
+    *starttime = t;
+    return 0;
+}
+
+int carma_shepherd_read_status(const char *dir, struct carma_exit *x, double *end_s)
+{
+    char buf[256];
+    int rc = read_small(dir, "status", buf, sizeof buf);
+    if (rc)
+        return rc;
+    memset(x, 0, sizeof *x);
+    int v, c;
+    double e;
+    char kind[16];
+    if (sscanf(buf, "%15s %d cancelled %d end %lf", kind, &v, &c, &e) != 4)
+        return -EINVAL;
+    if (strcmp(kind, "exited") == 0) {
+        x->exited = 1;
+        x->code = v;
+    } else if (strcmp(kind, "signaled") == 0) {
+        x->signal = v;
+    } else {
+        return -EINVAL;
+    }
+    x->cancelled = c != 0;
+    *end_s = e;
+    return 0;
+}
+
+int carma_shepherd_alive(const char *dir, pid_t *pid)
+{
+    pid_t p;
+    uint64_t t;
+    if (carma_shepherd_read_pid(dir, &p, &t))
+        return 0;
+    if (pid)
+        *pid = p;
+    return t != 0 && carma_proc_starttime(p) == t;
+}

@@ -1,0 +1,51 @@
+/* The shepherd: one small process per job attempt, forked by carmad. It leaves
+ * carmad's session (setsid), becomes a child subreaper, records itself in the
+ * attempt folder, starts the job (argv exec'd directly, its own process group,
+ * the given environment and working directory, stdout/stderr to files, the
+ * submitting user's credentials when carmad is root), waits for it, ends whatever
+ * the job left behind, and writes the exit status atomically next to the logs.
+ * It outlives carmad, so a restarted carmad re-adopts it or reads its status.
+ *
+ * Attempt folder files: stdout, stderr, shepherd ("PID STARTTIME"), status
+ * ("exited N" | "signaled N", "cancelled 0|1", "end SECONDS"). SIGTERM to the
+ * shepherd cancels: SIGTERM to every process of the job, SIGKILL after the grace. */
+#ifndef CARMA_DAEMON_SHEPHERD_H
+#define CARMA_DAEMON_SHEPHERD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/classify.h"
+#include "util/err.h"
+
+struct carma_shepherd_spec {
+    const char *dir;              /* attempt folder, exists */
+    char *const *argv;            /* NULL-terminated */
+    char *const *envp;            /* NULL-terminated "K=V" */
+    const char *cwd;
+    uid_t uid;
+    gid_t gid;
+    const char *user;             /* for initgroups */
+    int switch_user;              /* 1: setgid/initgroups/setuid to uid (carmad is root) */
+    double kill_grace_s;          /* SIGTERM -> SIGKILL on cancel */
+};
+
+/* Forks a shepherd for spec. Returns its pid in the parent, or a negative errno.
+ * The child never returns. */
+pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_err *err);
+
+/* Process start time (clock ticks since boot, /proc/PID/stat field 22), or 0 when
+ * the process does not exist. Identifies a pid across pid reuse. */
+uint64_t carma_proc_starttime(pid_t pid);
+
+/* Reads the shepherd file of an attempt folder. 0, -ENOENT or -EINVAL. */
+int carma_shepherd_read_pid(const char *dir, pid_t *pid, uint64_t *starttime);
+
+/* Reads the status file. 0 (x and *end_s filled), -ENOENT when the attempt has
+ * not ended (or its shepherd died before writing), -EINVAL when malformed. */
+int carma_shepherd_read_status(const char *dir, struct carma_exit *x, double *end_s);
+
+/* 1 when the shepherd recorded in dir is alive (pid and start time match). */
+int carma_shepherd_alive(const char *dir, pid_t *pid);
+
+#endif

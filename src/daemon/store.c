@@ -1,0 +1,586 @@
+#include "daemon/store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "core/job.h"
+
+enum {
+    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_JOB_INSERT, ST_JOB_UPDATE, ST_JOB_GET,
+    ST_ACTIVE, ST_ATT_BEGIN, ST_ATT_PID, ST_ATT_END, ST_ATT_GPUS, ST_ATT_LIST, ST_COUNT
+};
+
+static const char *const sql_text[ST_COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_JOB_INSERT] =
+        "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
+        "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_JOB_UPDATE] =
+        "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
+        "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
+    [ST_JOB_GET] = "SELECT " "id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
+                   "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
+                   "start_time,end_time,exit_code,signal,reason FROM jobs WHERE id=?",
+    [ST_ACTIVE] = "SELECT id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
+                  "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
+                  "start_time,end_time,exit_code,signal,reason FROM jobs "
+                  "WHERE state IN ('queued','running') ORDER BY id",
+    [ST_ATT_BEGIN] = "INSERT INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
+    [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
+    [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=? "
+                   "WHERE job_id=? AND n=?",
+    [ST_ATT_GPUS] = "SELECT gpus FROM attempts WHERE job_id=? AND n=?",
+    [ST_ATT_LIST] = "SELECT n,gpus,start_time,end_time,outcome,exit_code,signal,peak_mib,"
+                    "shepherd_pid FROM attempts WHERE job_id=? ORDER BY n",
+};
+
+/* Migrations: entry i brings the schema from version i to i + 1. */
+static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
+    /* 0 -> 1: jobs and their attempts. */
+    "CREATE TABLE jobs("
+    " id INTEGER PRIMARY KEY,"
+    " name TEXT NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL, user TEXT NOT NULL,"
+    " cwd TEXT NOT NULL, argv TEXT NOT NULL, env TEXT NOT NULL, summary TEXT,"
+    " batch INTEGER NOT NULL DEFAULT 0,"
+    " gpus INTEGER NOT NULL CHECK(gpus BETWEEN 1 AND 64),"
+    " mem_mib INTEGER NOT NULL, bound_mib INTEGER NOT NULL, peak_mib INTEGER NOT NULL,"
+    " max_attempts INTEGER NOT NULL, attempts INTEGER NOT NULL,"
+    " state TEXT NOT NULL CHECK(state IN ('queued','running','succeeded','failed','oom',"
+    "   'cancelled','lost')),"
+    " exclusive INTEGER NOT NULL DEFAULT 0, cancel_requested INTEGER NOT NULL DEFAULT 0,"
+    " submit_time REAL NOT NULL, start_time REAL, end_time REAL,"
+    " exit_code INTEGER, signal INTEGER, reason TEXT) STRICT;"
+    "CREATE TABLE attempts("
+    " job_id INTEGER NOT NULL REFERENCES jobs(id), n INTEGER NOT NULL,"
+    " gpus TEXT NOT NULL, start_time REAL NOT NULL, end_time REAL, outcome TEXT,"
+    " exit_code INTEGER, signal INTEGER, peak_mib INTEGER, shepherd_pid INTEGER,"
+    " PRIMARY KEY(job_id, n)) STRICT;",
+    /* 1 -> 2: indexes for the active set and per-user listings. */
+    "CREATE INDEX jobs_state ON jobs(state);"
+    "CREATE INDEX jobs_uid ON jobs(uid, id);",
+};
+
+struct carma_store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    int in_tx;
+    int version_found;
+};
+
+static int db_err(struct carma_store *s, int rc, const char *what, struct carma_err *err)
+{
+    int code = (rc == SQLITE_FULL || rc == SQLITE_IOERR_WRITE) ? -ENOSPC : -EIO;
+    if ((rc & 0xff) == SQLITE_FULL)
+        code = -ENOSPC;
+    return carma_err_set(err, code, "store: %s: %s", what, s && s->db ? sqlite3_errmsg(s->db)
+                                                                       : sqlite3_errstr(rc));
+}
+
+void carma_job_rec_clear(struct carma_job_rec *r)
+{
+    free(r->name);
+    free(r->user);
+    free(r->cwd);
+    free(r->argv_json);
+    free(r->env_json);
+    free(r->summary);
+    free(r->reason);
+    memset(r, 0, sizeof *r);
+    r->start_s = r->end_s = -1;
+    r->exit_code = -1;
+}
+
+static int exec_sql(struct carma_store *s, const char *sql, struct carma_err *err)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        int code = (rc & 0xff) == SQLITE_FULL ? -ENOSPC : -EIO;
+        carma_err_set(err, code, "store: %s", msg ? msg : sqlite3_errstr(rc));
+        sqlite3_free(msg);
+        return code;
+    }
+    return 0;
+}
+
+static int migrate(struct carma_store *s, struct carma_err *err)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "reading the schema version", err);
+    int v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+    sqlite3_finalize(q);
+    s->version_found = v;
+    if (v > CARMA_STORE_SCHEMA_VERSION)
+        return carma_err_set(err, -EPROTO,
+                             "store: schema version %d is newer than this carmad (%d)", v,
+                             CARMA_STORE_SCHEMA_VERSION);
+    for (; v < CARMA_STORE_SCHEMA_VERSION; v++) {
+        char bump[64];
+        snprintf(bump, sizeof bump, "PRAGMA user_version=%d", v + 1);
+        int rc = exec_sql(s, "BEGIN IMMEDIATE", err);
+        if (!rc)
+            rc = exec_sql(s, migrations[v], err);
+        if (!rc)
+            rc = exec_sql(s, bump, err);
+        if (!rc)
+            rc = exec_sql(s, "COMMIT", err);
+        if (rc) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int carma_store_open(struct carma_store **out, const char *path, struct carma_err *err)
+{
+    *out = NULL;
+    struct carma_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    int rc = sqlite3_open_v2(path, &s->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = carma_err_set(err, -EIO, "store: %s: %s", path,
+                           s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        sqlite3_close(s->db);
+        free(s);
+        return rc;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    sqlite3_extended_result_codes(s->db, 1);
+    if ((rc = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                          "PRAGMA foreign_keys=ON;", err)) ||
+        (rc = migrate(s, err)))
+        goto fail;
+    const char *mp = getenv("CARMA_TEST_STORE_MAX_PAGES");
+    if (mp && *mp) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA max_page_count=%ld", strtol(mp, NULL, 10));
+        if ((rc = exec_sql(s, sql, err)))
+            goto fail;
+    }
+    for (int i = 0; i < ST_COUNT; i++)
+        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL) != SQLITE_OK) {
+            rc = db_err(s, SQLITE_ERROR, "preparing statements", err);
+            goto fail;
+        }
+    *out = s;
+    return 0;
+fail:
+    carma_store_close(s);
+    return rc;
+}
+
+void carma_store_close(struct carma_store *s)
+{
+    if (!s)
+        return;
+    if (s->in_tx)
+        carma_store_rollback(s);
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int carma_store_version_found(const struct carma_store *s)
+{
+    return s->version_found;
+}
+
+/* Runs a prepared statement that returns no rows, then resets it. */
+static int run(struct carma_store *s, int which, const char *what, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[which];
+    int rc = sqlite3_step(q);
+    int ret = 0;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        ret = db_err(s, rc, what, err);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_begin(struct carma_store *s, struct carma_err *err)
+{
+    assert(!s->in_tx);
+    int rc = run(s, ST_BEGIN, "begin", err);
+    if (!rc)
+        s->in_tx = 1;
+    return rc;
+}
+
+int carma_store_commit(struct carma_store *s, struct carma_err *err)
+{
+    assert(s->in_tx);
+    int rc = run(s, ST_COMMIT, "commit", err);
+    if (rc) {
+        carma_store_rollback(s);
+        return rc;
+    }
+    s->in_tx = 0;
+    return 0;
+}
+
+void carma_store_rollback(struct carma_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        run(s, ST_ROLLBACK, "rollback", NULL);
+    s->in_tx = 0;
+}
+
+int carma_store_in_tx(const struct carma_store *s)
+{
+    return s->in_tx;
+}
+
+static void bind_text_or_null(sqlite3_stmt *q, int i, const char *t)
+{
+    if (t)
+        sqlite3_bind_text(q, i, t, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static void bind_time(sqlite3_stmt *q, int i, double t)
+{
+    if (t >= 0)
+        sqlite3_bind_double(q, i, t);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_JOB_INSERT];
+    int i = 1;
+    sqlite3_bind_text(q, i++, r->name ? r->name : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, i++, r->uid);
+    sqlite3_bind_int64(q, i++, r->gid);
+    sqlite3_bind_text(q, i++, r->user ? r->user : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, i++, r->cwd, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, i++, r->argv_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, i++, r->env_json ? r->env_json : "{}", -1, SQLITE_STATIC);
+    bind_text_or_null(q, i++, r->summary);
+    sqlite3_bind_int64(q, i++, r->batch);
+    sqlite3_bind_int64(q, i++, r->gpus);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->mem_mib);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->bound_mib);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->peak_mib);
+    sqlite3_bind_int64(q, i++, r->max_attempts);
+    sqlite3_bind_int64(q, i++, r->attempts);
+    sqlite3_bind_text(q, i++, carma_job_state_name(r->state), -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, i++, r->exclusive);
+    sqlite3_bind_int(q, i++, r->cancel_requested);
+    sqlite3_bind_double(q, i++, r->submit_s);
+    int rc = run(s, ST_JOB_INSERT, "saving the job", err);
+    if (!rc)
+        r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
+    return rc;
+}
+
+int carma_store_job_update(struct carma_store *s, const struct carma_job_rec *r,
+                           struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_JOB_UPDATE];
+    int i = 1;
+    sqlite3_bind_text(q, i++, carma_job_state_name(r->state), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, i++, r->attempts);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->bound_mib);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->peak_mib);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->mem_mib);
+    sqlite3_bind_int(q, i++, r->exclusive);
+    sqlite3_bind_int(q, i++, r->cancel_requested);
+    bind_time(q, i++, r->start_s);
+    bind_time(q, i++, r->end_s);
+    if (r->exit_code >= 0)
+        sqlite3_bind_int(q, i++, r->exit_code);
+    else
+        sqlite3_bind_null(q, i++);
+    if (r->signal > 0)
+        sqlite3_bind_int(q, i++, r->signal);
+    else
+        sqlite3_bind_null(q, i++);
+    bind_text_or_null(q, i++, r->reason);
+    sqlite3_bind_int64(q, i++, (sqlite3_int64)r->id);
+    int rc = run(s, ST_JOB_UPDATE, "updating the job", err);
+    if (!rc && sqlite3_changes(s->db) != 1)
+        return carma_err_set(err, -ENOENT, "store: no job %llu", (unsigned long long)r->id);
+    return rc;
+}
+
+static char *col_dup(sqlite3_stmt *q, int c)
+{
+    const unsigned char *t = sqlite3_column_text(q, c);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+static double col_time(sqlite3_stmt *q, int c)
+{
+    return sqlite3_column_type(q, c) == SQLITE_NULL ? -1.0 : sqlite3_column_double(q, c);
+}
+
+static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
+{
+    carma_job_rec_clear(r);
+    int c = 0;
+    r->id = (uint64_t)sqlite3_column_int64(q, c++);
+    r->name = col_dup(q, c++);
+    r->uid = (uint32_t)sqlite3_column_int64(q, c++);
+    r->gid = (uint32_t)sqlite3_column_int64(q, c++);
+    r->user = col_dup(q, c++);
+    r->cwd = col_dup(q, c++);
+    r->argv_json = col_dup(q, c++);
+    r->env_json = col_dup(q, c++);
+    r->summary = col_dup(q, c++);
+    r->batch = (uint32_t)sqlite3_column_int64(q, c++);
+    r->gpus = (uint32_t)sqlite3_column_int64(q, c++);
+    r->mem_mib = (uint64_t)sqlite3_column_int64(q, c++);
+    r->bound_mib = (uint64_t)sqlite3_column_int64(q, c++);
+    r->peak_mib = (uint64_t)sqlite3_column_int64(q, c++);
+    r->max_attempts = (uint32_t)sqlite3_column_int64(q, c++);
+    r->attempts = (uint32_t)sqlite3_column_int64(q, c++);
+    const unsigned char *st = sqlite3_column_text(q, c++);
+    r->state = st ? carma_job_state_parse((const char *)st) : -1;
+    r->exclusive = sqlite3_column_int(q, c++);
+    r->cancel_requested = sqlite3_column_int(q, c++);
+    r->submit_s = sqlite3_column_double(q, c++);
+    r->start_s = col_time(q, c++);
+    r->end_s = col_time(q, c++);
+    r->exit_code = sqlite3_column_type(q, c) == SQLITE_NULL ? -1 : sqlite3_column_int(q, c);
+    c++;
+    r->signal = sqlite3_column_type(q, c) == SQLITE_NULL ? 0 : sqlite3_column_int(q, c);
+    c++;
+    r->reason = col_dup(q, c++);
+    if (!r->name || !r->user || !r->cwd || !r->argv_json || !r->env_json || r->state < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+int carma_store_job_get(struct carma_store *s, uint64_t id, struct carma_job_rec *r,
+                        struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_JOB_GET];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
+    int rc = sqlite3_step(q);
+    int ret;
+    if (rc == SQLITE_ROW)
+        ret = row_to_rec(q, r) ? carma_err_set(err, -ENOMEM, "store: bad row for job %llu",
+                                                (unsigned long long)id)
+                                : 0;
+    else if (rc == SQLITE_DONE)
+        ret = carma_err_set(err, -ENOENT, "no job %llu", (unsigned long long)id);
+    else
+        ret = db_err(s, rc, "reading a job", err);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_jobs_active(struct carma_store *s, int (*fn)(void *ctx, struct carma_job_rec *r),
+                            void *ctx, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ACTIVE];
+    struct carma_job_rec r = {0};
+    carma_job_rec_clear(&r);
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (row_to_rec(q, &r)) {
+            ret = carma_err_set(err, -ENOMEM, "store: bad job row");
+            break;
+        }
+        if ((ret = fn(ctx, &r)))
+            break;
+    }
+    if (!ret && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        ret = db_err(s, rc, "listing jobs", err);
+    carma_job_rec_clear(&r);
+    sqlite3_reset(q);
+    return ret;
+}
+
+int carma_store_attempt_begin(struct carma_store *s, uint64_t job, uint32_t n,
+                              const char *gpus_json, double start_s, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_BEGIN];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    sqlite3_bind_text(q, 3, gpus_json, -1, SQLITE_STATIC);
+    sqlite3_bind_double(q, 4, start_s);
+    return run(s, ST_ATT_BEGIN, "recording an attempt", err);
+}
+
+int carma_store_attempt_pid(struct carma_store *s, uint64_t job, uint32_t n, pid_t pid,
+                            struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_PID];
+    sqlite3_bind_int64(q, 1, pid);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 3, n);
+    return run(s, ST_ATT_PID, "recording a shepherd", err);
+}
+
+int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, double end_s,
+                            const char *outcome, int exit_code, int sig, uint64_t peak_mib,
+                            struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_END];
+    sqlite3_bind_double(q, 1, end_s);
+    sqlite3_bind_text(q, 2, outcome, -1, SQLITE_STATIC);
+    if (exit_code >= 0)
+        sqlite3_bind_int(q, 3, exit_code);
+    else
+        sqlite3_bind_null(q, 3);
+    if (sig > 0)
+        sqlite3_bind_int(q, 4, sig);
+    else
+        sqlite3_bind_null(q, 4);
+    if (peak_mib)
+        sqlite3_bind_int64(q, 5, (sqlite3_int64)peak_mib);
+    else
+        sqlite3_bind_null(q, 5);
+    sqlite3_bind_int64(q, 6, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 7, n);
+    return run(s, ST_ATT_END, "ending an attempt", err);
+}
+
+int carma_store_attempt_gpus(struct carma_store *s, uint64_t job, uint32_t n, char **out,
+                             struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_GPUS];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    int rc = sqlite3_step(q), ret = 0;
+    *out = NULL;
+    if (rc == SQLITE_ROW) {
+        *out = col_dup(q, 0);
+        if (!*out)
+            ret = -ENOMEM;
+    } else if (rc == SQLITE_DONE) {
+        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n,
+                            (unsigned long long)job);
+    } else {
+        ret = db_err(s, rc, "reading an attempt", err);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+static json_t *time_json(double t)
+{
+    return t >= 0 ? json_real(t) : json_null();
+}
+
+json_t *carma_store_rec_json(const struct carma_job_rec *r)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "id", json_integer((json_int_t)r->id));
+    json_object_set_new(o, "name", json_string(r->name ? r->name : ""));
+    json_object_set_new(o, "user", json_string(r->user ? r->user : ""));
+    json_object_set_new(o, "uid", json_integer(r->uid));
+    json_object_set_new(o, "state", json_string(carma_job_state_name(r->state)));
+    json_object_set_new(o, "attempts", json_integer(r->attempts));
+    json_object_set_new(o, "max_attempts", json_integer(r->max_attempts));
+    json_object_set_new(o, "gpus", json_integer(r->gpus));
+    json_object_set_new(o, "mem_mib", json_integer((json_int_t)r->mem_mib));
+    json_object_set_new(o, "bound_mib", json_integer((json_int_t)r->bound_mib));
+    json_object_set_new(o, "peak_mib", json_integer((json_int_t)r->peak_mib));
+    json_object_set_new(o, "submit_time", json_real(r->submit_s));
+    json_object_set_new(o, "start_time", time_json(r->start_s));
+    json_object_set_new(o, "end_time", time_json(r->end_s));
+    json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
+                                                           : json_null());
+    json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal) : json_null());
+    json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
+    return o;
+}
+
+int carma_store_list_json(struct carma_store *s, int64_t uid, int all, uint32_t limit,
+                          json_t *arr, struct carma_err *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT * FROM (SELECT id,name,uid,gid,user,cwd,argv,env,NULL,batch,gpus,mem_mib,"
+             "bound_mib,peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,"
+             "submit_time,start_time,end_time,exit_code,signal,reason FROM jobs WHERE %s %s "
+             "ORDER BY id DESC LIMIT %u) ORDER BY id",
+             uid >= 0 ? "uid=?1" : "1", all ? "" : "AND state IN ('queued','running')", limit);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "listing jobs", err);
+    if (uid >= 0)
+        sqlite3_bind_int64(q, 1, uid);
+    struct carma_job_rec r = {0};
+    carma_job_rec_clear(&r);
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (row_to_rec(q, &r)) {
+            ret = carma_err_set(err, -ENOMEM, "store: bad job row");
+            break;
+        }
+        json_array_append_new(arr, carma_store_rec_json(&r));
+    }
+    if (!ret && rc != SQLITE_DONE)
+        ret = db_err(s, rc, "listing jobs", err);
+    carma_job_rec_clear(&r);
+    sqlite3_finalize(q);
+    return ret;
+}
+
+int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
+                              struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_LIST];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    json_t *arr = json_array();
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        json_error_t je;
+        const char *g = (const char *)sqlite3_column_text(q, 1);
+        json_t *gpus = g ? json_loads(g, 0, &je) : NULL;
+        json_t *o = json_pack(
+            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)sqlite3_column_int64(q, 0),
+            "gpus", gpus ? gpus : json_array(), "start_time", time_json(col_time(q, 2)),
+            "end_time", time_json(col_time(q, 3)), "outcome",
+            sqlite3_column_type(q, 4) == SQLITE_NULL
+                ? json_null()
+                : json_string((const char *)sqlite3_column_text(q, 4)),
+            "exit_code",
+            sqlite3_column_type(q, 5) == SQLITE_NULL ? json_null()
+                                                     : json_integer(sqlite3_column_int(q, 5)),
+            "signal",
+            sqlite3_column_type(q, 6) == SQLITE_NULL ? json_null()
+                                                     : json_integer(sqlite3_column_int(q, 6)),
+            "peak_mib",
+            sqlite3_column_type(q, 7) == SQLITE_NULL ? json_null()
+                                                     : json_integer(sqlite3_column_int64(q, 7)),
+            "shepherd_pid",
+            sqlite3_column_type(q, 8) == SQLITE_NULL ? json_null()
+                                                     : json_integer(sqlite3_column_int64(q, 8)));
+        if (o)
+            json_array_append_new(arr, o);
+    }
+    int ret = rc == SQLITE_DONE ? 0 : db_err(s, rc, "listing attempts", err);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (ret) {
+        json_decref(arr);
+        return ret;
+    }
+    *out = arr;
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* The job store: SQLite in WAL mode, synchronous=FULL, STRICT tables, a schema
+ * version (PRAGMA user_version) brought forward by migrations on open.
+ *
+ * Every change of a job's state is written inside a transaction the caller opens
+ * with carma_store_begin() and ends with carma_store_commit(); the daemon
+ * acknowledges a request only after its commit returned 0. Functions return 0 or
+ * a negative errno (-ENOSPC for a full disk, -EIO otherwise) with err saying why. */
+#ifndef CARMA_DAEMON_STORE_H
+#define CARMA_DAEMON_STORE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+#define CARMA_STORE_SCHEMA_VERSION 2
+
+struct carma_store;
+
+/* One job row. Strings are owned by the record (carma_job_rec_clear frees them). */
+struct carma_job_rec {
+    uint64_t id;
+    char *name;      /* never NULL once loaded ("" when none) */
+    char *user;
+    char *cwd;
+    char *argv_json; /* JSON array of strings */
+    char *env_json;  /* JSON object, already filtered */
+    char *summary;   /* NULL: none */
+    char *reason;    /* NULL: none; why it ended (error text, classification) */
+    uint32_t uid, gid;
+    uint32_t gpus, max_attempts, attempts, batch;
+    uint64_t mem_mib, bound_mib, peak_mib;
+    int state;       /* enum carma_job_state */
+    int exclusive;
+    int cancel_requested;
+    double submit_s, start_s, end_s; /* < 0: not yet */
+    int exit_code;   /* -1: none */
+    int signal;      /* 0: none */
+};
+
+void carma_job_rec_clear(struct carma_job_rec *r);
+
+/* Opens (creating) the store at path and migrates it. test hook: when the
+ * environment has CARMA_TEST_STORE_MAX_PAGES=N the database may not grow past N
+ * pages (a real SQLITE_FULL, for full-disk tests). */
+int carma_store_open(struct carma_store **out, const char *path, struct carma_err *err);
+void carma_store_close(struct carma_store *st);
+
+/* The schema version found on disk before migration (0 for a new file). */
+int carma_store_version_found(const struct carma_store *st);
+
+int carma_store_begin(struct carma_store *st, struct carma_err *err);
+int carma_store_commit(struct carma_store *st, struct carma_err *err);
+/* Rolls back the open transaction, if any. */
+void carma_store_rollback(struct carma_store *st);
+int carma_store_in_tx(const struct carma_store *st);
+
+/* Inserts a new job (r->id ignored) and sets r->id. */
+int carma_store_job_insert(struct carma_store *st, struct carma_job_rec *r, struct carma_err *err);
+/* Writes the mutable fields of job r->id: state, attempts, bounds, exclusive,
+ * cancel_requested, times, exit, signal, reason. */
+int carma_store_job_update(struct carma_store *st, const struct carma_job_rec *r,
+                           struct carma_err *err);
+/* Loads job id into r (cleared first). -ENOENT when there is none. */
+int carma_store_job_get(struct carma_store *st, uint64_t id, struct carma_job_rec *r,
+                        struct carma_err *err);
+/* Calls fn for every job queued or running, in id order; stops at fn's non-zero. */
+int carma_store_jobs_active(struct carma_store *st,
+                            int (*fn)(void *ctx, struct carma_job_rec *r), void *ctx,
+                            struct carma_err *err);
+
+/* An attempt begins: job, attempt number (1-based), GPU UUIDs as a JSON array. */
+int carma_store_attempt_begin(struct carma_store *st, uint64_t job, uint32_t n,
+                              const char *gpus_json, double start_s, struct carma_err *err);
+int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pid_t pid,
+                            struct carma_err *err);
+int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, double end_s,
+                            const char *outcome, int exit_code, int sig, uint64_t peak_mib,
+                            struct carma_err *err);
+/* The GPU UUIDs JSON of attempt n (malloc'd into *out) or -ENOENT. */
+int carma_store_attempt_gpus(struct carma_store *st, uint64_t job, uint32_t n, char **out,
+                             struct carma_err *err);
+
+/* JSON views for the protocol. A job object has id, name, user, state, attempts,
+ * gpus (count), mem_mib, submit_time, start_time, end_time (null when not yet),
+ * exit_code, signal, reason; `detail` adds argv, cwd, and the attempts array. */
+json_t *carma_store_rec_json(const struct carma_job_rec *r);
+/* Appends jobs to arr: of user uid (or all when uid < 0), only queued/running
+ * unless all. At most `limit` (newest last). */
+int carma_store_list_json(struct carma_store *st, int64_t uid, int all, uint32_t limit,
+                          json_t *arr, struct carma_err *err);
+/* The attempts of a job as a JSON array. */
+int carma_store_attempts_json(struct carma_store *st, uint64_t job, json_t **out,
+                              struct carma_err *err);
+
+#endif

@@ -1,0 +1,457 @@
+#include "proto/proto.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static const char *const op_names[] = {
+    [CARMA_OP_PING] = "ping", [CARMA_OP_SUBMIT] = "submit", [CARMA_OP_LS] = "ls",
+    [CARMA_OP_SHOW] = "show", [CARMA_OP_CANCEL] = "cancel", [CARMA_OP_LOGS] = "logs",
+    [CARMA_OP_GPUS] = "gpus",
+};
+#define NOPS (sizeof op_names / sizeof op_names[0])
+
+const char *carma_op_name(enum carma_op op)
+{
+    return (unsigned)op < NOPS ? op_names[op] : NULL;
+}
+
+/* ---- strict field access ---- */
+
+/* Fails when `obj` has a key outside the NULL-terminated list `allowed`. */
+static int check_keys(const json_t *obj, const char *where, const char *const *allowed,
+                      struct carma_err *err)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        (void)v;
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0)
+                ok = 1;
+        if (!ok)
+            return carma_err_set(err, -EINVAL, "%s: unknown field '%.64s'", where, key);
+    }
+    return 0;
+}
+
+/* Reads an unsigned integer field in [lo, hi]; absent leaves *out as is unless
+ * required. */
+static int get_uint(const json_t *obj, const char *key, const char *where, uint64_t lo,
+                    uint64_t hi, int required, uint64_t *out, struct carma_err *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required)
+            return carma_err_set(err, -EINVAL, "%s: missing field '%s'", where, key);
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return carma_err_set(err, -EINVAL, "%s.%s: not an integer", where, key);
+    json_int_t x = json_integer_value(v);
+    if (x < 0 || (uint64_t)x < lo || (uint64_t)x > hi)
+        return carma_err_set(err, -EINVAL, "%s.%s: %lld out of range [%llu, %llu]", where, key,
+                             (long long)x, (unsigned long long)lo, (unsigned long long)hi);
+    *out = (uint64_t)x;
+    return 0;
+}
+
+/* A string without NUL bytes of at most max bytes. */
+static int get_str(const json_t *obj, const char *key, const char *where, size_t max,
+                   int required, const char **out, struct carma_err *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required)
+            return carma_err_set(err, -EINVAL, "%s: missing field '%s'", where, key);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return carma_err_set(err, -EINVAL, "%s.%s: not a string", where, key);
+    size_t n = json_string_length(v);
+    if (n > max)
+        return carma_err_set(err, -E2BIG, "%s.%s: longer than %zu bytes", where, key, max);
+    const char *s = json_string_value(v);
+    if (strlen(s) != n)
+        return carma_err_set(err, -EINVAL, "%s.%s: contains a NUL byte", where, key);
+    *out = s;
+    return 0;
+}
+
+static int valid_env_name(const char *k)
+{
+    if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
+        return 0;
+    for (const char *p = k + 1; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+              *p == '_'))
+            return 0;
+    return k[0] != 0 && strlen(k) <= 256;
+}
+
+static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
+{
+    static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
+                                       "max_attempts", "summary", "batch", NULL};
+    struct carma_req_job *j = &r->job;
+    if (!json_is_object(job))
+        return carma_err_set(err, -EINVAL, "job: not an object");
+    int rc = check_keys(job, "job", keys, err);
+    if (rc)
+        return rc;
+    const json_t *argv = json_object_get(job, "argv");
+    if (!argv)
+        return carma_err_set(err, -EINVAL, "job: missing field 'argv' (the command to run)");
+    if (!json_is_array(argv))
+        return carma_err_set(err, -EINVAL, "job.argv: not an array");
+    size_t n = json_array_size(argv);
+    if (n == 0)
+        return carma_err_set(err, -EINVAL, "job.argv: empty (a command is required)");
+    if (n > CARMA_PROTO_MAX_ARGV)
+        return carma_err_set(err, -E2BIG, "job.argv: more than %d arguments",
+                             CARMA_PROTO_MAX_ARGV);
+    j->argv = calloc(n + 1, sizeof *j->argv);
+    if (!j->argv)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = json_array_get(argv, i);
+        if (!json_is_string(a))
+            return carma_err_set(err, -EINVAL, "job.argv[%zu]: not a string", i);
+        size_t len = json_string_length(a);
+        if (len > CARMA_PROTO_MAX_ARG)
+            return carma_err_set(err, -E2BIG, "job.argv[%zu]: longer than %d bytes", i,
+                                 CARMA_PROTO_MAX_ARG);
+        const char *s = json_string_value(a);
+        if (strlen(s) != len)
+            return carma_err_set(err, -EINVAL, "job.argv[%zu]: contains a NUL byte", i);
+        if (i == 0 && len == 0)
+            return carma_err_set(err, -EINVAL, "job.argv[0]: empty command");
+        j->argv[i] = s;
+    }
+    j->argc = n;
+    if ((rc = get_str(job, "cwd", "job", CARMA_PROTO_MAX_PATH, 1, &j->cwd, err)))
+        return rc;
+    if (j->cwd[0] != '/')
+        return carma_err_set(err, -EINVAL, "job.cwd: not an absolute path");
+    if ((rc = get_str(job, "name", "job", CARMA_PROTO_MAX_NAME, 0, &j->name, err)))
+        return rc;
+    if ((rc = get_str(job, "summary", "job", CARMA_PROTO_MAX_SUMMARY, 0, &j->summary, err)))
+        return rc;
+    uint64_t x = 1;
+    if ((rc = get_uint(job, "gpus", "job", 1, CARMA_PROTO_MAX_GPUS, 0, &x, err)))
+        return rc;
+    j->gpus = (uint32_t)x;
+    x = 0;
+    if ((rc = get_uint(job, "mem_mib", "job", 0, UINT64_C(1) << 30, 0, &x, err)))
+        return rc;
+    j->mem_mib = x;
+    x = 0;
+    if ((rc = get_uint(job, "max_attempts", "job", 0, CARMA_PROTO_MAX_ATTEMPTS, 0, &x, err)))
+        return rc;
+    j->max_attempts = (uint32_t)x;
+    x = 0;
+    if ((rc = get_uint(job, "batch", "job", 0, UINT32_MAX, 0, &x, err)))
+        return rc;
+    j->batch = (uint32_t)x;
+    const json_t *env = json_object_get(job, "env");
+    if (env) {
+        if (!json_is_object(env))
+            return carma_err_set(err, -EINVAL, "job.env: not an object");
+        size_t ne = json_object_size(env);
+        if (ne > CARMA_PROTO_MAX_ENV)
+            return carma_err_set(err, -E2BIG, "job.env: more than %d entries",
+                                 CARMA_PROTO_MAX_ENV);
+        j->env_key = calloc(ne + 1, sizeof *j->env_key);
+        j->env_val = calloc(ne + 1, sizeof *j->env_val);
+        if (!j->env_key || !j->env_val)
+            return carma_err_set(err, -ENOMEM, "out of memory");
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)env, k, v) {
+            if (!valid_env_name(k))
+                return carma_err_set(err, -EINVAL, "job.env: invalid variable name '%.64s'", k);
+            if (!json_is_string(v))
+                return carma_err_set(err, -EINVAL, "job.env.%.64s: not a string", k);
+            size_t len = json_string_length(v);
+            if (len > CARMA_PROTO_MAX_ENV_BYTES || strlen(json_string_value(v)) != len)
+                return carma_err_set(err, -EINVAL, "job.env.%.64s: too long or holds a NUL", k);
+            j->env_key[j->nenv] = k;
+            j->env_val[j->nenv] = json_string_value(v);
+            j->nenv++;
+        }
+    }
+    return 0;
+}
+
+void carma_req_free(struct carma_req *req)
+{
+    if (!req)
+        return;
+    free(req->job.argv);
+    free(req->job.env_key);
+    free(req->job.env_val);
+    free(req->ids);
+    if (req->root)
+        json_decref(req->root);
+    memset(req, 0, sizeof *req);
+}
+
+int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct carma_err *err)
+{
+    memset(req, 0, sizeof *req);
+    if (len > CARMA_PROTO_MAX_LINE)
+        return carma_err_set(err, -E2BIG, "request longer than %u bytes", CARMA_PROTO_MAX_LINE);
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return carma_err_set(err, -EINVAL, "malformed JSON at column %d: %s", je.column, je.text);
+    req->root = root;
+    int rc;
+    if (!json_is_object(root)) {
+        rc = carma_err_set(err, -EINVAL, "request: not a JSON object");
+        goto fail;
+    }
+    uint64_t v = 0;
+    if ((rc = get_uint(root, "v", "request", CARMA_PROTO_VERSION, CARMA_PROTO_VERSION, 1, &v,
+                       err)))
+        goto fail;
+    const char *op = NULL;
+    if ((rc = get_str(root, "op", "request", 32, 1, &op, err)))
+        goto fail;
+    size_t oi;
+    for (oi = 0; oi < NOPS; oi++)
+        if (strcmp(op_names[oi], op) == 0)
+            break;
+    if (oi == NOPS) {
+        rc = carma_err_set(err, -EINVAL, "request.op: unknown operation '%.32s'", op);
+        goto fail;
+    }
+    req->op = (enum carma_op)oi;
+    switch (req->op) {
+    case CARMA_OP_PING:
+    case CARMA_OP_GPUS: {
+        static const char *const k[] = {"v", "op", NULL};
+        rc = check_keys(root, "request", k, err);
+        break;
+    }
+    case CARMA_OP_LS: {
+        static const char *const k[] = {"v", "op", "all", NULL};
+        if ((rc = check_keys(root, "request", k, err)))
+            break;
+        const json_t *a = json_object_get(root, "all");
+        if (a && !json_is_boolean(a))
+            rc = carma_err_set(err, -EINVAL, "request.all: not a boolean");
+        req->all = a && json_is_true(a);
+        break;
+    }
+    case CARMA_OP_SHOW:
+    case CARMA_OP_LOGS: {
+        static const char *const k[] = {"v", "op", "id", NULL};
+        if ((rc = check_keys(root, "request", k, err)))
+            break;
+        rc = get_uint(root, "id", "request", 1, INT64_MAX, 1, &req->id, err);
+        break;
+    }
+    case CARMA_OP_CANCEL: {
+        static const char *const k[] = {"v", "op", "ids", NULL};
+        if ((rc = check_keys(root, "request", k, err)))
+            break;
+        const json_t *ids = json_object_get(root, "ids");
+        if (!ids || !json_is_array(ids) || json_array_size(ids) == 0) {
+            rc = carma_err_set(err, -EINVAL, "request.ids: a non-empty array of job ids needed");
+            break;
+        }
+        size_t n = json_array_size(ids);
+        if (n > CARMA_PROTO_MAX_IDS) {
+            rc = carma_err_set(err, -E2BIG, "request.ids: more than %d ids", CARMA_PROTO_MAX_IDS);
+            break;
+        }
+        req->ids = calloc(n, sizeof *req->ids);
+        if (!req->ids) {
+            rc = carma_err_set(err, -ENOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const json_t *x = json_array_get(ids, i);
+            if (!json_is_integer(x) || json_integer_value(x) < 1) {
+                rc = carma_err_set(err, -EINVAL, "request.ids[%zu]: not a job id", i);
+                break;
+            }
+            req->ids[i] = (uint64_t)json_integer_value(x);
+        }
+        req->nids = n;
+        break;
+    }
+    case CARMA_OP_SUBMIT: {
+        static const char *const k[] = {"v", "op", "job", NULL};
+        if ((rc = check_keys(root, "request", k, err)))
+            break;
+        const json_t *job = json_object_get(root, "job");
+        if (!job) {
+            rc = carma_err_set(err, -EINVAL, "request: missing field 'job'");
+            break;
+        }
+        rc = parse_job(req, job, err);
+        break;
+    }
+    }
+    if (rc == 0)
+        return 0;
+fail:
+    carma_req_free(req);
+    return rc;
+}
+
+/* ---- responses ---- */
+
+json_t *carma_resp_ok(void)
+{
+    return json_pack("{s:b}", "ok", 1);
+}
+
+json_t *carma_resp_error(const char *code, const char *fmt, ...)
+{
+    char msg[CARMA_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return json_pack("{s:b,s:s,s:s}", "ok", 0, "error", code, "message", msg);
+}
+
+int carma_proto_dump(const json_t *msg, char **out, size_t *len)
+{
+    char *s = json_dumps(msg, JSON_COMPACT);
+    if (!s)
+        return -ENOMEM;
+    size_t n = strlen(s);
+    if (n >= CARMA_PROTO_MAX_LINE) {
+        free(s);
+        return -E2BIG;
+    }
+    char *b = realloc(s, n + 2);
+    if (!b) {
+        free(s);
+        return -ENOMEM;
+    }
+    b[n] = '\n';
+    b[n + 1] = 0;
+    *out = b;
+    *len = n + 1;
+    return 0;
+}
+
+/* ---- client ---- */
+
+int carma_proto_default_socket(char *buf, size_t cap)
+{
+    const char *e = getenv("CARMA_SOCKET");
+    int n;
+    if (e && *e)
+        n = snprintf(buf, cap, "%s", e);
+    else if (geteuid() == 0)
+        n = snprintf(buf, cap, "/run/carma/carmad.sock");
+    else if ((e = getenv("XDG_RUNTIME_DIR")) && *e == '/')
+        n = snprintf(buf, cap, "%s/carma/carmad.sock", e);
+    else
+        n = snprintf(buf, cap, "/tmp/carma-%u/carmad.sock", (unsigned)geteuid());
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int carma_client_connect(const char *path, struct carma_err *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path)
+        return carma_err_set(err, -ENAMETOOLONG, "%s: socket path too long", path);
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return carma_err_set(err, -errno, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = errno;
+        close(fd);
+        return carma_err_set(err, -e, "%s: cannot reach carmad: %s", path, strerror(e));
+    }
+    return fd;
+}
+
+int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err *err)
+{
+    char *line;
+    size_t len;
+    int rc = carma_proto_dump(req, &line, &len);
+    if (rc)
+        return carma_err_set(err, rc, "request too large");
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            int e = errno;
+            free(line);
+            return carma_err_set(err, -e, "sending to carmad: %s", strerror(e));
+        }
+        off += (size_t)w;
+    }
+    free(line);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    for (;;) {
+        if (n == cap) {
+            if (cap >= CARMA_PROTO_MAX_LINE * 2u) {
+                free(buf);
+                return carma_err_set(err, -E2BIG, "response from carmad too long");
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                return carma_err_set(err, -ENOMEM, "out of memory");
+            }
+            buf = nb;
+        }
+        ssize_t r = recv(fd, buf + n, cap - n, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : ECONNRESET;
+            free(buf);
+            return carma_err_set(err, -e, "carmad closed the connection before answering");
+        }
+        char *nl = memchr(buf + n, '\n', (size_t)r);
+        n += (size_t)r;
+        if (nl) {
+            json_error_t je;
+            *resp = json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, &je);
+            free(buf);
+            if (!*resp || !json_is_object(*resp)) {
+                if (*resp)
+                    json_decref(*resp);
+                return carma_err_set(err, -EPROTO, "malformed response from carmad: %s", je.text);
+            }
+            return 0;
+        }
+    }
+}
+
+int carma_client_request(const char *path, const json_t *req, json_t **resp,
+                         struct carma_err *err)
+{
+    int fd = carma_client_connect(path, err);
+    if (fd < 0)
+        return fd;
+    int rc = carma_client_call(fd, req, resp, err);
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,111 @@
+/* The carmad protocol: JSON lines over a UNIX stream socket (DESIGN.md §6).
+ *
+ * A client writes one request object per line and reads one response object per
+ * line. Requests are parsed strictly: bounded in size, every key known, every value
+ * of the expected type and range; anything else is refused with a clear message.
+ *
+ *   {"v":1,"op":"submit","job":{"argv":["python","train.py"],"cwd":"/home/u",
+ *        "env":{"K":"V"},"name":"n","gpus":1,"mem_mib":4096,"max_attempts":3,
+ *        "summary":"...","batch":32}}
+ *   {"v":1,"op":"ls","all":false}        {"v":1,"op":"show","id":7}
+ *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
+ *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
+ *
+ * Responses: {"ok":true,...} or {"ok":false,"error":"CODE","message":"..."}. */
+#ifndef CARMA_PROTO_PROTO_H
+#define CARMA_PROTO_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+#define CARMA_PROTO_VERSION 1
+#define CARMA_PROTO_MAX_LINE (1u << 20)   /* one request or response line, bytes */
+#define CARMA_PROTO_MAX_ARGV 1024         /* arguments of a job */
+#define CARMA_PROTO_MAX_ARG 8192          /* bytes of one argument */
+#define CARMA_PROTO_MAX_ENV 512           /* environment entries */
+#define CARMA_PROTO_MAX_ENV_BYTES 32768   /* bytes of one entry's value */
+#define CARMA_PROTO_MAX_NAME 128          /* job name */
+#define CARMA_PROTO_MAX_PATH 4096         /* cwd */
+#define CARMA_PROTO_MAX_SUMMARY (512u << 10) /* model summary text */
+#define CARMA_PROTO_MAX_IDS 4096          /* ids in one cancel */
+#define CARMA_PROTO_MAX_GPUS 64
+#define CARMA_PROTO_MAX_ATTEMPTS 100
+
+enum carma_op {
+    CARMA_OP_PING,
+    CARMA_OP_SUBMIT,
+    CARMA_OP_LS,
+    CARMA_OP_SHOW,
+    CARMA_OP_CANCEL,
+    CARMA_OP_LOGS,
+    CARMA_OP_GPUS,
+};
+
+/* A job as submitted. Strings point into the request's JSON (valid until
+ * carma_req_free); the arrays are owned by the request. */
+struct carma_req_job {
+    const char **argv;  /* argc entries + NULL */
+    size_t argc;
+    const char **env_key, **env_val; /* nenv entries each */
+    size_t nenv;
+    const char *cwd;    /* absolute */
+    const char *name;   /* NULL: none */
+    const char *summary;/* NULL: none */
+    uint32_t gpus;      /* 1..CARMA_PROTO_MAX_GPUS */
+    uint64_t mem_mib;   /* 0: not declared */
+    uint32_t max_attempts; /* 0: daemon default */
+    uint32_t batch;     /* 0: none */
+};
+
+struct carma_req {
+    enum carma_op op;
+    json_t *root;       /* owned */
+    struct carma_req_job job; /* SUBMIT */
+    uint64_t id;        /* SHOW, LOGS */
+    uint64_t *ids;      /* CANCEL, owned */
+    size_t nids;
+    int all;            /* LS */
+};
+
+/* Parses one request line of `len` bytes (no newline needed). Returns 0 and fills
+ * req, or a negative errno with err naming the problem ("job.argv[2]: not a
+ * string"). On error req needs no free. */
+int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct carma_err *err);
+void carma_req_free(struct carma_req *req);
+
+/* Name of an op ("submit"), or NULL. */
+const char *carma_op_name(enum carma_op op);
+
+/* A response {"ok":false,"error":code,"message":msg}; new reference. */
+json_t *carma_resp_error(const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A response {"ok":true}; new reference, add fields to it. */
+json_t *carma_resp_ok(void);
+
+/* Serialises `msg` compactly followed by '\n' into a malloc'd buffer (*out, *len).
+ * Returns 0 or -ENOMEM / -E2BIG (longer than CARMA_PROTO_MAX_LINE). */
+int carma_proto_dump(const json_t *msg, char **out, size_t *len);
+
+/* ---- client side ---- */
+
+/* The socket path a client uses when none is given: $CARMA_SOCKET, else
+ * /run/carma/carmad.sock for root, else $XDG_RUNTIME_DIR/carma/carmad.sock, else
+ * /tmp/carma-UID/carmad.sock. Returns 0 or -ENAMETOOLONG. */
+int carma_proto_default_socket(char *buf, size_t cap);
+
+/* Connects to the daemon's socket. Returns the fd or a negative errno (err set). */
+int carma_client_connect(const char *path, struct carma_err *err);
+
+/* Sends `req` (not consumed) and waits for the response line; *resp is a new
+ * reference. Returns 0, or a negative errno with err set (connection, parse). */
+int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err *err);
+
+/* Convenience: connect, call, close. */
+int carma_client_request(const char *path, const json_t *req, json_t **resp,
+                         struct carma_err *err);
+
+#endif
