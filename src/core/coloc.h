@@ -23,7 +23,18 @@
 float carma_coloc_busy(float smact);
 
 /* Progress rate (1 = as fast as alone) of every job on a GPU holding n jobs whose
- * solo SMACT sum to sum_smact and busy fractions to sum_busy. */
-float carma_coloc_rate(enum carma_sharing sharing, uint32_t n, float sum_smact, float sum_busy);
+ * solo SMACT sum to sum_smact and busy fractions to sum_busy. Inline: the scheduler
+ * evaluates it for every candidate GPU. */
+static inline float carma_coloc_rate(enum carma_sharing sharing, uint32_t n, float sum_smact,
+                                     float sum_busy)
+{
+    if (n <= 1)
+        return 1.0f;
+    if (sharing == CARMA_SHARING_MPS) {
+        float share = sum_smact > 1.0f ? 1.0f / sum_smact : 1.0f;
+        return share / (1.0f + CARMA_COLOC_MPS_ALPHA * (float)(n - 1));
+    }
+    return sum_busy > 1.0f ? 1.0f / sum_busy : 1.0f;
+}
 
 #endif

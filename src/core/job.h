@@ -44,16 +44,23 @@ struct carma_job {
                              peak seen before an OOM); 0 = unknown -> exclusive */
     uint64_t peak_mib;    /* highest per-GPU memory observed over all attempts */
     uint64_t held_mib;    /* memory committed on each of its GPUs while running */
-    float smact, smocc, drama; /* solo activity estimate 0..1; < 0 unknown */
+    float smact, smocc, drama; /* solo activity estimate 0..1; < 0 unknown; set before
+                                  submit */
+    float busy;           /* time-slicing busy fraction from smact, set at submit */
     uint16_t gpus;        /* GPUs needed, 1..CARMA_JOB_MAX_GPUS */
     uint16_t nplaced;     /* GPUs held now (0 unless running) */
-    uint16_t gpu[CARMA_JOB_MAX_GPUS]; /* indices into the GPU view */
+    uint16_t gpu[CARMA_JOB_MAX_GPUS]; /* running: its GPUs (indices into the GPU view);
+                                         queued (auto): the scan_fit GPUs it could use at
+                                         its last scan */
     uint16_t attempts;    /* launches so far */
     uint16_t max_attempts;/* 0 = no limit */
     uint8_t state;        /* enum carma_job_state */
     uint8_t queue;        /* enum carma_queue_id */
     uint8_t exclusive;    /* may only go to idle GPUs */
     uint32_t prev, next;  /* queue links, CARMA_NONE at the ends */
+    uint64_t scan_epoch;  /* auto: it did not fit as of this epoch (0 = never scanned) */
+    uint16_t scan_fit;    /* auto: GPUs it could use at that scan (< gpus, listed in gpu[]);
+                             bit 15: that scan honoured reservations */
 };
 
 const char *carma_job_state_name(enum carma_job_state s);

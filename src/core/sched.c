@@ -7,6 +7,11 @@
 
 #include "core/coloc.h"
 
+/* Epochs of GPU changes remembered; a job scanned longer ago is scanned in full. */
+#define SCHED_CHANGELOG 4096u
+
+static void gpu_refresh(struct carma_sched *s, uint32_t gi);
+
 void carma_sched_params_default(struct carma_sched_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -91,13 +96,22 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
         carma_sched_params_default(&s->p);
     queue_init(&s->main);
     queue_init(&s->recovery);
+    s->epoch = SCHED_CHANGELOG; /* jobs start at scan_epoch 0: a full scan first */
+    s->holder = CARMA_NONE;
     s->scratch = calloc(ngpus, sizeof *s->scratch);
     s->reserved = calloc(ngpus, sizeof *s->reserved);
     s->avail = calloc(ngpus, sizeof *s->avail);
-    if (!s->scratch || !s->reserved || !s->avail) {
+    s->tput = calloc(ngpus, sizeof *s->tput);
+    s->is_idle = calloc(ngpus, sizeof *s->is_idle);
+    s->changelog = calloc(SCHED_CHANGELOG, sizeof *s->changelog);
+    s->seen = calloc(ngpus, sizeof *s->seen);
+    if (!s->scratch || !s->reserved || !s->avail || !s->tput || !s->is_idle || !s->changelog ||
+        !s->seen) {
         carma_sched_free(s);
         return -ENOMEM;
     }
+    for (size_t gi = 0; gi < ngpus; gi++)
+        gpu_refresh(s, (uint32_t)gi);
     return 0;
 }
 
@@ -106,13 +120,22 @@ void carma_sched_free(struct carma_sched *s)
     free(s->scratch);
     free(s->reserved);
     free(s->avail);
+    free(s->tput);
+    free(s->is_idle);
+    free(s->changelog);
+    free(s->seen);
+    s->seen = NULL;
     s->scratch = NULL;
     s->reserved = NULL;
     s->avail = NULL;
+    s->tput = NULL;
+    s->is_idle = NULL;
+    s->changelog = NULL;
 }
 
 void carma_sched_submit(struct carma_sched *s, uint32_t j, double now)
 {
+    s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
     queue_push(s, CARMA_QUEUE_MAIN, j, now);
 }
 
@@ -140,7 +163,7 @@ static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint1
     struct carma_job *j = &s->jobs[ji];
     queue_remove(s, ji);
     j->held_mib = job_hold_mib(j);
-    float busy = carma_coloc_busy(j->smact);
+    float busy = j->busy;
     float sm = j->smact < 0 ? 1.0f : j->smact;
     for (uint16_t k = 0; k < n; k++) {
         struct carma_gpu *g = &s->gpus[gpu[k]];
@@ -150,6 +173,7 @@ static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint1
         g->prof_smact += sm;
         g->prof_busy += busy;
         j->gpu[k] = (uint16_t)gpu[k];
+        carma_sched_gpu_changed(s, gpu[k]);
     }
     j->nplaced = n;
     j->attempts++;
@@ -160,7 +184,7 @@ static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint1
 
 static void release(struct carma_sched *s, struct carma_job *j)
 {
-    float busy = carma_coloc_busy(j->smact);
+    float busy = j->busy;
     float sm = j->smact < 0 ? 1.0f : j->smact;
     for (uint16_t k = 0; k < j->nplaced; k++) {
         struct carma_gpu *g = &s->gpus[j->gpu[k]];
@@ -173,6 +197,7 @@ static void release(struct carma_sched *s, struct carma_job *j)
             g->prof_smact -= sm;
             g->prof_busy -= busy;
         }
+        carma_sched_gpu_changed(s, j->gpu[k]);
     }
     j->nplaced = 0;
     j->held_mib = 0;
@@ -334,111 +359,184 @@ static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gp
            (int64_t)s->p.margin_mib;
 }
 
-/* Predicted change of the GPU's aggregate throughput if job j joins it. */
-static float auto_gain(const struct carma_gpu *g, float sm, float busy)
+/* Recomputes the cached facts of GPU gi after a change. */
+static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
-    uint32_t n = g->njobs;
-    if (n == 0)
+    const struct carma_gpu *g = &s->gpus[gi];
+    s->avail[gi] = auto_avail_mib(s, g);
+    s->tput[gi] = g->njobs ? (float)g->njobs * carma_coloc_rate(g->sharing, g->njobs,
+                                                                g->prof_smact, g->prof_busy)
+                           : 0.0f;
+    uint8_t idle = !g->drained && carma_gpu_idle(g);
+    s->idle += idle;
+    s->idle -= s->is_idle[gi];
+    s->is_idle[gi] = idle;
+}
+
+void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
+{
+    gpu_refresh(s, gi);
+    s->epoch++;
+    s->changelog[s->epoch % SCHED_CHANGELOG] = gi;
+}
+
+/* Predicted gain of the GPU's aggregate throughput if a job (sm, busy) joins it, or a
+ * negative value when it may not join at all. */
+static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
+                       float sm, float busy, int honour)
+{
+    const struct carma_gpu *g = &s->gpus[gi];
+    if (g->drained || (honour && s->reserved[gi]) || s->avail[gi] < (int64_t)need)
+        return -1.0f;
+    if (s->is_idle[gi])
         return 1.0f;
-    float before = (float)n * carma_coloc_rate(g->sharing, n, g->prof_smact, g->prof_busy);
-    float after = (float)(n + 1) *
-                  carma_coloc_rate(g->sharing, n + 1, g->prof_smact + sm, g->prof_busy + busy);
-    return after - before;
+    if (only_idle || g->njobs >= s->p.max_jobs_per_gpu)
+        return -1.0f;
+    uint32_t n = g->njobs + 1;
+    float after =
+        (float)n * carma_coloc_rate(g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
+    float gain = after - s->tput[gi];
+    return gain > s->p.min_gain ? gain : -1.0f;
 }
 
-/* Picks j->gpus GPUs for job j into c; returns 1 when it fits. `score` receives each
- * candidate's gain (scratch float array of ngpus). Best gain first, then the tightest
- * memory fit (keeps large holes for large jobs), then index. */
-static int auto_choose(struct carma_sched *s, const struct carma_job *j, uint32_t *c)
+/* Offers GPU gi to the top-k list c/cg (k = want), ordered by gain descending, then the
+ * tightest memory fit (keeps large holes for large jobs), then index. */
+static void auto_offer(const struct carma_sched *s, uint32_t gi, float gain, uint32_t *c,
+                       float *cg, size_t *n, size_t want)
 {
-    uint64_t need = job_hold_mib(j);
-    int only_idle = j->exclusive || need == 0;
-    float sm = j->smact < 0 ? 1.0f : j->smact;
-    float busy = carma_coloc_busy(j->smact);
-    size_t n = 0;
-    for (size_t gi = 0; gi < s->ngpus; gi++) {
-        const struct carma_gpu *g = &s->gpus[gi];
-        if (g->drained || s->reserved[gi])
-            continue;
-        int idle = carma_gpu_idle(g);
-        if (only_idle && !idle)
-            continue;
-        if (!idle && g->njobs >= s->p.max_jobs_per_gpu)
-            continue;
-        int64_t avail = s->avail[gi];
-        if (avail < (int64_t)need)
-            continue;
-        float gain = auto_gain(g, sm, busy);
-        if (!idle && gain <= s->p.min_gain)
-            continue;
-        /* Insert into the top-k list (k = gpus) ordered by (gain desc, avail asc). */
-        size_t k = n < j->gpus ? n : j->gpus;
-        size_t pos = k;
-        while (pos > 0) {
-            uint32_t o = c[pos - 1];
-            float og = auto_gain(&s->gpus[o], sm, busy);
-            int better = gain > og || (gain == og && avail < s->avail[o]);
-            if (!better)
-                break;
-            pos--;
-        }
-        if (pos < j->gpus) {
-            size_t last = k < j->gpus ? k : (size_t)j->gpus - 1;
-            memmove(&c[pos + 1], &c[pos], (last - pos) * sizeof *c);
-            c[pos] = (uint32_t)gi;
-            if (n < j->gpus)
-                n++;
-        }
+    size_t pos = *n;
+    while (pos > 0) {
+        uint32_t o = c[pos - 1];
+        int better = gain > cg[pos - 1] ||
+                     (gain == cg[pos - 1] &&
+                      (s->avail[gi] < s->avail[o] || (s->avail[gi] == s->avail[o] && gi < o)));
+        if (!better)
+            break;
+        pos--;
     }
-    return n >= j->gpus;
+    if (pos >= want)
+        return;
+    size_t last = *n < want ? *n : want - 1;
+    memmove(&c[pos + 1], &c[pos], (last - pos) * sizeof *c);
+    memmove(&cg[pos + 1], &cg[pos], (last - pos) * sizeof *cg);
+    c[pos] = gi;
+    cg[pos] = gain;
+    if (*n < want)
+        (*n)++;
 }
 
-/* Holds back, for the first job that cannot start, the GPUs closest to fitting it,
- * so that later (backfilled) jobs cannot starve it. */
+/* Offers GPU gi to job j's scan once per scan; remembers it in `fit` when usable. */
+struct auto_scan {
+    uint64_t need;
+    int only_idle, honour;
+    float sm, busy;
+    size_t want, n, nfit;
+    float cg[CARMA_JOB_MAX_GPUS];
+    uint16_t fit[CARMA_JOB_MAX_GPUS];
+};
+
+static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *a, uint32_t *c)
+{
+    if (s->seen[gi] == s->stamp)
+        return;
+    s->seen[gi] = s->stamp;
+    float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->honour);
+    if (gain < 0)
+        return;
+    if (a->nfit < CARMA_JOB_MAX_GPUS)
+        a->fit[a->nfit++] = (uint16_t)gi;
+    auto_offer(s, gi, gain, c, a->cg, &a->n, a->want);
+}
+
+/* Picks j->gpus GPUs for job j into c; returns 1 when it fits. A job that did not fit
+ * at its last scan is re-examined only on the GPUs it could use then and the GPUs
+ * changed since: nothing else can have become usable. */
+static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, int honour)
+{
+    struct auto_scan a;
+    a.need = job_hold_mib(j);
+    a.only_idle = j->exclusive || a.need == 0;
+    if (a.only_idle && s->idle < j->gpus)
+        return 0;
+    /* Reservations only bind jobs behind the blocked one; a job scanned under other
+     * rules than last time is scanned in full. */
+    int recent = j->scan_epoch && s->epoch - j->scan_epoch < SCHED_CHANGELOG &&
+                 (j->scan_fit & 0x8000u) == (honour ? 0x8000u : 0);
+    uint16_t fit_before = j->scan_fit & 0x7fffu;
+    if (recent && (uint64_t)fit_before + (s->epoch - j->scan_epoch) < j->gpus)
+        return 0;
+    a.honour = honour;
+    a.sm = j->smact < 0 ? 1.0f : j->smact;
+    a.busy = j->busy;
+    a.want = j->gpus;
+    a.n = a.nfit = 0;
+    if (++s->stamp == 0) { /* wrapped: forget every mark */
+        memset(s->seen, 0, s->ngpus * sizeof *s->seen);
+        s->stamp = 1;
+    }
+    if (recent) {
+        for (uint16_t k = 0; k < fit_before; k++)
+            auto_consider(s, j->gpu[k], &a, c);
+        for (uint64_t e = j->scan_epoch + 1; e <= s->epoch; e++)
+            auto_consider(s, s->changelog[e % SCHED_CHANGELOG], &a, c);
+    } else {
+        for (size_t gi = 0; gi < s->ngpus; gi++)
+            auto_consider(s, (uint32_t)gi, &a, c);
+    }
+    if (a.n >= j->gpus)
+        return 1;
+    j->scan_epoch = s->epoch;
+    j->scan_fit = (uint16_t)(a.nfit | (honour ? 0x8000u : 0));
+    memcpy(j->gpu, a.fit, a.nfit * sizeof *a.fit);
+    return 0;
+}
+
+/* Holds back, for the first job that cannot start, the GPUs closest to fitting it
+ * (most memory not committed to carma jobs), so that backfilled jobs cannot starve it. */
 static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 {
-    uint32_t *c = s->scratch;
-    size_t n = 0;
-    for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++) {
-        (void)gi;
-        /* Select the j->gpus GPUs with the most potential memory, by repeated max. */
-        int64_t best = INT64_MIN;
-        uint32_t bi = CARMA_NONE;
-        for (size_t k = 0; k < s->ngpus; k++) {
-            if (s->gpus[k].drained || s->reserved[k])
-                continue;
-            int64_t pot = (int64_t)s->gpus[k].mem_total_mib - (int64_t)s->gpus[k].committed_mib;
-            if (pot > best) {
-                best = pot;
-                bi = (uint32_t)k;
-            }
-        }
-        if (bi == CARMA_NONE)
-            break;
-        s->reserved[bi] = 1;
-        c[n++] = bi;
+    uint32_t best[CARMA_JOB_MAX_GPUS];
+    int64_t pot[CARMA_JOB_MAX_GPUS];
+    size_t n = 0, want = j->gpus;
+    for (size_t gi = 0; gi < s->ngpus; gi++) {
+        const struct carma_gpu *g = &s->gpus[gi];
+        if (g->drained)
+            continue;
+        int64_t p = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib;
+        size_t pos = n;
+        while (pos > 0 && p > pot[pos - 1])
+            pos--;
+        if (pos >= want)
+            continue;
+        size_t last = n < want ? n : want - 1;
+        memmove(&best[pos + 1], &best[pos], (last - pos) * sizeof *best);
+        memmove(&pot[pos + 1], &pot[pos], (last - pos) * sizeof *pot);
+        best[pos] = (uint32_t)gi;
+        pot[pos] = p;
+        if (n < want)
+            n++;
     }
+    for (size_t k = 0; k < n; k++)
+        s->reserved[best[k]] = 1;
+}
+
+/* Releases the reserved GPUs; they count as changed for waiting jobs. */
+static void auto_unreserve(struct carma_sched *s)
+{
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        if (s->reserved[gi]) {
+            s->reserved[gi] = 0;
+            carma_sched_gpu_changed(s, (uint32_t)gi);
+        }
+    s->holder = CARMA_NONE;
 }
 
 static size_t step_auto(struct carma_sched *s, double now, struct carma_placement *out,
                         size_t cap)
 {
     size_t placed = 0;
-    int64_t max_avail = INT64_MIN;
-    uint32_t idle = 0;
-    for (size_t gi = 0; gi < s->ngpus; gi++) {
-        const struct carma_gpu *g = &s->gpus[gi];
-        s->reserved[gi] = 0;
-        s->avail[gi] = auto_avail_mib(s, g);
-        if (g->drained)
-            continue;
-        if (s->avail[gi] > max_avail)
-            max_avail = s->avail[gi];
-        idle += carma_gpu_idle(g);
-    }
     int blocked = 0;
     uint32_t looked_after_block = 0;
-    uint64_t fail_need = UINT64_MAX; /* a 1-GPU job this large found no memory */
     struct carma_queue *queues[2] = {&s->recovery, &s->main};
     for (int qi = 0; qi < 2 && placed < cap; qi++) {
         uint32_t ji = queues[qi]->head;
@@ -447,46 +545,23 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
             uint32_t next = j->next;
             if (blocked && ++looked_after_block > s->p.backfill_depth)
                 return placed;
-            uint64_t need = job_hold_mib(j);
-            int only_idle = j->exclusive || need == 0;
-            int hopeless = only_idle ? idle < j->gpus
-                                     : (int64_t)need > max_avail ||
-                                           (j->gpus == 1 && need >= fail_need);
-            if (!hopeless && auto_choose(s, j, s->scratch)) {
+            if (auto_choose(s, j, s->scratch, blocked)) {
                 place(s, ji, s->scratch, j->gpus, now);
                 out[placed++].job = ji;
-                max_avail = INT64_MIN;
-                idle = 0;
-                for (uint16_t k = 0; k < j->gpus; k++)
-                    s->avail[j->gpu[k]] = auto_avail_mib(s, &s->gpus[j->gpu[k]]);
-                for (size_t gi = 0; gi < s->ngpus; gi++) {
-                    if (s->gpus[gi].drained || s->reserved[gi])
-                        continue;
-                    if (s->avail[gi] > max_avail)
-                        max_avail = s->avail[gi];
-                    idle += carma_gpu_idle(&s->gpus[gi]);
-                }
-            } else {
-                if (!only_idle && j->gpus == 1 && need < fail_need)
-                    fail_need = need;
-                if (!blocked) {
-                    blocked = 1;
+            } else if (!blocked) {
+                /* The first job that cannot start keeps (or gets) its reservation. */
+                blocked = 1;
+                if (s->holder != ji) {
+                    auto_unreserve(s);
                     auto_reserve(s, j);
-                    max_avail = INT64_MIN;
-                    idle = 0;
-                    for (size_t gi = 0; gi < s->ngpus; gi++) {
-                        if (s->gpus[gi].drained || s->reserved[gi])
-                            continue;
-                        if (s->avail[gi] > max_avail)
-                            max_avail = s->avail[gi];
-                        idle += carma_gpu_idle(&s->gpus[gi]);
-                    }
-                    fail_need = UINT64_MAX;
+                    s->holder = ji;
                 }
             }
             ji = next;
         }
     }
+    if (!blocked && s->holder != CARMA_NONE)
+        auto_unreserve(s);
     return placed;
 }
 

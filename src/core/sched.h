@@ -49,6 +49,14 @@ struct carma_sched {
     uint32_t *scratch;      /* ngpus entries, owned */
     uint8_t *reserved;      /* ngpus flags: held for a blocked job (auto), owned */
     int64_t *avail;         /* ngpus: memory a new job may take (auto), owned */
+    float *tput;            /* ngpus: predicted aggregate throughput now (auto), owned */
+    uint32_t *changelog;    /* ring: GPU changed at each epoch (auto), owned */
+    uint64_t epoch;         /* count of GPU changes */
+    uint32_t idle;          /* GPUs idle and not drained */
+    uint8_t *is_idle;       /* ngpus: cached idleness behind `idle` */
+    uint32_t *seen;         /* ngpus: stamp of the last scan that offered the GPU, owned */
+    uint32_t stamp;
+    uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */
     uint64_t placements;    /* counters */
 };
 
@@ -80,6 +88,11 @@ size_t carma_sched_step(struct carma_sched *s, double now, struct carma_placemen
  * Returns 1 when the job was re-queued, 0 when it reached a final state. */
 int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome outcome,
                        uint64_t peak_mib, double now);
+
+/* Tells the scheduler that the caller changed GPU gi's monitor fields (memory in use,
+ * foreign processes, drained). auto re-examines waiting jobs only against GPUs that
+ * changed, so a monitor refresh must be reported. */
+void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi);
 
 /* Queued jobs in both queues. */
 static inline uint32_t carma_sched_queued(const struct carma_sched *s)
