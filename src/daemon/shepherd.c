@@ -218,7 +218,7 @@ static int open_log(const struct carma_shepherd_spec *sp, const char *name)
 }
 
 /* The shepherd's life: never returns. */
-static void shepherd_main(const struct carma_shepherd_spec *sp)
+static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int go_r)
 {
     setsid();
     prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -240,6 +240,18 @@ static void shepherd_main(const struct carma_shepherd_spec *sp)
     snprintf(line, sizeof line, "%d %llu\n", (int)getpid(),
              (unsigned long long)carma_proc_starttime(getpid()));
     write_atomic(sp->dir, "shepherd", line);
+    /* Handshake: carmad recorded the attempt before forking; it says "go" once it
+     * knows the shepherd file exists. If carmad died in between, the job must not
+     * run (a restarted carmad may already have re-queued it). */
+    char b = 'r', g = 0;
+    if (write(ready_w, &b, 1) != 1 || read(go_r, &g, 1) != 1 || g != 'g') {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/shepherd", sp->dir);
+        unlink(path);
+        _exit(0);
+    }
+    close(ready_w);
+    close(go_r);
 
     int out = open_log(sp, "stdout"), errfd = open_log(sp, "stderr");
     int code = -1, sig = 0, cancelled = 0;
@@ -320,15 +332,55 @@ static void shepherd_main(const struct carma_shepherd_spec *sp)
 
 pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_err *err)
 {
+    int ready[2], go[2];
+    if (pipe2(ready, O_CLOEXEC) < 0)
+        return carma_err_set(err, -errno, "pipe: %s", strerror(errno));
+    if (pipe2(go, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(ready[0]);
+        close(ready[1]);
+        return carma_err_set(err, -e, "pipe: %s", strerror(e));
+    }
     pid_t pid = fork();
-    if (pid < 0)
-        return carma_err_set(err, -errno, "fork: %s", strerror(errno));
-    if (pid > 0)
-        return pid;
-    /* Child: nothing of carmad's may leak into the job (sockets, the store, epoll). */
-    syscall(SYS_close_range, 3u, ~0u, 0u);
-    shepherd_main(sp);
-    _exit(125);
+    if (pid == 0) {
+        /* Child: nothing of carmad's may leak into the job (sockets, the store,
+         * epoll): close every descriptor but the two handshake ends. */
+        unsigned a = (unsigned)ready[1], b = (unsigned)go[0];
+        if (a > b) {
+            unsigned t = a;
+            a = b;
+            b = t;
+        }
+        if (a > 3)
+            syscall(SYS_close_range, 3u, a - 1, 0u);
+        if (b > a + 1)
+            syscall(SYS_close_range, a + 1, b - 1, 0u);
+        syscall(SYS_close_range, b + 1, ~0u, 0u);
+        shepherd_main(sp, ready[1], go[0]);
+        _exit(125);
+    }
+    int e = errno;
+    close(ready[1]);
+    close(go[0]);
+    if (pid < 0) {
+        close(ready[0]);
+        close(go[1]);
+        return carma_err_set(err, -e, "fork: %s", strerror(e));
+    }
+    char c = 0;
+    ssize_t r;
+    while ((r = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+        ;
+    int ok = r == 1 && c == 'r';
+    if (ok)
+        ok = write(go[1], "g", 1) == 1;
+    close(ready[0]);
+    close(go[1]);
+    if (!ok) {
+        kill(pid, SIGKILL);
+        return carma_err_set(err, -ECHILD, "the shepherd did not start");
+    }
+    return pid;
 }
 
 static int read_small(const char *dir, const char *name, char *buf, size_t cap)

@@ -33,7 +33,7 @@ static const char *const sql_text[ST_COUNT] = {
                   "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
                   "start_time,end_time,exit_code,signal,reason FROM jobs "
                   "WHERE state IN ('queued','running') ORDER BY id",
-    [ST_ATT_BEGIN] = "INSERT INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
+    [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
     [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=? "
                    "WHERE job_id=? AND n=?",

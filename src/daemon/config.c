@@ -1,0 +1,195 @@
+#include "daemon/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "core/gpu.h"
+#include "core/policy.h"
+
+void carmad_config_default(struct carmad_config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->policy, sizeof c->policy, "auto");
+    c->monitor_interval_s = 1.0;
+    c->max_attempts = 3;
+    c->kill_grace_s = 10.0;
+    c->socket_mode = 0660;
+    snprintf(c->socket_group, sizeof c->socket_group, "carma");
+    carma_sched_params_default(&c->sched);
+    c->sharing_default = CARMA_SHARING_TIMESLICE;
+}
+
+struct load_ctx {
+    struct carmad_config *c;
+    char msg[256];
+};
+
+static int parse_double(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= lo && x <= hi))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_u64(const char *v, uint64_t hi, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*v == '-')
+        return -1;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || end == v || *end || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "on"))
+        *out = 1;
+    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0") || !strcmp(v, "off"))
+        *out = 0;
+    else
+        return -1;
+    return 0;
+}
+
+#define BAD(...)                                                                              \
+    do {                                                                                      \
+        snprintf(x->msg, sizeof x->msg, __VA_ARGS__);                                         \
+        return 0;                                                                             \
+    } while (0)
+
+static int copy_str(char *dst, size_t cap, const char *v)
+{
+    size_t n = strlen(v);
+    if (n >= cap)
+        return -1;
+    memcpy(dst, v, n + 1);
+    return 0;
+}
+
+static int on_entry(void *user, const char *section, const char *name, const char *value)
+{
+    struct load_ctx *x = user;
+    struct carmad_config *c = x->c;
+    uint64_t u;
+    double d;
+    if (!strcmp(section, "daemon")) {
+        if (!strcmp(name, "policy")) {
+            if (!carma_policy_find(value))
+                BAD("unknown policy '%.64s'", value);
+            copy_str(c->policy, sizeof c->policy, value);
+        } else if (!strcmp(name, "gpus")) {
+            if (copy_str(c->gpus, sizeof c->gpus, value))
+                BAD("gpus: too long");
+        } else if (!strcmp(name, "monitor_interval")) {
+            if (parse_double(value, 0.01, 3600, &d))
+                BAD("monitor_interval: a number of seconds in [0.01, 3600] expected");
+            c->monitor_interval_s = d;
+        } else if (!strcmp(name, "max_attempts")) {
+            if (parse_u64(value, 100, &u) || u == 0)
+                BAD("max_attempts: an integer in [1, 100] expected");
+            c->max_attempts = (uint32_t)u;
+        } else if (!strcmp(name, "kill_grace")) {
+            if (parse_double(value, 0, 3600, &d))
+                BAD("kill_grace: a number of seconds in [0, 3600] expected");
+            c->kill_grace_s = d;
+        } else if (!strcmp(name, "http")) {
+            if (copy_str(c->http, sizeof c->http, value))
+                BAD("http: too long");
+        } else if (!strcmp(name, "allow_root_jobs")) {
+            if (parse_bool(value, &c->allow_root_jobs))
+                BAD("allow_root_jobs: true or false expected");
+        } else if (!strcmp(name, "socket_group")) {
+            if (copy_str(c->socket_group, sizeof c->socket_group, value))
+                BAD("socket_group: too long");
+        } else if (!strcmp(name, "socket_mode")) {
+            char *end;
+            unsigned long m = strtoul(value, &end, 8);
+            if (*end || end == value || m > 0777)
+                BAD("socket_mode: an octal mode expected");
+            c->socket_mode = (unsigned)m;
+        } else {
+            BAD("unknown key '%.64s' in [daemon]", name);
+        }
+    } else if (!strcmp(section, "sched")) {
+        struct carma_sched_params *p = &c->sched;
+        uint64_t *fields[] = {&p->margin_mib, &p->req_margin_mib, &p->free_margin_mib,
+                              &p->or_min_free_mib};
+        const char *names[] = {"margin_mib", "req_margin_mib", "free_margin_mib",
+                               "or_min_free_mib"};
+        for (size_t i = 0; i < 4; i++)
+            if (!strcmp(name, names[i])) {
+                if (parse_u64(value, UINT64_C(1) << 30, &u))
+                    BAD("%s: an integer of MiB expected", name);
+                *fields[i] = u;
+                return 1;
+            }
+        if (!strcmp(name, "grace")) {
+            if (parse_double(value, 0, 3600, &d))
+                BAD("grace: a number of seconds in [0, 3600] expected");
+            p->grace_s = d;
+        } else if (!strcmp(name, "backfill_depth")) {
+            if (parse_u64(value, 1u << 20, &u))
+                BAD("backfill_depth: an integer expected");
+            p->backfill_depth = (uint32_t)u;
+        } else if (!strcmp(name, "max_jobs_per_gpu")) {
+            if (parse_u64(value, 48, &u) || u == 0)
+                BAD("max_jobs_per_gpu: an integer in [1, 48] expected");
+            p->max_jobs_per_gpu = (uint32_t)u;
+        } else {
+            BAD("unknown key '%.64s' in [sched]", name);
+        }
+    } else if (!strcmp(section, "sharing")) {
+        int m = carma_sharing_parse(value);
+        if (m < 0)
+            BAD("sharing '%.64s': timeslice or mps expected", value);
+        if (!strcmp(name, "default")) {
+            c->sharing_default = (uint8_t)m;
+        } else {
+            if (c->nsharing >= CARMAD_SHARING_MAX)
+                BAD("too many [sharing] entries");
+            if (copy_str(c->sharing[c->nsharing].gpu, sizeof c->sharing[0].gpu, name))
+                BAD("GPU name too long");
+            c->sharing[c->nsharing++].mode = (uint8_t)m;
+        }
+    } else {
+        BAD("unknown section [%.64s]", section);
+    }
+    return 1;
+}
+
+int carmad_config_load(struct carmad_config *c, const char *path, struct carma_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return carma_err_at(err, path, 0, "cannot open: %s", strerror(errno));
+    struct load_ctx x = {.c = c};
+    int line = ini_parse_file(f, on_entry, &x);
+    fclose(f);
+    if (line > 0)
+        return carma_err_at(err, path, (size_t)line, "%s", x.msg[0] ? x.msg : "syntax error");
+    if (line < 0)
+        return carma_err_at(err, path, 0, "cannot read");
+    return 0;
+}
+
+uint8_t carmad_config_sharing(const struct carmad_config *c, unsigned index, const char *uuid)
+{
+    char idx[16];
+    snprintf(idx, sizeof idx, "%u", index);
+    for (unsigned i = 0; i < c->nsharing; i++)
+        if (!strcmp(c->sharing[i].gpu, uuid) || !strcmp(c->sharing[i].gpu, idx))
+            return c->sharing[i].mode;
+    return c->sharing_default;
+}

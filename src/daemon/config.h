@@ -1,0 +1,47 @@
+/* carmad's configuration: defaults, then the INI file (--config), then the
+ * command line. INI layout:
+ *
+ *   [daemon]  policy, gpus, monitor_interval (s), max_attempts, kill_grace (s),
+ *             http (ADDR:PORT, kept for the monitoring endpoints; off when empty),
+ *             allow_root_jobs (bool), socket_group, socket_mode (octal)
+ *   [sched]   margin_mib, req_margin_mib, free_margin_mib, or_min_free_mib,
+ *             grace (s), backfill_depth, max_jobs_per_gpu
+ *   [sharing] default = timeslice|mps, and GPU-UUID or index = timeslice|mps */
+#ifndef CARMA_DAEMON_CONFIG_H
+#define CARMA_DAEMON_CONFIG_H
+
+#include <stdint.h>
+
+#include "core/sched.h"
+#include "util/err.h"
+
+#define CARMAD_SHARING_MAX 256
+
+struct carmad_config {
+    char policy[64];
+    char gpus[256];              /* "" : NVML when a driver loads, else sim:4xa100-40gb */
+    double monitor_interval_s;   /* > 0 */
+    uint32_t max_attempts;       /* default for jobs that give none */
+    double kill_grace_s;
+    char http[128];              /* "" off */
+    int allow_root_jobs;
+    char socket_group[64];       /* "" none; default "carma" when present */
+    unsigned socket_mode;        /* 0660 */
+    struct carma_sched_params sched;
+    uint8_t sharing_default;     /* enum carma_sharing */
+    struct {
+        char gpu[96];            /* UUID or decimal index */
+        uint8_t mode;
+    } sharing[CARMAD_SHARING_MAX];
+    unsigned nsharing;
+};
+
+void carmad_config_default(struct carmad_config *c);
+
+/* Reads an INI file over c. Errors name "FILE:LINE: problem". */
+int carmad_config_load(struct carmad_config *c, const char *path, struct carma_err *err);
+
+/* The sharing mode configured for a GPU given its index and UUID. */
+uint8_t carmad_config_sharing(const struct carmad_config *c, unsigned index, const char *uuid);
+
+#endif

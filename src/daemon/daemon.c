@@ -1,0 +1,1787 @@
+#include "daemon/daemon.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/gpu.h"
+#include "core/coloc.h"
+#include "core/job.h"
+#include "core/policy.h"
+#include "core/sched.h"
+#include "daemon/classify.h"
+#include "daemon/shepherd.h"
+#include "daemon/store.h"
+#include "gpu/backend.h"
+#include "proto/proto.h"
+
+#define TAG_LISTEN 1ull
+#define TAG_SIGNAL 2ull
+#define TAG_TIMER 3ull
+#define TAG_CONN 4ull
+#define TAG_PIDFD 5ull
+#define TAG(t, i) (((t) << 32) | (uint64_t)(i))
+
+#define MAX_CONNS 4096
+#define MAX_ACTIVE_JOBS 1000000u
+#define LS_LIMIT 100000u
+
+struct djob {
+    int used;
+    struct carma_job_rec rec;
+    pid_t shepherd;
+    int pidfd;
+    uint64_t peak_mib;    /* this attempt, from per-process memory */
+    int is_new;           /* submitted in this iteration (undo on a failed commit) */
+    int launching;        /* placed in this iteration, shepherd not started yet */
+    int cancel_queued;    /* cancelled while queued in this iteration */
+    int cancel_running;   /* cancel requested in this iteration: signal after commit */
+    int pid_dirty;        /* shepherd pid not yet in the store */
+};
+
+struct conn {
+    int fd;
+    uid_t uid;
+    gid_t gid;
+    char *in;
+    size_t inlen, incap;
+    char *out;
+    size_t outlen, outoff, outcap;
+    unsigned pending;     /* write requests waiting for the commit */
+    int eof;
+};
+
+struct pend {
+    uint32_t conn;
+    json_t *resp;         /* sent when the commit succeeds */
+};
+
+struct gpu_state {
+    struct carma_gpu_info info;
+    struct carma_gpu_sample last;
+    int have;
+};
+
+struct carmad {
+    struct carmad_opts o;
+    struct carmad_config cfg;
+    struct carmad_hooks hooks;
+    int stop;
+    int epfd, lfd, sfd, tfd;
+    char state_dir[PATH_MAX - 64];
+    char sock_path[108];
+    uid_t self_uid;
+    struct carma_store *store;
+    struct carma_gpu_backend gb;
+    int have_gb;
+    struct carma_gpu *gpus;
+    struct gpu_state *gs;
+    size_t ngpus;
+    const struct carma_policy *policy;
+    struct carma_sched sched;
+    int sched_ready;
+    struct carma_job *sj;
+    struct djob *dj;
+    uint32_t cap;
+    uint32_t *freel;
+    uint32_t nfree;
+    struct conn *conns[MAX_CONNS];
+    /* this iteration */
+    struct pend *pend;
+    size_t npend, pendcap;
+    uint32_t *touched;    /* slots changed this iteration that may need undo */
+    size_t ntouched, touchcap;
+    int dirty;            /* the scheduler should step */
+    int tx_failed_logged;
+};
+
+/* ---- logging ---- */
+
+static void dlog(struct carmad *d, int prio, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void dlog(struct carmad *d, int prio, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (d->o.foreground) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        struct tm tm;
+        localtime_r(&ts.tv_sec, &tm);
+        static const char *const lv[] = {"emerg", "alert", "crit", "error",
+                                         "warning", "notice", "info", "debug"};
+        fprintf(stderr, "%02d:%02d:%02d.%03ld carmad %s: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                ts.tv_nsec / 1000000, lv[prio & 7], msg);
+    } else {
+        syslog(prio, "%s", msg);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- slots: active jobs (queued or running) ---- */
+
+static int slots_grow(struct carmad *d)
+{
+    uint32_t ncap = d->cap ? d->cap * 2 : 256;
+    if (ncap > MAX_ACTIVE_JOBS)
+        return -ENOSPC;
+    struct carma_job *sj = realloc(d->sj, ncap * sizeof *sj);
+    if (!sj)
+        return -ENOMEM;
+    d->sj = sj;
+    if (d->sched_ready)
+        d->sched.jobs = sj;
+    struct djob *dj = realloc(d->dj, ncap * sizeof *dj);
+    if (!dj)
+        return -ENOMEM;
+    d->dj = dj;
+    uint32_t *fl = realloc(d->freel, ncap * sizeof *fl);
+    if (!fl)
+        return -ENOMEM;
+    d->freel = fl;
+    memset(&d->dj[d->cap], 0, (ncap - d->cap) * sizeof *d->dj);
+    for (uint32_t i = ncap; i > d->cap; i--)
+        d->freel[d->nfree++] = i - 1;
+    d->cap = ncap;
+    return 0;
+}
+
+static int slot_alloc(struct carmad *d, uint32_t *out)
+{
+    if (d->nfree == 0) {
+        int rc = slots_grow(d);
+        if (rc)
+            return rc;
+    }
+    uint32_t i = d->freel[--d->nfree];
+    memset(&d->dj[i], 0, sizeof d->dj[i]);
+    carma_job_rec_clear(&d->dj[i].rec);
+    d->dj[i].used = 1;
+    d->dj[i].pidfd = -1;
+    *out = i;
+    return 0;
+}
+
+static void slot_free(struct carmad *d, uint32_t i)
+{
+    struct djob *j = &d->dj[i];
+    assert(j->used);
+    if (j->pidfd >= 0) {
+        epoll_ctl(d->epfd, EPOLL_CTL_DEL, j->pidfd, NULL);
+        close(j->pidfd);
+    }
+    carma_job_rec_clear(&j->rec);
+    j->used = 0;
+    d->freel[d->nfree++] = i;
+}
+
+static int find_slot(struct carmad *d, uint64_t id, uint32_t *out)
+{
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->dj[i].rec.id == id) {
+            *out = i;
+            return 1;
+        }
+    return 0;
+}
+
+static void touch(struct carmad *d, uint32_t i)
+{
+    if (d->ntouched == d->touchcap) {
+        size_t n = d->touchcap ? d->touchcap * 2 : 64;
+        uint32_t *t = realloc(d->touched, n * sizeof *t);
+        if (!t)
+            abort(); /* cannot keep the undo log: a broken invariant beats a wrong store */
+        d->touched = t;
+        d->touchcap = n;
+    }
+    d->touched[d->ntouched++] = i;
+}
+
+/* Fills the scheduler's view of a job from its record. */
+static void sj_from_rec(struct carmad *d, uint32_t i)
+{
+    const struct carma_job_rec *r = &d->dj[i].rec;
+    struct carma_job *j = &d->sj[i];
+    carma_job_init(j, r->id, (uint16_t)r->gpus, r->submit_s);
+    j->mem_mib = r->mem_mib;
+    j->bound_mib = r->bound_mib;
+    j->peak_mib = r->peak_mib;
+    j->max_attempts = (uint16_t)r->max_attempts;
+    j->attempts = (uint16_t)r->attempts;
+    j->exclusive = (uint8_t)r->exclusive;
+}
+
+/* Puts job i on GPUs gpu[0..n) as running since `start` without a scheduler step:
+ * a job re-adopted after a restart. Mirrors what the core's place() commits.
+ * TODO(core): replace by a carma_sched_adopt() when the core offers one. */
+static void sched_adopt(struct carmad *d, uint32_t i, const uint16_t *gpu, uint16_t n,
+                        double start)
+{
+    struct carma_job *j = &d->sj[i];
+    uint64_t held = j->bound_mib;
+    if (j->peak_mib > held)
+        held = j->peak_mib;
+    if (j->mem_mib > held)
+        held = j->mem_mib;
+    j->held_mib = held;
+    float busy = carma_coloc_busy(j->smact);
+    float sm = j->smact < 0 ? 1.0f : j->smact;
+    for (uint16_t k = 0; k < n; k++) {
+        struct carma_gpu *g = &d->gpus[gpu[k]];
+        g->njobs++;
+        g->committed_mib += held;
+        if (start > g->last_launch_s)
+            g->last_launch_s = start;
+        g->prof_smact += sm;
+        g->prof_busy += busy;
+        j->gpu[k] = gpu[k];
+        carma_sched_gpu_changed(&d->sched, gpu[k]);
+    }
+    j->nplaced = n;
+    j->start_s = start;
+    j->state = CARMA_JOB_RUNNING;
+    j->queue = CARMA_QUEUE_NONE;
+}
+
+/* ---- attempt folders ---- */
+
+static void attempt_dir(const struct carmad *d, uint64_t id, uint32_t n, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/jobs/%llu/%u", d->state_dir, (unsigned long long)id, n);
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* ---- GPUs ---- */
+
+static int gpu_index_of(struct carmad *d, const char *uuid)
+{
+    for (size_t g = 0; g < d->ngpus; g++)
+        if (!strcmp(d->gs[g].info.uuid, uuid))
+            return (int)g;
+    return -1;
+}
+
+static json_t *job_gpus_json(struct carmad *d, uint32_t i)
+{
+    json_t *a = json_array();
+    for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
+        json_array_append_new(a, json_string(d->gs[d->sj[i].gpu[k]].info.uuid));
+    return a;
+}
+
+/* Running job whose shepherd is `sid` (the session of every process of a job). */
+static int slot_of_session(struct carmad *d, pid_t sid)
+{
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->dj[i].shepherd == sid && d->sj[i].state == CARMA_JOB_RUNNING)
+            return (int)i;
+    return -1;
+}
+
+static pid_t proc_session(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    char st;
+    int pp, pg, sid;
+    if (!p || sscanf(p + 1, " %c %d %d %d", &st, &pp, &pg, &sid) != 4)
+        return -1;
+    return sid;
+}
+
+/* The monitor tick: refreshes the GPU view's monitor fields from the backend. */
+static void monitor_tick(struct carmad *d)
+{
+    if (!d->have_gb)
+        return;
+    const struct carma_gpu_backend_ops *ops = d->gb.ops;
+    struct carma_gpu_proc procs[CARMA_GPU_MAX_PROCS];
+    for (size_t gi = 0; gi < d->ngpus; gi++) {
+        struct carma_gpu *g = &d->gpus[gi];
+        struct gpu_state *s = &d->gs[gi];
+        struct carma_gpu_sample smp;
+        memset(&smp, 0, sizeof smp);
+        int changed = 0;
+        if (ops->sample(&d->gb, (unsigned)gi, &smp) == 0) {
+            s->last = smp;
+            s->have = 1;
+            uint64_t used = smp.mem_used_bytes >> 20;
+            if (used != g->mem_used_mib) {
+                g->mem_used_mib = used;
+                changed = 1;
+            }
+            double sm = smp.smact >= 0 ? smp.smact : smp.util_gpu;
+            if (sm >= 0)
+                carma_window_push(&g->smact, (float)sm);
+            if (smp.smocc >= 0)
+                carma_window_push(&g->smocc, (float)smp.smocc);
+            if (smp.drama >= 0)
+                carma_window_push(&g->drama, (float)smp.drama);
+            if (smp.lost && !g->drained) {
+                g->drained = 1;
+                changed = 1;
+                dlog(d, LOG_WARNING, "GPU %zu (%s) is lost: drained", gi, s->info.uuid);
+            }
+        } else if (!g->drained) {
+            g->drained = 1;
+            changed = 1;
+            dlog(d, LOG_WARNING, "GPU %zu (%s) stopped answering: drained", gi, s->info.uuid);
+        }
+        size_t n = CARMA_GPU_MAX_PROCS;
+        if (ops->processes && ops->processes(&d->gb, (unsigned)gi, procs, &n) == 0) {
+            uint32_t foreign = 0;
+            uint64_t ours = 0;
+            for (size_t k = 0; k < n; k++) {
+                int si = slot_of_session(d, procs[k].pid);
+                if (si < 0) {
+                    pid_t sid = proc_session(procs[k].pid);
+                    si = sid > 0 ? slot_of_session(d, sid) : -1;
+                }
+                if (si < 0) {
+                    foreign++;
+                    continue;
+                }
+                if (procs[k].mem_bytes != UINT64_MAX) {
+                    uint64_t mib = procs[k].mem_bytes >> 20;
+                    ours += mib;
+                    if (mib > d->dj[si].peak_mib)
+                        d->dj[si].peak_mib = mib;
+                }
+            }
+            if (foreign != g->nforeign || ours != g->carma_used_mib) {
+                g->nforeign = foreign;
+                g->carma_used_mib = ours;
+                changed = 1;
+            }
+        }
+        if (changed)
+            carma_sched_gpu_changed(&d->sched, (uint32_t)gi);
+    }
+}
+
+static int open_backend(struct carmad *d, struct carma_err *err)
+{
+    const char *spec = d->o.gpus ? d->o.gpus : (d->cfg.gpus[0] ? d->cfg.gpus : NULL);
+    const char *lib = d->o.nvml_lib ? d->o.nvml_lib : getenv("CARMA_NVML_LIB");
+    int rc;
+    if (!spec) {
+        struct carma_err e2;
+        rc = carma_gpu_open_nvml(&d->gb, lib, &e2);
+        if (rc == 0) {
+            spec = "nvml";
+        } else {
+            dlog(d, LOG_WARNING, "no NVIDIA driver (%s): using simulated GPUs sim:4xa100-40gb",
+                 e2.msg);
+            rc = carma_gpu_open_sim(&d->gb, "4xa100-40gb", err);
+            spec = "sim:4xa100-40gb";
+        }
+    } else if (!strcmp(spec, "nvml")) {
+        rc = carma_gpu_open_nvml(&d->gb, lib, err);
+    } else if (!strncmp(spec, "sim:", 4)) {
+        rc = carma_gpu_open_sim(&d->gb, spec + 4, err);
+    } else {
+        return carma_err_set(err, -EINVAL, "--gpus %s: 'nvml' or 'sim:SPEC' expected", spec);
+    }
+    if (rc)
+        return rc;
+    d->have_gb = 1;
+    unsigned n = 0;
+    if ((rc = d->gb.ops->count(&d->gb, &n)))
+        return carma_err_set(err, rc, "%s: cannot count GPUs", spec);
+    if (n == 0 || n > CARMA_GPU_MAX)
+        return carma_err_set(err, -ENODEV, "%s: %u GPUs", spec, n);
+    d->ngpus = n;
+    d->gpus = calloc(n, sizeof *d->gpus);
+    d->gs = calloc(n, sizeof *d->gs);
+    if (!d->gpus || !d->gs)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    for (unsigned i = 0; i < n; i++) {
+        if ((rc = d->gb.ops->info(&d->gb, i, &d->gs[i].info)))
+            return carma_err_set(err, rc, "%s: GPU %u: no information", spec, i);
+        uint8_t sharing = carmad_config_sharing(&d->cfg, i, d->gs[i].info.uuid);
+        carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, 30,
+                       (enum carma_sharing)sharing);
+    }
+    dlog(d, LOG_INFO, "%u GPUs from %s (%s, %llu MiB)", n, d->gb.ops->name, d->gs[0].info.name,
+         (unsigned long long)(d->gs[0].info.mem_total_bytes >> 20));
+    return 0;
+}
+
+/* ---- the store side of job changes ---- */
+
+static int store_tx(struct carmad *d, struct carma_err *err)
+{
+    if (carma_store_in_tx(d->store))
+        return 0;
+    return carma_store_begin(d->store, err);
+}
+
+/* Writes job i's record after the scheduler changed it. */
+static int save_job(struct carmad *d, uint32_t i, struct carma_err *err)
+{
+    struct carma_job_rec *r = &d->dj[i].rec;
+    const struct carma_job *j = &d->sj[i];
+    r->state = j->state;
+    r->attempts = j->attempts;
+    r->bound_mib = j->bound_mib;
+    r->peak_mib = j->peak_mib;
+    r->mem_mib = j->mem_mib;
+    r->exclusive = j->exclusive;
+    int rc = store_tx(d, err);
+    return rc ? rc : carma_store_job_update(d->store, r, err);
+}
+
+/* ---- attempt end ---- */
+
+/* Ends the running attempt of job i: classification, the scheduler, the store. */
+static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *xin, int have,
+                        double end_s)
+{
+    struct djob *dj = &d->dj[i];
+    struct carma_exit x = {0};
+    if (have)
+        x = *xin;
+    x.cancelled |= dj->rec.cancel_requested;
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    uint32_t n = dj->rec.attempts;
+    attempt_dir(d, dj->rec.id, n, dir, sizeof dir);
+    enum carma_outcome o;
+    const char *why;
+    if (!have) {
+        o = x.cancelled ? CARMA_OUTCOME_CANCELLED : CARMA_OUTCOME_LOST;
+        why = "the shepherd ended without recording an exit status";
+    } else {
+        static char tail[CARMA_CLASSIFY_TAIL];
+        snprintf(path, sizeof path, "%s/stderr", dir);
+        long len = carma_classify_read_tail(path, tail, sizeof tail);
+        o = carma_classify(&x, tail, len > 0 ? (size_t)len : 0, &why);
+    }
+    if (d->have_gb && d->gb.ops->detach && dj->shepherd > 0)
+        d->gb.ops->detach(&d->gb, dj->shepherd);
+    uint64_t peak = dj->peak_mib;
+    double start = d->sj[i].start_s;
+    int requeued = carma_sched_finish(&d->sched, i, o, peak, end_s);
+    struct carma_job_rec *r = &dj->rec;
+    r->exit_code = have && x.exited ? x.code : -1;
+    r->signal = have && !x.exited ? x.signal : 0;
+    free(r->reason);
+    char reason[256];
+    if (o == CARMA_OUTCOME_OOM)
+        snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
+                 requeued ? ", retried" : ", no attempts left");
+    else if (have && x.exited)
+        snprintf(reason, sizeof reason, "attempt %u: %s (exit %d)", n, why, x.code);
+    else if (have)
+        snprintf(reason, sizeof reason, "attempt %u: %s (signal %d)", n, why, x.signal);
+    else
+        snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
+    r->reason = strdup(reason);
+    if (!requeued)
+        r->end_s = end_s;
+    struct carma_err err;
+    int rc = store_tx(d, &err);
+    if (!rc)
+        rc = carma_store_attempt_end(d->store, r->id, n, end_s, carma_outcome_name(o),
+                                     r->exit_code, r->signal, peak, &err);
+    if (!rc)
+        rc = save_job(d, i, &err);
+    if (rc)
+        dlog(d, LOG_ERR, "job %llu: cannot record its end (%s); the status file stays the truth",
+             (unsigned long long)r->id, err.msg);
+    dlog(d, LOG_INFO, "job %llu attempt %u: %s%s (%s)", (unsigned long long)r->id, n,
+         carma_outcome_name(o), requeued ? ", re-queued" : "", reason);
+    if (d->hooks.on_attempt_end)
+        d->hooks.on_attempt_end(d->hooks.ctx, (unsigned long long)r->id, n, carma_outcome_name(o),
+                                start, end_s);
+    if (dj->pidfd >= 0) {
+        epoll_ctl(d->epfd, EPOLL_CTL_DEL, dj->pidfd, NULL);
+        close(dj->pidfd);
+        dj->pidfd = -1;
+    }
+    dj->shepherd = 0;
+    dj->peak_mib = 0;
+    d->dirty = 1;
+    if (!requeued)
+        slot_free(d, i);
+}
+
+static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return -errno;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_PIDFD, i)};
+    if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    d->dj[i].pidfd = fd;
+    d->dj[i].shepherd = pid;
+    return 0;
+}
+
+static void on_pidfd(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    if (!dj->used || dj->pidfd < 0)
+        return;
+    waitpid(dj->shepherd, NULL, WNOHANG); /* ours unless re-adopted */
+    char dir[PATH_MAX];
+    attempt_dir(d, dj->rec.id, dj->rec.attempts, dir, sizeof dir);
+    struct carma_exit x;
+    double end;
+    int have = carma_shepherd_read_status(dir, &x, &end) == 0;
+    attempt_end(d, i, &x, have, have ? end : now_s());
+}
+
+/* ---- launching ---- */
+
+static int env_denied(const char *k)
+{
+    static const char *const exact[] = {"LD_PRELOAD", "LD_AUDIT", "CUDA_VISIBLE_DEVICES",
+                                        "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                                        "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+                                        "CARMA_SOCKET", NULL};
+    static const char *const prefix[] = {"CUDA_MPS_", "LD_DEBUG", "BASH_FUNC_", "CARMA_JOB",
+                                         NULL};
+    for (const char *const *e = exact; *e; e++)
+        if (!strcmp(*e, k))
+            return 1;
+    for (const char *const *p = prefix; *p; p++)
+        if (!strncmp(*p, k, strlen(*p)))
+            return 1;
+    return 0;
+}
+
+static char *kv(const char *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *kv(const char *k, const char *fmt, ...)
+{
+    char v[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    char *s;
+    if (asprintf(&s, "%s=%s", k, v) < 0)
+        return NULL;
+    return s;
+}
+
+static void free_strv(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* argv and environment of job i's next attempt. */
+static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***env_out)
+{
+    const struct carma_job_rec *r = &d->dj[i].rec;
+    const struct carma_job *j = &d->sj[i];
+    json_error_t je;
+    json_t *av = json_loads(r->argv_json, 0, &je), *ev = json_loads(r->env_json, 0, &je);
+    if (!av || !ev || !json_is_array(av) || !json_is_object(ev)) {
+        json_decref(av);
+        json_decref(ev);
+        return -EINVAL;
+    }
+    size_t na = json_array_size(av), ne = json_object_size(ev) + 16;
+    char **argv = calloc(na + 1, sizeof *argv), **env = calloc(ne + 1, sizeof *env);
+    size_t k = 0;
+    int rc = 0;
+    if (!argv || !env)
+        rc = -ENOMEM;
+    for (size_t a = 0; !rc && a < na; a++)
+        if (!(argv[a] = strdup(json_string_value(json_array_get(av, a)))))
+            rc = -ENOMEM;
+    const char *key;
+    json_t *val;
+    int have_path = 0;
+    json_object_foreach(ev, key, val) {
+        if (rc || env_denied(key))
+            continue;
+        if (d->self_uid == 0 && (!strcmp(key, "HOME") || !strcmp(key, "USER") ||
+                                 !strcmp(key, "LOGNAME")))
+            continue; /* set from the password database below */
+        have_path |= !strcmp(key, "PATH");
+        if (k < ne - 12 && !(env[k++] = kv(key, "%s", json_string_value(val))))
+            rc = -ENOMEM;
+    }
+    if (!rc && !have_path)
+        env[k++] = kv("PATH", "/usr/local/bin:/usr/bin:/bin");
+    if (!rc && d->self_uid == 0) {
+        struct passwd pw, *p = NULL;
+        char buf[4096];
+        if (getpwuid_r(r->uid, &pw, buf, sizeof buf, &p) == 0 && p) {
+            env[k++] = kv("HOME", "%s", p->pw_dir);
+            env[k++] = kv("USER", "%s", p->pw_name);
+            env[k++] = kv("LOGNAME", "%s", p->pw_name);
+        }
+    }
+    char uuids[CARMA_JOB_MAX_GPUS * CARMA_GPU_UUID_MAX] = "";
+    char mpslim[CARMA_JOB_MAX_GPUS * 32] = "";
+    int mps = 0;
+    for (uint16_t g = 0; g < j->nplaced; g++) {
+        size_t l = strlen(uuids);
+        snprintf(uuids + l, sizeof uuids - l, "%s%s", g ? "," : "", d->gs[j->gpu[g]].info.uuid);
+        mps |= d->gpus[j->gpu[g]].sharing == CARMA_SHARING_MPS;
+        l = strlen(mpslim);
+        uint64_t lim = j->held_mib ? j->held_mib + d->cfg.sched.margin_mib : 0;
+        if (lim)
+            snprintf(mpslim + l, sizeof mpslim - l, "%s%u=%lluM", g ? "," : "", g,
+                     (unsigned long long)lim);
+    }
+    if (!rc) {
+        env[k++] = kv("CUDA_VISIBLE_DEVICES", "%s", uuids);
+        env[k++] = kv("CARMA_JOB_ID", "%llu", (unsigned long long)r->id);
+        env[k++] = kv("CARMA_JOB_ATTEMPT", "%u", j->attempts);
+        if (mps) {
+            /* Threads: the job's solo SM activity with headroom, else an equal share
+             * of the co-runners the GPU may hold. */
+            unsigned pct = j->smact >= 0 ? (unsigned)(j->smact * 150.0f + 0.5f)
+                                         : 100u / (d->gpus[j->gpu[0]].njobs ? d->gpus[j->gpu[0]].njobs : 1);
+            if (pct < 10)
+                pct = 10;
+            if (pct > 100)
+                pct = 100;
+            env[k++] = kv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "%u", pct);
+            if (mpslim[0])
+                env[k++] = kv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "%s", mpslim);
+        }
+    }
+    json_decref(av);
+    json_decref(ev);
+    for (size_t x = 0; x < k; x++)
+        if (!env[x])
+            rc = -ENOMEM;
+    if (rc) {
+        free_strv(argv);
+        free_strv(env);
+        return rc;
+    }
+    *argv_out = argv;
+    *env_out = env;
+    return 0;
+}
+
+/* Records a placement of job i in the store (before its shepherd exists). */
+static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_err *err)
+{
+    struct djob *dj = &d->dj[i];
+    dj->rec.start_s = now;
+    json_t *g = job_gpus_json(d, i);
+    char *gs = json_dumps(g, JSON_COMPACT);
+    json_decref(g);
+    if (!gs)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    int rc = save_job(d, i, err);
+    if (!rc)
+        rc = carma_store_attempt_begin(d->store, dj->rec.id, d->sj[i].attempts, gs, now, err);
+    free(gs);
+    return rc;
+}
+
+/* Starts the shepherd of job i (already recorded as running). */
+static void launch_start(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    char dir[PATH_MAX];
+    attempt_dir(d, dj->rec.id, d->sj[i].attempts, dir, sizeof dir);
+    char **argv = NULL, **env = NULL;
+    int rc = mkdir_p(dir, 0755);
+    if (!rc) {
+        char old[PATH_MAX + 16];
+        snprintf(old, sizeof old, "%s/status", dir); /* a restart of an attempt never begun */
+        unlink(old);
+        rc = build_exec(d, i, &argv, &env);
+    }
+    struct carma_err err = {{0}};
+    pid_t pid = -1;
+    if (!rc) {
+        struct passwd pw, *p = NULL;
+        char buf[4096];
+        getpwuid_r(dj->rec.uid, &pw, buf, sizeof buf, &p);
+        struct carma_shepherd_spec sp = {
+            .dir = dir, .argv = argv, .envp = env, .cwd = dj->rec.cwd, .uid = dj->rec.uid,
+            .gid = dj->rec.gid, .user = p ? p->pw_name : dj->rec.user,
+            .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
+            .kill_grace_s = d->cfg.kill_grace_s};
+        pid = carma_shepherd_spawn(&sp, &err);
+        rc = pid < 0 ? (int)pid : 0;
+    }
+    free_strv(argv);
+    free_strv(env);
+    if (!rc)
+        rc = watch_shepherd(d, i, pid);
+    if (rc) {
+        dlog(d, LOG_ERR, "job %llu: cannot start its shepherd: %s", (unsigned long long)dj->rec.id,
+             err.msg[0] ? err.msg : strerror(-rc));
+        struct carma_exit x = {.exited = 1, .code = 125};
+        attempt_end(d, i, &x, 1, now_s());
+        return;
+    }
+    dj->pid_dirty = 1;
+    if (d->have_gb && d->gb.ops->attach)
+        for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
+            d->gb.ops->attach(&d->gb, d->sj[i].gpu[k], pid,
+                              d->sj[i].held_mib << 20);
+    if (d->sj[i].held_mib > dj->peak_mib && d->have_gb && d->gb.ops->attach)
+        dj->peak_mib = d->sj[i].held_mib; /* simulated: it takes what it declared */
+    dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d)", (unsigned long long)dj->rec.id,
+         d->sj[i].attempts, (int)pid);
+}
+
+/* ---- connections and requests ---- */
+
+static void conn_close(struct carmad *d, uint32_t ci)
+{
+    struct conn *c = d->conns[ci];
+    if (!c)
+        return;
+    epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    free(c->in);
+    free(c->out);
+    free(c);
+    d->conns[ci] = NULL;
+}
+
+static void conn_flush(struct carmad *d, uint32_t ci)
+{
+    struct conn *c = d->conns[ci];
+    while (c->outoff < c->outlen) {
+        ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (w < 0) {
+            conn_close(d, ci);
+            return;
+        }
+        c->outoff += (size_t)w;
+    }
+    if (c->outoff == c->outlen)
+        c->outoff = c->outlen = 0;
+    struct epoll_event ev = {.events = EPOLLIN | (c->outlen ? EPOLLOUT : 0u),
+                             .data.u64 = TAG(TAG_CONN, ci)};
+    epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    if (c->eof && c->outlen == 0 && c->pending == 0)
+        conn_close(d, ci);
+}
+
+static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
+{
+    struct conn *c = d->conns[ci];
+    char *line = NULL;
+    size_t len = 0;
+    if (!c || carma_proto_dump(resp, &line, &len)) {
+        json_decref(resp);
+        return;
+    }
+    json_decref(resp);
+    if (c->outlen + len > c->outcap) {
+        size_t n = c->outcap ? c->outcap : 4096;
+        while (n < c->outlen + len)
+            n *= 2;
+        char *o = realloc(c->out, n);
+        if (!o) {
+            free(line);
+            conn_close(d, ci);
+            return;
+        }
+        c->out = o;
+        c->outcap = n;
+    }
+    memcpy(c->out + c->outlen, line, len);
+    c->outlen += len;
+    free(line);
+    conn_flush(d, ci);
+}
+
+static void pend_add(struct carmad *d, uint32_t ci, json_t *resp)
+{
+    if (d->npend == d->pendcap) {
+        size_t n = d->pendcap ? d->pendcap * 2 : 64;
+        struct pend *p = realloc(d->pend, n * sizeof *p);
+        if (!p) {
+            json_decref(resp);
+            conn_send(d, ci, carma_resp_error("nomem", "carmad is out of memory"));
+            return;
+        }
+        d->pend = p;
+        d->pendcap = n;
+    }
+    d->pend[d->npend++] = (struct pend){ci, resp};
+    d->conns[ci]->pending++;
+}
+
+static void user_name(uid_t uid, char *buf, size_t cap, gid_t *gid)
+{
+    struct passwd pw, *p = NULL;
+    char b[4096];
+    if (getpwuid_r(uid, &pw, b, sizeof b, &p) == 0 && p) {
+        snprintf(buf, cap, "%s", p->pw_name);
+        if (gid)
+            *gid = p->pw_gid;
+    } else {
+        snprintf(buf, cap, "uid%u", (unsigned)uid);
+    }
+}
+
+/* Whether argv0 can be executed, looked up on PATH (from env) relative to cwd. */
+static int command_exists(const char *argv0, const char *cwd, const char *path_env)
+{
+    char full[PATH_MAX];
+    if (strchr(argv0, '/')) {
+        if (argv0[0] == '/')
+            snprintf(full, sizeof full, "%s", argv0);
+        else
+            snprintf(full, sizeof full, "%s/%s", cwd, argv0);
+        return access(full, X_OK) == 0;
+    }
+    const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+    while (*p) {
+        const char *e = strchr(p, ':');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0)
+            snprintf(full, sizeof full, "%s/%s", cwd, argv0);
+        else if (p[0] == '/')
+            snprintf(full, sizeof full, "%.*s/%s", (int)n, p, argv0);
+        else
+            snprintf(full, sizeof full, "%s/%.*s/%s", cwd, (int)n, p, argv0);
+        struct stat st;
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    struct conn *c = d->conns[ci];
+    const struct carma_req_job *rj = &q->job;
+    if (d->self_uid == 0 && c->uid == 0 && !d->cfg.allow_root_jobs)
+        return carma_resp_error("forbidden", "carmad does not run jobs as root unless "
+                                             "allow_root_jobs = true in its configuration");
+    if (d->self_uid != 0 && c->uid != d->self_uid)
+        return carma_resp_error("forbidden", "this carmad runs as uid %u and cannot run jobs "
+                                             "of uid %u", (unsigned)d->self_uid, (unsigned)c->uid);
+    if (rj->gpus > d->ngpus)
+        return carma_resp_error("invalid", "the job asks for %u GPUs; this server has %zu",
+                                rj->gpus, d->ngpus);
+    struct stat st;
+    if (stat(rj->cwd, &st) < 0 || !S_ISDIR(st.st_mode))
+        return carma_resp_error("invalid", "job.cwd: %s is not a directory", rj->cwd);
+    const char *path_env = NULL;
+    for (size_t k = 0; k < rj->nenv; k++)
+        if (!strcmp(rj->env_key[k], "PATH"))
+            path_env = rj->env_val[k];
+    if (!command_exists(rj->argv[0], rj->cwd, path_env))
+        return carma_resp_error("invalid", "command not found or not executable: %s",
+                                rj->argv[0]);
+    uint32_t i;
+    if (slot_alloc(d, &i))
+        return carma_resp_error("busy", "too many active jobs");
+    struct djob *dj = &d->dj[i];
+    struct carma_job_rec *r = &dj->rec;
+    char uname[256];
+    gid_t gid = c->gid;
+    user_name(c->uid, uname, sizeof uname, &gid);
+    json_t *argv = json_object_get(json_object_get(q->root, "job"), "argv");
+    json_t *env = json_object();
+    for (size_t k = 0; k < rj->nenv; k++)
+        if (!env_denied(rj->env_key[k]))
+            json_object_set_new(env, rj->env_key[k], json_string(rj->env_val[k]));
+    const char *base = strrchr(rj->argv[0], '/');
+    r->name = strdup(rj->name ? rj->name : (base ? base + 1 : rj->argv[0]));
+    r->user = strdup(uname);
+    r->cwd = strdup(rj->cwd);
+    r->argv_json = json_dumps(argv, JSON_COMPACT);
+    r->env_json = json_dumps(env, JSON_COMPACT);
+    json_decref(env);
+    r->summary = rj->summary ? strdup(rj->summary) : NULL;
+    r->uid = c->uid;
+    r->gid = gid;
+    r->gpus = rj->gpus;
+    r->batch = rj->batch;
+    r->mem_mib = rj->mem_mib;
+    r->bound_mib = rj->mem_mib; /* TODO(estimator): max(estimate bound, declared) */
+    r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
+    r->state = CARMA_JOB_QUEUED;
+    r->submit_s = now_s();
+    struct carma_err err = {{0}};
+    int rc = -ENOMEM;
+    if (r->name && r->user && r->cwd && r->argv_json && r->env_json &&
+        (!rj->summary || r->summary)) {
+        rc = store_tx(d, &err);
+        if (!rc)
+            rc = carma_store_job_insert(d->store, r, &err);
+    }
+    if (rc) {
+        slot_free(d, i);
+        if (rc == -ENOSPC)
+            return carma_resp_error("store", "submission refused: the job store is full (%s)",
+                                    err.msg);
+        return carma_resp_error("store", "submission refused: %s",
+                                err.msg[0] ? err.msg : strerror(-rc));
+    }
+    sj_from_rec(d, i);
+    carma_sched_submit(&d->sched, i, r->submit_s);
+    dj->is_new = 1;
+    touch(d, i);
+    d->dirty = 1;
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "id", json_integer((json_int_t)r->id));
+    pend_add(d, ci, ok);
+    return NULL;
+}
+
+static int may_see(const struct conn *c, uid_t owner)
+{
+    return c->uid == 0 || c->uid == owner;
+}
+
+static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    struct conn *c = d->conns[ci];
+    json_t *done = json_array();
+    struct carma_err err = {{0}};
+    for (size_t k = 0; k < q->nids; k++) {
+        uint64_t id = q->ids[k];
+        uint32_t i;
+        if (!find_slot(d, id, &i)) {
+            struct carma_job_rec r = {0};
+            carma_job_rec_clear(&r);
+            int rc = carma_store_job_get(d->store, id, &r, &err);
+            json_t *e;
+            if (rc == -ENOENT)
+                e = carma_resp_error("notfound", "no job %llu", (unsigned long long)id);
+            else if (rc)
+                e = carma_resp_error("store", "%s", err.msg);
+            else if (!may_see(c, r.uid))
+                e = carma_resp_error("forbidden", "job %llu belongs to another user",
+                                     (unsigned long long)id);
+            else
+                e = NULL; /* already ended: nothing to do */
+            carma_job_rec_clear(&r);
+            if (e) {
+                json_decref(done);
+                return e;
+            }
+            continue;
+        }
+        struct djob *dj = &d->dj[i];
+        if (!may_see(c, dj->rec.uid)) {
+            json_decref(done);
+            return carma_resp_error("forbidden", "job %llu belongs to another user",
+                                    (unsigned long long)id);
+        }
+    }
+    /* All ids are acceptable: apply. */
+    for (size_t k = 0; k < q->nids; k++) {
+        uint32_t i;
+        if (!find_slot(d, q->ids[k], &i))
+            continue;
+        struct djob *dj = &d->dj[i];
+        if (dj->cancel_queued || dj->rec.cancel_requested)
+            continue;
+        int rc = store_tx(d, &err);
+        if (d->sj[i].state == CARMA_JOB_QUEUED) {
+            carma_sched_dequeue(&d->sched, i);
+            d->sj[i].state = CARMA_JOB_CANCELLED;
+            dj->rec.end_s = now_s();
+            dj->cancel_queued = 1;
+            if (!rc)
+                rc = save_job(d, i, &err);
+        } else {
+            dj->rec.cancel_requested = 1;
+            dj->cancel_running = 1;
+            if (!rc)
+                rc = save_job(d, i, &err);
+        }
+        touch(d, i);
+        if (rc)
+            break;
+        json_array_append_new(done, json_integer((json_int_t)q->ids[k]));
+    }
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "cancelled", done);
+    pend_add(d, ci, ok);
+    return NULL;
+}
+
+static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q, int logs)
+{
+    struct conn *c = d->conns[ci];
+    struct carma_job_rec r = {0};
+    carma_job_rec_clear(&r);
+    struct carma_err err = {{0}};
+    uint32_t i;
+    int live = find_slot(d, q->id, &i);
+    int rc = carma_store_job_get(d->store, q->id, &r, &err);
+    if (rc == -ENOENT) {
+        carma_job_rec_clear(&r);
+        return carma_resp_error("notfound", "no job %llu", (unsigned long long)q->id);
+    }
+    if (rc) {
+        carma_job_rec_clear(&r);
+        return carma_resp_error("store", "%s", err.msg);
+    }
+    if (!may_see(c, r.uid)) {
+        carma_job_rec_clear(&r);
+        return carma_resp_error("forbidden", "job %llu belongs to another user",
+                                (unsigned long long)q->id);
+    }
+    json_t *ok = carma_resp_ok();
+    if (logs) {
+        char dir[PATH_MAX], p[PATH_MAX + 16];
+        uint32_t n = r.attempts ? r.attempts : 1;
+        attempt_dir(d, r.id, n, dir, sizeof dir);
+        json_object_set_new(ok, "id", json_integer((json_int_t)r.id));
+        json_object_set_new(ok, "attempt", json_integer(r.attempts));
+        json_object_set_new(ok, "state", json_string(carma_job_state_name(r.state)));
+        snprintf(p, sizeof p, "%s/stdout", dir);
+        json_object_set_new(ok, "stdout", json_string(p));
+        snprintf(p, sizeof p, "%s/stderr", dir);
+        json_object_set_new(ok, "stderr", json_string(p));
+    } else {
+        json_t *job = carma_store_rec_json(&r);
+        json_error_t je;
+        json_object_set_new(job, "argv", json_loads(r.argv_json, 0, &je));
+        json_object_set_new(job, "cwd", json_string(r.cwd));
+        json_object_set_new(job, "cancel_requested", json_boolean(r.cancel_requested));
+        json_t *att = NULL;
+        if (carma_store_attempts_json(d->store, r.id, &att, &err) == 0)
+            json_object_set_new(job, "attempt_list", att);
+        if (live && d->sj[i].state == CARMA_JOB_RUNNING) {
+            json_object_set_new(job, "gpu_uuids", job_gpus_json(d, i));
+            json_object_set_new(job, "shepherd_pid", json_integer(d->dj[i].shepherd));
+        }
+        json_object_set_new(ok, "job", job);
+    }
+    carma_job_rec_clear(&r);
+    return ok;
+}
+
+static json_t *req_ls(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    struct conn *c = d->conns[ci];
+    json_t *arr = json_array();
+    struct carma_err err = {{0}};
+    if (carma_store_list_json(d->store, c->uid == 0 ? -1 : (int64_t)c->uid, q->all, LS_LIMIT,
+                              arr, &err)) {
+        json_decref(arr);
+        return carma_resp_error("store", "%s", err.msg);
+    }
+    /* Running jobs: add their GPUs. */
+    size_t k;
+    json_t *o;
+    json_array_foreach(arr, k, o) {
+        uint32_t i;
+        uint64_t id = (uint64_t)json_integer_value(json_object_get(o, "id"));
+        if (find_slot(d, id, &i) && d->sj[i].state == CARMA_JOB_RUNNING)
+            json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
+    }
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "jobs", arr);
+    return ok;
+}
+
+static json_t *req_gpus(struct carmad *d)
+{
+    json_t *arr = json_array();
+    for (size_t g = 0; g < d->ngpus; g++) {
+        const struct gpu_state *s = &d->gs[g];
+        const struct carma_gpu *v = &d->gpus[g];
+        json_t *jobs = json_array();
+        for (uint32_t i = 0; i < d->cap; i++) {
+            if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING)
+                continue;
+            for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
+                if (d->sj[i].gpu[k] == g)
+                    json_array_append_new(jobs, json_integer((json_int_t)d->dj[i].rec.id));
+        }
+        json_t *o = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:s,s:b}", "index", (json_int_t)g, "uuid",
+                              s->info.uuid, "name", s->info.name, "mem_total_mib",
+                              (json_int_t)v->mem_total_mib, "mem_used_mib",
+                              (json_int_t)v->mem_used_mib, "committed_mib",
+                              (json_int_t)v->committed_mib, "sharing",
+                              carma_sharing_name((enum carma_sharing)v->sharing), "drained",
+                              v->drained);
+        json_object_set_new(o, "util", s->have && s->last.util_gpu >= 0
+                                           ? json_real(s->last.util_gpu) : json_null());
+        json_object_set_new(o, "power_w", s->have && s->last.power_w >= 0
+                                              ? json_real(s->last.power_w) : json_null());
+        json_object_set_new(o, "smact", s->have && s->last.smact >= 0 ? json_real(s->last.smact)
+                                                                      : json_null());
+        json_object_set_new(o, "foreign_processes", json_integer(v->nforeign));
+        json_object_set_new(o, "jobs", jobs);
+        json_array_append_new(arr, o);
+    }
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "backend", json_string(d->gb.ops->name));
+    json_object_set_new(ok, "policy", json_string(d->policy->name));
+    json_object_set_new(ok, "gpus", arr);
+    return ok;
+}
+
+/* Handles one request line of connection ci. */
+static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t len)
+{
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    json_t *resp;
+    if (carma_req_parse(&q, line, len, &err)) {
+        conn_send(d, ci, carma_resp_error("badrequest", "%s", err.msg));
+        return;
+    }
+    switch (q.op) {
+    case CARMA_OP_PING:
+        resp = carma_resp_ok();
+        json_object_set_new(resp, "version", json_integer(CARMA_PROTO_VERSION));
+        json_object_set_new(resp, "pid", json_integer(getpid()));
+        break;
+    case CARMA_OP_SUBMIT: resp = req_submit(d, ci, &q); break;
+    case CARMA_OP_CANCEL: resp = req_cancel(d, ci, &q); break;
+    case CARMA_OP_SHOW: resp = req_show(d, ci, &q, 0); break;
+    case CARMA_OP_LOGS: resp = req_show(d, ci, &q, 1); break;
+    case CARMA_OP_LS: resp = req_ls(d, ci, &q); break;
+    case CARMA_OP_GPUS: resp = req_gpus(d); break;
+    default: resp = carma_resp_error("badrequest", "unsupported operation"); break;
+    }
+    carma_req_free(&q);
+    if (resp)
+        conn_send(d, ci, resp);
+}
+
+/* Handles the complete lines buffered on ci, stopping at a pending write so that
+ * answers keep the order of the requests. */
+static void conn_process(struct carmad *d, uint32_t ci)
+{
+    struct conn *c = d->conns[ci];
+    size_t off = 0;
+    while (c && c->pending == 0 && off < c->inlen) {
+        char *nl = memchr(c->in + off, '\n', c->inlen - off);
+        if (!nl)
+            break;
+        size_t len = (size_t)(nl - (c->in + off));
+        handle_line(d, ci, c->in + off, len);
+        off += len + 1;
+        c = d->conns[ci];
+    }
+    if (!c)
+        return;
+    memmove(c->in, c->in + off, c->inlen - off);
+    c->inlen -= off;
+    if (c->inlen >= CARMA_PROTO_MAX_LINE) {
+        conn_send(d, ci, carma_resp_error("badrequest", "request longer than %u bytes",
+                                          CARMA_PROTO_MAX_LINE));
+        if (d->conns[ci])
+            conn_close(d, ci);
+    }
+}
+
+static void on_conn(struct carmad *d, uint32_t ci, uint32_t events)
+{
+    struct conn *c = d->conns[ci];
+    if (!c)
+        return;
+    if (events & EPOLLOUT) {
+        conn_flush(d, ci);
+        if (!(c = d->conns[ci]))
+            return;
+    }
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    for (;;) {
+        if (c->incap - c->inlen < 4096) {
+            size_t n = c->incap ? c->incap * 2 : 8192;
+            if (n > CARMA_PROTO_MAX_LINE + 8192)
+                n = CARMA_PROTO_MAX_LINE + 8192;
+            if (n <= c->incap) {
+                conn_process(d, ci);
+                if (!(c = d->conns[ci]))
+                    return;
+                if (c->incap - c->inlen == 0)
+                    return; /* waits for a commit to drain what is buffered */
+                continue;
+            }
+            char *b = realloc(c->in, n);
+            if (!b) {
+                conn_close(d, ci);
+                return;
+            }
+            c->in = b;
+            c->incap = n;
+        }
+        ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (r <= 0) {
+            c->eof = 1;
+            break;
+        }
+        c->inlen += (size_t)r;
+    }
+    conn_process(d, ci);
+    if ((c = d->conns[ci]) && c->eof && c->pending == 0 && c->outlen == 0)
+        conn_close(d, ci);
+}
+
+static void on_accept(struct carmad *d)
+{
+    for (;;) {
+        int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        struct ucred cr;
+        socklen_t cl = sizeof cr;
+        uint32_t ci;
+        for (ci = 0; ci < MAX_CONNS && d->conns[ci]; ci++)
+            ;
+        struct conn *c = ci < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
+        if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->uid = cr.uid;
+        c->gid = cr.gid;
+        d->conns[ci] = c;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_CONN, ci)};
+        if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+            conn_close(d, ci);
+    }
+}
+
+/* ---- the end of an iteration: commit, then answer and start ---- */
+
+static void iteration_end(struct carmad *d)
+{
+    double now = now_s();
+    struct carma_err err = {{0}};
+    /* Placements join the same transaction. */
+    size_t first_launch = d->ntouched;
+    if (d->dirty) {
+        d->dirty = 0;
+        struct carma_placement pl[64];
+        size_t n;
+        int guard = 0;
+        while ((n = carma_sched_step(&d->sched, now, pl, 64)) > 0 && guard++ < 1024) {
+            for (size_t k = 0; k < n; k++) {
+                uint32_t i = pl[k].job;
+                d->dj[i].launching = 1;
+                touch(d, i);
+                if (launch_record(d, i, now, &err))
+                    break;
+            }
+            if (err.msg[0] || n < 64)
+                break;
+        }
+    }
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->dj[i].pid_dirty && !d->dj[i].launching) {
+            if (store_tx(d, &err) == 0 &&
+                carma_store_attempt_pid(d->store, d->dj[i].rec.id, d->sj[i].attempts,
+                                        d->dj[i].shepherd, &err) == 0)
+                d->dj[i].pid_dirty = 0;
+        }
+    int ok = 1;
+    if (carma_store_in_tx(d->store) && !err.msg[0]) {
+        if (carma_store_commit(d->store, &err))
+            ok = 0;
+    } else if (carma_store_in_tx(d->store)) {
+        carma_store_rollback(d->store);
+        ok = 0;
+    } else if (err.msg[0]) {
+        ok = 0;
+    }
+    if (!ok) {
+        dlog(d, LOG_ERR, "store: %s: this iteration's submissions are refused, its launches "
+                         "undone", err.msg);
+        /* Undo launches (newest first), then cancels and submissions. */
+        for (size_t t = d->ntouched; t-- > first_launch;) {
+            uint32_t i = d->touched[t];
+            if (!d->dj[i].launching)
+                continue;
+            d->dj[i].launching = 0;
+            carma_sched_finish(&d->sched, i, CARMA_OUTCOME_FAULT, 0, now);
+            d->sj[i].attempts--;
+            d->dj[i].rec.attempts = d->sj[i].attempts;
+            d->dj[i].rec.state = CARMA_JOB_QUEUED;
+        }
+        for (size_t t = 0; t < d->ntouched; t++) {
+            uint32_t i = d->touched[t];
+            struct djob *dj = &d->dj[i];
+            if (!dj->used)
+                continue;
+            if (dj->is_new) {
+                if (d->sj[i].queue != CARMA_QUEUE_NONE)
+                    carma_sched_dequeue(&d->sched, i);
+                dj->is_new = 0;
+                slot_free(d, i);
+                continue;
+            }
+            if (dj->cancel_queued) {
+                dj->cancel_queued = 0;
+                d->sj[i].state = CARMA_JOB_QUEUED;
+                dj->rec.state = CARMA_JOB_QUEUED;
+                dj->rec.end_s = -1;
+                carma_sched_submit(&d->sched, i, now);
+            }
+            if (dj->cancel_running) {
+                dj->cancel_running = 0;
+                dj->rec.cancel_requested = 0;
+            }
+        }
+        for (size_t p = 0; p < d->npend; p++) {
+            json_decref(d->pend[p].resp);
+            d->pend[p].resp = carma_resp_error(
+                "store", "refused: the job store could not save it (%s); nothing was changed",
+                err.msg);
+        }
+    }
+    /* Answer. */
+    for (size_t p = 0; p < d->npend; p++) {
+        uint32_t ci = d->pend[p].conn;
+        if (d->conns[ci]) {
+            d->conns[ci]->pending--;
+            conn_send(d, ci, d->pend[p].resp);
+        } else {
+            json_decref(d->pend[p].resp);
+        }
+    }
+    d->npend = 0;
+    if (ok) {
+        for (size_t t = 0; t < d->ntouched; t++) {
+            uint32_t i = d->touched[t];
+            struct djob *dj = &d->dj[i];
+            if (!dj->used)
+                continue;
+            dj->is_new = 0;
+            if (dj->cancel_queued) {
+                dj->cancel_queued = 0;
+                dlog(d, LOG_INFO, "job %llu cancelled while queued",
+                     (unsigned long long)dj->rec.id);
+                slot_free(d, i);
+                continue;
+            }
+            if (dj->cancel_running) {
+                dj->cancel_running = 0;
+                if (dj->shepherd > 0)
+                    kill(dj->shepherd, SIGTERM);
+            }
+            if (dj->launching) {
+                dj->launching = 0;
+                launch_start(d, i);
+            }
+        }
+    }
+    d->ntouched = 0;
+    /* Requests that waited for this commit. */
+    for (uint32_t ci = 0; ci < MAX_CONNS; ci++)
+        if (d->conns[ci] && d->conns[ci]->pending == 0 && d->conns[ci]->inlen)
+            conn_process(d, ci);
+}
+
+/* ---- reconciliation on start ---- */
+
+struct recon {
+    struct carmad *d;
+    int requeued, adopted, ended, queued;
+};
+
+static int recon_one(void *ctx, struct carma_job_rec *r)
+{
+    struct recon *x = ctx;
+    struct carmad *d = x->d;
+    uint32_t i;
+    if (slot_alloc(d, &i))
+        return -ENOMEM;
+    struct djob *dj = &d->dj[i];
+    dj->rec = *r;
+    memset(r, 0, sizeof *r); /* ownership of the strings moved */
+    carma_job_rec_clear(r);
+    sj_from_rec(d, i);
+    double now = now_s();
+    if (dj->rec.state == CARMA_JOB_QUEUED) {
+        carma_sched_submit(&d->sched, i, now);
+        x->queued++;
+        return 0;
+    }
+    uint32_t n = dj->rec.attempts;
+    char dir[PATH_MAX];
+    attempt_dir(d, dj->rec.id, n, dir, sizeof dir);
+    uint16_t gpu[CARMA_JOB_MAX_GPUS];
+    uint16_t ng = 0;
+    char *gs = NULL;
+    struct carma_err err;
+    if (carma_store_attempt_gpus(d->store, dj->rec.id, n, &gs, &err) == 0) {
+        json_error_t je;
+        json_t *a = json_loads(gs, 0, &je);
+        size_t k;
+        json_t *u;
+        json_array_foreach(a, k, u) {
+            int g = json_is_string(u) ? gpu_index_of(d, json_string_value(u)) : -1;
+            if (g >= 0 && ng < CARMA_JOB_MAX_GPUS)
+                gpu[ng++] = (uint16_t)g;
+        }
+        json_decref(a);
+        free(gs);
+    }
+    struct carma_exit ex;
+    double end;
+    pid_t pid;
+    uint64_t st;
+    if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        attempt_end(d, i, &ex, 1, end);
+        x->ended++;
+    } else if (carma_shepherd_alive(dir, &pid)) {
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        if (watch_shepherd(d, i, pid) == 0) {
+            x->adopted++;
+            dlog(d, LOG_INFO, "job %llu: re-adopted its running shepherd %d",
+                 (unsigned long long)dj->rec.id, (int)pid);
+            if (d->have_gb && d->gb.ops->attach)
+                for (uint16_t k = 0; k < ng; k++)
+                    d->gb.ops->attach(&d->gb, gpu[k], pid, d->sj[i].held_mib << 20);
+        } else {
+            attempt_end(d, i, NULL, 0, now);
+        }
+    } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
+        /* Recorded as launched, but its shepherd never began: it never ran. */
+        dj->rec.attempts = n ? n - 1 : 0;
+        dj->rec.state = CARMA_JOB_QUEUED;
+        sj_from_rec(d, i);
+        carma_sched_submit(&d->sched, i, now);
+        if (store_tx(d, &err) == 0)
+            carma_store_job_update(d->store, &dj->rec, &err);
+        x->requeued++;
+    } else {
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        attempt_end(d, i, NULL, 0, now);
+        x->ended++;
+    }
+    return 0;
+}
+
+static int reconcile(struct carmad *d, struct carma_err *err)
+{
+    struct recon x = {.d = d};
+    int rc = carma_store_jobs_active(d->store, recon_one, &x, err);
+    if (rc)
+        return rc;
+    if (carma_store_in_tx(d->store) && (rc = carma_store_commit(d->store, err)))
+        return rc;
+    dlog(d, LOG_INFO, "reconciled: %d queued, %d running re-adopted, %d ended while down, "
+                      "%d never started (re-queued)", x.queued, x.adopted, x.ended, x.requeued);
+    d->dirty = 1;
+    return 0;
+}
+
+/* ---- setup ---- */
+
+static int open_socket(struct carmad *d, struct carma_err *err)
+{
+    char dir[sizeof d->sock_path];
+    snprintf(dir, sizeof dir, "%s", d->sock_path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        int rc = mkdir_p(dir, d->self_uid == 0 ? 0755 : 0700);
+        if (rc)
+            return carma_err_set(err, rc, "%s: %s", dir, strerror(-rc));
+    }
+    /* A live daemon on the path is an error; a stale socket file is removed. */
+    struct carma_err e2;
+    int fd = carma_client_connect(d->sock_path, &e2);
+    if (fd >= 0) {
+        close(fd);
+        return carma_err_set(err, -EADDRINUSE, "%s: another carmad is listening",
+                             d->sock_path);
+    }
+    unlink(d->sock_path);
+    d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", d->sock_path);
+    mode_t old = umask(0177);
+    int rc = bind(d->lfd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (rc < 0 || listen(d->lfd, 512) < 0)
+        return carma_err_set(err, -errno, "%s: %s", d->sock_path, strerror(errno));
+    mode_t mode = d->cfg.socket_mode;
+    if (d->self_uid == 0 && d->cfg.socket_group[0]) {
+        struct group gr, *g = NULL;
+        char buf[4096];
+        if (getgrnam_r(d->cfg.socket_group, &gr, buf, sizeof buf, &g) == 0 && g)
+            chown(d->sock_path, 0, g->gr_gid) == 0 ? (void)0 : (void)0;
+        else
+            dlog(d, LOG_WARNING, "group %s does not exist: only root may use %s",
+                 d->cfg.socket_group, d->sock_path);
+    }
+    chmod(d->sock_path, mode);
+    return 0;
+}
+
+static int add_fd(struct carmad *d, int fd, uint64_t tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_err *err)
+{
+    *out = NULL;
+    struct carmad *d = calloc(1, sizeof *d);
+    if (!d)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    d->o = *o;
+    d->epfd = d->lfd = d->sfd = d->tfd = -1;
+    d->self_uid = geteuid();
+    carmad_config_default(&d->cfg);
+    int rc = 0;
+    if (o->config_path && (rc = carmad_config_load(&d->cfg, o->config_path, err)))
+        goto fail;
+    if (o->max_attempts)
+        d->cfg.max_attempts = o->max_attempts;
+    const char *pname = o->policy ? o->policy : d->cfg.policy;
+    if (!(d->policy = carma_policy_find(pname))) {
+        rc = carma_err_set(err, -EINVAL, "--policy %s: unknown policy", pname);
+        goto fail;
+    }
+    if (o->state_dir) {
+        snprintf(d->state_dir, sizeof d->state_dir, "%s", o->state_dir);
+    } else if (d->self_uid == 0) {
+        snprintf(d->state_dir, sizeof d->state_dir, "/var/lib/carma");
+    } else {
+        const char *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
+        if (x && *x == '/')
+            snprintf(d->state_dir, sizeof d->state_dir, "%s/carma", x);
+        else
+            snprintf(d->state_dir, sizeof d->state_dir, "%s/.local/state/carma", h ? h : "/tmp");
+    }
+    if (o->socket_path) {
+        if (strlen(o->socket_path) >= sizeof d->sock_path) {
+            rc = carma_err_set(err, -ENAMETOOLONG, "--socket: path too long");
+            goto fail;
+        }
+        snprintf(d->sock_path, sizeof d->sock_path, "%s", o->socket_path);
+    } else if ((rc = carma_proto_default_socket(d->sock_path, sizeof d->sock_path))) {
+        carma_err_set(err, rc, "socket path too long");
+        goto fail;
+    }
+    if ((rc = mkdir_p(d->state_dir, 0755))) {
+        carma_err_set(err, rc, "%s: %s", d->state_dir, strerror(-rc));
+        goto fail;
+    }
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/jobs", d->state_dir);
+    if ((rc = mkdir_p(p, 0755))) {
+        carma_err_set(err, rc, "%s: %s", p, strerror(-rc));
+        goto fail;
+    }
+    snprintf(p, sizeof p, "%s/carma.db", d->state_dir);
+    if ((rc = carma_store_open(&d->store, p, err)))
+        goto fail;
+    if ((rc = open_backend(d, err)))
+        goto fail;
+    if ((rc = carma_sched_init(&d->sched, NULL, d->gpus, d->ngpus, d->policy, &d->cfg.sched))) {
+        carma_err_set(err, rc, "scheduler: cannot start");
+        goto fail;
+    }
+    d->sched_ready = 1;
+    if ((rc = slots_grow(d))) {
+        carma_err_set(err, rc, "out of memory");
+        goto fail;
+    }
+    d->epfd = epoll_create1(EPOLL_CLOEXEC);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGCHLD, SIG_IGN); /* shepherds are reaped by the kernel; pidfds tell their end */
+    d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (d->epfd < 0 || d->sfd < 0 || d->tfd < 0) {
+        rc = carma_err_set(err, -errno, "epoll/signalfd/timerfd: %s", strerror(errno));
+        goto fail;
+    }
+    double iv = d->cfg.monitor_interval_s;
+    struct itimerspec its = {.it_interval = {(time_t)iv, (long)((iv - (double)(time_t)iv) * 1e9)}};
+    its.it_value = its.it_interval;
+    timerfd_settime(d->tfd, 0, &its, NULL);
+    add_fd(d, d->sfd, TAG(TAG_SIGNAL, 0));
+    add_fd(d, d->tfd, TAG(TAG_TIMER, 0));
+    monitor_tick(d);
+    if ((rc = reconcile(d, err)))
+        goto fail;
+    if ((rc = open_socket(d, err)))
+        goto fail;
+    add_fd(d, d->lfd, TAG(TAG_LISTEN, 0));
+    dlog(d, LOG_INFO, "listening on %s; state in %s; policy %s; store schema v%d (found v%d)",
+         d->sock_path, d->state_dir, d->policy->name, CARMA_STORE_SCHEMA_VERSION,
+         carma_store_version_found(d->store));
+    if (d->cfg.http[0])
+        dlog(d, LOG_NOTICE, "http %s configured: the HTTP endpoints are not built yet",
+             d->cfg.http);
+    *out = d;
+    return 0;
+fail:
+    carmad_close(d);
+    return rc;
+}
+
+void carmad_set_hooks(struct carmad *d, const struct carmad_hooks *h)
+{
+    d->hooks = *h;
+}
+
+int carmad_run(struct carmad *d, struct carma_err *err)
+{
+    (void)err;
+    struct epoll_event ev[64];
+    iteration_end(d);
+    while (!d->stop) {
+        int n = epoll_wait(d->epfd, ev, 64, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return carma_err_set(err, -errno, "epoll_wait: %s", strerror(errno));
+        for (int k = 0; k < n; k++) {
+            uint64_t tag = ev[k].data.u64 >> 32;
+            uint32_t idx = (uint32_t)ev[k].data.u64;
+            switch (tag) {
+            case TAG_LISTEN: on_accept(d); break;
+            case TAG_CONN: on_conn(d, idx, ev[k].events); break;
+            case TAG_PIDFD: on_pidfd(d, idx); break;
+            case TAG_TIMER: {
+                uint64_t exp;
+                while (read(d->tfd, &exp, sizeof exp) > 0)
+                    ;
+                monitor_tick(d);
+                if (d->hooks.on_tick)
+                    d->hooks.on_tick(d->hooks.ctx, now_s());
+                if (carma_sched_queued(&d->sched))
+                    d->dirty = 1;
+                break;
+            }
+            case TAG_SIGNAL: {
+                struct signalfd_siginfo si;
+                while (read(d->sfd, &si, sizeof si) == sizeof si) {
+                    if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+                        dlog(d, LOG_NOTICE, "signal %u: stopping; running jobs keep running",
+                             si.ssi_signo);
+                        d->stop = 1;
+                    }
+                }
+                break;
+            }
+            }
+        }
+        iteration_end(d);
+    }
+    return 0;
+}
+
+void carmad_close(struct carmad *d)
+{
+    if (!d)
+        return;
+    for (uint32_t ci = 0; ci < MAX_CONNS; ci++)
+        conn_close(d, ci);
+    if (d->lfd >= 0) {
+        close(d->lfd);
+        unlink(d->sock_path);
+    }
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used)
+            slot_free(d, i);
+    if (d->sfd >= 0)
+        close(d->sfd);
+    if (d->tfd >= 0)
+        close(d->tfd);
+    if (d->epfd >= 0)
+        close(d->epfd);
+    if (d->sched_ready)
+        carma_sched_free(&d->sched);
+    if (d->have_gb)
+        d->gb.ops->close(&d->gb);
+    carma_store_close(d->store);
+    free(d->gpus);
+    free(d->gs);
+    free(d->sj);
+    free(d->dj);
+    free(d->freel);
+    free(d->pend);
+    free(d->touched);
+    free(d);
+}

@@ -1,0 +1,108 @@
+/* carmad: the carma daemon. Parses options, then hands over to daemon.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: carmad [OPTIONS]\n\n"
+            "  --state DIR        job store and logs (default /var/lib/carma as root,\n"
+            "                     else $XDG_STATE_HOME/carma)\n"
+            "  --socket PATH      UNIX socket (default /run/carma/carmad.sock as root,\n"
+            "                     else $XDG_RUNTIME_DIR/carma/carmad.sock)\n"
+            "  --gpus nvml|sim:SPEC  GPU backend (default: NVML when a driver loads, else\n"
+            "                     sim:4xa100-40gb with a warning)\n"
+            "  --policy P         placement policy (default auto)\n"
+            "  --config FILE      INI configuration\n"
+            "  --max-attempts N   attempts per job when it gives none (default 3)\n"
+            "  --foreground       stay in the foreground, log to stderr\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"state", required_argument, NULL, 's'},   {"socket", required_argument, NULL, 'S'},
+        {"gpus", required_argument, NULL, 'g'},    {"policy", required_argument, NULL, 'p'},
+        {"config", required_argument, NULL, 'c'},  {"foreground", no_argument, NULL, 'f'},
+        {"max-attempts", required_argument, NULL, 'm'}, {"nvml-lib", required_argument, NULL, 'N'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    struct carmad_opts o = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': o.state_dir = optarg; break;
+        case 'S': o.socket_path = optarg; break;
+        case 'g': o.gpus = optarg; break;
+        case 'p': o.policy = optarg; break;
+        case 'c': o.config_path = optarg; break;
+        case 'f': o.foreground = 1; break;
+        case 'N': o.nvml_lib = optarg; break;
+        case 'm': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 100) {
+                fprintf(stderr, "carmad: --max-attempts %s: an integer in [1, 100] expected\n",
+                        optarg);
+                return 2;
+            }
+            o.max_attempts = (unsigned)v;
+            break;
+        }
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "carmad: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!o.foreground) {
+        openlog("carmad", LOG_PID, LOG_DAEMON);
+        pid_t p = fork();
+        if (p < 0) {
+            perror("carmad: fork");
+            return 1;
+        }
+        if (p > 0)
+            return 0;
+        setsid();
+        if (fork() > 0)
+            _exit(0);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            dup2(nul, 1);
+            dup2(nul, 2);
+            if (nul > 2)
+                close(nul);
+        }
+    }
+    struct carmad *d;
+    struct carma_err err = {{0}};
+    int rc = carmad_open(&d, &o, &err);
+    if (rc) {
+        if (o.foreground)
+            fprintf(stderr, "carmad: %s\n", err.msg);
+        else
+            syslog(LOG_ERR, "%s", err.msg);
+        return rc == -EINVAL ? 2 : 1;
+    }
+    rc = carmad_run(d, &err);
+    if (rc) {
+        if (o.foreground)
+            fprintf(stderr, "carmad: %s\n", err.msg);
+        else
+            syslog(LOG_ERR, "%s", err.msg);
+    }
+    carmad_close(d);
+    return rc ? 1 : 0;
+}
