@@ -14,5 +14,13 @@ struct carma_command {
 extern const struct carma_command carma_commands[];
 
 int cmd_sim(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_submit_rad(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_wait(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
 
 #endif

@@ -6,6 +6,14 @@
 
 const struct carma_command carma_commands[] = {
     {"sim", "replay a trace through the scheduler on simulated GPUs", cmd_sim},
+    {"submit", "queue a job: carma submit [--gpus N] [--mem SIZE] -- CMD ARGS...", cmd_submit},
+    {"submit-rad", "queue a CARMA task file (.rad) unchanged", cmd_submit_rad},
+    {"ls", "list jobs (--all: finished ones too)", cmd_ls},
+    {"show", "one job in detail, with its attempts", cmd_show},
+    {"cancel", "cancel jobs (SIGTERM, then SIGKILL after a grace)", cmd_cancel},
+    {"logs", "print a job's output (-f: follow)", cmd_logs},
+    {"wait", "wait for jobs; exit 0 when all succeeded", cmd_wait},
+    {"gpus", "GPUs: memory, utilisation, power, jobs", cmd_gpus},
     {NULL, NULL, NULL},
 };
 

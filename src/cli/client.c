@@ -1,0 +1,152 @@
+#include "cli/client.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/proto.h"
+
+void cli_conn_init(struct cli_conn *c)
+{
+    memset(c, 0, sizeof *c);
+    carma_proto_default_socket(c->socket, sizeof c->socket);
+}
+
+int cli_common_opt(struct cli_conn *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--json")) {
+        c->json = 1;
+        return 1;
+    }
+    if (!strcmp(a, "--socket")) {
+        if (*i + 1 >= argc)
+            return -1;
+        snprintf(c->socket, sizeof c->socket, "%s", argv[++*i]);
+        return 1;
+    }
+    if (!strncmp(a, "--socket=", 9)) {
+        snprintf(c->socket, sizeof c->socket, "%s", a + 9);
+        return 1;
+    }
+    return 0;
+}
+
+json_t *cli_req(const char *op)
+{
+    return json_pack("{s:i,s:s}", "v", CARMA_PROTO_VERSION, "op", op);
+}
+
+int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp)
+{
+    struct carma_err err = {{0}};
+    json_t *r = NULL;
+    int rc = carma_client_request(c->socket, req, &r, &err);
+    json_decref(req);
+    if (rc) {
+        fprintf(stderr, "carma %s: %s\n", cmd, err.msg);
+        return 1;
+    }
+    if (!json_is_true(json_object_get(r, "ok"))) {
+        const char *code = json_string_value(json_object_get(r, "error"));
+        const char *msg = json_string_value(json_object_get(r, "message"));
+        if (c->json)
+            cli_print_json(r);
+        fprintf(stderr, "carma %s: %s\n", cmd, msg ? msg : "the daemon refused");
+        int st = code && (!strcmp(code, "badrequest") || !strcmp(code, "notfound") ||
+                          !strcmp(code, "invalid"))
+                     ? 2
+                     : 1;
+        json_decref(r);
+        return st;
+    }
+    *resp = r;
+    return 0;
+}
+
+uint64_t cli_parse_id(const char *cmd, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v == 0 || s[0] == '-') {
+        fprintf(stderr, "carma %s: '%s' is not a job id\n", cmd, s);
+        return 0;
+    }
+    return v;
+}
+
+int64_t cli_parse_mib(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    double mul = 1;
+    if (!*end || !strcasecmp(end, "M") || !strcasecmp(end, "MiB") || !strcasecmp(end, "MB"))
+        mul = 1;
+    else if (!strcasecmp(end, "G") || !strcasecmp(end, "GiB") || !strcasecmp(end, "GB"))
+        mul = 1024;
+    else if (!strcasecmp(end, "T") || !strcasecmp(end, "TiB") || !strcasecmp(end, "TB"))
+        mul = 1024 * 1024;
+    else
+        return -1;
+    double m = v * mul;
+    if (m > (double)(1ull << 30))
+        return -1;
+    return (int64_t)(m + 0.999);
+}
+
+void cli_print_json(const json_t *v)
+{
+    char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s) {
+        puts(s);
+        free(s);
+    }
+}
+
+void cli_fmt_time(const json_t *t, char *buf, size_t cap)
+{
+    if (!json_is_number(t)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    time_t x = (time_t)json_number_value(t);
+    struct tm tm;
+    localtime_r(&x, &tm);
+    strftime(buf, cap, "%m-%d %H:%M:%S", &tm);
+}
+
+void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap)
+{
+    if (!json_is_number(start)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    double e;
+    if (json_is_number(end)) {
+        e = json_number_value(end);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        e = (double)ts.tv_sec;
+    }
+    long s = (long)(e - json_number_value(start));
+    if (s < 0)
+        s = 0;
+    if (s >= 3600)
+        snprintf(buf, cap, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+    else if (s >= 60)
+        snprintf(buf, cap, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(buf, cap, "%lds", s);
+}
+
+int cli_state_final(const char *state)
+{
+    return state && strcmp(state, "queued") && strcmp(state, "running");
+}

@@ -1,0 +1,73 @@
+/* Shared helpers of the CLI commands that talk to carmad. */
+#ifndef CARMA_CLI_CLIENT_H
+#define CARMA_CLI_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct cli_conn {
+    char socket[4096];
+    int json;   /* --json */
+};
+
+/* Consumes --socket PATH / --socket=PATH and --json at argv[*i]; returns 1 when it
+ * did, 0 when the argument is not one of them, -1 on a usage error. */
+int cli_common_opt(struct cli_conn *c, int argc, char **argv, int *i);
+
+/* Fills the default socket path. */
+void cli_conn_init(struct cli_conn *c);
+
+/* Sends req (consumed) and returns the response in *resp when it is ok. Returns the
+ * exit status: 0 ok, 1 the daemon refused or cannot be reached, 2 bad input
+ * (malformed request, unknown job, invalid job). Prints the error. */
+int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp);
+
+/* A request {"v":1,"op":op}; new reference. */
+json_t *cli_req(const char *op);
+
+/* Parses a job id; 0 on error (prints it). */
+uint64_t cli_parse_id(const char *cmd, const char *s);
+
+/* Parses "4096", "4096M", "16G", "16GiB" to MiB; -1 on error. */
+int64_t cli_parse_mib(const char *s);
+
+/* Prints a JSON value indented to stdout. */
+void cli_print_json(const json_t *v);
+
+/* "12:03:04" or "-" for a time value (seconds since the epoch, null allowed). */
+void cli_fmt_time(const json_t *t, char *buf, size_t cap);
+/* "1h02m", "35s" or "-" from two time values (end null: now). */
+void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);
+
+/* Submits `job` (a protocol job object, consumed) with the caller's environment
+ * and working directory added when absent; prints the id (or the response with
+ * --json). Returns the exit status. */
+int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job);
+
+/* A CARMA task file (.rad), one value per line: 0 a comment, 1 "conda activate
+ * ENV", 2 the command, 3 model file, 4 dataset, 5 batch size, 6 placement hint,
+ * 7 GPUs, 8 measured peak memory MiB (oracle), 9 Horus, 10 FakeTensor, 11
+ * GPUMemNet estimates. */
+struct cli_rad {
+    char env[256];      /* conda environment, "" none */
+    char command[4096];
+    unsigned batch;
+    unsigned gpus;
+    uint64_t mem_mib;   /* of the chosen estimator; 0 when absent */
+};
+
+/* Parses a .rad text. estimator: "oracle", "horus", "faketensor", "gpumemnet" or
+ * "none". Returns 0, or -EINVAL with a message "LINE: problem" in err. */
+int cli_rad_parse(const char *text, size_t len, const char *estimator, struct cli_rad *out,
+                  char *err, size_t errcap);
+
+/* Splits a command line into argv on blanks with '...' and "..." quoting (no
+ * expansion). Returns the count, or -1 (unbalanced quotes, or more than cap). */
+int cli_split_words(const char *s, json_t *argv);
+
+/* 1 when state names a final state. */
+int cli_state_final(const char *state);
+
+#endif

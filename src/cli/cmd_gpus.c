@@ -1,0 +1,61 @@
+/* carma gpus: the GPUs carmad manages, their memory, activity and jobs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+int cmd_gpus(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        fprintf(stderr, "usage: carma gpus [--json] [--socket PATH]\n");
+        return 2;
+    }
+    json_t *resp;
+    int st = cli_call(&c, "gpus", cli_req("gpus"), &resp);
+    if (st)
+        return st;
+    if (c.json) {
+        json_object_del(resp, "ok");
+        cli_print_json(resp);
+        json_decref(resp);
+        return 0;
+    }
+    printf("backend %s, policy %s\n", json_string_value(json_object_get(resp, "backend")),
+           json_string_value(json_object_get(resp, "policy")));
+    printf("%-3s %-24s %-26s %17s %5s %7s %-9s %s\n", "IDX", "UUID", "NAME", "MEMORY MiB", "UTIL",
+           "POWER", "SHARING", "JOBS");
+    size_t k;
+    json_t *g;
+    json_array_foreach(json_object_get(resp, "gpus"), k, g) {
+        char util[16] = "-", power[16] = "-", mem[40], jobs[256] = "";
+        json_t *u = json_object_get(g, "util"), *p = json_object_get(g, "power_w");
+        if (json_is_number(u))
+            snprintf(util, sizeof util, "%.0f%%", json_number_value(u) * 100);
+        if (json_is_number(p))
+            snprintf(power, sizeof power, "%.0fW", json_number_value(p));
+        snprintf(mem, sizeof mem, "%lld/%lld",
+                 (long long)json_integer_value(json_object_get(g, "mem_used_mib")),
+                 (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
+        size_t x;
+        json_t *id;
+        json_array_foreach(json_object_get(g, "jobs"), x, id) {
+            size_t l = strlen(jobs);
+            snprintf(jobs + l, sizeof jobs - l, "%s%lld", x ? "," : "",
+                     (long long)json_integer_value(id));
+        }
+        printf("%-3lld %-24.24s %-26.26s %17s %5s %7s %-9s %s%s\n",
+               (long long)json_integer_value(json_object_get(g, "index")),
+               json_string_value(json_object_get(g, "uuid")),
+               json_string_value(json_object_get(g, "name")), mem, util, power,
+               json_string_value(json_object_get(g, "sharing")), jobs[0] ? jobs : "-",
+               json_is_true(json_object_get(g, "drained")) ? " (drained)" : "");
+    }
+    json_decref(resp);
+    return 0;
+}

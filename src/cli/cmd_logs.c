@@ -1,0 +1,128 @@
+/* carma logs: print a job's output (the latest attempt); -f follows it until the
+ * job ends. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+/* Copies what was appended to path since *off to fd out. */
+static int pump(const char *path, off_t *off, int out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    char buf[65536];
+    ssize_t n;
+    while ((n = pread(fd, buf, sizeof buf, *off)) > 0) {
+        for (ssize_t w = 0; w < n;) {
+            ssize_t x = write(out, buf + w, (size_t)(n - w));
+            if (x < 0 && errno == EINTR)
+                continue;
+            if (x < 0) {
+                close(fd);
+                return -errno;
+            }
+            w += x;
+        }
+        *off += n;
+    }
+    close(fd);
+    return 0;
+}
+
+static json_t *ask(const struct cli_conn *c, uint64_t id, int *st)
+{
+    json_t *req = cli_req("logs");
+    json_object_set_new(req, "id", json_integer((json_int_t)id));
+    json_t *resp = NULL;
+    *st = cli_call(c, "logs", req, &resp);
+    return resp;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    uint64_t id = 0;
+    int follow = 0;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow"))) {
+            follow = 1;
+            continue;
+        }
+        if (r == 0 && argv[i][0] != '-' && !id) {
+            if (!(id = cli_parse_id("logs", argv[i])))
+                return 2;
+            continue;
+        }
+        fprintf(stderr, "usage: carma logs ID [-f] [--json] [--socket PATH]\n");
+        return 2;
+    }
+    if (!id) {
+        fprintf(stderr, "usage: carma logs ID [-f] [--json] [--socket PATH]\n");
+        return 2;
+    }
+    int st;
+    json_t *resp = ask(&c, id, &st);
+    if (st)
+        return st;
+    if (c.json) {
+        cli_print_json(resp);
+        json_decref(resp);
+        return 0;
+    }
+    char out[4096], err[4096];
+    off_t oo = 0, eo = 0;
+    long long attempt = json_integer_value(json_object_get(resp, "attempt"));
+    snprintf(out, sizeof out, "%s", json_string_value(json_object_get(resp, "stdout")));
+    snprintf(err, sizeof err, "%s", json_string_value(json_object_get(resp, "stderr")));
+    int final = cli_state_final(json_string_value(json_object_get(resp, "state")));
+    json_decref(resp);
+    int rc = pump(out, &oo, 1);
+    if (!rc)
+        rc = pump(err, &eo, 2);
+    struct timespec nap = {0, 200 * 1000 * 1000};
+    int polls = 0;
+    while (!rc && follow && !final) {
+        nanosleep(&nap, NULL);
+        rc = pump(out, &oo, 1);
+        if (!rc)
+            rc = pump(err, &eo, 2);
+        if (++polls % 3)
+            continue;
+        if (!(resp = ask(&c, id, &st)))
+            return st;
+        final = cli_state_final(json_string_value(json_object_get(resp, "state")));
+        long long a = json_integer_value(json_object_get(resp, "attempt"));
+        if (a != attempt) {
+            /* A new attempt: finish the old files, go on with the new ones. */
+            pump(out, &oo, 1);
+            pump(err, &eo, 2);
+            fprintf(stderr, "--- carma: attempt %lld ---\n", a);
+            attempt = a;
+            oo = eo = 0;
+            snprintf(out, sizeof out, "%s", json_string_value(json_object_get(resp, "stdout")));
+            snprintf(err, sizeof err, "%s", json_string_value(json_object_get(resp, "stderr")));
+        }
+        json_decref(resp);
+        if (final) {
+            rc = pump(out, &oo, 1);
+            if (!rc)
+                rc = pump(err, &eo, 2);
+        }
+    }
+    if (rc) {
+        fprintf(stderr, "carma logs: cannot read the logs of job %llu: %s\n",
+                (unsigned long long)id, strerror(-rc));
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,84 @@
+/* carma show: one job in detail. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+int cmd_show(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    uint64_t id = 0;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && argv[i][0] != '-' && !id) {
+            if (!(id = cli_parse_id("show", argv[i])))
+                return 2;
+            continue;
+        }
+        fprintf(stderr, "usage: carma show ID [--json] [--socket PATH]\n");
+        return 2;
+    }
+    if (!id) {
+        fprintf(stderr, "usage: carma show ID [--json] [--socket PATH]\n");
+        return 2;
+    }
+    json_t *req = cli_req("show");
+    json_object_set_new(req, "id", json_integer((json_int_t)id));
+    json_t *resp;
+    int st = cli_call(&c, "show", req, &resp);
+    if (st)
+        return st;
+    json_t *j = json_object_get(resp, "job");
+    if (c.json) {
+        cli_print_json(j);
+        json_decref(resp);
+        return 0;
+    }
+    char t1[32], t2[32], t3[32];
+    printf("job %lld  %s\n", (long long)json_integer_value(json_object_get(j, "id")),
+           json_string_value(json_object_get(j, "name")));
+    printf("  user      %s\n", json_string_value(json_object_get(j, "user")));
+    printf("  state     %s\n", json_string_value(json_object_get(j, "state")));
+    printf("  command  ");
+    size_t k;
+    json_t *a;
+    json_array_foreach(json_object_get(j, "argv"), k, a)
+        printf(" %s", json_string_value(a));
+    printf("\n  cwd       %s\n", json_string_value(json_object_get(j, "cwd")));
+    printf("  gpus      %lld   memory %lld MiB (bound %lld, peak %lld)\n",
+           (long long)json_integer_value(json_object_get(j, "gpus")),
+           (long long)json_integer_value(json_object_get(j, "mem_mib")),
+           (long long)json_integer_value(json_object_get(j, "bound_mib")),
+           (long long)json_integer_value(json_object_get(j, "peak_mib")));
+    cli_fmt_time(json_object_get(j, "submit_time"), t1, sizeof t1);
+    cli_fmt_time(json_object_get(j, "start_time"), t2, sizeof t2);
+    cli_fmt_time(json_object_get(j, "end_time"), t3, sizeof t3);
+    printf("  submitted %s  started %s  ended %s\n", t1, t2, t3);
+    printf("  attempts  %lld of at most %lld\n",
+           (long long)json_integer_value(json_object_get(j, "attempts")),
+           (long long)json_integer_value(json_object_get(j, "max_attempts")));
+    const char *reason = json_string_value(json_object_get(j, "reason"));
+    if (reason)
+        printf("  reason    %s\n", reason);
+    json_array_foreach(json_object_get(j, "attempt_list"), k, a) {
+        char s[32], d[32];
+        cli_fmt_time(json_object_get(a, "start_time"), s, sizeof s);
+        cli_fmt_dur(json_object_get(a, "start_time"), json_object_get(a, "end_time"), d, sizeof d);
+        const char *o = json_string_value(json_object_get(a, "outcome"));
+        printf("  #%lld  %s  %8s  %-10s gpus", (long long)json_integer_value(json_object_get(a, "n")),
+               s, d, o ? o : "running");
+        size_t g;
+        json_t *u;
+        json_array_foreach(json_object_get(a, "gpus"), g, u)
+            printf(" %s", json_string_value(u));
+        if (json_is_integer(json_object_get(a, "peak_mib")))
+            printf("  peak %lld MiB", (long long)json_integer_value(json_object_get(a, "peak_mib")));
+        printf("\n");
+    }
+    json_decref(resp);
+    return 0;
+}

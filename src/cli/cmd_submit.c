@@ -1,0 +1,181 @@
+/* carma submit: queue a job. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "proto/proto.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma submit [--gpus N] [--mem SIZE] [--summary FILE --batch N]\n"
+               "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
+               "                    -- CMD [ARGS...]\n"
+               "Queues CMD (run directly, not through a shell) and prints the job id.\n"
+               "SIZE is MiB, or with a unit: 16G, 4096M.\n");
+}
+
+int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
+{
+    if (!json_object_get(job, "cwd")) {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) {
+            fprintf(stderr, "carma %s: cannot read the working directory: %s\n", cmd,
+                    strerror(errno));
+            json_decref(job);
+            return 1;
+        }
+        json_object_set_new(job, "cwd", json_string(cwd));
+    }
+    if (!json_object_get(job, "env")) {
+        json_t *env = json_object();
+        size_t n = 0;
+        for (char **e = environ; *e && n < CARMA_PROTO_MAX_ENV; e++) {
+            const char *eq = strchr(*e, '=');
+            if (!eq || eq == *e || (size_t)(eq - *e) > 256 ||
+                strlen(eq + 1) > CARMA_PROTO_MAX_ENV_BYTES)
+                continue;
+            char key[257];
+            memcpy(key, *e, (size_t)(eq - *e));
+            key[eq - *e] = 0;
+            json_t *v = json_string(eq + 1);
+            if (v) {
+                json_object_set_new(env, key, v);
+                n++;
+            }
+        }
+        json_object_set_new(job, "env", env);
+    }
+    json_t *req = cli_req("submit");
+    json_object_set_new(req, "job", job);
+    json_t *resp;
+    int st = cli_call(c, cmd, req, &resp);
+    if (st)
+        return st;
+    if (c->json)
+        cli_print_json(resp);
+    else
+        printf("%lld\n", (long long)json_integer_value(json_object_get(resp, "id")));
+    json_decref(resp);
+    return 0;
+}
+
+static int read_file(const char *path, size_t max, char **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -errno;
+    char *b = malloc(max + 1);
+    size_t n = b ? fread(b, 1, max + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!b)
+        return -ENOMEM;
+    if (bad || n > max) {
+        free(b);
+        return bad ? -EIO : -E2BIG;
+    }
+    b[n] = 0;
+    *out = b;
+    return 0;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    json_t *job = json_object();
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r < 0)
+            goto usage_err;
+        if (r)
+            continue;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            json_decref(job);
+            return 0;
+        }
+        if (a[0] != '-')
+            break; /* the command starts here */
+        if (i + 1 >= argc)
+            goto usage_err;
+        const char *v = argv[++i];
+        if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts")) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            if (*end || end == v || x < 0 || x > 1000000) {
+                fprintf(stderr, "carma submit: %s %s: a number expected\n", a, v);
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, !strcmp(a, "--gpus") ? "gpus"
+                                     : !strcmp(a, "--batch") ? "batch" : "max_attempts",
+                                json_integer(x));
+        } else if (!strcmp(a, "--mem")) {
+            int64_t m = cli_parse_mib(v);
+            if (m < 0) {
+                fprintf(stderr, "carma submit: --mem %s: a size such as 4096, 4096M or 16G "
+                                "expected\n", v);
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, "mem_mib", json_integer(m));
+        } else if (!strcmp(a, "--name")) {
+            json_object_set_new(job, "name", json_string(v));
+        } else if (!strcmp(a, "--summary")) {
+            char *text = NULL;
+            int rc = read_file(v, CARMA_PROTO_MAX_SUMMARY, &text);
+            if (rc) {
+                fprintf(stderr, "carma submit: %s: %s\n", v,
+                        rc == -E2BIG ? "larger than 512 KiB" : strerror(-rc));
+                json_decref(job);
+                return 2;
+            }
+            json_t *s = json_string(text);
+            free(text);
+            if (!s) {
+                fprintf(stderr, "carma submit: %s: not UTF-8 text\n", v);
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, "summary", s);
+        } else {
+            goto usage_err;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "carma submit: no command given (carma submit [OPTIONS] -- CMD ARGS...)\n");
+        json_decref(job);
+        return 2;
+    }
+    json_t *av = json_array();
+    for (; i < argc; i++) {
+        json_t *s = json_string(argv[i]);
+        if (!s) {
+            fprintf(stderr, "carma submit: argument '%s' is not valid UTF-8\n", argv[i]);
+            json_decref(av);
+            json_decref(job);
+            return 2;
+        }
+        json_array_append_new(av, s);
+    }
+    json_object_set_new(job, "argv", av);
+    return cli_submit_job(&c, "submit", job);
+usage_err:
+    usage(stderr);
+    json_decref(job);
+    return 2;
+}

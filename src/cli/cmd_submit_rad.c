@@ -1,0 +1,269 @@
+/* carma submit-rad: submit a CARMA task file (.rad) unchanged. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+#define RAD_MAX_BYTES 65536
+#define RAD_LINES 12
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = 0;
+    size_t k = 0;
+    while (s[k] && isspace((unsigned char)s[k]))
+        k++;
+    memmove(s, s + k, n - k + 1);
+}
+
+/* A non-negative number of MiB (may be fractional: rounded up); -1 when not one. */
+static int64_t mib_of(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || v > (double)(1u << 30))
+        return -1;
+    return (int64_t)(v + 0.999999);
+}
+
+int cli_rad_parse(const char *text, size_t len, const char *estimator, struct cli_rad *out,
+                  char *err, size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    char line[RAD_LINES][4096];
+    size_t n = 0, off = 0;
+    if (len > RAD_MAX_BYTES) {
+        snprintf(err, errcap, "larger than %d bytes", RAD_MAX_BYTES);
+        return -EINVAL;
+    }
+    if (memchr(text, 0, len)) {
+        snprintf(err, errcap, "holds a NUL byte: not a text file");
+        return -EINVAL;
+    }
+    while (off < len && n < RAD_LINES) {
+        const char *nl = memchr(text + off, '\n', len - off);
+        size_t l = nl ? (size_t)(nl - (text + off)) : len - off;
+        if (l >= sizeof line[0]) {
+            snprintf(err, errcap, "%zu: line longer than %zu bytes", n + 1, sizeof line[0] - 1);
+            return -EINVAL;
+        }
+        memcpy(line[n], text + off, l);
+        line[n][l] = 0;
+        trim(line[n]);
+        n++;
+        off += l + 1;
+    }
+    if (n < 9) {
+        snprintf(err, errcap, "%zu lines; a CARMA task file has at least 9 (comment, "
+                 "environment, command, model, dataset, batch, hint, GPUs, memory)", n);
+        return -EINVAL;
+    }
+    const char *act = strstr(line[1], "activate");
+    if (act) {
+        act += strlen("activate");
+        while (*act == ' ' || *act == '\t')
+            act++;
+        snprintf(out->env, sizeof out->env, "%s", act);
+    }
+    if (!line[2][0]) {
+        snprintf(err, errcap, "3: no command");
+        return -EINVAL;
+    }
+    snprintf(out->command, sizeof out->command, "%s", line[2]);
+    int64_t b = mib_of(line[5]);
+    if (line[5][0] && b < 0) {
+        snprintf(err, errcap, "6: batch size '%.64s' is not a number", line[5]);
+        return -EINVAL;
+    }
+    out->batch = b > 0 ? (unsigned)b : 0;
+    int64_t g = mib_of(line[7]);
+    if (g < 1 || g > 64) {
+        snprintf(err, errcap, "8: GPU count '%.64s' is not an integer in [1, 64]", line[7]);
+        return -EINVAL;
+    }
+    out->gpus = (unsigned)g;
+    int col = -1;
+    if (!strcmp(estimator, "oracle"))
+        col = 8;
+    else if (!strcmp(estimator, "horus"))
+        col = 9;
+    else if (!strcmp(estimator, "faketensor"))
+        col = 10;
+    else if (!strcmp(estimator, "gpumemnet"))
+        col = 11;
+    else if (strcmp(estimator, "none")) {
+        snprintf(err, errcap, "unknown estimator '%.32s' (oracle, horus, faketensor, gpumemnet, "
+                 "none)", estimator);
+        return -EINVAL;
+    }
+    if (col >= 0) {
+        if ((size_t)col >= n || !line[col][0]) {
+            snprintf(err, errcap, "%d: no %s memory value", col + 1, estimator);
+            return -EINVAL;
+        }
+        int64_t m = mib_of(line[col]);
+        if (m < 0) {
+            snprintf(err, errcap, "%d: memory '%.64s' is not a number of MiB", col + 1, line[col]);
+            return -EINVAL;
+        }
+        out->mem_mib = (uint64_t)m;
+    }
+    return 0;
+}
+
+int cli_split_words(const char *s, json_t *argv)
+{
+    char word[4096];
+    size_t w = 0;
+    int in_word = 0, count = 0;
+    char q = 0;
+    for (;; s++) {
+        char ch = *s;
+        if (q) {
+            if (!ch)
+                return -1;
+            if (ch == q) {
+                q = 0;
+                continue;
+            }
+        } else if (ch == '\'' || ch == '"') {
+            q = ch;
+            in_word = 1;
+            continue;
+        } else if (!ch || ch == ' ' || ch == '\t') {
+            if (in_word) {
+                word[w] = 0;
+                json_t *x = json_string(word);
+                if (!x || json_array_append_new(argv, x))
+                    return -1;
+                count++;
+                w = 0;
+                in_word = 0;
+            }
+            if (!ch)
+                return count;
+            continue;
+        }
+        if (w + 1 >= sizeof word)
+            return -1;
+        word[w++] = ch;
+        in_word = 1;
+    }
+}
+
+/* 1 when name is an executable on PATH. */
+static int on_path(const char *name)
+{
+    const char *p = getenv("PATH");
+    if (!p)
+        return 0;
+    char full[PATH_MAX];
+    while (*p) {
+        const char *e = strchr(p, ':');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        snprintf(full, sizeof full, "%.*s/%s", (int)n, p, name);
+        if (n && access(full, X_OK) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma submit-rad FILE.rad [--estimator oracle|horus|faketensor|gpumemnet|none]\n"
+               "                        [--no-conda] [--socket PATH] [--json]\n"
+               "Submits a CARMA task file unchanged: its command runs in its conda environment\n"
+               "(when conda is installed), with its GPU count and memory requirement.\n");
+}
+
+int cmd_submit_rad(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    const char *file = NULL, *est = "oracle";
+    int conda = 1;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && !strcmp(argv[i], "--estimator") && i + 1 < argc) {
+            est = argv[++i];
+        } else if (r == 0 && !strcmp(argv[i], "--no-conda")) {
+            conda = 0;
+        } else if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+            usage(stdout);
+            return 0;
+        } else if (r == 0 && argv[i][0] != '-' && !file) {
+            file = argv[i];
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!file) {
+        usage(stderr);
+        return 2;
+    }
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "carma submit-rad: %s: %s\n", file, strerror(errno));
+        return 2;
+    }
+    static char text[RAD_MAX_BYTES + 1];
+    size_t len = fread(text, 1, sizeof text, f);
+    fclose(f);
+    struct cli_rad rad;
+    char err[256];
+    if (cli_rad_parse(text, len, est, &rad, err, sizeof err)) {
+        fprintf(stderr, "carma submit-rad: %s:%s\n", file, err);
+        return 2;
+    }
+    json_t *job = json_object(), *av = json_array();
+    if (strpbrk(rad.command, "$`|;&<>()\\*?~")) {
+        /* The task file's own shell line: run it as the file says, with sh -c. */
+        json_array_append_new(av, json_string("/bin/sh"));
+        json_array_append_new(av, json_string("-c"));
+        json_array_append_new(av, json_string(rad.command));
+    } else {
+        if (conda && rad.env[0] && on_path("conda")) {
+            const char *pre[] = {"conda", "run", "--no-capture-output", "-n", rad.env};
+            for (size_t k = 0; k < 5; k++)
+                json_array_append_new(av, json_string(pre[k]));
+        } else if (conda && rad.env[0]) {
+            fprintf(stderr, "carma submit-rad: conda not found: running '%s' without the "
+                            "environment %s\n", rad.command, rad.env);
+        }
+        if (cli_split_words(rad.command, av) <= 0) {
+            fprintf(stderr, "carma submit-rad: %s:3: cannot split the command (quotes?)\n", file);
+            json_decref(av);
+            json_decref(job);
+            return 2;
+        }
+    }
+    json_object_set_new(job, "argv", av);
+    json_object_set_new(job, "gpus", json_integer(rad.gpus));
+    if (rad.mem_mib)
+        json_object_set_new(job, "mem_mib", json_integer((json_int_t)rad.mem_mib));
+    if (rad.batch)
+        json_object_set_new(job, "batch", json_integer(rad.batch));
+    const char *base = strrchr(file, '/');
+    char name[129];
+    snprintf(name, sizeof name, "%s", base ? base + 1 : file);
+    char *dot = strrchr(name, '.');
+    if (dot && !strcmp(dot, ".rad"))
+        *dot = 0;
+    json_object_set_new(job, "name", json_string(name));
+    return cli_submit_job(&c, "submit-rad", job);
+}

@@ -1,0 +1,90 @@
+/* carma wait: block until jobs end. Exit 0 when all succeeded, 1 otherwise. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cmd_wait(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    uint64_t ids[1024];
+    size_t n = 0;
+    double timeout = -1;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && !strcmp(argv[i], "--timeout") && i + 1 < argc) {
+            char *end;
+            timeout = strtod(argv[++i], &end);
+            if (*end || timeout < 0) {
+                fprintf(stderr, "carma wait: --timeout %s: seconds expected\n", argv[i]);
+                return 2;
+            }
+            continue;
+        }
+        if (r == 0 && argv[i][0] != '-' && n < 1024) {
+            if (!(ids[n++] = cli_parse_id("wait", argv[i])))
+                return 2;
+            continue;
+        }
+        fprintf(stderr, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n");
+        return 2;
+    }
+    if (!n) {
+        fprintf(stderr, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n");
+        return 2;
+    }
+    double t0 = mono(), nap = 0.02;
+    json_t *out = json_array();
+    int all_ok = 1;
+    for (size_t k = 0; k < n; k++) {
+        for (;;) {
+            json_t *req = cli_req("show");
+            json_object_set_new(req, "id", json_integer((json_int_t)ids[k]));
+            json_t *resp;
+            int st = cli_call(&c, "wait", req, &resp);
+            if (st) {
+                json_decref(out);
+                return st;
+            }
+            json_t *job = json_object_get(resp, "job");
+            const char *state = json_string_value(json_object_get(job, "state"));
+            if (cli_state_final(state)) {
+                if (strcmp(state, "succeeded"))
+                    all_ok = 0;
+                if (!c.json)
+                    printf("%llu %s\n", (unsigned long long)ids[k], state);
+                json_array_append(out, job);
+                json_decref(resp);
+                break;
+            }
+            json_decref(resp);
+            if (timeout >= 0 && mono() - t0 > timeout) {
+                fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
+                        (unsigned long long)ids[k], state, timeout);
+                json_decref(out);
+                return 1;
+            }
+            struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
+            nanosleep(&ts, NULL);
+            if (nap < 0.5)
+                nap *= 1.5;
+        }
+    }
+    if (c.json)
+        cli_print_json(out);
+    json_decref(out);
+    return all_ok ? 0 : 1;
+}
