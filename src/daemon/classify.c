@@ -37,7 +37,7 @@ enum carma_outcome carma_classify(const struct carma_exit *x, const char *tail, 
     enum carma_outcome o;
     if (x->exited && x->code == 0) {
         o = CARMA_OUTCOME_SUCCEEDED;
-        w = "exit 0";
+        w = "succeeded";
     } else if (x->cancelled) {
         o = CARMA_OUTCOME_CANCELLED;
         w = "cancelled";

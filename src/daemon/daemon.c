@@ -523,6 +523,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     if (o == CARMA_OUTCOME_OOM)
         snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
                  requeued ? ", retried" : ", no attempts left");
+    else if (have && x.exited && x.code == 0)
+        snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
     else if (have && x.exited)
         snprintf(reason, sizeof reason, "attempt %u: %s (exit %d)", n, why, x.code);
     else if (have)

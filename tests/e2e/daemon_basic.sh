@@ -1,0 +1,140 @@
+#!/bin/sh
+# carmad on simulated GPUs with real processes: short and long jobs, an OOM retried
+# until it succeeds, a failure not retried, cancels of a SIGTERM-ignoring and of a
+# forking job, bad input, another user's job, a CARMA .rad file, SIGTERM of carmad
+# keeping jobs running and their re-adoption.
+. "$(dirname "$0")/daemon_lib.sh"
+
+start_daemon --gpus sim:4xa100-40gb
+
+step "short job"
+id=$(submit -- echo hello-carma)
+"$CARMA" wait "$id" >/dev/null || fail "echo did not succeed: $(state_of "$id")"
+"$CARMA" logs "$id" | grep -qx hello-carma || fail "logs lack the output"
+"$CARMA" ls --all --json | grep -q '"state": "succeeded"' || fail "ls --json"
+
+step "long job runs, short ones pass it"
+long=$(submit --mem 2G --name long -- sh "$HELP/run_for.sh" 60)
+wait_until 10 is_state "$long" running || fail "long job not running"
+s2=$(submit --mem 1G -- true)
+"$CARMA" wait --timeout 20 "$s2" >/dev/null || fail "short job behind the long one"
+is_state "$long" running || fail "long job stopped"
+"$CARMA" gpus | grep -q "$long" || fail "carma gpus does not list the long job"
+
+step "OOM on the first attempt, retried, succeeds"
+oom=$(submit --mem 4G -- sh "$HELP/oom_once.sh" "$T/oom.marker")
+"$CARMA" wait --timeout 30 "$oom" >/dev/null || fail "OOM job did not succeed: $(state_of "$oom")"
+[ "$(attempts_of "$oom")" = 2 ] || fail "OOM job: $(attempts_of "$oom") attempts, 2 expected"
+"$CARMA" show --json "$oom" | grep -q '"outcome": "oom"' || fail "attempt 1 not recorded as oom"
+
+step "a failure is not retried"
+bad=$(submit -- sh "$HELP/fail.sh")
+"$CARMA" wait --timeout 20 "$bad" >/dev/null && fail "carma wait returned 0 for a failed job"
+[ "$(state_of "$bad")" = failed ] || fail "state $(state_of "$bad")"
+[ "$(attempts_of "$bad")" = 1 ] || fail "failed job retried"
+"$CARMA" wait "$id" "$bad" >/dev/null; [ $? = 1 ] || fail "carma wait exit status for a mix"
+
+step "cancel a job that ignores SIGTERM"
+ig=$(submit -- sh "$HELP/ignore_term.sh" "$T/ig.pid")
+wait_until 10 test -s "$T/ig.pid" || fail "ignore_term did not start"
+igpid=$(cat "$T/ig.pid")
+"$CARMA" cancel "$ig" || fail "cancel refused"
+wait_until 10 is_state "$ig" cancelled || fail "not cancelled: $(state_of "$ig")"
+wait_until 5 pid_gone "$igpid" || fail "process $igpid survived the cancel"
+
+step "cancel a job that forks (all its processes end)"
+fk=$(submit -- sh "$HELP/forker.sh" "$T/fk.pids")
+wait_until 10 test -s "$T/fk.pids" || fail "forker did not start"
+"$CARMA" cancel "$fk" || fail "cancel refused"
+wait_until 10 is_state "$fk" cancelled || fail "not cancelled: $(state_of "$fk")"
+for p in $(cat "$T/fk.pids"); do
+    wait_until 5 pid_gone "$p" || fail "process $p of the forking job survived"
+done
+
+step "bad input"
+"$CARMA" show 999999 2>"$T/err"; [ $? = 2 ] || fail "unknown id: exit status"
+grep -q "no job 999999" "$T/err" || fail "unknown id: message"
+"$CARMA" cancel 999999 2>/dev/null; [ $? = 2 ] || fail "cancel of an unknown id"
+"$CARMA" submit 2>"$T/err"; [ $? = 2 ] || fail "submit without a command"
+grep -q "no command" "$T/err" || fail "missing command message"
+"$CARMA" submit -- /nonexistent/train.py 2>"$T/err"; [ $? = 2 ] || fail "missing executable"
+grep -q "command not found" "$T/err" || fail "missing executable message: $(cat "$T/err")"
+"$CARMA" submit --mem lots -- true 2>/dev/null; [ $? = 2 ] || fail "bad --mem"
+"$CARMA" submit --gpus 9 -- true 2>"$T/err"; [ $? = 2 ] || fail "more GPUs than the server has"
+python3 - "$CARMA_SOCKET" <<'PY' || fail "malformed requests were not refused cleanly"
+import json, socket, sys
+def ask(raw):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(raw)
+    buf = b""
+    while not buf.endswith(b"\n"):
+        b = s.recv(65536)
+        if not b: break
+        buf += b
+    s.close(); return json.loads(buf) if buf else None
+cases = [b"not json\n", b"[1,2]\n", b'{"v":1}\n', b'{"v":2,"op":"ls"}\n', b'{"v":1,"op":"nope"}\n',
+         b'{"v":1,"op":"ls","extra":1}\n', b'{"v":1,"op":"submit","job":{"argv":[],"cwd":"/"}}\n',
+         b'{"v":1,"op":"submit","job":{"argv":["true"],"cwd":"rel"}}\n',
+         b'{"v":1,"op":"submit","job":{"argv":["true",5],"cwd":"/"}}\n',
+         b'{"v":1,"op":"show","id":-1}\n', b'{"v":1,"op":"show","id":"1"}\n',
+         b'{"v":1,"op":"ls","op":"ls"}\n', b'{"v":1,"op":"cancel","ids":[]}\n',
+         b'{"v":1,"op":"submit","job":{"argv":["a\\u0000b"],"cwd":"/"}}\n']
+for c in cases:
+    r = ask(c)
+    assert r and r["ok"] is False and r["error"] == "badrequest" and r["message"], (c, r)
+try:   # an oversize line: refused, and the connection closed
+    r = ask(b"x" * (1100 * 1024) + b"\n")
+    assert r is None or r["ok"] is False, r
+except (BrokenPipeError, ConnectionResetError):
+    pass
+assert ask(b'{"v":1,"op":"ping"}\n')["ok"] is True   # still alive
+PY
+
+if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    step "another user's job (client as nobody)"
+    chmod 666 "$CARMA_SOCKET"
+    as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups env CARMA_SOCKET="$CARMA_SOCKET" "$@"; }
+    (cd /tmp && as_nobody "$CARMA" show "$long") 2>"$T/err"; [ $? = 1 ] || fail "nobody saw root's job"
+    grep -q "another user" "$T/err" || fail "message for another user's job: $(cat "$T/err")"
+    (cd /tmp && as_nobody "$CARMA" cancel "$long") 2>/dev/null && fail "nobody cancelled root's job"
+    is_state "$long" running || fail "root's job hurt by nobody's cancel"
+    nj=$(cd /tmp && as_nobody "$CARMA" submit -- id -u) || fail "nobody cannot submit"
+    "$CARMA" wait --timeout 20 "$nj" >/dev/null || fail "nobody's job failed: $(state_of "$nj")"
+    [ "$("$CARMA" logs "$nj")" = "$(id -u nobody)" ] || fail "nobody's job did not run as nobody"
+    (cd /tmp && as_nobody "$CARMA" ls --all) | grep -q " long " && fail "nobody lists root's jobs"
+else
+    echo "(skipped: another user's job needs root and setpriv; covered by test_proto)"
+fi
+
+step "a CARMA .rad task file"
+cat > "$T/task.rad" <<RAD
+# assumption is that model.txt file is in this directory
+conda activate tf
+sh $HELP/run_for.sh 0
+resnet50_32.model
+/raid/datasets/imagenet
+32
+exclusive
+1
+3934
+7903.9316
+2672.516029
+16000
+RAD
+rad=$("$CARMA" submit-rad "$T/task.rad" 2>/dev/null) || fail "submit-rad refused"
+"$CARMA" wait --timeout 20 "$rad" >/dev/null || fail "rad job: $(state_of "$rad")"
+"$CARMA" show "$rad" | grep -q "memory 3934 MiB" || fail "rad memory not taken"
+"$CARMA" ls --all | grep -q " task " || fail "rad job name"
+printf 'only\ntwo\n' > "$T/bad.rad"
+"$CARMA" submit-rad "$T/bad.rad" 2>/dev/null; [ $? = 2 ] || fail "malformed .rad accepted"
+
+step "SIGTERM stops carmad, jobs keep running, a restart re-adopts them"
+lpid=$(cat "$T"/state/jobs/"$long"/1/shepherd | cut -d' ' -f1)
+stop_daemon TERM || fail "carmad did not exit cleanly on SIGTERM"
+kill -0 "$lpid" || fail "the long job's shepherd died with carmad"
+start_daemon --gpus sim:4xa100-40gb
+grep -q "1 running re-adopted" "$T/carmad.log" || fail "not re-adopted"
+is_state "$long" running || fail "long job not running after the restart"
+"$CARMA" cancel "$long"
+wait_until 10 is_state "$long" cancelled || fail "re-adopted job not cancelled"
+stop_daemon TERM || fail "second stop"
+echo "daemon_basic: all passed"

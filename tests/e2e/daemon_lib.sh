@@ -1,0 +1,66 @@
+# Shared by the daemon_*.sh end-to-end tests (sourced; POSIX sh).
+# Needs $CARMA_BIN (folder of carma and carmad); makes $T, a private folder.
+set -u
+: "${CARMA_BIN:?CARMA_BIN must name the folder holding carma and carmad}"
+CARMA_BIN=$(cd "$CARMA_BIN" && pwd)
+CARMA="$CARMA_BIN/carma"
+CARMAD="$CARMA_BIN/carmad"
+HELP=$(cd "$(dirname "$0")" && pwd)/helpers
+T=$(mktemp -d /tmp/carma-e2e.XXXXXX)
+chmod 755 "$T"
+export CARMA_SOCKET="$T/carmad.sock"
+DPID=
+STEP=start
+if [ "$(id -u)" = 0 ]; then ROOT=1; else ROOT=0; fi
+printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
+
+cleanup() {
+    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+    # End what the jobs of this test left (their shepherds are in sessions of their own).
+    for f in "$T"/state/jobs/*/*/shepherd; do
+        [ -f "$f" ] && kill -KILL "$(cut -d' ' -f1 "$f")" 2>/dev/null
+    done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() {
+    echo "FAIL [$STEP]: $*" >&2
+    [ -f "$T/carmad.log" ] && { echo "--- carmad log (tail)" >&2; tail -n 40 "$T/carmad.log" >&2; }
+    exit 1
+}
+step() { STEP=$1; echo "== $1"; }
+
+# wait_until SECONDS COMMAND...: polls every 50 ms.
+wait_until() {
+    _t=$1; shift
+    _n=$((_t * 20))
+    while ! "$@" >/dev/null 2>&1; do
+        _n=$((_n - 1))
+        [ "$_n" -le 0 ] && return 1
+        sleep 0.05
+    done
+    return 0
+}
+
+start_daemon() { # extra carmad options
+    "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" --config "$T/carmad.ini" \
+        "$@" 2>>"$T/carmad.log" &
+    DPID=$!
+    wait_until 20 "$CARMA" gpus || fail "carmad did not start"
+}
+
+stop_daemon() { # signal
+    kill "-${1:-TERM}" "$DPID"
+    wait "$DPID" 2>/dev/null
+    _rc=$?
+    DPID=
+    return $_rc
+}
+
+state_of() { "$CARMA" show "$1" | awk '$1 == "state" {print $2}'; }
+attempts_of() { "$CARMA" show "$1" | awk '$1 == "attempts" {print $2}'; }
+is_state() { [ "$(state_of "$1")" = "$2" ]; }
+submit() { _id=$("$CARMA" submit "$@") || fail "submit $* refused"; echo "$_id"; }
+pid_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' /proc/"$1"/stat 2>/dev/null)" = Z ]; }
