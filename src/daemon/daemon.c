@@ -1342,7 +1342,7 @@ static void iteration_end(struct carmad *d)
                 if (launch_record(d, i, now, &err))
                     break;
             }
-            if (err.msg[0] || n < 64)
+            if (err.msg[0])
                 break;
         }
     }
