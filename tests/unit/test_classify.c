@@ -1,0 +1,115 @@
+/* OOM classification from exit status and the stderr tail; the shepherd's files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/classify.h"
+#include "daemon/shepherd.h"
+
+static enum carma_outcome cls(int exited, int code, int sig, int cancelled, const char *tail)
+{
+    struct carma_exit x = {exited, code, sig, cancelled};
+    return carma_classify(&x, tail, tail ? strlen(tail) : 0, NULL);
+}
+
+static void test_oom_messages(void **state)
+{
+    (void)state;
+    const char *msgs[] = {
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        "cudaErrorMemoryAllocation: out of memory",
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor",
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate",
+    };
+    for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
+        assert_int_equal(cls(1, 1, 0, 0, msgs[i]), CARMA_OUTCOME_OOM);
+        assert_int_equal(cls(0, 0, 6, 0, msgs[i]), CARMA_OUTCOME_OOM); /* abort() after OOM */
+    }
+}
+
+static void test_other_outcomes(void **state)
+{
+    (void)state;
+    /* Success wins even when the log mentions OOM (caught and handled by the job). */
+    assert_int_equal(cls(1, 0, 0, 0, "CUDA out of memory; retrying with a smaller batch"),
+                     CARMA_OUTCOME_SUCCEEDED);
+    assert_int_equal(cls(1, 3, 0, 0, "ValueError: bad shape"), CARMA_OUTCOME_FAILED);
+    assert_int_equal(cls(0, 0, 9, 0, ""), CARMA_OUTCOME_FAILED);
+    assert_int_equal(cls(1, 1, 0, 0, NULL), CARMA_OUTCOME_FAILED);
+    assert_int_equal(cls(0, 0, 15, 1, "CUDA out of memory"), CARMA_OUTCOME_CANCELLED);
+    assert_int_equal(cls(1, 0, 0, 1, ""), CARMA_OUTCOME_SUCCEEDED);
+    /* Not NUL-terminated: the length bounds the search. */
+    const char buf[] = {'C', 'U', 'D', 'A', ' ', 'o', 'u', 't'};
+    assert_null(carma_classify_oom_text(buf, sizeof buf));
+}
+
+static void test_tail_and_status_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-classify-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 5000; i++)
+        fputs("noise noise noise\n", f);
+    fputs("torch.OutOfMemoryError: CUDA out of memory.\n", f);
+    fclose(f);
+    static char tail[CARMA_CLASSIFY_TAIL];
+    long n = carma_classify_read_tail(path, tail, sizeof tail);
+    assert_int_equal(n, CARMA_CLASSIFY_TAIL);
+    assert_non_null(carma_classify_oom_text(tail, (size_t)n));
+    assert_int_equal(carma_classify_read_tail("/nonexistent", tail, sizeof tail), -ENOENT);
+
+    struct carma_exit x;
+    double end;
+    assert_int_equal(carma_shepherd_read_status(dir, &x, &end), -ENOENT);
+    snprintf(path, sizeof path, "%s/status", dir);
+    f = fopen(path, "w");
+    fputs("signaled 9\ncancelled 1\nend 1700000000.5\n", f);
+    fclose(f);
+    assert_int_equal(carma_shepherd_read_status(dir, &x, &end), 0);
+    assert_int_equal(x.exited, 0);
+    assert_int_equal(x.signal, 9);
+    assert_int_equal(x.cancelled, 1);
+    assert_true(end > 1.7e9);
+    f = fopen(path, "w");
+    fputs("garbage\n", f);
+    fclose(f);
+    assert_int_equal(carma_shepherd_read_status(dir, &x, &end), -EINVAL);
+    /* The shepherd file: alive only when pid and start time match. */
+    snprintf(path, sizeof path, "%s/shepherd", dir);
+    f = fopen(path, "w");
+    fprintf(f, "%d %llu\n", (int)getpid(), (unsigned long long)carma_proc_starttime(getpid()));
+    fclose(f);
+    pid_t p;
+    assert_true(carma_shepherd_alive(dir, &p));
+    assert_int_equal(p, getpid());
+    f = fopen(path, "w");
+    fprintf(f, "%d %llu\n", (int)getpid(), 1ull);
+    fclose(f);
+    assert_false(carma_shepherd_alive(dir, &p)); /* pid reused by another process */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_oom_messages),
+        cmocka_unit_test(test_other_outcomes),
+        cmocka_unit_test(test_tail_and_status_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

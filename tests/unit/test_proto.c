@@ -1,0 +1,178 @@
+/* The carmad protocol: strict request parsing, responses, bounds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+static int parse(const char *s, struct carma_req *q, struct carma_err *err)
+{
+    return carma_req_parse(q, s, strlen(s), err);
+}
+
+static void test_submit_ok(void **state)
+{
+    (void)state;
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    const char *s = "{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"python\",\"train.py\",\"--bs\","
+                    "\"32\"],\"cwd\":\"/home/u\",\"env\":{\"PATH\":\"/bin\",\"A_1\":\"x\"},"
+                    "\"name\":\"r\",\"gpus\":2,\"mem_mib\":4096,\"max_attempts\":5,\"batch\":32}}";
+    assert_int_equal(parse(s, &q, &err), 0);
+    assert_int_equal(q.op, CARMA_OP_SUBMIT);
+    assert_int_equal(q.job.argc, 4);
+    assert_string_equal(q.job.argv[1], "train.py");
+    assert_null(q.job.argv[4]);
+    assert_string_equal(q.job.cwd, "/home/u");
+    assert_int_equal(q.job.nenv, 2);
+    assert_int_equal(q.job.gpus, 2);
+    assert_int_equal(q.job.mem_mib, 4096);
+    assert_int_equal(q.job.max_attempts, 5);
+    assert_int_equal(q.job.batch, 32);
+    assert_string_equal(q.job.name, "r");
+    carma_req_free(&q);
+    /* Defaults. */
+    assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\"}}", &q,
+                           &err), 0);
+    assert_int_equal(q.job.gpus, 1);
+    assert_int_equal(q.job.mem_mib, 0);
+    assert_null(q.job.name);
+    carma_req_free(&q);
+}
+
+static void test_other_ops(void **state)
+{
+    (void)state;
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    assert_int_equal(parse("{\"v\":1,\"op\":\"ls\",\"all\":true}", &q, &err), 0);
+    assert_int_equal(q.op, CARMA_OP_LS);
+    assert_true(q.all);
+    carma_req_free(&q);
+    assert_int_equal(parse("{\"op\":\"cancel\",\"v\":1,\"ids\":[3,4,5]}", &q, &err), 0);
+    assert_int_equal(q.nids, 3);
+    assert_int_equal(q.ids[2], 5);
+    carma_req_free(&q);
+    assert_int_equal(parse("{\"v\":1,\"op\":\"show\",\"id\":42}", &q, &err), 0);
+    assert_int_equal(q.id, 42);
+    carma_req_free(&q);
+    assert_int_equal(parse("{\"v\":1,\"op\":\"gpus\"}", &q, &err), 0);
+    carma_req_free(&q);
+    assert_string_equal(carma_op_name(CARMA_OP_LOGS), "logs");
+}
+
+static void expect_bad(const char *s, const char *needle)
+{
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    int rc = parse(s, &q, &err);
+    if (rc == 0) {
+        carma_req_free(&q);
+        fail_msg("accepted: %s", s);
+    }
+    if (!strstr(err.msg, needle))
+        fail_msg("'%s': message '%s' lacks '%s'", s, err.msg, needle);
+}
+
+static void test_strict(void **state)
+{
+    (void)state;
+    expect_bad("", "malformed JSON");
+    expect_bad("{", "malformed JSON");
+    expect_bad("[]", "not a JSON object");
+    expect_bad("{\"op\":\"ls\"}", "missing field 'v'");
+    expect_bad("{\"v\":2,\"op\":\"ls\"}", "out of range");
+    expect_bad("{\"v\":1,\"op\":\"rm\"}", "unknown operation");
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"x\":1}", "unknown field 'x'");
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"op\":\"ls\"}", "malformed JSON"); /* duplicate key */
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"all\":1}", "not a boolean");
+    expect_bad("{\"v\":1,\"op\":\"show\"}", "missing field 'id'");
+    expect_bad("{\"v\":1,\"op\":\"show\",\"id\":0}", "out of range");
+    expect_bad("{\"v\":1,\"op\":\"show\",\"id\":1.5}", "not an integer");
+    expect_bad("{\"v\":1,\"op\":\"cancel\",\"ids\":[]}", "non-empty");
+    expect_bad("{\"v\":1,\"op\":\"cancel\",\"ids\":[\"1\"]}", "not a job id");
+    expect_bad("{\"v\":1,\"op\":\"submit\"}", "missing field 'job'");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"cwd\":\"/\"}}", "missing field 'argv'");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[],\"cwd\":\"/\"}}", "empty");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"\"],\"cwd\":\"/\"}}", "empty command");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":\"ls -l\",\"cwd\":\"/\"}}", "not an array");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\\u0000b\"],\"cwd\":\"/\"}}", "NUL");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"x\"}}", "absolute");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"]}}", "missing field 'cwd'");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"gpus\":0}}",
+               "out of range");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"gpus\":65}}",
+               "out of range");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"env\":{\"1A\":\"x\"}}}",
+               "invalid variable name");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"env\":{\"A\":1}}}",
+               "not a string");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
+               "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
+}
+
+static void test_bounds(void **state)
+{
+    (void)state;
+    /* An argument longer than the bound. */
+    size_t n = CARMA_PROTO_MAX_ARG + 100;
+    char *s = malloc(n + 200);
+    strcpy(s, "{\"v\":1,\"op\":\"submit\",\"job\":{\"cwd\":\"/\",\"argv\":[\"");
+    size_t l = strlen(s);
+    memset(s + l, 'a', n);
+    strcpy(s + l + n, "\"]}}");
+    expect_bad(s, "longer than");
+    free(s);
+    /* A line longer than the protocol allows is refused before parsing. */
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_req_parse(&q, "x", CARMA_PROTO_MAX_LINE + 1, &err), -E2BIG);
+    /* Too many arguments. */
+    size_t cap = 8 * (CARMA_PROTO_MAX_ARGV + 10) + 100;
+    char *m = malloc(cap);
+    strcpy(m, "{\"v\":1,\"op\":\"submit\",\"job\":{\"cwd\":\"/\",\"argv\":[\"a\"");
+    for (int i = 0; i < CARMA_PROTO_MAX_ARGV + 5; i++)
+        strcat(m, ",\"a\"");
+    strcat(m, "]}}");
+    expect_bad(m, "more than");
+    free(m);
+}
+
+static void test_responses(void **state)
+{
+    (void)state;
+    json_t *e = carma_resp_error("notfound", "no job %d", 7);
+    char *line;
+    size_t len;
+    assert_int_equal(carma_proto_dump(e, &line, &len), 0);
+    assert_string_equal(line, "{\"ok\":false,\"error\":\"notfound\",\"message\":\"no job 7\"}\n");
+    assert_int_equal(len, strlen(line));
+    free(line);
+    json_decref(e);
+    char path[256];
+    setenv("CARMA_SOCKET", "/x/y.sock", 1);
+    assert_int_equal(carma_proto_default_socket(path, sizeof path), 0);
+    assert_string_equal(path, "/x/y.sock");
+    unsetenv("CARMA_SOCKET");
+    assert_int_equal(carma_proto_default_socket(path, sizeof path), 0);
+    assert_non_null(strstr(path, "carmad.sock"));
+    struct carma_err err = {{0}};
+    assert_true(carma_client_connect("/nonexistent/carmad.sock", &err) < 0);
+    assert_non_null(strstr(err.msg, "cannot reach carmad"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_submit_ok), cmocka_unit_test(test_other_ops),
+        cmocka_unit_test(test_strict),    cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_responses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

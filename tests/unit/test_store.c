@@ -1,0 +1,239 @@
+/* The job store: schema, migrations, job and attempt rows, listings, a full disk. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "core/job.h"
+#include "daemon/store.h"
+
+static char dir[64];
+static char path[128];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/carma-store-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/carma.db", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void fill(struct carma_job_rec *r, uint32_t uid, const char *name)
+{
+    carma_job_rec_clear(r);
+    r->name = strdup(name);
+    r->user = strdup(uid ? "alice" : "root");
+    r->cwd = strdup("/home/alice");
+    r->argv_json = strdup("[\"python\",\"train.py\"]");
+    r->env_json = strdup("{\"PATH\":\"/bin\"}");
+    r->uid = uid;
+    r->gid = uid;
+    r->gpus = 1;
+    r->mem_mib = 4096;
+    r->bound_mib = 4096;
+    r->max_attempts = 3;
+    r->state = CARMA_JOB_QUEUED;
+    r->submit_s = 1700000000.0;
+}
+
+static int count_active(void *ctx, struct carma_job_rec *r)
+{
+    (void)r;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+static void test_jobs_and_attempts(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 0);
+    struct carma_job_rec r = {0};
+    fill(&r, 1000, "a");
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(r.id, 1);
+    uint64_t id1 = r.id;
+    fill(&r, 0, "b");
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    /* Run job 1: attempt 1 ends in OOM, then attempt 2 succeeds. */
+    struct carma_job_rec g = {0};
+    assert_int_equal(carma_store_job_get(st, id1, &g, &err), 0);
+    assert_string_equal(g.name, "a");
+    assert_int_equal(g.state, CARMA_JOB_QUEUED);
+    assert_true(g.start_s < 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    g.state = CARMA_JOB_RUNNING;
+    g.attempts = 1;
+    g.start_s = 1700000001.0;
+    assert_int_equal(carma_store_job_update(st, &g, &err), 0);
+    assert_int_equal(carma_store_attempt_begin(st, id1, 1, "[\"GPU-a\"]", 1700000001.0, &err), 0);
+    assert_int_equal(carma_store_attempt_pid(st, id1, 1, 1234, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, id1, 1, 1700000002.0, "oom", 1, 0, 3000, &err), 0);
+    assert_int_equal(carma_store_attempt_begin(st, id1, 2, "[\"GPU-b\"]", 1700000003.0, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, id1, 2, 1700000004.0, "succeeded", 0, 0, 0, &err),
+                     0);
+    g.state = CARMA_JOB_SUCCEEDED;
+    g.attempts = 2;
+    g.end_s = 1700000004.0;
+    g.exit_code = 0;
+    g.reason = strdup("attempt 2: succeeded");
+    assert_int_equal(carma_store_job_update(st, &g, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    char *gpus = NULL;
+    assert_int_equal(carma_store_attempt_gpus(st, id1, 2, &gpus, &err), 0);
+    assert_string_equal(gpus, "[\"GPU-b\"]");
+    free(gpus);
+    assert_int_equal(carma_store_attempt_gpus(st, id1, 3, &gpus, &err), -ENOENT);
+    json_t *att = NULL;
+    assert_int_equal(carma_store_attempts_json(st, id1, &att, &err), 0);
+    assert_int_equal(json_array_size(att), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(att, 0), "outcome")), "oom");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(att, 0), "peak_mib")), 3000);
+    json_decref(att);
+    /* Only job 2 is still active. */
+    int n = 0;
+    assert_int_equal(carma_store_jobs_active(st, count_active, &n, &err), 0);
+    assert_int_equal(n, 1);
+    /* Listings: per user, active only or all. */
+    json_t *a = json_array();
+    assert_int_equal(carma_store_list_json(st, 1000, 1, 100, a, &err), 0);
+    assert_int_equal(json_array_size(a), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "state")),
+                        "succeeded");
+    json_array_clear(a);
+    assert_int_equal(carma_store_list_json(st, 1000, 0, 100, a, &err), 0);
+    assert_int_equal(json_array_size(a), 0);
+    assert_int_equal(carma_store_list_json(st, -1, 1, 100, a, &err), 0);
+    assert_int_equal(json_array_size(a), 2);
+    json_decref(a);
+    assert_int_equal(carma_store_job_get(st, 99, &g, &err), -ENOENT);
+    g.id = 99;
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_update(st, &g, &err), -ENOENT);
+    carma_store_rollback(st);
+    carma_job_rec_clear(&g);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+    /* Reopened: nothing to migrate, the data is there. */
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), CARMA_STORE_SCHEMA_VERSION);
+    assert_int_equal(carma_store_job_get(st, id1, &g, &err), 0);
+    assert_int_equal(g.state, CARMA_JOB_SUCCEEDED);
+    assert_string_equal(g.reason, "attempt 2: succeeded");
+    carma_job_rec_clear(&g);
+    carma_store_close(st);
+}
+
+static void test_strict_wal_and_migration(void **state)
+{
+    (void)state;
+    /* A version-1 file (jobs and attempts, no indexes) is migrated with its rows kept. */
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    carma_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP INDEX jobs_state; DROP INDEX jobs_uid;"
+                                      "PRAGMA user_version=1;", NULL, NULL, NULL), SQLITE_OK);
+    /* STRICT: a text where an integer belongs is refused. */
+    assert_int_not_equal(sqlite3_exec(db, "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,gpus,"
+                                          "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,"
+                                          "submit_time) VALUES('x','abc',0,'u','/','[]','{}',1,0,0,"
+                                          "0,3,0,'queued',0)", NULL, NULL, NULL), SQLITE_OK);
+    /* And a state outside the names is refused. */
+    assert_int_not_equal(sqlite3_exec(db, "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,gpus,"
+                                          "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,"
+                                          "submit_time) VALUES('x',1,0,'u','/','[]','{}',1,0,0,"
+                                          "0,3,0,'weird',0)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_stmt *q;
+    sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "wal");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 1);
+    carma_store_close(st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND "
+                           "name LIKE 'jobs_%'", -1, &q, NULL);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 2);
+    sqlite3_finalize(q);
+    /* A newer schema than this carmad knows is refused, not downgraded. */
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "newer"));
+}
+
+static void test_full_disk(void **state)
+{
+    (void)state;
+    setenv("CARMA_TEST_STORE_MAX_PAGES", "10", 1);
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    unsetenv("CARMA_TEST_STORE_MAX_PAGES");
+    struct carma_job_rec r = {0};
+    int rc = 0, i;
+    char big[6000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    for (i = 0; i < 100 && rc == 0; i++) {
+        fill(&r, 1000, "n");
+        free(r.cwd);
+        r.cwd = strdup(big);
+        rc = carma_store_begin(st, &err);
+        if (!rc)
+            rc = carma_store_job_insert(st, &r, &err);
+        if (!rc)
+            rc = carma_store_commit(st, &err);
+        else
+            carma_store_rollback(st);
+    }
+    assert_int_equal(rc, -ENOSPC);
+    assert_true(i > 1);
+    assert_non_null(strstr(err.msg, "full"));
+    assert_false(carma_store_in_tx(st));
+    /* Jobs already stored are intact and readable. */
+    struct carma_job_rec g = {0};
+    assert_int_equal(carma_store_job_get(st, 1, &g, &err), 0);
+    carma_job_rec_clear(&g);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_jobs_and_attempts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strict_wal_and_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
