@@ -1,0 +1,44 @@
+/* Fuzz target: the carmad request parser (every byte a client sends goes through
+ * it). Checks the parsed request keeps the protocol's bounds, and that a response
+ * can always be built and serialised. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct carma_req q;
+    struct carma_err err;
+    if (carma_req_parse(&q, (const char *)data, size, &err) != 0) {
+        if (!err.msg[0])
+            __builtin_trap(); /* every refusal says why */
+        return 0;
+    }
+    if ((unsigned)q.op > CARMA_OP_GPUS || !carma_op_name(q.op))
+        __builtin_trap();
+    if (q.op == CARMA_OP_SUBMIT) {
+        const struct carma_req_job *j = &q.job;
+        if (j->argc == 0 || j->argc > CARMA_PROTO_MAX_ARGV || j->argv[j->argc] ||
+            j->argv[0][0] == 0 || j->cwd[0] != '/' || j->gpus < 1 ||
+            j->gpus > CARMA_PROTO_MAX_GPUS || j->nenv > CARMA_PROTO_MAX_ENV)
+            __builtin_trap();
+        for (size_t i = 0; i < j->argc; i++)
+            if (strlen(j->argv[i]) > CARMA_PROTO_MAX_ARG)
+                __builtin_trap();
+    }
+    if (q.op == CARMA_OP_CANCEL && (q.nids == 0 || q.nids > CARMA_PROTO_MAX_IDS))
+        __builtin_trap();
+    json_t *r = carma_resp_error("badrequest", "%s", "x");
+    char *line;
+    size_t len;
+    if (carma_proto_dump(r, &line, &len) == 0)
+        free(line);
+    json_decref(r);
+    carma_req_free(&q);
+    return 0;
+}
