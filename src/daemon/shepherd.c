@@ -115,9 +115,9 @@ static int kill_tree(int sig)
     return count;
 }
 
-/* Writes `text` to dir/name atomically: a temporary file, fsync, rename, fsync of
- * the folder. */
-static int write_atomic(const char *dir, const char *name, const char *text)
+/* Writes `text` to dir/name atomically: a temporary file, rename; when durable,
+ * fsync of the file before the rename and of the folder after. */
+static int write_atomic(const char *dir, const char *name, const char *text, int durable)
 {
     char tmp[PATH_MAX], dst[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
@@ -136,10 +136,12 @@ static int write_atomic(const char *dir, const char *name, const char *text)
         }
         off += (size_t)w;
     }
-    if (fsync(fd) < 0 || close(fd) < 0)
+    if ((durable && fsync(fd) < 0) || close(fd) < 0)
         return -errno;
     if (rename(tmp, dst) < 0)
         return -errno;
+    if (!durable)
+        return 0;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
@@ -239,7 +241,9 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     char line[96];
     snprintf(line, sizeof line, "%d %llu\n", (int)getpid(),
              (unsigned long long)carma_proc_starttime(getpid()));
-    write_atomic(sp->dir, "shepherd", line);
+    /* Not fsync'd: it matters only while the machine is up (a reboot ends
+     * every job anyway), and it is on the launch path. */
+    write_atomic(sp->dir, "shepherd", line, 0);
     /* Handshake: carmad recorded the attempt before forking; it says "go" once it
      * knows the shepherd file exists. If carmad died in between, the job must not
      * run (a restarted carmad may already have re-queued it). */
@@ -326,7 +330,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     else
         snprintf(status, sizeof status, "exited %d\ncancelled %d\nend %.6f\n", code, cancelled,
                  now_s());
-    write_atomic(sp->dir, "status", status);
+    write_atomic(sp->dir, "status", status, 1);
     _exit(0);
 }
 
