@@ -1,0 +1,25 @@
+#!/bin/sh
+# carmad on the fake libnvidia-ml.so.1 (loaded through the real dlopen path, driven by
+# the state file named by CARMA_FAKE_NVML_STATE): GPUs listed, a job run, an OOM
+# retried. Skipped while the fake library or its example state file is missing.
+LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
+if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
+    echo "daemon_nvml: skipped (no fake libnvidia-ml.so.1 or example state file yet)"
+    exit 0
+fi
+. "$(dirname "$0")/daemon_lib.sh"
+cp "$EX" "$T/nvml.state"
+export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+step "GPUs from the fake driver"
+"$CARMA" gpus | grep -q "backend nvml" || fail "backend is not nvml"
+"$CARMA" gpus --json | grep -q '"uuid"' || fail "no GPU listed"
+step "jobs"
+id=$(submit -- echo on-nvml)
+"$CARMA" wait --timeout 20 "$id" >/dev/null || fail "job on nvml: $(state_of "$id")"
+oom=$(submit -- sh "$HELP/oom_once.sh" "$T/oom.marker")
+"$CARMA" wait --timeout 30 "$oom" >/dev/null || fail "OOM job on nvml: $(state_of "$oom")"
+[ "$(attempts_of "$oom")" = 2 ] || fail "OOM job not retried once"
+stop_daemon TERM || fail "stop"
+echo "daemon_nvml: all passed"
