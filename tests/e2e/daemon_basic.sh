@@ -3,7 +3,7 @@
 # until it succeeds, a failure not retried, cancels of a SIGTERM-ignoring and of a
 # forking job, bad input, another user's job, a CARMA .rad file, SIGTERM of carmad
 # keeping jobs running and their re-adoption.
-. "$(dirname "$0")/daemon_lib.sh"
+. "$(dirname "$0")/helpers/daemon_lib.sh"
 
 start_daemon --gpus sim:4xa100-40gb
 

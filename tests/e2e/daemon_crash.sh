@@ -1,7 +1,7 @@
 #!/bin/sh
 # Crash safety: SIGKILL carmad while 40 jobs are queued or running, restart it,
 # and find every job accounted for, the running ones re-adopted, none run twice.
-. "$(dirname "$0")/daemon_lib.sh"
+. "$(dirname "$0")/helpers/daemon_lib.sh"
 
 start_daemon --gpus sim:4xa100-40gb
 step "submit 40 jobs (one per GPU at a time: 4 run, the others wait)"

@@ -3,7 +3,7 @@
 # test hook CARMA_TEST_STORE_MAX_PAGES that caps the database's pages). The
 # submission is refused with a clear error; the running job is untouched; carmad
 # keeps answering.
-. "$(dirname "$0")/daemon_lib.sh"
+. "$(dirname "$0")/helpers/daemon_lib.sh"
 
 CARMA_TEST_STORE_MAX_PAGES=12 start_daemon --gpus sim:4xa100-40gb
 step "a long job runs"

@@ -8,7 +8,7 @@ if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
     echo "daemon_nvml: skipped (no fake libnvidia-ml.so.1 or example state file yet)"
     exit 0
 fi
-. "$(dirname "$0")/daemon_lib.sh"
+. "$(dirname "$0")/helpers/daemon_lib.sh"
 cp "$EX" "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB"

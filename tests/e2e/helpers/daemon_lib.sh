@@ -1,4 +1,4 @@
-# Shared by the daemon_*.sh end-to-end tests (sourced; POSIX sh).
+# Shared by the tests/e2e/daemon_*.sh tests (sourced, not run; POSIX sh).
 # Needs $CARMA_BIN (folder of carma and carmad); makes $T, a private folder.
 set -u
 : "${CARMA_BIN:?CARMA_BIN must name the folder holding carma and carmad}"
