@@ -158,28 +158,53 @@ static uint64_t job_hold_mib(const struct carma_job *j)
     return m;
 }
 
-static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint16_t n, double now)
+/* Puts running job ji on its n GPUs: the view's committed memory, counts and profile
+ * sums. Shared by placement and re-adoption. */
+static void hold(struct carma_sched *s, uint32_t ji, const uint16_t *gpu, uint16_t n,
+                 double start)
 {
     struct carma_job *j = &s->jobs[ji];
-    queue_remove(s, ji);
     j->held_mib = job_hold_mib(j);
-    float busy = j->busy;
     float sm = j->smact < 0 ? 1.0f : j->smact;
     for (uint16_t k = 0; k < n; k++) {
         struct carma_gpu *g = &s->gpus[gpu[k]];
         g->njobs++;
         g->committed_mib += j->held_mib;
-        g->last_launch_s = now;
+        if (start > g->last_launch_s)
+            g->last_launch_s = start;
         g->prof_smact += sm;
-        g->prof_busy += busy;
-        j->gpu[k] = (uint16_t)gpu[k];
+        g->prof_busy += j->busy;
+        j->gpu[k] = gpu[k];
         carma_sched_gpu_changed(s, gpu[k]);
     }
     j->nplaced = n;
-    j->attempts++;
-    j->start_s = now;
+    j->start_s = start;
     j->state = CARMA_JOB_RUNNING;
+}
+
+static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint16_t n, double now)
+{
+    uint16_t g16[CARMA_JOB_MAX_GPUS];
+    for (uint16_t k = 0; k < n; k++)
+        g16[k] = (uint16_t)gpu[k];
+    queue_remove(s, ji);
+    hold(s, ji, g16, n, now);
+    s->jobs[ji].attempts++;
     s->placements++;
+}
+
+void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
+                       double start)
+{
+    assert(s->jobs[j].queue == CARMA_QUEUE_NONE && n >= 1 && n <= CARMA_JOB_MAX_GPUS);
+    s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
+    hold(s, j, gpu, n, start);
+}
+
+void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now)
+{
+    s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
+    queue_push(s, CARMA_QUEUE_RECOVERY, j, now);
 }
 
 static void release(struct carma_sched *s, struct carma_job *j)

@@ -73,6 +73,15 @@ void carma_sched_free(struct carma_sched *s);
 /* Queues job `j` (state QUEUED, main queue) at time now. */
 void carma_sched_submit(struct carma_sched *s, uint32_t j, double now);
 
+/* Queues job j at the back of the recovery queue (a job that crashed before the
+ * caller restarted, say). */
+void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now);
+
+/* Marks job j, in no queue, as running since `start` on the n GPUs gpu[] without
+ * counting an attempt: a job found still running when carmad restarts. */
+void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
+                       double start);
+
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j);
 

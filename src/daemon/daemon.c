@@ -241,36 +241,12 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
     j->exclusive = (uint8_t)r->exclusive;
 }
 
-/* Puts job i on GPUs gpu[0..n) as running since `start` without a scheduler step:
- * a job re-adopted after a restart. Mirrors what the core's place() commits.
- * TODO(core): replace by a carma_sched_adopt() when the core offers one. */
+/* Puts job i on GPUs gpu[0..n) as running since `start`: a job re-adopted after a
+ * restart. */
 static void sched_adopt(struct carmad *d, uint32_t i, const uint16_t *gpu, uint16_t n,
                         double start)
 {
-    struct carma_job *j = &d->sj[i];
-    uint64_t held = j->bound_mib;
-    if (j->peak_mib > held)
-        held = j->peak_mib;
-    if (j->mem_mib > held)
-        held = j->mem_mib;
-    j->held_mib = held;
-    float busy = carma_coloc_busy(j->smact);
-    float sm = j->smact < 0 ? 1.0f : j->smact;
-    for (uint16_t k = 0; k < n; k++) {
-        struct carma_gpu *g = &d->gpus[gpu[k]];
-        g->njobs++;
-        g->committed_mib += held;
-        if (start > g->last_launch_s)
-            g->last_launch_s = start;
-        g->prof_smact += sm;
-        g->prof_busy += busy;
-        j->gpu[k] = gpu[k];
-        carma_sched_gpu_changed(&d->sched, gpu[k]);
-    }
-    j->nplaced = n;
-    j->start_s = start;
-    j->state = CARMA_JOB_RUNNING;
-    j->queue = CARMA_QUEUE_NONE;
+    carma_sched_adopt(&d->sched, i, gpu, n, start);
 }
 
 /* ---- attempt folders ---- */
@@ -1472,7 +1448,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     sj_from_rec(d, i);
     double now = now_s();
     if (dj->rec.state == CARMA_JOB_QUEUED) {
-        carma_sched_submit(&d->sched, i, now);
+        /* A job queued after an attempt is a retry: it keeps its priority. */
+        if (dj->rec.attempts > 0)
+            carma_sched_submit_recovery(&d->sched, i, now);
+        else
+            carma_sched_submit(&d->sched, i, now);
         x->queued++;
         return 0;
     }
