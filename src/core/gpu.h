@@ -30,6 +30,7 @@ struct carma_gpu {
     double last_launch_s;    /* CARMA's grace starts here; < 0 none */
     float prof_smact;        /* sum of resident jobs' solo SMACT (unknown counts 1) */
     float prof_busy;         /* sum of resident jobs' temporal busy fraction */
+    uint32_t gpu_weight;     /* sum over resident jobs of the GPUs each holds */
     uint8_t sharing;         /* enum carma_sharing */
     uint8_t drained;         /* lost or draining: no new jobs */
 };

@@ -25,7 +25,7 @@ void carma_sched_params_default(struct carma_sched_params *p)
     p->margin_mib = 512;
     p->backfill_depth = 256;
     p->max_jobs_per_gpu = 16;
-    p->min_gain = 0.0f;
+    p->min_gain = 0.5f;
 }
 
 /* ---- queues: intrusive doubly linked lists over job indices ---- */
@@ -174,6 +174,7 @@ static void hold(struct carma_sched *s, uint32_t ji, const uint16_t *gpu, uint16
             g->last_launch_s = start;
         g->prof_smact += sm;
         g->prof_busy += j->busy;
+        g->gpu_weight += n;
         j->gpu[k] = gpu[k];
         carma_sched_gpu_changed(s, gpu[k]);
     }
@@ -216,6 +217,7 @@ static void release(struct carma_sched *s, struct carma_job *j)
         assert(g->njobs > 0 && g->committed_mib >= j->held_mib);
         g->njobs--;
         g->committed_mib -= j->held_mib;
+        g->gpu_weight -= j->nplaced;
         if (g->njobs == 0) {
             g->prof_smact = g->prof_busy = 0; /* no drift once empty */
         } else {
@@ -389,8 +391,8 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
     const struct carma_gpu *g = &s->gpus[gi];
     s->avail[gi] = auto_avail_mib(s, g);
-    s->tput[gi] = g->njobs ? (float)g->njobs * carma_coloc_rate(g->sharing, g->njobs,
-                                                                g->prof_smact, g->prof_busy)
+    s->tput[gi] = g->njobs ? (float)g->gpu_weight * carma_coloc_rate(g->sharing, g->njobs,
+                                                                     g->prof_smact, g->prof_busy)
                            : 0.0f;
     uint8_t idle = !g->drained && carma_gpu_idle(g);
     s->idle += idle;
@@ -405,23 +407,25 @@ void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
     s->changelog[s->epoch % SCHED_CHANGELOG] = gi;
 }
 
-/* Predicted gain of the GPU's aggregate throughput if a job (sm, busy) joins it, or a
- * negative value when it may not join at all. */
+/* Predicted gain of the GPU's throughput if a job (sm, busy, holding `weight` GPUs)
+ * joins it, or a negative value when it may not join at all. Throughput counts each
+ * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
+ * An idle GPU gains the job's whole weight. */
 static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
-                       float sm, float busy, int honour)
+                       float sm, float busy, uint16_t weight, int honour)
 {
     const struct carma_gpu *g = &s->gpus[gi];
     if (g->drained || (honour && s->reserved[gi]) || s->avail[gi] < (int64_t)need)
         return -1.0f;
     if (s->is_idle[gi])
-        return 1.0f;
+        return (float)weight;
     if (only_idle || g->njobs >= s->p.max_jobs_per_gpu)
         return -1.0f;
     uint32_t n = g->njobs + 1;
-    float after =
-        (float)n * carma_coloc_rate(g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
+    float after = (float)(g->gpu_weight + weight) *
+                  carma_coloc_rate(g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
     float gain = after - s->tput[gi];
-    return gain > s->p.min_gain ? gain : -1.0f;
+    return gain >= s->p.min_gain * (float)weight ? gain : -1.0f;
 }
 
 /* Offers GPU gi to the top-k list c/cg (k = want), ordered by gain descending, then the
@@ -455,6 +459,7 @@ struct auto_scan {
     uint64_t need;
     int only_idle, honour;
     float sm, busy;
+    uint16_t weight;
     size_t want, n, nfit;
     float cg[CARMA_JOB_MAX_GPUS];
     uint16_t fit[CARMA_JOB_MAX_GPUS];
@@ -465,7 +470,7 @@ static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *
     if (s->seen[gi] == s->stamp)
         return;
     s->seen[gi] = s->stamp;
-    float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->honour);
+    float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
     if (gain < 0)
         return;
     if (a->nfit < CARMA_JOB_MAX_GPUS)
@@ -493,6 +498,7 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     a.honour = honour;
     a.sm = j->smact < 0 ? 1.0f : j->smact;
     a.busy = j->busy;
+    a.weight = j->gpus;
     a.want = j->gpus;
     a.n = a.nfit = 0;
     if (++s->stamp == 0) { /* wrapped: forget every mark */

@@ -27,7 +27,10 @@ struct carma_sched_params {
     uint64_t margin_mib;       /* kept free beyond the bounds, 512 */
     uint32_t backfill_depth;   /* queued jobs looked at behind a blocked one, 256 */
     uint32_t max_jobs_per_gpu; /* co-runners per GPU, 16 (MPS allows 48 clients) */
-    float min_gain;            /* collocate only when aggregate throughput rises by this */
+    float min_gain;            /* auto collocates only where the GPU's throughput rises by
+                                  at least this share of what a GPU of its own would give
+                                  the job (0.5: below, the GPU is saturated and the pair
+                                  only time-shares it, stretching both jobs) */
 };
 
 void carma_sched_params_default(struct carma_sched_params *p);
