@@ -1,0 +1,207 @@
+/* carma estimate: GPU memory of a training job from its model summary (torchsummary,
+ * torchinfo, Keras, a printed PyTorch/Hugging Face module tree or a layer CSV). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "estimate/estimate.h"
+#include "estimate/parse.h"
+#include "sim/gpukind.h"
+#include "util/csv.h"
+
+static void estimate_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: carma estimate --summary FILE --batch N [--seq-len N]\n"
+            "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
+            "                      [--precision fp32|amp|bf16] [--gpu KIND]\n"
+            "                      [--coefficients FILE] [--json]\n"
+            "\n"
+            "Estimates the peak GPU memory of training the model described in FILE\n"
+            "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
+            "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token])\n"
+            "and a safe bound. Defaults: adamw, fp32, a100-40gb. --seq-len is required for\n"
+            "sequence models (module trees with embeddings or attention).\n"
+            "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
+}
+
+static int parse_u32(const char *s, const char *what, uint32_t max, uint32_t *out)
+{
+    uint64_t v;
+    if (carma_parse_u64(s, &v) < 0 || v > max) {
+        fprintf(stderr, "carma estimate: %s must be an integer from 0 to %u, not '%s'\n", what,
+                max, s);
+        return -EINVAL;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"summary", required_argument, NULL, 's'},   {"batch", required_argument, NULL, 'b'},
+        {"seq-len", required_argument, NULL, 'l'},   {"optimizer", required_argument, NULL, 'o'},
+        {"precision", required_argument, NULL, 'p'}, {"gpu", required_argument, NULL, 'g'},
+        {"coefficients", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
+    struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
+    int json = 0, have_batch = 0, ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case 's': summary = optarg; break;
+        case 'b':
+            if (parse_u32(optarg, "--batch", EST_MAX_BATCH, &o.batch) < 0)
+                return 2;
+            have_batch = 1;
+            break;
+        case 'l':
+            if (parse_u32(optarg, "--seq-len", EST_MAX_SEQ, &o.seq) < 0)
+                return 2;
+            if (o.seq == 0) {
+                fprintf(stderr, "carma estimate: --seq-len must be at least 1\n");
+                return 2;
+            }
+            break;
+        case 'o':
+            if (est_optimizer_parse(optarg, &o.optimizer) < 0) {
+                fprintf(stderr, "carma estimate: unknown optimizer '%s' (sgd, momentum, adam, "
+                                "adamw, adadelta)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'p':
+            if (est_precision_parse(optarg, &o.precision) < 0) {
+                fprintf(stderr, "carma estimate: unknown precision '%s' (fp32, amp, bf16)\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'g': gpu = optarg; break;
+        case 'c': coef_file = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': estimate_usage(stdout); return 0;
+        default: estimate_usage(stderr); return 2;
+        }
+    }
+    if (!summary || !have_batch || optind != argc) {
+        estimate_usage(stderr);
+        return 2;
+    }
+    if (o.batch == 0) {
+        fprintf(stderr, "carma estimate: --batch must be at least 1\n");
+        return 2;
+    }
+    const struct sim_gpu_kind *kind = sim_gpu_kind_find(gpu);
+    if (!kind) {
+        size_t nk;
+        const struct sim_gpu_kind *all = sim_gpu_kind_all(&nk);
+        fprintf(stderr, "carma estimate: unknown GPU kind '%s' (", gpu);
+        for (size_t i = 0; i < nk; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", all[i].name);
+        fprintf(stderr, ")\n");
+        return 2;
+    }
+    o.gpu_mib = kind->mem_mib;
+    struct carma_err err;
+    struct est_coef coef = *est_coef_default();
+    if (coef_file) {
+        char *cb;
+        size_t cl;
+        if (carma_file_read(coef_file, 1 << 20, &cb, &cl, &err) < 0 ||
+            est_coef_parse(cb, cl, coef_file, &coef, &err) < 0) {
+            if (cb && 0)
+                free(cb);
+            fprintf(stderr, "carma estimate: %s\n", err.msg);
+            return 2;
+        }
+        free(cb);
+    }
+    char *buf;
+    size_t len;
+    if (carma_file_read(summary, EST_MAX_INPUT, &buf, &len, &err) < 0) {
+        fprintf(stderr, "carma estimate: %s\n", err.msg);
+        return 2;
+    }
+    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
+    if (!layers) {
+        free(buf);
+        fprintf(stderr, "carma estimate: out of memory\n");
+        return 1;
+    }
+    struct est_model m;
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    int rc = est_parse(buf, len, summary, &m, &err);
+    free(buf);
+    if (rc < 0) {
+        fprintf(stderr, "carma estimate: %s\n", err.msg);
+        free(layers);
+        return 2;
+    }
+    if (m.needs_seq && o.seq == 0) {
+        fprintf(stderr,
+                "carma estimate: %s:%zu: a sequence model (embedding or attention here): give "
+                "--seq-len\n",
+                summary, m.needs_seq_line);
+        free(layers);
+        return 2;
+    }
+    struct est_result r;
+    if (est_compute(&m, &coef, &o, &r, &err) < 0) {
+        fprintf(stderr, "carma estimate: %s: %s\n", summary, err.msg);
+        free(layers);
+        return 2;
+    }
+    if (json) {
+        json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
+                              "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,
+                              "optimizer_state_mib", r.optimizer_mib, "activations_mib",
+                              r.activations_mib, "transient_mib", r.transient_mib);
+        json_t *root = json_pack(
+            "{s:f,s:f,s:b,s:s,s:f,s:o,s:s,s:I,s:I,s:s,s:I,s:I,s:s,s:s}", "estimate_mib",
+            r.estimate_mib, "bound_mib", r.bound_mib, "fits", r.fits, "gpu", kind->name,
+            "gpu_mib", kind->mem_mib, "breakdown", b, "format", est_format_name(m.format),
+            "layers", (json_int_t)m.n, "params", (json_int_t)m.params, "family",
+            r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
+            "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
+            "precision", est_precision_name(o.precision));
+        if (!root) {
+            free(layers);
+            fprintf(stderr, "carma estimate: out of memory\n");
+            return 1;
+        }
+        char *txt = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_decref(root);
+        if (!txt) {
+            free(layers);
+            return 1;
+        }
+        printf("%s\n", txt);
+        free(txt);
+    } else {
+        printf("%s: %s, %zu layers, %llu parameters\n", summary, est_format_name(m.format), m.n,
+               (unsigned long long)m.params);
+        printf("batch %u%s%.0u, %s, %s, %s (%.0f MiB)\n", o.batch, o.seq ? ", seq-len " : "",
+               o.seq, est_optimizer_name(o.optimizer), est_precision_name(o.precision),
+               kind->name, kind->mem_mib);
+        printf("  floor            %10.1f MiB\n", r.floor_mib);
+        printf("  weights          %10.1f MiB\n", r.weights_mib);
+        printf("  gradients        %10.1f MiB\n", r.gradients_mib);
+        printf("  optimizer state  %10.1f MiB\n", r.optimizer_mib);
+        printf("  activations      %10.1f MiB\n", r.activations_mib);
+        printf("  transient        %10.1f MiB\n", r.transient_mib);
+        printf("  estimate         %10.1f MiB\n", r.estimate_mib);
+        printf("  safe bound       %10.1f MiB  (%s)\n", r.bound_mib,
+               r.fits ? "fits" : "does not fit");
+    }
+    free(layers);
+    return r.fits ? 0 : 1;
+}

@@ -1,0 +1,464 @@
+/* carma eval-estimator: fits the estimator's coefficients on GPUMemNet's data
+ * (--fit) and redoes GPUMemNet's evaluation honestly: an 80/20 split with a fixed
+ * seed and k-fold cross-validation that refits per fold, on the MLP set and the
+ * early CNN set, then checks the shipped table's bounds on the real CIFAR models. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "estimate/estimate.h"
+#include "estimate/fit.h"
+#include "estimate/parse.h"
+#include "util/csv.h"
+
+#define EVAL_SEED 20240817ULL
+#define EVAL_KFOLD 5
+#define EVAL_CAL_FOLDS 5
+#define EVAL_MAX_ROWS 100000
+#define EVAL_MAX_FILE (64u << 20)
+#define A100_40GB_MIB 40960.0
+
+enum { DS_MLP = 0, DS_CNN = 1, DS_COUNT };
+static const char *const ds_name[DS_COUNT] = {"MLP", "CNN (early, successful runs)"};
+
+struct dataset {
+    struct est_sample *s;
+    size_t n, cap;
+    size_t skipped_status, skipped_invalid;
+};
+
+/* "key:value" token of a GPUMemNet file name ("input:2346_output:197_..."). */
+static int name_token(const char *name, const char *key, uint64_t *out)
+{
+    size_t k = strlen(key);
+    for (const char *p = name; (p = strstr(p, key)) != NULL; p++) {
+        if (p != name && p[-1] != '_')
+            continue;
+        if (p[k] != ':')
+            continue;
+        char *end;
+        unsigned long long v = strtoull(p + k + 1, &end, 10);
+        if (end == p + k + 1 || (*end != '_' && *end != '.' && *end != 0))
+            return -EINVAL;
+        *out = v;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+static int load_dataset(const char *path, int ds, struct dataset *d, struct carma_err *err)
+{
+    char *buf;
+    size_t len;
+    int rc = carma_file_read(path, EVAL_MAX_FILE, &buf, &len, err);
+    if (rc < 0)
+        return rc;
+    struct carma_csv *c = calloc(1, sizeof *c);
+    struct est_layer *layers = calloc(4096, sizeof *layers);
+    if (!c || !layers) {
+        free(c);
+        free(layers);
+        free(buf);
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    }
+    carma_csv_init(c, buf, len, path, ',');
+    rc = carma_csv_next(c, err);
+    int cf = -1, ct = -1, cb = -1, cy = -1, cs = -1;
+    if (rc == 1) {
+        cf = carma_csv_col(c, "Filename");
+        ct = carma_csv_col(c, "Activations-Params");
+        cb = carma_csv_col(c, "Batch Size");
+        cy = carma_csv_col(c, "Max GPU Memory (MiB)");
+        cs = carma_csv_col(c, "Status");
+        if (cf < 0 || ct < 0 || cb < 0 || cy < 0)
+            rc = carma_err_at(err, path, 1, "not a GPUMemNet measurement CSV");
+    } else if (rc == 0) {
+        rc = carma_err_at(err, path, 1, "empty");
+    }
+    while (rc >= 0 && (rc = carma_csv_next(c, err)) == 1) {
+        if (d->n >= EVAL_MAX_ROWS) {
+            rc = carma_err_at(err, path, c->line, "more than %d rows", EVAL_MAX_ROWS);
+            break;
+        }
+        if (cs >= 0 && strcmp(c->field[cs], "SUCCESSFUL") != 0) {
+            d->skipped_status++;
+            continue;
+        }
+        uint64_t batch;
+        double y;
+        if (carma_parse_u64(c->field[cb], &batch) < 0 || batch == 0 || batch > EST_MAX_BATCH ||
+            carma_parse_double(c->field[cy], &y) < 0) {
+            rc = carma_err_at(err, path, c->line, "bad batch size or memory");
+            break;
+        }
+        struct est_model m;
+        est_model_init(&m, layers, 4096);
+        const char *t = c->field[ct];
+        if (strcmp(t, "[]") == 0 || y <= 0) {
+            d->skipped_invalid++; /* a run without layers or memory: no valid label */
+            continue;
+        }
+        rc = est_tuples_parse(t, strlen(t), path, c->line, &m, err);
+        if (rc < 0)
+            break;
+        if (m.params == 0) {
+            d->skipped_invalid++;
+            continue;
+        }
+        uint64_t input = 0, ch, sz;
+        if (ds == DS_MLP) {
+            if (name_token(c->field[cf], "input", &input) < 0)
+                input = 0;
+        } else if (name_token(c->field[cf], "input_channels", &ch) == 0 &&
+                   name_token(c->field[cf], "input_size", &sz) == 0 && sz < 65536) {
+            input = ch * sz * sz;
+        }
+        if (d->n == d->cap) {
+            size_t nc = d->cap ? d->cap * 2 : 1024;
+            struct est_sample *ns = realloc(d->s, nc * sizeof *ns);
+            if (!ns) {
+                rc = carma_err_set(err, -ENOMEM, "out of memory");
+                break;
+            }
+            d->s = ns;
+            d->cap = nc;
+        }
+        est_sample_make(&m, (uint32_t)batch, input, y, A100_40GB_MIB, &d->s[d->n]);
+        d->s[d->n].dataset = (uint8_t)ds;
+        d->n++;
+    }
+    free(layers);
+    free(c);
+    free(buf);
+    return rc < 0 ? rc : 0;
+}
+
+struct figures {
+    size_t n, c1, c2, c8, above, censored;
+    double abs_err, rel_err, max_under;
+    double bound_ratio; /* sum of bound / measured */
+};
+
+static void score(const struct est_coef *c, const struct est_sample *s, struct figures *f)
+{
+    double yhat = est_sample_predict(c, s);
+    double dyn = yhat - c->floor_mib[s->family];
+    if (dyn < 0)
+        dyn = 0;
+    double bound = yhat + c->q[s->family] * (c->scale0_mib[s->family] + dyn);
+    f->n++;
+    f->c1 += est_same_class(yhat, s->y, 1024);
+    f->c2 += est_same_class(yhat, s->y, 2048);
+    f->c8 += est_same_class(yhat, s->y, 8192);
+    f->abs_err += fabs(yhat - s->y);
+    f->rel_err += fabs(yhat - s->y) / s->y;
+    f->bound_ratio += bound / s->y;
+    if (s->y > bound && !s->censored)
+        f->above++;
+    if (s->censored)
+        f->censored++;
+    if (s->y - yhat > f->max_under)
+        f->max_under = s->y - yhat;
+}
+
+static void print_figures(const char *what, const struct figures *f, int ds)
+{
+    double n = f->n ? (double)f->n : 1;
+    printf("  %-34s rows %5zu  MAE %8.1f MiB  MAPE %5.1f%%  ", what, f->n, f->abs_err / n,
+           100 * f->rel_err / n);
+    if (ds == DS_MLP)
+        printf("acc@1GB %.4f  acc@2GB %.4f", f->c1 / n, f->c2 / n);
+    else
+        printf("acc@8GB %.4f  acc@1GB %.4f", f->c8 / n, f->c1 / n);
+    printf("  above bound %zu  bound/peak %.2f\n", f->above, f->bound_ratio / n);
+}
+
+/* Fits and calibrates on the rows with use[i]. */
+static int fit_all(const struct est_sample *s, size_t n, const uint8_t *use, struct est_coef *c)
+{
+    int rc = est_fit(s, n, use, est_coef_default(), c);
+    if (rc < 0)
+        return rc;
+    double *work = malloc(2 * (n ? n : 1) * sizeof *work);
+    uint8_t *fold = malloc(n ? n : 1);
+    if (!work || !fold) {
+        free(work);
+        free(fold);
+        return -ENOMEM;
+    }
+    rc = est_calibrate(s, n, use, EVAL_CAL_FOLDS, EVAL_SEED, 0, est_coef_default(), c, work,
+                       fold);
+    free(work);
+    free(fold);
+    return rc;
+}
+
+static int cifar_check(const char *dir, const struct est_coef *c, int *all_ok)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cifar-summaries/labels.csv", dir);
+    struct carma_err err;
+    char *buf;
+    size_t len;
+    if (carma_file_read(path, 1 << 20, &buf, &len, &err) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        return 2;
+    }
+    struct carma_csv *csv = calloc(1, sizeof *csv);
+    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
+    if (!csv || !layers) {
+        free(csv);
+        free(layers);
+        free(buf);
+        return 1;
+    }
+    carma_csv_init(csv, buf, len, path, ',');
+    int rc = carma_csv_next(csv, &err);
+    int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
+        co = carma_csv_col(csv, "optimizer"), cp = carma_csv_col(csv, "precision"),
+        cy = carma_csv_col(csv, "peak_mib");
+    int ret = 0;
+    if (rc != 1 || cs < 0 || cb < 0 || co < 0 || cp < 0 || cy < 0) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", path);
+        ret = 2;
+        goto out;
+    }
+    printf("\nReal CIFAR/MNIST models (shipped table, never fitted on them): bound >= peak?\n");
+    printf("  %-30s %5s %-9s %9s %9s %9s  %s\n", "summary", "batch", "optimizer", "estimate",
+           "bound", "peak", "ok");
+    double sum_ratio = 0;
+    size_t cnt = 0;
+    while ((rc = carma_csv_next(csv, &err)) == 1) {
+        uint64_t batch;
+        double peak;
+        struct est_opts o = {0};
+        if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch > EST_MAX_BATCH ||
+            carma_parse_double(csv->field[cy], &peak) < 0 ||
+            est_optimizer_parse(csv->field[co], &o.optimizer) < 0 ||
+            est_precision_parse(csv->field[cp], &o.precision) < 0 ||
+            strchr(csv->field[cs], '/')) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", path, csv->line);
+            ret = 2;
+            goto out;
+        }
+        o.batch = (uint32_t)batch;
+        char sp[4096];
+        snprintf(sp, sizeof sp, "%s/cifar-summaries/%s", dir, csv->field[cs]);
+        char *sb;
+        size_t sl;
+        struct est_model m;
+        struct est_result r;
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            ret = 2;
+            goto out;
+        }
+        rc = est_parse(sb, sl, sp, &m, &err);
+        free(sb);
+        if (rc < 0 || est_compute(&m, c, &o, &r, &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            ret = 2;
+            goto out;
+        }
+        int ok = r.bound_mib >= peak;
+        if (!ok)
+            *all_ok = 0;
+        sum_ratio += r.estimate_mib / peak;
+        cnt++;
+        printf("  %-30s %5u %-9s %9.0f %9.0f %9.0f  %s\n", csv->field[cs], o.batch,
+               est_optimizer_name(o.optimizer), r.estimate_mib, r.bound_mib, peak,
+               ok ? "yes" : "NO (bound below the peak)");
+    }
+    if (rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+    }
+    if (cnt)
+        printf("  mean estimate/peak %.2f\n", sum_ratio / (double)cnt);
+out:
+    free(layers);
+    free(csv);
+    free(buf);
+    return ret;
+}
+
+static void eval_usage(FILE *f)
+{
+    fprintf(f, "usage: carma eval-estimator --data DIR [--fit --out FILE [--emit-c]]\n"
+               "\n"
+               "Without --fit: GPUMemNet's evaluation redone (80/20 split, seed %llu, and\n"
+               "%d-fold cross-validation refitting per fold) on DIR/gpumemnet-mlp.csv and\n"
+               "DIR/gpumemnet-cnn-early.csv, then the shipped table on DIR/cifar-summaries.\n"
+               "With --fit: fits on all rows and writes the coefficient table to FILE;\n"
+               "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n",
+            (unsigned long long)EVAL_SEED, EVAL_KFOLD);
+}
+
+int cmd_eval_estimator(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"data", required_argument, NULL, 'd'}, {"fit", no_argument, NULL, 'f'},
+        {"out", required_argument, NULL, 'o'},  {"emit-c", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    const char *dir = NULL, *out = NULL;
+    int fit = 0, emit = 0, ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'd': dir = optarg; break;
+        case 'f': fit = 1; break;
+        case 'o': out = optarg; break;
+        case 'c': emit = 1; break;
+        case 'h': eval_usage(stdout); return 0;
+        default: eval_usage(stderr); return 2;
+        }
+    }
+    if (!dir || optind != argc || (fit && !out)) {
+        eval_usage(stderr);
+        return 2;
+    }
+    struct dataset d[DS_COUNT] = {{0}};
+    static const char *const files[DS_COUNT] = {"gpumemnet-mlp.csv", "gpumemnet-cnn-early.csv"};
+    struct carma_err err;
+    for (int k = 0; k < DS_COUNT; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        if (load_dataset(path, k, &d[k], &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            for (int j = 0; j < DS_COUNT; j++)
+                free(d[j].s);
+            return 2;
+        }
+    }
+    /* One array: MLP rows then CNN rows. */
+    size_t n = d[0].n + d[1].n;
+    struct est_sample *s = malloc(n * sizeof *s);
+    uint8_t *use = malloc(n), *part = malloc(n);
+    int ret = 0;
+    if (!s || !use || !part) {
+        ret = 1;
+        goto done;
+    }
+    memcpy(s, d[0].s, d[0].n * sizeof *s);
+    memcpy(s + d[0].n, d[1].s, d[1].n * sizeof *s);
+    /* A fixed shuffle per dataset decides both the 80/20 split and the folds. */
+    uint64_t st = EVAL_SEED;
+    for (int k = 0, base = 0; k < DS_COUNT; base += (int)d[k].n, k++) {
+        size_t m = d[k].n;
+        size_t *idx = malloc((m ? m : 1) * sizeof *idx);
+        if (!idx) {
+            ret = 1;
+            goto done;
+        }
+        for (size_t i = 0; i < m; i++)
+            idx[i] = i;
+        for (size_t i = m; i > 1; i--) {
+            size_t j = (size_t)(est_rng_next(&st) % i);
+            size_t t = idx[i - 1];
+            idx[i - 1] = idx[j];
+            idx[j] = t;
+        }
+        for (size_t i = 0; i < m; i++)
+            part[(size_t)base + idx[i]] = (uint8_t)(i * EVAL_KFOLD / m); /* 0..K-1 */
+        free(idx);
+    }
+    if (fit) {
+        struct est_coef c;
+        memset(use, 1, n);
+        if (fit_all(s, n, use, &c) < 0) {
+            fprintf(stderr, "carma eval-estimator: the fit is degenerate\n");
+            ret = 1;
+            goto done;
+        }
+        char tab[4096];
+        int len = est_coef_write(&c, tab, sizeof tab);
+        FILE *f = len > 0 ? fopen(out, "w") : NULL;
+        if (!f || fprintf(f, "%s", tab) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "carma eval-estimator: cannot write %s\n", out);
+            ret = 1;
+            goto done;
+        }
+        printf("fitted on %zu MLP + %zu CNN rows; wrote %s\n%s", d[0].n, d[1].n, out, tab);
+        if (emit) {
+            printf("\n    .floor_mib = {%.6f, %.6f},\n    .kind = {", c.floor_mib[0],
+                   c.floor_mib[1]);
+            for (int fm = 0; fm < EST_FAM_COUNT; fm++) {
+                printf("%s{", fm ? ",\n             " : "");
+                for (int k = 0; k < EST_K_COUNT; k++)
+                    printf("%s%.6f", k ? ", " : "", c.kind[fm][k]);
+                printf("}");
+            }
+            printf("},\n    .input = {%.6f, %.6f},\n    .transient = {%.6f, %.6f},\n"
+                   "    .step = {%.6f, %.6f},\n",
+                   c.input[0], c.input[1], c.transient[0], c.transient[1], c.step[0], c.step[1]);
+            printf("    .q = {%.6f, %.6f},\n    .scale0_mib = {%.6f, %.6f},\n", c.q[0], c.q[1],
+                   c.scale0_mib[0], c.scale0_mib[1]);
+            printf("    .level = %.6f,\n    .ncal = {%zu, %zu},\n", c.level, c.ncal[0], c.ncal[1]);
+        }
+        goto done;
+    }
+    printf("GPUMemNet data: %zu MLP rows; %zu CNN rows used (%zu OOM crashes and %zu runs "
+           "without layers or memory left out)\n",
+           d[0].n, d[1].n, d[1].skipped_status, d[1].skipped_invalid + d[0].skipped_invalid);
+    printf("Model fitted per library family (MLP rows: dense, CNN rows: conv; NNLS, free floor); bound = "
+           "cross-conformal\n(%d inner folds), the largest out-of-fold normalised residual. "
+           "Peaks at the A100's\ncapacity are censored: not fitted, not counted above bound.\n",
+           EVAL_CAL_FOLDS);
+    /* 80/20: parts 0..3 train, part 4 test (part = shuffled rank * 5 / n). */
+    struct figures f8020[DS_COUNT] = {{0}}, fk[DS_COUNT] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        use[i] = part[i] != EVAL_KFOLD - 1;
+    struct est_coef c;
+    if (fit_all(s, n, use, &c) < 0) {
+        fprintf(stderr, "carma eval-estimator: the fit is degenerate\n");
+        ret = 1;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!use[i])
+            score(&c, &s[i], &f8020[s[i].dataset]);
+    printf("\n80/20 split (seed %llu), test rows:\n", (unsigned long long)EVAL_SEED);
+    for (int k = 0; k < DS_COUNT; k++)
+        print_figures(ds_name[k], &f8020[k], k);
+    for (int fold = 0; fold < EVAL_KFOLD; fold++) {
+        for (size_t i = 0; i < n; i++)
+            use[i] = part[i] != fold;
+        struct est_coef cf;
+        if (fit_all(s, n, use, &cf) < 0) {
+            fprintf(stderr, "carma eval-estimator: the fit is degenerate\n");
+            ret = 1;
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!use[i])
+                score(&cf, &s[i], &fk[s[i].dataset]);
+    }
+    printf("\n%d-fold cross-validation (refit and recalibrated per fold), all rows once:\n",
+           EVAL_KFOLD);
+    for (int k = 0; k < DS_COUNT; k++)
+        print_figures(ds_name[k], &fk[k], k);
+    printf("\nTargets: MLP acc@1GB >= 0.99 (%s), MAE <= 30 MiB (%s), none above bound (%s);\n"
+           "         CNN acc@8GB >= 0.95 (%s)  [80/20 and k-fold both must hold]\n",
+           f8020[0].c1 >= 0.99 * f8020[0].n && fk[0].c1 >= 0.99 * fk[0].n ? "met" : "MISSED",
+           f8020[0].abs_err <= 30 * f8020[0].n && fk[0].abs_err <= 30 * fk[0].n ? "met"
+                                                                               : "MISSED",
+           f8020[0].above == 0 && fk[0].above == 0 ? "met" : "MISSED",
+           f8020[1].c8 >= 0.95 * f8020[1].n && fk[1].c8 >= 0.95 * fk[1].n ? "met" : "MISSED");
+    int all_ok = 1;
+    ret = cifar_check(dir, est_coef_default(), &all_ok);
+    if (ret == 0)
+        printf("  every bound >= peak: %s\n", all_ok ? "yes" : "NO");
+done:
+    free(s);
+    free(use);
+    free(part);
+    for (int k = 0; k < DS_COUNT; k++)
+        free(d[k].s);
+    return ret;
+}

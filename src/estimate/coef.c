@@ -1,0 +1,129 @@
+/* The coefficient table: CSV `name,value` read and written (estimate.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "estimate/estimate.h"
+#include "util/csv.h"
+
+static const char *const fam_names[EST_FAM_COUNT] = {"dense", "conv"};
+
+/* Finds the slot for `name` ("kind_linear_conv", "q_dense", ...): a double, or a
+ * count (ncal_*); both NULL when unknown. */
+static double *slot(struct est_coef *c, const char *name, size_t **count)
+{
+    *count = NULL;
+    if (strcmp(name, "level") == 0)
+        return &c->level;
+    const char *us = strrchr(name, '_');
+    if (!us)
+        return NULL;
+    int fam = -1;
+    for (int f = 0; f < EST_FAM_COUNT; f++)
+        if (strcmp(us + 1, fam_names[f]) == 0)
+            fam = f;
+    if (fam < 0)
+        return NULL;
+    char base[64];
+    size_t bn = (size_t)(us - name);
+    if (bn >= sizeof base)
+        return NULL;
+    memcpy(base, name, bn);
+    base[bn] = 0;
+    if (strcmp(base, "floor") == 0) return &c->floor_mib[fam];
+    if (strcmp(base, "input") == 0) return &c->input[fam];
+    if (strcmp(base, "transient") == 0) return &c->transient[fam];
+    if (strcmp(base, "step") == 0) return &c->step[fam];
+    if (strcmp(base, "q") == 0) return &c->q[fam];
+    if (strcmp(base, "scale0") == 0) return &c->scale0_mib[fam];
+    if (strcmp(base, "ncal") == 0) {
+        *count = &c->ncal[fam];
+        return NULL;
+    }
+    if (strncmp(base, "kind_", 5) == 0) {
+        int k = est_kind_from_name(base + 5);
+        if (k >= 0)
+            return &c->kind[fam][k];
+    }
+    return NULL;
+}
+
+int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coef *out,
+                   struct carma_err *err)
+{
+    static const size_t max_lines = 256;
+    struct carma_csv *csv = calloc(1, sizeof *csv);
+    if (!csv)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    *out = *est_coef_default();
+    carma_csv_init(csv, buf, len, file, ',');
+    int rc, header = 1;
+    size_t lines = 0;
+    while ((rc = carma_csv_next(csv, err)) == 1) {
+        if (++lines > max_lines) {
+            rc = carma_err_at(err, file, csv->line, "more than %zu lines", max_lines);
+            break;
+        }
+        if (csv->nfields != 2) {
+            rc = carma_err_at(err, file, csv->line, "expected name,value");
+            break;
+        }
+        if (header && strcmp(csv->field[0], "name") == 0 && strcmp(csv->field[1], "value") == 0) {
+            header = 0;
+            continue;
+        }
+        header = 0;
+        size_t *count;
+        double *d = slot(out, csv->field[0], &count);
+        double v;
+        if ((!d && !count) ) {
+            rc = carma_err_at(err, file, csv->line, "unknown coefficient '%s'", csv->field[0]);
+            break;
+        }
+        if (carma_parse_double(csv->field[1], &v) < 0 || v < -1e7 || v > 1e7) {
+            rc = carma_err_at(err, file, csv->line, "bad value '%s' for %s", csv->field[1],
+                              csv->field[0]);
+            break;
+        }
+        if (count) {
+            if (v < 0) {
+                rc = carma_err_at(err, file, csv->line, "negative count");
+                break;
+            }
+            *count = (size_t)v;
+        } else {
+            *d = v;
+        }
+    }
+    free(csv);
+    return rc < 0 ? rc : 0;
+}
+
+int est_coef_write(const struct est_coef *c, char *buf, size_t cap)
+{
+    size_t n = 0;
+#define PUT(...)                                                                          \
+    do {                                                                                  \
+        int w_ = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);                   \
+        if (w_ < 0 || n + (size_t)w_ >= cap)                                              \
+            return -ENOSPC;                                                               \
+        n += (size_t)w_;                                                                  \
+    } while (0)
+    PUT("name,value\n");
+    for (int f = 0; f < EST_FAM_COUNT; f++) {
+        const char *fn = fam_names[f];
+        PUT("floor_%s,%.6f\n", fn, c->floor_mib[f]);
+        for (int k = 0; k < EST_K_COUNT; k++)
+            PUT("kind_%s_%s,%.6f\n", est_kind_name((enum est_kind)k), fn, c->kind[f][k]);
+        PUT("input_%s,%.6f\n", fn, c->input[f]);
+        PUT("transient_%s,%.6f\n", fn, c->transient[f]);
+        PUT("step_%s,%.6f\n", fn, c->step[f]);
+        PUT("q_%s,%.6f\n", fn, c->q[f]);
+        PUT("scale0_%s,%.6f\n", fn, c->scale0_mib[f]);
+        PUT("ncal_%s,%zu\n", fn, c->ncal[f]);
+    }
+    PUT("level,%.6f\n", c->level);
+#undef PUT
+    return (int)n;
+}

@@ -1,0 +1,279 @@
+/* The memory model of DESIGN.md §5 (see estimate.h for the formula). */
+#include "estimate/estimate.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static const char *const kind_names[EST_K_COUNT] = {
+    "linear", "conv", "norm", "act", "dropout", "pool", "softmax", "embed", "attn", "other",
+};
+
+const char *est_kind_name(enum est_kind k)
+{
+    return (unsigned)k < EST_K_COUNT ? kind_names[k] : "?";
+}
+
+int est_kind_from_name(const char *name)
+{
+    for (int k = 0; k < EST_K_COUNT; k++)
+        if (strcasecmp(name, kind_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* Case-insensitive "does type[0..len) contain needle". */
+static int has(const char *type, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n > len)
+        return 0;
+    for (size_t i = 0; i + n <= len; i++)
+        if (strncasecmp(type + i, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int is(const char *type, size_t len, const char *name)
+{
+    return strlen(name) == len && strncasecmp(type, name, len) == 0;
+}
+
+enum est_kind est_kind_classify(const char *type, size_t len)
+{
+    /* Order matters: "BatchNormAct2d" is a norm, "ConvBnAct" a conv container
+     * (timm prints its children), "SelfAttention" attention. */
+    if (has(type, len, "attention"))
+        return EST_K_ATTN;
+    if (has(type, len, "embedding"))
+        return EST_K_EMBED;
+    if (has(type, len, "norm"))
+        return EST_K_NORM;
+    if (has(type, len, "dropout") || has(type, len, "droppath") || has(type, len, "dropblock"))
+        return EST_K_DROPOUT;
+    if (has(type, len, "softmax"))
+        return EST_K_SOFTMAX;
+    if (has(type, len, "pool"))
+        return EST_K_POOL;
+    if (is(type, len, "Conv1D")) /* Hugging Face's transposed Linear (GPT-2) */
+        return EST_K_LINEAR;
+    if (has(type, len, "conv") && !has(type, len, "block") && !has(type, len, "separable"))
+        return EST_K_CONV;
+    if (has(type, len, "linear") || is(type, len, "Dense") || is(type, len, "Bilinear"))
+        return EST_K_LINEAR;
+    static const char *const acts[] = {
+        "relu", "gelu", "silu", "swish", "mish", "elu", "tanh", "sigmoid", "softplus",
+        "softsign", "hardswish", "hardtanh", "activation", "glu", "logsigmoid", "threshold",
+    };
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        if (has(type, len, acts[i]))
+            return EST_K_ACT;
+    return EST_K_OTHER;
+}
+
+static const char *const fmt_names[] = {"none", "torchsummary", "torchinfo", "keras",
+                                        "module-tree", "csv"};
+
+const char *est_format_name(enum est_format f)
+{
+    return (unsigned)f < sizeof fmt_names / sizeof fmt_names[0] ? fmt_names[f] : "?";
+}
+
+void est_model_init(struct est_model *m, struct est_layer *storage, size_t cap)
+{
+    memset(m, 0, sizeof *m);
+    m->layers = storage;
+    m->cap = cap > EST_MAX_LAYERS ? EST_MAX_LAYERS : cap;
+}
+
+int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_t params,
+                  uint32_t count, int per_token)
+{
+    assert((unsigned)kind < EST_K_COUNT);
+    if (m->n >= m->cap || count == 0 || count > EST_MAX_COUNT || out > EST_MAX_ELEMS ||
+        params > EST_MAX_PARAMS)
+        return -E2BIG;
+    uint64_t total = params * count; /* no overflow: 2^40 * 1e8 < 2^67? check */
+    if (params && count > EST_MAX_PARAMS / params)
+        return -E2BIG;
+    if (m->params + total > EST_MAX_PARAMS * 16)
+        return -E2BIG;
+    struct est_layer *l = &m->layers[m->n++];
+    l->kind = (uint8_t)kind;
+    l->per_token = per_token ? 1 : 0;
+    l->attn = kind == EST_K_ATTN;
+    l->count = count;
+    l->out = out;
+    l->params = params;
+    m->params += total;
+    return 0;
+}
+
+static const char *const opt_names[EST_OPT_COUNT] = {"sgd", "momentum", "adam", "adamw",
+                                                     "adadelta"};
+static const char *const prec_names[EST_PREC_COUNT] = {"fp32", "amp", "bf16"};
+
+int est_optimizer_parse(const char *s, enum est_optimizer *out)
+{
+    for (int i = 0; i < EST_OPT_COUNT; i++)
+        if (strcasecmp(s, opt_names[i]) == 0) {
+            *out = (enum est_optimizer)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+int est_precision_parse(const char *s, enum est_precision *out)
+{
+    for (int i = 0; i < EST_PREC_COUNT; i++)
+        if (strcasecmp(s, prec_names[i]) == 0) {
+            *out = (enum est_precision)i;
+            return 0;
+        }
+    if (strcasecmp(s, "fp16") == 0) {
+        *out = EST_PREC_AMP;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+const char *est_optimizer_name(enum est_optimizer o)
+{
+    return (unsigned)o < EST_OPT_COUNT ? opt_names[o] : "?";
+}
+
+const char *est_precision_name(enum est_precision p)
+{
+    return (unsigned)p < EST_PREC_COUNT ? prec_names[p] : "?";
+}
+
+unsigned est_optimizer_state_bytes(enum est_optimizer o)
+{
+    switch (o) {
+    case EST_OPT_SGD: return 0;
+    case EST_OPT_MOMENTUM: return 4;
+    case EST_OPT_ADAM:
+    case EST_OPT_ADAMW:
+    case EST_OPT_ADADELTA: return 8;
+    default: return 8;
+    }
+}
+
+double est_alloc_round(double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    if (bytes <= 1048576.0)
+        return ceil(bytes / 512.0) * 512.0;
+    return ceil(bytes / 2097152.0) * 2097152.0;
+}
+
+enum est_family est_model_family(const struct est_model *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_CONV)
+            return EST_FAM_CONV;
+    return EST_FAM_DENSE;
+}
+
+/* Bytes per activation element: under autocast, matmuls, convolutions and
+ * pointwise ops produce 16-bit tensors; norms and softmax run in fp32. */
+static double elem_bytes(enum est_kind k, enum est_precision p)
+{
+    if (p == EST_PREC_FP32)
+        return 4;
+    return (k == EST_K_NORM || k == EST_K_SOFTMAX) ? 4 : 2;
+}
+
+void est_features(const struct est_model *m, const struct est_opts *o, double *feat,
+                  double *weights_mib, double *grads_mib, double *state_mib)
+{
+    for (int i = 0; i < EST_NFEAT; i++)
+        feat[i] = 0;
+    double batch = o->batch ? o->batch : 1;
+    double seq = o->seq ? o->seq : 1;
+    double w = 0, g = 0, s = 0, largest = 0;
+    double state_b = est_optimizer_state_bytes(o->optimizer);
+    double half = o->precision == EST_PREC_FP32 ? 0 : 2; /* autocast weight copies */
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        double cnt = l->count;
+        if (l->params) {
+            double p = (double)l->params;
+            w += cnt * (est_alloc_round(p * 4) + (half ? est_alloc_round(p * half) : 0));
+            g += cnt * est_alloc_round(p * 4);
+            if (state_b)
+                s += cnt * est_alloc_round(p * 4) * (state_b / 4);
+        }
+        if (!l->out)
+            continue;
+        double per = (double)l->out * (l->per_token ? seq : 1);
+        if (l->attn)
+            per *= seq; /* heads x seq scores per token, times seq tokens */
+        double bytes = est_alloc_round(batch * per * elem_bytes((enum est_kind)l->kind,
+                                                                o->precision));
+        feat[l->kind] += cnt * bytes / MIB;
+        if (bytes > largest)
+            largest = bytes;
+    }
+    if (m->input) {
+        double ib = o->precision == EST_PREC_FP32 ? 4 : 4; /* inputs stay fp32 */
+        feat[EST_F_INPUT] = est_alloc_round(batch * (double)m->input * ib) / MIB;
+    }
+    feat[EST_F_TRANSIENT] = largest / MIB;
+    feat[EST_F_STEP] = (double)m->params * 4 / MIB;
+    *weights_mib = w / MIB;
+    *grads_mib = g / MIB;
+    *state_mib = s / MIB;
+}
+
+int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
+                struct est_result *r, struct carma_err *err)
+{
+    memset(r, 0, sizeof *r);
+    if (o->batch == 0)
+        return carma_err_set(err, -EINVAL, "batch size must be at least 1");
+    if (o->batch > EST_MAX_BATCH)
+        return carma_err_set(err, -EINVAL, "batch size %u is above %u", o->batch,
+                             EST_MAX_BATCH);
+    if (o->seq > EST_MAX_SEQ)
+        return carma_err_set(err, -EINVAL, "sequence length %u is above %u", o->seq,
+                             EST_MAX_SEQ);
+    if (m->needs_seq && o->seq == 0)
+        return carma_err_set(err, -EINVAL,
+                             "this is a sequence model (line %zu): give --seq-len",
+                             m->needs_seq_line);
+    if (m->n == 0)
+        return carma_err_set(err, -EINVAL, "the model has no layers");
+    double f[EST_NFEAT], w, g, s;
+    est_features(m, o, f, &w, &g, &s);
+    r->family = est_model_family(m);
+    int fam = r->family;
+    r->floor_mib = c->floor_mib[r->family] + o->floor_adjust_mib;
+    if (r->floor_mib < 0)
+        r->floor_mib = 0;
+    r->weights_mib = w;
+    r->gradients_mib = g;
+    r->optimizer_mib = s;
+    double act = 0;
+    for (int k = 0; k < EST_K_COUNT; k++)
+        act += c->kind[fam][k] * f[k];
+    act += c->input[fam] * f[EST_F_INPUT];
+    r->activations_mib = act;
+    /* Optimizer-step temporaries scale with the state the step walks over. */
+    double step_scale = est_optimizer_state_bytes(o->optimizer) / 8.0;
+    r->transient_mib =
+        c->transient[fam] * f[EST_F_TRANSIENT] + c->step[fam] * step_scale * f[EST_F_STEP];
+    r->estimate_mib = r->floor_mib + w + g + s + act + r->transient_mib;
+    double dynamic = r->estimate_mib - r->floor_mib;
+    double q = c->q[r->family] > 0 ? c->q[r->family] : 0;
+    r->bound_mib = r->estimate_mib + q * (c->scale0_mib[r->family] + dynamic);
+    r->fits = o->gpu_mib <= 0 || r->bound_mib <= o->gpu_mib;
+    assert(r->bound_mib >= r->estimate_mib);
+    return 0;
+}

@@ -1,0 +1,186 @@
+/* GPU memory estimator: the model of DESIGN.md §5 over a parsed layer list.
+ *
+ * A model description (parsed by estimate/parse.h) is a list of layers, each with a
+ * kind, its output elements per sample (or per token when the model is a sequence
+ * model) and its parameter count. The estimate for a training step is
+ *
+ *   floor(gpu kind, library family)                        CUDA context, cuBLAS/cuDNN
+ * + weights + gradients + optimizer state                  bytes per parameter, exact
+ * + sum over layers of c[kind] * round(batch * out * elem)  saved activations
+ * + c_input * round(batch * input)                         the input batch
+ * + c_transient * round(largest layer output)              largest transient buffer
+ *   + c_step * params * 4 B                                 optimizer-step temporaries
+ *
+ * with every tensor rounded the way PyTorch's caching allocator rounds (512 B
+ * blocks up to 1 MiB, 2 MiB multiples above). The coefficients c[] are fitted
+ * offline (estimate/fit.h, `carma eval-estimator --fit`) and shipped as a small
+ * table (data/estimator/coefficients.csv, embedded in estimate/coef_default.c).
+ * The safe bound is estimate + q * (scale0 + dynamic part), q a conformal quantile
+ * of normalised residuals of the fit.
+ *
+ * No I/O, no allocation: callers own every buffer. */
+#ifndef CARMA_ESTIMATE_ESTIMATE_H
+#define CARMA_ESTIMATE_ESTIMATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+/* Hard bounds on untrusted input. */
+#define EST_MAX_LAYERS 65536u
+#define EST_MAX_COUNT 100000000ull  /* elements or params of one layer: 1e8 x repeat */
+#define EST_MAX_ELEMS (1ull << 40)  /* per-sample output elements of one layer */
+#define EST_MAX_PARAMS (1ull << 40) /* parameters of one layer / the model */
+#define EST_MAX_BATCH 1048576u
+#define EST_MAX_SEQ 1048576u
+
+enum est_kind {
+    EST_K_LINEAR = 0, /* Linear, Dense, HF Conv1D: saves its input */
+    EST_K_CONV,       /* Conv1d/2d/3d, ConvTranspose */
+    EST_K_NORM,       /* BatchNorm, LayerNorm, GroupNorm, ... */
+    EST_K_ACT,        /* ReLU, GELU, SiLU, Tanh, ... (not in place) */
+    EST_K_DROPOUT,
+    EST_K_POOL,
+    EST_K_SOFTMAX,
+    EST_K_EMBED,      /* Embedding: output per token */
+    EST_K_ATTN,       /* attention probabilities: heads x seq per token */
+    EST_K_OTHER,      /* containers, identity, flatten, in-place ops: no new tensor */
+    EST_K_COUNT
+};
+
+/* Name of a kind ("linear", "conv", ...) and the reverse; -1 when unknown. */
+const char *est_kind_name(enum est_kind k);
+int est_kind_from_name(const char *name);
+
+/* Classifies a layer type name as printed by PyTorch/Keras ("Conv2d", "BatchNorm2d",
+ * "LayerNorm", "GELU", "Dense", "MaxPool2D", "BertSelfAttention", ...), case-
+ * insensitively by what it contains. Unknown names are EST_K_OTHER. */
+enum est_kind est_kind_classify(const char *type, size_t len);
+
+struct est_layer {
+    uint8_t kind;      /* enum est_kind */
+    uint8_t per_token; /* out is per token: multiply by the sequence length */
+    uint8_t attn;      /* out is heads x seq per token (attention scores) */
+    uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
+    uint64_t out;      /* output elements per sample (per token when per_token) */
+    uint64_t params;   /* parameters of one repeat */
+};
+
+enum est_format {
+    EST_FMT_NONE = 0,
+    EST_FMT_TORCHSUMMARY,
+    EST_FMT_TORCHINFO,
+    EST_FMT_KERAS,
+    EST_FMT_MODTREE,
+    EST_FMT_CSV,
+};
+const char *est_format_name(enum est_format f);
+
+/* A parsed model. `layers` is caller-owned storage of `cap` entries. */
+struct est_model {
+    struct est_layer *layers;
+    size_t n, cap;
+    uint64_t params;       /* total parameters (sum of layers x count) */
+    uint64_t input;        /* input elements per sample (0 when unknown) */
+    int needs_seq;         /* a sequence model: --seq-len is required */
+    size_t needs_seq_line; /* the line that made it one (for the error) */
+    enum est_format format;
+};
+
+/* Sets up an empty model over caller storage. */
+void est_model_init(struct est_model *m, struct est_layer *storage, size_t cap);
+
+/* Appends a layer; returns 0, or -E2BIG when full or a count is out of bounds. */
+int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_t params,
+                  uint32_t count, int per_token);
+
+enum est_optimizer { EST_OPT_SGD = 0, EST_OPT_MOMENTUM, EST_OPT_ADAM, EST_OPT_ADAMW,
+                     EST_OPT_ADADELTA, EST_OPT_COUNT };
+enum est_precision { EST_PREC_FP32 = 0, EST_PREC_AMP, EST_PREC_BF16, EST_PREC_COUNT };
+
+int est_optimizer_parse(const char *s, enum est_optimizer *out);
+int est_precision_parse(const char *s, enum est_precision *out);
+const char *est_optimizer_name(enum est_optimizer o);
+const char *est_precision_name(enum est_precision p);
+
+/* Bytes of optimizer state per parameter (fp32 state): sgd 0, momentum 4,
+ * adam/adamw 8, adadelta 8. */
+unsigned est_optimizer_state_bytes(enum est_optimizer o);
+
+/* Library families, each with its own floor and residual quantile: models without
+ * convolutions (cuBLAS only) and with them (cuDNN loaded, workspaces). */
+enum est_family { EST_FAM_DENSE = 0, EST_FAM_CONV, EST_FAM_COUNT };
+
+/* The fitted coefficient table. Units: MiB per MiB of (rounded) tensor bytes. */
+struct est_coef {
+    double floor_mib[EST_FAM_COUNT]; /* intercepts, measured on an A100-40GB */
+    /* Per family: saved-activation multiplier per layer kind, the input batch, the
+     * largest layer output (transient), optimizer-step temporaries (x params x 4 B). */
+    double kind[EST_FAM_COUNT][EST_K_COUNT];
+    double input[EST_FAM_COUNT];
+    double transient[EST_FAM_COUNT];
+    double step[EST_FAM_COUNT];
+    double q[EST_FAM_COUNT];         /* conformal quantile of normalised residuals */
+    double scale0_mib[EST_FAM_COUNT]; /* normaliser: residual / (scale0 + dynamic) */
+    double level;                    /* coverage level the q were taken at */
+    size_t ncal[EST_FAM_COUNT];      /* calibration scores behind each q */
+};
+
+/* The table fitted on data/estimator (estimate/coef_default.c, generated by
+ * `carma eval-estimator --fit`). */
+const struct est_coef *est_coef_default(void);
+
+/* Parses a coefficient table: CSV `name,value` lines as written by est_coef_write
+ * (names: floor_F, kind_<kind>_F, input_F, transient_F, step_F, q_F, scale0_F,
+ * ncal_F for F in dense, conv; and level). Starts from the default, so a
+ * table may give a subset. Returns 0 or -EINVAL with err naming file:line. */
+int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coef *out,
+                   struct carma_err *err);
+
+/* Writes the table as CSV into buf (cap bytes); returns the length, or -ENOSPC. */
+int est_coef_write(const struct est_coef *c, char *buf, size_t cap);
+
+struct est_opts {
+    uint32_t batch;    /* >= 1 */
+    uint32_t seq;      /* sequence length; 0 when not given */
+    enum est_optimizer optimizer;
+    enum est_precision precision;
+    double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
+    double floor_adjust_mib; /* per-GPU-kind adjustment of the floor (0 for A100) */
+};
+
+struct est_result {
+    double floor_mib, weights_mib, gradients_mib, optimizer_mib, activations_mib,
+        transient_mib;
+    double estimate_mib; /* sum of the above */
+    double bound_mib;    /* safe bound (conformal) */
+    int fits;            /* bound <= gpu_mib (1 when gpu_mib is 0) */
+    enum est_family family;
+};
+
+/* The PyTorch caching allocator's rounding of one request of `bytes`: 512 B blocks
+ * up to 1 MiB (small pool), 2 MiB multiples above. 0 stays 0. */
+double est_alloc_round(double bytes);
+
+/* Family of a model: EST_FAM_CONV when any layer is a convolution. */
+enum est_family est_model_family(const struct est_model *m);
+
+/* Computes the estimate. Returns 0, or -EINVAL with err when batch is 0 or out of
+ * bounds, or when the model needs a sequence length and opts->seq is 0. O(layers),
+ * no allocation. */
+int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
+                struct est_result *r, struct carma_err *err);
+
+/* The fit's design row for one model (used by estimate/fit.c and tests): the
+ * activation features per kind (MiB, rounded), the input, the largest transient,
+ * params x 4 B, and the exact parameter bytes (weights + gradients + state) that
+ * are not fitted. feat must hold EST_NFEAT entries. */
+#define EST_NFEAT (EST_K_COUNT + 3)
+#define EST_F_INPUT (EST_K_COUNT)
+#define EST_F_TRANSIENT (EST_K_COUNT + 1)
+#define EST_F_STEP (EST_K_COUNT + 2)
+void est_features(const struct est_model *m, const struct est_opts *o, double *feat,
+                  double *weights_mib, double *grads_mib, double *state_mib);
+
+#endif

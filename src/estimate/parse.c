@@ -1,0 +1,1172 @@
+/* Model-description parsers (parse.h). Shared pieces: a bounded line reader, strict
+ * numbers with thousands separators, shapes. One function per format below. */
+#include "estimate/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/csv.h"
+
+/* ---- lines ---------------------------------------------------------------- */
+
+struct lines {
+    const char *buf;
+    size_t len, pos, line; /* line: 1-based number of the line last returned */
+    const char *file;
+};
+
+static void lines_init(struct lines *l, const char *buf, size_t len, const char *file)
+{
+    l->buf = buf;
+    l->len = len;
+    l->pos = 0;
+    l->line = 0;
+    l->file = file;
+}
+
+/* Next line into [*s, *s + *n) without its \n or \r\n. Returns 1, 0 at the end, or
+ * a negative code (NUL byte, line too long). */
+static int lines_next(struct lines *l, const char **s, size_t *n, struct carma_err *err)
+{
+    if (l->pos >= l->len)
+        return 0;
+    const char *start = l->buf + l->pos;
+    size_t rest = l->len - l->pos;
+    const char *nl = memchr(start, '\n', rest);
+    size_t k = nl ? (size_t)(nl - start) : rest;
+    l->line++;
+    l->pos += nl ? k + 1 : k;
+    if (memchr(start, '\0', k))
+        return carma_err_at(err, l->file, l->line, "NUL byte: not a text summary");
+    if (k > EST_MAX_LINE)
+        return carma_err_at(err, l->file, l->line, "line longer than %d bytes", EST_MAX_LINE);
+    if (k && start[k - 1] == '\r')
+        k--;
+    *s = start;
+    *n = k;
+    return 1;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && isspace((unsigned char)**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n && isspace((unsigned char)(*s)[*n - 1]))
+        (*n)--;
+}
+
+static int blank(const char *s, size_t n)
+{
+    trim(&s, &n);
+    return n == 0;
+}
+
+static const char *find(const char *s, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    if (k == 0 || k > n)
+        return NULL;
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(s + i, needle, k) == 0)
+            return s + i;
+    return NULL;
+}
+
+/* A line made only of one repeated rule character ('=', '-', '_') or box drawing. */
+static int rule_line(const char *s, size_t n, char c)
+{
+    trim(&s, &n);
+    if (n < 3)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != c)
+            return 0;
+    return 1;
+}
+
+/* ---- numbers and shapes ------------------------------------------------------ */
+
+int est_parse_count(const char *s, size_t n, uint64_t *out)
+{
+    trim(&s, &n);
+    if (n == 2 && s[0] == '-' && s[1] == '-') {
+        *out = 0;
+        return 0;
+    }
+    if (n == 0 || n > 26 || !isdigit((unsigned char)s[0]))
+        return -EINVAL;
+    uint64_t v = 0;
+    size_t group = 0;
+    int commas = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ',') {
+            if (group == 0 || (commas && group != 3) || (!commas && group > 3))
+                return -EINVAL;
+            commas = 1;
+            group = 0;
+            continue;
+        }
+        if (!isdigit((unsigned char)s[i]))
+            return -EINVAL;
+        if (v > (UINT64_MAX - 9) / 10)
+            return -EINVAL;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+        group++;
+    }
+    if (commas && group != 3)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* One tensor "(-1, 64, 8)" / "[None, 3]" at s[0] (an opening bracket); stores its
+ * per-sample elements and the index after the closing bracket. */
+static int parse_tensor(const char *s, size_t n, size_t *used, uint64_t *elems)
+{
+    char close = s[0] == '[' ? ']' : ')';
+    size_t i = 1;
+    uint64_t prod = 1;
+    int dims = 0;
+    for (;;) {
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i >= n)
+            return -EINVAL;
+        if (s[i] == close && dims == 0)
+            return -EINVAL; /* empty shape */
+        int neg = 0;
+        uint64_t d = 0;
+        if (n - i >= 4 && memcmp(s + i, "None", 4) == 0) {
+            if (dims > 0)
+                return -EINVAL; /* only the batch may be unknown */
+            i += 4;
+            neg = 1;
+        } else {
+            if (s[i] == '-') {
+                neg = 1;
+                i++;
+            }
+            size_t st = i;
+            while (i < n && isdigit((unsigned char)s[i])) {
+                if (d > (1u << 31))
+                    return -EINVAL;
+                d = d * 10 + (uint64_t)(s[i] - '0');
+                i++;
+            }
+            if (i == st || (neg && d != 1) || d > (1u << 31))
+                return -EINVAL;
+        }
+        if (dims > 0) {
+            if (neg)
+                return -EINVAL;
+            if (d && prod > EST_MAX_ELEMS / d)
+                return -EINVAL;
+            prod *= d;
+        }
+        dims++;
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i < n && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < n && s[i] == close)
+            break;
+        return -EINVAL;
+    }
+    *used = i + 1;
+    *elems = prod;
+    return 0;
+}
+
+int est_parse_shape(const char *s, size_t n, uint64_t *elems)
+{
+    trim(&s, &n);
+    if (n < 2)
+        return -EINVAL;
+    /* A list of tensors: "[[-1, 10], [-1, 20]]" or "[(None, 28, 28, 1)]". */
+    if (s[0] == '[' && (s[1] == '[' || s[1] == '(')) {
+        size_t i = 1;
+        uint64_t total = 0;
+        for (;;) {
+            while (i < n && s[i] == ' ')
+                i++;
+            if (i >= n || (s[i] != '[' && s[i] != '('))
+                return -EINVAL;
+            size_t used;
+            uint64_t e;
+            if (parse_tensor(s + i, n - i, &used, &e) < 0)
+                return -EINVAL;
+            total += e;
+            if (total > EST_MAX_ELEMS)
+                return -EINVAL;
+            i += used;
+            while (i < n && s[i] == ' ')
+                i++;
+            if (i < n && s[i] == ',') {
+                i++;
+                continue;
+            }
+            if (i + 1 == n && s[i] == ']')
+                break;
+            return -EINVAL;
+        }
+        *elems = total;
+        return 0;
+    }
+    if (s[0] != '[' && s[0] != '(')
+        return -EINVAL;
+    size_t used;
+    if (parse_tensor(s, n, &used, elems) < 0 || used != n)
+        return -EINVAL;
+    return 0;
+}
+
+/* Extent of a bracketed shape starting at s[0]: matching close bracket, nesting of
+ * at most two levels. Returns its length or 0. */
+static size_t shape_extent(const char *s, size_t n)
+{
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '[' || s[i] == '(') {
+            if (++depth > 2)
+                return 0;
+        } else if (s[i] == ']' || s[i] == ')') {
+            if (--depth == 0)
+                return i + 1;
+            if (depth < 0)
+                return 0;
+        }
+    }
+    return 0;
+}
+
+/* "Total params: 11,227,812" (Keras adds " (42.83 MB)"). 1 when found. */
+static int total_params_line(const char *s, size_t n, uint64_t *total)
+{
+    trim(&s, &n);
+    static const char key[] = "Total params:";
+    if (n < sizeof key - 1 || memcmp(s, key, sizeof key - 1) != 0)
+        return 0;
+    s += sizeof key - 1;
+    n -= sizeof key - 1;
+    trim(&s, &n);
+    size_t k = 0;
+    while (k < n && s[k] != ' ')
+        k++;
+    return est_parse_count(s, k, total) == 0 ? 1 : -1;
+}
+
+/* After parsing: reconcile the layers' parameters with the printed total. Parameters
+ * held directly by containers (class tokens, tied weights) show only in the total;
+ * they are added as one parameter-only layer. */
+static int reconcile_total(struct est_model *m, uint64_t total)
+{
+    if (total > m->params)
+        return est_model_add(m, EST_K_OTHER, 0, total - m->params, 1, 0);
+    return 0;
+}
+
+/* ---- torchsummary ------------------------------------------------------------- */
+
+int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct est_model *m,
+                           struct carma_err *err)
+{
+    struct lines L;
+    lines_init(&L, buf, len, file);
+    const char *s;
+    size_t n;
+    int rc, state = 0; /* 0 before header, 1 header seen, 2 rows, 3 after rows */
+    uint64_t total = 0;
+    int have_total = 0;
+    size_t rows = 0;
+    m->format = EST_FMT_TORCHSUMMARY;
+    while ((rc = lines_next(&L, &s, &n, err)) == 1) {
+        if (state == 0) {
+            if (find(s, n, "Layer (type)") && find(s, n, "Output Shape") && find(s, n, "Param #"))
+                state = 1;
+            else if (!blank(s, n) && !rule_line(s, n, '-'))
+                return carma_err_at(err, file, L.line,
+                                    "expected the torchsummary header 'Layer (type)  Output "
+                                    "Shape  Param #'");
+            continue;
+        }
+        if (state == 1) {
+            if (!rule_line(s, n, '='))
+                return carma_err_at(err, file, L.line, "expected a '====' rule after the header");
+            state = 2;
+            continue;
+        }
+        if (state == 2) {
+            if (rule_line(s, n, '=')) {
+                state = 3;
+                continue;
+            }
+            const char *t = s;
+            size_t tn = n;
+            trim(&t, &tn);
+            const char *br = memchr(t, '[', tn);
+            if (!br)
+                return carma_err_at(err, file, L.line, "layer row without an output shape");
+            size_t name_n = (size_t)(br - t);
+            while (name_n && t[name_n - 1] == ' ')
+                name_n--;
+            /* "Conv2d-1": the type, a dash, the layer number. */
+            size_t dash = name_n;
+            while (dash && isdigit((unsigned char)t[dash - 1]))
+                dash--;
+            if (dash == name_n || dash < 2 || t[dash - 1] != '-')
+                return carma_err_at(err, file, L.line, "layer name '%.*s' is not TYPE-N",
+                                    (int)(name_n > 80 ? 80 : name_n), t);
+            size_t ext = shape_extent(br, tn - (size_t)(br - t));
+            uint64_t out, params;
+            if (!ext || est_parse_shape(br, ext, &out) < 0)
+                return carma_err_at(err, file, L.line, "bad output shape");
+            const char *p = br + ext;
+            size_t pn = tn - (size_t)(p - t);
+            if (est_parse_count(p, pn, &params) < 0)
+                return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
+                                    (int)(pn > 40 ? 40 : pn), p);
+            enum est_kind k = est_kind_classify(t, dash - 1);
+            if (est_model_add(m, k, out, params, 1, 0) < 0)
+                return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            rows++;
+            continue;
+        }
+        /* state 3: totals and sizes. */
+        int tp = total_params_line(s, n, &total);
+        if (tp < 0)
+            return carma_err_at(err, file, L.line, "bad 'Total params' line");
+        if (tp)
+            have_total = 1;
+        const char *is = find(s, n, "Input size (MB):");
+        if (is && !m->input) {
+            /* Input size in MB (float32): input elements per sample. Only used when
+             * the shapes do not say; kept as a rough figure. */
+            char tmp[64];
+            const char *v = is + 16;
+            size_t vn = n - (size_t)(v - s);
+            trim(&v, &vn);
+            if (vn && vn < sizeof tmp) {
+                memcpy(tmp, v, vn);
+                tmp[vn] = 0;
+                double mb;
+                if (carma_parse_double(tmp, &mb) == 0 && mb >= 0 && mb < 1e6)
+                    m->input = (uint64_t)(mb * 1048576.0 / 4.0);
+            }
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if (state < 2)
+        return carma_err_at(err, file, L.line ? L.line : 1,
+                            "not a torchsummary table (no header)");
+    if (state == 2)
+        return carma_err_at(err, file, L.line, "table not closed by a '====' rule");
+    if (rows == 0)
+        return carma_err_at(err, file, L.line, "no layers");
+    if (have_total && reconcile_total(m, total) < 0)
+        return carma_err_at(err, file, L.line, "too many layers");
+    return 0;
+}
+
+/* ---- torchinfo ------------------------------------------------------------------ */
+
+enum ti_col { TI_INPUT, TI_OUTPUT, TI_PARAMS, TI_KERNEL, TI_MULTADDS, TI_TRAIN, TI_PCT };
+#define TI_MAXCOL 8
+
+/* Skips torchinfo's tree drawing: "│    └─", "├─", spaces. */
+static size_t skip_tree(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (;;) {
+        if (i < n && s[i] == ' ') {
+            i++;
+        } else if (n - i >= 3 && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x94 &&
+                   ((unsigned char)s[i + 2] == 0x82 || (unsigned char)s[i + 2] == 0x80 ||
+                    (unsigned char)s[i + 2] == 0x9c || (unsigned char)s[i + 2] == 0x94)) {
+            i += 3; /* │ ─ ├ └ */
+        } else if (i < n && (s[i] == '|' || s[i] == '-' || s[i] == '+' || s[i] == '`')) {
+            i++; /* ASCII fallback drawing */
+        } else {
+            return i;
+        }
+    }
+}
+
+struct ti_row {
+    int valid;
+    unsigned depth;
+    size_t line;
+    enum est_kind kind;
+    uint64_t out, params;
+};
+
+static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next)
+{
+    if (!r->valid)
+        return 0;
+    r->valid = 0;
+    if (has_next && next_depth > r->depth)
+        return 0; /* a container: its children carry the tensors and parameters */
+    return est_model_add(m, r->kind, r->out, r->params, 1, 0);
+}
+
+int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct est_model *m,
+                        struct carma_err *err)
+{
+    struct lines L;
+    lines_init(&L, buf, len, file);
+    const char *s;
+    size_t n;
+    int rc, state = 0;
+    enum ti_col cols[TI_MAXCOL];
+    int ncols = 0, outcol = -1, paramcol = -1;
+    uint64_t total = 0;
+    int have_total = 0;
+    struct ti_row pend = {0};
+    size_t rows = 0;
+    m->format = EST_FMT_TORCHINFO;
+    while ((rc = lines_next(&L, &s, &n, err)) == 1) {
+        if (state == 0) {
+            const char *h = find(s, n, "Layer (type:depth-idx)");
+            if (!h) {
+                if (!blank(s, n) && !rule_line(s, n, '='))
+                    return carma_err_at(err, file, L.line,
+                                        "expected the torchinfo header 'Layer (type:depth-idx)'");
+                continue;
+            }
+            /* Column order as printed. */
+            static const struct { const char *name; enum ti_col c; } known[] = {
+                {"Input Shape", TI_INPUT},   {"Output Shape", TI_OUTPUT},
+                {"Param #", TI_PARAMS},      {"Kernel Shape", TI_KERNEL},
+                {"Mult-Adds", TI_MULTADDS},  {"Trainable", TI_TRAIN},
+                {"Param %", TI_PCT},
+            };
+            const char *pos[TI_MAXCOL];
+            for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+                const char *f = find(s, n, known[k].name);
+                if (!f)
+                    continue;
+                int at = ncols;
+                while (at > 0 && pos[at - 1] > f) {
+                    pos[at] = pos[at - 1];
+                    cols[at] = cols[at - 1];
+                    at--;
+                }
+                pos[at] = f;
+                cols[at] = known[k].c;
+                ncols++;
+            }
+            for (int k = 0; k < ncols; k++) {
+                if (cols[k] == TI_OUTPUT)
+                    outcol = k;
+                if (cols[k] == TI_PARAMS)
+                    paramcol = k;
+            }
+            if (outcol < 0 || paramcol < 0)
+                return carma_err_at(err, file, L.line,
+                                    "torchinfo table needs the Output Shape and Param # columns");
+            state = 1;
+            continue;
+        }
+        if (state == 1) {
+            if (!rule_line(s, n, '='))
+                return carma_err_at(err, file, L.line, "expected a '====' rule after the header");
+            state = 2;
+            continue;
+        }
+        if (state == 2) {
+            if (rule_line(s, n, '=')) {
+                if (ti_flush(m, &pend, 0, 0) < 0)
+                    return carma_err_at(err, file, pend.line, "too many layers");
+                state = 3;
+                continue;
+            }
+            size_t i = skip_tree(s, n);
+            const char *t = s + i;
+            size_t tn = n - i;
+            /* "Conv2d: 1-1" then the columns. */
+            const char *colon = memchr(t, ':', tn);
+            if (!colon || colon == t)
+                return carma_err_at(err, file, L.line, "layer row is not 'Type: depth-index'");
+            size_t type_n = (size_t)(colon - t);
+            size_t j = type_n + 1;
+            while (j < tn && t[j] == ' ')
+                j++;
+            unsigned depth = 0;
+            size_t st = j;
+            while (j < tn && isdigit((unsigned char)t[j]) && depth < 1000)
+                depth = depth * 10 + (unsigned)(t[j++] - '0');
+            if (j == st || j >= tn || t[j] != '-' || depth > EST_MAX_DEPTH)
+                return carma_err_at(err, file, L.line, "bad depth-index after '%.*s:'",
+                                    (int)(type_n > 60 ? 60 : type_n), t);
+            j++;
+            st = j;
+            while (j < tn && isdigit((unsigned char)t[j]))
+                j++;
+            if (j == st)
+                return carma_err_at(err, file, L.line, "bad depth-index");
+            /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
+            uint64_t out = 0, params = 0;
+            int recursive = 0;
+            for (int c = 0; c < ncols; c++) {
+                while (j < tn && t[j] == ' ')
+                    j++;
+                if (j >= tn)
+                    return carma_err_at(err, file, L.line, "missing columns");
+                size_t fs = j, fe;
+                if (t[j] == '[') {
+                    fe = fs + shape_extent(t + j, tn - j);
+                    if (fe == fs)
+                        return carma_err_at(err, file, L.line, "unbalanced shape");
+                } else if (t[j] == '(') {
+                    const char *cl = memchr(t + j, ')', tn - j);
+                    if (!cl)
+                        return carma_err_at(err, file, L.line, "unbalanced '('");
+                    fe = (size_t)(cl - t) + 1;
+                } else {
+                    fe = fs;
+                    while (fe < tn && t[fe] != ' ')
+                        fe++;
+                    /* "1,179,776" has no spaces; "--" neither. */
+                }
+                j = fe;
+                if (c == outcol) {
+                    if (fe - fs == 2 && t[fs] == '-' && t[fs + 1] == '-')
+                        out = 0;
+                    else if (est_parse_shape(t + fs, fe - fs, &out) < 0)
+                        return carma_err_at(err, file, L.line, "bad output shape '%.*s'",
+                                            (int)((fe - fs) > 60 ? 60 : fe - fs), t + fs);
+                } else if (c == paramcol) {
+                    if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
+                        recursive = 1;
+                    else if (est_parse_count(t + fs, fe - fs, &params) < 0)
+                        return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
+                                            (int)((fe - fs) > 40 ? 40 : fe - fs), t + fs);
+                }
+            }
+            while (j < tn && t[j] == ' ')
+                j++;
+            if (j != tn)
+                return carma_err_at(err, file, L.line, "unexpected text after the columns");
+            if (ti_flush(m, &pend, depth, 1) < 0)
+                return carma_err_at(err, file, pend.line, "too many layers");
+            pend.valid = 1;
+            pend.depth = depth;
+            pend.line = L.line;
+            pend.kind = est_kind_classify(t, type_n);
+            pend.out = out;
+            pend.params = recursive ? 0 : params; /* shared: counted where first seen */
+            rows++;
+            continue;
+        }
+        int tp = total_params_line(s, n, &total);
+        if (tp < 0)
+            return carma_err_at(err, file, L.line, "bad 'Total params' line");
+        if (tp)
+            have_total = 1;
+    }
+    if (rc < 0)
+        return rc;
+    if (state < 2)
+        return carma_err_at(err, file, L.line ? L.line : 1, "not a torchinfo table (no header)");
+    if (state == 2)
+        return carma_err_at(err, file, L.line, "table not closed by a '====' rule");
+    if (rows == 0)
+        return carma_err_at(err, file, L.line, "no layers");
+    if (have_total && reconcile_total(m, total) < 0)
+        return carma_err_at(err, file, L.line, "too many layers");
+    return 0;
+}
+
+/* ---- Keras model.summary() ------------------------------------------------------ */
+
+/* Replaces Keras 3's box drawing (│ ┃ and friends, 3-byte UTF-8 E2 94/95 xx) with
+ * spaces into out (same length or shorter). */
+static size_t keras_unbox(const char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == 0xe2 && i + 2 < n && ((unsigned char)s[i + 1] == 0x94 ||
+                                       (unsigned char)s[i + 1] == 0x95)) {
+            out[k++] = ' ';
+            i += 2;
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    return k;
+}
+
+/* A Keras rule: '=' / '_' rows (TF2), or a box rule (all spaces after unboxing). */
+static int keras_rule(const char *s, size_t n, const char *raw, size_t rawn)
+{
+    if (rule_line(s, n, '=') || rule_line(s, n, '_'))
+        return 1;
+    return blank(s, n) && rawn > 0 && !blank(raw, rawn);
+}
+
+int est_parse_keras(const char *buf, size_t len, const char *file, struct est_model *m,
+                    struct carma_err *err)
+{
+    struct lines L;
+    lines_init(&L, buf, len, file);
+    const char *raw;
+    size_t rawn;
+    char line[EST_MAX_LINE + 1];
+    int rc, state = 0, connected = 0;
+    uint64_t total = 0;
+    int have_total = 0;
+    size_t rows = 0;
+    m->format = EST_FMT_KERAS;
+    while ((rc = lines_next(&L, &raw, &rawn, err)) == 1) {
+        size_t n = keras_unbox(raw, rawn, line);
+        const char *s = line;
+        if (state == 0) {
+            if (find(s, n, "Layer (type)") && find(s, n, "Output Shape") && find(s, n, "Param #")) {
+                connected = find(s, n, "Connected to") != NULL;
+                state = 1;
+            }
+            continue; /* 'Model: "name"' and rules before the header */
+        }
+        if (state == 1) {
+            if (keras_rule(s, n, raw, rawn)) {
+                state = 2;
+                continue;
+            }
+            return carma_err_at(err, file, L.line, "expected a rule after the header");
+        }
+        if (state == 2) {
+            if (rule_line(s, n, '=')) {
+                state = 3;
+                continue;
+            }
+            if (keras_rule(s, n, raw, rawn) || blank(s, n))
+                continue; /* row separators */
+            if (find(s, n, "Total params:")) {
+                state = 3; /* Keras 3 closes the box and prints totals */
+                goto totals;
+            }
+            const char *t = s;
+            size_t tn = n;
+            trim(&t, &tn);
+            /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
+            const char *op = memchr(t, '(', tn);
+            if (!op || op == t || op[-1] != ' ') {
+                if (connected)
+                    continue; /* a continuation of the "Connected to" column */
+                return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
+            }
+            const char *cp = memchr(op, ')', tn - (size_t)(op - t));
+            if (!cp || cp == op + 1)
+                return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
+            const char *type = op + 1;
+            size_t type_n = (size_t)(cp - type);
+            size_t j = (size_t)(cp - t) + 1;
+            while (j < tn && t[j] == ' ')
+                j++;
+            if (j >= tn || (t[j] != '(' && t[j] != '['))
+                return carma_err_at(err, file, L.line, "missing output shape");
+            size_t ext = shape_extent(t + j, tn - j);
+            uint64_t out, params;
+            if (!ext || est_parse_shape(t + j, ext, &out) < 0)
+                return carma_err_at(err, file, L.line,
+                                    "bad output shape (only the batch may be None)");
+            j += ext;
+            while (j < tn && t[j] == ' ')
+                j++;
+            size_t ps = j;
+            while (j < tn && t[j] != ' ')
+                j++;
+            if (est_parse_count(t + ps, j - ps, &params) < 0)
+                return carma_err_at(err, file, L.line, "bad parameter count");
+            while (j < tn && t[j] == ' ')
+                j++;
+            if (j < tn && !connected)
+                return carma_err_at(err, file, L.line, "unexpected text after the parameters");
+            if (type_n == 10 && memcmp(type, "InputLayer", 10) == 0) {
+                m->input += out;
+                continue;
+            }
+            enum est_kind k = est_kind_classify(type, type_n);
+            if (est_model_add(m, k, out, params, 1, 0) < 0)
+                return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            rows++;
+            continue;
+        }
+    totals:;
+        int tp = total_params_line(s, n, &total);
+        if (tp < 0)
+            return carma_err_at(err, file, L.line, "bad 'Total params' line");
+        if (tp)
+            have_total = 1;
+    }
+    if (rc < 0)
+        return rc;
+    if (state < 2)
+        return carma_err_at(err, file, L.line ? L.line : 1,
+                            "not a Keras summary (no 'Layer (type)' header)");
+    if (rows == 0)
+        return carma_err_at(err, file, L.line, "no layers");
+    if (have_total && reconcile_total(m, total) < 0)
+        return carma_err_at(err, file, L.line, "too many layers");
+    return 0;
+}
+
+/* ---- printed module tree ---------------------------------------------------------- */
+
+/* Value of `key=` (an integer) inside args, or -1 when absent / not an integer. */
+static int64_t arg_int(const char *a, size_t n, const char *key)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k < n; i++) {
+        if (memcmp(a + i, key, k) != 0 || (i && (isalnum((unsigned char)a[i - 1]) ||
+                                                  a[i - 1] == '_')))
+            continue;
+        size_t j = i + k;
+        int64_t v = 0;
+        size_t st = j;
+        while (j < n && isdigit((unsigned char)a[j]) && v < (1ll << 40))
+            v = v * 10 + (a[j++] - '0');
+        if (j == st || v >= (1ll << 40))
+            return -1;
+        return v;
+    }
+    return -1;
+}
+
+/* Leading positional integers of args: "30522, 768, padding_idx=0" -> 2 values;
+ * "(768,), eps=..." -> 1 value (a tuple counts as its product). */
+static int arg_positional(const char *a, size_t n, int64_t *v, int max)
+{
+    int got = 0;
+    size_t i = 0;
+    while (got < max && i < n) {
+        while (i < n && a[i] == ' ')
+            i++;
+        int tuple = i < n && a[i] == '(';
+        if (tuple)
+            i++;
+        int64_t prod = 1;
+        int dims = 0;
+        for (;;) {
+            while (i < n && a[i] == ' ')
+                i++;
+            size_t st = i;
+            int64_t x = 0;
+            while (i < n && isdigit((unsigned char)a[i]) && x < (1ll << 32))
+                x = x * 10 + (a[i++] - '0');
+            if (i == st)
+                break;
+            if (x >= (1ll << 32))
+                return -1;
+            prod *= x;
+            if (prod >= (1ll << 40))
+                return -1;
+            dims++;
+            while (i < n && a[i] == ' ')
+                i++;
+            if (tuple && i < n && a[i] == ',') {
+                i++;
+                continue;
+            }
+            break;
+        }
+        if (tuple) {
+            while (i < n && a[i] == ' ')
+                i++;
+            if (i >= n || a[i] != ')')
+                return got;
+            i++;
+        }
+        if (dims == 0)
+            return got;
+        v[got++] = prod;
+        while (i < n && a[i] == ' ')
+            i++;
+        if (i < n && a[i] == ',')
+            i++;
+        else
+            break;
+    }
+    return got;
+}
+
+struct mt_frame {
+    uint32_t mult;       /* repeats of this block (product with parents) */
+    int attention;       /* class name says attention */
+    int scores_inside;   /* an inner block already added attention scores */
+    int sdpa;            /* fused attention: no materialised probabilities */
+    uint64_t width;      /* largest linear in_features seen inside */
+    size_t line;
+};
+
+/* "12 x BertLayer" prefix: returns the count (1 when absent) and advances *c. */
+static int64_t mt_repeat(const char **c, size_t *cn)
+{
+    const char *s = *c;
+    size_t n = *cn, i = 0;
+    int64_t v = 0;
+    while (i < n && isdigit((unsigned char)s[i]) && v < 1000000)
+        v = v * 10 + (s[i++] - '0');
+    if (i == 0 || n - i < 3 || memcmp(s + i, " x ", 3) != 0)
+        return 1;
+    if (v < 1 || v >= 1000000)
+        return -1;
+    *c = s + i + 3;
+    *cn = n - i - 3;
+    return v;
+}
+
+static int ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '.';
+}
+
+int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
+                      struct carma_err *err)
+{
+    struct lines L;
+    lines_init(&L, buf, len, file);
+    const char *s;
+    size_t n;
+    int rc, depth = -1, done = 0;
+    struct mt_frame st[EST_MAX_DEPTH];
+    uint64_t prev_out = 0;
+    m->format = EST_FMT_MODTREE;
+    while ((rc = lines_next(&L, &s, &n, err)) == 1) {
+        trim(&s, &n);
+        if (n == 0)
+            continue;
+        if (done)
+            return carma_err_at(err, file, L.line, "text after the module tree's closing ')'");
+        /* Closing line: ")" optionally with ", N params". */
+        if (s[0] == ')') {
+            if (depth < 0)
+                return carma_err_at(err, file, L.line, "unbalanced ')'");
+            size_t j = 1;
+            while (j < n && s[j] == ' ')
+                j++;
+            if (j < n) {
+                uint64_t p;
+                const char *ps = s + j;
+                size_t pn = n - j;
+                if (ps[0] != ',' || pn < 8 || memcmp(ps + pn - 7, " params", 7) != 0 ||
+                    est_parse_count(ps + 1, pn - 8, &p) < 0)
+                    return carma_err_at(err, file, L.line, "unexpected text after ')'");
+            }
+            struct mt_frame *f = &st[depth];
+            if (f->attention && !f->scores_inside && !f->sdpa && f->width) {
+                /* Attention probabilities: heads x seq per token (head size 64 when
+                 * the print does not say), saved by softmax and dropout. */
+                uint64_t heads = f->width / 64 ? f->width / 64 : 1;
+                if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
+                    return carma_err_at(err, file, L.line, "too many layers");
+                m->needs_seq = 1;
+                if (!m->needs_seq_line)
+                    m->needs_seq_line = f->line;
+            }
+            if (depth > 0) {
+                struct mt_frame *up = &st[depth - 1];
+                if (f->attention || f->scores_inside)
+                    up->scores_inside = 1;
+                if (f->width > up->width)
+                    up->width = f->width;
+            }
+            depth--;
+            if (depth < 0)
+                done = 1;
+            continue;
+        }
+        /* "(name): " prefix, except on the first line. */
+        const char *c = s;
+        size_t cn = n;
+        if (depth >= 0) {
+            if (c[0] != '(')
+                return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
+            const char *e = memchr(c, ')', cn);
+            if (!e || (size_t)(e - c) + 2 >= cn || e[1] != ':' || e[2] != ' ')
+                return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
+            cn -= (size_t)(e - c) + 3;
+            c = e + 3;
+        }
+        int64_t rep = mt_repeat(&c, &cn);
+        if (rep < 0)
+            return carma_err_at(err, file, L.line, "bad repeat count");
+        size_t cls_n = 0;
+        while (cls_n < cn && ident_char(c[cls_n]))
+            cls_n++;
+        if (cls_n == 0 || cls_n >= cn || c[cls_n] != '(')
+            return carma_err_at(err, file, depth < 0 ? L.line : L.line,
+                                depth < 0 ? "not a model summary: expected a torchsummary, "
+                                            "torchinfo or Keras table, a module tree or a "
+                                            "layer CSV"
+                                          : "expected 'Module(' after the name");
+        uint64_t parent_mult = depth >= 0 ? st[depth].mult : 1;
+        uint64_t mult = parent_mult * (uint64_t)rep;
+        if (mult > EST_MAX_COUNT)
+            return carma_err_at(err, file, L.line, "repeat counts multiply past %llu",
+                                EST_MAX_COUNT);
+        const char *args = c + cls_n + 1;
+        size_t an = cn - cls_n - 1;
+        if (an == 0) {
+            /* Opening a block. */
+            if (depth + 1 >= EST_MAX_DEPTH)
+                return carma_err_at(err, file, L.line, "nesting deeper than %d", EST_MAX_DEPTH);
+            struct mt_frame *f = &st[++depth];
+            memset(f, 0, sizeof *f);
+            f->mult = (uint32_t)mult;
+            f->line = L.line;
+            f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
+            f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
+            continue;
+        }
+        /* A leaf: "Class(args)" with an optional ", N params" suffix. */
+        if (depth < 0)
+            done = 1; /* a one-line tree */
+        const char *close = NULL;
+        int pd = 1;
+        for (size_t j = 0; j < an; j++) {
+            if (args[j] == '(')
+                pd++;
+            else if (args[j] == ')' && --pd == 0) {
+                close = args + j;
+                break;
+            }
+        }
+        if (!close)
+            return carma_err_at(err, file, L.line, "unbalanced parentheses");
+        size_t argn = (size_t)(close - args);
+        const char *tail = close + 1;
+        size_t tn = an - argn - 1;
+        uint64_t suffix_params = 0;
+        int have_suffix = 0;
+        if (tn) {
+            if (tail[0] != ',' || tn < 8 || memcmp(tail + tn - 7, " params", 7) != 0 ||
+                est_parse_count(tail + 1, tn - 8, &suffix_params) < 0)
+                return carma_err_at(err, file, L.line, "unexpected text after the module");
+            have_suffix = 1;
+        }
+        enum est_kind k = est_kind_classify(c, cls_n);
+        uint64_t out = prev_out, params = 0;
+        int64_t in_f = arg_int(args, argn, "in_features=");
+        int64_t out_f = arg_int(args, argn, "out_features=");
+        int64_t nf = arg_int(args, argn, "nf=");
+        int64_t nx = arg_int(args, argn, "nx=");
+        int bias = !find(args, argn, "bias=False");
+        int64_t pos[2];
+        int npos = arg_positional(args, argn, pos, 2);
+        if (npos < 0)
+            return carma_err_at(err, file, L.line, "dimension too large");
+        if (in_f >= 0 && out_f >= 0) {
+            k = EST_K_LINEAR;
+            out = (uint64_t)out_f;
+            params = (uint64_t)in_f * (uint64_t)out_f + (bias ? (uint64_t)out_f : 0);
+        } else if (nf >= 0 && nx >= 0) {
+            k = EST_K_LINEAR;
+            out = (uint64_t)nf;
+            params = (uint64_t)nf * (uint64_t)nx + (uint64_t)nf;
+            in_f = nx;
+        } else if (k == EST_K_CONV) {
+            return carma_err_at(err, file, L.line,
+                                "%.*s in a module tree: the print has no spatial sizes; give a "
+                                "torchsummary or torchinfo table for convolutional models",
+                                (int)cls_n, c);
+        } else if (k == EST_K_LINEAR && !have_suffix) {
+            return carma_err_at(err, file, L.line,
+                                "%.*s without in_features/out_features (or nf/nx): cannot size it",
+                                (int)cls_n, c);
+        } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
+                   cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
+            out = (uint64_t)pos[1];
+            params = (uint64_t)pos[0] * (uint64_t)pos[1];
+            m->needs_seq = 1;
+            if (!m->needs_seq_line)
+                m->needs_seq_line = L.line;
+        } else if (k == EST_K_EMBED) {
+            k = EST_K_OTHER; /* rotary / positional helpers without a table */
+            out = 0;
+        } else if (k == EST_K_NORM) {
+            if (npos >= 1) {
+                out = (uint64_t)pos[0];
+                int affine = !find(args, argn, "elementwise_affine=False") &&
+                             !find(args, argn, "affine=False");
+                params = affine ? 2 * out : 0;
+                if (find(args, argn, "bias=False") && affine)
+                    params = out;
+            }
+        } else if (k == EST_K_ACT && find(args, argn, "inplace=True")) {
+            k = EST_K_OTHER; /* writes over its input: no new tensor */
+            out = 0;
+        } else if (k == EST_K_DROPOUT || k == EST_K_ACT || k == EST_K_SOFTMAX) {
+            /* same shape as the layer before */
+        } else {
+            out = 0; /* an unknown leaf: no tensor we can size */
+        }
+        if (have_suffix)
+            params = suffix_params;
+        if (k == EST_K_LINEAR && depth >= 0 && in_f > 0 && (uint64_t)in_f > st[depth].width)
+            st[depth].width = (uint64_t)in_f;
+        if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
+            return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+        if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
+            prev_out = out;
+    }
+    if (rc < 0)
+        return rc;
+    if (depth >= 0)
+        return carma_err_at(err, file, st[depth].line, "block opened here is never closed");
+    if (m->n == 0)
+        return carma_err_at(err, file, L.line ? L.line : 1, "no layers in the module tree");
+    if (m->needs_seq)
+        for (size_t i = 0; i < m->n; i++)
+            m->layers[i].per_token = 1;
+    return 0;
+}
+
+/* ---- layer-table CSV ---------------------------------------------------------------- */
+
+int est_parse_csv(const char *buf, size_t len, const char *file, struct est_model *m,
+                  struct carma_err *err)
+{
+    struct carma_csv *c = calloc(1, sizeof *c);
+    if (!c)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    carma_csv_init(c, buf, len, file, ',');
+    m->format = EST_FMT_CSV;
+    int rc = carma_csv_next(c, err);
+    int ct = -1, co = -1, cp = -1, cc = -1, cs = -1;
+    if (rc == 1) {
+        ct = carma_csv_col(c, "type");
+        if (ct < 0)
+            ct = carma_csv_col(c, "kind");
+        co = carma_csv_col(c, "out_elems");
+        cp = carma_csv_col(c, "params");
+        cc = carma_csv_col(c, "count");
+        cs = carma_csv_col(c, "per_token");
+        if (ct < 0 || co < 0 || cp < 0) {
+            rc = carma_err_at(err, file, c->line,
+                              "layer CSV needs the columns type,out_elems,params");
+            goto out;
+        }
+    } else if (rc == 0) {
+        rc = carma_err_at(err, file, 1, "empty layer CSV");
+        goto out;
+    }
+    size_t header_fields = rc == 1 ? c->nfields : 0;
+    while (rc >= 0 && (rc = carma_csv_next(c, err)) == 1) {
+        if (c->nfields != header_fields) {
+            rc = carma_err_at(err, file, c->line, "%zu fields, the header has %zu", c->nfields,
+                              header_fields);
+            break;
+        }
+        uint64_t out, params, count = 1, per = 0;
+        if (carma_parse_u64(c->field[co], &out) < 0 || out > EST_MAX_ELEMS) {
+            rc = carma_err_at(err, file, c->line, "bad out_elems '%s'", c->field[co]);
+            break;
+        }
+        if (carma_parse_u64(c->field[cp], &params) < 0 || params > EST_MAX_PARAMS) {
+            rc = carma_err_at(err, file, c->line, "bad params '%s'", c->field[cp]);
+            break;
+        }
+        if (cc >= 0 && (carma_parse_u64(c->field[cc], &count) < 0 || count < 1 ||
+                        count > EST_MAX_COUNT)) {
+            rc = carma_err_at(err, file, c->line, "bad count '%s'", c->field[cc]);
+            break;
+        }
+        if (cs >= 0 && (carma_parse_u64(c->field[cs], &per) < 0 || per > 1)) {
+            rc = carma_err_at(err, file, c->line, "per_token must be 0 or 1");
+            break;
+        }
+        const char *type = c->field[ct];
+        if (type[0] == 0) {
+            rc = carma_err_at(err, file, c->line, "empty type");
+            break;
+        }
+        if (strcmp(type, "input") == 0) {
+            m->input = out;
+            continue;
+        }
+        int k = est_kind_from_name(type);
+        if (k < 0)
+            k = (int)est_kind_classify(type, strlen(type));
+        if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {
+            rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
+            break;
+        }
+        if (per && !m->needs_seq) {
+            m->needs_seq = 1;
+            m->needs_seq_line = c->line;
+        }
+    }
+    if (rc == 0 && m->n == 0)
+        rc = carma_err_at(err, file, c->line, "no layers");
+out:
+    free(c);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- detection ---------------------------------------------------------------------- */
+
+enum est_format est_detect(const char *buf, size_t len)
+{
+    size_t scan = len < 65536 ? len : 65536;
+    if (find(buf, scan, "Layer (type:depth-idx)"))
+        return EST_FMT_TORCHINFO;
+    const char *h = find(buf, scan, "Layer (type)");
+    if (h) {
+        /* torchsummary shapes are [..], Keras ones (None, ..). */
+        const char *rest = h;
+        size_t rn = scan - (size_t)(h - buf);
+        const char *a = find(rest, rn, "[-1");
+        const char *b = find(rest, rn, "(None");
+        if (find(buf, scan, "Model: \"") || (b && (!a || b < a)))
+            return EST_FMT_KERAS;
+        return EST_FMT_TORCHSUMMARY;
+    }
+    /* First non-blank line. */
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
+    size_t e = i;
+    while (e < len && buf[e] != '\n')
+        e++;
+    const char *s = buf + i;
+    size_t n = e - i;
+    trim(&s, &n);
+    if (n == 0)
+        return EST_FMT_NONE;
+    size_t k = 0;
+    while (k < n && ident_char(s[k]))
+        k++;
+    if (k > 0 && k < n && s[k] == '(' && isalpha((unsigned char)s[0]))
+        return EST_FMT_MODTREE;
+    if (memchr(s, ',', n) && (find(s, n, "type") || find(s, n, "kind")) && find(s, n, "params"))
+        return EST_FMT_CSV;
+    return EST_FMT_NONE;
+}
+
+int est_parse(const char *buf, size_t len, const char *file, struct est_model *m,
+              struct carma_err *err)
+{
+    if (len > EST_MAX_INPUT)
+        return carma_err_at(err, file, 0, "larger than %u bytes", EST_MAX_INPUT);
+    switch (est_detect(buf, len)) {
+    case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
+    case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);
+    case EST_FMT_KERAS: return est_parse_keras(buf, len, file, m, err);
+    case EST_FMT_MODTREE: return est_parse_modtree(buf, len, file, m, err);
+    case EST_FMT_CSV: return est_parse_csv(buf, len, file, m, err);
+    default: break;
+    }
+    return carma_err_at(err, file, 1,
+                        "not a model summary (expected a torchsummary or torchinfo table, a "
+                        "Keras model.summary(), a printed PyTorch module tree or a layer CSV)");
+}
