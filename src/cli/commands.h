@@ -22,5 +22,7 @@ int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
+int cmd_eval_estimator(int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@ const struct carma_command carma_commands[] = {
     {"logs", "print a job's output (-f: follow)", cmd_logs},
     {"wait", "wait for jobs; exit 0 when all succeeded", cmd_wait},
     {"gpus", "GPUs: memory, utilisation, power, jobs", cmd_gpus},
+    {"estimate", "GPU memory of a training job from its model summary", cmd_estimate},
+    {"eval-estimator", "fit / evaluate the memory estimator on data/estimator", cmd_eval_estimator},
     {NULL, NULL, NULL},
 };
 
