@@ -329,6 +329,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 return carma_err_at(err, file, L.line, "bad output shape");
             const char *p = br + ext;
             size_t pn = tn - (size_t)(p - t);
+            trim(&p, &pn);
             if (est_parse_count(p, pn, &params) < 0)
                 return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
                                     (int)(pn > 40 ? 40 : pn), p);
@@ -493,6 +494,16 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             size_t tn = n - i;
             /* "Conv2d: 1-1" then the columns. */
             const char *colon = memchr(t, ':', tn);
+            if (rows == 0 && !pend.valid && i == 0 && !colon) {
+                /* The root row "ResNet   [32, 1000]   --": a container at depth 0. */
+                pend.valid = 1;
+                pend.depth = 0;
+                pend.line = L.line;
+                pend.kind = EST_K_OTHER;
+                pend.out = 0;
+                pend.params = 0;
+                continue;
+            }
             if (!colon || colon == t)
                 return carma_err_at(err, file, L.line, "layer row is not 'Type: depth-index'");
             size_t type_n = (size_t)(colon - t);
@@ -660,16 +671,21 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
             /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
             const char *op = memchr(t, '(', tn);
             if (!op || op == t || op[-1] != ' ') {
-                if (connected)
-                    continue; /* a continuation of the "Connected to" column */
+                /* TF 2.x wraps long type names: " )" or " 2D)" on the next line;
+                 * functional models continue the "Connected to" column. */
+                if (connected || (tn && t[tn - 1] == ')' && !memchr(t, ' ', tn)))
+                    continue;
                 return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
             }
-            const char *cp = memchr(op, ')', tn - (size_t)(op - t));
-            if (!cp || cp == op + 1)
+            /* The type ends at ')' or, when wrapped, at two spaces. */
+            size_t e = (size_t)(op - t) + 1;
+            while (e < tn && t[e] != ')' && !(t[e] == ' ' && e + 1 < tn && t[e + 1] == ' '))
+                e++;
+            if (e >= tn || e == (size_t)(op - t) + 1)
                 return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
             const char *type = op + 1;
-            size_t type_n = (size_t)(cp - type);
-            size_t j = (size_t)(cp - t) + 1;
+            size_t type_n = e - (size_t)(op - t) - 1;
+            size_t j = t[e] == ')' ? e + 1 : e;
             while (j < tn && t[j] == ' ')
                 j++;
             if (j >= tn || (t[j] != '(' && t[j] != '['))

@@ -1,0 +1,69 @@
+#!/bin/sh
+# carma estimate / eval-estimator from the command line: JSON fields, exit codes and
+# error messages for bad input.
+set -eu
+CARMA="$CARMA_BIN/carma"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+C=tests/fuzz/corpus
+
+# JSON with the figures and the breakdown; defaults adamw, fp32, a100-40gb.
+"$CARMA" estimate --summary data/estimator/cifar-summaries/resnet18cifar100_32.model --batch 32 \
+    --json >"$T/r18.json" || fail "resnet18 estimate"
+python3 - "$T/r18.json" <<'PY' || fail "resnet18 json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ["estimate_mib", "bound_mib", "fits", "breakdown"]:
+    assert k in d, k
+b = d["breakdown"]
+for k in ["floor_mib", "weights_mib", "gradients_mib", "optimizer_state_mib", "activations_mib", "transient_mib"]:
+    assert k in b, k
+assert abs(sum(b.values()) - d["estimate_mib"]) < 1e-3
+assert d["bound_mib"] >= d["estimate_mib"] and d["fits"] is True
+assert d["optimizer"] == "adamw" and d["precision"] == "fp32" and d["gpu"] == "a100-40gb"
+assert d["bound_mib"] >= 788  # measured peak of this run (labels.csv)
+assert d["params"] == 11227812
+PY
+
+# Each format, auto-detected; sequence models need --seq-len.
+for f in $C/summary_torchinfo/resnet50_b32.txt $C/summary_keras/mnist_convnet.txt \
+         $C/summary_keras/keras3_box.txt $C/summary_csv/mlp.csv $C/summary_modtree/mlp_params_suffix.txt; do
+    "$CARMA" estimate --summary "$f" --batch 16 --json >/dev/null || fail "$f"
+done
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --batch 4 --seq-len 1024 --optimizer sgd \
+    --precision amp --gpu h100-80gb --json >"$T/gpt2.json" || fail "gpt2"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='module-tree' and d['gpu']=='h100-80gb' and d['breakdown']['optimizer_state_mib']==0" "$T/gpt2.json" || fail "gpt2 json"
+
+# Bound over the GPU: fits false, exit 1.
+set +e
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --batch 512 --seq-len 1024 --gpu v100-32gb --json >"$T/big.json"
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "does-not-fit exit $rc"
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['fits'] is False" "$T/big.json" || fail "fits false"
+
+# Bad input: exit 2 with a message naming the file (and line).
+expect2() { # grep-pattern, args...
+    pat=$1; shift
+    set +e
+    "$CARMA" estimate "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    set -e
+    [ $rc -eq 2 ] || fail "exit $rc for $* (want 2)"
+    grep -q -- "$pat" "$T/err" || fail "message for $*: $(cat "$T/err")"
+}
+printf 'hello\nworld\n' >"$T/notes.txt"
+expect2 "$T/notes.txt:1: not a model summary" --summary "$T/notes.txt" --batch 8
+expect2 "batch must be at least 1" --summary $C/summary_csv/mlp.csv --batch 0
+expect2 "bert_base.txt:4: a sequence model" --summary $C/summary_modtree/bert_base.txt --batch 8
+expect2 "bad_params.txt:4: bad parameter count" --summary $C/summary_torchsummary/bad_params.txt --batch 8
+expect2 "unknown GPU kind" --summary $C/summary_csv/mlp.csv --batch 8 --gpu tpu
+expect2 "unknown optimizer" --summary $C/summary_csv/mlp.csv --batch 8 --optimizer lion
+expect2 "No such file" --summary "$T/missing.txt" --batch 8
+
+# eval-estimator prints the figures and every CIFAR bound at or above its peak.
+"$CARMA" eval-estimator --data data/estimator >"$T/eval" || fail "eval-estimator"
+grep -q "acc@1GB" "$T/eval" || fail "no accuracy"
+grep -q "every bound >= peak: yes" "$T/eval" || fail "a CIFAR bound below its peak"
+echo "estimate_cli: ok"

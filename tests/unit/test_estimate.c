@@ -1,0 +1,484 @@
+/* The estimator: parsers (good inputs and malformed ones with their exact errors),
+ * the model maths on hand-computed cases, the conformal quantile, the fit, the
+ * coefficient table and the history. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimate/estimate.h"
+#include "estimate/fit.h"
+#include "estimate/history.h"
+#include "estimate/parse.h"
+#include "util/csv.h"
+
+static struct est_layer layers[EST_MAX_LAYERS];
+
+static int parse_file(const char *path, struct est_model *m, struct carma_err *err)
+{
+    char *buf;
+    size_t len;
+    est_model_init(m, layers, EST_MAX_LAYERS);
+    int rc = carma_file_read(path, EST_MAX_INPUT, &buf, &len, err);
+    assert_int_equal(rc, 0);
+    rc = est_parse(buf, len, path, m, err);
+    free(buf);
+    return rc;
+}
+
+static int parse_str(const char *s, struct est_model *m, struct carma_err *err)
+{
+    est_model_init(m, layers, EST_MAX_LAYERS);
+    return est_parse(s, strlen(s), "t.txt", m, err);
+}
+
+static void test_numbers_and_shapes(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(est_parse_count("1,179,776", 9, &v), 0);
+    assert_int_equal(v, 1179776);
+    assert_int_equal(est_parse_count("320", 3, &v), 0);
+    assert_int_equal(v, 320);
+    assert_int_equal(est_parse_count("--", 2, &v), 0);
+    assert_int_equal(v, 0);
+    assert_true(est_parse_count("3,20", 4, &v) < 0);
+    assert_true(est_parse_count("1,0000", 6, &v) < 0);
+    assert_true(est_parse_count("12a", 3, &v) < 0);
+    assert_true(est_parse_count("", 0, &v) < 0);
+    assert_true(est_parse_count("99999999999999999999999", 23, &v) < 0);
+    assert_int_equal(est_parse_shape("[-1, 64, 8, 8]", 14, &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(est_parse_shape("[32, 1000]", 10, &v), 0);
+    assert_int_equal(v, 1000);
+    assert_int_equal(est_parse_shape("(None, 26, 26, 32)", 18, &v), 0);
+    assert_int_equal(v, 26 * 26 * 32);
+    assert_int_equal(est_parse_shape("[(None, 28, 28, 1)]", 19, &v), 0);
+    assert_int_equal(v, 784);
+    assert_int_equal(est_parse_shape("[[-1, 10], [-1, 20]]", 20, &v), 0);
+    assert_int_equal(v, 30);
+    assert_true(est_parse_shape("[-1, None]", 10, &v) < 0);
+    assert_true(est_parse_shape("[-1, -5]", 8, &v) < 0);
+    assert_true(est_parse_shape("[-1, 64", 7, &v) < 0);
+    assert_true(est_parse_shape("[]", 2, &v) < 0);
+    assert_true(est_parse_shape("[-1, 2147483648, 2147483648, 2147483648]", 40, &v) < 0);
+}
+
+static void test_kind_classify(void **state)
+{
+    (void)state;
+    static const struct { const char *t; enum est_kind k; } cases[] = {
+        {"Conv2d", EST_K_CONV},       {"Conv2D", EST_K_CONV},        {"Conv1D", EST_K_LINEAR},
+        {"Linear", EST_K_LINEAR},     {"Dense", EST_K_LINEAR},       {"BatchNorm2d", EST_K_NORM},
+        {"BatchNormAct2d", EST_K_NORM}, {"LayerNorm", EST_K_NORM},   {"ReLU", EST_K_ACT},
+        {"GELUActivation", EST_K_ACT}, {"Dropout", EST_K_DROPOUT},   {"MaxPool2d", EST_K_POOL},
+        {"Softmax", EST_K_SOFTMAX},   {"Embedding", EST_K_EMBED},    {"BertSelfAttention", EST_K_ATTN},
+        {"Identity", EST_K_OTHER},    {"BasicBlock", EST_K_OTHER},   {"Flatten", EST_K_OTHER},
+        {"DepthwiseSeparableConv", EST_K_OTHER},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(est_kind_classify(cases[i].t, strlen(cases[i].t)), cases[i].k);
+}
+
+static void test_torchsummary(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchsummary/mnist_cnn.txt", &m, &err), 0);
+    assert_int_equal(m.format, EST_FMT_TORCHSUMMARY);
+    assert_int_equal(m.n, 6);
+    assert_int_equal(m.params, 1199882);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[0].out, 32 * 26 * 26);
+    assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[3].params, 1179776);
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchsummary/resnet18_cifar.txt", &m, &err), 0);
+    assert_int_equal(m.params, 11227812);
+    assert_int_equal(est_model_family(&m), EST_FAM_CONV);
+    /* Malformed: the exact error names file and line. */
+    assert_true(parse_file("tests/fuzz/corpus/summary_torchsummary/bad_params.txt", &m, &err) < 0);
+    assert_string_equal(err.msg, "tests/fuzz/corpus/summary_torchsummary/bad_params.txt:4: "
+                                 "bad parameter count '3,20'");
+    const char *unclosed = "        Layer (type)               Output Shape         Param #\n"
+                           "================================================================\n"
+                           "            Conv2d-1           [-1, 32, 26, 26]             320\n";
+    assert_true(parse_str(unclosed, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: table not closed by a '====' rule");
+    const char *badname = "        Layer (type)               Output Shape         Param #\n"
+                          "================================================================\n"
+                          "            Conv2d           [-1, 32, 26, 26]             320\n";
+    assert_true(parse_str(badname, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: layer name 'Conv2d' is not TYPE-N");
+}
+
+static void test_torchinfo(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc = parse_file("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.format, EST_FMT_TORCHINFO);
+    assert_int_equal(m.params, 25557032);
+    /* Containers (Sequential, Bottleneck) are not layers: 53 convs + 53 norms + 49
+     * ReLUs + 2 pools + 1 linear. */
+    size_t conv = 0, norm = 0, other = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        conv += m.layers[i].kind == EST_K_CONV;
+        norm += m.layers[i].kind == EST_K_NORM;
+        other += m.layers[i].kind == EST_K_OTHER;
+    }
+    assert_int_equal(conv, 53);
+    assert_int_equal(norm, 53);
+    assert_int_equal(other, 0);
+    assert_int_equal(m.layers[0].out, 64 * 112 * 112);
+    const char *bad = "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                      "==========================================================================\n"
+                      "├─Conv2d: 1-1                             [1, 64, 112, 112]         9,4080\n"
+                      "==========================================================================\n";
+    assert_true(parse_str(bad, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: bad parameter count '9,4080'");
+    const char *nodepth = "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                          "==========================================================================\n"
+                          "├─Conv2d: x                               [1, 64, 112, 112]         9,408\n";
+    assert_true(parse_str(nodepth, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: bad depth-index after 'Conv2d:'");
+}
+
+static void test_keras(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc = parse_file("tests/fuzz/corpus/summary_keras/mnist_convnet.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.format, EST_FMT_KERAS);
+    assert_int_equal(m.n, 7);
+    assert_int_equal(m.params, 34826);
+    assert_int_equal(m.layers[1].kind, EST_K_POOL); /* a wrapped "MaxPooling2D" */
+    assert_int_equal(m.layers[1].out, 13 * 13 * 32);
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras3_box.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.params, 407050);
+    assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
+    const char *bad = "Model: \"m\"\n"
+                      " Layer (type)                Output Shape              Param #   \n"
+                      "=================================================================\n"
+                      " dense (Dense)               (None, None)              10\n";
+    assert_true(parse_str(bad, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:4: bad output shape (only the batch may be None)");
+}
+
+static void test_modtree(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc = parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.format, EST_FMT_MODTREE);
+    assert_int_equal(m.params, 109483778); /* BERT-base + a 2-class head */
+    assert_true(m.needs_seq);
+    assert_int_equal(m.needs_seq_line, 4);
+    size_t attn = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            attn++;
+            assert_int_equal(m.layers[i].count, 12);
+            assert_int_equal(m.layers[i].out, 12); /* 768 / 64 heads */
+        }
+    assert_int_equal(attn, 1);
+    rc = parse_file("tests/fuzz/corpus/summary_modtree/gpt2.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    /* GPT-2 small is 124,439,808 with lm_head tied to wte; the print does not say,
+     * so the head counts again (38,597,376 more): safe side. */
+    assert_int_equal(m.params, 124439808ull + 38597376ull);
+    rc = parse_file("tests/fuzz/corpus/summary_modtree/mlp_params_suffix.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 401920 + 5130);
+    assert_false(m.needs_seq);
+    assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_conv.txt", &m, &err) < 0);
+    assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_conv.txt:2: Conv2d in a "
+                                 "module tree: the print has no spatial sizes; give a torchsummary "
+                                 "or torchinfo table for convolutional models");
+    assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_unclosed.txt", &m, &err) < 0);
+    assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_unclosed.txt:2: block "
+                                 "opened here is never closed");
+}
+
+static void test_csv_and_detect(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_csv/mlp.csv", &m, &err), 0);
+    assert_int_equal(m.format, EST_FMT_CSV);
+    assert_int_equal(m.input, 784);
+    assert_int_equal(m.n, 4);
+    assert_int_equal(m.layers[1].kind, EST_K_ACT);
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_csv/transformer_block.csv", &m, &err), 0);
+    assert_true(m.needs_seq);
+    assert_true(parse_file("tests/fuzz/corpus/summary_csv/bad_number.csv", &m, &err) < 0);
+    assert_string_equal(err.msg, "tests/fuzz/corpus/summary_csv/bad_number.csv:2: bad out_elems '12x'");
+    assert_true(parse_str("hello world\nthis is not a summary\n", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:1: not a model summary (expected a torchsummary or "
+                                 "torchinfo table, a Keras model.summary(), a printed PyTorch "
+                                 "module tree or a layer CSV)");
+    assert_true(parse_str("", &m, &err) < 0);
+}
+
+/* A hand-computed case: one Linear(1000 -> 1000) + bias under adam fp32, batch 512. */
+static void test_model_maths(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct est_result r;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_model_add(&m, EST_K_LINEAR, 1000, 1001000, 1, 0), 0);
+    struct est_coef c;
+    memset(&c, 0, sizeof c);
+    c.floor_mib[EST_FAM_DENSE] = 1000;
+    c.kind[EST_FAM_DENSE][EST_K_LINEAR] = 1;
+    c.transient[EST_FAM_DENSE] = 0.5;
+    c.step[EST_FAM_DENSE] = 1;
+    c.q[EST_FAM_DENSE] = 0.1;
+    c.scale0_mib[EST_FAM_DENSE] = 100;
+    struct est_opts o = {.batch = 512, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32};
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    /* params 1,001,000 x 4 B = 4,004,000 B -> rounded to 2 MiB: 4 MiB. */
+    assert_float_equal(r.weights_mib, 4.0, 1e-9);
+    assert_float_equal(r.gradients_mib, 4.0, 1e-9);
+    assert_float_equal(r.optimizer_mib, 8.0, 1e-9);
+    /* 512 x 1000 x 4 B = 2,048,000 B -> 2 MiB. */
+    assert_float_equal(r.activations_mib, 2.0, 1e-9);
+    /* transient 0.5 x 2 MiB + step 1 x 1,001,000 x 4 B. */
+    double step = 1001000.0 * 4 / 1048576.0;
+    assert_float_equal(r.transient_mib, 1.0 + step, 1e-9);
+    double est = 1000 + 4 + 4 + 8 + 2 + 1 + step;
+    assert_float_equal(r.estimate_mib, est, 1e-9);
+    assert_float_equal(r.bound_mib, est + 0.1 * (100 + est - 1000), 1e-9);
+    assert_true(r.fits);
+    /* sgd: no state and no step temporaries; amp: 16-bit activations, weight copies. */
+    o.optimizer = EST_OPT_SGD;
+    o.precision = EST_PREC_AMP;
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_float_equal(r.optimizer_mib, 0, 1e-9);
+    assert_float_equal(r.weights_mib, 4.0 + 2.0, 1e-9); /* 2,002,000 B -> 2 MiB */
+    assert_float_equal(r.activations_mib, 1024000.0 / 1048576.0, 1e-9); /* 512 B blocks */
+    /* fits: a bound over the GPU does not fit */
+    o.gpu_mib = 1000;
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_false(r.fits);
+    /* errors */
+    o.batch = 0;
+    assert_true(est_compute(&m, &c, &o, &r, &err) < 0);
+    assert_string_equal(err.msg, "batch size must be at least 1");
+    o.batch = 1;
+    m.needs_seq = 1;
+    m.needs_seq_line = 7;
+    assert_true(est_compute(&m, &c, &o, &r, &err) < 0);
+    assert_string_equal(err.msg, "this is a sequence model (line 7): give --seq-len");
+}
+
+static void test_alloc_round(void **state)
+{
+    (void)state;
+    assert_float_equal(est_alloc_round(0), 0, 0);
+    assert_float_equal(est_alloc_round(1), 512, 0);
+    assert_float_equal(est_alloc_round(513), 1024, 0);
+    assert_float_equal(est_alloc_round(1048576), 1048576, 0);
+    assert_float_equal(est_alloc_round(1048577), 2097152, 0);
+    assert_float_equal(est_alloc_round(4194305), 6291456, 0);
+}
+
+static void test_sequence_scaling(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err), 0);
+    const struct est_coef *c = est_coef_default();
+    struct est_opts o = {.batch = 8, .seq = 128, .optimizer = EST_OPT_ADAMW};
+    struct est_result r1, r2;
+    assert_int_equal(est_compute(&m, c, &o, &r1, &err), 0);
+    o.seq = 512;
+    assert_int_equal(est_compute(&m, c, &o, &r2, &err), 0);
+    /* activations grow more than 4x (attention is quadratic in the sequence). */
+    assert_true(r2.activations_mib > 4 * r1.activations_mib);
+    assert_float_equal(r1.weights_mib, r2.weights_mib, 1e-9);
+}
+
+static void test_conformal_quantile(void **state)
+{
+    (void)state;
+    double s[10];
+    for (int i = 0; i < 10; i++)
+        s[i] = 10 - i; /* 10..1, sorted by the call */
+    /* n = 10, alpha = 0.2: rank ceil(11 x 0.8) = 9 -> 9. */
+    assert_float_equal(est_conformal_quantile(s, 10, 0.2), 9, 0);
+    /* alpha = 1/(n+1): rank n -> the largest. */
+    assert_float_equal(est_conformal_quantile(s, 10, 1.0 / 11), 10, 0);
+    /* alpha too small for n: infinite. */
+    assert_true(isinf(est_conformal_quantile(s, 10, 0.01)));
+    assert_true(isinf(est_conformal_quantile(s, 0, 0.1)));
+}
+
+/* A fit recovers known coefficients from noiseless synthetic samples. */
+static void test_fit_recovers(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    static struct est_sample s[N];
+    uint8_t use[N];
+    uint64_t rng = 7;
+    struct est_coef truth = *est_coef_default();
+    truth.floor_mib[EST_FAM_DENSE] = 1400;
+    for (int k = 0; k < EST_K_COUNT; k++)
+        truth.kind[EST_FAM_DENSE][k] = 0;
+    truth.kind[EST_FAM_DENSE][EST_K_LINEAR] = 1.5;
+    truth.kind[EST_FAM_DENSE][EST_K_ACT] = 0.5;
+    truth.input[EST_FAM_DENSE] = 0;
+    truth.transient[EST_FAM_DENSE] = 2;
+    truth.step[EST_FAM_DENSE] = 1.25;
+    for (int i = 0; i < N; i++) {
+        struct est_model m;
+        est_model_init(&m, layers, 16);
+        uint64_t w1 = 100 + est_rng_next(&rng) % 4000, w2 = 10 + est_rng_next(&rng) % 500;
+        est_model_add(&m, EST_K_LINEAR, w1, w1 * 500, 1, 0);
+        est_model_add(&m, EST_K_ACT, w1, 0, 1, 0);
+        est_model_add(&m, EST_K_LINEAR, w2, w1 * w2, 1, 0);
+        uint32_t batch = 1 + (uint32_t)(est_rng_next(&rng) % 1024);
+        est_sample_make(&m, batch, 0, 0, 0, &s[i]);
+        s[i].y = est_sample_predict(&truth, &s[i]);
+        use[i] = 1;
+    }
+    struct est_coef c;
+    assert_int_equal(est_fit(s, N, use, est_coef_default(), &c), 0);
+    for (int i = 0; i < N; i++)
+        assert_float_equal(est_sample_predict(&c, &s[i]), s[i].y, 0.5);
+    assert_float_equal(c.floor_mib[EST_FAM_DENSE], 1400, 1);
+    /* Calibrated on exact data: q is (close to) zero. */
+    double work[2 * N];
+    uint8_t fold[N];
+    assert_int_equal(est_calibrate(s, N, use, 5, 1, 0, est_coef_default(), &c, work, fold), 0);
+    assert_true(c.q[EST_FAM_DENSE] < 0.01);
+    assert_int_equal(c.ncal[EST_FAM_DENSE], N);
+}
+
+static void test_tuples(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    const char *t = "[('linear', 1173, 2753031), ('batch_normalization', 1173, 2346), ('ReLU', 1173, 0)]";
+    assert_int_equal(est_tuples_parse(t, strlen(t), "d.csv", 3, &m, &err), 0);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.params, 2753031 + 2346);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    est_model_init(&m, layers, 16);
+    const char *bad = "[('linear', 1173 2753031)]";
+    assert_true(est_tuples_parse(bad, strlen(bad), "d.csv", 3, &m, &err) < 0);
+    assert_string_equal(err.msg, "d.csv:3: expected ','");
+}
+
+static void test_coef_table_matches_shipped(void **state)
+{
+    (void)state;
+    char *buf;
+    size_t len;
+    struct carma_err err;
+    struct est_coef c;
+    assert_int_equal(carma_file_read("data/estimator/coefficients.csv", 1 << 20, &buf, &len, &err), 0);
+    assert_int_equal(est_coef_parse(buf, len, "coefficients.csv", &c, &err), 0);
+    free(buf);
+    const struct est_coef *d = est_coef_default();
+    for (int f = 0; f < EST_FAM_COUNT; f++) {
+        assert_float_equal(c.floor_mib[f], d->floor_mib[f], 1e-5);
+        for (int k = 0; k < EST_K_COUNT; k++)
+            assert_float_equal(c.kind[f][k], d->kind[f][k], 1e-5);
+        assert_float_equal(c.q[f], d->q[f], 1e-5);
+        assert_float_equal(c.scale0_mib[f], d->scale0_mib[f], 1e-5);
+        assert_float_equal(c.transient[f], d->transient[f], 1e-5);
+        assert_float_equal(c.step[f], d->step[f], 1e-5);
+        assert_float_equal(c.input[f], d->input[f], 1e-5);
+    }
+    /* write -> parse round trip, and a bad table */
+    char out[4096];
+    assert_true(est_coef_write(d, out, sizeof out) > 0);
+    assert_int_equal(est_coef_parse(out, strlen(out), "x", &c, &err), 0);
+    assert_true(est_coef_write(d, out, 16) < 0);
+    const char *bad = "name,value\nfloor_gpu,3\n";
+    assert_true(est_coef_parse(bad, strlen(bad), "x.csv", &c, &err) < 0);
+    assert_string_equal(err.msg, "x.csv:2: unknown coefficient 'floor_gpu'");
+}
+
+static void test_history(void **state)
+{
+    (void)state;
+    struct est_history_entry slots[8];
+    struct est_history h;
+    assert_true(est_history_init(&h, slots, 6) < 0);
+    assert_int_equal(est_history_init(&h, slots, 8), 0);
+    const char *a[] = {"python", "train.py", "--lr", "0.1"};
+    const char *b[] = {"python", "train.py", "--lr0", ".1"};
+    uint64_t sa = est_signature(a, 4, 32), sb = est_signature(b, 4, 32);
+    assert_true(sa != sb);
+    assert_true(est_signature(a, 4, 64) != sa);
+    assert_int_equal(est_signature(a, 4, 32), sa);
+    double e, bd;
+    assert_int_equal(est_history_next(&h, sa, 5000, 6000, &e, &bd), 0);
+    assert_float_equal(e, 5000, 0);
+    assert_float_equal(bd, 6000, 0);
+    assert_int_equal(est_history_record(&h, sa, 3000), 0);
+    assert_int_equal(est_history_record(&h, sa, 3100), 0);
+    assert_int_equal(est_history_next(&h, sa, 5000, 6000, &e, &bd), 1);
+    assert_float_equal(e, 3100, 0);
+    assert_float_equal(bd, 3100 + 100 + 2, 1e-9);
+    assert_int_equal(est_history_find(&h, sa)->runs, 2);
+    assert_true(est_history_record(&h, sa, -1) < 0);
+    assert_true(est_history_record(&h, sa, NAN) < 0);
+    /* full at 3/4 */
+    for (uint64_t s = 100; s < 105; s++)
+        assert_int_equal(est_history_record(&h, s, 10), 0);
+    assert_int_equal(est_history_record(&h, 200, 10), -ENOSPC);
+    assert_int_equal(est_history_record(&h, 100, 20), 0); /* known ones still update */
+    assert_null(est_history_find(&h, 200));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_numbers_and_shapes),
+        cmocka_unit_test(test_kind_classify),
+        cmocka_unit_test(test_torchsummary),
+        cmocka_unit_test(test_torchinfo),
+        cmocka_unit_test(test_keras),
+        cmocka_unit_test(test_modtree),
+        cmocka_unit_test(test_csv_and_detect),
+        cmocka_unit_test(test_model_maths),
+        cmocka_unit_test(test_alloc_round),
+        cmocka_unit_test(test_sequence_scaling),
+        cmocka_unit_test(test_conformal_quantile),
+        cmocka_unit_test(test_fit_recovers),
+        cmocka_unit_test(test_tuples),
+        cmocka_unit_test(test_coef_table_matches_shipped),
+        cmocka_unit_test(test_history),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
