@@ -116,14 +116,16 @@ int cmd_estimate(int argc, char **argv)
     if (coef_file) {
         char *cb;
         size_t cl;
-        if (carma_file_read(coef_file, 1 << 20, &cb, &cl, &err) < 0 ||
-            est_coef_parse(cb, cl, coef_file, &coef, &err) < 0) {
-            if (cb && 0)
-                free(cb);
+        if (carma_file_read(coef_file, 1 << 20, &cb, &cl, &err) < 0) {
             fprintf(stderr, "carma estimate: %s\n", err.msg);
             return 2;
         }
+        int crc = est_coef_parse(cb, cl, coef_file, &coef, &err);
         free(cb);
+        if (crc < 0) {
+            fprintf(stderr, "carma estimate: %s\n", err.msg);
+            return 2;
+        }
     }
     char *buf;
     size_t len;
