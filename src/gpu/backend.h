@@ -61,6 +61,10 @@ struct carma_gpu_backend_ops {
     int (*attach)(struct carma_gpu_backend *b, unsigned i, pid_t pid, uint64_t mem_bytes);
     int (*detach)(struct carma_gpu_backend *b, pid_t pid);
     void (*close)(struct carma_gpu_backend *b);
+    /* Optional: one line saying where the signals come from, for logs and
+     * `carma gpus` (e.g. "nvml (processes v3, memory v2) + dcgm 127.0.0.1
+     * [smact smocc drama tensor]"). Always NUL-terminates buf when cap > 0. */
+    void (*describe)(struct carma_gpu_backend *b, char *buf, size_t cap);
 };
 
 struct carma_gpu_backend {
@@ -75,5 +79,32 @@ struct carma_gpu_backend {
 int carma_gpu_open_sim(struct carma_gpu_backend *b, const char *spec, struct carma_err *err);
 int carma_gpu_open_nvml(struct carma_gpu_backend *b, const char *lib, struct carma_err *err);
 int carma_gpu_open_dcgm(struct carma_gpu_backend *b, const char *lib, struct carma_err *err);
+
+/* Where an optional signal source is used: try it and carry on quietly without it
+ * (the default), never, or fail the open when it is missing. */
+enum carma_gpu_src_use { CARMA_GPU_SRC_TRY = 0, CARMA_GPU_SRC_OFF = 1, CARMA_GPU_SRC_REQUIRE = 2 };
+
+/* Options for carma_gpu_open_nvml_opts; all zero = the defaults of
+ * carma_gpu_open_nvml(b, NULL, err). */
+struct carma_gpu_nvml_opts {
+    const char *lib;           /* NULL: "libnvidia-ml.so.1" */
+    const char *dcgm_lib;      /* NULL: "libdcgm.so.4" */
+    const char *dcgm_addr;     /* NULL: "127.0.0.1"; starting with '/': a unix socket path */
+    unsigned interval_ms;      /* monitor interval: DCGM's watch period; 0: 1000 */
+    enum carma_gpu_src_use dcgm; /* DCGM profiling fields 1001-1005, merged by UUID */
+    enum carma_gpu_src_use gpm;  /* NVML GPM metrics (Hopper+) when DCGM gives none */
+};
+
+/* NVML, plus, for SMACT/SMOCC/DRAMA/TENSOR, DCGM profiling fields (from a running
+ * nv-hostengine) or else NVML GPM metrics on Hopper and newer. carma_gpu_open_nvml(b,
+ * lib, err) is this with {.lib = lib} (DCGM and GPM tried, used when present). */
+int carma_gpu_open_nvml_opts(struct carma_gpu_backend *b, const struct carma_gpu_nvml_opts *o,
+                             struct carma_err *err);
+
+/* Simulated backend only: from now on read time (seconds, any origin, never
+ * decreasing) from now(ctx) instead of CLOCK_MONOTONIC, and restart the energy
+ * counters at 0, so that tests get exact energies. Returns -EINVAL when b is not
+ * the simulated backend. */
+int carma_gpu_sim_set_clock(struct carma_gpu_backend *b, double (*now)(void *ctx), void *ctx);
 
 #endif
