@@ -57,7 +57,23 @@ struct carma_report_table {
     const char *const *cells;
 };
 
-/* Writes the whole page to f. Text is HTML-escaped. Returns 0, or -EIO with err set
+/* Limits that keep the page a few MB and usable in a browser whatever the input: a
+ * section draws at most CARMA_REPORT_MAX_GPUS GPUs (fewer when many sections share
+ * CARMA_REPORT_PAGE_GPUS rows, never fewer than 4) and says "first K of N GPUs shown";
+ * each GPU's series is downsampled to at most CARMA_REPORT_MAX_POINTS points keeping
+ * every pixel column's minimum and maximum; Gantt bars narrower than a pixel are
+ * merged into one mark per pixel or two, and a section draws at most its share of
+ * CARMA_REPORT_PAGE_MARKS marks (between 2,000 and 20,000), saying how many it left. */
+#define CARMA_REPORT_MAX_GPUS 32
+#define CARMA_REPORT_PAGE_GPUS 96
+#define CARMA_REPORT_MAX_POINTS 2000
+#define CARMA_REPORT_PAGE_MARKS 40000
+
+/* Writes the whole page to f: title, subtitle, the table, then one section per
+ * element of sections (Gantt chart of jobs per GPU, memory in use, SM activity and
+ * power, each one <svg>; a section without GPUs says so and draws none). Text is
+ * HTML-escaped; the output depends only on the arguments (same input, same bytes;
+ * no locale, no clock). table may be NULL. Returns 0, -ENOMEM, or -EIO with err set
  * when writing failed. */
 int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
                             const struct carma_report_table *table,
