@@ -56,6 +56,9 @@ struct sim_trace {
     size_t njobs;
     struct sim_workload *workloads; /* owned; names of the jobs' workloads */
     size_t nworkloads;
+    /* Alibaba pod lists: records left out (asking for no GPU; never scheduled, so
+     * without a run time). Zero for the other formats. */
+    size_t skipped_nogpu, skipped_unscheduled;
 };
 
 enum sim_trace_format {
@@ -88,5 +91,51 @@ int sim_trace_load(const char *path, enum sim_trace_format fmt, const struct sim
                    struct carma_err *err);
 
 void sim_trace_free(struct sim_trace *t);
+
+/* Default memory of one GPU for Alibaba's fractional gpu_milli (an A100-40GB). */
+#define SIM_TRACE_DEFAULT_GPU_MIB 40960.0
+
+/* Everything a loader may need besides the trace's bytes. Zero-initialised = defaults. */
+struct sim_trace_opts {
+    const struct sim_workload *catalog; /* carma CSV, CARMA .sh: run times and profiles */
+    size_t ncatalog;
+    const char *aux_dir;  /* CARMA .sh: folder of the .rad files (NULL: the trace's folder) */
+    double gpu_mem_mib;   /* Alibaba: memory of the GPU a fraction refers to (0: default) */
+};
+
+/* Parses a trace already in memory (`file` names it in errors). Same contract as
+ * sim_trace_load; fmt may be SIM_TRACE_AUTO (detected from file name and bytes).
+ * No I/O, except that CARMA .sh traces read the .rad files they name. */
+int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trace_format fmt,
+                    const struct sim_trace_opts *opts, struct sim_trace *out,
+                    struct carma_err *err);
+
+/* sim_trace_load with all options (reads at most SIM_TRACE_MAX_BYTES). */
+int sim_trace_load_opts(const char *path, enum sim_trace_format fmt,
+                        const struct sim_trace_opts *opts, struct sim_trace *out,
+                        struct carma_err *err);
+
+/* Parses one CARMA task description (.rad, 12 lines: comment, environment, command,
+ * model file, dataset, batch, placement hint, GPUs, measured peak MiB, Horus,
+ * FakeTensor and GPUMemNet estimates; the last three may be absent). Fills name
+ * (from `name`), batch, gpus, mem_mib and est_mib of *w; leaves the rest zero. */
+int sim_rad_parse(const char *file, const char *name, const char *buf, size_t len,
+                  struct sim_workload *w, struct carma_err *err);
+
+/* A memory model for a model name found in Muri and Gavel traces
+ * (data/model-profiles.csv; docs/traces.md gives the sources and assumptions):
+ * peak MiB per GPU = base_mib + per_sample_mib * batch. steps_per_s is the solo
+ * throughput used to turn Gavel's step counts into seconds (0 where unused). */
+struct sim_model_profile {
+    const char *name;
+    double base_mib, per_sample_mib;
+    double steps_per_s;
+    const char *source;
+};
+
+/* The built-in table (the same rows as data/model-profiles.csv) and a lookup by
+ * exact name; NULL when unknown. */
+const struct sim_model_profile *sim_model_profiles(size_t *n);
+const struct sim_model_profile *sim_model_profile_find(const char *name);
 
 #endif

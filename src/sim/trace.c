@@ -1,0 +1,322 @@
+/* Trace loading common to every format: names, detection, dispatch, the builder that
+ * checks each job as it is appended, and freeing. */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/profile.h"
+#include "sim/trace_fmt.h"
+#include "util/csv.h"
+
+#define SIM_MAX_WORKLOADS 65535u
+#define SIM_TIME_MAX_S 1e10 /* about 300 years: anything above is a unit mistake */
+
+static const char *const format_names[] = {
+    [SIM_TRACE_AUTO] = "auto",       [SIM_TRACE_CARMA_CSV] = "carma-csv",
+    [SIM_TRACE_CARMA_SH] = "carma-sh", [SIM_TRACE_MURI] = "muri",
+    [SIM_TRACE_GAVEL] = "gavel",     [SIM_TRACE_ALIBABA] = "alibaba",
+};
+
+int sim_trace_format_parse(const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+        if (strcmp(name, format_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *sim_trace_format_name(enum sim_trace_format f)
+{
+    if ((size_t)f >= sizeof format_names / sizeof format_names[0])
+        return NULL;
+    return format_names[f];
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static int starts_with(const char *buf, size_t len, const char *pre)
+{
+    size_t k = strlen(pre);
+    return len >= k && memcmp(buf, pre, k) == 0;
+}
+
+enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t len)
+{
+    /* A UTF-8 byte order mark is not part of the header. */
+    if (buf && starts_with(buf, len, "\xEF\xBB\xBF")) {
+        buf += 3;
+        len -= 3;
+    }
+    if (buf && len) {
+        if (starts_with(buf, len, "submit_s,"))
+            return SIM_TRACE_CARMA_CSV;
+        if (starts_with(buf, len, "job_id,num_gpu,submit_time,"))
+            return SIM_TRACE_MURI;
+        if (starts_with(buf, len, "name,cpu_milli,memory_mib,num_gpu,gpu_milli"))
+            return SIM_TRACE_ALIBABA;
+        if (starts_with(buf, len, "sleep ") || starts_with(buf, len, "python ") ||
+            starts_with(buf, len, "python3 ") || starts_with(buf, len, "#!"))
+            return SIM_TRACE_CARMA_SH;
+        /* Gavel: 7 tab-separated fields on the first line, no header. */
+        size_t tabs = 0, i = 0;
+        while (i < len && buf[i] != '\n')
+            tabs += buf[i++] == '\t';
+        if (tabs == 6)
+            return SIM_TRACE_GAVEL;
+    }
+    if (path) {
+        if (has_suffix(path, ".trace"))
+            return SIM_TRACE_GAVEL;
+        if (has_suffix(path, ".sh"))
+            return SIM_TRACE_CARMA_SH;
+    }
+    return SIM_TRACE_AUTO;
+}
+
+int sim_name_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n == 0 || n >= cap)
+        return -EINVAL;
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+void sim_job_profile_rule(struct sim_job_spec *j)
+{
+    j->smact = sim_profile_smact(j->mem_mib, SIM_PROFILE_CARMA_FLOOR_MIB);
+    j->smocc = sim_profile_smocc(j->smact);
+    j->drama = sim_profile_drama(j->smact);
+    j->ramp_s = SIM_PROFILE_RAMP_S;
+}
+
+/* ---- builder ---- */
+
+void sim_build_init(struct sim_build *b, const char *file)
+{
+    memset(b, 0, sizeof *b);
+    b->file = file;
+}
+
+void sim_build_discard(struct sim_build *b)
+{
+    free(b->t.jobs);
+    free(b->t.workloads);
+    free(b->index);
+    memset(b, 0, sizeof *b);
+}
+
+void sim_build_finish(struct sim_build *b, struct sim_trace *out)
+{
+    free(b->index);
+    *out = b->t;
+    memset(b, 0, sizeof *b);
+}
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+long sim_build_find(const struct sim_build *b, const char *name)
+{
+    if (!b->index_cap)
+        return -1;
+    size_t mask = b->index_cap - 1;
+    for (size_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t v = b->index[i];
+        if (v == 0)
+            return -1;
+        if (strcmp(b->t.workloads[v - 1].name, name) == 0)
+            return (long)v - 1;
+    }
+}
+
+static int index_grow(struct sim_build *b)
+{
+    size_t cap = b->index_cap ? b->index_cap * 2 : 64;
+    uint32_t *ix = calloc(cap, sizeof *ix);
+    if (!ix)
+        return -ENOMEM;
+    for (size_t k = 0; k < b->t.nworkloads; k++) {
+        size_t i = name_hash(b->t.workloads[k].name) & (cap - 1);
+        while (ix[i])
+            i = (i + 1) & (cap - 1);
+        ix[i] = (uint32_t)k + 1;
+    }
+    free(b->index);
+    b->index = ix;
+    b->index_cap = cap;
+    return 0;
+}
+
+int sim_build_workload(struct sim_build *b, const struct sim_workload *w, uint16_t *idx,
+                       size_t line, struct carma_err *err)
+{
+    long at = sim_build_find(b, w->name);
+    if (at >= 0) {
+        *idx = (uint16_t)at;
+        return 0;
+    }
+    if (b->t.nworkloads >= SIM_MAX_WORKLOADS)
+        return carma_err_at(err, b->file, line, "more than %u distinct workloads",
+                            SIM_MAX_WORKLOADS);
+    if (b->t.nworkloads == b->wl_cap) {
+        size_t cap = b->wl_cap ? b->wl_cap * 2 : 16;
+        struct sim_workload *nw = realloc(b->t.workloads, cap * sizeof *nw);
+        if (!nw)
+            return carma_err_set(err, -ENOMEM, "%s: out of memory", b->file);
+        b->t.workloads = nw;
+        b->wl_cap = cap;
+    }
+    b->t.workloads[b->t.nworkloads++] = *w;
+    if (2 * b->t.nworkloads >= b->index_cap && index_grow(b)) {
+        b->t.nworkloads--;
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", b->file);
+    }
+    if (b->index_cap && sim_build_find(b, w->name) < 0) {
+        size_t mask = b->index_cap - 1, i = name_hash(w->name) & mask;
+        while (b->index[i])
+            i = (i + 1) & mask;
+        b->index[i] = (uint32_t)b->t.nworkloads;
+    }
+    *idx = (uint16_t)(b->t.nworkloads - 1);
+    return 0;
+}
+
+static int ratio_ok(float r)
+{
+    return r >= 0.0f && r <= 1.0f;
+}
+
+int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line,
+                  struct carma_err *err)
+{
+    if (!(j->submit_s >= 0) || j->submit_s > SIM_TIME_MAX_S)
+        return carma_err_at(err, b->file, line, "arrival time %g s: negative or too large",
+                            j->submit_s);
+    if (b->t.njobs && j->submit_s < b->t.jobs[b->t.njobs - 1].submit_s)
+        return carma_err_at(err, b->file, line,
+                            "out of order: arrives at %.6g s, before the previous job (%.6g s); "
+                            "traces must be in arrival order",
+                            j->submit_s, b->t.jobs[b->t.njobs - 1].submit_s);
+    if (!(j->duration_s > 0) || j->duration_s > SIM_TIME_MAX_S)
+        return carma_err_at(err, b->file, line, "run time %g s: not positive or too large",
+                            j->duration_s);
+    if (j->gpus < 1 || j->gpus > SIM_JOB_MAX_GPUS)
+        return carma_err_at(err, b->file, line, "%u GPUs: must be 1 to %d", (unsigned)j->gpus,
+                            SIM_JOB_MAX_GPUS);
+    if (!(j->mem_mib > 0) || j->mem_mib > 1e7f)
+        return carma_err_at(err, b->file, line, "peak memory %g MiB: not positive or too large",
+                            (double)j->mem_mib);
+    for (int e = 0; e < SIM_EST_COUNT; e++)
+        if (!(j->est_mib[e] >= 0) || j->est_mib[e] > 1e7f)
+            return carma_err_at(err, b->file, line, "estimate %g MiB: negative or too large",
+                                (double)j->est_mib[e]);
+    if (!ratio_ok(j->smact) || !ratio_ok(j->smocc) || !ratio_ok(j->drama))
+        return carma_err_at(err, b->file, line, "activity ratios must lie in [0, 1]");
+    if (!(j->ramp_s >= 0) || j->ramp_s > 1e6f)
+        return carma_err_at(err, b->file, line, "ramp %g s: negative or too large",
+                            (double)j->ramp_s);
+    assert(j->workload < b->t.nworkloads);
+    if (b->t.njobs >= SIM_TRACE_MAX_JOBS)
+        return carma_err_at(err, b->file, line, "more than %u jobs", SIM_TRACE_MAX_JOBS);
+    if (b->t.njobs == b->jobs_cap) {
+        size_t cap = b->jobs_cap ? b->jobs_cap * 2 : 256;
+        if (cap > SIM_TRACE_MAX_JOBS)
+            cap = SIM_TRACE_MAX_JOBS;
+        struct sim_job_spec *nj = realloc(b->t.jobs, cap * sizeof *nj);
+        if (!nj)
+            return carma_err_set(err, -ENOMEM, "%s: out of memory", b->file);
+        b->t.jobs = nj;
+        b->jobs_cap = cap;
+    }
+    b->t.jobs[b->t.njobs++] = *j;
+    return 0;
+}
+
+/* ---- dispatch ---- */
+
+int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trace_format fmt,
+                    const struct sim_trace_opts *opts, struct sim_trace *out,
+                    struct carma_err *err)
+{
+    static const struct sim_trace_opts none;
+    if (!opts)
+        opts = &none;
+    if (!file)
+        file = "trace";
+    if (len > SIM_TRACE_MAX_BYTES)
+        return carma_err_at(err, file, 0, "larger than %u bytes", SIM_TRACE_MAX_BYTES);
+    if (fmt == SIM_TRACE_AUTO)
+        fmt = sim_trace_detect(file, buf, len);
+    struct sim_trace t = {0};
+    int rc;
+    switch (fmt) {
+    case SIM_TRACE_CARMA_CSV:
+        rc = sim_parse_carma_csv(file, buf, len, opts, &t, err);
+        break;
+    case SIM_TRACE_CARMA_SH:
+        rc = sim_parse_carma_sh(file, buf, len, opts, &t, err);
+        break;
+    case SIM_TRACE_MURI:
+        rc = sim_parse_muri(file, buf, len, opts, &t, err);
+        break;
+    case SIM_TRACE_GAVEL:
+        rc = sim_parse_gavel(file, buf, len, opts, &t, err);
+        break;
+    case SIM_TRACE_ALIBABA:
+        rc = sim_parse_alibaba(file, buf, len, opts, &t, err);
+        break;
+    default:
+        return carma_err_at(err, file, 0,
+                            "cannot tell the trace format from the name or the first line; "
+                            "give --trace-format (carma-csv, carma-sh, muri, gavel, alibaba)");
+    }
+    if (rc)
+        return rc;
+    *out = t;
+    return 0;
+}
+
+int sim_trace_load_opts(const char *path, enum sim_trace_format fmt,
+                        const struct sim_trace_opts *opts, struct sim_trace *out,
+                        struct carma_err *err)
+{
+    char *buf;
+    size_t len;
+    int rc = carma_file_read(path, SIM_TRACE_MAX_BYTES, &buf, &len, err);
+    if (rc)
+        return rc;
+    rc = sim_trace_parse(path, buf, len, fmt, opts, out, err);
+    free(buf);
+    return rc;
+}
+
+int sim_trace_load(const char *path, enum sim_trace_format fmt, const struct sim_workload *catalog,
+                   size_t ncatalog, const char *aux_dir, struct sim_trace *out,
+                   struct carma_err *err)
+{
+    struct sim_trace_opts o = {.catalog = catalog, .ncatalog = ncatalog, .aux_dir = aux_dir};
+    return sim_trace_load_opts(path, fmt, &o, out, err);
+}
+
+void sim_trace_free(struct sim_trace *t)
+{
+    if (!t)
+        return;
+    free(t->jobs);
+    free(t->workloads);
+    memset(t, 0, sizeof *t);
+}

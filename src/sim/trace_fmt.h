@@ -1,0 +1,54 @@
+/* Private to the trace loaders (src/sim/trace*.c, catalog.c): a growing trace with a
+ * name index, and one parse function per format. Not for use elsewhere. */
+#ifndef CARMA_SIM_TRACE_FMT_H
+#define CARMA_SIM_TRACE_FMT_H
+
+#include "sim/trace.h"
+
+/* A trace under construction. Jobs and workloads grow geometrically up to the bounds
+ * (SIM_TRACE_MAX_JOBS, 65535 workloads); names are unique (hash index). */
+struct sim_build {
+    struct sim_trace t;
+    size_t jobs_cap, wl_cap;
+    uint32_t *index;   /* open addressing: workload index + 1, 0 empty */
+    size_t index_cap;  /* power of two, > 2 * nworkloads */
+    const char *file;
+};
+
+void sim_build_init(struct sim_build *b, const char *file);
+/* Frees everything the builder holds (after a failure). */
+void sim_build_discard(struct sim_build *b);
+/* Moves the trace out; the builder is empty afterwards. */
+void sim_build_finish(struct sim_build *b, struct sim_trace *out);
+/* Index of the workload named w->name, adding a copy of *w when new. */
+int sim_build_workload(struct sim_build *b, const struct sim_workload *w, uint16_t *idx,
+                       size_t line, struct carma_err *err);
+/* Index of an existing workload by name, or -1. */
+long sim_build_find(const struct sim_build *b, const char *name);
+/* Appends a job after checking its fields (times, GPUs, memory, ratios) and the
+ * arrival order; `line` names the record in errors. */
+int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line,
+                  struct carma_err *err);
+
+/* Copies src into a fixed char array, or fails when it does not fit (or is empty). */
+int sim_name_copy(char *dst, size_t cap, const char *src);
+
+/* Fills smact/smocc/drama/ramp_s of a job from its peak memory by the documented
+ * rule (src/sim/profile.h). */
+void sim_job_profile_rule(struct sim_job_spec *j);
+
+int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
+                        const struct sim_trace_opts *o, struct sim_trace *out,
+                        struct carma_err *err);
+int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
+                       const struct sim_trace_opts *o, struct sim_trace *out,
+                       struct carma_err *err);
+int sim_parse_muri(const char *file, const char *buf, size_t len, const struct sim_trace_opts *o,
+                   struct sim_trace *out, struct carma_err *err);
+int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct sim_trace_opts *o,
+                    struct sim_trace *out, struct carma_err *err);
+int sim_parse_alibaba(const char *file, const char *buf, size_t len,
+                      const struct sim_trace_opts *o, struct sim_trace *out,
+                      struct carma_err *err);
+
+#endif

@@ -1,0 +1,116 @@
+/* Muri's Philly-derived CSV: job_id,num_gpu,submit_time,iterations,model_name,
+ * batch_size,duration,... with submit_time and duration in microseconds. Memory from
+ * the model profiles (peak = base + per_sample x batch, batch read as per GPU),
+ * activity from the documented rule on that memory. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/trace_fmt.h"
+#include "util/csv.h"
+
+int sim_parse_muri(const char *file, const char *buf, size_t len, const struct sim_trace_opts *o,
+                   struct sim_trace *out, struct carma_err *err)
+{
+    (void)o;
+    static const char *const need[] = {"job_id",     "num_gpu",    "submit_time",
+                                       "model_name", "batch_size", "duration"};
+    enum { ID, GPU, SUBMIT, MODEL, BATCH, DUR, NNEED };
+    struct carma_csv *c = malloc(sizeof *c);
+    if (!c)
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+    struct sim_build b;
+    sim_build_init(&b, file);
+    carma_csv_init(c, buf, len, file, ',');
+    int rc = carma_csv_next(c, err);
+    if (rc <= 0) {
+        if (rc == 0)
+            rc = carma_err_at(err, file, 0, "empty: no header line");
+        goto fail;
+    }
+    int col[NNEED];
+    size_t ncols = c->nfields;
+    for (int k = 0; k < NNEED; k++)
+        if ((col[k] = carma_csv_col(c, need[k])) < 0) {
+            rc = carma_err_at(err, file, c->line, "missing column '%s'", need[k]);
+            goto fail;
+        }
+    int64_t first = -1, prev = 0;
+    while ((rc = carma_csv_next(c, err)) == 1) {
+        size_t line = c->line;
+        if (c->nfields != ncols) {
+            rc = carma_err_at(err, file, line, "%zu fields, the header has %zu", c->nfields, ncols);
+            goto fail;
+        }
+        int64_t submit, dur;
+        uint64_t gpus, batch;
+        if (carma_parse_i64(c->field[col[SUBMIT]], &submit) || submit < 0) {
+            rc = carma_err_at(err, file, line, "submit_time '%.40s': not a time >= 0 (us)",
+                              c->field[col[SUBMIT]]);
+            goto fail;
+        }
+        if (carma_parse_i64(c->field[col[DUR]], &dur) || dur <= 0) {
+            rc = carma_err_at(err, file, line, "duration '%.40s': not a positive time (us)",
+                              c->field[col[DUR]]);
+            goto fail;
+        }
+        if (carma_parse_u64(c->field[col[GPU]], &gpus) || gpus < 1 || gpus > SIM_JOB_MAX_GPUS) {
+            rc = carma_err_at(err, file, line, "num_gpu '%.40s': must be 1 to %d",
+                              c->field[col[GPU]], SIM_JOB_MAX_GPUS);
+            goto fail;
+        }
+        if (carma_parse_u64(c->field[col[BATCH]], &batch) || batch < 1 || batch > 1000000) {
+            rc = carma_err_at(err, file, line, "batch_size '%.40s': must be 1 to 1000000",
+                              c->field[col[BATCH]]);
+            goto fail;
+        }
+        const char *model = c->field[col[MODEL]];
+        const struct sim_model_profile *p = sim_model_profile_find(model);
+        if (!p) {
+            rc = carma_err_at(err, file, line,
+                              "unknown model '%.64s' (no memory profile in data/model-profiles.csv)",
+                              model);
+            goto fail;
+        }
+        if (first < 0)
+            first = submit;
+        if (submit < prev) {
+            rc = carma_err_at(err, file, line,
+                              "out of order: submit_time %lld us before the previous job's %lld us",
+                              (long long)submit, (long long)prev);
+            goto fail;
+        }
+        prev = submit;
+        struct sim_workload w;
+        memset(&w, 0, sizeof w);
+        snprintf(w.name, sizeof w.name, "%.40s-b%llu", model, (unsigned long long)batch);
+        snprintf(w.model, sizeof w.model, "%.60s", model);
+        w.batch = (uint32_t)batch;
+        w.gpus = 1;
+        struct sim_job_spec j;
+        memset(&j, 0, sizeof j);
+        j.submit_s = (double)(submit - first) / 1e6;
+        j.duration_s = (double)dur / 1e6;
+        j.gpus = (uint16_t)gpus;
+        j.mem_mib = (float)(p->base_mib + p->per_sample_mib * (double)batch);
+        sim_job_profile_rule(&j);
+        w.mem_mib = j.mem_mib;
+        w.smact = j.smact;
+        w.smocc = j.smocc;
+        w.drama = j.drama;
+        w.ramp_s = j.ramp_s;
+        if ((rc = sim_build_workload(&b, &w, &j.workload, line, err)) ||
+            (rc = sim_build_job(&b, &j, line, err)))
+            goto fail;
+    }
+    if (rc < 0)
+        goto fail;
+    free(c);
+    sim_build_finish(&b, out);
+    return 0;
+fail:
+    free(c);
+    sim_build_discard(&b);
+    return rc;
+}

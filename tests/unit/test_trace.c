@@ -1,0 +1,692 @@
+/* Trace and catalog loaders: every format on small in-memory inputs (good and each
+ * kind of bad), and the bundled data files. Run from the repository root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sim/profile.h"
+#include "sim/trace.h"
+#include "util/csv.h"
+
+#define CAT_HDR "name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s,est_horus_mib\n"
+static const char cat_text[] = CAT_HDR "a,resnet,32,1,1000,10,0.5,0.2,0.2,30,1200\n"
+                                       "b,vgg,64,2,20000,1.5,0.9,0.36,0.36,30,\n";
+
+static struct sim_workload *cat;
+static size_t ncat;
+
+static int setup_cat(void **state)
+{
+    (void)state;
+    struct carma_err err;
+    return sim_catalog_parse("cat.csv", cat_text, strlen(cat_text), &cat, &ncat, &err);
+}
+
+static int teardown_cat(void **state)
+{
+    (void)state;
+    free(cat);
+    cat = NULL;
+    return 0;
+}
+
+/* Parses `text` as format fmt and expects failure with `want` in the message, and an
+ * untouched output. */
+static void expect_bad(enum sim_trace_format fmt, const char *file, const char *text,
+                       const char *want)
+{
+    struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
+    struct sim_trace t;
+    memset(&t, 0x5a, sizeof t);
+    struct sim_trace before = t;
+    struct carma_err err = {{0}};
+    int rc = sim_trace_parse(file, text, strlen(text), fmt, &o, &t, &err);
+    if (rc == 0 || !strstr(err.msg, want))
+        fail_msg("input %s: rc %d, message '%s', wanted '%s'", file, rc, err.msg, want);
+    assert_memory_equal(&t, &before, sizeof t); /* never a partial trace */
+}
+
+static void expect_good(enum sim_trace_format fmt, const char *file, const char *text,
+                        struct sim_trace *t)
+{
+    struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
+    struct carma_err err = {{0}};
+    int rc = sim_trace_parse(file, text, strlen(text), fmt, &o, t, &err);
+    if (rc)
+        fail_msg("%s: %s", file, err.msg);
+}
+
+/* ---- catalog ---- */
+
+static void test_catalog_good(void **state)
+{
+    (void)state;
+    assert_int_equal(ncat, 2);
+    assert_string_equal(cat[0].name, "a");
+    assert_string_equal(cat[1].model, "vgg");
+    assert_int_equal(cat[1].gpus, 2);
+    assert_int_equal(cat[1].batch, 64);
+    assert_float_equal(cat[1].duration_s, 90.0, 1e-9);
+    assert_float_equal(cat[0].est_mib[SIM_EST_HORUS], 1200, 1e-3);
+    assert_float_equal(cat[1].est_mib[SIM_EST_HORUS], 0, 0); /* empty: not given */
+    assert_float_equal(cat[0].smact, 0.5, 1e-6);
+}
+
+static void cat_bad(const char *text, const char *want)
+{
+    struct sim_workload *w = (void *)0x1;
+    size_t n = 77;
+    struct carma_err err = {{0}};
+    int rc = sim_catalog_parse("w.csv", text, strlen(text), &w, &n, &err);
+    if (rc == 0 || !strstr(err.msg, want))
+        fail_msg("rc %d, message '%s', wanted '%s'", rc, err.msg, want);
+    assert_ptr_equal(w, (void *)0x1);
+    assert_int_equal(n, 77);
+}
+
+static void test_catalog_bad(void **state)
+{
+    (void)state;
+    cat_bad("", "w.csv: empty");
+    cat_bad("name,model,batch,gpus,mem_mib,total_min,smocc,drama,ramp_s\n",
+            "w.csv:1: missing column 'smact'");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,\na,m,1,1,100,1,0.5,0.2,0.2,30,\n",
+            "w.csv:3: workload 'a' defined twice");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,1.5,0.2,0.2,30,\n", "w.csv:2: workload 'a': bad smact");
+    cat_bad(CAT_HDR "a,m,1,0,100,1,0.5,0.2,0.2,30,\n", "bad gpus");
+    cat_bad(CAT_HDR "a,m,1,1,-5,1,0.5,0.2,0.2,30,\n", "bad mem_mib");
+    cat_bad(CAT_HDR "a,m,1,1,100,0,0.5,0.2,0.2,30,\n", "bad total_min");
+    cat_bad(CAT_HDR "a,m,1.5,1,100,1,0.5,0.2,0.2,30,\n", "bad batch");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,-1,\n", "bad ramp_s");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30\n", "w.csv:2: 10 fields, the header has 11");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,x\n", "bad estimate");
+    cat_bad(CAT_HDR, "no workloads");
+    cat_bad(CAT_HDR ",m,1,1,100,1,0.5,0.2,0.2,30,\n", "name empty");
+}
+
+/* ---- carma CSV ---- */
+
+static void test_carma_csv_good(void **state)
+{
+    (void)state;
+    struct sim_trace t;
+    expect_good(SIM_TRACE_AUTO, "t.csv", "submit_s,workload\n0,a\n5,b\n5,a\r\n\n7.5,b\n", &t);
+    assert_int_equal(t.njobs, 4);
+    assert_int_equal(t.nworkloads, 2);
+    assert_float_equal(t.jobs[3].submit_s, 7.5, 0);
+    assert_string_equal(t.workloads[t.jobs[1].workload].name, "b");
+    assert_int_equal(t.jobs[1].gpus, 2);
+    assert_float_equal(t.jobs[1].mem_mib, 20000, 0);
+    assert_float_equal(t.jobs[1].duration_s, 90, 1e-9);
+    assert_float_equal(t.jobs[0].est_mib[SIM_EST_HORUS], 1200, 1e-3);
+    assert_float_equal(t.jobs[0].smact, 0.5, 1e-6);
+    sim_trace_free(&t);
+}
+
+static void test_carma_csv_bad(void **state)
+{
+    (void)state;
+    const enum sim_trace_format F = SIM_TRACE_CARMA_CSV;
+    expect_bad(F, "t.csv", "submit_s,workload\n0,a\n3,zzz\n", "t.csv:3: unknown workload 'zzz'");
+    expect_bad(F, "t.csv", "submit_s,workload\n5,a\n3,b\n", "t.csv:3: out of order");
+    expect_bad(F, "t.csv", "submit_s,workload\n-1,a\n", "t.csv:2: arrival time -1");
+    expect_bad(F, "t.csv", "submit_s,workload\nabc,a\n", "t.csv:2: submit_s 'abc' is not");
+    expect_bad(F, "t.csv", "submit_s,workload\n1e400,a\n", "t.csv:2: submit_s");
+    expect_bad(F, "t.csv", "submit_s,wl\n0,a\n", "t.csv:1: missing column 'workload'");
+    expect_bad(F, "t.csv", "workload\na\n", "missing column 'submit_s'");
+    expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
+    expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\n", "t.csv:2: unterminated");
+    expect_bad(F, "t.csv", "", "t.csv: empty");
+    /* Without a catalog. */
+    struct sim_trace t;
+    struct carma_err err;
+    const char *text = "submit_s,workload\n0,a\n";
+    assert_int_not_equal(sim_trace_parse("t.csv", text, strlen(text), F, NULL, &t, &err), 0);
+    assert_non_null(strstr(err.msg, "needs a workload catalog"));
+}
+
+static void test_bounds(void **state)
+{
+    (void)state;
+    /* More than SIM_TRACE_MAX_BYTES is refused before parsing. */
+    struct sim_trace t;
+    struct carma_err err;
+    assert_int_not_equal(sim_trace_parse("big.csv", "submit_s,workload\n",
+                                         (size_t)SIM_TRACE_MAX_BYTES + 1, SIM_TRACE_CARMA_CSV,
+                                         NULL, &t, &err),
+                         0);
+    assert_non_null(strstr(err.msg, "larger than"));
+}
+
+/* ---- detection and names ---- */
+
+static void test_detect(void **state)
+{
+    (void)state;
+    assert_int_equal(sim_trace_detect("x", "submit_s,workload\n", 18), SIM_TRACE_CARMA_CSV);
+    const char *m = "job_id,num_gpu,submit_time,iterations\n";
+    assert_int_equal(sim_trace_detect("x", m, strlen(m)), SIM_TRACE_MURI);
+    const char *a = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+    assert_int_equal(sim_trace_detect("x", a, strlen(a)), SIM_TRACE_ALIBABA);
+    assert_int_equal(sim_trace_detect("x", "sleep 3\n", 8), SIM_TRACE_CARMA_SH);
+    assert_int_equal(sim_trace_detect("x", "a\tb\tc\td\te\tf\tg\n", 14), SIM_TRACE_GAVEL);
+    assert_int_equal(sim_trace_detect("x.trace", "", 0), SIM_TRACE_GAVEL);
+    assert_int_equal(sim_trace_detect("x.sh", "", 0), SIM_TRACE_CARMA_SH);
+    assert_int_equal(sim_trace_detect("x.txt", "hello\n", 6), SIM_TRACE_AUTO);
+    for (int f = SIM_TRACE_AUTO; f <= SIM_TRACE_ALIBABA; f++)
+        assert_int_equal(sim_trace_format_parse(sim_trace_format_name((enum sim_trace_format)f)),
+                         f);
+    assert_int_equal(sim_trace_format_parse("nope"), -1);
+    assert_null(sim_trace_format_name((enum sim_trace_format)99));
+    expect_bad(SIM_TRACE_AUTO, "x.txt", "hello\n", "x.txt: cannot tell the trace format");
+}
+
+/* ---- Muri ---- */
+
+#define MURI_HDR "job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,interval\n"
+
+static void test_muri_good(void **state)
+{
+    (void)state;
+    struct sim_trace t;
+    expect_good(SIM_TRACE_AUTO, "m.csv",
+                MURI_HDR "0,1,5000000,10,resnet18,128,2000000,0\n"
+                         "1,8,6500000,10,vgg16,16,1000000,0\n"
+                         "2,1,6500000,10,resnet18,128,3000000,0\n",
+                &t);
+    assert_int_equal(t.njobs, 3);
+    assert_int_equal(t.nworkloads, 2);
+    assert_float_equal(t.jobs[0].submit_s, 0, 0); /* relative to the first arrival */
+    assert_float_equal(t.jobs[1].submit_s, 1.5, 1e-9);
+    assert_float_equal(t.jobs[0].duration_s, 2.0, 1e-9);
+    assert_int_equal(t.jobs[1].gpus, 8);
+    const struct sim_model_profile *p = sim_model_profile_find("vgg16");
+    assert_non_null(p);
+    assert_float_equal(t.jobs[1].mem_mib, p->base_mib + 16 * p->per_sample_mib, 0.01);
+    assert_float_equal(t.jobs[1].smact,
+                       sim_profile_smact(t.jobs[1].mem_mib, SIM_PROFILE_CARMA_FLOOR_MIB), 1e-6);
+    assert_float_equal(t.jobs[1].ramp_s, SIM_PROFILE_RAMP_S, 0);
+    assert_string_equal(t.workloads[t.jobs[0].workload].name, "resnet18-b128");
+    sim_trace_free(&t);
+}
+
+static void test_muri_bad(void **state)
+{
+    (void)state;
+    const enum sim_trace_format F = SIM_TRACE_MURI;
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,alexnet,1,10,0\n", "m.csv:2: unknown model 'alexnet'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,9,1,dqn,1,10,0\n1,1,8,1,dqn,1,10,0\n",
+               "m.csv:3: out of order");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,-9,1,dqn,1,10,0\n", "m.csv:2: submit_time '-9'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,1,0,0\n", "m.csv:2: duration '0'");
+    expect_bad(F, "m.csv", MURI_HDR "0,0,0,1,dqn,1,10,0\n", "m.csv:2: num_gpu '0'");
+    expect_bad(F, "m.csv", MURI_HDR "0,65,0,1,dqn,1,10,0\n", "num_gpu '65'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,x,10,0\n", "batch_size 'x'");
+    expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size\n0,1,0,dqn,1\n",
+               "m.csv:1: missing column 'duration'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,1,10\n", "m.csv:2: 7 fields, the header has 8");
+}
+
+/* ---- Gavel ---- */
+
+static void test_gavel_good(void **state)
+{
+    (void)state;
+    struct sim_trace t;
+    expect_good(SIM_TRACE_AUTO, "g.trace",
+                "ResNet-50 (batch size 64)\tcd x && python3 main.py\t--num_steps\t1\t5458\t10.0\t1\n"
+                "A3C\tcd y\t--max-steps\t0\t8233\t12.5\t4\r\n",
+                &t);
+    assert_int_equal(t.njobs, 2);
+    assert_float_equal(t.jobs[0].submit_s, 0, 0);
+    assert_float_equal(t.jobs[1].submit_s, 2.5, 1e-9);
+    const struct sim_model_profile *p = sim_model_profile_find("ResNet-50 (batch size 64)");
+    assert_float_equal(t.jobs[0].duration_s, 5458 / p->steps_per_s, 1e-6);
+    assert_float_equal(t.jobs[0].mem_mib, p->base_mib + 64 * p->per_sample_mib, 0.01);
+    assert_int_equal(t.jobs[1].gpus, 4);
+    assert_float_equal(t.jobs[1].duration_s, 1000, 1.0);
+    sim_trace_free(&t);
+}
+
+static void test_gavel_bad(void **state)
+{
+    (void)state;
+    const enum sim_trace_format F = SIM_TRACE_GAVEL;
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\n", "g.trace:1: fewer than 7");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t1\tx\n", "g.trace:1: more than 7");
+    expect_bad(F, "g.trace", "GAN\tc\ta\t0\t10\t1\t1\n", "g.trace:1: unknown job type 'GAN'");
+    expect_bad(F, "g.trace", "LM (batch size 7)\tc\ta\t0\t10\t1\t1\n", "unknown job type");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t5\t1\nA3C\tc\ta\t0\t10\t4\t1\n",
+               "g.trace:2: out of order");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t-5\t1\n", "g.trace:1: arrival '-5'");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t0\t5\t1\n", "g.trace:1: total steps '0'");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t2\t10\t5\t1\n", "needs-data-dir");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t5\t0\n", "g.trace:1: scale factor '0'");
+}
+
+/* ---- Alibaba ---- */
+
+#define ALI_HDR                                                                                   \
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"           \
+    "deletion_time,scheduled_time\n"
+
+static void test_alibaba_good(void **state)
+{
+    (void)state;
+    struct sim_trace_opts o = {.gpu_mem_mib = 10000};
+    const char *text = ALI_HDR "p0,1,1,1,500,,LS,Running,100,400,150\n"
+                               "p1,1,1,0,0,,LS,Running,90,400,90\n"        /* no GPU */
+                               "p2,1,1,2,1000,,LS,Running,50,300,60\n"     /* earlier: sorted */
+                               "p3,1,1,1,20,,BE,Pending,120,500,\n"        /* never scheduled */
+                               "p4,1,1,1,1000,V100M16,LS,Failed,100,101,100\n";
+    struct sim_trace t;
+    struct carma_err err;
+    if (sim_trace_parse("a.csv", text, strlen(text), SIM_TRACE_AUTO, &o, &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.njobs, 3);
+    assert_int_equal(t.skipped_nogpu, 1);
+    assert_int_equal(t.skipped_unscheduled, 1);
+    assert_float_equal(t.jobs[0].submit_s, 0, 0); /* p2 at 50 */
+    assert_int_equal(t.jobs[0].gpus, 2);
+    assert_float_equal(t.jobs[0].duration_s, 240, 0);
+    assert_float_equal(t.jobs[1].submit_s, 50, 0); /* p0 before p4: file order on ties */
+    assert_float_equal(t.jobs[1].mem_mib, 5000, 0.01);
+    assert_float_equal(t.jobs[1].smact, 0.5, 1e-6);
+    assert_float_equal(t.jobs[2].smact, 0.9, 1e-6); /* clamped to the rule's range */
+    assert_float_equal(t.jobs[2].duration_s, 1, 0);
+    sim_trace_free(&t);
+    /* Default GPU memory. */
+    o.gpu_mem_mib = 0;
+    assert_int_equal(sim_trace_parse("a.csv", text, strlen(text), SIM_TRACE_AUTO, &o, &t, &err), 0);
+    assert_float_equal(t.jobs[1].mem_mib, SIM_TRACE_DEFAULT_GPU_MIB / 2, 0.01);
+    sim_trace_free(&t);
+}
+
+static void test_alibaba_bad(void **state)
+{
+    (void)state;
+    const enum sim_trace_format F = SIM_TRACE_ALIBABA;
+    expect_bad(F, "a.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,1000\n",
+               "a.csv:1: missing column 'creation_time'");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,-1,400,150\n",
+               "a.csv:2: creation_time '-1'");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,1,400,400\n",
+               "a.csv:2: deletion_time 400 not after");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1001,,LS,Running,1,400,2\n", "gpu_milli '1001'");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,0,,LS,Running,1,400,2\n", "gpu_milli 0");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,x,1,,LS,Running,1,400,2\n", "num_gpu 'x'");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,10,,LS,Running,1,,2\n", "deletion_time");
+}
+
+/* ---- CARMA .sh + .rad ---- */
+
+static char tmpdir[256];
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static const char rad_a[] = "# comment\nconda activate tf\npython a.py --batch_size 32\n"
+                            "a.model\ncifar\n32\nexclusive\n1\n900\n1000.5\n40000\n8000\n";
+
+static int setup_sh(void **state)
+{
+    setup_cat(state);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/carma-test-trace-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    write_file(tmpdir, "a.rad", rad_a);
+    write_file(tmpdir, "b.rad", "#\n\npython b.py\nb.model\nimagenet\n64\nexclusive\n2\n21000\n");
+    write_file(tmpdir, "bad.rad", "#\n\npython b.py\nb.model\nimagenet\n64\nexclusive\nx\n21000\n");
+    return 0;
+}
+
+static int teardown_sh(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    (void)!system(cmd);
+    return teardown_cat(state);
+}
+
+static void test_rad_parse(void **state)
+{
+    (void)state;
+    struct sim_workload w;
+    struct carma_err err;
+    assert_int_equal(sim_rad_parse("a.rad", "a", rad_a, strlen(rad_a), &w, &err), 0);
+    assert_string_equal(w.name, "a");
+    assert_int_equal(w.batch, 32);
+    assert_int_equal(w.gpus, 1);
+    assert_float_equal(w.mem_mib, 900, 0);
+    assert_float_equal(w.est_mib[SIM_EST_HORUS], 1000.5, 1e-3);
+    assert_float_equal(w.est_mib[SIM_EST_FAKETENSOR], 40000, 0);
+    assert_float_equal(w.est_mib[SIM_EST_GPUMEMNET], 8000, 0);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n", "a.rad:8: 8 lines"},
+        {"#\nx\npython\nm\nd\n3x\nexclusive\n1\n900\n", "a.rad:6: batch size '3x'"},
+        {"#\nx\npython\nm\nd\n32\nexclusive\n0\n900\n", "a.rad:8: GPUs '0'"},
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n-1\n", "a.rad:9: measured peak MiB '-1'"},
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n9\nq\n", "a.rad:10: Horus estimate MiB 'q'"},
+        {"#\nx\n\nm\nd\n32\nexclusive\n1\n9\n", "a.rad:3: no command"},
+        {"#\nx\npy\nm\nd\n32\ne\n1\n9\n1\n1\n1\nextra\n", "a.rad:13: more than 12 lines"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = sim_rad_parse("a.rad", "a", bad[i].text, strlen(bad[i].text), &w, &err);
+        if (rc == 0 || !strstr(err.msg, bad[i].want))
+            fail_msg("case %zu: rc %d '%s', wanted '%s'", i, rc, err.msg, bad[i].want);
+    }
+}
+
+static void test_carma_sh(void **state)
+{
+    (void)state;
+    const char *sh = "#!/bin/sh\nsleep 0\npython /x/src/submit.py --task /x/workloads/a.rad\n"
+                     "sleep 10\n\npython3 /y/submit.py --task b.rad\nsleep 2.5\n"
+                     "python /x/src/submit.py --task /z/a.rad\n";
+    struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat, .aux_dir = tmpdir};
+    struct sim_trace t;
+    struct carma_err err;
+    if (sim_trace_parse("t.sh", sh, strlen(sh), SIM_TRACE_AUTO, &o, &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.njobs, 3);
+    assert_int_equal(t.nworkloads, 2);
+    assert_float_equal(t.jobs[1].submit_s, 10, 0);
+    assert_float_equal(t.jobs[2].submit_s, 12.5, 0);
+    assert_float_equal(t.jobs[0].mem_mib, 900, 0);    /* from the .rad */
+    assert_float_equal(t.jobs[0].duration_s, 600, 0); /* from the catalog */
+    assert_float_equal(t.jobs[0].smact, 0.5, 1e-6);
+    assert_float_equal(t.jobs[0].est_mib[SIM_EST_FAKETENSOR], 40000, 0);
+    assert_int_equal(t.jobs[1].gpus, 2);
+    assert_int_equal(t.jobs[0].workload, t.jobs[2].workload);
+    sim_trace_free(&t);
+
+    /* The trace's own folder is the default place of the .rad files. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.sh", tmpdir);
+    write_file(tmpdir, "t.sh", "sleep 1\npython s/submit.py --task a.rad\n");
+    o.aux_dir = NULL;
+    assert_int_equal(sim_trace_load_opts(path, SIM_TRACE_AUTO, &o, &t, &err), 0);
+    assert_int_equal(t.njobs, 1);
+    assert_float_equal(t.jobs[0].submit_s, 1, 0);
+    sim_trace_free(&t);
+}
+
+static void sh_bad(const char *sh, const char *want)
+{
+    struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat, .aux_dir = tmpdir};
+    struct sim_trace t;
+    memset(&t, 0, sizeof t);
+    struct carma_err err;
+    int rc = sim_trace_parse("t.sh", sh, strlen(sh), SIM_TRACE_CARMA_SH, &o, &t, &err);
+    if (rc == 0 || !strstr(err.msg, want))
+        fail_msg("rc %d '%s', wanted '%s'", rc, err.msg, want);
+    assert_null(t.jobs);
+}
+
+static void test_carma_sh_bad(void **state)
+{
+    (void)state;
+    sh_bad("sleep 1\npython s/submit.py --task zzz.rad\n", "t.sh:2: task 'zzz': not in the");
+    sh_bad("sleep -1\n", "t.sh:1: sleep '-1'");
+    sh_bad("sleep\n", "t.sh:1: expected 'sleep SECONDS'");
+    sh_bad("rm -rf /\n", "t.sh:1: expected");
+    sh_bad("python s/submit.py --task a.rad --gpus 2\n", "t.sh:1: expected");
+    sh_bad("python s/submit.py --task .rad\n", "t.sh:1: task file name empty");
+    /* A catalog entry whose .rad file is missing or broken. */
+    static const char cat2[] = CAT_HDR "nofile,m,1,1,100,1,0.5,0.2,0.2,30,\n"
+                                       "bad,m,1,1,100,1,0.5,0.2,0.2,30,\n";
+    struct sim_workload *c2;
+    size_t n2;
+    struct carma_err err;
+    assert_int_equal(sim_catalog_parse("c2", cat2, strlen(cat2), &c2, &n2, &err), 0);
+    struct sim_workload *keep = cat;
+    size_t nkeep = ncat;
+    cat = c2;
+    ncat = n2;
+    sh_bad("python s/submit.py --task nofile.rad\n", "t.sh:1: task 'nofile':");
+    sh_bad("sleep 3\npython s/submit.py --task bad.rad\n", "bad.rad:8: GPUs 'x'");
+    cat = keep;
+    ncat = nkeep;
+    free(c2);
+}
+
+/* ---- bundled data ---- */
+
+static void load_count(const char *path, enum sim_trace_format fmt, size_t want)
+{
+    struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
+    struct sim_trace t;
+    struct carma_err err;
+    if (sim_trace_load_opts(path, fmt, &o, &t, &err))
+        fail_msg("%s", err.msg);
+    if (t.njobs != want)
+        fail_msg("%s: %zu jobs, expected %zu", path, t.njobs, want);
+    for (size_t i = 1; i < t.njobs; i++)
+        assert_true(t.jobs[i].submit_s >= t.jobs[i - 1].submit_s);
+    sim_trace_free(&t);
+}
+
+static int setup_data(void **state)
+{
+    (void)state;
+    char *buf;
+    size_t len;
+    struct carma_err err;
+    if (carma_file_read("data/workloads.csv", 1 << 20, &buf, &len, &err)) {
+        fprintf(stderr, "%s (run from the repository root)\n", err.msg);
+        return -1;
+    }
+    int rc = sim_catalog_parse("data/workloads.csv", buf, len, &cat, &ncat, &err);
+    free(buf);
+    return rc;
+}
+
+static void test_data_carma(void **state)
+{
+    (void)state;
+    assert_int_equal(ncat, 51);
+    for (size_t i = 0; i < ncat; i++) {
+        float want = strcmp(cat[i].name, "dlrm") == 0
+                         ? 0.05f
+                         : sim_profile_smact(cat[i].mem_mib, SIM_PROFILE_CARMA_FLOOR_MIB);
+        assert_float_equal(cat[i].smact, want, 0.0006);
+        assert_float_equal(cat[i].smocc, sim_profile_smocc(cat[i].smact), 0.0006);
+        assert_float_equal(cat[i].ramp_s, SIM_PROFILE_RAMP_S, 0);
+    }
+    load_count("data/trace-mix90.csv", SIM_TRACE_AUTO, 90);
+    load_count("data/trace-t1.csv", SIM_TRACE_AUTO, 60);
+}
+
+/* trace-t1.csv restated as CARMA's .sh + .rad files gives the same jobs. */
+static void test_data_sh_equivalent(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-test-sh-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < ncat; i++) {
+        char rad[512], name[128];
+        const struct sim_workload *w = &cat[i];
+        snprintf(rad, sizeof rad, "# c\nconda activate tf\npython x.py\nm\nd\n%u\nexclusive\n%u\n"
+                 "%.0f\n%g\n%g\n%g\n", w->batch ? w->batch : 1, w->gpus, (double)w->mem_mib,
+                 (double)w->est_mib[0], (double)w->est_mib[1], (double)w->est_mib[2]);
+        snprintf(name, sizeof name, "%s.rad", w->name);
+        write_file(dir, name, rad);
+    }
+    struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat, .aux_dir = dir};
+    struct sim_trace csv, sh;
+    struct carma_err err;
+    assert_int_equal(sim_trace_load_opts("data/trace-t1.csv", SIM_TRACE_AUTO, &o, &csv, &err), 0);
+    size_t cap = 64 * 1024, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    double prev = 0;
+    for (size_t i = 0; i < csv.njobs; i++) {
+        len += (size_t)snprintf(text + len, cap - len,
+                                "sleep %.0f\npython /home/u/src/submit.py --task "
+                                "/home/u/workloads/%s.rad\n",
+                                csv.jobs[i].submit_s - prev,
+                                csv.workloads[csv.jobs[i].workload].name);
+        prev = csv.jobs[i].submit_s;
+    }
+    if (sim_trace_parse("t1.sh", text, len, SIM_TRACE_AUTO, &o, &sh, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(sh.njobs, csv.njobs);
+    for (size_t i = 0; i < csv.njobs; i++) {
+        assert_float_equal(sh.jobs[i].submit_s, csv.jobs[i].submit_s, 0);
+        assert_float_equal(sh.jobs[i].duration_s, csv.jobs[i].duration_s, 0);
+        assert_float_equal(sh.jobs[i].mem_mib, csv.jobs[i].mem_mib, 0);
+        assert_int_equal(sh.jobs[i].gpus, csv.jobs[i].gpus);
+        assert_float_equal(sh.jobs[i].smact, csv.jobs[i].smact, 0);
+    }
+    free(text);
+    sim_trace_free(&csv);
+    sim_trace_free(&sh);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)!system(cmd);
+}
+
+static void test_data_muri(void **state)
+{
+    (void)state;
+    load_count("data/traces/philly-muri/trace1.csv", SIM_TRACE_AUTO, 1494);
+    load_count("data/traces/philly-muri/trace2.csv", SIM_TRACE_AUTO, 5755);
+    load_count("data/traces/philly-muri/trace3.csv", SIM_TRACE_AUTO, 992);
+    load_count("data/traces/philly-muri/trace4.csv", SIM_TRACE_AUTO, 2638);
+    struct sim_trace t;
+    struct carma_err err;
+    assert_int_equal(sim_trace_load("data/traces/philly-muri/trace1.csv", SIM_TRACE_MURI, NULL, 0,
+                                    NULL, &t, &err),
+                     0);
+    double sum = 0;
+    for (size_t i = 0; i < t.njobs; i++)
+        sum += t.jobs[i].duration_s;
+    assert_float_equal(sum / (double)t.njobs, 250.45, 0.01); /* data/README.md: mean 250 s */
+    assert_float_equal(t.jobs[t.njobs - 1].submit_s / 3600, 3.0, 0.1);
+    sim_trace_free(&t);
+}
+
+static void test_data_gavel(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        size_t n;
+    } g[] = {{"0e4a51", 1181}, {"103959", 986}, {"11cb48", 2000}, {"23dbec", 9},
+             {"2869ce", 533},  {"51b7ef", 18},  {"6214e9", 2000}, {"6c71a0", 2000},
+             {"795a4c", 3},    {"7f04ca", 972}, {"925e2b", 4},    {"b436b2", 2000},
+             {"e13805", 607},  {"ed69ec", 951}, {"ee9e8c", 2000}};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/traces/philly-gavel/%s.trace", g[i].file);
+        load_count(path, SIM_TRACE_AUTO, g[i].n);
+        total += g[i].n;
+    }
+    assert_int_equal(total, 15264);
+}
+
+static void test_data_alibaba(void **state)
+{
+    (void)state;
+    static const char *const f[] = {"default", "gpushare40", "gpushare100"};
+    static const size_t pending[] = {897, 981, 1209};
+    for (int i = 0; i < 3; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/traces/alibaba-v2023/openb_pod_list_%s.csv", f[i]);
+        struct sim_trace t;
+        struct carma_err err;
+        if (sim_trace_load_opts(path, SIM_TRACE_AUTO, NULL, &t, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(t.skipped_nogpu, 1088);
+        /* Pending pods without a GPU were counted as "no GPU" first. */
+        assert_true(t.skipped_unscheduled <= pending[i]);
+        assert_int_equal(t.njobs + t.skipped_nogpu + t.skipped_unscheduled, 8152);
+        for (size_t k = 1; k < t.njobs; k++)
+            assert_true(t.jobs[k].submit_s >= t.jobs[k - 1].submit_s);
+        sim_trace_free(&t);
+    }
+    /* The multigpu50 list has no times at all: refused, naming the column. */
+    struct sim_trace t;
+    struct carma_err err;
+    assert_int_not_equal(sim_trace_load_opts("data/traces/alibaba-v2023/"
+                                             "openb_pod_list_multigpu50.csv",
+                                             SIM_TRACE_AUTO, NULL, &t, &err),
+                         0);
+    assert_non_null(strstr(err.msg, "missing column 'creation_time'"));
+}
+
+/* data/model-profiles.csv and the built-in table are the same rows. */
+static void test_model_profiles_match(void **state)
+{
+    (void)state;
+    char *buf;
+    size_t len;
+    struct carma_err err;
+    assert_int_equal(carma_file_read("data/model-profiles.csv", 1 << 20, &buf, &len, &err), 0);
+    static struct carma_csv c;
+    carma_csv_init(&c, buf, len, "model-profiles.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    size_t n, rows = 0;
+    const struct sim_model_profile *p = sim_model_profiles(&n);
+    while (carma_csv_next(&c, &err) == 1) {
+        assert_true(rows < n);
+        assert_int_equal(c.nfields, 5);
+        assert_string_equal(c.field[0], p[rows].name);
+        assert_float_equal(atof(c.field[1]), p[rows].base_mib, 1e-9);
+        assert_float_equal(atof(c.field[2]), p[rows].per_sample_mib, 1e-9);
+        assert_float_equal(atof(c.field[3]), p[rows].steps_per_s, 1e-9);
+        assert_string_equal(c.field[4], p[rows].source);
+        rows++;
+    }
+    assert_int_equal(rows, n);
+    free(buf);
+    /* Every model name of the bundled Muri and Gavel traces has a profile. */
+    static const char *const names[] = {"vgg16", "vgg19", "gpt2", "bert", "resnet18",
+                                        "shufflenet_v2_x1_0", "dqn", "a2c", "A3C", "CycleGAN"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_non_null(sim_model_profile_find(names[i]));
+}
+
+int main(void)
+{
+    const struct CMUnitTest mem[] = {
+        cmocka_unit_test(test_catalog_good),   cmocka_unit_test(test_catalog_bad),
+        cmocka_unit_test(test_carma_csv_good), cmocka_unit_test(test_carma_csv_bad),
+        cmocka_unit_test(test_bounds),         cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_muri_good),      cmocka_unit_test(test_muri_bad),
+        cmocka_unit_test(test_gavel_good),     cmocka_unit_test(test_gavel_bad),
+        cmocka_unit_test(test_alibaba_good),   cmocka_unit_test(test_alibaba_bad),
+    };
+    const struct CMUnitTest sh[] = {
+        cmocka_unit_test(test_rad_parse),
+        cmocka_unit_test(test_carma_sh),
+        cmocka_unit_test(test_carma_sh_bad),
+    };
+    const struct CMUnitTest data[] = {
+        cmocka_unit_test(test_data_carma),   cmocka_unit_test(test_data_sh_equivalent),
+        cmocka_unit_test(test_data_muri),    cmocka_unit_test(test_data_gavel),
+        cmocka_unit_test(test_data_alibaba), cmocka_unit_test(test_model_profiles_match),
+    };
+    int fails = cmocka_run_group_tests_name("trace_mem", mem, setup_cat, teardown_cat);
+    fails += cmocka_run_group_tests_name("trace_sh", sh, setup_sh, teardown_sh);
+    fails += cmocka_run_group_tests_name("trace_data", data, setup_data, teardown_cat);
+    return fails ? 1 : 0;
+}
