@@ -1,0 +1,3 @@
+sleep 5
+sleep 7
+# only sleeps
