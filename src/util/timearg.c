@@ -1,0 +1,122 @@
+#include "util/timearg.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+/* Reads exactly n decimal digits at *p into *v. */
+static int digits(const char **p, int n, int *v)
+{
+    int x = 0;
+    for (int i = 0; i < n; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return -1;
+        x = x * 10 + (c - '0');
+    }
+    *p += n;
+    *v = x;
+    return 0;
+}
+
+static int days_in_month(int y, int m)
+{
+    static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return 29;
+    return d[m - 1];
+}
+
+int carma_time_parse(const char *s, double now, double *out, struct carma_err *err)
+{
+    if (!s || !*s)
+        return carma_err_set(err, -EINVAL, "empty time");
+    size_t len = strnlen(s, CARMA_TIMEARG_MAX + 1);
+    if (len > CARMA_TIMEARG_MAX)
+        return carma_err_set(err, -EINVAL, "time longer than %d characters", CARMA_TIMEARG_MAX);
+    if (!strcmp(s, "now")) {
+        *out = now;
+        return 0;
+    }
+    const char *p = s;
+    if (*p == '@') {
+        p++;
+        double x = 0;
+        int nd = 0;
+        while (*p >= '0' && *p <= '9' && nd < 12) {
+            x = x * 10 + (*p++ - '0');
+            nd++;
+        }
+        if (nd == 0)
+            return carma_err_set(err, -EINVAL, "'%s': digits expected after '@'", s);
+        if (*p == '.') {
+            p++;
+            double f = 0.1;
+            int nf = 0;
+            while (*p >= '0' && *p <= '9' && nf < 9) {
+                x += f * (*p++ - '0');
+                f /= 10;
+                nf++;
+            }
+            if (nf == 0)
+                return carma_err_set(err, -EINVAL, "'%s': digits expected after '.'", s);
+        }
+        if (*p)
+            return carma_err_set(err, -EINVAL, "'%s': unexpected '%c'", s, *p);
+        if (x > 253402300799.0)
+            return carma_err_set(err, -EINVAL, "'%s': after the year 9999", s);
+        *out = x;
+        return 0;
+    }
+    /* A duration back from now: digits then one unit. */
+    const char *q = p + (*p == '-');
+    size_t nd = strspn(q, "0123456789");
+    if (nd > 0 && nd <= 9 && q[nd] && !q[nd + 1] && strchr("smhdw", q[nd])) {
+        double n = 0;
+        for (size_t i = 0; i < nd; i++)
+            n = n * 10 + (q[i] - '0');
+        static const double unit[] = {1, 60, 3600, 86400, 604800};
+        n *= unit[strchr("smhdw", q[nd]) - "smhdw"];
+        if (n > 100.0 * 365 * 86400)
+            return carma_err_set(err, -EINVAL, "'%s': more than 100 years", s);
+        *out = now - n;
+        if (*out < 0)
+            return carma_err_set(err, -EINVAL, "'%s': before 1970", s);
+        return 0;
+    }
+    int y, mo, d, h = 0, mi = 0, se = 0;
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
+        digits(&p, 2, &d))
+        return carma_err_set(err, -EINVAL,
+                             "'%s': a time is now, @EPOCH, 90m/2h/7d (ago), YYYY-MM-DD or "
+                             "YYYY-MM-DDTHH:MM[:SS]", s);
+    if (*p == 'T' || *p == ' ') {
+        p++;
+        if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi))
+            return carma_err_set(err, -EINVAL, "'%s': HH:MM expected after the date", s);
+        if (*p == ':') {
+            p++;
+            if (digits(&p, 2, &se))
+                return carma_err_set(err, -EINVAL, "'%s': seconds expected after ':'", s);
+        }
+    }
+    if (*p)
+        return carma_err_set(err, -EINVAL, "'%s': unexpected text '%.16s'", s, p);
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
+        mi > 59 || se > 59)
+        return carma_err_set(err, -EINVAL, "'%s': no such date or time", s);
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = se;
+    tm.tm_isdst = -1;
+    time_t t = mktime(&tm);
+    if (t == (time_t)-1 || t < 0)
+        return carma_err_set(err, -EINVAL, "'%s': not a representable local time", s);
+    *out = (double)t;
+    return 0;
+}
