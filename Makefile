@@ -92,7 +92,9 @@ $(BIN)/carmad: $(OBJ)/src/daemon/main.o $(LIBCARMAD) $(LIBCARMA)
 
 # Fake vendor libraries for tests: tests/fake/NAME/*.c -> libNAME.so (+ the soname the
 # real library has, e.g. libnvidia-ml.so.1), built without sanitizers, loaded by dlopen.
-$(BUILD)/fake/%.so:
+# Rebuilt when any fake source or the vendor API header it shares with src/gpu changes
+# (a fake may #include another's source to build a variant, e.g. nvidia-ml-old).
+$(BUILD)/fake/%.so: $(wildcard tests/fake/*/*.c tests/fake/*/*.h src/gpu/*_api.h)
 	@mkdir -p $(@D)
 	$(CC) -std=c17 -D_GNU_SOURCE -Isrc -O1 -g -Wall -Wextra -Werror -fPIC -shared \
 	  -o $@ $(wildcard tests/fake/$(patsubst lib%,%,$(basename $(notdir $@)))/*.c)

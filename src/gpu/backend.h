@@ -38,6 +38,7 @@ struct carma_gpu_sample {
     double energy_j;         /* cumulative counter since driver load, <0 absent */
     double smact, smocc, drama, tensor; /* DCGM 1002/1003/1005/1004 or GPM, <0 absent */
     int lost;                /* 1: GPU_IS_LOST or stopped answering: drain it */
+    double gract;            /* DCGM 1001 (graphics engine active) or GPM, <0 absent */
 };
 
 struct carma_gpu_proc {

@@ -1,25 +1,695 @@
-/* NVML backend: placeholder until the dlopen implementation lands (next commit). */
+/* The NVML backend: libnvidia-ml.so.1 through dlopen (no NVIDIA header needed at
+ * build time; see nvml_api.h), plus SMACT-like signals from DCGM (dcgm.h) or, on
+ * Hopper and newer, NVML's GPM metrics.
+ *
+ * Symbols: the versioned names first, then the older ones (nvmlInit_v2 -> nvmlInit,
+ * nvmlDeviceGetCount_v2 -> nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex_v2 -> ..,
+ * nvmlDeviceGetComputeRunningProcesses_v3 -> _v2 -> the 16-byte v1,
+ * nvmlDeviceGetMemoryInfo_v2 -> v1). Init, count, handle, UUID and memory are
+ * required; everything else is optional and absent when missing.
+ *
+ * Answers: NOT_SUPPORTED, NO_PERMISSION and FUNCTION_NOT_FOUND for a signal mean
+ * "this GPU has no such signal": it is marked absent and not asked again.
+ * GPU_IS_LOST from any call marks the GPU lost for good (its samples say lost=1
+ * with the last memory figures known, so the daemon drains it). Any other error
+ * leaves that signal absent for that sample; for memory, the one signal placement
+ * cannot do without, it fails the sample (-EIO, -ETIMEDOUT, ...). Every answer is
+ * cleaned by answer.h before use: NVML is a vendor library and its answers are
+ * untrusted input.
+ *
+ * GPUs NVML lists but cannot open (no handle, no UUID: hidden by a container's
+ * cgroup, lost at start) are skipped and counted in describe(). Not thread-safe. */
 #include "gpu/backend.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/answer.h"
+#include "gpu/dcgm.h"
+#include "gpu/nvml_api.h"
+
+
+/* snprintf that truncates on purpose (messages), without gcc's truncation warning. */
+__attribute__((format(printf, 3, 4))) static void fmt_trunc(char *buf, size_t cap,
+                                                            const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+#define NVML_PROC_BUF 1024 /* process records asked for per call */
+
+/* Signals a GPU may lack; a set bit in nvml_gpu.absent means "do not ask again". */
+enum {
+    NV_UTIL = 1 << 0,
+    NV_POWER = 1 << 1,
+    NV_ENERGY = 1 << 2,
+    NV_MEM_V2 = 1 << 3,
+    NV_PROCS = 1 << 4,
+};
+
+struct nvml_syms {
+    nvml_init_fn init;
+    nvml_shutdown_fn shutdown;
+    nvml_error_string_fn error_string;
+    nvml_driver_version_fn driver_version;
+    nvml_count_fn count;
+    nvml_handle_fn handle;
+    nvml_string_fn name, uuid;
+    nvml_memory_v2_fn mem_v2;
+    nvml_memory_fn mem_v1;
+    nvml_util_fn util;
+    nvml_uint_fn power, power_limit;
+    nvml_ull_fn energy;
+    nvml_mig_mode_fn mig_mode;
+    nvml_procs_fn procs;        /* _v3 or _v2 (24-byte records) */
+    nvml_procs_v1_fn procs_v1;  /* 16-byte records */
+    nvml_gpm_support_fn gpm_support;
+    nvml_gpm_alloc_fn gpm_alloc;
+    nvml_gpm_free_fn gpm_free;
+    nvml_gpm_sample_get_fn gpm_sample_get;
+    nvml_gpm_metrics_get_fn gpm_metrics_get;
+    const char *init_name, *procs_name, *mem_name;
+};
+
+struct nvml_gpu {
+    nvmlDevice_t dev;
+    struct carma_gpu_info info;
+    unsigned absent;     /* NV_* bits */
+    int lost;
+    uint64_t last_used, last_free; /* reported while lost */
+    int dcgm_k;          /* index in the DCGM helper, -1: none */
+    int gpm_on;          /* GPM samples allocated */
+    int gpm_have_prev;
+    nvmlGpmSample_t gpm[2];
+    unsigned gpm_cur;    /* gpm[gpm_cur] is the newest sample */
+};
+
+struct nvml_backend {
+    void *dl;
+    struct nvml_syms f;
+    int inited;
+    unsigned n, skipped;
+    struct nvml_gpu *g;
+    char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+    char skip_why[96];
+    struct carma_dcgm *dcgm;
+    unsigned dcgm_matched;
+    unsigned gpm_count;
+    char prof_why[160];  /* why there is no DCGM, when there is none */
+    nvmlProcessInfo_t *procbuf;      /* NVML_PROC_BUF records */
+    size_t proc_dirty;               /* bytes of procbuf the last call may have written */
+    nvmlGpmMetricsGet_t *gpm_req;    /* one request, reused */
+};
+
+static const char *nvml_errstr(const struct nvml_backend *nv, nvmlReturn_t r, char *buf,
+                               size_t cap)
+{
+    const char *s = nv->f.error_string ? nv->f.error_string(r) : NULL;
+    if (s)
+        carma_gpu_answer_str(buf, cap, s, 80);
+    else
+        fmt_trunc(buf, cap, "NVML error %d", (int)r);
+    return buf;
+}
+
+static int nvml_errno(nvmlReturn_t r)
+{
+    switch (r) {
+    case NVML_SUCCESS:
+        return 0;
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+        return -ENOTSUP;
+    case NVML_ERROR_NO_PERMISSION:
+        return -EACCES;
+    case NVML_ERROR_GPU_IS_LOST:
+    case NVML_ERROR_GPU_NOT_FOUND:
+        return -ENODEV;
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+        return -EOVERFLOW;
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+        return -ENXIO;
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+        return -EPROTO;
+    case NVML_ERROR_TIMEOUT:
+        return -ETIMEDOUT;
+    case NVML_ERROR_MEMORY:
+    case NVML_ERROR_INSUFFICIENT_RESOURCES:
+        return -ENOMEM;
+    case NVML_ERROR_INVALID_ARGUMENT:
+        return -EINVAL;
+    default:
+        return -EIO;
+    }
+}
+
+/* "Not supported here": stop asking. */
+static int nvml_is_absence(nvmlReturn_t r)
+{
+    return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_NO_PERMISSION ||
+           r == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+/* The first of `names` (NULL-terminated) that the library exports. */
+static void *nvml_sym(void *dl, const char *const *names, const char **which)
+{
+    for (; *names; names++) {
+        void *p = dlsym(dl, *names);
+        if (p) {
+            if (which)
+                *which = *names;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+#define NVML_SYM(nv, field, ...)                                                                 \
+    ((nv)->f.field = (__typeof__((nv)->f.field))nvml_sym((nv)->dl,                               \
+                                                         (const char *const[]){__VA_ARGS__, NULL}, \
+                                                         NULL))
+
+static int nvml_resolve(struct nvml_backend *nv, const char *lib, struct carma_err *err)
+{
+    const char *const init_names[] = {"nvmlInit_v2", "nvmlInit", NULL};
+    const char *const procs_names[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
+                                       "nvmlDeviceGetComputeRunningProcesses_v2", NULL};
+    nv->f.init = (nvml_init_fn)nvml_sym(nv->dl, init_names, &nv->f.init_name);
+    NVML_SYM(nv, shutdown, "nvmlShutdown");
+    NVML_SYM(nv, error_string, "nvmlErrorString");
+    NVML_SYM(nv, driver_version, "nvmlSystemGetDriverVersion");
+    NVML_SYM(nv, count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+    NVML_SYM(nv, handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+    NVML_SYM(nv, name, "nvmlDeviceGetName");
+    NVML_SYM(nv, uuid, "nvmlDeviceGetUUID");
+    NVML_SYM(nv, mem_v2, "nvmlDeviceGetMemoryInfo_v2");
+    NVML_SYM(nv, mem_v1, "nvmlDeviceGetMemoryInfo");
+    NVML_SYM(nv, util, "nvmlDeviceGetUtilizationRates");
+    NVML_SYM(nv, power, "nvmlDeviceGetPowerUsage");
+    NVML_SYM(nv, power_limit, "nvmlDeviceGetEnforcedPowerLimit",
+             "nvmlDeviceGetPowerManagementLimit");
+    NVML_SYM(nv, energy, "nvmlDeviceGetTotalEnergyConsumption");
+    NVML_SYM(nv, mig_mode, "nvmlDeviceGetMigMode");
+    nv->f.procs = (nvml_procs_fn)nvml_sym(nv->dl, procs_names, &nv->f.procs_name);
+    if (!nv->f.procs) {
+        NVML_SYM(nv, procs_v1, "nvmlDeviceGetComputeRunningProcesses");
+        if (nv->f.procs_v1)
+            nv->f.procs_name = "nvmlDeviceGetComputeRunningProcesses";
+    }
+    NVML_SYM(nv, gpm_support, "nvmlGpmQueryDeviceSupport");
+    NVML_SYM(nv, gpm_alloc, "nvmlGpmSampleAlloc");
+    NVML_SYM(nv, gpm_free, "nvmlGpmSampleFree");
+    NVML_SYM(nv, gpm_sample_get, "nvmlGpmSampleGet");
+    NVML_SYM(nv, gpm_metrics_get, "nvmlGpmMetricsGet");
+    nv->f.mem_name = nv->f.mem_v2 ? "v2" : "v1";
+
+    const char *missing = !nv->f.init     ? "nvmlInit_v2 (or nvmlInit)"
+                          : !nv->f.count  ? "nvmlDeviceGetCount_v2 (or nvmlDeviceGetCount)"
+                          : !nv->f.handle ? "nvmlDeviceGetHandleByIndex_v2 (or _ByIndex)"
+                          : !nv->f.uuid   ? "nvmlDeviceGetUUID"
+                          : (!nv->f.mem_v2 && !nv->f.mem_v1)
+                              ? "nvmlDeviceGetMemoryInfo_v2 (or nvmlDeviceGetMemoryInfo)"
+                              : NULL;
+    if (missing)
+        return carma_err_set(err, -ENOSYS, "%s: no symbol %s: not a usable NVML library", lib,
+                             missing);
+    return 0;
+}
+
+/* ---- GPM ---- */
+
+static void nvml_gpm_free(struct nvml_backend *nv, struct nvml_gpu *g)
+{
+    for (int k = 0; k < 2; k++)
+        if (g->gpm[k] && nv->f.gpm_free)
+            nv->f.gpm_free(g->gpm[k]);
+    g->gpm[0] = g->gpm[1] = NULL;
+    g->gpm_on = 0;
+    g->gpm_have_prev = 0;
+}
+
+/* Turns GPM on for g when the device supports it; takes the first sample. */
+static void nvml_gpm_start(struct nvml_backend *nv, struct nvml_gpu *g)
+{
+    if (!nv->f.gpm_support || !nv->f.gpm_alloc || !nv->f.gpm_free || !nv->f.gpm_sample_get ||
+        !nv->f.gpm_metrics_get)
+        return;
+    nvmlGpmSupport_t sup = {.version = NVML_GPM_SUPPORT_VERSION};
+    if (nv->f.gpm_support(g->dev, &sup) != NVML_SUCCESS || !sup.isSupportedDevice)
+        return;
+    if (!nv->gpm_req && !(nv->gpm_req = calloc(1, sizeof *nv->gpm_req)))
+        return;
+    if (nv->f.gpm_alloc(&g->gpm[0]) != NVML_SUCCESS ||
+        nv->f.gpm_alloc(&g->gpm[1]) != NVML_SUCCESS || !g->gpm[0] || !g->gpm[1]) {
+        nvml_gpm_free(nv, g);
+        return;
+    }
+    g->gpm_on = 1;
+    g->gpm_cur = 0;
+    g->gpm_have_prev = nv->f.gpm_sample_get(g->dev, g->gpm[0]) == NVML_SUCCESS;
+    nv->gpm_count++;
+}
+
+/* Metrics averaged since the previous sample. */
+static void nvml_gpm_read(struct nvml_backend *nv, struct nvml_gpu *g,
+                          struct carma_gpu_sample *out)
+{
+    unsigned next = g->gpm_cur ^ 1u;
+    nvmlReturn_t r = nv->f.gpm_sample_get(g->dev, g->gpm[next]);
+    if (r == NVML_ERROR_GPU_IS_LOST) {
+        g->lost = 1;
+        return;
+    }
+    if (r != NVML_SUCCESS) {
+        g->gpm_have_prev = 0;
+        return;
+    }
+    int have_prev = g->gpm_have_prev;
+    g->gpm_cur = next;
+    g->gpm_have_prev = 1;
+    if (!have_prev)
+        return;
+    static const unsigned ids[] = {NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY,
+                                   NVML_GPM_METRIC_DRAM_BW_UTIL, NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+                                   NVML_GPM_METRIC_GRAPHICS_UTIL};
+    const unsigned nids = sizeof ids / sizeof ids[0];
+    nvmlGpmMetricsGet_t *q = nv->gpm_req;
+    q->version = NVML_GPM_METRICS_GET_VERSION;
+    q->numMetrics = nids;
+    q->sample1 = g->gpm[next ^ 1u];
+    q->sample2 = g->gpm[next];
+    for (unsigned k = 0; k < nids; k++) {
+        memset(&q->metrics[k], 0, sizeof q->metrics[k]);
+        q->metrics[k].metricId = ids[k];
+    }
+    if (nv->f.gpm_metrics_get(q) != NVML_SUCCESS)
+        return;
+    double *dst[] = {&out->smact, &out->smocc, &out->drama, &out->tensor, &out->gract};
+    for (unsigned k = 0; k < nids; k++)
+        if (q->metrics[k].nvmlReturn == NVML_SUCCESS && q->metrics[k].metricId == ids[k])
+            *dst[k] = carma_gpu_answer_pct(q->metrics[k].value);
+}
+
+/* ---- the ops ---- */
+
+static struct nvml_backend *nvml_of(struct carma_gpu_backend *b)
+{
+    return b->impl;
+}
+
+static int nvml_count(struct carma_gpu_backend *b, unsigned *n)
+{
+    *n = nvml_of(b)->n;
+    return 0;
+}
+
+static int nvml_info(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_info *out)
+{
+    struct nvml_backend *nv = nvml_of(b);
+    if (i >= nv->n)
+        return -EINVAL;
+    *out = nv->g[i].info;
+    return 0;
+}
+
+/* Memory used and free; 0, or a negative errno (g->lost set on GPU_IS_LOST). */
+static int nvml_read_mem(struct nvml_backend *nv, struct nvml_gpu *g, uint64_t *total_out,
+                         uint64_t *used, uint64_t *free_b)
+{
+    nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+    uint64_t total = 0, u = 0, f = 0;
+    if (nv->f.mem_v2 && !(g->absent & NV_MEM_V2)) {
+        nvmlMemory_v2_t m = {.version = nvmlMemory_v2};
+        r = nv->f.mem_v2(g->dev, &m);
+        if (r == NVML_SUCCESS) {
+            total = m.total;
+            u = m.used;
+            f = m.free;
+        } else if (nvml_is_absence(r) || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+            g->absent |= NV_MEM_V2; /* an older driver: v1 from now on */
+        }
+    }
+    /* v1 only where v2 does not exist; a v2 error (a timeout) is the answer. */
+    if (r != NVML_SUCCESS && (!nv->f.mem_v2 || (g->absent & NV_MEM_V2)) && nv->f.mem_v1) {
+        nvmlMemory_t m = {0};
+        r = nv->f.mem_v1(g->dev, &m);
+        if (r == NVML_SUCCESS) {
+            total = m.total;
+            u = m.used;
+            f = m.free;
+        }
+    }
+    if (r == NVML_ERROR_GPU_IS_LOST) {
+        g->lost = 1;
+        return -ENODEV;
+    }
+    if (r != NVML_SUCCESS)
+        return nvml_errno(r);
+    *total_out = total;
+    return carma_gpu_answer_mem(total, u, f, used, free_b);
+}
+
+static int nvml_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_sample *out)
+{
+    struct nvml_backend *nv = nvml_of(b);
+    if (i >= nv->n)
+        return -EINVAL;
+    struct nvml_gpu *g = &nv->g[i];
+    memset(out, 0, sizeof *out);
+    out->util_gpu = out->util_mem = out->power_w = out->energy_j = -1;
+    out->smact = out->smocc = out->drama = out->tensor = out->gract = -1;
+    if (!g->lost) {
+        uint64_t total = 0;
+        int rc = nvml_read_mem(nv, g, &total, &out->mem_used_bytes, &out->mem_free_bytes);
+        if (rc && !g->lost)
+            return rc;
+    }
+    nvmlReturn_t r;
+    if (!g->lost && nv->f.util && !(g->absent & NV_UTIL)) {
+        nvmlUtilization_t u = {0};
+        if ((r = nv->f.util(g->dev, &u)) == NVML_SUCCESS) {
+            out->util_gpu = carma_gpu_answer_pct(u.gpu);
+            out->util_mem = carma_gpu_answer_pct(u.memory);
+        } else if (nvml_is_absence(r)) {
+            g->absent |= NV_UTIL;
+        } else if (r == NVML_ERROR_GPU_IS_LOST) {
+            g->lost = 1;
+        }
+    }
+    if (!g->lost && nv->f.power && !(g->absent & NV_POWER)) {
+        unsigned mw = 0;
+        if ((r = nv->f.power(g->dev, &mw)) == NVML_SUCCESS)
+            out->power_w = carma_gpu_answer_power_mw(mw);
+        else if (nvml_is_absence(r))
+            g->absent |= NV_POWER;
+        else if (r == NVML_ERROR_GPU_IS_LOST)
+            g->lost = 1;
+    }
+    if (!g->lost && nv->f.energy && !(g->absent & NV_ENERGY)) {
+        unsigned long long mj = 0;
+        if ((r = nv->f.energy(g->dev, &mj)) == NVML_SUCCESS)
+            out->energy_j = (double)mj / 1000;
+        else if (nvml_is_absence(r))
+            g->absent |= NV_ENERGY;
+        else if (r == NVML_ERROR_GPU_IS_LOST)
+            g->lost = 1;
+    }
+    if (!g->lost && g->dcgm_k >= 0) {
+        struct carma_dcgm_prof p;
+        if (carma_dcgm_read(nv->dcgm, (unsigned)g->dcgm_k, &p) == 0) {
+            out->gract = p.gract;
+            out->smact = p.smact;
+            out->smocc = p.smocc;
+            out->tensor = p.tensor;
+            out->drama = p.drama;
+            if (p.lost)
+                g->lost = 1;
+        }
+    } else if (!g->lost && g->gpm_on) {
+        nvml_gpm_read(nv, g, out);
+    }
+    if (g->lost) {
+        /* Drain it: keep the last memory figures, every other signal absent. */
+        memset(out, 0, sizeof *out);
+        out->mem_used_bytes = g->last_used;
+        out->mem_free_bytes = g->last_free;
+        out->util_gpu = out->util_mem = out->power_w = out->energy_j = -1;
+        out->smact = out->smocc = out->drama = out->tensor = out->gract = -1;
+        out->lost = 1;
+        return 0;
+    }
+    g->last_used = out->mem_used_bytes;
+    g->last_free = out->mem_free_bytes;
+    return 0;
+}
+
+static int nvml_processes(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_proc *out,
+                          size_t *n)
+{
+    struct nvml_backend *nv = nvml_of(b);
+    if (i >= nv->n)
+        return -EINVAL;
+    struct nvml_gpu *g = &nv->g[i];
+    if (g->lost)
+        return -ENODEV;
+    if (g->absent & NV_PROCS)
+        return -ENOTSUP;
+    unsigned cnt = NVML_PROC_BUF;
+    nvmlReturn_t r;
+    size_t stride;
+    /* A count larger than what was written must not resurrect older records. */
+    memset(nv->procbuf, 0, nv->proc_dirty);
+    if (nv->f.procs) {
+        r = nv->f.procs(g->dev, &cnt, nv->procbuf);
+        stride = sizeof(nvmlProcessInfo_t);
+    } else if (nv->f.procs_v1) {
+        /* The v1 records are smaller: the same buffer holds NVML_PROC_BUF of them. */
+        r = nv->f.procs_v1(g->dev, &cnt, (nvmlProcessInfo_v1_t *)(void *)nv->procbuf);
+        stride = sizeof(nvmlProcessInfo_v1_t);
+    } else {
+        return -ENOTSUP;
+    }
+    if (r == NVML_ERROR_GPU_IS_LOST)
+        g->lost = 1;
+    else if (nvml_is_absence(r))
+        g->absent |= NV_PROCS;
+    size_t recs = r == NVML_SUCCESS && cnt < NVML_PROC_BUF ? cnt : NVML_PROC_BUF;
+    nv->proc_dirty = recs * stride;
+    if (r != NVML_SUCCESS)
+        return nvml_errno(r);
+    return carma_gpu_answer_procs(nv->procbuf, stride, cnt, NVML_PROC_BUF, out, n);
+}
+
+static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
+{
+    struct nvml_backend *nv = nvml_of(b);
+    if (!cap)
+        return;
+    char prof[256];
+    if (nv->dcgm) {
+        char d[200];
+        carma_dcgm_describe(nv->dcgm, d, sizeof d);
+        fmt_trunc(prof, sizeof prof, "SMACT/SMOCC/DRAMA from %s, on %u of %u GPUs%s", d,
+                 nv->dcgm_matched, nv->n, nv->gpm_count ? ", GPM on the others" : "");
+    } else if (nv->gpm_count) {
+        fmt_trunc(prof, sizeof prof, "SMACT/SMOCC/DRAMA from NVML GPM on %u of %u GPUs",
+                 nv->gpm_count, nv->n);
+    } else {
+        fmt_trunc(prof, sizeof prof, "no SMACT/SMOCC/DRAMA source (%s): utilisation only",
+                 nv->prof_why[0] ? nv->prof_why : "no DCGM, no GPM");
+    }
+    char skipped[160] = "";
+    if (nv->skipped)
+        fmt_trunc(skipped, sizeof skipped, "; %u GPU%s skipped: %s", nv->skipped,
+                 nv->skipped > 1 ? "s" : "", nv->skip_why);
+    fmt_trunc(buf, cap, "nvml %s (%s, %s, memory %s; %u GPUs%s); %s", nv->driver,
+             nv->f.init_name, nv->f.procs_name ? nv->f.procs_name : "no process list",
+             nv->f.mem_name, nv->n, skipped, prof);
+}
+
+static void nvml_free(struct nvml_backend *nv)
+{
+    if (!nv)
+        return;
+    for (unsigned i = 0; nv->g && i < nv->n; i++)
+        nvml_gpm_free(nv, &nv->g[i]);
+    if (nv->dcgm)
+        carma_dcgm_close(nv->dcgm);
+    if (nv->inited && nv->f.shutdown)
+        nv->f.shutdown();
+    if (nv->dl)
+        dlclose(nv->dl);
+    free(nv->g);
+    free(nv->procbuf);
+    free(nv->gpm_req);
+    free(nv);
+}
+
+static void nvml_close(struct carma_gpu_backend *b)
+{
+    nvml_free(nvml_of(b));
+    b->impl = NULL;
+    b->ops = NULL;
+}
+
+static const struct carma_gpu_backend_ops nvml_ops = {
+    .name = "nvml",
+    .count = nvml_count,
+    .info = nvml_info,
+    .sample = nvml_sample,
+    .processes = nvml_processes,
+    .attach = NULL,
+    .detach = NULL,
+    .close = nvml_close,
+    .describe = nvml_describe,
+};
+
+/* Fills nv->g[nv->n] from NVML device `idx`; 0, or why it is skipped. */
+static int nvml_gpu_open(struct nvml_backend *nv, unsigned idx, char *why, size_t whycap)
+{
+    struct nvml_gpu *g = &nv->g[nv->n];
+    memset(g, 0, sizeof *g);
+    g->dcgm_k = -1;
+    char eb[96];
+    nvmlReturn_t r = nv->f.handle(idx, &g->dev);
+    if (r != NVML_SUCCESS) {
+        fmt_trunc(why, whycap, "GPU %u: no handle: %s", idx, nvml_errstr(nv, r, eb, sizeof eb));
+        return nvml_errno(r);
+    }
+    char raw[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    memset(raw, 0, sizeof raw);
+    r = nv->f.uuid(g->dev, raw, sizeof raw);
+    if (r == NVML_SUCCESS &&
+        carma_gpu_answer_str(g->info.uuid, sizeof g->info.uuid, raw, sizeof raw) == 0)
+        r = NVML_ERROR_UNKNOWN;
+    if (r != NVML_SUCCESS) {
+        fmt_trunc(why, whycap, "GPU %u: no UUID: %s", idx, nvml_errstr(nv, r, eb, sizeof eb));
+        return r == NVML_ERROR_UNKNOWN ? -EIO : nvml_errno(r);
+    }
+    memset(raw, 0, sizeof raw);
+    if (!nv->f.name || nv->f.name(g->dev, raw, sizeof raw) != NVML_SUCCESS ||
+        carma_gpu_answer_str(g->info.name, sizeof g->info.name, raw, sizeof raw) == 0)
+        fmt_trunc(g->info.name, sizeof g->info.name, "NVIDIA GPU");
+    uint64_t total = 0, used = 0, fr = 0;
+    int rc = nvml_read_mem(nv, g, &total, &used, &fr);
+    if (rc) {
+        fmt_trunc(why, whycap, "GPU %u (%s): no memory figures: %s", idx, g->info.uuid,
+                 strerror(-rc));
+        return rc;
+    }
+    g->info.mem_total_bytes = total; /* v2: reserved + free + used */
+    g->last_used = used;
+    g->last_free = fr;
+    unsigned mw = 0;
+    g->info.power_limit_w = -1;
+    if (nv->f.power_limit && nv->f.power_limit(g->dev, &mw) == NVML_SUCCESS)
+        g->info.power_limit_w = carma_gpu_answer_power_mw(mw);
+    unsigned cur = 0, pend = 0;
+    g->info.mig_mode = -1;
+    if (nv->f.mig_mode && nv->f.mig_mode(g->dev, &cur, &pend) == NVML_SUCCESS)
+        g->info.mig_mode = cur == NVML_DEVICE_MIG_ENABLE ? 1 : 0;
+    return 0;
+}
 
 int carma_gpu_open_nvml_opts(struct carma_gpu_backend *b, const struct carma_gpu_nvml_opts *o,
                              struct carma_err *err)
 {
-    (void)b;
-    (void)o;
-    return carma_err_set(err, -ENOSYS, "NVML backend not built yet");
+    static const struct carma_gpu_nvml_opts defaults;
+    if (!o)
+        o = &defaults;
+    const char *lib = o->lib ? o->lib : "libnvidia-ml.so.1";
+    struct nvml_backend *nv = calloc(1, sizeof *nv);
+    if (!nv)
+        return carma_err_set(err, -ENOMEM, "NVML: out of memory");
+    int rc;
+    nv->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!nv->dl) {
+        const char *e = dlerror();
+        rc = carma_err_set(err, -ENOENT, "cannot load %s (no NVIDIA driver?): %.200s", lib,
+                           e ? e : "dlopen failed");
+        goto fail;
+    }
+    if ((rc = nvml_resolve(nv, lib, err)))
+        goto fail;
+    char eb[96];
+    nvmlReturn_t r = nv->f.init();
+    if (r != NVML_SUCCESS) {
+        rc = carma_err_set(err, nvml_errno(r) ? nvml_errno(r) : -EIO, "%s: %s failed: %s", lib,
+                           nv->f.init_name, nvml_errstr(nv, r, eb, sizeof eb));
+        goto fail;
+    }
+    nv->inited = 1;
+    char raw[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = "";
+    if (!nv->f.driver_version || nv->f.driver_version(raw, sizeof raw) != NVML_SUCCESS ||
+        carma_gpu_answer_str(nv->driver, sizeof nv->driver, raw, sizeof raw) == 0)
+        fmt_trunc(nv->driver, sizeof nv->driver, "(driver version unknown)");
+    unsigned count = 0;
+    if ((r = nv->f.count(&count)) != NVML_SUCCESS) {
+        rc = carma_err_set(err, nvml_errno(r) ? nvml_errno(r) : -EIO,
+                           "%s: cannot count GPUs: %s", lib, nvml_errstr(nv, r, eb, sizeof eb));
+        goto fail;
+    }
+    if (count > CARMA_GPU_MAX)
+        count = CARMA_GPU_MAX; /* absurd, or more than carma handles: the first ones */
+    nv->g = calloc(count ? count : 1, sizeof *nv->g);
+    nv->procbuf = calloc(NVML_PROC_BUF, sizeof *nv->procbuf);
+    nv->proc_dirty = 0;
+    if (!nv->g || !nv->procbuf) {
+        rc = carma_err_set(err, -ENOMEM, "NVML: out of memory");
+        goto fail;
+    }
+    for (unsigned idx = 0; idx < count; idx++) {
+        char why[sizeof nv->skip_why];
+        if (nvml_gpu_open(nv, idx, why, sizeof why) == 0) {
+            nv->n++;
+        } else {
+            if (!nv->skipped)
+                fmt_trunc(nv->skip_why, sizeof nv->skip_why, "%s", why);
+            nv->skipped++;
+        }
+    }
+    if (nv->n == 0) {
+        rc = carma_err_set(err, -ENODEV, "%s: no usable GPU (%u listed%s%s)", lib, count,
+                           nv->skipped ? ": " : "", nv->skip_why);
+        goto fail;
+    }
+    /* Profiling signals: DCGM first, GPM for the GPUs DCGM does not cover. */
+    if (o->dcgm != CARMA_GPU_SRC_OFF) {
+        struct carma_dcgm_opts dop = {
+            .lib = o->dcgm_lib, .addr = o->dcgm_addr, .interval_ms = o->interval_ms};
+        struct carma_err derr = {{0}};
+        int drc = carma_dcgm_open(&nv->dcgm, &dop, &derr);
+        if (drc == 0) {
+            for (unsigned i = 0; i < nv->n; i++)
+                for (unsigned k = 0; k < carma_dcgm_count(nv->dcgm); k++)
+                    if (!strcmp(carma_dcgm_uuid(nv->dcgm, k), nv->g[i].info.uuid)) {
+                        nv->g[i].dcgm_k = (int)k;
+                        nv->dcgm_matched++;
+                        break;
+                    }
+            if (!nv->dcgm_matched) {
+                carma_dcgm_close(nv->dcgm);
+                nv->dcgm = NULL;
+                fmt_trunc(nv->prof_why, sizeof nv->prof_why, "DCGM knows none of NVML's GPUs");
+                drc = -ENODEV;
+            }
+        } else {
+            fmt_trunc(nv->prof_why, sizeof nv->prof_why, "%s", derr.msg);
+        }
+        if (drc && o->dcgm == CARMA_GPU_SRC_REQUIRE) {
+            rc = carma_err_set(err, drc, "DCGM required: %s", nv->prof_why);
+            goto fail;
+        }
+    }
+    if (o->gpm != CARMA_GPU_SRC_OFF) {
+        for (unsigned i = 0; i < nv->n; i++)
+            if (nv->g[i].dcgm_k < 0)
+                nvml_gpm_start(nv, &nv->g[i]);
+        if (o->gpm == CARMA_GPU_SRC_REQUIRE && nv->gpm_count + nv->dcgm_matched < nv->n) {
+            rc = carma_err_set(err, -ENOTSUP, "GPM required: only %u of %u GPUs support it",
+                               nv->gpm_count, nv->n);
+            goto fail;
+        }
+    }
+    b->ops = &nvml_ops;
+    b->impl = nv;
+    return 0;
+fail:
+    nvml_free(nv);
+    return rc;
 }
 
 int carma_gpu_open_nvml(struct carma_gpu_backend *b, const char *lib, struct carma_err *err)
 {
     struct carma_gpu_nvml_opts o = {.lib = lib};
     return carma_gpu_open_nvml_opts(b, &o, err);
-}
-
-int carma_gpu_open_dcgm(struct carma_gpu_backend *b, const char *lib, struct carma_err *err)
-{
-    (void)b;
-    (void)lib;
-    return carma_err_set(err, -ENOSYS, "DCGM backend not built yet");
 }

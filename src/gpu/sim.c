@@ -14,7 +14,7 @@
  *   smact    min(1, 0.3 n); smocc = 0.5 smact; drama = 0.3 smact;
  *            tensor = 0.25 smact (so two co-runners pass CARMA's gate, three do not)
  *   util_gpu min(1, 2 smact) (NVML's "a kernel was running" ratio is above SMACT);
- *            util_mem = drama
+ *            util_mem = drama; gract = util_gpu
  *   power    idle_w + (n > 0 ? static_w + (max_w - idle_w - static_w) * smact : 0)
  *   energy   the exact integral of that piecewise-constant power: it is brought up
  *            to date before every change (attach, detach, a process found dead) and
@@ -166,6 +166,7 @@ static int sim_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_
     out->smocc = 0.5 * smact;
     out->drama = 0.3 * smact;
     out->tensor = 0.25 * smact;
+    out->gract = out->util_gpu;
     out->util_gpu = smact * 2 > 1 ? 1 : smact * 2;
     out->util_mem = out->drama;
     out->power_w = sim_power(k, n);

@@ -1,0 +1,648 @@
+/* A fake libnvidia-ml.so.1 for tests: the NVML subset carma uses (src/gpu/nvml_api.h),
+ * answering from a small text file named by $CARMA_FAKE_NVML_STATE, re-read whenever
+ * it changes (size, mtime or inode), so a test rewrites it to change the GPUs under
+ * a running carmad. Without the variable nvmlInit answers DRIVER_NOT_LOADED.
+ *
+ * The state file, one directive per line, '#' starts a comment, values with spaces
+ * in double quotes, sizes in bytes or with a KiB/MiB/GiB suffix:
+ *
+ *   driver 550.54.15
+ *   init OK                       what nvmlInit answers (any NVML error name)
+ *   count 100000                  what nvmlDeviceGetCount answers (default: gpus)
+ *   gpu uuid=GPU-... name="NVIDIA A100-SXM4-40GB" mem_total=40GiB mem_used=1GiB
+ *       mem_reserved=512MiB util=37 mem_util=12 power_mw=61000 power_limit_mw=400000
+ *       energy_mj=123456 mig=0 lost=0 gpm=1 sm=40 smocc=20 dram=30 tensor=5 gract=45
+ *       (all on one line; every key optional; lost=1: every call on it answers
+ *        GPU_IS_LOST; gpm=1: GPM supported, sm..gract are its metrics in percent)
+ *   proc GPU pid=1234 mem=1GiB    a compute process on GPU (index); mem=unknown
+ *                                 gives NVML_VALUE_NOT_AVAILABLE
+ *   fail GPU|* FUNCTION ERROR     FUNCTION on that GPU (or every GPU) answers ERROR,
+ *                                 e.g. fail 1 nvmlDeviceGetPowerUsage NOT_SUPPORTED
+ *   procs_count N                 the process call claims N records (absurd counts)
+ *   uuid_no_nul 1                 UUIDs and names fill the buffer without a NUL
+ *
+ * Build variants: this file alone is the modern library (every versioned symbol);
+ * tests/fake/nvidia-ml-old/ compiles it with FAKE_NVML_LEGACY, which exports only
+ * the old names (nvmlInit, nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex, the
+ * 16-byte-record nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetMemoryInfo) and
+ * no energy or GPM, so the backend's fallbacks run through a real failing dlsym.
+ *
+ * Test code: global state is fine here (a library has nowhere else to keep it). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpu/nvml_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define FAKE_GPUS 64
+#define FAKE_PROCS 4096
+#define FAKE_FAILS 64
+
+struct fake_gpu {
+    char uuid[128], name[128];
+    unsigned long long mem_total, mem_used, mem_reserved, energy_mj;
+    unsigned util, mem_util, power_mw, power_limit_mw, mig;
+    int lost, gpm;
+    double sm, smocc, dram, tensor, gract;
+};
+
+struct fake_proc {
+    unsigned gpu, pid;
+    unsigned long long mem;
+};
+
+struct fake_fail {
+    int gpu; /* -1: all */
+    char fn[64];
+    nvmlReturn_t r;
+};
+
+static struct {
+    char path[4096];
+    struct stat st;
+    int loaded;
+    char driver[80];
+    nvmlReturn_t init_r;
+    long count; /* -1: number of gpus */
+    long procs_count; /* -1: the real count */
+    int uuid_no_nul;
+    unsigned ngpus, nprocs, nfails;
+    struct fake_gpu gpu[FAKE_GPUS];
+    struct fake_proc proc[FAKE_PROCS];
+    struct fake_fail fail[FAKE_FAILS];
+    int refs; /* nvmlInit minus nvmlShutdown */
+} F;
+
+static const struct {
+    const char *name;
+    nvmlReturn_t r;
+} fake_errors[] = {
+    {"OK", NVML_SUCCESS},
+    {"UNINITIALIZED", NVML_ERROR_UNINITIALIZED},
+    {"INVALID_ARGUMENT", NVML_ERROR_INVALID_ARGUMENT},
+    {"NOT_SUPPORTED", NVML_ERROR_NOT_SUPPORTED},
+    {"NO_PERMISSION", NVML_ERROR_NO_PERMISSION},
+    {"NOT_FOUND", NVML_ERROR_NOT_FOUND},
+    {"INSUFFICIENT_SIZE", NVML_ERROR_INSUFFICIENT_SIZE},
+    {"DRIVER_NOT_LOADED", NVML_ERROR_DRIVER_NOT_LOADED},
+    {"TIMEOUT", NVML_ERROR_TIMEOUT},
+    {"FUNCTION_NOT_FOUND", NVML_ERROR_FUNCTION_NOT_FOUND},
+    {"GPU_IS_LOST", NVML_ERROR_GPU_IS_LOST},
+    {"LIB_RM_VERSION_MISMATCH", NVML_ERROR_LIB_RM_VERSION_MISMATCH},
+    {"ARGUMENT_VERSION_MISMATCH", NVML_ERROR_ARGUMENT_VERSION_MISMATCH},
+    {"MEMORY", NVML_ERROR_MEMORY},
+    {"UNKNOWN", NVML_ERROR_UNKNOWN},
+};
+
+static int fake_error_parse(const char *s, nvmlReturn_t *r)
+{
+    for (size_t i = 0; i < sizeof fake_errors / sizeof fake_errors[0]; i++)
+        if (!strcmp(s, fake_errors[i].name)) {
+            *r = fake_errors[i].r;
+            return 0;
+        }
+    return -1;
+}
+
+static unsigned long long fake_size(const char *v)
+{
+    char *e;
+    unsigned long long x = strtoull(v, &e, 10);
+    if (!strcmp(e, "KiB"))
+        x <<= 10;
+    else if (!strcmp(e, "MiB"))
+        x <<= 20;
+    else if (!strcmp(e, "GiB"))
+        x <<= 30;
+    return x;
+}
+
+/* Splits line into words in place; "quoted values" keep their spaces. */
+static int fake_words(char *line, char **w, int cap)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < cap) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p || *p == '#')
+            break;
+        w[n++] = p;
+        char *o = p;
+        int q = 0;
+        while (*p && (q || !isspace((unsigned char)*p))) {
+            if (*p == '"')
+                q = !q;
+            else
+                *o++ = *p;
+            p++;
+        }
+        if (*p)
+            p++;
+        *o = '\0';
+    }
+    return n;
+}
+
+static void fake_parse_gpu(struct fake_gpu *g, char **w, int n)
+{
+    for (int i = 1; i < n; i++) {
+        char *eq = strchr(w[i], '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        const char *k = w[i], *v = eq + 1;
+        if (!strcmp(k, "uuid"))
+            snprintf(g->uuid, sizeof g->uuid, "%s", v);
+        else if (!strcmp(k, "name"))
+            snprintf(g->name, sizeof g->name, "%s", v);
+        else if (!strcmp(k, "mem_total"))
+            g->mem_total = fake_size(v);
+        else if (!strcmp(k, "mem_used"))
+            g->mem_used = fake_size(v);
+        else if (!strcmp(k, "mem_reserved"))
+            g->mem_reserved = fake_size(v);
+        else if (!strcmp(k, "util"))
+            g->util = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(k, "mem_util"))
+            g->mem_util = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(k, "power_mw"))
+            g->power_mw = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(k, "power_limit_mw"))
+            g->power_limit_mw = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(k, "energy_mj"))
+            g->energy_mj = strtoull(v, NULL, 10);
+        else if (!strcmp(k, "mig"))
+            g->mig = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(k, "lost"))
+            g->lost = atoi(v);
+        else if (!strcmp(k, "gpm"))
+            g->gpm = atoi(v);
+        else if (!strcmp(k, "sm"))
+            g->sm = strtod(v, NULL);
+        else if (!strcmp(k, "smocc"))
+            g->smocc = strtod(v, NULL);
+        else if (!strcmp(k, "dram"))
+            g->dram = strtod(v, NULL);
+        else if (!strcmp(k, "tensor"))
+            g->tensor = strtod(v, NULL);
+        else if (!strcmp(k, "gract"))
+            g->gract = strtod(v, NULL);
+    }
+}
+
+static void fake_parse(FILE *f)
+{
+    F.ngpus = F.nprocs = F.nfails = 0;
+    F.init_r = NVML_SUCCESS;
+    F.count = -1;
+    F.procs_count = -1;
+    F.uuid_no_nul = 0;
+    snprintf(F.driver, sizeof F.driver, "550.54.15");
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char *w[40];
+        int n = fake_words(line, w, 40);
+        if (n == 0)
+            continue;
+        if (!strcmp(w[0], "driver") && n > 1) {
+            snprintf(F.driver, sizeof F.driver, "%s", w[1]);
+        } else if (!strcmp(w[0], "init") && n > 1) {
+            fake_error_parse(w[1], &F.init_r);
+        } else if (!strcmp(w[0], "count") && n > 1) {
+            F.count = strtol(w[1], NULL, 10);
+        } else if (!strcmp(w[0], "procs_count") && n > 1) {
+            F.procs_count = strtol(w[1], NULL, 10);
+        } else if (!strcmp(w[0], "uuid_no_nul") && n > 1) {
+            F.uuid_no_nul = atoi(w[1]);
+        } else if (!strcmp(w[0], "gpu") && F.ngpus < FAKE_GPUS) {
+            struct fake_gpu *g = &F.gpu[F.ngpus];
+            memset(g, 0, sizeof *g);
+            snprintf(g->uuid, sizeof g->uuid, "GPU-fake0000-0000-0000-0000-%012u", F.ngpus);
+            snprintf(g->name, sizeof g->name, "NVIDIA A100-SXM4-40GB");
+            g->mem_total = 40ull << 30;
+            g->power_limit_mw = 400000;
+            fake_parse_gpu(g, w, n);
+            F.ngpus++;
+        } else if (!strcmp(w[0], "proc") && n > 1 && F.nprocs < FAKE_PROCS) {
+            struct fake_proc *p = &F.proc[F.nprocs];
+            p->gpu = (unsigned)strtoul(w[1], NULL, 10);
+            p->pid = 0;
+            p->mem = 0;
+            for (int i = 2; i < n; i++) {
+                if (!strncmp(w[i], "pid=", 4))
+                    p->pid = (unsigned)strtoul(w[i] + 4, NULL, 10);
+                else if (!strcmp(w[i], "mem=unknown"))
+                    p->mem = NVML_VALUE_NOT_AVAILABLE;
+                else if (!strncmp(w[i], "mem=", 4))
+                    p->mem = fake_size(w[i] + 4);
+            }
+            F.nprocs++;
+        } else if (!strcmp(w[0], "fail") && n > 3 && F.nfails < FAKE_FAILS) {
+            struct fake_fail *x = &F.fail[F.nfails];
+            x->gpu = !strcmp(w[1], "*") ? -1 : atoi(w[1]);
+            snprintf(x->fn, sizeof x->fn, "%s", w[2]);
+            if (fake_error_parse(w[3], &x->r) == 0)
+                F.nfails++;
+        }
+    }
+}
+
+/* Re-reads the state file when it changed. */
+static void fake_load(void)
+{
+    const char *path = getenv("CARMA_FAKE_NVML_STATE");
+    struct stat st;
+    if (!path || stat(path, &st) != 0) {
+        F.loaded = 0;
+        return;
+    }
+    if (F.loaded && !strcmp(path, F.path) && st.st_size == F.st.st_size &&
+        st.st_ino == F.st.st_ino && st.st_mtim.tv_sec == F.st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == F.st.st_mtim.tv_nsec)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        F.loaded = 0;
+        return;
+    }
+    fake_parse(f);
+    fclose(f);
+    snprintf(F.path, sizeof F.path, "%s", path);
+    F.st = st;
+    F.loaded = 1;
+}
+
+static nvmlReturn_t fake_failure(int gpu, const char *fn)
+{
+    for (unsigned i = 0; i < F.nfails; i++)
+        if ((F.fail[i].gpu == -1 || F.fail[i].gpu == gpu) && !strcmp(F.fail[i].fn, fn))
+            return F.fail[i].r;
+    return NVML_SUCCESS;
+}
+
+/* The GPU behind a handle, or NULL; *r says why not. */
+static struct fake_gpu *fake_dev(nvmlDevice_t d, const char *fn, nvmlReturn_t *r)
+{
+    fake_load();
+    if (F.refs <= 0) {
+        *r = NVML_ERROR_UNINITIALIZED;
+        return NULL;
+    }
+    struct fake_gpu *g = (struct fake_gpu *)(void *)d;
+    if (g < F.gpu || g >= F.gpu + F.ngpus) {
+        *r = NVML_ERROR_INVALID_ARGUMENT;
+        return NULL;
+    }
+    int idx = (int)(g - F.gpu);
+    if (g->lost) {
+        *r = NVML_ERROR_GPU_IS_LOST;
+        return NULL;
+    }
+    if ((*r = fake_failure(idx, fn)) != NVML_SUCCESS)
+        return NULL;
+    return g;
+}
+
+#define DEV(d, fn)                                                                               \
+    nvmlReturn_t r_;                                                                             \
+    struct fake_gpu *g = fake_dev(d, fn, &r_);                                                   \
+    if (!g)                                                                                      \
+    return r_
+
+static nvmlReturn_t fake_init(const char *fn)
+{
+    fake_load();
+    if (!F.loaded)
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    nvmlReturn_t r = F.init_r != NVML_SUCCESS ? F.init_r : fake_failure(-1, fn);
+    if (r == NVML_SUCCESS)
+        F.refs++;
+    return r;
+}
+
+EXPORT nvmlReturn_t nvmlInit(void);
+nvmlReturn_t nvmlInit(void)
+{
+    return fake_init("nvmlInit");
+}
+
+EXPORT nvmlReturn_t nvmlShutdown(void);
+nvmlReturn_t nvmlShutdown(void)
+{
+    if (F.refs <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    F.refs--;
+    return NVML_SUCCESS;
+}
+
+EXPORT const char *nvmlErrorString(nvmlReturn_t r);
+const char *nvmlErrorString(nvmlReturn_t r)
+{
+    for (size_t i = 0; i < sizeof fake_errors / sizeof fake_errors[0]; i++)
+        if (fake_errors[i].r == r)
+            return fake_errors[i].name;
+    return "fake: unknown error";
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned len);
+nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned len)
+{
+    fake_load();
+    if (F.refs <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (len < strlen(F.driver) + 1)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(buf, F.driver, strlen(F.driver) + 1);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned *n);
+nvmlReturn_t nvmlDeviceGetCount(unsigned *n)
+{
+    fake_load();
+    if (F.refs <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    *n = F.count >= 0 ? (unsigned)F.count : F.ngpus;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t *d);
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t *d)
+{
+    fake_load();
+    if (F.refs <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (i >= F.ngpus)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = fake_failure((int)i, "nvmlDeviceGetHandleByIndex");
+    if (r != NVML_SUCCESS)
+        return r;
+    if (F.gpu[i].lost)
+        return NVML_ERROR_GPU_IS_LOST;
+    *d = (nvmlDevice_t)(void *)&F.gpu[i];
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t fake_string(const char *s, char *buf, unsigned len)
+{
+    size_t n = strlen(s);
+    if (F.uuid_no_nul) { /* a misbehaving library: the whole buffer, no NUL */
+        for (unsigned i = 0; i < len; i++)
+            buf[i] = i < n ? s[i] : 'X';
+        return NVML_SUCCESS;
+    }
+    if (len < n + 1)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(buf, s, n + 1);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned len);
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned len)
+{
+    DEV(d, "nvmlDeviceGetUUID");
+    return fake_string(g->uuid, buf, len);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len)
+{
+    DEV(d, "nvmlDeviceGetName");
+    return fake_string(g->name, buf, len);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
+{
+    DEV(d, "nvmlDeviceGetMemoryInfo");
+    /* v1 counts reserved memory as used. */
+    m->total = g->mem_total;
+    m->used = g->mem_used + g->mem_reserved;
+    m->free = m->used > m->total ? 0 : m->total - m->used;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u);
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
+{
+    DEV(d, "nvmlDeviceGetUtilizationRates");
+    u->gpu = g->util;
+    u->memory = g->mem_util;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *mw);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *mw)
+{
+    DEV(d, "nvmlDeviceGetPowerUsage");
+    *mw = g->power_mw;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *mw);
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *mw)
+{
+    DEV(d, "nvmlDeviceGetEnforcedPowerLimit");
+    *mw = g->power_limit_mw;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *cur, unsigned *pend);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *cur, unsigned *pend)
+{
+    DEV(d, "nvmlDeviceGetMigMode");
+    *cur = *pend = g->mig;
+    return NVML_SUCCESS;
+}
+
+/* Fills `cap` records of `stride` bytes (v1: 16, v2/v3: 24) for GPU g. */
+static nvmlReturn_t fake_procs(struct fake_gpu *g, unsigned *count, void *out, size_t stride)
+{
+    unsigned idx = (unsigned)(g - F.gpu), n = 0;
+    for (unsigned i = 0; i < F.nprocs; i++)
+        n += F.proc[i].gpu == idx;
+    unsigned cap = *count;
+    if (n > cap || (F.procs_count >= 0 && (unsigned long)F.procs_count > cap)) {
+        *count = F.procs_count >= 0 ? (unsigned)F.procs_count : n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned w = 0;
+    for (unsigned i = 0; i < F.nprocs; i++) {
+        if (F.proc[i].gpu != idx)
+            continue;
+        unsigned char *rec = (unsigned char *)out + (size_t)w * stride;
+        memset(rec, 0, stride);
+        memcpy(rec, &F.proc[i].pid, 4);
+        memcpy(rec + 8, &F.proc[i].mem, 8);
+        if (stride == 24) {
+            unsigned none = 0xFFFFFFFFu;
+            memcpy(rec + 16, &none, 4);
+            memcpy(rec + 20, &none, 4);
+        }
+        w++;
+    }
+    *count = F.procs_count >= 0 ? (unsigned)F.procs_count : w;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
+                                                         nvmlProcessInfo_v1_t *p);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
+                                                  nvmlProcessInfo_v1_t *p)
+{
+    DEV(d, "nvmlDeviceGetComputeRunningProcesses");
+    return fake_procs(g, count, p, sizeof *p);
+}
+
+#ifndef FAKE_NVML_LEGACY
+
+EXPORT nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlInit_v2(void)
+{
+    return fake_init("nvmlInit_v2");
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n);
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n)
+{
+    return nvmlDeviceGetCount(n);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d)
+{
+    return nvmlDeviceGetHandleByIndex(i, d);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+    DEV(d, "nvmlDeviceGetMemoryInfo_v2");
+    if (m->version != nvmlMemory_v2)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    m->total = g->mem_total;
+    m->reserved = g->mem_reserved;
+    m->used = g->mem_used;
+    unsigned long long taken = g->mem_used + g->mem_reserved;
+    m->free = taken > g->mem_total ? 0 : g->mem_total - taken;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
+{
+    DEV(d, "nvmlDeviceGetTotalEnergyConsumption");
+    *mj = g->energy_mj;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
+                                                            nvmlProcessInfo_t *p);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
+                                                     nvmlProcessInfo_t *p)
+{
+    DEV(d, "nvmlDeviceGetComputeRunningProcesses_v2");
+    return fake_procs(g, count, p, sizeof *p);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
+                                                            nvmlProcessInfo_t *p);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
+                                                     nvmlProcessInfo_t *p)
+{
+    DEV(d, "nvmlDeviceGetComputeRunningProcesses_v3");
+    return fake_procs(g, count, p, sizeof *p);
+}
+
+/* GPM: a sample remembers its GPU; metrics are the state's figures for it. */
+struct nvmlGpmSample_st {
+    int magic;
+    int gpu;
+};
+
+EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s);
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s)
+{
+    DEV(d, "nvmlGpmQueryDeviceSupport");
+    if (s->version != NVML_GPM_SUPPORT_VERSION)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    s->isSupportedDevice = g->gpm ? 1 : 0;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s);
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
+{
+    *s = calloc(1, sizeof **s);
+    if (!*s)
+        return NVML_ERROR_MEMORY;
+    (*s)->magic = 0x67706d;
+    (*s)->gpu = -1;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+    if (!s || s->magic != 0x67706d)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    s->magic = 0;
+    free(s);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
+{
+    DEV(d, "nvmlGpmSampleGet");
+    if (!s || s->magic != 0x67706d)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    s->gpu = (int)(g - F.gpu);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *q);
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *q)
+{
+    fake_load();
+    if (q->version != NVML_GPM_METRICS_GET_VERSION || q->numMetrics > 98 || !q->sample1 ||
+        !q->sample2 || q->sample1->magic != 0x67706d || q->sample2->magic != 0x67706d ||
+        q->sample1->gpu != q->sample2->gpu || q->sample2->gpu < 0 ||
+        (unsigned)q->sample2->gpu >= F.ngpus || q->sample1 == q->sample2)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    const struct fake_gpu *g = &F.gpu[q->sample2->gpu];
+    nvmlReturn_t fr = fake_failure(q->sample2->gpu, "nvmlGpmMetricsGet");
+    if (fr != NVML_SUCCESS)
+        return fr;
+    for (unsigned k = 0; k < q->numMetrics; k++) {
+        nvmlGpmMetric_t *m = &q->metrics[k];
+        m->nvmlReturn = NVML_SUCCESS;
+        switch (m->metricId) {
+        case NVML_GPM_METRIC_SM_UTIL:
+            m->value = g->sm;
+            break;
+        case NVML_GPM_METRIC_SM_OCCUPANCY:
+            m->value = g->smocc;
+            break;
+        case NVML_GPM_METRIC_DRAM_BW_UTIL:
+            m->value = g->dram;
+            break;
+        case NVML_GPM_METRIC_ANY_TENSOR_UTIL:
+            m->value = g->tensor;
+            break;
+        case NVML_GPM_METRIC_GRAPHICS_UTIL:
+            m->value = g->gract;
+            break;
+        default:
+            m->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+#endif /* FAKE_NVML_LEGACY */

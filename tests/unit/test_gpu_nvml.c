@@ -1,0 +1,426 @@
+/* The NVML backend against the fake libnvidia-ml.so.1 ($CARMA_FAKE/nvidia-ml),
+ * loaded through the real dlopen path: facts, samples, processes, and the failures
+ * a real driver gives (NOT_SUPPORTED, GPU_IS_LOST, timeouts, no driver, absurd or
+ * unterminated answers, an older memory struct version). Skipped without CARMA_FAKE. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "gpu/backend.h"
+#include "unit/gpu_fake.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+struct fx {
+    char lib[4096];
+    char state[256];
+};
+
+static int setup(void **state)
+{
+    static struct fx f;
+    if (!gpu_fake_lib(f.lib, sizeof f.lib, "nvidia-ml/libnvidia-ml.so.1"))
+        return 0; /* tests skip */
+    gpu_fake_state_path(f.state, sizeof f.state, "CARMA_FAKE_NVML_STATE", "nvml");
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    if (f) {
+        unlink(f->state);
+        setenv("CARMA_FAKE_NVML_STATE", f->state, 1);
+    }
+    return 0;
+}
+
+#define FIXTURE(st)                                                                              \
+    struct fx *f = *(st);                                                                        \
+    if (!f)                                                                                      \
+        skip();
+
+static const char *TWO =
+    "driver 550.54.15\n"
+    "gpu uuid=GPU-aaaa name=\"NVIDIA A100-SXM4-40GB\" mem_total=40960MiB mem_used=3GiB "
+    "mem_reserved=512MiB util=37 mem_util=12 power_mw=61500 power_limit_mw=400000 "
+    "energy_mj=123456789\n"
+    "gpu uuid=GPU-bbbb name=\"NVIDIA H100 80GB HBM3\" mem_total=80GiB mem_used=0 util=0 "
+    "power_mw=70000 power_limit_mw=700000 energy_mj=5 mig=1\n"
+    "proc 0 pid=1234 mem=1GiB\n"
+    "proc 0 pid=1235 mem=unknown\n"
+    "proc 0 pid=1234 mem=512MiB\n" /* the same process in a second MIG instance */
+    "proc 1 pid=777 mem=2GiB\n";
+
+static void open_ok(struct fx *f, struct carma_gpu_backend *b, const char *text)
+{
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    struct carma_err err = {{0}};
+    struct carma_gpu_nvml_opts o = {.lib = f->lib, .dcgm = CARMA_GPU_SRC_OFF};
+    int rc = carma_gpu_open_nvml_opts(b, &o, &err);
+    if (rc)
+        fail_msg("open: %d %s", rc, err.msg);
+}
+
+static void test_info(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, TWO);
+    assert_string_equal(b.ops->name, "nvml");
+    unsigned n = 0;
+    assert_int_equal(b.ops->count(&b, &n), 0);
+    assert_int_equal(n, 2);
+    struct carma_gpu_info in;
+    assert_int_equal(b.ops->info(&b, 0, &in), 0);
+    assert_string_equal(in.uuid, "GPU-aaaa");
+    assert_string_equal(in.name, "NVIDIA A100-SXM4-40GB");
+    assert_int_equal(in.mem_total_bytes, 40960 * MiB);
+    assert_float_equal(in.power_limit_w, 400, 1e-9);
+    assert_int_equal(in.mig_mode, 0);
+    assert_int_equal(b.ops->info(&b, 1, &in), 0);
+    assert_string_equal(in.uuid, "GPU-bbbb");
+    assert_int_equal(in.mig_mode, 1);
+    assert_int_equal(b.ops->info(&b, 2, &in), -EINVAL);
+    assert_null(b.ops->attach);
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "nvml 550.54.15"));
+    assert_non_null(strstr(d, "nvmlInit_v2"));
+    assert_non_null(strstr(d, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    assert_non_null(strstr(d, "memory v2"));
+    assert_non_null(strstr(d, "utilisation only"));
+    b.ops->close(&b);
+}
+
+static void test_sample(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, TWO);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    /* v2: used excludes the reserved 512 MiB; free = total - reserved - used. */
+    assert_int_equal(s.mem_used_bytes, 3 * GiB);
+    assert_int_equal(s.mem_free_bytes, 40960 * MiB - 3 * GiB - 512 * MiB);
+    assert_float_equal(s.util_gpu, 0.37, 1e-12);
+    assert_float_equal(s.util_mem, 0.12, 1e-12);
+    assert_float_equal(s.power_w, 61.5, 1e-12);
+    assert_float_equal(s.energy_j, 123456.789, 1e-6);
+    assert_true(s.smact < 0 && s.smocc < 0 && s.drama < 0 && s.tensor < 0 && s.gract < 0);
+    assert_int_equal(s.lost, 0);
+    /* The state changes under the open backend: the next sample sees it. */
+    assert_int_equal(gpu_fake_write(f->state,
+                                    "gpu uuid=GPU-aaaa mem_total=40960MiB mem_used=10GiB "
+                                    "util=100 power_mw=300000 energy_mj=123999999\n"
+                                    "gpu uuid=GPU-bbbb mem_total=80GiB\n"),
+                     0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(s.mem_used_bytes, 10 * GiB);
+    assert_float_equal(s.util_gpu, 1.0, 1e-12);
+    assert_float_equal(s.power_w, 300, 1e-12);
+    assert_float_equal(s.energy_j, 123999.999, 1e-6);
+    assert_int_equal(b.ops->sample(&b, 2, &s), -EINVAL);
+    b.ops->close(&b);
+}
+
+static void test_processes(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, TWO);
+    struct carma_gpu_proc p[8];
+    size_t n = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].pid, 1234);
+    assert_int_equal(p[0].mem_bytes, 1536 * MiB); /* two MIG instances, summed */
+    assert_int_equal(p[1].pid, 1235);
+    assert_int_equal(p[1].mem_bytes, UINT64_MAX); /* the driver cannot tell */
+    n = 8;
+    assert_int_equal(b.ops->processes(&b, 1, p, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].pid, 777);
+    assert_int_equal(p[0].mem_bytes, 2 * GiB);
+    n = 1;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), -EOVERFLOW);
+    assert_int_equal(n, 1);
+    b.ops->close(&b);
+}
+
+static void test_not_supported_is_absent(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, "gpu uuid=GPU-a mem_total=1GiB util=50 power_mw=1000 energy_mj=7\n"
+                   "fail 0 nvmlDeviceGetPowerUsage NOT_SUPPORTED\n"
+                   "fail 0 nvmlDeviceGetTotalEnergyConsumption NO_PERMISSION\n"
+                   "fail 0 nvmlDeviceGetUtilizationRates TIMEOUT\n"
+                   "fail 0 nvmlDeviceGetComputeRunningProcesses_v3 NOT_SUPPORTED\n");
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_true(s.power_w < 0);
+    assert_true(s.energy_j < 0);
+    assert_true(s.util_gpu < 0); /* a timeout: absent this time */
+    assert_int_equal(s.mem_used_bytes, 0);
+    assert_int_equal(s.lost, 0);
+    struct carma_gpu_proc p[4];
+    size_t n = 4;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), -ENOTSUP);
+    /* Failures gone: utilisation is back; NOT_SUPPORTED signals are not asked again. */
+    assert_int_equal(gpu_fake_write(f->state, "gpu uuid=GPU-a mem_total=1GiB util=50 "
+                                              "power_mw=1000 energy_mj=7\n"),
+                     0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_float_equal(s.util_gpu, 0.5, 1e-12);
+    assert_true(s.power_w < 0);
+    assert_true(s.energy_j < 0);
+    b.ops->close(&b);
+}
+
+static void test_gpu_lost_drains(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, TWO);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 1, &s), 0);
+    assert_int_equal(gpu_fake_write(f->state, "gpu uuid=GPU-aaaa mem_total=40960MiB util=5\n"
+                                              "gpu uuid=GPU-bbbb mem_total=80GiB lost=1\n"),
+                     0);
+    assert_int_equal(b.ops->sample(&b, 1, &s), 0);
+    assert_int_equal(s.lost, 1);
+    assert_true(s.util_gpu < 0 && s.power_w < 0 && s.energy_j < 0);
+    assert_int_equal(s.mem_free_bytes, 80 * GiB); /* the last figures known */
+    struct carma_gpu_proc p[4];
+    size_t n = 4;
+    assert_int_equal(b.ops->processes(&b, 1, p, &n), -ENODEV);
+    /* Lost stays lost (a reset is needed), even if the GPU answers again. */
+    assert_int_equal(gpu_fake_write(f->state, TWO), 0);
+    assert_int_equal(b.ops->sample(&b, 1, &s), 0);
+    assert_int_equal(s.lost, 1);
+    /* The other GPU is unaffected. */
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(s.lost, 0);
+    assert_float_equal(s.util_gpu, 0.37, 1e-12);
+    b.ops->close(&b);
+}
+
+static void test_lost_by_one_call(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, "gpu uuid=GPU-a mem_total=1GiB\n"
+                   "fail 0 nvmlDeviceGetPowerUsage GPU_IS_LOST\n");
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(s.lost, 1);
+    b.ops->close(&b);
+}
+
+static void test_memory_error_fails_sample(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, TWO);
+    assert_int_equal(gpu_fake_write(f->state, "gpu uuid=GPU-aaaa mem_total=1GiB\n"
+                                              "gpu uuid=GPU-bbbb mem_total=1GiB\n"
+                                              "fail 0 nvmlDeviceGetMemoryInfo_v2 TIMEOUT\n"),
+                     0);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), -ETIMEDOUT);
+    assert_int_equal(b.ops->sample(&b, 1, &s), 0);
+    b.ops->close(&b);
+}
+
+static void test_memory_v2_falls_back_to_v1(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, "gpu uuid=GPU-a mem_total=10GiB mem_used=1GiB mem_reserved=1GiB\n"
+                   "fail * nvmlDeviceGetMemoryInfo_v2 ARGUMENT_VERSION_MISMATCH\n");
+    struct carma_gpu_info in;
+    assert_int_equal(b.ops->info(&b, 0, &in), 0);
+    assert_int_equal(in.mem_total_bytes, 10 * GiB);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(s.mem_used_bytes, 2 * GiB); /* v1 counts reserved as used */
+    assert_int_equal(s.mem_free_bytes, 8 * GiB);
+    b.ops->close(&b);
+}
+
+static void test_skips_unusable_gpus(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, "gpu uuid=GPU-a mem_total=1GiB lost=1\n"
+                   "gpu uuid=GPU-b mem_total=2GiB\n"
+                   "gpu uuid=GPU-c mem_total=3GiB\n"
+                   "fail 2 nvmlDeviceGetUUID NO_PERMISSION\n");
+    unsigned n = 0;
+    assert_int_equal(b.ops->count(&b, &n), 0);
+    assert_int_equal(n, 1);
+    struct carma_gpu_info in;
+    assert_int_equal(b.ops->info(&b, 0, &in), 0);
+    assert_string_equal(in.uuid, "GPU-b");
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "2 GPUs skipped"));
+    assert_non_null(strstr(d, "GPU_IS_LOST"));
+    b.ops->close(&b);
+}
+
+static void test_absurd_answers_bounded(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    /* NVML claims 100000 GPUs and 5000 processes, and strings without a NUL. */
+    open_ok(f, &b, "count 100000\nprocs_count 5000\nuuid_no_nul 1\n"
+                   "gpu uuid=GPU-a\x01z mem_total=1GiB util=250 power_mw=4000000000\n"
+                   "proc 0 pid=1 mem=1\n");
+    unsigned n = 0;
+    assert_int_equal(b.ops->count(&b, &n), 0);
+    assert_int_equal(n, 1);
+    struct carma_gpu_info in;
+    assert_int_equal(b.ops->info(&b, 0, &in), 0);
+    assert_true(strlen(in.uuid) < sizeof in.uuid);
+    assert_int_equal(strncmp(in.uuid, "GPU-a?z", 7), 0);
+    for (const char *c = in.uuid; *c; c++)
+        assert_true(*c >= 0x20 && *c < 0x7f);
+    assert_true(strlen(in.name) < sizeof in.name);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_true(s.util_gpu < 0); /* 250 % is not a figure */
+    assert_true(s.power_w < 0);  /* 4 MW neither */
+    struct carma_gpu_proc p[8];
+    size_t pn = 8;
+    /* The fake claims 5000 records for a buffer of 1024: INSUFFICIENT_SIZE. */
+    assert_int_equal(b.ops->processes(&b, 0, p, &pn), -EOVERFLOW);
+    b.ops->close(&b);
+    /* Success with a count above what it wrote: older records must not come back,
+     * pid 0 and impossible pids are dropped. */
+    open_ok(f, &b, "gpu uuid=GPU-a mem_total=1GiB\n"
+                   "proc 0 pid=11 mem=1\nproc 0 pid=12 mem=1\nproc 0 pid=13 mem=1\n");
+    pn = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &pn), 0);
+    assert_int_equal(pn, 3);
+    assert_int_equal(gpu_fake_write(f->state, "procs_count 1000\n"
+                                              "gpu uuid=GPU-a mem_total=1GiB\n"
+                                              "proc 0 pid=21 mem=5\nproc 0 pid=0 mem=1\n"
+                                              "proc 0 pid=99999999 mem=1\n"),
+                     0);
+    pn = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &pn), 0);
+    assert_int_equal(pn, 1);
+    assert_int_equal(p[0].pid, 21);
+    assert_int_equal(p[0].mem_bytes, 5);
+    b.ops->close(&b);
+}
+
+static void test_gpm_signals(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_ok(f, &b, "gpu uuid=GPU-h mem_total=80GiB gpm=1 sm=42 smocc=21 dram=33 tensor=7 "
+                   "gract=50\n"
+                   "gpu uuid=GPU-a mem_total=40GiB gpm=0\n");
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "GPM on 1 of 2 GPUs"));
+    struct carma_gpu_sample s;
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+        assert_float_equal(s.smact, 0.42, 1e-12);
+        assert_float_equal(s.smocc, 0.21, 1e-12);
+        assert_float_equal(s.drama, 0.33, 1e-12);
+        assert_float_equal(s.tensor, 0.07, 1e-12);
+        assert_float_equal(s.gract, 0.50, 1e-12);
+    }
+    assert_int_equal(b.ops->sample(&b, 1, &s), 0);
+    assert_true(s.smact < 0);
+    /* GPM off by request. */
+    b.ops->close(&b);
+    struct carma_gpu_nvml_opts o = {
+        .lib = f->lib, .dcgm = CARMA_GPU_SRC_OFF, .gpm = CARMA_GPU_SRC_OFF};
+    struct carma_err err;
+    assert_int_equal(carma_gpu_open_nvml_opts(&b, &o, &err), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_true(s.smact < 0);
+    b.ops->close(&b);
+    /* GPM required but one GPU lacks it: the open fails and says so. */
+    o.gpm = CARMA_GPU_SRC_REQUIRE;
+    assert_int_equal(carma_gpu_open_nvml_opts(&b, &o, &err), -ENOTSUP);
+    assert_non_null(strstr(err.msg, "GPM"));
+}
+
+static void test_no_driver(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    struct carma_err err = {{0}};
+    unsetenv("CARMA_FAKE_NVML_STATE");
+    assert_int_equal(carma_gpu_open_nvml(&b, f->lib, &err), -ENXIO);
+    assert_non_null(strstr(err.msg, "DRIVER_NOT_LOADED"));
+    setenv("CARMA_FAKE_NVML_STATE", f->state, 1);
+    assert_int_equal(gpu_fake_write(f->state, "init LIB_RM_VERSION_MISMATCH\n"), 0);
+    assert_int_equal(carma_gpu_open_nvml(&b, f->lib, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "nvmlInit_v2"));
+    assert_int_equal(gpu_fake_write(f->state, "driver 1\n"), 0);
+    assert_int_equal(carma_gpu_open_nvml(&b, f->lib, &err), -ENODEV);
+    assert_non_null(strstr(err.msg, "no usable GPU"));
+    assert_int_equal(carma_gpu_open_nvml(&b, "/nonexistent/libnvidia-ml.so.1", &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/libnvidia-ml.so.1"));
+}
+
+static void test_not_an_nvml_library(void **state)
+{
+    FIXTURE(state);
+    char other[4096];
+    if (!gpu_fake_lib(other, sizeof other, "dcgm/libdcgm.so.4"))
+        skip();
+    struct carma_gpu_backend b;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_gpu_open_nvml(&b, other, &err), -ENOSYS);
+    assert_non_null(strstr(err.msg, "no symbol nvmlInit_v2"));
+}
+
+static void test_reopen_many_times(void **state)
+{
+    FIXTURE(state);
+    /* init/shutdown balanced, no leak across opens (ASan checks the rest). */
+    for (int k = 0; k < 50; k++) {
+        struct carma_gpu_backend b;
+        open_ok(f, &b, TWO);
+        struct carma_gpu_sample s;
+        assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+        b.ops->close(&b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_info),
+        cmocka_unit_test(test_sample),
+        cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_not_supported_is_absent),
+        cmocka_unit_test(test_gpu_lost_drains),
+        cmocka_unit_test(test_lost_by_one_call),
+        cmocka_unit_test(test_memory_error_fails_sample),
+        cmocka_unit_test(test_memory_v2_falls_back_to_v1),
+        cmocka_unit_test(test_skips_unusable_gpus),
+        cmocka_unit_test(test_absurd_answers_bounded),
+        cmocka_unit_test(test_gpm_signals),
+        cmocka_unit_test(test_no_driver),
+        cmocka_unit_test(test_not_an_nvml_library),
+        cmocka_unit_test(test_reopen_many_times),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

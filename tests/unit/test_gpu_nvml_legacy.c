@@ -1,0 +1,74 @@
+/* The NVML backend against an old driver's library ($CARMA_FAKE/nvidia-ml-old: no
+ * _v2/_v3 symbols, 16-byte process records, no memory v2, no energy, no GPM): every
+ * fallback taken through a real failing dlsym. Its own binary, so that the modern
+ * fake is never loaded in the same process. Skipped without CARMA_FAKE. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "gpu/backend.h"
+#include "unit/gpu_fake.h"
+
+#define GiB (1ull << 30)
+
+static void test_old_driver(void **state)
+{
+    (void)state;
+    char lib[4096], st[256];
+    if (!gpu_fake_lib(lib, sizeof lib, "nvidia-ml-old/libnvidia-ml.so.1"))
+        skip();
+    gpu_fake_state_path(st, sizeof st, "CARMA_FAKE_NVML_STATE", "nvml-old");
+    assert_int_equal(
+        gpu_fake_write(st, "driver 418.67\n"
+                           "gpu uuid=GPU-old0 name=\"Tesla V100-SXM2-32GB\" mem_total=32GiB "
+                           "mem_used=2GiB mem_reserved=1GiB util=80 mem_util=40 power_mw=250000 "
+                           "energy_mj=999 gpm=1 sm=50\n"
+                           "proc 0 pid=4242 mem=2GiB\nproc 0 pid=4243 mem=unknown\n"),
+        0);
+    struct carma_gpu_backend b;
+    struct carma_err err = {{0}};
+    struct carma_gpu_nvml_opts o = {.lib = lib, .dcgm = CARMA_GPU_SRC_OFF};
+    int rc = carma_gpu_open_nvml_opts(&b, &o, &err);
+    if (rc)
+        fail_msg("open: %s", err.msg);
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "nvml 418.67 (nvmlInit, "));
+    assert_non_null(strstr(d, "nvmlDeviceGetComputeRunningProcesses, memory v1"));
+    assert_null(strstr(d, "GPM on"));
+    struct carma_gpu_info in;
+    assert_int_equal(b.ops->info(&b, 0, &in), 0);
+    assert_string_equal(in.uuid, "GPU-old0");
+    assert_int_equal(in.mem_total_bytes, 32 * GiB);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(s.mem_used_bytes, 3 * GiB); /* v1: reserved counts as used */
+    assert_int_equal(s.mem_free_bytes, 29 * GiB);
+    assert_float_equal(s.util_gpu, 0.8, 1e-12);
+    assert_float_equal(s.power_w, 250, 1e-12);
+    assert_true(s.energy_j < 0); /* no nvmlDeviceGetTotalEnergyConsumption */
+    assert_true(s.smact < 0);    /* no GPM symbols */
+    struct carma_gpu_proc p[4];
+    size_t n = 4;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].pid, 4242);
+    assert_int_equal(p[0].mem_bytes, 2 * GiB);
+    assert_int_equal(p[1].pid, 4243);
+    assert_int_equal(p[1].mem_bytes, UINT64_MAX);
+    b.ops->close(&b);
+    unlink(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_old_driver),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
