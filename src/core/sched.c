@@ -415,10 +415,14 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
                        float sm, float busy, uint16_t weight, int honour)
 {
     const struct carma_gpu *g = &s->gpus[gi];
-    if (g->drained || (honour && s->reserved[gi]) || s->avail[gi] < (int64_t)need)
+    if (g->drained || (honour && s->reserved[gi]))
         return -1.0f;
+    /* The margin guards co-runners against each other's estimates: a job alone on a
+     * GPU may use all of it. */
     if (s->is_idle[gi])
-        return (float)weight;
+        return s->avail[gi] + (int64_t)s->p.margin_mib >= (int64_t)need ? (float)weight : -1.0f;
+    if (s->avail[gi] < (int64_t)need)
+        return -1.0f;
     if (only_idle || g->njobs >= s->p.max_jobs_per_gpu)
         return -1.0f;
     uint32_t n = g->njobs + 1;

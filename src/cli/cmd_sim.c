@@ -1,0 +1,511 @@
+/* carma sim: replays a trace through each chosen policy on simulated GPUs and prints
+ * one row per policy. Nothing is printed until every policy has run, so bad input
+ * never leaves a partial table. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "core/policy.h"
+#include "report/report.h"
+#include "sim/gpukind.h"
+#include "sim/sim.h"
+#include "sim/trace.h"
+#include "util/csv.h"
+
+#define SIM_MAX_GPUS 65535
+#define SIM_MAX_POLICIES 32
+
+static const char *const est_names[SIM_EST_COUNT] = {"horus", "faketensor", "gpumemnet", "carma"};
+
+static void sim_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: carma sim --trace FILE [--workloads FILE] [--trace-format FMT]\n"
+            "                 [--gpus SPEC] [--sharing mps|timeslice] [--policy P[,P...]|all]\n"
+            "                 [--estimator horus|faketensor|gpumemnet|carma] [--max-attempts N]\n"
+            "                 [--json] [--report out.html] [--seed N] [--jitter FRAC]\n"
+            "\n"
+            "Replays a trace through the scheduler on simulated GPUs, one run per policy.\n"
+            "  --trace FILE       carma CSV (submit_s,workload), CARMA .sh, Muri CSV, Gavel\n"
+            "                     .trace or Alibaba pod list (format detected, or --trace-format\n"
+            "                     carma-csv|carma-sh|muri|gavel|alibaba)\n"
+            "  --workloads FILE   workload catalog for carma CSV/.sh traces (default:\n"
+            "                     workloads.csv beside the trace, else data/workloads.csv)\n"
+            "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb)\n"
+            "                     kinds: a100-40gb a100-80gb h100-80gb v100-32gb\n"
+            "  --sharing MODE     mps (default) or timeslice\n"
+            "  --policy LIST      comma-separated policies or 'all' (default all):\n");
+    size_t n;
+    const struct carma_policy *p = carma_policy_all(&n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "                       %-12s %s\n", p[i].name, p[i].summary);
+    fprintf(f, "  --estimator E      requirement of the est-* policies (default gpumemnet)\n"
+               "  --max-attempts N   attempts per job before it is given up (default 3, 0 = no limit)\n"
+               "  --json             print {\"policies\": {name: figures}} instead of a table\n"
+               "  --report FILE      write an HTML page with per-GPU charts and a Gantt chart\n"
+               "  --jitter FRAC      multiply run times by exp(N(0, FRAC)) noise (default 0)\n"
+               "  --seed N           seed of that noise (default 1)\n");
+}
+
+struct row {
+    const struct carma_policy *policy;
+    struct sim_metrics m;
+    struct sim_timeline tl;
+    double wall_s;
+};
+
+struct progress_ctx {
+    const char *policy;
+    int tty;
+};
+
+static void on_progress(void *ctx, size_t done, size_t total)
+{
+    struct progress_ctx *p = ctx;
+    if (!p->tty || total < 20000)
+        return;
+    fprintf(stderr, "\r  %-12s %3zu%% (%zu/%zu jobs)", p->policy, total ? done * 100 / total : 0,
+            done, total);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Finds the default catalog: workloads.csv beside the trace, else data/workloads.csv. */
+static const char *default_catalog(const char *trace, char *buf, size_t len)
+{
+    const char *slash = strrchr(trace, '/');
+    int dn = slash ? (int)(slash - trace) : 1;
+    snprintf(buf, len, "%.*s/workloads.csv", dn, slash ? trace : ".");
+    if (access(buf, R_OK) == 0)
+        return buf;
+    if (access("data/workloads.csv", R_OK) == 0)
+        return "data/workloads.csv";
+    return NULL;
+}
+
+static int parse_policies(const char *list, const struct carma_policy **out, size_t *n)
+{
+    *n = 0;
+    if (strcmp(list, "all") == 0) {
+        size_t k;
+        const struct carma_policy *all = carma_policy_all(&k);
+        for (size_t i = 0; i < k && i < SIM_MAX_POLICIES; i++)
+            out[(*n)++] = &all[i];
+        return 0;
+    }
+    char buf[1024];
+    if (strlen(list) >= sizeof buf) {
+        fprintf(stderr, "carma sim: --policy list too long\n");
+        return -1;
+    }
+    strcpy(buf, list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        const struct carma_policy *p = carma_policy_find(tok);
+        if (!p) {
+            fprintf(stderr, "carma sim: --policy: unknown policy '%s' (see carma sim --help)\n",
+                    tok);
+            return -1;
+        }
+        for (size_t i = 0; i < *n; i++)
+            if (out[i] == p) {
+                fprintf(stderr, "carma sim: --policy: '%s' given twice\n", tok);
+                return -1;
+            }
+        if (*n == SIM_MAX_POLICIES)
+            return -1;
+        out[(*n)++] = p;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "carma sim: --policy: empty list\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Box-Muller normal draws from a xorshift generator; the run is repeatable per seed. */
+static double rng_unit(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static void apply_jitter(struct sim_trace *t, double frac, uint64_t seed)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < t->njobs; i++) {
+        double u1 = rng_unit(&s), u2 = rng_unit(&s);
+        double z = sqrt(-2.0 * log(u1)) * cos(2 * M_PI * u2);
+        t->jobs[i].duration_s *= exp(frac * z);
+    }
+}
+
+static void print_table(const struct row *rows, size_t n, const struct sim_trace *t,
+                        const char *gpus, const char *sharing)
+{
+    printf("carma sim: %zu jobs on %s, sharing %s\n", t->njobs, gpus, sharing);
+    if (t->skipped_nogpu || t->skipped_unscheduled)
+        printf("(left out: %zu pods without a GPU, %zu never scheduled)\n", t->skipped_nogpu,
+               t->skipped_unscheduled);
+    printf("\n");
+    printf("%-12s %9s %9s %9s %9s %5s %8s %8s %6s %6s %7s %7s\n", "policy", "makespan", "meanJCT",
+           "p99JCT", "meanWait", "OOM", "lostGPU", "energy", "SMACT", "mem", "span/ex", "kWh/ex");
+    printf("%-12s %9s %9s %9s %9s %5s %8s %8s %6s %6s %7s %7s\n", "", "h", "h", "h", "h", "",
+           "GPU-h", "kWh", "mean", "mean", "", "");
+    const struct sim_metrics *ex = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].policy->name, "exclusive") == 0)
+            ex = &rows[i].m;
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_metrics *m = &rows[i].m;
+        char r1[16] = "-", r2[16] = "-";
+        if (ex && ex->makespan_s > 0) {
+            snprintf(r1, sizeof r1, "%.3f", m->makespan_s / ex->makespan_s);
+            snprintf(r2, sizeof r2, "%.3f", m->energy_j / ex->energy_j);
+        }
+        printf("%-12s %9.2f %9.2f %9.2f %9.2f %5llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
+               rows[i].policy->name, m->makespan_s / 3600, m->mean_jct_s / 3600,
+               m->p99_jct_s / 3600, m->mean_wait_s / 3600, (unsigned long long)m->oom_crashes,
+               m->lost_gpu_s / 3600, m->energy_j / 3.6e6, m->mean_smact, m->mean_mem_used_frac,
+               r1, r2);
+    }
+    double jobs = 0, wall = 0;
+    for (size_t i = 0; i < n; i++) {
+        jobs += (double)rows[i].m.jobs;
+        wall += rows[i].wall_s;
+    }
+    printf("\nspan/ex, kWh/ex: makespan and energy relative to exclusive. "
+           "Simulated %.0f jobs in %.3f s (%.0f jobs/s).\n",
+           jobs, wall, wall > 0 ? jobs / wall : 0);
+}
+
+static json_t *metrics_json(const struct sim_metrics *m)
+{
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f}", "makespan_s",
+                     m->makespan_s, "mean_jct_s", m->mean_jct_s, "p50_jct_s", m->p50_jct_s,
+                     "p99_jct_s", m->p99_jct_s, "mean_wait_s", m->mean_wait_s, "oom_crashes",
+                     (json_int_t)m->oom_crashes, "lost_gpu_s", m->lost_gpu_s, "energy_j",
+                     m->energy_j, "mean_smact", m->mean_smact, "mean_mem_used_frac",
+                     m->mean_mem_used_frac, "jobs", (json_int_t)m->jobs, "succeeded",
+                     (json_int_t)m->succeeded, "gave_up", (json_int_t)m->gave_up,
+                     "busy_gpu_s", m->busy_gpu_s);
+}
+
+static int print_json(const struct row *rows, size_t n, const char *trace, const char *gpus,
+                      const char *sharing)
+{
+    json_t *pol = json_object();
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new(pol, rows[i].policy->name, metrics_json(&rows[i].m));
+    json_t *root = json_pack("{s:s,s:s,s:s,s:o}", "trace", trace, "gpus", gpus, "sharing",
+                             sharing, "policies", pol);
+    if (!root)
+        return -1;
+    char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    if (!s)
+        return -1;
+    puts(s);
+    free(s);
+    return 0;
+}
+
+static int write_report(const char *path, const struct row *rows, size_t n,
+                        const struct sim_config *cfg, const char *gpus, const char *sharing,
+                        const char *trace)
+{
+    enum { COLS = 9 };
+    static const char *const header[COLS] = {"policy",  "makespan h", "mean JCT h",
+                                             "p99 JCT h", "mean wait h", "OOM crashes",
+                                             "lost GPU-h", "energy kWh", "mean SMACT"};
+    char(*cells)[32] = calloc(n * COLS, sizeof *cells);
+    const char **cellp = calloc(n * COLS, sizeof *cellp);
+    struct carma_report_section *sec = calloc(n, sizeof *sec);
+    struct carma_report_series *series = calloc(n * cfg->ngpus, sizeof *series);
+    char(*labels)[48] = calloc(cfg->ngpus, sizeof *labels);
+    int rc = -1;
+    if (!cells || !cellp || !sec || !series || !labels)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_metrics *m = &rows[i].m;
+        snprintf(cells[i * COLS + 0], 32, "%s", rows[i].policy->name);
+        snprintf(cells[i * COLS + 1], 32, "%.2f", m->makespan_s / 3600);
+        snprintf(cells[i * COLS + 2], 32, "%.2f", m->mean_jct_s / 3600);
+        snprintf(cells[i * COLS + 3], 32, "%.2f", m->p99_jct_s / 3600);
+        snprintf(cells[i * COLS + 4], 32, "%.2f", m->mean_wait_s / 3600);
+        snprintf(cells[i * COLS + 5], 32, "%llu", (unsigned long long)m->oom_crashes);
+        snprintf(cells[i * COLS + 6], 32, "%.2f", m->lost_gpu_s / 3600);
+        snprintf(cells[i * COLS + 7], 32, "%.2f", m->energy_j / 3.6e6);
+        snprintf(cells[i * COLS + 8], 32, "%.3f", m->mean_smact);
+        for (size_t c = 0; c < COLS; c++)
+            cellp[i * COLS + c] = cells[i * COLS + c];
+    }
+    for (size_t g = 0; g < cfg->ngpus; g++)
+        snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_timeline *tl = &rows[i].tl;
+        for (size_t g = 0; g < cfg->ngpus; g++) {
+            struct carma_report_series *se = &series[i * cfg->ngpus + g];
+            se->label = labels[g];
+            se->mem_total_mib = cfg->kinds[g]->mem_mib;
+            se->power_max_w = cfg->kinds[g]->max_w;
+            se->n = tl->gpu[g].n;
+            se->t_s = tl->gpu[g].t;
+            se->mem_mib = tl->gpu[g].mem;
+            se->smact = tl->gpu[g].smact;
+            se->power_w = tl->gpu[g].power;
+        }
+        sec[i] = (struct carma_report_section){
+            .title = rows[i].policy->name,
+            .t_end_s = tl->t_end,
+            .ngpus = cfg->ngpus,
+            .gpus = &series[i * cfg->ngpus],
+            .nbars = tl->nbars,
+            .bars = tl->bars,
+        };
+    }
+    struct carma_report_table table = {COLS, n, header, cellp};
+    char subtitle[512];
+    snprintf(subtitle, sizeof subtitle, "trace %s on %s, sharing %s", trace, gpus, sharing);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(errno));
+        goto out;
+    }
+    struct carma_err err = {{0}};
+    int wrc = carma_report_write_html(f, "carma simulation", subtitle, &table, sec, n, &err);
+    if (fclose(f) != 0 && wrc == 0) {
+        fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(errno));
+        goto out;
+    }
+    if (wrc) {
+        fprintf(stderr, "carma sim: --report %s: %s\n", path, err.msg);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(cells);
+    free(cellp);
+    free(sec);
+    free(series);
+    free(labels);
+    return rc;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    const char *trace_path = NULL, *catalog_path = NULL, *gpus = "4xa100-40gb";
+    const char *sharing_s = "mps", *policy_list = "all", *report = NULL, *fmt_s = NULL;
+    const char *est_s = "gpumemnet";
+    int json = 0;
+    long max_attempts = 3;
+    double jitter = 0;
+    uint64_t seed = 1;
+    static const struct option opts[] = {
+        {"trace", required_argument, NULL, 't'},   {"workloads", required_argument, NULL, 'w'},
+        {"gpus", required_argument, NULL, 'g'},    {"sharing", required_argument, NULL, 's'},
+        {"policy", required_argument, NULL, 'p'},  {"estimator", required_argument, NULL, 'e'},
+        {"json", no_argument, NULL, 'j'},          {"report", required_argument, NULL, 'r'},
+        {"seed", required_argument, NULL, 'S'},    {"jitter", required_argument, NULL, 'J'},
+        {"trace-format", required_argument, NULL, 'f'},
+        {"max-attempts", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 't': trace_path = optarg; break;
+        case 'w': catalog_path = optarg; break;
+        case 'g': gpus = optarg; break;
+        case 's': sharing_s = optarg; break;
+        case 'p': policy_list = optarg; break;
+        case 'e': est_s = optarg; break;
+        case 'j': json = 1; break;
+        case 'r': report = optarg; break;
+        case 'f': fmt_s = optarg; break;
+        case 'S':
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            if (errno || *end || !*optarg) {
+                fprintf(stderr, "carma sim: --seed: not a number: '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'J':
+            if (carma_parse_double(optarg, &jitter) || jitter < 0 || jitter > 2) {
+                fprintf(stderr, "carma sim: --jitter: expected a number in [0, 2], got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'm':
+            errno = 0;
+            max_attempts = strtol(optarg, &end, 10);
+            if (errno || *end || max_attempts < 0 || max_attempts > 1000) {
+                fprintf(stderr, "carma sim: --max-attempts: expected 0..1000, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'h': sim_usage(stdout); return 0;
+        default: sim_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "carma sim: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!trace_path) {
+        fprintf(stderr, "carma sim: --trace FILE is required\n");
+        sim_usage(stderr);
+        return 2;
+    }
+    int sharing = carma_sharing_parse(sharing_s);
+    if (sharing < 0) {
+        fprintf(stderr, "carma sim: --sharing: unknown mode '%s' (mps or timeslice)\n",
+                sharing_s);
+        return 2;
+    }
+    int est = -1;
+    for (int i = 0; i < SIM_EST_COUNT; i++)
+        if (strcmp(est_names[i], est_s) == 0)
+            est = i;
+    if (est < 0) {
+        fprintf(stderr, "carma sim: --estimator: unknown estimator '%s' "
+                        "(horus, faketensor, gpumemnet, carma)\n", est_s);
+        return 2;
+    }
+    enum sim_trace_format fmt = SIM_TRACE_AUTO;
+    if (fmt_s) {
+        int f = sim_trace_format_parse(fmt_s);
+        if (f < 0) {
+            fprintf(stderr, "carma sim: --trace-format: unknown format '%s' "
+                            "(carma-csv, carma-sh, muri, gavel, alibaba)\n", fmt_s);
+            return 2;
+        }
+        fmt = (enum sim_trace_format)f;
+    }
+    const struct carma_policy *policies[SIM_MAX_POLICIES];
+    size_t npol;
+    if (parse_policies(policy_list, policies, &npol))
+        return 2;
+    const struct sim_gpu_kind **kinds = calloc(SIM_MAX_GPUS, sizeof *kinds);
+    if (!kinds)
+        return 1;
+    size_t ngpus;
+    struct carma_err err = {{0}};
+    int status = 2;
+    struct sim_workload *catalog = NULL;
+    size_t ncatalog = 0;
+    struct sim_trace trace = {0};
+    struct row *rows = NULL;
+    if (sim_gpu_spec_parse(gpus, kinds, SIM_MAX_GPUS, &ngpus, &err)) {
+        fprintf(stderr, "carma sim: %s\n", err.msg);
+        goto out;
+    }
+    char catbuf[4096];
+    if (!catalog_path)
+        catalog_path = default_catalog(trace_path, catbuf, sizeof catbuf);
+    if (catalog_path) {
+        char *buf;
+        size_t len;
+        if (carma_file_read(catalog_path, 16u << 20, &buf, &len, &err)) {
+            fprintf(stderr, "carma sim: --workloads %s\n", err.msg);
+            goto out;
+        }
+        int rc = sim_catalog_parse(catalog_path, buf, len, &catalog, &ncatalog, &err);
+        free(buf);
+        if (rc) {
+            fprintf(stderr, "carma sim: %s\n", err.msg);
+            goto out;
+        }
+    }
+    double min_mem = 0;
+    for (size_t i = 0; i < ngpus; i++)
+        if (min_mem == 0 || kinds[i]->mem_mib < min_mem)
+            min_mem = kinds[i]->mem_mib;
+    /* Alibaba's fractions are of the run's (smallest) GPU. */
+    struct sim_trace_opts topts = {catalog, ncatalog, NULL, min_mem};
+    if (sim_trace_load_opts(trace_path, fmt, &topts, &trace, &err)) {
+        fprintf(stderr, "carma sim: %s\n", err.msg);
+        goto out;
+    }
+    if (trace.njobs == 0) {
+        fprintf(stderr, "carma sim: %s: no jobs in the trace\n", trace_path);
+        goto out;
+    }
+    if (jitter > 0)
+        apply_jitter(&trace, jitter, seed);
+    rows = calloc(npol, sizeof *rows);
+    if (!rows) {
+        status = 1;
+        goto out;
+    }
+    struct progress_ctx pctx = {NULL, isatty(STDERR_FILENO)};
+    for (size_t i = 0; i < npol; i++) {
+        struct sim_config cfg;
+        sim_config_default(&cfg);
+        cfg.kinds = kinds;
+        cfg.ngpus = ngpus;
+        cfg.sharing = (enum carma_sharing)sharing;
+        cfg.policy = policies[i];
+        cfg.estimator = (enum sim_est)est;
+        cfg.max_attempts = (uint32_t)max_attempts;
+        cfg.record = report != NULL;
+        cfg.progress = on_progress;
+        cfg.progress_ctx = &pctx;
+        pctx.policy = policies[i]->name;
+        rows[i].policy = policies[i];
+        double t0 = now_s();
+        int rc = sim_run(&trace, &cfg, &rows[i].m, report ? &rows[i].tl : NULL, &err);
+        rows[i].wall_s = now_s() - t0;
+        if (pctx.tty && trace.njobs >= 20000)
+            fprintf(stderr, "\r%60s\r", "");
+        if (rc) {
+            fprintf(stderr, "carma sim: %s: policy %s: %s\n", trace_path, policies[i]->name,
+                    err.msg);
+            status = rc == -ENOMEM ? 1 : 2;
+            goto out;
+        }
+    }
+    if (report &&
+        write_report(report, rows, npol, &(struct sim_config){.kinds = kinds, .ngpus = ngpus},
+                     gpus, sharing_s, trace_path)) {
+        status = 1;
+        goto out;
+    }
+    if (json) {
+        if (print_json(rows, npol, trace_path, gpus, sharing_s)) {
+            status = 1;
+            goto out;
+        }
+    } else {
+        print_table(rows, npol, &trace, gpus, sharing_s);
+    }
+    status = fflush(stdout) == 0 ? 0 : 1;
+out:
+    if (rows)
+        for (size_t i = 0; i < npol; i++)
+            sim_timeline_free(&rows[i].tl);
+    free(rows);
+    sim_trace_free(&trace);
+    free(catalog);
+    free(kinds);
+    return status;
+}
