@@ -1,6 +1,7 @@
 /* The HTML report (see report.h): one self-contained page, inline SVG, CSS in a
- * <style>, no scripts. Every chart of a section shares one x scale (X0 .. X0 + PLOT_W
- * for [0, t_end]) so that a vertical line through the page is one instant. */
+ * <style>, no scripts. Every chart of the page shares one x scale (X0 .. X0 + PLOT_W
+ * for [0, the longest run's end]) so that a vertical line is one instant in every
+ * chart of a section and runs of different policies compare by length at a glance. */
 #include "report/report.h"
 #include "report/svg.h"
 
@@ -68,6 +69,7 @@ static const char STYLE[] =
     "svg .na{fill:#8c959f;font-size:11px;font-style:italic}"
     ".bg{fill:#f6f8fa}.grid{stroke:#d8dee4;stroke-width:1}"
     ".base{stroke:#8c959f;stroke-width:1}"
+    ".endl{stroke:#1f2328;stroke-width:1.2;stroke-dasharray:4 3}"
     ".mem{fill:#4e79a7;fill-opacity:.28;stroke:#2f5b8a;stroke-width:1.1;stroke-linejoin:round}"
     ".smact{fill:#59a14f;fill-opacity:.28;stroke:#3b7a33;stroke-width:1.1;"
     "stroke-linejoin:round}"
@@ -130,8 +132,9 @@ static void svg_open(FILE *f, double height, const char *aria)
     fputs("\">\n", f);
 }
 
-/* Vertical grid lines over [y0, y1] and tick labels under y1, for [0, t_end]. */
-static void time_axis(FILE *f, double t_end, double y0, double y1)
+/* Vertical grid lines over [y0, y1] and tick labels under y1, for [0, t_end]; a dashed
+ * line where this run ended when that is before the end of the page's axis. */
+static void time_axis(FILE *f, double t_end, double run_end, double y0, double y1)
 {
     double step = carma_svg_tick_step(t_end, 10);
     fputs("<g>", f);
@@ -150,6 +153,15 @@ static void time_axis(FILE *f, double t_end, double y0, double y1)
     attr_num(f, "y1", y1);
     attr_num(f, "y2", y1);
     fputs("/>", f);
+    if (run_end < t_end * (1 - 1e-6)) {
+        double x = xmap(run_end, t_end);
+        fputs("<line class=\"endl\"", f);
+        attr_num(f, "x1", x);
+        attr_num(f, "x2", x);
+        attr_num(f, "y1", y0);
+        attr_num(f, "y2", y1);
+        fputs("><title>end of this run</title></line>", f);
+    }
     for (double t = 0; t <= t_end * (1 + 1e-9); t += step) {
         char b[48];
         carma_svg_tick_format(b, sizeof b, t, step);
@@ -333,14 +345,14 @@ static void sub_label(char *b, size_t cap, const struct carma_report_series *se,
 }
 
 static void series_chart(FILE *f, const struct carma_report_section *sec, size_t shown,
-                         enum metric m, double t_end, struct scratch *sc)
+                         enum metric m, double t_end, double run_end, struct scratch *sc)
 {
     static const char *const aria[] = {"memory in use per GPU over time",
                                        "SM activity per GPU over time", "power per GPU over time"};
     double ph = shown <= 8 ? 40 : 24, rh = ph + ROW_GAP;
     double height = TOP + (double)shown * rh + AXIS_H;
     svg_open(f, height, aria[m]);
-    time_axis(f, t_end, TOP, TOP + (double)shown * rh - ROW_GAP / 2.0);
+    time_axis(f, t_end, run_end, TOP, TOP + (double)shown * rh - ROW_GAP / 2.0);
     for (size_t g = 0; g < shown; g++) {
         const struct carma_report_series *se = &sec->gpus[g];
         double y = TOP + (double)g * rh;
@@ -574,7 +586,8 @@ static double gantt_row_h(unsigned lanes)
 }
 
 static int gantt_chart(FILE *f, const struct carma_report_section *sec, size_t shown, double t_end,
-                       size_t budget, struct gantt_stats *st, size_t *off_gpu, size_t *bad)
+                       double run_end, size_t budget, struct gantt_stats *st, size_t *off_gpu,
+                       size_t *bad)
 {
     size_t *start = calloc(shown + 1, sizeof *start);
     if (!start)
@@ -623,7 +636,7 @@ static int gantt_chart(FILE *f, const struct carma_report_section *sec, size_t s
     svg_open(f, height, "jobs per GPU over time (Gantt chart)");
     double y = TOP;
     double rows_end = height - AXIS_H;
-    time_axis(f, t_end, TOP, rows_end - ROW_GAP / 2.0);
+    time_axis(f, t_end, run_end, TOP, rows_end - ROW_GAP / 2.0);
     size_t per_gpu = shown ? budget / shown : budget;
     for (size_t g = 0; g < shown; g++) {
         const struct carma_report_series *se = &sec->gpus[g];
@@ -689,7 +702,7 @@ static void legend_write(FILE *f)
     fputs("<span>stacked bars on one GPU ran at the same time (collocated)</span></div>\n", f);
 }
 
-static int section_write(FILE *f, const struct carma_report_section *sec, size_t idx,
+static int section_write(FILE *f, const struct carma_report_section *sec, size_t idx, double t_end,
                          size_t gpu_cap, size_t budget, struct scratch *sc)
 {
     fprintf(f, "<section id=\"s%zu\">\n<h2>", idx);
@@ -701,12 +714,17 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
         return 0;
     }
     size_t shown = ngpus < gpu_cap ? ngpus : gpu_cap;
-    double t_end = section_t_end(sec);
+    double run_end = section_t_end(sec);
     char span[48];
-    carma_svg_duration_format(span, sizeof span, t_end);
-    fprintf(f, "<p class=\"sub\">%zu GPU%s, %zu job run%s over %s</p>\n", ngpus,
-            ngpus == 1 ? "" : "s", sec->bars ? sec->nbars : 0,
-            sec->bars && sec->nbars == 1 ? "" : "s", span);
+    carma_svg_duration_format(span, sizeof span, run_end);
+    fprintf(f, "<p class=\"sub\">%zu GPU%s, %zu job run%s over %s", ngpus, ngpus == 1 ? "" : "s",
+            sec->bars ? sec->nbars : 0, sec->bars && sec->nbars == 1 ? "" : "s", span);
+    if (run_end < t_end * (1 - 1e-6)) {
+        char axis[48];
+        carma_svg_duration_format(axis, sizeof axis, t_end);
+        fprintf(f, " (dashed line; every run is drawn on the same time axis, 0 to %s)", axis);
+    }
+    fputs("</p>\n", f);
     if (shown < ngpus)
         fprintf(f, "<p class=\"note\">first %zu of %zu GPUs shown</p>\n", shown, ngpus);
 
@@ -721,7 +739,7 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     struct carma_report_section view = *sec;
     if (!view.bars)
         view.nbars = 0;
-    int rc = gantt_chart(g, &view, shown, t_end, budget, &st, &off_gpu, &bad);
+    int rc = gantt_chart(g, &view, shown, t_end, run_end, budget, &st, &off_gpu, &bad);
     if (fclose(g) != 0 && rc == 0)
         rc = -ENOMEM;
     if (rc) {
@@ -755,11 +773,11 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     free(gbuf);
 
     fputs("<h3>Memory in use <small>(share of each GPU's memory, %)</small></h3>\n", f);
-    series_chart(f, sec, shown, M_MEM, t_end, sc);
+    series_chart(f, sec, shown, M_MEM, t_end, run_end, sc);
     fputs("<h3>SM activity <small>(SMACT, % of time SMs are busy)</small></h3>\n", f);
-    series_chart(f, sec, shown, M_SMACT, t_end, sc);
+    series_chart(f, sec, shown, M_SMACT, t_end, run_end, sc);
     fputs("<h3>Power <small>(W, up to each GPU's board limit)</small></h3>\n", f);
-    series_chart(f, sec, shown, M_POWER, t_end, sc);
+    series_chart(f, sec, shown, M_POWER, t_end, run_end, sc);
     fputs("</section>\n", f);
     return 0;
 }
@@ -811,9 +829,15 @@ int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
         fputs("<h2>Summary</h2>\n", f);
         table_write(f, table);
     }
+    /* One time axis for the whole page, so that runs compare at a glance. */
+    double axis_end = 0;
+    for (size_t i = 0; i < nsections; i++) {
+        double e = section_t_end(&sections[i]);
+        axis_end = e > axis_end ? e : axis_end;
+    }
     int rc = 0;
     for (size_t i = 0; i < nsections && rc == 0; i++)
-        rc = section_write(f, &sections[i], i, gpu_cap, budget, &sc);
+        rc = section_write(f, &sections[i], i, axis_end, gpu_cap, budget, &sc);
     fputs("<footer>Drawn by carma. Series keep every pixel's minimum and maximum (at most ", f);
     fprintf(f, "%d points per GPU); times are from the start of each run.</footer>\n",
             CARMA_REPORT_MAX_POINTS);

@@ -43,7 +43,9 @@ struct carma_report_bar {
 /* A section: one run (a policy in the simulator, or the server's window). */
 struct carma_report_section {
     const char *title;     /* "auto", "oracle-magm", "carmad on gpu-server-1" */
-    double t_end_s;        /* x range [0, t_end_s] */
+    double t_end_s;        /* x range [0, t_end_s]; all sections of a page share the
+                            * largest one, this run's end marked by a dashed line
+                            * (<= 0: the latest time in the data) */
     size_t ngpus;
     const struct carma_report_series *gpus;
     size_t nbars;

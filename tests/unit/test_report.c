@@ -153,6 +153,7 @@ static void test_structure_bars_and_escaping(void **state)
     assert_non_null(strstr(html, ">100%</text>"));
     assert_non_null(strstr(html, "40 GiB"));
     assert_null(strstr(html, "GPUs shown")); /* nothing capped */
+    assert_null(strstr(html, "class=\"endl\"")); /* both runs end at the axis' end */
     free(html);
 
     /* deterministic: same input, same bytes */
@@ -380,10 +381,37 @@ static void test_absent_data_and_edge_cases(void **state)
     assert_non_null(strstr(html, "no data"));
     assert_non_null(strstr(html, "2 runs with an unknown GPU or time skipped"));
     assert_non_null(strstr(html, "no GPUs in this run"));
+    /* one time axis for the page (the empty run's 100 s): the edge run ends at 30 s */
+    assert_int_equal(count(html, "class=\"endl\""), 4);
+    assert_non_null(strstr(html, "same time axis, 0 to 1m40s"));
     assert_int_equal(count(html, "<svg"), 4);
     assert_int_equal(count(html, "<rect class=\"fail\""), 1);
     assert_null(strstr(html, "nan"));
     assert_null(strstr(html, "inf"));
+    free(html);
+}
+
+static void test_lanes_show_collocation(void **state)
+{
+    (void)state;
+    double t[] = {0, 100};
+    float v[] = {0, 0};
+    struct carma_report_series se[2] = {{"busy", 1000, 300, 2, t, v, v, v},
+                                        {"two", 1000, 300, 2, t, v, v, v}};
+    enum { N = 20 };
+    struct carma_report_bar bars[N + 3];
+    for (size_t i = 0; i < N; i++) /* 20 jobs at once on GPU 0 */
+        bars[i] = (struct carma_report_bar){0, (double)i, 90, i, "x", CARMA_REPORT_OK};
+    /* GPU 1: two back to back share one lane, a third overlaps both: two lanes */
+    bars[N] = (struct carma_report_bar){1, 0, 50, 100, "a", CARMA_REPORT_OK};
+    bars[N + 1] = (struct carma_report_bar){1, 50, 100, 101, "b", CARMA_REPORT_OK};
+    bars[N + 2] = (struct carma_report_bar){1, 40, 60, 102, "c", CARMA_REPORT_OOM};
+    struct carma_report_section sec = {"lanes", 100, 2, se, N + 3, bars};
+    char *html = render("t", NULL, NULL, &sec, 1, NULL);
+    assert_non_null(strstr(html, "20 runs, 16+ at once"));
+    assert_non_null(strstr(html, "more than 16 jobs ran at once"));
+    assert_non_null(strstr(html, "3 runs, up to 2 at once"));
+    assert_int_equal(count(html, "<title>job "), N + 3);
     free(html);
 }
 
@@ -485,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_downsample_bound_and_extremes),
         cmocka_unit_test(test_caps_on_a_large_run),
         cmocka_unit_test(test_absent_data_and_edge_cases),
+        cmocka_unit_test(test_lanes_show_collocation),
         cmocka_unit_test(test_text_numbers_and_times),
         cmocka_unit_test(test_write_error_is_eio),
     };
