@@ -19,13 +19,16 @@ static void estimate_usage(FILE *f)
             "usage: carma estimate --summary FILE --batch N [--seq-len N]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--gpu KIND]\n"
-            "                      [--coefficients FILE] [--json]\n"
+            "                      [--floor MIB] [--coefficients FILE] [--json]\n"
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
             "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
             "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token])\n"
             "and a safe bound. Defaults: adamw, fp32, a100-40gb. --seq-len is required for\n"
             "sequence models (module trees with embeddings or attention).\n"
+            "--floor: the measured memory of an idle process of the job's environment\n"
+            "(CUDA context + libraries, e.g. 550 on CARMA's runs with lazy loading); the\n"
+            "default is the floor fitted on GPUMemNet's runs (about 1450 / 2740 MiB).\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
@@ -47,7 +50,7 @@ int cmd_estimate(int argc, char **argv)
         {"summary", required_argument, NULL, 's'},   {"batch", required_argument, NULL, 'b'},
         {"seq-len", required_argument, NULL, 'l'},   {"optimizer", required_argument, NULL, 'o'},
         {"precision", required_argument, NULL, 'p'}, {"gpu", required_argument, NULL, 'g'},
-        {"coefficients", required_argument, NULL, 'c'},
+        {"coefficients", required_argument, NULL, 'c'}, {"floor", required_argument, NULL, 'f'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -87,6 +90,14 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 'g': gpu = optarg; break;
         case 'c': coef_file = optarg; break;
+        case 'f':
+            if (carma_parse_double(optarg, &o.floor_mib) < 0 || !(o.floor_mib > 0) ||
+                o.floor_mib > 65536) {
+                fprintf(stderr, "carma estimate: --floor must be MiB in (0, 65536], not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'j': json = 1; break;
         case 'h': estimate_usage(stdout); return 0;
         default: estimate_usage(stderr); return 2;

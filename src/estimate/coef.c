@@ -37,6 +37,14 @@ static double *slot(struct est_coef *c, const char *name, size_t **count)
     if (strcmp(base, "step") == 0) return &c->step[fam];
     if (strcmp(base, "q") == 0) return &c->q[fam];
     if (strcmp(base, "scale0") == 0) return &c->scale0_mib[fam];
+    if (strncmp(base, "qband", 5) == 0 && base[5] >= '0' && base[5] < '0' + EST_NBANDS &&
+        base[6] == 0)
+        return &c->qband[fam][base[5] - '0'];
+    if (strncmp(base, "ncalband", 8) == 0 && base[8] >= '0' && base[8] < '0' + EST_NBANDS &&
+        base[9] == 0) {
+        *count = &c->ncalband[fam][base[8] - '0'];
+        return NULL;
+    }
     if (strcmp(base, "ncal") == 0) {
         *count = &c->ncal[fam];
         return NULL;
@@ -122,6 +130,9 @@ int est_coef_write(const struct est_coef *c, char *buf, size_t cap)
         PUT("q_%s,%.6f\n", fn, c->q[f]);
         PUT("scale0_%s,%.6f\n", fn, c->scale0_mib[f]);
         PUT("ncal_%s,%zu\n", fn, c->ncal[f]);
+        for (int b = 0; b < EST_NBANDS; b++)
+            PUT("qband%d_%s,%.6f\nncalband%d_%s,%zu\n", b, fn, c->qband[f][b], b, fn,
+                c->ncalband[f][b]);
     }
     PUT("level,%.6f\n", c->level);
 #undef PUT

@@ -168,9 +168,29 @@ double est_alloc_round(double bytes)
 {
     if (bytes <= 0)
         return 0;
-    if (bytes <= 1048576.0)
-        return ceil(bytes / 512.0) * 512.0;
-    return ceil(bytes / 2097152.0) * 2097152.0;
+    return ceil(bytes / 512.0) * 512.0;
+}
+
+int est_band_of(double dynamic_mib)
+{
+    static const double edges[EST_NBANDS - 1] = {256, 1024, 4096, 16384};
+    int b = 0;
+    while (b < EST_NBANDS - 1 && dynamic_mib >= edges[b])
+        b++;
+    return b;
+}
+
+double est_bound(const struct est_coef *c, enum est_family fam, double estimate_mib,
+                 double dynamic_mib, int banded)
+{
+    assert((unsigned)fam < EST_FAM_COUNT);
+    if (dynamic_mib < 0)
+        dynamic_mib = 0;
+    int b = est_band_of(dynamic_mib);
+    double q = banded && c->ncalband[fam][b] >= EST_BAND_MIN ? c->qband[fam][b] : c->q[fam];
+    if (!(q > 0))
+        q = 0;
+    return estimate_mib + q * (c->scale0_mib[fam] + dynamic_mib);
 }
 
 enum est_family est_model_family(const struct est_model *m)
@@ -254,7 +274,8 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     est_features(m, o, f, &w, &g, &s);
     r->family = est_model_family(m);
     int fam = r->family;
-    r->floor_mib = c->floor_mib[r->family] + o->floor_adjust_mib;
+    r->floor_mib = (o->floor_mib > 0 ? o->floor_mib : c->floor_mib[r->family]) +
+                   o->floor_adjust_mib;
     if (r->floor_mib < 0)
         r->floor_mib = 0;
     r->weights_mib = w;
@@ -271,8 +292,7 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         c->transient[fam] * f[EST_F_TRANSIENT] + c->step[fam] * step_scale * f[EST_F_STEP];
     r->estimate_mib = r->floor_mib + w + g + s + act + r->transient_mib;
     double dynamic = r->estimate_mib - r->floor_mib;
-    double q = c->q[r->family] > 0 ? c->q[r->family] : 0;
-    r->bound_mib = r->estimate_mib + q * (c->scale0_mib[r->family] + dynamic);
+    r->bound_mib = est_bound(c, r->family, r->estimate_mib, dynamic, !(o->floor_mib > 0));
     r->fits = o->gpu_mib <= 0 || r->bound_mib <= o->gpu_mib;
     assert(r->bound_mib >= r->estimate_mib);
     return 0;

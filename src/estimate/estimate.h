@@ -112,6 +112,12 @@ unsigned est_optimizer_state_bytes(enum est_optimizer o);
  * convolutions (cuBLAS only) and with them (cuDNN loaded, workspaces). */
 enum est_family { EST_FAM_DENSE = 0, EST_FAM_CONV, EST_FAM_COUNT };
 
+/* Size bands of the Mondrian (per-band) conformal bound: the dynamic part of the
+ * estimate (estimate - floor) below 256 MiB, 1, 4, 16 GiB, and above. */
+#define EST_NBANDS 5
+#define EST_BAND_MIN 100
+int est_band_of(double dynamic_mib);
+
 /* The fitted coefficient table. Units: MiB per MiB of (rounded) tensor bytes. */
 struct est_coef {
     double floor_mib[EST_FAM_COUNT]; /* intercepts, measured on an A100-40GB */
@@ -122,6 +128,11 @@ struct est_coef {
     double transient[EST_FAM_COUNT];
     double step[EST_FAM_COUNT];
     double q[EST_FAM_COUNT];         /* conformal quantile of normalised residuals */
+    /* Mondrian conformal: the quantile per size band of the dynamic part (estimate -
+     * floor, bands split at est_band_edges_mib), used when the band had at least
+     * EST_BAND_MIN calibration scores; otherwise the family's q applies. */
+    double qband[EST_FAM_COUNT][EST_NBANDS];
+    size_t ncalband[EST_FAM_COUNT][EST_NBANDS];
     double scale0_mib[EST_FAM_COUNT]; /* normaliser: residual / (scale0 + dynamic) */
     double level;                    /* coverage level the q were taken at */
     size_t ncal[EST_FAM_COUNT];      /* calibration scores behind each q */
@@ -148,6 +159,9 @@ struct est_opts {
     enum est_precision precision;
     double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
     double floor_adjust_mib; /* per-GPU-kind adjustment of the floor (0 for A100) */
+    /* > 0: the measured floor of the job's environment (CUDA context + libraries of an
+     * idle process), replacing the fitted floor; the fitted terms above it stay. */
+    double floor_mib;
 };
 
 struct est_result {
@@ -159,12 +173,21 @@ struct est_result {
     enum est_family family;
 };
 
-/* The PyTorch caching allocator's rounding of one request of `bytes`: 512 B blocks
- * up to 1 MiB (small pool), 2 MiB multiples above. 0 stays 0. */
+/* The PyTorch caching allocator's rounding of one request of `bytes` (round_size):
+ * 512 B multiples. 0 stays 0. (Segments of 2 MiB / 20 MiB are a pool effect, not a
+ * per-tensor one: rounding every tensor to 2 MiB fitted the data worse.) */
 double est_alloc_round(double bytes);
 
 /* Family of a model: EST_FAM_CONV when any layer is a convolution. */
 enum est_family est_model_family(const struct est_model *m);
+
+/* The safe bound for an estimate of family fam whose dynamic part (estimate - floor)
+ * is dynamic_mib: estimate + q * (scale0 + dynamic), q the band's quantile when
+ * `banded` and the band had EST_BAND_MIN scores, else the family's pooled one (a
+ * measured --floor means another environment than the one the bands were calibrated
+ * in: est_compute passes banded = 0 then). */
+double est_bound(const struct est_coef *c, enum est_family fam, double estimate_mib,
+                 double dynamic_mib, int banded);
 
 /* Computes the estimate. Returns 0, or -EINVAL with err when batch is 0 or out of
  * bounds, or when the model needs a sequence length and opts->seq is 0. O(layers),

@@ -318,7 +318,9 @@ int est_calibrate(const struct est_sample *s, size_t n, const uint8_t *use, unsi
                     dyn[i] = 0;
             }
     }
-    /* Per family: pick scale0 from the grid minimising the mean bound width. */
+    /* Per family: pick scale0 from the grid minimising the mean bound width, with the
+     * quantile taken per size band (Mondrian conformal: each band's coverage holds on
+     * its own) and the family's pooled quantile for bands with few scores. */
     static const double grid[] = {0, 32, 64, 128, 256, 512, 1024, 2048, 4096};
     double *sc = malloc((m ? m : 1) * sizeof *sc);
     if (!sc) {
@@ -328,39 +330,62 @@ int est_calibrate(const struct est_sample *s, size_t n, const uint8_t *use, unsi
     }
     for (int fam = 0; fam < EST_FAM_COUNT; fam++) {
         double best_w = INFINITY, best_q = 0, best_s0 = 256;
+        double best_qb[EST_NBANDS] = {0};
+        size_t best_nb[EST_NBANDS] = {0};
         size_t cnt = 0;
         for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
             double s0 = grid[g] > 0 ? grid[g] : 1;
             cnt = 0;
-            double mean_scale = 0;
-            for (size_t i = 0; i < n; i++) {
-                if (fold[i] == 255 || s[i].family != fam)
-                    continue;
-                sc[cnt++] = (s[i].y - pred[i]) / (s0 + dyn[i]);
-                mean_scale += s0 + dyn[i];
-            }
+            for (size_t i = 0; i < n; i++)
+                if (fold[i] != 255 && s[i].family == fam)
+                    sc[cnt++] = (s[i].y - pred[i]) / (s0 + dyn[i]);
             if (cnt == 0)
                 break;
             double a = alpha > 0 ? alpha : 1.0 / (double)(cnt + 1);
             double q = est_conformal_quantile(sc, cnt, a);
             if (q < 0)
                 q = 0;
-            double width = q * mean_scale / (double)cnt;
+            double qb[EST_NBANDS];
+            size_t nb[EST_NBANDS];
+            for (int b = 0; b < EST_NBANDS; b++) {
+                nb[b] = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (fold[i] != 255 && s[i].family == fam && est_band_of(dyn[i]) == b)
+                        sc[nb[b]++] = (s[i].y - pred[i]) / (s0 + dyn[i]);
+                double ab = alpha > 0 ? alpha : 1.0 / (double)(nb[b] + 1);
+                qb[b] = nb[b] ? est_conformal_quantile(sc, nb[b], ab) : q;
+                if (qb[b] < 0)
+                    qb[b] = 0;
+            }
+            double width = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (fold[i] == 255 || s[i].family != fam)
+                    continue;
+                int b = est_band_of(dyn[i]);
+                width += (nb[b] >= EST_BAND_MIN ? qb[b] : q) * (s0 + dyn[i]);
+            }
+            width /= (double)cnt;
             if (width < best_w) {
                 best_w = width;
                 best_q = q;
                 best_s0 = s0;
+                memcpy(best_qb, qb, sizeof qb);
+                memcpy(best_nb, nb, sizeof nb);
             }
         }
         if (cnt) {
             c->q[fam] = best_q;
             c->scale0_mib[fam] = best_s0;
             c->ncal[fam] = cnt;
+            memcpy(c->qband[fam], best_qb, sizeof best_qb);
+            memcpy(c->ncalband[fam], best_nb, sizeof best_nb);
             c->level = alpha > 0 ? 1 - alpha : 0; /* 0: "largest score" */
         } else {
             c->q[fam] = prior->q[fam];
             c->scale0_mib[fam] = prior->scale0_mib[fam];
             c->ncal[fam] = prior->ncal[fam];
+            memcpy(c->qband[fam], prior->qband[fam], sizeof c->qband[fam]);
+            memcpy(c->ncalband[fam], prior->ncalband[fam], sizeof c->ncalband[fam]);
         }
     }
     free(sc);

@@ -260,25 +260,42 @@ static void test_model_maths(void **state)
     c.scale0_mib[EST_FAM_DENSE] = 100;
     struct est_opts o = {.batch = 512, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32};
     assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
-    /* params 1,001,000 x 4 B = 4,004,000 B -> rounded to 2 MiB: 4 MiB. */
-    assert_float_equal(r.weights_mib, 4.0, 1e-9);
-    assert_float_equal(r.gradients_mib, 4.0, 1e-9);
-    assert_float_equal(r.optimizer_mib, 8.0, 1e-9);
-    /* 512 x 1000 x 4 B = 2,048,000 B -> 2 MiB. */
-    assert_float_equal(r.activations_mib, 2.0, 1e-9);
-    /* transient 0.5 x 2 MiB + step 1 x 1,001,000 x 4 B. */
+    /* params 1,001,000 x 4 B = 4,004,000 B -> 4,004,352 B (512 B blocks). */
+    double pm = 4004352.0 / 1048576.0;
+    assert_float_equal(r.weights_mib, pm, 1e-9);
+    assert_float_equal(r.gradients_mib, pm, 1e-9);
+    assert_float_equal(r.optimizer_mib, 2 * pm, 1e-9);
+    /* 512 x 1000 x 4 B = 2,048,000 B (512 B multiple). */
+    double am = 2048000.0 / 1048576.0;
+    assert_float_equal(r.activations_mib, am, 1e-9);
+    /* transient 0.5 x the largest output + step 1 x 1,001,000 x 4 B. */
     double step = 1001000.0 * 4 / 1048576.0;
-    assert_float_equal(r.transient_mib, 1.0 + step, 1e-9);
-    double est = 1000 + 4 + 4 + 8 + 2 + 1 + step;
+    assert_float_equal(r.transient_mib, 0.5 * am + step, 1e-9);
+    double est = 1000 + 4 * pm + am + 0.5 * am + step;
     assert_float_equal(r.estimate_mib, est, 1e-9);
     assert_float_equal(r.bound_mib, est + 0.1 * (100 + est - 1000), 1e-9);
     assert_true(r.fits);
+    /* Mondrian: a band with enough calibration scores uses its own quantile. */
+    c.qband[EST_FAM_DENSE][0] = 0.05;
+    c.ncalband[EST_FAM_DENSE][0] = EST_BAND_MIN;
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_float_equal(r.bound_mib, est + 0.05 * (100 + est - 1000), 1e-9);
+    /* ... except with a measured floor (another environment): the pooled one. */
+    o.floor_mib = 500;
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_float_equal(r.floor_mib, 500, 1e-9);
+    assert_float_equal(r.estimate_mib, est - 500, 1e-9);
+    assert_float_equal(r.bound_mib, est - 500 + 0.1 * (100 + est - 1000), 1e-9);
+    o.floor_mib = 0;
+    c.ncalband[EST_FAM_DENSE][0] = EST_BAND_MIN - 1;
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_float_equal(r.bound_mib, est + 0.1 * (100 + est - 1000), 1e-9);
     /* sgd: no state and no step temporaries; amp: 16-bit activations, weight copies. */
     o.optimizer = EST_OPT_SGD;
     o.precision = EST_PREC_AMP;
     assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
     assert_float_equal(r.optimizer_mib, 0, 1e-9);
-    assert_float_equal(r.weights_mib, 4.0 + 2.0, 1e-9); /* 2,002,000 B -> 2 MiB */
+    assert_float_equal(r.weights_mib, pm + 2002432.0 / 1048576.0, 1e-9); /* 512 B blocks */
     assert_float_equal(r.activations_mib, 1024000.0 / 1048576.0, 1e-9); /* 512 B blocks */
     /* fits: a bound over the GPU does not fit */
     o.gpu_mib = 1000;
@@ -302,8 +319,8 @@ static void test_alloc_round(void **state)
     assert_float_equal(est_alloc_round(1), 512, 0);
     assert_float_equal(est_alloc_round(513), 1024, 0);
     assert_float_equal(est_alloc_round(1048576), 1048576, 0);
-    assert_float_equal(est_alloc_round(1048577), 2097152, 0);
-    assert_float_equal(est_alloc_round(4194305), 6291456, 0);
+    assert_float_equal(est_alloc_round(1048577), 1049088, 0);
+    assert_float_equal(est_alloc_round(4194305), 4194816, 0);
 }
 
 static void test_sequence_scaling(void **state)
@@ -417,6 +434,10 @@ static void test_coef_table_matches_shipped(void **state)
         assert_float_equal(c.transient[f], d->transient[f], 1e-5);
         assert_float_equal(c.step[f], d->step[f], 1e-5);
         assert_float_equal(c.input[f], d->input[f], 1e-5);
+        for (int b = 0; b < EST_NBANDS; b++) {
+            assert_float_equal(c.qband[f][b], d->qband[f][b], 1e-5);
+            assert_int_equal(c.ncalband[f][b], d->ncalband[f][b]);
+        }
     }
     /* write -> parse round trip, and a bad table */
     char out[4096];
