@@ -152,7 +152,7 @@ static void test_structure_bars_and_escaping(void **state)
     assert_non_null(strstr(html, ">400 W</text>"));
     assert_non_null(strstr(html, ">100%</text>"));
     assert_non_null(strstr(html, "40 GiB"));
-    assert_null(strstr(html, "GPUs shown")); /* nothing capped */
+    assert_null(strstr(html, "GPUs shown"));     /* nothing capped */
     assert_null(strstr(html, "class=\"endl\"")); /* both runs end at the axis' end */
     free(html);
 
