@@ -183,9 +183,10 @@ static double job_mem_integral(const struct sim *s, uint32_t ji, double t)
 
 static int series_push(struct sim_series *se, double t, float mem, float sm, float pw)
 {
-    if (se->n && se->t[se->n - 1] == t) {
-        se->n--; /* same instant: keep the latest state */
-    }
+    /* At one instant keep the state before and the state after a change (a vertical
+     * step in the chart); a third point at that instant replaces the second. */
+    if (se->n >= 2 && se->t[se->n - 1] == t && se->t[se->n - 2] == t)
+        se->n--;
     if (se->n == se->cap) {
         size_t nc = se->cap ? se->cap * 2 : 256;
         double *nt = realloc(se->t, nc * sizeof *nt);
