@@ -7,7 +7,7 @@
  * Reads take the latest value of each field; a value that is blank, not a double,
  * out of 0..1 or older than max(10 s, 5 intervals) is absent. When the hostengine
  * goes away (CONNECTION_NOT_VALID), reads say -ENOTCONN and a reconnect is tried at
- * most every 10 s. Every answer is untrusted (answer.h). */
+ * most every 10 intervals (between 1 s and 30 s). Every answer is untrusted (answer.h). */
 #include "gpu/dcgm.h"
 
 #include <dlfcn.h>
@@ -34,7 +34,6 @@ __attribute__((format(printf, 3, 4))) static void fmt_trunc(char *buf, size_t ca
 }
 
 #define DCGM_GPU_BUF 64          /* ids the library may write; its own maximum is 32 */
-#define DCGM_RECONNECT_S 10.0
 #define DCGM_NPROF 5
 
 static const unsigned short dcgm_prof_fields[DCGM_NPROF] = {
@@ -344,7 +343,8 @@ int carma_dcgm_read(struct carma_dcgm *d, unsigned k, struct carma_dcgm_prof *ou
         return -EINVAL;
     if (!d->connected) {
         double now = dcgm_now_mono();
-        if (now - d->last_try_s < DCGM_RECONNECT_S)
+        double wait_s = 10.0 * d->interval_ms / 1000;
+        if (now - d->last_try_s < (wait_s < 1 ? 1 : wait_s > 30 ? 30 : wait_s))
             return -ENOTCONN;
         d->last_try_s = now;
         /* The same GPUs are expected back; their ids are refreshed. */

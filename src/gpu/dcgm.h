@@ -48,8 +48,8 @@ const char *carma_dcgm_uuid(const struct carma_dcgm *d, unsigned k);
 const char *carma_dcgm_name(const struct carma_dcgm *d, unsigned k);
 
 /* The latest values for GPU k. Returns 0 (signals it lacks are absent), or
- * -ENOTCONN when the hostengine went away (then all absent; the helper tries to
- * reconnect at most every 10 s on later reads). */
+ * -ENOTCONN when the hostengine went away (then all absent; later reads try to
+ * reconnect, at most every 10 intervals, between 1 s and 30 s). */
 int carma_dcgm_read(struct carma_dcgm *d, unsigned k, struct carma_dcgm_prof *out);
 
 /* "dcgm 127.0.0.1 (4 GPUs; fields 1001-1005 every 1000 ms)". */
