@@ -147,6 +147,9 @@ struct sim {
     struct carma_sched sched;
     double t0;          /* first arrival */
     size_t ended;
+    double max_gpu_mib;  /* the largest GPU's memory */
+    float *hist_peak;    /* per workload: peak its first run reached once ramped up */
+    double *hist_known;  /* per workload: when that peak became known, < 0 not yet */
 };
 
 static double job_mem_at(const struct sim *s, uint32_t ji, double t)
@@ -513,8 +516,11 @@ static void fill_job(struct sim *s, uint32_t ji)
     switch ((enum carma_requirement)s->cfg->policy->req) {
     case CARMA_REQ_ORACLE: j->mem_mib = truth; break;
     case CARMA_REQ_EST: {
+        /* No answer counts as CARMA's 40000 did: more than a shared GPU can give, so
+         * the job waits for an idle one. carma's own answer, when the catalog has
+         * none, comes from history at arrival (see arrive()). */
         float e = sp->est_mib[s->cfg->estimator];
-        j->mem_mib = e > 0 ? (uint64_t)ceil(e) : truth;
+        j->mem_mib = e > 0 ? (uint64_t)ceil(e) : (uint64_t)s->max_gpu_mib;
         break;
     }
     case CARMA_REQ_NONE: j->mem_mib = 0; break;
@@ -531,6 +537,32 @@ static void fill_job(struct sim *s, uint32_t ji)
     j->max_attempts = (uint16_t)(s->cfg->max_attempts > UINT16_MAX ? UINT16_MAX
                                                                    : s->cfg->max_attempts);
     s->sj[ji].end_t = -1;
+}
+
+/* A job enters the queue. Under `--estimator carma` without a catalog answer, the
+ * requirement is what history knows at that moment: the peak an earlier run of the
+ * same workload reached once its memory ramped up (as carmad's monitor records it),
+ * else nothing, and the job waits for an idle GPU. */
+static void arrive(struct sim *s, uint32_t ji, double now)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    uint16_t w = sp->workload;
+    if (s->cfg->policy->req == CARMA_REQ_EST && s->cfg->estimator == SIM_EST_CARMA &&
+        !(sp->est_mib[SIM_EST_CARMA] > 0) && w < s->tr->nworkloads && s->hist_known[w] >= 0 &&
+        now >= s->hist_known[w])
+        s->jobs[ji].mem_mib = (uint64_t)ceil(s->hist_peak[w]);
+    carma_sched_submit(&s->sched, ji, now);
+}
+
+/* History: the first run of a workload tells its peak once its ramp is over. */
+static void remember(struct sim *s, uint32_t ji, double start)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    uint16_t w = sp->workload;
+    if (w < s->tr->nworkloads && s->hist_known[w] < 0) {
+        s->hist_known[w] = start + sp->ramp_s;
+        s->hist_peak[w] = sp->mem_mib;
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -601,6 +633,8 @@ static void sim_free(struct sim *s)
     free(s->heap.item);
     free(s->heap.pos);
     free(s->heap.key);
+    free(s->hist_peak);
+    free(s->hist_known);
 }
 
 void sim_timeline_free(struct sim_timeline *tl)
@@ -667,7 +701,10 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     s.heap.item = malloc(ne * sizeof *s.heap.item);
     s.heap.pos = malloc(ne * sizeof *s.heap.pos);
     s.heap.key = malloc(ne * sizeof *s.heap.key);
-    if (!s.jobs || !s.sj || !s.view || !s.g || !s.heap.item || !s.heap.pos || !s.heap.key) {
+    s.hist_peak = calloc(t->nworkloads ? t->nworkloads : 1, sizeof *s.hist_peak);
+    s.hist_known = malloc((t->nworkloads ? t->nworkloads : 1) * sizeof *s.hist_known);
+    if (!s.jobs || !s.sj || !s.view || !s.g || !s.heap.item || !s.heap.pos || !s.heap.key ||
+        !s.hist_peak || !s.hist_known) {
         sim_free(&s);
         return carma_err_set(err, -ENOMEM, "out of memory for %zu jobs", t->njobs);
     }
@@ -680,6 +717,11 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         s.g[gi].mon_next = ceil(s.t0);
         s.g[gi].power = (float)cfg->kinds[gi]->idle_w;
     }
+    for (size_t w = 0; w < t->nworkloads; w++)
+        s.hist_known[w] = -1;
+    for (size_t gi = 0; gi < cfg->ngpus; gi++)
+        if (cfg->kinds[gi]->mem_mib > s.max_gpu_mib)
+            s.max_gpu_mib = cfg->kinds[gi]->mem_mib;
     for (size_t i = 0; i < t->njobs; i++)
         fill_job(&s, (uint32_t)i);
     rc = carma_sched_init(&s.sched, s.jobs, s.view, cfg->ngpus, cfg->policy, &cfg->params);
@@ -734,7 +776,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
             changed = 1;
         }
         while (next_arrival < t->njobs && t->jobs[next_arrival].submit_s <= now) {
-            carma_sched_submit(&s.sched, (uint32_t)next_arrival, now);
+            arrive(&s, (uint32_t)next_arrival, now);
             next_arrival++;
             m->events++;
             changed = 1;
@@ -756,8 +798,10 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
             do {
                 np = carma_sched_step(&s.sched, now, out, SIM_STEP_CAP);
                 m->decisions++;
-                for (size_t k = 0; k < np && rc == 0; k++)
+                for (size_t k = 0; k < np && rc == 0; k++) {
+                    remember(&s, out[k].job, now);
                     rc = launch(&s, out[k].job, now);
+                }
             } while (rc == 0 && np == SIM_STEP_CAP);
         }
         if (ticking && now >= next_tick)

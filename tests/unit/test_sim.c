@@ -34,7 +34,7 @@ static struct sim_job_spec job(double submit, double dur, float mem, float smact
 static struct sim_metrics run(struct sim_job_spec *jobs, size_t n, const char *policy,
                               const char *gpus, enum carma_sharing sh)
 {
-    struct sim_trace t = {jobs, n, wl, 1};
+    struct sim_trace t = {.jobs = jobs, .njobs = n, .workloads = wl, .nworkloads = 1};
     const struct sim_gpu_kind *kinds[16];
     size_t ng;
     struct carma_err err;
@@ -134,7 +134,7 @@ static void test_gives_up_after_max_attempts(void **state)
     (void)state;
     /* A job that overflows even alone is impossible to place and rejected up front. */
     struct sim_job_spec j = job(0, 100, 50000, 0.5f);
-    struct sim_trace t = {&j, 1, wl, 1};
+    struct sim_trace t = {.jobs = &j, .njobs = 1, .workloads = wl, .nworkloads = 1};
     const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("a100-40gb")};
     struct sim_config cfg;
     sim_config_default(&cfg);
@@ -159,7 +159,7 @@ static void test_deterministic_and_recorded(void **state)
     struct sim_metrics a = run(jobs, 20, "oracle-magm", "2xa100-40gb", CARMA_SHARING_MPS);
     struct sim_metrics b = run(jobs, 20, "oracle-magm", "2xa100-40gb", CARMA_SHARING_MPS);
     assert_memory_equal(&a, &b, sizeof a);
-    struct sim_trace t = {jobs, 20, wl, 1};
+    struct sim_trace t = {.jobs = jobs, .njobs = 20, .workloads = wl, .nworkloads = 1};
     const struct sim_gpu_kind *kinds[2] = {sim_gpu_kind_find("a100-40gb"),
                                            sim_gpu_kind_find("a100-40gb")};
     struct sim_config cfg;
@@ -181,6 +181,46 @@ static void test_deterministic_and_recorded(void **state)
     sim_timeline_free(&tl);
 }
 
+/* Start time of job `id` (1-based) in a recorded run of jobs[0..n) on one A100. */
+static double start_of(struct sim_job_spec *jobs, size_t n, const char *policy, enum sim_est e,
+                       uint64_t id)
+{
+    struct sim_trace t = {.jobs = jobs, .njobs = n, .workloads = wl, .nworkloads = 1};
+    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("a100-40gb")};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 1;
+    cfg.policy = carma_policy_find(policy);
+    cfg.estimator = e;
+    struct sim_metrics m;
+    struct sim_timeline tl;
+    struct carma_err err;
+    assert_int_equal(sim_run(&t, &cfg, &m, &tl, &err), 0);
+    assert_int_equal(m.succeeded, n);
+    double st = -1;
+    for (size_t k = 0; k < tl.nbars; k++)
+        if (tl.bars[k].job == id)
+            st = tl.bars[k].start_s;
+    sim_timeline_free(&tl);
+    return st;
+}
+
+static void test_estimator_carma_uses_history(void **state)
+{
+    (void)state;
+    /* No catalog estimate. A second run of the same workload arriving before the first
+     * has ramped up is unknown and waits for an idle GPU; arriving after, history gives
+     * the peak and CARMA's est-magm collocates it at the next loop. */
+    struct sim_job_spec early[2] = {job(0, 3600, 5000, 0.2f), job(10, 3600, 5000, 0.2f)};
+    assert_true(start_of(early, 2, "est-magm", SIM_EST_CARMA, 2) >= 3600);
+    struct sim_job_spec late[2] = {job(0, 3600, 5000, 0.2f), job(100, 3600, 5000, 0.2f)};
+    double st = start_of(late, 2, "est-magm", SIM_EST_CARMA, 2);
+    assert_true(st >= 100 && st <= 101);
+    /* An estimator with no answer at all (GPUMemNet column empty) never collocates. */
+    assert_true(start_of(late, 2, "est-magm", SIM_EST_GPUMEMNET, 2) >= 3600);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_or_rr_oom_then_recovery),
         cmocka_unit_test(test_gives_up_after_max_attempts),
         cmocka_unit_test(test_deterministic_and_recorded),
+        cmocka_unit_test(test_estimator_carma_uses_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
