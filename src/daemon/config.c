@@ -21,6 +21,10 @@ void carmad_config_default(struct carmad_config *c)
     snprintf(c->socket_group, sizeof c->socket_group, "carma");
     carma_sched_params_default(&c->sched);
     c->sharing_default = CARMA_SHARING_TIMESLICE;
+    c->record_interval_s = 10;
+    c->retention_days = 7;
+    c->record_max_mib = 256;
+    c->window = 30;
 }
 
 struct load_ctx {
@@ -149,6 +153,26 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             p->max_jobs_per_gpu = (uint32_t)u;
         } else {
             BAD("unknown key '%.64s' in [sched]", name);
+        }
+    } else if (!strcmp(section, "monitor")) {
+        if (!strcmp(name, "record_interval")) {
+            if (parse_double(value, 0, 86400, &d))
+                BAD("record_interval: a number of seconds in [0, 86400] expected");
+            c->record_interval_s = d;
+        } else if (!strcmp(name, "retention_days")) {
+            if (parse_double(value, 0.001, 3650, &d))
+                BAD("retention_days: a number of days in [0.001, 3650] expected");
+            c->retention_days = d;
+        } else if (!strcmp(name, "record_max_mib")) {
+            if (parse_u64(value, 1u << 20, &u) || u == 0)
+                BAD("record_max_mib: an integer of MiB in [1, 1048576] expected");
+            c->record_max_mib = u;
+        } else if (!strcmp(name, "window")) {
+            if (parse_u64(value, 120, &u) || u == 0)
+                BAD("window: an integer of samples in [1, 120] expected");
+            c->window = (uint32_t)u;
+        } else {
+            BAD("unknown key '%.64s' in [monitor]", name);
         }
     } else if (!strcmp(section, "sharing")) {
         int m = carma_sharing_parse(value);

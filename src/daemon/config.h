@@ -2,7 +2,9 @@
  * command line. INI layout:
  *
  *   [daemon]  policy, gpus, monitor_interval (s), max_attempts, kill_grace (s),
- *             http (ADDR:PORT, kept for the monitoring endpoints; off when empty),
+ *             http (ADDR:PORT of /metrics, /v1/gpus, /v1/jobs; off when empty),
+ *   [monitor] record_interval (s between stored records, 0 none), retention_days,
+ *             record_max_mib (bound of the stored records), window (samples)
  *             allow_root_jobs (bool), socket_group, socket_mode (octal)
  *   [sched]   margin_mib, req_margin_mib, free_margin_mib, or_min_free_mib,
  *             grace (s), backfill_depth, max_jobs_per_gpu
@@ -24,6 +26,10 @@ struct carmad_config {
     uint32_t max_attempts;       /* default for jobs that give none */
     double kill_grace_s;
     char http[128];              /* "" off */
+    double record_interval_s;    /* 10; 0: no records */
+    double retention_days;       /* 7 */
+    uint64_t record_max_mib;     /* 256: records beyond are pruned, oldest first */
+    uint32_t window;             /* monitor window in samples, 30 */
     int allow_root_jobs;
     char socket_group[64];       /* "" none; default "carma" when present */
     unsigned socket_mode;        /* 0660 */

@@ -1,4 +1,5 @@
 #include "daemon/daemon.h"
+#include "daemon/history.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -23,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
+
 #include <jansson.h>
 
 #include "core/gpu.h"
@@ -31,6 +34,10 @@
 #include "core/policy.h"
 #include "core/sched.h"
 #include "daemon/classify.h"
+#include "daemon/http.h"
+#include "daemon/metrics.h"
+#include "daemon/monitor.h"
+#include "estimate/history.h"
 #include "daemon/shepherd.h"
 #include "daemon/store.h"
 #include "gpu/backend.h"
@@ -58,6 +65,13 @@ struct djob {
     int cancel_queued;    /* cancelled while queued in this iteration */
     int cancel_running;   /* cancel requested in this iteration: signal after commit */
     int pid_dirty;        /* shepherd pid not yet in the store */
+    /* monitoring and accounting of the running attempt */
+    uint64_t sig;         /* est_signature(argv, batch): the key of its solo profile */
+    double att_energy_j;  /* energy attributed to this attempt so far */
+    uint64_t mem_now_mib; /* per-process memory at the last tick (highest per GPU) */
+    uint64_t mem_tick;    /* the tick mem_now_mib is from */
+    uint32_t alone_ticks; /* ticks in a row alone on all its GPUs after its ramp */
+    float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
 };
 
 struct conn {
@@ -79,8 +93,7 @@ struct pend {
 
 struct gpu_state {
     struct carma_gpu_info info;
-    struct carma_gpu_sample last;
-    int have;
+    int64_t db_id;        /* the store's id of the GPU (records), < 0 none */
 };
 
 struct carmad {
@@ -114,6 +127,15 @@ struct carmad {
     size_t ntouched, touchcap;
     int dirty;            /* the scheduler should step */
     int tx_failed_logged;
+    /* monitoring (docs/monitoring.md) */
+    struct carma_monitor mon;
+    int have_mon;
+    struct carma_http *http;
+    int publish;          /* the HTTP snapshot is out of date */
+    struct carma_hist decision;
+    uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total;
+    double last_prune;
+    int record_failed_logged;
 };
 
 /* ---- logging ---- */
@@ -187,6 +209,7 @@ static int slot_alloc(struct carmad *d, uint32_t *out)
     carma_job_rec_clear(&d->dj[i].rec);
     d->dj[i].used = 1;
     d->dj[i].pidfd = -1;
+    d->dj[i].solo_smact = d->dj[i].solo_smocc = d->dj[i].solo_drama = -1;
     *out = i;
     return 0;
 }
@@ -239,6 +262,34 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
     j->max_attempts = (uint16_t)r->max_attempts;
     j->attempts = (uint16_t)r->attempts;
     j->exclusive = (uint8_t)r->exclusive;
+}
+
+/* The job's signature (argv + batch, as the estimator's history keys runs) and, when
+ * this workload ran alone before, its solo profile for the scheduler. */
+static void job_profile(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    json_error_t je;
+    json_t *av = json_loads(dj->rec.argv_json, 0, &je);
+    size_t n = json_is_array(av) ? json_array_size(av) : 0;
+    const char **argv = n ? calloc(n, sizeof *argv) : NULL;
+    if (argv) {
+        for (size_t k = 0; k < n; k++) {
+            argv[k] = json_string_value(json_array_get(av, k));
+            if (!argv[k])
+                argv[k] = "";
+        }
+        dj->sig = est_signature(argv, n, dj->rec.batch);
+    }
+    free(argv);
+    json_decref(av);
+    struct carma_profile p;
+    struct carma_err err;
+    if (dj->sig && carma_store_profile_get(d->store, dj->sig, &p, &err) == 0) {
+        d->sj[i].smact = (float)p.smact;
+        d->sj[i].smocc = (float)p.smocc;
+        d->sj[i].drama = (float)p.drama;
+    }
 }
 
 /* Puts job i on GPUs gpu[0..n) as running since `start`: a job re-adopted after a
@@ -319,74 +370,161 @@ static pid_t proc_session(pid_t pid)
     return sid;
 }
 
-/* The monitor tick: refreshes the GPU view's monitor fields from the backend. */
+/* ---- the monitor (src/daemon/monitor.c) and what the daemon does with it ---- */
+
+/* Monitor callback: a process on GPU gi. Maps it to a running job by session (every
+ * process of a job is in the session its shepherd leads) and records the job's
+ * memory: now and the attempt's peak (highest per GPU). */
+static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
+{
+    (void)gi;
+    struct carmad *d = ctx;
+    int si = slot_of_session(d, pid);
+    if (si < 0) {
+        pid_t sid = proc_session(pid);
+        si = sid > 0 ? slot_of_session(d, sid) : -1;
+    }
+    if (si < 0)
+        return 0;
+    struct djob *dj = &d->dj[si];
+    uint64_t tick = d->mon.ticks + 1; /* the tick in progress */
+    if (dj->mem_tick != tick) {
+        dj->mem_tick = tick;
+        dj->mem_now_mib = 0;
+    }
+    if (mem_bytes != UINT64_MAX) {
+        uint64_t mib = mem_bytes >> 20;
+        if (mib > dj->mem_now_mib)
+            dj->mem_now_mib = mib;
+        if (mib > dj->peak_mib)
+            dj->peak_mib = mib;
+    }
+    return 1;
+}
+
+static void mon_log(void *ctx, int prio, const char *msg)
+{
+    dlog(ctx, prio, "%s", msg);
+}
+
+/* Sets a running job's solo profile, keeping the GPU view's profile sums right: the
+ * job is alone on each of its GPUs, so each GPU's sums are the job's own. */
+static void set_running_profile(struct carmad *d, uint32_t i, float smact, float smocc,
+                                float drama)
+{
+    struct carma_job *j = &d->sj[i];
+    j->smact = smact;
+    j->smocc = smocc;
+    j->drama = drama;
+    j->busy = carma_coloc_busy(smact);
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        struct carma_gpu *g = &d->gpus[j->gpu[k]];
+        assert(g->njobs == 1);
+        g->prof_smact = smact;
+        g->prof_busy = j->busy;
+        carma_sched_gpu_changed(&d->sched, j->gpu[k]);
+    }
+}
+
+/* After a tick: energy shared among each GPU's co-runners by activity (their solo
+ * SMACT, the GPU's mean for one not yet measured; foreign processes take a share
+ * nobody is billed for), and the solo SMACT of jobs alone on their GPUs after their
+ * ramp, which `auto` needs to collocate them. */
+static void after_tick(struct carmad *d, double now)
+{
+    if (!d->have_mon)
+        return;
+    uint32_t cap = d->cfg.window;
+    float w[CARMA_GPU_MAX_PROCS + 64];
+    double share[CARMA_GPU_MAX_PROCS + 64];
+    uint32_t who[CARMA_GPU_MAX_PROCS + 64];
+    for (size_t gi = 0; gi < d->ngpus; gi++) {
+        const struct carma_mon_gpu *mg = &d->mon.g[gi];
+        const struct carma_gpu *g = &d->gpus[gi];
+        if (mg->tick_energy_j <= 0 || g->njobs == 0)
+            continue;
+        size_t n = 0;
+        for (uint32_t i = 0; i < d->cap && n < CARMA_GPU_MAX_PROCS; i++) {
+            if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING)
+                continue;
+            for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
+                if (d->sj[i].gpu[k] == gi) {
+                    who[n] = i;
+                    w[n++] = d->sj[i].smact;
+                    break;
+                }
+        }
+        size_t nj = n;
+        for (uint32_t f = 0; f < g->nforeign && n < sizeof w / sizeof w[0]; f++)
+            w[n++] = -1.0f;
+        carma_mon_share_energy(mg->tick_energy_j, w, n, share);
+        for (size_t k = 0; k < nj; k++)
+            d->dj[who[k]].att_energy_j += share[k];
+    }
+    for (uint32_t i = 0; i < d->cap; i++) {
+        struct djob *dj = &d->dj[i];
+        struct carma_job *j = &d->sj[i];
+        if (!dj->used || j->state != CARMA_JOB_RUNNING || j->nplaced == 0)
+            continue;
+        int alone = now - j->start_s >= d->cfg.sched.grace_s;
+        for (uint16_t k = 0; alone && k < j->nplaced; k++) {
+            const struct carma_gpu *g = &d->gpus[j->gpu[k]];
+            alone = g->njobs == 1 && g->nforeign == 0 && !g->drained;
+        }
+        if (!alone) {
+            dj->alone_ticks = 0;
+            continue;
+        }
+        if (++dj->alone_ticks < cap || dj->alone_ticks % cap != 0)
+            continue;
+        /* A full window of samples taken alone: its means are the job's profile. */
+        float sm = 0, oc = 0, dr = 0;
+        int noc = 0, ndr = 0, nsm = 0;
+        for (uint16_t k = 0; k < j->nplaced; k++) {
+            const struct carma_gpu *g = &d->gpus[j->gpu[k]];
+            struct carma_window_stats st;
+            carma_window_stats(&g->smact, &st);
+            if (st.n) {
+                sm += st.mean;
+                nsm++;
+            }
+            carma_window_stats(&g->smocc, &st);
+            if (st.n) {
+                oc += st.mean;
+                noc++;
+            }
+            carma_window_stats(&g->drama, &st);
+            if (st.n) {
+                dr += st.mean;
+                ndr++;
+            }
+        }
+        if (!nsm)
+            continue;
+        sm /= (float)nsm;
+        oc = noc ? oc / (float)noc : -1.0f;
+        dr = ndr ? dr / (float)ndr : -1.0f;
+        int first = dj->solo_smact < 0;
+        dj->solo_smact = sm;
+        dj->solo_smocc = oc;
+        dj->solo_drama = dr;
+        if (first || fabsf(j->smact - sm) > 0.02f) {
+            set_running_profile(d, i, sm, oc, dr);
+            if (first)
+                dlog(d, LOG_INFO, "job %llu: solo SMACT %.2f measured over %u samples alone",
+                     (unsigned long long)dj->rec.id, sm, dj->alone_ticks);
+        }
+    }
+}
+
 static void monitor_tick(struct carmad *d)
 {
-    if (!d->have_gb)
+    if (!d->have_mon)
         return;
-    const struct carma_gpu_backend_ops *ops = d->gb.ops;
-    struct carma_gpu_proc procs[CARMA_GPU_MAX_PROCS];
-    for (size_t gi = 0; gi < d->ngpus; gi++) {
-        struct carma_gpu *g = &d->gpus[gi];
-        struct gpu_state *s = &d->gs[gi];
-        struct carma_gpu_sample smp;
-        memset(&smp, 0, sizeof smp);
-        int changed = 0;
-        if (ops->sample(&d->gb, (unsigned)gi, &smp) == 0) {
-            s->last = smp;
-            s->have = 1;
-            uint64_t used = smp.mem_used_bytes >> 20;
-            if (used != g->mem_used_mib) {
-                g->mem_used_mib = used;
-                changed = 1;
-            }
-            double sm = smp.smact >= 0 ? smp.smact : smp.util_gpu;
-            if (sm >= 0)
-                carma_window_push(&g->smact, (float)sm);
-            if (smp.smocc >= 0)
-                carma_window_push(&g->smocc, (float)smp.smocc);
-            if (smp.drama >= 0)
-                carma_window_push(&g->drama, (float)smp.drama);
-            if (smp.lost && !g->drained) {
-                g->drained = 1;
-                changed = 1;
-                dlog(d, LOG_WARNING, "GPU %zu (%s) is lost: drained", gi, s->info.uuid);
-            }
-        } else if (!g->drained) {
-            g->drained = 1;
-            changed = 1;
-            dlog(d, LOG_WARNING, "GPU %zu (%s) stopped answering: drained", gi, s->info.uuid);
-        }
-        size_t n = CARMA_GPU_MAX_PROCS;
-        if (ops->processes && ops->processes(&d->gb, (unsigned)gi, procs, &n) == 0) {
-            uint32_t foreign = 0;
-            uint64_t ours = 0;
-            for (size_t k = 0; k < n; k++) {
-                int si = slot_of_session(d, procs[k].pid);
-                if (si < 0) {
-                    pid_t sid = proc_session(procs[k].pid);
-                    si = sid > 0 ? slot_of_session(d, sid) : -1;
-                }
-                if (si < 0) {
-                    foreign++;
-                    continue;
-                }
-                if (procs[k].mem_bytes != UINT64_MAX) {
-                    uint64_t mib = procs[k].mem_bytes >> 20;
-                    ours += mib;
-                    if (mib > d->dj[si].peak_mib)
-                        d->dj[si].peak_mib = mib;
-                }
-            }
-            if (foreign != g->nforeign || ours != g->carma_used_mib) {
-                g->nforeign = foreign;
-                g->carma_used_mib = ours;
-                changed = 1;
-            }
-        }
-        if (changed)
-            carma_sched_gpu_changed(&d->sched, (uint32_t)gi);
-    }
+    double now = now_s();
+    carma_mon_tick(&d->mon, now);
+    after_tick(d, now);
+    d->publish = 1;
 }
 
 static int open_backend(struct carmad *d, struct carma_err *err)
@@ -428,8 +566,9 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     for (unsigned i = 0; i < n; i++) {
         if ((rc = d->gb.ops->info(&d->gb, i, &d->gs[i].info)))
             return carma_err_set(err, rc, "%s: GPU %u: no information", spec, i);
+        d->gs[i].db_id = -1;
         uint8_t sharing = carmad_config_sharing(&d->cfg, i, d->gs[i].info.uuid);
-        carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, 30,
+        carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, d->cfg.window,
                        (enum carma_sharing)sharing);
     }
     dlog(d, LOG_INFO, "%u GPUs from %s (%s, %llu MiB)", n, d->gb.ops->name, d->gs[0].info.name,
@@ -490,6 +629,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         d->gb.ops->detach(&d->gb, dj->shepherd);
     uint64_t peak = dj->peak_mib;
     double start = d->sj[i].start_s;
+    uint16_t nplaced = d->sj[i].nplaced;
+    double run = end_s > start && start > 0 ? end_s - start : 0;
     int requeued = carma_sched_finish(&d->sched, i, o, peak, end_s);
     struct carma_job_rec *r = &dj->rec;
     r->exit_code = have && x.exited ? x.code : -1;
@@ -516,6 +657,23 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         rc = carma_store_attempt_end(d->store, r->id, n, end_s, carma_outcome_name(o),
                                      r->exit_code, r->signal, peak, &err);
     if (!rc)
+        rc = carma_store_usage_put(d->store, r->id, n, run * nplaced, dj->att_energy_j,
+                                   dj->solo_smact, &err);
+    if (!rc && dj->solo_smact >= 0 && dj->sig &&
+        (o == CARMA_OUTCOME_SUCCEEDED || o == CARMA_OUTCOME_CANCELLED ||
+         o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_OOM))
+        rc = carma_store_profile_add(d->store, dj->sig, dj->solo_smact, dj->solo_smocc,
+                                     dj->solo_drama, end_s, &err);
+    r->run_s += run;
+    r->gpu_s += run * nplaced;
+    r->energy_j += dj->att_energy_j;
+    d->attempts_total++;
+    if (o == CARMA_OUTCOME_OOM)
+        d->oom_total++;
+    if (!requeued && d->sj[i].state < CARMA_JOB_STATE_COUNT)
+        d->finished[d->sj[i].state]++;
+    d->publish = 1;
+    if (!rc)
         rc = save_job(d, i, &err);
     if (rc)
         dlog(d, LOG_ERR, "job %llu: cannot record its end (%s); the status file stays the truth",
@@ -532,6 +690,10 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     }
     dj->shepherd = 0;
     dj->peak_mib = 0;
+    dj->att_energy_j = 0;
+    dj->alone_ticks = 0;
+    dj->mem_now_mib = 0;
+    dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
     d->dirty = 1;
     if (!requeued)
         slot_free(d, i);
@@ -945,7 +1107,13 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     r->gpus = rj->gpus;
     r->batch = rj->batch;
     r->mem_mib = rj->mem_mib;
-    r->bound_mib = rj->mem_mib; /* TODO(estimator): max(estimate bound, declared) */
+    struct carmad_bound jb;
+    struct carma_err berr = {{0}};
+    if (r->argv_json && carmad_job_bound(d->store, rj, r->argv_json, c->uid, &jb, &berr) < 0) {
+        slot_free(d, i);
+        return carma_resp_error("invalid", "job.summary: %s", berr.msg);
+    }
+    r->bound_mib = r->argv_json ? jb.bound_mib : rj->mem_mib;
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
@@ -966,6 +1134,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
                                 err.msg[0] ? err.msg : strerror(-rc));
     }
     sj_from_rec(d, i);
+    job_profile(d, i);
     carma_sched_submit(&d->sched, i, r->submit_s);
     dj->is_new = 1;
     touch(d, i);
@@ -1050,6 +1219,28 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
     return NULL;
 }
 
+/* Adds the running attempt's accounting (and the queued time so far) to a job's JSON
+ * view of its ended attempts. */
+static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
+{
+    const struct djob *dj = &d->dj[i];
+    const struct carma_job *j = &d->sj[i];
+    double run = dj->rec.run_s, gs = dj->rec.gpu_s, en = dj->rec.energy_j;
+    if (j->state == CARMA_JOB_RUNNING && j->start_s > 0 && now > j->start_s) {
+        run += now - j->start_s;
+        gs += (now - j->start_s) * j->nplaced;
+        en += dj->att_energy_j;
+        json_object_set_new(o, "mem_now_mib", json_integer((json_int_t)dj->mem_now_mib));
+        json_object_set_new(o, "attempt_peak_mib", json_integer((json_int_t)dj->peak_mib));
+    }
+    double wait = now - dj->rec.submit_s - run;
+    json_object_set_new(o, "run_s", json_real(run));
+    json_object_set_new(o, "gpu_seconds", json_real(gs));
+    json_object_set_new(o, "energy_j", json_real(en));
+    json_object_set_new(o, "wait_s", json_real(wait > 0 ? wait : 0));
+    json_object_set_new(o, "solo_smact", j->smact >= 0 ? json_real(j->smact) : json_null());
+}
+
 static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q, int logs)
 {
     struct conn *c = d->conns[ci];
@@ -1097,6 +1288,8 @@ static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q
             json_object_set_new(job, "gpu_uuids", job_gpus_json(d, i));
             json_object_set_new(job, "shepherd_pid", json_integer(d->dj[i].shepherd));
         }
+        if (live)
+            live_usage(d, i, job, now_s());
         json_object_set_new(ok, "job", job);
     }
     carma_job_rec_clear(&r);
@@ -1119,27 +1312,56 @@ static json_t *req_ls(struct carmad *d, uint32_t ci, const struct carma_req *q)
     json_array_foreach(arr, k, o) {
         uint32_t i;
         uint64_t id = (uint64_t)json_integer_value(json_object_get(o, "id"));
-        if (find_slot(d, id, &i) && d->sj[i].state == CARMA_JOB_RUNNING)
-            json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
+        if (find_slot(d, id, &i)) {
+            if (d->sj[i].state == CARMA_JOB_RUNNING)
+                json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
+            live_usage(d, i, o, now_s());
+        }
     }
     json_t *ok = carma_resp_ok();
     json_object_set_new(ok, "jobs", arr);
     return ok;
 }
 
-static json_t *req_gpus(struct carmad *d)
+static json_t *opt_real(double v)
+{
+    return v >= 0 ? json_real(v) : json_null();
+}
+
+/* The GPUs as JSON: facts, the last sample, window statistics, and the jobs on each.
+ * viewer: the uid asking (job names shown to their owner and root), or -1 for all
+ * (the HTTP endpoint). */
+static json_t *gpus_json(struct carmad *d, int64_t viewer)
 {
     json_t *arr = json_array();
+    double now = now_s();
     for (size_t g = 0; g < d->ngpus; g++) {
         const struct gpu_state *s = &d->gs[g];
         const struct carma_gpu *v = &d->gpus[g];
-        json_t *jobs = json_array();
+        const struct carma_mon_gpu *mg = d->have_mon ? &d->mon.g[g] : NULL;
+        const struct carma_gpu_sample *ls = mg && mg->have ? &mg->last : NULL;
+        json_t *jobs = json_array(), *jl = json_array();
         for (uint32_t i = 0; i < d->cap; i++) {
             if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING)
                 continue;
             for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
-                if (d->sj[i].gpu[k] == g)
-                    json_array_append_new(jobs, json_integer((json_int_t)d->dj[i].rec.id));
+                if (d->sj[i].gpu[k] == g) {
+                    const struct djob *dj = &d->dj[i];
+                    json_array_append_new(jobs, json_integer((json_int_t)dj->rec.id));
+                    int named = viewer < 0 || viewer == 0 || (uint32_t)viewer == dj->rec.uid;
+                    json_t *o = json_pack("{s:I,s:s,s:I,s:I,s:f}", "id", (json_int_t)dj->rec.id,
+                                          "user", dj->rec.user, "mem_mib",
+                                          (json_int_t)dj->mem_now_mib, "held_mib",
+                                          (json_int_t)d->sj[i].held_mib, "run_s",
+                                          now - d->sj[i].start_s);
+                    json_object_set_new(o, "name", named ? json_string(dj->rec.name)
+                                                         : json_null());
+                    json_object_set_new(o, "solo_smact", d->sj[i].smact >= 0
+                                                             ? json_real(d->sj[i].smact)
+                                                             : json_null());
+                    json_object_set_new(o, "energy_j", json_real(dj->att_energy_j));
+                    json_array_append_new(jl, o);
+                }
         }
         json_t *o = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:s,s:b}", "index", (json_int_t)g, "uuid",
                               s->info.uuid, "name", s->info.name, "mem_total_mib",
@@ -1148,20 +1370,121 @@ static json_t *req_gpus(struct carmad *d)
                               (json_int_t)v->committed_mib, "sharing",
                               carma_sharing_name((enum carma_sharing)v->sharing), "drained",
                               v->drained);
-        json_object_set_new(o, "util", s->have && s->last.util_gpu >= 0
-                                           ? json_real(s->last.util_gpu) : json_null());
-        json_object_set_new(o, "power_w", s->have && s->last.power_w >= 0
-                                              ? json_real(s->last.power_w) : json_null());
-        json_object_set_new(o, "smact", s->have && s->last.smact >= 0 ? json_real(s->last.smact)
-                                                                      : json_null());
+        json_object_set_new(o, "drain_reason", mg && mg->drained ? json_string(mg->drain_reason)
+                                                                 : json_null());
+        json_object_set_new(o, "mem_free_mib", ls ? json_integer((json_int_t)(ls->mem_free_bytes >> 20))
+                                                  : json_null());
+        json_object_set_new(o, "util", ls ? opt_real(ls->util_gpu) : json_null());
+        json_object_set_new(o, "util_mem", ls ? opt_real(ls->util_mem) : json_null());
+        json_object_set_new(o, "power_w", ls ? opt_real(ls->power_w) : json_null());
+        json_object_set_new(o, "power_limit_w", opt_real(s->info.power_limit_w));
+        json_object_set_new(o, "smact", ls ? opt_real(ls->smact) : json_null());
+        json_object_set_new(o, "smocc", ls ? opt_real(ls->smocc) : json_null());
+        json_object_set_new(o, "drama", ls ? opt_real(ls->drama) : json_null());
+        json_object_set_new(o, "tensor", ls ? opt_real(ls->tensor) : json_null());
+        json_object_set_new(o, "energy_j", mg ? json_real(mg->energy_total_j) : json_null());
+        /* What the policies read: the window over SMACT (or its fallback). */
+        struct carma_window_stats st;
+        carma_window_stats(&v->smact, &st);
+        json_t *win = json_object();
+        json_object_set_new(win, "source", json_string(ls && ls->smact >= 0 ? "smact"
+                                                       : ls && ls->util_gpu >= 0 ? "util"
+                                                                                 : "none"));
+        json_object_set_new(win, "n", json_integer(st.n));
+        json_object_set_new(win, "mean", st.n ? json_real(st.mean) : json_null());
+        json_object_set_new(win, "median", st.n ? json_real(st.median) : json_null());
+        json_object_set_new(win, "p95", st.n ? json_real(st.p95) : json_null());
+        json_object_set_new(win, "ema", st.n ? json_real(st.ema) : json_null());
+        json_object_set_new(win, "risk", opt_real(carma_window_risk(&v->smact)));
+        json_object_set_new(win, "smocc_risk", opt_real(carma_window_risk(&v->smocc)));
+        json_object_set_new(win, "drama_risk", opt_real(carma_window_risk(&v->drama)));
+        json_object_set_new(o, "window", win);
         json_object_set_new(o, "foreign_processes", json_integer(v->nforeign));
         json_object_set_new(o, "jobs", jobs);
+        json_object_set_new(o, "job_list", jl);
         json_array_append_new(arr, o);
     }
+    return arr;
+}
+
+static json_t *req_gpus(struct carmad *d, uint32_t ci)
+{
     json_t *ok = carma_resp_ok();
     json_object_set_new(ok, "backend", json_string(d->gb.ops->name));
+    if (d->gb.ops->describe) {
+        char desc[256];
+        d->gb.ops->describe(&d->gb, desc, sizeof desc);
+        json_object_set_new(ok, "source", json_string(desc));
+    }
     json_object_set_new(ok, "policy", json_string(d->policy->name));
-    json_object_set_new(ok, "gpus", arr);
+    json_object_set_new(ok, "interval_s", json_real(d->cfg.monitor_interval_s));
+    json_object_set_new(ok, "time", json_real(now_s()));
+    json_object_set_new(ok, "queued", json_integer(carma_sched_queued(&d->sched)));
+    json_object_set_new(ok, "gpus", gpus_json(d, (int64_t)d->conns[ci]->uid));
+    return ok;
+}
+
+/* carma usage: totals per user; a user sees their own, root anyone's. */
+static json_t *req_usage(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    struct conn *c = d->conns[ci];
+    char self[256];
+    user_name(c->uid, self, sizeof self, NULL);
+    const char *user = q->user;
+    if (c->uid != 0) {
+        if (user && strcmp(user, self) != 0)
+            return carma_resp_error("forbidden", "only root sees the usage of other users");
+        user = self;
+    }
+    json_t *u = NULL;
+    struct carma_err err = {{0}};
+    if (carma_store_usage_json(d->store, user, q->since, q->until, now_s(), &u, &err))
+        return carma_resp_error("store", "%s", err.msg);
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "since", opt_real(q->since));
+    json_object_set_new(ok, "until", opt_real(q->until));
+    json_object_update(ok, u);
+    json_decref(u);
+    return ok;
+}
+
+/* carma report: recorded samples and attempts. Anyone may draw the server's page;
+ * job names of other users are hidden unless root. */
+static json_t *req_history(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    struct conn *c = d->conns[ci];
+    double now = now_s();
+    double until = q->until >= 0 ? q->until : now;
+    double since = q->since >= 0 ? q->since : until - 86400;
+    if (until <= since)
+        return carma_resp_error("invalid", "until is not after since");
+    /* Keep the answer under the protocol's line bound: points per GPU shrink with
+     * the number of GPUs. */
+    uint32_t pts = q->points ? q->points : 1000;
+    uint32_t budget = (uint32_t)(120000 / (d->ngpus ? d->ngpus : 1));
+    if (pts > budget)
+        pts = budget < 50 ? 50 : budget;
+    json_t *h = NULL;
+    struct carma_err err = {{0}};
+    if (carma_store_history_json(d->store, since, until, pts, 4000, &h, &err))
+        return carma_resp_error("store", "%s", err.msg);
+    size_t k;
+    json_t *a;
+    json_array_foreach(json_object_get(h, "attempts"), k, a) {
+        uint32_t uid = (uint32_t)json_integer_value(json_object_get(a, "uid"));
+        if (c->uid != 0 && c->uid != uid)
+            json_object_set_new(a, "name", json_null());
+        json_object_del(a, "uid");
+    }
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "policy", json_string(d->policy->name));
+    json_object_set_new(ok, "backend", json_string(d->gb.ops->name));
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    json_object_set_new(ok, "host", json_string(host));
+    json_object_set_new(ok, "record_interval_s", json_real(d->cfg.record_interval_s));
+    json_object_update(ok, h);
+    json_decref(h);
     return ok;
 }
 
@@ -1186,7 +1509,9 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
     case CARMA_OP_SHOW: resp = req_show(d, ci, &q, 0); break;
     case CARMA_OP_LOGS: resp = req_show(d, ci, &q, 1); break;
     case CARMA_OP_LS: resp = req_ls(d, ci, &q); break;
-    case CARMA_OP_GPUS: resp = req_gpus(d); break;
+    case CARMA_OP_GPUS: resp = req_gpus(d, ci); break;
+    case CARMA_OP_USAGE: resp = req_usage(d, ci, &q); break;
+    case CARMA_OP_HISTORY: resp = req_history(d, ci, &q); break;
     default: resp = carma_resp_error("badrequest", "unsupported operation"); break;
     }
     carma_req_free(&q);
@@ -1297,6 +1622,155 @@ static void on_accept(struct carmad *d)
     }
 }
 
+/* ---- recording and the HTTP snapshot ---- */
+
+/* Writes the monitor's pending records, the running attempts' accounting so far (so
+ * that a restart loses at most one record interval of it) and, hourly, the
+ * retention, in a transaction of their own after the iteration's: a failure here
+ * (a full disk) loses records, never a job change. */
+static void record_flush(struct carmad *d, double now)
+{
+    if (!d->have_mon || carma_store_in_tx(d->store))
+        return;
+    const struct carma_mon_record *r;
+    size_t n = d->mon.npending;
+    int prune = now - d->last_prune >= 3600;
+    if (n == 0 && !prune)
+        return;
+    n = carma_mon_take_records(&d->mon, &r);
+    struct carma_err err = {{0}};
+    int rc = carma_store_begin(d->store, &err);
+    for (size_t k = 0; !rc && k < n; k++) {
+        if (d->gs[r[k].gpu].db_id < 0)
+            continue;
+        struct carma_store_sample x = {
+            .gpu = d->gs[r[k].gpu].db_id, .t = r[k].t, .mem_mib = r[k].mem_mib,
+            .util = r[k].util, .smact = r[k].smact, .smocc = r[k].smocc, .drama = r[k].drama,
+            .tensor = r[k].tensor, .power_w = r[k].power_w, .energy_j = r[k].energy_j};
+        rc = carma_store_sample_insert(d->store, &x, &err);
+    }
+    for (uint32_t i = 0; !rc && n && i < d->cap; i++) {
+        const struct djob *dj = &d->dj[i];
+        const struct carma_job *j = &d->sj[i];
+        if (!dj->used || j->state != CARMA_JOB_RUNNING || dj->launching || j->start_s <= 0)
+            continue;
+        rc = carma_store_usage_put(d->store, dj->rec.id, j->attempts,
+                                   (now - j->start_s) * j->nplaced, dj->att_energy_j,
+                                   dj->solo_smact, &err);
+    }
+    uint64_t deleted = 0;
+    if (!rc && prune) {
+        /* A record is ~60 bytes on disk with its share of the B-tree. */
+        uint64_t max_rows = d->cfg.record_max_mib * (1024 * 1024 / 64);
+        rc = carma_store_samples_prune(d->store, now - d->cfg.retention_days * 86400, max_rows,
+                                       &deleted, &err);
+        d->last_prune = now;
+    }
+    if (!rc)
+        rc = carma_store_commit(d->store, &err);
+    else
+        carma_store_rollback(d->store);
+    if (rc && !d->record_failed_logged) {
+        dlog(d, LOG_WARNING, "monitor records not saved (%s); jobs are unaffected", err.msg);
+        d->record_failed_logged = 1;
+    } else if (!rc) {
+        d->record_failed_logged = 0;
+        if (deleted)
+            dlog(d, LOG_INFO, "retention: %llu monitor records removed",
+                 (unsigned long long)deleted);
+    }
+}
+
+/* Renders /metrics, /v1/gpus and /v1/jobs and hands them to the HTTP thread. */
+static void http_publish(struct carmad *d)
+{
+    d->publish = 0;
+    double now = now_s();
+    struct carma_metrics_gpu *mg = calloc(d->ngpus, sizeof *mg);
+    size_t nact = 0;
+    for (uint32_t i = 0; i < d->cap; i++)
+        nact += d->dj[i].used;
+    struct carma_metrics_job *mj = calloc(nact + 1, sizeof *mj);
+    json_t *jobs = json_array();
+    if (!mg || !mj || !jobs) {
+        free(mg);
+        free(mj);
+        json_decref(jobs);
+        return;
+    }
+    for (size_t g = 0; g < d->ngpus; g++) {
+        const struct carma_mon_gpu *m = d->have_mon ? &d->mon.g[g] : NULL;
+        const struct carma_gpu_sample *ls = m && m->have ? &m->last : NULL;
+        const struct carma_gpu *v = &d->gpus[g];
+        mg[g] = (struct carma_metrics_gpu){
+            .index = (unsigned)g, .uuid = d->gs[g].info.uuid, .name = d->gs[g].info.name,
+            .mem_total_bytes = d->gs[g].info.mem_total_bytes,
+            .mem_used_bytes = ls ? ls->mem_used_bytes : (uint64_t)-1,
+            .mem_free_bytes = ls ? ls->mem_free_bytes : (uint64_t)-1,
+            .util = ls ? ls->util_gpu : -1, .smact = ls ? ls->smact : -1,
+            .smocc = ls ? ls->smocc : -1, .drama = ls ? ls->drama : -1,
+            .tensor = ls ? ls->tensor : -1, .power_w = ls ? ls->power_w : -1,
+            .energy_j = m && m->have ? m->energy_total_j : -1,
+            .smact_risk = carma_window_risk(&v->smact), .drained = v->drained,
+            .jobs = v->njobs, .foreign = v->nforeign};
+    }
+    size_t nj = 0;
+    uint64_t queued = 0, running = 0;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        const struct djob *dj = &d->dj[i];
+        const struct carma_job *j = &d->sj[i];
+        if (!dj->used)
+            continue;
+        int run = j->state == CARMA_JOB_RUNNING;
+        queued += j->state == CARMA_JOB_QUEUED;
+        running += run;
+        int gi = run && j->nplaced ? j->gpu[0] : -1;
+        double el = run && j->start_s > 0 ? now - j->start_s : 0;
+        mj[nj++] = (struct carma_metrics_job){
+            .id = dj->rec.id, .user = dj->rec.user, .name = dj->rec.name,
+            .state = carma_job_state_name((enum carma_job_state)j->state), .gpu = gi,
+            .uuid = gi >= 0 ? d->gs[gi].info.uuid : NULL,
+            .model = gi >= 0 ? d->gs[gi].info.name : NULL, .mem_bytes = dj->mem_now_mib << 20,
+            .energy_j = dj->rec.energy_j + (run ? dj->att_energy_j : 0),
+            .gpu_s = dj->rec.gpu_s + el * (run ? j->nplaced : 0)};
+        json_t *o = carma_store_rec_json(&dj->rec);
+        json_object_set_new(o, "state", json_string(mj[nj - 1].state));
+        if (run)
+            json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
+        live_usage(d, i, o, now);
+        json_array_append_new(jobs, o);
+    }
+    for (size_t g = 0; g < d->ngpus; g++) /* absent memory: leave it out */
+        if (mg[g].mem_used_bytes == (uint64_t)-1)
+            mg[g].mem_used_bytes = mg[g].mem_free_bytes = 0;
+    struct carma_metrics m = {
+        .gpus = mg, .ngpus = d->ngpus, .jobs = mj, .njobs = nj, .queued = queued,
+        .running = running, .oom_total = d->oom_total,
+        .placements_total = d->sched.placements, .attempts_total = d->attempts_total,
+        .decision = &d->decision, .monitor_ticks = d->mon.ticks,
+        .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9};
+    for (int k = 0; k < CARMA_JOB_STATE_COUNT && k < 8; k++)
+        m.finished[k] = d->finished[k];
+    char *text = NULL;
+    size_t len;
+    if (carma_metrics_render(&m, &text, &len))
+        text = NULL;
+    json_t *gj = json_object();
+    json_object_set_new(gj, "backend", json_string(d->gb.ops->name));
+    json_object_set_new(gj, "policy", json_string(d->policy->name));
+    json_object_set_new(gj, "time", json_real(now));
+    json_object_set_new(gj, "gpus", gpus_json(d, -1));
+    json_t *jj = json_object();
+    json_object_set_new(jj, "time", json_real(now));
+    json_object_set_new(jj, "jobs", jobs);
+    char *gs = json_dumps(gj, JSON_COMPACT), *js = json_dumps(jj, JSON_COMPACT);
+    json_decref(gj);
+    json_decref(jj);
+    carma_http_publish(d->http, text, gs, js);
+    free(mg);
+    free(mj);
+}
+
 /* ---- the end of an iteration: commit, then answer and start ---- */
 
 static void iteration_end(struct carmad *d)
@@ -1310,7 +1784,16 @@ static void iteration_end(struct carmad *d)
         struct carma_placement pl[64];
         size_t n;
         int guard = 0;
-        while ((n = carma_sched_step(&d->sched, now, pl, 64)) > 0 && guard++ < 1024) {
+        for (;;) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            n = carma_sched_step(&d->sched, now, pl, 64);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            carma_hist_add(&d->decision, (double)(t1.tv_sec - t0.tv_sec) +
+                                             (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+            if (n == 0 || guard++ >= 1024)
+                break;
+            d->publish = 1;
             for (size_t k = 0; k < n; k++) {
                 uint32_t i = pl[k].job;
                 d->dj[i].launching = 1;
@@ -1421,6 +1904,9 @@ static void iteration_end(struct carmad *d)
         }
     }
     d->ntouched = 0;
+    record_flush(d, now);
+    if (d->http && d->publish)
+        http_publish(d);
     /* Requests that waited for this commit. */
     for (uint32_t ci = 0; ci < MAX_CONNS; ci++)
         if (d->conns[ci] && d->conns[ci]->pending == 0 && d->conns[ci]->inlen)
@@ -1446,6 +1932,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     memset(r, 0, sizeof *r); /* ownership of the strings moved */
     carma_job_rec_clear(r);
     sj_from_rec(d, i);
+    job_profile(d, i);
     double now = now_s();
     if (dj->rec.state == CARMA_JOB_QUEUED) {
         /* A job queued after an attempt is a retry: it keeps its priority. */
@@ -1487,6 +1974,9 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
         if (watch_shepherd(d, i, pid) == 0) {
+            double ugs, ej;
+            if (carma_store_usage_get(d->store, dj->rec.id, n, &ugs, &ej, &err) == 0)
+                dj->att_energy_j = ej; /* as of the last record flush before the restart */
             x->adopted++;
             dlog(d, LOG_INFO, "job %llu: re-adopted its running shepherd %d",
                  (unsigned long long)dj->rec.id, (int)pid);
@@ -1657,6 +2147,27 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         rc = carma_err_set(err, -errno, "epoll/signalfd/timerfd: %s", strerror(errno));
         goto fail;
     }
+    struct carma_mon_hooks mh = {.ctx = d, .proc = mon_proc, .log = mon_log};
+    if ((rc = carma_mon_init(&d->mon, &d->gb, d->gpus, d->ngpus, &d->sched, &mh,
+                             d->cfg.record_interval_s, err)))
+        goto fail;
+    d->have_mon = 1;
+    if (d->cfg.record_interval_s > 0) {
+        int tx = carma_store_begin(d->store, err);
+        for (size_t g = 0; !tx && g < d->ngpus; g++)
+            tx = carma_store_gpu_id(d->store, d->gs[g].info.uuid, d->gs[g].info.name,
+                                    d->gs[g].info.mem_total_bytes >> 20,
+                                    d->gs[g].info.power_limit_w, &d->gs[g].db_id, err);
+        if (!tx)
+            tx = carma_store_commit(d->store, err);
+        else
+            carma_store_rollback(d->store);
+        if (tx) {
+            dlog(d, LOG_WARNING, "monitor records off: %s", err->msg);
+            for (size_t g = 0; g < d->ngpus; g++)
+                d->gs[g].db_id = -1;
+        }
+    }
     double iv = d->cfg.monitor_interval_s;
     struct itimerspec its = {.it_interval = {(time_t)iv, (long)((iv - (double)(time_t)iv) * 1e9)}};
     its.it_value = its.it_interval;
@@ -1672,9 +2183,13 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     dlog(d, LOG_INFO, "listening on %s; state in %s; policy %s; store schema v%d (found v%d)",
          d->sock_path, d->state_dir, d->policy->name, CARMA_STORE_SCHEMA_VERSION,
          carma_store_version_found(d->store));
-    if (d->cfg.http[0])
-        dlog(d, LOG_NOTICE, "http %s configured: the HTTP endpoints are not built yet",
-             d->cfg.http);
+    const char *hs = o->http ? o->http : d->cfg.http;
+    if (hs[0] && strcmp(hs, "off") != 0) {
+        if ((rc = carma_http_start(&d->http, hs, err)))
+            goto fail;
+        d->publish = 1;
+        dlog(d, LOG_INFO, "http: /metrics, /v1/gpus, /v1/jobs on %s", hs);
+    }
     *out = d;
     return 0;
 fail:
@@ -1738,6 +2253,8 @@ void carmad_close(struct carmad *d)
 {
     if (!d)
         return;
+    carma_http_stop(d->http);
+    d->http = NULL;
     for (uint32_t ci = 0; ci < MAX_CONNS; ci++)
         conn_close(d, ci);
     if (d->lfd >= 0) {
@@ -1755,6 +2272,8 @@ void carmad_close(struct carmad *d)
         close(d->epfd);
     if (d->sched_ready)
         carma_sched_free(&d->sched);
+    if (d->have_mon)
+        carma_mon_free(&d->mon);
     if (d->have_gb)
         d->gb.ops->close(&d->gb);
     carma_store_close(d->store);

@@ -20,6 +20,7 @@ struct carmad_opts {
     const char *policy;      /* NULL: config ("auto") */
     const char *config_path; /* NULL: none */
     const char *nvml_lib;    /* NULL: libnvidia-ml.so.1 ($CARMA_NVML_LIB overrides) */
+    const char *http;        /* NULL: config [daemon] http; "" or "off": none */
     int foreground;
     unsigned max_attempts;   /* 0: config */
 };

@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  --policy P         placement policy (default auto)\n"
             "  --config FILE      INI configuration\n"
             "  --max-attempts N   attempts per job when it gives none (default 3)\n"
+            "  --http ADDR:PORT   serve /metrics, /v1/gpus, /v1/jobs (PORT alone: 127.0.0.1;\n"
+            "                     default: config [daemon] http, else off)\n"
             "  --foreground       stay in the foreground, log to stderr\n");
 }
 
@@ -33,6 +35,7 @@ int main(int argc, char **argv)
         {"gpus", required_argument, NULL, 'g'},    {"policy", required_argument, NULL, 'p'},
         {"config", required_argument, NULL, 'c'},  {"foreground", no_argument, NULL, 'f'},
         {"max-attempts", required_argument, NULL, 'm'}, {"nvml-lib", required_argument, NULL, 'N'},
+        {"http", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     struct carmad_opts o = {0};
@@ -46,6 +49,7 @@ int main(int argc, char **argv)
         case 'c': o.config_path = optarg; break;
         case 'f': o.foreground = 1; break;
         case 'N': o.nvml_lib = optarg; break;
+        case 'H': o.http = optarg; break;
         case 'm': {
             char *end;
             long v = strtol(optarg, &end, 10);

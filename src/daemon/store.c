@@ -10,9 +10,19 @@
 
 #include "core/job.h"
 
+/* Accounting columns appended to every job row: run seconds, GPU-seconds and
+ * joules over the attempts that ended. */
+#define ACCT_COLS \
+    ",(SELECT total(a.end_time-a.start_time) FROM attempts a WHERE a.job_id=jobs.id AND " \
+    "a.end_time IS NOT NULL),(SELECT total(u.gpu_s) FROM usage u JOIN attempts a ON " \
+    "a.job_id=u.job_id AND a.n=u.n WHERE u.job_id=jobs.id AND a.end_time IS NOT NULL)," \
+    "(SELECT total(u.energy_j) FROM usage u JOIN attempts a ON a.job_id=u.job_id AND " \
+    "a.n=u.n WHERE u.job_id=jobs.id AND a.end_time IS NOT NULL)"
+
 enum {
     ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_JOB_INSERT, ST_JOB_UPDATE, ST_JOB_GET,
-    ST_ACTIVE, ST_ATT_BEGIN, ST_ATT_PID, ST_ATT_END, ST_ATT_GPUS, ST_ATT_LIST, ST_COUNT
+    ST_ACTIVE, ST_ATT_BEGIN, ST_ATT_PID, ST_ATT_END, ST_ATT_GPUS, ST_ATT_LIST, ST_USAGE_PUT, ST_USAGE_GET,
+    ST_PROF_GET, ST_PROF_ADD, ST_GPU_GET, ST_GPU_ADD, ST_SAMPLE_ADD, ST_COUNT
 };
 
 static const char *const sql_text[ST_COUNT] = {
@@ -28,10 +38,10 @@ static const char *const sql_text[ST_COUNT] = {
         "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
     [ST_JOB_GET] = "SELECT " "id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
                    "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-                   "start_time,end_time,exit_code,signal,reason FROM jobs WHERE id=?",
+                   "start_time,end_time,exit_code,signal,reason" ACCT_COLS " FROM jobs WHERE id=?",
     [ST_ACTIVE] = "SELECT id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
                   "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-                  "start_time,end_time,exit_code,signal,reason FROM jobs "
+                  "start_time,end_time,exit_code,signal,reason" ACCT_COLS " FROM jobs "
                   "WHERE state IN ('queued','running') ORDER BY id",
     [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
@@ -39,7 +49,28 @@ static const char *const sql_text[ST_COUNT] = {
                    "WHERE job_id=? AND n=?",
     [ST_ATT_GPUS] = "SELECT gpus FROM attempts WHERE job_id=? AND n=?",
     [ST_ATT_LIST] = "SELECT n,gpus,start_time,end_time,outcome,exit_code,signal,peak_mib,"
-                    "shepherd_pid FROM attempts WHERE job_id=? ORDER BY n",
+                    "shepherd_pid,(SELECT gpu_s FROM usage u WHERE u.job_id=attempts.job_id "
+                    "AND u.n=attempts.n),(SELECT energy_j FROM usage u WHERE "
+                    "u.job_id=attempts.job_id AND u.n=attempts.n),(SELECT solo_smact FROM usage "
+                    "u WHERE u.job_id=attempts.job_id AND u.n=attempts.n) FROM attempts WHERE "
+                    "job_id=? ORDER BY n",
+    [ST_USAGE_PUT] = "INSERT OR REPLACE INTO usage(job_id,n,gpu_s,energy_j,solo_smact) "
+                     "VALUES(?,?,?,?,?)",
+    [ST_USAGE_GET] = "SELECT gpu_s,energy_j FROM usage WHERE job_id=? AND n=?",
+    [ST_PROF_GET] = "SELECT smact,smocc,drama,runs FROM profiles WHERE sig=?",
+    [ST_PROF_ADD] =
+        "INSERT INTO profiles(sig,smact,smocc,drama,runs,updated) VALUES(?1,?2,?3,?4,1,?5) "
+        "ON CONFLICT(sig) DO UPDATE SET smact=(smact*runs+?2)/(runs+1),"
+        "smocc=CASE WHEN ?3 IS NULL THEN smocc WHEN smocc IS NULL THEN ?3 "
+        "ELSE (smocc*runs+?3)/(runs+1) END,"
+        "drama=CASE WHEN ?4 IS NULL THEN drama WHEN drama IS NULL THEN ?4 "
+        "ELSE (drama*runs+?4)/(runs+1) END,runs=min(runs+1,1000),updated=?5",
+    [ST_GPU_GET] = "SELECT id FROM gpus WHERE uuid=?",
+    [ST_GPU_ADD] = "INSERT INTO gpus(uuid,name,mem_total_mib,power_max_w) VALUES(?,?,?,?) "
+                   "ON CONFLICT(uuid) DO UPDATE SET name=excluded.name,"
+                   "mem_total_mib=excluded.mem_total_mib,power_max_w=excluded.power_max_w",
+    [ST_SAMPLE_ADD] = "INSERT OR REPLACE INTO samples(gpu,t,mem_mib,util,smact,smocc,drama,"
+                      "tensor,power_w,energy_j) VALUES(?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* Migrations: entry i brings the schema from version i to i + 1. */
@@ -66,6 +97,23 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 1 -> 2: indexes for the active set and per-user listings. */
     "CREATE INDEX jobs_state ON jobs(state);"
     "CREATE INDEX jobs_uid ON jobs(uid, id);",
+    /* 2 -> 3: monitoring (issue 5): accounting per attempt, solo profiles per job
+     * signature, GPUs by UUID and their downsampled samples. IF NOT EXISTS throughout
+     * so that a file whose version number was lowered migrates again unharmed. */
+    "CREATE TABLE IF NOT EXISTS usage("
+    " job_id INTEGER NOT NULL, n INTEGER NOT NULL, gpu_s REAL NOT NULL,"
+    " energy_j REAL NOT NULL, solo_smact REAL, PRIMARY KEY(job_id, n)) STRICT;"
+    "CREATE TABLE IF NOT EXISTS profiles("
+    " sig INTEGER PRIMARY KEY, smact REAL NOT NULL, smocc REAL, drama REAL,"
+    " runs INTEGER NOT NULL, updated REAL NOT NULL) STRICT;"
+    "CREATE TABLE IF NOT EXISTS gpus("
+    " id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, name TEXT NOT NULL,"
+    " mem_total_mib INTEGER NOT NULL, power_max_w REAL) STRICT;"
+    "CREATE TABLE IF NOT EXISTS samples("
+    " gpu INTEGER NOT NULL, t REAL NOT NULL, mem_mib INTEGER NOT NULL, util REAL,"
+    " smact REAL, smocc REAL, drama REAL, tensor REAL, power_w REAL, energy_j REAL,"
+    " PRIMARY KEY(gpu, t)) STRICT, WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS by_submit_time ON jobs(submit_time);",
 };
 
 struct carma_store {
@@ -165,7 +213,14 @@ int carma_store_open(struct carma_store **out, const char *path, struct carma_er
     const char *mp = getenv("CARMA_TEST_STORE_MAX_PAGES");
     if (mp && *mp) {
         char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA max_page_count=%ld", strtol(mp, NULL, 10));
+        long pages = 0;
+        sqlite3_stmt *pc;
+        if (sqlite3_prepare_v2(s->db, "PRAGMA page_count", -1, &pc, NULL) == SQLITE_OK) {
+            if (sqlite3_step(pc) == SQLITE_ROW)
+                pages = (long)sqlite3_column_int64(pc, 0);
+            sqlite3_finalize(pc);
+        }
+        snprintf(sql, sizeof sql, "PRAGMA max_page_count=%ld", pages + strtol(mp, NULL, 10));
         if ((rc = exec_sql(s, sql, err)))
             goto fail;
     }
@@ -238,6 +293,11 @@ void carma_store_rollback(struct carma_store *s)
     if (!sqlite3_get_autocommit(s->db))
         run(s, ST_ROLLBACK, "rollback", NULL);
     s->in_tx = 0;
+}
+
+struct sqlite3 *carma_store_sqlite(struct carma_store *s)
+{
+    return s->db;
 }
 
 int carma_store_in_tx(const struct carma_store *s)
@@ -363,6 +423,11 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     r->signal = sqlite3_column_type(q, c) == SQLITE_NULL ? 0 : sqlite3_column_int(q, c);
     c++;
     r->reason = col_dup(q, c++);
+    if (sqlite3_column_count(q) > c + 2) {
+        r->run_s = sqlite3_column_double(q, c++);
+        r->gpu_s = sqlite3_column_double(q, c++);
+        r->energy_j = sqlite3_column_double(q, c++);
+    }
     if (!r->name || !r->user || !r->cwd || !r->argv_json || !r->env_json || r->state < 0)
         return -ENOMEM;
     return 0;
@@ -506,17 +571,22 @@ json_t *carma_store_rec_json(const struct carma_job_rec *r)
                                                            : json_null());
     json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal) : json_null());
     json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
+    json_object_set_new(o, "run_s", json_real(r->run_s));
+    json_object_set_new(o, "gpu_seconds", json_real(r->gpu_s));
+    json_object_set_new(o, "energy_j", json_real(r->energy_j));
+    double wait = r->end_s >= 0 ? r->end_s - r->submit_s - r->run_s : -1;
+    json_object_set_new(o, "wait_s", wait >= 0 ? json_real(wait) : json_null());
     return o;
 }
 
 int carma_store_list_json(struct carma_store *s, int64_t uid, int all, uint32_t limit,
                           json_t *arr, struct carma_err *err)
 {
-    char sql[512];
+    char sql[1536];
     snprintf(sql, sizeof sql,
              "SELECT * FROM (SELECT id,name,uid,gid,user,cwd,argv,env,NULL,batch,gpus,mem_mib,"
              "bound_mib,peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,"
-             "submit_time,start_time,end_time,exit_code,signal,reason FROM jobs WHERE %s %s "
+             "submit_time,start_time,end_time,exit_code,signal,reason" ACCT_COLS " FROM jobs WHERE %s %s "
              "ORDER BY id DESC LIMIT %u) ORDER BY id",
              uid >= 0 ? "uid=?1" : "1", all ? "" : "AND state IN ('queued','running')", limit);
     sqlite3_stmt *q;
@@ -553,7 +623,7 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
         const char *g = (const char *)sqlite3_column_text(q, 1);
         json_t *gpus = g ? json_loads(g, 0, &je) : NULL;
         json_t *o = json_pack(
-            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)sqlite3_column_int64(q, 0),
+            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)sqlite3_column_int64(q, 0),
             "gpus", gpus ? gpus : json_array(), "start_time", time_json(col_time(q, 2)),
             "end_time", time_json(col_time(q, 3)), "outcome",
             sqlite3_column_type(q, 4) == SQLITE_NULL
@@ -570,7 +640,16 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
                                                      : json_integer(sqlite3_column_int64(q, 7)),
             "shepherd_pid",
             sqlite3_column_type(q, 8) == SQLITE_NULL ? json_null()
-                                                     : json_integer(sqlite3_column_int64(q, 8)));
+                                                     : json_integer(sqlite3_column_int64(q, 8)),
+            "gpu_seconds",
+            sqlite3_column_type(q, 9) == SQLITE_NULL ? json_null()
+                                                     : json_real(sqlite3_column_double(q, 9)),
+            "energy_j",
+            sqlite3_column_type(q, 10) == SQLITE_NULL ? json_null()
+                                                      : json_real(sqlite3_column_double(q, 10)),
+            "solo_smact",
+            sqlite3_column_type(q, 11) == SQLITE_NULL ? json_null()
+                                                      : json_real(sqlite3_column_double(q, 11)));
         if (o)
             json_array_append_new(arr, o);
     }
@@ -583,4 +662,351 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
     }
     *out = arr;
     return 0;
+}
+
+/* ---- accounting, profiles and monitoring records ---- */
+
+static void bind_opt(sqlite3_stmt *q, int i, double v)
+{
+    if (v >= 0)
+        sqlite3_bind_double(q, i, v);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+int carma_store_usage_put(struct carma_store *s, uint64_t job, uint32_t n, double gpu_s,
+                          double energy_j, double solo_smact, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_USAGE_PUT];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    sqlite3_bind_double(q, 3, gpu_s > 0 ? gpu_s : 0);
+    sqlite3_bind_double(q, 4, energy_j > 0 ? energy_j : 0);
+    bind_opt(q, 5, solo_smact);
+    return run(s, ST_USAGE_PUT, "recording accounting", err);
+}
+
+int carma_store_usage_get(struct carma_store *s, uint64_t job, uint32_t n, double *gpu_s,
+                          double *energy_j, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_USAGE_GET];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    int rc = sqlite3_step(q), ret = 0;
+    if (rc == SQLITE_ROW) {
+        *gpu_s = sqlite3_column_double(q, 0);
+        *energy_j = sqlite3_column_double(q, 1);
+    } else if (rc == SQLITE_DONE) {
+        ret = -ENOENT;
+    } else {
+        ret = db_err(s, rc, "reading accounting", err);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_profile_get(struct carma_store *s, uint64_t sig, struct carma_profile *p,
+                            struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_PROF_GET];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)sig);
+    int rc = sqlite3_step(q), ret = 0;
+    if (rc == SQLITE_ROW) {
+        p->smact = sqlite3_column_double(q, 0);
+        p->smocc = sqlite3_column_type(q, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(q, 1);
+        p->drama = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_double(q, 2);
+        p->runs = (uint32_t)sqlite3_column_int64(q, 3);
+    } else if (rc == SQLITE_DONE) {
+        ret = -ENOENT;
+    } else {
+        ret = db_err(s, rc, "reading a profile", err);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_profile_add(struct carma_store *s, uint64_t sig, double smact, double smocc,
+                            double drama, double now, struct carma_err *err)
+{
+    if (!(smact >= 0 && smact <= 1))
+        return carma_err_set(err, -EINVAL, "profile: SMACT %g out of [0, 1]", smact);
+    sqlite3_stmt *q = s->st[ST_PROF_ADD];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)sig);
+    sqlite3_bind_double(q, 2, smact);
+    bind_opt(q, 3, smocc);
+    bind_opt(q, 4, drama);
+    sqlite3_bind_double(q, 5, now);
+    return run(s, ST_PROF_ADD, "recording a profile", err);
+}
+
+int carma_store_gpu_id(struct carma_store *s, const char *uuid, const char *name,
+                       uint64_t mem_total_mib, double power_max_w, int64_t *id,
+                       struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_GPU_ADD];
+    sqlite3_bind_text(q, 1, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)mem_total_mib);
+    bind_opt(q, 4, power_max_w);
+    int rc = run(s, ST_GPU_ADD, "recording a GPU", err);
+    if (rc)
+        return rc;
+    q = s->st[ST_GPU_GET];
+    sqlite3_bind_text(q, 1, uuid, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+    int ret = 0;
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(q, 0);
+    else
+        ret = db_err(s, rc, "reading a GPU", err);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_sample_insert(struct carma_store *s, const struct carma_store_sample *x,
+                              struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_SAMPLE_ADD];
+    sqlite3_bind_int64(q, 1, x->gpu);
+    sqlite3_bind_double(q, 2, x->t);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)x->mem_mib);
+    bind_opt(q, 4, x->util);
+    bind_opt(q, 5, x->smact);
+    bind_opt(q, 6, x->smocc);
+    bind_opt(q, 7, x->drama);
+    bind_opt(q, 8, x->tensor);
+    bind_opt(q, 9, x->power_w);
+    bind_opt(q, 10, x->energy_j);
+    return run(s, ST_SAMPLE_ADD, "recording a sample", err);
+}
+
+int carma_store_samples_count(struct carma_store *s, uint64_t *n, struct carma_err *err)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM samples", -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "counting samples", err);
+    int rc = sqlite3_step(q), ret = 0;
+    if (rc == SQLITE_ROW)
+        *n = (uint64_t)sqlite3_column_int64(q, 0);
+    else
+        ret = db_err(s, rc, "counting samples", err);
+    sqlite3_finalize(q);
+    return ret;
+}
+
+int carma_store_samples_prune(struct carma_store *s, double before, uint64_t max_rows,
+                              uint64_t *deleted, struct carma_err *err)
+{
+    uint64_t del = 0;
+    sqlite3_stmt *q;
+    /* Per GPU on the primary key (gpu, t), so that no full scan is needed. */
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE gpu IN (SELECT id FROM gpus) "
+                                  "AND t < ?", -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "pruning samples", err);
+    sqlite3_bind_double(q, 1, before);
+    int rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE)
+        return db_err(s, rc, "pruning samples", err);
+    del += (uint64_t)sqlite3_changes(s->db);
+    if (max_rows) {
+        uint64_t n = 0;
+        int r2 = carma_store_samples_count(s, &n, err);
+        if (r2)
+            return r2;
+        if (n > max_rows) {
+            /* Down to 90% of the bound, oldest first, so that pruning is rare. */
+            uint64_t drop = n - max_rows + max_rows / 10;
+            if (sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE t <= (SELECT t FROM samples "
+                                          "ORDER BY t LIMIT 1 OFFSET ?)", -1, &q, NULL) !=
+                SQLITE_OK)
+                return db_err(s, SQLITE_ERROR, "pruning samples", err);
+            sqlite3_bind_int64(q, 1, (sqlite3_int64)(drop - 1));
+            rc = sqlite3_step(q);
+            sqlite3_finalize(q);
+            if (rc != SQLITE_DONE)
+                return db_err(s, rc, "pruning samples", err);
+            del += (uint64_t)sqlite3_changes(s->db);
+        }
+    }
+    if (deleted)
+        *deleted = del;
+    return 0;
+}
+
+int carma_store_usage_json(struct carma_store *s, const char *user, double since, double until,
+                           double now, json_t **out, struct carma_err *err)
+{
+    /* Per job first (its attempts' sums), then per user. */
+    static const char sql[] =
+        "WITH j AS (SELECT jobs.id, jobs.user, jobs.submit_time, jobs.end_time,"
+        " (SELECT count(*) FROM attempts a WHERE a.job_id=jobs.id) AS natt,"
+        " (SELECT count(*) FROM attempts a WHERE a.job_id=jobs.id AND a.outcome='oom') AS noom,"
+        " (SELECT total(coalesce(a.end_time, ?3) - a.start_time) FROM attempts a"
+        "   WHERE a.job_id=jobs.id) AS run_s,"
+        " (SELECT total(u.gpu_s) FROM usage u WHERE u.job_id=jobs.id) AS gpu_s,"
+        " (SELECT total(u.energy_j) FROM usage u WHERE u.job_id=jobs.id) AS energy_j"
+        " FROM jobs WHERE (?1 IS NULL OR submit_time >= ?1) AND (?2 IS NULL OR submit_time < ?2)"
+        " AND (?4 IS NULL OR user = ?4))"
+        " SELECT user, count(*), total(natt), total(noom), total(run_s), total(gpu_s),"
+        " total(energy_j), total(max(0, coalesce(end_time, ?3) - submit_time - run_s))"
+        " FROM j GROUP BY user ORDER BY user";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "usage", err);
+    bind_opt(q, 1, since);
+    bind_opt(q, 2, until);
+    sqlite3_bind_double(q, 3, now);
+    bind_text_or_null(q, 4, user);
+    json_t *users = json_array();
+    double tot[7] = {0};
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        double v[7];
+        for (int k = 0; k < 7; k++) {
+            v[k] = sqlite3_column_double(q, k + 1);
+            tot[k] += v[k];
+        }
+        json_array_append_new(
+            users, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "user",
+                             (const char *)sqlite3_column_text(q, 0), "jobs", (json_int_t)v[0],
+                             "attempts", (json_int_t)v[1], "oom", (json_int_t)v[2], "run_s", v[3],
+                             "gpu_seconds", v[4], "energy_j", v[5], "wait_s", v[6]));
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        json_decref(users);
+        return db_err(s, rc, "usage", err);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "users", users);
+    json_object_set_new(o, "total",
+                        json_pack("{s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "jobs", (json_int_t)tot[0],
+                                  "attempts", (json_int_t)tot[1], "oom", (json_int_t)tot[2],
+                                  "run_s", tot[3], "gpu_seconds", tot[4], "energy_j", tot[5],
+                                  "wait_s", tot[6]));
+    *out = o;
+    return 0;
+}
+
+static json_int_t scaled(sqlite3_stmt *q, int c, double k)
+{
+    if (sqlite3_column_type(q, c) == SQLITE_NULL)
+        return -1;
+    double v = sqlite3_column_double(q, c) * k;
+    return v < 0 ? -1 : (json_int_t)(v + 0.5);
+}
+
+int carma_store_history_json(struct carma_store *s, double since, double until,
+                             uint32_t max_points, uint32_t max_attempts, json_t **out,
+                             struct carma_err *err)
+{
+    if (!(until > since) || max_points == 0)
+        return carma_err_set(err, -EINVAL, "history: empty time range");
+    double bucket = (until - since) / max_points;
+    json_t *gpus = json_array(), *atts = json_array();
+    sqlite3_stmt *qg = NULL, *qs = NULL, *qa = NULL;
+    int rc = SQLITE_OK, ret = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT id,uuid,name,mem_total_mib,power_max_w FROM gpus "
+                                  "ORDER BY id", -1, &qg, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "SELECT CAST((t-?2)/?4 AS INTEGER) AS b, max(t), max(mem_mib),"
+                           " avg(smact), avg(util), avg(power_w) FROM samples"
+                           " WHERE gpu=?1 AND t>=?2 AND t<?3 GROUP BY b ORDER BY b",
+                           -1, &qs, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "SELECT * FROM (SELECT a.job_id,a.n,a.gpus,a.start_time,a.end_time,"
+                           " a.outcome,j.user,j.uid,j.name FROM attempts a JOIN jobs j ON"
+                           " j.id=a.job_id WHERE a.start_time < ?2 AND"
+                           " (a.end_time IS NULL OR a.end_time >= ?1)"
+                           " ORDER BY a.start_time DESC LIMIT ?3) ORDER BY start_time",
+                           -1, &qa, NULL) != SQLITE_OK) {
+        ret = db_err(s, SQLITE_ERROR, "history", err);
+        goto done;
+    }
+    while ((rc = sqlite3_step(qg)) == SQLITE_ROW) {
+        json_t *t = json_array(), *mem = json_array(), *sm = json_array(), *ut = json_array(),
+               *pw = json_array();
+        sqlite3_bind_int64(qs, 1, sqlite3_column_int64(qg, 0));
+        sqlite3_bind_double(qs, 2, since);
+        sqlite3_bind_double(qs, 3, until);
+        sqlite3_bind_double(qs, 4, bucket > 0 ? bucket : 1);
+        int r2;
+        while ((r2 = sqlite3_step(qs)) == SQLITE_ROW) {
+            json_array_append_new(t, json_integer((json_int_t)(sqlite3_column_double(qs, 1) -
+                                                               since + 0.5)));
+            json_array_append_new(mem, json_integer(sqlite3_column_int64(qs, 2)));
+            json_array_append_new(sm, json_integer(scaled(qs, 3, 1000)));
+            json_array_append_new(ut, json_integer(scaled(qs, 4, 1000)));
+            json_array_append_new(pw, json_integer(scaled(qs, 5, 10)));
+        }
+        sqlite3_reset(qs);
+        json_t *g = json_object();
+        json_object_set_new(g, "uuid", json_string((const char *)sqlite3_column_text(qg, 1)));
+        json_object_set_new(g, "name", json_string((const char *)sqlite3_column_text(qg, 2)));
+        json_object_set_new(g, "mem_total_mib", json_integer(sqlite3_column_int64(qg, 3)));
+        json_object_set_new(g, "power_max_w", sqlite3_column_type(qg, 4) == SQLITE_NULL
+                                                  ? json_null()
+                                                  : json_real(sqlite3_column_double(qg, 4)));
+        json_object_set_new(g, "t", t);
+        json_object_set_new(g, "mem_mib", mem);
+        json_object_set_new(g, "smact_pm", sm);
+        json_object_set_new(g, "util_pm", ut);
+        json_object_set_new(g, "power_dw", pw);
+        json_array_append_new(gpus, g);
+        if (r2 != SQLITE_DONE) {
+            ret = db_err(s, r2, "history", err);
+            goto done;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        ret = db_err(s, rc, "history", err);
+        goto done;
+    }
+    sqlite3_bind_double(qa, 1, since);
+    sqlite3_bind_double(qa, 2, until);
+    sqlite3_bind_int64(qa, 3, (sqlite3_int64)max_attempts + 1);
+    size_t na = 0;
+    while ((rc = sqlite3_step(qa)) == SQLITE_ROW) {
+        if (++na > max_attempts)
+            continue;
+        json_error_t je;
+        const char *gs = (const char *)sqlite3_column_text(qa, 2);
+        json_t *g = gs ? json_loads(gs, 0, &je) : NULL;
+        json_t *a = json_pack("{s:I,s:I,s:o,s:f,s:o,s:o,s:s,s:I,s:s}", "job",
+                              (json_int_t)sqlite3_column_int64(qa, 0), "n",
+                              (json_int_t)sqlite3_column_int64(qa, 1), "gpus",
+                              g ? g : json_array(), "start", sqlite3_column_double(qa, 3), "end",
+                              time_json(col_time(qa, 4)), "outcome",
+                              sqlite3_column_type(qa, 5) == SQLITE_NULL
+                                  ? json_null()
+                                  : json_string((const char *)sqlite3_column_text(qa, 5)),
+                              "user", (const char *)sqlite3_column_text(qa, 6), "uid",
+                              (json_int_t)sqlite3_column_int64(qa, 7), "name",
+                              (const char *)sqlite3_column_text(qa, 8));
+        if (a)
+            json_array_append_new(atts, a);
+    }
+    if (rc != SQLITE_DONE) {
+        ret = db_err(s, rc, "history", err);
+        goto done;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "since", json_real(since));
+    json_object_set_new(o, "until", json_real(until));
+    json_object_set_new(o, "gpus", gpus);
+    json_object_set_new(o, "attempts", atts);
+    json_object_set_new(o, "truncated", json_boolean(na > max_attempts));
+    gpus = atts = NULL;
+    *out = o;
+done:
+    json_decref(gpus);
+    json_decref(atts);
+    sqlite3_finalize(qg);
+    sqlite3_finalize(qs);
+    sqlite3_finalize(qa);
+    return ret;
 }

@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 2
+#define CARMA_STORE_SCHEMA_VERSION 3
 
 struct carma_store;
 
@@ -38,13 +38,17 @@ struct carma_job_rec {
     double submit_s, start_s, end_s; /* < 0: not yet */
     int exit_code;   /* -1: none */
     int signal;      /* 0: none */
+    /* Accounting over the attempts that ended (read only; the daemon adds the
+     * running attempt): seconds run, GPU-seconds, joules. */
+    double run_s, gpu_s, energy_j;
 };
 
 void carma_job_rec_clear(struct carma_job_rec *r);
 
 /* Opens (creating) the store at path and migrates it. test hook: when the
- * environment has CARMA_TEST_STORE_MAX_PAGES=N the database may not grow past N
- * pages (a real SQLITE_FULL, for full-disk tests). */
+ * environment has CARMA_TEST_STORE_MAX_PAGES=N the database may not grow by more
+ * than N pages beyond its size after opening (a real SQLITE_FULL, for full-disk
+ * tests). */
 int carma_store_open(struct carma_store **out, const char *path, struct carma_err *err);
 void carma_store_close(struct carma_store *st);
 
@@ -56,6 +60,10 @@ int carma_store_commit(struct carma_store *st, struct carma_err *err);
 /* Rolls back the open transaction, if any. */
 void carma_store_rollback(struct carma_store *st);
 int carma_store_in_tx(const struct carma_store *st);
+
+/* The SQLite handle, for daemon modules that keep their own queries over the store's
+ * tables (daemon/history.c). Valid while the store is open. */
+struct sqlite3 *carma_store_sqlite(struct carma_store *st);
 
 /* Inserts a new job (r->id ignored) and sets r->id. */
 int carma_store_job_insert(struct carma_store *st, struct carma_job_rec *r, struct carma_err *err);
@@ -83,9 +91,72 @@ int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, do
 int carma_store_attempt_gpus(struct carma_store *st, uint64_t job, uint32_t n, char **out,
                              struct carma_err *err);
 
+/* ---- accounting, profiles and monitoring records (schema v3) ---- */
+
+/* Writes (replaces) the accounting of attempt n of job: GPU-seconds, joules, and the
+ * solo SMACT measured while it ran alone (< 0: none). */
+int carma_store_usage_put(struct carma_store *st, uint64_t job, uint32_t n, double gpu_s,
+                          double energy_j, double solo_smact, struct carma_err *err);
+/* The accounting of attempt n, -ENOENT when none was written. */
+int carma_store_usage_get(struct carma_store *st, uint64_t job, uint32_t n, double *gpu_s,
+                          double *energy_j, struct carma_err *err);
+
+/* A workload's solo profile, by job signature (est_signature: argv + batch): SM
+ * activity, occupancy and DRAM activity measured when it ran alone (< 0 unknown),
+ * and how many runs the means are over. -ENOENT when none. */
+struct carma_profile {
+    double smact, smocc, drama;
+    uint32_t runs;
+};
+int carma_store_profile_get(struct carma_store *st, uint64_t sig, struct carma_profile *p,
+                            struct carma_err *err);
+/* Folds one run's measurement into the profile of sig (running means). */
+int carma_store_profile_add(struct carma_store *st, uint64_t sig, double smact, double smocc,
+                            double drama, double now, struct carma_err *err);
+
+/* The store's id of a GPU by UUID, creating it (name, memory, power limit < 0 absent). */
+int carma_store_gpu_id(struct carma_store *st, const char *uuid, const char *name,
+                       uint64_t mem_total_mib, double power_max_w, int64_t *id,
+                       struct carma_err *err);
+
+/* One downsampled monitor record. Negative values are stored as NULL (absent). */
+struct carma_store_sample {
+    int64_t gpu;       /* carma_store_gpu_id */
+    double t;
+    uint64_t mem_mib;
+    double util, smact, smocc, drama, tensor, power_w, energy_j;
+};
+int carma_store_sample_insert(struct carma_store *st, const struct carma_store_sample *s,
+                              struct carma_err *err);
+/* Retention: deletes records older than `before`, then the oldest ones beyond
+ * max_rows (0: no bound). *deleted (may be NULL) receives the count. */
+int carma_store_samples_prune(struct carma_store *st, double before, uint64_t max_rows,
+                              uint64_t *deleted, struct carma_err *err);
+/* Number of records held. */
+int carma_store_samples_count(struct carma_store *st, uint64_t *n, struct carma_err *err);
+
+/* Usage totals per user over the jobs submitted in [since, until) (a negative bound
+ * is open): jobs, attempts, OOM attempts, run seconds, GPU-seconds, joules, waiting
+ * seconds (queued time; for a job still active, up to `now`). Only user `user` when
+ * not NULL. *out: {"users":[{user,jobs,attempts,oom,run_s,gpu_seconds,energy_j,
+ * wait_s}...],"total":{...}}. */
+int carma_store_usage_json(struct carma_store *st, const char *user, double since, double until,
+                           double now, json_t **out, struct carma_err *err);
+
+/* The recorded history for a report over [since, until): per GPU at most max_points
+ * points (bucket means; memory the bucket's highest), each as parallel integer arrays
+ * (t seconds from since, mem MiB, smact and util per mille (-1 absent), power in
+ * deciwatts (-1 absent)), and every attempt overlapping the range (job, n, user, uid,
+ * name, gpus, start, end, outcome). *out: {"since","until","gpus":[...],
+ * "attempts":[...]}. At most max_attempts attempts (newest kept), "truncated" says. */
+int carma_store_history_json(struct carma_store *st, double since, double until,
+                             uint32_t max_points, uint32_t max_attempts, json_t **out,
+                             struct carma_err *err);
+
 /* JSON views for the protocol. A job object has id, name, user, state, attempts,
  * gpus (count), mem_mib, submit_time, start_time, end_time (null when not yet),
- * exit_code, signal, reason; `detail` adds argv, cwd, and the attempts array. */
+ * exit_code, signal, reason, and the accounting run_s, gpu_seconds, energy_j,
+ * wait_s (over ended attempts; wait_s null while the job is active); `detail` adds argv, cwd, and the attempts array. */
 json_t *carma_store_rec_json(const struct carma_job_rec *r);
 /* Appends jobs to arr: of user uid (or all when uid < 0), only queued/running
  * unless all. At most `limit` (newest last). */

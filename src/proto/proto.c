@@ -14,7 +14,7 @@
 static const char *const op_names[] = {
     [CARMA_OP_PING] = "ping", [CARMA_OP_SUBMIT] = "submit", [CARMA_OP_LS] = "ls",
     [CARMA_OP_SHOW] = "show", [CARMA_OP_CANCEL] = "cancel", [CARMA_OP_LOGS] = "logs",
-    [CARMA_OP_GPUS] = "gpus",
+    [CARMA_OP_GPUS] = "gpus", [CARMA_OP_USAGE] = "usage", [CARMA_OP_HISTORY] = "history",
 };
 #define NOPS (sizeof op_names / sizeof op_names[0])
 
@@ -86,6 +86,21 @@ static int get_str(const json_t *obj, const char *key, const char *where, size_t
     return 0;
 }
 
+/* A time field: a number in [0, CARMA_PROTO_MAX_TIME]; absent leaves *out. */
+static int get_time(const json_t *obj, const char *key, double *out, struct carma_err *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_number(v))
+        return carma_err_set(err, -EINVAL, "request.%s: not a number of seconds", key);
+    double x = json_number_value(v);
+    if (!(x >= 0 && x <= CARMA_PROTO_MAX_TIME))
+        return carma_err_set(err, -EINVAL, "request.%s: out of range", key);
+    *out = x;
+    return 0;
+}
+
 static int valid_env_name(const char *k)
 {
     if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
@@ -100,7 +115,7 @@ static int valid_env_name(const char *k)
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
-                                       "max_attempts", "summary", "batch", NULL};
+                                       "max_attempts", "summary", "batch", "seq_len", NULL};
     struct carma_req_job *j = &r->job;
     if (!json_is_object(job))
         return carma_err_set(err, -EINVAL, "job: not an object");
@@ -161,6 +176,10 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if ((rc = get_uint(job, "batch", "job", 0, UINT32_MAX, 0, &x, err)))
         return rc;
     j->batch = (uint32_t)x;
+    x = 0;
+    if ((rc = get_uint(job, "seq_len", "job", 0, 1048576, 0, &x, err)))
+        return rc;
+    j->seq_len = (uint32_t)x;
     const json_t *env = json_object_get(job, "env");
     if (env) {
         if (!json_is_object(env))
@@ -207,6 +226,7 @@ void carma_req_free(struct carma_req *req)
 int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct carma_err *err)
 {
     memset(req, 0, sizeof *req);
+    req->since = req->until = -1;
     if (len > CARMA_PROTO_MAX_LINE)
         return carma_err_set(err, -E2BIG, "request longer than %u bytes", CARMA_PROTO_MAX_LINE);
     json_error_t je;
@@ -300,6 +320,29 @@ int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct c
             break;
         }
         rc = parse_job(req, job, err);
+        break;
+    }
+    case CARMA_OP_USAGE:
+    case CARMA_OP_HISTORY: {
+        static const char *const ku[] = {"v", "op", "user", "since", "until", NULL};
+        static const char *const kh[] = {"v", "op", "since", "until", "points", NULL};
+        if ((rc = check_keys(root, "request", req->op == CARMA_OP_USAGE ? ku : kh, err)) ||
+            (rc = get_time(root, "since", &req->since, err)) ||
+            (rc = get_time(root, "until", &req->until, err)))
+            break;
+        if (req->since >= 0 && req->until >= 0 && req->until <= req->since) {
+            rc = carma_err_set(err, -EINVAL, "request.until: not after request.since");
+            break;
+        }
+        if (req->op == CARMA_OP_USAGE) {
+            rc = get_str(root, "user", "request", CARMA_PROTO_MAX_USER, 0, &req->user, err);
+            if (!rc && req->user && !req->user[0])
+                rc = carma_err_set(err, -EINVAL, "request.user: empty");
+        } else {
+            uint64_t p = 0;
+            rc = get_uint(root, "points", "request", 0, CARMA_PROTO_MAX_POINTS, 0, &p, err);
+            req->points = (uint32_t)p;
+        }
         break;
     }
     }

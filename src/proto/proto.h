@@ -10,6 +10,8 @@
  *   {"v":1,"op":"ls","all":false}        {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
+ *   {"v":1,"op":"usage","user":"alice","since":1714550400,"until":1714636800}
+ *   {"v":1,"op":"history","since":1714550400,"until":1714636800,"points":600}
  *
  * Responses: {"ok":true,...} or {"ok":false,"error":"CODE","message":"..."}. */
 #ifndef CARMA_PROTO_PROTO_H
@@ -43,7 +45,13 @@ enum carma_op {
     CARMA_OP_CANCEL,
     CARMA_OP_LOGS,
     CARMA_OP_GPUS,
+    CARMA_OP_USAGE,    /* accounting totals per user */
+    CARMA_OP_HISTORY,  /* recorded samples and attempts, for reports */
 };
+#define CARMA_OP_LAST CARMA_OP_HISTORY
+#define CARMA_PROTO_MAX_USER 64        /* user name in a usage request */
+#define CARMA_PROTO_MAX_POINTS 4000    /* points per GPU in a history request */
+#define CARMA_PROTO_MAX_TIME 253402300799.0 /* seconds since the epoch: year 9999 */
 
 /* A job as submitted. Strings point into the request's JSON (valid until
  * carma_req_free); the arrays are owned by the request. */
@@ -59,6 +67,7 @@ struct carma_req_job {
     uint64_t mem_mib;   /* 0: not declared */
     uint32_t max_attempts; /* 0: daemon default */
     uint32_t batch;     /* 0: none */
+    uint32_t seq_len;   /* 0: none (sequence models need it for the estimator) */
 };
 
 struct carma_req {
@@ -69,6 +78,9 @@ struct carma_req {
     uint64_t *ids;      /* CANCEL, owned */
     size_t nids;
     int all;            /* LS */
+    const char *user;   /* USAGE: NULL all visible */
+    double since, until;/* USAGE, HISTORY: seconds since the epoch, < 0 open */
+    uint32_t points;    /* HISTORY: 0 default */
 };
 
 /* Parses one request line of `len` bytes (no newline needed). Returns 0 and fills

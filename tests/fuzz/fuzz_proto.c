@@ -19,8 +19,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap(); /* every refusal says why */
         return 0;
     }
-    if ((unsigned)q.op > CARMA_OP_GPUS || !carma_op_name(q.op))
+    if ((unsigned)q.op > CARMA_OP_LAST || !carma_op_name(q.op))
         __builtin_trap();
+    if (q.op == CARMA_OP_USAGE || q.op == CARMA_OP_HISTORY) {
+        if (q.since > CARMA_PROTO_MAX_TIME || q.until > CARMA_PROTO_MAX_TIME ||
+            (q.since >= 0 && q.until >= 0 && q.until <= q.since) ||
+            q.points > CARMA_PROTO_MAX_POINTS || (q.user && !q.user[0]))
+            __builtin_trap();
+    }
     if (q.op == CARMA_OP_SUBMIT) {
         const struct carma_req_job *j = &q.job;
         if (j->argc == 0 || j->argc > CARMA_PROTO_MAX_ARGV || j->argv[j->argc] ||
