@@ -61,6 +61,22 @@ int cmd_show(int argc, char **argv)
     printf("  attempts  %lld of at most %lld\n",
            (long long)json_integer_value(json_object_get(j, "attempts")),
            (long long)json_integer_value(json_object_get(j, "max_attempts")));
+    {
+        json_t *w = json_object_get(j, "wait_s"), *ss = json_object_get(j, "solo_smact");
+        char run[32], wait[32];
+        double r = json_number_value(json_object_get(j, "run_s"));
+        snprintf(run, sizeof run, "%.0f s", r);
+        if (json_is_number(w))
+            snprintf(wait, sizeof wait, "%.0f s", json_number_value(w));
+        else
+            snprintf(wait, sizeof wait, "-");
+        printf("  usage     run %s  waited %s  GPU-hours %.3f  energy %.1f kJ", run, wait,
+               json_number_value(json_object_get(j, "gpu_seconds")) / 3600,
+               json_number_value(json_object_get(j, "energy_j")) / 1000);
+        if (json_is_number(ss))
+            printf("  solo SMACT %.2f", json_number_value(ss));
+        printf("\n");
+    }
     const char *reason = json_string_value(json_object_get(j, "reason"));
     if (reason)
         printf("  reason    %s\n", reason);
@@ -77,6 +93,10 @@ int cmd_show(int argc, char **argv)
             printf(" %s", json_string_value(u));
         if (json_is_integer(json_object_get(a, "peak_mib")))
             printf("  peak %lld MiB", (long long)json_integer_value(json_object_get(a, "peak_mib")));
+        if (json_is_number(json_object_get(a, "energy_j")))
+            printf("  %.1f kJ", json_number_value(json_object_get(a, "energy_j")) / 1000);
+        if (json_is_number(json_object_get(a, "solo_smact")))
+            printf("  solo SMACT %.2f", json_number_value(json_object_get(a, "solo_smact")));
         printf("\n");
     }
     json_decref(resp);

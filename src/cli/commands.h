@@ -24,5 +24,8 @@ int cmd_wait(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 int cmd_eval_estimator(int argc, char **argv);
+int cmd_usage(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

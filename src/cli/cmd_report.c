@@ -1,0 +1,280 @@
+/* carma report: the server's recorded history drawn as the simulator's page
+ * (src/report/report.h): per-GPU memory, SM activity and power over time, one Gantt
+ * bar per attempt per GPU, and a usage table per user. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "report/report.h"
+#include "util/timearg.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma report [--since T] [--until T] [--points N] --html FILE\n"
+               "                    [--socket PATH]\n"
+               "Draws carmad's recorded monitor history (default: the last 24 hours) as an\n"
+               "HTML page. T: now, @EPOCH, 90m / 2h / 7d (ago), YYYY-MM-DD or\n"
+               "YYYY-MM-DDTHH:MM[:SS] (local time).\n");
+}
+
+static enum carma_report_outcome outcome_of(const char *o)
+{
+    if (!o)
+        return CARMA_REPORT_RUNNING;
+    if (!strcmp(o, "succeeded"))
+        return CARMA_REPORT_OK;
+    if (!strcmp(o, "oom"))
+        return CARMA_REPORT_OOM;
+    if (!strcmp(o, "cancelled"))
+        return CARMA_REPORT_CANCELLED;
+    return CARMA_REPORT_FAILED;
+}
+
+static void fmt_when(double t, char *buf, size_t cap)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    localtime_r(&s, &tm);
+    strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    const char *html = NULL;
+    double now = (double)time(NULL), since = -1, until = -1;
+    long points = 1000;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+            usage(stdout);
+            return 0;
+        }
+        if (r == 0 && i + 1 < argc && !strcmp(argv[i], "--html")) {
+            html = argv[++i];
+            continue;
+        }
+        if (r == 0 && i + 1 < argc && !strcmp(argv[i], "--points")) {
+            char *end;
+            points = strtol(argv[++i], &end, 10);
+            if (*end || points < 10 || points > 4000) {
+                fprintf(stderr, "carma report: --points: an integer in [10, 4000] expected\n");
+                return 2;
+            }
+            continue;
+        }
+        if (r == 0 && i + 1 < argc && (!strcmp(argv[i], "--since") || !strcmp(argv[i], "--until"))) {
+            const char *opt = argv[i];
+            struct carma_err err = {{0}};
+            if (carma_time_parse(argv[++i], now, !strcmp(opt, "--since") ? &since : &until,
+                                 &err)) {
+                fprintf(stderr, "carma report: %s %s\n", opt, err.msg);
+                return 2;
+            }
+            continue;
+        }
+        usage(stderr);
+        return 2;
+    }
+    if (!html) {
+        usage(stderr);
+        return 2;
+    }
+    if (until < 0)
+        until = now;
+    if (since < 0)
+        since = until - 86400;
+    if (until <= since) {
+        fprintf(stderr, "carma report: --until is not after --since\n");
+        return 2;
+    }
+    json_t *req = cli_req("history");
+    json_object_set_new(req, "since", json_real(since));
+    json_object_set_new(req, "until", json_real(until));
+    json_object_set_new(req, "points", json_integer(points));
+    json_t *h;
+    int st = cli_call(&c, "report", req, &h);
+    if (st)
+        return st;
+    req = cli_req("usage");
+    json_object_set_new(req, "since", json_real(since));
+    json_object_set_new(req, "until", json_real(until));
+    json_t *u = NULL;
+    if ((st = cli_call(&c, "report", req, &u))) {
+        json_decref(h);
+        return st;
+    }
+    json_t *gpus = json_object_get(h, "gpus"), *atts = json_object_get(h, "attempts");
+    size_t ng = json_array_size(gpus), na = json_array_size(atts);
+    struct carma_report_series *se = calloc(ng + 1, sizeof *se);
+    char (*labels)[160] = calloc(ng + 1, sizeof *labels);
+    double **ts = calloc(ng + 1, sizeof *ts);
+    float **fs = calloc(3 * ng + 1, sizeof *fs);
+    struct carma_report_bar *bars = calloc(na * 4 + 1, sizeof *bars);
+    char (*blabel)[96] = calloc(na + 1, sizeof *blabel);
+    size_t nb = 0;
+    int rc = 0;
+    if (!se || !labels || !ts || !fs || !bars || !blabel) {
+        fprintf(stderr, "carma report: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    double span = until - since;
+    for (size_t g = 0; g < ng; g++) {
+        json_t *o = json_array_get(gpus, g);
+        json_t *t = json_object_get(o, "t"), *m = json_object_get(o, "mem_mib"),
+               *sm = json_object_get(o, "smact_pm"), *ut = json_object_get(o, "util_pm"),
+               *pw = json_object_get(o, "power_dw");
+        size_t n = json_array_size(t);
+        ts[g] = calloc(n + 1, sizeof **ts);
+        fs[3 * g] = calloc(n + 1, sizeof **fs);
+        fs[3 * g + 1] = calloc(n + 1, sizeof **fs);
+        fs[3 * g + 2] = calloc(n + 1, sizeof **fs);
+        if (!ts[g] || !fs[3 * g] || !fs[3 * g + 1] || !fs[3 * g + 2]) {
+            fprintf(stderr, "carma report: out of memory\n");
+            rc = 1;
+            goto out;
+        }
+        double pmax = 0;
+        int any_sm = 0;
+        for (size_t k = 0; k < n; k++)
+            any_sm |= json_integer_value(json_array_get(sm, k)) >= 0;
+        for (size_t k = 0; k < n; k++) {
+            ts[g][k] = (double)json_integer_value(json_array_get(t, k));
+            if (ts[g][k] > span)
+                ts[g][k] = span;
+            if (k && ts[g][k] < ts[g][k - 1])
+                ts[g][k] = ts[g][k - 1];
+            fs[3 * g][k] = (float)json_integer_value(json_array_get(m, k));
+            /* SM activity, or NVML utilisation where the GPU gives no SMACT. */
+            json_int_t a = json_integer_value(json_array_get(any_sm ? sm : ut, k));
+            fs[3 * g + 1][k] = a >= 0 ? (float)a / 1000.0f : -1.0f;
+            json_int_t p = json_integer_value(json_array_get(pw, k));
+            fs[3 * g + 2][k] = p >= 0 ? (float)p / 10.0f : -1.0f;
+            if (p / 10.0 > pmax)
+                pmax = p / 10.0;
+        }
+        json_t *pl = json_object_get(o, "power_max_w");
+        snprintf(labels[g], sizeof labels[g], "GPU %zu %s%s", g,
+                 json_string_value(json_object_get(o, "name")),
+                 any_sm || n == 0 ? "" : " (utilisation: no SMACT)");
+        se[g] = (struct carma_report_series){
+            .label = labels[g],
+            .mem_total_mib = (double)json_integer_value(json_object_get(o, "mem_total_mib")),
+            .power_max_w = json_is_number(pl) ? json_number_value(pl) : (pmax > 0 ? pmax : 1),
+            .n = n, .t_s = ts[g], .mem_mib = fs[3 * g], .smact = fs[3 * g + 1],
+            .power_w = fs[3 * g + 2]};
+    }
+    for (size_t k = 0; k < na; k++) {
+        json_t *a = json_array_get(atts, k);
+        const char *name = json_string_value(json_object_get(a, "name"));
+        snprintf(blabel[k], sizeof blabel[k], "%s", name ? name : "");
+        double s0 = json_number_value(json_object_get(a, "start")) - since;
+        json_t *e = json_object_get(a, "end");
+        double s1 = (json_is_number(e) ? json_number_value(e) : until) - since;
+        if (s0 < 0)
+            s0 = 0;
+        if (s1 > span)
+            s1 = span;
+        if (s1 < s0)
+            s1 = s0;
+        size_t x;
+        json_t *uu;
+        json_array_foreach(json_object_get(a, "gpus"), x, uu) {
+            for (size_t g = 0; g < ng; g++)
+                if (json_is_string(uu) &&
+                    !strcmp(json_string_value(uu),
+                            json_string_value(json_object_get(json_array_get(gpus, g), "uuid"))) &&
+                    nb < na * 4) {
+                    bars[nb++] = (struct carma_report_bar){
+                        .gpu = (uint32_t)g, .start_s = s0, .end_s = s1,
+                        .job = (uint64_t)json_integer_value(json_object_get(a, "job")),
+                        .label = name ? blabel[k] : NULL,
+                        .outcome = outcome_of(json_string_value(json_object_get(a, "outcome")))};
+                }
+        }
+    }
+    /* The usage table. */
+    static const char *const header[] = {"user", "jobs", "attempts", "OOM", "GPU-hours",
+                                         "energy kWh", "mean wait"};
+    json_t *users = json_object_get(u, "users");
+    size_t nu = json_array_size(users);
+    char (*cells)[32] = calloc(nu * 7 + 1, sizeof *cells);
+    const char **cellp = calloc(nu * 7 + 1, sizeof *cellp);
+    if (!cells || !cellp) {
+        free(cells);
+        free(cellp);
+        rc = 1;
+        goto out;
+    }
+    for (size_t k = 0; k < nu; k++) {
+        json_t *x = json_array_get(users, k);
+        double jobs = (double)json_integer_value(json_object_get(x, "jobs"));
+        snprintf(cells[k * 7], 32, "%s", json_string_value(json_object_get(x, "user")));
+        snprintf(cells[k * 7 + 1], 32, "%.0f", jobs);
+        snprintf(cells[k * 7 + 2], 32, "%lld",
+                 (long long)json_integer_value(json_object_get(x, "attempts")));
+        snprintf(cells[k * 7 + 3], 32, "%lld",
+                 (long long)json_integer_value(json_object_get(x, "oom")));
+        snprintf(cells[k * 7 + 4], 32, "%.2f",
+                 json_number_value(json_object_get(x, "gpu_seconds")) / 3600);
+        snprintf(cells[k * 7 + 5], 32, "%.3f",
+                 json_number_value(json_object_get(x, "energy_j")) / 3.6e6);
+        snprintf(cells[k * 7 + 6], 32, "%.0f s",
+                 jobs > 0 ? json_number_value(json_object_get(x, "wait_s")) / jobs : 0);
+        for (int cidx = 0; cidx < 7; cidx++)
+            cellp[k * 7 + cidx] = cells[k * 7 + cidx];
+    }
+    struct carma_report_table table = {7, nu, header, cellp};
+    char title[300], sub[400], w0[32], w1[32];
+    const char *host = json_string_value(json_object_get(h, "host"));
+    snprintf(title, sizeof title, "carmad on %s", host && *host ? host : "this server");
+    fmt_when(since, w0, sizeof w0);
+    fmt_when(until, w1, sizeof w1);
+    snprintf(sub, sizeof sub, "%s to %s; policy %s; GPUs from %s; %zu attempts%s", w0, w1,
+             json_string_value(json_object_get(h, "policy")),
+             json_string_value(json_object_get(h, "backend")), na,
+             json_is_true(json_object_get(h, "truncated")) ? " (oldest left out)" : "");
+    struct carma_report_section sec = {.title = title, .t_end_s = span, .ngpus = ng,
+                                       .gpus = se, .nbars = nb, .bars = bars};
+    FILE *f = fopen(html, "w");
+    if (!f) {
+        fprintf(stderr, "carma report: %s: %s\n", html, strerror(errno));
+        rc = 1;
+    } else {
+        struct carma_err err = {{0}};
+        int wrc = carma_report_write_html(f, "carma report", sub, &table, &sec, 1, &err);
+        if (fclose(f) != 0 || wrc) {
+            fprintf(stderr, "carma report: %s: %s\n", html, wrc ? err.msg : strerror(errno));
+            rc = 1;
+        }
+    }
+    free(cells);
+    free(cellp);
+out:
+    for (size_t g = 0; g < ng; g++) {
+        if (ts)
+            free(ts[g]);
+        if (fs) {
+            free(fs[3 * g]);
+            free(fs[3 * g + 1]);
+            free(fs[3 * g + 2]);
+        }
+    }
+    free(se);
+    free(labels);
+    free(ts);
+    free(fs);
+    free(bars);
+    free(blabel);
+    json_decref(h);
+    json_decref(u);
+    return rc;
+}

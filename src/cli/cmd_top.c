@@ -1,0 +1,224 @@
+/* carma top: a live terminal view (ncurses) of carmad's GPUs, memory bars, SM activity
+ * and power, and the jobs on each; any user may run it (it asks the socket, like
+ * `carma gpus`). q quits. */
+#include <curses.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "proto/proto.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma top [--interval SECONDS] [--socket PATH]\n"
+               "Live view of the GPUs carmad manages and the jobs on them; q quits.\n");
+}
+
+static double num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* A bar of width w filled to frac (0..1), drawn with '|' as nvtop does. */
+static void bar(int y, int x, int w, double frac, int pair)
+{
+    if (w < 3)
+        return;
+    int fill = frac > 0 ? (int)(frac * (w - 2) + 0.5) : 0;
+    if (fill > w - 2)
+        fill = w - 2;
+    mvaddch(y, x, '[');
+    if (has_colors())
+        attron(COLOR_PAIR(pair));
+    for (int i = 0; i < w - 2; i++)
+        mvaddch(y, x + 1 + i, i < fill ? '|' : ' ');
+    if (has_colors())
+        attroff(COLOR_PAIR(pair));
+    mvaddch(y, x + w - 1, ']');
+}
+
+static void fmt_dur(double s, char *b, size_t cap)
+{
+    if (s < 0)
+        snprintf(b, cap, "-");
+    else if (s < 3600)
+        snprintf(b, cap, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else
+        snprintf(b, cap, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static void draw(json_t *r, const char *err)
+{
+    erase();
+    int rows, cols;
+    getmaxyx(stdscr, rows, cols);
+    char t[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(t, sizeof t, "%H:%M:%S", &tm);
+    if (!r) {
+        mvprintw(0, 0, "carma top  %s  -  %s", t, err ? err : "no answer");
+        mvprintw(2, 0, "q: quit");
+        refresh();
+        return;
+    }
+    json_t *gpus = json_object_get(r, "gpus");
+    mvprintw(0, 0, "carma top  %s  backend %s  policy %s  %zu GPUs  %lld queued   q: quit", t,
+             json_string_value(json_object_get(r, "backend")),
+             json_string_value(json_object_get(r, "policy")), json_array_size(gpus),
+             (long long)json_integer_value(json_object_get(r, "queued")));
+    int y = 2;
+    size_t k;
+    json_t *g;
+    int bw = cols > 100 ? 30 : cols > 70 ? 20 : 10;
+    json_array_foreach(gpus, k, g) {
+        if (y >= rows - 1)
+            break;
+        double used = num(g, "mem_used_mib"), total = num(g, "mem_total_mib");
+        double sm = num(g, "smact"), ut = num(g, "util"), pw = num(g, "power_w"),
+               pl = num(g, "power_limit_w");
+        json_t *win = json_object_get(g, "window");
+        double risk = num(win, "risk");
+        attron(A_BOLD);
+        mvprintw(y, 0, "GPU %lld %-.28s", (long long)json_integer_value(json_object_get(g, "index")),
+                 json_string_value(json_object_get(g, "name")));
+        attroff(A_BOLD);
+        if (json_is_true(json_object_get(g, "drained"))) {
+            const char *why = json_string_value(json_object_get(g, "drain_reason"));
+            printw("  DRAINED%s%s", why ? ": " : "", why ? why : "");
+        }
+        printw("  %s", json_string_value(json_object_get(g, "sharing")));
+        y++;
+        mvprintw(y, 2, "MEM");
+        bar(y, 6, bw, total > 0 ? used / total : 0, 1);
+        printw(" %6.1f/%.1f GiB", used / 1024, total / 1024);
+        y++;
+        mvprintw(y, 2, "SM ");
+        double a = sm >= 0 ? sm : ut;
+        bar(y, 6, bw, a >= 0 ? a : 0, 2);
+        if (sm >= 0)
+            printw(" SMACT %4.2f", sm);
+        else if (ut >= 0)
+            printw(" util  %4.2f (no SMACT)", ut);
+        else
+            printw(" -");
+        if (risk >= 0)
+            printw("  risk %4.2f", risk);
+        double oc = num(g, "smocc"), dr = num(g, "drama");
+        if (oc >= 0)
+            printw("  SMOCC %4.2f", oc);
+        if (dr >= 0)
+            printw("  DRAMA %4.2f", dr);
+        y++;
+        mvprintw(y, 2, "PWR");
+        bar(y, 6, bw, pw >= 0 && pl > 0 ? pw / pl : 0, 3);
+        if (pw >= 0)
+            printw(" %5.0f W", pw);
+        if (pl > 0)
+            printw(" / %.0f W", pl);
+        y++;
+        json_t *jl = json_object_get(g, "job_list");
+        size_t x;
+        json_t *j;
+        if (json_array_size(jl) == 0 && y < rows - 1)
+            mvprintw(y++, 4, "no carma jobs%s",
+                     json_integer_value(json_object_get(g, "foreign_processes")) > 0
+                         ? " (foreign processes)" : "");
+        json_array_foreach(jl, x, j) {
+            if (y >= rows - 1)
+                break;
+            char d[32];
+            fmt_dur(num(j, "run_s"), d, sizeof d);
+            const char *name = json_string_value(json_object_get(j, "name"));
+            double ss = num(j, "solo_smact");
+            mvprintw(y++, 4, "job %-6lld %-10.10s %-20.20s %7.0f MiB  %8s", 
+                     (long long)json_integer_value(json_object_get(j, "id")),
+                     json_string_value(json_object_get(j, "user")), name ? name : "-",
+                     num(j, "mem_mib"), d);
+            if (ss >= 0)
+                printw("  solo %.2f", ss);
+        }
+        y++;
+    }
+    refresh();
+}
+
+int cmd_top(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    double interval = 1.0;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+            usage(stdout);
+            return 0;
+        }
+        if (r == 0 && i + 1 < argc && !strcmp(argv[i], "--interval")) {
+            char *end;
+            interval = strtod(argv[++i], &end);
+            if (*end || !(interval >= 0.1 && interval <= 3600)) {
+                fprintf(stderr, "carma top: --interval: seconds in [0.1, 3600] expected\n");
+                return 2;
+            }
+            continue;
+        }
+        usage(stderr);
+        return 2;
+    }
+    /* Check the daemon first, so that a wrong socket is a plain error, not a screen. */
+    json_t *resp = NULL;
+    int st = cli_call(&c, "top", cli_req("gpus"), &resp);
+    if (st)
+        return st;
+    setlocale(LC_ALL, "");
+    if (!initscr()) {
+        fprintf(stderr, "carma top: cannot start the terminal\n");
+        json_decref(resp);
+        return 1;
+    }
+    cbreak();
+    noecho();
+    curs_set(0);
+    keypad(stdscr, TRUE);
+    if (has_colors()) {
+        start_color();
+        use_default_colors();
+        init_pair(1, COLOR_GREEN, -1);
+        init_pair(2, COLOR_CYAN, -1);
+        init_pair(3, COLOR_YELLOW, -1);
+    }
+    timeout((int)(interval * 1000));
+    char errbuf[CARMA_ERR_MAX + 32] = "";
+    for (;;) {
+        draw(resp, errbuf);
+        int ch = getch();
+        if (ch == 'q' || ch == 'Q' || ch == 27)
+            break;
+        json_decref(resp);
+        resp = NULL;
+        struct carma_err err = {{0}};
+        json_t *req = cli_req("gpus");
+        json_t *r = NULL;
+        if (carma_client_request(c.socket, req, &r, &err) == 0 &&
+            json_is_true(json_object_get(r, "ok"))) {
+            resp = r;
+        } else {
+            snprintf(errbuf, sizeof errbuf, "%s", err.msg[0] ? err.msg : "carmad refused");
+            json_decref(r);
+        }
+        json_decref(req);
+    }
+    endwin();
+    json_decref(resp);
+    return 0;
+}

@@ -1,0 +1,108 @@
+/* carma usage: GPU-seconds, energy, waiting and run time per user, from carmad's
+ * accounting (docs/monitoring.md). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "util/timearg.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma usage [--user U] [--since T] [--until T] [--json] [--socket PATH]\n"
+               "Totals over the jobs submitted in [since, until): jobs, attempts, OOM crashes,\n"
+               "run time, GPU-hours, energy, time spent waiting. A user sees their own; root\n"
+               "sees everyone (or --user U). T: now, @EPOCH, 90m / 2h / 7d (ago),\n"
+               "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (local time).\n");
+}
+
+static void fmt_hours(double s, char *buf, size_t cap)
+{
+    if (s < 3600)
+        snprintf(buf, cap, "%.0fs", s);
+    else
+        snprintf(buf, cap, "%.1fh", s / 3600);
+}
+
+static void row(const char *name, json_t *u)
+{
+    double run = json_number_value(json_object_get(u, "run_s"));
+    double gs = json_number_value(json_object_get(u, "gpu_seconds"));
+    double ej = json_number_value(json_object_get(u, "energy_j"));
+    double wait = json_number_value(json_object_get(u, "wait_s"));
+    long long jobs = (long long)json_integer_value(json_object_get(u, "jobs"));
+    char r[32], w[32], mw[32];
+    fmt_hours(run, r, sizeof r);
+    fmt_hours(wait, w, sizeof w);
+    fmt_hours(jobs ? wait / (double)jobs : 0, mw, sizeof mw);
+    printf("%-16.16s %6lld %8lld %5lld %9s %10.2f %10.3f %9s %9s\n", name, jobs,
+           (long long)json_integer_value(json_object_get(u, "attempts")),
+           (long long)json_integer_value(json_object_get(u, "oom")), r, gs / 3600, ej / 3.6e6, w,
+           mw);
+}
+
+int cmd_usage(int argc, char **argv)
+{
+    struct cli_conn c;
+    cli_conn_init(&c);
+    const char *user = NULL;
+    double since = -1, until = -1, now = (double)time(NULL);
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r > 0)
+            continue;
+        if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+            usage(stdout);
+            return 0;
+        }
+        if (r == 0 && i + 1 < argc &&
+            (!strcmp(argv[i], "--user") || !strcmp(argv[i], "--since") ||
+             !strcmp(argv[i], "--until"))) {
+            const char *opt = argv[i], *v = argv[++i];
+            if (!strcmp(opt, "--user")) {
+                user = v;
+                continue;
+            }
+            struct carma_err err = {{0}};
+            if (carma_time_parse(v, now, !strcmp(opt, "--since") ? &since : &until, &err)) {
+                fprintf(stderr, "carma usage: %s %s\n", opt, err.msg);
+                return 2;
+            }
+            continue;
+        }
+        usage(stderr);
+        return 2;
+    }
+    if (since >= 0 && until >= 0 && until <= since) {
+        fprintf(stderr, "carma usage: --until is not after --since\n");
+        return 2;
+    }
+    json_t *req = cli_req("usage");
+    if (user)
+        json_object_set_new(req, "user", json_string(user));
+    if (since >= 0)
+        json_object_set_new(req, "since", json_real(since));
+    if (until >= 0)
+        json_object_set_new(req, "until", json_real(until));
+    json_t *resp;
+    int st = cli_call(&c, "usage", req, &resp);
+    if (st)
+        return st;
+    if (c.json) {
+        json_object_del(resp, "ok");
+        cli_print_json(resp);
+        json_decref(resp);
+        return 0;
+    }
+    printf("%-16s %6s %8s %5s %9s %10s %10s %9s %9s\n", "USER", "JOBS", "ATTEMPTS", "OOM", "RUN",
+           "GPU-HOURS", "ENERGY-kWh", "WAITED", "MEAN-WAIT");
+    size_t k;
+    json_t *u;
+    json_array_foreach(json_object_get(resp, "users"), k, u)
+        row(json_string_value(json_object_get(u, "user")), u);
+    if (json_array_size(json_object_get(resp, "users")) > 1)
+        row("(total)", json_object_get(resp, "total"));
+    json_decref(resp);
+    return 0;
+}
