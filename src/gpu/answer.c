@@ -19,6 +19,8 @@ size_t carma_gpu_answer_str(char *dst, size_t dstcap, const char *src, size_t sr
         unsigned char c = (unsigned char)src[i];
         dst[w++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
     }
+    while (w > 0 && (dst[w - 1] == ' ' || dst[w - 1] == '\t')) /* cut inside a blank run */
+        w--;
     dst[w] = '\0';
     return w;
 }
