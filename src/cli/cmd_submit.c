@@ -14,11 +14,14 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carma submit [--gpus N] [--mem SIZE] [--summary FILE --batch N]\n"
+    fprintf(f, "usage: carma submit [--gpus N] [--mem SIZE] [--summary FILE --batch N [--seq-len N]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id.\n"
-               "SIZE is MiB, or with a unit: 16G, 4096M.\n");
+               "SIZE is MiB, or with a unit: 16G, 4096M. With --summary (a model summary, as\n"
+               "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
+               "max(estimator bound, --mem); once the same command and batch has run, the\n"
+               "bound comes from its observed peaks instead.\n");
 }
 
 int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
@@ -113,7 +116,8 @@ int cmd_submit(int argc, char **argv)
         if (i + 1 >= argc)
             goto usage_err;
         const char *v = argv[++i];
-        if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts")) {
+        if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts") ||
+            !strcmp(a, "--seq-len")) {
             char *end;
             long x = strtol(v, &end, 10);
             if (*end || end == v || x < 0 || x > 1000000) {
@@ -122,7 +126,9 @@ int cmd_submit(int argc, char **argv)
                 return 2;
             }
             json_object_set_new(job, !strcmp(a, "--gpus") ? "gpus"
-                                     : !strcmp(a, "--batch") ? "batch" : "max_attempts",
+                                     : !strcmp(a, "--batch")   ? "batch"
+                                     : !strcmp(a, "--seq-len") ? "seq_len"
+                                                               : "max_attempts",
                                 json_integer(x));
         } else if (!strcmp(a, "--mem")) {
             int64_t m = cli_parse_mib(v);

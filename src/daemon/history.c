@@ -1,0 +1,112 @@
+/* carmad's memory bound of a submitted job: history, estimator, declared (history.h). */
+#include "daemon/history.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimate/estimate.h"
+#include "estimate/history.h"
+#include "estimate/parse.h"
+
+int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
+                       uint32_t batch, double *max_mib, double *min_mib, uint32_t *runs,
+                       struct carma_err *err)
+{
+    static const char sql[] =
+        "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
+        "JOIN jobs j ON a.job_id = j.id "
+        "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND a.peak_mib > 0 "
+        "AND a.outcome IS NOT NULL AND a.outcome != 'oom'";
+    *max_mib = *min_mib = 0;
+    *runs = 0;
+    sqlite3 *db = carma_store_sqlite(st);
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(q, 1, uid);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(q, 2, argv_json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(q, 3, batch);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        int64_t n = sqlite3_column_int64(q, 2);
+        if (n > 0) {
+            *max_mib = sqlite3_column_double(q, 0);
+            *min_mib = sqlite3_column_double(q, 1);
+            *runs = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        }
+        rc = SQLITE_OK;
+    }
+    int ret = 0;
+    if (rc != SQLITE_OK)
+        ret = carma_err_set(err, -EIO, "reading the peaks of earlier runs: %s",
+                            sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return ret;
+}
+
+/* The estimator's bound for the request's summary; 0 when it has none. */
+static int model_bound(const struct carma_req_job *rj, double *est, double *bound,
+                       struct carma_err *err)
+{
+    *est = *bound = 0;
+    if (!rj->summary || !rj->batch)
+        return 0;
+    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
+    if (!layers)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    struct est_model m;
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    struct est_opts o = {.batch = rj->batch, .seq = rj->seq_len, .optimizer = EST_OPT_ADAMW,
+                         .precision = EST_PREC_FP32};
+    struct est_result r;
+    int rc = est_parse(rj->summary, strlen(rj->summary), "summary", &m, err);
+    if (rc == 0)
+        rc = est_compute(&m, est_coef_default(), &o, &r, err);
+    free(layers);
+    if (rc < 0)
+        return -EINVAL;
+    *est = r.estimate_mib;
+    *bound = r.bound_mib;
+    return 0;
+}
+
+int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
+                     const char *argv_json, uint32_t uid, struct carmad_bound *out,
+                     struct carma_err *err)
+{
+    memset(out, 0, sizeof *out);
+    double mest, mbound;
+    int rc = model_bound(rj, &mest, &mbound, err);
+    if (rc < 0)
+        return rc;
+    out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;
+    double est = mest, bound = mbound;
+    double hi, lo;
+    uint32_t runs;
+    struct carma_err herr;
+    if (carmad_store_peaks(st, uid, argv_json, rj->batch, &hi, &lo, &runs, &herr) == 0 &&
+        runs > 0) {
+        /* est_history's answer over this signature's recorded peaks. */
+        struct est_history_entry slots[4];
+        struct est_history h;
+        uint64_t sig = est_signature(rj->argv, rj->argc, rj->batch);
+        if (est_history_init(&h, slots, 4) == 0 && est_history_record(&h, sig, hi) == 0 &&
+            est_history_record(&h, sig, lo) == 0 &&
+            est_history_next(&h, sig, mest, mbound, &est, &bound) == 1) {
+            out->source = CARMAD_BOUND_HISTORY;
+            out->runs = runs;
+        }
+    }
+    out->estimate_mib = est;
+    double b = ceil(bound);
+    if (!(b >= 0) || b > (double)(UINT64_C(1) << 40))
+        b = 0;
+    out->bound_mib = (uint64_t)b > rj->mem_mib ? (uint64_t)b : rj->mem_mib;
+    return 0;
+}
