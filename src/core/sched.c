@@ -25,7 +25,7 @@ void carma_sched_params_default(struct carma_sched_params *p)
     p->margin_mib = 512;
     p->backfill_depth = 256;
     p->max_jobs_per_gpu = 16;
-    p->min_gain = 0.5f;
+    p->min_gain = 0.25f;
 }
 
 /* ---- queues: intrusive doubly linked lists over job indices ---- */

@@ -29,8 +29,10 @@ struct carma_sched_params {
     uint32_t max_jobs_per_gpu; /* co-runners per GPU, 16 (MPS allows 48 clients) */
     float min_gain;            /* auto collocates only where the GPU's throughput rises by
                                   at least this share of what a GPU of its own would give
-                                  the job (0.5: below, the GPU is saturated and the pair
-                                  only time-shares it, stretching both jobs) */
+                                  the job (0.25; docs/model.md shows why: below it a pair
+                                  mostly time-shares a saturated GPU and stretches both
+                                  jobs, while 0.5 already refuses pairs that pay when jobs
+                                  are less SM-bound) */
 };
 
 void carma_sched_params_default(struct carma_sched_params *p);
