@@ -300,11 +300,6 @@ struct sqlite3 *carma_store_sqlite(struct carma_store *s)
     return s->db;
 }
 
-struct sqlite3 *carma_store_sqlite(struct carma_store *s)
-{
-    return s->db;
-}
-
 int carma_store_in_tx(const struct carma_store *s)
 {
     return s->in_tx;

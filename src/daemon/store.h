@@ -65,10 +65,6 @@ int carma_store_in_tx(const struct carma_store *st);
  * tables (daemon/history.c). Valid while the store is open. */
 struct sqlite3 *carma_store_sqlite(struct carma_store *st);
 
-/* The SQLite handle, for daemon modules that keep their own queries over the store's
- * tables (daemon/history.c). Valid while the store is open. */
-struct sqlite3 *carma_store_sqlite(struct carma_store *st);
-
 /* Inserts a new job (r->id ignored) and sets r->id. */
 int carma_store_job_insert(struct carma_store *st, struct carma_job_rec *r, struct carma_err *err);
 /* Writes the mutable fields of job r->id: state, attempts, bounds, exclusive,

@@ -68,7 +68,6 @@ struct carma_req_job {
     uint32_t max_attempts; /* 0: daemon default */
     uint32_t batch;     /* 0: none */
     uint32_t seq_len;   /* 0: none (sequence models need it for the estimator) */
-    uint32_t seq_len;   /* 0: none (sequence models need it for the estimator) */
 };
 
 struct carma_req {
