@@ -1,0 +1,113 @@
+#!/bin/sh
+# Monitoring on the simulated backend, end to end: carmad with --http, real jobs
+# (one alone long enough for its solo SMACT to be learned, two co-running), then
+#  - GET /metrics with curl, parsed back strictly (tests/e2e/helpers/prom_check.py)
+#    and its values checked against the simulated backend's documented rules;
+#  - GET /v1/gpus and /v1/jobs as JSON; 404 and 405 answers;
+#  - carma ls --json / show / usage carry the accounting;
+#  - carma report renders the recorded history (PNG through headless Chromium when
+#    present, kept under $CARMA_BUILD/artifacts/);
+#  - carma top in tmux shows the GPUs and jobs and quits on q (skipped without tmux).
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+command -v curl >/dev/null || { echo "monitor_http: skipped (no curl)"; exit 0; }
+command -v python3 >/dev/null || { echo "monitor_http: skipped (no python3)"; exit 0; }
+PORT=$((20000 + $$ % 20000))
+printf '[monitor]\nrecord_interval = 1\n[sched]\ngrace = 0.4\n' >> "$T/carmad.ini"
+start_daemon --gpus sim:2xa100-40gb --http "127.0.0.1:$PORT"
+URL="http://127.0.0.1:$PORT"
+ART="${CARMA_BUILD:-build}/artifacts"
+mkdir -p "$ART"
+
+step "a job alone: its solo SMACT is learned (0.3 per process on sim)"
+a=$(submit --name alone --mem 4G -- sh "$HELP/run_for.sh" 12)
+wait_until 20 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.3'" ||
+    fail "solo SMACT not learned: $("$CARMA" show --json "$a" | grep solo)"
+
+step "/metrics parses back; values follow the simulated backend's rules"
+curl -sf "$URL/metrics" > "$T/m1" || fail "GET /metrics"
+python3 "$HELP/prom_check.py" < "$T/m1" > "$T/p1" || fail "bad /metrics: $(python3 "$HELP/prom_check.py" < "$T/m1" 2>&1 | tail -1)"
+val() { awk -v k="$1" 'index($1, k) == 1 {print $2; exit}' "$T/p1"; }
+g0='gpu=0,modelName=NVIDIA A100-SXM4-40GB'
+# One process on a GPU: smact 0.3, smocc 0.15, drama 0.09, util 0.6, 4 GiB used.
+on=$(awk '/^carma_gpu_jobs/ && $NF == 1 {print; exit}' "$T/p1" | sed 's/.*gpu=\([0-9]\).*/\1/')
+[ -n "$on" ] || fail "no GPU holds the job: $(grep carma_gpu_jobs "$T/p1")"
+line() { grep "^$1{.*gpu=$on," "$T/p1" | awk '{print $NF}'; }
+[ "$(line carma_gpu_sm_active_ratio)" = 0.3 ] || fail "SMACT $(line carma_gpu_sm_active_ratio)"
+[ "$(line carma_gpu_sm_occupancy_ratio)" = 0.15 ] || fail "SMOCC"
+[ "$(line carma_gpu_dram_active_ratio)" = 0.09 ] || fail "DRAMA"
+[ "$(line carma_gpu_utilization_ratio)" = 0.6 ] || fail "util"
+[ "$(line carma_gpu_memory_used_bytes)" = 4294967296 ] || fail "memory used"
+[ "$(line carma_gpu_memory_total_bytes)" = 42949672960 ] || fail "memory total"
+grep -q "^carma_jobs{state=running} 1$" "$T/p1" || fail "jobs running"
+grep -q '^carma_job_memory_used_bytes{.*job=1,.*} 4294967296$' "$T/p1" || fail "job memory"
+grep -q '^carma_decision_latency_seconds_count{} [1-9]' "$T/p1" || fail "decision histogram"
+grep -q '^carma_placements_total{} 1$' "$T/p1" || fail "placements"
+e=$(grep '^carma_job_energy_joules_total{.*job=1,' "$T/p1" | awk '{print $NF}')
+awk -v e="$e" 'BEGIN {exit !(e > 0)}' || fail "job energy $e"
+head -c 300 "$T/m1"; echo
+
+step "/v1/gpus, /v1/jobs as JSON; other paths and methods refused"
+curl -sf "$URL/v1/gpus" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["gpus"])==2 and d["backend"]=="sim", d' || fail "/v1/gpus"
+curl -sf "$URL/v1/jobs" | python3 -c 'import json,sys; d=json.load(sys.stdin); j=d["jobs"]; assert len(j)==1 and j[0]["state"]=="running" and j[0]["energy_j"]>0, j' || fail "/v1/jobs"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/nope")" = 404 ] || fail "404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/metrics")" = 405 ] || fail "405"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?x=1")" = 200 ] || fail "query"
+
+step "two co-runners and a finished job: accounting"
+b=$(submit --name pair1 --mem 30G -- sh "$HELP/run_for.sh" 2)
+c=$(submit --name pair2 --mem 4G -- sh "$HELP/run_for.sh" 2)
+"$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "pair"
+"$CARMA" ls --all --json > "$T/ls.json"
+python3 - "$T/ls.json" "$b" <<'PY' || fail "ls --json accounting"
+import json, sys
+jobs = {j["id"]: j for j in json.load(open(sys.argv[1]))}
+j = jobs[int(sys.argv[2])]
+for k in ("run_s", "gpu_seconds", "energy_j", "wait_s"):
+    assert isinstance(j[k], (int, float)), (k, j)
+assert 1.5 < j["run_s"] < 10 and abs(j["gpu_seconds"] - j["run_s"]) < 1e-6 and j["energy_j"] > 0, j
+PY
+"$CARMA" show "$b" | grep -q "usage .*GPU-hours" || fail "show usage"
+"$CARMA" usage --since 1h --json > "$T/u.json" || fail "usage"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["total"]; assert t["jobs"]==3 and t["attempts"]==3 and t["gpu_seconds"]>0 and t["energy_j"]>0, d' "$T/u.json" || fail "usage totals: $(cat "$T/u.json")"
+"$CARMA" usage --since 1h || fail "usage table"
+"$CARMA" usage --since yesterday-ish >/dev/null 2>&1; [ $? = 2 ] || fail "bad --since accepted"
+
+step "top in tmux (q quits)"
+if command -v tmux >/dev/null; then
+    S="carma-top-$$"
+    tmux -L "$S" new-session -d -x 120 -y 40 "CARMA_SOCKET=$CARMA_SOCKET $CARMA top --interval 0.3; echo TOP-EXIT-\$?; sleep 5" ||
+        fail "tmux"
+    wait_until 10 sh -c "tmux -L $S capture-pane -p | grep -q 'job 1 '" ||
+        fail "top shows no job: $(tmux -L "$S" capture-pane -p)"
+    tmux -L "$S" capture-pane -p > "$ART/top.txt"
+    grep -q "GPU 0 NVIDIA A100" "$ART/top.txt" || fail "top: no GPU line"
+    grep -q "SMACT 0.30" "$ART/top.txt" || fail "top: no SMACT"
+    grep -q "MEM" "$ART/top.txt" || fail "top: no memory bar"
+    tmux -L "$S" send-keys q
+    wait_until 5 sh -c "tmux -L $S capture-pane -p | grep -q TOP-EXIT-0" || fail "top did not quit on q"
+    tmux -L "$S" kill-server 2>/dev/null
+    cat "$ART/top.txt" | head -12
+else
+    echo "(tmux absent: top not exercised)"
+fi
+
+step "report of the recorded run"
+wait_until 20 is_state "$a" succeeded || fail "alone job"
+sleep 1.2
+"$CARMA" report --since 5m --html "$ART/server-report.html" || fail "report"
+grep -q "<svg" "$ART/server-report.html" || fail "report without SVG"
+grep -q "carmad on" "$ART/server-report.html" || fail "report section"
+if command -v chromium >/dev/null; then
+    P=$(mktemp -d)
+    timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$P" --screenshot="$ART/server-report.png" --window-size=1400,2400 \
+        "file://$(cd "$(dirname "$ART/server-report.html")" && pwd)/server-report.html" >/dev/null 2>&1
+    rm -rf "$P"
+    [ -s "$ART/server-report.png" ] || fail "no PNG from chromium"
+    echo "rendered $ART/server-report.png"
+else
+    echo "(chromium absent: report not rendered)"
+fi
+stop_daemon TERM || fail "stop"
+echo "monitor_http: all passed"
