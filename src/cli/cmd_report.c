@@ -126,6 +126,20 @@ int cmd_report(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    /* Start the page where the records or the attempts start, not at an empty --since. */
+    double first = until - since;
+    for (size_t g = 0; g < ng; g++) {
+        json_t *t = json_object_get(json_array_get(gpus, g), "t");
+        if (json_array_size(t) && (double)json_integer_value(json_array_get(t, 0)) < first)
+            first = (double)json_integer_value(json_array_get(t, 0));
+    }
+    for (size_t k = 0; k < na; k++) {
+        double s0 = json_number_value(json_object_get(json_array_get(atts, k), "start")) - since;
+        if (s0 < first)
+            first = s0;
+    }
+    double shift = first > 2 ? first - 2 : 0;
+    since += shift;
     double span = until - since;
     for (size_t g = 0; g < ng; g++) {
         json_t *o = json_array_get(gpus, g);
@@ -147,7 +161,9 @@ int cmd_report(int argc, char **argv)
         for (size_t k = 0; k < n; k++)
             any_sm |= json_integer_value(json_array_get(sm, k)) >= 0;
         for (size_t k = 0; k < n; k++) {
-            ts[g][k] = (double)json_integer_value(json_array_get(t, k));
+            ts[g][k] = (double)json_integer_value(json_array_get(t, k)) - shift;
+            if (ts[g][k] < 0)
+                ts[g][k] = 0;
             if (ts[g][k] > span)
                 ts[g][k] = span;
             if (k && ts[g][k] < ts[g][k - 1])
