@@ -1660,8 +1660,8 @@ static void record_flush(struct carmad *d, double now)
     }
     uint64_t deleted = 0;
     if (!rc && prune) {
-        /* A record is ~60 bytes on disk with its share of the B-tree. */
-        uint64_t max_rows = d->cfg.record_max_mib * (1024 * 1024 / 64);
+        /* A record is ~80 bytes on disk with its share of the B-tree (bench_monitor). */
+        uint64_t max_rows = d->cfg.record_max_mib * (1024 * 1024 / 80);
         rc = carma_store_samples_prune(d->store, now - d->cfg.retention_days * 86400, max_rows,
                                        &deleted, &err);
         d->last_prune = now;
