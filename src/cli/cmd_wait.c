@@ -70,10 +70,13 @@ int cmd_wait(int argc, char **argv)
                 json_decref(resp);
                 break;
             }
+            /* state points into resp: keep a copy for the message below. */
+            char last[32];
+            snprintf(last, sizeof last, "%s", state ? state : "unknown");
             json_decref(resp);
             if (timeout >= 0 && mono() - t0 > timeout) {
                 fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
-                        (unsigned long long)ids[k], state, timeout);
+                        (unsigned long long)ids[k], last, timeout);
                 json_decref(out);
                 return 1;
             }

@@ -20,6 +20,10 @@ s2=$(submit --mem 1G -- true)
 "$CARMA" wait --timeout 20 "$s2" >/dev/null || fail "short job behind the long one"
 is_state "$long" running || fail "long job stopped"
 "$CARMA" gpus | grep -q "$long" || fail "carma gpus does not list the long job"
+rc=0; "$CARMA" wait --timeout 0.2 "$long" >/dev/null 2>"$T/wait.err" || rc=$?
+[ "$rc" = 1 ] || fail "carma wait --timeout on a running job: exit $rc"
+grep -qx "carma wait: job $long still running after 0 s" "$T/wait.err" || \
+    fail "carma wait timeout message: $(cat "$T/wait.err")"
 
 step "OOM on the first attempt, retried, succeeds"
 oom=$(submit --mem 4G -- sh "$HELP/oom_once.sh" "$T/oom.marker")
