@@ -22,7 +22,7 @@ CPPFLAGS = -D_GNU_SOURCE -Isrc
 CFLAGS   = -std=c17 $(WARN) $(OPTFLAGS) $(EXTRA_CFLAGS)
 PC_CFLAGS = $(shell pkg-config --cflags $(PC_PKGS) 2>/dev/null)
 PC_LIBS   = $(shell pkg-config --libs $(PC_PKGS) 2>/dev/null)
-LDLIBS    = $(PC_LIBS) -ldl -lm -lpthread
+LDLIBS    = -Wl,--as-needed $(PC_LIBS) -ldl -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
 
 # Library layers (DESIGN.md §2). Every .c in these folders goes into libcarma.a.

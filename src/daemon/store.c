@@ -114,6 +114,9 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     " smact REAL, smocc REAL, drama REAL, tensor REAL, power_w REAL, energy_j REAL,"
     " PRIMARY KEY(gpu, t)) STRICT, WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS by_submit_time ON jobs(submit_time);",
+    /* 3 -> 4: the history lookup of every submission (user, command, batch) must not
+     * scan the whole jobs table. */
+    "CREATE INDEX IF NOT EXISTS jobs_signature ON jobs(uid, batch, argv);",
 };
 
 struct carma_store {

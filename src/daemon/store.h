@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 3
+#define CARMA_STORE_SCHEMA_VERSION 4
 
 struct carma_store;
 
