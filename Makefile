@@ -3,7 +3,7 @@
 # when run as root (apt-get) and otherwise names them and stops.
 
 DEB_PKGS := gcc make pkg-config libsqlite3-dev libjansson-dev libinih-dev \
-            libmicrohttpd-dev libcmocka-dev libncurses-dev python3
+            libmicrohttpd-dev libcmocka-dev libncurses-dev python3 curl tmux
 PC_PKGS  := sqlite3 jansson inih libmicrohttpd ncursesw
 
 CC      ?= cc
