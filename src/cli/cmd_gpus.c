@@ -28,7 +28,7 @@ int cmd_gpus(int argc, char **argv)
     }
     printf("backend %s, policy %s\n", json_string_value(json_object_get(resp, "backend")),
            json_string_value(json_object_get(resp, "policy")));
-    printf("%-3s %-24s %-26s %17s %5s %7s %-9s %s\n", "IDX", "UUID", "NAME", "MEMORY MiB", "UTIL",
+    printf("%-3s %-40s %-26s %17s %5s %7s %-9s %s\n", "IDX", "UUID", "NAME", "MEMORY MiB", "UTIL",
            "POWER", "SHARING", "JOBS");
     size_t k;
     json_t *g;
@@ -49,7 +49,7 @@ int cmd_gpus(int argc, char **argv)
             snprintf(jobs + l, sizeof jobs - l, "%s%lld", x ? "," : "",
                      (long long)json_integer_value(id));
         }
-        printf("%-3lld %-24.24s %-26.26s %17s %5s %7s %-9s %s%s\n",
+        printf("%-3lld %-40.40s %-26.26s %17s %5s %7s %-9s %s%s\n",
                (long long)json_integer_value(json_object_get(g, "index")),
                json_string_value(json_object_get(g, "uuid")),
                json_string_value(json_object_get(g, "name")), mem, util, power,
