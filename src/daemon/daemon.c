@@ -352,22 +352,8 @@ static int slot_of_session(struct carmad *d, pid_t sid)
 
 static pid_t proc_session(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    char st;
-    int pp, pg, sid;
-    if (!p || sscanf(p + 1, " %c %d %d %d", &st, &pp, &pg, &sid) != 4)
-        return -1;
-    return sid;
+    pid_t sid;
+    return carma_proc_stat(pid, NULL, &sid, NULL) == 0 ? sid : -1;
 }
 
 /* ---- the monitor (src/daemon/monitor.c) and what the daemon does with it ---- */

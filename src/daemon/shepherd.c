@@ -19,54 +19,44 @@
 
 extern char **environ;
 
-uint64_t carma_proc_starttime(pid_t pid)
+int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return -1;
     buf[n] = 0;
     char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-    if (!p)
-        return 0;
-    /* After ") ": field 3 (state) onwards; starttime is field 22. */
-    int field = 2;
-    for (char *s = p + 1; *s; s++) {
-        if (*s == ' ') {
-            field++;
-            if (field == 22)
-                return strtoull(s + 1, NULL, 10);
-        }
-    }
-    return 0;
-}
-
-/* pid, parent and session of a process; 0 on success. */
-static int proc_stat(pid_t pid, pid_t *ppid, pid_t *sid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
     int st_pp, st_pg, st_sid;
     char state;
     if (!p || sscanf(p + 1, " %c %d %d %d", &state, &st_pp, &st_pg, &st_sid) != 4)
         return -1;
-    *ppid = st_pp;
-    *sid = st_sid;
+    if (ppid)
+        *ppid = st_pp;
+    if (sid)
+        *sid = st_sid;
+    if (starttime) {
+        /* After ") ": field 3 (state) onwards; starttime is field 22. */
+        *starttime = 0;
+        int field = 2;
+        for (char *s = p + 1; *s; s++)
+            if (*s == ' ' && ++field == 22) {
+                *starttime = strtoull(s + 1, NULL, 10);
+                break;
+            }
+    }
     return 0;
+}
+
+uint64_t carma_proc_starttime(pid_t pid)
+{
+    uint64_t t;
+    return carma_proc_stat(pid, NULL, NULL, &t) == 0 ? t : 0;
 }
 
 /* Sends sig to every process of the job: those in our session and every
@@ -87,7 +77,7 @@ static int kill_tree(int sig)
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
         pid_t p = (pid_t)atoi(e->d_name), pp, sid;
-        if (p == self || proc_stat(p, &pp, &sid))
+        if (p == self || carma_proc_stat(p, &pp, &sid, NULL))
             continue;
         pids[n] = p;
         ppids[n] = pp;

@@ -38,6 +38,10 @@ pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_er
  * the process does not exist. Identifies a pid across pid reuse. */
 uint64_t carma_proc_starttime(pid_t pid);
 
+/* Parent, session and start time (clock ticks since boot) of a process, from
+ * /proc/PID/stat; any pointer may be NULL. Returns 0, or -1 when it cannot be read. */
+int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime);
+
 /* Reads the shepherd file of an attempt folder. 0, -ENOENT or -EINVAL. */
 int carma_shepherd_read_pid(const char *dir, pid_t *pid, uint64_t *starttime);
 

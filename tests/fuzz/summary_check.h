@@ -1,0 +1,41 @@
+/* Shared body of the model-summary fuzz targets: run one parser, then the estimate
+ * over whatever it accepted. Every error must name the file; every accepted model must
+ * give a finite estimate with bound >= estimate; auto-detection must not crash. */
+#ifndef CARMA_FUZZ_SUMMARY_CHECK_H
+#define CARMA_FUZZ_SUMMARY_CHECK_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "estimate/estimate.h"
+#include "estimate/parse.h"
+
+static inline int summary_check(int (*parse)(const char *, size_t, const char *,
+                                            struct est_model *, struct carma_err *),
+                                const uint8_t *data, size_t size)
+{
+    static struct est_layer layers[EST_MAX_LAYERS];
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    int rc = parse((const char *)data, size, "fuzz", &m, &err);
+    if (rc < 0) {
+        if (strncmp(err.msg, "fuzz", 4) != 0)
+            __builtin_trap();
+        return 0;
+    }
+    if (m.n > EST_MAX_LAYERS)
+        __builtin_trap();
+    struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW};
+    struct est_result r;
+    if (est_compute(&m, est_coef_default(), &o, &r, &err) == 0 &&
+        (!isfinite(r.estimate_mib) || !(r.bound_mib >= r.estimate_mib)))
+        __builtin_trap();
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    (void)est_parse((const char *)data, size, "fuzz", &m, &err);
+    return 0;
+}
+
+#endif
