@@ -122,7 +122,6 @@ demo: all
 test: deps
 	@$(MAKE) --no-print-directory MODE=release test-all
 	@$(MAKE) --no-print-directory MODE=asan test-all
-	@echo "carma: all tests passed (release and asan+ubsan)"
 
 test-all: build $(TESTS) $(FUZZERS)
 	@MODE=$(MODE) BUILD=$(BUILD) sh tests/run.sh

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every test of one build: cmocka unit tests, end-to-end scripts and the fuzz
 # targets over their corpora. Usage: BUILD=build/release sh tests/run.sh
-# Prints "N passed, N failed" last and exits non-zero when anything failed.
+# Prints "BUILD: N passed, N failed" last and exits non-zero when anything failed.
 set -u
 BUILD=${BUILD:-build/release}
 export CARMA_BIN="$BUILD/bin" CARMA_BUILD="$BUILD" CARMA_FAKE="$BUILD/fake"
@@ -28,5 +28,5 @@ for f in "$BUILD"/fuzz/fuzz_*; do
     n=$(basename "$f"); c="tests/fuzz/corpus/${n#fuzz_}"
     run "fuzz/$n" "$f" -runs=2000 "$c"
 done
-echo "carma tests ($BUILD): $pass passed, $fail failed"
+echo "$(basename "$BUILD"): $pass passed, $fail failed"
 [ "$fail" -eq 0 ] || { echo "failed:$failed"; exit 1; }
