@@ -37,23 +37,14 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
     struct sim_build b;
     sim_build_init(&b, file);
     carma_csv_init(c, buf, len, file, ',');
-    int rc = carma_csv_next(c, err);
-    if (rc <= 0) {
-        if (rc == 0)
-            rc = carma_err_at(err, file, 0, "empty: no header line");
-        goto fail;
-    }
     int col[C_N];
+    int rc = carma_csv_header(c, col_names, C_N, C_REQUIRED, col,
+                              "(a workload catalog has name,model,batch,gpus,mem_mib,total_min,"
+                              "smact,smocc,drama,ramp_s)",
+                              err);
+    if (rc)
+        goto fail;
     size_t ncols = c->nfields;
-    for (int k = 0; k < C_N; k++) {
-        col[k] = carma_csv_col(c, col_names[k]);
-        if (col[k] < 0 && k < C_REQUIRED) {
-            rc = carma_err_at(err, file, c->line, "missing column '%s' (a workload catalog has "
-                              "name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s)",
-                              col_names[k]);
-            goto fail;
-        }
-    }
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
         if (c->nfields != ncols) {

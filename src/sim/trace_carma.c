@@ -59,19 +59,12 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
             goto fail;
     }
     carma_csv_init(c, buf, len, file, ',');
-    rc = carma_csv_next(c, err);
-    if (rc <= 0) {
-        if (rc == 0)
-            rc = carma_err_at(err, file, 0, "empty: no header line");
+    static const char *const names[] = {"submit_s", "workload"};
+    int col[2];
+    if ((rc = carma_csv_header(c, names, 2, 2, col, "(header: submit_s,workload)", err)))
         goto fail;
-    }
-    int cs = carma_csv_col(c, "submit_s"), cw = carma_csv_col(c, "workload");
+    int cs = col[0], cw = col[1];
     size_t ncols = c->nfields;
-    if (cs < 0 || cw < 0) {
-        rc = carma_err_at(err, file, c->line, "missing column '%s' (header: submit_s,workload)",
-                          cs < 0 ? "submit_s" : "workload");
-        goto fail;
-    }
     while ((rc = carma_csv_next(c, err)) == 1) {
         if (c->nfields != ncols) {
             rc = carma_err_at(err, file, c->line, "%zu fields, the header has %zu", c->nfields,

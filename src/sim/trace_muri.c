@@ -23,19 +23,11 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
     struct sim_build b;
     sim_build_init(&b, file);
     carma_csv_init(c, buf, len, file, ',');
-    int rc = carma_csv_next(c, err);
-    if (rc <= 0) {
-        if (rc == 0)
-            rc = carma_err_at(err, file, 0, "empty: no header line");
-        goto fail;
-    }
     int col[NNEED];
+    int rc = carma_csv_header(c, need, NNEED, NNEED, col, NULL, err);
+    if (rc)
+        goto fail;
     size_t ncols = c->nfields;
-    for (int k = 0; k < NNEED; k++)
-        if ((col[k] = carma_csv_col(c, need[k])) < 0) {
-            rc = carma_err_at(err, file, c->line, "missing column '%s'", need[k]);
-            goto fail;
-        }
     int64_t first = -1, prev = 0;
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;

@@ -98,6 +98,23 @@ int carma_csv_col(const struct carma_csv *c, const char *name)
     return -1;
 }
 
+int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, size_t nrequired,
+                     int *col, const char *hint, struct carma_err *err)
+{
+    int rc = carma_csv_next(c, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return carma_err_at(err, c->file, 0, "empty: no header line");
+    for (size_t k = 0; k < n; k++) {
+        col[k] = carma_csv_col(c, names[k]);
+        if (col[k] < 0 && k < nrequired)
+            return carma_err_at(err, c->file, c->line, "missing column '%s'%s%s", names[k],
+                                hint ? " " : "", hint ? hint : "");
+    }
+    return 0;
+}
+
 int carma_parse_double(const char *s, double *out)
 {
     if (!s || !*s)

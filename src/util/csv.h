@@ -34,6 +34,13 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err);
 /* Index of the header column named `name` in the current record, or -1. */
 int carma_csv_col(const struct carma_csv *c, const char *name);
 
+/* Reads the header record and finds the n columns names[] in it: col[k] is the index
+ * of names[k], or -1 for an absent optional one (k >= nrequired). Returns 0, or a
+ * negative code with err naming the file and what is missing (`hint`, if not NULL,
+ * is appended to that message). */
+int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, size_t nrequired,
+                     int *col, const char *hint, struct carma_err *err);
+
 /* Strict number parsing: the whole field, no trailing garbage, finite, in range.
  * Return 0 or -EINVAL. */
 int carma_parse_double(const char *s, double *out);
