@@ -403,8 +403,9 @@ int cmd_eval_estimator(int argc, char **argv)
                 printf("}");
             }
             printf("},\n    .input = {%.6f, %.6f},\n    .transient = {%.6f, %.6f},\n"
-                   "    .step = {%.6f, %.6f},\n",
-                   c.input[0], c.input[1], c.transient[0], c.transient[1], c.step[0], c.step[1]);
+                   "    .step = {%.6f, %.6f},\n    .concat = {%.6f, %.6f},\n",
+                   c.input[0], c.input[1], c.transient[0], c.transient[1], c.step[0], c.step[1],
+                   c.concat[0], c.concat[1]);
             printf("    .q = {%.6f, %.6f},\n    .scale0_mib = {%.6f, %.6f},\n", c.q[0], c.q[1],
                    c.scale0_mib[0], c.scale0_mib[1]);
             printf("    .level = %.6f,\n    .ncal = {%zu, %zu},\n", c.level, c.ncal[0], c.ncal[1]);

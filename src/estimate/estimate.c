@@ -201,6 +201,161 @@ enum est_family est_model_family(const struct est_model *m)
     return EST_FAM_DENSE;
 }
 
+/* Spatial sizes a and b (H x W elements) of consecutive convolutions are consistent:
+ * equal, or one 4 or 16 times the other (stride 2 or 4, pooling, upsampling). */
+static int hw_consistent(uint64_t a, uint64_t b)
+{
+    return a == b || a == 4 * b || a == 16 * b || b == 4 * a || b == 16 * a;
+}
+
+static const uint64_t concat_ks[] = {3, 1, 5, 7};
+
+/* c_out of a convolution with output elements o, parameters p and c_in input channels,
+ * whose spatial size is consistent with hw_prev (any when 0): 0 when none fits. */
+static uint64_t conv_cout(uint64_t o, uint64_t p, uint64_t cin, uint64_t hw_prev,
+                          uint64_t *hw)
+{
+    for (size_t k = 0; k < sizeof concat_ks / sizeof concat_ks[0]; k++)
+        for (uint64_t b = 2; b-- > 0;) {
+            uint64_t d = concat_ks[k] * concat_ks[k] * cin + b;
+            if (p % d)
+                continue;
+            uint64_t co = p / d;
+            if (co == 0 || o % co)
+                continue;
+            if (hw_prev && !hw_consistent(o / co, hw_prev))
+                continue;
+            *hw = o / co;
+            return co;
+        }
+    return 0;
+}
+
+/* The input channels of a convolution with output elements o and parameters p whose
+ * spatial size is hw: `want` when some kernel size and bias give it, else the first
+ * that fits; 0 when none does. */
+static uint64_t conv_cin(uint64_t o, uint64_t p, uint64_t hw, uint64_t want)
+{
+    if (hw == 0 || o % hw)
+        return 0;
+    uint64_t co = o / hw, first = 0;
+    if (co == 0 || p % co)
+        return 0;
+    for (size_t k = 0; k < sizeof concat_ks / sizeof concat_ks[0]; k++)
+        for (uint64_t b = 2; b-- > 0;) {
+            uint64_t kk = concat_ks[k] * concat_ks[k];
+            if (p / co > b && (p / co - b) % kk == 0) {
+                uint64_t cin = (p / co - b) / kk;
+                if (cin == want)
+                    return cin;
+                if (!first)
+                    first = cin;
+            }
+        }
+    return first;
+}
+
+/* total + cin x hw, saturating at EST_MAX_ELEMS (each operand is at most that). */
+static uint64_t concat_add(uint64_t total, uint64_t cin, uint64_t hw)
+{
+    if (hw && cin > EST_MAX_ELEMS / hw)
+        return EST_MAX_ELEMS;
+    total += cin * hw;
+    return total > EST_MAX_ELEMS ? EST_MAX_ELEMS : total;
+}
+
+#define CONCAT_MAX_CIN0 16 /* input channels tried for the first convolution */
+
+/* c_out of the convolution at index i told by the norm that follows it (BatchNorm,
+ * GroupNorm, LayerNorm over channels: 2 x c affine parameters, the same output), past
+ * activations, dropout and identities of the same size; 0 when none does. */
+static uint64_t norm_cout(const struct est_model *m, size_t i)
+{
+    uint64_t o = m->layers[i].out;
+    for (size_t j = i + 1; j < m->n && j <= i + 3; j++) {
+        const struct est_layer *l = &m->layers[j];
+        if ((l->kind == EST_K_ACT || l->kind == EST_K_DROPOUT || l->kind == EST_K_OTHER) &&
+            l->out == o)
+            continue;
+        if (l->kind != EST_K_NORM || l->out != o || l->params == 0 || l->params % 2)
+            return 0;
+        uint64_t c = l->params / 2;
+        return o % c == 0 ? c : 0;
+    }
+    return 0;
+}
+
+uint64_t est_concat_infer(const struct est_model *m)
+{
+    uint64_t cprev = 0, hwprev = 0, csum = 0, total = 0;
+    int started = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_LINEAR || l->kind == EST_K_EMBED || l->kind == EST_K_ATTN ||
+            (l->kind == EST_K_CONV && (l->count != 1 || l->per_token))) {
+            cprev = hwprev = csum = 0;
+            continue;
+        }
+        if (l->kind != EST_K_CONV || l->out == 0 || l->params == 0)
+            continue;
+        uint64_t o = l->out, p = l->params, co = 0, hw = 0, cin = 0;
+        uint64_t nco = norm_cout(m, i);
+        if (nco) {
+            /* A norm says the output channels: the input channels follow from p. */
+            co = nco;
+            hw = o / co;
+            cin = conv_cin(o, p, hw, cprev);
+            if (cprev && cin > cprev && cin <= csum && hw_consistent(hw, hwprev))
+                total = concat_add(total, cin, hw);
+            if (!cin || !cprev)
+                csum = cin; /* a (re)start */
+        } else if (cprev) {
+            /* Reads the previous output as it is. */
+            co = conv_cout(o, p, cprev, hwprev, &hw);
+            cin = cprev;
+            if (!co) {
+                /* Reads something else: a concatenation at the previous spatial size or
+                 * a quarter of it, or another branch (c_in <= cprev). */
+                uint64_t hws[2] = {hwprev, hwprev % 4 == 0 ? hwprev / 4 : 0};
+                for (int h = 0; h < 2 && !co; h++) {
+                    cin = conv_cin(o, p, hws[h], cprev);
+                    if (cin) {
+                        hw = hws[h];
+                        co = o / hw;
+                    }
+                }
+                if (co && cin > cprev && cin <= csum)
+                    total = concat_add(total, cin, hw);
+            }
+        }
+        if (!co) {
+            /* (Re)start: the first convolution's input channels agree with the model's
+             * input when it is known (a torchsummary's input is only approximate: then
+             * any); after a restart, the spatial size agrees with the last one. */
+            int first = !started;
+            uint64_t h0 = first ? 0 : hwprev;
+            for (int pass = first && m->input ? 0 : 1; pass < 2 && !co; pass++)
+                for (uint64_t ci = 1; ci <= CONCAT_MAX_CIN0 && !co; ci++) {
+                    co = conv_cout(o, p, ci, h0, &hw);
+                    if (co && pass == 0 &&
+                        !(m->input % ci == 0 && hw_consistent(m->input / ci, hw) &&
+                          m->input / ci >= hw))
+                        co = 0;
+                    cin = ci;
+                }
+            csum = co ? cin : 0;
+        }
+        started = 1;
+        cprev = co;
+        if (co)
+            hwprev = hw;
+        csum += co;
+        if (csum > EST_MAX_ELEMS)
+            csum = EST_MAX_ELEMS;
+    }
+    return total;
+}
+
 /* Bytes per activation element: under autocast, matmuls, convolutions and
  * pointwise ops produce 16-bit tensors; norms and softmax run in fp32. */
 static double elem_bytes(enum est_kind k, enum est_precision p)
@@ -247,6 +402,10 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     }
     feat[EST_F_TRANSIENT] = largest / MIB;
     feat[EST_F_STEP] = (double)m->params * 4 / MIB;
+    uint64_t cat = est_concat_infer(m);
+    if (cat)
+        feat[EST_F_CONCAT] =
+            est_alloc_round(batch * (double)cat * elem_bytes(EST_K_CONV, o->precision)) / MIB;
     *weights_mib = w / MIB;
     *grads_mib = g / MIB;
     *state_mib = s / MIB;
@@ -285,6 +444,7 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     for (int k = 0; k < EST_K_COUNT; k++)
         act += c->kind[fam][k] * f[k];
     act += c->input[fam] * f[EST_F_INPUT];
+    act += c->concat[fam] * f[EST_F_CONCAT];
     r->activations_mib = act;
     /* Optimizer-step temporaries scale with the state the step walks over. */
     double step_scale = est_optimizer_state_bytes(o->optimizer) / 8.0;

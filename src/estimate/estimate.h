@@ -127,6 +127,9 @@ struct est_coef {
     double input[EST_FAM_COUNT];
     double transient[EST_FAM_COUNT];
     double step[EST_FAM_COUNT];
+    /* Concatenations the layer list omits (est_concat_infer): the materialised input of a
+     * convolution with more input channels than the previous convolution produced. */
+    double concat[EST_FAM_COUNT];
     double q[EST_FAM_COUNT];         /* conformal quantile of normalised residuals */
     /* Mondrian conformal: the quantile per size band of the dynamic part (estimate -
      * floor, bands split at est_band_edges_mib), used when the band had at least
@@ -197,13 +200,29 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
 
 /* The fit's design row for one model (used by estimate/fit.c and tests): the
  * activation features per kind (MiB, rounded), the input, the largest transient,
- * params x 4 B, and the exact parameter bytes (weights + gradients + state) that
+ * params x 4 B, the inferred concatenations (est_concat_infer), and the exact
+ * parameter bytes (weights + gradients + state) that
  * are not fitted. feat must hold EST_NFEAT entries. */
-#define EST_NFEAT (EST_K_COUNT + 3)
+#define EST_NFEAT (EST_K_COUNT + 4)
 #define EST_F_INPUT (EST_K_COUNT)
 #define EST_F_TRANSIENT (EST_K_COUNT + 1)
 #define EST_F_STEP (EST_K_COUNT + 2)
+#define EST_F_CONCAT (EST_K_COUNT + 3)
 void est_features(const struct est_model *m, const struct est_opts *o, double *feat,
                   double *weights_mib, double *grads_mib, double *state_mib);
+
+/* Elements per sample of the concatenations a layer list omits (DenseNet-style
+ * torch.cat before a convolution: printed summaries list the convolutions, not the
+ * cat). Walks the convolutions keeping the previous one's output channels and spatial
+ * size, inferred from its output elements O and parameters P = c_out * (k*k*c_in + b)
+ * (k in 1, 3, 5, 7; b 1 with a bias, 0 without; spatial size equal to the previous
+ * one's, or 4 or 16 times smaller or larger). A convolution whose parameters imply
+ * c_in larger than the previous output's channels (and no larger than all channels
+ * produced so far) reads a concatenation of c_in x H x W elements, counted here. The
+ * first convolution's channels are taken consistent with m->input when it is known.
+ * When no decomposition fits, the walk restarts at the next convolution; linear
+ * layers, repeated (count > 1) and per-token layers restart it too. O(layers), at most
+ * a few hundred divisions per restart; no allocation. */
+uint64_t est_concat_infer(const struct est_model *m);
 
 #endif

@@ -22,7 +22,7 @@
 /* Column layout of one family's least-squares problem (families are fitted
  * separately: they share nothing). */
 enum { COL_FLOOR = 0, COL_KIND0, COL_INPUT = COL_KIND0 + EST_K_COUNT, COL_TRANSIENT, COL_STEP,
-       NCOL };
+       COL_CONCAT, NCOL };
 
 uint64_t est_rng_next(uint64_t *state)
 {
@@ -126,6 +126,7 @@ static void coef_to_vec(const struct est_coef *c, int fam, double *v)
     v[COL_INPUT] = c->input[fam];
     v[COL_TRANSIENT] = c->transient[fam];
     v[COL_STEP] = c->step[fam];
+    v[COL_CONCAT] = c->concat[fam];
 }
 
 static void vec_to_coef(const double *v, int fam, struct est_coef *c)
@@ -136,6 +137,7 @@ static void vec_to_coef(const double *v, int fam, struct est_coef *c)
     c->input[fam] = v[COL_INPUT];
     c->transient[fam] = v[COL_TRANSIENT];
     c->step[fam] = v[COL_STEP];
+    c->concat[fam] = v[COL_CONCAT];
 }
 
 static void sample_row(const struct est_sample *s, double *x)
@@ -146,6 +148,7 @@ static void sample_row(const struct est_sample *s, double *x)
     x[COL_INPUT] = s->feat[EST_F_INPUT];
     x[COL_TRANSIENT] = s->feat[EST_F_TRANSIENT];
     x[COL_STEP] = s->feat[EST_F_STEP];
+    x[COL_CONCAT] = s->feat[EST_F_CONCAT];
 }
 
 double est_sample_predict(const struct est_coef *c, const struct est_sample *s)

@@ -414,6 +414,42 @@ static void test_tuples(void **state)
     assert_string_equal(err.msg, "d.csv:3: expected ','");
 }
 
+/* Concatenations inferred from (out, params) alone: a DenseNet block (growth 32, from a
+ * 3-channel 170 x 170 input) reads 35 then 67 channels; a ResNet stage with its 1x1
+ * shortcut (told apart by the norms' channel counts) reads nothing concatenated. */
+static void test_concat_infer(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    const char *dense = "[('conv2d', 924800, 896), ('LeakyReLU', 924800, 0), "
+                        "('conv2d', 924800, 10112), ('LeakyReLU', 924800, 0), "
+                        "('conv2d', 924800, 19328), ('LeakyReLU', 924800, 0)]";
+    assert_int_equal(est_tuples_parse(dense, strlen(dense), "d.csv", 2, &m, &err), 0);
+    m.input = 3 * 170 * 170;
+    assert_int_equal(est_concat_infer(&m), (35 + 67) * 28900ull);
+    m.input = 0; /* the first convolution's 3 input channels follow from its params alone */
+    assert_int_equal(est_concat_infer(&m), (35 + 67) * 28900ull);
+    struct est_opts o = {.batch = 2, .optimizer = EST_OPT_ADAM};
+    double f[EST_NFEAT], w, g, st;
+    est_features(&m, &o, f, &w, &g, &st);
+    assert_float_equal(f[EST_F_CONCAT], est_alloc_round(2.0 * 102 * 28900 * 4) / 1048576.0,
+                       1e-9);
+    est_model_init(&m, layers, 16);
+    const char *res = "[('conv2d', 4096, 1728), ('batchnorm2d', 4096, 128), "
+                      "('conv2d', 4096, 36864), ('batchnorm2d', 4096, 128), "
+                      "('conv2d', 2048, 73728), ('batchnorm2d', 2048, 256), "
+                      "('conv2d', 2048, 147456), ('batchnorm2d', 2048, 256), "
+                      "('conv2d', 2048, 8192), ('batchnorm2d', 2048, 256), "
+                      "('conv2d', 2048, 147456), ('ReLU', 2048, 0)]";
+    assert_int_equal(est_tuples_parse(res, strlen(res), "d.csv", 2, &m, &err), 0);
+    m.input = 3 * 64 * 4;
+    assert_int_equal(est_concat_infer(&m), 0);
+    est_features(&m, &o, f, &w, &g, &st);
+    assert_float_equal(f[EST_F_CONCAT], 0, 0);
+}
+
 static void test_coef_table_matches_shipped(void **state)
 {
     (void)state;
@@ -433,6 +469,7 @@ static void test_coef_table_matches_shipped(void **state)
         assert_float_equal(c.scale0_mib[f], d->scale0_mib[f], 1e-5);
         assert_float_equal(c.transient[f], d->transient[f], 1e-5);
         assert_float_equal(c.step[f], d->step[f], 1e-5);
+        assert_float_equal(c.concat[f], d->concat[f], 1e-5);
         assert_float_equal(c.input[f], d->input[f], 1e-5);
         for (int b = 0; b < EST_NBANDS; b++) {
             assert_float_equal(c.qband[f][b], d->qband[f][b], 1e-5);
@@ -498,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_conformal_quantile),
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_tuples),
+        cmocka_unit_test(test_concat_infer),
         cmocka_unit_test(test_coef_table_matches_shipped),
         cmocka_unit_test(test_history),
     };
