@@ -211,8 +211,10 @@ static int hw_consistent(uint64_t a, uint64_t b)
 static const uint64_t concat_ks[] = {3, 1, 5, 7};
 
 /* c_out of a convolution with output elements o, parameters p and c_in input channels,
- * whose spatial size is consistent with hw_prev (any when 0): 0 when none fits. */
-static uint64_t conv_cout(uint64_t o, uint64_t p, uint64_t cin, uint64_t hw_prev,
+ * whose spatial size is consistent with hw_prev (any when 0) and, when in > 0, with an
+ * input of `in` elements per sample (in / c_in consistent with it, not smaller): 0 when
+ * none fits. */
+static uint64_t conv_cout(uint64_t o, uint64_t p, uint64_t cin, uint64_t hw_prev, uint64_t in,
                           uint64_t *hw)
 {
     for (size_t k = 0; k < sizeof concat_ks / sizeof concat_ks[0]; k++)
@@ -223,9 +225,12 @@ static uint64_t conv_cout(uint64_t o, uint64_t p, uint64_t cin, uint64_t hw_prev
             uint64_t co = p / d;
             if (co == 0 || o % co)
                 continue;
-            if (hw_prev && !hw_consistent(o / co, hw_prev))
+            uint64_t h = o / co;
+            if (hw_prev && !hw_consistent(h, hw_prev))
                 continue;
-            *hw = o / co;
+            if (in && !(in % cin == 0 && in / cin >= h && hw_consistent(in / cin, h)))
+                continue;
+            *hw = h;
             return co;
         }
     return 0;
@@ -311,7 +316,7 @@ uint64_t est_concat_infer(const struct est_model *m)
                 csum = cin; /* a (re)start */
         } else if (cprev) {
             /* Reads the previous output as it is. */
-            co = conv_cout(o, p, cprev, hwprev, &hw);
+            co = conv_cout(o, p, cprev, hwprev, 0, &hw);
             cin = cprev;
             if (!co) {
                 /* Reads something else: a concatenation at the previous spatial size or
@@ -336,11 +341,7 @@ uint64_t est_concat_infer(const struct est_model *m)
             uint64_t h0 = first ? 0 : hwprev;
             for (int pass = first && m->input ? 0 : 1; pass < 2 && !co; pass++)
                 for (uint64_t ci = 1; ci <= CONCAT_MAX_CIN0 && !co; ci++) {
-                    co = conv_cout(o, p, ci, h0, &hw);
-                    if (co && pass == 0 &&
-                        !(m->input % ci == 0 && hw_consistent(m->input / ci, hw) &&
-                          m->input / ci >= hw))
-                        co = 0;
+                    co = conv_cout(o, p, ci, h0, pass == 0 ? m->input : 0, &hw);
                     cin = ci;
                 }
             csum = co ? cin : 0;
