@@ -8,6 +8,7 @@
  * + weights + gradients + optimizer state                  bytes per parameter, exact
  * + sum over layers of c[kind] * round(batch * out * elem)  saved activations
  * + c_input * round(batch * input)                         the input batch
+ * + c_concat * round(batch * concatenations)             cats the list omits (est_concat_infer)
  * + c_transient * round(largest layer output)              largest transient buffer
  *   + c_step * params * 4 B                                 optimizer-step temporaries
  *
