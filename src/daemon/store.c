@@ -546,6 +546,26 @@ int carma_store_attempt_gpus(struct carma_store *s, uint64_t job, uint32_t n, ch
     return ret;
 }
 
+/* Column c as JSON: null when SQL NULL, else an integer, a real or a string. */
+static json_t *col_json_int(sqlite3_stmt *q, int c)
+{
+    return sqlite3_column_type(q, c) == SQLITE_NULL ? json_null()
+                                                    : json_integer(sqlite3_column_int64(q, c));
+}
+
+static json_t *col_json_real(sqlite3_stmt *q, int c)
+{
+    return sqlite3_column_type(q, c) == SQLITE_NULL ? json_null()
+                                                    : json_real(sqlite3_column_double(q, c));
+}
+
+static json_t *col_json_text(sqlite3_stmt *q, int c)
+{
+    return sqlite3_column_type(q, c) == SQLITE_NULL
+               ? json_null()
+               : json_string((const char *)sqlite3_column_text(q, c));
+}
+
 static json_t *time_json(double t)
 {
     return t >= 0 ? json_real(t) : json_null();
@@ -628,31 +648,10 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
         json_t *o = json_pack(
             "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)sqlite3_column_int64(q, 0),
             "gpus", gpus ? gpus : json_array(), "start_time", time_json(col_time(q, 2)),
-            "end_time", time_json(col_time(q, 3)), "outcome",
-            sqlite3_column_type(q, 4) == SQLITE_NULL
-                ? json_null()
-                : json_string((const char *)sqlite3_column_text(q, 4)),
-            "exit_code",
-            sqlite3_column_type(q, 5) == SQLITE_NULL ? json_null()
-                                                     : json_integer(sqlite3_column_int(q, 5)),
-            "signal",
-            sqlite3_column_type(q, 6) == SQLITE_NULL ? json_null()
-                                                     : json_integer(sqlite3_column_int(q, 6)),
-            "peak_mib",
-            sqlite3_column_type(q, 7) == SQLITE_NULL ? json_null()
-                                                     : json_integer(sqlite3_column_int64(q, 7)),
-            "shepherd_pid",
-            sqlite3_column_type(q, 8) == SQLITE_NULL ? json_null()
-                                                     : json_integer(sqlite3_column_int64(q, 8)),
-            "gpu_seconds",
-            sqlite3_column_type(q, 9) == SQLITE_NULL ? json_null()
-                                                     : json_real(sqlite3_column_double(q, 9)),
-            "energy_j",
-            sqlite3_column_type(q, 10) == SQLITE_NULL ? json_null()
-                                                      : json_real(sqlite3_column_double(q, 10)),
-            "solo_smact",
-            sqlite3_column_type(q, 11) == SQLITE_NULL ? json_null()
-                                                      : json_real(sqlite3_column_double(q, 11)));
+            "end_time", time_json(col_time(q, 3)), "outcome", col_json_text(q, 4), "exit_code",
+            col_json_int(q, 5), "signal", col_json_int(q, 6), "peak_mib", col_json_int(q, 7),
+            "shepherd_pid", col_json_int(q, 8), "gpu_seconds", col_json_real(q, 9), "energy_j",
+            col_json_real(q, 10), "solo_smact", col_json_real(q, 11));
         if (o)
             json_array_append_new(arr, o);
     }
