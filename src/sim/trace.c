@@ -320,3 +320,21 @@ void sim_trace_free(struct sim_trace *t)
     free(t->workloads);
     memset(t, 0, sizeof *t);
 }
+
+int sim_next_line(const char *buf, size_t len, size_t *off, size_t *n, char *line, size_t cap,
+                  const char *file, struct carma_err *err)
+{
+    if (*off >= len)
+        return 0;
+    const char *nl = memchr(buf + *off, '\n', len - *off);
+    size_t l = nl ? (size_t)(nl - (buf + *off)) : len - *off;
+    (*n)++;
+    if (l >= cap)
+        return carma_err_at(err, file, *n, "line longer than %zu bytes", cap - 1);
+    memcpy(line, buf + *off, l);
+    *off += l + 1;
+    if (l && line[l - 1] == '\r')
+        l--;
+    line[l] = '\0';
+    return 1;
+}

@@ -129,15 +129,8 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
     char line[SH_LINE_MAX];
     size_t off = 0, n = 0;
     double v;
-    while (off < len) {
-        const char *nl = memchr(buf + off, '\n', len - off);
-        size_t l = nl ? (size_t)(nl - (buf + off)) : len - off;
-        n++;
-        if (l >= sizeof line)
-            return carma_err_at(err, file, n, "line longer than %zu bytes", sizeof line - 1);
-        memcpy(line, buf + off, l);
-        line[l] = '\0';
-        off += l + 1;
+    int got;
+    while ((got = sim_next_line(buf, len, &off, &n, line, sizeof line, file, err)) == 1) {
         trim(line);
         if (n > RAD_LINES) {
             if (line[0])
@@ -171,6 +164,8 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
             return carma_err_at(err, file, n, "no command");
         }
     }
+    if (got < 0)
+        return got;
     if (n < 9)
         return carma_err_at(err, file, n, "%zu lines; a task description has at least 9 "
                             "(comment, environment, command, model file, dataset, batch, "
@@ -279,17 +274,7 @@ int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
     double clock = 0;
     size_t off = 0, n = 0;
-    while (off < len) {
-        const char *nl = memchr(buf + off, '\n', len - off);
-        size_t l = nl ? (size_t)(nl - (buf + off)) : len - off;
-        n++;
-        if (l >= SH_LINE_MAX) {
-            rc = carma_err_at(err, file, n, "line longer than %d bytes", SH_LINE_MAX - 1);
-            goto fail;
-        }
-        memcpy(line, buf + off, l);
-        line[l] = '\0';
-        off += l + 1;
+    while ((rc = sim_next_line(buf, len, &off, &n, line, SH_LINE_MAX, file, err)) == 1) {
         trim(line);
         if (!line[0] || line[0] == '#')
             continue;
@@ -328,6 +313,8 @@ int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
         if ((rc = sim_build_job(&b, &j, n, err)))
             goto fail;
     }
+    if (rc < 0)
+        goto fail;
     free(line);
     sim_build_finish(&b, out);
     return 0;

@@ -30,6 +30,12 @@ long sim_build_find(const struct sim_build *b, const char *name);
 int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line,
                   struct carma_err *err);
 
+/* Reads the next line of buf from *off into line (at most cap - 1 bytes, a trailing
+ * CR dropped, NUL-terminated) and counts it in *n. Returns 1 with a line, 0 at the end,
+ * or -EINVAL with err naming file and line when the line does not fit. */
+int sim_next_line(const char *buf, size_t len, size_t *off, size_t *n, char *line, size_t cap,
+                  const char *file, struct carma_err *err);
+
 /* Copies src into a fixed char array, or fails when it does not fit (or is empty). */
 int sim_name_copy(char *dst, size_t cap, const char *src);
 

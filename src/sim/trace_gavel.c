@@ -47,20 +47,8 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
     int rc = 0;
     size_t off = 0, n = 0;
     double first = -1, prev = 0;
-    while (off < len) {
-        const char *nl = memchr(buf + off, '\n', len - off);
-        size_t l = nl ? (size_t)(nl - (buf + off)) : len - off;
-        n++;
-        if (l >= GAVEL_LINE_MAX) {
-            rc = carma_err_at(err, file, n, "line longer than %d bytes", GAVEL_LINE_MAX - 1);
-            goto fail;
-        }
-        memcpy(line, buf + off, l);
-        off += l + 1;
-        if (l && line[l - 1] == '\r')
-            l--;
-        line[l] = '\0';
-        if (l == 0)
+    while ((rc = sim_next_line(buf, len, &off, &n, line, GAVEL_LINE_MAX, file, err)) == 1) {
+        if (!line[0])
             continue;
         char *f[7];
         size_t nf = 0;
@@ -141,6 +129,8 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
             (rc = sim_build_job(&b, &j, n, err)))
             goto fail;
     }
+    if (rc < 0)
+        goto fail;
     free(line);
     sim_build_finish(&b, out);
     return 0;

@@ -3,6 +3,8 @@
 #ifndef CARMA_FUZZ_TRACE_CHECK_H
 #define CARMA_FUZZ_TRACE_CHECK_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sim/trace.h"
@@ -30,6 +32,21 @@ static void fuzz_trace_check(int rc, struct sim_trace *t, const struct carma_err
         if (!memchr(t->workloads[i].name, '\0', SIM_NAME_MAX))
             __builtin_trap();
     sim_trace_free(t);
+}
+
+/* The body of a target for one self-contained format: load with that format, then
+ * with detection, and check both. */
+static inline int fuzz_trace_format(enum sim_trace_format fmt, const uint8_t *data, size_t size)
+{
+    const char *buf = (const char *)data;
+    struct carma_err err;
+    struct sim_trace t;
+    struct sim_trace_opts o = {.gpu_mem_mib = 40960};
+    int rc = sim_trace_parse("fuzz", buf, size, fmt, &o, &t, &err);
+    fuzz_trace_check(rc, &t, &err, "fuzz");
+    rc = sim_trace_parse("fuzz", buf, size, SIM_TRACE_AUTO, NULL, &t, &err);
+    fuzz_trace_check(rc, &t, &err, "fuzz");
+    return 0;
 }
 
 #endif
