@@ -135,25 +135,6 @@ static int parse_policies(const char *list, const struct carma_policy **out, siz
     return 0;
 }
 
-/* Box-Muller normal draws from a xorshift generator; the run is repeatable per seed. */
-static double rng_unit(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static void apply_jitter(struct sim_trace *t, double frac, uint64_t seed)
-{
-    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < t->njobs; i++) {
-        double u1 = rng_unit(&s), u2 = rng_unit(&s);
-        double z = sqrt(-2.0 * log(u1)) * cos(2 * M_PI * u2);
-        t->jobs[i].duration_s *= exp(frac * z);
-    }
-}
-
 static void print_table(const struct row *rows, size_t n, const struct sim_trace *t,
                         const char *gpus, const char *sharing)
 {
@@ -451,7 +432,7 @@ int cmd_sim(int argc, char **argv)
         goto out;
     }
     if (jitter > 0)
-        apply_jitter(&trace, jitter, seed);
+        sim_trace_jitter(&trace, jitter, seed);
     rows = calloc(npol, sizeof *rows);
     if (!rows) {
         status = 1;

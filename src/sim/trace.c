@@ -338,3 +338,22 @@ int sim_next_line(const char *buf, size_t len, size_t *off, size_t *n, char *lin
     line[l] = '\0';
     return 1;
 }
+
+/* Box-Muller normal draws from a xorshift generator; the run is repeatable per seed. */
+static double rng_unit(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
+}
+
+void sim_trace_jitter(struct sim_trace *t, double frac, uint64_t seed)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < t->njobs; i++) {
+        double u1 = rng_unit(&s), u2 = rng_unit(&s);
+        double z = sqrt(-2.0 * log(u1)) * cos(2 * M_PI * u2);
+        t->jobs[i].duration_s *= exp(frac * z);
+    }
+}

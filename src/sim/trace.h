@@ -138,4 +138,9 @@ struct sim_model_profile {
 const struct sim_model_profile *sim_model_profiles(size_t *n);
 const struct sim_model_profile *sim_model_profile_find(const char *name);
 
+/* Multiplies every job's run time by exp(N(0, frac)), drawn from a generator seeded by
+ * `seed`: the same seed gives the same trace. Used to check that a comparison of
+ * policies holds beyond one exact replay. */
+void sim_trace_jitter(struct sim_trace *t, double frac, uint64_t seed);
+
 #endif
