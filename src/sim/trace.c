@@ -246,6 +246,18 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
     return 0;
 }
 
+int sim_build_job_own(struct sim_build *b, struct sim_workload *w, struct sim_job_spec *j,
+                      size_t line, struct carma_err *err)
+{
+    w->mem_mib = j->mem_mib;
+    w->smact = j->smact;
+    w->smocc = j->smocc;
+    w->drama = j->drama;
+    w->ramp_s = j->ramp_s;
+    int rc = sim_build_workload(b, w, &j->workload, line, err);
+    return rc ? rc : sim_build_job(b, j, line, err);
+}
+
 /* ---- dispatch ---- */
 
 int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trace_format fmt,

@@ -142,13 +142,7 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
         j.smocc = sim_profile_smocc(j.smact);
         j.drama = sim_profile_drama(j.smact);
         j.ramp_s = SIM_PROFILE_RAMP_S;
-        w.mem_mib = j.mem_mib;
-        w.smact = j.smact;
-        w.smocc = j.smocc;
-        w.drama = j.drama;
-        w.ramp_s = j.ramp_s;
-        if ((rc = sim_build_workload(&b, &w, &j.workload, p->line, err)) ||
-            (rc = sim_build_job(&b, &j, p->line, err)))
+        if ((rc = sim_build_job_own(&b, &w, &j, p->line, err)))
             goto fail;
     }
     free(c);

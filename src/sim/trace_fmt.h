@@ -29,6 +29,10 @@ long sim_build_find(const struct sim_build *b, const char *name);
  * arrival order; `line` names the record in errors. */
 int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line,
                   struct carma_err *err);
+/* For formats without a catalog: gives workload *w the job's peak memory and profile,
+ * adds it (or finds it by name), sets j->workload and appends the job. */
+int sim_build_job_own(struct sim_build *b, struct sim_workload *w, struct sim_job_spec *j,
+                      size_t line, struct carma_err *err);
 
 /* Reads the next line of buf from *off into line (at most cap - 1 bytes, a trailing
  * CR dropped, NUL-terminated) and counts it in *n. Returns 1 with a line, 0 at the end,

@@ -120,13 +120,7 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
         j.gpus = (uint16_t)scale;
         j.mem_mib = (float)(p->base_mib + p->per_sample_mib * batch);
         sim_job_profile_rule(&j);
-        w.mem_mib = j.mem_mib;
-        w.smact = j.smact;
-        w.smocc = j.smocc;
-        w.drama = j.drama;
-        w.ramp_s = j.ramp_s;
-        if ((rc = sim_build_workload(&b, &w, &j.workload, n, err)) ||
-            (rc = sim_build_job(&b, &j, n, err)))
+        if ((rc = sim_build_job_own(&b, &w, &j, n, err)))
             goto fail;
     }
     if (rc < 0)
