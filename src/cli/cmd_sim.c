@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/policy.h"
 #include "report/report.h"
+#include "sim/bound.h"
 #include "sim/gpukind.h"
 #include "sim/sim.h"
 #include "sim/trace.h"
@@ -48,10 +49,13 @@ static void sim_usage(FILE *f)
         fprintf(f, "                       %-12s %s\n", p[i].name, p[i].summary);
     fprintf(f, "  --estimator E      requirement of the est-* policies (default gpumemnet)\n"
                "  --max-attempts N   attempts per job before it is given up (default 3, 0 = no limit)\n"
-               "  --json             print {\"policies\": {name: figures}} instead of a table\n"
+               "  --json             print {\"policies\": {name: figures}, \"bounds\": {...}}\n"
+               "                     instead of a table\n"
                "  --report FILE      write an HTML page with per-GPU charts and a Gantt chart\n"
                "  --jitter FRAC      multiply run times by exp(N(0, FRAC)) noise (default 0)\n"
-               "  --seed N           seed of that noise (default 1)\n");
+               "  --seed N           seed of that noise (default 1)\n"
+               "The (bound) row: makespan and energy that no schedule finishing every job can\n"
+               "beat on these GPUs under the simulator's model (docs/model.md).\n");
 }
 
 struct row {
@@ -136,7 +140,7 @@ static int parse_policies(const char *list, const struct carma_policy **out, siz
 }
 
 static void print_table(const struct row *rows, size_t n, const struct sim_trace *t,
-                        const char *gpus, const char *sharing)
+                        const struct sim_bounds *b, const char *gpus, const char *sharing)
 {
     printf("carma sim: %zu jobs on %s, sharing %s\n", t->njobs, gpus, sharing);
     if (t->skipped_nogpu || t->skipped_unscheduled)
@@ -164,12 +168,21 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
                m->lost_gpu_s / 3600, m->energy_j / 3.6e6, m->mean_smact, m->mean_mem_used_frac,
                r1, r2);
     }
+    char r1[16] = "-", r2[16] = "-";
+    if (ex && ex->makespan_s > 0) {
+        snprintf(r1, sizeof r1, "%.3f", b->makespan_s / ex->makespan_s);
+        snprintf(r2, sizeof r2, "%.3f", b->energy_j / ex->energy_j);
+    }
+    printf("%-12s %9.2f %9s %9s %9s %5s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
+           b->makespan_s / 3600, "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1, r2);
     double jobs = 0, wall = 0;
     for (size_t i = 0; i < n; i++) {
         jobs += (double)rows[i].m.jobs;
         wall += rows[i].wall_s;
     }
-    printf("\nspan/ex, kWh/ex: makespan and energy relative to exclusive. "
+    printf("\n(bound): no schedule that finishes every job can beat it under the model "
+           "(docs/model.md).\n");
+    printf("span/ex, kWh/ex: makespan and energy relative to exclusive. "
            "Simulated %.0f jobs in %.3f s (%.0f jobs/s).\n",
            jobs, wall, wall > 0 ? jobs / wall : 0);
 }
@@ -186,14 +199,16 @@ static json_t *metrics_json(const struct sim_metrics *m)
                      "busy_gpu_s", m->busy_gpu_s);
 }
 
-static int print_json(const struct row *rows, size_t n, const char *trace, const char *gpus,
-                      const char *sharing)
+static int print_json(const struct row *rows, size_t n, const struct sim_bounds *b,
+                      const char *trace, const char *gpus, const char *sharing)
 {
     json_t *pol = json_object();
     for (size_t i = 0; i < n; i++)
         json_object_set_new(pol, rows[i].policy->name, metrics_json(&rows[i].m));
-    json_t *root = json_pack("{s:s,s:s,s:s,s:o}", "trace", trace, "gpus", gpus, "sharing",
-                             sharing, "policies", pol);
+    json_t *bounds = json_pack("{s:f,s:f,s:f}", "makespan_s", b->makespan_s, "busy_gpu_s",
+                               b->busy_gpu_s, "energy_j", b->energy_j);
+    json_t *root = json_pack("{s:s,s:s,s:s,s:o,s:o}", "trace", trace, "gpus", gpus, "sharing",
+                             sharing, "policies", pol, "bounds", bounds);
     if (!root)
         return -1;
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -471,13 +486,19 @@ int cmd_sim(int argc, char **argv)
         status = 1;
         goto out;
     }
+    struct sim_bounds bounds;
+    sim_bounds_compute(&trace,
+                       &(struct sim_config){.kinds = kinds,
+                                            .ngpus = ngpus,
+                                            .sharing = (enum carma_sharing)sharing},
+                       &bounds);
     if (json) {
-        if (print_json(rows, npol, trace_path, gpus, sharing_s)) {
+        if (print_json(rows, npol, &bounds, trace_path, gpus, sharing_s)) {
             status = 1;
             goto out;
         }
     } else {
-        print_table(rows, npol, &trace, gpus, sharing_s);
+        print_table(rows, npol, &trace, &bounds, gpus, sharing_s);
     }
     status = fflush(stdout) == 0 ? 0 : 1;
 out:

@@ -14,6 +14,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 for p in exclusive oracle-magm auto; do
     grep -q "^$p " "$T/table" || fail "no row for $p"
 done
+grep -q "^(bound) " "$T/table" || fail "no (bound) row"
 
 # JSON with every figure, for every policy; the issue's comparisons on both traces.
 for trace in trace-mix90 trace-t1; do
@@ -21,7 +22,13 @@ for trace in trace-mix90 trace-t1; do
         --json >"$T/$trace.json" || fail "$trace: json run failed"
     python3 - "$T/$trace.json" "$trace" <<'PY' || fail "$trace: figures"
 import json, sys
-d = json.load(open(sys.argv[1]))["policies"]
+root = json.load(open(sys.argv[1]))
+d, b = root["policies"], root["bounds"]
+assert set(b) == {"makespan_s", "busy_gpu_s", "energy_j"}, b
+for name, f in d.items():
+    if f["gave_up"] == 0:
+        for k in b:
+            assert f[k] >= b[k] * (1 - 1e-9), (name, k, f[k], b[k])
 keys = ["makespan_s", "mean_jct_s", "p99_jct_s", "mean_wait_s", "oom_crashes", "lost_gpu_s",
         "energy_j", "mean_smact", "mean_mem_used_frac", "jobs"]
 for name, f in d.items():

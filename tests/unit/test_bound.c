@@ -1,0 +1,197 @@
+/* Lower bounds on any schedule (src/sim/bound.c): exact where the schedule is forced
+ * (a lone job that sharing could not speed up), the closed form on a hand-made trace, and never beaten by any policy
+ * on the bundled traces, jittered replays and random traces, in both sharing modes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coloc.h"
+#include "sim/bound.h"
+#include "sim/profile.h"
+#include "sim/sim.h"
+#include "util/csv.h"
+
+static struct sim_workload wl[1] = {{.name = "w"}};
+
+static struct sim_job_spec job(double submit, double dur, float mem, float smact, uint16_t gpus)
+{
+    struct sim_job_spec j = {0};
+    j.submit_s = submit;
+    j.duration_s = dur;
+    j.mem_mib = mem;
+    j.smact = smact;
+    j.smocc = sim_profile_smocc(smact);
+    j.drama = sim_profile_drama(smact);
+    j.ramp_s = 30;
+    j.gpus = gpus;
+    return j;
+}
+
+struct setup {
+    const struct sim_gpu_kind *kinds[16];
+    struct sim_config cfg;
+};
+
+static void setup_cfg(struct setup *s, const char *gpus, enum carma_sharing sh, const char *pol)
+{
+    size_t ng;
+    struct carma_err err;
+    assert_int_equal(sim_gpu_spec_parse(gpus, s->kinds, 16, &ng, &err), 0);
+    sim_config_default(&s->cfg);
+    s->cfg.kinds = s->kinds;
+    s->cfg.ngpus = ng;
+    s->cfg.sharing = sh;
+    s->cfg.policy = carma_policy_find(pol);
+    assert_non_null(s->cfg.policy);
+}
+
+static void test_lone_job_bound_is_exact(void **state)
+{
+    (void)state;
+    /* SMACT 0.96 > 1 / (1 + alpha): sharing could not help it, so alone is the best. */
+    struct sim_job_spec j = job(0, 1000, 1000, 0.96f, 1);
+    struct sim_trace t = {.jobs = &j, .njobs = 1, .workloads = wl, .nworkloads = 1};
+    struct setup s;
+    setup_cfg(&s, "1xa100-40gb", CARMA_SHARING_MPS, "auto");
+    struct sim_metrics m;
+    struct carma_err err;
+    assert_int_equal(sim_run(&t, &s.cfg, &m, NULL, &err), 0);
+    struct sim_bounds b;
+    sim_bounds_compute(&t, &s.cfg, &b);
+    assert_float_equal(b.makespan_s, m.makespan_s, 1e-6);
+    assert_float_equal(b.busy_gpu_s, m.busy_gpu_s, 1e-6);
+    assert_float_equal(b.energy_j, m.energy_j, 1e-3);
+}
+
+static void test_closed_form(void **state)
+{
+    (void)state;
+    /* Two GPUs. A: 1000 s at 0.9 (at least alone-equivalent: 0.9 (1 + alpha) < 1);
+     * B: 2-GPU, 400 s at 0.2 arriving at 100 s; C: 3000 s at 0.1 arriving at 200 s. */
+    struct sim_job_spec j[3] = {job(0, 1000, 1000, 0.9f, 1), job(100, 400, 1000, 0.2f, 2),
+                                job(200, 3000, 1000, 0.1f, 1)};
+    struct sim_trace t = {.jobs = j, .njobs = 3, .workloads = wl, .nworkloads = 1};
+    struct setup s;
+    setup_cfg(&s, "2xa100-40gb", CARMA_SHARING_MPS, "auto");
+    struct sim_bounds b;
+    sim_bounds_compute(&t, &s.cfg, &b);
+    double a = 1 + (double)CARMA_COLOC_MPS_ALPHA;
+    double wa = 1000 * fmin(1, 0.9f * a), wb = 2 * 400 * 0.2f * a, wc = 3000 * 0.1f * a;
+    assert_float_equal(b.busy_gpu_s, wa + wb + wc, 1e-6);
+    /* C alone cannot finish before 200 + 3000 s; the work bounds are all smaller. */
+    assert_float_equal(b.makespan_s, 3200, 1e-9);
+    const struct sim_gpu_kind *k = s.kinds[0];
+    double dyn = k->max_w - k->idle_w - k->static_w;
+    double smw = 1000 * 0.9f + 2 * 400 * 0.2f + 3000 * 0.1f;
+    assert_float_equal(b.energy_j, 2 * k->idle_w * 3200 + k->static_w * (wa + wb + wc) + dyn * smw,
+                       1e-6);
+    /* Time-slicing: the best shared rate is smax^(1-k) = 0.929, above A's 0.9 alone. */
+    s.cfg.sharing = CARMA_SHARING_TIMESLICE;
+    sim_bounds_compute(&t, &s.cfg, &b);
+    double e = pow(0.9f, 1 - (double)CARMA_COLOC_TS_EXPONENT);
+    assert_float_equal(b.busy_gpu_s, 1000 * 0.9f / e + 2 * 400 * 0.2f / e + 3000 * 0.1f / e, 1e-6);
+}
+
+/* Every policy that finishes every job stays at or above the bounds. */
+static int check_all_policies(const struct sim_trace *t, const char *gpus, enum carma_sharing sh)
+{
+    size_t np;
+    const struct carma_policy *p = carma_policy_all(&np);
+    int checked = 0;
+    for (size_t i = 0; i < np; i++) {
+        struct setup s;
+        setup_cfg(&s, gpus, sh, p[i].name);
+        s.cfg.max_attempts = 0;
+        struct sim_metrics m;
+        struct carma_err err;
+        if (sim_run(t, &s.cfg, &m, NULL, &err))
+            fail_msg("%s on %s: %s", p[i].name, gpus, err.msg);
+        if (m.gave_up)
+            continue;
+        struct sim_bounds b;
+        sim_bounds_compute(t, &s.cfg, &b);
+        if (m.makespan_s < b.makespan_s * (1 - 1e-6) || m.busy_gpu_s < b.busy_gpu_s * (1 - 1e-6) ||
+            m.energy_j < b.energy_j * (1 - 1e-6))
+            fail_msg("%s on %s (%s): makespan %.1f < %.1f, busy %.1f < %.1f or energy %.0f < %.0f",
+                     p[i].name, gpus, carma_sharing_name(sh), m.makespan_s, b.makespan_s,
+                     m.busy_gpu_s, b.busy_gpu_s, m.energy_j, b.energy_j);
+        checked++;
+    }
+    return checked;
+}
+
+static void test_no_policy_beats_bound_on_bundled_traces(void **state)
+{
+    (void)state;
+    char *buf;
+    size_t len, ncat;
+    struct sim_workload *cat;
+    struct carma_err err;
+    if (carma_file_read("data/workloads.csv", 1 << 20, &buf, &len, &err))
+        fail_msg("%s (run from the repository root)", err.msg);
+    assert_int_equal(sim_catalog_parse("data/workloads.csv", buf, len, &cat, &ncat, &err), 0);
+    free(buf);
+    static const char *const traces[] = {"data/trace-mix90.csv", "data/trace-t1.csv"};
+    static const char *const specs[] = {"4xa100-40gb", "2xa100-40gb,2xv100-32gb"};
+    int checked = 0;
+    for (size_t ti = 0; ti < 2; ti++)
+        for (uint64_t seed = 0; seed < 3; seed++) {
+            struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
+            struct sim_trace t;
+            if (sim_trace_load_opts(traces[ti], SIM_TRACE_AUTO, &o, &t, &err))
+                fail_msg("%s", err.msg);
+            if (seed)
+                sim_trace_jitter(&t, 0.2, seed);
+            for (size_t si = 0; si < 2; si++) {
+                checked += check_all_policies(&t, specs[si], CARMA_SHARING_MPS);
+                checked += check_all_policies(&t, specs[si], CARMA_SHARING_TIMESLICE);
+            }
+            sim_trace_free(&t);
+        }
+    assert_true(checked >= 100);
+    free(cat);
+}
+
+static void test_no_policy_beats_bound_on_random_traces(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    int checked = 0;
+    for (int round = 0; round < 20; round++) {
+        struct sim_job_spec j[40];
+        double at = 0;
+        for (int i = 0; i < 40; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            double u1 = (double)(x >> 11) / 9007199254740992.0;
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            double u2 = (double)(x >> 11) / 9007199254740992.0;
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            double u3 = (double)(x >> 11) / 9007199254740992.0;
+            at += u1 < 0.3 ? 0 : 600 * u2;
+            j[i] = job(at, 60 + 3600 * u3, (float)(500 + 20000 * u2), (float)(0.05 + 0.85 * u1),
+                       u3 > 0.9 ? 2 : 1);
+        }
+        struct sim_trace t = {.jobs = j, .njobs = 40, .workloads = wl, .nworkloads = 1};
+        checked += check_all_policies(&t, "3xa100-40gb", round % 2 ? CARMA_SHARING_MPS
+                                                                  : CARMA_SHARING_TIMESLICE);
+    }
+    assert_true(checked >= 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lone_job_bound_is_exact),
+        cmocka_unit_test(test_closed_form),
+        cmocka_unit_test(test_no_policy_beats_bound_on_bundled_traces),
+        cmocka_unit_test(test_no_policy_beats_bound_on_random_traces),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
