@@ -19,16 +19,18 @@ static void estimate_usage(FILE *f)
             "usage: carma estimate --summary FILE --batch N [--seq-len N]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--gpu KIND]\n"
-            "                      [--floor MIB] [--coefficients FILE] [--json]\n"
+            "                      [--floor MIB|fitted] [--coefficients FILE] [--json]\n"
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
             "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
             "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token])\n"
             "and a safe bound. Defaults: adamw, fp32, a100-40gb. --seq-len is required for\n"
             "sequence models (module trees with embeddings or attention).\n"
-            "--floor: the measured memory of an idle process of the job's environment\n"
-            "(CUDA context + libraries, e.g. 550 on CARMA's runs with lazy loading); the\n"
-            "default is the floor fitted on GPUMemNet's runs (about 1450 / 2740 MiB).\n"
+            "--floor MIB: the measured memory of an idle process of the job's environment\n"
+            "(CUDA context + cuBLAS/cuDNN); --floor fitted: the floor fitted on GPUMemNet's\n"
+            "runs (eager module loading: about 1450 MiB dense, 2080 MiB with convolutions).\n"
+            "Default: 550 MiB, measured on CARMA's A100 runs (lazy loading), with a bound\n"
+            "that also covers the fitted floor.\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
@@ -91,12 +93,18 @@ int cmd_estimate(int argc, char **argv)
         case 'g': gpu = optarg; break;
         case 'c': coef_file = optarg; break;
         case 'f':
+            if (strcmp(optarg, "fitted") == 0) {
+                o.floor_src = EST_FLOOR_FITTED;
+                break;
+            }
             if (carma_parse_double(optarg, &o.floor_mib) < 0 || !(o.floor_mib > 0) ||
                 o.floor_mib > 65536) {
-                fprintf(stderr, "carma estimate: --floor must be MiB in (0, 65536], not '%s'\n",
-                        optarg);
+                fprintf(stderr,
+                        "carma estimate: --floor must be MiB in (0, 65536] or 'fitted', not "
+                        "'%s'\n", optarg);
                 return 2;
             }
+            o.floor_src = EST_FLOOR_GIVEN;
             break;
         case 'j': json = 1; break;
         case 'h': estimate_usage(stdout); return 0;
@@ -179,9 +187,10 @@ int cmd_estimate(int argc, char **argv)
                               "optimizer_state_mib", r.optimizer_mib, "activations_mib",
                               r.activations_mib, "transient_mib", r.transient_mib);
         json_t *root = json_pack(
-            "{s:f,s:f,s:b,s:s,s:f,s:o,s:s,s:I,s:I,s:s,s:I,s:I,s:s,s:s}", "estimate_mib",
+            "{s:f,s:f,s:b,s:s,s:f,s:o,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:s,s:s}", "estimate_mib",
             r.estimate_mib, "bound_mib", r.bound_mib, "fits", r.fits, "gpu", kind->name,
-            "gpu_mib", kind->mem_mib, "breakdown", b, "format", est_format_name(m.format),
+            "gpu_mib", kind->mem_mib, "breakdown", b, "floor_source",
+            est_floor_src_name(o.floor_src), "format", est_format_name(m.format),
             "layers", (json_int_t)m.n, "params", (json_int_t)m.params, "family",
             r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
             "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
@@ -205,7 +214,8 @@ int cmd_estimate(int argc, char **argv)
         printf("batch %u%s%.0u, %s, %s, %s (%.0f MiB)\n", o.batch, o.seq ? ", seq-len " : "",
                o.seq, est_optimizer_name(o.optimizer), est_precision_name(o.precision),
                kind->name, kind->mem_mib);
-        printf("  floor            %10.1f MiB\n", r.floor_mib);
+        printf("  floor            %10.1f MiB  (%s)\n", r.floor_mib,
+               est_floor_src_name(o.floor_src));
         printf("  weights          %10.1f MiB\n", r.weights_mib);
         printf("  gradients        %10.1f MiB\n", r.gradients_mib);
         printf("  optimizer state  %10.1f MiB\n", r.optimizer_mib);

@@ -412,6 +412,15 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     *state_mib = s / MIB;
 }
 
+const char *est_floor_src_name(enum est_floor_src f)
+{
+    switch (f) {
+    case EST_FLOOR_FITTED: return "fitted";
+    case EST_FLOOR_GIVEN: return "given";
+    default: return "default";
+    }
+}
+
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_result *r, struct carma_err *err)
 {
@@ -434,8 +443,16 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     est_features(m, o, f, &w, &g, &s);
     r->family = est_model_family(m);
     int fam = r->family;
-    r->floor_mib = (o->floor_mib > 0 ? o->floor_mib : c->floor_mib[r->family]) +
-                   o->floor_adjust_mib;
+    if (o->floor_src == EST_FLOOR_GIVEN && !(o->floor_mib > 0))
+        return carma_err_set(err, -EINVAL, "a given floor must be above 0 MiB");
+    double fitted_floor = c->floor_mib[fam] + o->floor_adjust_mib;
+    if (fitted_floor < 0)
+        fitted_floor = 0;
+    switch (o->floor_src) {
+    case EST_FLOOR_FITTED: r->floor_mib = fitted_floor; break;
+    case EST_FLOOR_GIVEN: r->floor_mib = o->floor_mib + o->floor_adjust_mib; break;
+    default: r->floor_mib = EST_ENV_FLOOR_MIB + o->floor_adjust_mib; break;
+    }
     if (r->floor_mib < 0)
         r->floor_mib = 0;
     r->weights_mib = w;
@@ -453,7 +470,17 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         c->transient[fam] * f[EST_F_TRANSIENT] + c->step[fam] * step_scale * f[EST_F_STEP];
     r->estimate_mib = r->floor_mib + w + g + s + act + r->transient_mib;
     double dynamic = r->estimate_mib - r->floor_mib;
-    r->bound_mib = est_bound(c, r->family, r->estimate_mib, dynamic, !(o->floor_mib > 0));
+    /* The size bands were calibrated in the fitted floor's environment: a floor the
+     * user measured is another environment, bounded with the pooled quantile. The
+     * default floor is an assumption about the job's environment, not a measurement
+     * of it, so its bound is also the fitted environment's bound. */
+    r->bound_mib = est_bound(c, r->family, r->estimate_mib, dynamic,
+                             o->floor_src != EST_FLOOR_GIVEN);
+    if (o->floor_src == EST_FLOOR_DEFAULT) {
+        double fitted = est_bound(c, r->family, fitted_floor + dynamic, dynamic, 1);
+        if (fitted > r->bound_mib)
+            r->bound_mib = fitted;
+    }
     r->fits = o->gpu_mib <= 0 || r->bound_mib <= o->gpu_mib;
     assert(r->bound_mib >= r->estimate_mib);
     return 0;

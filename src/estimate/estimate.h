@@ -156,6 +156,22 @@ int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coe
 /* Writes the table as CSV into buf (cap bytes); returns the length, or -ENOSPC. */
 int est_coef_write(const struct est_coef *c, char *buf, size_t cap);
 
+/* The default environment floor (MiB): an idle training process's CUDA context plus
+ * cuBLAS/cuDNN under CUDA's lazy module loading (the default of PyTorch >= 1.13 with
+ * CUDA >= 11.7). Measured on CARMA's A100-40GB runs: the smallest peak of its catalog,
+ * MobileNetV3-small on CIFAR-100 at batch 32, is 590 MiB with about 40 MiB of model,
+ * and ResNet-18/34 on CIFAR (788 / 1002 MiB) leave the same floor. The fitted floors
+ * are GPUMemNet's environment (eager loading: 1454 MiB dense, 2082 MiB conv). */
+#define EST_ENV_FLOOR_MIB 550.0
+
+/* Which floor the estimate stands on. */
+enum est_floor_src {
+    EST_FLOOR_DEFAULT = 0, /* EST_ENV_FLOOR_MIB; the bound still covers the fitted one */
+    EST_FLOOR_FITTED,      /* the table's fitted floor (GPUMemNet's environment) */
+    EST_FLOOR_GIVEN,       /* est_opts.floor_mib, measured by the user */
+};
+const char *est_floor_src_name(enum est_floor_src f);
+
 struct est_opts {
     uint32_t batch;    /* >= 1 */
     uint32_t seq;      /* sequence length; 0 when not given */
@@ -163,8 +179,9 @@ struct est_opts {
     enum est_precision precision;
     double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
     double floor_adjust_mib; /* per-GPU-kind adjustment of the floor (0 for A100) */
-    /* > 0: the measured floor of the job's environment (CUDA context + libraries of an
-     * idle process), replacing the fitted floor; the fitted terms above it stay. */
+    /* EST_FLOOR_GIVEN: floor_mib (> 0) is the measured floor of the job's environment
+     * (CUDA context + libraries of an idle process); the fitted terms above it stay. */
+    enum est_floor_src floor_src;
     double floor_mib;
 };
 
@@ -172,7 +189,8 @@ struct est_result {
     double floor_mib, weights_mib, gradients_mib, optimizer_mib, activations_mib,
         transient_mib;
     double estimate_mib; /* sum of the above */
-    double bound_mib;    /* safe bound (conformal) */
+    double bound_mib;    /* safe bound (conformal); with EST_FLOOR_DEFAULT also at least
+                          * the bound in the fitted floor's environment */
     int fits;            /* bound <= gpu_mib (1 when gpu_mib is 0) */
     enum est_family family;
 };

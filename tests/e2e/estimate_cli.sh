@@ -24,6 +24,21 @@ assert d["bound_mib"] >= d["estimate_mib"] and d["fits"] is True
 assert d["optimizer"] == "adamw" and d["precision"] == "fp32" and d["gpu"] == "a100-40gb"
 assert d["bound_mib"] >= 788  # measured peak of this run (labels.csv)
 assert d["params"] == 11227812
+# The default floor is CARMA's environment, where this run peaked at 788 MiB.
+assert d["floor_source"] == "default" and b["floor_mib"] == 550
+assert 788 <= d["estimate_mib"] <= 1.2 * 788, d["estimate_mib"]
+PY
+# --floor fitted: GPUMemNet's environment (a larger floor, the same terms above it);
+# the default's bound covers it.
+"$CARMA" estimate --summary data/estimator/cifar-summaries/resnet18cifar100_32.model --batch 32 \
+    --floor fitted --json >"$T/r18f.json" || fail "resnet18 --floor fitted"
+python3 - "$T/r18.json" "$T/r18f.json" <<'PY' || fail "floor fitted json"
+import json, sys
+d, f = (json.load(open(p)) for p in sys.argv[1:3])
+assert f["floor_source"] == "fitted" and f["breakdown"]["floor_mib"] > 2000
+dyn = lambda x: x["estimate_mib"] - x["breakdown"]["floor_mib"]
+assert abs(dyn(d) - dyn(f)) < 1e-6
+assert d["bound_mib"] >= f["bound_mib"] >= f["estimate_mib"]
 PY
 
 # Each format, auto-detected; sequence models need --seq-len.
@@ -60,10 +75,18 @@ expect2 "bert_base.txt:4: a sequence model" --summary $C/summary_modtree/bert_ba
 expect2 "bad_params.txt:4: bad parameter count" --summary $C/summary_torchsummary/bad_params.txt --batch 8
 expect2 "unknown GPU kind" --summary $C/summary_csv/mlp.csv --batch 8 --gpu tpu
 expect2 "unknown optimizer" --summary $C/summary_csv/mlp.csv --batch 8 --optimizer lion
+expect2 "--floor must be MiB" --summary $C/summary_csv/mlp.csv --batch 8 --floor eager
 expect2 "No such file" --summary "$T/missing.txt" --batch 8
 
 # eval-estimator prints the figures and every CIFAR bound at or above its peak.
 "$CARMA" eval-estimator --data data/estimator >"$T/eval" || fail "eval-estimator"
 grep -q "acc@1GB" "$T/eval" || fail "no accuracy"
-grep -q "every bound >= peak: yes" "$T/eval" || fail "a CIFAR bound below its peak"
+grep -q "every bound >= peak: yes" "$T/eval" || fail "no real-model check"
+! grep -q "every bound >= peak: NO" "$T/eval" || fail "a real model's bound below its peak"
+# On the real ImageNet models, with the default floor, tighter than GPUMemNet's published
+# 1.55x mean on real models.
+awk '/^Real ImageNet.*floor default/ {on = 1} on && /mean estimate\/peak/ {
+         sub(/,.*/, ""); print $NF; exit }' "$T/eval" >"$T/ratio"
+python3 -c "import sys; r = float(open(sys.argv[1]).read()); assert 1.0 <= r < 1.55, r" \
+    "$T/ratio" || fail "ImageNet mean estimate/peak $(cat "$T/ratio")"
 echo "estimate_cli: ok"

@@ -258,7 +258,8 @@ static void test_model_maths(void **state)
     c.step[EST_FAM_DENSE] = 1;
     c.q[EST_FAM_DENSE] = 0.1;
     c.scale0_mib[EST_FAM_DENSE] = 100;
-    struct est_opts o = {.batch = 512, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32};
+    struct est_opts o = {.batch = 512, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32,
+                         .floor_src = EST_FLOOR_FITTED};
     assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
     /* params 1,001,000 x 4 B = 4,004,000 B -> 4,004,352 B (512 B blocks). */
     double pm = 4004352.0 / 1048576.0;
@@ -281,12 +282,28 @@ static void test_model_maths(void **state)
     assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
     assert_float_equal(r.bound_mib, est + 0.05 * (100 + est - 1000), 1e-9);
     /* ... except with a measured floor (another environment): the pooled one. */
+    o.floor_src = EST_FLOOR_GIVEN;
     o.floor_mib = 500;
     assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
     assert_float_equal(r.floor_mib, 500, 1e-9);
     assert_float_equal(r.estimate_mib, est - 500, 1e-9);
     assert_float_equal(r.bound_mib, est - 500 + 0.1 * (100 + est - 1000), 1e-9);
     o.floor_mib = 0;
+    assert_true(est_compute(&m, &c, &o, &r, &err) < 0);
+    assert_string_equal(err.msg, "a given floor must be above 0 MiB");
+    /* The default floor: the estimate stands on EST_ENV_FLOOR_MIB, and the bound is
+     * the larger of the bounds on that floor and on the fitted one. */
+    o.floor_src = EST_FLOOR_DEFAULT;
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    double dyn = est - 1000;
+    assert_float_equal(r.floor_mib, EST_ENV_FLOOR_MIB, 1e-9);
+    assert_float_equal(r.estimate_mib, EST_ENV_FLOOR_MIB + dyn, 1e-9);
+    assert_float_equal(r.bound_mib, est + 0.05 * (100 + dyn), 1e-9); /* fitted is larger */
+    c.floor_mib[EST_FAM_DENSE] = 100; /* a table whose fitted floor is below the default */
+    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_float_equal(r.bound_mib, EST_ENV_FLOOR_MIB + dyn + 0.05 * (100 + dyn), 1e-9);
+    c.floor_mib[EST_FAM_DENSE] = 1000;
+    o.floor_src = EST_FLOOR_FITTED;
     c.ncalband[EST_FAM_DENSE][0] = EST_BAND_MIN - 1;
     assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
     assert_float_equal(r.bound_mib, est + 0.1 * (100 + est - 1000), 1e-9);
