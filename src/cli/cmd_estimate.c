@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 #include "sim/gpukind.h"
 #include "util/csv.h"
 
@@ -176,7 +177,15 @@ int cmd_estimate(int argc, char **argv)
         return 2;
     }
     struct est_result r;
-    if (est_compute(&m, &coef, &o, &r, &err) < 0) {
+    struct est_replay_work *work = malloc(sizeof *work);
+    if (!work) {
+        free(layers);
+        fprintf(stderr, "carma estimate: out of memory\n");
+        return 1;
+    }
+    rc = est_compute(&m, &coef, &o, work, &r, &err);
+    free(work);
+    if (rc < 0) {
         fprintf(stderr, "carma estimate: %s: %s\n", summary, err.msg);
         free(layers);
         return 2;

@@ -14,6 +14,7 @@
 #include "estimate/estimate.h"
 #include "estimate/fit.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 #include "util/csv.h"
 
 #define EVAL_SEED 20240817ULL
@@ -60,9 +61,11 @@ static int load_dataset(const char *path, int ds, struct dataset *d, struct carm
         return rc;
     struct carma_csv *c = calloc(1, sizeof *c);
     struct est_layer *layers = calloc(4096, sizeof *layers);
-    if (!c || !layers) {
+    struct est_replay_work *work = malloc(sizeof *work);
+    if (!c || !layers || !work) {
         free(c);
         free(layers);
+        free(work);
         free(buf);
         return carma_err_set(err, -ENOMEM, "out of memory");
     }
@@ -128,11 +131,16 @@ static int load_dataset(const char *path, int ds, struct dataset *d, struct carm
             d->s = ns;
             d->cap = nc;
         }
-        est_sample_make(&m, (uint32_t)batch, input, y, A100_40GB_MIB, &d->s[d->n]);
+        if (est_sample_make(&m, (uint32_t)batch, input, y, A100_40GB_MIB, work,
+                            &d->s[d->n]) < 0) {
+            rc = carma_err_at(err, path, c->line, "too many tensors to replay");
+            break;
+        }
         d->s[d->n].dataset = (uint8_t)ds;
         d->n++;
     }
     free(layers);
+    free(work);
     free(c);
     free(buf);
     return rc < 0 ? rc : 0;
@@ -216,9 +224,11 @@ static int real_check(const char *dir, const char *sub, const char *title,
     }
     struct carma_csv *csv = calloc(1, sizeof *csv);
     struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
-    if (!csv || !layers) {
+    struct est_replay_work *work = malloc(sizeof *work);
+    if (!csv || !layers || !work) {
         free(csv);
         free(layers);
+        free(work);
         free(buf);
         return 1;
     }
@@ -269,7 +279,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
         }
         rc = est_parse(sb, sl, sp, &m, &err);
         free(sb);
-        if (rc < 0 || est_compute(&m, c, &o, &r, &err) < 0) {
+        if (rc < 0 || est_compute(&m, c, &o, work, &r, &err) < 0) {
             fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
             ret = 2;
             goto out;
@@ -301,6 +311,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
     }
 out:
     free(layers);
+    free(work);
     free(csv);
     free(buf);
     return ret;
@@ -415,9 +426,10 @@ int cmd_eval_estimator(int argc, char **argv)
                 printf("}");
             }
             printf("},\n    .input = {%.6f, %.6f},\n    .transient = {%.6f, %.6f},\n"
-                   "    .step = {%.6f, %.6f},\n    .concat = {%.6f, %.6f},\n",
+                   "    .step = {%.6f, %.6f},\n    .concat = {%.6f, %.6f},\n"
+                   "    .replay = {%.6f, %.6f},\n",
                    c.input[0], c.input[1], c.transient[0], c.transient[1], c.step[0], c.step[1],
-                   c.concat[0], c.concat[1]);
+                   c.concat[0], c.concat[1], c.replay[0], c.replay[1]);
             printf("    .q = {%.6f, %.6f},\n    .scale0_mib = {%.6f, %.6f},\n", c.q[0], c.q[1],
                    c.scale0_mib[0], c.scale0_mib[1]);
             printf("    .level = %.6f,\n    .ncal = {%zu, %zu},\n", c.level, c.ncal[0], c.ncal[1]);
@@ -442,9 +454,10 @@ int cmd_eval_estimator(int argc, char **argv)
     printf("GPUMemNet data: %zu MLP rows; %zu CNN rows used (%zu OOM crashes and %zu runs "
            "without layers or memory left out)\n",
            d[0].n, d[1].n, d[1].skipped_status, d[1].skipped_invalid + d[0].skipped_invalid);
-    printf("Model fitted per library family (MLP rows: dense, CNN rows: conv; NNLS, free floor); bound = "
-           "cross-conformal\n(%d inner folds), the largest out-of-fold normalised residual. "
-           "Peaks at the A100's\ncapacity are censored: not fitted, not counted above bound.\n",
+    printf("Model fitted per library family: MLP rows dense (floor + slope x the replayed peak), "
+           "CNN rows conv\n(per-kind multipliers, NNLS); bound = cross-conformal (%d inner "
+           "folds), the largest out-of-fold\nnormalised residual. Peaks at the A100's capacity "
+           "are censored: not fitted, not counted above bound.\n",
            EVAL_CAL_FOLDS);
     /* 80/20: parts 0..3 train, part 4 test (part = shuffled rank * 5 / n). */
     struct figures f8020[DS_COUNT] = {{0}}, fk[DS_COUNT] = {{0}};

@@ -10,6 +10,7 @@
 #include "estimate/estimate.h"
 #include "estimate/history.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
                        uint32_t batch, double *max_mib, double *min_mib, uint32_t *runs,
@@ -65,9 +66,12 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     struct est_opts o = {.batch = rj->batch, .seq = rj->seq_len, .optimizer = EST_OPT_ADAMW,
                          .precision = EST_PREC_FP32};
     struct est_result r;
-    int rc = est_parse(rj->summary, strlen(rj->summary), "summary", &m, err);
+    struct est_replay_work *work = malloc(sizeof *work);
+    int rc = work ? est_parse(rj->summary, strlen(rj->summary), "summary", &m, err)
+                  : carma_err_set(err, -ENOMEM, "out of memory");
     if (rc == 0)
-        rc = est_compute(&m, est_coef_default(), &o, &r, err);
+        rc = est_compute(&m, est_coef_default(), &o, work, &r, err);
+    free(work);
     free(layers);
     if (rc < 0)
         return -EINVAL;

@@ -36,6 +36,7 @@ static double *slot(struct est_coef *c, const char *name, size_t **count)
     if (strcmp(base, "transient") == 0) return &c->transient[fam];
     if (strcmp(base, "step") == 0) return &c->step[fam];
     if (strcmp(base, "concat") == 0) return &c->concat[fam];
+    if (strcmp(base, "replay") == 0) return &c->replay[fam];
     if (strcmp(base, "q") == 0) return &c->q[fam];
     if (strcmp(base, "scale0") == 0) return &c->scale0_mib[fam];
     if (strncmp(base, "qband", 5) == 0 && base[5] >= '0' && base[5] < '0' + EST_NBANDS &&
@@ -129,6 +130,7 @@ int est_coef_write(const struct est_coef *c, char *buf, size_t cap)
         PUT("transient_%s,%.6f\n", fn, c->transient[f]);
         PUT("step_%s,%.6f\n", fn, c->step[f]);
         PUT("concat_%s,%.6f\n", fn, c->concat[f]);
+        PUT("replay_%s,%.6f\n", fn, c->replay[f]);
         PUT("q_%s,%.6f\n", fn, c->q[f]);
         PUT("scale0_%s,%.6f\n", fn, c->scale0_mib[f]);
         PUT("ncal_%s,%zu\n", fn, c->ncal[f]);

@@ -1,5 +1,6 @@
 /* The memory model of DESIGN.md §5 (see estimate.h for the formula). */
 #include "estimate/estimate.h"
+#include "estimate/replay.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -107,11 +108,39 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->kind = (uint8_t)kind;
     l->per_token = per_token ? 1 : 0;
     l->attn = kind == EST_K_ATTN;
+    l->flags = 0;
     l->count = count;
     l->out = out;
     l->params = params;
     m->params += total;
     return 0;
+}
+
+unsigned est_type_flags(const char *type, size_t len)
+{
+    /* derivatives.yaml: relu, tanh and sigmoid backward from their result; relu6
+     * (hardtanh), leaky_relu, rrelu, prelu and the rest from their input. */
+    static const char *const input_keepers[] = {"leaky", "prelu", "relu6", "rrelu",
+                                                "hardtanh", "hardsigmoid", "logsigmoid",
+                                                "tanhshrink"};
+    if (has(type, len, "prelu"))
+        return EST_LF_WEIGHT_PER_ELEM;
+    for (size_t i = 0; i < sizeof input_keepers / sizeof input_keepers[0]; i++)
+        if (has(type, len, input_keepers[i]))
+            return 0;
+    if (has(type, len, "relu") || has(type, len, "tanh") || has(type, len, "sigmoid"))
+        return EST_LF_SAVES_RESULT;
+    return 0;
+}
+
+int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,
+                       uint64_t params, uint32_t count, int per_token)
+{
+    enum est_kind k = est_kind_classify(type, len);
+    int rc = est_model_add(m, k, out, params, count, per_token);
+    if (rc == 0 && k == EST_K_ACT)
+        m->layers[m->n - 1].flags = (uint8_t)est_type_flags(type, len);
+    return rc;
 }
 
 static const char *const opt_names[EST_OPT_COUNT] = {"sgd", "momentum", "adam", "adamw",
@@ -412,6 +441,22 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     *state_mib = s / MIB;
 }
 
+/* The per-kind model's activation and transient terms. */
+static void est_terms(const struct est_coef *c, int fam, const struct est_opts *o,
+                      const double *f, struct est_result *r)
+{
+    double act = 0;
+    for (int k = 0; k < EST_K_COUNT; k++)
+        act += c->kind[fam][k] * f[k];
+    act += c->input[fam] * f[EST_F_INPUT];
+    act += c->concat[fam] * f[EST_F_CONCAT];
+    r->activations_mib = act;
+    /* Optimizer-step temporaries scale with the state the step walks over. */
+    double step_scale = est_optimizer_state_bytes(o->optimizer) / 8.0;
+    r->transient_mib =
+        c->transient[fam] * f[EST_F_TRANSIENT] + c->step[fam] * step_scale * f[EST_F_STEP];
+}
+
 const char *est_floor_src_name(enum est_floor_src f)
 {
     switch (f) {
@@ -422,7 +467,7 @@ const char *est_floor_src_name(enum est_floor_src f)
 }
 
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
-                struct est_result *r, struct carma_err *err)
+                struct est_replay_work *work, struct est_result *r, struct carma_err *err)
 {
     memset(r, 0, sizeof *r);
     if (o->batch == 0)
@@ -439,8 +484,6 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
                              m->needs_seq_line);
     if (m->n == 0)
         return carma_err_set(err, -EINVAL, "the model has no layers");
-    double f[EST_NFEAT], w, g, s;
-    est_features(m, o, f, &w, &g, &s);
     r->family = est_model_family(m);
     int fam = r->family;
     if (o->floor_src == EST_FLOOR_GIVEN && !(o->floor_mib > 0))
@@ -455,20 +498,27 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     }
     if (r->floor_mib < 0)
         r->floor_mib = 0;
-    r->weights_mib = w;
-    r->gradients_mib = g;
-    r->optimizer_mib = s;
-    double act = 0;
-    for (int k = 0; k < EST_K_COUNT; k++)
-        act += c->kind[fam][k] * f[k];
-    act += c->input[fam] * f[EST_F_INPUT];
-    act += c->concat[fam] * f[EST_F_CONCAT];
-    r->activations_mib = act;
-    /* Optimizer-step temporaries scale with the state the step walks over. */
-    double step_scale = est_optimizer_state_bytes(o->optimizer) / 8.0;
-    r->transient_mib =
-        c->transient[fam] * f[EST_F_TRANSIENT] + c->step[fam] * step_scale * f[EST_F_STEP];
-    r->estimate_mib = r->floor_mib + w + g + s + act + r->transient_mib;
+    if (c->replay[fam] > 0) {
+        /* What the replay found in memory at its peak, scaled by the fitted slope. */
+        struct est_replay_result rr;
+        if (!work)
+            return carma_err_set(err, -EINVAL, "no replay workspace");
+        if (est_replay(m, o, work, &rr) < 0)
+            return carma_err_set(err, -E2BIG, "the model has too many tensors to replay "
+                                              "(%zu layers)", m->n);
+        double k = c->replay[fam];
+        r->weights_mib = k * rr.cat_mib[EST_RC_WEIGHTS];
+        r->gradients_mib = k * rr.cat_mib[EST_RC_GRADS];
+        r->optimizer_mib = k * rr.cat_mib[EST_RC_STATE];
+        r->activations_mib = k * rr.cat_mib[EST_RC_ACT];
+        r->transient_mib = k * (rr.cat_mib[EST_RC_TRANSIENT] + rr.cached_mib);
+    } else {
+        double f[EST_NFEAT];
+        est_features(m, o, f, &r->weights_mib, &r->gradients_mib, &r->optimizer_mib);
+        est_terms(c, fam, o, f, r);
+    }
+    r->estimate_mib = r->floor_mib + r->weights_mib + r->gradients_mib + r->optimizer_mib +
+                      r->activations_mib + r->transient_mib;
     double dynamic = r->estimate_mib - r->floor_mib;
     /* The size bands were calibrated in the fitted floor's environment: a floor the
      * user measured is another environment, bounded with the pooled quantile. The

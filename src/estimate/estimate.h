@@ -59,10 +59,17 @@ int est_kind_from_name(const char *name);
  * insensitively by what it contains. Unknown names are EST_K_OTHER. */
 enum est_kind est_kind_classify(const char *type, size_t len);
 
+/* est_layer.flags */
+#define EST_LF_SAVES_RESULT 0x01 /* an activation that keeps its output for backward
+                                  * (ReLU, Tanh, Sigmoid), not its input */
+#define EST_LF_WEIGHT_PER_ELEM 0x02 /* its weight's gradient is summed from a tensor of
+                                     * the input's size (PReLU) */
+
 struct est_layer {
     uint8_t kind;      /* enum est_kind */
     uint8_t per_token; /* out is per token: multiply by the sequence length */
     uint8_t attn;      /* out is heads x seq per token (attention scores) */
+    uint8_t flags;     /* EST_LF_* */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint64_t out;      /* output elements per sample (per token when per_token) */
     uint64_t params;   /* parameters of one repeat */
@@ -95,6 +102,14 @@ void est_model_init(struct est_model *m, struct est_layer *storage, size_t cap);
 /* Appends a layer; returns 0, or -E2BIG when full or a count is out of bounds. */
 int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_t params,
                   uint32_t count, int per_token);
+
+/* The EST_LF_* flags a layer type name implies ("ReLU" keeps its result; "ReLU6",
+ * "LeakyReLU", "Hardtanh" and the rest keep their input). */
+unsigned est_type_flags(const char *type, size_t len);
+
+/* est_model_add with the kind and flags a layer type name implies. */
+int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,
+                       uint64_t params, uint32_t count, int per_token);
 
 enum est_optimizer { EST_OPT_SGD = 0, EST_OPT_MOMENTUM, EST_OPT_ADAM, EST_OPT_ADAMW,
                      EST_OPT_ADADELTA, EST_OPT_COUNT };
@@ -131,6 +146,10 @@ struct est_coef {
     /* Concatenations the layer list omits (est_concat_infer): the materialised input of a
      * convolution with more input channels than the previous convolution produced. */
     double concat[EST_FAM_COUNT];
+    /* > 0: the family is estimated by replaying training steps (estimate/replay.h):
+     * floor + replay x the replay's peak reserved memory, and the per-kind terms
+     * above are not used. */
+    double replay[EST_FAM_COUNT];
     double q[EST_FAM_COUNT];         /* conformal quantile of normalised residuals */
     /* Mondrian conformal: the quantile per size band of the dynamic part (estimate -
      * floor, bands split at est_band_edges_mib), used when the band had at least
@@ -211,11 +230,15 @@ enum est_family est_model_family(const struct est_model *m);
 double est_bound(const struct est_coef *c, enum est_family fam, double estimate_mib,
                  double dynamic_mib, int banded);
 
-/* Computes the estimate. Returns 0, or -EINVAL with err when batch is 0 or out of
- * bounds, or when the model needs a sequence length and opts->seq is 0. O(layers),
- * no allocation. */
+struct est_replay_work;
+
+/* Computes the estimate; `work` is the caller's workspace for the families estimated
+ * by replay (estimate/replay.h). Returns 0, or -EINVAL with err when batch is 0 or out
+ * of bounds, or when the model needs a sequence length and opts->seq is 0, or -E2BIG
+ * when the model has too many tensors to replay. O(layers) for the per-kind model,
+ * O(tensors x cached blocks) for the replay; no allocation. */
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
-                struct est_result *r, struct carma_err *err);
+                struct est_replay_work *work, struct est_result *r, struct carma_err *err);
 
 /* The fit's design row for one model (used by estimate/fit.c and tests): the
  * activation features per kind (MiB, rounded), the input, the largest transient,

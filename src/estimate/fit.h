@@ -19,6 +19,7 @@
 struct est_sample {
     double feat[EST_NFEAT]; /* est_features at the run's batch (fp32, adam) */
     double fixed_mib;       /* weights + gradients + optimizer state: not fitted */
+    double replay_mib;      /* est_replay's peak at the run's batch (adam, fp32) */
     double y;               /* measured peak, MiB */
     uint32_t batch;
     uint8_t family;         /* enum est_family */
@@ -32,16 +33,20 @@ int est_tuples_parse(const char *s, size_t n, const char *file, size_t line,
                      struct est_model *m, struct carma_err *err);
 
 /* Builds a sample from a parsed model, the batch, the input elements per sample and
- * the measured peak (optimizer adam, fp32: GPUMemNet's runs). cap_mib > 0 marks
- * rows whose peak is within 2% of the GPU's capacity as censored. */
-void est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, double y,
-                     double cap_mib, struct est_sample *out);
+ * the measured peak (optimizer adam, fp32: GPUMemNet's runs), replaying the training
+ * steps in `work`. cap_mib > 0 marks rows whose peak is within 2% of the GPU's
+ * capacity as censored. Returns 0, or -E2BIG when the model is too large to replay. */
+struct est_replay_work;
+int est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, double y,
+                    double cap_mib, struct est_replay_work *work, struct est_sample *out);
 
 /* Prediction of the fitted model for a sample (the same sum as est_compute). */
 double est_sample_predict(const struct est_coef *c, const struct est_sample *s);
 
-/* Fits c's floors and kind/input/transient/step coefficients on the samples with
- * use[i] != 0 and not censored. Columns with no signal keep prior's value; kind
+/* Fits c's floors and the model of each family on the samples with use[i] != 0 and
+ * not censored: the dense family as floor + slope x the replay's peak (c->replay),
+ * the conv family as the per-kind model (kind/input/transient/step/concat
+ * coefficients, box-constrained). Columns with no signal keep prior's value; kind
  * "other" stays 0. Returns 0, or -EDOM when the system is degenerate. */
 int est_fit(const struct est_sample *s, size_t n, const uint8_t *use,
             const struct est_coef *prior, struct est_coef *c);

@@ -333,8 +333,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             if (est_parse_count(p, pn, &params) < 0)
                 return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
                                     (int)(pn > 40 ? 40 : pn), p);
-            enum est_kind k = est_kind_classify(t, dash - 1);
-            if (est_model_add(m, k, out, params, 1, 0) < 0)
+            if (est_model_add_type(m, t, dash - 1, out, params, 1, 0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             rows++;
             continue;
@@ -405,6 +404,7 @@ struct ti_row {
     unsigned depth;
     size_t line;
     enum est_kind kind;
+    unsigned flags;
     uint64_t out, params;
 };
 
@@ -415,7 +415,10 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
     r->valid = 0;
     if (has_next && next_depth > r->depth)
         return 0; /* a container: its children carry the tensors and parameters */
-    return est_model_add(m, r->kind, r->out, r->params, 1, 0);
+    int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
+    if (rc == 0)
+        m->layers[m->n - 1].flags = (uint8_t)r->flags;
+    return rc;
 }
 
 int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct est_model *m,
@@ -500,6 +503,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.depth = 0;
                 pend.line = L.line;
                 pend.kind = EST_K_OTHER;
+                pend.flags = 0;
                 pend.out = 0;
                 pend.params = 0;
                 continue;
@@ -572,6 +576,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.depth = depth;
             pend.line = L.line;
             pend.kind = est_kind_classify(t, type_n);
+            pend.flags = est_type_flags(t, type_n);
             pend.out = out;
             pend.params = recursive ? 0 : params; /* shared: counted where first seen */
             rows++;
@@ -711,8 +716,7 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
                 m->input += out;
                 continue;
             }
-            enum est_kind k = est_kind_classify(type, type_n);
-            if (est_model_add(m, k, out, params, 1, 0) < 0)
+            if (est_model_add_type(m, type, type_n, out, params, 1, 0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             rows++;
             continue;
@@ -1032,6 +1036,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             st[depth].width = (uint64_t)in_f;
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+        if (k == EST_K_ACT)
+            m->layers[m->n - 1].flags = (uint8_t)est_type_flags(c, cls_n);
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
     }
@@ -1116,6 +1122,9 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
         if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {
             rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
             break;
+        }
+        if (k == EST_K_ACT) {
+            m->layers[m->n - 1].flags = (uint8_t)est_type_flags(type, strlen(type));
         }
         if (per && !m->needs_seq) {
             m->needs_seq = 1;

@@ -11,12 +11,14 @@
 
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 
 static inline int summary_check(int (*parse)(const char *, size_t, const char *,
                                             struct est_model *, struct carma_err *),
                                 const uint8_t *data, size_t size)
 {
     static struct est_layer layers[EST_MAX_LAYERS];
+    static struct est_replay_work work;
     struct est_model m;
     struct carma_err err;
     est_model_init(&m, layers, EST_MAX_LAYERS);
@@ -30,7 +32,7 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
         __builtin_trap();
     struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW};
     struct est_result r;
-    if (est_compute(&m, est_coef_default(), &o, &r, &err) == 0 &&
+    if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) == 0 &&
         (!isfinite(r.estimate_mib) || !(r.bound_mib >= r.estimate_mib)))
         __builtin_trap();
     est_model_init(&m, layers, EST_MAX_LAYERS);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +17,11 @@
 #include "estimate/fit.h"
 #include "estimate/history.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 #include "util/csv.h"
 
 static struct est_layer layers[EST_MAX_LAYERS];
+static struct est_replay_work rwork;
 
 static int parse_file(const char *path, struct est_model *m, struct carma_err *err)
 {
@@ -260,7 +263,7 @@ static void test_model_maths(void **state)
     c.scale0_mib[EST_FAM_DENSE] = 100;
     struct est_opts o = {.batch = 512, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32,
                          .floor_src = EST_FLOOR_FITTED};
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     /* params 1,001,000 x 4 B = 4,004,000 B -> 4,004,352 B (512 B blocks). */
     double pm = 4004352.0 / 1048576.0;
     assert_float_equal(r.weights_mib, pm, 1e-9);
@@ -279,54 +282,171 @@ static void test_model_maths(void **state)
     /* Mondrian: a band with enough calibration scores uses its own quantile. */
     c.qband[EST_FAM_DENSE][0] = 0.05;
     c.ncalband[EST_FAM_DENSE][0] = EST_BAND_MIN;
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     assert_float_equal(r.bound_mib, est + 0.05 * (100 + est - 1000), 1e-9);
     /* ... except with a measured floor (another environment): the pooled one. */
     o.floor_src = EST_FLOOR_GIVEN;
     o.floor_mib = 500;
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     assert_float_equal(r.floor_mib, 500, 1e-9);
     assert_float_equal(r.estimate_mib, est - 500, 1e-9);
     assert_float_equal(r.bound_mib, est - 500 + 0.1 * (100 + est - 1000), 1e-9);
     o.floor_mib = 0;
-    assert_true(est_compute(&m, &c, &o, &r, &err) < 0);
+    assert_true(est_compute(&m, &c, &o, &rwork, &r, &err) < 0);
     assert_string_equal(err.msg, "a given floor must be above 0 MiB");
     /* The default floor: the estimate stands on EST_ENV_FLOOR_MIB, and the bound is
      * the larger of the bounds on that floor and on the fitted one. */
     o.floor_src = EST_FLOOR_DEFAULT;
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     double dyn = est - 1000;
     assert_float_equal(r.floor_mib, EST_ENV_FLOOR_MIB, 1e-9);
     assert_float_equal(r.estimate_mib, EST_ENV_FLOOR_MIB + dyn, 1e-9);
     assert_float_equal(r.bound_mib, est + 0.05 * (100 + dyn), 1e-9); /* fitted is larger */
     c.floor_mib[EST_FAM_DENSE] = 100; /* a table whose fitted floor is below the default */
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     assert_float_equal(r.bound_mib, EST_ENV_FLOOR_MIB + dyn + 0.05 * (100 + dyn), 1e-9);
     c.floor_mib[EST_FAM_DENSE] = 1000;
     o.floor_src = EST_FLOOR_FITTED;
     c.ncalband[EST_FAM_DENSE][0] = EST_BAND_MIN - 1;
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     assert_float_equal(r.bound_mib, est + 0.1 * (100 + est - 1000), 1e-9);
     /* sgd: no state and no step temporaries; amp: 16-bit activations, weight copies. */
     o.optimizer = EST_OPT_SGD;
     o.precision = EST_PREC_AMP;
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     assert_float_equal(r.optimizer_mib, 0, 1e-9);
     assert_float_equal(r.weights_mib, pm + 2002432.0 / 1048576.0, 1e-9); /* 512 B blocks */
     assert_float_equal(r.activations_mib, 1024000.0 / 1048576.0, 1e-9); /* 512 B blocks */
     /* fits: a bound over the GPU does not fit */
     o.gpu_mib = 1000;
-    assert_int_equal(est_compute(&m, &c, &o, &r, &err), 0);
+    assert_int_equal(est_compute(&m, &c, &o, &rwork, &r, &err), 0);
     assert_false(r.fits);
     /* errors */
     o.batch = 0;
-    assert_true(est_compute(&m, &c, &o, &r, &err) < 0);
+    assert_true(est_compute(&m, &c, &o, &rwork, &r, &err) < 0);
     assert_string_equal(err.msg, "batch size must be at least 1");
     o.batch = 1;
     m.needs_seq = 1;
     m.needs_seq_line = 7;
-    assert_true(est_compute(&m, &c, &o, &r, &err) < 0);
+    assert_true(est_compute(&m, &c, &o, &rwork, &r, &err) < 0);
     assert_string_equal(err.msg, "this is a sequence model (line 7): give --seq-len");
+}
+
+#define MB (1024.0 * 1024.0)
+
+/* The allocator model: PyTorch's rounding, segment sizes, split thresholds, best fit
+ * and merging. */
+static void test_replay_allocator(void **state)
+{
+    (void)state;
+    struct est_replay_work *w = &rwork;
+    est_replay_reset(w);
+    uint32_t a = est_replay_malloc(w, 100, EST_RC_ACT);       /* small: a 2 MiB segment */
+    uint32_t b = est_replay_malloc(w, 700, EST_RC_ACT);       /* shares it, 1024 B */
+    assert_int_equal(w->b[a].size, 512);
+    assert_int_equal(w->b[b].size, 1024);
+    assert_float_equal(w->reserved, 2 * MB, 0);
+    uint32_t c = est_replay_malloc(w, 1048577, EST_RC_WEIGHTS); /* > 1 MiB: a 20 MiB one */
+    assert_float_equal(w->reserved, 22 * MB, 0);
+    assert_int_equal(w->b[c].size, 1048576 + 512);
+    uint32_t d = est_replay_malloc(w, 5 * 1048576, EST_RC_GRADS); /* split from the rest */
+    assert_float_equal(w->reserved, 22 * MB, 0);
+    /* 15 MiB does not fit the 14 MiB left: its own segment in 2 MiB steps, whole (a
+     * remainder of up to 1 MiB is not split off in the large pool). */
+    uint32_t e = est_replay_malloc(w, 15 * 1048576 + 1, EST_RC_STATE);
+    assert_float_equal(w->reserved, 38 * MB, 0);
+    assert_int_equal(w->b[e].size, 16 * 1048576);
+    assert_float_equal(w->allocated, 512 + 1024 + 1048576 + 512 + 5 * MB + 16 * MB, 0);
+    assert_float_equal(w->cat[EST_RC_ACT], 1536, 0);
+    /* Freed blocks merge back into the whole 20 MiB segment, which a 19 MiB request
+     * then takes whole. */
+    est_replay_unref(w, c);
+    est_replay_unref(w, d);
+    uint32_t f = est_replay_malloc(w, 19 * 1048576, EST_RC_ACT);
+    assert_float_equal(w->reserved, 38 * MB, 0);
+    assert_int_equal(w->b[f].size, 20 * 1048576);
+    /* Best fit: of free 16 MiB and 20 MiB blocks, a 3 MiB request takes the smaller. */
+    uint32_t eseg = w->b[e].seg;
+    est_replay_unref(w, e);
+    est_replay_unref(w, f);
+    uint32_t g = est_replay_malloc(w, 3 * 1048576, EST_RC_ACT);
+    assert_int_equal(w->b[g].seg, eseg);
+    assert_float_equal(w->peak, 38 * MB, 0);
+    assert_float_equal(w->peak_cat[EST_RC_STATE], 16 * MB, 0);
+    /* A reference keeps a block alive. */
+    est_replay_unref(w, a);
+    assert_float_equal(w->cat[EST_RC_ACT], 1024 + 3 * MB, 0);
+}
+
+/* Two training steps of one 1024 -> 1536 linear layer at batch 1: its 6 MiB weight,
+ * gradient, Adam state and sqrt temporary fill 20 MiB segments; everything else fits
+ * one 2 MiB small segment. Worked by hand: sgd needs W G (one segment), Adam W G S1 and
+ * then S2 T (a second), Adadelta's second temporary fits what is left of it. */
+static void test_replay_linear(void **state)
+{
+    (void)state;
+    static const char csv[] = "type,out_elems,params\ninput,1024,0\nlinear,1536,1574400\n";
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", &m, &err), 0);
+    static const struct {
+        enum est_optimizer opt;
+        double peak;
+    } cases[] = {{EST_OPT_SGD, 22}, {EST_OPT_MOMENTUM, 22}, {EST_OPT_ADAM, 42},
+                 {EST_OPT_ADAMW, 42}, {EST_OPT_ADADELTA, 42}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct est_opts o = {.batch = 1, .optimizer = cases[i].opt};
+        struct est_replay_result r;
+        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+        assert_float_equal(r.peak_mib, cases[i].peak, 1e-9);
+        double sum = r.cached_mib;
+        for (int k = 0; k < EST_RC_COUNT; k++)
+            sum += r.cat_mib[k];
+        assert_float_equal(sum, r.peak_mib, 1e-9);
+    }
+    /* At Adam's peak (its temporary's segment): weight, gradient, both states, sqrt. */
+    struct est_opts o = {.batch = 1, .optimizer = EST_OPT_ADAM};
+    struct est_replay_result r;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_true(r.cat_mib[EST_RC_WEIGHTS] >= 6 && r.cat_mib[EST_RC_GRADS] >= 6);
+    assert_true(r.cat_mib[EST_RC_STATE] >= 6);
+}
+
+/* What the replay keeps for backward depends on the activation: ReLU keeps its output
+ * (the norm's output before it is freed), GELU its input (both stay). Three blocks of
+ * linear 1024 -> 1024, BatchNorm, activation at batch 16384 (64 MiB per output): the
+ * peaks were worked out by an independent implementation of the same rules. */
+static void test_replay_activation_semantics(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const struct {
+        const char *act;
+        unsigned flags;
+        double peak;
+    } cases[] = {{"ReLU", EST_LF_SAVES_RESULT, 664}, {"GELU", 0, 792}};
+    for (size_t i = 0; i < 2; i++) {
+        char csv[512];
+        int n = snprintf(csv, sizeof csv, "type,out_elems,params\ninput,1024,0\n");
+        for (int b = 0; b < 3; b++)
+            n += snprintf(csv + n, sizeof csv - (size_t)n,
+                          "linear,1024,1049600\nBatchNorm1d,1024,2048\n%s,1024,0\n",
+                          cases[i].act);
+        snprintf(csv + n, sizeof csv - (size_t)n, "linear,10,10250\n");
+        est_model_init(&m, layers, 16);
+        assert_int_equal(est_parse_csv(csv, strlen(csv), "t.csv", &m, &err), 0);
+        assert_int_equal(m.layers[2].flags, cases[i].flags);
+        struct est_opts o = {.batch = 16384, .optimizer = EST_OPT_ADAM};
+        struct est_replay_result r;
+        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+        assert_float_equal(r.peak_mib, cases[i].peak, 1e-9);
+    }
+    assert_int_equal(est_type_flags("ReLU6", 5), 0);
+    assert_int_equal(est_type_flags("LeakyReLU", 9), 0);
+    assert_int_equal(est_type_flags("Tanh", 4), EST_LF_SAVES_RESULT);
+    assert_int_equal(est_type_flags("PReLU", 5), EST_LF_WEIGHT_PER_ELEM);
 }
 
 static void test_alloc_round(void **state)
@@ -349,9 +469,9 @@ static void test_sequence_scaling(void **state)
     const struct est_coef *c = est_coef_default();
     struct est_opts o = {.batch = 8, .seq = 128, .optimizer = EST_OPT_ADAMW};
     struct est_result r1, r2;
-    assert_int_equal(est_compute(&m, c, &o, &r1, &err), 0);
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r1, &err), 0);
     o.seq = 512;
-    assert_int_equal(est_compute(&m, c, &o, &r2, &err), 0);
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r2, &err), 0);
     /* activations grow more than 4x (attention is quadratic in the sequence). */
     assert_true(r2.activations_mib > 4 * r1.activations_mib);
     assert_float_equal(r1.weights_mib, r2.weights_mib, 1e-9);
@@ -373,44 +493,61 @@ static void test_conformal_quantile(void **state)
 }
 
 /* A fit recovers known coefficients from noiseless synthetic samples. */
+/* The fit recovers known coefficients: the dense family's floor and replay slope, the
+ * conv family's per-kind multipliers. */
 static void test_fit_recovers(void **state)
 {
     (void)state;
     enum { N = 200 };
-    static struct est_sample s[N];
-    uint8_t use[N];
+    static struct est_sample s[2 * N];
+    uint8_t use[2 * N];
     uint64_t rng = 7;
     struct est_coef truth = *est_coef_default();
     truth.floor_mib[EST_FAM_DENSE] = 1400;
+    truth.replay[EST_FAM_DENSE] = 0.97;
+    truth.floor_mib[EST_FAM_CONV] = 2000;
     for (int k = 0; k < EST_K_COUNT; k++)
-        truth.kind[EST_FAM_DENSE][k] = 0;
-    truth.kind[EST_FAM_DENSE][EST_K_LINEAR] = 1.5;
-    truth.kind[EST_FAM_DENSE][EST_K_ACT] = 0.5;
-    truth.input[EST_FAM_DENSE] = 0;
-    truth.transient[EST_FAM_DENSE] = 2;
-    truth.step[EST_FAM_DENSE] = 1.25;
-    for (int i = 0; i < N; i++) {
+        truth.kind[EST_FAM_CONV][k] = 0;
+    truth.kind[EST_FAM_CONV][EST_K_CONV] = 1.5;
+    truth.kind[EST_FAM_CONV][EST_K_ACT] = 0.5;
+    truth.input[EST_FAM_CONV] = 0;
+    truth.transient[EST_FAM_CONV] = 2;
+    truth.step[EST_FAM_CONV] = 1.25;
+    truth.concat[EST_FAM_CONV] = 0;
+    for (int i = 0; i < 2 * N; i++) {
         struct est_model m;
         est_model_init(&m, layers, 16);
         uint64_t w1 = 100 + est_rng_next(&rng) % 4000, w2 = 10 + est_rng_next(&rng) % 500;
-        est_model_add(&m, EST_K_LINEAR, w1, w1 * 500, 1, 0);
-        est_model_add(&m, EST_K_ACT, w1, 0, 1, 0);
-        est_model_add(&m, EST_K_LINEAR, w2, w1 * w2, 1, 0);
+        if (i < N) {
+            est_model_add(&m, EST_K_LINEAR, w1, w1 * 500, 1, 0);
+            est_model_add(&m, EST_K_ACT, w1, 0, 1, 0);
+            est_model_add(&m, EST_K_LINEAR, w2, w1 * w2, 1, 0);
+        } else {
+            uint64_t w3 = 100 + est_rng_next(&rng) % 4000; /* not collinear with w1 */
+            est_model_add(&m, EST_K_CONV, w1 * 64, 9 * w1, 1, 0);
+            est_model_add(&m, EST_K_ACT, w3 * 64, 0, 1, 0);
+            est_model_add(&m, EST_K_LINEAR, w2, w1 * w2, 1, 0);
+        }
         uint32_t batch = 1 + (uint32_t)(est_rng_next(&rng) % 1024);
-        est_sample_make(&m, batch, 0, 0, 0, &s[i]);
+        assert_int_equal(est_sample_make(&m, batch, 0, 0, 0, &rwork, &s[i]), 0);
         s[i].y = est_sample_predict(&truth, &s[i]);
         use[i] = 1;
     }
     struct est_coef c;
-    assert_int_equal(est_fit(s, N, use, est_coef_default(), &c), 0);
-    for (int i = 0; i < N; i++)
+    assert_int_equal(est_fit(s, 2 * N, use, est_coef_default(), &c), 0);
+    for (int i = 0; i < 2 * N; i++)
         assert_float_equal(est_sample_predict(&c, &s[i]), s[i].y, 0.5);
     assert_float_equal(c.floor_mib[EST_FAM_DENSE], 1400, 1);
+    assert_float_equal(c.replay[EST_FAM_DENSE], 0.97, 1e-4);
+    assert_float_equal(c.replay[EST_FAM_CONV], 0, 0);
+    assert_float_equal(c.kind[EST_FAM_CONV][EST_K_CONV], 1.5, 1e-3);
+    assert_float_equal(c.step[EST_FAM_CONV], 1.25, 1e-3);
     /* Calibrated on exact data: q is (close to) zero. */
-    double work[2 * N];
-    uint8_t fold[N];
-    assert_int_equal(est_calibrate(s, N, use, 5, 1, 0, est_coef_default(), &c, work, fold), 0);
-    assert_true(c.q[EST_FAM_DENSE] < 0.01);
+    double work[4 * N];
+    uint8_t fold[2 * N];
+    assert_int_equal(est_calibrate(s, 2 * N, use, 5, 1, 0, est_coef_default(), &c, work, fold),
+                     0);
+    assert_true(c.q[EST_FAM_DENSE] < 0.01 && c.q[EST_FAM_CONV] < 0.01);
     assert_int_equal(c.ncal[EST_FAM_DENSE], N);
 }
 
@@ -555,6 +692,9 @@ int main(void)
         cmocka_unit_test(test_concat_infer),
         cmocka_unit_test(test_coef_table_matches_shipped),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_replay_allocator),
+        cmocka_unit_test(test_replay_linear),
+        cmocka_unit_test(test_replay_activation_semantics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

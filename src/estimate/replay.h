@@ -1,0 +1,115 @@
+/* Replay of training steps through a model of PyTorch's CUDA caching allocator.
+ *
+ * A summary lists layers in execution order. est_replay walks that list as a chain
+ * through two training steps (forward, cross-entropy loss, backward, optimizer step;
+ * the first step creates the optimizer state) and follows every tensor the way
+ * PyTorch's autograd and allocator treat it:
+ *
+ *   - what each node keeps for backward: linear and convolution their input, norms
+ *     their input and per-channel statistics, ReLU/Tanh/Sigmoid their output and other
+ *     activations their input, dropout a 1-byte mask, softmax its output, attention its
+ *     probabilities, their dropout mask and output; everything else is freed as soon as
+ *     the next layer has consumed it;
+ *   - backward allocates each gradient before it releases what the node kept; the first
+ *     gradient of a parameter becomes .grad, and zero_grad() frees them;
+ *   - the optimizer's state (Adam/AdamW/Adadelta two tensors per parameter, momentum
+ *     one) and its per-parameter temporaries (Adam's sqrt, Adadelta's two);
+ *   - the allocator: requests rounded to 512 B; up to 1 MiB from 2 MiB segments, up to
+ *     10 MiB from 20 MiB segments, larger ones in segments rounded to 2 MiB; best fit
+ *     among cached free blocks, splitting and merging as the caching allocator does;
+ *     freed blocks stay reserved.
+ *
+ * The result is the peak of reserved memory, which is what nvidia-smi shows above the
+ * CUDA context. Graphs that are not chains (residual adds, concatenations, attention's
+ * query/key/value) are approximated by their listed order; convolutions also allocate
+ * cuDNN workspaces the list does not show, which is why the conv family is not
+ * estimated this way (docs/estimator.md).
+ *
+ * No I/O, no allocation: the caller owns the workspace. */
+#ifndef CARMA_ESTIMATE_REPLAY_H
+#define CARMA_ESTIMATE_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "estimate/estimate.h"
+
+/* Blocks the allocator model can track at once (live tensors plus cached free blocks).
+ * Layer repeats are expanded when the nodes and parameters fit, else each layer's
+ * repeats are one tensor of count times the size. */
+#define EST_REPLAY_MAX_BLOCKS 65536u
+#define EST_REPLAY_NCLASS 1024u
+#define EST_RB_NONE UINT32_MAX
+
+/* What each allocated byte is, for the breakdown at the peak. */
+enum est_replay_cat {
+    EST_RC_WEIGHTS = 0, /* parameters, buffers, autocast weight copies */
+    EST_RC_GRADS,       /* parameter gradients */
+    EST_RC_STATE,       /* optimizer state */
+    EST_RC_ACT,         /* forward tensors: inputs, outputs, saved for backward, loss */
+    EST_RC_TRANSIENT,   /* activation gradients, attention scores, optimizer temporaries */
+    EST_RC_COUNT
+};
+
+struct est_replay_block {
+    uint64_t size, off;
+    uint32_t seg, prev, next; /* neighbours in the segment (EST_RB_NONE at an end) */
+    uint32_t fprev, fnext;    /* free list of the pool, or the unused-entry stack */
+    uint32_t refs;            /* tensor references while allocated */
+    uint8_t pool, is_free, cat;
+};
+
+/* Parameter tensors and graph nodes of one replay (layer repeats expanded or not). */
+#define EST_REPLAY_MAX_PARAMS 8192u
+#define EST_REPLAY_MAX_NODES 4096u
+
+struct est_replay_param {
+    double bytes; /* fp32 */
+    uint32_t grad, state[2], tmp[2], cast;
+};
+
+struct est_replay_node {
+    uint8_t kind;      /* enum est_kind, or EST_K_COUNT for the loss */
+    uint8_t flags;     /* the layer's EST_LF_* */
+    uint32_t saved[3]; /* kept for backward (EST_RB_NONE: none) */
+    uint32_t p0, np;   /* its parameter tensors */
+    double in_bytes;   /* bytes of its input's gradient; 0: none */
+    double scores;     /* attention: bytes of one probabilities tensor */
+};
+
+struct est_replay_work {
+    struct est_replay_block b[EST_REPLAY_MAX_BLOCKS];
+    struct est_replay_param p[EST_REPLAY_MAX_PARAMS];
+    struct est_replay_node nd[EST_REPLAY_MAX_NODES];
+    uint32_t order[EST_REPLAY_MAX_NODES]; /* layers in execution order, repeats expanded */
+    uint32_t np, nn, norder;
+    uint32_t nb, unused; /* entries used so far; stack of merged-away entries */
+    /* Cached free blocks per pool (0 small, 1 large) in size classes (sixteen per power
+     * of two), each list in the allocator's order (size, then address), and a bit set
+     * for each class that holds any. */
+    uint32_t free_head[2][EST_REPLAY_NCLASS];
+    uint64_t nonempty[2][(EST_REPLAY_NCLASS + 63) / 64];
+    uint32_t nseg;
+    double reserved, peak, allocated;
+    double cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
+    int overflow;
+};
+
+struct est_replay_result {
+    double peak_mib;              /* peak reserved memory */
+    double cat_mib[EST_RC_COUNT]; /* allocated at that moment, by kind */
+    double cached_mib;            /* reserved but free at that moment */
+};
+
+/* Replays two training steps of m at o->batch, o->seq, o->optimizer and o->precision.
+ * Returns 0, or -E2BIG when the workspace cannot hold the model's tensors. */
+int est_replay(const struct est_model *m, const struct est_opts *o, struct est_replay_work *w,
+               struct est_replay_result *r);
+
+/* The allocator model on its own (for tests): reset, allocate `bytes` as category cat
+ * (returns a block index, or EST_RB_NONE when full), release a reference. */
+void est_replay_reset(struct est_replay_work *w);
+uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_replay_cat cat);
+void est_replay_unref(struct est_replay_work *w, uint32_t blk);
+
+#endif
