@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <string.h>
 
-#define KIB 1024ull
 #define MIB_U (1024ull * 1024ull)
 #define NONE EST_RB_NONE
 
@@ -32,96 +31,95 @@ static unsigned size_class(uint64_t size)
     return k * 16 + sub;
 }
 
+#define NIL 0xffffu /* no block, in a 16-bit link */
+
 void est_replay_reset(struct est_replay_work *w)
 {
     w->nb = 0;
-    w->unused = NONE;
-    for (int p = 0; p < 2; p++)
-        for (unsigned c = 0; c < EST_REPLAY_NCLASS; c++)
-            w->free_head[p][c] = NONE;
+    w->unused = NIL;
+    memset(w->free_head, 0xff, sizeof w->free_head);
     memset(w->nonempty, 0, sizeof w->nonempty);
-    w->nseg = 0;
+    w->top = 0;
     w->reserved = w->peak = w->allocated = 0;
     memset(w->cat, 0, sizeof w->cat);
     memset(w->peak_cat, 0, sizeof w->peak_cat);
     w->overflow = 0;
 }
 
-static uint32_t entry_new(struct est_replay_work *w)
+static unsigned entry_new(struct est_replay_work *w)
 {
-    if (w->unused != NONE) {
-        uint32_t i = w->unused;
+    if (w->unused != NIL) {
+        unsigned i = w->unused;
         w->unused = w->b[i].fnext;
         return i;
     }
     if (w->nb >= EST_REPLAY_MAX_BLOCKS) {
         w->overflow = 1;
-        return NONE;
+        return NIL;
     }
     return w->nb++;
 }
 
-static void entry_release(struct est_replay_work *w, uint32_t i)
+static void entry_release(struct est_replay_work *w, unsigned i)
 {
     w->b[i].fnext = w->unused;
-    w->unused = i;
+    w->unused = (uint16_t)i;
 }
 
-/* Orders blocks as the allocator's free set does: by size, then address. */
+/* The allocator's free set is ordered by size, then address. */
 static int block_before(const struct est_replay_block *x, const struct est_replay_block *y)
 {
-    if (x->size != y->size)
-        return x->size < y->size;
-    return x->seg != y->seg ? x->seg < y->seg : x->off < y->off;
+    return x->size != y->size ? x->size < y->size : x->addr < y->addr;
 }
 
 /* Inserts block i into its class list, kept in the free set's order. */
-static void free_add(struct est_replay_work *w, uint32_t i)
+static void free_add(struct est_replay_work *w, unsigned i)
 {
     struct est_replay_block *b = &w->b[i];
-    unsigned c = size_class(b->size);
-    uint32_t prev = NONE, cur = w->free_head[b->pool][c];
-    while (cur != NONE && block_before(&w->b[cur], b)) {
+    unsigned c = size_class(b->size), pool = b->pool;
+    unsigned prev = NIL, cur = w->free_head[pool][c];
+    while (cur != NIL && block_before(&w->b[cur], b)) {
         prev = cur;
         cur = w->b[cur].fnext;
     }
-    b->fprev = prev;
-    b->fnext = cur;
-    if (cur != NONE)
-        w->b[cur].fprev = i;
-    if (prev != NONE)
-        w->b[prev].fnext = i;
+    b->cls = (uint16_t)c;
+    b->fprev = (uint16_t)prev;
+    b->fnext = (uint16_t)cur;
+    if (cur != NIL)
+        w->b[cur].fprev = (uint16_t)i;
+    if (prev != NIL)
+        w->b[prev].fnext = (uint16_t)i;
     else
-        w->free_head[b->pool][c] = i;
-    w->nonempty[b->pool][c / 64] |= 1ull << (c % 64);
+        w->free_head[pool][c] = (uint16_t)i;
+    w->nonempty[pool][c / 64] |= 1ull << (c % 64);
 }
 
-static void free_del(struct est_replay_work *w, uint32_t i)
+static void free_del(struct est_replay_work *w, unsigned i)
 {
     struct est_replay_block *b = &w->b[i];
-    unsigned c = size_class(b->size);
-    if (b->fprev != NONE)
+    unsigned c = b->cls, pool = b->pool;
+    if (b->fprev != NIL)
         w->b[b->fprev].fnext = b->fnext;
     else
-        w->free_head[b->pool][c] = b->fnext;
-    if (b->fnext != NONE)
+        w->free_head[pool][c] = b->fnext;
+    if (b->fnext != NIL)
         w->b[b->fnext].fprev = b->fprev;
-    if (w->free_head[b->pool][c] == NONE)
-        w->nonempty[b->pool][c / 64] &= ~(1ull << (c % 64));
+    if (w->free_head[pool][c] == NIL)
+        w->nonempty[pool][c / 64] &= ~(1ull << (c % 64));
 }
 
-/* The allocator's choice: the first block of class c, in the free set's order (size,
- * then address), that holds size. */
-static uint32_t best_in_class(const struct est_replay_work *w, unsigned pool, unsigned c,
+/* The allocator's choice within class c: its first block, in the free set's order, that
+ * holds size. */
+static unsigned best_in_class(const struct est_replay_work *w, unsigned pool, unsigned c,
                               uint64_t size)
 {
-    uint32_t i = w->free_head[pool][c];
-    while (i != NONE && w->b[i].size < size)
+    unsigned i = w->free_head[pool][c];
+    while (i != NIL && w->b[i].size < size)
         i = w->b[i].fnext;
     return i;
 }
 
-/* First class above c (exclusive) with a free block, or EST_REPLAY_NCLASS. */
+/* First class above c with a free block, or EST_REPLAY_NCLASS. */
 static unsigned next_class(const struct est_replay_work *w, unsigned pool, unsigned c)
 {
     for (unsigned x = c + 1; x < EST_REPLAY_NCLASS;) {
@@ -140,29 +138,29 @@ uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_r
     if (bytes > (1ull << 60))
         bytes = 1ull << 60;
     uint64_t size = round_size(bytes);
-    uint8_t pool = size <= MIB_U ? 0 : 1;
-    /* Best fit: the request's own class may hold smaller blocks; every block of a
-     * higher class holds it, so the first non-empty one has the best. */
+    unsigned pool = size <= MIB_U ? 0 : 1;
+    /* Best fit: the request's own class may hold smaller blocks; every block of a higher
+     * class holds it, so the first non-empty one has the best. */
     unsigned c0 = size_class(size);
-    uint32_t best = best_in_class(w, pool, c0, size);
-    if (best == NONE) {
+    unsigned best = best_in_class(w, pool, c0, size);
+    if (best == NIL) {
         unsigned c1 = next_class(w, pool, c0);
         if (c1 < EST_REPLAY_NCLASS)
             best = best_in_class(w, pool, c1, size);
     }
     int grew = 0;
-    if (best == NONE) {
+    if (best == NIL) {
         best = entry_new(w);
-        if (best == NONE)
+        if (best == NIL)
             return NONE;
         struct est_replay_block *s = &w->b[best];
         s->size = segment_size(size);
-        s->off = 0;
-        s->seg = w->nseg++;
-        s->prev = s->next = NONE;
-        s->pool = pool;
+        s->addr = w->top;
+        w->top += s->size;
+        s->prev = s->next = NIL;
+        s->pool = (uint8_t)pool;
         s->is_free = 1;
-        w->reserved += (double)s->size;
+        w->reserved += s->size;
         grew = 1;
         free_add(w, best);
     }
@@ -170,29 +168,27 @@ uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_r
     struct est_replay_block *b = &w->b[best];
     uint64_t rem = b->size - size;
     if ((pool == 0 && rem >= 512) || (pool == 1 && rem > MIB_U)) {
-        uint32_t r = entry_new(w);
-        if (r == NONE)
+        unsigned r = entry_new(w);
+        if (r == NIL)
             return NONE;
-        b = &w->b[best]; /* entry_new does not move the array; kept for clarity */
         struct est_replay_block *rb = &w->b[r];
-        rb->seg = b->seg;
-        rb->off = b->off + size;
+        rb->addr = b->addr + size;
         rb->size = rem;
-        rb->pool = pool;
+        rb->pool = (uint8_t)pool;
         rb->is_free = 1;
-        rb->prev = best;
+        rb->prev = (uint16_t)best;
         rb->next = b->next;
-        if (b->next != NONE)
-            w->b[b->next].prev = r;
-        b->next = r;
+        if (b->next != NIL)
+            w->b[b->next].prev = (uint16_t)r;
+        b->next = (uint16_t)r;
         b->size = size;
         free_add(w, r);
     }
     b->is_free = 0;
     b->refs = 1;
     b->cat = (uint8_t)cat;
-    w->allocated += (double)b->size;
-    w->cat[cat] += (double)b->size;
+    w->allocated += b->size;
+    w->cat[cat] += b->size;
     if (grew && w->reserved > w->peak) {
         w->peak = w->reserved;
         memcpy(w->peak_cat, w->cat, sizeof w->cat);
@@ -200,28 +196,28 @@ uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_r
     return best;
 }
 
-static void block_free(struct est_replay_work *w, uint32_t i)
+static void block_free(struct est_replay_work *w, unsigned i)
 {
     struct est_replay_block *b = &w->b[i];
-    w->allocated -= (double)b->size;
-    w->cat[b->cat] -= (double)b->size;
+    w->allocated -= b->size;
+    w->cat[b->cat] -= b->size;
     b->is_free = 1;
-    uint32_t n = b->next;
-    if (n != NONE && w->b[n].is_free) {
+    unsigned n = b->next;
+    if (n != NIL && w->b[n].is_free) {
         free_del(w, n);
         b->size += w->b[n].size;
         b->next = w->b[n].next;
-        if (b->next != NONE)
-            w->b[b->next].prev = i;
+        if (b->next != NIL)
+            w->b[b->next].prev = (uint16_t)i;
         entry_release(w, n);
     }
-    uint32_t p = b->prev;
-    if (p != NONE && w->b[p].is_free) {
+    unsigned p = b->prev;
+    if (p != NIL && w->b[p].is_free) {
         free_del(w, p);
         w->b[p].size += b->size;
         w->b[p].next = b->next;
-        if (b->next != NONE)
-            w->b[b->next].prev = p;
+        if (b->next != NIL)
+            w->b[b->next].prev = (uint16_t)p;
         entry_release(w, i);
         i = p;
     }
@@ -238,8 +234,12 @@ void est_replay_unref(struct est_replay_work *w, uint32_t blk)
 
 static uint32_t ref(struct est_replay_work *w, uint32_t blk)
 {
-    if (blk != NONE && !w->overflow)
-        w->b[blk].refs++;
+    if (blk != NONE && !w->overflow) {
+        if (w->b[blk].refs == UINT8_MAX) /* never more than a handful: a model error */
+            w->overflow = 1;
+        else
+            w->b[blk].refs++;
+    }
     return blk;
 }
 
@@ -595,12 +595,12 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     }
     if (w->overflow)
         return -E2BIG;
-    r->peak_mib = w->peak / (double)MIB_U;
-    double alloc_at_peak = 0;
+    r->peak_mib = (double)w->peak / (double)MIB_U;
+    uint64_t alloc_at_peak = 0;
     for (int c = 0; c < EST_RC_COUNT; c++) {
-        r->cat_mib[c] = w->peak_cat[c] / (double)MIB_U;
+        r->cat_mib[c] = (double)w->peak_cat[c] / (double)MIB_U;
         alloc_at_peak += w->peak_cat[c];
     }
-    r->cached_mib = (w->peak - alloc_at_peak) / (double)MIB_U;
+    r->cached_mib = (double)(w->peak - alloc_at_peak) / (double)MIB_U;
     return 0;
 }

@@ -34,10 +34,10 @@
 
 #include "estimate/estimate.h"
 
-/* Blocks the allocator model can track at once (live tensors plus cached free blocks).
- * Layer repeats are expanded when the nodes and parameters fit, else each layer's
- * repeats are one tensor of count times the size. */
-#define EST_REPLAY_MAX_BLOCKS 65536u
+/* Blocks the allocator model can track at once (live tensors plus cached free blocks;
+ * 16-bit links keep a block in 32 bytes). Layer repeats are expanded when the nodes and
+ * parameters fit, else each layer's repeats are one tensor of count times the size. */
+#define EST_REPLAY_MAX_BLOCKS 65535u
 #define EST_REPLAY_NCLASS 1024u
 #define EST_RB_NONE UINT32_MAX
 
@@ -52,10 +52,12 @@ enum est_replay_cat {
 };
 
 struct est_replay_block {
-    uint64_t size, off;
-    uint32_t seg, prev, next; /* neighbours in the segment (EST_RB_NONE at an end) */
-    uint32_t fprev, fnext;    /* free list of the pool, or the unused-entry stack */
-    uint32_t refs;            /* tensor references while allocated */
+    uint64_t size;
+    uint64_t addr;         /* in a virtual address space: segments laid end to end */
+    uint16_t prev, next;   /* neighbours in the segment (0xffff at an end) */
+    uint16_t fprev, fnext; /* free list of its size class, or the unused-entry stack */
+    uint16_t cls;          /* size class while on a free list */
+    uint8_t refs;          /* tensor references while allocated */
     uint8_t pool, is_free, cat;
 };
 
@@ -83,15 +85,16 @@ struct est_replay_work {
     struct est_replay_node nd[EST_REPLAY_MAX_NODES];
     uint32_t order[EST_REPLAY_MAX_NODES]; /* layers in execution order, repeats expanded */
     uint32_t np, nn, norder;
-    uint32_t nb, unused; /* entries used so far; stack of merged-away entries */
+    uint32_t nb;     /* entries used so far */
+    uint16_t unused; /* stack of merged-away entries */
     /* Cached free blocks per pool (0 small, 1 large) in size classes (sixteen per power
      * of two), each list in the allocator's order (size, then address), and a bit set
      * for each class that holds any. */
-    uint32_t free_head[2][EST_REPLAY_NCLASS];
+    uint16_t free_head[2][EST_REPLAY_NCLASS];
     uint64_t nonempty[2][(EST_REPLAY_NCLASS + 63) / 64];
-    uint32_t nseg;
-    double reserved, peak, allocated;
-    double cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
+    uint64_t top;                       /* end of the virtual address space */
+    uint64_t reserved, peak, allocated; /* bytes */
+    uint64_t cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
     int overflow;
 };
 

@@ -366,11 +366,11 @@ static void test_replay_allocator(void **state)
     assert_float_equal(w->reserved, 38 * MB, 0);
     assert_int_equal(w->b[f].size, 20 * 1048576);
     /* Best fit: of free 16 MiB and 20 MiB blocks, a 3 MiB request takes the smaller. */
-    uint32_t eseg = w->b[e].seg;
+    uint64_t eaddr = w->b[e].addr;
     est_replay_unref(w, e);
     est_replay_unref(w, f);
     uint32_t g = est_replay_malloc(w, 3 * 1048576, EST_RC_ACT);
-    assert_int_equal(w->b[g].seg, eseg);
+    assert_int_equal(w->b[g].addr, eaddr);
     assert_float_equal(w->peak, 38 * MB, 0);
     assert_float_equal(w->peak_cat[EST_RC_STATE], 16 * MB, 0);
     /* A reference keeps a block alive. */
