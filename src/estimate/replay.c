@@ -371,7 +371,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         struct est_replay_node *nd = &w->nd[w->nn++];
         nd->kind = l->kind;
         nd->flags = l->flags;
-        nd->saved[0] = nd->saved[1] = nd->saved[2] = NONE;
+        nd->saved[0] = nd->saved[1] = nd->saved[2] = nd->saved[3] = NONE;
         nd->p0 = first;
         nd->np = nt;
         nd->in_bytes = cur == x ? 0 : cur_bytes; /* the input needs no gradient */
@@ -424,14 +424,19 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             est_replay_unref(w, cur);
             break;
         case EST_K_ATTN: {
-            /* scores, then softmax kept (fp32 under autocast), then dropout's mask
-             * and output kept; the layer's input flows on to the next layer. */
-            double pe = elems * 4;
-            uint32_t sc = alloc(w, elems * (amp ? 2 : 4), EST_RC_TRANSIENT);
+            /* Eager attention: q k^T, scaled, masked (each a new tensor, the one before
+             * freed), softmax kept (fp32 under autocast), its dropout's mask and output
+             * kept, and the values (the listed input) kept by the probabilities x values
+             * matmul; the layer's input flows on to the next layer. */
+            double se = elems * (amp ? 2 : 4), pe = elems * 4;
+            uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
+            uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
+            est_replay_unref(w, s1);
             nd->saved[0] = alloc(w, pe, EST_RC_ACT);
-            est_replay_unref(w, sc);
+            est_replay_unref(w, s2);
             nd->saved[1] = alloc(w, elems, EST_RC_ACT);
             nd->saved[2] = alloc(w, pe, EST_RC_ACT);
+            nd->saved[3] = ref(w, cur);
             nd->scores = pe;
             continue;
         }
@@ -478,7 +483,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             est_replay_unref(w, p->cast);
             p->cast = NONE;
         }
-        for (int s = 0; s < 3; s++)
+        for (int s = 0; s < 4; s++)
             est_replay_unref(w, nd->saved[s]);
         est_replay_unref(w, g);
         g = gi;
@@ -556,7 +561,7 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         uint32_t lsm =
             alloc(w, y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4, EST_RC_ACT);
         ls->saved[0] = ref(w, lsm);
-        ls->saved[1] = ls->saved[2] = NONE;
+        ls->saved[1] = ls->saved[2] = ls->saved[3] = NONE;
         struct est_replay_node *nll = &w->nd[w->nn++];
         memset(nll, 0, sizeof *nll);
         nll->kind = EST_K_COUNT;
@@ -564,7 +569,7 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         uint32_t loss = alloc(w, 4, EST_RC_ACT);
         nll->saved[0] = lsm;
         nll->saved[1] = alloc(w, 4, EST_RC_ACT); /* total weight */
-        nll->saved[2] = NONE;
+        nll->saved[2] = nll->saved[3] = NONE;
         backward(w, ps, loss);
         step(w, ps, it == 0);
     }

@@ -73,7 +73,7 @@ struct est_replay_param {
 struct est_replay_node {
     uint8_t kind;      /* enum est_kind, or EST_K_COUNT for the loss */
     uint8_t flags;     /* the layer's EST_LF_* */
-    uint32_t saved[3]; /* kept for backward (EST_RB_NONE: none) */
+    uint32_t saved[4]; /* kept for backward (EST_RB_NONE: none) */
     uint32_t p0, np;   /* its parameter tensors */
     double in_bytes;   /* bytes of its input's gradient; 0: none */
     double scores;     /* attention: bytes of one probabilities tensor */
