@@ -506,10 +506,10 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
         nstate = 2;
         ntmp = 2;
         break;
-    default:
+    default: /* adam, adamw: exp_avg and exp_avg_sq; the square root of exp_avg_sq */
         nstate = 2;
         ntmp = 1;
-        break; /* adam, adamw: exp_avg, exp_avg_sq; sqrt */
+        break;
     }
     if (first)
         for (uint32_t i = 0; i < w->np; i++)
