@@ -204,6 +204,14 @@ int cmd_estimate(int argc, char **argv)
             r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
             "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
             "precision", est_precision_name(o.precision));
+        /* How the estimate was made: a replay (and where its peak fell) or the terms. */
+        if (root && r.peak_phase)
+            json_object_set_new(root, "model",
+                                json_pack("{s:s,s:s,s:i}", "kind", "replay", "peak_phase",
+                                          est_replay_phase_name(r.peak_phase), "peak_iteration",
+                                          r.peak_iteration));
+        else if (root)
+            json_object_set_new(root, "model", json_pack("{s:s}", "kind", "per-kind"));
         if (!root) {
             free(layers);
             fprintf(stderr, "carma estimate: out of memory\n");
@@ -230,7 +238,12 @@ int cmd_estimate(int argc, char **argv)
         printf("  optimizer state  %10.1f MiB\n", r.optimizer_mib);
         printf("  activations      %10.1f MiB\n", r.activations_mib);
         printf("  transient        %10.1f MiB\n", r.transient_mib);
-        printf("  estimate         %10.1f MiB\n", r.estimate_mib);
+        printf("  estimate         %10.1f MiB", r.estimate_mib);
+        if (r.peak_phase)
+            printf("  (replay: peak in iteration %d, %s)\n", r.peak_iteration,
+                   est_replay_phase_name(r.peak_phase));
+        else
+            printf("  (per-kind terms)\n");
         printf("  safe bound       %10.1f MiB  (%s)\n", r.bound_mib,
                r.fits ? "fits" : "does not fit");
     }

@@ -512,6 +512,8 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         r->optimizer_mib = k * rr.cat_mib[EST_RC_STATE];
         r->activations_mib = k * rr.cat_mib[EST_RC_ACT];
         r->transient_mib = k * (rr.cat_mib[EST_RC_TRANSIENT] + rr.cached_mib);
+        r->peak_phase = rr.peak_phase;
+        r->peak_iteration = rr.peak_iteration;
     } else {
         double f[EST_NFEAT];
         est_features(m, o, f, &r->weights_mib, &r->gradients_mib, &r->optimizer_mib);

@@ -212,6 +212,9 @@ struct est_result {
                           * the bound in the fitted floor's environment */
     int fits;            /* bound <= gpu_mib (1 when gpu_mib is 0) */
     enum est_family family;
+    /* Replayed estimates: where the peak fell (enum est_replay_phase, 0 when the
+     * per-kind model answered) and in which training iteration (1 or 2). */
+    int peak_phase, peak_iteration;
 };
 
 /* The PyTorch caching allocator's rounding of one request of `bytes` (round_size):

@@ -43,6 +43,8 @@ void est_replay_reset(struct est_replay_work *w)
     w->reserved = w->peak = w->allocated = 0;
     memset(w->cat, 0, sizeof w->cat);
     memset(w->peak_cat, 0, sizeof w->peak_cat);
+    w->phase = w->peak_phase = EST_RP_NONE;
+    w->iteration = w->peak_iteration = 0;
     w->overflow = 0;
 }
 
@@ -192,6 +194,8 @@ uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_r
     if (grew && w->reserved > w->peak) {
         w->peak = w->reserved;
         memcpy(w->peak_cat, w->cat, sizeof w->cat);
+        w->peak_phase = w->phase;
+        w->peak_iteration = w->iteration;
     }
     return best;
 }
@@ -532,6 +536,7 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     double B = o->batch, seq = o->seq ? o->seq : 1;
     est_replay_reset(w);
     plan(w, ps);
+    w->phase = EST_RP_SETUP;
     setup(w, ps);
     /* Inputs: token ids for sequence models, else the listed input as fp32; labels
      * per token or per sample (int64). */
@@ -539,6 +544,8 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     double lb = ps->seq_model ? B * seq * 8 : B * 8;
     uint32_t x = NONE, lab = NONE, outputs = NONE;
     for (int it = 0; it < 2; it++) {
+        w->iteration = it + 1;
+        w->phase = EST_RP_FORWARD;
         for (uint32_t i = 0; i < w->np; i++) { /* zero_grad(set_to_none=True) */
             est_replay_unref(w, w->p[i].grad);
             w->p[i].grad = NONE;
@@ -570,8 +577,26 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         nll->saved[0] = lsm;
         nll->saved[1] = alloc(w, 4, EST_RC_ACT); /* total weight */
         nll->saved[2] = nll->saved[3] = NONE;
+        w->phase = EST_RP_BACKWARD;
         backward(w, ps, loss);
+        w->phase = EST_RP_STEP;
         step(w, ps, it == 0);
+    }
+}
+
+const char *est_replay_phase_name(enum est_replay_phase p)
+{
+    switch (p) {
+    case EST_RP_SETUP:
+        return "setup";
+    case EST_RP_FORWARD:
+        return "forward";
+    case EST_RP_BACKWARD:
+        return "backward";
+    case EST_RP_STEP:
+        return "optimizer step";
+    default:
+        return "none";
     }
 }
 
@@ -601,6 +626,8 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     if (w->overflow)
         return -E2BIG;
     r->peak_mib = (double)w->peak / (double)MIB_U;
+    r->peak_phase = w->peak_phase;
+    r->peak_iteration = w->peak_iteration;
     uint64_t alloc_at_peak = 0;
     for (int c = 0; c < EST_RC_COUNT; c++) {
         r->cat_mib[c] = (double)w->peak_cat[c] / (double)MIB_U;

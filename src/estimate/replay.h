@@ -51,6 +51,16 @@ enum est_replay_cat {
     EST_RC_COUNT
 };
 
+/* Where the replay is, for where its peak fell. */
+enum est_replay_phase {
+    EST_RP_NONE = 0,
+    EST_RP_SETUP,    /* model.to(device) */
+    EST_RP_FORWARD,  /* forward and loss */
+    EST_RP_BACKWARD, /* loss.backward() */
+    EST_RP_STEP,     /* optimizer.step() */
+};
+const char *est_replay_phase_name(enum est_replay_phase p);
+
 struct est_replay_block {
     uint64_t size;
     uint64_t addr;         /* in a virtual address space: segments laid end to end */
@@ -95,13 +105,15 @@ struct est_replay_work {
     uint64_t top;                       /* end of the virtual address space */
     uint64_t reserved, peak, allocated; /* bytes */
     uint64_t cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
+    int phase, iteration, peak_phase, peak_iteration; /* where the replay is, its peak */
     int overflow;
 };
 
 struct est_replay_result {
-    double peak_mib;              /* peak reserved memory */
-    double cat_mib[EST_RC_COUNT]; /* allocated at that moment, by kind */
-    double cached_mib;            /* reserved but free at that moment */
+    double peak_mib;                /* peak reserved memory */
+    int peak_phase, peak_iteration; /* enum est_replay_phase; training iteration 1 or 2 */
+    double cat_mib[EST_RC_COUNT];   /* allocated at that moment, by kind */
+    double cached_mib;              /* reserved but free at that moment */
 };
 
 /* Replays two training steps of m at o->batch, o->seq, o->optimizer and o->precision.

@@ -26,6 +26,7 @@ assert d["bound_mib"] >= 788  # measured peak of this run (labels.csv)
 assert d["params"] == 11227812
 # The default floor is CARMA's environment, where this run peaked at 788 MiB.
 assert d["floor_source"] == "default" and b["floor_mib"] == 550
+assert d["model"] == {"kind": "per-kind"}  # a CNN: the conv family's terms
 assert 788 <= d["estimate_mib"] <= 1.2 * 788, d["estimate_mib"]
 PY
 # --floor fitted: GPUMemNet's environment (a larger floor, the same terms above it);
@@ -40,6 +41,20 @@ dyn = lambda x: x["estimate_mib"] - x["breakdown"]["floor_mib"]
 assert abs(dyn(d) - dyn(f)) < 1e-6
 assert d["bound_mib"] >= f["bound_mib"] >= f["estimate_mib"]
 PY
+
+# A model without convolutions is replayed: where its peak fell is reported.
+"$CARMA" estimate --summary $C/summary_csv/mlp_gpumemnet.csv --batch 512 --json >"$T/mlp.json" ||
+    fail "mlp estimate"
+python3 - "$T/mlp.json" <<'PY' || fail "mlp json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["family"] == "dense" and d["model"]["kind"] == "replay", d["model"]
+assert d["model"]["peak_phase"] in ("setup", "forward", "backward", "optimizer step")
+assert d["model"]["peak_iteration"] in (0, 1, 2)
+assert abs(sum(d["breakdown"].values()) - d["estimate_mib"]) < 1e-3
+PY
+"$CARMA" estimate --summary $C/summary_csv/mlp_gpumemnet.csv --batch 512 | grep -q "replay: peak in iteration" ||
+    fail "text output names the replay's peak"
 
 # Each format, auto-detected; sequence models need --seq-len.
 for f in $C/summary_torchinfo/resnet50_b32.txt $C/summary_keras/mnist_convnet.txt \

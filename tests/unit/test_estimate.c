@@ -405,12 +405,20 @@ static void test_replay_linear(void **state)
             sum += r.cat_mib[k];
         assert_float_equal(sum, r.peak_mib, 1e-9);
     }
-    /* At Adam's peak (its temporary's segment): weight, gradient, both states, sqrt. */
+    /* At Adam's peak (its temporary's segment, first step): weight, gradient, both
+     * states, sqrt. SGD's last segment was the weight's, at setup. */
     struct est_opts o = {.batch = 1, .optimizer = EST_OPT_ADAM};
     struct est_replay_result r;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_int_equal(r.peak_phase, EST_RP_STEP);
+    assert_int_equal(r.peak_iteration, 1);
+    assert_string_equal(est_replay_phase_name(EST_RP_STEP), "optimizer step");
     assert_true(r.cat_mib[EST_RC_WEIGHTS] >= 6 && r.cat_mib[EST_RC_GRADS] >= 6);
     assert_true(r.cat_mib[EST_RC_STATE] >= 6);
+    o.optimizer = EST_OPT_SGD;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_int_equal(r.peak_phase, EST_RP_SETUP);
+    assert_int_equal(r.peak_iteration, 0);
 }
 
 /* What the replay keeps for backward depends on the activation: ReLU keeps its output
