@@ -246,6 +246,43 @@ static size_t shape_extent(const char *s, size_t n)
     return 0;
 }
 
+/* 1 when s is one tensor shape of at least four dimensions whose last two are equal and
+ * above 1: [batch, heads, seq, seq], the shape of attention probabilities. */
+static int scores_shape(const char *s, size_t n)
+{
+    trim(&s, &n);
+    if (n < 2 || s[0] != '[' || s[n - 1] != ']')
+        return 0;
+    uint64_t dims[2] = {0, 0};
+    unsigned nd = 0;
+    size_t i = 1;
+    for (;;) {
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i < n && s[i] == '-')
+            i++; /* a -1 batch */
+        size_t st = i;
+        uint64_t v = 0;
+        while (i < n && isdigit((unsigned char)s[i]) && v < EST_MAX_ELEMS)
+            v = v * 10 + (uint64_t)(s[i++] - '0');
+        if (i == st)
+            return 0;
+        dims[0] = dims[1];
+        dims[1] = v;
+        nd++;
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i < n && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i + 1 == n && s[i] == ']')
+            break;
+        return 0;
+    }
+    return nd >= 4 && dims[0] == dims[1] && dims[1] > 1;
+}
+
 /* "Total params: 11,227,812" (Keras adds " (42.83 MB)"). 1 when found. */
 static int total_params_line(const char *s, size_t n, uint64_t *total)
 {
@@ -405,6 +442,7 @@ struct ti_row {
     size_t line;
     enum est_kind kind;
     unsigned flags;
+    int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
     uint64_t out, params;
 };
 
@@ -416,8 +454,11 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
     if (has_next && next_depth > r->depth)
         return 0; /* a container: its children carry the tensors and parameters */
     int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
-    if (rc == 0)
+    if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
+        if (r->scores)
+            m->layers[m->n - 1].attn = 0;
+    }
     return rc;
 }
 
@@ -435,6 +476,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     int have_total = 0;
     struct ti_row pend = {0};
     size_t rows = 0;
+    int attn_valid = 0;      /* inside a row whose type is an attention module */
+    unsigned attn_depth = 0;
     m->format = EST_FMT_TORCHINFO;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
@@ -504,6 +547,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.line = L.line;
                 pend.kind = EST_K_OTHER;
                 pend.flags = 0;
+                pend.scores = 0;
                 pend.out = 0;
                 pend.params = 0;
                 continue;
@@ -529,7 +573,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 return carma_err_at(err, file, L.line, "bad depth-index");
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
-            int recursive = 0;
+            int recursive = 0, scores = 0;
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -558,6 +602,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                     else if (est_parse_shape(t + fs, fe - fs, &out) < 0)
                         return carma_err_at(err, file, L.line, "bad output shape '%.*s'",
                                             (int)((fe - fs) > 60 ? 60 : fe - fs), t + fs);
+                    else
+                        scores = scores_shape(t + fs, fe - fs);
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
                         recursive = 1;
@@ -577,6 +623,19 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.line = L.line;
             pend.kind = est_kind_classify(t, type_n);
             pend.flags = est_type_flags(t, type_n);
+            /* Attention computes its probabilities functionally: the only trace in the
+             * table is the dropout applied to them, inside the attention module, with
+             * their [batch, heads, seq, seq] shape. It stands for them. */
+            if (attn_valid && depth <= attn_depth)
+                attn_valid = 0;
+            pend.scores = 0;
+            if (pend.kind == EST_K_ATTN) {
+                attn_valid = 1;
+                attn_depth = depth;
+            } else if (pend.kind == EST_K_DROPOUT && attn_valid && scores) {
+                pend.kind = EST_K_ATTN;
+                pend.scores = 1;
+            }
             pend.out = out;
             pend.params = recursive ? 0 : params; /* shared: counted where first seen */
             rows++;

@@ -154,6 +154,32 @@ static void test_torchinfo(void **state)
                           "├─Conv2d: x                               [1, 64, 112, 112]         9,408\n";
     assert_true(parse_str(nodepth, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:3: bad depth-index after 'Conv2d:'");
+    /* A transformer's table: the dropout on the attention probabilities, inside the
+     * attention module and shaped [batch, heads, seq, seq], stands for them; the other
+     * dropouts, and a square feature map's dropout outside attention, stay dropouts. */
+    rc = parse_file("tests/fuzz/corpus/summary_torchinfo/bert_layer_b8.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 31515648);
+    size_t attn = 0, drop = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        if (m.layers[i].kind == EST_K_ATTN) {
+            attn++;
+            assert_int_equal(m.layers[i].out, 12 * 128 * 128);
+            assert_int_equal(m.layers[i].attn, 0); /* its seq x seq is in out already */
+        }
+        drop += m.layers[i].kind == EST_K_DROPOUT;
+    }
+    assert_int_equal(attn, 1);
+    assert_int_equal(drop, 3);
+    const char *cnn = "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                      "==========================================================================\n"
+                      "Net                                      [8, 10]                   --\n"
+                      "├─Conv2d: 1-1                            [8, 64, 32, 32]           1,792\n"
+                      "├─Dropout: 1-2                           [8, 64, 32, 32]           --\n"
+                      "==========================================================================\n";
+    assert_int_equal(parse_str(cnn, &m, &err), 0);
+    assert_int_equal(m.layers[1].kind, EST_K_DROPOUT);
 }
 
 static void test_keras(void **state)
