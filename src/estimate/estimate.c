@@ -116,13 +116,15 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     return 0;
 }
 
-unsigned est_type_flags(const char *type, size_t len)
+unsigned est_type_flags(enum est_kind k, const char *type, size_t len)
 {
     /* derivatives.yaml: relu, tanh and sigmoid backward from their result; relu6
      * (hardtanh), leaky_relu, rrelu, prelu and the rest from their input. */
     static const char *const input_keepers[] = {"leaky", "prelu", "relu6", "rrelu",
                                                 "hardtanh", "hardsigmoid", "logsigmoid",
                                                 "tanhshrink"};
+    if (k != EST_K_ACT)
+        return 0;
     if (has(type, len, "prelu"))
         return EST_LF_WEIGHT_PER_ELEM;
     for (size_t i = 0; i < sizeof input_keepers / sizeof input_keepers[0]; i++)
@@ -138,8 +140,8 @@ int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64
 {
     enum est_kind k = est_kind_classify(type, len);
     int rc = est_model_add(m, k, out, params, count, per_token);
-    if (rc == 0 && k == EST_K_ACT)
-        m->layers[m->n - 1].flags = (uint8_t)est_type_flags(type, len);
+    if (rc == 0)
+        m->layers[m->n - 1].flags = (uint8_t)est_type_flags(k, type, len);
     return rc;
 }
 

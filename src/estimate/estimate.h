@@ -103,9 +103,10 @@ void est_model_init(struct est_model *m, struct est_layer *storage, size_t cap);
 int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_t params,
                   uint32_t count, int per_token);
 
-/* The EST_LF_* flags a layer type name implies ("ReLU" keeps its result; "ReLU6",
- * "LeakyReLU", "Hardtanh" and the rest keep their input). */
-unsigned est_type_flags(const char *type, size_t len);
+/* The EST_LF_* flags a layer of kind k and type name implies: only activations have
+ * any ("ReLU" keeps its result; "ReLU6", "LeakyReLU", "Hardtanh" and the rest keep their
+ * input; "PReLU" sums its weight's gradient from a full-size tensor). */
+unsigned est_type_flags(enum est_kind k, const char *type, size_t len);
 
 /* est_model_add with the kind and flags a layer type name implies. */
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,

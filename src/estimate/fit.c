@@ -112,14 +112,16 @@ int est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, d
     memset(out, 0, sizeof *out);
     est_features(&mm, &o, out->feat, &w, &g, &st);
     out->fixed_mib = w + g + st;
-    struct est_replay_result rr;
-    int rc = est_replay(&mm, &o, work, &rr);
-    if (rc < 0)
-        return rc;
-    out->replay_mib = rr.peak_mib;
+    out->family = (uint8_t)est_model_family(m);
+    if (fam_replay[out->family]) { /* the other families never fit the replay */
+        struct est_replay_result rr;
+        int rc = est_replay(&mm, &o, work, &rr);
+        if (rc < 0)
+            return rc;
+        out->replay_mib = rr.peak_mib;
+    }
     out->y = y;
     out->batch = batch;
-    out->family = (uint8_t)est_model_family(m);
     out->censored = cap_mib > 0 && y >= 0.98 * cap_mib;
     return 0;
 }
@@ -200,7 +202,6 @@ static int fit_family(const struct est_sample *s, size_t n, const uint8_t *use, 
             fixed[j] = 1;
             v[j] = 0;
         }
-
     /* Columns with no signal keep the prior. */
     double colsum[NCOL] = {0};
     for (size_t i = 0; i < n; i++) {

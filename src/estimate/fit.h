@@ -34,7 +34,8 @@ int est_tuples_parse(const char *s, size_t n, const char *file, size_t line,
 
 /* Builds a sample from a parsed model, the batch, the input elements per sample and
  * the measured peak (optimizer adam, fp32: GPUMemNet's runs), replaying the training
- * steps in `work`. cap_mib > 0 marks rows whose peak is within 2% of the GPU's
+ * steps in `work` when its family is estimated by replay (replay_mib stays 0 otherwise).
+ * cap_mib > 0 marks rows whose peak is within 2% of the GPU's
  * capacity as censored. Returns 0, or -E2BIG when the model is too large to replay. */
 struct est_replay_work;
 int est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, double y,

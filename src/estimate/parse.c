@@ -125,8 +125,10 @@ int est_parse_count(const char *s, size_t n, uint64_t *out)
 }
 
 /* One tensor "(-1, 64, 8)" / "[None, 3]" at s[0] (an opening bracket); stores its
- * per-sample elements and the index after the closing bracket. */
-static int parse_tensor(const char *s, size_t n, size_t *used, uint64_t *elems)
+ * per-sample elements and the index after the closing bracket, and when tail is not
+ * NULL its number of dimensions and its last two (tail[1] the last). */
+static int parse_tensor(const char *s, size_t n, size_t *used, uint64_t *elems, int *ndims,
+                        uint64_t *tail)
 {
     char close = s[0] == '[' ? ']' : ')';
     size_t i = 1;
@@ -168,6 +170,10 @@ static int parse_tensor(const char *s, size_t n, size_t *used, uint64_t *elems)
                 return -EINVAL;
             prod *= d;
         }
+        if (tail) {
+            tail[0] = tail[1];
+            tail[1] = d;
+        }
         dims++;
         while (i < n && s[i] == ' ')
             i++;
@@ -181,6 +187,8 @@ static int parse_tensor(const char *s, size_t n, size_t *used, uint64_t *elems)
     }
     *used = i + 1;
     *elems = prod;
+    if (ndims)
+        *ndims = dims;
     return 0;
 }
 
@@ -200,7 +208,7 @@ int est_parse_shape(const char *s, size_t n, uint64_t *elems)
                 return -EINVAL;
             size_t used;
             uint64_t e;
-            if (parse_tensor(s + i, n - i, &used, &e) < 0)
+            if (parse_tensor(s + i, n - i, &used, &e, NULL, NULL) < 0)
                 return -EINVAL;
             total += e;
             if (total > EST_MAX_ELEMS)
@@ -222,7 +230,7 @@ int est_parse_shape(const char *s, size_t n, uint64_t *elems)
     if (s[0] != '[' && s[0] != '(')
         return -EINVAL;
     size_t used;
-    if (parse_tensor(s, n, &used, elems) < 0 || used != n)
+    if (parse_tensor(s, n, &used, elems, NULL, NULL) < 0 || used != n)
         return -EINVAL;
     return 0;
 }
@@ -251,36 +259,14 @@ static size_t shape_extent(const char *s, size_t n)
 static int scores_shape(const char *s, size_t n)
 {
     trim(&s, &n);
-    if (n < 2 || s[0] != '[' || s[n - 1] != ']')
+    if (n < 2 || s[0] != '[' || s[1] == '[' || s[1] == '(')
         return 0;
-    uint64_t dims[2] = {0, 0};
-    unsigned nd = 0;
-    size_t i = 1;
-    for (;;) {
-        while (i < n && s[i] == ' ')
-            i++;
-        if (i < n && s[i] == '-')
-            i++; /* a -1 batch */
-        size_t st = i;
-        uint64_t v = 0;
-        while (i < n && isdigit((unsigned char)s[i]) && v < EST_MAX_ELEMS)
-            v = v * 10 + (uint64_t)(s[i++] - '0');
-        if (i == st)
-            return 0;
-        dims[0] = dims[1];
-        dims[1] = v;
-        nd++;
-        while (i < n && s[i] == ' ')
-            i++;
-        if (i < n && s[i] == ',') {
-            i++;
-            continue;
-        }
-        if (i + 1 == n && s[i] == ']')
-            break;
+    size_t used;
+    uint64_t elems, tail[2] = {0, 0};
+    int dims;
+    if (parse_tensor(s, n, &used, &elems, &dims, tail) < 0 || used != n)
         return 0;
-    }
-    return nd >= 4 && dims[0] == dims[1] && dims[1] > 1;
+    return dims >= 4 && tail[0] == tail[1] && tail[1] > 1;
 }
 
 /* "Total params: 11,227,812" (Keras adds " (42.83 MB)"). 1 when found. */
@@ -622,7 +608,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.depth = depth;
             pend.line = L.line;
             pend.kind = est_kind_classify(t, type_n);
-            pend.flags = est_type_flags(t, type_n);
+            pend.flags = est_type_flags(pend.kind, t, type_n);
             /* Attention computes its probabilities functionally: the only trace in the
              * table is the dropout applied to them, inside the attention module, with
              * their [batch, heads, seq, seq] shape. It stands for them. */
@@ -1095,8 +1081,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             st[depth].width = (uint64_t)in_f;
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-        if (k == EST_K_ACT)
-            m->layers[m->n - 1].flags = (uint8_t)est_type_flags(c, cls_n);
+        m->layers[m->n - 1].flags = (uint8_t)est_type_flags(k, c, cls_n);
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
     }
@@ -1182,9 +1167,8 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
             rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
             break;
         }
-        if (k == EST_K_ACT) {
-            m->layers[m->n - 1].flags = (uint8_t)est_type_flags(type, strlen(type));
-        }
+        m->layers[m->n - 1].flags =
+            (uint8_t)est_type_flags((enum est_kind)k, type, strlen(type));
         if (per && !m->needs_seq) {
             m->needs_seq = 1;
             m->needs_seq_line = c->line;

@@ -324,16 +324,25 @@ static void plan(struct est_replay_work *w, const struct pass *ps)
     }
 }
 
+/* The layer at position t of the plan, the repeats it stands for, and its parameter
+ * tensors (layer_tensors). */
+static const struct est_layer *visit(const struct est_replay_work *w, const struct pass *ps,
+                                     uint32_t t, double *mult, double tb[2], unsigned *nt)
+{
+    const struct est_layer *l = &ps->m->layers[w->order[t]];
+    *mult = ps->expand ? 1 : (double)l->count;
+    *nt = layer_tensors(l, tb);
+    return l;
+}
+
 /* model.to(device): parameters, and BatchNorm's running statistics, layer by layer. */
 static void setup(struct est_replay_work *w, const struct pass *ps)
 {
-    const struct est_model *m = ps->m;
     w->np = 0;
     for (uint32_t t = 0; t < w->norder; t++) {
-        const struct est_layer *l = &m->layers[w->order[t]];
-        double mult = ps->expand ? 1 : (double)l->count;
-        double tb[2];
-        unsigned nt = layer_tensors(l, tb);
+        double mult, tb[2];
+        unsigned nt;
+        const struct est_layer *l = visit(w, ps, t, &mult, tb, &nt);
         for (unsigned k = 0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
             p->bytes = tb[k] * mult * 4;
@@ -353,7 +362,6 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
 static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
                         double x_bytes, double *out_bytes)
 {
-    const struct est_model *m = ps->m;
     const struct est_opts *o = ps->o;
     double B = o->batch, seq = o->seq ? o->seq : 1;
     int amp = o->precision != EST_PREC_FP32;
@@ -362,10 +370,9 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
     uint32_t pi = 0;
     w->nn = 0;
     for (uint32_t t = 0; t < w->norder; t++) {
-        const struct est_layer *l = &m->layers[w->order[t]];
-        double mult = ps->expand ? 1 : (double)l->count;
-        double tb[2];
-        unsigned nt = layer_tensors(l, tb);
+        double mult, tb[2];
+        unsigned nt;
+        const struct est_layer *l = visit(w, ps, t, &mult, tb, &nt);
         uint32_t first = pi;
         pi += nt;
         if (l->kind == EST_K_OTHER)

@@ -477,10 +477,11 @@ static void test_replay_activation_semantics(void **state)
         assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
         assert_float_equal(r.peak_mib, cases[i].peak, 1e-9);
     }
-    assert_int_equal(est_type_flags("ReLU6", 5), 0);
-    assert_int_equal(est_type_flags("LeakyReLU", 9), 0);
-    assert_int_equal(est_type_flags("Tanh", 4), EST_LF_SAVES_RESULT);
-    assert_int_equal(est_type_flags("PReLU", 5), EST_LF_WEIGHT_PER_ELEM);
+    assert_int_equal(est_type_flags(EST_K_ACT, "ReLU6", 5), 0);
+    assert_int_equal(est_type_flags(EST_K_ACT, "LeakyReLU", 9), 0);
+    assert_int_equal(est_type_flags(EST_K_ACT, "Tanh", 4), EST_LF_SAVES_RESULT);
+    assert_int_equal(est_type_flags(EST_K_ACT, "PReLU", 5), EST_LF_WEIGHT_PER_ELEM);
+    assert_int_equal(est_type_flags(EST_K_LINEAR, "ReLULinear", 10), 0); /* not an act */
 }
 
 static void test_alloc_round(void **state)
