@@ -390,6 +390,8 @@ static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gp
 static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
     const struct carma_gpu *g = &s->gpus[gi];
+    if (g->mem_total_mib > s->max_total_mib)
+        s->max_total_mib = g->mem_total_mib;
     s->avail[gi] = auto_avail_mib(s, g);
     s->tput[gi] = g->njobs ? (float)g->gpu_weight * carma_coloc_rate(g->sharing, g->njobs,
                                                                      g->prof_smact, g->prof_busy)
@@ -490,6 +492,13 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     struct auto_scan a;
     a.need = job_hold_mib(j);
     a.only_idle = j->exclusive || a.need == 0;
+    /* A bound past every GPU's memory comes from a loose estimate, not from a job known
+     * not to fit (a peak that large ends in OOM, then final): it runs alone on a GPU of
+     * the largest memory rather than wait forever. Its hold keeps co-runners off. */
+    if (a.need > s->max_total_mib) {
+        a.need = s->max_total_mib;
+        a.only_idle = 1;
+    }
     if (a.only_idle && s->idle < j->gpus)
         return 0;
     /* Reservations only bind jobs behind the blocked one; a job scanned under other

@@ -62,6 +62,7 @@ struct carma_sched {
     uint32_t *seen;         /* ngpus: stamp of the last scan that offered the GPU, owned */
     uint32_t stamp;
     uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */
+    uint64_t max_total_mib; /* the largest GPU's memory (auto: a bound past it runs alone) */
     uint64_t placements;    /* counters */
 };
 

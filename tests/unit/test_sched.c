@@ -230,6 +230,38 @@ static void test_auto_reserves_bounds_during_ramp(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A bound past every GPU's memory (a loose estimate: VGG16 at batch 128 is bounded at
+ * 45 GB and peaks at 22) runs alone on the largest GPU instead of waiting forever and
+ * holding GPUs reserved for itself; nothing joins it. */
+static void test_auto_bound_past_every_gpu_runs_alone(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    f.gpus[1].mem_total_mib = 81920;
+    carma_sched_gpu_changed(&f.s, 1);
+    f.jobs[0].bound_mib = 90000;
+    f.jobs[0].smact = 0.2f;
+    f.jobs[1].bound_mib = 1000;
+    f.jobs[1].smact = 0.1f;
+    f.jobs[2].bound_mib = 60000; /* fits the 80 GB GPU only: waits for it */
+    f.jobs[2].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 0);
+    carma_sched_submit(&f.s, 1, 0);
+    carma_sched_submit(&f.s, 2, 0);
+    assert_int_equal(fx_step(&f, 0), 2);
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[0].gpu[0], 1); /* the larger GPU */
+    assert_int_equal(f.jobs[1].gpu[0], 0);
+    assert_int_equal(f.gpus[1].njobs, 1);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_QUEUED);
+    assert_int_equal(fx_step(&f, 1), 0);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 30000, 10), 0);
+    assert_int_equal(fx_step(&f, 10), 1);
+    assert_int_equal(f.jobs[2].gpu[0], 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_refuses_collocation_that_lowers_throughput(void **state)
 {
     (void)state;
@@ -347,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_rr_no_gate_round_robin),
         cmocka_unit_test(test_head_of_line_blocking_vs_auto_backfill),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
+        cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
         cmocka_unit_test(test_recovery_first_and_idle_only),
         cmocka_unit_test(test_max_attempts_and_fault),
