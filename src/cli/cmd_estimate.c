@@ -19,7 +19,8 @@ static void estimate_usage(FILE *f)
     fprintf(f,
             "usage: carma estimate --summary FILE --batch N [--seq-len N]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
-            "                      [--precision fp32|amp|bf16] [--gpu KIND]\n"
+            "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
+            "                      [--gpu KIND]\n"
             "                      [--floor MIB|fitted] [--coefficients FILE] [--json]\n"
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
@@ -32,6 +33,10 @@ static void estimate_usage(FILE *f)
             "runs (eager module loading: about 1450 MiB dense, 2080 MiB with convolutions).\n"
             "Default: 550 MiB, measured on CARMA's A100 runs (lazy loading), with a bound\n"
             "that also covers the fitted floor.\n"
+            "--attention: the attention the job runs, whatever the summary shows: eager\n"
+            "(probabilities materialised) or sdpa (a fused kernel: none). Default: as shown\n"
+            "(eager unless a module tree's class names say Sdpa or Flash; transformers >= 4.54\n"
+            "prints BertSelfAttention and runs SDPA by default).\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
@@ -54,6 +59,7 @@ int cmd_estimate(int argc, char **argv)
         {"seq-len", required_argument, NULL, 'l'},   {"optimizer", required_argument, NULL, 'o'},
         {"precision", required_argument, NULL, 'p'}, {"gpu", required_argument, NULL, 'g'},
         {"coefficients", required_argument, NULL, 'c'}, {"floor", required_argument, NULL, 'f'},
+        {"attention", required_argument, NULL, 'a'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -87,6 +93,13 @@ int cmd_estimate(int argc, char **argv)
         case 'p':
             if (est_precision_parse(optarg, &o.precision) < 0) {
                 fprintf(stderr, "carma estimate: unknown precision '%s' (fp32, amp, bf16)\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'a':
+            if (est_attention_parse(optarg, &o.attention) < 0) {
+                fprintf(stderr, "carma estimate: unknown attention '%s' (eager, sdpa)\n",
                         optarg);
                 return 2;
             }
@@ -196,14 +209,15 @@ int cmd_estimate(int argc, char **argv)
                               "optimizer_state_mib", r.optimizer_mib, "activations_mib",
                               r.activations_mib, "transient_mib", r.transient_mib);
         json_t *root = json_pack(
-            "{s:f,s:f,s:b,s:s,s:f,s:o,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:s,s:s}", "estimate_mib",
+            "{s:f,s:f,s:b,s:s,s:f,s:o,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:s,s:s,s:s}", "estimate_mib",
             r.estimate_mib, "bound_mib", r.bound_mib, "fits", r.fits, "gpu", kind->name,
             "gpu_mib", kind->mem_mib, "breakdown", b, "floor_source",
             est_floor_src_name(o.floor_src), "format", est_format_name(m.format),
             "layers", (json_int_t)m.n, "params", (json_int_t)m.params, "family",
             r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
             "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
-            "precision", est_precision_name(o.precision));
+            "precision", est_precision_name(o.precision), "attention",
+            est_attention_assumed(&m, o.attention));
         /* How the estimate was made: a replay (and where its peak fell) or the terms. */
         if (root && r.peak_phase)
             json_object_set_new(root, "model",
@@ -231,6 +245,11 @@ int cmd_estimate(int argc, char **argv)
         printf("batch %u%s%.0u, %s, %s, %s (%.0f MiB)\n", o.batch, o.seq ? ", seq-len " : "",
                o.seq, est_optimizer_name(o.optimizer), est_precision_name(o.precision),
                kind->name, kind->mem_mib);
+        const char *attn = est_attention_assumed(&m, o.attention);
+        if (strcmp(attn, "none") != 0)
+            printf("attention: %s (%s)\n", attn,
+                   strcmp(attn, "eager") == 0 ? "probabilities counted"
+                                              : "fused: no probabilities");
         printf("  floor            %10.1f MiB  (%s)\n", r.floor_mib,
                est_floor_src_name(o.floor_src));
         printf("  weights          %10.1f MiB\n", r.weights_mib);

@@ -2,7 +2,8 @@
  * (--fit) and redoes GPUMemNet's evaluation honestly: an 80/20 split with a fixed
  * seed and k-fold cross-validation that refits per fold, on the MLP set and the
  * early CNN set, then checks the shipped table on real models measured by CARMA
- * (DIR/cifar-summaries, DIR/imagenet-tables) with the default and the fitted floor. */
+ * (DIR/cifar-summaries, DIR/imagenet-tables, DIR/hf-trees) with the default and the
+ * fitted floor. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -236,7 +237,8 @@ static int real_check(const char *dir, const char *sub, const char *title,
     int rc = carma_csv_next(csv, &err);
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
         co = carma_csv_col(csv, "optimizer"), cp = carma_csv_col(csv, "precision"),
-        cy = carma_csv_col(csv, "peak_mib"), cg = carma_csv_col(csv, "gpumemnet_mib");
+        cy = carma_csv_col(csv, "peak_mib"), cg = carma_csv_col(csv, "gpumemnet_mib"),
+        cq = carma_csv_col(csv, "seq_len");
     int ret = 0;
     if (rc != 1 || cs < 0 || cb < 0 || co < 0 || cp < 0 || cy < 0) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", path);
@@ -246,12 +248,13 @@ static int real_check(const char *dir, const char *sub, const char *title,
     printf("\n%s, floor %s:\n", title,
            floor_src == EST_FLOOR_FITTED ? "fitted (GPUMemNet's environment)"
                                          : "default (CARMA's environment)");
-    printf("  %-30s %5s %-9s %9s %9s %9s %6s %6s%s\n", "summary", "batch", "optimizer",
-           "estimate", "bound", "peak", "est/pk", "bnd/pk", cg >= 0 ? "  GPUMemNet/pk" : "");
+    printf("  %-30s %5s%s %-9s %9s %9s %9s %6s %6s%s\n", "summary", "batch",
+           cq >= 0 ? "   seq" : "", "optimizer", "estimate", "bound", "peak", "est/pk", "bnd/pk",
+           cg >= 0 ? "  GPUMemNet/pk" : "");
     double sum_ratio = 0, sum_bound = 0, sum_gmn = 0;
     size_t cnt = 0;
     while ((rc = carma_csv_next(csv, &err)) == 1) {
-        uint64_t batch;
+        uint64_t batch, seq = 0;
         double peak, gmn = 0;
         struct est_opts o = {.floor_src = floor_src};
         if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch > EST_MAX_BATCH ||
@@ -259,12 +262,14 @@ static int real_check(const char *dir, const char *sub, const char *title,
             est_optimizer_parse(csv->field[co], &o.optimizer) < 0 ||
             est_precision_parse(csv->field[cp], &o.precision) < 0 ||
             (cg >= 0 && (carma_parse_double(csv->field[cg], &gmn) < 0 || !(gmn > 0))) ||
+            (cq >= 0 && (carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ)) ||
             strchr(csv->field[cs], '/')) {
             fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", path, csv->line);
             ret = 2;
             goto out;
         }
         o.batch = (uint32_t)batch;
+        o.seq = (uint32_t)seq;
         char sp[4096];
         snprintf(sp, sizeof sp, "%s/%s/%s", dir, sub, csv->field[cs]);
         char *sb;
@@ -291,9 +296,11 @@ static int real_check(const char *dir, const char *sub, const char *title,
         sum_bound += r.bound_mib / peak;
         sum_gmn += gmn / peak;
         cnt++;
-        printf("  %-30s %5u %-9s %9.0f %9.0f %9.0f %6.2f %6.2f", csv->field[cs], o.batch,
-               est_optimizer_name(o.optimizer), r.estimate_mib, r.bound_mib, peak,
-               r.estimate_mib / peak, r.bound_mib / peak);
+        printf("  %-30s %5u", csv->field[cs], o.batch);
+        if (cq >= 0)
+            printf(" %5u", o.seq);
+        printf(" %-9s %9.0f %9.0f %9.0f %6.2f %6.2f", est_optimizer_name(o.optimizer),
+               r.estimate_mib, r.bound_mib, peak, r.estimate_mib / peak, r.bound_mib / peak);
         if (cg >= 0)
             printf("  %12.2f", gmn / peak);
         printf("%s\n", ok ? "" : "  BOUND BELOW THE PEAK");
@@ -324,7 +331,8 @@ static void eval_usage(FILE *f)
                "Without --fit: GPUMemNet's evaluation redone (80/20 split, seed %llu, and\n"
                "%d-fold cross-validation refitting per fold) on DIR/gpumemnet-mlp.csv and\n"
                "DIR/gpumemnet-cnn-early.csv, then the shipped table on the real models of\n"
-               "DIR/cifar-summaries and DIR/imagenet-tables (CARMA's measured peaks).\n"
+               "DIR/cifar-summaries, DIR/imagenet-tables and DIR/hf-trees (CARMA's measured\n"
+               "peaks).\n"
                "With --fit: fits on all rows and writes the coefficient table to FILE;\n"
                "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n",
             (unsigned long long)EVAL_SEED, EVAL_KFOLD);
@@ -505,6 +513,7 @@ int cmd_eval_estimator(int argc, char **argv)
     } real[] = {
         {"cifar-summaries", "Real CIFAR/MNIST models (torchsummary; shipped table)"},
         {"imagenet-tables", "Real ImageNet models (layer tables; shipped table)"},
+        {"hf-trees", "Real Hugging Face transformers (module trees; shipped table)"},
     };
     for (size_t i = 0; ret == 0 && i < sizeof real / sizeof real[0]; i++) {
         for (int fitted = 0; ret == 0 && fitted < 2; fitted++) {

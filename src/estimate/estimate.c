@@ -149,6 +149,38 @@ static const char *const opt_names[EST_OPT_COUNT] = {"sgd", "momentum", "adam", 
                                                      "adadelta"};
 static const char *const prec_names[EST_PREC_COUNT] = {"fp32", "amp", "bf16"};
 
+int est_attention_parse(const char *s, enum est_attention *out)
+{
+    if (strcmp(s, "eager") == 0)
+        *out = EST_ATTN_EAGER;
+    else if (strcmp(s, "sdpa") == 0)
+        *out = EST_ATTN_SDPA;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+int est_layer_materialised(const struct est_layer *l, enum est_attention a)
+{
+    if (l->kind != EST_K_ATTN)
+        return 1;
+    if (a == EST_ATTN_SHOWN)
+        return !(l->flags & EST_LF_FUSED);
+    return a == EST_ATTN_EAGER;
+}
+
+const char *est_attention_assumed(const struct est_model *m, enum est_attention a)
+{
+    int any = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_ATTN) {
+            if (est_layer_materialised(&m->layers[i], a))
+                return "eager";
+            any = 1;
+        }
+    return any ? "sdpa" : "none";
+}
+
 int est_optimizer_parse(const char *s, enum est_optimizer *out)
 {
     for (int i = 0; i < EST_OPT_COUNT; i++)
@@ -417,7 +449,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
             if (state_b)
                 s += cnt * est_alloc_round(p * 4) * (state_b / 4);
         }
-        if (!l->out)
+        if (!l->out || !est_layer_materialised(l, o->attention))
             continue;
         double per = (double)l->out * (l->per_token ? seq : 1);
         if (l->attn)

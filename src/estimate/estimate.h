@@ -64,6 +64,8 @@ enum est_kind est_kind_classify(const char *type, size_t len);
                                   * (ReLU, Tanh, Sigmoid), not its input */
 #define EST_LF_WEIGHT_PER_ELEM 0x02 /* its weight's gradient is summed from a tensor of
                                      * the input's size (PReLU) */
+#define EST_LF_FUSED 0x04 /* attention probabilities of a fused kernel (a module tree's
+                           * Sdpa/Flash class): never materialised unless --attention eager */
 
 struct est_layer {
     uint8_t kind;      /* enum est_kind */
@@ -111,6 +113,22 @@ unsigned est_type_flags(enum est_kind k, const char *type, size_t len);
 /* est_model_add with the kind and flags a layer type name implies. */
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,
                        uint64_t params, uint32_t count, int per_token);
+
+/* The attention implementation a job runs. EST_ATTN_SHOWN: as the summary shows it (a
+ * module tree's Sdpa/Flash class names mark fused attention; a torchinfo table lists
+ * eager attention's probabilities); EAGER / SDPA: as the user says, whatever the print
+ * shows (transformers >= 4.54 prints `BertSelfAttention` and runs SDPA by default). */
+enum est_attention { EST_ATTN_SHOWN = 0, EST_ATTN_EAGER, EST_ATTN_SDPA };
+int est_attention_parse(const char *s, enum est_attention *out); /* "eager", "sdpa" */
+
+/* Whether layer l's output is materialised in a training step under attention a: only
+ * attention probabilities can be missing (fused kernels keep none). */
+int est_layer_materialised(const struct est_layer *l, enum est_attention a);
+
+/* What an estimate assumed of m's attention under a: "eager" when it counts attention
+ * probabilities, "sdpa" when m has attention blocks whose probabilities it does not
+ * count, "none" when the summary shows no attention probabilities at all. */
+const char *est_attention_assumed(const struct est_model *m, enum est_attention a);
 
 enum est_optimizer { EST_OPT_SGD = 0, EST_OPT_MOMENTUM, EST_OPT_ADAM, EST_OPT_ADAMW,
                      EST_OPT_ADADELTA, EST_OPT_COUNT };
@@ -197,6 +215,7 @@ struct est_opts {
     uint32_t seq;      /* sequence length; 0 when not given */
     enum est_optimizer optimizer;
     enum est_precision precision;
+    enum est_attention attention;
     double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
     double floor_adjust_mib; /* per-GPU-kind adjustment of the floor (0 for A100) */
     /* EST_FLOOR_GIVEN: floor_mib (> 0) is the measured floor of the job's environment

@@ -928,12 +928,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     return carma_err_at(err, file, L.line, "unexpected text after ')'");
             }
             struct mt_frame *f = &st[depth];
-            if (f->attention && !f->scores_inside && !f->sdpa && f->width) {
+            if (f->attention && !f->scores_inside && f->width) {
                 /* Attention probabilities: heads x seq per token (head size 64 when
-                 * the print does not say), saved by softmax and dropout. */
+                 * the print does not say), saved by softmax and dropout; a fused
+                 * kernel's are marked, and counted only under --attention eager. */
                 uint64_t heads = f->width / 64 ? f->width / 64 : 1;
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
                     return carma_err_at(err, file, L.line, "too many layers");
+                if (f->sdpa)
+                    m->layers[m->n - 1].flags |= EST_LF_FUSED;
                 m->needs_seq = 1;
                 if (!m->needs_seq_line)
                     m->needs_seq_line = f->line;

@@ -92,6 +92,21 @@ expect2 "unknown GPU kind" --summary $C/summary_csv/mlp.csv --batch 8 --gpu tpu
 expect2 "unknown optimizer" --summary $C/summary_csv/mlp.csv --batch 8 --optimizer lion
 expect2 "--floor must be MiB" --summary $C/summary_csv/mlp.csv --batch 8 --floor eager
 expect2 "No such file" --summary "$T/missing.txt" --batch 8
+expect2 "unknown attention 'flash' (eager, sdpa)" --summary $C/summary_modtree/bert_base.txt \
+    --batch 8 --seq-len 128 --attention flash
+
+# The attention the estimate assumed: as printed (an Sdpa class: fused), or as given.
+H=data/estimator/hf-trees/bert_base_mlm.txt
+"$CARMA" estimate --summary $H --batch 32 --seq-len 512 --json >"$T/sdpa.json" || fail "sdpa"
+"$CARMA" estimate --summary $H --batch 32 --seq-len 512 --attention eager --json \
+    >"$T/eager.json" || fail "eager"
+python3 - "$T/sdpa.json" "$T/eager.json" <<'PY' || fail "attention json"
+import json, sys
+s, e = (json.load(open(f)) for f in sys.argv[1:3])
+assert s["attention"] == "sdpa" and e["attention"] == "eager", (s["attention"], e["attention"])
+assert e["estimate_mib"] > 1.3 * s["estimate_mib"]
+assert s["bound_mib"] >= 19828  # CARMA's measured peak of this run
+PY
 
 # eval-estimator prints the figures and every CIFAR bound at or above its peak.
 "$CARMA" eval-estimator --data data/estimator >"$T/eval" || fail "eval-estimator"
@@ -104,4 +119,10 @@ awk '/^Real ImageNet.*floor default/ {on = 1} on && /mean estimate\/peak/ {
          sub(/,.*/, ""); print $NF; exit }' "$T/eval" >"$T/ratio"
 python3 -c "import sys; r = float(open(sys.argv[1]).read()); assert 1.0 <= r < 1.55, r" \
     "$T/ratio" || fail "ImageNet mean estimate/peak $(cat "$T/ratio")"
+# BERT-base and BERT-large as CARMA trained them: each estimate within 10% of the peak.
+awk '/^Real Hugging Face.*floor default/ {on = 1} on && /^  bert_/ {print $8} on && /^$/ {exit}' \
+    "$T/eval" >"$T/hf"
+python3 -c "import sys; r = [float(x) for x in open(sys.argv[1])]; \
+assert len(r) == 2 and all(0.9 <= x <= 1.1 for x in r), r" "$T/hf" \
+    || fail "transformer estimate/peak $(cat "$T/hf")"
 echo "estimate_cli: ok"

@@ -512,6 +512,54 @@ static void test_sequence_scaling(void **state)
     assert_float_equal(r1.weights_mib, r2.weights_mib, 1e-9);
 }
 
+/* Fused attention (a print's Sdpa class) keeps no probabilities; --attention overrides
+ * what the print shows, both ways, and only attention probabilities change. */
+static void test_attention_choice(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("data/estimator/hf-trees/bert_base_mlm.txt", &m, &err), 0);
+    size_t fused = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_true(m.layers[i].flags & EST_LF_FUSED);
+            assert_int_equal(m.layers[i].count, 12);
+            fused++;
+        }
+    assert_int_equal(fused, 1);
+    assert_string_equal(est_attention_assumed(&m, EST_ATTN_SHOWN), "sdpa");
+    assert_string_equal(est_attention_assumed(&m, EST_ATTN_EAGER), "eager");
+    const struct est_coef *c = est_coef_default();
+    struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_ADAMW};
+    struct est_result shown, sdpa, eager;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &shown, &err), 0);
+    o.attention = EST_ATTN_SDPA;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &sdpa, &err), 0);
+    o.attention = EST_ATTN_EAGER;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &eager, &err), 0);
+    assert_float_equal(shown.estimate_mib, sdpa.estimate_mib, 0);
+    /* Eager keeps, per layer, 12 heads x 512 x 512 probabilities x 8 sequences in fp32
+     * (96 MiB), their dropout's mask and output: at least 12 x 2 x 96 MiB more. */
+    assert_true(eager.estimate_mib > sdpa.estimate_mib + 12 * 2 * 96);
+    assert_float_equal(eager.weights_mib, sdpa.weights_mib, 1e-9);
+    /* An eager print (BertSelfAttention) run with SDPA: the same layers, no scores. */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err), 0);
+    assert_string_equal(est_attention_assumed(&m, EST_ATTN_SHOWN), "eager");
+    assert_string_equal(est_attention_assumed(&m, EST_ATTN_SDPA), "sdpa");
+    o.attention = EST_ATTN_SHOWN;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &eager, &err), 0);
+    o.attention = EST_ATTN_SDPA;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &sdpa, &err), 0);
+    assert_true(eager.estimate_mib > sdpa.estimate_mib + 12 * 2 * 96);
+    enum est_attention a;
+    assert_int_equal(est_attention_parse("sdpa", &a), 0);
+    assert_int_equal(a, EST_ATTN_SDPA);
+    assert_int_equal(est_attention_parse("eager", &a), 0);
+    assert_int_equal(a, EST_ATTN_EAGER);
+    assert_true(est_attention_parse("flash", &a) < 0);
+}
+
 static void test_conformal_quantile(void **state)
 {
     (void)state;
@@ -717,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_torchinfo),
         cmocka_unit_test(test_keras),
         cmocka_unit_test(test_modtree),
+        cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
         cmocka_unit_test(test_model_maths),
         cmocka_unit_test(test_alloc_round),
