@@ -3,7 +3,7 @@
 transformers CARMA trained -- BERT-base and BERT-large for masked-language
 modelling, configured from scratch as in CARMA's workloads/BERT_*_on_wiki.py
 (vocabulary of bert-large-cased, 28996 tokens; sequences padded to 512) -- as
-transformers 4.41-4.53 prints them: BertForMaskedLM, no pooler, SDPA attention
+transformers 4.41 to mid-2025 print them: BertForMaskedLM, no pooler, SDPA attention
 (BertSdpaSelfAttention, the default since 4.41). `carma eval-estimator` compares
 their estimates with the peaks CARMA measured. Usage: hf_trees.py OUTDIR"""
 import os

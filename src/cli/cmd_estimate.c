@@ -35,8 +35,8 @@ static void estimate_usage(FILE *f)
             "that also covers the fitted floor.\n"
             "--attention: the attention the job runs, whatever the summary shows: eager\n"
             "(probabilities materialised) or sdpa (a fused kernel: none). Default: as shown\n"
-            "(eager unless a module tree's class names say Sdpa or Flash; transformers >= 4.54\n"
-            "prints BertSelfAttention and runs SDPA by default).\n"
+            "(eager unless a module tree's class names say Sdpa or Flash; transformers since\n"
+            "their 2025 attention refactor print BertSelfAttention and run SDPA by default).\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 

@@ -117,7 +117,8 @@ int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64
 /* The attention implementation a job runs. EST_ATTN_SHOWN: as the summary shows it (a
  * module tree's Sdpa/Flash class names mark fused attention; a torchinfo table lists
  * eager attention's probabilities); EAGER / SDPA: as the user says, whatever the print
- * shows (transformers >= 4.54 prints `BertSelfAttention` and runs SDPA by default). */
+ * shows (transformers since their 2025 attention refactor print `BertSelfAttention` and
+ * run SDPA by default). */
 enum est_attention { EST_ATTN_SHOWN = 0, EST_ATTN_EAGER, EST_ATTN_SDPA };
 int est_attention_parse(const char *s, enum est_attention *out); /* "eager", "sdpa" */
 
