@@ -23,21 +23,34 @@ static uint64_t segment_size(uint64_t n)
     return (n + 2 * MIB_U - 1) / (2 * MIB_U) * (2 * MIB_U);
 }
 
-/* Size class: sixteen per power of two (2^60 B at most: class < 976). */
-static unsigned size_class(uint64_t size)
+/* Whether the `rem` bytes a request leaves of a block are split off as a free block
+ * (small pool: at least 512 B; large pool: more than 1 MiB); else the request takes the
+ * whole block. */
+static inline int splits(unsigned pool, uint64_t rem)
 {
-    unsigned k = 63u - (unsigned)__builtin_clzll(size | 1);
-    unsigned sub = k >= 4 ? (unsigned)(size >> (k - 4)) & 15u : 0;
-    return k * 16 + sub;
+    return pool == 0 ? rem >= 512 : rem > MIB_U;
+}
+
+/* Free list of a block of `size` (512 B to 2^60 B) in `pool`: its size class, sixteen
+ * per power of two (2^k + j 2^(k-4) in class 16 k + j, < 976), pool 1's lists after
+ * pool 0's. Monotone in size within a pool, so every block of a list above a request's
+ * own holds the request. */
+static inline unsigned list_of(unsigned pool, uint64_t size)
+{
+    unsigned s = 59u - (unsigned)__builtin_clzll(size); /* k - 4 (k >= 9): size >> s = 16 + j */
+    return pool * EST_REPLAY_NCLASS + s * 16 + 48 + (unsigned)(size >> s);
 }
 
 #define NIL 0xffffu /* no block, in a 16-bit link */
+
+_Static_assert(EST_REPLAY_NCLASS % 64 == 0, "a word of the bit set holds one pool's lists");
+_Static_assert(EST_REPLAY_NCLASS > 960, "list_of: classes up to 960 (2^60 B)");
 
 void est_replay_reset(struct est_replay_work *w)
 {
     w->nb = 0;
     w->unused = NIL;
-    memset(w->free_head, 0xff, sizeof w->free_head);
+    /* free_head and free_tail are read only for lists whose nonempty bit is set */
     memset(w->nonempty, 0, sizeof w->nonempty);
     w->top = 0;
     w->reserved = w->peak = w->allocated = 0;
@@ -48,7 +61,7 @@ void est_replay_reset(struct est_replay_work *w)
     w->overflow = 0;
 }
 
-static unsigned entry_new(struct est_replay_work *w)
+static inline unsigned entry_new(struct est_replay_work *w)
 {
     if (w->unused != NIL) {
         unsigned i = w->unused;
@@ -62,178 +75,274 @@ static unsigned entry_new(struct est_replay_work *w)
     return w->nb++;
 }
 
-static void entry_release(struct est_replay_work *w, unsigned i)
+static inline void entry_release(struct est_replay_work *w, unsigned i)
 {
     w->b[i].fnext = w->unused;
     w->unused = (uint16_t)i;
 }
 
 /* The allocator's free set is ordered by size, then address. */
-static int block_before(const struct est_replay_block *x, const struct est_replay_block *y)
+static inline int block_before(const struct est_replay_block *x, const struct est_replay_block *y)
 {
     return x->size != y->size ? x->size < y->size : x->addr < y->addr;
 }
 
-/* Inserts block i into its class list, kept in the free set's order. */
-static void free_add(struct est_replay_work *w, unsigned i)
+/* Inserts free block i into list l (its size's), kept in the free set's order. A freed
+ * or split-off block most often sorts last: the tail is tried before a walk. */
+static inline void free_add(struct est_replay_work *w, unsigned i, unsigned l)
 {
     struct est_replay_block *b = &w->b[i];
-    unsigned c = size_class(b->size), pool = b->pool;
-    unsigned prev = NIL, cur = w->free_head[pool][c];
-    while (cur != NIL && block_before(&w->b[cur], b)) {
+    uint64_t bit = 1ull << (l % 64);
+    b->cls = (uint16_t)l;
+    if (!(w->nonempty[l / 64] & bit)) {
+        w->nonempty[l / 64] |= bit;
+        b->fprev = b->fnext = NIL;
+        w->free_head[l] = w->free_tail[l] = (uint16_t)i;
+        return;
+    }
+    unsigned tail = w->free_tail[l];
+    if (block_before(&w->b[tail], b)) {
+        b->fprev = (uint16_t)tail;
+        b->fnext = NIL;
+        w->b[tail].fnext = (uint16_t)i;
+        w->free_tail[l] = (uint16_t)i;
+        return;
+    }
+    /* the tail sorts after b: the walk stops at or before it */
+    unsigned prev = NIL, cur = w->free_head[l];
+    while (block_before(&w->b[cur], b)) {
         prev = cur;
         cur = w->b[cur].fnext;
     }
-    b->cls = (uint16_t)c;
     b->fprev = (uint16_t)prev;
     b->fnext = (uint16_t)cur;
-    if (cur != NIL)
-        w->b[cur].fprev = (uint16_t)i;
+    w->b[cur].fprev = (uint16_t)i;
     if (prev != NIL)
         w->b[prev].fnext = (uint16_t)i;
     else
-        w->free_head[pool][c] = (uint16_t)i;
-    w->nonempty[pool][c / 64] |= 1ull << (c % 64);
+        w->free_head[l] = (uint16_t)i;
 }
 
-static void free_del(struct est_replay_work *w, unsigned i)
+static inline void free_del(struct est_replay_work *w, unsigned i)
 {
     struct est_replay_block *b = &w->b[i];
-    unsigned c = b->cls, pool = b->pool;
-    if (b->fprev != NIL)
-        w->b[b->fprev].fnext = b->fnext;
+    unsigned l = b->cls, fp = b->fprev, fn = b->fnext;
+    if (fp != NIL)
+        w->b[fp].fnext = (uint16_t)fn;
     else
-        w->free_head[pool][c] = b->fnext;
-    if (b->fnext != NIL)
-        w->b[b->fnext].fprev = b->fprev;
-    if (w->free_head[pool][c] == NIL)
-        w->nonempty[pool][c / 64] &= ~(1ull << (c % 64));
+        w->free_head[l] = (uint16_t)fn;
+    if (fn != NIL)
+        w->b[fn].fprev = (uint16_t)fp;
+    else
+        w->free_tail[l] = (uint16_t)fp;
+    if (fp == NIL && fn == NIL) /* the list is empty now */
+        w->nonempty[l / 64] &= ~(1ull << (l % 64));
 }
 
-/* The allocator's choice within class c: its first block, in the free set's order, that
- * holds size. */
-static unsigned best_in_class(const struct est_replay_work *w, unsigned pool, unsigned c,
-                              uint64_t size)
+/* Free block i, on its list, changed size (and maybe address) and belongs on list l now:
+ * it keeps its place while the order still holds, else moves. Its key (size, address)
+ * grew when it absorbed a freed neighbour, so only its successor can be out of order;
+ * it shrank when a request was split off its start, so only its predecessor can. Inlined
+ * (GNU attribute): the test is in every split and merge. */
+__attribute__((always_inline)) static inline void free_rekey(struct est_replay_work *w, unsigned i,
+                                                             unsigned l, int grown)
 {
-    unsigned i = w->free_head[pool][c];
-    while (i != NIL && w->b[i].size < size)
-        i = w->b[i].fnext;
-    return i;
+    struct est_replay_block *b = &w->b[i];
+    if (l == b->cls) {
+        if (grown && (b->fnext == NIL || block_before(b, &w->b[b->fnext])))
+            return;
+        if (!grown && (b->fprev == NIL || block_before(&w->b[b->fprev], b)))
+            return;
+    }
+    free_del(w, i);
+    free_add(w, i, l);
 }
 
-/* First class above c with a free block, or EST_REPLAY_NCLASS. */
-static unsigned next_class(const struct est_replay_work *w, unsigned pool, unsigned c)
+/* The allocator's best fit for a request of `size` from list l (its own): the first
+ * block of the free set's order that holds it, or NIL. In l blocks below size are
+ * skipped (none fits when the last, the largest, does not); the first block of any
+ * higher list of the pool holds it. */
+static inline unsigned best_fit(const struct est_replay_work *w, unsigned l, uint64_t size)
 {
-    for (unsigned x = c + 1; x < EST_REPLAY_NCLASS;) {
-        uint64_t bits = w->nonempty[pool][x / 64] >> (x % 64);
-        if (bits)
-            return x + (unsigned)__builtin_ctzll(bits);
-        x = (x / 64 + 1) * 64;
+    if ((w->nonempty[l / 64] >> (l % 64) & 1) && w->b[w->free_tail[l]].size >= size) {
+        unsigned i = w->free_head[l];
+        while (w->b[i].size < size)
+            i = w->b[i].fnext;
+        return i;
     }
-    return EST_REPLAY_NCLASS;
+    /* the rest of l's word of the bit set, then the pool's words above it */
+    uint64_t bits = w->nonempty[l / 64] >> (l % 64) >> 1;
+    if (bits)
+        return w->free_head[l + 1 + (unsigned)__builtin_ctzll(bits)];
+    unsigned end = (l / EST_REPLAY_NCLASS + 1) * (EST_REPLAY_NCLASS / 64);
+    for (unsigned x = l / 64 + 1; x < end; x++)
+        if (w->nonempty[x])
+            return w->free_head[x * 64 + (unsigned)__builtin_ctzll(w->nonempty[x])];
+    return NIL;
 }
 
-uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_replay_cat cat)
+/* Block i, no longer free, now holds a request of category cat. */
+static inline uint32_t take(struct est_replay_work *w, unsigned i, enum est_replay_cat cat)
 {
-    if (w->overflow)
-        return NONE;
-    if (bytes > (1ull << 60))
-        bytes = 1ull << 60;
-    uint64_t size = round_size(bytes);
-    unsigned pool = size <= MIB_U ? 0 : 1;
-    /* Best fit: the request's own class may hold smaller blocks; every block of a higher
-     * class holds it, so the first non-empty one has the best. */
-    unsigned c0 = size_class(size);
-    unsigned best = best_in_class(w, pool, c0, size);
-    if (best == NIL) {
-        unsigned c1 = next_class(w, pool, c0);
-        if (c1 < EST_REPLAY_NCLASS)
-            best = best_in_class(w, pool, c1, size);
-    }
-    int grew = 0;
-    if (best == NIL) {
-        best = entry_new(w);
-        if (best == NIL)
-            return NONE;
-        struct est_replay_block *s = &w->b[best];
-        s->size = segment_size(size);
-        s->addr = w->top;
-        w->top += s->size;
-        s->prev = s->next = NIL;
-        s->pool = (uint8_t)pool;
-        s->is_free = 1;
-        w->reserved += s->size;
-        grew = 1;
-        free_add(w, best);
-    }
-    free_del(w, best);
-    struct est_replay_block *b = &w->b[best];
-    uint64_t rem = b->size - size;
-    if ((pool == 0 && rem >= 512) || (pool == 1 && rem > MIB_U)) {
-        unsigned r = entry_new(w);
-        if (r == NIL)
-            return NONE;
-        struct est_replay_block *rb = &w->b[r];
-        rb->addr = b->addr + size;
-        rb->size = rem;
-        rb->pool = (uint8_t)pool;
-        rb->is_free = 1;
-        rb->prev = (uint16_t)best;
-        rb->next = b->next;
-        if (b->next != NIL)
-            w->b[b->next].prev = (uint16_t)r;
-        b->next = (uint16_t)r;
-        b->size = size;
-        free_add(w, r);
-    }
+    struct est_replay_block *b = &w->b[i];
     b->is_free = 0;
     b->refs = 1;
     b->cat = (uint8_t)cat;
     w->allocated += b->size;
     w->cat[cat] += b->size;
-    if (grew && w->reserved > w->peak) {
+    return i;
+}
+
+/* A request of `size` (list l) that no cached block holds: a new segment, what the
+ * request leaves of it split off as a free block, and maybe a new peak. Rare: kept out
+ * of replay_malloc's hot path. */
+static __attribute__((noinline)) uint32_t new_segment(struct est_replay_work *w, uint64_t size,
+                                                      unsigned pool, unsigned l,
+                                                      enum est_replay_cat cat)
+{
+    unsigned s = entry_new(w);
+    if (s == NIL)
+        return NONE;
+    struct est_replay_block *b = &w->b[s];
+    uint64_t seg = segment_size(size), rem = seg - size;
+    b->size = seg;
+    b->addr = w->top;
+    w->top += seg;
+    b->prev = b->next = NIL;
+    b->pool = (uint8_t)pool;
+    b->cls = (uint16_t)list_of(pool, seg);
+    w->reserved += seg;
+    if (splits(pool, rem)) {
+        unsigned r = entry_new(w);
+        if (r == NIL)
+            return NONE;
+        b = &w->b[s];
+        struct est_replay_block *rb = &w->b[r];
+        rb->addr = b->addr + size;
+        rb->size = rem;
+        rb->pool = (uint8_t)pool;
+        rb->is_free = 1;
+        rb->prev = (uint16_t)s;
+        rb->next = NIL;
+        b->next = (uint16_t)r;
+        b->size = size;
+        b->cls = (uint16_t)l;
+        free_add(w, r, list_of(pool, rem));
+    }
+    take(w, s, cat);
+    if (w->reserved > w->peak) {
         w->peak = w->reserved;
         memcpy(w->peak_cat, w->cat, sizeof w->cat);
         w->peak_phase = w->phase;
         w->peak_iteration = w->iteration;
     }
-    return best;
+    return s;
 }
 
+/* Allocates `size` (a multiple of 512 B, at most 2^60) as category cat: the best fit
+ * among the cached blocks, split as the allocator splits, else a new segment. */
+static inline uint32_t replay_malloc(struct est_replay_work *w, uint64_t size,
+                                     enum est_replay_cat cat)
+{
+    if (w->overflow)
+        return NONE;
+    unsigned pool = size <= MIB_U ? 0 : 1, l = list_of(pool, size);
+    unsigned best = best_fit(w, l, size);
+    if (best == NIL)
+        return new_segment(w, size, pool, l, cat);
+    uint64_t rem = w->b[best].size - size;
+    if (!splits(pool, rem)) {
+        free_del(w, best);
+        return take(w, best, cat);
+    }
+    /* The request becomes a new entry before the block; the block, now the remainder,
+     * keeps its entry (and its list place when the order allows). */
+    unsigned a = entry_new(w);
+    if (a == NIL)
+        return NONE;
+    struct est_replay_block *b = &w->b[best], *ab = &w->b[a];
+    uint64_t addr = b->addr;
+    unsigned prev = b->prev;
+    ab->addr = addr;
+    ab->size = size;
+    ab->pool = (uint8_t)pool;
+    ab->cls = (uint16_t)l;
+    ab->prev = (uint16_t)prev;
+    ab->next = (uint16_t)best;
+    if (prev != NIL)
+        w->b[prev].next = (uint16_t)a;
+    b->prev = (uint16_t)a;
+    b->addr = addr + size;
+    b->size = rem;
+    free_rekey(w, best, list_of(pool, rem), 0);
+    return take(w, a, cat);
+}
+
+uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_replay_cat cat)
+{
+    if (bytes > (1ull << 60))
+        bytes = 1ull << 60;
+    return replay_malloc(w, round_size(bytes), cat);
+}
+
+/* Frees block i, merging it with free neighbours in its segment. A neighbour that
+ * absorbs it keeps its entry, and its list place when the order allows. */
 static void block_free(struct est_replay_work *w, unsigned i)
 {
     struct est_replay_block *b = &w->b[i];
-    w->allocated -= b->size;
-    w->cat[b->cat] -= b->size;
+    uint64_t size = b->size;
+    unsigned n = b->next, p = b->prev, pool = b->pool;
+    w->allocated -= size;
+    w->cat[b->cat] -= size;
     b->is_free = 1;
-    unsigned n = b->next;
-    if (n != NIL && w->b[n].is_free) {
+    int nfree = n != NIL && w->b[n].is_free, pfree = p != NIL && w->b[p].is_free;
+    if (nfree && pfree) { /* the next block goes into i first, i into the previous */
+        struct est_replay_block *nb = &w->b[n], *pb = &w->b[p];
         free_del(w, n);
-        b->size += w->b[n].size;
-        b->next = w->b[n].next;
-        if (b->next != NIL)
-            w->b[b->next].prev = (uint16_t)i;
+        unsigned nn = nb->next;
+        size += nb->size + pb->size;
+        pb->size = size;
+        pb->next = (uint16_t)nn;
+        if (nn != NIL)
+            w->b[nn].prev = (uint16_t)p;
         entry_release(w, n);
-    }
-    unsigned p = b->prev;
-    if (p != NIL && w->b[p].is_free) {
-        free_del(w, p);
-        w->b[p].size += b->size;
-        w->b[p].next = b->next;
-        if (b->next != NIL)
-            w->b[b->next].prev = (uint16_t)p;
         entry_release(w, i);
-        i = p;
+        free_rekey(w, p, list_of(pool, size), 1);
+    } else if (pfree) {
+        struct est_replay_block *pb = &w->b[p];
+        size += pb->size;
+        pb->size = size;
+        pb->next = (uint16_t)n;
+        if (n != NIL)
+            w->b[n].prev = (uint16_t)p;
+        entry_release(w, i);
+        free_rekey(w, p, list_of(pool, size), 1);
+    } else if (nfree) { /* the next block takes i's start */
+        struct est_replay_block *nb = &w->b[n];
+        size += nb->size;
+        nb->addr = b->addr;
+        nb->size = size;
+        nb->prev = (uint16_t)p;
+        if (p != NIL)
+            w->b[p].next = (uint16_t)n;
+        entry_release(w, i);
+        free_rekey(w, n, list_of(pool, size), 1);
+    } else {
+        free_add(w, i, b->cls); /* its size's list, kept since it was allocated */
     }
-    free_add(w, i);
 }
 
-void est_replay_unref(struct est_replay_work *w, uint32_t blk)
+static inline void unref(struct est_replay_work *w, uint32_t blk)
 {
     if (blk == NONE || w->overflow)
         return;
     if (--w->b[blk].refs == 0)
         block_free(w, blk);
+}
+
+void est_replay_unref(struct est_replay_work *w, uint32_t blk)
+{
+    unref(w, blk);
 }
 
 static uint32_t ref(struct est_replay_work *w, uint32_t blk)
@@ -285,7 +394,7 @@ static uint32_t alloc(struct est_replay_work *w, double bytes, enum est_replay_c
         bytes = 1;
     if (bytes > 0x1p60)
         bytes = 0x1p60;
-    return est_replay_malloc(w, (uint64_t)bytes, cat);
+    return replay_malloc(w, round_size((uint64_t)(int64_t)bytes), cat); /* exact: < 2^63 */
 }
 
 /* The first gradient of a parameter becomes .grad; later ones would be added to it. */
@@ -294,7 +403,7 @@ static void accumulate(struct est_replay_work *w, uint32_t pi, uint32_t blk)
     if (w->p[pi].grad == NONE)
         w->p[pi].grad = blk;
     else
-        est_replay_unref(w, blk);
+        unref(w, blk);
 }
 
 struct pass {
@@ -410,7 +519,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             out = alloc(w, ob, EST_RC_ACT);
             if (l->flags & EST_LF_SAVES_RESULT) {
                 nd->saved[0] = ref(w, out);
-                est_replay_unref(w, cur);
+                unref(w, cur);
             } else {
                 nd->saved[0] = cur;
             }
@@ -418,12 +527,12 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         case EST_K_DROPOUT:
             out = alloc(w, ob, EST_RC_ACT);
             nd->saved[0] = alloc(w, elems, EST_RC_ACT); /* bool mask */
-            est_replay_unref(w, cur);
+            unref(w, cur);
             break;
         case EST_K_SOFTMAX:
             out = alloc(w, ob, EST_RC_ACT);
             nd->saved[0] = ref(w, out);
-            est_replay_unref(w, cur);
+            unref(w, cur);
             break;
         case EST_K_POOL:
             out = alloc(w, ob, EST_RC_ACT);
@@ -432,7 +541,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         case EST_K_EMBED:
             out = alloc(w, ob, EST_RC_ACT);
             nd->in_bytes = 0; /* token ids: no gradient */
-            est_replay_unref(w, cur);
+            unref(w, cur);
             break;
         case EST_K_ATTN: {
             /* Eager attention: q k^T, scaled, masked (each a new tensor, the one before
@@ -442,9 +551,9 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             double se = elems * (amp ? 2 : 4), pe = elems * 4;
             uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
             uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
-            est_replay_unref(w, s1);
+            unref(w, s1);
             nd->saved[0] = alloc(w, pe, EST_RC_ACT);
-            est_replay_unref(w, s2);
+            unref(w, s2);
             nd->saved[1] = alloc(w, elems, EST_RC_ACT);
             nd->saved[2] = alloc(w, pe, EST_RC_ACT);
             nd->saved[3] = ref(w, cur);
@@ -467,20 +576,20 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
 {
     int amp = ps->o->precision != EST_PREC_FP32;
     uint32_t g = alloc(w, 4, EST_RC_TRANSIENT);
-    est_replay_unref(w, loss);
+    unref(w, loss);
     for (uint32_t k = w->nn; k-- > 0;) {
         struct est_replay_node *nd = &w->nd[k];
         uint32_t gi = NONE;
         if (nd->kind == EST_K_ATTN) {
             uint32_t t1 = alloc(w, nd->scores, EST_RC_TRANSIENT);
             uint32_t t2 = alloc(w, nd->scores, EST_RC_TRANSIENT);
-            est_replay_unref(w, t1);
-            est_replay_unref(w, t2);
+            unref(w, t1);
+            unref(w, t2);
         }
         if (nd->in_bytes > 0)
             gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
-            est_replay_unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
+            unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
         /* a linear layer's bias gradient comes before its weight's */
         for (uint32_t j = 0; j < nd->np; j++) {
@@ -490,16 +599,16 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             if (amp && matmul) /* the 16-bit copy's gradient, cast to fp32 */
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
             accumulate(w, pj, alloc(w, p->bytes, EST_RC_GRADS));
-            est_replay_unref(w, h);
-            est_replay_unref(w, p->cast);
+            unref(w, h);
+            unref(w, p->cast);
             p->cast = NONE;
         }
         for (int s = 0; s < 4; s++)
-            est_replay_unref(w, nd->saved[s]);
-        est_replay_unref(w, g);
+            unref(w, nd->saved[s]);
+        unref(w, g);
         g = gi;
     }
-    est_replay_unref(w, g);
+    unref(w, g);
 }
 
 /* optimizer.step(), foreach implementation: the state is created at the first step;
@@ -531,7 +640,7 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
             w->p[i].tmp[t] = alloc(w, w->p[i].bytes, EST_RC_TRANSIENT);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++) {
-            est_replay_unref(w, w->p[i].tmp[t]);
+            unref(w, w->p[i].tmp[t]);
             w->p[i].tmp[t] = NONE;
         }
 }
@@ -554,18 +663,18 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         w->iteration = it + 1;
         w->phase = EST_RP_FORWARD;
         for (uint32_t i = 0; i < w->np; i++) { /* zero_grad(set_to_none=True) */
-            est_replay_unref(w, w->p[i].grad);
+            unref(w, w->p[i].grad);
             w->p[i].grad = NONE;
         }
         /* `for inputs, labels in loader` rebinds the names to the CPU batch before
          * .to(device) copies it: the previous device tensors go first. */
-        est_replay_unref(w, x);
-        est_replay_unref(w, lab);
+        unref(w, x);
+        unref(w, lab);
         x = xb > 0 ? alloc(w, xb, EST_RC_ACT) : NONE;
         lab = alloc(w, lb, EST_RC_ACT);
         double yb;
         uint32_t y = forward(w, ps, x, x != NONE ? xb : 0, &yb);
-        est_replay_unref(w, outputs); /* the previous step's outputs, rebound */
+        unref(w, outputs); /* the previous step's outputs, rebound */
         outputs = y;
         /* cross-entropy: log_softmax (fp32) kept, then the loss */
         struct est_replay_node *ls = &w->nd[w->nn++];

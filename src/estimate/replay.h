@@ -38,7 +38,7 @@
  * 16-bit links keep a block in 32 bytes). Layer repeats are expanded when the nodes and
  * parameters fit, else each layer's repeats are one tensor of count times the size. */
 #define EST_REPLAY_MAX_BLOCKS 65535u
-#define EST_REPLAY_NCLASS 1024u
+#define EST_REPLAY_NCLASS 1024u /* size classes per pool, a multiple of 64 */
 #define EST_RB_NONE UINT32_MAX
 
 /* What each allocated byte is, for the breakdown at the peak. */
@@ -66,7 +66,7 @@ struct est_replay_block {
     uint64_t addr;         /* in a virtual address space: segments laid end to end */
     uint16_t prev, next;   /* neighbours in the segment (0xffff at an end) */
     uint16_t fprev, fnext; /* free list of its size class, or the unused-entry stack */
-    uint16_t cls;          /* size class while on a free list */
+    uint16_t cls;          /* the free list of its size (see free_head) */
     uint8_t refs;          /* tensor references while allocated */
     uint8_t pool, is_free, cat;
 };
@@ -97,11 +97,12 @@ struct est_replay_work {
     uint32_t np, nn, norder;
     uint32_t nb;     /* entries used so far */
     uint16_t unused; /* stack of merged-away entries */
-    /* Cached free blocks per pool (0 small, 1 large) in size classes (sixteen per power
-     * of two), each list in the allocator's order (size, then address), and a bit set
-     * for each class that holds any. */
-    uint16_t free_head[2][EST_REPLAY_NCLASS];
-    uint64_t nonempty[2][(EST_REPLAY_NCLASS + 63) / 64];
+    /* Cached free blocks in lists by pool (0 small, 1 large) and size class (sixteen per
+     * power of two; pool 1's lists after pool 0's), each list in the allocator's order
+     * (size, then address), with its head and tail, and a bit set for each list that
+     * holds any. A list's head and tail are meaningful only while its bit is set. */
+    uint16_t free_head[2 * EST_REPLAY_NCLASS], free_tail[2 * EST_REPLAY_NCLASS];
+    uint64_t nonempty[2 * EST_REPLAY_NCLASS / 64];
     uint64_t top;                       /* end of the virtual address space */
     uint64_t reserved, peak, allocated; /* bytes */
     uint64_t cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
