@@ -144,6 +144,7 @@ int cmd_estimate(int argc, char **argv)
         return 2;
     }
     o.gpu_mib = kind->mem_mib;
+    o.cublas_workspace_kib = kind->cublas_workspace_kib;
     struct carma_err err;
     struct est_coef coef = *est_coef_default();
     if (coef_file) {

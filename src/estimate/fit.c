@@ -107,7 +107,8 @@ int est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, d
 {
     struct est_model mm = *m;
     mm.input = input;
-    struct est_opts o = {.batch = batch, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32};
+    struct est_opts o = {.batch = batch, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32,
+                         .summary_pass = 1};
     double w, g, st;
     memset(out, 0, sizeof *out);
     est_features(&mm, &o, out->feat, &w, &g, &st);

@@ -59,6 +59,7 @@ void est_replay_reset(struct est_replay_work *w)
     w->phase = w->peak_phase = EST_RP_NONE;
     w->iteration = w->peak_iteration = 0;
     w->overflow = 0;
+    w->cublas_ws[0] = w->cublas_ws[1] = NONE;
 }
 
 static inline unsigned entry_new(struct est_replay_work *w)
@@ -466,6 +467,16 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
     }
 }
 
+/* The first matrix product on a thread's cuBLAS handle (0: the main thread's, 1: the
+ * autograd engine's) allocates its workspace, after the product's output. */
+static void cublas_workspace(struct est_replay_work *w, const struct est_opts *o, int thread)
+{
+    if (w->cublas_ws[thread] != NONE)
+        return;
+    uint32_t kib = o->cublas_workspace_kib ? o->cublas_workspace_kib : EST_CUBLAS_WS_KIB;
+    w->cublas_ws[thread] = alloc(w, (double)kib * 1024, EST_RC_TRANSIENT);
+}
+
 /* One forward pass from input x (x_bytes; NONE: none listed). Records the graph in
  * w->nd and returns the output, its size in *out_bytes. */
 static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
@@ -504,6 +515,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
                 for (unsigned k = 0; k < nt; k++)
                     w->p[first + k].cast = alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
             out = alloc(w, ob, EST_RC_ACT);
+            cublas_workspace(w, o, 0);
             nd->saved[0] = cur;
             break;
         case EST_K_NORM: {
@@ -588,6 +600,8 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         }
         if (nd->in_bytes > 0)
             gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
+        if (nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV)
+            cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
             unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
@@ -645,6 +659,26 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
         }
 }
 
+/* torchsummary's summary(): one forward pass at batch 2 in fp32 (x_bytes per sample),
+ * every tensor freed when it returns. */
+static void summary_pass(struct est_replay_work *w, const struct pass *ps, double x_bytes)
+{
+    struct est_opts o = *ps->o;
+    o.batch = 2;
+    o.precision = EST_PREC_FP32;
+    struct pass p = *ps;
+    p.o = &o;
+    uint32_t x = x_bytes > 0 ? alloc(w, 2 * x_bytes, EST_RC_ACT) : NONE;
+    double yb;
+    uint32_t y = forward(w, &p, x, x != NONE ? 2 * x_bytes : 0, &yb);
+    for (uint32_t k = 0; k < w->nn; k++)
+        for (int s = 0; s < 4; s++)
+            unref(w, w->nd[k].saved[s]);
+    w->nn = 0;
+    unref(w, y);
+    unref(w, x);
+}
+
 static void run(struct est_replay_work *w, const struct pass *ps)
 {
     const struct est_model *m = ps->m;
@@ -656,6 +690,8 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     setup(w, ps);
     /* Inputs: token ids for sequence models, else the listed input as fp32; labels
      * per token or per sample (int64). */
+    if (o->summary_pass)
+        summary_pass(w, ps, ps->seq_model ? seq * 8 : (double)m->input * 4);
     double xb = ps->seq_model ? B * seq * 8 : B * (double)m->input * 4;
     double lb = ps->seq_model ? B * seq * 8 : B * 8;
     uint32_t x = NONE, lab = NONE, outputs = NONE;

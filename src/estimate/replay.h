@@ -12,6 +12,9 @@
  *     the next layer has consumed it;
  *   - backward allocates each gradient before it releases what the node kept; the first
  *     gradient of a parameter becomes .grad, and zero_grad() frees them;
+ *   - cuBLAS's workspace: the first matrix product of the forward (the main thread's
+ *     handle) and of the backward (the autograd thread's) each allocate one, kept for
+ *     the life of the process;
  *   - the optimizer's state (Adam/AdamW/Adadelta two tensors per parameter, momentum
  *     one) and its per-parameter temporaries (Adam's sqrt, Adadelta's two);
  *   - the allocator: requests rounded to 512 B; up to 1 MiB from 2 MiB segments, up to
@@ -108,6 +111,7 @@ struct est_replay_work {
     uint64_t cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
     int phase, iteration, peak_phase, peak_iteration; /* where the replay is, its peak */
     int overflow;
+    uint32_t cublas_ws[2]; /* the main thread's and autograd's cuBLAS workspaces, once made */
 };
 
 struct est_replay_result {

@@ -3,6 +3,7 @@
 #define CARMA_SIM_GPUKIND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/err.h"
 
@@ -13,6 +14,7 @@ struct sim_gpu_kind {
     double idle_w;        /* no context on the GPU */
     double static_w;      /* added once any job is resident (clocks up, context) */
     double max_w;         /* board power limit */
+    uint32_t cublas_workspace_kib; /* PyTorch's default cuBLAS workspace per handle */
 };
 
 /* Returns the kind named `name` (case-insensitive), or NULL. */

@@ -405,9 +405,12 @@ static void test_replay_allocator(void **state)
 }
 
 /* Two training steps of one 1024 -> 1536 linear layer at batch 1: its 6 MiB weight,
- * gradient, Adam state and sqrt temporary fill 20 MiB segments; everything else fits
- * one 2 MiB small segment. Worked by hand: sgd needs W G (one segment), Adam W G S1 and
- * then S2 T (a second), Adadelta's second temporary fits what is left of it. */
+ * gradient, Adam state and sqrt temporary and the two 8.125 MiB cuBLAS workspaces fill
+ * 20 MiB segments; everything else fits one 2 MiB small segment. Worked by hand: W and
+ * the forward's workspace share the first segment (5.875 MiB left), the backward's
+ * workspace opens a second, where G goes (5.875 left): sgd 42 MiB. Momentum's state
+ * fits neither remainder (a third, 14 MiB left), nor do Adam's S1 S2 T (a third: 2
+ * left); Adadelta's second temporary opens a fourth. */
 static void test_replay_linear(void **state)
 {
     (void)state;
@@ -419,8 +422,8 @@ static void test_replay_linear(void **state)
     static const struct {
         enum est_optimizer opt;
         double peak;
-    } cases[] = {{EST_OPT_SGD, 22}, {EST_OPT_MOMENTUM, 22}, {EST_OPT_ADAM, 42},
-                 {EST_OPT_ADAMW, 42}, {EST_OPT_ADADELTA, 42}};
+    } cases[] = {{EST_OPT_SGD, 42}, {EST_OPT_MOMENTUM, 62}, {EST_OPT_ADAM, 62},
+                 {EST_OPT_ADAMW, 62}, {EST_OPT_ADADELTA, 82}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct est_opts o = {.batch = 1, .optimizer = cases[i].opt};
         struct est_replay_result r;
@@ -431,8 +434,8 @@ static void test_replay_linear(void **state)
             sum += r.cat_mib[k];
         assert_float_equal(sum, r.peak_mib, 1e-9);
     }
-    /* At Adam's peak (its temporary's segment, first step): weight, gradient, both
-     * states, sqrt. SGD's last segment was the weight's, at setup. */
+    /* At Adam's peak (its states' segment, first step): weight, gradient, both states,
+     * sqrt. SGD's last segment was the backward's workspace. */
     struct est_opts o = {.batch = 1, .optimizer = EST_OPT_ADAM};
     struct est_replay_result r;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
@@ -443,14 +446,46 @@ static void test_replay_linear(void **state)
     assert_true(r.cat_mib[EST_RC_STATE] >= 6);
     o.optimizer = EST_OPT_SGD;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
-    assert_int_equal(r.peak_phase, EST_RP_SETUP);
-    assert_int_equal(r.peak_iteration, 0);
+    assert_int_equal(r.peak_phase, EST_RP_BACKWARD);
+    assert_int_equal(r.peak_iteration, 1);
+    /* Hopper's 32 MiB workspaces are segments of their own: sgd 22 + 2 x 32 (G fits the
+     * weight's segment); Adam's S2 opens a 20 MiB segment where T fits too. */
+    o.cublas_workspace_kib = 32768;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_float_equal(r.peak_mib, 86, 1e-9);
+    o.optimizer = EST_OPT_ADAM;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_float_equal(r.peak_mib, 106, 1e-9);
+}
+
+/* torchsummary's forward at batch 2 before training makes the main thread's workspace
+ * while the weight's segment still has room: right after the 6 MiB weight. Without it,
+ * at batch 1024 the 4 MiB input and 6 MiB output take that room first (4 MiB left) and
+ * the workspace opens a segment after the weight's (20 MiB) and the small one (2). */
+static void test_replay_summary_pass(void **state)
+{
+    (void)state;
+    static const char csv[] = "type,out_elems,params\ninput,1024,0\nlinear,1536,1574400\n";
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", &m, &err), 0);
+    struct est_opts o = {.batch = 1024, .optimizer = EST_OPT_SGD};
+    struct est_replay_result r;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_int_equal(rwork.b[rwork.cublas_ws[0]].addr, 22 * 1048576);
+    o.summary_pass = 1;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_int_equal(rwork.b[rwork.cublas_ws[0]].addr, 6 * 1048576);
+    assert_int_equal(rwork.b[rwork.cublas_ws[0]].size, EST_CUBLAS_WS_KIB * 1024);
 }
 
 /* What the replay keeps for backward depends on the activation: ReLU keeps its output
  * (the norm's output before it is freed), GELU its input (both stay). Three blocks of
  * linear 1024 -> 1024, BatchNorm, activation at batch 16384 (64 MiB per output): the
- * peaks were worked out by an independent implementation of the same rules. */
+ * peaks were worked out by an independent implementation of the same rules (664 and 792
+ * MiB), plus the cuBLAS workspaces' one 20 MiB segment (the weights' segment has 8 MiB
+ * left, the forward's 8.125 MiB workspace opens one, the backward's fits beside it). */
 static void test_replay_activation_semantics(void **state)
 {
     (void)state;
@@ -460,7 +495,7 @@ static void test_replay_activation_semantics(void **state)
         const char *act;
         unsigned flags;
         double peak;
-    } cases[] = {{"ReLU", EST_LF_SAVES_RESULT, 664}, {"GELU", 0, 792}};
+    } cases[] = {{"ReLU", EST_LF_SAVES_RESULT, 684}, {"GELU", 0, 812}};
     for (size_t i = 0; i < 2; i++) {
         char csv[512];
         int n = snprintf(csv, sizeof csv, "type,out_elems,params\ninput,1024,0\n");
@@ -778,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_replay_allocator),
         cmocka_unit_test(test_replay_linear),
+        cmocka_unit_test(test_replay_summary_pass),
         cmocka_unit_test(test_replay_activation_semantics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
