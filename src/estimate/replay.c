@@ -389,13 +389,18 @@ static unsigned layer_tensors(const struct est_layer *l, double t[2])
 
 /* Sizes are products of untrusted counts: anything past 2^60 B (an exbibyte) is held
  * there, which no GPU fits anyway. */
-static uint32_t alloc(struct est_replay_work *w, double bytes, enum est_replay_cat cat)
+static uint64_t alloc_size(double bytes)
 {
     if (!(bytes > 1))
         bytes = 1;
     if (bytes > 0x1p60)
         bytes = 0x1p60;
-    return replay_malloc(w, round_size((uint64_t)(int64_t)bytes), cat); /* exact: < 2^63 */
+    return round_size((uint64_t)(int64_t)bytes); /* exact: < 2^63 */
+}
+
+static uint32_t alloc(struct est_replay_work *w, double bytes, enum est_replay_cat cat)
+{
+    return replay_malloc(w, alloc_size(bytes), cat);
 }
 
 /* The first gradient of a parameter becomes .grad; later ones would be added to it. */
@@ -456,8 +461,9 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
         for (unsigned k = 0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
             p->bytes = tb[k] * mult * 4;
+            p->size = alloc_size(p->bytes);
             p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
-            alloc(w, p->bytes, EST_RC_WEIGHTS);
+            replay_malloc(w, p->size, EST_RC_WEIGHTS);
         }
         if (l->kind == EST_K_NORM && !l->per_token && nt == 2) {
             alloc(w, tb[0] * mult * 4, EST_RC_WEIGHTS); /* running mean */
@@ -612,7 +618,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             uint32_t h = NONE;
             if (amp && matmul) /* the 16-bit copy's gradient, cast to fp32 */
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
-            accumulate(w, pj, alloc(w, p->bytes, EST_RC_GRADS));
+            accumulate(w, pj, replay_malloc(w, p->size, EST_RC_GRADS));
             unref(w, h);
             unref(w, p->cast);
             p->cast = NONE;
@@ -648,10 +654,10 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
     if (first)
         for (uint32_t i = 0; i < w->np; i++)
             for (unsigned s = 0; s < nstate; s++)
-                w->p[i].state[s] = alloc(w, w->p[i].bytes, EST_RC_STATE);
+                w->p[i].state[s] = replay_malloc(w, w->p[i].size, EST_RC_STATE);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++)
-            w->p[i].tmp[t] = alloc(w, w->p[i].bytes, EST_RC_TRANSIENT);
+            w->p[i].tmp[t] = replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++) {
             unref(w, w->p[i].tmp[t]);

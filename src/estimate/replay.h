@@ -79,7 +79,8 @@ struct est_replay_block {
 #define EST_REPLAY_MAX_NODES 4096u
 
 struct est_replay_param {
-    double bytes; /* fp32 */
+    double bytes;  /* fp32 */
+    uint64_t size; /* bytes as the allocator rounds them */
     uint32_t grad, state[2], tmp[2], cast;
 };
 
