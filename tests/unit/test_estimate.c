@@ -404,6 +404,15 @@ static void test_replay_allocator(void **state)
     assert_float_equal(w->cat[EST_RC_ACT], 1024 + 3 * MB, 0);
 }
 
+/* One 1024 -> 1536 linear layer (6 MiB weight, 6 KiB bias) fed 1024 features. */
+static void parse_linear_1536(struct est_model *m)
+{
+    static const char csv[] = "type,out_elems,params\ninput,1024,0\nlinear,1536,1574400\n";
+    struct carma_err err;
+    est_model_init(m, layers, 16);
+    assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", m, &err), 0);
+}
+
 /* Two training steps of one 1024 -> 1536 linear layer at batch 1: its 6 MiB weight,
  * gradient, Adam state and sqrt temporary and the two 8.125 MiB cuBLAS workspaces fill
  * 20 MiB segments; everything else fits one 2 MiB small segment. Worked by hand: W and
@@ -414,11 +423,8 @@ static void test_replay_allocator(void **state)
 static void test_replay_linear(void **state)
 {
     (void)state;
-    static const char csv[] = "type,out_elems,params\ninput,1024,0\nlinear,1536,1574400\n";
     struct est_model m;
-    struct carma_err err;
-    est_model_init(&m, layers, 16);
-    assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", &m, &err), 0);
+    parse_linear_1536(&m);
     static const struct {
         enum est_optimizer opt;
         double peak;
@@ -465,11 +471,8 @@ static void test_replay_linear(void **state)
 static void test_replay_summary_pass(void **state)
 {
     (void)state;
-    static const char csv[] = "type,out_elems,params\ninput,1024,0\nlinear,1536,1574400\n";
     struct est_model m;
-    struct carma_err err;
-    est_model_init(&m, layers, 16);
-    assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", &m, &err), 0);
+    parse_linear_1536(&m);
     struct est_opts o = {.batch = 1024, .optimizer = EST_OPT_SGD};
     struct est_replay_result r;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
