@@ -107,6 +107,9 @@ int est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, d
 {
     struct est_model mm = *m;
     mm.input = input;
+    /* GPUMemNet's MLP script prints a torchsummary summary on the GPU before training
+     * (its CNN script a torchinfo one at the training batch without gradients, which
+     * the conv family, not replayed, does not model). */
     struct est_opts o = {.batch = batch, .optimizer = EST_OPT_ADAM, .precision = EST_PREC_FP32,
                          .summary_pass = 1};
     double w, g, st;
