@@ -521,7 +521,8 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
                 for (unsigned k = 0; k < nt; k++)
                     w->p[first + k].cast = alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
             out = alloc(w, ob, EST_RC_ACT);
-            cublas_workspace(w, o, 0);
+            if (l->kind == EST_K_LINEAR) /* convolutions run on cuDNN */
+                cublas_workspace(w, o, 0);
             nd->saved[0] = cur;
             break;
         case EST_K_NORM: {
@@ -606,7 +607,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         }
         if (nd->in_bytes > 0)
             gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
-        if (nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV)
+        if (nd->kind == EST_K_LINEAR)
             cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
             unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
