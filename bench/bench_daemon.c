@@ -37,14 +37,30 @@ static int cmp_d(const void *a, const void *b)
 /* The job of the latency test is as small as a real process gets (a shell that writes
  * one line into the FIFO), so that the figure is carma's time and not the job's own
  * start-up; the bench reads the FIFO and takes the time when the line arrives. */
-static json_t *submit_req(const char *fifo, uint64_t mem_mib)
+static json_t *submit_job(const char *script, const char *fifo, uint32_t gpus,
+                          uint64_t mem_mib)
 {
-    json_t *job = json_pack("{s:[s,s,s,s],s:s,s:{s:s}}", "argv", "/bin/sh", "-c",
-                            "echo started > \"$0\"", fifo, "cwd", "/", "env", "PATH",
-                            "/usr/bin:/bin");
+    json_t *job = json_pack("{s:[s,s,s,s],s:s,s:{s:s},s:i}", "argv", "/bin/sh", "-c", script,
+                            fifo, "cwd", "/", "env", "PATH", "/usr/bin:/bin", "gpus", (int)gpus);
     if (mem_mib)
         json_object_set_new(job, "mem_mib", json_integer((json_int_t)mem_mib));
     return json_pack("{s:i,s:s,s:o}", "v", 1, "op", "submit", "job", job);
+}
+
+static json_t *submit_req(const char *fifo, uint64_t mem_mib)
+{
+    return submit_job("echo started > \"$0\"", fifo, 1, mem_mib);
+}
+
+/* Waits until process pid is gone (it is not ours to reap): at most 5 s. */
+static int wait_gone(pid_t pid)
+{
+    for (int i = 0; i < 500; i++) {
+        if (kill(pid, 0) < 0 && errno == ESRCH)
+            return 0;
+        usleep(10000);
+    }
+    return -1;
 }
 
 static double cpu_s(pid_t pid)
@@ -145,7 +161,29 @@ int main(void)
     printf("carmad idle CPU (8 simulated GPUs, 1 s monitor interval, %.0f s): %.3f%% of one core "
            "(target < 0.5%%)\n", w1 - w0, 100.0 * (c1 - c0) / (w1 - w0));
 
-    /* 3. sustained durable submissions: 16 clients, jobs that never fit (queued). */
+    /* 3. sustained durable submissions: 16 clients, jobs that stay queued. A job that
+     * holds all 8 GPUs (it reports its pid and its shepherd's, then sleeps) comes first;
+     * the others declare more memory than any GPU, so each needs a GPU to itself. */
+    json_t *hreq = submit_job("echo $$ $PPID > \"$0\"; exec sleep 600", fifo, 8, 0), *hresp = NULL;
+    if (carma_client_request(sock, hreq, &hresp, &err) ||
+        !json_is_true(json_object_get(hresp, "ok"))) {
+        fprintf(stderr, "bench_daemon: submit failed: %s\n", err.msg);
+        kill(dpid, SIGKILL);
+        return 1;
+    }
+    json_decref(hreq);
+    json_decref(hresp);
+    long holder = 0, shepherd = 0;
+    {
+        FILE *ff = fopen(fifo, "r");
+        if (!ff || fscanf(ff, "%ld %ld", &holder, &shepherd) != 2 || holder <= 1 ||
+            shepherd <= 1) {
+            fprintf(stderr, "bench_daemon: the holding job did not report its pid\n");
+            kill(dpid, SIGKILL);
+            return 1;
+        }
+        fclose(ff);
+    }
     enum { NCLI = 16, PER = 250 };
     double t0 = mono();
     for (int c = 0; c < NCLI; c++) {
@@ -173,6 +211,12 @@ int main(void)
            "(target >= 1000)\n", NCLI, PER, NCLI * PER / (t1 - t0), bad ? " (SOME FAILED)" : "");
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
+    /* Jobs outlive carmad by design: end the holder, and let its shepherd record it. */
+    kill((pid_t)holder, SIGTERM);
+    if (wait_gone((pid_t)holder) < 0 || wait_gone((pid_t)shepherd) < 0) {
+        fprintf(stderr, "bench_daemon: the holding job (pid %ld) did not end\n", holder);
+        bad = 1;
+    }
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
