@@ -225,15 +225,17 @@ struct est_opts {
     double floor_mib;
     /* PyTorch's cuBLAS workspace (CUBLAS_WORKSPACE_CONFIG), allocated through the caching
      * allocator by the first matrix product of each thread's handle and kept: 0 for the
-     * default before Hopper (EST_CUBLAS_WS_KIB), 32768 on Hopper. */
+     * default before Hopper (EST_CUBLAS_WS_KIB), EST_CUBLAS_WS_HOPPER_KIB on Hopper. */
     uint32_t cublas_workspace_kib;
     /* A forward pass at batch 2 ran before training, as torchsummary's summary() runs it
      * (GPUMemNet's measurement scripts): its tensors are freed, what it cached stays. */
     int summary_pass;
 };
 
-/* PyTorch's default cuBLAS workspace per handle before Hopper, ":4096:2:16:8" (KiB). */
+/* PyTorch's default cuBLAS workspace per handle (KiB): ":4096:2:16:8" before Hopper,
+ * 4096 KiB x 8 on Hopper. */
 #define EST_CUBLAS_WS_KIB (4096u * 2 + 16u * 8)
+#define EST_CUBLAS_WS_HOPPER_KIB (4096u * 8)
 
 struct est_result {
     double floor_mib, weights_mib, gradients_mib, optimizer_mib, activations_mib,

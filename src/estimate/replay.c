@@ -297,25 +297,20 @@ static void block_free(struct est_replay_work *w, unsigned i)
     w->cat[b->cat] -= size;
     b->is_free = 1;
     int nfree = n != NIL && w->b[n].is_free, pfree = p != NIL && w->b[p].is_free;
-    if (nfree && pfree) { /* the next block goes into i first, i into the previous */
-        struct est_replay_block *nb = &w->b[n], *pb = &w->b[p];
-        free_del(w, n);
-        unsigned nn = nb->next;
-        size += nb->size + pb->size;
-        pb->size = size;
-        pb->next = (uint16_t)nn;
-        if (nn != NIL)
-            w->b[nn].prev = (uint16_t)p;
-        entry_release(w, n);
-        entry_release(w, i);
-        free_rekey(w, p, list_of(pool, size), 1);
-    } else if (pfree) {
+    if (pfree) { /* the previous block absorbs i, and the next one too when free */
         struct est_replay_block *pb = &w->b[p];
+        unsigned after = n;
+        if (nfree) {
+            free_del(w, n);
+            size += w->b[n].size;
+            after = w->b[n].next;
+            entry_release(w, n);
+        }
         size += pb->size;
         pb->size = size;
-        pb->next = (uint16_t)n;
-        if (n != NIL)
-            w->b[n].prev = (uint16_t)p;
+        pb->next = (uint16_t)after;
+        if (after != NIL)
+            w->b[after].prev = (uint16_t)p;
         entry_release(w, i);
         free_rekey(w, p, list_of(pool, size), 1);
     } else if (nfree) { /* the next block takes i's start */
@@ -697,9 +692,10 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     setup(w, ps);
     /* Inputs: token ids for sequence models, else the listed input as fp32; labels
      * per token or per sample (int64). */
+    double x_sample = ps->seq_model ? seq * 8 : (double)m->input * 4;
     if (o->summary_pass)
-        summary_pass(w, ps, ps->seq_model ? seq * 8 : (double)m->input * 4);
-    double xb = ps->seq_model ? B * seq * 8 : B * (double)m->input * 4;
+        summary_pass(w, ps, x_sample);
+    double xb = B * x_sample;
     double lb = ps->seq_model ? B * seq * 8 : B * 8;
     uint32_t x = NONE, lab = NONE, outputs = NONE;
     for (int it = 0; it < 2; it++) {

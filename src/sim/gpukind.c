@@ -15,7 +15,7 @@
 static const struct sim_gpu_kind kinds[] = {
     {"a100-40gb", "NVIDIA A100-SXM4-40GB", 40960, 55, 45, 400, EST_CUBLAS_WS_KIB},
     {"a100-80gb", "NVIDIA A100-SXM4-80GB", 81920, 60, 50, 400, EST_CUBLAS_WS_KIB},
-    {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 70, 80, 700, 4096 * 8},
+    {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 70, 80, 700, EST_CUBLAS_WS_HOPPER_KIB},
     {"v100-32gb", "Tesla V100-SXM2-32GB", 32768, 40, 35, 300, EST_CUBLAS_WS_KIB},
 };
 

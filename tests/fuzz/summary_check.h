@@ -34,7 +34,7 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
      * cuBLAS workspace */
     struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW,
                          .summary_pass = (int)(size & 1),
-                         .cublas_workspace_kib = size & 2 ? 32768 : 0};
+                         .cublas_workspace_kib = size & 2 ? EST_CUBLAS_WS_HOPPER_KIB : 0};
     struct est_result r;
     if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) == 0 &&
         (!isfinite(r.estimate_mib) || !(r.bound_mib >= r.estimate_mib)))

@@ -456,7 +456,7 @@ static void test_replay_linear(void **state)
     assert_int_equal(r.peak_iteration, 1);
     /* Hopper's 32 MiB workspaces are segments of their own: sgd 22 + 2 x 32 (G fits the
      * weight's segment); Adam's S2 opens a 20 MiB segment where T fits too. */
-    o.cublas_workspace_kib = 32768;
+    o.cublas_workspace_kib = EST_CUBLAS_WS_HOPPER_KIB;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
     assert_float_equal(r.peak_mib, 86, 1e-9);
     o.optimizer = EST_OPT_ADAM;
