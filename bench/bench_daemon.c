@@ -52,6 +52,18 @@ static json_t *submit_req(const char *fifo, uint64_t mem_mib)
     return submit_job("echo started > \"$0\"", fifo, 1, mem_mib);
 }
 
+/* Sends a submission (and frees it): 0 when carmad accepted it, else -1 with err. */
+static int submit(const char *sock, json_t *req, struct carma_err *err)
+{
+    json_t *resp = NULL;
+    int rc = carma_client_request(sock, req, &resp, err);
+    if (rc == 0 && !json_is_true(json_object_get(resp, "ok")))
+        rc = carma_err_set(err, -EPROTO, "carmad refused the submission");
+    json_decref(req);
+    json_decref(resp);
+    return rc ? -1 : 0;
+}
+
 /* Waits until process pid is gone (it is not ours to reap): at most 5 s. */
 static int wait_gone(pid_t pid)
 {
@@ -129,16 +141,13 @@ int main(void)
     enum { NLAT = 300 };
     static double lat[NLAT];
     for (int i = 0; i < NLAT; i++) {
-        json_t *req = submit_req(fifo, 0), *resp = NULL;
+        json_t *req = submit_req(fifo, 0);
         double t0 = mono();
-        if (carma_client_request(sock, req, &resp, &err) ||
-            !json_is_true(json_object_get(resp, "ok"))) {
+        if (submit(sock, req, &err) < 0) {
             fprintf(stderr, "bench_daemon: submit failed: %s\n", err.msg);
             kill(dpid, SIGKILL);
             return 1;
         }
-        json_decref(req);
-        json_decref(resp);
         int fd = open(fifo, O_RDONLY);
         char b[64] = "";
         ssize_t n = read(fd, b, sizeof b - 1);
@@ -164,15 +173,11 @@ int main(void)
     /* 3. sustained durable submissions: 16 clients, jobs that stay queued. A job that
      * holds all 8 GPUs (it reports its pid and its shepherd's, then sleeps) comes first;
      * the others declare more memory than any GPU, so each needs a GPU to itself. */
-    json_t *hreq = submit_job("echo $$ $PPID > \"$0\"; exec sleep 600", fifo, 8, 0), *hresp = NULL;
-    if (carma_client_request(sock, hreq, &hresp, &err) ||
-        !json_is_true(json_object_get(hresp, "ok"))) {
+    if (submit(sock, submit_job("echo $$ $PPID > \"$0\"; exec sleep 600", fifo, 8, 0), &err) < 0) {
         fprintf(stderr, "bench_daemon: submit failed: %s\n", err.msg);
         kill(dpid, SIGKILL);
         return 1;
     }
-    json_decref(hreq);
-    json_decref(hresp);
     long holder = 0, shepherd = 0;
     {
         FILE *ff = fopen(fifo, "r");
