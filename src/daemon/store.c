@@ -124,6 +124,12 @@ struct carma_store {
     sqlite3_stmt *st[ST_COUNT];
     int in_tx;
     int version_found;
+    /* SQLite rolls a whole transaction back on some errors (SQLITE_FULL, IOERR, NOMEM,
+     * BUSY): then lost_code < 0 and `lost` holds that error, which every statement
+     * answers until the caller's commit or rollback, so that nothing of the lost
+     * transaction is redone in autocommit. */
+    int lost_code;
+    struct carma_err lost;
 };
 
 static int db_err(struct carma_store *s, int rc, const char *what, struct carma_err *err)
@@ -131,8 +137,16 @@ static int db_err(struct carma_store *s, int rc, const char *what, struct carma_
     int code = (rc == SQLITE_FULL || rc == SQLITE_IOERR_WRITE) ? -ENOSPC : -EIO;
     if ((rc & 0xff) == SQLITE_FULL)
         code = -ENOSPC;
-    return carma_err_set(err, code, "store: %s: %s", what, s && s->db ? sqlite3_errmsg(s->db)
-                                                                       : sqlite3_errstr(rc));
+    struct carma_err e;
+    carma_err_set(&e, code, "store: %s: %s", what,
+                  s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    if (s && s->db && s->in_tx && !s->lost_code && sqlite3_get_autocommit(s->db)) {
+        s->lost_code = code;
+        s->lost = e;
+    }
+    if (err)
+        *err = e;
+    return code;
 }
 
 void carma_job_rec_clear(struct carma_job_rec *r)
@@ -261,10 +275,16 @@ int carma_store_version_found(const struct carma_store *s)
 static int run(struct carma_store *s, int which, const char *what, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[which];
-    int rc = sqlite3_step(q);
     int ret = 0;
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        ret = db_err(s, rc, what, err);
+    if (s->lost_code) { /* the transaction is gone: answer its error, run nothing */
+        if (err)
+            *err = s->lost;
+        ret = s->lost_code;
+    } else {
+        int rc = sqlite3_step(q);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+            ret = db_err(s, rc, what, err);
+    }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return ret;
@@ -293,6 +313,7 @@ int carma_store_commit(struct carma_store *s, struct carma_err *err)
 
 void carma_store_rollback(struct carma_store *s)
 {
+    s->lost_code = 0;
     if (!sqlite3_get_autocommit(s->db))
         run(s, ST_ROLLBACK, "rollback", NULL);
     s->in_tx = 0;

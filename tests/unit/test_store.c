@@ -228,12 +228,61 @@ static void test_full_disk(void **state)
     carma_store_close(st);
 }
 
+/* A full disk inside a transaction that already saved a job: where SQLite rolled the
+ * whole transaction back, later statements of it answer the same "full" error instead
+ * of running without it (an update would find no row), and the commit fails; else
+ * they go on in the transaction. Either way the earlier job is then saved or not with
+ * the transaction, never half. */
+static void test_full_disk_in_transaction(void **state)
+{
+    (void)state;
+    setenv("CARMA_TEST_STORE_MAX_PAGES", "10", 1);
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    unsetenv("CARMA_TEST_STORE_MAX_PAGES");
+    struct carma_job_rec first = {0}, r = {0};
+    fill(&first, 1000, "first");
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &first, &err), 0);
+    char big[6000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        fill(&r, 1000, "n");
+        free(r.cwd);
+        r.cwd = strdup(big);
+        rc = carma_store_job_insert(st, &r, &err);
+    }
+    assert_int_equal(rc, -ENOSPC);
+    int lost = sqlite3_get_autocommit(carma_store_sqlite(st));
+    first.state = CARMA_JOB_RUNNING;
+    rc = carma_store_job_update(st, &first, &err);
+    if (lost) {
+        assert_int_equal(rc, -ENOSPC);
+        assert_non_null(strstr(err.msg, "full"));
+        assert_int_equal(carma_store_commit(st, &err), -ENOSPC);
+    } else {
+        assert_int_equal(rc, 0);
+        carma_store_rollback(st);
+    }
+    assert_false(carma_store_in_tx(st));
+    struct carma_job_rec g = {0};
+    assert_int_equal(carma_store_job_get(st, first.id, &g, &err), -ENOENT);
+    carma_job_rec_clear(&g);
+    carma_job_rec_clear(&first);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_jobs_and_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strict_wal_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_disk_in_transaction, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
