@@ -61,7 +61,8 @@ enum est_kind est_kind_classify(const char *type, size_t len)
         return EST_K_SOFTMAX;
     if (has(type, len, "pool"))
         return EST_K_POOL;
-    if (is(type, len, "Conv1D")) /* Hugging Face's transposed Linear (GPT-2) */
+    if (len == 6 && memcmp(type, "Conv1D", 6) == 0) /* Hugging Face's transposed Linear
+                                                       (GPT-2); torch's is Conv1d */
         return EST_K_LINEAR;
     if (has(type, len, "conv") && !has(type, len, "block") && !has(type, len, "separable"))
         return EST_K_CONV;
@@ -522,7 +523,8 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     int fam = r->family;
     if (o->floor_src == EST_FLOOR_GIVEN && !(o->floor_mib > 0))
         return carma_err_set(err, -EINVAL, "a given floor must be above 0 MiB");
-    double fitted_floor = c->floor_mib[fam] + o->floor_adjust_mib;
+    /* The floor is the environment's: a dense model with a convolution loads cuDNN. */
+    double fitted_floor = c->floor_mib[m->cudnn ? EST_FAM_CONV : fam] + o->floor_adjust_mib;
     if (fitted_floor < 0)
         fitted_floor = 0;
     switch (o->floor_src) {

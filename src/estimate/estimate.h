@@ -92,7 +92,10 @@ struct est_model {
     struct est_layer *layers;
     size_t n, cap;
     uint64_t params;       /* total parameters (sum of layers x count) */
-    uint64_t input;        /* input elements per sample (0 when unknown) */
+    uint64_t input;        /* input elements per sample, per token for a sequence model
+                              (0 when unknown) */
+    int cudnn;             /* runs a convolution read as a linear layer (a patch
+                              embedding): its environment loads cuDNN */
     int needs_seq;         /* a sequence model: --seq-len is required */
     size_t needs_seq_line; /* the line that made it one (for the error) */
     enum est_format format;

@@ -761,7 +761,11 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
                 m->input += out;
                 continue;
             }
-            if (est_model_add_type(m, type, type_n, out, params, 1, 0) < 0)
+            /* Keras's Conv1D is a convolution; the name means a linear layer in prints
+             * of Hugging Face's PyTorch models (est_kind_classify) */
+            int kconv1d = type_n == 6 && memcmp(type, "Conv1D", 6) == 0;
+            if ((kconv1d ? est_model_add(m, EST_K_CONV, out, params, 1, 0)
+                         : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             rows++;
             continue;
@@ -787,24 +791,27 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
 
 /* ---- printed module tree ---------------------------------------------------------- */
 
+/* Offset of the value of `key=` inside args (a whole word), or n when absent. */
+static size_t arg_at(const char *a, size_t n, const char *key)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k < n; i++)
+        if (memcmp(a + i, key, k) == 0 &&
+            !(i && (isalnum((unsigned char)a[i - 1]) || a[i - 1] == '_')))
+            return i + k;
+    return n;
+}
+
 /* Value of `key=` (an integer) inside args, or -1 when absent / not an integer. */
 static int64_t arg_int(const char *a, size_t n, const char *key)
 {
-    size_t k = strlen(key);
-    for (size_t i = 0; i + k < n; i++) {
-        if (memcmp(a + i, key, k) != 0 || (i && (isalnum((unsigned char)a[i - 1]) ||
-                                                  a[i - 1] == '_')))
-            continue;
-        size_t j = i + k;
-        int64_t v = 0;
-        size_t st = j;
-        while (j < n && isdigit((unsigned char)a[j]) && v < (1ll << 40))
-            v = v * 10 + (a[j++] - '0');
-        if (j == st || v >= (1ll << 40))
-            return -1;
-        return v;
-    }
-    return -1;
+    size_t j = arg_at(a, n, key), st = j;
+    int64_t v = 0;
+    while (j < n && isdigit((unsigned char)a[j]) && v < (1ll << 40))
+        v = v * 10 + (a[j++] - '0');
+    if (j == st || v >= (1ll << 40))
+        return -1;
+    return v;
 }
 
 /* Leading positional integers of args: "30522, 768, padding_idx=0" -> 2 values;
@@ -864,11 +871,85 @@ static int arg_positional(const char *a, size_t n, int64_t *v, int max)
     return got;
 }
 
+/* The integers of `key=(a, b)` or `key=a` inside args into v (at most max): their
+ * number, 0 when the key is absent, -1 when malformed. */
+static int arg_dims(const char *a, size_t n, const char *key, int64_t *v, int max)
+{
+    size_t j = arg_at(a, n, key);
+    if (j == n)
+        return 0;
+    int tuple = a[j] == '(';
+    j += (size_t)tuple;
+    int got = 0;
+    for (;;) {
+        while (j < n && a[j] == ' ')
+            j++;
+        size_t st = j;
+        int64_t x = 0;
+        while (j < n && isdigit((unsigned char)a[j]) && x < (1ll << 32))
+            x = x * 10 + (a[j++] - '0');
+        if (j == st || x >= (1ll << 32) || got == max)
+            return -1;
+        v[got++] = x;
+        if (!tuple)
+            return got;
+        if (j < n && a[j] == ',') {
+            j++;
+            while (j < n && a[j] == ' ')
+                j++;
+            if (j < n && a[j] == ')') /* "(3,)" */
+                return got;
+            continue;
+        }
+        return j < n && a[j] == ')' ? got : -1;
+    }
+}
+
+/* a * b + c when it stays within EST_MAX_PARAMS, else UINT64_MAX (a size no layer has,
+ * refused by est_model_add). */
+static uint64_t param_count(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (a && b > (EST_MAX_PARAMS - c) / a)
+        return UINT64_MAX;
+    return a * b + c;
+}
+
+/* A convolution that cuts its input into patches (kernel = stride, no padding, dilation
+ * or groups), as vision transformers embed images: a linear layer per patch. Sets *in to
+ * the elements of one patch; 0 when the print says otherwise, -1 when malformed. */
+static int patch_conv(const char *a, size_t n, uint64_t in_ch, uint64_t *in)
+{
+    int64_t ks[3], st[3], pad[3], dil[3];
+    int nk = arg_dims(a, n, "kernel_size=", ks, 3);
+    int ns = arg_dims(a, n, "stride=", st, 3);
+    int np = find(a, n, "padding=valid") ? 0 : arg_dims(a, n, "padding=", pad, 3);
+    if (np < 0 && find(a, n, "padding=same"))
+        return 0;
+    int nd = arg_dims(a, n, "dilation=", dil, 3);
+    if (nk < 0 || ns < 0 || np < 0 || nd < 0)
+        return -1;
+    if (nk == 0 || ns != nk || arg_int(a, n, "groups=") > 1)
+        return 0;
+    uint64_t e = in_ch;
+    for (int i = 0; i < nk; i++) {
+        if (ks[i] != st[i] || (i < np && pad[i] != 0) || (i < nd && dil[i] != 1))
+            return 0;
+        e *= (uint64_t)ks[i];
+        if (e > EST_MAX_ELEMS)
+            return -1;
+    }
+    *in = e;
+    return 1;
+}
+
 struct mt_frame {
     uint32_t mult;       /* repeats of this block (product with parents) */
     int attention;       /* class name says attention */
     int scores_inside;   /* an inner block already added attention scores */
     int sdpa;            /* fused attention: no materialised probabilities */
+    int in_attention;    /* this block or one around it is attention */
+    int mha;             /* torch.nn.MultiheadAttention: its input projection is a bare
+                            parameter the print does not show */
     uint64_t width;      /* largest linear in_features seen inside */
     size_t line;
 };
@@ -994,6 +1075,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->line = L.line;
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
+            f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
+            f->mha = cls_n == 18 && memcmp(c, "MultiheadAttention", 18) == 0;
             continue;
         }
         /* A leaf: "Class(args)" with an optional ", N params" suffix. */
@@ -1036,25 +1119,54 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if (in_f >= 0 && out_f >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)out_f;
-            params = (uint64_t)in_f * (uint64_t)out_f + (bias ? (uint64_t)out_f : 0);
+            params = param_count((uint64_t)in_f, (uint64_t)out_f, bias ? (uint64_t)out_f : 0);
         } else if (nf >= 0 && nx >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)nf;
-            params = (uint64_t)nf * (uint64_t)nx + (uint64_t)nf;
+            params = param_count((uint64_t)nf, (uint64_t)nx, (uint64_t)nf);
             in_f = nx;
-        } else if (k == EST_K_CONV) {
+        } else if (k == EST_K_LINEAR && cls_n == 6 && memcmp(c, "Conv1D", 6) == 0 &&
+                   !have_suffix) {
             return carma_err_at(err, file, L.line,
-                                "%.*s in a module tree: the print has no spatial sizes; give a "
-                                "torchsummary or torchinfo table for convolutional models",
-                                (int)cls_n, c);
+                                "Conv1D() without nf/nx (older transformers print none): "
+                                "cannot size it; give a torchinfo table");
+        } else if (k == EST_K_CONV) {
+            uint64_t patch = 0;
+            int pc = npos == 2 ? patch_conv(args, argn, (uint64_t)pos[0], &patch) : 0;
+            if (pc < 0)
+                return carma_err_at(err, file, L.line, "bad %.*s arguments", (int)cls_n, c);
+            if (pc == 0)
+                return carma_err_at(err, file, L.line,
+                                    "%.*s in a module tree: the print has no spatial sizes; "
+                                    "give a torchsummary or torchinfo table for "
+                                    "convolutional models",
+                                    (int)cls_n, c);
+            /* A patch embedding: per patch (token), a linear layer from its pixels. */
+            k = EST_K_LINEAR;
+            in_f = (int64_t)patch;
+            out = (uint64_t)pos[1];
+            params = param_count(patch, out, bias ? out : 0);
+            if (m->n == 0)
+                m->input = patch;
+            m->cudnn = 1;
+            m->needs_seq = 1;
+            if (!m->needs_seq_line)
+                m->needs_seq_line = L.line;
         } else if (k == EST_K_LINEAR && !have_suffix) {
             return carma_err_at(err, file, L.line,
                                 "%.*s without in_features/out_features (or nf/nx): cannot size it",
                                 (int)cls_n, c);
+        } else if (k == EST_K_EMBED && depth >= 0 && st[depth].in_attention) {
+            /* A position-bias table inside attention (T5's relative_attention_bias): its
+             * lookup is added to the scores, not passed along the layers. */
+            k = EST_K_OTHER;
+            out = 0;
+            if (npos == 2)
+                params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
         } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
                    cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
             out = (uint64_t)pos[1];
-            params = (uint64_t)pos[0] * (uint64_t)pos[1];
+            params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
             m->needs_seq = 1;
             if (!m->needs_seq_line)
                 m->needs_seq_line = L.line;
@@ -1082,6 +1194,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             params = suffix_params;
         if (k == EST_K_LINEAR && depth >= 0 && in_f > 0 && (uint64_t)in_f > st[depth].width)
             st[depth].width = (uint64_t)in_f;
+        if (k == EST_K_LINEAR && depth >= 0 && st[depth].mha && in_f > 0) {
+            /* MultiheadAttention's only printed child is out_proj (E -> E); its query,
+             * key and value projection (in_proj_weight, 3E x E, and its bias) comes first. */
+            uint64_t e = (uint64_t)in_f;
+            st[depth].mha = 0;
+            if (est_model_add(m, EST_K_LINEAR, 3 * e, param_count(3 * e, e, bias ? 3 * e : 0),
+                              (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
+                return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+        }
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
         m->layers[m->n - 1].flags = (uint8_t)est_type_flags(k, c, cls_n);

@@ -690,9 +690,11 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     plan(w, ps);
     w->phase = EST_RP_SETUP;
     setup(w, ps);
-    /* Inputs: token ids for sequence models, else the listed input as fp32; labels
-     * per token or per sample (int64). */
-    double x_sample = ps->seq_model ? seq * 8 : (double)m->input * 4;
+    /* Inputs: token ids for sequence models (a patch embedding's pixels as fp32), else
+     * the listed input as fp32; labels per token or per sample (int64). */
+    double x_sample = (double)m->input * 4 * (ps->seq_model ? seq : 1);
+    if (ps->seq_model && !m->input)
+        x_sample = seq * 8;
     if (o->summary_pass)
         summary_pass(w, ps, x_sample);
     double xb = B * x_sample;

@@ -78,6 +78,7 @@ static void test_kind_classify(void **state)
     (void)state;
     static const struct { const char *t; enum est_kind k; } cases[] = {
         {"Conv2d", EST_K_CONV},       {"Conv2D", EST_K_CONV},        {"Conv1D", EST_K_LINEAR},
+        {"Conv1d", EST_K_CONV},       {"conv1d", EST_K_CONV},
         {"Linear", EST_K_LINEAR},     {"Dense", EST_K_LINEAR},       {"BatchNorm2d", EST_K_NORM},
         {"BatchNormAct2d", EST_K_NORM}, {"LayerNorm", EST_K_NORM},   {"ReLU", EST_K_ACT},
         {"GELUActivation", EST_K_ACT}, {"Dropout", EST_K_DROPOUT},   {"MaxPool2d", EST_K_POOL},
@@ -207,6 +208,13 @@ static void test_keras(void **state)
                       " dense (Dense)               (None, None)              10\n";
     assert_true(parse_str(bad, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:4: bad output shape (only the batch may be None)");
+    /* Keras's Conv1D is a convolution, not Hugging Face's linear layer of that name */
+    const char *conv1d = "Model: \"m\"\n"
+                         " Layer (type)                Output Shape              Param #   \n"
+                         "=================================================================\n"
+                         " conv1d (Conv1D)             (None, 98, 64)            256\n";
+    assert_int_equal(parse_str(conv1d, &m, &err), 0);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
 }
 
 static void test_modtree(void **state)
@@ -247,6 +255,117 @@ static void test_modtree(void **state)
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_unclosed.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_unclosed.txt:2: block "
                                  "opened here is never closed");
+    /* products past EST_MAX_PARAMS are refused, not wrapped */
+    assert_true(parse_str("Net(\n  (fc): Linear(in_features=1099511627775, "
+                          "out_features=1099511627775, bias=True)\n)\n",
+                          &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: too many layers or too large a layer");
+}
+
+/* Vision transformers embed images with a convolution whose kernel is its stride: a
+ * linear layer per patch, the patches' pixels the input. */
+static void test_modtree_patches(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc = parse_file("tests/fuzz/corpus/summary_modtree/vit_hf.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    /* ViT-B/16 is 86,567,656 with its class token (768) and position embeddings (197 x
+     * 768), bare parameters the print does not show */
+    assert_int_equal(m.params, 86567656ull - 768 - 197 * 768);
+    assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[0].out, 768);
+    assert_int_equal(m.layers[0].params, 3 * 16 * 16 * 768 + 768);
+    assert_int_equal(m.input, 3 * 16 * 16); /* pixels per patch */
+    assert_true(m.needs_seq);
+    assert_int_equal(m.needs_seq_line, 5);
+    assert_true(m.cudnn);
+    assert_int_equal(est_model_family(&m), EST_FAM_DENSE);
+
+    /* the pixels, not token ids, are the input held through the step */
+    struct est_opts o = {.batch = 64, .seq = 197, .optimizer = EST_OPT_ADAMW,
+                         .precision = EST_PREC_FP32};
+    struct est_result with, without;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &with, &err), 0);
+    m.input = 0;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &without, &err), 0);
+    assert_true(with.estimate_mib - without.estimate_mib >=
+                64.0 * 197 * (768 * 4 - 8) / 1048576.0);
+    /* a convolution loads cuDNN: the fitted floor is the conv family's */
+    o.floor_src = EST_FLOOR_FITTED;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &with, &err), 0);
+    assert_true(with.floor_mib == est_coef_default()->floor_mib[EST_FAM_CONV]);
+
+    /* torchvision's: MultiheadAttention prints only out_proj; its in_proj (3E x E + 3E)
+     * comes first */
+    rc = parse_file("tests/fuzz/corpus/summary_modtree/vit_torchvision_2layers.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 15536872);
+    size_t inproj = 0;
+    for (size_t i = 0; i + 1 < m.n; i++)
+        if (m.layers[i].kind == EST_K_LINEAR && m.layers[i].out == 3 * 768) {
+            inproj++;
+            assert_int_equal(m.layers[i].params, 3 * 768 * 768 + 3 * 768);
+            assert_int_equal(m.layers[i + 1].kind, EST_K_LINEAR); /* out_proj */
+            assert_int_equal(m.layers[i + 1].out, 768);
+        }
+    assert_int_equal(inproj, 2);
+
+    /* padding, dilation or a kernel other than the stride: no spatial sizes */
+    static const char *const convs[] = {
+        "Conv2d(3, 64, kernel_size=(7, 7), stride=(2, 2), padding=(3, 3), bias=False)",
+        "Conv2d(3, 64, kernel_size=(2, 2), stride=(2, 2), padding=(1, 1))",
+        "Conv2d(3, 64, kernel_size=(2, 2), stride=(2, 2), dilation=(2, 2))",
+        "Conv2d(64, 64, kernel_size=(2, 2), stride=(2, 2), groups=64)",
+        "Conv2d(3, 64, kernel_size=(2, 2), stride=(2, 2), padding=same)",
+        "Conv1d(80, 768, kernel_size=(3,), stride=(1,), padding=(1,))",
+    };
+    char buf[256];
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+        snprintf(buf, sizeof buf, "Net(\n  (c): %s\n)\n", convs[i]);
+        assert_true(parse_str(buf, &m, &err) < 0);
+        assert_non_null(strstr(err.msg, "t.txt:2: Conv"));
+        assert_null(strstr(err.msg, "bad"));
+        assert_non_null(strstr(err.msg, "in a module tree: the print has no spatial sizes"));
+    }
+    assert_int_equal(parse_str("Net(\n  (c): Conv1d(4, 8, kernel_size=(3,), stride=(3,))\n)\n",
+                               &m, &err), 0);
+    assert_int_equal(m.layers[0].params, 4 * 3 * 8 + 8);
+    assert_true(parse_str("Net(\n  (c): Conv2d(3, 8, kernel_size=(16, x), stride=(16, 16))\n)\n",
+                          &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: bad Conv2d arguments");
+    assert_true(parse_str("Net(\n  (c_attn): Conv1D()\n)\n", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Conv1D() without nf/nx (older transformers print "
+                                 "none): cannot size it; give a torchinfo table");
+}
+
+/* T5's relative position bias is an Embedding inside attention: its table is counted,
+ * but its lookup is not a layer's output. */
+static void test_modtree_position_bias(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc = parse_file("tests/fuzz/corpus/summary_modtree/t5_small.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    /* t5-small is 60,506,624 with the shared embedding (32128 x 512) tied three times,
+     * which the print repeats, and 32 T5LayerNorm weights of 512 it does not size */
+    assert_int_equal(m.params, 60506624ull + 3 * 32128ull * 512 - 32 * 512);
+    size_t bias = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        if (m.layers[i].params == 32 * 8) {
+            bias++;
+            assert_int_equal(m.layers[i].kind, EST_K_OTHER);
+            assert_int_equal(m.layers[i].out, 0);
+        }
+        if (m.layers[i].kind == EST_K_NORM || m.layers[i].kind == EST_K_DROPOUT)
+            assert_int_equal(m.layers[i].out, 512);
+    }
+    assert_int_equal(bias, 2);
 }
 
 static void test_csv_and_detect(void **state)
@@ -803,6 +922,8 @@ int main(void)
         cmocka_unit_test(test_torchinfo),
         cmocka_unit_test(test_keras),
         cmocka_unit_test(test_modtree),
+        cmocka_unit_test(test_modtree_patches),
+        cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
         cmocka_unit_test(test_model_maths),
