@@ -105,6 +105,8 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
         return -E2BIG;
     if (m->params + total > EST_MAX_PARAMS * 16)
         return -E2BIG;
+    if (kind == EST_K_CONV)
+        m->cudnn = 1;
     struct est_layer *l = &m->layers[m->n++];
     l->kind = (uint8_t)kind;
     l->per_token = per_token ? 1 : 0;
@@ -259,10 +261,15 @@ double est_bound(const struct est_coef *c, enum est_family fam, double estimate_
 
 enum est_family est_model_family(const struct est_model *m)
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (m->layers[i].kind == EST_K_CONV)
-            return EST_FAM_CONV;
-    return EST_FAM_DENSE;
+    double conv = 0, linear = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_CONV)
+            conv += (double)l->out * l->count;
+        else if (l->kind == EST_K_LINEAR)
+            linear += (double)l->out * l->count;
+    }
+    return conv > 0 && conv >= linear ? EST_FAM_CONV : EST_FAM_DENSE;
 }
 
 /* Spatial sizes a and b (H x W elements) of consecutive convolutions are consistent:

@@ -94,8 +94,8 @@ struct est_model {
     uint64_t params;       /* total parameters (sum of layers x count) */
     uint64_t input;        /* input elements per sample, per token for a sequence model
                               (0 when unknown) */
-    int cudnn;             /* runs a convolution read as a linear layer (a patch
-                              embedding): its environment loads cuDNN */
+    int cudnn;             /* runs a convolution (also one read as a linear layer, a
+                              patch embedding): its environment loads cuDNN */
     int needs_seq;         /* a sequence model: --seq-len is required */
     size_t needs_seq_line; /* the line that made it one (for the error) */
     enum est_format format;
@@ -258,7 +258,10 @@ struct est_result {
  * per-tensor one: rounding every tensor to 2 MiB fitted the data worse.) */
 double est_alloc_round(double bytes);
 
-/* Family of a model: EST_FAM_CONV when any layer is a convolution. */
+/* Family of a model: EST_FAM_CONV when its convolutions produce at least as many output
+ * elements as its linear layers (CNNs, whose classifier is a few linear layers), else
+ * EST_FAM_DENSE (MLPs, and transformers, a vision transformer's patch convolution
+ * included). */
 enum est_family est_model_family(const struct est_model *m);
 
 /* The safe bound for an estimate of family fam whose dynamic part (estimate - floor)

@@ -181,6 +181,20 @@ static void test_torchinfo(void **state)
                       "==========================================================================\n";
     assert_int_equal(parse_str(cnn, &m, &err), 0);
     assert_int_equal(m.layers[1].kind, EST_K_DROPOUT);
+    /* A vision transformer's table: one patch convolution among linear layers that
+     * produce far more, so the dense family (replayed), with cuDNN's floor */
+    rc = parse_file("tests/fuzz/corpus/summary_torchinfo/vit_b16_b64.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 86567656);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_true(m.cudnn);
+    assert_int_equal(est_model_family(&m), EST_FAM_DENSE);
+    struct est_opts o = {.batch = 64, .optimizer = EST_OPT_ADAMW, .floor_src = EST_FLOOR_FITTED};
+    struct est_result r;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    assert_true(r.floor_mib == est_coef_default()->floor_mib[EST_FAM_CONV]);
+    assert_true(r.peak_phase != 0); /* replayed */
 }
 
 static void test_keras(void **state)
