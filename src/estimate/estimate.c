@@ -126,6 +126,8 @@ unsigned est_type_flags(enum est_kind k, const char *type, size_t len)
     static const char *const input_keepers[] = {"leaky", "prelu", "relu6", "rrelu",
                                                 "hardtanh", "hardsigmoid", "logsigmoid",
                                                 "tanhshrink"};
+    if (k == EST_K_NORM && has(type, len, "rmsnorm"))
+        return EST_LF_RMS;
     if (k != EST_K_ACT)
         return 0;
     if (has(type, len, "prelu"))

@@ -66,6 +66,11 @@ enum est_kind est_kind_classify(const char *type, size_t len);
                                      * the input's size (PReLU) */
 #define EST_LF_FUSED 0x04 /* attention probabilities of a fused kernel (a module tree's
                            * Sdpa/Flash class): never materialised unless --attention eager */
+#define EST_LF_GATED 0x08 /* a linear layer fed the same input as the linear layer before
+                           * it, whose output multiplies the current tensor (the up
+                           * projection of a gated MLP: down(act(gate(x)) * up(x))) */
+#define EST_LF_RMS 0x10   /* an RMSNorm written in Python (Hugging Face's LlamaRMSNorm and
+                           * kin): it keeps its normalised input as well */
 
 struct est_layer {
     uint8_t kind;      /* enum est_kind */

@@ -952,7 +952,50 @@ struct mt_frame {
                             parameter the print does not show */
     uint64_t width;      /* largest linear in_features seen inside */
     size_t line;
+    size_t first;        /* the model's layer count when the block opened */
 };
+
+/* A gated MLP's layers [first, n): three linear layers gate (E -> I), up (E -> I) and
+ * down (I -> E), with at most one activation and any dropouts, printed in definition
+ * order (gate, up, down, act_fn). Rewrites them in call order, gate, act, up (flagged
+ * EST_LF_GATED: it multiplies the activation), dropouts, down; 1 when it did. */
+static int gated_mlp(struct est_model *m, size_t first)
+{
+    size_t lin[3], act = SIZE_MAX, nl = 0, n = m->n - first;
+    if (n < 3 || n > 8)
+        return 0;
+    for (size_t i = first; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_LINEAR && nl < 3)
+            lin[nl++] = i;
+        else if (l->kind == EST_K_ACT && act == SIZE_MAX)
+            act = i;
+        else if (l->kind != EST_K_DROPOUT)
+            return 0;
+    }
+    if (nl != 3)
+        return 0;
+    const struct est_layer *g = &m->layers[lin[0]], *u = &m->layers[lin[1]],
+                           *d = &m->layers[lin[2]];
+    uint64_t e = d->out, i = g->out;
+    if (!e || !i || e == i || u->out != i || g->params != u->params ||
+        (g->params != e * i && g->params != e * i + i) ||
+        (d->params != e * i && d->params != e * i + e))
+        return 0;
+    struct est_layer keep[8];
+    size_t k = 0;
+    keep[k++] = *g;
+    if (act != SIZE_MAX)
+        keep[k++] = m->layers[act];
+    keep[k] = *u;
+    keep[k++].flags |= EST_LF_GATED;
+    for (size_t j = first; j < m->n; j++)
+        if (m->layers[j].kind == EST_K_DROPOUT)
+            keep[k++] = m->layers[j];
+    keep[k++] = *d;
+    memcpy(&m->layers[first], keep, k * sizeof keep[0]);
+    return 1;
+}
 
 /* "12 x BertLayer" prefix: returns the count (1 when absent) and advances *c. */
 static int64_t mt_repeat(const char **c, size_t *cn)
@@ -1009,6 +1052,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     return carma_err_at(err, file, L.line, "unexpected text after ')'");
             }
             struct mt_frame *f = &st[depth];
+            if (!f->in_attention)
+                gated_mlp(m, f->first);
             if (f->attention && !f->scores_inside && f->width) {
                 /* Attention probabilities: heads x seq per token (head size 64 when
                  * the print does not say), saved by softmax and dropout; a fused
@@ -1077,6 +1122,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = cls_n == 18 && memcmp(c, "MultiheadAttention", 18) == 0;
+            f->first = m->n;
             continue;
         }
         /* A leaf: "Class(args)" with an optional ", N params" suffix. */

@@ -488,6 +488,8 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
     int amp = o->precision != EST_PREC_FP32;
     uint32_t cur = ref(w, x);
     double cur_bytes = x_bytes;
+    uint32_t lin_in = NONE; /* the last linear layer's input, kept by its node */
+    double lin_in_bytes = 0;
     uint32_t pi = 0;
     w->nn = 0;
     for (uint32_t t = 0; t < w->norder; t++) {
@@ -496,8 +498,9 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         const struct est_layer *l = visit(w, ps, t, &mult, tb, &nt);
         uint32_t first = pi;
         pi += nt;
-        if (l->kind == EST_K_OTHER || !est_layer_materialised(l, o->attention))
+        if (l->kind == EST_K_OTHER)
             continue;
+        int fused = !est_layer_materialised(l, o->attention);
         double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
         double ob = elems * act_bytes((enum est_kind)l->kind, o->precision);
         struct est_replay_node *nd = &w->nd[w->nn++];
@@ -507,7 +510,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         nd->p0 = first;
         nd->np = nt;
         nd->in_bytes = cur == x ? 0 : cur_bytes; /* the input needs no gradient */
-        nd->scores = 0;
+        nd->scores = nd->up_bytes = nd->up_in = 0;
         uint32_t out = NONE;
         switch (l->kind) {
         case EST_K_LINEAR:
@@ -518,7 +521,21 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             out = alloc(w, ob, EST_RC_ACT);
             if (l->kind == EST_K_LINEAR) /* convolutions run on cuDNN */
                 cublas_workspace(w, o, 0);
+            if ((l->flags & EST_LF_GATED) && lin_in != NONE) {
+                /* up(x) from the gate's input; then act(gate(x)) * up(x), which
+                 * keeps both factors */
+                uint32_t prod = alloc(w, ob, EST_RC_ACT);
+                nd->saved[0] = ref(w, lin_in);
+                nd->saved[1] = out;
+                nd->saved[2] = cur;
+                nd->up_bytes = ob;
+                nd->up_in = lin_in_bytes;
+                out = prod;
+                break;
+            }
             nd->saved[0] = cur;
+            lin_in = cur;
+            lin_in_bytes = cur_bytes;
             break;
         case EST_K_NORM: {
             out = alloc(w, ob, EST_RC_ACT);
@@ -527,6 +544,9 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             nd->saved[0] = cur;
             nd->saved[1] = alloc(w, st, EST_RC_ACT);
             nd->saved[2] = alloc(w, st, EST_RC_ACT);
+            if (l->flags & EST_LF_RMS) /* x * rsqrt(mean(x^2)) in fp32, kept by the weight's
+                                          product */
+                nd->saved[3] = alloc(w, elems * 4, EST_RC_ACT);
             break;
         }
         case EST_K_ACT:
@@ -558,6 +578,15 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             unref(w, cur);
             break;
         case EST_K_ATTN: {
+            if (fused) {
+                /* A fused kernel keeps its inputs (the listed input stands for the
+                 * values) and its output, which flows on. */
+                out = alloc(w, cur_bytes, EST_RC_ACT);
+                nd->saved[0] = cur;
+                nd->saved[1] = ref(w, out);
+                cur = out;
+                continue;
+            }
             /* Eager attention: q k^T, scaled, masked (each a new tensor, the one before
              * freed), softmax kept (fp32 under autocast), its dropout's mask and output
              * kept, and the values (the listed input) kept by the probabilities x values
@@ -594,7 +623,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
     for (uint32_t k = w->nn; k-- > 0;) {
         struct est_replay_node *nd = &w->nd[k];
         uint32_t gi = NONE;
-        if (nd->kind == EST_K_ATTN) {
+        if (nd->kind == EST_K_ATTN && nd->scores > 0) {
             uint32_t t1 = alloc(w, nd->scores, EST_RC_TRANSIENT);
             uint32_t t2 = alloc(w, nd->scores, EST_RC_TRANSIENT);
             unref(w, t1);
@@ -606,6 +635,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
             unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
+        /* gated: the up projection's output gradient, then its input's (added to the
+         * gate's, which the chain does not follow) */
+        uint32_t gu = nd->up_bytes > 0 ? alloc(w, nd->up_bytes, EST_RC_TRANSIENT) : NONE;
+        uint32_t gx = nd->up_in > 0 ? alloc(w, nd->up_in, EST_RC_TRANSIENT) : NONE;
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
         /* a linear layer's bias gradient comes before its weight's */
         for (uint32_t j = 0; j < nd->np; j++) {
@@ -619,6 +652,8 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             unref(w, p->cast);
             p->cast = NONE;
         }
+        unref(w, gu);
+        unref(w, gx);
         for (int s = 0; s < 4; s++)
             unref(w, nd->saved[s]);
         unref(w, g);

@@ -6,10 +6,12 @@
  * PyTorch's autograd and allocator treat it:
  *
  *   - what each node keeps for backward: linear and convolution their input, norms
- *     their input and per-channel statistics, ReLU/Tanh/Sigmoid their output and other
- *     activations their input, dropout a 1-byte mask, softmax its output, attention its
- *     probabilities, their dropout mask and output; everything else is freed as soon as
- *     the next layer has consumed it;
+ *     their input and per-channel statistics (a Python RMSNorm its normalised input
+ *     too), ReLU/Tanh/Sigmoid their output and other activations their input, dropout a
+ *     1-byte mask, softmax its output, eager attention its probabilities, their dropout
+ *     mask and output, fused attention its output, a gated MLP's up projection the
+ *     gate's input and, for the product, both factors; everything else is freed as soon
+ *     as the next layer has consumed it;
  *   - backward allocates each gradient before it releases what the node kept; the first
  *     gradient of a parameter becomes .grad, and zero_grad() frees them;
  *   - cuBLAS's workspace: the first matrix product of the forward (the main thread's
@@ -91,6 +93,8 @@ struct est_replay_node {
     uint32_t p0, np;   /* its parameter tensors */
     double in_bytes;   /* bytes of its input's gradient; 0: none */
     double scores;     /* attention: bytes of one probabilities tensor */
+    double up_bytes;   /* gated: bytes of the up projection's output and input, whose */
+    double up_in;      /* gradients backward makes and drops */
 };
 
 struct est_replay_work {

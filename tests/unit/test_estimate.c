@@ -655,6 +655,84 @@ static void test_replay_activation_semantics(void **state)
     assert_int_equal(est_type_flags(EST_K_LINEAR, "ReLULinear", 10), 0); /* not an act */
 }
 
+/* A gated MLP printed in definition order (gate, up, down, act_fn) runs as
+ * down(act(gate(x)) * up(x)): gate's output, the activation's, up's and the product are
+ * all kept (4 x 128 MiB here), where the listed order as a chain keeps two. A Python
+ * RMSNorm keeps its normalised input too. */
+static void test_replay_gated_mlp(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *tree = "Toy(\n"
+                       "  (embed): Embedding(1000, 1024)\n"
+                       "  (mlp): LlamaMLP(\n"
+                       "    (gate_proj): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                       "    (up_proj): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                       "    (down_proj): Linear(in_features=4096, out_features=1024, bias=False)\n"
+                       "    (act_fn): SiLU()\n"
+                       "  )\n"
+                       "  (norm): LlamaRMSNorm((1024,), eps=1e-06)\n"
+                       ")\n";
+    assert_int_equal(parse_str(tree, &m, &err), 0);
+    assert_int_equal(m.n, 6);
+    static const uint8_t kinds[] = {EST_K_EMBED, EST_K_LINEAR, EST_K_ACT,
+                                    EST_K_LINEAR, EST_K_LINEAR, EST_K_NORM};
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(m.layers[i].kind, kinds[i]);
+    assert_int_equal(m.layers[3].flags, EST_LF_GATED);
+    assert_int_equal(m.layers[3].out, 4096);
+    assert_int_equal(m.layers[4].out, 1024);
+    assert_int_equal(m.layers[5].flags, EST_LF_RMS);
+    struct est_opts o = {.batch = 8, .seq = 1024, .optimizer = EST_OPT_SGD};
+    struct est_replay_result gated, rms, chain;
+    assert_int_equal(est_replay(&m, &o, &rwork, &gated), 0);
+    m.layers[3].flags = 0;
+    assert_int_equal(est_replay(&m, &o, &rwork, &rms), 0);
+    m.layers[5].flags = 0;
+    assert_int_equal(est_replay(&m, &o, &rwork, &chain), 0);
+    /* The peak falls in the backward, once the norm and the down projection have
+     * released what they kept: the gated graph still holds one more 128 MiB tensor than
+     * the chain there; the normalised input (32 MiB) stays reserved. */
+    assert_int_equal(gated.peak_phase, EST_RP_BACKWARD);
+    assert_float_equal(gated.peak_mib - rms.peak_mib, 128, 1e-9);
+    assert_float_equal(rms.peak_mib - chain.peak_mib, 32, 1e-9);
+    /* not a gated MLP: the widths do not chain, or a fourth linear layer */
+    const char *plain = "Toy(\n"
+                        "  (embed): Embedding(1000, 1024)\n"
+                        "  (mlp): Mlp(\n"
+                        "    (fc1): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                        "    (fc2): Linear(in_features=4096, out_features=4096, bias=False)\n"
+                        "    (fc3): Linear(in_features=4096, out_features=1024, bias=False)\n"
+                        "    (act): GELU(approximate='none')\n"
+                        "  )\n"
+                        ")\n";
+    assert_int_equal(parse_str(plain, &m, &err), 0);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m.layers[i].flags & EST_LF_GATED, 0);
+    assert_int_equal(m.layers[4].kind, EST_K_ACT); /* listed order kept */
+}
+
+/* A fused attention kernel keeps its output for backward: one more activation of the
+ * layer's width than the chain of projections alone. */
+static void test_replay_fused_attention(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err), 0);
+    struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_SGD,
+                         .attention = EST_ATTN_SDPA};
+    struct est_replay_result sdpa, none;
+    assert_int_equal(est_replay(&m, &o, &rwork, &sdpa), 0);
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN)
+            m.layers[i].kind = EST_K_OTHER;
+    assert_int_equal(est_replay(&m, &o, &rwork, &none), 0);
+    /* 12 layers x 8 x 512 x 768 x 4 B = 144 MiB, all alive when the backward starts */
+    assert_float_equal(sdpa.peak_mib - none.peak_mib, 144, 1e-9);
+}
+
 static void test_alloc_round(void **state)
 {
     (void)state;
@@ -953,6 +1031,8 @@ int main(void)
         cmocka_unit_test(test_replay_linear),
         cmocka_unit_test(test_replay_summary_pass),
         cmocka_unit_test(test_replay_activation_semantics),
+        cmocka_unit_test(test_replay_gated_mlp),
+        cmocka_unit_test(test_replay_fused_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
