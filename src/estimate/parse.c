@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -955,6 +956,39 @@ struct mt_frame {
     size_t first;        /* the model's layer count when the block opened */
 };
 
+/* Linear layers g and u both E -> I and d I -> E (E != I, each with or without a
+ * bias): a gated MLP's gate, up and down projections. Their outputs are per token (a
+ * module tree) or per sample, S tokens times the width (a table): S follows from
+ * out(g) x out(d) = S^2 E I. */
+static int gated_shapes(const struct est_layer *g, const struct est_layer *u,
+                        const struct est_layer *d)
+{
+    if (!g->out || !d->out || !g->params || u->out != g->out || u->params != g->params)
+        return 0;
+    double s2 = (double)g->out * (double)d->out / (double)g->params;
+    uint64_t sq = (uint64_t)(sqrt(s2) + 0.5);
+    if (sq == 0 || g->out % sq || d->out % sq)
+        return 0;
+    uint64_t i = g->out / sq, e = d->out / sq;
+    if (e == i || i > EST_MAX_PARAMS / e)
+        return 0;
+    return (g->params == e * i || g->params == e * i + i) &&
+           (d->params == e * i || d->params == e * i + e);
+}
+
+/* Tables list layers in call order: a gated MLP shows as gate, activation, up, down.
+ * Flags each such up projection EST_LF_GATED. */
+static void mark_gated(struct est_model *m)
+{
+    for (size_t j = 0; j + 3 < m->n; j++) {
+        struct est_layer *l = &m->layers[j];
+        if (l[0].kind == EST_K_LINEAR && l[1].kind == EST_K_ACT && l[2].kind == EST_K_LINEAR &&
+            l[3].kind == EST_K_LINEAR && l[1].out == l[0].out && l[0].count == l[2].count &&
+            gated_shapes(&l[0], &l[2], &l[3]))
+            l[2].flags |= EST_LF_GATED;
+    }
+}
+
 /* A gated MLP's layers [first, n): three linear layers gate (E -> I), up (E -> I) and
  * down (I -> E), with at most one activation and any dropouts, printed in definition
  * order (gate, up, down, act_fn). Rewrites them in call order, gate, act, up (flagged
@@ -977,10 +1011,7 @@ static int gated_mlp(struct est_model *m, size_t first)
         return 0;
     const struct est_layer *g = &m->layers[lin[0]], *u = &m->layers[lin[1]],
                            *d = &m->layers[lin[2]];
-    uint64_t e = d->out, i = g->out;
-    if (!e || !i || e == i || u->out != i || g->params != u->params ||
-        (g->params != e * i && g->params != e * i + i) ||
-        (d->params != e * i && d->params != e * i + e))
+    if (!gated_shapes(g, u, d))
         return 0;
     struct est_layer keep[8];
     size_t k = 0;
@@ -1396,9 +1427,16 @@ int est_parse(const char *buf, size_t len, const char *file, struct est_model *m
 {
     if (len > EST_MAX_INPUT)
         return carma_err_at(err, file, 0, "larger than %u bytes", EST_MAX_INPUT);
-    switch (est_detect(buf, len)) {
-    case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
-    case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);
+    enum est_format f = est_detect(buf, len);
+    switch (f) {
+    case EST_FMT_TORCHSUMMARY:
+    case EST_FMT_TORCHINFO: {
+        int rc = f == EST_FMT_TORCHINFO ? est_parse_torchinfo(buf, len, file, m, err)
+                                        : est_parse_torchsummary(buf, len, file, m, err);
+        if (rc == 0)
+            mark_gated(m);
+        return rc;
+    }
     case EST_FMT_KERAS: return est_parse_keras(buf, len, file, m, err);
     case EST_FMT_MODTREE: return est_parse_modtree(buf, len, file, m, err);
     case EST_FMT_CSV: return est_parse_csv(buf, len, file, m, err);

@@ -711,6 +711,19 @@ static void test_replay_gated_mlp(void **state)
     for (size_t i = 0; i < m.n; i++)
         assert_int_equal(m.layers[i].flags & EST_LF_GATED, 0);
     assert_int_equal(m.layers[4].kind, EST_K_ACT); /* listed order kept */
+    /* a table lists the calls: gate, activation, up, down */
+    const char *table = "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                        "==========================================================================\n"
+                        "LlamaMLP                                 [8, 1024, 1024]           --\n"
+                        "├─Linear: 1-1                            [8, 1024, 4096]           4,194,304\n"
+                        "├─SiLU: 1-2                              [8, 1024, 4096]           --\n"
+                        "├─Linear: 1-3                            [8, 1024, 4096]           4,194,304\n"
+                        "├─Linear: 1-4                            [8, 1024, 1024]           4,194,304\n"
+                        "==========================================================================\n";
+    assert_int_equal(parse_str(table, &m, &err), 0);
+    assert_int_equal(m.n, 4);
+    assert_int_equal(m.layers[2].flags, EST_LF_GATED);
+    assert_int_equal(m.layers[0].flags | m.layers[3].flags, 0);
 }
 
 /* A fused attention kernel keeps its output for backward: one more activation of the
