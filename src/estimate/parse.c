@@ -298,6 +298,39 @@ static int reconcile_total(struct est_model *m, uint64_t total)
 
 /* ---- torchsummary ------------------------------------------------------------- */
 
+/* Linear layers g and u both E -> I and d I -> E (E != I, each with or without a
+ * bias): a gated MLP's gate, up and down projections. Their outputs are per token (a
+ * module tree) or per sample, S tokens times the width (a table): S follows from
+ * out(g) x out(d) = S^2 E I. */
+static int gated_shapes(const struct est_layer *g, const struct est_layer *u,
+                        const struct est_layer *d)
+{
+    if (!g->out || !d->out || !g->params || u->out != g->out || u->params != g->params)
+        return 0;
+    double s2 = (double)g->out * (double)d->out / (double)g->params;
+    uint64_t sq = (uint64_t)(sqrt(s2) + 0.5);
+    if (sq == 0 || g->out % sq || d->out % sq)
+        return 0;
+    uint64_t i = g->out / sq, e = d->out / sq;
+    if (e == i || i > EST_MAX_PARAMS / e)
+        return 0;
+    return (g->params == e * i || g->params == e * i + i) &&
+           (d->params == e * i || d->params == e * i + e);
+}
+
+/* Tables list layers in call order: a gated MLP shows as gate, activation, up, down.
+ * Flags each such up projection EST_LF_GATED. */
+static void mark_gated(struct est_model *m)
+{
+    for (size_t j = 0; j + 3 < m->n; j++) {
+        struct est_layer *l = &m->layers[j];
+        if (l[0].kind == EST_K_LINEAR && l[1].kind == EST_K_ACT && l[2].kind == EST_K_LINEAR &&
+            l[3].kind == EST_K_LINEAR && l[1].out == l[0].out && l[0].count == l[2].count &&
+            gated_shapes(&l[0], &l[2], &l[3]))
+            l[2].flags |= EST_LF_GATED;
+    }
+}
+
 int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct est_model *m,
                            struct carma_err *err)
 {
@@ -396,6 +429,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
         return carma_err_at(err, file, L.line, "no layers");
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
+    mark_gated(m);
     return 0;
 }
 
@@ -644,6 +678,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         return carma_err_at(err, file, L.line, "no layers");
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
+    mark_gated(m);
     return 0;
 }
 
@@ -815,6 +850,21 @@ static int64_t arg_int(const char *a, size_t n, const char *key)
     return v;
 }
 
+/* A dimension at a[*j]: its digits, below 2^32. 1 and *j past it, 0 when no digit
+ * is there, -1 when it is too large. */
+static int read_dim(const char *a, size_t n, size_t *j, int64_t *x)
+{
+    size_t i = *j, st = i;
+    int64_t v = 0;
+    while (i < n && isdigit((unsigned char)a[i]) && v < (1ll << 32))
+        v = v * 10 + (a[i++] - '0');
+    *j = i;
+    *x = v;
+    if (i == st)
+        return 0;
+    return v >= (1ll << 32) ? -1 : 1;
+}
+
 /* Leading positional integers of args: "30522, 768, padding_idx=0" -> 2 values;
  * "(768,), eps=..." -> 1 value (a tuple counts as its product). */
 static int arg_positional(const char *a, size_t n, int64_t *v, int max)
@@ -832,13 +882,11 @@ static int arg_positional(const char *a, size_t n, int64_t *v, int max)
         for (;;) {
             while (i < n && a[i] == ' ')
                 i++;
-            size_t st = i;
-            int64_t x = 0;
-            while (i < n && isdigit((unsigned char)a[i]) && x < (1ll << 32))
-                x = x * 10 + (a[i++] - '0');
-            if (i == st)
+            int64_t x;
+            int r = read_dim(a, n, &i, &x);
+            if (r == 0)
                 break;
-            if (x >= (1ll << 32))
+            if (r < 0)
                 return -1;
             prod *= x;
             if (prod >= (1ll << 40))
@@ -885,11 +933,8 @@ static int arg_dims(const char *a, size_t n, const char *key, int64_t *v, int ma
     for (;;) {
         while (j < n && a[j] == ' ')
             j++;
-        size_t st = j;
-        int64_t x = 0;
-        while (j < n && isdigit((unsigned char)a[j]) && x < (1ll << 32))
-            x = x * 10 + (a[j++] - '0');
-        if (j == st || x >= (1ll << 32) || got == max)
+        int64_t x;
+        if (read_dim(a, n, &j, &x) <= 0 || got == max)
             return -1;
         v[got++] = x;
         if (!tuple)
@@ -955,39 +1000,6 @@ struct mt_frame {
     size_t line;
     size_t first;        /* the model's layer count when the block opened */
 };
-
-/* Linear layers g and u both E -> I and d I -> E (E != I, each with or without a
- * bias): a gated MLP's gate, up and down projections. Their outputs are per token (a
- * module tree) or per sample, S tokens times the width (a table): S follows from
- * out(g) x out(d) = S^2 E I. */
-static int gated_shapes(const struct est_layer *g, const struct est_layer *u,
-                        const struct est_layer *d)
-{
-    if (!g->out || !d->out || !g->params || u->out != g->out || u->params != g->params)
-        return 0;
-    double s2 = (double)g->out * (double)d->out / (double)g->params;
-    uint64_t sq = (uint64_t)(sqrt(s2) + 0.5);
-    if (sq == 0 || g->out % sq || d->out % sq)
-        return 0;
-    uint64_t i = g->out / sq, e = d->out / sq;
-    if (e == i || i > EST_MAX_PARAMS / e)
-        return 0;
-    return (g->params == e * i || g->params == e * i + i) &&
-           (d->params == e * i || d->params == e * i + e);
-}
-
-/* Tables list layers in call order: a gated MLP shows as gate, activation, up, down.
- * Flags each such up projection EST_LF_GATED. */
-static void mark_gated(struct est_model *m)
-{
-    for (size_t j = 0; j + 3 < m->n; j++) {
-        struct est_layer *l = &m->layers[j];
-        if (l[0].kind == EST_K_LINEAR && l[1].kind == EST_K_ACT && l[2].kind == EST_K_LINEAR &&
-            l[3].kind == EST_K_LINEAR && l[1].out == l[0].out && l[0].count == l[2].count &&
-            gated_shapes(&l[0], &l[2], &l[3]))
-            l[2].flags |= EST_LF_GATED;
-    }
-}
 
 /* A gated MLP's layers [first, n): three linear layers gate (E -> I), up (E -> I) and
  * down (I -> E), with at most one activation and any dropouts, printed in definition
@@ -1427,16 +1439,9 @@ int est_parse(const char *buf, size_t len, const char *file, struct est_model *m
 {
     if (len > EST_MAX_INPUT)
         return carma_err_at(err, file, 0, "larger than %u bytes", EST_MAX_INPUT);
-    enum est_format f = est_detect(buf, len);
-    switch (f) {
-    case EST_FMT_TORCHSUMMARY:
-    case EST_FMT_TORCHINFO: {
-        int rc = f == EST_FMT_TORCHINFO ? est_parse_torchinfo(buf, len, file, m, err)
-                                        : est_parse_torchsummary(buf, len, file, m, err);
-        if (rc == 0)
-            mark_gated(m);
-        return rc;
-    }
+    switch (est_detect(buf, len)) {
+    case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
+    case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);
     case EST_FMT_KERAS: return est_parse_keras(buf, len, file, m, err);
     case EST_FMT_MODTREE: return est_parse_modtree(buf, len, file, m, err);
     case EST_FMT_CSV: return est_parse_csv(buf, len, file, m, err);

@@ -500,7 +500,6 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         pi += nt;
         if (l->kind == EST_K_OTHER)
             continue;
-        int fused = !est_layer_materialised(l, o->attention);
         double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
         double ob = elems * act_bytes((enum est_kind)l->kind, o->precision);
         struct est_replay_node *nd = &w->nd[w->nn++];
@@ -578,7 +577,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             unref(w, cur);
             break;
         case EST_K_ATTN: {
-            if (fused) {
+            if (!est_layer_materialised(l, o->attention)) {
                 /* A fused kernel keeps its inputs (the listed input stands for the
                  * values) and its output, which flows on. */
                 out = alloc(w, cur_bytes, EST_RC_ACT);
