@@ -191,23 +191,37 @@ static void test_strict_wal_and_migration(void **state)
     assert_non_null(strstr(err.msg, "newer"));
 }
 
-static void test_full_disk(void **state)
+/* A store of at most 10 pages, which a few big jobs fill. */
+static struct carma_store *open_small_store(void)
 {
-    (void)state;
     setenv("CARMA_TEST_STORE_MAX_PAGES", "10", 1);
     struct carma_store *st;
     struct carma_err err = {{0}};
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     unsetenv("CARMA_TEST_STORE_MAX_PAGES");
+    return st;
+}
+
+/* A job whose working directory takes 5999 bytes. */
+static void fill_big(struct carma_job_rec *r)
+{
+    fill(r, 1000, "n");
+    free(r->cwd);
+    r->cwd = malloc(6000);
+    assert_non_null(r->cwd);
+    memset(r->cwd, 'x', 5999);
+    r->cwd[5999] = 0;
+}
+
+static void test_full_disk(void **state)
+{
+    (void)state;
+    struct carma_store *st = open_small_store();
+    struct carma_err err = {{0}};
     struct carma_job_rec r = {0};
     int rc = 0, i;
-    char big[6000];
-    memset(big, 'x', sizeof big - 1);
-    big[sizeof big - 1] = 0;
     for (i = 0; i < 100 && rc == 0; i++) {
-        fill(&r, 1000, "n");
-        free(r.cwd);
-        r.cwd = strdup(big);
+        fill_big(&r);
         rc = carma_store_begin(st, &err);
         if (!rc)
             rc = carma_store_job_insert(st, &r, &err);
@@ -236,23 +250,15 @@ static void test_full_disk(void **state)
 static void test_full_disk_in_transaction(void **state)
 {
     (void)state;
-    setenv("CARMA_TEST_STORE_MAX_PAGES", "10", 1);
-    struct carma_store *st;
+    struct carma_store *st = open_small_store();
     struct carma_err err = {{0}};
-    assert_int_equal(carma_store_open(&st, path, &err), 0);
-    unsetenv("CARMA_TEST_STORE_MAX_PAGES");
     struct carma_job_rec first = {0}, r = {0};
     fill(&first, 1000, "first");
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &first, &err), 0);
-    char big[6000];
-    memset(big, 'x', sizeof big - 1);
-    big[sizeof big - 1] = 0;
     int rc = 0;
     for (int i = 0; i < 100 && rc == 0; i++) {
-        fill(&r, 1000, "n");
-        free(r.cwd);
-        r.cwd = strdup(big);
+        fill_big(&r);
         rc = carma_store_job_insert(st, &r, &err);
     }
     assert_int_equal(rc, -ENOSPC);
