@@ -17,7 +17,7 @@
 static void estimate_usage(FILE *f)
 {
     fprintf(f,
-            "usage: carma estimate --summary FILE --batch N [--seq-len N]\n"
+            "usage: carma estimate --summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
             "                      [--gpu KIND]\n"
@@ -30,6 +30,9 @@ static void estimate_usage(FILE *f)
             "sequence models (module trees with embeddings or attention): the tokens per\n"
             "sample, for a vision transformer its patches and class token (197 at 224x224\n"
             "in 16x16 patches).\n"
+            "--image-size: the input's height and width (224 or 299x299), required for a\n"
+            "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
+            "follows the tensor shapes through the print (docs/estimator.md).\n"
             "--gpu: the GPU kind, for \"fits\" and for PyTorch's default cuBLAS workspace\n"
             "(8.125 MiB per handle, 32 MiB on Hopper: h100-80gb).\n"
             "--floor MIB: the measured memory of an idle process of the job's environment\n"
@@ -63,13 +66,14 @@ int cmd_estimate(int argc, char **argv)
         {"seq-len", required_argument, NULL, 'l'},   {"optimizer", required_argument, NULL, 'o'},
         {"precision", required_argument, NULL, 'p'}, {"gpu", required_argument, NULL, 'g'},
         {"coefficients", required_argument, NULL, 'c'}, {"floor", required_argument, NULL, 'f'},
-        {"attention", required_argument, NULL, 'a'},
+        {"attention", required_argument, NULL, 'a'}, {"image-size", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
     int json = 0, have_batch = 0, ch;
+    uint32_t image_h = 0, image_w = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
@@ -108,6 +112,30 @@ int cmd_estimate(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'i': {
+            /* H or HxW, each 1..65536 */
+            uint64_t h, w;
+            const char *x = strchr(optarg, 'x');
+            char hs[16];
+            size_t hl = x ? (size_t)(x - optarg) : strlen(optarg);
+            int ok = hl > 0 && hl < sizeof hs;
+            if (ok) {
+                memcpy(hs, optarg, hl);
+                hs[hl] = 0;
+                ok = carma_parse_u64(hs, &h) == 0 && (x ? carma_parse_u64(x + 1, &w) == 0 : 1);
+                if (!x)
+                    w = h;
+            }
+            if (!ok || h < 1 || w < 1 || h > 65536 || w > 65536) {
+                fprintf(stderr,
+                        "carma estimate: --image-size must be H or HxW, each from 1 to 65536, "
+                        "not '%s'\n", optarg);
+                return 2;
+            }
+            image_h = (uint32_t)h;
+            image_w = (uint32_t)w;
+            break;
+        }
         case 'g': gpu = optarg; break;
         case 'c': coef_file = optarg; break;
         case 'f':
@@ -179,6 +207,8 @@ int cmd_estimate(int argc, char **argv)
     }
     struct est_model m;
     est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.image_h = image_h;
+    m.image_w = image_w;
     int rc = est_parse(buf, len, summary, &m, &err);
     free(buf);
     if (rc < 0) {
@@ -224,6 +254,9 @@ int cmd_estimate(int argc, char **argv)
             "precision", est_precision_name(o.precision), "attention",
             est_attention_assumed(&m, o.attention));
         /* How the estimate was made: a replay (and where its peak fell) or the terms. */
+        if (root && m.spatial)
+            json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
+                                                              (json_int_t)image_w));
         if (root && r.peak_phase)
             json_object_set_new(root, "model",
                                 json_pack("{s:s,s:s,s:i}", "kind", "replay", "peak_phase",

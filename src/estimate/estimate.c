@@ -476,7 +476,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     }
     feat[EST_F_TRANSIENT] = largest / MIB;
     feat[EST_F_STEP] = (double)m->params * 4 / MIB;
-    uint64_t cat = est_concat_infer(m);
+    uint64_t cat = m->spatial ? m->concat : est_concat_infer(m);
     if (cat)
         feat[EST_F_CONCAT] =
             est_alloc_round(batch * (double)cat * elem_bytes(EST_K_CONV, o->precision)) / MIB;

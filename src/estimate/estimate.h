@@ -71,6 +71,9 @@ enum est_kind est_kind_classify(const char *type, size_t len);
                            * projection of a gated MLP: down(act(gate(x)) * up(x))) */
 #define EST_LF_RMS 0x10   /* an RMSNorm written in Python (Hugging Face's LlamaRMSNorm and
                            * kin): it keeps its normalised input as well */
+#define EST_LF_INPLACE 0x20 /* an activation that writes over its input (a module tree's
+                             * ReLU(inplace=True) in a convolutional network): a row as
+                             * tables list it, but no new tensor for the replay */
 
 struct est_layer {
     uint8_t kind;      /* enum est_kind */
@@ -104,6 +107,13 @@ struct est_model {
     int needs_seq;         /* a sequence model: --seq-len is required */
     size_t needs_seq_line; /* the line that made it one (for the error) */
     enum est_format format;
+    /* Module trees of convolutional networks: the input image's height and width, set
+     * by the caller before parsing (0: not given, and a tree with a spatial
+     * convolution is refused); the parser then sizes every tensor and finds the
+     * concatenations itself (concat, elements per sample, replaces est_concat_infer). */
+    uint32_t image_h, image_w;
+    int spatial;     /* the parser sized tensors from image_h x image_w */
+    uint64_t concat; /* when spatial: materialised concatenations, elements per sample */
 };
 
 /* Sets up an empty model over caller storage. */

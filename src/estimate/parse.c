@@ -988,6 +988,110 @@ static int patch_conv(const char *a, size_t n, uint64_t in_ch, uint64_t *in)
     return 1;
 }
 
+
+/* ---- spatial sizes in a convolutional module tree (--image-size) ----
+ *
+ * A print lists modules, not the tensors between them, so the parser keeps the shapes
+ * (channels x height x width) of the most recent tensors and lets each module pick its
+ * input: a convolution or a norm the newest tensor with its input channels, anything
+ * else the newest tensor. A block two or more of whose children read the block's input
+ * is a set of branches: joined by an add when their outputs agree, else concatenated.
+ * A convolution or norm whose channels no tensor has reads a concatenation the print
+ * does not show (functional pooling branches, DenseNet's growing input): it is taken at
+ * the newest spatial size. */
+#define MT_SHAPES 256u
+#define MT_MAX_WINDOW (1 << 20) /* kernel, stride, padding, scale: keeps sizes in int64 */
+
+struct mt_shape {
+    uint64_t c, h, w;
+    uint32_t id;     /* serial: which tensor, for "reads the block's input" */
+    uint8_t concat;  /* made by joining branches: a later reader may widen it */
+    uint8_t pending; /* branches of one shape joined: a concatenation if a reader asks
+                        for its channels (then materialised), else an add (nothing) */
+};
+
+struct mt_space {
+    struct mt_shape s[MT_SHAPES]; /* ring, newest at head - 1 */
+    unsigned n, head;
+    uint32_t next_id;
+};
+
+/* The newest tensor (with pending = 1 also a pending join), or NULL. */
+static struct mt_shape *sp_top(struct mt_space *sp, int pending)
+{
+    for (unsigned i = 1; i <= sp->n; i++) {
+        struct mt_shape *t = &sp->s[(sp->head + MT_SHAPES - i) % MT_SHAPES];
+        if (pending || !t->pending)
+            return t;
+    }
+    return NULL;
+}
+
+static struct mt_shape *sp_newest(struct mt_space *sp)
+{
+    return sp_top(sp, 0);
+}
+
+static struct mt_shape *sp_push(struct mt_space *sp, uint64_t c, uint64_t h, uint64_t w,
+                                int concat)
+{
+    struct mt_shape *t = &sp->s[sp->head];
+    sp->head = (sp->head + 1) % MT_SHAPES;
+    if (sp->n < MT_SHAPES)
+        sp->n++;
+    t->c = c;
+    t->h = h;
+    t->w = w;
+    t->id = ++sp->next_id;
+    t->concat = (uint8_t)concat;
+    t->pending = 0;
+    return t;
+}
+
+/* The newest tensor with c channels, else NULL. */
+static struct mt_shape *sp_find(struct mt_space *sp, uint64_t c)
+{
+    for (unsigned i = 1; i <= sp->n; i++) {
+        struct mt_shape *t = &sp->s[(sp->head + MT_SHAPES - i) % MT_SHAPES];
+        if (t->c == c)
+            return t;
+    }
+    return NULL;
+}
+
+/* c x h x w within EST_MAX_ELEMS, else 0. */
+static uint64_t sp_elems(uint64_t c, uint64_t h, uint64_t w)
+{
+    if (!c || !h || !w || h > EST_MAX_ELEMS / w || c > EST_MAX_ELEMS / (h * w))
+        return 0;
+    return c * h * w;
+}
+
+/* Output length of a convolution or pooling window over n: -1 when it does not fit. */
+static int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode)
+{
+    int64_t span = n + 2 * p - d * (k - 1) - 1;
+    if (k < 1 || s < 1 || d < 1 || span < 0)
+        return -1;
+    int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (o - 1) * s >= n + p) /* the last window must start inside */
+        o--;
+    return o;
+}
+
+/* `key=` dimensions for a 2-D window: one value stands for both, two are (h, w);
+ * absent: def. 0, or -1 when malformed or not 2-D. */
+static int dims2(const char *a, size_t n, const char *key, int64_t def, int64_t v[2])
+{
+    int64_t t[3];
+    int k = arg_dims(a, n, key, t, 3);
+    if (k < 0 || k > 2)
+        return -1;
+    v[0] = k ? t[0] : def;
+    v[1] = k == 2 ? t[1] : v[0];
+    return v[0] > MT_MAX_WINDOW || v[1] > MT_MAX_WINDOW ? -1 : 0;
+}
+
 struct mt_frame {
     uint32_t mult;       /* repeats of this block (product with parents) */
     int attention;       /* class name says attention */
@@ -999,7 +1103,250 @@ struct mt_frame {
     uint64_t width;      /* largest linear in_features seen inside */
     size_t line;
     size_t first;        /* the model's layer count when the block opened */
+    /* convolutional trees (mt_space) */
+    struct mt_shape x;   /* the tensor the block reads: the newest when it opened */
+    int has_x;
+    unsigned child;        /* direct children so far */
+    unsigned branch_child; /* the child holding the newest branch */
+    unsigned nbranch;      /* children that read x */
+    struct mt_shape bfirst;  /* the first finished branch's output */
+    uint64_t bsum;           /* channels of the finished branches' outputs */
+    int bsame, bhw_same;     /* they all agree with bfirst: in shape, in h x w */
+    int has_conv;            /* a direct child is a convolution */
+    unsigned nact;           /* direct children that are activations */
+    uint8_t act_kind, act_flags; /* the last of them */
+    size_t pending;          /* a direct-child norm no activation followed yet */
+    size_t bare[8];          /* direct-child norms no activation followed */
+    unsigned nbare;
+    int first_leaf_done, se_pool, gate, permute;
+    uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
+    size_t gate_row;  /* and its gate's row */
 };
+
+/* A finished branch of block f produced t. */
+static void branch_end(struct mt_frame *f, const struct mt_shape *t)
+{
+    if (!t)
+        return;
+    if (f->bsum == 0) {
+        f->bfirst = *t;
+        f->bsame = f->bhw_same = 1;
+        f->bsum = t->c;
+        return;
+    }
+    f->bsum += t->c;
+    f->bsame &= t->c == f->bfirst.c && t->h == f->bfirst.h && t->w == f->bfirst.w;
+    f->bhw_same &= t->h == f->bfirst.h && t->w == f->bfirst.w;
+}
+
+/* The input of a convolution or norm with c channels: the newest tensor with c
+ * channels, else a concatenation the print does not show, at the newest spatial size
+ * (widening the newest tensor when it is itself a join of branches); NULL when no
+ * tensor exists yet. Counts what a new concatenation materialises in m->concat. */
+static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m, uint64_t c)
+{
+    struct mt_shape *t = sp_find(sp, c), *nw = sp_newest(sp);
+    if (t && t->pending) {
+        t->pending = 0;
+        m->concat += sp_elems(t->c, t->h, t->w);
+    }
+    if (t || !nw)
+        return t;
+    uint64_t e = sp_elems(c, nw->h, nw->w);
+    if (!e)
+        return NULL;
+    if (nw->concat && nw->c < c) {
+        m->concat += sp_elems(c - nw->c, nw->h, nw->w);
+        nw->c = c;
+        return nw;
+    }
+    m->concat += e;
+    return sp_push(sp, c, nw->h, nw->w, 1);
+}
+
+/* A convolution (spatial tree) reads tensor t: each open block whose input t is gets
+ * a new branch when the read is in another direct child than its newest branch. */
+static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
+                          const struct mt_shape *t)
+{
+    for (int d = 0; d <= depth; d++) {
+        struct mt_frame *f = &st[d];
+        if (!f->has_x || f->x.id != t->id || f->branch_child == f->child)
+            continue;
+        if (f->nbranch)
+            branch_end(f, sp_newest(sp));
+        f->nbranch++;
+        f->branch_child = f->child;
+    }
+}
+
+/* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
+ * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
+static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
+                        const char *c, size_t cls_n, const char *a, size_t an, int bias,
+                        const int64_t *pos, int npos, uint64_t in_f, int inplace, enum est_kind *k,
+                        uint64_t *out, uint64_t *params, unsigned *flags, const char *file,
+                        size_t line, struct carma_err *err)
+{
+    struct mt_frame *f = depth >= 0 ? &st[depth] : NULL;
+    struct mt_shape *nw = sp_newest(sp);
+    if (*k == EST_K_CONV) {
+        int transposed = find(c, cls_n, "Transpose") != NULL;
+        int64_t ks[3], st2[2], pad[2] = {0, 0}, dil[2], op[2];
+        int nk = arg_dims(a, an, "kernel_size=", ks, 3);
+        if (nk == 1 || nk == 3 || (nk == 0 && find(c, cls_n, "2d") == NULL))
+            return carma_err_at(err, file, line,
+                                "%.*s in a module tree: only 2-D convolutions are sized from "
+                                "--image-size; give a torchinfo table",
+                                (int)cls_n, c);
+        int same = find(a, an, "padding=same") != NULL;
+        if (nk != 2 || npos != 2 || ks[0] > MT_MAX_WINDOW || ks[1] > MT_MAX_WINDOW || dims2(a, an, "stride=", 1, st2) < 0 ||
+            (!same && !find(a, an, "padding=valid") && dims2(a, an, "padding=", 0, pad) < 0) ||
+            dims2(a, an, "dilation=", 1, dil) < 0 || dims2(a, an, "output_padding=", 0, op) < 0)
+            return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+        if (same || find(a, an, "padding=valid"))
+            pad[0] = pad[1] = 0;
+        int64_t g = arg_int(a, an, "groups=");
+        if (g < 1)
+            g = 1;
+        uint64_t cin = (uint64_t)pos[0], cout = (uint64_t)pos[1];
+        if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
+            return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
+        struct mt_shape *in = sp_input(sp, m, cin);
+        uint64_t h = m->image_h, w = m->image_w;
+        if (in) {
+            h = in->h;
+            w = in->w;
+            credit_branch(sp, st, depth, in);
+        } else {
+            m->input = sp_elems(cin, h, w);
+        }
+        int64_t oh, ow;
+        if (transposed) {
+            oh = ((int64_t)h - 1) * st2[0] - 2 * pad[0] + dil[0] * (ks[0] - 1) + op[0] + 1;
+            ow = ((int64_t)w - 1) * st2[1] - 2 * pad[1] + dil[1] * (ks[1] - 1) + op[1] + 1;
+        } else if (same) {
+            oh = (int64_t)h;
+            ow = (int64_t)w;
+        } else {
+            oh = window_out((int64_t)h, ks[0], st2[0], pad[0], dil[0], 0);
+            ow = window_out((int64_t)w, ks[1], st2[1], pad[1], dil[1], 0);
+        }
+        uint64_t per = param_count((transposed ? cout : cin) / (uint64_t)g, (uint64_t)ks[0], 0);
+        per = per == UINT64_MAX ? per : param_count(per, (uint64_t)ks[1], 0);
+        *params = per == UINT64_MAX ? per
+                                    : param_count(per, transposed ? cin : cout, bias ? cout : 0);
+        *out = oh > 0 && ow > 0 ? sp_elems(cout, (uint64_t)oh, (uint64_t)ow) : 0;
+        if (!*out)
+            return carma_err_at(err, file, line,
+                                "%.*s: no output at this --image-size (input %llux%llu)",
+                                (int)cls_n, c, (unsigned long long)h, (unsigned long long)w);
+        sp_push(sp, cout, (uint64_t)oh, (uint64_t)ow, 0);
+        if (f) {
+            f->has_conv = 1;
+            if (f->se_pool && !f->squeeze)
+                f->squeeze = *out;
+        }
+        return 0;
+    }
+    if (!nw)
+        return 0; /* before the first convolution: as any module tree */
+    if (*k == EST_K_NORM && npos >= 1) {
+        uint64_t ch = *out;
+        struct mt_shape *in = sp_input(sp, m, ch);
+        if (!in)
+            return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
+        uint64_t h = in->h, w = in->w;
+        *out = sp_elems(ch, h, w);
+        sp_push(sp, ch, h, w, 0);
+        return 0;
+    }
+    if (*k == EST_K_LINEAR) {
+        uint64_t of = *out, hw = nw->h * nw->w;
+        if (f && f->permute && hw > 1 && in_f == nw->c) {
+            /* channels-last: per position (ConvNeXt's pointwise layers) */
+            *out = sp_elems(of, nw->h, nw->w);
+            if (!*out)
+                return carma_err_at(err, file, line, "too large a layer");
+            sp_push(sp, of, nw->h, nw->w, 0);
+            return 0;
+        }
+        if (hw > 1 && in_f == nw->c) {
+            /* the block pooled its input functionally (torch.flatten(F.adaptive_avg_pool2d(x,
+             * 1), 1)): the block's rows before this one saw the pooled tensor */
+            for (size_t i = m->n; i-- > (f ? f->first : 0);) {
+                struct est_layer *l = &m->layers[i];
+                if ((l->kind != EST_K_ACT && l->kind != EST_K_DROPOUT) || l->out != nw->c * hw)
+                    break;
+                l->out = nw->c;
+            }
+        }
+        sp_push(sp, of, 1, 1, 0);
+        return 0;
+    }
+    int upsample = find(c, cls_n, "Upsampl") != NULL; /* Upsample, UpsamplingNearest2d */
+    if (*k == EST_K_POOL || upsample) {
+        int64_t o[2];
+        *k = EST_K_POOL; /* a new tensor without parameters */
+        if (find(c, cls_n, "Adaptive")) {
+            if (dims2(a, an, "output_size=", -1, o) < 0 || o[0] < 1 || o[1] < 1) {
+                if (npos < 1)
+                    return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+                o[0] = o[1] = pos[0];
+            }
+            if (f && !f->first_leaf_done && o[0] == 1 && o[1] == 1)
+                f->se_pool = 1;
+        } else if (upsample) {
+            int64_t sf[2], sz[2];
+            if (dims2(a, an, "size=", 0, sz) == 0 && sz[0] > 0) {
+                o[0] = sz[0];
+                o[1] = sz[1];
+            } else if (dims2(a, an, "scale_factor=", 0, sf) == 0 && sf[0] > 0) {
+                o[0] = (int64_t)nw->h * sf[0];
+                o[1] = (int64_t)nw->w * sf[1];
+            } else {
+                return carma_err_at(err, file, line,
+                                    "%.*s: no integer size= or scale_factor=", (int)cls_n, c);
+            }
+        } else {
+            int64_t ks[2], sd[2], pd[2], dl[2];
+            if (dims2(a, an, "kernel_size=", 0, ks) < 0 || ks[0] < 1)
+                return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+            if (dims2(a, an, "stride=", ks[0], sd) < 0 || dims2(a, an, "padding=", 0, pd) < 0 ||
+                dims2(a, an, "dilation=", 1, dl) < 0)
+                return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+            if (arg_at(a, an, "stride=") == an)
+                sd[1] = ks[1];
+            int ceil_mode = find(a, an, "ceil_mode=True") != NULL;
+            o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], ceil_mode);
+            o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], ceil_mode);
+        }
+        uint64_t e = o[0] > 0 && o[1] > 0 ? sp_elems(nw->c, (uint64_t)o[0], (uint64_t)o[1]) : 0;
+        if (!e)
+            return carma_err_at(err, file, line,
+                                "%.*s: no output at this --image-size (input %llux%llu)",
+                                (int)cls_n, c, (unsigned long long)nw->h,
+                                (unsigned long long)nw->w);
+        *out = e;
+        sp_push(sp, nw->c, (uint64_t)o[0], (uint64_t)o[1], 0);
+        return 0;
+    }
+    if (inplace || *k == EST_K_ACT || *k == EST_K_DROPOUT || *k == EST_K_SOFTMAX) {
+        if (inplace) {
+            *k = EST_K_ACT;
+            *flags |= EST_LF_INPLACE;
+        }
+        *out = sp_elems(nw->c, nw->h, nw->w);
+        if (f && find(c, cls_n, "igmoid")) { /* Sigmoid, Hardsigmoid: a gate */
+            f->gate = 1;
+            f->gate_row = m->n; /* the row the caller adds next */
+        }
+        return 0;
+    }
+    if (cls_n == 7 && memcmp(c, "Permute", 7) == 0 && f)
+        f->permute = 1;
+    return 0;
+}
 
 /* A gated MLP's layers [first, n): three linear layers gate (E -> I), up (E -> I) and
  * down (I -> E), with at most one activation and any dropouts, printed in definition
@@ -1062,6 +1409,52 @@ static int ident_char(char c)
     return isalnum((unsigned char)c) || c == '_' || c == '.';
 }
 
+
+/* Block f of a convolutional tree closes. Its branches join (a concatenation is a new
+ * tensor); a squeeze-excitation block (a global pool first, a sigmoid gate) scales its
+ * input, so its output has the input's shape; and an activation module listed once in
+ * a block with convolutions (torchvision's ResNet blocks: `relu` applied after every
+ * norm) runs after each direct-child norm no activation follows. -1 when the layers
+ * do not fit. */
+static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_frame *f)
+{
+    if (f->pending != SIZE_MAX && f->nbare < 8)
+        f->bare[f->nbare++] = f->pending;
+    f->pending = SIZE_MAX;
+    if (f->nbranch >= 2) {
+        branch_end(f, sp_newest(sp));
+        uint64_t e = f->bhw_same ? sp_elems(f->bsum, f->bfirst.h, f->bfirst.w) : 0;
+        if (e && !f->bsame) {
+            m->concat += e;
+            sp_push(sp, f->bsum, f->bfirst.h, f->bfirst.w, 1);
+        } else if (e) {
+            sp_push(sp, f->bsum, f->bfirst.h, f->bfirst.w, 1)->pending = 1;
+        }
+    }
+    if (f->se_pool && f->gate && f->has_x) {
+        /* printed fc1, fc2, activation, gate; called fc1, activation, fc2, gate */
+        for (size_t i = f->first; i < m->n && f->squeeze; i++)
+            if (m->layers[i].kind == EST_K_ACT && i != f->gate_row)
+                m->layers[i].out = f->squeeze;
+        sp_push(sp, f->x.c, f->x.h, f->x.w, 0);
+    }
+    if (!f->has_conv || f->nact != 1 || f->nbare == 0)
+        return 0;
+    if (m->n + f->nbare > m->cap)
+        return -1;
+    for (unsigned b = f->nbare; b-- > 0;) {
+        size_t i = f->bare[b];
+        struct est_layer act = m->layers[i];
+        act.kind = f->act_kind;
+        act.flags = f->act_flags;
+        act.params = 0;
+        memmove(&m->layers[i + 2], &m->layers[i + 1], (m->n - i - 1) * sizeof act);
+        m->layers[i + 1] = act;
+        m->n++;
+    }
+    return 0;
+}
+
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -1072,7 +1465,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     int rc, depth = -1, done = 0;
     struct mt_frame st[EST_MAX_DEPTH];
     uint64_t prev_out = 0;
+    struct mt_space sp;
+    sp.n = sp.head = sp.next_id = 0;
+    int spatial_on = m->image_h > 0 && m->image_w > 0;
+    size_t spatial_line = 0; /* the first convolution sized from --image-size */
     m->format = EST_FMT_MODTREE;
+    m->spatial = 0;
+    m->concat = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         trim(&s, &n);
         if (n == 0)
@@ -1095,6 +1494,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     return carma_err_at(err, file, L.line, "unexpected text after ')'");
             }
             struct mt_frame *f = &st[depth];
+            if (sp.n && spatial_close(m, &sp, f) < 0)
+                return carma_err_at(err, file, L.line, "too many layers");
             if (!f->in_attention)
                 gated_mlp(m, f->first);
             if (f->attention && !f->scores_inside && f->width) {
@@ -1157,8 +1558,21 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             /* Opening a block. */
             if (depth + 1 >= EST_MAX_DEPTH)
                 return carma_err_at(err, file, L.line, "nesting deeper than %d", EST_MAX_DEPTH);
+            if (depth >= 0) {
+                struct mt_frame *up = &st[depth];
+                up->child++;
+                up->first_leaf_done = 1;
+                if (up->pending != SIZE_MAX && up->nbare < 8)
+                    up->bare[up->nbare++] = up->pending;
+                up->pending = SIZE_MAX;
+            }
             struct mt_frame *f = &st[++depth];
             memset(f, 0, sizeof *f);
+            f->pending = SIZE_MAX;
+            if (sp.n) {
+                f->x = *sp_top(&sp, 1);
+                f->has_x = 1;
+            }
             f->mult = (uint32_t)mult;
             f->line = L.line;
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
@@ -1195,6 +1609,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             have_suffix = 1;
         }
         enum est_kind k = est_kind_classify(c, cls_n);
+        int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
+        unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
         int64_t in_f = arg_int(args, argn, "in_features=");
         int64_t out_f = arg_int(args, argn, "out_features=");
@@ -1219,6 +1635,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             return carma_err_at(err, file, L.line,
                                 "Conv1D() without nf/nx (older transformers print none): "
                                 "cannot size it; give a torchinfo table");
+        } else if (k == EST_K_CONV && spatial_on) {
+            if (spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos, 0, 0, &k,
+                             &out, &params, &extra_flags, file, L.line, err) < 0)
+                return -EINVAL;
+            if (!spatial_line)
+                spatial_line = L.line;
+            m->spatial = 1;
         } else if (k == EST_K_CONV) {
             uint64_t patch = 0;
             int pc = npos == 2 ? patch_conv(args, argn, (uint64_t)pos[0], &patch) : 0;
@@ -1227,8 +1650,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (pc == 0)
                 return carma_err_at(err, file, L.line,
                                     "%.*s in a module tree: the print has no spatial sizes; "
-                                    "give a torchsummary or torchinfo table for "
-                                    "convolutional models",
+                                    "give --image-size (the input's height and width, e.g. "
+                                    "224), or a torchsummary or torchinfo table",
                                     (int)cls_n, c);
             /* A patch embedding: per patch (token), a linear layer from its pixels. */
             k = EST_K_LINEAR;
@@ -1264,20 +1687,36 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = 0;
         } else if (k == EST_K_NORM) {
             if (npos >= 1) {
-                out = (uint64_t)pos[0];
+                /* GroupNorm(num_groups, num_channels); the others name the channels or
+                 * the normalised shape first */
+                out = (uint64_t)(npos == 2 && find(c, cls_n, "GroupNorm") ? pos[1] : pos[0]);
                 int affine = !find(args, argn, "elementwise_affine=False") &&
                              !find(args, argn, "affine=False");
                 params = affine ? 2 * out : 0;
                 if (find(args, argn, "bias=False") && affine)
                     params = out;
             }
-        } else if (k == EST_K_ACT && find(args, argn, "inplace=True")) {
+        } else if (inplace && !sp.n) {
             k = EST_K_OTHER; /* writes over its input: no new tensor */
             out = 0;
         } else if (k == EST_K_DROPOUT || k == EST_K_ACT || k == EST_K_SOFTMAX) {
             /* same shape as the layer before */
         } else {
             out = 0; /* an unknown leaf: no tensor we can size */
+        }
+        struct mt_frame *pf = depth >= 0 ? &st[depth] : NULL;
+        if (sp.n && !(k == EST_K_CONV && spatial_on) &&
+            spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
+                         in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
+                         &extra_flags, file, L.line, err) < 0)
+            return -EINVAL;
+        if (pf && sp.n) { /* a direct child of pf: does it follow a norm with an activation? */
+            pf->child++;
+            if (pf->pending != SIZE_MAX && k != EST_K_ACT && pf->nbare < 8)
+                pf->bare[pf->nbare++] = pf->pending;
+            pf->pending = SIZE_MAX;
+        } else if (pf) {
+            pf->child++;
         }
         if (have_suffix)
             params = suffix_params;
@@ -1294,9 +1733,19 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-        m->layers[m->n - 1].flags = (uint8_t)est_type_flags(k, c, cls_n);
+        m->layers[m->n - 1].flags = (uint8_t)(est_type_flags(k, c, cls_n) | extra_flags);
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
+        if (pf && sp.n) {
+            pf->first_leaf_done = 1;
+            if (k == EST_K_ACT) {
+                pf->nact++;
+                pf->act_kind = (uint8_t)k;
+                pf->act_flags = m->layers[m->n - 1].flags;
+            } else if (k == EST_K_NORM) {
+                pf->pending = m->n - 1;
+            }
+        }
     }
     if (rc < 0)
         return rc;
@@ -1304,6 +1753,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         return carma_err_at(err, file, st[depth].line, "block opened here is never closed");
     if (m->n == 0)
         return carma_err_at(err, file, L.line ? L.line : 1, "no layers in the module tree");
+    if (m->spatial && m->needs_seq)
+        return carma_err_at(err, file, m->needs_seq_line,
+                            "a sequence model (this line) with convolutions sized from "
+                            "--image-size (line %zu): give --seq-len without --image-size "
+                            "for a vision transformer",
+                            spatial_line);
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;

@@ -498,7 +498,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         const struct est_layer *l = visit(w, ps, t, &mult, tb, &nt);
         uint32_t first = pi;
         pi += nt;
-        if (l->kind == EST_K_OTHER)
+        if (l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE))
             continue;
         double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
         double ob = elems * act_bytes((enum est_kind)l->kind, o->precision);

@@ -264,8 +264,9 @@ static void test_modtree(void **state)
     assert_false(m.needs_seq);
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_conv.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_conv.txt:2: Conv2d in a "
-                                 "module tree: the print has no spatial sizes; give a torchsummary "
-                                 "or torchinfo table for convolutional models");
+                                 "module tree: the print has no spatial sizes; give --image-size "
+                                 "(the input's height and width, e.g. 224), or a torchsummary or "
+                                 "torchinfo table");
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_unclosed.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_unclosed.txt:2: block "
                                  "opened here is never closed");
@@ -274,6 +275,184 @@ static void test_modtree(void **state)
                           "out_features=1099511627775, bias=True)\n)\n",
                           &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:2: too many layers or too large a layer");
+}
+
+static int parse_image(const char *path, uint32_t hw, struct est_model *m, struct carma_err *err)
+{
+    char *buf;
+    size_t len;
+    est_model_init(m, layers, EST_MAX_LAYERS);
+    m->image_h = m->image_w = hw;
+    int rc = carma_file_read(path, EST_MAX_INPUT, &buf, &len, err);
+    assert_int_equal(rc, 0);
+    rc = est_parse(buf, len, path, m, err);
+    free(buf);
+    return rc;
+}
+
+static int parse_image_str(const char *s, uint32_t hw, struct est_model *m,
+                           struct carma_err *err)
+{
+    est_model_init(m, layers, EST_MAX_LAYERS);
+    m->image_h = m->image_w = hw;
+    return est_parse(s, strlen(s), "t.txt", m, err);
+}
+
+/* Output elements of kind k, summed over the model. */
+static uint64_t kind_elems(const struct est_model *m, enum est_kind k)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].kind == k)
+            t += m->layers[i].out * m->layers[i].count;
+    return t;
+}
+
+/* torchvision's printed ImageNet CNNs with --image-size: the parser follows the shapes
+ * through the print and lists what torchinfo lists for the same models (the layer
+ * tables of tools/imagenet_tables.py, written independently from the architectures). */
+static void test_modtree_cnn_matches_tables(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        uint32_t hw;
+    } nets[] = {{"resnet50", 224}, {"vgg16", 224}, {"mobilenet_v2", 224},
+                {"efficientnet_b0", 224}, {"inception_v3", 299}};
+    static struct est_layer tl[EST_MAX_LAYERS];
+    for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
+        char tp[256], cp[256];
+        snprintf(tp, sizeof tp, "data/estimator/cnn-trees/%s.txt", nets[i].name);
+        snprintf(cp, sizeof cp, "data/estimator/imagenet-tables/%s.csv", nets[i].name);
+        struct est_model m, t;
+        struct carma_err err;
+        if (parse_image(tp, nets[i].hw, &m, &err))
+            fail_msg("%s", err.msg);
+        char *buf;
+        size_t len;
+        assert_int_equal(carma_file_read(cp, EST_MAX_INPUT, &buf, &len, &err), 0);
+        est_model_init(&t, tl, EST_MAX_LAYERS);
+        assert_int_equal(est_parse(buf, len, cp, &t, &err), 0);
+        free(buf);
+        assert_true(m.spatial);
+        assert_false(m.needs_seq);
+        assert_int_equal(m.params, t.params);
+        assert_int_equal(m.input, t.input);
+        assert_int_equal(kind_elems(&m, EST_K_CONV), kind_elems(&t, EST_K_CONV));
+        assert_int_equal(kind_elems(&m, EST_K_NORM), kind_elems(&t, EST_K_NORM));
+        assert_int_equal(kind_elems(&m, EST_K_LINEAR), kind_elems(&t, EST_K_LINEAR));
+        assert_int_equal(kind_elems(&m, EST_K_ACT), kind_elems(&t, EST_K_ACT));
+        assert_int_equal(est_model_family(&m), EST_FAM_CONV);
+        if (strcmp(nets[i].name, "inception_v3") == 0) {
+            /* every Mixed block's output (2,473,024 elements per sample), less the 768
+             * channels of Mixed_7c's that only the pool reads: its 1x3 / 3x1 pairs join
+             * inside a branch, which the print does not show (so the pool and the
+             * dropout after it see 1280 channels, not 2048) */
+            assert_int_equal(m.concat, 2473024 - 768 * 8 * 8);
+            assert_int_equal(kind_elems(&m, EST_K_DROPOUT), 1280);
+            continue;
+        }
+        assert_int_equal(kind_elems(&m, EST_K_DROPOUT), kind_elems(&t, EST_K_DROPOUT));
+        assert_int_equal(m.concat, 0); /* adds, not concatenations */
+        struct est_opts o = {.batch = 64, .optimizer = EST_OPT_ADAM,
+                             .precision = EST_PREC_FP32};
+        struct est_result a, b;
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+        assert_int_equal(est_compute(&t, est_coef_default(), &o, &rwork, &b, &err), 0);
+        /* torchvision's MobileNetV2 pools functionally; its table lists a pool row */
+        assert_true(fabs(a.estimate_mib - b.estimate_mib) <= 0.001 * b.estimate_mib);
+    }
+}
+
+/* The rules a convolutional print needs, on a small tree (resnet_basic_se.txt). */
+static void test_modtree_cnn_rules(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *p = "tests/fuzz/corpus/summary_modtree/resnet_basic_se.txt";
+    if (parse_image(p, 224, &m, &err))
+        fail_msg("%s", err.msg);
+    /* shapes: the 7x7/2 stem and the 3/2 pool to 64 x 56 x 56, the block's stride to
+     * 128 x 28 x 28 (its shortcut read from the block's input, not the newest tensor) */
+    assert_int_equal(m.layers[0].out, 64 * 112 * 112);
+    assert_int_equal(m.layers[3].kind, EST_K_POOL);
+    assert_int_equal(m.layers[3].out, 64 * 56 * 56);
+    assert_int_equal(m.layers[10].kind, EST_K_CONV);
+    assert_int_equal(m.layers[10].out, 128 * 28 * 28);
+    assert_int_equal(m.layers[10].params, 64 * 128);
+    /* the block's one ReLU module runs after each norm: after bn1 (listed) and bn2 */
+    assert_int_equal(m.layers[9].kind, EST_K_ACT);
+    assert_int_equal(m.layers[9].out, 128 * 28 * 28);
+    assert_true(m.layers[9].flags & EST_LF_INPLACE);
+    /* squeeze-excitation works at 1 x 1, and the block after it reads 28 x 28 */
+    assert_int_equal(m.layers[12].out, 128);
+    assert_int_equal(m.layers[17].out, 256 * 28 * 28);
+    /* GroupNorm(groups, channels) */
+    assert_int_equal(m.layers[18].params, 2 * 256);
+    assert_int_equal(m.layers[20].out, 256 * 56 * 56); /* Upsample(scale_factor=2.0) */
+    /* the classifier pools functionally: its dropout sees 256 elements */
+    assert_int_equal(m.layers[21].kind, EST_K_DROPOUT);
+    assert_int_equal(m.layers[21].out, 256);
+    assert_int_equal(m.layers[22].out, 10);
+
+    /* the replay treats an in-place activation as no tensor */
+    struct est_model d;
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_SGD, .precision = EST_PREC_FP32};
+    struct est_replay_result r1, r2;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r1), 0);
+    d = m;
+    for (size_t i = 0; i < d.n; i++)
+        if (d.layers[i].flags & EST_LF_INPLACE)
+            d.layers[i].kind = EST_K_OTHER;
+    assert_int_equal(est_replay(&d, &o, &rwork, &r2), 0);
+    assert_true(r1.peak_mib == r2.peak_mib);
+    for (size_t i = 0; i < d.n; i++)
+        if (d.layers[i].flags & EST_LF_INPLACE)
+            d.layers[i].kind = EST_K_ACT;
+
+    /* two branches of different widths read the block's input: a concatenation */
+    const char *cat = "Net(\n"
+                      "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                      "  (mix): Mixed(\n"
+                      "    (a): Conv2d(16, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "    (b1): Conv2d(16, 4, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "    (b2): Conv2d(4, 24, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                      "  )\n"
+                      "  (out): Conv2d(32, 10, kernel_size=(1, 1), stride=(1, 1))\n"
+                      ")\n";
+    if (parse_image_str(cat, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.concat, 32 * 32 * 32);
+    assert_int_equal(m.layers[m.n - 1].out, 10 * 32 * 32);
+    /* the same branches at one width join by an add: nothing more */
+    const char *add = "Net(\n"
+                      "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                      "  (res): Block(\n"
+                      "    (a): Conv2d(16, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                      "    (b): Conv2d(16, 16, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "  )\n"
+                      "  (out): Conv2d(16, 10, kernel_size=(1, 1), stride=(1, 1))\n"
+                      ")\n";
+    if (parse_image_str(add, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.concat, 0);
+
+    /* errors name the line and the problem */
+    assert_true(parse_image_str("Net(\n  (c): Conv1d(3, 8, kernel_size=(3,), stride=(1,))\n)\n",
+                                224, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Conv1d in a module tree: only 2-D convolutions are "
+                                 "sized from --image-size; give a torchinfo table");
+    assert_true(parse_image_str("Net(\n  (c): Conv2d(3, 8, kernel_size=(5, 5), stride=(1, 1))\n"
+                                ")\n",
+                                4, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Conv2d: no output at this --image-size (input 4x4)");
+    assert_true(parse_image_str("Net(\n  (c): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                                "groups=2)\n)\n",
+                                224, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: bad Conv2d channels");
+    assert_true(parse_image("tests/fuzz/corpus/summary_modtree/vit_hf.txt", 224, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "give --seq-len without --image-size"));
 }
 
 /* Vision transformers embed images with a convolution whose kernel is its stride: a
@@ -1028,6 +1207,8 @@ int main(void)
         cmocka_unit_test(test_keras),
         cmocka_unit_test(test_modtree),
         cmocka_unit_test(test_modtree_patches),
+        cmocka_unit_test(test_modtree_cnn_matches_tables),
+        cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
