@@ -2,8 +2,8 @@
  * (--fit) and redoes GPUMemNet's evaluation honestly: an 80/20 split with a fixed
  * seed and k-fold cross-validation that refits per fold, on the MLP set and the
  * early CNN set, then checks the shipped table on real models measured by CARMA
- * (DIR/cifar-summaries, DIR/imagenet-tables, DIR/hf-trees) with the default and the
- * fitted floor. */
+ * (DIR/cifar-summaries, DIR/imagenet-tables, DIR/cnn-trees, DIR/hf-trees) with the
+ * default and the fitted floor. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -238,7 +238,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
         co = carma_csv_col(csv, "optimizer"), cp = carma_csv_col(csv, "precision"),
         cy = carma_csv_col(csv, "peak_mib"), cg = carma_csv_col(csv, "gpumemnet_mib"),
-        cq = carma_csv_col(csv, "seq_len");
+        cq = carma_csv_col(csv, "seq_len"), ci = carma_csv_col(csv, "image_size");
     int ret = 0;
     if (rc != 1 || cs < 0 || cb < 0 || co < 0 || cp < 0 || cy < 0) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", path);
@@ -254,7 +254,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
     double sum_ratio = 0, sum_bound = 0, sum_gmn = 0;
     size_t cnt = 0;
     while ((rc = carma_csv_next(csv, &err)) == 1) {
-        uint64_t batch, seq = 0;
+        uint64_t batch, seq = 0, image = 0;
         double peak, gmn = 0;
         struct est_opts o = {.floor_src = floor_src};
         if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch > EST_MAX_BATCH ||
@@ -263,6 +263,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
             est_precision_parse(csv->field[cp], &o.precision) < 0 ||
             (cg >= 0 && (carma_parse_double(csv->field[cg], &gmn) < 0 || !(gmn > 0))) ||
             (cq >= 0 && (carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ)) ||
+            (ci >= 0 && (carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536)) ||
             strchr(csv->field[cs], '/')) {
             fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", path, csv->line);
             ret = 2;
@@ -277,6 +278,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
         struct est_model m;
         struct est_result r;
         est_model_init(&m, layers, EST_MAX_LAYERS);
+        m.image_h = m.image_w = (uint32_t)image;
         if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, &err) < 0) {
             fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
             ret = 2;
@@ -331,8 +333,8 @@ static void eval_usage(FILE *f)
                "Without --fit: GPUMemNet's evaluation redone (80/20 split, seed %llu, and\n"
                "%d-fold cross-validation refitting per fold) on DIR/gpumemnet-mlp.csv and\n"
                "DIR/gpumemnet-cnn-early.csv, then the shipped table on the real models of\n"
-               "DIR/cifar-summaries, DIR/imagenet-tables and DIR/hf-trees (CARMA's measured\n"
-               "peaks).\n"
+               "DIR/cifar-summaries, DIR/imagenet-tables, DIR/cnn-trees and DIR/hf-trees\n"
+               "(CARMA's measured peaks).\n"
                "With --fit: fits on all rows and writes the coefficient table to FILE;\n"
                "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n",
             (unsigned long long)EVAL_SEED, EVAL_KFOLD);
@@ -513,6 +515,7 @@ int cmd_eval_estimator(int argc, char **argv)
     } real[] = {
         {"cifar-summaries", "Real CIFAR/MNIST models (torchsummary; shipped table)"},
         {"imagenet-tables", "Real ImageNet models (layer tables; shipped table)"},
+        {"cnn-trees", "The same ImageNet models as printed module trees (--image-size)"},
         {"hf-trees", "Real Hugging Face transformers (module trees; shipped table)"},
     };
     for (size_t i = 0; ret == 0 && i < sizeof real / sizeof real[0]; i++) {
