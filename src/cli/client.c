@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "proto/proto.h"
+#include "util/csv.h"
 
 void cli_conn_init(struct cli_conn *c)
 {
@@ -76,6 +77,27 @@ uint64_t cli_parse_id(const char *cmd, const char *s)
         return 0;
     }
     return v;
+}
+
+int cli_parse_image_size(const char *s, uint32_t *h, uint32_t *w)
+{
+    uint64_t v[2];
+    const char *x = strchr(s, 'x');
+    char hs[16];
+    size_t hl = x ? (size_t)(x - s) : strlen(s);
+    if (hl == 0 || hl >= sizeof hs)
+        return -1;
+    memcpy(hs, s, hl);
+    hs[hl] = 0;
+    if (carma_parse_u64(hs, &v[0]) < 0 || (x && carma_parse_u64(x + 1, &v[1]) < 0))
+        return -1;
+    if (!x)
+        v[1] = v[0];
+    if (v[0] < 1 || v[1] < 1 || v[0] > 65536 || v[1] > 65536)
+        return -1;
+    *h = (uint32_t)v[0];
+    *w = (uint32_t)v[1];
+    return 0;
 }
 
 int64_t cli_parse_mib(const char *s)

@@ -33,6 +33,9 @@ uint64_t cli_parse_id(const char *cmd, const char *s);
 /* Parses "4096", "4096M", "16G", "16GiB" to MiB; -1 on error. */
 int64_t cli_parse_mib(const char *s);
 
+/* Parses an image size "H" (square) or "HxW", each 1..65536; -1 on error. */
+int cli_parse_image_size(const char *s, uint32_t *h, uint32_t *w);
+
 /* Prints a JSON value indented to stdout. */
 void cli_print_json(const json_t *v);
 

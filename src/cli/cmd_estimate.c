@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
@@ -112,30 +113,14 @@ int cmd_estimate(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'i': {
-            /* H or HxW, each 1..65536 */
-            uint64_t h, w;
-            const char *x = strchr(optarg, 'x');
-            char hs[16];
-            size_t hl = x ? (size_t)(x - optarg) : strlen(optarg);
-            int ok = hl > 0 && hl < sizeof hs;
-            if (ok) {
-                memcpy(hs, optarg, hl);
-                hs[hl] = 0;
-                ok = carma_parse_u64(hs, &h) == 0 && (x ? carma_parse_u64(x + 1, &w) == 0 : 1);
-                if (!x)
-                    w = h;
-            }
-            if (!ok || h < 1 || w < 1 || h > 65536 || w > 65536) {
+        case 'i':
+            if (cli_parse_image_size(optarg, &image_h, &image_w) < 0) {
                 fprintf(stderr,
                         "carma estimate: --image-size must be H or HxW, each from 1 to 65536, "
                         "not '%s'\n", optarg);
                 return 2;
             }
-            image_h = (uint32_t)h;
-            image_w = (uint32_t)w;
             break;
-        }
         case 'g': gpu = optarg; break;
         case 'c': coef_file = optarg; break;
         case 'f':

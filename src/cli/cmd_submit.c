@@ -14,7 +14,8 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carma submit [--gpus N] [--mem SIZE] [--summary FILE --batch N [--seq-len N]]\n"
+    fprintf(f, "usage: carma submit [--gpus N] [--mem SIZE]\n"
+               "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id.\n"
@@ -130,6 +131,16 @@ int cmd_submit(int argc, char **argv)
                                      : !strcmp(a, "--seq-len") ? "seq_len"
                                                                : "max_attempts",
                                 json_integer(x));
+        } else if (!strcmp(a, "--image-size")) {
+            uint32_t h, w;
+            if (cli_parse_image_size(v, &h, &w) < 0) {
+                fprintf(stderr, "carma submit: --image-size %s: H or HxW expected, each from 1 "
+                                "to 65536\n", v);
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, "image_size", json_pack("[I,I]", (json_int_t)h,
+                                                             (json_int_t)w));
         } else if (!strcmp(a, "--mem")) {
             int64_t m = cli_parse_mib(v);
             if (m < 0) {

@@ -63,6 +63,8 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
         return carma_err_set(err, -ENOMEM, "out of memory");
     struct est_model m;
     est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.image_h = rj->image_h;
+    m.image_w = rj->image_w;
     struct est_opts o = {.batch = rj->batch, .seq = rj->seq_len, .optimizer = EST_OPT_ADAMW,
                          .precision = EST_PREC_FP32};
     struct est_result r;

@@ -115,7 +115,7 @@ static int valid_env_name(const char *k)
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
-                                       "max_attempts", "summary", "batch", "seq_len", NULL};
+                                       "max_attempts", "summary", "batch", "seq_len", "image_size", NULL};
     struct carma_req_job *j = &r->job;
     if (!json_is_object(job))
         return carma_err_set(err, -EINVAL, "job: not an object");
@@ -180,6 +180,17 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if ((rc = get_uint(job, "seq_len", "job", 0, 1048576, 0, &x, err)))
         return rc;
     j->seq_len = (uint32_t)x;
+    const json_t *img = json_object_get(job, "image_size");
+    if (img) {
+        const json_t *h = json_array_get(img, 0), *w = json_array_get(img, 1);
+        if (!json_is_array(img) || json_array_size(img) != 2 || !json_is_integer(h) ||
+            !json_is_integer(w) || json_integer_value(h) < 1 || json_integer_value(h) > 65536 ||
+            json_integer_value(w) < 1 || json_integer_value(w) > 65536)
+            return carma_err_set(err, -EINVAL,
+                                 "job.image_size: not [height, width], each from 1 to 65536");
+        j->image_h = (uint32_t)json_integer_value(h);
+        j->image_w = (uint32_t)json_integer_value(w);
+    }
     const json_t *env = json_object_get(job, "env");
     if (env) {
         if (!json_is_object(env))

@@ -68,6 +68,7 @@ struct carma_req_job {
     uint32_t max_attempts; /* 0: daemon default */
     uint32_t batch;     /* 0: none */
     uint32_t seq_len;   /* 0: none (sequence models need it for the estimator) */
+    uint32_t image_h, image_w; /* "image_size": [h, w]; 0: none (CNN module trees need it) */
 };
 
 struct carma_req {

@@ -65,6 +65,31 @@ done
     --precision amp --gpu h100-80gb --json >"$T/gpt2.json" || fail "gpt2"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='module-tree' and d['gpu']=='h100-80gb' and d['breakdown']['optimizer_state_mib']==0" "$T/gpt2.json" || fail "gpt2 json"
 
+# A printed CNN needs --image-size; with it, the same answer as its layer table.
+set +e
+"$CARMA" estimate --summary data/estimator/cnn-trees/resnet50.txt --batch 64 2>"$T/img.err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "give --image-size" "$T/img.err" || fail "cnn tree without --image-size"
+for bad in 0 224x 9x99999 x224 abc; do
+    set +e
+    "$CARMA" estimate --summary data/estimator/cnn-trees/resnet50.txt --batch 64 --image-size "$bad" \
+        2>"$T/img.err"
+    rc=$?
+    set -e
+    [ $rc -eq 2 ] && grep -q "image-size must be" "$T/img.err" || fail "--image-size $bad"
+done
+"$CARMA" estimate --summary data/estimator/cnn-trees/resnet50.txt --batch 64 --optimizer adam \
+    --image-size 224 --json >"$T/tree.json" || fail "cnn tree"
+"$CARMA" estimate --summary data/estimator/imagenet-tables/resnet50.csv --batch 64 --optimizer adam \
+    --json >"$T/table.json" || fail "cnn table"
+python3 -c "
+import json,sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a['image_size'] == [224, 224] and a['family'] == 'conv', a
+assert abs(a['estimate_mib'] - b['estimate_mib']) < 1e-6 and a['params'] == b['params'], (a, b)
+" "$T/tree.json" "$T/table.json" || fail "cnn tree json"
+
 # Bound over the GPU: fits false, exit 1.
 set +e
 "$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --batch 512 --seq-len 1024 --gpu v100-32gb --json >"$T/big.json"

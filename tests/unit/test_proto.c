@@ -23,7 +23,8 @@ static void test_submit_ok(void **state)
     struct carma_err err = {{0}};
     const char *s = "{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"python\",\"train.py\",\"--bs\","
                     "\"32\"],\"cwd\":\"/home/u\",\"env\":{\"PATH\":\"/bin\",\"A_1\":\"x\"},"
-                    "\"name\":\"r\",\"gpus\":2,\"mem_mib\":4096,\"max_attempts\":5,\"batch\":32}}";
+                    "\"name\":\"r\",\"gpus\":2,\"mem_mib\":4096,\"max_attempts\":5,\"batch\":32,"
+                    "\"image_size\":[299,256]}}";
     assert_int_equal(parse(s, &q, &err), 0);
     assert_int_equal(q.op, CARMA_OP_SUBMIT);
     assert_int_equal(q.job.argc, 4);
@@ -35,6 +36,8 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.mem_mib, 4096);
     assert_int_equal(q.job.max_attempts, 5);
     assert_int_equal(q.job.batch, 32);
+    assert_int_equal(q.job.image_h, 299);
+    assert_int_equal(q.job.image_w, 256);
     assert_string_equal(q.job.name, "r");
     carma_req_free(&q);
     /* Defaults. */
@@ -113,6 +116,12 @@ static void test_strict(void **state)
                "invalid variable name");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"env\":{\"A\":1}}}",
                "not a string");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"image_size\":224}}",
+               "job.image_size: not [height, width]");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"image_size\":[224,0]}}",
+               "each from 1 to 65536");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
