@@ -1104,7 +1104,10 @@ struct mt_frame {
     size_t line;
     size_t first;        /* the model's layer count when the block opened */
     /* convolutional trees (mt_space) */
-    struct mt_shape x;   /* the tensor the block reads: the newest when it opened */
+    struct mt_shape x;   /* the tensor the block reads: the newest when it opened, a
+                            pending join included (its readers ask for its channels) */
+    struct mt_shape xv;  /* the newest tensor but pending joins: what a block that keeps
+                            its input's shape (squeeze-excitation) gives back */
     int has_x;
     unsigned child;        /* direct children so far */
     unsigned branch_child; /* the child holding the newest branch */
@@ -1436,7 +1439,7 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
         for (size_t i = f->first; i < m->n && f->squeeze; i++)
             if (m->layers[i].kind == EST_K_ACT && i != f->gate_row)
                 m->layers[i].out = f->squeeze;
-        sp_push(sp, f->x.c, f->x.h, f->x.w, 0);
+        sp_push(sp, f->xv.c, f->xv.h, f->xv.w, 0);
     }
     if (!f->has_conv || f->nact != 1 || f->nbare == 0)
         return 0;
@@ -1571,6 +1574,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->pending = SIZE_MAX;
             if (sp.n) {
                 f->x = *sp_top(&sp, 1);
+                const struct mt_shape *v = sp_newest(&sp);
+                f->xv = v ? *v : f->x;
                 f->has_x = 1;
             }
             f->mult = (uint32_t)mult;
@@ -1608,6 +1613,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line, "unexpected text after the module");
             have_suffix = 1;
         }
+        if (depth >= 0)
+            st[depth].child++; /* before sizing: a convolution's branch is this child */
         enum est_kind k = est_kind_classify(c, cls_n);
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
@@ -1711,12 +1718,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
         if (pf && sp.n) { /* a direct child of pf: does it follow a norm with an activation? */
-            pf->child++;
             if (pf->pending != SIZE_MAX && k != EST_K_ACT && pf->nbare < 8)
                 pf->bare[pf->nbare++] = pf->pending;
             pf->pending = SIZE_MAX;
-        } else if (pf) {
-            pf->child++;
         }
         if (have_suffix)
             params = suffix_params;

@@ -419,12 +419,15 @@ static void test_modtree_cnn_rules(void **state)
                       "    (b1): Conv2d(16, 4, kernel_size=(1, 1), stride=(1, 1))\n"
                       "    (b2): Conv2d(4, 24, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
                       "  )\n"
-                      "  (out): Conv2d(32, 10, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "  (pool): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, "
+                      "ceil_mode=False)\n"
                       ")\n";
     if (parse_image_str(cat, 32, &m, &err))
         fail_msg("%s", err.msg);
+    /* the pool reads the newest tensor: the join, not the last branch's 24 channels */
     assert_int_equal(m.concat, 32 * 32 * 32);
-    assert_int_equal(m.layers[m.n - 1].out, 10 * 32 * 32);
+    assert_int_equal(m.layers[m.n - 1].kind, EST_K_POOL);
+    assert_int_equal(m.layers[m.n - 1].out, 32 * 16 * 16);
     /* the same branches at one width join by an add: nothing more */
     const char *add = "Net(\n"
                       "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
