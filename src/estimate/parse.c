@@ -1016,14 +1016,18 @@ struct mt_space {
     uint32_t next_id;
 };
 
+/* The i-th newest tensor, 1 <= i <= sp->n. */
+static struct mt_shape *sp_nth(struct mt_space *sp, unsigned i)
+{
+    return &sp->s[(sp->head + MT_SHAPES - i) % MT_SHAPES];
+}
+
 /* The newest tensor (with pending = 1 also a pending join), or NULL. */
 static struct mt_shape *sp_top(struct mt_space *sp, int pending)
 {
-    for (unsigned i = 1; i <= sp->n; i++) {
-        struct mt_shape *t = &sp->s[(sp->head + MT_SHAPES - i) % MT_SHAPES];
-        if (pending || !t->pending)
-            return t;
-    }
+    for (unsigned i = 1; i <= sp->n; i++)
+        if (pending || !sp_nth(sp, i)->pending)
+            return sp_nth(sp, i);
     return NULL;
 }
 
@@ -1051,11 +1055,9 @@ static struct mt_shape *sp_push(struct mt_space *sp, uint64_t c, uint64_t h, uin
 /* The newest tensor with c channels, else NULL. */
 static struct mt_shape *sp_find(struct mt_space *sp, uint64_t c)
 {
-    for (unsigned i = 1; i <= sp->n; i++) {
-        struct mt_shape *t = &sp->s[(sp->head + MT_SHAPES - i) % MT_SHAPES];
-        if (t->c == c)
-            return t;
-    }
+    for (unsigned i = 1; i <= sp->n; i++)
+        if (sp_nth(sp, i)->c == c)
+            return sp_nth(sp, i);
     return NULL;
 }
 
@@ -1142,6 +1144,15 @@ static void branch_end(struct mt_frame *f, const struct mt_shape *t)
     f->bhw_same &= t->h == f->bfirst.h && t->w == f->bfirst.w;
 }
 
+/* A direct child of f follows its pending norm: unless it is an activation, the norm
+ * is bare (spatial_close may give it the block's activation). */
+static void norm_settle(struct mt_frame *f, int is_act)
+{
+    if (f->pending != SIZE_MAX && !is_act && f->nbare < 8)
+        f->bare[f->nbare++] = f->pending;
+    f->pending = SIZE_MAX;
+}
+
 /* The input of a convolution or norm with c channels: the newest tensor with c
  * channels, else a concatenation the print does not show, at the newest spatial size
  * (widening the newest tensor when it is itself a join of branches); NULL when no
@@ -1203,12 +1214,12 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 "--image-size; give a torchinfo table",
                                 (int)cls_n, c);
         int same = find(a, an, "padding=same") != NULL;
-        if (nk != 2 || npos != 2 || ks[0] > MT_MAX_WINDOW || ks[1] > MT_MAX_WINDOW || dims2(a, an, "stride=", 1, st2) < 0 ||
-            (!same && !find(a, an, "padding=valid") && dims2(a, an, "padding=", 0, pad) < 0) ||
+        int valid = find(a, an, "padding=valid") != NULL; /* pad stays 0 */
+        if (nk != 2 || npos != 2 || ks[0] > MT_MAX_WINDOW || ks[1] > MT_MAX_WINDOW ||
+            dims2(a, an, "stride=", 1, st2) < 0 ||
+            (!same && !valid && dims2(a, an, "padding=", 0, pad) < 0) ||
             dims2(a, an, "dilation=", 1, dil) < 0 || dims2(a, an, "output_padding=", 0, op) < 0)
             return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
-        if (same || find(a, an, "padding=valid"))
-            pad[0] = pad[1] = 0;
         int64_t g = arg_int(a, an, "groups=");
         if (g < 1)
             g = 1;
@@ -1421,9 +1432,7 @@ static int ident_char(char c)
  * do not fit. */
 static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_frame *f)
 {
-    if (f->pending != SIZE_MAX && f->nbare < 8)
-        f->bare[f->nbare++] = f->pending;
-    f->pending = SIZE_MAX;
+    norm_settle(f, 0);
     if (f->nbranch >= 2) {
         branch_end(f, sp_newest(sp));
         uint64_t e = f->bhw_same ? sp_elems(f->bsum, f->bfirst.h, f->bfirst.w) : 0;
@@ -1565,9 +1574,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 struct mt_frame *up = &st[depth];
                 up->child++;
                 up->first_leaf_done = 1;
-                if (up->pending != SIZE_MAX && up->nbare < 8)
-                    up->bare[up->nbare++] = up->pending;
-                up->pending = SIZE_MAX;
+                norm_settle(up, 0);
             }
             struct mt_frame *f = &st[++depth];
             memset(f, 0, sizeof *f);
@@ -1643,11 +1650,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                 "Conv1D() without nf/nx (older transformers print none): "
                                 "cannot size it; give a torchinfo table");
         } else if (k == EST_K_CONV && spatial_on) {
-            if (spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos, 0, 0, &k,
-                             &out, &params, &extra_flags, file, L.line, err) < 0)
-                return -EINVAL;
             if (!spatial_line)
-                spatial_line = L.line;
+                spatial_line = L.line; /* sized below, by spatial_leaf */
             m->spatial = 1;
         } else if (k == EST_K_CONV) {
             uint64_t patch = 0;
@@ -1712,16 +1716,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = 0; /* an unknown leaf: no tensor we can size */
         }
         struct mt_frame *pf = depth >= 0 ? &st[depth] : NULL;
-        if (sp.n && !(k == EST_K_CONV && spatial_on) &&
+        if ((sp.n || (k == EST_K_CONV && spatial_on)) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
-        if (pf && sp.n) { /* a direct child of pf: does it follow a norm with an activation? */
-            if (pf->pending != SIZE_MAX && k != EST_K_ACT && pf->nbare < 8)
-                pf->bare[pf->nbare++] = pf->pending;
-            pf->pending = SIZE_MAX;
-        }
+        if (pf)
+            norm_settle(pf, k == EST_K_ACT);
         if (have_suffix)
             params = suffix_params;
         if (k == EST_K_LINEAR && depth >= 0 && in_f > 0 && (uint64_t)in_f > st[depth].width)
