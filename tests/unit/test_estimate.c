@@ -23,11 +23,14 @@
 static struct est_layer layers[EST_MAX_LAYERS];
 static struct est_replay_work rwork;
 
-static int parse_file(const char *path, struct est_model *m, struct carma_err *err)
+/* Parses the file at path into m over storage, with the image size hw (0: none). */
+static int parse_into(const char *path, uint32_t hw, struct est_layer *storage,
+                      struct est_model *m, struct carma_err *err)
 {
     char *buf;
     size_t len;
-    est_model_init(m, layers, EST_MAX_LAYERS);
+    est_model_init(m, storage, EST_MAX_LAYERS);
+    m->image_h = m->image_w = hw;
     int rc = carma_file_read(path, EST_MAX_INPUT, &buf, &len, err);
     assert_int_equal(rc, 0);
     rc = est_parse(buf, len, path, m, err);
@@ -35,10 +38,23 @@ static int parse_file(const char *path, struct est_model *m, struct carma_err *e
     return rc;
 }
 
-static int parse_str(const char *s, struct est_model *m, struct carma_err *err)
+static int parse_file(const char *path, struct est_model *m, struct carma_err *err)
+{
+    return parse_into(path, 0, layers, m, err);
+}
+
+/* Parses s as file "t.txt", with the image size hw (0: none). */
+static int parse_image_str(const char *s, uint32_t hw, struct est_model *m,
+                           struct carma_err *err)
 {
     est_model_init(m, layers, EST_MAX_LAYERS);
+    m->image_h = m->image_w = hw;
     return est_parse(s, strlen(s), "t.txt", m, err);
+}
+
+static int parse_str(const char *s, struct est_model *m, struct carma_err *err)
+{
+    return parse_image_str(s, 0, m, err);
 }
 
 static void test_numbers_and_shapes(void **state)
@@ -277,27 +293,6 @@ static void test_modtree(void **state)
     assert_string_equal(err.msg, "t.txt:2: too many layers or too large a layer");
 }
 
-static int parse_image(const char *path, uint32_t hw, struct est_model *m, struct carma_err *err)
-{
-    char *buf;
-    size_t len;
-    est_model_init(m, layers, EST_MAX_LAYERS);
-    m->image_h = m->image_w = hw;
-    int rc = carma_file_read(path, EST_MAX_INPUT, &buf, &len, err);
-    assert_int_equal(rc, 0);
-    rc = est_parse(buf, len, path, m, err);
-    free(buf);
-    return rc;
-}
-
-static int parse_image_str(const char *s, uint32_t hw, struct est_model *m,
-                           struct carma_err *err)
-{
-    est_model_init(m, layers, EST_MAX_LAYERS);
-    m->image_h = m->image_w = hw;
-    return est_parse(s, strlen(s), "t.txt", m, err);
-}
-
 /* Output elements of kind k, summed over the model. */
 static uint64_t kind_elems(const struct est_model *m, enum est_kind k)
 {
@@ -326,14 +321,9 @@ static void test_modtree_cnn_matches_tables(void **state)
         snprintf(cp, sizeof cp, "data/estimator/imagenet-tables/%s.csv", nets[i].name);
         struct est_model m, t;
         struct carma_err err;
-        if (parse_image(tp, nets[i].hw, &m, &err))
+        if (parse_into(tp, nets[i].hw, layers, &m, &err))
             fail_msg("%s", err.msg);
-        char *buf;
-        size_t len;
-        assert_int_equal(carma_file_read(cp, EST_MAX_INPUT, &buf, &len, &err), 0);
-        est_model_init(&t, tl, EST_MAX_LAYERS);
-        assert_int_equal(est_parse(buf, len, cp, &t, &err), 0);
-        free(buf);
+        assert_int_equal(parse_into(cp, 0, tl, &t, &err), 0);
         assert_true(m.spatial);
         assert_false(m.needs_seq);
         assert_int_equal(m.params, t.params);
@@ -371,7 +361,7 @@ static void test_modtree_cnn_rules(void **state)
     struct est_model m;
     struct carma_err err;
     const char *p = "tests/fuzz/corpus/summary_modtree/resnet_basic_se.txt";
-    if (parse_image(p, 224, &m, &err))
+    if (parse_into(p, 224, layers, &m, &err))
         fail_msg("%s", err.msg);
     /* shapes: the 7x7/2 stem and the 3/2 pool to 64 x 56 x 56, the block's stride to
      * 128 x 28 x 28 (its shortcut read from the block's input, not the newest tensor) */
@@ -454,7 +444,7 @@ static void test_modtree_cnn_rules(void **state)
                                 "groups=2)\n)\n",
                                 224, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:2: bad Conv2d channels");
-    assert_true(parse_image("tests/fuzz/corpus/summary_modtree/vit_hf.txt", 224, &m, &err) < 0);
+    assert_true(parse_into("tests/fuzz/corpus/summary_modtree/vit_hf.txt", 224, layers, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "give --seq-len without --image-size"));
 }
 
