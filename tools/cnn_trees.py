@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Writes the printed module trees (print(model)) of five torchvision ImageNet
-models, as torchvision prints them, so carma's module-tree parser can be checked
+"""Writes the printed module trees (print(model)) of six ImageNet models, as
+torchvision and timm print them, so carma's module-tree parser can be checked
 on convolutional networks against the layer tables of tools/imagenet_tables.py
 (the same architectures):
-  resnet50, vgg16, mobilenet_v2, efficientnet_b0, inception_v3 (aux_logits=False)
+  torchvision: resnet50, vgg16, mobilenet_v2, efficientnet_b0,
+               inception_v3 (aux_logits=False)
+  timm:        xception (<= 0.6 'xception', later 'legacy_xception')
 Usage: cnn_trees.py OUTDIR"""
 import os
 import sys
@@ -217,12 +219,50 @@ def inception_v3():
     return seq("Inception3", kids)
 
 
+def xception():
+    """timm's Xception ('xception' up to 0.6, 'legacy_xception' later): each Block lists
+    its 1x1 skip before the separable convolutions it runs first."""
+    def sep(cin, cout):
+        return seq("SeparableConv2d", [("conv1", conv(cin, cin, 3, 1, 1, cin)),
+                                       ("pointwise", conv(cin, cout, 1))])
+
+    kids = [("conv1", conv(3, 32, 3, 2)), ("bn1", bn(32)),
+            ("act1", leaf("ReLU", "inplace=True")), ("conv2", conv(32, 64, 3)),
+            ("bn2", bn(64)), ("act2", leaf("ReLU", "inplace=True"))]
+    cin = 64
+    blocks = ([(128, 2, 2, False, True), (256, 2, 2, True, True), (728, 2, 2, True, True)]
+              + [(728, 3, 1, True, True)] * 8 + [(1024, 2, 2, True, False)])
+    for bi, (cout, reps, stride, start_relu, grow_first) in enumerate(blocks):
+        b = []
+        if cout != cin or stride != 1:
+            b += [("skip", conv(cin, cout, 1, stride)), ("skipbn", bn(cout))]
+        rep = []
+        for i in range(reps):
+            inc = cin if i == 0 or not grow_first else cout
+            outc = cout if grow_first or i == reps - 1 else cin
+            rep += [leaf("ReLU", "inplace=True"), sep(inc, outc), bn(outc)]
+        rep = rep[1:] if not start_relu else [leaf("ReLU")] + rep[1:]
+        if stride != 1:
+            rep.append(leaf("MaxPool2d", "kernel_size=3, stride=2, padding=1, dilation=1, "
+                                         "ceil_mode=False"))
+        b.append(("rep", seq("Sequential", numbered(rep))))
+        kids.append((f"block{bi + 1}", seq("Block", b)))
+        cin = cout
+    kids += [("conv3", sep(1024, 1536)), ("bn3", bn(1536)),
+             ("act3", leaf("ReLU", "inplace=True")), ("conv4", sep(1536, 2048)),
+             ("bn4", bn(2048)), ("act4", leaf("ReLU", "inplace=True")),
+             ("global_pool", leaf("SelectAdaptivePool2d ",
+                                  "pool_type=avg, flatten=Flatten(start_dim=1, end_dim=-1)")),
+             ("fc", leaf("Linear", "in_features=2048, out_features=1000, bias=True"))]
+    return seq("Xception", kids)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     for name, tree in [("resnet50", resnet50()), ("vgg16", vgg16()),
                        ("mobilenet_v2", mobilenet_v2()), ("efficientnet_b0", efficientnet_b0()),
-                       ("inception_v3", inception_v3())]:
+                       ("inception_v3", inception_v3()), ("xception", xception())]:
         with open(os.path.join(sys.argv[1], name + ".txt"), "w") as f:
             f.write("\n".join(render(tree)) + "\n")
 

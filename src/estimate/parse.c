@@ -1194,6 +1194,27 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
     }
 }
 
+/* A convolution read tensor `in` although `newest` is newer: the elementwise rows that
+ * open the innermost block with rows (and read `newest`) ran on `in` instead. timm's
+ * Xception lists a block's skip convolution before the branch that runs first, whose
+ * leading ReLU the print order would put on the skip's output. */
+static void lead_rows_fix(struct est_model *m, const struct mt_frame *st, int depth,
+                          uint64_t newest, uint64_t in)
+{
+    for (int d = depth; d >= 0; d--) {
+        if (st[d].first >= m->n)
+            continue; /* no rows yet: the parent's decide */
+        for (size_t i = st[d].first; i < m->n; i++) {
+            const struct est_layer *l = &m->layers[i];
+            if ((l->kind != EST_K_ACT && l->kind != EST_K_DROPOUT) || l->out != newest)
+                return;
+        }
+        for (size_t i = st[d].first; i < m->n; i++)
+            m->layers[i].out = in;
+        return;
+    }
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -1226,11 +1247,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t cin = (uint64_t)pos[0], cout = (uint64_t)pos[1];
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
+        uint32_t nw_id = nw ? nw->id : 0;
+        uint64_t nw_e = nw ? sp_elems(nw->c, nw->h, nw->w) : 0;
         struct mt_shape *in = sp_input(sp, m, cin);
         uint64_t h = m->image_h, w = m->image_w;
         if (in) {
             h = in->h;
             w = in->w;
+            if (in->id != nw_id)
+                lead_rows_fix(m, st, depth, nw_e, sp_elems(in->c, h, w));
             credit_branch(sp, st, depth, in);
         } else {
             m->input = sp_elems(cin, h, w);
@@ -1302,8 +1327,23 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     if (*k == EST_K_POOL || upsample) {
         int64_t o[2];
         *k = EST_K_POOL; /* a new tensor without parameters */
+        uint64_t ch = nw->c;
         if (find(c, cls_n, "Adaptive")) {
-            if (dims2(a, an, "output_size=", -1, o) < 0 || o[0] < 1 || o[1] < 1) {
+            /* timm's SelectAdaptivePool2d prints its pool_type, not always an output
+             * size (its default, 1); 'catavgmax' joins two pools' channels, '' passes
+             * its input through. */
+            const char *pt = find(a, an, "pool_type=");
+            int select = pt && arg_at(a, an, "output_size=") == an && npos < 1;
+            if (pt && (pt + 10 == a + an || pt[10] == ',')) {
+                *k = EST_K_OTHER;
+                *out = 0;
+                return 0;
+            }
+            if (pt && find(pt, (size_t)(a + an - pt), "catavgmax"))
+                ch *= 2;
+            if (select) {
+                o[0] = o[1] = 1;
+            } else if (dims2(a, an, "output_size=", -1, o) < 0 || o[0] < 1 || o[1] < 1) {
                 if (npos < 1)
                     return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
                 o[0] = o[1] = pos[0];
@@ -1335,14 +1375,14 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], ceil_mode);
             o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], ceil_mode);
         }
-        uint64_t e = o[0] > 0 && o[1] > 0 ? sp_elems(nw->c, (uint64_t)o[0], (uint64_t)o[1]) : 0;
+        uint64_t e = o[0] > 0 && o[1] > 0 ? sp_elems(ch, (uint64_t)o[0], (uint64_t)o[1]) : 0;
         if (!e)
             return carma_err_at(err, file, line,
                                 "%.*s: no output at this --image-size (input %llux%llu)",
                                 (int)cls_n, c, (unsigned long long)nw->h,
                                 (unsigned long long)nw->w);
         *out = e;
-        sp_push(sp, nw->c, (uint64_t)o[0], (uint64_t)o[1], 0);
+        sp_push(sp, ch, (uint64_t)o[0], (uint64_t)o[1], 0);
         return 0;
     }
     if (inplace || *k == EST_K_ACT || *k == EST_K_DROPOUT || *k == EST_K_SOFTMAX) {
@@ -1553,7 +1593,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         size_t cls_n = 0;
         while (cls_n < cn && ident_char(c[cls_n]))
             cls_n++;
-        if (cls_n == 0 || cls_n >= cn || c[cls_n] != '(')
+        /* A class's own __repr__ may put a space before its arguments (timm's
+         * "SelectAdaptivePool2d (pool_type=avg, ...)"): a leaf, never a block. */
+        size_t gap = depth >= 0 && cls_n + 2 < cn && c[cls_n] == ' ' && c[cls_n + 1] == '(';
+        if (cls_n == 0 || cls_n + gap >= cn || c[cls_n + gap] != '(')
             return carma_err_at(err, file, depth < 0 ? L.line : L.line,
                                 depth < 0 ? "not a model summary: expected a torchsummary, "
                                             "torchinfo or Keras table, a module tree or a "
@@ -1564,8 +1607,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if (mult > EST_MAX_COUNT)
             return carma_err_at(err, file, L.line, "repeat counts multiply past %llu",
                                 EST_MAX_COUNT);
-        const char *args = c + cls_n + 1;
-        size_t an = cn - cls_n - 1;
+        const char *args = c + cls_n + gap + 1;
+        size_t an = cn - cls_n - gap - 1;
+        if (an == 0 && gap)
+            return carma_err_at(err, file, L.line, "expected 'Module(' after the name");
         if (an == 0) {
             /* Opening a block. */
             if (depth + 1 >= EST_MAX_DEPTH)

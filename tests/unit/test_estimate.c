@@ -313,7 +313,7 @@ static void test_modtree_cnn_matches_tables(void **state)
         const char *name;
         uint32_t hw;
     } nets[] = {{"resnet50", 224}, {"vgg16", 224}, {"mobilenet_v2", 224},
-                {"efficientnet_b0", 224}, {"inception_v3", 299}};
+                {"efficientnet_b0", 224}, {"inception_v3", 299}, {"xception", 224}};
     static struct est_layer tl[EST_MAX_LAYERS];
     for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
         char tp[256], cp[256];
@@ -349,7 +349,9 @@ static void test_modtree_cnn_matches_tables(void **state)
         struct est_result a, b;
         assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
         assert_int_equal(est_compute(&t, est_coef_default(), &o, &rwork, &b, &err), 0);
-        /* torchvision's MobileNetV2 pools functionally; its table lists a pool row */
+        /* torchvision's MobileNetV2 pools functionally; its table lists a pool row.
+         * timm's Xception prints its global pool as one leaf; its table lists the
+         * pool and a Flatten row, no tensor. */
         assert_true(fabs(a.estimate_mib - b.estimate_mib) <= 0.001 * b.estimate_mib);
     }
 }
@@ -430,6 +432,65 @@ static void test_modtree_cnn_rules(void **state)
     if (parse_image_str(add, 32, &m, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(m.concat, 0);
+
+    /* a block that lists its skip first (timm's Xception): the ReLU that opens the
+     * branch run first reads the block's input, not the skip's output */
+    const char *skip = "Net(\n"
+                       "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                       "  (block): Block(\n"
+                       "    (skip): Conv2d(16, 32, kernel_size=(1, 1), stride=(2, 2), bias=False)\n"
+                       "    (skipbn): BatchNorm2d(32, eps=1e-05, momentum=0.1, affine=True)\n"
+                       "    (rep): Sequential(\n"
+                       "      (0): ReLU()\n"
+                       "      (1): SeparableConv2d(\n"
+                       "        (conv1): Conv2d(16, 16, kernel_size=(3, 3), stride=(1, 1), "
+                       "padding=(1, 1), groups=16, bias=False)\n"
+                       "        (pointwise): Conv2d(16, 32, kernel_size=(1, 1), stride=(1, 1), "
+                       "bias=False)\n"
+                       "      )\n"
+                       "      (2): MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1, "
+                       "ceil_mode=False)\n"
+                       "    )\n"
+                       "  )\n"
+                       "  (global_pool): SelectAdaptivePool2d (pool_type=avg, "
+                       "flatten=Flatten(start_dim=1, end_dim=-1))\n"
+                       "  (fc): Linear(in_features=32, out_features=10, bias=True)\n"
+                       ")\n";
+    if (parse_image_str(skip, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 9);
+    assert_int_equal(m.layers[1].out, 32 * 16 * 16); /* skip */
+    assert_int_equal(m.layers[3].kind, EST_K_ACT);
+    assert_int_equal(m.layers[3].out, 16 * 32 * 32);
+    assert_int_equal(m.layers[5].out, 32 * 32 * 32); /* pointwise, at the input's size */
+    assert_int_equal(m.layers[6].out, 32 * 16 * 16); /* its pool: the skip's shape */
+    assert_int_equal(m.concat, 0);                   /* joined by an add */
+    /* timm's pool prints "Name (args)"; no output size means a global pool */
+    assert_int_equal(m.layers[7].kind, EST_K_POOL);
+    assert_int_equal(m.layers[7].out, 32);
+    /* older timm prints the output size; 'catavgmax' joins two pools' channels; an
+     * empty pool_type passes its input through */
+    static const struct {
+        const char *args;
+        enum est_kind kind;
+        uint64_t out;
+    } pools[] = {{"output_size=1, pool_type=avg", EST_K_POOL, 32},
+                 {"pool_type=catavgmax, flatten=Flatten(start_dim=1, end_dim=-1)", EST_K_POOL, 64},
+                 {"pool_type=, flatten=Identity()", EST_K_OTHER, 0}};
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) {
+        char t[512];
+        snprintf(t, sizeof t,
+                 "Net(\n  (c): Conv2d(3, 32, kernel_size=(3, 3), stride=(1, 1))\n"
+                 "  (global_pool): SelectAdaptivePool2d (%s)\n)\n",
+                 pools[i].args);
+        if (parse_image_str(t, 16, &m, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(m.layers[1].kind, pools[i].kind);
+        assert_int_equal(m.layers[1].out, pools[i].out);
+    }
+    /* the space is a leaf's own __repr__: a block never opens with one */
+    assert_true(parse_image_str("Net(\n  (b): Block (\n  )\n)\n", 16, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: expected 'Module(' after the name");
 
     /* errors name the line and the problem */
     assert_true(parse_image_str("Net(\n  (c): Conv1d(3, 8, kernel_size=(3,), stride=(1,))\n)\n",
