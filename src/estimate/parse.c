@@ -1215,6 +1215,33 @@ static void lead_rows_fix(struct est_model *m, const struct mt_frame *st, int de
     }
 }
 
+/* A linear layer wants `want` features where the newest tensor, a global pool of a
+ * concatenation, has fewer channels: a branch joined inside its branch, which the print
+ * does not show (Inception v3's Mixed_7c concatenates its 1x3 and 3x1 outputs), so the
+ * concatenation was wider. Widens it, and the pool and the rows after it. */
+static void widen_pooled_concat(struct est_model *m, struct mt_space *sp, uint64_t want)
+{
+    unsigned i = 1;
+    while (i < sp->n && sp_nth(sp, i)->pending)
+        i++;
+    if (i >= sp->n)
+        return;
+    struct mt_shape *pool = sp_nth(sp, i), *src = sp_nth(sp, i + 1);
+    size_t r = m->n;
+    while (r > 0 && m->layers[r - 1].kind != EST_K_POOL)
+        r--;
+    if (!src->concat || src->c != pool->c || r == 0 || m->layers[r - 1].out != pool->c)
+        return;
+    uint64_t e = sp_elems(want, src->h, src->w);
+    if (!e)
+        return;
+    m->concat += e - sp_elems(src->c, src->h, src->w);
+    for (size_t j = r - 1; j < m->n; j++)
+        if (m->layers[j].out == pool->c)
+            m->layers[j].out = want;
+    src->c = pool->c = want;
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -1320,6 +1347,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                 l->out = nw->c;
             }
         }
+        if (hw == 1 && in_f > nw->c)
+            widen_pooled_concat(m, sp, in_f);
         sp_push(sp, of, 1, 1, 0);
         return 0;
     }
