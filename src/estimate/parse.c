@@ -1052,15 +1052,6 @@ static struct mt_shape *sp_push(struct mt_space *sp, uint64_t c, uint64_t h, uin
     return t;
 }
 
-/* The newest tensor with c channels, else NULL. */
-static struct mt_shape *sp_find(struct mt_space *sp, uint64_t c)
-{
-    for (unsigned i = 1; i <= sp->n; i++)
-        if (sp_nth(sp, i)->c == c)
-            return sp_nth(sp, i);
-    return NULL;
-}
-
 /* c x h x w within EST_MAX_ELEMS, else 0. */
 static uint64_t sp_elems(uint64_t c, uint64_t h, uint64_t w)
 {
@@ -1153,13 +1144,48 @@ static void norm_settle(struct mt_frame *f, int is_act)
     f->pending = SIZE_MAX;
 }
 
-/* The input of a convolution or norm with c channels: the newest tensor with c
- * channels, else a concatenation the print does not show, at the newest spatial size
- * (widening the newest tensor when it is itself a join of branches); NULL when no
- * tensor exists yet. Counts what a new concatenation materialises in m->concat. */
-static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m, uint64_t c)
+/* The tensor with serial id in the ring, or NULL once it has left it. */
+static struct mt_shape *sp_by_id(struct mt_space *sp, uint32_t id)
 {
-    struct mt_shape *t = sp_find(sp, c), *nw = sp_newest(sp);
+    for (unsigned i = 1; i <= sp->n; i++)
+        if (sp_nth(sp, i)->id == id)
+            return sp_nth(sp, i);
+    return NULL;
+}
+
+/* The input of a convolution or norm with c channels (frames st[0..depth] open), the
+ * first with c channels of: the newest tensor (or a pending join above it: the flow);
+ * the input of an open block, innermost first (a branch or a shortcut); any tensor at
+ * the newest spatial size (a sibling branch's). Else a concatenation the print does not
+ * show, at the newest spatial size (widening the newest tensor when it is itself a join
+ * of branches). An older tensor of another size is never read: its channel count
+ * recurs by chance (DenseNet's inputs grow past widths of earlier blocks, ResNeXt's
+ * width equals its block's input). NULL when no tensor exists yet. Counts what a new
+ * concatenation materialises in m->concat. */
+static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
+                                 const struct mt_frame *st, int depth, uint64_t c)
+{
+    struct mt_shape *t = NULL, *nw = sp_newest(sp);
+    for (unsigned i = 1; i <= sp->n && !t; i++) {
+        struct mt_shape *s = sp_nth(sp, i);
+        if (s->c == c)
+            t = s;
+        else if (!s->pending)
+            break;
+    }
+    for (int d = depth; d >= 0 && !t; d--) {
+        if (!st[d].has_x)
+            continue;
+        if (st[d].x.c == c)
+            t = sp_by_id(sp, st[d].x.id);
+        else if (st[d].x.pending && st[d].xv.c == c)
+            t = sp_by_id(sp, st[d].xv.id); /* the join read as an add */
+    }
+    for (unsigned i = 1; i <= sp->n && !t && nw; i++) {
+        struct mt_shape *s = sp_nth(sp, i);
+        if (s->c == c && s->h == nw->h && s->w == nw->w)
+            t = s;
+    }
     if (t && t->pending) {
         t->pending = 0;
         m->concat += sp_elems(t->c, t->h, t->w);
@@ -1178,14 +1204,16 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m, uint6
     return sp_push(sp, c, nw->h, nw->w, 1);
 }
 
-/* A convolution (spatial tree) reads tensor t: each open block whose input t is gets
- * a new branch when the read is in another direct child than its newest branch. */
+/* A convolution (spatial tree) reads tensor t: each open block whose input t is (or,
+ * when that input is a pending join, the join read as an add) gets a new branch when the
+ * read is in another direct child than its newest branch. */
 static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
                           const struct mt_shape *t)
 {
     for (int d = 0; d <= depth; d++) {
         struct mt_frame *f = &st[d];
-        if (!f->has_x || f->x.id != t->id || f->branch_child == f->child)
+        int reads_x = f->x.id == t->id || (f->x.pending && f->xv.id == t->id);
+        if (!f->has_x || !reads_x || f->branch_child == f->child)
             continue;
         if (f->nbranch)
             branch_end(f, sp_newest(sp));
@@ -1276,7 +1304,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
         uint32_t nw_id = nw ? nw->id : 0;
         uint64_t nw_e = nw ? sp_elems(nw->c, nw->h, nw->w) : 0;
-        struct mt_shape *in = sp_input(sp, m, cin);
+        struct mt_shape *in = sp_input(sp, m, st, depth, cin);
         uint64_t h = m->image_h, w = m->image_w;
         if (in) {
             h = in->h;
@@ -1319,7 +1347,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         return 0; /* before the first convolution: as any module tree */
     if (*k == EST_K_NORM && npos >= 1) {
         uint64_t ch = *out;
-        struct mt_shape *in = sp_input(sp, m, ch);
+        struct mt_shape *in = sp_input(sp, m, st, depth, ch);
         if (!in)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
         uint64_t h = in->h, w = in->w;
