@@ -1114,6 +1114,12 @@ struct mt_frame {
     size_t pending;          /* a direct-child norm no activation followed yet */
     size_t bare[8];          /* direct-child norms no activation followed */
     unsigned nbare;
+    uint32_t starts[4];      /* the newest tensor as each of the last direct children
+                                began (distinct ids, a ring): where a branch may fork */
+    unsigned nstarts;
+    int fork;                /* a child read one of them after the flow moved on */
+    int numbered;            /* children named by index: a Sequential calls each once */
+    size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
     size_t gate_row;  /* and its gate's row */
@@ -1144,6 +1150,15 @@ static void norm_settle(struct mt_frame *f, int is_act)
     f->pending = SIZE_MAX;
 }
 
+/* A direct child of f begins: remember the newest tensor, where a branch may fork. */
+static void child_start(struct mt_frame *f, struct mt_space *sp)
+{
+    const struct mt_shape *nw = sp_newest(sp);
+    if (!nw || (f->nstarts && f->starts[(f->nstarts - 1) % 4] == nw->id))
+        return;
+    f->starts[f->nstarts++ % 4] = nw->id;
+}
+
 /* The tensor with serial id in the ring, or NULL once it has left it. */
 static struct mt_shape *sp_by_id(struct mt_space *sp, uint32_t id)
 {
@@ -1154,18 +1169,34 @@ static struct mt_shape *sp_by_id(struct mt_space *sp, uint32_t id)
 }
 
 /* The input of a convolution or norm with c channels (frames st[0..depth] open), the
- * first with c channels of: the newest tensor (or a pending join above it: the flow);
- * the input of an open block, innermost first (a branch or a shortcut); any tensor at
- * the newest spatial size (a sibling branch's). Else a concatenation the print does not
+ * first with c channels of: the input of a block whose later child block this leaf
+ * opens, when a branch read that input already; the newest tensor (or a pending join
+ * above it: the flow);
+ * the input of an open block, innermost first (a branch or a shortcut); what was newest
+ * as one of an open block's last direct children began (a fork inside the block:
+ * SqueezeNet's expand3x3 reads the squeeze's output). Else a concatenation the print does not
  * show, at the newest spatial size (widening the newest tensor when it is itself a join
- * of branches). An older tensor of another size is never read: its channel count
- * recurs by chance (DenseNet's inputs grow past widths of earlier blocks, ResNeXt's
- * width equals its block's input). NULL when no tensor exists yet. Counts what a new
+ * of branches), which is then the input of the blocks this leaf opens. No other
+ * tensor is read: its channel count recurs by chance (DenseNet's
+ * inputs grow past earlier layers' widths, ResNeXt's width equals its block's input).
+ * NULL when no tensor exists yet. Counts what a new
  * concatenation materialises in m->concat. */
 static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
-                                 const struct mt_frame *st, int depth, uint64_t c)
+                                 struct mt_frame *st, int depth, uint64_t c)
 {
     struct mt_shape *t = NULL, *nw = sp_newest(sp);
+    int after_join = sp->n && sp_nth(sp, 1)->pending;
+    for (int d = depth; d > 0 && !t && !after_join && st[d].first == m->n; d--) {
+        /* the first leaf of a later child block of a block with named children whose
+         * input a branch already read: another branch (ShuffleNet's branch2 after
+         * branch1, whose output has the input's channels; RegNet's f after proj).
+         * Not right after a join: a finished residual block is the flow (RegNet's
+         * trunk, whose stages read its input once). */
+        const struct mt_frame *f = &st[d - 1];
+        if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child &&
+            f->x.c == c)
+            t = sp_by_id(sp, f->x.id);
+    }
     for (unsigned i = 1; i <= sp->n && !t; i++) {
         struct mt_shape *s = sp_nth(sp, i);
         if (s->c == c)
@@ -1181,10 +1212,14 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         else if (st[d].x.pending && st[d].xv.c == c)
             t = sp_by_id(sp, st[d].xv.id); /* the join read as an add */
     }
-    for (unsigned i = 1; i <= sp->n && !t && nw; i++) {
-        struct mt_shape *s = sp_nth(sp, i);
-        if (s->c == c && s->h == nw->h && s->w == nw->w)
-            t = s;
+    for (int d = depth; d >= 0 && !t; d--) {
+        const struct mt_frame *f = &st[d];
+        unsigned k = f->nstarts < 4 ? f->nstarts : 4;
+        for (unsigned j = 1; j <= k && !t; j++) {
+            struct mt_shape *s = sp_by_id(sp, f->starts[(f->nstarts - j) % 4]);
+            if (s && s->c == c)
+                t = s;
+        }
     }
     if (t && t->pending) {
         t->pending = 0;
@@ -1198,21 +1233,41 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     if (nw->concat && nw->c < c) {
         m->concat += sp_elems(c - nw->c, nw->h, nw->w);
         nw->c = c;
-        return nw;
+        t = nw;
+    } else {
+        m->concat += e;
+        t = sp_push(sp, c, nw->h, nw->w, 1);
     }
-    m->concat += e;
-    return sp_push(sp, c, nw->h, nw->w, 1);
+    /* what the blocks this leaf opens (no rows yet) read: their input */
+    for (int d = depth; d >= 0 && st[d].first == m->n; d--)
+        st[d].x = st[d].xv = *t;
+    for (int d = depth; d >= 0; d--)
+        if (st[d].x.id == t->id)
+            st[d].x.c = t->c;
+    return t;
 }
 
 /* A convolution (spatial tree) reads tensor t: each open block whose input t is (or,
  * when that input is a pending join, the join read as an add) gets a new branch when the
- * read is in another direct child than its newest branch. */
+ * read is in another direct child than its newest branch; so does a block without
+ * branches where t was newest as one of its direct children began, and is no longer
+ * (a fork: the flow since t was the first branch). */
 static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
                           const struct mt_shape *t)
 {
     for (int d = 0; d <= depth; d++) {
         struct mt_frame *f = &st[d];
         int reads_x = f->x.id == t->id || (f->x.pending && f->xv.id == t->id);
+        if (!reads_x && f->has_x && f->nbranch == 0 && t != sp_newest(sp)) {
+            unsigned k = f->nstarts < 4 ? f->nstarts : 4;
+            for (unsigned j = 1; j <= k && !f->fork; j++)
+                f->fork = f->starts[(f->nstarts - j) % 4] == t->id;
+            if (f->fork) { /* the flow since t was the first branch */
+                f->nbranch = 1;
+                f->branch_child = f->child - 1;
+                reads_x = 1;
+            }
+        }
         if (!f->has_x || !reads_x || f->branch_child == f->child)
             continue;
         if (f->nbranch)
@@ -1225,16 +1280,20 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
 /* A convolution read tensor `in` although `newest` is newer: the elementwise rows that
  * open the innermost block with rows (and read `newest`) ran on `in` instead. timm's
  * Xception lists a block's skip convolution before the branch that runs first, whose
- * leading ReLU the print order would put on the skip's output. */
+ * leading ReLU the print order would put on the skip's output. So do pools that keep
+ * the newest tensor's size when `in` has it too (same_hw): GoogLeNet's branch4 pools
+ * the block's input, not branch3's output. */
 static void lead_rows_fix(struct est_model *m, const struct mt_frame *st, int depth,
-                          uint64_t newest, uint64_t in)
+                          uint64_t newest, uint64_t in, int same_hw)
 {
     for (int d = depth; d >= 0; d--) {
         if (st[d].first >= m->n)
             continue; /* no rows yet: the parent's decide */
         for (size_t i = st[d].first; i < m->n; i++) {
             const struct est_layer *l = &m->layers[i];
-            if ((l->kind != EST_K_ACT && l->kind != EST_K_DROPOUT) || l->out != newest)
+            int keeps = l->kind == EST_K_ACT || l->kind == EST_K_DROPOUT ||
+                        (l->kind == EST_K_POOL && same_hw);
+            if (!keeps || l->out != newest)
                 return;
         }
         for (size_t i = st[d].first; i < m->n; i++)
@@ -1303,14 +1362,16 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
         uint32_t nw_id = nw ? nw->id : 0;
-        uint64_t nw_e = nw ? sp_elems(nw->c, nw->h, nw->w) : 0;
+        uint64_t nw_e = nw ? sp_elems(nw->c, nw->h, nw->w) : 0, nw_h = nw ? nw->h : 0,
+                 nw_w = nw ? nw->w : 0;
         struct mt_shape *in = sp_input(sp, m, st, depth, cin);
         uint64_t h = m->image_h, w = m->image_w;
         if (in) {
             h = in->h;
             w = in->w;
             if (in->id != nw_id)
-                lead_rows_fix(m, st, depth, nw_e, sp_elems(in->c, h, w));
+                lead_rows_fix(m, st, depth, nw_e, sp_elems(in->c, h, w),
+                              nw_h == h && nw_w == w);
             credit_branch(sp, st, depth, in);
         } else {
             m->input = sp_elems(cin, h, w);
@@ -1368,7 +1429,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (hw > 1 && in_f == nw->c) {
             /* the block pooled its input functionally (torch.flatten(F.adaptive_avg_pool2d(x,
              * 1), 1)): the block's rows before this one saw the pooled tensor */
-            for (size_t i = m->n; i-- > (f ? f->first : 0);) {
+            size_t lo = f ? (f->after_child > f->first ? f->after_child : f->first) : 0;
+            for (size_t i = m->n; i-- > lo;) { /* its own rows, not a child block's */
                 struct est_layer *l = &m->layers[i];
                 if ((l->kind != EST_K_ACT && l->kind != EST_K_DROPOUT) || l->out != nw->c * hw)
                     break;
@@ -1525,8 +1587,9 @@ static int ident_char(char c)
  * tensor); a squeeze-excitation block (a global pool first, a sigmoid gate) scales its
  * input, so its output has the input's shape; and an activation module listed once in
  * a block with convolutions (torchvision's ResNet blocks: `relu` applied after every
- * norm) runs after each direct-child norm no activation follows. -1 when the layers
- * do not fit. */
+ * norm) runs after each direct-child norm no activation follows, unless the children
+ * are numbered (a Sequential calls each once: ShuffleNet's branch1, ConvNeXt's block).
+ * -1 when the layers do not fit. */
 static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_frame *f)
 {
     norm_settle(f, 0);
@@ -1547,7 +1610,7 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
                 m->layers[i].out = f->squeeze;
         sp_push(sp, f->xv.c, f->xv.h, f->xv.w, 0);
     }
-    if (!f->has_conv || f->nact != 1 || f->nbare == 0)
+    if (!f->has_conv || f->nact != 1 || f->nbare == 0 || f->numbered)
         return 0;
     if (m->n + f->nbare > m->cap)
         return -1;
@@ -1630,6 +1693,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             depth--;
             if (depth < 0)
                 done = 1;
+            else
+                st[depth].after_child = m->n;
             continue;
         }
         /* "(name): " prefix, except on the first line. */
@@ -1641,6 +1706,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             const char *e = memchr(c, ')', cn);
             if (!e || (size_t)(e - c) + 2 >= cn || e[1] != ':' || e[2] != ' ')
                 return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
+            if (isdigit((unsigned char)c[1]))
+                st[depth].numbered = 1; /* (0), (0-11): a Sequential or a ModuleList */
             cn -= (size_t)(e - c) + 3;
             c = e + 3;
         }
@@ -1675,6 +1742,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (depth >= 0) {
                 struct mt_frame *up = &st[depth];
                 up->child++;
+                child_start(up, &sp);
                 up->first_leaf_done = 1;
                 norm_settle(up, 0);
             }
@@ -1722,8 +1790,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line, "unexpected text after the module");
             have_suffix = 1;
         }
-        if (depth >= 0)
+        if (depth >= 0) {
             st[depth].child++; /* before sizing: a convolution's branch is this child */
+            child_start(&st[depth], &sp);
+        }
         enum est_kind k = est_kind_classify(c, cls_n);
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;

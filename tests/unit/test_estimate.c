@@ -357,6 +357,62 @@ static void test_modtree_cnn_matches_tables(void **state)
     }
 }
 
+/* Twenty torchvision models as torchvision 0.14 prints them, against the layer tables
+ * their forward passes give (tools/torchvision_zoo.py): what the parser infers from the
+ * print is what runs. The exceptions are what no print shows. */
+static void test_modtree_torchvision_zoo(void **state)
+{
+    (void)state;
+    char *buf;
+    size_t len;
+    struct carma_err err;
+    assert_int_equal(carma_file_read("data/estimator/torchvision-zoo/index.csv", 1 << 16, &buf,
+                                     &len, &err),
+                     0);
+    static struct est_layer tl[EST_MAX_LAYERS];
+    unsigned nets = 0;
+    char name[64];
+    unsigned hw;
+    unsigned long long cat;
+    for (const char *l = strchr(buf, '\n') + 1; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+        assert_int_equal(sscanf(l, "%63[^.].txt,%u,%llu", name, &hw, &cat), 3);
+        char tp[128], cp[128];
+        snprintf(tp, sizeof tp, "data/estimator/torchvision-zoo/%s.txt", name);
+        snprintf(cp, sizeof cp, "data/estimator/torchvision-zoo/%s.csv", name);
+        struct est_model m, t;
+        if (parse_into(tp, hw, layers, &m, &err))
+            fail_msg("%s: %s", name, err.msg);
+        assert_int_equal(parse_into(cp, 0, tl, &t, &err), 0);
+        nets++;
+        assert_int_equal(m.params, t.params);
+        assert_int_equal(m.input, t.input);
+        static const enum est_kind kinds[] = {EST_K_CONV, EST_K_NORM, EST_K_LINEAR,
+                                              EST_K_ACT, EST_K_DROPOUT, EST_K_POOL};
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            uint64_t a = kind_elems(&m, kinds[k]), b = kind_elems(&t, kinds[k]);
+            if (strcmp(name, "densenet121") == 0 && kinds[k] == EST_K_ACT) {
+                /* features' relu0 also runs as F.relu after norm5, an unlisted call */
+                assert_int_equal(a - b, 1024 * 7 * 7);
+            } else if (strcmp(name, "squeezenet1_0") == 0 && kinds[k] == EST_K_POOL) {
+                /* a pool after a Fire reads its join, which is an add or a concatenation
+                 * only a later reader tells: taken as the add */
+                assert_true(a < b);
+            } else if (a != b) {
+                fail_msg("%s: kind %d: %llu elements, the forward pass gives %llu", name,
+                         (int)kinds[k], (unsigned long long)a, (unsigned long long)b);
+            }
+        }
+        if (strcmp(name, "inception_v3") == 0) /* Mixed_7b/c's inner pairs, 2 x 2 x 768 x 8 x 8 */
+            assert_int_equal(m.concat, cat - 4 * 768 * 8 * 8);
+        else if (strcmp(name, "shufflenet_v2_x1_0") == 0 || strcmp(name, "squeezenet1_0") == 0)
+            assert_true(m.concat > 0 && m.concat < cat); /* x.chunk's halves, Fire's add-or-cat */
+        else
+            assert_int_equal(m.concat, cat);
+    }
+    free(buf);
+    assert_int_equal(nets, 20);
+}
+
 /* The rules a convolutional print needs, on a small tree (resnet_basic_se.txt). */
 static void test_modtree_cnn_rules(void **state)
 {
@@ -1275,6 +1331,7 @@ int main(void)
         cmocka_unit_test(test_modtree_patches),
         cmocka_unit_test(test_modtree_cnn_matches_tables),
         cmocka_unit_test(test_modtree_cnn_rules),
+        cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
