@@ -1119,6 +1119,8 @@ struct mt_frame {
     unsigned nstarts;
     int fork;                /* a child read one of them after the flow moved on */
     int numbered;            /* children named by index: a Sequential calls each once */
+    size_t dlin[2], dact;    /* rows of its first two linear and last activation leaves */
+    unsigned ndlin, ndact;   /* (sequence trees) */
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
@@ -1548,8 +1550,10 @@ static int gated_mlp(struct est_model *m, size_t first)
     struct est_layer keep[8];
     size_t k = 0;
     keep[k++] = *g;
-    if (act != SIZE_MAX)
-        keep[k++] = m->layers[act];
+    if (act != SIZE_MAX) {
+        keep[k] = m->layers[act];
+        keep[k++].out = g->out; /* printed last, it took down's width */
+    }
     keep[k] = *u;
     keep[k++].flags |= EST_LF_GATED;
     for (size_t j = first; j < m->n; j++)
@@ -1557,6 +1561,32 @@ static int gated_mlp(struct est_model *m, size_t first)
             keep[k++] = m->layers[j];
     keep[k++] = *d;
     memcpy(&m->layers[first], keep, k * sizeof keep[0]);
+    return 1;
+}
+
+/* A block with named children, two linear layers of its own, L1 (-> I) and L2 (I ->),
+ * and one activation module listed elsewhere than between them (Hugging Face defines
+ * GPT-2's act after c_proj, Phi's activation_fn and BART's before fc1): the activation
+ * runs on L1's output. Moves its row after L1 with L1's width; 1 when it did. */
+static int plain_mlp(struct est_model *m, const struct mt_frame *f)
+{
+    if (f->numbered || f->ndlin != 2 || f->ndact != 1)
+        return 0;
+    size_t a = f->dlin[0], b = f->dlin[1], act = f->dact;
+    const struct est_layer *l1 = &m->layers[a], *l2 = &m->layers[b];
+    uint64_t i = l1->out, e = l2->out;
+    if ((act > a && act < b) || !i || !e || i > EST_MAX_PARAMS / e ||
+        (l2->params != i * e && l2->params != i * e + e))
+        return 0;
+    struct est_layer row = m->layers[act];
+    row.out = i;
+    if (act < a) {
+        memmove(&m->layers[act], &m->layers[act + 1], (a - act) * sizeof row);
+        m->layers[a] = row; /* L1 moved down to a - 1 */
+    } else {
+        memmove(&m->layers[a + 2], &m->layers[a + 1], (act - a - 1) * sizeof row);
+        m->layers[a + 1] = row;
+    }
     return 1;
 }
 
@@ -1668,8 +1698,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             struct mt_frame *f = &st[depth];
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            if (!f->in_attention)
-                gated_mlp(m, f->first);
+            if (!f->in_attention && !gated_mlp(m, f->first) && !sp.n)
+                plain_mlp(m, f);
             if (f->attention && !f->scores_inside && f->width) {
                 /* Attention probabilities: heads x seq per token (head size 64 when
                  * the print does not say), saved by softmax and dropout; a fused
@@ -1876,8 +1906,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 int affine = !find(args, argn, "elementwise_affine=False") &&
                              !find(args, argn, "affine=False");
                 params = affine ? 2 * out : 0;
-                if (find(args, argn, "bias=False") && affine)
-                    params = out;
+                if ((find(args, argn, "bias=False") || find(c, cls_n, "RMSNorm")) && affine)
+                    params = out; /* a scale, no shift */
             }
         } else if (inplace && !sp.n) {
             k = EST_K_OTHER; /* writes over its input: no new tensor */
@@ -1913,6 +1943,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         m->layers[m->n - 1].flags = (uint8_t)(est_type_flags(k, c, cls_n) | extra_flags);
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
+        if (pf && !sp.n) {
+            if (k == EST_K_LINEAR && pf->ndlin++ < 2)
+                pf->dlin[pf->ndlin - 1] = m->n - 1;
+            if (k == EST_K_ACT) {
+                pf->dact = m->n - 1;
+                pf->ndact++;
+            }
+        }
         if (pf && sp.n) {
             pf->first_leaf_done = 1;
             if (k == EST_K_ACT) {

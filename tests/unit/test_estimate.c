@@ -357,6 +357,54 @@ static void test_modtree_cnn_matches_tables(void **state)
     }
 }
 
+/* Hugging Face defines an MLP's activation module where it likes: GPT-2's act after
+ * c_proj, Phi's activation_fn and BART's before fc1. It runs on the first linear
+ * layer's output, and its row goes there; a Sequential's listed order is its call
+ * order. */
+static void test_modtree_mlp_order(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const mlps[] = {
+        "    (c_fc): Conv1D(nf=3072, nx=768)\n    (c_proj): Conv1D(nf=768, nx=3072)\n"
+        "    (act): NewGELUActivation()\n    (dropout): Dropout(p=0.1, inplace=False)\n",
+        "    (activation_fn): NewGELUActivation()\n"
+        "    (fc1): Linear(in_features=768, out_features=3072, bias=True)\n"
+        "    (fc2): Linear(in_features=3072, out_features=768, bias=True)\n",
+        "    (fc1): Linear(in_features=768, out_features=3072, bias=True)\n"
+        "    (act): GELUActivation()\n"
+        "    (fc2): Linear(in_features=3072, out_features=768, bias=True)\n"};
+    for (size_t i = 0; i < 3; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "M(\n  (wte): Embedding(1000, 768)\n  (mlp): MLP(\n%s  )\n"
+                 "  (ln_f): LayerNorm((768,), eps=1e-05, elementwise_affine=True)\n)\n",
+                 mlps[i]);
+        if (parse_str(t, &m, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(m.layers[1].kind, EST_K_LINEAR);
+        assert_int_equal(m.layers[1].out, 3072);
+        assert_int_equal(m.layers[2].kind, EST_K_ACT);
+        assert_int_equal(m.layers[2].out, 3072);
+        assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
+        assert_int_equal(m.layers[3].out, 768);
+    }
+    const char *seq = "M(\n  (wte): Embedding(1000, 768)\n  (mlp): Sequential(\n"
+                      "    (0): Linear(in_features=768, out_features=3072, bias=True)\n"
+                      "    (1): Linear(in_features=3072, out_features=768, bias=True)\n"
+                      "    (2): Tanh()\n  )\n)\n";
+    assert_int_equal(parse_str(seq, &m, &err), 0);
+    assert_int_equal(m.layers[3].kind, EST_K_ACT);
+    assert_int_equal(m.layers[3].out, 768);
+    /* an RMSNorm scales and does not shift */
+    assert_int_equal(parse_str("M(\n  (e): Embedding(10, 64)\n"
+                               "  (norm): LlamaRMSNorm((64,), eps=1e-06)\n)\n",
+                               &m, &err),
+                     0);
+    assert_int_equal(m.layers[1].params, 64);
+}
+
 /* Twenty torchvision models as torchvision 0.14 prints them, against the layer tables
  * their forward passes give (tools/torchvision_zoo.py): what the parser infers from the
  * print is what runs. The exceptions are what no print shows. */
@@ -981,6 +1029,7 @@ static void test_replay_gated_mlp(void **state)
                                     EST_K_LINEAR, EST_K_LINEAR, EST_K_NORM};
     for (size_t i = 0; i < 6; i++)
         assert_int_equal(m.layers[i].kind, kinds[i]);
+    assert_int_equal(m.layers[2].out, 4096); /* act_fn runs on gate's output */
     assert_int_equal(m.layers[3].flags, EST_LF_GATED);
     assert_int_equal(m.layers[3].out, 4096);
     assert_int_equal(m.layers[4].out, 1024);
@@ -993,10 +1042,10 @@ static void test_replay_gated_mlp(void **state)
     m.layers[5].flags = 0;
     assert_int_equal(est_replay(&m, &o, &rwork, &chain), 0);
     /* The peak falls in the backward, once the norm and the down projection have
-     * released what they kept: the gated graph still holds one more 128 MiB tensor than
-     * the chain there; the normalised input (32 MiB) stays reserved. */
+     * released what they kept: the gated graph still holds two more 4096-wide tensors
+     * (2 x 128 MiB) than the chain there; the normalised input (32 MiB) stays reserved. */
     assert_int_equal(gated.peak_phase, EST_RP_BACKWARD);
-    assert_float_equal(gated.peak_mib - rms.peak_mib, 128, 1e-9);
+    assert_float_equal(gated.peak_mib - rms.peak_mib, 256, 1e-9);
     assert_float_equal(rms.peak_mib - chain.peak_mib, 32, 1e-9);
     /* not a gated MLP: the widths do not chain, or a fourth linear layer */
     const char *plain = "Toy(\n"
@@ -1332,6 +1381,7 @@ int main(void)
         cmocka_unit_test(test_modtree_cnn_matches_tables),
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
+        cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
