@@ -203,8 +203,8 @@ int cmd_estimate(int argc, char **argv)
     }
     if (m.needs_seq && o.seq == 0) {
         fprintf(stderr,
-                "carma estimate: %s:%zu: a sequence model (embedding or attention here): give "
-                "--seq-len\n",
+                "carma estimate: %s:%zu: a sequence model (an embedding, attention or patch "
+                "embedding here): give --seq-len\n",
                 summary, m.needs_seq_line);
         free(layers);
         return 2;
