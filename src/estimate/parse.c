@@ -1117,7 +1117,6 @@ struct mt_frame {
     uint32_t starts[4];      /* the newest tensor as each of the last direct children
                                 began (distinct ids, a ring): where a branch may fork */
     unsigned nstarts;
-    int fork;                /* a child read one of them after the flow moved on */
     int numbered;            /* children named by index: a Sequential calls each once */
     size_t dlin[2], dact;    /* rows of its first two linear and last activation leaves */
     unsigned ndlin, ndact;   /* (sequence trees) */
@@ -1159,6 +1158,13 @@ static void child_start(struct mt_frame *f, struct mt_space *sp)
     if (!nw || (f->nstarts && f->starts[(f->nstarts - 1) % 4] == nw->id))
         return;
     f->starts[f->nstarts++ % 4] = nw->id;
+}
+
+/* The j-th newest (from 1) tensor id f remembered as its direct children began; 0
+ * (no tensor's id) past the last of them. */
+static uint32_t frame_start(const struct mt_frame *f, unsigned j)
+{
+    return j <= f->nstarts && j <= 4 ? f->starts[(f->nstarts - j) % 4] : 0;
 }
 
 /* The tensor with serial id in the ring, or NULL once it has left it. */
@@ -1215,10 +1221,9 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
             t = sp_by_id(sp, st[d].xv.id); /* the join read as an add */
     }
     for (int d = depth; d >= 0 && !t; d--) {
-        const struct mt_frame *f = &st[d];
-        unsigned k = f->nstarts < 4 ? f->nstarts : 4;
-        for (unsigned j = 1; j <= k && !t; j++) {
-            struct mt_shape *s = sp_by_id(sp, f->starts[(f->nstarts - j) % 4]);
+        uint32_t id;
+        for (unsigned j = 1; !t && (id = frame_start(&st[d], j)) != 0; j++) {
+            struct mt_shape *s = sp_by_id(sp, id);
             if (s && s->c == c)
                 t = s;
         }
@@ -1261,10 +1266,11 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
         struct mt_frame *f = &st[d];
         int reads_x = f->x.id == t->id || (f->x.pending && f->xv.id == t->id);
         if (!reads_x && f->has_x && f->nbranch == 0 && t != sp_newest(sp)) {
-            unsigned k = f->nstarts < 4 ? f->nstarts : 4;
-            for (unsigned j = 1; j <= k && !f->fork; j++)
-                f->fork = f->starts[(f->nstarts - j) % 4] == t->id;
-            if (f->fork) { /* the flow since t was the first branch */
+            int fork = 0;
+            uint32_t id;
+            for (unsigned j = 1; !fork && (id = frame_start(f, j)) != 0; j++)
+                fork = id == t->id;
+            if (fork) { /* the flow since t was the first branch */
                 f->nbranch = 1;
                 f->branch_child = f->child - 1;
                 reads_x = 1;
@@ -1363,17 +1369,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t cin = (uint64_t)pos[0], cout = (uint64_t)pos[1];
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
-        uint32_t nw_id = nw ? nw->id : 0;
-        uint64_t nw_e = nw ? sp_elems(nw->c, nw->h, nw->w) : 0, nw_h = nw ? nw->h : 0,
-                 nw_w = nw ? nw->w : 0;
+        const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         struct mt_shape *in = sp_input(sp, m, st, depth, cin);
         uint64_t h = m->image_h, w = m->image_w;
         if (in) {
             h = in->h;
             w = in->w;
-            if (in->id != nw_id)
-                lead_rows_fix(m, st, depth, nw_e, sp_elems(in->c, h, w),
-                              nw_h == h && nw_w == w);
+            if (in->id != was.id)
+                lead_rows_fix(m, st, depth, sp_elems(was.c, was.h, was.w),
+                              sp_elems(in->c, h, w), was.h == h && was.w == w);
             credit_branch(sp, st, depth, in);
         } else {
             m->input = sp_elems(cin, h, w);
@@ -1751,7 +1755,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
          * "SelectAdaptivePool2d (pool_type=avg, ...)"): a leaf, never a block. */
         size_t gap = depth >= 0 && cls_n + 2 < cn && c[cls_n] == ' ' && c[cls_n + 1] == '(';
         if (cls_n == 0 || cls_n + gap >= cn || c[cls_n + gap] != '(')
-            return carma_err_at(err, file, depth < 0 ? L.line : L.line,
+            return carma_err_at(err, file, L.line,
                                 depth < 0 ? "not a model summary: expected a torchsummary, "
                                             "torchinfo or Keras table, a module tree or a "
                                             "layer CSV"
