@@ -31,6 +31,9 @@ static void estimate_usage(FILE *f)
             "sequence models (module trees with embeddings or attention): the tokens per\n"
             "sample, for a vision transformer its patches and class token (197 at 224x224\n"
             "in 16x16 patches).\n"
+            "A PEFT model's print (lora.Linear adapters, modules_to_save) trains only its\n"
+            "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
+            "for a bitsandbytes base).\n"
             "--image-size: the input's height and width (224 or 299x299), required for a\n"
             "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
             "follows the tensor shapes through the print (docs/estimator.md).\n"
@@ -239,6 +242,9 @@ int cmd_estimate(int argc, char **argv)
             "precision", est_precision_name(o.precision), "attention",
             est_attention_assumed(&m, o.attention));
         /* How the estimate was made: a replay (and where its peak fell) or the terms. */
+        if (root)
+            json_object_set_new(root, "trainable_params",
+                                json_integer((json_int_t)(m.params - m.frozen)));
         if (root && m.spatial)
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
@@ -263,8 +269,12 @@ int cmd_estimate(int argc, char **argv)
         printf("%s\n", txt);
         free(txt);
     } else {
-        printf("%s: %s, %zu layers, %llu parameters\n", summary, est_format_name(m.format), m.n,
+        printf("%s: %s, %zu layers, %llu parameters", summary, est_format_name(m.format), m.n,
                (unsigned long long)m.params);
+        if (m.frozen) /* a PEFT model: its adapters (and saved copies) train */
+            printf(" (%llu trained, the rest frozen)",
+                   (unsigned long long)(m.params - m.frozen));
+        printf("\n");
         printf("batch %u%s%.0u, %s, %s, %s (%.0f MiB)\n", o.batch, o.seq ? ", seq-len " : "",
                o.seq, est_optimizer_name(o.optimizer), est_precision_name(o.precision),
                kind->name, kind->mem_mib);

@@ -3,7 +3,8 @@
  * seed and k-fold cross-validation that refits per fold, on the MLP set and the
  * early CNN set, then checks the shipped table on real models measured by CARMA
  * (DIR/cifar-summaries, DIR/imagenet-tables, DIR/cnn-trees, DIR/hf-trees) with the
- * default and the fitted floor. */
+ * default and the fitted floor, and the replay on tensor peaks measured on the CPU
+ * (DIR/cpu-peaks). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -326,6 +327,94 @@ out:
     return ret;
 }
 
+/* DIR/cpu-peaks: the replay's peak of live tensor bytes against the one measured on the
+ * CPU (tools/cpu_peaks.py: AdamW, fp32, eager attention), full training and LoRA. */
+static int cpu_peaks_check(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cpu-peaks/index.csv", dir);
+    struct carma_err err;
+    char *buf;
+    size_t len;
+    if (carma_file_read(path, 1 << 20, &buf, &len, &err) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        return 2;
+    }
+    struct carma_csv *csv = calloc(1, sizeof *csv);
+    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
+    struct est_replay_work *work = malloc(sizeof *work);
+    int ret = 0;
+    if (!csv || !layers || !work) {
+        ret = 1;
+        goto out;
+    }
+    carma_csv_init(csv, buf, len, path, ',');
+    int rc = carma_csv_next(csv, &err);
+    int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
+        cq = carma_csv_col(csv, "seq_len"), cy = carma_csv_col(csv, "peak_mib");
+    if (rc != 1 || cs < 0 || cb < 0 || cq < 0 || cy < 0) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", path);
+        ret = 2;
+        goto out;
+    }
+    printf("\nTensor peaks measured on the CPU (two AdamW steps, fp32; cpu-peaks/), against "
+           "the replay's:\n");
+    printf("  %-30s %5s %5s %12s %9s %9s %7s\n", "summary", "batch", "seq", "trained", "measured",
+           "replay", "rep/ms");
+    double lo = 1e9, hi = 0;
+    while ((rc = carma_csv_next(csv, &err)) == 1) {
+        uint64_t batch, seq;
+        double peak;
+        if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch == 0 || batch > EST_MAX_BATCH ||
+            carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ ||
+            carma_parse_double(csv->field[cy], &peak) < 0 || !(peak > 0) ||
+            strchr(csv->field[cs], '/')) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", path, csv->line);
+            ret = 2;
+            goto out;
+        }
+        char sp[4096];
+        snprintf(sp, sizeof sp, "%s/cpu-peaks/%s", dir, csv->field[cs]);
+        char *sb;
+        size_t sl;
+        if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            ret = 2;
+            goto out;
+        }
+        struct est_model m;
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        rc = est_parse(sb, sl, sp, &m, &err);
+        free(sb);
+        struct est_opts o = {.batch = (uint32_t)batch, .seq = (uint32_t)seq,
+                             .optimizer = EST_OPT_ADAMW};
+        struct est_replay_result r;
+        if (rc < 0 || est_replay(&m, &o, work, &r) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s: %s\n", sp,
+                    rc < 0 ? err.msg : "too many tensors to replay");
+            ret = 2;
+            goto out;
+        }
+        double ratio = r.peak_allocated_mib / peak;
+        lo = ratio < lo ? ratio : lo;
+        hi = ratio > hi ? ratio : hi;
+        printf("  %-30s %5u %5u %12llu %9.1f %9.1f %7.3f\n", csv->field[cs], o.batch, o.seq,
+               (unsigned long long)(m.params - m.frozen), peak, r.peak_allocated_mib, ratio);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+    } else if (hi > 0) {
+        printf("  replay / measured: %.3f to %.3f\n", lo, hi);
+    }
+out:
+    free(layers);
+    free(work);
+    free(csv);
+    free(buf);
+    return ret;
+}
+
 static void eval_usage(FILE *f)
 {
     fprintf(f, "usage: carma eval-estimator --data DIR [--fit --out FILE [--emit-c]]\n"
@@ -334,7 +423,8 @@ static void eval_usage(FILE *f)
                "%d-fold cross-validation refitting per fold) on DIR/gpumemnet-mlp.csv and\n"
                "DIR/gpumemnet-cnn-early.csv, then the shipped table on the real models of\n"
                "DIR/cifar-summaries, DIR/imagenet-tables, DIR/cnn-trees and DIR/hf-trees\n"
-               "(CARMA's measured peaks).\n"
+               "(CARMA's measured peaks), and the replay on DIR/cpu-peaks (peaks of live\n"
+               "tensors measured on the CPU, full training and LoRA).\n"
                "With --fit: fits on all rows and writes the coefficient table to FILE;\n"
                "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n",
             (unsigned long long)EVAL_SEED, EVAL_KFOLD);
@@ -527,6 +617,8 @@ int cmd_eval_estimator(int argc, char **argv)
                 printf("  every bound >= peak: %s\n", all_ok ? "yes" : "NO");
         }
     }
+    if (ret == 0)
+        ret = cpu_peaks_check(dir);
 done:
     free(s);
     free(use);

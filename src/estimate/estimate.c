@@ -112,11 +112,25 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->per_token = per_token ? 1 : 0;
     l->attn = kind == EST_K_ATTN;
     l->flags = 0;
+    l->wbits = 0;
     l->count = count;
+    l->rank = 0;
     l->out = out;
     l->params = params;
+    l->frozen = 0;
     m->params += total;
     return 0;
+}
+
+void est_model_freeze(struct est_model *m)
+{
+    m->frozen = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        struct est_layer *l = &m->layers[i];
+        if (!l->rank && !(l->flags & EST_LF_TRAINED))
+            l->frozen = l->params;
+        m->frozen += l->frozen * l->count;
+    }
 }
 
 unsigned est_type_flags(enum est_kind k, const char *type, size_t len)
@@ -439,6 +453,15 @@ static double elem_bytes(enum est_kind k, enum est_precision p)
     return (k == EST_K_NORM || k == EST_K_SOFTMAX) ? 4 : 2;
 }
 
+double est_frozen_bytes(const struct est_layer *l, enum est_precision p)
+{
+    if (l->wbits == 4) /* 4-bit codes and an fp32 absmax per block of 64 */
+        return 0.5 + 4.0 / 64;
+    if (l->wbits == 8) /* int8 codes; per-row scales are negligible */
+        return 1;
+    return p == EST_PREC_FP32 ? 4 : 2;
+}
+
 void est_features(const struct est_model *m, const struct est_opts *o, double *feat,
                   double *weights_mib, double *grads_mib, double *state_mib)
 {
@@ -453,11 +476,17 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
         const struct est_layer *l = &m->layers[i];
         double cnt = l->count;
         if (l->params) {
-            double p = (double)l->params;
-            w += cnt * (est_alloc_round(p * 4) + (half ? est_alloc_round(p * half) : 0));
-            g += cnt * est_alloc_round(p * 4);
-            if (state_b)
-                s += cnt * est_alloc_round(p * 4) * (state_b / 4);
+            /* Trained parameters: fp32 master, gradient, state, autocast copy. Frozen
+             * ones: their storage only (est_frozen_bytes). */
+            double p = (double)(l->params - l->frozen), fz = (double)l->frozen;
+            if (fz)
+                w += cnt * est_alloc_round(fz * est_frozen_bytes(l, o->precision));
+            if (p) {
+                w += cnt * (est_alloc_round(p * 4) + (half ? est_alloc_round(p * half) : 0));
+                g += cnt * est_alloc_round(p * 4);
+                if (state_b)
+                    s += cnt * est_alloc_round(p * 4) * (state_b / 4);
+            }
         }
         if (!l->out || !est_layer_materialised(l, o->attention))
             continue;
@@ -475,7 +504,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
         feat[EST_F_INPUT] = est_alloc_round(batch * (double)m->input * ib) / MIB;
     }
     feat[EST_F_TRANSIENT] = largest / MIB;
-    feat[EST_F_STEP] = (double)m->params * 4 / MIB;
+    feat[EST_F_STEP] = (double)(m->params - m->frozen) * 4 / MIB;
     uint64_t cat = m->spatial ? m->concat : est_concat_infer(m);
     if (cat)
         feat[EST_F_CONCAT] =

@@ -74,15 +74,23 @@ enum est_kind est_kind_classify(const char *type, size_t len);
 #define EST_LF_INPLACE 0x20 /* an activation that writes over its input (a module tree's
                              * ReLU(inplace=True) in a convolutional network): a row as
                              * tables list it, but no new tensor for the replay */
+#define EST_LF_LORA_DROP 0x40 /* a LoRA adapter's input passes through dropout first: a
+                               * copy of the input and its mask are kept */
+#define EST_LF_TRAINED 0x80   /* (parser) trained in a PEFT model: a modules_to_save copy */
 
 struct est_layer {
     uint8_t kind;      /* enum est_kind */
     uint8_t per_token; /* out is per token: multiply by the sequence length */
     uint8_t attn;      /* out is heads x seq per token (attention scores) */
     uint8_t flags;     /* EST_LF_* */
+    uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
+                          quantized (bitsandbytes Linear4bit, Linear8bitLt) */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
+    uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
+                          its rank r; params - frozen = r * (in + out) */
     uint64_t out;      /* output elements per sample (per token when per_token) */
-    uint64_t params;   /* parameters of one repeat */
+    uint64_t params;   /* parameters of one repeat, frozen ones included */
+    uint64_t frozen;   /* of which get no gradient (a PEFT model's base weights) */
 };
 
 enum est_format {
@@ -100,6 +108,7 @@ struct est_model {
     struct est_layer *layers;
     size_t n, cap;
     uint64_t params;       /* total parameters (sum of layers x count) */
+    uint64_t frozen;       /* of which frozen (est_model_freeze) */
     uint64_t input;        /* input elements per sample, per token for a sequence model
                               (0 when unknown) */
     int cudnn;             /* runs a convolution (also one read as a linear layer, a
@@ -115,6 +124,11 @@ struct est_model {
     int spatial;     /* the parser sized tensors from image_h x image_w */
     uint64_t concat; /* when spatial: materialised concatenations, elements per sample */
 };
+
+/* A PEFT model (parsed from a module tree with LoRA adapters) trains only its adapters
+ * and modules_to_save copies: marks every other layer's parameters frozen and sums
+ * m->frozen. Idempotent. */
+void est_model_freeze(struct est_model *m);
 
 /* Sets up an empty model over caller storage. */
 void est_model_init(struct est_model *m, struct est_layer *storage, size_t cap);
@@ -157,6 +171,11 @@ int est_optimizer_parse(const char *s, enum est_optimizer *out);
 int est_precision_parse(const char *s, enum est_precision *out);
 const char *est_optimizer_name(enum est_optimizer o);
 const char *est_precision_name(enum est_precision p);
+
+/* Bytes per frozen parameter of layer l: a quantized base's codes and scales (4-bit: 0.5 B
+ * plus an fp32 absmax per 64; 8-bit: 1 B), else fp32, or 16-bit under amp/bf16 (a base
+ * frozen for mixed-precision fine-tuning is loaded in 16 bits: it needs no fp32 master). */
+double est_frozen_bytes(const struct est_layer *l, enum est_precision p);
 
 /* Bytes of optimizer state per parameter (fp32 state): sgd 0, momentum 4,
  * adam/adamw 8, adadelta 8. */

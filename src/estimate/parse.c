@@ -298,6 +298,12 @@ static int reconcile_total(struct est_model *m, uint64_t total)
 
 /* ---- torchsummary ------------------------------------------------------------- */
 
+/* A layer's own parameters, without a LoRA adapter's. */
+static uint64_t base_params(const struct est_layer *l)
+{
+    return l->rank ? l->frozen : l->params;
+}
+
 /* Linear layers g and u both E -> I and d I -> E (E != I, each with or without a
  * bias): a gated MLP's gate, up and down projections. Their outputs are per token (a
  * module tree) or per sample, S tokens times the width (a table): S follows from
@@ -305,17 +311,17 @@ static int reconcile_total(struct est_model *m, uint64_t total)
 static int gated_shapes(const struct est_layer *g, const struct est_layer *u,
                         const struct est_layer *d)
 {
-    if (!g->out || !d->out || !g->params || u->out != g->out || u->params != g->params)
+    uint64_t gp = base_params(g), dp = base_params(d);
+    if (!g->out || !d->out || !gp || u->out != g->out || base_params(u) != gp)
         return 0;
-    double s2 = (double)g->out * (double)d->out / (double)g->params;
+    double s2 = (double)g->out * (double)d->out / (double)gp;
     uint64_t sq = (uint64_t)(sqrt(s2) + 0.5);
     if (sq == 0 || g->out % sq || d->out % sq)
         return 0;
     uint64_t i = g->out / sq, e = d->out / sq;
     if (e == i || i > EST_MAX_PARAMS / e)
         return 0;
-    return (g->params == e * i || g->params == e * i + i) &&
-           (d->params == e * i || d->params == e * i + e);
+    return (gp == e * i || gp == e * i + i) && (dp == e * i || dp == e * i + e);
 }
 
 /* Tables list layers in call order: a gated MLP shows as gate, activation, up, down.
@@ -464,6 +470,7 @@ struct ti_row {
     enum est_kind kind;
     unsigned flags;
     int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
+    int frozen; /* its parameters printed "(1,024)": none trainable */
     uint64_t out, params;
 };
 
@@ -479,6 +486,10 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
         if (r->scores)
             m->layers[m->n - 1].attn = 0;
+        if (r->frozen) {
+            m->layers[m->n - 1].frozen = r->params;
+            m->frozen += r->params;
+        }
     }
     return rc;
 }
@@ -571,6 +582,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.scores = 0;
                 pend.out = 0;
                 pend.params = 0;
+                pend.frozen = 0;
                 continue;
             }
             if (!colon || colon == t)
@@ -594,7 +606,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 return carma_err_at(err, file, L.line, "bad depth-index");
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
-            int recursive = 0, scores = 0;
+            int recursive = 0, scores = 0, frozen = 0;
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -628,6 +640,9 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
                         recursive = 1;
+                    else if (t[fs] == '(' && fe - fs > 2 && /* frozen: "(1,024)" */
+                             est_parse_count(t + fs + 1, fe - fs - 2, &params) == 0)
+                        frozen = 1;
                     else if (est_parse_count(t + fs, fe - fs, &params) < 0)
                         return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
                                             (int)((fe - fs) > 40 ? 40 : fe - fs), t + fs);
@@ -659,6 +674,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             }
             pend.out = out;
             pend.params = recursive ? 0 : params; /* shared: counted where first seen */
+            pend.frozen = frozen;
             rows++;
             continue;
         }
@@ -1124,7 +1140,62 @@ struct mt_frame {
     int first_leaf_done, se_pool, gate, permute;
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
     size_t gate_row;  /* and its gate's row */
+    /* PEFT (enum mt_peft): what this block's leaves are to a LoRA wrapper or a
+     * modules_to_save wrapper; a lora.* block's base row and adapter so far */
+    uint8_t peft, lora_drop;
+    size_t lora_row;
+    uint64_t lora_params, lora_rank;
 };
+
+/* Parts of a PEFT model's print (peft >= 0.7): `lora.Linear(` (also lora.Linear4bit,
+ * lora.Linear8bitLt) wraps the frozen `base_layer` and the adapter's `lora_dropout`,
+ * `lora_A` and `lora_B` ModuleDicts; `ModulesToSaveWrapper(` holds a frozen
+ * `original_module` and the trained copies in `modules_to_save`. */
+enum mt_peft {
+    MT_P_NONE = 0,
+    MT_P_LORA,   /* the lora.* block itself: its direct leaves */
+    MT_P_BASE,   /* its base_layer */
+    MT_P_A,      /* lora_A: r x in */
+    MT_P_B,      /* lora_B: out x r */
+    MT_P_DROP,   /* lora_dropout */
+    MT_P_SKIP,   /* lora_embedding_A/B, lora_magnitude_vector (DoRA): no tensors shown */
+    MT_P_MTS,    /* the ModulesToSaveWrapper block itself */
+    MT_P_ORIG,   /* original_module: frozen, never run */
+    MT_P_SAVE,   /* modules_to_save: trained */
+};
+
+static int name_is(const char *s, size_t n, const char *z)
+{
+    return strlen(z) == n && memcmp(s, z, n) == 0;
+}
+
+/* The PEFT role of a child named (nm) of a block in role `up`. */
+static uint8_t peft_child(uint8_t up, const char *nm, size_t nn)
+{
+    switch (up) {
+    case MT_P_LORA:
+        if (name_is(nm, nn, "base_layer"))
+            return MT_P_BASE;
+        if (name_is(nm, nn, "lora_A"))
+            return MT_P_A;
+        if (name_is(nm, nn, "lora_B"))
+            return MT_P_B;
+        if (name_is(nm, nn, "lora_dropout"))
+            return MT_P_DROP;
+        return MT_P_SKIP;
+    case MT_P_MTS:
+        if (name_is(nm, nn, "original_module"))
+            return MT_P_ORIG;
+        if (name_is(nm, nn, "modules_to_save"))
+            return MT_P_SAVE;
+        return MT_P_NONE;
+    case MT_P_NONE:
+    case MT_P_BASE:
+        return MT_P_NONE;
+    default:
+        return up; /* inside an adapter part or a wrapper's copy */
+    }
+}
 
 /* A finished branch of block f produced t. */
 static void branch_end(struct mt_frame *f, const struct mt_shape *t)
@@ -1580,7 +1651,7 @@ static int plain_mlp(struct est_model *m, const struct mt_frame *f)
     const struct est_layer *l1 = &m->layers[a], *l2 = &m->layers[b];
     uint64_t i = l1->out, e = l2->out;
     if ((act > a && act < b) || !i || !e || i > EST_MAX_PARAMS / e ||
-        (l2->params != i * e && l2->params != i * e + e))
+        (base_params(l2) != i * e && base_params(l2) != i * e + e))
         return 0;
     struct est_layer row = m->layers[act];
     row.out = i;
@@ -1661,6 +1732,39 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
     return 0;
 }
 
+/* The nearest block around depth in role MT_P_LORA, or NULL. */
+static struct mt_frame *lora_frame(struct mt_frame *st, int depth)
+{
+    for (int d = depth; d >= 0; d--)
+        if (st[d].peft == MT_P_LORA)
+            return &st[d];
+    return NULL;
+}
+
+/* A lora.* block closes: its base row gains the adapter (rank r, r (in + out) trained
+ * parameters), and keeps its own parameters frozen. */
+static int lora_close(struct est_model *m, struct mt_frame *f, const char *file, size_t line,
+                      struct carma_err *err)
+{
+    if (f->lora_row == SIZE_MAX)
+        return carma_err_at(err, file, f->line,
+                            "a LoRA block without a base_layer (peft before 0.7 printed "
+                            "its layers this way): give a torchinfo table");
+    if (!f->lora_rank)
+        return 0; /* no adapter shown (a disabled one): a frozen layer */
+    struct est_layer *l = &m->layers[f->lora_row];
+    if (l->params + f->lora_params > EST_MAX_PARAMS || f->lora_rank > UINT32_MAX ||
+        f->lora_params > (EST_MAX_PARAMS * 16 - m->params) / l->count)
+        return carma_err_at(err, file, line, "LoRA adapter too large");
+    l->frozen = l->params;
+    l->params += f->lora_params;
+    l->rank = (uint32_t)f->lora_rank;
+    m->params += f->lora_params * l->count;
+    if (f->lora_drop)
+        l->flags |= EST_LF_LORA_DROP;
+    return 0;
+}
+
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -1675,6 +1779,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     sp.n = sp.head = sp.next_id = 0;
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
+    int peft = 0;            /* a PEFT model: only adapters and saved copies train */
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
@@ -1700,6 +1805,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     return carma_err_at(err, file, L.line, "unexpected text after ')'");
             }
             struct mt_frame *f = &st[depth];
+            if (f->peft == MT_P_LORA && lora_close(m, f, file, L.line, err) < 0)
+                return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
             if (!f->in_attention && !gated_mlp(m, f->first) && !sp.n)
@@ -1732,8 +1839,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             continue;
         }
         /* "(name): " prefix, except on the first line. */
-        const char *c = s;
-        size_t cn = n;
+        const char *c = s, *nm = NULL;
+        size_t cn = n, nn = 0;
         if (depth >= 0) {
             if (c[0] != '(')
                 return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
@@ -1742,6 +1849,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
             if (isdigit((unsigned char)c[1]))
                 st[depth].numbered = 1; /* (0), (0-11): a Sequential or a ModuleList */
+            nm = c + 1;
+            nn = (size_t)(e - c) - 1;
             cn -= (size_t)(e - c) + 3;
             c = e + 3;
         }
@@ -1796,6 +1905,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = cls_n == 18 && memcmp(c, "MultiheadAttention", 18) == 0;
             f->first = m->n;
+            f->peft = depth > 0 ? peft_child(st[depth - 1].peft, nm, nn) : MT_P_NONE;
+            f->lora_row = SIZE_MAX;
+            if (cls_n > 5 && memcmp(c, "lora.", 5) == 0 && f->peft == MT_P_NONE)
+                f->peft = MT_P_LORA;
+            else if (name_is(c, cls_n, "ModulesToSaveWrapper") && f->peft == MT_P_NONE)
+                f->peft = MT_P_MTS;
+            if (f->peft == MT_P_LORA || f->peft == MT_P_MTS)
+                peft = 1;
             continue;
         }
         /* A leaf: "Class(args)" with an optional ", N params" suffix. */
@@ -1823,6 +1940,36 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 est_parse_count(tail + 1, tn - 8, &suffix_params) < 0)
                 return carma_err_at(err, file, L.line, "unexpected text after the module");
             have_suffix = 1;
+        }
+        uint8_t role = depth >= 0 ? peft_child(st[depth].peft, nm, nn) : MT_P_NONE;
+        if (role == MT_P_SKIP)
+            continue;
+        if (role == MT_P_DROP || role == MT_P_A || role == MT_P_B) {
+            struct mt_frame *lf = lora_frame(st, depth);
+            if (!lf)
+                return carma_err_at(err, file, L.line, "a LoRA part outside a lora block");
+            if (role == MT_P_DROP) {
+                /* nn.Dropout when lora_dropout > 0, else nn.Identity */
+                if (est_kind_classify(c, cls_n) == EST_K_DROPOUT &&
+                    !find(args, argn, "p=0.0,") && !find(args, argn, "p=0,"))
+                    lf->lora_drop = 1;
+                continue;
+            }
+            int64_t ai = arg_int(args, argn, "in_features=");
+            int64_t ao = arg_int(args, argn, "out_features=");
+            if (ai <= 0 || ao <= 0)
+                return carma_err_at(err, file, L.line,
+                                    "a LoRA adapter %.*s: only linear adapters "
+                                    "(in_features/out_features) are sized",
+                                    (int)cls_n, c);
+            uint64_t ap = param_count((uint64_t)ai, (uint64_t)ao,
+                                      find(args, argn, "bias=False") ? 0 : (uint64_t)ao);
+            if (ap > EST_MAX_PARAMS || lf->lora_params > EST_MAX_PARAMS)
+                return carma_err_at(err, file, L.line, "LoRA adapter too large");
+            lf->lora_params += ap;
+            if (role == MT_P_A)
+                lf->lora_rank = (uint64_t)ao;
+            continue;
         }
         if (depth >= 0) {
             st[depth].child++; /* before sizing: a convolution's branch is this child */
@@ -1921,7 +2068,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         } else {
             out = 0; /* an unknown leaf: no tensor we can size */
         }
+        /* A LoRA base layer stands where its lora.* block does, in the block around it. */
         struct mt_frame *pf = depth >= 0 ? &st[depth] : NULL;
+        if (role == MT_P_BASE)
+            pf = depth > 0 ? &st[depth - 1] : NULL;
         if ((sp.n || (k == EST_K_CONV && spatial_on)) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
@@ -1944,7 +2094,20 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-        m->layers[m->n - 1].flags = (uint8_t)(est_type_flags(k, c, cls_n) | extra_flags);
+        struct est_layer *nl = &m->layers[m->n - 1];
+        nl->flags = (uint8_t)(est_type_flags(k, c, cls_n) | extra_flags);
+        if (role == MT_P_ORIG) { /* weights only: the forward runs the trained copy */
+            nl->kind = EST_K_OTHER;
+            nl->out = 0;
+            nl->per_token = nl->attn = 0;
+            continue;
+        }
+        if (role == MT_P_SAVE)
+            nl->flags |= EST_LF_TRAINED;
+        if (role == MT_P_BASE) {
+            st[depth].lora_row = m->n - 1;
+            nl->wbits = find(c, cls_n, "4bit") ? 4 : find(c, cls_n, "8bit") ? 8 : 0;
+        }
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
         if (pf && !sp.n) {
@@ -1981,6 +2144,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;
+    if (peft)
+        est_model_freeze(m);
     return 0;
 }
 

@@ -53,7 +53,7 @@ void est_replay_reset(struct est_replay_work *w)
     /* free_head and free_tail are read only for lists whose nonempty bit is set */
     memset(w->nonempty, 0, sizeof w->nonempty);
     w->top = 0;
-    w->reserved = w->peak = w->allocated = 0;
+    w->reserved = w->peak = w->allocated = w->peak_allocated = 0;
     memset(w->cat, 0, sizeof w->cat);
     memset(w->peak_cat, 0, sizeof w->peak_cat);
     w->phase = w->peak_phase = EST_RP_NONE;
@@ -190,6 +190,8 @@ static inline uint32_t take(struct est_replay_work *w, unsigned i, enum est_repl
     b->refs = 1;
     b->cat = (uint8_t)cat;
     w->allocated += b->size;
+    if (w->allocated > w->peak_allocated)
+        w->peak_allocated = w->allocated;
     w->cat[cat] += b->size;
     return i;
 }
@@ -362,12 +364,36 @@ static double act_bytes(enum est_kind k, enum est_precision p)
 }
 
 /* Parameter tensors of one repeat of a layer: a linear layer's weight and bias (the
- * bias has `out` elements), a norm's weight and bias, else one tensor. */
-static unsigned layer_tensors(const struct est_layer *l, double t[2])
+ * bias has `out` elements), a norm's weight and bias, else one tensor; frozen ones
+ * flagged in fz. A LoRA layer (rank r > 0) is its frozen base, then the adapter's A
+ * (r x in) and B (out x r), from params - frozen = r (in + out). */
+static unsigned layer_tensors(const struct est_layer *l, double t[4], uint8_t fz[4])
 {
     if (!l->params)
         return 0;
     double p = (double)l->params;
+    if (l->rank && l->frozen < l->params) {
+        uint64_t tr = l->params - l->frozen, r = l->rank;
+        uint64_t in = tr / r > l->out ? tr / r - l->out : 1;
+        unsigned n = 0;
+        if (l->frozen) {
+            uint64_t wt = in * l->out <= l->frozen ? in * l->out : l->frozen;
+            t[n] = (double)wt;
+            fz[n++] = 1;
+            if (l->frozen > wt) { /* the base's bias */
+                t[n] = (double)(l->frozen - wt);
+                fz[n++] = 1;
+            }
+        }
+        uint64_t a = r * in <= tr ? r * in : tr / 2; /* r * in <= tr: a parser's row */
+        t[n] = (double)a;
+        fz[n++] = 0;
+        t[n] = (double)(tr - a);
+        fz[n++] = 0;
+        return n;
+    }
+    uint8_t f = l->frozen != 0; /* whole layers only, but for LoRA's */
+    fz[0] = fz[1] = f;
     if (l->kind == EST_K_LINEAR && l->out && l->params > l->out) {
         t[0] = p - (double)l->out;
         t[1] = (double)l->out;
@@ -437,25 +463,30 @@ static void plan(struct est_replay_work *w, const struct pass *ps)
 /* The layer at position t of the plan, the repeats it stands for, and its parameter
  * tensors (layer_tensors). */
 static const struct est_layer *visit(const struct est_replay_work *w, const struct pass *ps,
-                                     uint32_t t, double *mult, double tb[2], unsigned *nt)
+                                     uint32_t t, double *mult, double tb[4], uint8_t fz[4],
+                                     unsigned *nt)
 {
     const struct est_layer *l = &ps->m->layers[w->order[t]];
     *mult = ps->expand ? 1 : (double)l->count;
-    *nt = layer_tensors(l, tb);
+    *nt = layer_tensors(l, tb, fz);
     return l;
 }
 
-/* model.to(device): parameters, and BatchNorm's running statistics, layer by layer. */
+/* model.to(device): parameters, and BatchNorm's running statistics, layer by layer.
+ * Trained parameters are fp32 (masters under autocast); frozen ones as stored
+ * (est_frozen_bytes). */
 static void setup(struct est_replay_work *w, const struct pass *ps)
 {
     w->np = 0;
     for (uint32_t t = 0; t < w->norder; t++) {
-        double mult, tb[2];
+        double mult, tb[4];
+        uint8_t fz[4];
         unsigned nt;
-        const struct est_layer *l = visit(w, ps, t, &mult, tb, &nt);
+        const struct est_layer *l = visit(w, ps, t, &mult, tb, fz, &nt);
         for (unsigned k = 0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
-            p->bytes = tb[k] * mult * 4;
+            p->frozen = fz[k];
+            p->bytes = tb[k] * mult * (fz[k] ? est_frozen_bytes(l, ps->o->precision) : 4);
             p->size = alloc_size(p->bytes);
             p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
             replay_malloc(w, p->size, EST_RC_WEIGHTS);
@@ -478,8 +509,22 @@ static void cublas_workspace(struct est_replay_work *w, const struct est_opts *o
     w->cublas_ws[thread] = alloc(w, (double)kib * 1024, EST_RC_TRANSIENT);
 }
 
+/* A node autograd does not record (nothing before it, nor it, needs a gradient):
+ * what it would have kept is freed at once. */
+static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
+{
+    for (int s = 0; s < EST_REPLAY_NSAVED; s++) {
+        unref(w, nd->saved[s]);
+        nd->saved[s] = NONE;
+    }
+    nd->in_bytes = nd->scores = nd->up_bytes = nd->up_in = 0;
+    nd->lora_out = nd->lora_in = nd->deq = 0;
+}
+
 /* One forward pass from input x (x_bytes; NONE: none listed). Records the graph in
- * w->nd and returns the output, its size in *out_bytes. */
+ * w->nd and returns the output, its size in *out_bytes. A tensor needs a gradient once
+ * a layer with trained parameters has run on the way to it (rg); until then nodes keep
+ * nothing, and a frozen matrix product never keeps its input for a weight gradient. */
 static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
                         double x_bytes, double *out_bytes)
 {
@@ -490,41 +535,85 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
     double cur_bytes = x_bytes;
     uint32_t lin_in = NONE; /* the last linear layer's input, kept by its node */
     double lin_in_bytes = 0;
+    uint32_t lin_hold = NONE; /* ... or held here when that layer is frozen (the next
+                                 layer may read it: a gated MLP's up projection) */
+    int rg = 0;
     uint32_t pi = 0;
     w->nn = 0;
     for (uint32_t t = 0; t < w->norder; t++) {
-        double mult, tb[2];
+        double mult, tb[4];
+        uint8_t fz[4];
         unsigned nt;
-        const struct est_layer *l = visit(w, ps, t, &mult, tb, &nt);
+        const struct est_layer *l = visit(w, ps, t, &mult, tb, fz, &nt);
         uint32_t first = pi;
         pi += nt;
         if (l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE))
             continue;
+        int trains = l->params > l->frozen;
         double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
         double ob = elems * act_bytes((enum est_kind)l->kind, o->precision);
         struct est_replay_node *nd = &w->nd[w->nn++];
+        memset(nd, 0, sizeof *nd);
         nd->kind = l->kind;
         nd->flags = l->flags;
-        nd->saved[0] = nd->saved[1] = nd->saved[2] = nd->saved[3] = NONE;
+        for (int k = 0; k < EST_REPLAY_NSAVED; k++)
+            nd->saved[k] = NONE;
         nd->p0 = first;
         nd->np = nt;
-        nd->in_bytes = cur == x ? 0 : cur_bytes; /* the input needs no gradient */
-        nd->scores = nd->up_bytes = nd->up_in = 0;
+        nd->in_bytes = rg ? cur_bytes : 0; /* the input needs no gradient */
         uint32_t out = NONE;
         switch (l->kind) {
         case EST_K_LINEAR:
-        case EST_K_CONV:
-            if (amp) /* autocast's 16-bit weight copies, kept for backward */
+        case EST_K_CONV: {
+            if (amp) /* autocast's 16-bit copies of trained weights, kept for backward */
                 for (unsigned k = 0; k < nt; k++)
-                    w->p[first + k].cast = alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
+                    if (!fz[k])
+                        w->p[first + k].cast =
+                            alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
+            uint32_t deq = NONE;
+            if (l->wbits && l->frozen) { /* the 16-bit weight unpacked for the product */
+                nd->deq = (double)l->frozen * mult * 2;
+                deq = alloc(w, nd->deq, EST_RC_TRANSIENT);
+            }
             out = alloc(w, ob, EST_RC_ACT);
+            unref(w, deq);
             if (l->kind == EST_K_LINEAR) /* convolutions run on cuDNN */
                 cublas_workspace(w, o, 0);
-            if ((l->flags & EST_LF_GATED) && lin_in != NONE) {
+            int gated = (l->flags & EST_LF_GATED) && lin_in != NONE;
+            uint32_t in = gated ? lin_in : cur; /* what the layer multiplies */
+            double in_b = gated ? lin_in_bytes : cur_bytes;
+            int keeps_in = l->frozen < l->params && !l->rank; /* for its weight gradient */
+            if (l->rank) {
+                /* LoRA: out + B(A(dropout(in))) * scaling. A keeps its input (a dropout
+                 * copy and its mask, or in itself), B keeps A's r-wide output; B's output
+                 * and its scaled copy are added into a new result. */
+                double tok = elems / (double)(l->out ? l->out : 1);
+                uint32_t a_in;
+                if (l->flags & EST_LF_LORA_DROP) {
+                    a_in = alloc(w, in_b, EST_RC_ACT);
+                    nd->saved[3] = alloc(w, in_b / act_bytes(EST_K_LINEAR, o->precision),
+                                         EST_RC_ACT); /* bool mask */
+                } else {
+                    a_in = ref(w, in);
+                }
+                nd->saved[4] = a_in;
+                nd->saved[5] = alloc(w, tok * l->rank * act_bytes(EST_K_LINEAR, o->precision),
+                                     EST_RC_ACT);
+                uint32_t bo = alloc(w, ob, EST_RC_TRANSIENT);
+                uint32_t sc = alloc(w, ob, EST_RC_TRANSIENT);
+                unref(w, bo);
+                uint32_t sum = alloc(w, ob, EST_RC_ACT);
+                unref(w, sc);
+                unref(w, out);
+                out = sum;
+                nd->lora_out = ob;
+                nd->lora_in = rg ? in_b : 0;
+            }
+            if (gated) {
                 /* up(x) from the gate's input; then act(gate(x)) * up(x), which
                  * keeps both factors */
                 uint32_t prod = alloc(w, ob, EST_RC_ACT);
-                nd->saved[0] = ref(w, lin_in);
+                nd->saved[0] = keeps_in ? ref(w, lin_in) : NONE;
                 nd->saved[1] = out;
                 nd->saved[2] = cur;
                 nd->up_bytes = ob;
@@ -532,10 +621,16 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
                 out = prod;
                 break;
             }
-            nd->saved[0] = cur;
+            unref(w, lin_hold);
+            lin_hold = NONE;
+            if (keeps_in)
+                nd->saved[0] = cur;
+            else
+                lin_hold = cur; /* the reference the node would have kept */
             lin_in = cur;
             lin_in_bytes = cur_bytes;
             break;
+        }
         case EST_K_NORM: {
             out = alloc(w, ob, EST_RC_ACT);
             /* mean and inverse std: per token (LayerNorm) or per channel */
@@ -584,6 +679,8 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
                 nd->saved[0] = cur;
                 nd->saved[1] = ref(w, out);
                 cur = out;
+                if (!rg)
+                    drop_saved(w, nd);
                 continue;
             }
             /* Eager attention: q k^T, scaled, masked (each a new tensor, the one before
@@ -600,14 +697,20 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
             nd->saved[2] = alloc(w, pe, EST_RC_ACT);
             nd->saved[3] = ref(w, cur);
             nd->scores = pe;
+            if (!rg)
+                drop_saved(w, nd);
             continue;
         }
         default:
             break;
         }
+        if (!rg && !trains)
+            drop_saved(w, nd);
+        rg = rg || trains;
         cur = out;
         cur_bytes = ob;
     }
+    unref(w, lin_hold);
     *out_bytes = cur_bytes;
     return cur;
 }
@@ -628,9 +731,18 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             unref(w, t1);
             unref(w, t2);
         }
+        /* LoRA: the adapter's output gradient (scaled) first, B's and A's weight
+         * gradients, then its input's, added to the base layer's */
+        uint32_t gl = nd->lora_out > 0 ? alloc(w, nd->lora_out, EST_RC_TRANSIENT) : NONE;
+        uint32_t deq = nd->deq > 0 && nd->in_bytes > 0 ? alloc(w, nd->deq, EST_RC_TRANSIENT)
+                                                       : NONE;
         if (nd->in_bytes > 0)
             gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
-        if (nd->kind == EST_K_LINEAR)
+        unref(w, deq);
+        int trains = 0;
+        for (uint32_t j = 0; j < nd->np; j++)
+            trains |= !w->p[nd->p0 + j].frozen;
+        if (nd->kind == EST_K_LINEAR && (trains || nd->in_bytes > 0))
             cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
             unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
@@ -639,10 +751,12 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         uint32_t gu = nd->up_bytes > 0 ? alloc(w, nd->up_bytes, EST_RC_TRANSIENT) : NONE;
         uint32_t gx = nd->up_in > 0 ? alloc(w, nd->up_in, EST_RC_TRANSIENT) : NONE;
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
-        /* a linear layer's bias gradient comes before its weight's */
+        /* a linear layer's bias gradient comes before its weight's, LoRA's B before A */
         for (uint32_t j = 0; j < nd->np; j++) {
             uint32_t pj = nd->p0 + (matmul && nd->np == 2 ? 1 - j : j);
             struct est_replay_param *p = &w->p[pj];
+            if (p->frozen)
+                continue;
             uint32_t h = NONE;
             if (amp && matmul) /* the 16-bit copy's gradient, cast to fp32 */
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
@@ -651,9 +765,14 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             unref(w, p->cast);
             p->cast = NONE;
         }
+        if (gl != NONE) {
+            uint32_t gli = nd->lora_in > 0 ? alloc(w, nd->lora_in, EST_RC_TRANSIENT) : NONE;
+            unref(w, gl);
+            unref(w, gli);
+        }
         unref(w, gu);
         unref(w, gx);
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < EST_REPLAY_NSAVED; s++)
             unref(w, nd->saved[s]);
         unref(w, g);
         g = gi;
@@ -683,11 +802,12 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
     }
     if (first)
         for (uint32_t i = 0; i < w->np; i++)
-            for (unsigned s = 0; s < nstate; s++)
+            for (unsigned s = 0; s < nstate && !w->p[i].frozen; s++)
                 w->p[i].state[s] = replay_malloc(w, w->p[i].size, EST_RC_STATE);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++)
-            w->p[i].tmp[t] = replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
+            if (!w->p[i].frozen)
+                w->p[i].tmp[t] = replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++) {
             unref(w, w->p[i].tmp[t]);
@@ -708,7 +828,7 @@ static void summary_pass(struct est_replay_work *w, const struct pass *ps, doubl
     double yb;
     uint32_t y = forward(w, &p, x, x != NONE ? 2 * x_bytes : 0, &yb);
     for (uint32_t k = 0; k < w->nn; k++)
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < EST_REPLAY_NSAVED; s++)
             unref(w, w->nd[k].saved[s]);
     w->nn = 0;
     unref(w, y);
@@ -758,16 +878,18 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         ls->in_bytes = y == NONE ? 0 : yb;
         uint32_t lsm =
             alloc(w, y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4, EST_RC_ACT);
+        for (int k = 1; k < EST_REPLAY_NSAVED; k++)
+            ls->saved[k] = NONE;
         ls->saved[0] = ref(w, lsm);
-        ls->saved[1] = ls->saved[2] = ls->saved[3] = NONE;
         struct est_replay_node *nll = &w->nd[w->nn++];
         memset(nll, 0, sizeof *nll);
         nll->kind = EST_K_COUNT;
         nll->in_bytes = y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4;
         uint32_t loss = alloc(w, 4, EST_RC_ACT);
+        for (int k = 2; k < EST_REPLAY_NSAVED; k++)
+            nll->saved[k] = NONE;
         nll->saved[0] = lsm;
         nll->saved[1] = alloc(w, 4, EST_RC_ACT); /* total weight */
-        nll->saved[2] = nll->saved[3] = NONE;
         w->phase = EST_RP_BACKWARD;
         backward(w, ps, loss);
         w->phase = EST_RP_STEP;
@@ -798,8 +920,9 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     struct pass ps = {.m = m, .o = o, .seq_model = m->needs_seq};
     uint64_t nodes = 2, params = 0, nodes1 = 2, params1 = 0;
     for (size_t i = 0; i < m->n; i++) {
-        double tb[2];
-        unsigned nt = layer_tensors(&m->layers[i], tb);
+        double tb[4];
+        uint8_t fz[4];
+        unsigned nt = layer_tensors(&m->layers[i], tb, fz);
         nodes += m->layers[i].count;
         params += (uint64_t)nt * m->layers[i].count;
         nodes1 += 1;
@@ -817,6 +940,7 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     if (w->overflow)
         return -E2BIG;
     r->peak_mib = (double)w->peak / (double)MIB_U;
+    r->peak_allocated_mib = (double)w->peak_allocated / (double)MIB_U;
     r->peak_phase = w->peak_phase;
     r->peak_iteration = w->peak_iteration;
     uint64_t alloc_at_peak = 0;

@@ -14,6 +14,12 @@
  *     as the next layer has consumed it;
  *   - backward allocates each gradient before it releases what the node kept; the first
  *     gradient of a parameter becomes .grad, and zero_grad() frees them;
+ *   - frozen parameters (est_layer.frozen: a PEFT model's base) are stored as
+ *     est_frozen_bytes says and get no gradient or optimizer state; a node keeps nothing
+ *     until a layer with trained parameters has run on the way to it, and a frozen matrix
+ *     product never keeps its input; a LoRA layer's adapter keeps its input (a dropout
+ *     copy and its mask when it has dropout) and its r-wide middle, and a quantized base
+ *     unpacks a 16-bit copy of its weight for each product;
  *   - cuBLAS's workspace: the first matrix product of the forward (the main thread's
  *     handle) and of the backward (the autograd thread's) each allocate one, kept for
  *     the life of the process;
@@ -79,22 +85,28 @@ struct est_replay_block {
 /* Parameter tensors and graph nodes of one replay (layer repeats expanded or not). */
 #define EST_REPLAY_MAX_PARAMS 8192u
 #define EST_REPLAY_MAX_NODES 4096u
+#define EST_REPLAY_NSAVED 6
 
 struct est_replay_param {
-    double bytes;  /* fp32 */
+    double bytes;  /* fp32, or as stored when frozen */
     uint64_t size; /* bytes as the allocator rounds them */
     uint32_t grad, state[2], tmp[2], cast;
+    uint8_t frozen; /* no gradient, no optimizer state */
 };
 
 struct est_replay_node {
     uint8_t kind;      /* enum est_kind, or EST_K_COUNT for the loss */
     uint8_t flags;     /* the layer's EST_LF_* */
-    uint32_t saved[4]; /* kept for backward (EST_RB_NONE: none) */
+    uint32_t saved[EST_REPLAY_NSAVED]; /* kept for backward (EST_RB_NONE: none); LoRA's
+                                          adapter uses 3-5 */
     uint32_t p0, np;   /* its parameter tensors */
     double in_bytes;   /* bytes of its input's gradient; 0: none */
     double scores;     /* attention: bytes of one probabilities tensor */
     double up_bytes;   /* gated: bytes of the up projection's output and input, whose */
     double up_in;      /* gradients backward makes and drops */
+    double lora_out;   /* LoRA: bytes of the adapter's output and input, whose gradients */
+    double lora_in;    /* backward makes and adds to the base layer's */
+    double deq;        /* a quantized base: bytes of the 16-bit weight it unpacks per use */
 };
 
 struct est_replay_work {
@@ -113,6 +125,7 @@ struct est_replay_work {
     uint64_t nonempty[2 * EST_REPLAY_NCLASS / 64];
     uint64_t top;                       /* end of the virtual address space */
     uint64_t reserved, peak, allocated; /* bytes */
+    uint64_t peak_allocated;            /* the most bytes in tensors at once */
     uint64_t cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
     int phase, iteration, peak_phase, peak_iteration; /* where the replay is, its peak */
     int overflow;
@@ -121,6 +134,8 @@ struct est_replay_work {
 
 struct est_replay_result {
     double peak_mib;                /* peak reserved memory */
+    double peak_allocated_mib;      /* the most in tensors at once, cached blocks aside
+                                       (what a profiler of tensor allocations reports) */
     int peak_phase, peak_iteration; /* enum est_replay_phase; training iteration 1 or 2 */
     double cat_mib[EST_RC_COUNT];   /* allocated at that moment, by kind */
     double cached_mib;              /* reserved but free at that moment */

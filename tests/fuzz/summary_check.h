@@ -32,8 +32,11 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
             __builtin_trap();
         return 0;
     }
-    if (m.n > EST_MAX_LAYERS)
+    if (m.n > EST_MAX_LAYERS || m.frozen > m.params)
         __builtin_trap();
+    for (size_t i = 0; i < m.n; i++) /* frozen parameters are some of a layer's own */
+        if (m.layers[i].frozen > m.layers[i].params)
+            __builtin_trap();
     /* the input's length picks the replay's variants: torchsummary's pass, Hopper's
      * cuBLAS workspace */
     struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW,

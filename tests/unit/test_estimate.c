@@ -1076,6 +1076,225 @@ static void test_replay_gated_mlp(void **state)
     assert_int_equal(m.layers[0].flags | m.layers[3].flags, 0);
 }
 
+/* A PEFT model's print (peft >= 0.7): lora.* blocks are their base layer plus a trained
+ * adapter, everything else is frozen but modules_to_save copies. */
+#define LORA_BLOCK(name, base, in, out, drop)                                              \
+    "              (" name "): lora." base "(\n"                                          \
+    "                (base_layer): " base "(in_features=" in ", out_features=" out           \
+    ", bias=False)\n"                                                                        \
+    "                (lora_dropout): ModuleDict(\n"                                          \
+    "                  (default): " drop "\n"                                                \
+    "                )\n"                                                                    \
+    "                (lora_A): ModuleDict(\n"                                                \
+    "                  (default): Linear(in_features=" in ", out_features=8, bias=False)\n"  \
+    "                )\n"                                                                    \
+    "                (lora_B): ModuleDict(\n"                                                \
+    "                  (default): Linear(in_features=8, out_features=" out ", bias=False)\n" \
+    "                )\n"                                                                    \
+    "                (lora_embedding_A): ParameterDict()\n"                                  \
+    "                (lora_embedding_B): ParameterDict()\n"                                  \
+    "                (lora_magnitude_vector): ModuleDict()\n"                                \
+    "              )\n"
+#define PEFT_LLAMA(base)                                                                   \
+    "PeftModelForCausalLM(\n"                                                                \
+    "  (base_model): LoraModel(\n"                                                           \
+    "    (model): LlamaForCausalLM(\n"                                                       \
+    "      (model): LlamaModel(\n"                                                           \
+    "        (embed_tokens): Embedding(1000, 256)\n"                                         \
+    "        (layers): ModuleList(\n"                                                        \
+    "          (0-1): 2 x LlamaDecoderLayer(\n"                                              \
+    "            (self_attn): LlamaSdpaAttention(\n"                                         \
+    LORA_BLOCK("q_proj", base, "256", "256", "Dropout(p=0.05, inplace=False)")              \
+    "              (k_proj): Linear(in_features=256, out_features=256, bias=False)\n"       \
+    LORA_BLOCK("v_proj", base, "256", "256", "Identity()")                                  \
+    "              (o_proj): Linear(in_features=256, out_features=256, bias=False)\n"       \
+    "              (rotary_emb): LlamaRotaryEmbedding()\n"                                   \
+    "            )\n"                                                                        \
+    "            (mlp): LlamaMLP(\n"                                                         \
+    LORA_BLOCK("gate_proj", base, "256", "688", "Identity()")                               \
+    "              (up_proj): Linear(in_features=256, out_features=688, bias=False)\n"      \
+    "              (down_proj): Linear(in_features=688, out_features=256, bias=False)\n"    \
+    "              (act_fn): SiLU()\n"                                                       \
+    "            )\n"                                                                        \
+    "            (input_layernorm): LlamaRMSNorm((256,), eps=1e-06)\n"                       \
+    "            (post_attention_layernorm): LlamaRMSNorm((256,), eps=1e-06)\n"              \
+    "          )\n"                                                                          \
+    "        )\n"                                                                            \
+    "        (norm): LlamaRMSNorm((256,), eps=1e-06)\n"                                      \
+    "      )\n"                                                                              \
+    "      (lm_head): ModulesToSaveWrapper(\n"                                               \
+    "        (original_module): Linear(in_features=256, out_features=1000, bias=False)\n"   \
+    "        (modules_to_save): ModuleDict(\n"                                               \
+    "          (default): Linear(in_features=256, out_features=1000, bias=False)\n"         \
+    "        )\n"                                                                            \
+    "      )\n"                                                                              \
+    "    )\n"                                                                                \
+    "  )\n"                                                                                  \
+    ")\n"
+
+static void test_modtree_peft_lora(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_str(PEFT_LLAMA("Linear"), &m, &err), 0);
+    /* embedding 256000; per layer q, k, v, o 65536 each, gate, up, down 176128 each, two
+     * norms 256 each, adapters q 4096, v 4096, gate 8 x (256 + 688); final norm; the
+     * head's frozen original and trained copy */
+    assert_int_equal(m.params, 256000 + 2 * (791040 + 4096 + 4096 + 7552) + 256 + 512000);
+    assert_int_equal(m.params - m.frozen, 2 * (4096 + 4096 + 7552) + 256000);
+    const struct est_layer *q = NULL, *v = NULL, *gate = NULL, *up = NULL;
+    size_t lin = 0, orig = 0, saved = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        const struct est_layer *l = &m.layers[i];
+        assert_true(l->frozen <= l->params);
+        if (l->kind == EST_K_OTHER && l->params) {
+            assert_int_equal(l->frozen, 256000); /* original_module: weights, no tensor */
+            orig++;
+        }
+        if (l->kind != EST_K_LINEAR)
+            continue;
+        if (l->flags & EST_LF_TRAINED) {
+            assert_int_equal(l->frozen, 0);
+            assert_int_equal(l->out, 1000);
+            saved++;
+        } else if (!l->rank) {
+            assert_int_equal(l->frozen, l->params); /* k, o, up, down */
+        }
+        switch (lin++) {
+        case 0: q = l; break;
+        case 2: v = l; break;
+        case 4: gate = l; break;
+        case 5: up = l; break;
+        default: break;
+        }
+    }
+    assert_int_equal(orig, 1);
+    assert_int_equal(saved, 1);
+    assert_int_equal(lin, 7 + 1); /* the adapters are no rows of their own */
+    assert_non_null(q);
+    assert_int_equal(q->rank, 8);
+    assert_int_equal(q->frozen, 65536);
+    assert_int_equal(q->params, 65536 + 4096);
+    assert_int_equal(q->flags & EST_LF_LORA_DROP, EST_LF_LORA_DROP);
+    assert_int_equal(v->rank, 8);
+    assert_int_equal(v->flags & EST_LF_LORA_DROP, 0); /* Identity(): no dropout */
+    assert_int_equal(gate->rank, 8);
+    assert_int_equal(gate->out, 688);
+    /* a LoRA-wrapped gate still makes a gated MLP */
+    assert_int_equal(up->flags & EST_LF_GATED, EST_LF_GATED);
+
+    /* Optimizer state for the trained parameters only (AdamW: 8 B each), and no
+     * gradient for a frozen one. */
+    struct est_opts o = {.batch = 4, .seq = 128, .optimizer = EST_OPT_ADAMW};
+    struct est_result r;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    double trained_mib = (double)(m.params - m.frozen) * 8 / (1024.0 * 1024.0);
+    assert_true(r.optimizer_mib >= trained_mib && r.optimizer_mib < trained_mib + 0.5);
+    struct est_replay_result lora, full;
+    assert_int_equal(est_replay(&m, &o, &rwork, &lora), 0);
+    for (size_t i = 0; i < m.n; i++) /* the same layers, all trained */
+        if (!m.layers[i].rank)
+            m.layers[i].frozen = 0;
+    m.frozen = 0;
+    for (size_t i = 0; i < m.n; i++)
+        m.frozen += m.layers[i].frozen * m.layers[i].count;
+    assert_int_equal(est_replay(&m, &o, &rwork, &full), 0);
+    assert_true(lora.peak_allocated_mib < full.peak_allocated_mib);
+
+    /* A 4-bit base (QLoRA) stores 0.5 B per weight plus an fp32 absmax per 64. */
+    struct est_result r4;
+    assert_int_equal(parse_str(PEFT_LLAMA("Linear4bit"), &m, &err), 0);
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r4, &err), 0);
+    double base = 2 * (65536 + 65536 + 176128);
+    assert_float_equal(r.weights_mib - r4.weights_mib, base * (4 - 0.5625) / (1024.0 * 1024.0),
+                       0.05);
+    /* --precision bf16: a frozen base loaded in 16 bits */
+    struct est_result rb;
+    o.precision = EST_PREC_BF16;
+    assert_int_equal(parse_str(PEFT_LLAMA("Linear"), &m, &err), 0);
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &rb, &err), 0);
+    double frozen_mib = (double)m.frozen * 2 / (1024.0 * 1024.0); /* 2 B saved on each */
+    assert_true(r.weights_mib - rb.weights_mib > frozen_mib - 0.6); /* the head's copies */
+    assert_true(r.weights_mib - rb.weights_mib <= frozen_mib + 0.01);
+
+    /* Adapters that are not linear layers, and peft < 0.7's layout, are refused. */
+    const char *conv = "Net(\n"
+                       "  (fc): lora.Linear(\n"
+                       "    (base_layer): Linear(in_features=16, out_features=16, bias=True)\n"
+                       "    (lora_A): ModuleDict(\n"
+                       "      (default): Conv2d(16, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                       "    )\n"
+                       "  )\n"
+                       ")\n";
+    assert_int_equal(parse_str(conv, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:5: a LoRA adapter Conv2d"));
+    const char *old = "Net(\n"
+                      "  (fc): lora.Linear(\n"
+                      "    (lora_A): ModuleDict(\n"
+                      "      (default): Linear(in_features=16, out_features=8, bias=False)\n"
+                      "    )\n"
+                      "  )\n"
+                      ")\n";
+    assert_int_equal(parse_str(old, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:2: a LoRA block without a base_layer"));
+
+    /* torchinfo prints a frozen layer's parameters in parentheses */
+    const char *table = "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                        "==========================================================================\n"
+                        "Net                                      [8, 10]                   --\n"
+                        "├─Linear: 1-1                            [8, 1024]                 (1,049,600)\n"
+                        "├─ReLU: 1-2                              [8, 1024]                 --\n"
+                        "├─Linear: 1-3                            [8, 10]                   10,250\n"
+                        "==========================================================================\n";
+    assert_int_equal(parse_str(table, &m, &err), 0);
+    assert_int_equal(m.params, 1049600 + 10250);
+    assert_int_equal(m.frozen, 1049600);
+    assert_int_equal(m.layers[0].frozen, 1049600);
+    assert_int_equal(m.layers[2].frozen, 0);
+}
+
+/* The replay against peaks of live tensor bytes measured on the CPU for the same prints
+ * (tools/cpu_peaks.py; autograd keeps the same tensors on any device): full training
+ * and LoRA, never more than 2% under and at most 20% over. */
+static void test_replay_cpu_peaks(void **state)
+{
+    (void)state;
+    char *buf;
+    size_t len;
+    struct carma_err err;
+    assert_int_equal(
+        carma_file_read("data/estimator/cpu-peaks/index.csv", 1 << 16, &buf, &len, &err), 0);
+    unsigned runs = 0, lora = 0;
+    for (const char *l = strchr(buf, '\n') + 1; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+        char name[64];
+        unsigned batch, seq;
+        double peak;
+        unsigned long long params, trained;
+        assert_int_equal(sscanf(l, "%63[^,],%u,%u,%lf,%llu,%llu", name, &batch, &seq, &peak,
+                                &params, &trained),
+                         6);
+        char path[128];
+        snprintf(path, sizeof path, "data/estimator/cpu-peaks/%s", name);
+        struct est_model m;
+        if (parse_into(path, 0, layers, &m, &err))
+            fail_msg("%s: %s", name, err.msg);
+        assert_int_equal(m.params, params);
+        assert_int_equal(m.params - m.frozen, trained);
+        struct est_opts o = {.batch = batch, .seq = seq, .optimizer = EST_OPT_ADAMW};
+        struct est_replay_result r;
+        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+        double ratio = r.peak_allocated_mib / peak;
+        if (ratio < 0.98 || ratio > 1.20)
+            fail_msg("%s: replay %.1f MiB, measured %.1f (%.3f)", name, r.peak_allocated_mib,
+                     peak, ratio);
+        runs++;
+        lora += m.frozen > 0;
+    }
+    assert_true(runs >= 6 && lora >= 5);
+    free(buf);
+}
+
 /* A fused attention kernel keeps its output for backward: one more activation of the
  * layer's width than the chain of projections alone. */
 static void test_replay_fused_attention(void **state)
@@ -1400,6 +1619,8 @@ int main(void)
         cmocka_unit_test(test_replay_activation_semantics),
         cmocka_unit_test(test_replay_gated_mlp),
         cmocka_unit_test(test_replay_fused_attention),
+        cmocka_unit_test(test_modtree_peft_lora),
+        cmocka_unit_test(test_replay_cpu_peaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""Measures, on the CPU, the most memory a training job's tensors take at once, for a
+Llama-style causal language model trained in full and with LoRA adapters, and writes
+each model's print(model) (NAME.txt) and index.csv (NAME.txt, batch, seq_len, measured
+peak in MiB, parameters, trained parameters).
+
+Why the CPU: autograd keeps and frees the same tensors on any device, so the peak of
+live tensor bytes over two training steps (forward, cross-entropy, backward, AdamW
+step; the profiler's allocation records) checks carma's replay of those steps without
+a GPU. It does not check what only a GPU has: the caching allocator's segments, cuBLAS
+workspaces, fused attention kernels.
+
+The model is written here from the published Llama architecture with the module names
+Hugging Face transformers print (eager attention, RMSNorm in Python, gated SiLU MLP);
+the LoRA wrapper runs and prints as PEFT's lora.Linear (peft >= 0.7): base_layer,
+lora_dropout, lora_A, lora_B; ModulesToSaveWrapper as PEFT's. The files in
+data/estimator/cpu-peaks/ were written with Debian's torch 1.13.1 (apt-get install
+python3-torch; run with /usr/bin/python3), about a minute per run on two cores.
+Usage: cpu_peaks.py OUTDIR"""
+import math
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps, self.d = eps, d
+
+    def forward(self, h):
+        dt = h.dtype
+        h = h.to(torch.float32)
+        var = h.pow(2).mean(-1, keepdim=True)
+        h = h * torch.rsqrt(var + self.eps)
+        return self.weight * h.to(dt)
+
+    def extra_repr(self):
+        return f"({self.d},), eps={self.eps}"
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, hd):
+        super().__init__()
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def forward(self, x, pos):
+        f = torch.outer(pos.float(), self.inv_freq)
+        e = torch.cat((f, f), dim=-1)
+        return e.cos().to(x.dtype), e.sin().to(x.dtype)
+
+
+def rotate_half(x):
+    a, b = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-b, a), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, d, nh):
+        super().__init__()
+        self.nh, self.hd = nh, d // nh
+        self.q_proj = nn.Linear(d, d, bias=False)
+        self.k_proj = nn.Linear(d, d, bias=False)
+        self.v_proj = nn.Linear(d, d, bias=False)
+        self.o_proj = nn.Linear(d, d, bias=False)
+        self.rotary_emb = LlamaRotaryEmbedding(self.hd)
+
+    def forward(self, h, mask, pos):
+        b, s, d = h.shape
+        q = self.q_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        k = self.k_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        v = self.v_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        cos, sin = self.rotary_emb(v, pos)
+        cos, sin = cos[None, None], sin[None, None]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.hd)
+        w = F.softmax(w + mask, dim=-1, dtype=torch.float32).to(q.dtype)
+        w = F.dropout(w, p=0.0, training=self.training)
+        o = torch.matmul(w, v).transpose(1, 2).contiguous().reshape(b, s, d)
+        return self.o_proj(o)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, d, i):
+        super().__init__()
+        self.gate_proj = nn.Linear(d, i, bias=False)
+        self.up_proj = nn.Linear(d, i, bias=False)
+        self.down_proj = nn.Linear(i, d, bias=False)
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, d, nh, i):
+        super().__init__()
+        self.self_attn = LlamaAttention(d, nh)
+        self.mlp = LlamaMLP(d, i)
+        self.input_layernorm = LlamaRMSNorm(d)
+        self.post_attention_layernorm = LlamaRMSNorm(d)
+
+    def forward(self, h, mask, pos):
+        h = h + self.self_attn(self.input_layernorm(h), mask, pos)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, v, d, nh, i, n):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(v, d)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(d, nh, i) for _ in range(n)])
+        self.norm = LlamaRMSNorm(d)
+
+    def forward(self, ids):
+        h = self.embed_tokens(ids)
+        s = ids.shape[1]
+        mask = torch.full((s, s), float("-inf"), dtype=h.dtype).triu(1)[None, None]
+        pos = torch.arange(s)
+        for layer in self.layers:
+            h = layer(h, mask, pos)
+        return self.norm(h)
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, v=8000, d=512, nh=8, i=1376, n=4):
+        super().__init__()
+        self.model = LlamaModel(v, d, nh, i, n)
+        self.lm_head = nn.Linear(d, v, bias=False)
+
+    def forward(self, ids):
+        return self.lm_head(self.model(ids))
+
+
+class LoraLinear(nn.Module):
+    """base(x) + lora_B(lora_A(dropout(x))) * scaling, printed as lora.Linear."""
+
+    def __init__(self, base, r, dropout):
+        super().__init__()
+        self.base_layer = base
+        drop = nn.Dropout(p=dropout) if dropout > 0 else nn.Identity()
+        self.lora_dropout = nn.ModuleDict({"default": drop})
+        self.lora_A = nn.ModuleDict({"default": nn.Linear(base.in_features, r, bias=False)})
+        self.lora_B = nn.ModuleDict({"default": nn.Linear(r, base.out_features, bias=False)})
+        self.lora_embedding_A = nn.ParameterDict()
+        self.lora_embedding_B = nn.ParameterDict()
+        self.scaling = 2.0
+
+    def _get_name(self):
+        return "lora.Linear"
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        a = self.lora_A["default"](self.lora_dropout["default"](x))
+        return result + self.lora_B["default"](a) * self.scaling
+
+
+class ModulesToSaveWrapper(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.original_module = m
+        copy = nn.Linear(m.in_features, m.out_features, bias=m.bias is not None)
+        copy.load_state_dict(m.state_dict())
+        self.modules_to_save = nn.ModuleDict({"default": copy})
+
+    def forward(self, x):
+        return self.modules_to_save["default"](x)
+
+
+class LoraModel(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)
+
+
+class PeftModelForCausalLM(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.base_model = LoraModel(model)
+
+    def forward(self, x):
+        return self.base_model(x)
+
+
+def peft(model, targets, r, dropout, save=()):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for mod in list(model.modules()):
+        for name, child in list(mod.named_children()):
+            if name in targets and isinstance(child, nn.Linear):
+                setattr(mod, name, LoraLinear(child, r, dropout))
+            elif name in save:
+                setattr(mod, name, ModulesToSaveWrapper(child))
+    return PeftModelForCausalLM(model)
+
+
+QV = ("q_proj", "v_proj")
+ALL = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+# name: (batch, seq, LoRA targets or None for full training, rank, dropout, saved)
+RUNS = {
+    "llama_full": (4, 256, None, 0, 0, ()),
+    "llama_lora_qv": (4, 256, QV, 8, 0.05, ()),
+    "llama_lora_qv_nodrop": (4, 256, QV, 8, 0.0, ()),
+    "llama_lora_all": (4, 256, ALL, 16, 0.05, ()),
+    "llama_lora_all_nodrop": (4, 256, ALL, 16, 0.0, ()),
+    "llama_lora_qv_head": (2, 256, QV + ("lm_head",), 8, 0.1, ()),
+    "llama_lora_qv_saved_head": (4, 256, QV, 8, 0.05, ("lm_head",)),
+}
+
+
+def measure(batch, seq, targets, r, dropout, save):
+    torch.manual_seed(0)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        model = LlamaForCausalLM()
+        if targets is not None:
+            model = peft(model, set(targets), r, dropout, set(save))
+        model.train()
+        trained = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(trained, foreach=True)
+        ids = torch.randint(0, 8000, (batch, seq))
+        labels = torch.randint(0, 8000, (batch, seq))
+        for _ in range(2):
+            opt.zero_grad(set_to_none=True)
+            out = model(ids)
+            loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
+            loss.backward()
+            opt.step()
+    live = peak = 0
+    for e in prof.profiler.kineto_results.events():
+        if e.name() == "[memory]":
+            live += e.nbytes()
+            peak = max(peak, live)
+    return model, peak, sum(p.numel() for p in model.parameters()), sum(p.numel() for p in trained)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rows = ["summary,batch,seq_len,peak_mib,params,trained_params"]
+    for name, (batch, seq, targets, r, dropout, save) in RUNS.items():
+        model, peak, params, trained = measure(batch, seq, targets, r, dropout, save)
+        with open(os.path.join(out, name + ".txt"), "w") as f:
+            f.write(str(model) + "\n")
+        rows.append(f"{name}.txt,{batch},{seq},{peak / 2**20:.1f},{params},{trained}")
+        print(rows[-1], flush=True)
+    with open(os.path.join(out, "index.csv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()
