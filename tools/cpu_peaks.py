@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Measures, on the CPU, the most memory a training job's tensors take at once, for a
-Llama-style causal language model trained in full and with LoRA adapters, and writes
-each model's print(model) (NAME.txt) and index.csv (NAME.txt, batch, seq_len, measured
-peak in MiB, parameters, trained parameters).
+Llama-style causal language model trained in full and with LoRA adapters, with and
+without gradient checkpointing, and torchvision's ViT-B/16, and writes each model's
+print(model) (NAME.txt) and index.csv (run, summary, batch, seq_len, image_size,
+checkpointing 0/1, measured peak in MiB, parameters, trained parameters).
 
 Why the CPU: autograd keeps and frees the same tensors on any device, so the peak of
 live tensor bytes over two training steps (forward, cross-entropy, backward, AdamW
@@ -13,10 +14,13 @@ workspaces, fused attention kernels.
 The model is written here from the published Llama architecture with the module names
 Hugging Face transformers print (eager attention, RMSNorm in Python, gated SiLU MLP);
 the LoRA wrapper runs and prints as PEFT's lora.Linear (peft >= 0.7): base_layer,
-lora_dropout, lora_A, lora_B; ModulesToSaveWrapper as PEFT's. The files in
+lora_dropout, lora_A, lora_B; ModulesToSaveWrapper as PEFT's. Gradient checkpointing
+is what transformers' gradient_checkpointing_enable() does: each decoder layer run
+through torch.utils.checkpoint (reentrant), the embedding's output made to require a
+gradient (PEFT's enable_input_require_grads) so that frozen models still backpropagate. The files in
 data/estimator/cpu-peaks/ were written with Debian's torch 1.13.1 (apt-get install
-python3-torch; run with /usr/bin/python3), about a minute per run on two cores.
-Usage: cpu_peaks.py OUTDIR"""
+python3-torchvision; run with /usr/bin/python3), about a minute per run on two cores.
+Usage: cpu_peaks.py OUTDIR [RUN...]   (the named runs only, kept with the others)"""
 import math
 import os
 import sys
@@ -25,6 +29,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
+from torch.utils.checkpoint import checkpoint
 
 
 class LlamaRMSNorm(nn.Module):
@@ -118,14 +123,20 @@ class LlamaModel(nn.Module):
         self.embed_tokens = nn.Embedding(v, d)
         self.layers = nn.ModuleList([LlamaDecoderLayer(d, nh, i) for _ in range(n)])
         self.norm = LlamaRMSNorm(d)
+        self.gradient_checkpointing = False
 
     def forward(self, ids):
         h = self.embed_tokens(ids)
         s = ids.shape[1]
         mask = torch.full((s, s), float("-inf"), dtype=h.dtype).triu(1)[None, None]
         pos = torch.arange(s)
+        if self.gradient_checkpointing and not h.requires_grad:
+            h.requires_grad_(True)
         for layer in self.layers:
-            h = layer(h, mask, pos)
+            if self.gradient_checkpointing and self.training:
+                h = checkpoint(layer, h, mask, pos)
+            else:
+                h = layer(h, mask, pos)
         return self.norm(h)
 
 
@@ -206,29 +217,82 @@ def peft(model, targets, r, dropout, save=()):
 
 QV = ("q_proj", "v_proj")
 ALL = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-# name: (batch, seq, LoRA targets or None for full training, rank, dropout, saved)
+# name: (print, batch, seq, LoRA targets or None for full training, rank, dropout, saved,
+# gradient checkpointing)
 RUNS = {
-    "llama_full": (4, 256, None, 0, 0, ()),
-    "llama_lora_qv": (4, 256, QV, 8, 0.05, ()),
-    "llama_lora_qv_nodrop": (4, 256, QV, 8, 0.0, ()),
-    "llama_lora_all": (4, 256, ALL, 16, 0.05, ()),
-    "llama_lora_all_nodrop": (4, 256, ALL, 16, 0.0, ()),
-    "llama_lora_qv_head": (2, 256, QV + ("lm_head",), 8, 0.1, ()),
-    "llama_lora_qv_saved_head": (4, 256, QV, 8, 0.05, ("lm_head",)),
+    "llama_full": ("llama_full", 4, 256, None, 0, 0, (), 0),
+    "llama_lora_qv": ("llama_lora_qv", 4, 256, QV, 8, 0.05, (), 0),
+    "llama_lora_qv_nodrop": ("llama_lora_qv_nodrop", 4, 256, QV, 8, 0.0, (), 0),
+    "llama_lora_all": ("llama_lora_all", 4, 256, ALL, 16, 0.05, (), 0),
+    "llama_lora_all_nodrop": ("llama_lora_all_nodrop", 4, 256, ALL, 16, 0.0, (), 0),
+    "llama_lora_qv_head": ("llama_lora_qv_head", 2, 256, QV + ("lm_head",), 8, 0.1, (), 0),
+    "llama_lora_qv_saved_head": ("llama_lora_qv_saved_head", 4, 256, QV, 8, 0.05,
+                                 ("lm_head",), 0),
+    "llama_full_gc": ("llama_full", 4, 256, None, 0, 0, (), 1),
+    "llama_lora_qv_gc": ("llama_lora_qv", 4, 256, QV, 8, 0.05, (), 1),
+    "llama_lora_all_gc": ("llama_lora_all", 4, 256, ALL, 16, 0.05, (), 1),
+    "llama_lora_all_gc_b16": ("llama_lora_all", 16, 256, ALL, 16, 0.05, (), 1),
+    # torchvision's ViT-B/16 at 224 x 224 (its own print; batch, no sequence)
+    "vit_b_16": ("vit_b_16", 4, 0, None, 0, 0, (), 0),
 }
 
 
-def measure(batch, seq, targets, r, dropout, save):
+class AdamW:
+    """AdamW as current PyTorch (2.x) steps it with foreach: the state made at the first
+    step, and one temporary list (the square root of exp_avg_sq, divided and incremented
+    in place). torch 1.13's foreach step makes its denominator out of place, a second
+    list of every parameter's size, which current PyTorch no longer does."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        self.params = list(params)
+        self.lr, self.betas, self.eps, self.wd = lr, betas, eps, weight_decay
+        self.t = 0
+        self.exp_avgs = self.exp_avg_sqs = None
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self):
+        ps = [p for p in self.params if p.grad is not None]
+        grads = [p.grad for p in ps]
+        if self.exp_avgs is None:
+            self.exp_avgs = [torch.zeros_like(p) for p in ps]
+            self.exp_avg_sqs = [torch.zeros_like(p) for p in ps]
+        self.t += 1
+        b1, b2 = self.betas
+        torch._foreach_mul_(ps, 1 - self.lr * self.wd)
+        torch._foreach_mul_(self.exp_avgs, b1)
+        torch._foreach_add_(self.exp_avgs, grads, alpha=1 - b1)
+        torch._foreach_mul_(self.exp_avg_sqs, b2)
+        torch._foreach_addcmul_(self.exp_avg_sqs, grads, grads, 1 - b2)
+        step_size = self.lr / (1 - b1 ** self.t)
+        denom = torch._foreach_sqrt(self.exp_avg_sqs)
+        torch._foreach_div_(denom, math.sqrt(1 - b2 ** self.t))
+        torch._foreach_add_(denom, self.eps)
+        torch._foreach_addcdiv_(ps, self.exp_avgs, denom, -step_size)
+        del denom
+
+
+def measure(kind, batch, seq, targets, r, dropout, save, gc):
     torch.manual_seed(0)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        model = LlamaForCausalLM()
-        if targets is not None:
-            model = peft(model, set(targets), r, dropout, set(save))
+        if kind == "vit_b_16":
+            import torchvision
+            model = torchvision.models.vit_b_16()
+            ids = torch.randn(batch, 3, 224, 224)
+            labels = torch.randint(0, 1000, (batch,))
+        else:
+            model = LlamaForCausalLM()
+            model.model.gradient_checkpointing = bool(gc)
+            if targets is not None:
+                model = peft(model, set(targets), r, dropout, set(save))
+            ids = torch.randint(0, 8000, (batch, seq))
+            labels = torch.randint(0, 8000, (batch, seq))
         model.train()
         trained = [p for p in model.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(trained, foreach=True)
-        ids = torch.randint(0, 8000, (batch, seq))
-        labels = torch.randint(0, 8000, (batch, seq))
+        opt = AdamW(trained)
         for _ in range(2):
             opt.zero_grad(set_to_none=True)
             out = model(ids)
@@ -244,19 +308,27 @@ def measure(batch, seq, targets, r, dropout, save):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2 or any(r not in RUNS for r in sys.argv[2:]):
         sys.exit(__doc__)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    rows = ["summary,batch,seq_len,peak_mib,params,trained_params"]
-    for name, (batch, seq, targets, r, dropout, save) in RUNS.items():
-        model, peak, params, trained = measure(batch, seq, targets, r, dropout, save)
-        with open(os.path.join(out, name + ".txt"), "w") as f:
+    index = os.path.join(out, "index.csv")
+    head = "run,summary,batch,seq_len,image_size,checkpointing,peak_mib,params,trained_params"
+    rows = {}
+    if os.path.exists(index):
+        with open(index) as f:
+            rows = {line.split(",")[0]: line.strip() for line in f.readlines()[1:] if line.strip()}
+    for name in sys.argv[2:] or RUNS:
+        txt, batch, seq, targets, r, dropout, save, gc = RUNS[name]
+        image = 224 if txt == "vit_b_16" else 0
+        model, peak, params, trained = measure(txt, batch, seq, targets, r, dropout, save, gc)
+        with open(os.path.join(out, txt + ".txt"), "w") as f:
             f.write(str(model) + "\n")
-        rows.append(f"{name}.txt,{batch},{seq},{peak / 2**20:.1f},{params},{trained}")
-        print(rows[-1], flush=True)
-    with open(os.path.join(out, "index.csv"), "w") as f:
-        f.write("\n".join(rows) + "\n")
+        rows[name] = (f"{name},{txt}.txt,{batch},{seq},{image},{gc},{peak / 2**20:.1f},"
+                      f"{params},{trained}")
+        print(rows[name], flush=True)
+        with open(index, "w") as f:
+            f.write("\n".join([head] + [rows[n] for n in RUNS if n in rows]) + "\n")
 
 
 if __name__ == "__main__":

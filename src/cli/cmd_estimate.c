@@ -21,7 +21,7 @@ static void estimate_usage(FILE *f)
             "usage: carma estimate --summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-            "                      [--gpu KIND]\n"
+            "                      [--gpu KIND] [--gradient-checkpointing]\n"
             "                      [--floor MIB|fitted] [--coefficients FILE] [--json]\n"
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
@@ -29,11 +29,14 @@ static void estimate_usage(FILE *f)
             "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token])\n"
             "and a safe bound. Defaults: adamw, fp32, a100-40gb. --seq-len is required for\n"
             "sequence models (module trees with embeddings or attention): the tokens per\n"
-            "sample, for a vision transformer its patches and class token (197 at 224x224\n"
-            "in 16x16 patches).\n"
+            "sample; for a vision transformer, --image-size gives them: its patches and a\n"
+            "class token (197 at 224x224 in 16x16 patches).\n"
             "A PEFT model's print (lora.Linear adapters, modules_to_save) trains only its\n"
             "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
             "for a bitsandbytes base).\n"
+            "--gradient-checkpointing: the job calls gradient_checkpointing_enable() (or\n"
+            "wraps each layer of a ModuleList in torch.utils.checkpoint): those layers keep\n"
+            "only their input and run again in backward.\n"
             "--image-size: the input's height and width (224 or 299x299), required for a\n"
             "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
             "follows the tensor shapes through the print (docs/estimator.md).\n"
@@ -72,6 +75,7 @@ int cmd_estimate(int argc, char **argv)
         {"coefficients", required_argument, NULL, 'c'}, {"floor", required_argument, NULL, 'f'},
         {"attention", required_argument, NULL, 'a'}, {"image-size", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
+        {"gradient-checkpointing", no_argument, NULL, 'k'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
@@ -141,6 +145,7 @@ int cmd_estimate(int argc, char **argv)
             o.floor_src = EST_FLOOR_GIVEN;
             break;
         case 'j': json = 1; break;
+        case 'k': o.grad_checkpoint = 1; break;
         case 'h': estimate_usage(stdout); return 0;
         default: estimate_usage(stderr); return 2;
         }
@@ -204,6 +209,16 @@ int cmd_estimate(int argc, char **argv)
         free(layers);
         return 2;
     }
+    if (m.tokens && o.seq && o.seq != m.tokens) {
+        fprintf(stderr,
+                "carma estimate: %s: --seq-len %u and --image-size %ux%u disagree: %ux%u "
+                "patches and a class token make %u tokens (give one of the two)\n",
+                summary, o.seq, image_h, image_w, m.patch_h, m.patch_w, m.tokens);
+        free(layers);
+        return 2;
+    }
+    if (m.tokens)
+        o.seq = m.tokens;
     if (m.needs_seq && o.seq == 0) {
         fprintf(stderr,
                 "carma estimate: %s:%zu: a sequence model (an embedding, attention or patch "
@@ -243,9 +258,12 @@ int cmd_estimate(int argc, char **argv)
             est_attention_assumed(&m, o.attention));
         /* How the estimate was made: a replay (and where its peak fell) or the terms. */
         if (root)
+            json_object_set_new(root, "gradient_checkpointing",
+                                json_boolean(o.grad_checkpoint));
+        if (root)
             json_object_set_new(root, "trainable_params",
                                 json_integer((json_int_t)(m.params - m.frozen)));
-        if (root && m.spatial)
+        if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
         if (root && r.peak_phase)
@@ -275,9 +293,13 @@ int cmd_estimate(int argc, char **argv)
             printf(" (%llu trained, the rest frozen)",
                    (unsigned long long)(m.params - m.frozen));
         printf("\n");
-        printf("batch %u%s%.0u, %s, %s, %s (%.0f MiB)\n", o.batch, o.seq ? ", seq-len " : "",
-               o.seq, est_optimizer_name(o.optimizer), est_precision_name(o.precision),
-               kind->name, kind->mem_mib);
+        printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);
+        if (m.tokens)
+            printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,
+                   m.patch_w);
+        printf(", %s, %s%s, %s (%.0f MiB)\n", est_optimizer_name(o.optimizer),
+               est_precision_name(o.precision),
+               o.grad_checkpoint ? ", gradient checkpointing" : "", kind->name, kind->mem_mib);
         const char *attn = est_attention_assumed(&m, o.attention);
         if (strcmp(attn, "none") != 0)
             printf("attention: %s (%s)\n", attn,

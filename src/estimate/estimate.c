@@ -113,6 +113,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->attn = kind == EST_K_ATTN;
     l->flags = 0;
     l->wbits = 0;
+    l->unit = 0;
     l->count = count;
     l->rank = 0;
     l->out = out;

@@ -78,6 +78,13 @@ enum est_kind est_kind_classify(const char *type, size_t len);
                                * copy of the input and its mask are kept */
 #define EST_LF_TRAINED 0x80   /* (parser) trained in a PEFT model: a modules_to_save copy */
 
+/* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
+ * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A
+ * unit starts at a row with EST_UNIT_START (each of its repeats too) and runs to the next
+ * start, or through a row with EST_UNIT_END (the list's last row). */
+#define EST_UNIT_START 0x01
+#define EST_UNIT_END 0x02
+
 struct est_layer {
     uint8_t kind;      /* enum est_kind */
     uint8_t per_token; /* out is per token: multiply by the sequence length */
@@ -85,6 +92,7 @@ struct est_layer {
     uint8_t flags;     /* EST_LF_* */
     uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
                           quantized (bitsandbytes Linear4bit, Linear8bitLt) */
+    uint8_t unit;      /* EST_UNIT_*: where a unit of gradient checkpointing starts, ends */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
@@ -122,6 +130,10 @@ struct est_model {
      * concatenations itself (concat, elements per sample, replaces est_concat_infer). */
     uint32_t image_h, image_w;
     int spatial;     /* the parser sized tensors from image_h x image_w */
+    /* A vision transformer (a patch embedding: a convolution whose kernel is its stride)
+     * read with image_h x image_w: the patch size, and the tokens per image that gives,
+     * (image_h / patch_h) x (image_w / patch_w) patches and a class token. */
+    uint32_t patch_h, patch_w, tokens;
     uint64_t concat; /* when spatial: materialised concatenations, elements per sample */
 };
 
@@ -267,6 +279,10 @@ struct est_opts {
     /* A forward pass at batch 2 ran before training, as torchsummary's summary() runs it
      * (GPUMemNet's measurement scripts): its tensors are freed, what it cached stays. */
     int summary_pass;
+    /* Gradient checkpointing (transformers' gradient_checkpointing_enable()): each layer
+     * of a ModuleList keeps only its input and runs again in backward. The replayed
+     * family only (the per-kind model ignores it, which overestimates). */
+    int grad_checkpoint;
 };
 
 /* PyTorch's default cuBLAS workspace per handle (KiB): ":4096:2:16:8" before Hopper,

@@ -979,10 +979,12 @@ static uint64_t param_count(uint64_t a, uint64_t b, uint64_t c)
 /* A convolution that cuts its input into patches (kernel = stride, no padding, dilation
  * or groups), as vision transformers embed images: a linear layer per patch. Sets *in to
  * the elements of one patch; 0 when the print says otherwise, -1 when malformed. */
-static int patch_conv(const char *a, size_t n, uint64_t in_ch, uint64_t *in)
+static int patch_conv(const char *a, size_t n, uint64_t in_ch, uint64_t *in, int64_t ks[3],
+                      int *nks)
 {
-    int64_t ks[3], st[3], pad[3], dil[3];
+    int64_t st[3], pad[3], dil[3];
     int nk = arg_dims(a, n, "kernel_size=", ks, 3);
+    *nks = nk;
     int ns = arg_dims(a, n, "stride=", st, 3);
     int np = find(a, n, "padding=valid") ? 0 : arg_dims(a, n, "padding=", pad, 3);
     if (np < 0 && find(a, n, "padding=same"))
@@ -1143,6 +1145,9 @@ struct mt_frame {
     /* PEFT (enum mt_peft): what this block's leaves are to a LoRA wrapper or a
      * modules_to_save wrapper; a lora.* block's base row and adapter so far */
     uint8_t peft, lora_drop;
+    uint8_t unit, in_unit, had_units; /* a layer of a ModuleList (gradient checkpointing's
+                                         unit), inside one, a list that had some */
+    size_t unit_row;
     size_t lora_row;
     uint64_t lora_params, lora_rank;
 };
@@ -1824,6 +1829,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 if (!m->needs_seq_line)
                     m->needs_seq_line = f->line;
             }
+            /* after every rule above has put this block's rows in call order */
+            if (f->unit && m->n > f->unit_row) {
+                m->layers[f->unit_row].unit |= EST_UNIT_START;
+                st[depth - 1].had_units = 1;
+            }
+            if (f->had_units && m->n)
+                m->layers[m->n - 1].unit |= EST_UNIT_END;
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
                 if (f->attention || f->scores_inside)
@@ -1905,7 +1917,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = cls_n == 18 && memcmp(c, "MultiheadAttention", 18) == 0;
             f->first = m->n;
+            if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
+                return carma_err_at(err, file, L.line,
+                                    "%.*s: windowed attention and patch merging (Swin) change "
+                                    "the sequence between stages, which a module tree does not "
+                                    "show: give a torchinfo table",
+                                    (int)cls_n, c);
             f->peft = depth > 0 ? peft_child(st[depth - 1].peft, nm, nn) : MT_P_NONE;
+            f->in_unit = depth > 0 && (st[depth - 1].unit || st[depth - 1].in_unit);
+            f->unit = depth > 0 && st[depth - 1].numbered && !f->in_unit;
+            f->unit_row = m->n;
             f->lora_row = SIZE_MAX;
             if (cls_n > 5 && memcmp(c, "lora.", 5) == 0 && f->peft == MT_P_NONE)
                 f->peft = MT_P_LORA;
@@ -2008,7 +2029,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             m->spatial = 1;
         } else if (k == EST_K_CONV) {
             uint64_t patch = 0;
-            int pc = npos == 2 ? patch_conv(args, argn, (uint64_t)pos[0], &patch) : 0;
+            int64_t ks[3];
+            int nks = 0;
+            int pc = npos == 2 ? patch_conv(args, argn, (uint64_t)pos[0], &patch, ks, &nks) : 0;
             if (pc < 0)
                 return carma_err_at(err, file, L.line, "bad %.*s arguments", (int)cls_n, c);
             if (pc == 0)
@@ -2018,6 +2041,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                     "224), or a torchsummary or torchinfo table",
                                     (int)cls_n, c);
             /* A patch embedding: per patch (token), a linear layer from its pixels. */
+            if (!m->patch_h && nks == 2 && ks[0] <= UINT32_MAX && ks[1] <= UINT32_MAX) {
+                m->patch_h = (uint32_t)ks[0];
+                m->patch_w = (uint32_t)ks[1];
+            }
             k = EST_K_LINEAR;
             in_f = (int64_t)patch;
             out = (uint64_t)pos[1];
@@ -2135,12 +2162,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         return carma_err_at(err, file, st[depth].line, "block opened here is never closed");
     if (m->n == 0)
         return carma_err_at(err, file, L.line ? L.line : 1, "no layers in the module tree");
-    if (m->spatial && m->needs_seq)
-        return carma_err_at(err, file, m->needs_seq_line,
-                            "a sequence model (this line) with convolutions sized from "
-                            "--image-size (line %zu): give --seq-len without --image-size "
-                            "for a vision transformer",
-                            spatial_line);
+    if (m->spatial && m->needs_seq) {
+        /* est_parse reads it again as a vision transformer, when it is one */
+        carma_err_at(err, file, m->needs_seq_line,
+                     "a sequence model (this line) with convolutions sized from --image-size "
+                     "(line %zu) but no patch embedding: give --seq-len without --image-size",
+                     spatial_line);
+        return -EAGAIN;
+    }
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;
@@ -2282,7 +2311,31 @@ int est_parse(const char *buf, size_t len, const char *file, struct est_model *m
     case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
     case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);
     case EST_FMT_KERAS: return est_parse_keras(buf, len, file, m, err);
-    case EST_FMT_MODTREE: return est_parse_modtree(buf, len, file, m, err);
+    case EST_FMT_MODTREE: {
+        uint32_t ih = m->image_h, iw = m->image_w;
+        int rc = est_parse_modtree(buf, len, file, m, err);
+        if (rc != -EAGAIN)
+            return rc;
+        /* A sequence model whose convolutions --image-size sized: a vision transformer
+         * when its first convolution cuts the image into patches. Read again as one, its
+         * sequence the patches and a class token. */
+        struct carma_err first = *err;
+        est_model_init(m, m->layers, m->cap);
+        rc = est_parse_modtree(buf, len, file, m, err);
+        if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
+            *err = first; /* (an image smaller than a patch failed the first reading) */
+            return -EINVAL;
+        }
+        m->image_h = ih;
+        m->image_w = iw;
+        uint64_t t = (uint64_t)(ih / m->patch_h) * (iw / m->patch_w) + 1;
+        if (t > EST_MAX_SEQ)
+            return carma_err_at(err, file, m->needs_seq_line,
+                                "%u x %u in %u x %u patches: more than %u tokens", ih, iw,
+                                m->patch_h, m->patch_w, EST_MAX_SEQ);
+        m->tokens = (uint32_t)t;
+        return 0;
+    }
     case EST_FMT_CSV: return est_parse_csv(buf, len, file, m, err);
     default: break;
     }

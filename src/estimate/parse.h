@@ -23,7 +23,9 @@
 /* Guesses the format from the text; EST_FMT_NONE when it is none of them. */
 enum est_format est_detect(const char *buf, size_t len);
 
-/* Detects the format and parses. m must be initialised (est_model_init). */
+/* Detects the format and parses. m must be initialised (est_model_init). A module tree
+ * given m->image_h x m->image_w that is a vision transformer is read as a sequence
+ * model, m->tokens its patches and a class token. */
 int est_parse(const char *buf, size_t len, const char *file, struct est_model *m,
               struct carma_err *err);
 
@@ -33,6 +35,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                         struct carma_err *err);
 int est_parse_keras(const char *buf, size_t len, const char *file, struct est_model *m,
                     struct carma_err *err);
+/* -EAGAIN (err set) when m has an image size and the tree is a sequence model:
+ * est_parse then reads it again as a vision transformer. */
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err);
 int est_parse_csv(const char *buf, size_t len, const char *file, struct est_model *m,

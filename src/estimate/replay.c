@@ -438,6 +438,7 @@ struct pass {
     const struct est_opts *o;
     int expand; /* repeats one by one, else each layer's repeats as one tensor */
     int seq_model;
+    int checkpoint; /* gradient checkpointing of the units (expanded repeats only) */
 };
 
 /* Execution order: a run of consecutive layers with the same repeat count (the children
@@ -458,17 +459,42 @@ static void plan(struct est_replay_work *w, const struct pass *ps)
             for (size_t i = g; i < e; i++)
                 w->order[w->norder++] = (uint32_t)i;
     }
+    /* Checkpointed units: from each row that starts one (every repeat of it), to the
+     * next start or through a row that ends the run. */
+    w->nck = 0;
+    if (!ps->checkpoint)
+        return;
+    int open = 0;
+    for (uint32_t t = 0; t < w->norder; t++) {
+        uint8_t u = m->layers[w->order[t]].unit;
+        if (u & EST_UNIT_START) {
+            if (open)
+                w->ck[w->nck - 1].t1 = t;
+            w->ck[w->nck].t0 = t;
+            w->nck++;
+            open = 1;
+        }
+        if ((u & EST_UNIT_END) && open) {
+            w->ck[w->nck - 1].t1 = t + 1;
+            open = 0;
+        }
+    }
+    if (open)
+        w->ck[w->nck - 1].t1 = w->norder;
 }
 
 /* The layer at position t of the plan, the repeats it stands for, and its parameter
- * tensors (layer_tensors). */
+ * tensors (layer_tensors, worked out once per replay in w->lt). */
 static const struct est_layer *visit(const struct est_replay_work *w, const struct pass *ps,
-                                     uint32_t t, double *mult, double tb[4], uint8_t fz[4],
-                                     unsigned *nt)
+                                     uint32_t t, double *mult, const double **tb,
+                                     const uint8_t **fz, unsigned *nt)
 {
-    const struct est_layer *l = &ps->m->layers[w->order[t]];
+    uint32_t i = w->order[t];
+    const struct est_layer *l = &ps->m->layers[i];
     *mult = ps->expand ? 1 : (double)l->count;
-    *nt = layer_tensors(l, tb, fz);
+    *tb = w->lt[i].t;
+    *fz = w->lt[i].fz;
+    *nt = w->lt[i].nt;
     return l;
 }
 
@@ -479,10 +505,11 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
 {
     w->np = 0;
     for (uint32_t t = 0; t < w->norder; t++) {
-        double mult, tb[4];
-        uint8_t fz[4];
+        double mult;
+        const double *tb;
+        const uint8_t *fz;
         unsigned nt;
-        const struct est_layer *l = visit(w, ps, t, &mult, tb, fz, &nt);
+        const struct est_layer *l = visit(w, ps, t, &mult, &tb, &fz, &nt);
         for (unsigned k = 0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
             p->frozen = fz[k];
@@ -513,7 +540,7 @@ static void cublas_workspace(struct est_replay_work *w, const struct est_opts *o
  * what it would have kept is freed at once. */
 static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
 {
-    for (int s = 0; s < EST_REPLAY_NSAVED; s++) {
+    for (int s = 0; s < nd->nsaved; s++) {
         unref(w, nd->saved[s]);
         nd->saved[s] = NONE;
     }
@@ -521,30 +548,36 @@ static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
     nd->lora_out = nd->lora_in = nd->deq = 0;
 }
 
-/* One forward pass from input x (x_bytes; NONE: none listed). Records the graph in
- * w->nd and returns the output, its size in *out_bytes. A tensor needs a gradient once
- * a layer with trained parameters has run on the way to it (rg); until then nodes keep
- * nothing, and a frozen matrix product never keeps its input for a weight gradient. */
-static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
-                        double x_bytes, double *out_bytes)
+/* Where a forward pass is: the current tensor, the last linear layer's input (kept by
+ * its node, or held in lin_hold when that layer is frozen: the next layer may read it, a
+ * gated MLP's up projection), whether the current tensor needs a gradient (rg: a layer
+ * with trained parameters has run on the way to it), the next parameter tensor. */
+struct fwd {
+    uint32_t cur, lin_in, lin_hold, pi;
+    double cur_bytes, lin_in_bytes;
+    int rg;
+};
+
+/* Runs plan positions [t0, t1) from f, appending their nodes to w->nd. Until rg, nodes
+ * keep nothing; a frozen matrix product never keeps its input for a weight gradient.
+ * Inlined (GNU attribute): the per-node loop of every replay. */
+__attribute__((always_inline)) static inline void forward_range(struct est_replay_work *w,
+                                                                const struct pass *ps,
+                                                                struct fwd *f, uint32_t t0,
+                                                                uint32_t t1)
 {
     const struct est_opts *o = ps->o;
     double B = o->batch, seq = o->seq ? o->seq : 1;
     int amp = o->precision != EST_PREC_FP32;
-    uint32_t cur = ref(w, x);
-    double cur_bytes = x_bytes;
-    uint32_t lin_in = NONE; /* the last linear layer's input, kept by its node */
-    double lin_in_bytes = 0;
-    uint32_t lin_hold = NONE; /* ... or held here when that layer is frozen (the next
-                                 layer may read it: a gated MLP's up projection) */
-    int rg = 0;
-    uint32_t pi = 0;
-    w->nn = 0;
-    for (uint32_t t = 0; t < w->norder; t++) {
-        double mult, tb[4];
-        uint8_t fz[4];
+    uint32_t cur = f->cur, lin_in = f->lin_in, lin_hold = f->lin_hold, pi = f->pi;
+    double cur_bytes = f->cur_bytes, lin_in_bytes = f->lin_in_bytes;
+    int rg = f->rg;
+    for (uint32_t t = t0; t < t1; t++) {
+        double mult;
+        const double *tb;
+        const uint8_t *fz;
         unsigned nt;
-        const struct est_layer *l = visit(w, ps, t, &mult, tb, fz, &nt);
+        const struct est_layer *l = visit(w, ps, t, &mult, &tb, &fz, &nt);
         uint32_t first = pi;
         pi += nt;
         if (l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE))
@@ -553,21 +586,25 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
         double ob = elems * act_bytes((enum est_kind)l->kind, o->precision);
         struct est_replay_node *nd = &w->nd[w->nn++];
-        memset(nd, 0, sizeof *nd);
         nd->kind = l->kind;
         nd->flags = l->flags;
-        for (int k = 0; k < EST_REPLAY_NSAVED; k++)
+        nd->trains = (uint8_t)trains;
+        nd->nsaved = 4;
+        for (int k = 0; k < 4; k++)
             nd->saved[k] = NONE;
         nd->p0 = first;
         nd->np = nt;
         nd->in_bytes = rg ? cur_bytes : 0; /* the input needs no gradient */
+        nd->scores = nd->up_bytes = nd->up_in = 0;
+        nd->lora_out = nd->lora_in = nd->deq = 0;
         uint32_t out = NONE;
         switch (l->kind) {
         case EST_K_LINEAR:
         case EST_K_CONV: {
-            if (amp) /* autocast's 16-bit copies of trained weights, kept for backward */
+            if (amp) /* autocast's 16-bit copies of trained weights, kept for backward (a
+                        checkpointed unit's recomputation finds them cached) */
                 for (unsigned k = 0; k < nt; k++)
-                    if (!fz[k])
+                    if (!fz[k] && w->p[first + k].cast == NONE)
                         w->p[first + k].cast =
                             alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
             uint32_t deq = NONE;
@@ -596,6 +633,7 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
                 } else {
                     a_in = ref(w, in);
                 }
+                nd->nsaved = 6;
                 nd->saved[4] = a_in;
                 nd->saved[5] = alloc(w, tok * l->rank * act_bytes(EST_K_LINEAR, o->precision),
                                      EST_RC_ACT);
@@ -710,9 +748,88 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
         cur = out;
         cur_bytes = ob;
     }
-    unref(w, lin_hold);
-    *out_bytes = cur_bytes;
-    return cur;
+    f->cur = cur;
+    f->cur_bytes = cur_bytes;
+    f->lin_in = lin_in;
+    f->lin_in_bytes = lin_in_bytes;
+    f->lin_hold = lin_hold;
+    f->rg = rg;
+    f->pi = pi;
+}
+
+/* Frees what nodes [n0, n1) keep for backward. */
+static void release_saved(struct est_replay_work *w, uint32_t n0, uint32_t n1)
+{
+    for (uint32_t k = n0; k < n1; k++)
+        for (int s = 0; s < w->nd[k].nsaved; s++) {
+            unref(w, w->nd[k].saved[s]);
+            w->nd[k].saved[s] = NONE;
+        }
+}
+
+/* Ends a unit's (or the pass's) stretch: what was held for a linear layer's successor. */
+static void fwd_cut(struct est_replay_work *w, struct fwd *f)
+{
+    unref(w, f->lin_hold);
+    f->lin_hold = f->lin_in = NONE;
+    f->lin_in_bytes = 0;
+}
+
+/* One forward pass from input x (x_bytes; NONE: none listed). Records the graph in
+ * w->nd and returns the output, its size in *out_bytes. Under gradient checkpointing
+ * (transformers' gradient_checkpointing_enable(): torch.utils.checkpoint around each
+ * layer of a ModuleList, whose input is made to need a gradient) a unit keeps only its
+ * input; what its nodes would keep is freed when it ends and made again in backward. */
+static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
+                        double x_bytes, double *out_bytes)
+{
+    struct fwd f = {.cur = ref(w, x), .cur_bytes = x_bytes, .lin_in = NONE, .lin_hold = NONE};
+    w->nn = 0;
+    uint32_t t = 0;
+    for (uint32_t u = 0; u < w->nck; u++) {
+        struct est_replay_unit *c = &w->ck[u];
+        forward_range(w, ps, &f, t, c->t0);
+        fwd_cut(w, &f);
+        f.rg = 1;
+        c->in = ref(w, f.cur);
+        c->in_bytes = f.cur_bytes;
+        c->pi = f.pi;
+        c->n0 = w->nn;
+        forward_range(w, ps, &f, c->t0, c->t1);
+        fwd_cut(w, &f);
+        c->n1 = w->nn;
+        release_saved(w, c->n0, c->n1);
+        t = c->t1;
+    }
+    forward_range(w, ps, &f, t, w->norder);
+    fwd_cut(w, &f);
+    *out_bytes = f.cur_bytes;
+    return f.cur;
+}
+
+/* Backward reaches checkpointed unit c: its forward runs again from the input it kept,
+ * into its own nodes, keeping what they keep; returns its output, held until the unit's
+ * backward is done. */
+static uint32_t recompute(struct est_replay_work *w, const struct pass *ps,
+                          const struct est_replay_unit *c)
+{
+    struct fwd f = {.cur = ref(w, c->in), .cur_bytes = c->in_bytes, .lin_in = NONE,
+                    .lin_hold = NONE, .rg = 1, .pi = c->pi};
+    uint32_t nn = w->nn;
+    w->nn = c->n0;
+    forward_range(w, ps, &f, c->t0, c->t1);
+    fwd_cut(w, &f);
+    w->nn = nn;
+    return f.cur;
+}
+
+/* A checkpointed unit's backward is done: its recomputed output and its input go. */
+static void unit_done(struct est_replay_work *w, struct est_replay_unit *c, uint32_t *out)
+{
+    unref(w, *out);
+    *out = NONE;
+    unref(w, c->in);
+    c->in = NONE;
 }
 
 /* loss.backward(): every node in reverse, each gradient allocated before the node
@@ -722,7 +839,12 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
     int amp = ps->o->precision != EST_PREC_FP32;
     uint32_t g = alloc(w, 4, EST_RC_TRANSIENT);
     unref(w, loss);
+    uint32_t u = w->nck, unit_out = NONE; /* units below u are still to come */
     for (uint32_t k = w->nn; k-- > 0;) {
+        while (u > 0 && w->ck[u - 1].n0 > k) /* done (or empty): its input goes */
+            unit_done(w, &w->ck[--u], &unit_out);
+        if (u > 0 && k + 1 == w->ck[u - 1].n1)
+            unit_out = recompute(w, ps, &w->ck[u - 1]);
         struct est_replay_node *nd = &w->nd[k];
         uint32_t gi = NONE;
         if (nd->kind == EST_K_ATTN && nd->scores > 0) {
@@ -739,10 +861,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         if (nd->in_bytes > 0)
             gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
         unref(w, deq);
-        int trains = 0;
-        for (uint32_t j = 0; j < nd->np; j++)
-            trains |= !w->p[nd->p0 + j].frozen;
-        if (nd->kind == EST_K_LINEAR && (trains || nd->in_bytes > 0))
+        if (nd->kind == EST_K_LINEAR && (nd->trains || nd->in_bytes > 0))
             cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
             unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
@@ -752,8 +871,8 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         uint32_t gx = nd->up_in > 0 ? alloc(w, nd->up_in, EST_RC_TRANSIENT) : NONE;
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
         /* a linear layer's bias gradient comes before its weight's, LoRA's B before A */
-        for (uint32_t j = 0; j < nd->np; j++) {
-            uint32_t pj = nd->p0 + (matmul && nd->np == 2 ? 1 - j : j);
+        for (uint32_t j = 0, np = nd->trains ? nd->np : 0; j < np; j++) {
+            uint32_t pj = nd->p0 + (matmul && np == 2 ? 1 - j : j);
             struct est_replay_param *p = &w->p[pj];
             if (p->frozen)
                 continue;
@@ -772,11 +891,13 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         }
         unref(w, gu);
         unref(w, gx);
-        for (int s = 0; s < EST_REPLAY_NSAVED; s++)
+        for (int s = 0; s < nd->nsaved; s++)
             unref(w, nd->saved[s]);
         unref(w, g);
         g = gi;
     }
+    while (u > 0)
+        unit_done(w, &w->ck[--u], &unit_out);
     unref(w, g);
 }
 
@@ -806,8 +927,8 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
                 w->p[i].state[s] = replay_malloc(w, w->p[i].size, EST_RC_STATE);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++)
-            if (!w->p[i].frozen)
-                w->p[i].tmp[t] = replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
+            w->p[i].tmp[t] = w->p[i].frozen ? NONE
+                                            : replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++) {
             unref(w, w->p[i].tmp[t]);
@@ -828,7 +949,7 @@ static void summary_pass(struct est_replay_work *w, const struct pass *ps, doubl
     double yb;
     uint32_t y = forward(w, &p, x, x != NONE ? 2 * x_bytes : 0, &yb);
     for (uint32_t k = 0; k < w->nn; k++)
-        for (int s = 0; s < EST_REPLAY_NSAVED; s++)
+        for (int s = 0; s < w->nd[k].nsaved; s++)
             unref(w, w->nd[k].saved[s]);
     w->nn = 0;
     unref(w, y);
@@ -878,16 +999,14 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         ls->in_bytes = y == NONE ? 0 : yb;
         uint32_t lsm =
             alloc(w, y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4, EST_RC_ACT);
-        for (int k = 1; k < EST_REPLAY_NSAVED; k++)
-            ls->saved[k] = NONE;
+        ls->nsaved = 1;
         ls->saved[0] = ref(w, lsm);
         struct est_replay_node *nll = &w->nd[w->nn++];
         memset(nll, 0, sizeof *nll);
         nll->kind = EST_K_COUNT;
         nll->in_bytes = y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4;
         uint32_t loss = alloc(w, 4, EST_RC_ACT);
-        for (int k = 2; k < EST_REPLAY_NSAVED; k++)
-            nll->saved[k] = NONE;
+        nll->nsaved = 2;
         nll->saved[0] = lsm;
         nll->saved[1] = alloc(w, 4, EST_RC_ACT); /* total weight */
         w->phase = EST_RP_BACKWARD;
@@ -920,9 +1039,9 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     struct pass ps = {.m = m, .o = o, .seq_model = m->needs_seq};
     uint64_t nodes = 2, params = 0, nodes1 = 2, params1 = 0;
     for (size_t i = 0; i < m->n; i++) {
-        double tb[4];
-        uint8_t fz[4];
-        unsigned nt = layer_tensors(&m->layers[i], tb, fz);
+        struct est_replay_lt tmp, *lt = i < EST_REPLAY_MAX_NODES ? &w->lt[i] : &tmp;
+        unsigned nt = layer_tensors(&m->layers[i], lt->t, lt->fz);
+        lt->nt = (uint8_t)nt;
         nodes += m->layers[i].count;
         params += (uint64_t)nt * m->layers[i].count;
         nodes1 += 1;
@@ -932,9 +1051,10 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
         ps.expand = 1;
     else if (nodes1 > EST_REPLAY_MAX_NODES || params1 > EST_REPLAY_MAX_PARAMS)
         return -E2BIG;
+    ps.checkpoint = ps.expand && o->grad_checkpoint;
     run(w, &ps);
     if (w->overflow && ps.expand) {
-        ps.expand = 0;
+        ps.expand = ps.checkpoint = 0;
         run(w, &ps);
     }
     if (w->overflow)

@@ -14,6 +14,9 @@
  *     as the next layer has consumed it;
  *   - backward allocates each gradient before it releases what the node kept; the first
  *     gradient of a parameter becomes .grad, and zero_grad() frees them;
+ *   - gradient checkpointing (est_opts.grad_checkpoint): each unit (est_layer.unit, a
+ *     layer of a ModuleList) keeps only its input in the forward; backward runs its
+ *     forward again, keeping what its nodes keep, just before going through it;
  *   - frozen parameters (est_layer.frozen: a PEFT model's base) are stored as
  *     est_frozen_bytes says and get no gradient or optimizer state; a node keeps nothing
  *     until a layer with trained parameters has run on the way to it, and a frozen matrix
@@ -97,6 +100,8 @@ struct est_replay_param {
 struct est_replay_node {
     uint8_t kind;      /* enum est_kind, or EST_K_COUNT for the loss */
     uint8_t flags;     /* the layer's EST_LF_* */
+    uint8_t trains;    /* it has trained parameters */
+    uint8_t nsaved;    /* saved[] entries in use: 4, a LoRA layer's 6, the loss's fewer */
     uint32_t saved[EST_REPLAY_NSAVED]; /* kept for backward (EST_RB_NONE: none); LoRA's
                                           adapter uses 3-5 */
     uint32_t p0, np;   /* its parameter tensors */
@@ -109,12 +114,28 @@ struct est_replay_node {
     double deq;        /* a quantized base: bytes of the 16-bit weight it unpacks per use */
 };
 
+/* A gradient-checkpointed unit: plan positions [t0, t1), its nodes [n0, n1), its first
+ * parameter tensor, and the input it keeps (in, in_bytes). */
+struct est_replay_unit {
+    uint32_t t0, t1, n0, n1, pi, in;
+    double in_bytes;
+};
+
+/* A layer's parameter tensors: elements, whether frozen. */
+struct est_replay_lt {
+    double t[4];
+    uint8_t fz[4], nt;
+};
+
 struct est_replay_work {
     struct est_replay_block b[EST_REPLAY_MAX_BLOCKS];
     struct est_replay_param p[EST_REPLAY_MAX_PARAMS];
     struct est_replay_node nd[EST_REPLAY_MAX_NODES];
     uint32_t order[EST_REPLAY_MAX_NODES]; /* layers in execution order, repeats expanded */
+    struct est_replay_lt lt[EST_REPLAY_MAX_NODES]; /* by layer (a replay has fewer) */
     uint32_t np, nn, norder;
+    struct est_replay_unit ck[EST_REPLAY_MAX_NODES]; /* checkpointed units, in order */
+    uint32_t nck;
     uint32_t nb;     /* entries used so far */
     uint16_t unused; /* stack of merged-away entries */
     /* Cached free blocks in lists by pool (0 small, 1 large) and size class (sixteen per
