@@ -190,8 +190,6 @@ static inline uint32_t take(struct est_replay_work *w, unsigned i, enum est_repl
     b->refs = 1;
     b->cat = (uint8_t)cat;
     w->allocated += b->size;
-    if (w->allocated > w->peak_allocated)
-        w->peak_allocated = w->allocated;
     w->cat[cat] += b->size;
     return i;
 }
@@ -295,6 +293,9 @@ static void block_free(struct est_replay_work *w, unsigned i)
     struct est_replay_block *b = &w->b[i];
     uint64_t size = b->size;
     unsigned n = b->next, p = b->prev, pool = b->pool;
+    /* allocated only grows between frees: its peaks are here, and at the end */
+    if (w->allocated > w->peak_allocated)
+        w->peak_allocated = w->allocated;
     w->allocated -= size;
     w->cat[b->cat] -= size;
     b->is_free = 1;
@@ -1060,6 +1061,8 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     if (w->overflow)
         return -E2BIG;
     r->peak_mib = (double)w->peak / (double)MIB_U;
+    if (w->allocated > w->peak_allocated)
+        w->peak_allocated = w->allocated;
     r->peak_allocated_mib = (double)w->peak_allocated / (double)MIB_U;
     r->peak_phase = w->peak_phase;
     r->peak_iteration = w->peak_iteration;
