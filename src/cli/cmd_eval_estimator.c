@@ -208,6 +208,65 @@ static int fit_all(const struct est_sample *s, size_t n, const uint8_t *use, str
     return rc;
 }
 
+/* A folder of real models: its index CSV, read, and the buffers its rows are parsed and
+ * replayed in. */
+struct real_set {
+    char path[4096];
+    char *buf;
+    struct carma_csv *csv;
+    struct est_layer *layers;
+    struct est_replay_work *work;
+};
+
+static void set_close(struct real_set *s)
+{
+    free(s->layers);
+    free(s->work);
+    free(s->csv);
+    free(s->buf);
+}
+
+/* Opens DIR/SUB/INDEX and reads its header: 0, 1 out of memory, 2 unreadable. */
+static int set_open(struct real_set *s, const char *dir, const char *sub, const char *index)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s/%s/%s", dir, sub, index);
+    struct carma_err err;
+    size_t len;
+    if (carma_file_read(s->path, 1 << 20, &s->buf, &len, &err) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        return 2;
+    }
+    s->csv = calloc(1, sizeof *s->csv);
+    s->layers = calloc(EST_MAX_LAYERS, sizeof *s->layers);
+    s->work = malloc(sizeof *s->work);
+    if (!s->csv || !s->layers || !s->work)
+        return 1;
+    carma_csv_init(s->csv, s->buf, len, s->path, ',');
+    if (carma_csv_next(s->csv, &err) != 1) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", s->path);
+        return 2;
+    }
+    return 0;
+}
+
+/* Parses the summary DIR/SUB/NAME into m, at an image size. */
+static int set_parse(struct real_set *s, const char *dir, const char *sub, const char *name,
+                     uint32_t image, struct est_model *m, struct carma_err *err)
+{
+    char sp[4096];
+    snprintf(sp, sizeof sp, "%s/%s/%s", dir, sub, name);
+    char *sb;
+    size_t sl;
+    est_model_init(m, s->layers, EST_MAX_LAYERS);
+    m->image_h = m->image_w = image;
+    if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, err) < 0)
+        return -1;
+    int rc = est_parse(sb, sl, sp, m, err);
+    free(sb);
+    return rc;
+}
+
 /* Real models measured by CARMA (A100-40GB): DIR/SUB/labels.csv lists summary, batch,
  * optimizer, precision, peak_mib and optionally gpumemnet_mib (GPUMemNet's answer for
  * the same run, from CARMA's catalog). Prints each estimate and bound against the peak,
@@ -215,34 +274,21 @@ static int fit_all(const struct est_sample *s, size_t n, const uint8_t *use, str
 static int real_check(const char *dir, const char *sub, const char *title,
                       const struct est_coef *c, enum est_floor_src floor_src, int *all_ok)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s/labels.csv", dir, sub);
+    struct real_set set;
     struct carma_err err;
-    char *buf;
-    size_t len;
-    if (carma_file_read(path, 1 << 20, &buf, &len, &err) < 0) {
-        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
-        return 2;
+    int ret = set_open(&set, dir, sub, "labels.csv");
+    if (ret) {
+        set_close(&set);
+        return ret;
     }
-    struct carma_csv *csv = calloc(1, sizeof *csv);
-    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
-    struct est_replay_work *work = malloc(sizeof *work);
-    if (!csv || !layers || !work) {
-        free(csv);
-        free(layers);
-        free(work);
-        free(buf);
-        return 1;
-    }
-    carma_csv_init(csv, buf, len, path, ',');
-    int rc = carma_csv_next(csv, &err);
+    struct carma_csv *csv = set.csv;
+    int rc;
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
         co = carma_csv_col(csv, "optimizer"), cp = carma_csv_col(csv, "precision"),
         cy = carma_csv_col(csv, "peak_mib"), cg = carma_csv_col(csv, "gpumemnet_mib"),
         cq = carma_csv_col(csv, "seq_len"), ci = carma_csv_col(csv, "image_size");
-    int ret = 0;
-    if (rc != 1 || cs < 0 || cb < 0 || co < 0 || cp < 0 || cy < 0) {
-        fprintf(stderr, "carma eval-estimator: %s: bad header\n", path);
+    if (cs < 0 || cb < 0 || co < 0 || cp < 0 || cy < 0) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
         ret = 2;
         goto out;
     }
@@ -266,28 +312,16 @@ static int real_check(const char *dir, const char *sub, const char *title,
             (cq >= 0 && (carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ)) ||
             (ci >= 0 && (carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536)) ||
             strchr(csv->field[cs], '/')) {
-            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", path, csv->line);
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", set.path, csv->line);
             ret = 2;
             goto out;
         }
         o.batch = (uint32_t)batch;
         o.seq = (uint32_t)seq;
-        char sp[4096];
-        snprintf(sp, sizeof sp, "%s/%s/%s", dir, sub, csv->field[cs]);
-        char *sb;
-        size_t sl;
         struct est_model m;
         struct est_result r;
-        est_model_init(&m, layers, EST_MAX_LAYERS);
-        m.image_h = m.image_w = (uint32_t)image;
-        if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, &err) < 0) {
-            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
-            ret = 2;
-            goto out;
-        }
-        rc = est_parse(sb, sl, sp, &m, &err);
-        free(sb);
-        if (rc < 0 || est_compute(&m, c, &o, work, &r, &err) < 0) {
+        if (set_parse(&set, dir, sub, csv->field[cs], (uint32_t)image, &m, &err) < 0 ||
+            est_compute(&m, c, &o, set.work, &r, &err) < 0) {
             fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
             ret = 2;
             goto out;
@@ -320,10 +354,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
         printf("\n");
     }
 out:
-    free(layers);
-    free(work);
-    free(csv);
-    free(buf);
+    set_close(&set);
     return ret;
 }
 
@@ -331,30 +362,20 @@ out:
  * CPU (tools/cpu_peaks.py: AdamW, fp32, eager attention), full training and LoRA. */
 static int cpu_peaks_check(const char *dir)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/cpu-peaks/index.csv", dir);
+    struct real_set set;
     struct carma_err err;
-    char *buf;
-    size_t len;
-    if (carma_file_read(path, 1 << 20, &buf, &len, &err) < 0) {
-        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
-        return 2;
+    int ret = set_open(&set, dir, "cpu-peaks", "index.csv");
+    if (ret) {
+        set_close(&set);
+        return ret;
     }
-    struct carma_csv *csv = calloc(1, sizeof *csv);
-    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
-    struct est_replay_work *work = malloc(sizeof *work);
-    int ret = 0;
-    if (!csv || !layers || !work) {
-        ret = 1;
-        goto out;
-    }
-    carma_csv_init(csv, buf, len, path, ',');
-    int rc = carma_csv_next(csv, &err);
+    struct carma_csv *csv = set.csv;
+    int rc;
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
         cq = carma_csv_col(csv, "seq_len"), cy = carma_csv_col(csv, "peak_mib"),
         ck = carma_csv_col(csv, "checkpointing"), ci = carma_csv_col(csv, "image_size");
-    if (rc != 1 || cs < 0 || cb < 0 || cq < 0 || cy < 0 || ck < 0 || ci < 0) {
-        fprintf(stderr, "carma eval-estimator: %s: bad header\n", path);
+    if (cs < 0 || cb < 0 || cq < 0 || cy < 0 || ck < 0 || ci < 0) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
         ret = 2;
         goto out;
     }
@@ -372,30 +393,22 @@ static int cpu_peaks_check(const char *dir)
             carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ ||
             carma_parse_double(csv->field[cy], &peak) < 0 || !(peak > 0) ||
             strchr(csv->field[cs], '/')) {
-            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", path, csv->line);
-            ret = 2;
-            goto out;
-        }
-        char sp[4096];
-        snprintf(sp, sizeof sp, "%s/cpu-peaks/%s", dir, csv->field[cs]);
-        char *sb;
-        size_t sl;
-        if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, &err) < 0) {
-            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", set.path, csv->line);
             ret = 2;
             goto out;
         }
         struct est_model m;
-        est_model_init(&m, layers, EST_MAX_LAYERS);
-        m.image_h = m.image_w = (uint32_t)image;
-        rc = est_parse(sb, sl, sp, &m, &err);
-        free(sb);
+        if (set_parse(&set, dir, "cpu-peaks", csv->field[cs], (uint32_t)image, &m, &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            ret = 2;
+            goto out;
+        }
         struct est_opts o = {.batch = (uint32_t)batch, .seq = m.tokens ? m.tokens : (uint32_t)seq,
                              .optimizer = EST_OPT_ADAMW, .grad_checkpoint = (int)gc};
         struct est_replay_result r;
-        if (rc < 0 || est_replay(&m, &o, work, &r) < 0) {
-            fprintf(stderr, "carma eval-estimator: %s: %s\n", sp,
-                    rc < 0 ? err.msg : "too many tensors to replay");
+        if (est_replay(&m, &o, set.work, &r) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s: too many tensors to replay\n",
+                    csv->field[cs]);
             ret = 2;
             goto out;
         }
@@ -413,10 +426,7 @@ static int cpu_peaks_check(const char *dir)
         printf("  replay / measured: %.3f to %.3f\n", lo, hi);
     }
 out:
-    free(layers);
-    free(work);
-    free(csv);
-    free(buf);
+    set_close(&set);
     return ret;
 }
 
