@@ -226,28 +226,35 @@ static void set_close(struct real_set *s)
     free(s->buf);
 }
 
-/* Opens DIR/SUB/INDEX and reads its header: 0, 1 out of memory, 2 unreadable. */
+/* Opens DIR/SUB/INDEX and reads its header: 0, else (everything released) 1 out of
+ * memory, 2 unreadable. */
 static int set_open(struct real_set *s, const char *dir, const char *sub, const char *index)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s/%s/%s", dir, sub, index);
     struct carma_err err;
     size_t len;
+    int rc = 2;
     if (carma_file_read(s->path, 1 << 20, &s->buf, &len, &err) < 0) {
         fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
-        return 2;
+        goto fail;
     }
     s->csv = calloc(1, sizeof *s->csv);
     s->layers = calloc(EST_MAX_LAYERS, sizeof *s->layers);
     s->work = malloc(sizeof *s->work);
-    if (!s->csv || !s->layers || !s->work)
-        return 1;
+    if (!s->csv || !s->layers || !s->work) {
+        rc = 1;
+        goto fail;
+    }
     carma_csv_init(s->csv, s->buf, len, s->path, ',');
     if (carma_csv_next(s->csv, &err) != 1) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", s->path);
-        return 2;
+        goto fail;
     }
     return 0;
+fail:
+    set_close(s);
+    return rc;
 }
 
 /* Parses the summary DIR/SUB/NAME into m, at an image size. */
@@ -277,10 +284,8 @@ static int real_check(const char *dir, const char *sub, const char *title,
     struct real_set set;
     struct carma_err err;
     int ret = set_open(&set, dir, sub, "labels.csv");
-    if (ret) {
-        set_close(&set);
+    if (ret)
         return ret;
-    }
     struct carma_csv *csv = set.csv;
     int rc;
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
@@ -365,10 +370,8 @@ static int cpu_peaks_check(const char *dir)
     struct real_set set;
     struct carma_err err;
     int ret = set_open(&set, dir, "cpu-peaks", "index.csv");
-    if (ret) {
-        set_close(&set);
+    if (ret)
         return ret;
-    }
     struct carma_csv *csv = set.csv;
     int rc;
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),

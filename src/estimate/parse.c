@@ -1598,7 +1598,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         }
         return 0;
     }
-    if (cls_n == 7 && memcmp(c, "Permute", 7) == 0 && f)
+    if (name_is(c, cls_n, "Permute") && f)
         f->permute = 1;
     return 0;
 }
@@ -1915,7 +1915,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
-            f->mha = cls_n == 18 && memcmp(c, "MultiheadAttention", 18) == 0;
+            f->mha = name_is(c, cls_n, "MultiheadAttention");
             f->first = m->n;
             if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
                 return carma_err_at(err, file, L.line,
@@ -2018,7 +2018,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = (uint64_t)nf;
             params = param_count((uint64_t)nf, (uint64_t)nx, (uint64_t)nf);
             in_f = nx;
-        } else if (k == EST_K_LINEAR && cls_n == 6 && memcmp(c, "Conv1D", 6) == 0 &&
+        } else if (k == EST_K_LINEAR && name_is(c, cls_n, "Conv1D") &&
                    !have_suffix) {
             return carma_err_at(err, file, L.line,
                                 "Conv1D() without nf/nx (older transformers print none): "

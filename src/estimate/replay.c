@@ -537,14 +537,20 @@ static void cublas_workspace(struct est_replay_work *w, const struct est_opts *o
     w->cublas_ws[thread] = alloc(w, (double)kib * 1024, EST_RC_TRANSIENT);
 }
 
-/* A node autograd does not record (nothing before it, nor it, needs a gradient):
- * what it would have kept is freed at once. */
-static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
+/* Releases what node nd keeps for backward. */
+static inline void free_saved(struct est_replay_work *w, struct est_replay_node *nd)
 {
     for (int s = 0; s < nd->nsaved; s++) {
         unref(w, nd->saved[s]);
         nd->saved[s] = NONE;
     }
+}
+
+/* A node autograd does not record (nothing before it, nor it, needs a gradient):
+ * what it would have kept is freed at once. */
+static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
+{
+    free_saved(w, nd);
     nd->in_bytes = nd->scores = nd->up_bytes = nd->up_in = 0;
     nd->lora_out = nd->lora_in = nd->deq = 0;
 }
@@ -762,10 +768,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
 static void release_saved(struct est_replay_work *w, uint32_t n0, uint32_t n1)
 {
     for (uint32_t k = n0; k < n1; k++)
-        for (int s = 0; s < w->nd[k].nsaved; s++) {
-            unref(w, w->nd[k].saved[s]);
-            w->nd[k].saved[s] = NONE;
-        }
+        free_saved(w, &w->nd[k]);
 }
 
 /* Ends a unit's (or the pass's) stretch: what was held for a linear layer's successor. */
@@ -892,8 +895,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         }
         unref(w, gu);
         unref(w, gx);
-        for (int s = 0; s < nd->nsaved; s++)
-            unref(w, nd->saved[s]);
+        free_saved(w, nd);
         unref(w, g);
         g = gi;
     }
@@ -949,9 +951,7 @@ static void summary_pass(struct est_replay_work *w, const struct pass *ps, doubl
     uint32_t x = x_bytes > 0 ? alloc(w, 2 * x_bytes, EST_RC_ACT) : NONE;
     double yb;
     uint32_t y = forward(w, &p, x, x != NONE ? 2 * x_bytes : 0, &yb);
-    for (uint32_t k = 0; k < w->nn; k++)
-        for (int s = 0; s < w->nd[k].nsaved; s++)
-            unref(w, w->nd[k].saved[s]);
+    release_saved(w, 0, w->nn);
     w->nn = 0;
     unref(w, y);
     unref(w, x);
