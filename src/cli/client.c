@@ -100,6 +100,15 @@ int cli_parse_image_size(const char *s, uint32_t *h, uint32_t *w)
     return 0;
 }
 
+int cli_train_opt(const char *cmd, const char *opt, const char *val, struct est_opts *o)
+{
+    const char *accepted;
+    if (est_opts_set(o, opt, val, &accepted) == 0)
+        return 0;
+    fprintf(stderr, "carma %s: unknown %s '%s' (%s)\n", cmd, opt, val, accepted);
+    return -1;
+}
+
 int64_t cli_parse_mib(const char *s)
 {
     char *end;

@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include "estimate/estimate.h"
+
 struct cli_conn {
     char socket[4096];
     int json;   /* --json */
@@ -35,6 +37,11 @@ int64_t cli_parse_mib(const char *s);
 
 /* Parses an image size "H" (square) or "HxW", each 1..65536; -1 on error. */
 int cli_parse_image_size(const char *s, uint32_t *h, uint32_t *w);
+
+/* A training set-up option (`optimizer`, `precision` or `attention`: est_opts_set's
+ * names) given to `carma cmd` as --opt val, set in o; -1 when val is not one of its
+ * values (the error printed, with the accepted values). */
+int cli_train_opt(const char *cmd, const char *opt, const char *val, struct est_opts *o);
 
 /* Prints a JSON value indented to stdout. */
 void cli_print_json(const json_t *v);

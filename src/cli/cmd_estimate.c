@@ -100,25 +100,13 @@ int cmd_estimate(int argc, char **argv)
             }
             break;
         case 'o':
-            if (est_optimizer_parse(optarg, &o.optimizer) < 0) {
-                fprintf(stderr, "carma estimate: unknown optimizer '%s' (sgd, momentum, adam, "
-                                "adamw, adadelta)\n", optarg);
-                return 2;
-            }
-            break;
         case 'p':
-            if (est_precision_parse(optarg, &o.precision) < 0) {
-                fprintf(stderr, "carma estimate: unknown precision '%s' (fp32, amp, bf16)\n",
-                        optarg);
-                return 2;
-            }
-            break;
         case 'a':
-            if (est_attention_parse(optarg, &o.attention) < 0) {
-                fprintf(stderr, "carma estimate: unknown attention '%s' (eager, sdpa)\n",
-                        optarg);
+            if (cli_train_opt("estimate", ch == 'o'   ? "optimizer"
+                                          : ch == 'p' ? "precision"
+                                                      : "attention",
+                              optarg, &o) < 0)
                 return 2;
-            }
             break;
         case 'i':
             if (cli_parse_image_size(optarg, &image_h, &image_w) < 0) {

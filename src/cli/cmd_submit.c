@@ -15,14 +15,19 @@ extern char **environ;
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carma submit [--gpus N] [--mem SIZE]\n"
-               "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]]\n"
+               "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
+               "                     [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
+               "                     [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
+               "                     [--gradient-checkpointing]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id.\n"
                "SIZE is MiB, or with a unit: 16G, 4096M. With --summary (a model summary, as\n"
                "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
                "max(estimator bound, --mem); once the same command and batch has run, the\n"
-               "bound comes from its observed peaks instead.\n");
+               "bound comes from its observed peaks instead. --optimizer, --precision,\n"
+               "--attention and --gradient-checkpointing say how the model trains, as for\n"
+               "carma estimate (default adamw, fp32).\n");
 }
 
 int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
@@ -95,6 +100,7 @@ int cmd_submit(int argc, char **argv)
     struct cli_conn c;
     cli_conn_init(&c);
     json_t *job = json_object();
+    const char *train_opt = NULL; /* the last training set-up option given */
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -114,6 +120,11 @@ int cmd_submit(int argc, char **argv)
         }
         if (a[0] != '-')
             break; /* the command starts here */
+        if (!strcmp(a, "--gradient-checkpointing")) {
+            json_object_set_new(job, "gradient_checkpointing", json_true());
+            train_opt = a;
+            continue;
+        }
         if (i + 1 >= argc)
             goto usage_err;
         const char *v = argv[++i];
@@ -141,6 +152,15 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(job, "image_size", json_pack("[I,I]", (json_int_t)h,
                                                              (json_int_t)w));
+        } else if (!strcmp(a, "--optimizer") || !strcmp(a, "--precision") ||
+                   !strcmp(a, "--attention")) {
+            struct est_opts o = {0};
+            if (cli_train_opt("submit", a + 2, v, &o) < 0) {
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, a + 2, json_string(v));
+            train_opt = a;
         } else if (!strcmp(a, "--mem")) {
             int64_t m = cli_parse_mib(v);
             if (m < 0) {
@@ -172,6 +192,12 @@ int cmd_submit(int argc, char **argv)
         } else {
             goto usage_err;
         }
+    }
+    if (train_opt && !json_object_get(job, "summary")) {
+        fprintf(stderr, "carma submit: %s needs --summary (it says how the summary's model "
+                        "trains)\n", train_opt);
+        json_decref(job);
+        return 2;
     }
     if (i >= argc) {
         fprintf(stderr, "carma submit: no command given (carma submit [OPTIONS] -- CMD ARGS...)\n");

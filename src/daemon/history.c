@@ -65,8 +65,9 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = rj->image_h;
     m.image_w = rj->image_w;
-    struct est_opts o = {.batch = rj->batch, .seq = rj->seq_len, .optimizer = EST_OPT_ADAMW,
-                         .precision = EST_PREC_FP32};
+    struct est_opts o = rj->train;
+    o.batch = rj->batch;
+    o.seq = rj->seq_len;
     struct est_result r;
     struct est_replay_work *work = malloc(sizeof *work);
     int rc = work ? est_parse(rj->summary, strlen(rj->summary), "summary", &m, err)

@@ -5,7 +5,8 @@
  *             attempts with an observed peak in the store: est_history_next's bound
  *             (largest peak + run-to-run spread + 2 MiB);
  *   estimator else, when the request carries a model summary and a batch: the
- *             estimator's conformal bound (shipped coefficients, adamw, fp32);
+ *             estimator's conformal bound (shipped coefficients; the request's
+ *             optimizer, precision, attention and checkpointing: adamw, fp32 unless said);
  *   declared  else the declared mem_mib (0: unknown).
  *
  * bound_mib = max(that, declared mem_mib). The peaks themselves are the attempts

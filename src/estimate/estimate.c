@@ -235,6 +235,25 @@ const char *est_precision_name(enum est_precision p)
     return (unsigned)p < EST_PREC_COUNT ? prec_names[p] : "?";
 }
 
+int est_opts_set(struct est_opts *o, const char *name, const char *val, const char **accepted)
+{
+    int rc;
+    if (strcmp(name, "optimizer") == 0) {
+        *accepted = "sgd, momentum, adam, adamw, adadelta";
+        rc = est_optimizer_parse(val, &o->optimizer);
+    } else if (strcmp(name, "precision") == 0) {
+        *accepted = "fp32, amp, bf16";
+        rc = est_precision_parse(val, &o->precision);
+    } else if (strcmp(name, "attention") == 0) {
+        *accepted = "eager, sdpa";
+        rc = est_attention_parse(val, &o->attention);
+    } else {
+        *accepted = "";
+        return -ENOENT;
+    }
+    return rc < 0 ? -EINVAL : 0;
+}
+
 unsigned est_optimizer_state_bytes(enum est_optimizer o)
 {
     switch (o) {

@@ -285,6 +285,12 @@ struct est_opts {
     int grad_checkpoint;
 };
 
+/* Sets the field of o that a training set-up option names: "optimizer", "precision" or
+ * "attention" to val, as `carma estimate`, `carma submit` and the protocol's job fields
+ * spell them. Returns 0; -ENOENT when name is none of them; -EINVAL when val is not one
+ * of name's values, which *accepted then lists ("fp32, amp, bf16"). */
+int est_opts_set(struct est_opts *o, const char *name, const char *val, const char **accepted);
+
 /* PyTorch's default cuBLAS workspace per handle (KiB): ":4096:2:16:8" before Hopper,
  * 4096 KiB x 8 on Hopper. */
 #define EST_CUBLAS_WS_KIB (4096u * 2 + 16u * 8)

@@ -115,7 +115,10 @@ static int valid_env_name(const char *k)
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
-                                       "max_attempts", "summary", "batch", "seq_len", "image_size", NULL};
+                                       "max_attempts", "summary", "batch", "seq_len", "image_size",
+                                       "optimizer", "precision", "attention",
+                                       "gradient_checkpointing", NULL};
+    static const char *const train_keys[] = {"optimizer", "precision", "attention"};
     struct carma_req_job *j = &r->job;
     if (!json_is_object(job))
         return carma_err_set(err, -EINVAL, "job: not an object");
@@ -190,6 +193,28 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                                  "job.image_size: not [height, width], each from 1 to 65536");
         j->image_h = (uint32_t)json_integer_value(h);
         j->image_w = (uint32_t)json_integer_value(w);
+    }
+    j->train.optimizer = EST_OPT_ADAMW;
+    j->train.precision = EST_PREC_FP32;
+    for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++) {
+        const char *v = NULL, *accepted;
+        if ((rc = get_str(job, train_keys[k], "job", 64, 0, &v, err)))
+            return rc;
+        if (v && !j->summary)
+            return carma_err_set(err, -EINVAL, "job.%s: given without job.summary (it says "
+                                 "how the summary's model trains)", train_keys[k]);
+        if (v && est_opts_set(&j->train, train_keys[k], v, &accepted) < 0)
+            return carma_err_set(err, -EINVAL, "job.%s: unknown %s '%.64s' (%s)",
+                                 train_keys[k], train_keys[k], v, accepted);
+    }
+    const json_t *gc = json_object_get(job, "gradient_checkpointing");
+    if (gc) {
+        if (!json_is_boolean(gc))
+            return carma_err_set(err, -EINVAL, "job.gradient_checkpointing: not true or false");
+        if (!j->summary)
+            return carma_err_set(err, -EINVAL, "job.gradient_checkpointing: given without "
+                                 "job.summary (it says how the summary's model trains)");
+        j->train.grad_checkpoint = json_is_true(gc);
     }
     const json_t *env = json_object_get(job, "env");
     if (env) {

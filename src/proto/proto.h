@@ -6,7 +6,8 @@
  *
  *   {"v":1,"op":"submit","job":{"argv":["python","train.py"],"cwd":"/home/u",
  *        "env":{"K":"V"},"name":"n","gpus":1,"mem_mib":4096,"max_attempts":3,
- *        "summary":"...","batch":32}}
+ *        "summary":"...","batch":32,"seq_len":512,"precision":"bf16",
+ *        "gradient_checkpointing":true}}
  *   {"v":1,"op":"ls","all":false}        {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
@@ -22,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "estimate/estimate.h"
 #include "util/err.h"
 
 #define CARMA_PROTO_VERSION 1
@@ -69,6 +71,10 @@ struct carma_req_job {
     uint32_t batch;     /* 0: none */
     uint32_t seq_len;   /* 0: none (sequence models need it for the estimator) */
     uint32_t image_h, image_w; /* "image_size": [h, w]; 0: none (CNN module trees need it) */
+    /* How the summary's model trains, as `carma estimate` takes it (only with a
+     * summary): "optimizer", "precision", "attention" (est_opts_set's names and values;
+     * default adamw, fp32, as the summary shows) and "gradient_checkpointing". */
+    struct est_opts train;
 };
 
 struct carma_req {

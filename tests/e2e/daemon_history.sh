@@ -1,7 +1,8 @@
 #!/bin/sh
 # The job's memory bound (issue 4): max(estimator bound, --mem) for a job submitted
 # with a model summary; once the same command + batch has run, the bound comes from
-# the observed peak of that run (history beats the model). A bad summary is refused.
+# the observed peak of that run (history beats the model). The optimizer and precision
+# given to submit reach the estimator. A bad summary is refused.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
@@ -44,6 +45,37 @@ c=$(submit --summary "$SUM" --batch 128 -- true)
 "$CARMA" show --json "$c" > "$T/c.json"
 [ "$(json_int "$T/c.json" bound_mib)" != $((peak + 2)) ] || fail "batch 128 took batch 32's history"
 "$CARMA" wait --timeout 20 "$c" >/dev/null
+
+step "the training set-up reaches the estimator"
+"$CARMA" estimate --summary "$SUM" --batch 48 --optimizer sgd --precision amp --json \
+    > "$T/est2.json" || fail "carma estimate --optimizer sgd --precision amp"
+want2=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est2.json")
+# two commands (true ignores its argument), so that neither takes the other's history
+p=$(submit --summary "$SUM" --batch 48 --optimizer sgd --precision amp -- true sgd)
+"$CARMA" show --json "$p" > "$T/p.json"
+got=$(json_int "$T/p.json" bound_mib)
+[ "$got" = "$want2" ] || fail "sgd/amp bound $got, the estimator's $want2 expected"
+f=$(submit --summary "$SUM" --batch 48 -- true adamw)
+"$CARMA" show --json "$f" > "$T/f.json"
+[ "$(json_int "$T/f.json" bound_mib)" -gt "$got" ] || fail "adamw/fp32 bound not above sgd/amp's"
+echo "   sgd + amp: $got MiB; adamw + fp32: $(json_int "$T/f.json" bound_mib) MiB"
+"$CARMA" wait --timeout 20 "$p" "$f" >/dev/null
+BERT=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/bert_base.txt
+"$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 \
+    --attention sdpa --gradient-checkpointing --json > "$T/est3.json" || fail "carma estimate bert"
+want3=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est3.json")
+g=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
+    --gradient-checkpointing -- true gc)
+"$CARMA" show --json "$g" > "$T/g.json"
+[ "$(json_int "$T/g.json" bound_mib)" = "$want3" ] ||
+    fail "checkpointed bound $(json_int "$T/g.json" bound_mib), the estimator's $want3 expected"
+echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
+"$CARMA" wait --timeout 20 "$g" >/dev/null
+"$CARMA" submit --precision bf16 -- true 2>"$T/err"; [ $? = 2 ] || fail "--precision without --summary: exit status"
+grep -q "needs --summary" "$T/err" || fail "--precision without --summary: message: $(cat "$T/err")"
+"$CARMA" submit --summary "$SUM" --batch 8 --precision fp8 -- true 2>"$T/err"; [ $? = 2 ] ||
+    fail "--precision fp8: exit status"
+grep -q "unknown precision 'fp8' (fp32, amp, bf16)" "$T/err" || fail "--precision fp8: message: $(cat "$T/err")"
 
 step "a summary that is not one is refused"
 printf 'hello\nworld\n' > "$T/bad.txt"

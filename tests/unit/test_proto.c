@@ -46,6 +46,21 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.gpus, 1);
     assert_int_equal(q.job.mem_mib, 0);
     assert_null(q.job.name);
+    assert_int_equal(q.job.train.optimizer, EST_OPT_ADAMW);
+    assert_int_equal(q.job.train.precision, EST_PREC_FP32);
+    assert_int_equal(q.job.train.attention, EST_ATTN_SHOWN);
+    assert_int_equal(q.job.train.grad_checkpoint, 0);
+    carma_req_free(&q);
+    /* How the summary's model trains. */
+    assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
+                           "\"summary\":\"s\",\"batch\":4,\"optimizer\":\"sgd\","
+                           "\"precision\":\"bf16\",\"attention\":\"sdpa\","
+                           "\"gradient_checkpointing\":true}}",
+                           &q, &err), 0);
+    assert_int_equal(q.job.train.optimizer, EST_OPT_SGD);
+    assert_int_equal(q.job.train.precision, EST_PREC_BF16);
+    assert_int_equal(q.job.train.attention, EST_ATTN_SDPA);
+    assert_int_equal(q.job.train.grad_checkpoint, 1);
     carma_req_free(&q);
 }
 
@@ -122,6 +137,24 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"image_size\":[224,0]}}",
                "each from 1 to 65536");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"precision\":\"fp8\"}}",
+               "job.precision: unknown precision 'fp8' (fp32, amp, bf16)");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"optimizer\":\"lion\"}}",
+               "job.optimizer: unknown optimizer 'lion'");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"attention\":1}}",
+               "job.attention: not a string");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"precision\":\"bf16\"}}",
+               "job.precision: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"gradient_checkpointing\":1}}",
+               "job.gradient_checkpointing: not true or false");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"gradient_checkpointing\":false}}",
+               "job.gradient_checkpointing: given without job.summary");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
