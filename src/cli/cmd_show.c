@@ -54,6 +54,9 @@ int cmd_show(int argc, char **argv)
            (long long)json_integer_value(json_object_get(j, "mem_mib")),
            (long long)json_integer_value(json_object_get(j, "bound_mib")),
            (long long)json_integer_value(json_object_get(j, "peak_mib")));
+    if (json_is_string(json_object_get(j, "bound_basis")))
+        printf("  bound     at submission: %s\n",
+               json_string_value(json_object_get(j, "bound_basis")));
     cli_fmt_time(json_object_get(j, "submit_time"), t1, sizeof t1);
     cli_fmt_time(json_object_get(j, "start_time"), t2, sizeof t2);
     cli_fmt_time(json_object_get(j, "end_time"), t3, sizeof t3);

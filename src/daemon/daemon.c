@@ -1100,12 +1100,13 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
         return carma_resp_error("invalid", "job.summary: %s", berr.msg);
     }
     r->bound_mib = r->argv_json ? jb.bound_mib : rj->mem_mib;
+    r->bound_basis = r->argv_json ? strdup(jb.basis) : NULL;
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
     struct carma_err err = {{0}};
     int rc = -ENOMEM;
-    if (r->name && r->user && r->cwd && r->argv_json && r->env_json &&
+    if (r->name && r->user && r->cwd && r->argv_json && r->env_json && r->bound_basis &&
         (!rj->summary || r->summary)) {
         rc = store_tx(d, &err);
         if (!rc)

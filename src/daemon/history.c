@@ -83,6 +83,53 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     return 0;
 }
 
+/* out->basis: where out's bound came from (b: the model's or history's bound, before
+ * the declared floor; lo, hi: history's peaks). */
+static void describe(const struct carma_req_job *rj, struct carmad_bound *out, double lo,
+                     double hi, uint64_t b)
+{
+    char *p = out->basis, *end = out->basis + sizeof out->basis;
+    const struct est_opts *t = &rj->train;
+    switch (out->source) {
+    case CARMAD_BOUND_HISTORY:
+        if (lo == hi)
+            snprintf(p, (size_t)(end - p), "history (%u earlier run%s, peak %.0f MiB)", out->runs,
+                     out->runs == 1 ? "" : "s", hi);
+        else
+            snprintf(p, (size_t)(end - p), "history (%u earlier runs, peaks %.0f to %.0f MiB)",
+                     out->runs, lo, hi);
+        return;
+    case CARMAD_BOUND_ESTIMATOR:
+        p += snprintf(p, (size_t)(end - p), "estimator (batch %u", rj->batch);
+        if (rj->seq_len && p < end)
+            p += snprintf(p, (size_t)(end - p), ", seq %u", rj->seq_len);
+        if (rj->image_h && p < end)
+            p += snprintf(p, (size_t)(end - p), ", image %ux%u", rj->image_h, rj->image_w);
+        if (p < end)
+            p += snprintf(p, (size_t)(end - p), ", %s, %s", est_optimizer_name(t->optimizer),
+                          est_precision_name(t->precision));
+        if (t->attention != EST_ATTN_SHOWN && p < end)
+            p += snprintf(p, (size_t)(end - p), ", %s attention",
+                          t->attention == EST_ATTN_SDPA ? "sdpa" : "eager");
+        if (t->grad_checkpoint && p < end)
+            p += snprintf(p, (size_t)(end - p), ", gradient checkpointing");
+        if (p < end)
+            snprintf(p, (size_t)(end - p), "; estimate %.0f MiB)", out->estimate_mib);
+        return;
+    case CARMAD_BOUND_DECLARED:
+        if (!rj->mem_mib)
+            snprintf(p, (size_t)(end - p), "none (no --mem, no --summary)");
+        else if (b)
+            snprintf(p, (size_t)(end - p), "--mem (%llu MiB, above the %s's %llu)",
+                     (unsigned long long)rj->mem_mib, out->runs ? "history" : "estimator",
+                     (unsigned long long)b);
+        else
+            snprintf(p, (size_t)(end - p), "--mem (%llu MiB)",
+                     (unsigned long long)rj->mem_mib);
+        return;
+    }
+}
+
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const char *argv_json, uint32_t uid, struct carmad_bound *out,
                      struct carma_err *err)
@@ -94,7 +141,7 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
         return rc;
     out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;
     double est = mest, bound = mbound;
-    double hi, lo;
+    double hi = 0, lo = 0;
     uint32_t runs;
     struct carma_err herr;
     if (carmad_store_peaks(st, uid, argv_json, rj->batch, &hi, &lo, &runs, &herr) == 0 &&
@@ -115,5 +162,8 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
     if (!(b >= 0) || b > (double)(UINT64_C(1) << 40))
         b = 0;
     out->bound_mib = (uint64_t)b > rj->mem_mib ? (uint64_t)b : rj->mem_mib;
+    if (rj->mem_mib && rj->mem_mib >= (uint64_t)b)
+        out->source = CARMAD_BOUND_DECLARED;
+    describe(rj, out, lo, hi, (uint64_t)b);
     return 0;
 }

@@ -9,7 +9,7 @@
  *             optimizer, precision, attention and checkpointing: adamw, fp32 unless said);
  *   declared  else the declared mem_mib (0: unknown).
  *
- * bound_mib = max(that, declared mem_mib). The peaks themselves are the attempts
+ * bound_mib = max(that, declared mem_mib), the source the larger one's. The peaks themselves are the attempts
  * table's peak_mib, recorded by carmad at each attempt's end. */
 #ifndef CARMA_DAEMON_HISTORY_H
 #define CARMA_DAEMON_HISTORY_H
@@ -28,6 +28,10 @@ struct carmad_bound {
     double estimate_mib; /* 0 when declared only */
     enum carmad_bound_source source;
     uint32_t runs;       /* history: attempts behind it */
+    /* One line for `carma show`: the source and what it assumed, e.g. "estimator (batch
+     * 4, seq 512, adamw, bf16, gradient checkpointing; estimate 3120 MiB)", "history (2
+     * earlier runs, peaks 2780 to 2790 MiB)", "--mem (4096 MiB)" */
+    char basis[192];
 };
 
 /* Observed peaks of the earlier attempts of a job signature: attempts of `uid`'s jobs

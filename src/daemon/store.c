@@ -31,17 +31,17 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
-        "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time) "
-        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
+        "bound_basis) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
         "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
     [ST_JOB_GET] = "SELECT " "id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
                    "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-                   "start_time,end_time,exit_code,signal,reason" ACCT_COLS " FROM jobs WHERE id=?",
+                   "start_time,end_time,exit_code,signal,reason,bound_basis" ACCT_COLS " FROM jobs WHERE id=?",
     [ST_ACTIVE] = "SELECT id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
                   "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-                  "start_time,end_time,exit_code,signal,reason" ACCT_COLS " FROM jobs "
+                  "start_time,end_time,exit_code,signal,reason,bound_basis" ACCT_COLS " FROM jobs "
                   "WHERE state IN ('queued','running') ORDER BY id",
     [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
@@ -117,6 +117,16 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 3 -> 4: the history lookup of every submission (user, command, batch) must not
      * scan the whole jobs table. */
     "CREATE INDEX IF NOT EXISTS jobs_signature ON jobs(uid, batch, argv);",
+    /* 4 -> 5: what the bound at submission came from (carmad_bound's basis); NULL for
+     * jobs submitted before. Skipped where the column exists (added_column). */
+    "ALTER TABLE jobs ADD COLUMN bound_basis TEXT;",
+};
+
+/* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
+ * a file whose version number was lowered has it already, and the migration is
+ * skipped. NULL: the migration adds none. */
+static const char *const added_column[CARMA_STORE_SCHEMA_VERSION] = {
+    [4] = "bound_basis",
 };
 
 struct carma_store {
@@ -158,6 +168,7 @@ void carma_job_rec_clear(struct carma_job_rec *r)
     free(r->env_json);
     free(r->summary);
     free(r->reason);
+    free(r->bound_basis);
     memset(r, 0, sizeof *r);
     r->start_s = r->end_s = -1;
     r->exit_code = -1;
@@ -176,6 +187,21 @@ static int exec_sql(struct carma_store *s, const char *sql, struct carma_err *er
     return 0;
 }
 
+/* Whether table has a column of that name. */
+static int has_column(struct carma_store *s, const char *table, const char *column)
+{
+    sqlite3_stmt *q;
+    int found = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &q,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, column, -1, SQLITE_STATIC);
+    found = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    return found;
+}
+
 static int migrate(struct carma_store *s, struct carma_err *err)
 {
     sqlite3_stmt *q;
@@ -192,7 +218,7 @@ static int migrate(struct carma_store *s, struct carma_err *err)
         char bump[64];
         snprintf(bump, sizeof bump, "PRAGMA user_version=%d", v + 1);
         int rc = exec_sql(s, "BEGIN IMMEDIATE", err);
-        if (!rc)
+        if (!rc && !(added_column[v] && has_column(s, "jobs", added_column[v])))
             rc = exec_sql(s, migrations[v], err);
         if (!rc)
             rc = exec_sql(s, bump, err);
@@ -368,6 +394,7 @@ int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struc
     sqlite3_bind_int(q, i++, r->exclusive);
     sqlite3_bind_int(q, i++, r->cancel_requested);
     sqlite3_bind_double(q, i++, r->submit_s);
+    bind_text_or_null(q, i++, r->bound_basis);
     int rc = run(s, ST_JOB_INSERT, "saving the job", err);
     if (!rc)
         r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -447,6 +474,7 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     r->signal = sqlite3_column_type(q, c) == SQLITE_NULL ? 0 : sqlite3_column_int(q, c);
     c++;
     r->reason = col_dup(q, c++);
+    r->bound_basis = col_dup(q, c++);
     if (sqlite3_column_count(q) > c + 2) {
         r->run_s = sqlite3_column_double(q, c++);
         r->gpu_s = sqlite3_column_double(q, c++);
@@ -608,6 +636,8 @@ json_t *carma_store_rec_json(const struct carma_job_rec *r)
     json_object_set_new(o, "mem_mib", json_integer((json_int_t)r->mem_mib));
     json_object_set_new(o, "bound_mib", json_integer((json_int_t)r->bound_mib));
     json_object_set_new(o, "peak_mib", json_integer((json_int_t)r->peak_mib));
+    json_object_set_new(o, "bound_basis", r->bound_basis ? json_string(r->bound_basis)
+                                                         : json_null());
     json_object_set_new(o, "submit_time", json_real(r->submit_s));
     json_object_set_new(o, "start_time", time_json(r->start_s));
     json_object_set_new(o, "end_time", time_json(r->end_s));
@@ -630,7 +660,8 @@ int carma_store_list_json(struct carma_store *s, int64_t uid, int all, uint32_t 
     snprintf(sql, sizeof sql,
              "SELECT * FROM (SELECT id,name,uid,gid,user,cwd,argv,env,NULL,batch,gpus,mem_mib,"
              "bound_mib,peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,"
-             "submit_time,start_time,end_time,exit_code,signal,reason" ACCT_COLS " FROM jobs WHERE %s %s "
+             "submit_time,start_time,end_time,exit_code,signal,reason,bound_basis" ACCT_COLS
+             " FROM jobs WHERE %s %s "
              "ORDER BY id DESC LIMIT %u) ORDER BY id",
              uid >= 0 ? "uid=?1" : "1", all ? "" : "AND state IN ('queued','running')", limit);
     sqlite3_stmt *q;

@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 4
+#define CARMA_STORE_SCHEMA_VERSION 5
 
 struct carma_store;
 
@@ -29,6 +29,7 @@ struct carma_job_rec {
     char *env_json;  /* JSON object, already filtered */
     char *summary;   /* NULL: none */
     char *reason;    /* NULL: none; why it ended (error text, classification) */
+    char *bound_basis; /* NULL: not recorded; what the bound at submission came from */
     uint32_t uid, gid;
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;

@@ -20,6 +20,9 @@ a=$(submit --summary "$SUM" --batch 32 --mem 100 -- sh "$HELP/run_for.sh" 0.3)
 got=$(json_int "$T/a.json" bound_mib)
 [ "$got" = "$want" ] || fail "bound $got, the estimator's $want expected"
 echo "   bound $got MiB (carma estimate: $want)"
+"$CARMA" show "$a" > "$T/a.txt"
+grep -q "bound     at submission: estimator (batch 32, adamw, fp32; estimate [0-9]* MiB)" "$T/a.txt" ||
+    fail "carma show does not say where the bound came from: $(cat "$T/a.txt")"
 "$CARMA" wait --timeout 20 "$a" >/dev/null || fail "first run did not succeed: $(state_of "$a")"
 "$CARMA" show --json "$a" > "$T/a.json"
 peak=$(sed -n 's/^ *"peak_mib": \([0-9]*\).*/\1/p' "$T/a.json" | tail -n 1)
@@ -29,6 +32,8 @@ step "--mem above the estimate wins"
 m=$(submit --summary "$SUM" --batch 64 --mem 30000 -- true)
 "$CARMA" show --json "$m" > "$T/m.json"
 [ "$(json_int "$T/m.json" bound_mib)" = 30000 ] || fail "declared --mem above the estimator's bound not kept"
+grep -q '"bound_basis": "--mem (30000 MiB, above the estimator.s [0-9]*)"' "$T/m.json" ||
+    fail "bound_basis of a --mem job: $(grep bound_basis "$T/m.json")"
 "$CARMA" wait --timeout 20 "$m" >/dev/null || fail "the --mem job did not succeed"
 
 step "second run of the same command and batch: the bound is the first run's peak"
@@ -38,6 +43,8 @@ got=$(json_int "$T/b.json" bound_mib)
 # est_history_next: largest peak + spread (0 after one run) + one 2 MiB segment.
 [ "$got" = $((peak + 2)) ] || fail "second bound $got, $((peak + 2)) (first peak + 2) expected"
 echo "   first run's peak $peak MiB, second run's bound $got MiB"
+"$CARMA" show "$b" | grep -q "at submission: history (1 earlier run, peak $peak MiB)" ||
+    fail "carma show: no history basis: $("$CARMA" show "$b")"
 "$CARMA" wait --timeout 20 "$b" >/dev/null || fail "second run did not succeed"
 
 step "another batch size is another signature"
@@ -69,6 +76,8 @@ g=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attenti
 "$CARMA" show --json "$g" > "$T/g.json"
 [ "$(json_int "$T/g.json" bound_mib)" = "$want3" ] ||
     fail "checkpointed bound $(json_int "$T/g.json" bound_mib), the estimator's $want3 expected"
+grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attention, gradient checkpointing; estimate' "$T/g.json" ||
+    fail "bound_basis of the checkpointed job: $(grep bound_basis "$T/g.json")"
 echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
 "$CARMA" wait --timeout 20 "$g" >/dev/null
 "$CARMA" submit --precision bf16 -- true 2>"$T/err"; [ $? = 2 ] || fail "--precision without --summary: exit status"

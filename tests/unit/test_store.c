@@ -71,6 +71,7 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(carma_store_version_found(st), 0);
     struct carma_job_rec r = {0};
     fill(&r, 1000, "a");
+    r.bound_basis = strdup("--mem (4096 MiB)");
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(r.id, 1);
@@ -82,6 +83,7 @@ static void test_jobs_and_attempts(void **state)
     struct carma_job_rec g = {0};
     assert_int_equal(carma_store_job_get(st, id1, &g, &err), 0);
     assert_string_equal(g.name, "a");
+    assert_string_equal(g.bound_basis, "--mem (4096 MiB)");
     assert_int_equal(g.state, CARMA_JOB_QUEUED);
     assert_true(g.start_s < 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
@@ -184,6 +186,24 @@ static void test_strict_wal_and_migration(void **state)
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(q, 0), 3); /* jobs_state, jobs_uid, jobs_signature */
     sqlite3_finalize(q);
+    /* A version-4 file, from before bound_basis: the column is added, its jobs read
+     * with none. */
+    assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN bound_basis;"
+                                      "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,gpus,"
+                                      "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,"
+                                      "submit_time) VALUES('old',1,1,'u','/','[\"x\"]','{}',1,0,"
+                                      "0,0,3,0,'queued',0);"
+                                      "PRAGMA user_version=4;", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 4);
+    struct carma_job_rec g = {0};
+    assert_int_equal(carma_store_job_get(st, 1, &g, &err), 0);
+    assert_string_equal(g.name, "old");
+    assert_null(g.bound_basis);
+    carma_job_rec_clear(&g);
+    carma_store_close(st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     /* A newer schema than this carmad knows is refused, not downgraded. */
     assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
