@@ -193,6 +193,12 @@ int cmd_submit(int argc, char **argv)
             goto usage_err;
         }
     }
+    if (json_object_get(job, "summary") && !json_object_get(job, "batch")) {
+        fprintf(stderr, "carma submit: --summary needs --batch (the estimator needs the batch "
+                        "size)\n");
+        json_decref(job);
+        return 2;
+    }
     if (train_opt && !json_object_get(job, "summary")) {
         fprintf(stderr, "carma submit: %s needs --summary (it says how the summary's model "
                         "trains)\n", train_opt);

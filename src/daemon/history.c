@@ -120,7 +120,7 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
         if (!rj->mem_mib)
             snprintf(p, (size_t)(end - p), "none (no --mem, no --summary)");
         else if (b)
-            snprintf(p, (size_t)(end - p), "--mem (%llu MiB, above the %s's %llu)",
+            snprintf(p, (size_t)(end - p), "--mem (%llu MiB, not below the %s's %llu)",
                      (unsigned long long)rj->mem_mib, out->runs ? "history" : "estimator",
                      (unsigned long long)b);
         else

@@ -194,6 +194,9 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         j->image_h = (uint32_t)json_integer_value(h);
         j->image_w = (uint32_t)json_integer_value(w);
     }
+    if (j->summary && !j->batch)
+        return carma_err_set(err, -EINVAL, "job.summary: given without job.batch (the "
+                             "estimator needs the batch size)");
     j->train.optimizer = EST_OPT_ADAMW;
     j->train.precision = EST_PREC_FP32;
     for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++) {

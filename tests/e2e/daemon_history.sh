@@ -32,7 +32,7 @@ step "--mem above the estimate wins"
 m=$(submit --summary "$SUM" --batch 64 --mem 30000 -- true)
 "$CARMA" show --json "$m" > "$T/m.json"
 [ "$(json_int "$T/m.json" bound_mib)" = 30000 ] || fail "declared --mem above the estimator's bound not kept"
-grep -q '"bound_basis": "--mem (30000 MiB, above the estimator.s [0-9]*)"' "$T/m.json" ||
+grep -q '"bound_basis": "--mem (30000 MiB, not below the estimator.s [0-9]*)"' "$T/m.json" ||
     fail "bound_basis of a --mem job: $(grep bound_basis "$T/m.json")"
 "$CARMA" wait --timeout 20 "$m" >/dev/null || fail "the --mem job did not succeed"
 
@@ -80,6 +80,8 @@ grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attenti
     fail "bound_basis of the checkpointed job: $(grep bound_basis "$T/g.json")"
 echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
 "$CARMA" wait --timeout 20 "$g" >/dev/null
+"$CARMA" submit --summary "$SUM" -- true 2>"$T/err"; [ $? = 2 ] || fail "--summary without --batch: exit status"
+grep -q "needs --batch" "$T/err" || fail "--summary without --batch: message: $(cat "$T/err")"
 "$CARMA" submit --precision bf16 -- true 2>"$T/err"; [ $? = 2 ] || fail "--precision without --summary: exit status"
 grep -q "needs --summary" "$T/err" || fail "--precision without --summary: message: $(cat "$T/err")"
 "$CARMA" submit --summary "$SUM" --batch 8 --precision fp8 -- true 2>"$T/err"; [ $? = 2 ] ||

@@ -138,19 +138,22 @@ static void test_strict(void **state)
                "\"image_size\":[224,0]}}",
                "each from 1 to 65536");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
-               "\"summary\":\"s\",\"precision\":\"fp8\"}}",
+               "\"summary\":\"s\"}}",
+               "job.summary: given without job.batch");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"precision\":\"fp8\"}}",
                "job.precision: unknown precision 'fp8' (fp32, amp, bf16)");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
-               "\"summary\":\"s\",\"optimizer\":\"lion\"}}",
+               "\"summary\":\"s\",\"batch\":1,\"optimizer\":\"lion\"}}",
                "job.optimizer: unknown optimizer 'lion'");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
-               "\"summary\":\"s\",\"attention\":1}}",
+               "\"summary\":\"s\",\"batch\":1,\"attention\":1}}",
                "job.attention: not a string");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"precision\":\"bf16\"}}",
                "job.precision: given without job.summary");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
-               "\"summary\":\"s\",\"gradient_checkpointing\":1}}",
+               "\"summary\":\"s\",\"batch\":1,\"gradient_checkpointing\":1}}",
                "job.gradient_checkpointing: not true or false");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"gradient_checkpointing\":false}}",
