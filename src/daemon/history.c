@@ -88,43 +88,42 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
 static void describe(const struct carma_req_job *rj, struct carmad_bound *out, double lo,
                      double hi, uint64_t b)
 {
-    char *p = out->basis, *end = out->basis + sizeof out->basis;
+    char *p = out->basis;
+    const size_t cap = sizeof out->basis;
     const struct est_opts *t = &rj->train;
     switch (out->source) {
     case CARMAD_BOUND_HISTORY:
         if (lo == hi)
-            snprintf(p, (size_t)(end - p), "history (%u earlier run%s, peak %.0f MiB)", out->runs,
+            snprintf(p, cap, "history (%u earlier run%s, peak %.0f MiB)", out->runs,
                      out->runs == 1 ? "" : "s", hi);
         else
-            snprintf(p, (size_t)(end - p), "history (%u earlier runs, peaks %.0f to %.0f MiB)",
+            snprintf(p, cap, "history (%u earlier runs, peaks %.0f to %.0f MiB)",
                      out->runs, lo, hi);
         return;
-    case CARMAD_BOUND_ESTIMATOR:
-        p += snprintf(p, (size_t)(end - p), "estimator (batch %u", rj->batch);
-        if (rj->seq_len && p < end)
-            p += snprintf(p, (size_t)(end - p), ", seq %u", rj->seq_len);
-        if (rj->image_h && p < end)
-            p += snprintf(p, (size_t)(end - p), ", image %ux%u", rj->image_h, rj->image_w);
-        if (p < end)
-            p += snprintf(p, (size_t)(end - p), ", %s, %s", est_optimizer_name(t->optimizer),
-                          est_precision_name(t->precision));
-        if (t->attention != EST_ATTN_SHOWN && p < end)
-            p += snprintf(p, (size_t)(end - p), ", %s attention",
-                          t->attention == EST_ATTN_SDPA ? "sdpa" : "eager");
-        if (t->grad_checkpoint && p < end)
-            p += snprintf(p, (size_t)(end - p), ", gradient checkpointing");
-        if (p < end)
-            snprintf(p, (size_t)(end - p), "; estimate %.0f MiB)", out->estimate_mib);
+    case CARMAD_BOUND_ESTIMATOR: {
+        char seq[24] = "", img[32] = "";
+        if (rj->seq_len)
+            snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
+        if (rj->image_h)
+            snprintf(img, sizeof img, ", image %ux%u", rj->image_h, rj->image_w);
+        snprintf(p, cap, "estimator (batch %u%s%s, %s, %s%s%s; estimate %.0f MiB)",
+                 rj->batch, seq, img, est_optimizer_name(t->optimizer),
+                 est_precision_name(t->precision),
+                 t->attention == EST_ATTN_SHOWN  ? ""
+                 : t->attention == EST_ATTN_SDPA ? ", sdpa attention"
+                                                 : ", eager attention",
+                 t->grad_checkpoint ? ", gradient checkpointing" : "", out->estimate_mib);
         return;
+    }
     case CARMAD_BOUND_DECLARED:
         if (!rj->mem_mib)
-            snprintf(p, (size_t)(end - p), "none (no --mem, no --summary)");
+            snprintf(p, cap, "none (no --mem, no --summary)");
         else if (b)
-            snprintf(p, (size_t)(end - p), "--mem (%llu MiB, not below the %s's %llu)",
+            snprintf(p, cap, "--mem (%llu MiB, not below the %s's %llu)",
                      (unsigned long long)rj->mem_mib, out->runs ? "history" : "estimator",
                      (unsigned long long)b);
         else
-            snprintf(p, (size_t)(end - p), "--mem (%llu MiB)",
+            snprintf(p, cap, "--mem (%llu MiB)",
                      (unsigned long long)rj->mem_mib);
         return;
     }

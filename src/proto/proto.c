@@ -118,7 +118,9 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                                        "max_attempts", "summary", "batch", "seq_len", "image_size",
                                        "optimizer", "precision", "attention",
                                        "gradient_checkpointing", NULL};
-    static const char *const train_keys[] = {"optimizer", "precision", "attention"};
+    /* how the summary's model trains: the strings est_opts_set reads, then a flag */
+    static const char *const train_keys[] = {"optimizer", "precision", "attention",
+                                             "gradient_checkpointing"};
     struct carma_req_job *j = &r->job;
     if (!json_is_object(job))
         return carma_err_set(err, -EINVAL, "job: not an object");
@@ -199,26 +201,22 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                              "estimator needs the batch size)");
     j->train.optimizer = EST_OPT_ADAMW;
     j->train.precision = EST_PREC_FP32;
-    for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++) {
+    for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++)
+        if (json_object_get(job, train_keys[k]) && !j->summary)
+            return carma_err_set(err, -EINVAL, "job.%s: given without job.summary (it says "
+                                 "how the summary's model trains)", train_keys[k]);
+    for (size_t k = 0; k < 3; k++) {
         const char *v = NULL, *accepted;
         if ((rc = get_str(job, train_keys[k], "job", 64, 0, &v, err)))
             return rc;
-        if (v && !j->summary)
-            return carma_err_set(err, -EINVAL, "job.%s: given without job.summary (it says "
-                                 "how the summary's model trains)", train_keys[k]);
         if (v && est_opts_set(&j->train, train_keys[k], v, &accepted) < 0)
             return carma_err_set(err, -EINVAL, "job.%s: unknown %s '%.64s' (%s)",
                                  train_keys[k], train_keys[k], v, accepted);
     }
     const json_t *gc = json_object_get(job, "gradient_checkpointing");
-    if (gc) {
-        if (!json_is_boolean(gc))
-            return carma_err_set(err, -EINVAL, "job.gradient_checkpointing: not true or false");
-        if (!j->summary)
-            return carma_err_set(err, -EINVAL, "job.gradient_checkpointing: given without "
-                                 "job.summary (it says how the summary's model trains)");
-        j->train.grad_checkpoint = json_is_true(gc);
-    }
+    if (gc && !json_is_boolean(gc))
+        return carma_err_set(err, -EINVAL, "job.gradient_checkpointing: not true or false");
+    j->train.grad_checkpoint = json_is_true(gc);
     const json_t *env = json_object_get(job, "env");
     if (env) {
         if (!json_is_object(env))
