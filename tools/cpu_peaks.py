@@ -218,7 +218,7 @@ def peft(model, targets, r, dropout, save=()):
 QV = ("q_proj", "v_proj")
 ALL = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # name: (print, batch, seq, LoRA targets or None for full training, rank, dropout, saved,
-# gradient checkpointing)
+# gradient checkpointing[, DistributedDataParallel processes])
 RUNS = {
     "llama_full": ("llama_full", 4, 256, None, 0, 0, (), 0),
     "llama_lora_qv": ("llama_lora_qv", 4, 256, QV, 8, 0.05, (), 0),
@@ -234,6 +234,11 @@ RUNS = {
     "llama_lora_all_gc_b16": ("llama_lora_all", 16, 256, ALL, 16, 0.05, (), 1),
     # torchvision's ViT-B/16 at 224 x 224 (its own print; batch, no sequence)
     "vit_b_16": ("vit_b_16", 4, 0, None, 0, 0, (), 0),
+    # DistributedDataParallel over two processes (gloo), rank 0's tensors
+    "llama_full_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 0, 2),
+    "llama_full_gc_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 1, 2),
+    "llama_lora_all_ddp2": ("llama_lora_all", 4, 256, ALL, 16, 0.05, (), 0, 2),
+    "vit_b_16_ddp2": ("vit_b_16", 4, 0, None, 0, 0, (), 0, 2),
 }
 
 
@@ -275,27 +280,36 @@ class AdamW:
         del denom
 
 
-def measure(kind, batch, seq, targets, r, dropout, save, gc):
+def measure_model(kind, batch, seq, targets, r, dropout, save, gc):
+    if kind == "vit_b_16":
+        import torchvision
+        return torchvision.models.vit_b_16()
+    model = LlamaForCausalLM()
+    model.model.gradient_checkpointing = bool(gc)
+    return peft(model, set(targets), r, dropout, set(save)) if targets is not None else model
+
+
+def measure(kind, batch, seq, targets, r, dropout, save, gc, gpus=1, rank=0):
     torch.manual_seed(0)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        model = measure_model(kind, batch, seq, targets, r, dropout, save, gc)
         if kind == "vit_b_16":
-            import torchvision
-            model = torchvision.models.vit_b_16()
             ids = torch.randn(batch, 3, 224, 224)
             labels = torch.randint(0, 1000, (batch,))
         else:
-            model = LlamaForCausalLM()
-            model.model.gradient_checkpointing = bool(gc)
-            if targets is not None:
-                model = peft(model, set(targets), r, dropout, set(save))
             ids = torch.randint(0, 8000, (batch, seq))
             labels = torch.randint(0, 8000, (batch, seq))
         model.train()
+        net = model
+        if gpus > 1:
+            # as torchrun scripts wrap it: default bucket_cap_mb (25),
+            # gradient_as_bucket_view=False, broadcast_buffers=True
+            net = torch.nn.parallel.DistributedDataParallel(model)
         trained = [p for p in model.parameters() if p.requires_grad]
         opt = AdamW(trained)
         for _ in range(2):
             opt.zero_grad(set_to_none=True)
-            out = model(ids)
+            out = net(ids)
             loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
             loss.backward()
             opt.step()
@@ -307,24 +321,61 @@ def measure(kind, batch, seq, targets, r, dropout, save, gc):
     return model, peak, sum(p.numel() for p in model.parameters()), sum(p.numel() for p in trained)
 
 
+def ddp_rank(rank, gpus, port, args, result):
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    torch.distributed.init_process_group("gloo", rank=rank, world_size=gpus)
+    torch.set_num_threads(1)
+    got = measure(*args, gpus=gpus, rank=rank)
+    if rank == 0:
+        result.put(got[1:])
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+
+
+def measure_ddp(gpus, *args):
+    """measure() in each of `gpus` processes under DistributedDataParallel; rank 0's
+    model, peak and parameter counts."""
+    import random
+    import torch.multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    result = ctx.Queue()
+    port = random.randint(20000, 60000)
+    procs = [ctx.Process(target=ddp_rank, args=(r, gpus, port, args, result))
+             for r in range(gpus)]
+    for p in procs:
+        p.start()
+    peak, params, trained = result.get()
+    for p in procs:
+        p.join()
+        if p.exitcode:
+            sys.exit(f"cpu_peaks.py: a DDP rank exited with status {p.exitcode}")
+    # the print is the wrapped module's, as the single-process runs write it
+    torch.manual_seed(0)
+    return measure_model(*args), peak, params, trained
+
+
 def main():
     if len(sys.argv) < 2 or any(r not in RUNS for r in sys.argv[2:]):
         sys.exit(__doc__)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     index = os.path.join(out, "index.csv")
-    head = "run,summary,batch,seq_len,image_size,checkpointing,peak_mib,params,trained_params"
+    head = ("run,summary,batch,seq_len,image_size,checkpointing,gpus,peak_mib,params,"
+            "trained_params")
     rows = {}
     if os.path.exists(index):
         with open(index) as f:
             rows = {line.split(",")[0]: line.strip() for line in f.readlines()[1:] if line.strip()}
     for name in sys.argv[2:] or RUNS:
-        txt, batch, seq, targets, r, dropout, save, gc = RUNS[name]
+        txt, batch, seq, targets, r, dropout, save, gc, *ddp = RUNS[name]
+        gpus = ddp[0] if ddp else 1
         image = 224 if txt == "vit_b_16" else 0
-        model, peak, params, trained = measure(txt, batch, seq, targets, r, dropout, save, gc)
+        args = (txt, batch, seq, targets, r, dropout, save, gc)
+        model, peak, params, trained = (measure_ddp(gpus, *args) if gpus > 1
+                                        else measure(*args))
         with open(os.path.join(out, txt + ".txt"), "w") as f:
             f.write(str(model) + "\n")
-        rows[name] = (f"{name},{txt}.txt,{batch},{seq},{image},{gc},{peak / 2**20:.1f},"
+        rows[name] = (f"{name},{txt}.txt,{batch},{seq},{image},{gc},{gpus},{peak / 2**20:.1f},"
                       f"{params},{trained}")
         print(rows[name], flush=True)
         with open(index, "w") as f:

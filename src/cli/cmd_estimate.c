@@ -21,7 +21,7 @@ static void estimate_usage(FILE *f)
             "usage: carma estimate --summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-            "                      [--gpu KIND] [--gradient-checkpointing]\n"
+            "                      [--gpu KIND] [--gpus N] [--gradient-checkpointing]\n"
             "                      [--floor MIB|fitted] [--coefficients FILE] [--json]\n"
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
@@ -42,6 +42,10 @@ static void estimate_usage(FILE *f)
             "follows the tensor shapes through the print (docs/estimator.md).\n"
             "--gpu: the GPU kind, for \"fits\" and for PyTorch's default cuBLAS workspace\n"
             "(8.125 MiB per handle, 32 MiB on Hopper: h100-80gb).\n"
+            "--gpus N: the job trains on N GPUs with DistributedDataParallel, one process\n"
+            "per GPU, each at --batch (torchrun's usual script): the estimate is per GPU and\n"
+            "adds DDP's gradient buckets, a copy of the trained gradients. NCCL's own\n"
+            "buffers are outside PyTorch's allocator and not counted (docs/estimator.md).\n"
             "--floor MIB: the measured memory of an idle process of the job's environment\n"
             "(CUDA context + cuBLAS/cuDNN); --floor fitted: the floor fitted on GPUMemNet's\n"
             "runs (eager module loading: about 1430 MiB dense, 2080 MiB with convolutions).\n"
@@ -76,6 +80,7 @@ int cmd_estimate(int argc, char **argv)
         {"attention", required_argument, NULL, 'a'}, {"image-size", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {"gradient-checkpointing", no_argument, NULL, 'k'},
+        {"gpus", required_argument, NULL, 'n'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
@@ -117,6 +122,14 @@ int cmd_estimate(int argc, char **argv)
             }
             break;
         case 'g': gpu = optarg; break;
+        case 'n':
+            if (parse_u32(optarg, "--gpus", EST_MAX_GPUS, &o.gpus) < 0)
+                return 2;
+            if (o.gpus == 0) {
+                fprintf(stderr, "carma estimate: --gpus must be at least 1\n");
+                return 2;
+            }
+            break;
         case 'c': coef_file = optarg; break;
         case 'f':
             if (strcmp(optarg, "fitted") == 0) {
@@ -230,10 +243,11 @@ int cmd_estimate(int argc, char **argv)
         return 2;
     }
     if (json) {
-        json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
+        json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
                               "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,
                               "optimizer_state_mib", r.optimizer_mib, "activations_mib",
-                              r.activations_mib, "transient_mib", r.transient_mib);
+                              r.activations_mib, "transient_mib", r.transient_mib,
+                              "gradient_buckets_mib", r.buckets_mib);
         json_t *root = json_pack(
             "{s:f,s:f,s:b,s:s,s:f,s:o,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:s,s:s,s:s}", "estimate_mib",
             r.estimate_mib, "bound_mib", r.bound_mib, "fits", r.fits, "gpu", kind->name,
@@ -248,6 +262,8 @@ int cmd_estimate(int argc, char **argv)
         if (root)
             json_object_set_new(root, "gradient_checkpointing",
                                 json_boolean(o.grad_checkpoint));
+        if (root)
+            json_object_set_new(root, "gpus", json_integer(o.gpus > 1 ? o.gpus : 1));
         if (root)
             json_object_set_new(root, "trainable_params",
                                 json_integer((json_int_t)(m.params - m.frozen)));
@@ -285,9 +301,12 @@ int cmd_estimate(int argc, char **argv)
         if (m.tokens)
             printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,
                    m.patch_w);
-        printf(", %s, %s%s, %s (%.0f MiB)\n", est_optimizer_name(o.optimizer),
+        printf(", %s, %s%s, %s (%.0f MiB)", est_optimizer_name(o.optimizer),
                est_precision_name(o.precision),
                o.grad_checkpoint ? ", gradient checkpointing" : "", kind->name, kind->mem_mib);
+        if (o.gpus > 1)
+            printf(", per GPU of %u under DistributedDataParallel", o.gpus);
+        printf("\n");
         const char *attn = est_attention_assumed(&m, o.attention);
         if (strcmp(attn, "none") != 0)
             printf("attention: %s (%s)\n", attn,
@@ -300,6 +319,8 @@ int cmd_estimate(int argc, char **argv)
         printf("  optimizer state  %10.1f MiB\n", r.optimizer_mib);
         printf("  activations      %10.1f MiB\n", r.activations_mib);
         printf("  transient        %10.1f MiB\n", r.transient_mib);
+        if (o.gpus > 1)
+            printf("  gradient buckets %10.1f MiB  (DDP)\n", r.buckets_mib);
         printf("  estimate         %10.1f MiB", r.estimate_mib);
         if (r.peak_phase)
             printf("  (replay: peak in iteration %d, %s)\n", r.peak_iteration,

@@ -376,22 +376,25 @@ static int cpu_peaks_check(const char *dir)
     int rc;
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
         cq = carma_csv_col(csv, "seq_len"), cy = carma_csv_col(csv, "peak_mib"),
-        ck = carma_csv_col(csv, "checkpointing"), ci = carma_csv_col(csv, "image_size");
-    if (cs < 0 || cb < 0 || cq < 0 || cy < 0 || ck < 0 || ci < 0) {
+        ck = carma_csv_col(csv, "checkpointing"), ci = carma_csv_col(csv, "image_size"),
+        cn = carma_csv_col(csv, "gpus");
+    if (cs < 0 || cb < 0 || cq < 0 || cy < 0 || ck < 0 || ci < 0 || cn < 0) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
         ret = 2;
         goto out;
     }
     printf("\nTensor peaks measured on the CPU (two AdamW steps, fp32, eager attention; "
-           "cpu-peaks/; gc: gradient checkpointing), against the replay's:\n");
-    printf("  %-30s %5s %5s %3s %12s %9s %9s %7s\n", "summary", "batch", "seq", "gc", "trained",
-           "measured", "replay", "rep/ms");
+           "cpu-peaks/; gc: gradient checkpointing; ddp: DistributedDataParallel processes,\n"
+           "rank 0's tensors), against the replay's:\n");
+    printf("  %-30s %5s %5s %3s %3s %12s %9s %9s %7s\n", "summary", "batch", "seq", "gc", "ddp",
+           "trained", "measured", "replay", "rep/ms");
     double lo = 1e9, hi = 0;
     while ((rc = carma_csv_next(csv, &err)) == 1) {
-        uint64_t batch, seq, gc, image;
+        uint64_t batch, seq, gc, image, gpus;
         double peak;
         if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch == 0 || batch > EST_MAX_BATCH ||
             carma_parse_u64(csv->field[ck], &gc) < 0 || gc > 1 ||
+            carma_parse_u64(csv->field[cn], &gpus) < 0 || gpus == 0 || gpus > EST_MAX_GPUS ||
             carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536 ||
             carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ ||
             carma_parse_double(csv->field[cy], &peak) < 0 || !(peak > 0) ||
@@ -407,7 +410,8 @@ static int cpu_peaks_check(const char *dir)
             goto out;
         }
         struct est_opts o = {.batch = (uint32_t)batch, .seq = m.tokens ? m.tokens : (uint32_t)seq,
-                             .optimizer = EST_OPT_ADAMW, .grad_checkpoint = (int)gc};
+                             .optimizer = EST_OPT_ADAMW, .grad_checkpoint = (int)gc,
+                             .gpus = (uint32_t)gpus};
         struct est_replay_result r;
         if (est_replay(&m, &o, set.work, &r) < 0) {
             fprintf(stderr, "carma eval-estimator: %s: too many tensors to replay\n",
@@ -418,8 +422,8 @@ static int cpu_peaks_check(const char *dir)
         double ratio = r.peak_allocated_mib / peak;
         lo = ratio < lo ? ratio : lo;
         hi = ratio > hi ? ratio : hi;
-        printf("  %-30s %5u %5u %3s %12llu %9.1f %9.1f %7.3f\n", csv->field[cs], o.batch, o.seq,
-               gc ? "yes" : "no", (unsigned long long)(m.params - m.frozen), peak,
+        printf("  %-30s %5u %5u %3s %3u %12llu %9.1f %9.1f %7.3f\n", csv->field[cs], o.batch,
+               o.seq, gc ? "yes" : "no", o.gpus, (unsigned long long)(m.params - m.frozen), peak,
                r.peak_allocated_mib, ratio);
     }
     if (rc < 0) {

@@ -27,7 +27,9 @@ static void usage(FILE *f)
                "max(estimator bound, --mem); once the same command and batch has run, the\n"
                "bound comes from its observed peaks instead. --optimizer, --precision,\n"
                "--attention and --gradient-checkpointing say how the model trains, as for\n"
-               "carma estimate (default adamw, fp32).\n");
+               "carma estimate (default adamw, fp32). --mem and the bound are per GPU; with\n"
+               "--gpus N > 1 and --summary the job is taken to train with\n"
+               "DistributedDataParallel, one process per GPU at --batch.\n");
 }
 
 int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)

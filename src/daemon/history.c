@@ -68,6 +68,7 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     struct est_opts o = rj->train;
     o.batch = rj->batch;
     o.seq = rj->seq_len;
+    o.gpus = rj->gpus; /* more than one: DistributedDataParallel, one process per GPU */
     struct est_result r;
     struct est_replay_work *work = malloc(sizeof *work);
     int rc = work ? est_parse(rj->summary, strlen(rj->summary), "summary", &m, err)
@@ -101,18 +102,21 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
                      out->runs, lo, hi);
         return;
     case CARMAD_BOUND_ESTIMATOR: {
-        char seq[24] = "", img[32] = "";
+        char seq[24] = "", img[32] = "", ddp[32] = "";
         if (rj->seq_len)
             snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
         if (rj->image_h)
             snprintf(img, sizeof img, ", image %ux%u", rj->image_h, rj->image_w);
-        snprintf(p, cap, "estimator (batch %u%s%s, %s, %s%s%s; estimate %.0f MiB)",
+        if (rj->gpus > 1)
+            snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
+        snprintf(p, cap, "estimator (batch %u%s%s, %s, %s%s%s%s; estimate %.0f MiB)",
                  rj->batch, seq, img, est_optimizer_name(t->optimizer),
                  est_precision_name(t->precision),
                  t->attention == EST_ATTN_SHOWN  ? ""
                  : t->attention == EST_ATTN_SDPA ? ", sdpa attention"
                                                  : ", eager attention",
-                 t->grad_checkpoint ? ", gradient checkpointing" : "", out->estimate_mib);
+                 t->grad_checkpoint ? ", gradient checkpointing" : "", ddp,
+                 out->estimate_mib);
         return;
     }
     case CARMAD_BOUND_DECLARED:

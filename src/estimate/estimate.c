@@ -559,6 +559,20 @@ const char *est_floor_src_name(enum est_floor_src f)
     }
 }
 
+/* DDP's rebuilt gradient buckets for the per-kind model: each layer's trained
+ * parameters (its repeats as one tensor), last layer first. */
+static double ddp_buckets_mib(const struct est_model *m)
+{
+    struct est_ddp_fill f = {0};
+    double sum = 0;
+    for (size_t i = m->n; i-- > 0;) {
+        const struct est_layer *l = &m->layers[i];
+        sum += est_alloc_round(est_ddp_bucket(&f, (double)(l->params - l->frozen) * 4 *
+                                                      (double)l->count));
+    }
+    return (sum + est_alloc_round(f.cur)) / MIB;
+}
+
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_replay_work *work, struct est_result *r, struct carma_err *err)
 {
@@ -568,6 +582,8 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     if (o->batch > EST_MAX_BATCH)
         return carma_err_set(err, -EINVAL, "batch size %u is above %u", o->batch,
                              EST_MAX_BATCH);
+    if (o->gpus > EST_MAX_GPUS)
+        return carma_err_set(err, -EINVAL, "%u GPUs is above %u", o->gpus, EST_MAX_GPUS);
     if (o->seq > EST_MAX_SEQ)
         return carma_err_set(err, -EINVAL, "sequence length %u is above %u", o->seq,
                              EST_MAX_SEQ);
@@ -606,15 +622,18 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         r->optimizer_mib = k * rr.cat_mib[EST_RC_STATE];
         r->activations_mib = k * rr.cat_mib[EST_RC_ACT];
         r->transient_mib = k * (rr.cat_mib[EST_RC_TRANSIENT] + rr.cached_mib);
+        r->buckets_mib = k * rr.cat_mib[EST_RC_BUCKETS];
         r->peak_phase = rr.peak_phase;
         r->peak_iteration = rr.peak_iteration;
     } else {
         double f[EST_NFEAT];
         est_features(m, o, f, &r->weights_mib, &r->gradients_mib, &r->optimizer_mib);
         est_terms(c, fam, o, f, r);
+        if (o->gpus > 1)
+            r->buckets_mib = ddp_buckets_mib(m);
     }
     r->estimate_mib = r->floor_mib + r->weights_mib + r->gradients_mib + r->optimizer_mib +
-                      r->activations_mib + r->transient_mib;
+                      r->activations_mib + r->transient_mib + r->buckets_mib;
     double dynamic = r->estimate_mib - r->floor_mib;
     /* The size bands were calibrated in the fitted floor's environment: a floor the
      * user measured is another environment, bounded with the pooled quantile. The

@@ -283,7 +283,41 @@ struct est_opts {
      * of a ModuleList keeps only its input and runs again in backward. The replayed
      * family only (the per-kind model ignores it, which overestimates). */
     int grad_checkpoint;
+    /* Data-parallel processes, one per GPU, under torch.nn.parallel.
+     * DistributedDataParallel with its defaults (0 or 1: one process, no DDP). The
+     * estimate is per GPU, each process at `batch`: DDP adds its gradient buckets
+     * (est_ddp_bucket) and, at construction, the broadcast of the module's state. */
+    uint32_t gpus;
 };
+
+/* DistributedDataParallel's gradient buckets (gradient_as_bucket_view=False, its
+ * default: a flat copy of every trained gradient, kept for the life of the process).
+ * The first iteration holds one bucket of all trained parameters; before the second
+ * forward DDP rebuilds them in the order the gradients became ready, each filled
+ * until it holds at least its limit: 1 MiB for the first bucket, 25 MiB after
+ * (c10d's compute_bucket_assignment_by_size). */
+#define EST_DDP_FIRST_BUCKET (1024.0 * 1024.0)
+#define EST_DDP_BUCKET_CAP (25.0 * 1024.0 * 1024.0)
+#define EST_DDP_BROADCAST_CAP (250.0 * 1024.0 * 1024.0) /* construction's broadcast */
+#define EST_MAX_GPUS 65536u
+
+struct est_ddp_fill {
+    double cur;    /* bytes in the open bucket */
+    unsigned n;    /* buckets closed */
+};
+
+/* Adds a tensor of `bytes` to the open bucket; returns the bytes of the bucket that it
+ * closes, else 0. The caller closes the last one (f->cur when above 0). */
+static inline double est_ddp_bucket(struct est_ddp_fill *f, double bytes)
+{
+    f->cur += bytes;
+    if (f->cur < (f->n ? EST_DDP_BUCKET_CAP : EST_DDP_FIRST_BUCKET))
+        return 0;
+    double b = f->cur;
+    f->cur = 0;
+    f->n++;
+    return b;
+}
 
 /* Sets the field of o that a training set-up option names: "optimizer", "precision" or
  * "attention" to val, as `carma estimate`, `carma submit` and the protocol's job fields
@@ -299,6 +333,7 @@ int est_opts_set(struct est_opts *o, const char *name, const char *val, const ch
 struct est_result {
     double floor_mib, weights_mib, gradients_mib, optimizer_mib, activations_mib,
         transient_mib;
+    double buckets_mib;  /* DDP's gradient buckets (est_opts.gpus > 1), else 0 */
     double estimate_mib; /* sum of the above */
     double bound_mib;    /* safe bound (conformal); with EST_FLOOR_DEFAULT also at least
                           * the bound in the fitted floor's environment */

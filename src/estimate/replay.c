@@ -60,6 +60,7 @@ void est_replay_reset(struct est_replay_work *w)
     w->iteration = w->peak_iteration = 0;
     w->overflow = 0;
     w->cublas_ws[0] = w->cublas_ws[1] = NONE;
+    w->ddp_bucket = NONE;
 }
 
 static inline unsigned entry_new(struct est_replay_work *w)
@@ -513,8 +514,10 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
         const struct est_layer *l = visit(w, ps, t, &mult, &tb, &fz, &nt);
         for (unsigned k = 0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
+            double elem = fz[k] ? est_frozen_bytes(l, ps->o->precision) : 4;
             p->frozen = fz[k];
-            p->bytes = tb[k] * mult * (fz[k] ? est_frozen_bytes(l, ps->o->precision) : 4);
+            p->dtype = (uint8_t)(2 * elem);
+            p->bytes = tb[k] * mult * elem;
             p->size = alloc_size(p->bytes);
             p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
             replay_malloc(w, p->size, EST_RC_WEIGHTS);
@@ -525,6 +528,72 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             alloc(w, 8, EST_RC_WEIGHTS);                /* num_batches_tracked */
         }
     }
+}
+
+/* One flattened bucket of DDP's construction-time broadcast, at most two in flight
+ * (c10d's broadcast_coalesced): the oldest is copied out and freed before a third. */
+static void broadcast_flat(struct est_replay_work *w, uint32_t flight[2], double bytes)
+{
+    if (flight[1] != NONE) {
+        unref(w, flight[0]);
+        flight[0] = flight[1];
+        flight[1] = NONE;
+    }
+    flight[flight[0] == NONE ? 0 : 1] = alloc(w, bytes, EST_RC_TRANSIENT);
+}
+
+/* DistributedDataParallel(model): rank 0 broadcasts the parameters, each dtype's
+ * flattened into buckets of at least EST_DDP_BROADCAST_CAP (buffers, a few KiB of
+ * BatchNorm statistics, aside); then the Reducer makes its first-iteration bucket, all
+ * trained parameters' gradients in one flat tensor. */
+static void ddp_construct(struct est_replay_work *w)
+{
+    double open[4] = {0};
+    uint8_t key[4];
+    unsigned nk = 0;
+    uint32_t flight[2] = {NONE, NONE};
+    double trained = 0;
+    for (uint32_t i = 0; i < w->np; i++) {
+        const struct est_replay_param *p = &w->p[i];
+        unsigned k = 0;
+        while (k < nk && key[k] != p->dtype)
+            k++;
+        if (k == nk && nk < 4)
+            key[nk++] = p->dtype;
+        if (k == 4) /* a fifth dtype: shares the last bucket */
+            k = 3;
+        open[k] += p->bytes;
+        if (open[k] >= EST_DDP_BROADCAST_CAP) {
+            broadcast_flat(w, flight, open[k]);
+            open[k] = 0;
+        }
+        if (!p->frozen)
+            trained += p->bytes;
+    }
+    for (unsigned k = 0; k < nk; k++)
+        if (open[k] > 0)
+            broadcast_flat(w, flight, open[k]);
+    unref(w, flight[0]);
+    unref(w, flight[1]);
+    if (trained > 0)
+        w->ddp_bucket = alloc(w, trained, EST_RC_BUCKETS);
+}
+
+/* The second forward's bucket rebuild: the first bucket goes, then the trained
+ * gradients in the order they became ready (the reverse of the forward's) fill the
+ * new ones, kept from then on. */
+static void ddp_rebuild(struct est_replay_work *w)
+{
+    unref(w, w->ddp_bucket);
+    w->ddp_bucket = NONE;
+    struct est_ddp_fill f = {0};
+    for (uint32_t i = w->np; i-- > 0;) {
+        double b = w->p[i].frozen ? 0 : est_ddp_bucket(&f, w->p[i].bytes);
+        if (b > 0)
+            alloc(w, b, EST_RC_BUCKETS);
+    }
+    if (f.cur > 0)
+        alloc(w, f.cur, EST_RC_BUCKETS);
 }
 
 /* The first matrix product on a thread's cuBLAS handle (0: the main thread's, 1: the
@@ -966,6 +1035,8 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     plan(w, ps);
     w->phase = EST_RP_SETUP;
     setup(w, ps);
+    if (o->gpus > 1)
+        ddp_construct(w);
     /* Inputs: token ids for sequence models (a patch embedding's pixels as fp32), else
      * the listed input as fp32; labels per token or per sample (int64). */
     double x_sample = (double)m->input * 4 * (ps->seq_model ? seq : 1);
@@ -989,6 +1060,8 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         unref(w, lab);
         x = xb > 0 ? alloc(w, xb, EST_RC_ACT) : NONE;
         lab = alloc(w, lb, EST_RC_ACT);
+        if (it == 1 && o->gpus > 1)
+            ddp_rebuild(w);
         double yb;
         uint32_t y = forward(w, ps, x, x != NONE ? xb : 0, &yb);
         unref(w, outputs); /* the previous step's outputs, rebound */

@@ -28,6 +28,10 @@
  *     the life of the process;
  *   - the optimizer's state (Adam/AdamW/Adadelta two tensors per parameter, momentum
  *     one) and its per-parameter temporaries (Adam's sqrt, Adadelta's two);
+ *   - DistributedDataParallel (est_opts.gpus > 1): the construction's broadcast of the
+ *     parameters and buffers (flattened into buckets of 250 MiB, two at a time), one
+ *     gradient bucket of every trained parameter for the first iteration, and the
+ *     rebuilt buckets (est_ddp_bucket) from the second forward on;
  *   - the allocator: requests rounded to 512 B; up to 1 MiB from 2 MiB segments, up to
  *     10 MiB from 20 MiB segments, larger ones in segments rounded to 2 MiB; best fit
  *     among cached free blocks, splitting and merging as the caching allocator does;
@@ -62,6 +66,7 @@ enum est_replay_cat {
     EST_RC_STATE,       /* optimizer state */
     EST_RC_ACT,         /* forward tensors: inputs, outputs, saved for backward, loss */
     EST_RC_TRANSIENT,   /* activation gradients, attention scores, optimizer temporaries */
+    EST_RC_BUCKETS,     /* DistributedDataParallel's gradient buckets */
     EST_RC_COUNT
 };
 
@@ -95,6 +100,7 @@ struct est_replay_param {
     uint64_t size; /* bytes as the allocator rounds them */
     uint32_t grad, state[2], tmp[2], cast;
     uint8_t frozen; /* no gradient, no optimizer state */
+    uint8_t dtype;  /* twice its bytes per element: tensors DDP may flatten together */
 };
 
 struct est_replay_node {
@@ -151,6 +157,7 @@ struct est_replay_work {
     int phase, iteration, peak_phase, peak_iteration; /* where the replay is, its peak */
     int overflow;
     uint32_t cublas_ws[2]; /* the main thread's and autograd's cuBLAS workspaces, once made */
+    uint32_t ddp_bucket;   /* DDP's first-iteration bucket, until the rebuild */
 };
 
 struct est_replay_result {

@@ -80,6 +80,22 @@ grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attenti
     fail "bound_basis of the checkpointed job: $(grep bound_basis "$T/g.json")"
 echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
 "$CARMA" wait --timeout 20 "$g" >/dev/null
+# two GPUs: DistributedDataParallel's gradient buckets on each
+"$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||
+    fail "carma estimate --gpus 2"
+want4=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est4.json")
+grep -q '"gradient_buckets_mib": [1-9]' "$T/est4.json" || fail "carma estimate --gpus 2: no buckets"
+d=$(submit --gpus 2 --summary "$BERT" --batch 16 --seq-len 256 -- true ddp)
+"$CARMA" show --json "$d" > "$T/d.json"
+[ "$(json_int "$T/d.json" bound_mib)" = "$want4" ] ||
+    fail "DDP bound $(json_int "$T/d.json" bound_mib), the estimator's $want4 expected"
+grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, fp32, DDP on 2 GPUs; estimate' "$T/d.json" ||
+    fail "bound_basis of the DDP job: $(grep bound_basis "$T/d.json")"
+"$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --json > "$T/est5.json"
+one=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); print int($2)}' "$T/est5.json")
+[ "$want4" -gt "$one" ] || fail "DDP bound $want4 not above one GPU's $one"
+echo "   BERT-base on 2 GPUs (DDP): $want4 MiB per GPU, against $one on one"
+"$CARMA" wait --timeout 20 "$d" >/dev/null
 "$CARMA" submit --summary "$SUM" -- true 2>"$T/err"; [ $? = 2 ] || fail "--summary without --batch: exit status"
 grep -q "needs --batch" "$T/err" || fail "--summary without --batch: message: $(cat "$T/err")"
 "$CARMA" submit --precision bf16 -- true 2>"$T/err"; [ $? = 2 ] || fail "--precision without --summary: exit status"

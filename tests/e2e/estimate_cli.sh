@@ -17,8 +17,9 @@ d = json.load(open(sys.argv[1]))
 for k in ["estimate_mib", "bound_mib", "fits", "breakdown"]:
     assert k in d, k
 b = d["breakdown"]
-for k in ["floor_mib", "weights_mib", "gradients_mib", "optimizer_state_mib", "activations_mib", "transient_mib"]:
+for k in ["floor_mib", "weights_mib", "gradients_mib", "optimizer_state_mib", "activations_mib", "transient_mib", "gradient_buckets_mib"]:
     assert k in b, k
+assert b["gradient_buckets_mib"] == 0 and d["gpus"] == 1
 assert abs(sum(b.values()) - d["estimate_mib"]) < 1e-3
 assert d["bound_mib"] >= d["estimate_mib"] and d["fits"] is True
 assert d["optimizer"] == "adamw" and d["precision"] == "fp32" and d["gpu"] == "a100-40gb"
@@ -116,6 +117,8 @@ expect2 "bad_params.txt:4: bad parameter count" --summary $C/summary_torchsummar
 expect2 "unknown GPU kind" --summary $C/summary_csv/mlp.csv --batch 8 --gpu tpu
 expect2 "unknown optimizer" --summary $C/summary_csv/mlp.csv --batch 8 --optimizer lion
 expect2 "--floor must be MiB" --summary $C/summary_csv/mlp.csv --batch 8 --floor eager
+expect2 "--gpus must be at least 1" --summary $C/summary_csv/mlp.csv --batch 8 --gpus 0
+expect2 "--gpus must be an integer" --summary $C/summary_csv/mlp.csv --batch 8 --gpus two
 expect2 "No such file" --summary "$T/missing.txt" --batch 8
 expect2 "unknown attention 'flash' (eager, sdpa)" --summary $C/summary_modtree/bert_base.txt \
     --batch 8 --seq-len 128 --attention flash

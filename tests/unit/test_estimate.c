@@ -1295,6 +1295,73 @@ static size_t live_tensors(const struct est_replay_work *w)
     return n;
 }
 
+/* DistributedDataParallel's buckets: each closes once it holds its limit (1 MiB for the
+ * first, 25 MiB after), so a bucket may pass it by its last tensor. */
+static void test_ddp_buckets(void **state)
+{
+    (void)state;
+    const double M = 1024.0 * 1024.0;
+    struct est_ddp_fill f = {0};
+    assert_true(est_ddp_bucket(&f, 0.5 * M) == 0);
+    assert_float_equal(est_ddp_bucket(&f, 0.6 * M), 1.1 * M, 1e-6);
+    assert_true(est_ddp_bucket(&f, 10 * M) == 0);
+    assert_true(est_ddp_bucket(&f, 10 * M) == 0);
+    assert_float_equal(est_ddp_bucket(&f, 10 * M), 30 * M, 1e-6);
+    assert_float_equal(est_ddp_bucket(&f, 90 * M), 90 * M, 1e-6); /* one large tensor */
+    assert_true(est_ddp_bucket(&f, 3 * M) == 0);
+    assert_float_equal(f.cur, 3 * M, 1e-6); /* the caller closes the last */
+    assert_int_equal(f.n, 3);
+}
+
+/* Under DDP the replay holds one more copy of every trained gradient from construction
+ * on, in one bucket until the second forward rebuilds them: one 1024 -> 1536 linear
+ * layer (6 MiB of weight and bias) holds 6 MiB more at its peak, counted as buckets, and
+ * a PEFT model only its adapters' (and saved copy's) gradients. The per-kind model adds
+ * the same bytes; more GPUs than EST_MAX_GPUS are refused. */
+static void test_replay_ddp(void **state)
+{
+    (void)state;
+    struct est_model m;
+    parse_linear_1536(&m);
+    const double grad_mib = 1574400.0 * 4 / (1024.0 * 1024.0);
+    for (int opt = EST_OPT_SGD; opt <= EST_OPT_ADAMW; opt++) {
+        struct est_opts o = {.batch = 64, .optimizer = (enum est_optimizer)opt};
+        struct est_replay_result one, two;
+        assert_int_equal(est_replay(&m, &o, &rwork, &one), 0);
+        o.gpus = 2;
+        assert_int_equal(est_replay(&m, &o, &rwork, &two), 0);
+        assert_float_equal(two.peak_allocated_mib - one.peak_allocated_mib, grad_mib, 0.01);
+        assert_float_equal(two.cat_mib[EST_RC_BUCKETS], grad_mib, 0.01);
+        assert_true(one.cat_mib[EST_RC_BUCKETS] == 0);
+        assert_true(two.peak_mib >= one.peak_mib); /* cached room may take the bucket */
+    }
+    struct carma_err err;
+    assert_int_equal(parse_str(PEFT_LLAMA("Linear"), &m, &err), 0);
+    struct est_opts o = {.batch = 4, .seq = 128, .optimizer = EST_OPT_ADAMW, .gpus = 8};
+    struct est_replay_result r;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    double trained_mib = (double)(m.params - m.frozen) * 4 / (1024.0 * 1024.0);
+    /* a bucket's block keeps a remainder of up to 1 MiB unsplit */
+    assert_true(r.cat_mib[EST_RC_BUCKETS] >= trained_mib &&
+                r.cat_mib[EST_RC_BUCKETS] < trained_mib + 1);
+
+    struct est_result a, b;
+    assert_int_equal(parse_into("data/estimator/imagenet-tables/resnet50.csv", 0, layers, &m,
+                                &err),
+                     0);
+    o = (struct est_opts){.batch = 32, .optimizer = EST_OPT_ADAM};
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    o.gpus = 4;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_true(a.buckets_mib == 0);
+    assert_float_equal(b.buckets_mib, a.gradients_mib, 0.05);
+    assert_true(fabs(b.estimate_mib - a.estimate_mib - b.buckets_mib) < 1e-6);
+    assert_true(b.bound_mib > a.bound_mib);
+    o.gpus = EST_MAX_GPUS + 1;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &b, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "GPUs"));
+}
+
 /* Gradient checkpointing: each layer of a ModuleList is a unit that keeps only its
  * input, and its recomputation in backward leaves nothing behind. */
 static void test_replay_checkpointing(void **state)
@@ -1358,8 +1425,8 @@ static void test_replay_checkpointing(void **state)
 
 /* The replay against peaks of live tensor bytes measured on the CPU for the same prints
  * (tools/cpu_peaks.py; autograd keeps the same tensors on any device): full training
- * and LoRA, with and without gradient checkpointing, never more than 2% under and at
- * most 20% over. */
+ * and LoRA, with and without gradient checkpointing and DistributedDataParallel, never
+ * more than 2% under and at most 20% over. */
 static void test_replay_cpu_peaks(void **state)
 {
     (void)state;
@@ -1368,15 +1435,21 @@ static void test_replay_cpu_peaks(void **state)
     struct carma_err err;
     assert_int_equal(
         carma_file_read("data/estimator/cpu-peaks/index.csv", 1 << 16, &buf, &len, &err), 0);
-    unsigned runs = 0, lora = 0, checkpointed = 0;
+    /* each run's measured and replayed peak, to compare a DDP run with its single twin */
+    struct {
+        char name[64];
+        unsigned batch, seq, gc, gpus;
+        double measured, replayed;
+    } seen[32];
+    unsigned runs = 0, lora = 0, checkpointed = 0, ddp = 0;
     for (const char *l = strchr(buf, '\n') + 1; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
         char run[64], name[64];
-        unsigned batch, seq, image, gc;
+        unsigned batch, seq, image, gc, gpus;
         double peak;
         unsigned long long params, trained;
-        assert_int_equal(sscanf(l, "%63[^,],%63[^,],%u,%u,%u,%u,%lf,%llu,%llu", run, name, &batch,
-                                &seq, &image, &gc, &peak, &params, &trained),
-                         9);
+        assert_int_equal(sscanf(l, "%63[^,],%63[^,],%u,%u,%u,%u,%u,%lf,%llu,%llu", run, name,
+                                &batch, &seq, &image, &gc, &gpus, &peak, &params, &trained),
+                         10);
         char path[128];
         snprintf(path, sizeof path, "data/estimator/cpu-peaks/%s", name);
         struct est_model m;
@@ -1388,18 +1461,38 @@ static void test_replay_cpu_peaks(void **state)
         assert_int_equal(m.params + unseen, params);
         assert_int_equal(m.params - m.frozen + unseen, trained);
         struct est_opts o = {.batch = batch, .seq = image ? m.tokens : seq,
-                             .optimizer = EST_OPT_ADAMW, .grad_checkpoint = (int)gc};
+                             .optimizer = EST_OPT_ADAMW, .grad_checkpoint = (int)gc,
+                             .gpus = gpus};
         struct est_replay_result r;
         assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
         double ratio = r.peak_allocated_mib / peak;
         if (ratio < 0.98 || ratio > 1.20)
             fail_msg("%s: replay %.1f MiB, measured %.1f (%.3f)", run, r.peak_allocated_mib,
                      peak, ratio);
+        /* DDP adds what it measurably adds: within 2% of the measured step up, and half a
+         * MiB for how the replay's blocks round (a LoRA model's buckets are 2.4 MiB) */
+        for (unsigned i = 0; i < runs && gpus > 1; i++) {
+            if (strcmp(seen[i].name, name) || seen[i].batch != batch || seen[i].seq != seq ||
+                seen[i].gc != gc || seen[i].gpus != 1)
+                continue;
+            double dm = peak - seen[i].measured, dr = r.peak_allocated_mib - seen[i].replayed;
+            if (!(dm > 0) || fabs(dr - dm) > 0.02 * dm + 0.5)
+                fail_msg("%s: DDP adds %.1f MiB measured, %.1f replayed", run, dm, dr);
+            ddp++;
+        }
+        assert_true(runs < sizeof seen / sizeof seen[0]);
+        snprintf(seen[runs].name, sizeof seen[runs].name, "%s", name);
+        seen[runs].batch = batch;
+        seen[runs].seq = seq;
+        seen[runs].gc = gc;
+        seen[runs].gpus = gpus;
+        seen[runs].measured = peak;
+        seen[runs].replayed = r.peak_allocated_mib;
         runs++;
         lora += m.frozen > 0;
         checkpointed += gc;
     }
-    assert_true(runs >= 10 && lora >= 8 && checkpointed >= 4);
+    assert_true(runs >= 10 && lora >= 8 && checkpointed >= 4 && ddp >= 4);
     free(buf);
 }
 
@@ -1723,6 +1816,8 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_replay_allocator),
         cmocka_unit_test(test_replay_linear),
+        cmocka_unit_test(test_ddp_buckets),
+        cmocka_unit_test(test_replay_ddp),
         cmocka_unit_test(test_replay_summary_pass),
         cmocka_unit_test(test_replay_activation_semantics),
         cmocka_unit_test(test_replay_gated_mlp),
