@@ -13,13 +13,13 @@
 #include "estimate/replay.h"
 
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
-                       uint32_t batch, double *max_mib, double *min_mib, uint32_t *runs,
-                       struct carma_err *err)
+                       uint32_t batch, uint32_t gpus, double *max_mib, double *min_mib,
+                       uint32_t *runs, struct carma_err *err)
 {
     static const char sql[] =
         "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
         "JOIN jobs j ON a.job_id = j.id "
-        "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND a.peak_mib > 0 "
+        "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 AND a.peak_mib > 0 "
         "AND a.outcome IS NOT NULL AND a.outcome != 'oom'";
     *max_mib = *min_mib = 0;
     *runs = 0;
@@ -32,6 +32,8 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
         rc = sqlite3_bind_text(q, 2, argv_json, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(q, 3, batch);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(q, 4, gpus);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -147,7 +149,8 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
     double hi = 0, lo = 0;
     uint32_t runs;
     struct carma_err herr;
-    if (carmad_store_peaks(st, uid, argv_json, rj->batch, &hi, &lo, &runs, &herr) == 0 &&
+    if (carmad_store_peaks(st, uid, argv_json, rj->batch, rj->gpus, &hi, &lo, &runs,
+                           &herr) == 0 &&
         runs > 0) {
         /* est_history's answer over this signature's recorded peaks. */
         struct est_history_entry slots[4];

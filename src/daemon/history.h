@@ -1,7 +1,8 @@
 /* carmad's memory bound of a submitted job (DESIGN.md §5, issue 4): history beats the
  * model, the model beats nothing, and the user's declared --mem is a floor.
  *
- *   history   the job's signature (uid, argv, batch: est_signature's inputs) has
+ *   history   the job's signature (uid, argv, batch, GPU count: a peak is per GPU, and
+ *             DDP on more GPUs holds more on each) has
  *             attempts with an observed peak in the store: est_history_next's bound
  *             (largest peak + run-to-run spread + 2 MiB);
  *   estimator else, when the request carries a model summary and a batch: the
@@ -35,12 +36,12 @@ struct carmad_bound {
 };
 
 /* Observed peaks of the earlier attempts of a job signature: attempts of `uid`'s jobs
- * with exactly this argv JSON (as stored) and batch that ended with a peak > 0, OOM
+ * with exactly this argv JSON (as stored), batch and GPU count that ended with a peak > 0, OOM
  * attempts excluded (their peak is below the need). *runs is 0 when there are none.
  * Returns 0 or a negative errno with err. */
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
-                       uint32_t batch, double *max_mib, double *min_mib, uint32_t *runs,
-                       struct carma_err *err);
+                       uint32_t batch, uint32_t gpus, double *max_mib, double *min_mib,
+                       uint32_t *runs, struct carma_err *err);
 
 /* The bound of a new job (see above). A summary that does not parse, or a sequence
  * model without seq_len, is an error (-EINVAL, err names the line); a store error

@@ -95,7 +95,13 @@ grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, fp32, DDP on 2 GPU
 one=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); print int($2)}' "$T/est5.json")
 [ "$want4" -gt "$one" ] || fail "DDP bound $want4 not above one GPU's $one"
 echo "   BERT-base on 2 GPUs (DDP): $want4 MiB per GPU, against $one on one"
-"$CARMA" wait --timeout 20 "$d" >/dev/null
+"$CARMA" wait --timeout 20 "$d" >/dev/null || fail "the DDP job did not succeed"
+# the same command on one GPU is another signature: the estimator's one-GPU bound
+e=$(submit --summary "$BERT" --batch 16 --seq-len 256 -- true ddp)
+"$CARMA" show --json "$e" > "$T/e.json"
+grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, fp32; estimate' "$T/e.json" ||
+    fail "one GPU took the two-GPU run's history: $(grep bound_basis "$T/e.json")"
+"$CARMA" wait --timeout 20 "$e" >/dev/null
 "$CARMA" submit --summary "$SUM" -- true 2>"$T/err"; [ $? = 2 ] || fail "--summary without --batch: exit status"
 grep -q "needs --batch" "$T/err" || fail "--summary without --batch: message: $(cat "$T/err")"
 "$CARMA" submit --precision bf16 -- true 2>"$T/err"; [ $? = 2 ] || fail "--precision without --summary: exit status"
