@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Measures, on the CPU, the most memory a training job's tensors take at once, for a
 Llama-style causal language model trained in full and with LoRA adapters, with and
-without gradient checkpointing, and torchvision's ViT-B/16, and writes each model's
-print(model) (NAME.txt) and index.csv (run, summary, batch, seq_len, image_size,
-checkpointing 0/1, measured peak in MiB, parameters, trained parameters).
+without gradient checkpointing, a GPT-2-style one (its gelu_new written out in Python, or
+as one operation), and torchvision's ViT-B/16, some also under DistributedDataParallel
+over two processes (gloo; rank 0's tensors), and writes each model's print(model)
+(NAME.txt) and index.csv (run, summary, batch, seq_len, image_size, checkpointing 0/1,
+gpus, measured peak in MiB, parameters, trained parameters).
 
 Why the CPU: autograd keeps and frees the same tensors on any device, so the peak of
 live tensor bytes over two training steps (forward, cross-entropy, backward, AdamW
@@ -150,6 +152,121 @@ class LlamaForCausalLM(nn.Module):
         return self.lm_head(self.model(ids))
 
 
+class Conv1D(nn.Module):
+    """Hugging Face's transposed linear layer (GPT-2): addmm(bias, x, weight[nx, nf])."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf, self.nx = nf, nx
+        self.weight = nn.Parameter(torch.empty(nx, nf).normal_(std=0.02))
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(size_out)
+
+    def __repr__(self):
+        return f"Conv1D(nf={self.nf}, nx={self.nx})"
+
+
+class NewGELUActivation(nn.Module):
+    """GPT-2's "gelu_new": the tanh approximation written out in Python, as Hugging Face
+    writes it (each operation a tensor autograd may keep)."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                           (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GELUTanh(nn.Module):
+    """The same function as one operation (F.gelu(approximate="tanh"))."""
+
+    def forward(self, x):
+        return F.gelu(x, approximate="tanh")
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, d, nh, n_pos, p):
+        super().__init__()
+        self.nh, self.hd, self.d = nh, d // nh, d
+        self.register_buffer("bias", torch.tril(torch.ones(n_pos, n_pos, dtype=torch.bool))
+                             .view(1, 1, n_pos, n_pos), persistent=False)
+        self.c_attn = Conv1D(3 * d, d)
+        self.c_proj = Conv1D(d, d)
+        self.attn_dropout = nn.Dropout(p)
+        self.resid_dropout = nn.Dropout(p)
+
+    def split(self, t):
+        return t.view(t.size()[:-1] + (self.nh, self.hd)).permute(0, 2, 1, 3)
+
+    def forward(self, h):
+        q, k, v = (self.split(t) for t in self.c_attn(h).split(self.d, dim=2))
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype)
+        s = q.size(-2)
+        w = torch.where(self.bias[:, :, :s, :s], w, torch.full([], torch.finfo(w.dtype).min,
+                                                               dtype=w.dtype))
+        w = self.attn_dropout(F.softmax(w, dim=-1).type(v.dtype))
+        o = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        o = o.view(o.size()[:-2] + (self.d,))
+        return self.resid_dropout(self.c_proj(o))
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, d, p, act):
+        super().__init__()
+        self.c_fc = Conv1D(4 * d, d)
+        self.c_proj = Conv1D(d, 4 * d)
+        self.act = act()
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, h):
+        return self.dropout(self.c_proj(self.act(self.c_fc(h))))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, d, nh, n_pos, p, act):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d, eps=1e-5)
+        self.attn = GPT2Attention(d, nh, n_pos, p)
+        self.ln_2 = nn.LayerNorm(d, eps=1e-5)
+        self.mlp = GPT2MLP(d, p, act)
+
+    def forward(self, h):
+        h = self.attn(self.ln_1(h)) + h
+        return h + self.mlp(self.ln_2(h))
+
+
+class GPT2Model(nn.Module):
+    def __init__(self, v, d, nh, n, n_pos, p, act):
+        super().__init__()
+        self.wte = nn.Embedding(v, d)
+        self.wpe = nn.Embedding(n_pos, d)
+        self.drop = nn.Dropout(p)
+        self.h = nn.ModuleList([GPT2Block(d, nh, n_pos, p, act) for _ in range(n)])
+        self.ln_f = nn.LayerNorm(d, eps=1e-5)
+
+    def forward(self, ids):
+        h = self.drop(self.wte(ids) + self.wpe(torch.arange(ids.shape[1])[None]))
+        for block in self.h:
+            h = block(h)
+        return self.ln_f(h)
+
+
+class GPT2LMHeadModel(nn.Module):
+    """GPT-2 as transformers 4.45 builds it (eager attention), the head tied to the token
+    table; its loss is the caller's cross-entropy over the logits."""
+
+    def __init__(self, v=8000, d=512, nh=8, n=4, n_pos=1024, p=0.1, act=NewGELUActivation):
+        super().__init__()
+        self.transformer = GPT2Model(v, d, nh, n, n_pos, p, act)
+        self.lm_head = nn.Linear(d, v, bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+
+    def forward(self, ids):
+        return self.lm_head(self.transformer(ids))
+
+
 class LoraLinear(nn.Module):
     """base(x) + lora_B(lora_A(dropout(x))) * scaling, printed as lora.Linear."""
 
@@ -234,6 +351,9 @@ RUNS = {
     "llama_lora_all_gc_b16": ("llama_lora_all", 16, 256, ALL, 16, 0.05, (), 1),
     # torchvision's ViT-B/16 at 224 x 224 (its own print; batch, no sequence)
     "vit_b_16": ("vit_b_16", 4, 0, None, 0, 0, (), 0),
+    # GPT-2's layout (Conv1D, eager attention with dropout, gelu_new written in Python)
+    "gpt2": ("gpt2", 4, 256, None, 0, 0, (), 0),
+    "gpt2_gelu_tanh": ("gpt2_gelu_tanh", 4, 256, None, 0, 0, (), 0),
     # DistributedDataParallel over two processes (gloo), rank 0's tensors
     "llama_full_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 0, 2),
     "llama_full_gc_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 1, 2),
@@ -284,6 +404,8 @@ def measure_model(kind, batch, seq, targets, r, dropout, save, gc):
     if kind == "vit_b_16":
         import torchvision
         return torchvision.models.vit_b_16()
+    if kind.startswith("gpt2"):
+        return GPT2LMHeadModel(act=GELUTanh if kind == "gpt2_gelu_tanh" else NewGELUActivation)
     model = LlamaForCausalLM()
     model.model.gradient_checkpointing = bool(gc)
     return peft(model, set(targets), r, dropout, set(save)) if targets is not None else model

@@ -114,6 +114,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->flags = 0;
     l->wbits = 0;
     l->unit = 0;
+    l->keeps = 0;
     l->count = count;
     l->rank = 0;
     l->out = out;
@@ -150,8 +151,23 @@ unsigned est_type_flags(enum est_kind k, const char *type, size_t len)
     for (size_t i = 0; i < sizeof input_keepers / sizeof input_keepers[0]; i++)
         if (has(type, len, input_keepers[i]))
             return 0;
+    if (has(type, len, "gelu")) /* GELUTanh is gelu(approximate="tanh"): from its input */
+        return 0;
     if (has(type, len, "relu") || has(type, len, "tanh") || has(type, len, "sigmoid"))
         return EST_LF_SAVES_RESULT;
+    return 0;
+}
+
+unsigned est_type_keeps(enum est_kind k, const char *type, size_t len)
+{
+    if (k != EST_K_ACT)
+        return 0;
+    if (is(type, len, "NewGELUActivation") || is(type, len, "AccurateGELUActivation"))
+        return 3;
+    if (is(type, len, "FastGELUActivation"))
+        return 6;
+    if (is(type, len, "QuickGELUActivation"))
+        return 1;
     return 0;
 }
 
@@ -160,8 +176,10 @@ int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64
 {
     enum est_kind k = est_kind_classify(type, len);
     int rc = est_model_add(m, k, out, params, count, per_token);
-    if (rc == 0)
+    if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)est_type_flags(k, type, len);
+        m->layers[m->n - 1].keeps = (uint8_t)est_type_keeps(k, type, len);
+    }
     return rc;
 }
 

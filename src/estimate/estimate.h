@@ -93,6 +93,8 @@ struct est_layer {
     uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
                           quantized (bitsandbytes Linear4bit, Linear8bitLt) */
     uint8_t unit;      /* EST_UNIT_*: where a unit of gradient checkpointing starts, ends */
+    uint8_t keeps;     /* an activation written out in Python (est_type_keeps): tensors
+                          of its output's size its graph keeps besides its input */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
@@ -155,6 +157,14 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
 unsigned est_type_flags(enum est_kind k, const char *type, size_t len);
 
 /* est_model_add with the kind and flags a layer type name implies. */
+/* What an activation class written out in Python keeps for backward besides its input,
+ * in tensors of its output's size (0 for a single operation, and for other kinds).
+ * Hugging Face's activations.py: NewGELUActivation and AccurateGELUActivation
+ * (0.5x (1 + tanh(c (x + 0.044715 x^3)))) keep 0.5x, the tanh and 1 + tanh, 3;
+ * FastGELUActivation also its two factors inside the tanh and 0.044715x, 6;
+ * QuickGELUActivation (x sigmoid(1.702x)) the sigmoid, 1. */
+unsigned est_type_keeps(enum est_kind k, const char *type, size_t len);
+
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,
                        uint64_t params, uint32_t count, int per_token);
 

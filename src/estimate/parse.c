@@ -468,7 +468,7 @@ struct ti_row {
     unsigned depth;
     size_t line;
     enum est_kind kind;
-    unsigned flags;
+    unsigned flags, keeps;
     int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
     int frozen; /* its parameters printed "(1,024)": none trainable */
     uint64_t out, params;
@@ -484,6 +484,7 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
     int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
     if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
+        m->layers[m->n - 1].keeps = (uint8_t)r->keeps;
         if (r->scores)
             m->layers[m->n - 1].attn = 0;
         if (r->frozen) {
@@ -578,7 +579,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.depth = 0;
                 pend.line = L.line;
                 pend.kind = EST_K_OTHER;
-                pend.flags = 0;
+                pend.flags = pend.keeps = 0;
                 pend.scores = 0;
                 pend.out = 0;
                 pend.params = 0;
@@ -659,6 +660,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.line = L.line;
             pend.kind = est_kind_classify(t, type_n);
             pend.flags = est_type_flags(pend.kind, t, type_n);
+            pend.keeps = est_type_keeps(pend.kind, t, type_n);
             /* Attention computes its probabilities functionally: the only trace in the
              * table is the dropout applied to them, inside the attention module, with
              * their [batch, heads, seq, seq] shape. It stands for them. */
@@ -2123,6 +2125,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
         struct est_layer *nl = &m->layers[m->n - 1];
         nl->flags = (uint8_t)(est_type_flags(k, c, cls_n) | extra_flags);
+        nl->keeps = (uint8_t)est_type_keeps(k, c, cls_n);
         if (role == MT_P_ORIG) { /* weights only: the forward runs the trained copy */
             nl->kind = EST_K_OTHER;
             nl->out = 0;
@@ -2250,6 +2253,8 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
         }
         m->layers[m->n - 1].flags =
             (uint8_t)est_type_flags((enum est_kind)k, type, strlen(type));
+        m->layers[m->n - 1].keeps =
+            (uint8_t)est_type_keeps((enum est_kind)k, type, strlen(type));
         if (per && !m->needs_seq) {
             m->needs_seq = 1;
             m->needs_seq_line = c->line;

@@ -665,6 +665,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         nd->kind = l->kind;
         nd->flags = l->flags;
         nd->trains = (uint8_t)trains;
+        nd->keeps = 0;
         nd->nsaved = 4;
         for (int k = 0; k < 4; k++)
             nd->saved[k] = NONE;
@@ -758,6 +759,19 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             break;
         }
         case EST_K_ACT:
+            if (l->keeps) {
+                /* written out in Python: the tensors its operations keep, each made
+                 * before the output, one temporary at a time between them */
+                unsigned kp = l->keeps < EST_REPLAY_NSAVED - 1 ? l->keeps
+                                                                : EST_REPLAY_NSAVED - 1;
+                nd->keeps = (uint8_t)kp;
+                nd->nsaved = (uint8_t)(kp + 1 > 4 ? kp + 1 : 4);
+                for (unsigned k = 1; k <= kp; k++)
+                    nd->saved[k] = alloc(w, ob, EST_RC_ACT);
+                for (unsigned k = kp + 1; k < nd->nsaved; k++)
+                    nd->saved[k] = NONE;
+                unref(w, alloc(w, ob, EST_RC_TRANSIENT));
+            }
             out = alloc(w, ob, EST_RC_ACT);
             if (l->flags & EST_LF_SAVES_RESULT) {
                 nd->saved[0] = ref(w, out);
@@ -934,6 +948,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         if (nd->in_bytes > 0)
             gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
         unref(w, deq);
+        /* a Python activation's last product gives two gradients at once (0.5x and
+         * 1 + tanh for NewGELUActivation), while all it kept is still held */
+        if (nd->keeps && nd->in_bytes > 0)
+            unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
         if (nd->kind == EST_K_LINEAR && (nd->trains || nd->in_bytes > 0))
             cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)

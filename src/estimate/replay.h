@@ -8,7 +8,8 @@
  *   - what each node keeps for backward: linear and convolution their input, norms
  *     their input and per-channel statistics (a Python RMSNorm its normalised input
  *     too), ReLU/Tanh/Sigmoid their output and other activations their input, dropout a
- *     1-byte mask, softmax its output, eager attention its probabilities, their dropout
+ *     1-byte mask, softmax its output, an activation written out in Python (Hugging
+ *     Face's NewGELUActivation) what its operations keep, eager attention its probabilities, their dropout
  *     mask and output, fused attention its output, a gated MLP's up projection the
  *     gate's input and, for the product, both factors; everything else is freed as soon
  *     as the next layer has consumed it;
@@ -93,7 +94,7 @@ struct est_replay_block {
 /* Parameter tensors and graph nodes of one replay (layer repeats expanded or not). */
 #define EST_REPLAY_MAX_PARAMS 8192u
 #define EST_REPLAY_MAX_NODES 4096u
-#define EST_REPLAY_NSAVED 6
+#define EST_REPLAY_NSAVED 8
 
 struct est_replay_param {
     double bytes;  /* fp32, or as stored when frozen */
@@ -107,7 +108,9 @@ struct est_replay_node {
     uint8_t kind;      /* enum est_kind, or EST_K_COUNT for the loss */
     uint8_t flags;     /* the layer's EST_LF_* */
     uint8_t trains;    /* it has trained parameters */
-    uint8_t nsaved;    /* saved[] entries in use: 4, a LoRA layer's 6, the loss's fewer */
+    uint8_t nsaved;    /* saved[] entries in use: 4, a LoRA layer's 6, a Python
+                          activation's 1 + keeps, the loss's fewer */
+    uint8_t keeps;     /* an activation written out in Python: est_layer.keeps */
     uint32_t saved[EST_REPLAY_NSAVED]; /* kept for backward (EST_RB_NONE: none); LoRA's
                                           adapter uses 3-5 */
     uint32_t p0, np;   /* its parameter tensors */
