@@ -10,8 +10,10 @@ gpus, measured peak in MiB, parameters, trained parameters).
 Why the CPU: autograd keeps and frees the same tensors on any device, so the peak of
 live tensor bytes over two training steps (forward, cross-entropy, backward, AdamW
 step; the profiler's allocation records) checks carma's replay of those steps without
-a GPU. It does not check what only a GPU has: the caching allocator's segments, cuBLAS
-workspaces, fused attention kernels.
+a GPU. Two things are made to behave as on a GPU: dropout keeps a one-byte mask
+(MaskedDropout; torch's CPU dropout keeps a float one), and the "sdpa" runs' attention
+keeps what a fused kernel keeps (FusedAttention). It does not check what only a GPU
+has: the caching allocator's segments, cuBLAS workspaces.
 
 The model is written here from the published Llama architecture with the module names
 Hugging Face transformers print (eager attention, RMSNorm in Python, gated SiLU MLP);
@@ -32,6 +34,41 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.checkpoint import checkpoint
+
+
+class MaskedDropout(torch.autograd.Function):
+    """Dropout as CUDA runs it (at::native_dropout): the output and a one-byte mask, which
+    backward keeps. Torch's CPU dropout keeps a mask of the input's dtype instead (four
+    bytes a value in fp32), which a GPU never holds."""
+
+    @staticmethod
+    def forward(ctx, x, p):
+        mask = torch.empty(x.shape, dtype=torch.bool).bernoulli_(1 - p)
+        ctx.save_for_backward(mask)
+        ctx.scale = 1.0 / (1 - p)
+        return x.mul(mask).mul_(ctx.scale)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return grad.mul(mask).mul_(ctx.scale), None
+
+
+class Dropout(nn.Dropout):
+    """nn.Dropout with CUDA's memory (MaskedDropout); prints as nn.Dropout does. p = 0
+    returns the input, as ATen does."""
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        return MaskedDropout.apply(x, self.p)
+
+
+def cuda_dropout(model):
+    for m in model.modules():
+        if type(m) is nn.Dropout:
+            m.__class__ = Dropout
+    return model
 
 
 class LlamaRMSNorm(nn.Module):
@@ -94,6 +131,63 @@ class LlamaAttention(nn.Module):
         return self.o_proj(o)
 
 
+class FusedAttention(torch.autograd.Function):
+    """Causal attention with a fused kernel's memory (FlashAttention, PyTorch's
+    memory-efficient SDPA): the forward keeps q, k, v, the output and the log-sum-exp
+    per query, never the probabilities; the backward recomputes them, one (sample, head)
+    at a time here, and makes the three input gradients. Torch 1.13 has no
+    scaled_dot_product_attention: this is its memory, not its speed."""
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        b, h, s, e = q.shape
+        scale = 1.0 / math.sqrt(e)
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        out = torch.empty_like(q)
+        lse = torch.empty(b, h, s)
+        for i in range(b):
+            for j in range(h):
+                w = q[i, j] @ k[i, j].t() * scale + mask
+                lse[i, j] = torch.logsumexp(w, -1)
+                out[i, j] = torch.softmax(w, -1) @ v[i, j]
+        ctx.save_for_backward(q, k, v, out, lse)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse = ctx.saved_tensors
+        b, h, s, e = q.shape
+        scale = 1.0 / math.sqrt(e)
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        delta = (dout * out).sum(-1)
+        for i in range(b):
+            for j in range(h):
+                p = torch.exp(q[i, j] @ k[i, j].t() * scale + mask - lse[i, j, :, None])
+                dv[i, j] = p.t() @ dout[i, j]
+                ds = p * (dout[i, j] @ v[i, j].t() - delta[i, j, :, None])
+                dq[i, j] = ds @ k[i, j] * scale
+                dk[i, j] = ds.t() @ q[i, j] * scale
+        return dq, dk, dv
+
+
+class LlamaSdpaAttention(LlamaAttention):
+    """transformers 4.36 to 4.47's LlamaSdpaAttention: the same projections and rotary
+    embedding, then a fused kernel (is_causal, no mask tensor, no dropout)."""
+
+    def forward(self, h, mask, pos):
+        b, s, d = h.shape
+        q = self.q_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        k = self.k_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        v = self.v_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        cos, sin = self.rotary_emb(v, pos)
+        cos, sin = cos[None, None], sin[None, None]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        o = FusedAttention.apply(q, k, v).transpose(1, 2).contiguous().reshape(b, s, d)
+        return self.o_proj(o)
+
+
 class LlamaMLP(nn.Module):
     def __init__(self, d, i):
         super().__init__()
@@ -107,9 +201,9 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, d, nh, i):
+    def __init__(self, d, nh, i, attn=LlamaAttention):
         super().__init__()
-        self.self_attn = LlamaAttention(d, nh)
+        self.self_attn = attn(d, nh)
         self.mlp = LlamaMLP(d, i)
         self.input_layernorm = LlamaRMSNorm(d)
         self.post_attention_layernorm = LlamaRMSNorm(d)
@@ -120,10 +214,10 @@ class LlamaDecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    def __init__(self, v, d, nh, i, n):
+    def __init__(self, v, d, nh, i, n, attn):
         super().__init__()
         self.embed_tokens = nn.Embedding(v, d)
-        self.layers = nn.ModuleList([LlamaDecoderLayer(d, nh, i) for _ in range(n)])
+        self.layers = nn.ModuleList([LlamaDecoderLayer(d, nh, i, attn) for _ in range(n)])
         self.norm = LlamaRMSNorm(d)
         self.gradient_checkpointing = False
 
@@ -143,9 +237,9 @@ class LlamaModel(nn.Module):
 
 
 class LlamaForCausalLM(nn.Module):
-    def __init__(self, v=8000, d=512, nh=8, i=1376, n=4):
+    def __init__(self, v=8000, d=512, nh=8, i=1376, n=4, attn=LlamaAttention):
         super().__init__()
-        self.model = LlamaModel(v, d, nh, i, n)
+        self.model = LlamaModel(v, d, nh, i, n, attn)
         self.lm_head = nn.Linear(d, v, bias=False)
 
     def forward(self, ids):
@@ -354,6 +448,10 @@ RUNS = {
     # GPT-2's layout (Conv1D, eager attention with dropout, gelu_new written in Python)
     "gpt2": ("gpt2", 4, 256, None, 0, 0, (), 0),
     "gpt2_gelu_tanh": ("gpt2_gelu_tanh", 4, 256, None, 0, 0, (), 0),
+    # the fused kernel's memory (FusedAttention above) instead of eager attention
+    "llama_sdpa_full": ("llama_sdpa_full", 4, 256, None, 0, 0, (), 0),
+    "llama_sdpa_lora_all": ("llama_sdpa_lora_all", 4, 256, ALL, 16, 0.05, (), 0),
+    "llama_sdpa_full_gc": ("llama_sdpa_full", 4, 256, None, 0, 0, (), 1),
     # DistributedDataParallel over two processes (gloo), rank 0's tensors
     "llama_full_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 0, 2),
     "llama_full_gc_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 1, 2),
@@ -403,12 +501,15 @@ class AdamW:
 def measure_model(kind, batch, seq, targets, r, dropout, save, gc):
     if kind == "vit_b_16":
         import torchvision
-        return torchvision.models.vit_b_16()
+        return cuda_dropout(torchvision.models.vit_b_16())
     if kind.startswith("gpt2"):
-        return GPT2LMHeadModel(act=GELUTanh if kind == "gpt2_gelu_tanh" else NewGELUActivation)
-    model = LlamaForCausalLM()
+        return cuda_dropout(GPT2LMHeadModel(act=GELUTanh if kind == "gpt2_gelu_tanh"
+                                            else NewGELUActivation))
+    model = LlamaForCausalLM(attn=LlamaSdpaAttention if "sdpa" in kind else LlamaAttention)
     model.model.gradient_checkpointing = bool(gc)
-    return peft(model, set(targets), r, dropout, set(save)) if targets is not None else model
+    if targets is not None:
+        model = peft(model, set(targets), r, dropout, set(save))
+    return cuda_dropout(model)
 
 
 def measure(kind, batch, seq, targets, r, dropout, save, gc, gpus=1, rank=0):

@@ -115,6 +115,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->wbits = 0;
     l->unit = 0;
     l->keeps = 0;
+    l->shares_input = 0;
     l->count = count;
     l->rank = 0;
     l->out = out;
@@ -142,7 +143,8 @@ unsigned est_type_flags(enum est_kind k, const char *type, size_t len)
     static const char *const input_keepers[] = {"leaky", "prelu", "relu6", "rrelu",
                                                 "hardtanh", "hardsigmoid", "logsigmoid",
                                                 "tanhshrink"};
-    if (k == EST_K_NORM && has(type, len, "rmsnorm"))
+    /* T5LayerNorm (T5, mT5, LongT5, UMT5) is an RMSNorm written in Python too */
+    if (k == EST_K_NORM && (has(type, len, "rmsnorm") || has(type, len, "t5layernorm")))
         return EST_LF_RMS;
     if (k != EST_K_ACT)
         return 0;

@@ -70,7 +70,7 @@ enum est_kind est_kind_classify(const char *type, size_t len);
                            * it, whose output multiplies the current tensor (the up
                            * projection of a gated MLP: down(act(gate(x)) * up(x))) */
 #define EST_LF_RMS 0x10   /* an RMSNorm written in Python (Hugging Face's LlamaRMSNorm and
-                           * kin): it keeps its normalised input as well */
+                           * kin, T5LayerNorm): it keeps its normalised input as well */
 #define EST_LF_INPLACE 0x20 /* an activation that writes over its input (a module tree's
                              * ReLU(inplace=True) in a convolutional network): a row as
                              * tables list it, but no new tensor for the replay */
@@ -95,6 +95,9 @@ struct est_layer {
     uint8_t unit;      /* EST_UNIT_*: where a unit of gradient checkpointing starts, ends */
     uint8_t keeps;     /* an activation written out in Python (est_type_keeps): tensors
                           of its output's size its graph keeps besides its input */
+    uint8_t shares_input; /* a linear layer that reads the input of the linear layer
+                             before it: an attention's key and value projections after
+                             its query's, whose outputs the attention keeps */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */

@@ -1818,6 +1818,17 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line, "too many layers");
             if (!f->in_attention && !gated_mlp(m, f->first) && !sp.n)
                 plain_mlp(m, f);
+            if (f->attention) {
+                /* q, k, v: the key and value projections read the query's input (the
+                 * second and third of three or more consecutive linear rows) */
+                size_t lin[3];
+                unsigned nl = 0;
+                for (size_t i = f->first; i < m->n && nl < 3; i++)
+                    if (m->layers[i].kind == EST_K_LINEAR)
+                        lin[nl++] = i;
+                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1)
+                    m->layers[lin[1]].shares_input = m->layers[lin[2]].shares_input = 1;
+            }
             if (f->attention && !f->scores_inside && f->width) {
                 /* Attention probabilities: heads x seq per token (head size 64 when
                  * the print does not say), saved by softmax and dropout; a fused

@@ -632,6 +632,7 @@ struct fwd {
     uint32_t cur, lin_in, lin_hold, pi;
     double cur_bytes, lin_in_bytes;
     int rg;
+    uint32_t qk[2]; /* the query's and key's projections, waiting for their attention */
 };
 
 /* Runs plan positions [t0, t1) from f, appending their nodes to w->nd. Until rg, nodes
@@ -646,6 +647,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
     double B = o->batch, seq = o->seq ? o->seq : 1;
     int amp = o->precision != EST_PREC_FP32;
     uint32_t cur = f->cur, lin_in = f->lin_in, lin_hold = f->lin_hold, pi = f->pi;
+    uint32_t *qk = f->qk;
     double cur_bytes = f->cur_bytes, lin_in_bytes = f->lin_in_bytes;
     int rg = f->rg;
     for (uint32_t t = t0; t < t1; t++) {
@@ -694,8 +696,9 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             if (l->kind == EST_K_LINEAR) /* convolutions run on cuDNN */
                 cublas_workspace(w, o, 0);
             int gated = (l->flags & EST_LF_GATED) && lin_in != NONE;
-            uint32_t in = gated ? lin_in : cur; /* what the layer multiplies */
-            double in_b = gated ? lin_in_bytes : cur_bytes;
+            int shares = l->shares_input && !gated && lin_in != NONE;
+            uint32_t in = gated || shares ? lin_in : cur; /* what the layer multiplies */
+            double in_b = gated || shares ? lin_in_bytes : cur_bytes;
             int keeps_in = l->frozen < l->params && !l->rank; /* for its weight gradient */
             if (l->rank) {
                 /* LoRA: out + B(A(dropout(in))) * scaling. A keeps its input (a dropout
@@ -736,6 +739,16 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 out = prod;
                 break;
             }
+            if (shares) {
+                /* key or value: the query's input again; the projection before it
+                 * waits for the attention, which keeps it (rotary embedding or not) */
+                nd->in_bytes = rg ? in_b : 0;
+                nd->saved[0] = keeps_in ? ref(w, lin_in) : NONE;
+                unref(w, qk[0]);
+                qk[0] = qk[1];
+                qk[1] = cur;
+                break;
+            }
             unref(w, lin_hold);
             lin_hold = NONE;
             if (keeps_in)
@@ -753,8 +766,11 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             nd->saved[0] = cur;
             nd->saved[1] = alloc(w, st, EST_RC_ACT);
             nd->saved[2] = alloc(w, st, EST_RC_ACT);
-            if (l->flags & EST_LF_RMS) /* x * rsqrt(mean(x^2)) in fp32, kept by the weight's
-                                          product */
+            /* x * rsqrt(mean(x^2)) in fp32, kept by the weight's product for the weight's
+             * gradient: not when the weight is frozen (a PEFT base; a norm printed
+             * without its size, T5LayerNorm(), trains unless the model is one) */
+            int weight_trains = l->params ? l->params > l->frozen : !ps->m->frozen;
+            if ((l->flags & EST_LF_RMS) && weight_trains)
                 nd->saved[3] = alloc(w, elems * 4, EST_RC_ACT);
             break;
         }
@@ -806,6 +822,9 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 out = alloc(w, cur_bytes, EST_RC_ACT);
                 nd->saved[0] = cur;
                 nd->saved[1] = ref(w, out);
+                nd->saved[2] = qk[0]; /* the query and key */
+                nd->saved[3] = qk[1];
+                qk[0] = qk[1] = NONE;
                 cur = out;
                 if (!rg)
                     drop_saved(w, nd);
@@ -824,6 +843,10 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             nd->saved[1] = alloc(w, elems, EST_RC_ACT);
             nd->saved[2] = alloc(w, pe, EST_RC_ACT);
             nd->saved[3] = ref(w, cur);
+            nd->nsaved = 6; /* and the query and key, kept by q k^T */
+            nd->saved[4] = qk[0];
+            nd->saved[5] = qk[1];
+            qk[0] = qk[1] = NONE;
             nd->scores = pe;
             if (!rg)
                 drop_saved(w, nd);
@@ -860,6 +883,9 @@ static void fwd_cut(struct est_replay_work *w, struct fwd *f)
     unref(w, f->lin_hold);
     f->lin_hold = f->lin_in = NONE;
     f->lin_in_bytes = 0;
+    unref(w, f->qk[0]);
+    unref(w, f->qk[1]);
+    f->qk[0] = f->qk[1] = NONE;
 }
 
 /* One forward pass from input x (x_bytes; NONE: none listed). Records the graph in
@@ -870,7 +896,8 @@ static void fwd_cut(struct est_replay_work *w, struct fwd *f)
 static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
                         double x_bytes, double *out_bytes)
 {
-    struct fwd f = {.cur = ref(w, x), .cur_bytes = x_bytes, .lin_in = NONE, .lin_hold = NONE};
+    struct fwd f = {.cur = ref(w, x), .cur_bytes = x_bytes, .lin_in = NONE, .lin_hold = NONE,
+                    .qk = {NONE, NONE}};
     w->nn = 0;
     uint32_t t = 0;
     for (uint32_t u = 0; u < w->nck; u++) {
@@ -901,7 +928,7 @@ static uint32_t recompute(struct est_replay_work *w, const struct pass *ps,
                           const struct est_replay_unit *c)
 {
     struct fwd f = {.cur = ref(w, c->in), .cur_bytes = c->in_bytes, .lin_in = NONE,
-                    .lin_hold = NONE, .rg = 1, .pi = c->pi};
+                    .lin_hold = NONE, .rg = 1, .pi = c->pi, .qk = {NONE, NONE}};
     uint32_t nn = w->nn;
     w->nn = c->n0;
     forward_range(w, ps, &f, c->t0, c->t1);

@@ -7,12 +7,13 @@
  *
  *   - what each node keeps for backward: linear and convolution their input, norms
  *     their input and per-channel statistics (a Python RMSNorm its normalised input
- *     too), ReLU/Tanh/Sigmoid their output and other activations their input, dropout a
- *     1-byte mask, softmax its output, an activation written out in Python (Hugging
- *     Face's NewGELUActivation) what its operations keep, eager attention its probabilities, their dropout
- *     mask and output, fused attention its output, a gated MLP's up projection the
- *     gate's input and, for the product, both factors; everything else is freed as soon
- *     as the next layer has consumed it;
+ *     too, when its weight trains), ReLU/Tanh/Sigmoid their output and other
+ *     activations their input (one written out in Python, Hugging Face's
+ *     NewGELUActivation, also what its operations keep: est_type_keeps), dropout a
+ *     1-byte mask, softmax its output, eager attention its probabilities, their dropout
+ *     mask and output, fused attention its output, both the query and key, a gated
+ *     MLP's up projection the gate's input and, for the product, both factors;
+ *     everything else is freed as soon as the next layer has consumed it;
  *   - backward allocates each gradient before it releases what the node kept; the first
  *     gradient of a parameter becomes .grad, and zero_grad() frees them;
  *   - gradient checkpointing (est_opts.grad_checkpoint): each unit (est_layer.unit, a
@@ -39,8 +40,10 @@
  *     freed blocks stay reserved.
  *
  * The result is the peak of reserved memory, which is what nvidia-smi shows above the
- * CUDA context. Graphs that are not chains (residual adds, concatenations, attention's
- * query/key/value) are approximated by their listed order; convolutions also allocate
+ * CUDA context. Graphs that are not chains (residual adds, concatenations) are
+ * approximated by their listed order, but for an attention's key and value projections
+ * (est_layer.shares_input), which read the query's input, and whose query and key
+ * outputs the attention keeps; convolutions also allocate
  * cuDNN workspaces the list does not show, which is why the conv family is not
  * estimated this way (docs/estimator.md).
  *
