@@ -2,7 +2,8 @@
 """Measures, on the CPU, the most memory a training job's tensors take at once, for a
 Llama-style causal language model trained in full and with LoRA adapters, with and
 without gradient checkpointing, a GPT-2-style one (its gelu_new written out in Python, or
-as one operation), and torchvision's ViT-B/16, some also under DistributedDataParallel
+as one operation), BERT for masked-language modelling, and torchvision's ViT-B/16, some
+also under DistributedDataParallel
 over two processes (gloo; rank 0's tensors), and writes each model's print(model)
 (NAME.txt) and index.csv (run, summary, batch, seq_len, image_size, checkpointing 0/1,
 gpus, measured peak in MiB, parameters, trained parameters).
@@ -139,10 +140,10 @@ class FusedAttention(torch.autograd.Function):
     scaled_dot_product_attention: this is its memory, not its speed."""
 
     @staticmethod
-    def forward(ctx, q, k, v):
+    def forward(ctx, q, k, v, causal=True):
         b, h, s, e = q.shape
         scale = 1.0 / math.sqrt(e)
-        mask = torch.full((s, s), float("-inf")).triu(1)
+        mask = torch.full((s, s), float("-inf")).triu(1) if causal else torch.zeros(s, s)
         out = torch.empty_like(q)
         lse = torch.empty(b, h, s)
         for i in range(b):
@@ -151,6 +152,7 @@ class FusedAttention(torch.autograd.Function):
                 lse[i, j] = torch.logsumexp(w, -1)
                 out[i, j] = torch.softmax(w, -1) @ v[i, j]
         ctx.save_for_backward(q, k, v, out, lse)
+        ctx.causal = causal
         return out
 
     @staticmethod
@@ -158,7 +160,8 @@ class FusedAttention(torch.autograd.Function):
         q, k, v, out, lse = ctx.saved_tensors
         b, h, s, e = q.shape
         scale = 1.0 / math.sqrt(e)
-        mask = torch.full((s, s), float("-inf")).triu(1)
+        mask = (torch.full((s, s), float("-inf")).triu(1) if ctx.causal
+                else torch.zeros(s, s))
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         delta = (dout * out).sum(-1)
         for i in range(b):
@@ -168,7 +171,7 @@ class FusedAttention(torch.autograd.Function):
                 ds = p * (dout[i, j] @ v[i, j].t() - delta[i, j, :, None])
                 dq[i, j] = ds @ k[i, j] * scale
                 dk[i, j] = ds.t() @ q[i, j] * scale
-        return dq, dk, dv
+        return dq, dk, dv, None
 
 
 class LlamaSdpaAttention(LlamaAttention):
@@ -361,6 +364,169 @@ class GPT2LMHeadModel(nn.Module):
         return self.lm_head(self.transformer(ids))
 
 
+class BertEmbeddings(nn.Module):
+    def __init__(self, v, d, p):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(v, d, padding_idx=0)
+        self.position_embeddings = nn.Embedding(512, d)
+        self.token_type_embeddings = nn.Embedding(2, d)
+        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        e = self.word_embeddings(ids) + self.token_type_embeddings(torch.zeros_like(ids))
+        e = e + self.position_embeddings(torch.arange(s)[None])
+        return self.dropout(self.LayerNorm(e))
+
+
+class BertSdpaSelfAttention(nn.Module):
+    """transformers 4.41+: q, k, v, then scaled_dot_product_attention with the dropout
+    given to the kernel (FusedAttention's memory: no probabilities, no mask kept); the
+    dropout module stays, unused in training, and printed."""
+
+    def __init__(self, d, nh, p):
+        super().__init__()
+        self.nh, self.hd = nh, d // nh
+        self.query = nn.Linear(d, d)
+        self.key = nn.Linear(d, d)
+        self.value = nn.Linear(d, d)
+        self.dropout = nn.Dropout(p)
+
+    def split(self, t):
+        return t.view(t.size()[:-1] + (self.nh, self.hd)).permute(0, 2, 1, 3)
+
+    def forward(self, h):
+        b, s, d = h.shape
+        q, k, v = self.split(self.query(h)), self.split(self.key(h)), self.split(self.value(h))
+        return FusedAttention.apply(q, k, v, False).transpose(1, 2).reshape(b, s, d)
+
+
+class BertSelfOutput(nn.Module):
+    def __init__(self, d, p):
+        super().__init__()
+        self.dense = nn.Linear(d, d)
+        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, h, x):
+        return self.LayerNorm(self.dropout(self.dense(h)) + x)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, d, nh, p):
+        super().__init__()
+        self.self = BertSdpaSelfAttention(d, nh, p)
+        self.output = BertSelfOutput(d, p)
+
+    def forward(self, x):
+        return self.output(self.self(x), x)
+
+
+class BertIntermediate(nn.Module):
+    def __init__(self, d, i):
+        super().__init__()
+        self.dense = nn.Linear(d, i)
+        self.intermediate_act_fn = GELUActivation()
+
+    def forward(self, x):
+        return self.intermediate_act_fn(self.dense(x))
+
+
+class GELUActivation(nn.Module):
+    def forward(self, x):
+        return F.gelu(x)
+
+
+class BertOutput(nn.Module):
+    def __init__(self, d, i, p):
+        super().__init__()
+        self.dense = nn.Linear(i, d)
+        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, h, x):
+        return self.LayerNorm(self.dropout(self.dense(h)) + x)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, d, nh, i, p):
+        super().__init__()
+        self.attention = BertAttention(d, nh, p)
+        self.intermediate = BertIntermediate(d, i)
+        self.output = BertOutput(d, i, p)
+
+    def forward(self, x):
+        a = self.attention(x)
+        return self.output(self.intermediate(a), a)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, d, nh, i, n, p):
+        super().__init__()
+        self.layer = nn.ModuleList([BertLayer(d, nh, i, p) for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layer:
+            x = layer(x)
+        return x
+
+
+class BertModel(nn.Module):
+    def __init__(self, v, d, nh, i, n, p):
+        super().__init__()
+        self.embeddings = BertEmbeddings(v, d, p)
+        self.encoder = BertEncoder(d, nh, i, n, p)
+
+    def forward(self, ids):
+        return self.encoder(self.embeddings(ids))
+
+
+class BertPredictionHeadTransform(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.dense = nn.Linear(d, d)
+        self.transform_act_fn = GELUActivation()
+        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x):
+        return self.LayerNorm(self.transform_act_fn(self.dense(x)))
+
+
+class BertLMPredictionHead(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(d)
+        self.decoder = nn.Linear(d, v)
+
+    def forward(self, x):
+        return self.decoder(self.transform(x))
+
+
+class BertOnlyMLMHead(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.predictions = BertLMPredictionHead(v, d)
+
+    def forward(self, x):
+        return self.predictions(x)
+
+
+class BertForMaskedLM(nn.Module):
+    """BERT for masked-language modelling as transformers 4.41+ builds it (SDPA, no
+    pooler), the decoder tied to the word embeddings; the loss is the caller's
+    cross-entropy over every token's logits."""
+
+    def __init__(self, v=8000, d=512, nh=8, i=2048, n=4, p=0.1):
+        super().__init__()
+        self.bert = BertModel(v, d, nh, i, n, p)
+        self.cls = BertOnlyMLMHead(v, d)
+        self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight
+
+    def forward(self, ids):
+        return self.cls(self.bert(ids))
+
+
 class LoraLinear(nn.Module):
     """base(x) + lora_B(lora_A(dropout(x))) * scaling, printed as lora.Linear."""
 
@@ -448,6 +614,8 @@ RUNS = {
     # GPT-2's layout (Conv1D, eager attention with dropout, gelu_new written in Python)
     "gpt2": ("gpt2", 4, 256, None, 0, 0, (), 0),
     "gpt2_gelu_tanh": ("gpt2_gelu_tanh", 4, 256, None, 0, 0, (), 0),
+    # BERT for masked-language modelling, SDPA (FusedAttention), dropout 0.1
+    "bert_sdpa": ("bert_sdpa", 4, 256, None, 0, 0, (), 0),
     # the fused kernel's memory (FusedAttention above) instead of eager attention
     "llama_sdpa_full": ("llama_sdpa_full", 4, 256, None, 0, 0, (), 0),
     "llama_sdpa_lora_all": ("llama_sdpa_lora_all", 4, 256, ALL, 16, 0.05, (), 0),
@@ -502,6 +670,8 @@ def measure_model(kind, batch, seq, targets, r, dropout, save, gc):
     if kind == "vit_b_16":
         import torchvision
         return cuda_dropout(torchvision.models.vit_b_16())
+    if kind == "bert_sdpa":
+        return cuda_dropout(BertForMaskedLM())
     if kind.startswith("gpt2"):
         return cuda_dropout(GPT2LMHeadModel(act=GELUTanh if kind == "gpt2_gelu_tanh"
                                             else NewGELUActivation))
