@@ -116,15 +116,19 @@ class LlamaAttention(nn.Module):
         self.o_proj = nn.Linear(d, d, bias=False)
         self.rotary_emb = LlamaRotaryEmbedding(self.hd)
 
-    def forward(self, h, mask, pos):
+    def qkv(self, h, pos):
+        """The projections, the query and key rotary-embedded."""
         b, s, d = h.shape
         q = self.q_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
         k = self.k_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
         v = self.v_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
         cos, sin = self.rotary_emb(v, pos)
         cos, sin = cos[None, None], sin[None, None]
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin, v
+
+    def forward(self, h, mask, pos):
+        b, s, d = h.shape
+        q, k, v = self.qkv(h, pos)
         w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.hd)
         w = F.softmax(w + mask, dim=-1, dtype=torch.float32).to(q.dtype)
         w = F.dropout(w, p=0.0, training=self.training)
@@ -180,13 +184,7 @@ class LlamaSdpaAttention(LlamaAttention):
 
     def forward(self, h, mask, pos):
         b, s, d = h.shape
-        q = self.q_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
-        k = self.k_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
-        v = self.v_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
-        cos, sin = self.rotary_emb(v, pos)
-        cos, sin = cos[None, None], sin[None, None]
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        q, k, v = self.qkv(h, pos)
         o = FusedAttention.apply(q, k, v).transpose(1, 2).contiguous().reshape(b, s, d)
         return self.o_proj(o)
 
@@ -403,9 +401,11 @@ class BertSdpaSelfAttention(nn.Module):
 
 
 class BertSelfOutput(nn.Module):
-    def __init__(self, d, p):
+    """dense (width_in -> d), dropout, then LayerNorm of the sum with the block's input."""
+
+    def __init__(self, d, p, width_in=None):
         super().__init__()
-        self.dense = nn.Linear(d, d)
+        self.dense = nn.Linear(width_in or d, d)
         self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
         self.dropout = nn.Dropout(p)
 
@@ -438,15 +438,9 @@ class GELUActivation(nn.Module):
         return F.gelu(x)
 
 
-class BertOutput(nn.Module):
+class BertOutput(BertSelfOutput):
     def __init__(self, d, i, p):
-        super().__init__()
-        self.dense = nn.Linear(i, d)
-        self.LayerNorm = nn.LayerNorm(d, eps=1e-12)
-        self.dropout = nn.Dropout(p)
-
-    def forward(self, h, x):
-        return self.LayerNorm(self.dropout(self.dense(h)) + x)
+        super().__init__(d, p, i)
 
 
 class BertLayer(nn.Module):

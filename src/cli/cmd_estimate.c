@@ -58,12 +58,17 @@ static void estimate_usage(FILE *f)
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
-static int parse_u32(const char *s, const char *what, uint32_t max, uint32_t *out)
+/* An option's count: an integer from 1 to max. */
+static int parse_count(const char *s, const char *what, uint32_t max, uint32_t *out)
 {
     uint64_t v;
     if (carma_parse_u64(s, &v) < 0 || v > max) {
-        fprintf(stderr, "carma estimate: %s must be an integer from 0 to %u, not '%s'\n", what,
+        fprintf(stderr, "carma estimate: %s must be an integer from 1 to %u, not '%s'\n", what,
                 max, s);
+        return -EINVAL;
+    }
+    if (v == 0) {
+        fprintf(stderr, "carma estimate: %s must be at least 1\n", what);
         return -EINVAL;
     }
     *out = (uint32_t)v;
@@ -92,17 +97,13 @@ int cmd_estimate(int argc, char **argv)
         switch (ch) {
         case 's': summary = optarg; break;
         case 'b':
-            if (parse_u32(optarg, "--batch", EST_MAX_BATCH, &o.batch) < 0)
+            if (parse_count(optarg, "--batch", EST_MAX_BATCH, &o.batch) < 0)
                 return 2;
             have_batch = 1;
             break;
         case 'l':
-            if (parse_u32(optarg, "--seq-len", EST_MAX_SEQ, &o.seq) < 0)
+            if (parse_count(optarg, "--seq-len", EST_MAX_SEQ, &o.seq) < 0)
                 return 2;
-            if (o.seq == 0) {
-                fprintf(stderr, "carma estimate: --seq-len must be at least 1\n");
-                return 2;
-            }
             break;
         case 'o':
         case 'p':
@@ -123,12 +124,8 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 'g': gpu = optarg; break;
         case 'n':
-            if (parse_u32(optarg, "--gpus", EST_MAX_GPUS, &o.gpus) < 0)
+            if (parse_count(optarg, "--gpus", EST_MAX_GPUS, &o.gpus) < 0)
                 return 2;
-            if (o.gpus == 0) {
-                fprintf(stderr, "carma estimate: --gpus must be at least 1\n");
-                return 2;
-            }
             break;
         case 'c': coef_file = optarg; break;
         case 'f':
@@ -153,10 +150,6 @@ int cmd_estimate(int argc, char **argv)
     }
     if (!summary || !have_batch || optind != argc) {
         estimate_usage(stderr);
-        return 2;
-    }
-    if (o.batch == 0) {
-        fprintf(stderr, "carma estimate: --batch must be at least 1\n");
         return 2;
     }
     const struct sim_gpu_kind *kind = sim_gpu_kind_find(gpu);
