@@ -1111,19 +1111,30 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         uint32_t y = forward(w, ps, x, x != NONE ? xb : 0, &yb);
         unref(w, outputs); /* the previous step's outputs, rebound */
         outputs = y;
-        /* cross-entropy: log_softmax (fp32) kept, then the loss */
+        /* cross-entropy: log_softmax (fp32) kept, then the loss. Under autocast
+         * log_softmax runs in fp32: the 16-bit logits are cast for it (a node whose
+         * backward casts the fp32 gradient back), the copy freed once it has run. */
+        double y32 = y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4;
+        int cast = y != NONE && o->precision != EST_PREC_FP32;
+        if (cast) {
+            struct est_replay_node *cn = &w->nd[w->nn++];
+            memset(cn, 0, sizeof *cn);
+            cn->kind = EST_K_COUNT;
+            cn->in_bytes = yb;
+        }
         struct est_replay_node *ls = &w->nd[w->nn++];
         memset(ls, 0, sizeof *ls);
         ls->kind = EST_K_COUNT;
-        ls->in_bytes = y == NONE ? 0 : yb;
-        uint32_t lsm =
-            alloc(w, y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4, EST_RC_ACT);
+        ls->in_bytes = y == NONE ? 0 : y32;
+        uint32_t y32_copy = cast ? alloc(w, y32, EST_RC_TRANSIENT) : NONE;
+        uint32_t lsm = alloc(w, y32, EST_RC_ACT);
+        unref(w, y32_copy);
         ls->nsaved = 1;
         ls->saved[0] = ref(w, lsm);
         struct est_replay_node *nll = &w->nd[w->nn++];
         memset(nll, 0, sizeof *nll);
         nll->kind = EST_K_COUNT;
-        nll->in_bytes = y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4;
+        nll->in_bytes = y32;
         uint32_t loss = alloc(w, 4, EST_RC_ACT);
         nll->nsaved = 2;
         nll->saved[0] = lsm;
@@ -1156,7 +1167,7 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
 {
     memset(r, 0, sizeof *r);
     struct pass ps = {.m = m, .o = o, .seq_model = m->needs_seq};
-    uint64_t nodes = 2, params = 0, nodes1 = 2, params1 = 0;
+    uint64_t nodes = 3, params = 0, nodes1 = 3, params1 = 0; /* the loss's (cast,) two */
     for (size_t i = 0; i < m->n; i++) {
         struct est_replay_lt tmp, *lt = i < EST_REPLAY_MAX_NODES ? &w->lt[i] : &tmp;
         unsigned nt = layer_tensors(&m->layers[i], lt->t, lt->fz);

@@ -1003,6 +1003,29 @@ static void test_replay_linear(void **state)
     assert_float_equal(r.peak_mib, 106, 1e-9);
 }
 
+/* Autocast runs cross-entropy in fp32: the 16-bit logits are cast for it, and the
+ * log-softmax's gradient is fp32 before it is cast back. One 1024 -> 1536 layer at batch
+ * 65536 (its output 384 MiB in fp32): at the peak, the loss's gradient and the
+ * log-softmax's, both fp32 (768 MiB) besides the two 8.125 MiB workspaces, as in fp32
+ * training; the kept log-softmax is fp32 and the logits 16-bit. */
+static void test_replay_autocast_loss(void **state)
+{
+    (void)state;
+    struct est_model m;
+    parse_linear_1536(&m);
+    struct est_replay_result f32, b16;
+    struct est_opts o = {.batch = 65536, .optimizer = EST_OPT_SGD};
+    assert_int_equal(est_replay(&m, &o, &rwork, &f32), 0);
+    o.precision = EST_PREC_BF16;
+    assert_int_equal(est_replay(&m, &o, &rwork, &b16), 0);
+    assert_true(fabs(f32.cat_mib[EST_RC_TRANSIENT] - (768 + 16.25)) < 0.01);
+    assert_true(fabs(b16.cat_mib[EST_RC_TRANSIENT] - (768 + 16.25)) < 0.01);
+    /* input 256 (fp32), logits 384 / 192, log-softmax 384 */
+    assert_true(fabs(f32.cat_mib[EST_RC_ACT] - (256 + 384 + 384)) < 1);
+    assert_true(fabs(b16.cat_mib[EST_RC_ACT] - (256 + 192 + 384)) < 1);
+    assert_int_equal(b16.peak_phase, EST_RP_BACKWARD);
+}
+
 /* torchsummary's forward at batch 2 before training makes the main thread's workspace
  * while the weight's segment still has room: right after the 6 MiB weight. Without it,
  * at batch 1024 the 4 MiB input and 6 MiB output take that room first (4 MiB left) and
@@ -1883,6 +1906,7 @@ int main(void)
         cmocka_unit_test(test_replay_linear),
         cmocka_unit_test(test_ddp_buckets),
         cmocka_unit_test(test_replay_ddp),
+        cmocka_unit_test(test_replay_autocast_loss),
         cmocka_unit_test(test_replay_summary_pass),
         cmocka_unit_test(test_replay_activation_semantics),
         cmocka_unit_test(test_replay_gated_mlp),
