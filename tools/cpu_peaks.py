@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Measures, on the CPU, the most memory a training job's tensors take at once, for a
 Llama-style causal language model trained in full and with LoRA adapters, with and
-without gradient checkpointing, a GPT-2-style one (its gelu_new written out in Python, or
+without gradient checkpointing and grouped-query attention, a GPT-2-style one (its gelu_new written out in Python, or
 as one operation), BERT for masked-language modelling, and torchvision's ViT-B/16, some
 also under DistributedDataParallel
 over two processes (gloo; rank 0's tensors), and writes each model's print(model)
@@ -106,13 +106,21 @@ def rotate_half(x):
     return torch.cat((-b, a), dim=-1)
 
 
+def repeat_kv(x, n):
+    """transformers' repeat_kv: a grouped key or value expanded to every query head (a
+    copy, by reshape)."""
+    b, h, s, e = x.shape
+    return x if n == 1 else x[:, :, None].expand(b, h, n, s, e).reshape(b, h * n, s, e)
+
+
 class LlamaAttention(nn.Module):
-    def __init__(self, d, nh):
+    def __init__(self, d, nh, nkv=None):
         super().__init__()
         self.nh, self.hd = nh, d // nh
+        self.nkv = nkv or nh
         self.q_proj = nn.Linear(d, d, bias=False)
-        self.k_proj = nn.Linear(d, d, bias=False)
-        self.v_proj = nn.Linear(d, d, bias=False)
+        self.k_proj = nn.Linear(d, self.nkv * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, self.nkv * self.hd, bias=False)
         self.o_proj = nn.Linear(d, d, bias=False)
         self.rotary_emb = LlamaRotaryEmbedding(self.hd)
 
@@ -120,11 +128,13 @@ class LlamaAttention(nn.Module):
         """The projections, the query and key rotary-embedded."""
         b, s, d = h.shape
         q = self.q_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
-        k = self.k_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
-        v = self.v_proj(h).view(b, s, self.nh, self.hd).transpose(1, 2)
+        k = self.k_proj(h).view(b, s, self.nkv, self.hd).transpose(1, 2)
+        v = self.v_proj(h).view(b, s, self.nkv, self.hd).transpose(1, 2)
         cos, sin = self.rotary_emb(v, pos)
         cos, sin = cos[None, None], sin[None, None]
-        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin, v
+        k = k * cos + rotate_half(k) * sin
+        g = self.nh // self.nkv
+        return q * cos + rotate_half(q) * sin, repeat_kv(k, g), repeat_kv(v, g)
 
     def forward(self, h, mask, pos):
         b, s, d = h.shape
@@ -202,9 +212,9 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, d, nh, i, attn=LlamaAttention):
+    def __init__(self, d, nh, i, attn=LlamaAttention, nkv=None):
         super().__init__()
-        self.self_attn = attn(d, nh)
+        self.self_attn = attn(d, nh, nkv)
         self.mlp = LlamaMLP(d, i)
         self.input_layernorm = LlamaRMSNorm(d)
         self.post_attention_layernorm = LlamaRMSNorm(d)
@@ -215,10 +225,11 @@ class LlamaDecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    def __init__(self, v, d, nh, i, n, attn):
+    def __init__(self, v, d, nh, i, n, attn, nkv=None):
         super().__init__()
         self.embed_tokens = nn.Embedding(v, d)
-        self.layers = nn.ModuleList([LlamaDecoderLayer(d, nh, i, attn) for _ in range(n)])
+        self.layers = nn.ModuleList([LlamaDecoderLayer(d, nh, i, attn, nkv)
+                                     for _ in range(n)])
         self.norm = LlamaRMSNorm(d)
         self.gradient_checkpointing = False
 
@@ -238,9 +249,9 @@ class LlamaModel(nn.Module):
 
 
 class LlamaForCausalLM(nn.Module):
-    def __init__(self, v=8000, d=512, nh=8, i=1376, n=4, attn=LlamaAttention):
+    def __init__(self, v=8000, d=512, nh=8, i=1376, n=4, attn=LlamaAttention, nkv=None):
         super().__init__()
-        self.model = LlamaModel(v, d, nh, i, n, attn)
+        self.model = LlamaModel(v, d, nh, i, n, attn, nkv)
         self.lm_head = nn.Linear(d, v, bias=False)
 
     def forward(self, ids):
@@ -614,6 +625,9 @@ RUNS = {
     "llama_sdpa_full": ("llama_sdpa_full", 4, 256, None, 0, 0, (), 0),
     "llama_sdpa_lora_all": ("llama_sdpa_lora_all", 4, 256, ALL, 16, 0.05, (), 0),
     "llama_sdpa_full_gc": ("llama_sdpa_full", 4, 256, None, 0, 0, (), 1),
+    # grouped-query attention: 2 key/value heads for 8 query heads (repeat_kv)
+    "llama_sdpa_gqa": ("llama_sdpa_gqa", 4, 256, None, 0, 0, (), 0),
+    "llama_sdpa_gqa_lora_all": ("llama_sdpa_gqa_lora_all", 4, 256, ALL, 16, 0.05, (), 0),
     # DistributedDataParallel over two processes (gloo), rank 0's tensors
     "llama_full_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 0, 2),
     "llama_full_gc_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 1, 2),
@@ -669,7 +683,8 @@ def measure_model(kind, batch, seq, targets, r, dropout, save, gc):
     if kind.startswith("gpt2"):
         return cuda_dropout(GPT2LMHeadModel(act=GELUTanh if kind == "gpt2_gelu_tanh"
                                             else NewGELUActivation))
-    model = LlamaForCausalLM(attn=LlamaSdpaAttention if "sdpa" in kind else LlamaAttention)
+    model = LlamaForCausalLM(attn=LlamaSdpaAttention if "sdpa" in kind else LlamaAttention,
+                             nkv=2 if "gqa" in kind else None)
     model.model.gradient_checkpointing = bool(gc)
     if targets is not None:
         model = peft(model, set(targets), r, dropout, set(save))

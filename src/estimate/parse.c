@@ -1818,16 +1818,20 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line, "too many layers");
             if (!f->in_attention && !gated_mlp(m, f->first) && !sp.n)
                 plain_mlp(m, f);
+            size_t attn_at = m->n; /* where the probabilities' row goes */
             if (f->attention) {
                 /* q, k, v: the key and value projections read the query's input (the
-                 * second and third of three or more consecutive linear rows) */
+                 * second and third of three or more consecutive linear rows); the
+                 * attention runs right after them, before the output projection */
                 size_t lin[3];
                 unsigned nl = 0;
                 for (size_t i = f->first; i < m->n && nl < 3; i++)
                     if (m->layers[i].kind == EST_K_LINEAR)
                         lin[nl++] = i;
-                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1)
+                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1) {
                     m->layers[lin[1]].shares_input = m->layers[lin[2]].shares_input = 1;
+                    attn_at = lin[2] + 1;
+                }
             }
             if (f->attention && !f->scores_inside && f->width) {
                 /* Attention probabilities: heads x seq per token (head size 64 when
@@ -1838,6 +1842,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     return carma_err_at(err, file, L.line, "too many layers");
                 if (f->sdpa)
                     m->layers[m->n - 1].flags |= EST_LF_FUSED;
+                if (attn_at < m->n - 1) { /* move it before the output projection */
+                    struct est_layer a = m->layers[m->n - 1];
+                    memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
+                            (m->n - 1 - attn_at) * sizeof a);
+                    m->layers[attn_at] = a;
+                }
                 m->needs_seq = 1;
                 if (!m->needs_seq_line)
                     m->needs_seq_line = f->line;

@@ -621,7 +621,7 @@ static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
 {
     free_saved(w, nd);
     nd->in_bytes = nd->scores = nd->up_bytes = nd->up_in = 0;
-    nd->lora_out = nd->lora_in = nd->deq = 0;
+    nd->lora_out = nd->lora_in = nd->deq = nd->qk_grads = 0;
 }
 
 /* Where a forward pass is: the current tensor, the last linear layer's input (kept by
@@ -633,6 +633,7 @@ struct fwd {
     double cur_bytes, lin_in_bytes;
     int rg;
     uint32_t qk[2]; /* the query's and key's projections, waiting for their attention */
+    double qk_bytes[2];
 };
 
 /* Runs plan positions [t0, t1) from f, appending their nodes to w->nd. Until rg, nodes
@@ -648,6 +649,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
     int amp = o->precision != EST_PREC_FP32;
     uint32_t cur = f->cur, lin_in = f->lin_in, lin_hold = f->lin_hold, pi = f->pi;
     uint32_t *qk = f->qk;
+    double *qkb = f->qk_bytes;
     double cur_bytes = f->cur_bytes, lin_in_bytes = f->lin_in_bytes;
     int rg = f->rg;
     for (uint32_t t = t0; t < t1; t++) {
@@ -675,7 +677,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         nd->np = nt;
         nd->in_bytes = rg ? cur_bytes : 0; /* the input needs no gradient */
         nd->scores = nd->up_bytes = nd->up_in = 0;
-        nd->lora_out = nd->lora_in = nd->deq = 0;
+        nd->lora_out = nd->lora_in = nd->deq = nd->qk_grads = 0;
         uint32_t out = NONE;
         switch (l->kind) {
         case EST_K_LINEAR:
@@ -746,7 +748,9 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 nd->saved[0] = keeps_in ? ref(w, lin_in) : NONE;
                 unref(w, qk[0]);
                 qk[0] = qk[1];
+                qkb[0] = qkb[1];
                 qk[1] = cur;
+                qkb[1] = cur_bytes;
                 break;
             }
             unref(w, lin_hold);
@@ -816,6 +820,54 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             unref(w, cur);
             break;
         case EST_K_ATTN: {
+            if (qk[0] != NONE && qk[1] != NONE) {
+                /* In call order right after q, k, v (est_layer.shares_input). A grouped
+                 * key and value are repeated to the query's width (repeat_kv's copies);
+                 * the query, key and values are kept by q k^T and probabilities x values
+                 * (eager) or by the kernel (fused), as is a fused kernel's output. The
+                 * output is transposed into a contiguous copy, the output projection's
+                 * input; its backward makes the query's and key's gradients besides the
+                 * values'. */
+                double qb = qkb[0];
+                uint32_t kk = qk[1], vv = cur;
+                if (qkb[1] < qb) {
+                    kk = alloc(w, qb, EST_RC_ACT);
+                    unref(w, qk[1]);
+                }
+                if (cur_bytes < qb) {
+                    vv = alloc(w, qb, EST_RC_ACT);
+                    unref(w, cur);
+                }
+                nd->nsaved = 7;
+                nd->saved[4] = qk[0];
+                nd->saved[5] = kk;
+                nd->saved[6] = vv;
+                qk[0] = qk[1] = NONE;
+                nd->in_bytes = rg ? qb : 0;
+                nd->qk_grads = rg ? qb : 0;
+                uint32_t ao;
+                if (!est_layer_materialised(l, o->attention)) {
+                    ao = alloc(w, qb, EST_RC_ACT);
+                    nd->saved[0] = ref(w, ao);
+                } else {
+                    double se = elems * (amp ? 2 : 4), pe = elems * 4;
+                    uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
+                    uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
+                    unref(w, s1);
+                    nd->saved[0] = alloc(w, pe, EST_RC_ACT);
+                    unref(w, s2);
+                    nd->saved[1] = alloc(w, elems, EST_RC_ACT);
+                    nd->saved[2] = alloc(w, pe, EST_RC_ACT);
+                    nd->scores = pe;
+                    ao = alloc(w, qb, EST_RC_ACT);
+                }
+                cur = alloc(w, qb, EST_RC_ACT); /* transpose(1, 2).contiguous() */
+                cur_bytes = qb;
+                unref(w, ao);
+                if (!rg)
+                    drop_saved(w, nd);
+                continue;
+            }
             if (!est_layer_materialised(l, o->attention)) {
                 /* A fused kernel keeps its inputs (the listed input stands for the
                  * values) and its output, which flows on. */
@@ -967,6 +1019,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             unref(w, t1);
             unref(w, t2);
         }
+        /* attention after q, k, v: the query's and key's gradients beside the values'
+         * (gi), handed on to their projections */
+        uint32_t gq = nd->qk_grads > 0 ? alloc(w, nd->qk_grads, EST_RC_TRANSIENT) : NONE;
+        uint32_t gk = nd->qk_grads > 0 ? alloc(w, nd->qk_grads, EST_RC_TRANSIENT) : NONE;
         /* LoRA: the adapter's output gradient (scaled) first, B's and A's weight
          * gradients, then its input's, added to the base layer's */
         uint32_t gl = nd->lora_out > 0 ? alloc(w, nd->lora_out, EST_RC_TRANSIENT) : NONE;
@@ -1009,6 +1065,8 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         }
         unref(w, gu);
         unref(w, gx);
+        unref(w, gq);
+        unref(w, gk);
         free_saved(w, nd);
         unref(w, g);
         g = gi;

@@ -42,8 +42,10 @@
  * The result is the peak of reserved memory, which is what nvidia-smi shows above the
  * CUDA context. Graphs that are not chains (residual adds, concatenations) are
  * approximated by their listed order, but for an attention's key and value projections
- * (est_layer.shares_input), which read the query's input, and whose query and key
- * outputs the attention keeps; convolutions also allocate
+ * (est_layer.shares_input), which read the query's input; the attention, placed after
+ * them, keeps the query, key and values (a grouped key and value as repeat_kv's copies
+ * at the query's width) and hands a contiguous copy of its output on; convolutions
+ * also allocate
  * cuDNN workspaces the list does not show, which is why the conv family is not
  * estimated this way (docs/estimator.md).
  *
@@ -124,6 +126,8 @@ struct est_replay_node {
     double lora_out;   /* LoRA: bytes of the adapter's output and input, whose gradients */
     double lora_in;    /* backward makes and adds to the base layer's */
     double deq;        /* a quantized base: bytes of the 16-bit weight it unpacks per use */
+    double qk_grads;   /* attention after q, k, v: bytes of the query's gradient (and the
+                          key's), made beside the values' */
 };
 
 /* A gradient-checkpointed unit: plan positions [t0, t1), its nodes [n0, n1), its first
