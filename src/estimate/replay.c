@@ -606,6 +606,23 @@ static void cublas_workspace(struct est_replay_work *w, const struct est_opts *o
     w->cublas_ws[thread] = alloc(w, (double)kib * 1024, EST_RC_TRANSIENT);
 }
 
+/* Eager attention's probabilities, `elems` of them: q k^T, scaled, masked (each a new
+ * tensor, the one before freed), softmax kept (fp32 under autocast), its dropout's mask
+ * and output kept (saved[0..2]). */
+static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, double elems,
+                         int amp)
+{
+    double se = elems * (amp ? 2 : 4), pe = elems * 4;
+    uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
+    uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
+    unref(w, s1);
+    nd->saved[0] = alloc(w, pe, EST_RC_ACT);
+    unref(w, s2);
+    nd->saved[1] = alloc(w, elems, EST_RC_ACT);
+    nd->saved[2] = alloc(w, pe, EST_RC_ACT);
+    nd->scores = pe;
+}
+
 /* Releases what node nd keeps for backward. */
 static inline void free_saved(struct est_replay_work *w, struct est_replay_node *nd)
 {
@@ -850,15 +867,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                     ao = alloc(w, qb, EST_RC_ACT);
                     nd->saved[0] = ref(w, ao);
                 } else {
-                    double se = elems * (amp ? 2 : 4), pe = elems * 4;
-                    uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
-                    uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
-                    unref(w, s1);
-                    nd->saved[0] = alloc(w, pe, EST_RC_ACT);
-                    unref(w, s2);
-                    nd->saved[1] = alloc(w, elems, EST_RC_ACT);
-                    nd->saved[2] = alloc(w, pe, EST_RC_ACT);
-                    nd->scores = pe;
+                    eager_scores(w, nd, elems, amp);
                     ao = alloc(w, qb, EST_RC_ACT);
                 }
                 cur = alloc(w, qb, EST_RC_ACT); /* transpose(1, 2).contiguous() */
@@ -882,24 +891,15 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                     drop_saved(w, nd);
                 continue;
             }
-            /* Eager attention: q k^T, scaled, masked (each a new tensor, the one before
-             * freed), softmax kept (fp32 under autocast), its dropout's mask and output
-             * kept, and the values (the listed input) kept by the probabilities x values
-             * matmul; the layer's input flows on to the next layer. */
-            double se = elems * (amp ? 2 : 4), pe = elems * 4;
-            uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
-            uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
-            unref(w, s1);
-            nd->saved[0] = alloc(w, pe, EST_RC_ACT);
-            unref(w, s2);
-            nd->saved[1] = alloc(w, elems, EST_RC_ACT);
-            nd->saved[2] = alloc(w, pe, EST_RC_ACT);
+            /* Eager attention (eager_scores), and the values (the listed input) kept by
+             * the probabilities x values matmul; the layer's input flows on to the next
+             * layer. */
+            eager_scores(w, nd, elems, amp);
             nd->saved[3] = ref(w, cur);
             nd->nsaved = 6; /* and the query and key, kept by q k^T */
             nd->saved[4] = qk[0];
             nd->saved[5] = qk[1];
             qk[0] = qk[1] = NONE;
-            nd->scores = pe;
             if (!rg)
                 drop_saved(w, nd);
             continue;
