@@ -337,6 +337,20 @@ static void mark_gated(struct est_model *m)
     }
 }
 
+/* Tables list an attention's query, key and value projections and then the dropout
+ * that stands for its probabilities (an EST_K_ATTN row): the key and value read the
+ * query's input (est_layer.shares_input), as in module trees. */
+static void mark_qkv(struct est_model *m)
+{
+    for (size_t j = 3; j < m->n; j++) {
+        struct est_layer *l = &m->layers[j - 3];
+        if (l[3].kind == EST_K_ATTN && l[0].kind == EST_K_LINEAR &&
+            l[1].kind == EST_K_LINEAR && l[2].kind == EST_K_LINEAR &&
+            l[1].count == l[0].count && l[2].count == l[0].count)
+            l[1].shares_input = l[2].shares_input = 1;
+    }
+}
+
 int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct est_model *m,
                            struct carma_err *err)
 {
@@ -697,6 +711,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     mark_gated(m);
+    mark_qkv(m);
     return 0;
 }
 

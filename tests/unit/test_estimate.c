@@ -211,6 +211,9 @@ static void test_torchinfo(void **state)
             attn++;
             assert_int_equal(m.layers[i].out, 12 * 128 * 128);
             assert_int_equal(m.layers[i].attn, 0); /* its seq x seq is in out already */
+            /* the key and value (the two rows before) read the query's input */
+            assert_true(i >= 3 && !m.layers[i - 3].shares_input &&
+                        m.layers[i - 2].shares_input && m.layers[i - 1].shares_input);
         }
         drop += m.layers[i].kind == EST_K_DROPOUT;
     }
