@@ -837,6 +837,8 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             unref(w, cur);
             break;
         case EST_K_ATTN: {
+            /* Blocks without q, k, v rows read as such (a fused qkv projection) keep the
+             * listed order: the attention after the output projection. */
             if (qk[0] != NONE && qk[1] != NONE) {
                 /* In call order right after q, k, v (est_layer.shares_input). A grouped
                  * key and value are repeated to the query's width (repeat_kv's copies);
@@ -883,9 +885,6 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 out = alloc(w, cur_bytes, EST_RC_ACT);
                 nd->saved[0] = cur;
                 nd->saved[1] = ref(w, out);
-                nd->saved[2] = qk[0]; /* the query and key */
-                nd->saved[3] = qk[1];
-                qk[0] = qk[1] = NONE;
                 cur = out;
                 if (!rg)
                     drop_saved(w, nd);
@@ -896,10 +895,6 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
              * layer. */
             eager_scores(w, nd, elems, amp);
             nd->saved[3] = ref(w, cur);
-            nd->nsaved = 6; /* and the query and key, kept by q k^T */
-            nd->saved[4] = qk[0];
-            nd->saved[5] = qk[1];
-            qk[0] = qk[1] = NONE;
             if (!rg)
                 drop_saved(w, nd);
             continue;
