@@ -173,15 +173,18 @@ unsigned est_type_keeps(enum est_kind k, const char *type, size_t len)
     return 0;
 }
 
+void est_layer_type(struct est_layer *l, const char *type, size_t len)
+{
+    l->flags = (uint8_t)est_type_flags((enum est_kind)l->kind, type, len);
+    l->keeps = (uint8_t)est_type_keeps((enum est_kind)l->kind, type, len);
+}
+
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,
                        uint64_t params, uint32_t count, int per_token)
 {
-    enum est_kind k = est_kind_classify(type, len);
-    int rc = est_model_add(m, k, out, params, count, per_token);
-    if (rc == 0) {
-        m->layers[m->n - 1].flags = (uint8_t)est_type_flags(k, type, len);
-        m->layers[m->n - 1].keeps = (uint8_t)est_type_keeps(k, type, len);
-    }
+    int rc = est_model_add(m, est_kind_classify(type, len), out, params, count, per_token);
+    if (rc == 0)
+        est_layer_type(&m->layers[m->n - 1], type, len);
     return rc;
 }
 

@@ -168,6 +168,10 @@ unsigned est_type_flags(enum est_kind k, const char *type, size_t len);
  * QuickGELUActivation (x sigmoid(1.702x)) the sigmoid, 1. */
 unsigned est_type_keeps(enum est_kind k, const char *type, size_t len);
 
+/* Sets l->flags and l->keeps from its type name (est_type_flags, est_type_keeps for
+ * l->kind), as every parser reads a row's type. */
+void est_layer_type(struct est_layer *l, const char *type, size_t len);
+
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,
                        uint64_t params, uint32_t count, int per_token);
 

@@ -2160,8 +2160,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
         struct est_layer *nl = &m->layers[m->n - 1];
-        nl->flags = (uint8_t)(est_type_flags(k, c, cls_n) | extra_flags);
-        nl->keeps = (uint8_t)est_type_keeps(k, c, cls_n);
+        est_layer_type(nl, c, cls_n);
+        nl->flags |= (uint8_t)extra_flags;
         if (role == MT_P_ORIG) { /* weights only: the forward runs the trained copy */
             nl->kind = EST_K_OTHER;
             nl->out = 0;
@@ -2287,10 +2287,7 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
             rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
             break;
         }
-        m->layers[m->n - 1].flags =
-            (uint8_t)est_type_flags((enum est_kind)k, type, strlen(type));
-        m->layers[m->n - 1].keeps =
-            (uint8_t)est_type_keeps((enum est_kind)k, type, strlen(type));
+        est_layer_type(&m->layers[m->n - 1], type, strlen(type));
         if (per && !m->needs_seq) {
             m->needs_seq = 1;
             m->needs_seq_line = c->line;
