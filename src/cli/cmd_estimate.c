@@ -18,7 +18,8 @@
 static void estimate_usage(FILE *f)
 {
     fprintf(f,
-            "usage: carma estimate --summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
+            "usage: carma estimate --summary FILE (--batch N | --max-batch)\n"
+            "                      [--seq-len N | --image-size H[xW]]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
             "                      [--gpu KIND] [--gpus N] [--gradient-checkpointing]\n"
@@ -42,6 +43,9 @@ static void estimate_usage(FILE *f)
             "follows the tensor shapes through the print (docs/estimator.md).\n"
             "--gpu: the GPU kind, for \"fits\" and for PyTorch's default cuBLAS workspace\n"
             "(8.125 MiB per handle, 32 MiB on Hopper: h100-80gb).\n"
+            "--max-batch: instead of --batch, the largest batch whose safe bound fits the\n"
+            "GPU, found by doubling then bisection: that batch fits and the next does not\n"
+            "(the bound is not strictly monotone in the batch, so a larger one may fit).\n"
             "--gpus N: the job trains on N GPUs with DistributedDataParallel, one process\n"
             "per GPU, each at --batch (torchrun's usual script): the estimate is per GPU and\n"
             "adds DDP's gradient buckets, a copy of the trained gradients. NCCL's own\n"
@@ -86,11 +90,12 @@ int cmd_estimate(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {"gradient-checkpointing", no_argument, NULL, 'k'},
         {"gpus", required_argument, NULL, 'n'},
+        {"max-batch", no_argument, NULL, 'm'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
-    int json = 0, have_batch = 0, ch;
+    int json = 0, have_batch = 0, want_max = 0, ch;
     uint32_t image_h = 0, image_w = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -144,11 +149,16 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 'j': json = 1; break;
         case 'k': o.grad_checkpoint = 1; break;
+        case 'm': want_max = 1; break;
         case 'h': estimate_usage(stdout); return 0;
         default: estimate_usage(stderr); return 2;
         }
     }
-    if (!summary || !have_batch || optind != argc) {
+    if (have_batch && want_max) {
+        fprintf(stderr, "carma estimate: give --batch or --max-batch, not both\n");
+        return 2;
+    }
+    if (!summary || !(have_batch || want_max) || optind != argc) {
         estimate_usage(stderr);
         return 2;
     }
@@ -228,7 +238,14 @@ int cmd_estimate(int argc, char **argv)
         fprintf(stderr, "carma estimate: out of memory\n");
         return 1;
     }
-    rc = est_compute(&m, &coef, &o, work, &r, &err);
+    uint32_t max_batch = 0;
+    struct est_result next; /* --max-batch: the estimate at max_batch + 1 */
+    if (want_max) {
+        rc = est_max_batch(&m, &coef, &o, work, &max_batch, &r, &next, &err);
+        o.batch = max_batch ? max_batch : 1; /* what r describes */
+    } else {
+        rc = est_compute(&m, &coef, &o, work, &r, &err);
+    }
     free(work);
     if (rc < 0) {
         fprintf(stderr, "carma estimate: %s: %s\n", summary, err.msg);
@@ -263,6 +280,10 @@ int cmd_estimate(int argc, char **argv)
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
+        if (root && want_max)
+            json_object_set_new(root, "max_batch", json_integer(max_batch));
+        if (root && want_max && next.bound_mib > 0)
+            json_object_set_new(root, "next_bound_mib", json_real(next.bound_mib));
         if (root && r.peak_phase)
             json_object_set_new(root, "model",
                                 json_pack("{s:s,s:s,s:i}", "kind", "replay", "peak_phase",
@@ -322,6 +343,15 @@ int cmd_estimate(int argc, char **argv)
             printf("  (per-kind terms)\n");
         printf("  safe bound       %10.1f MiB  (%s)\n", r.bound_mib,
                r.fits ? "fits" : "does not fit");
+        if (want_max && max_batch == 0)
+            printf("largest batch that fits: none (batch 1's safe bound is above %s's "
+                   "%.0f MiB)\n", kind->name, kind->mem_mib);
+        else if (want_max && next.bound_mib > 0)
+            printf("largest batch that fits: %u (batch %u: safe bound %.1f MiB, above %s's "
+                   "%.0f MiB)\n", max_batch, max_batch + 1, next.bound_mib, kind->name,
+                   kind->mem_mib);
+        else if (want_max)
+            printf("largest batch that fits: %u (the most carma estimates)\n", max_batch);
     }
     free(layers);
     return r.fits ? 0 : 1;

@@ -673,3 +673,47 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     assert(r->bound_mib >= r->estimate_mib);
     return 0;
 }
+
+int est_max_batch(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
+                  struct est_replay_work *work, uint32_t *batch, struct est_result *r,
+                  struct est_result *next, struct carma_err *err)
+{
+    *batch = 0;
+    memset(next, 0, sizeof *next);
+    if (!(o->gpu_mib > 0))
+        return carma_err_set(err, -EINVAL, "the largest batch needs a GPU's memory");
+    struct est_opts q = *o;
+    struct est_result t;
+    q.batch = 1;
+    int rc = est_compute(m, c, &q, work, r, err);
+    if (rc < 0 || !r->fits)
+        return rc;
+    /* fits(lo) and, once hi is set, !fits(hi) */
+    uint32_t lo = 1, hi = 0;
+    while (hi == 0 && lo < EST_MAX_BATCH) {
+        q.batch = lo * 2 > EST_MAX_BATCH ? EST_MAX_BATCH : lo * 2;
+        if ((rc = est_compute(m, c, &q, work, &t, err)) < 0)
+            return rc;
+        if (t.fits) {
+            lo = q.batch;
+            *r = t;
+        } else {
+            hi = q.batch;
+            *next = t;
+        }
+    }
+    while (hi > lo + 1) {
+        q.batch = lo + (hi - lo) / 2;
+        if ((rc = est_compute(m, c, &q, work, &t, err)) < 0)
+            return rc;
+        if (t.fits) {
+            lo = q.batch;
+            *r = t;
+        } else {
+            hi = q.batch;
+            *next = t;
+        }
+    }
+    *batch = lo;
+    return 0;
+}

@@ -390,6 +390,19 @@ struct est_replay_work;
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_replay_work *work, struct est_result *r, struct carma_err *err);
 
+/* The largest batch whose bound fits the GPU (o->gpu_mib > 0; o->batch is ignored): from
+ * batch 1, doubling until a batch does not fit, then bisecting between the last that
+ * fits and the first that does not. The bound grows with the batch, though not strictly
+ * (the allocator packs some batches' tensors better), so the contract is local: *batch
+ * fits and *batch + 1 does not (or *batch is EST_MAX_BATCH), not that no larger batch
+ * fits. *r is the estimate at *batch, *next at *batch + 1 (next->bound_mib is 0 when
+ * *batch is EST_MAX_BATCH). When batch 1 does not fit, *batch is 0, *r is batch 1's and
+ * *next zeroed. Returns 0, or est_compute's error. At most 2 log2(EST_MAX_BATCH)
+ * estimates; no allocation. */
+int est_max_batch(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
+                  struct est_replay_work *work, uint32_t *batch, struct est_result *r,
+                  struct est_result *next, struct carma_err *err);
+
 /* The fit's design row for one model (used by estimate/fit.c and tests): the
  * activation features per kind (MiB, rounded), the input, the largest transient,
  * params x 4 B, the inferred concatenations (est_concat_infer), and the exact

@@ -99,6 +99,32 @@ set -e
 [ $rc -eq 1 ] || fail "does-not-fit exit $rc"
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['fits'] is False" "$T/big.json" || fail "fits false"
 
+# --max-batch: the largest batch whose bound fits; that batch's estimate, the next's bound
+# above the GPU; none fits: exit 1.
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --seq-len 1024 --max-batch --gpu v100-32gb \
+    --json >"$T/max.json" || fail "--max-batch"
+b=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
+assert d['fits'] and d['batch'] == d['max_batch'] > 1 and d['bound_mib'] <= 32768 < d['next_bound_mib'], d; \
+print(d['max_batch'])" "$T/max.json") || fail "--max-batch json"
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --seq-len 1024 --batch "$b" --gpu v100-32gb \
+    >/dev/null || fail "batch $b does not fit"
+set +e
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --seq-len 1024 --batch $((b + 1)) \
+    --gpu v100-32gb >/dev/null
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "batch $((b + 1)) fits (exit $rc)"
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --seq-len 1024 --max-batch --gpu v100-32gb \
+    >"$T/max.txt" || fail "--max-batch text"
+grep -q "^largest batch that fits: $b (batch $((b + 1)): safe bound [0-9.]* MiB, above v100-32gb's 32768 MiB)$" \
+    "$T/max.txt" || fail "--max-batch text: $(tail -1 "$T/max.txt")"
+set +e
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --seq-len 65536 --max-batch >"$T/none.txt"
+rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "^largest batch that fits: none (batch 1's safe bound is above a100-40gb's" \
+    "$T/none.txt" || fail "--max-batch, none fits (exit $rc)"
+
 # Bad input: exit 2 with a message naming the file (and line).
 expect2() { # grep-pattern, args...
     pat=$1; shift
@@ -112,6 +138,8 @@ expect2() { # grep-pattern, args...
 printf 'hello\nworld\n' >"$T/notes.txt"
 expect2 "$T/notes.txt:1: not a model summary" --summary "$T/notes.txt" --batch 8
 expect2 "batch must be at least 1" --summary $C/summary_csv/mlp.csv --batch 0
+expect2 "give --batch or --max-batch, not both" --summary $C/summary_csv/mlp.csv --batch 8 --max-batch
+expect2 "usage: carma estimate" --summary $C/summary_csv/mlp.csv
 expect2 "bert_base.txt:4: a sequence model" --summary $C/summary_modtree/bert_base.txt --batch 8
 expect2 "bad_params.txt:4: bad parameter count" --summary $C/summary_torchsummary/bad_params.txt --batch 8
 expect2 "unknown GPU kind" --summary $C/summary_csv/mlp.csv --batch 8 --gpu tpu

@@ -900,6 +900,67 @@ static void test_model_maths(void **state)
     assert_string_equal(err.msg, "this is a sequence model (line 7): give --seq-len");
 }
 
+/* est_max_batch: the batch it gives fits and the next does not, by est_compute's own
+ * answers, for the per-kind model (monotone in the batch: every smaller batch fits) and the
+ * replay (not strictly monotone); none fits; the cap; no GPU memory. */
+static void test_max_batch(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct est_result r, next, t;
+    struct carma_err err;
+    uint32_t b;
+    /* ResNet-50 (conv family: the per-kind terms) on 16 GiB */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", &m, &err), 0);
+    struct est_opts o = {.batch = 7, .optimizer = EST_OPT_ADAMW, .gpu_mib = 16384};
+    assert_int_equal(est_max_batch(&m, est_coef_default(), &o, &rwork, &b, &r, &next, &err), 0);
+    assert_true(b > 1 && b < 1000);
+    for (uint32_t k = 1; k <= b + 1; k++) {
+        o.batch = k;
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &t, &err), 0);
+        assert_int_equal(t.fits, k <= b);
+        if (k == b)
+            assert_float_equal(t.bound_mib, r.bound_mib, 1e-9);
+        if (k == b + 1)
+            assert_float_equal(t.bound_mib, next.bound_mib, 1e-9);
+    }
+    assert_true(next.bound_mib > 16384 && r.bound_mib <= 16384);
+    /* GPUMemNet's MLP (the replay) on a V100 */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_csv/mlp_gpumemnet.csv", &m, &err), 0);
+    o.gpu_mib = 32768;
+    assert_int_equal(est_max_batch(&m, est_coef_default(), &o, &rwork, &b, &r, &next, &err), 0);
+    assert_true(b > 1 && b < EST_MAX_BATCH);
+    o.batch = b;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &t, &err), 0);
+    assert_true(t.fits);
+    assert_float_equal(t.estimate_mib, r.estimate_mib, 1e-9);
+    o.batch = b + 1;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &t, &err), 0);
+    assert_false(t.fits);
+    assert_float_equal(t.bound_mib, next.bound_mib, 1e-9);
+    /* nothing fits: batch 0, batch 1's estimate */
+    o.gpu_mib = 100;
+    assert_int_equal(est_max_batch(&m, est_coef_default(), &o, &rwork, &b, &r, &next, &err), 0);
+    assert_int_equal(b, 0);
+    assert_false(r.fits);
+    assert_true(r.bound_mib > 100);
+    assert_float_equal(next.bound_mib, 0, 0);
+    /* everything fits: the cap, no next */
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_model_add(&m, EST_K_LINEAR, 10, 110, 1, 0), 0);
+    struct est_coef c;
+    memset(&c, 0, sizeof c);
+    c.kind[EST_FAM_DENSE][EST_K_LINEAR] = 1;
+    o.gpu_mib = 1e12;
+    assert_int_equal(est_max_batch(&m, &c, &o, &rwork, &b, &r, &next, &err), 0);
+    assert_int_equal(b, EST_MAX_BATCH);
+    assert_true(r.fits);
+    assert_float_equal(next.bound_mib, 0, 0);
+    o.gpu_mib = 0;
+    assert_true(est_max_batch(&m, &c, &o, &rwork, &b, &r, &next, &err) < 0);
+    assert_string_equal(err.msg, "the largest batch needs a GPU's memory");
+}
+
 #define MB (1024.0 * 1024.0)
 
 /* The allocator model: PyTorch's rounding, segment sizes, split thresholds, best fit
@@ -1915,6 +1976,7 @@ int main(void)
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
         cmocka_unit_test(test_model_maths),
+        cmocka_unit_test(test_max_batch),
         cmocka_unit_test(test_alloc_round),
         cmocka_unit_test(test_sequence_scaling),
         cmocka_unit_test(test_conformal_quantile),
