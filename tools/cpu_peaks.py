@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Measures, on the CPU, the most memory a training job's tensors take at once, for a
 Llama-style causal language model trained in full and with LoRA adapters, with and
-without gradient checkpointing and grouped-query attention, a GPT-2-style one (its gelu_new written out in Python, or
-as one operation), BERT for masked-language modelling, and torchvision's ViT-B/16, some
-also under DistributedDataParallel
-over two processes (gloo; rank 0's tensors), and writes each model's print(model)
+without gradient checkpointing and grouped-query attention, a GPT-2-style one (its
+gelu_new written out in Python, or as one operation), BERT for masked-language
+modelling, a T5-style encoder-decoder and torchvision's ViT-B/16, some also under
+DistributedDataParallel over two processes (gloo; rank 0's tensors), and writes each model's print(model)
 (NAME.txt) and index.csv (run, summary, batch, seq_len, image_size, checkpointing 0/1,
 gpus, measured peak in MiB, parameters, trained parameters).
 
@@ -532,6 +532,170 @@ class BertForMaskedLM(nn.Module):
         return self.cls(self.bert(ids))
 
 
+class T5LayerNorm(nn.Module):
+    """T5's RMS norm, in Python (no mean, no bias): prints as `T5LayerNorm()`."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, h):
+        var = h.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return self.weight * (h * torch.rsqrt(var + self.eps))
+
+
+class T5Attention(nn.Module):
+    """Eager, unscaled attention with an additive position bias: the first block of each
+    stack owns the relative-position table and makes the bias (1, heads, q, k), to which
+    the mask is added once, (batch, heads, q, k), then handed to every later block.
+    Cross-attention reads the encoder's output, with a zero bias plus its mask."""
+
+    def __init__(self, d, nh, p, bias_table, causal):
+        super().__init__()
+        self.nh, self.hd, self.p, self.causal = nh, d // nh, p, causal
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, d, bias=False)
+        self.v = nn.Linear(d, d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        if bias_table:
+            self.relative_attention_bias = nn.Embedding(32, nh)
+
+    def split(self, t):
+        return t.view(t.shape[0], -1, self.nh, self.hd).transpose(1, 2)
+
+    def bias(self, sq, sk, mask):
+        if hasattr(self, "relative_attention_bias"):
+            rel = torch.arange(sk)[None, :] - torch.arange(sq)[:, None]
+            bucket = (rel.clamp(-16, 15) + 16) if not self.causal else (-rel).clamp(0, 31)
+            b = self.relative_attention_bias(bucket).permute(2, 0, 1)[None]
+        else:
+            b = torch.zeros(1, self.nh, sq, sk)
+        return b + mask
+
+    def forward(self, h, mask, position_bias=None, kv=None):
+        src = h if kv is None else kv
+        q, k, v = self.split(self.q(h)), self.split(self.k(src)), self.split(self.v(src))
+        if position_bias is None:
+            position_bias = self.bias(h.shape[1], src.shape[1], mask)
+        scores = torch.matmul(q, k.transpose(3, 2))
+        scores += position_bias
+        w = F.softmax(scores.float(), dim=-1).type_as(scores)
+        w = MaskedDropout.apply(w, self.p) if self.training and self.p else w
+        out = torch.matmul(w, v).transpose(1, 2).contiguous().view(h.shape[0], -1,
+                                                                   self.nh * self.hd)
+        return self.o(out), position_bias
+
+
+class T5LayerSelfAttention(nn.Module):
+    def __init__(self, d, nh, p, bias_table, causal):
+        super().__init__()
+        self.SelfAttention = T5Attention(d, nh, p, bias_table, causal)
+        self.layer_norm = T5LayerNorm(d)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, h, mask, bias):
+        a, bias = self.SelfAttention(self.layer_norm(h), mask, bias)
+        return h + self.dropout(a), bias
+
+
+class T5LayerCrossAttention(nn.Module):
+    def __init__(self, d, nh, p):
+        super().__init__()
+        self.EncDecAttention = T5Attention(d, nh, p, False, False)
+        self.layer_norm = T5LayerNorm(d)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, h, mask, bias, enc):
+        a, bias = self.EncDecAttention(self.layer_norm(h), mask, bias, enc)
+        return h + self.dropout(a), bias
+
+
+class T5DenseActDense(nn.Module):
+    """Defined wi, wo, dropout, act (as Hugging Face prints it); runs wi, act, dropout, wo."""
+
+    def __init__(self, d, i, p):
+        super().__init__()
+        self.wi = nn.Linear(d, i, bias=False)
+        self.wo = nn.Linear(i, d, bias=False)
+        self.dropout = nn.Dropout(p)
+        self.act = nn.ReLU()
+
+    def forward(self, h):
+        return self.wo(self.dropout(self.act(self.wi(h))))
+
+
+class T5LayerFF(nn.Module):
+    def __init__(self, d, i, p):
+        super().__init__()
+        self.DenseReluDense = T5DenseActDense(d, i, p)
+        self.layer_norm = T5LayerNorm(d)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, h):
+        return h + self.dropout(self.DenseReluDense(self.layer_norm(h)))
+
+
+class T5Block(nn.Module):
+    def __init__(self, d, nh, i, p, first, decoder):
+        super().__init__()
+        layers = [T5LayerSelfAttention(d, nh, p, first, decoder)]
+        if decoder:
+            layers.append(T5LayerCrossAttention(d, nh, p))
+        layers.append(T5LayerFF(d, i, p))
+        self.layer = nn.ModuleList(layers)
+
+    def forward(self, h, mask, bias, enc=None, enc_mask=None, enc_bias=None):
+        h, bias = self.layer[0](h, mask, bias)
+        if enc is not None:
+            h, enc_bias = self.layer[1](h, enc_mask, enc_bias, enc)
+        return self.layer[-1](h), bias, enc_bias
+
+
+class T5Stack(nn.Module):
+    def __init__(self, shared, d, nh, i, n, p, decoder):
+        super().__init__()
+        self.embed_tokens = shared
+        self.block = nn.ModuleList([T5Block(d, nh, i, p, j == 0, decoder) for j in range(n)])
+        self.final_layer_norm = T5LayerNorm(d)
+        self.dropout = nn.Dropout(p)
+        self.decoder = decoder
+
+    def forward(self, ids, enc=None):
+        b, s = ids.shape
+        # the extended masks of an all-ones attention mask: (b, 1, 1, s), or causal
+        if self.decoder:
+            mask = torch.full((s, s), -1e9).triu(1)[None, None].expand(b, 1, s, s)
+        else:
+            mask = torch.zeros(b, 1, 1, s)
+        enc_mask = torch.zeros(b, 1, 1, enc.shape[1]) if enc is not None else None
+        h = self.dropout(self.embed_tokens(ids))
+        bias = enc_bias = None
+        for blk in self.block:
+            h, bias, enc_bias = blk(h, mask, bias, enc, enc_mask, enc_bias)
+        return self.dropout(self.final_layer_norm(h))
+
+
+class T5ForConditionalGeneration(nn.Module):
+    """T5 v1.0 (t5-small's layout, smaller) as transformers builds it: one token table
+    shared by both stacks and the tied lm_head, whose input is scaled by d^-0.5; the
+    decoder reads the labels shifted right. Eager attention (T5 has no SDPA path)."""
+
+    def __init__(self, v=8000, d=512, nh=8, i=2048, n=2, p=0.1):
+        super().__init__()
+        self.shared = nn.Embedding(v, d)
+        self.encoder = T5Stack(self.shared, d, nh, i, n, p, False)
+        self.decoder = T5Stack(self.shared, d, nh, i, n, p, True)
+        self.lm_head = nn.Linear(d, v, bias=False)
+        self.lm_head.weight = self.shared.weight
+        self.d = d
+
+    def forward(self, ids, dec_ids):
+        enc = self.encoder(ids)
+        h = self.decoder(dec_ids, enc)
+        return self.lm_head(h * self.d ** -0.5)
+
+
 class LoraLinear(nn.Module):
     """base(x) + lora_B(lora_A(dropout(x))) * scaling, printed as lora.Linear."""
 
@@ -628,6 +792,8 @@ RUNS = {
     # grouped-query attention: 2 key/value heads for 8 query heads (repeat_kv)
     "llama_sdpa_gqa": ("llama_sdpa_gqa", 4, 256, None, 0, 0, (), 0),
     "llama_sdpa_gqa_lora_all": ("llama_sdpa_gqa_lora_all", 4, 256, ALL, 16, 0.05, (), 0),
+    # an encoder-decoder: T5's layout (eager attention with a position bias, dropout 0.1)
+    "t5": ("t5", 4, 256, None, 0, 0, (), 0),
     # DistributedDataParallel over two processes (gloo), rank 0's tensors
     "llama_full_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 0, 2),
     "llama_full_gc_ddp2": ("llama_full", 4, 256, None, 0, 0, (), 1, 2),
@@ -678,6 +844,8 @@ def measure_model(kind, batch, seq, targets, r, dropout, save, gc):
     if kind == "vit_b_16":
         import torchvision
         return cuda_dropout(torchvision.models.vit_b_16())
+    if kind == "t5":
+        return cuda_dropout(T5ForConditionalGeneration())
     if kind == "bert_sdpa":
         return cuda_dropout(BertForMaskedLM())
     if kind.startswith("gpt2"):
@@ -701,6 +869,9 @@ def measure(kind, batch, seq, targets, r, dropout, save, gc, gpus=1, rank=0):
         else:
             ids = torch.randint(0, 8000, (batch, seq))
             labels = torch.randint(0, 8000, (batch, seq))
+        # an encoder-decoder's second input: the labels shifted right
+        extra = (torch.cat([torch.zeros_like(labels[:, :1]), labels[:, :-1]], 1),) \
+            if kind == "t5" else ()
         model.train()
         net = model
         if gpus > 1:
@@ -711,7 +882,7 @@ def measure(kind, batch, seq, targets, r, dropout, save, gc, gpus=1, rank=0):
         opt = AdamW(trained)
         for _ in range(2):
             opt.zero_grad(set_to_none=True)
-            out = net(ids)
+            out = net(ids, *extra)
             loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
             loss.backward()
             opt.step()

@@ -2124,6 +2124,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 params = affine ? 2 * out : 0;
                 if ((find(args, argn, "bias=False") || find(c, cls_n, "RMSNorm")) && affine)
                     params = out; /* a scale, no shift */
+            } else if (est_type_flags(k, c, cls_n) & EST_LF_RMS) {
+                /* an RMSNorm written in Python that prints no shape (T5LayerNorm(), older
+                 * transformers' LlamaRMSNorm()): a scale over the tensor before it */
+                params = out;
             }
         } else if (inplace && !sp.n) {
             k = EST_K_OTHER; /* writes over its input: no new tensor */
