@@ -674,6 +674,28 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     return 0;
 }
 
+/* est_max_batch's probe of batch b: moves lo up to b (its estimate into *r) when b fits,
+ * else hi down to b (into *next). */
+static int max_batch_probe(const struct est_model *m, const struct est_coef *c,
+                           struct est_opts *q, uint32_t b, struct est_replay_work *work,
+                           uint32_t *lo, uint32_t *hi, struct est_result *r,
+                           struct est_result *next, struct carma_err *err)
+{
+    struct est_result t;
+    q->batch = b;
+    int rc = est_compute(m, c, q, work, &t, err);
+    if (rc < 0)
+        return rc;
+    if (t.fits) {
+        *lo = b;
+        *r = t;
+    } else {
+        *hi = b;
+        *next = t;
+    }
+    return 0;
+}
+
 int est_max_batch(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                   struct est_replay_work *work, uint32_t *batch, struct est_result *r,
                   struct est_result *next, struct carma_err *err)
@@ -683,37 +705,19 @@ int est_max_batch(const struct est_model *m, const struct est_coef *c, const str
     if (!(o->gpu_mib > 0))
         return carma_err_set(err, -EINVAL, "the largest batch needs a GPU's memory");
     struct est_opts q = *o;
-    struct est_result t;
     q.batch = 1;
     int rc = est_compute(m, c, &q, work, r, err);
     if (rc < 0 || !r->fits)
         return rc;
     /* fits(lo) and, once hi is set, !fits(hi) */
     uint32_t lo = 1, hi = 0;
-    while (hi == 0 && lo < EST_MAX_BATCH) {
-        q.batch = lo * 2 > EST_MAX_BATCH ? EST_MAX_BATCH : lo * 2;
-        if ((rc = est_compute(m, c, &q, work, &t, err)) < 0)
-            return rc;
-        if (t.fits) {
-            lo = q.batch;
-            *r = t;
-        } else {
-            hi = q.batch;
-            *next = t;
-        }
-    }
-    while (hi > lo + 1) {
-        q.batch = lo + (hi - lo) / 2;
-        if ((rc = est_compute(m, c, &q, work, &t, err)) < 0)
-            return rc;
-        if (t.fits) {
-            lo = q.batch;
-            *r = t;
-        } else {
-            hi = q.batch;
-            *next = t;
-        }
-    }
+    while (rc == 0 && hi == 0 && lo < EST_MAX_BATCH)
+        rc = max_batch_probe(m, c, &q, lo * 2 > EST_MAX_BATCH ? EST_MAX_BATCH : lo * 2, work,
+                             &lo, &hi, r, next, err);
+    while (rc == 0 && hi > lo + 1)
+        rc = max_batch_probe(m, c, &q, lo + (hi - lo) / 2, work, &lo, &hi, r, next, err);
+    if (rc < 0)
+        return rc;
     *batch = lo;
     return 0;
 }
