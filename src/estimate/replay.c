@@ -788,8 +788,8 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             nd->saved[1] = alloc(w, st, EST_RC_ACT);
             nd->saved[2] = alloc(w, st, EST_RC_ACT);
             /* x * rsqrt(mean(x^2)) in fp32, kept by the weight's product for the weight's
-             * gradient: not when the weight is frozen (a PEFT base; a norm printed
-             * without its size, T5LayerNorm(), trains unless the model is one) */
+             * gradient: not when the weight is frozen (a PEFT base; a norm the parser
+             * could not size, with no parameters, trains unless the model is one) */
             int weight_trains = l->params ? l->params > l->frozen : !ps->m->frozen;
             if ((l->flags & EST_LF_RMS) && weight_trains)
                 nd->saved[3] = alloc(w, elems * 4, EST_RC_ACT);
