@@ -10,6 +10,14 @@
 
 #include "core/job.h"
 
+/* The columns every job read selects, in the order the row reader takes them: the
+ * summary (NULL when listing) between the two halves, the accounting columns after. */
+#define JOB_COLS_HEAD "id,name,uid,gid,user,cwd,argv,env,"
+#define JOB_COLS_TAIL                                                                       \
+    "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"         \
+    "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis" \
+    ACCT_COLS
+
 /* Accounting columns appended to every job row: run seconds, GPU-seconds and
  * joules over the attempts that ended. */
 #define ACCT_COLS \
@@ -36,13 +44,9 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
         "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
-    [ST_JOB_GET] = "SELECT " "id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
-                   "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-                   "start_time,end_time,exit_code,signal,reason,bound_basis" ACCT_COLS " FROM jobs WHERE id=?",
-    [ST_ACTIVE] = "SELECT id,name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
-                  "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-                  "start_time,end_time,exit_code,signal,reason,bound_basis" ACCT_COLS " FROM jobs "
-                  "WHERE state IN ('queued','running') ORDER BY id",
+    [ST_JOB_GET] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL " FROM jobs WHERE id=?",
+    [ST_ACTIVE] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL
+                  " FROM jobs WHERE state IN ('queued','running') ORDER BY id",
     [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
     [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=? "
@@ -658,9 +662,7 @@ int carma_store_list_json(struct carma_store *s, int64_t uid, int all, uint32_t 
 {
     char sql[1536];
     snprintf(sql, sizeof sql,
-             "SELECT * FROM (SELECT id,name,uid,gid,user,cwd,argv,env,NULL,batch,gpus,mem_mib,"
-             "bound_mib,peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,"
-             "submit_time,start_time,end_time,exit_code,signal,reason,bound_basis" ACCT_COLS
+             "SELECT * FROM (SELECT " JOB_COLS_HEAD "NULL," JOB_COLS_TAIL
              " FROM jobs WHERE %s %s "
              "ORDER BY id DESC LIMIT %u) ORDER BY id",
              uid >= 0 ? "uid=?1" : "1", all ? "" : "AND state IN ('queued','running')", limit);
