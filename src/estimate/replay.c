@@ -802,11 +802,9 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 unsigned kp = l->keeps < EST_REPLAY_NSAVED - 1 ? l->keeps
                                                                 : EST_REPLAY_NSAVED - 1;
                 nd->keeps = (uint8_t)kp;
-                nd->nsaved = (uint8_t)(kp + 1 > 4 ? kp + 1 : 4);
+                nd->nsaved = (uint8_t)(kp + 1 > 4 ? kp + 1 : 4); /* saved[kp + 1..3]: NONE */
                 for (unsigned k = 1; k <= kp; k++)
                     nd->saved[k] = alloc(w, ob, EST_RC_ACT);
-                for (unsigned k = kp + 1; k < nd->nsaved; k++)
-                    nd->saved[k] = NONE;
                 unref(w, alloc(w, ob, EST_RC_TRANSIENT));
             }
             out = alloc(w, ob, EST_RC_ACT);
@@ -1124,6 +1122,17 @@ static void summary_pass(struct est_replay_work *w, const struct pass *ps, doubl
     unref(w, x);
 }
 
+/* A node of the loss (kind EST_K_COUNT), keeping nothing yet, whose backward makes its
+ * input's gradient of in_bytes (0: none). */
+static struct est_replay_node *loss_node(struct est_replay_work *w, double in_bytes)
+{
+    struct est_replay_node *nd = &w->nd[w->nn++];
+    memset(nd, 0, sizeof *nd);
+    nd->kind = EST_K_COUNT;
+    nd->in_bytes = in_bytes;
+    return nd;
+}
+
 static void run(struct est_replay_work *w, const struct pass *ps)
 {
     const struct est_model *m = ps->m;
@@ -1169,25 +1178,15 @@ static void run(struct est_replay_work *w, const struct pass *ps)
          * backward casts the fp32 gradient back), the copy freed once it has run. */
         double y32 = y == NONE ? 4 : yb / act_bytes(EST_K_LINEAR, o->precision) * 4;
         int cast = y != NONE && o->precision != EST_PREC_FP32;
-        if (cast) {
-            struct est_replay_node *cn = &w->nd[w->nn++];
-            memset(cn, 0, sizeof *cn);
-            cn->kind = EST_K_COUNT;
-            cn->in_bytes = yb;
-        }
-        struct est_replay_node *ls = &w->nd[w->nn++];
-        memset(ls, 0, sizeof *ls);
-        ls->kind = EST_K_COUNT;
-        ls->in_bytes = y == NONE ? 0 : y32;
+        if (cast)
+            loss_node(w, yb);
+        struct est_replay_node *ls = loss_node(w, y == NONE ? 0 : y32);
         uint32_t y32_copy = cast ? alloc(w, y32, EST_RC_TRANSIENT) : NONE;
         uint32_t lsm = alloc(w, y32, EST_RC_ACT);
         unref(w, y32_copy);
         ls->nsaved = 1;
         ls->saved[0] = ref(w, lsm);
-        struct est_replay_node *nll = &w->nd[w->nn++];
-        memset(nll, 0, sizeof *nll);
-        nll->kind = EST_K_COUNT;
-        nll->in_bytes = y32;
+        struct est_replay_node *nll = loss_node(w, y32);
         uint32_t loss = alloc(w, 4, EST_RC_ACT);
         nll->nsaved = 2;
         nll->saved[0] = lsm;
