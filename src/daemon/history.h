@@ -2,16 +2,17 @@
  * model, the model beats nothing, and the user's declared --mem is a floor.
  *
  *   history   the job's signature (uid, argv, batch, GPU count: a peak is per GPU, and
- *             DDP on more GPUs holds more on each) has
- *             attempts with an observed peak in the store: est_history_next's bound
- *             (largest peak + run-to-run spread + 2 MiB);
+ *             DDP on more GPUs holds more on each) has attempts with an observed peak
+ *             in the store: est_history_next's bound (largest peak + run-to-run spread
+ *             + 2 MiB);
  *   estimator else, when the request carries a model summary and a batch: the
  *             estimator's conformal bound (shipped coefficients; the request's
  *             optimizer, precision, attention and checkpointing: adamw, fp32 unless said);
  *   declared  else the declared mem_mib (0: unknown).
  *
- * bound_mib = max(that, declared mem_mib), the source the larger one's. The peaks themselves are the attempts
- * table's peak_mib, recorded by carmad at each attempt's end. */
+ * bound_mib = max(that, declared mem_mib), the source the larger one's. The peaks
+ * themselves are the attempts table's peak_mib, recorded by carmad at each attempt's
+ * end. */
 #ifndef CARMA_DAEMON_HISTORY_H
 #define CARMA_DAEMON_HISTORY_H
 
@@ -36,8 +37,9 @@ struct carmad_bound {
 };
 
 /* Observed peaks of the earlier attempts of a job signature: attempts of `uid`'s jobs
- * with exactly this argv JSON (as stored), batch and GPU count that ended with a peak > 0, OOM
- * attempts excluded (their peak is below the need). *runs is 0 when there are none.
+ * with exactly this argv JSON (as stored), batch and GPU count that ended with a peak
+ * > 0, OOM attempts excluded (their peak is below the need). *runs is 0 when there are
+ * none.
  * Returns 0 or a negative errno with err. */
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
                        uint32_t batch, uint32_t gpus, double *max_mib, double *min_mib,

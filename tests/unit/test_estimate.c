@@ -912,7 +912,8 @@ static void test_max_batch(void **state)
     struct carma_err err;
     uint32_t b;
     /* ResNet-50 (conv family: the per-kind terms) on 16 GiB */
-    assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", &m, &err), 0);
+    assert_int_equal(
+        parse_file("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", &m, &err), 0);
     struct est_opts o = {.batch = 7, .optimizer = EST_OPT_ADAMW, .gpu_mib = 16384};
     assert_int_equal(est_max_batch(&m, est_coef_default(), &o, &rwork, &b, &r, &next, &err), 0);
     assert_true(b > 1 && b < 1000);
