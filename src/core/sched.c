@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -607,6 +608,23 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
     if (!blocked && s->holder != CARMA_NONE)
         auto_unreserve(s);
     return placed;
+}
+
+double carma_sched_next_timer(const struct carma_sched *s, double now)
+{
+    double t = HUGE_VAL;
+    /* Only the reference step reads the clock, and only for the grace of a GPU it may
+     * collocate on (exclusive never does). */
+    if (s->policy->kind != CARMA_POLICY_REFERENCE || s->policy->order == CARMA_ORDER_NONE)
+        return t;
+    for (size_t gi = 0; gi < s->ngpus; gi++) {
+        const struct carma_gpu *g = &s->gpus[gi];
+        if (g->drained || g->last_launch_s < 0 || now - g->last_launch_s >= s->p.grace_s)
+            continue;
+        if (g->last_launch_s + s->p.grace_s < t)
+            t = g->last_launch_s + s->p.grace_s;
+    }
+    return t;
 }
 
 size_t carma_sched_step(struct carma_sched *s, double now, struct carma_placement *out,

@@ -96,6 +96,12 @@ int carma_sched_dequeue(struct carma_sched *s, uint32_t j);
 size_t carma_sched_step(struct carma_sched *s, double now, struct carma_placement *out,
                         size_t cap);
 
+/* After a step at `now` that placed nothing: the earliest later time at which a step
+ * could place a job with the queues and the GPU view as they are (a grace window
+ * ending), or HUGE_VAL when there is none. A caller deciding on a clock (CARMA's 1 s
+ * loop) may skip the ticks before it while nothing else changes. */
+double carma_sched_next_timer(const struct carma_sched *s, double now);
+
 /* Ends the running attempt of job j with `outcome`; `peak_mib` is the highest
  * per-GPU memory it reached (0 unknown). OOM: back to the recovery queue with its
  * bound raised to the peak (or exclusive when unknown) unless attempts are used up,

@@ -26,6 +26,8 @@ struct sim_config {
     uint32_t window;               /* monitor window, samples (CARMA: 30) */
     uint32_t max_attempts;         /* per job, 0 = unlimited (default 3) */
     int record;                    /* keep per-GPU series and job bars for a report */
+    int every_tick;                /* decide at every second of CARMA's loop, even where
+                                      nothing can have changed (the skip's check) */
     /* Called every few thousand events with (done jobs, total); may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "core/sched.h"
@@ -80,6 +81,31 @@ static void test_grace_window(void **state)
     assert_int_equal(fx_step(&f, 30), 1); /* grace over */
     assert_int_equal(f.jobs[1].gpu[0], 0);
     carma_sched_free(&f.s);
+}
+
+static void test_next_timer_is_the_grace_end(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 2);
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_true(isinf(carma_sched_next_timer(&f.s, 0))); /* no launch yet */
+    assert_int_equal(fx_step(&f, 3.25), 1);
+    assert_float_equal(carma_sched_next_timer(&f.s, 4), 33.25, 0);
+    assert_true(isinf(carma_sched_next_timer(&f.s, 33.25))); /* over */
+    f.gpus[0].drained = 1; /* no job can go there: no timer */
+    assert_true(isinf(carma_sched_next_timer(&f.s, 4)));
+    carma_sched_free(&f.s);
+    /* exclusive never looks at a grace; auto reads no clock. */
+    const char *none[] = {"exclusive", "auto"};
+    for (int k = 0; k < 2; k++) {
+        fx_init(&f, none[k], 1);
+        carma_sched_submit(&f.s, 0, 0);
+        assert_int_equal(fx_step(&f, 0), 1);
+        assert_true(isinf(carma_sched_next_timer(&f.s, 1)));
+        carma_sched_free(&f.s);
+    }
 }
 
 static void test_memory_gate_margins(void **state)
@@ -372,6 +398,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_preamble_index_order),
         cmocka_unit_test(test_grace_window),
+        cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_memory_gate_margins),
         cmocka_unit_test(test_or_policies_need_5120_free),
         cmocka_unit_test(test_risk_gate),

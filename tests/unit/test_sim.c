@@ -221,6 +221,85 @@ static void test_estimator_carma_uses_history(void **state)
     assert_true(start_of(late, 2, "est-magm", SIM_EST_GPUMEMNET, 2) >= 3600);
 }
 
+static struct sim_metrics run_cfg(struct sim_job_spec *jobs, size_t n, const char *policy,
+                                  enum carma_sharing sh, uint32_t window, int every_tick)
+{
+    struct sim_trace t = {.jobs = jobs, .njobs = n, .workloads = wl, .nworkloads = 1};
+    const struct sim_gpu_kind *kinds[3] = {sim_gpu_kind_find("a100-40gb"),
+                                           sim_gpu_kind_find("a100-40gb"),
+                                           sim_gpu_kind_find("v100-32gb")};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 3;
+    cfg.sharing = sh;
+    cfg.window = window;
+    cfg.every_tick = every_tick;
+    cfg.policy = carma_policy_find(policy);
+    struct sim_metrics m;
+    struct carma_err err;
+    if (sim_run(&t, &cfg, &m, NULL, &err))
+        fail_msg("sim_run: %s", err.msg);
+    return m;
+}
+
+#define SAME(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1.0, fabs(b)))
+
+static void test_loop_skips_only_ticks_that_change_nothing(void **state)
+{
+    (void)state;
+    /* A long job and one that cannot join it: the waiting job starts when the first
+     * ends, after a handful of decisions rather than one per second. */
+    struct sim_job_spec two[2] = {job(0, 1e6, 30000, 0.3f), job(10, 100, 20000, 0.3f)};
+    struct sim_metrics m = run(two, 2, "oracle-ff", "1xa100-40gb", CARMA_SHARING_MPS);
+    assert_float_equal(m.makespan_s, 1e6 + 100, 1e-6);
+    assert_true(m.decisions < 100);
+    /* or-rr reads no window: a job that may join waits for the grace's end exactly. */
+    struct sim_job_spec rr[2] = {job(0, 1e6, 1000, 0.1f), job(0.5, 100, 1000, 0.1f)};
+    m = run(rr, 2, "or-rr", "1xa100-40gb", CARMA_SHARING_MPS);
+    assert_float_equal(m.mean_wait_s, 29.5 / 2, 1e-9);
+    assert_true(m.decisions < 10);
+    /* Random busy traces (memory ramps, OOM crashes, 2-GPU jobs, a window shorter than
+     * the grace): every policy on CARMA's loop gives the same run with and without the
+     * skipped ticks. */
+    uint64_t x = 88172645463325252ull;
+    struct sim_job_spec jobs[60];
+    for (int trial = 0; trial < 6; trial++) {
+        double t = 0;
+        for (int i = 0; i < 60; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            t += (double)(x % 4000) / 10.0;
+            jobs[i] = job(t, 20 + (double)(x >> 12 & 0xfff) * 1.7,
+                          500 + (float)(x >> 24 & 0x7fff), 0.05f + (float)(x >> 40 & 0xff) / 290);
+            jobs[i].ramp_s = (double)(x >> 48 & 0x7f);
+            jobs[i].gpus = (x >> 56 & 7) == 0 ? 2 : 1;
+        }
+        size_t np;
+        const struct carma_policy *all = carma_policy_all(&np);
+        for (size_t k = 0; k < np; k++) {
+            if (!(all[k].flags & CARMA_POLICY_TICK_1S))
+                continue;
+            enum carma_sharing sh = trial & 1 ? CARMA_SHARING_TIMESLICE : CARMA_SHARING_MPS;
+            uint32_t w = trial < 3 ? 30 : 7;
+            struct sim_metrics a = run_cfg(jobs, 60, all[k].name, sh, w, 1);
+            struct sim_metrics b = run_cfg(jobs, 60, all[k].name, sh, w, 0);
+            assert_int_equal(a.succeeded, b.succeeded);
+            assert_int_equal(a.gave_up, b.gave_up);
+            assert_int_equal(a.oom_crashes, b.oom_crashes);
+            assert_int_equal(a.placements, b.placements);
+            SAME(b.makespan_s, a.makespan_s);
+            SAME(b.mean_jct_s, a.mean_jct_s);
+            SAME(b.p99_jct_s, a.p99_jct_s);
+            SAME(b.mean_wait_s, a.mean_wait_s);
+            SAME(b.lost_gpu_s, a.lost_gpu_s);
+            SAME(b.energy_j, a.energy_j);
+            SAME(b.mean_smact, a.mean_smact);
+            SAME(b.mean_mem_used_frac, a.mean_mem_used_frac);
+            assert_true(b.decisions <= a.decisions);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_gives_up_after_max_attempts),
         cmocka_unit_test(test_deterministic_and_recorded),
         cmocka_unit_test(test_estimator_carma_uses_history),
+        cmocka_unit_test(test_loop_skips_only_ticks_that_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
