@@ -344,9 +344,12 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
     struct carma_job *j = &s->jobs[ji];
     uint32_t *c = s->scratch;
     size_t n = 0;
-    /* Every policy first uses idle GPUs (no process at all), in index order. */
+    /* Every policy first uses idle GPUs (no process at all), in index order; a job that
+     * reached a GPU's whole memory (it crashed alone there) skips GPUs no larger, or a
+     * mixed server would rerun it on one forever. */
     for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)
-        if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]))
+        if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]) &&
+            s->gpus[gi].mem_total_mib > j->peak_mib)
             c[n++] = (uint32_t)gi;
     if (n < j->gpus) {
         /* Collocate only from the main queue, with the recovery queue empty. */

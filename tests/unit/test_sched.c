@@ -108,6 +108,22 @@ static void test_next_timer_is_the_grace_end(void **state)
     }
 }
 
+static void test_rerun_skips_gpus_it_filled_alone(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "exclusive", 2);
+    f.gpus[0].mem_total_mib = 32768; /* a V100 first, then an A100-40GB */
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 0);
+    /* It crashed alone, having reached the V100's whole memory: never there again. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 32768, 50), 1);
+    assert_int_equal(fx_step(&f, 51), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_memory_gate_margins(void **state)
 {
     (void)state;
@@ -399,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_idle_preamble_index_order),
         cmocka_unit_test(test_grace_window),
         cmocka_unit_test(test_next_timer_is_the_grace_end),
+        cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_memory_gate_margins),
         cmocka_unit_test(test_or_policies_need_5120_free),
         cmocka_unit_test(test_risk_gate),
