@@ -10,6 +10,7 @@
  *   busy       >= sum w
  *   makespan   >= max over arrivals a: a + (sum of w of jobs arriving at or after a) / G
  *   makespan   >= max a_j + D_j                          (no job runs faster than alone)
+ * (arrival times a counted from the first arrival, as the makespan is).
  *   energy     >= sum idle * makespan + min static * busy + min dynamic * sum s D
  * The last holds because power is linear in SMACT and SMACT integrates to s * D per
  * job-GPU (more where a multi-GPU job waits for its slowest GPU). */
@@ -32,15 +33,17 @@ void sim_bounds_compute(const struct sim_trace *t, const struct sim_config *cfg,
                                                  : pow(smax, 1.0 - (double)CARMA_COLOC_TS_EXPONENT);
     double G = (double)cfg->ngpus;
     double suffix = 0, span = 0, smwork = 0;
-    /* Submit times are non-decreasing: walk back accumulating later arrivals' work. */
+    /* Submit times are non-decreasing: walk back accumulating later arrivals' work.
+     * The makespan counts from the first arrival, as the simulator's does. */
+    double t0 = t->jobs[0].submit_s;
     for (size_t i = t->njobs; i-- > 0;) {
         const struct sim_job_spec *j = &t->jobs[i];
         double s = fmin(1.0, fmax(0.0, (double)j->smact));
         double w = j->duration_s * fmin(1.0, s / e) * j->gpus;
         suffix += w;
         smwork += s * j->duration_s * j->gpus;
-        span = fmax(span, j->submit_s + suffix / G);
-        span = fmax(span, j->submit_s + j->duration_s);
+        span = fmax(span, j->submit_s - t0 + suffix / G);
+        span = fmax(span, j->submit_s - t0 + j->duration_s);
     }
     double idle = 0, stat = INFINITY, dyn = INFINITY;
     for (size_t g = 0; g < cfg->ngpus; g++) {
