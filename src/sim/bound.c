@@ -6,12 +6,13 @@
  * work s * rate / (s / S) = S * rate: alone that is at most s; shared under MPS it is
  * min(S, 1) / (1 + alpha (n - 1)) <= 1 / (1 + alpha); shared under time-slicing it is
  * S / max(1, B) with B = sum s^k >= S, which is at most smax^(1-k). So each job is
- * charged at least w = D * min(1, s / e) GPU-seconds per GPU, e the best shared rate:
+ * charged at least w = D * min(1, s / e) GPU-seconds per GPU (0 when s = 0), e the best
+ * shared rate:
  *   busy       >= sum w
  *   makespan   >= max over arrivals a: a + (sum of w of jobs arriving at or after a) / G
  *   makespan   >= max a_j + D_j                          (no job runs faster than alone)
- * (arrival times a counted from the first arrival, as the makespan is).
  *   energy     >= sum idle * makespan + min static * busy + min dynamic * sum s D
+ * (arrival times a counted from the first arrival, as the makespan is).
  * The last holds because power is linear in SMACT and SMACT integrates to s * D per
  * job-GPU (more where a multi-GPU job waits for its slowest GPU). */
 #include "sim/bound.h"
@@ -39,7 +40,8 @@ void sim_bounds_compute(const struct sim_trace *t, const struct sim_config *cfg,
     for (size_t i = t->njobs; i-- > 0;) {
         const struct sim_job_spec *j = &t->jobs[i];
         double s = fmin(1.0, fmax(0.0, (double)j->smact));
-        double w = j->duration_s * fmin(1.0, s / e) * j->gpus;
+        /* A job with no SM activity has no SM work to charge (and e is 0 when no job has any). */
+        double w = s > 0 ? j->duration_s * fmin(1.0, s / e) * j->gpus : 0;
         suffix += w;
         smwork += s * j->duration_s * j->gpus;
         span = fmax(span, j->submit_s - t0 + suffix / G);

@@ -1,12 +1,16 @@
-/* Fuzz target, differential: CARMA's 1 s loop with the simulator's skipped ticks must
- * give the same run as deciding at every second (sim.c, next_decision), for any small
- * trace, reference policy, sharing mode, window and GPU mix. Inputs are decoded, not
- * parsed: byte 0 picks the policy, byte 1 the GPUs, then 6 bytes per job. Sizes are
- * kept small so that the every-second run stays cheap. */
+/* Fuzz target for the simulator's loop, on any small trace, sharing mode, window and
+ * GPU mix. Differential: CARMA's 1 s loop with the skipped ticks must give the same run
+ * as deciding at every second (sim.c, next_decision). Invariants, for that reference
+ * policy and for `auto`: the run ends with every job finished or given up, no run that
+ * finishes every job beats the lower bounds (bound.c), and `auto`, whose bound is the
+ * true peak, never crashes. Inputs are decoded, not parsed: byte 0 picks the policy,
+ * byte 1 the GPUs, then 6 bytes per job. Sizes are kept small so that the every-second
+ * run stays cheap. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "sim/bound.h"
 #include "sim/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -16,6 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int same(double a, double b)
 {
     return fabs(a - b) <= 1e-9 * fmax(1.0, fabs(b));
+}
+
+/* Every job ended; a run that finished them all is no better than the bounds (to the
+ * simulator's single-precision activity and power, as test_bound allows). */
+static int sound(const struct sim_metrics *m, const struct sim_bounds *lb, size_t n)
+{
+    if (m->succeeded + m->gave_up != n)
+        return 0;
+    return m->gave_up || (m->makespan_s >= lb->makespan_s * (1 - 1e-6) &&
+                          m->busy_gpu_s >= lb->busy_gpu_s * (1 - 1e-6) &&
+                          m->energy_j >= lb->energy_j * (1 - 1e-6));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -82,6 +97,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         !same(b.p99_jct_s, a.p99_jct_s) || !same(b.mean_wait_s, a.mean_wait_s) ||
         !same(b.lost_gpu_s, a.lost_gpu_s) || !same(b.energy_j, a.energy_j) ||
         !same(b.mean_smact, a.mean_smact) || !same(b.mean_mem_used_frac, a.mean_mem_used_frac))
+        __builtin_trap();
+    struct sim_bounds lb;
+    sim_bounds_compute(&tr, &cfg, &lb);
+    if (!sound(&b, &lb, n))
+        __builtin_trap();
+    cfg.policy = carma_policy_find("auto");
+    if (sim_run(&tr, &cfg, &a, NULL, &err) || !sound(&a, &lb, n) || a.oom_crashes)
         __builtin_trap();
     return 0;
 }

@@ -103,6 +103,13 @@ static void test_closed_form(void **state)
     sim_bounds_compute(&t, &s.cfg, &b);
     double e = pow(0.9f, 1 - (double)CARMA_COLOC_TS_EXPONENT);
     assert_float_equal(b.busy_gpu_s, 1000 * 0.9f / e + 2 * 400 * 0.2f / e + 3000 * 0.1f / e, 1e-6);
+    /* Jobs with no SM activity have no SM work: only their run times bound the makespan
+     * (time-slicing's best shared rate is 0 then, not a division by it). */
+    for (size_t i = 0; i < 3; i++)
+        j[i].smact = 0;
+    sim_bounds_compute(&t, &s.cfg, &b);
+    assert_float_equal(b.busy_gpu_s, 0, 1e-9);
+    assert_float_equal(b.makespan_s, 3200, 1e-9);
 }
 
 /* Every policy that finishes every job stays at or above the bounds. */

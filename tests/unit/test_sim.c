@@ -154,22 +154,12 @@ static void test_rerun_leaves_a_gpu_it_filled_alone(void **state)
 {
     (void)state;
     /* A job larger than the V100 of a mixed pair crashes there once, then reruns on the
-     * A100 (with unlimited attempts it used to rerun on the V100 forever). */
+     * A100 (it used to rerun on the V100 until it was given up, or forever with
+     * --max-attempts 0). */
     struct sim_job_spec big = job(0, 100, 36000, 0.5f);
-    struct sim_trace bt = {.jobs = &big, .njobs = 1, .workloads = wl, .nworkloads = 1};
-    const struct sim_gpu_kind *mixed[2] = {sim_gpu_kind_find("v100-32gb"),
-                                           sim_gpu_kind_find("a100-40gb")};
-    struct sim_config mc;
-    sim_config_default(&mc);
-    mc.kinds = mixed;
-    mc.ngpus = 2;
-    mc.max_attempts = 0;
-    mc.policy = carma_policy_find("exclusive");
-    struct sim_metrics mm;
-    struct carma_err merr;
-    assert_int_equal(sim_run(&bt, &mc, &mm, NULL, &merr), 0);
-    assert_int_equal(mm.oom_crashes, 1);
-    assert_int_equal(mm.succeeded, 1);
+    struct sim_metrics m = run(&big, 1, "exclusive", "1xv100-32gb,1xa100-40gb", CARMA_SHARING_MPS);
+    assert_int_equal(m.oom_crashes, 1);
+    assert_int_equal(m.succeeded, 1);
 }
 
 static void test_deterministic_and_recorded(void **state)
