@@ -5,6 +5,7 @@
  * (DIR/cifar-summaries, DIR/imagenet-tables, DIR/cnn-trees, DIR/hf-trees) with the
  * default and the fitted floor, and the replay on tensor peaks measured on the CPU
  * (DIR/cpu-peaks). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -46,7 +47,7 @@ static int name_token(const char *name, const char *key, uint64_t *out)
             continue;
         char *end;
         unsigned long long v = strtoull(p + k + 1, &end, 10);
-        if (end == p + k + 1 || (*end != '_' && *end != '.' && *end != 0))
+        if (!isdigit((unsigned char)p[k + 1]) || (*end != '_' && *end != '.' && *end != 0))
             return -EINVAL;
         *out = v;
         return 0;

@@ -56,8 +56,11 @@ int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **out, size_t
             *x = '\0';
             char *e;
             k = strtoul(part, &e, 10);
-            if (*e || k == 0 || k > cap)
+            if (*e || k == 0)
                 return carma_err_set(err, -EINVAL, "--gpus: bad count in '%.*s'", (int)len, p);
+            if (k > cap)
+                return carma_err_set(err, -EINVAL, "--gpus: more than %zu GPUs in '%.*s'", cap,
+                                     (int)len, p);
             kname = x + 1;
         }
         const struct sim_gpu_kind *kind = sim_gpu_kind_find(kname);

@@ -76,6 +76,9 @@ expect_bad "neg.csv:2" --trace "$T/neg.csv" --workloads data/workloads.csv
 printf 'submit_s,workload\n0,vgg,extra\n' >"$T/malformed.csv"
 expect_bad "malformed.csv:2" --trace "$T/malformed.csv" --workloads data/workloads.csv
 expect_bad "unknown GPU kind" --trace data/trace-mix90.csv --gpus 4xa200-40gb
+expect_bad "more than" --trace data/trace-mix90.csv --gpus 100000xa100-40gb
+expect_bad "bad count" --trace data/trace-mix90.csv --gpus 0xa100-40gb
+expect_bad "--seed" --trace data/trace-mix90.csv --jitter 0.2 --seed -1
 expect_bad "unknown policy" --trace data/trace-mix90.csv --policy oracle-xx
 expect_bad "unknown mode" --trace data/trace-mix90.csv --sharing mig2
 expect_bad "no-such-file" --trace "$T/no-such-file.csv"
