@@ -42,7 +42,8 @@ struct carma_job {
                              estimator's answer, chosen by the caller); 0 = none given */
     uint64_t bound_mib;   /* safe bound per GPU (auto): max(estimator bound, declared,
                              peak seen before an OOM); 0 = unknown -> exclusive */
-    uint64_t peak_mib;    /* highest per-GPU memory observed over all attempts */
+    uint64_t peak_mib;    /* highest per-GPU memory observed over all attempts; at least
+                             the GPU's memory after it crashed alone there (OOM) */
     uint64_t held_mib;    /* memory committed on each of its GPUs while running */
     float smact, smocc, drama; /* solo activity estimate 0..1; < 0 unknown; set before
                                   submit */

@@ -231,11 +231,36 @@ static void release(struct carma_sched *s, struct carma_job *j)
     j->held_mib = 0;
 }
 
+/* The smallest memory among job j's GPUs when it is alone on all of them (no other
+ * carma job, no foreign process), else 0. */
+static uint64_t alone_min_total(const struct carma_sched *s, const struct carma_job *j)
+{
+    uint64_t m = UINT64_MAX;
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        const struct carma_gpu *g = &s->gpus[j->gpu[k]];
+        if (g->njobs != 1 || g->nforeign)
+            return 0;
+        if (g->mem_total_mib < m)
+            m = g->mem_total_mib;
+    }
+    return j->nplaced ? m : 0;
+}
+
+/* Whether a GPU in service has more memory than `mib`. */
+static int larger_gpu_exists(const struct carma_sched *s, uint64_t mib)
+{
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        if (!s->gpus[gi].drained && s->gpus[gi].mem_total_mib > mib)
+            return 1;
+    return 0;
+}
+
 int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome outcome,
                        uint64_t peak_mib, double now)
 {
     struct carma_job *j = &s->jobs[ji];
     assert(j->state == CARMA_JOB_RUNNING);
+    uint64_t alone_mib = outcome == CARMA_OUTCOME_OOM ? alone_min_total(s, j) : 0;
     release(s, j);
     uint64_t old_bound = j->bound_mib;
     if (peak_mib > j->peak_mib)
@@ -253,10 +278,18 @@ int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome ou
             j->state = CARMA_JOB_OOM;
             return 0;
         }
-        /* It needed more than it reached: the peak is a lower bound of the need. When
+        /* It needed more than it reached: the peak is a lower bound of the need. Alone on
+         * its GPUs it reached their whole memory (the sampled peak misses the allocation
+         * that failed): it needs a larger GPU, or, where none is, a GPU of its own. When
          * that teaches nothing new, only a GPU of its own is safe. */
-        if (j->peak_mib > old_bound)
-            j->bound_mib = j->peak_mib;
+        uint64_t need = j->peak_mib;
+        if (alone_mib) {
+            if (alone_mib > j->peak_mib)
+                j->peak_mib = alone_mib;
+            need = alone_mib + 1;
+        }
+        if (need > old_bound)
+            j->bound_mib = need;
         else
             j->exclusive = 1;
         if (j->mem_mib && j->bound_mib > j->mem_mib)
@@ -344,12 +377,14 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
     struct carma_job *j = &s->jobs[ji];
     uint32_t *c = s->scratch;
     size_t n = 0;
-    /* Every policy first uses idle GPUs (no process at all), in index order; a job that
-     * reached a GPU's whole memory (it crashed alone there) skips GPUs no larger, or a
-     * mixed server would rerun it on one forever. */
+    /* Every policy first uses idle GPUs (no process at all), in index order. A job that
+     * reached a GPU's whole memory (it crashed alone there) skips GPUs no larger while a
+     * larger one is in service: a mixed server would otherwise rerun it on the small one
+     * until it is given up, or forever with no attempt limit. */
+    uint64_t reached = j->peak_mib && larger_gpu_exists(s, j->peak_mib) ? j->peak_mib : 0;
     for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)
         if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]) &&
-            s->gpus[gi].mem_total_mib > j->peak_mib)
+            s->gpus[gi].mem_total_mib > reached)
             c[n++] = (uint32_t)gi;
     if (n < j->gpus) {
         /* Collocate only from the main queue, with the recovery queue empty. */

@@ -2,7 +2,8 @@
 # carmad on simulated GPUs with real processes: short and long jobs, an OOM retried
 # until it succeeds, a failure not retried, cancels of a SIGTERM-ignoring and of a
 # forking job, bad input, another user's job, a CARMA .rad file, SIGTERM of carmad
-# keeping jobs running and their re-adoption.
+# keeping jobs running and their re-adoption, and on a mixed server a job that ran out
+# of memory alone on the smaller GPU rerunning on the larger one.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 start_daemon --gpus sim:4xa100-40gb
@@ -147,4 +148,20 @@ is_state "$long" running || fail "long job not running after the restart"
 "$CARMA" cancel "$long"
 wait_until 10 is_state "$long" cancelled || fail "re-adopted job not cancelled"
 stop_daemon TERM || fail "second stop"
+
+step "a job that ran out of memory alone on the V100 reruns on the A100"
+rm -rf "$T/state"
+start_daemon --gpus sim:1xv100-32gb,1xa100-40gb
+cat > "$T/big.sh" <<'JOB'
+#!/bin/sh
+echo "$CUDA_VISIBLE_DEVICES" >> "$1"
+case "$CUDA_VISIBLE_DEVICES" in
+*-000000000000) echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB." >&2
+                exit 1 ;;
+esac
+JOB
+big=$(submit -- sh "$T/big.sh" "$T/big.runs")
+"$CARMA" wait --timeout 20 "$big" >/dev/null || fail "big job: $(state_of "$big"), ran on $(cat "$T/big.runs")"
+[ "$(grep -c -- '-000000000000$' "$T/big.runs")" -le 1 ] || fail "reran on the V100: $(cat "$T/big.runs")"
+stop_daemon TERM || fail "third stop"
 echo "daemon_basic: all passed"

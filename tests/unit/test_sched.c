@@ -117,10 +117,43 @@ static void test_rerun_skips_gpus_it_filled_alone(void **state)
     carma_sched_submit(&f.s, 0, 0);
     assert_int_equal(fx_step(&f, 0), 1);
     assert_int_equal(f.jobs[0].gpu[0], 0);
-    /* It crashed alone, having reached the V100's whole memory: never there again. */
-    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 32768, 50), 1);
+    /* It crashed alone, so it reached the V100's whole memory (more than the sampled
+     * peak): never there again while the larger GPU is in service. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 31000, 50), 1);
+    assert_true(f.jobs[0].peak_mib >= 32768);
     assert_int_equal(fx_step(&f, 51), 1);
     assert_int_equal(f.jobs[0].gpu[0], 1);
+    /* With the larger GPU drained, or on identical GPUs, it reruns as in CARMA. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 39000, 90), 1);
+    f.gpus[0].mem_total_mib = 40960;
+    assert_int_equal(fx_step(&f, 91), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 0);
+    carma_sched_free(&f.s);
+}
+
+static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    f.gpus[0].mem_total_mib = 32768; /* a V100 first, then an A100-40GB */
+    carma_sched_gpu_changed(&f.s, 0);
+    carma_sched_submit(&f.s, 0, 0); /* no bound: a GPU of its own, the first idle one */
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 0);
+    /* Alone on the V100 it needed more than the V100: the bound says so. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 31000, 50), 1);
+    assert_int_equal(f.jobs[0].bound_mib, 32769);
+    assert_int_equal(fx_step(&f, 51), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    /* Alone on the largest GPU too: it may only run alone, on a GPU of the largest. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 39000, 90), 1);
+    assert_int_equal(f.jobs[0].bound_mib, 40961);
+    carma_sched_submit(&f.s, 1, 91);
+    f.jobs[1].bound_mib = 1000;
+    assert_int_equal(fx_step(&f, 91), 2);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    assert_int_equal(f.jobs[1].gpu[0], 0);
     carma_sched_free(&f.s);
 }
 
@@ -334,7 +367,8 @@ static void test_recovery_first_and_idle_only(void **state)
     assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 30000, 40), 1);
     assert_int_equal(f.jobs[0].state, CARMA_JOB_QUEUED);
     assert_int_equal(f.jobs[0].queue, CARMA_QUEUE_RECOVERY);
-    assert_int_equal(f.jobs[0].bound_mib, 30000);
+    /* Alone on its GPU, it needed more than the GPU (it may only run alone now). */
+    assert_int_equal(f.jobs[0].bound_mib, 40961);
     /* GPU 1 is busy: the recovery head may not collocate, and job 2 must wait behind. */
     f.gpus[1].mem_used_mib = 1000;
     assert_int_equal(fx_step(&f, 41), 1);
@@ -353,9 +387,14 @@ static void test_max_attempts_and_fault(void **state)
     f.jobs[0].max_attempts = 2;
     carma_sched_submit(&f.s, 0, 0);
     assert_int_equal(fx_step(&f, 0), 1);
-    /* Peak no higher than the bound: nothing learnt, so only a GPU of its own. */
+    /* Beside another process, with a peak no higher than the bound: nothing learnt, so
+     * only a GPU of its own. */
+    f.gpus[0].nforeign = 1;
     assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 900, 1), 1);
     assert_int_equal(f.jobs[0].exclusive, 1);
+    assert_int_equal(f.jobs[0].bound_mib, 1000);
+    f.gpus[0].nforeign = 0;
+    carma_sched_gpu_changed(&f.s, 0);
     assert_int_equal(fx_step(&f, 1), 1);
     assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 1200, 2), 0);
     assert_int_equal(f.jobs[0].state, CARMA_JOB_OOM);
@@ -416,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_grace_window),
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
+        cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),
         cmocka_unit_test(test_memory_gate_margins),
         cmocka_unit_test(test_or_policies_need_5120_free),
         cmocka_unit_test(test_risk_gate),
