@@ -232,13 +232,18 @@ static void release(struct carma_sched *s, struct carma_job *j)
 }
 
 /* The smallest memory among job j's GPUs when it is alone on all of them (no other
- * carma job, no foreign process), else 0. */
+ * carma job, no foreign process) and could use all of it, else 0. Under MPS carmad caps
+ * a client at its hold plus the margin (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT): a crash
+ * under a cap below the GPU's memory says nothing about the GPU. */
 static uint64_t alone_min_total(const struct carma_sched *s, const struct carma_job *j)
 {
     uint64_t m = UINT64_MAX;
     for (uint16_t k = 0; k < j->nplaced; k++) {
         const struct carma_gpu *g = &s->gpus[j->gpu[k]];
         if (g->njobs != 1 || g->nforeign)
+            return 0;
+        if (g->sharing == CARMA_SHARING_MPS && j->held_mib &&
+            j->held_mib + s->p.margin_mib < g->mem_total_mib)
             return 0;
         if (g->mem_total_mib < m)
             m = g->mem_total_mib;

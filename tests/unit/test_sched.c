@@ -136,8 +136,11 @@ static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **stat
     (void)state;
     struct fx f;
     fx_init(&f, "auto", 2);
-    f.gpus[0].mem_total_mib = 32768; /* a V100 first, then an A100-40GB */
-    carma_sched_gpu_changed(&f.s, 0);
+    f.gpus[0].mem_total_mib = 32768; /* a V100 first, then an A100-40GB, time-sliced */
+    for (size_t g = 0; g < 2; g++) {
+        f.gpus[g].sharing = CARMA_SHARING_TIMESLICE;
+        carma_sched_gpu_changed(&f.s, (uint32_t)g);
+    }
     carma_sched_submit(&f.s, 0, 0); /* no bound: a GPU of its own, the first idle one */
     assert_int_equal(fx_step(&f, 0), 1);
     assert_int_equal(f.jobs[0].gpu[0], 0);
@@ -154,6 +157,16 @@ static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **stat
     assert_int_equal(fx_step(&f, 91), 2);
     assert_int_equal(f.jobs[0].gpu[0], 1);
     assert_int_equal(f.jobs[1].gpu[0], 0);
+    carma_sched_free(&f.s);
+    /* Under MPS a client is capped at its hold plus the margin: a crash alone under that
+     * cap is the cap's, and the bound only rises to the peak. */
+    fx_init(&f, "auto", 1);
+    f.jobs[0].bound_mib = 10000;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 10400, 50), 1);
+    assert_int_equal(f.jobs[0].bound_mib, 10400);
+    assert_int_equal(f.jobs[0].peak_mib, 10400);
     carma_sched_free(&f.s);
 }
 
