@@ -106,8 +106,10 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->is_idle = calloc(ngpus, sizeof *s->is_idle);
     s->changelog = calloc(SCHED_CHANGELOG, sizeof *s->changelog);
     s->seen = calloc(ngpus, sizeof *s->seen);
+    s->live_total = calloc(ngpus, sizeof *s->live_total);
+    s->by_size = calloc(ngpus, sizeof *s->by_size);
     if (!s->scratch || !s->reserved || !s->avail || !s->tput || !s->is_idle || !s->changelog ||
-        !s->seen) {
+        !s->seen || !s->live_total || !s->by_size) {
         carma_sched_free(s);
         return -ENOMEM;
     }
@@ -125,7 +127,10 @@ void carma_sched_free(struct carma_sched *s)
     free(s->is_idle);
     free(s->changelog);
     free(s->seen);
+    free(s->live_total);
+    free(s->by_size);
     s->seen = NULL;
+    s->live_total = s->by_size = NULL;
     s->scratch = NULL;
     s->reserved = NULL;
     s->avail = NULL;
@@ -251,15 +256,6 @@ static uint64_t alone_min_total(const struct carma_sched *s, const struct carma_
     return j->nplaced ? m : 0;
 }
 
-/* Whether a GPU in service has more memory than `mib`. */
-static int larger_gpu_exists(const struct carma_sched *s, uint64_t mib)
-{
-    for (size_t gi = 0; gi < s->ngpus; gi++)
-        if (!s->gpus[gi].drained && s->gpus[gi].mem_total_mib > mib)
-            return 1;
-    return 0;
-}
-
 int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome outcome,
                        uint64_t peak_mib, double now)
 {
@@ -383,10 +379,11 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
     uint32_t *c = s->scratch;
     size_t n = 0;
     /* Every policy first uses idle GPUs (no process at all), in index order. A job that
-     * reached a GPU's whole memory (it crashed alone there) skips GPUs no larger while a
-     * larger one is in service: a mixed server would otherwise rerun it on the small one
-     * until it is given up, or forever with no attempt limit. */
-    uint64_t reached = j->peak_mib && larger_gpu_exists(s, j->peak_mib) ? j->peak_mib : 0;
+     * reached a GPU's whole memory (it crashed alone there) skips GPUs no larger while
+     * enough larger ones are in service: a mixed server would otherwise rerun it on the
+     * small one until it is given up, or forever with no attempt limit. */
+    uint64_t reached =
+        j->peak_mib && carma_sched_kth_largest(s, j->gpus) > j->peak_mib ? j->peak_mib : 0;
     for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)
         if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]) &&
             s->gpus[gi].mem_total_mib > reached)
@@ -434,8 +431,14 @@ static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gp
 static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
     const struct carma_gpu *g = &s->gpus[gi];
-    if (g->mem_total_mib > s->max_total_mib)
-        s->max_total_mib = g->mem_total_mib;
+    uint64_t live = g->drained ? 0 : g->mem_total_mib;
+    if (live != s->live_total[gi]) { /* rare: a GPU seen first, or lost */
+        s->live_total[gi] = live;
+        s->sizes_stale = 1;
+        /* what a bound past the GPUs is capped to may move: every waiting job's next
+         * scan is a full one (auto_choose) */
+        s->epoch += SCHED_CHANGELOG;
+    }
     s->avail[gi] = auto_avail_mib(s, g);
     s->tput[gi] = g->njobs ? (float)g->gpu_weight * carma_coloc_rate(g->sharing, g->njobs,
                                                                      g->prof_smact, g->prof_busy)
@@ -444,6 +447,22 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     s->idle += idle;
     s->idle -= s->is_idle[gi];
     s->is_idle[gi] = idle;
+}
+
+static int by_size_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k)
+{
+    if (s->sizes_stale) {
+        memcpy(s->by_size, s->live_total, s->ngpus * sizeof *s->by_size);
+        qsort(s->by_size, s->ngpus, sizeof *s->by_size, by_size_desc);
+        s->sizes_stale = 0;
+    }
+    return k >= 1 && k <= s->ngpus ? s->by_size[k - 1] : 0;
 }
 
 void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
@@ -479,16 +498,18 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
 }
 
 /* Offers GPU gi to the top-k list c/cg (k = want), ordered by gain descending, then the
- * tightest memory fit (keeps large holes for large jobs), then index. */
+ * tightest memory fit (keeps large holes for large jobs), or the loosest for a job whose
+ * bound passes its GPUs' memory, then index. */
 static void auto_offer(const struct carma_sched *s, uint32_t gi, float gain, uint32_t *c,
-                       float *cg, size_t *n, size_t want)
+                       float *cg, size_t *n, size_t want, int loosest)
 {
     size_t pos = *n;
     while (pos > 0) {
         uint32_t o = c[pos - 1];
+        int64_t x = s->avail[gi], y = s->avail[o];
         int better = gain > cg[pos - 1] ||
                      (gain == cg[pos - 1] &&
-                      (s->avail[gi] < s->avail[o] || (s->avail[gi] == s->avail[o] && gi < o)));
+                      ((loosest ? x > y : x < y) || (x == y && gi < o)));
         if (!better)
             break;
         pos--;
@@ -507,7 +528,7 @@ static void auto_offer(const struct carma_sched *s, uint32_t gi, float gain, uin
 /* Offers GPU gi to job j's scan once per scan; remembers it in `fit` when usable. */
 struct auto_scan {
     uint64_t need;
-    int only_idle, honour;
+    int only_idle, honour, loosest;
     float sm, busy;
     uint16_t weight;
     size_t want, n, nfit;
@@ -525,7 +546,7 @@ static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *
         return;
     if (a->nfit < CARMA_JOB_MAX_GPUS)
         a->fit[a->nfit++] = (uint16_t)gi;
-    auto_offer(s, gi, gain, c, a->cg, &a->n, a->want);
+    auto_offer(s, gi, gain, c, a->cg, &a->n, a->want, a->loosest);
 }
 
 /* Picks j->gpus GPUs for job j into c; returns 1 when it fits. A job that did not fit
@@ -536,11 +557,14 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     struct auto_scan a;
     a.need = job_hold_mib(j);
     a.only_idle = j->exclusive || a.need == 0;
-    /* A bound past every GPU's memory comes from a loose estimate, not from a job known
-     * not to fit (a peak that large ends in OOM, then final): it runs alone on a GPU of
-     * the largest memory rather than wait forever. Its hold keeps co-runners off. */
-    if (a.need > s->max_total_mib) {
-        a.need = s->max_total_mib;
+    /* A bound past what its GPUs can have comes from a loose estimate, not from a job
+     * known not to fit (a peak that large ends in OOM, then final): it runs alone on
+     * GPUs of the largest memory rather than wait forever. Its hold keeps co-runners
+     * off. */
+    uint64_t cap = carma_sched_kth_largest(s, j->gpus);
+    a.loosest = a.need > cap;
+    if (a.loosest) {
+        a.need = cap;
         a.only_idle = 1;
     }
     if (a.only_idle && s->idle < j->gpus)

@@ -62,7 +62,9 @@ struct carma_sched {
     uint32_t *seen;         /* ngpus: stamp of the last scan that offered the GPU, owned */
     uint32_t stamp;
     uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */
-    uint64_t max_total_mib; /* the largest GPU's memory (auto: a bound past it runs alone) */
+    uint64_t *live_total;   /* ngpus: each GPU's memory as last seen, 0 when drained, owned */
+    uint64_t *by_size;      /* ngpus: those memories, largest first, owned */
+    int sizes_stale;        /* by_size needs sorting again */
     uint64_t placements;    /* counters */
 };
 
@@ -114,6 +116,11 @@ int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome out
  * foreign processes, drained). auto re-examines waiting jobs only against GPUs that
  * changed, so a monitor refresh must be reported. */
 void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi);
+
+/* The memory that at least k GPUs in service have (the k-th largest), 0 when fewer
+ * than k are in service. A job on k GPUs that needs more per GPU can only run alone on
+ * the k largest (auto), or rerun where it crashed (the reference policies). */
+uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k);
 
 /* Queued jobs in both queues. */
 static inline uint32_t carma_sched_queued(const struct carma_sched *s)

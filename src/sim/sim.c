@@ -661,6 +661,31 @@ void sim_timeline_free(struct sim_timeline *tl)
 }
 
 /* Rejects what could never finish: too many GPUs, or a peak no GPU can hold alone. */
+/* The memory of the k-th largest GPU of the run (k >= 1, at most ngpus). GPU kinds are
+ * few: count per distinct memory size. */
+static double kth_largest_mem(const struct sim_config *cfg, size_t k)
+{
+    double best = 0, above = INFINITY;
+    size_t seen = 0;
+    while (seen < k) {
+        best = 0;
+        size_t n = 0;
+        for (size_t g = 0; g < cfg->ngpus; g++) {
+            double m = cfg->kinds[g]->mem_mib;
+            if (m < above && m > best) {
+                best = m;
+                n = 0;
+            }
+            n += m == best;
+        }
+        if (n == 0)
+            return 0;
+        seen += n;
+        above = best;
+    }
+    return best;
+}
+
 static int check_trace(const struct sim_trace *t, const struct sim_config *cfg,
                        struct carma_err *err)
 {
@@ -668,6 +693,9 @@ static int check_trace(const struct sim_trace *t, const struct sim_config *cfg,
     for (size_t i = 0; i < cfg->ngpus; i++)
         if (cfg->kinds[i]->mem_mib > maxmem)
             maxmem = cfg->kinds[i]->mem_mib;
+    /* a multi-GPU job holds its peak on each of its GPUs: it needs that many that large
+     * (the k-th largest memory, computed once per k) */
+    double kth[CARMA_JOB_MAX_GPUS + 1] = {0};
     for (size_t i = 0; i < t->njobs; i++) {
         const struct sim_job_spec *sp = &t->jobs[i];
         const char *name = sp->workload < t->nworkloads ? t->workloads[sp->workload].name : "?";
@@ -680,6 +708,17 @@ static int check_trace(const struct sim_trace *t, const struct sim_config *cfg,
                                  "job %zu (%s) peaks at %.0f MiB per GPU; the largest GPU has "
                                  "%.0f MiB",
                                  i + 1, name, (double)sp->mem_mib, maxmem);
+        if (sp->gpus > 1 && kth[sp->gpus] == 0)
+            kth[sp->gpus] = kth_largest_mem(cfg, sp->gpus);
+        if (sp->gpus > 1 && sp->mem_mib > kth[sp->gpus]) {
+            size_t large = 0;
+            for (size_t g = 0; g < cfg->ngpus; g++)
+                large += cfg->kinds[g]->mem_mib >= sp->mem_mib;
+            return carma_err_set(err, -EINVAL,
+                                 "job %zu (%s) peaks at %.0f MiB on each of its %u GPUs; the run "
+                                 "has %zu GPUs that large",
+                                 i + 1, name, (double)sp->mem_mib, (unsigned)sp->gpus, large);
+        }
         if (!(sp->duration_s > 0) || !(sp->submit_s >= 0) ||
             (i && sp->submit_s < t->jobs[i - 1].submit_s))
             return carma_err_set(err, -EINVAL, "job %zu (%s): bad time or duration", i + 1,

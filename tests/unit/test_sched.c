@@ -170,6 +170,54 @@ static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **stat
     carma_sched_free(&f.s);
 }
 
+static void test_auto_runs_a_loose_bound_alone_on_the_largest_gpus_in_service(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 3);
+    f.gpus[0].mem_total_mib = 32768; /* V100, A100-40GB, V100 */
+    f.gpus[2].mem_total_mib = 32768;
+    for (uint32_t g = 0; g < 3; g++)
+        carma_sched_gpu_changed(&f.s, g);
+    assert_int_equal(carma_sched_kth_largest(&f.s, 1), 40960);
+    assert_int_equal(carma_sched_kth_largest(&f.s, 2), 32768);
+    assert_int_equal(carma_sched_kth_largest(&f.s, 4), 0);
+    /* Two GPUs of 36000 MiB each: only one GPU is that large, so it runs alone on the two
+     * largest rather than wait forever. */
+    carma_job_init(&f.jobs[0], 1, 2, 0);
+    f.jobs[0].bound_mib = 36000;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_true(f.jobs[0].gpu[0] == 1 || f.jobs[0].gpu[1] == 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 30000, 10), 0);
+    /* The largest GPU lost: a bound past the others runs alone on one of them. */
+    f.gpus[1].drained = 1;
+    carma_sched_gpu_changed(&f.s, 1);
+    assert_int_equal(carma_sched_kth_largest(&f.s, 1), 32768);
+    f.jobs[1].bound_mib = 36000;
+    carma_sched_submit(&f.s, 1, 11);
+    assert_int_equal(fx_step(&f, 11), 1);
+    assert_int_not_equal(f.jobs[1].gpu[0], 1);
+    carma_sched_free(&f.s);
+    /* A job waiting for the one GPU its bound fits runs elsewhere once that GPU is lost,
+     * though no GPU it skipped has changed since (its last scan is not trusted). */
+    fx_init(&f, "auto", 2);
+    f.gpus[1].mem_total_mib = 81920;
+    carma_sched_gpu_changed(&f.s, 1);
+    f.jobs[0].bound_mib = 70000;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    f.jobs[1].bound_mib = 60000;
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    f.gpus[1].drained = 1;
+    carma_sched_gpu_changed(&f.s, 1);
+    assert_int_equal(fx_step(&f, 2), 1);
+    assert_int_equal(f.jobs[1].gpu[0], 0);
+    carma_sched_free(&f.s);
+}
+
 static void test_memory_gate_margins(void **state)
 {
     (void)state;
@@ -469,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),
+        cmocka_unit_test(test_auto_runs_a_loose_bound_alone_on_the_largest_gpus_in_service),
         cmocka_unit_test(test_memory_gate_margins),
         cmocka_unit_test(test_or_policies_need_5120_free),
         cmocka_unit_test(test_risk_gate),

@@ -148,6 +148,18 @@ static void test_gives_up_after_max_attempts(void **state)
     j.gpus = 2;
     assert_int_not_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
     assert_non_null(strstr(err.msg, "needs 2 GPUs"));
+    /* A 2-GPU job of 36000 MiB per GPU with one GPU that large. */
+    j.mem_mib = 36000;
+    const struct sim_gpu_kind *mixed[4] = {
+        sim_gpu_kind_find("a100-40gb"), sim_gpu_kind_find("v100-32gb"),
+        sim_gpu_kind_find("v100-32gb"), sim_gpu_kind_find("v100-32gb")};
+    cfg.kinds = mixed;
+    cfg.ngpus = 4;
+    assert_int_not_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
+    assert_non_null(strstr(err.msg, "on each of its 2 GPUs; the run has 1 GPUs that large"));
+    mixed[2] = sim_gpu_kind_find("a100-80gb");
+    assert_int_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
+    assert_int_equal(m.succeeded, 1);
 }
 
 static void test_rerun_leaves_a_gpu_it_filled_alone(void **state)

@@ -1,0 +1,204 @@
+/* Fuzz target for the scheduler core as carmad drives it: any sequence of submissions,
+ * steps, attempt ends (every outcome), cancels, monitor changes (memory in use, foreign
+ * processes, drained GPUs, window samples) on up to 4 GPUs of mixed sizes, under every
+ * policy. After each operation the scheduler's books must match the jobs and GPUs:
+ * per-GPU job counts, committed memory and weights, queue lengths and states; a step
+ * places only queued jobs, on distinct GPUs in service; auto collocates only within
+ * memory; and a step with every GPU in service idle places the head of the queue (no
+ * job waits forever on an empty server). Inputs are decoded, not parsed: byte 0 picks the policy,
+ * byte 1 the GPUs, then 4 bytes per operation. */
+#include <stdint.h>
+#include <string.h>
+
+#include "core/sched.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FZ_GPUS 4
+#define FZ_JOBS 24
+
+static const uint64_t fz_sizes[4] = {32768, 40960, 81920, 16384};
+
+struct fz {
+    struct carma_job jobs[FZ_JOBS];
+    struct carma_gpu gpus[FZ_GPUS];
+    struct carma_sched s;
+    struct carma_placement out[FZ_JOBS];
+    size_t ngpus, njobs;
+    int is_auto;
+};
+
+/* The books: what the GPUs and queues say equals what the jobs say. */
+static void check_books(const struct fz *f)
+{
+    uint32_t queued = 0;
+    for (size_t g = 0; g < f->ngpus; g++) {
+        uint32_t n = 0, weight = 0;
+        uint64_t committed = 0;
+        for (size_t i = 0; i < f->njobs; i++) {
+            const struct carma_job *j = &f->jobs[i];
+            if (j->state != CARMA_JOB_RUNNING)
+                continue;
+            for (uint16_t k = 0; k < j->nplaced; k++)
+                if (j->gpu[k] == g) {
+                    n++;
+                    weight += j->nplaced;
+                    committed += j->held_mib;
+                }
+        }
+        const struct carma_gpu *gv = &f->gpus[g];
+        if (gv->njobs != n || gv->gpu_weight != weight || gv->committed_mib != committed)
+            __builtin_trap();
+    }
+    for (size_t i = 0; i < f->njobs; i++) {
+        const struct carma_job *j = &f->jobs[i];
+        int in_queue = j->queue != CARMA_QUEUE_NONE;
+        if ((j->state == CARMA_JOB_QUEUED) != in_queue)
+            __builtin_trap();
+        if ((j->state == CARMA_JOB_RUNNING) != (j->nplaced == j->gpus))
+            __builtin_trap();
+        queued += in_queue;
+    }
+    if (carma_sched_queued(&f->s) != queued)
+        __builtin_trap();
+}
+
+static void check_step(struct fz *f, const int *was_queued, const uint64_t *committed_before,
+                       const uint32_t *njobs_before, size_t np)
+{
+    for (size_t k = 0; k < np; k++) {
+        const struct carma_job *j = &f->jobs[f->out[k].job];
+        if (!was_queued[f->out[k].job] || j->state != CARMA_JOB_RUNNING)
+            __builtin_trap();
+        for (uint16_t a = 0; a < j->nplaced; a++) {
+            const struct carma_gpu *g = &f->gpus[j->gpu[a]];
+            if (g->drained)
+                __builtin_trap();
+            for (uint16_t b = 0; b < a; b++)
+                if (j->gpu[a] == j->gpu[b])
+                    __builtin_trap();
+            /* auto: beside other processes, within the GPU's memory less the margin */
+            int64_t foreign = (int64_t)g->mem_used_mib - (int64_t)g->carma_used_mib;
+            if (foreign < 0)
+                foreign = 0;
+            if (f->is_auto && (njobs_before[j->gpu[a]] || g->nforeign) &&
+                (int64_t)(committed_before[j->gpu[a]] + j->held_mib) + foreign +
+                        (int64_t)f->s.p.margin_mib >
+                    (int64_t)g->mem_total_mib)
+                __builtin_trap();
+        }
+    }
+}
+
+static void step(struct fz *f, double now)
+{
+    int was_queued[FZ_JOBS];
+    uint64_t committed[FZ_GPUS];
+    uint32_t njobs[FZ_GPUS];
+    for (size_t i = 0; i < f->njobs; i++)
+        was_queued[i] = f->jobs[i].state == CARMA_JOB_QUEUED;
+    int all_idle = 1;
+    size_t live = 0;
+    for (size_t g = 0; g < f->ngpus; g++) {
+        committed[g] = f->gpus[g].committed_mib;
+        njobs[g] = f->gpus[g].njobs;
+        live += !f->gpus[g].drained;
+        all_idle &= f->gpus[g].drained || carma_gpu_idle(&f->gpus[g]);
+    }
+    uint32_t head = f->s.recovery.len ? f->s.recovery.head : f->s.main.head;
+    size_t np = carma_sched_step(&f->s, now, f->out, FZ_JOBS);
+    check_step(f, was_queued, committed, njobs, np);
+    /* An empty server runs the head of the queue on the GPUs in service. */
+    if (all_idle && head != CARMA_NONE && f->jobs[head].gpus <= live &&
+        f->jobs[head].state == CARMA_JOB_QUEUED)
+        __builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    static struct fz f;
+    memset(&f, 0, sizeof f);
+    size_t np;
+    const struct carma_policy *all = carma_policy_all(&np);
+    const struct carma_policy *pol = &all[data[0] % np];
+    f.is_auto = strcmp(pol->name, "auto") == 0;
+    f.ngpus = 1 + (data[1] & 3);
+    for (size_t g = 0; g < f.ngpus; g++)
+        carma_gpu_init(&f.gpus[g], fz_sizes[(data[1] >> (2 + g)) & 3], 1 + (data[1] >> 6) * 3,
+                       (data[1] >> g) & 1 ? CARMA_SHARING_MPS : CARMA_SHARING_TIMESLICE);
+    if (carma_sched_init(&f.s, f.jobs, f.gpus, f.ngpus, pol, NULL))
+        return 0;
+    double now = 0;
+    for (size_t off = 2; off + 4 <= size; off += 4) {
+        const uint8_t *p = data + off;
+        now += p[3] / 8.0;
+        switch (p[0] % 8) {
+        case 0: /* submit */
+            if (f.njobs < FZ_JOBS) {
+                struct carma_job *j = &f.jobs[f.njobs];
+                carma_job_init(j, f.njobs + 1, (uint16_t)(1 + (p[1] & 1) + (p[1] >> 7)), now);
+                uint64_t mib = (uint64_t)p[2] * 384;
+                if (p[1] & 2)
+                    j->bound_mib = mib;
+                if (p[1] & 4)
+                    j->mem_mib = (p[1] & 8) ? mib : mib / 2;
+                j->smact = (p[1] & 16) ? -1.0f : (float)(p[1] >> 5) / 7.0f;
+                j->smocc = j->smact * 0.5f;
+                j->drama = j->smact * 0.4f;
+                j->max_attempts = (uint16_t)(p[3] & 3);
+                carma_sched_submit(&f.s, (uint32_t)f.njobs++, now);
+            }
+            break;
+        case 1:
+        case 2: /* a step */
+            step(&f, now);
+            break;
+        case 3: { /* an attempt ends */
+            if (f.njobs == 0)
+                break;
+            uint32_t i = p[1] % f.njobs;
+            if (f.jobs[i].state == CARMA_JOB_RUNNING)
+                (void)carma_sched_finish(&f.s, i, (enum carma_outcome)(p[2] % 6),
+                                         (uint64_t)p[3] * 384, now);
+            break;
+        }
+        case 4: /* cancel a queued job */
+            if (f.njobs) {
+                uint32_t i = p[1] % f.njobs;
+                if (carma_sched_dequeue(&f.s, i) == 0)
+                    f.jobs[i].state = CARMA_JOB_CANCELLED;
+            }
+            break;
+        case 5: { /* the monitor: memory in use and foreign processes */
+            size_t g = p[1] % f.ngpus;
+            struct carma_gpu *gv = &f.gpus[g];
+            gv->nforeign = p[1] >> 6 == 0;
+            gv->carma_used_mib = gv->committed_mib / 2;
+            gv->mem_used_mib = gv->carma_used_mib + (uint64_t)p[2] * 64 * gv->nforeign;
+            carma_sched_gpu_changed(&f.s, (uint32_t)g);
+            break;
+        }
+        case 6: { /* window samples */
+            size_t g = p[1] % f.ngpus;
+            float x = (float)p[2] / 255.0f;
+            carma_window_push(&f.gpus[g].smact, x);
+            carma_window_push(&f.gpus[g].smocc, x * 0.6f);
+            carma_window_push(&f.gpus[g].drama, x * (float)(p[1] >> 4) / 15.0f);
+            carma_sched_gpu_changed(&f.s, (uint32_t)g);
+            break;
+        }
+        case 7: /* a GPU lost (nothing brings it back) */
+            if ((p[1] & 7) == 0) {
+                size_t g = p[2] % f.ngpus;
+                f.gpus[g].drained = 1;
+                carma_sched_gpu_changed(&f.s, (uint32_t)g);
+            }
+            break;
+        }
+        check_books(&f);
+    }
+    carma_sched_free(&f.s);
+    return 0;
+}
