@@ -339,7 +339,8 @@ int cmd_sim(int argc, char **argv)
             errno = 0;
             seed = strtoull(optarg, &end, 10);
             if (errno || *end || !*optarg || optarg[0] == '-') {
-                fprintf(stderr, "carma sim: --seed: expected a non-negative integer, got '%s'\n", optarg);
+                fprintf(stderr, "carma sim: --seed: expected a non-negative integer, got '%s'\n",
+                        optarg);
                 return 2;
             }
             break;

@@ -2,11 +2,12 @@
  * steps, attempt ends (every outcome), cancels, monitor changes (memory in use, foreign
  * processes, drained GPUs, window samples) on up to 4 GPUs of mixed sizes, under every
  * policy. After each operation the scheduler's books must match the jobs and GPUs:
- * per-GPU job counts, committed memory and weights, queue lengths and states; a step
- * places only queued jobs, on distinct GPUs in service; auto collocates only within
- * memory; and a step with every GPU in service idle places the head of the queue (no
- * job waits forever on an empty server). Inputs are decoded, not parsed: byte 0 picks the policy,
- * byte 1 the GPUs, then 4 bytes per operation. */
+ * per-GPU job counts, committed memory and weights, queue lengths and states. A step
+ * places only queued jobs, on distinct GPUs in service; the reference policies place
+ * only the head, recovery first, and reruns only on idle GPUs; auto collocates only
+ * within memory; and with every GPU in service idle the head of the queue runs (no job
+ * waits forever on an empty server). Inputs are decoded, not parsed: byte 0 picks the
+ * policy, byte 1 the GPUs, then 4 bytes per operation. */
 #include <stdint.h>
 #include <string.h>
 
@@ -105,9 +106,23 @@ static void step(struct fz *f, double now)
         live += !f->gpus[g].drained;
         all_idle &= f->gpus[g].drained || carma_gpu_idle(&f->gpus[g]);
     }
-    uint32_t head = f->s.recovery.len ? f->s.recovery.head : f->s.main.head;
+    int from_recovery = f->s.recovery.len > 0;
+    uint32_t head = from_recovery ? f->s.recovery.head : f->s.main.head;
+    uint32_t foreign[FZ_GPUS];
+    for (size_t g = 0; g < f->ngpus; g++)
+        foreign[g] = f->gpus[g].nforeign;
     size_t np = carma_sched_step(&f->s, now, f->out, FZ_JOBS);
     check_step(f, was_queued, committed, njobs, np);
+    /* CARMA's loop: the head only, recovery first; a rerun or an exclusive job only on
+     * idle GPUs. */
+    if (!f->is_auto && np) {
+        const struct carma_job *j = &f->jobs[f->out[0].job];
+        if (np > 1 || f->out[0].job != head)
+            __builtin_trap();
+        for (uint16_t a = 0; a < j->nplaced; a++)
+            if ((from_recovery || j->exclusive) && (njobs[j->gpu[a]] || foreign[j->gpu[a]]))
+                __builtin_trap();
+    }
     /* An empty server runs the head of the queue on the GPUs in service. */
     if (all_idle && head != CARMA_NONE && f->jobs[head].gpus <= live &&
         f->jobs[head].state == CARMA_JOB_QUEUED)

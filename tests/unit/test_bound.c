@@ -1,6 +1,7 @@
 /* Lower bounds on any schedule (src/sim/bound.c): exact where the schedule is forced
- * (a lone job that sharing could not speed up), the closed form on a hand-made trace, and never beaten by any policy
- * on the bundled traces, jittered replays and random traces, in both sharing modes. */
+ * (a lone job that sharing could not speed up), the closed form on a hand-made trace,
+ * and never beaten by any policy on the bundled traces, jittered replays and random
+ * traces, in both sharing modes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
