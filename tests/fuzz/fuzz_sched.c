@@ -1,7 +1,7 @@
 /* Fuzz target for the scheduler core as carmad drives it: any sequence of submissions,
  * steps, attempt ends (every outcome), cancels, monitor changes (memory in use, foreign
- * processes, drained GPUs, window samples) on up to 4 GPUs of mixed sizes, under every
- * policy. After each operation the scheduler's books must match the jobs and GPUs:
+ * processes, drained GPUs, window samples), jobs adopted or recovered at a restart, on up
+ * to 4 GPUs of mixed sizes, under every policy. After each operation the scheduler's books must match the jobs and GPUs:
  * per-GPU job counts, committed memory and weights, queue lengths and states. A step
  * places only queued jobs, on distinct GPUs in service; the reference policies place
  * only the head, recovery first, and reruns only on idle GPUs; auto collocates only
@@ -129,6 +129,24 @@ static void step(struct fz *f, double now)
         __builtin_trap();
 }
 
+/* The next job, decoded from an operation's bytes (1-3 GPUs, a bound, a requirement,
+ * a solo profile or none, an attempt limit); the caller submits or adopts it. */
+static struct carma_job *new_job(struct fz *f, const uint8_t *p, double now)
+{
+    struct carma_job *j = &f->jobs[f->njobs];
+    carma_job_init(j, f->njobs + 1, (uint16_t)(1 + (p[1] & 1) + (p[1] >> 7)), now);
+    uint64_t mib = (uint64_t)p[2] * 384;
+    if (p[1] & 2)
+        j->bound_mib = mib;
+    if (p[1] & 4)
+        j->mem_mib = (p[1] & 8) ? mib : mib / 2;
+    j->smact = (p[1] & 16) ? -1.0f : (float)(p[1] >> 5) / 7.0f;
+    j->smocc = j->smact * 0.5f;
+    j->drama = j->smact * 0.4f;
+    j->max_attempts = (uint16_t)(p[3] & 3);
+    return j;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
@@ -146,29 +164,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (carma_sched_init(&f.s, f.jobs, f.gpus, f.ngpus, pol, NULL))
         return 0;
     double now = 0;
+    int stepped = 0;
     for (size_t off = 2; off + 4 <= size; off += 4) {
         const uint8_t *p = data + off;
         now += p[3] / 8.0;
         switch (p[0] % 8) {
         case 0: /* submit */
             if (f.njobs < FZ_JOBS) {
-                struct carma_job *j = &f.jobs[f.njobs];
-                carma_job_init(j, f.njobs + 1, (uint16_t)(1 + (p[1] & 1) + (p[1] >> 7)), now);
-                uint64_t mib = (uint64_t)p[2] * 384;
-                if (p[1] & 2)
-                    j->bound_mib = mib;
-                if (p[1] & 4)
-                    j->mem_mib = (p[1] & 8) ? mib : mib / 2;
-                j->smact = (p[1] & 16) ? -1.0f : (float)(p[1] >> 5) / 7.0f;
-                j->smocc = j->smact * 0.5f;
-                j->drama = j->smact * 0.4f;
-                j->max_attempts = (uint16_t)(p[3] & 3);
+                (void)new_job(&f, p, now);
                 carma_sched_submit(&f.s, (uint32_t)f.njobs++, now);
             }
             break;
         case 1:
         case 2: /* a step */
             step(&f, now);
+            stepped = 1;
             break;
         case 3: { /* an attempt ends */
             if (f.njobs == 0)
@@ -204,11 +214,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             carma_sched_gpu_changed(&f.s, (uint32_t)g);
             break;
         }
-        case 7: /* a GPU lost (nothing brings it back) */
-            if ((p[1] & 7) == 0) {
+        case 7:
+            if ((p[1] & 7) == 0) { /* a GPU lost (nothing brings it back) */
                 size_t g = p[2] % f.ngpus;
                 f.gpus[g].drained = 1;
                 carma_sched_gpu_changed(&f.s, (uint32_t)g);
+            } else if ((p[1] & 7) == 1 && !stepped && f.njobs < FZ_JOBS) {
+                /* carmad restarted: a job found running is adopted before any step */
+                struct carma_job *j = new_job(&f, p, now);
+                if (j->gpus <= f.ngpus) {
+                    uint16_t gpu[3];
+                    for (uint16_t k = 0; k < j->gpus; k++)
+                        gpu[k] = (uint16_t)((p[2] + k) % f.ngpus);
+                    carma_sched_adopt(&f.s, (uint32_t)f.njobs++, gpu, j->gpus, now);
+                }
+            } else if ((p[1] & 7) == 2 && f.njobs < FZ_JOBS) {
+                /* carmad restarted: a job that crashed while it was down */
+                (void)new_job(&f, p, now);
+                carma_sched_submit_recovery(&f.s, (uint32_t)f.njobs++, now);
             }
             break;
         }
