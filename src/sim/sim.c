@@ -820,8 +820,17 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         if (ticking && next_tick < now)
             now = next_tick;
         if (now >= SIM_INF) {
-            rc = carma_err_set(err, -EDEADLK, "%zu jobs can never be placed",
-                               s.njobs - s.ended);
+            size_t first = 0;
+            while (first < s.njobs && s.jobs[first].state != CARMA_JOB_QUEUED)
+                first++;
+            const struct sim_job_spec *sp = &t->jobs[first < s.njobs ? first : 0];
+            rc = carma_err_set(err, -EDEADLK,
+                               "%zu job%s can never be placed, the first job %zu (%s, %u GPU%s "
+                               "of %.0f MiB)",
+                               s.njobs - s.ended, s.njobs - s.ended == 1 ? "" : "s", first + 1,
+                               sp->workload < t->nworkloads ? t->workloads[sp->workload].name
+                                                            : "?",
+                               (unsigned)sp->gpus, sp->gpus == 1 ? "" : "s", (double)sp->mem_mib);
             break;
         }
         t_last = now;
