@@ -825,8 +825,8 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
                 first++;
             const struct sim_job_spec *sp = &t->jobs[first < s.njobs ? first : 0];
             rc = carma_err_set(err, -EDEADLK,
-                               "%zu job%s can never be placed, the first job %zu (%s, %u GPU%s "
-                               "of %.0f MiB)",
+                               "%zu job%s can never be placed; the first is job %zu (%s: %u "
+                               "GPU%s of %.0f MiB)",
                                s.njobs - s.ended, s.njobs - s.ended == 1 ? "" : "s", first + 1,
                                sp->workload < t->nworkloads ? t->workloads[sp->workload].name
                                                             : "?",
