@@ -449,17 +449,43 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     s->is_idle[gi] = idle;
 }
 
-static int by_size_desc(const void *a, const void *b)
+/* Min-heap sift of a[i] within a[0..n). */
+static void sift_down(uint64_t *a, size_t i, size_t n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x < y) - (x > y);
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && a[c + 1] < a[c])
+            c++;
+        if (a[i] <= a[c])
+            return;
+        uint64_t t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+        i = c;
+    }
+}
+
+/* Sorts largest first, in place: heapsort, as the core allocates nothing after init
+ * (qsort may). */
+static void sort_desc(uint64_t *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint64_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_down(a, 0, end);
+    }
 }
 
 uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k)
 {
     if (s->sizes_stale) {
         memcpy(s->by_size, s->live_total, s->ngpus * sizeof *s->by_size);
-        qsort(s->by_size, s->ngpus, sizeof *s->by_size, by_size_desc);
+        sort_desc(s->by_size, s->ngpus);
         s->sizes_stale = 0;
     }
     return k >= 1 && k <= s->ngpus ? s->by_size[k - 1] : 0;

@@ -170,6 +170,26 @@ static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **stat
     carma_sched_free(&f.s);
 }
 
+static void test_kth_largest_gpu_in_service(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 4);
+    static const uint64_t mib[4] = {16384, 81920, 40960, 81920};
+    for (uint32_t g = 0; g < 4; g++) {
+        f.gpus[g].mem_total_mib = mib[g];
+        carma_sched_gpu_changed(&f.s, g);
+    }
+    static const uint64_t want[6] = {0, 81920, 81920, 40960, 16384, 0};
+    for (uint16_t k = 0; k < 6; k++)
+        assert_int_equal(carma_sched_kth_largest(&f.s, k), want[k]);
+    f.gpus[3].drained = 1;
+    carma_sched_gpu_changed(&f.s, 3);
+    assert_int_equal(carma_sched_kth_largest(&f.s, 2), 40960);
+    assert_int_equal(carma_sched_kth_largest(&f.s, 4), 0);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_runs_a_loose_bound_alone_on_the_largest_gpus_in_service(void **state)
 {
     (void)state;
@@ -517,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),
+        cmocka_unit_test(test_kth_largest_gpu_in_service),
         cmocka_unit_test(test_auto_runs_a_loose_bound_alone_on_the_largest_gpus_in_service),
         cmocka_unit_test(test_memory_gate_margins),
         cmocka_unit_test(test_or_policies_need_5120_free),
