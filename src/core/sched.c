@@ -12,6 +12,7 @@
 #define SCHED_CHANGELOG 4096u
 
 static void gpu_refresh(struct carma_sched *s, uint32_t gi);
+static inline uint64_t kth_largest(struct carma_sched *s, uint16_t k);
 
 void carma_sched_params_default(struct carma_sched_params *p)
 {
@@ -383,7 +384,7 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
      * enough larger ones are in service: a mixed server would otherwise rerun it on the
      * small one until it is given up, or forever with no attempt limit. */
     uint64_t reached =
-        j->peak_mib && carma_sched_kth_largest(s, j->gpus) > j->peak_mib ? j->peak_mib : 0;
+        j->peak_mib && kth_largest(s, j->gpus) > j->peak_mib ? j->peak_mib : 0;
     for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)
         if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]) &&
             s->gpus[gi].mem_total_mib > reached)
@@ -481,14 +482,25 @@ static void sort_desc(uint64_t *a, size_t n)
     }
 }
 
+static __attribute__((noinline)) void sizes_sort(struct carma_sched *s)
+{
+    memcpy(s->by_size, s->live_total, s->ngpus * sizeof *s->by_size);
+    sort_desc(s->by_size, s->ngpus);
+    s->sizes_stale = 0;
+}
+
+/* Inlined into every scan (GNU attribute): the sort is rare, the lookup is not. */
+__attribute__((always_inline)) static inline uint64_t kth_largest(struct carma_sched *s,
+                                                                  uint16_t k)
+{
+    if (s->sizes_stale)
+        sizes_sort(s);
+    return k >= 1 && k <= s->ngpus ? s->by_size[k - 1] : 0;
+}
+
 uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k)
 {
-    if (s->sizes_stale) {
-        memcpy(s->by_size, s->live_total, s->ngpus * sizeof *s->by_size);
-        sort_desc(s->by_size, s->ngpus);
-        s->sizes_stale = 0;
-    }
-    return k >= 1 && k <= s->ngpus ? s->by_size[k - 1] : 0;
+    return kth_largest(s, k);
 }
 
 void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
@@ -587,7 +599,7 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
      * known not to fit (a peak that large ends in OOM, then final): it runs alone on
      * GPUs of the largest memory rather than wait forever. Its hold keeps co-runners
      * off. */
-    uint64_t cap = carma_sched_kth_largest(s, j->gpus);
+    uint64_t cap = kth_largest(s, j->gpus);
     a.loosest = a.need > cap;
     if (a.loosest) {
         a.need = cap;
