@@ -101,16 +101,14 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->epoch = SCHED_CHANGELOG; /* jobs start at scan_epoch 0: a full scan first */
     s->holder = CARMA_NONE;
     s->scratch = calloc(ngpus, sizeof *s->scratch);
-    s->reserved = calloc(ngpus, sizeof *s->reserved);
-    s->avail = calloc(ngpus, sizeof *s->avail);
-    s->tput = calloc(ngpus, sizeof *s->tput);
-    s->is_idle = calloc(ngpus, sizeof *s->is_idle);
+    s->slot = calloc(ngpus, sizeof *s->slot);
+    s->first = calloc((ngpus + 63) / 64, sizeof *s->first);
     s->changelog = calloc(SCHED_CHANGELOG, sizeof *s->changelog);
     s->seen = calloc(ngpus, sizeof *s->seen);
     s->live_total = calloc(ngpus, sizeof *s->live_total);
     s->by_size = calloc(ngpus, sizeof *s->by_size);
-    if (!s->scratch || !s->reserved || !s->avail || !s->tput || !s->is_idle || !s->changelog ||
-        !s->seen || !s->live_total || !s->by_size) {
+    if (!s->scratch || !s->slot || !s->first || !s->changelog || !s->seen || !s->live_total ||
+        !s->by_size) {
         carma_sched_free(s);
         return -ENOMEM;
     }
@@ -122,10 +120,8 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
 void carma_sched_free(struct carma_sched *s)
 {
     free(s->scratch);
-    free(s->reserved);
-    free(s->avail);
-    free(s->tput);
-    free(s->is_idle);
+    free(s->slot);
+    free(s->first);
     free(s->changelog);
     free(s->seen);
     free(s->live_total);
@@ -133,10 +129,8 @@ void carma_sched_free(struct carma_sched *s)
     s->seen = NULL;
     s->live_total = s->by_size = NULL;
     s->scratch = NULL;
-    s->reserved = NULL;
-    s->avail = NULL;
-    s->tput = NULL;
-    s->is_idle = NULL;
+    s->slot = NULL;
+    s->first = NULL;
     s->changelog = NULL;
 }
 
@@ -440,14 +434,26 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
          * scan is a full one (auto_choose) */
         s->epoch += SCHED_CHANGELOG;
     }
-    s->avail[gi] = auto_avail_mib(s, g);
-    s->tput[gi] = g->njobs ? (float)g->gpu_weight * carma_coloc_rate(g->sharing, g->njobs,
-                                                                     g->prof_smact, g->prof_busy)
-                           : 0.0f;
-    uint8_t idle = !g->drained && carma_gpu_idle(g);
+    struct carma_sched_slot *sl = &s->slot[gi];
+    sl->avail = auto_avail_mib(s, g);
+    sl->tput = g->njobs ? (float)g->gpu_weight * carma_coloc_rate(g->sharing, g->njobs,
+                                                                  g->prof_smact, g->prof_busy)
+                        : 0.0f;
+    sl->prof_smact = g->prof_smact;
+    sl->prof_busy = g->prof_busy;
+    sl->njobs = g->njobs;
+    sl->gpu_weight = g->gpu_weight;
+    sl->sharing = g->sharing;
+    unsigned idle = !g->drained && carma_gpu_idle(g);
     s->idle += idle;
-    s->idle -= s->is_idle[gi];
-    s->is_idle[gi] = idle;
+    s->idle -= (sl->flags & CARMA_SLOT_IDLE) != 0;
+    sl->flags = (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) |
+                          (g->drained ? CARMA_SLOT_DRAINED : 0) | (idle ? CARMA_SLOT_IDLE : 0));
+    uint64_t bit = 1ull << (gi % 64);
+    if (!g->drained && (g->njobs == 0 || g->sharing != CARMA_SHARING_MPS))
+        s->first[gi / 64] |= bit;
+    else
+        s->first[gi / 64] &= ~bit;
 }
 
 /* Min-heap sift of a[i] within a[0..n). */
@@ -517,21 +523,21 @@ void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
 static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
                        float sm, float busy, uint16_t weight, int honour)
 {
-    const struct carma_gpu *g = &s->gpus[gi];
-    if (g->drained || (honour && s->reserved[gi]))
+    const struct carma_sched_slot *g = &s->slot[gi];
+    if (g->flags & (CARMA_SLOT_DRAINED | (honour ? CARMA_SLOT_RESERVED : 0)))
         return -1.0f;
     /* The margin guards co-runners against each other's estimates: a job alone on a
      * GPU may use all of it. */
-    if (s->is_idle[gi])
-        return s->avail[gi] + (int64_t)s->p.margin_mib >= (int64_t)need ? (float)weight : -1.0f;
-    if (s->avail[gi] < (int64_t)need)
+    if (g->flags & CARMA_SLOT_IDLE)
+        return g->avail + (int64_t)s->p.margin_mib >= (int64_t)need ? (float)weight : -1.0f;
+    if (g->avail < (int64_t)need)
         return -1.0f;
     if (only_idle || g->njobs >= s->p.max_jobs_per_gpu)
         return -1.0f;
     uint32_t n = g->njobs + 1;
     float after = (float)(g->gpu_weight + weight) *
                   carma_coloc_rate(g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
-    float gain = after - s->tput[gi];
+    float gain = after - g->tput;
     return gain >= s->p.min_gain * (float)weight ? gain : -1.0f;
 }
 
@@ -544,7 +550,7 @@ static void auto_offer(const struct carma_sched *s, uint32_t gi, float gain, uin
     size_t pos = *n;
     while (pos > 0) {
         uint32_t o = c[pos - 1];
-        int64_t x = s->avail[gi], y = s->avail[o];
+        int64_t x = s->slot[gi].avail, y = s->slot[o].avail;
         int better = gain > cg[pos - 1] ||
                      (gain == cg[pos - 1] &&
                       ((loosest ? x > y : x < y) || (x == y && gi < o)));
@@ -563,7 +569,7 @@ static void auto_offer(const struct carma_sched *s, uint32_t gi, float gain, uin
         (*n)++;
 }
 
-/* Offers GPU gi to job j's scan once per scan; remembers it in `fit` when usable. */
+/* One job's scan: what it needs, and the best GPUs found so far. */
 struct auto_scan {
     uint64_t need;
     int only_idle, honour, loosest;
@@ -574,17 +580,58 @@ struct auto_scan {
     uint16_t fit[CARMA_JOB_MAX_GPUS];
 };
 
-static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *a, uint32_t *c)
+/* Offers GPU gi to job j's scan; remembers it in `fit` when usable. */
+static inline void auto_offer_gpu(struct carma_sched *s, uint32_t gi, struct auto_scan *a,
+                                  uint32_t *c)
 {
-    if (s->seen[gi] == s->stamp)
-        return;
-    s->seen[gi] = s->stamp;
     float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
     if (gain < 0)
         return;
     if (a->nfit < CARMA_JOB_MAX_GPUS)
         a->fit[a->nfit++] = (uint16_t)gi;
     auto_offer(s, gi, gain, c, a->cg, &a->n, a->want, a->loosest);
+}
+
+/* The same, once per scan: a GPU both remembered and changed is offered once. */
+static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *a, uint32_t *c)
+{
+    if (s->seen[gi] == s->stamp)
+        return;
+    s->seen[gi] = s->stamp;
+    auto_offer_gpu(s, gi, a, c);
+}
+
+/* Offers every GPU once, with the choice and the fit list of an offer in index order
+ * (an offer keeps a strict order: gain, memory fit, index). The GPUs that can give the
+ * job its whole weight go first: those without a carma job (idle, or with foreign
+ * processes only, which the model does not slow it for), and time-sliced ones whose
+ * jobs' busy fractions leave it full speed. When `want` of them do, no other GPU can
+ * tie, as an MPS GPU running a carma job runs a newcomer at 1 / (1 + alpha) < 1 at best
+ * (coloc.h), and the rest is not looked at; in a large, lightly loaded cluster that
+ * skips most GPUs. Returns 1 when that settled the choice. */
+static int auto_scan_full(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
+{
+    size_t nw = (s->ngpus + 63) / 64;
+    for (size_t w = 0; w < nw; w++)
+        for (uint64_t bits = s->first[w]; bits; bits &= bits - 1)
+            auto_offer_gpu(s, (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(bits)), a, c);
+    if (a->n >= a->want && a->cg[a->want - 1] >= (float)a->weight)
+        return 1;
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t bits = ~s->first[w];
+        if (w == nw - 1 && s->ngpus % 64)
+            bits &= (1ull << (s->ngpus % 64)) - 1;
+        for (; bits; bits &= bits - 1)
+            auto_offer_gpu(s, (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(bits)), a, c);
+    }
+    /* a job that does not fit remembers every usable GPU, in index order */
+    for (size_t i = 1; i < a->nfit; i++)
+        for (size_t k = i; k > 0 && a->fit[k] < a->fit[k - 1]; k--) {
+            uint16_t t = a->fit[k];
+            a->fit[k] = a->fit[k - 1];
+            a->fit[k - 1] = t;
+        }
+    return 0;
 }
 
 /* Picks j->gpus GPUs for job j into c; returns 1 when it fits. A job that did not fit
@@ -620,18 +667,20 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     a.weight = j->gpus;
     a.want = j->gpus;
     a.n = a.nfit = 0;
-    if (++s->stamp == 0) { /* wrapped: forget every mark */
-        memset(s->seen, 0, s->ngpus * sizeof *s->seen);
-        s->stamp = 1;
-    }
     if (recent) {
+        if (++s->stamp == 0) { /* wrapped: forget every mark */
+            memset(s->seen, 0, s->ngpus * sizeof *s->seen);
+            s->stamp = 1;
+        }
         for (uint16_t k = 0; k < fit_before; k++)
             auto_consider(s, j->gpu[k], &a, c);
         for (uint64_t e = j->scan_epoch + 1; e <= s->epoch; e++)
             auto_consider(s, s->changelog[e % SCHED_CHANGELOG], &a, c);
-    } else {
-        for (size_t gi = 0; gi < s->ngpus; gi++)
-            auto_consider(s, (uint32_t)gi, &a, c);
+    } else if (s->p.scan_all) {
+        for (size_t gi = 0; gi < s->ngpus; gi++) /* each GPU once: no marks needed */
+            auto_offer_gpu(s, (uint32_t)gi, &a, c);
+    } else if (auto_scan_full(s, &a, c)) {
+        return 1;
     }
     if (a.n >= j->gpus)
         return 1;
@@ -667,15 +716,15 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
             n++;
     }
     for (size_t k = 0; k < n; k++)
-        s->reserved[best[k]] = 1;
+        s->slot[best[k]].flags |= CARMA_SLOT_RESERVED;
 }
 
 /* Releases the reserved GPUs; they count as changed for waiting jobs. */
 static void auto_unreserve(struct carma_sched *s)
 {
     for (size_t gi = 0; gi < s->ngpus; gi++)
-        if (s->reserved[gi]) {
-            s->reserved[gi] = 0;
+        if (s->slot[gi].flags & CARMA_SLOT_RESERVED) {
+            s->slot[gi].flags &= (uint8_t)~CARMA_SLOT_RESERVED;
             carma_sched_gpu_changed(s, (uint32_t)gi);
         }
     s->holder = CARMA_NONE;

@@ -6,8 +6,10 @@
  * places only queued jobs, on distinct GPUs in service; the reference policies place
  * only the head, recovery first, and reruns only on idle GPUs; auto collocates only
  * within memory; and with every GPU in service idle the head of the queue runs (no job
- * waits forever on an empty server). Inputs are decoded, not parsed: byte 0 picks the
- * policy, byte 1 the GPUs, then 4 bytes per operation. */
+ * waits forever on an empty server). Differential: a twin scheduler that offers every
+ * GPU to every new job (scan_all) places the same jobs on the same GPUs. Inputs are
+ * decoded, not parsed: byte 0 picks the policy, byte 1 the GPUs, then 4 bytes per
+ * operation. */
 #include <stdint.h>
 #include <string.h>
 
@@ -25,7 +27,7 @@ struct fz {
     struct carma_gpu gpus[FZ_GPUS];
     struct carma_sched s;
     struct carma_placement out[FZ_JOBS];
-    size_t ngpus, njobs;
+    size_t ngpus, njobs, placed; /* placed: by the last step */
     int is_auto;
 };
 
@@ -112,6 +114,7 @@ static void step(struct fz *f, double now)
     for (size_t g = 0; g < f->ngpus; g++)
         foreign[g] = f->gpus[g].nforeign;
     size_t np = carma_sched_step(&f->s, now, f->out, FZ_JOBS);
+    f->placed = np;
     check_step(f, was_queued, committed, njobs, np);
     /* CARMA's loop: the head only, recovery first; a rerun or an exclusive job only on
      * idle GPUs. */
@@ -147,96 +150,129 @@ static struct carma_job *new_job(struct fz *f, const uint8_t *p, double now)
     return j;
 }
 
+/* Applies one operation (4 bytes at p) to f. */
+static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
+{
+    switch (p[0] % 8) {
+    case 0: /* submit */
+        if (f->njobs < FZ_JOBS) {
+            (void)new_job(f, p, now);
+            carma_sched_submit(&f->s, (uint32_t)f->njobs++, now);
+        }
+        break;
+    case 1:
+    case 2: /* a step */
+        step(f, now);
+        *stepped = 1;
+        break;
+    case 3: { /* an attempt ends */
+        if (f->njobs == 0)
+            break;
+        uint32_t i = p[1] % f->njobs;
+        if (f->jobs[i].state == CARMA_JOB_RUNNING)
+            (void)carma_sched_finish(&f->s, i, (enum carma_outcome)(p[2] % 6),
+                                     (uint64_t)p[3] * 384, now);
+        break;
+    }
+    case 4: /* cancel a queued job */
+        if (f->njobs) {
+            uint32_t i = p[1] % f->njobs;
+            if (carma_sched_dequeue(&f->s, i) == 0)
+                f->jobs[i].state = CARMA_JOB_CANCELLED;
+        }
+        break;
+    case 5: { /* the monitor: memory in use and foreign processes */
+        size_t g = p[1] % f->ngpus;
+        struct carma_gpu *gv = &f->gpus[g];
+        gv->nforeign = p[1] >> 6 == 0;
+        gv->carma_used_mib = gv->committed_mib / 2;
+        gv->mem_used_mib = gv->carma_used_mib + (uint64_t)p[2] * 64 * gv->nforeign;
+        carma_sched_gpu_changed(&f->s, (uint32_t)g);
+        break;
+    }
+    case 6: { /* window samples */
+        size_t g = p[1] % f->ngpus;
+        float x = (float)p[2] / 255.0f;
+        carma_window_push(&f->gpus[g].smact, x);
+        carma_window_push(&f->gpus[g].smocc, x * 0.6f);
+        carma_window_push(&f->gpus[g].drama, x * (float)(p[1] >> 4) / 15.0f);
+        carma_sched_gpu_changed(&f->s, (uint32_t)g);
+        break;
+    }
+    case 7:
+        if ((p[1] & 7) == 0) { /* a GPU lost (nothing brings it back) */
+            size_t g = p[2] % f->ngpus;
+            f->gpus[g].drained = 1;
+            carma_sched_gpu_changed(&f->s, (uint32_t)g);
+        } else if ((p[1] & 7) == 1 && !*stepped && f->njobs < FZ_JOBS) {
+            /* carmad restarted: a job found running is adopted before any step */
+            struct carma_job *j = new_job(f, p, now);
+            if (j->gpus <= f->ngpus) {
+                uint16_t gpu[3];
+                for (uint16_t k = 0; k < j->gpus; k++)
+                    gpu[k] = (uint16_t)((p[2] + k) % f->ngpus);
+                carma_sched_adopt(&f->s, (uint32_t)f->njobs++, gpu, j->gpus, now);
+            }
+        } else if ((p[1] & 7) == 2 && f->njobs < FZ_JOBS) {
+            /* carmad restarted: a job that crashed while it was down */
+            (void)new_job(f, p, now);
+            carma_sched_submit_recovery(&f->s, (uint32_t)f->njobs++, now);
+        }
+        break;
+    }
+    check_books(f);
+}
+
+/* auto's shortcut through the GPUs that can give a job its whole weight must choose as
+ * offering every GPU does (scan_all): the two run in lockstep and place alike. */
+static void check_same(const struct fz *a, const struct fz *b)
+{
+    if (a->placed != b->placed)
+        __builtin_trap();
+    for (size_t k = 0; k < a->placed; k++) {
+        const struct carma_job *x = &a->jobs[a->out[k].job], *y = &b->jobs[b->out[k].job];
+        if (a->out[k].job != b->out[k].job || x->nplaced != y->nplaced ||
+            memcmp(x->gpu, y->gpu, x->nplaced * sizeof *x->gpu) != 0)
+            __builtin_trap();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
-    static struct fz f;
-    memset(&f, 0, sizeof f);
+    static struct fz f[2];
     size_t np;
     const struct carma_policy *all = carma_policy_all(&np);
     const struct carma_policy *pol = &all[data[0] % np];
-    f.is_auto = strcmp(pol->name, "auto") == 0;
-    f.ngpus = 1 + (data[1] & 3);
-    for (size_t g = 0; g < f.ngpus; g++)
-        carma_gpu_init(&f.gpus[g], fz_sizes[(data[1] >> (2 + g)) & 3], 1 + (data[1] >> 6) * 3,
-                       (data[1] >> g) & 1 ? CARMA_SHARING_MPS : CARMA_SHARING_TIMESLICE);
-    if (carma_sched_init(&f.s, f.jobs, f.gpus, f.ngpus, pol, NULL))
-        return 0;
+    struct carma_sched_params params;
+    carma_sched_params_default(&params);
+    for (int k = 0; k < 2; k++) {
+        memset(&f[k], 0, sizeof f[k]);
+        f[k].is_auto = strcmp(pol->name, "auto") == 0;
+        f[k].ngpus = 1 + (data[1] & 3);
+        for (size_t g = 0; g < f[k].ngpus; g++)
+            carma_gpu_init(&f[k].gpus[g], fz_sizes[(data[1] >> (2 + g)) & 3],
+                           1 + (data[1] >> 6) * 3,
+                           (data[1] >> g) & 1 ? CARMA_SHARING_MPS : CARMA_SHARING_TIMESLICE);
+        params.scan_all = k;
+        if (carma_sched_init(&f[k].s, f[k].jobs, f[k].gpus, f[k].ngpus, pol, &params)) {
+            if (k)
+                carma_sched_free(&f[0].s);
+            return 0;
+        }
+    }
     double now = 0;
-    int stepped = 0;
+    int stepped[2] = {0, 0};
     for (size_t off = 2; off + 4 <= size; off += 4) {
         const uint8_t *p = data + off;
         now += p[3] / 8.0;
-        switch (p[0] % 8) {
-        case 0: /* submit */
-            if (f.njobs < FZ_JOBS) {
-                (void)new_job(&f, p, now);
-                carma_sched_submit(&f.s, (uint32_t)f.njobs++, now);
-            }
-            break;
-        case 1:
-        case 2: /* a step */
-            step(&f, now);
-            stepped = 1;
-            break;
-        case 3: { /* an attempt ends */
-            if (f.njobs == 0)
-                break;
-            uint32_t i = p[1] % f.njobs;
-            if (f.jobs[i].state == CARMA_JOB_RUNNING)
-                (void)carma_sched_finish(&f.s, i, (enum carma_outcome)(p[2] % 6),
-                                         (uint64_t)p[3] * 384, now);
-            break;
-        }
-        case 4: /* cancel a queued job */
-            if (f.njobs) {
-                uint32_t i = p[1] % f.njobs;
-                if (carma_sched_dequeue(&f.s, i) == 0)
-                    f.jobs[i].state = CARMA_JOB_CANCELLED;
-            }
-            break;
-        case 5: { /* the monitor: memory in use and foreign processes */
-            size_t g = p[1] % f.ngpus;
-            struct carma_gpu *gv = &f.gpus[g];
-            gv->nforeign = p[1] >> 6 == 0;
-            gv->carma_used_mib = gv->committed_mib / 2;
-            gv->mem_used_mib = gv->carma_used_mib + (uint64_t)p[2] * 64 * gv->nforeign;
-            carma_sched_gpu_changed(&f.s, (uint32_t)g);
-            break;
-        }
-        case 6: { /* window samples */
-            size_t g = p[1] % f.ngpus;
-            float x = (float)p[2] / 255.0f;
-            carma_window_push(&f.gpus[g].smact, x);
-            carma_window_push(&f.gpus[g].smocc, x * 0.6f);
-            carma_window_push(&f.gpus[g].drama, x * (float)(p[1] >> 4) / 15.0f);
-            carma_sched_gpu_changed(&f.s, (uint32_t)g);
-            break;
-        }
-        case 7:
-            if ((p[1] & 7) == 0) { /* a GPU lost (nothing brings it back) */
-                size_t g = p[2] % f.ngpus;
-                f.gpus[g].drained = 1;
-                carma_sched_gpu_changed(&f.s, (uint32_t)g);
-            } else if ((p[1] & 7) == 1 && !stepped && f.njobs < FZ_JOBS) {
-                /* carmad restarted: a job found running is adopted before any step */
-                struct carma_job *j = new_job(&f, p, now);
-                if (j->gpus <= f.ngpus) {
-                    uint16_t gpu[3];
-                    for (uint16_t k = 0; k < j->gpus; k++)
-                        gpu[k] = (uint16_t)((p[2] + k) % f.ngpus);
-                    carma_sched_adopt(&f.s, (uint32_t)f.njobs++, gpu, j->gpus, now);
-                }
-            } else if ((p[1] & 7) == 2 && f.njobs < FZ_JOBS) {
-                /* carmad restarted: a job that crashed while it was down */
-                (void)new_job(&f, p, now);
-                carma_sched_submit_recovery(&f.s, (uint32_t)f.njobs++, now);
-            }
-            break;
-        }
-        check_books(&f);
+        for (int k = 0; k < 2; k++)
+            apply(&f[k], p, now, &stepped[k]);
+        if (p[0] % 8 == 1 || p[0] % 8 == 2)
+            check_same(&f[0], &f[1]);
     }
-    carma_sched_free(&f.s);
+    for (int k = 0; k < 2; k++)
+        carma_sched_free(&f[k].s);
     return 0;
 }

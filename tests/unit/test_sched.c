@@ -529,6 +529,114 @@ static void test_multi_gpu_job(void **state)
     carma_sched_free(&f.s);
 }
 
+/* auto's shortcut (idle and time-sliced GPUs first, the rest only when they did not
+ * settle it) makes the choices of offering every GPU in index order: two schedulers,
+ * one with scan_all, driven alike through random submissions, steps, ends and monitor
+ * changes on 150 GPUs (three words of the bit set, the last one partial) of mixed
+ * sizes and sharing, place the same jobs on the same GPUs at every step. */
+#define DG 150
+#define DJ 600
+
+struct diff_side {
+    struct carma_job jobs[DJ];
+    struct carma_gpu gpus[DG];
+    struct carma_sched s;
+    struct carma_placement out[DJ];
+};
+
+static uint64_t diff_rng(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
+{
+    (void)state;
+    static struct diff_side side[2];
+    static const uint64_t sizes[3] = {40960, 81920, 32768};
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
+    for (int k = 0; k < 2; k++) {
+        struct diff_side *d = &side[k];
+        memset(d, 0, sizeof *d);
+        for (size_t g = 0; g < DG; g++)
+            carma_gpu_init(&d->gpus[g], sizes[g % 3], 30,
+                           g % 7 < 2 ? CARMA_SHARING_TIMESLICE : CARMA_SHARING_MPS);
+        p.scan_all = k;
+        assert_int_equal(
+            carma_sched_init(&d->s, d->jobs, d->gpus, DG, carma_policy_find("auto"), &p), 0);
+    }
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    size_t njobs = 0, placed_total = 0, collocated = 0;
+    for (int op = 0; op < 6000; op++) {
+        uint64_t r = diff_rng(&rng);
+        double now = op;
+        switch (r % 5) {
+        case 0:
+        case 1: /* a job: 1-4 GPUs, a bound, a profile */
+            if (njobs < DJ) {
+                for (int k = 0; k < 2; k++) {
+                    struct carma_job *j = &side[k].jobs[njobs];
+                    uint16_t ng = (uint16_t)((r >> 8) % 4 ? 1 : 1 + (r >> 12) % 4);
+                    carma_job_init(j, (uint32_t)njobs + 1, ng, now);
+                    j->bound_mib = (r >> 16) % 36000;
+                    j->smact = (float)((r >> 32) % 100) / 100.0f;
+                    carma_sched_submit(&side[k].s, (uint32_t)njobs, now);
+                }
+                njobs++;
+            }
+            break;
+        case 2: { /* a step: the same placements */
+            size_t n0 = carma_sched_step(&side[0].s, now, side[0].out, DJ);
+            size_t n1 = carma_sched_step(&side[1].s, now, side[1].out, DJ);
+            assert_int_equal(n0, n1);
+            for (size_t i = 0; i < n0; i++) {
+                const struct carma_job *a = &side[0].jobs[side[0].out[i].job];
+                const struct carma_job *b = &side[1].jobs[side[1].out[i].job];
+                assert_int_equal(side[0].out[i].job, side[1].out[i].job);
+                assert_int_equal(a->nplaced, b->nplaced);
+                for (uint16_t g = 0; g < a->nplaced; g++) {
+                    assert_int_equal(a->gpu[g], b->gpu[g]);
+                    collocated += side[0].gpus[a->gpu[g]].njobs > 1;
+                }
+            }
+            placed_total += n0;
+            break;
+        }
+        case 3: { /* a running job ends */
+            if (!njobs)
+                break;
+            uint32_t i = (uint32_t)((r >> 8) % njobs);
+            if (side[0].jobs[i].state == CARMA_JOB_RUNNING)
+                for (int k = 0; k < 2; k++)
+                    (void)carma_sched_finish(&side[k].s, i, CARMA_OUTCOME_SUCCEEDED, 0, now);
+            break;
+        }
+        default: { /* the monitor: a foreign process comes or goes, or a GPU is lost */
+            size_t g = (r >> 8) % DG;
+            for (int k = 0; k < 2; k++) {
+                struct carma_gpu *gv = &side[k].gpus[g];
+                if ((r >> 20) % 40 == 0)
+                    gv->drained = 1;
+                gv->nforeign = (r >> 24) % 3 == 0;
+                gv->carma_used_mib = gv->committed_mib;
+                gv->mem_used_mib = gv->carma_used_mib + gv->nforeign * ((r >> 28) % 8000);
+                carma_sched_gpu_changed(&side[k].s, (uint32_t)g);
+            }
+            break;
+        }
+        }
+    }
+    /* the run went through the cases that matter: many placements, some collocated */
+    assert_true(placed_total > 500);
+    assert_true(collocated > 50);
+    for (int k = 0; k < 2; k++)
+        carma_sched_free(&side[k].s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -552,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_max_attempts_and_fault),
         cmocka_unit_test(test_exclusive_never_collocates),
         cmocka_unit_test(test_multi_gpu_job),
+        cmocka_unit_test(test_auto_shortcut_makes_the_full_scans_choices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
