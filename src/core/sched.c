@@ -634,6 +634,29 @@ static int auto_scan_full(struct carma_sched *s, struct auto_scan *a, uint32_t *
     return 0;
 }
 
+enum { AUTO_ONLY_IDLE = 1, AUTO_LOOSEST = 2, AUTO_HONOUR = 4 };
+
+static uint32_t float_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/* The entry of s->miss for the shape of scan a, and whether it answers for epoch now. */
+static struct carma_sched_miss *auto_miss(struct carma_sched *s, const struct auto_scan *a,
+                                          uint8_t flags, uint64_t now, int *hit)
+{
+    uint32_t sm = float_bits(a->sm), busy = float_bits(a->busy);
+    uint64_t h = (a->need ^ ((uint64_t)sm << 32 | busy) * 0x9e3779b97f4a7c15ull) +
+                 ((uint64_t)a->weight << 3 | flags);
+    h ^= h >> 29;
+    struct carma_sched_miss *m = &s->miss[(h * 0xbf58476d1ce4e5b9ull >> 58) % CARMA_SCHED_MISSES];
+    *hit = m->epoch == now && m->need == a->need && m->sm_bits == sm && m->busy_bits == busy &&
+           m->gpus == a->weight && m->flags == flags;
+    return m;
+}
+
 /* Picks j->gpus GPUs for job j into c; returns 1 when it fits. A job that did not fit
  * at its last scan is re-examined only on the GPUs it could use then and the GPUs
  * changed since: nothing else can have become usable. */
@@ -667,7 +690,14 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     a.weight = j->gpus;
     a.want = j->gpus;
     a.n = a.nfit = 0;
-    if (recent) {
+    uint8_t flags = (uint8_t)((a.only_idle ? AUTO_ONLY_IDLE : 0) | (a.loosest ? AUTO_LOOSEST : 0) |
+                              (honour ? AUTO_HONOUR : 0));
+    int hit = 0;
+    struct carma_sched_miss *m = s->p.scan_all ? NULL : auto_miss(s, &a, flags, s->epoch, &hit);
+    if (hit) {
+        a.nfit = m->nfit;
+        memcpy(a.fit, m->fit, m->nfit * sizeof *m->fit);
+    } else if (recent) {
         if (++s->stamp == 0) { /* wrapped: forget every mark */
             memset(s->seen, 0, s->ngpus * sizeof *s->seen);
             s->stamp = 1;
@@ -684,6 +714,13 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     }
     if (a.n >= j->gpus)
         return 1;
+    if (m && !hit) {
+        *m = (struct carma_sched_miss){.epoch = s->epoch, .need = a.need,
+                                       .sm_bits = float_bits(a.sm),
+                                       .busy_bits = float_bits(a.busy), .gpus = a.weight,
+                                       .nfit = (uint16_t)a.nfit, .flags = flags};
+        memcpy(m->fit, a.fit, a.nfit * sizeof *a.fit);
+    }
     j->scan_epoch = s->epoch;
     j->scan_fit = (uint16_t)(a.nfit | (honour ? 0x8000u : 0));
     memcpy(j->gpu, a.fit, a.nfit * sizeof *a.fit);

@@ -33,10 +33,11 @@ struct carma_sched_params {
                                   mostly time-shares a saturated GPU and stretches both
                                   jobs, while 0.5 already refuses pairs that pay when jobs
                                   are less SM-bound) */
-    int scan_all;              /* 1: auto offers every GPU to a new job in index order,
-                                  without the shortcut through the GPUs that can give it
-                                  its whole weight (the same choices, slower: the tests'
-                                  reference); 0 by default */
+    int scan_all;              /* 1: auto scans for every job, and offers every GPU to a
+                                  new job in index order: no answers from earlier scans of
+                                  the same shape, no shortcut through the GPUs that can
+                                  give it its whole weight (the same choices, slower: the
+                                  tests' reference); 0 by default */
 };
 
 void carma_sched_params_default(struct carma_sched_params *p);
@@ -65,6 +66,20 @@ struct carma_sched_slot {
     uint8_t flags;               /* enum carma_slot_flag */
 };
 
+/* auto: a scan that found too few usable GPUs, by the shape of the job (all that a scan
+ * reads of it). Another job of that shape looked at before any GPU changed (the same
+ * epoch) finds the same GPUs usable, so in a long queue of a few kinds of job most scans
+ * are answered from here. */
+#define CARMA_SCHED_MISSES 64
+struct carma_sched_miss {
+    uint64_t epoch; /* when it was found; 0: an empty entry */
+    uint64_t need;
+    uint32_t sm_bits, busy_bits; /* the floats' bits: a NaN matches itself */
+    uint16_t gpus, nfit;
+    uint8_t flags;                    /* AUTO_* of sched.c */
+    uint16_t fit[CARMA_JOB_MAX_GPUS]; /* the GPUs it could use, nfit < gpus */
+};
+
 struct carma_sched {
     struct carma_job *jobs; /* not owned; the caller may move it (set s->jobs again) */
     struct carma_gpu *gpus; /* not owned */
@@ -78,6 +93,7 @@ struct carma_sched {
     uint32_t *changelog;    /* ring: GPU changed at each epoch (auto), owned */
     uint64_t epoch;         /* count of GPU changes */
     uint32_t idle;          /* GPUs idle and not drained (slots with CARMA_SLOT_IDLE) */
+    struct carma_sched_miss miss[CARMA_SCHED_MISSES]; /* direct-mapped by shape */
     uint64_t *first;        /* ngpus bits: GPUs in service that can give a new job its whole
                                weight (no carma job, or time-sliced), which auto scans
                                first, owned */

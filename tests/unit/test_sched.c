@@ -529,13 +529,15 @@ static void test_multi_gpu_job(void **state)
     carma_sched_free(&f.s);
 }
 
-/* auto's shortcut (idle and time-sliced GPUs first, the rest only when they did not
- * settle it) makes the choices of offering every GPU in index order: two schedulers,
- * one with scan_all, driven alike through random submissions, steps, ends and monitor
- * changes on 150 GPUs (three words of the bit set, the last one partial) of mixed
- * sizes and sharing, place the same jobs on the same GPUs at every step. */
+/* auto's shortcuts (GPUs without carma jobs and time-sliced ones first, the rest only
+ * when those did not settle it; a scan of a shape that found no room answering for the
+ * next job of that shape until a GPU changes) make the choices of scanning for every job
+ * and offering every GPU in index order. Two schedulers, one with scan_all, driven alike
+ * through random submissions of a few kinds of job, steps, ends and monitor changes on
+ * 150 GPUs (three words of the bit set, the last one partial) of mixed sizes and
+ * sharing, place the same jobs on the same GPUs at every step. */
 #define DG 150
-#define DJ 600
+#define DJ 1500
 
 struct diff_side {
     struct carma_job jobs[DJ];
@@ -571,7 +573,7 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
     }
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     size_t njobs = 0, placed_total = 0, collocated = 0;
-    for (int op = 0; op < 6000; op++) {
+    for (int op = 0; op < 12000; op++) {
         uint64_t r = diff_rng(&rng);
         double now = op;
         switch (r % 5) {
@@ -582,8 +584,9 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
                     struct carma_job *j = &side[k].jobs[njobs];
                     uint16_t ng = (uint16_t)((r >> 8) % 4 ? 1 : 1 + (r >> 12) % 4);
                     carma_job_init(j, (uint32_t)njobs + 1, ng, now);
-                    j->bound_mib = (r >> 16) % 36000;
-                    j->smact = (float)((r >> 32) % 100) / 100.0f;
+                    /* a few kinds of job, so that scans of one shape repeat */
+                    j->bound_mib = 12000 + (r >> 16) % 6 * 5600;
+                    j->smact = (float)((r >> 32) % 3) / 3.0f;
                     carma_sched_submit(&side[k].s, (uint32_t)njobs, now);
                 }
                 njobs++;
