@@ -905,12 +905,18 @@ static void launch_start(struct carmad *d, uint32_t i)
         return;
     }
     dj->pid_dirty = 1;
-    if (d->have_gb && d->gb.ops->attach)
-        for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
-            d->gb.ops->attach(&d->gb, d->sj[i].gpu[k], pid,
-                              d->sj[i].held_mib << 20);
-    if (d->sj[i].held_mib > dj->peak_mib && d->have_gb && d->gb.ops->attach)
-        dj->peak_mib = d->sj[i].held_mib; /* simulated: it takes what it declared */
+    if (d->have_gb && d->gb.ops->attach) {
+        /* simulated: it takes what it declared, as far as its GPUs have it (gpu/sim.c) */
+        uint64_t takes = d->sj[i].held_mib;
+        for (uint16_t k = 0; k < d->sj[i].nplaced; k++) {
+            uint16_t g = d->sj[i].gpu[k];
+            d->gb.ops->attach(&d->gb, g, pid, d->sj[i].held_mib << 20);
+            if (d->gpus[g].mem_total_mib < takes)
+                takes = d->gpus[g].mem_total_mib;
+        }
+        if (takes > dj->peak_mib)
+            dj->peak_mib = takes;
+    }
     dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d)", (unsigned long long)dj->rec.id,
          d->sj[i].attempts, (int)pid);
 }

@@ -9,8 +9,9 @@
  *   n        live attached processes on the GPU (a process whose pid is gone,
  *            kill(pid, 0) failing with ESRCH, is dropped at the next sample or
  *            process listing; EPERM means alive, owned by someone else)
- *   memory   used = min(total, sum of the live processes' declared bytes),
- *            free = total - used
+ *   memory   each live process holds its declared bytes, or what the processes
+ *            attached before it left of the GPU (so no process, nor the sum, holds
+ *            more than the GPU has); used = their sum, free = total - used
  *   smact    min(1, 0.3 n); smocc = 0.5 smact; drama = 0.3 smact;
  *            tensor = 0.25 smact (so two co-runners pass CARMA's gate, three do not)
  *   util_gpu min(1, 2 smact) (NVML's "a kernel was running" ratio is above SMACT);
@@ -142,6 +143,15 @@ static int sim_info(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_in
     return 0;
 }
 
+/* What an attached process that declared `declared` bytes holds on a GPU of `total`
+ * bytes of which the processes attached before it hold *used: no more than is left. */
+static uint64_t sim_held(uint64_t declared, uint64_t total, uint64_t *used)
+{
+    uint64_t h = declared > total - *used ? total - *used : declared;
+    *used += h;
+    return h;
+}
+
 static int sim_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_sample *out)
 {
     struct sim_backend *s = sim_of(b);
@@ -156,7 +166,7 @@ static int sim_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_
         if (s->att[a].gpu != i)
             continue;
         n++;
-        used = s->att[a].mem_bytes > total - used ? total : used + s->att[a].mem_bytes;
+        (void)sim_held(s->att[a].mem_bytes, total, &used);
     }
     double smact = sim_smact(n);
     memset(out, 0, sizeof *out);
@@ -183,6 +193,7 @@ static int sim_processes(struct carma_gpu_backend *b, unsigned i, struct carma_g
         return -EINVAL;
     sim_gpu_advance(s, i, s->now(s->now_ctx));
     sim_gpu_prune(s, i);
+    uint64_t total = (uint64_t)s->gpu[i].kind->mem_mib << 20, used = 0;
     size_t c = 0;
     for (size_t a = 0; a < s->natt; a++) {
         if (s->att[a].gpu != i)
@@ -190,7 +201,7 @@ static int sim_processes(struct carma_gpu_backend *b, unsigned i, struct carma_g
         if (c == *n)
             return -EOVERFLOW;
         out[c].pid = s->att[a].pid;
-        out[c].mem_bytes = s->att[a].mem_bytes;
+        out[c].mem_bytes = sim_held(s->att[a].mem_bytes, total, &used);
         c++;
     }
     *n = c;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # carmad on simulated GPUs with real processes: short and long jobs, an OOM retried
-# until it succeeds, a failure not retried, cancels of a SIGTERM-ignoring and of a
+# until it succeeds, a job declaring more than the GPU has, a failure not retried, cancels of a SIGTERM-ignoring and of a
 # forking job, bad input, another user's job, a CARMA .rad file, SIGTERM of carmad
 # keeping jobs running and their re-adoption, and on a mixed server a job that ran out
 # of memory alone on the smaller GPU rerunning on the larger one.
@@ -31,6 +31,13 @@ oom=$(submit --mem 4G -- sh "$HELP/oom_once.sh" "$T/oom.marker")
 "$CARMA" wait --timeout 30 "$oom" >/dev/null || fail "OOM job did not succeed: $(state_of "$oom")"
 [ "$(attempts_of "$oom")" = 2 ] || fail "OOM job: $(attempts_of "$oom") attempts, 2 expected"
 "$CARMA" show --json "$oom" | grep -q '"outcome": "oom"' || fail "attempt 1 not recorded as oom"
+
+step "a job declaring more than a GPU has records no peak above the GPU"
+big=$(submit --mem 50G -- true)
+"$CARMA" wait --timeout 20 "$big" >/dev/null || fail "the 50G job did not succeed: $(state_of "$big")"
+"$CARMA" show --json "$big" > "$T/big.json"
+sed -n 's/^ *"peak_mib": \([0-9]*\).*/\1/p' "$T/big.json" | sort -u | tr '\n' ' ' > "$T/big.peaks"
+[ "$(cat "$T/big.peaks")" = "40960 " ] || fail "peaks $(cat "$T/big.peaks"), 40960 (the A100's) expected"
 
 step "a failure is not retried"
 bad=$(submit -- sh "$HELP/fail.sh")

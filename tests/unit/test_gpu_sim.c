@@ -201,6 +201,22 @@ static void test_memory_saturates_and_activity_caps(void **state)
     assert_int_equal(b.ops->sample(&b, 0, &s), 0);
     assert_int_equal(s.mem_used_bytes, 32768 * MiB);
     assert_int_equal(s.mem_free_bytes, 0);
+    /* Each process holds what it declared or what was left, in attach order: no
+     * process, nor the sum, holds more than the GPU (a job that declared more than
+     * the GPU has must not show a peak above it). */
+    struct carma_gpu_proc p[4];
+    size_t n = 4;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(p[0].mem_bytes, 10000 * MiB);
+    assert_int_equal(p[1].mem_bytes, 10000 * MiB);
+    assert_int_equal(p[2].mem_bytes, 10000 * MiB);
+    assert_int_equal(p[3].mem_bytes, 2768 * MiB);
+    assert_int_equal(b.ops->attach(&b, 0, c[0], 50000 * MiB), 0); /* more than the GPU */
+    n = 4;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
+    assert_int_equal(p[0].mem_bytes, 32768 * MiB);
+    assert_int_equal(p[1].mem_bytes + p[2].mem_bytes + p[3].mem_bytes, 0);
     assert_true(s.smact == 1 && s.util_gpu == 1);
     assert_float_equal(s.power_w, 300, 1e-9);
     assert_int_equal(b.ops->attach(&b, 1, c[0], 1), -EINVAL);
