@@ -103,15 +103,18 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->scratch = calloc(ngpus, sizeof *s->scratch);
     s->slot = calloc(ngpus, sizeof *s->slot);
     s->first = calloc((ngpus + 63) / 64, sizeof *s->first);
+    s->bucket_bits = calloc(CARMA_SCHED_BUCKETS * ((ngpus + 63) / 64), sizeof *s->bucket_bits);
+    s->bucket_of = malloc(ngpus);
     s->changelog = calloc(SCHED_CHANGELOG, sizeof *s->changelog);
     s->seen = calloc(ngpus, sizeof *s->seen);
     s->live_total = calloc(ngpus, sizeof *s->live_total);
     s->by_size = calloc(ngpus, sizeof *s->by_size);
-    if (!s->scratch || !s->slot || !s->first || !s->changelog || !s->seen || !s->live_total ||
-        !s->by_size) {
+    if (!s->scratch || !s->slot || !s->first || !s->bucket_bits || !s->bucket_of ||
+        !s->changelog || !s->seen || !s->live_total || !s->by_size) {
         carma_sched_free(s);
         return -ENOMEM;
     }
+    memset(s->bucket_of, CARMA_SCHED_NO_BUCKET, ngpus);
     for (size_t gi = 0; gi < ngpus; gi++)
         gpu_refresh(s, (uint32_t)gi);
     return 0;
@@ -122,6 +125,8 @@ void carma_sched_free(struct carma_sched *s)
     free(s->scratch);
     free(s->slot);
     free(s->first);
+    free(s->bucket_bits);
+    free(s->bucket_of);
     free(s->changelog);
     free(s->seen);
     free(s->live_total);
@@ -131,6 +136,8 @@ void carma_sched_free(struct carma_sched *s)
     s->scratch = NULL;
     s->slot = NULL;
     s->first = NULL;
+    s->bucket_bits = NULL;
+    s->bucket_of = NULL;
     s->changelog = NULL;
 }
 
@@ -449,8 +456,33 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     s->idle -= (sl->flags & CARMA_SLOT_IDLE) != 0;
     sl->flags = (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) |
                           (g->drained ? CARMA_SLOT_DRAINED : 0) | (idle ? CARMA_SLOT_IDLE : 0));
+    size_t nw = (s->ngpus + 63) / 64;
     uint64_t bit = 1ull << (gi % 64);
-    if (!g->drained && (g->njobs == 0 || g->sharing != CARMA_SHARING_MPS))
+    unsigned b = s->bucket_of[gi];
+    if (b != CARMA_SCHED_NO_BUCKET) {
+        s->bucket_bits[b * nw + gi / 64] &= ~bit;
+        s->bucket[b].count--;
+        s->bucket_of[gi] = CARMA_SCHED_NO_BUCKET;
+    }
+    if (idle) {
+        unsigned free_b = CARMA_SCHED_NO_BUCKET;
+        for (b = 0; b < CARMA_SCHED_BUCKETS; b++) {
+            if (s->bucket[b].count && s->bucket[b].avail == sl->avail)
+                break;
+            if (!s->bucket[b].count && free_b == CARMA_SCHED_NO_BUCKET)
+                free_b = b;
+        }
+        if (b == CARMA_SCHED_BUCKETS)
+            b = free_b;
+        if (b != CARMA_SCHED_NO_BUCKET) {
+            s->bucket[b].avail = sl->avail;
+            s->bucket[b].count++;
+            s->bucket_bits[b * nw + gi / 64] |= bit;
+            s->bucket_of[gi] = (uint8_t)b;
+        }
+    }
+    if (!g->drained && (g->njobs == 0 || g->sharing != CARMA_SHARING_MPS) &&
+        s->bucket_of[gi] == CARMA_SCHED_NO_BUCKET)
         s->first[gi / 64] |= bit;
     else
         s->first[gi / 64] &= ~bit;
@@ -580,16 +612,18 @@ struct auto_scan {
     uint16_t fit[CARMA_JOB_MAX_GPUS];
 };
 
-/* Offers GPU gi to job j's scan; remembers it in `fit` when usable. */
-static inline void auto_offer_gpu(struct carma_sched *s, uint32_t gi, struct auto_scan *a,
-                                  uint32_t *c)
+/* Offers GPU gi to job j's scan; remembers it in `fit` when usable. Returns whether it
+ * is. */
+static inline int auto_offer_gpu(struct carma_sched *s, uint32_t gi, struct auto_scan *a,
+                                 uint32_t *c)
 {
     float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
     if (gain < 0)
-        return;
+        return 0;
     if (a->nfit < CARMA_JOB_MAX_GPUS)
         a->fit[a->nfit++] = (uint16_t)gi;
     auto_offer(s, gi, gain, c, a->cg, &a->n, a->want, a->loosest);
+    return 1;
 }
 
 /* The same, once per scan: a GPU both remembered and changed is offered once. */
@@ -612,13 +646,30 @@ static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *
 static int auto_scan_full(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
 {
     size_t nw = (s->ngpus + 63) / 64;
+    /* Idle GPUs of one bucket all offer the whole weight or none, and rank by index
+     * among themselves: the first `want` usable ones of each bucket are all that can
+     * be chosen. A bucket with fewer has had them all offered. */
+    for (unsigned b = 0; b < CARMA_SCHED_BUCKETS; b++) {
+        if (!s->bucket[b].count ||
+            s->bucket[b].avail + (int64_t)s->p.margin_mib < (int64_t)a->need)
+            continue;
+        size_t got = 0;
+        for (size_t w = 0; w < nw && got < a->want; w++)
+            for (uint64_t bits = s->bucket_bits[b * nw + w]; bits && got < a->want;
+                 bits &= bits - 1)
+                got += (size_t)auto_offer_gpu(
+                    s, (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(bits)), a, c);
+    }
     for (size_t w = 0; w < nw; w++)
         for (uint64_t bits = s->first[w]; bits; bits &= bits - 1)
             auto_offer_gpu(s, (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(bits)), a, c);
     if (a->n >= a->want && a->cg[a->want - 1] >= (float)a->weight)
         return 1;
+    /* the rest: GPUs neither in `first` nor in a bucket */
     for (size_t w = 0; w < nw; w++) {
         uint64_t bits = ~s->first[w];
+        for (unsigned b = 0; b < CARMA_SCHED_BUCKETS; b++)
+            bits &= ~s->bucket_bits[b * nw + w];
         if (w == nw - 1 && s->ngpus % 64)
             bits &= (1ull << (s->ngpus % 64)) - 1;
         for (; bits; bits &= bits - 1)

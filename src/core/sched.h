@@ -80,6 +80,17 @@ struct carma_sched_miss {
     uint16_t fit[CARMA_JOB_MAX_GPUS]; /* the GPUs it could use, nfit < gpus */
 };
 
+/* auto: idle GPUs grouped by the memory a new job may take on them (a cluster's idle
+ * GPUs of one kind share it), so that a new job looks at the few best of each group
+ * instead of at every idle GPU. An idle GPU that finds no group (every bucket holds
+ * another amount) is scanned one by one, as the GPUs in `first` are. */
+#define CARMA_SCHED_BUCKETS 8
+#define CARMA_SCHED_NO_BUCKET 0xffu
+struct carma_sched_bucket {
+    int64_t avail;  /* of every GPU in it */
+    uint32_t count; /* GPUs in it; 0: unused */
+};
+
 struct carma_sched {
     struct carma_job *jobs; /* not owned; the caller may move it (set s->jobs again) */
     struct carma_gpu *gpus; /* not owned */
@@ -96,7 +107,11 @@ struct carma_sched {
     struct carma_sched_miss miss[CARMA_SCHED_MISSES]; /* direct-mapped by shape */
     uint64_t *first;        /* ngpus bits: GPUs in service that can give a new job its whole
                                weight (no carma job, or time-sliced), which auto scans
-                               first, owned */
+                               first, but for the idle ones in a bucket, owned */
+    struct carma_sched_bucket bucket[CARMA_SCHED_BUCKETS];
+    uint64_t *bucket_bits;  /* CARMA_SCHED_BUCKETS bit sets of ngpus bits: each bucket's
+                               GPUs, owned */
+    uint8_t *bucket_of;     /* ngpus: an idle GPU's bucket, or CARMA_SCHED_NO_BUCKET, owned */
     uint32_t *seen;         /* ngpus: stamp of the last scan that offered the GPU, owned */
     uint32_t stamp;
     uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */

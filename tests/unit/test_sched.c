@@ -584,8 +584,11 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
                     struct carma_job *j = &side[k].jobs[njobs];
                     uint16_t ng = (uint16_t)((r >> 8) % 4 ? 1 : 1 + (r >> 12) % 4);
                     carma_job_init(j, (uint32_t)njobs + 1, ng, now);
-                    /* a few kinds of job, so that scans of one shape repeat */
-                    j->bound_mib = 12000 + (r >> 16) % 6 * 5600;
+                    /* a few kinds of job, so that scans of one shape repeat; two
+                     * fit an idle GPU only by the margin a job alone may use */
+                    static const uint64_t bounds[8] = {12000, 17600, 23200, 28800,
+                                                       34400, 40000, 40704, 32512};
+                    j->bound_mib = bounds[(r >> 16) % 8];
                     j->smact = (float)((r >> 32) % 3) / 3.0f;
                     carma_sched_submit(&side[k].s, (uint32_t)njobs, now);
                 }
@@ -618,7 +621,9 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
                     (void)carma_sched_finish(&side[k].s, i, CARMA_OUTCOME_SUCCEEDED, 0, now);
             break;
         }
-        default: { /* the monitor: a foreign process comes or goes, or a GPU is lost */
+        default: { /* the monitor: a foreign process comes or goes, the driver's own
+                    * memory moves (idle GPUs then differ in what a job may take, more
+                    * ways than auto has buckets), or a GPU is lost */
             size_t g = (r >> 8) % DG;
             for (int k = 0; k < 2; k++) {
                 struct carma_gpu *gv = &side[k].gpus[g];
@@ -626,7 +631,8 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
                     gv->drained = 1;
                 gv->nforeign = (r >> 24) % 3 == 0;
                 gv->carma_used_mib = gv->committed_mib;
-                gv->mem_used_mib = gv->carma_used_mib + gv->nforeign * ((r >> 28) % 8000);
+                gv->mem_used_mib = gv->carma_used_mib + gv->nforeign * ((r >> 28) % 8000) +
+                                   (r >> 44) % 24 * 16;
                 carma_sched_gpu_changed(&side[k].s, (uint32_t)g);
             }
             break;
