@@ -637,9 +637,10 @@ static void auto_consider(struct carma_sched *s, uint32_t gi, struct auto_scan *
 
 /* Offers every GPU once, with the choice and the fit list of an offer in index order
  * (an offer keeps a strict order: gain, memory fit, index). The GPUs that can give the
- * job its whole weight go first: those without a carma job (idle, or with foreign
- * processes only, which the model does not slow it for), and time-sliced ones whose
- * jobs' busy fractions leave it full speed. When `want` of them do, no other GPU can
+ * job its whole weight go first: those without a carma job (idle ones through their
+ * buckets, and those with foreign processes only, which the model does not slow it
+ * for), and time-sliced ones whose jobs' busy fractions leave it full speed (`first`).
+ * When `want` of them do, no other GPU can
  * tie, as an MPS GPU running a carma job runs a newcomer at 1 / (1 + alpha) < 1 at best
  * (coloc.h), and the rest is not looked at; in a large, lightly loaded cluster that
  * skips most GPUs. Returns 1 when that settled the choice. */
