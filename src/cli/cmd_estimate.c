@@ -98,7 +98,7 @@ int cmd_estimate(int argc, char **argv)
     int json = 0, have_batch = 0, want_max = 0, ch;
     uint32_t image_h = 0, image_w = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 's': summary = optarg; break;
         case 'b':

@@ -463,7 +463,7 @@ int cmd_eval_estimator(int argc, char **argv)
     const char *dir = NULL, *out = NULL;
     int fit = 0, emit = 0, ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 'd': dir = optarg; break;
         case 'f': fit = 1; break;

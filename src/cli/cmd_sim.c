@@ -18,6 +18,7 @@
 #include "sim/gpukind.h"
 #include "sim/sim.h"
 #include "sim/trace.h"
+#include "util/utf8.h"
 #include "util/csv.h"
 
 #define SIM_MAX_GPUS 65535
@@ -139,18 +140,53 @@ static int parse_policies(const char *list, const struct carma_policy **out, siz
     return 0;
 }
 
+/* Whether the trace gives the est-* policies an answer of estimator `est` for any job. */
+static int trace_has_estimates(const struct sim_trace *t, int est)
+{
+    for (size_t i = 0; i < t->njobs; i++)
+        if (t->jobs[i].est_mib[est] > 0)
+            return 1;
+    return 0;
+}
+
+/* Lines under the table on what its figures leave out. */
+static void print_notes(const struct row *rows, size_t n, const struct sim_trace *t, int est)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].m.gave_up)
+            printf("%s gave up %llu of %llu jobs after --max-attempts: its makespan, JCT and "
+                   "energy count only the jobs that finished, so it may look better than "
+                   "the (bound).\n",
+                   rows[i].policy->name, (unsigned long long)rows[i].m.gave_up,
+                   (unsigned long long)rows[i].m.jobs);
+    int any_est = 0;
+    for (size_t i = 0; i < n; i++)
+        any_est |= rows[i].policy->req == CARMA_REQ_EST;
+    if (!any_est)
+        return;
+    if (est == SIM_EST_CARMA && !trace_has_estimates(t, est))
+        printf("est-*: --estimator carma asks for the peak an earlier run of the same "
+               "workload reached, else a whole GPU.\n");
+    else if (!trace_has_estimates(t, est))
+        printf("est-*: the trace gives no %s estimates, so every job asks for a whole GPU "
+               "(as CARMA did when its estimator had no answer).\n",
+               est_names[est]);
+}
+
 static void print_table(const struct row *rows, size_t n, const struct sim_trace *t,
-                        const struct sim_bounds *b, const char *gpus, const char *sharing)
+                        const struct sim_bounds *b, const char *gpus, const char *sharing,
+                        int est)
 {
     printf("carma sim: %zu jobs on %s, sharing %s\n", t->njobs, gpus, sharing);
     if (t->skipped_nogpu || t->skipped_unscheduled)
         printf("(left out: %zu pods without a GPU, %zu never scheduled)\n", t->skipped_nogpu,
                t->skipped_unscheduled);
     printf("\n");
-    printf("%-12s %9s %9s %9s %9s %5s %8s %8s %6s %6s %7s %7s\n", "policy", "makespan", "meanJCT",
-           "p99JCT", "meanWait", "OOM", "lostGPU", "energy", "SMACT", "mem", "span/ex", "kWh/ex");
-    printf("%-12s %9s %9s %9s %9s %5s %8s %8s %6s %6s %7s %7s\n", "", "h", "h", "h", "h", "",
-           "GPU-h", "kWh", "mean", "mean", "", "");
+    printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %7s %7s\n", "policy", "makespan",
+           "meanJCT", "p99JCT", "meanWait", "OOM", "gaveUp", "lostGPU", "energy", "SMACT", "mem",
+           "span/ex", "kWh/ex");
+    printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %7s %7s\n", "", "h", "h", "h", "h", "",
+           "jobs", "GPU-h", "kWh", "mean", "mean", "", "");
     const struct sim_metrics *ex = NULL;
     for (size_t i = 0; i < n; i++)
         if (strcmp(rows[i].policy->name, "exclusive") == 0)
@@ -162,10 +198,10 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
             snprintf(r1, sizeof r1, "%.3f", m->makespan_s / ex->makespan_s);
             snprintf(r2, sizeof r2, "%.3f", m->energy_j / ex->energy_j);
         }
-        printf("%-12s %9.2f %9.2f %9.2f %9.2f %5llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
+        printf("%-12s %9.2f %9.2f %9.2f %9.2f %5llu %6llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
                rows[i].policy->name, m->makespan_s / 3600, m->mean_jct_s / 3600,
                m->p99_jct_s / 3600, m->mean_wait_s / 3600, (unsigned long long)m->oom_crashes,
-               m->lost_gpu_s / 3600, m->energy_j / 3.6e6, m->mean_smact, m->mean_mem_used_frac,
+               (unsigned long long)m->gave_up, m->lost_gpu_s / 3600, m->energy_j / 3.6e6, m->mean_smact, m->mean_mem_used_frac,
                r1, r2);
     }
     char r1[16] = "-", r2[16] = "-";
@@ -173,8 +209,9 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
         snprintf(r1, sizeof r1, "%.3f", b->makespan_s / ex->makespan_s);
         snprintf(r2, sizeof r2, "%.3f", b->energy_j / ex->energy_j);
     }
-    printf("%-12s %9.2f %9s %9s %9s %5s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
-           b->makespan_s / 3600, "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1, r2);
+    printf("%-12s %9.2f %9s %9s %9s %5s %6s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
+           b->makespan_s / 3600, "-", "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1,
+           r2);
     double jobs = 0, wall = 0;
     for (size_t i = 0; i < n; i++) {
         jobs += (double)rows[i].m.jobs;
@@ -182,9 +219,11 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
     }
     printf("\n(bound): no schedule that finishes every job can beat it under the model "
            "(docs/model.md).\n");
-    printf("span/ex, kWh/ex: makespan and energy relative to exclusive. "
+    printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s. "
            "Simulated %.0f jobs in %.3f s (%.0f jobs/s).\n",
-           jobs, wall, wall > 0 ? jobs / wall : 0);
+           ex ? "" : " (add --policy exclusive to see them)", jobs, wall,
+           wall > 0 ? jobs / wall : 0);
+    print_notes(rows, n, t, est);
 }
 
 static json_t *metrics_json(const struct sim_metrics *m)
@@ -199,16 +238,39 @@ static json_t *metrics_json(const struct sim_metrics *m)
                      "busy_gpu_s", m->busy_gpu_s);
 }
 
+/* A JSON string of text from the user (a path may hold any bytes): invalid UTF-8 becomes
+ * U+FFFD, as in the HTML report. */
+static json_t *json_text(const char *s)
+{
+    char *t = carma_utf8_lossy(s);
+    json_t *j = t ? json_string(t) : NULL;
+    free(t);
+    return j;
+}
+
+struct run_settings {
+    const char *trace, *format, *gpus, *sharing, *estimator;
+    uint64_t seed;
+    double jitter;
+    long max_attempts;
+};
+
 static int print_json(const struct row *rows, size_t n, const struct sim_bounds *b,
-                      const char *trace, const char *gpus, const char *sharing)
+                      const struct sim_trace *t, const struct run_settings *rs)
 {
     json_t *pol = json_object();
     for (size_t i = 0; i < n; i++)
         json_object_set_new(pol, rows[i].policy->name, metrics_json(&rows[i].m));
     json_t *bounds = json_pack("{s:f,s:f,s:f}", "makespan_s", b->makespan_s, "busy_gpu_s",
                                b->busy_gpu_s, "energy_j", b->energy_j);
-    json_t *root = json_pack("{s:s,s:s,s:s,s:o,s:o}", "trace", trace, "gpus", gpus, "sharing",
-                             sharing, "policies", pol, "bounds", bounds);
+    json_t *left_out = json_pack("{s:I,s:I}", "pods_without_gpu", (json_int_t)t->skipped_nogpu,
+                                 "pods_never_scheduled", (json_int_t)t->skipped_unscheduled);
+    json_t *root = json_pack("{s:o,s:s,s:s,s:s,s:s,s:I,s:f,s:I,s:I,s:o,s:o,s:o}", "trace",
+                             json_text(rs->trace), "trace_format", rs->format, "gpus", rs->gpus,
+                             "sharing", rs->sharing, "estimator", rs->estimator, "seed",
+                             (json_int_t)rs->seed, "jitter", rs->jitter, "max_attempts",
+                             (json_int_t)rs->max_attempts, "jobs", (json_int_t)t->njobs,
+                             "left_out", left_out, "policies", pol, "bounds", bounds);
     if (!root)
         return -1;
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -224,10 +286,11 @@ static int write_report(const char *path, const struct row *rows, size_t n,
                         const struct sim_config *cfg, const char *gpus, const char *sharing,
                         const char *trace)
 {
-    enum { COLS = 9 };
-    static const char *const header[COLS] = {"policy",  "makespan h", "mean JCT h",
-                                             "p99 JCT h", "mean wait h", "OOM crashes",
-                                             "lost GPU-h", "energy kWh", "mean SMACT"};
+    enum { COLS = 10 };
+    static const char *const header[COLS] = {"policy",      "makespan h",  "mean JCT h",
+                                             "p99 JCT h",   "mean wait h", "OOM crashes",
+                                             "jobs given up", "lost GPU-h", "energy kWh",
+                                             "mean SMACT"};
     char(*cells)[32] = calloc(n * COLS, sizeof *cells);
     const char **cellp = calloc(n * COLS, sizeof *cellp);
     struct carma_report_section *sec = calloc(n, sizeof *sec);
@@ -244,9 +307,10 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         snprintf(cells[i * COLS + 3], 32, "%.2f", m->p99_jct_s / 3600);
         snprintf(cells[i * COLS + 4], 32, "%.2f", m->mean_wait_s / 3600);
         snprintf(cells[i * COLS + 5], 32, "%llu", (unsigned long long)m->oom_crashes);
-        snprintf(cells[i * COLS + 6], 32, "%.2f", m->lost_gpu_s / 3600);
-        snprintf(cells[i * COLS + 7], 32, "%.2f", m->energy_j / 3.6e6);
-        snprintf(cells[i * COLS + 8], 32, "%.3f", m->mean_smact);
+        snprintf(cells[i * COLS + 6], 32, "%llu", (unsigned long long)m->gave_up);
+        snprintf(cells[i * COLS + 7], 32, "%.2f", m->lost_gpu_s / 3600);
+        snprintf(cells[i * COLS + 8], 32, "%.2f", m->energy_j / 3.6e6);
+        snprintf(cells[i * COLS + 9], 32, "%.3f", m->mean_smact);
         for (size_t c = 0; c < COLS; c++)
             cellp[i * COLS + c] = cells[i * COLS + c];
     }
@@ -323,7 +387,7 @@ int cmd_sim(int argc, char **argv)
     };
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 't': trace_path = optarg; break;
@@ -416,20 +480,36 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "carma sim: %s\n", err.msg);
         goto out;
     }
+    char *tbuf = NULL;
+    size_t tlen;
+    if (carma_file_read(trace_path, SIM_TRACE_MAX_BYTES, &tbuf, &tlen, &err)) {
+        fprintf(stderr, "carma sim: --trace %s\n", err.msg);
+        goto out;
+    }
+    if (fmt == SIM_TRACE_AUTO)
+        fmt = sim_trace_detect(trace_path, tbuf, tlen);
+    /* Only carma's own formats name workloads of a catalog; the others carry or map
+     * their own. */
+    int uses_catalog = fmt == SIM_TRACE_CARMA_CSV || fmt == SIM_TRACE_CARMA_SH;
     char catbuf[4096];
-    if (!catalog_path)
+    if (catalog_path && !uses_catalog && fmt != SIM_TRACE_AUTO)
+        fprintf(stderr, "carma sim: note: --workloads is not used: a %s trace names no catalog "
+                        "workloads\n", sim_trace_format_name(fmt));
+    else if (!catalog_path && uses_catalog)
         catalog_path = default_catalog(trace_path, catbuf, sizeof catbuf);
-    if (catalog_path) {
+    if (catalog_path && uses_catalog) {
         char *buf;
         size_t len;
         if (carma_file_read(catalog_path, 16u << 20, &buf, &len, &err)) {
             fprintf(stderr, "carma sim: --workloads %s\n", err.msg);
+            free(tbuf);
             goto out;
         }
         int rc = sim_catalog_parse(catalog_path, buf, len, &catalog, &ncatalog, &err);
         free(buf);
         if (rc) {
             fprintf(stderr, "carma sim: %s\n", err.msg);
+            free(tbuf);
             goto out;
         }
     }
@@ -437,14 +517,25 @@ int cmd_sim(int argc, char **argv)
     for (size_t i = 0; i < ngpus; i++)
         if (min_mem == 0 || kinds[i]->mem_mib < min_mem)
             min_mem = kinds[i]->mem_mib;
-    /* Alibaba's fractions are of the run's (smallest) GPU. */
+    /* Alibaba's fractions are of the run's smallest GPU, so every pod fits every GPU. */
     struct sim_trace_opts topts = {catalog, ncatalog, NULL, min_mem};
-    if (sim_trace_load_opts(trace_path, fmt, &topts, &trace, &err)) {
+    int trc = sim_trace_parse(trace_path, tbuf, tlen, fmt, &topts, &trace, &err);
+    free(tbuf);
+    if (trc) {
         fprintf(stderr, "carma sim: %s\n", err.msg);
         goto out;
     }
     if (trace.njobs == 0) {
-        fprintf(stderr, "carma sim: %s: no jobs in the trace\n", trace_path);
+        fprintf(stderr, "carma sim: %s: no jobs in the trace", trace_path);
+        if (trace.skipped_nogpu || trace.skipped_unscheduled)
+            fprintf(stderr, " (left out: %zu pods without a GPU, %zu never scheduled)",
+                    trace.skipped_nogpu, trace.skipped_unscheduled);
+        fputc('\n', stderr);
+        goto out;
+    }
+    if (sim_trace_check(&trace, &(struct sim_config){.kinds = kinds, .ngpus = ngpus},
+                        trace_path, &err)) {
+        fprintf(stderr, "carma sim: %s (--gpus %s)\n", err.msg, gpus);
         goto out;
     }
     if (jitter > 0)
@@ -494,14 +585,22 @@ int cmd_sim(int argc, char **argv)
                                             .sharing = (enum carma_sharing)sharing},
                        &bounds);
     if (json) {
-        if (print_json(rows, npol, &bounds, trace_path, gpus, sharing_s)) {
+        struct run_settings rs = {trace_path, sim_trace_format_name(fmt), gpus, sharing_s,
+                                  est_names[est], seed, jitter, max_attempts};
+        if (print_json(rows, npol, &bounds, &trace, &rs)) {
+            fprintf(stderr, "carma sim: out of memory writing the JSON\n");
             status = 1;
             goto out;
         }
     } else {
-        print_table(rows, npol, &trace, &bounds, gpus, sharing_s);
+        print_table(rows, npol, &trace, &bounds, gpus, sharing_s, est);
     }
-    status = fflush(stdout) == 0 ? 0 : 1;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "carma sim: writing standard output: %s\n", strerror(errno));
+        status = 1;
+        goto out;
+    }
+    status = 0;
 out:
     if (rows)
         for (size_t i = 0; i < npol; i++)

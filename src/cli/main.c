@@ -30,20 +30,49 @@ static void usage(FILE *f)
     fprintf(f, "\n'carma COMMAND --help' describes one command.\n");
 }
 
+static const struct carma_command *find(const char *name)
+{
+    for (const struct carma_command *c = carma_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+/* Runs c with argv[0] "carma NAME", the name getopt's own messages start with. */
+static int run(const struct carma_command *c, int argc, char **argv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "carma %s", c->name);
+    argv[0] = name;
+    return c->run(argc, argv);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
+    if (strcmp(argv[1], "help") == 0 && argc == 3) {
+        /* carma help CMD: CMD --help */
+        const struct carma_command *c = find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "carma help: unknown command '%s'\n", argv[2]);
+            usage(stderr);
+            return 2;
+        }
+        static char help_opt[] = "--help";
+        char *hargv[] = {argv[2], help_opt, NULL};
+        return run(c, 2, hargv);
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return 0;
     }
-    for (const struct carma_command *c = carma_commands; c->name; c++)
-        if (strcmp(c->name, argv[1]) == 0)
-            return c->run(argc - 1, argv + 1);
+    const struct carma_command *c = find(argv[1]);
+    if (c)
+        return run(c, argc - 1, argv + 1);
     fprintf(stderr, "carma: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

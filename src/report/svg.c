@@ -6,42 +6,19 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when p does not start one.
  * C0 and C1 controls other than tab and newline count as invalid: they have no
  * business in a page. Never reads past a NUL. */
 static size_t utf8_seq(const unsigned char *p)
 {
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' ? 1 : 0;
-    if (c >= 0xc2 && c <= 0xdf) {
-        if ((p[1] & 0xc0) != 0x80)
-            return 0;
-        return c == 0xc2 && p[1] < 0xa0 ? 0 : 2; /* C1 controls */
-    }
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f; /* no surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else {
+    size_t l = carma_utf8_seq(p);
+    if (l == 1 && !((p[0] >= 0x20 && p[0] != 0x7f) || p[0] == '\t' || p[0] == '\n'))
         return 0;
-    }
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
+    if (l == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+        return 0; /* C1 controls */
+    return l;
 }
 
 size_t carma_svg_text_chars(const char *s)

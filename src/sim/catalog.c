@@ -39,7 +39,7 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
     carma_csv_init(c, buf, len, file, ',');
     int col[C_N];
     int rc = carma_csv_header(c, col_names, C_N, C_REQUIRED, col,
-                              "(a workload catalog has name,model,batch,gpus,mem_mib,total_min,"
+                              "(expected columns of a workload catalog: name,model,batch,gpus,mem_mib,total_min,"
                               "smact,smocc,drama,ramp_s)",
                               err);
     if (rc)

@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -686,8 +687,27 @@ static double kth_largest_mem(const struct sim_config *cfg, size_t k)
     return best;
 }
 
-static int check_trace(const struct sim_trace *t, const struct sim_config *cfg,
-                       struct carma_err *err)
+/* Names job i in a message: "FILE:LINE: job NAME" or "job I (NAME)". */
+static int job_err(struct carma_err *err, const char *file, const struct sim_trace *t, size_t i,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int job_err(struct carma_err *err, const char *file, const struct sim_trace *t, size_t i,
+                   const char *fmt, ...)
+{
+    const struct sim_job_spec *sp = &t->jobs[i];
+    const char *name = sp->workload < t->nworkloads ? t->workloads[sp->workload].name : "?";
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (file && sp->line)
+        return carma_err_at(err, file, sp->line, "job %s %s", name, what);
+    return carma_err_set(err, -EINVAL, "job %zu (%s) %s", i + 1, name, what);
+}
+
+int sim_trace_check(const struct sim_trace *t, const struct sim_config *cfg, const char *file,
+                    struct carma_err *err)
 {
     double maxmem = 0;
     for (size_t i = 0; i < cfg->ngpus; i++)
@@ -698,31 +718,27 @@ static int check_trace(const struct sim_trace *t, const struct sim_config *cfg,
     double kth[CARMA_JOB_MAX_GPUS + 1] = {0};
     for (size_t i = 0; i < t->njobs; i++) {
         const struct sim_job_spec *sp = &t->jobs[i];
-        const char *name = sp->workload < t->nworkloads ? t->workloads[sp->workload].name : "?";
         if (sp->gpus == 0 || sp->gpus > cfg->ngpus || sp->gpus > CARMA_JOB_MAX_GPUS)
-            return carma_err_set(err, -EINVAL,
-                                 "job %zu (%s) needs %u GPUs but the run has %zu", i + 1, name,
-                                 (unsigned)sp->gpus, cfg->ngpus);
+            return job_err(err, file, t, i, "needs %u GPUs but the run has %zu",
+                           (unsigned)sp->gpus, cfg->ngpus);
         if (sp->mem_mib > maxmem)
-            return carma_err_set(err, -EINVAL,
-                                 "job %zu (%s) peaks at %.0f MiB per GPU; the largest GPU has "
-                                 "%.0f MiB",
-                                 i + 1, name, (double)sp->mem_mib, maxmem);
+            return job_err(err, file, t, i,
+                           "peaks at %.0f MiB per GPU; the largest GPU has %.0f MiB",
+                           (double)sp->mem_mib, maxmem);
         if (sp->gpus > 1 && kth[sp->gpus] == 0)
             kth[sp->gpus] = kth_largest_mem(cfg, sp->gpus);
         if (sp->gpus > 1 && sp->mem_mib > kth[sp->gpus]) {
             size_t large = 0;
             for (size_t g = 0; g < cfg->ngpus; g++)
                 large += cfg->kinds[g]->mem_mib >= sp->mem_mib;
-            return carma_err_set(err, -EINVAL,
-                                 "job %zu (%s) peaks at %.0f MiB on each of its %u GPUs; the run "
-                                 "has %zu GPUs that large",
-                                 i + 1, name, (double)sp->mem_mib, (unsigned)sp->gpus, large);
+            return job_err(err, file, t, i,
+                           "peaks at %.0f MiB on each of its %u GPUs; the run has %zu GPUs "
+                           "that large",
+                           (double)sp->mem_mib, (unsigned)sp->gpus, large);
         }
         if (!(sp->duration_s > 0) || !(sp->submit_s >= 0) ||
             (i && sp->submit_s < t->jobs[i - 1].submit_s))
-            return carma_err_set(err, -EINVAL, "job %zu (%s): bad time or duration", i + 1,
-                                 name);
+            return job_err(err, file, t, i, "has a bad time or duration");
     }
     return 0;
 }
@@ -753,7 +769,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         return carma_err_set(err, -EINVAL, "no policy or no GPUs");
     if (t->njobs >= UINT32_MAX - cfg->ngpus)
         return carma_err_set(err, -EINVAL, "trace too large");
-    int rc = check_trace(t, cfg, err);
+    int rc = sim_trace_check(t, cfg, NULL, err);
     if (rc)
         return rc;
     struct sim s = {.tr = t, .cfg = cfg, .m = m, .njobs = t->njobs, .ngpus = cfg->ngpus};

@@ -68,6 +68,12 @@ struct sim_timeline {
 
 void sim_timeline_free(struct sim_timeline *tl);
 
+/* Whether every job of t can run on cfg's GPUs: enough GPUs, and enough of them large
+ * enough for its peak; arrivals in order. Else -EINVAL with err naming the job, by
+ * file:line where `file` is given and the job has a line. sim_run checks it too. */
+int sim_trace_check(const struct sim_trace *t, const struct sim_config *cfg, const char *file,
+                    struct carma_err *err);
+
 /* Runs the whole trace. `tl` may be NULL (no recording). Returns 0 with *m filled, or
  * a negative code with err set (a job that can never run on these GPUs, no memory). */
 int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_metrics *m,

@@ -242,7 +242,8 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
         b->t.jobs = nj;
         b->jobs_cap = cap;
     }
-    b->t.jobs[b->t.njobs++] = *j;
+    b->t.jobs[b->t.njobs] = *j;
+    b->t.jobs[b->t.njobs++].line = line <= UINT32_MAX ? (uint32_t)line : 0;
     return 0;
 }
 
@@ -271,6 +272,13 @@ int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trac
         file = "trace";
     if (len > SIM_TRACE_MAX_BYTES)
         return carma_err_at(err, file, 0, "larger than %u bytes", SIM_TRACE_MAX_BYTES);
+    /* A UTF-8 byte order mark (Excel writes one) is not part of the first line. */
+    if (starts_with(buf, len, "\xEF\xBB\xBF")) {
+        buf += 3;
+        len -= 3;
+    }
+    if (len == 0)
+        return carma_err_at(err, file, 0, "empty file: no jobs");
     if (fmt == SIM_TRACE_AUTO)
         fmt = sim_trace_detect(file, buf, len);
     struct sim_trace t = {0};

@@ -49,6 +49,7 @@ struct sim_job_spec {
     float ramp_s;
     uint16_t gpus;        /* 1..SIM_JOB_MAX_GPUS */
     uint16_t workload;    /* index into sim_trace.workloads (name for reports) */
+    uint32_t line;        /* its line in the trace file, for messages; 0: none */
 };
 
 struct sim_trace {

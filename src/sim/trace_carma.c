@@ -61,7 +61,7 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
     carma_csv_init(c, buf, len, file, ',');
     static const char *const names[] = {"submit_s", "workload"};
     int col[2];
-    if ((rc = carma_csv_header(c, names, 2, 2, col, "(header: submit_s,workload)", err)))
+    if ((rc = carma_csv_header(c, names, 2, 2, col, "(expected columns: submit_s,workload)", err)))
         goto fail;
     int cs = col[0], cw = col[1];
     size_t ncols = c->nfields;

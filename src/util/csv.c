@@ -9,6 +9,11 @@
 void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char *file, char sep)
 {
     memset(c, 0, sizeof *c);
+    /* A UTF-8 byte order mark (Excel writes one) is not part of the header. */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        buf += 3;
+        len -= 3;
+    }
     c->buf = buf;
     c->len = len;
     c->file = file;

@@ -83,4 +83,57 @@ expect_bad "unknown policy" --trace data/trace-mix90.csv --policy oracle-xx
 expect_bad "unknown mode" --trace data/trace-mix90.csv --sharing mig2
 expect_bad "no-such-file" --trace "$T/no-such-file.csv"
 expect_bad "needs 2 GPUs" --trace data/trace-mix90.csv --gpus 1xa100-40gb --policy auto
+# a job the GPUs cannot hold is named by its line, before any policy runs
+expect_bad "trace1.csv:3: job dqn-b128 needs 8 GPUs but the run has 4" \
+    --trace data/traces/philly-muri/trace1.csv --gpus 4xa100-40gb
+: >"$T/empty.csv"
+expect_bad "empty file" --trace "$T/empty.csv"
+printf 'submit_s,workload\n' >"$T/nojobs.csv"
+expect_bad "no jobs" --trace "$T/nojobs.csv" --workloads data/workloads.csv
+
+# A UTF-8 byte order mark (Excel's) is not part of a header, in a trace or a catalog.
+printf '\357\273\277submit_s,workload\n0,vgg\n' >"$T/bom.csv"
+printf '\357\273\277' >"$T/bomcat.csv"
+cat data/workloads.csv >>"$T/bomcat.csv"
+"$CARMA" sim --trace "$T/bom.csv" --workloads "$T/bomcat.csv" --policy auto >"$T/out" ||
+    fail "a byte order mark was refused"
+grep -q "^auto " "$T/out" || fail "no row after a byte order mark"
+
+# Given-up jobs are shown, and their policy is flagged: its figures count fewer jobs.
+"$CARMA" sim --trace data/trace-mix90.csv --policy or-rr,exclusive --max-attempts 1 >"$T/out" ||
+    fail "max-attempts run"
+grep -q "gaveUp" "$T/out" || fail "no gaveUp column"
+grep -q "^or-rr gave up [1-9][0-9]* of 90 jobs" "$T/out" || fail "given-up jobs not flagged"
+grep -q "^exclusive gave up" "$T/out" && fail "exclusive flagged"
+
+# est-* on a trace without estimates says every job asks for a whole GPU.
+"$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
+    --policy est-magm,exclusive >"$T/out" || fail "est-magm on muri"
+grep -q "no gpumemnet estimates" "$T/out" || fail "est-* without estimates not said"
+
+# JSON stays valid UTF-8 whatever bytes the path holds, and states the run's settings.
+bad=$(printf "$T/a\377b.csv")
+cp data/trace-t1.csv "$bad"
+"$CARMA" sim --trace "$bad" --workloads data/workloads.csv --policy auto --jitter 0.1 \
+    --seed 7 --json >"$T/out" || fail "json with a non-UTF-8 path"
+python3 - "$T/out" <<'PY' || fail "json settings"
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+assert r["trace"].endswith("a\ufffdb.csv"), r["trace"]
+assert (r["seed"], r["jitter"], r["max_attempts"], r["estimator"]) == (7, 0.1, 3, "gpumemnet"), r
+assert r["trace_format"] == "carma-csv" and r["jobs"] == 60, r
+assert r["left_out"] == {"pods_without_gpu": 0, "pods_never_scheduled": 0}, r
+PY
+# A write error is an error.
+if [ -w /dev/full ]; then
+    rc=0
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto >/dev/full 2>"$T/err" || rc=$?
+    [ "$rc" -eq 1 ] || fail "write error: exit $rc"
+    grep -q "writing standard output" "$T/err" || fail "write error not said"
+fi
+# carma help sim is carma sim --help; getopt's messages name the command.
+"$CARMA" help sim | grep -q "^usage: carma sim" || fail "carma help sim"
+rc=0
+"$CARMA" sim --bogus >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "^carma sim: unrecognized option" "$T/err" || fail "--bogus: $rc"
 echo "sim_cli: ok"

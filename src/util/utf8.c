@@ -1,0 +1,63 @@
+#include "util/utf8.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t carma_utf8_seq(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    if (c == 0)
+        return 0;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* no overlongs */
+        else if (c == 0xed)
+            hi = 0x9f; /* no surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f; /* at most U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80) /* a NUL stops here too */
+            return 0;
+    return len;
+}
+
+char *carma_utf8_lossy(const char *s)
+{
+    size_t n = strlen(s);
+    if (n > (SIZE_MAX - 1) / 3)
+        return NULL;
+    char *out = malloc(3 * n + 1), *o = out; /* each bad byte becomes 3 */
+    if (!out)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t l = carma_utf8_seq(p);
+        if (l == 0) {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            p++;
+        } else {
+            memcpy(o, p, l);
+            o += l;
+            p += l;
+        }
+    }
+    *o = '\0';
+    return out;
+}

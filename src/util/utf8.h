@@ -1,0 +1,17 @@
+/* UTF-8 checks for text that leaves carma as JSON or HTML: file names, commands and
+ * names come from users and may hold any bytes. */
+#ifndef CARMA_UTIL_UTF8_H
+#define CARMA_UTIL_UTF8_H
+
+#include <stddef.h>
+
+/* Length of the well-formed UTF-8 sequence at p (1..4; no overlongs, surrogates or
+ * code points above U+10FFFF), or 0 when p does not start one or is at its NUL. Never
+ * reads past a NUL. */
+size_t carma_utf8_seq(const unsigned char *p);
+
+/* A malloc'd copy of s with each byte that starts no well-formed sequence replaced by
+ * U+FFFD; NULL when out of memory. */
+char *carma_utf8_lossy(const char *s);
+
+#endif
