@@ -64,9 +64,14 @@ enum est_kind est_kind_classify(const char *type, size_t len)
     if (len == 6 && memcmp(type, "Conv1D", 6) == 0) /* Hugging Face's transposed Linear
                                                        (GPT-2); torch's is Conv1d */
         return EST_K_LINEAR;
+    /* Keras's SeparableConv1D/2D are one layer; timm's DepthwiseSeparableConv is a
+     * container that prints its convolutions */
+    if (is(type, len, "SeparableConv1D") || is(type, len, "SeparableConv2D"))
+        return EST_K_CONV;
     if (has(type, len, "conv") && !has(type, len, "block") && !has(type, len, "separable"))
         return EST_K_CONV;
-    if (has(type, len, "linear") || is(type, len, "Dense") || is(type, len, "Bilinear"))
+    if (has(type, len, "linear") || is(type, len, "Dense") || is(type, len, "Bilinear") ||
+        is(type, len, "EinsumDense"))
         return EST_K_LINEAR;
     static const char *const acts[] = {
         "relu", "gelu", "silu", "swish", "mish", "elu", "tanh", "sigmoid", "softplus",
@@ -177,6 +182,15 @@ void est_layer_type(struct est_layer *l, const char *type, size_t len)
 {
     l->flags = (uint8_t)est_type_flags((enum est_kind)l->kind, type, len);
     l->keeps = (uint8_t)est_type_keeps((enum est_kind)l->kind, type, len);
+}
+
+const char *est_type_unmodelled(const char *type, size_t len)
+{
+    if (has(type, len, "lstm") || has(type, len, "gru") || has(type, len, "rnn") ||
+        has(type, len, "recurrent"))
+        return "a recurrent layer: what it keeps per time step is not in a summary, so no "
+               "safe bound can be given (state the job's memory instead: carma submit --mem)";
+    return NULL;
 }
 
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,

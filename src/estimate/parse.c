@@ -362,6 +362,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
     uint64_t total = 0;
     int have_total = 0;
     size_t rows = 0;
+    uint64_t shape_batch = 1; /* summary(..., batch_size=N) prints N, not -1 */
     m->format = EST_FMT_TORCHSUMMARY;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
@@ -410,12 +411,27 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             if (est_parse_count(p, pn, &params) < 0)
                 return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
                                     (int)(pn > 40 ? 40 : pn), p);
+            const char *why = est_type_unmodelled(t, dash - 1);
+            if (why)
+                return carma_err_at(err, file, L.line, "%.*s: %s", (int)(dash - 1), t, why);
             if (est_model_add_type(m, t, dash - 1, out, params, 1, 0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-            rows++;
+            if (rows++ == 0) {
+                const char *d = br + 1;
+                while (d < t + tn && (*d == '[' || *d == ' '))
+                    d++;
+                uint64_t b = 0;
+                while (d < t + tn && isdigit((unsigned char)*d) && b < (1u << 30))
+                    b = b * 10 + (uint64_t)(*d++ - '0');
+                if (b > 0)
+                    shape_batch = b;
+            }
             continue;
         }
         /* state 3: totals and sizes. */
+        if (find(s, n, "Layer (type)"))
+            return carma_err_at(err, file, L.line,
+                                "a second table starts here: give one model per summary");
         int tp = total_params_line(s, n, &total);
         if (tp < 0)
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
@@ -434,7 +450,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 tmp[vn] = 0;
                 double mb;
                 if (carma_parse_double(tmp, &mb) == 0 && mb >= 0 && mb < 1e6)
-                    m->input = (uint64_t)(mb * 1048576.0 / 4.0);
+                    m->input = (uint64_t)(mb * 1048576.0 / 4.0 / (double)shape_batch);
             }
         }
     }
@@ -672,6 +688,9 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.valid = 1;
             pend.depth = depth;
             pend.line = L.line;
+            const char *why = est_type_unmodelled(t, type_n);
+            if (why)
+                return carma_err_at(err, file, L.line, "%.*s: %s", (int)type_n, t, why);
             pend.kind = est_kind_classify(t, type_n);
             pend.flags = est_type_flags(pend.kind, t, type_n);
             pend.keeps = est_type_keeps(pend.kind, t, type_n);
@@ -805,6 +824,30 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
             const char *type = op + 1;
             size_t type_n = e - (size_t)(op - t) - 1;
             size_t j = t[e] == ')' ? e + 1 : e;
+            /* TF 2.x cuts a long type mid-word ("(Separab" / "leConv2D)"): the next
+             * line completes it, so that it is classified by its whole name. */
+            char whole[128];
+            if (t[e] != ')') {
+                struct lines peek = L;
+                const char *nraw;
+                size_t nrawn;
+                char next[EST_MAX_LINE + 1];
+                if (lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
+                    size_t nn = keras_unbox(nraw, nrawn, next);
+                    const char *c = next;
+                    trim(&c, &nn);
+                    size_t k = 0;
+                    while (k < nn && c[k] != ' ' && c[k] != '(')
+                        k++;
+                    if (k > 1 && c[k - 1] == ')' && (k == nn || c[k] == ' ') &&
+                        type_n + k - 1 < sizeof whole) {
+                        memcpy(whole, type, type_n);
+                        memcpy(whole + type_n, c, k - 1);
+                        type_n += k - 1;
+                        type = whole;
+                    }
+                }
+            }
             while (j < tn && t[j] == ' ')
                 j++;
             if (j >= tn || (t[j] != '(' && t[j] != '['))
@@ -826,6 +869,17 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
                 j++;
             if (j < tn && !connected)
                 return carma_err_at(err, file, L.line, "unexpected text after the parameters");
+            const char *why = est_type_unmodelled(type, type_n);
+            if (why)
+                return carma_err_at(err, file, L.line, "%.*s: %s", (int)type_n, type, why);
+            if ((type_n == 10 && memcmp(type, "Functional", 10) == 0) ||
+                (type_n == 10 && memcmp(type, "Sequential", 10) == 0) ||
+                (type_n == 5 && memcmp(type, "Model", 5) == 0))
+                return carma_err_at(err, file, L.line,
+                                    "a nested model (%.*s) whose layers the summary does not "
+                                    "list, so its activations and gradients cannot be "
+                                    "counted; give its layers (a layer CSV, docs/estimator.md)",
+                                    (int)type_n, type);
             if (type_n == 10 && memcmp(type, "InputLayer", 10) == 0) {
                 m->input += out;
                 continue;
@@ -840,6 +894,9 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
             continue;
         }
     totals:;
+        if (find(s, n, "Layer (type)"))
+            return carma_err_at(err, file, L.line,
+                                "a second table starts here: give one model per summary");
         int tp = total_params_line(s, n, &total);
         if (tp < 0)
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
@@ -853,6 +910,8 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
                             "not a Keras summary (no 'Layer (type)' header)");
     if (rows == 0)
         return carma_err_at(err, file, L.line, "no layers");
+    if (!have_total) /* Keras always prints it: the summary was cut short */
+        return carma_err_at(err, file, L.line, "no 'Total params:' line: summary cut short?");
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     return 0;
@@ -2034,6 +2093,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             st[depth].child++; /* before sizing: a convolution's branch is this child */
             child_start(&st[depth], &sp);
         }
+        const char *why = est_type_unmodelled(c, cls_n);
+        if (why)
+            return carma_err_at(err, file, L.line, "%.*s: %s", (int)cls_n, c, why);
         enum est_kind k = est_kind_classify(c, cls_n);
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
@@ -2285,6 +2347,11 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
             continue;
         }
         int k = est_kind_from_name(type);
+        const char *why = k < 0 ? est_type_unmodelled(type, strlen(type)) : NULL;
+        if (why) {
+            rc = carma_err_at(err, file, c->line, "%s: %s", type, why);
+            break;
+        }
         if (k < 0)
             k = (int)est_kind_classify(type, strlen(type));
         if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {

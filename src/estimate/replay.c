@@ -519,6 +519,7 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             p->dtype = (uint8_t)(2 * elem);
             p->bytes = tb[k] * mult * elem;
             p->size = alloc_size(p->bytes);
+            p->orphan = l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE);
             p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
             replay_malloc(w, p->size, EST_RC_WEIGHTS);
         }
@@ -998,6 +999,12 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
     int amp = ps->o->precision != EST_PREC_FP32;
     uint32_t g = alloc(w, 4, EST_RC_TRANSIENT);
     unref(w, loss);
+    /* Trained parameters of layers without a node still get a gradient, and with it
+     * optimizer state; made first, which errs on the safe side of where autograd
+     * would make it. */
+    for (uint32_t i = 0; i < w->np; i++)
+        if (w->p[i].orphan && !w->p[i].frozen && w->p[i].grad == NONE)
+            accumulate(w, i, replay_malloc(w, w->p[i].size, EST_RC_GRADS));
     uint32_t u = w->nck, unit_out = NONE; /* units below u are still to come */
     for (uint32_t k = w->nn; k-- > 0;) {
         while (u > 0 && w->ck[u - 1].n0 > k) /* done (or empty): its input goes */

@@ -107,6 +107,8 @@ struct est_replay_param {
     uint32_t grad, state[2], tmp[2], cast;
     uint8_t frozen; /* no gradient, no optimizer state */
     uint8_t dtype;  /* twice its bytes per element: tensors DDP may flatten together */
+    uint8_t orphan; /* held by a layer the chain makes no node for (EST_K_OTHER: a class
+                       token, a layer kind carma does not model; in place) */
 };
 
 struct est_replay_node {

@@ -151,6 +151,104 @@ expect2 "No such file" --summary "$T/missing.txt" --batch 8
 expect2 "unknown attention 'flash' (eager, sdpa)" --summary $C/summary_modtree/bert_base.txt \
     --batch 8 --seq-len 128 --attention flash
 
+# What a summary cannot bound is refused by line, never left out of the estimate.
+printf 'type,out_elems,params\nEmbedding,300,6000000\nLSTM,512,5000000\nLinear,2,1026\n' \
+    >"$T/lstm.csv"
+expect2 "lstm.csv:3: LSTM: a recurrent layer" --summary "$T/lstm.csv" --batch 8 --seq-len 64
+cat >"$T/lstm_tree.txt" <<'TREE'
+Net(
+  (emb): Embedding(20000, 300)
+  (lstm): LSTM(300, 512, num_layers=2, batch_first=True, bidirectional=True)
+  (fc): Linear(in_features=1024, out_features=2, bias=True)
+)
+TREE
+expect2 "lstm_tree.txt:3: LSTM: a recurrent layer" --summary "$T/lstm_tree.txt" --batch 8 \
+    --seq-len 64
+cat >"$T/transfer.txt" <<'KERAS'
+Model: "model"
+_________________________________________________________________
+ Layer (type)                Output Shape              Param #
+=================================================================
+ input_2 (InputLayer)        [(None, 224, 224, 3)]     0
+
+ resnet50 (Functional)       (None, 7, 7, 2048)        23587712
+
+ global_average_pooling2d (G  (None, 2048)             0
+ lobalAveragePooling2D)
+
+ dense (Dense)               (None, 10)                20490
+
+=================================================================
+Total params: 23,608,202
+Trainable params: 23,555,082
+Non-trainable params: 53,120
+_________________________________________________________________
+KERAS
+expect2 "transfer.txt:7: a nested model (Functional)" --summary "$T/transfer.txt" --batch 64
+# cut short before its totals, or two models in one file
+head -12 "$T/transfer.txt" | sed 's/resnet50 (Functional)/conv (Conv2D)        /' >"$T/cut.txt"
+expect2 "cut.txt:12: no 'Total params:' line" --summary "$T/cut.txt" --batch 64
+ts=$C/summary_torchsummary/resnet18_imagenet.txt
+cat "$ts" "$ts" >"$T/twice.txt"
+expect2 "a second table starts here" --summary "$T/twice.txt" --batch 8
+
+# A layer kind carma has no node for still trains: its parameters get gradients and
+# optimizer state, as a Linear layer's do.
+printf 'type,out_elems,params\nMyBlock,4096,100000000\n' >"$T/custom.csv"
+printf 'type,out_elems,params\nLinear,4096,100000000\n' >"$T/linear.csv"
+"$CARMA" estimate --summary "$T/custom.csv" --batch 8 --json >"$T/custom.json" || fail "custom"
+"$CARMA" estimate --summary "$T/linear.csv" --batch 8 --json >"$T/linear.json" || fail "linear"
+python3 - "$T/custom.json" "$T/linear.json" <<'PY' || fail "custom layer's gradients"
+import json, sys
+c, l = (json.load(open(f))["breakdown"] for f in sys.argv[1:3])
+assert abs(c["gradients_mib"] - l["gradients_mib"]) < 1, (c, l)
+assert c["gradients_mib"] > 380, c
+PY
+
+# TF 2 cuts long type names mid-word; the whole name decides the kind: a separable
+# convolution is a convolution.
+cat >"$T/sep.txt" <<'KERAS'
+Model: "sequential"
+_________________________________________________________________
+ Layer (type)                Output Shape              Param #
+=================================================================
+ separable_conv2d (Separable  (None, 222, 222, 64)     283
+ Conv2D)
+
+ separable_conv2d_1 (Separab  (None, 220, 220, 128)    8896
+ leConv2D)
+
+ global_average_pooling2d (G  (None, 128)              0
+ lobalAveragePooling2D)
+
+ dense (Dense)               (None, 10)                1290
+
+=================================================================
+Total params: 10,469
+Trainable params: 10,469
+Non-trainable params: 0
+_________________________________________________________________
+KERAS
+"$CARMA" estimate --summary "$T/sep.txt" --batch 64 --json >"$T/sep.json" || fail "separable"
+python3 -c "import json,sys; r = json.load(open(sys.argv[1])); \
+assert r['family'] == 'conv' and r['estimate_mib'] > 5000, r" "$T/sep.json" || fail "separable conv"
+
+# torchsummary run with batch_size=64 prints the whole batch's input size: per sample it
+# is N times less, and the estimate is the same as from the -1 table.
+python3 - "$ts" "$T/b4.txt" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+t = t.replace("[-1,", "[64,")
+def scale(m):
+    return "Input size (MB): %.2f" % (float(m.group(1)) * 64)
+t = re.sub(r"Input size \(MB\): ([0-9.]+)", scale, t)
+open(sys.argv[2], "w").write(t)
+PY
+"$CARMA" estimate --summary "$ts" --batch 16 --json >"$T/m1.json" || fail "ts -1"
+"$CARMA" estimate --summary "$T/b4.txt" --batch 16 --json >"$T/b4.json" || fail "ts batch 64"
+python3 -c "import json,sys; a, b = (json.load(open(f))['estimate_mib'] for f in sys.argv[1:3]); \
+assert abs(a - b) <= 2, (a, b)" "$T/m1.json" "$T/b4.json" || fail "torchsummary batch"
+
 # The attention the estimate assumed: as printed (an Sdpa class: fused), or as given.
 H=data/estimator/hf-trees/bert_base_mlm.txt
 "$CARMA" estimate --summary $H --batch 32 --seq-len 512 --json >"$T/sdpa.json" || fail "sdpa"
