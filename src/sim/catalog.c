@@ -80,12 +80,12 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
         if (!bad) {
             w.gpus = (uint16_t)v;
             if (num(c->field[col[C_MEM]], 0, 1e7, &v) || v <= 0)
-                bad = "mem_mib (positive MiB)";
+                bad = "mem_mib (MiB above 0, at most 1e7)";
         }
         if (!bad) {
             w.mem_mib = (float)v;
             if (num(c->field[col[C_TOTAL]], 0, 1e8, &v) || v <= 0)
-                bad = "total_min (positive minutes)";
+                bad = "total_min (minutes above 0, at most 1e8)";
         }
         if (!bad)
             w.duration_s = v * 60.0;

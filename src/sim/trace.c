@@ -204,16 +204,16 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
                   struct carma_err *err)
 {
     if (!(j->submit_s >= 0) || j->submit_s > SIM_TIME_MAX_S)
-        return carma_err_at(err, b->file, line, "arrival time %g s: negative or too large",
-                            j->submit_s);
+        return carma_err_at(err, b->file, line, "arrival time %g s: negative or above %g s",
+                            j->submit_s, SIM_TIME_MAX_S);
     if (b->t.njobs && j->submit_s < b->t.jobs[b->t.njobs - 1].submit_s)
         return carma_err_at(err, b->file, line,
                             "out of order: arrives at %.6g s, before the previous job (%.6g s); "
                             "traces must be in arrival order",
                             j->submit_s, b->t.jobs[b->t.njobs - 1].submit_s);
     if (!(j->duration_s > 0) || j->duration_s > SIM_TIME_MAX_S)
-        return carma_err_at(err, b->file, line, "run time %g s: not positive or too large",
-                            j->duration_s);
+        return carma_err_at(err, b->file, line, "run time %g s: not positive or above %g s",
+                            j->duration_s, SIM_TIME_MAX_S);
     if (j->gpus < 1 || j->gpus > SIM_JOB_MAX_GPUS)
         return carma_err_at(err, b->file, line, "%u GPUs: must be 1 to %d", (unsigned)j->gpus,
                             SIM_JOB_MAX_GPUS);
