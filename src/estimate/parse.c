@@ -2416,6 +2416,16 @@ int est_parse(const char *buf, size_t len, const char *file, struct est_model *m
 {
     if (len > EST_MAX_INPUT)
         return carma_err_at(err, file, 0, "larger than %u bytes", EST_MAX_INPUT);
+    /* A UTF-8 byte order mark (Notepad, Excel) is not part of the first line. */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        buf += 3;
+        len -= 3;
+    }
+    size_t k = 0;
+    while (k < len && isspace((unsigned char)buf[k]))
+        k++;
+    if (k == len)
+        return carma_err_at(err, file, 0, "empty file: not a model summary");
     switch (est_detect(buf, len)) {
     case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
     case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);
