@@ -192,6 +192,14 @@ ts=$C/summary_torchsummary/resnet18_imagenet.txt
 cat "$ts" "$ts" >"$T/twice.txt"
 expect2 "a second table starts here" --summary "$T/twice.txt" --batch 8
 
+# A UTF-8 byte order mark is skipped; an empty file says so.
+printf '\357\273\277' >"$T/bom.txt"
+cat "$ts" >>"$T/bom.txt"
+"$CARMA" estimate --summary "$T/bom.txt" --batch 16 >"$T/out" || fail "byte order mark"
+grep -q "torchsummary, 68 layers" "$T/out" || fail "byte order mark: $(head -1 "$T/out")"
+printf '\n  \n' >"$T/blank.txt"
+expect2 "blank.txt: empty file" --summary "$T/blank.txt" --batch 8
+
 # A layer kind carma has no node for still trains: its parameters get gradients and
 # optimizer state, as a Linear layer's do.
 printf 'type,out_elems,params\nMyBlock,4096,100000000\n' >"$T/custom.csv"
