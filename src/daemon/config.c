@@ -9,6 +9,9 @@
 
 #include "core/gpu.h"
 #include "core/policy.h"
+#include "daemon/http.h"
+#include "gpu/backend.h"
+#include "sim/gpukind.h"
 
 void carmad_config_default(struct carmad_config *c)
 {
@@ -88,6 +91,9 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     struct carmad_config *c = x->c;
     uint64_t u;
     double d;
+    if (!section[0]) /* inih reads "[daemon" (no ']') as no section at all */
+        BAD("'%.64s' is outside any section (or the section header above lacks its ']')",
+            name);
     if (!strcmp(section, "daemon")) {
         if (!strcmp(name, "policy")) {
             if (!carma_policy_find(value))
@@ -96,6 +102,15 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         } else if (!strcmp(name, "gpus")) {
             if (copy_str(c->gpus, sizeof c->gpus, value))
                 BAD("gpus: too long");
+            if (strcmp(value, "nvml") != 0) {
+                const struct sim_gpu_kind *k[CARMA_GPU_MAX];
+                size_t n;
+                struct carma_err e;
+                if (strncmp(value, "sim:", 4) != 0)
+                    BAD("gpus: 'nvml' or 'sim:SPEC' expected, got '%.64s'", value);
+                if (sim_gpu_spec_parse(value + 4, k, CARMA_GPU_MAX, &n, &e))
+                    BAD("gpus: %.200s", strncmp(e.msg, "--gpus: ", 8) ? e.msg : e.msg + 8);
+            }
         } else if (!strcmp(name, "monitor_interval")) {
             if (parse_double(value, 0.01, 3600, &d))
                 BAD("monitor_interval: a number of seconds in [0.01, 3600] expected");
@@ -111,6 +126,12 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         } else if (!strcmp(name, "http")) {
             if (copy_str(c->http, sizeof c->http, value))
                 BAD("http: too long");
+            struct sockaddr_storage sa;
+            socklen_t salen;
+            struct carma_err e;
+            if (value[0] && strcmp(value, "off") != 0 &&
+                carma_http_parse_addr(value, &sa, &salen, &e))
+                BAD("%.200s", e.msg);
         } else if (!strcmp(name, "allow_root_jobs")) {
             if (parse_bool(value, &c->allow_root_jobs))
                 BAD("allow_root_jobs: true or false expected");

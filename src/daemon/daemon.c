@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -102,6 +103,7 @@ struct carmad {
     struct carmad_hooks hooks;
     int stop;
     int epfd, lfd, sfd, tfd;
+    int lockfd; /* STATE/carmad.lock, flock()ed while this carmad runs */
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
     uid_t self_uid;
@@ -2060,6 +2062,35 @@ static int add_fd(struct carmad *d, int fd, uint64_t tag)
     return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* One carmad per state folder: two would both launch its queued jobs. The lock is
+ * an flock on STATE/carmad.lock, released by the kernel when this process ends, so a
+ * carmad killed with -9 leaves no stale lock; the file holds the owner's pid for the
+ * message. */
+static int lock_state(struct carmad *d, struct carma_err *err)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/carmad.lock", d->state_dir);
+    d->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (d->lockfd < 0)
+        return carma_err_set(err, -errno, "%s: %s", p, strerror(errno));
+    if (flock(d->lockfd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        char buf[32] = "";
+        ssize_t n = pread(d->lockfd, buf, sizeof buf - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        if (e == EWOULDBLOCK)
+            return carma_err_set(err, -EBUSY, "%s: in use by another carmad (pid %s)",
+                                 d->state_dir, buf[0] ? buf : "?");
+        return carma_err_set(err, -e, "%s: %s", p, strerror(e));
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(d->lockfd, 0) < 0 || pwrite(d->lockfd, pid, (size_t)n, 0) != n)
+        return carma_err_set(err, -errno, "%s: %s", p, strerror(errno));
+    return 0;
+}
+
 int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_err *err)
 {
     *out = NULL;
@@ -2067,7 +2098,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     if (!d)
         return carma_err_set(err, -ENOMEM, "out of memory");
     d->o = *o;
-    d->epfd = d->lfd = d->sfd = d->tfd = -1;
+    d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = -1;
     d->self_uid = geteuid();
     carmad_config_default(&d->cfg);
     int rc = 0;
@@ -2105,6 +2136,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         carma_err_set(err, rc, "%s: %s", d->state_dir, strerror(-rc));
         goto fail;
     }
+    if ((rc = lock_state(d, err)))
+        goto fail;
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/jobs", d->state_dir);
     if ((rc = mkdir_p(p, 0755))) {
@@ -2167,6 +2200,15 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     timerfd_settime(d->tfd, 0, &its, NULL);
     add_fd(d, d->sfd, TAG(TAG_SIGNAL, 0));
     add_fd(d, d->tfd, TAG(TAG_TIMER, 0));
+    /* HTTP binds before anything is reconciled or launched: a port in use fails the
+     * start with nothing done. */
+    const char *hs = o->http ? o->http : d->cfg.http;
+    if (hs[0] && strcmp(hs, "off") != 0) {
+        if ((rc = carma_http_start(&d->http, hs, err)))
+            goto fail;
+        d->publish = 1;
+        dlog(d, LOG_INFO, "http: /metrics, /v1/gpus, /v1/jobs on %s", hs);
+    }
     monitor_tick(d);
     if ((rc = reconcile(d, err)))
         goto fail;
@@ -2176,13 +2218,6 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     dlog(d, LOG_INFO, "listening on %s; state in %s; policy %s; store schema v%d (found v%d)",
          d->sock_path, d->state_dir, d->policy->name, CARMA_STORE_SCHEMA_VERSION,
          carma_store_version_found(d->store));
-    const char *hs = o->http ? o->http : d->cfg.http;
-    if (hs[0] && strcmp(hs, "off") != 0) {
-        if ((rc = carma_http_start(&d->http, hs, err)))
-            goto fail;
-        d->publish = 1;
-        dlog(d, LOG_INFO, "http: /metrics, /v1/gpus, /v1/jobs on %s", hs);
-    }
     *out = d;
     return 0;
 fail:
@@ -2270,6 +2305,8 @@ void carmad_close(struct carmad *d)
     if (d->have_gb)
         d->gb.ops->close(&d->gb);
     carma_store_close(d->store);
+    if (d->lockfd >= 0)
+        close(d->lockfd); /* releases the state folder */
     free(d->gpus);
     free(d->gs);
     free(d->sj);

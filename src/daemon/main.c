@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/http.h"
 
 static void usage(FILE *f)
 {
@@ -26,6 +27,52 @@ static void usage(FILE *f)
             "  --http ADDR:PORT   serve /metrics, /v1/gpus, /v1/jobs (PORT alone: 127.0.0.1;\n"
             "                     default: config [daemon] http, else off)\n"
             "  --foreground       stay in the foreground, log to stderr\n");
+}
+
+/* A detached carmad tells the command that started it how its start went: one byte of
+ * exit status, the message, a NUL. The starter exits with that status, printing the
+ * message, so a bad port or a busy state folder is seen on the terminal. */
+static void report_start(int fd, int status, const char *msg)
+{
+    if (fd < 0)
+        return;
+    char buf[CARMA_ERR_MAX + 2];
+    int n = snprintf(buf, sizeof buf, "%c%s", '0' + status, msg);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof buf - 1 ? (size_t)n : sizeof buf - 2;
+    buf[len++] = '\0';
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        off += (size_t)w;
+    }
+}
+
+static int await_start(int fd)
+{
+    char buf[CARMA_ERR_MAX + 2];
+    size_t n = 0;
+    while (n < sizeof buf && (n == 0 || !memchr(buf, '\0', n))) {
+        ssize_t r = read(fd, buf + n, sizeof buf - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (n == 0 || !memchr(buf, '\0', n)) {
+        fprintf(stderr, "carmad: the daemon ended while starting (see the system log)\n");
+        return 1;
+    }
+    if (buf[0] == '0')
+        return 0;
+    fprintf(stderr, "carmad: %s\n", buf + 1);
+    return buf[0] >= '1' && buf[0] <= '9' ? buf[0] - '0' : 1;
 }
 
 int main(int argc, char **argv)
@@ -69,15 +116,34 @@ int main(int argc, char **argv)
         fprintf(stderr, "carmad: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (o.http && strcmp(o.http, "off") != 0) {
+        struct sockaddr_storage sa;
+        socklen_t salen;
+        struct carma_err e = {{0}};
+        if (carma_http_parse_addr(o.http, &sa, &salen, &e)) {
+            fprintf(stderr, "carmad: --%s\n", e.msg);
+            return 2;
+        }
+    }
+    int ready = -1; /* the detached daemon's end of the pipe its starter waits on */
     if (!o.foreground) {
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) < 0) {
+            perror("carmad: pipe");
+            return 1;
+        }
         openlog("carmad", LOG_PID, LOG_DAEMON);
         pid_t p = fork();
         if (p < 0) {
             perror("carmad: fork");
             return 1;
         }
-        if (p > 0)
-            return 0;
+        if (p > 0) {
+            close(pfd[1]);
+            return await_start(pfd[0]);
+        }
+        close(pfd[0]);
+        ready = pfd[1];
         setsid();
         if (fork() > 0)
             _exit(0);
@@ -94,11 +160,17 @@ int main(int argc, char **argv)
     struct carma_err err = {{0}};
     int rc = carmad_open(&d, &o, &err);
     if (rc) {
-        if (o.foreground)
+        if (o.foreground) {
             fprintf(stderr, "carmad: %s\n", err.msg);
-        else
+        } else {
             syslog(LOG_ERR, "%s", err.msg);
+            report_start(ready, rc == -EINVAL ? 2 : 1, err.msg);
+        }
         return rc == -EINVAL ? 2 : 1;
+    }
+    if (ready >= 0) {
+        report_start(ready, 0, "");
+        close(ready);
     }
     rc = carmad_run(d, &err);
     if (rc) {

@@ -63,6 +63,35 @@ for p in $(cat "$T/fk.pids"); do
     wait_until 5 pid_gone "$p" || fail "process $p of the forking job survived"
 done
 
+step "one carmad per state folder; a detached start reports its failure"
+rc=0
+"$CARMAD" --foreground --state "$T/state" --socket "$T/other.sock" --config "$T/carmad.ini" \
+    --gpus sim:1xa100-40gb 2>"$T/second.err" || rc=$?
+[ "$rc" = 1 ] || fail "a second carmad on the same state folder: exit $rc"
+grep -q "in use by another carmad (pid $DPID)" "$T/second.err" || fail "$(cat "$T/second.err")"
+rc=0
+"$CARMAD" --state "$T/state" --socket "$T/other.sock" --config "$T/carmad.ini" \
+    --gpus sim:1xa100-40gb 2>"$T/second.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "in use by another carmad" "$T/second.err" ||
+    fail "detached second carmad: exit $rc, $(cat "$T/second.err")"
+rc=0
+"$CARMAD" --state "$T/st2" --socket "$T/s2.sock" --gpus sim:1xa100-40gb --http 127.0.0.1:99999 \
+    2>"$T/second.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "a port in \[1, 65535\] expected" "$T/second.err" ||
+    fail "bad --http: exit $rc, $(cat "$T/second.err")"
+printf '[daemon]\npolicy = auto\ngpus = sim:2xfoo\n' >"$T/bad.ini"
+rc=0
+"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
+    2>"$T/second.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad.ini:3: gpus: unknown GPU kind 'foo'" "$T/second.err" ||
+    fail "config gpus: exit $rc, $(cat "$T/second.err")"
+printf 'policy = auto\n' >"$T/bad.ini"
+rc=0
+"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
+    2>"$T/second.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad.ini:1: 'policy' is outside any section" "$T/second.err" ||
+    fail "key outside a section: exit $rc, $(cat "$T/second.err")"
+
 step "bad input"
 "$CARMA" show 999999 2>"$T/err"; [ $? = 2 ] || fail "unknown id: exit status"
 grep -q "no job 999999" "$T/err" || fail "unknown id: message"
