@@ -1195,6 +1195,8 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
             d->sj[i].state = CARMA_JOB_CANCELLED;
             dj->rec.end_s = now_s();
             dj->cancel_queued = 1;
+            d->finished[CARMA_JOB_CANCELLED]++; /* final without an attempt */
+            d->publish = 1;
             if (!rc)
                 rc = save_job(d, i, &err);
         } else {

@@ -109,5 +109,18 @@ if command -v chromium >/dev/null; then
 else
     echo "(chromium absent: report not rendered)"
 fi
+step "a job cancelled while queued counts among the finished"
+curl -sf "$URL/metrics" | python3 "$HELP/prom_check.py" > "$T/p2" || fail "/metrics"
+before=$(awk '/^carma_jobs_finished_total\{state=cancelled\}/ {print $2}' "$T/p2")
+hold=$(submit --gpus 2 -- sh "$HELP/run_for.sh" 20)
+wait_until 10 is_state "$hold" running || fail "holder not running"
+q=$(submit --gpus 2 -- true)
+is_state "$q" queued || fail "second 2-GPU job: $(state_of "$q")"
+"$CARMA" cancel "$q" "$hold" >/dev/null || fail "cancel"
+want=$((${before:-0} + 2))
+wait_until 10 sh -c "curl -sf $URL/metrics | python3 $HELP/prom_check.py | \
+    grep -q '^carma_jobs_finished_total{state=cancelled} $want\$'" ||
+    fail "cancelled count: $(curl -sf "$URL/metrics" | grep finished_total), $want expected"
+
 stop_daemon TERM || fail "stop"
 echo "monitor_http: all passed"
