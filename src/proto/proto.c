@@ -163,6 +163,17 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         return carma_err_set(err, -EINVAL, "job.cwd: not an absolute path");
     if ((rc = get_str(job, "name", "job", CARMA_PROTO_MAX_NAME, 0, &j->name, err)))
         return rc;
+    /* A name is printed in other users' tables: no control characters to forge rows
+     * with, and not empty. */
+    if (j->name) {
+        if (!j->name[0])
+            return carma_err_set(err, -EINVAL, "job.name: empty");
+        for (const unsigned char *c = (const unsigned char *)j->name; *c; c++)
+            if (*c < 0x20 || *c == 0x7f)
+                return carma_err_set(err, -EINVAL,
+                                     "job.name: control character 0x%02x at byte %zu", *c,
+                                     (size_t)(c - (const unsigned char *)j->name));
+    }
     if ((rc = get_str(job, "summary", "job", CARMA_PROTO_MAX_SUMMARY, 0, &j->summary, err)))
         return rc;
     uint64_t x = 1;

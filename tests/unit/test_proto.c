@@ -122,6 +122,12 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":\"ls -l\",\"cwd\":\"/\"}}", "not an array");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\\u0000b\"],\"cwd\":\"/\"}}", "NUL");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"x\"}}", "absolute");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"new\\nline\"}}",
+               "job.name: control character 0x0a at byte 3");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"\"}}",
+               "job.name: empty");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"]}}", "missing field 'cwd'");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"gpus\":0}}",
                "out of range");
