@@ -31,6 +31,7 @@ struct carma_gpu {
     float prof_smact;        /* sum of resident jobs' solo SMACT (unknown counts 1) */
     float prof_busy;         /* sum of resident jobs' temporal busy fraction */
     uint32_t gpu_weight;     /* sum over resident jobs of the GPUs each holds */
+    uint32_t nunprofiled;    /* resident jobs without a solo profile (smact < 0) */
     uint8_t sharing;         /* enum carma_sharing */
     uint8_t drained;         /* lost or draining: no new jobs */
 };

@@ -183,6 +183,7 @@ static void hold(struct carma_sched *s, uint32_t ji, const uint16_t *gpu, uint16
         g->prof_smact += sm;
         g->prof_busy += j->busy;
         g->gpu_weight += n;
+        g->nunprofiled += j->smact < 0;
         j->gpu[k] = gpu[k];
         carma_sched_gpu_changed(s, gpu[k]);
     }
@@ -226,6 +227,7 @@ static void release(struct carma_sched *s, struct carma_job *j)
         g->njobs--;
         g->committed_mib -= j->held_mib;
         g->gpu_weight -= j->nplaced;
+        g->nunprofiled -= j->smact < 0;
         if (g->njobs == 0) {
             g->prof_smact = g->prof_busy = 0; /* no drift once empty */
         } else {
@@ -455,7 +457,8 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     s->idle += idle;
     s->idle -= (sl->flags & CARMA_SLOT_IDLE) != 0;
     sl->flags = (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) |
-                          (g->drained ? CARMA_SLOT_DRAINED : 0) | (idle ? CARMA_SLOT_IDLE : 0));
+                          (g->drained ? CARMA_SLOT_DRAINED : 0) | (idle ? CARMA_SLOT_IDLE : 0) |
+                          (g->nunprofiled ? CARMA_SLOT_UNPROFILED : 0));
     size_t nw = (s->ngpus + 63) / 64;
     uint64_t bit = 1ull << (gi % 64);
     unsigned b = s->bucket_of[gi];
@@ -564,7 +567,7 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         return g->avail + (int64_t)s->p.margin_mib >= (int64_t)need ? (float)weight : -1.0f;
     if (g->avail < (int64_t)need)
         return -1.0f;
-    if (only_idle || g->njobs >= s->p.max_jobs_per_gpu)
+    if (only_idle || (g->flags & CARMA_SLOT_UNPROFILED) || g->njobs >= s->p.max_jobs_per_gpu)
         return -1.0f;
     uint32_t n = g->njobs + 1;
     float after = (float)(g->gpu_weight + weight) *
@@ -716,7 +719,9 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
 {
     struct auto_scan a;
     a.need = job_hold_mib(j);
-    a.only_idle = j->exclusive || a.need == 0;
+    /* Without a solo profile nothing predicts a co-run's slowdown: such a job runs
+     * alone, and no job joins it (CARMA_SLOT_UNPROFILED). */
+    a.only_idle = j->exclusive || a.need == 0 || j->smact < 0;
     /* A bound past what its GPUs can have comes from a loose estimate, not from a job
      * known not to fit (a peak that large ends in OOM, then final): it runs alone on
      * GPUs of the largest memory rather than wait forever. Its hold keeps co-runners

@@ -55,6 +55,7 @@ enum carma_slot_flag {
     CARMA_SLOT_DRAINED = 1,  /* lost or draining */
     CARMA_SLOT_IDLE = 2,     /* idle (no process) and not drained */
     CARMA_SLOT_RESERVED = 4, /* held for a blocked job (auto) */
+    CARMA_SLOT_UNPROFILED = 8, /* runs a job without a solo profile: auto adds none */
 };
 
 struct carma_sched_slot {

@@ -410,6 +410,7 @@ static void set_running_profile(struct carmad *d, uint32_t i, float smact, float
         assert(g->njobs == 1);
         g->prof_smact = smact;
         g->prof_busy = j->busy;
+        g->nunprofiled = smact < 0;
         carma_sched_gpu_changed(&d->sched, j->gpu[k]);
     }
 }

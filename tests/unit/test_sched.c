@@ -434,6 +434,36 @@ static void test_auto_refuses_collocation_that_lowers_throughput(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A job without a solo profile runs alone and none joins it, whatever its width: a
+ * 2-GPU job's weight once made the gain of sharing two busy GPUs look positive. */
+static void test_auto_never_collocates_an_unprofiled_job(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    for (size_t g = 0; g < 2; g++)
+        f.gpus[g].sharing = CARMA_SHARING_TIMESLICE;
+    for (uint32_t j = 0; j < 2; j++) { /* unprofiled (smact < 0), one per GPU */
+        f.jobs[j].bound_mib = 8192;
+        carma_sched_submit(&f.s, j, 0);
+    }
+    assert_int_equal(fx_step(&f, 0), 2);
+    f.jobs[2].gpus = 2; /* unprofiled, 2 GPUs */
+    f.jobs[2].bound_mib = 30720;
+    carma_sched_submit(&f.s, 2, 1);
+    f.jobs[3].bound_mib = 1024; /* profiled, light: would share a profiled GPU */
+    f.jobs[3].smact = 0.1f;
+    carma_sched_submit(&f.s, 3, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    /* both GPUs freed: the 2-GPU job takes them, alone */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 0, 2), 0);
+    assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_SUCCEEDED, 0, 2), 0);
+    assert_int_equal(fx_step(&f, 2), 1);
+    assert_int_equal(f.out[0].job, 2);
+    assert_int_equal(fx_step(&f, 3), 0); /* and the light job does not join it */
+    carma_sched_free(&f.s);
+}
+
 static void test_recovery_first_and_idle_only(void **state)
 {
     (void)state;
@@ -665,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
+        cmocka_unit_test(test_auto_never_collocates_an_unprofiled_job),
         cmocka_unit_test(test_recovery_first_and_idle_only),
         cmocka_unit_test(test_max_attempts_and_fault),
         cmocka_unit_test(test_exclusive_never_collocates),
