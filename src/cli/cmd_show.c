@@ -49,11 +49,17 @@ int cmd_show(int argc, char **argv)
     json_array_foreach(json_object_get(j, "argv"), k, a)
         printf(" %s", json_string_value(a));
     printf("\n  cwd       %s\n", json_string_value(json_object_get(j, "cwd")));
-    printf("  gpus      %lld   memory %lld MiB (bound %lld, peak %lld)\n",
+    /* the peak over every attempt, the running one's included */
+    long long peak = (long long)json_integer_value(json_object_get(j, "peak_mib"));
+    long long att_peak = (long long)json_integer_value(json_object_get(j, "attempt_peak_mib"));
+    printf("  gpus      %lld   memory %lld MiB (bound %lld, peak %lld",
            (long long)json_integer_value(json_object_get(j, "gpus")),
            (long long)json_integer_value(json_object_get(j, "mem_mib")),
            (long long)json_integer_value(json_object_get(j, "bound_mib")),
-           (long long)json_integer_value(json_object_get(j, "peak_mib")));
+           att_peak > peak ? att_peak : peak);
+    if (json_is_integer(json_object_get(j, "mem_now_mib")))
+        printf(", now %lld", (long long)json_integer_value(json_object_get(j, "mem_now_mib")));
+    printf(")\n");
     if (json_is_string(json_object_get(j, "bound_basis")))
         printf("  bound     at submission: %s\n",
                json_string_value(json_object_get(j, "bound_basis")));

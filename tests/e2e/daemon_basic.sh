@@ -21,6 +21,9 @@ s2=$(submit --mem 1G -- true)
 "$CARMA" wait --timeout 20 "$s2" >/dev/null || fail "short job behind the long one"
 is_state "$long" running || fail "long job stopped"
 "$CARMA" gpus | grep -q "$long" || fail "carma gpus does not list the long job"
+# a running job's peak is its running attempt's, not 0 until it ends
+wait_until 10 sh -c "\"$CARMA\" show $long | grep -q 'bound 2048, peak 2048, now 2048)'" ||
+    fail "show of a running job: $("$CARMA" show "$long" | grep memory)"
 rc=0; "$CARMA" wait --timeout 0.2 "$long" >/dev/null 2>"$T/wait.err" || rc=$?
 [ "$rc" = 1 ] || fail "carma wait --timeout on a running job: exit $rc"
 grep -qx "carma wait: job $long still running after 0 s" "$T/wait.err" || \
