@@ -40,16 +40,43 @@ json_t *cli_req(const char *op)
     return json_pack("{s:i,s:s}", "v", CARMA_PROTO_VERSION, "op", op);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp)
+{
+    return cli_call_patient(c, cmd, req, resp, 0);
+}
+
+int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
+                     double patience_s)
 {
     struct carma_err err = {{0}};
     json_t *r = NULL;
-    int rc = carma_client_request(c->socket, req, &r, &err);
+    double until = mono_s() + patience_s, nap = 0.1;
+    int rc, said = 0;
+    while ((rc = carma_client_request(c->socket, req, &r, &err)) != 0 && mono_s() < until) {
+        if (!said)
+            fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n",
+                    cmd, err.msg, patience_s);
+        said = 1;
+        struct timespec ts = {0, (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+        nap = nap < 0.5 ? nap * 2 : 1;
+        if (nap >= 1)
+            nap = 0.999;
+    }
     json_decref(req);
     if (rc) {
         fprintf(stderr, "carma %s: %s\n", cmd, err.msg);
         return 1;
     }
+    if (said)
+        fprintf(stderr, "carma %s: carmad is back\n", cmd);
     if (!json_is_true(json_object_get(r, "ok"))) {
         const char *code = json_string_value(json_object_get(r, "error"));
         const char *msg = json_string_value(json_object_get(r, "message"));

@@ -26,6 +26,11 @@ void cli_conn_init(struct cli_conn *c);
  * (malformed request, unknown job, invalid job). Prints the error. */
 int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp);
 
+/* cli_call for a request that may be repeated (a read): while carmad cannot be reached
+ * (restarting), it tries again for up to patience_s seconds, saying so once. */
+int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
+                     double patience_s);
+
 /* A request {"v":1,"op":op}; new reference. */
 json_t *cli_req(const char *op);
 

@@ -35,12 +35,15 @@ static int pump(const char *path, off_t *off, int out)
     return 0;
 }
 
-static json_t *ask(const struct cli_conn *c, uint64_t id, int *st)
+/* Following, the job outlives a restart of carmad: wait this long for it to return. */
+#define LOGS_PATIENCE_S 300
+
+static json_t *ask(const struct cli_conn *c, uint64_t id, int *st, double patience_s)
 {
     json_t *req = cli_req("logs");
     json_object_set_new(req, "id", json_integer((json_int_t)id));
     json_t *resp = NULL;
-    *st = cli_call(c, "logs", req, &resp);
+    *st = cli_call_patient(c, "logs", req, &resp, patience_s);
     return resp;
 }
 
@@ -71,7 +74,7 @@ int cmd_logs(int argc, char **argv)
         return 2;
     }
     int st;
-    json_t *resp = ask(&c, id, &st);
+    json_t *resp = ask(&c, id, &st, 0);
     if (st)
         return st;
     if (c.json) {
@@ -98,7 +101,7 @@ int cmd_logs(int argc, char **argv)
             rc = pump(err, &eo, 2);
         if (++polls % 3)
             continue;
-        if (!(resp = ask(&c, id, &st)))
+        if (!(resp = ask(&c, id, &st, LOGS_PATIENCE_S)))
             return st;
         final = cli_state_final(json_string_value(json_object_get(resp, "state")));
         long long a = json_integer_value(json_object_get(resp, "attempt"));

@@ -7,6 +7,8 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
+#define WAIT_PATIENCE_S 300 /* how long a restart of carmad is waited out */
+
 static double mono(void)
 {
     struct timespec ts;
@@ -47,6 +49,7 @@ int cmd_wait(int argc, char **argv)
         return 2;
     }
     double t0 = mono(), nap = 0.02;
+    int reached = 0;
     json_t *out = json_array();
     int all_ok = 1;
     for (size_t k = 0; k < n; k++) {
@@ -54,11 +57,17 @@ int cmd_wait(int argc, char **argv)
             json_t *req = cli_req("show");
             json_object_set_new(req, "id", json_integer((json_int_t)ids[k]));
             json_t *resp;
-            int st = cli_call(&c, "wait", req, &resp);
+            /* Once carmad answered, a restart of it (jobs keep running) is waited out:
+             * up to the --timeout left, else WAIT_PATIENCE_S. */
+            double patience = 0;
+            if (reached)
+                patience = timeout >= 0 ? timeout - (mono() - t0) : WAIT_PATIENCE_S;
+            int st = cli_call_patient(&c, "wait", req, &resp, patience > 0 ? patience : 0);
             if (st) {
                 json_decref(out);
                 return st;
             }
+            reached = 1;
             json_t *job = json_object_get(resp, "job");
             const char *state = json_string_value(json_object_get(job, "state"));
             if (cli_state_final(state)) {

@@ -179,13 +179,27 @@ printf 'only\ntwo\n' > "$T/bad.rad"
 
 step "SIGTERM stops carmad, jobs keep running, a restart re-adopts them"
 lpid=$(cat "$T"/state/jobs/"$long"/1/shepherd | cut -d' ' -f1)
+# carma wait and logs -f wait out the restart: the job goes on
+"$CARMA" wait "$long" >"$T/wait.out" 2>"$T/wait.err" &
+wpid=$!
+"$CARMA" logs -f "$long" >/dev/null 2>"$T/logs.err" &
+fpid=$!
+sleep 0.3
 stop_daemon TERM || fail "carmad did not exit cleanly on SIGTERM"
 kill -0 "$lpid" || fail "the long job's shepherd died with carmad"
+sleep 0.5
 start_daemon --gpus sim:4xa100-40gb
 grep -q "1 running re-adopted" "$T/carmad.log" || fail "not re-adopted"
 is_state "$long" running || fail "long job not running after the restart"
+kill -0 "$wpid" || fail "carma wait gave up when carmad stopped: $(cat "$T/wait.err")"
 "$CARMA" cancel "$long"
 wait_until 10 is_state "$long" cancelled || fail "re-adopted job not cancelled"
+rc=0; wait "$wpid" || rc=$?
+[ "$rc" = 1 ] && grep -q "^$long cancelled" "$T/wait.out" ||
+    fail "carma wait across the restart: exit $rc, $(cat "$T/wait.out" "$T/wait.err")"
+grep -q "waiting up to 300 s for carmad to come back" "$T/wait.err" || fail "$(cat "$T/wait.err")"
+rc=0; wait "$fpid" || rc=$?
+[ "$rc" = 0 ] || fail "carma logs -f across the restart: exit $rc, $(cat "$T/logs.err")"
 stop_daemon TERM || fail "second stop"
 
 step "a job that ran out of memory alone on the V100 reruns on the A100"
