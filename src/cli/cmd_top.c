@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -180,9 +181,19 @@ int cmd_top(int argc, char **argv)
     int st = cli_call(&c, "top", cli_req("gpus"), &resp);
     if (st)
         return st;
+    /* A live view needs a terminal (initscr() would exit the process on failure, and
+     * without one the loop would write escape codes to a file forever). */
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "carma top: needs a terminal; 'carma gpus' prints one snapshot\n");
+        json_decref(resp);
+        return 1;
+    }
     setlocale(LC_ALL, "");
-    if (!initscr()) {
-        fprintf(stderr, "carma top: cannot start the terminal\n");
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr) {
+        const char *term = getenv("TERM");
+        fprintf(stderr, "carma top: cannot drive the terminal (TERM=%s); 'carma gpus' prints "
+                        "one snapshot\n", term && *term ? term : "unset");
         json_decref(resp);
         return 1;
     }
@@ -219,6 +230,7 @@ int cmd_top(int argc, char **argv)
         json_decref(req);
     }
     endwin();
+    delscreen(scr);
     json_decref(resp);
     return 0;
 }

@@ -122,5 +122,11 @@ wait_until 10 sh -c "curl -sf $URL/metrics | python3 $HELP/prom_check.py | \
     grep -q '^carma_jobs_finished_total{state=cancelled} $want\$'" ||
     fail "cancelled count: $(curl -sf "$URL/metrics" | grep finished_total), $want expected"
 
+step "carma top without a terminal refuses, and ends"
+rc=0
+timeout 10 "$CARMA" top </dev/null >"$T/top.out" 2>"$T/top.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "^carma top: needs a terminal" "$T/top.err" ||
+    fail "top without a terminal: exit $rc, $(cat "$T/top.err")"
+
 stop_daemon TERM || fail "stop"
 echo "monitor_http: all passed"
