@@ -8,6 +8,8 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "estimate/estimate.h"
+#include "estimate/parse.h"
 #include "proto/proto.h"
 
 extern char **environ;
@@ -97,12 +99,35 @@ static int read_file(const char *path, size_t max, char **out)
     return 0;
 }
 
+/* Parses the summary as carmad will, so that a bad one is named FILE:LINE here rather
+ * than "summary:LINE" in carmad's answer. 0 when it parses. */
+static int check_summary(const char *path, const char *text, const json_t *image_size)
+{
+    struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
+    if (!layers) {
+        fprintf(stderr, "carma submit: out of memory\n");
+        return -1;
+    }
+    struct est_model m;
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.image_h = (uint32_t)json_integer_value(json_array_get(image_size, 0));
+    m.image_w = (uint32_t)json_integer_value(json_array_get(image_size, 1));
+    struct carma_err err = {{0}};
+    int rc = est_parse(text, strlen(text), path, &m, &err);
+    free(layers);
+    if (rc)
+        fprintf(stderr, "carma submit: %s\n", err.msg);
+    return rc;
+}
+
 int cmd_submit(int argc, char **argv)
 {
     struct cli_conn c;
     cli_conn_init(&c);
     json_t *job = json_object();
     const char *train_opt = NULL; /* the last training set-up option given */
+    const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size */
+    const char *summary_path = NULL;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -132,13 +157,21 @@ int cmd_submit(int argc, char **argv)
         const char *v = argv[++i];
         if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts") ||
             !strcmp(a, "--seq-len")) {
+            long hi = !strcmp(a, "--gpus")           ? CARMA_PROTO_MAX_GPUS
+                      : !strcmp(a, "--max-attempts") ? CARMA_PROTO_MAX_ATTEMPTS
+                      : !strcmp(a, "--batch")        ? (long)EST_MAX_BATCH
+                                                     : (long)EST_MAX_SEQ;
             char *end;
+            errno = 0;
             long x = strtol(v, &end, 10);
-            if (*end || end == v || x < 0 || x > 1000000) {
-                fprintf(stderr, "carma submit: %s %s: a number expected\n", a, v);
+            if (errno || *end || end == v || x < 1 || x > hi) {
+                fprintf(stderr, "carma submit: %s %s: an integer from 1 to %ld expected\n", a, v,
+                        hi);
                 json_decref(job);
                 return 2;
             }
+            if (strcmp(a, "--gpus") && strcmp(a, "--max-attempts"))
+                est_opt = a;
             json_object_set_new(job, !strcmp(a, "--gpus") ? "gpus"
                                      : !strcmp(a, "--batch")   ? "batch"
                                      : !strcmp(a, "--seq-len") ? "seq_len"
@@ -154,6 +187,7 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(job, "image_size", json_pack("[I,I]", (json_int_t)h,
                                                              (json_int_t)w));
+            est_opt = a;
         } else if (!strcmp(a, "--optimizer") || !strcmp(a, "--precision") ||
                    !strcmp(a, "--attention")) {
             struct est_opts o = {0};
@@ -175,6 +209,7 @@ int cmd_submit(int argc, char **argv)
         } else if (!strcmp(a, "--name")) {
             json_object_set_new(job, "name", json_string(v));
         } else if (!strcmp(a, "--summary")) {
+            summary_path = v;
             char *text = NULL;
             int rc = read_file(v, CARMA_PROTO_MAX_SUMMARY, &text);
             if (rc) {
@@ -198,6 +233,19 @@ int cmd_submit(int argc, char **argv)
     if (json_object_get(job, "summary") && !json_object_get(job, "batch")) {
         fprintf(stderr, "carma submit: --summary needs --batch (the estimator needs the batch "
                         "size)\n");
+        json_decref(job);
+        return 2;
+    }
+    if (est_opt && !json_object_get(job, "summary")) {
+        fprintf(stderr, "carma submit: %s needs --summary (it sizes the summary's model)\n",
+                est_opt);
+        json_decref(job);
+        return 2;
+    }
+    /* The summary is read here first, so that its errors name the file. */
+    if (summary_path && check_summary(summary_path,
+                                      json_string_value(json_object_get(job, "summary")),
+                                      json_object_get(job, "image_size"))) {
         json_decref(job);
         return 2;
     }
