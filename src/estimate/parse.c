@@ -2,6 +2,7 @@
  * numbers with thousands separators, shapes. One function per format below. */
 #include "estimate/parse.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -762,8 +763,125 @@ static int keras_rule(const char *s, size_t n, const char *raw, size_t rawn)
     return blank(s, n) && rawn > 0 && !blank(raw, rawn);
 }
 
+#define BOX_BAR "\xe2\x94\x82" /* │ */
+
+/* Cell c (0-based, between bars) of a Keras 3 row line, trimmed; 0 when absent. */
+static int box_cell(const char *s, size_t n, unsigned c, const char **cs, size_t *cn)
+{
+    const char *p = s, *end = s + n;
+    const char *bar = memmem(p, (size_t)(end - p), BOX_BAR, 3);
+    for (unsigned k = 0; bar && k < c; k++)
+        bar = memmem(bar + 3, (size_t)(end - bar - 3), BOX_BAR, 3);
+    if (!bar)
+        return 0;
+    const char *next = memmem(bar + 3, (size_t)(end - bar - 3), BOX_BAR, 3);
+    if (!next)
+        return 0;
+    *cs = bar + 3;
+    *cn = (size_t)(next - *cs);
+    trim(cs, cn);
+    return 1;
+}
+
+static size_t box_bars(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), BOX_BAR, 3)); p += 3)
+        k++;
+    return k;
+}
+
+/* Keras 3 wraps a row's cells over several lines ("batch_normalization" over
+ * "(BatchNormalizatio…", "(None, 32, 32," over "32)"). Joins each row's lines column by
+ * column onto its first line, drops the ellipses, and leaves the other lines empty, so
+ * that line numbers stay. A malloc'd copy (*outlen bytes), or NULL: out of memory. */
+static char *keras3_join(const char *buf, size_t len, size_t *outlen)
+{
+    /* A joined row is at most twice the lines it replaces (each cell at most doubles:
+     * its text and a space per line it came from). */
+    size_t cap = 2 * len + 16;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t o = 0, pos = 0;
+    while (pos < len) {
+        const char *ln = buf + pos;
+        const char *nl = memchr(ln, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - ln) : len - pos;
+        /* the run of row lines from here, with as many bars as the first */
+        size_t bars = n >= 3 && memcmp(ln, BOX_BAR, 3) == 0 ? box_bars(ln, n) : 0;
+        size_t k = 1, end = pos + n + (nl ? 1 : 0);
+        while (bars >= 2 && end < len) {
+            const char *q = buf + end;
+            const char *qnl = memchr(q, '\n', len - end);
+            size_t qn = qnl ? (size_t)(qnl - q) : len - end;
+            if (qn < 3 || memcmp(q, BOX_BAR, 3) != 0 || box_bars(q, qn) != bars)
+                break;
+            k++;
+            end += qn + (qnl ? 1 : 0);
+        }
+        if (bars < 2 || k == 1) {
+            memcpy(out + o, ln, n + (nl ? 1 : 0));
+            o += n + (nl ? 1 : 0);
+            pos += n + (nl ? 1 : 0);
+            continue;
+        }
+        for (unsigned c = 0; c + 1 < bars; c++) {
+            memcpy(out + o, BOX_BAR " ", 4);
+            o += 4;
+            size_t col0 = o;
+            for (size_t r = 0, at = pos; r < k; r++) {
+                const char *q = buf + at;
+                const char *qnl = memchr(q, '\n', len - at);
+                size_t qn = qnl ? (size_t)(qnl - q) : len - at;
+                at += qn + (qnl ? 1 : 0);
+                const char *cs;
+                size_t cn;
+                if (!box_cell(q, qn, c, &cs, &cn) || cn == 0)
+                    continue;
+                if (o > col0)
+                    out[o++] = ' ';
+                for (size_t i = 0; i < cn; i++) {
+                    if (i + 3 <= cn && memcmp(cs + i, "\xe2\x80\xa6", 3) == 0) {
+                        i += 2;
+                        continue;
+                    }
+                    out[o++] = cs[i];
+                }
+            }
+            out[o++] = ' ';
+        }
+        memcpy(out + o, BOX_BAR "\n", 4);
+        o += 4;
+        assert(o + k <= cap);
+        for (size_t r = 1; r < k; r++)
+            out[o++] = '\n';
+        pos = end;
+    }
+    *outlen = o;
+    return out;
+}
+
+static int keras_parse_lines(const char *buf, size_t len, const char *file,
+                             struct est_model *m, struct carma_err *err);
+
 int est_parse_keras(const char *buf, size_t len, const char *file, struct est_model *m,
                     struct carma_err *err)
+{
+    /* "┃ Layer (type)": Keras 3's rich table, whose rows may wrap */
+    if (!memmem(buf, len, "\xe2\x94\x83 Layer (type)", 16))
+        return keras_parse_lines(buf, len, file, m, err);
+    size_t jl;
+    char *joined = keras3_join(buf, len, &jl);
+    if (!joined)
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+    int rc = keras_parse_lines(joined, jl, file, m, err);
+    free(joined);
+    return rc;
+}
+
+static int keras_parse_lines(const char *buf, size_t len, const char *file,
+                             struct est_model *m, struct carma_err *err)
 {
     struct lines L;
     lines_init(&L, buf, len, file);

@@ -241,6 +241,13 @@ KERAS
 python3 -c "import json,sys; r = json.load(open(sys.argv[1])); \
 assert r['family'] == 'conv' and r['estimate_mib'] > 5000, r" "$T/sep.json" || fail "separable conv"
 
+# Keras 3 wraps long names and shapes over two lines of a row: the row is read whole.
+K3=$C/summary_keras/keras3_functional_wrapped.txt
+"$CARMA" estimate --summary $K3 --batch 64 --json >"$T/k3.json" || fail "Keras 3 wrapped rows"
+python3 -c "import json,sys; r = json.load(open(sys.argv[1])); \
+assert (r['layers'], r['params']) == (7, 10602), r" "$T/k3.json" ||
+    fail "Keras 3 wrapped rows: $(head -c 300 "$T/k3.json")"
+
 # torchsummary run with batch_size=64 prints the whole batch's input size: per sample it
 # is N times less, and the estimate is the same as from the -1 table.
 python3 - "$ts" "$T/b4.txt" <<'PY'
