@@ -79,6 +79,15 @@ static int parse_count(const char *s, const char *what, uint32_t max, uint32_t *
     return 0;
 }
 
+/* Layers with their repeats ("12 x BertLayer") counted, not rows. */
+static uint64_t layer_count(const struct est_model *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        n += m->layers[i].count;
+    return n;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -263,7 +272,7 @@ int cmd_estimate(int argc, char **argv)
             r.estimate_mib, "bound_mib", r.bound_mib, "fits", r.fits, "gpu", kind->name,
             "gpu_mib", kind->mem_mib, "breakdown", b, "floor_source",
             est_floor_src_name(o.floor_src), "format", est_format_name(m.format),
-            "layers", (json_int_t)m.n, "params", (json_int_t)m.params, "family",
+            "layers", (json_int_t)layer_count(&m), "params", (json_int_t)m.params, "family",
             r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
             "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
             "precision", est_precision_name(o.precision), "attention",
@@ -272,6 +281,8 @@ int cmd_estimate(int argc, char **argv)
         if (root)
             json_object_set_new(root, "gradient_checkpointing",
                                 json_boolean(o.grad_checkpoint));
+        if (root)
+            json_object_set_new(root, "rows", json_integer((json_int_t)m.n));
         if (root)
             json_object_set_new(root, "gpus", json_integer(o.gpus > 1 ? o.gpus : 1));
         if (root)
@@ -305,8 +316,11 @@ int cmd_estimate(int argc, char **argv)
         printf("%s\n", txt);
         free(txt);
     } else {
-        printf("%s: %s, %zu layers, %llu parameters", summary, est_format_name(m.format), m.n,
-               (unsigned long long)m.params);
+        printf("%s: %s, %llu layers", summary, est_format_name(m.format),
+               (unsigned long long)layer_count(&m));
+        if (layer_count(&m) != m.n) /* "12 x BertLayer": its rows count once */
+            printf(" (%zu as printed)", m.n);
+        printf(", %llu parameters", (unsigned long long)m.params);
         if (m.frozen) /* a PEFT model: its adapters (and saved copies) train */
             printf(" (%llu trained, the rest frozen)",
                    (unsigned long long)(m.params - m.frozen));

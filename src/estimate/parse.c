@@ -297,6 +297,37 @@ static int reconcile_total(struct est_model *m, uint64_t total)
     return 0;
 }
 
+/* The first dimension of a shape "[32, 3, 224, 224]" (the batch a table was printed
+ * at), 0 when it is not a positive integer ("-1", "None"). */
+static uint64_t shape_first_dim(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == '[' || s[i] == '(' || s[i] == ' '))
+        i++;
+    uint64_t b = 0;
+    while (i < n && isdigit((unsigned char)s[i]) && b < (1u << 30))
+        b = b * 10 + (uint64_t)(s[i++] - '0');
+    return i < n && (s[i] == ',' || s[i] == ']' || s[i] == ')') ? b : 0;
+}
+
+/* "Input size (MB): 19.27" at s: the MB, or -1 when the line is not one. */
+static double input_size_mb(const char *s, size_t n)
+{
+    const char *is = find(s, n, "Input size (MB):");
+    if (!is)
+        return -1;
+    char tmp[64];
+    const char *v = is + 16;
+    size_t vn = n - (size_t)(v - s);
+    trim(&v, &vn);
+    double mb;
+    if (!vn || vn >= sizeof tmp)
+        return -1;
+    memcpy(tmp, v, vn);
+    tmp[vn] = 0;
+    return carma_parse_double(tmp, &mb) == 0 && mb >= 0 && mb < 1e6 ? mb : -1;
+}
+
 /* ---- torchsummary ------------------------------------------------------------- */
 
 /* A layer's own parameters, without a LoRA adapter's. */
@@ -393,7 +424,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             if (!br)
                 return carma_err_at(err, file, L.line, "layer row without an output shape");
             size_t name_n = (size_t)(br - t);
-            while (name_n && t[name_n - 1] == ' ')
+            while (name_n && isspace((unsigned char)t[name_n - 1])) /* spaces, or tabs */
                 name_n--;
             /* "Conv2d-1": the type, a dash, the layer number. */
             size_t dash = name_n;
@@ -417,16 +448,8 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 return carma_err_at(err, file, L.line, "%.*s: %s", (int)(dash - 1), t, why);
             if (est_model_add_type(m, t, dash - 1, out, params, 1, 0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-            if (rows++ == 0) {
-                const char *d = br + 1;
-                while (d < t + tn && (*d == '[' || *d == ' '))
-                    d++;
-                uint64_t b = 0;
-                while (d < t + tn && isdigit((unsigned char)*d) && b < (1u << 30))
-                    b = b * 10 + (uint64_t)(*d++ - '0');
-                if (b > 0)
-                    shape_batch = b;
-            }
+            if (rows++ == 0 && shape_first_dim(br, (size_t)(t + tn - br)) > 0)
+                shape_batch = shape_first_dim(br, (size_t)(t + tn - br));
             continue;
         }
         /* state 3: totals and sizes. */
@@ -438,22 +461,11 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
         if (tp)
             have_total = 1;
-        const char *is = find(s, n, "Input size (MB):");
-        if (is && !m->input) {
-            /* Input size in MB (float32): input elements per sample. Only used when
-             * the shapes do not say; kept as a rough figure. */
-            char tmp[64];
-            const char *v = is + 16;
-            size_t vn = n - (size_t)(v - s);
-            trim(&v, &vn);
-            if (vn && vn < sizeof tmp) {
-                memcpy(tmp, v, vn);
-                tmp[vn] = 0;
-                double mb;
-                if (carma_parse_double(tmp, &mb) == 0 && mb >= 0 && mb < 1e6)
-                    m->input = (uint64_t)(mb * 1048576.0 / 4.0 / (double)shape_batch);
-            }
-        }
+        /* Input size in MiB (torchsummary's MB), float32, of the shapes' batch: the
+         * input elements per sample. */
+        double mb = input_size_mb(s, n);
+        if (mb >= 0 && !m->input)
+            m->input = (uint64_t)(mb * 1048576.0 / 4.0 / (double)shape_batch);
     }
     if (rc < 0)
         return rc;
@@ -540,6 +552,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     int have_total = 0;
     struct ti_row pend = {0};
     size_t rows = 0;
+    uint64_t shape_batch = 0; /* torchinfo prints the batch it ran with */
+    double input_mb = -1;
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
     m->format = EST_FMT_TORCHINFO;
@@ -669,6 +683,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                                             (int)((fe - fs) > 60 ? 60 : fe - fs), t + fs);
                     else
                         scores = scores_shape(t + fs, fe - fs);
+                    if (!shape_batch)
+                        shape_batch = shape_first_dim(t + fs, fe - fs);
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
                         recursive = 1;
@@ -719,6 +735,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
         if (tp)
             have_total = 1;
+        if (input_size_mb(s, n) >= 0)
+            input_mb = input_size_mb(s, n);
     }
     if (rc < 0)
         return rc;
@@ -730,6 +748,13 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         return carma_err_at(err, file, L.line, "no layers");
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
+    /* torchinfo's MB are 10^6 bytes, of the whole batch. A sequence model's input is its
+     * token ids, which the replay sizes from --seq-len. */
+    int seq_model = 0;
+    for (size_t i = 0; i < m->n; i++)
+        seq_model |= m->layers[i].kind == EST_K_EMBED || m->layers[i].kind == EST_K_ATTN;
+    if (input_mb > 0 && shape_batch > 0 && !seq_model && !m->input)
+        m->input = (uint64_t)(input_mb * 1e6 / 4.0 / (double)shape_batch);
     mark_gated(m);
     mark_qkv(m);
     return 0;
@@ -2084,6 +2109,22 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         int64_t rep = mt_repeat(&c, &cn);
         if (rep < 0)
             return carma_err_at(err, file, L.line, "bad repeat count");
+        /* "(0-11): 12 x Block(": PyTorch prints the range and the count together */
+        if (nm && rep > 1) {
+            const char *dash = memchr(nm, '-', nn);
+            uint64_t lo = 0, hi = 0;
+            int ok = dash != NULL;
+            for (const char *q = nm; ok && q < dash; q++)
+                ok = isdigit((unsigned char)*q) && (lo = lo * 10 + (uint64_t)(*q - '0')) < 1000000;
+            for (const char *q = dash ? dash + 1 : nm; ok && q < nm + nn; q++)
+                ok = isdigit((unsigned char)*q) && (hi = hi * 10 + (uint64_t)(*q - '0')) < 1000000;
+            if (ok && dash > nm && dash + 1 < nm + nn && (hi < lo || hi - lo + 1 != (uint64_t)rep))
+                return carma_err_at(err, file, L.line,
+                                    "(%.*s) names %llu modules but the count says %lld: an "
+                                    "edited print?",
+                                    (int)nn, nm, (unsigned long long)(hi >= lo ? hi - lo + 1 : 0),
+                                    (long long)rep);
+        }
         size_t cls_n = 0;
         while (cls_n < cn && ident_char(c[cls_n]))
             cls_n++;
@@ -2529,11 +2570,53 @@ enum est_format est_detect(const char *buf, size_t len)
     return EST_FMT_NONE;
 }
 
+static int parse_text(const char *buf, size_t len, const char *file, struct est_model *m,
+                      struct carma_err *err);
+
+/* A copy of buf without terminal colour codes (ESC [ parameters final-byte), which a
+ * summary copied from a coloured terminal or a log carries; newlines are kept, so line
+ * numbers stay. NULL: out of memory. */
+static char *strip_ansi(const char *buf, size_t len, size_t *outlen)
+{
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '\x1b' && i + 1 < len && buf[i + 1] == '[') {
+            size_t j = i + 2;
+            while (j < len && (unsigned char)buf[j] >= 0x20 && (unsigned char)buf[j] <= 0x3f)
+                j++;
+            if (j < len && (unsigned char)buf[j] >= 0x40 && (unsigned char)buf[j] <= 0x7e) {
+                i = j;
+                continue;
+            }
+        }
+        out[o++] = buf[i];
+    }
+    *outlen = o;
+    return out;
+}
+
 int est_parse(const char *buf, size_t len, const char *file, struct est_model *m,
               struct carma_err *err)
 {
     if (len > EST_MAX_INPUT)
         return carma_err_at(err, file, 0, "larger than %u bytes", EST_MAX_INPUT);
+    if (!memchr(buf, '\x1b', len))
+        return parse_text(buf, len, file, m, err);
+    size_t n;
+    char *clean = strip_ansi(buf, len, &n);
+    if (!clean)
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+    int rc = parse_text(clean, n, file, m, err);
+    free(clean);
+    return rc;
+}
+
+static int parse_text(const char *buf, size_t len, const char *file, struct est_model *m,
+                      struct carma_err *err)
+{
     /* A UTF-8 byte order mark (Notepad, Excel) is not part of the first line. */
     if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
         buf += 3;

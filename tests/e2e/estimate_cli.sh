@@ -241,6 +241,35 @@ KERAS
 python3 -c "import json,sys; r = json.load(open(sys.argv[1])); \
 assert r['family'] == 'conv' and r['estimate_mib'] > 5000, r" "$T/sep.json" || fail "separable conv"
 
+# torchinfo's input size (10^6-byte MB of the printed batch) counts as the CSV's input row.
+"$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 --json >"$T/ti.json"
+"$CARMA" estimate --summary data/estimator/imagenet-tables/resnet50.csv --batch 32 --json \
+    >"$T/csv.json"
+python3 -c "import json,sys; a, b = (json.load(open(f))['breakdown']['activations_mib'] \
+for f in sys.argv[1:3]); assert abs(a - b) < 1, (a, b)" "$T/ti.json" "$T/csv.json" ||
+    fail "torchinfo input size"
+
+# Colour codes from a terminal and tabs from an editor are not part of a summary.
+sed 's/^\(.*\)$/\x1b[32m\1\x1b[0m/' "$ts" >"$T/ansi.txt"
+"$CARMA" estimate --summary "$T/ansi.txt" --batch 16 | grep -q "torchsummary, 68 layers" ||
+    fail "colour codes"
+sed 's/^\( *[A-Za-z0-9]*-[0-9]*\)  */\1\t/' "$ts" >"$T/tabs.txt"
+grep -q "$(printf '\t')" "$T/tabs.txt" || fail "no tab made"
+"$CARMA" estimate --summary "$T/tabs.txt" --batch 16 | grep -q "torchsummary, 68 layers" || fail "tabs"
+
+# A repeat whose range and count disagree is an edited print.
+sed 's/(0-11): 12 x BertLayer/(0-11): 10 x BertLayer/' data/estimator/hf-trees/bert_base_mlm.txt \
+    >"$T/edited.txt"
+grep -q "10 x BertLayer" "$T/edited.txt" || fail "no edit made"
+expect2 "(0-11) names 12 modules but the count says 10" --summary "$T/edited.txt" --batch 8 \
+    --seq-len 128
+# layers count the repeats; rows are as printed
+"$CARMA" estimate --summary data/estimator/hf-trees/bert_base_mlm.txt --batch 8 --seq-len 128 \
+    --json >"$T/bert.json"
+python3 -c "import json,sys; r = json.load(open(sys.argv[1])); \
+assert r['layers'] > 100 and r['rows'] < 40, (r['layers'], r['rows'])" "$T/bert.json" ||
+    fail "layers and rows"
+
 # Keras 3 wraps long names and shapes over two lines of a row: the row is read whole.
 K3=$C/summary_keras/keras3_functional_wrapped.txt
 "$CARMA" estimate --summary $K3 --batch 64 --json >"$T/k3.json" || fail "Keras 3 wrapped rows"
