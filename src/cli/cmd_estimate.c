@@ -168,6 +168,11 @@ int cmd_estimate(int argc, char **argv)
         return 2;
     }
     if (!summary || !(have_batch || want_max) || optind != argc) {
+        if (optind != argc)
+            fprintf(stderr, "carma estimate: unexpected argument '%s'\n", argv[optind]);
+        else
+            fprintf(stderr, "carma estimate: %s is required\n",
+                    !summary ? "--summary FILE" : "--batch N (or --max-batch)");
         estimate_usage(stderr);
         return 2;
     }

@@ -173,6 +173,7 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
         fclose(f);
         return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
     }
+    errno = 0; /* what a failed read leaves (EISDIR for a folder) names the problem */
     for (;;) {
         if (n == cap) {
             if (cap >= max) {
@@ -194,11 +195,11 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
         if (r == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (bad) {
         free(buf);
-        return carma_err_set(err, -EIO, "%s: read error", path);
+        return carma_err_set(err, -bad, "%s: %s", path, strerror(bad));
     }
     buf[n] = '\0';
     *out = buf;
