@@ -88,6 +88,9 @@ int cmd_logs(int argc, char **argv)
     snprintf(out, sizeof out, "%s", json_string_value(json_object_get(resp, "stdout")));
     snprintf(err, sizeof err, "%s", json_string_value(json_object_get(resp, "stderr")));
     int final = cli_state_final(json_string_value(json_object_get(resp, "state")));
+    if (attempt == 0 && !follow) /* nothing has run: say so rather than print nothing */
+        fprintf(stderr, "carma logs: job %llu has not run (%s)\n", (unsigned long long)id,
+                json_string_value(json_object_get(resp, "state")));
     json_decref(resp);
     int rc = pump(out, &oo, 1);
     if (!rc)

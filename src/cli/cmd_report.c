@@ -87,12 +87,14 @@ int cmd_report(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    int until_given = until >= 0;
     if (until < 0)
         until = now;
     if (since < 0)
         since = until - 86400;
     if (until <= since) {
-        fprintf(stderr, "carma report: --until is not after --since\n");
+        fprintf(stderr, "carma report: --since is not before %s: the span is empty\n",
+                until_given ? "--until" : "now (--until's default)");
         return 2;
     }
     json_t *req = cli_req("history");

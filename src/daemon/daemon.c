@@ -2269,6 +2269,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                         dlog(d, LOG_NOTICE, "signal %u: stopping; running jobs keep running",
                              si.ssi_signo);
                         d->stop = 1;
+                    } else if (si.ssi_signo == SIGHUP) {
+                        dlog(d, LOG_NOTICE, "SIGHUP: the configuration is read at start only; "
+                                            "restart carmad to apply it (jobs keep running)");
                     }
                 }
                 break;
