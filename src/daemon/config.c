@@ -30,9 +30,13 @@ void carmad_config_default(struct carmad_config *c)
     c->window = 30;
 }
 
+#define SEEN_MAX (64 + CARMAD_SHARING_MAX)
+
 struct load_ctx {
     struct carmad_config *c;
     char msg[256];
+    char seen[SEEN_MAX][112]; /* "section.key" read so far: a key given twice is an error */
+    unsigned nseen;
 };
 
 static int parse_double(const char *v, double lo, double hi, double *out)
@@ -94,6 +98,13 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     if (!section[0]) /* inih reads "[daemon" (no ']') as no section at all */
         BAD("'%.64s' is outside any section (or the section header above lacks its ']')",
             name);
+    char key[112];
+    snprintf(key, sizeof key, "%.40s.%.64s", section, name);
+    for (unsigned i = 0; i < x->nseen; i++)
+        if (!strcmp(x->seen[i], key))
+            BAD("'%.64s' given twice in [%.40s]", name, section);
+    if (x->nseen < SEEN_MAX)
+        memcpy(x->seen[x->nseen++], key, sizeof key);
     if (!strcmp(section, "daemon")) {
         if (!strcmp(name, "policy")) {
             if (!carma_policy_find(value))
@@ -219,14 +230,21 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
     FILE *f = fopen(path, "r");
     if (!f)
         return carma_err_at(err, path, 0, "cannot open: %s", strerror(errno));
-    struct load_ctx x = {.c = c};
-    int line = ini_parse_file(f, on_entry, &x);
+    struct load_ctx *x = calloc(1, sizeof *x);
+    if (!x) {
+        fclose(f);
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
+    }
+    x->c = c;
+    int line = ini_parse_file(f, on_entry, x);
     fclose(f);
+    int rc = 0;
     if (line > 0)
-        return carma_err_at(err, path, (size_t)line, "%s", x.msg[0] ? x.msg : "syntax error");
-    if (line < 0)
-        return carma_err_at(err, path, 0, "cannot read");
-    return 0;
+        rc = carma_err_at(err, path, (size_t)line, "%s", x->msg[0] ? x->msg : "syntax error");
+    else if (line < 0)
+        rc = carma_err_at(err, path, 0, "cannot read");
+    free(x);
+    return rc;
 }
 
 uint8_t carmad_config_sharing(const struct carmad_config *c, unsigned index, const char *uuid)

@@ -560,6 +560,23 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, d->cfg.window,
                        (enum carma_sharing)sharing);
     }
+    /* A [sharing] entry that names no GPU is a typo that would leave a GPU on the
+     * default: refused. */
+    for (unsigned k = 0; k < d->cfg.nsharing; k++) {
+        const char *want = d->cfg.sharing[k].gpu;
+        int found = 0;
+        for (unsigned i = 0; i < n && !found; i++) {
+            char idx[16];
+            snprintf(idx, sizeof idx, "%u", i);
+            found = !strcmp(want, idx) || !strcmp(want, d->gs[i].info.uuid);
+        }
+        if (!found)
+            return carma_err_set(err, -EINVAL,
+                                 "%s: [sharing] '%s' names no GPU of this server (an index "
+                                 "0 to %u, or a UUID that nvidia-smi -L shows)",
+                                 d->o.config_path ? d->o.config_path : "configuration", want,
+                                 n - 1);
+    }
     dlog(d, LOG_INFO, "%u GPUs from %s (%s, %llu MiB)", n, d->gb.ops->name, d->gs[0].info.name,
          (unsigned long long)(d->gs[0].info.mem_total_bytes >> 20));
     return 0;

@@ -94,6 +94,18 @@ rc=0
     2>"$T/second.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "bad.ini:1: 'policy' is outside any section" "$T/second.err" ||
     fail "key outside a section: exit $rc, $(cat "$T/second.err")"
+printf '[daemon]\npolicy = auto\npolicy = exclusive\n' >"$T/bad.ini"
+rc=0
+"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
+    --gpus sim:1xa100-40gb 2>"$T/second.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad.ini:3: 'policy' given twice in \[daemon\]" "$T/second.err" ||
+    fail "key given twice: exit $rc, $(cat "$T/second.err")"
+printf '[sharing]\n0 = mps\n3 = mps\n' >"$T/bad.ini"
+rc=0
+"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
+    --gpus sim:2xa100-40gb 2>"$T/second.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "\[sharing\] '3' names no GPU of this server" "$T/second.err" ||
+    fail "sharing of a GPU that is not there: exit $rc, $(cat "$T/second.err")"
 
 step "bad input"
 "$CARMA" show 999999 2>"$T/err"; [ $? = 2 ] || fail "unknown id: exit status"
