@@ -283,16 +283,17 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
 }
 
 static int write_report(const char *path, const struct row *rows, size_t n,
-                        const struct sim_config *cfg, const char *gpus, const char *sharing,
-                        const char *trace)
+                        const struct sim_bounds *b, const struct sim_config *cfg,
+                        const char *gpus, const char *sharing, const char *trace)
 {
     enum { COLS = 10 };
     static const char *const header[COLS] = {"policy",      "makespan h",  "mean JCT h",
                                              "p99 JCT h",   "mean wait h", "OOM crashes",
                                              "jobs given up", "lost GPU-h", "energy kWh",
                                              "mean SMACT"};
-    char(*cells)[32] = calloc(n * COLS, sizeof *cells);
-    const char **cellp = calloc(n * COLS, sizeof *cellp);
+    /* one row per policy, then the (bound) row */
+    char(*cells)[32] = calloc((n + 1) * COLS, sizeof *cells);
+    const char **cellp = calloc((n + 1) * COLS, sizeof *cellp);
     struct carma_report_section *sec = calloc(n, sizeof *sec);
     struct carma_report_series *series = calloc(n * cfg->ngpus, sizeof *series);
     char(*labels)[48] = calloc(cfg->ngpus, sizeof *labels);
@@ -314,6 +315,13 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         for (size_t c = 0; c < COLS; c++)
             cellp[i * COLS + c] = cells[i * COLS + c];
     }
+    for (size_t c = 0; c < COLS; c++) {
+        snprintf(cells[n * COLS + c], 32, "-");
+        cellp[n * COLS + c] = cells[n * COLS + c];
+    }
+    snprintf(cells[n * COLS + 0], 32, "(bound)");
+    snprintf(cells[n * COLS + 1], 32, "%.2f", b->makespan_s / 3600);
+    snprintf(cells[n * COLS + 8], 32, "%.2f", b->energy_j / 3.6e6);
     for (size_t g = 0; g < cfg->ngpus; g++)
         snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
     for (size_t i = 0; i < n; i++) {
@@ -338,7 +346,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .bars = tl->bars,
         };
     }
-    struct carma_report_table table = {COLS, n, header, cellp};
+    struct carma_report_table table = {COLS, n + 1, header, cellp};
     char subtitle[512];
     snprintf(subtitle, sizeof subtitle, "trace %s on %s, sharing %s", trace, gpus, sharing);
     FILE *f = fopen(path, "w");
@@ -572,18 +580,18 @@ int cmd_sim(int argc, char **argv)
             goto out;
         }
     }
-    if (report &&
-        write_report(report, rows, npol, &(struct sim_config){.kinds = kinds, .ngpus = ngpus},
-                     gpus, sharing_s, trace_path)) {
-        status = 1;
-        goto out;
-    }
     struct sim_bounds bounds;
     sim_bounds_compute(&trace,
                        &(struct sim_config){.kinds = kinds,
                                             .ngpus = ngpus,
                                             .sharing = (enum carma_sharing)sharing},
                        &bounds);
+    if (report && write_report(report, rows, npol, &bounds,
+                               &(struct sim_config){.kinds = kinds, .ngpus = ngpus}, gpus,
+                               sharing_s, trace_path)) {
+        status = 1;
+        goto out;
+    }
     if (json) {
         struct run_settings rs = {trace_path, sim_trace_format_name(fmt), gpus, sharing_s,
                                   est_names[est], seed, jitter, max_attempts};

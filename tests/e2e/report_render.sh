@@ -41,6 +41,7 @@ for bad in ("<script", "<link", "src=", "url(", "@import"):
 bars = html.count("<title>job ")
 assert bars >= 90, "expected a bar per job run, got %d" % bars
 assert "<table>" in html and "makespan" in html, "summary table"
+assert "jobs given up" in html and "<td>(bound)</td>" in html, "given-up column and (bound) row"
 assert len(html.encode()) < 4 << 20, "page too large"
 print("report: %d bytes, %d bars" % (len(html.encode()), bars))
 PY
