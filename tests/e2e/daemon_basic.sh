@@ -67,45 +67,32 @@ for p in $(cat "$T/fk.pids"); do
 done
 
 step "one carmad per state folder; a detached start reports its failure"
-rc=0
-"$CARMAD" --foreground --state "$T/state" --socket "$T/other.sock" --config "$T/carmad.ini" \
-    --gpus sim:1xa100-40gb 2>"$T/second.err" || rc=$?
-[ "$rc" = 1 ] || fail "a second carmad on the same state folder: exit $rc"
-grep -q "in use by another carmad (pid $DPID)" "$T/second.err" || fail "$(cat "$T/second.err")"
-rc=0
-"$CARMAD" --state "$T/state" --socket "$T/other.sock" --config "$T/carmad.ini" \
-    --gpus sim:1xa100-40gb 2>"$T/second.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "in use by another carmad" "$T/second.err" ||
-    fail "detached second carmad: exit $rc, $(cat "$T/second.err")"
-rc=0
-"$CARMAD" --state "$T/st2" --socket "$T/s2.sock" --gpus sim:1xa100-40gb --http 127.0.0.1:99999 \
-    2>"$T/second.err" || rc=$?
-[ "$rc" = 2 ] && grep -q "a port in \[1, 65535\] expected" "$T/second.err" ||
-    fail "bad --http: exit $rc, $(cat "$T/second.err")"
+# refused STATUS PATTERN CARMAD-ARGS...: carmad exits STATUS saying PATTERN on stderr.
+refused() {
+    _want=$1 _pat=$2; shift 2
+    _rc=0
+    "$CARMAD" "$@" 2>"$T/start.err" || _rc=$?
+    [ "$_rc" = "$_want" ] && grep -q -- "$_pat" "$T/start.err" ||
+        fail "carmad $*: exit $_rc (want $_want), $(cat "$T/start.err")"
+}
+refused 1 "in use by another carmad (pid $DPID)" --foreground --state "$T/state" \
+    --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
+refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock" \
+    --config "$T/carmad.ini" --gpus sim:1xa100-40gb
+refused 2 "a port in \[1, 65535\] expected" --state "$T/st2" --socket "$T/s2.sock" \
+    --gpus sim:1xa100-40gb --http 127.0.0.1:99999
 printf '[daemon]\npolicy = auto\ngpus = sim:2xfoo\n' >"$T/bad.ini"
-rc=0
-"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
-    2>"$T/second.err" || rc=$?
-[ "$rc" = 2 ] && grep -q "bad.ini:3: gpus: unknown GPU kind 'foo'" "$T/second.err" ||
-    fail "config gpus: exit $rc, $(cat "$T/second.err")"
+refused 2 "bad.ini:3: gpus: unknown GPU kind 'foo'" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini"
 printf 'policy = auto\n' >"$T/bad.ini"
-rc=0
-"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
-    2>"$T/second.err" || rc=$?
-[ "$rc" = 2 ] && grep -q "bad.ini:1: 'policy' is outside any section" "$T/second.err" ||
-    fail "key outside a section: exit $rc, $(cat "$T/second.err")"
+refused 2 "bad.ini:1: 'policy' is outside any section" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini"
 printf '[daemon]\npolicy = auto\npolicy = exclusive\n' >"$T/bad.ini"
-rc=0
-"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
-    --gpus sim:1xa100-40gb 2>"$T/second.err" || rc=$?
-[ "$rc" = 2 ] && grep -q "bad.ini:3: 'policy' given twice in \[daemon\]" "$T/second.err" ||
-    fail "key given twice: exit $rc, $(cat "$T/second.err")"
+refused 2 "bad.ini:3: 'policy' given twice in \[daemon\]" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
 printf '[sharing]\n0 = mps\n3 = mps\n' >"$T/bad.ini"
-rc=0
-"$CARMAD" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
-    --gpus sim:2xa100-40gb 2>"$T/second.err" || rc=$?
-[ "$rc" = 2 ] && grep -q "\[sharing\] '3' names no GPU of this server" "$T/second.err" ||
-    fail "sharing of a GPU that is not there: exit $rc, $(cat "$T/second.err")"
+refused 2 "\[sharing\] '3' names no GPU of this server" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:2xa100-40gb
 
 step "bad input"
 "$CARMA" show 999999 2>"$T/err"; [ $? = 2 ] || fail "unknown id: exit status"

@@ -272,9 +272,18 @@ static void test_keras(void **state)
     const char *conv1d = "Model: \"m\"\n"
                          " Layer (type)                Output Shape              Param #   \n"
                          "=================================================================\n"
-                         " conv1d (Conv1D)             (None, 98, 64)            256\n";
+                         " conv1d (Conv1D)             (None, 98, 64)            256\n"
+                         "=================================================================\n"
+                         "Total params: 256\n";
     assert_int_equal(parse_str(conv1d, &m, &err), 0);
     assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    /* cut before its totals: refused, not read as a smaller model */
+    const char *cut = "Model: \"m\"\n"
+                      " Layer (type)                Output Shape              Param #   \n"
+                      "=================================================================\n"
+                      " conv1d (Conv1D)             (None, 98, 64)            256\n";
+    assert_true(parse_str(cut, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:4: no 'Total params:' line: summary cut short?");
 }
 
 static void test_modtree(void **state)
