@@ -1374,6 +1374,7 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
                     json_object_set_new(o, "solo_smact", d->sj[i].smact >= 0
                                                              ? json_real(d->sj[i].smact)
                                                              : json_null());
+                    /* the attempt's energy over all the job's GPUs */
                     json_object_set_new(o, "energy_j", json_real(dj->att_energy_j));
                     json_array_append_new(jl, o);
                 }
@@ -1739,13 +1740,11 @@ static void http_publish(struct carmad *d)
         int run = j->state == CARMA_JOB_RUNNING;
         queued += j->state == CARMA_JOB_QUEUED;
         running += run;
-        int gi = run && j->nplaced ? j->gpu[0] : -1;
         double el = run && j->start_s > 0 ? now - j->start_s : 0;
         mj[nj++] = (struct carma_metrics_job){
             .id = dj->rec.id, .user = dj->rec.user, .name = dj->rec.name,
-            .state = carma_job_state_name((enum carma_job_state)j->state), .gpu = gi,
-            .uuid = gi >= 0 ? d->gs[gi].info.uuid : NULL,
-            .model = gi >= 0 ? d->gs[gi].info.name : NULL, .mem_bytes = dj->mem_now_mib << 20,
+            .state = carma_job_state_name((enum carma_job_state)j->state),
+            .mem_bytes = dj->mem_now_mib << 20,
             .energy_j = dj->rec.energy_j + (run ? dj->att_energy_j : 0),
             .gpu_s = dj->rec.gpu_s + el * (run ? j->nplaced : 0)};
         json_t *o = carma_store_rec_json(&dj->rec);

@@ -209,10 +209,11 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
     head(&b, "carma_monitor_seconds_total", "counter", "Wall time spent in monitor ticks.");
     bputf(&b, "carma_monitor_seconds_total %.9g\n", m->monitor_seconds);
     static const char *const jm[][3] = {
-        {"carma_job_memory_used_bytes", "gauge", "GPU memory of the job's processes now "
-                                                  "(highest per GPU), in bytes."},
+        {"carma_job_memory_used_bytes", "gauge", "GPU memory of the job's largest process "
+                                                  "now (its GPUs: /v1/jobs), in bytes."},
         {"carma_job_energy_joules_total", "counter",
-         "GPU energy attributed to the job (its GPUs' energy shared by activity), joules."},
+         "GPU energy attributed to the job over all its GPUs (each GPU's energy shared by "
+         "activity), joules."},
         {"carma_job_gpu_seconds_total", "counter", "GPU-seconds the job held, all attempts."},
     };
     for (int w = 0; w < 3; w++) {
@@ -224,17 +225,13 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
             if (!any)
                 head(&b, jm[w][0], jm[w][1], jm[w][2]);
             any = 1;
-            char id[32], gi[16];
+            /* Job-level series: a job may span GPUs (/v1/jobs lists them), and a
+             * counter keeps its identity from queued to running and across attempts. */
+            char id[32];
             snprintf(id, sizeof id, "%llu", (unsigned long long)j->id);
-            snprintf(gi, sizeof gi, "%d", j->gpu);
             bputf(&b, "%s{", jm[w][0]);
             bput_label(&b, "job", id, 1);
             bput_label(&b, "user", j->user, 0);
-            if (j->gpu >= 0) {
-                bput_label(&b, "gpu", gi, 0);
-                bput_label(&b, "UUID", j->uuid, 0);
-                bput_label(&b, "modelName", j->model, 0);
-            }
             bputf(&b, "}");
             val(&b, w == 0 ? (double)j->mem_bytes : w == 1 ? j->energy_j : j->gpu_s);
         }

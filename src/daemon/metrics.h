@@ -35,8 +35,6 @@ struct carma_metrics_job {
     uint64_t id;
     const char *user, *name;
     const char *state;          /* "queued", "running" */
-    int gpu;                    /* first GPU index, < 0 none */
-    const char *uuid, *model;   /* of that GPU, NULL none */
     uint64_t mem_bytes;         /* per-process memory now (highest per GPU), 0 unknown */
     double energy_j, gpu_s;     /* this job so far, all attempts */
 };

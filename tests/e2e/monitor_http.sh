@@ -116,6 +116,12 @@ hold=$(submit --gpus 2 -- sh "$HELP/run_for.sh" 20)
 wait_until 10 is_state "$hold" running || fail "holder not running"
 q=$(submit --gpus 2 -- true)
 is_state "$q" queued || fail "second 2-GPU job: $(state_of "$q")"
+# a job's series are the job's: one each, no GPU label, whatever its GPUs
+curl -sf "$URL/metrics" | python3 "$HELP/prom_check.py" > "$T/p3" || fail "/metrics"
+for k in carma_job_gpu_seconds_total carma_job_energy_joules_total; do
+    [ "$(grep -c "^$k{job=$hold,user=[^,]*} " "$T/p3")" = 1 ] ||
+        fail "$k of a 2-GPU job: $(grep "^$k{job=$hold," "$T/p3")"
+done
 "$CARMA" cancel "$q" "$hold" >/dev/null || fail "cancel"
 want=$((${before:-0} + 2))
 wait_until 10 sh -c "curl -sf $URL/metrics | python3 $HELP/prom_check.py | \
