@@ -8,7 +8,7 @@
  * S / max(1, B) with B = sum s^k >= S, which is at most smax^(1-k). So each job is
  * charged at least w = D * min(1, s / e) GPU-seconds per GPU (0 when s = 0), e the best
  * shared rate:
- *   busy       >= sum w
+ *   busy       >= sum w, and >= D * gpus of any one job (it holds its GPUs that long)
  *   makespan   >= max over arrivals a: a + (sum of w of jobs arriving at or after a) / G
  *   makespan   >= max a_j + D_j                          (no job runs faster than alone)
  *   energy     >= sum idle * makespan + min static * busy + min dynamic * sum s D
@@ -33,7 +33,7 @@ void sim_bounds_compute(const struct sim_trace *t, const struct sim_config *cfg,
     double e = cfg->sharing == CARMA_SHARING_MPS ? 1.0 / (1.0 + (double)CARMA_COLOC_MPS_ALPHA)
                                                  : pow(smax, 1.0 - (double)CARMA_COLOC_TS_EXPONENT);
     double G = (double)cfg->ngpus;
-    double suffix = 0, span = 0, smwork = 0;
+    double suffix = 0, span = 0, smwork = 0, longest = 0;
     /* Submit times are non-decreasing: walk back accumulating later arrivals' work.
      * The makespan counts from the first arrival, as the simulator's does. */
     double t0 = t->jobs[0].submit_s;
@@ -44,6 +44,7 @@ void sim_bounds_compute(const struct sim_trace *t, const struct sim_config *cfg,
         double w = s > 0 ? j->duration_s * fmin(1.0, s / e) * j->gpus : 0;
         suffix += w;
         smwork += s * j->duration_s * j->gpus;
+        longest = fmax(longest, j->duration_s * j->gpus);
         span = fmax(span, j->submit_s - t0 + suffix / G);
         span = fmax(span, j->submit_s - t0 + j->duration_s);
     }
@@ -55,6 +56,6 @@ void sim_bounds_compute(const struct sim_trace *t, const struct sim_config *cfg,
         dyn = fmin(dyn, k->max_w - k->idle_w - k->static_w);
     }
     b->makespan_s = span;
-    b->busy_gpu_s = suffix;
-    b->energy_j = idle * span + stat * suffix + dyn * smwork;
+    b->busy_gpu_s = fmax(suffix, longest);
+    b->energy_j = idle * span + stat * b->busy_gpu_s + dyn * smwork;
 }
