@@ -962,14 +962,26 @@ int carma_store_history_json(struct carma_store *s, double since, double until,
 {
     if (!(until > since) || max_points == 0)
         return carma_err_set(err, -EINVAL, "history: empty time range");
-    double bucket = (until - since) / max_points;
+    /* Buckets span the part of the range that has records: a day's default range over a
+     * server started a minute ago would otherwise fold that minute into one bucket. */
+    double anchor = since;
+    sqlite3_stmt *qm = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT min(t) FROM samples WHERE t>=?1 AND t<?2", -1, &qm,
+                           NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "history", err);
+    sqlite3_bind_double(qm, 1, since);
+    sqlite3_bind_double(qm, 2, until);
+    if (sqlite3_step(qm) == SQLITE_ROW && sqlite3_column_type(qm, 0) != SQLITE_NULL)
+        anchor = sqlite3_column_double(qm, 0);
+    sqlite3_finalize(qm);
+    double bucket = (until - anchor) / max_points;
     json_t *gpus = json_array(), *atts = json_array();
     sqlite3_stmt *qg = NULL, *qs = NULL, *qa = NULL;
     int rc = SQLITE_OK, ret = 0;
     if (sqlite3_prepare_v2(s->db, "SELECT id,uuid,name,mem_total_mib,power_max_w FROM gpus "
                                   "ORDER BY id", -1, &qg, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db,
-                           "SELECT CAST((t-?2)/?4 AS INTEGER) AS b, max(t), max(mem_mib),"
+                           "SELECT CAST((t-?5)/?4 AS INTEGER) AS b, max(t), max(mem_mib),"
                            " avg(smact), avg(util), avg(power_w) FROM samples"
                            " WHERE gpu=?1 AND t>=?2 AND t<?3 GROUP BY b ORDER BY b",
                            -1, &qs, NULL) != SQLITE_OK ||
@@ -990,6 +1002,7 @@ int carma_store_history_json(struct carma_store *s, double since, double until,
         sqlite3_bind_double(qs, 2, since);
         sqlite3_bind_double(qs, 3, until);
         sqlite3_bind_double(qs, 4, bucket > 0 ? bucket : 1);
+        sqlite3_bind_double(qs, 5, anchor);
         int r2;
         while ((r2 = sqlite3_step(qs)) == SQLITE_ROW) {
             json_array_append_new(t, json_integer((json_int_t)(sqlite3_column_double(qs, 1) -
