@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,18 +168,23 @@ static void record_emit(struct carma_monitor *m, size_t gi, double t)
     r->energy_j = b->energy_known ? b->energy_j : -1.0;
 }
 
-/* Energy over (prev_t, now]: the counter's difference, else power times the time. */
-static void energy_step(struct carma_mon_gpu *g, const struct carma_gpu_sample *s, double now)
+/* Energy over (prev_t, now]: the counter's difference, else power times the time. A
+ * difference no GPU could draw in that time (twice its power limit, or its power now) is
+ * a glitch of the counter, not energy: power times the time stands in. Returns 1 then. */
+static int energy_step(struct carma_mon_gpu *g, const struct carma_gpu_sample *s, double now)
 {
     g->tick_energy_j = 0;
     g->tick_dt = g->prev_t >= 0 ? now - g->prev_t : 0;
     if (g->tick_dt < 0)
         g->tick_dt = 0;
-    int known = 0;
-    if (s->energy_j >= 0 && g->prev_counter_j >= 0 && s->energy_j >= g->prev_counter_j) {
+    int known = 0, glitch = 0;
+    double most_w = 2 * fmax(fmax(g->info.power_limit_w, s->power_w), 100.0);
+    if (s->energy_j >= 0 && g->prev_counter_j >= 0 && s->energy_j >= g->prev_counter_j &&
+        s->energy_j - g->prev_counter_j <= most_w * (g->tick_dt + 1.0)) {
         g->tick_energy_j = s->energy_j - g->prev_counter_j;
         known = 1;
     } else if (s->power_w >= 0 && g->prev_t >= 0) {
+        glitch = s->energy_j >= 0 && g->prev_counter_j >= 0 && s->energy_j >= g->prev_counter_j;
         g->tick_energy_j = s->power_w * g->tick_dt; /* no counter, or it went back */
         known = 1;
     }
@@ -189,6 +195,7 @@ static void energy_step(struct carma_mon_gpu *g, const struct carma_gpu_sample *
         g->bucket.energy_j += g->tick_energy_j;
         g->bucket.energy_known = 1;
     }
+    return glitch;
 }
 
 static void drain(struct carma_monitor *m, size_t gi, const char *why)
@@ -259,7 +266,10 @@ int carma_mon_tick(struct carma_monitor *m, double now)
                 carma_window_push(&v->smocc, (float)s.smocc);
             if (dr >= 0)
                 carma_window_push(&v->drama, (float)dr);
-            energy_step(g, &s, now);
+            if (energy_step(g, &s, now))
+                mlog(m, LOG_WARNING, "GPU %zu: its energy counter jumped by more than it could "
+                                     "draw in %.1f s; counted power x time instead",
+                     gi, g->tick_dt);
             struct carma_mon_sample *r = &g->ring[g->head];
             r->t = now;
             r->energy_j = s.energy_j;

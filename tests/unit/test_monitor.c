@@ -219,6 +219,27 @@ static void test_fallbacks_said_once(void **state)
     carma_mon_free(&m);
 }
 
+/* A counter that jumps by more than the GPU can draw is a glitch: power x time stands
+ * in for that tick, and it is said. */
+static void test_energy_counter_glitch(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    const double counter[] = {1000, 1100, 501100, 501200};
+    for (int i = 0; i < 4; i++)
+        s.rows[s.n++] = row(0.5, 0.5, 100, counter[i]);
+    struct carma_gpu_backend b;
+    struct carma_gpu v;
+    struct carma_monitor m;
+    struct logbuf l = {{0}, 0};
+    setup_mon(&m, &b, &v, &s, &l, 5, 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(carma_mon_tick(&m, 1000.0 + i), 0);
+    assert_float_equal(m.g[0].energy_total_j, 300.0, 1e-9); /* 100 + 100 W x 1 s + 100 */
+    assert_non_null(strstr(l.text, "energy counter jumped"));
+    carma_mon_free(&m);
+}
+
 static void test_lost_and_silent_gpus_drained(void **state)
 {
     (void)state;
@@ -426,6 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_windows_and_risk),
         cmocka_unit_test(test_fallbacks_said_once),
+        cmocka_unit_test(test_energy_counter_glitch),
         cmocka_unit_test(test_lost_and_silent_gpus_drained),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_energy_share),
