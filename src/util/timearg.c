@@ -50,6 +50,8 @@ int carma_time_parse(const char *s, double now, double *out, struct carma_err *e
         }
         if (nd == 0)
             return carma_err_set(err, -EINVAL, "'%s': digits expected after '@'", s);
+        if (*p >= '0' && *p <= '9')
+            return carma_err_set(err, -EINVAL, "'%s': more than 12 digits of seconds", s);
         if (*p == '.') {
             p++;
             double f = 0.1;
@@ -117,6 +119,10 @@ int carma_time_parse(const char *s, double now, double *out, struct carma_err *e
     time_t t = mktime(&tm);
     if (t == (time_t)-1 || t < 0)
         return carma_err_set(err, -EINVAL, "'%s': not a representable local time", s);
+    /* mktime moves a wall-clock time the clocks skipped (a daylight-saving gap) */
+    if (tm.tm_hour != h || tm.tm_min != mi || tm.tm_mday != d)
+        return carma_err_set(err, -EINVAL,
+                             "'%s': no such local time (the clocks skipped it that day)", s);
     *out = (double)t;
     return 0;
 }
