@@ -1,5 +1,6 @@
 /* carma usage: GPU-seconds, energy, waiting and run time per user, from carmad's
  * accounting (docs/monitoring.md). */
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -89,6 +90,13 @@ int cmd_usage(int argc, char **argv)
     int st = cli_call(&c, "usage", req, &resp);
     if (st)
         return st;
+    /* A mistyped name would read as a user who used nothing. */
+    if (user && json_array_size(json_object_get(resp, "users")) == 0 && !getpwnam(user)) {
+        fprintf(stderr, "carma usage: --user %s: no such user here, and no jobs of that name\n",
+                user);
+        json_decref(resp);
+        return 2;
+    }
     if (c.json) {
         json_object_del(resp, "ok");
         cli_print_json(resp);

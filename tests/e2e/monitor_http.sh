@@ -69,6 +69,8 @@ PY
 "$CARMA" show "$b" | grep -q "usage .*GPU-hours" || fail "show usage"
 "$CARMA" usage --since 1h --json > "$T/u.json" || fail "usage"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["total"]; assert t["jobs"]==3 and t["attempts"]==3 and t["gpu_seconds"]>0 and t["energy_j"]>0, d' "$T/u.json" || fail "usage totals: $(cat "$T/u.json")"
+rc=0; "$CARMA" usage --user no-such-user-here 2>"$T/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] && grep -q "no such user here" "$T/err" || fail "usage of an unknown user: exit $rc"
 "$CARMA" usage --since 1h || fail "usage table"
 "$CARMA" usage --since yesterday-ish >/dev/null 2>&1; [ $? = 2 ] || fail "bad --since accepted"
 
