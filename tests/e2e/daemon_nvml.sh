@@ -21,5 +21,9 @@ id=$(submit -- echo on-nvml)
 oom=$(submit -- sh "$HELP/oom_once.sh" "$T/oom.marker")
 "$CARMA" wait --timeout 30 "$oom" >/dev/null || fail "OOM job on nvml: $(state_of "$oom")"
 [ "$(attempts_of "$oom")" = 2 ] || fail "OOM job not retried once"
+step "a GPU that falls off the bus is drained, and carma gpus says why"
+sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: is lost'" ||
+    fail "lost GPU: $("$CARMA" gpus)"
 stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"

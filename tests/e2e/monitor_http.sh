@@ -51,6 +51,7 @@ curl -sf "$URL/v1/gpus" | python3 -c 'import json,sys; d=json.load(sys.stdin); a
 curl -sf "$URL/v1/jobs" | python3 -c 'import json,sys; d=json.load(sys.stdin); j=d["jobs"]; assert len(j)==1 and j[0]["state"]=="running" and j[0]["energy_j"]>0, j' || fail "/v1/jobs"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/nope")" = 404 ] || fail "404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/metrics")" = 405 ] || fail "405"
+curl -s -D - -o /dev/null -X POST "$URL/metrics" | grep -qi '^Allow: GET, HEAD' || fail "405 without Allow"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?x=1")" = 200 ] || fail "query"
 
 step "two co-runners and a finished job: accounting"
