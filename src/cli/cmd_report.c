@@ -140,7 +140,8 @@ int cmd_report(int argc, char **argv)
         if (s0 < first)
             first = s0;
     }
-    double shift = first > 2 ? first - 2 : 0;
+    /* nothing recorded in the range: the page keeps the range asked for */
+    double shift = first > 2 && first < until - since ? first - 2 : 0;
     since += shift;
     double span = until - since;
     for (size_t g = 0; g < ng; g++) {
