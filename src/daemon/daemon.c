@@ -1338,6 +1338,16 @@ static json_t *req_ls(struct carmad *d, uint32_t ci, const struct carma_req *q)
     return ok;
 }
 
+/* GPU g's last sample while it is current: a GPU that stopped answering (lost) keeps
+ * its last sample, which must not pass for the present. */
+static const struct carma_gpu_sample *fresh_sample(const struct carmad *d, size_t g, double now)
+{
+    const struct carma_mon_gpu *m = d->have_mon ? &d->mon.g[g] : NULL;
+    if (!m || !m->have || now - m->prev_t > 3 * d->cfg.monitor_interval_s + 1)
+        return NULL;
+    return &m->last;
+}
+
 static json_t *opt_real(double v)
 {
     return v >= 0 ? json_real(v) : json_null();
@@ -1354,7 +1364,7 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
         const struct gpu_state *s = &d->gs[g];
         const struct carma_gpu *v = &d->gpus[g];
         const struct carma_mon_gpu *mg = d->have_mon ? &d->mon.g[g] : NULL;
-        const struct carma_gpu_sample *ls = mg && mg->have ? &mg->last : NULL;
+        const struct carma_gpu_sample *ls = fresh_sample(d, g, now);
         json_t *jobs = json_array(), *jl = json_array();
         for (uint32_t i = 0; i < d->cap; i++) {
             if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING)
@@ -1716,7 +1726,7 @@ static void http_publish(struct carmad *d)
     }
     for (size_t g = 0; g < d->ngpus; g++) {
         const struct carma_mon_gpu *m = d->have_mon ? &d->mon.g[g] : NULL;
-        const struct carma_gpu_sample *ls = m && m->have ? &m->last : NULL;
+        const struct carma_gpu_sample *ls = fresh_sample(d, g, now);
         const struct carma_gpu *v = &d->gpus[g];
         mg[g] = (struct carma_metrics_gpu){
             .index = (unsigned)g, .uuid = d->gs[g].info.uuid, .name = d->gs[g].info.name,

@@ -25,5 +25,10 @@ step "a GPU that falls off the bus is drained, and carma gpus says why"
 sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
 wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: is lost'" ||
     fail "lost GPU: $("$CARMA" gpus)"
+# its last sample is not passed off as the present: no power, no utilisation
+wait_until 10 sh -c "\"$CARMA\" gpus --json | python3 -c \"import json,sys; \
+g = [x for x in json.load(sys.stdin)['gpus'] if x['uuid'].endswith('000000000001')][0]; \
+sys.exit(0 if g['power_w'] is None and g['util'] is None else 1)\"" ||
+    fail "a lost GPU still shows its last sample"
 stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"

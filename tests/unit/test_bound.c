@@ -91,25 +91,34 @@ static void test_closed_form(void **state)
     sim_bounds_compute(&t, &s.cfg, &b);
     double a = 1 + (double)CARMA_COLOC_MPS_ALPHA;
     double wa = 1000 * fmin(1, 0.9f * a), wb = 2 * 400 * 0.2f * a, wc = 3000 * 0.1f * a;
-    assert_float_equal(b.busy_gpu_s, wa + wb + wc, 1e-6);
+    /* C holds its GPU 3000 s, more than the charged work of all three */
+    assert_true(wa + wb + wc < 3000);
+    assert_float_equal(b.busy_gpu_s, 3000, 1e-6);
     /* C alone cannot finish before 200 + 3000 s; the work bounds are all smaller. */
     assert_float_equal(b.makespan_s, 3200, 1e-9);
     const struct sim_gpu_kind *k = s.kinds[0];
     double dyn = k->max_w - k->idle_w - k->static_w;
     double smw = 1000 * 0.9f + 2 * 400 * 0.2f + 3000 * 0.1f;
-    assert_float_equal(b.energy_j, 2 * k->idle_w * 3200 + k->static_w * (wa + wb + wc) + dyn * smw,
-                       1e-6);
+    assert_float_equal(b.energy_j, 2 * k->idle_w * 3200 + k->static_w * 3000 + dyn * smw, 1e-6);
+    /* Without C the charged work is the larger: A and B, Σ w above A's 1000 s. */
+    t.njobs = 2;
+    sim_bounds_compute(&t, &s.cfg, &b);
+    assert_true(wa + wb > 1000);
+    assert_float_equal(b.busy_gpu_s, wa + wb, 1e-6);
+    t.njobs = 3;
     /* Time-slicing: the best shared rate is smax^(1-k) = 0.929, above A's 0.9 alone. */
     s.cfg.sharing = CARMA_SHARING_TIMESLICE;
+    t.njobs = 2;
     sim_bounds_compute(&t, &s.cfg, &b);
     double e = pow(0.9f, 1 - (double)CARMA_COLOC_TS_EXPONENT);
-    assert_float_equal(b.busy_gpu_s, 1000 * 0.9f / e + 2 * 400 * 0.2f / e + 3000 * 0.1f / e, 1e-6);
+    assert_float_equal(b.busy_gpu_s, 1000 * 0.9f / e + 2 * 400 * 0.2f / e, 1e-6);
+    t.njobs = 3;
     /* Jobs with no SM activity have no SM work: only their run times bound the makespan
      * (time-slicing's best shared rate is 0 then, not a division by it). */
     for (size_t i = 0; i < 3; i++)
         j[i].smact = 0;
     sim_bounds_compute(&t, &s.cfg, &b);
-    assert_float_equal(b.busy_gpu_s, 0, 1e-9);
+    assert_float_equal(b.busy_gpu_s, 3000, 1e-9); /* C still holds its GPU 3000 s */
     assert_float_equal(b.makespan_s, 3200, 1e-9);
 }
 
