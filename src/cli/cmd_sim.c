@@ -116,8 +116,14 @@ static int parse_policies(const char *list, const struct carma_policy **out, siz
         return -1;
     }
     strcpy(buf, list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        if (!*tok) {
+            fprintf(stderr, "carma sim: --policy '%s': an empty name in the list\n", list);
+            return -1;
+        }
         const struct carma_policy *p = carma_policy_find(tok);
         if (!p) {
             fprintf(stderr, "carma sim: --policy: unknown policy '%s' (see carma sim --help)\n",

@@ -80,6 +80,7 @@ expect_bad "more than" --trace data/trace-mix90.csv --gpus 100000xa100-40gb
 expect_bad "bad count" --trace data/trace-mix90.csv --gpus 0xa100-40gb
 expect_bad "--seed" --trace data/trace-mix90.csv --jitter 0.2 --seed -1
 expect_bad "unknown policy" --trace data/trace-mix90.csv --policy oracle-xx
+expect_bad "an empty name in the list" --trace data/trace-mix90.csv --policy auto,
 expect_bad "unknown mode" --trace data/trace-mix90.csv --sharing mig2
 expect_bad "no-such-file" --trace "$T/no-such-file.csv"
 expect_bad "needs 2 GPUs" --trace data/trace-mix90.csv --gpus 1xa100-40gb --policy auto
