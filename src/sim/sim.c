@@ -286,6 +286,12 @@ static void monitor_catchup(struct sim *s, uint32_t gi, double t)
     if (g->mon_next > t)
         return;
     double last = floor(t);
+    /* Past quiet_from every sample is the one already taken: the windows hold nothing
+     * but the current activity, memory is flat. Only the clock moves. */
+    if (g->mon_next > g->quiet_from) {
+        g->mon_next = last + 1.0;
+        return;
+    }
     double count = last - g->mon_next + 1;
     double first = count > v->smact.cap ? last - v->smact.cap + 1 : g->mon_next;
     for (double tau = first; tau <= last; tau += 1.0) {
@@ -884,9 +890,11 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         }
         size_t placed = 0;
         if (decide && carma_sched_queued(&s.sched)) {
+            /* The policy reads the monitor's views; integrals and progress wait for
+             * the next change of each GPU (gpu_advance). */
             if (cfg->policy->flags & CARMA_POLICY_NEEDS_WINDOW)
                 for (size_t gi = 0; gi < s.ngpus; gi++)
-                    gpu_advance(&s, (uint32_t)gi, now);
+                    monitor_catchup(&s, (uint32_t)gi, now);
             size_t np;
             do {
                 np = carma_sched_step(&s.sched, now, out, SIM_STEP_CAP);
