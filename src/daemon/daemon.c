@@ -1707,6 +1707,13 @@ static void record_flush(struct carmad *d, double now)
     }
 }
 
+static int slot_by_id(const void *a, const void *b, void *ctx)
+{
+    const struct carmad *d = ctx;
+    uint64_t x = d->dj[*(const uint32_t *)a].rec.id, y = d->dj[*(const uint32_t *)b].rec.id;
+    return (x > y) - (x < y);
+}
+
 /* Renders /metrics, /v1/gpus and /v1/jobs and hands them to the HTTP thread. */
 static void http_publish(struct carmad *d)
 {
@@ -1742,11 +1749,18 @@ static void http_publish(struct carmad *d)
     }
     size_t nj = 0;
     uint64_t queued = 0, running = 0;
-    for (uint32_t i = 0; i < d->cap; i++) {
+    /* Jobs in id order, as carma ls lists them (slots are reused in any order). */
+    uint32_t *order = malloc((nact + 1) * sizeof *order);
+    size_t no = 0;
+    for (uint32_t i = 0; order && i < d->cap; i++)
+        if (d->dj[i].used)
+            order[no++] = i;
+    if (order)
+        qsort_r(order, no, sizeof *order, slot_by_id, d);
+    for (size_t oi = 0; order && oi < no; oi++) {
+        uint32_t i = order[oi];
         const struct djob *dj = &d->dj[i];
         const struct carma_job *j = &d->sj[i];
-        if (!dj->used)
-            continue;
         int run = j->state == CARMA_JOB_RUNNING;
         queued += j->state == CARMA_JOB_QUEUED;
         running += run;
@@ -1764,6 +1778,7 @@ static void http_publish(struct carmad *d)
         live_usage(d, i, o, now);
         json_array_append_new(jobs, o);
     }
+    free(order);
     for (size_t g = 0; g < d->ngpus; g++) /* absent memory: leave it out */
         if (mg[g].mem_used_bytes == (uint64_t)-1)
             mg[g].mem_used_bytes = mg[g].mem_free_bytes = 0;

@@ -26,6 +26,7 @@ static void usage(FILE *f)
             "  --max-attempts N   attempts per job when it gives none (default 3)\n"
             "  --http ADDR:PORT   serve /metrics, /v1/gpus, /v1/jobs (PORT alone: 127.0.0.1;\n"
             "                     default: config [daemon] http, else off)\n"
+            "  --nvml-lib PATH    the libnvidia-ml.so.1 to load (default: the system's)\n"
             "  --foreground       stay in the foreground, log to stderr\n");
 }
 
