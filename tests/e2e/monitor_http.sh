@@ -133,8 +133,9 @@ hold=$(submit --gpus 2 -- sh "$HELP/run_for.sh" 20)
 wait_until 10 is_state "$hold" running || fail "holder not running"
 q=$(submit --gpus 2 -- true)
 is_state "$q" queued || fail "second 2-GPU job: $(state_of "$q")"
-curl -sf "$URL/v1/jobs" | python3 -c 'import json,sys; ids=[j["id"] for j in json.load(sys.stdin)["jobs"]]; assert len(ids) >= 2 and ids == sorted(ids), ids' ||
-    fail "/v1/jobs not in id order"
+wait_until 10 sh -c "curl -sf $URL/v1/jobs | python3 -c 'import json,sys; \
+ids=[j[\"id\"] for j in json.load(sys.stdin)[\"jobs\"]]; assert len(ids) >= 2, ids; \
+sys.exit(0 if ids == sorted(ids) else 3)'" || fail "/v1/jobs: $(curl -sf "$URL/v1/jobs" | head -c 300)"
 # a job's series are the job's: one each, no GPU label, whatever its GPUs
 curl -sf "$URL/metrics" | python3 "$HELP/prom_check.py" > "$T/p3" || fail "/metrics"
 for k in carma_job_gpu_seconds_total carma_job_energy_joules_total; do
