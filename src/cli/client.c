@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "proto/proto.h"
+#include "util/utf8.h"
 #include "util/csv.h"
 
 void cli_conn_init(struct cli_conn *c)
@@ -207,4 +208,24 @@ void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap)
 int cli_state_final(const char *state)
 {
     return state && strcmp(state, "queued") && strcmp(state, "running");
+}
+
+void cli_cell(char *out, size_t cap, const char *s, unsigned width)
+{
+    size_t o = 0;
+    unsigned cols = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && cols < width;) {
+        size_t l = carma_utf8_seq(p);
+        const char *src = l ? (const char *)p : "?"; /* a byte that is no character */
+        size_t n = l ? l : 1;
+        if (o + n + 1 > cap)
+            break;
+        memcpy(out + o, src, n);
+        o += n;
+        p += l ? l : 1;
+        cols++;
+    }
+    while (cols++ < width && o + 2 <= cap)
+        out[o++] = ' ';
+    out[o] = '\0';
 }

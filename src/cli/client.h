@@ -53,6 +53,10 @@ void cli_print_json(const json_t *v);
 
 /* "12:03:04" or "-" for a time value (seconds since the epoch, null allowed). */
 void cli_fmt_time(const json_t *t, char *buf, size_t cap);
+
+/* s cut or padded to `width` characters (UTF-8 sequences kept whole; one column each),
+ * for a table column; `cap` bytes in out. */
+void cli_cell(char *out, size_t cap, const char *s, unsigned width);
 /* "1h02m", "35s" or "-" from two time values (end null: now). */
 void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);
 

@@ -45,10 +45,11 @@ int cmd_ls(int argc, char **argv)
             cli_fmt_time(json_object_get(j, "submit_time"), sub, sizeof sub);
             cli_fmt_dur(json_object_get(j, "start_time"), json_object_get(j, "end_time"), run,
                         sizeof run);
-            printf("%-6lld %-20.20s %-10.10s %-10s %3lld %4lld %-14s %8s\n",
-                   (long long)json_integer_value(json_object_get(j, "id")),
-                   json_string_value(json_object_get(j, "name")),
-                   json_string_value(json_object_get(j, "user")),
+            char name[128], user[64];
+            cli_cell(name, sizeof name, json_string_value(json_object_get(j, "name")), 20);
+            cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
+            printf("%-6lld %s %s %-10s %3lld %4lld %-14s %8s\n",
+                   (long long)json_integer_value(json_object_get(j, "id")), name, user,
                    json_string_value(json_object_get(j, "state")),
                    (long long)json_integer_value(json_object_get(j, "attempts")),
                    (long long)json_integer_value(json_object_get(j, "gpus")), sub, run);

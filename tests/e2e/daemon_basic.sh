@@ -94,6 +94,15 @@ printf '[sharing]\n0 = mps\n3 = mps\n' >"$T/bad.ini"
 refused 2 "\[sharing\] '3' names no GPU of this server" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:2xa100-40gb
 
+step "carma ls keeps its columns with non-ASCII names"
+u=$(submit --name "$(printf 'caf\303\251-\303\274ber-long-name-here')" -- true)
+"$CARMA" wait --timeout 20 "$u" >/dev/null || fail "job $u"
+"$CARMA" ls --all | python3 -c '
+import sys
+rows = [l for l in sys.stdin.read().splitlines()[1:] if l.strip()]
+cols = {l.index(" succeeded") for l in rows if " succeeded" in l}
+assert len(cols) == 1, rows' || fail "ls columns: $("$CARMA" ls --all)"
+
 step "bad input"
 "$CARMA" show 999999 2>"$T/err"; [ $? = 2 ] || fail "unknown id: exit status"
 grep -q "no job 999999" "$T/err" || fail "unknown id: message"
