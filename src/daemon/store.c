@@ -903,7 +903,9 @@ int carma_store_usage_json(struct carma_store *s, const char *user, double since
         " (SELECT count(*) FROM attempts a WHERE a.job_id=jobs.id AND a.outcome='oom') AS noom,"
         " (SELECT total(coalesce(a.end_time, ?3) - a.start_time) FROM attempts a"
         "   WHERE a.job_id=jobs.id) AS run_s,"
-        " (SELECT total(u.gpu_s) FROM usage u WHERE u.job_id=jobs.id) AS gpu_s,"
+        /* run time x GPUs held, live for a running attempt as run_s is */
+        " (SELECT total((coalesce(a.end_time, ?3) - a.start_time) * json_array_length(a.gpus))"
+        "   FROM attempts a WHERE a.job_id=jobs.id) AS gpu_s,"
         " (SELECT total(u.energy_j) FROM usage u WHERE u.job_id=jobs.id) AS energy_j"
         " FROM jobs WHERE (?1 IS NULL OR submit_time >= ?1) AND (?2 IS NULL OR submit_time < ?2)"
         " AND (?4 IS NULL OR user = ?4))"

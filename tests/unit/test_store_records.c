@@ -154,9 +154,11 @@ static void test_usage_and_profiles(void **state)
     assert_int_equal(json_integer_value(json_object_get(al, "jobs")), 2);
     assert_int_equal(json_integer_value(json_object_get(al, "attempts")), 3);
     assert_int_equal(json_integer_value(json_object_get(al, "oom")), 1);
-    /* run: 20 + 60 + (400 - 250) = 230; GPU-s 20 + 120 + 30; energy 2000 + 9000 + 500 */
+    /* run: 20 + 60 + (400 - 250) = 230; GPU-s from the same times, live for the running
+     * attempt as its run is: 20 + 60 x 2 + 150 = 290 (not the 30 s last flushed);
+     * energy as flushed: 2000 + 9000 + 500 */
     assert_float_equal(json_number_value(json_object_get(al, "run_s")), 230, 1e-9);
-    assert_float_equal(json_number_value(json_object_get(al, "gpu_seconds")), 170, 1e-9);
+    assert_float_equal(json_number_value(json_object_get(al, "gpu_seconds")), 290, 1e-9);
     assert_float_equal(json_number_value(json_object_get(al, "energy_j")), 11500, 1e-9);
     /* waits: a (200-100) - 80 = 20; b (400-200) - 150 = 50 */
     assert_float_equal(json_number_value(json_object_get(al, "wait_s")), 70, 1e-9);
