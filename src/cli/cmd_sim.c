@@ -69,15 +69,20 @@ struct row {
 struct progress_ctx {
     const char *policy;
     int tty;
+    int shown; /* the percentage on the line now, -1 none */
 };
 
+/* A line per policy on a terminal for long runs: redrawn when its percentage moves. */
 static void on_progress(void *ctx, size_t done, size_t total)
 {
     struct progress_ctx *p = ctx;
     if (!p->tty || total < 20000)
         return;
-    fprintf(stderr, "\r  %-12s %3zu%% (%zu/%zu jobs)", p->policy, total ? done * 100 / total : 0,
-            done, total);
+    int pct = (int)(total ? done * 100 / total : 0);
+    if (pct == p->shown)
+        return;
+    p->shown = pct;
+    fprintf(stderr, "\r  %-12s %3d%% (%zu/%zu jobs)", p->policy, pct, done, total);
 }
 
 static double now_s(void)
@@ -559,7 +564,7 @@ int cmd_sim(int argc, char **argv)
         status = 1;
         goto out;
     }
-    struct progress_ctx pctx = {NULL, isatty(STDERR_FILENO)};
+    struct progress_ctx pctx = {NULL, isatty(STDERR_FILENO), -1};
     for (size_t i = 0; i < npol; i++) {
         struct sim_config cfg;
         sim_config_default(&cfg);
@@ -573,12 +578,14 @@ int cmd_sim(int argc, char **argv)
         cfg.progress = on_progress;
         cfg.progress_ctx = &pctx;
         pctx.policy = policies[i]->name;
+        pctx.shown = -1;
         rows[i].policy = policies[i];
         double t0 = now_s();
         int rc = sim_run(&trace, &cfg, &rows[i].m, report ? &rows[i].tl : NULL, &err);
         rows[i].wall_s = now_s() - t0;
-        if (pctx.tty && trace.njobs >= 20000)
-            fprintf(stderr, "\r%60s\r", "");
+        if (pctx.tty && trace.njobs >= 20000) /* the policy's line ends with its time */
+            fprintf(stderr, "\r  %-12s 100%% (%zu jobs) in %.1f s%20s\n", policies[i]->name,
+                    trace.njobs, rows[i].wall_s, "");
         if (rc) {
             fprintf(stderr, "carma sim: %s: policy %s: %s\n", trace_path, policies[i]->name,
                     err.msg);
