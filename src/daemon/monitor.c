@@ -297,7 +297,9 @@ int carma_mon_tick(struct carma_monitor *m, double now)
                 bucket_add(b, CARMA_MON_POWER, s.power_w);
                 if (used > b->mem_max)
                     b->mem_max = used;
-                if (now - b->t0 >= m->record_s - 1e-6) {
+                /* half a tick of slack: a timer firing a hair early would otherwise
+                 * stretch a 1 s record over two ticks */
+                if (now - b->t0 >= m->record_s - 0.5 * g->tick_dt) {
                     record_emit(m, gi, now);
                     bucket_reset(b, now);
                 }

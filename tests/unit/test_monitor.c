@@ -315,6 +315,25 @@ static void test_records(void **state)
     carma_mon_free(&m);
 }
 
+/* A 1 s record interval on a 1 s timer that fires a hair early still records every tick. */
+static void test_records_on_a_jittery_timer(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    for (int i = 0; i < 6; i++)
+        s.rows[s.n++] = row(0.5, 0.5, 100, 1000 + 100.0 * i);
+    struct carma_gpu_backend b;
+    struct carma_gpu v;
+    struct carma_monitor m;
+    struct logbuf l = {{0}, 0};
+    setup_mon(&m, &b, &v, &s, &l, 30, 1.0);
+    for (int i = 0; i < 6; i++)
+        carma_mon_tick(&m, 100.0 + i - (i % 2) * 0.0005);
+    const struct carma_mon_record *r;
+    assert_int_equal(carma_mon_take_records(&m, &r), 5);
+    carma_mon_free(&m);
+}
+
 static void test_energy_share(void **state)
 {
     (void)state;
@@ -448,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_windows_and_risk),
         cmocka_unit_test(test_fallbacks_said_once),
         cmocka_unit_test(test_energy_counter_glitch),
+        cmocka_unit_test(test_records_on_a_jittery_timer),
         cmocka_unit_test(test_lost_and_silent_gpus_drained),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_energy_share),
