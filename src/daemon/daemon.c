@@ -577,8 +577,24 @@ static int open_backend(struct carmad *d, struct carma_err *err)
                                  d->o.config_path ? d->o.config_path : "configuration", want,
                                  n - 1);
     }
-    dlog(d, LOG_INFO, "%u GPUs from %s (%s, %llu MiB)", n, d->gb.ops->name, d->gs[0].info.name,
-         (unsigned long long)(d->gs[0].info.mem_total_bytes >> 20));
+    /* Each kind once, with its count: "1 x A100 (40960 MiB), 1 x V100 (32768 MiB)". */
+    char kinds[512] = "";
+    size_t kl = 0;
+    for (unsigned i = 0; i < n && kl < sizeof kinds - 1; i++) {
+        int seen = 0;
+        unsigned count = 0;
+        for (unsigned j = 0; j < n; j++) {
+            int same = !strcmp(d->gs[j].info.name, d->gs[i].info.name) &&
+                       d->gs[j].info.mem_total_bytes == d->gs[i].info.mem_total_bytes;
+            seen |= same && j < i;
+            count += same;
+        }
+        if (!seen)
+            kl += (size_t)snprintf(kinds + kl, sizeof kinds - kl, "%s%u x %s (%llu MiB)",
+                                   kl ? ", " : "", count, d->gs[i].info.name,
+                                   (unsigned long long)(d->gs[i].info.mem_total_bytes >> 20));
+    }
+    dlog(d, LOG_INFO, "%u GPU%s from %s: %s", n, n == 1 ? "" : "s", d->gb.ops->name, kinds);
     return 0;
 }
 
