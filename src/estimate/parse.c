@@ -515,15 +515,31 @@ struct ti_row {
     int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
     int frozen; /* its parameters printed "(1,024)": none trainable */
     uint64_t out, params;
+    char type[48];
 };
 
-static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next)
+/* The largest row of no known kind that holds parameters but lists nothing inside: at
+ * torchinfo's default depth=3 a transformer's blocks (GPT2Block, a ModuleList of
+ * BertLayer) print that way, and whatever they keep for backward is not in the table. */
+struct ti_opaque {
+    size_t line;
+    uint64_t params;
+    char type[48];
+};
+
+static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next,
+                    struct ti_opaque *op)
 {
     if (!r->valid)
         return 0;
     r->valid = 0;
     if (has_next && next_depth > r->depth)
         return 0; /* a container: its children carry the tensors and parameters */
+    if (r->kind == EST_K_OTHER && r->params > op->params) {
+        op->line = r->line;
+        op->params = r->params;
+        memcpy(op->type, r->type, sizeof op->type);
+    }
     int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
     if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
@@ -554,6 +570,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     size_t rows = 0;
     uint64_t shape_batch = 0; /* torchinfo prints the batch it ran with */
     double input_mb = -1;
+    struct ti_opaque opaque = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
     m->format = EST_FMT_TORCHINFO;
@@ -608,7 +625,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         }
         if (state == 2) {
             if (rule_line(s, n, '=')) {
-                if (ti_flush(m, &pend, 0, 0) < 0)
+                if (ti_flush(m, &pend, 0, 0, &opaque) < 0)
                     return carma_err_at(err, file, pend.line, "too many layers");
                 state = 3;
                 continue;
@@ -700,11 +717,14 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j++;
             if (j != tn)
                 return carma_err_at(err, file, L.line, "unexpected text after the columns");
-            if (ti_flush(m, &pend, depth, 1) < 0)
+            if (ti_flush(m, &pend, depth, 1, &opaque) < 0)
                 return carma_err_at(err, file, pend.line, "too many layers");
             pend.valid = 1;
             pend.depth = depth;
             pend.line = L.line;
+            size_t tcp = type_n < sizeof pend.type - 1 ? type_n : sizeof pend.type - 1;
+            memcpy(pend.type, t, tcp);
+            pend.type[tcp] = '\0';
             const char *why = est_type_unmodelled(t, type_n);
             if (why)
                 return carma_err_at(err, file, L.line, "%.*s: %s", (int)type_n, t, why);
@@ -746,6 +766,15 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         return carma_err_at(err, file, L.line, "table not closed by a '====' rule");
     if (rows == 0)
         return carma_err_at(err, file, L.line, "no layers");
+    /* A block that holds a real share of the model (1% and a million parameters) but
+     * lists no layer: its activations cannot be counted. */
+    uint64_t all = have_total && total > m->params ? total : m->params;
+    if (opaque.params >= 1000000 && opaque.params * 100 >= all)
+        return carma_err_at(err, file, opaque.line,
+                            "'%s' holds %llu parameters but the table lists no layer inside "
+                            "it, so what it keeps for backward is unknown: print the table "
+                            "deeper (torchinfo's summary(..., depth=10))",
+                            opaque.type, (unsigned long long)opaque.params);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     /* torchinfo's MB are 10^6 bytes, of the whole batch. A sequence model's input is its

@@ -200,6 +200,11 @@ grep -q "torchsummary, 68 layers" "$T/out" || fail "byte order mark: $(head -1 "
 printf '\n  \n' >"$T/blank.txt"
 expect2 "blank.txt: empty file" --summary "$T/blank.txt" --batch 8
 
+# torchinfo's default depth=3 prints a transformer's blocks as single rows: refused, not
+# read as blocks that keep nothing (GPT-2 medium came out at 0.6 of its module tree).
+expect2 "gpt2m_depth3.txt:10: 'GPT2Block' holds 12596224 parameters but the table lists no layer" \
+    --summary $C/summary_torchinfo/gpt2m_depth3.txt --batch 4 --seq-len 1024
+
 # A layer kind carma has no node for still trains: its parameters get gradients and
 # optimizer state, as a Linear layer's do.
 printf 'type,out_elems,params\nMyBlock,4096,100000000\n' >"$T/custom.csv"
