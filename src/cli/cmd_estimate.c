@@ -286,6 +286,9 @@ int cmd_estimate(int argc, char **argv)
         if (root)
             json_object_set_new(root, "gradient_checkpointing",
                                 json_boolean(o.grad_checkpoint));
+        if (root && o.grad_checkpoint)
+            json_object_set_new(root, "checkpointed_units",
+                                json_integer((json_int_t)r.checkpointed_units));
         if (root)
             json_object_set_new(root, "rows", json_integer((json_int_t)m.n));
         if (root)
@@ -336,7 +339,11 @@ int cmd_estimate(int argc, char **argv)
                    m.patch_w);
         printf(", %s, %s%s, %s (%.0f MiB)", est_optimizer_name(o.optimizer),
                est_precision_name(o.precision),
-               o.grad_checkpoint ? ", gradient checkpointing" : "", kind->name, kind->mem_mib);
+               !o.grad_checkpoint      ? ""
+               : r.checkpointed_units ? ", gradient checkpointing"
+                                       : ", gradient checkpointing (no effect: no repeated "
+                                         "layers to checkpoint)",
+               kind->name, kind->mem_mib);
         if (o.gpus > 1)
             printf(", per GPU of %u under DistributedDataParallel", o.gpus);
         printf("\n");

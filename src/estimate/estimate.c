@@ -661,6 +661,7 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         r->transient_mib = k * (rr.cat_mib[EST_RC_TRANSIENT] + rr.cached_mib);
         r->buckets_mib = k * rr.cat_mib[EST_RC_BUCKETS];
         r->peak_phase = rr.peak_phase;
+        r->checkpointed_units = rr.checkpointed_units;
         r->peak_iteration = rr.peak_iteration;
     } else {
         double f[EST_NFEAT];

@@ -363,6 +363,9 @@ struct est_result {
     /* Replayed estimates: where the peak fell (enum est_replay_phase, 0 when the
      * per-kind model answered) and in which training iteration (1 or 2). */
     int peak_phase, peak_iteration;
+    /* Under est_opts.grad_checkpoint: the units checkpointed (0: the option changed
+     * nothing: no repeated layers, or a model the per-kind terms answer). */
+    uint32_t checkpointed_units;
 };
 
 /* The PyTorch caching allocator's rounding of one request of `bytes` (round_size):

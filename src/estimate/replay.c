@@ -1254,6 +1254,7 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
     r->peak_allocated_mib = (double)w->peak_allocated / (double)MIB_U;
     r->peak_phase = w->peak_phase;
     r->peak_iteration = w->peak_iteration;
+    r->checkpointed_units = w->nck;
     uint64_t alloc_at_peak = 0;
     for (int c = 0; c < EST_RC_COUNT; c++) {
         r->cat_mib[c] = (double)w->peak_cat[c] / (double)MIB_U;

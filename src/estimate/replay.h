@@ -179,6 +179,7 @@ struct est_replay_result {
     int peak_phase, peak_iteration; /* enum est_replay_phase; training iteration 1 or 2 */
     double cat_mib[EST_RC_COUNT];   /* allocated at that moment, by kind */
     double cached_mib;              /* reserved but free at that moment */
+    uint32_t checkpointed_units;    /* units run under gradient checkpointing (0: none) */
 };
 
 /* Replays two training steps of m at o->batch, o->seq, o->optimizer and o->precision.

@@ -205,6 +205,12 @@ expect2 "blank.txt: empty file" --summary "$T/blank.txt" --batch 8
 expect2 "gpt2m_depth3.txt:10: 'GPT2Block' holds 12596224 parameters but the table lists no layer" \
     --summary $C/summary_torchinfo/gpt2m_depth3.txt --batch 4 --seq-len 1024
 
+# --gradient-checkpointing says when it changes nothing, and how many units it wraps.
+"$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 \
+    --gradient-checkpointing | grep -q "gradient checkpointing (no effect" || fail "checkpointing a CNN"
+"$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
+    --gradient-checkpointing --json | grep -q '"checkpointed_units": 12' || fail "BERT's 12 units"
+
 # A layer kind carma has no node for still trains: its parameters get gradients and
 # optimizer state, as a Linear layer's do.
 printf 'type,out_elems,params\nMyBlock,4096,100000000\n' >"$T/custom.csv"
