@@ -628,6 +628,12 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         return carma_err_set(err, -EINVAL,
                              "this is a sequence model (line %zu): give --seq-len",
                              m->needs_seq_line);
+    if (m->max_positions && o->seq > m->max_positions)
+        return carma_err_set(err, -EINVAL,
+                             "sequence length %u is longer than the model's position table "
+                             "(%llu positions, line %zu): the job would fail",
+                             o->seq, (unsigned long long)m->max_positions,
+                             m->max_positions_line);
     if (m->n == 0)
         return carma_err_set(err, -EINVAL, "the model has no layers");
     r->family = est_model_family(m);

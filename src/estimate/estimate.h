@@ -132,6 +132,9 @@ struct est_model {
                               patch embedding): its environment loads cuDNN */
     int needs_seq;         /* a sequence model: --seq-len is required */
     size_t needs_seq_line; /* the line that made it one (for the error) */
+    uint64_t max_positions;      /* rows of its learned position table (GPT-2's wpe, BERT's
+                                    position_embeddings); 0: none seen */
+    size_t max_positions_line;
     enum est_format format;
     /* Module trees of convolutional networks: the input image's height and width, set
      * by the caller before parsing (0: not given, and a tree with a spatial

@@ -2361,6 +2361,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             m->needs_seq = 1;
             if (!m->needs_seq_line)
                 m->needs_seq_line = L.line;
+            /* a learned position table bounds the sequence the model can take */
+            if (nm && ((nn == 3 && memcmp(nm, "wpe", 3) == 0) || find(nm, nn, "position")) &&
+                (!m->max_positions || (uint64_t)pos[0] < m->max_positions)) {
+                m->max_positions = (uint64_t)pos[0];
+                m->max_positions_line = L.line;
+            }
         } else if (k == EST_K_EMBED) {
             k = EST_K_OTHER; /* rotary / positional helpers without a table */
             out = 0;

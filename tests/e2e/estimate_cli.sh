@@ -119,7 +119,7 @@ set -e
 grep -q "^largest batch that fits: $b (batch $((b + 1)): safe bound [0-9.]* MiB, above v100-32gb's 32768 MiB)$" \
     "$T/max.txt" || fail "--max-batch text: $(tail -1 "$T/max.txt")"
 set +e
-"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --seq-len 65536 --max-batch >"$T/none.txt"
+"$CARMA" estimate --summary $C/summary_modtree/t5_small.txt --seq-len 65536 --max-batch >"$T/none.txt"
 rc=$?
 set -e
 [ $rc -eq 1 ] && grep -q "^largest batch that fits: none (batch 1's safe bound is above a100-40gb's" \
@@ -204,6 +204,10 @@ expect2 "blank.txt: empty file" --summary "$T/blank.txt" --batch 8
 # read as blocks that keep nothing (GPT-2 medium came out at 0.6 of its module tree).
 expect2 "gpt2m_depth3.txt:10: 'GPT2Block' holds 12596224 parameters but the table lists no layer" \
     --summary $C/summary_torchinfo/gpt2m_depth3.txt --batch 4 --seq-len 1024
+
+# A sequence longer than a learned position table cannot run: refused, naming the table.
+expect2 "sequence length 2048 is longer than the model's position table (1024 positions, line 4)" \
+    --summary $C/summary_modtree/gpt2.txt --batch 4 --seq-len 2048
 
 # --gradient-checkpointing says when it changes nothing, and how many units it wraps.
 "$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 \
