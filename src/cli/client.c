@@ -41,7 +41,7 @@ json_t *cli_req(const char *op)
     return json_pack("{s:i,s:s}", "v", CARMA_PROTO_VERSION, "op", op);
 }
 
-static double mono_s(void)
+double cli_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -58,18 +58,17 @@ int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, jso
 {
     struct carma_err err = {{0}};
     json_t *r = NULL;
-    double until = mono_s() + patience_s, nap = 0.1;
+    double until = cli_now_s() + patience_s, nap = 0.1;
     int rc, said = 0;
-    while ((rc = carma_client_request(c->socket, req, &r, &err)) != 0 && mono_s() < until) {
+    while ((rc = carma_client_request(c->socket, req, &r, &err)) != 0 && cli_now_s() < until) {
         if (!said)
             fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n",
                     cmd, err.msg, patience_s);
         said = 1;
         struct timespec ts = {0, (long)(nap * 1e9)};
         nanosleep(&ts, NULL);
-        nap = nap < 0.5 ? nap * 2 : 1;
-        if (nap >= 1)
-            nap = 0.999;
+        if (nap < 0.5) /* 0.1, 0.2, 0.4, then 0.8 s between tries */
+            nap *= 2;
     }
     json_decref(req);
     if (rc) {

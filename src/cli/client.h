@@ -31,6 +31,9 @@ int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **re
 int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
                      double patience_s);
 
+/* Seconds on the monotonic clock, for timeouts and durations. */
+double cli_now_s(void);
+
 /* A request {"v":1,"op":op}; new reference. */
 json_t *cli_req(const char *op);
 

@@ -266,6 +266,7 @@ int cmd_estimate(int argc, char **argv)
         free(layers);
         return 2;
     }
+    uint64_t nlayers = layer_count(&m);
     if (json) {
         json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
                               "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,
@@ -277,7 +278,7 @@ int cmd_estimate(int argc, char **argv)
             r.estimate_mib, "bound_mib", r.bound_mib, "fits", r.fits, "gpu", kind->name,
             "gpu_mib", kind->mem_mib, "breakdown", b, "floor_source",
             est_floor_src_name(o.floor_src), "format", est_format_name(m.format),
-            "layers", (json_int_t)layer_count(&m), "params", (json_int_t)m.params, "family",
+            "layers", (json_int_t)nlayers, "params", (json_int_t)m.params, "family",
             r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
             "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
             "precision", est_precision_name(o.precision), "attention",
@@ -325,8 +326,8 @@ int cmd_estimate(int argc, char **argv)
         free(txt);
     } else {
         printf("%s: %s, %llu layers", summary, est_format_name(m.format),
-               (unsigned long long)layer_count(&m));
-        if (layer_count(&m) != m.n) /* "12 x BertLayer": its rows count once */
+               (unsigned long long)nlayers);
+        if (nlayers != m.n) /* "12 x BertLayer": its rows count once */
             printf(" (%zu as printed)", m.n);
         printf(", %llu parameters", (unsigned long long)m.params);
         if (m.frozen) /* a PEFT model: its adapters (and saved copies) train */

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "core/policy.h"
 #include "report/report.h"
@@ -83,13 +83,6 @@ static void on_progress(void *ctx, size_t done, size_t total)
         return;
     p->shown = pct;
     fprintf(stderr, "\r  %-12s %3d%% (%zu/%zu jobs)", p->policy, pct, done, total);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Finds the default catalog: workloads.csv beside the trace, else data/workloads.csv. */
@@ -173,12 +166,12 @@ static void print_notes(const struct row *rows, size_t n, const struct sim_trace
     int any_est = 0;
     for (size_t i = 0; i < n; i++)
         any_est |= rows[i].policy->req == CARMA_REQ_EST;
-    if (!any_est)
+    if (!any_est || trace_has_estimates(t, est))
         return;
-    if (est == SIM_EST_CARMA && !trace_has_estimates(t, est))
+    if (est == SIM_EST_CARMA)
         printf("est-*: --estimator carma asks for the peak an earlier run of the same "
                "workload reached, else a whole GPU.\n");
-    else if (!trace_has_estimates(t, est))
+    else
         printf("est-*: the trace gives no %s estimates, so every job asks for a whole GPU "
                "(as CARMA did when its estimator had no answer).\n",
                est_names[est]);
@@ -212,8 +205,8 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
         printf("%-12s %9.2f %9.2f %9.2f %9.2f %5llu %6llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
                rows[i].policy->name, m->makespan_s / 3600, m->mean_jct_s / 3600,
                m->p99_jct_s / 3600, m->mean_wait_s / 3600, (unsigned long long)m->oom_crashes,
-               (unsigned long long)m->gave_up, m->lost_gpu_s / 3600, m->energy_j / 3.6e6, m->mean_smact, m->mean_mem_used_frac,
-               r1, r2);
+               (unsigned long long)m->gave_up, m->lost_gpu_s / 3600, m->energy_j / 3.6e6,
+               m->mean_smact, m->mean_mem_used_frac, r1, r2);
     }
     char r1[16] = "-", r2[16] = "-";
     if (ex && ex->makespan_s > 0) {
@@ -580,9 +573,9 @@ int cmd_sim(int argc, char **argv)
         pctx.policy = policies[i]->name;
         pctx.shown = -1;
         rows[i].policy = policies[i];
-        double t0 = now_s();
+        double t0 = cli_now_s();
         int rc = sim_run(&trace, &cfg, &rows[i].m, report ? &rows[i].tl : NULL, &err);
-        rows[i].wall_s = now_s() - t0;
+        rows[i].wall_s = cli_now_s() - t0;
         if (pctx.tty && trace.njobs >= 20000) /* the policy's line ends with its time */
             fprintf(stderr, "\r  %-12s 100%% (%zu jobs) in %.1f s%20s\n", policies[i]->name,
                     trace.njobs, rows[i].wall_s, "");

@@ -9,13 +9,6 @@
 
 #define WAIT_PATIENCE_S 300 /* how long a restart of carmad is waited out */
 
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int cmd_wait(int argc, char **argv)
 {
     struct cli_conn c;
@@ -48,7 +41,7 @@ int cmd_wait(int argc, char **argv)
         fprintf(stderr, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n");
         return 2;
     }
-    double t0 = mono(), nap = 0.02;
+    double t0 = cli_now_s(), nap = 0.02;
     int reached = 0;
     json_t *out = json_array();
     int all_ok = 1;
@@ -61,7 +54,7 @@ int cmd_wait(int argc, char **argv)
              * up to the --timeout left, else WAIT_PATIENCE_S. */
             double patience = 0;
             if (reached)
-                patience = timeout >= 0 ? timeout - (mono() - t0) : WAIT_PATIENCE_S;
+                patience = timeout >= 0 ? timeout - (cli_now_s() - t0) : WAIT_PATIENCE_S;
             int st = cli_call_patient(&c, "wait", req, &resp, patience > 0 ? patience : 0);
             if (st) {
                 json_decref(out);
@@ -83,7 +76,7 @@ int cmd_wait(int argc, char **argv)
             char last[32];
             snprintf(last, sizeof last, "%s", state ? state : "unknown");
             json_decref(resp);
-            if (timeout >= 0 && mono() - t0 > timeout) {
+            if (timeout >= 0 && cli_now_s() - t0 > timeout) {
                 fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
                         (unsigned long long)ids[k], last, timeout);
                 json_decref(out);
