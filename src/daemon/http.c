@@ -128,6 +128,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (status == 405) /* RFC 9110: a 405 names the methods that work */
+        MHD_add_response_header(r, "Allow", "GET, HEAD");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -153,17 +155,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     enum carma_http_route r = carma_http_route(method, url);
     switch (r) {
     case CARMA_HTTP_NOTFOUND: return reply(c, 404, "text/plain", nf, sizeof nf - 1, 0);
-    case CARMA_HTTP_BADMETHOD: { /* RFC 9110: a 405 names the methods that work */
-        struct MHD_Response *rs = MHD_create_response_from_buffer(sizeof bm - 1, (void *)bm,
-                                                                  MHD_RESPMEM_PERSISTENT);
-        if (!rs)
-            return MHD_NO;
-        MHD_add_response_header(rs, "Content-Type", "text/plain");
-        MHD_add_response_header(rs, "Allow", "GET, HEAD");
-        enum MHD_Result ret = MHD_queue_response(c, 405, rs);
-        MHD_destroy_response(rs);
-        return ret;
-    }
+    case CARMA_HTTP_BADMETHOD: return reply(c, 405, "text/plain", bm, sizeof bm - 1, 0);
     case CARMA_HTTP_TOOLONG: return reply(c, 414, "text/plain", tl, sizeof tl - 1, 0);
     case CARMA_HTTP_INDEX:
         return reply(c, 200, "text/plain", index_text, sizeof index_text - 1, 0);
