@@ -247,12 +247,24 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
     return rc;
 }
 
-uint8_t carmad_config_sharing(const struct carmad_config *c, unsigned index, const char *uuid)
+uint8_t carmad_config_sharing(struct carmad_config *c, unsigned index, const char *uuid)
 {
     char idx[16];
     snprintf(idx, sizeof idx, "%u", index);
+    int found = -1;
     for (unsigned i = 0; i < c->nsharing; i++)
-        if (!strcmp(c->sharing[i].gpu, uuid) || !strcmp(c->sharing[i].gpu, idx))
-            return c->sharing[i].mode;
-    return c->sharing_default;
+        if (!strcmp(c->sharing[i].gpu, uuid) || !strcmp(c->sharing[i].gpu, idx)) {
+            c->sharing[i].named = 1;
+            if (found < 0)
+                found = (int)i;
+        }
+    return found >= 0 ? c->sharing[found].mode : c->sharing_default;
+}
+
+const char *carmad_config_sharing_unnamed(const struct carmad_config *c)
+{
+    for (unsigned i = 0; i < c->nsharing; i++)
+        if (!c->sharing[i].named)
+            return c->sharing[i].gpu;
+    return NULL;
 }

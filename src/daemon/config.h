@@ -38,6 +38,7 @@ struct carmad_config {
     struct {
         char gpu[96];            /* UUID or decimal index */
         uint8_t mode;
+        uint8_t named;           /* a GPU asked carmad_config_sharing matched it */
     } sharing[CARMAD_SHARING_MAX];
     unsigned nsharing;
 };
@@ -47,7 +48,11 @@ void carmad_config_default(struct carmad_config *c);
 /* Reads an INI file over c. Errors name "FILE:LINE: problem". */
 int carmad_config_load(struct carmad_config *c, const char *path, struct carma_err *err);
 
-/* The sharing mode configured for a GPU given its index and UUID. */
-uint8_t carmad_config_sharing(const struct carmad_config *c, unsigned index, const char *uuid);
+/* The sharing mode configured for a GPU given its index and UUID (the first entry that
+ * names it); marks every entry that names it. */
+uint8_t carmad_config_sharing(struct carmad_config *c, unsigned index, const char *uuid);
+
+/* Once every GPU was asked: the first [sharing] entry that named none, or NULL. */
+const char *carmad_config_sharing_unnamed(const struct carmad_config *c);
 
 #endif

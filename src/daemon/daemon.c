@@ -562,21 +562,13 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     }
     /* A [sharing] entry that names no GPU is a typo that would leave a GPU on the
      * default: refused. */
-    for (unsigned k = 0; k < d->cfg.nsharing; k++) {
-        const char *want = d->cfg.sharing[k].gpu;
-        int found = 0;
-        for (unsigned i = 0; i < n && !found; i++) {
-            char idx[16];
-            snprintf(idx, sizeof idx, "%u", i);
-            found = !strcmp(want, idx) || !strcmp(want, d->gs[i].info.uuid);
-        }
-        if (!found)
-            return carma_err_set(err, -EINVAL,
-                                 "%s: [sharing] '%s' names no GPU of this server (an index "
-                                 "0 to %u, or a UUID that nvidia-smi -L shows)",
-                                 d->o.config_path ? d->o.config_path : "configuration", want,
-                                 n - 1);
-    }
+    const char *unnamed = carmad_config_sharing_unnamed(&d->cfg);
+    if (unnamed)
+        return carma_err_set(err, -EINVAL,
+                             "%s: [sharing] '%s' names no GPU of this server (an index 0 to %u, "
+                             "or a UUID that nvidia-smi -L shows)",
+                             d->o.config_path ? d->o.config_path : "configuration", unnamed,
+                             n - 1);
     /* Each kind once, with its count: "1 x A100 (40960 MiB), 1 x V100 (32768 MiB)". */
     char kinds[512] = "";
     size_t kl = 0;
