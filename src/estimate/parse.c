@@ -297,6 +297,15 @@ static int reconcile_total(struct est_model *m, uint64_t total)
     return 0;
 }
 
+/* Refuses, naming the line, a layer type no summary lets carma bound (est_type_unmodelled):
+ * 0, or a negative code with err set. */
+static int refuse_unmodelled(const char *file, size_t line, const char *type, size_t n,
+                             struct carma_err *err)
+{
+    const char *why = est_type_unmodelled(type, n);
+    return why ? carma_err_at(err, file, line, "%.*s: %s", (int)n, type, why) : 0;
+}
+
 /* The first dimension of a shape "[32, 3, 224, 224]" (the batch a table was printed
  * at), 0 when it is not a positive integer ("-1", "None"). */
 static uint64_t shape_first_dim(const char *s, size_t n)
@@ -443,13 +452,13 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             if (est_parse_count(p, pn, &params) < 0)
                 return carma_err_at(err, file, L.line, "bad parameter count '%.*s'",
                                     (int)(pn > 40 ? 40 : pn), p);
-            const char *why = est_type_unmodelled(t, dash - 1);
-            if (why)
-                return carma_err_at(err, file, L.line, "%.*s: %s", (int)(dash - 1), t, why);
+            if ((rc = refuse_unmodelled(file, L.line, t, dash - 1, err)))
+                return rc;
             if (est_model_add_type(m, t, dash - 1, out, params, 1, 0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-            if (rows++ == 0 && shape_first_dim(br, (size_t)(t + tn - br)) > 0)
-                shape_batch = shape_first_dim(br, (size_t)(t + tn - br));
+            uint64_t first_dim = rows++ == 0 ? shape_first_dim(br, (size_t)(t + tn - br)) : 0;
+            if (first_dim > 0)
+                shape_batch = first_dim;
             continue;
         }
         /* state 3: totals and sizes. */
@@ -518,28 +527,20 @@ struct ti_row {
     char type[48];
 };
 
-/* The largest row of no known kind that holds parameters but lists nothing inside: at
- * torchinfo's default depth=3 a transformer's blocks (GPT2Block, a ModuleList of
- * BertLayer) print that way, and whatever they keep for backward is not in the table. */
-struct ti_opaque {
-    size_t line;
-    uint64_t params;
-    char type[48];
-};
-
+/* Adds the pending row r when it is a leaf. *op keeps the largest leaf of no known kind
+ * that holds parameters but lists nothing inside: at torchinfo's default depth=3 a
+ * transformer's blocks (GPT2Block, a ModuleList of BertLayer) print that way, and
+ * whatever they keep for backward is not in the table. */
 static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next,
-                    struct ti_opaque *op)
+                    struct ti_row *op)
 {
     if (!r->valid)
         return 0;
     r->valid = 0;
     if (has_next && next_depth > r->depth)
         return 0; /* a container: its children carry the tensors and parameters */
-    if (r->kind == EST_K_OTHER && r->params > op->params) {
-        op->line = r->line;
-        op->params = r->params;
-        memcpy(op->type, r->type, sizeof op->type);
-    }
+    if (r->kind == EST_K_OTHER && r->params > op->params)
+        *op = *r;
     int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
     if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
@@ -570,7 +571,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     size_t rows = 0;
     uint64_t shape_batch = 0; /* torchinfo prints the batch it ran with */
     double input_mb = -1;
-    struct ti_opaque opaque = {0};
+    struct ti_row opaque = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
     m->format = EST_FMT_TORCHINFO;
@@ -725,9 +726,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             size_t tcp = type_n < sizeof pend.type - 1 ? type_n : sizeof pend.type - 1;
             memcpy(pend.type, t, tcp);
             pend.type[tcp] = '\0';
-            const char *why = est_type_unmodelled(t, type_n);
-            if (why)
-                return carma_err_at(err, file, L.line, "%.*s: %s", (int)type_n, t, why);
+            if ((rc = refuse_unmodelled(file, L.line, t, type_n, err)))
+                return rc;
             pend.kind = est_kind_classify(t, type_n);
             pend.flags = est_type_flags(pend.kind, t, type_n);
             pend.keeps = est_type_keeps(pend.kind, t, type_n);
@@ -755,8 +755,9 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
         if (tp)
             have_total = 1;
-        if (input_size_mb(s, n) >= 0)
-            input_mb = input_size_mb(s, n);
+        double mb = input_size_mb(s, n);
+        if (mb >= 0)
+            input_mb = mb;
     }
     if (rc < 0)
         return rc;
@@ -919,19 +920,30 @@ static char *keras3_join(const char *buf, size_t len, size_t *outlen)
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
                              struct est_model *m, struct carma_err *err);
 
+typedef int parse_fn(const char *buf, size_t len, const char *file, struct est_model *m,
+                     struct carma_err *err);
+
+/* Parses `copy` (n bytes: a cleaned copy of the input, NULL when making it ran out of
+ * memory) with parse, then frees it. */
+static int parse_copy(parse_fn *parse, char *copy, size_t n, const char *file,
+                      struct est_model *m, struct carma_err *err)
+{
+    if (!copy)
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+    int rc = parse(copy, n, file, m, err);
+    free(copy);
+    return rc;
+}
+
 int est_parse_keras(const char *buf, size_t len, const char *file, struct est_model *m,
                     struct carma_err *err)
 {
     /* "┃ Layer (type)": Keras 3's rich table, whose rows may wrap */
     if (!memmem(buf, len, "\xe2\x94\x83 Layer (type)", 16))
         return keras_parse_lines(buf, len, file, m, err);
-    size_t jl;
+    size_t jl = 0;
     char *joined = keras3_join(buf, len, &jl);
-    if (!joined)
-        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
-    int rc = keras_parse_lines(joined, jl, file, m, err);
-    free(joined);
-    return rc;
+    return parse_copy(keras_parse_lines, joined, jl, file, m, err);
 }
 
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
@@ -1041,9 +1053,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 j++;
             if (j < tn && !connected)
                 return carma_err_at(err, file, L.line, "unexpected text after the parameters");
-            const char *why = est_type_unmodelled(type, type_n);
-            if (why)
-                return carma_err_at(err, file, L.line, "%.*s: %s", (int)type_n, type, why);
+            if ((rc = refuse_unmodelled(file, L.line, type, type_n, err)))
+                return rc;
             if ((type_n == 10 && memcmp(type, "Functional", 10) == 0) ||
                 (type_n == 10 && memcmp(type, "Sequential", 10) == 0) ||
                 (type_n == 5 && memcmp(type, "Model", 5) == 0))
@@ -2281,9 +2292,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             st[depth].child++; /* before sizing: a convolution's branch is this child */
             child_start(&st[depth], &sp);
         }
-        const char *why = est_type_unmodelled(c, cls_n);
-        if (why)
-            return carma_err_at(err, file, L.line, "%.*s: %s", (int)cls_n, c, why);
+        if ((rc = refuse_unmodelled(file, L.line, c, cls_n, err)))
+            return rc;
         enum est_kind k = est_kind_classify(c, cls_n);
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
@@ -2541,11 +2551,8 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
             continue;
         }
         int k = est_kind_from_name(type);
-        const char *why = k < 0 ? est_type_unmodelled(type, strlen(type)) : NULL;
-        if (why) {
-            rc = carma_err_at(err, file, c->line, "%s: %s", type, why);
+        if (k < 0 && (rc = refuse_unmodelled(file, c->line, type, strlen(type), err)))
             break;
-        }
         if (k < 0)
             k = (int)est_kind_classify(type, strlen(type));
         if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {
@@ -2640,13 +2647,9 @@ int est_parse(const char *buf, size_t len, const char *file, struct est_model *m
         return carma_err_at(err, file, 0, "larger than %u bytes", EST_MAX_INPUT);
     if (!memchr(buf, '\x1b', len))
         return parse_text(buf, len, file, m, err);
-    size_t n;
+    size_t n = 0;
     char *clean = strip_ansi(buf, len, &n);
-    if (!clean)
-        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
-    int rc = parse_text(clean, n, file, m, err);
-    free(clean);
-    return rc;
+    return parse_copy(parse_text, clean, n, file, m, err);
 }
 
 static int parse_text(const char *buf, size_t len, const char *file, struct est_model *m,

@@ -39,8 +39,8 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
     carma_csv_init(c, buf, len, file, ',');
     int col[C_N];
     int rc = carma_csv_header(c, col_names, C_N, C_REQUIRED, col,
-                              "(expected columns of a workload catalog: name,model,batch,gpus,mem_mib,total_min,"
-                              "smact,smocc,drama,ramp_s)",
+                              "(expected columns of a workload catalog: name,model,batch,"
+                              "gpus,mem_mib,total_min,smact,smocc,drama,ramp_s)",
                               err);
     if (rc)
         goto fail;
