@@ -69,7 +69,8 @@ int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coe
     *out = *est_coef_default();
     carma_csv_init(csv, buf, len, file, ',');
     int rc, header = 1;
-    size_t lines = 0;
+    size_t lines = 0, nset = 0;
+    const void *set[256]; /* coefficients given, one slot each: a second value is an error */
     while ((rc = carma_csv_next(csv, err)) == 1) {
         if (++lines > max_lines) {
             rc = carma_err_at(err, file, csv->line, "more than %zu lines", max_lines);
@@ -87,10 +88,19 @@ int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coe
         size_t *count;
         double *d = slot(out, csv->field[0], &count);
         double v;
-        if ((!d && !count) ) {
+        if (!d && !count) {
             rc = carma_err_at(err, file, csv->line, "unknown coefficient '%s'", csv->field[0]);
             break;
         }
+        const void *key = d ? (const void *)d : (const void *)count;
+        size_t k = 0;
+        while (k < nset && set[k] != key)
+            k++;
+        if (k < nset) {
+            rc = carma_err_at(err, file, csv->line, "%s given twice", csv->field[0]);
+            break;
+        }
+        set[nset++] = key;
         if (carma_parse_double(csv->field[1], &v) < 0 || v < -1e7 || v > 1e7) {
             rc = carma_err_at(err, file, csv->line, "bad value '%s' for %s", csv->field[1],
                               csv->field[0]);
@@ -107,6 +117,8 @@ int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coe
         }
     }
     free(csv);
+    if (rc >= 0 && nset == 0) /* an empty table, or a header alone: a fit that wrote nothing */
+        rc = carma_err_at(err, file, 0, "no coefficients (expected name,value rows)");
     return rc < 0 ? rc : 0;
 }
 

@@ -1937,6 +1937,17 @@ static void test_coef_table_matches_shipped(void **state)
     const char *bad = "name,value\nfloor_gpu,3\n";
     assert_true(est_coef_parse(bad, strlen(bad), "x.csv", &c, &err) < 0);
     assert_string_equal(err.msg, "x.csv:2: unknown coefficient 'floor_gpu'");
+    /* a table that sets nothing, or one coefficient twice, is a mistake, not the defaults */
+    assert_true(est_coef_parse("", 0, "e.csv", &c, &err) < 0);
+    assert_string_equal(err.msg, "e.csv: no coefficients (expected name,value rows)");
+    const char *hdr = "name,value\n";
+    assert_true(est_coef_parse(hdr, strlen(hdr), "h.csv", &c, &err) < 0);
+    const char *twice = "name,value\nq_dense,0.3\nfloor_dense,500\nq_dense,0.4\n";
+    assert_true(est_coef_parse(twice, strlen(twice), "t.csv", &c, &err) < 0);
+    assert_string_equal(err.msg, "t.csv:4: q_dense given twice");
+    const char *one = "q_dense,0.3\n";
+    assert_int_equal(est_coef_parse(one, strlen(one), "o.csv", &c, &err), 0);
+    assert_float_equal(c.q[EST_FAM_DENSE], 0.3, 0);
 }
 
 static void test_history(void **state)
