@@ -88,6 +88,18 @@ static uint64_t layer_count(const struct est_model *m)
     return n;
 }
 
+/* Whether the sequence length enters the estimate: a sequence model's layers are per
+ * token, and attention keeps seq x seq probabilities. */
+static int reads_seq(const struct est_model *m)
+{
+    if (m->needs_seq || m->tokens)
+        return 1;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].per_token || m->layers[i].attn)
+            return 1;
+    return 0;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -334,7 +346,8 @@ int cmd_estimate(int argc, char **argv)
             printf(" (%llu trained, the rest frozen)",
                    (unsigned long long)(m.params - m.frozen));
         printf("\n");
-        printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);
+        printf("batch %u%s%.0u%s", o.batch, o.seq ? ", seq-len " : "", o.seq,
+               o.seq && !reads_seq(&m) ? " (no effect: not a sequence model)" : "");
         if (m.tokens)
             printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,
                    m.patch_w);

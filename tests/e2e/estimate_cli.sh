@@ -214,6 +214,11 @@ expect2 "sequence length 2048 is longer than the model's position table (1024 po
     --gradient-checkpointing | grep -q "gradient checkpointing (no effect" || fail "checkpointing a CNN"
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --gradient-checkpointing --json | grep -q '"checkpointed_units": 12' || fail "BERT's 12 units"
+# --seq-len on a model that reads no sequence says so; on BERT it is plain.
+"$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 --seq-len 128 |
+    grep -q "seq-len 128 (no effect: not a sequence model)" || fail "--seq-len on a CNN"
+"$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 |
+    grep -q "no effect" && fail "--seq-len on BERT said no effect"
 
 # A layer kind carma has no node for still trains: its parameters get gradients and
 # optimizer state, as a Linear layer's do.
