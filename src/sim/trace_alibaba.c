@@ -98,6 +98,12 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
                               "scheduled_time / deletion_time: not times >= 0 (s)");
             goto fail;
         }
+        if (sched < create) { /* a corrupt row: its run time cannot be trusted either */
+            rc = carma_err_at(err, file, line,
+                              "scheduled_time %lld before creation_time %lld",
+                              (long long)sched, (long long)create);
+            goto fail;
+        }
         if (del <= sched) {
             rc = carma_err_at(err, file, line,
                               "deletion_time %lld not after scheduled_time %lld: no run time",

@@ -320,6 +320,8 @@ static void test_alibaba_bad(void **state)
                "a.csv:2: creation_time '-1'");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,1,400,400\n",
                "a.csv:2: deletion_time 400 not after");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,200,400,150\n",
+               "a.csv:2: scheduled_time 150 before creation_time 200");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1001,,LS,Running,1,400,2\n", "gpu_milli '1001'");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,0,,LS,Running,1,400,2\n", "gpu_milli 0");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,x,1,,LS,Running,1,400,2\n", "num_gpu 'x'");
