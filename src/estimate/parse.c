@@ -2665,6 +2665,8 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
         k++;
     if (k == len)
         return carma_err_at(err, file, 0, "empty file: not a model summary");
+    if (carma_text_cr_only(buf, len))
+        return carma_err_at(err, file, 1, "%s", CARMA_CR_ONLY_MSG);
     switch (est_detect(buf, len)) {
     case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
     case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);

@@ -279,6 +279,8 @@ int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trac
     }
     if (len == 0)
         return carma_err_at(err, file, 0, "empty file: no jobs");
+    if (carma_text_cr_only(buf, len))
+        return carma_err_at(err, file, 1, "%s", CARMA_CR_ONLY_MSG);
     if (fmt == SIM_TRACE_AUTO)
         fmt = sim_trace_detect(file, buf, len);
     struct sim_trace t = {0};

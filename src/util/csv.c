@@ -75,6 +75,11 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
                 break;
             } else if (ch == '\r' && c->pos < c->len && c->buf[c->pos] == '\n') {
                 continue;
+            } else if (ch == '\r') {
+                return carma_err_at(err, c->file, c->line, "%s",
+                                    carma_text_cr_only(c->buf, c->len)
+                                        ? CARMA_CR_ONLY_MSG
+                                        : "a carriage return without a line feed");
             } else if (field_was_quoted) {
                 return carma_err_at(err, c->file, c->line, "text after closing quote in field %zu",
                                     nf);
@@ -93,6 +98,11 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
             continue; /* blank line */
         return 1;
     }
+}
+
+int carma_text_cr_only(const char *buf, size_t len)
+{
+    return memchr(buf, '\r', len) && !memchr(buf, '\n', len);
 }
 
 int carma_csv_col(const struct carma_csv *c, const char *name)

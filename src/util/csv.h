@@ -28,8 +28,14 @@ void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char
 
 /* Reads the next non-empty record. Returns 1 with c->field/nfields set, 0 at end of
  * input, or a negative code with err naming file and line (unterminated quote, too
- * many fields, a field too long, a NUL byte). */
+ * many fields, a field too long, a NUL byte, a carriage return outside quotes that is
+ * not part of a CRLF). */
 int carma_csv_next(struct carma_csv *c, struct carma_err *err);
+
+/* Whether text ends its lines with a bare CR (classic Mac OS): a CR and no LF at all.
+ * Line readers would see one line; callers refuse it with CARMA_CR_ONLY_MSG. */
+int carma_text_cr_only(const char *buf, size_t len);
+#define CARMA_CR_ONLY_MSG "lines end in a bare carriage return (classic Mac): convert them to LF"
 
 /* Index of the header column named `name` in the current record, or -1. */
 int carma_csv_col(const struct carma_csv *c, const char *name);

@@ -43,6 +43,20 @@ static void test_errors_name_file_and_line(void **state)
     carma_csv_init(&c, in2, strlen(in2), "u.csv", ',');
     assert_true(carma_csv_next(&c, &err) < 0);
     assert_non_null(strstr(err.msg, "u.csv:1: stray quote"));
+    /* A bare CR: classic Mac line ends say so; inside quotes it is data. */
+    const char *mac = "a,b\r1,2\r";
+    carma_csv_init(&c, mac, strlen(mac), "m.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "m.csv:1: " CARMA_CR_ONLY_MSG);
+    const char *stray = "a,b\r\n1,x\ry\n";
+    carma_csv_init(&c, stray, strlen(stray), "s.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "s.csv:2: a carriage return without a line feed");
+    const char *quoted = "\"x\ry\",b\n";
+    carma_csv_init(&c, quoted, strlen(quoted), "q.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_string_equal(c.field[0], "x\ry");
     char big[CARMA_CSV_MAX_FIELDS * 2 + 2];
     for (size_t i = 0; i < sizeof big - 2; i += 2) {
         big[i] = '1';

@@ -820,6 +820,8 @@ static void test_csv_and_detect(void **state)
                                  "torchinfo table, a Keras model.summary(), a printed PyTorch "
                                  "module tree or a layer CSV)");
     assert_true(parse_str("", &m, &err) < 0);
+    assert_true(parse_str("type,out_elems,params\rinput,784,0\rlinear,10,7850\r", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:1: " CARMA_CR_ONLY_MSG);
 }
 
 /* A hand-computed case: one Linear(1000 -> 1000) + bias under adam fp32, batch 512. */

@@ -314,6 +314,8 @@ static void test_alibaba_bad(void **state)
 {
     (void)state;
     const enum sim_trace_format F = SIM_TRACE_ALIBABA;
+    expect_bad(SIM_TRACE_AUTO, "mac.csv", "submit_s,workload\r0,resnet50-b64\r",
+               "mac.csv:1: " CARMA_CR_ONLY_MSG);
     expect_bad(F, "a.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,1000\n",
                "a.csv:1: missing column 'creation_time'");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,-1,400,150\n",
