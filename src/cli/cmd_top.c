@@ -4,6 +4,7 @@
 #include <curses.h>
 #include <locale.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "proto/proto.h"
+#include "util/utf8.h"
 
 static void usage(FILE *f)
 {
@@ -24,6 +26,51 @@ static double num(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* Text from the cursor to the right edge at most: curses would wrap the rest onto the
+ * next row, over what is drawn there. Cut at whole UTF-8 sequences, one column each
+ * (a byte that starts none shows as '?'). */
+static int row; /* the row at() began: once the cursor leaves it, the row is full */
+
+static void vclip(const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    if (getcury(stdscr) != row)
+        return;
+    int room = getmaxx(stdscr) - getcurx(stdscr);
+    for (const unsigned char *p = (const unsigned char *)buf; *p && room > 0; room--) {
+        size_t l = carma_utf8_seq(p);
+        if (l)
+            addnstr((const char *)p, (int)l);
+        else
+            addch('?');
+        p += l ? l : 1;
+    }
+}
+
+/* printw, clipped to the row. */
+static void add(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vclip(fmt, ap);
+    va_end(ap);
+}
+
+/* mvprintw, clipped to the row; nothing below the last row. */
+static void at(int y, int x, const char *fmt, ...)
+{
+    row = -1; /* what add() appends to a refused at() is refused too */
+    if (y < 0 || y >= getmaxy(stdscr) || x >= getmaxx(stdscr))
+        return;
+    move(y, x);
+    row = y;
+    va_list ap;
+    va_start(ap, fmt);
+    vclip(fmt, ap);
+    va_end(ap);
 }
 
 /* A bar of width w filled to frac (0..1), drawn with '|' as nvtop does. */
@@ -65,21 +112,21 @@ static void draw(json_t *r, const char *err)
     localtime_r(&now, &tm);
     strftime(t, sizeof t, "%H:%M:%S", &tm);
     if (!r) {
-        mvprintw(0, 0, "carma top  %s  -  %s", t, err ? err : "no answer");
-        mvprintw(2, 0, "q: quit");
+        at(0, 0, "carma top  %s  -  %s", t, err ? err : "no answer");
+        at(2, 0, "q: quit");
         refresh();
         return;
     }
     json_t *gpus = json_object_get(r, "gpus");
-    mvprintw(0, 0, "carma top  %s  backend %s  policy %s  %zu GPUs  %lld queued   q: quit", t,
-             json_string_value(json_object_get(r, "backend")),
-             json_string_value(json_object_get(r, "policy")), json_array_size(gpus),
-             (long long)json_integer_value(json_object_get(r, "queued")));
+    at(0, 0, "carma top  %s  backend %s  policy %s  %zu GPUs  %lld queued   q: quit", t,
+       json_string_value(json_object_get(r, "backend")),
+       json_string_value(json_object_get(r, "policy")), json_array_size(gpus),
+       (long long)json_integer_value(json_object_get(r, "queued")));
     int y = 2;
     size_t k;
     json_t *g;
     int bw = cols > 100 ? 30 : cols > 70 ? 20 : 10;
-    json_array_foreach(gpus, k, g) {
+    json_array_foreach (gpus, k, g) {
         if (y >= rows - 1)
             break;
         double used = num(g, "mem_used_mib"), total = num(g, "mem_total_mib");
@@ -88,63 +135,66 @@ static void draw(json_t *r, const char *err)
         json_t *win = json_object_get(g, "window");
         double risk = num(win, "risk");
         attron(A_BOLD);
-        mvprintw(y, 0, "GPU %lld %-.28s", (long long)json_integer_value(json_object_get(g, "index")),
-                 json_string_value(json_object_get(g, "name")));
+        at(y, 0, "GPU %lld %-.28s", (long long)json_integer_value(json_object_get(g, "index")),
+           json_string_value(json_object_get(g, "name")));
         attroff(A_BOLD);
         if (json_is_true(json_object_get(g, "drained"))) {
             const char *why = json_string_value(json_object_get(g, "drain_reason"));
-            printw("  DRAINED%s%s", why ? ": " : "", why ? why : "");
+            add("  DRAINED%s%s", why ? ": " : "", why ? why : "");
         }
-        printw("  %s", json_string_value(json_object_get(g, "sharing")));
+        add("  %s", json_string_value(json_object_get(g, "sharing")));
         y++;
-        mvprintw(y, 2, "MEM");
+        at(y, 2, "MEM");
         bar(y, 6, bw, total > 0 ? used / total : 0, 1);
-        printw(" %6.1f/%.1f GiB", used / 1024, total / 1024);
+        add(" %6.1f/%.1f GiB", used / 1024, total / 1024);
         y++;
-        mvprintw(y, 2, "SM ");
+        at(y, 2, "SM ");
         double a = sm >= 0 ? sm : ut;
         bar(y, 6, bw, a >= 0 ? a : 0, 2);
         if (sm >= 0)
-            printw(" SMACT %4.2f", sm);
+            add(" SMACT %4.2f", sm);
         else if (ut >= 0)
-            printw(" util  %4.2f (no SMACT)", ut);
+            add(" util  %4.2f (no SMACT)", ut);
         else
-            printw(" -");
+            add(" -");
         if (risk >= 0)
-            printw("  risk %4.2f", risk);
+            add("  risk %4.2f", risk);
         double oc = num(g, "smocc"), dr = num(g, "drama");
         if (oc >= 0)
-            printw("  SMOCC %4.2f", oc);
+            add("  SMOCC %4.2f", oc);
         if (dr >= 0)
-            printw("  DRAMA %4.2f", dr);
+            add("  DRAMA %4.2f", dr);
         y++;
-        mvprintw(y, 2, "PWR");
+        at(y, 2, "PWR");
         bar(y, 6, bw, pw >= 0 && pl > 0 ? pw / pl : 0, 3);
         if (pw >= 0)
-            printw(" %5.0f W", pw);
+            add(" %5.0f W", pw);
         if (pl > 0)
-            printw(" / %.0f W", pl);
+            add(" / %.0f W", pl);
         y++;
         json_t *jl = json_object_get(g, "job_list");
         size_t x;
         json_t *j;
         if (json_array_size(jl) == 0 && y < rows - 1)
-            mvprintw(y++, 4, "no carma jobs%s",
-                     json_integer_value(json_object_get(g, "foreign_processes")) > 0
-                         ? " (foreign processes)" : "");
-        json_array_foreach(jl, x, j) {
+            at(y++, 4, "no carma jobs%s",
+               json_integer_value(json_object_get(g, "foreign_processes")) > 0
+                   ? " (foreign processes)"
+                   : "");
+        json_array_foreach (jl, x, j) {
             if (y >= rows - 1)
                 break;
             char d[32];
             fmt_dur(num(j, "run_s"), d, sizeof d);
             const char *name = json_string_value(json_object_get(j, "name"));
             double ss = num(j, "solo_smact");
-            mvprintw(y++, 4, "job %-6lld %-10.10s %-20.20s %7.0f MiB  %8s", 
-                     (long long)json_integer_value(json_object_get(j, "id")),
-                     json_string_value(json_object_get(j, "user")), name ? name : "-",
-                     num(j, "mem_mib"), d);
+            char user[48], nm[96]; /* columns by characters: %-20.20s cuts bytes */
+            cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
+            cli_cell(nm, sizeof nm, name ? name : "-", 20);
+            at(y++, 4, "job %-6lld %s %s %7.0f MiB  %8s",
+               (long long)json_integer_value(json_object_get(j, "id")), user, nm, num(j, "mem_mib"),
+               d);
             if (ss >= 0)
-                printw("  solo %.2f", ss);
+                add("  solo %.2f", ss);
         }
         y++;
     }
@@ -192,8 +242,10 @@ int cmd_top(int argc, char **argv)
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) {
         const char *term = getenv("TERM");
-        fprintf(stderr, "carma top: cannot drive the terminal (TERM=%s); 'carma gpus' prints "
-                        "one snapshot\n", term && *term ? term : "unset");
+        fprintf(stderr,
+                "carma top: cannot drive the terminal (TERM=%s); 'carma gpus' prints "
+                "one snapshot\n",
+                term && *term ? term : "unset");
         json_decref(resp);
         return 1;
     }

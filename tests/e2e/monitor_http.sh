@@ -78,9 +78,14 @@ rc=0; "$CARMA" usage --user no-such-user-here 2>"$T/err" >/dev/null || rc=$?
 step "top in tmux (q quits)"
 if command -v tmux >/dev/null; then
     S="carma-top-$$"
+    ON_EXIT="tmux -L $S kill-server 2>/dev/null; tmux -L $S-narrow kill-server 2>/dev/null"
+    # a job of its own, running all through this step (job 1 may be done on a loaded host)
+    tj=$(submit --name on-top --mem 4G -- sh "$HELP/run_for.sh" 120)
+    wait_until 20 is_state "$tj" running || fail "top's job: $(state_of "$tj")"
     tmux -L "$S" new-session -d -x 120 -y 40 "CARMA_SOCKET=$CARMA_SOCKET $CARMA top --interval 0.3; echo TOP-EXIT-\$?; sleep 5" ||
         fail "tmux"
-    wait_until 10 sh -c "tmux -L $S capture-pane -p | grep -q 'job 1 '" ||
+    wait_until 10 sh -c "tmux -L $S capture-pane -p | grep -q 'job $tj .*on-top' &&
+        tmux -L $S capture-pane -p | grep -q 'SMACT 0.30'" ||
         fail "top shows no job: $(tmux -L "$S" capture-pane -p)"
     tmux -L "$S" capture-pane -p > "$ART/top.txt"
     grep -q "GPU 0 NVIDIA A100" "$ART/top.txt" || fail "top: no GPU line"
@@ -89,6 +94,17 @@ if command -v tmux >/dev/null; then
     tmux -L "$S" send-keys q
     wait_until 5 sh -c "tmux -L $S capture-pane -p | grep -q TOP-EXIT-0" || fail "top did not quit on q"
     tmux -L "$S" kill-server 2>/dev/null
+    # A narrow terminal: each row is cut at the edge, never wrapped onto the next one.
+    tmux -L "$S-narrow" new-session -d -x 40 -y 10 "CARMA_SOCKET=$CARMA_SOCKET $CARMA top --interval 0.3" ||
+        fail "tmux 40x10"
+    wait_until 10 sh -c "tmux -L $S-narrow capture-pane -p | grep -q '^  PWR'" || fail "top 40x10: no PWR row: $(tmux -L "$S-narrow" capture-pane -p)"
+    tmux -L "$S-narrow" capture-pane -p > "$ART/top-40x10.txt"
+    tmux -L "$S-narrow" kill-server 2>/dev/null
+    grep -q '^  SM  \[' "$ART/top-40x10.txt" || fail "top 40x10: SM row"
+    grep -q '^  PWR \[' "$ART/top-40x10.txt" || fail "top 40x10: PWR row overwritten: $(cat "$ART/top-40x10.txt")"
+    grep -q '^  MEM \[' "$ART/top-40x10.txt" || fail "top 40x10: MEM row"
+    grep -Eq '^(job|[a-z]*-|[A-Z]*SM|DRAMA)' "$ART/top-40x10.txt" && fail "top 40x10: a wrapped row: $(cat "$ART/top-40x10.txt")"
+    "$CARMA" cancel "$tj" >/dev/null && wait_until 20 is_state "$tj" cancelled || fail "cancel top's job"
     cat "$ART/top.txt" | head -12
 else
     echo "(tmux absent: top not exercised)"

@@ -14,7 +14,9 @@ STEP=start
 if [ "$(id -u)" = 0 ]; then ROOT=1; else ROOT=0; fi
 printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
 
+ON_EXIT=  # more to undo at exit, set by a test (its tmux servers)
 cleanup() {
+    [ -n "$ON_EXIT" ] && eval "$ON_EXIT"
     [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
     # End what the jobs of this test left (their shepherds are in sessions of their own).
     for f in "$T"/state/jobs/*/*/shepherd; do
