@@ -1441,19 +1441,25 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
     return arr;
 }
 
+/* What `carma gpus --json` and /v1/gpus both begin with. */
+static void gpus_head(struct carmad *d, json_t *o, double now)
+{
+    json_object_set_new(o, "backend", json_string(d->gb.ops->name));
+    if (d->gb.ops->describe) {
+        char desc[1024]; /* the NVML backend's line with DCGM's reason runs past 256 */
+        d->gb.ops->describe(&d->gb, desc, sizeof desc);
+        json_object_set_new(o, "source", json_string(desc));
+    }
+    json_object_set_new(o, "policy", json_string(d->policy->name));
+    json_object_set_new(o, "interval_s", json_real(d->cfg.monitor_interval_s));
+    json_object_set_new(o, "time", json_real(now));
+    json_object_set_new(o, "queued", json_integer(carma_sched_queued(&d->sched)));
+}
+
 static json_t *req_gpus(struct carmad *d, uint32_t ci)
 {
     json_t *ok = carma_resp_ok();
-    json_object_set_new(ok, "backend", json_string(d->gb.ops->name));
-    if (d->gb.ops->describe) {
-        char desc[256];
-        d->gb.ops->describe(&d->gb, desc, sizeof desc);
-        json_object_set_new(ok, "source", json_string(desc));
-    }
-    json_object_set_new(ok, "policy", json_string(d->policy->name));
-    json_object_set_new(ok, "interval_s", json_real(d->cfg.monitor_interval_s));
-    json_object_set_new(ok, "time", json_real(now_s()));
-    json_object_set_new(ok, "queued", json_integer(carma_sched_queued(&d->sched)));
+    gpus_head(d, ok, now_s());
     json_object_set_new(ok, "gpus", gpus_json(d, (int64_t)d->conns[ci]->uid));
     return ok;
 }
@@ -1803,9 +1809,7 @@ static void http_publish(struct carmad *d)
     if (carma_metrics_render(&m, &text, &len))
         text = NULL;
     json_t *gj = json_object();
-    json_object_set_new(gj, "backend", json_string(d->gb.ops->name));
-    json_object_set_new(gj, "policy", json_string(d->policy->name));
-    json_object_set_new(gj, "time", json_real(now));
+    gpus_head(d, gj, now);
     json_object_set_new(gj, "gpus", gpus_json(d, -1));
     json_t *jj = json_object();
     json_object_set_new(jj, "time", json_real(now));

@@ -15,6 +15,10 @@ start_daemon --gpus nvml --nvml-lib "$LIB"
 step "GPUs from the fake driver"
 "$CARMA" gpus | grep -q "backend nvml" || fail "backend is not nvml"
 "$CARMA" gpus --json | grep -q '"uuid"' || fail "no GPU listed"
+# the source line is whole (it was cut at 255 bytes: "...: utilisation on")
+"$CARMA" gpus --json | python3 -c "import json,sys; s = json.load(sys.stdin)['source']; \
+sys.exit(0 if s.endswith(('utilisation only', 'GPUs', 'on the others')) else 1)" ||
+    fail "source line cut: $("$CARMA" gpus --json | grep '"source"')"
 step "jobs"
 id=$(submit -- echo on-nvml)
 "$CARMA" wait --timeout 20 "$id" >/dev/null || fail "job on nvml: $(state_of "$id")"

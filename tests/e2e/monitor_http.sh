@@ -48,6 +48,11 @@ head -c 300 "$T/m1"; echo
 
 step "/v1/gpus, /v1/jobs as JSON; other paths and methods refused"
 curl -sf "$URL/v1/gpus" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["gpus"])==2 and d["backend"]=="sim", d' || fail "/v1/gpus"
+# /v1/gpus is carma gpus --json: the same keys
+"$CARMA" gpus --json > "$T/gpus.json" || fail "gpus --json"
+curl -sf "$URL/v1/gpus" | python3 -c 'import json,sys; h=json.load(sys.stdin); c=json.load(open(sys.argv[1])); \
+c.pop("ok", None); assert sorted(h) == sorted(c), (sorted(h), sorted(c))' "$T/gpus.json" ||
+    fail "/v1/gpus and gpus --json differ: $(curl -sf "$URL/v1/gpus" | head -c 200)"
 curl -sf "$URL/v1/jobs" | python3 -c 'import json,sys; d=json.load(sys.stdin); j=d["jobs"]; assert len(j)==1 and j[0]["state"]=="running" and j[0]["energy_j"]>0, j' || fail "/v1/jobs"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/nope")" = 404 ] || fail "404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/metrics")" = 405 ] || fail "405"
