@@ -34,6 +34,8 @@ void carmad_config_default(struct carmad_config *c)
 
 struct load_ctx {
     struct carmad_config *c;
+    FILE *f;
+    unsigned line; /* of the entry being handled: counted by read_line */
     char msg[256];
     char seen[SEEN_MAX][112]; /* "section.key" read so far: a key given twice is an error */
     unsigned nseen;
@@ -217,12 +219,24 @@ static int on_entry(void *user, const char *section, const char *name, const cha
                 BAD("too many [sharing] entries");
             if (copy_str(c->sharing[c->nsharing].gpu, sizeof c->sharing[0].gpu, name))
                 BAD("GPU name too long");
+            c->sharing[c->nsharing].line = x->line;
             c->sharing[c->nsharing++].mode = (uint8_t)m;
         }
     } else {
         BAD("unknown section [%.64s]", section);
     }
     return 1;
+}
+
+/* inih's reader: a line (or what fits of it) at a time, counting lines for entries that
+ * are checked after the file was read ([sharing] against the GPUs found). */
+static char *read_line(char *str, int num, void *stream)
+{
+    struct load_ctx *x = stream;
+    char *r = fgets(str, num, x->f);
+    if (r && (strchr(r, '\n') || feof(x->f)))
+        x->line++;
+    return r;
 }
 
 int carmad_config_load(struct carmad_config *c, const char *path, struct carma_err *err)
@@ -236,7 +250,9 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
         return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
     }
     x->c = c;
-    int line = ini_parse_file(f, on_entry, x);
+    x->f = f;
+    x->line = 0;
+    int line = ini_parse_stream(read_line, x, on_entry, x);
     fclose(f);
     int rc = 0;
     if (line > 0)
@@ -261,10 +277,12 @@ uint8_t carmad_config_sharing(struct carmad_config *c, unsigned index, const cha
     return found >= 0 ? c->sharing[found].mode : c->sharing_default;
 }
 
-const char *carmad_config_sharing_unnamed(const struct carmad_config *c)
+const char *carmad_config_sharing_unnamed(const struct carmad_config *c, unsigned *line)
 {
     for (unsigned i = 0; i < c->nsharing; i++)
-        if (!c->sharing[i].named)
+        if (!c->sharing[i].named) {
+            *line = c->sharing[i].line;
             return c->sharing[i].gpu;
+        }
     return NULL;
 }

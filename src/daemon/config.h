@@ -39,6 +39,7 @@ struct carmad_config {
         char gpu[96];            /* UUID or decimal index */
         uint8_t mode;
         uint8_t named;           /* a GPU asked carmad_config_sharing matched it */
+        unsigned line;           /* in the INI file */
     } sharing[CARMAD_SHARING_MAX];
     unsigned nsharing;
 };
@@ -52,7 +53,8 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
  * names it); marks every entry that names it. */
 uint8_t carmad_config_sharing(struct carmad_config *c, unsigned index, const char *uuid);
 
-/* Once every GPU was asked: the first [sharing] entry that named none, or NULL. */
-const char *carmad_config_sharing_unnamed(const struct carmad_config *c);
+/* Once every GPU was asked: the first [sharing] entry that named none (its line in
+ * *line), or NULL. */
+const char *carmad_config_sharing_unnamed(const struct carmad_config *c, unsigned *line);
 
 #endif

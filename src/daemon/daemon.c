@@ -562,13 +562,13 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     }
     /* A [sharing] entry that names no GPU is a typo that would leave a GPU on the
      * default: refused. */
-    const char *unnamed = carmad_config_sharing_unnamed(&d->cfg);
+    unsigned line = 0;
+    const char *unnamed = carmad_config_sharing_unnamed(&d->cfg, &line);
     if (unnamed)
-        return carma_err_set(err, -EINVAL,
-                             "%s: [sharing] '%s' names no GPU of this server (an index 0 to %u, "
-                             "or a UUID that nvidia-smi -L shows)",
-                             d->o.config_path ? d->o.config_path : "configuration", unnamed,
-                             n - 1);
+        return carma_err_at(err, d->o.config_path ? d->o.config_path : "configuration", line,
+                            "[sharing] '%s' names no GPU of this server (an index 0 to %u, or "
+                            "a UUID that nvidia-smi -L shows)",
+                            unnamed, n - 1);
     /* Each kind once, with its count: "1 x A100 (40960 MiB), 1 x V100 (32768 MiB)". */
     char kinds[512] = "";
     size_t kl = 0;

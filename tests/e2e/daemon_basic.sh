@@ -90,8 +90,8 @@ refused 2 "bad.ini:1: 'policy' is outside any section" --foreground --state "$T/
 printf '[daemon]\npolicy = auto\npolicy = exclusive\n' >"$T/bad.ini"
 refused 2 "bad.ini:3: 'policy' given twice in \[daemon\]" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
-printf '[sharing]\n0 = mps\n3 = mps\n' >"$T/bad.ini"
-refused 2 "\[sharing\] '3' names no GPU of this server" --foreground --state "$T/st2" \
+printf '[sharing]\n0 = mps\n\n; the third GPU\n3 = mps\n' >"$T/bad.ini"
+refused 2 "bad.ini:5: \[sharing\] '3' names no GPU of this server" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:2xa100-40gb
 
 step "carma ls keeps its columns with non-ASCII names"
