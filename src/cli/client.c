@@ -36,6 +36,11 @@ int cli_common_opt(struct cli_conn *c, int argc, char **argv, int *i)
     return 0;
 }
 
+int cli_is_help(const char *a)
+{
+    return !strcmp(a, "-h") || !strcmp(a, "--help");
+}
+
 json_t *cli_req(const char *op)
 {
     return json_pack("{s:i,s:s}", "v", CARMA_PROTO_VERSION, "op", op);

@@ -37,6 +37,9 @@ double cli_now_s(void);
 /* A request {"v":1,"op":op}; new reference. */
 json_t *cli_req(const char *op);
 
+/* Whether a is -h or --help: the command prints its usage on stdout and exits 0. */
+int cli_is_help(const char *a);
+
 /* Parses a job id; 0 on error (prints it). */
 uint64_t cli_parse_id(const char *cmd, const char *s);
 

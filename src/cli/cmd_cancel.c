@@ -6,12 +6,24 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma cancel ID... [--json] [--socket PATH]\n"
+               "Ends jobs: a queued one leaves the queue; a running one gets SIGTERM, and\n"
+               "SIGKILL after kill_grace seconds. A user cancels their own jobs; root any.\n");
+}
+
 int cmd_cancel(int argc, char **argv)
 {
     struct cli_conn c;
     cli_conn_init(&c);
     json_t *ids = json_array();
     for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            json_decref(ids);
+            return 0;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
@@ -24,12 +36,12 @@ int cmd_cancel(int argc, char **argv)
             json_array_append_new(ids, json_integer((json_int_t)id));
             continue;
         }
-        fprintf(stderr, "usage: carma cancel ID... [--json] [--socket PATH]\n");
+        usage(stderr);
         json_decref(ids);
         return 2;
     }
     if (json_array_size(ids) == 0) {
-        fprintf(stderr, "usage: carma cancel ID... [--json] [--socket PATH]\n");
+        usage(stderr);
         json_decref(ids);
         return 2;
     }

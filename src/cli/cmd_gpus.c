@@ -5,15 +5,26 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma gpus [--json] [--socket PATH]\n"
+               "The GPUs carmad manages: memory, utilisation, power, sharing mode and jobs,\n"
+               "and why a drained one is drained.\n");
+}
+
 int cmd_gpus(int argc, char **argv)
 {
     struct cli_conn c;
     cli_conn_init(&c);
     for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
-        fprintf(stderr, "usage: carma gpus [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     json_t *resp;

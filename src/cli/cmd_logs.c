@@ -47,6 +47,12 @@ static json_t *ask(const struct cli_conn *c, uint64_t id, int *st, double patien
     return resp;
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma logs ID [-f] [--json] [--socket PATH]\n"
+               "Prints a job's output (its latest attempt); -f follows it until the job ends.\n");
+}
+
 int cmd_logs(int argc, char **argv)
 {
     struct cli_conn c;
@@ -54,6 +60,10 @@ int cmd_logs(int argc, char **argv)
     uint64_t id = 0;
     int follow = 0;
     for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
@@ -66,11 +76,11 @@ int cmd_logs(int argc, char **argv)
                 return 2;
             continue;
         }
-        fprintf(stderr, "usage: carma logs ID [-f] [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     if (!id) {
-        fprintf(stderr, "usage: carma logs ID [-f] [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     int st;

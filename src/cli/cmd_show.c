@@ -5,12 +5,23 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma show ID [--json] [--socket PATH]\n"
+               "One job: its command, state, memory bound and what it came from, each\n"
+               "attempt (GPUs, times, outcome, peak memory) and its usage.\n");
+}
+
 int cmd_show(int argc, char **argv)
 {
     struct cli_conn c;
     cli_conn_init(&c);
     uint64_t id = 0;
     for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
@@ -19,11 +30,11 @@ int cmd_show(int argc, char **argv)
                 return 2;
             continue;
         }
-        fprintf(stderr, "usage: carma show ID [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     if (!id) {
-        fprintf(stderr, "usage: carma show ID [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     json_t *req = cli_req("show");

@@ -9,6 +9,32 @@
 
 #define WAIT_PATIENCE_S 300 /* how long a restart of carmad is waited out */
 
+/* --json after --timeout: the jobs that ended (out), the one still running (job), and
+ * the rest asked once each. */
+static void print_as_they_stand(const struct cli_conn *c, json_t *out, json_t *job,
+                                const uint64_t *rest, size_t nrest)
+{
+    json_array_append(out, job);
+    for (size_t k = 0; k < nrest; k++) {
+        json_t *req = cli_req("show");
+        json_object_set_new(req, "id", json_integer((json_int_t)rest[k]));
+        json_t *resp;
+        if (cli_call(c, "wait", req, &resp) == 0) {
+            json_array_append(out, json_object_get(resp, "job"));
+            json_decref(resp);
+        }
+    }
+    cli_print_json(out);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n"
+               "Waits until the jobs end and prints each one's final state. Exit 0 when all\n"
+               "succeeded, 1 when one did not or --timeout S passed first (--json: every\n"
+               "job as it stands then).\n");
+}
+
 int cmd_wait(int argc, char **argv)
 {
     struct cli_conn c;
@@ -17,6 +43,10 @@ int cmd_wait(int argc, char **argv)
     size_t n = 0;
     double timeout = -1;
     for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
@@ -34,11 +64,11 @@ int cmd_wait(int argc, char **argv)
                 return 2;
             continue;
         }
-        fprintf(stderr, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     if (!n) {
-        fprintf(stderr, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n");
+        usage(stderr);
         return 2;
     }
     double t0 = cli_now_s(), nap = 0.02;
@@ -75,13 +105,16 @@ int cmd_wait(int argc, char **argv)
             /* state points into resp: keep a copy for the message below. */
             char last[32];
             snprintf(last, sizeof last, "%s", state ? state : "unknown");
-            json_decref(resp);
             if (timeout >= 0 && cli_now_s() - t0 > timeout) {
                 fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
                         (unsigned long long)ids[k], last, timeout);
+                if (c.json) /* every job as it stands: this one, then those not reached */
+                    print_as_they_stand(&c, out, job, ids + k + 1, n - k - 1);
+                json_decref(resp);
                 json_decref(out);
                 return 1;
             }
+            json_decref(resp);
             struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
             nanosleep(&ts, NULL);
             if (nap < 0.5)

@@ -28,6 +28,14 @@ rc=0; "$CARMA" wait --timeout 0.2 "$long" >/dev/null 2>"$T/wait.err" || rc=$?
 [ "$rc" = 1 ] || fail "carma wait --timeout on a running job: exit $rc"
 grep -qx "carma wait: job $long still running after 0 s" "$T/wait.err" || \
     fail "carma wait timeout message: $(cat "$T/wait.err")"
+# --json on a timeout: every job as it stands, the finished one and the running one
+rc=0; "$CARMA" wait --timeout 0.2 --json "$s2" "$long" >"$T/wait.json" 2>/dev/null || rc=$?
+[ "$rc" = 1 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); \
+assert [x["state"] for x in j] == ["succeeded", "running"], j' "$T/wait.json" ||
+    fail "carma wait --json on a timeout: exit $rc, $(cat "$T/wait.json")"
+for c in show cancel logs wait gpus; do
+    "$CARMA" $c --help | grep -q "^usage: carma $c" || fail "carma $c --help"
+done
 
 step "OOM on the first attempt, retried, succeeds"
 oom=$(submit --mem 4G -- sh "$HELP/oom_once.sh" "$T/oom.marker")
