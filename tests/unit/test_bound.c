@@ -150,36 +150,73 @@ static int check_all_policies(const struct sim_trace *t, const char *gpus, enum 
     return checked;
 }
 
+static struct sim_workload *load_catalog(const char *path, size_t *ncat)
+{
+    char *buf;
+    size_t len;
+    struct sim_workload *cat;
+    struct carma_err err;
+    if (carma_file_read(path, 1 << 20, &buf, &len, &err))
+        fail_msg("%s (run from the repository root)", err.msg);
+    assert_int_equal(sim_catalog_parse(path, buf, len, &cat, ncat, &err), 0);
+    free(buf);
+    return cat;
+}
+
+/* Both SMACT regimes of docs/model.md: the rule, and its rows times 0.8. */
+static const char *const catalogs[] = {"data/workloads.csv", "data/workloads-smact-x0.8.csv"};
+
 static void test_no_policy_beats_bound_on_bundled_traces(void **state)
 {
     (void)state;
-    char *buf;
-    size_t len, ncat;
-    struct sim_workload *cat;
-    struct carma_err err;
-    if (carma_file_read("data/workloads.csv", 1 << 20, &buf, &len, &err))
-        fail_msg("%s (run from the repository root)", err.msg);
-    assert_int_equal(sim_catalog_parse("data/workloads.csv", buf, len, &cat, &ncat, &err), 0);
-    free(buf);
     static const char *const traces[] = {"data/trace-mix90.csv", "data/trace-t1.csv"};
     static const char *const specs[] = {"4xa100-40gb", "2xa100-40gb,2xv100-32gb"};
     int checked = 0;
-    for (size_t ti = 0; ti < 2; ti++)
-        for (uint64_t seed = 0; seed < 3; seed++) {
-            struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
-            struct sim_trace t;
-            if (sim_trace_load_opts(traces[ti], SIM_TRACE_AUTO, &o, &t, &err))
-                fail_msg("%s", err.msg);
-            if (seed)
-                sim_trace_jitter(&t, 0.2, seed);
-            for (size_t si = 0; si < 2; si++) {
-                checked += check_all_policies(&t, specs[si], CARMA_SHARING_MPS);
-                checked += check_all_policies(&t, specs[si], CARMA_SHARING_TIMESLICE);
+    for (size_t ci = 0; ci < 2; ci++) {
+        size_t ncat;
+        struct sim_workload *cat = load_catalog(catalogs[ci], &ncat);
+        for (size_t ti = 0; ti < 2; ti++)
+            for (uint64_t seed = 0; seed < 3; seed++) {
+                struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
+                struct sim_trace t;
+                struct carma_err err;
+                if (sim_trace_load_opts(traces[ti], SIM_TRACE_AUTO, &o, &t, &err))
+                    fail_msg("%s", err.msg);
+                if (seed)
+                    sim_trace_jitter(&t, 0.2, seed);
+                for (size_t si = 0; si < 2; si++) {
+                    checked += check_all_policies(&t, specs[si], CARMA_SHARING_MPS);
+                    checked += check_all_policies(&t, specs[si], CARMA_SHARING_TIMESLICE);
+                }
+                sim_trace_free(&t);
             }
-            sim_trace_free(&t);
-        }
-    assert_true(checked >= 100);
-    free(cat);
+        free(cat);
+    }
+    assert_true(checked >= 200);
+}
+
+/* The x 0.8 catalog is the shipped one with each rule-derived row's SMACT, SMOCC and
+ * DRAMA times 0.8 to 3 decimals (data/README.md), the measured row as it is. */
+static void test_scaled_catalog_follows_the_shipped_one(void **state)
+{
+    (void)state;
+    size_t n, n8, scaled = 0;
+    struct sim_workload *a = load_catalog(catalogs[0], &n), *b = load_catalog(catalogs[1], &n8);
+    assert_int_equal(n, n8);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(a[i].name, b[i].name);
+        assert_float_equal(a[i].mem_mib, b[i].mem_mib, 0);
+        assert_float_equal(a[i].duration_s, b[i].duration_s, 0);
+        if (a[i].smact == b[i].smact && a[i].smocc == b[i].smocc)
+            continue; /* measured */
+        assert_float_equal(b[i].smact, round(a[i].smact * 800) / 1000, 1e-6);
+        assert_float_equal(b[i].smocc, round(a[i].smocc * 800) / 1000, 1e-6);
+        assert_float_equal(b[i].drama, round(a[i].drama * 800) / 1000, 1e-6);
+        scaled++;
+    }
+    assert_int_equal(scaled, n - 1);
+    free(a);
+    free(b);
 }
 
 static void test_no_policy_beats_bound_on_random_traces(void **state)
@@ -214,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_lone_job_bound_is_exact),
         cmocka_unit_test(test_closed_form),
         cmocka_unit_test(test_no_policy_beats_bound_on_bundled_traces),
+        cmocka_unit_test(test_scaled_catalog_follows_the_shipped_one),
         cmocka_unit_test(test_no_policy_beats_bound_on_random_traces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
