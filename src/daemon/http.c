@@ -51,6 +51,16 @@ static int parse_port(const char *s, unsigned *port)
     return 0;
 }
 
+/* The path is routed as sent: no percent-decoding, so "/metrics%00" or "/v1%2Fgpus" is
+ * no route (decoded, a %00 would end the string at "/metrics"). The query string, also
+ * left as sent, is ignored. */
+static size_t keep_escapes(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
 int carma_http_parse_addr(const char *spec, struct sockaddr_storage *sa, socklen_t *len,
                           struct carma_err *err)
 {
@@ -192,7 +202,8 @@ int carma_http_start(struct carma_http **out, const char *spec, struct carma_err
     h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+                              MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
     if (!h->mhd) {
         int e = errno ? errno : EADDRINUSE;
         pthread_mutex_destroy(&h->mu);
