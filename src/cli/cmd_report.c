@@ -251,7 +251,13 @@ int cmd_report(int argc, char **argv)
         for (int cidx = 0; cidx < 7; cidx++)
             cellp[k * 7 + cidx] = cells[k * 7 + cidx];
     }
-    struct carma_report_table table = {7, nu, header, cellp};
+    /* carma usage's totals: attempts that ran in the range but whose jobs were submitted
+     * before it are drawn, not counted. */
+    char note[160];
+    snprintf(note, sizeof note,
+             "jobs submitted in this range%s; the charts show every attempt that ran in it",
+             nu == 0 && na > 0 ? ": none" : "");
+    struct carma_report_table table = {7, nu, header, cellp, note};
     char title[300], sub[400], w0[32], w1[32];
     const char *host = json_string_value(json_object_get(h, "host"));
     snprintf(title, sizeof title, "carmad on %s", host && *host ? host : "this server");

@@ -350,7 +350,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .bars = tl->bars,
         };
     }
-    struct carma_report_table table = {COLS, n + 1, header, cellp};
+    struct carma_report_table table = {COLS, n + 1, header, cellp, NULL};
     char subtitle[512];
     snprintf(subtitle, sizeof subtitle, "trace %s on %s, sharing %s", trace, gpus, sharing);
     FILE *f = fopen(path, "w");

@@ -212,6 +212,11 @@ static void table_write(FILE *f, const struct carma_report_table *tb)
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table>\n", f);
+    if (tb->note) {
+        fputs("<p class=\"note\">", f);
+        carma_svg_text_write(f, tb->note, 0);
+        fputs("</p>\n", f);
+    }
 }
 
 /* ---- time series charts ----------------------------------------------------------- */

@@ -52,11 +52,13 @@ struct carma_report_section {
     const struct carma_report_bar *bars;
 };
 
-/* The summary table: header[ncols], cells[nrows*ncols] row-major, all text. */
+/* The summary table: header[ncols], cells[nrows*ncols] row-major, all text; note, when
+ * not NULL, says under the table what it counts. */
 struct carma_report_table {
     size_t ncols, nrows;
     const char *const *header;
     const char *const *cells;
+    const char *note;
 };
 
 /* Limits that keep the page a few MB and usable in a browser whatever the input: a

@@ -108,7 +108,7 @@ static void test_structure_bars_and_escaping(void **state)
     };
     const char *header[] = {"policy", "makespan h"};
     const char *cells[] = {"auto<", "1.25", "exclusive", "2.50"};
-    struct carma_report_table tb = {2, 2, header, cells};
+    struct carma_report_table tb = {2, 2, header, cells, "counts <jobs> & more"};
     size_t len;
     char *html = render("carma <sim> & \"t\"", "trace a&b.csv", &tb, sec, 2, &len);
 
@@ -135,6 +135,7 @@ static void test_structure_bars_and_escaping(void **state)
     assert_non_null(strstr(html, "resnet&lt;50&gt;"));
     assert_non_null(strstr(html, "q&quot;uote"));
     assert_non_null(strstr(html, "<td>auto&lt;</td><td class=\"n\">1.25</td>"));
+    assert_non_null(strstr(html, "</table>\n<p class=\"note\">counts &lt;jobs&gt; &amp; more</p>"));
     assert_non_null(strstr(html, "trace a&amp;b.csv"));
     assert_null(strstr(html, "<sim>"));
     assert_null(strstr(html, "<auto>"));
