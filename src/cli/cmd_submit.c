@@ -236,9 +236,10 @@ int cmd_submit(int argc, char **argv)
         json_decref(job);
         return 2;
     }
-    if (est_opt && !json_object_get(job, "summary")) {
-        fprintf(stderr, "carma submit: %s needs --summary (it sizes the summary's model)\n",
-                est_opt);
+    const char *orphan = est_opt ? est_opt : train_opt;
+    if (orphan && !json_object_get(job, "summary")) {
+        fprintf(stderr, "carma submit: %s needs --summary (it %s)\n", orphan,
+                est_opt ? "sizes the summary's model" : "says how the summary's model trains");
         json_decref(job);
         return 2;
     }
@@ -246,12 +247,6 @@ int cmd_submit(int argc, char **argv)
     if (summary_path && check_summary(summary_path,
                                       json_string_value(json_object_get(job, "summary")),
                                       json_object_get(job, "image_size"))) {
-        json_decref(job);
-        return 2;
-    }
-    if (train_opt && !json_object_get(job, "summary")) {
-        fprintf(stderr, "carma submit: %s needs --summary (it says how the summary's model "
-                        "trains)\n", train_opt);
         json_decref(job);
         return 2;
     }
