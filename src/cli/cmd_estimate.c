@@ -200,6 +200,12 @@ int cmd_estimate(int argc, char **argv)
     }
     o.gpu_mib = kind->mem_mib;
     o.cublas_workspace_kib = kind->cublas_workspace_kib;
+    if (o.precision == EST_PREC_BF16 && kind->cc < 80) /* the memory is the same either way */
+        fprintf(stderr,
+                "carma estimate: note: %s (compute capability %u.%u) has no native bfloat16: "
+                "older PyTorch refuses bf16 autocast there, newer versions emulate it "
+                "slowly, without bf16 convolutions in cuDNN; --precision amp (fp16) is native\n",
+                kind->name, kind->cc / 10u, kind->cc % 10u);
     struct carma_err err;
     struct est_coef coef = *est_coef_default();
     if (coef_file) {

@@ -15,6 +15,7 @@ struct sim_gpu_kind {
     double static_w;      /* added once any job is resident (clocks up, context) */
     double max_w;         /* board power limit */
     uint32_t cublas_workspace_kib; /* PyTorch's default cuBLAS workspace per handle */
+    uint8_t cc;           /* CUDA compute capability x 10: 70 V100, 80 A100, 90 H100 */
 };
 
 /* Returns the kind named `name` (case-insensitive), or NULL. */

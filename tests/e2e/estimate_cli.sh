@@ -214,6 +214,13 @@ expect2 "sequence length 2048 is longer than the model's position table (1024 po
     --gradient-checkpointing | grep -q "gradient checkpointing (no effect" || fail "checkpointing a CNN"
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --gradient-checkpointing --json | grep -q '"checkpointed_units": 12' || fail "BERT's 12 units"
+# bf16 on a GPU without it: a note on stderr, the JSON on stdout unchanged.
+"$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
+    --precision bf16 --gpu v100-32gb --json 2>"$T/bf16.err" | python3 -c 'import json,sys; json.load(sys.stdin)' ||
+    fail "bf16 on a V100: JSON"
+grep -q "v100-32gb (compute capability 7.0) has no native bfloat16" "$T/bf16.err" || fail "bf16 on a V100: no note"
+"$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
+    --precision bf16 --gpu a100-40gb 2>&1 >/dev/null | grep -q . && fail "bf16 on an A100: a note"
 # --seq-len on a model that reads no sequence says so; on BERT it is plain.
 "$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 --seq-len 128 |
     grep -q "seq-len 128 (no effect: not a sequence model)" || fail "--seq-len on a CNN"
