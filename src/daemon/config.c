@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -35,7 +36,9 @@ void carmad_config_default(struct carmad_config *c)
 struct load_ctx {
     struct carmad_config *c;
     FILE *f;
-    unsigned line; /* of the entry being handled: counted by read_line */
+    unsigned line;     /* of the entry being handled: counted by read_line */
+    unsigned too_long; /* the line that did not fit inih's buffer, 0 none */
+    int max_line;      /* the bytes it holds */
     char msg[256];
     char seen[SEEN_MAX][112]; /* "section.key" read so far: a key given twice is an error */
     unsigned nseen;
@@ -228,14 +231,25 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     return 1;
 }
 
-/* inih's reader: a line (or what fits of it) at a time, counting lines for entries that
- * are checked after the file was read ([sharing] against the GPUs found). */
+/* inih's reader: one whole line at a time, counted for entries that are checked after the
+ * file was read ([sharing] against the GPUs found). inih would read a line longer than
+ * its buffer in pieces, each taken as a line of its own: the tail of a long comment
+ * became a setting. Such a line ends the reading, and carmad_config_load refuses it. */
 static char *read_line(char *str, int num, void *stream)
 {
     struct load_ctx *x = stream;
     char *r = fgets(str, num, x->f);
-    if (r && (strchr(r, '\n') || feof(x->f)))
-        x->line++;
+    if (!r)
+        return NULL;
+    if (!strchr(r, '\n') && !feof(x->f)) {
+        int ch = getc(x->f); /* a line of exactly num - 1 bytes still has its '\n' to come */
+        if (ch != '\n' && ch != EOF) {
+            x->too_long = x->line + 1;
+            x->max_line = num - 1;
+            return NULL;
+        }
+    }
+    x->line++;
     return r;
 }
 
@@ -244,6 +258,11 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
     FILE *f = fopen(path, "r");
     if (!f)
         return carma_err_at(err, path, 0, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return carma_err_at(err, path, 0, "not a regular file");
+    }
     struct load_ctx *x = calloc(1, sizeof *x);
     if (!x) {
         fclose(f);
@@ -253,11 +272,14 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
     x->f = f;
     x->line = 0;
     int line = ini_parse_stream(read_line, x, on_entry, x);
+    int rerr = ferror(f);
     fclose(f);
     int rc = 0;
     if (line > 0)
         rc = carma_err_at(err, path, (size_t)line, "%s", x->msg[0] ? x->msg : "syntax error");
-    else if (line < 0)
+    else if (x->too_long)
+        rc = carma_err_at(err, path, x->too_long, "line longer than %d bytes", x->max_line);
+    else if (line < 0 || rerr)
         rc = carma_err_at(err, path, 0, "cannot read");
     free(x);
     return rc;

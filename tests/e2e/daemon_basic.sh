@@ -101,6 +101,12 @@ refused 2 "bad.ini:3: 'policy' given twice in \[daemon\]" --foreground --state "
 printf '[sharing]\n0 = mps\n\n; the third GPU\n3 = mps\n' >"$T/bad.ini"
 refused 2 "bad.ini:5: \[sharing\] '3' names no GPU of this server" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:2xa100-40gb
+# a long comment is not read in pieces, its tail a setting: the line is refused
+printf '[daemon]\n; %s allow_root_jobs = true\npolicy = auto\n' "$(head -c 190 /dev/zero | tr '\0' x)" >"$T/bad.ini"
+refused 2 "bad.ini:2: line longer than 199 bytes" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
+refused 2 "$T: not a regular file" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T" --gpus sim:1xa100-40gb
 
 step "carma ls keeps its columns with non-ASCII names"
 u=$(submit --name "$(printf 'caf\303\251-\303\274ber-long-name-here')" -- true)
