@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -457,11 +458,52 @@ int carma_proto_default_socket(char *buf, size_t cap)
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+/* Whether socket `path` can only have been made by root or this user: its folder owned
+ * by either and writable by no one else, or, in a sticky folder anyone writes (/tmp),
+ * the socket owned by either. Else another user could listen there and read every
+ * request (environments hold tokens). */
+static int socket_dir_trusted(const char *path, struct carma_err *err)
+{
+    char dir[sizeof ((struct sockaddr_un *)0)->sun_path];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return 0; /* connect() says why */
+    uid_t me = geteuid();
+    if (st.st_uid != 0 && st.st_uid != me)
+        return carma_err_set(err, -EPERM,
+                             "%s: not trusted: its folder %s belongs to uid %u, not to you or "
+                             "root (another user could be listening there)",
+                             path, dir, (unsigned)st.st_uid);
+    if (!(st.st_mode & (S_IWGRP | S_IWOTH)))
+        return 0;
+    if (!(st.st_mode & S_ISVTX))
+        return carma_err_set(err, -EPERM,
+                             "%s: not trusted: its folder %s is writable by others", path, dir);
+    /* a sticky folder (/tmp): what counts is who made the socket */
+    if (lstat(path, &st) == 0 && st.st_uid != 0 && st.st_uid != me)
+        return carma_err_set(err, -EPERM,
+                             "%s: not trusted: it belongs to uid %u, not to you or root, in a "
+                             "folder anyone can write",
+                             path, (unsigned)st.st_uid);
+    return 0;
+}
+
 int carma_client_connect(const char *path, struct carma_err *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path)
         return carma_err_set(err, -ENAMETOOLONG, "%s: socket path too long", path);
+    int trc = socket_dir_trusted(path, err);
+    if (trc < 0)
+        return trc;
     strcpy(sa.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)

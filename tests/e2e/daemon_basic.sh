@@ -180,6 +180,12 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     "$CARMA" wait --timeout 20 "$nj" >/dev/null || fail "nobody's job failed: $(state_of "$nj")"
     [ "$("$CARMA" logs "$nj")" = "$(id -u nobody)" ] || fail "nobody's job did not run as nobody"
     (cd /tmp && as_nobody "$NB/carma" ls --all) | grep -q " long " && fail "nobody lists root's jobs"
+    # a socket in a folder another user owns is not carmad's: root's client does not talk to it
+    mkdir "$T/evil" && python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \
+        "$T/evil/carmad.sock" && chown nobody "$T/evil"
+    rc=0; CARMA_SOCKET="$T/evil/carmad.sock" "$CARMA" gpus 2>"$T/err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "not trusted: its folder $T/evil belongs to uid" "$T/err" ||
+        fail "a socket in nobody's folder: exit $rc, $(cat "$T/err")"
     rm -rf "$NB"
 else
     echo "(skipped: another user's job needs root and setpriv; covered by test_proto)"
