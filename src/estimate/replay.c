@@ -1091,8 +1091,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
 }
 
 /* optimizer.step(), foreach implementation: the state is created at the first step;
- * each temporary is one tensor per parameter, alive until the step ends. */
-static void step(struct est_replay_work *w, const struct pass *ps, int first)
+ * each temporary is one tensor per parameter, alive until the step ends. The last step's
+ * temporaries are left allocated: the replay ends with them, and freeing changes nothing
+ * it reports (est_replay takes the peak of allocated bytes at the end). */
+static void step(struct est_replay_work *w, const struct pass *ps, int first, int last)
 {
     unsigned nstate = 0, ntmp = 0;
     switch (ps->o->optimizer) {
@@ -1118,6 +1120,8 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first)
         for (uint32_t i = 0; i < w->np; i++)
             w->p[i].tmp[t] = w->p[i].frozen ? NONE
                                             : replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
+    if (last)
+        return;
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++) {
             unref(w, w->p[i].tmp[t]);
@@ -1215,7 +1219,7 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         w->phase = EST_RP_BACKWARD;
         backward(w, ps, loss);
         w->phase = EST_RP_STEP;
-        step(w, ps, it == 0);
+        step(w, ps, it == 0, it == 1);
     }
 }
 
