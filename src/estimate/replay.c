@@ -256,9 +256,12 @@ static __attribute__((noinline)) uint32_t new_segment(struct est_replay_work *w,
 }
 
 /* Allocates `size` (a multiple of 512 B, at most 2^60) as category cat: the best fit
- * among the cached blocks, split as the allocator splits, else a new segment. */
-static inline uint32_t replay_malloc(struct est_replay_work *w, uint64_t size,
-                                     enum est_replay_cat cat)
+ * among the cached blocks, split as the allocator splits, else a new segment. Inlined
+ * (GNU attribute) into the loops over parameters, which make most requests; elsewhere
+ * called through replay_malloc. */
+__attribute__((always_inline)) static inline uint32_t malloc_inl(struct est_replay_work *w,
+                                                                 uint64_t size,
+                                                                 enum est_replay_cat cat)
 {
     if (w->overflow)
         return NONE;
@@ -292,6 +295,12 @@ static inline uint32_t replay_malloc(struct est_replay_work *w, uint64_t size,
     b->size = rem;
     free_rekey(w, best, list_of(pool, rem), 0);
     return take(w, a, cat);
+}
+
+static __attribute__((noinline)) uint32_t replay_malloc(struct est_replay_work *w, uint64_t size,
+                                                        enum est_replay_cat cat)
+{
+    return malloc_inl(w, size, cat);
 }
 
 uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_replay_cat cat)
@@ -535,7 +544,7 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             p->size = alloc_size(p->bytes);
             p->orphan = l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE);
             p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
-            replay_malloc(w, p->size, EST_RC_WEIGHTS);
+            malloc_inl(w, p->size, EST_RC_WEIGHTS);
         }
         if (l->kind == EST_K_NORM && !l->per_token && nt == 2) {
             alloc(w, tb[0] * mult * 4, EST_RC_WEIGHTS); /* running mean */
@@ -1067,7 +1076,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             uint32_t h = NONE;
             if (amp && matmul) /* the 16-bit copy's gradient, cast to fp32 */
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
-            accumulate(w, pj, replay_malloc(w, p->size, EST_RC_GRADS));
+            accumulate(w, pj, malloc_inl(w, p->size, EST_RC_GRADS));
             unref(w, h);
             unref(w, p->cast);
             p->cast = NONE;
@@ -1115,11 +1124,11 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first, in
     if (first)
         for (uint32_t i = 0; i < w->np; i++)
             for (unsigned s = 0; s < nstate && !w->p[i].frozen; s++)
-                w->p[i].state[s] = replay_malloc(w, w->p[i].size, EST_RC_STATE);
+                w->p[i].state[s] = malloc_inl(w, w->p[i].size, EST_RC_STATE);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++)
             w->p[i].tmp[t] = w->p[i].frozen ? NONE
-                                            : replay_malloc(w, w->p[i].size, EST_RC_TRANSIENT);
+                                            : malloc_inl(w, w->p[i].size, EST_RC_TRANSIENT);
     if (last)
         return;
     for (unsigned t = 0; t < ntmp; t++)
