@@ -279,22 +279,30 @@ __attribute__((always_inline)) static inline uint32_t malloc_inl(struct est_repl
     unsigned a = entry_new(w);
     if (a == NIL)
         return NONE;
-    struct est_replay_block *b = &w->b[best], *ab = &w->b[a];
+    struct est_replay_block *b = &w->b[best];
     uint64_t addr = b->addr;
     unsigned prev = b->prev;
-    ab->addr = addr;
-    ab->size = size;
-    ab->pool = (uint8_t)pool;
-    ab->cls = (uint16_t)l;
-    ab->prev = (uint16_t)prev;
-    ab->next = (uint16_t)best;
+    /* written whole (take's fields too): a few wide stores */
+    w->b[a] = (struct est_replay_block){.size = size,
+                                        .addr = addr,
+                                        .prev = (uint16_t)prev,
+                                        .next = (uint16_t)best,
+                                        .fprev = NIL,
+                                        .fnext = NIL,
+                                        .cls = (uint16_t)l,
+                                        .refs = 1,
+                                        .pool = (uint8_t)pool,
+                                        .is_free = 0,
+                                        .cat = (uint8_t)cat};
+    w->allocated += size;
+    w->cat[cat] += size;
     if (prev != NIL)
         w->b[prev].next = (uint16_t)a;
     b->prev = (uint16_t)a;
     b->addr = addr + size;
     b->size = rem;
     free_rekey(w, best, list_of(pool, rem), 0);
-    return take(w, a, cat);
+    return a;
 }
 
 static __attribute__((noinline)) uint32_t replay_malloc(struct est_replay_work *w, uint64_t size,
