@@ -255,17 +255,17 @@ static __attribute__((noinline)) uint32_t new_segment(struct est_replay_work *w,
     return s;
 }
 
-/* Allocates `size` (a multiple of 512 B, at most 2^60) as category cat: the best fit
- * among the cached blocks, split as the allocator splits, else a new segment. Inlined
- * (GNU attribute) into the loops over parameters, which make most requests; elsewhere
- * called through replay_malloc. */
-__attribute__((always_inline)) static inline uint32_t malloc_inl(struct est_replay_work *w,
-                                                                 uint64_t size,
-                                                                 enum est_replay_cat cat)
+/* Allocates `size` (a multiple of 512 B, at most 2^60; l its list_of) as category cat:
+ * the best fit among the cached blocks, split as the allocator splits, else a new
+ * segment. Inlined (GNU attribute) into the loops over parameters, which make most
+ * requests (their lists worked out once, in est_replay_param.cls); elsewhere called
+ * through replay_malloc. */
+__attribute__((always_inline)) static inline uint32_t
+malloc_inl(struct est_replay_work *w, uint64_t size, unsigned l, enum est_replay_cat cat)
 {
     if (w->overflow)
         return NONE;
-    unsigned pool = size <= MIB_U ? 0 : 1, l = list_of(pool, size);
+    unsigned pool = size <= MIB_U ? 0 : 1;
     unsigned best = best_fit(w, l, size);
     if (best == NIL)
         return new_segment(w, size, pool, l, cat);
@@ -308,7 +308,7 @@ __attribute__((always_inline)) static inline uint32_t malloc_inl(struct est_repl
 static __attribute__((noinline)) uint32_t replay_malloc(struct est_replay_work *w, uint64_t size,
                                                         enum est_replay_cat cat)
 {
-    return malloc_inl(w, size, cat);
+    return malloc_inl(w, size, list_of(size <= MIB_U ? 0 : 1, size), cat);
 }
 
 uint32_t est_replay_malloc(struct est_replay_work *w, uint64_t bytes, enum est_replay_cat cat)
@@ -378,8 +378,7 @@ static inline void unref(struct est_replay_work *w, uint32_t blk)
         block_free(w, blk);
 }
 
-__attribute__((always_inline)) static inline void unref_inl(struct est_replay_work *w,
-                                                             uint32_t blk)
+__attribute__((always_inline)) static inline void unref_inl(struct est_replay_work *w, uint32_t blk)
 {
     if (blk == NONE || w->overflow)
         return;
@@ -566,9 +565,10 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             p->dtype = (uint8_t)(2 * elem);
             p->bytes = tb[k] * mult * elem;
             p->size = alloc_size(p->bytes);
+            p->cls = (uint16_t)list_of(p->size <= MIB_U ? 0 : 1, p->size);
             p->orphan = l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE);
             p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
-            malloc_inl(w, p->size, EST_RC_WEIGHTS);
+            malloc_inl(w, p->size, p->cls, EST_RC_WEIGHTS);
         }
         if (l->kind == EST_K_NORM && !l->per_token && nt == 2) {
             alloc(w, tb[0] * mult * 4, EST_RC_WEIGHTS); /* running mean */
@@ -1100,7 +1100,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             uint32_t h = NONE;
             if (amp && matmul) /* the 16-bit copy's gradient, cast to fp32 */
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
-            accumulate(w, pj, malloc_inl(w, p->size, EST_RC_GRADS));
+            accumulate(w, pj, malloc_inl(w, p->size, p->cls, EST_RC_GRADS));
             unref(w, h);
             unref(w, p->cast);
             p->cast = NONE;
@@ -1151,11 +1151,11 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first, in
     if (first)
         for (uint32_t i = 0; i < w->np; i++)
             for (unsigned s = 0; s < nstate && !w->p[i].frozen; s++)
-                w->p[i].state[s] = malloc_inl(w, w->p[i].size, EST_RC_STATE);
+                w->p[i].state[s] = malloc_inl(w, w->p[i].size, w->p[i].cls, EST_RC_STATE);
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++)
-            w->p[i].tmp[t] = w->p[i].frozen ? NONE
-                                            : malloc_inl(w, w->p[i].size, EST_RC_TRANSIENT);
+            w->p[i].tmp[t] =
+                w->p[i].frozen ? NONE : malloc_inl(w, w->p[i].size, w->p[i].cls, EST_RC_TRANSIENT);
     if (last)
         return;
     for (unsigned t = 0; t < ntmp; t++)

@@ -104,6 +104,7 @@ struct est_replay_block {
 struct est_replay_param {
     double bytes;  /* fp32, or as stored when frozen */
     uint64_t size; /* bytes as the allocator rounds them */
+    uint16_t cls;  /* its free list (the allocator's size class) */
     uint32_t grad, state[2], tmp[2], cast;
     uint8_t frozen; /* no gradient, no optimizer state */
     uint8_t dtype;  /* twice its bytes per element: tensors DDP may flatten together */
