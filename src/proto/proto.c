@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util/utf8.h"
+
 static const char *const op_names[] = {
     [CARMA_OP_PING] = "ping", [CARMA_OP_SUBMIT] = "submit", [CARMA_OP_LS] = "ls",
     [CARMA_OP_SHOW] = "show", [CARMA_OP_CANCEL] = "cancel", [CARMA_OP_LOGS] = "logs",
@@ -113,6 +115,31 @@ static int valid_env_name(const char *k)
     return k[0] != 0 && strlen(k) <= 256;
 }
 
+
+/* The code point of the well-formed UTF-8 sequence of l bytes at p (carma_utf8_seq). */
+static uint32_t utf8_code_point(const unsigned char *p, size_t l)
+{
+    switch (l) {
+    case 1: return p[0];
+    case 2: return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+    case 3: return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    case 4:
+        return (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+               (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+    default: return 0;
+    }
+}
+
+/* Controls, and the format characters that hide text or turn its direction: zero
+ * widths and marks, line and paragraph separators, embeddings, overrides, isolates,
+ * invisible operators, the BOM, interlinear annotation. */
+static int name_char_refused(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
+           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff ||
+           (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
@@ -165,15 +192,21 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if ((rc = get_str(job, "name", "job", CARMA_PROTO_MAX_NAME, 0, &j->name, err)))
         return rc;
     /* A name is printed in other users' tables: no control characters to forge rows
-     * with, and not empty. */
+     * with (C0, DEL, C1: U+009B is an 8-bit CSI), no invisible or direction-changing
+     * format characters to disguise it, and not empty. */
     if (j->name) {
         if (!j->name[0])
             return carma_err_set(err, -EINVAL, "job.name: empty");
-        for (const unsigned char *c = (const unsigned char *)j->name; *c; c++)
-            if (*c < 0x20 || *c == 0x7f)
-                return carma_err_set(err, -EINVAL,
-                                     "job.name: control character 0x%02x at byte %zu", *c,
-                                     (size_t)(c - (const unsigned char *)j->name));
+        for (const unsigned char *c = (const unsigned char *)j->name; *c;) {
+            size_t l = carma_utf8_seq(c);
+            uint32_t cp = utf8_code_point(c, l);
+            if (!l || name_char_refused(cp))
+                return carma_err_set(err, -EINVAL, "job.name: %s U+%04X at byte %zu",
+                                     cp < 0xa0 ? "control character"
+                                               : "invisible format character",
+                                     (unsigned)cp, (size_t)(c - (const unsigned char *)j->name));
+            c += l;
+        }
     }
     if ((rc = get_str(job, "summary", "job", CARMA_PROTO_MAX_SUMMARY, 0, &j->summary, err)))
         return rc;

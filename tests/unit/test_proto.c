@@ -124,7 +124,14 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"x\"}}", "absolute");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"name\":\"new\\nline\"}}",
-               "job.name: control character 0x0a at byte 3");
+               "job.name: control character U+000A at byte 3");
+    /* C1 controls (U+009B: 8-bit CSI) and bidi overrides; other non-ASCII names pass */
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"ok\\u009b31m\"}}",
+               "job.name: control character U+009B at byte 2");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"gpj.\\u202eexe\"}}",
+               "job.name: invisible format character U+202E at byte 4");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"name\":\"\"}}",
                "job.name: empty");
