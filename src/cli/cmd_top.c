@@ -126,7 +126,7 @@ static void draw(json_t *r, const char *err)
     size_t k;
     json_t *g;
     int bw = cols > 100 ? 30 : cols > 70 ? 20 : 10;
-    json_array_foreach (gpus, k, g) {
+    json_array_foreach(gpus, k, g) {
         if (y >= rows - 1)
             break;
         double used = num(g, "mem_used_mib"), total = num(g, "mem_total_mib");
@@ -180,7 +180,7 @@ static void draw(json_t *r, const char *err)
                json_integer_value(json_object_get(g, "foreign_processes")) > 0
                    ? " (foreign processes)"
                    : "");
-        json_array_foreach (jl, x, j) {
+        json_array_foreach(jl, x, j) {
             if (y >= rows - 1)
                 break;
             char d[32];
