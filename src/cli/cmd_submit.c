@@ -34,6 +34,52 @@ static void usage(FILE *f)
                "DistributedDataParallel, one process per GPU at --batch.\n");
 }
 
+/* The environment the job gets: this one, less what carmad would refuse. Exported shell
+ * functions (BASH_FUNC_f%%, exported by Lmod's `module` on most clusters) go quietly, as
+ * carmad drops them anyway; every other entry left out is named on stderr. */
+static json_t *job_env(const char *cmd)
+{
+    json_t *env = json_object();
+    size_t n = 0, over = 0;
+    for (char **e = environ; env && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t kl = eq ? (size_t)(eq - *e) : 0;
+        char key[257];
+        if (kl > 0 && kl < sizeof key) {
+            memcpy(key, *e, kl);
+            key[kl] = 0;
+        }
+        const char *why = NULL;
+        json_t *v = NULL;
+        if (!strncmp(*e, "BASH_FUNC_", 10))
+            continue;
+        if (kl == 0 || kl >= sizeof key || !carma_proto_env_name_ok(key))
+            why = "not a variable name";
+        else if (strlen(eq + 1) > CARMA_PROTO_MAX_ENV_BYTES)
+            why = "value longer than 32 KiB";
+        else if (!(v = json_string(eq + 1)))
+            why = "value not UTF-8";
+        else if (n == CARMA_PROTO_MAX_ENV)
+            over++;
+        if (why)
+            fprintf(stderr, "carma %s: the job's environment leaves out %.*s (%s)\n", cmd,
+                    (int)(kl > 0 && kl <= 64 ? kl : 64), *e, why);
+        if (!v)
+            continue;
+        if (over) {
+            json_decref(v);
+            continue;
+        }
+        json_object_set_new(env, key, v);
+        n++;
+    }
+    if (over)
+        fprintf(stderr,
+                "carma %s: the job's environment leaves out the last %zu variables (at most %d)\n",
+                cmd, over, CARMA_PROTO_MAX_ENV);
+    return env;
+}
+
 int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
 {
     if (!json_object_get(job, "cwd")) {
@@ -46,25 +92,8 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
         }
         json_object_set_new(job, "cwd", json_string(cwd));
     }
-    if (!json_object_get(job, "env")) {
-        json_t *env = json_object();
-        size_t n = 0;
-        for (char **e = environ; *e && n < CARMA_PROTO_MAX_ENV; e++) {
-            const char *eq = strchr(*e, '=');
-            if (!eq || eq == *e || (size_t)(eq - *e) > 256 ||
-                strlen(eq + 1) > CARMA_PROTO_MAX_ENV_BYTES)
-                continue;
-            char key[257];
-            memcpy(key, *e, (size_t)(eq - *e));
-            key[eq - *e] = 0;
-            json_t *v = json_string(eq + 1);
-            if (v) {
-                json_object_set_new(env, key, v);
-                n++;
-            }
-        }
-        json_object_set_new(job, "env", env);
-    }
+    if (!json_object_get(job, "env"))
+        json_object_set_new(job, "env", job_env(cmd));
     json_t *req = cli_req("submit");
     json_object_set_new(req, "job", job);
     json_t *resp;

@@ -104,7 +104,7 @@ static int get_time(const json_t *obj, const char *key, double *out, struct carm
     return 0;
 }
 
-static int valid_env_name(const char *k)
+int carma_proto_env_name_ok(const char *k)
 {
     if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
         return 0;
@@ -277,7 +277,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         const char *k;
         const json_t *v;
         json_object_foreach((json_t *)env, k, v) {
-            if (!valid_env_name(k))
+            if (!carma_proto_env_name_ok(k))
                 return carma_err_set(err, -EINVAL, "job.env: invalid variable name '%.64s'", k);
             if (!json_is_string(v))
                 return carma_err_set(err, -EINVAL, "job.env.%.64s: not a string", k);

@@ -96,6 +96,10 @@ struct carma_req {
 int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct carma_err *err);
 void carma_req_free(struct carma_req *req);
 
+/* Whether k is an environment name a job may carry: [A-Za-z_][A-Za-z0-9_]*, at most 256
+ * bytes (what a shell can export; "BASH_FUNC_f%%" is not). */
+int carma_proto_env_name_ok(const char *k);
+
 /* Name of an op ("submit"), or NULL. */
 const char *carma_op_name(enum carma_op op);
 

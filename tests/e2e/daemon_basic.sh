@@ -14,6 +14,15 @@ id=$(submit -- echo hello-carma)
 "$CARMA" logs "$id" | grep -qx hello-carma || fail "logs lack the output"
 "$CARMA" ls --all --json | grep -q '"state": "succeeded"' || fail "ls --json"
 
+step "the environment: shell functions go quietly, what carmad would refuse is named"
+id=$(env 'BASH_FUNC_module%%=() {  echo m
+}' 'A.B=1' "LATIN=caf$(printf '\351')" MARK=1 "$CARMA" submit -- sh -c 'echo "MARK=$MARK"' 2>"$T/env.err") ||
+    fail "submit with an exported function: $(cat "$T/env.err")"
+grep -q "leaves out A.B (not a variable name)" "$T/env.err" && grep -q "leaves out LATIN (value not UTF-8)" "$T/env.err" ||
+    fail "dropped entries not named: $(cat "$T/env.err")"
+grep -q BASH_FUNC "$T/env.err" && fail "an exported function was named: $(cat "$T/env.err")"
+"$CARMA" wait "$id" >/dev/null && "$CARMA" logs "$id" | grep -qx "MARK=1" || fail "env job: $(state_of "$id")"
+
 step "long job runs, short ones pass it"
 long=$(submit --mem 2G --name long -- sh "$HELP/run_for.sh" 60)
 wait_until 10 is_state "$long" running || fail "long job not running"
