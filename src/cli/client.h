@@ -83,10 +83,11 @@ struct cli_rad {
     uint64_t mem_mib;   /* of the chosen estimator; 0 when absent */
 };
 
-/* Parses a .rad text. estimator: "oracle", "horus", "faketensor", "gpumemnet" or
- * "none". Returns 0, or -EINVAL with a message "LINE: problem" in err. */
-int cli_rad_parse(const char *text, size_t len, const char *estimator, struct cli_rad *out,
-                  char *err, size_t errcap);
+/* Parses a .rad text (sim_rad_parse's rules, and a UTF-8 command). estimator: "oracle",
+ * "horus", "faketensor", "gpumemnet" or "none". Returns 0, or -EINVAL with err naming
+ * "FILE:LINE: problem". */
+int cli_rad_parse(const char *file, const char *text, size_t len, const char *estimator,
+                  struct cli_rad *out, struct carma_err *err);
 
 /* Splits a command line into argv on blanks with '...' and "..." quoting (no
  * expansion). Returns the count, or -1 (unbalanced quotes, or more than cap). */

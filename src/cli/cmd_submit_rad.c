@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +10,10 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "sim/trace.h"
+#include "util/utf8.h"
 
 #define RAD_MAX_BYTES 65536
-#define RAD_LINES 12
 
 static void trim(char *s)
 {
@@ -24,74 +26,11 @@ static void trim(char *s)
     memmove(s, s + k, n - k + 1);
 }
 
-/* A non-negative number of MiB (may be fractional: rounded up); -1 when not one. */
-static int64_t mib_of(const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0) || v > (double)(1u << 30))
-        return -1;
-    return (int64_t)(v + 0.999999);
-}
-
-int cli_rad_parse(const char *text, size_t len, const char *estimator, struct cli_rad *out,
-                  char *err, size_t errcap)
+int cli_rad_parse(const char *file, const char *text, size_t len, const char *estimator,
+                  struct cli_rad *out, struct carma_err *err)
 {
     memset(out, 0, sizeof *out);
-    char line[RAD_LINES][4096];
-    size_t n = 0, off = 0;
-    if (len > RAD_MAX_BYTES) {
-        snprintf(err, errcap, "larger than %d bytes", RAD_MAX_BYTES);
-        return -EINVAL;
-    }
-    if (memchr(text, 0, len)) {
-        snprintf(err, errcap, "holds a NUL byte: not a text file");
-        return -EINVAL;
-    }
-    while (off < len && n < RAD_LINES) {
-        const char *nl = memchr(text + off, '\n', len - off);
-        size_t l = nl ? (size_t)(nl - (text + off)) : len - off;
-        if (l >= sizeof line[0]) {
-            snprintf(err, errcap, "%zu: line longer than %zu bytes", n + 1, sizeof line[0] - 1);
-            return -EINVAL;
-        }
-        memcpy(line[n], text + off, l);
-        line[n][l] = 0;
-        trim(line[n]);
-        n++;
-        off += l + 1;
-    }
-    if (n < 9) {
-        snprintf(err, errcap, "%zu lines; a CARMA task file has at least 9 (comment, "
-                 "environment, command, model, dataset, batch, hint, GPUs, memory)", n);
-        return -EINVAL;
-    }
-    const char *act = strstr(line[1], "activate");
-    if (act) {
-        act += strlen("activate");
-        while (*act == ' ' || *act == '\t')
-            act++;
-        snprintf(out->env, sizeof out->env, "%s", act);
-    }
-    if (!line[2][0]) {
-        snprintf(err, errcap, "3: no command");
-        return -EINVAL;
-    }
-    snprintf(out->command, sizeof out->command, "%s", line[2]);
-    int64_t b = mib_of(line[5]);
-    if (line[5][0] && b < 0) {
-        snprintf(err, errcap, "6: batch size '%.64s' is not a number", line[5]);
-        return -EINVAL;
-    }
-    out->batch = b > 0 ? (unsigned)b : 0;
-    int64_t g = mib_of(line[7]);
-    if (g < 1 || g > 64) {
-        snprintf(err, errcap, "8: GPU count '%.64s' is not an integer in [1, 64]", line[7]);
-        return -EINVAL;
-    }
-    out->gpus = (unsigned)g;
-    int col = -1;
+    int col;
     if (!strcmp(estimator, "oracle"))
         col = 8;
     else if (!strcmp(estimator, "horus"))
@@ -100,22 +39,52 @@ int cli_rad_parse(const char *text, size_t len, const char *estimator, struct cl
         col = 10;
     else if (!strcmp(estimator, "gpumemnet"))
         col = 11;
-    else if (strcmp(estimator, "none")) {
-        snprintf(err, errcap, "unknown estimator '%.32s' (oracle, horus, faketensor, gpumemnet, "
-                 "none)", estimator);
+    else if (!strcmp(estimator, "none"))
+        col = -1;
+    else
+        return carma_err_set(err, -EINVAL,
+                             "unknown estimator '%.32s' (oracle, horus, faketensor, gpumemnet, "
+                             "none)",
+                             estimator);
+    /* The simulator's reader checks the file and its numbers; lines 2 and 3 (the
+     * environment and the command) are taken here. */
+    struct sim_workload w;
+    if (sim_rad_parse(file, "task", text, len, &w, err))
         return -EINVAL;
+    char line[3][4096];
+    size_t off = 0;
+    for (int n = 0; n < 3; n++) {
+        const char *nl = memchr(text + off, '\n', len - off);
+        size_t l = nl ? (size_t)(nl - (text + off)) : len - off;
+        if (l >= sizeof line[0])
+            return carma_err_at(err, file, (size_t)n + 1, "line longer than %zu bytes",
+                                sizeof line[0] - 1);
+        memcpy(line[n], text + off, l);
+        line[n][l] = 0;
+        trim(line[n]);
+        off += l + 1;
     }
+    for (const unsigned char *c = (const unsigned char *)line[2]; *c;) {
+        size_t l = carma_utf8_seq(c);
+        if (!l)
+            return carma_err_at(err, file, 3, "the command is not UTF-8 text");
+        c += l;
+    }
+    const char *act = strstr(line[1], "activate");
+    if (act) {
+        act += strlen("activate");
+        while (*act == ' ' || *act == '\t')
+            act++;
+        snprintf(out->env, sizeof out->env, "%s", act);
+    }
+    snprintf(out->command, sizeof out->command, "%s", line[2]);
+    out->batch = w.batch;
+    out->gpus = w.gpus;
     if (col >= 0) {
-        if ((size_t)col >= n || !line[col][0]) {
-            snprintf(err, errcap, "%d: no %s memory value", col + 1, estimator);
-            return -EINVAL;
-        }
-        int64_t m = mib_of(line[col]);
-        if (m < 0) {
-            snprintf(err, errcap, "%d: memory '%.64s' is not a number of MiB", col + 1, line[col]);
-            return -EINVAL;
-        }
-        out->mem_mib = (uint64_t)m;
+        double mib = col == 8 ? w.mem_mib : w.est_mib[col - 9]; /* 0: not given */
+        if (!(mib > 0))
+            return carma_err_at(err, file, (size_t)col + 1, "no %s memory value", estimator);
+        out->mem_mib = (uint64_t)ceil(mib);
     }
     return 0;
 }
@@ -225,9 +194,9 @@ int cmd_submit_rad(int argc, char **argv)
     size_t len = fread(text, 1, sizeof text, f);
     fclose(f);
     struct cli_rad rad;
-    char err[256];
-    if (cli_rad_parse(text, len, est, &rad, err, sizeof err)) {
-        fprintf(stderr, "carma submit-rad: %s:%s\n", file, err);
+    struct carma_err err = {{0}};
+    if (cli_rad_parse(file, text, len, est, &rad, &err)) {
+        fprintf(stderr, "carma submit-rad: %s\n", err.msg);
         return 2;
     }
     json_t *job = json_object(), *av = json_array();

@@ -147,8 +147,8 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
         } else if (i == 7) {
             if (carma_parse_double(line, &v) || v < 1 || v > SIM_JOB_MAX_GPUS ||
                 v != (double)(uint16_t)v)
-                return carma_err_at(err, file, n, "%s '%.40s': must be 1 to %d", what[i], line,
-                                    SIM_JOB_MAX_GPUS);
+                return carma_err_at(err, file, n, "%s '%.40s': not a whole number from 1 to %d",
+                                    what[i], line, SIM_JOB_MAX_GPUS);
             w->gpus = (uint16_t)v;
         } else if (i == 8) {
             if (carma_parse_double(line, &v) || !(v > 0) || v > 1e7)

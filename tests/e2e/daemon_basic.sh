@@ -221,6 +221,15 @@ rad=$("$CARMA" submit-rad "$T/task.rad" 2>/dev/null) || fail "submit-rad refused
 "$CARMA" ls --all | grep -q " task " || fail "rad job name"
 printf 'only\ntwo\n' > "$T/bad.rad"
 "$CARMA" submit-rad "$T/bad.rad" 2>/dev/null; [ $? = 2 ] || fail "malformed .rad accepted"
+# a fractional GPU count, and a command that is not UTF-8, are named with their line
+sed '8s/.*/1.5/' "$T/task.rad" > "$T/half.rad"
+rc=0; "$CARMA" submit-rad "$T/half.rad" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "half.rad:8: GPUs '1.5': not a whole number from 1 to 64" "$T/err" ||
+    fail "a GPU count of 1.5: exit $rc, $(cat "$T/err")"
+sed "3s/.*/echo caf$(printf '\351')/" "$T/task.rad" > "$T/latin1.rad"
+rc=0; "$CARMA" submit-rad "$T/latin1.rad" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "latin1.rad:3: the command is not UTF-8 text" "$T/err" ||
+    fail "a Latin-1 command: exit $rc, $(cat "$T/err")"
 
 step "SIGTERM stops carmad, jobs keep running, a restart re-adopts them"
 lpid=$(cat "$T"/state/jobs/"$long"/1/shepherd | cut -d' ' -f1)
