@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,21 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return ret;
 }
 
+/* Per request, in MHD's request pointer: whether the headers were seen, whether a body
+ * came, and the length of the whole target as sent (query string included; MHD hands
+ * on_request the path alone). */
+#define REQ_HEADERS 1u
+#define REQ_BODY 2u
+#define REQ_LEN_SHIFT 2
+
+static void *target_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    size_t n = strnlen(uri, CARMA_HTTP_MAX_URL + 1);
+    return (void *)(uintptr_t)((n + 1) << REQ_LEN_SHIFT);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **req_cls)
@@ -152,17 +168,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     (void)upload_data;
     struct carma_http *h = cls;
-    if (!*req_cls) { /* first call: headers only */
-        *req_cls = (void *)1;
+    uintptr_t st = (uintptr_t)*req_cls;
+    if (!(st & REQ_HEADERS)) { /* first call: headers only */
+        *req_cls = (void *)(st | REQ_HEADERS);
         return MHD_YES;
     }
     if (*upload_size) {
         *upload_size = 0; /* a body is not wanted; drained and refused below */
+        *req_cls = (void *)(st | REQ_BODY);
         return MHD_YES;
     }
+    static const char bd[] = "a request body is not accepted\n";
+    if (st & REQ_BODY)
+        return reply(c, 413, "text/plain", bd, sizeof bd - 1, 0);
+    size_t target = st >> REQ_LEN_SHIFT ? (st >> REQ_LEN_SHIFT) - 1 : 0;
     static const char nf[] = "not found\n", bm[] = "method not allowed\n",
                       tl[] = "request target too long\n", na[] = "not ready yet\n";
     enum carma_http_route r = carma_http_route(method, url);
+    if (target > CARMA_HTTP_MAX_URL && r != CARMA_HTTP_BADMETHOD)
+        r = CARMA_HTTP_TOOLONG;
     switch (r) {
     case CARMA_HTTP_NOTFOUND: return reply(c, 404, "text/plain", nf, sizeof nf - 1, 0);
     case CARMA_HTTP_BADMETHOD: return reply(c, 405, "text/plain", bm, sizeof bm - 1, 0);
@@ -203,7 +227,9 @@ int carma_http_start(struct carma_http **out, const char *spec, struct carma_err
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-                              MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
+                              MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL,
+                              MHD_OPTION_URI_LOG_CALLBACK, target_seen, NULL,
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)16, MHD_OPTION_END);
     if (!h->mhd) {
         int e = errno ? errno : EADDRINUSE;
         pthread_mutex_destroy(&h->mu);

@@ -59,8 +59,14 @@ curl -sf "$URL/v1/jobs" | python3 -c 'import json,sys; d=json.load(sys.stdin); j
 curl -s -D - -o /dev/null -X POST "$URL/metrics" | grep -qi '^Allow: GET, HEAD' || fail "405 without Allow"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?x=1")" = 200 ] || fail "query"
 # the path is routed as sent: a %00 does not cut it to /metrics
-[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics%00.txt")" = 404 ] || fail "/metrics%00.txt"
-[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/v1%2Fgpus")" = 404 ] || fail "/v1%2Fgpus"
+[ "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$URL/metrics%00.txt")" = 404 ] || fail "/metrics%00.txt"
+[ "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$URL/v1%2Fgpus")" = 404 ] || fail "/v1%2Fgpus"
+[ "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$URL/%6detrics")" = 404 ] || fail "/%6detrics"
+# the 256-byte limit counts the query string; a body is refused
+q=$(head -c 300 /dev/zero | tr '\0' x)
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?$q")" = 414 ] || fail "a long query string"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X GET --data-binary hello "$URL/metrics")" = 413 ] ||
+    fail "GET with a body"
 
 step "two co-runners and a finished job: accounting"
 b=$(submit --name pair1 --mem 30G -- sh "$HELP/run_for.sh" 2)
