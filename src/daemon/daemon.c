@@ -2070,6 +2070,27 @@ static int reconcile(struct carmad *d, struct carma_err *err)
 
 /* ---- setup ---- */
 
+/* 0 when path is free or holds a socket (a stale one is replaced); anything else
+ * there is refused with -EINVAL (a bad option: exit 2) and left alone. */
+static int check_socket_path(const char *path, struct carma_err *err)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return carma_err_set(err, -EINVAL, "--socket %s: %s", path, strerror(errno));
+    }
+    if (!S_ISSOCK(st.st_mode))
+        return carma_err_set(err, -EINVAL,
+                             "--socket %s: a %s is there, not a socket; carmad replaces only a "
+                             "stale socket", path,
+                             S_ISREG(st.st_mode)   ? "regular file"
+                             : S_ISDIR(st.st_mode) ? "folder"
+                             : S_ISLNK(st.st_mode) ? "symbolic link"
+                                                   : "special file");
+    return 0;
+}
+
 static int open_socket(struct carmad *d, struct carma_err *err)
 {
     char dir[sizeof d->sock_path];
@@ -2081,7 +2102,11 @@ static int open_socket(struct carmad *d, struct carma_err *err)
         if (rc)
             return carma_err_set(err, rc, "%s: %s", dir, strerror(-rc));
     }
-    /* A live daemon on the path is an error; a stale socket file is removed. */
+    /* A live daemon on the path is an error; a stale socket file is removed, and only
+     * a socket: a typo in --socket must not delete a file. */
+    int rc = check_socket_path(d->sock_path, err);
+    if (rc)
+        return rc;
     struct carma_err e2;
     int fd = carma_client_connect(d->sock_path, &e2);
     if (fd >= 0) {
@@ -2089,12 +2114,14 @@ static int open_socket(struct carmad *d, struct carma_err *err)
         return carma_err_set(err, -EADDRINUSE, "%s: another carmad is listening",
                              d->sock_path);
     }
-    unlink(d->sock_path);
+    struct stat st;
+    if (lstat(d->sock_path, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(d->sock_path);
     d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", d->sock_path);
     mode_t old = umask(0177);
-    int rc = bind(d->lfd, (struct sockaddr *)&sa, sizeof sa);
+    rc = bind(d->lfd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     if (rc < 0 || listen(d->lfd, 512) < 0)
         return carma_err_set(err, -errno, "%s: %s", d->sock_path, strerror(errno));
@@ -2188,6 +2215,9 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         carma_err_set(err, rc, "socket path too long");
         goto fail;
     }
+    /* Checked before anything is done, and again when the socket is made. */
+    if ((rc = check_socket_path(d->sock_path, err)))
+        goto fail;
     if ((rc = mkdir_p(d->state_dir, 0755))) {
         carma_err_set(err, rc, "%s: %s", d->state_dir, strerror(-rc));
         goto fail;
