@@ -2,9 +2,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -144,6 +149,8 @@ struct carma_store {
      * transaction is redone in autocommit. */
     int lost_code;
     struct carma_err lost;
+    unsigned modes_fixed;  /* CARMA_STORE_FIXED_*: files that were open to others */
+    int check_incomplete;  /* quick_check ran out of time */
 };
 
 static int db_err(struct carma_store *s, int rc, const char *what, struct carma_err *err)
@@ -236,13 +243,114 @@ static int migrate(struct carma_store *s, struct carma_err *err)
     return 0;
 }
 
+/* Makes the file at path (when it exists) 0600 if group or others had any access;
+ * the last component is not followed. 1 when its mode was changed, else 0. */
+static int tighten(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int fixed = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) &&
+                fchmod(fd, st.st_mode & 0700) == 0;
+    close(fd);
+    return fixed;
+}
+
+/* The store holds every job's environment (tokens), argv and cwd: its file and the
+ * WAL and SHM files are for carmad alone. The database file is made here 0600 (an
+ * existing one loses group and other access); SQLite creates -wal and -shm with the
+ * database file's mode, and existing ones are fixed before SQLite opens them. Done
+ * before sqlite3_open: closing a descriptor of the file later would drop SQLite's
+ * POSIX locks on it. A symlink at path is followed only to an existing file. */
+static int prepare_files(struct carma_store *s, const char *path, struct carma_err *err)
+{
+    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5) || !path[0])
+        return 0;
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return carma_err_set(err, -errno, "store: %s: %s", path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) < 0)
+        rc = carma_err_set(err, -errno, "store: %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = carma_err_set(err, -EINVAL, "store: %s: not a regular file", path);
+    else if ((st.st_mode & 077) && fchmod(fd, st.st_mode & 0700) == 0)
+        s->modes_fixed |= CARMA_STORE_FIXED_DB;
+    close(fd);
+    char side[PATH_MAX];
+    snprintf(side, sizeof side, "%s-wal", path);
+    if (!rc && tighten(side))
+        s->modes_fixed |= CARMA_STORE_FIXED_WAL;
+    snprintf(side, sizeof side, "%s-shm", path);
+    if (!rc && tighten(side))
+        s->modes_fixed |= CARMA_STORE_FIXED_SHM;
+    return rc;
+}
+
+static int check_deadline(void *ctx)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 > *(const double *)ctx;
+}
+
+/* PRAGMA quick_check, bounded by CARMA_STORE_CHECK_S seconds (a store of years of
+ * monitor records must not hold the start for long): damage is -EIO naming what is
+ * wrong; running out of time only sets check_incomplete. Run before any write, so
+ * that carmad does not add to a damaged file. */
+static int check_store(struct carma_store *s, const char *path, struct carma_err *err)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double deadline = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + CARMA_STORE_CHECK_S;
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(3)", -1, &q, NULL);
+    if (rc != SQLITE_OK)
+        return carma_err_set(err, -EIO, "store: %s is damaged (%s); restore it from a backup",
+                             path, sqlite3_errmsg(s->db));
+    sqlite3_progress_handler(s->db, 10000, check_deadline, &deadline);
+    char what[512] = "";
+    size_t len = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        if (!t || !strcmp(t, "ok"))
+            continue;
+        int n = snprintf(what + len, sizeof what - len, "%s%s", len ? "; " : "", t);
+        if (n > 0)
+            len = len + (size_t)n < sizeof what ? len + (size_t)n : sizeof what - 1;
+    }
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
+    if (rc == SQLITE_INTERRUPT) {
+        s->check_incomplete = 1;
+        rc = SQLITE_DONE;
+    } else if (rc != SQLITE_DONE) {
+        snprintf(what, sizeof what, "%s", sqlite3_errmsg(s->db));
+    }
+    sqlite3_finalize(q);
+    if (rc == SQLITE_DONE && !what[0])
+        return 0;
+    return carma_err_set(err, -EIO,
+                         "store: %s is damaged (quick_check: %s); carmad will not run on it: "
+                         "restore it from a backup, or rebuild it with sqlite3's .recover",
+                         path, what);
+}
+
 int carma_store_open(struct carma_store **out, const char *path, struct carma_err *err)
 {
     *out = NULL;
     struct carma_store *s = calloc(1, sizeof *s);
     if (!s)
         return carma_err_set(err, -ENOMEM, "out of memory");
-    int rc = sqlite3_open_v2(path, &s->db,
+    int rc = prepare_files(s, path, err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    rc = sqlite3_open_v2(path, &s->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         rc = carma_err_set(err, -EIO, "store: %s: %s", path,
@@ -253,7 +361,8 @@ int carma_store_open(struct carma_store **out, const char *path, struct carma_er
     }
     sqlite3_busy_timeout(s->db, 5000);
     sqlite3_extended_result_codes(s->db, 1);
-    if ((rc = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+    if ((rc = check_store(s, path, err)) ||
+        (rc = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                           "PRAGMA foreign_keys=ON;", err)) ||
         (rc = migrate(s, err)))
         goto fail;
@@ -299,6 +408,27 @@ void carma_store_close(struct carma_store *s)
 int carma_store_version_found(const struct carma_store *s)
 {
     return s->version_found;
+}
+
+unsigned carma_store_modes_fixed(const struct carma_store *s)
+{
+    return s->modes_fixed;
+}
+
+int carma_store_check_incomplete(const struct carma_store *s)
+{
+    return s->check_incomplete;
+}
+
+int carma_store_max_job_id(struct carma_store *s, uint64_t *id, struct carma_err *err)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT max(id) FROM jobs", -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "reading the highest job id", err);
+    int rc = sqlite3_step(q);
+    *id = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(q, 0) : 0;
+    sqlite3_finalize(q);
+    return rc == SQLITE_ROW ? 0 : db_err(s, rc, "reading the highest job id", err);
 }
 
 /* Runs a prepared statement that returns no rows, then resets it. */

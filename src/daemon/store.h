@@ -46,7 +46,14 @@ struct carma_job_rec {
 
 void carma_job_rec_clear(struct carma_job_rec *r);
 
-/* Opens (creating) the store at path and migrates it. test hook: when the
+/* Longest PRAGMA quick_check at open, in seconds (then the store is used unchecked). */
+#define CARMA_STORE_CHECK_S 10.0
+
+/* Opens (creating) the store at path, checks it and migrates it. The database file
+ * (created 0600, or made 0600 if group or others could open it) and its -wal and -shm
+ * must be carmad's alone: they hold every job's environment. A store that
+ * PRAGMA quick_check finds damaged is refused (-EIO, err says what is wrong) before
+ * anything is written to it. test hook: when the
  * environment has CARMA_TEST_STORE_MAX_PAGES=N the database may not grow by more
  * than N pages beyond its size after opening (a real SQLITE_FULL, for full-disk
  * tests). */
@@ -55,6 +62,17 @@ void carma_store_close(struct carma_store *st);
 
 /* The schema version found on disk before migration (0 for a new file). */
 int carma_store_version_found(const struct carma_store *st);
+
+/* Which files carma_store_open found open to group or others and made 0600. */
+#define CARMA_STORE_FIXED_DB 1u
+#define CARMA_STORE_FIXED_WAL 2u
+#define CARMA_STORE_FIXED_SHM 4u
+unsigned carma_store_modes_fixed(const struct carma_store *st);
+/* 1 when the integrity check at open ran out of time (CARMA_STORE_CHECK_S). */
+int carma_store_check_incomplete(const struct carma_store *st);
+
+/* The highest job id ever stored (0: none). */
+int carma_store_max_job_id(struct carma_store *st, uint64_t *id, struct carma_err *err);
 
 int carma_store_begin(struct carma_store *st, struct carma_err *err);
 int carma_store_commit(struct carma_store *st, struct carma_err *err);

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -302,6 +304,101 @@ static void test_full_disk_in_transaction(void **state)
     carma_store_close(st);
 }
 
+static mode_t mode_of(const char *p)
+{
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    return st.st_mode & 07777;
+}
+
+/* The store holds every job's environment: it and its WAL and SHM are carmad's alone,
+ * whatever the umask, and an existing file open to others is closed to them. */
+static void test_private_files(void **state)
+{
+    (void)state;
+    mode_t old = umask(022);
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_modes_fixed(st), 0);
+    struct carma_job_rec r = {0};
+    fill(&r, 1000, "a");
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    char wal[160], shm[160];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(shm, sizeof shm, "%s-shm", path);
+    assert_int_equal(mode_of(path), 0600);
+    assert_int_equal(mode_of(wal), 0600);
+    assert_int_equal(mode_of(shm), 0600);
+    uint64_t max = 0;
+    assert_int_equal(carma_store_max_job_id(st, &max, &err), 0);
+    assert_int_equal(max, r.id);
+    carma_store_close(st);
+    /* Left 0644 by an earlier carmad, the WAL and SHM kept by a crash: all made 0600. */
+    int fd = open(wal, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    fd = open(shm, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(chmod(wal, 0644), 0);
+    assert_int_equal(chmod(shm, 0644), 0);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_modes_fixed(st),
+                     CARMA_STORE_FIXED_DB | CARMA_STORE_FIXED_WAL | CARMA_STORE_FIXED_SHM);
+    assert_int_equal(mode_of(path), 0600);
+    assert_int_equal(mode_of(wal), 0600);
+    assert_int_equal(mode_of(shm), 0600);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+    /* Not a regular file: refused, nothing made. */
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s/adir.db", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_not_equal(carma_store_open(&st, sub, &err), 0);
+    assert_null(st);
+    umask(old);
+}
+
+/* A damaged page is found at open (PRAGMA quick_check) instead of failing every
+ * request later; the store is refused and left as it was. */
+static void test_damaged_refused(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    for (int k = 0; k < 200; k++) {
+        struct carma_job_rec r = {0};
+        fill(&r, 1000, "filler");
+        assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+        carma_job_rec_clear(&r);
+    }
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    carma_store_close(st); /* the last close checkpoints: every page is in the file */
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(sb.st_size >= 4 * 4096);
+    /* Zero the second page, as the review's repro did. */
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    static const char zero[4096];
+    assert_int_equal(pwrite(fd, zero, sizeof zero, 4096), (ssize_t)sizeof zero);
+    close(fd);
+    assert_int_equal(carma_store_open(&st, path, &err), -EIO);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "damaged"));
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(stat(path, &sb), 0);
+    char wal[160];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    assert_true(stat(wal, &sb) < 0 || sb.st_size == 0); /* nothing written */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +406,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strict_wal_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_in_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
