@@ -2,6 +2,7 @@
 #include "daemon/history.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -104,6 +105,7 @@ struct carmad {
     int stop;
     int epfd, lfd, sfd, tfd;
     int lockfd; /* STATE/carmad.lock, flock()ed while this carmad runs */
+    int statefd, jobsfd; /* STATE and STATE/jobs, checked at start (open_state) */
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
     uid_t self_uid;
@@ -323,6 +325,96 @@ static int mkdir_p(const char *path, mode_t mode)
     if (mkdir(tmp, mode) < 0 && errno != EEXIST)
         return -errno;
     return 0;
+}
+
+/* Folders under the state folder (docs/daemon.md, Security). A root carmad serves
+ * many users, who open their own job's logs by path (carma logs) but may list
+ * nothing: folders 0711, files 0600 (logs owned by the job's user). A per-user
+ * carmad keeps everything 0700. */
+static mode_t dir_mode(const struct carmad *d)
+{
+    return d->self_uid == 0 ? 0711 : 0700;
+}
+
+/* Refuses a folder carmad cannot trust: another user's, or one that group or others
+ * may write (they could plant symlinks or swap job folders that carmad trusts). */
+static int check_dir(const struct carmad *d, int fd, const char *path, struct carma_err *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return carma_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    if (st.st_uid != d->self_uid)
+        return carma_err_set(err, -EPERM,
+                             "%s: owned by uid %u, not by carmad's uid %u; carmad will not use "
+                             "a state folder another user controls",
+                             path, (unsigned)st.st_uid, (unsigned)d->self_uid);
+    if (st.st_mode & 022)
+        return carma_err_set(err, -EPERM,
+                             "%s: writable by %s (mode %04o), who could plant symbolic links "
+                             "or replace job folders; carmad refuses it (chmod %04o %s)",
+                             path,
+                             (st.st_mode & 022) == 022 ? "group and others"
+                             : (st.st_mode & 002)      ? "others"
+                                                       : "group",
+                             (unsigned)(st.st_mode & 07777), (unsigned)dir_mode(d), path);
+    return 0;
+}
+
+/* Takes from folder fd what dir_mode does not grant (0755 becomes 0711). The mode it
+ * had when it changed it, else 0. */
+static mode_t tighten_dir(const struct carmad *d, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !((st.st_mode & 07777) & ~dir_mode(d)))
+        return 0;
+    return fchmod(fd, dir_mode(d)) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+/* Opens folder name under dirfd (path names it in messages), creating it when create
+ * and absent; a symlink there is refused, never followed, and the folder must pass
+ * check_dir. The descriptor, or a negative errno with err set. */
+static int open_dir_at(const struct carmad *d, int dirfd, const char *name, const char *path,
+                       int create, struct carma_err *err)
+{
+    if (create && mkdirat(dirfd, name, dir_mode(d)) < 0 && errno != EEXIST)
+        return carma_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ELOOP || e == ENOTDIR) {
+            struct stat st;
+            int link = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+            return carma_err_set(err, -e, "%s: %s; carmad uses only a real folder there", path,
+                                 link ? "a symbolic link" : "not a folder");
+        }
+        return carma_err_set(err, -e, "%s: %s", path, strerror(e));
+    }
+    int rc = check_dir(d, fd, path, err);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* Opens the attempt folder STATE/jobs/ID/N (creating both levels when create)
+ * relative to the checked STATE/jobs, through no symlink and only through folders
+ * that are carmad's and closed to writes by others, so that a job's files cannot be
+ * redirected. buf receives its path. The descriptor, or a negative errno. */
+static int attempt_open(const struct carmad *d, uint64_t id, uint32_t n, int create, char *buf,
+                        size_t cap, struct carma_err *err)
+{
+    char name[32];
+    snprintf(buf, cap, "%s/jobs/%llu", d->state_dir, (unsigned long long)id);
+    snprintf(name, sizeof name, "%llu", (unsigned long long)id);
+    int jfd = open_dir_at(d, d->jobsfd, name, buf, create, err);
+    if (jfd < 0)
+        return jfd;
+    attempt_dir(d, id, n, buf, cap);
+    snprintf(name, sizeof name, "%u", n);
+    int afd = open_dir_at(d, jfd, name, buf, create, err);
+    close(jfd);
+    return afd;
 }
 
 /* ---- GPUs ---- */
@@ -900,14 +992,13 @@ static void launch_start(struct carmad *d, uint32_t i)
     char dir[PATH_MAX];
     attempt_dir(d, dj->rec.id, d->sj[i].attempts, dir, sizeof dir);
     char **argv = NULL, **env = NULL;
-    int rc = mkdir_p(dir, 0755);
-    if (!rc) {
-        char old[PATH_MAX + 16];
-        snprintf(old, sizeof old, "%s/status", dir); /* a restart of an attempt never begun */
-        unlink(old);
+    struct carma_err err = {{0}};
+    int rc = attempt_open(d, dj->rec.id, d->sj[i].attempts, 1, dir, sizeof dir, &err);
+    if (rc >= 0) {
+        unlinkat(rc, "status", 0); /* a restart of an attempt never begun */
+        close(rc);
         rc = build_exec(d, i, &argv, &env);
     }
-    struct carma_err err = {{0}};
     pid_t pid = -1;
     if (!rc) {
         struct passwd pw, *p = NULL;
@@ -1996,11 +2087,14 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     }
     uint32_t n = dj->rec.attempts;
     char dir[PATH_MAX];
+    struct carma_err err;
+    int afd = attempt_open(d, dj->rec.id, n, 0, dir, sizeof dir, &err);
+    if (afd >= 0)
+        close(afd);
     attempt_dir(d, dj->rec.id, n, dir, sizeof dir);
     uint16_t gpu[CARMA_JOB_MAX_GPUS];
     uint16_t ng = 0;
     char *gs = NULL;
-    struct carma_err err;
     if (carma_store_attempt_gpus(d->store, dj->rec.id, n, &gs, &err) == 0) {
         json_error_t je;
         json_t *a = json_loads(gs, 0, &je);
@@ -2018,7 +2112,13 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     double end;
     pid_t pid;
     uint64_t st;
-    if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
+    if (afd < 0 && afd != -ENOENT) {
+        /* A planted symlink or a folder not carmad's: nothing in it is trusted. */
+        dlog(d, LOG_ERR, "job %llu: %s: counted lost", (unsigned long long)dj->rec.id, err.msg);
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        attempt_end(d, i, NULL, 0, now);
+        x->ended++;
+    } else if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
         attempt_end(d, i, &ex, 1, end);
         x->ended++;
@@ -2153,9 +2253,12 @@ static int lock_state(struct carmad *d, struct carma_err *err)
 {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/carmad.lock", d->state_dir);
-    d->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    d->lockfd = openat(d->statefd, "carmad.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (d->lockfd < 0)
         return carma_err_set(err, -errno, "%s: %s", p, strerror(errno));
+    struct stat st;
+    if (fstat(d->lockfd, &st) == 0 && (st.st_mode & 077))
+        fchmod(d->lockfd, 0600); /* from an earlier carmad: its pid is nobody else's business */
     if (flock(d->lockfd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
         char buf[32] = "";
@@ -2174,6 +2277,150 @@ static int lock_state(struct carmad *d, struct carma_err *err)
     return 0;
 }
 
+/* Takes group and other access from the files of one attempt folder (logs were 0640
+ * with the user's group, status and shepherd 0644) and makes the folder 0711. */
+static void tighten_attempt(const struct carmad *d, int afd)
+{
+    tighten_dir(d, afd);
+    static const char *const files[] = {"stdout", "stderr", "status", "shepherd"};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        int fd = openat(afd, files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077))
+            fchmod(fd, st.st_mode & 0700);
+        close(fd);
+    }
+}
+
+/* Visits the numbered entries of folder fd: fn(ctx, fd, name, number). */
+static void each_numbered(int fd, void (*fn)(void *, int, const char *, unsigned long long),
+                          void *ctx)
+{
+    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!dir) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return;
+    }
+    rewinddir(dir);
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        const char *c = e->d_name;
+        if (*c < '0' || *c > '9' || strlen(c) > 19 || c[strspn(c, "0123456789")])
+            continue;
+        fn(ctx, fd, c, strtoull(c, NULL, 10));
+    }
+    closedir(dir);
+}
+
+struct tighten_walk {
+    const struct carmad *d;
+    unsigned folders;
+};
+
+static void tighten_attempt_at(void *ctx, int jfd, const char *name, unsigned long long n)
+{
+    struct tighten_walk *w = ctx;
+    (void)n;
+    int afd = openat(jfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (afd >= 0) {
+        tighten_attempt(w->d, afd);
+        close(afd);
+    }
+}
+
+static void tighten_job_at(void *ctx, int jobsfd, const char *name, unsigned long long id)
+{
+    struct tighten_walk *w = ctx;
+    (void)id;
+    int jfd = openat(jobsfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (jfd < 0)
+        return;
+    struct stat st;
+    if (fstat(jfd, &st) == 0 && st.st_uid == w->d->self_uid) {
+        tighten_dir(w->d, jfd);
+        each_numbered(jfd, tighten_attempt_at, w);
+        w->folders++;
+    }
+    close(jfd);
+}
+
+static void highest_at(void *ctx, int fd, const char *name, unsigned long long id)
+{
+    (void)fd;
+    (void)name;
+    if (id > *(unsigned long long *)ctx)
+        *(unsigned long long *)ctx = id;
+}
+
+/* Opens and checks STATE and STATE/jobs (creating them), takes the lock, and closes
+ * to others what an earlier carmad left open: STATE and jobs/ become 0711 (0700 for
+ * a per-user carmad), and on the first start after that change every job folder,
+ * attempt folder and log (jobs/ still open to reading says so). */
+static int open_state(struct carmad *d, struct carma_err *err)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", d->state_dir);
+    char *slash = strrchr(p, '/');
+    int rc;
+    if (slash && slash != p) {
+        *slash = 0;
+        if ((rc = mkdir_p(p, 0755)))
+            return carma_err_set(err, rc, "%s: %s", p, strerror(-rc));
+    }
+    if (mkdir(d->state_dir, dir_mode(d)) < 0 && errno != EEXIST)
+        return carma_err_set(err, -errno, "%s: %s", d->state_dir, strerror(errno));
+    /* STATE itself may be a symlink an administrator made (/var/lib/carma -> /data/...);
+     * what it names is checked like any folder. */
+    d->statefd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d->statefd < 0)
+        return carma_err_set(err, -errno, "%s: %s", d->state_dir, strerror(errno));
+    if ((rc = check_dir(d, d->statefd, d->state_dir, err)) || (rc = lock_state(d, err)))
+        return rc;
+    mode_t was = tighten_dir(d, d->statefd);
+    if (was)
+        dlog(d, LOG_WARNING, "%s: was mode %04o, open to other users; now %04o", d->state_dir,
+             (unsigned)was, (unsigned)dir_mode(d));
+    snprintf(p, sizeof p, "%s/jobs", d->state_dir);
+    if ((d->jobsfd = open_dir_at(d, d->statefd, "jobs", p, 1, err)) < 0)
+        return d->jobsfd;
+    struct stat st;
+    if (fstat(d->jobsfd, &st) == 0 && ((st.st_mode & 07777) & ~dir_mode(d))) {
+        struct tighten_walk w = {.d = d};
+        each_numbered(d->jobsfd, tighten_job_at, &w);
+        tighten_dir(d, d->jobsfd); /* last: a walk cut short is done again next start */
+        dlog(d, LOG_WARNING, "%s: was mode %04o; it and %u job folders (their logs, status "
+                             "and shepherd files) are now closed to other users",
+             p, (unsigned)(st.st_mode & 07777), w.folders);
+    }
+    return 0;
+}
+
+/* A store behind its job folders (emptied, or an older copy put back) would hand out
+ * the ids of those folders again, and new jobs would write into old jobs' folders:
+ * refused, with what to do. */
+static int check_store_current(struct carmad *d, struct carma_err *err)
+{
+    uint64_t max = 0;
+    int rc = carma_store_max_job_id(d->store, &max, err);
+    if (rc)
+        return rc;
+    unsigned long long high = 0;
+    each_numbered(d->jobsfd, highest_at, &high);
+    if (high <= max)
+        return 0;
+    return carma_err_set(err, -ESTALE,
+                         "%s/carma.db knows jobs up to %llu%s but %s/jobs holds job folders up "
+                         "to %llu: the store was lost or replaced by an older copy. carmad will "
+                         "not reuse those job ids and folders: restore carma.db from a backup, "
+                         "or move %s/jobs aside to start afresh",
+                         d->state_dir, (unsigned long long)max, max ? "" : " (none: it is empty)",
+                         d->state_dir, high, d->state_dir);
+}
+
 int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_err *err)
 {
     *out = NULL;
@@ -2181,7 +2428,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     if (!d)
         return carma_err_set(err, -ENOMEM, "out of memory");
     d->o = *o;
-    d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = -1;
+    d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = -1;
     d->self_uid = geteuid();
     carmad_config_default(&d->cfg);
     int rc = 0;
@@ -2218,21 +2465,19 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     /* Checked before anything is done, and again when the socket is made. */
     if ((rc = check_socket_path(d->sock_path, err)))
         goto fail;
-    if ((rc = mkdir_p(d->state_dir, 0755))) {
-        carma_err_set(err, rc, "%s: %s", d->state_dir, strerror(-rc));
-        goto fail;
-    }
-    if ((rc = lock_state(d, err)))
+    if ((rc = open_state(d, err)))
         goto fail;
     char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/jobs", d->state_dir);
-    if ((rc = mkdir_p(p, 0755))) {
-        carma_err_set(err, rc, "%s: %s", p, strerror(-rc));
-        goto fail;
-    }
     snprintf(p, sizeof p, "%s/carma.db", d->state_dir);
-    if ((rc = carma_store_open(&d->store, p, err)))
+    if ((rc = carma_store_open(&d->store, p, err)) || (rc = check_store_current(d, err)))
         goto fail;
+    if (carma_store_modes_fixed(d->store))
+        dlog(d, LOG_WARNING, "%s (or its -wal/-shm) was readable by other users; now 0600. "
+                             "Job environments stored there (tokens) may have been read",
+             p);
+    if (carma_store_check_incomplete(d->store))
+        dlog(d, LOG_WARNING, "%s: the integrity check did not finish in %.0f s; not checked",
+             p, CARMA_STORE_CHECK_S);
     if ((rc = open_backend(d, err)))
         goto fail;
     if ((rc = carma_sched_init(&d->sched, NULL, d->gpus, d->ngpus, d->policy, &d->cfg.sched))) {
@@ -2394,6 +2639,10 @@ void carmad_close(struct carmad *d)
     if (d->have_gb)
         d->gb.ops->close(&d->gb);
     carma_store_close(d->store);
+    if (d->jobsfd >= 0)
+        close(d->jobsfd);
+    if (d->statefd >= 0)
+        close(d->statefd);
     if (d->lockfd >= 0)
         close(d->lockfd); /* releases the state folder */
     free(d->gpus);

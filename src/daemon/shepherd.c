@@ -112,7 +112,7 @@ static int write_atomic(const char *dir, const char *name, const char *text, int
     char tmp[PATH_MAX], dst[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
     snprintf(dst, sizeof dst, "%s/%s", dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
     size_t len = strlen(text), off = 0;
@@ -201,7 +201,7 @@ static int open_log(const struct carma_shepherd_spec *sp, const char *name)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", sp->dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0 && sp->switch_user && fchown(fd, sp->uid, sp->gid) < 0) {
         close(fd);
         return -1;

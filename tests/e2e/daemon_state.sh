@@ -30,4 +30,99 @@ python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[
 start_daemon --gpus sim:1xa100-40gb
 stop_daemon || fail "carmad did not stop cleanly"
 
+mode() { stat -c %a "$1"; }
+S="$T/state"
+if [ "$ROOT" = 1 ]; then DM=711; else DM=700; fi
+
+step "the state folder and the store are closed to other users"
+start_daemon --gpus sim:1xa100-40gb
+j=$(submit -- /bin/sh -c 'echo secret-output')
+"$CARMA" wait --timeout 20 "$j" >/dev/null || fail "job $j failed"
+[ "$(mode "$S")" = $DM ] || fail "STATE is $(mode "$S"), not $DM"
+[ "$(mode "$S/jobs")" = $DM ] || fail "STATE/jobs is $(mode "$S/jobs")"
+[ "$(mode "$S/jobs/$j")" = $DM ] && [ "$(mode "$S/jobs/$j/1")" = $DM ] ||
+    fail "job folders are $(mode "$S/jobs/$j") $(mode "$S/jobs/$j/1")"
+for f in carma.db carma.db-wal carma.db-shm carmad.lock jobs/$j/1/stdout jobs/$j/1/stderr \
+         jobs/$j/1/status jobs/$j/1/shepherd; do
+    [ "$(mode "$S/$f")" = 600 ] || fail "$f is $(mode "$S/$f"), not 600"
+done
+if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    chmod 666 "$CARMA_SOCKET"
+    NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
+    chmod 755 "$NB"
+    cp "$CARMA" "$NB/carma"
+    ON_EXIT="rm -rf $NB"
+    as_nobody() { (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        env CARMA_SOCKET="$CARMA_SOCKET" "$@"); }
+    as_nobody ls "$S" >/dev/null 2>&1 && fail "nobody lists the state folder"
+    as_nobody cat "$S/carma.db" >/dev/null 2>&1 && fail "nobody reads the store"
+    as_nobody cat "$S/jobs/$j/1/stdout" >/dev/null 2>&1 && fail "nobody reads root's job output"
+    as_nobody ls "$S/jobs" >/dev/null 2>&1 && fail "nobody lists the job folders"
+    nj=$(as_nobody "$NB/carma" submit -- /bin/sh -c 'echo nobody-output') ||
+        fail "nobody cannot submit"
+    "$CARMA" wait --timeout 20 "$nj" >/dev/null || fail "nobody's job failed"
+    [ "$(as_nobody "$NB/carma" logs "$nj")" = nobody-output ] ||
+        fail "nobody cannot read its own job's log with carma logs"
+    [ "$(stat -c %U "$S/jobs/$nj/1/stdout")" = nobody ] || fail "nobody's log is not nobody's"
+fi
+stop_daemon || fail "carmad did not stop cleanly"
+
+step "modes an earlier carmad left (0755 folders, 0644 store, 0640 logs) are repaired"
+chmod 755 "$S" "$S/jobs" "$S/jobs/$j" "$S/jobs/$j/1"
+chmod 644 "$S/carma.db" "$S/carmad.lock" "$S/jobs/$j/1/status" "$S/jobs/$j/1/shepherd"
+chmod 640 "$S/jobs/$j/1/stdout" "$S/jobs/$j/1/stderr"
+printf '' > "$S/carma.db-wal"; chmod 644 "$S/carma.db-wal"
+start_daemon --gpus sim:1xa100-40gb
+for f in . jobs jobs/$j jobs/$j/1; do
+    [ "$(mode "$S/$f")" = $DM ] || fail "$f still $(mode "$S/$f")"
+done
+for f in carma.db carma.db-wal carmad.lock jobs/$j/1/stdout jobs/$j/1/stderr jobs/$j/1/status \
+         jobs/$j/1/shepherd; do
+    [ "$(mode "$S/$f")" = 600 ] || fail "$f still $(mode "$S/$f")"
+done
+grep -q "was readable by other users" "$T/carmad.log" || fail "no warning about the store's mode"
+[ "$("$CARMA" logs "$j")" = secret-output ] || fail "the old job's log is lost"
+
+step "a symlink planted as a job folder is not followed"
+mkdir "$T/target"
+next=$((j + 1))
+[ -n "${nj:-}" ] && next=$((nj + 1))
+ln -s "$T/target" "$S/jobs/$next"
+k=$(submit -- /bin/sh -c 'echo redirected')
+[ "$k" = "$next" ] || fail "expected job id $next, got $k"
+"$CARMA" wait --timeout 20 "$k" >/dev/null && fail "job $k ran through a symlinked folder"
+[ -z "$(ls -A "$T/target")" ] || fail "job $k wrote into the symlink's target: $(ls -A "$T/target")"
+grep -q "jobs/$k: a symbolic link" "$T/carmad.log" || fail "no message naming the symlink"
+stop_daemon || fail "carmad did not stop cleanly"
+rm "$S/jobs/$k"
+
+step "a state folder others may write, or another user's, is refused"
+chmod 777 "$S"
+carmad_fails 1 "writable by group and others (mode 0777)" --state "$S" --socket "$CARMA_SOCKET"
+chmod 1777 "$S"
+carmad_fails 1 "writable by group and others" --state "$S" --socket "$CARMA_SOCKET"
+chmod 711 "$S"; chmod 775 "$S/jobs"
+carmad_fails 1 "$S/jobs: writable by group" --state "$S" --socket "$CARMA_SOCKET"
+chmod 711 "$S/jobs"
+mv "$S/jobs" "$S/jobs.real"; ln -s "$S/jobs.real" "$S/jobs"
+carmad_fails 1 "$S/jobs: a symbolic link" --state "$S" --socket "$CARMA_SOCKET"
+rm "$S/jobs"; mv "$S/jobs.real" "$S/jobs"
+if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
+    mkdir "$T/theirs"; chown nobody "$T/theirs"; chmod 700 "$T/theirs"
+    carmad_fails 1 "owned by uid $(id -u nobody), not by carmad's uid 0" --state "$T/theirs" \
+        --socket "$CARMA_SOCKET"
+fi
+
+step "a store emptied or behind its job folders is refused"
+cp "$S/carma.db" "$T/carma.db.good"
+rm -f "$S/carma.db-wal" "$S/carma.db-shm"; : > "$S/carma.db"
+carmad_fails 1 "the store was lost or replaced" --state "$S" --socket "$CARMA_SOCKET"
+grep -q "holds job folders up to $((k - 1))" "$T/err" || fail "the message names no folder: $(cat "$T/err")"
+[ "$(cat "$S/jobs/$j/1/stdout")" = secret-output ] || fail "an old job's log was touched"
+
+step "a damaged store is refused at start"
+cp "$T/carma.db.good" "$S/carma.db"
+dd if=/dev/zero of="$S/carma.db" bs=4096 seek=1 count=1 conv=notrunc 2>/dev/null
+carmad_fails 1 "is damaged" --state "$S" --socket "$CARMA_SOCKET"
+
 echo "daemon_state: ok"
