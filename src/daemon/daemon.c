@@ -35,6 +35,7 @@
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/sched.h"
+#include "daemon/asuser.h"
 #include "daemon/classify.h"
 #include "daemon/http.h"
 #include "daemon/metrics.h"
@@ -1138,6 +1139,14 @@ static void user_name(uid_t uid, char *buf, size_t cap, gid_t *gid)
     }
 }
 
+/* Whether the calling thread's file-system ids may execute path (AT_EACCESS: the
+ * kernel checks the fsuid, which carma_asuser sets; plain access() would ask for
+ * the real uid, root's). */
+static int may_exec(const char *path)
+{
+    return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
+}
+
 /* Whether argv0 can be executed, looked up on PATH (from env) relative to cwd. */
 static int command_exists(const char *argv0, const char *cwd, const char *path_env)
 {
@@ -1147,7 +1156,7 @@ static int command_exists(const char *argv0, const char *cwd, const char *path_e
             snprintf(full, sizeof full, "%s", argv0);
         else
             snprintf(full, sizeof full, "%s/%s", cwd, argv0);
-        return access(full, X_OK) == 0;
+        return may_exec(full);
     }
     const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
     while (*p) {
@@ -1160,7 +1169,7 @@ static int command_exists(const char *argv0, const char *cwd, const char *path_e
         else
             snprintf(full, sizeof full, "%s/%.*s/%s", cwd, (int)n, p, argv0);
         struct stat st;
-        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && may_exec(full))
             return 1;
         if (!e)
             break;
@@ -1182,14 +1191,27 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     if (rj->gpus > d->ngpus)
         return carma_resp_error("invalid", "the job asks for %u GPUs; this server has %zu",
                                 rj->gpus, d->ngpus);
+    char uname[256];
+    gid_t gid = c->gid;
+    user_name(c->uid, uname, sizeof uname, &gid);
+    /* The paths are checked with the rights the job will run with: a root carmad
+     * checking as root would tell a user which files exist in folders they cannot
+     * read (a path they cannot reach is answered as a missing one). */
+    struct carma_asuser as = {0};
+    struct carma_err aerr = {{0}};
+    if (d->self_uid == 0 && c->uid != 0 && carma_asuser_enter(&as, c->uid, gid, uname, &aerr))
+        return carma_resp_error("busy", "cannot check the job's paths: %s", aerr.msg);
     struct stat st;
-    if (stat(rj->cwd, &st) < 0 || !S_ISDIR(st.st_mode))
-        return carma_resp_error("invalid", "job.cwd: %s is not a directory", rj->cwd);
+    int cwd_ok = stat(rj->cwd, &st) == 0 && S_ISDIR(st.st_mode) && may_exec(rj->cwd);
     const char *path_env = NULL;
     for (size_t k = 0; k < rj->nenv; k++)
         if (!strcmp(rj->env_key[k], "PATH"))
             path_env = rj->env_val[k];
-    if (!command_exists(rj->argv[0], rj->cwd, path_env))
+    int cmd_ok = cwd_ok && command_exists(rj->argv[0], rj->cwd, path_env);
+    carma_asuser_leave(&as);
+    if (!cwd_ok)
+        return carma_resp_error("invalid", "job.cwd: %s is not a directory", rj->cwd);
+    if (!cmd_ok)
         return carma_resp_error("invalid", "command not found or not executable: %s",
                                 rj->argv[0]);
     uint32_t i;
@@ -1197,9 +1219,6 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
         return carma_resp_error("busy", "too many active jobs");
     struct djob *dj = &d->dj[i];
     struct carma_job_rec *r = &dj->rec;
-    char uname[256];
-    gid_t gid = c->gid;
-    user_name(c->uid, uname, sizeof uname, &gid);
     json_t *argv = json_object_get(json_object_get(q->root, "job"), "argv");
     json_t *env = json_object();
     for (size_t k = 0; k < rj->nenv; k++)

@@ -38,6 +38,7 @@ step "the state folder and the store are closed to other users"
 start_daemon --gpus sim:1xa100-40gb
 j=$(submit -- /bin/sh -c 'echo secret-output')
 "$CARMA" wait --timeout 20 "$j" >/dev/null || fail "job $j failed"
+last=$j
 [ "$(mode "$S")" = $DM ] || fail "STATE is $(mode "$S"), not $DM"
 [ "$(mode "$S/jobs")" = $DM ] || fail "STATE/jobs is $(mode "$S/jobs")"
 [ "$(mode "$S/jobs/$j")" = $DM ] && [ "$(mode "$S/jobs/$j/1")" = $DM ] ||
@@ -61,9 +62,42 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     nj=$(as_nobody "$NB/carma" submit -- /bin/sh -c 'echo nobody-output') ||
         fail "nobody cannot submit"
     "$CARMA" wait --timeout 20 "$nj" >/dev/null || fail "nobody's job failed"
+    last=$nj
     [ "$(as_nobody "$NB/carma" logs "$nj")" = nobody-output ] ||
         fail "nobody cannot read its own job's log with carma logs"
     [ "$(stat -c %U "$S/jobs/$nj/1/stdout")" = nobody ] || fail "nobody's log is not nobody's"
+
+    step "paths are checked with the submitting user's rights (no existence oracle)"
+    P="$T/private"; mkdir -p "$P/sub"; chmod 700 "$P"
+    printf '#!/bin/sh\ntrue\n' > "$P/tool.sh"; chmod 755 "$P/tool.sh"
+    cat > "$NB/probe.py" <<'PY'
+import json, socket, sys
+def ask(job):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(json.dumps({"v": 1, "op": "submit", "job": job}).encode() + b"\n")
+    r = b""
+    while not r.endswith(b"\n"):
+        b = s.recv(65536)
+        if not b:
+            break
+        r += b
+    return json.loads(r)
+P = sys.argv[2]
+for kind, there, missing in (("argv", P + "/tool.sh", P + "/nothere.sh"), ("cwd", P + "/sub", P + "/nope")):
+    a = ask({"argv": [there] if kind == "argv" else ["/bin/true"], "cwd": there if kind == "cwd" else "/tmp"})
+    b = ask({"argv": [missing] if kind == "argv" else ["/bin/true"], "cwd": missing if kind == "cwd" else "/tmp"})
+    assert not a["ok"] and not b["ok"], (kind, a, b)
+    assert a["error"] == b["error"] == "invalid", (kind, a, b)
+    assert a["message"].replace(there, "X") == b["message"].replace(missing, "X"), (kind, a, b)
+print("same")
+PY
+    out=$(as_nobody python3 "$NB/probe.py" "$CARMA_SOCKET" "$P" 2>&1) ||
+        fail "carmad tells nobody what exists in root's private folder: $out"
+    # root, who may enter it, is not refused
+    r=$(submit --name private -- "$P/tool.sh")
+    "$CARMA" wait --timeout 20 "$r" >/dev/null || fail "root's job in its private folder failed"
+    last=$r
 fi
 stop_daemon || fail "carmad did not stop cleanly"
 
@@ -85,8 +119,7 @@ grep -q "was readable by other users" "$T/carmad.log" || fail "no warning about 
 
 step "a symlink planted as a job folder is not followed"
 mkdir "$T/target"
-next=$((j + 1))
-[ -n "${nj:-}" ] && next=$((nj + 1))
+next=$((last + 1))
 ln -s "$T/target" "$S/jobs/$next"
 k=$(submit -- /bin/sh -c 'echo redirected')
 [ "$k" = "$next" ] || fail "expected job id $next, got $k"

@@ -1,0 +1,102 @@
+#include "daemon/asuser.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* setfsuid/setfsgid report no error: the id in force is read back by asking for an
+ * invalid one, which changes nothing and returns the current id. */
+static uid_t fsuid_now(void)
+{
+    return (uid_t)syscall(SYS_setfsuid, (uid_t)-1);
+}
+
+static gid_t fsgid_now(void)
+{
+    return (gid_t)syscall(SYS_setfsgid, (gid_t)-1);
+}
+
+static void restore(struct carma_asuser *a)
+{
+    /* uid first: back to root's capabilities, then what needs them. */
+    syscall(SYS_setfsuid, a->fsuid);
+    syscall(SYS_setfsgid, a->fsgid);
+    if (syscall(SYS_setgroups, (size_t)a->ngroups, a->groups) < 0 || fsuid_now() != a->fsuid ||
+        fsgid_now() != a->fsgid) {
+        fprintf(stderr, "carmad: cannot restore its own file-system rights: %s\n",
+                strerror(errno));
+        abort();
+    }
+}
+
+int carma_asuser_enter(struct carma_asuser *a, uid_t uid, gid_t gid, const char *user,
+                       struct carma_err *err)
+{
+    memset(a, 0, sizeof *a);
+    a->fsuid = fsuid_now();
+    a->fsgid = fsgid_now();
+    int n = (int)syscall(SYS_getgroups, 0, NULL);
+    if (n < 0)
+        return carma_err_set(err, -errno, "getgroups: %s", strerror(errno));
+    a->groups = malloc(((size_t)n + 1) * sizeof *a->groups);
+    if (!a->groups)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    a->ngroups = (int)syscall(SYS_getgroups, n, a->groups);
+    if (a->ngroups < 0) {
+        int e = errno;
+        free(a->groups);
+        a->groups = NULL;
+        return carma_err_set(err, -e, "getgroups: %s", strerror(e));
+    }
+    int cap = 64, ng;
+    gid_t *list = NULL;
+    for (;;) {
+        gid_t *more = realloc(list, (size_t)cap * sizeof *list);
+        if (!more) {
+            free(list);
+            free(a->groups);
+            a->groups = NULL;
+            return carma_err_set(err, -ENOMEM, "out of memory");
+        }
+        list = more;
+        ng = cap;
+        if (getgrouplist(user, gid, list, &ng) >= 0)
+            break;
+        if (ng <= cap || cap >= 65536) { /* not a size problem: the user's gid alone */
+            list[0] = gid;
+            ng = 1;
+            break;
+        }
+        cap = ng;
+    }
+    a->active = 1;
+    int bad = syscall(SYS_setgroups, (size_t)ng, list) < 0;
+    free(list);
+    if (!bad) {
+        /* gid first: once the uid is not 0 the thread may no longer change it. */
+        syscall(SYS_setfsgid, gid);
+        syscall(SYS_setfsuid, uid);
+        bad = fsuid_now() != uid || fsgid_now() != gid;
+    }
+    if (bad) {
+        int e = errno ? errno : EPERM;
+        carma_asuser_leave(a);
+        return carma_err_set(err, -e, "cannot take on the rights of %s (uid %u): %s", user,
+                             (unsigned)uid, strerror(e));
+    }
+    return 0;
+}
+
+void carma_asuser_leave(struct carma_asuser *a)
+{
+    if (!a->active)
+        return;
+    restore(a);
+    free(a->groups);
+    a->groups = NULL;
+    a->active = 0;
+}

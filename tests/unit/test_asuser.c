@@ -1,0 +1,114 @@
+/* carma_asuser: path checks with a user's rights, in the calling thread only. Needs
+ * root (it changes file-system ids); skipped otherwise. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/asuser.h"
+
+/* The fsuid of thread tid, from the 4th field of "Uid:" in its status. */
+static long fsuid_of(pid_t tid)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof p, "/proc/self/task/%d/status", (int)tid);
+    FILE *f = fopen(p, "r");
+    long a = -1, b, c, fs = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Uid: %ld %ld %ld %ld", &a, &b, &c, &fs) == 4)
+            break;
+    if (f)
+        fclose(f);
+    return fs;
+}
+
+struct other {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    pid_t tid;
+    int done;
+};
+
+static void *other_thread(void *arg)
+{
+    struct other *o = arg;
+    pthread_mutex_lock(&o->m);
+    o->tid = (pid_t)syscall(SYS_gettid);
+    pthread_cond_broadcast(&o->cv);
+    while (!o->done)
+        pthread_cond_wait(&o->cv, &o->m);
+    pthread_mutex_unlock(&o->m);
+    return NULL;
+}
+
+static void test_as_nobody(void **state)
+{
+    (void)state;
+    struct passwd *pw = getpwnam("nobody");
+    if (geteuid() != 0 || !pw) {
+        skip();
+        return;
+    }
+    char dir[] = "/tmp/carma-asuser-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0700), 0);
+    char tool[64];
+    snprintf(tool, sizeof tool, "%s/tool.sh", dir);
+    int fd = open(tool, O_WRONLY | O_CREAT, 0755);
+    assert_true(fd >= 0);
+    close(fd);
+
+    struct other o = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, &o), 0);
+    pthread_mutex_lock(&o.m);
+    while (!o.tid)
+        pthread_cond_wait(&o.cv, &o.m);
+    pthread_mutex_unlock(&o.m);
+
+    struct stat st;
+    struct carma_asuser a;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_asuser_enter(&a, pw->pw_uid, pw->pw_gid, "nobody", &err), 0);
+    /* nobody cannot reach into root's 0700 folder: the tool reads as missing */
+    assert_int_not_equal(stat(tool, &st), 0);
+    assert_int_equal(errno, EACCES);
+    assert_int_not_equal(faccessat(AT_FDCWD, tool, X_OK, AT_EACCESS), 0);
+    assert_int_equal(faccessat(AT_FDCWD, "/bin/sh", X_OK, AT_EACCESS), 0);
+    /* only this thread took nobody's rights */
+    assert_int_equal(fsuid_of((pid_t)syscall(SYS_gettid)), (long)pw->pw_uid);
+    assert_int_equal(fsuid_of(o.tid), 0);
+    carma_asuser_leave(&a);
+    assert_int_equal(fsuid_of((pid_t)syscall(SYS_gettid)), 0);
+    assert_int_equal(stat(tool, &st), 0);
+    assert_int_equal(faccessat(AT_FDCWD, tool, X_OK, AT_EACCESS), 0);
+    carma_asuser_leave(&a); /* a second leave is a no-op */
+
+    pthread_mutex_lock(&o.m);
+    o.done = 1;
+    pthread_cond_broadcast(&o.cv);
+    pthread_mutex_unlock(&o.m);
+    pthread_join(t, NULL);
+    unlink(tool);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_as_nobody),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
