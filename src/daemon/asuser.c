@@ -27,8 +27,7 @@ static void restore(struct carma_asuser *a)
     syscall(SYS_setfsgid, a->fsgid);
     if (syscall(SYS_setgroups, (size_t)a->ngroups, a->groups) < 0 || fsuid_now() != a->fsuid ||
         fsgid_now() != a->fsgid) {
-        fprintf(stderr, "carmad: cannot restore its own file-system rights: %s\n",
-                strerror(errno));
+        fprintf(stderr, "carmad: cannot restore its own file-system rights: %s\n", strerror(errno));
         abort();
     }
 }

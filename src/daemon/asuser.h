@@ -16,9 +16,9 @@
 
 struct carma_asuser {
     int active;
-    uid_t fsuid;     /* the thread's, to restore */
+    uid_t fsuid; /* the thread's, to restore */
     gid_t fsgid;
-    gid_t *groups;   /* the thread's supplementary groups, to restore */
+    gid_t *groups; /* the thread's supplementary groups, to restore */
     int ngroups;
 };
 
