@@ -268,8 +268,12 @@ static int prepare_files(struct carma_store *s, const char *path, struct carma_e
     if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5) || !path[0])
         return 0;
     int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
+    if (fd < 0 && errno == ENOENT) {
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) /* O_EXCL met a symlink that leads nowhere */
+            return carma_err_set(err, -ENOENT,
+                                 "store: %s: a symbolic link to a file that does not exist", path);
+    }
     if (fd < 0)
         return carma_err_set(err, -errno, "store: %s: %s", path, strerror(errno));
     struct stat st;
