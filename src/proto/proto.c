@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/utf8.h"
@@ -185,6 +186,11 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         j->argv[i] = s;
     }
     j->argc = n;
+    /* carmad stores and shows argv as compact JSON: bound that, not just the parts. */
+    size_t argv_json = json_dumpb(argv, NULL, 0, JSON_COMPACT);
+    if (argv_json > CARMA_PROTO_MAX_ARGV_BYTES)
+        return carma_err_set(err, -E2BIG, "job.argv: %zu bytes as JSON, more than %u in all",
+                             argv_json, CARMA_PROTO_MAX_ARGV_BYTES);
     if ((rc = get_str(job, "cwd", "job", CARMA_PROTO_MAX_PATH, 1, &j->cwd, err)))
         return rc;
     if (j->cwd[0] != '/')
@@ -345,13 +351,20 @@ int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct c
         break;
     }
     case CARMA_OP_LS: {
-        static const char *const k[] = {"v", "op", "all", NULL};
+        static const char *const k[] = {"v", "op", "all", "after", "limit", NULL};
         if ((rc = check_keys(root, "request", k, err)))
             break;
         const json_t *a = json_object_get(root, "all");
-        if (a && !json_is_boolean(a))
+        if (a && !json_is_boolean(a)) {
             rc = carma_err_set(err, -EINVAL, "request.all: not a boolean");
+            break;
+        }
         req->all = a && json_is_true(a);
+        uint64_t lim = 0;
+        if ((rc = get_uint(root, "after", "request", 0, INT64_MAX, 0, &req->after, err)) ||
+            (rc = get_uint(root, "limit", "request", 1, CARMA_PROTO_LS_PAGE, 0, &lim, err)))
+            break;
+        req->limit = (uint32_t)lim;
         break;
     }
     case CARMA_OP_SHOW:
@@ -549,22 +562,76 @@ int carma_client_connect(const char *path, struct carma_err *err)
     return fd;
 }
 
-int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err *err)
+int carma_client_timeout_ms(void)
 {
+    const char *e = getenv("CARMA_TIMEOUT");
+    if (e && *e) {
+        char *end;
+        double t = strtod(e, &end);
+        if (!*end && t > 0 && t <= 86400)
+            return (int)(t * 1000 + 0.5) > 0 ? (int)(t * 1000 + 0.5) : 1;
+    }
+    return CARMA_PROTO_TIMEOUT_S * 1000;
+}
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Waits for `events` on fd until the deadline (ms, CLOCK_MONOTONIC; < 0 none).
+ * Returns 1 when ready, 0 on timeout, a negative errno on failure. */
+static int wait_fd(int fd, short events, double deadline)
+{
+    for (;;) {
+        int ms = -1;
+        if (deadline >= 0) {
+            double left = deadline - mono_ms();
+            if (left <= 0)
+                return 0;
+            ms = left > 1e9 ? 1000000000 : (int)left + 1;
+        }
+        struct pollfd p = {.fd = fd, .events = events};
+        int r = poll(&p, 1, ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r > 0)
+            return 1;
+    }
+}
+
+int carma_client_call_timeout(int fd, const json_t *req, json_t **resp, int timeout_ms,
+                              struct carma_err *err)
+{
+    double deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
     char *line;
     size_t len;
     int rc = carma_proto_dump(req, &line, &len);
     if (rc)
         return carma_err_set(err, rc, "request too large");
     size_t off = 0;
+    int send_err = 0;
     while (off < len) {
-        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        int w8 = wait_fd(fd, POLLOUT, deadline);
+        if (w8 <= 0) {
+            free(line);
+            if (w8 == 0)
+                return carma_err_set(err, -ETIMEDOUT, "carmad did not take the request within "
+                                     "%g s (busy or stuck; CARMA_TIMEOUT sets the wait)",
+                                     timeout_ms / 1e3);
+            return carma_err_set(err, w8, "sending to carmad: %s", strerror(-w8));
+        }
+        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (w < 0) {
-            int e = errno;
-            free(line);
-            return carma_err_set(err, -e, "sending to carmad: %s", strerror(e));
+            /* carmad may have refused the connection with an answer: read it below. */
+            send_err = errno;
+            break;
         }
         off += (size_t)w;
     }
@@ -587,12 +654,21 @@ int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err
             }
             buf = nb;
         }
-        ssize_t r = recv(fd, buf + n, cap - n, 0);
-        if (r < 0 && errno == EINTR)
+        int w8 = wait_fd(fd, POLLIN, deadline);
+        if (w8 == 0) {
+            free(buf);
+            return carma_err_set(err, -ETIMEDOUT, "carmad did not answer within %g s (busy "
+                                 "or stuck; CARMA_TIMEOUT sets the wait)", timeout_ms / 1e3);
+        }
+        ssize_t r = w8 < 0 ? (errno = -w8, -1) : recv(fd, buf + n, cap - n, MSG_DONTWAIT);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (r <= 0) {
             int e = r < 0 ? errno : ECONNRESET;
             free(buf);
+            if (send_err)
+                return carma_err_set(err, -send_err, "sending to carmad: %s",
+                                     strerror(send_err));
             return carma_err_set(err, -e, "carmad closed the connection before answering");
         }
         char *nl = memchr(buf + n, '\n', (size_t)r);
@@ -609,6 +685,11 @@ int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err
             return 0;
         }
     }
+}
+
+int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err *err)
+{
+    return carma_client_call_timeout(fd, req, resp, carma_client_timeout_ms(), err);
 }
 
 int carma_client_request(const char *path, const json_t *req, json_t **resp,

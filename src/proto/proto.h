@@ -8,13 +8,16 @@
  *        "env":{"K":"V"},"name":"n","gpus":1,"mem_mib":4096,"max_attempts":3,
  *        "summary":"...","batch":32,"seq_len":512,"precision":"bf16",
  *        "gradient_checkpointing":true}}
- *   {"v":1,"op":"ls","all":false}        {"v":1,"op":"show","id":7}
+ *   {"v":1,"op":"ls","all":false,"after":0,"limit":1000}   {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
  *   {"v":1,"op":"usage","user":"alice","since":1714550400,"until":1714636800}
  *   {"v":1,"op":"history","since":1714550400,"until":1714636800,"points":600}
  *
- * Responses: {"ok":true,...} or {"ok":false,"error":"CODE","message":"..."}. */
+ * Responses: {"ok":true,...} or {"ok":false,"error":"CODE","message":"..."}. Every
+ * response line is at most CARMA_PROTO_MAX_LINE bytes: an answer that would be longer
+ * is replaced by the error "toolarge". `ls` is paged: a page holds jobs with ids above
+ * "after", ascending, and carries "next" (the "after" of the next page) when more follow. */
 #ifndef CARMA_PROTO_PROTO_H
 #define CARMA_PROTO_PROTO_H
 
@@ -30,6 +33,8 @@
 #define CARMA_PROTO_MAX_LINE (1u << 20)   /* one request or response line, bytes */
 #define CARMA_PROTO_MAX_ARGV 1024         /* arguments of a job */
 #define CARMA_PROTO_MAX_ARG 8192          /* bytes of one argument */
+/* bytes of job.argv as JSON: keeps a job's `show` answer well inside one line */
+#define CARMA_PROTO_MAX_ARGV_BYTES (256u << 10)
 #define CARMA_PROTO_MAX_ENV 512           /* environment entries */
 #define CARMA_PROTO_MAX_ENV_BYTES 32768   /* bytes of one entry's value */
 #define CARMA_PROTO_MAX_NAME 128          /* job name */
@@ -38,6 +43,8 @@
 #define CARMA_PROTO_MAX_IDS 4096          /* ids in one cancel */
 #define CARMA_PROTO_MAX_GPUS 64
 #define CARMA_PROTO_MAX_ATTEMPTS 100
+#define CARMA_PROTO_LS_PAGE 1000          /* most jobs in one ls answer (and its default) */
+#define CARMA_PROTO_TIMEOUT_S 60          /* client: default wait for an answer */
 
 enum carma_op {
     CARMA_OP_PING,
@@ -85,6 +92,8 @@ struct carma_req {
     uint64_t *ids;      /* CANCEL, owned */
     size_t nids;
     int all;            /* LS */
+    uint64_t after;     /* LS: only jobs with a larger id; 0 from the first */
+    uint32_t limit;     /* LS: 1..CARMA_PROTO_LS_PAGE jobs at most; 0 the daemon's page */
     const char *user;   /* USAGE: NULL all visible */
     double since, until;/* USAGE, HISTORY: seconds since the epoch, < 0 open */
     uint32_t points;    /* HISTORY: 0 default */
@@ -123,8 +132,19 @@ int carma_proto_default_socket(char *buf, size_t cap);
 /* Connects to the daemon's socket. Returns the fd or a negative errno (err set). */
 int carma_client_connect(const char *path, struct carma_err *err);
 
-/* Sends `req` (not consumed) and waits for the response line; *resp is a new
- * reference. Returns 0, or a negative errno with err set (connection, parse). */
+/* How long a client waits for an answer, in ms: $CARMA_TIMEOUT (seconds, a number
+ * in (0, 86400]) when set and valid, else CARMA_PROTO_TIMEOUT_S. */
+int carma_client_timeout_ms(void);
+
+/* Sends `req` (not consumed) and waits up to timeout_ms (< 0: forever) for the
+ * response line; *resp is a new reference. A daemon may answer and close without
+ * reading the request (a refused connection: "busy"): that answer is returned even
+ * when sending failed. Returns 0, or a negative errno with err set (connection,
+ * -ETIMEDOUT, parse). */
+int carma_client_call_timeout(int fd, const json_t *req, json_t **resp, int timeout_ms,
+                              struct carma_err *err);
+
+/* carma_client_call_timeout with carma_client_timeout_ms(). */
 int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err *err);
 
 /* Convenience: connect, call, close. */
