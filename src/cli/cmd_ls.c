@@ -1,9 +1,50 @@
 /* carma ls: list jobs. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
+
+/* Prints one page of jobs: table rows (the header before the first page), or the
+ * elements of one JSON array spread over the pages (*shown counts them). */
+static void print_page(const json_t *jobs, int as_json, size_t *shown)
+{
+    size_t k;
+    json_t *j;
+    if (!as_json && *shown == 0) { /* the header, once */
+        *shown = 1;
+        printf("%-6s %-20s %-10s %-10s %3s %4s %-14s %8s\n", "ID", "NAME", "USER", "STATE",
+               "ATT", "GPUS", "SUBMITTED", "RUNTIME");
+    }
+    json_array_foreach(jobs, k, j) {
+        if (as_json) {
+            char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            if (!s)
+                continue;
+            fputs((*shown)++ ? ",\n  " : "[\n  ", stdout);
+            for (const char *p = s; *p; p++) { /* indented one level, as in an array */
+                putchar(*p);
+                if (*p == '\n')
+                    fputs("  ", stdout);
+            }
+            free(s);
+            continue;
+        }
+        char sub[32], run[32];
+        cli_fmt_time(json_object_get(j, "submit_time"), sub, sizeof sub);
+        cli_fmt_dur(json_object_get(j, "start_time"), json_object_get(j, "end_time"), run,
+                    sizeof run);
+        char name[128], user[64];
+        cli_cell(name, sizeof name, json_string_value(json_object_get(j, "name")), 20);
+        cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
+        printf("%-6lld %s %s %-10s %3lld %4lld %-14s %8s\n",
+               (long long)json_integer_value(json_object_get(j, "id")), name, user,
+               json_string_value(json_object_get(j, "state")),
+               (long long)json_integer_value(json_object_get(j, "attempts")),
+               (long long)json_integer_value(json_object_get(j, "gpus")), sub, run);
+    }
+}
 
 int cmd_ls(int argc, char **argv)
 {
@@ -26,35 +67,31 @@ int cmd_ls(int argc, char **argv)
         fprintf(stderr, "usage: carma ls [--all] [--json] [--socket PATH]\n");
         return 2;
     }
-    json_t *req = cli_req("ls");
-    json_object_set_new(req, "all", json_boolean(all));
-    json_t *resp;
-    int st = cli_call(&c, "ls", req, &resp);
-    if (st)
-        return st;
-    json_t *jobs = json_object_get(resp, "jobs");
-    if (c.json) {
-        cli_print_json(jobs);
-    } else {
-        printf("%-6s %-20s %-10s %-10s %3s %4s %-14s %8s\n", "ID", "NAME", "USER", "STATE", "ATT",
-               "GPUS", "SUBMITTED", "RUNTIME");
-        size_t k;
-        json_t *j;
-        json_array_foreach(jobs, k, j) {
-            char sub[32], run[32];
-            cli_fmt_time(json_object_get(j, "submit_time"), sub, sizeof sub);
-            cli_fmt_dur(json_object_get(j, "start_time"), json_object_get(j, "end_time"), run,
-                        sizeof run);
-            char name[128], user[64];
-            cli_cell(name, sizeof name, json_string_value(json_object_get(j, "name")), 20);
-            cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
-            printf("%-6lld %s %s %-10s %3lld %4lld %-14s %8s\n",
-                   (long long)json_integer_value(json_object_get(j, "id")), name, user,
-                   json_string_value(json_object_get(j, "state")),
-                   (long long)json_integer_value(json_object_get(j, "attempts")),
-                   (long long)json_integer_value(json_object_get(j, "gpus")), sub, run);
+    /* carmad answers a page at a time (a page fits one protocol line); rows are
+     * printed as pages arrive, so that any number of jobs lists in bounded memory. */
+    uint64_t after = 0;
+    size_t shown = 0;
+    for (;;) {
+        json_t *req = cli_req("ls");
+        json_object_set_new(req, "all", json_boolean(all));
+        if (after)
+            json_object_set_new(req, "after", json_integer((json_int_t)after));
+        json_t *resp;
+        int st = cli_call(&c, "ls", req, &resp);
+        if (st) {
+            if (c.json && shown)
+                printf("\n]\n");
+            return st;
         }
+        print_page(json_object_get(resp, "jobs"), c.json, &shown);
+        const json_t *next = json_object_get(resp, "next");
+        uint64_t n = json_is_integer(next) ? (uint64_t)json_integer_value(next) : 0;
+        json_decref(resp);
+        if (n <= after) /* the last page (or a daemon that does not page) */
+            break;
+        after = n;
     }
-    json_decref(resp);
+    if (c.json)
+        printf(shown ? "\n]\n" : "[]\n");
     return 0;
 }

@@ -22,6 +22,9 @@ void carmad_config_default(struct carmad_config *c)
     c->max_attempts = 3;
     c->kill_grace_s = 10.0;
     c->socket_mode = 0660;
+    c->max_conns_per_user = 64;
+    c->conn_idle_s = 60;
+    c->conn_stall_s = 30;
     snprintf(c->socket_group, sizeof c->socket_group, "carma");
     carma_sched_params_default(&c->sched);
     c->sharing_default = CARMA_SHARING_TIMESLICE;
@@ -160,6 +163,18 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             if (*end || end == value || m > 0777)
                 BAD("socket_mode: an octal mode expected");
             c->socket_mode = (unsigned)m;
+        } else if (!strcmp(name, "max_conns_per_user")) {
+            if (parse_u64(value, 4096, &u) || u == 0)
+                BAD("max_conns_per_user: an integer in [1, 4096] expected");
+            c->max_conns_per_user = (uint32_t)u;
+        } else if (!strcmp(name, "conn_idle_timeout")) {
+            if (parse_double(value, 0.1, 86400, &d))
+                BAD("conn_idle_timeout: a number of seconds in [0.1, 86400] expected");
+            c->conn_idle_s = d;
+        } else if (!strcmp(name, "conn_stall_timeout")) {
+            if (parse_double(value, 0.1, 86400, &d))
+                BAD("conn_stall_timeout: a number of seconds in [0.1, 86400] expected");
+            c->conn_stall_s = d;
         } else {
             BAD("unknown key '%.64s' in [daemon]", name);
         }

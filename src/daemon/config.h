@@ -3,6 +3,7 @@
  *
  *   [daemon]  policy, gpus, monitor_interval (s), max_attempts, kill_grace (s),
  *             http (ADDR:PORT of /metrics, /v1/gpus, /v1/jobs; off when empty),
+ *             max_conns_per_user, conn_idle_timeout (s), conn_stall_timeout (s),
  *   [monitor] record_interval (s between stored records, 0 none), retention_days,
  *             record_max_mib (bound of the stored records), window (samples)
  *             allow_root_jobs (bool), socket_group, socket_mode (octal)
@@ -33,6 +34,12 @@ struct carmad_config {
     int allow_root_jobs;
     char socket_group[64];       /* "" none; default "carma" when present */
     unsigned socket_mode;        /* 0660 */
+    uint32_t max_conns_per_user; /* 64: open connections of one uid (root and carmad's own
+                                    uid exempt, within the total) */
+    double conn_idle_s;          /* 60: a connection with nothing pending, silent that long,
+                                    is closed */
+    double conn_stall_s;         /* 30: a connection whose answers went unread that long is
+                                    closed */
     struct carma_sched_params sched;
     uint8_t sharing_default;     /* enum carma_sharing */
     struct {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -55,7 +56,16 @@
 
 #define MAX_CONNS 4096
 #define MAX_ACTIVE_JOBS 1000000u
-#define LS_LIMIT 100000u
+/* Connections (docs/daemon.md "Limits"). A connection's requests wait while more
+ * than CONN_OUT_HIGH bytes of its answers are unsent, so one that never reads holds
+ * at most that plus one answer line; at most CONN_BATCH of its requests are handled
+ * per loop iteration, so a pipelining client cannot hold the loop; its input buffer
+ * grows past CONN_IN_SOFT only to complete one long request. */
+#define CONN_OUT_HIGH (256u << 10)
+#define CONN_BATCH 16u
+#define CONN_IN_SOFT (64u << 10)
+#define CONN_IN_MAX (CARMA_PROTO_MAX_LINE + 8192u)
+#define LS_PAGE_BYTES (512u << 10) /* an ls page ends early past this much JSON */
 
 struct djob {
     int used;
@@ -81,16 +91,22 @@ struct conn {
     int fd;
     uid_t uid;
     gid_t gid;
+    uint64_t gen;         /* tells a reused slot from the connection a pend was for */
     char *in;
     size_t inlen, incap;
     char *out;
-    size_t outlen, outoff, outcap;
+    size_t outlen, outoff, outcap; /* unsent: out[outoff, outlen) */
     unsigned pending;     /* write requests waiting for the commit */
     int eof;
+    int more;             /* complete requests may be left in `in` (batch, commit, output) */
+    uint32_t events;      /* the epoll mask armed */
+    double last_in;       /* CLOCK_MONOTONIC s of the last byte received, or the accept */
+    double out_since;     /* CLOCK_MONOTONIC s of the last progress of unsent output */
 };
 
 struct pend {
     uint32_t conn;
+    uint64_t gen;         /* of the connection: answered only if still the same one */
     json_t *resp;         /* sent when the commit succeeds */
 };
 
@@ -125,6 +141,16 @@ struct carmad {
     uint32_t *freel;
     uint32_t nfree;
     struct conn *conns[MAX_CONNS];
+    uint32_t conn_hi;     /* every slot in use is below this */
+    uint32_t nconns;
+    uint32_t max_conns;   /* from RLIMIT_NOFILE, at most MAX_CONNS */
+    uint32_t root_reserve;/* of max_conns, only for root and carmad's own uid */
+    uint64_t conn_gen;
+    int more_work;        /* a connection has requests left: poll without sleeping */
+    int listen_paused;    /* out of fds: the listener is off until a connection closes */
+    int reserve_fd;       /* /dev/null, given up on EMFILE to accept and refuse one */
+    double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
+    double last_sweep;
     /* this iteration */
     struct pend *pend;
     size_t npend, pendcap;
@@ -171,6 +197,13 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -1043,6 +1076,15 @@ static void launch_start(struct carmad *d, uint32_t i)
 
 /* ---- connections and requests ---- */
 
+static void listen_resume(struct carmad *d)
+{
+    if (!d->listen_paused)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_LISTEN, 0)};
+    if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->lfd, &ev) == 0)
+        d->listen_paused = 0;
+}
+
 static void conn_close(struct carmad *d, uint32_t ci)
 {
     struct conn *c = d->conns[ci];
@@ -1054,11 +1096,45 @@ static void conn_close(struct carmad *d, uint32_t ci)
     free(c->out);
     free(c);
     d->conns[ci] = NULL;
+    d->nconns--;
+    while (d->conn_hi > 0 && !d->conns[d->conn_hi - 1])
+        d->conn_hi--;
+    listen_resume(d); /* an fd is free again */
+}
+
+static size_t conn_unsent(const struct conn *c)
+{
+    return c->outlen - c->outoff;
+}
+
+/* Arms epoll for what the connection can do now: read while its answers are not
+ * backed up (and its input has room), write while answers are unsent. A level-
+ * triggered fd with nothing to do is never left armed. */
+static void conn_arm(struct carmad *d, uint32_t ci)
+{
+    struct conn *c = d->conns[ci];
+    uint32_t ev = 0;
+    if (!c->eof && conn_unsent(c) <= CONN_OUT_HIGH && c->inlen < CONN_IN_MAX)
+        ev |= EPOLLIN;
+    if (conn_unsent(c))
+        ev |= EPOLLOUT;
+    if (ev == c->events)
+        return;
+    struct epoll_event e = {.events = ev, .data.u64 = TAG(TAG_CONN, ci)};
+    if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+        c->events = ev;
+}
+
+/* Whether the connection is done: its peer closed and nothing is left to answer. */
+static int conn_done(const struct conn *c)
+{
+    return c->eof && conn_unsent(c) == 0 && c->pending == 0 && !c->more;
 }
 
 static void conn_flush(struct carmad *d, uint32_t ci)
 {
     struct conn *c = d->conns[ci];
+    int was_full = conn_unsent(c) > CONN_OUT_HIGH;
     while (c->outoff < c->outlen) {
         ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
@@ -1070,26 +1146,55 @@ static void conn_flush(struct carmad *d, uint32_t ci)
             return;
         }
         c->outoff += (size_t)w;
+        c->out_since = mono_s();
     }
-    if (c->outoff == c->outlen)
+    if (c->outoff == c->outlen) {
         c->outoff = c->outlen = 0;
-    struct epoll_event ev = {.events = EPOLLIN | (c->outlen ? EPOLLOUT : 0u),
-                             .data.u64 = TAG(TAG_CONN, ci)};
-    epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-    if (c->eof && c->outlen == 0 && c->pending == 0)
+        if (c->outcap > CONN_OUT_HIGH) { /* a large answer went out: give its memory back */
+            free(c->out);
+            c->out = NULL;
+            c->outcap = 0;
+        }
+    }
+    if (was_full && conn_unsent(c) <= CONN_OUT_HIGH && c->more)
+        d->more_work = 1; /* its waiting requests may go on */
+    if (conn_done(c)) {
         conn_close(d, ci);
+        return;
+    }
+    conn_arm(d, ci);
 }
 
+/* Queues an answer (consumed) and sends what the socket takes. An answer longer than
+ * a protocol line becomes the error "toolarge": a request is always answered. */
 static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
 {
     struct conn *c = d->conns[ci];
     char *line = NULL;
     size_t len = 0;
-    if (!c || carma_proto_dump(resp, &line, &len)) {
-        json_decref(resp);
+    int rc = c ? carma_proto_dump(resp, &line, &len) : -ENOTCONN;
+    json_decref(resp);
+    if (!c)
+        return;
+    if (rc == -E2BIG) {
+        json_t *e = carma_resp_error(
+            "toolarge", "the answer is longer than the protocol's line limit of %u bytes; "
+                        "ask for less (carma ls pages through long lists)",
+            CARMA_PROTO_MAX_LINE);
+        rc = carma_proto_dump(e, &line, &len);
+        json_decref(e);
+    }
+    if (rc) { /* out of memory: closing tells the client more than silence */
+        conn_close(d, ci);
         return;
     }
-    json_decref(resp);
+    if (c->outoff) { /* keep the unsent bytes at the front: the buffer stays bounded */
+        memmove(c->out, c->out + c->outoff, conn_unsent(c));
+        c->outlen -= c->outoff;
+        c->outoff = 0;
+    }
+    if (c->outlen == 0)
+        c->out_since = mono_s();
     if (c->outlen + len > c->outcap) {
         size_t n = c->outcap ? c->outcap : 4096;
         while (n < c->outlen + len)
@@ -1122,7 +1227,7 @@ static void pend_add(struct carmad *d, uint32_t ci, json_t *resp)
         d->pend = p;
         d->pendcap = n;
     }
-    d->pend[d->npend++] = (struct pend){ci, resp};
+    d->pend[d->npend++] = (struct pend){ci, d->conns[ci]->gen, resp};
     d->conns[ci]->pending++;
 }
 
@@ -1429,29 +1534,45 @@ static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q
     return ok;
 }
 
+/* One page of `ls`: jobs with ids above q->after, ascending, at most q->limit
+ * (default CARMA_PROTO_LS_PAGE) and about LS_PAGE_BYTES of JSON, so that any page
+ * fits one protocol line; "next" (the last id) says that more follow. */
 static json_t *req_ls(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
     struct conn *c = d->conns[ci];
+    uint32_t limit = q->limit ? q->limit : CARMA_PROTO_LS_PAGE;
     json_t *arr = json_array();
     struct carma_err err = {{0}};
-    if (carma_store_list_json(d->store, c->uid == 0 ? -1 : (int64_t)c->uid, q->all, LS_LIMIT,
-                              arr, &err)) {
+    if (carma_store_list_json(d->store, c->uid == 0 ? -1 : (int64_t)c->uid, q->all, q->after,
+                              limit + 1, arr, &err)) {
         json_decref(arr);
         return carma_resp_error("store", "%s", err.msg);
     }
-    /* Running jobs: add their GPUs. */
-    size_t k;
+    size_t k, keep = json_array_size(arr) > limit ? limit : json_array_size(arr), bytes = 0;
+    double now = now_s();
     json_t *o;
     json_array_foreach(arr, k, o) {
+        if (k == keep)
+            break;
         uint32_t i;
         uint64_t id = (uint64_t)json_integer_value(json_object_get(o, "id"));
-        if (find_slot(d, id, &i)) {
+        if (find_slot(d, id, &i)) { /* running jobs: their GPUs and usage so far */
             if (d->sj[i].state == CARMA_JOB_RUNNING)
                 json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
-            live_usage(d, i, o, now_s());
+            live_usage(d, i, o, now);
+        }
+        bytes += json_dumpb(o, NULL, 0, JSON_COMPACT) + 1;
+        if (bytes > LS_PAGE_BYTES && k > 0) {
+            keep = k;
+            break;
         }
     }
+    int more = json_array_size(arr) > keep;
+    while (json_array_size(arr) > keep)
+        json_array_remove(arr, keep);
     json_t *ok = carma_resp_ok();
+    if (more && keep)
+        json_object_set(ok, "next", json_object_get(json_array_get(arr, keep - 1), "id"));
     json_object_set_new(ok, "jobs", arr);
     return ok;
 }
@@ -1669,30 +1790,82 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
         conn_send(d, ci, resp);
 }
 
-/* Handles the complete lines buffered on ci, stopping at a pending write so that
- * answers keep the order of the requests. */
+/* Handles up to CONN_BATCH complete lines buffered on ci, stopping at a pending write
+ * (answers keep the order of the requests) and while its answers are backed up.
+ * Sets c->more when lines may be left. */
 static void conn_process(struct carmad *d, uint32_t ci)
 {
     struct conn *c = d->conns[ci];
     size_t off = 0;
+    unsigned n = 0;
+    c->more = 0;
     while (c && c->pending == 0 && off < c->inlen) {
+        if (n == CONN_BATCH || conn_unsent(c) > CONN_OUT_HIGH) {
+            c->more = 1;
+            break;
+        }
         char *nl = memchr(c->in + off, '\n', c->inlen - off);
         if (!nl)
             break;
         size_t len = (size_t)(nl - (c->in + off));
         handle_line(d, ci, c->in + off, len);
         off += len + 1;
+        n++;
         c = d->conns[ci];
     }
     if (!c)
         return;
+    if (c->pending && off < c->inlen)
+        c->more = 1;
     memmove(c->in, c->in + off, c->inlen - off);
     c->inlen -= off;
-    if (c->inlen >= CARMA_PROTO_MAX_LINE) {
+    if (c->more && c->pending == 0 && conn_unsent(c) <= CONN_OUT_HIGH)
+        d->more_work = 1;
+    if (!c->more && c->inlen >= CARMA_PROTO_MAX_LINE) {
         conn_send(d, ci, carma_resp_error("badrequest", "request longer than %u bytes",
                                           CARMA_PROTO_MAX_LINE));
         if (d->conns[ci])
             conn_close(d, ci);
+        return;
+    }
+    if (conn_done(c))
+        conn_close(d, ci);
+    else
+        conn_arm(d, ci);
+}
+
+/* Reads what the socket holds into c->in: the buffer grows to CONN_IN_SOFT, and
+ * beyond (to CONN_IN_MAX) only while it holds no complete request. */
+static void conn_read(struct carmad *d, uint32_t ci)
+{
+    struct conn *c = d->conns[ci];
+    for (;;) {
+        if (c->incap - c->inlen < 4096) {
+            size_t n = c->incap ? c->incap * 2 : 8192;
+            if (n > CONN_IN_MAX)
+                n = CONN_IN_MAX;
+            if (n <= c->incap ||
+                (c->incap >= CONN_IN_SOFT && memchr(c->in, '\n', c->inlen)))
+                return; /* full: handled requests make room */
+            char *b = realloc(c->in, n);
+            if (!b) {
+                conn_close(d, ci);
+                return;
+            }
+            c->in = b;
+            c->incap = n;
+        }
+        ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (r <= 0) {
+            c->eof = 1;
+            return;
+        }
+        c->inlen += (size_t)r;
+        c->last_in = mono_s();
     }
 }
 
@@ -1708,68 +1881,185 @@ static void on_conn(struct carmad *d, uint32_t ci, uint32_t events)
     }
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
-    for (;;) {
-        if (c->incap - c->inlen < 4096) {
-            size_t n = c->incap ? c->incap * 2 : 8192;
-            if (n > CARMA_PROTO_MAX_LINE + 8192)
-                n = CARMA_PROTO_MAX_LINE + 8192;
-            if (n <= c->incap) {
-                conn_process(d, ci);
-                if (!(c = d->conns[ci]))
-                    return;
-                if (c->incap - c->inlen == 0)
-                    return; /* waits for a commit to drain what is buffered */
-                continue;
-            }
-            char *b = realloc(c->in, n);
-            if (!b) {
-                conn_close(d, ci);
-                return;
-            }
-            c->in = b;
-            c->incap = n;
-        }
-        ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        if (r <= 0) {
-            c->eof = 1;
-            break;
-        }
-        c->inlen += (size_t)r;
+    if (!c->eof && conn_unsent(c) <= CONN_OUT_HIGH) {
+        conn_read(d, ci);
+        if (!(c = d->conns[ci]))
+            return;
+    } else if (conn_unsent(c)) {
+        conn_flush(d, ci); /* a peer gone while its answers wait: the send fails */
+        return;
     }
     conn_process(d, ci);
-    if ((c = d->conns[ci]) && c->eof && c->pending == 0 && c->outlen == 0)
-        conn_close(d, ci);
+}
+
+/* Answers a connection refused at accept with "busy" (the socket is new, so the line
+ * fits its buffer) and closes it. */
+static void conn_refuse(struct carmad *d, int fd, uid_t uid, const char *msg)
+{
+    json_t *e = carma_resp_error("busy", "%s", msg);
+    char *line;
+    size_t len;
+    if (carma_proto_dump(e, &line, &len) == 0) {
+        ssize_t w = send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+        free(line);
+    }
+    json_decref(e);
+    close(fd);
+    double now = mono_s();
+    if (now - d->busy_logged >= 60) { /* a flood of refusals is one line a minute */
+        d->busy_logged = now;
+        dlog(d, LOG_WARNING, "refused a connection of uid %u: %s", (unsigned)uid, msg);
+    }
+}
+
+/* accept4 failed for want of fds. The reserve fd lets the waiting clients be told
+ * "busy" (up to 64 a wakeup) instead of left hanging; the listener then stays off (it
+ * would wake epoll forever) until a connection closes or the next sweep. */
+static void accept_emfile(struct carmad *d, int e)
+{
+    for (int k = 0; k < 64 && d->reserve_fd >= 0; k++) {
+        close(d->reserve_fd);
+        int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            json_t *r = carma_resp_error("busy", "carmad is out of file descriptors; "
+                                                 "try again later");
+            char *line;
+            size_t len;
+            if (carma_proto_dump(r, &line, &len) == 0) {
+                ssize_t w = send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                (void)w;
+                free(line);
+            }
+            json_decref(r);
+            close(fd);
+        }
+        d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            break; /* the backlog is empty */
+    }
+    struct epoll_event ev = {.events = 0, .data.u64 = TAG(TAG_LISTEN, 0)};
+    if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->lfd, &ev) == 0)
+        d->listen_paused = 1;
+    double now = mono_s();
+    if (now - d->emfile_logged >= 60) {
+        d->emfile_logged = now;
+        struct rlimit rl = {0};
+        getrlimit(RLIMIT_NOFILE, &rl);
+        dlog(d, LOG_WARNING, "accept: %s (%u connections open, RLIMIT_NOFILE %llu): new "
+                             "connections wait until one closes",
+             strerror(e), d->nconns, (unsigned long long)rl.rlim_cur);
+    }
 }
 
 static void on_accept(struct carmad *d)
 {
-    for (;;) {
+    /* A bounded number per wakeup: the rest wait in the backlog for the next one. */
+    for (int k = 0; k < 64; k++) {
         int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                accept_emfile(d, errno);
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
             return;
+        }
         struct ucred cr;
         socklen_t cl = sizeof cr;
-        uint32_t ci;
-        for (ci = 0; ci < MAX_CONNS && d->conns[ci]; ci++)
-            ;
-        struct conn *c = ci < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
-        if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
-            free(c);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
             close(fd);
+            continue;
+        }
+        uint32_t ci = MAX_CONNS, same = 0;
+        for (uint32_t i = 0; i < d->conn_hi; i++) {
+            if (!d->conns[i]) {
+                if (ci == MAX_CONNS)
+                    ci = i;
+            } else if (d->conns[i]->uid == cr.uid) {
+                same++;
+            }
+        }
+        if (ci == MAX_CONNS && d->conn_hi < MAX_CONNS)
+            ci = d->conn_hi;
+        /* Root and carmad's own user may use the reserve, so that they always get in
+         * to look and to cancel; everyone else is capped per uid and in total. */
+        int privileged = cr.uid == 0 || cr.uid == d->self_uid;
+        char msg[256];
+        msg[0] = 0;
+        if (ci == MAX_CONNS || d->nconns >= d->max_conns)
+            snprintf(msg, sizeof msg, "carmad has too many connections (%u); try again later",
+                     d->nconns);
+        else if (!privileged && d->nconns >= d->max_conns - d->root_reserve)
+            snprintf(msg, sizeof msg, "carmad has too many connections (%u; the last %u are "
+                                      "kept for root); try again later",
+                     d->nconns, d->root_reserve);
+        else if (!privileged && same >= d->cfg.max_conns_per_user)
+            snprintf(msg, sizeof msg, "too many connections of uid %u (%u; max_conns_per_user "
+                                      "is %u); close some and try again",
+                     (unsigned)cr.uid, same, d->cfg.max_conns_per_user);
+        struct conn *c = msg[0] ? NULL : calloc(1, sizeof *c);
+        if (!c) {
+            conn_refuse(d, fd, cr.uid, msg[0] ? msg : "carmad is out of memory");
             continue;
         }
         c->fd = fd;
         c->uid = cr.uid;
         c->gid = cr.gid;
+        c->gen = ++d->conn_gen;
+        c->last_in = mono_s();
+        c->events = EPOLLIN;
         d->conns[ci] = c;
+        d->nconns++;
+        if (ci >= d->conn_hi)
+            d->conn_hi = ci + 1;
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_CONN, ci)};
         if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
             conn_close(d, ci);
     }
+}
+
+/* Once a second: closes connections idle too long (nothing pending, nothing unsent,
+ * silent for conn_idle_timeout: `carma wait` and `logs -f` poll with new
+ * connections) and those whose answers went unread for conn_stall_timeout; retries a
+ * listener paused for want of fds. */
+static void conns_sweep(struct carmad *d)
+{
+    double now = mono_s();
+    if (now - d->last_sweep < 1)
+        return;
+    d->last_sweep = now;
+    for (uint32_t ci = 0; ci < d->conn_hi; ci++) {
+        struct conn *c = d->conns[ci];
+        if (!c)
+            continue;
+        if (conn_unsent(c) && now - c->out_since >= d->cfg.conn_stall_s) {
+            dlog(d, LOG_NOTICE, "closed a connection of uid %u: %zu bytes of answers unread "
+                                "for %.0f s", (unsigned)c->uid, conn_unsent(c),
+                 now - c->out_since);
+            conn_close(d, ci);
+        } else if (!conn_unsent(c) && !c->pending && !c->more &&
+                   now - c->last_in >= d->cfg.conn_idle_s) {
+            conn_close(d, ci);
+        }
+    }
+    listen_resume(d);
+}
+
+/* Sizes the connection table to the fd limit (carmad's other fds, pidfds of running
+ * jobs among them, keep the rest), keeps its last eighth (at most 64) for root, and
+ * opens the reserve fd of accept_emfile. */
+static void conns_limits(struct carmad *d)
+{
+    struct rlimit rl;
+    uint64_t n = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (uint64_t)rl.rlim_cur : 1024;
+    uint64_t m = n > 256 ? n - 128 : n / 2;
+    if (m > MAX_CONNS)
+        m = MAX_CONNS;
+    if (m < 2)
+        m = 2;
+    d->max_conns = (uint32_t)m;
+    d->root_reserve = d->max_conns / 8 > 64 ? 64 : d->max_conns / 8 ? d->max_conns / 8 : 1;
+    d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 /* ---- recording and the HTTP snapshot ---- */
@@ -2031,8 +2321,11 @@ static void iteration_end(struct carmad *d)
     /* Answer. */
     for (size_t p = 0; p < d->npend; p++) {
         uint32_t ci = d->pend[p].conn;
-        if (d->conns[ci]) {
-            d->conns[ci]->pending--;
+        struct conn *c = d->conns[ci];
+        if (c && c->gen == d->pend[p].gen) {
+            c->pending--;
+            if (c->pending == 0 && c->inlen)
+                c->more = 1; /* its next requests waited for this commit */
             conn_send(d, ci, d->pend[p].resp);
         } else {
             json_decref(d->pend[p].resp);
@@ -2068,10 +2361,17 @@ static void iteration_end(struct carmad *d)
     record_flush(d, now);
     if (d->http && d->publish)
         http_publish(d);
-    /* Requests that waited for this commit. */
-    for (uint32_t ci = 0; ci < MAX_CONNS; ci++)
-        if (d->conns[ci] && d->conns[ci]->pending == 0 && d->conns[ci]->inlen)
+    /* Requests that waited for this commit, for their answers to drain, or for
+     * their turn (CONN_BATCH): one more batch each. */
+    d->more_work = 0;
+    for (uint32_t ci = 0; ci < d->conn_hi; ci++) {
+        struct conn *c = d->conns[ci];
+        if (c && c->more && c->pending == 0 && conn_unsent(c) <= CONN_OUT_HIGH)
             conn_process(d, ci);
+    }
+    if (d->npend) /* handled just now: their commit is the next iteration's */
+        d->more_work = 1;
+    conns_sweep(d);
 }
 
 /* ---- reconciliation on start ---- */
@@ -2447,7 +2747,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     if (!d)
         return carma_err_set(err, -ENOMEM, "out of memory");
     d->o = *o;
-    d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = -1;
+    d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = d->reserve_fd = -1;
     d->self_uid = geteuid();
     carmad_config_default(&d->cfg);
     int rc = 0;
@@ -2565,6 +2865,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     if ((rc = open_socket(d, err)))
         goto fail;
     add_fd(d, d->lfd, TAG(TAG_LISTEN, 0));
+    conns_limits(d);
     dlog(d, LOG_INFO, "listening on %s; state in %s; policy %s; store schema v%d (found v%d)",
          d->sock_path, d->state_dir, d->policy->name, CARMA_STORE_SCHEMA_VERSION,
          carma_store_version_found(d->store));
@@ -2586,7 +2887,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
     struct epoll_event ev[64];
     iteration_end(d);
     while (!d->stop) {
-        int n = epoll_wait(d->epfd, ev, 64, -1);
+        /* Without connections nothing needs a clock: idle carmad sleeps. */
+        int timeout = d->more_work ? 0 : d->nconns || d->listen_paused ? 1000 : -1;
+        int n = epoll_wait(d->epfd, ev, 64, timeout);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -2636,8 +2939,13 @@ void carmad_close(struct carmad *d)
         return;
     carma_http_stop(d->http);
     d->http = NULL;
-    for (uint32_t ci = 0; ci < MAX_CONNS; ci++)
-        conn_close(d, ci);
+    for (uint32_t ci = 0; ci < d->conn_hi;)
+        if (d->conns[ci])
+            conn_close(d, ci); /* lowers conn_hi when it was the last */
+        else
+            ci++;
+    if (d->reserve_fd >= 0)
+        close(d->reserve_fd);
     if (d->lfd >= 0) {
         close(d->lfd);
         unlink(d->sock_path);

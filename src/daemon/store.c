@@ -791,20 +791,22 @@ json_t *carma_store_rec_json(const struct carma_job_rec *r)
     return o;
 }
 
-int carma_store_list_json(struct carma_store *s, int64_t uid, int all, uint32_t limit,
-                          json_t *arr, struct carma_err *err)
+int carma_store_list_json(struct carma_store *s, int64_t uid, int all, uint64_t after,
+                          uint32_t limit, json_t *arr, struct carma_err *err)
 {
     char sql[1536];
+    /* cwd, argv, env and the summary are not in a listed job's view: read as empty
+     * (argv alone may be 256 KiB a job). */
     snprintf(sql, sizeof sql,
-             "SELECT * FROM (SELECT " JOB_COLS_HEAD "NULL," JOB_COLS_TAIL
-             " FROM jobs WHERE %s %s "
-             "ORDER BY id DESC LIMIT %u) ORDER BY id",
+             "SELECT id,name,uid,gid,user,'','[]','{}',NULL," JOB_COLS_TAIL
+             " FROM jobs WHERE %s %s AND id > ?2 ORDER BY id LIMIT %u",
              uid >= 0 ? "uid=?1" : "1", all ? "" : "AND state IN ('queued','running')", limit);
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return db_err(s, SQLITE_ERROR, "listing jobs", err);
     if (uid >= 0)
         sqlite3_bind_int64(q, 1, uid);
+    sqlite3_bind_int64(q, 2, after > INT64_MAX ? INT64_MAX : (sqlite3_int64)after);
     struct carma_job_rec r = {0};
     carma_job_rec_clear(&r);
     int rc, ret = 0;

@@ -178,9 +178,9 @@ int carma_store_history_json(struct carma_store *st, double since, double until,
  * wait_s (over ended attempts; wait_s null while the job is active); `detail` adds argv, cwd, and the attempts array. */
 json_t *carma_store_rec_json(const struct carma_job_rec *r);
 /* Appends jobs to arr: of user uid (or all when uid < 0), only queued/running
- * unless all. At most `limit` (newest last). */
-int carma_store_list_json(struct carma_store *st, int64_t uid, int all, uint32_t limit,
-                          json_t *arr, struct carma_err *err);
+ * unless all, with ids above `after`, ascending, at most `limit` (a page). */
+int carma_store_list_json(struct carma_store *st, int64_t uid, int all, uint64_t after,
+                          uint32_t limit, json_t *arr, struct carma_err *err);
 /* The attempts of a job as a JSON array. */
 int carma_store_attempts_json(struct carma_store *st, uint64_t job, json_t **out,
                               struct carma_err *err);

@@ -123,15 +123,30 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(n, 1);
     /* Listings: per user, active only or all. */
     json_t *a = json_array();
-    assert_int_equal(carma_store_list_json(st, 1000, 1, 100, a, &err), 0);
+    assert_int_equal(carma_store_list_json(st, 1000, 1, 0, 100, a, &err), 0);
     assert_int_equal(json_array_size(a), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "state")),
                         "succeeded");
     json_array_clear(a);
-    assert_int_equal(carma_store_list_json(st, 1000, 0, 100, a, &err), 0);
+    assert_int_equal(carma_store_list_json(st, 1000, 0, 0, 100, a, &err), 0);
     assert_int_equal(json_array_size(a), 0);
-    assert_int_equal(carma_store_list_json(st, -1, 1, 100, a, &err), 0);
+    assert_int_equal(carma_store_list_json(st, -1, 1, 0, 100, a, &err), 0);
     assert_int_equal(json_array_size(a), 2);
+    /* Pages: ids above `after`, ascending, at most `limit`. */
+    uint64_t first = (uint64_t)json_integer_value(json_object_get(json_array_get(a, 0), "id"));
+    uint64_t second = (uint64_t)json_integer_value(json_object_get(json_array_get(a, 1), "id"));
+    assert_true(first < second);
+    json_array_clear(a);
+    assert_int_equal(carma_store_list_json(st, -1, 1, 0, 1, a, &err), 0);
+    assert_int_equal(json_array_size(a), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 0), "id")), first);
+    json_array_clear(a);
+    assert_int_equal(carma_store_list_json(st, -1, 1, first, 100, a, &err), 0);
+    assert_int_equal(json_array_size(a), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 0), "id")), second);
+    json_array_clear(a);
+    assert_int_equal(carma_store_list_json(st, -1, 1, second, 100, a, &err), 0);
+    assert_int_equal(json_array_size(a), 0);
     json_decref(a);
     assert_int_equal(carma_store_job_get(st, 99, &g, &err), -ENOENT);
     g.id = 99;
