@@ -36,7 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < j->argc; i++)
             if (strlen(j->argv[i]) > CARMA_PROTO_MAX_ARG)
                 __builtin_trap();
+        json_t *argv = json_object_get(json_object_get(q.root, "job"), "argv");
+        if (json_dumpb(argv, NULL, 0, JSON_COMPACT) > CARMA_PROTO_MAX_ARGV_BYTES)
+            __builtin_trap(); /* a job whose show could not fit */
     }
+    if (q.op == CARMA_OP_LS && (q.limit > CARMA_PROTO_LS_PAGE || q.after > INT64_MAX))
+        __builtin_trap();
     if (q.op == CARMA_OP_CANCEL && (q.nids == 0 || q.nids > CARMA_PROTO_MAX_IDS))
         __builtin_trap();
     json_t *r = carma_resp_error("badrequest", "%s", "x");

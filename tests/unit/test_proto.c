@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "proto/proto.h"
 
@@ -72,6 +74,14 @@ static void test_other_ops(void **state)
     assert_int_equal(parse("{\"v\":1,\"op\":\"ls\",\"all\":true}", &q, &err), 0);
     assert_int_equal(q.op, CARMA_OP_LS);
     assert_true(q.all);
+    assert_int_equal(q.after, 0);
+    assert_int_equal(q.limit, 0);
+    carma_req_free(&q);
+    /* ls pages: jobs after an id, at most a limit */
+    assert_int_equal(parse("{\"v\":1,\"op\":\"ls\",\"after\":1234,\"limit\":50}", &q, &err), 0);
+    assert_int_equal(q.after, 1234);
+    assert_int_equal(q.limit, 50);
+    assert_false(q.all);
     carma_req_free(&q);
     assert_int_equal(parse("{\"op\":\"cancel\",\"v\":1,\"ids\":[3,4,5]}", &q, &err), 0);
     assert_int_equal(q.nids, 3);
@@ -175,6 +185,88 @@ static void test_strict(void **state)
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
 
+static void test_ls_paging_bounds(void **state)
+{
+    (void)state;
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"limit\":0}", "request.limit: 0 out of range");
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"limit\":1001}", "out of range [1, 1000]");
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"after\":-1}", "request.after");
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"after\":\"7\"}", "request.after: not an integer");
+    expect_bad("{\"v\":1,\"op\":\"ls\",\"all\":1}", "request.all: not a boolean");
+}
+
+/* argv is bounded as a whole (its JSON), so that the job's `show` answer fits a line:
+ * 40 arguments of 8000 bytes each are fine one by one, not together. */
+static void test_argv_total(void **state)
+{
+    (void)state;
+    size_t cap = 41 * 8010 + 200;
+    char *s = malloc(cap);
+    for (int nargs = 30; nargs <= 40; nargs += 10) {
+        strcpy(s, "{\"v\":1,\"op\":\"submit\",\"job\":{\"cwd\":\"/\",\"argv\":[\"x\"");
+        size_t l = strlen(s);
+        for (int i = 0; i < nargs; i++) {
+            s[l++] = ',';
+            s[l++] = '"';
+            memset(s + l, 'a', 8000);
+            l += 8000;
+            s[l++] = '"';
+        }
+        strcpy(s + l, "]}}");
+        if (nargs == 40) {
+            expect_bad(s, "job.argv: 320");
+            expect_bad(s, "more than 262144 in all");
+        } else {
+            struct carma_req q;
+            struct carma_err err = {{0}};
+            assert_int_equal(parse(s, &q, &err), 0);
+            assert_int_equal(q.job.argc, 31);
+            carma_req_free(&q);
+        }
+    }
+    free(s);
+}
+
+/* The client side: a peer that never answers times out; a peer that answered and
+ * closed before reading ("busy" at accept) still has its answer read. */
+static void test_client_timeout_and_refusal(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    json_t *req = json_pack("{s:i,s:s}", "v", 1, "op", "ping");
+    json_t *resp = NULL;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_client_call_timeout(sv[0], req, &resp, 100, &err), -ETIMEDOUT);
+    assert_non_null(strstr(err.msg, "did not answer within 0.1 s"));
+    close(sv[0]);
+    close(sv[1]);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    const char *busy = "{\"ok\":false,\"error\":\"busy\",\"message\":\"too many\"}\n";
+    assert_int_equal(write(sv[1], busy, strlen(busy)), (ssize_t)strlen(busy));
+    close(sv[1]); /* the send fails (EPIPE); the answer is there all the same */
+    assert_int_equal(carma_client_call_timeout(sv[0], req, &resp, 1000, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(resp, "error")), "busy");
+    json_decref(resp);
+    close(sv[0]);
+    /* closed without an answer: the send's error */
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    close(sv[1]);
+    assert_int_equal(carma_client_call_timeout(sv[0], req, &resp, 1000, &err), -EPIPE);
+    assert_non_null(strstr(err.msg, "sending to carmad"));
+    close(sv[0]);
+    json_decref(req);
+    /* $CARMA_TIMEOUT: seconds; invalid values keep the default */
+    setenv("CARMA_TIMEOUT", "2.5", 1);
+    assert_int_equal(carma_client_timeout_ms(), 2500);
+    setenv("CARMA_TIMEOUT", "-1", 1);
+    assert_int_equal(carma_client_timeout_ms(), CARMA_PROTO_TIMEOUT_S * 1000);
+    setenv("CARMA_TIMEOUT", "5x", 1);
+    assert_int_equal(carma_client_timeout_ms(), CARMA_PROTO_TIMEOUT_S * 1000);
+    unsetenv("CARMA_TIMEOUT");
+    assert_int_equal(carma_client_timeout_ms(), CARMA_PROTO_TIMEOUT_S * 1000);
+}
+
 static void test_bounds(void **state)
 {
     (void)state;
@@ -230,7 +322,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submit_ok), cmocka_unit_test(test_other_ops),
         cmocka_unit_test(test_strict),    cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_responses),
+        cmocka_unit_test(test_responses), cmocka_unit_test(test_ls_paging_bounds),
+        cmocka_unit_test(test_argv_total), cmocka_unit_test(test_client_timeout_and_refusal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

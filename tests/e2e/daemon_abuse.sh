@@ -1,0 +1,128 @@
+#!/bin/sh
+# carmad against misbehaving clients (docs/daemon.md "Limits"): one that pipelines
+# requests and never reads (bounded memory, closed, others stay fast), an idle
+# connection (closed), thousands of jobs in `ls` (paged), an argv too large to show
+# (refused at submit), a daemon that never answers (the client gives up), one user
+# holding many connections (capped with "busy", root still gets in), and a low
+# open-files limit (no busy loop, one log line).
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+PY="python3 $HELP/conn_abuse.py"
+S=$CARMA_SOCKET
+INI0=$(cat "$T/carmad.ini")
+printf '%s\nconn_idle_timeout = 1\nconn_stall_timeout = 2\n' "$INI0" > "$T/carmad.ini"
+start_daemon --gpus sim:4xa100-40gb
+
+step "clients that never read: bounded, closed, others still answered"
+NR=
+for k in 1 2 3; do $PY noread "$S" "$DPID" 20 > "$T/noread.$k" & NR="$NR $!"; done
+sleep 1
+for k in 1 2 3; do
+    p=$($PY ping "$S")
+    python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 3)' "$p" 2>/dev/null ||
+        fail "ping took $p s while clients did not read"
+done
+wait $NR
+for k in 1 2 3; do
+    python3 - "$T/noread.$k" <<'PYEOF' || fail "client $k: $(cat "$T/noread.$k")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["closed_after"] is not None, "never closed"
+assert r["rss_peak_kb"] - r["rss_base_kb"] < 150 * 1024, "carmad grew"
+PYEOF
+done
+grep -q "answers unread for" "$T/carmad.log" || fail "no log of the closed connections"
+
+step "an idle connection is closed"
+r=$($PY idle "$S" 15)
+[ "$r" != open ] || fail "an idle connection stayed open 15 s"
+
+step "the client gives up on a daemon that does not answer"
+$PY mute "$T/mute.sock" & MUTE=$!
+ON_EXIT="kill $MUTE 2>/dev/null"
+wait_until 5 test -S "$T/mute.sock" || fail "mute server"
+rc=0; CARMA_TIMEOUT=1 timeout 30 "$CARMA" gpus --socket "$T/mute.sock" 2>"$T/err" || rc=$?
+kill "$MUTE"; ON_EXIT=
+[ "$rc" = 1 ] || fail "exit $rc against a mute daemon"
+grep -q "did not answer within 1 s" "$T/err" || fail "message: $(cat "$T/err")"
+
+step "an argv too large to show is refused at submit"
+python3 -c 'import json; print(json.dumps({"v":1,"op":"submit","job":{"argv":["/bin/true"]+["A"*8000]*40,"cwd":"/tmp"}}))' > "$T/big.json"
+$PY raw "$S" "@$T/big.json" > "$T/ans"
+grep -q '"error":"badrequest".*job.argv: .* bytes as JSON, more than 262144' "$T/ans" ||
+    fail "answer: $(head -c 300 "$T/ans")"
+python3 -c 'import json; print(json.dumps({"v":1,"op":"submit","job":{"argv":["/bin/true"]+["A"*8000]*30,"cwd":"/tmp"}}))' > "$T/ok.json"
+id=$($PY raw "$S" "@$T/ok.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
+    fail "a 240 KB argv refused"
+"$CARMA" show "$id" >/dev/null || fail "show of a job with a 240 KB argv"
+
+step "ls pages through thousands of jobs"
+blk=$(submit --gpus 4 --name blocker -- sleep 600)
+n=$($PY submit "$S" 3000)
+[ "$n" = 3000 ] || fail "$n of 3000 submissions accepted"
+rows=$("$CARMA" ls | wc -l)
+[ "$rows" = 3002 ] || fail "carma ls: $rows lines, 3002 expected (header, blocker, 3000)"
+"$CARMA" ls --all --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+ids = [x["id"] for x in j]
+assert len(j) == 3002 and ids == sorted(set(ids)), len(j)' || fail "carma ls --all --json"
+$PY raw "$S" '{"v":1,"op":"ls","all":true}' | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert a["ok"] and 0 < len(a["jobs"]) < 3002 and a["next"] == a["jobs"][-1]["id"], len(a["jobs"])' ||
+    fail "an ls page"
+$PY raw "$S" '{"v":1,"op":"ls","limit":2,"after":'"$blk"'}' | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert [x["id"] for x in a["jobs"]] == [int(sys.argv[1]) + 1, int(sys.argv[1]) + 2], a' "$blk" ||
+    fail "ls after/limit"
+stop_daemon
+
+if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
+    [ -x /usr/bin/python3 ]; then
+    step "one user's connections are capped; root still gets in"
+    printf '%s\nmax_conns_per_user = 8\n' "$INI0" > "$T/carmad.ini"
+    start_daemon --gpus sim:1xa100-40gb
+    chmod 666 "$S"
+    NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
+    chmod 755 "$NB"
+    cp "$CARMA" "$NB/carma"
+    cp "$HELP/conn_abuse.py" "$NB/"
+    ON_EXIT="rm -rf $NB"
+    as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
+    (cd /tmp && as_nobody /usr/bin/python3 "$NB/conn_abuse.py" hold "$S" 20 6) > "$T/hold" &
+    HOLD=$!
+    wait_until 10 test -s "$T/hold" || fail "holder"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["open"] == 8 and r["busy"] == 12, r' \
+        "$T/hold" || fail "nobody's 20 connections: $(cat "$T/hold")"
+    p=$($PY ping "$S")
+    python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 3)' "$p" 2>/dev/null || fail "root's ping: $p"
+    rc=0; (cd /tmp && as_nobody env CARMA_SOCKET="$S" "$NB/carma" gpus) 2>"$T/err" >/dev/null || rc=$?
+    [ "$rc" = 1 ] && grep -q "too many connections of uid" "$T/err" ||
+        fail "nobody's 9th connection: exit $rc, $(cat "$T/err")"
+    wait "$HOLD"
+    (cd /tmp && as_nobody env CARMA_SOCKET="$S" "$NB/carma" gpus) >/dev/null ||
+        fail "nobody refused after closing its connections"
+    rm -rf "$NB"; ON_EXIT=
+    stop_daemon
+else
+    echo "(skipped: the per-user cap needs root, setpriv and /usr/bin/python3 for a second user)"
+fi
+
+step "a low open-files limit: refusals, no busy loop"
+printf '%s\n' "$INI0" > "$T/carmad.ini"
+(ulimit -n 24 && exec "$CARMAD" --foreground --state "$T/state" --socket "$S" \
+    --config "$T/carmad.ini" --gpus sim:1xa100-40gb 2>>"$T/carmad.log") &
+DPID=$!
+wait_until 20 "$CARMA" gpus || fail "carmad under ulimit -n 24 did not start"
+$PY hold "$S" 40 4 > "$T/hold" &
+HOLD=$!
+wait_until 10 test -s "$T/hold" || fail "holder"
+cpu=$($PY cpu "$DPID" 2)
+python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 0.5)' "$cpu" || fail "carmad used $cpu s of CPU in 2 s"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["busy"] > 0 and r["open"] + r["busy"] == 40, r' \
+    "$T/hold" || fail "40 connections under ulimit -n 24: $(cat "$T/hold")"
+wait "$HOLD"
+wait_until 10 "$CARMA" gpus || fail "carmad does not answer after the holder left"
+stop_daemon
+echo "daemon_abuse: ok"

@@ -1,0 +1,163 @@
+"""Misbehaving carmad clients for tests/e2e/daemon_abuse.sh. Usage:
+  conn_abuse.py noread SOCK PID SECS   pipeline requests, never read; report carmad's RSS
+  conn_abuse.py ping SOCK              seconds one ping takes on a new connection
+  conn_abuse.py hold SOCK N SECS       open N idle connections; count those refused with busy
+  conn_abuse.py idle SOCK SECS         seconds until carmad closes an idle connection
+  conn_abuse.py submit SOCK N          N queued jobs with long names, pipelined on one connection
+  conn_abuse.py raw SOCK JSON|@FILE    one request, prints the answer line
+  conn_abuse.py mute PATH              a server that accepts and never answers
+  conn_abuse.py cpu PID SECS           CPU seconds PID uses over SECS"""
+import json, os, select, socket, sys, threading, time
+
+
+def conn(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+
+
+def rss_kb(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1])
+    return 0
+
+
+def readline(s, timeout):
+    s.settimeout(timeout)
+    buf = b""
+    try:
+        while b"\n" not in buf:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    except (socket.timeout, OSError):
+        pass
+    return buf
+
+
+def noread(path, pid, secs):
+    s = conn(path)
+    s.setblocking(False)
+    chunk = b'{"v":1,"op":"gpus"}\n' * 512
+    base = peak = rss_kb(pid)
+    t0 = time.time()
+    closed = None
+    while time.time() - t0 < secs:
+        try:
+            s.send(chunk)
+        except BlockingIOError:
+            r, _, _ = select.select([s], [], [], 0.05)
+            if r:  # readable without our reading anything: carmad closed it
+                try:
+                    if s.recv(1, socket.MSG_PEEK) == b"":
+                        closed = time.time() - t0
+                except OSError:
+                    closed = time.time() - t0
+        except OSError:
+            closed = time.time() - t0
+        peak = max(peak, rss_kb(pid))
+        if closed is not None:
+            break
+    print(json.dumps({"closed_after": closed, "rss_base_kb": base, "rss_peak_kb": peak}))
+
+
+def ping(path):
+    t0 = time.time()
+    s = conn(path)
+    s.sendall(b'{"v":1,"op":"ping"}\n')
+    a = readline(s, 30)
+    print("%.3f" % (time.time() - t0) if b'"ok":true' in a else "fail %r" % a[:200])
+
+
+def hold(path, n, secs):
+    held, busy, other = [], 0, 0
+    for _ in range(n):
+        try:
+            held.append(conn(path))
+        except OSError:
+            other += 1
+    time.sleep(0.5)
+    for s in held:  # a refused connection holds one "busy" line, then EOF
+        r, _, _ = select.select([s], [], [], 0)
+        if r:
+            a = readline(s, 1)
+            if b'"error":"busy"' in a:
+                busy += 1
+            else:
+                other += 1
+    print(json.dumps({"open": len(held) - busy, "busy": busy, "other": other}), flush=True)
+    time.sleep(secs)
+
+
+def idle(path, secs):
+    s = conn(path)
+    t0 = time.time()
+    a = readline(s, secs)
+    print("%.1f" % (time.time() - t0) if a == b"" and time.time() - t0 < secs else "open")
+
+
+def submit(path, n):
+    s = conn(path)
+    f = s.makefile("rb")
+    got = []
+
+    def reader():
+        for _ in range(n):
+            got.append(json.loads(f.readline()))
+    t = threading.Thread(target=reader)
+    t.start()
+    req = json.dumps({"v": 1, "op": "submit", "job": {"argv": ["/bin/true"], "cwd": "/tmp",
+                                                      "name": '"' * 128}}).encode() + b"\n"
+    for _ in range(n // 100):
+        s.sendall(req * 100)
+    s.sendall(req * (n % 100))
+    t.join()
+    print(sum(1 for a in got if a.get("ok")))
+
+
+def raw(path, line):
+    if line.startswith("@"):  # a request too long for an argument: from a file
+        line = open(line[1:]).read().strip()
+    s = conn(path)
+    s.sendall(line.encode() + b"\n")
+    print(readline(s, 30).decode(errors="replace").strip())
+
+
+def mute(path):
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(8)
+    held = []
+    while True:
+        held.append(srv.accept()[0])
+
+
+def cpu(pid, secs):
+    def ticks():
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+    a = ticks()
+    time.sleep(secs)
+    print("%.2f" % ((ticks() - a) / os.sysconf("SC_CLK_TCK")))
+
+
+if __name__ == "__main__":
+    cmd, a = sys.argv[1], sys.argv[2:]
+    if cmd == "noread":
+        noread(a[0], int(a[1]), float(a[2]))
+    elif cmd == "ping":
+        ping(a[0])
+    elif cmd == "hold":
+        hold(a[0], int(a[1]), float(a[2]))
+    elif cmd == "idle":
+        idle(a[0], float(a[1]))
+    elif cmd == "submit":
+        submit(a[0], int(a[1]))
+    elif cmd == "raw":
+        raw(a[0], a[1])
+    elif cmd == "mute":
+        mute(a[0])
+    elif cmd == "cpu":
+        cpu(int(a[0]), float(a[1]))
