@@ -80,8 +80,9 @@ def hold(path, n, secs):
             other += 1
     time.sleep(0.5)
     for s in held:  # a refused connection holds one "busy" line, then EOF
-        r, _, _ = select.select([s], [], [], 0)
-        if r:
+        p = select.poll()
+        p.register(s, select.POLLIN)
+        if p.poll(0):
             a = readline(s, 1)
             if b'"error":"busy"' in a:
                 busy += 1
