@@ -115,13 +115,13 @@ printf '%s\n' "$INI0" > "$T/carmad.ini"
     --config "$T/carmad.ini" --gpus sim:1xa100-40gb 2>>"$T/carmad.log") &
 DPID=$!
 wait_until 20 "$CARMA" gpus || fail "carmad under ulimit -n 24 did not start"
-$PY hold "$S" 40 4 > "$T/hold" &
+$PY hold "$S" 40 4 > "$T/hold-nofile" &
 HOLD=$!
-wait_until 10 test -s "$T/hold" || fail "holder"
+wait_until 10 test -s "$T/hold-nofile" || fail "holder"
 cpu=$($PY cpu "$DPID" 2)
 python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 0.5)' "$cpu" || fail "carmad used $cpu s of CPU in 2 s"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["busy"] > 0 and r["open"] + r["busy"] == 40, r' \
-    "$T/hold" || fail "40 connections under ulimit -n 24: $(cat "$T/hold")"
+    "$T/hold-nofile" || fail "40 connections under ulimit -n 24: $(cat "$T/hold-nofile")"
 wait "$HOLD"
 wait_until 10 "$CARMA" gpus || fail "carmad does not answer after the holder left"
 stop_daemon

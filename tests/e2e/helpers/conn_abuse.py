@@ -78,17 +78,23 @@ def hold(path, n, secs):
             held.append(conn(path))
         except OSError:
             other += 1
-    time.sleep(0.5)
-    for s in held:  # a refused connection holds one "busy" line, then EOF
-        p = select.poll()
+    # A refused connection gets one "busy" line, then EOF: collect those for 3 s (a
+    # slow carmad, ASan on a loaded host, may take a while to get to them all).
+    p = select.poll()
+    for s in held:
         p.register(s, select.POLLIN)
-        if p.poll(0):
+    left = {s.fileno(): s for s in held}
+    t0 = time.time()
+    while left and time.time() - t0 < 3:
+        for fd, _ in p.poll(100):
+            s = left.pop(fd)
+            p.unregister(fd)
             a = readline(s, 1)
             if b'"error":"busy"' in a:
                 busy += 1
             else:
                 other += 1
-    print(json.dumps({"open": len(held) - busy, "busy": busy, "other": other}), flush=True)
+    print(json.dumps({"open": len(left), "busy": busy, "other": other}), flush=True)
     time.sleep(secs)
 
 
