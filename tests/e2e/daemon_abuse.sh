@@ -56,7 +56,7 @@ id=$($PY raw "$S" "@$T/ok.json" | python3 -c 'import json,sys; print(json.load(s
 "$CARMA" show "$id" >/dev/null || fail "show of a job with a 240 KB argv"
 
 step "ls pages through thousands of jobs"
-blk=$(submit --gpus 4 --name blocker -- sleep 600)
+blk=$(submit --gpus 4 --name blocker -- sh "$HELP/run_for.sh" 120)
 n=$($PY submit "$S" 3000)
 [ "$n" = 3000 ] || fail "$n of 3000 submissions accepted"
 rows=$("$CARMA" ls | wc -l)
@@ -76,6 +76,9 @@ import json, sys
 a = json.load(sys.stdin)
 assert [x["id"] for x in a["jobs"]] == [int(sys.argv[1]) + 1, int(sys.argv[1]) + 2], a' "$blk" ||
     fail "ls after/limit"
+# the queued jobs first, so that none is running when carmad stops
+"$CARMA" cancel $(seq $((blk + 1)) $((blk + 3000))) "$blk" >/dev/null || fail "cancel"
+wait_until 20 is_state "$blk" cancelled || fail "the blocker did not end"
 stop_daemon
 
 if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
