@@ -206,7 +206,7 @@ static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint1
 void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
                        double start)
 {
-    assert(s->jobs[j].queue == CARMA_QUEUE_NONE && n >= 1 && n <= CARMA_JOB_MAX_GPUS);
+    assert(s->jobs[j].queue == CARMA_QUEUE_NONE && n <= CARMA_JOB_MAX_GPUS);
     s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
     hold(s, j, gpu, n, start);
 }

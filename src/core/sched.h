@@ -140,7 +140,9 @@ void carma_sched_submit(struct carma_sched *s, uint32_t j, double now);
 void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now);
 
 /* Marks job j, in no queue, as running since `start` on the n GPUs gpu[] without
- * counting an attempt: a job found still running when carmad restarts. */
+ * counting an attempt: a job found still running when carmad restarts. n may be 0 (or
+ * fewer than the job ran on) when its GPUs are no longer among this server's: it runs
+ * on, holding only those it still has, until it ends. */
 void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
                        double start);
 

@@ -2424,6 +2424,14 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             if (g >= 0 && ng < CARMA_JOB_MAX_GPUS)
                 gpu[ng++] = (uint16_t)g;
         }
+        /* carmad restarted on another set of GPUs (--gpus changed, a GPU removed): the
+         * job is still followed to its end, on the GPUs it has left here, if any. */
+        if (ng < json_array_size(a))
+            dlog(d, LOG_WARNING,
+                 "job %llu attempt %u: %zu of its %zu GPUs are not this server's any more "
+                 "(%s); followed to its end without them",
+                 (unsigned long long)dj->rec.id, n, json_array_size(a) - ng, json_array_size(a),
+                 gs);
         json_decref(a);
         free(gs);
     }

@@ -271,4 +271,17 @@ big=$(submit -- sh "$T/big.sh" "$T/big.runs")
 "$CARMA" wait --timeout 20 "$big" >/dev/null || fail "big job: $(state_of "$big"), ran on $(cat "$T/big.runs")"
 [ "$(grep -c -- '-000000000000$' "$T/big.runs")" -le 1 ] || fail "reran on the V100: $(cat "$T/big.runs")"
 stop_daemon TERM || fail "third stop"
+
+step "a restart on fewer GPUs follows the jobs of the missing ones to their end"
+rm -rf "$T/state"
+start_daemon --gpus sim:4xa100-40gb
+ids=""
+for k in 1 2 3 4; do ids="$ids $(submit -- sh "$HELP/run_for.sh" 4)"; done
+for id in $ids; do wait_until 10 is_state "$id" running || fail "job $id: $(state_of "$id")"; done
+stop_daemon TERM || fail "stop before fewer GPUs"
+start_daemon --gpus sim:2xa100-40gb
+grep -q "GPUs are not this server's any more" "$T/carmad.log" || fail "no word of the missing GPUs"
+# shellcheck disable=SC2086
+"$CARMA" wait --timeout 30 $ids >/dev/null || fail "jobs of missing GPUs: $("$CARMA" ls --all)"
+stop_daemon TERM || fail "fourth stop"
 echo "daemon_basic: all passed"

@@ -65,6 +65,27 @@ static void test_idle_preamble_index_order(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A job re-adopted after a restart on GPUs the server no longer has holds none, runs,
+ * and ends without touching any GPU's books. */
+static void test_adopt_without_its_gpus(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", NG);
+    f.jobs[0].mem_mib = 4096;
+    uint16_t g1 = 1;
+    carma_sched_adopt(&f.s, 0, NULL, 0, 10);
+    carma_sched_adopt(&f.s, 1, &g1, 1, 10);
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[0].nplaced, 0);
+    for (size_t g = 0; g < NG; g++)
+        assert_int_equal(f.gpus[g].njobs, g == 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 0, 20), 0);
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_SUCCEEDED);
+    assert_int_equal(f.gpus[1].njobs, 1);
+    assert_int_equal(f.gpus[0].committed_mib, 0);
+}
+
 static void test_grace_window(void **state)
 {
     (void)state;
@@ -680,6 +701,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_preamble_index_order),
+        cmocka_unit_test(test_adopt_without_its_gpus),
         cmocka_unit_test(test_grace_window),
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
