@@ -1892,9 +1892,9 @@ static void on_conn(struct carmad *d, uint32_t ci, uint32_t events)
     conn_process(d, ci);
 }
 
-/* Answers a connection refused at accept with "busy" (the socket is new, so the line
- * fits its buffer) and closes it. */
-static void conn_refuse(struct carmad *d, int fd, uid_t uid, const char *msg)
+/* Answers a connection just accepted with "busy" (the socket is new, so the line fits
+ * its buffer) and closes it. */
+static void send_busy_close(int fd, const char *msg)
 {
     json_t *e = carma_resp_error("busy", "%s", msg);
     char *line;
@@ -1906,6 +1906,12 @@ static void conn_refuse(struct carmad *d, int fd, uid_t uid, const char *msg)
     }
     json_decref(e);
     close(fd);
+}
+
+/* A connection refused at accept: told why, closed, logged at most once a minute. */
+static void conn_refuse(struct carmad *d, int fd, uid_t uid, const char *msg)
+{
+    send_busy_close(fd, msg);
     double now = mono_s();
     if (now - d->busy_logged >= 60) { /* a flood of refusals is one line a minute */
         d->busy_logged = now;
@@ -1921,19 +1927,8 @@ static void accept_emfile(struct carmad *d, int e)
     for (int k = 0; k < 64 && d->reserve_fd >= 0; k++) {
         close(d->reserve_fd);
         int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            json_t *r = carma_resp_error("busy", "carmad is out of file descriptors; "
-                                                 "try again later");
-            char *line;
-            size_t len;
-            if (carma_proto_dump(r, &line, &len) == 0) {
-                ssize_t w = send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-                (void)w;
-                free(line);
-            }
-            json_decref(r);
-            close(fd);
-        }
+        if (fd >= 0)
+            send_busy_close(fd, "carmad is out of file descriptors; try again later");
         d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             break; /* the backlog is empty */
