@@ -84,6 +84,7 @@ static void test_adopt_without_its_gpus(void **state)
     assert_int_equal(f.jobs[0].state, CARMA_JOB_SUCCEEDED);
     assert_int_equal(f.gpus[1].njobs, 1);
     assert_int_equal(f.gpus[0].committed_mib, 0);
+    carma_sched_free(&f.s);
 }
 
 static void test_grace_window(void **state)
