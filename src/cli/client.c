@@ -63,13 +63,29 @@ int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, jso
 {
     struct carma_err err = {{0}};
     json_t *r = NULL;
-    double until = cli_now_s() + patience_s, nap = 0.1;
-    int rc, said = 0;
-    while ((rc = carma_client_request(c->socket, req, &r, &err)) != 0 && cli_now_s() < until) {
-        if (!said)
-            fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n",
-                    cmd, err.msg, patience_s);
-        said = 1;
+    double t0 = cli_now_s(), until = t0 + patience_s, nap = 0.1;
+    /* "busy" (this user's connections at their cap, or carmad out of descriptors) is
+     * passing: asked again, with the same backoff, for as long as an answer is waited. */
+    double busy_until = t0 + carma_client_timeout_ms() / 1e3;
+    int rc, said = 0, said_busy = 0;
+    for (;;) {
+        rc = carma_client_request(c->socket, req, &r, &err);
+        const char *code = rc ? NULL : json_string_value(json_object_get(r, "error"));
+        if (code && !strcmp(code, "busy") && cli_now_s() < busy_until) {
+            if (!said_busy)
+                fprintf(stderr, "carma %s: %s; trying again for up to %.0f s\n", cmd,
+                        json_string_value(json_object_get(r, "message")), busy_until - t0);
+            said_busy = 1;
+            json_decref(r);
+            r = NULL;
+        } else if (rc && cli_now_s() < until) {
+            if (!said)
+                fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n",
+                        cmd, err.msg, patience_s);
+            said = 1;
+        } else {
+            break;
+        }
         struct timespec ts = {0, (long)(nap * 1e9)};
         nanosleep(&ts, NULL);
         if (nap < 0.5) /* 0.1, 0.2, 0.4, then 0.8 s between tries */
