@@ -1050,6 +1050,17 @@ static void launch_start(struct carmad *d, uint32_t i)
     free_strv(env);
     if (!rc)
         rc = watch_shepherd(d, i, pid);
+    if (rc == -ESRCH) {
+        /* It ended before it could be watched (SIGCHLD is ignored: the kernel reaped it at
+         * once): its status file tells how, as on_pidfd reads it. */
+        dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d), and ended at once",
+             (unsigned long long)dj->rec.id, d->sj[i].attempts, (int)pid);
+        struct carma_exit x;
+        double end;
+        int have = carma_shepherd_read_status(dir, &x, &end) == 0;
+        attempt_end(d, i, have ? &x : NULL, have, have ? end : now_s());
+        return;
+    }
     if (rc) {
         dlog(d, LOG_ERR, "job %llu: cannot start its shepherd: %s", (unsigned long long)dj->rec.id,
              err.msg[0] ? err.msg : strerror(-rc));
@@ -2457,7 +2468,10 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
                 for (uint16_t k = 0; k < ng; k++)
                     d->gb.ops->attach(&d->gb, gpu[k], pid, d->sj[i].held_mib << 20);
         } else {
-            attempt_end(d, i, NULL, 0, now);
+            /* it ended between the look and the watch: its status, if it wrote one */
+            int have = carma_shepherd_read_status(dir, &ex, &end) == 0;
+            attempt_end(d, i, have ? &ex : NULL, have, have ? end : now);
+            x->ended += have;
         }
     } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
         /* Recorded as launched, but its shepherd never began: it never ran. */
