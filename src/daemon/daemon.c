@@ -2384,7 +2384,7 @@ static void iteration_end(struct carmad *d)
 
 struct recon {
     struct carmad *d;
-    int requeued, adopted, ended, queued;
+    int requeued, adopted, ended, queued, failed;
 };
 
 static int recon_one(void *ctx, struct carma_job_rec *r)
@@ -2401,6 +2401,21 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     sj_from_rec(d, i);
     job_profile(d, i);
     double now = now_s();
+    if (dj->rec.state == CARMA_JOB_QUEUED && dj->rec.gpus > d->ngpus) {
+        /* Restarted on fewer GPUs than it asks for: it could never start and, at the head
+         * of the queue, would hold every later job. Failed, as its submission now would be. */
+        dlog(d, LOG_ERR, "job %llu asks for %u GPUs; this server has %zu: failed",
+             (unsigned long long)dj->rec.id, dj->rec.gpus, d->ngpus);
+        d->sj[i].state = CARMA_JOB_FAILED;
+        dj->rec.end_s = now;
+        d->finished[CARMA_JOB_FAILED]++;
+        struct carma_err serr;
+        if (save_job(d, i, &serr))
+            dlog(d, LOG_ERR, "job %llu: %s", (unsigned long long)dj->rec.id, serr.msg);
+        slot_free(d, i);
+        x->failed++;
+        return 0;
+    }
     if (dj->rec.state == CARMA_JOB_QUEUED) {
         /* A job queued after an attempt is a retry: it keeps its priority. */
         if (dj->rec.attempts > 0)
@@ -2499,7 +2514,8 @@ static int reconcile(struct carmad *d, struct carma_err *err)
     if (carma_store_in_tx(d->store) && (rc = carma_store_commit(d->store, err)))
         return rc;
     dlog(d, LOG_INFO, "reconciled: %d queued, %d running re-adopted, %d ended while down, "
-                      "%d never started (re-queued)", x.queued, x.adopted, x.ended, x.requeued);
+                      "%d never started (re-queued)%s", x.queued, x.adopted, x.ended, x.requeued,
+         x.failed ? ", and jobs that ask for more GPUs than there are failed" : "");
     d->dirty = 1;
     return 0;
 }

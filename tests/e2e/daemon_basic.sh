@@ -278,10 +278,15 @@ start_daemon --gpus sim:4xa100-40gb
 ids=""
 for k in 1 2 3 4; do ids="$ids $(submit -- sh "$HELP/run_for.sh" 4)"; done
 for id in $ids; do wait_until 10 is_state "$id" running || fail "job $id: $(state_of "$id")"; done
+wide=$(submit --gpus 4 -- true)   # queued behind them; after the restart it can never run
+after=$(submit -- true)
 stop_daemon TERM || fail "stop before fewer GPUs"
 start_daemon --gpus sim:2xa100-40gb
 grep -q "GPUs are not this server's any more" "$T/carmad.log" || fail "no word of the missing GPUs"
+grep -q "job $wide asks for 4 GPUs; this server has 2: failed" "$T/carmad.log" ||
+    fail "the 4-GPU job: $(state_of "$wide")"
+is_state "$wide" failed || fail "the 4-GPU job is $(state_of "$wide")"
 # shellcheck disable=SC2086
-"$CARMA" wait --timeout 30 $ids >/dev/null || fail "jobs of missing GPUs: $("$CARMA" ls --all)"
+"$CARMA" wait --timeout 30 $ids "$after" >/dev/null || fail "jobs of missing GPUs: $("$CARMA" ls --all)"
 stop_daemon TERM || fail "fourth stop"
 echo "daemon_basic: all passed"
