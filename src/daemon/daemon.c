@@ -1341,7 +1341,9 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
         if (!env_denied(rj->env_key[k]))
             json_object_set_new(env, rj->env_key[k], json_string(rj->env_val[k]));
     const char *base = strrchr(rj->argv[0], '/');
-    r->name = strdup(rj->name ? rj->name : (base ? base + 1 : rj->argv[0]));
+    char derived[CARMA_PROTO_MAX_NAME + 1]; /* held to a given name's rules */
+    carma_proto_name_from(base ? base + 1 : rj->argv[0], derived, sizeof derived);
+    r->name = strdup(rj->name ? rj->name : derived);
     r->user = strdup(uname);
     r->cwd = strdup(rj->cwd);
     r->argv_json = json_dumps(argv, JSON_COMPACT);

@@ -141,6 +141,29 @@ static int name_char_refused(uint32_t cp)
            (cp >= 0xfff9 && cp <= 0xfffb);
 }
 
+void carma_proto_name_from(const char *s, char *out, size_t cap)
+{
+    size_t o = 0;
+    size_t max = cap - 1 < CARMA_PROTO_MAX_NAME ? cap - 1 : CARMA_PROTO_MAX_NAME;
+    for (const unsigned char *c = (const unsigned char *)s; *c;) {
+        size_t l = carma_utf8_seq(c);
+        int bad = !l || name_char_refused(utf8_code_point(c, l));
+        size_t n = l ? l : 1; /* bytes read; one '?' stands for them when bad */
+        if (o + (bad ? 1 : n) > max)
+            break;
+        if (bad) {
+            out[o++] = '?';
+        } else {
+            memcpy(out + o, c, l);
+            o += l;
+        }
+        c += n;
+    }
+    if (!o)
+        o = (size_t)snprintf(out, cap, "job");
+    out[o] = 0;
+}
+
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",

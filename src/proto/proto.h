@@ -109,6 +109,13 @@ void carma_req_free(struct carma_req *req);
  * bytes (what a shell can export; "BASH_FUNC_f%%" is not). */
 int carma_proto_env_name_ok(const char *k);
 
+/* A job name made from text that passed no name check (a command's file name): the
+ * characters a given name may not hold (controls, invisible and direction-changing
+ * format characters, bytes of no UTF-8 sequence) become '?', cut at a character to at
+ * most CARMA_PROTO_MAX_NAME bytes; "job" when nothing is left. out: cap bytes, at
+ * least CARMA_PROTO_MAX_NAME + 1. */
+void carma_proto_name_from(const char *s, char *out, size_t cap);
+
 /* Name of an op ("submit"), or NULL. */
 const char *carma_op_name(enum carma_op op);
 

@@ -142,6 +142,20 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"name\":\"gpj.\\u202eexe\"}}",
                "job.name: invisible format character U+202E at byte 4");
+    /* a name made from a command's file name follows the same rules */
+    char nm[CARMA_PROTO_MAX_NAME + 1];
+    carma_proto_name_from("run\x1b[31m\xe2\x80\xae" "exe.sh\xff", nm, sizeof nm);
+    assert_string_equal(nm, "run?[31m?exe.sh?");
+    carma_proto_name_from("caf\xc3\xa9", nm, sizeof nm);
+    assert_string_equal(nm, "caf\xc3\xa9");
+    carma_proto_name_from("", nm, sizeof nm);
+    assert_string_equal(nm, "job");
+    char longer[300];
+    memset(longer, 'a', sizeof longer - 3);
+    memcpy(longer + sizeof longer - 3, "\xc3\xa9", 2); /* a 2-byte character past the cut */
+    longer[sizeof longer - 1] = 0;
+    carma_proto_name_from(longer, nm, sizeof nm);
+    assert_int_equal(strlen(nm), CARMA_PROTO_MAX_NAME);
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"name\":\"\"}}",
                "job.name: empty");
