@@ -2556,6 +2556,11 @@ static int open_socket(struct carmad *d, struct carma_err *err)
         if (rc)
             return carma_err_set(err, rc, "%s: %s", dir, strerror(-rc));
     }
+    /* Another user's folder (a /tmp/carma-UID made first): its owner could replace the
+     * socket, and this user's clients would refuse it anyway. */
+    int trc = carma_socket_trusted(d->sock_path, err);
+    if (trc)
+        return trc;
     /* A live daemon on the path is an error; a stale socket file is removed, and only
      * a socket: a typo in --socket must not delete a file. */
     int rc = check_socket_path(d->sock_path, err);

@@ -527,11 +527,7 @@ int carma_proto_default_socket(char *buf, size_t cap)
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-/* Whether socket `path` can only have been made by root or this user: its folder owned
- * by either and writable by no one else, or, in a sticky folder anyone writes (/tmp),
- * the socket owned by either. Else another user could listen there and read every
- * request (environments hold tokens). */
-static int socket_dir_trusted(const char *path, struct carma_err *err)
+int carma_socket_trusted(const char *path, struct carma_err *err)
 {
     char dir[sizeof ((struct sockaddr_un *)0)->sun_path];
     snprintf(dir, sizeof dir, "%s", path);
@@ -570,7 +566,7 @@ int carma_client_connect(const char *path, struct carma_err *err)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path)
         return carma_err_set(err, -ENAMETOOLONG, "%s: socket path too long", path);
-    int trc = socket_dir_trusted(path, err);
+    int trc = carma_socket_trusted(path, err);
     if (trc < 0)
         return trc;
     strcpy(sa.sun_path, path);

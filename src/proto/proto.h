@@ -136,6 +136,13 @@ int carma_proto_dump(const json_t *msg, char **out, size_t *len);
  * /tmp/carma-UID/carmad.sock. Returns 0 or -ENAMETOOLONG. */
 int carma_proto_default_socket(char *buf, size_t cap);
 
+/* Whether socket `path` can only have been made by root or this user: its folder owned
+ * by either and writable by no one else, or, in a sticky folder anyone writes (/tmp),
+ * the socket owned by either. Else another user could listen there and read every
+ * request (environments hold tokens). Returns 0, or -EPERM with err saying whose the
+ * folder is. The client checks it before connecting; carmad before it listens there. */
+int carma_socket_trusted(const char *path, struct carma_err *err);
+
 /* Connects to the daemon's socket. Returns the fd or a negative errno (err set). */
 int carma_client_connect(const char *path, struct carma_err *err);
 

@@ -195,6 +195,9 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     rc=0; CARMA_SOCKET="$T/evil/carmad.sock" "$CARMA" gpus 2>"$T/err" || rc=$?
     [ "$rc" = 1 ] && grep -q "not trusted: its folder $T/evil belongs to uid" "$T/err" ||
         fail "a socket in nobody's folder: exit $rc, $(cat "$T/err")"
+    # nor does carmad listen there
+    refused 1 "$T/evil/own.sock: not trusted: its folder $T/evil belongs to uid" --foreground \
+        --state "$T/st3" --socket "$T/evil/own.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
     rm -rf "$NB"
 else
     echo "(skipped: another user's job needs root and setpriv; covered by test_proto)"
