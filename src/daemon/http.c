@@ -223,13 +223,21 @@ int carma_http_start(struct carma_http **out, const char *spec, struct carma_err
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     if (sa.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    /* Connections from one address: a cap keeps one remote host from holding all 64
+     * (slow requests); on loopback every client has the same address, where a cap
+     * would only let one local user lock the scraper out sooner. */
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)&sa;
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&sa;
+    int loopback = sa.ss_family == AF_INET ? (ntohl(s4->sin_addr.s_addr) >> 24) == 127
+                                           : IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+    unsigned per_ip = loopback ? 64 : 16;
     h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
                               MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL,
                               MHD_OPTION_URI_LOG_CALLBACK, target_seen, NULL,
-                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)16, MHD_OPTION_END);
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_END);
     if (!h->mhd) {
         int e = errno ? errno : EADDRINUSE;
         pthread_mutex_destroy(&h->mu);
