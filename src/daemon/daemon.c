@@ -3017,6 +3017,8 @@ void carmad_close(struct carmad *d)
     free(d->sj);
     free(d->dj);
     free(d->freel);
+    for (size_t p = 0; p < d->npend; p++) /* answers of a commit that never came */
+        json_decref(d->pend[p].resp);
     free(d->pend);
     free(d->touched);
     free(d);
