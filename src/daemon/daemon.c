@@ -1272,7 +1272,8 @@ static int command_exists(const char *argv0, const char *cwd, const char *path_e
             snprintf(full, sizeof full, "%s", argv0);
         else
             snprintf(full, sizeof full, "%s/%s", cwd, argv0);
-        return may_exec(full);
+        struct stat st; /* a folder is "executable" too, and exec would fail with 126 */
+        return stat(full, &st) == 0 && S_ISREG(st.st_mode) && may_exec(full);
     }
     const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
     while (*p) {
@@ -2591,8 +2592,9 @@ static int open_socket(struct carmad *d, struct carma_err *err)
         if (getgrnam_r(d->cfg.socket_group, &gr, buf, sizeof buf, &g) == 0 && g)
             chown(d->sock_path, 0, g->gr_gid) == 0 ? (void)0 : (void)0;
         else
-            dlog(d, LOG_WARNING, "group %s does not exist: only root may use %s",
-                 d->cfg.socket_group, d->sock_path);
+            dlog(d, LOG_WARNING, "group %s does not exist: %s is root's%s",
+                 d->cfg.socket_group, d->sock_path,
+                 mode & 0007 ? ", and others' by its mode" : ": only root may use it");
     }
     chmod(d->sock_path, mode);
     return 0;

@@ -589,6 +589,11 @@ int carma_client_timeout_ms(void)
         double t = strtod(e, &end);
         if (!*end && t > 0 && t <= 86400)
             return (int)(t * 1000 + 0.5) > 0 ? (int)(t * 1000 + 0.5) : 1;
+        static int said; /* asked for on every request: one word is enough */
+        if (!said++)
+            fprintf(stderr, "carma: CARMA_TIMEOUT '%.32s' is not a number of seconds in (0, "
+                            "86400]: %d s\n",
+                    e, CARMA_PROTO_TIMEOUT_S);
     }
     return CARMA_PROTO_TIMEOUT_S * 1000;
 }

@@ -134,6 +134,11 @@ grep -q "no job 999999" "$T/err" || fail "unknown id: message"
 grep -q "no command" "$T/err" || fail "missing command message"
 "$CARMA" submit -- /nonexistent/train.py 2>"$T/err"; [ $? = 2 ] || fail "missing executable"
 grep -q "command not found" "$T/err" || fail "missing executable message: $(cat "$T/err")"
+"$CARMA" submit -- /tmp 2>"$T/err"; [ $? = 2 ] || fail "a folder as the command"
+grep -q "command not found or not executable: /tmp" "$T/err" || fail "a folder: $(cat "$T/err")"
+rc=0; CARMA_TIMEOUT=soon "$CARMA" gpus 2>"$T/err" >/dev/null || rc=$?
+[ "$rc" = 0 ] && grep -q "CARMA_TIMEOUT 'soon' is not a number of seconds" "$T/err" ||
+    fail "a bad CARMA_TIMEOUT: exit $rc, $(cat "$T/err")"
 "$CARMA" submit --mem lots -- true 2>/dev/null; [ $? = 2 ] || fail "bad --mem"
 "$CARMA" submit --gpus 9 -- true 2>"$T/err"; [ $? = 2 ] || fail "more GPUs than the server has"
 "$CARMA" submit --max-attempts 0 -- true 2>"$T/err"; [ $? = 2 ] || fail "--max-attempts 0"
