@@ -149,6 +149,8 @@ struct carmad {
     int more_work;        /* a connection has requests left: poll without sleeping */
     int listen_paused;    /* out of fds: the listener is off until a connection closes */
     int reserve_fd;       /* /dev/null, given up on EMFILE to accept and refuse one */
+    long test_watch_delay_ms; /* CARMA_TEST_WATCH_DELAY_MS: a launch waits that long before
+                               * it watches its shepherd (tests of a job that ends first) */
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
     /* this iteration */
@@ -1048,6 +1050,11 @@ static void launch_start(struct carmad *d, uint32_t i)
     }
     free_strv(argv);
     free_strv(env);
+    if (!rc && d->test_watch_delay_ms > 0) {
+        struct timespec ts = {d->test_watch_delay_ms / 1000,
+                              d->test_watch_delay_ms % 1000 * 1000000};
+        nanosleep(&ts, NULL);
+    }
     if (!rc)
         rc = watch_shepherd(d, i, pid);
     if (rc == -ESRCH) {
@@ -2791,6 +2798,9 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     d->o = *o;
     d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = d->reserve_fd = -1;
     d->self_uid = geteuid();
+    const char *twd = getenv("CARMA_TEST_WATCH_DELAY_MS");
+    if (twd && *twd)
+        d->test_watch_delay_ms = strtol(twd, NULL, 10) % 10000;
     carmad_config_default(&d->cfg);
     int rc = 0;
     if (o->config_path && (rc = carmad_config_load(&d->cfg, o->config_path, err)))

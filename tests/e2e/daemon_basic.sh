@@ -297,4 +297,13 @@ is_state "$wide" failed || fail "the 4-GPU job is $(state_of "$wide")"
 # shellcheck disable=SC2086
 "$CARMA" wait --timeout 30 $ids "$after" >/dev/null || fail "jobs of missing GPUs: $("$CARMA" ls --all)"
 stop_daemon TERM || fail "fourth stop"
+
+step "a job that ends before carmad watches its shepherd is read from its status"
+# (SIGCHLD is ignored: the kernel reaps such a shepherd at once; the hook widens the gap)
+CARMA_TEST_WATCH_DELAY_MS=300 start_daemon --gpus sim:1xa100-40gb
+quick=$(submit -- true)
+"$CARMA" wait --timeout 20 "$quick" >/dev/null || fail "a job ended before it was watched: $(state_of "$quick")"
+grep -q "job $quick attempt 1 started (shepherd [0-9]*), and ended at once" "$T/carmad.log" ||
+    fail "the hook did not widen the gap"
+stop_daemon TERM || fail "fifth stop"
 echo "daemon_basic: all passed"
