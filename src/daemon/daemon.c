@@ -857,6 +857,17 @@ static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid)
     return 0;
 }
 
+/* Ends job i's attempt as its shepherd's status file (in dir) tells, or as lost when
+ * it wrote none. Whether it had one. */
+static int end_from_status(struct carmad *d, uint32_t i, const char *dir)
+{
+    struct carma_exit x;
+    double end;
+    int have = carma_shepherd_read_status(dir, &x, &end) == 0;
+    attempt_end(d, i, have ? &x : NULL, have, have ? end : now_s());
+    return have;
+}
+
 static void on_pidfd(struct carmad *d, uint32_t i)
 {
     struct djob *dj = &d->dj[i];
@@ -865,10 +876,7 @@ static void on_pidfd(struct carmad *d, uint32_t i)
     waitpid(dj->shepherd, NULL, WNOHANG); /* ours unless re-adopted */
     char dir[PATH_MAX];
     attempt_dir(d, dj->rec.id, dj->rec.attempts, dir, sizeof dir);
-    struct carma_exit x;
-    double end;
-    int have = carma_shepherd_read_status(dir, &x, &end) == 0;
-    attempt_end(d, i, &x, have, have ? end : now_s());
+    end_from_status(d, i, dir);
 }
 
 /* ---- launching ---- */
@@ -1062,10 +1070,7 @@ static void launch_start(struct carmad *d, uint32_t i)
          * once): its status file tells how, as on_pidfd reads it. */
         dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d), and ended at once",
              (unsigned long long)dj->rec.id, d->sj[i].attempts, (int)pid);
-        struct carma_exit x;
-        double end;
-        int have = carma_shepherd_read_status(dir, &x, &end) == 0;
-        attempt_end(d, i, have ? &x : NULL, have, have ? end : now_s());
+        end_from_status(d, i, dir);
         return;
     }
     if (rc) {
@@ -2494,9 +2499,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
                     d->gb.ops->attach(&d->gb, gpu[k], pid, d->sj[i].held_mib << 20);
         } else {
             /* it ended between the look and the watch: its status, if it wrote one */
-            int have = carma_shepherd_read_status(dir, &ex, &end) == 0;
-            attempt_end(d, i, have ? &ex : NULL, have, have ? end : now);
-            x->ended += have;
+            x->ended += end_from_status(d, i, dir);
         }
     } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
         /* Recorded as launched, but its shepherd never began: it never ran. */
