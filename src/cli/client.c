@@ -46,13 +46,6 @@ json_t *cli_req(const char *op)
     return json_pack("{s:i,s:s}", "v", CARMA_PROTO_VERSION, "op", op);
 }
 
-double cli_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp)
 {
     return cli_call_patient(c, cmd, req, resp, 0);
@@ -63,7 +56,7 @@ int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, jso
 {
     struct carma_err err = {{0}};
     json_t *r = NULL;
-    double t0 = cli_now_s(), until = t0 + patience_s, nap = 0.1;
+    double t0 = carma_mono_s(), until = t0 + patience_s, nap = 0.1;
     /* "busy" (this user's connections at their cap, or carmad out of descriptors) is
      * passing: asked again, with the same backoff, for as long as an answer is waited. */
     double busy_until = t0 + carma_client_timeout_ms() / 1e3;
@@ -71,14 +64,14 @@ int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, jso
     for (;;) {
         rc = carma_client_request(c->socket, req, &r, &err);
         const char *code = rc ? NULL : json_string_value(json_object_get(r, "error"));
-        if (code && !strcmp(code, "busy") && cli_now_s() < busy_until) {
+        if (code && !strcmp(code, "busy") && carma_mono_s() < busy_until) {
             if (!said_busy)
                 fprintf(stderr, "carma %s: %s; trying again for up to %.0f s\n", cmd,
                         json_string_value(json_object_get(r, "message")), busy_until - t0);
             said_busy = 1;
             json_decref(r);
             r = NULL;
-        } else if (rc && cli_now_s() < until) {
+        } else if (rc && carma_mono_s() < until) {
             if (!said)
                 fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n",
                         cmd, err.msg, patience_s);

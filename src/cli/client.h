@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "estimate/estimate.h"
+#include "util/clock.h" /* carma_mono_s: the commands' timeouts */
 
 struct cli_conn {
     char socket[4096];
@@ -30,9 +31,6 @@ int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **re
  * (restarting), it tries again for up to patience_s seconds, saying so once. */
 int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
                      double patience_s);
-
-/* Seconds on the monotonic clock, for timeouts and durations. */
-double cli_now_s(void);
 
 /* A request {"v":1,"op":op}; new reference. */
 json_t *cli_req(const char *op);

@@ -573,9 +573,9 @@ int cmd_sim(int argc, char **argv)
         pctx.policy = policies[i]->name;
         pctx.shown = -1;
         rows[i].policy = policies[i];
-        double t0 = cli_now_s();
+        double t0 = carma_mono_s();
         int rc = sim_run(&trace, &cfg, &rows[i].m, report ? &rows[i].tl : NULL, &err);
-        rows[i].wall_s = cli_now_s() - t0;
+        rows[i].wall_s = carma_mono_s() - t0;
         if (pctx.tty && trace.njobs >= 20000) /* the policy's line ends with its time */
             fprintf(stderr, "\r  %-12s 100%% (%zu jobs) in %.1f s%20s\n", policies[i]->name,
                     trace.njobs, rows[i].wall_s, "");

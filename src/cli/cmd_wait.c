@@ -71,7 +71,7 @@ int cmd_wait(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    double t0 = cli_now_s(), nap = 0.02;
+    double t0 = carma_mono_s(), nap = 0.02;
     int reached = 0;
     json_t *out = json_array();
     int all_ok = 1;
@@ -84,7 +84,7 @@ int cmd_wait(int argc, char **argv)
              * up to the --timeout left, else WAIT_PATIENCE_S. */
             double patience = 0;
             if (reached)
-                patience = timeout >= 0 ? timeout - (cli_now_s() - t0) : WAIT_PATIENCE_S;
+                patience = timeout >= 0 ? timeout - (carma_mono_s() - t0) : WAIT_PATIENCE_S;
             int st = cli_call_patient(&c, "wait", req, &resp, patience > 0 ? patience : 0);
             if (st) {
                 json_decref(out);
@@ -105,7 +105,7 @@ int cmd_wait(int argc, char **argv)
             /* state points into resp: keep a copy for the message below. */
             char last[32];
             snprintf(last, sizeof last, "%s", state ? state : "unknown");
-            if (timeout >= 0 && cli_now_s() - t0 > timeout) {
+            if (timeout >= 0 && carma_mono_s() - t0 > timeout) {
                 fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
                         (unsigned long long)ids[k], last, timeout);
                 if (c.json) /* every job as it stands: this one, then those not reached */

@@ -46,6 +46,7 @@
 #include "daemon/store.h"
 #include "gpu/backend.h"
 #include "proto/proto.h"
+#include "util/clock.h"
 
 #define TAG_LISTEN 1ull
 #define TAG_SIGNAL 2ull
@@ -199,13 +200,6 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -1169,7 +1163,7 @@ static void conn_flush(struct carmad *d, uint32_t ci)
             return;
         }
         c->outoff += (size_t)w;
-        c->out_since = mono_s();
+        c->out_since = carma_mono_s();
     }
     if (c->outoff == c->outlen) {
         c->outoff = c->outlen = 0;
@@ -1217,7 +1211,7 @@ static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
         c->outoff = 0;
     }
     if (c->outlen == 0)
-        c->out_since = mono_s();
+        c->out_since = carma_mono_s();
     if (c->outlen + len > c->outcap) {
         size_t n = c->outcap ? c->outcap : 4096;
         while (n < c->outlen + len)
@@ -1891,7 +1885,7 @@ static void conn_read(struct carmad *d, uint32_t ci)
             return;
         }
         c->inlen += (size_t)r;
-        c->last_in = mono_s();
+        c->last_in = carma_mono_s();
     }
 }
 
@@ -1938,7 +1932,7 @@ static void send_busy_close(int fd, const char *msg)
 static void conn_refuse(struct carmad *d, int fd, uid_t uid, const char *msg)
 {
     send_busy_close(fd, msg);
-    double now = mono_s();
+    double now = carma_mono_s();
     if (now - d->busy_logged >= 60) { /* a flood of refusals is one line a minute */
         d->busy_logged = now;
         dlog(d, LOG_WARNING, "refused a connection of uid %u: %s", (unsigned)uid, msg);
@@ -1962,7 +1956,7 @@ static void accept_emfile(struct carmad *d, int e)
     struct epoll_event ev = {.events = 0, .data.u64 = TAG(TAG_LISTEN, 0)};
     if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->lfd, &ev) == 0)
         d->listen_paused = 1;
-    double now = mono_s();
+    double now = carma_mono_s();
     if (now - d->emfile_logged >= 60) {
         d->emfile_logged = now;
         struct rlimit rl = {0};
@@ -2027,7 +2021,7 @@ static void on_accept(struct carmad *d)
         c->uid = cr.uid;
         c->gid = cr.gid;
         c->gen = ++d->conn_gen;
-        c->last_in = mono_s();
+        c->last_in = carma_mono_s();
         c->events = EPOLLIN;
         d->conns[ci] = c;
         d->nconns++;
@@ -2045,7 +2039,7 @@ static void on_accept(struct carmad *d)
  * listener paused for want of fds. */
 static void conns_sweep(struct carmad *d)
 {
-    double now = mono_s();
+    double now = carma_mono_s();
     if (now - d->last_sweep < 1)
         return;
     d->last_sweep = now;

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "core/job.h"
+#include "util/clock.h"
 
 /* The columns every job read selects, in the order the row reader takes them: the
  * summary (NULL when listing) between the two halves, the accounting columns after. */
@@ -297,9 +298,7 @@ static int prepare_files(struct carma_store *s, const char *path, struct carma_e
 
 static int check_deadline(void *ctx)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 > *(const double *)ctx;
+    return carma_mono_s() > *(const double *)ctx;
 }
 
 /* PRAGMA quick_check, bounded by CARMA_STORE_CHECK_S seconds (a store of years of
@@ -308,9 +307,7 @@ static int check_deadline(void *ctx)
  * that carmad does not add to a damaged file. */
 static int check_store(struct carma_store *s, const char *path, struct carma_err *err)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double deadline = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + CARMA_STORE_CHECK_S;
+    double deadline = carma_mono_s() + CARMA_STORE_CHECK_S;
     sqlite3_stmt *q;
     int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(3)", -1, &q, NULL);
     if (rc != SQLITE_OK)

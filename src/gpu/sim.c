@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "sim/gpukind.h"
+#include "util/clock.h"
 
 #define SIM_ATTACH_MAX 4096 /* attachments (pid, GPU) over all GPUs */
 #define SIM_SMACT_PER_PROC 0.3
@@ -62,9 +63,7 @@ struct sim_backend {
 static double sim_clock_monotonic(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return carma_mono_s();
 }
 
 static struct sim_backend *sim_of(struct carma_gpu_backend *b)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/utf8.h"
+#include "util/clock.h"
 
 static const char *const op_names[] = {
     [CARMA_OP_PING] = "ping", [CARMA_OP_SUBMIT] = "submit", [CARMA_OP_LS] = "ls",
@@ -598,13 +599,6 @@ int carma_client_timeout_ms(void)
     return CARMA_PROTO_TIMEOUT_S * 1000;
 }
 
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Waits for `events` on fd until the deadline (ms, CLOCK_MONOTONIC; < 0 none).
  * Returns 1 when ready, 0 on timeout, a negative errno on failure. */
 static int wait_fd(int fd, short events, double deadline)
@@ -612,7 +606,7 @@ static int wait_fd(int fd, short events, double deadline)
     for (;;) {
         int ms = -1;
         if (deadline >= 0) {
-            double left = deadline - mono_ms();
+            double left = deadline - carma_mono_s() * 1e3;
             if (left <= 0)
                 return 0;
             ms = left > 1e9 ? 1000000000 : (int)left + 1;
@@ -631,7 +625,7 @@ static int wait_fd(int fd, short events, double deadline)
 int carma_client_call_timeout(int fd, const json_t *req, json_t **resp, int timeout_ms,
                               struct carma_err *err)
 {
-    double deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+    double deadline = timeout_ms < 0 ? -1 : carma_mono_s() * 1e3 + timeout_ms;
     char *line;
     size_t len;
     int rc = carma_proto_dump(req, &line, &len);
