@@ -59,7 +59,7 @@ int cmd_ls(int argc, char **argv)
             all = 1;
             continue;
         }
-        if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+        if (r == 0 && cli_is_help(argv[i])) {
             printf("usage: carma ls [--all] [--json] [--socket PATH]\n"
                    "Lists your queued and running jobs (--all: finished ones too).\n");
             return 0;

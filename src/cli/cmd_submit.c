@@ -169,7 +169,7 @@ int cmd_submit(int argc, char **argv)
             i++;
             break;
         }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (cli_is_help(a)) {
             usage(stdout);
             json_decref(job);
             return 0;

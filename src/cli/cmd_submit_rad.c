@@ -171,7 +171,7 @@ int cmd_submit_rad(int argc, char **argv)
             est = argv[++i];
         } else if (r == 0 && !strcmp(argv[i], "--no-conda")) {
             conda = 0;
-        } else if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+        } else if (r == 0 && cli_is_help(argv[i])) {
             usage(stdout);
             return 0;
         } else if (r == 0 && argv[i][0] != '-' && !file) {

@@ -210,7 +210,7 @@ int cmd_top(int argc, char **argv)
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
-        if (r == 0 && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+        if (r == 0 && cli_is_help(argv[i])) {
             usage(stdout);
             return 0;
         }
