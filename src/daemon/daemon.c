@@ -2550,7 +2550,10 @@ static int check_socket_path(const char *path, struct carma_err *err)
     return 0;
 }
 
-static int open_socket(struct carmad *d, struct carma_err *err)
+/* Whether the socket path can be taken: its folder made and trusted, nothing but a
+ * stale socket there. Run before anything is reconciled, so that a carmad started on
+ * another's socket exits having touched no job; open_socket runs it again. */
+static int socket_free(struct carmad *d, struct carma_err *err)
 {
     char dir[sizeof d->sock_path];
     snprintf(dir, sizeof dir, "%s", d->sock_path);
@@ -2578,6 +2581,14 @@ static int open_socket(struct carmad *d, struct carma_err *err)
         return carma_err_set(err, -EADDRINUSE, "%s: another carmad is listening",
                              d->sock_path);
     }
+    return 0;
+}
+
+static int open_socket(struct carmad *d, struct carma_err *err)
+{
+    int rc = socket_free(d, err);
+    if (rc)
+        return rc;
     struct stat st;
     if (lstat(d->sock_path, &st) == 0 && S_ISSOCK(st.st_mode))
         unlink(d->sock_path);
@@ -2899,8 +2910,10 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     timerfd_settime(d->tfd, 0, &its, NULL);
     add_fd(d, d->sfd, TAG(TAG_SIGNAL, 0));
     add_fd(d, d->tfd, TAG(TAG_TIMER, 0));
-    /* HTTP binds before anything is reconciled or launched: a port in use fails the
-     * start with nothing done. */
+    /* The socket is checked and HTTP binds before anything is reconciled or launched:
+     * a socket or port in use fails the start with nothing done. */
+    if ((rc = socket_free(d, err)))
+        goto fail;
     const char *hs = o->http ? o->http : d->cfg.http;
     if (hs[0] && strcmp(hs, "off") != 0) {
         if ((rc = carma_http_start(&d->http, hs, err)))

@@ -96,6 +96,10 @@ refused 1 "in use by another carmad (pid $DPID)" --foreground --state "$T/state"
     --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
 refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock" \
     --config "$T/carmad.ini" --gpus sim:1xa100-40gb
+# another carmad's socket: refused before this state folder's jobs are reconciled
+refused 1 "another carmad is listening" --foreground --state "$T/st3" --socket "$CARMA_SOCKET" \
+    --gpus sim:1xa100-40gb
+grep -q reconciled "$T/start.err" && fail "carmad reconciled before finding the socket taken"
 refused 2 "a port in \[1, 65535\] expected" --state "$T/st2" --socket "$T/s2.sock" \
     --gpus sim:1xa100-40gb --http 127.0.0.1:99999
 printf '[daemon]\npolicy = auto\ngpus = sim:2xfoo\n' >"$T/bad.ini"
