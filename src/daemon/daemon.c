@@ -2659,15 +2659,8 @@ static void tighten_attempt(const struct carmad *d, int afd)
 {
     tighten_dir(d, afd);
     static const char *const files[] = {"stdout", "stderr", "status", "shepherd"};
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        int fd = openat(afd, files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        struct stat st;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077))
-            fchmod(fd, st.st_mode & 0700);
-        close(fd);
-    }
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++)
+        carma_file_private_at(afd, files[k]);
 }
 
 /* Visits the numbered entries of folder fd: fn(ctx, fd, name, number). */

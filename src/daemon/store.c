@@ -244,11 +244,9 @@ static int migrate(struct carma_store *s, struct carma_err *err)
     return 0;
 }
 
-/* Makes the file at path (when it exists) 0600 if group or others had any access;
- * the last component is not followed. 1 when its mode was changed, else 0. */
-static int tighten(const char *path)
+int carma_file_private_at(int dirfd, const char *name)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return 0;
     struct stat st;
@@ -288,10 +286,10 @@ static int prepare_files(struct carma_store *s, const char *path, struct carma_e
     close(fd);
     char side[PATH_MAX];
     snprintf(side, sizeof side, "%s-wal", path);
-    if (!rc && tighten(side))
+    if (!rc && carma_file_private_at(AT_FDCWD, side))
         s->modes_fixed |= CARMA_STORE_FIXED_WAL;
     snprintf(side, sizeof side, "%s-shm", path);
-    if (!rc && tighten(side))
+    if (!rc && carma_file_private_at(AT_FDCWD, side))
         s->modes_fixed |= CARMA_STORE_FIXED_SHM;
     return rc;
 }

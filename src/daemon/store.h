@@ -46,6 +46,11 @@ struct carma_job_rec {
 
 void carma_job_rec_clear(struct carma_job_rec *r);
 
+/* Takes group and other access from the regular file name in dirfd (AT_FDCWD: a
+ * path), when it exists; the last component is not followed. 1 when its mode was
+ * changed, else 0. */
+int carma_file_private_at(int dirfd, const char *name);
+
 /* Longest PRAGMA quick_check at open, in seconds (then the store is used unchecked). */
 #define CARMA_STORE_CHECK_S 10.0
 
