@@ -1,4 +1,5 @@
 #include "core/gpu.h"
+#include "core/job.h"
 
 #include <string.h>
 
@@ -25,5 +26,6 @@ void carma_gpu_init(struct carma_gpu *g, uint64_t mem_total_mib, uint32_t window
     carma_window_init(&g->smocc, window);
     carma_window_init(&g->drama, window);
     g->last_launch_s = -1.0;
+    g->last_launch_job = CARMA_NONE;
     g->sharing = (uint8_t)sharing;
 }

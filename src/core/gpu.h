@@ -27,7 +27,8 @@ struct carma_gpu {
     /* Kept by the scheduler. */
     uint32_t njobs;          /* carma jobs resident */
     uint64_t committed_mib;  /* sum over resident jobs of max(bound, peak) */
-    double last_launch_s;    /* CARMA's grace starts here; < 0 none */
+    double last_launch_s;    /* CARMA's grace starts here; < 0 none, or its job ended */
+    uint32_t last_launch_job; /* the job launched then (CARMA_NONE: none) */
     float prof_smact;        /* sum of resident jobs' solo SMACT (unknown counts 1) */
     float prof_busy;         /* sum of resident jobs' temporal busy fraction */
     uint32_t gpu_weight;     /* sum over resident jobs of the GPUs each holds */

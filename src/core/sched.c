@@ -178,8 +178,10 @@ static void hold(struct carma_sched *s, uint32_t ji, const uint16_t *gpu, uint16
         struct carma_gpu *g = &s->gpus[gpu[k]];
         g->njobs++;
         g->committed_mib += j->held_mib;
-        if (start > g->last_launch_s)
+        if (start > g->last_launch_s) {
             g->last_launch_s = start;
+            g->last_launch_job = ji;
+        }
         g->prof_smact += sm;
         g->prof_busy += j->busy;
         g->gpu_weight += n;
@@ -228,6 +230,12 @@ static void release(struct carma_sched *s, struct carma_job *j)
         g->committed_mib -= j->held_mib;
         g->gpu_weight -= j->nplaced;
         g->nunprofiled -= j->smact < 0;
+        /* CARMA's grace lasts 30 s "or until the job died": a job gone early opens the
+         * GPU (a GPU in grace took no other job since, so none is left in its grace). */
+        if (g->last_launch_job == (uint32_t)(j - s->jobs)) {
+            g->last_launch_s = -1.0;
+            g->last_launch_job = CARMA_NONE;
+        }
         if (g->njobs == 0) {
             g->prof_smact = g->prof_busy = 0; /* no drift once empty */
         } else {
@@ -382,9 +390,9 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
     struct carma_job *j = &s->jobs[ji];
     uint32_t *c = s->scratch;
     size_t n = 0;
-    /* Every policy first uses idle GPUs (no process at all), in index order. A job that
-     * reached a GPU's whole memory (it crashed alone there) skips GPUs no larger while
-     * enough larger ones are in service: a mixed server would otherwise rerun it on the
+    /* Every policy first uses idle GPUs (no process at all), in index order. A job whose
+     * observed peak reached a GPU's memory (it crashed alone there, or its peak sampled at a
+     * crash passed it) skips GPUs no larger while enough larger ones are in service: a mixed server would otherwise rerun it on the
      * small one until it is given up, or forever with no attempt limit. */
     uint64_t reached =
         j->peak_mib && kth_largest(s, j->gpus) > j->peak_mib ? j->peak_mib : 0;

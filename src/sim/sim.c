@@ -533,9 +533,10 @@ static void fill_job(struct sim *s, uint32_t ji)
     case CARMA_REQ_EST: {
         /* No answer counts as CARMA's 40000 did: more than a shared GPU can give, so
          * the job waits for an idle one. carma's own answer, when the catalog has
-         * none, comes from history at arrival (see arrive()). */
+         * none, comes from history at arrival (see arrive()). A fractional answer
+         * is truncated, as CARMA's int(float(x)) does. */
         float e = sp->est_mib[s->cfg->estimator];
-        j->mem_mib = e > 0 ? (uint64_t)ceil(e) : (uint64_t)s->max_gpu_mib;
+        j->mem_mib = e > 0 ? (uint64_t)e : (uint64_t)s->max_gpu_mib;
         break;
     }
     case CARMA_REQ_NONE: j->mem_mib = 0; break;

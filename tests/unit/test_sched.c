@@ -105,6 +105,32 @@ static void test_grace_window(void **state)
     carma_sched_free(&f.s);
 }
 
+/* The grace ends at 30 s or when the job launched dies, whichever is first; a job
+ * that ends after another launch leaves that launch's grace alone. */
+static void test_grace_ends_when_the_job_dies(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 1);
+    for (int k = 0; k < 4; k++) {
+        f.jobs[k].mem_mib = 1000;
+        carma_sched_submit(&f.s, (uint32_t)k, 0);
+    }
+    f.gpus[0].mem_used_mib = 1000;
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(fx_step(&f, 30), 1); /* job 1 collocated, its grace begins */
+    assert_int_equal(fx_step(&f, 31), 0);
+    assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_SUCCEEDED, 900, 36), 0);
+    assert_float_equal(carma_sched_next_timer(&f.s, 36), INFINITY, 0);
+    assert_int_equal(fx_step(&f, 37), 1); /* not 60 */
+    assert_int_equal(f.jobs[2].start_s, 37);
+    /* job 0 (launched long before) ending leaves job 2's grace in place */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 900, 40), 0);
+    assert_int_equal(fx_step(&f, 41), 0);
+    assert_float_equal(carma_sched_next_timer(&f.s, 41), 67, 0);
+    carma_sched_free(&f.s);
+}
+
 static void test_next_timer_is_the_grace_end(void **state)
 {
     (void)state;
@@ -704,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_idle_preamble_index_order),
         cmocka_unit_test(test_adopt_without_its_gpus),
         cmocka_unit_test(test_grace_window),
+        cmocka_unit_test(test_grace_ends_when_the_job_dies),
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),

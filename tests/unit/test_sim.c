@@ -245,6 +245,29 @@ static void test_estimator_carma_uses_history(void **state)
     assert_true(start_of(late, 2, "est-magm", SIM_EST_GPUMEMNET, 2) >= 3600);
 }
 
+/* CARMA reads an estimator's answer with int(float(x)): a fractional one is
+ * truncated, so the gate's edge is where CARMA's is. */
+static void test_estimate_truncated_as_carma_reads_it(void **state)
+{
+    (void)state;
+    struct sim_job_spec jobs[2] = {job(0, 3600, 10000, 0.2f), job(100, 3600, 1000, 0.2f)};
+    /* The largest whole estimate the gate lets in beside the first job. */
+    uint32_t lo = 1, hi = 40960;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        jobs[1].est_mib[SIM_EST_HORUS] = (float)mid;
+        if (start_of(jobs, 2, "est-magm", SIM_EST_HORUS, 2) < 3600)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    assert_true(lo > 1000 && lo < 40960);
+    jobs[1].est_mib[SIM_EST_HORUS] = (float)lo + 0.75f;
+    assert_true(start_of(jobs, 2, "est-magm", SIM_EST_HORUS, 2) < 3600);
+    jobs[1].est_mib[SIM_EST_HORUS] = (float)lo + 1;
+    assert_true(start_of(jobs, 2, "est-magm", SIM_EST_HORUS, 2) >= 3600);
+}
+
 static struct sim_metrics run_cfg(struct sim_job_spec *jobs, size_t n, const char *policy,
                                   enum carma_sharing sh, uint32_t window, int every_tick)
 {
@@ -335,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_rerun_leaves_a_gpu_it_filled_alone),
         cmocka_unit_test(test_deterministic_and_recorded),
         cmocka_unit_test(test_estimator_carma_uses_history),
+        cmocka_unit_test(test_estimate_truncated_as_carma_reads_it),
         cmocka_unit_test(test_loop_skips_only_ticks_that_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
