@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/client.h"
@@ -49,14 +51,19 @@ static void sim_usage(FILE *f)
     for (size_t i = 0; i < n; i++)
         fprintf(f, "                       %-12s %s\n", p[i].name, p[i].summary);
     fprintf(f, "  --estimator E      requirement of the est-* policies (default gpumemnet)\n"
-               "  --max-attempts N   attempts per job before it is given up (default 3, 0 = no limit)\n"
+               "  --max-attempts N   attempts per job before it is given up, 0 to 1000 (default 3,\n"
+               "                     0 = no limit)\n"
                "  --json             print {\"policies\": {name: figures}, \"bounds\": {...}}\n"
                "                     instead of a table\n"
                "  --report FILE      write an HTML page with per-GPU charts and a Gantt chart\n"
-               "  --jitter FRAC      multiply run times by exp(N(0, FRAC)) noise (default 0)\n"
-               "  --seed N           seed of that noise (default 1)\n"
+               "                     (checked before the run, written after the figures)\n"
+               "  --jitter FRAC      multiply run times by exp(N(0, FRAC)) noise, FRAC in\n"
+               "                     [0, 2] (default 0)\n"
+               "  --seed N           seed of that noise, 0 to 2^63 - 1 (default 1)\n"
                "The (bound) row: makespan and energy that no schedule finishing every job can\n"
-               "beat on these GPUs under the simulator's model (docs/model.md).\n");
+               "beat on these GPUs under the simulator's model (docs/model.md).\n"
+               "On a terminal, runs of 20,000 jobs or more show their progress on stderr, and\n"
+               "the simulation's speed is printed there at the end.\n");
 }
 
 struct row {
@@ -153,35 +160,69 @@ static int trace_has_estimates(const struct sim_trace *t, int est)
     return 0;
 }
 
-/* Lines under the table on what its figures leave out. */
-static void print_notes(const struct row *rows, size_t n, const struct sim_trace *t, int est)
+#define SIM_MAX_NOTES (SIM_MAX_POLICIES + 1)
+
+/* What the figures leave out, a sentence each: under the table, in the report and in
+ * the JSON's "notes". Returns how many. */
+static size_t collect_notes(const struct row *rows, size_t n, const struct sim_trace *t, int est,
+                            char (*notes)[320])
 {
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (rows[i].m.gave_up)
-            printf("%s gave up %llu of %llu jobs after --max-attempts: its makespan, JCT and "
-                   "energy count only the jobs that finished, so it may look better than "
-                   "the (bound).\n",
-                   rows[i].policy->name, (unsigned long long)rows[i].m.gave_up,
-                   (unsigned long long)rows[i].m.jobs);
+            snprintf(notes[k++], sizeof notes[0],
+                     "%s gave up %llu of %llu jobs after --max-attempts: its makespan, JCT and "
+                     "energy count only the jobs that finished, so it may look better than "
+                     "the (bound).",
+                     rows[i].policy->name, (unsigned long long)rows[i].m.gave_up,
+                     (unsigned long long)rows[i].m.jobs);
     int any_est = 0;
     for (size_t i = 0; i < n; i++)
         any_est |= rows[i].policy->req == CARMA_REQ_EST;
     if (!any_est || trace_has_estimates(t, est))
-        return;
+        return k;
     if (est == SIM_EST_CARMA)
-        printf("est-*: --estimator carma asks for the peak an earlier run of the same "
-               "workload reached, else a whole GPU.\n");
+        snprintf(notes[k++], sizeof notes[0],
+                 "est-*: --estimator carma asks for the peak an earlier run of the same "
+                 "workload reached, else a whole GPU.");
     else
-        printf("est-*: the trace gives no %s estimates, so every job asks for a whole GPU "
-               "(as CARMA did when its estimator had no answer).\n",
-               est_names[est]);
+        snprintf(notes[k++], sizeof notes[0],
+                 "est-*: the trace gives no %s estimates, so every job asks for a whole GPU "
+                 "(as CARMA did when its estimator had no answer).",
+                 est_names[est]);
+    return k;
+}
+
+struct run_settings {
+    const char *trace, *format, *gpus, *sharing, *estimator;
+    uint64_t seed;
+    double jitter;
+    long max_attempts;
+};
+
+/* The run's settings in words: those that differ from the defaults, or all of them. */
+static void settings_words(const struct run_settings *rs, int all, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = 0;
+#define ADD(...) (o += (size_t)snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__))
+    if (all || rs->jitter > 0)
+        ADD(", jitter %g (seed %llu)", rs->jitter, (unsigned long long)rs->seed);
+    if (all || strcmp(rs->estimator, "gpumemnet") != 0)
+        ADD(", estimator %s", rs->estimator);
+    if (all || rs->max_attempts != 3)
+        ADD(", max attempts %ld%s", rs->max_attempts, rs->max_attempts ? "" : " (no limit)");
+#undef ADD
 }
 
 static void print_table(const struct row *rows, size_t n, const struct sim_trace *t,
-                        const struct sim_bounds *b, const char *gpus, const char *sharing,
-                        int est)
+                        const struct sim_bounds *b, const struct run_settings *rs,
+                        char (*notes)[320], size_t nnotes)
 {
-    printf("carma sim: %zu jobs on %s, sharing %s\n", t->njobs, gpus, sharing);
+    char words[256];
+    settings_words(rs, 0, words, sizeof words);
+    printf("carma sim: %zu job%s on %s, sharing %s%s\n", t->njobs, t->njobs == 1 ? "" : "s",
+           rs->gpus, rs->sharing, words);
     if (t->skipped_nogpu || t->skipped_unscheduled)
         printf("(left out: %zu pods without a GPU, %zu never scheduled)\n", t->skipped_nogpu,
                t->skipped_unscheduled);
@@ -216,18 +257,12 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
     printf("%-12s %9.2f %9s %9s %9s %5s %6s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
            b->makespan_s / 3600, "-", "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1,
            r2);
-    double jobs = 0, wall = 0;
-    for (size_t i = 0; i < n; i++) {
-        jobs += (double)rows[i].m.jobs;
-        wall += rows[i].wall_s;
-    }
     printf("\n(bound): no schedule that finishes every job can beat it under the model "
            "(docs/model.md).\n");
-    printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s. "
-           "Simulated %.0f jobs in %.3f s (%.0f jobs/s).\n",
-           ex ? "" : " (add --policy exclusive to see them)", jobs, wall,
-           wall > 0 ? jobs / wall : 0);
-    print_notes(rows, n, t, est);
+    printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s.\n",
+           ex ? "" : " (add --policy exclusive to see them)");
+    for (size_t k = 0; k < nnotes; k++)
+        printf("%s\n", notes[k]);
 }
 
 static json_t *metrics_json(const struct sim_metrics *m)
@@ -252,16 +287,13 @@ static json_t *json_text(const char *s)
     return j;
 }
 
-struct run_settings {
-    const char *trace, *format, *gpus, *sharing, *estimator;
-    uint64_t seed;
-    double jitter;
-    long max_attempts;
-};
-
 static int print_json(const struct row *rows, size_t n, const struct sim_bounds *b,
-                      const struct sim_trace *t, const struct run_settings *rs)
+                      const struct sim_trace *t, const struct run_settings *rs, int est,
+                      char (*notes)[320], size_t nnotes)
 {
+    json_t *jn = json_array();
+    for (size_t k = 0; k < nnotes; k++)
+        json_array_append_new(jn, json_string(notes[k]));
     json_t *pol = json_object();
     for (size_t i = 0; i < n; i++)
         json_object_set_new(pol, rows[i].policy->name, metrics_json(&rows[i].m));
@@ -269,12 +301,14 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
                                b->busy_gpu_s, "energy_j", b->energy_j);
     json_t *left_out = json_pack("{s:I,s:I}", "pods_without_gpu", (json_int_t)t->skipped_nogpu,
                                  "pods_never_scheduled", (json_int_t)t->skipped_unscheduled);
-    json_t *root = json_pack("{s:o,s:s,s:s,s:s,s:s,s:I,s:f,s:I,s:I,s:o,s:o,s:o}", "trace",
-                             json_text(rs->trace), "trace_format", rs->format, "gpus", rs->gpus,
-                             "sharing", rs->sharing, "estimator", rs->estimator, "seed",
+    json_t *root = json_pack("{s:o,s:s,s:s,s:s,s:s,s:b,s:I,s:f,s:I,s:I,s:o,s:o,s:o,s:o}",
+                             "trace", json_text(rs->trace), "trace_format", rs->format, "gpus",
+                             rs->gpus, "sharing", rs->sharing, "estimator", rs->estimator,
+                             "trace_has_estimates", trace_has_estimates(t, est), "seed",
                              (json_int_t)rs->seed, "jitter", rs->jitter, "max_attempts",
                              (json_int_t)rs->max_attempts, "jobs", (json_int_t)t->njobs,
-                             "left_out", left_out, "policies", pol, "bounds", bounds);
+                             "left_out", left_out, "policies", pol, "bounds", bounds, "notes",
+                             jn);
     if (!root)
         return -1;
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -288,13 +322,17 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
 
 static int write_report(const char *path, const struct row *rows, size_t n,
                         const struct sim_bounds *b, const struct sim_config *cfg,
-                        const char *gpus, const char *sharing, const char *trace)
+                        const struct run_settings *rs, char (*notes)[320], size_t nnotes)
 {
-    enum { COLS = 10 };
-    static const char *const header[COLS] = {"policy",      "makespan h",  "mean JCT h",
-                                             "p99 JCT h",   "mean wait h", "OOM crashes",
-                                             "jobs given up", "lost GPU-h", "energy kWh",
-                                             "mean SMACT"};
+    enum { COLS = 13 };
+    static const char *const header[COLS] = {
+        "policy",        "makespan h", "mean JCT h", "p99 JCT h",  "mean wait h",
+        "OOM crashes",   "jobs given up", "lost GPU-h", "energy kWh", "mean SMACT",
+        "mean memory",   "span/ex",    "kWh/ex"};
+    const struct sim_metrics *ex = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].policy->name, "exclusive") == 0 && rows[i].m.makespan_s > 0)
+            ex = &rows[i].m;
     /* one row per policy, then the (bound) row */
     char(*cells)[32] = calloc((n + 1) * COLS, sizeof *cells);
     const char **cellp = calloc((n + 1) * COLS, sizeof *cellp);
@@ -316,6 +354,13 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         snprintf(cells[i * COLS + 7], 32, "%.2f", m->lost_gpu_s / 3600);
         snprintf(cells[i * COLS + 8], 32, "%.2f", m->energy_j / 3.6e6);
         snprintf(cells[i * COLS + 9], 32, "%.3f", m->mean_smact);
+        snprintf(cells[i * COLS + 10], 32, "%.3f", m->mean_mem_used_frac);
+        snprintf(cells[i * COLS + 11], 32, "-");
+        snprintf(cells[i * COLS + 12], 32, "-");
+        if (ex) {
+            snprintf(cells[i * COLS + 11], 32, "%.3f", m->makespan_s / ex->makespan_s);
+            snprintf(cells[i * COLS + 12], 32, "%.3f", m->energy_j / ex->energy_j);
+        }
         for (size_t c = 0; c < COLS; c++)
             cellp[i * COLS + c] = cells[i * COLS + c];
     }
@@ -326,6 +371,10 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     snprintf(cells[n * COLS + 0], 32, "(bound)");
     snprintf(cells[n * COLS + 1], 32, "%.2f", b->makespan_s / 3600);
     snprintf(cells[n * COLS + 8], 32, "%.2f", b->energy_j / 3.6e6);
+    if (ex) {
+        snprintf(cells[n * COLS + 11], 32, "%.3f", b->makespan_s / ex->makespan_s);
+        snprintf(cells[n * COLS + 12], 32, "%.3f", b->energy_j / ex->energy_j);
+    }
     for (size_t g = 0; g < cfg->ngpus; g++)
         snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
     for (size_t i = 0; i < n; i++) {
@@ -350,9 +399,20 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .bars = tl->bars,
         };
     }
-    struct carma_report_table table = {COLS, n + 1, header, cellp, NULL};
-    char subtitle[512];
-    snprintf(subtitle, sizeof subtitle, "trace %s on %s, sharing %s", trace, gpus, sharing);
+    /* The table's notes, after what (bound) and the ratios mean. */
+    char note[SIM_MAX_NOTES * 320 + 256];
+    size_t o = (size_t)snprintf(note, sizeof note,
+                                "(bound): no schedule that finishes every job can beat it "
+                                "under the model. span/ex, kWh/ex: makespan and energy "
+                                "relative to exclusive%s.",
+                                ex ? "" : " (run exclusive too to see them)");
+    for (size_t k = 0; k < nnotes && o < sizeof note; k++)
+        o += (size_t)snprintf(note + o, sizeof note - o, " %s", notes[k]);
+    struct carma_report_table table = {COLS, n + 1, header, cellp, note};
+    char words[256], subtitle[1024];
+    settings_words(rs, 1, words, sizeof words);
+    snprintf(subtitle, sizeof subtitle, "trace %s (%s) on %s, sharing %s%s", rs->trace,
+             rs->format, rs->gpus, rs->sharing, words);
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(errno));
@@ -376,6 +436,34 @@ out:
     free(series);
     free(labels);
     return rc;
+}
+
+/* Whether --report can be written, checked before a run that may take minutes: a
+ * folder, a missing or unwritable folder and an unwritable file are refused. */
+static int report_path_check(const char *path)
+{
+    struct stat st;
+    const char *why = NULL;
+    if (!path[0])
+        why = "an empty path";
+    else if (stat(path, &st) == 0)
+        why = S_ISDIR(st.st_mode)       ? "a folder"
+              : access(path, W_OK) != 0 ? strerror(errno)
+                                        : NULL;
+    else if (errno != ENOENT)
+        why = strerror(errno);
+    else {
+        char dir[4096];
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        if (!dir[0])
+            strcpy(dir, "/");
+        if (access(dir, W_OK | X_OK) != 0)
+            why = strerror(errno);
+    }
+    if (why)
+        fprintf(stderr, "carma sim: --report %s: %s\n", path, why);
+    return why != NULL;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -414,9 +502,9 @@ int cmd_sim(int argc, char **argv)
         case 'S':
             errno = 0;
             seed = strtoull(optarg, &end, 10);
-            if (errno || *end || !*optarg || optarg[0] == '-') {
-                fprintf(stderr, "carma sim: --seed: expected a non-negative integer, got '%s'\n",
-                        optarg);
+            if (errno || *end || !*optarg || optarg[0] == '-' || seed > INT64_MAX) {
+                fprintf(stderr, "carma sim: --seed: expected an integer in [0, 2^63 - 1], "
+                                "got '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -449,6 +537,8 @@ int cmd_sim(int argc, char **argv)
         sim_usage(stderr);
         return 2;
     }
+    if (report && report_path_check(report))
+        return 2;
     int sharing = carma_sharing_parse(sharing_s);
     if (sharing < 0) {
         fprintf(stderr, "carma sim: --sharing: unknown mode '%s' (mps or timeslice)\n",
@@ -592,27 +682,38 @@ int cmd_sim(int argc, char **argv)
                                             .ngpus = ngpus,
                                             .sharing = (enum carma_sharing)sharing},
                        &bounds);
-    if (report && write_report(report, rows, npol, &bounds,
-                               &(struct sim_config){.kinds = kinds, .ngpus = ngpus}, gpus,
-                               sharing_s, trace_path)) {
-        status = 1;
-        goto out;
-    }
+    struct run_settings rs = {trace_path, sim_trace_format_name(fmt), gpus, sharing_s,
+                              est_names[est], seed, jitter, max_attempts};
+    char notes[SIM_MAX_NOTES][320];
+    size_t nnotes = collect_notes(rows, npol, &trace, est, notes);
     if (json) {
-        struct run_settings rs = {trace_path, sim_trace_format_name(fmt), gpus, sharing_s,
-                                  est_names[est], seed, jitter, max_attempts};
-        if (print_json(rows, npol, &bounds, &trace, &rs)) {
+        if (print_json(rows, npol, &bounds, &trace, &rs, est, notes, nnotes)) {
             fprintf(stderr, "carma sim: out of memory writing the JSON\n");
             status = 1;
             goto out;
         }
     } else {
-        print_table(rows, npol, &trace, &bounds, gpus, sharing_s, est);
+        print_table(rows, npol, &trace, &bounds, &rs, notes, nnotes);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "carma sim: writing standard output: %s\n", strerror(errno));
         status = 1;
         goto out;
+    }
+    /* After the figures: a report that cannot be written (checked at the start, but a
+     * disk can fill) does not lose them. */
+    if (report && write_report(report, rows, npol, &bounds,
+                               &(struct sim_config){.kinds = kinds, .ngpus = ngpus}, &rs, notes,
+                               nnotes)) {
+        status = 1;
+        goto out;
+    }
+    if (pctx.tty) { /* the speed, on a terminal only: the figures stay the same run to run */
+        double wall = 0;
+        for (size_t i = 0; i < npol; i++)
+            wall += rows[i].wall_s;
+        fprintf(stderr, "carma sim: %zu policies x %zu jobs simulated in %.3f s (%.0f jobs/s)\n",
+                npol, trace.njobs, wall, wall > 0 ? (double)npol * (double)trace.njobs / wall : 0);
     }
     status = 0;
 out:

@@ -192,11 +192,20 @@ static void table_write(FILE *f, const struct carma_report_table *tb)
     if (!tb || tb->ncols == 0 || !tb->header)
         return;
     fputs("<table>\n<thead><tr>", f);
+    /* A column of numbers ("-": none) is right-aligned, its header and "-" included
+     * (columns past the 64th: cell by cell). */
+    enum { MAXC = 64 };
+    int numeric[MAXC] = {0};
     for (size_t c = 0; c < tb->ncols; c++) {
-        int numeric = tb->nrows > 0 && tb->cells;
-        for (size_t r = 0; numeric && r < tb->nrows; r++)
-            numeric = is_number(tb->cells[r * tb->ncols + c]);
-        fputs(numeric ? "<th class=\"n\">" : "<th>", f);
+        int num = c < MAXC && tb->nrows > 0 && tb->cells, any = 0;
+        for (size_t r = 0; num && r < tb->nrows; r++) {
+            const char *s = tb->cells[r * tb->ncols + c];
+            num = is_number(s) || !strcmp(s, "-");
+            any |= is_number(s);
+        }
+        if (c < MAXC)
+            numeric[c] = num && any;
+        fputs(c < MAXC && numeric[c] ? "<th class=\"n\">" : "<th>", f);
         carma_svg_text_write(f, tb->header[c], 0);
         fputs("</th>", f);
     }
@@ -205,7 +214,7 @@ static void table_write(FILE *f, const struct carma_report_table *tb)
         fputs("<tr>", f);
         for (size_t c = 0; c < tb->ncols; c++) {
             const char *s = tb->cells[r * tb->ncols + c];
-            fputs(is_number(s) ? "<td class=\"n\">" : "<td>", f);
+            fputs((c < MAXC && numeric[c]) || is_number(s) ? "<td class=\"n\">" : "<td>", f);
             carma_svg_text_write(f, s, 0);
             fputs("</td>", f);
         }

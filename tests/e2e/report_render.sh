@@ -43,6 +43,11 @@ assert bars >= 90, "expected a bar per job run, got %d" % bars
 assert "<table>" in html and "makespan" in html, "summary table"
 assert "jobs given up" in html and "<td>(bound)</td>" in html, "given-up column and (bound) row"
 assert len(html.encode()) < 4 << 20, "page too large"
+# the run's settings, the table's columns and its notes, as the text table has them
+assert "trace data/trace-mix90.csv (carma-csv) on 4xa100-40gb, sharing mps, jitter 0 (seed 1), estimator gpumemnet, max attempts 3" in html, "settings"
+for col in ("mean memory", "span/ex", "kWh/ex"):
+    assert "<th class=\"n\">%s</th>" % col in html, "column " + col
+assert "relative to exclusive." in html, "the table's notes"
 print("report: %d bytes, %d bars" % (len(html.encode()), bars))
 PY
 run_sim "$T/again.html"

@@ -111,6 +111,38 @@ grep -q "^exclusive gave up" "$T/out" && fail "exclusive flagged"
 "$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
     --policy est-magm,exclusive >"$T/out" || fail "est-magm on muri"
 grep -q "no gpumemnet estimates" "$T/out" || fail "est-* without estimates not said"
+"$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
+    --policy est-magm --json >"$T/out" || fail "est-magm on muri, json"
+python3 - "$T/out" <<'PY' || fail "est-* without estimates not said in the JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["trace_has_estimates"] is False, r
+assert any("no gpumemnet estimates" in n for n in r["notes"]), r["notes"]
+PY
+
+# The table's header names settings that differ from the defaults; the same seed gives
+# the same bytes (the speed goes to a terminal's stderr only).
+"$CARMA" sim --trace data/trace-mix90.csv --policy auto --jitter 0.2 --seed 3 \
+    --estimator horus --max-attempts 0 >"$T/a" 2>"$T/err" || fail "jittered run"
+head -1 "$T/a" | grep -qx "carma sim: 90 jobs on 4xa100-40gb, sharing mps, jitter 0.2 (seed 3), estimator horus, max attempts 0 (no limit)" ||
+    fail "settings not in the header: $(head -1 "$T/a")"
+"$CARMA" sim --trace data/trace-mix90.csv --policy auto --jitter 0.2 --seed 3 \
+    --estimator horus --max-attempts 0 >"$T/b" 2>&1 || fail "jittered run again"
+cmp -s "$T/a" "$T/b" || fail "the same seed gave another table: $(diff "$T/a" "$T/b")"
+expect_bad "expected an integer in \[0, 2^63 - 1\]" --trace data/trace-mix90.csv \
+    --seed 9223372036854775808
+
+# --report is checked before the run; a write that fails at the end keeps the figures.
+expect_bad "--report $T/none/x.html: No such file or directory" --trace data/trace-mix90.csv \
+    --report "$T/none/x.html"
+expect_bad "--report $T: a folder" --trace data/trace-mix90.csv --report "$T"
+if [ -w /dev/full ]; then
+    rc=0
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto --report /dev/full >"$T/out" \
+        2>"$T/err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "^auto " "$T/out" && grep -q -- "--report /dev/full" "$T/err" ||
+        fail "a report write error: exit $rc, $(cat "$T/out" "$T/err")"
+fi
 
 # JSON stays valid UTF-8 whatever bytes the path holds, and states the run's settings.
 bad=$(printf "$T/a\377b.csv")
