@@ -113,6 +113,16 @@ int carma_csv_col(const struct carma_csv *c, const char *name)
     return -1;
 }
 
+int carma_csv_header_unique(const struct carma_csv *c, struct carma_err *err)
+{
+    for (size_t i = 1; i < c->nfields; i++)
+        for (size_t k = 0; k < i && c->field[i][0]; k++)
+            if (strcmp(c->field[k], c->field[i]) == 0)
+                return carma_err_at(err, c->file, c->line, "column '%s' given twice",
+                                    carma_quote(c->field[i], 64).s);
+    return 0;
+}
+
 int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, size_t nrequired,
                      int *col, const char *hint, struct carma_err *err)
 {
@@ -121,6 +131,8 @@ int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, si
         return rc;
     if (rc == 0)
         return carma_err_at(err, c->file, 0, "empty: no header line");
+    if ((rc = carma_csv_header_unique(c, err)))
+        return rc;
     for (size_t k = 0; k < n; k++) {
         col[k] = carma_csv_col(c, names[k]);
         if (col[k] < 0 && k < nrequired)

@@ -40,10 +40,14 @@ int carma_text_cr_only(const char *buf, size_t len);
 /* Index of the header column named `name` in the current record, or -1. */
 int carma_csv_col(const struct carma_csv *c, const char *name);
 
-/* Reads the header record and finds the n columns names[] in it: col[k] is the index
- * of names[k], or -1 for an absent optional one (k >= nrequired). Returns 0, or a
- * negative code with err naming the file and what is missing (`hint`, if not NULL,
- * is appended to that message). */
+/* Fails (negative, err "FILE:LINE: column 'X' given twice") when two columns of the
+ * current record, taken as a header, have the same non-empty name; else 0. */
+int carma_csv_header_unique(const struct carma_csv *c, struct carma_err *err);
+
+/* Reads the header record, refuses a name given twice (carma_csv_header_unique) and
+ * finds the n columns names[] in it: col[k] is the index of names[k], or -1 for an
+ * absent optional one (k >= nrequired). Returns 0, or a negative code with err naming
+ * the file and what is wrong (`hint`, if not NULL, follows a missing column). */
 int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, size_t nrequired,
                      int *col, const char *hint, struct carma_err *err);
 

@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "util/utf8.h"
 
 int carma_err_at(struct carma_err *err, const char *file, size_t line, const char *fmt, ...)
 {
@@ -31,4 +34,44 @@ int carma_err_set(struct carma_err *err, int code, const char *fmt, ...)
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
     return code;
+}
+
+struct carma_quoted carma_quote(const char *s, size_t max)
+{
+    struct carma_quoted q;
+    size_t o = 0, i = 0;
+    if (max > CARMA_QUOTE_MAX)
+        max = CARMA_QUOTE_MAX;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (p[i]) {
+        size_t n = carma_utf8_seq(p + i);
+        int esc = n == 0 || p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\' ||
+                  (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0); /* C1: U+0080..U+009F */
+        if (n == 0)
+            n = 1;
+        if (i + n > max)
+            break;
+        for (size_t k = 0; k < n; k++) {
+            unsigned char ch = p[i + k];
+            if (!esc) {
+                q.s[o++] = (char)ch;
+            } else if (ch == '\n' || ch == '\r' || ch == '\t' || ch == '\\') {
+                q.s[o++] = '\\';
+                q.s[o++] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : ch == '\t' ? 't' : '\\';
+            } else {
+                static const char hex[] = "0123456789ABCDEF";
+                q.s[o++] = '\\';
+                q.s[o++] = 'x';
+                q.s[o++] = hex[ch >> 4];
+                q.s[o++] = hex[ch & 15];
+            }
+        }
+        i += n;
+    }
+    if (p[i]) {
+        memcpy(q.s + o, "...", 3);
+        o += 3;
+    }
+    q.s[o] = '\0';
+    return q;
 }

@@ -20,4 +20,15 @@ int carma_err_at(struct carma_err *err, const char *file, size_t line, const cha
 int carma_err_set(struct carma_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A value read from an input, safe to quote in a message: at most `max` bytes of s
+ * (max <= CARMA_QUOTE_MAX), with control characters (C0, DEL, C1), backslash and bytes
+ * that start no well-formed UTF-8 sequence written as \n, \r, \t, \\ or \xNN, and
+ * "..." after a cut. Returned by value: use .s within the same full expression, e.g.
+ * carma_err_at(err, file, line, "model '%s'", carma_quote(v, 40).s). s may be NULL. */
+#define CARMA_QUOTE_MAX 64
+struct carma_quoted {
+    char s[CARMA_QUOTE_MAX * 4 + 4];
+};
+struct carma_quoted carma_quote(const char *s, size_t max);
+
 #endif

@@ -75,6 +75,9 @@ printf 'submit_s,workload\n-5,vgg\n' >"$T/neg.csv"
 expect_bad "neg.csv:2" --trace "$T/neg.csv" --workloads data/workloads.csv
 printf 'submit_s,workload\n0,vgg,extra\n' >"$T/malformed.csv"
 expect_bad "malformed.csv:2" --trace "$T/malformed.csv" --workloads data/workloads.csv
+printf 'submit_s,workload,workload\n0,vgg,NOPE\n' >"$T/dupcol.csv"
+expect_bad "dupcol.csv:1: column 'workload' given twice" --trace "$T/dupcol.csv" \
+    --workloads data/workloads.csv
 expect_bad "unknown GPU kind" --trace data/trace-mix90.csv --gpus 4xa200-40gb
 expect_bad "more than" --trace data/trace-mix90.csv --gpus 100000xa100-40gb
 expect_bad "bad count" --trace data/trace-mix90.csv --gpus 0xa100-40gb

@@ -69,6 +69,48 @@ static void test_errors_name_file_and_line(void **state)
     assert_non_null(strstr(err.msg, "more than"));
 }
 
+/* A header naming a column twice is ambiguous: refused, whatever the column. */
+static void test_header_duplicate_column(void **state)
+{
+    (void)state;
+    struct carma_err err;
+    static const char *const names[] = {"a", "b"};
+    int col[2];
+    const char *dup[] = {"a,b,b\n1,2,3\n", "a,a,b\n", "a,b,x,y,x\n"};
+    const char *want[] = {"d.csv:1: column 'b' given twice", "d.csv:1: column 'a' given twice",
+                          "d.csv:1: column 'x' given twice"};
+    for (size_t i = 0; i < 3; i++) {
+        carma_csv_init(&c, dup[i], strlen(dup[i]), "d.csv", ',');
+        assert_true(carma_csv_header(&c, names, 2, 2, col, NULL, &err) < 0);
+        assert_string_equal(err.msg, want[i]);
+    }
+    /* Unnamed columns (empty names) may repeat; the name is quoted safely. */
+    const char *ok = "a,,b,\n";
+    carma_csv_init(&c, ok, strlen(ok), "d.csv", ',');
+    assert_int_equal(carma_csv_header(&c, names, 2, 2, col, NULL, &err), 0);
+    assert_int_equal(col[1], 2);
+    const char *nl = "a,b,\"x\ty\",\"x\ty\"\n";
+    carma_csv_init(&c, nl, strlen(nl), "d.csv", ',');
+    assert_true(carma_csv_header(&c, names, 2, 2, col, NULL, &err) < 0);
+    assert_string_equal(err.msg, "d.csv:1: column 'x\\ty' given twice");
+}
+
+/* Values quoted in messages show control bytes and broken UTF-8 as escapes. */
+static void test_quote(void **state)
+{
+    (void)state;
+    assert_string_equal(carma_quote("plain", 40).s, "plain");
+    assert_string_equal(carma_quote("a\nb\r\t\\c\x01\x7f", 40).s, "a\\nb\\r\\t\\\\c\\x01\\x7F");
+    assert_string_equal(carma_quote("caf\xc3\xa9 \xff\xc2\x85", 40).s, "caf\xc3\xa9 \\xFF\\xC2\\x85");
+    assert_string_equal(carma_quote("abcdef", 3).s, "abc...");
+    assert_string_equal(carma_quote("ab\xc3\xa9", 3).s, "ab..."); /* no half character */
+    assert_string_equal(carma_quote(NULL, 3).s, "");
+    char big[200];
+    memset(big, '\n', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(strlen(carma_quote(big, 1000).s), CARMA_QUOTE_MAX * 2 + 3);
+}
+
 static void test_numbers_strict(void **state)
 {
     (void)state;
@@ -120,6 +162,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields_quotes_and_blank_lines),
         cmocka_unit_test(test_errors_name_file_and_line),
+        cmocka_unit_test(test_header_duplicate_column),
+        cmocka_unit_test(test_quote),
         cmocka_unit_test(test_numbers_strict),
         cmocka_unit_test(test_file_read_bounds),
     };

@@ -110,6 +110,8 @@ static void test_catalog_bad(void **state)
     cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,x\n", "bad estimate");
     cat_bad(CAT_HDR, "no workloads");
     cat_bad(CAT_HDR ",m,1,1,100,1,0.5,0.2,0.2,30,\n", "name empty");
+    cat_bad("name,model,batch,gpus,mem_mib,mem_mib,total_min,smact,smocc,drama,ramp_s\n",
+            "w.csv:1: column 'mem_mib' given twice");
 }
 
 /* ---- carma CSV ---- */
@@ -145,6 +147,10 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\n", "t.csv:2: unterminated");
     expect_bad(F, "t.csv", "", "t.csv: empty");
+    expect_bad(F, "t.csv", "submit_s,workload,workload\n0,a,b\n",
+               "t.csv:1: column 'workload' given twice");
+    expect_bad(SIM_TRACE_AUTO, "t.csv", "submit_s,submit_s,workload\n0,5,a\n",
+               "t.csv:1: column 'submit_s' given twice");
     /* Without a catalog. */
     struct sim_trace t;
     struct carma_err err;
@@ -232,6 +238,8 @@ static void test_muri_bad(void **state)
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,x,10,0\n", "batch_size 'x'");
     expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size\n0,1,0,dqn,1\n",
                "m.csv:1: missing column 'duration'");
+    expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size,duration,duration\n",
+               "m.csv:1: column 'duration' given twice");
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,1,10\n", "m.csv:2: 7 fields, the header has 8");
 }
 
@@ -318,6 +326,8 @@ static void test_alibaba_bad(void **state)
                "mac.csv:1: " CARMA_CR_ONLY_MSG);
     expect_bad(F, "a.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,1000\n",
                "a.csv:1: missing column 'creation_time'");
+    expect_bad(F, "a.csv", "name,num_gpu,num_gpu,gpu_milli,creation_time,deletion_time,"
+               "scheduled_time\np,0,1,1000,1,2,1\n", "a.csv:1: column 'num_gpu' given twice");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,-1,400,150\n",
                "a.csv:2: creation_time '-1'");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,1,400,400\n",
