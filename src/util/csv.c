@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,28 @@ void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char
     c->sep = sep ? sep : ',';
 }
 
+/* An error at the line being read, naming where its record starts when that differs. */
+static int csv_err(const struct carma_csv *c, struct carma_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int csv_err(const struct carma_csv *c, struct carma_err *err, const char *fmt, ...)
+{
+    char what[CARMA_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (c->lines != c->line)
+        return carma_err_at(err, c->file, c->lines, "%s (in the record starting at line %zu)",
+                            what, c->line);
+    return carma_err_at(err, c->file, c->lines, "%s", what);
+}
+
 int carma_csv_next(struct carma_csv *c, struct carma_err *err)
 {
     for (;;) {
         if (c->pos >= c->len)
             return 0;
-        c->line++;
-        const size_t start_line = c->line;
+        c->line = ++c->lines;
         size_t out = 0, nf = 0;
         int quoted = 0, at_field_start = 1, field_was_quoted = 0;
         size_t field_len = 0;
@@ -35,12 +51,12 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
         for (;;) {
             if (c->pos >= c->len) {
                 if (quoted)
-                    return carma_err_at(err, c->file, start_line, "unterminated quoted field");
+                    return carma_err_at(err, c->file, c->line, "unterminated quoted field");
                 break;
             }
             char ch = c->buf[c->pos++];
             if (ch == '\0')
-                return carma_err_at(err, c->file, c->line, "NUL byte in text");
+                return csv_err(c, err, "NUL byte in text");
             if (quoted) {
                 if (ch == '"') {
                     if (c->pos < c->len && c->buf[c->pos] == '"') {
@@ -50,7 +66,7 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
                         continue;
                     }
                 } else if (ch == '\n') {
-                    c->line++;
+                    c->lines++;
                 }
             } else if (ch == '"' && at_field_start) {
                 quoted = 1;
@@ -58,14 +74,13 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
                 at_field_start = 0;
                 continue;
             } else if (ch == '"') {
-                return carma_err_at(err, c->file, c->line, "stray quote inside field %zu", nf);
+                return csv_err(c, err, "stray quote inside field %zu", nf);
             } else if (ch == c->sep) {
                 if (out + 1 >= sizeof c->scratch)
-                    return carma_err_at(err, c->file, c->line, "record too long");
+                    return csv_err(c, err, "record too long");
                 c->scratch[out++] = '\0';
                 if (nf >= CARMA_CSV_MAX_FIELDS)
-                    return carma_err_at(err, c->file, c->line, "more than %d fields",
-                                        CARMA_CSV_MAX_FIELDS);
+                    return csv_err(c, err, "more than %d fields", CARMA_CSV_MAX_FIELDS);
                 c->field[nf++] = c->scratch + out;
                 at_field_start = 1;
                 field_was_quoted = 0;
@@ -76,20 +91,18 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
             } else if (ch == '\r' && c->pos < c->len && c->buf[c->pos] == '\n') {
                 continue;
             } else if (ch == '\r') {
-                return carma_err_at(err, c->file, c->line, "%s",
-                                    carma_text_cr_only(c->buf, c->len)
-                                        ? CARMA_CR_ONLY_MSG
-                                        : "a carriage return without a line feed");
+                return csv_err(c, err, "%s",
+                               carma_text_cr_only(c->buf, c->len)
+                                   ? CARMA_CR_ONLY_MSG
+                                   : "a carriage return without a line feed");
             } else if (field_was_quoted) {
-                return carma_err_at(err, c->file, c->line, "text after closing quote in field %zu",
-                                    nf);
+                return csv_err(c, err, "text after closing quote in field %zu", nf);
             }
             at_field_start = 0;
             if (++field_len > CARMA_CSV_MAX_FIELD)
-                return carma_err_at(err, c->file, c->line, "field %zu longer than %d bytes", nf,
-                                    CARMA_CSV_MAX_FIELD);
+                return csv_err(c, err, "field %zu longer than %d bytes", nf, CARMA_CSV_MAX_FIELD);
             if (out + 2 >= sizeof c->scratch)
-                return carma_err_at(err, c->file, c->line, "record too long");
+                return csv_err(c, err, "record too long");
             c->scratch[out++] = ch;
         }
         c->scratch[out] = '\0';

@@ -15,7 +15,8 @@
 struct carma_csv {
     const char *buf; /* not owned */
     size_t len, pos;
-    size_t line;     /* 1-based number of the record last returned */
+    size_t line;     /* 1-based line where the record last returned starts */
+    size_t lines;    /* lines read so far (a quoted field may span several) */
     char sep;        /* ',' by default; '\t' for tab-separated files */
     const char *file; /* for error messages */
     /* The current record: fields point into `scratch`, NUL-terminated. */
@@ -29,7 +30,8 @@ void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char
 /* Reads the next non-empty record. Returns 1 with c->field/nfields set, 0 at end of
  * input, or a negative code with err naming file and line (unterminated quote, too
  * many fields, a field too long, a NUL byte, a carriage return outside quotes that is
- * not part of a CRLF). */
+ * not part of a CRLF). An error on a later line of a record
+ * that spans lines also names the line where the record starts. */
 int carma_csv_next(struct carma_csv *c, struct carma_err *err);
 
 /* Whether text ends its lines with a bare CR (classic Mac OS): a CR and no LF at all.

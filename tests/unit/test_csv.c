@@ -30,6 +30,38 @@ static void test_fields_quotes_and_blank_lines(void **state)
     assert_int_equal(carma_csv_next(&c, &err), 0);
 }
 
+/* A record's line is where it starts; errors inside a later line say both. */
+static void test_lines_of_multiline_records(void **state)
+{
+    (void)state;
+    struct carma_err err;
+    const char *in = "h\n\"x\ny\"\nz\n";
+    carma_csv_init(&c, in, strlen(in), "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_int_equal(c.line, 2);
+    assert_string_equal(c.field[0], "x\ny");
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_int_equal(c.line, 4);
+    static const char nul[] = "h\n\"x\ny\0\"\n";
+    carma_csv_init(&c, nul, sizeof nul - 1, "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "t.csv:3: NUL byte in text (in the record starting at line 2)");
+    const char *after = "h\n\"x\ny\"z\n";
+    carma_csv_init(&c, after, strlen(after), "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg,
+                        "t.csv:3: text after closing quote in field 1 (in the record starting at "
+                        "line 2)");
+    const char *open = "h\n\n\"x\ny\n";
+    carma_csv_init(&c, open, strlen(open), "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "t.csv:3: unterminated quoted field");
+}
+
 static void test_errors_name_file_and_line(void **state)
 {
     (void)state;
@@ -89,10 +121,10 @@ static void test_header_duplicate_column(void **state)
     carma_csv_init(&c, ok, strlen(ok), "d.csv", ',');
     assert_int_equal(carma_csv_header(&c, names, 2, 2, col, NULL, &err), 0);
     assert_int_equal(col[1], 2);
-    const char *nl = "a,b,\"x\ty\",\"x\ty\"\n";
+    const char *nl = "a,b,\"x\ny\",\"x\ny\"\n";
     carma_csv_init(&c, nl, strlen(nl), "d.csv", ',');
     assert_true(carma_csv_header(&c, names, 2, 2, col, NULL, &err) < 0);
-    assert_string_equal(err.msg, "d.csv:1: column 'x\\ty' given twice");
+    assert_string_equal(err.msg, "d.csv:1: column 'x\\ny' given twice");
 }
 
 /* Values quoted in messages show control bytes and broken UTF-8 as escapes. */
@@ -162,6 +194,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields_quotes_and_blank_lines),
         cmocka_unit_test(test_errors_name_file_and_line),
+        cmocka_unit_test(test_lines_of_multiline_records),
         cmocka_unit_test(test_header_duplicate_column),
         cmocka_unit_test(test_quote),
         cmocka_unit_test(test_numbers_strict),

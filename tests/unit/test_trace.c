@@ -146,6 +146,8 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "workload\na\n", "missing column 'submit_s'");
     expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\n", "t.csv:2: unterminated");
+    /* A record spanning lines is named by its first line. */
+    expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\nb\",x\n", "t.csv:2: 3 fields, the header");
     expect_bad(F, "t.csv", "", "t.csv: empty");
     expect_bad(F, "t.csv", "submit_s,workload,workload\n0,a,b\n",
                "t.csv:1: column 'workload' given twice");
