@@ -19,6 +19,14 @@ static const char *const col_names[C_N] = {
 };
 #define C_REQUIRED C_HORUS /* columns before this one must be present */
 
+static int has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 static int num(const char *s, double lo, double hi, double *v)
 {
     return carma_parse_double(s, v) == 0 && *v >= lo && *v <= hi ? 0 : -EINVAL;
@@ -64,8 +72,16 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
             rc = carma_err_at(err, file, line, "model name longer than %d bytes", SIM_NAME_MAX - 1);
             goto fail;
         }
+        /* Names reach messages and reports: no line breaks or terminal controls. */
+        if (has_control(w.name) || has_control(w.model)) {
+            rc = carma_err_at(err, file, line, "%s '%s' holds a control character",
+                              has_control(w.name) ? "workload name" : "model name",
+                              carma_quote(has_control(w.name) ? w.name : w.model, 64).s);
+            goto fail;
+        }
         if (sim_build_find(&b, w.name) >= 0) {
-            rc = carma_err_at(err, file, line, "workload '%s' defined twice", w.name);
+            rc = carma_err_at(err, file, line, "workload '%s' defined twice",
+                              carma_quote(w.name, 64).s);
             goto fail;
         }
         double v;
@@ -113,7 +129,8 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
                 w.est_mib[e] = (float)v;
         }
         if (bad) {
-            rc = carma_err_at(err, file, line, "workload '%s': bad %s", w.name, bad);
+            rc = carma_err_at(err, file, line, "workload '%s': bad %s",
+                              carma_quote(w.name, 64).s, bad);
             goto fail;
         }
         uint16_t idx;

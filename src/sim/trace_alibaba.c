@@ -65,19 +65,19 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
         }
         uint64_t gpus, milli;
         if (carma_parse_u64(c->field[col[GPU]], &gpus) || gpus > SIM_JOB_MAX_GPUS) {
-            rc = carma_err_at(err, file, line, "num_gpu '%.40s': must be 0 to %d",
-                              c->field[col[GPU]], SIM_JOB_MAX_GPUS);
+            rc = carma_err_at(err, file, line, "num_gpu '%s': must be 0 to %d",
+                              carma_quote(c->field[col[GPU]], 40).s, SIM_JOB_MAX_GPUS);
             goto fail;
         }
         if (carma_parse_u64(c->field[col[MILLI]], &milli) || milli > 1000) {
-            rc = carma_err_at(err, file, line, "gpu_milli '%.40s': must be 0 to 1000",
-                              c->field[col[MILLI]]);
+            rc = carma_err_at(err, file, line, "gpu_milli '%s': must be 0 to 1000",
+                              carma_quote(c->field[col[MILLI]], 40).s);
             goto fail;
         }
         int64_t create, del, sched;
         if (time_field(c->field[col[CREATE]], &create)) {
-            rc = carma_err_at(err, file, line, "creation_time '%.40s': not a time >= 0 (s)",
-                              c->field[col[CREATE]]);
+            rc = carma_err_at(err, file, line, "creation_time '%s': not a time >= 0 (s)",
+                              carma_quote(c->field[col[CREATE]], 40).s);
             goto fail;
         }
         if (gpus == 0) {

@@ -73,14 +73,14 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
         }
         double at;
         if (carma_parse_double(c->field[cs], &at)) {
-            rc = carma_err_at(err, file, c->line, "submit_s '%.40s' is not a number",
-                              c->field[cs]);
+            rc = carma_err_at(err, file, c->line, "submit_s '%s' is not a number",
+                              carma_quote(c->field[cs], 40).s);
             goto fail;
         }
         long k = sim_build_find(&b, c->field[cw]);
         if (k < 0) {
-            rc = carma_err_at(err, file, c->line, "unknown workload '%.64s' (not in the catalog)",
-                              c->field[cw]);
+            rc = carma_err_at(err, file, c->line, "unknown workload '%s' (not in the catalog)",
+                              carma_quote(c->field[cw], 64).s);
             goto fail;
         }
         struct sim_job_spec j;
@@ -141,24 +141,24 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
         size_t i = n - 1;
         if (i == 5) {
             if (carma_parse_double(line, &v) || v < 1 || v > 1e9 || v != (double)(uint32_t)v)
-                return carma_err_at(err, file, n, "%s '%.40s': not a whole number", what[i],
-                                    line);
+                return carma_err_at(err, file, n, "%s '%s': not a whole number", what[i],
+                                    carma_quote(line, 40).s);
             w->batch = (uint32_t)v;
         } else if (i == 7) {
             if (carma_parse_double(line, &v) || v < 1 || v > SIM_JOB_MAX_GPUS ||
                 v != (double)(uint16_t)v)
-                return carma_err_at(err, file, n, "%s '%.40s': not a whole number from 1 to %d",
-                                    what[i], line, SIM_JOB_MAX_GPUS);
+                return carma_err_at(err, file, n, "%s '%s': not a whole number from 1 to %d",
+                                    what[i], carma_quote(line, 40).s, SIM_JOB_MAX_GPUS);
             w->gpus = (uint16_t)v;
         } else if (i == 8) {
             if (carma_parse_double(line, &v) || !(v > 0) || v > 1e7)
-                return carma_err_at(err, file, n, "%s '%.40s': not a positive number", what[i],
-                                    line);
+                return carma_err_at(err, file, n, "%s '%s': not a positive number", what[i],
+                                    carma_quote(line, 40).s);
             w->mem_mib = (float)v;
         } else if (i >= 9) {
             if (carma_parse_double(line, &v) || v < 0 || v > 1e7)
-                return carma_err_at(err, file, n, "%s '%.40s': not a number of MiB", what[i],
-                                    line);
+                return carma_err_at(err, file, n, "%s '%s': not a number of MiB", what[i],
+                                    carma_quote(line, 40).s);
             w->est_mib[i - 9] = (float)v; /* SIM_EST_HORUS, _FAKETENSOR, _GPUMEMNET */
         } else if (i == 2 && !line[0]) {
             return carma_err_at(err, file, n, "no command");
@@ -216,16 +216,18 @@ static int sh_task(struct sim_build *b, const struct sim_trace_opts *o, const ch
     if (!cat)
         return carma_err_at(err, b->file, line,
                             "task '%s': not in the workload catalog, so no run time is known",
-                            name);
+                            carma_quote(name, 64).s);
     char path[4096];
     int pn = snprintf(path, sizeof path, "%s/%s.rad", dir, name);
     if (pn < 0 || (size_t)pn >= sizeof path)
-        return carma_err_at(err, b->file, line, "path of task '%s' too long", name);
+        return carma_err_at(err, b->file, line, "path of task '%s' too long",
+                            carma_quote(name, 64).s);
     char *text;
     size_t tlen;
     struct carma_err ferr;
     if (carma_file_read(path, RAD_MAX_BYTES, &text, &tlen, &ferr))
-        return carma_err_at(err, b->file, line, "task '%s': %s", name, ferr.msg);
+        return carma_err_at(err, b->file, line, "task '%s': %s", carma_quote(name, 64).s,
+                            ferr.msg);
     struct sim_workload w;
     int rc = sim_rad_parse(path, name, text, tlen, &w, err);
     free(text);
@@ -283,8 +285,8 @@ int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
         if (nw == 2 && strcmp(word[0], "sleep") == 0) {
             double s;
             if (carma_parse_double(word[1], &s) || !(s >= 0) || s > 1e9) {
-                rc = carma_err_at(err, file, n, "sleep '%.40s': not a number of seconds >= 0",
-                                  word[1]);
+                rc = carma_err_at(err, file, n, "sleep '%s': not a number of seconds >= 0",
+                                  carma_quote(word[1], 40).s);
                 goto fail;
             }
             clock += s;

@@ -75,28 +75,30 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
         const struct sim_model_profile *p = sim_model_profile_find(f[0]);
         if (!p || !(p->steps_per_s > 0) || batch_of(f[0], &batch)) {
             rc = carma_err_at(err, file, n,
-                              "unknown job type '%.64s' (no profile in data/model-profiles.csv)",
-                              f[0]);
+                              "unknown job type '%s' (no profile in data/model-profiles.csv)",
+                              carma_quote(f[0], 64).s);
             goto fail;
         }
         uint64_t steps, scale;
         double at;
         if (strcmp(f[3], "0") != 0 && strcmp(f[3], "1") != 0) {
-            rc = carma_err_at(err, file, n, "needs-data-dir field '%.40s': not 0 or 1", f[3]);
+            rc = carma_err_at(err, file, n, "needs-data-dir field '%s': not 0 or 1",
+                              carma_quote(f[3], 40).s);
             goto fail;
         }
         if (carma_parse_u64(f[4], &steps) || steps == 0 || steps > 1000000000000ull) {
-            rc = carma_err_at(err, file, n, "total steps '%.40s': not a positive whole number",
-                              f[4]);
+            rc = carma_err_at(err, file, n, "total steps '%s': not a positive whole number",
+                              carma_quote(f[4], 40).s);
             goto fail;
         }
         if (carma_parse_double(f[5], &at) || at < 0) {
-            rc = carma_err_at(err, file, n, "arrival '%.40s': not a time >= 0 (s)", f[5]);
+            rc = carma_err_at(err, file, n, "arrival '%s': not a time >= 0 (s)",
+                              carma_quote(f[5], 40).s);
             goto fail;
         }
         if (carma_parse_u64(f[6], &scale) || scale < 1 || scale > SIM_JOB_MAX_GPUS) {
-            rc = carma_err_at(err, file, n, "scale factor '%.40s': must be 1 to %d GPUs", f[6],
-                              SIM_JOB_MAX_GPUS);
+            rc = carma_err_at(err, file, n, "scale factor '%s': must be 1 to %d GPUs",
+                              carma_quote(f[6], 40).s, SIM_JOB_MAX_GPUS);
             goto fail;
         }
         if (first < 0)

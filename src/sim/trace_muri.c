@@ -38,31 +38,31 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
         int64_t submit, dur;
         uint64_t gpus, batch;
         if (carma_parse_i64(c->field[col[SUBMIT]], &submit) || submit < 0) {
-            rc = carma_err_at(err, file, line, "submit_time '%.40s': not a time >= 0 (us)",
-                              c->field[col[SUBMIT]]);
+            rc = carma_err_at(err, file, line, "submit_time '%s': not a time >= 0 (us)",
+                              carma_quote(c->field[col[SUBMIT]], 40).s);
             goto fail;
         }
         if (carma_parse_i64(c->field[col[DUR]], &dur) || dur <= 0) {
-            rc = carma_err_at(err, file, line, "duration '%.40s': not a positive time (us)",
-                              c->field[col[DUR]]);
+            rc = carma_err_at(err, file, line, "duration '%s': not a positive time (us)",
+                              carma_quote(c->field[col[DUR]], 40).s);
             goto fail;
         }
         if (carma_parse_u64(c->field[col[GPU]], &gpus) || gpus < 1 || gpus > SIM_JOB_MAX_GPUS) {
-            rc = carma_err_at(err, file, line, "num_gpu '%.40s': must be 1 to %d",
-                              c->field[col[GPU]], SIM_JOB_MAX_GPUS);
+            rc = carma_err_at(err, file, line, "num_gpu '%s': must be 1 to %d",
+                              carma_quote(c->field[col[GPU]], 40).s, SIM_JOB_MAX_GPUS);
             goto fail;
         }
         if (carma_parse_u64(c->field[col[BATCH]], &batch) || batch < 1 || batch > 1000000) {
-            rc = carma_err_at(err, file, line, "batch_size '%.40s': must be 1 to 1000000",
-                              c->field[col[BATCH]]);
+            rc = carma_err_at(err, file, line, "batch_size '%s': must be 1 to 1000000",
+                              carma_quote(c->field[col[BATCH]], 40).s);
             goto fail;
         }
         const char *model = c->field[col[MODEL]];
         const struct sim_model_profile *p = sim_model_profile_find(model);
         if (!p) {
             rc = carma_err_at(err, file, line,
-                              "unknown model '%.64s' (no memory profile in data/model-profiles.csv)",
-                              model);
+                              "unknown model '%s' (no memory profile in data/model-profiles.csv)",
+                              carma_quote(model, 64).s);
             goto fail;
         }
         if (first < 0)

@@ -110,6 +110,10 @@ static void test_catalog_bad(void **state)
     cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,x\n", "bad estimate");
     cat_bad(CAT_HDR, "no workloads");
     cat_bad(CAT_HDR ",m,1,1,100,1,0.5,0.2,0.2,30,\n", "name empty");
+    cat_bad(CAT_HDR "\"a\nb\",m,1,1,100,1,0.5,0.2,0.2,30,\n",
+            "w.csv:2: workload name 'a\\nb' holds a control character");
+    cat_bad(CAT_HDR "a,\"\x1b[2J\",1,1,100,1,0.5,0.2,0.2,30,\n",
+            "w.csv:2: model name '\\x1B[2J' holds a control character");
     cat_bad("name,model,batch,gpus,mem_mib,mem_mib,total_min,smact,smocc,drama,ramp_s\n",
             "w.csv:1: column 'mem_mib' given twice");
 }
@@ -146,7 +150,12 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "workload\na\n", "missing column 'submit_s'");
     expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\n", "t.csv:2: unterminated");
-    /* A record spanning lines is named by its first line. */
+    /* A record spanning lines is named by its first line; values are quoted with
+     * escapes, never raw control bytes. */
+    expect_bad(F, "t.csv", "submit_s,workload\n0,\"Xcep\ntion\"\n",
+               "t.csv:2: unknown workload 'Xcep\\ntion' (not");
+    expect_bad(F, "t.csv", "submit_s,workload\n\"1\x7f\r\",a\n",
+               "t.csv:2: submit_s '1\\x7F\\r' is not");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\nb\",x\n", "t.csv:2: 3 fields, the header");
     expect_bad(F, "t.csv", "", "t.csv: empty");
     expect_bad(F, "t.csv", "submit_s,workload,workload\n0,a,b\n",
@@ -238,6 +247,8 @@ static void test_muri_bad(void **state)
     expect_bad(F, "m.csv", MURI_HDR "0,0,0,1,dqn,1,10,0\n", "m.csv:2: num_gpu '0'");
     expect_bad(F, "m.csv", MURI_HDR "0,65,0,1,dqn,1,10,0\n", "num_gpu '65'");
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,x,10,0\n", "batch_size 'x'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,\"\x1b]0;x\x07\",1,10,0\n",
+               "m.csv:2: unknown model '\\x1B]0;x\\x07' (no");
     expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size\n0,1,0,dqn,1\n",
                "m.csv:1: missing column 'duration'");
     expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size,duration,duration\n",
@@ -280,6 +291,8 @@ static void test_gavel_bad(void **state)
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t0\t5\t1\n", "g.trace:1: total steps '0'");
     expect_bad(F, "g.trace", "A3C\tc\ta\t2\t10\t5\t1\n", "needs-data-dir");
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t5\t0\n", "g.trace:1: scale factor '0'");
+    expect_bad(F, "g.trace", "A3C\x08\tc\ta\t0\t10\t5\t1\n",
+               "g.trace:1: unknown job type 'A3C\\x08' (no");
 }
 
 /* ---- Alibaba ---- */
@@ -462,6 +475,7 @@ static void test_carma_sh_bad(void **state)
     sh_bad("sleep 1\npython s/submit.py --task zzz.rad\n", "t.sh:2: task 'zzz': not in the");
     sh_bad("sleep -1\n", "t.sh:1: sleep '-1'");
     sh_bad("sleep\n", "t.sh:1: expected 'sleep SECONDS'");
+    sh_bad("sleep 1\x1b\n", "t.sh:1: sleep '1\\x1B'");
     sh_bad("rm -rf /\n", "t.sh:1: expected");
     sh_bad("python s/submit.py --task a.rad --gpus 2\n", "t.sh:1: expected");
     sh_bad("python s/submit.py --task .rad\n", "t.sh:1: task file name empty");
