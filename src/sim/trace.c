@@ -279,6 +279,10 @@ int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trac
     }
     if (len == 0)
         return carma_err_at(err, file, 0, "empty file: no jobs");
+    /* Before detection: a NUL anywhere, even first, makes the file not a text trace. */
+    size_t nul = carma_text_nul_line(buf, len);
+    if (nul)
+        return carma_err_at(err, file, nul, "NUL byte in text");
     if (carma_text_cr_only(buf, len))
         return carma_err_at(err, file, 1, "%s", CARMA_CR_ONLY_MSG);
     if (fmt == SIM_TRACE_AUTO)

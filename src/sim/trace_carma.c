@@ -121,8 +121,9 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
     memset(w, 0, sizeof *w);
     if (len > RAD_MAX_BYTES)
         return carma_err_at(err, file, 0, "larger than %d bytes", RAD_MAX_BYTES);
-    if (memchr(buf, '\0', len))
-        return carma_err_at(err, file, 0, "holds a NUL byte: not a text file");
+    size_t nul = carma_text_nul_line(buf, len);
+    if (nul)
+        return carma_err_at(err, file, nul, "NUL byte in text");
     if (sim_name_copy(w->name, sizeof w->name, name))
         return carma_err_at(err, file, 0, "task name empty or longer than %d bytes",
                             SIM_NAME_MAX - 1);
@@ -251,8 +252,6 @@ int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
     int rc = need_catalog(file, o, "a CARMA .sh trace", err);
     if (rc)
         return rc;
-    if (memchr(buf, '\0', len))
-        return carma_err_at(err, file, 0, "holds a NUL byte: not a text file");
     char dir[4096];
     if (o->aux_dir) {
         if (sim_name_copy(dir, sizeof dir, o->aux_dir))

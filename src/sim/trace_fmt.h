@@ -47,6 +47,8 @@ int sim_name_copy(char *dst, size_t cap, const char *src);
  * rule (src/sim/profile.h). */
 void sim_job_profile_rule(struct sim_job_spec *j);
 
+/* The parsers, called by sim_trace_parse with text that is not empty, holds no NUL
+ * byte and starts with no byte order mark. */
 int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
                         const struct sim_trace_opts *o, struct sim_trace *out,
                         struct carma_err *err);

@@ -37,8 +37,6 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
                     struct sim_trace *out, struct carma_err *err)
 {
     (void)o;
-    if (memchr(buf, '\0', len))
-        return carma_err_at(err, file, 0, "holds a NUL byte: not a text file");
     char *line = malloc(GAVEL_LINE_MAX);
     if (!line)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);

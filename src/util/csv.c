@@ -118,6 +118,17 @@ int carma_text_cr_only(const char *buf, size_t len)
     return memchr(buf, '\r', len) && !memchr(buf, '\n', len);
 }
 
+size_t carma_text_nul_line(const char *buf, size_t len)
+{
+    const char *nul = memchr(buf, '\0', len);
+    if (!nul)
+        return 0;
+    size_t line = 1;
+    for (const char *p = buf; (p = memchr(p, '\n', (size_t)(nul - p))); p++)
+        line++;
+    return line;
+}
+
 int carma_csv_col(const struct carma_csv *c, const char *name)
 {
     for (size_t i = 0; i < c->nfields; i++)

@@ -39,6 +39,10 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err);
 int carma_text_cr_only(const char *buf, size_t len);
 #define CARMA_CR_ONLY_MSG "lines end in a bare carriage return (classic Mac): convert them to LF"
 
+/* The 1-based line of the first NUL byte in text, or 0 when it holds none. Text
+ * readers refuse a NUL with "FILE:LINE: NUL byte in text", as carma_csv_next does. */
+size_t carma_text_nul_line(const char *buf, size_t len);
+
 /* Index of the header column named `name` in the current record, or -1. */
 int carma_csv_col(const struct carma_csv *c, const char *name);
 

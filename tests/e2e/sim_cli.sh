@@ -78,6 +78,13 @@ expect_bad "malformed.csv:2" --trace "$T/malformed.csv" --workloads data/workloa
 printf 'submit_s,workload,workload\n0,vgg,NOPE\n' >"$T/dupcol.csv"
 expect_bad "dupcol.csv:1: column 'workload' given twice" --trace "$T/dupcol.csv" \
     --workloads data/workloads.csv
+printf '\000submit_s,workload\n0,vgg\n' >"$T/nulstart.csv"
+expect_bad "nulstart.csv:1: NUL byte in text" --trace "$T/nulstart.csv" \
+    --workloads data/workloads.csv
+printf 'submit_s,workload\n0,"Xcep\ntion"\n' >"$T/quoted_nl.csv"
+expect_bad "quoted_nl.csv:2: unknown workload 'Xcep\\\\ntion'" --trace "$T/quoted_nl.csv" \
+    --workloads data/workloads.csv
+[ "$(wc -l <"$T/err")" -eq 1 ] || fail "a quoted newline printed raw: $(cat "$T/err")"
 expect_bad "unknown GPU kind" --trace data/trace-mix90.csv --gpus 4xa200-40gb
 expect_bad "more than" --trace data/trace-mix90.csv --gpus 100000xa100-40gb
 expect_bad "bad count" --trace data/trace-mix90.csv --gpus 0xa100-40gb

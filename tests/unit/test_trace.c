@@ -16,6 +16,7 @@
 #include "sim/trace.h"
 #include "util/csv.h"
 
+#define MURI_HDR "job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,interval\n"
 #define CAT_HDR "name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s,est_horus_mib\n"
 static const char cat_text[] = CAT_HDR "a,resnet,32,1,1000,10,0.5,0.2,0.2,30,1200\n"
                                        "b,vgg,64,2,20000,1.5,0.9,0.36,0.36,30,\n";
@@ -40,18 +41,44 @@ static int teardown_cat(void **state)
 
 /* Parses `text` as format fmt and expects failure with `want` in the message, and an
  * untouched output. */
-static void expect_bad(enum sim_trace_format fmt, const char *file, const char *text,
-                       const char *want)
+static void expect_bad_len(enum sim_trace_format fmt, const char *file, const char *text,
+                           size_t len, const char *want)
 {
     struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
     struct sim_trace t;
     memset(&t, 0x5a, sizeof t);
     struct sim_trace before = t;
     struct carma_err err = {{0}};
-    int rc = sim_trace_parse(file, text, strlen(text), fmt, &o, &t, &err);
+    int rc = sim_trace_parse(file, text, len, fmt, &o, &t, &err);
     if (rc == 0 || !strstr(err.msg, want))
         fail_msg("input %s: rc %d, message '%s', wanted '%s'", file, rc, err.msg, want);
     assert_memory_equal(&t, &before, sizeof t); /* never a partial trace */
+}
+
+static void expect_bad(enum sim_trace_format fmt, const char *file, const char *text,
+                       const char *want)
+{
+    expect_bad_len(fmt, file, text, strlen(text), want);
+}
+
+/* A NUL byte is named by its line in every format, even as the first byte (where
+ * no format can be told). */
+static void test_nul_bytes(void **state)
+{
+    (void)state;
+    static const char g[] = "A3C\tc\ta\t0\t10\t5\t1\nA3\0C\tc\ta\t0\t10\t5\t1\n";
+    expect_bad_len(SIM_TRACE_GAVEL, "g.trace", g, sizeof g - 1, "g.trace:2: NUL byte in text");
+    static const char sh[] = "sleep 1\n\n\0python s/submit.py --task a.rad\n";
+    expect_bad_len(SIM_TRACE_AUTO, "t.sh", sh, sizeof sh - 1, "t.sh:3: NUL byte in text");
+    static const char start[] = "\0submit_s,workload\n0,a\n";
+    expect_bad_len(SIM_TRACE_AUTO, "n.csv", start, sizeof start - 1, "n.csv:1: NUL byte in text");
+    static const char m[] = MURI_HDR "0,1,0,1,dqn,1,10,0\n0,1,0,1,dqn,1\0,10,0\n";
+    expect_bad_len(SIM_TRACE_MURI, "m.csv", m, sizeof m - 1, "m.csv:3: NUL byte in text");
+    static const char rad[] = "#\nx\npython\nm\nd\n32\nexclusive\n1\n9\0\n";
+    struct sim_workload w;
+    struct carma_err err;
+    assert_int_not_equal(sim_rad_parse("a.rad", "a", rad, sizeof rad - 1, &w, &err), 0);
+    assert_string_equal(err.msg, "a.rad:9: NUL byte in text");
 }
 
 static void expect_good(enum sim_trace_format fmt, const char *file, const char *text,
@@ -207,8 +234,6 @@ static void test_detect(void **state)
 }
 
 /* ---- Muri ---- */
-
-#define MURI_HDR "job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,interval\n"
 
 static void test_muri_good(void **state)
 {
@@ -704,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_muri_good),      cmocka_unit_test(test_muri_bad),
         cmocka_unit_test(test_gavel_good),     cmocka_unit_test(test_gavel_bad),
         cmocka_unit_test(test_alibaba_good),   cmocka_unit_test(test_alibaba_bad),
+        cmocka_unit_test(test_nul_bytes),
     };
     const struct CMUnitTest sh[] = {
         cmocka_unit_test(test_rad_parse),
