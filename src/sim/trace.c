@@ -51,7 +51,7 @@ static int starts_with(const char *buf, size_t len, const char *pre)
 enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t len)
 {
     /* A UTF-8 byte order mark is not part of the header. */
-    if (buf && starts_with(buf, len, "\xEF\xBB\xBF")) {
+    if (buf && starts_with(buf, len, CARMA_BOM)) {
         buf += 3;
         len -= 3;
     }
@@ -272,10 +272,12 @@ int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trac
         file = "trace";
     if (len > SIM_TRACE_MAX_BYTES)
         return carma_err_at(err, file, 0, "larger than %u bytes", SIM_TRACE_MAX_BYTES);
-    /* A UTF-8 byte order mark (Excel writes one) is not part of the first line. */
-    if (starts_with(buf, len, "\xEF\xBB\xBF")) {
+    /* One UTF-8 byte order mark is skipped here, once for detection and parsers. */
+    if (starts_with(buf, len, CARMA_BOM)) {
         buf += 3;
         len -= 3;
+        if (starts_with(buf, len, CARMA_BOM))
+            return carma_err_at(err, file, 1, "%s", CARMA_BOM2_MSG);
     }
     if (len == 0)
         return carma_err_at(err, file, 0, "empty file: no jobs");

@@ -75,7 +75,8 @@ enum sim_trace_format {
 int sim_trace_format_parse(const char *name);
 const char *sim_trace_format_name(enum sim_trace_format f);
 
-/* Detects the format from the file name and its first bytes. */
+/* Detects the format from the file name and its first bytes (after one byte order
+ * mark); SIM_TRACE_AUTO when it cannot tell. */
 enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t len);
 
 /* Loads a workload catalog CSV (data/workloads.csv columns; see data/README.md).
@@ -106,6 +107,7 @@ struct sim_trace_opts {
 
 /* Parses a trace already in memory (`file` names it in errors). Same contract as
  * sim_trace_load; fmt may be SIM_TRACE_AUTO (detected from file name and bytes).
+ * Whatever fmt, a NUL byte or a second byte order mark is refused before parsing.
  * No I/O, except that CARMA .sh traces read the .rad files they name. */
 int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trace_format fmt,
                     const struct sim_trace_opts *opts, struct sim_trace *out,

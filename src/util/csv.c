@@ -10,8 +10,8 @@
 void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char *file, char sep)
 {
     memset(c, 0, sizeof *c);
-    /* A UTF-8 byte order mark (Excel writes one) is not part of the header. */
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+    /* A UTF-8 byte order mark is not part of the header (a second one is refused). */
+    if (len >= 3 && memcmp(buf, CARMA_BOM, 3) == 0) {
         buf += 3;
         len -= 3;
     }
@@ -42,6 +42,8 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
     for (;;) {
         if (c->pos >= c->len)
             return 0;
+        if (c->pos == 0 && c->len >= 3 && memcmp(c->buf, CARMA_BOM, 3) == 0)
+            return carma_err_at(err, c->file, 1, "%s", CARMA_BOM2_MSG);
         c->line = ++c->lines;
         size_t out = 0, nf = 0;
         int quoted = 0, at_field_start = 1, field_was_quoted = 0;

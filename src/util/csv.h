@@ -30,7 +30,7 @@ void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char
 /* Reads the next non-empty record. Returns 1 with c->field/nfields set, 0 at end of
  * input, or a negative code with err naming file and line (unterminated quote, too
  * many fields, a field too long, a NUL byte, a carriage return outside quotes that is
- * not part of a CRLF). An error on a later line of a record
+ * not part of a CRLF, a second byte order mark). An error on a later line of a record
  * that spans lines also names the line where the record starts. */
 int carma_csv_next(struct carma_csv *c, struct carma_err *err);
 
@@ -38,6 +38,10 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err);
  * Line readers would see one line; callers refuse it with CARMA_CR_ONLY_MSG. */
 int carma_text_cr_only(const char *buf, size_t len);
 #define CARMA_CR_ONLY_MSG "lines end in a bare carriage return (classic Mac): convert them to LF"
+/* Text may start with one UTF-8 byte order mark (Excel writes one); readers skip it
+ * and refuse a second one right after it with CARMA_BOM2_MSG at line 1. */
+#define CARMA_BOM "\xEF\xBB\xBF"
+#define CARMA_BOM2_MSG "a second byte order mark after the first: not text carma reads"
 
 /* The 1-based line of the first NUL byte in text, or 0 when it holds none. Text
  * readers refuse a NUL with "FILE:LINE: NUL byte in text", as carma_csv_next does. */

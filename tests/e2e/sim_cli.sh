@@ -109,6 +109,11 @@ cat data/workloads.csv >>"$T/bomcat.csv"
 "$CARMA" sim --trace "$T/bom.csv" --workloads "$T/bomcat.csv" --policy auto >"$T/out" ||
     fail "a byte order mark was refused"
 grep -q "^auto " "$T/out" || fail "no row after a byte order mark"
+# A second one is bad text, refused at line 1 however the format is chosen.
+printf '\357\273\277\357\273\277submit_s,workload\n0,vgg\n' >"$T/bom2.csv"
+expect_bad "bom2.csv:1: a second byte order mark" --trace "$T/bom2.csv" --workloads data/workloads.csv
+expect_bad "bom2.csv:1: a second byte order mark" --trace "$T/bom2.csv" --trace-format carma-csv \
+    --workloads data/workloads.csv
 
 # Given-up jobs are shown, and their policy is flagged: its figures count fewer jobs.
 "$CARMA" sim --trace data/trace-mix90.csv --policy or-rr,exclusive --max-attempts 1 >"$T/out" ||

@@ -71,6 +71,10 @@ static void test_errors_name_file_and_line(void **state)
     assert_int_equal(carma_csv_next(&c, &err), 1);
     assert_true(carma_csv_next(&c, &err) < 0);
     assert_string_equal(err.msg, "t.csv:2: unterminated quoted field");
+    const char *bom2 = CARMA_BOM CARMA_BOM "a\n";
+    carma_csv_init(&c, bom2, strlen(bom2), "b.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "b.csv:1: " CARMA_BOM2_MSG);
     const char *in2 = "a\"b\n";
     carma_csv_init(&c, in2, strlen(in2), "u.csv", ',');
     assert_true(carma_csv_next(&c, &err) < 0);

@@ -231,6 +231,14 @@ static void test_detect(void **state)
     assert_int_equal(sim_trace_format_parse("nope"), -1);
     assert_null(sim_trace_format_name((enum sim_trace_format)99));
     expect_bad(SIM_TRACE_AUTO, "x.txt", "hello\n", "x.txt: cannot tell the trace format");
+    /* One byte order mark is skipped; a second one is refused whatever the format. */
+    struct sim_trace t;
+    expect_good(SIM_TRACE_AUTO, "b.csv", CARMA_BOM "submit_s,workload\n0,a\n", &t);
+    sim_trace_free(&t);
+    for (int f = SIM_TRACE_AUTO; f <= SIM_TRACE_ALIBABA; f++)
+        expect_bad((enum sim_trace_format)f, "b.csv", CARMA_BOM CARMA_BOM "submit_s,workload\n0,a\n",
+                   "b.csv:1: " CARMA_BOM2_MSG);
+    cat_bad(CARMA_BOM CARMA_BOM CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,\n", "w.csv:1: " CARMA_BOM2_MSG);
 }
 
 /* ---- Muri ---- */
