@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char *file, char sep)
 {
@@ -215,6 +216,14 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
     FILE *f = fopen(path, "rb");
     if (!f)
         return carma_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    /* A regular file's size is known: refuse it unread. Pipes and special files are
+     * bounded while reading. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
+        fclose(f);
+        return carma_err_set(err, -EFBIG, "%s: %jd bytes, larger than %zu bytes", path,
+                             (intmax_t)st.st_size, max);
+    }
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {

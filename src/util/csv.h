@@ -67,8 +67,9 @@ int carma_parse_double(const char *s, double *out);
 int carma_parse_u64(const char *s, uint64_t *out);
 int carma_parse_i64(const char *s, int64_t *out);
 
-/* Reads a whole file (at most max bytes, else -EFBIG) into a NUL-terminated malloc'd
- * buffer owned by the caller. Returns 0 or a negative errno with err filled. */
+/* Reads a whole file (at most max bytes, else -EFBIG; a regular file's size is checked
+ * before reading) into a NUL-terminated malloc'd buffer owned by the caller. Returns 0
+ * or a negative errno with err filled. */
 int carma_file_read(const char *path, size_t max, char **out, size_t *len, struct carma_err *err);
 
 #endif

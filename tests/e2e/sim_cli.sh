@@ -97,6 +97,10 @@ expect_bad "needs 2 GPUs" --trace data/trace-mix90.csv --gpus 1xa100-40gb --poli
 # a job the GPUs cannot hold is named by its line, before any policy runs
 expect_bad "trace1.csv:3: job dqn-b128 needs 8 GPUs but the run has 4" \
     --trace data/traces/philly-muri/trace1.csv --gpus 4xa100-40gb
+# A regular file over the size bound is refused from its size, before it is read.
+truncate -s 600M "$T/sparse.csv"
+expect_bad "sparse.csv: 629145600 bytes, larger than 536870912 bytes" --trace "$T/sparse.csv"
+rm -f "$T/sparse.csv"
 : >"$T/empty.csv"
 expect_bad "empty file" --trace "$T/empty.csv"
 printf 'submit_s,workload\n' >"$T/nojobs.csv"
