@@ -27,9 +27,28 @@ static int has_control(const char *s)
     return 0;
 }
 
-static int num(const char *s, double lo, double hi, double *v)
+/* The first field of a record out of its range: bad states the range, badk the column. */
+struct check {
+    const struct carma_csv *c;
+    const int *col;
+    const char *bad;
+    int badk;
+};
+enum { POSITIVE = 1, WHOLE = 2 };
+
+/* Whether column k is a number in [lo, hi] (above 0 if POSITIVE, whole if WHOLE) and no
+ * earlier field was bad; else records the first bad one. */
+static int field_in(struct check *ck, int k, double lo, double hi, int flags, const char *range,
+                    double *v)
 {
-    return carma_parse_double(s, v) == 0 && *v >= lo && *v <= hi ? 0 : -EINVAL;
+    if (ck->bad)
+        return 0;
+    if (carma_parse_double(ck->c->field[ck->col[k]], v) == 0 && *v >= lo && *v <= hi &&
+        !((flags & POSITIVE) && *v <= 0) && !((flags & WHOLE) && *v != (double)(uint64_t)*v))
+        return 1;
+    ck->bad = range;
+    ck->badk = k;
+    return 0;
 }
 
 int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_workload **out,
@@ -84,53 +103,34 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
                               carma_quote(w.name, 64).s);
             goto fail;
         }
+        struct check ck = {c, col, NULL, 0};
         double v;
-        const char *bad = NULL;
-        if (num(c->field[col[C_BATCH]], 0, 1e9, &v) || v != (double)(uint32_t)v)
-            bad = "batch (a whole number)";
-        if (!bad) {
+        if (field_in(&ck, C_BATCH, 0, 1e9, WHOLE, "a whole number from 0 to 1e9", &v))
             w.batch = (uint32_t)v;
-            if (num(c->field[col[C_GPUS]], 1, SIM_JOB_MAX_GPUS, &v) || v != (double)(uint16_t)v)
-                bad = "gpus (1 to 64)";
-        }
-        if (!bad) {
+        if (field_in(&ck, C_GPUS, 1, SIM_JOB_MAX_GPUS, WHOLE, "a whole number from 1 to 64", &v))
             w.gpus = (uint16_t)v;
-            if (num(c->field[col[C_MEM]], 0, 1e7, &v) || v <= 0)
-                bad = "mem_mib (MiB above 0, at most 1e7)";
-        }
-        if (!bad) {
+        if (field_in(&ck, C_MEM, 0, SIM_MEM_MAX_MIB, POSITIVE, "MiB above 0, at most 1e7", &v))
             w.mem_mib = (float)v;
-            if (num(c->field[col[C_TOTAL]], 0, 1e8, &v) || v <= 0)
-                bad = "total_min (minutes above 0, at most 1e8)";
-        }
-        if (!bad)
+        if (field_in(&ck, C_TOTAL, 0, 1e8, POSITIVE, "minutes above 0, at most 1e8", &v))
             w.duration_s = v * 60.0;
         float *ratio[3] = {&w.smact, &w.smocc, &w.drama};
-        for (int k = 0; k < 3 && !bad; k++) {
-            if (num(c->field[col[C_SMACT + k]], 0, 1, &v))
-                bad = "smact/smocc/drama (ratios 0 to 1)";
-            else
+        for (int k = 0; k < 3; k++)
+            if (field_in(&ck, C_SMACT + k, 0, 1, 0, "a ratio from 0 to 1", &v))
                 *ratio[k] = (float)v;
-        }
-        if (!bad) {
-            if (num(c->field[col[C_RAMP]], 0, 1e6, &v))
-                bad = "ramp_s (seconds, not negative)";
-            else
-                w.ramp_s = (float)v;
-        }
+        if (field_in(&ck, C_RAMP, 0, SIM_RAMP_MAX_S, 0, "seconds from 0 to 1e6", &v))
+            w.ramp_s = (float)v;
         static const int est_col[SIM_EST_COUNT] = {C_HORUS, C_FAKE, C_GMN, C_CARMA};
-        for (int e = 0; e < SIM_EST_COUNT && !bad; e++) {
+        for (int e = 0; e < SIM_EST_COUNT; e++) {
             int k = col[est_col[e]];
             if (k < 0 || c->field[k][0] == '\0')
                 continue; /* not given */
-            if (num(c->field[k], 0, 1e7, &v))
-                bad = "estimate (MiB, not negative)";
-            else
+            if (field_in(&ck, est_col[e], 0, SIM_MEM_MAX_MIB, 0, "MiB from 0 to 1e7", &v))
                 w.est_mib[e] = (float)v;
         }
-        if (bad) {
-            rc = carma_err_at(err, file, line, "workload '%s': bad %s",
-                              carma_quote(w.name, 64).s, bad);
+        if (ck.bad) {
+            rc = carma_err_at(err, file, line, "workload '%s': bad %s '%s' (%s)",
+                              carma_quote(w.name, 64).s, col_names[ck.badk],
+                              carma_quote(c->field[col[ck.badk]], 40).s, ck.bad);
             goto fail;
         }
         uint16_t idx;

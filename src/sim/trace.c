@@ -11,7 +11,6 @@
 #include "util/csv.h"
 
 #define SIM_MAX_WORKLOADS 65535u
-#define SIM_TIME_MAX_S 1e10 /* about 300 years: anything above is a unit mistake */
 
 static const char *const format_names[] = {
     [SIM_TRACE_AUTO] = "auto",       [SIM_TRACE_CARMA_CSV] = "carma-csv",
@@ -217,18 +216,18 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
     if (j->gpus < 1 || j->gpus > SIM_JOB_MAX_GPUS)
         return carma_err_at(err, b->file, line, "%u GPUs: must be 1 to %d", (unsigned)j->gpus,
                             SIM_JOB_MAX_GPUS);
-    if (!(j->mem_mib > 0) || j->mem_mib > 1e7f)
-        return carma_err_at(err, b->file, line, "peak memory %g MiB: not positive or too large",
-                            (double)j->mem_mib);
+    if (!(j->mem_mib > 0) || j->mem_mib > SIM_MEM_MAX_MIB)
+        return carma_err_at(err, b->file, line, "peak memory %g MiB: not positive or above %g MiB",
+                            (double)j->mem_mib, SIM_MEM_MAX_MIB);
     for (int e = 0; e < SIM_EST_COUNT; e++)
-        if (!(j->est_mib[e] >= 0) || j->est_mib[e] > 1e7f)
-            return carma_err_at(err, b->file, line, "estimate %g MiB: negative or too large",
-                                (double)j->est_mib[e]);
+        if (!(j->est_mib[e] >= 0) || j->est_mib[e] > SIM_MEM_MAX_MIB)
+            return carma_err_at(err, b->file, line, "estimate %g MiB: negative or above %g MiB",
+                                (double)j->est_mib[e], SIM_MEM_MAX_MIB);
     if (!ratio_ok(j->smact) || !ratio_ok(j->smocc) || !ratio_ok(j->drama))
         return carma_err_at(err, b->file, line, "activity ratios must lie in [0, 1]");
-    if (!(j->ramp_s >= 0) || j->ramp_s > 1e6f)
-        return carma_err_at(err, b->file, line, "ramp %g s: negative or too large",
-                            (double)j->ramp_s);
+    if (!(j->ramp_s >= 0) || j->ramp_s > SIM_RAMP_MAX_S)
+        return carma_err_at(err, b->file, line, "ramp %g s: negative or above %g s",
+                            (double)j->ramp_s, SIM_RAMP_MAX_S);
     assert(j->workload < b->t.nworkloads);
     if (b->t.njobs >= SIM_TRACE_MAX_JOBS)
         return carma_err_at(err, b->file, line, "more than %u jobs", SIM_TRACE_MAX_JOBS);

@@ -29,9 +29,12 @@ static int pod_cmp(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+#define TIME_RANGE "not a whole number of seconds from 0 to 1e10"
+
+/* A time field: whole seconds from 0 to SIM_TIME_MAX_S (TIME_RANGE). */
 static int time_field(const char *s, int64_t *v)
 {
-    return carma_parse_i64(s, v) == 0 && *v >= 0 && *v <= 10000000000LL ? 0 : -EINVAL;
+    return carma_parse_i64(s, v) == 0 && *v >= 0 && *v <= (int64_t)SIM_TIME_MAX_S ? 0 : -EINVAL;
 }
 
 int sim_parse_alibaba(const char *file, const char *buf, size_t len,
@@ -42,8 +45,9 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
                                        "creation_time", "deletion_time", "scheduled_time"};
     enum { NAME, GPU, MILLI, CREATE, DELETE, SCHED, NNEED };
     double gpu_mem = o->gpu_mem_mib > 0 ? o->gpu_mem_mib : SIM_TRACE_DEFAULT_GPU_MIB;
-    if (!(gpu_mem <= 1e7))
-        return carma_err_at(err, file, 0, "GPU memory %g MiB: too large", gpu_mem);
+    if (!(gpu_mem <= SIM_MEM_MAX_MIB))
+        return carma_err_at(err, file, 0, "GPU memory %g MiB: above %g MiB", gpu_mem,
+                            SIM_MEM_MAX_MIB);
     struct carma_csv *c = malloc(sizeof *c);
     if (!c)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
@@ -76,8 +80,8 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
         }
         int64_t create, del, sched;
         if (time_field(c->field[col[CREATE]], &create)) {
-            rc = carma_err_at(err, file, line, "creation_time '%s': not a time >= 0 (s)",
-                              carma_quote(c->field[col[CREATE]], 40).s);
+            rc = carma_err_at(err, file, line, "creation_time '%s': %s",
+                              carma_quote(c->field[col[CREATE]], 40).s, TIME_RANGE);
             goto fail;
         }
         if (gpus == 0) {
@@ -93,9 +97,11 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
             unsched++;
             continue;
         }
-        if (time_field(c->field[col[SCHED]], &sched) || time_field(c->field[col[DELETE]], &del)) {
-            rc = carma_err_at(err, file, line,
-                              "scheduled_time / deletion_time: not times >= 0 (s)");
+        int bad_sched = time_field(c->field[col[SCHED]], &sched) != 0;
+        if (bad_sched || time_field(c->field[col[DELETE]], &del)) {
+            int k = col[bad_sched ? SCHED : DELETE];
+            rc = carma_err_at(err, file, line, "%s '%s': %s", need[bad_sched ? SCHED : DELETE],
+                              carma_quote(c->field[k], 40).s, TIME_RANGE);
             goto fail;
         }
         if (sched < create) { /* a corrupt row: its run time cannot be trusted either */

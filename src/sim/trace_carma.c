@@ -13,6 +13,7 @@
 #define RAD_MAX_BYTES 65536
 #define SH_LINE_MAX 4096
 #define RAD_LINES 12
+#define SH_SLEEP_MAX_S 1e9 /* one sleep; the sum is bounded as an arrival time */
 
 static void job_from_workload(struct sim_job_spec *j, const struct sim_workload *w, double at,
                               uint16_t idx)
@@ -73,8 +74,9 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
         }
         double at;
         if (carma_parse_double(c->field[cs], &at)) {
-            rc = carma_err_at(err, file, c->line, "submit_s '%s' is not a number",
-                              carma_quote(c->field[cs], 40).s);
+            rc = carma_err_at(err, file, c->line,
+                              "submit_s '%s': not a number of seconds from 0 to %g",
+                              carma_quote(c->field[cs], 40).s, SIM_TIME_MAX_S);
             goto fail;
         }
         long k = sim_build_find(&b, c->field[cw]);
@@ -142,8 +144,8 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
         size_t i = n - 1;
         if (i == 5) {
             if (carma_parse_double(line, &v) || v < 1 || v > 1e9 || v != (double)(uint32_t)v)
-                return carma_err_at(err, file, n, "%s '%s': not a whole number", what[i],
-                                    carma_quote(line, 40).s);
+                return carma_err_at(err, file, n, "%s '%s': not a whole number from 1 to 1e9",
+                                    what[i], carma_quote(line, 40).s);
             w->batch = (uint32_t)v;
         } else if (i == 7) {
             if (carma_parse_double(line, &v) || v < 1 || v > SIM_JOB_MAX_GPUS ||
@@ -152,14 +154,14 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
                                     what[i], carma_quote(line, 40).s, SIM_JOB_MAX_GPUS);
             w->gpus = (uint16_t)v;
         } else if (i == 8) {
-            if (carma_parse_double(line, &v) || !(v > 0) || v > 1e7)
-                return carma_err_at(err, file, n, "%s '%s': not a positive number", what[i],
-                                    carma_quote(line, 40).s);
+            if (carma_parse_double(line, &v) || !(v > 0) || v > SIM_MEM_MAX_MIB)
+                return carma_err_at(err, file, n, "%s '%s': not a number above 0 and at most %g",
+                                    what[i], carma_quote(line, 40).s, SIM_MEM_MAX_MIB);
             w->mem_mib = (float)v;
         } else if (i >= 9) {
-            if (carma_parse_double(line, &v) || v < 0 || v > 1e7)
-                return carma_err_at(err, file, n, "%s '%s': not a number of MiB", what[i],
-                                    carma_quote(line, 40).s);
+            if (carma_parse_double(line, &v) || v < 0 || v > SIM_MEM_MAX_MIB)
+                return carma_err_at(err, file, n, "%s '%s': not a number from 0 to %g", what[i],
+                                    carma_quote(line, 40).s, SIM_MEM_MAX_MIB);
             w->est_mib[i - 9] = (float)v; /* SIM_EST_HORUS, _FAKETENSOR, _GPUMEMNET */
         } else if (i == 2 && !line[0]) {
             return carma_err_at(err, file, n, "no command");
@@ -283,9 +285,9 @@ int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
         size_t nw = split_words(line, word, 8);
         if (nw == 2 && strcmp(word[0], "sleep") == 0) {
             double s;
-            if (carma_parse_double(word[1], &s) || !(s >= 0) || s > 1e9) {
-                rc = carma_err_at(err, file, n, "sleep '%s': not a number of seconds >= 0",
-                                  carma_quote(word[1], 40).s);
+            if (carma_parse_double(word[1], &s) || !(s >= 0) || s > SH_SLEEP_MAX_S) {
+                rc = carma_err_at(err, file, n, "sleep '%s': not a number of seconds from 0 to %g",
+                                  carma_quote(word[1], 40).s, SH_SLEEP_MAX_S);
                 goto fail;
             }
             clock += s;

@@ -5,6 +5,12 @@
 
 #include "sim/trace.h"
 
+/* Bounds of a job's figures, checked by sim_build_job and stated in its messages;
+ * loaders bound their own fields by them too. */
+#define SIM_TIME_MAX_S 1e10  /* about 300 years: anything above is a unit mistake */
+#define SIM_MEM_MAX_MIB 1e7  /* peak memory and estimates per GPU */
+#define SIM_RAMP_MAX_S 1e6   /* launch to peak memory */
+
 /* A trace under construction. Jobs and workloads grow geometrically up to the bounds
  * (SIM_TRACE_MAX_JOBS, 65535 workloads); names are unique (hash index). */
 struct sim_build {

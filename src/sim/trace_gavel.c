@@ -85,13 +85,13 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
             goto fail;
         }
         if (carma_parse_u64(f[4], &steps) || steps == 0 || steps > 1000000000000ull) {
-            rc = carma_err_at(err, file, n, "total steps '%s': not a positive whole number",
+            rc = carma_err_at(err, file, n, "total steps '%s': not a whole number from 1 to 1e12",
                               carma_quote(f[4], 40).s);
             goto fail;
         }
-        if (carma_parse_double(f[5], &at) || at < 0) {
-            rc = carma_err_at(err, file, n, "arrival '%s': not a time >= 0 (s)",
-                              carma_quote(f[5], 40).s);
+        if (carma_parse_double(f[5], &at) || at < 0 || at > SIM_TIME_MAX_S) {
+            rc = carma_err_at(err, file, n, "arrival '%s': not a number of seconds from 0 to %g",
+                              carma_quote(f[5], 40).s, SIM_TIME_MAX_S);
             goto fail;
         }
         if (carma_parse_u64(f[6], &scale) || scale < 1 || scale > SIM_JOB_MAX_GPUS) {

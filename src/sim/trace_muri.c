@@ -10,6 +10,8 @@
 #include "sim/trace_fmt.h"
 #include "util/csv.h"
 
+#define US_MAX ((int64_t)(SIM_TIME_MAX_S * 1e6)) /* times in microseconds */
+
 int sim_parse_muri(const char *file, const char *buf, size_t len, const struct sim_trace_opts *o,
                    struct sim_trace *out, struct carma_err *err)
 {
@@ -37,14 +39,16 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
         }
         int64_t submit, dur;
         uint64_t gpus, batch;
-        if (carma_parse_i64(c->field[col[SUBMIT]], &submit) || submit < 0) {
-            rc = carma_err_at(err, file, line, "submit_time '%s': not a time >= 0 (us)",
-                              carma_quote(c->field[col[SUBMIT]], 40).s);
+        if (carma_parse_i64(c->field[col[SUBMIT]], &submit) || submit < 0 || submit > US_MAX) {
+            rc = carma_err_at(err, file, line,
+                              "submit_time '%s': not a whole number of us from 0 to %g",
+                              carma_quote(c->field[col[SUBMIT]], 40).s, (double)US_MAX);
             goto fail;
         }
-        if (carma_parse_i64(c->field[col[DUR]], &dur) || dur <= 0) {
-            rc = carma_err_at(err, file, line, "duration '%s': not a positive time (us)",
-                              carma_quote(c->field[col[DUR]], 40).s);
+        if (carma_parse_i64(c->field[col[DUR]], &dur) || dur <= 0 || dur > US_MAX) {
+            rc = carma_err_at(err, file, line,
+                              "duration '%s': not a whole number of us from 1 to %g",
+                              carma_quote(c->field[col[DUR]], 40).s, (double)US_MAX);
             goto fail;
         }
         if (carma_parse_u64(c->field[col[GPU]], &gpus) || gpus < 1 || gpus > SIM_JOB_MAX_GPUS) {

@@ -33,8 +33,8 @@ static int csv_err(const struct carma_csv *c, struct carma_err *err, const char 
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (c->lines != c->line)
-        return carma_err_at(err, c->file, c->lines, "%s (in the record starting at line %zu)",
-                            what, c->line);
+        return carma_err_at(err, c->file, c->lines, "%s (in the record starting at line %zu)", what,
+                            c->line);
     return carma_err_at(err, c->file, c->lines, "%s", what);
 }
 

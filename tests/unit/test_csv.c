@@ -137,7 +137,8 @@ static void test_quote(void **state)
     (void)state;
     assert_string_equal(carma_quote("plain", 40).s, "plain");
     assert_string_equal(carma_quote("a\nb\r\t\\c\x01\x7f", 40).s, "a\\nb\\r\\t\\\\c\\x01\\x7F");
-    assert_string_equal(carma_quote("caf\xc3\xa9 \xff\xc2\x85", 40).s, "caf\xc3\xa9 \\xFF\\xC2\\x85");
+    assert_string_equal(carma_quote("caf\xc3\xa9 \xff\xc2\x85", 40).s,
+                        "caf\xc3\xa9 \\xFF\\xC2\\x85");
     assert_string_equal(carma_quote("abcdef", 3).s, "abc...");
     assert_string_equal(carma_quote("ab\xc3\xa9", 3).s, "ab..."); /* no half character */
     assert_string_equal(carma_quote(NULL, 3).s, "");

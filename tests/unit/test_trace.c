@@ -134,7 +134,13 @@ static void test_catalog_bad(void **state)
     cat_bad(CAT_HDR "a,m,1.5,1,100,1,0.5,0.2,0.2,30,\n", "bad batch");
     cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,-1,\n", "bad ramp_s");
     cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30\n", "w.csv:2: 10 fields, the header has 11");
-    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,x\n", "bad estimate");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,x\n",
+            "w.csv:2: workload 'a': bad est_horus_mib 'x' (MiB from 0 to 1e7)");
+    /* Range errors state the range. */
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,1e9,\n",
+            "w.csv:2: workload 'a': bad ramp_s '1e9' (seconds from 0 to 1e6)");
+    cat_bad(CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,2e7\n", "bad est_horus_mib '2e7' (MiB from 0");
+    cat_bad(CAT_HDR "a,m,2e9,1,100,1,0.5,0.2,0.2,30,\n", "bad batch '2e9' (a whole number from 0");
     cat_bad(CAT_HDR, "no workloads");
     cat_bad(CAT_HDR ",m,1,1,100,1,0.5,0.2,0.2,30,\n", "name empty");
     cat_bad(CAT_HDR "\"a\nb\",m,1,1,100,1,0.5,0.2,0.2,30,\n",
@@ -171,8 +177,9 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "submit_s,workload\n0,a\n3,zzz\n", "t.csv:3: unknown workload 'zzz'");
     expect_bad(F, "t.csv", "submit_s,workload\n5,a\n3,b\n", "t.csv:3: out of order");
     expect_bad(F, "t.csv", "submit_s,workload\n-1,a\n", "t.csv:2: arrival time -1");
-    expect_bad(F, "t.csv", "submit_s,workload\nabc,a\n", "t.csv:2: submit_s 'abc' is not");
-    expect_bad(F, "t.csv", "submit_s,workload\n1e400,a\n", "t.csv:2: submit_s");
+    expect_bad(F, "t.csv", "submit_s,workload\nabc,a\n",
+               "t.csv:2: submit_s 'abc': not a number of seconds from 0 to 1e+10");
+    expect_bad(F, "t.csv", "submit_s,workload\n1e400,a\n", "t.csv:2: submit_s '1e400': not a");
     expect_bad(F, "t.csv", "submit_s,wl\n0,a\n", "t.csv:1: missing column 'workload'");
     expect_bad(F, "t.csv", "workload\na\n", "missing column 'submit_s'");
     expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
@@ -182,7 +189,7 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"Xcep\ntion\"\n",
                "t.csv:2: unknown workload 'Xcep\\ntion' (not");
     expect_bad(F, "t.csv", "submit_s,workload\n\"1\x7f\r\",a\n",
-               "t.csv:2: submit_s '1\\x7F\\r' is not");
+               "t.csv:2: submit_s '1\\x7F\\r': not");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\nb\",x\n", "t.csv:2: 3 fields, the header");
     expect_bad(F, "t.csv", "", "t.csv: empty");
     expect_bad(F, "t.csv", "submit_s,workload,workload\n0,a,b\n",
@@ -236,9 +243,10 @@ static void test_detect(void **state)
     expect_good(SIM_TRACE_AUTO, "b.csv", CARMA_BOM "submit_s,workload\n0,a\n", &t);
     sim_trace_free(&t);
     for (int f = SIM_TRACE_AUTO; f <= SIM_TRACE_ALIBABA; f++)
-        expect_bad((enum sim_trace_format)f, "b.csv", CARMA_BOM CARMA_BOM "submit_s,workload\n0,a\n",
-                   "b.csv:1: " CARMA_BOM2_MSG);
-    cat_bad(CARMA_BOM CARMA_BOM CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,\n", "w.csv:1: " CARMA_BOM2_MSG);
+        expect_bad((enum sim_trace_format)f, "b.csv",
+                   CARMA_BOM CARMA_BOM "submit_s,workload\n0,a\n", "b.csv:1: " CARMA_BOM2_MSG);
+    cat_bad(CARMA_BOM CARMA_BOM CAT_HDR "a,m,1,1,100,1,0.5,0.2,0.2,30,\n",
+            "w.csv:1: " CARMA_BOM2_MSG);
 }
 
 /* ---- Muri ---- */
@@ -280,6 +288,15 @@ static void test_muri_bad(void **state)
     expect_bad(F, "m.csv", MURI_HDR "0,0,0,1,dqn,1,10,0\n", "m.csv:2: num_gpu '0'");
     expect_bad(F, "m.csv", MURI_HDR "0,65,0,1,dqn,1,10,0\n", "num_gpu '65'");
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,x,10,0\n", "batch_size 'x'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,1,1e308,0\n",
+               "m.csv:2: duration '1e308': not a whole number of us from 1 to 1e+16");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,dqn,1,99999999999999999999,0\n",
+               "duration '99999999999999999999': not a whole number of us from 1 to 1e+16");
+    /* Above the bound even as the first arrival (times are relative to it). */
+    expect_bad(F, "m.csv", MURI_HDR "0,1,20000000000000000,1,dqn,1,10,0\n",
+               "m.csv:2: submit_time '20000000000000000': not a whole number of us from 0 to");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,CycleGAN,1000000,10,0\n",
+               "m.csv:2: peak memory 2e+09 MiB: not positive or above 1e+07 MiB");
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,\"\x1b]0;x\x07\",1,10,0\n",
                "m.csv:2: unknown model '\\x1B]0;x\\x07' (no");
     expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size\n0,1,0,dqn,1\n",
@@ -322,6 +339,10 @@ static void test_gavel_bad(void **state)
                "g.trace:2: out of order");
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t-5\t1\n", "g.trace:1: arrival '-5'");
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t0\t5\t1\n", "g.trace:1: total steps '0'");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t1e308\t5\t1\n",
+               "g.trace:1: total steps '1e308': not a whole number from 1 to 1e12");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t2e10\t1\n",
+               "g.trace:1: arrival '2e10': not a number of seconds from 0 to 1e+10");
     expect_bad(F, "g.trace", "A3C\tc\ta\t2\t10\t5\t1\n", "needs-data-dir");
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t5\t0\n", "g.trace:1: scale factor '0'");
     expect_bad(F, "g.trace", "A3C\x08\tc\ta\t0\t10\t5\t1\n",
@@ -385,7 +406,12 @@ static void test_alibaba_bad(void **state)
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1001,,LS,Running,1,400,2\n", "gpu_milli '1001'");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,0,,LS,Running,1,400,2\n", "gpu_milli 0");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,x,1,,LS,Running,1,400,2\n", "num_gpu 'x'");
-    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,10,,LS,Running,1,,2\n", "deletion_time");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,10,,LS,Running,1,,2\n",
+               "a.csv:2: deletion_time '': not a whole number of seconds from 0 to 1e10");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,10,,LS,Running,1e308,5,2\n",
+               "a.csv:2: creation_time '1e308': not a whole number of seconds from 0 to 1e10");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,10,,LS,Running,1,99999999999,99999999999\n",
+               "a.csv:2: scheduled_time '99999999999': not a whole number of seconds from 0");
 }
 
 /* ---- CARMA .sh + .rad ---- */
@@ -445,6 +471,12 @@ static void test_rad_parse(void **state)
         {"#\nx\npython\nm\nd\n3x\nexclusive\n1\n900\n", "a.rad:6: batch size '3x'"},
         {"#\nx\npython\nm\nd\n32\nexclusive\n0\n900\n", "a.rad:8: GPUs '0'"},
         {"#\nx\npython\nm\nd\n32\nexclusive\n1\n-1\n", "a.rad:9: measured peak MiB '-1'"},
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n99999999\n",
+         "a.rad:9: measured peak MiB '99999999': not a number above 0 and at most 1e+07"},
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n9\n2e7\n",
+         "a.rad:10: Horus estimate MiB '2e7': not a number from 0 to 1e+07"},
+        {"#\nx\npython\nm\nd\n2e9\nexclusive\n1\n9\n",
+         "a.rad:6: batch size '2e9': not a whole number from 1 to 1e9"},
         {"#\nx\npython\nm\nd\n32\nexclusive\n1\n9\nq\n", "a.rad:10: Horus estimate MiB 'q'"},
         {"#\nx\n\nm\nd\n32\nexclusive\n1\n9\n", "a.rad:3: no command"},
         {"#\nx\npy\nm\nd\n32\ne\n1\n9\n1\n1\n1\nextra\n", "a.rad:13: more than 12 lines"},
@@ -507,6 +539,7 @@ static void test_carma_sh_bad(void **state)
     (void)state;
     sh_bad("sleep 1\npython s/submit.py --task zzz.rad\n", "t.sh:2: task 'zzz': not in the");
     sh_bad("sleep -1\n", "t.sh:1: sleep '-1'");
+    sh_bad("sleep 1e10\n", "t.sh:1: sleep '1e10': not a number of seconds from 0 to 1e+09");
     sh_bad("sleep\n", "t.sh:1: expected 'sleep SECONDS'");
     sh_bad("sleep 1\x1b\n", "t.sh:1: sleep '1\\x1B'");
     sh_bad("rm -rf /\n", "t.sh:1: expected");
