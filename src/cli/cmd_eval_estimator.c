@@ -75,6 +75,8 @@ static int load_dataset(const char *path, int ds, struct dataset *d, struct carm
     carma_csv_init(c, buf, len, path, ',');
     rc = carma_csv_next(c, err);
     int cf = -1, ct = -1, cb = -1, cy = -1, cs = -1;
+    if (rc == 1 && carma_csv_header_unique(c, err) < 0)
+        rc = -EINVAL;
     if (rc == 1) {
         cf = carma_csv_col(c, "Filename");
         ct = carma_csv_col(c, "Activations-Params");
@@ -250,6 +252,10 @@ static int set_open(struct real_set *s, const char *dir, const char *sub, const 
     carma_csv_init(s->csv, s->buf, len, s->path, ',');
     if (carma_csv_next(s->csv, &err) != 1) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", s->path);
+        goto fail;
+    }
+    if (carma_csv_header_unique(s->csv, &err) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
         goto fail;
     }
     return 0;

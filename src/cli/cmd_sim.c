@@ -595,8 +595,8 @@ int cmd_sim(int argc, char **argv)
     int uses_catalog = fmt == SIM_TRACE_CARMA_CSV || fmt == SIM_TRACE_CARMA_SH;
     char catbuf[4096];
     if (catalog_path && !uses_catalog && fmt != SIM_TRACE_AUTO)
-        fprintf(stderr, "carma sim: note: --workloads is not used: a %s trace names no catalog "
-                        "workloads\n", sim_trace_format_name(fmt));
+        fprintf(stderr, "carma sim: note: --workloads is not used: a trace in the %s format "
+                        "names no catalog workloads\n", sim_trace_format_name(fmt));
     else if (!catalog_path && uses_catalog)
         catalog_path = default_catalog(trace_path, catbuf, sizeof catbuf);
     if (catalog_path && uses_catalog) {

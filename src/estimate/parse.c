@@ -2499,6 +2499,10 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
     m->format = EST_FMT_CSV;
     int rc = carma_csv_next(c, err);
     int ct = -1, co = -1, cp = -1, cc = -1, cs = -1;
+    if (rc == 1 && carma_csv_header_unique(c, err) < 0) {
+        rc = -EINVAL;
+        goto out;
+    }
     if (rc == 1) {
         ct = carma_csv_col(c, "type");
         if (ct < 0)

@@ -148,6 +148,8 @@ expect2 "--floor must be MiB" --summary $C/summary_csv/mlp.csv --batch 8 --floor
 expect2 "--gpus must be at least 1" --summary $C/summary_csv/mlp.csv --batch 8 --gpus 0
 expect2 "--gpus must be an integer" --summary $C/summary_csv/mlp.csv --batch 8 --gpus two
 expect2 "No such file" --summary "$T/missing.txt" --batch 8
+printf 'type,out_elems,params,params\nLinear,10,100,100\n' >"$T/dup.csv"
+expect2 "dup.csv:1: column 'params' given twice" --summary "$T/dup.csv" --batch 8
 expect2 "unknown attention 'flash' (eager, sdpa)" --summary $C/summary_modtree/bert_base.txt \
     --batch 8 --seq-len 128 --attention flash
 
