@@ -946,6 +946,59 @@ int est_parse_keras(const char *buf, size_t len, const char *file, struct est_mo
     return parse_copy(keras_parse_lines, joined, jl, file, m, err);
 }
 
+/* Length of a TF 2.x cell's text at s: up to two spaces (the column gap) or the end. */
+static size_t keras_cell_len(const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && !(s[k] == ' ' && (k + 1 == n || s[k + 1] == ' ')))
+        k++;
+    return k;
+}
+
+/* A TF 2.x line that only continues cells of the row above: each word ends a wrapped
+ * type name or shape (")", "2D)", ")]"). */
+static int keras_wrap_only(const char *t, size_t tn)
+{
+    if (!tn)
+        return 0;
+    for (size_t k = 0; k < tn; k++)
+        if (t[k] != ' ' && (k + 1 == tn || t[k + 1] == ' ') && t[k] != ')' && t[k] != ']')
+            return 0;
+    return 1;
+}
+
+/* Joins the piece (n bytes) of a wrapped TF 2.x shape with its continuations at column
+ * col of the following lines of L (not consumed), into out (EST_MAX_LINE + 1 bytes),
+ * until it is one whole shape. Returns the shape's length, 0 when it is not
+ * completed within four lines. */
+static size_t keras_unwrap(const struct lines *L, size_t col, const char *piece, size_t n,
+                           char *out)
+{
+    if (n > EST_MAX_LINE)
+        return 0;
+    memcpy(out, piece, n);
+    struct lines peek = *L;
+    for (int k = 0; k < 4; k++) {
+        const char *nraw;
+        size_t nrawn;
+        char next[EST_MAX_LINE + 1];
+        if (lines_next(&peek, &nraw, &nrawn, NULL) != 1)
+            return 0;
+        size_t nn = keras_unbox(nraw, nrawn, next);
+        if (nn <= col || next[col] == ' ')
+            return 0;
+        size_t c = keras_cell_len(next + col, nn - col);
+        if (n + c > EST_MAX_LINE)
+            return 0;
+        memcpy(out + n, next + col, c);
+        n += c;
+        size_t ext = shape_extent(out, n);
+        if (ext)
+            return ext == n ? n : 0;
+    }
+    return 0;
+}
+
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
                              struct est_model *m, struct carma_err *err)
 {
@@ -957,7 +1010,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     int rc, state = 0, connected = 0;
     uint64_t total = 0;
     int have_total = 0;
-    size_t rows = 0;
+    size_t rows = 0, shape_col = 0;
     m->format = EST_FMT_KERAS;
     while ((rc = lines_next(&L, &raw, &rawn, err)) == 1) {
         size_t n = keras_unbox(raw, rawn, line);
@@ -965,6 +1018,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
         if (state == 0) {
             if (find(s, n, "Layer (type)") && find(s, n, "Output Shape") && find(s, n, "Param #")) {
                 connected = find(s, n, "Connected to") != NULL;
+                shape_col = (size_t)(find(s, n, "Output Shape") - s);
                 state = 1;
             }
             continue; /* 'Model: "name"' and rules before the header */
@@ -993,9 +1047,9 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
             const char *op = memchr(t, '(', tn);
             if (!op || op == t || op[-1] != ' ') {
-                /* TF 2.x wraps long type names: " )" or " 2D)" on the next line;
-                 * functional models continue the "Connected to" column. */
-                if (connected || (tn && t[tn - 1] == ')' && !memchr(t, ' ', tn)))
+                /* TF 2.x wraps long type names (" 2D)") and shapes (" )]") onto the
+                 * next line; functional models continue the "Connected to" column. */
+                if (connected || keras_wrap_only(t, tn))
                     continue;
                 return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
             }
@@ -1036,12 +1090,22 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 j++;
             if (j >= tn || (t[j] != '(' && t[j] != '['))
                 return carma_err_at(err, file, L.line, "missing output shape");
-            size_t ext = shape_extent(t + j, tn - j);
+            char wrapped[EST_MAX_LINE + 1];
+            const char *shape = t + j;
+            size_t ext = shape_extent(shape, tn - j), used = ext;
+            if (!ext) {
+                /* TF 2.x wraps a shape longer than its column: "[(None, 224, 224, 3"
+                 * here, then ")]" on the next lines, at the header's column (a row
+                 * whose name fills its cell starts the shape a column later). */
+                used = keras_cell_len(t + j, tn - j);
+                ext = keras_unwrap(&L, shape_col, t + j, used, wrapped);
+                shape = wrapped;
+            }
             uint64_t out, params;
-            if (!ext || est_parse_shape(t + j, ext, &out) < 0)
+            if (!ext || est_parse_shape(shape, ext, &out) < 0)
                 return carma_err_at(err, file, L.line,
                                     "bad output shape (only the batch may be None)");
-            j += ext;
+            j += used;
             while (j < tn && t[j] == ' ')
                 j++;
             size_t ps = j;
@@ -2332,6 +2396,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             int pc = npos == 2 ? patch_conv(args, argn, (uint64_t)pos[0], &patch, ks, &nks) : 0;
             if (pc < 0)
                 return carma_err_at(err, file, L.line, "bad %.*s arguments", (int)cls_n, c);
+            int64_t kd[3];
+            int nk = pc == 0 ? arg_dims(args, argn, "kernel_size=", kd, 3) : 2;
+            if (pc == 0 && (nk == 1 || nk == 3 || (nk == 0 && !find(c, cls_n, "2d"))))
+                return carma_err_at(err, file, L.line,
+                                    "%.*s in a module tree: the print has no spatial sizes, "
+                                    "and only 2-D convolutions are sized from --image-size; "
+                                    "give a torchinfo table",
+                                    (int)cls_n, c);
             if (pc == 0)
                 return carma_err_at(err, file, L.line,
                                     "%.*s in a module tree: the print has no spatial sizes; "

@@ -262,6 +262,19 @@ static void test_keras(void **state)
     assert_int_equal(m.n, 3);
     assert_int_equal(m.params, 407050);
     assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
+    /* TF 2.x wraps shapes longer than their column ("[(None, 224, 224, 3" / ")]"),
+     * also on rows whose wrapped name starts the shape a column later. */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_functional_wrapped_shapes.txt", &m,
+                    &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 16);
+    assert_int_equal(m.params, 89728);
+    assert_int_equal(m.input, 224 * 224 * 3);
+    assert_int_equal(m.layers[1].out, 112 * 112 * 64); /* conv1_conv */
+    assert_int_equal(m.layers[1].kind, EST_K_CONV);
+    assert_int_equal(m.layers[15].out, 14 * 14 * 1024); /* the last BatchNormalization */
+    assert_int_equal(m.layers[15].kind, EST_K_NORM);
     const char *bad = "Model: \"m\"\n"
                       " Layer (type)                Output Shape              Param #   \n"
                       "=================================================================\n"
@@ -762,6 +775,8 @@ static void test_modtree_patches(void **state)
         assert_non_null(strstr(err.msg, "t.txt:2: Conv"));
         assert_null(strstr(err.msg, "bad"));
         assert_non_null(strstr(err.msg, "in a module tree: the print has no spatial sizes"));
+        /* --image-size sizes 2-D convolutions only: not offered for a Conv1d */
+        assert_true(!strstr(convs[i], "Conv1d") == !!strstr(err.msg, "give --image-size"));
     }
     assert_int_equal(parse_str("Net(\n  (c): Conv1d(4, 8, kernel_size=(3,), stride=(3,))\n)\n",
                                &m, &err), 0);
