@@ -319,6 +319,17 @@ static uint64_t shape_first_dim(const char *s, size_t n)
     return i < n && (s[i] == ',' || s[i] == ']' || s[i] == ')') ? b : 0;
 }
 
+/* Whether s is one shape of four dimensions, "[32, 256, 56, 56]": an image's. */
+static int shape_is_4d(const char *s, size_t n)
+{
+    if (n < 2 || s[0] != '[' || s[n - 1] != ']' || memchr(s + 1, '[', n - 2))
+        return 0;
+    size_t commas = 0;
+    for (size_t i = 0; i < n; i++)
+        commas += s[i] == ',';
+    return commas == 3;
+}
+
 /* "Input size (MB): 19.27" at s: the MB, or -1 when the line is not one. */
 static double input_size_mb(const char *s, size_t n)
 {
@@ -523,6 +534,7 @@ struct ti_row {
     unsigned flags, keeps;
     int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
     int frozen; /* its parameters printed "(1,024)": none trainable */
+    int image;  /* its output is [batch, channels, height, width] */
     uint64_t out, params;
     char type[48];
 };
@@ -541,7 +553,11 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
         return 0; /* a container: its children carry the tensors and parameters */
     if (r->kind == EST_K_OTHER && r->params > op->params)
         *op = *r;
-    int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
+    /* A block of an image model shown collapsed (torchinfo's depth=3 prints a ResNet's
+     * downsample Sequential as one row) keeps at least what one convolution producing
+     * its output keeps: counted so, not as nothing. Larger ones are refused above. */
+    enum est_kind kind = r->kind == EST_K_OTHER && r->params && r->image ? EST_K_CONV : r->kind;
+    int rc = est_model_add(m, kind, r->out, r->params, 1, 0);
     if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
         m->layers[m->n - 1].keeps = (uint8_t)r->keeps;
@@ -670,7 +686,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 return carma_err_at(err, file, L.line, "bad depth-index");
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
-            int recursive = 0, scores = 0, frozen = 0;
+            int recursive = 0, scores = 0, frozen = 0, image = 0;
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -701,6 +717,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                                             (int)((fe - fs) > 60 ? 60 : fe - fs), t + fs);
                     else
                         scores = scores_shape(t + fs, fe - fs);
+                    image = shape_is_4d(t + fs, fe - fs);
                     if (!shape_batch)
                         shape_batch = shape_first_dim(t + fs, fe - fs);
                 } else if (c == paramcol) {
@@ -747,6 +764,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.out = out;
             pend.params = recursive ? 0 : params; /* shared: counted where first seen */
             pend.frozen = frozen;
+            pend.image = image;
             rows++;
             continue;
         }
