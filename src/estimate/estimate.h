@@ -135,6 +135,8 @@ struct est_model {
     uint64_t max_positions;      /* rows of its learned position table (GPT-2's wpe, BERT's
                                     position_embeddings); 0: none seen */
     size_t max_positions_line;
+    size_t positions_differ[2];  /* lines of two position tables of different lengths
+                                    (0: none such) */
     enum est_format format;
     /* Module trees of convolutional networks: the input image's height and width, set
      * by the caller before parsing (0: not given, and a tree with a spatial

@@ -2462,8 +2462,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (!m->needs_seq_line)
                 m->needs_seq_line = L.line;
             /* a learned position table bounds the sequence the model can take */
-            if (nm && ((nn == 3 && memcmp(nm, "wpe", 3) == 0) || find(nm, nn, "position")) &&
-                (!m->max_positions || (uint64_t)pos[0] < m->max_positions)) {
+            int table = nm && ((nn == 3 && memcmp(nm, "wpe", 3) == 0) || find(nm, nn, "position"));
+            if (table && m->max_positions && (uint64_t)pos[0] != m->max_positions &&
+                !m->positions_differ[0]) {
+                m->positions_differ[0] = m->max_positions_line;
+                m->positions_differ[1] = L.line;
+            }
+            if (table && (!m->max_positions || (uint64_t)pos[0] < m->max_positions)) {
                 m->max_positions = (uint64_t)pos[0];
                 m->max_positions_line = L.line;
             }
@@ -2569,6 +2574,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                      spatial_line);
         return -EAGAIN;
     }
+    /* CLIP's towers: text at its table's length, image patches at theirs; one sequence
+     * length for every layer would misstate one of them. */
+    if (m->patch_h && m->positions_differ[0])
+        return carma_err_at(err, file, m->positions_differ[1],
+                            "learned position tables of different lengths (lines %zu and %zu) "
+                            "beside a patch embedding: a two-tower model (text and image, as "
+                            "CLIP) whose towers take different sequence lengths, which one "
+                            "--seq-len or --image-size cannot give; give a torchinfo table of "
+                            "it run on its inputs",
+                            m->positions_differ[0], m->positions_differ[1]);
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;
@@ -2777,7 +2792,10 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
         est_model_init(m, m->layers, m->cap);
         rc = est_parse_modtree(buf, len, file, m, err);
         if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
-            *err = first; /* (an image smaller than a patch failed the first reading) */
+            /* (an image smaller than a patch failed the first reading); a vision
+             * transformer refused for another reason says that reason */
+            if (!(rc < 0 && m->patch_h))
+                *err = first;
             return -EINVAL;
         }
         m->image_h = ih;

@@ -320,6 +320,14 @@ static void test_modtree(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
+    /* CLIP: a text tower at 77 positions and an image tower at 50 cannot share one
+     * sequence length, with or without --image-size. */
+    const char *clip = "tests/fuzz/corpus/summary_modtree/clip_two_towers.txt";
+    for (uint32_t hw = 0; hw <= 224; hw += 224) {
+        assert_true(parse_into(clip, hw, layers, &m, &err) < 0);
+        assert_non_null(strstr(err.msg, "clip_two_towers.txt:31: learned position tables of "
+                                        "different lengths (lines 5 and 31)"));
+    }
     int rc = parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err);
     if (rc)
         fail_msg("%s", err.msg);
