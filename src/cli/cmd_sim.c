@@ -51,8 +51,8 @@ static void sim_usage(FILE *f)
     for (size_t i = 0; i < n; i++)
         fprintf(f, "                       %-12s %s\n", p[i].name, p[i].summary);
     fprintf(f, "  --estimator E      requirement of the est-* policies (default gpumemnet)\n"
-               "  --max-attempts N   attempts per job before it is given up, 0 to 1000 (default 3,\n"
-               "                     0 = no limit)\n"
+               "  --max-attempts N   attempts per job before it is given up, 0 to 1000\n"
+               "                     (default 3, 0 = no limit)\n"
                "  --json             print {\"policies\": {name: figures}, \"bounds\": {...}}\n"
                "                     instead of a table\n"
                "  --report FILE      write an HTML page with per-GPU charts and a Gantt chart\n"

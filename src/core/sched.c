@@ -391,9 +391,10 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
     uint32_t *c = s->scratch;
     size_t n = 0;
     /* Every policy first uses idle GPUs (no process at all), in index order. A job whose
-     * observed peak reached a GPU's memory (it crashed alone there, or its peak sampled at a
-     * crash passed it) skips GPUs no larger while enough larger ones are in service: a mixed server would otherwise rerun it on the
-     * small one until it is given up, or forever with no attempt limit. */
+     * observed peak reached a GPU's memory (it crashed alone there, or its peak sampled
+     * at a crash passed it) skips GPUs no larger while enough larger ones are in service:
+     * a mixed server would otherwise rerun it on the small one until it is given up, or
+     * forever with no attempt limit. */
     uint64_t reached =
         j->peak_mib && kth_largest(s, j->gpus) > j->peak_mib ? j->peak_mib : 0;
     for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)

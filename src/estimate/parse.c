@@ -555,7 +555,8 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
         *op = *r;
     /* A block of an image model shown collapsed (torchinfo's depth=3 prints a ResNet's
      * downsample Sequential as one row) keeps at least what one convolution producing
-     * its output keeps: counted so, not as nothing. Larger ones are refused above. */
+     * its output keeps: counted so, not as nothing. The largest such block (*op) is
+     * refused after the table when it holds a real share of the model. */
     enum est_kind kind = r->kind == EST_K_OTHER && r->params && r->image ? EST_K_CONV : r->kind;
     int rc = est_model_add(m, kind, r->out, r->params, 1, 0);
     if (rc == 0) {
@@ -1003,12 +1004,14 @@ static size_t keras_unwrap(const struct lines *L, size_t col, const char *piece,
         if (lines_next(&peek, &nraw, &nrawn, NULL) != 1)
             return 0;
         size_t nn = keras_unbox(nraw, nrawn, next);
-        if (nn <= col || next[col] == ' ')
+        /* a cell broken after "),", the rest keeps its space: " (None, 32)]" */
+        size_t at = col + (nn > col + 1 && next[col] == ' ' && next[col + 1] != ' ');
+        if (nn <= at || next[at] == ' ')
             return 0;
-        size_t c = keras_cell_len(next + col, nn - col);
+        size_t c = keras_cell_len(next + at, nn - at);
         if (n + c > EST_MAX_LINE)
             return 0;
-        memcpy(out + n, next + col, c);
+        memcpy(out + n, next + at, c);
         n += c;
         size_t ext = shape_extent(out, n);
         if (ext)
@@ -2765,9 +2768,11 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
                       struct carma_err *err)
 {
     /* A UTF-8 byte order mark (Notepad, Excel) is not part of the first line. */
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+    if (len >= 3 && memcmp(buf, CARMA_BOM, 3) == 0) {
         buf += 3;
         len -= 3;
+        if (len >= 3 && memcmp(buf, CARMA_BOM, 3) == 0)
+            return carma_err_at(err, file, 1, "%s", CARMA_BOM2_MSG);
     }
     size_t k = 0;
     while (k < len && isspace((unsigned char)buf[k]))
@@ -2792,9 +2797,9 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
         est_model_init(m, m->layers, m->cap);
         rc = est_parse_modtree(buf, len, file, m, err);
         if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
-            /* (an image smaller than a patch failed the first reading); a vision
-             * transformer refused for another reason says that reason */
-            if (!(rc < 0 && m->patch_h))
+            /* (an image smaller than a patch failed the first reading); a two-tower
+             * model, refused as such, says so */
+            if (!(rc < 0 && m->positions_differ[0]))
                 *err = first;
             return -EINVAL;
         }

@@ -291,6 +291,18 @@ static void test_keras(void **state)
     assert_int_equal(m.layers[1].kind, EST_K_CONV);
     assert_int_equal(m.layers[15].out, 14 * 14 * 1024); /* the last BatchNormalization */
     assert_int_equal(m.layers[15].kind, EST_K_NORM);
+    /* a multi-output shape broken after "),", its rest keeping the space */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_multi_output_wrapped.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.layers[0].out, 64);
+    assert_int_equal(m.params, 330);
+    /* one byte order mark is skipped, a second refused */
+    assert_true(parse_str("\xEF\xBB\xBF\xEF\xBB\xBFtype,out_elems,params\nLinear,10,100\n", &m,
+                          &err) < 0);
+    assert_string_equal(err.msg, "t.txt:1: " CARMA_BOM2_MSG);
+    assert_int_equal(parse_str("\xEF\xBB\xBFtype,out_elems,params\nLinear,10,100\n", &m, &err), 0);
     const char *bad = "Model: \"m\"\n"
                       " Layer (type)                Output Shape              Param #   \n"
                       "=================================================================\n"
@@ -738,6 +750,17 @@ static void test_modtree_patches(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
+    /* A vision transformer with a convolution --image-size cannot size is told what to
+     * do without --image-size (not to give it). */
+    const char *pe = "VisionTransformer(\n"
+                     "  (conv_proj): Conv2d(3, 768, kernel_size=(16, 16), stride=(16, 16))\n"
+                     "  (pe): Conv2d(768, 768, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), "
+                     "groups=768)\n"
+                     "  (pos): Embedding(197, 768)\n"
+                     "  (head): Linear(in_features=768, out_features=1000, bias=True)\n"
+                     ")\n";
+    assert_true(parse_image_str(pe, 224, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "give --seq-len without --image-size"));
     int rc = parse_file("tests/fuzz/corpus/summary_modtree/vit_hf.txt", &m, &err);
     if (rc)
         fail_msg("%s", err.msg);
