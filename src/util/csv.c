@@ -224,7 +224,8 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
         return carma_err_set(err, -EFBIG, "%s: %jd bytes, larger than %zu bytes", path,
                              (intmax_t)st.st_size, max);
     }
-    size_t cap = 65536, n = 0;
+    /* Up to max + 1 bytes are read: one past max says the input is larger. */
+    size_t limit = max + 1, cap = limit < 65536 ? limit : 65536, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
         fclose(f);
@@ -233,12 +234,12 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
     errno = 0; /* what a failed read leaves (EISDIR for a folder) names the problem */
     for (;;) {
         if (n == cap) {
-            if (cap >= max) {
+            if (cap >= limit) {
                 free(buf);
                 fclose(f);
                 return carma_err_set(err, -EFBIG, "%s: larger than %zu bytes", path, max);
             }
-            cap = cap * 2 > max ? max : cap * 2;
+            cap = cap * 2 > limit ? limit : cap * 2;
             char *nb = realloc(buf, cap + 1);
             if (!nb) {
                 free(buf);

@@ -187,6 +187,10 @@ static void test_file_read_bounds(void **state)
     assert_int_equal(len, sizeof buf);
     assert_int_equal(out[len], '\0');
     free(out);
+    /* exactly max bytes is within the bound, at any max */
+    assert_int_equal(carma_file_read(path, 200000, &out, &len, &err), 0);
+    assert_int_equal(len, 200000);
+    free(out);
     assert_true(carma_file_read(path, 100000, &out, &len, &err) < 0);
     /* Refused from its size, unread: the message states the size. */
     assert_non_null(strstr(err.msg, ": 200000 bytes, larger than 100000 bytes"));
