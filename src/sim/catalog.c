@@ -19,14 +19,6 @@ static const char *const col_names[C_N] = {
 };
 #define C_REQUIRED C_HORUS /* columns before this one must be present */
 
-static int has_control(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return 1;
-    return 0;
-}
-
 /* The first field of a record out of its range: bad states the range, badk the column. */
 struct check {
     const struct carma_csv *c;
@@ -92,10 +84,11 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
             goto fail;
         }
         /* Names reach messages and reports: no line breaks or terminal controls. */
-        if (has_control(w.name) || has_control(w.model)) {
-            rc = carma_err_at(err, file, line, "%s '%s' holds a control character",
-                              has_control(w.name) ? "workload name" : "model name",
-                              carma_quote(has_control(w.name) ? w.name : w.model, 64).s);
+        int bad_name = carma_text_has_control(w.name);
+        if (bad_name || carma_text_has_control(w.model)) {
+            rc = carma_err_at(err, file, line, "%s '%s' holds a control character or is not UTF-8",
+                              bad_name ? "workload name" : "model name",
+                              carma_quote(bad_name ? w.name : w.model, 64).s);
             goto fail;
         }
         if (sim_build_find(&b, w.name) >= 0) {

@@ -36,6 +36,25 @@ int carma_err_set(struct carma_err *err, int code, const char *fmt, ...)
     return code;
 }
 
+/* Whether the character at p (n bytes of well-formed UTF-8, 0: none) is a control (C0,
+ * DEL, C1) or not well-formed. */
+static int is_control(const unsigned char *p, size_t n)
+{
+    return n == 0 || p[0] < 0x20 || p[0] == 0x7f || (n == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+}
+
+int carma_text_has_control(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = carma_utf8_seq(p);
+        if (is_control(p, n))
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
 struct carma_quoted carma_quote(const char *s, size_t max)
 {
     struct carma_quoted q;
@@ -45,8 +64,7 @@ struct carma_quoted carma_quote(const char *s, size_t max)
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     while (p[i]) {
         size_t n = carma_utf8_seq(p + i);
-        int esc = n == 0 || p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\' ||
-                  (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0); /* C1: U+0080..U+009F */
+        int esc = is_control(p + i, n) || p[i] == '\\';
         if (n == 0)
             n = 1;
         if (i + n > max)

@@ -31,4 +31,8 @@ struct carma_quoted {
 };
 struct carma_quoted carma_quote(const char *s, size_t max);
 
+/* Whether s holds a control character (C0, DEL, C1: what carma_quote escapes, a
+ * backslash aside) or bytes that are not well-formed UTF-8. */
+int carma_text_has_control(const char *s);
+
 #endif

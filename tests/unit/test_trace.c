@@ -147,6 +147,10 @@ static void test_catalog_bad(void **state)
             "w.csv:2: workload name 'a\\nb' holds a control character");
     cat_bad(CAT_HDR "a,\"\x1b[2J\",1,1,100,1,0.5,0.2,0.2,30,\n",
             "w.csv:2: model name '\\x1B[2J' holds a control character");
+    /* a C1 control (U+009B, CSI) and a byte that is not UTF-8 as well */
+    cat_bad(CAT_HDR "x\xC2\x9B" "2J,m,1,1,100,1,0.5,0.2,0.2,30,\n",
+            "w.csv:2: workload name 'x\\xC2\\x9B2J' holds a control character or is not UTF-8");
+    cat_bad(CAT_HDR "a,m\x9B,1,1,100,1,0.5,0.2,0.2,30,\n", "model name 'm\\x9B' holds a control");
     cat_bad("name,model,batch,gpus,mem_mib,mem_mib,total_min,smact,smocc,drama,ramp_s\n",
             "w.csv:1: column 'mem_mib' given twice");
 }
