@@ -203,31 +203,31 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
                   struct carma_err *err)
 {
     if (!(j->submit_s >= 0) || j->submit_s > SIM_TIME_MAX_S)
-        return carma_err_at(err, b->file, line, "arrival time %g s: negative or above %g s",
-                            j->submit_s, SIM_TIME_MAX_S);
+        return carma_err_at(err, b->file, line, "arrival time %s s: negative or above %s s",
+                            carma_num(j->submit_s).s, carma_num(SIM_TIME_MAX_S).s);
     if (b->t.njobs && j->submit_s < b->t.jobs[b->t.njobs - 1].submit_s)
         return carma_err_at(err, b->file, line,
                             "out of order: arrives at %.6g s, before the previous job (%.6g s); "
                             "traces must be in arrival order",
                             j->submit_s, b->t.jobs[b->t.njobs - 1].submit_s);
     if (!(j->duration_s > 0) || j->duration_s > SIM_TIME_MAX_S)
-        return carma_err_at(err, b->file, line, "run time %g s: not positive or above %g s",
-                            j->duration_s, SIM_TIME_MAX_S);
+        return carma_err_at(err, b->file, line, "run time %s s: not positive or above %s s",
+                            carma_num(j->duration_s).s, carma_num(SIM_TIME_MAX_S).s);
     if (j->gpus < 1 || j->gpus > SIM_JOB_MAX_GPUS)
         return carma_err_at(err, b->file, line, "%u GPUs: must be 1 to %d", (unsigned)j->gpus,
                             SIM_JOB_MAX_GPUS);
     if (!(j->mem_mib > 0) || j->mem_mib > SIM_MEM_MAX_MIB)
-        return carma_err_at(err, b->file, line, "peak memory %g MiB: not positive or above %g MiB",
-                            (double)j->mem_mib, SIM_MEM_MAX_MIB);
+        return carma_err_at(err, b->file, line, "peak memory %s MiB: not positive or above %s MiB",
+                            carma_num(j->mem_mib).s, carma_num(SIM_MEM_MAX_MIB).s);
     for (int e = 0; e < SIM_EST_COUNT; e++)
         if (!(j->est_mib[e] >= 0) || j->est_mib[e] > SIM_MEM_MAX_MIB)
-            return carma_err_at(err, b->file, line, "estimate %g MiB: negative or above %g MiB",
-                                (double)j->est_mib[e], SIM_MEM_MAX_MIB);
+            return carma_err_at(err, b->file, line, "estimate %s MiB: negative or above %s MiB",
+                                carma_num(j->est_mib[e]).s, carma_num(SIM_MEM_MAX_MIB).s);
     if (!ratio_ok(j->smact) || !ratio_ok(j->smocc) || !ratio_ok(j->drama))
         return carma_err_at(err, b->file, line, "activity ratios must lie in [0, 1]");
     if (!(j->ramp_s >= 0) || j->ramp_s > SIM_RAMP_MAX_S)
-        return carma_err_at(err, b->file, line, "ramp %g s: negative or above %g s",
-                            (double)j->ramp_s, SIM_RAMP_MAX_S);
+        return carma_err_at(err, b->file, line, "ramp %s s: negative or above %s s",
+                            carma_num(j->ramp_s).s, carma_num(SIM_RAMP_MAX_S).s);
     assert(j->workload < b->t.nworkloads);
     if (b->t.njobs >= SIM_TRACE_MAX_JOBS)
         return carma_err_at(err, b->file, line, "more than %u jobs", SIM_TRACE_MAX_JOBS);

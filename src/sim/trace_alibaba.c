@@ -46,8 +46,8 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
     enum { NAME, GPU, MILLI, CREATE, DELETE, SCHED, NNEED };
     double gpu_mem = o->gpu_mem_mib > 0 ? o->gpu_mem_mib : SIM_TRACE_DEFAULT_GPU_MIB;
     if (!(gpu_mem <= SIM_MEM_MAX_MIB))
-        return carma_err_at(err, file, 0, "GPU memory %g MiB: above %g MiB", gpu_mem,
-                            SIM_MEM_MAX_MIB);
+        return carma_err_at(err, file, 0, "GPU memory %s MiB: above %s MiB",
+                            carma_num(gpu_mem).s, carma_num(SIM_MEM_MAX_MIB).s);
     struct carma_csv *c = malloc(sizeof *c);
     if (!c)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);

@@ -75,8 +75,8 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
         double at;
         if (carma_parse_double(c->field[cs], &at)) {
             rc = carma_err_at(err, file, c->line,
-                              "submit_s '%s': not a number of seconds from 0 to %g",
-                              carma_quote(c->field[cs], 40).s, SIM_TIME_MAX_S);
+                              "submit_s '%s': not a number of seconds from 0 to %s",
+                              carma_quote(c->field[cs], 40).s, carma_num(SIM_TIME_MAX_S).s);
             goto fail;
         }
         long k = sim_build_find(&b, c->field[cw]);
@@ -155,13 +155,14 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
             w->gpus = (uint16_t)v;
         } else if (i == 8) {
             if (carma_parse_double(line, &v) || !(v > 0) || v > SIM_MEM_MAX_MIB)
-                return carma_err_at(err, file, n, "%s '%s': not a number above 0 and at most %g",
-                                    what[i], carma_quote(line, 40).s, SIM_MEM_MAX_MIB);
+                return carma_err_at(err, file, n, "%s '%s': not a number above 0 and at most %s",
+                                    what[i], carma_quote(line, 40).s,
+                                    carma_num(SIM_MEM_MAX_MIB).s);
             w->mem_mib = (float)v;
         } else if (i >= 9) {
             if (carma_parse_double(line, &v) || v < 0 || v > SIM_MEM_MAX_MIB)
-                return carma_err_at(err, file, n, "%s '%s': not a number from 0 to %g", what[i],
-                                    carma_quote(line, 40).s, SIM_MEM_MAX_MIB);
+                return carma_err_at(err, file, n, "%s '%s': not a number from 0 to %s", what[i],
+                                    carma_quote(line, 40).s, carma_num(SIM_MEM_MAX_MIB).s);
             w->est_mib[i - 9] = (float)v; /* SIM_EST_HORUS, _FAKETENSOR, _GPUMEMNET */
         } else if (i == 2 && !line[0]) {
             return carma_err_at(err, file, n, "no command");
@@ -286,8 +287,8 @@ int sim_parse_carma_sh(const char *file, const char *buf, size_t len,
         if (nw == 2 && strcmp(word[0], "sleep") == 0) {
             double s;
             if (carma_parse_double(word[1], &s) || !(s >= 0) || s > SH_SLEEP_MAX_S) {
-                rc = carma_err_at(err, file, n, "sleep '%s': not a number of seconds from 0 to %g",
-                                  carma_quote(word[1], 40).s, SH_SLEEP_MAX_S);
+                rc = carma_err_at(err, file, n, "sleep '%s': not a number of seconds from 0 to %s",
+                                  carma_quote(word[1], 40).s, carma_num(SH_SLEEP_MAX_S).s);
                 goto fail;
             }
             clock += s;

@@ -90,8 +90,8 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
             goto fail;
         }
         if (carma_parse_double(f[5], &at) || at < 0 || at > SIM_TIME_MAX_S) {
-            rc = carma_err_at(err, file, n, "arrival '%s': not a number of seconds from 0 to %g",
-                              carma_quote(f[5], 40).s, SIM_TIME_MAX_S);
+            rc = carma_err_at(err, file, n, "arrival '%s': not a number of seconds from 0 to %s",
+                              carma_quote(f[5], 40).s, carma_num(SIM_TIME_MAX_S).s);
             goto fail;
         }
         if (carma_parse_u64(f[6], &scale) || scale < 1 || scale > SIM_JOB_MAX_GPUS) {

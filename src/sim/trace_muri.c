@@ -41,14 +41,15 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
         uint64_t gpus, batch;
         if (carma_parse_i64(c->field[col[SUBMIT]], &submit) || submit < 0 || submit > US_MAX) {
             rc = carma_err_at(err, file, line,
-                              "submit_time '%s': not a whole number of us from 0 to %g",
-                              carma_quote(c->field[col[SUBMIT]], 40).s, (double)US_MAX);
+                              "submit_time '%s': not a whole number of us from 0 to %s",
+                              carma_quote(c->field[col[SUBMIT]], 40).s,
+                              carma_num((double)US_MAX).s);
             goto fail;
         }
         if (carma_parse_i64(c->field[col[DUR]], &dur) || dur <= 0 || dur > US_MAX) {
             rc = carma_err_at(err, file, line,
-                              "duration '%s': not a whole number of us from 1 to %g",
-                              carma_quote(c->field[col[DUR]], 40).s, (double)US_MAX);
+                              "duration '%s': not a whole number of us from 1 to %s",
+                              carma_quote(c->field[col[DUR]], 40).s, carma_num((double)US_MAX).s);
             goto fail;
         }
         if (carma_parse_u64(c->field[col[GPU]], &gpus) || gpus < 1 || gpus > SIM_JOB_MAX_GPUS) {

@@ -93,3 +93,24 @@ struct carma_quoted carma_quote(const char *s, size_t max)
     q.s[o] = '\0';
     return q;
 }
+
+struct carma_num carma_num(double v)
+{
+    struct carma_num r;
+    char g[32];
+    snprintf(g, sizeof g, "%g", v);
+    size_t o = 0;
+    for (const char *p = g; *p && o + 1 < sizeof r.s; p++) {
+        r.s[o++] = *p;
+        if (*p == 'e') { /* "e+07" -> "e7", "e-05" -> "e-5" */
+            if (p[1] == '+' || p[1] == '-')
+                p++;
+            if (*p == '-')
+                r.s[o++] = '-';
+            while (p[1] == '0' && p[2])
+                p++;
+        }
+    }
+    r.s[o] = '\0';
+    return r;
+}

@@ -31,6 +31,13 @@ struct carma_quoted {
 };
 struct carma_quoted carma_quote(const char *s, size_t max);
 
+/* A number for a message, as %g writes it but with a plain exponent: 1e10, 2e-05 ->
+ * 2e-5, 1e+308 -> 1e308. Returned by value, like carma_quote. */
+struct carma_num {
+    char s[32];
+};
+struct carma_num carma_num(double v);
+
 /* Whether s holds a control character (C0, DEL, C1: what carma_quote escapes, a
  * backslash aside) or bytes that are not well-formed UTF-8. */
 int carma_text_has_control(const char *s);
