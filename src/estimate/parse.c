@@ -539,12 +539,21 @@ struct ti_row {
     char type[48];
 };
 
+/* Whether a type is one convolution by PyTorch's class naming (Conv2d, ConvTranspose2d,
+ * LazyConv1d, and subclasses that keep the name: StdConv2d, Conv2dSame), not a block
+ * of them whose name holds "Conv" (MBConv, ConvNormAct). */
+static int torch_conv_name(const char *type)
+{
+    return strstr(type, "Conv1d") || strstr(type, "Conv2d") || strstr(type, "Conv3d") ||
+           strstr(type, "ConvTranspose");
+}
+
 /* Adds the pending row r when it is a leaf. *op keeps the largest leaf of no known kind
  * that holds parameters but lists nothing inside: at torchinfo's default depth=3 a
  * transformer's blocks (GPT2Block, a ModuleList of BertLayer) print that way, and
  * whatever they keep for backward is not in the table. */
 static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next,
-                    struct ti_row *op)
+                    struct ti_row *op, struct ti_row *img)
 {
     if (!r->valid)
         return 0;
@@ -553,12 +562,16 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
         return 0; /* a container: its children carry the tensors and parameters */
     if (r->kind == EST_K_OTHER && r->params > op->params)
         *op = *r;
-    /* A block of an image model shown collapsed (torchinfo's depth=3 prints a ResNet's
-     * downsample Sequential as one row) keeps at least what one convolution producing
-     * its output keeps: counted so, not as nothing. The largest such block (*op) is
-     * refused after the table when it holds a real share of the model. */
-    enum est_kind kind = r->kind == EST_K_OTHER && r->params && r->image ? EST_K_CONV : r->kind;
-    int rc = est_model_add(m, kind, r->out, r->params, 1, 0);
+    /* An image block shown collapsed (torchinfo's depth=3 prints EfficientNet's MBConv
+     * and a ResNet's downsample as one row) keeps for backward what its hidden layers
+     * keep, many times its output, whatever its parameters: *img, refused after the
+     * table. */
+    if (r->params && r->image && !img->valid &&
+        (r->kind == EST_K_OTHER || (r->kind == EST_K_CONV && !torch_conv_name(r->type)))) {
+        *img = *r;
+        img->valid = 1;
+    }
+    int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
     if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
         m->layers[m->n - 1].keeps = (uint8_t)r->keeps;
@@ -588,7 +601,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     size_t rows = 0;
     uint64_t shape_batch = 0; /* torchinfo prints the batch it ran with */
     double input_mb = -1;
-    struct ti_row opaque = {0};
+    struct ti_row opaque = {0}, opaque_image = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
     m->format = EST_FMT_TORCHINFO;
@@ -643,7 +656,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         }
         if (state == 2) {
             if (rule_line(s, n, '=')) {
-                if (ti_flush(m, &pend, 0, 0, &opaque) < 0)
+                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image) < 0)
                     return carma_err_at(err, file, pend.line, "too many layers");
                 state = 3;
                 continue;
@@ -736,7 +749,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j++;
             if (j != tn)
                 return carma_err_at(err, file, L.line, "unexpected text after the columns");
-            if (ti_flush(m, &pend, depth, 1, &opaque) < 0)
+            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image) < 0)
                 return carma_err_at(err, file, pend.line, "too many layers");
             pend.valid = 1;
             pend.depth = depth;
@@ -795,6 +808,13 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                             "it, so what it keeps for backward is unknown: print the table "
                             "deeper (torchinfo's summary(..., depth=10))",
                             opaque.type, (unsigned long long)opaque.params);
+    if (opaque_image.valid)
+        return carma_err_at(err, file, opaque_image.line,
+                            "'%s' holds %llu parameters and outputs an image, but the table "
+                            "lists no layer inside it (torchinfo's default depth=3 shows a "
+                            "whole block so), so what it keeps for backward is unknown: print "
+                            "the table deeper (torchinfo's summary(..., depth=10))",
+                            opaque_image.type, (unsigned long long)opaque_image.params);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     /* torchinfo's MB are 10^6 bytes, of the whole batch. A sequence model's input is its
