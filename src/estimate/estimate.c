@@ -624,6 +624,17 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     if (o->seq > EST_MAX_SEQ)
         return carma_err_set(err, -EINVAL, "sequence length %u is above %u", o->seq,
                              EST_MAX_SEQ);
+    /* A table's shapes are those of the input it was printed with: a sequence length or
+     * image size given beside it would be ignored, and the job sized for another input. */
+    int table = m->format == EST_FMT_TORCHSUMMARY || m->format == EST_FMT_TORCHINFO ||
+                m->format == EST_FMT_KERAS;
+    if (table && (o->seq || m->image_h))
+        return carma_err_set(err, -EINVAL,
+                             "%s does not apply to a %s table: its shapes are those of the "
+                             "input it was printed with; print it with the job's input and "
+                             "leave %s out",
+                             o->seq ? "--seq-len" : "--image-size", est_format_name(m->format),
+                             o->seq ? "--seq-len" : "--image-size");
     if (m->needs_seq && o->seq == 0)
         return carma_err_set(err, -EINVAL,
                              "this is a sequence model (line %zu): give --seq-len",

@@ -224,8 +224,16 @@ grep -q "v100-32gb (compute capability 7.0) has no native bfloat16" "$T/bf16.err
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --precision bf16 --gpu a100-40gb 2>&1 >/dev/null | grep -q . && fail "bf16 on an A100: a note"
 # --seq-len on a model that reads no sequence says so; on BERT it is plain.
-"$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 --seq-len 128 |
-    grep -q "seq-len 128 (no effect: not a sequence model)" || fail "--seq-len on a CNN"
+"$CARMA" estimate --summary $C/summary_csv/mlp.csv --batch 32 --seq-len 128 |
+    grep -q "seq-len 128 (no effect: not a sequence model)" || fail "--seq-len on an MLP"
+# A table's shapes are its input's: --seq-len or --image-size beside it is refused, not
+# ignored (a BERT table printed at 128 would have been sized at 128 for a job at 512).
+expect2 "bert_layer_b8.txt: --seq-len does not apply to a torchinfo table" \
+    --summary $C/summary_torchinfo/bert_layer_b8.txt --batch 8 --seq-len 512
+expect2 "resnet50_b32.txt: --image-size does not apply to a torchinfo table" \
+    --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 --image-size 448
+expect2 "does not apply to a torchsummary table" \
+    --summary data/estimator/cifar-summaries/resnet18cifar100_32.model --batch 32 --seq-len 64
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 |
     grep -q "no effect" && fail "--seq-len on BERT said no effect"
 
