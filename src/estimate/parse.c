@@ -413,7 +413,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
     int rc, state = 0; /* 0 before header, 1 header seen, 2 rows, 3 after rows */
     uint64_t total = 0;
     int have_total = 0;
-    size_t rows = 0;
+    size_t rows = 0, input_line = 0;
     uint64_t shape_batch = 1; /* summary(..., batch_size=N) prints N, not -1 */
     m->format = EST_FMT_TORCHSUMMARY;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -484,8 +484,10 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
         /* Input size in MiB (torchsummary's MB), float32, of the shapes' batch: the
          * input elements per sample. */
         double mb = input_size_mb(s, n);
-        if (mb >= 0 && !m->input)
+        if (mb >= 0 && !m->input) {
             m->input = (uint64_t)(mb * 1048576.0 / 4.0 / (double)shape_batch);
+            input_line = L.line;
+        }
     }
     if (rc < 0)
         return rc;
@@ -496,6 +498,18 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
         return carma_err_at(err, file, L.line, "table not closed by a '====' rule");
     if (rows == 0)
         return carma_err_at(err, file, L.line, "no layers");
+    /* torchsummary's "Input size" of several inputs is the product of all their sizes
+     * (a known bug): an input far above every layer's output is that, not an input. */
+    uint64_t largest = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].out > largest)
+            largest = m->layers[i].out;
+    if (input_line && m->input / 64 > largest)
+        return carma_err_at(err, file, input_line,
+                            "an input of %llu elements, more than 64 times the largest layer "
+                            "output (%llu): torchsummary multiplies the sizes of several "
+                            "inputs together, so the input is unknown; give a torchinfo table",
+                            (unsigned long long)m->input, (unsigned long long)largest);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     mark_gated(m);

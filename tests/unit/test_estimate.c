@@ -146,6 +146,11 @@ static void test_torchsummary(void **state)
     assert_int_equal(m.layers[0].out, 32 * 26 * 26);
     assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
     assert_int_equal(m.layers[3].params, 1179776);
+    /* two inputs: torchsummary prints the product of their sizes as "Input size" */
+    assert_true(parse_file("tests/fuzz/corpus/summary_torchsummary/two_inputs_bogus_input_size.txt",
+                           &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "two_inputs_bogus_input_size.txt:21: an input of 22658678784 "
+                                    "elements, more than 64 times the largest layer output"));
     assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchsummary/resnet18_cifar.txt", &m, &err), 0);
     assert_int_equal(m.params, 11227812);
     assert_int_equal(est_model_family(&m), EST_FAM_CONV);
