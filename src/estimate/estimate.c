@@ -529,6 +529,13 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     double w = 0, g = 0, s = 0, largest = 0;
     double state_b = est_optimizer_state_bytes(o->optimizer);
     double half = o->precision == EST_PREC_FP32 ? 0 : 2; /* autocast weight copies */
+    /* Autograd records nothing before the first layer with trained parameters (a frozen
+     * backbone runs as without gradients): those layers keep no activations, though the
+     * largest of them still passes through as a transient. */
+    size_t first_trained = m->n;
+    for (size_t i = 0; i < m->n && first_trained == m->n; i++)
+        if (m->layers[i].params > m->layers[i].frozen)
+            first_trained = i;
     for (size_t i = 0; i < m->n; i++) {
         const struct est_layer *l = &m->layers[i];
         double cnt = l->count;
@@ -552,7 +559,8 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
             per *= seq; /* heads x seq scores per token, times seq tokens */
         double bytes = est_alloc_round(batch * per * elem_bytes((enum est_kind)l->kind,
                                                                 o->precision));
-        feat[l->kind] += cnt * bytes / MIB;
+        if (i >= first_trained)
+            feat[l->kind] += cnt * bytes / MIB;
         if (bytes > largest)
             largest = bytes;
     }

@@ -1986,6 +1986,39 @@ static void test_concat_infer(void **state)
     assert_float_equal(f[EST_F_CONCAT], 0, 0);
 }
 
+/* A frozen prefix (a feature extractor whose parameters do not train) keeps no
+ * activations: autograd records nothing until the first trained layer. */
+static void test_frozen_prefix_keeps_no_activations(void **state)
+{
+    (void)state;
+    struct est_model m;
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_model_add(&m, EST_K_CONV, 100000, 1728, 1, 0), 0);
+    assert_int_equal(est_model_add(&m, EST_K_ACT, 100000, 0, 1, 0), 0);
+    assert_int_equal(est_model_add(&m, EST_K_CONV, 50000, 36864, 1, 0), 0);
+    assert_int_equal(est_model_add(&m, EST_K_LINEAR, 10, 5010, 1, 0), 0);
+    struct est_opts o = {.batch = 4, .optimizer = EST_OPT_ADAM};
+    double f[EST_NFEAT], w, g, st;
+    est_features(&m, &o, f, &w, &g, &st);
+    double conv_all = f[EST_K_CONV], act_all = f[EST_K_ACT], transient = f[EST_F_TRANSIENT];
+    assert_true(conv_all > 0 && act_all > 0);
+    /* the two convolutions frozen: only the linear layer keeps its output */
+    m.layers[0].frozen = m.layers[0].params;
+    m.layers[2].frozen = m.layers[2].params;
+    m.frozen = m.layers[0].params + m.layers[2].params;
+    est_features(&m, &o, f, &w, &g, &st);
+    assert_float_equal(f[EST_K_CONV], 0, 0);
+    assert_float_equal(f[EST_K_ACT], 0, 0);
+    assert_true(f[EST_K_LINEAR] > 0);
+    assert_float_equal(f[EST_F_TRANSIENT], transient, 0); /* it still passes through */
+    /* only the first frozen: what follows the trained second convolution is kept */
+    m.layers[2].frozen = 0;
+    m.frozen = m.layers[0].params;
+    est_features(&m, &o, f, &w, &g, &st);
+    assert_true(f[EST_K_CONV] > 0 && f[EST_K_CONV] < conv_all);
+    assert_float_equal(f[EST_K_ACT], 0, 0);
+}
+
 static void test_coef_table_matches_shipped(void **state)
 {
     (void)state;
@@ -2091,6 +2124,7 @@ int main(void)
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_tuples),
         cmocka_unit_test(test_concat_infer),
+        cmocka_unit_test(test_frozen_prefix_keeps_no_activations),
         cmocka_unit_test(test_coef_table_matches_shipped),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_replay_allocator),
