@@ -873,6 +873,60 @@ static int keras_rule(const char *s, size_t n, const char *raw, size_t rawn)
 
 #define BOX_BAR "\xe2\x94\x82" /* │ */
 
+/* keras_unbox, then TF 2.x's expand_nested edges: a nested model's rows are printed
+ * between '|' runs, one '|' a level on each side ("| conv1 (Conv2D)  ...  |"). These
+ * become spaces, so that the columns stay; *level gets the count on the left. */
+static size_t keras_clean(const char *s, size_t n, char *out, int *level)
+{
+    size_t k = keras_unbox(s, n, out);
+    size_t i = 0;
+    while (i < k && out[i] == '|')
+        out[i++] = ' ';
+    *level = (int)i;
+    if (i) {
+        size_t e = k;
+        while (e > i && out[e - 1] == ' ')
+            e--;
+        while (e > i && out[e - 1] == '|')
+            out[--e] = ' ';
+    }
+    return k;
+}
+
+/* A TF 2.x expand_nested rule, a run of '¯' (C2 AF): above a nested model's layers
+ * ("|¯¯¯|", one level deeper) or below them. Edges already cleaned. */
+static int keras_nested_rule(const char *s, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ' ')
+            continue;
+        if (i + 1 < n && (unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] == 0xaf) {
+            any = 1;
+            i++;
+            continue;
+        }
+        return 0;
+    }
+    return any;
+}
+
+/* The nesting level of a Keras 3 row: expand_nested prints a nested layer's name after
+ * three spaces a level and "└ " ("│    └ conv1 (Conv2D) │"). 0 for a top-level row. */
+static int keras3_level(const char *raw, size_t n)
+{
+    if (n < 3 || memcmp(raw, BOX_BAR, 3) != 0)
+        return 0;
+    size_t i = 3, sp = 0;
+    while (i < n && raw[i] == ' ')
+        i++, sp++;
+    if (n - i < 3 || memcmp(raw + i, "\xe2\x94\x94", 3) != 0)
+        return 0;
+    /* one space is the cell's padding; a level at least when the rest was lost */
+    int lv = sp > 1 ? (int)((sp - 1) / 3) : 0;
+    return lv > 0 ? lv : 1;
+}
+
 /* Cell c (0-based, between bars) of a Keras 3 row line, trimmed; 0 when absent. */
 static int box_cell(const char *s, size_t n, unsigned c, const char **cs, size_t *cn)
 {
@@ -949,6 +1003,10 @@ static char *keras3_join(const char *buf, size_t len, size_t *outlen)
                     continue;
                 if (o > col0)
                     out[o++] = ' ';
+                /* a nested layer's indent ("   └ "), which tells its level */
+                if (c == 0 && r == 0 && cn >= 3 && memcmp(cs, "\xe2\x94\x94", 3) == 0)
+                    for (const char *sp = q + 4; sp < cs; sp++)
+                        out[o++] = ' ';
                 for (size_t i = 0; i < cn; i++) {
                     if (i + 3 <= cn && memcmp(cs + i, "\xe2\x80\xa6", 3) == 0) {
                         i += 2;
@@ -1009,23 +1067,58 @@ static size_t keras_cell_len(const char *s, size_t n)
 }
 
 /* A TF 2.x line that only continues cells of the row above: each word ends a wrapped
- * type name or shape (")", "2D)", ")]"). */
-static int keras_wrap_only(const char *t, size_t tn)
+ * type name or shape (")", "2D)", ")]"), or, when digits is set, is the rest of a
+ * wrapped parameter count ("2358771" / "2"). */
+static int keras_wrap_only(const char *t, size_t tn, int digits)
 {
     if (!tn)
         return 0;
-    for (size_t k = 0; k < tn; k++)
-        if (t[k] != ' ' && (k + 1 == tn || t[k + 1] == ' ') && t[k] != ')' && t[k] != ']')
+    for (size_t k = 0; k < tn; k++) {
+        if (t[k] == ' ' || (k + 1 < tn && t[k + 1] != ' '))
+            continue;
+        if (t[k] == ')' || t[k] == ']')
+            continue;
+        size_t b = k + 1;
+        while (b > 0 && isdigit((unsigned char)t[b - 1]))
+            b--;
+        if (!digits || !(b == 0 || t[b - 1] == ' '))
             return 0;
+    }
     return 1;
 }
 
+/* Whether the row just read (at nesting level `level`) is a nested model that
+ * expand_nested=True lists: the next row is deeper (Keras 3, box set), or the row is
+ * followed by a '¯' rule of more levels (TF 2.x). Its layers follow, holding its
+ * parameters. L is not consumed. */
+static int keras_holds_nested(const struct lines *L, int box, int level)
+{
+    struct lines peek = *L;
+    const char *raw;
+    size_t rawn;
+    char next[EST_MAX_LINE + 1];
+    for (int k = 0; k < 16 && lines_next(&peek, &raw, &rawn, NULL) == 1; k++) {
+        int lv;
+        size_t nn = keras_clean(raw, rawn, next, &lv);
+        if (box) {
+            if (blank(next, nn))
+                continue; /* the rows keras3_join emptied, and box rules */
+            return keras3_level(raw, rawn) > level;
+        }
+        if (keras_nested_rule(next, nn))
+            return lv > level;
+        if (blank(next, nn) || rule_line(next, nn, '='))
+            return 0; /* the row ended */
+    }
+    return 0;
+}
+
 /* Joins the piece (n bytes) of a wrapped TF 2.x shape with its continuations at column
- * col of the following lines of L (not consumed), into out (EST_MAX_LINE + 1 bytes),
- * until it is one whole shape. Returns the shape's length, 0 when it is not
+ * col (or up to slack columns before it) of the following lines of L (not consumed),
+ * into out (EST_MAX_LINE + 1 bytes), until it is one whole shape. Returns the shape's length, 0 when it is not
  * completed within four lines. */
-static size_t keras_unwrap(const struct lines *L, size_t col, const char *piece, size_t n,
-                           char *out)
+static size_t keras_unwrap(const struct lines *L, size_t col, size_t slack, const char *piece,
+                           size_t n, char *out)
 {
     if (n > EST_MAX_LINE)
         return 0;
@@ -1037,9 +1130,16 @@ static size_t keras_unwrap(const struct lines *L, size_t col, const char *piece,
         char next[EST_MAX_LINE + 1];
         if (lines_next(&peek, &nraw, &nrawn, NULL) != 1)
             return 0;
-        size_t nn = keras_unbox(nraw, nrawn, next);
+        int lv;
+        size_t nn = keras_clean(nraw, nrawn, next, &lv);
         /* a cell broken after "),", the rest keeps its space: " (None, 32)]" */
         size_t at = col + (nn > col + 1 && next[col] == ' ' && next[col + 1] != ' ');
+        /* a nested row's cells may start up to a column a level earlier */
+        for (size_t p = col > slack ? col - slack : 0; p < col && p < nn; p++)
+            if (next[p] != ' ' && (p == 0 || next[p - 1] == ' ')) {
+                at = p;
+                break;
+            }
         if (nn <= at || next[at] == ' ')
             return 0;
         size_t c = keras_cell_len(next + at, nn - at);
@@ -1062,17 +1162,24 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     const char *raw;
     size_t rawn;
     char line[EST_MAX_LINE + 1];
-    int rc, state = 0, connected = 0;
+    int rc, state = 0, connected = 0, trainable = 0, level = 0;
+    /* Keras 3's box (joined by keras3_join): its rows are one line each */
+    int box = len >= 3 && memmem(buf, len, BOX_BAR, 3) != NULL;
     uint64_t total = 0;
     int have_total = 0;
-    size_t rows = 0, shape_col = 0;
+    size_t rows = 0, shape_col = 0, digits_line = 0;
     m->format = EST_FMT_KERAS;
     while ((rc = lines_next(&L, &raw, &rawn, err)) == 1) {
-        size_t n = keras_unbox(raw, rawn, line);
+        size_t n = keras_clean(raw, rawn, line, &level);
         const char *s = line;
+        if (box)
+            level = keras3_level(raw, rawn);
         if (state == 0) {
             if (find(s, n, "Layer (type)") && find(s, n, "Output Shape") && find(s, n, "Param #")) {
                 connected = find(s, n, "Connected to") != NULL;
+                /* show_trainable=True: a last column of Y, N (frozen) or, Keras 3, -
+                 * (no weights) */
+                trainable = find(s, n, "Trainable") != NULL;
                 shape_col = (size_t)(find(s, n, "Output Shape") - s);
                 state = 1;
             }
@@ -1090,8 +1197,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 state = 3;
                 continue;
             }
-            if (keras_rule(s, n, raw, rawn) || blank(s, n))
-                continue; /* row separators */
+            if (keras_rule(s, n, raw, rawn) || blank(s, n) || keras_nested_rule(s, n))
+                continue; /* row separators, expand_nested's rules */
             if (find(s, n, "Total params:")) {
                 state = 3; /* Keras 3 closes the box and prints totals */
                 goto totals;
@@ -1104,7 +1211,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             if (!op || op == t || op[-1] != ' ') {
                 /* TF 2.x wraps long type names (" 2D)") and shapes (" )]") onto the
                  * next line; functional models continue the "Connected to" column. */
-                if (connected || keras_wrap_only(t, tn))
+                if (connected || keras_wrap_only(t, tn, L.line == digits_line))
                     continue;
                 return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
             }
@@ -1112,7 +1219,9 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             size_t e = (size_t)(op - t) + 1;
             while (e < tn && t[e] != ')' && !(t[e] == ' ' && e + 1 < tn && t[e + 1] == ' '))
                 e++;
-            if (e >= tn || e == (size_t)(op - t) + 1)
+            /* "()" is no type; "(" alone is a wrapped one (a 24-letter name such as
+             * "global_average_pooling2d (" fills the cell), completed below */
+            if (e >= tn || (e == (size_t)(op - t) + 1 && t[e] == ')'))
                 return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
             const char *type = op + 1;
             size_t type_n = e - (size_t)(op - t) - 1;
@@ -1126,7 +1235,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 size_t nrawn;
                 char next[EST_MAX_LINE + 1];
                 if (lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
-                    size_t nn = keras_unbox(nraw, nrawn, next);
+                    int lv;
+                    size_t nn = keras_clean(nraw, nrawn, next, &lv);
                     const char *c = next;
                     trim(&c, &nn);
                     size_t k = 0;
@@ -1140,6 +1250,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                         type = whole;
                     }
                 }
+                if (!type_n)
+                    return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
             }
             while (j < tn && t[j] == ' ')
                 j++;
@@ -1153,7 +1265,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                  * here, then ")]" on the next lines, at the header's column (a row
                  * whose name fills its cell starts the shape a column later). */
                 used = keras_cell_len(t + j, tn - j);
-                ext = keras_unwrap(&L, shape_col, t + j, used, wrapped);
+                ext = keras_unwrap(&L, shape_col, level > 2 ? 2 : (size_t)level, t + j, used,
+                                   wrapped);
                 shape = wrapped;
             }
             uint64_t out, params;
@@ -1166,12 +1279,55 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             size_t ps = j;
             while (j < tn && t[j] != ' ')
                 j++;
-            if (est_parse_count(t + ps, j - ps, &params) < 0)
+            /* TF 2.x wraps a count longer than its column (7 digits beside a Trainable
+             * column): the rest is on the next line, at the same column */
+            char count[48];
+            size_t cn = j - ps;
+            const char *cs = t + ps;
+            {
+                struct lines peek = L;
+                const char *nraw;
+                size_t nrawn;
+                char next[EST_MAX_LINE + 1];
+                size_t pc = (size_t)(t + ps - s);
+                int lv;
+                if (cn && cn < 24 && lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
+                    size_t nn = keras_clean(nraw, nrawn, next, &lv), k = pc;
+                    while (k < nn && isdigit((unsigned char)next[k]))
+                        k++;
+                    if (k > pc && k - pc < 24 && (k == nn || next[k] == ' ') &&
+                        pc > 0 && next[pc - 1] == ' ') {
+                        memcpy(count, cs, cn);
+                        memcpy(count + cn, next + pc, k - pc);
+                        cn += k - pc;
+                        cs = count;
+                        digits_line = L.line + 1;
+                    }
+                }
+            }
+            if (est_parse_count(cs, cn, &params) < 0)
                 return carma_err_at(err, file, L.line, "bad parameter count");
             while (j < tn && t[j] == ' ')
                 j++;
+            int frozen = 0;
+            if (trainable) {
+                size_t tb = tn;
+                while (tb > j && t[tb - 1] != ' ')
+                    tb--;
+                if (tn - tb != 1 || (t[tb] != 'Y' && t[tb] != 'N' && t[tb] != '-'))
+                    return carma_err_at(err, file, L.line,
+                                        "no Trainable cell (Y, N or -) at the end of the row");
+                frozen = t[tb] == 'N';
+                tn = tb;
+                while (tn > j && t[tn - 1] == ' ')
+                    tn--;
+            }
             if (j < tn && !connected)
                 return carma_err_at(err, file, L.line, "unexpected text after the parameters");
+            /* a nested model whose layers expand_nested=True lists after it: they hold
+             * its parameters, so they are counted, not it */
+            if (keras_holds_nested(&L, box, level))
+                continue;
             if ((rc = refuse_unmodelled(file, L.line, type, type_n, err)))
                 return rc;
             if ((type_n == 10 && memcmp(type, "Functional", 10) == 0) ||
@@ -1180,7 +1336,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 return carma_err_at(err, file, L.line,
                                     "a nested model (%.*s) whose layers the summary does not "
                                     "list, so its activations and gradients cannot be "
-                                    "counted; give its layers (a layer CSV, docs/estimator.md)",
+                                    "counted; print it with model.summary(expand_nested=True), "
+                                    "or give its layers (a layer CSV, docs/estimator.md)",
                                     (int)type_n, type);
             if (type_n == 10 && memcmp(type, "InputLayer", 10) == 0) {
                 m->input += out;
@@ -1192,6 +1349,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             if ((kconv1d ? est_model_add(m, EST_K_CONV, out, params, 1, 0)
                          : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            if (frozen) { /* "N": none of its parameters trains */
+                m->layers[m->n - 1].frozen = params;
+                m->frozen += params;
+            }
             rows++;
             continue;
         }

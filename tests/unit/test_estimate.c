@@ -346,6 +346,104 @@ static void test_keras(void **state)
     assert_string_equal(err.msg, "t.txt:4: no 'Total params:' line: summary cut short?");
 }
 
+/* Layouts of Keras's model.summary() options: show_trainable=True's Trainable column
+ * (TF 2.x, Keras 3) and expand_nested=True's nested layers (TF 2.x between '|¯¯¯|'
+ * rules and '|' edges, Keras 3 after "   └ "). */
+static void test_keras_layouts(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    /* TF 2.x Sequential: "N" is frozen; a count too long for its column beside the
+     * Trainable column wraps ("3172761" / "6") */
+    int rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_seq_trainable.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 6);
+    assert_int_equal(m.params, 31787402);
+    assert_int_equal(m.frozen, 18496);
+    assert_int_equal(m.layers[2].frozen, 18496); /* conv2d_1 */
+    assert_int_equal(m.layers[0].frozen, 0);
+    assert_int_equal(m.layers[4].params, 31727616); /* the wrapped count */
+    assert_int_equal(m.layers[4].kind, EST_K_LINEAR);
+    /* TF 2.x functional: the column after "Connected to" */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_functional_trainable.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.params, 8037898);
+    assert_int_equal(m.frozen, 9472 + 256);
+    assert_int_equal(m.layers[0].frozen, 9472); /* conv1_conv */
+    assert_int_equal(m.layers[1].frozen, 256);  /* conv1_bn */
+    assert_int_equal(m.layers[4].frozen, 0);
+    /* Keras 3: Y, N, and - for a layer without weights */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras3_seq_trainable.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 7);
+    assert_int_equal(m.params, 34826);
+    assert_int_equal(m.frozen, 18496);
+    assert_int_equal(m.layers[2].frozen, 18496);
+    /* a Trainable column that a row lacks */
+    const char *nocell = "Model: \"m\"\n"
+                         " Layer (type)                Output Shape              Param #   "
+                         "Trainable  \n"
+                         "================================================================="
+                         "===========\n"
+                         " dense (Dense)               (None, 10)                110\n"
+                         "================================================================="
+                         "===========\n"
+                         "Total params: 110\n";
+    assert_true(parse_str(nocell, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:4: no Trainable cell (Y, N or -) at the end of the row");
+
+    /* expand_nested=True, TF 2.x: the nested layers are read, not the nested model's
+     * row, which holds the sum of their parameters */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_nested_expand.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 7); /* 5 nested layers (and its input), pooling, dense */
+    assert_int_equal(m.params, 1365);
+    assert_int_equal(m.input, 64 * 64 * 3);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[0].out, 32 * 32 * 16);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM); /* "(BatchNormalizat" / "ion)" */
+    assert_int_equal(m.layers[4].kind, EST_K_CONV); /* "(SeparableConv" / "2D)" */
+    assert_int_equal(m.layers[4].params, 688);
+    assert_int_equal(m.layers[5].kind, EST_K_POOL); /* "global_average_pooling2d (" */
+    assert_int_equal(m.frozen, 0);
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_nested_expand_trainable.txt", &m,
+                    &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 7);
+    assert_int_equal(m.params, 1365);
+    assert_int_equal(m.frozen, 1200); /* the frozen backbone */
+    assert_int_equal(m.layers[6].frozen, 0);
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_resnet50_transfer_expand.txt", &m,
+                    &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 23597957);
+    assert_int_equal(m.input, 224 * 224 * 3);
+    /* Keras 3: nested names after "   └ ", one wrapped over two lines */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras3_nested_expand_trainable.txt", &m,
+                    &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.params, 1365);
+    assert_int_equal(m.frozen, 1200);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    assert_int_equal(m.layers[1].frozen, 64);
+    assert_int_equal(m.layers[3].kind, EST_K_POOL);
+    /* without expand_nested the nested model is refused, and the message says how to
+     * print its layers */
+    assert_true(parse_file("tests/fuzz/corpus/summary_keras/keras2_nested.txt", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "keras2_nested.txt:5: a nested model (Functional)"));
+    assert_non_null(strstr(err.msg, "model.summary(expand_nested=True)"));
+}
+
 static void test_modtree(void **state)
 {
     (void)state;
@@ -2107,6 +2205,7 @@ int main(void)
         cmocka_unit_test(test_torchsummary),
         cmocka_unit_test(test_torchinfo),
         cmocka_unit_test(test_keras),
+        cmocka_unit_test(test_keras_layouts),
         cmocka_unit_test(test_modtree),
         cmocka_unit_test(test_modtree_patches),
         cmocka_unit_test(test_modtree_cnn_matches_tables),
