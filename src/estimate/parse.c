@@ -1115,8 +1115,8 @@ static int keras_holds_nested(const struct lines *L, int box, int level)
 
 /* Joins the piece (n bytes) of a wrapped TF 2.x shape with its continuations at column
  * col (or up to slack columns before it) of the following lines of L (not consumed),
- * into out (EST_MAX_LINE + 1 bytes), until it is one whole shape. Returns the shape's length, 0 when it is not
- * completed within four lines. */
+ * into out (EST_MAX_LINE + 1 bytes), until it is one whole shape. Returns the shape's
+ * length, 0 when it is not completed within four lines. */
 static size_t keras_unwrap(const struct lines *L, size_t col, size_t slack, const char *piece,
                            size_t n, char *out)
 {
