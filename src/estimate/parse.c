@@ -540,6 +540,52 @@ static size_t skip_tree(const char *s, size_t n)
     }
 }
 
+/* The tree depth of a row from its drawing s[0, i) (skip_tree's extent): torchinfo
+ * prints depth d >= 1 as d - 1 "│    " (ASCII "|    ") and a branch "├─" or "└─" (older
+ * versions "├─" at any depth; ASCII "+ "). 0 and *depth set, or -1 without a branch. */
+static int tree_depth(const char *s, size_t i, unsigned *depth)
+{
+    unsigned bars = 0;
+    int branch = 0;
+    for (size_t k = 0; k < i; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if (c == 0xe2 && i - k >= 3) {
+            unsigned char d = (unsigned char)s[k + 2];
+            bars += d == 0x82;                 /* │ */
+            branch |= d == 0x9c || d == 0x94;  /* ├ └ */
+            k += 2;
+        } else {
+            bars += c == '|';
+            branch |= c == '+' || c == '`';
+        }
+    }
+    if (!branch)
+        return -1;
+    *depth = bars + 1;
+    return 0;
+}
+
+/* The layer-name column's header: "Layer (type" then " (var_name)" with
+ * row_settings=["var_names"] and ":depth-idx" with "depth" (the default), as
+ * torchinfo's header_row. Returns where it starts and sets *var, *dep; NULL: none. */
+static const char *ti_header(const char *s, size_t n, int *var, int *dep)
+{
+    static const struct { const char *text; int var, dep; } hs[] = {
+        {"Layer (type:depth-idx)", 0, 1},
+        {"Layer (type (var_name):depth-idx)", 1, 1},
+        {"Layer (type (var_name))", 1, 0},
+    };
+    for (size_t k = 0; k < sizeof hs / sizeof hs[0]; k++) {
+        const char *h = find(s, n, hs[k].text);
+        if (h) {
+            *var = hs[k].var;
+            *dep = hs[k].dep;
+            return h;
+        }
+    }
+    return NULL;
+}
+
 struct ti_row {
     int valid;
     unsigned depth;
@@ -618,10 +664,11 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     struct ti_row opaque = {0}, opaque_image = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
+    int show_var = 0, show_depth = 1; /* row_settings: "var_names", "depth" */
     m->format = EST_FMT_TORCHINFO;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
-            const char *h = find(s, n, "Layer (type:depth-idx)");
+            const char *h = ti_header(s, n, &show_var, &show_depth);
             if (!h) {
                 if (!blank(s, n) && !rule_line(s, n, '='))
                     return carma_err_at(err, file, L.line,
@@ -678,9 +725,12 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             size_t i = skip_tree(s, n);
             const char *t = s + i;
             size_t tn = n - i;
-            /* "Conv2d: 1-1" then the columns. */
+            /* "Conv2d: 1-1", "Conv2d (conv1): 1-1" or "Conv2d (conv1)" then the
+             * columns. */
             const char *colon = memchr(t, ':', tn);
-            if (rows == 0 && !pend.valid && i == 0 && !colon) {
+            unsigned drawn = 0;
+            int has_drawn = tree_depth(s, i, &drawn) == 0;
+            if (rows == 0 && !pend.valid && i == 0 && (!colon || !show_depth)) {
                 /* The root row "ResNet   [32, 1000]   --": a container at depth 0. */
                 pend.valid = 1;
                 pend.depth = 0;
@@ -693,25 +743,65 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.frozen = 0;
                 continue;
             }
-            if (!colon || colon == t)
-                return carma_err_at(err, file, L.line, "layer row is not 'Type: depth-index'");
-            size_t type_n = (size_t)(colon - t);
-            size_t j = type_n + 1;
-            while (j < tn && t[j] == ' ')
+            size_t type_n, j;
+            if (show_var) {
+                /* "Type (var)": one space, then the module's name ("conv1", "0",
+                 * "features.0"); a frozen count "(1,024)" is a column, after several. */
+                const char *op = find(t, tn, " (");
+                type_n = op ? (size_t)(op - t) : 0;
+                if (!type_n || memchr(t, ' ', type_n))
+                    return carma_err_at(err, file, L.line,
+                                        "layer row is not 'Type (var_name)%s'",
+                                        show_depth ? ": depth-index" : "");
+                j = type_n + 2;
+                size_t vs = j;
+                while (j < tn && t[j] != ')' && t[j] != '(' && !isspace((unsigned char)t[j]))
+                    j++;
+                if (j == vs || j >= tn || t[j] != ')')
+                    return carma_err_at(err, file, L.line, "bad variable name after '%.*s'",
+                                        (int)(type_n > 60 ? 60 : type_n), t);
                 j++;
+                if (show_depth && (j >= tn || t[j] != ':'))
+                    return carma_err_at(err, file, L.line,
+                                        "layer row is not 'Type (var_name): depth-index'");
+            } else {
+                if (!colon || colon == t)
+                    return carma_err_at(err, file, L.line,
+                                        "layer row is not 'Type: depth-index'");
+                type_n = (size_t)(colon - t);
+                j = type_n;
+            }
             unsigned depth = 0;
-            size_t st = j;
-            while (j < tn && isdigit((unsigned char)t[j]) && depth < 1000)
-                depth = depth * 10 + (unsigned)(t[j++] - '0');
-            if (j == st || j >= tn || t[j] != '-' || depth > EST_MAX_DEPTH)
-                return carma_err_at(err, file, L.line, "bad depth-index after '%.*s:'",
-                                    (int)(type_n > 60 ? 60 : type_n), t);
-            j++;
-            st = j;
-            while (j < tn && isdigit((unsigned char)t[j]))
+            if (show_depth) {
+                j++; /* the ':' */
+                while (j < tn && t[j] == ' ')
+                    j++;
+                size_t st = j;
+                while (j < tn && isdigit((unsigned char)t[j]) && depth < 1000)
+                    depth = depth * 10 + (unsigned)(t[j++] - '0');
+                if (j == st || j >= tn || t[j] != '-' || depth > EST_MAX_DEPTH)
+                    return carma_err_at(err, file, L.line, "bad depth-index after '%.*s:'",
+                                        (int)(type_n > 60 ? 60 : type_n), t);
                 j++;
-            if (j == st)
-                return carma_err_at(err, file, L.line, "bad depth-index");
+                st = j;
+                while (j < tn && isdigit((unsigned char)t[j]))
+                    j++;
+                if (j == st)
+                    return carma_err_at(err, file, L.line, "bad depth-index");
+            } else {
+                /* No depth-index: the depth is the tree drawing's. */
+                if (!has_drawn)
+                    return carma_err_at(err, file, L.line,
+                                        "layer row without the tree drawing ('├─', '└─') "
+                                        "that gives its depth");
+                if (drawn > EST_MAX_DEPTH)
+                    return carma_err_at(err, file, L.line, "nested deeper than %d",
+                                        EST_MAX_DEPTH);
+                depth = drawn;
+                if (j < tn && t[j] != ' ')
+                    return carma_err_at(err, file, L.line,
+                                        "unexpected text after the layer name");
+            }
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
             int recursive = 0, scores = 0, frozen = 0, image = 0;
@@ -2884,7 +2974,8 @@ out:
 enum est_format est_detect(const char *buf, size_t len)
 {
     size_t scan = len < 65536 ? len : 65536;
-    if (find(buf, scan, "Layer (type:depth-idx)"))
+    int var, dep;
+    if (ti_header(buf, scan, &var, &dep))
         return EST_FMT_TORCHINFO;
     const char *h = find(buf, scan, "Layer (type)");
     if (h) {

@@ -278,6 +278,109 @@ static void test_torchinfo(void **state)
     assert_true(r.peak_phase != 0); /* replayed */
 }
 
+static struct est_layer layouts_ref[EST_MAX_LAYERS];
+
+/* a and b hold the same layers, read alike. */
+static void assert_same_model(const struct est_model *a, const struct est_model *b)
+{
+    assert_int_equal(a->format, b->format);
+    assert_int_equal(a->n, b->n);
+    assert_int_equal(a->params, b->params);
+    assert_int_equal(a->frozen, b->frozen);
+    assert_int_equal(a->input, b->input);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct est_layer *x = &a->layers[i], *y = &b->layers[i];
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->out, y->out);
+        assert_int_equal(x->params, y->params);
+        assert_int_equal(x->frozen, y->frozen);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->keeps, y->keeps);
+        assert_int_equal(x->attn, y->attn);
+        assert_int_equal(x->shares_input, y->shares_input);
+        assert_int_equal(x->count, y->count);
+    }
+}
+
+/* torchinfo's other row settings print the same table with other layer names:
+ * row_settings=["var_names"] ("Conv2d (conv1)", the depth only in the tree drawing) and
+ * ["var_names", "depth"] ("Conv2d (conv1): 1-1"). Each reads as the default layout. */
+static void test_torchinfo_layouts(void **state)
+{
+    (void)state;
+    struct est_model ref, m;
+    struct carma_err err;
+    int rc = parse_into("tests/fuzz/corpus/summary_torchinfo/resnet18_b8_frozen.txt", 0,
+                        layouts_ref, &ref, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(ref.params, 11689512);
+    assert_int_equal(ref.frozen, 9408 + 128 + 4 * 36864 + 4 * 128); /* stem, layer1 */
+    assert_int_equal(ref.n, 60);
+    const char *same[] = {
+        "tests/fuzz/corpus/summary_torchinfo/resnet18_b8_frozen_varnames.txt",
+        "tests/fuzz/corpus/summary_torchinfo/resnet18_b8_frozen_varnames_depth.txt",
+    };
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        rc = parse_file(same[k], &m, &err);
+        if (rc)
+            fail_msg("%s: %s", same[k], err.msg);
+        assert_same_model(&ref, &m);
+    }
+    /* A module's name may hold dots and digits; a frozen count "(1,792)" is a column,
+     * not a name. */
+    const char *dotted = "Layer (type (var_name))                  Output Shape              Param #\n"
+                         "==========================================================================\n"
+                         "Net (Net)                                [8, 10]                   --\n"
+                         "├─Sequential (features)                  [8, 64, 32, 32]           --\n"
+                         "│    └─Conv2d (features.0)               [8, 64, 32, 32]           (1,792)\n"
+                         "│    └─ReLU (1)                          [8, 64, 32, 32]           --\n"
+                         "├─Linear (head)                          [8, 10]                   650\n"
+                         "==========================================================================\n"
+                         "Total params: 2,442\n";
+    assert_int_equal(parse_str(dotted, &m, &err), 0);
+    assert_int_equal(m.format, EST_FMT_TORCHINFO);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[0].out, 64 * 32 * 32);
+    assert_int_equal(m.layers[0].frozen, 1792);
+    assert_int_equal(m.layers[2].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[2].params, 650);
+    assert_int_equal(m.params, 2442);
+    assert_int_equal(m.frozen, 1792);
+    /* Malformed rows, each named. */
+    static const char hdr_var[] =
+        "Layer (type (var_name))                  Output Shape              Param #\n"
+        "==========================================================================\n"
+        "Net (Net)                                [8, 10]                   --\n";
+    static const char hdr_both[] =
+        "Layer (type (var_name):depth-idx)        Output Shape              Param #\n"
+        "==========================================================================\n"
+        "Net (Net)                                [8, 10]                   --\n";
+    static const struct { const char *hdr, *row, *msg; } bad[] = {
+        {hdr_var, "├─Conv2d                                 [8, 64, 32, 32]           (1,792)\n",
+         "t.txt:4: layer row is not 'Type (var_name)'"},
+        {hdr_var, "Conv2d (c)                               [8, 64, 32, 32]           1,792\n",
+         "t.txt:4: layer row without the tree drawing ('├─', '└─') that gives its depth"},
+        {hdr_var, "├─Conv2d ()                              [8, 64, 32, 32]           1,792\n",
+         "t.txt:4: bad variable name after 'Conv2d'"},
+        {hdr_var, "├─Conv2d (c)x                            [8, 64, 32, 32]           1,792\n",
+         "t.txt:4: unexpected text after the layer name"},
+        {hdr_both, "├─Conv2d (c)                             [8, 64, 32, 32]           1,792\n",
+         "t.txt:4: layer row is not 'Type (var_name): depth-index'"},
+        {hdr_both, "├─Conv2d (c): x                          [8, 64, 32, 32]           1,792\n",
+         "t.txt:4: bad depth-index after 'Conv2d:'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "%s%s==========================================================================\n",
+                 bad[k].hdr, bad[k].row);
+        assert_true(parse_str(t, &m, &err) < 0);
+        assert_string_equal(err.msg, bad[k].msg);
+    }
+}
+
 static void test_keras(void **state)
 {
     (void)state;
@@ -2204,6 +2307,7 @@ int main(void)
         cmocka_unit_test(test_kind_classify),
         cmocka_unit_test(test_torchsummary),
         cmocka_unit_test(test_torchinfo),
+        cmocka_unit_test(test_torchinfo_layouts),
         cmocka_unit_test(test_keras),
         cmocka_unit_test(test_keras_layouts),
         cmocka_unit_test(test_modtree),
