@@ -565,6 +565,49 @@ static int tree_depth(const char *s, size_t i, unsigned *depth)
     return 0;
 }
 
+/* 1 when t (a row after its tree drawing) is one of verbose=2's parameter rows that
+ * follow a layer: "weight   [1, 10, 5, 5]   ├─250" or "0.bias   └─10": a parameter name
+ * (dotted inside a container), at most one shape (the Kernel Shape column) and one
+ * count after "├─" / "└─" (the Param # column); the other columns are blank. They are
+ * not layers: their counts are in the layer's own row. */
+static int ti_param_row(const char *t, size_t tn)
+{
+    size_t k = 0;
+    while (k < tn && (isalnum((unsigned char)t[k]) || t[k] == '_' || t[k] == '.'))
+        k++;
+    if (k == 0 || k == tn || t[k] != ' ')
+        return 0;
+    int counts = 0, shapes = 0;
+    for (;;) {
+        while (k < tn && t[k] == ' ')
+            k++;
+        if (k == tn)
+            break;
+        if (t[k] == '[') {
+            size_t e = shape_extent(t + k, tn - k);
+            if (!e)
+                return 0;
+            k += e;
+            shapes++;
+        } else if (tn - k > 6 && (unsigned char)t[k] == 0xe2 && (unsigned char)t[k + 1] == 0x94 &&
+                   ((unsigned char)t[k + 2] == 0x9c || (unsigned char)t[k + 2] == 0x94) &&
+                   (unsigned char)t[k + 3] == 0xe2 && (unsigned char)t[k + 4] == 0x94 &&
+                   (unsigned char)t[k + 5] == 0x80) {
+            k += 6;
+            size_t st = k;
+            uint64_t v;
+            while (k < tn && t[k] != ' ')
+                k++;
+            if (est_parse_count(t + st, k - st, &v) < 0)
+                return 0;
+            counts++;
+        } else {
+            return 0;
+        }
+    }
+    return counts == 1 && shapes <= 1;
+}
+
 /* The layer-name column's header: "Layer (type" then " (var_name)" with
  * row_settings=["var_names"] and ":depth-idx" with "depth" (the default), as
  * torchinfo's header_row. Returns where it starts and sets *var, *dep; NULL: none. */
@@ -730,6 +773,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             const char *colon = memchr(t, ':', tn);
             unsigned drawn = 0;
             int has_drawn = tree_depth(s, i, &drawn) == 0;
+            if (pend.valid && has_drawn && drawn == pend.depth + 1 && ti_param_row(t, tn))
+                continue; /* verbose=2: a parameter of the row above */
             if (rows == 0 && !pend.valid && i == 0 && (!colon || !show_depth)) {
                 /* The root row "ResNet   [32, 1000]   --": a container at depth 0. */
                 pend.valid = 1;

@@ -327,6 +327,33 @@ static void test_torchinfo_layouts(void **state)
             fail_msg("%s: %s", same[k], err.msg);
         assert_same_model(&ref, &m);
     }
+    /* verbose=2 follows each layer row with its parameters' rows ("└─weight  [..]  ├─250",
+     * dotted names under a container): not layers, their counts are in the layer's. */
+    rc = parse_file("tests/fuzz/corpus/summary_torchinfo/resnet18_b8_frozen_varnames_verbose2.txt",
+                    &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_same_model(&ref, &m);
+    rc = parse_file("tests/fuzz/corpus/summary_torchinfo/singleinput_verbose2.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.params, 21840);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[0].params, 260);
+    assert_int_equal(m.layers[0].out, 10 * 24 * 24);
+    assert_int_equal(m.layers[1].params, 5020);
+    assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[3].params, 16050);
+    /* A parameter row sits one level below the layer row above it. */
+    const char *deep = "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                       "==========================================================================\n"
+                       "Net                                      [8, 10]                   --\n"
+                       "├─Conv2d: 1-1                            [8, 64, 32, 32]           1,792\n"
+                       "│    │    └─weight                                                 ├─1,728\n"
+                       "==========================================================================\n";
+    assert_true(parse_str(deep, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:5: layer row is not 'Type: depth-index'");
     /* A module's name may hold dots and digits; a frozen count "(1,792)" is a column,
      * not a name. */
     const char *dotted = "Layer (type (var_name))                  Output Shape              Param #\n"
