@@ -518,7 +518,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
 
 /* ---- torchinfo ------------------------------------------------------------------ */
 
-enum ti_col { TI_INPUT, TI_OUTPUT, TI_PARAMS, TI_KERNEL, TI_MULTADDS, TI_TRAIN, TI_PCT };
+enum ti_col { TI_INPUT, TI_OUTPUT, TI_PARAMS, TI_KERNEL, TI_GROUPS, TI_MULTADDS, TI_TRAIN, TI_PCT };
 #define TI_MAXCOL 8
 
 /* Skips torchinfo's tree drawing: "│    └─", "├─", spaces. */
@@ -723,7 +723,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 {"Input Shape", TI_INPUT},   {"Output Shape", TI_OUTPUT},
                 {"Param #", TI_PARAMS},      {"Kernel Shape", TI_KERNEL},
                 {"Mult-Adds", TI_MULTADDS},  {"Trainable", TI_TRAIN},
-                {"Param %", TI_PCT},
+                {"Param %", TI_PCT},         {"Groups", TI_GROUPS},
             };
             const char *pos[TI_MAXCOL];
             for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {

@@ -213,6 +213,17 @@ static void test_torchinfo(void **state)
         assert_non_null(strstr(err.msg, "' holds 16896 parameters and outputs an image, but the "
                                         "table lists no layer inside it"));
     }
+    /* col_names with "groups" (torchinfo 1.8): a column of its own, read past */
+    const char *groups =
+        "Layer (type:depth-idx)                   Output Shape              Param #        Groups\n"
+        "==========================================================================================\n"
+        "├─Conv2d: 1-1                             [1, 64, 56, 56]           1,728          1\n"
+        "├─ReLU: 1-2                               [1, 64, 56, 56]           --             --\n"
+        "==========================================================================================\n"
+        "Total params: 1,728\n";
+    assert_int_equal(parse_str(groups, &m, &err), 0);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.params, 1728);
     const char *read = "Layer (type:depth-idx)                   Output Shape              Param #\n"
                        "==========================================================================\n"
                        "├─StdConv2d: 1-1                          [1, 64, 56, 56]           1,728\n"
