@@ -465,7 +465,13 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                                     (int)(pn > 40 ? 40 : pn), p);
             if ((rc = refuse_unmodelled(file, L.line, t, dash - 1, err)))
                 return rc;
-            if (est_model_add_type(m, t, dash - 1, out, params, 1, 0) < 0)
+            /* torchsummary prints a wrapper module too (Inception's BasicConv2d, after its
+             * conv, norm and activation), with its own parameters: none. A convolution or
+             * linear layer always has a weight, so such a row holds no tensor of its own. */
+            enum est_kind k = est_kind_classify(t, dash - 1);
+            int wrapper = params == 0 && (k == EST_K_CONV || k == EST_K_LINEAR);
+            if ((wrapper ? est_model_add(m, EST_K_OTHER, out, 0, 1, 0)
+                         : est_model_add_type(m, t, dash - 1, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             uint64_t first_dim = rows++ == 0 ? shape_first_dim(br, (size_t)(t + tn - br)) : 0;
             if (first_dim > 0)

@@ -146,6 +146,22 @@ static void test_torchsummary(void **state)
     assert_int_equal(m.layers[0].out, 32 * 26 * 26);
     assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
     assert_int_equal(m.layers[3].params, 1179776);
+    /* A wrapper module (Inception's BasicConv2d) is printed after its children with
+     * no parameters of its own: no tensor of its own, not another convolution. */
+    const char *wrapped =
+        "----------------------------------------------------------------\n"
+        "        Layer (type)               Output Shape         Param #\n"
+        "================================================================\n"
+        "            Conv2d-1         [-1, 32, 149, 149]             864\n"
+        "       BatchNorm2d-2         [-1, 32, 149, 149]              64\n"
+        "       BasicConv2d-3         [-1, 32, 149, 149]               0\n"
+        "            Linear-4                 [-1, 10]         7,104,330\n"
+        "================================================================\n"
+        "Total params: 7,105,258\n";
+    assert_int_equal(parse_str(wrapped, &m, &err), 0);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[2].kind, EST_K_OTHER);
+    assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
     /* two inputs: torchsummary prints the product of their sizes as "Input size" */
     assert_true(parse_file("tests/fuzz/corpus/summary_torchsummary/two_inputs_bogus_input_size.txt",
                            &m, &err) < 0);
