@@ -319,15 +319,25 @@ static uint64_t shape_first_dim(const char *s, size_t n)
     return i < n && (s[i] == ',' || s[i] == ']' || s[i] == ')') ? b : 0;
 }
 
-/* Whether s is one shape of four dimensions, "[32, 256, 56, 56]": an image's. */
-static int shape_is_4d(const char *s, size_t n)
+/* The channels of s when it is one shape of four dimensions, "[32, 256, 56, 56]" (an
+ * image's; the larger of the second and last, for channels-last), else 0. */
+static uint64_t shape_image_channels(const char *s, size_t n)
 {
     if (n < 2 || s[0] != '[' || s[n - 1] != ']' || memchr(s + 1, '[', n - 2))
         return 0;
-    size_t commas = 0;
-    for (size_t i = 0; i < n; i++)
-        commas += s[i] == ',';
-    return commas == 3;
+    uint64_t d[4] = {0, 0, 0, 0};
+    size_t k = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+        if (s[i] == ',') {
+            if (++k > 3)
+                return 0;
+        } else if (isdigit((unsigned char)s[i]) && d[k] < (1ull << 40)) {
+            d[k] = d[k] * 10 + (uint64_t)(s[i] - '0');
+        }
+    }
+    if (k != 3)
+        return 0;
+    return d[1] > d[3] ? d[1] : d[3];
 }
 
 /* "Input size (MB): 19.27" at s: the MB, or -1 when the line is not one. */
@@ -643,18 +653,40 @@ struct ti_row {
     unsigned flags, keeps;
     int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
     int frozen; /* its parameters printed "(1,024)": none trainable */
-    int image;  /* its output is [batch, channels, height, width] */
+    uint64_t image; /* its output's channels when it is [batch, channels, height, width] */
     uint64_t out, params;
     char type[48];
 };
 
-/* Whether a type is one convolution by PyTorch's class naming (Conv2d, ConvTranspose2d,
- * LazyConv1d, and subclasses that keep the name: StdConv2d, Conv2dSame), not a block
- * of them whose name holds "Conv" (MBConv, ConvNormAct). */
-static int torch_conv_name(const char *type)
+static int ends_with(const char *s, const char *suffix)
 {
-    return strstr(type, "Conv1d") || strstr(type, "Conv2d") || strstr(type, "Conv3d") ||
-           strstr(type, "ConvTranspose");
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Whether a row of an image model is one layer by PyTorch's class naming, not a block of
+ * layers shown collapsed: a convolution ends its name in Conv1d/2d/3d or
+ * ConvTranspose1d/2d/3d (StdConv2d, DeformConv2d; timm's Conv2dSame), a norm in Norm,
+ * Norm1d/2d/3d or NormAct2d (LayerNorm2d, FrozenBatchNorm2d, BatchNormAct2d). Blocks:
+ * MBConv, Conv2dNormActivation, ConvNormAct, Conv2dReLU. */
+static int torch_leaf_name(enum est_kind kind, const char *type)
+{
+    static const char *const conv[] = {"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+                                       "ConvTranspose2d", "ConvTranspose3d", "Conv2dSame"};
+    static const char *const norm[] = {"Norm", "Norm1d", "Norm2d", "Norm3d", "NormAct2d"};
+    if (kind == EST_K_CONV) {
+        for (size_t k = 0; k < sizeof conv / sizeof conv[0]; k++)
+            if (ends_with(type, conv[k]))
+                return 1;
+        return 0;
+    }
+    if (kind == EST_K_NORM) {
+        for (size_t k = 0; k < sizeof norm / sizeof norm[0]; k++)
+            if (ends_with(type, norm[k]))
+                return 1;
+        return 0;
+    }
+    return kind != EST_K_OTHER;
 }
 
 /* Adds the pending row r when it is a leaf. *op keeps the largest leaf of no known kind
@@ -662,7 +694,7 @@ static int torch_conv_name(const char *type)
  * transformer's blocks (GPT2Block, a ModuleList of BertLayer) print that way, and
  * whatever they keep for backward is not in the table. */
 static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next,
-                    struct ti_row *op, struct ti_row *img)
+                    struct ti_row *op, struct ti_row *img, struct ti_row *attn)
 {
     if (!r->valid)
         return 0;
@@ -674,11 +706,17 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
     /* An image block shown collapsed (torchinfo's depth=3 prints EfficientNet's MBConv
      * and a ResNet's downsample as one row) keeps for backward what its hidden layers
      * keep, many times its output, whatever its parameters: *img, refused after the
-     * table. */
-    if (r->params && r->image && !img->valid &&
-        (r->kind == EST_K_OTHER || (r->kind == EST_K_CONV && !torch_conv_name(r->type)))) {
+     * table. A per-channel scale or shift (timm's LayerScale2d) is a layer of its own. */
+    if (r->params && r->image && !img->valid && !torch_leaf_name(r->kind, r->type) &&
+        !(r->kind == EST_K_OTHER && r->params <= 2 * r->image)) {
         *img = *r;
         img->valid = 1;
+    }
+    /* Attention shown as one row (nn.MultiheadAttention, whose out_proj is not called as a
+     * module): its probabilities, heads x sequence x sequence, are not in the table. */
+    if (r->kind == EST_K_ATTN && !r->scores && !attn->valid) {
+        *attn = *r;
+        attn->valid = 1;
     }
     int rc = est_model_add(m, r->kind, r->out, r->params, 1, 0);
     if (rc == 0) {
@@ -710,7 +748,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     size_t rows = 0;
     uint64_t shape_batch = 0; /* torchinfo prints the batch it ran with */
     double input_mb = -1;
-    struct ti_row opaque = {0}, opaque_image = {0};
+    struct ti_row opaque = {0}, opaque_image = {0}, attn_leaf = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
     int show_var = 0, show_depth = 1; /* row_settings: "var_names", "depth" */
@@ -766,7 +804,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         }
         if (state == 2) {
             if (rule_line(s, n, '=')) {
-                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image) < 0)
+                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf) < 0)
                     return carma_err_at(err, file, pend.line, "too many layers");
                 state = 3;
                 continue;
@@ -855,7 +893,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             }
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
-            int recursive = 0, scores = 0, frozen = 0, image = 0;
+            int recursive = 0, scores = 0, frozen = 0;
+            uint64_t image = 0;
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -886,7 +925,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                                             (int)((fe - fs) > 60 ? 60 : fe - fs), t + fs);
                     else
                         scores = scores_shape(t + fs, fe - fs);
-                    image = shape_is_4d(t + fs, fe - fs);
+                    image = shape_image_channels(t + fs, fe - fs);
                     if (!shape_batch)
                         shape_batch = shape_first_dim(t + fs, fe - fs);
                 } else if (c == paramcol) {
@@ -904,7 +943,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j++;
             if (j != tn)
                 return carma_err_at(err, file, L.line, "unexpected text after the columns");
-            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image) < 0)
+            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf) < 0)
                 return carma_err_at(err, file, pend.line, "too many layers");
             pend.valid = 1;
             pend.depth = depth;
@@ -963,6 +1002,12 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                             "it, so what it keeps for backward is unknown: print the table "
                             "deeper (torchinfo's summary(..., depth=10))",
                             opaque.type, (unsigned long long)opaque.params);
+    if (attn_leaf.valid)
+        return carma_err_at(err, file, attn_leaf.line,
+                            "'%s' is attention shown as one row: its probabilities (heads x "
+                            "sequence x sequence) are not in the table; give the printed "
+                            "module tree (print(model)) with --seq-len",
+                            attn_leaf.type);
     if (opaque_image.valid)
         return carma_err_at(err, file, opaque_image.line,
                             "'%s' holds %llu parameters and outputs an image, but the table "

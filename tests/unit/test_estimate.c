@@ -212,8 +212,9 @@ static void test_torchinfo(void **state)
      * downsample Sequential) as one row: what its hidden layers keep is unknown, so it
      * is refused however few its parameters; a plain convolution and a row of no known
      * kind without an image output are read. */
-    const char *collapsed[] = {"Sequential: 1-2  ", "MBConv: 1-2      "};
-    for (size_t k = 0; k < 2; k++) {
+    const char *collapsed[] = {"Sequential: 1-2  ", "MBConv: 1-2      ", "Conv2dReLU: 1-2  ",
+                               "ConvNormAct: 1-2 "};
+    for (size_t k = 0; k < sizeof collapsed / sizeof collapsed[0]; k++) {
         char t[1024];
         snprintf(t, sizeof t,
                  "Layer (type:depth-idx)                   Output Shape              Param #\n"
@@ -240,15 +241,31 @@ static void test_torchinfo(void **state)
     assert_int_equal(parse_str(groups, &m, &err), 0);
     assert_int_equal(m.n, 2);
     assert_int_equal(m.params, 1728);
-    const char *read = "Layer (type:depth-idx)                   Output Shape              Param #\n"
-                       "==========================================================================\n"
-                       "├─StdConv2d: 1-1                          [1, 64, 56, 56]           1,728\n"
-                       "├─Frobnicate: 1-2                         [1, 256]                  512\n"
-                       "==========================================================================\n"
-                       "Total params: 2,240\n";
+    /* a convolution by PyTorch's naming, a per-channel scale (timm's LayerScale2d) and a
+     * row of no known kind without an image output are layers of their own */
+    const char *read =
+        "Layer (type:depth-idx)                   Output Shape              Param #\n"
+        "==========================================================================\n"
+        "├─StdConv2d: 1-1                          [1, 64, 56, 56]           1,728\n"
+        "├─LayerScale2d: 1-2                       [1, 64, 56, 56]           64\n"
+        "├─Frobnicate: 1-3                         [1, 256]                  512\n"
+        "==========================================================================\n"
+        "Total params: 2,304\n";
     assert_int_equal(parse_str(read, &m, &err), 0);
     assert_int_equal(m.layers[0].kind, EST_K_CONV);
     assert_int_equal(m.layers[1].kind, EST_K_OTHER);
+    assert_int_equal(m.layers[2].kind, EST_K_OTHER);
+    /* nn.MultiheadAttention is one row: its probabilities are not in the table */
+    const char *mha =
+        "Layer (type:depth-idx)                   Output Shape              Param #\n"
+        "==========================================================================\n"
+        "├─Embedding: 1-1                          [8, 512, 768]             768,000\n"
+        "├─MultiheadAttention: 1-2                 [8, 512, 768]             2,362,368\n"
+        "==========================================================================\n"
+        "Total params: 3,130,368\n";
+    assert_true(parse_str(mha, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:4: 'MultiheadAttention' is attention shown as one "
+                                    "row: its probabilities"));
     const char *bad = "Layer (type:depth-idx)                   Output Shape              Param #\n"
                       "==========================================================================\n"
                       "├─Conv2d: 1-1                             [1, 64, 112, 112]         9,4080\n"
