@@ -520,6 +520,10 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
     for (size_t i = 0; i < m->n; i++)
         if (m->layers[i].out > largest)
             largest = m->layers[i].out;
+    /* a first linear layer on a flattened input says its width: params / out, or less */
+    if (m->n && m->layers[0].kind == EST_K_LINEAR && m->layers[0].out &&
+        m->layers[0].params / m->layers[0].out > largest)
+        largest = m->layers[0].params / m->layers[0].out;
     if (input_line && m->input / 64 > largest)
         return carma_err_at(err, file, input_line,
                             "an input of %llu elements, more than 64 times the largest layer "
@@ -1326,8 +1330,8 @@ static size_t keras_unwrap(const struct lines *L, size_t col, size_t slack, cons
                 at = p;
                 break;
             }
-        if (nn <= at || next[at] == ' ')
-            return 0;
+        if (nn <= at || next[at] == ' ' || (at > 0 && next[at - 1] != ' '))
+            return 0; /* nothing there, or the middle of a word: not this cell's start */
         size_t c = keras_cell_len(next + at, nn - at);
         if (n + c > EST_MAX_LINE)
             return 0;
@@ -1451,7 +1455,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                  * here, then ")]" on the next lines, at the header's column (a row
                  * whose name fills its cell starts the shape a column later). */
                 used = keras_cell_len(t + j, tn - j);
-                ext = keras_unwrap(&L, shape_col, level > 2 ? 2 : (size_t)level, t + j, used,
+                ext = keras_unwrap(&L, shape_col, (size_t)level, t + j, used,
                                    wrapped);
                 shape = wrapped;
             }
@@ -1526,7 +1530,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                     "or give its layers (a layer CSV, docs/estimator.md)",
                                     (int)type_n, type);
             if (type_n == 10 && memcmp(type, "InputLayer", 10) == 0) {
-                m->input += out;
+                /* a nested model's input is the outer model's (a Sequential one shows
+                 * none of its own: then it is the input) */
+                if (level == 0 || !m->input)
+                    m->input += out;
                 continue;
             }
             /* Keras's Conv1D is a convolution; the name means a linear layer in prints

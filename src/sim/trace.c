@@ -207,9 +207,10 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
                             carma_num(j->submit_s).s, carma_num(SIM_TIME_MAX_S).s);
     if (b->t.njobs && j->submit_s < b->t.jobs[b->t.njobs - 1].submit_s)
         return carma_err_at(err, b->file, line,
-                            "out of order: arrives at %.6g s, before the previous job (%.6g s); "
+                            "out of order: arrives at %s s, before the previous job (%s s); "
                             "traces must be in arrival order",
-                            j->submit_s, b->t.jobs[b->t.njobs - 1].submit_s);
+                            carma_num(j->submit_s).s,
+                            carma_num(b->t.jobs[b->t.njobs - 1].submit_s).s);
     if (!(j->duration_s > 0) || j->duration_s > SIM_TIME_MAX_S)
         return carma_err_at(err, b->file, line, "run time %s s: not positive or above %s s",
                             carma_num(j->duration_s).s, carma_num(SIM_TIME_MAX_S).s);

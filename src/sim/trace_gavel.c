@@ -102,8 +102,8 @@ int sim_parse_gavel(const char *file, const char *buf, size_t len, const struct 
         if (first < 0)
             first = at;
         if (at < prev) {
-            rc = carma_err_at(err, file, n, "out of order: arrival %.6g s before the previous "
-                              "job's %.6g s", at, prev);
+            rc = carma_err_at(err, file, n, "out of order: arrival %s s before the previous "
+                              "job's %s s", carma_num(at).s, carma_num(prev).s);
             goto fail;
         }
         prev = at;

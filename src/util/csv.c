@@ -225,7 +225,7 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
                              (intmax_t)st.st_size, max);
     }
     /* Up to max + 1 bytes are read: one past max says the input is larger. */
-    size_t limit = max + 1, cap = limit < 65536 ? limit : 65536, n = 0;
+    size_t limit = max < SIZE_MAX ? max + 1 : max, cap = limit < 65536 ? limit : 65536, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
         fclose(f);

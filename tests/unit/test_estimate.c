@@ -167,6 +167,18 @@ static void test_torchsummary(void **state)
                            &m, &err) < 0);
     assert_non_null(strstr(err.msg, "two_inputs_bogus_input_size.txt:21: an input of 22658678784 "
                                     "elements, more than 64 times the largest layer output"));
+    /* one input, flattened by the model: a first linear layer says its width */
+    const char *flat = "----------------------------------------------------------------\n"
+                       "        Layer (type)               Output Shape         Param #\n"
+                       "================================================================\n"
+                       "            Linear-1                   [-1, 32]          98,336\n"
+                       "              ReLU-2                   [-1, 32]               0\n"
+                       "            Linear-3                   [-1, 10]             330\n"
+                       "================================================================\n"
+                       "Total params: 98,666\n"
+                       "----------------------------------------------------------------\n"
+                       "Input size (MB): 0.01\n";
+    assert_int_equal(parse_str(flat, &m, &err), 0);
     assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchsummary/resnet18_cifar.txt", &m, &err), 0);
     assert_int_equal(m.params, 11227812);
     assert_int_equal(est_model_family(&m), EST_FAM_CONV);
@@ -528,6 +540,21 @@ static void test_keras_layouts(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
+    /* TF 2.x's older nested layout shifts a row's cells a column left per level: a shape
+     * wrapped three levels deep is read whole, as in the newer layout */
+    struct est_model m3;
+    static struct est_layer l3[EST_MAX_LAYERS];
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_keras/keras2_nested3_new_layout.txt",
+                                &m, &err), 0);
+    assert_int_equal(parse_into("tests/fuzz/corpus/summary_keras/keras2_nested3_old_layout.txt", 0,
+                                l3, &m3, &err), 0);
+    assert_int_equal(m3.n, m.n);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m3.layers[i].out, m.layers[i].out);
+    /* a nested model's InputLayer is the outer input again, not a second one */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_keras/keras2_nested_input.txt", &m,
+                                &err), 0);
+    assert_int_equal(m.input, 64 * 64 * 3);
     /* TF 2.x Sequential: "N" is frozen; a count too long for its column beside the
      * Trainable column wraps ("3172761" / "6") */
     int rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_seq_trainable.txt", &m, &err);

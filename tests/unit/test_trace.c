@@ -180,6 +180,8 @@ static void test_carma_csv_bad(void **state)
     const enum sim_trace_format F = SIM_TRACE_CARMA_CSV;
     expect_bad(F, "t.csv", "submit_s,workload\n0,a\n3,zzz\n", "t.csv:3: unknown workload 'zzz'");
     expect_bad(F, "t.csv", "submit_s,workload\n5,a\n3,b\n", "t.csv:3: out of order");
+    expect_bad(F, "t.csv", "submit_s,workload\n2e9,a\n1e9,b\n",
+               "t.csv:3: out of order: arrives at 1e9 s, before the previous job (2e9 s)");
     expect_bad(F, "t.csv", "submit_s,workload\n-1,a\n", "t.csv:2: arrival time -1");
     expect_bad(F, "t.csv", "submit_s,workload\nabc,a\n",
                "t.csv:2: submit_s 'abc': not a number of seconds from 0 to 1e10");
