@@ -1344,6 +1344,43 @@ static size_t keras_unwrap(const struct lines *L, size_t col, size_t slack, cons
     return 0;
 }
 
+/* A TF 2.x row whose name filled its cell: the name's first piece (t, n bytes) and the
+ * pieces in the first cell, before column col, of the following lines of L (not
+ * consumed), joined into out until "name (Type)" closes: a piece that starts the type
+ * gets a space before it, a piece cut mid-word none. Returns its length (0: not
+ * closed within four lines, or too long); *last is the last line read. */
+static size_t keras_wrapped_name(const struct lines *L, const char *t, size_t n, size_t col,
+                                 char *out, size_t cap, size_t *last)
+{
+    if (n >= cap)
+        return 0;
+    memcpy(out, t, n);
+    struct lines peek = *L;
+    for (int k = 0; k < 4; k++) {
+        const char *raw;
+        size_t rawn;
+        char next[EST_MAX_LINE + 1];
+        if (lines_next(&peek, &raw, &rawn, NULL) != 1)
+            return 0;
+        int lv;
+        size_t nn = keras_clean(raw, rawn, next, &lv);
+        const char *c = next;
+        size_t cn = nn < col ? nn : col;
+        trim(&c, &cn);
+        cn = keras_cell_len(c, cn);
+        if (!cn || n + 1 + cn >= cap)
+            return 0;
+        if (c[0] == '(')
+            out[n++] = ' ';
+        memcpy(out + n, c, cn);
+        n += cn;
+        *last = peek.line;
+        if (memchr(out, '(', n) && out[n - 1] == ')')
+            return n;
+    }
+    return 0;
+}
+
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
                              struct est_model *m, struct carma_err *err)
 {
@@ -1357,7 +1394,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     int box = len >= 3 && memmem(buf, len, BOX_BAR, 3) != NULL;
     uint64_t total = 0;
     int have_total = 0;
-    size_t rows = 0, shape_col = 0, digits_line = 0;
+    size_t rows = 0, shape_col = 0, digits_line = 0, skip_until = 0;
+    uint64_t opaque_params = 0;
+    size_t opaque_line = 0;
+    char opaque_type[64] = "";
     m->format = EST_FMT_KERAS;
     while ((rc = lines_next(&L, &raw, &rawn, err)) == 1) {
         size_t n = keras_clean(raw, rawn, line, &level);
@@ -1383,6 +1423,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             return carma_err_at(err, file, L.line, "expected a rule after the header");
         }
         if (state == 2) {
+            if (L.line <= skip_until)
+                continue; /* the rest of a wrapped name, read with its row */
             if (rule_line(s, n, '=')) {
                 state = 3;
                 continue;
@@ -1397,51 +1439,74 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             size_t tn = n;
             trim(&t, &tn);
             /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
-            const char *op = memchr(t, '(', tn);
-            if (!op || op == t || op[-1] != ' ') {
-                /* TF 2.x wraps long type names (" 2D)") and shapes (" )]") onto the
-                 * next line; functional models continue the "Connected to" column. */
-                if (connected || keras_wrap_only(t, tn, L.line == digits_line))
-                    continue;
-                return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
-            }
-            /* The type ends at ')' or, when wrapped, at two spaces. */
-            size_t e = (size_t)(op - t) + 1;
-            while (e < tn && t[e] != ')' && !(t[e] == ' ' && e + 1 < tn && t[e + 1] == ' '))
-                e++;
-            /* "()" is no type; "(" alone is a wrapped one (a 24-letter name such as
-             * "global_average_pooling2d (" fills the cell), completed below */
-            if (e >= tn || (e == (size_t)(op - t) + 1 && t[e] == ')'))
-                return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
-            const char *type = op + 1;
-            size_t type_n = e - (size_t)(op - t) - 1;
-            size_t j = t[e] == ')' ? e + 1 : e;
-            /* TF 2.x cuts a long type mid-word ("(Separab" / "leConv2D)"): the next
-             * line completes it, so that it is classified by its whole name. */
+            const char *type;
+            size_t type_n, j;
             char whole[128];
-            if (t[e] != ')') {
-                struct lines peek = L;
-                const char *nraw;
-                size_t nrawn;
-                char next[EST_MAX_LINE + 1];
-                if (lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
-                    int lv;
-                    size_t nn = keras_clean(nraw, nrawn, next, &lv);
-                    const char *c = next;
-                    trim(&c, &nn);
-                    size_t k = 0;
-                    while (k < nn && c[k] != ' ' && c[k] != '(')
-                        k++;
-                    if (k > 1 && c[k - 1] == ')' && (k == nn || c[k] == ' ') &&
-                        type_n + k - 1 < sizeof whole) {
-                        memcpy(whole, type, type_n);
-                        memcpy(whole + type_n, c, k - 1);
-                        type_n += k - 1;
-                        type = whole;
-                    }
-                }
-                if (!type_n)
+            size_t k0 = keras_cell_len(t, tn);
+            size_t sh = k0;
+            while (sh < tn && t[sh] == ' ')
+                sh++;
+            if (!box && shape_col && (size_t)(t - s) < shape_col && !memchr(t, '(', k0) &&
+                sh < tn && (t[sh] == '(' || t[sh] == '[')) {
+                /* TF 2.x cut a name that fills its cell before its type: the name and
+                 * type go on over the next lines ("expanded_conv_depthwise_relu" /
+                 * " (ReLU)", "token_and_position_embeddin" / "g (TokenAndPositionEmbe"
+                 * ...), which are read here and then skipped */
+                size_t wn = keras_wrapped_name(&L, t, k0, shape_col, whole, sizeof whole,
+                                               &skip_until);
+                const char *wo = wn ? memchr(whole, '(', wn) : NULL;
+                if (!wo || wo == whole || whole[wn - 1] != ')' || wo + 2 > whole + wn - 1)
                     return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
+                type = wo + 1;
+                type_n = (size_t)(whole + wn - 1 - type);
+                j = k0;
+            } else {
+                /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
+                const char *op = memchr(t, '(', tn);
+                if (!op || op == t || op[-1] != ' ') {
+                    /* TF 2.x wraps long type names (" 2D)") and shapes (" )]") onto the
+                     * next line; functional models continue the "Connected to" column. */
+                    if (connected || keras_wrap_only(t, tn, L.line == digits_line))
+                        continue;
+                    return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
+                }
+                /* The type ends at ')' or, when wrapped, at two spaces. */
+                size_t e = (size_t)(op - t) + 1;
+                while (e < tn && t[e] != ')' && !(t[e] == ' ' && e + 1 < tn && t[e + 1] == ' '))
+                    e++;
+                /* "()" is no type; "(" alone is a wrapped one (a 24-letter name such as
+                 * "global_average_pooling2d (" fills the cell), completed below */
+                if (e >= tn || (e == (size_t)(op - t) + 1 && t[e] == ')'))
+                    return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
+                type = op + 1;
+                type_n = e - (size_t)(op - t) - 1;
+                j = t[e] == ')' ? e + 1 : e;
+                /* TF 2.x cuts a long type mid-word ("(Separab" / "leConv2D)"): the next
+                 * line completes it, so that it is classified by its whole name. */
+                if (t[e] != ')') {
+                    struct lines peek = L;
+                    const char *nraw;
+                    size_t nrawn;
+                    char next[EST_MAX_LINE + 1];
+                    if (lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
+                        int lv;
+                        size_t nn = keras_clean(nraw, nrawn, next, &lv);
+                        const char *c = next;
+                        trim(&c, &nn);
+                        size_t k = 0;
+                        while (k < nn && c[k] != ' ' && c[k] != '(')
+                            k++;
+                        if (k > 1 && c[k - 1] == ')' && (k == nn || c[k] == ' ') &&
+                            type_n + k - 1 < sizeof whole) {
+                            memcpy(whole, type, type_n);
+                            memcpy(whole + type_n, c, k - 1);
+                            type_n += k - 1;
+                            type = whole;
+                        }
+                    }
+                    if (!type_n)
+                        return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
+                }
             }
             while (j < tn && t[j] == ' ')
                 j++;
@@ -1460,6 +1525,15 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 shape = wrapped;
             }
             uint64_t out, params;
+            if (ext && est_parse_shape(shape, ext, &out) < 0) {
+                const char *none = find(shape, ext, "None");
+                if (none && find(none + 4, ext - (size_t)(none + 4 - shape), "None"))
+                    return carma_err_at(err, file, L.line,
+                                        "an output shape with a dimension left open (None "
+                                        "beyond the batch, as a sequence length): print the "
+                                        "model built on a fixed input, e.g. "
+                                        "keras.Input(shape=(128,)) for sequence 128");
+            }
             if (!ext || est_parse_shape(shape, ext, &out) < 0)
                 return carma_err_at(err, file, L.line,
                                     "bad output shape (only the batch may be None)");
@@ -1542,6 +1616,15 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             if ((kconv1d ? est_model_add(m, EST_K_CONV, out, params, 1, 0)
                          : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            /* the largest row of no known kind: a custom block (keras_nlp's
+             * TransformerEncoder) lists nothing inside, even with expand_nested */
+            if (m->layers[m->n - 1].kind == EST_K_OTHER && params > opaque_params) {
+                opaque_params = params;
+                opaque_line = L.line;
+                size_t tc = type_n < sizeof opaque_type - 1 ? type_n : sizeof opaque_type - 1;
+                memcpy(opaque_type, type, tc);
+                opaque_type[tc] = '\0';
+            }
             if (frozen) { /* "N": none of its parameters trains */
                 m->layers[m->n - 1].frozen = params;
                 m->frozen += params;
@@ -1568,6 +1651,15 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
         return carma_err_at(err, file, L.line, "no layers");
     if (!have_total) /* Keras always prints it: the summary was cut short */
         return carma_err_at(err, file, L.line, "no 'Total params:' line: summary cut short?");
+    /* As for torchinfo: a block that holds a real share of the model (1% and a million
+     * parameters) but lists no layer keeps what it keeps for backward unseen. */
+    uint64_t all = total > m->params ? total : m->params;
+    if (opaque_params >= 1000000 && opaque_params * 100 >= all)
+        return carma_err_at(err, file, opaque_line,
+                            "'%s' holds %llu parameters but the summary lists no layer inside "
+                            "it (a custom layer), so what it keeps for backward is unknown; "
+                            "give the model's layers (a layer CSV, docs/estimator.md)",
+                            opaque_type, (unsigned long long)opaque_params);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     return 0;
