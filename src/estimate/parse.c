@@ -693,6 +693,14 @@ static int torch_leaf_name(enum est_kind kind, const char *type)
     return kind != EST_K_OTHER;
 }
 
+/* Whether a row of no known kind that lists nothing inside holds a real share of a
+ * model of `all` parameters (1%, and 100,000: small holders such as a LayerScale pass):
+ * what it keeps for backward cannot be told, so the summary is refused. */
+static int opaque_block(uint64_t params, uint64_t all)
+{
+    return params >= 100000 && params * 100 >= all;
+}
+
 /* Adds the pending row r when it is a leaf. *op keeps the largest leaf of no known kind
  * that holds parameters but lists nothing inside: at torchinfo's default depth=3 a
  * transformer's blocks (GPT2Block, a ModuleList of BertLayer) print that way, and
@@ -997,10 +1005,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         return carma_err_at(err, file, L.line, "table not closed by a '====' rule");
     if (rows == 0)
         return carma_err_at(err, file, L.line, "no layers");
-    /* A block that holds a real share of the model (1% and a million parameters) but
+    /* A block that holds a real share of the model (opaque_block) but
      * lists no layer: its activations cannot be counted. */
     uint64_t all = have_total && total > m->params ? total : m->params;
-    if (opaque.params >= 1000000 && opaque.params * 100 >= all)
+    if (opaque_block(opaque.params, all))
         return carma_err_at(err, file, opaque.line,
                             "'%s' holds %llu parameters but the table lists no layer inside "
                             "it, so what it keeps for backward is unknown: print the table "
@@ -1651,10 +1659,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
         return carma_err_at(err, file, L.line, "no layers");
     if (!have_total) /* Keras always prints it: the summary was cut short */
         return carma_err_at(err, file, L.line, "no 'Total params:' line: summary cut short?");
-    /* As for torchinfo: a block that holds a real share of the model (1% and a million
-     * parameters) but lists no layer keeps what it keeps for backward unseen. */
+    /* As for torchinfo: a block that holds a real share of the model (opaque_block) but
+     * lists no layer keeps what it keeps for backward unseen. */
     uint64_t all = total > m->params ? total : m->params;
-    if (opaque_params >= 1000000 && opaque_params * 100 >= all)
+    if (opaque_block(opaque_params, all))
         return carma_err_at(err, file, opaque_line,
                             "'%s' holds %llu parameters but the summary lists no layer inside "
                             "it (a custom layer), so what it keeps for backward is unknown; "

@@ -549,11 +549,11 @@ static void test_keras_layouts(void **state)
     assert_int_equal(m.params, 1920);
     assert_int_equal(m.layers[5].kind, EST_K_ACT); /* (ReLU) */
     assert_int_equal(m.layers[5].out, 112 * 112 * 32);
-    assert_int_equal(
-        parse_file("tests/fuzz/corpus/summary_keras/keras2_wrapped_name_three_lines.txt", &m, &err),
+    /* (read past line 7; keras.io's TransformerDecoder, 12% of the model, is refused) */
+    assert_true(
+        parse_file("tests/fuzz/corpus/summary_keras/keras2_wrapped_name_three_lines.txt", &m, &err) <
         0);
-    assert_int_equal(m.n, 4);
-    assert_int_equal(m.params, 3387266);
+    assert_non_null(strstr(err.msg, "three_lines.txt:11: 'TransformerDecoder' holds 394749"));
     assert_int_equal(m.layers[0].kind, EST_K_EMBED);
     assert_int_equal(m.layers[0].out, 128 * 256);
     /* a custom layer holding a real share of the model lists nothing inside: refused */
