@@ -631,14 +631,15 @@ static int ti_param_row(const char *t, size_t tn)
 /* The layer-name column's header: "Layer (type" then " (var_name)" with
  * row_settings=["var_names"] and ":depth-idx" with "depth" (the default), as
  * torchinfo's header_row. Returns where it starts and sets *var, *dep; NULL: none. */
-static const char *ti_header(const char *s, size_t n, int *var, int *dep)
+static const char *ti_header(const char *s, size_t n, int *var, int *dep, int plain)
 {
     static const struct { const char *text; int var, dep; } hs[] = {
         {"Layer (type:depth-idx)", 0, 1},
         {"Layer (type (var_name):depth-idx)", 1, 1},
         {"Layer (type (var_name))", 1, 0},
+        {"Layer (type)", 0, 0}, /* row_settings=[]: plain, told apart by the caller */
     };
-    for (size_t k = 0; k < sizeof hs / sizeof hs[0]; k++) {
+    for (size_t k = 0; k < sizeof hs / sizeof hs[0] - (plain ? 0 : 1); k++) {
         const char *h = find(s, n, hs[k].text);
         if (h) {
             *var = hs[k].var;
@@ -647,6 +648,19 @@ static const char *ti_header(const char *s, size_t n, int *var, int *dep)
         }
     }
     return NULL;
+}
+
+/* Whether text holds a torchinfo tree row, "├─Conv2d" or "└─Conv2d" (a branch then a
+ * class name; Keras 3's box closes with "└───", torchsummary draws none). */
+static int ti_tree_rows(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 6 < n; i++)
+        if ((unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x94 &&
+            ((unsigned char)s[i + 2] == 0x9c || (unsigned char)s[i + 2] == 0x94) &&
+            (unsigned char)s[i + 3] == 0xe2 && (unsigned char)s[i + 4] == 0x94 &&
+            (unsigned char)s[i + 5] == 0x80 && isalpha((unsigned char)s[i + 6]))
+            return 1;
+    return 0;
 }
 
 struct ti_row {
@@ -767,7 +781,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     m->format = EST_FMT_TORCHINFO;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
-            const char *h = ti_header(s, n, &show_var, &show_depth);
+            const char *h = ti_header(s, n, &show_var, &show_depth, 1);
             if (!h) {
                 if (!blank(s, n) && !rule_line(s, n, '='))
                     return carma_err_at(err, file, L.line,
@@ -865,6 +879,12 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 if (show_depth && (j >= tn || t[j] != ':'))
                     return carma_err_at(err, file, L.line,
                                         "layer row is not 'Type (var_name): depth-index'");
+            } else if (!show_depth) {
+                /* row_settings=[]: the type alone, its depth the drawing's */
+                type_n = 0;
+                while (type_n < tn && t[type_n] != ' ')
+                    type_n++;
+                j = type_n;
             } else {
                 if (!colon || colon == t)
                     return carma_err_at(err, file, L.line,
@@ -3178,7 +3198,8 @@ enum est_format est_detect(const char *buf, size_t len)
 {
     size_t scan = len < 65536 ? len : 65536;
     int var, dep;
-    if (ti_header(buf, scan, &var, &dep))
+    if (ti_header(buf, scan, &var, &dep, 0) ||
+        (find(buf, scan, "Layer (type)") && ti_tree_rows(buf, scan)))
         return EST_FMT_TORCHINFO;
     const char *h = find(buf, scan, "Layer (type)");
     if (h) {

@@ -366,6 +366,24 @@ static void test_torchinfo_layouts(void **state)
     (void)state;
     struct est_model ref, m;
     struct carma_err err;
+    /* row_settings=[]: header "Layer (type)", rows "├─Conv2d", the depth from the drawing;
+     * read as the default layout */
+    {
+        struct est_model a, b;
+        static struct est_layer la[EST_MAX_LAYERS], lb[EST_MAX_LAYERS];
+        assert_int_equal(parse_into("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", 0,
+                                    la, &a, &err), 0);
+        assert_int_equal(
+            parse_into("tests/fuzz/corpus/summary_torchinfo/resnet50_b32_plain_rows.txt", 0, lb,
+                       &b, &err), 0);
+        assert_int_equal(b.format, EST_FMT_TORCHINFO);
+        assert_int_equal(b.n, a.n);
+        assert_int_equal(b.params, a.params);
+        for (size_t i = 0; i < a.n; i++) {
+            assert_int_equal(b.layers[i].kind, a.layers[i].kind);
+            assert_int_equal(b.layers[i].out, a.layers[i].out);
+        }
+    }
     int rc = parse_into("tests/fuzz/corpus/summary_torchinfo/resnet18_b8_frozen.txt", 0,
                         layouts_ref, &ref, &err);
     if (rc)
