@@ -758,6 +758,56 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
     return rc;
 }
 
+/* The innermost attention module of a torchinfo table, open since its row: when it
+ * closes without its probabilities listed (HF's T5Attention applies dropout to them as a
+ * function, so no [batch, heads, seq, seq] row shows them) and its class is not a fused
+ * one (Sdpa, Flash), they are added as a module tree has them: heads (width / 64) x seq x seq from
+ * its [batch, seq, width] output; --attention sdpa drops them as it does the others. */
+struct ti_attn {
+    int open, listed, fused;
+    unsigned depth, flags;
+    uint64_t seq, width;
+};
+
+static int ti_attn_close(struct est_model *m, struct ti_attn *a)
+{
+    if (!a->open)
+        return 0;
+    a->open = 0;
+    if (a->listed || a->fused || !a->seq || !a->width)
+        return 0;
+    uint64_t heads = a->width / 64 ? a->width / 64 : 1;
+    if (a->seq > EST_MAX_ELEMS / a->seq / heads)
+        return -E2BIG;
+    if (est_model_add(m, EST_K_ATTN, heads * a->seq * a->seq, 0, 1, 0) < 0)
+        return -E2BIG;
+    m->layers[m->n - 1].attn = 0; /* out holds heads x seq x seq already */
+    m->layers[m->n - 1].flags = (uint8_t)a->flags;
+    return 0;
+}
+
+/* seq and width of "[batch, seq, width]", else 0. */
+static void shape_seq_width(const char *s, size_t n, uint64_t *seq, uint64_t *width)
+{
+    uint64_t d[3] = {0, 0, 0};
+    size_t k = 0;
+    *seq = *width = 0;
+    if (n < 2 || s[0] != '[' || memchr(s + 1, '[', n - 2))
+        return;
+    for (size_t i = 1; i + 1 < n; i++) {
+        if (s[i] == ',') {
+            if (++k > 2)
+                return;
+        } else if (isdigit((unsigned char)s[i]) && d[k] < (1ull << 40)) {
+            d[k] = d[k] * 10 + (uint64_t)(s[i] - '0');
+        }
+    }
+    if (k == 2) {
+        *seq = d[1];
+        *width = d[2];
+    }
+}
+
 int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct est_model *m,
                         struct carma_err *err)
 {
@@ -777,6 +827,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     struct ti_row opaque = {0}, opaque_image = {0}, attn_leaf = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
+    struct ti_attn ia = {0}; /* the innermost attention module open */
     int show_var = 0, show_depth = 1; /* row_settings: "var_names", "depth" */
     m->format = EST_FMT_TORCHINFO;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -830,7 +881,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         }
         if (state == 2) {
             if (rule_line(s, n, '=')) {
-                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf) < 0)
+                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf) < 0 ||
+                    ti_attn_close(m, &ia) < 0)
                     return carma_err_at(err, file, pend.line, "too many layers");
                 state = 3;
                 continue;
@@ -926,7 +978,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
             int recursive = 0, scores = 0, frozen = 0;
-            uint64_t image = 0;
+            uint64_t image = 0, row_seq = 0, row_width = 0;
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -958,6 +1010,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                     else
                         scores = scores_shape(t + fs, fe - fs);
                     image = shape_image_channels(t + fs, fe - fs);
+                    shape_seq_width(t + fs, fe - fs, &row_seq, &row_width);
                     if (!shape_batch)
                         shape_batch = shape_first_dim(t + fs, fe - fs);
                 } else if (c == paramcol) {
@@ -975,7 +1028,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j++;
             if (j != tn)
                 return carma_err_at(err, file, L.line, "unexpected text after the columns");
-            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf) < 0)
+            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf) < 0 ||
+                (ia.open && depth <= ia.depth && ti_attn_close(m, &ia) < 0))
                 return carma_err_at(err, file, pend.line, "too many layers");
             pend.valid = 1;
             pend.depth = depth;
@@ -997,9 +1051,19 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             if (pend.kind == EST_K_ATTN) {
                 attn_valid = 1;
                 attn_depth = depth;
+                /* an attention inside another: the inner one is the one to size */
+                ia.open = 1;
+                ia.listed = 0;
+                ia.depth = depth;
+                ia.flags = pend.flags;
+                /* a fused kernel's class keeps none (as est_parse_modtree reads it) */
+                ia.fused = find(t, type_n, "Sdpa") || find(t, type_n, "Flash");
+                ia.seq = row_seq;
+                ia.width = row_width;
             } else if (pend.kind == EST_K_DROPOUT && attn_valid && scores) {
                 pend.kind = EST_K_ATTN;
                 pend.scores = 1;
+                ia.listed = 1;
             }
             pend.out = out;
             pend.params = recursive ? 0 : params; /* shared: counted where first seen */

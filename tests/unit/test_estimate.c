@@ -366,6 +366,18 @@ static void test_torchinfo_layouts(void **state)
     (void)state;
     struct est_model ref, m;
     struct carma_err err;
+    /* T5's attention applies dropout to its probabilities as a function: no row shows
+     * them, so each (unfused) attention module adds heads x seq x seq at its close */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchinfo/t5_small_depth10.txt", &m,
+                                &err), 0);
+    size_t probs = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_int_equal(m.layers[i].out, 8ull * 512 * 512);
+            assert_int_equal(m.layers[i].attn, 0);
+            probs++;
+        }
+    assert_int_equal(probs, 18); /* 6 encoder, 6 decoder and 6 cross attentions */
     /* row_settings=[]: header "Layer (type)", rows "├─Conv2d", the depth from the drawing;
      * read as the default layout */
     {
