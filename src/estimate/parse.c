@@ -1175,6 +1175,24 @@ static size_t keras_clean(const char *s, size_t n, char *out, int *level)
     return k;
 }
 
+/* A line after the current one, read ahead without consuming it: raw as in the file,
+ * text as keras_clean leaves it (n bytes), level its '|' count. */
+struct keras_line {
+    const char *raw;
+    size_t rawn, n;
+    int level;
+    char text[EST_MAX_LINE + 1];
+};
+
+/* Reads the next line of *peek into *k. 0 at the end of the text. */
+static int keras_peek(struct lines *peek, struct keras_line *k)
+{
+    if (lines_next(peek, &k->raw, &k->rawn, NULL) != 1)
+        return 0;
+    k->n = keras_clean(k->raw, k->rawn, k->text, &k->level);
+    return 1;
+}
+
 /* A TF 2.x expand_nested rule, a run of '¯' (C2 AF): above a nested model's layers
  * ("|¯¯¯|", one level deeper) or below them. Edges already cleaned. */
 static int keras_nested_rule(const char *s, size_t n)
@@ -1376,20 +1394,16 @@ static int keras_wrap_only(const char *t, size_t tn, int digits)
 static int keras_holds_nested(const struct lines *L, int box, int level)
 {
     struct lines peek = *L;
-    const char *raw;
-    size_t rawn;
-    char next[EST_MAX_LINE + 1];
-    for (int k = 0; k < 16 && lines_next(&peek, &raw, &rawn, NULL) == 1; k++) {
-        int lv;
-        size_t nn = keras_clean(raw, rawn, next, &lv);
+    struct keras_line nx;
+    for (int k = 0; k < 16 && keras_peek(&peek, &nx); k++) {
         if (box) {
-            if (blank(next, nn))
+            if (blank(nx.text, nx.n))
                 continue; /* the rows keras3_join emptied, and box rules */
-            return keras3_level(raw, rawn) > level;
+            return keras3_level(nx.raw, nx.rawn) > level;
         }
-        if (keras_nested_rule(next, nn))
-            return lv > level;
-        if (blank(next, nn) || rule_line(next, nn, '='))
+        if (keras_nested_rule(nx.text, nx.n))
+            return nx.level > level;
+        if (blank(nx.text, nx.n) || rule_line(nx.text, nx.n, '='))
             return 0; /* the row ended */
     }
     return 0;
@@ -1406,14 +1420,12 @@ static size_t keras_unwrap(const struct lines *L, size_t col, size_t slack, cons
         return 0;
     memcpy(out, piece, n);
     struct lines peek = *L;
+    struct keras_line nx;
     for (int k = 0; k < 4; k++) {
-        const char *nraw;
-        size_t nrawn;
-        char next[EST_MAX_LINE + 1];
-        if (lines_next(&peek, &nraw, &nrawn, NULL) != 1)
+        if (!keras_peek(&peek, &nx))
             return 0;
-        int lv;
-        size_t nn = keras_clean(nraw, nrawn, next, &lv);
+        const char *next = nx.text;
+        size_t nn = nx.n;
         /* a cell broken after "),", the rest keeps its space: " (None, 32)]" */
         size_t at = col + (nn > col + 1 && next[col] == ' ' && next[col + 1] != ' ');
         /* a nested row's cells may start up to a column a level earlier */
@@ -1448,16 +1460,12 @@ static size_t keras_wrapped_name(const struct lines *L, const char *t, size_t n,
         return 0;
     memcpy(out, t, n);
     struct lines peek = *L;
+    struct keras_line nx;
     for (int k = 0; k < 4; k++) {
-        const char *raw;
-        size_t rawn;
-        char next[EST_MAX_LINE + 1];
-        if (lines_next(&peek, &raw, &rawn, NULL) != 1)
+        if (!keras_peek(&peek, &nx))
             return 0;
-        int lv;
-        size_t nn = keras_clean(raw, rawn, next, &lv);
-        const char *c = next;
-        size_t cn = nn < col ? nn : col;
+        const char *c = nx.text;
+        size_t cn = nx.n < col ? nx.n : col;
         trim(&c, &cn);
         cn = keras_cell_len(c, cn);
         if (!cn || n + 1 + cn >= cap)
@@ -1577,13 +1585,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                  * line completes it, so that it is classified by its whole name. */
                 if (t[e] != ')') {
                     struct lines peek = L;
-                    const char *nraw;
-                    size_t nrawn;
-                    char next[EST_MAX_LINE + 1];
-                    if (lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
-                        int lv;
-                        size_t nn = keras_clean(nraw, nrawn, next, &lv);
-                        const char *c = next;
+                    struct keras_line nx;
+                    if (keras_peek(&peek, &nx)) {
+                        const char *c = nx.text;
+                        size_t nn = nx.n;
                         trim(&c, &nn);
                         size_t k = 0;
                         while (k < nn && c[k] != ' ' && c[k] != '(')
@@ -1642,13 +1647,11 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             const char *cs = t + ps;
             {
                 struct lines peek = L;
-                const char *nraw;
-                size_t nrawn;
-                char next[EST_MAX_LINE + 1];
+                struct keras_line nx;
                 size_t pc = (size_t)(t + ps - s);
-                int lv;
-                if (cn && cn < 24 && lines_next(&peek, &nraw, &nrawn, NULL) == 1) {
-                    size_t nn = keras_clean(nraw, nrawn, next, &lv), k = pc;
+                if (cn && cn < 24 && keras_peek(&peek, &nx)) {
+                    const char *next = nx.text;
+                    size_t nn = nx.n, k = pc;
                     while (k < nn && isdigit((unsigned char)next[k]))
                         k++;
                     if (k > pc && k - pc < 24 && (k == nn || next[k] == ' ') &&
