@@ -319,25 +319,24 @@ static uint64_t shape_first_dim(const char *s, size_t n)
     return i < n && (s[i] == ',' || s[i] == ']' || s[i] == ')') ? b : 0;
 }
 
-/* The channels of s when it is one shape of four dimensions, "[32, 256, 56, 56]" (an
- * image's; the larger of the second and last, for channels-last), else 0. */
-static uint64_t shape_image_channels(const char *s, size_t n)
+/* The dimensions of s when it is one shape "[32, 256, 56, 56]" of at most max of them
+ * (each below 2^40): their count, into d; 0 for anything else. */
+static size_t shape_dims(const char *s, size_t n, uint64_t *d, size_t max)
 {
     if (n < 2 || s[0] != '[' || s[n - 1] != ']' || memchr(s + 1, '[', n - 2))
         return 0;
-    uint64_t d[4] = {0, 0, 0, 0};
     size_t k = 0;
+    d[0] = 0;
     for (size_t i = 1; i + 1 < n; i++) {
         if (s[i] == ',') {
-            if (++k > 3)
+            if (++k >= max)
                 return 0;
+            d[k] = 0;
         } else if (isdigit((unsigned char)s[i]) && d[k] < (1ull << 40)) {
             d[k] = d[k] * 10 + (uint64_t)(s[i] - '0');
         }
     }
-    if (k != 3)
-        return 0;
-    return d[1] > d[3] ? d[1] : d[3];
+    return k + 1;
 }
 
 /* "Input size (MB): 19.27" at s: the MB, or -1 when the line is not one. */
@@ -786,28 +785,6 @@ static int ti_attn_close(struct est_model *m, struct ti_attn *a)
     return 0;
 }
 
-/* seq and width of "[batch, seq, width]", else 0. */
-static void shape_seq_width(const char *s, size_t n, uint64_t *seq, uint64_t *width)
-{
-    uint64_t d[3] = {0, 0, 0};
-    size_t k = 0;
-    *seq = *width = 0;
-    if (n < 2 || s[0] != '[' || memchr(s + 1, '[', n - 2))
-        return;
-    for (size_t i = 1; i + 1 < n; i++) {
-        if (s[i] == ',') {
-            if (++k > 2)
-                return;
-        } else if (isdigit((unsigned char)s[i]) && d[k] < (1ull << 40)) {
-            d[k] = d[k] * 10 + (uint64_t)(s[i] - '0');
-        }
-    }
-    if (k == 2) {
-        *seq = d[1];
-        *width = d[2];
-    }
-}
-
 int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct est_model *m,
                         struct carma_err *err)
 {
@@ -1009,8 +986,16 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                                             (int)((fe - fs) > 60 ? 60 : fe - fs), t + fs);
                     else
                         scores = scores_shape(t + fs, fe - fs);
-                    image = shape_image_channels(t + fs, fe - fs);
-                    shape_seq_width(t + fs, fe - fs, &row_seq, &row_width);
+                    /* [batch, channels, height, width] (or channels last): an image's;
+                     * [batch, seq, width]: a sequence's */
+                    uint64_t d[4];
+                    size_t nd = shape_dims(t + fs, fe - fs, d, 4);
+                    if (nd == 4)
+                        image = d[1] > d[3] ? d[1] : d[3];
+                    if (nd == 3) {
+                        row_seq = d[1];
+                        row_width = d[2];
+                    }
                     if (!shape_batch)
                         shape_batch = shape_first_dim(t + fs, fe - fs);
                 } else if (c == paramcol) {
