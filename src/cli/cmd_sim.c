@@ -162,6 +162,15 @@ static int trace_has_estimates(const struct sim_trace *t, int est)
 
 #define SIM_MAX_NOTES (SIM_MAX_POLICIES + 1)
 
+/* The figures of the exclusive policy when it ran (the ratios' denominator), else NULL. */
+static const struct sim_metrics *exclusive_of(const struct row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].policy->name, "exclusive") == 0 && rows[i].m.makespan_s > 0)
+            return &rows[i].m;
+    return NULL;
+}
+
 /* What the figures leave out, a sentence each: under the table, in the report and in
  * the JSON's "notes". Returns how many. */
 static size_t collect_notes(const struct row *rows, size_t n, const struct sim_trace *t, int est,
@@ -200,17 +209,20 @@ struct run_settings {
     long max_attempts;
 };
 
-/* The run's settings in words: those that differ from the defaults, or all of them. */
+/* The run's settings in words: those that differ from the defaults (sim_config_default),
+ * or all of them. */
 static void settings_words(const struct run_settings *rs, int all, char *buf, size_t len)
 {
+    struct sim_config def;
+    sim_config_default(&def);
     size_t o = 0;
     buf[0] = 0;
 #define ADD(...) (o += (size_t)snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__))
     if (all || rs->jitter > 0)
         ADD(", jitter %g (seed %llu)", rs->jitter, (unsigned long long)rs->seed);
-    if (all || strcmp(rs->estimator, "gpumemnet") != 0)
+    if (all || strcmp(rs->estimator, est_names[def.estimator]) != 0)
         ADD(", estimator %s", rs->estimator);
-    if (all || rs->max_attempts != 3)
+    if (all || rs->max_attempts != (long)def.max_attempts)
         ADD(", max attempts %ld%s", rs->max_attempts, rs->max_attempts ? "" : " (no limit)");
 #undef ADD
 }
@@ -232,14 +244,11 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
            "span/ex", "kWh/ex");
     printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %7s %7s\n", "", "h", "h", "h", "h", "",
            "jobs", "GPU-h", "kWh", "mean", "mean", "", "");
-    const struct sim_metrics *ex = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].policy->name, "exclusive") == 0)
-            ex = &rows[i].m;
+    const struct sim_metrics *ex = exclusive_of(rows, n);
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
         char r1[16] = "-", r2[16] = "-";
-        if (ex && ex->makespan_s > 0) {
+        if (ex) {
             snprintf(r1, sizeof r1, "%.3f", m->makespan_s / ex->makespan_s);
             snprintf(r2, sizeof r2, "%.3f", m->energy_j / ex->energy_j);
         }
@@ -250,7 +259,7 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
                m->mean_smact, m->mean_mem_used_frac, r1, r2);
     }
     char r1[16] = "-", r2[16] = "-";
-    if (ex && ex->makespan_s > 0) {
+    if (ex) {
         snprintf(r1, sizeof r1, "%.3f", b->makespan_s / ex->makespan_s);
         snprintf(r2, sizeof r2, "%.3f", b->energy_j / ex->energy_j);
     }
@@ -329,10 +338,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         "policy",        "makespan h", "mean JCT h", "p99 JCT h",  "mean wait h",
         "OOM crashes",   "jobs given up", "lost GPU-h", "energy kWh", "mean SMACT",
         "mean memory",   "span/ex",    "kWh/ex"};
-    const struct sim_metrics *ex = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].policy->name, "exclusive") == 0 && rows[i].m.makespan_s > 0)
-            ex = &rows[i].m;
+    const struct sim_metrics *ex = exclusive_of(rows, n);
     /* one row per policy, then the (bound) row */
     char(*cells)[32] = calloc((n + 1) * COLS, sizeof *cells);
     const char **cellp = calloc((n + 1) * COLS, sizeof *cellp);
@@ -470,9 +476,11 @@ int cmd_sim(int argc, char **argv)
 {
     const char *trace_path = NULL, *catalog_path = NULL, *gpus = "4xa100-40gb";
     const char *sharing_s = "mps", *policy_list = "all", *report = NULL, *fmt_s = NULL;
-    const char *est_s = "gpumemnet";
+    struct sim_config def;
+    sim_config_default(&def);
+    const char *est_s = est_names[def.estimator];
     int json = 0;
-    long max_attempts = 3;
+    long max_attempts = (long)def.max_attempts;
     double jitter = 0;
     uint64_t seed = 1;
     static const struct option opts[] = {
