@@ -25,8 +25,8 @@ static void restore(struct carma_asuser *a)
     /* uid first: back to root's capabilities, then what needs them. */
     syscall(SYS_setfsuid, a->fsuid);
     syscall(SYS_setfsgid, a->fsgid);
-    if (syscall(SYS_setgroups, (size_t)a->ngroups, a->groups) < 0 || fsuid_now() != a->fsuid ||
-        fsgid_now() != a->fsgid) {
+    if ((a->groups_set && syscall(SYS_setgroups, (size_t)a->ngroups, a->groups) < 0) ||
+        fsuid_now() != a->fsuid || fsgid_now() != a->fsgid) {
         fprintf(stderr, "carmad: cannot restore its own file-system rights: %s\n", strerror(errno));
         abort();
     }
@@ -73,16 +73,22 @@ int carma_asuser_enter(struct carma_asuser *a, uid_t uid, gid_t gid, const char 
         cap = ng;
     }
     a->active = 1;
-    int bad = syscall(SYS_setgroups, (size_t)ng, list) < 0;
-    free(list);
-    if (!bad) {
+    /* setgroups is refused where the thread may not change groups (a user namespace
+     * whose setgroups is "deny": a rootless container); then there is nothing to
+     * give back but the ids, which were not changed either. */
+    int e = 0;
+    if (syscall(SYS_setgroups, (size_t)ng, list) < 0) {
+        e = errno;
+    } else {
+        a->groups_set = 1;
         /* gid first: once the uid is not 0 the thread may no longer change it. */
         syscall(SYS_setfsgid, gid);
         syscall(SYS_setfsuid, uid);
-        bad = fsuid_now() != uid || fsgid_now() != gid;
+        if (fsuid_now() != uid || fsgid_now() != gid)
+            e = EPERM; /* an id this namespace does not map, or no CAP_SETUID */
     }
-    if (bad) {
-        int e = errno ? errno : EPERM;
+    free(list);
+    if (e) {
         carma_asuser_leave(a);
         return carma_err_set(err, -e, "cannot take on the rights of %s (uid %u): %s", user,
                              (unsigned)uid, strerror(e));

@@ -20,6 +20,7 @@ struct carma_asuser {
     gid_t fsgid;
     gid_t *groups; /* the thread's supplementary groups, to restore */
     int ngroups;
+    int groups_set; /* the supplementary groups were changed */
 };
 
 /* Takes on uid, gid and the groups of user (getgrouplist: the groups the job will

@@ -1322,8 +1322,12 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
      * read (a path they cannot reach is answered as a missing one). */
     struct carma_asuser as = {0};
     struct carma_err aerr = {{0}};
-    if (d->self_uid == 0 && c->uid != 0 && carma_asuser_enter(&as, c->uid, gid, uname, &aerr))
-        return carma_resp_error("busy", "cannot check the job's paths: %s", aerr.msg);
+    /* Not "busy": the client would ask again for a minute, and this does not pass. */
+    int arc = d->self_uid == 0 && c->uid != 0 ? carma_asuser_enter(&as, c->uid, gid, uname, &aerr)
+                                              : 0;
+    if (arc)
+        return carma_resp_error(arc == -ENOMEM ? "nomem" : "forbidden",
+                                "cannot check the job's paths: %s", aerr.msg);
     struct stat st;
     int cwd_ok = stat(rj->cwd, &st) == 0 && S_ISDIR(st.st_mode) && may_exec(rj->cwd);
     const char *path_env = NULL;

@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/asuser.h"
@@ -105,10 +107,58 @@ static void test_as_nobody(void **state)
     rmdir(dir);
 }
 
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Root in a user namespace that maps only root and denies setgroups (a rootless
+ * container): entering a user's rights fails, and must fail with an error, leaving the
+ * thread as it was. It aborted there, so that any user's submission ended carmad. */
+static void test_refused_in_a_namespace_without_setgroups(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        skip();
+        return;
+    }
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWUSER) < 0 || write_file("/proc/self/setgroups", "deny") < 0 ||
+            write_file("/proc/self/uid_map", "0 0 1") < 0 ||
+            write_file("/proc/self/gid_map", "0 0 1") < 0)
+            _exit(77); /* no user namespaces here */
+        struct carma_asuser a;
+        struct carma_err err = {{0}};
+        int rc = carma_asuser_enter(&a, 65534, 65534, "nobody", &err);
+        carma_asuser_leave(&a);
+        struct stat st;
+        _exit(rc == -EPERM && strstr(err.msg, "cannot take on the rights of nobody") &&
+                      geteuid() == 0 && stat("/proc/self", &st) == 0
+                  ? 0
+                  : 1);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 77) {
+        skip();
+        return;
+    }
+    assert_true(WIFEXITED(ws)); /* not killed by abort() */
+    assert_int_equal(WEXITSTATUS(ws), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_as_nobody),
+        cmocka_unit_test(test_refused_in_a_namespace_without_setgroups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
