@@ -392,11 +392,16 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
     size_t n = 0;
     /* Every policy first uses idle GPUs (no process at all), in index order. A job whose
      * observed peak reached a GPU's memory (it crashed alone there, or its peak sampled
-     * at a crash passed it) skips GPUs no larger while enough larger ones are in service:
-     * a mixed server would otherwise rerun it on the small one until it is given up, or
-     * forever with no attempt limit. */
-    uint64_t reached =
-        j->peak_mib && kth_largest(s, j->gpus) > j->peak_mib ? j->peak_mib : 0;
+     * at a crash passed it) skips GPUs no larger while enough larger ones are in service,
+     * or else GPUs smaller than its peak while enough GPUs are that large (a peak equal
+     * to the memory of the only GPUs that hold it, seen on a GPU too small): a mixed
+     * server would otherwise rerun it on the small one until it is given up, or forever
+     * with no attempt limit. */
+    uint64_t reached = 0;
+    if (j->peak_mib) {
+        uint64_t kth = kth_largest(s, j->gpus);
+        reached = kth > j->peak_mib ? j->peak_mib : kth == j->peak_mib ? j->peak_mib - 1 : 0;
+    }
     for (size_t gi = 0; gi < s->ngpus && n < j->gpus; gi++)
         if (!s->gpus[gi].drained && carma_gpu_idle(&s->gpus[gi]) &&
             s->gpus[gi].mem_total_mib > reached)

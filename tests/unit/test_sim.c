@@ -174,6 +174,28 @@ static void test_rerun_leaves_a_gpu_it_filled_alone(void **state)
     assert_int_equal(m.succeeded, 1);
 }
 
+static void test_rerun_skips_gpus_below_its_peak(void **state)
+{
+    (void)state;
+    /* A job whose peak is exactly what the largest GPUs hold, with no ramp, crashes on
+     * the V100 at its whole peak (40960 MiB, not the V100's 32768). No GPU is larger than
+     * that peak, so the rule above did not apply: it reran on the V100 until it was given
+     * up, and forever with --max-attempts 0 (found by test_sim_props with or-rr on
+     * 4xa100-80gb,1xv100-32gb,4xa100-40gb and an 8-GPU job of 40960 MiB). */
+    struct sim_job_spec full = job(0, 60, 40960, 0.5f);
+    full.ramp_s = 0;
+    struct sim_metrics m = run(&full, 1, "exclusive", "1xv100-32gb,1xa100-40gb", CARMA_SHARING_MPS);
+    assert_int_equal(m.oom_crashes, 1);
+    assert_int_equal(m.succeeded, 1);
+    full.gpus = 2;
+    const char *pol[] = {"exclusive", "or-rr", "oracle-ff"};
+    for (int k = 0; k < 3; k++) {
+        m = run(&full, 1, pol[k], "1xv100-32gb,2xa100-40gb", CARMA_SHARING_TIMESLICE);
+        assert_int_equal(m.oom_crashes, 1);
+        assert_int_equal(m.succeeded, 1);
+    }
+}
+
 static void test_deterministic_and_recorded(void **state)
 {
     (void)state;
@@ -356,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_or_rr_oom_then_recovery),
         cmocka_unit_test(test_gives_up_after_max_attempts),
         cmocka_unit_test(test_rerun_leaves_a_gpu_it_filled_alone),
+        cmocka_unit_test(test_rerun_skips_gpus_below_its_peak),
         cmocka_unit_test(test_deterministic_and_recorded),
         cmocka_unit_test(test_estimator_carma_uses_history),
         cmocka_unit_test(test_estimate_truncated_as_carma_reads_it),
