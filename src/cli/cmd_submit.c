@@ -31,7 +31,9 @@ static void usage(FILE *f)
                "--attention and --gradient-checkpointing say how the model trains, as for\n"
                "carma estimate (default adamw, fp32). --mem and the bound are per GPU; with\n"
                "--gpus N > 1 and --summary the job is taken to train with\n"
-               "DistributedDataParallel, one process per GPU at --batch.\n");
+               "DistributedDataParallel, one process per GPU at --batch.\n"
+               "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
+               "carmad's, 3 unless configured).\n");
 }
 
 /* The environment the job gets: this one, less what carmad would refuse. Exported shell

@@ -154,7 +154,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: carma submit-rad FILE.rad [--estimator oracle|horus|faketensor|gpumemnet|none]\n"
                "                        [--no-conda] [--socket PATH] [--json]\n"
                "Submits a CARMA task file unchanged: its command runs in its conda environment\n"
-               "(when conda is installed), with its GPU count and memory requirement.\n");
+               "(when conda is installed), with its GPU count and memory requirement.\n"
+               "--estimator: which of the file's memory figures is the requirement: oracle\n"
+               "(the default) its measured peak (line 9), horus, faketensor or gpumemnet\n"
+               "(lines 10-12), none: no requirement.\n");
 }
 
 int cmd_submit_rad(int argc, char **argv)

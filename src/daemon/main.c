@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "                     sim:4xa100-40gb with a warning)\n"
             "  --policy P         placement policy (default auto)\n"
             "  --config FILE      INI configuration\n"
-            "  --max-attempts N   attempts per job when it gives none (default 3)\n"
+            "  --max-attempts N   attempts per job when it gives none (1 to 100, default 3)\n"
             "  --http ADDR:PORT   serve /metrics, /v1/gpus, /v1/jobs (PORT alone: 127.0.0.1;\n"
             "                     default: config [daemon] http, else off)\n"
             "  --nvml-lib PATH    the libnvidia-ml.so.1 to load (default: the system's)\n"
