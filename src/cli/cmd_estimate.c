@@ -22,8 +22,9 @@ static void estimate_usage(FILE *f)
             "                      [--seq-len N | --image-size H[xW]]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-            "                      [--gpu KIND] [--gpus N] [--gradient-checkpointing]\n"
-            "                      [--floor MIB|fitted] [--coefficients FILE] [--json]\n"
+            "                      [--heads N] [--gradient-checkpointing]\n"
+            "                      [--gpu KIND] [--gpus N] [--floor MIB|fitted]\n"
+            "                      [--coefficients FILE] [--json]\n"
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
             "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
@@ -62,6 +63,12 @@ static void estimate_usage(FILE *f)
             "(probabilities materialised) or sdpa (a fused kernel: none). Default: as shown\n"
             "(eager unless a module tree's class names say Sdpa or Flash; transformers since\n"
             "their 2025 attention refactor print BertSelfAttention and run SDPA by default).\n"
+            "--heads N: the query heads of each attention block (num_heads,\n"
+            "num_attention_heads), which prints do not show: eager attention keeps heads x\n"
+            "seq x seq probabilities per sample. Required for nn.MultiheadAttention and\n"
+            "Keras's MultiHeadAttention under eager attention; other attention blocks are\n"
+            "taken to have 64-wide heads (width / 64), so narrower ones (MiniLM's 32) are\n"
+            "undercounted without it. No effect under --attention sdpa.\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
@@ -103,6 +110,22 @@ static int reads_seq(const struct est_model *m)
     return 0;
 }
 
+/* JSON "heads": where the head counts of the attention probabilities counted under a
+ * came from (est_heads_used), or a --heads that counted none; NULL when neither. */
+static json_t *heads_json(const struct est_model *m, enum est_attention a)
+{
+    int hs = est_heads_used(m, a);
+    if (hs == EST_HEADS_ASSUMED)
+        return json_pack("{s:s,s:i,s:i,s:b}", "source", "assumed", "count",
+                         (int)m->heads_assumed, "head_size", 64, "counted", 1);
+    if (m->heads)
+        return json_pack("{s:s,s:i,s:b}", "source", "given", "count", (int)m->heads,
+                         "counted", hs == EST_HEADS_GIVEN);
+    if (hs == EST_HEADS_SHOWN)
+        return json_pack("{s:s,s:b}", "source", "shown", "counted", 1);
+    return NULL;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -115,12 +138,13 @@ int cmd_estimate(int argc, char **argv)
         {"gradient-checkpointing", no_argument, NULL, 'k'},
         {"gpus", required_argument, NULL, 'n'},
         {"max-batch", no_argument, NULL, 'm'},
+        {"heads", required_argument, NULL, 'e'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
     int json = 0, have_batch = 0, want_max = 0, ch;
-    uint32_t image_h = 0, image_w = 0;
+    uint32_t image_h = 0, image_w = 0, heads = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
@@ -154,6 +178,10 @@ int cmd_estimate(int argc, char **argv)
         case 'g': gpu = optarg; break;
         case 'n':
             if (parse_count(optarg, "--gpus", EST_MAX_GPUS, &o.gpus) < 0)
+                return 2;
+            break;
+        case 'e':
+            if (parse_count(optarg, "--heads", EST_MAX_HEADS, &heads) < 0)
                 return 2;
             break;
         case 'c': coef_file = optarg; break;
@@ -241,8 +269,11 @@ int cmd_estimate(int argc, char **argv)
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = image_h;
     m.image_w = image_w;
+    m.heads = heads;
     int rc = est_parse(buf, len, summary, &m, &err);
     free(buf);
+    if (rc == 0)
+        rc = est_heads_check(&m, o.attention, summary, &err);
     if (rc < 0) {
         fprintf(stderr, "carma estimate: %s\n", err.msg);
         free(layers);
@@ -313,6 +344,9 @@ int cmd_estimate(int argc, char **argv)
                                 json_integer((json_int_t)r.checkpointed_units));
         if (root)
             json_object_set_new(root, "rows", json_integer((json_int_t)m.n));
+        json_t *hj = root ? heads_json(&m, o.attention) : NULL;
+        if (hj)
+            json_object_set_new(root, "heads", hj);
         if (root)
             json_object_set_new(root, "gpus", json_integer(o.gpus > 1 ? o.gpus : 1));
         if (root)
@@ -371,10 +405,23 @@ int cmd_estimate(int argc, char **argv)
             printf(", per GPU of %u under DistributedDataParallel", o.gpus);
         printf("\n");
         const char *attn = est_attention_assumed(&m, o.attention);
-        if (strcmp(attn, "none") != 0)
-            printf("attention: %s (%s)\n", attn,
+        int hs = est_heads_used(&m, o.attention);
+        if (strcmp(attn, "none") != 0) {
+            printf("attention: %s (%s", attn,
                    strcmp(attn, "eager") == 0 ? "probabilities counted"
                                               : "fused: no probabilities");
+            if (hs == EST_HEADS_GIVEN)
+                printf(", %u heads per block: --heads", m.heads);
+            else if (hs == EST_HEADS_ASSUMED)
+                printf(", heads assumed 64 wide: %u in the first block; --heads N if "
+                       "narrower", m.heads_assumed);
+            printf(")\n");
+        }
+        if (m.heads && hs != EST_HEADS_GIVEN)
+            printf("--heads %u: no effect (%s)\n", m.heads,
+                   strcmp(attn, "none") == 0 ? "no attention blocks"
+                   : strcmp(attn, "sdpa") == 0 ? "fused attention keeps no probabilities"
+                                               : "the summary shows the heads");
         printf("  floor            %10.1f MiB  (%s)\n", r.floor_mib,
                est_floor_src_name(o.floor_src));
         printf("  weights          %10.1f MiB\n", r.weights_mib);

@@ -121,6 +121,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->unit = 0;
     l->keeps = 0;
     l->shares_input = 0;
+    l->heads_src = EST_HEADS_SHOWN;
     l->count = count;
     l->rank = 0;
     l->out = out;
@@ -224,6 +225,56 @@ int est_layer_materialised(const struct est_layer *l, enum est_attention a)
     if (a == EST_ATTN_SHOWN)
         return !(l->flags & EST_LF_FUSED);
     return a == EST_ATTN_EAGER;
+}
+
+const char *est_heads_src_name(enum est_heads_src s)
+{
+    switch (s) {
+    case EST_HEADS_SHOWN: return "shown";
+    case EST_HEADS_ASSUMED: return "assumed";
+    case EST_HEADS_GIVEN: return "given";
+    case EST_HEADS_UNKNOWN: return "unknown";
+    }
+    return "?";
+}
+
+/* est_heads_check's advice, after "FILE:LINE: CLASS: " */
+#define HEADS_UNKNOWN_MSG                                                                      \
+    "its number of heads is not in the print, and eager attention keeps heads x seq x seq "    \
+    "probabilities per sample: give --heads N (the model's num_heads), or --attention sdpa "   \
+    "if it runs fused attention (called with need_weights=False, as "                          \
+    "nn.TransformerEncoderLayer and torchvision's ViT call nn.MultiheadAttention; Keras 3's "  \
+    "flash attention)"
+
+int est_heads_check(const struct est_model *m, enum est_attention a, const char *file,
+                    struct carma_err *err)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind != EST_K_ATTN || l->heads_src != EST_HEADS_UNKNOWN ||
+            !est_layer_materialised(l, a))
+            continue;
+        const char *cls = m->heads_class ? m->heads_class : "attention";
+        if (file)
+            return carma_err_at(err, file, m->heads_line, "%s: " HEADS_UNKNOWN_MSG, cls);
+        return carma_err_at(err, NULL, 0, "line %zu: %s: " HEADS_UNKNOWN_MSG, m->heads_line,
+                            cls);
+    }
+    return 0;
+}
+
+int est_heads_used(const struct est_model *m, enum est_attention a)
+{
+    static const enum est_heads_src order[] = {EST_HEADS_UNKNOWN, EST_HEADS_ASSUMED,
+                                               EST_HEADS_GIVEN, EST_HEADS_SHOWN};
+    unsigned seen = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_ATTN && est_layer_materialised(&m->layers[i], a))
+            seen |= 1u << m->layers[i].heads_src;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (seen & (1u << order[k]))
+            return (int)order[k];
+    return -1;
 }
 
 const char *est_attention_assumed(const struct est_model *m, enum est_attention a)
@@ -647,6 +698,9 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         return carma_err_set(err, -EINVAL,
                              "this is a sequence model (line %zu): give --seq-len",
                              m->needs_seq_line);
+    int hc = est_heads_check(m, o->attention, NULL, err);
+    if (hc < 0)
+        return hc;
     if (m->max_positions && o->seq > m->max_positions)
         return carma_err_set(err, -EINVAL,
                              "sequence length %u is longer than the model's position table "

@@ -35,6 +35,7 @@
 #define EST_MAX_PARAMS (1ull << 40) /* parameters of one layer / the model */
 #define EST_MAX_BATCH 1048576u
 #define EST_MAX_SEQ 1048576u
+#define EST_MAX_HEADS 4096u /* attention heads per block (--heads) */
 
 enum est_kind {
     EST_K_LINEAR = 0, /* Linear, Dense, HF Conv1D: saves its input */
@@ -102,6 +103,8 @@ struct est_layer {
     uint8_t shares_input; /* a linear layer that reads the input of the linear layer
                              before it: an attention's key and value projections after
                              its query's, whose outputs the attention keeps */
+    uint8_t heads_src; /* enum est_heads_src: where an attention row's head count (its
+                          probabilities are heads x seq x seq) came from */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
@@ -109,6 +112,22 @@ struct est_layer {
     uint64_t params;   /* parameters of one repeat, frozen ones included */
     uint64_t frozen;   /* of which get no gradient (a PEFT model's base weights) */
 };
+
+/* est_layer.heads_src. Eager attention keeps heads x seq x seq probabilities per sample,
+ * and most prints do not show the heads. */
+enum est_heads_src {
+    EST_HEADS_SHOWN = 0, /* as the summary has them (a torchinfo [batch, heads, seq, seq]
+                          * row, a CSV's numbers), or not an attention row */
+    EST_HEADS_ASSUMED,   /* width / 64: a head size of 64 (BERT, GPT-2, ViT, most Hugging
+                          * Face models), for attention blocks whose q, k, v projections
+                          * the print shows; narrower heads are undercounted */
+    EST_HEADS_GIVEN,     /* est_model.heads (--heads) */
+    EST_HEADS_UNKNOWN,   /* a class that never shows its heads and has no head size to
+                          * assume (PyTorch's nn.MultiheadAttention, Keras's
+                          * MultiHeadAttention) and no --heads: est_heads_check refuses its
+                          * probabilities (the row holds a placeholder count) */
+};
+const char *est_heads_src_name(enum est_heads_src s); /* "shown", "assumed", ... */
 
 enum est_format {
     EST_FMT_NONE = 0,
@@ -149,6 +168,16 @@ struct est_model {
      * (image_h / patch_h) x (image_w / patch_w) patches and a class token. */
     uint32_t patch_h, patch_w, tokens;
     uint64_t concat; /* when spatial: materialised concatenations, elements per sample */
+    /* Attention heads per block, set by the caller before parsing (--heads; 0: not given):
+     * the query heads of every attention block whose heads the print does not show (each
+     * block's query width must divide by it). The parser sets each attention row's
+     * heads_src; heads_assumed is the count of the first block sized as width / 64
+     * (EST_HEADS_ASSUMED), heads_line and heads_class the line and class of the first
+     * block whose heads are EST_HEADS_UNKNOWN (0, NULL: none). */
+    uint32_t heads;
+    uint32_t heads_assumed;
+    size_t heads_line;
+    const char *heads_class; /* a static string */
 };
 
 /* A PEFT model (parsed from a module tree with LoRA adapters) trains only its adapters
@@ -195,6 +224,17 @@ int est_attention_parse(const char *s, enum est_attention *out); /* "eager", "sd
 /* Whether layer l's output is materialised in a training step under attention a: only
  * attention probabilities can be missing (fused kernels keep none). */
 int est_layer_materialised(const struct est_layer *l, enum est_attention a);
+
+/* Refuses attention probabilities m cannot size under a: 0, or -EINVAL with err naming
+ * file:line (file may be NULL: "line N") when an attention row whose heads are
+ * EST_HEADS_UNKNOWN is materialised under a (est_layer_materialised). */
+int est_heads_check(const struct est_model *m, enum est_attention a, const char *file,
+                    struct carma_err *err);
+
+/* Where the head counts of m's attention probabilities counted under a came from: the
+ * first of EST_HEADS_UNKNOWN, EST_HEADS_ASSUMED, EST_HEADS_GIVEN, EST_HEADS_SHOWN that
+ * some materialised attention row has; -1 when none is materialised. */
+int est_heads_used(const struct est_model *m, enum est_attention a);
 
 /* What an estimate assumed of m's attention under a: "eager" when it counts attention
  * probabilities, "sdpa" when m has attention blocks whose probabilities it does not
@@ -396,7 +436,8 @@ struct est_replay_work;
 
 /* Computes the estimate; `work` is the caller's workspace for the families estimated
  * by replay (estimate/replay.h). Returns 0, or -EINVAL with err when batch is 0 or out
- * of bounds, or when the model needs a sequence length and opts->seq is 0, or -E2BIG
+ * of bounds, or when the model needs a sequence length and opts->seq is 0, or when
+ * est_heads_check refuses its attention under opts->attention, or -E2BIG
  * when the model has too many tensors to replay. O(layers) for the per-kind model,
  * O(tensors x cached blocks) for the replay; no allocation. */
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,

@@ -760,15 +760,19 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
 /* The innermost attention module of a torchinfo table, open since its row: when it
  * closes without its probabilities listed (HF's T5Attention applies dropout to them as a
  * function, so no [batch, heads, seq, seq] row shows them) and its class is not a fused
- * one (Sdpa, Flash), they are added as a module tree has them: heads (width / 64) x seq x seq from
- * its [batch, seq, width] output; --attention sdpa drops them as it does the others. */
+ * one (Sdpa, Flash), they are added as a module tree has them: heads x seq x seq from its
+ * [batch, seq, width] output, heads m->heads (--heads; the query's width, its first linear
+ * row's, must divide by it) or width / 64; --attention sdpa drops them as it does the
+ * others. */
 struct ti_attn {
     int open, listed, fused;
     unsigned depth, flags;
-    uint64_t seq, width;
+    size_t line;
+    uint64_t seq, width, qwidth;
 };
 
-static int ti_attn_close(struct est_model *m, struct ti_attn *a)
+static int ti_attn_close(struct est_model *m, struct ti_attn *a, const char *file,
+                         struct carma_err *err)
 {
     if (!a->open)
         return 0;
@@ -776,12 +780,25 @@ static int ti_attn_close(struct est_model *m, struct ti_attn *a)
     if (a->listed || a->fused || !a->seq || !a->width)
         return 0;
     uint64_t heads = a->width / 64 ? a->width / 64 : 1;
-    if (a->seq > EST_MAX_ELEMS / a->seq / heads)
-        return -E2BIG;
-    if (est_model_add(m, EST_K_ATTN, heads * a->seq * a->seq, 0, 1, 0) < 0)
-        return -E2BIG;
+    /* the first linear row may be a fused q, k, v projection (Falcon's: (heads + 2 kv
+     * heads) x head size): either width may be the heads' multiple */
+    uint64_t qwidth = a->qwidth ? a->qwidth : a->width;
+    if (m->heads && qwidth % m->heads && a->width % m->heads)
+        return carma_err_at(err, file, a->line,
+                            "an attention module %llu wide, its query projection %llu: "
+                            "--heads %u divides neither (give the query heads, "
+                            "num_attention_heads)",
+                            (unsigned long long)a->width, (unsigned long long)qwidth, m->heads);
+    if (m->heads)
+        heads = m->heads;
+    else if (!m->heads_assumed)
+        m->heads_assumed = (uint32_t)heads;
+    if (a->seq > EST_MAX_ELEMS / a->seq / heads ||
+        est_model_add(m, EST_K_ATTN, heads * a->seq * a->seq, 0, 1, 0) < 0)
+        return carma_err_at(err, file, a->line, "too many layers");
     m->layers[m->n - 1].attn = 0; /* out holds heads x seq x seq already */
     m->layers[m->n - 1].flags = (uint8_t)a->flags;
+    m->layers[m->n - 1].heads_src = m->heads ? EST_HEADS_GIVEN : EST_HEADS_ASSUMED;
     return 0;
 }
 
@@ -858,9 +875,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         }
         if (state == 2) {
             if (rule_line(s, n, '=')) {
-                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf) < 0 ||
-                    ti_attn_close(m, &ia) < 0)
+                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf) < 0)
                     return carma_err_at(err, file, pend.line, "too many layers");
+                if ((rc = ti_attn_close(m, &ia, file, err)) < 0)
+                    return rc;
                 state = 3;
                 continue;
             }
@@ -1013,9 +1031,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j++;
             if (j != tn)
                 return carma_err_at(err, file, L.line, "unexpected text after the columns");
-            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf) < 0 ||
-                (ia.open && depth <= ia.depth && ti_attn_close(m, &ia) < 0))
+            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf) < 0)
                 return carma_err_at(err, file, pend.line, "too many layers");
+            if (ia.open && depth <= ia.depth && (rc = ti_attn_close(m, &ia, file, err)) < 0)
+                return rc;
             pend.valid = 1;
             pend.depth = depth;
             pend.line = L.line;
@@ -1045,6 +1064,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 ia.fused = find(t, type_n, "Sdpa") || find(t, type_n, "Flash");
                 ia.seq = row_seq;
                 ia.width = row_width;
+                ia.qwidth = 0;
+                ia.line = L.line;
+            } else if (pend.kind == EST_K_LINEAR && ia.open && depth > ia.depth && !ia.qwidth) {
+                ia.qwidth = row_width; /* the query's projection, listed first */
             } else if (pend.kind == EST_K_DROPOUT && attn_valid && scores) {
                 pend.kind = EST_K_ATTN;
                 pend.scores = 1;
@@ -1087,7 +1110,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         return carma_err_at(err, file, attn_leaf.line,
                             "'%s' is attention shown as one row: its probabilities (heads x "
                             "sequence x sequence) are not in the table; give the printed "
-                            "module tree (print(model)) with --seq-len",
+                            "module tree (print(model)) with --seq-len (and --heads for "
+                            "nn.MultiheadAttention)",
                             attn_leaf.type);
     if (opaque_image.valid)
         return carma_err_at(err, file, opaque_image.line,
@@ -1466,6 +1490,97 @@ static size_t keras_wrapped_name(const struct lines *L, const char *t, size_t n,
     return 0;
 }
 
+/* One tensor shape "(None, 512, 256)" over [s, s+n): its dimensions after the batch
+ * (*nd, at least 1), the last in *last and the product of the others in *mid; 0, or
+ * -EINVAL for anything else (a list of tensors). */
+static int keras_one_tensor(const char *s, size_t n, int *nd, uint64_t *mid, uint64_t *last)
+{
+    trim(&s, &n);
+    size_t used;
+    uint64_t elems, tail[2] = {0, 0};
+    int dims;
+    if (n < 2 || (s[0] != '(' && s[0] != '[') ||
+        parse_tensor(s, n, &used, &elems, &dims, tail) < 0 || used != n || dims < 2 ||
+        !tail[1] || elems % tail[1])
+        return -EINVAL;
+    *nd = dims - 1;
+    *last = tail[1];
+    *mid = elems / tail[1];
+    return 0;
+}
+
+/* Keras's MultiHeadAttention row (keras_nlp's CachedMultiHeadAttention too), whose output
+ * is (batch, T, E): it runs query, key and value projections (EinsumDense, E -> heads x
+ * key_dim, HK wide), the probabilities (heads x T x S per sample) and an output projection
+ * (HK -> E), none of which the summary lists: added here as a module tree has an attention
+ * block. HK follows from its parameters, 4 E HK + 3 HK + E (4 E HK without biases), when
+ * query, key and value are all E wide; else HK is taken as parameters / E, more than the
+ * query's kernel alone allows (the safe side). The key's length S is the longest sequence
+ * of a (batch, seq, width) output so far, kseq, or T (cross-attention reads a sequence
+ * computed before it). The heads are m->heads (--heads), which must divide HK; Keras has
+ * no head size to assume (key_dim is free), so without it the row's heads are
+ * EST_HEADS_UNKNOWN (est_heads_check). `frozen`: none of its parameters trains. */
+static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_t params,
+                     uint64_t kseq, int frozen, const char *file, size_t line,
+                     struct carma_err *err)
+{
+    int nd;
+    uint64_t t, e;
+    if (keras_one_tensor(shape, ext, &nd, &t, &e) < 0 || nd < 2)
+        return carma_err_at(err, file, line,
+                            "MultiHeadAttention whose output is not one (batch, seq, width) "
+                            "tensor (return_attention_scores=True?): its projections and "
+                            "probabilities cannot be sized; give a layer CSV "
+                            "(docs/estimator.md)");
+    uint64_t s = kseq > t ? kseq : t, hk, bias = 1;
+    int exact = 1;
+    if (params > e && (params - e) % (4 * e + 3) == 0) {
+        hk = (params - e) / (4 * e + 3);
+    } else if (params && params % (4 * e) == 0) {
+        hk = params / (4 * e);
+        bias = 0;
+    } else {
+        exact = 0;
+        hk = params / e ? params / e : e;
+    }
+    uint64_t heads = 1;
+    uint8_t src = EST_HEADS_UNKNOWN;
+    if (m->heads) {
+        if (exact && hk % m->heads)
+            return carma_err_at(err, file, line,
+                                "MultiHeadAttention whose projections are %llu wide (heads x "
+                                "key_dim, from its %llu parameters at width %llu): --heads %u "
+                                "does not divide that (give its num_heads)",
+                                (unsigned long long)hk, (unsigned long long)params,
+                                (unsigned long long)e, m->heads);
+        heads = m->heads;
+        src = EST_HEADS_GIVEN;
+    } else if (!m->heads_line) {
+        m->heads_line = line;
+        m->heads_class = "Keras MultiHeadAttention";
+    }
+    if (hk > EST_MAX_ELEMS / s || t > EST_MAX_ELEMS / s / heads)
+        return carma_err_at(err, file, line, "MultiHeadAttention too large");
+    uint64_t pq = exact ? e * hk + bias * hk : 0, po = exact ? hk * e + bias * e : params;
+    const uint64_t out[5] = {t * hk, s * hk, s * hk, heads * t * s, t * e};
+    const uint64_t par[5] = {pq, pq, pq, 0, po};
+    for (int k = 0; k < 5; k++) {
+        if (est_model_add(m, k == 3 ? EST_K_ATTN : EST_K_LINEAR, out[k], par[k], 1, 0) < 0)
+            return carma_err_at(err, file, line, "too many layers or too large a layer");
+        struct est_layer *l = &m->layers[m->n - 1];
+        l->shares_input = k == 1 || k == 2; /* key and value read the query's input */
+        if (k == 3) {
+            l->attn = 0; /* out holds heads x T x S already */
+            l->heads_src = src;
+        }
+        if (frozen) {
+            l->frozen = par[k];
+            m->frozen += par[k];
+        }
+    }
+    return 0;
+}
+
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
                              struct est_model *m, struct carma_err *err)
 {
@@ -1483,6 +1598,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     uint64_t opaque_params = 0;
     size_t opaque_line = 0;
     char opaque_type[64] = "";
+    uint64_t kseq = 0; /* the longest sequence of a (batch, seq, width) output so far */
     m->format = EST_FMT_KERAS;
     while ((rc = lines_next(&L, &raw, &rawn, err)) == 1) {
         size_t n = keras_clean(raw, rawn, line, &level);
@@ -1689,6 +1805,18 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 if (level == 0 || !m->input)
                     m->input += out;
                 continue;
+            }
+            if (type_n >= 18 && memcmp(type + type_n - 18, "MultiHeadAttention", 18) == 0) {
+                if ((rc = keras_mha(m, shape, ext, params, kseq, frozen, file, L.line, err)))
+                    return rc;
+                rows++;
+                continue;
+            }
+            {
+                int nd;
+                uint64_t mid, last;
+                if (keras_one_tensor(shape, ext, &nd, &mid, &last) == 0 && nd == 2 && mid > kseq)
+                    kseq = mid;
             }
             /* Keras's Conv1D is a convolution; the name means a linear layer in prints
              * of Hugging Face's PyTorch models (est_kind_classify) */
@@ -2015,6 +2143,7 @@ struct mt_frame {
     int in_attention;    /* this block or one around it is attention */
     int mha;             /* torch.nn.MultiheadAttention: its input projection is a bare
                             parameter the print does not show */
+    int mha_heads;       /* torch.nn.MultiheadAttention: nor are its heads */
     uint64_t width;      /* largest linear in_features seen inside */
     size_t line;
     size_t first;        /* the model's layer count when the block opened */
@@ -2721,6 +2850,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (!f->in_attention && !gated_mlp(m, f->first) && !sp.n)
                 plain_mlp(m, f);
             size_t attn_at = m->n; /* where the probabilities' row goes */
+            uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
                 /* q, k, v: the key and value projections read the query's input (the
                  * second and third of three or more consecutive linear rows); the
@@ -2733,15 +2863,37 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1) {
                     m->layers[lin[1]].shares_input = m->layers[lin[2]].shares_input = 1;
                     attn_at = lin[2] + 1;
+                    qwidth = m->layers[lin[0]].out; /* grouped k, v may be narrower */
                 }
             }
             if (f->attention && !f->scores_inside && f->width) {
-                /* Attention probabilities: heads x seq per token (head size 64 when
-                 * the print does not say), saved by softmax and dropout; a fused
-                 * kernel's are marked, and counted only under --attention eager. */
+                /* Attention probabilities: heads x seq per token, saved by softmax and
+                 * dropout; a fused kernel's are marked, and counted only under
+                 * --attention eager. The print shows no heads: --heads gives them, else
+                 * a head size of 64 (the convention of attention written with q, k, v
+                 * projections), except for nn.MultiheadAttention, which has none: its
+                 * count is a placeholder, refused where materialised (est_heads_check). */
                 uint64_t heads = f->width / 64 ? f->width / 64 : 1;
+                uint8_t src = f->mha_heads ? EST_HEADS_UNKNOWN : EST_HEADS_ASSUMED;
+                if (m->heads) {
+                    if (qwidth % m->heads)
+                        return carma_err_at(err, file, f->line,
+                                            "an attention block whose query is %llu wide: "
+                                            "--heads %u does not divide it (give the query "
+                                            "heads, num_attention_heads)",
+                                            (unsigned long long)qwidth, m->heads);
+                    heads = m->heads;
+                    src = EST_HEADS_GIVEN;
+                }
+                if (src == EST_HEADS_ASSUMED && !m->heads_assumed)
+                    m->heads_assumed = (uint32_t)heads;
+                if (src == EST_HEADS_UNKNOWN && !m->heads_line) {
+                    m->heads_line = f->line;
+                    m->heads_class = "nn.MultiheadAttention";
+                }
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
                     return carma_err_at(err, file, L.line, "too many layers");
+                m->layers[m->n - 1].heads_src = src;
                 if (f->sdpa)
                     m->layers[m->n - 1].flags |= EST_LF_FUSED;
                 if (attn_at < m->n - 1) { /* move it before the output projection */
@@ -2856,7 +3008,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
-            f->mha = name_is(c, cls_n, "MultiheadAttention");
+            f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
             f->first = m->n;
             if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
                 return carma_err_at(err, file, L.line,
@@ -3348,7 +3500,7 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
     case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);
     case EST_FMT_KERAS: return est_parse_keras(buf, len, file, m, err);
     case EST_FMT_MODTREE: {
-        uint32_t ih = m->image_h, iw = m->image_w;
+        uint32_t ih = m->image_h, iw = m->image_w, heads = m->heads;
         int rc = est_parse_modtree(buf, len, file, m, err);
         if (rc != -EAGAIN)
             return rc;
@@ -3357,6 +3509,7 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
          * sequence the patches and a class token. */
         struct carma_err first = *err;
         est_model_init(m, m->layers, m->cap);
+        m->heads = heads;
         rc = est_parse_modtree(buf, len, file, m, err);
         if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
             /* (an image smaller than a patch failed the first reading); a two-tower

@@ -344,6 +344,42 @@ assert e["estimate_mib"] > 1.3 * s["estimate_mib"]
 assert s["bound_mib"] >= 19828  # CARMA's measured peak of this run
 PY
 
+# Attention heads (--heads): nn.MultiheadAttention and Keras's MultiHeadAttention never
+# show them, so eager attention is refused without it; other blocks assume 64-wide heads,
+# and JSON `heads` says which.
+M=$C/summary_modtree/mha_classifier.txt
+expect2 "mha_classifier.txt:6: nn.MultiheadAttention: its number of heads is not in the print" \
+    --summary $M --batch 8 --seq-len 128
+expect2 "give --heads N" --summary $M --batch 8 --seq-len 128 --attention eager
+expect2 "mha_classifier.txt:6: an attention block whose query is 128 wide: --heads 3 does not" \
+    --summary $M --batch 8 --seq-len 128 --heads 3
+expect2 "--heads must be an integer from 1 to 4096" --summary $M --batch 8 --seq-len 128 --heads 5000
+expect2 "--heads must be at least 1" --summary $M --batch 8 --seq-len 128 --heads 0
+expect2 "keras2_mha.txt:9: Keras MultiHeadAttention: its number of heads" \
+    --summary $C/summary_keras/keras2_mha.txt --batch 8
+"$CARMA" estimate --summary $M --batch 8 --seq-len 128 --heads 8 --json >"$T/h8.json" ||
+    fail "--heads 8"
+"$CARMA" estimate --summary $M --batch 8 --seq-len 128 --attention sdpa --json >"$T/hs.json" ||
+    fail "--attention sdpa without --heads"
+"$CARMA" estimate --summary $M --batch 8 --seq-len 128 --attention sdpa --heads 8 >"$T/hs8.txt" ||
+    fail "--attention sdpa --heads 8"
+grep -q "^--heads 8: no effect (fused attention keeps no probabilities)" "$T/hs8.txt" ||
+    fail "--heads under sdpa: $(cat "$T/hs8.txt")"
+"$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 --json \
+    >"$T/ha.json" || fail "bert heads assumed"
+"$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
+    >"$T/ha.txt" || fail "bert heads assumed (text)"
+grep -q "heads assumed 64 wide: 12 in the first block; --heads N if narrower" "$T/ha.txt" ||
+    fail "assumed heads not said: $(cat "$T/ha.txt")"
+python3 - "$T/h8.json" "$T/hs.json" "$T/ha.json" <<'PY' || fail "heads json"
+import json, sys
+g, s, a = (json.load(open(f)) for f in sys.argv[1:4])
+assert g["heads"] == {"source": "given", "count": 8, "counted": True}, g["heads"]
+assert g["attention"] == "eager" and s["attention"] == "sdpa" and "heads" not in s
+assert g["estimate_mib"] > s["estimate_mib"]
+assert a["heads"] == {"source": "assumed", "count": 12, "head_size": 64, "counted": True}, a["heads"]
+PY
+
 # eval-estimator prints the figures and every CIFAR bound at or above its peak.
 "$CARMA" eval-estimator --data data/estimator >"$T/eval" || fail "eval-estimator"
 grep -q "acc@1GB" "$T/eval" || fail "no accuracy"

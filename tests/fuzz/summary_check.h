@@ -24,8 +24,11 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
     /* the input's length also picks the image size of convolutional module trees:
      * none, ImageNet's, or one too small for most windows */
     uint32_t image = size & 4 ? (size & 8 ? 7 : 224) : 0;
+    /* and --heads: none, 8, or 7 (which divides few widths) */
+    uint32_t heads = size & 256 ? (size & 512 ? 7 : 8) : 0;
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = m.image_w = image;
+    m.heads = heads;
     int rc = parse((const char *)data, size, "fuzz", &m, &err);
     if (rc < 0) {
         if (strncmp(err.msg, "fuzz", 4) != 0)
@@ -52,6 +55,7 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
         __builtin_trap();
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = m.image_w = image;
+    m.heads = heads;
     (void)est_parse((const char *)data, size, "fuzz", &m, &err);
     return 0;
 }

@@ -2230,6 +2230,184 @@ static void test_attention_choice(void **state)
     assert_true(est_attention_parse("flash", &a) < 0);
 }
 
+/* Parses s as file "t.txt" (path NULL) or the file at path, with --heads h (0: none). */
+static int parse_heads(const char *path, const char *s, uint32_t h, struct est_model *m,
+                       struct carma_err *err)
+{
+    char *buf = NULL;
+    size_t len = s ? strlen(s) : 0;
+    if (path)
+        assert_int_equal(carma_file_read(path, EST_MAX_INPUT, &buf, &len, err), 0);
+    est_model_init(m, layers, EST_MAX_LAYERS);
+    m->heads = h;
+    int rc = est_parse(path ? buf : s, len, path ? path : "t.txt", m, err);
+    free(buf);
+    return rc;
+}
+
+/* The attention row of m (the only one, or the first). */
+static const struct est_layer *attn_row(const struct est_model *m, size_t *at)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_ATTN) {
+            if (at)
+                *at = i;
+            return &m->layers[i];
+        }
+    fail_msg("no attention row");
+    return NULL;
+}
+
+/* Eager attention keeps heads x seq x seq probabilities, and prints do not show the
+ * heads: --heads (est_model.heads) gives the query heads; HF-style blocks (q, k, v
+ * projections) assume 64-wide heads; nn.MultiheadAttention and Keras's
+ * MultiHeadAttention, which follow no convention, are refused under eager attention
+ * without it. */
+static void test_attention_heads(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const struct est_coef *c = est_coef_default();
+    struct est_result r, r2;
+    struct est_opts o = {.batch = 64, .seq = 256, .optimizer = EST_OPT_ADAMW};
+    const char *mha = "tests/fuzz/corpus/summary_modtree/mha_classifier.txt";
+
+    /* nn.MultiheadAttention(128, 8): its repr shows out_proj only */
+    assert_int_equal(parse_heads(mha, NULL, 0, &m, &err), 0);
+    const struct est_layer *a = attn_row(&m, NULL);
+    assert_int_equal(a->heads_src, EST_HEADS_UNKNOWN);
+    assert_int_equal(a->count, 2);
+    assert_int_equal(m.heads_line, 6);
+    assert_string_equal(m.heads_class, "nn.MultiheadAttention");
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "line 6: nn.MultiheadAttention: its number of heads is "
+                                    "not in the print"));
+    assert_non_null(strstr(err.msg, "give --heads N"));
+    assert_int_equal(est_heads_check(&m, EST_ATTN_SHOWN, "f.txt", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "f.txt:6: nn.MultiheadAttention: "));
+    o.attention = EST_ATTN_EAGER;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), -EINVAL);
+    o.attention = EST_ATTN_SDPA; /* fused: no probabilities to size */
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(est_heads_used(&m, EST_ATTN_SDPA), -1);
+    /* a row marked fused (as called with need_weights=False) is not refused as shown */
+    m.layers[a - m.layers].flags |= EST_LF_FUSED;
+    assert_int_equal(est_heads_check(&m, EST_ATTN_SHOWN, NULL, &err), 0);
+    assert_int_equal(est_heads_check(&m, EST_ATTN_EAGER, NULL, &err), -EINVAL);
+    /* --heads 8: 8 heads of 16, against the 2 a head size of 64 gave */
+    assert_int_equal(parse_heads(mha, NULL, 8, &m, &err), 0);
+    a = attn_row(&m, NULL);
+    assert_int_equal(a->heads_src, EST_HEADS_GIVEN);
+    assert_int_equal(a->out, 8);
+    assert_int_equal(m.heads_line, 0);
+    assert_int_equal(est_heads_used(&m, EST_ATTN_SHOWN), EST_HEADS_GIVEN);
+    o.attention = EST_ATTN_SHOWN;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    m.layers[a - m.layers].out = 2;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r2, &err), 0);
+    /* 6 more heads x 256 x 256 x 64 sequences: softmax's output and dropout's (fp32) and
+     * its mask, 2 layers: 453 MiB kept through the backward */
+    assert_true(r.estimate_mib > r2.estimate_mib + 2 * 6 * 256.0 * 256 * 64 * 9 / 1048576 * 0.9);
+    /* heads that do not divide the width */
+    assert_true(parse_heads(mha, NULL, 3, &m, &err) < 0);
+    assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/mha_classifier.txt:6: an "
+                                 "attention block whose query is 128 wide: --heads 3 does not "
+                                 "divide it (give the query heads, num_attention_heads)");
+    assert_true(parse_heads(mha, NULL, 256, &m, &err) < 0);
+
+    /* Grouped query (4 heads of 32, one key/value head) in a model 160 wide: the query
+     * heads, whose width is the query projection's, not the model's */
+    const char *gqa = "M(\n"
+                      "  (embed_tokens): Embedding(100, 160)\n"
+                      "  (self_attn): LlamaAttention(\n"
+                      "    (q_proj): Linear(in_features=160, out_features=128, bias=False)\n"
+                      "    (k_proj): Linear(in_features=160, out_features=32, bias=False)\n"
+                      "    (v_proj): Linear(in_features=160, out_features=32, bias=False)\n"
+                      "    (o_proj): Linear(in_features=128, out_features=160, bias=False)\n"
+                      "  )\n"
+                      ")\n";
+    assert_int_equal(parse_heads(NULL, gqa, 0, &m, &err), 0);
+    a = attn_row(&m, NULL);
+    assert_int_equal(a->heads_src, EST_HEADS_ASSUMED); /* width / 64, as before */
+    assert_int_equal(a->out, 2);
+    assert_int_equal(m.heads_assumed, 2);
+    assert_int_equal(est_heads_used(&m, EST_ATTN_SHOWN), EST_HEADS_ASSUMED);
+    o.seq = 64;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(parse_heads(NULL, gqa, 4, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->out, 4);
+    assert_int_equal(parse_heads(NULL, gqa, 5, &m, &err), -EINVAL); /* 160 divides, 128 not */
+    assert_string_equal(err.msg, "t.txt:3: an attention block whose query is 128 wide: "
+                                 "--heads 5 does not divide it (give the query heads, "
+                                 "num_attention_heads)");
+
+    /* torchinfo: T5's attention lists no probabilities; --heads sizes them */
+    const char *t5 = "tests/fuzz/corpus/summary_torchinfo/t5_small_depth10.txt";
+    assert_int_equal(parse_heads(t5, NULL, 0, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->heads_src, EST_HEADS_ASSUMED);
+    assert_int_equal(m.heads_assumed, 8);
+    assert_int_equal(parse_heads(t5, NULL, 16, &m, &err), 0);
+    size_t probs = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_int_equal(m.layers[i].out, 16ull * 512 * 512);
+            assert_int_equal(m.layers[i].heads_src, EST_HEADS_GIVEN);
+            probs++;
+        }
+    assert_int_equal(probs, 18);
+    assert_true(parse_heads(t5, NULL, 6, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t5_small_depth10.txt:13: an attention module 512 wide, its "
+                                    "query projection 512: --heads 6 divides neither"));
+    /* a table that lists them ([batch, heads, seq, seq]): as listed, --heads or not */
+    const char *bert = "tests/fuzz/corpus/summary_torchinfo/bert_layer_b8.txt";
+    assert_int_equal(parse_heads(bert, NULL, 4, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->heads_src, EST_HEADS_SHOWN);
+    assert_int_equal(attn_row(&m, NULL)->out, 12ull * 128 * 128);
+    assert_int_equal(est_heads_used(&m, EST_ATTN_SHOWN), EST_HEADS_SHOWN);
+
+    /* Keras's MultiHeadAttention(num_heads=2, key_dim=32) on 32-wide tokens, 200 of them:
+     * projections 64 wide (4 x 32 x 64 + 3 x 64 + 32 = 8416 parameters) */
+    const char *keras = "tests/fuzz/corpus/summary_keras/keras2_mha.txt";
+    assert_int_equal(parse_heads(keras, NULL, 0, &m, &err), 0);
+    assert_int_equal(m.params, 652738);
+    size_t at;
+    a = attn_row(&m, &at);
+    assert_true(at >= 4);
+    assert_int_equal(a->heads_src, EST_HEADS_UNKNOWN);
+    assert_int_equal(a->attn, 0);
+    assert_int_equal(m.heads_line, 9);
+    for (size_t k = 1; k <= 3; k++) { /* q, k, v */
+        assert_int_equal(m.layers[at - k].kind, EST_K_LINEAR);
+        assert_int_equal(m.layers[at - k].out, 200 * 64);
+        assert_int_equal(m.layers[at - k].params, 32 * 64 + 64);
+        assert_int_equal(m.layers[at - k].shares_input, k < 3);
+    }
+    assert_int_equal(m.layers[at + 1].kind, EST_K_LINEAR); /* the output projection */
+    assert_int_equal(m.layers[at + 1].out, 200 * 32);
+    assert_int_equal(m.layers[at + 1].params, 64 * 32 + 32);
+    struct est_opts ok = {.batch = 64, .optimizer = EST_OPT_ADAMW};
+    assert_int_equal(est_compute(&m, c, &ok, &rwork, &r, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "line 9: Keras MultiHeadAttention: its number of heads"));
+    ok.attention = EST_ATTN_SDPA;
+    assert_int_equal(est_compute(&m, c, &ok, &rwork, &r, &err), 0);
+    assert_int_equal(parse_heads(keras, NULL, 2, &m, &err), 0);
+    a = attn_row(&m, NULL);
+    assert_int_equal(a->out, 2 * 200 * 200);
+    assert_int_equal(a->heads_src, EST_HEADS_GIVEN);
+    ok.attention = EST_ATTN_SHOWN;
+    assert_int_equal(est_compute(&m, c, &ok, &rwork, &r2, &err), 0);
+    /* 64 x 2 x 200 x 200 probabilities kept (softmax, dropout and its mask) */
+    assert_true(r2.estimate_mib > r.estimate_mib + 64 * 2 * 200.0 * 200 * 9 / 1048576);
+    assert_true(parse_heads(keras, NULL, 3, &m, &err) < 0);
+    assert_string_equal(err.msg, "tests/fuzz/corpus/summary_keras/keras2_mha.txt:9: "
+                                 "MultiHeadAttention whose projections are 64 wide (heads x "
+                                 "key_dim, from its 8416 parameters at width 32): --heads 3 does "
+                                 "not divide that (give its num_heads)");
+    assert_string_equal(est_heads_src_name(EST_HEADS_ASSUMED), "assumed");
+    assert_string_equal(est_heads_src_name(EST_HEADS_GIVEN), "given");
+}
+
 static void test_conformal_quantile(void **state)
 {
     (void)state;
@@ -2512,6 +2690,7 @@ int main(void)
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_cpu_peaks),
+        cmocka_unit_test(test_attention_heads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
