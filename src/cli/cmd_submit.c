@@ -20,7 +20,7 @@ static void usage(FILE *f)
                "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
                "                     [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
                "                     [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-               "                     [--gradient-checkpointing]]\n"
+               "                     [--heads N] [--gradient-checkpointing]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id.\n"
@@ -28,10 +28,12 @@ static void usage(FILE *f)
                "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
                "max(estimator bound, --mem); once the same command, batch and --gpus has run,\n"
                "the bound comes from its observed peaks instead. --optimizer, --precision,\n"
-               "--attention and --gradient-checkpointing say how the model trains, as for\n"
-               "carma estimate (default adamw, fp32). --mem and the bound are per GPU; with\n"
-               "--gpus N > 1 and --summary the job is taken to train with\n"
-               "DistributedDataParallel, one process per GPU at --batch.\n"
+               "--attention and --gradient-checkpointing say how the model trains, and --heads\n"
+               "its attention heads per block, as for carma estimate (default adamw, fp32;\n"
+               "--heads is needed for nn.MultiheadAttention or Keras's MultiHeadAttention under\n"
+               "eager attention). --mem and the bound are per GPU; with --gpus N > 1 and\n"
+               "--summary the job is taken to train with DistributedDataParallel, one process\n"
+               "per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
                "carmad's, 3 unless configured).\n");
 }
@@ -130,9 +132,11 @@ static int read_file(const char *path, size_t max, char **out)
     return 0;
 }
 
-/* Parses the summary as carmad will, so that a bad one is named FILE:LINE here rather
- * than "summary:LINE" in carmad's answer. 0 when it parses. */
-static int check_summary(const char *path, const char *text, const json_t *image_size)
+/* Parses the summary as carmad will, with the job's image size, heads and attention, so
+ * that a bad one is named FILE:LINE here rather than "summary:LINE" in carmad's answer.
+ * 0 when it parses. */
+static int check_summary(const char *path, const char *text, const json_t *image_size,
+                         const json_t *heads, const json_t *attention)
 {
     struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
     if (!layers) {
@@ -143,8 +147,15 @@ static int check_summary(const char *path, const char *text, const json_t *image
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = (uint32_t)json_integer_value(json_array_get(image_size, 0));
     m.image_w = (uint32_t)json_integer_value(json_array_get(image_size, 1));
+    m.heads = (uint32_t)json_integer_value(heads);
+    struct est_opts o = {0};
+    const char *accepted;
+    if (attention)
+        est_opts_set(&o, "attention", json_string_value(attention), &accepted);
     struct carma_err err = {{0}};
     int rc = est_parse(text, strlen(text), path, &m, &err);
+    if (rc == 0)
+        rc = est_heads_check(&m, o.attention, path, &err);
     free(layers);
     if (rc)
         fprintf(stderr, "carma submit: %s\n", err.msg);
@@ -157,7 +168,7 @@ int cmd_submit(int argc, char **argv)
     cli_conn_init(&c);
     json_t *job = json_object();
     const char *train_opt = NULL; /* the last training set-up option given */
-    const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size */
+    const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads */
     const char *summary_path = NULL;
     int i;
     for (i = 1; i < argc; i++) {
@@ -187,10 +198,11 @@ int cmd_submit(int argc, char **argv)
             goto usage_err;
         const char *v = argv[++i];
         if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts") ||
-            !strcmp(a, "--seq-len")) {
+            !strcmp(a, "--seq-len") || !strcmp(a, "--heads")) {
             long hi = !strcmp(a, "--gpus")           ? CARMA_PROTO_MAX_GPUS
                       : !strcmp(a, "--max-attempts") ? CARMA_PROTO_MAX_ATTEMPTS
                       : !strcmp(a, "--batch")        ? (long)EST_MAX_BATCH
+                      : !strcmp(a, "--heads")        ? (long)EST_MAX_HEADS
                                                      : (long)EST_MAX_SEQ;
             char *end;
             errno = 0;
@@ -206,6 +218,7 @@ int cmd_submit(int argc, char **argv)
             json_object_set_new(job, !strcmp(a, "--gpus") ? "gpus"
                                      : !strcmp(a, "--batch")   ? "batch"
                                      : !strcmp(a, "--seq-len") ? "seq_len"
+                                     : !strcmp(a, "--heads")   ? "heads"
                                                                : "max_attempts",
                                 json_integer(x));
         } else if (!strcmp(a, "--image-size")) {
@@ -277,7 +290,9 @@ int cmd_submit(int argc, char **argv)
     /* The summary is read here first, so that its errors name the file. */
     if (summary_path && check_summary(summary_path,
                                       json_string_value(json_object_get(job, "summary")),
-                                      json_object_get(job, "image_size"))) {
+                                      json_object_get(job, "image_size"),
+                                      json_object_get(job, "heads"),
+                                      json_object_get(job, "attention"))) {
         json_decref(job);
         return 2;
     }

@@ -67,6 +67,7 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = rj->image_h;
     m.image_w = rj->image_w;
+    m.heads = rj->heads;
     struct est_opts o = rj->train;
     o.batch = rj->batch;
     o.seq = rj->seq_len;
@@ -75,6 +76,8 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     struct est_replay_work *work = malloc(sizeof *work);
     int rc = work ? est_parse(rj->summary, strlen(rj->summary), "summary", &m, err)
                   : carma_err_set(err, -ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = est_heads_check(&m, o.attention, "summary", err);
     if (rc == 0)
         rc = est_compute(&m, est_coef_default(), &o, work, &r, err);
     free(work);
@@ -104,15 +107,17 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
                      out->runs, lo, hi);
         return;
     case CARMAD_BOUND_ESTIMATOR: {
-        char seq[24] = "", img[32] = "", ddp[32] = "";
+        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "";
         if (rj->seq_len)
             snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
         if (rj->image_h)
             snprintf(img, sizeof img, ", image %ux%u", rj->image_h, rj->image_w);
+        if (rj->heads)
+            snprintf(heads, sizeof heads, ", %u heads", rj->heads);
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
-        snprintf(p, cap, "estimator (batch %u%s%s, %s, %s%s%s%s; estimate %.0f MiB)",
-                 rj->batch, seq, img, est_optimizer_name(t->optimizer),
+        snprintf(p, cap, "estimator (batch %u%s%s%s, %s, %s%s%s%s; estimate %.0f MiB)",
+                 rj->batch, seq, img, heads, est_optimizer_name(t->optimizer),
                  est_precision_name(t->precision),
                  t->attention == EST_ATTN_SHOWN  ? ""
                  : t->attention == EST_ATTN_SDPA ? ", sdpa attention"

@@ -7,7 +7,8 @@
  *             + 2 MiB);
  *   estimator else, when the request carries a model summary and a batch: the
  *             estimator's conformal bound (shipped coefficients; the request's
- *             optimizer, precision, attention and checkpointing: adamw, fp32 unless said);
+ *             optimizer, precision, attention, checkpointing and attention heads:
+ *             adamw, fp32 unless said);
  *   declared  else the declared mem_mib (0: unknown).
  *
  * bound_mib = max(that, declared mem_mib), the source the larger one's. The peaks
@@ -45,8 +46,9 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
                        uint32_t batch, uint32_t gpus, double *max_mib, double *min_mib,
                        uint32_t *runs, struct carma_err *err);
 
-/* The bound of a new job (see above). A summary that does not parse, or a sequence
- * model without seq_len, is an error (-EINVAL, err names the line); a store error
+/* The bound of a new job (see above). A summary that does not parse, a sequence
+ * model without seq_len, or eager attention whose heads it needs (est_heads_check), is
+ * an error (-EINVAL, err names the line); a store error
  * falls back to the model (history is an optimisation, never a reason to refuse). */
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const char *argv_json, uint32_t uid, struct carmad_bound *out,

@@ -169,7 +169,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
                                        "max_attempts", "summary", "batch", "seq_len", "image_size",
-                                       "optimizer", "precision", "attention",
+                                       "heads", "optimizer", "precision", "attention",
                                        "gradient_checkpointing", NULL};
     /* how the summary's model trains: the strings est_opts_set reads, then a flag */
     static const char *const train_keys[] = {"optimizer", "precision", "attention",
@@ -271,6 +271,13 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         j->image_h = (uint32_t)json_integer_value(h);
         j->image_w = (uint32_t)json_integer_value(w);
     }
+    x = 0;
+    if ((rc = get_uint(job, "heads", "job", 1, EST_MAX_HEADS, 0, &x, err)))
+        return rc;
+    j->heads = (uint32_t)x;
+    if (j->heads && !j->summary)
+        return carma_err_set(err, -EINVAL, "job.heads: given without job.summary (it sizes "
+                             "the summary's attention)");
     if (j->summary && !j->batch)
         return carma_err_set(err, -EINVAL, "job.summary: given without job.batch (the "
                              "estimator needs the batch size)");

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The job's memory bound (issue 4): max(estimator bound, --mem) for a job submitted
 # with a model summary; once the same command + batch has run, the bound comes from
-# the observed peak of that run (history beats the model). The optimizer and precision
-# given to submit reach the estimator. A bad summary is refused.
+# the observed peak of that run (history beats the model). The optimizer, precision,
+# attention and heads given to submit reach the estimator. A bad summary is refused.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
@@ -80,6 +80,49 @@ grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attenti
     fail "bound_basis of the checkpointed job: $(grep bound_basis "$T/g.json")"
 echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
 "$CARMA" wait --timeout 20 "$g" >/dev/null
+# attention heads the print does not show (nn.MultiheadAttention): --heads reaches the
+# estimator and the basis; without it eager attention is refused, naming the line
+MHA=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/mha_classifier.txt
+"$CARMA" estimate --summary "$MHA" --batch 16 --seq-len 128 --heads 8 --json > "$T/est6.json" ||
+    fail "carma estimate --heads 8"
+want6=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est6.json")
+hd=$(submit --summary "$MHA" --batch 16 --seq-len 128 --heads 8 -- true heads)
+"$CARMA" show --json "$hd" > "$T/hd.json"
+[ "$(json_int "$T/hd.json" bound_mib)" = "$want6" ] ||
+    fail "--heads 8 bound $(json_int "$T/hd.json" bound_mib), the estimator's $want6 expected"
+grep -q '"bound_basis": "estimator (batch 16, seq 128, 8 heads, adamw, fp32; estimate' "$T/hd.json" ||
+    fail "bound_basis of the --heads job: $(grep bound_basis "$T/hd.json")"
+echo "   nn.MultiheadAttention, --heads 8: $want6 MiB"
+"$CARMA" wait --timeout 20 "$hd" >/dev/null
+"$CARMA" submit --summary "$MHA" --batch 16 --seq-len 128 -- true 2>"$T/err"; [ $? = 2 ] ||
+    fail "nn.MultiheadAttention without --heads: exit status"
+grep -q "mha_classifier.txt:6: nn.MultiheadAttention: its number of heads is not in the print" \
+    "$T/err" || fail "nn.MultiheadAttention without --heads: message: $(cat "$T/err")"
+# carmad refuses it too, from a client that does not check (the protocol's "heads")
+python3 - "$CARMA_SOCKET" "$MHA" <<'PY' || fail "carmad took nn.MultiheadAttention without heads"
+import json, socket, sys
+def ask(job):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+    s.sendall(json.dumps({"v": 1, "op": "submit", "job": job}).encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        b = s.recv(65536)
+        if not b: break
+        buf += b
+    s.close(); return json.loads(buf)
+job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 16,
+       "seq_len": 128}
+r = ask(job)
+assert r["ok"] is False and r["error"] == "invalid", r
+assert "summary:6: nn.MultiheadAttention: its number of heads" in r["message"], r
+job["heads"] = 3
+r = ask(job)
+assert r["ok"] is False and "summary:6: an attention block whose query is 128 wide" in r["message"], r
+PY
+sd=$(submit --summary "$MHA" --batch 16 --seq-len 128 --attention sdpa -- true heads sdpa)
+"$CARMA" wait --timeout 20 "$sd" >/dev/null
+"$CARMA" submit --heads 8 -- true 2>"$T/err"; [ $? = 2 ] || fail "--heads without --summary: exit status"
+grep -q "needs --summary" "$T/err" || fail "--heads without --summary: message: $(cat "$T/err")"
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||
     fail "carma estimate --gpus 2"

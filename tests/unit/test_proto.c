@@ -52,13 +52,15 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.train.precision, EST_PREC_FP32);
     assert_int_equal(q.job.train.attention, EST_ATTN_SHOWN);
     assert_int_equal(q.job.train.grad_checkpoint, 0);
+    assert_int_equal(q.job.heads, 0);
     carma_req_free(&q);
     /* How the summary's model trains. */
     assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
                            "\"summary\":\"s\",\"batch\":4,\"optimizer\":\"sgd\","
                            "\"precision\":\"bf16\",\"attention\":\"sdpa\","
-                           "\"gradient_checkpointing\":true}}",
+                           "\"gradient_checkpointing\":true,\"heads\":8}}",
                            &q, &err), 0);
+    assert_int_equal(q.job.heads, 8);
     assert_int_equal(q.job.train.optimizer, EST_OPT_SGD);
     assert_int_equal(q.job.train.precision, EST_PREC_BF16);
     assert_int_equal(q.job.train.attention, EST_ATTN_SDPA);
@@ -195,6 +197,15 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"gradient_checkpointing\":false}}",
                "job.gradient_checkpointing: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"heads\":8}}",
+               "job.heads: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"heads\":0}}",
+               "job.heads: 0 out of range [1, 4096]");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"heads\":\"8\"}}",
+               "job.heads: not an integer");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
