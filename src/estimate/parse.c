@@ -2135,6 +2135,8 @@ static int dims2(const char *a, size_t n, const char *key, int64_t def, int64_t 
     return v[0] > MT_MAX_WINDOW || v[1] > MT_MAX_WINDOW ? -1 : 0;
 }
 
+#define MT_KIDS 8u
+
 struct mt_frame {
     uint32_t mult;       /* repeats of this block (product with parents) */
     int attention;       /* class name says attention */
@@ -2183,6 +2185,8 @@ struct mt_frame {
     size_t unit_row;
     size_t lora_row;
     uint64_t lora_params, lora_rank;
+    size_t kid[MT_KIDS];      /* the row and line where each of its first direct children */
+    size_t kid_line[MT_KIDS]; /* began (sequence trees: head_last) */
 };
 
 /* Parts of a PEFT model's print (peft >= 0.7): `lora.Linear(` (also lora.Linear4bit,
@@ -2274,6 +2278,16 @@ static void child_start(struct mt_frame *f, struct mt_space *sp)
 static uint32_t frame_start(const struct mt_frame *f, unsigned j)
 {
     return j <= f->nstarts && j <= 4 ? f->starts[(f->nstarts - j) % 4] : 0;
+}
+
+/* A direct child of f begins at row `row`, line `line` (recorded for the first MT_KIDS;
+ * call after f->child counted it). */
+static void kid_start(struct mt_frame *f, size_t row, size_t line)
+{
+    if (f->child <= MT_KIDS) {
+        f->kid[f->child - 1] = row;
+        f->kid_line[f->child - 1] = line;
+    }
 }
 
 /* The tensor with serial id in the ring, or NULL once it has left it. */
@@ -2703,6 +2717,94 @@ static int plain_mlp(struct est_model *m, const struct mt_frame *f)
     return 1;
 }
 
+/* Linear layer l maps e features to l->out (its own parameters are e x out, with or
+ * without a bias). */
+static int linear_reads(const struct est_layer *l, uint64_t e)
+{
+    uint64_t p = base_params(l), o = l->out;
+    return l->kind == EST_K_LINEAR && e && o && o <= EST_MAX_PARAMS / e &&
+           (p == e * o || p == e * o + o);
+}
+
+/* Reverses rows [a, b). */
+static void rows_reverse(struct est_layer *r, size_t a, size_t b)
+{
+    while (a + 1 < b) {
+        struct est_layer t = r[a];
+        r[a++] = r[--b];
+        r[b] = t;
+    }
+}
+
+/* Block f of a sequence model closes (named children: a Sequential runs in its listed
+ * order). A module tree lists modules in definition order, and nothing runs before the
+ * token embedding: a direct child listed before the child holding f's first embedding
+ * table (E wide), whose last linear layer maps E features to the V rows of a table of f
+ * that is E wide (Linear(E -> V), the output head over that vocabulary: litgpt's GPT
+ * defines lm_head before its transformer), runs last; its rows move to the end of f.
+ * Such a child whose last linear layer maps E features to more than E but to no
+ * table's vocabulary may be a head or a projection run right after the embedding,
+ * which the print does not say: refused, naming its line. Children holding a
+ * checkpointing unit (a ModuleList's layers: the model's body) stay. */
+static int head_last(struct est_model *m, const struct mt_frame *f, const char *file,
+                     struct carma_err *err)
+{
+    size_t j = f->first;
+    while (j < m->n && m->layers[j].kind != EST_K_EMBED)
+        j++;
+    unsigned nk = f->child < MT_KIDS ? f->child : MT_KIDS;
+    if (j == m->n || nk < 2 || f->kid[0] >= j)
+        return 0;
+    unsigned cj = 0; /* the child holding row j */
+    while (cj + 1 < nk && f->kid[cj + 1] <= j)
+        cj++;
+    if (cj + 1 == nk && f->child > nk)
+        return 0; /* in a child past those recorded */
+    uint64_t e = m->layers[j].out;
+    size_t lo[MT_KIDS], len[MT_KIDS];
+    unsigned nh = 0;
+    for (unsigned i = 0; i < cj; i++) {
+        size_t a = f->kid[i], b = f->kid[i + 1], h = SIZE_MAX;
+        unsigned units = 0;
+        for (size_t r = a; r < b; r++) {
+            if (m->layers[r].kind == EST_K_LINEAR)
+                h = r;
+            units |= m->layers[r].unit;
+        }
+        if (h == SIZE_MAX || units)
+            continue;
+        const struct est_layer *l = &m->layers[h];
+        int vocab = 0;
+        for (size_t r = j; r < m->n && !vocab; r++) {
+            const struct est_layer *t = &m->layers[r];
+            vocab = t->kind == EST_K_EMBED && t->out && t->params % t->out == 0 &&
+                    t->params / t->out == l->out && linear_reads(l, t->out);
+        }
+        if (vocab) {
+            lo[nh] = a;
+            len[nh++] = b - a;
+        } else if (linear_reads(l, e) && l->out > e && !m->patch_h) {
+            return carma_err_at(err, file, f->kid_line[i],
+                                "a linear layer (%llu -> %llu features) listed before the "
+                                "token embedding (line %zu): a module tree lists modules as "
+                                "defined, and this one may be an output head, which runs "
+                                "last, or a projection run after the embedding; give a "
+                                "torchinfo table (it lists layers in call order)",
+                                (unsigned long long)e, (unsigned long long)l->out, f->kid_line[cj]);
+        }
+    }
+    /* each head to the end, in listed order: the later ones have moved up by then */
+    size_t shift = 0;
+    for (unsigned k = 0; k < nh; k++) {
+        size_t a = lo[k] - shift, b = a + len[k];
+        rows_reverse(m->layers, a, b);
+        rows_reverse(m->layers, b, m->n);
+        rows_reverse(m->layers, a, m->n);
+        shift += len[k];
+    }
+    return 0;
+}
+
 /* "12 x BertLayer" prefix: returns the count (1 when absent) and advances *c. */
 static int64_t mt_repeat(const char **c, size_t *cn)
 {
@@ -2847,8 +2949,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            if (!f->in_attention && !gated_mlp(m, f->first) && !sp.n)
-                plain_mlp(m, f);
+            int moved = !f->in_attention && (gated_mlp(m, f->first) || (!sp.n && plain_mlp(m, f)));
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
@@ -2906,6 +3007,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 if (!m->needs_seq_line)
                     m->needs_seq_line = f->line;
             }
+            if (!moved && !f->in_attention && !f->numbered && !sp.n &&
+                head_last(m, f, file, err) < 0)
+                return -EINVAL;
             /* after every rule above has put this block's rows in call order */
             if (f->unit && m->n > f->unit_row) {
                 m->layers[f->unit_row].unit |= EST_UNIT_START;
@@ -2990,6 +3094,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (depth >= 0) {
                 struct mt_frame *up = &st[depth];
                 up->child++;
+                kid_start(up, m->n, L.line);
                 child_start(up, &sp);
                 up->first_leaf_done = 1;
                 norm_settle(up, 0);
@@ -3087,6 +3192,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (depth >= 0) {
             st[depth].child++; /* before sizing: a convolution's branch is this child */
+            kid_start(&st[depth], m->n, L.line);
             child_start(&st[depth], &sp);
         }
         if ((rc = refuse_unmodelled(file, L.line, c, cls_n, err)))

@@ -883,6 +883,95 @@ static void test_modtree_mlp_order(void **state)
     assert_int_equal(m.layers[1].params, 64);
 }
 
+/* A module tree lists modules as defined, not as called: litgpt's GPT defines lm_head
+ * before its transformer. A head over the vocabulary (Linear(E -> V) beside an
+ * Embedding(V, E)) listed before the token embedding runs last, and the replay takes the
+ * loss on its output; another linear layer there that widens E is refused. */
+#define HEAD_GPT(head_first, head_last)                                                            \
+    "GPT(\n" head_first "  (transformer): ModuleDict(\n"                                           \
+    "    (wte): Embedding(1000, 64)\n"                                                             \
+    "    (wpe): Embedding(128, 64)\n"                                                              \
+    "    (h): ModuleList(\n"                                                                       \
+    "      (0-1): 2 x Block(\n"                                                                    \
+    "        (norm_1): LayerNorm((64,), eps=1e-05, elementwise_affine=True)\n"                     \
+    "        (attn): CausalSelfAttention(\n"                                                       \
+    "          (qkv): Linear(in_features=64, out_features=192, bias=False)\n"                      \
+    "          (proj): Linear(in_features=64, out_features=64, bias=False)\n"                      \
+    "        )\n"                                                                                  \
+    "        (norm_2): LayerNorm((64,), eps=1e-05, elementwise_affine=True)\n"                     \
+    "        (mlp): MLP(\n"                                                                        \
+    "          (fc): Linear(in_features=64, out_features=256, bias=True)\n"                        \
+    "          (act): GELU(approximate='none')\n"                                                  \
+    "          (proj): Linear(in_features=256, out_features=64, bias=True)\n"                      \
+    "        )\n"                                                                                  \
+    "      )\n"                                                                                    \
+    "    )\n"                                                                                      \
+    "    (ln_f): LayerNorm((64,), eps=1e-05, elementwise_affine=True)\n"                           \
+    "  )\n" head_last ")\n"
+#define HEAD_LINE "  (lm_head): Linear(in_features=64, out_features=1000, bias=False)\n"
+
+static void test_modtree_head_first(void **state)
+{
+    (void)state;
+    static struct est_layer la[EST_MAX_LAYERS];
+    struct est_model m, last;
+    struct carma_err err;
+    const char *first_s = HEAD_GPT(HEAD_LINE, "");
+    const char *last_s = HEAD_GPT("", HEAD_LINE);
+    if (parse_str(first_s, &m, &err))
+        fail_msg("%s", err.msg);
+    est_model_init(&last, la, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(last_s, strlen(last_s), "l.txt", &last, &err), 0);
+    assert_int_equal(m.n, last.n);
+    assert_int_equal(m.layers[0].kind, EST_K_EMBED);
+    assert_int_equal(m.layers[m.n - 1].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[m.n - 1].out, 1000);
+    assert_memory_equal(m.layers, last.layers, m.n * sizeof m.layers[0]);
+    struct est_opts o = {
+        .batch = 4, .seq = 128, .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_BF16};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&last, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_float_equal(a.estimate_mib, b.estimate_mib, 1e-9);
+    assert_float_equal(a.bound_mib, b.bound_mib, 1e-9);
+    /* an encoder-decoder whose decoder defines its head first: the decoder's own end */
+    const char *s2s = "Seq2Seq(\n"
+                      "  (encoder): Encoder(\n"
+                      "    (emb): Embedding(1000, 64)\n"
+                      "    (fc): Linear(in_features=64, out_features=64, bias=True)\n"
+                      "  )\n"
+                      "  (decoder): Decoder(\n"
+                      "    (out): Linear(in_features=64, out_features=500, bias=True)\n"
+                      "    (emb): Embedding(500, 64)\n"
+                      "    (fc): Linear(in_features=64, out_features=64, bias=True)\n"
+                      "  )\n"
+                      ")\n";
+    assert_int_equal(parse_str(s2s, &m, &err), 0);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.layers[2].kind, EST_K_EMBED);
+    assert_int_equal(m.layers[4].out, 500);
+    /* a small classifier defined first stays (its loss on the wider tensor is the safe
+     * side); a wider linear layer before the embedding is refused */
+    const char *cls = "Net(\n"
+                      "  (classifier): Linear(in_features=64, out_features=2, bias=True)\n"
+                      "  (emb): Embedding(1000, 64)\n"
+                      "  (fc): Linear(in_features=64, out_features=64, bias=True)\n"
+                      ")\n";
+    assert_int_equal(parse_str(cls, &m, &err), 0);
+    assert_int_equal(m.layers[0].out, 2);
+    const char *wide = "Net(\n"
+                       "  (proj): Linear(in_features=64, out_features=256, bias=True)\n"
+                       "  (emb): Embedding(1000, 64)\n"
+                       "  (fc): Linear(in_features=256, out_features=1000, bias=True)\n"
+                       ")\n";
+    assert_true(parse_str(wide, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: a linear layer (64 -> 256 features) listed before "
+                                 "the token embedding (line 3): a module tree lists modules "
+                                 "as defined, and this one may be an output head, which runs "
+                                 "last, or a projection run after the embedding; give a "
+                                 "torchinfo table (it lists layers in call order)");
+}
+
 /* Twenty torchvision models as torchvision 0.14 prints them, against the layer tables
  * their forward passes give (tools/torchvision_zoo.py): what the parser infers from the
  * print is what runs. The exceptions are what no print shows. */
@@ -2664,6 +2753,7 @@ int main(void)
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_mlp_order),
+        cmocka_unit_test(test_modtree_head_first),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
