@@ -2146,6 +2146,8 @@ struct mt_frame {
     int mha;             /* torch.nn.MultiheadAttention: its input projection is a bare
                             parameter the print does not show */
     int mha_heads;       /* torch.nn.MultiheadAttention: nor are its heads */
+    int ffn_act;         /* torch.nn.TransformerEncoderLayer / TransformerDecoderLayer: its
+                            activation is a function unless a module was passed */
     uint64_t width;      /* largest linear in_features seen inside */
     size_t line;
     size_t first;        /* the model's layer count when the block opened */
@@ -2805,6 +2807,27 @@ static int head_last(struct est_model *m, const struct mt_frame *f, const char *
     return 0;
 }
 
+/* PyTorch's nn.TransformerEncoderLayer and nn.TransformerDecoderLayer apply their
+ * activation between linear1 and dropout: F.relu by default, F.gelu for "gelu", a function
+ * the print does not show (a module passed as `activation` prints, after dropout2, and
+ * plain_mlp moves it). Block f of that class with its two linear layers and no activation
+ * module gets a ReLU row after linear1, at its width: ReLU keeps its output (GELU would
+ * keep its input, as large). 1 when it added it, -1 when the model is full. */
+static int ffn_activation(struct est_model *m, const struct mt_frame *f)
+{
+    if (f->ndlin != 2 || f->ndact != 0)
+        return 0;
+    size_t a = f->dlin[0];
+    const struct est_layer *l1 = &m->layers[a];
+    if (est_model_add(m, EST_K_ACT, l1->out, 0, l1->count, l1->per_token) < 0)
+        return -1;
+    struct est_layer row = m->layers[m->n - 1];
+    est_layer_type(&row, "ReLU", 4);
+    memmove(&m->layers[a + 2], &m->layers[a + 1], (m->n - a - 2) * sizeof row);
+    m->layers[a + 1] = row;
+    return 1;
+}
+
 /* "12 x BertLayer" prefix: returns the count (1 when absent) and advances *c. */
 static int64_t mt_repeat(const char **c, size_t *cn)
 {
@@ -2949,7 +2972,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            int moved = !f->in_attention && (gated_mlp(m, f->first) || (!sp.n && plain_mlp(m, f)));
+            int moved = f->ffn_act && !sp.n ? ffn_activation(m, f) : 0;
+            if (moved < 0)
+                return carma_err_at(err, file, L.line, "too many layers");
+            moved |= !f->in_attention && (gated_mlp(m, f->first) || (!sp.n && plain_mlp(m, f)));
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
@@ -3114,6 +3140,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
+            f->ffn_act = name_is(c, cls_n, "TransformerEncoderLayer") ||
+                         name_is(c, cls_n, "TransformerDecoderLayer");
             f->first = m->n;
             if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
                 return carma_err_at(err, file, L.line,

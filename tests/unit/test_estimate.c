@@ -972,6 +972,58 @@ static void test_modtree_head_first(void **state)
                                  "torchinfo table (it lists layers in call order)");
 }
 
+/* PyTorch's nn.TransformerEncoderLayer and TransformerDecoderLayer run F.relu (or F.gelu)
+ * between linear1 and dropout, which the print does not show unless a module was passed
+ * as `activation` (printed last): linear1's width is kept once more per token. */
+#define TORCH_LAYER(cls, act)                                                                      \
+    "Model(\n"                                                                                     \
+    "  (embedding): Embedding(100, 256)\n"                                                         \
+    "  (layers): ModuleList(\n"                                                                    \
+    "    (0-1): 2 x " cls "(\n"                                                                    \
+    "      (self_attn): MultiheadAttention(\n"                                                     \
+    "        (out_proj): NonDynamicallyQuantizableLinear(in_features=256, out_features=256, "      \
+    "bias=True)\n"                                                                                 \
+    "      )\n"                                                                                    \
+    "      (linear1): Linear(in_features=256, out_features=2048, bias=True)\n"                     \
+    "      (dropout): Dropout(p=0.1, inplace=False)\n"                                             \
+    "      (linear2): Linear(in_features=2048, out_features=256, bias=True)\n"                     \
+    "      (norm1): LayerNorm((256,), eps=1e-05, elementwise_affine=True)\n"                       \
+    "      (norm2): LayerNorm((256,), eps=1e-05, elementwise_affine=True)\n"                       \
+    "      (dropout1): Dropout(p=0.1, inplace=False)\n"                                            \
+    "      (dropout2): Dropout(p=0.1, inplace=False)\n" act "    )\n"                              \
+    "  )\n"                                                                                        \
+    ")\n"
+
+static void test_modtree_torch_transformer_layer(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const prints[] = {
+        TORCH_LAYER("TransformerEncoderLayer", ""), TORCH_LAYER("TransformerDecoderLayer", ""),
+        TORCH_LAYER("TransformerEncoderLayer", "      (activation): GELU(approximate='none')\n")};
+    for (size_t p = 0; p < 3; p++) {
+        if (parse_str(prints[p], &m, &err))
+            fail_msg("%s", err.msg);
+        size_t acts = 0, l1 = SIZE_MAX;
+        for (size_t i = 0; i < m.n; i++) {
+            if (m.layers[i].kind == EST_K_LINEAR && m.layers[i].out == 2048)
+                l1 = i;
+            acts += m.layers[i].kind == EST_K_ACT;
+        }
+        assert_int_equal(acts, 1);
+        assert_true(l1 + 1 < m.n);
+        const struct est_layer *a = &m.layers[l1 + 1];
+        assert_int_equal(a->kind, EST_K_ACT);
+        assert_int_equal(a->out, 2048);
+        assert_int_equal(a->count, 2);
+        assert_int_equal(a->params, 0);
+        /* F.relu keeps its output; a GELU module its input */
+        assert_int_equal(a->flags, p < 2 ? EST_LF_SAVES_RESULT : 0);
+        assert_int_equal(m.layers[l1 + 2].kind, EST_K_DROPOUT);
+    }
+}
+
 /* Twenty torchvision models as torchvision 0.14 prints them, against the layer tables
  * their forward passes give (tools/torchvision_zoo.py): what the parser infers from the
  * print is what runs. The exceptions are what no print shows. */
@@ -2754,6 +2806,7 @@ int main(void)
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_head_first),
+        cmocka_unit_test(test_modtree_torch_transformer_layer),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
         cmocka_unit_test(test_csv_and_detect),
