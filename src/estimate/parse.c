@@ -2652,12 +2652,17 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     return 0;
 }
 
-/* A gated MLP's layers [first, n): three linear layers gate (E -> I), up (E -> I) and
- * down (I -> E), with at most one activation and any dropouts, printed in definition
- * order (gate, up, down, act_fn). Rewrites them in call order, gate, act, up (flagged
- * EST_LF_GATED: it multiplies the activation), dropouts, down; 1 when it did. */
-static int gated_mlp(struct est_model *m, size_t first)
+/* A gated MLP's layers, block f's [first, n): three linear layers gate (E -> I), up
+ * (E -> I) and down (I -> E), with at most one activation and any dropouts, printed in
+ * definition order: gate, up, down, act_fn (Hugging Face), or with down between the
+ * other two (torchtitan's and Mixtral's w1, w2, w3: gate, down, up). Rewrites them in
+ * call order, gate, act, up (flagged EST_LF_GATED: it multiplies the activation),
+ * dropouts, down; 1 when it did. Without an activation module the activation is a
+ * function (torchtitan's F.silu, litgpt's LLaMAMLP): a SiLU row is added (it keeps its
+ * input, as GELU does). A numbered Sequential runs as listed: only the first order. */
+static int gated_mlp(struct est_model *m, const struct mt_frame *f)
 {
+    size_t first = f->first;
     size_t lin[3], act = SIZE_MAX, nl = 0, n = m->n - first;
     if (n < 3 || n > 8)
         return 0;
@@ -2672,24 +2677,42 @@ static int gated_mlp(struct est_model *m, size_t first)
     }
     if (nl != 3)
         return 0;
-    const struct est_layer *g = &m->layers[lin[0]], *u = &m->layers[lin[1]],
-                           *d = &m->layers[lin[2]];
-    if (!gated_shapes(g, u, d))
+    /* which of the three is down (I -> E): E != I, so one choice at most fits */
+    unsigned d = 3;
+    while (d-- > 0) {
+        size_t gu[2], k = 0;
+        for (unsigned i = 0; i < 3; i++)
+            if (i != d)
+                gu[k++] = lin[i];
+        if (gated_shapes(&m->layers[gu[0]], &m->layers[gu[1]], &m->layers[lin[d]]))
+            break;
+    }
+    if (d > 2 || (f->numbered && (d != 2 || act == SIZE_MAX)))
         return 0;
-    struct est_layer keep[8];
+    if (act == SIZE_MAX && m->n >= m->cap)
+        return 0;
+    const struct est_layer *g = &m->layers[lin[d == 0]], *u = &m->layers[lin[d == 2 ? 1 : 2]],
+                           *dn = &m->layers[lin[d]];
+    struct est_layer keep[9];
     size_t k = 0;
     keep[k++] = *g;
-    if (act != SIZE_MAX) {
-        keep[k] = m->layers[act];
-        keep[k++].out = g->out; /* printed last, it took down's width */
+    keep[k] = act != SIZE_MAX ? m->layers[act] : *g;
+    if (act == SIZE_MAX) { /* a functional activation */
+        keep[k].kind = EST_K_ACT;
+        keep[k].params = keep[k].frozen = 0;
+        keep[k].rank = 0;
+        keep[k].wbits = keep[k].unit = keep[k].shares_input = 0;
+        est_layer_type(&keep[k], "SiLU", 4);
     }
+    keep[k++].out = g->out; /* printed last, it took down's width */
     keep[k] = *u;
     keep[k++].flags |= EST_LF_GATED;
     for (size_t j = first; j < m->n; j++)
         if (m->layers[j].kind == EST_K_DROPOUT)
             keep[k++] = m->layers[j];
-    keep[k++] = *d;
+    keep[k++] = *dn;
     memcpy(&m->layers[first], keep, k * sizeof keep[0]);
+    m->n = first + k;
     return 1;
 }
 
@@ -2975,7 +2998,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             int moved = f->ffn_act && !sp.n ? ffn_activation(m, f) : 0;
             if (moved < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            moved |= !f->in_attention && (gated_mlp(m, f->first) || (!sp.n && plain_mlp(m, f)));
+            moved |= !f->in_attention && (gated_mlp(m, f) || (!sp.n && plain_mlp(m, f)));
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {

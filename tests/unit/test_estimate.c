@@ -1826,6 +1826,67 @@ static void test_replay_gated_mlp(void **state)
     assert_int_equal(m.layers[0].flags | m.layers[3].flags, 0);
 }
 
+/* Gated MLPs printed otherwise than gate, up, down, act_fn: torchtitan's FeedForward and
+ * Mixtral's experts define w1 (gate), w2 (down), w3 (up); torchtitan's and litgpt's
+ * LLaMAMLP call F.silu, no module. All run down(act(gate(x)) * up(x)), as Llama's. */
+static void test_modtree_gated_orders(void **state)
+{
+    (void)state;
+    static struct est_layer ref_l[EST_MAX_LAYERS];
+    struct est_model m, ref;
+    struct carma_err err;
+#define GATED_TOY(mlp)                                                                             \
+    "Toy(\n"                                                                                       \
+    "  (embed): Embedding(1000, 1024)\n"                                                           \
+    "  (mlp): Mlp(\n" mlp "  )\n"                                                                  \
+    "  (norm): LayerNorm((1024,), eps=1e-05, elementwise_affine=True)\n"                           \
+    ")\n"
+#define GATED_ROW(name, in, out)                                                                   \
+    "    (" name "): Linear(in_features=" in ", out_features=" out ", bias=False)\n"
+    const char *hf = GATED_TOY(GATED_ROW("gate_proj", "1024", "4096") GATED_ROW(
+        "up_proj", "1024", "4096") GATED_ROW("down_proj", "4096", "1024") "    (act_fn): SiLU()\n");
+    static const char *const prints[] = {
+        GATED_TOY(GATED_ROW("w1", "1024", "4096") GATED_ROW("w2", "4096", "1024")
+                      GATED_ROW("w3", "1024", "4096")),
+        GATED_TOY(GATED_ROW("fc_1", "1024", "4096") GATED_ROW("fc_2", "1024", "4096")
+                      GATED_ROW("proj", "4096", "1024")),
+        GATED_TOY(GATED_ROW("w1", "1024", "4096") GATED_ROW("w2", "4096", "1024")
+                      GATED_ROW("w3", "1024", "4096") "    (act_fn): SiLU()\n")};
+    est_model_init(&ref, ref_l, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(hf, strlen(hf), "hf.txt", &ref, &err), 0);
+    assert_int_equal(ref.n, 6);
+    struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_ADAMW};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&ref, est_coef_default(), &o, &rwork, &b, &err), 0);
+    for (size_t p = 0; p < 3; p++) {
+        if (parse_str(prints[p], &m, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(m.n, 6);
+        assert_int_equal(m.layers[1].out, 4096);
+        assert_int_equal(m.layers[2].kind, EST_K_ACT);
+        assert_int_equal(m.layers[2].out, 4096);
+        assert_int_equal(m.layers[2].flags, 0); /* SiLU keeps its input */
+        assert_int_equal(m.layers[3].flags, EST_LF_GATED);
+        assert_int_equal(m.layers[3].out, 4096);
+        assert_int_equal(m.layers[4].out, 1024);
+        assert_int_equal(m.params, ref.params);
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+        assert_float_equal(a.estimate_mib, b.estimate_mib, 1e-9);
+    }
+    /* a Sequential runs as listed: E -> I, I -> E, E -> I is a chain */
+    const char *seq =
+        GATED_TOY("    (0): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                  "    (1): Linear(in_features=4096, out_features=1024, bias=False)\n"
+                  "    (2): Linear(in_features=1024, out_features=4096, bias=False)\n");
+    assert_int_equal(parse_str(seq, &m, &err), 0);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.layers[2].out, 1024);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m.layers[i].flags & EST_LF_GATED, 0);
+#undef GATED_ROW
+#undef GATED_TOY
+}
+
 /* A PEFT model's print (peft >= 0.7): lora.* blocks are their base layer plus a trained
  * adapter, everything else is frozen but modules_to_save copies. */
 #define LORA_BLOCK(name, base, in, out, drop)                                              \
@@ -2829,6 +2890,7 @@ int main(void)
         cmocka_unit_test(test_replay_summary_pass),
         cmocka_unit_test(test_replay_activation_semantics),
         cmocka_unit_test(test_replay_gated_mlp),
+        cmocka_unit_test(test_modtree_gated_orders),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_replay_checkpointing),
