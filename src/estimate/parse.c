@@ -3407,10 +3407,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (role == MT_P_SAVE)
             nl->flags |= EST_LF_TRAINED;
-        if (role == MT_P_BASE) {
+        if (role == MT_P_BASE)
             st[depth].lora_row = m->n - 1;
+        /* bitsandbytes' Linear4bit, Linear8bitLt: a LoRA's base_layer, or a layer the
+         * adapters left out (QLoRA with some target_modules), stored as such */
+        if (k == EST_K_LINEAR)
             nl->wbits = find(c, cls_n, "4bit") ? 4 : find(c, cls_n, "8bit") ? 8 : 0;
-        }
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
         if (pf && !sp.n) {

@@ -2078,6 +2078,48 @@ static size_t live_tensors(const struct est_replay_work *w)
 
 /* DistributedDataParallel's buckets: each closes once it holds its limit (1 MiB for the
  * first, 25 MiB after), so a bucket may pass it by its last tensor. */
+#define BARE_QLORA                                                                               \
+    "PeftModelForCausalLM(\n"                                                                    \
+    "  (base_model): LoraModel(\n"                                                               \
+    "    (model): M(\n"                                                                          \
+    "      (embed): Embedding(1000, 256)\n"                                                      \
+    "      (self_attn): LlamaSdpaAttention(\n"                                                   \
+    LORA_BLOCK("q_proj", "Linear4bit", "256", "256", "Identity()")                               \
+    "              (k_proj): Linear4bit(in_features=256, out_features=256, bias=False)\n"        \
+    "              (v_proj): Linear8bitLt(in_features=256, out_features=256, bias=False)\n"      \
+    "              (o_proj): Linear4bit(in_features=256, out_features=256, bias=False)\n"        \
+    "      )\n"                                                                                  \
+    "      (lm_head): Linear(in_features=256, out_features=1000, bias=False)\n"                  \
+    "    )\n"                                                                                    \
+    "  )\n"                                                                                      \
+    ")\n"
+
+/* QLoRA with some target_modules: the layers without adapters print as bitsandbytes'
+ * bare Linear4bit / Linear8bitLt, stored in 4 or 8 bits as a lora block's base_layer. */
+static void test_modtree_peft_bare_quantized(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *t = BARE_QLORA;
+    if (parse_str(t, &m, &err))
+        fail_msg("%s", err.msg);
+    static const uint8_t bits[] = {0, 4, 4, 8, 4, 0}; /* embed, q, k, v, o, lm_head */
+    size_t r = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        const struct est_layer *l = &m.layers[i];
+        if (l->kind != EST_K_LINEAR && l->kind != EST_K_EMBED)
+            continue;
+        assert_true(r < sizeof bits);
+        assert_int_equal(l->wbits, bits[r]);
+        assert_int_equal(l->frozen, l->rank ? 65536 : l->params);
+        if (bits[r] == 4)
+            assert_float_equal(est_frozen_bytes(l, EST_PREC_BF16), 0.5625, 1e-12);
+        r++;
+    }
+    assert_int_equal(r, sizeof bits);
+}
+
 static void test_ddp_buckets(void **state)
 {
     (void)state;
@@ -2893,6 +2935,7 @@ int main(void)
         cmocka_unit_test(test_modtree_gated_orders),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
+        cmocka_unit_test(test_modtree_peft_bare_quantized),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_cpu_peaks),
         cmocka_unit_test(test_attention_heads),
