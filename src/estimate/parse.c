@@ -2654,12 +2654,13 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
 
 /* A gated MLP's layers, block f's [first, n): three linear layers gate (E -> I), up
  * (E -> I) and down (I -> E), with at most one activation and any dropouts, printed in
- * definition order: gate, up, down, act_fn (Hugging Face), or with down between the
- * other two (torchtitan's and Mixtral's w1, w2, w3: gate, down, up). Rewrites them in
- * call order, gate, act, up (flagged EST_LF_GATED: it multiplies the activation),
- * dropouts, down; 1 when it did. Without an activation module the activation is a
- * function (torchtitan's F.silu, litgpt's LLaMAMLP): a SiLU row is added (it keeps its
- * input, as GELU does). A numbered Sequential runs as listed: only the first order. */
+ * definition order: gate, up, down, act_fn (Hugging Face), or another (torchtitan's and
+ * Mixtral's w1, w2, w3: gate, down, up); the first E -> I layer listed is the gate.
+ * Rewrites them in call order, gate, act, up (flagged EST_LF_GATED: it multiplies the
+ * activation), dropouts, down; 1 when it did. Without an activation module the
+ * activation is a function (torchtitan's F.silu, litgpt's LLaMAMLP): a SiLU row is added
+ * (it keeps its input, as GELU does). A numbered Sequential runs as listed: only gate,
+ * up, down with an activation module. */
 static int gated_mlp(struct est_model *m, const struct mt_frame *f)
 {
     size_t first = f->first;
