@@ -187,8 +187,10 @@ void est_layer_type(struct est_layer *l, const char *type, size_t len)
 
 const char *est_type_unmodelled(const char *type, size_t len)
 {
+    /* Keras prints a wrapped recurrent layer by its wrapper: Bidirectional takes only
+     * recurrent layers (LSTM, GRU, RNN of a cell) */
     if (has(type, len, "lstm") || has(type, len, "gru") || has(type, len, "rnn") ||
-        has(type, len, "recurrent"))
+        has(type, len, "recurrent") || is(type, len, "Bidirectional"))
         return "a recurrent layer: what it keeps per time step is not in a summary, so no "
                "safe bound can be given (state the job's memory instead: carma submit --mem)";
     return NULL;

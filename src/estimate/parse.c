@@ -1581,6 +1581,35 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
     return 0;
 }
 
+/* The last dimension of a Keras output shape, "(None, 200, 128)" (of the last shape when
+ * it lists several), 0 when it is not a number. */
+static uint64_t keras_last_dim(const char *s, size_t n)
+{
+    while (n && (s[n - 1] == ')' || s[n - 1] == ']' || s[n - 1] == ' '))
+        n--;
+    size_t k = n;
+    while (k && isdigit((unsigned char)s[k - 1]) && n - k < 12)
+        k--;
+    if (k == n || k == 0 || (s[k - 1] != ' ' && s[k - 1] != '(' && s[k - 1] != ','))
+        return 0;
+    uint64_t d = 0;
+    for (; k < n; k++)
+        d = d * 10 + (uint64_t)(s[k] - '0');
+    return d;
+}
+
+/* The refusal of a Keras layer whose insides the summary does not list. */
+static int keras_refuse_custom(const char *file, size_t line, const char *type, size_t type_n,
+                               uint64_t params, struct carma_err *err)
+{
+    return carma_err_at(err, file, line,
+                        "'%.*s' holds %llu parameters but the summary lists no layer inside it "
+                        "(a custom layer), so what it keeps for backward, which grows with "
+                        "the batch and sequence rather than with its parameters, is unknown; "
+                        "give the model's layers (a layer CSV, docs/estimator.md)",
+                        (int)type_n, type, (unsigned long long)params);
+}
+
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
                              struct est_model *m, struct carma_err *err)
 {
@@ -1595,6 +1624,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     uint64_t total = 0;
     int have_total = 0;
     size_t rows = 0, shape_col = 0, digits_line = 0, skip_until = 0;
+    uint64_t prev_last = 0; /* the last dimension of the row before */
     uint64_t opaque_params = 0;
     size_t opaque_line = 0;
     char opaque_type[64] = "";
@@ -1735,6 +1765,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             if (!ext || est_parse_shape(shape, ext, &out) < 0)
                 return carma_err_at(err, file, L.line,
                                     "bad output shape (only the batch may be None)");
+            uint64_t last = keras_last_dim(shape, ext), in_last = prev_last;
+            prev_last = last;
             j += used;
             while (j < tn && t[j] == ' ')
                 j++;
@@ -1814,15 +1846,47 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             }
             {
                 int nd;
-                uint64_t mid, last;
-                if (keras_one_tensor(shape, ext, &nd, &mid, &last) == 0 && nd == 2 && mid > kseq)
+                uint64_t mid, width;
+                if (keras_one_tensor(shape, ext, &nd, &mid, &width) == 0 && nd == 2 && mid > kseq)
                     kseq = mid;
             }
             /* Keras's Conv1D is a convolution; the name means a linear layer in prints
              * of Hugging Face's PyTorch models (est_kind_classify) */
             int kconv1d = type_n == 6 && memcmp(type, "Conv1D", 6) == 0;
-            if ((kconv1d ? est_model_add(m, EST_K_CONV, out, params, 1, 0)
-                         : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
+            int td = type_n == 15 && memcmp(type, "TimeDistributed", 15) == 0;
+            enum est_kind kind = kconv1d ? EST_K_CONV : est_kind_classify(type, type_n);
+            if (td && params == 0) {
+                /* a layer without weights per step (a pooling, a dropout, a Flatten): a
+                 * new tensor that keeps its input, the safe side of each */
+                kind = EST_K_POOL;
+            } else if (td) {
+                /* the row shows the wrapped layer's parameters, not the layer: a Dense
+                 * from the row before's features is one (a per-step classifier) */
+                uint64_t in = in_last, o = last;
+                int dense = in && o && in <= EST_MAX_PARAMS / o &&
+                            (params == in * o || params == in * o + o);
+                if (!dense)
+                    return carma_err_at(err, file, L.line,
+                                        "TimeDistributed holds %llu parameters, not a Dense "
+                                        "layer's from the %llu features before it to its "
+                                        "%llu: the summary does not show the layer it wraps, "
+                                        "so what that keeps per step is unknown; give the "
+                                        "model's layers (a layer CSV, docs/estimator.md: the "
+                                        "wrapped layer's rows with their outputs over all "
+                                        "steps), or, for a recurrent layer inside, state the "
+                                        "job's memory (carma submit --mem)",
+                                        (unsigned long long)params, (unsigned long long)in,
+                                        (unsigned long long)o);
+                kind = EST_K_LINEAR;
+            } else if (kind == EST_K_OTHER && params > 2 * last) {
+                /* a custom layer: Keras never lists its insides, and what they keep
+                 * grows with the batch and sequence whatever its parameters (keras.io's
+                 * TransformerBlock: 10,656). Only a per-channel holder (ConvNeXt's
+                 * LayerScale: as many as the output's channels) is read. */
+                return keras_refuse_custom(file, L.line, type, type_n, params, err);
+            }
+            if ((td || kconv1d ? est_model_add(m, kind, out, params, 1, 0)
+                     : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             /* the largest row of no known kind: a custom block (keras_nlp's
              * TransformerEncoder) lists nothing inside, even with expand_nested */
@@ -1863,11 +1927,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
      * lists no layer keeps what it keeps for backward unseen. */
     uint64_t all = total > m->params ? total : m->params;
     if (opaque_block(opaque_params, all))
-        return carma_err_at(err, file, opaque_line,
-                            "'%s' holds %llu parameters but the summary lists no layer inside "
-                            "it (a custom layer), so what it keeps for backward is unknown; "
-                            "give the model's layers (a layer CSV, docs/estimator.md)",
-                            opaque_type, (unsigned long long)opaque_params);
+        return keras_refuse_custom(file, opaque_line, opaque_type, strlen(opaque_type),
+                                   opaque_params, err);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     return 0;

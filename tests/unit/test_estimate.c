@@ -717,6 +717,86 @@ static void test_keras_layouts(void **state)
     assert_non_null(strstr(err.msg, "model.summary(expand_nested=True)"));
 }
 
+/* Keras prints a wrapped layer by its wrapper's type and never lists a custom layer's
+ * insides: a Bidirectional is recurrent, a TimeDistributed is read only when its
+ * parameters are a Dense layer's, and a custom layer holding more than a per-channel
+ * vector is refused, whatever its share of the model. */
+static void test_keras_wrappers(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    /* TF 2 cuts the type ("(Bidirectiona" / "l)"); 24,832 parameters, 4% of the model,
+     * under the opaque-block rule's 100,000 */
+    assert_true(
+        parse_file("tests/fuzz/corpus/summary_keras/keras2_bidirectional_wrapped.txt", &m, &err) <
+        0);
+    assert_non_null(strstr(err.msg, "bidirectional_wrapped.txt:7: Bidirectional: a recurrent "
+                                    "layer"));
+    assert_non_null(strstr(err.msg, "carma submit --mem"));
+    /* TimeDistributed(Dense(9)) on 64 features: 64 x 9 + 9 parameters, a linear layer per
+     * step; one without parameters keeps a new tensor and its input (a pooling's) */
+    int rc = parse_file("tests/fuzz/corpus/summary_keras/keras3_timedistributed.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 4);
+    assert_int_equal(m.params, 162697);
+    assert_int_equal(m.layers[2].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[2].out, 50 * 9);
+    assert_int_equal(m.layers[3].kind, EST_K_POOL);
+    /* TimeDistributed(Conv2D(16, 3)) over video frames: not a Dense, refused */
+    const char *td_conv =
+        "Model: \"m\"\n"
+        " Layer (type)                Output Shape              Param #   \n"
+        "=================================================================\n"
+        " input_1 (InputLayer)        [(None, 8, 32, 32, 3)]    0         \n"
+        "                                                                 \n"
+        " time_distributed (TimeDist  (None, 8, 30, 30, 16)     448       \n"
+        " ributed)                                                        \n"
+        "                                                                 \n"
+        "=================================================================\n"
+        "Total params: 448\n";
+    assert_true(parse_str(td_conv, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:6: TimeDistributed holds 448 parameters, not a Dense "
+                                    "layer's from the 3 features before it to its 16"));
+    /* keras.io's TransformerBlock: 10,656 parameters, 1.6% of the model, whose attention
+     * and MLP keep batch x sequence tensors */
+    const char *block =
+        "Model: \"m\"\n"
+        " Layer (type)                Output Shape              Param #   \n"
+        "=================================================================\n"
+        " input_1 (InputLayer)        [(None, 200)]             0         \n"
+        "                                                                 \n"
+        " embedding (Embedding)       (None, 200, 32)           640000    \n"
+        "                                                                 \n"
+        " transformer_block (Transfo  (None, 200, 32)           10656     \n"
+        " rmerBlock)                                                      \n"
+        "                                                                 \n"
+        " dense (Dense)               (None, 200, 2)            66        \n"
+        "=================================================================\n"
+        "Total params: 650,722\n";
+    assert_true(parse_str(block, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:8: 'TransformerBlock' holds 10656 parameters but the "
+                                    "summary lists no layer inside it (a custom layer)"));
+    /* a per-channel holder (keras.applications' ConvNeXt LayerScale: one per channel) is
+     * read, as before */
+    const char *scale =
+        "Model: \"m\"\n"
+        " Layer (type)                Output Shape              Param #   \n"
+        "=================================================================\n"
+        " conv2d (Conv2D)             (None, 56, 56, 96)        4704      \n"
+        "                                                                 \n"
+        " layer_scale (LayerScale)    (None, 56, 56, 96)        96        \n"
+        "                                                                 \n"
+        "=================================================================\n"
+        "Total params: 4,800\n";
+    rc = parse_str(scale, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.layers[1].kind, EST_K_OTHER);
+}
+
 static void test_modtree(void **state)
 {
     (void)state;
@@ -2902,6 +2982,7 @@ int main(void)
         cmocka_unit_test(test_torchinfo_layouts),
         cmocka_unit_test(test_keras),
         cmocka_unit_test(test_keras_layouts),
+        cmocka_unit_test(test_keras_wrappers),
         cmocka_unit_test(test_modtree),
         cmocka_unit_test(test_modtree_patches),
         cmocka_unit_test(test_modtree_cnn_matches_tables),
