@@ -2119,12 +2119,16 @@ struct mt_shape {
     uint8_t concat;  /* made by joining branches: a later reader may widen it */
     uint8_t pending; /* branches of one shape joined: a concatenation if a reader asks
                         for its channels (then materialised), else an add (nothing) */
+    uint8_t pooled;  /* 1 x 1 since a linear layer read as after a global pool done in
+                        Python (mt_space.pool_line), with no pooling module */
 };
 
 struct mt_space {
     struct mt_shape s[MT_SHAPES]; /* ring, newest at head - 1 */
     unsigned n, head;
     uint32_t next_id;
+    size_t pool_line;       /* the last linear layer read so, and the image it read */
+    struct mt_shape pooled_from;
 };
 
 /* The i-th newest tensor, 1 <= i <= sp->n. */
@@ -2160,6 +2164,7 @@ static struct mt_shape *sp_push(struct mt_space *sp, uint64_t c, uint64_t h, uin
     t->id = ++sp->next_id;
     t->concat = (uint8_t)concat;
     t->pending = 0;
+    t->pooled = 0;
     return t;
 }
 
@@ -2558,6 +2563,20 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         struct mt_shape *in = sp_input(sp, m, st, depth, cin);
         uint64_t h = m->image_h, w = m->image_w;
+        if (in && in->pooled && !transposed)
+            return carma_err_at(
+                err, file, sp->pool_line,
+                "a Linear (in_features=%llu) on the %llu-channel %llux%llu tensor before "
+                "it, read as after a global pool done in Python (torch.flatten(F.adaptive_"
+                "avg_pool2d(x, 1), 1)), but the %.*s at line %zu reads its 1x1 result: more "
+                "likely it runs per pixel on a tensor made channels-last in Python "
+                "(x.permute(0, 2, 3, 1) in ConvNeXt, x.flatten(2).transpose(1, 2) in SegFormer "
+                "and a diffusion U-Net's transformer), which the print does not show; give a "
+                "torchinfo table (torchinfo.summary(model, input_data=..., depth=10)), which "
+                "lists every shape",
+                (unsigned long long)sp->pooled_from.c, (unsigned long long)sp->pooled_from.c,
+                (unsigned long long)sp->pooled_from.h, (unsigned long long)sp->pooled_from.w,
+                (int)cls_n, c, line);
         if (in) {
             h = in->h;
             w = in->w;
@@ -2604,8 +2623,9 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (!in)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
         uint64_t h = in->h, w = in->w;
+        uint8_t pooled = in->pooled;
         *out = sp_elems(ch, h, w);
-        sp_push(sp, ch, h, w, 0);
+        sp_push(sp, ch, h, w, 0)->pooled = pooled;
         return 0;
     }
     if (*k == EST_K_LINEAR) {
@@ -2618,9 +2638,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             sp_push(sp, of, nw->h, nw->w, 0);
             return 0;
         }
+        uint8_t pooled = hw == 1 && nw->pooled;
         if (hw > 1 && in_f == nw->c) {
             /* the block pooled its input functionally (torch.flatten(F.adaptive_avg_pool2d(x,
-             * 1), 1)): the block's rows before this one saw the pooled tensor */
+             * 1), 1)): the block's rows before this one saw the pooled tensor. A convolution
+             * that reads the result is refused (ConvNeXt's per-position Linear after a
+             * permute in Python reads so). */
+            pooled = 1;
+            sp->pool_line = line;
+            sp->pooled_from = *nw;
             size_t lo = f ? (f->after_child > f->first ? f->after_child : f->first) : 0;
             for (size_t i = m->n; i-- > lo;) { /* its own rows, not a child block's */
                 struct est_layer *l = &m->layers[i];
@@ -2631,7 +2657,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         }
         if (hw == 1 && in_f > nw->c)
             widen_pooled_concat(m, sp, in_f);
-        sp_push(sp, of, 1, 1, 0);
+        sp_push(sp, of, 1, 1, 0)->pooled = pooled;
         return 0;
     }
     int upsample = find(c, cls_n, "Upsampl") != NULL; /* Upsample, UpsamplingNearest2d */
@@ -3025,6 +3051,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     uint64_t prev_out = 0;
     struct mt_space sp;
     sp.n = sp.head = sp.next_id = 0;
+    sp.pool_line = 0;
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */

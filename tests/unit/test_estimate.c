@@ -1341,6 +1341,44 @@ static void test_modtree_cnn_rules(void **state)
     assert_string_equal(err.msg, "t.txt:2: a sequence model (this line) with convolutions sized "
                                  "from --image-size (line 3) but no patch embedding: give "
                                  "--seq-len without --image-size");
+    /* ConvNeXt's per-pixel Linear after a permute in Python (no Permute module): read as
+     * after a global pool, whose 1x1 result the next block's convolution reads. Refused
+     * at the Linear, saying why and what to give, not blamed on --image-size (timm's and
+     * Hugging Face's prints failed at a later downsampling "input 1x1"; without one the
+     * blocks ran on 1x1 tensors silently) */
+    const char *cnx = "Net(\n"
+                      "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                      "  (blocks): Sequential(\n"
+                      "    (0): Block(\n"
+                      "      (dwconv): Conv2d(16, 16, kernel_size=(7, 7), stride=(1, 1), "
+                      "padding=(3, 3), groups=16)\n"
+                      "      (norm): LayerNorm((16,), eps=1e-06, elementwise_affine=True)\n"
+                      "      (pwconv1): Linear(in_features=16, out_features=64, bias=True)\n"
+                      "      (act): GELU(approximate='none')\n"
+                      "      (pwconv2): Linear(in_features=64, out_features=16, bias=True)\n"
+                      "    )\n"
+                      "    (1): Block(\n"
+                      "      (dwconv): Conv2d(16, 16, kernel_size=(7, 7), stride=(1, 1), "
+                      "padding=(3, 3), groups=16)\n"
+                      "    )\n"
+                      "  )\n"
+                      ")\n";
+    assert_true(parse_image_str(cnx, 32, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:7: a Linear (in_features=16) on the 16-channel 8x8 "
+                                    "tensor before it, read as after a global pool done in "
+                                    "Python"));
+    assert_non_null(strstr(err.msg, "the Conv2d at line 12 reads its 1x1 result"));
+    assert_non_null(strstr(err.msg, "give a torchinfo table"));
+    /* a pooled Linear then a transposed convolution from 1x1 (a decoder from a latent
+     * vector) is read as before */
+    assert_int_equal(parse_image_str("Net(\n"
+                                     "  (c): Conv2d(3, 32, kernel_size=(3, 3), stride=(2, 2))\n"
+                                     "  (fc): Linear(in_features=32, out_features=64, bias=True)\n"
+                                     "  (up): ConvTranspose2d(64, 8, kernel_size=(4, 4), "
+                                     "stride=(1, 1))\n"
+                                     ")\n",
+                                     32, &m, &err),
+                     0);
     /* Swin's windows and merges change the sequence: refused, not misread */
     assert_true(parse_str("Net(\n  (a): ShiftedWindowAttention(\n"
                           "    (qkv): Linear(in_features=96, out_features=288, bias=True)\n"
