@@ -3387,7 +3387,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line,
                                     "%.*s in a module tree: the print has no spatial sizes; "
                                     "give --image-size (the input's height and width, e.g. "
-                                    "224), or a torchsummary or torchinfo table",
+                                    "224) for a CNN; a model that also runs attention over a "
+                                    "sequence (a diffusion U-Net) needs a torchinfo table of "
+                                    "it run on its inputs (torchinfo.summary(model, "
+                                    "input_data=...)), or a torchsummary one",
                                     (int)cls_n, c);
             /* A patch embedding: per patch (token), a linear layer from its pixels. */
             if (!m->patch_h && nks == 2 && ks[0] <= UINT32_MAX && ks[1] <= UINT32_MAX) {
@@ -3532,8 +3535,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (m->spatial && m->needs_seq) {
         /* est_parse reads it again as a vision transformer, when it is one */
         carma_err_at(err, file, m->needs_seq_line,
-                     "a sequence model (this line) with convolutions sized from --image-size "
-                     "(line %zu) but no patch embedding: give --seq-len without --image-size",
+                     "a sequence model (this line) with convolutions that do not cut the image "
+                     "into patches (line %zu): --image-size sizes the convolutions but not the "
+                     "sequence, and --seq-len the sequence but not the convolutions; give a "
+                     "torchinfo table of it run on its inputs (torchinfo.summary(model, "
+                     "input_data=...)), which lists every shape",
                      spatial_line);
         return -EAGAIN;
     }

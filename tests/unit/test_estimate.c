@@ -839,8 +839,11 @@ static void test_modtree(void **state)
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_conv.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_conv.txt:2: Conv2d in a "
                                  "module tree: the print has no spatial sizes; give --image-size "
-                                 "(the input's height and width, e.g. 224), or a torchsummary or "
-                                 "torchinfo table");
+                                 "(the input's height and width, e.g. 224) for a CNN; a model "
+                                 "that also runs attention over a sequence (a diffusion U-Net) "
+                                 "needs a torchinfo table of it run on its inputs "
+                                 "(torchinfo.summary(model, input_data=...)), or a torchsummary "
+                                 "one");
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_unclosed.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_unclosed.txt:2: block "
                                  "opened here is never closed");
@@ -1338,9 +1341,12 @@ static void test_modtree_cnn_rules(void **state)
     assert_true(parse_image_str("Net(\n  (e): Embedding(100, 8)\n"
                                 "  (c): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1))\n)\n",
                                 32, &m, &err) < 0);
-    assert_string_equal(err.msg, "t.txt:2: a sequence model (this line) with convolutions sized "
-                                 "from --image-size (line 3) but no patch embedding: give "
-                                 "--seq-len without --image-size");
+    assert_string_equal(err.msg, "t.txt:2: a sequence model (this line) with convolutions that "
+                                 "do not cut the image into patches (line 3): --image-size sizes "
+                                 "the convolutions but not the sequence, and --seq-len the "
+                                 "sequence but not the convolutions; give a torchinfo table of it "
+                                 "run on its inputs (torchinfo.summary(model, input_data=...)), "
+                                 "which lists every shape");
     /* ConvNeXt's per-pixel Linear after a permute in Python (no Permute module): read as
      * after a global pool, whose 1x1 result the next block's convolution reads. Refused
      * at the Linear, saying why and what to give, not blamed on --image-size (timm's and
@@ -1399,8 +1405,11 @@ static void test_modtree_patches(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
-    /* A vision transformer with a convolution --image-size cannot size is told what to
-     * do without --image-size (not to give it). */
+    /* A vision transformer with a convolution that is not a patch embedding (a
+     * convolutional position encoding) cannot be sized from --image-size, nor from
+     * --seq-len, which leaves that convolution unsized: the message says neither works
+     * and asks for a torchinfo table (it sent users to --seq-len, whose refusal sent them
+     * back to --image-size). */
     const char *pe = "VisionTransformer(\n"
                      "  (conv_proj): Conv2d(3, 768, kernel_size=(16, 16), stride=(16, 16))\n"
                      "  (pe): Conv2d(768, 768, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), "
@@ -1409,7 +1418,13 @@ static void test_modtree_patches(void **state)
                      "  (head): Linear(in_features=768, out_features=1000, bias=True)\n"
                      ")\n";
     assert_true(parse_image_str(pe, 224, &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "give --seq-len without --image-size"));
+    assert_non_null(strstr(err.msg, "--image-size sizes the convolutions but not the sequence, "
+                                    "and --seq-len the sequence but not the convolutions; give "
+                                    "a torchinfo table of it run on its inputs"));
+    assert_true(parse_str(pe, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: Conv2d in a module tree: the print has no spatial "
+                                    "sizes"));
+    assert_non_null(strstr(err.msg, "needs a torchinfo table of it run on its inputs"));
     int rc = parse_file("tests/fuzz/corpus/summary_modtree/vit_hf.txt", &m, &err);
     if (rc)
         fail_msg("%s", err.msg);
