@@ -237,6 +237,11 @@ expect2 "does not apply to a torchsummary table" \
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 |
     grep -q "no effect" && fail "--seq-len on BERT said no effect"
 
+# One --seq-len sizes both stacks of an encoder-decoder: the help says which length to give
+# (the longer: the shorter one underestimates the other stack).
+"$CARMA" estimate --help | grep -q "longer of the source and" ||
+    fail "the help does not say which --seq-len an encoder-decoder takes"
+
 # A layer kind carma has no node for still trains: its parameters get gradients and
 # optimizer state, as a Linear layer's do.
 printf 'type,out_elems,params\nMyBlock,4096,100000000\n' >"$T/custom.csv"
