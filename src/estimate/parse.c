@@ -3254,6 +3254,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
             f->ffn_act = name_is(c, cls_n, "TransformerEncoderLayer") ||
                          name_is(c, cls_n, "TransformerDecoderLayer");
+            /* These layers call their MultiheadAttention with need_weights=False, which
+             * PyTorch >= 2.1 runs as scaled_dot_product_attention's fused kernels (no
+             * probabilities kept): fused unless --attention eager says otherwise. */
+            if (f->mha && depth > 0 && st[depth - 1].ffn_act)
+                f->sdpa = 1;
             f->first = m->n;
             if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
                 return carma_err_at(err, file, L.line,

@@ -1104,6 +1104,17 @@ static void test_modtree_torch_transformer_layer(void **state)
         /* F.relu keeps its output; a GELU module its input */
         assert_int_equal(a->flags, p < 2 ? EST_LF_SAVES_RESULT : 0);
         assert_int_equal(m.layers[l1 + 2].kind, EST_K_DROPOUT);
+        /* their self_attn runs with need_weights=False: fused (PyTorch >= 2.1), so its
+         * unknown heads matter only under --attention eager */
+        size_t attn = 0;
+        for (size_t i = 0; i < m.n; i++)
+            if (m.layers[i].kind == EST_K_ATTN) {
+                attn++;
+                assert_true(m.layers[i].flags & EST_LF_FUSED);
+            }
+        assert_int_equal(attn, 1);
+        assert_int_equal(est_heads_check(&m, EST_ATTN_SHOWN, NULL, &err), 0);
+        assert_int_not_equal(est_heads_check(&m, EST_ATTN_EAGER, NULL, &err), 0);
     }
 }
 
