@@ -411,6 +411,27 @@ static double act_bytes(enum est_kind k, enum est_precision p)
     return (k == EST_K_NORM || k == EST_K_SOFTMAX || k == EST_K_EMBED) ? 4 : 2;
 }
 
+/* Under autocast (amp/bf16: fp32 parameters), whether layer l's output is fp32, given
+ * whether its input is (in32). Embeddings are on no autocast list and read fp32 weights;
+ * norms and softmax are on its fp32 list (a Python RMSNorm computes in fp32 and
+ * multiplies by its fp32 weight); dropout, pooling and activations keep their input's
+ * precision; matrix products and attention are on its 16-bit list. */
+static int amp_out32(const struct est_layer *l, int in32)
+{
+    switch (l->kind) {
+    case EST_K_EMBED:
+    case EST_K_NORM:
+    case EST_K_SOFTMAX:
+        return 1;
+    case EST_K_DROPOUT:
+    case EST_K_POOL:
+    case EST_K_ACT:
+        return in32;
+    default:
+        return 0;
+    }
+}
+
 /* Parameter tensors of one repeat of a layer: a linear layer's weight and bias (the
  * bias has `out` elements), a norm's weight and bias, else one tensor; frozen ones
  * flagged in fz. A LoRA layer (rank r > 0) is its frozen base, then the adapter's A
@@ -690,19 +711,37 @@ static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
 }
 
 /* Where a forward pass is: the current tensor, the last linear layer's input (kept by
- * its node, or held in lin_hold when that layer is frozen: the next layer may read it, a
- * gated MLP's up projection), whether the current tensor needs a gradient (rg: a layer
- * with trained parameters has run on the way to it), the next parameter tensor. */
+ * its node, or held in lin_hold when that layer is frozen or kept a 16-bit copy of it:
+ * the next layer may read it, a gated MLP's up projection), whether the current tensor
+ * needs a gradient (rg: a layer with trained parameters has run on the way to it), the
+ * next parameter tensor, whether the current tensor and lin_in are fp32 (always under
+ * fp32; under autocast, amp_out32). */
 struct fwd {
     uint32_t cur, lin_in, lin_hold, pi;
     double cur_bytes, lin_in_bytes;
     int rg;
+    int cur32, lin32;
     uint32_t qk[2]; /* the query's and key's projections, waiting for their attention */
     double qk_bytes[2];
 };
 
 /* Runs plan positions [t0, t1) from f, appending their nodes to w->nd. Until rg, nodes
  * keep nothing; a frozen matrix product never keeps its input for a weight gradient.
+ * Under autocast (amp/bf16 with fp32 parameters) it follows which tensors are fp32
+ * (amp_out32):
+ *   - every norm keeps an fp32 input: the residual stream stays fp32 (a residual add of
+ *     a 16-bit branch into it promotes to fp32) and layer_norm is on autocast's fp32 list
+ *     (it casts a 16-bit input), so a 16-bit tensor before a norm is replaced by a new
+ *     fp32 one of the norm's size;
+ *   - autocast caches its casts of leaf tensors (the weights) only: a matrix product with
+ *     an fp32 input makes its own 16-bit copy, kept for its weight's gradient (the fp32
+ *     original is not; it is held for the layers that read it again, as a frozen layer's
+ *     input is). The key and value projections and a gated MLP's up projection each make
+ *     their own copy of the input they share with the query's (the gate's): that input
+ *     is a norm's output or the residual stream in every transformer block, fp32, even
+ *     where the listed order puts something 16-bit before it (Llama's print lists its
+ *     norms after the MLP); were it 16-bit, the copy only overstates.
+ * Under fp32 none of this changes anything: cur32 and lin32 stay 1.
  * Inlined (GNU attribute): the per-node loop of every replay. */
 __attribute__((always_inline)) static inline void forward_range(struct est_replay_work *w,
                                                                 const struct pass *ps,
@@ -717,6 +756,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
     double *qkb = f->qk_bytes;
     double cur_bytes = f->cur_bytes, lin_in_bytes = f->lin_in_bytes;
     int rg = f->rg;
+    int cur32 = f->cur32, lin32 = f->lin32;
     for (uint32_t t = t0; t < t1; t++) {
         double mult;
         const double *tb;
@@ -729,7 +769,8 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             continue;
         int trains = l->params > l->frozen;
         double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
-        double ob = elems * act_bytes((enum est_kind)l->kind, o->precision);
+        int out32 = !amp || amp_out32(l, cur32);
+        double ob = elems * (out32 ? 4 : 2);
         struct est_replay_node *nd = &w->nd[w->nn++];
         nd->kind = l->kind;
         nd->flags = l->flags;
@@ -747,6 +788,19 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         switch (l->kind) {
         case EST_K_LINEAR:
         case EST_K_CONV: {
+            int gated = (l->flags & EST_LF_GATED) && lin_in != NONE;
+            int shares = l->shares_input && !gated && lin_in != NONE;
+            uint32_t in = gated || shares ? lin_in : cur; /* what the layer multiplies */
+            double in_b = gated || shares ? lin_in_bytes : cur_bytes;
+            int keeps_in = l->frozen < l->params && !l->rank; /* for its weight gradient */
+            /* Autocast's 16-bit copy of the input (forward_range's contract): a key,
+             * value or up projection's own, else one of an fp32 input; kept for the
+             * weight's gradient, else freed once the product has run. */
+            uint32_t in16 = NONE;
+            if (amp && (gated || shares))
+                in16 = alloc(w, lin32 ? lin_in_bytes / 2 : lin_in_bytes, EST_RC_ACT);
+            else if (amp && cur32 && cur != NONE)
+                in16 = alloc(w, cur_bytes / 2, EST_RC_ACT);
             if (amp) /* autocast's 16-bit copies of trained weights, kept for backward (a
                         checkpointed unit's recomputation finds them cached) */
                 for (unsigned k = 0; k < nt; k++)
@@ -760,13 +814,12 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             }
             out = alloc(w, ob, EST_RC_ACT);
             unref(w, deq);
+            if (!keeps_in) {
+                unref(w, in16);
+                in16 = NONE;
+            }
             if (l->kind == EST_K_LINEAR) /* convolutions run on cuDNN */
                 cublas_workspace(w, o, 0);
-            int gated = (l->flags & EST_LF_GATED) && lin_in != NONE;
-            int shares = l->shares_input && !gated && lin_in != NONE;
-            uint32_t in = gated || shares ? lin_in : cur; /* what the layer multiplies */
-            double in_b = gated || shares ? lin_in_bytes : cur_bytes;
-            int keeps_in = l->frozen < l->params && !l->rank; /* for its weight gradient */
             if (l->rank) {
                 /* LoRA: out + B(A(dropout(in))) * scaling. A keeps its input (a dropout
                  * copy and its mask, or in itself), B keeps A's r-wide output; B's output
@@ -798,7 +851,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 /* up(x) from the gate's input; then act(gate(x)) * up(x), which
                  * keeps both factors */
                 uint32_t prod = alloc(w, ob, EST_RC_ACT);
-                nd->saved[0] = keeps_in ? ref(w, lin_in) : NONE;
+                nd->saved[0] = in16 != NONE ? in16 : keeps_in ? ref(w, lin_in) : NONE;
                 nd->saved[1] = out;
                 nd->saved[2] = cur;
                 nd->up_bytes = ob;
@@ -810,7 +863,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 /* key or value: the query's input again; the projection before it
                  * waits for the attention, which keeps it (rotary embedding or not) */
                 nd->in_bytes = rg ? in_b : 0;
-                nd->saved[0] = keeps_in ? ref(w, lin_in) : NONE;
+                nd->saved[0] = in16 != NONE ? in16 : keeps_in ? ref(w, lin_in) : NONE;
                 unref(w, qk[0]);
                 qk[0] = qk[1];
                 qkb[0] = qkb[1];
@@ -820,15 +873,28 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             }
             unref(w, lin_hold);
             lin_hold = NONE;
-            if (keeps_in)
+            if (in16 != NONE) {
+                nd->saved[0] = in16;
+                lin_hold = cur; /* the fp32 original */
+            } else if (keeps_in) {
                 nd->saved[0] = cur;
-            else
+            } else {
                 lin_hold = cur; /* the reference the node would have kept */
+            }
             lin_in = cur;
             lin_in_bytes = cur_bytes;
+            lin32 = cur32;
             break;
         }
         case EST_K_NORM: {
+            if (!cur32 && cur != NONE) {
+                /* autocast: the fp32 residual add's result (or layer_norm's cast) */
+                uint32_t in32 = alloc(w, ob, EST_RC_ACT);
+                unref(w, cur);
+                cur = in32;
+                cur_bytes = ob;
+                nd->in_bytes = rg ? cur_bytes : 0;
+            }
             out = alloc(w, ob, EST_RC_ACT);
             /* mean and inverse std: per token (LayerNorm) or per channel */
             double st = l->per_token ? B * seq * mult * 4 : (nt ? tb[0] * mult * 4 : 512);
@@ -920,6 +986,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 }
                 cur = alloc(w, qb, EST_RC_ACT); /* transpose(1, 2).contiguous() */
                 cur_bytes = qb;
+                cur32 = !amp;
                 unref(w, ao);
                 if (!rg)
                     drop_saved(w, nd);
@@ -953,9 +1020,12 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         rg = rg || trains;
         cur = out;
         cur_bytes = ob;
+        cur32 = out32;
     }
     f->cur = cur;
     f->cur_bytes = cur_bytes;
+    f->cur32 = cur32;
+    f->lin32 = lin32;
     f->lin_in = lin_in;
     f->lin_in_bytes = lin_in_bytes;
     f->lin_hold = lin_hold;
@@ -981,22 +1051,33 @@ static void fwd_cut(struct est_replay_work *w, struct fwd *f)
     f->qk[0] = f->qk[1] = NONE;
 }
 
-/* One forward pass from input x (x_bytes; NONE: none listed). Records the graph in
- * w->nd and returns the output, its size in *out_bytes. Under gradient checkpointing
- * (transformers' gradient_checkpointing_enable(): torch.utils.checkpoint around each
- * layer of a ModuleList, whose input is made to need a gradient) a unit keeps only its
- * input; what its nodes would keep is freed when it ends and made again in backward. */
+/* One forward pass from input x (x_bytes, fp32 or token ids; NONE: none listed).
+ * Records the graph in w->nd and returns the output, its size in *out_bytes. Under
+ * gradient checkpointing (transformers' gradient_checkpointing_enable():
+ * torch.utils.checkpoint around each layer of a ModuleList, whose input is made to need a
+ * gradient) a unit keeps only its input; what its nodes would keep is freed when it ends
+ * and made again in backward. A unit is a transformer block, whose input is the residual
+ * stream: under autocast fp32, so a 16-bit tensor before it (GPT-2's block ends in its
+ * MLP's dropout, before the residual add) is replaced by the add's fp32 result (an
+ * overstatement for a ModuleList without residual adds). */
 static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32_t x,
                         double x_bytes, double *out_bytes)
 {
     struct fwd f = {.cur = ref(w, x), .cur_bytes = x_bytes, .lin_in = NONE, .lin_hold = NONE,
-                    .qk = {NONE, NONE}};
+                    .qk = {NONE, NONE}, .cur32 = 1, .lin32 = 1};
     w->nn = 0;
     uint32_t t = 0;
     for (uint32_t u = 0; u < w->nck; u++) {
         struct est_replay_unit *c = &w->ck[u];
         forward_range(w, ps, &f, t, c->t0);
         fwd_cut(w, &f);
+        if (!f.cur32 && f.cur != NONE) { /* autocast only */
+            uint32_t in32 = alloc(w, 2 * f.cur_bytes, EST_RC_ACT);
+            unref(w, f.cur);
+            f.cur = in32;
+            f.cur_bytes *= 2;
+            f.cur32 = 1;
+        }
         f.rg = 1;
         c->in = ref(w, f.cur);
         c->in_bytes = f.cur_bytes;
@@ -1014,14 +1095,15 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
     return f.cur;
 }
 
-/* Backward reaches checkpointed unit c: its forward runs again from the input it kept,
- * into its own nodes, keeping what they keep; returns its output, held until the unit's
- * backward is done. */
+/* Backward reaches checkpointed unit c: its forward runs again from the input it kept
+ * (fp32: forward), into its own nodes, keeping what they keep; returns its output, held
+ * until the unit's backward is done. */
 static uint32_t recompute(struct est_replay_work *w, const struct pass *ps,
                           const struct est_replay_unit *c)
 {
     struct fwd f = {.cur = ref(w, c->in), .cur_bytes = c->in_bytes, .lin_in = NONE,
-                    .lin_hold = NONE, .rg = 1, .pi = c->pi, .qk = {NONE, NONE}};
+                    .lin_hold = NONE, .rg = 1, .pi = c->pi, .qk = {NONE, NONE}, .cur32 = 1,
+                    .lin32 = 1};
     uint32_t nn = w->nn;
     w->nn = c->n0;
     forward_range(w, ps, &f, c->t0, c->t1);

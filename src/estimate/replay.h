@@ -25,6 +25,10 @@
  *     product never keeps its input; a LoRA layer's adapter keeps its input (a dropout
  *     copy and its mask when it has dropout) and its r-wide middle, and a quantized base
  *     unpacks a 16-bit copy of its weight for each product;
+ *   - under autocast (amp/bf16 over fp32 parameters): autocast's 16-bit weight copies;
+ *     fp32 embeddings, norms, softmax and residual stream (every norm keeps an fp32
+ *     input, a checkpointed unit its fp32 input), and each matrix product's own 16-bit
+ *     copy of an fp32 input (key, value and up projections always their own);
  *   - cuBLAS's workspace: the first matrix product of the forward (the main thread's
  *     handle) and of the backward (the autograd thread's) each allocate one, kept for
  *     the life of the process;

@@ -1821,7 +1821,8 @@ static void test_replay_linear(void **state)
  * log-softmax's gradient is fp32 before it is cast back. One 1024 -> 1536 layer at batch
  * 65536 (its output 384 MiB in fp32): at the peak, the loss's gradient and the
  * log-softmax's, both fp32 (768 MiB) besides the two 8.125 MiB workspaces, as in fp32
- * training; the kept log-softmax is fp32 and the logits 16-bit. */
+ * training; the kept log-softmax is fp32 and the logits 16-bit. The layer keeps
+ * autocast's 16-bit copy of its fp32 input (128 MiB) for its weight's gradient. */
 static void test_replay_autocast_loss(void **state)
 {
     (void)state;
@@ -1834,10 +1835,82 @@ static void test_replay_autocast_loss(void **state)
     assert_int_equal(est_replay(&m, &o, &rwork, &b16), 0);
     assert_true(fabs(f32.cat_mib[EST_RC_TRANSIENT] - (768 + 16.25)) < 0.01);
     assert_true(fabs(b16.cat_mib[EST_RC_TRANSIENT] - (768 + 16.25)) < 0.01);
-    /* input 256 (fp32), logits 384 / 192, log-softmax 384 */
+    /* input 256 (fp32; and its 16-bit copy), logits 384 / 192, log-softmax 384 */
     assert_true(fabs(f32.cat_mib[EST_RC_ACT] - (256 + 384 + 384)) < 1);
-    assert_true(fabs(b16.cat_mib[EST_RC_ACT] - (256 + 192 + 384)) < 1);
+    assert_true(fabs(b16.cat_mib[EST_RC_ACT] - (256 + 128 + 192 + 384)) < 1);
     assert_int_equal(b16.peak_phase, EST_RP_BACKWARD);
+}
+
+/* Replays a layer CSV at batch 65536 (a 1024-wide tensor: 256 MiB in fp32), sgd, with
+ * layers shared..shared + nshared - 1 marked as reading the input of the linear layer
+ * before them (key and value projections) and layer `gated` as a gated MLP's up
+ * projection (0: none); returns the forward tensors live at the peak, MiB. */
+static double autocast_act(const char *csv, enum est_precision p, size_t shared,
+                           size_t nshared, size_t gated)
+{
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_parse_csv(csv, strlen(csv), "t.csv", &m, &err), 0);
+    for (size_t i = shared; i < shared + nshared; i++)
+        m.layers[i].shares_input = 1;
+    if (gated)
+        m.layers[gated].flags |= EST_LF_GATED;
+    struct est_opts o = {.batch = 65536, .optimizer = EST_OPT_SGD, .precision = p};
+    struct est_replay_result r;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_int_equal(r.peak_phase, EST_RP_BACKWARD); /* at the loss: all that was kept */
+    return r.cat_mib[EST_RC_ACT];
+}
+
+/* Autocast with fp32 parameters keeps the residual stream in fp32 and caches casts of
+ * the weights only. Each chain ends in a 1024 -> 1536 head: its logits (192 MiB in 16
+ * bits) and fp32 log-softmax (384) are live at the peak besides the fp32 input (256) and
+ * what the layers keep, each 1024-wide tensor 128 MiB in 16 bits, 256 in fp32. fp32
+ * training is unchanged. */
+static void test_replay_autocast_fp32_inputs(void **state)
+{
+    (void)state;
+    const double tail = 256 + 192 + 384 + 0.5, tail32 = 256 + 384 + 384 + 0.5; /* + labels */
+    /* A norm after a linear layer keeps an fp32 input (the residual add's result), and
+     * each linear layer reading an fp32 tensor (the input, the norm's output) keeps its
+     * own 16-bit copy of it: 128 + 256 + 128. Before, the first kept the input itself,
+     * the norm the 16-bit output before it, the head the fp32 norm output: 128 + 256. */
+    const char *norm = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
+                       "LayerNorm,1024,2048\nLinear,1536,1574400\n";
+    assert_float_equal(autocast_act(norm, EST_PREC_BF16, 0, 0, 0), tail + 128 + 256 + 128, 0.1);
+    assert_float_equal(autocast_act(norm, EST_PREC_FP32, 0, 0, 0), tail32 + 256 + 256, 0.1);
+    /* Query, key and value read the norm's fp32 output (the norm keeps the fp32 input
+     * itself): three 16-bit copies, where they shared that output (256); the value's
+     * output is the head's input. */
+    const char *qkv = "type,out_elems,params\ninput,1024,0\nLayerNorm,1024,2048\n"
+                      "Linear,1024,1049600\nLinear,1024,1049600\nLinear,1024,1049600\n"
+                      "Linear,1536,1574400\n";
+    assert_float_equal(autocast_act(qkv, EST_PREC_AMP, 2, 2, 0), tail + 3 * 128 + 128, 0.1);
+    assert_float_equal(autocast_act(qkv, EST_PREC_FP32, 2, 2, 0), tail32 + 256 + 256, 0.1);
+    /* A gated MLP whose listed input is 16-bit (Llama's print lists the norms after the
+     * MLP): the gate keeps that tensor and the up projection its own copy of it (of the
+     * norm's fp32 output it really reads), besides act(gate), up and their product (5 x
+     * 128, where the two shared one); the first layer its copy of the fp32 input. */
+    const char *mlp = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
+                      "Linear,1024,1049600\nSiLU,1024,0\nLinear,1024,1049600\n"
+                      "Linear,1536,1574400\n";
+    assert_float_equal(autocast_act(mlp, EST_PREC_BF16, 0, 0, 3), tail + 128 + 128 + 5 * 128,
+                       0.1);
+    assert_float_equal(autocast_act(mlp, EST_PREC_FP32, 0, 0, 3), tail32 + 5 * 256, 0.1);
+    /* Gradient checkpointing keeps each block's input, the residual stream: fp32 (4 B x
+     * 768 per token), also where the chain's tensor before the block is 16-bit (GPT-2's
+     * MLP dropout, before the residual add) */
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/gpt2.txt", &m, &err), 0);
+    struct est_opts o = {.batch = 2, .seq = 128, .optimizer = EST_OPT_SGD,
+                         .precision = EST_PREC_AMP, .grad_checkpoint = 1};
+    struct est_replay_result r;
+    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+    assert_int_equal(r.checkpointed_units, 12);
+    for (uint32_t u = 0; u < rwork.nck; u++)
+        assert_float_equal(rwork.ck[u].in_bytes, 2 * 128 * 768 * 4, 0);
 }
 
 /* torchsummary's forward at batch 2 before training makes the main thread's workspace
@@ -3074,6 +3147,7 @@ int main(void)
         cmocka_unit_test(test_ddp_buckets),
         cmocka_unit_test(test_replay_ddp),
         cmocka_unit_test(test_replay_autocast_loss),
+        cmocka_unit_test(test_replay_autocast_fp32_inputs),
         cmocka_unit_test(test_replay_summary_pass),
         cmocka_unit_test(test_replay_activation_semantics),
         cmocka_unit_test(test_replay_gated_mlp),
