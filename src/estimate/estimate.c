@@ -122,6 +122,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->keeps = 0;
     l->shares_input = 0;
     l->heads_src = EST_HEADS_SHOWN;
+    l->keeps32 = 0;
     l->count = count;
     l->rank = 0;
     l->out = out;
@@ -179,10 +180,20 @@ unsigned est_type_keeps(enum est_kind k, const char *type, size_t len)
     return 0;
 }
 
+unsigned est_type_keeps32(enum est_kind k, const char *type, size_t len)
+{
+    if (k != EST_K_ACT)
+        return 0;
+    if (is(type, len, "NewGELUActivation") || is(type, len, "AccurateGELUActivation"))
+        return 2; /* torch.pow(input, 3.0): the tanh and 1 + tanh in fp32, 0.5x not */
+    return 0;
+}
+
 void est_layer_type(struct est_layer *l, const char *type, size_t len)
 {
     l->flags = (uint8_t)est_type_flags((enum est_kind)l->kind, type, len);
     l->keeps = (uint8_t)est_type_keeps((enum est_kind)l->kind, type, len);
+    l->keeps32 = (uint8_t)est_type_keeps32((enum est_kind)l->kind, type, len);
 }
 
 const char *est_type_unmodelled(const char *type, size_t len)

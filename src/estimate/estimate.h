@@ -106,6 +106,10 @@ struct est_layer {
                              its query's, whose outputs the attention keeps */
     uint8_t heads_src; /* enum est_heads_src: where an attention row's head count (its
                           probabilities are heads x seq x seq) came from */
+    uint8_t keeps32;   /* an activation written out in Python with an operation on
+                          autocast's fp32 list (est_type_keeps32): how many of its `keeps`
+                          tensors are fp32 under autocast; 0: it runs in its input's
+                          precision */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
@@ -207,8 +211,18 @@ unsigned est_type_flags(enum est_kind k, const char *type, size_t len);
  * QuickGELUActivation (x sigmoid(1.702x)) the sigmoid, 1. */
 unsigned est_type_keeps(enum est_kind k, const char *type, size_t len);
 
-/* Sets l->flags and l->keeps from its type name (est_type_flags, est_type_keeps for
- * l->kind), as every parser reads a row's type. */
+/* Under autocast (--precision amp/bf16), how many of the tensors est_type_keeps counts are
+ * fp32, for an activation class written out in Python that calls an operation on
+ * autocast's fp32 list (0 for every other class and kind). That operation casts its
+ * input to fp32 and keeps the copy (the input itself is then kept by nothing), and every
+ * operation after it runs in fp32 by type promotion, so the output is fp32 too.
+ * NewGELUActivation and AccurateGELUActivation compute 0.5x (16-bit) first, then
+ * torch.pow(x, 3) (on the fp32 list): the tanh and 1 + tanh they keep are fp32, 2.
+ * FastGELUActivation (x * x, no pow) and QuickGELUActivation (sigmoid) stay 16-bit. */
+unsigned est_type_keeps32(enum est_kind k, const char *type, size_t len);
+
+/* Sets l->flags, l->keeps and l->keeps32 from its type name (est_type_flags,
+ * est_type_keeps, est_type_keeps32 for l->kind), as every parser reads a row's type. */
 void est_layer_type(struct est_layer *l, const char *type, size_t len);
 
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,

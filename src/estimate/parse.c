@@ -747,6 +747,8 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
     if (rc == 0) {
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
         m->layers[m->n - 1].keeps = (uint8_t)r->keeps;
+        m->layers[m->n - 1].keeps32 =
+            (uint8_t)est_type_keeps32(r->kind, r->type, strlen(r->type));
         if (r->scores)
             m->layers[m->n - 1].attn = 0;
         if (r->frozen) {

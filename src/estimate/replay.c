@@ -415,7 +415,8 @@ static double act_bytes(enum est_kind k, enum est_precision p)
  * whether its input is (in32). Embeddings are on no autocast list and read fp32 weights;
  * norms and softmax are on its fp32 list (a Python RMSNorm computes in fp32 and
  * multiplies by its fp32 weight); dropout, pooling and activations keep their input's
- * precision; matrix products and attention are on its 16-bit list. */
+ * precision, but for a Python activation with an fp32-list operation (est_type_keeps32),
+ * which ends in fp32; matrix products and attention are on its 16-bit list. */
 static int amp_out32(const struct est_layer *l, int in32)
 {
     switch (l->kind) {
@@ -425,8 +426,9 @@ static int amp_out32(const struct est_layer *l, int in32)
         return 1;
     case EST_K_DROPOUT:
     case EST_K_POOL:
-    case EST_K_ACT:
         return in32;
+    case EST_K_ACT:
+        return in32 || l->keeps32 > 0;
     default:
         return 0;
     }
@@ -740,7 +742,10 @@ struct fwd {
  *     their own copy of the input they share with the query's (the gate's): that input
  *     is a norm's output or the residual stream in every transformer block, fp32, even
  *     where the listed order puts something 16-bit before it (Llama's print lists its
- *     norms after the MLP); were it 16-bit, the copy only overstates.
+ *     norms after the MLP); were it 16-bit, the copy only overstates;
+ *   - a Python activation with an fp32-list operation (est_type_keeps32) keeps that
+ *     operation's fp32 copy of its 16-bit input instead of the input, keeps32 of its
+ *     tensors in fp32, and hands an fp32 output on.
  * Under fp32 none of this changes anything: cur32 and lin32 stay 1.
  * Inlined (GNU attribute): the per-node loop of every replay. */
 __attribute__((always_inline)) static inline void forward_range(struct est_replay_work *w,
@@ -909,7 +914,8 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 nd->saved[3] = alloc(w, elems * 4, EST_RC_ACT);
             break;
         }
-        case EST_K_ACT:
+        case EST_K_ACT: {
+            uint32_t in32 = NONE;
             if (l->keeps) {
                 /* written out in Python: the tensors its operations keep, each made
                  * before the output, one temporary at a time between them */
@@ -917,18 +923,31 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                                                                 : EST_REPLAY_NSAVED - 1;
                 nd->keeps = (uint8_t)kp;
                 nd->nsaved = (uint8_t)(kp + 1 > 4 ? kp + 1 : 4); /* saved[kp + 1..3]: NONE */
-                for (unsigned k = 1; k <= kp; k++)
-                    nd->saved[k] = alloc(w, ob, EST_RC_ACT);
+                /* autocast, a 16-bit input and an fp32-list operation: the tensors made
+                 * before it 16-bit, then its fp32 copy of the input, then fp32 ones */
+                unsigned k16 = kp;
+                if (!cur32 && l->keeps32)
+                    k16 = l->keeps32 < kp ? kp - l->keeps32 : 0;
+                for (unsigned k = 1; k <= k16; k++)
+                    nd->saved[k] = alloc(w, cur32 ? ob : elems * 2, EST_RC_ACT);
+                if (k16 < kp)
+                    in32 = alloc(w, elems * 4, EST_RC_ACT);
                 unref(w, alloc(w, ob, EST_RC_TRANSIENT));
+                for (unsigned k = k16 + 1; k <= kp; k++)
+                    nd->saved[k] = alloc(w, ob, EST_RC_ACT);
             }
             out = alloc(w, ob, EST_RC_ACT);
-            if (l->flags & EST_LF_SAVES_RESULT) {
+            if (in32 != NONE) {
+                nd->saved[0] = in32; /* the input itself: kept by nothing */
+                unref(w, cur);
+            } else if (l->flags & EST_LF_SAVES_RESULT) {
                 nd->saved[0] = ref(w, out);
                 unref(w, cur);
             } else {
                 nd->saved[0] = cur;
             }
             break;
+        }
         case EST_K_DROPOUT:
             out = alloc(w, ob, EST_RC_ACT);
             nd->saved[0] = alloc(w, elems, EST_RC_ACT); /* bool mask */

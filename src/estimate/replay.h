@@ -28,7 +28,9 @@
  *   - under autocast (amp/bf16 over fp32 parameters): autocast's 16-bit weight copies;
  *     fp32 embeddings, norms, softmax and residual stream (every norm keeps an fp32
  *     input, a checkpointed unit its fp32 input), and each matrix product's own 16-bit
- *     copy of an fp32 input (key, value and up projections always their own);
+ *     copy of an fp32 input (key, value and up projections always their own); a Python
+ *     activation with an operation on autocast's fp32 list (est_type_keeps32) runs in
+ *     fp32 from that operation on;
  *   - cuBLAS's workspace: the first matrix product of the forward (the main thread's
  *     handle) and of the backward (the autograd thread's) each allocate one, kept for
  *     the life of the process;

@@ -106,13 +106,13 @@ static void test_kind_classify(void **state)
         assert_int_equal(est_kind_classify(cases[i].t, strlen(cases[i].t)), cases[i].k);
     /* what an activation keeps: its result (ReLU, Tanh) or its input (GELU in every
      * spelling, GELUTanh included), and a Python one what its operations keep besides */
-    static const struct { const char *t; unsigned flags, keeps; } acts[] = {
-        {"ReLU", EST_LF_SAVES_RESULT, 0},   {"Tanh", EST_LF_SAVES_RESULT, 0},
-        {"GELU", 0, 0},                      {"GELUTanh", 0, 0},
-        {"PytorchGELUTanh", 0, 0},           {"GELUActivation", 0, 0},
-        {"NewGELUActivation", 0, 3},         {"AccurateGELUActivation", 0, 3},
-        {"FastGELUActivation", 0, 6},        {"QuickGELUActivation", 0, 1},
-        {"SiLU", 0, 0},                      {"LeakyReLU", 0, 0},
+    static const struct { const char *t; unsigned flags, keeps, keeps32; } acts[] = {
+        {"ReLU", EST_LF_SAVES_RESULT, 0, 0}, {"Tanh", EST_LF_SAVES_RESULT, 0, 0},
+        {"GELU", 0, 0, 0},                    {"GELUTanh", 0, 0, 0},
+        {"PytorchGELUTanh", 0, 0, 0},         {"GELUActivation", 0, 0, 0},
+        {"NewGELUActivation", 0, 3, 2},       {"AccurateGELUActivation", 0, 3, 2},
+        {"FastGELUActivation", 0, 6, 0},      {"QuickGELUActivation", 0, 1, 0},
+        {"SiLU", 0, 0, 0},                    {"LeakyReLU", 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
         size_t n = strlen(acts[i].t);
@@ -120,8 +120,11 @@ static void test_kind_classify(void **state)
         assert_int_equal(k, EST_K_ACT);
         assert_int_equal(est_type_flags(k, acts[i].t, n), acts[i].flags);
         assert_int_equal(est_type_keeps(k, acts[i].t, n), acts[i].keeps);
+        /* torch.pow (autocast's fp32 list) in NewGELU's and AccurateGELU's code */
+        assert_int_equal(est_type_keeps32(k, acts[i].t, n), acts[i].keeps32);
     }
     assert_int_equal(est_type_keeps(EST_K_NORM, "NewGELUActivation", 17), 0);
+    assert_int_equal(est_type_keeps32(EST_K_NORM, "NewGELUActivation", 17), 0);
     /* RMSNorms written in Python keep their normalised input too */
     static const char *const rms[] = {"LlamaRMSNorm", "Qwen2RMSNorm", "T5LayerNorm",
                                       "LongT5LayerNorm"};
@@ -267,6 +270,21 @@ static void test_torchinfo(void **state)
     assert_int_equal(m.layers[0].kind, EST_K_CONV);
     assert_int_equal(m.layers[1].kind, EST_K_OTHER);
     assert_int_equal(m.layers[2].kind, EST_K_OTHER);
+    /* a Python activation's rows carry what its operations keep, and which run in fp32
+     * under autocast (est_type_keeps32), as a module tree's do */
+    const char *gelu =
+        "Layer (type:depth-idx)                   Output Shape              Param #\n"
+        "==========================================================================\n"
+        "├─Linear: 1-1                             [8, 128, 3072]            2,362,368\n"
+        "├─NewGELUActivation: 1-2                  [8, 128, 3072]            --\n"
+        "├─Linear: 1-3                             [8, 128, 768]             2,360,064\n"
+        "==========================================================================\n"
+        "Total params: 4,722,432\n";
+    assert_int_equal(parse_str(gelu, &m, &err), 0);
+    assert_int_equal(m.layers[1].kind, EST_K_ACT);
+    assert_int_equal(m.layers[1].keeps, 3);
+    assert_int_equal(m.layers[1].keeps32, 2);
+    assert_int_equal(m.layers[0].keeps32, 0);
     /* nn.MultiheadAttention is one row: its probabilities are not in the table */
     const char *mha =
         "Layer (type:depth-idx)                   Output Shape              Param #\n"
@@ -1898,6 +1916,20 @@ static void test_replay_autocast_fp32_inputs(void **state)
     assert_float_equal(autocast_act(mlp, EST_PREC_BF16, 0, 0, 3), tail + 128 + 128 + 5 * 128,
                        0.1);
     assert_float_equal(autocast_act(mlp, EST_PREC_FP32, 0, 0, 3), tail32 + 5 * 256, 0.1);
+    /* gelu_new under autocast: torch.pow is on the fp32 list, so from it on the activation
+     * runs in fp32: it keeps 0.5x (16-bit), pow's fp32 copy of its input (not the input),
+     * the tanh and 1 + tanh (fp32), and hands on an fp32 output, of which the head keeps
+     * its own 16-bit copy: 128 + 256 x 3 + 128 beside the first layer's copy, where the
+     * 16-bit rule kept 128 x 5 (10 B per element instead of 16). QuickGELU (x *
+     * sigmoid(1.702x)) has no fp32-list operation and stays 16-bit. */
+    const char *gelu = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
+                       "NewGELUActivation,1024,0\nLinear,1536,1574400\n";
+    assert_float_equal(autocast_act(gelu, EST_PREC_AMP, 0, 0, 0), tail + 128 + 128 + 3 * 256 + 128,
+                       0.1);
+    assert_float_equal(autocast_act(gelu, EST_PREC_FP32, 0, 0, 0), tail32 + 5 * 256, 0.1);
+    const char *quick = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
+                        "QuickGELUActivation,1024,0\nLinear,1536,1574400\n";
+    assert_float_equal(autocast_act(quick, EST_PREC_AMP, 0, 0, 0), tail + 128 + 3 * 128, 0.1);
     /* Gradient checkpointing keeps each block's input, the residual stream: fp32 (4 B x
      * 768 per token), also where the chain's tensor before the block is 16-bit (GPT-2's
      * MLP dropout, before the residual add) */
