@@ -1012,11 +1012,26 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 continue;
             }
             if (!est_layer_materialised(l, o->attention)) {
-                /* A fused kernel keeps its inputs (the listed input stands for the
-                 * values) and its output, which flows on. */
+                /* A fused kernel keeps its inputs and its output. In a table in call
+                 * order (CSV, torchinfo) the listed input is the fused qkv projection's
+                 * output, and the output flows on to the output projection, which keeps
+                 * it. A module tree lists the attention after its block's projections
+                 * (est_parse_modtree closes the attention module there: GPT-2's c_attn
+                 * and c_proj, nn.MultiheadAttention's in_proj and out_proj), so there
+                 * the output projection's node keeps the fused projection's output (the
+                 * query, key and values the kernel keeps), the listed input (the output
+                 * projection's or its dropout's output) stands for the merged heads'
+                 * contiguous copy the output projection really keeps (transpose(1,
+                 * 2).contiguous()), and what flows on is a new tensor, the block's
+                 * residual sum that the next layer keeps (GPT-2's ln_2), not the
+                 * kernel's output. */
                 out = alloc(w, cur_bytes, EST_RC_ACT);
                 nd->saved[0] = cur;
                 nd->saved[1] = ref(w, out);
+                if (ps->m->format == EST_FMT_MODTREE) {
+                    unref(w, out);
+                    out = alloc(w, cur_bytes, EST_RC_ACT);
+                }
                 cur = out;
                 if (!rg)
                     drop_saved(w, nd);

@@ -2619,6 +2619,21 @@ static void test_replay_fused_attention(void **state)
      * starts */
     assert_float_equal(sdpa.peak_mib - none.peak_mib, 2 * 144, 1e-9);
 
+    /* A fused qkv projection (GPT-2's c_attn) lists the attention after the output
+     * projection, which keeps c_attn's output (the query, key and values the kernel
+     * keeps); the kernel keeps its output and the merged heads' copy (the listed input
+     * stands for it), and the block's residual sum flows on to ln_2, which keeps it: two
+     * more tensors of the layer's width per layer than without the attention, where the
+     * kernel's output had also been ln_2's input */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/gpt2.txt", &m, &err), 0);
+    o.seq = 512;
+    assert_int_equal(est_replay(&m, &o, &rwork, &sdpa), 0);
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN)
+            m.layers[i].kind = EST_K_OTHER;
+    assert_int_equal(est_replay(&m, &o, &rwork, &none), 0);
+    assert_float_equal(sdpa.cat_mib[EST_RC_ACT] - none.cat_mib[EST_RC_ACT], 2 * 144, 1e-9);
+
     assert_int_equal(parse_str(PEFT_LLAMA("Linear"), &m, &err), 0);
     o = (struct est_opts){.batch = 32, .seq = 128, .optimizer = EST_OPT_ADAMW,
                           .attention = EST_ATTN_SDPA};
