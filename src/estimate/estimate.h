@@ -369,6 +369,10 @@ struct est_opts {
      * estimate is per GPU, each process at `batch`: DDP adds its gradient buckets
      * (est_ddp_bucket) and, at construction, the broadcast of the module's state. */
     uint32_t gpus;
+    /* Training iterations the replay runs: 0 (the default) until an iteration ends in
+     * the state the one before it ended in, at most EST_REPLAY_MAX_ITERS (replay.h);
+     * N (1 to that) exactly N, for tests that check the stopping rule. */
+    uint32_t replay_iterations;
 };
 
 /* DistributedDataParallel's gradient buckets (gradient_as_bucket_view=False, its
@@ -421,7 +425,8 @@ struct est_result {
     int fits;            /* bound <= gpu_mib (1 when gpu_mib is 0) */
     enum est_family family;
     /* Replayed estimates: where the peak fell (enum est_replay_phase, 0 when the
-     * per-kind model answered) and in which training iteration (1 or 2). */
+     * per-kind model answered) and in which training iteration (0 in setup, then 1 to
+     * EST_REPLAY_MAX_ITERS). */
     int peak_phase, peak_iteration;
     /* Under est_opts.grad_checkpoint: the units checkpointed (0: the option changed
      * nothing: no repeated layers, or a model the per-kind terms answer). */

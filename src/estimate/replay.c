@@ -1,6 +1,7 @@
 /* Training-step replay through a caching-allocator model (replay.h). */
 #include "estimate/replay.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -1243,10 +1244,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
 }
 
 /* optimizer.step(), foreach implementation: the state is created at the first step;
- * each temporary is one tensor per parameter, alive until the step ends. The last step's
- * temporaries are left allocated: the replay ends with them, and freeing changes nothing
- * it reports (est_replay takes the peak of allocated bytes at the end). */
-static void step(struct est_replay_work *w, const struct pass *ps, int first, int last)
+ * each temporary is one tensor per parameter, alive until the step ends. Returns the
+ * temporaries per parameter, left allocated: run frees them (step_done) unless the
+ * replay ends with this step. */
+static unsigned step(struct est_replay_work *w, const struct pass *ps, int first)
 {
     unsigned nstate = 0, ntmp = 0;
     switch (ps->o->optimizer) {
@@ -1272,13 +1273,60 @@ static void step(struct est_replay_work *w, const struct pass *ps, int first, in
         for (uint32_t i = 0; i < w->np; i++)
             w->p[i].tmp[t] =
                 w->p[i].frozen ? NONE : malloc_inl(w, w->p[i].size, w->p[i].cls, EST_RC_TRANSIENT);
-    if (last)
-        return;
+    return ntmp;
+}
+
+/* The end of optimizer.step(): its ntmp temporaries per parameter go. */
+static void step_done(struct est_replay_work *w, unsigned ntmp)
+{
     for (unsigned t = 0; t < ntmp; t++)
         for (uint32_t i = 0; i < w->np; i++) {
             unref_inl(w, w->p[i].tmp[t]);
             w->p[i].tmp[t] = NONE;
         }
+}
+
+/* Records the state iteration n leaves for the next one and returns the earliest
+ * iteration m >= m0 that left the same, or 0.
+ *
+ * The replay is deterministic and from iteration m0 + 1 on runs the same code each
+ * iteration (the first makes the optimizer state, DDP's second rebuilds its buckets),
+ * so when iteration n leaves the state m left, iteration n + 1 does what m + 1 did, and
+ * from there the replay goes through the iterations m + 1 to n over and over: nothing
+ * more is reserved. What an iteration leaves: called after its step has made its
+ * temporaries, before they are freed, and the next iteration frees them, the gradients,
+ * the batch and the labels before it allocates anything (the outputs stay until its
+ * forward has made new ones). Then the blocks allocated are the outputs' and the blocks
+ * no tensor of the replay holds any more (weights, buffers, optimizer state, cuBLAS
+ * workspaces, rebuilt DDP buckets, which are never freed), and the free blocks, merged
+ * as far as they go, are the rest of the segments. So that state is given by the
+ * reserved bytes (segments are never released: the same bytes are the same segments),
+ * the bytes of the blocks never freed (which only grow: the same bytes are the same
+ * blocks) and the outputs' block (address and size). The outputs are made while the
+ * previous ones are alive, so they lie elsewhere each time: the state repeats every
+ * second iteration at the soonest. */
+static uint32_t end_state_repeats(struct est_replay_work *w, uint32_t n, uint32_t m0,
+                                  unsigned ntmp, uint32_t x, uint32_t lab, uint32_t outputs)
+{
+    uint64_t held = 0;
+    const uint32_t io[3] = {x, lab, outputs};
+    for (int j = 0; j < 3; j++)
+        held += io[j] != NONE ? w->b[io[j]].size : 0;
+    for (uint32_t i = 0; i < w->np; i++) {
+        const struct est_replay_param *p = &w->p[i];
+        held += p->grad != NONE ? w->b[p->grad].size : 0;
+        for (unsigned t = 0; t < ntmp; t++)
+            held += p->tmp[t] != NONE ? w->b[p->tmp[t]].size : 0;
+    }
+    uint64_t *cur = w->seen[n - 1];
+    cur[0] = w->reserved;
+    cur[1] = w->allocated - held;
+    cur[2] = outputs != NONE ? w->b[outputs].addr : UINT64_MAX;
+    cur[3] = outputs != NONE ? w->b[outputs].size : 0;
+    for (uint32_t m = m0; m < n; m++)
+        if (memcmp(w->seen[m - 1], cur, sizeof w->seen[0]) == 0)
+            return m;
+    return 0;
 }
 
 /* torchsummary's summary(): one forward pass at batch 2 in fp32 (x_bytes per sample),
@@ -1331,8 +1379,14 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     double xb = B * x_sample;
     double lb = ps->seq_model ? B * seq * 8 : B * 8;
     uint32_t x = NONE, lab = NONE, outputs = NONE;
-    for (int it = 0; it < 2; it++) {
-        w->iteration = it + 1;
+    /* Reserved memory only grows, so the job's peak is the limit over its iterations:
+     * replayed until an iteration ends in the state an earlier one ended in, from the
+     * first to run the code all later ones run on (end_state_repeats). */
+    uint32_t iters = o->replay_iterations, m0 = o->gpus > 1 ? 2 : 1;
+    if (iters > EST_REPLAY_MAX_ITERS)
+        iters = EST_REPLAY_MAX_ITERS;
+    for (uint32_t it = 0;; it++) {
+        w->iteration = (int)it + 1;
         w->phase = EST_RP_FORWARD;
         for (uint32_t i = 0; i < w->np; i++) { /* zero_grad(set_to_none=True) */
             unref_inl(w, w->p[i].grad);
@@ -1371,7 +1425,14 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         w->phase = EST_RP_BACKWARD;
         backward(w, ps, loss);
         w->phase = EST_RP_STEP;
-        step(w, ps, it == 0, it == 1);
+        unsigned ntmp = step(w, ps, it == 0);
+        if (w->overflow) /* est_replay replays it again with each layer's repeats as one */
+            break;
+        uint32_t n = it + 1, rep = end_state_repeats(w, n, m0, ntmp, x, lab, outputs);
+        if (iters ? n == iters : rep > 0 || n == EST_REPLAY_MAX_ITERS)
+            break; /* the last step's temporaries stay: freeing them changes nothing
+                      est_replay reports (it takes the peak of allocated bytes at the end) */
+        step_done(w, ntmp);
     }
 }
 

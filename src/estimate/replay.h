@@ -1,9 +1,10 @@
 /* Replay of training steps through a model of PyTorch's CUDA caching allocator.
  *
  * A summary lists layers in execution order. est_replay walks that list as a chain
- * through two training steps (forward, cross-entropy loss, backward, optimizer step;
- * the first step creates the optimizer state) and follows every tensor the way
- * PyTorch's autograd and allocator treat it:
+ * through training steps (forward, cross-entropy loss, backward, optimizer step; the
+ * first step creates the optimizer state), until an iteration leaves the allocator as
+ * an earlier one left it (at most EST_REPLAY_MAX_ITERS), and follows every tensor the
+ * way PyTorch's autograd and allocator treat it:
  *
  *   - what each node keeps for backward: linear and convolution their input, norms
  *     their input and per-channel statistics (a Python RMSNorm its normalised input
@@ -106,12 +107,16 @@ struct est_replay_block {
 #define EST_REPLAY_MAX_PARAMS 8192u
 #define EST_REPLAY_MAX_NODES 4096u
 #define EST_REPLAY_NSAVED 8
+#define EST_REPLAY_NTMP 2 /* optimizer temporaries per parameter: Adadelta's */
+/* Training iterations replayed at most; the replay stops earlier once an iteration
+ * leaves the state an earlier one left (est_replay). */
+#define EST_REPLAY_MAX_ITERS 16
 
 struct est_replay_param {
     double bytes;  /* fp32, or as stored when frozen */
     uint64_t size; /* bytes as the allocator rounds them */
     uint16_t cls;  /* its free list (the allocator's size class) */
-    uint32_t grad, state[2], tmp[2], cast;
+    uint32_t grad, state[2], tmp[EST_REPLAY_NTMP], cast;
     uint8_t frozen; /* no gradient, no optimizer state */
     uint8_t dtype;  /* twice its bytes per element: tensors DDP may flatten together */
     uint8_t orphan; /* held by a layer the chain makes no node for (EST_K_OTHER: a class
@@ -177,20 +182,25 @@ struct est_replay_work {
     int overflow;
     uint32_t cublas_ws[2]; /* the main thread's and autograd's cuBLAS workspaces, once made */
     uint32_t ddp_bucket;   /* DDP's first-iteration bucket, until the rebuild */
+    uint64_t seen[EST_REPLAY_MAX_ITERS][4]; /* what each iteration left (end_state_repeats) */
 };
 
 struct est_replay_result {
     double peak_mib;                /* peak reserved memory */
     double peak_allocated_mib;      /* the most in tensors at once, cached blocks aside
                                        (what a profiler of tensor allocations reports) */
-    int peak_phase, peak_iteration; /* enum est_replay_phase; training iteration 1 or 2 */
+    int peak_phase, peak_iteration; /* enum est_replay_phase; training iteration 1 to
+                                       EST_REPLAY_MAX_ITERS (0: setup) */
     double cat_mib[EST_RC_COUNT];   /* allocated at that moment, by kind */
     double cached_mib;              /* reserved but free at that moment */
     uint32_t checkpointed_units;    /* units run under gradient checkpointing (0: none) */
 };
 
-/* Replays two training steps of m at o->batch, o->seq, o->optimizer and o->precision.
- * Returns 0, or -E2BIG when the workspace cannot hold the model's tensors. */
+/* Replays training steps of m at o->batch, o->seq, o->optimizer and o->precision, until
+ * an iteration leaves the allocator as an earlier one left it, from where the replay
+ * would only repeat itself (at most EST_REPLAY_MAX_ITERS; exactly o->replay_iterations
+ * when that is set). w->iteration holds the iterations run. Returns 0, or -E2BIG when
+ * the workspace cannot hold the model's tensors. */
 int est_replay(const struct est_model *m, const struct est_opts *o, struct est_replay_work *w,
                struct est_replay_result *r);
 

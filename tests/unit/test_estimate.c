@@ -1835,6 +1835,85 @@ static void test_replay_linear(void **state)
     assert_float_equal(r.peak_mib, 106, 1e-9);
 }
 
+/* Reserved memory only grows, and it can still grow after iterations that reserved
+ * nothing: 256 -> 128 -> 768 -> 672 (ReLUs between) at batch 128 with Adam reserves
+ * 44 MiB in its first two iterations, nothing in the next three, and a 2 MiB segment
+ * in the sixth, where the state its outputs, batch and gradients drift through first
+ * runs short of a free block. The replay goes on until an iteration leaves the state an
+ * earlier one left (the outputs' block, reserved bytes, the bytes never freed), from
+ * where it only repeats itself: it stops after the eighth, and any longer replay
+ * reserves the same. A single 1000 -> 721 layer at
+ * batch 128: 42 MiB in two iterations, 44 in the third after a second that reserved
+ * nothing. */
+static void test_replay_iterations(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *csv;
+        uint32_t batch;
+        enum est_optimizer opt;
+        double peak, two; /* MiB: the replay's, and after two iterations */
+        int peak_it, ran;
+    } cases[] = {
+        {"type,out_elems,params\ninput,256,0\nlinear,128,32896\nrelu,128,0\n"
+         "linear,768,99072\nrelu,768,0\nlinear,672,516768\n",
+         128, EST_OPT_ADAM, 46, 44, 6, 8},
+        {"type,out_elems,params\ninput,1000,0\nlinear,721,721721\n", 128, EST_OPT_ADAM, 44, 42, 3,
+         5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct est_model m;
+        struct carma_err err;
+        est_model_init(&m, layers, 16);
+        assert_int_equal(est_parse_csv(cases[i].csv, strlen(cases[i].csv), "t.csv", &m, &err), 0);
+        struct est_opts o = {.batch = cases[i].batch, .optimizer = cases[i].opt};
+        struct est_replay_result r;
+        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+        assert_float_equal(r.peak_mib, cases[i].peak, 1e-9);
+        assert_int_equal(r.peak_iteration, cases[i].peak_it);
+        assert_int_equal(rwork.iteration, cases[i].ran);
+        o.replay_iterations = 2;
+        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+        assert_float_equal(r.peak_mib, cases[i].two, 1e-9);
+        for (uint32_t n = (uint32_t)cases[i].ran; n <= EST_REPLAY_MAX_ITERS; n++) {
+            o.replay_iterations = n;
+            assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+            assert_float_equal(r.peak_mib, cases[i].peak, 1e-9);
+        }
+    }
+    /* Stopping where the state repeats gives what the longest replay gives: a sweep of
+     * BERT-base (the repository's print) over batches, optimizers, precisions,
+     * checkpointing and DDP, each stopped by the rule and run EST_REPLAY_MAX_ITERS
+     * times. Most stop after four iterations or five, a few run to the cap. */
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err), 0);
+    size_t grew = 0, runs = 0, early = 0;
+    for (uint32_t b = 1; b <= 16; b += 3)
+        for (int opt = 0; opt < EST_OPT_COUNT; opt++)
+            for (int prec = 0; prec < EST_PREC_COUNT; prec++)
+                for (int gc = 0; gc < 2; gc++)
+                    for (uint32_t gpus = 1; gpus <= 2; gpus++) {
+                        struct est_opts o = {.batch = b, .seq = 128,
+                                             .optimizer = (enum est_optimizer)opt,
+                                             .precision = (enum est_precision)prec,
+                                             .grad_checkpoint = gc, .gpus = gpus};
+                        struct est_replay_result r, full, two;
+                        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+                        early += rwork.iteration <= 5;
+                        o.replay_iterations = EST_REPLAY_MAX_ITERS;
+                        assert_int_equal(est_replay(&m, &o, &rwork, &full), 0);
+                        assert_float_equal(r.peak_mib, full.peak_mib, 1e-9);
+                        assert_int_equal(r.peak_iteration, full.peak_iteration);
+                        o.replay_iterations = 2;
+                        assert_int_equal(est_replay(&m, &o, &rwork, &two), 0);
+                        grew += r.peak_mib > two.peak_mib;
+                        runs++;
+                    }
+    assert_true(grew > 0 && grew < runs);
+    assert_true(early > runs / 2);
+}
+
 /* Autocast runs cross-entropy in fp32: the 16-bit logits are cast for it, and the
  * log-softmax's gradient is fp32 before it is cast back. One 1024 -> 1536 layer at batch
  * 65536 (its output 384 MiB in fp32): at the peak, the loss's gradient and the
@@ -3191,6 +3270,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_replay_allocator),
         cmocka_unit_test(test_replay_linear),
+        cmocka_unit_test(test_replay_iterations),
         cmocka_unit_test(test_ddp_buckets),
         cmocka_unit_test(test_replay_ddp),
         cmocka_unit_test(test_replay_autocast_loss),
