@@ -591,7 +591,7 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             p->size = alloc_size(p->bytes);
             p->cls = (uint16_t)list_of(p->size <= MIB_U ? 0 : 1, p->size);
             p->orphan = l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE);
-            p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->cast = NONE;
+            p->grad = p->state[0] = p->state[1] = p->tmp[0] = p->tmp[1] = p->tmp[2] = p->cast = NONE;
             malloc_inl(w, p->size, p->cls, EST_RC_WEIGHTS);
         }
         if (l->kind == EST_K_NORM && !l->per_token && nt == 2) {
@@ -1244,35 +1244,49 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
 }
 
 /* optimizer.step(), foreach implementation: the state is created at the first step;
- * each temporary is one tensor per parameter, alive until the step ends. Returns the
- * temporaries per parameter, left allocated: run frees them (step_done) unless the
- * replay ends with this step. */
+ * each temporary is one tensor per parameter (a foreach list), alive until the step
+ * ends. Weight decay is taken to be on for SGD, momentum and Adadelta (their usual
+ * recipes set it, and a print cannot say; without it the step holds one list less):
+ * `grads = _foreach_add(grads, params, alpha=weight_decay)` is one more list, made
+ * first, so for momentum before the first step's buffers (clones of the decayed
+ * gradients). Adam's is freed before its square root is taken, and AdamW decays the
+ * parameters in place. Returns the temporaries per parameter, left allocated: run frees
+ * them (step_done) unless the replay ends with this step. */
 static unsigned step(struct est_replay_work *w, const struct pass *ps, int first)
 {
     unsigned nstate = 0, ntmp = 0;
+    int state_after = 0; /* the state is made after the temporaries */
     switch (ps->o->optimizer) {
-    case EST_OPT_SGD:
+    case EST_OPT_SGD: /* the decayed gradients */
+        ntmp = 1;
         break;
-    case EST_OPT_MOMENTUM:
+    case EST_OPT_MOMENTUM: /* the decayed gradients, then the buffers */
         nstate = 1;
+        ntmp = 1;
+        state_after = 1;
         break;
-    case EST_OPT_ADADELTA:
+    case EST_OPT_ADADELTA: /* the decayed gradients, std and deltas */
         nstate = 2;
-        ntmp = 2;
+        ntmp = 3;
         break;
     default: /* adam, adamw: exp_avg and exp_avg_sq; the square root of exp_avg_sq */
         nstate = 2;
         ntmp = 1;
         break;
     }
-    if (first)
-        for (uint32_t i = 0; i < w->np; i++)
-            for (unsigned s = 0; s < nstate && !w->p[i].frozen; s++)
-                w->p[i].state[s] = malloc_inl(w, w->p[i].size, w->p[i].cls, EST_RC_STATE);
-    for (unsigned t = 0; t < ntmp; t++)
-        for (uint32_t i = 0; i < w->np; i++)
-            w->p[i].tmp[t] =
-                w->p[i].frozen ? NONE : malloc_inl(w, w->p[i].size, w->p[i].cls, EST_RC_TRANSIENT);
+    _Static_assert(EST_REPLAY_NTMP >= 3, "step: Adadelta's three temporaries");
+    for (int part = 0; part < 2; part++) {
+        if (part == state_after && first)
+            for (uint32_t i = 0; i < w->np; i++)
+                for (unsigned s = 0; s < nstate && !w->p[i].frozen; s++)
+                    w->p[i].state[s] = malloc_inl(w, w->p[i].size, w->p[i].cls, EST_RC_STATE);
+        if (part != state_after)
+            for (unsigned t = 0; t < ntmp; t++)
+                for (uint32_t i = 0; i < w->np; i++)
+                    w->p[i].tmp[t] = w->p[i].frozen ? NONE
+                                                    : malloc_inl(w, w->p[i].size, w->p[i].cls,
+                                                                 EST_RC_TRANSIENT);
+    }
     return ntmp;
 }
 

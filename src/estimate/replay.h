@@ -36,7 +36,8 @@
  *     handle) and of the backward (the autograd thread's) each allocate one, kept for
  *     the life of the process;
  *   - the optimizer's state (Adam/AdamW/Adadelta two tensors per parameter, momentum
- *     one) and its per-parameter temporaries (Adam's sqrt, Adadelta's two);
+ *     one) and its per-parameter temporaries (Adam's sqrt, Adadelta's two, and for SGD,
+ *     momentum and Adadelta the decayed gradients of weight decay, taken to be on);
  *   - DistributedDataParallel (est_opts.gpus > 1): the construction's broadcast of the
  *     parameters and buffers (flattened into buckets of 250 MiB, two at a time), one
  *     gradient bucket of every trained parameter for the first iteration, and the
@@ -107,7 +108,7 @@ struct est_replay_block {
 #define EST_REPLAY_MAX_PARAMS 8192u
 #define EST_REPLAY_MAX_NODES 4096u
 #define EST_REPLAY_NSAVED 8
-#define EST_REPLAY_NTMP 2 /* optimizer temporaries per parameter: Adadelta's */
+#define EST_REPLAY_NTMP 3 /* optimizer temporaries per parameter: Adadelta's */
 /* Training iterations replayed at most; the replay stops earlier once an iteration
  * leaves the state an earlier one left (est_replay). */
 #define EST_REPLAY_MAX_ITERS 16

@@ -1784,13 +1784,14 @@ static void parse_linear_1536(struct est_model *m)
     assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", m, &err), 0);
 }
 
-/* Two training steps of one 1024 -> 1536 linear layer at batch 1: its 6 MiB weight,
- * gradient, Adam state and sqrt temporary and the two 8.125 MiB cuBLAS workspaces fill
+/* Training steps of one 1024 -> 1536 linear layer at batch 1: its 6 MiB weight,
+ * gradient, optimizer state and temporaries and the two 8.125 MiB cuBLAS workspaces fill
  * 20 MiB segments; everything else fits one 2 MiB small segment. Worked by hand: W and
  * the forward's workspace share the first segment (5.875 MiB left), the backward's
- * workspace opens a second, where G goes (5.875 left): sgd 42 MiB. Momentum's state
- * fits neither remainder (a third, 14 MiB left), nor do Adam's S1 S2 T (a third: 2
- * left); Adadelta's second temporary opens a fourth. */
+ * workspace opens a second, where G goes (5.875 left): 42 MiB. SGD's weight-decay list
+ * (the decayed gradient D) fits neither remainder (a third: 62, at the step), nor do
+ * momentum's D and buffer (a third, 8 left), nor Adam's S1 S2 T (a third: 2 left);
+ * Adadelta's S1 S2 D fill a third, its std and deltas open a fourth. */
 static void test_replay_linear(void **state)
 {
     (void)state;
@@ -1799,7 +1800,7 @@ static void test_replay_linear(void **state)
     static const struct {
         enum est_optimizer opt;
         double peak;
-    } cases[] = {{EST_OPT_SGD, 42}, {EST_OPT_MOMENTUM, 62}, {EST_OPT_ADAM, 62},
+    } cases[] = {{EST_OPT_SGD, 62}, {EST_OPT_MOMENTUM, 62}, {EST_OPT_ADAM, 62},
                  {EST_OPT_ADAMW, 62}, {EST_OPT_ADADELTA, 82}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct est_opts o = {.batch = 1, .optimizer = cases[i].opt};
@@ -1812,7 +1813,7 @@ static void test_replay_linear(void **state)
         assert_float_equal(sum, r.peak_mib, 1e-9);
     }
     /* At Adam's peak (its states' segment, first step): weight, gradient, both states,
-     * sqrt. SGD's last segment was the backward's workspace. */
+     * sqrt. SGD's is its weight-decay list's segment, at the step. */
     struct est_opts o = {.batch = 1, .optimizer = EST_OPT_ADAM};
     struct est_replay_result r;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
@@ -1823,16 +1824,25 @@ static void test_replay_linear(void **state)
     assert_true(r.cat_mib[EST_RC_STATE] >= 6);
     o.optimizer = EST_OPT_SGD;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
-    assert_int_equal(r.peak_phase, EST_RP_BACKWARD);
+    assert_int_equal(r.peak_phase, EST_RP_STEP);
     assert_int_equal(r.peak_iteration, 1);
-    /* Hopper's 32 MiB workspaces are segments of their own: sgd 22 + 2 x 32 (G fits the
-     * weight's segment); Adam's S2 opens a 20 MiB segment where T fits too. */
+    assert_true(r.cat_mib[EST_RC_TRANSIENT] >= 2 * 8.125 + 6); /* the workspaces and D */
+    /* Hopper's 32 MiB workspaces are segments of their own: sgd 22 + 2 x 32 (G and D fit
+     * the weight's segment); momentum's buffer opens a 20 MiB segment after D, and so
+     * does Adam's S2 (where T fits too) and Adadelta's S2 (where D, std fit; deltas a
+     * third). */
     o.cublas_workspace_kib = EST_CUBLAS_WS_HOPPER_KIB;
     assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
     assert_float_equal(r.peak_mib, 86, 1e-9);
-    o.optimizer = EST_OPT_ADAM;
-    assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
-    assert_float_equal(r.peak_mib, 106, 1e-9);
+    static const struct {
+        enum est_optimizer opt;
+        double peak;
+    } hopper[] = {{EST_OPT_MOMENTUM, 106}, {EST_OPT_ADAM, 106}, {EST_OPT_ADADELTA, 126}};
+    for (size_t i = 0; i < sizeof hopper / sizeof hopper[0]; i++) {
+        o.optimizer = hopper[i].opt;
+        assert_int_equal(est_replay(&m, &o, &rwork, &r), 0);
+        assert_float_equal(r.peak_mib, hopper[i].peak, 1e-9);
+    }
 }
 
 /* Reserved memory only grows, and it can still grow after iterations that reserved
