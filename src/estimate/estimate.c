@@ -396,6 +396,24 @@ double est_bound(const struct est_coef *c, enum est_family fam, double estimate_
     return estimate_mib + q * (c->scale0_mib[fam] + dynamic_mib);
 }
 
+int est_model_has_attention(const struct est_model *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_ATTN || l->kind == EST_K_EMBED || l->shares_input)
+            return 1;
+        if (i >= 2 && l->kind == EST_K_LINEAR)
+            for (size_t j = i - 2; j < i; j++) {
+                const struct est_layer *p = &m->layers[j];
+                if (p->kind != EST_K_LINEAR || p->out != l->out || p->params != l->params)
+                    break;
+                if (j == i - 1)
+                    return 1;
+            }
+    }
+    return 0;
+}
+
 enum est_family est_model_family(const struct est_model *m)
 {
     double conv = 0, linear = 0;
@@ -765,14 +783,17 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
     r->estimate_mib = r->floor_mib + r->weights_mib + r->gradients_mib + r->optimizer_mib +
                       r->activations_mib + r->transient_mib + r->buckets_mib;
     double dynamic = r->estimate_mib - r->floor_mib;
-    /* The size bands were calibrated in the fitted floor's environment: a floor the
-     * user measured is another environment, bounded with the pooled quantile. The
-     * default floor is an assumption about the job's environment, not a measurement
-     * of it, so its bound is also the fitted environment's bound. */
+    /* The size bands were calibrated in the fitted floor's environment on GPUMemNet's
+     * MLPs and CNNs: a floor the user measured is another environment, and a model with
+     * attention another kind of model (whose replay errs otherwise than an MLP's), both
+     * bounded with the pooled quantile. The default floor is an assumption about the
+     * job's environment, not a measurement of it, so its bound is also the fitted
+     * environment's bound. */
+    int banded = !est_model_has_attention(m);
     r->bound_mib = est_bound(c, r->family, r->estimate_mib, dynamic,
-                             o->floor_src != EST_FLOOR_GIVEN);
+                             banded && o->floor_src != EST_FLOOR_GIVEN);
     if (o->floor_src == EST_FLOOR_DEFAULT) {
-        double fitted = est_bound(c, r->family, fitted_floor + dynamic, dynamic, 1);
+        double fitted = est_bound(c, r->family, fitted_floor + dynamic, dynamic, banded);
         if (fitted > r->bound_mib)
             r->bound_mib = fitted;
     }

@@ -444,11 +444,22 @@ double est_alloc_round(double bytes);
  * included). */
 enum est_family est_model_family(const struct est_model *m);
 
+/* Whether m has attention, shown or not: an attention layer (probabilities, eager or
+ * fused), a linear layer reading the input of the one before it (an attention's key or
+ * value projection), three linear layers in a row of one output and parameter count (a
+ * table's query, key and value under SDPA, which lists no probabilities) or a token
+ * table (an embedding: a table of a transformer run with SDPA may show nothing else of
+ * its attention, as GPT-2's fused c_attn). GPUMemNet's MLPs and CNNs, on which the
+ * bound's size bands were calibrated, have none of these; est_compute bounds such a
+ * model with its family's pooled quantile. */
+int est_model_has_attention(const struct est_model *m);
+
 /* The safe bound for an estimate of family fam whose dynamic part (estimate - floor)
  * is dynamic_mib: estimate + q * (scale0 + dynamic), q the band's quantile when
  * `banded` and the band had EST_BAND_MIN scores, else the family's pooled one (a
  * measured --floor means another environment than the one the bands were calibrated
- * in: est_compute passes banded = 0 then). */
+ * in, and a model with attention another kind of model than they were calibrated on:
+ * est_compute passes banded = 0 for either). */
 double est_bound(const struct est_coef *c, enum est_family fam, double estimate_mib,
                  double dynamic_mib, int banded);
 

@@ -1924,6 +1924,96 @@ static void test_replay_iterations(void **state)
     assert_true(early > runs / 2);
 }
 
+/* The bound's size bands were calibrated on GPUMemNet's MLPs and CNNs, which have no
+ * attention; a model with attention (shown, or a table's q, k, v, or a token table) is
+ * bounded with its family's pooled quantile in every band. BERT-base's print at batch 4,
+ * sequence 128 has a dynamic part of 2.3 GiB, in the 1-4 GiB band, whose MLP quantile
+ * (0.03) left it a margin of about 70 MiB, the pooled one (0.15) 360. */
+static void test_bound_attention(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const struct est_coef *c = est_coef_default();
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err), 0);
+    assert_true(est_model_has_attention(&m));
+    struct est_opts o = {.batch = 4, .seq = 128, .optimizer = EST_OPT_ADAMW};
+    struct est_result r;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    double dyn = r.estimate_mib - r.floor_mib, fitted = c->floor_mib[EST_FAM_DENSE];
+    assert_int_equal(est_band_of(dyn), 2);
+    assert_true(c->ncalband[EST_FAM_DENSE][2] >= EST_BAND_MIN);
+    assert_true(c->qband[EST_FAM_DENSE][2] < c->q[EST_FAM_DENSE]);
+    /* the default floor's bound is the fitted environment's, with the pooled q */
+    double pooled = fitted + dyn + c->q[EST_FAM_DENSE] * (c->scale0_mib[EST_FAM_DENSE] + dyn);
+    assert_float_equal(r.bound_mib, pooled, 1e-6);
+    assert_true(r.bound_mib > est_bound(c, EST_FAM_DENSE, fitted + dyn, dyn, 1) + 250);
+    o.floor_src = EST_FLOOR_FITTED;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_float_equal(r.bound_mib, pooled, 1e-6);
+
+    /* What counts as attention. The ViT's torchinfo table under SDPA lists neither
+     * probabilities nor an embedding: its q, k, v are three linear rows alike. */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchinfo/vit_b16_b64.txt", &m, &err),
+                     0);
+    assert_true(est_model_has_attention(&m));
+    static const char *const csvs[] = {
+        /* an MLP: no */
+        "type,out_elems,params\ninput,1024,0\nlinear,1024,1049600\nrelu,1024,0\n"
+        "linear,1024,1049600\nrelu,1024,0\nlinear,10,10250\n",
+        /* two linear layers alike in a row, a third of another size: no */
+        "type,out_elems,params\ninput,512,0\nlinear,512,262656\nlinear,512,262656\n"
+        "linear,10,5130\n",
+        /* three alike in a row: q, k, v */
+        "type,out_elems,params\ninput,512,0\nlinear,512,262656\nlinear,512,262656\n"
+        "linear,512,262656\nlinear,10,5130\n",
+        /* a token table */
+        "type,out_elems,params,count,per_token\nembedding,512,16384000,1,1\n"
+        "linear,512,262656,1,1\nrelu,512,0,1,1\nlinear,10,5130,1,1\n",
+    };
+    static const int want[] = {0, 0, 1, 1};
+    for (size_t i = 0; i < sizeof csvs / sizeof csvs[0]; i++) {
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        assert_int_equal(est_parse_csv(csvs[i], strlen(csvs[i]), "t.csv", &m, &err), 0);
+        assert_int_equal(est_model_has_attention(&m), want[i]);
+    }
+    /* The MLP of the same size band keeps its band's quantile. */
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    assert_int_equal(est_parse_csv(csvs[0], strlen(csvs[0]), "t.csv", &m, &err), 0);
+    o = (struct est_opts){.batch = 65536, .optimizer = EST_OPT_ADAMW};
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    dyn = r.estimate_mib - r.floor_mib;
+    assert_int_equal(est_band_of(dyn), 2);
+    assert_float_equal(r.bound_mib, est_bound(c, EST_FAM_DENSE, fitted + dyn, dyn, 1), 1e-6);
+
+    /* None of the calibration runs counts as having attention. */
+    static const char *const data[] = {"data/estimator/gpumemnet-mlp.csv",
+                                       "data/estimator/gpumemnet-cnn-early.csv"};
+    for (size_t d = 0; d < 2; d++) {
+        char *buf;
+        size_t len, rows = 0;
+        assert_int_equal(carma_file_read(data[d], 1 << 24, &buf, &len, &err), 0);
+        struct carma_csv *csv = malloc(sizeof *csv);
+        assert_non_null(csv);
+        carma_csv_init(csv, buf, len, data[d], ',');
+        assert_int_equal(carma_csv_next(csv, &err), 1);
+        int col = carma_csv_col(csv, "Activations-Params");
+        assert_true(col >= 0);
+        while (carma_csv_next(csv, &err) == 1) {
+            const char *t = csv->field[col];
+            if (strcmp(t, "[]") == 0)
+                continue;
+            est_model_init(&m, layers, EST_MAX_LAYERS);
+            assert_int_equal(est_tuples_parse(t, strlen(t), data[d], csv->line, &m, &err), 0);
+            assert_false(est_model_has_attention(&m));
+            rows++;
+        }
+        assert_true(rows > 1000);
+        free(csv);
+        free(buf);
+    }
+}
+
 /* Autocast runs cross-entropy in fp32: the 16-bit logits are cast for it, and the
  * log-softmax's gradient is fp32 before it is cast back. One 1024 -> 1536 layer at batch
  * 65536 (its output 384 MiB in fp32): at the peak, the loss's gradient and the
@@ -3281,6 +3371,7 @@ int main(void)
         cmocka_unit_test(test_replay_allocator),
         cmocka_unit_test(test_replay_linear),
         cmocka_unit_test(test_replay_iterations),
+        cmocka_unit_test(test_bound_attention),
         cmocka_unit_test(test_ddp_buckets),
         cmocka_unit_test(test_replay_ddp),
         cmocka_unit_test(test_replay_autocast_loss),
