@@ -1503,8 +1503,8 @@ static int keras_one_tensor(const char *s, size_t n, int *nd, uint64_t *mid, uin
     int dims;
     if (n < 2 || (s[0] != '(' && s[0] != '[') ||
         parse_tensor(s, n, &used, &elems, &dims, tail) < 0 || used != n || dims < 2 ||
-        !tail[1] || elems % tail[1])
-        return -EINVAL;
+        !tail[1] || elems % tail[1] || elems == 0)
+        return -EINVAL; /* an empty tensor sizes nothing (and would divide by 0) */
     *nd = dims - 1;
     *last = tail[1];
     *mid = elems / tail[1];
@@ -1530,8 +1530,9 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
     uint64_t t, e;
     if (keras_one_tensor(shape, ext, &nd, &t, &e) < 0 || nd < 2)
         return carma_err_at(err, file, line,
-                            "MultiHeadAttention whose output is not one (batch, seq, width) "
-                            "tensor (return_attention_scores=True?): its projections and "
+                            "MultiHeadAttention whose output is not one nonempty (batch, "
+                            "seq, width) tensor (return_attention_scores=True?): its "
+                            "projections and "
                             "probabilities cannot be sized; give a layer CSV "
                             "(docs/estimator.md)");
     uint64_t s = kseq > t ? kseq : t, hk, bias = 1;

@@ -3093,6 +3093,12 @@ static void test_attention_heads(void **state)
                                  "not divide that (give its num_heads)");
     assert_string_equal(est_heads_src_name(EST_HEADS_ASSUMED), "assumed");
     assert_string_equal(est_heads_src_name(EST_HEADS_GIVEN), "given");
+    /* an empty sequence: refused (it divided by zero, which one submission to carmad
+     * could send) */
+    const char *empty = "tests/fuzz/corpus/summary_keras/keras2_mha_empty_seq.txt";
+    assert_true(parse_heads(empty, NULL, 2, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "keras2_mha_empty_seq.txt:7: MultiHeadAttention whose "
+                                    "output is not one nonempty"));
 }
 
 static void test_conformal_quantile(void **state)
