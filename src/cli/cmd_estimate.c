@@ -23,6 +23,7 @@ static void estimate_usage(FILE *f)
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
             "                      [--heads N] [--gradient-checkpointing]\n"
+            "                      [--gradient-accumulation]\n"
             "                      [--gpu KIND] [--gpus N] [--floor MIB|fitted]\n"
             "                      [--coefficients FILE] [--json]\n"
             "\n"
@@ -45,6 +46,12 @@ static void estimate_usage(FILE *f)
             "--gradient-checkpointing: the job calls gradient_checkpointing_enable() (or\n"
             "wraps each layer of a ModuleList in torch.utils.checkpoint): those layers keep\n"
             "only their input and run again in backward.\n"
+            "--gradient-accumulation: the job accumulates gradients over micro-batches\n"
+            "(gradient_accumulation_steps > 1 in HF Trainer or accelerate; --batch is the\n"
+            "micro-batch) or calls zero_grad(set_to_none=False): every gradient stays\n"
+            "allocated through the next forward and backward. The replay runs such loops\n"
+            "(1 to 8 micro-batches per optimizer step, zero_grad freeing or keeping the\n"
+            "gradients) and takes the largest peak.\n"
             "--image-size: the input's height and width (224 or 299x299), required for a\n"
             "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
             "follows the tensor shapes through the print (docs/estimator.md).\n"
@@ -142,6 +149,7 @@ int cmd_estimate(int argc, char **argv)
         {"attention", required_argument, NULL, 'a'}, {"image-size", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {"gradient-checkpointing", no_argument, NULL, 'k'},
+        {"gradient-accumulation", no_argument, NULL, 'r'},
         {"gpus", required_argument, NULL, 'n'},
         {"max-batch", no_argument, NULL, 'm'},
         {"heads", required_argument, NULL, 'e'},
@@ -207,6 +215,7 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 'j': json = 1; break;
         case 'k': o.grad_checkpoint = 1; break;
+        case 'r': o.grad_accum = 1; break;
         case 'm': want_max = 1; break;
         case 'h': estimate_usage(stdout); return 0;
         default: estimate_usage(stderr); return 2;
@@ -345,6 +354,8 @@ int cmd_estimate(int argc, char **argv)
         if (root)
             json_object_set_new(root, "gradient_checkpointing",
                                 json_boolean(o.grad_checkpoint));
+        if (root)
+            json_object_set_new(root, "gradient_accumulation", json_boolean(o.grad_accum));
         if (root && o.grad_checkpoint)
             json_object_set_new(root, "checkpointed_units",
                                 json_integer((json_int_t)r.checkpointed_units));
@@ -365,11 +376,17 @@ int cmd_estimate(int argc, char **argv)
             json_object_set_new(root, "max_batch", json_integer(max_batch));
         if (root && want_max && next.bound_mib > 0)
             json_object_set_new(root, "next_bound_mib", json_real(next.bound_mib));
+        json_t *mj = NULL;
         if (root && r.peak_phase)
-            json_object_set_new(root, "model",
-                                json_pack("{s:s,s:s,s:i}", "kind", "replay", "peak_phase",
-                                          est_replay_phase_name(r.peak_phase), "peak_iteration",
-                                          r.peak_iteration));
+            mj = json_pack("{s:s,s:s,s:i}", "kind", "replay", "peak_phase",
+                           est_replay_phase_name(r.peak_phase), "peak_iteration",
+                           r.peak_iteration);
+        if (mj && r.accum_micro_batches) { /* the accumulating loop whose peak it is */
+            json_object_set_new(mj, "micro_batches", json_integer(r.accum_micro_batches));
+            json_object_set_new(mj, "set_to_none", json_boolean(!r.accum_grads_kept));
+        }
+        if (mj)
+            json_object_set_new(root, "model", mj);
         else if (root)
             json_object_set_new(root, "model", json_pack("{s:s}", "kind", "per-kind"));
         if (!root) {
@@ -400,12 +417,16 @@ int cmd_estimate(int argc, char **argv)
         if (m.tokens)
             printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,
                    m.patch_w);
-        printf(", %s, %s%s, %s (%.0f MiB)", est_optimizer_name(o.optimizer),
+        printf(", %s, %s%s%s, %s (%.0f MiB)", est_optimizer_name(o.optimizer),
                est_precision_name(o.precision),
                !o.grad_checkpoint      ? ""
                : r.checkpointed_units ? ", gradient checkpointing"
                                        : ", gradient checkpointing (no effect: no repeated "
                                          "layers to checkpoint)",
+               !o.grad_accum ? ""
+               : r.peak_phase ? ", gradient accumulation"
+                              : ", gradient accumulation (no effect: the per-kind terms "
+                                "count the gradients beside the activations)",
                kind->name, kind->mem_mib);
         if (o.gpus > 1)
             printf(", per GPU of %u under DistributedDataParallel", o.gpus);
@@ -438,7 +459,13 @@ int cmd_estimate(int argc, char **argv)
         if (o.gpus > 1)
             printf("  gradient buckets %10.1f MiB  (DDP)\n", r.buckets_mib);
         printf("  estimate         %10.1f MiB", r.estimate_mib);
-        if (r.peak_phase)
+        if (r.peak_phase && r.accum_micro_batches)
+            printf("  (replay: peak in iteration %d, %s, of %u micro-batch%s per step, "
+                   "zero_grad(set_to_none=%s))\n", r.peak_iteration,
+                   est_replay_phase_name(r.peak_phase), r.accum_micro_batches,
+                   r.accum_micro_batches == 1 ? "" : "es",
+                   r.accum_grads_kept ? "False" : "True");
+        else if (r.peak_phase)
             printf("  (replay: peak in iteration %d, %s)\n", r.peak_iteration,
                    est_replay_phase_name(r.peak_phase));
         else

@@ -773,6 +773,10 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         r->peak_phase = rr.peak_phase;
         r->checkpointed_units = rr.checkpointed_units;
         r->peak_iteration = rr.peak_iteration;
+        if (o->grad_accum) {
+            r->accum_micro_batches = rr.micro_batches;
+            r->accum_grads_kept = rr.grads_kept;
+        }
     } else {
         double f[EST_NFEAT];
         est_features(m, o, f, &r->weights_mib, &r->gradients_mib, &r->optimizer_mib);

@@ -364,6 +364,13 @@ struct est_opts {
      * of a ModuleList keeps only its input and runs again in backward. The replayed
      * family only (the per-kind model ignores it, which overestimates). */
     int grad_checkpoint;
+    /* Gradient accumulation (gradient_accumulation_steps > 1 in HF Trainer and
+     * accelerate; `batch` is the micro-batch), or zero_grad(set_to_none=False): forward
+     * and backward passes run with the gradients of earlier ones allocated, and each new
+     * gradient is added to them. The replay runs the training loops such a job can have
+     * and takes the largest peak (est_replay); the per-kind model counts the gradients
+     * beside the activations already, and ignores it. */
+    int grad_accum;
     /* Data-parallel processes, one per GPU, under torch.nn.parallel.
      * DistributedDataParallel with its defaults (0 or 1: one process, no DDP). The
      * estimate is per GPU, each process at `batch`: DDP adds its gradient buckets
@@ -431,6 +438,11 @@ struct est_result {
     /* Under est_opts.grad_checkpoint: the units checkpointed (0: the option changed
      * nothing: no repeated layers, or a model the per-kind terms answer). */
     uint32_t checkpointed_units;
+    /* Under est_opts.grad_accum, replayed: the loop whose peak this is (forward and
+     * backward passes per optimizer step, 1: a step after each; whether zero_grad kept
+     * the gradients, set_to_none=False); 0 otherwise. */
+    uint32_t accum_micro_batches;
+    int accum_grads_kept;
 };
 
 /* The PyTorch caching allocator's rounding of one request of `bytes` (round_size):

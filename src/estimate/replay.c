@@ -496,7 +496,10 @@ static uint32_t alloc(struct est_replay_work *w, double bytes, enum est_replay_c
     return replay_malloc(w, alloc_size(bytes), cat);
 }
 
-/* The first gradient of a parameter becomes .grad; later ones would be added to it. */
+/* The first gradient of a parameter becomes .grad; a later one (a later micro-batch's,
+ * under gradient accumulation, or every one while zero_grad keeps .grad) is added to it
+ * in place and freed: AccumulateGrad's `variable_grad += new_grad` when the backward
+ * builds no graph (torch/csrc/autograd/functions/accumulate_grad.h). */
 static void accumulate(struct est_replay_work *w, uint32_t pi, uint32_t blk)
 {
     if (w->p[pi].grad == NONE)
@@ -511,6 +514,8 @@ struct pass {
     int expand; /* repeats one by one, else each layer's repeats as one tensor */
     int seq_model;
     int checkpoint; /* gradient checkpointing of the units (expanded repeats only) */
+    uint32_t micro; /* forward and backward passes per optimizer step (accum_loops) */
+    int keep_grads; /* zero_grad(set_to_none=False): the gradients stay allocated */
 };
 
 /* Execution order: a run of consecutive layers with the same repeat count (the children
@@ -1163,11 +1168,11 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
     int amp = ps->o->precision != EST_PREC_FP32;
     uint32_t g = alloc(w, 4, EST_RC_TRANSIENT);
     unref(w, loss);
-    /* Trained parameters of layers without a node still get a gradient, and with it
-     * optimizer state; made first, which errs on the safe side of where autograd
-     * would make it. */
+    /* Trained parameters of layers without a node still get a gradient (added to .grad
+     * when there is one), and with it optimizer state; made first, which errs on the
+     * safe side of where autograd would make it. */
     for (uint32_t i = 0; i < w->np; i++)
-        if (w->p[i].orphan && !w->p[i].frozen && w->p[i].grad == NONE)
+        if (w->p[i].orphan && !w->p[i].frozen)
             accumulate(w, i, replay_malloc(w, w->p[i].size, EST_RC_GRADS));
     uint32_t u = w->nck, unit_out = NONE; /* units below u are still to come */
     for (uint32_t k = w->nn; k-- > 0;) {
@@ -1308,8 +1313,9 @@ static void step_done(struct est_replay_work *w, unsigned ntmp)
  * so when iteration n leaves the state m left, iteration n + 1 does what m + 1 did, and
  * from there the replay goes through the iterations m + 1 to n over and over: nothing
  * more is reserved. What an iteration leaves: called after its step has made its
- * temporaries, before they are freed, and the next iteration frees them, the gradients,
- * the batch and the labels before it allocates anything (the outputs stay until its
+ * temporaries, before they are freed, and the next iteration frees them, the gradients
+ * (unless zero_grad keeps them: grads_freed 0, and they are blocks never freed), the
+ * batch and the labels before it allocates anything (the outputs stay until its
  * forward has made new ones). Then the blocks allocated are the outputs' and the blocks
  * no tensor of the replay holds any more (weights, buffers, optimizer state, cuBLAS
  * workspaces, rebuilt DDP buckets, which are never freed), and the free blocks, merged
@@ -1320,7 +1326,8 @@ static void step_done(struct est_replay_work *w, unsigned ntmp)
  * previous ones are alive, so they lie elsewhere each time: the state repeats every
  * second iteration at the soonest. */
 static uint32_t end_state_repeats(struct est_replay_work *w, uint32_t n, uint32_t m0,
-                                  unsigned ntmp, uint32_t x, uint32_t lab, uint32_t outputs)
+                                  unsigned ntmp, uint32_t x, uint32_t lab, uint32_t outputs,
+                                  int grads_freed)
 {
     uint64_t held = 0;
     const uint32_t io[3] = {x, lab, outputs};
@@ -1328,7 +1335,7 @@ static uint32_t end_state_repeats(struct est_replay_work *w, uint32_t n, uint32_
         held += io[j] != NONE ? w->b[io[j]].size : 0;
     for (uint32_t i = 0; i < w->np; i++) {
         const struct est_replay_param *p = &w->p[i];
-        held += p->grad != NONE ? w->b[p->grad].size : 0;
+        held += grads_freed && p->grad != NONE ? w->b[p->grad].size : 0;
         for (unsigned t = 0; t < ntmp; t++)
             held += p->tmp[t] != NONE ? w->b[p->tmp[t]].size : 0;
     }
@@ -1395,24 +1402,34 @@ static void run(struct est_replay_work *w, const struct pass *ps)
     uint32_t x = NONE, lab = NONE, outputs = NONE;
     /* Reserved memory only grows, so the job's peak is the limit over its iterations:
      * replayed until an iteration ends in the state an earlier one ended in, from the
-     * first to run the code all later ones run on (end_state_repeats). */
+     * first to run the code all later ones run on (end_state_repeats). An iteration is
+     * one optimizer step and the ps->micro forward and backward passes before it
+     * (gradient accumulation: the gradients of the first make .grad, the later ones'
+     * are added to it). */
     uint32_t iters = o->replay_iterations, m0 = o->gpus > 1 ? 2 : 1;
     if (iters > EST_REPLAY_MAX_ITERS)
         iters = EST_REPLAY_MAX_ITERS;
-    for (uint32_t it = 0;; it++) {
+    /* it counts optimizer steps, mb the micro-batches of each */
+    for (uint32_t it = 0, mb = 0;; mb = (mb + 1) % ps->micro, it += mb == 0) {
         w->iteration = (int)it + 1;
         w->phase = EST_RP_FORWARD;
-        for (uint32_t i = 0; i < w->np; i++) { /* zero_grad(set_to_none=True) */
-            unref_inl(w, w->p[i].grad);
-            w->p[i].grad = NONE;
-        }
+        if (mb == 0 && !ps->keep_grads)
+            for (uint32_t i = 0; i < w->np; i++) { /* zero_grad(set_to_none=True) */
+                unref_inl(w, w->p[i].grad);
+                w->p[i].grad = NONE;
+            }
         /* `for inputs, labels in loader` rebinds the names to the CPU batch before
          * .to(device) copies it: the previous device tensors go first. */
         unref(w, x);
         unref(w, lab);
         x = xb > 0 ? alloc(w, xb, EST_RC_ACT) : NONE;
         lab = alloc(w, lb, EST_RC_ACT);
-        if (it == 1 && o->gpus > 1)
+        /* DDP rebuilds its buckets at the first forward after a backward that
+         * synchronised the gradients: accumulating under no_sync(), only each step's
+         * last micro-batch does, so that is the second step's first forward. The
+         * buckets (a copy, gradient_as_bucket_view=False) stay allocated through the
+         * micro-batches that skip the all-reduce. */
+        if (it == 1 && mb == 0 && o->gpus > 1)
             ddp_rebuild(w);
         double yb;
         uint32_t y = forward(w, ps, x, x != NONE ? xb : 0, &yb);
@@ -1438,11 +1455,14 @@ static void run(struct est_replay_work *w, const struct pass *ps)
         nll->saved[1] = alloc(w, 4, EST_RC_ACT); /* total weight */
         w->phase = EST_RP_BACKWARD;
         backward(w, ps, loss);
+        if (mb + 1 < ps->micro) /* the step comes after its last micro-batch */
+            continue;
         w->phase = EST_RP_STEP;
         unsigned ntmp = step(w, ps, it == 0);
         if (w->overflow) /* est_replay replays it again with each layer's repeats as one */
             break;
-        uint32_t n = it + 1, rep = end_state_repeats(w, n, m0, ntmp, x, lab, outputs);
+        uint32_t n = it + 1,
+                 rep = end_state_repeats(w, n, m0, ntmp, x, lab, outputs, !ps->keep_grads);
         if (iters ? n == iters : rep > 0 || n == EST_REPLAY_MAX_ITERS)
             break; /* the last step's temporaries stay: freeing them changes nothing
                       est_replay reports (it takes the peak of allocated bytes at the end) */
@@ -1466,26 +1486,26 @@ const char *est_replay_phase_name(enum est_replay_phase p)
     }
 }
 
-int est_replay(const struct est_model *m, const struct est_opts *o, struct est_replay_work *w,
-               struct est_replay_result *r)
+/* The training loops of a job that accumulates gradients (est_opts.grad_accum): forward
+ * and backward passes per optimizer step, and whether zero_grad keeps the gradients
+ * (set_to_none=False) or frees them before each step's first micro-batch. Each is
+ * replayed and the largest peak taken: which loop reserves the most depends on how its
+ * tensors pack into segments, not only on what it holds, so no one loop is the worst
+ * for every model (docs/estimator.md). Longer cycles run more of the same micro-batches
+ * with the gradients present; in the sweeps none reserved more than these but by
+ * 2 MiB. The loop without accumulation comes last: the estimate is never below the
+ * job's without the option, and a tie is reported as an accumulating loop. */
+static const struct {
+    uint8_t micro, keep;
+} accum_loops[] = {
+    {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}, {4, 0}, {4, 1}, {8, 0}, {8, 1}, {1, 0},
+};
+
+/* One replay of ps's loop into r: repeats expanded when ps says so, again with each
+ * layer's repeats as one tensor when the workspace cannot hold the expanded ones. */
+static int replay_loop(struct est_replay_work *w, struct pass ps, struct est_replay_result *r)
 {
     memset(r, 0, sizeof *r);
-    struct pass ps = {.m = m, .o = o, .seq_model = m->needs_seq};
-    uint64_t nodes = 3, params = 0, nodes1 = 3, params1 = 0; /* the loss's (cast,) two */
-    for (size_t i = 0; i < m->n; i++) {
-        struct est_replay_lt tmp, *lt = i < EST_REPLAY_MAX_NODES ? &w->lt[i] : &tmp;
-        unsigned nt = layer_tensors(&m->layers[i], lt->t, lt->fz);
-        lt->nt = (uint8_t)nt;
-        nodes += m->layers[i].count;
-        params += (uint64_t)nt * m->layers[i].count;
-        nodes1 += 1;
-        params1 += nt;
-    }
-    if (nodes <= EST_REPLAY_MAX_NODES && params <= EST_REPLAY_MAX_PARAMS)
-        ps.expand = 1;
-    else if (nodes1 > EST_REPLAY_MAX_NODES || params1 > EST_REPLAY_MAX_PARAMS)
-        return -E2BIG;
-    ps.checkpoint = ps.expand && o->grad_checkpoint;
     run(w, &ps);
     if (w->overflow && ps.expand) {
         ps.expand = ps.checkpoint = 0;
@@ -1506,5 +1526,42 @@ int est_replay(const struct est_model *m, const struct est_opts *o, struct est_r
         alloc_at_peak += w->peak_cat[c];
     }
     r->cached_mib = (double)(w->peak - alloc_at_peak) / (double)MIB_U;
+    r->micro_batches = ps.micro;
+    r->grads_kept = ps.keep_grads;
+    return 0;
+}
+
+int est_replay(const struct est_model *m, const struct est_opts *o, struct est_replay_work *w,
+               struct est_replay_result *r)
+{
+    memset(r, 0, sizeof *r);
+    struct pass ps = {.m = m, .o = o, .seq_model = m->needs_seq, .micro = 1};
+    uint64_t nodes = 3, params = 0, nodes1 = 3, params1 = 0; /* the loss's (cast,) two */
+    for (size_t i = 0; i < m->n; i++) {
+        struct est_replay_lt tmp, *lt = i < EST_REPLAY_MAX_NODES ? &w->lt[i] : &tmp;
+        unsigned nt = layer_tensors(&m->layers[i], lt->t, lt->fz);
+        lt->nt = (uint8_t)nt;
+        nodes += m->layers[i].count;
+        params += (uint64_t)nt * m->layers[i].count;
+        nodes1 += 1;
+        params1 += nt;
+    }
+    if (nodes <= EST_REPLAY_MAX_NODES && params <= EST_REPLAY_MAX_PARAMS)
+        ps.expand = 1;
+    else if (nodes1 > EST_REPLAY_MAX_NODES || params1 > EST_REPLAY_MAX_PARAMS)
+        return -E2BIG;
+    ps.checkpoint = ps.expand && o->grad_checkpoint;
+    if (!o->grad_accum)
+        return replay_loop(w, ps, r);
+    for (size_t l = 0; l < sizeof accum_loops / sizeof *accum_loops; l++) {
+        struct est_replay_result one;
+        ps.micro = accum_loops[l].micro;
+        ps.keep_grads = accum_loops[l].keep;
+        int rc = replay_loop(w, ps, &one);
+        if (rc < 0)
+            return rc;
+        if (l == 0 || one.peak_mib > r->peak_mib)
+            *r = one;
+    }
     return 0;
 }

@@ -16,7 +16,9 @@
  *     MLP's up projection the gate's input and, for the product, both factors;
  *     everything else is freed as soon as the next layer has consumed it;
  *   - backward allocates each gradient before it releases what the node kept; the first
- *     gradient of a parameter becomes .grad, and zero_grad() frees them;
+ *     gradient of a parameter becomes .grad, and zero_grad() frees them (under gradient
+ *     accumulation, est_opts.grad_accum, the later micro-batches' gradients are added
+ *     to .grad and freed, and zero_grad comes once per optimizer step, or keeps them);
  *   - gradient checkpointing (est_opts.grad_checkpoint): each unit (est_layer.unit, a
  *     layer of a ModuleList) keeps only its input in the forward; backward runs its
  *     forward again, keeping what its nodes keep, just before going through it;
@@ -195,13 +197,18 @@ struct est_replay_result {
     double cat_mib[EST_RC_COUNT];   /* allocated at that moment, by kind */
     double cached_mib;              /* reserved but free at that moment */
     uint32_t checkpointed_units;    /* units run under gradient checkpointing (0: none) */
+    uint32_t micro_batches;         /* the loop replayed: forward and backward passes per */
+    int grads_kept;                 /* optimizer step, zero_grad(set_to_none=False) */
 };
 
 /* Replays training steps of m at o->batch, o->seq, o->optimizer and o->precision, until
  * an iteration leaves the allocator as an earlier one left it, from where the replay
  * would only repeat itself (at most EST_REPLAY_MAX_ITERS; exactly o->replay_iterations
- * when that is set). w->iteration holds the iterations run. Returns 0, or -E2BIG when
- * the workspace cannot hold the model's tensors. */
+ * when that is set). w->iteration holds the iterations run. Under o->grad_accum an
+ * iteration is an optimizer step and the micro-batches before it: the replay runs
+ * each loop such a job can have (micro-batches per step, zero_grad keeping the
+ * gradients or not), r is the one with the largest peak, w->iteration the last one's.
+ * Returns 0, or -E2BIG when the workspace cannot hold the model's tensors. */
 int est_replay(const struct est_model *m, const struct est_opts *o, struct est_replay_work *w,
                struct est_replay_result *r);
 

@@ -216,6 +216,28 @@ expect2 "sequence length 2048 is longer than the model's position table (1024 po
     --gradient-checkpointing | grep -q "gradient checkpointing (no effect" || fail "checkpointing a CNN"
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --gradient-checkpointing --json | grep -q '"checkpointed_units": 12' || fail "BERT's 12 units"
+# --gradient-accumulation: the replayed peak holds every gradient (GPT-2 small: 163M
+# parameters, 622 MiB in fp32) and the JSON names the loop that gave it; the per-kind
+# terms count the gradients already and say the option changes nothing.
+"$CARMA" estimate --summary $C/summary_torchinfo/resnet50_b32.txt --batch 32 \
+    --gradient-accumulation | grep -q "gradient accumulation (no effect" || fail "accumulating a CNN"
+for f in "" --gradient-accumulation; do
+    "$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --batch 4 --seq-len 1024 \
+        --attention sdpa $f --json >"$T/ga$f.json" || fail "gpt2 $f"
+done
+python3 - "$T/ga.json" "$T/ga--gradient-accumulation.json" <<'PY' || fail "gradient accumulation JSON"
+import json, sys
+a, g = (json.load(open(f)) for f in sys.argv[1:])
+assert a["gradient_accumulation"] is False and g["gradient_accumulation"] is True
+assert "micro_batches" not in a["model"] and a["breakdown"]["gradients_mib"] == 0, a
+m = g["model"]
+assert m["kind"] == "replay" and 1 <= m["micro_batches"] <= 8 and m["set_to_none"] in (True, False), m
+assert g["breakdown"]["gradients_mib"] > 600, g["breakdown"]
+assert g["estimate_mib"] > a["estimate_mib"] + 600, (a["estimate_mib"], g["estimate_mib"])
+PY
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --batch 4 --seq-len 1024 \
+    --gradient-accumulation | grep -q "adamw, fp32, gradient accumulation, a100-40gb" ||
+    fail "gradient accumulation: not in the text"
 # bf16 on a GPU without it: a note on stderr, the JSON on stdout unchanged.
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --precision bf16 --gpu v100-32gb --json 2>"$T/bf16.err" | python3 -c 'import json,sys; json.load(sys.stdin)' ||

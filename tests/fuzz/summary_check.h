@@ -41,14 +41,16 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
         if (m.layers[i].frozen > m.layers[i].params)
             __builtin_trap();
     /* the input's length picks the replay's variants: torchsummary's pass, Hopper's
-     * cuBLAS workspace, gradient checkpointing, mixed precision, DDP, eager attention */
+     * cuBLAS workspace, gradient checkpointing, mixed precision, DDP, eager attention,
+     * gradient accumulation */
     struct est_opts o = {.batch = 64, .seq = m.tokens ? m.tokens : 512,
                          .optimizer = EST_OPT_ADAMW, .summary_pass = (int)(size & 1),
                          .cublas_workspace_kib = size & 2 ? EST_CUBLAS_WS_HOPPER_KIB : 0,
                          .grad_checkpoint = (int)((size >> 4) & 1),
                          .precision = size & 32 ? EST_PREC_AMP : EST_PREC_FP32,
                          .gpus = size & 64 ? 2 : 1,
-                         .attention = size & 128 ? EST_ATTN_EAGER : EST_ATTN_SHOWN};
+                         .attention = size & 128 ? EST_ATTN_EAGER : EST_ATTN_SHOWN,
+                         .grad_accum = (int)((size >> 10) & 1)};
     struct est_result r;
     if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) == 0 &&
         (!isfinite(r.estimate_mib) || !(r.bound_mib >= r.estimate_mib)))

@@ -2674,6 +2674,89 @@ static void test_replay_checkpointing(void **state)
         assert_int_equal(m.layers[i].unit, units[i]);
 }
 
+/* Gradient accumulation (est_opts.grad_accum): micro-batches after a step's first run
+ * their forward and backward with every .grad allocated, and each new gradient is
+ * allocated, added to .grad and freed (AccumulateGrad); zero_grad(set_to_none=False)
+ * keeps them the same way. An MLP whose peak is at the start of the backward (batch
+ * 4096: the gradients are all freed there without it) reserves its gradients' bytes
+ * more, 32.1 MiB; at batch 16384 they fit blocks the activations leave cached, and only
+ * the breakdown moves. GPT-2 small (the repository's print, batch 8, sequence 1024,
+ * SDPA) gains more than its 622 MiB of gradients (17770 -> 19348 MiB). The replay runs
+ * the loops such a job can have (1 to 8 micro-batches per step, zero_grad freeing or
+ * keeping them) and stops each where its state repeats, as without accumulation. */
+static void test_replay_grad_accum(void **state)
+{
+    (void)state;
+    static const char csv[] = "type,out_elems,params\ninput,2048,0\nlinear,2048,4196352\n"
+                              "relu,2048,0\nlinear,2048,4196352\nrelu,2048,0\nlinear,10,20490\n";
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, 16);
+    assert_int_equal(est_parse_csv(csv, strlen(csv), "t.csv", &m, &err), 0);
+    const double grads = (double)m.params * 4 / (1024.0 * 1024.0); /* 32.1 MiB */
+    struct est_opts o = {.batch = 4096, .optimizer = EST_OPT_ADAMW};
+    struct est_replay_result plain, acc;
+    assert_int_equal(est_replay(&m, &o, &rwork, &plain), 0);
+    assert_int_equal(plain.peak_phase, EST_RP_BACKWARD);
+    assert_true(plain.cat_mib[EST_RC_GRADS] < 1);
+    assert_int_equal(plain.micro_batches, 1);
+    assert_int_equal(plain.grads_kept, 0);
+    o.grad_accum = 1;
+    assert_int_equal(est_replay(&m, &o, &rwork, &acc), 0);
+    assert_int_equal(acc.peak_phase, EST_RP_BACKWARD);
+    assert_true(acc.cat_mib[EST_RC_GRADS] >= grads);
+    assert_float_equal(acc.peak_mib - plain.peak_mib, grads, 1.0);
+    assert_true(acc.micro_batches >= 1 && acc.micro_batches <= 8);
+    o.batch = 16384;
+    o.grad_accum = 0;
+    assert_int_equal(est_replay(&m, &o, &rwork, &plain), 0);
+    o.grad_accum = 1;
+    assert_int_equal(est_replay(&m, &o, &rwork, &acc), 0);
+    assert_float_equal(acc.peak_mib, plain.peak_mib, 1e-9);
+    assert_true(acc.cat_mib[EST_RC_GRADS] >= grads && plain.cat_mib[EST_RC_GRADS] < 1);
+    /* through est_compute: the breakdown's gradients, and the loop that gave the peak */
+    struct est_result a, b;
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/gpt2.txt", &m, &err), 0);
+    struct est_opts g = {.batch = 8, .seq = 1024, .optimizer = EST_OPT_ADAMW,
+                         .attention = EST_ATTN_SDPA};
+    assert_int_equal(est_compute(&m, est_coef_default(), &g, &rwork, &a, &err), 0);
+    g.grad_accum = 1;
+    assert_int_equal(est_compute(&m, est_coef_default(), &g, &rwork, &b, &err), 0);
+    double gpt2_grads = (double)m.params * 4 / (1024.0 * 1024.0);
+    assert_true(a.gradients_mib == 0 && a.accum_micro_batches == 0);
+    assert_true(b.gradients_mib >= gpt2_grads && b.accum_micro_batches >= 1);
+    assert_true(b.estimate_mib > a.estimate_mib + gpt2_grads);
+    assert_true(b.bound_mib > a.bound_mib);
+    /* each loop stopped where its state repeats reserves what it reserves run to the
+     * cap, and no accumulating estimate is below the same job's without accumulation */
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err), 0);
+    static const enum est_optimizer opts[] = {EST_OPT_SGD, EST_OPT_ADAMW};
+    size_t runs = 0, grew = 0;
+    for (uint32_t bt = 1; bt <= 13; bt += 6)
+        for (size_t opt = 0; opt < 2; opt++)
+            for (int prec = 0; prec < 2; prec++)
+                for (int gc = 0; gc < 2; gc++)
+                    for (uint32_t gpus = 1; gpus <= 2; gpus++) {
+                        struct est_opts q = {.batch = bt, .seq = 128,
+                                             .optimizer = opts[opt],
+                                             .precision = prec ? EST_PREC_BF16 : EST_PREC_FP32,
+                                             .grad_checkpoint = gc, .gpus = gpus};
+                        struct est_replay_result r0, r, full;
+                        assert_int_equal(est_replay(&m, &q, &rwork, &r0), 0);
+                        q.grad_accum = 1;
+                        assert_int_equal(est_replay(&m, &q, &rwork, &r), 0);
+                        assert_true(r.peak_mib >= r0.peak_mib);
+                        assert_true(r.cat_mib[EST_RC_GRADS] > 0);
+                        q.replay_iterations = EST_REPLAY_MAX_ITERS;
+                        assert_int_equal(est_replay(&m, &q, &rwork, &full), 0);
+                        assert_float_equal(r.peak_mib, full.peak_mib, 1e-9);
+                        assert_int_equal(r.micro_batches, full.micro_batches);
+                        grew += r.peak_mib > r0.peak_mib;
+                        runs++;
+                    }
+    assert_true(grew > runs / 2);
+}
+
 /* The replay against peaks of live tensor bytes measured on the CPU for the same prints
  * (tools/cpu_peaks.py; autograd keeps the same tensors on any device): full training
  * and LoRA, with and without gradient checkpointing and DistributedDataParallel, never
@@ -3390,6 +3473,7 @@ int main(void)
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_modtree_peft_bare_quantized),
         cmocka_unit_test(test_replay_checkpointing),
+        cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
         cmocka_unit_test(test_attention_heads),
     };
