@@ -20,7 +20,8 @@ static void usage(FILE *f)
                "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
                "                     [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
                "                     [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-               "                     [--heads N] [--gradient-checkpointing]]\n"
+               "                     [--heads N] [--gradient-checkpointing]\n"
+               "                     [--gradient-accumulation]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id.\n"
@@ -28,8 +29,9 @@ static void usage(FILE *f)
                "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
                "max(estimator bound, --mem); once the same command, batch and --gpus has run,\n"
                "the bound comes from its observed peaks instead. --optimizer, --precision,\n"
-               "--attention and --gradient-checkpointing say how the model trains, and --heads\n"
-               "its attention heads per block, as for carma estimate (default adamw, fp32;\n"
+               "--attention, --gradient-checkpointing and --gradient-accumulation (--batch is\n"
+               "then the micro-batch) say how the model trains, and --heads its attention\n"
+               "heads per block, as for carma estimate (default adamw, fp32;\n"
                "--heads is needed for nn.MultiheadAttention or Keras's MultiHeadAttention under\n"
                "eager attention). --mem and the bound are per GPU; with --gpus N > 1 and\n"
                "--summary the job is taken to train with DistributedDataParallel, one process\n"
@@ -189,8 +191,10 @@ int cmd_submit(int argc, char **argv)
         }
         if (a[0] != '-')
             break; /* the command starts here */
-        if (!strcmp(a, "--gradient-checkpointing")) {
-            json_object_set_new(job, "gradient_checkpointing", json_true());
+        int ck = !strcmp(a, "--gradient-checkpointing");
+        if (ck || !strcmp(a, "--gradient-accumulation")) {
+            json_object_set_new(job, ck ? "gradient_checkpointing" : "gradient_accumulation",
+                                json_true());
             train_opt = a;
             continue;
         }

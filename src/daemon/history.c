@@ -116,14 +116,14 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
             snprintf(heads, sizeof heads, ", %u heads", rj->heads);
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
-        snprintf(p, cap, "estimator (batch %u%s%s%s, %s, %s%s%s%s; estimate %.0f MiB)",
+        snprintf(p, cap, "estimator (batch %u%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",
                  rj->batch, seq, img, heads, est_optimizer_name(t->optimizer),
                  est_precision_name(t->precision),
                  t->attention == EST_ATTN_SHOWN  ? ""
                  : t->attention == EST_ATTN_SDPA ? ", sdpa attention"
                                                  : ", eager attention",
-                 t->grad_checkpoint ? ", gradient checkpointing" : "", ddp,
-                 out->estimate_mib);
+                 t->grad_checkpoint ? ", gradient checkpointing" : "",
+                 t->grad_accum ? ", gradient accumulation" : "", ddp, out->estimate_mib);
         return;
     }
     case CARMAD_BOUND_DECLARED:

@@ -7,7 +7,8 @@
  *             + 2 MiB);
  *   estimator else, when the request carries a model summary and a batch: the
  *             estimator's conformal bound (shipped coefficients; the request's
- *             optimizer, precision, attention, checkpointing and attention heads:
+ *             optimizer, precision, attention, checkpointing, gradient accumulation
+ *             and attention heads:
  *             adamw, fp32 unless said);
  *   declared  else the declared mem_mib (0: unknown).
  *
@@ -34,7 +35,7 @@ struct carmad_bound {
     /* One line for `carma show`: the source and what it assumed, e.g. "estimator (batch
      * 4, seq 512, adamw, bf16, gradient checkpointing; estimate 3120 MiB)", "history (2
      * earlier runs, peaks 2780 to 2790 MiB)", "--mem (4096 MiB)" */
-    char basis[192];
+    char basis[256];
 };
 
 /* Observed peaks of the earlier attempts of a job signature: attempts of `uid`'s jobs

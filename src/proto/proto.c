@@ -170,10 +170,12 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
                                        "max_attempts", "summary", "batch", "seq_len", "image_size",
                                        "heads", "optimizer", "precision", "attention",
-                                       "gradient_checkpointing", NULL};
-    /* how the summary's model trains: the strings est_opts_set reads, then a flag */
+                                       "gradient_checkpointing", "gradient_accumulation",
+                                       NULL};
+    /* how the summary's model trains: the strings est_opts_set reads, then flags */
     static const char *const train_keys[] = {"optimizer", "precision", "attention",
-                                             "gradient_checkpointing"};
+                                             "gradient_checkpointing",
+                                             "gradient_accumulation"};
     struct carma_req_job *j = &r->job;
     if (!json_is_object(job))
         return carma_err_set(err, -EINVAL, "job: not an object");
@@ -295,10 +297,15 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
             return carma_err_set(err, -EINVAL, "job.%s: unknown %s '%.64s' (%s)",
                                  train_keys[k], train_keys[k], v, accepted);
     }
-    const json_t *gc = json_object_get(job, "gradient_checkpointing");
-    if (gc && !json_is_boolean(gc))
-        return carma_err_set(err, -EINVAL, "job.gradient_checkpointing: not true or false");
-    j->train.grad_checkpoint = json_is_true(gc);
+    int *const flag[] = {&j->train.grad_checkpoint, &j->train.grad_accum}; /* keys 3, 4 */
+    _Static_assert(3 + sizeof flag / sizeof *flag == sizeof train_keys / sizeof *train_keys,
+                   "a flag for each train key after the three strings");
+    for (size_t k = 3; k < sizeof train_keys / sizeof *train_keys; k++) {
+        const json_t *f = json_object_get(job, train_keys[k]);
+        if (f && !json_is_boolean(f))
+            return carma_err_set(err, -EINVAL, "job.%s: not true or false", train_keys[k]);
+        *flag[k - 3] = json_is_true(f);
+    }
     const json_t *env = json_object_get(job, "env");
     if (env) {
         if (!json_is_object(env))

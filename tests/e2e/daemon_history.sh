@@ -2,7 +2,8 @@
 # The job's memory bound (issue 4): max(estimator bound, --mem) for a job submitted
 # with a model summary; once the same command + batch has run, the bound comes from
 # the observed peak of that run (history beats the model). The optimizer, precision,
-# attention and heads given to submit reach the estimator. A bad summary is refused.
+# attention, heads, gradient checkpointing and accumulation given to submit reach the
+# estimator. A bad summary is refused.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
@@ -80,6 +81,25 @@ grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attenti
     fail "bound_basis of the checkpointed job: $(grep bound_basis "$T/g.json")"
 echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
 "$CARMA" wait --timeout 20 "$g" >/dev/null
+# gradient accumulation (a flag, as checkpointing): the estimator's bound and the basis
+"$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 \
+    --attention sdpa --gradient-checkpointing --gradient-accumulation --json > "$T/est7.json" ||
+    fail "carma estimate --gradient-accumulation"
+want7=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est7.json")
+[ "$want7" -gt "$want3" ] || fail "accumulating bound $want7 not above $want3 without it"
+ga=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
+    --gradient-checkpointing --gradient-accumulation -- true ga)
+"$CARMA" show --json "$ga" > "$T/ga.json"
+[ "$(json_int "$T/ga.json" bound_mib)" = "$want7" ] ||
+    fail "accumulating bound $(json_int "$T/ga.json" bound_mib), the estimator's $want7 expected"
+grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attention, gradient checkpointing, gradient accumulation; estimate' "$T/ga.json" ||
+    fail "bound_basis of the accumulating job: $(grep bound_basis "$T/ga.json")"
+echo "   the same, accumulating gradients: $want7 MiB"
+"$CARMA" wait --timeout 20 "$ga" >/dev/null
+"$CARMA" submit --gradient-accumulation -- true 2>"$T/err"; [ $? = 2 ] ||
+    fail "--gradient-accumulation without --summary: exit status"
+grep -q "gradient-accumulation needs --summary" "$T/err" ||
+    fail "--gradient-accumulation without --summary: message: $(cat "$T/err")"
 # attention heads the print does not show (nn.MultiheadAttention): --heads reaches the
 # estimator and the basis; without it eager attention is refused, naming the line
 MHA=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/mha_classifier.txt

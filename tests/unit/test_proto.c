@@ -52,19 +52,30 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.train.precision, EST_PREC_FP32);
     assert_int_equal(q.job.train.attention, EST_ATTN_SHOWN);
     assert_int_equal(q.job.train.grad_checkpoint, 0);
+    assert_int_equal(q.job.train.grad_accum, 0);
     assert_int_equal(q.job.heads, 0);
     carma_req_free(&q);
     /* How the summary's model trains. */
     assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
                            "\"summary\":\"s\",\"batch\":4,\"optimizer\":\"sgd\","
                            "\"precision\":\"bf16\",\"attention\":\"sdpa\","
-                           "\"gradient_checkpointing\":true,\"heads\":8}}",
+                           "\"gradient_checkpointing\":true,\"heads\":8,"
+                           "\"gradient_accumulation\":true}}",
                            &q, &err), 0);
     assert_int_equal(q.job.heads, 8);
     assert_int_equal(q.job.train.optimizer, EST_OPT_SGD);
     assert_int_equal(q.job.train.precision, EST_PREC_BF16);
     assert_int_equal(q.job.train.attention, EST_ATTN_SDPA);
     assert_int_equal(q.job.train.grad_checkpoint, 1);
+    assert_int_equal(q.job.train.grad_accum, 1);
+    carma_req_free(&q);
+    /* each flag on its own */
+    assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
+                           "\"summary\":\"s\",\"batch\":4,\"gradient_accumulation\":true,"
+                           "\"gradient_checkpointing\":false}}",
+                           &q, &err), 0);
+    assert_int_equal(q.job.train.grad_checkpoint, 0);
+    assert_int_equal(q.job.train.grad_accum, 1);
     carma_req_free(&q);
 }
 
@@ -197,6 +208,12 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"gradient_checkpointing\":false}}",
                "job.gradient_checkpointing: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"gradient_accumulation\":\"yes\"}}",
+               "job.gradient_accumulation: not true or false");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"gradient_accumulation\":true}}",
+               "job.gradient_accumulation: given without job.summary");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"heads\":8}}",
                "job.heads: given without job.summary");
