@@ -1,8 +1,9 @@
 /* Estimator speed: microseconds per estimate once parsed, and milliseconds to parse a
  * 300-layer torchsummary table (generated here). Targets (issue 4): <= 10 us per
  * estimate, <= 1 ms parse. The conv family (ResNet-50) is a sum of per-kind terms; the
- * dense family (an MLP from GPUMemNet's set, BERT-base) replays two training steps
- * through the allocator model, whose cost grows with the tensors it follows. */
+ * dense family (an MLP from GPUMemNet's set, BERT-base) replays training steps through
+ * the allocator model until it settles (about 4.5 iterations over these batches), whose
+ * cost grows with the tensors it follows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
