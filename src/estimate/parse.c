@@ -1601,14 +1601,15 @@ static uint64_t keras_last_dim(const char *s, size_t n)
     return d;
 }
 
-/* The refusal of a Keras layer whose insides the summary does not list. */
+/* The refusal of a Keras layer whose insides the summary does not list (a custom layer,
+ * or a built-in one such as LocallyConnected2D). */
 static int keras_refuse_custom(const char *file, size_t line, const char *type, size_t type_n,
                                uint64_t params, struct carma_err *err)
 {
     return carma_err_at(err, file, line,
-                        "'%.*s' holds %llu parameters but the summary lists no layer inside it "
-                        "(a custom layer), so what it keeps for backward, which grows with "
-                        "the batch and sequence rather than with its parameters, is unknown; "
+                        "'%.*s' holds %llu parameters in a layer whose insides the summary "
+                        "does not list, so what it keeps for backward, which grows with the "
+                        "batch and sequence rather than with its parameters, is unknown; "
                         "give the model's layers (a layer CSV, docs/estimator.md)",
                         (int)type_n, type, (unsigned long long)params);
 }
