@@ -1492,12 +1492,17 @@ static size_t keras_wrapped_name(const struct lines *L, const char *t, size_t n,
     return 0;
 }
 
-/* One tensor shape "(None, 512, 256)" over [s, s+n): its dimensions after the batch
- * (*nd, at least 1), the last in *last and the product of the others in *mid; 0, or
- * -EINVAL for anything else (a list of tensors). */
+/* One tensor shape "(None, 512, 256)" over [s, s+n), or a list of one ("[(None, 512,
+ * 256)]", TF 2.x's InputLayer): its dimensions after the batch (*nd, at least 1), the
+ * last in *last and the product of the others in *mid; 0, or -EINVAL for anything else
+ * (a list of tensors). */
 static int keras_one_tensor(const char *s, size_t n, int *nd, uint64_t *mid, uint64_t *last)
 {
     trim(&s, &n);
+    if (n >= 4 && s[0] == '[' && s[1] == '(' && s[n - 1] == ']') {
+        s++;
+        n -= 2;
+    }
     size_t used;
     uint64_t elems, tail[2] = {0, 0};
     int dims;
@@ -1517,9 +1522,8 @@ static int keras_one_tensor(const char *s, size_t n, int *nd, uint64_t *mid, uin
  * (HK -> E), none of which the summary lists: added here as a module tree has an attention
  * block. HK follows from its parameters, 4 E HK + 3 HK + E (4 E HK without biases), when
  * query, key and value are all E wide; else HK is taken as parameters / E, more than the
- * query's kernel alone allows (the safe side). The key's length S is the longest sequence
- * of a (batch, seq, width) output so far, kseq, or T (cross-attention reads a sequence
- * computed before it). The heads are m->heads (--heads), which must divide HK; Keras has
+ * query's kernel alone allows (the safe side). The key's length S is kseq (the longest
+ * sequence among its inputs, or before it), or T. The heads are m->heads (--heads), which must divide HK; Keras has
  * no head size to assume (key_dim is free), so without it the row's heads are
  * EST_HEADS_UNKNOWN (est_heads_check). `frozen`: none of its parameters trains. */
 static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_t params,
@@ -1584,6 +1588,134 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
     return 0;
 }
 
+/* The rows of a Keras summary read so far, for the names in a later row's "Connected
+ * to" cell: the last KERAS_NAMES rows, each with its output's sequence (the dimensions
+ * between the batch and the last, multiplied) and last dimension (0, 0: not one
+ * tensor), and the largest of every (batch, seq..., width) output. A name longer than
+ * its slot is kept cut, and matched as a prefix. */
+#define KERAS_NAMES 512
+struct keras_name {
+    char name[48];
+    uint8_t cut;
+    uint64_t seq, last;
+};
+struct keras_names {
+    size_t n;           /* rows recorded: row i is in slot i % KERAS_NAMES */
+    uint64_t seq, last; /* the largest of every row recorded with a sequence */
+    struct keras_name row[KERAS_NAMES];
+};
+
+static void keras_names_add(struct keras_names *nm, const char *name, size_t n,
+                            const char *shape, size_t ext)
+{
+    struct keras_name *r = &nm->row[nm->n++ % KERAS_NAMES];
+    size_t k = n < sizeof r->name - 1 ? n : sizeof r->name - 1;
+    memcpy(r->name, name, k);
+    r->name[k] = '\0';
+    r->cut = k < n;
+    int nd;
+    uint64_t seq, last;
+    r->seq = r->last = 0;
+    if (keras_one_tensor(shape, ext, &nd, &seq, &last) < 0)
+        return;
+    r->seq = seq;
+    r->last = last;
+    if (nd < 2)
+        return; /* (batch, width): no sequence to attend over */
+    if (seq > nm->seq)
+        nm->seq = seq;
+    if (last > nm->last)
+        nm->last = last;
+}
+
+/* The longest sequence (*seq) and widest last dimension (*last) of the tensors a
+ * row's "Connected to" cell names (c, n bytes): "name[i][j]" each, quoted in a list
+ * (TF 2.x: "['input_1[0][0]', 'input_2[0][0]']") or not (Keras 3, older TF), a name
+ * without its [i][j] being cut (Keras 3's ellipsis, dropped by keras3_join): matched as a
+ * prefix. A name not among nm's rows, or whose output is not one tensor, counts as the
+ * largest of every row before (nm->seq, nm->last); so do the names after the 16th. 0, 0
+ * when the cell names none. */
+static void keras_connected(const char *c, size_t n, const struct keras_names *nm,
+                            uint64_t *seq, uint64_t *last)
+{
+    static const char sep[] = " ,'\"[]";
+    size_t have = nm->n < KERAS_NAMES ? nm->n : KERAS_NAMES, i = 0;
+    unsigned names = 0;
+    *seq = *last = 0;
+    while (i < n) {
+        if (memchr(sep, c[i], sizeof sep - 1)) {
+            i++;
+            continue;
+        }
+        const char *e = c + i;
+        while (i < n && !memchr(sep, c[i], sizeof sep - 1))
+            i++;
+        size_t en = (size_t)(c + i - e);
+        int indexed = 0; /* "[0][0]" follows: the whole name */
+        while (i < n && c[i] == '[') {
+            size_t k = i + 1;
+            while (k < n && isdigit((unsigned char)c[k]))
+                k++;
+            if (k == i + 1 || k >= n || c[k] != ']')
+                break;
+            i = k + 1;
+            indexed = 1;
+        }
+        uint64_t s = 0, l = 0;
+        int found = 0, open = ++names > 16;
+        for (size_t k = 0; k < have && !open; k++) {
+            const struct keras_name *r = &nm->row[k];
+            size_t rn = strlen(r->name);
+            if (!(rn == en && memcmp(r->name, e, en) == 0) &&
+                !(!indexed && en < rn && memcmp(r->name, e, en) == 0) &&
+                !(r->cut && rn < en && memcmp(r->name, e, rn) == 0))
+                continue;
+            found = 1;
+            open |= r->seq == 0;
+            s = r->seq > s ? r->seq : s;
+            l = r->last > l ? r->last : l;
+        }
+        if (!found || open) {
+            s = nm->seq > s ? nm->seq : s;
+            l = nm->last > l ? nm->last : l;
+        }
+        *seq = s > *seq ? s : *seq;
+        *last = l > *last ? l : *last;
+    }
+}
+
+/* The "Connected to" cell of the row on L's current line: its piece there (first, n
+ * bytes), then the pieces of the row's next lines (not consumed) at column col (or up
+ * to slack columns before it), up to the blank line or rule that ends the row, joined
+ * into out (EST_MAX_LINE + 1 bytes) without spaces: TF 2.x breaks the cell after "',"
+ * or anywhere in a long name. Returns its length. */
+static size_t keras_connected_cell(const struct lines *L, const char *first, size_t n,
+                                   size_t col, size_t slack, char *out)
+{
+    trim(&first, &n);
+    if (n > EST_MAX_LINE)
+        n = EST_MAX_LINE;
+    memcpy(out, first, n);
+    struct lines peek = *L;
+    struct keras_line nx;
+    for (int k = 0; k < 64 && keras_peek(&peek, &nx); k++) {
+        if (blank(nx.text, nx.n) || keras_rule(nx.text, nx.n, nx.raw, nx.rawn) ||
+            keras_nested_rule(nx.text, nx.n))
+            break;
+        size_t at = col > slack ? col - slack : 0;
+        if (nx.n <= at)
+            continue;
+        const char *p = nx.text + at;
+        size_t pn = nx.n - at;
+        trim(&p, &pn);
+        if (pn > EST_MAX_LINE - n)
+            break;
+        memcpy(out + n, p, pn);
+        n += pn;
+    }
+    return n;
+}
+
 /* The last dimension of a Keras output shape, "(None, 200, 128)" (of the last shape when
  * it lists several), 0 when it is not a number. */
 static uint64_t keras_last_dim(const char *s, size_t n)
@@ -1633,6 +1765,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     size_t opaque_line = 0;
     char opaque_type[64] = "";
     uint64_t kseq = 0; /* the longest sequence of a (batch, seq, width) output so far */
+    struct keras_names names; /* the rows so far, for "Connected to" */
+    names.n = 0;
+    names.seq = names.last = 0;
+    size_t conn_col = 0; /* the "Connected to" column */
     m->format = EST_FMT_KERAS;
     while ((rc = lines_next(&L, &raw, &rawn, err)) == 1) {
         size_t n = keras_clean(raw, rawn, line, &level);
@@ -1642,6 +1778,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
         if (state == 0) {
             if (find(s, n, "Layer (type)") && find(s, n, "Output Shape") && find(s, n, "Param #")) {
                 connected = find(s, n, "Connected to") != NULL;
+                conn_col = connected ? (size_t)(find(s, n, "Connected to") - s) : 0;
                 /* show_trainable=True: a last column of Y, N (frozen) or, Keras 3, -
                  * (no weights) */
                 trainable = find(s, n, "Trainable") != NULL;
@@ -1674,8 +1811,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             size_t tn = n;
             trim(&t, &tn);
             /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
-            const char *type;
-            size_t type_n, j;
+            const char *type, *name = t;
+            size_t type_n, j, name_n;
             char whole[128];
             size_t k0 = keras_cell_len(t, tn);
             size_t sh = k0;
@@ -1694,6 +1831,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                     return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
                 type = wo + 1;
                 type_n = (size_t)(whole + wn - 1 - type);
+                name = whole;
+                name_n = (size_t)(wo - whole);
                 j = k0;
             } else {
                 /* "conv2d (Conv2D)   (None, 26, 26, 32)   320   [...]" */
@@ -1715,6 +1854,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                     return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
                 type = op + 1;
                 type_n = e - (size_t)(op - t) - 1;
+                name_n = (size_t)(op - t);
                 j = t[e] == ')' ? e + 1 : e;
                 /* TF 2.x cuts a long type mid-word ("(Separab" / "leConv2D)"): the next
                  * line completes it, so that it is classified by its whole name. */
@@ -1820,6 +1960,9 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             }
             if (j < tn && !connected)
                 return carma_err_at(err, file, L.line, "unexpected text after the parameters");
+            while (name_n && name[name_n - 1] == ' ')
+                name_n--;
+            keras_names_add(&names, name, name_n, shape, ext);
             /* a nested model whose layers expand_nested=True lists after it: they hold
              * its parameters, so they are counted, not it */
             if (keras_holds_nested(&L, box, level))
@@ -1835,6 +1978,12 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                     "counted; print it with model.summary(expand_nested=True), "
                                     "or give its layers (a layer CSV, docs/estimator.md)",
                                     (int)type_n, type);
+            {
+                int nd;
+                uint64_t mid, width;
+                if (keras_one_tensor(shape, ext, &nd, &mid, &width) == 0 && nd == 2 && mid > kseq)
+                    kseq = mid;
+            }
             if (type_n == 10 && memcmp(type, "InputLayer", 10) == 0) {
                 /* a nested model's input is the outer model's (a Sequential one shows
                  * none of its own: then it is the input) */
@@ -1843,16 +1992,20 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 continue;
             }
             if (type_n >= 18 && memcmp(type + type_n - 18, "MultiHeadAttention", 18) == 0) {
-                if ((rc = keras_mha(m, shape, ext, params, kseq, frozen, file, L.line, err)))
+                /* The key's length: from the inputs "Connected to" names (query, value,
+                 * key, masks: the longest of them), else the longest sequence so far
+                 * (the rows of a summary without that column are in call order) */
+                uint64_t ks = kseq, kw = 0;
+                if (connected) {
+                    char cell[EST_MAX_LINE + 1];
+                    size_t cl = keras_connected_cell(&L, t + j, tn - j, conn_col,
+                                                     (size_t)level + 1, cell);
+                    keras_connected(cell, cl, &names, &ks, &kw);
+                }
+                if ((rc = keras_mha(m, shape, ext, params, ks, frozen, file, L.line, err)))
                     return rc;
                 rows++;
                 continue;
-            }
-            {
-                int nd;
-                uint64_t mid, width;
-                if (keras_one_tensor(shape, ext, &nd, &mid, &width) == 0 && nd == 2 && mid > kseq)
-                    kseq = mid;
             }
             /* Keras's Conv1D is a convolution; the name means a linear layer in prints
              * of Hugging Face's PyTorch models (est_kind_classify) */

@@ -3184,6 +3184,61 @@ static void test_attention_heads(void **state)
                                     "output is not one nonempty"));
 }
 
+/* Keras's attention layers: a MultiHeadAttention's key length is its key's (the tensor
+ * "Connected to" names, a model input too), else the longest sequence so far, inputs
+ * included. */
+static void test_keras_attention_layers(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const struct est_coef *c = est_coef_default();
+    struct est_result r;
+    struct est_opts o = {.batch = 16, .optimizer = EST_OPT_ADAMW};
+    size_t at;
+
+    /* MultiHeadAttention(2, 8) from 8 queries over an input of 512 (the memory), beside a
+     * longer input it does not read: S = 512, neither 8 nor 1000 */
+    const char *cross = "tests/fuzz/corpus/summary_keras/keras2_mha_cross_input.txt";
+    int rc = parse_heads(cross, NULL, 2, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 1122);
+    const struct est_layer *a = attn_row(&m, &at);
+    assert_int_equal(a->out, 2 * 8 * 512);
+    assert_int_equal(m.layers[at - 3].out, 8 * 16);   /* the query's projection */
+    assert_int_equal(m.layers[at - 2].out, 512 * 16); /* the key's */
+    assert_int_equal(m.layers[at - 1].out, 512 * 16); /* the value's */
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    /* the key named but not in the table: the longest sequence before it */
+    const char *unknown =
+        "Model: \"m\"\n"
+        " Layer (type)                   Output Shape         Param #     Connected to       \n"
+        "=====================================================================================\n"
+        " query (InputLayer)             [(None, 8, 16)]      0           []                 \n"
+        "                                                                                    \n"
+        " long (InputLayer)              [(None, 1000, 16)]   0           []                 \n"
+        "                                                                                    \n"
+        " mha (MultiHeadAttention)       (None, 8, 16)        1088        ['query[0][0]',    \n"
+        "                                                                  'encoder_out[0][0]']\n"
+        "=====================================================================================\n"
+        "Total params: 1,088\n";
+    assert_int_equal(parse_heads(NULL, unknown, 2, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->out, 2 * 8 * 1000);
+    /* no "Connected to" column: the longest sequence so far, an input's too */
+    const char *plain =
+        "Model: \"m\"\n"
+        " Layer (type)                Output Shape              Param #   \n"
+        "=================================================================\n"
+        " input_1 (InputLayer)        [(None, 700, 16)]         0         \n"
+        "                                                                 \n"
+        " mha (MultiHeadAttention)    (None, 8, 16)             1088      \n"
+        "=================================================================\n"
+        "Total params: 1,088\n";
+    assert_int_equal(parse_heads(NULL, plain, 2, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->out, 2 * 8 * 700);
+}
+
 static void test_conformal_quantile(void **state)
 {
     (void)state;
@@ -3476,6 +3531,7 @@ int main(void)
         cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
         cmocka_unit_test(test_attention_heads),
+        cmocka_unit_test(test_keras_attention_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
