@@ -79,9 +79,10 @@ static void estimate_usage(FILE *f)
             "--heads N: the query heads of each attention block (num_heads,\n"
             "num_attention_heads), which prints do not show: eager attention keeps heads x\n"
             "seq x seq probabilities per sample. Required for nn.MultiheadAttention and\n"
-            "Keras's MultiHeadAttention under eager attention; other attention blocks are\n"
-            "taken to have 64-wide heads (width / 64), so narrower ones (MiniLM's 32) are\n"
-            "undercounted without it. No effect under --attention sdpa.\n"
+            "Keras's MultiHeadAttention and GroupedQueryAttention under eager attention;\n"
+            "other attention blocks are taken to have 64-wide heads (width / 64), so\n"
+            "narrower ones (MiniLM's 32) are undercounted without it. No effect under\n"
+            "--attention sdpa.\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 

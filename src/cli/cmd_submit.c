@@ -31,11 +31,11 @@ static void usage(FILE *f)
                "the bound comes from its observed peaks instead. --optimizer, --precision,\n"
                "--attention, --gradient-checkpointing and --gradient-accumulation (--batch is\n"
                "then the micro-batch) say how the model trains, and --heads its attention\n"
-               "heads per block, as for carma estimate (default adamw, fp32;\n"
-               "--heads is needed for nn.MultiheadAttention or Keras's MultiHeadAttention under\n"
-               "eager attention). --mem and the bound are per GPU; with --gpus N > 1 and\n"
-               "--summary the job is taken to train with DistributedDataParallel, one process\n"
-               "per GPU at --batch.\n"
+               "heads per block, as for carma estimate (default adamw, fp32; --heads is\n"
+               "needed for nn.MultiheadAttention or Keras's MultiHeadAttention and\n"
+               "GroupedQueryAttention under eager attention). --mem and the bound are per GPU;\n"
+               "with --gpus N > 1 and --summary the job is taken to train with\n"
+               "DistributedDataParallel, one process per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
                "carmad's, 3 unless configured).\n");
 }

@@ -1522,26 +1522,34 @@ static int keras_one_tensor(const char *s, size_t n, int *nd, uint64_t *mid, uin
  * (HK -> E), none of which the summary lists: added here as a module tree has an attention
  * block. HK follows from its parameters, 4 E HK + 3 HK + E (4 E HK without biases), when
  * query, key and value are all E wide; else HK is taken as parameters / E, more than the
- * query's kernel alone allows (the safe side). The key's length S is kseq (the longest
- * sequence among its inputs, or before it), or T. The heads are m->heads (--heads), which must divide HK; Keras has
- * no head size to assume (key_dim is free), so without it the row's heads are
- * EST_HEADS_UNKNOWN (est_heads_check). `frozen`: none of its parameters trains. */
+ * query's kernel alone allows (the safe side). So it is for Keras 3's
+ * GroupedQueryAttention (grouped set), whose key and value have fewer heads than the
+ * query, which the parameters do not tell: parameters / E is more than the query's
+ * width plus the key's (or value's), which is what the key (value) and its copy repeated
+ * to the query's heads hold. The key's length S is kseq (the longest sequence among its
+ * inputs, or before it), or T. The heads are m->heads (--heads: the query's), which
+ * must divide an exact HK; Keras has no head size to assume (key_dim is free), so
+ * without it the row's heads are EST_HEADS_UNKNOWN (est_heads_check). `frozen`: none of
+ * its parameters trains. */
 static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_t params,
-                     uint64_t kseq, int frozen, const char *file, size_t line,
+                     uint64_t kseq, int grouped, int frozen, const char *file, size_t line,
                      struct carma_err *err)
 {
+    const char *cls = grouped ? "GroupedQueryAttention" : "MultiHeadAttention";
     int nd;
     uint64_t t, e;
     if (keras_one_tensor(shape, ext, &nd, &t, &e) < 0 || nd < 2)
         return carma_err_at(err, file, line,
-                            "MultiHeadAttention whose output is not one nonempty (batch, "
-                            "seq, width) tensor (return_attention_scores=True?): its "
-                            "projections and "
+                            "%s whose output is not one nonempty (batch, seq, width) tensor "
+                            "(return_attention_scores=True?): its projections and "
                             "probabilities cannot be sized; give a layer CSV "
-                            "(docs/estimator.md)");
+                            "(docs/estimator.md)", cls);
     uint64_t s = kseq > t ? kseq : t, hk, bias = 1;
     int exact = 1;
-    if (params > e && (params - e) % (4 * e + 3) == 0) {
+    if (grouped) {
+        exact = 0;
+        hk = params / e ? params / e : e;
+    } else if (params > e && (params - e) % (4 * e + 3) == 0) {
         hk = (params - e) / (4 * e + 3);
     } else if (params && params % (4 * e) == 0) {
         hk = params / (4 * e);
@@ -1564,10 +1572,10 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
         src = EST_HEADS_GIVEN;
     } else if (!m->heads_line) {
         m->heads_line = line;
-        m->heads_class = "Keras MultiHeadAttention";
+        m->heads_class = grouped ? "Keras GroupedQueryAttention" : "Keras MultiHeadAttention";
     }
     if (hk > EST_MAX_ELEMS / s || t > EST_MAX_ELEMS / s / heads)
-        return carma_err_at(err, file, line, "MultiHeadAttention too large");
+        return carma_err_at(err, file, line, "%s too large", cls);
     uint64_t pq = exact ? e * hk + bias * hk : 0, po = exact ? hk * e + bias * e : params;
     const uint64_t out[5] = {t * hk, s * hk, s * hk, heads * t * s, t * e};
     const uint64_t par[5] = {pq, pq, pq, 0, po};
@@ -1583,6 +1591,58 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
         if (frozen) {
             l->frozen = par[k];
             m->frozen += par[k];
+        }
+    }
+    return 0;
+}
+
+/* Keras's Attention and AdditiveAttention rows (output (batch, T, D)): one head and no
+ * projections, so there are no heads to give. The scores, T x S per sample (S: the
+ * key's length, s, or T), are a new tensor, then the softmax's output, which it keeps,
+ * and the dropout's mask and output (counted whatever its rate); the output is
+ * probabilities x values. Additive scores (AdditiveAttention, and Attention with a
+ * weight: score_mode="concat" holds one, as use_scale=True does, which the summary does
+ * not tell apart, so read so, the safe side) add the query and key over every pair
+ * first: a (T, S, dq) sum through a tanh that keeps its output, summed over dq (dq: the
+ * query's width, the widest of the row's and its inputs', dq). They are added as the
+ * layers they are: no attention row, as a fused kernel never runs them. `params`: its
+ * scales, on the first row; `frozen`: none trains. */
+static int keras_attention(struct est_model *m, const char *shape, size_t ext,
+                           uint64_t params, uint64_t s, uint64_t dq, int additive, int frozen,
+                           const char *file, size_t line, struct carma_err *err)
+{
+    int nd;
+    uint64_t t, d;
+    if (keras_one_tensor(shape, ext, &nd, &t, &d) < 0 || nd < 2)
+        return carma_err_at(err, file, line,
+                            "%s whose output is not one nonempty (batch, seq, width) tensor "
+                            "(return_attention_scores=True?): its scores cannot be sized; "
+                            "give a layer CSV (docs/estimator.md)",
+                            additive ? "AdditiveAttention" : "Attention");
+    if (s < t)
+        s = t;
+    if (dq < d)
+        dq = d;
+    if (t > EST_MAX_ELEMS / s || (additive && t * s > EST_MAX_ELEMS / dq))
+        return carma_err_at(err, file, line, "%s too large",
+                            additive ? "AdditiveAttention" : "Attention");
+    /* (kind, elements): the sum, tanh and their sum over dq; the scores' softmax and
+     * dropout; the output. A pooling is a new tensor that keeps its input. */
+    const struct {
+        enum est_kind kind;
+        uint64_t out;
+    } rows[] = {{EST_K_POOL, t * s * dq}, {EST_K_ACT, t * s * dq}, {EST_K_POOL, t * s},
+                {EST_K_SOFTMAX, t * s},   {EST_K_DROPOUT, t * s},  {EST_K_POOL, t * d}};
+    for (size_t k = additive ? 0 : 2; k < sizeof rows / sizeof rows[0]; k++) {
+        uint64_t p = k == (additive ? 0u : 2u) ? params : 0;
+        if (est_model_add(m, rows[k].kind, rows[k].out, p, 1, 0) < 0)
+            return carma_err_at(err, file, line, "too many layers or too large a layer");
+        struct est_layer *l = &m->layers[m->n - 1];
+        if (rows[k].kind == EST_K_ACT)
+            l->flags = EST_LF_SAVES_RESULT; /* tanh */
+        if (frozen && p) {
+            l->frozen = p;
+            m->frozen += p;
         }
     }
     return 0;
@@ -1734,10 +1794,20 @@ static uint64_t keras_last_dim(const char *s, size_t n)
 }
 
 /* The refusal of a Keras layer whose insides the summary does not list (a custom layer,
- * or a built-in one such as LocallyConnected2D). */
+ * or a built-in one such as LocallyConnected2D); `attention`: its type names attention
+ * (a custom one: it runs a MultiHeadAttention or its own). */
 static int keras_refuse_custom(const char *file, size_t line, const char *type, size_t type_n,
-                               uint64_t params, struct carma_err *err)
+                               uint64_t params, int attention, struct carma_err *err)
 {
+    if (attention)
+        return carma_err_at(err, file, line,
+                            "'%.*s' (%llu parameters) is an attention layer whose insides "
+                            "the summary does not list (not Keras's MultiHeadAttention, "
+                            "GroupedQueryAttention, Attention or AdditiveAttention), so its "
+                            "projections and probabilities (heads x seq x seq per sample) "
+                            "cannot be sized; give the model's layers (a layer CSV, "
+                            "docs/estimator.md)",
+                            (int)type_n, type, (unsigned long long)params);
     return carma_err_at(err, file, line,
                         "'%.*s' holds %llu parameters in a layer whose insides the summary "
                         "does not list, so what it keeps for backward, which grows with the "
@@ -1991,22 +2061,36 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                     m->input += out;
                 continue;
             }
-            if (type_n >= 18 && memcmp(type + type_n - 18, "MultiHeadAttention", 18) == 0) {
-                /* The key's length: from the inputs "Connected to" names (query, value,
-                 * key, masks: the longest of them), else the longest sequence so far
-                 * (the rows of a summary without that column are in call order) */
-                uint64_t ks = kseq, kw = 0;
+            int mha = type_n >= 18 && memcmp(type + type_n - 18, "MultiHeadAttention", 18) == 0;
+            int gqa = type_n >= 21 && memcmp(type + type_n - 21, "GroupedQueryAttention", 21) == 0;
+            int dot = type_n == 9 && memcmp(type, "Attention", 9) == 0;
+            int add = type_n == 17 && memcmp(type, "AdditiveAttention", 17) == 0;
+            if (mha || gqa || dot || add) {
+                /* The key's length and the query's width: from the inputs "Connected to"
+                 * names (query, value, key, masks: the longest of them), else the
+                 * longest sequence so far (the rows of a summary without that column
+                 * are in call order) */
+                uint64_t ks = kseq, kw = names.last;
                 if (connected) {
                     char cell[EST_MAX_LINE + 1];
                     size_t cl = keras_connected_cell(&L, t + j, tn - j, conn_col,
                                                      (size_t)level + 1, cell);
                     keras_connected(cell, cl, &names, &ks, &kw);
                 }
-                if ((rc = keras_mha(m, shape, ext, params, ks, frozen, file, L.line, err)))
+                if (mha || gqa)
+                    rc = keras_mha(m, shape, ext, params, ks, gqa, frozen, file, L.line, err);
+                else if (params > (dot ? 2 : 2 * (last > kw ? last : kw)))
+                    return keras_refuse_custom(file, L.line, type, type_n, params, 1, err);
+                else
+                    rc = keras_attention(m, shape, ext, params, ks, kw, add || params > 0,
+                                         frozen, file, L.line, err);
+                if (rc)
                     return rc;
                 rows++;
                 continue;
             }
+            if (est_kind_classify(type, type_n) == EST_K_ATTN)
+                return keras_refuse_custom(file, L.line, type, type_n, params, 1, err);
             /* Keras's Conv1D is a convolution; the name means a linear layer in prints
              * of Hugging Face's PyTorch models (est_kind_classify) */
             int kconv1d = type_n == 6 && memcmp(type, "Conv1D", 6) == 0;
@@ -2040,7 +2124,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                  * grows with the batch and sequence whatever its parameters (keras.io's
                  * TransformerBlock: 10,656). Only a per-channel holder (ConvNeXt's
                  * LayerScale: as many as the output's channels) is read. */
-                return keras_refuse_custom(file, L.line, type, type_n, params, err);
+                return keras_refuse_custom(file, L.line, type, type_n, params, 0, err);
             }
             if ((td || kconv1d ? est_model_add(m, kind, out, params, 1, 0)
                      : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
@@ -2085,7 +2169,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     uint64_t all = total > m->params ? total : m->params;
     if (opaque_block(opaque_params, all))
         return keras_refuse_custom(file, opaque_line, opaque_type, strlen(opaque_type),
-                                   opaque_params, err);
+                                   opaque_params, 0, err);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
     return 0;

@@ -384,6 +384,8 @@ expect2 "--heads must be an integer from 1 to 4096" --summary $M --batch 8 --seq
 expect2 "--heads must be at least 1" --summary $M --batch 8 --seq-len 128 --heads 0
 expect2 "keras2_mha.txt:9: Keras MultiHeadAttention: its number of heads" \
     --summary $C/summary_keras/keras2_mha.txt --batch 8
+expect2 "keras3_gqa_cross.txt:9: Keras GroupedQueryAttention: its number of heads" \
+    --summary $C/summary_keras/keras3_gqa_cross.txt --batch 8
 "$CARMA" estimate --summary $M --batch 8 --seq-len 128 --heads 8 --json >"$T/h8.json" ||
     fail "--heads 8"
 "$CARMA" estimate --summary $M --batch 8 --seq-len 128 --attention sdpa --json >"$T/hs.json" ||

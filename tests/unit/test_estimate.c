@@ -3184,16 +3184,26 @@ static void test_attention_heads(void **state)
                                     "output is not one nonempty"));
 }
 
+/* The first row of kind k in m at or after row i (m->n: none). */
+static size_t kind_row(const struct est_model *m, size_t i, enum est_kind k)
+{
+    while (i < m->n && m->layers[i].kind != k)
+        i++;
+    return i;
+}
+
 /* Keras's attention layers: a MultiHeadAttention's key length is its key's (the tensor
  * "Connected to" names, a model input too), else the longest sequence so far, inputs
- * included. */
+ * included; GroupedQueryAttention is read as a MultiHeadAttention of parameters / E;
+ * Attention and AdditiveAttention keep their single-head scores; any other attention
+ * layer hides its insides and is refused. */
 static void test_keras_attention_layers(void **state)
 {
     (void)state;
     struct est_model m;
     struct carma_err err;
     const struct est_coef *c = est_coef_default();
-    struct est_result r;
+    struct est_result r, r2;
     struct est_opts o = {.batch = 16, .optimizer = EST_OPT_ADAMW};
     size_t at;
 
@@ -3237,6 +3247,88 @@ static void test_keras_attention_layers(void **state)
         "Total params: 1,088\n";
     assert_int_equal(parse_heads(NULL, plain, 2, &m, &err), 0);
     assert_int_equal(attn_row(&m, NULL)->out, 2 * 8 * 700);
+
+    /* Keras 3's GroupedQueryAttention(head_dim=8, num_query_heads=4,
+     * num_key_value_heads=2) on 32-wide tokens, 100 queries over 300 keys: 3,168
+     * parameters, read as projections 3168 / 32 = 99 wide; its heads are --heads */
+    const char *gqa = "tests/fuzz/corpus/summary_keras/keras3_gqa_cross.txt";
+    rc = parse_heads(gqa, NULL, 0, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    a = attn_row(&m, &at);
+    assert_int_equal(a->heads_src, EST_HEADS_UNKNOWN);
+    assert_int_equal(m.heads_line, 9);
+    assert_string_equal(m.heads_class, "Keras GroupedQueryAttention");
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "line 9: Keras GroupedQueryAttention: its number of heads"));
+    assert_int_equal(parse_heads(gqa, NULL, 4, &m, &err), 0);
+    a = attn_row(&m, &at);
+    assert_int_equal(a->heads_src, EST_HEADS_GIVEN);
+    assert_int_equal(a->out, 4 * 100 * 300);
+    assert_int_equal(m.layers[at - 3].out, 100 * 99);
+    assert_int_equal(m.layers[at - 2].out, 300 * 99);
+    assert_int_equal(m.layers[at + 1].params, 3168); /* all of it, on one row */
+    assert_int_equal(m.params, 3201);
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+
+    /* Attention (dot scores, no weight) and AdditiveAttention (a scale per channel) from
+     * 10 queries over 300 values, 16 wide: no heads, scores 10 x 300; the additive one's
+     * tanh of 10 x 300 x 16 */
+    const char *att = "tests/fuzz/corpus/summary_keras/keras2_attention.txt";
+    rc = parse_heads(att, NULL, 0, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 49);
+    assert_int_equal(est_heads_used(&m, EST_ATTN_SHOWN), -1);
+    size_t k = kind_row(&m, 0, EST_K_SOFTMAX);
+    assert_true(k >= 1 && k + 2 < m.n);
+    assert_int_equal(m.layers[k - 1].kind, EST_K_POOL); /* q k^T */
+    assert_int_equal(m.layers[k - 1].out, 10 * 300);
+    assert_int_equal(m.layers[k].out, 10 * 300);
+    assert_int_equal(m.layers[k + 1].kind, EST_K_DROPOUT);
+    assert_int_equal(m.layers[k + 2].kind, EST_K_POOL); /* probabilities x values */
+    assert_int_equal(m.layers[k + 2].out, 10 * 16);
+    size_t t = kind_row(&m, k, EST_K_ACT);
+    assert_true(t < m.n);
+    assert_int_equal(m.layers[t].out, 10 * 300 * 16);
+    assert_int_equal(m.layers[t].flags, EST_LF_SAVES_RESULT);
+    assert_int_equal(m.layers[t - 1].params, 16);
+    assert_int_equal(m.layers[kind_row(&m, t, EST_K_SOFTMAX)].out, 10 * 300);
+    /* no fused kernel runs them: the same under --attention sdpa */
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    o.attention = EST_ATTN_SDPA;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r2, &err), 0);
+    assert_float_equal(r.estimate_mib, r2.estimate_mib, 1e-9);
+    o.attention = EST_ATTN_SHOWN;
+
+    /* a custom attention layer (the TensorFlow tutorial's GlobalSelfAttention, holding a
+     * MultiHeadAttention), with parameters or none, and an Attention with more weights
+     * than Keras's: refused */
+    char text[1024];
+    const char *fmt =
+        "Model: \"m\"\n"
+        " Layer (type)                Output Shape              Param #   \n"
+        "=================================================================\n"
+        " input_1 (InputLayer)        [(None, 200)]             0         \n"
+        "                                                                 \n"
+        " embedding (Embedding)       (None, 200, 32)           640000    \n"
+        "                                                                 \n"
+        " attn (%-20s  (None, 200, 32)           %-10s\n"
+        "=================================================================\n"
+        "Total params: %s\n";
+    snprintf(text, sizeof text, fmt, "GlobalSelfAttention)", "8480", "648,480");
+    assert_true(parse_heads(NULL, text, 2, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:8: 'GlobalSelfAttention' (8480 parameters) is an "
+                                    "attention layer whose insides the summary does not list"));
+    snprintf(text, sizeof text, fmt, "CausalAttention)", "0", "640,000");
+    assert_true(parse_heads(NULL, text, 2, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:8: 'CausalAttention' (0 parameters) is an attention"));
+    snprintf(text, sizeof text, fmt, "Attention)", "3", "640,003");
+    assert_true(parse_heads(NULL, text, 0, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:8: 'Attention' (3 parameters) is an attention"));
+    snprintf(text, sizeof text, fmt, "Attention)", "1", "640,001");
+    assert_int_equal(parse_heads(NULL, text, 0, &m, &err), 0);
+    assert_int_equal(m.layers[kind_row(&m, 0, EST_K_ACT)].out, 200 * 200 * 32); /* concat */
 }
 
 static void test_conformal_quantile(void **state)
