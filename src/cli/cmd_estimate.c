@@ -90,13 +90,9 @@ static void estimate_usage(FILE *f)
 static int parse_count(const char *s, const char *what, uint32_t max, uint32_t *out)
 {
     uint64_t v;
-    if (carma_parse_u64(s, &v) < 0 || v > max) {
+    if (carma_parse_u64(s, &v) < 0 || v < 1 || v > max) {
         fprintf(stderr, "carma estimate: %s must be an integer from 1 to %u, not '%s'\n", what,
                 max, s);
-        return -EINVAL;
-    }
-    if (v == 0) {
-        fprintf(stderr, "carma estimate: %s must be at least 1\n", what);
         return -EINVAL;
     }
     *out = (uint32_t)v;
@@ -130,14 +126,34 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 {
     int hs = est_heads_used(m, a);
     if (hs == EST_HEADS_ASSUMED)
-        return json_pack("{s:s,s:i,s:i,s:b}", "source", "assumed", "count",
-                         (int)m->heads_assumed, "head_size", 64, "counted", 1);
+        return json_pack("{s:s,s:i,s:i,s:b}", "source", est_heads_src_name(EST_HEADS_ASSUMED),
+                         "count", (int)m->heads_assumed, "head_size", 64, "counted", 1);
     if (m->heads)
-        return json_pack("{s:s,s:i,s:b}", "source", "given", "count", (int)m->heads,
-                         "counted", hs == EST_HEADS_GIVEN);
+        return json_pack("{s:s,s:i,s:b}", "source", est_heads_src_name(EST_HEADS_GIVEN),
+                         "count", (int)m->heads, "counted", hs == EST_HEADS_GIVEN);
     if (hs == EST_HEADS_SHOWN)
-        return json_pack("{s:s,s:b}", "source", "shown", "counted", 1);
+        return json_pack("{s:s,s:b}", "source", est_heads_src_name(EST_HEADS_SHOWN), "counted",
+                         1);
     return NULL;
+}
+
+/* Why a --heads counted nothing, for the text; attn: est_attention_assumed's answer.
+ * "The summary shows the heads" only where every probabilities row counted is one the
+ * table lists, [batch, heads, seq, seq] (a row of its own, not a module's output:
+ * est_layer.attn 0). */
+static const char *heads_unused_why(const struct est_model *m, enum est_attention a,
+                                    const char *attn)
+{
+    if (strcmp(attn, "none") == 0)
+        return "no attention blocks with heads";
+    if (strcmp(attn, "sdpa") == 0)
+        return "fused attention keeps no probabilities";
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_ATTN && est_layer_materialised(l, a) && l->attn)
+            return "its attention rows are sized as listed, not by heads";
+    }
+    return "the summary shows the heads: [batch, heads, seq, seq] rows";
 }
 
 int cmd_estimate(int argc, char **argv)
@@ -447,9 +463,7 @@ int cmd_estimate(int argc, char **argv)
         }
         if (m.heads && hs != EST_HEADS_GIVEN)
             printf("--heads %u: no effect (%s)\n", m.heads,
-                   strcmp(attn, "none") == 0 ? "no attention blocks"
-                   : strcmp(attn, "sdpa") == 0 ? "fused attention keeps no probabilities"
-                                               : "the summary shows the heads");
+                   heads_unused_why(&m, o.attention, attn));
         printf("  floor            %10.1f MiB  (%s)\n", r.floor_mib,
                est_floor_src_name(o.floor_src));
         printf("  weights          %10.1f MiB\n", r.weights_mib);

@@ -11,6 +11,7 @@
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
 #include "proto/proto.h"
+#include "util/csv.h"
 
 extern char **environ;
 
@@ -208,12 +209,10 @@ int cmd_submit(int argc, char **argv)
                       : !strcmp(a, "--batch")        ? (long)EST_MAX_BATCH
                       : !strcmp(a, "--heads")        ? (long)EST_MAX_HEADS
                                                      : (long)EST_MAX_SEQ;
-            char *end;
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (errno || *end || end == v || x < 1 || x > hi) {
-                fprintf(stderr, "carma submit: %s %s: an integer from 1 to %ld expected\n", a, v,
-                        hi);
+            uint64_t x; /* digits only, as carma estimate reads them */
+            if (carma_parse_u64(v, &x) < 0 || x < 1 || x > (uint64_t)hi) {
+                fprintf(stderr, "carma submit: %s must be an integer from 1 to %ld, not '%s'\n",
+                        a, hi, v);
                 json_decref(job);
                 return 2;
             }
@@ -224,7 +223,7 @@ int cmd_submit(int argc, char **argv)
                                      : !strcmp(a, "--seq-len") ? "seq_len"
                                      : !strcmp(a, "--heads")   ? "heads"
                                                                : "max_attempts",
-                                json_integer(x));
+                                json_integer((json_int_t)x));
         } else if (!strcmp(a, "--image-size")) {
             uint32_t h, w;
             if (cli_parse_image_size(v, &h, &w) < 0) {

@@ -53,11 +53,13 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
     return ret;
 }
 
-/* The estimator's bound for the request's summary; 0 when it has none. */
+/* The estimator's bound for the request's summary; 0 when it has none. *heads_used: the
+ * request's heads sized some attention probabilities (est_heads_used: EST_HEADS_GIVEN). */
 static int model_bound(const struct carma_req_job *rj, double *est, double *bound,
-                       struct carma_err *err)
+                       int *heads_used, struct carma_err *err)
 {
     *est = *bound = 0;
+    *heads_used = 0;
     if (!rj->summary || !rj->batch)
         return 0;
     struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
@@ -80,6 +82,8 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
         rc = est_heads_check(&m, o.attention, "summary", err);
     if (rc == 0)
         rc = est_compute(&m, est_coef_default(), &o, work, &r, err);
+    if (rc == 0)
+        *heads_used = est_heads_used(&m, o.attention) == EST_HEADS_GIVEN;
     free(work);
     free(layers);
     if (rc < 0)
@@ -90,9 +94,10 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
 }
 
 /* out->basis: where out's bound came from (b: the model's or history's bound, before
- * the declared floor; lo, hi: history's peaks). */
+ * the declared floor; lo, hi: history's peaks; heads_used: the job's heads sized the
+ * estimate, and are named). */
 static void describe(const struct carma_req_job *rj, struct carmad_bound *out, double lo,
-                     double hi, uint64_t b)
+                     double hi, uint64_t b, int heads_used)
 {
     char *p = out->basis;
     const size_t cap = sizeof out->basis;
@@ -112,7 +117,7 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
             snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
         if (rj->image_h)
             snprintf(img, sizeof img, ", image %ux%u", rj->image_h, rj->image_w);
-        if (rj->heads)
+        if (rj->heads && heads_used)
             snprintf(heads, sizeof heads, ", %u heads", rj->heads);
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
@@ -146,7 +151,8 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
 {
     memset(out, 0, sizeof *out);
     double mest, mbound;
-    int rc = model_bound(rj, &mest, &mbound, err);
+    int heads_used;
+    int rc = model_bound(rj, &mest, &mbound, &heads_used, err);
     if (rc < 0)
         return rc;
     out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;
@@ -175,6 +181,6 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
     out->bound_mib = (uint64_t)b > rj->mem_mib ? (uint64_t)b : rj->mem_mib;
     if (rj->mem_mib && rj->mem_mib >= (uint64_t)b)
         out->source = CARMAD_BOUND_DECLARED;
-    describe(rj, out, lo, hi, (uint64_t)b);
+    describe(rj, out, lo, hi, (uint64_t)b, heads_used);
     return 0;
 }

@@ -146,7 +146,8 @@ rc=0; CARMA_TIMEOUT=soon "$CARMA" gpus 2>"$T/err" >/dev/null || rc=$?
 "$CARMA" submit --mem lots -- true 2>/dev/null; [ $? = 2 ] || fail "bad --mem"
 "$CARMA" submit --gpus 9 -- true 2>"$T/err"; [ $? = 2 ] || fail "more GPUs than the server has"
 "$CARMA" submit --max-attempts 0 -- true 2>"$T/err"; [ $? = 2 ] || fail "--max-attempts 0"
-grep -q "an integer from 1 to 100 expected" "$T/err" || fail "max-attempts message: $(cat "$T/err")"
+grep -q "max-attempts must be an integer from 1 to 100, not '0'" "$T/err" ||
+    fail "max-attempts message: $(cat "$T/err")"
 "$CARMA" submit --batch 8 -- true 2>"$T/err"; [ $? = 2 ] || fail "--batch without --summary"
 grep -q "needs --summary" "$T/err" || fail "batch message: $(cat "$T/err")"
 printf 'not a model\n' >"$T/notes.txt"

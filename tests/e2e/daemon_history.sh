@@ -139,8 +139,20 @@ job["heads"] = 3
 r = ask(job)
 assert r["ok"] is False and "summary:6: an attention block whose query is 128 wide" in r["message"], r
 PY
-sd=$(submit --summary "$MHA" --batch 16 --seq-len 128 --attention sdpa -- true heads sdpa)
+# --heads under fused attention sizes nothing: carma estimate says "no effect", and the
+# basis does not name the heads
+sd=$(submit --summary "$MHA" --batch 16 --seq-len 128 --attention sdpa --heads 8 -- true heads sdpa)
+"$CARMA" show --json "$sd" > "$T/sd.json"
+grep -q '"bound_basis": "estimator (batch 16, seq 128, adamw, fp32, sdpa attention; estimate' \
+    "$T/sd.json" || fail "bound_basis of --heads under sdpa: $(grep bound_basis "$T/sd.json")"
 "$CARMA" wait --timeout 20 "$sd" >/dev/null
+# a count is spelled and checked as carma estimate does (digits only, 1 to the most)
+for h in 0 5000 " 8"; do
+    "$CARMA" submit --summary "$MHA" --batch 16 --seq-len 128 --heads "$h" -- true 2>"$T/err"
+    [ $? = 2 ] || fail "--heads '$h': exit status"
+    grep -q "^carma submit: --heads must be an integer from 1 to 4096, not '$h'$" "$T/err" ||
+        fail "--heads '$h': message: $(cat "$T/err")"
+done
 "$CARMA" submit --heads 8 -- true 2>"$T/err"; [ $? = 2 ] || fail "--heads without --summary: exit status"
 grep -q "needs --summary" "$T/err" || fail "--heads without --summary: message: $(cat "$T/err")"
 # two GPUs: DistributedDataParallel's gradient buckets on each

@@ -137,7 +137,7 @@ expect2() { # grep-pattern, args...
 }
 printf 'hello\nworld\n' >"$T/notes.txt"
 expect2 "$T/notes.txt:1: not a model summary" --summary "$T/notes.txt" --batch 8
-expect2 "batch must be at least 1" --summary $C/summary_csv/mlp.csv --batch 0
+expect2 "batch must be an integer from 1 to 1048576, not '0'" --summary $C/summary_csv/mlp.csv --batch 0
 expect2 "give --batch or --max-batch, not both" --summary $C/summary_csv/mlp.csv --batch 8 --max-batch
 expect2 "usage: carma estimate" --summary $C/summary_csv/mlp.csv
 expect2 "bert_base.txt:4: a sequence model" --summary $C/summary_modtree/bert_base.txt --batch 8
@@ -145,7 +145,7 @@ expect2 "bad_params.txt:4: bad parameter count" --summary $C/summary_torchsummar
 expect2 "unknown GPU kind" --summary $C/summary_csv/mlp.csv --batch 8 --gpu tpu
 expect2 "unknown optimizer" --summary $C/summary_csv/mlp.csv --batch 8 --optimizer lion
 expect2 "--floor must be MiB" --summary $C/summary_csv/mlp.csv --batch 8 --floor eager
-expect2 "--gpus must be at least 1" --summary $C/summary_csv/mlp.csv --batch 8 --gpus 0
+expect2 "--gpus must be an integer from 1 to 65536, not '0'" --summary $C/summary_csv/mlp.csv --batch 8 --gpus 0
 expect2 "--gpus must be an integer" --summary $C/summary_csv/mlp.csv --batch 8 --gpus two
 expect2 "No such file" --summary "$T/missing.txt" --batch 8
 printf 'type,out_elems,params,params\nLinear,10,100,100\n' >"$T/dup.csv"
@@ -381,11 +381,16 @@ expect2 "give --heads N" --summary $M --batch 8 --seq-len 128 --attention eager
 expect2 "mha_classifier.txt:6: an attention block whose query is 128 wide: --heads 3 does not" \
     --summary $M --batch 8 --seq-len 128 --heads 3
 expect2 "--heads must be an integer from 1 to 4096" --summary $M --batch 8 --seq-len 128 --heads 5000
-expect2 "--heads must be at least 1" --summary $M --batch 8 --seq-len 128 --heads 0
+expect2 "--heads must be an integer from 1 to 4096, not '0'" --summary $M --batch 8 --seq-len 128 --heads 0
 expect2 "keras2_mha.txt:9: Keras MultiHeadAttention: its number of heads" \
     --summary $C/summary_keras/keras2_mha.txt --batch 8
 expect2 "keras3_gqa_cross.txt:9: Keras GroupedQueryAttention: its number of heads" \
     --summary $C/summary_keras/keras3_gqa_cross.txt --batch 8
+# Keras's Attention has one head: --heads sizes nothing there, and the text says why
+"$CARMA" estimate --summary $C/summary_keras/keras2_attention.txt --batch 8 --heads 4 \
+    >"$T/ka.txt" || fail "Keras Attention --heads 4"
+grep -q "^--heads 4: no effect (no attention blocks with heads)" "$T/ka.txt" ||
+    fail "--heads on Keras Attention: $(cat "$T/ka.txt")"
 "$CARMA" estimate --summary $M --batch 8 --seq-len 128 --heads 8 --json >"$T/h8.json" ||
     fail "--heads 8"
 "$CARMA" estimate --summary $M --batch 8 --seq-len 128 --attention sdpa --json >"$T/hs.json" ||

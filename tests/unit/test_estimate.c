@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/history.h"
 #include "estimate/estimate.h"
 #include "estimate/fit.h"
 #include "estimate/history.h"
@@ -3331,6 +3332,40 @@ static void test_keras_attention_layers(void **state)
     assert_int_equal(m.layers[kind_row(&m, 0, EST_K_ACT)].out, 200 * 200 * 32); /* concat */
 }
 
+/* carmad's basis for an estimator bound (carma show) names the job's heads only where
+ * they sized the estimate: under fused attention they size nothing. */
+static void test_bound_basis_heads(void **state)
+{
+    (void)state;
+    struct carma_err err;
+    char dir[] = "/tmp/carma-basis-XXXXXX", db[64], cmd[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/carma.db", dir);
+    struct carma_store *st;
+    assert_int_equal(carma_store_open(&st, db, &err), 0);
+    char *text = NULL;
+    size_t len;
+    assert_int_equal(carma_file_read("tests/fuzz/corpus/summary_modtree/mha_classifier.txt",
+                                     EST_MAX_INPUT, &text, &len, &err),
+                     0);
+    const char *argv[] = {"true", NULL};
+    struct carma_req_job rj = {.argv = argv, .argc = 1, .cwd = "/", .summary = text,
+                               .gpus = 1, .batch = 16, .seq_len = 128, .heads = 8,
+                               .train = {.optimizer = EST_OPT_ADAMW}};
+    struct carmad_bound b;
+    assert_int_equal(carmad_job_bound(st, &rj, "[\"true\"]", 1000, &b, &err), 0);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    assert_non_null(strstr(b.basis, "estimator (batch 16, seq 128, 8 heads, adamw"));
+    rj.train.attention = EST_ATTN_SDPA;
+    assert_int_equal(carmad_job_bound(st, &rj, "[\"true\"]", 1000, &b, &err), 0);
+    assert_null(strstr(b.basis, "heads"));
+    assert_non_null(strstr(b.basis, "estimator (batch 16, seq 128, adamw, fp32, sdpa attention"));
+    free(text);
+    carma_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_conformal_quantile(void **state)
 {
     (void)state;
@@ -3624,6 +3659,7 @@ int main(void)
         cmocka_unit_test(test_replay_cpu_peaks),
         cmocka_unit_test(test_attention_heads),
         cmocka_unit_test(test_keras_attention_layers),
+        cmocka_unit_test(test_bound_basis_heads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
