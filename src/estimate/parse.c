@@ -1693,8 +1693,8 @@ static void keras_names_add(struct keras_names *nm, const char *name, size_t n,
  * (TF 2.x: "['input_1[0][0]', 'input_2[0][0]']") or not (Keras 3, older TF), a name
  * without its [i][j] being cut (Keras 3's ellipsis, dropped by keras3_join): matched as a
  * prefix. A name not among nm's rows, or whose output is not one tensor, counts as the
- * largest of every row before (nm->seq, nm->last); so do the names after the 16th. 0, 0
- * when the cell names none. */
+ * largest of every row before (nm->seq, nm->last); so do the names after the 16th, and
+ * a cell that names none (a layer's is never empty: cut or edited). */
 static void keras_connected(const char *c, size_t n, const struct keras_names *nm,
                             uint64_t *seq, uint64_t *last)
 {
@@ -1741,6 +1741,10 @@ static void keras_connected(const char *c, size_t n, const struct keras_names *n
         }
         *seq = s > *seq ? s : *seq;
         *last = l > *last ? l : *last;
+    }
+    if (!names) {
+        *seq = nm->seq;
+        *last = nm->last;
     }
 }
 

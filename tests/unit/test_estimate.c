@@ -3236,6 +3236,20 @@ static void test_keras_attention_layers(void **state)
         "Total params: 1,088\n";
     assert_int_equal(parse_heads(NULL, unknown, 2, &m, &err), 0);
     assert_int_equal(attn_row(&m, NULL)->out, 2 * 8 * 1000);
+    /* so is a cell that names nothing (a layer's never is: a cut print) */
+    const char *empty =
+        "Model: \"m\"\n"
+        " Layer (type)                   Output Shape         Param #     Connected to       \n"
+        "=====================================================================================\n"
+        " query (InputLayer)             [(None, 8, 16)]      0           []                 \n"
+        "                                                                                    \n"
+        " long (InputLayer)              [(None, 1000, 16)]   0           []                 \n"
+        "                                                                                    \n"
+        " mha (MultiHeadAttention)       (None, 8, 16)        1088        []                 \n"
+        "=====================================================================================\n"
+        "Total params: 1,088\n";
+    assert_int_equal(parse_heads(NULL, empty, 2, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->out, 2 * 8 * 1000);
     /* no "Connected to" column: the longest sequence so far, an input's too */
     const char *plain =
         "Model: \"m\"\n"
