@@ -3095,60 +3095,106 @@ static void rows_reverse(struct est_layer *r, size_t a, size_t b)
 }
 
 /* Block f of a sequence model closes (named children: a Sequential runs in its listed
- * order). A module tree lists modules in definition order, and nothing runs before the
- * token embedding: a direct child listed before the child holding f's first embedding
- * table (E wide), whose last linear layer maps E features to the V rows of a table of f
- * that is E wide (Linear(E -> V), the output head over that vocabulary: litgpt's GPT
- * defines lm_head before its transformer), runs last; its rows move to the end of f.
- * Such a child whose last linear layer maps E features to more than E but to no
- * table's vocabulary may be a head or a projection run right after the embedding,
- * which the print does not say: refused, naming its line. Children holding a
- * checkpointing unit (a ModuleList's layers: the model's body) stay. */
+ * order). A module tree lists modules in definition order, and an output head over the
+ * vocabulary runs last wherever it is listed: litgpt's GPT defines lm_head before its
+ * transformer, and weight tying is often written wte, lm_head, then the layers. The
+ * token table is f's table with the most rows, V x E: a position or token-type table
+ * has fewer (what a linear layer maps to is no evidence: a projection may match a
+ * position table's rows). The body is the first child, at or after the one holding
+ * that table, that holds a checkpointing unit (a ModuleList's layers). A direct child
+ * holding no unit, listed before the token table's child, or after it and before the
+ * body, whose last linear layer maps E features to V (Linear(E -> V), tied or not), is
+ * the head: its rows move to the end of f, and the norms and dropouts after it that
+ * took its width (they print no size) get E back. Without a body, the children after
+ * the table keep their place (an embedding, a head, a softmax: that may be the call
+ * order). A child listed before the table whose last linear layer maps E to more than E
+ * features but not to V may be a head or a projection run right after the embedding,
+ * which the print does not say: refused, naming its line. A narrower
+ * one (a classifier defined first) stays, the safe side, and so do children holding
+ * units before the table (a body defined before its embedding). */
 static int head_last(struct est_model *m, const struct mt_frame *f, const char *file,
                      struct carma_err *err)
 {
-    size_t j = f->first;
-    while (j < m->n && m->layers[j].kind != EST_K_EMBED)
-        j++;
     unsigned nk = f->child < MT_KIDS ? f->child : MT_KIDS;
-    if (j == m->n || nk < 2 || f->kid[0] >= j)
+    if (nk < 2)
         return 0;
-    unsigned cj = 0; /* the child holding row j */
+    size_t j = SIZE_MAX; /* the token table's row: the first of the most rows */
+    uint64_t v = 0;
+    for (size_t r = f->first; r < m->n; r++) {
+        const struct est_layer *t = &m->layers[r];
+        if (t->kind == EST_K_EMBED && t->out && t->params % t->out == 0 && t->params / t->out > v) {
+            v = t->params / t->out;
+            j = r;
+        }
+    }
+    if (j == SIZE_MAX || j < f->kid[0])
+        return 0;
+    /* children whose rows are known: each ends where the next begins, the last at m->n */
+    unsigned known = f->child > nk ? nk - 1 : nk;
+    unsigned cj = 0; /* the child holding row j (past `known`: one not recorded) */
     while (cj + 1 < nk && f->kid[cj + 1] <= j)
         cj++;
     if (cj + 1 == nk && f->child > nk)
-        return 0; /* in a child past those recorded */
+        cj = nk;
     uint64_t e = m->layers[j].out;
+    size_t line = f->kid_line[cj < nk ? cj : nk - 1];
+    size_t h[MT_KIDS]; /* each child's last linear layer */
+    unsigned units[MT_KIDS], body = known;
+    for (unsigned i = 0; i < known; i++) {
+        h[i] = SIZE_MAX;
+        units[i] = 0;
+        for (size_t r = f->kid[i], b = i + 1 < nk ? f->kid[i + 1] : m->n; r < b; r++) {
+            if (m->layers[r].kind == EST_K_LINEAR)
+                h[i] = r;
+            units[i] |= m->layers[r].unit;
+        }
+        if (units[i] && i >= cj && body == known)
+            body = i; /* from here on the rows are in call order */
+    }
     size_t lo[MT_KIDS], len[MT_KIDS];
     unsigned nh = 0;
-    for (unsigned i = 0; i < cj; i++) {
-        size_t a = f->kid[i], b = f->kid[i + 1], h = SIZE_MAX;
-        unsigned units = 0;
-        for (size_t r = a; r < b; r++) {
-            if (m->layers[r].kind == EST_K_LINEAR)
-                h = r;
-            units |= m->layers[r].unit;
-        }
-        if (h == SIZE_MAX || units)
+    for (unsigned i = 0; i < body; i++) {
+        /* after the table, only with a body after it: without one (an embedding, a head,
+         * a softmax) the listed order may well be the call order */
+        if (i == cj || h[i] == SIZE_MAX || units[i] || (i > cj && body == known))
             continue;
-        const struct est_layer *l = &m->layers[h];
-        int vocab = 0;
-        for (size_t r = j; r < m->n && !vocab; r++) {
-            const struct est_layer *t = &m->layers[r];
-            vocab = t->kind == EST_K_EMBED && t->out && t->params % t->out == 0 &&
-                    t->params / t->out == l->out && linear_reads(l, t->out);
-        }
-        if (vocab) {
-            lo[nh] = a;
-            len[nh++] = b - a;
-        } else if (linear_reads(l, e) && l->out > e && !m->patch_h) {
+        const struct est_layer *l = &m->layers[h[i]];
+        if (l->out == v && linear_reads(l, e)) {
+            lo[nh] = f->kid[i];
+            len[nh++] = (i + 1 < nk ? f->kid[i + 1] : m->n) - f->kid[i];
+        } else if (i < cj && linear_reads(l, e) && l->out > e && !m->patch_h) {
             return carma_err_at(err, file, f->kid_line[i],
                                 "a linear layer (%llu -> %llu features) listed before the "
                                 "token embedding (line %zu): a module tree lists modules as "
                                 "defined, and this one may be an output head, which runs "
                                 "last, or a projection run after the embedding; give a "
                                 "torchinfo table (it lists layers in call order)",
-                                (unsigned long long)e, (unsigned long long)l->out, f->kid_line[cj]);
+                                (unsigned long long)e, (unsigned long long)l->out, line);
+        }
+    }
+    /* The norms and dropouts listed after a head that print no size took its width (the
+     * parser sizes them from the tensor before): they read E. A sized row ends that, and
+     * so does an activation or softmax, which may be the head's own (left V wide: the
+     * safe side). */
+    for (unsigned k = 0; k < nh; k++) {
+        uint64_t hv = 0;
+        for (size_t r = lo[k]; r < lo[k] + len[k]; r++) {
+            uint8_t kd = m->layers[r].kind;
+            if (kd == EST_K_LINEAR || kd == EST_K_EMBED || kd == EST_K_NORM)
+                hv = m->layers[r].out;
+        }
+        for (size_t r = lo[k] + len[k]; hv && hv != e && r < m->n; r++) {
+            struct est_layer *t = &m->layers[r];
+            if (t->kind == EST_K_OTHER && t->out != hv)
+                continue;
+            if ((t->kind != EST_K_NORM && t->kind != EST_K_DROPOUT) || t->out != hv)
+                break;
+            if (t->kind == EST_K_NORM && t->params % hv == 0) {
+                uint64_t p = t->params / hv * e; /* a scale (and a shift) per feature */
+                m->params = m->params - t->params * t->count + p * t->count;
+                t->params = p;
+            }
+            t->out = e;
         }
     }
     /* each head to the end, in listed order: the later ones have moved up by then */

@@ -1074,6 +1074,106 @@ static void test_modtree_head_first(void **state)
                                  "torchinfo table (it lists layers in call order)");
 }
 
+/* The head's place among a flat model's children (GPT(...) with wte, wpe, lm_head, the
+ * layers and ln_f in any order): a position table listed first, a head listed between
+ * the token embedding and the layers. The layers' RMSNorm() prints no size: the parser
+ * sizes it from the row before. */
+#define FLAT_WTE "  (wte): Embedding(1000, 64)\n"
+#define FLAT_WPE "  (wpe): Embedding(128, 64)\n"
+#define FLAT_BODY                                                                                  \
+    "  (h): ModuleList(\n"                                                                         \
+    "    (0-1): 2 x Block(\n"                                                                      \
+    "      (norm_1): RMSNorm()\n"                                                                  \
+    "      (attn): CausalSelfAttention(\n"                                                         \
+    "        (qkv): Linear(in_features=64, out_features=192, bias=False)\n"                        \
+    "        (proj): Linear(in_features=64, out_features=64, bias=False)\n"                        \
+    "      )\n"                                                                                    \
+    "      (norm_2): RMSNorm()\n"                                                                  \
+    "      (mlp): MLP(\n"                                                                          \
+    "        (fc): Linear(in_features=64, out_features=256, bias=True)\n"                          \
+    "        (act): GELU(approximate='none')\n"                                                    \
+    "        (proj): Linear(in_features=256, out_features=64, bias=True)\n"                        \
+    "      )\n"                                                                                    \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (ln_f): RMSNorm()\n"
+
+/* s parses to the same rows and the same estimate as ref (the head listed last). */
+static void same_as_listed_last(const char *s, const char *ref)
+{
+    static struct est_layer la[EST_MAX_LAYERS];
+    struct est_model m, last;
+    struct carma_err err;
+    if (parse_str(s, &m, &err))
+        fail_msg("%s", err.msg);
+    est_model_init(&last, la, EST_MAX_LAYERS);
+    if (est_parse(ref, strlen(ref), "l.txt", &last, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, last.n);
+    assert_int_equal(m.layers[m.n - 1].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[m.n - 1].out, 1000);
+    assert_memory_equal(m.layers, last.layers, m.n * sizeof m.layers[0]);
+    assert_int_equal(m.params, last.params);
+    struct est_opts o = {
+        .batch = 4, .seq = 128, .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_BF16};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&last, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_float_equal(a.estimate_mib, b.estimate_mib, 1e-9);
+    assert_float_equal(a.bound_mib, b.bound_mib, 1e-9);
+}
+
+/* A position table listed first: the token table is the larger one, and the head
+ * before it still runs last (it stayed first: the logits vanished). */
+static void test_modtree_head_after_position_table(void **state)
+{
+    (void)state;
+    same_as_listed_last("GPT(\n" FLAT_WPE HEAD_LINE FLAT_WTE FLAT_BODY ")\n",
+                        "GPT(\n" FLAT_WPE FLAT_WTE FLAT_BODY HEAD_LINE ")\n");
+}
+
+/* Weight tying written beside the embedding: wte, lm_head, then the layers. The head
+ * runs last, and the first RMSNorm() reads E, not the head's V (it was read 1000 wide,
+ * and the head ran mid-model: a bound far too large). */
+static void test_modtree_head_before_body(void **state)
+{
+    (void)state;
+    same_as_listed_last("GPT(\n" FLAT_WTE HEAD_LINE FLAT_WPE FLAT_BODY ")\n",
+                        "GPT(\n" FLAT_WTE FLAT_WPE FLAT_BODY HEAD_LINE ")\n");
+    same_as_listed_last("GPT(\n" FLAT_WTE HEAD_LINE FLAT_BODY ")\n",
+                        "GPT(\n" FLAT_WTE FLAT_BODY HEAD_LINE ")\n");
+}
+
+static void test_modtree_head_token_vocabulary(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    /* only the token table's vocabulary makes a head: a projection to a position
+     * table's 128 rows listed before the tables is refused (it was moved) */
+    const char *proj =
+        "GPT(\n"
+        "  (proj): Linear(in_features=64, out_features=128, bias=True)\n" FLAT_WTE FLAT_WPE
+            FLAT_BODY ")\n";
+    assert_true(parse_str(proj, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: a linear layer (64 -> 128 features) listed before "
+                                 "the token embedding (line 3): a module tree lists modules "
+                                 "as defined, and this one may be an output head, which runs "
+                                 "last, or a projection run after the embedding; give a "
+                                 "torchinfo table (it lists layers in call order)");
+    /* and a 2-class classifier defined first stays first beside a token-type table of 2
+     * rows (it was moved to the end as that table's "vocabulary") */
+    const char *cls = "Net(\n"
+                      "  (classifier): Linear(in_features=64, out_features=2, bias=True)\n"
+                      "  (word): Embedding(1000, 64)\n"
+                      "  (token_type): Embedding(2, 64)\n"
+                      "  (fc): Linear(in_features=64, out_features=64, bias=True)\n"
+                      ")\n";
+    assert_int_equal(parse_str(cls, &m, &err), 0);
+    assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[0].out, 2);
+}
+
 /* PyTorch's nn.TransformerEncoderLayer and TransformerDecoderLayer run F.relu (or F.gelu)
  * between linear1 and dropout, which the print does not show unless a module was passed
  * as `activation` (printed last): linear1's width is kept once more per token. */
@@ -3638,6 +3738,9 @@ int main(void)
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_head_first),
+        cmocka_unit_test(test_modtree_head_after_position_table),
+        cmocka_unit_test(test_modtree_head_before_body),
+        cmocka_unit_test(test_modtree_head_token_vocabulary),
         cmocka_unit_test(test_modtree_torch_transformer_layer),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
