@@ -2500,6 +2500,8 @@ struct mt_frame {
     uint64_t lora_params, lora_rank;
     size_t kid[MT_KIDS];      /* the row and line where each of its first direct children */
     size_t kid_line[MT_KIDS]; /* began (sequence trees: head_last) */
+    uint64_t tab_rows;        /* its Embedding table with the most rows (the first of */
+    size_t tab_line;          /* equals) and its line (head_last) */
 };
 
 /* Parts of a PEFT model's print (peft >= 0.7): `lora.Linear(` (also lora.Linear4bit,
@@ -3109,7 +3111,7 @@ static void rows_reverse(struct est_layer *r, size_t a, size_t b)
  * the table keep their place (an embedding, a head, a softmax: that may be the call
  * order). A child listed before the table whose last linear layer maps E to more than E
  * features but not to V may be a head or a projection run right after the embedding,
- * which the print does not say: refused, naming its line. A narrower
+ * which the print does not say: refused, naming its line and the table's. A narrower
  * one (a classifier defined first) stays, the safe side, and so do children holding
  * units before the table (a body defined before its embedding). */
 static int head_last(struct est_model *m, const struct mt_frame *f, const char *file,
@@ -3137,7 +3139,8 @@ static int head_last(struct est_model *m, const struct mt_frame *f, const char *
     if (cj + 1 == nk && f->child > nk)
         cj = nk;
     uint64_t e = m->layers[j].out;
-    size_t line = f->kid_line[cj < nk ? cj : nk - 1];
+    size_t line =
+        f->tab_rows == v && f->tab_line ? f->tab_line : f->kid_line[cj < nk ? cj : nk - 1];
     size_t h[MT_KIDS]; /* each child's last linear layer */
     unsigned units[MT_KIDS], body = known;
     for (unsigned i = 0; i < known; i++) {
@@ -3452,6 +3455,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     up->scores_inside = 1;
                 if (f->width > up->width)
                     up->width = f->width;
+                if (f->tab_rows > up->tab_rows) {
+                    up->tab_rows = f->tab_rows;
+                    up->tab_line = f->tab_line;
+                }
             }
             depth--;
             if (depth < 0)
@@ -3719,6 +3726,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = (uint64_t)pos[1];
             params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
             m->needs_seq = 1;
+            if (depth >= 0 && (uint64_t)pos[0] > st[depth].tab_rows) {
+                st[depth].tab_rows = (uint64_t)pos[0]; /* head_last cites it */
+                st[depth].tab_line = L.line;
+            }
             if (!m->needs_seq_line)
                 m->needs_seq_line = L.line;
             /* a learned position table bounds the sequence the model can take */

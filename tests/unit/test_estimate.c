@@ -1150,7 +1150,8 @@ static void test_modtree_head_token_vocabulary(void **state)
     struct est_model m;
     struct carma_err err;
     /* only the token table's vocabulary makes a head: a projection to a position
-     * table's 128 rows listed before the tables is refused (it was moved) */
+     * table's 128 rows listed before the tables is refused (it was moved), naming the
+     * token table's own line */
     const char *proj =
         "GPT(\n"
         "  (proj): Linear(in_features=64, out_features=128, bias=True)\n" FLAT_WTE FLAT_WPE
@@ -1172,6 +1173,19 @@ static void test_modtree_head_token_vocabulary(void **state)
     assert_int_equal(parse_str(cls, &m, &err), 0);
     assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
     assert_int_equal(m.layers[0].out, 2);
+}
+
+/* The refusal names the token table's own line, not the block holding it (line 3). */
+static void test_modtree_head_refusal_line(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *nested =
+        HEAD_GPT("  (proj): Linear(in_features=64, out_features=256, bias=True)\n", "");
+    assert_true(parse_str(nested, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:2: a linear layer (64 -> 256 features) listed "
+                                    "before the token embedding (line 4)"));
 }
 
 /* PyTorch's nn.TransformerEncoderLayer and TransformerDecoderLayer run F.relu (or F.gelu)
@@ -3741,6 +3755,7 @@ int main(void)
         cmocka_unit_test(test_modtree_head_after_position_table),
         cmocka_unit_test(test_modtree_head_before_body),
         cmocka_unit_test(test_modtree_head_token_vocabulary),
+        cmocka_unit_test(test_modtree_head_refusal_line),
         cmocka_unit_test(test_modtree_torch_transformer_layer),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
