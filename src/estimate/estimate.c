@@ -262,6 +262,8 @@ const char *est_heads_src_name(enum est_heads_src s)
 int est_heads_check(const struct est_model *m, enum est_attention a, const char *file,
                     struct carma_err *err)
 {
+    if (!m->heads_line) /* the parser sets it with the first row of unknown heads */
+        return 0;
     for (size_t i = 0; i < m->n; i++) {
         const struct est_layer *l = &m->layers[i];
         if (l->kind != EST_K_ATTN || l->heads_src != EST_HEADS_UNKNOWN ||

@@ -365,6 +365,13 @@ static uint64_t base_params(const struct est_layer *l)
     return l->rank ? l->frozen : l->params;
 }
 
+/* p is the parameter count of a linear layer from `in` to `out` features, with or
+ * without a bias. */
+static int linear_params(uint64_t p, uint64_t in, uint64_t out)
+{
+    return in && out && out <= EST_MAX_PARAMS / in && (p == in * out || p == in * out + out);
+}
+
 /* Linear layers g and u both E -> I and d I -> E (E != I, each with or without a
  * bias): a gated MLP's gate, up and down projections. Their outputs are per token (a
  * module tree) or per sample, S tokens times the width (a table): S follows from
@@ -380,9 +387,9 @@ static int gated_shapes(const struct est_layer *g, const struct est_layer *u,
     if (sq == 0 || g->out % sq || d->out % sq)
         return 0;
     uint64_t i = g->out / sq, e = d->out / sq;
-    if (e == i || i > EST_MAX_PARAMS / e)
+    if (e == i)
         return 0;
-    return (gp == e * i || gp == e * i + i) && (dp == e * i || dp == e * i + e);
+    return linear_params(gp, e, i) && linear_params(dp, i, e);
 }
 
 /* Tables list layers in call order: a gated MLP shows as gate, activation, up, down.
@@ -1516,6 +1523,18 @@ static int keras_one_tensor(const char *s, size_t n, int *nd, uint64_t *mid, uin
     return 0;
 }
 
+/* The refusal of a Keras attention row (class cls) whose output shape cannot size its
+ * `what`. */
+static int keras_attn_shape_refusal(const char *file, size_t line, const char *cls,
+                                    const char *what, struct carma_err *err)
+{
+    return carma_err_at(err, file, line,
+                        "%s whose output is not one nonempty (batch, seq, width) tensor "
+                        "(return_attention_scores=True?): its %s cannot be sized; give a layer "
+                        "CSV (docs/estimator.md)",
+                        cls, what);
+}
+
 /* Keras's MultiHeadAttention row (keras_nlp's CachedMultiHeadAttention too), whose output
  * is (batch, T, E): it runs query, key and value projections (EinsumDense, E -> heads x
  * key_dim, HK wide), the probabilities (heads x T x S per sample) and an output projection
@@ -1539,11 +1558,8 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
     int nd;
     uint64_t t, e;
     if (keras_one_tensor(shape, ext, &nd, &t, &e) < 0 || nd < 2)
-        return carma_err_at(err, file, line,
-                            "%s whose output is not one nonempty (batch, seq, width) tensor "
-                            "(return_attention_scores=True?): its projections and "
-                            "probabilities cannot be sized; give a layer CSV "
-                            "(docs/estimator.md)", cls);
+        return keras_attn_shape_refusal(file, line, cls, "projections and probabilities",
+                                        err);
     uint64_t s = kseq > t ? kseq : t, hk, bias = 1;
     int exact = 1;
     if (grouped) {
@@ -1614,11 +1630,9 @@ static int keras_attention(struct est_model *m, const char *shape, size_t ext,
     int nd;
     uint64_t t, d;
     if (keras_one_tensor(shape, ext, &nd, &t, &d) < 0 || nd < 2)
-        return carma_err_at(err, file, line,
-                            "%s whose output is not one nonempty (batch, seq, width) tensor "
-                            "(return_attention_scores=True?): its scores cannot be sized; "
-                            "give a layer CSV (docs/estimator.md)",
-                            additive ? "AdditiveAttention" : "Attention");
+        return keras_attn_shape_refusal(file, line,
+                                        additive ? "AdditiveAttention" : "Attention",
+                                        "scores", err);
     if (s < t)
         s = t;
     if (dq < d)
@@ -2108,8 +2122,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 /* the row shows the wrapped layer's parameters, not the layer: a Dense
                  * from the row before's features is one (a per-step classifier) */
                 uint64_t in = in_last, o = last;
-                int dense = in && o && in <= EST_MAX_PARAMS / o &&
-                            (params == in * o || params == in * o + o);
+                int dense = linear_params(params, in, o);
                 if (!dense)
                     return carma_err_at(err, file, L.line,
                                         "TimeDistributed holds %llu parameters, not a Dense "
@@ -3062,8 +3075,7 @@ static int plain_mlp(struct est_model *m, const struct mt_frame *f)
     size_t a = f->dlin[0], b = f->dlin[1], act = f->dact;
     const struct est_layer *l1 = &m->layers[a], *l2 = &m->layers[b];
     uint64_t i = l1->out, e = l2->out;
-    if ((act > a && act < b) || !i || !e || i > EST_MAX_PARAMS / e ||
-        (base_params(l2) != i * e && base_params(l2) != i * e + e))
+    if ((act > a && act < b) || !linear_params(base_params(l2), i, e))
         return 0;
     struct est_layer row = m->layers[act];
     row.out = i;
@@ -3081,9 +3093,7 @@ static int plain_mlp(struct est_model *m, const struct mt_frame *f)
  * without a bias). */
 static int linear_reads(const struct est_layer *l, uint64_t e)
 {
-    uint64_t p = base_params(l), o = l->out;
-    return l->kind == EST_K_LINEAR && e && o && o <= EST_MAX_PARAMS / e &&
-           (p == e * o || p == e * o + o);
+    return l->kind == EST_K_LINEAR && linear_params(base_params(l), e, l->out);
 }
 
 /* Reverses rows [a, b). */
