@@ -120,6 +120,18 @@ uint64_t cli_parse_id(const char *cmd, const char *s)
     return v;
 }
 
+int cli_parse_count(const char *cmd, const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v;
+    if (carma_parse_u64(s, &v) < 0 || v < 1 || v > max) {
+        fprintf(stderr, "carma %s: %s must be an integer from 1 to %llu, not '%s'\n", cmd, opt,
+                (unsigned long long)max, s);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
 int cli_parse_image_size(const char *s, uint32_t *h, uint32_t *w)
 {
     uint64_t v[2];

@@ -44,6 +44,10 @@ uint64_t cli_parse_id(const char *cmd, const char *s);
 /* Parses "4096", "4096M", "16G", "16GiB" to MiB; -1 on error. */
 int64_t cli_parse_mib(const char *s);
 
+/* Parses an option's count, digits only, 1..max, into *out; -EINVAL on error, printed as
+ * "carma CMD: OPT must be an integer from 1 to MAX, not 'S'". */
+int cli_parse_count(const char *cmd, const char *opt, const char *s, uint64_t max, uint64_t *out);
+
 /* Parses an image size "H" (square) or "HxW", each 1..65536; -1 on error. */
 int cli_parse_image_size(const char *s, uint32_t *h, uint32_t *w);
 

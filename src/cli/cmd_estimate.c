@@ -86,15 +86,12 @@ static void estimate_usage(FILE *f)
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
-/* An option's count: an integer from 1 to max. */
+/* An option's count: an integer from 1 to max (at most UINT32_MAX). */
 static int parse_count(const char *s, const char *what, uint32_t max, uint32_t *out)
 {
     uint64_t v;
-    if (carma_parse_u64(s, &v) < 0 || v < 1 || v > max) {
-        fprintf(stderr, "carma estimate: %s must be an integer from 1 to %u, not '%s'\n", what,
-                max, s);
+    if (cli_parse_count("estimate", what, s, max, &v) < 0)
         return -EINVAL;
-    }
     *out = (uint32_t)v;
     return 0;
 }

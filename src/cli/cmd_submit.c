@@ -210,9 +210,7 @@ int cmd_submit(int argc, char **argv)
                       : !strcmp(a, "--heads")        ? (long)EST_MAX_HEADS
                                                      : (long)EST_MAX_SEQ;
             uint64_t x; /* digits only, as carma estimate reads them */
-            if (carma_parse_u64(v, &x) < 0 || x < 1 || x > (uint64_t)hi) {
-                fprintf(stderr, "carma submit: %s must be an integer from 1 to %ld, not '%s'\n",
-                        a, hi, v);
+            if (cli_parse_count("submit", a, v, (uint64_t)hi, &x) < 0) {
                 json_decref(job);
                 return 2;
             }
