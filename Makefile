@@ -48,7 +48,7 @@ FUZZERS   = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCHES   = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FAKES     = $(foreach d,$(FAKE_DIRS),$(BUILD)/fake/$(notdir $(d))/lib$(notdir $(d)).so)
 
-.PHONY: all deps build demo test test-unit test-e2e test-fuzz bench fuzz eval-estimator clean format
+.PHONY: all deps build demo test test-all bench fuzz eval-estimator clean format
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -118,10 +118,12 @@ demo: all
 	$(BIN)/carma sim --trace data/trace-mix90.csv --gpus 4xa100-40gb --sharing mps --policy all
 
 # Unit tests (cmocka), end-to-end tests and fuzz corpora, first in a release build,
-# then all again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# then all again under AddressSanitizer + UndefinedBehaviorSanitizer. Builds on every
+# CPU unless the caller chose -j; tests/run.sh runs the tests in parallel too.
 test: deps
-	@$(MAKE) --no-print-directory MODE=release test-all
-	@$(MAKE) --no-print-directory MODE=asan test-all
+	@j=; case " $(MAKEFLAGS) " in *" -j"*) ;; *) j=-j$$(nproc 2>/dev/null || echo 1) ;; esac; \
+	$(MAKE) --no-print-directory $$j MODE=release test-all && \
+	$(MAKE) --no-print-directory $$j MODE=asan test-all
 
 test-all: build $(TESTS) $(FUZZERS)
 	@MODE=$(MODE) BUILD=$(BUILD) sh tests/run.sh

@@ -1,32 +1,60 @@
 #!/bin/sh
 # Runs every test of one build: cmocka unit tests, end-to-end scripts and the fuzz
 # targets over their corpora. Usage: BUILD=build/release sh tests/run.sh
+# CARMA_TEST_JOBS tests run at once (default: the number of CPUs, at least 2: most
+# end-to-end tests spend their time waiting on carmad). Each test's output goes to
+# $BUILD/logs/NAME.log; a failed one's tail is printed after all have run.
 # Prints "BUILD: N passed, N failed" last and exits non-zero when anything failed.
 set -u
 BUILD=${BUILD:-build/release}
 export CARMA_BIN="$BUILD/bin" CARMA_BUILD="$BUILD" CARMA_FAKE="$BUILD/fake"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-pass=0; fail=0; failed=""
-run() { # name, command...
-    name=$1; shift
-    log="$BUILD/logs/$(echo "$name" | tr '/ ' '__').log"
-    mkdir -p "$BUILD/logs"
-    if "$@" >"$log" 2>&1; then pass=$((pass + 1)); echo "ok   $name"
-    else fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name (log: $log)"; tail -n 30 "$log"; fi
-}
-for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    run "unit/$(basename "$t")" "$t"
-done
-for t in tests/e2e/*.sh; do
-    [ -f "$t" ] || continue
-    run "e2e/$(basename "$t" .sh)" sh "$t"
-done
-for f in "$BUILD"/fuzz/fuzz_*; do
-    [ -x "$f" ] || continue
-    n=$(basename "$f"); c="tests/fuzz/corpus/${n#fuzz_}"
-    run "fuzz/$n" "$f" -runs=2000 "$c"
+LOGS="$BUILD/logs"
+
+# One test: --one KIND PATH (KIND unit, e2e or fuzz). Run by xargs below, it appends
+# "ok NAME" or "FAIL NAME" to $CARMA_TEST_RESULTS, one short write, so that parallel
+# runs do not interleave; run by hand, it prints a failure's log tail and exits 1.
+if [ "${1:-}" = --one ]; then
+    kind=$2; t=$3
+    case $kind in
+    unit) name="unit/$(basename "$t")"; set -- "$t" ;;
+    e2e) name="e2e/$(basename "$t" .sh)"; set -- sh "$t" ;;
+    fuzz) n=$(basename "$t"); name="fuzz/$n"; set -- "$t" -runs=2000 "tests/fuzz/corpus/${n#fuzz_}" ;;
+    *) echo "tests/run.sh: unknown test kind $kind" >&2; exit 2 ;;
+    esac
+    mkdir -p "$LOGS"
+    log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
+    if "$@" >"$log" 2>&1; then r="ok   $name"; else r="FAIL $name"; fi
+    echo "$r"
+    # Run by hand: the failure's tail now, and the exit status says it.
+    [ -n "${CARMA_TEST_RESULTS:-}" ] || { [ "$r" = "ok   $name" ] || { tail -n 30 "$log"; exit 1; }; exit 0; }
+    echo "$r" >>"$CARMA_TEST_RESULTS"
+    exit 0
+fi
+
+jobs=${CARMA_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
+mkdir -p "$LOGS"
+: >"$LOGS/results"
+# The end-to-end tests first: they are the longest, so the run ends with short ones.
+{
+    for t in tests/e2e/*.sh; do [ -f "$t" ] && echo "e2e $t"; done
+    for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && echo "unit $t"; done
+    for f in "$BUILD"/fuzz/fuzz_*; do [ -x "$f" ] && echo "fuzz $f"; done
+} >"$LOGS/list"
+CARMA_TEST_RESULTS="$LOGS/results" xargs -L 1 -P "$jobs" sh "$0" --one <"$LOGS/list"
+pass=$(grep -c '^ok ' "$LOGS/results")
+fail=$(grep -c '^FAIL ' "$LOGS/results")
+total=$(wc -l <"$LOGS/list")
+if [ $((pass + fail)) -ne "$total" ]; then
+    echo "tests/run.sh: $total tests listed, $((pass + fail)) reported (see $LOGS/list)"
+    fail=$((total - pass))
+fi
+for name in $(sed -n 's/^FAIL //p' "$LOGS/results"); do
+    log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
+    echo "--- $name (log: $log)"
+    tail -n 30 "$log"
 done
 echo "$(basename "$BUILD"): $pass passed, $fail failed"
-[ "$fail" -eq 0 ] || { echo "failed:$failed"; exit 1; }
+[ "$fail" -eq 0 ] || { echo "failed: $(sed -n 's/^FAIL //p' "$LOGS/results" | tr '\n' ' ')"; exit 1; }
