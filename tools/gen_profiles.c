@@ -1,7 +1,7 @@
 /* Regenerates the solo-profile columns of data/workloads.csv and the fitted rows of
  * data/model-profiles.csv (see data/README.md). Built by hand:
  *   cc -std=c17 -D_GNU_SOURCE -Isrc -O2 -o build/gen_profiles tools/gen_profiles.c \
- *      src/sim/profile.c src/util/csv.c src/util/err.c -lm
+ *      src/sim/profile.c src/util/csv.c src/util/err.c src/util/utf8.c -lm
  *   build/gen_profiles data/workloads.csv data/collocation-facts.csv data/model-profiles.csv
  * It rewrites data/workloads.csv in place (the CARMA columns unchanged, the profile
  * columns smact,smocc,drama,ramp_s,profile_source recomputed) and writes the model

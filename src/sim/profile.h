@@ -9,8 +9,9 @@
  * successful runs of GPUMemNet's CNN set (rmse 0.089). Clamped to [0.05, 0.90]. */
 float sim_profile_smact(double mem_mib, double floor_mib);
 
-/* SMOCC and DRAMA as fixed ratios of SMACT (GPUMemNet CNN median SMOCC/SMACT = 0.40;
- * KACE training workloads: memory busy / SM busy = 0.38-0.47). */
+/* SMOCC and DRAMA as fixed ratios of SMACT: the medians of the data we have
+ * (GPUMemNet's CNN runs: SMOCC/SMACT 0.40; KACE's three training workloads: memory
+ * busy / SM busy 0.464). */
 float sim_profile_smocc(float smact);
 float sim_profile_drama(float smact);
 

@@ -129,6 +129,24 @@ static void test_or_rr_oom_then_recovery(void **state)
     assert_int_equal(a.succeeded, 3);
 }
 
+/* CARMA's gate (SMACT >= 0.80 and (SMOCC >= 0.45 or DRAMA >= 0.40)) must be able to fire
+ * under the documented profile rule: a heavy job (SMACT 0.9, the catalog's ImageNet-size
+ * jobs) keeps the GPU's DRAMA above 0.40, so oracle-ff runs a second heavy job after it,
+ * not beside it. With DRAMA at 0.40 x SMACT it never fired (docs/model.md, Jobs). */
+static void test_reference_gate_fires_on_heavy_jobs(void **state)
+{
+    (void)state;
+    assert_true(sim_profile_drama(0.9f) >= 0.40f);
+    struct sim_job_spec jobs[2] = {job(0, 1800, 15000, 0.9f), job(0, 1800, 15000, 0.9f)};
+    struct sim_metrics m = run(jobs, 2, "oracle-ff", "1xa100-40gb", CARMA_SHARING_MPS);
+    assert_int_equal(m.succeeded, 2);
+    assert_true(m.makespan_s >= 2 * 1800 - 1e-6);
+    /* Two light jobs pass the gate and share the GPU. */
+    struct sim_job_spec light[2] = {job(0, 1800, 15000, 0.3f), job(0, 1800, 15000, 0.3f)};
+    m = run(light, 2, "oracle-ff", "1xa100-40gb", CARMA_SHARING_MPS);
+    assert_true(m.makespan_s < 2 * 1800 * 0.6);
+}
+
 static void test_gives_up_after_max_attempts(void **state)
 {
     (void)state;
@@ -376,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_sim_end_to_end_mps_gain),
         cmocka_unit_test(test_lone_job_energy_exact),
         cmocka_unit_test(test_or_rr_oom_then_recovery),
+        cmocka_unit_test(test_reference_gate_fires_on_heavy_jobs),
         cmocka_unit_test(test_gives_up_after_max_attempts),
         cmocka_unit_test(test_rerun_leaves_a_gpu_it_filled_alone),
         cmocka_unit_test(test_rerun_skips_gpus_below_its_peak),
