@@ -109,8 +109,11 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->seen = calloc(ngpus, sizeof *s->seen);
     s->live_total = calloc(ngpus, sizeof *s->live_total);
     s->by_size = calloc(ngpus, sizeof *s->by_size);
+    s->backfill_mib = calloc(ngpus, sizeof *s->backfill_mib);
+    s->backfill_load = calloc(ngpus, sizeof *s->backfill_load);
     if (!s->scratch || !s->slot || !s->first || !s->bucket_bits || !s->bucket_of ||
-        !s->changelog || !s->seen || !s->live_total || !s->by_size) {
+        !s->changelog || !s->seen || !s->live_total || !s->by_size || !s->backfill_mib ||
+        !s->backfill_load) {
         carma_sched_free(s);
         return -ENOMEM;
     }
@@ -131,6 +134,10 @@ void carma_sched_free(struct carma_sched *s)
     free(s->seen);
     free(s->live_total);
     free(s->by_size);
+    free(s->backfill_mib);
+    free(s->backfill_load);
+    s->backfill_mib = NULL;
+    s->backfill_load = NULL;
     s->seen = NULL;
     s->live_total = s->by_size = NULL;
     s->scratch = NULL;
@@ -219,12 +226,23 @@ void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now)
     queue_push(s, CARMA_QUEUE_RECOVERY, j, now);
 }
 
+static uint32_t sm_load(enum carma_sharing sh, float sm, float busy);
+
 static void release(struct carma_sched *s, struct carma_job *j)
 {
     float busy = j->busy;
     float sm = j->smact < 0 ? 1.0f : j->smact;
+    int backfilled = j->backfill_gen && j->backfill_gen == s->reserve_gen;
+    j->backfill_gen = 0;
     for (uint16_t k = 0; k < j->nplaced; k++) {
         struct carma_gpu *g = &s->gpus[j->gpu[k]];
+        if (backfilled && (s->slot[j->gpu[k]].flags & CARMA_SLOT_RESERVED)) {
+            uint32_t load = sm_load((enum carma_sharing)g->sharing, sm, busy);
+            assert(s->backfill_mib[j->gpu[k]] >= j->held_mib &&
+                   s->backfill_load[j->gpu[k]] >= load);
+            s->backfill_mib[j->gpu[k]] -= j->held_mib;
+            s->backfill_load[j->gpu[k]] -= load;
+        }
         assert(g->njobs > 0 && g->committed_mib >= j->held_mib);
         g->njobs--;
         g->committed_mib -= j->held_mib;
@@ -569,11 +587,47 @@ void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
  * joins it, or a negative value when it may not join at all. Throughput counts each
  * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
  * An idle GPU gains the job's whole weight. */
+/* A job's demand on a GPU's SMs, in millionths: its solo SMACT under MPS, its busy
+ * fraction under time-slicing (what coloc.h's rate divides by). Integers, so that the
+ * sums kept for reserved GPUs add and subtract exactly. */
+static uint32_t sm_load(enum carma_sharing sh, float sm, float busy)
+{
+    float x = sh == CARMA_SHARING_MPS ? sm : busy;
+    return x <= 0 ? 0 : x >= 16.0f ? 16000000u : (uint32_t)lrintf(x * 1e6f);
+}
+
+/* Whether a job behind the blocked holder may take reserved GPU gi: once the jobs that
+ * were there before the reservation have gone, the holder's hold, the jobs already
+ * backfilled there and this one must fit beside each other with the margin, and their
+ * SM demand must not pass the GPU's (so the holder then runs as fast as alone, but for
+ * MPS's per-client cost). A holder that will run alone takes no one beside it. Without
+ * this a reservation on a server no larger than the holder is plain FIFO. */
+static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t need, float sm,
+                              float busy)
+{
+    const struct carma_gpu *g = &s->gpus[gi];
+    uint32_t holder = s->holder_load[g->sharing];
+    if (holder > 1000000u)
+        return 0;
+    int64_t foreign = (int64_t)g->mem_used_mib - (int64_t)g->carma_used_mib;
+    if (foreign < 0)
+        foreign = 0;
+    int64_t room = (int64_t)g->mem_total_mib - foreign - (int64_t)s->p.margin_mib -
+                   (int64_t)s->holder_mib - (int64_t)s->backfill_mib[gi];
+    if (room < (int64_t)need)
+        return 0;
+    uint64_t load = (uint64_t)holder + s->backfill_load[gi] +
+                    sm_load((enum carma_sharing)g->sharing, sm, busy);
+    return load <= 1000000u;
+}
+
 static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
                        float sm, float busy, uint16_t weight, int honour)
 {
     const struct carma_sched_slot *g = &s->slot[gi];
-    if (g->flags & (CARMA_SLOT_DRAINED | (honour ? CARMA_SLOT_RESERVED : 0)))
+    if (g->flags & CARMA_SLOT_DRAINED)
+        return -1.0f;
+    if (honour && (g->flags & CARMA_SLOT_RESERVED) && !auto_backfill_fits(s, gi, need, sm, busy))
         return -1.0f;
     /* The margin guards co-runners against each other's estimates: a job alone on a
      * GPU may use all of it. */
@@ -799,9 +853,18 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
 }
 
 /* Holds back, for the first job that cannot start, the GPUs closest to fitting it
- * (most memory not committed to carma jobs), so that backfilled jobs cannot starve it. */
+ * (most memory not committed to carma jobs), so that backfilled jobs cannot starve it:
+ * jobs behind it take them only as auto_backfill_fits allows. */
 static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 {
+    if (++s->reserve_gen == 0)
+        s->reserve_gen = 1;
+    uint64_t need = job_hold_mib(j), cap = kth_largest(s, j->gpus);
+    s->holder_mib = need > cap ? cap : need;
+    int alone = j->exclusive || need == 0 || need > cap || j->smact < 0;
+    for (int sh = 0; sh < 2; sh++)
+        s->holder_load[sh] =
+            alone ? UINT32_MAX : sm_load((enum carma_sharing)sh, j->smact, j->busy);
     uint32_t best[CARMA_JOB_MAX_GPUS];
     int64_t pot[CARMA_JOB_MAX_GPUS];
     size_t n = 0, want = j->gpus;
@@ -823,8 +886,26 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
         if (n < want)
             n++;
     }
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         s->slot[best[k]].flags |= CARMA_SLOT_RESERVED;
+        s->backfill_mib[best[k]] = 0;
+        s->backfill_load[best[k]] = 0;
+    }
+}
+
+/* Counts running job ji, placed behind the holder, on the reserved GPUs it took. */
+static void auto_backfilled(struct carma_sched *s, uint32_t ji)
+{
+    struct carma_job *j = &s->jobs[ji];
+    float sm = j->smact < 0 ? 1.0f : j->smact;
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        uint32_t gi = j->gpu[k];
+        if (!(s->slot[gi].flags & CARMA_SLOT_RESERVED))
+            continue;
+        s->backfill_mib[gi] += j->held_mib;
+        s->backfill_load[gi] += sm_load((enum carma_sharing)s->gpus[gi].sharing, sm, j->busy);
+        j->backfill_gen = s->reserve_gen;
+    }
 }
 
 /* Releases the reserved GPUs; they count as changed for waiting jobs. */
@@ -854,6 +935,8 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
                 return placed;
             if (auto_choose(s, j, s->scratch, blocked)) {
                 place(s, ji, s->scratch, j->gpus, now);
+                if (blocked)
+                    auto_backfilled(s, ji);
                 out[placed++].job = ji;
             } else if (!blocked) {
                 /* The first job that cannot start keeps (or gets) its reservation. */

@@ -116,6 +116,13 @@ struct carma_sched {
     uint32_t *seen;         /* ngpus: stamp of the last scan that offered the GPU, owned */
     uint32_t stamp;
     uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */
+    uint32_t reserve_gen;   /* auto: counts reservations made (0: none yet) */
+    uint64_t holder_mib;    /* auto: the holder's hold per GPU, as it was reserved */
+    uint32_t holder_load[2];/* auto: its SM demand by enum carma_sharing (MPS: smact, else
+                               busy), millionths; UINT32_MAX: it runs alone */
+    uint64_t *backfill_mib; /* ngpus: holds of the jobs backfilled onto a reserved GPU
+                               under the current reservation, owned */
+    uint32_t *backfill_load;/* ngpus: their SM demand, millionths, owned */
     uint64_t *live_total;   /* ngpus: each GPU's memory as last seen, 0 when drained, owned */
     uint64_t *by_size;      /* ngpus: those memories, largest first, owned */
     int sizes_stale;        /* by_size needs sorting again */

@@ -416,6 +416,51 @@ static void test_head_of_line_blocking_vs_auto_backfill(void **state)
     carma_sched_free(&f.s);
 }
 
+/* On a server no larger than the blocked job, its reservation must not make auto a FIFO:
+ * jobs behind it take the reserved GPU when, once the job running there has gone, the
+ * holder's bound, theirs and the margin still fit and their SMs leave the holder its own.
+ * Those that would not, wait; the holder then starts beside the backfilled ones. */
+static void test_auto_backfills_a_reserved_gpu_without_delaying_its_holder(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    f.jobs[0].bound_mib = 20000; /* running */
+    f.jobs[0].smact = 0.5f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    f.jobs[1].bound_mib = 35000; /* blocked: the holder */
+    f.jobs[1].smact = 0.5f;
+    carma_sched_submit(&f.s, 1, 1);
+    for (uint32_t j = 2; j < 6; j++) { /* 4 x 1000 MiB, 0.1 SMACT: fit beside the holder */
+        f.jobs[j].bound_mib = 1000;
+        f.jobs[j].smact = 0.1f;
+        carma_sched_submit(&f.s, j, 1);
+    }
+    f.jobs[6].bound_mib = 15000; /* fits now (40960 - 512 - 20000 - 4000), not beside it */
+    f.jobs[6].smact = 0.1f;
+    carma_sched_submit(&f.s, 6, 1);
+    f.jobs[7].bound_mib = 500; /* fits beside it, but its SMs would slow the holder */
+    f.jobs[7].smact = 0.2f;
+    carma_sched_submit(&f.s, 7, 1);
+    assert_int_equal(fx_step(&f, 1), 4);
+    for (uint32_t j = 2; j < 6; j++)
+        assert_int_equal(f.jobs[j].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[1].state, CARMA_JOB_QUEUED);
+    assert_int_equal(f.jobs[6].state, CARMA_JOB_QUEUED);
+    assert_int_equal(f.jobs[7].state, CARMA_JOB_QUEUED);
+    /* A backfilled job that ends gives its share back: job 7 fits then. */
+    assert_int_equal(carma_sched_finish(&f.s, 2, CARMA_OUTCOME_SUCCEEDED, 1000, 5), 0);
+    assert_int_equal(carma_sched_finish(&f.s, 3, CARMA_OUTCOME_SUCCEEDED, 1000, 5), 0);
+    assert_int_equal(fx_step(&f, 5), 1);
+    assert_int_equal(f.jobs[7].state, CARMA_JOB_RUNNING);
+    /* The first job ends: the holder starts at once, beside the backfilled ones. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 20000, 10), 0);
+    assert_int_equal(fx_step(&f, 10), 1);
+    assert_int_equal(f.out[0].job, 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_reserves_bounds_during_ramp(void **state)
 {
     (void)state;
@@ -742,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_orders),
         cmocka_unit_test(test_rr_no_gate_round_robin),
         cmocka_unit_test(test_head_of_line_blocking_vs_auto_backfill),
+        cmocka_unit_test(test_auto_backfills_a_reserved_gpu_without_delaying_its_holder),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
