@@ -504,19 +504,21 @@ static int end_attempt(struct sim *s, uint32_t ji, double t, enum carma_outcome 
     return 0;
 }
 
-/* The job whose allocation overflows: a job still ramping, the latest launched. */
+/* The job whose allocation overflows: the latest launched of the jobs still ramping at
+ * t, where a job launched at t counts as ramping (with no ramp its whole peak arrives at
+ * once); if none is, the latest launched. Resident jobs are in launch order, so ties go
+ * to the later one. */
 static uint32_t oom_victim(const struct sim *s, uint32_t gi, double t)
 {
     const struct sgpu *g = &s->g[gi];
     uint32_t v = CARMA_NONE;
-    double vs = -SIM_INF;
+    int v_ramping = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         uint32_t ji = g->res[k];
-        double st = s->jobs[ji].start_s;
-        int ramping = t < st + s->tr->jobs[ji].ramp_s;
-        if ((ramping || v == CARMA_NONE) && st >= vs) {
+        int ramping = t <= s->jobs[ji].start_s + s->tr->jobs[ji].ramp_s;
+        if (ramping || !v_ramping) {
             v = ji;
-            vs = st;
+            v_ramping = ramping;
         }
     }
     return v;

@@ -147,6 +147,46 @@ static void test_reference_gate_fires_on_heavy_jobs(void **state)
     assert_true(m.makespan_s < 2 * 1800 * 0.6);
 }
 
+static void test_oom_kills_the_newcomer_without_ramp(void **state)
+{
+    (void)state;
+    /* Three 25 GB jobs with no ramp on one A100 under or-rr: the second is added beside
+     * the first once the grace is over, and its whole peak overflows at launch. The
+     * newcomer dies at once (no GPU time lost), never the job already running (it used to
+     * be killed, twice, 30 s into each run). */
+    struct sim_job_spec jobs[3];
+    for (int i = 0; i < 3; i++) {
+        jobs[i] = job(i, 600, 25000, 0.3f);
+        jobs[i].ramp_s = 0;
+    }
+    struct sim_trace t = {.jobs = jobs, .njobs = 3, .workloads = wl, .nworkloads = 1};
+    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("a100-40gb")};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 1;
+    cfg.policy = carma_policy_find("or-rr");
+    cfg.max_attempts = 0;
+    cfg.record = 1;
+    struct sim_metrics m;
+    struct sim_timeline tl;
+    struct carma_err err;
+    assert_int_equal(sim_run(&t, &cfg, &m, &tl, &err), 0);
+    assert_int_equal(m.succeeded, 3);
+    assert_true(m.oom_crashes >= 1);
+    assert_float_equal(m.lost_gpu_s, 0, 1e-9);
+    assert_float_equal(m.makespan_s, 1800, 1e-6); /* three runs back to back */
+    for (size_t k = 0; k < tl.nbars; k++) {
+        if (tl.bars[k].job == 1) { /* the first job runs once, from 0, uninterrupted */
+            assert_int_equal(tl.bars[k].outcome, CARMA_REPORT_OK);
+            assert_float_equal(tl.bars[k].start_s, 0, 1e-9);
+        }
+        if (tl.bars[k].outcome == CARMA_REPORT_OOM)
+            assert_float_equal(tl.bars[k].end_s, tl.bars[k].start_s, 1e-9);
+    }
+    sim_timeline_free(&tl);
+}
+
 static void test_gives_up_after_max_attempts(void **state)
 {
     (void)state;
@@ -395,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_lone_job_energy_exact),
         cmocka_unit_test(test_or_rr_oom_then_recovery),
         cmocka_unit_test(test_reference_gate_fires_on_heavy_jobs),
+        cmocka_unit_test(test_oom_kills_the_newcomer_without_ramp),
         cmocka_unit_test(test_gives_up_after_max_attempts),
         cmocka_unit_test(test_rerun_leaves_a_gpu_it_filled_alone),
         cmocka_unit_test(test_rerun_skips_gpus_below_its_peak),
