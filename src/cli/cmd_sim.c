@@ -166,9 +166,31 @@ static int trace_has_estimates(const struct sim_trace *t, int est)
 static const struct sim_metrics *exclusive_of(const struct row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].policy->name, "exclusive") == 0 && rows[i].m.makespan_s > 0)
+        if (strcmp(rows[i].policy->name, "exclusive") == 0)
             return &rows[i].m;
     return NULL;
+}
+
+/* span/ex and kWh/ex of a makespan (0: none, no job finished) and an energy, or "-"
+ * where a side has none. */
+static void ratio_cells(const struct sim_metrics *ex, double span, double energy, char r1[16],
+                        char r2[16])
+{
+    snprintf(r1, 16, "-");
+    snprintf(r2, 16, "-");
+    if (ex && ex->succeeded && ex->makespan_s > 0 && span > 0)
+        snprintf(r1, 16, "%.3f", span / ex->makespan_s);
+    if (ex && ex->energy_j > 0)
+        snprintf(r2, 16, "%.3f", energy / ex->energy_j);
+}
+
+/* A figure over the finished jobs, in hours, or "-" when none finished. */
+static void hours_cell(const struct sim_metrics *m, double s, char out[16])
+{
+    if (m->succeeded)
+        snprintf(out, 16, "%.2f", s / 3600);
+    else
+        snprintf(out, 16, "-");
 }
 
 /* What the figures leave out, a sentence each: under the table, in the report and in
@@ -177,14 +199,25 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
                             char (*notes)[320])
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].m.gave_up)
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_metrics *m = &rows[i].m;
+        if (!m->gave_up)
+            continue;
+        if (m->succeeded)
             snprintf(notes[k++], sizeof notes[0],
                      "%s gave up %llu of %llu jobs after --max-attempts: its makespan, JCT and "
-                     "energy count only the jobs that finished, so it may look better than "
-                     "the (bound).",
-                     rows[i].policy->name, (unsigned long long)rows[i].m.gave_up,
-                     (unsigned long long)rows[i].m.jobs);
+                     "wait count only the jobs that finished, so it may look better than the "
+                     "(bound); its energy and lost GPU-hours include the given-up jobs' runs.",
+                     rows[i].policy->name, (unsigned long long)m->gave_up,
+                     (unsigned long long)m->jobs);
+        else
+            snprintf(notes[k++], sizeof notes[0],
+                     "%s gave up %llu of %llu jobs after --max-attempts: no job finished, so it "
+                     "has no makespan, JCT or wait (-); its energy and lost GPU-hours are those "
+                     "of the given-up jobs' runs.",
+                     rows[i].policy->name, (unsigned long long)m->gave_up,
+                     (unsigned long long)m->jobs);
+    }
     int any_est = 0;
     for (size_t i = 0; i < n; i++)
         any_est |= rows[i].policy->req == CARMA_REQ_EST;
@@ -247,38 +280,45 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
     const struct sim_metrics *ex = exclusive_of(rows, n);
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
-        char r1[16] = "-", r2[16] = "-";
-        if (ex) {
-            snprintf(r1, sizeof r1, "%.3f", m->makespan_s / ex->makespan_s);
-            snprintf(r2, sizeof r2, "%.3f", m->energy_j / ex->energy_j);
-        }
-        printf("%-12s %9.2f %9.2f %9.2f %9.2f %5llu %6llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
-               rows[i].policy->name, m->makespan_s / 3600, m->mean_jct_s / 3600,
-               m->p99_jct_s / 3600, m->mean_wait_s / 3600, (unsigned long long)m->oom_crashes,
+        char r1[16], r2[16], h[4][16];
+        ratio_cells(ex, m->makespan_s, m->energy_j, r1, r2);
+        hours_cell(m, m->makespan_s, h[0]);
+        hours_cell(m, m->mean_jct_s, h[1]);
+        hours_cell(m, m->p99_jct_s, h[2]);
+        hours_cell(m, m->mean_wait_s, h[3]);
+        printf("%-12s %9s %9s %9s %9s %5llu %6llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
+               rows[i].policy->name, h[0], h[1], h[2], h[3], (unsigned long long)m->oom_crashes,
                (unsigned long long)m->gave_up, m->lost_gpu_s / 3600, m->energy_j / 3.6e6,
                m->mean_smact, m->mean_mem_used_frac, r1, r2);
     }
-    char r1[16] = "-", r2[16] = "-";
-    if (ex) {
-        snprintf(r1, sizeof r1, "%.3f", b->makespan_s / ex->makespan_s);
-        snprintf(r2, sizeof r2, "%.3f", b->energy_j / ex->energy_j);
-    }
+    char r1[16], r2[16];
+    ratio_cells(ex, b->makespan_s, b->energy_j, r1, r2);
     printf("%-12s %9.2f %9s %9s %9s %5s %6s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
            b->makespan_s / 3600, "-", "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1,
            r2);
     printf("\n(bound): no schedule that finishes every job can beat it under the model "
            "(docs/model.md).\n");
     printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s.\n",
-           ex ? "" : " (add --policy exclusive to see them)");
+           !ex                ? " (add --policy exclusive to see them)"
+           : !ex->succeeded ? " (no span/ex: exclusive finished no job)"
+                              : "");
     for (size_t k = 0; k < nnotes; k++)
         printf("%s\n", notes[k]);
 }
 
+/* A figure over the finished jobs, or null when none finished. */
+static json_t *finished_json(const struct sim_metrics *m, double v)
+{
+    return m->succeeded ? json_real(v) : json_null();
+}
+
 static json_t *metrics_json(const struct sim_metrics *m)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f}", "makespan_s",
-                     m->makespan_s, "mean_jct_s", m->mean_jct_s, "p50_jct_s", m->p50_jct_s,
-                     "p99_jct_s", m->p99_jct_s, "mean_wait_s", m->mean_wait_s, "oom_crashes",
+    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f}", "makespan_s",
+                     finished_json(m, m->makespan_s), "mean_jct_s",
+                     finished_json(m, m->mean_jct_s), "p50_jct_s", finished_json(m, m->p50_jct_s),
+                     "p99_jct_s", finished_json(m, m->p99_jct_s), "mean_wait_s",
+                     finished_json(m, m->mean_wait_s), "oom_crashes",
                      (json_int_t)m->oom_crashes, "lost_gpu_s", m->lost_gpu_s, "energy_j",
                      m->energy_j, "mean_smact", m->mean_smact, "mean_mem_used_frac",
                      m->mean_mem_used_frac, "jobs", (json_int_t)m->jobs, "succeeded",
@@ -351,22 +391,18 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
         snprintf(cells[i * COLS + 0], 32, "%s", rows[i].policy->name);
-        snprintf(cells[i * COLS + 1], 32, "%.2f", m->makespan_s / 3600);
-        snprintf(cells[i * COLS + 2], 32, "%.2f", m->mean_jct_s / 3600);
-        snprintf(cells[i * COLS + 3], 32, "%.2f", m->p99_jct_s / 3600);
-        snprintf(cells[i * COLS + 4], 32, "%.2f", m->mean_wait_s / 3600);
+        hours_cell(m, m->makespan_s, cells[i * COLS + 1]);
+        hours_cell(m, m->mean_jct_s, cells[i * COLS + 2]);
+        hours_cell(m, m->p99_jct_s, cells[i * COLS + 3]);
+        hours_cell(m, m->mean_wait_s, cells[i * COLS + 4]);
         snprintf(cells[i * COLS + 5], 32, "%llu", (unsigned long long)m->oom_crashes);
         snprintf(cells[i * COLS + 6], 32, "%llu", (unsigned long long)m->gave_up);
         snprintf(cells[i * COLS + 7], 32, "%.2f", m->lost_gpu_s / 3600);
         snprintf(cells[i * COLS + 8], 32, "%.2f", m->energy_j / 3.6e6);
         snprintf(cells[i * COLS + 9], 32, "%.3f", m->mean_smact);
         snprintf(cells[i * COLS + 10], 32, "%.3f", m->mean_mem_used_frac);
-        snprintf(cells[i * COLS + 11], 32, "-");
-        snprintf(cells[i * COLS + 12], 32, "-");
-        if (ex) {
-            snprintf(cells[i * COLS + 11], 32, "%.3f", m->makespan_s / ex->makespan_s);
-            snprintf(cells[i * COLS + 12], 32, "%.3f", m->energy_j / ex->energy_j);
-        }
+        ratio_cells(ex, m->makespan_s, m->energy_j, cells[i * COLS + 11],
+                    cells[i * COLS + 12]);
         for (size_t c = 0; c < COLS; c++)
             cellp[i * COLS + c] = cells[i * COLS + c];
     }
@@ -377,10 +413,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     snprintf(cells[n * COLS + 0], 32, "(bound)");
     snprintf(cells[n * COLS + 1], 32, "%.2f", b->makespan_s / 3600);
     snprintf(cells[n * COLS + 8], 32, "%.2f", b->energy_j / 3.6e6);
-    if (ex) {
-        snprintf(cells[n * COLS + 11], 32, "%.3f", b->makespan_s / ex->makespan_s);
-        snprintf(cells[n * COLS + 12], 32, "%.3f", b->energy_j / ex->energy_j);
-    }
+    ratio_cells(ex, b->makespan_s, b->energy_j, cells[n * COLS + 11], cells[n * COLS + 12]);
     for (size_t g = 0; g < cfg->ngpus; g++)
         snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
     for (size_t i = 0; i < n; i++) {
@@ -411,7 +444,9 @@ static int write_report(const char *path, const struct row *rows, size_t n,
                                 "(bound): no schedule that finishes every job can beat it "
                                 "under the model. span/ex, kWh/ex: makespan and energy "
                                 "relative to exclusive%s.",
-                                ex ? "" : " (run exclusive too to see them)");
+                                !ex                ? " (run exclusive too to see them)"
+                                : !ex->succeeded ? " (no span/ex: exclusive finished no job)"
+                                                   : "");
     for (size_t k = 0; k < nnotes && o < sizeof note; k++)
         o += (size_t)snprintf(note + o, sizeof note - o, " %s", notes[k]);
     struct carma_report_table table = {COLS, n + 1, header, cellp, note};

@@ -604,15 +604,20 @@ static int finish_metrics(struct sim *s, double t_end)
     double *jct = malloc((s->njobs ? s->njobs : 1) * sizeof *jct);
     if (!jct)
         return -ENOMEM;
+    /* Makespan, JCT and wait: the jobs that finished only (a job given up has no
+     * completion time). Energy, activity and memory: every GPU up to t_end, the last
+     * job's end, crashed runs of given-up jobs included (that energy was spent). */
     size_t n = 0;
-    double sum = 0, wait = 0;
+    double sum = 0, wait = 0, last_finish = s->t0;
     for (size_t i = 0; i < s->njobs; i++) {
-        if (s->sj[i].end_t < 0)
+        if (s->sj[i].end_t < 0 || s->jobs[i].state != CARMA_JOB_SUCCEEDED)
             continue;
         double d = s->sj[i].end_t - s->tr->jobs[i].submit_s;
         jct[n++] = d;
         sum += d;
         wait += d - s->sj[i].run_s;
+        if (s->sj[i].end_t > last_finish)
+            last_finish = s->sj[i].end_t;
     }
     qsort(jct, n, sizeof *jct, cmp_double);
     m->mean_jct_s = n ? sum / (double)n : 0;
@@ -620,7 +625,7 @@ static int finish_metrics(struct sim *s, double t_end)
     m->p50_jct_s = pct_sorted(jct, n, 50);
     m->p99_jct_s = pct_sorted(jct, n, 99);
     free(jct);
-    m->makespan_s = t_end - s->t0;
+    m->makespan_s = n ? last_finish - s->t0 : 0;
     double e = 0, sm = 0, mem = 0, busy = 0, cap_s = 0;
     for (size_t gi = 0; gi < s->ngpus; gi++) {
         gpu_advance(s, (uint32_t)gi, t_end);
@@ -628,7 +633,7 @@ static int finish_metrics(struct sim *s, double t_end)
         sm += s->g[gi].smact_s;
         mem += s->g[gi].mem_mib_s / s->cfg->kinds[gi]->mem_mib;
         busy += s->g[gi].busy_s;
-        cap_s += m->makespan_s;
+        cap_s += t_end - s->t0;
     }
     m->energy_j = e;
     m->busy_gpu_s = busy;

@@ -128,6 +128,28 @@ grep -q "gaveUp" "$T/out" || fail "no gaveUp column"
 grep -q "^or-rr gave up [1-9][0-9]* of 90 jobs" "$T/out" || fail "given-up jobs not flagged"
 grep -q "^exclusive gave up" "$T/out" && fail "exclusive flagged"
 
+# A run that finished no job has no makespan, JCT or wait ('-', JSON null), and no span/ex
+# is taken from it; its energy and lost GPU time are those of the crashed run.
+printf 'name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s\nhuge,huge,1,1,50000,10,0.9,0.36,0.36,30\n' \
+    >"$T/hugecat.csv"
+printf 'submit_s,workload\n0,huge\n' >"$T/huge.csv"
+"$CARMA" sim --trace "$T/huge.csv" --workloads "$T/hugecat.csv" --gpus 1xv100-32gb,1xa100-80gb \
+    --policy exclusive,auto --max-attempts 1 >"$T/out" || fail "all given up"
+grep -Eq '^exclusive +- +- +- +- +1 +1 ' "$T/out" || fail "figures of no finished job: $(cat "$T/out")"
+grep -Eq '^auto +0\.17 +0\.17 +0\.17 +0\.00 .* - +[0-9.]+$' "$T/out" ||
+    fail "span/ex from a run that finished nothing: $(cat "$T/out")"
+grep -q "^exclusive gave up 1 of 1 jobs after --max-attempts: no job finished" "$T/out" ||
+    fail "no finished job not said: $(cat "$T/out")"
+"$CARMA" sim --trace "$T/huge.csv" --workloads "$T/hugecat.csv" --gpus 1xv100-32gb,1xa100-80gb \
+    --policy exclusive,auto --max-attempts 1 --json >"$T/out" || fail "all given up, json"
+python3 - "$T/out" <<'PY' || fail "all given up: json"
+import json, sys
+ex = json.load(open(sys.argv[1]))["policies"]["exclusive"]
+for k in ("makespan_s", "mean_jct_s", "p50_jct_s", "p99_jct_s", "mean_wait_s"):
+    assert ex[k] is None, (k, ex)
+assert ex["energy_j"] > 0 and ex["lost_gpu_s"] > 0 and ex["gave_up"] == 1, ex
+PY
+
 # est-* on a trace without estimates says every job asks for a whole GPU.
 "$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
     --policy est-magm,exclusive >"$T/out" || fail "est-magm on muri"

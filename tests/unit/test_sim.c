@@ -220,6 +220,50 @@ static void test_gives_up_after_max_attempts(void **state)
     assert_int_equal(m.succeeded, 1);
 }
 
+static void test_given_up_jobs_left_out_of_makespan_and_jct(void **state)
+{
+    (void)state;
+    /* A 10 s job, then one larger than the V100 that exclusive puts there at 20 s: it
+     * crashes as its ramp passes 32 GiB and, with one attempt, is given up. Makespan,
+     * JCT and wait are the finished job's alone; energy runs to the crash (spent). */
+    struct sim_job_spec jobs[2] = {job(0, 10, 1000, 0.5f), job(20, 1000, 36000, 0.9f)};
+    struct sim_trace t = {.jobs = jobs, .njobs = 2, .workloads = wl, .nworkloads = 1};
+    const struct sim_gpu_kind *kinds[2] = {sim_gpu_kind_find("v100-32gb"),
+                                           sim_gpu_kind_find("a100-40gb")};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 2;
+    cfg.policy = carma_policy_find("exclusive");
+    cfg.max_attempts = 1;
+    struct sim_metrics m;
+    struct carma_err err;
+    assert_int_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
+    assert_int_equal(m.succeeded, 1);
+    assert_int_equal(m.gave_up, 1);
+    assert_int_equal(m.oom_crashes, 1);
+    assert_float_equal(m.makespan_s, 10, 1e-9);
+    assert_float_equal(m.mean_jct_s, 10, 1e-9);
+    assert_float_equal(m.p99_jct_s, 10, 1e-9);
+    assert_float_equal(m.mean_wait_s, 0, 1e-9);
+    double crash = 20 + 30.0 * 32768 / 36000; /* launched at its arrival, on the V100 */
+    assert_float_equal(m.lost_gpu_s, crash - 20, 1e-6);
+    double idle = kinds[0]->idle_w + kinds[1]->idle_w;
+    assert_true(m.energy_j > idle * crash);
+    /* Alone, nothing finishes: no makespan, JCT or wait (0), but the energy was spent. */
+    t.jobs = &jobs[1];
+    t.njobs = 1;
+    assert_int_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
+    assert_int_equal(m.succeeded, 0);
+    assert_int_equal(m.gave_up, 1);
+    assert_float_equal(m.makespan_s, 0, 0);
+    assert_float_equal(m.mean_jct_s, 0, 0);
+    assert_float_equal(m.p99_jct_s, 0, 0);
+    assert_float_equal(m.mean_wait_s, 0, 0);
+    assert_true(m.energy_j > idle * (crash - 20));
+    assert_float_equal(m.lost_gpu_s, crash - 20, 1e-6);
+}
+
 static void test_rerun_leaves_a_gpu_it_filled_alone(void **state)
 {
     (void)state;
@@ -437,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_reference_gate_fires_on_heavy_jobs),
         cmocka_unit_test(test_oom_kills_the_newcomer_without_ramp),
         cmocka_unit_test(test_gives_up_after_max_attempts),
+        cmocka_unit_test(test_given_up_jobs_left_out_of_makespan_and_jct),
         cmocka_unit_test(test_rerun_leaves_a_gpu_it_filled_alone),
         cmocka_unit_test(test_rerun_skips_gpus_below_its_peak),
         cmocka_unit_test(test_deterministic_and_recorded),
