@@ -218,20 +218,28 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
                      rows[i].policy->name, (unsigned long long)m->gave_up,
                      (unsigned long long)m->jobs);
     }
-    int any_est = 0;
+    /* The est-* policies of the run, by name: CARMA's reference policies that take an
+     * estimator's answer (auto has its own bound, whatever its requirement source). */
+    char names[64]; /* two today: "est-magm, est-lug" */
+    size_t nest = 0, o = 0;
+    names[0] = 0;
     for (size_t i = 0; i < n; i++)
-        any_est |= rows[i].policy->req == CARMA_REQ_EST;
-    if (!any_est || trace_has_estimates(t, est))
+        if (rows[i].policy->kind == CARMA_POLICY_REFERENCE &&
+            rows[i].policy->req == CARMA_REQ_EST && o < sizeof names)
+            o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", nest++ ? ", " : "",
+                                  rows[i].policy->name);
+    if (!nest || trace_has_estimates(t, est))
         return k;
     if (est == SIM_EST_CARMA)
         snprintf(notes[k++], sizeof notes[0],
-                 "est-*: --estimator carma asks for the peak an earlier run of the same "
-                 "workload reached, else a whole GPU.");
+                 "%s: --estimator carma asks for the peak an earlier run of the same "
+                 "workload reached, else a whole GPU.",
+                 names);
     else
         snprintf(notes[k++], sizeof notes[0],
-                 "est-*: the trace gives no %s estimates, so every job asks for a whole GPU "
+                 "%s: the trace gives no %s estimates, so every job asks for a whole GPU "
                  "(as CARMA did when its estimator had no answer).",
-                 est_names[est]);
+                 names, est_names[est]);
     return k;
 }
 

@@ -153,14 +153,27 @@ PY
 # est-* on a trace without estimates says every job asks for a whole GPU.
 "$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
     --policy est-magm,exclusive >"$T/out" || fail "est-magm on muri"
-grep -q "no gpumemnet estimates" "$T/out" || fail "est-* without estimates not said"
+grep -q "^est-magm: the trace gives no gpumemnet estimates" "$T/out" ||
+    fail "est-* without estimates not said"
 "$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
-    --policy est-magm --json >"$T/out" || fail "est-magm on muri, json"
+    --policy est-magm,auto,est-lug --json >"$T/out" || fail "est-magm on muri, json"
 python3 - "$T/out" <<'PY' || fail "est-* without estimates not said in the JSON"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["trace_has_estimates"] is False, r
-assert any("no gpumemnet estimates" in n for n in r["notes"]), r["notes"]
+assert any(n.startswith("est-magm, est-lug: the trace gives no gpumemnet estimates")
+           for n in r["notes"]), r["notes"]
+PY
+# ... and only when an est-* policy runs: auto has its own bound.
+"$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
+    --policy auto,exclusive >"$T/out" || fail "auto on muri"
+grep -q "estimate" "$T/out" && fail "est-* note without an est-* policy: $(cat "$T/out")"
+"$CARMA" sim --trace data/traces/philly-muri/trace3.csv --gpus 32xa100-40gb \
+    --policy auto --json >"$T/out" || fail "auto on muri, json"
+python3 - "$T/out" <<'PY' || fail "est-* note without an est-* policy in the JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["notes"] == [], r["notes"]
 PY
 
 # The table's header names settings that differ from the defaults; the same seed gives
