@@ -32,7 +32,8 @@ static void sim_usage(FILE *f)
 {
     fprintf(f,
             "usage: carma sim --trace FILE [--workloads FILE] [--trace-format FMT]\n"
-            "                 [--gpus SPEC] [--sharing mps|timeslice] [--policy P[,P...]|all]\n"
+            "                 [--rad-dir DIR] [--gpus SPEC] [--sharing mps|timeslice]\n"
+            "                 [--policy P[,P...]|all]\n"
             "                 [--estimator horus|faketensor|gpumemnet|carma] [--max-attempts N]\n"
             "                 [--json] [--report out.html] [--seed N] [--jitter FRAC]\n"
             "\n"
@@ -42,6 +43,8 @@ static void sim_usage(FILE *f)
             "                     carma-csv|carma-sh|muri|gavel|alibaba)\n"
             "  --workloads FILE   workload catalog for carma CSV/.sh traces (default:\n"
             "                     workloads.csv beside the trace, else data/workloads.csv)\n"
+            "  --rad-dir DIR      folder of the .rad task files of a CARMA .sh trace (default:\n"
+            "                     the trace's folder; CARMA's repository keeps them in workloads/)\n"
             "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb)\n"
             "                     kinds: a100-40gb a100-80gb h100-80gb v100-32gb\n"
             "  --sharing MODE     mps (default) or timeslice\n"
@@ -519,6 +522,7 @@ int cmd_sim(int argc, char **argv)
 {
     const char *trace_path = NULL, *catalog_path = NULL, *gpus = "4xa100-40gb";
     const char *sharing_s = "mps", *policy_list = "all", *report = NULL, *fmt_s = NULL;
+    const char *rad_dir = NULL;
     struct sim_config def;
     sim_config_default(&def);
     const char *est_s = est_names[def.estimator];
@@ -534,6 +538,7 @@ int cmd_sim(int argc, char **argv)
         {"seed", required_argument, NULL, 'S'},    {"jitter", required_argument, NULL, 'J'},
         {"trace-format", required_argument, NULL, 'f'},
         {"max-attempts", required_argument, NULL, 'm'},
+        {"rad-dir", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -550,6 +555,7 @@ int cmd_sim(int argc, char **argv)
         case 'j': json = 1; break;
         case 'r': report = optarg; break;
         case 'f': fmt_s = optarg; break;
+        case 'R': rad_dir = optarg; break;
         case 'S':
             errno = 0;
             seed = strtoull(optarg, &end, 10);
@@ -641,6 +647,30 @@ int cmd_sim(int argc, char **argv)
     }
     if (fmt == SIM_TRACE_AUTO)
         fmt = sim_trace_detect(trace_path, tbuf, tlen);
+    if (rad_dir && fmt != SIM_TRACE_CARMA_SH) {
+        if (fmt == SIM_TRACE_AUTO)
+            fprintf(stderr, "carma sim: --rad-dir: only a CARMA .sh trace reads .rad files, and "
+                            "the format of %s is not known (--trace-format carma-sh?)\n",
+                    trace_path);
+        else
+            fprintf(stderr, "carma sim: --rad-dir: only a CARMA .sh trace reads .rad files; %s "
+                            "is a %s trace\n",
+                    trace_path, sim_trace_format_name(fmt));
+        free(tbuf);
+        goto out;
+    }
+    if (rad_dir) {
+        struct stat st;
+        const char *why = !rad_dir[0]                  ? "an empty path"
+                          : stat(rad_dir, &st) != 0    ? strerror(errno)
+                          : !S_ISDIR(st.st_mode)       ? "not a folder"
+                                                       : NULL;
+        if (why) {
+            fprintf(stderr, "carma sim: --rad-dir %s: %s\n", rad_dir, why);
+            free(tbuf);
+            goto out;
+        }
+    }
     /* Only carma's own formats name workloads of a catalog; the others carry or map
      * their own. */
     int uses_catalog = fmt == SIM_TRACE_CARMA_CSV || fmt == SIM_TRACE_CARMA_SH;
@@ -671,7 +701,7 @@ int cmd_sim(int argc, char **argv)
         if (min_mem == 0 || kinds[i]->mem_mib < min_mem)
             min_mem = kinds[i]->mem_mib;
     /* Alibaba's fractions are of the run's smallest GPU, so every pod fits every GPU. */
-    struct sim_trace_opts topts = {catalog, ncatalog, NULL, min_mem};
+    struct sim_trace_opts topts = {catalog, ncatalog, rad_dir, min_mem};
     int trc = sim_trace_parse(trace_path, tbuf, tlen, fmt, &topts, &trace, &err);
     free(tbuf);
     if (trc) {

@@ -176,6 +176,30 @@ r = json.load(open(sys.argv[1]))
 assert r["notes"] == [], r["notes"]
 PY
 
+# CARMA's own layout: the .sh trace in assets/..., the .rad tasks in workloads/.
+mkdir -p "$T/carma/assets/traces" "$T/carma/workloads"
+printf '# a task\nconda activate tf\npython /x/vgg16.py\nvgg16.model\n/raid/imagenet\n32\nexclusive\n1\n6684\n21525.8262\n3121.344643\n16000\n' \
+    >"$T/carma/workloads/vgg.rad"
+printf 'sleep 0\npython /h/rad/src/submit.py --task /h/rad/workloads/vgg.rad\nsleep 5\npython /h/rad/src/submit.py --task /h/rad/workloads/vgg.rad\n' \
+    >"$T/carma/assets/traces/t.sh"
+expect_bad "t.sh:2: task 'vgg'" --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv
+"$CARMA" sim --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv \
+    --rad-dir "$T/carma/workloads" --policy exclusive --json >"$T/out" || fail "--rad-dir"
+python3 - "$T/out" <<'PY' || fail "--rad-dir: the trace"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["trace_format"] == "carma-sh" and r["jobs"] == 2, r
+assert r["policies"]["exclusive"]["succeeded"] == 2, r
+PY
+expect_bad "--rad-dir: only a CARMA .sh trace reads .rad files; data/trace-t1.csv is a carma-csv trace" \
+    --trace data/trace-t1.csv --rad-dir "$T/carma/workloads"
+expect_bad "--rad-dir $T/carma/nope: No such file or directory" \
+    --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv --rad-dir "$T/carma/nope"
+expect_bad "--rad-dir $T/carma/workloads/vgg.rad: not a folder" \
+    --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv \
+    --rad-dir "$T/carma/workloads/vgg.rad"
+"$CARMA" sim --help | grep -q -- "--rad-dir DIR" || fail "--rad-dir not in --help"
+
 # The table's header names settings that differ from the defaults; the same seed gives
 # the same bytes (the speed goes to a terminal's stderr only).
 "$CARMA" sim --trace data/trace-mix90.csv --policy auto --jitter 0.2 --seed 3 \
