@@ -67,7 +67,8 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
         if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, line, "%zu fields, the header has %zu", c->nfields, ncols);
+            rc = carma_err_at(err, file, line, "%zu field%s, the header has %zu", c->nfields,
+                              c->nfields == 1 ? "" : "s", ncols);
             goto fail;
         }
         struct sim_workload w;

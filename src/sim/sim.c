@@ -709,15 +709,15 @@ static int job_err(struct carma_err *err, const char *file, const struct sim_tra
                    const char *fmt, ...)
 {
     const struct sim_job_spec *sp = &t->jobs[i];
-    const char *name = sp->workload < t->nworkloads ? t->workloads[sp->workload].name : "?";
+    struct carma_quoted name = carma_quote(sim_trace_job_name(t, i), SIM_NAME_MAX);
     char what[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (file && sp->line)
-        return carma_err_at(err, file, sp->line, "job %s %s", name, what);
-    return carma_err_set(err, -EINVAL, "job %zu (%s) %s", i + 1, name, what);
+        return carma_err_at(err, file, sp->line, "job %s %s", name.s, what);
+    return carma_err_set(err, -EINVAL, "job %zu (%s) %s", i + 1, name.s, what);
 }
 
 int sim_trace_check(const struct sim_trace *t, const struct sim_config *cfg, const char *file,
@@ -733,8 +733,8 @@ int sim_trace_check(const struct sim_trace *t, const struct sim_config *cfg, con
     for (size_t i = 0; i < t->njobs; i++) {
         const struct sim_job_spec *sp = &t->jobs[i];
         if (sp->gpus == 0 || sp->gpus > cfg->ngpus || sp->gpus > CARMA_JOB_MAX_GPUS)
-            return job_err(err, file, t, i, "needs %u GPUs but the run has %zu",
-                           (unsigned)sp->gpus, cfg->ngpus);
+            return job_err(err, file, t, i, "needs %u GPU%s but the run has %zu",
+                           (unsigned)sp->gpus, sp->gpus == 1 ? "" : "s", cfg->ngpus);
         if (sp->mem_mib > maxmem)
             return job_err(err, file, t, i,
                            "peaks at %.0f MiB per GPU; the largest GPU has %.0f MiB",
@@ -746,9 +746,9 @@ int sim_trace_check(const struct sim_trace *t, const struct sim_config *cfg, con
             for (size_t g = 0; g < cfg->ngpus; g++)
                 large += cfg->kinds[g]->mem_mib >= sp->mem_mib;
             return job_err(err, file, t, i,
-                           "peaks at %.0f MiB on each of its %u GPUs; the run has %zu GPUs "
+                           "peaks at %.0f MiB on each of its %u GPUs; the run has %zu GPU%s "
                            "that large",
-                           (double)sp->mem_mib, (unsigned)sp->gpus, large);
+                           (double)sp->mem_mib, (unsigned)sp->gpus, large, large == 1 ? "" : "s");
         }
         if (!(sp->duration_s > 0) || !(sp->submit_s >= 0) ||
             (i && sp->submit_s < t->jobs[i - 1].submit_s))
@@ -858,8 +858,9 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
                                "%zu job%s can never be placed; the first is job %zu (%s: %u "
                                "GPU%s of %.0f MiB)",
                                s.njobs - s.ended, s.njobs - s.ended == 1 ? "" : "s", first + 1,
-                               sp->workload < t->nworkloads ? t->workloads[sp->workload].name
-                                                            : "?",
+                               carma_quote(sim_trace_job_name(t, first < s.njobs ? first : 0),
+                                           SIM_NAME_MAX)
+                                   .s,
                                (unsigned)sp->gpus, sp->gpus == 1 ? "" : "s", (double)sp->mem_mib);
             break;
         }

@@ -109,6 +109,7 @@ void sim_build_discard(struct sim_build *b)
 {
     free(b->t.jobs);
     free(b->t.workloads);
+    free(b->t.names);
     free(b->index);
     memset(b, 0, sizeof *b);
 }
@@ -118,6 +119,37 @@ void sim_build_finish(struct sim_build *b, struct sim_trace *out)
     free(b->index);
     *out = b->t;
     memset(b, 0, sizeof *b);
+}
+
+int sim_build_name(struct sim_build *b, const char *name, uint32_t *ref, struct carma_err *err)
+{
+    size_t n = strnlen(name, SIM_NAME_MAX - 1);
+    /* A trace is at most SIM_TRACE_MAX_BYTES, so its names are too. */
+    if (b->t.names_len + n + 1 > (size_t)SIM_TRACE_MAX_BYTES + SIM_NAME_MAX)
+        return carma_err_at(err, b->file, 0, "names: more than %u bytes", SIM_TRACE_MAX_BYTES);
+    if (b->t.names_len + n + 1 > b->names_cap) {
+        size_t cap = b->names_cap ? b->names_cap * 2 : 4096;
+        while (cap < b->t.names_len + n + 1)
+            cap *= 2;
+        char *nn = realloc(b->t.names, cap);
+        if (!nn)
+            return carma_err_set(err, -ENOMEM, "%s: out of memory", b->file);
+        b->t.names = nn;
+        b->names_cap = cap;
+    }
+    memcpy(b->t.names + b->t.names_len, name, n);
+    b->t.names[b->t.names_len + n] = '\0';
+    *ref = (uint32_t)b->t.names_len + 1;
+    b->t.names_len += n + 1;
+    return 0;
+}
+
+const char *sim_trace_job_name(const struct sim_trace *t, size_t i)
+{
+    const struct sim_job_spec *sp = &t->jobs[i];
+    if (sp->name && t->names && sp->name <= t->names_len)
+        return t->names + sp->name - 1;
+    return sp->workload < t->nworkloads ? t->workloads[sp->workload].name : "?";
 }
 
 static uint32_t name_hash(const char *s)
@@ -346,6 +378,7 @@ void sim_trace_free(struct sim_trace *t)
         return;
     free(t->jobs);
     free(t->workloads);
+    free(t->names);
     memset(t, 0, sizeof *t);
 }
 

@@ -50,6 +50,8 @@ struct sim_job_spec {
     uint16_t gpus;        /* 1..SIM_JOB_MAX_GPUS */
     uint16_t workload;    /* index into sim_trace.workloads (name for reports) */
     uint32_t line;        /* its line in the trace file, for messages; 0: none */
+    uint32_t name;        /* its own name in messages (an Alibaba pod's `name`): offset + 1
+                             into sim_trace.names; 0: none, its workload's name names it */
 };
 
 struct sim_trace {
@@ -60,7 +62,14 @@ struct sim_trace {
     /* Alibaba pod lists: records left out (asking for no GPU; never scheduled, so
      * without a run time). Zero for the other formats. */
     size_t skipped_nogpu, skipped_unscheduled;
+    char *names; /* owned; the jobs' own names (NUL-terminated, at most SIM_NAME_MAX - 1
+                    bytes each, raw: quote them in messages), or NULL */
+    size_t names_len;
 };
+
+/* What names job i of t in a message: its own name (sim_job_spec.name) where it has
+ * one, else its workload's name, else "?". Raw bytes: quote it (carma_quote). */
+const char *sim_trace_job_name(const struct sim_trace *t, size_t i);
 
 enum sim_trace_format {
     SIM_TRACE_AUTO,

@@ -18,6 +18,7 @@ struct pod {
     int64_t create, run;
     size_t line;
     uint32_t milli;
+    uint32_t name; /* sim_job_spec.name */
     uint16_t gpus;
 };
 
@@ -64,7 +65,8 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
         if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, line, "%zu fields, the header has %zu", c->nfields, ncols);
+            rc = carma_err_at(err, file, line, "%zu field%s, the header has %zu", c->nfields,
+                              c->nfields == 1 ? "" : "s", ncols);
             goto fail;
         }
         uint64_t gpus, milli;
@@ -89,8 +91,8 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
             continue;
         }
         if (milli == 0) {
-            rc = carma_err_at(err, file, line, "asks for %llu GPUs with gpu_milli 0",
-                              (unsigned long long)gpus);
+            rc = carma_err_at(err, file, line, "asks for %llu GPU%s with gpu_milli 0",
+                              (unsigned long long)gpus, gpus == 1 ? "" : "s");
             goto fail;
         }
         if (c->field[col[SCHED]][0] == '\0') {
@@ -130,7 +132,11 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
             pods = np;
             cap = ncap;
         }
-        pods[npods++] = (struct pod){create, del - sched, line, (uint32_t)milli, (uint16_t)gpus};
+        uint32_t name;
+        if ((rc = sim_build_name(&b, c->field[col[NAME]], &name, err)))
+            goto fail;
+        pods[npods++] =
+            (struct pod){create, del - sched, line, (uint32_t)milli, name, (uint16_t)gpus};
     }
     if (rc < 0)
         goto fail;
@@ -154,6 +160,7 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
         j.smocc = sim_profile_smocc(j.smact);
         j.drama = sim_profile_drama(j.smact);
         j.ramp_s = SIM_PROFILE_RAMP_S;
+        j.name = p->name;
         if ((rc = sim_build_job_own(&b, &w, &j, p->line, err)))
             goto fail;
     }

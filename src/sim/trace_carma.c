@@ -68,8 +68,8 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
     size_t ncols = c->nfields;
     while ((rc = carma_csv_next(c, err)) == 1) {
         if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, c->line, "%zu fields, the header has %zu", c->nfields,
-                              ncols);
+            rc = carma_err_at(err, file, c->line, "%zu field%s, the header has %zu",
+                              c->nfields, c->nfields == 1 ? "" : "s", ncols);
             goto fail;
         }
         double at;

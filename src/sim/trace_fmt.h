@@ -15,7 +15,7 @@
  * (SIM_TRACE_MAX_JOBS, 65535 workloads); names are unique (hash index). */
 struct sim_build {
     struct sim_trace t;
-    size_t jobs_cap, wl_cap;
+    size_t jobs_cap, wl_cap, names_cap;
     uint32_t *index;   /* open addressing: workload index + 1, 0 empty */
     size_t index_cap;  /* power of two, > 2 * nworkloads */
     const char *file;
@@ -29,6 +29,9 @@ void sim_build_finish(struct sim_build *b, struct sim_trace *out);
 /* Index of the workload named w->name, adding a copy of *w when new. */
 int sim_build_workload(struct sim_build *b, const struct sim_workload *w, uint16_t *idx,
                        size_t line, struct carma_err *err);
+/* Stores a job's own name (cut to SIM_NAME_MAX - 1 bytes) for sim_job_spec.name:
+ * *ref = its offset + 1 in the trace's names. */
+int sim_build_name(struct sim_build *b, const char *name, uint32_t *ref, struct carma_err *err);
 /* Index of an existing workload by name, or -1. */
 long sim_build_find(const struct sim_build *b, const char *name);
 /* Appends a job after checking its fields (times, GPUs, memory, ratios) and the

@@ -34,7 +34,8 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
         if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, line, "%zu fields, the header has %zu", c->nfields, ncols);
+            rc = carma_err_at(err, file, line, "%zu field%s, the header has %zu", c->nfields,
+                              c->nfields == 1 ? "" : "s", ncols);
             goto fail;
         }
         int64_t submit, dur;

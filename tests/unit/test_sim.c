@@ -214,7 +214,7 @@ static void test_gives_up_after_max_attempts(void **state)
     cfg.kinds = mixed;
     cfg.ngpus = 4;
     assert_int_not_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
-    assert_non_null(strstr(err.msg, "on each of its 2 GPUs; the run has 1 GPUs that large"));
+    assert_non_null(strstr(err.msg, "on each of its 2 GPUs; the run has 1 GPU that large"));
     mixed[2] = sim_gpu_kind_find("a100-80gb");
     assert_int_equal(sim_run(&t, &cfg, &m, NULL, &err), 0);
     assert_int_equal(m.succeeded, 1);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "sim/profile.h"
+#include "sim/sim.h"
 #include "sim/trace.h"
 #include "util/csv.h"
 
@@ -189,6 +190,7 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "submit_s,wl\n0,a\n", "t.csv:1: missing column 'workload'");
     expect_bad(F, "t.csv", "workload\na\n", "missing column 'submit_s'");
     expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
+    expect_bad(F, "t.csv", "submit_s,workload\n0\n", "t.csv:2: 1 field, the header has 2");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\n", "t.csv:2: unterminated");
     /* A record spanning lines is named by its first line; values are quoted with
      * escapes, never raw control bytes. */
@@ -385,6 +387,15 @@ static void test_alibaba_good(void **state)
     assert_float_equal(t.jobs[1].smact, 0.5, 1e-6);
     assert_float_equal(t.jobs[2].smact, 0.9, 1e-6); /* clamped to the rule's range */
     assert_float_equal(t.jobs[2].duration_s, 1, 0);
+    /* Messages name a job by its pod's name (its workload is named after its shape). */
+    assert_string_equal(sim_trace_job_name(&t, 0), "p2");
+    assert_string_equal(sim_trace_job_name(&t, 1), "p0");
+    assert_string_equal(sim_trace_job_name(&t, 2), "p4");
+    const struct sim_gpu_kind *one[1] = {sim_gpu_kind_find("a100-40gb")};
+    assert_int_not_equal(sim_trace_check(&t, &(struct sim_config){.kinds = one, .ngpus = 1},
+                                         "a.csv", &err),
+                         0);
+    assert_string_equal(err.msg, "a.csv:4: job p2 needs 2 GPUs but the run has 1");
     sim_trace_free(&t);
     /* Default GPU memory. */
     o.gpu_mem_mib = 0;
@@ -410,7 +421,11 @@ static void test_alibaba_bad(void **state)
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,200,400,150\n",
                "a.csv:2: scheduled_time 150 before creation_time 200");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1001,,LS,Running,1,400,2\n", "gpu_milli '1001'");
-    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,0,,LS,Running,1,400,2\n", "gpu_milli 0");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,0,,LS,Running,1,400,2\n",
+               "a.csv:2: asks for 1 GPU with gpu_milli 0");
+    expect_bad(F, "a.csv", ALI_HDR "p,1,1,2,0,,LS,Running,1,400,2\n",
+               "a.csv:2: asks for 2 GPUs with gpu_milli 0");
+    expect_bad(F, "a.csv", ALI_HDR "p\n", "a.csv:2: 1 field, the header has 11");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,x,1,,LS,Running,1,400,2\n", "num_gpu 'x'");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,10,,LS,Running,1,,2\n",
                "a.csv:2: deletion_time '': not a whole number of seconds from 0 to 1e10");
