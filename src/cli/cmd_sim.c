@@ -40,9 +40,10 @@ static void sim_usage(FILE *f)
             "Replays a trace through the scheduler on simulated GPUs, one run per policy.\n"
             "  --trace FILE       carma CSV (submit_s,workload), CARMA .sh, Muri CSV, Gavel\n"
             "                     .trace or Alibaba pod list (format detected, or --trace-format\n"
-            "                     carma-csv|carma-sh|muri|gavel|alibaba)\n"
+            "                     carma-csv|carma-sh|muri|gavel|alibaba); - reads standard input\n"
             "  --workloads FILE   workload catalog for carma CSV/.sh traces (default:\n"
-            "                     workloads.csv beside the trace, else data/workloads.csv)\n"
+            "                     workloads.csv beside the trace, else data/workloads.csv);\n"
+            "                     - reads standard input (not with --trace -)\n"
             "  --rad-dir DIR      folder of the .rad task files of a CARMA .sh trace (default:\n"
             "                     the trace's folder; CARMA's repository keeps them in workloads/)\n"
             "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb)\n"
@@ -95,9 +96,12 @@ static void on_progress(void *ctx, size_t done, size_t total)
     fprintf(stderr, "\r  %-12s %3d%% (%zu/%zu jobs)", p->policy, pct, done, total);
 }
 
-/* Finds the default catalog: workloads.csv beside the trace, else data/workloads.csv. */
+/* Finds the default catalog: workloads.csv beside the trace (none for standard input,
+ * trace NULL), else data/workloads.csv. */
 static const char *default_catalog(const char *trace, char *buf, size_t len)
 {
+    if (!trace)
+        return access("data/workloads.csv", R_OK) == 0 ? "data/workloads.csv" : NULL;
     const char *slash = strrchr(trace, '/');
     int dn = slash ? (int)(slash - trace) : 1;
     snprintf(buf, len, "%.*s/workloads.csv", dn, slash ? trace : ".");
@@ -594,6 +598,15 @@ int cmd_sim(int argc, char **argv)
         sim_usage(stderr);
         return 2;
     }
+    /* '-' is standard input, named <stdin> in messages; it can be read once. */
+    int trace_stdin = strcmp(trace_path, "-") == 0;
+    int catalog_stdin = catalog_path && strcmp(catalog_path, "-") == 0;
+    if (trace_stdin && catalog_stdin) {
+        fprintf(stderr, "carma sim: --trace - and --workloads -: standard input can only be "
+                        "read once; give one of them as a file\n");
+        return 2;
+    }
+    const char *trace_name = trace_stdin ? "<stdin>" : trace_path;
     if (report && report_path_check(report))
         return 2;
     int sharing = carma_sharing_parse(sharing_s);
@@ -641,21 +654,22 @@ int cmd_sim(int argc, char **argv)
     }
     char *tbuf = NULL;
     size_t tlen;
-    if (carma_file_read(trace_path, SIM_TRACE_MAX_BYTES, &tbuf, &tlen, &err)) {
+    if (trace_stdin ? carma_stream_read(stdin, trace_name, SIM_TRACE_MAX_BYTES, &tbuf, &tlen, &err)
+                    : carma_file_read(trace_path, SIM_TRACE_MAX_BYTES, &tbuf, &tlen, &err)) {
         fprintf(stderr, "carma sim: --trace %s\n", err.msg);
         goto out;
     }
     if (fmt == SIM_TRACE_AUTO)
-        fmt = sim_trace_detect(trace_path, tbuf, tlen);
+        fmt = sim_trace_detect(trace_name, tbuf, tlen);
     if (rad_dir && fmt != SIM_TRACE_CARMA_SH) {
         if (fmt == SIM_TRACE_AUTO)
             fprintf(stderr, "carma sim: --rad-dir: only a CARMA .sh trace reads .rad files, and "
                             "the format of %s is not known (--trace-format carma-sh?)\n",
-                    trace_path);
+                    trace_name);
         else
             fprintf(stderr, "carma sim: --rad-dir: only a CARMA .sh trace reads .rad files; %s "
                             "is a %s trace\n",
-                    trace_path, sim_trace_format_name(fmt));
+                    trace_name, sim_trace_format_name(fmt));
         free(tbuf);
         goto out;
     }
@@ -679,16 +693,18 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "carma sim: note: --workloads is not used: a trace in the %s format "
                         "names no catalog workloads\n", sim_trace_format_name(fmt));
     else if (!catalog_path && uses_catalog)
-        catalog_path = default_catalog(trace_path, catbuf, sizeof catbuf);
+        catalog_path = default_catalog(trace_stdin ? NULL : trace_path, catbuf, sizeof catbuf);
     if (catalog_path && uses_catalog) {
         char *buf;
         size_t len;
-        if (carma_file_read(catalog_path, 16u << 20, &buf, &len, &err)) {
+        if (catalog_stdin ? carma_stream_read(stdin, "<stdin>", 16u << 20, &buf, &len, &err)
+                          : carma_file_read(catalog_path, 16u << 20, &buf, &len, &err)) {
             fprintf(stderr, "carma sim: --workloads %s\n", err.msg);
             free(tbuf);
             goto out;
         }
-        int rc = sim_catalog_parse(catalog_path, buf, len, &catalog, &ncatalog, &err);
+        int rc = sim_catalog_parse(catalog_stdin ? "<stdin>" : catalog_path, buf, len, &catalog,
+                                   &ncatalog, &err);
         free(buf);
         if (rc) {
             fprintf(stderr, "carma sim: %s\n", err.msg);
@@ -702,14 +718,14 @@ int cmd_sim(int argc, char **argv)
             min_mem = kinds[i]->mem_mib;
     /* Alibaba's fractions are of the run's smallest GPU, so every pod fits every GPU. */
     struct sim_trace_opts topts = {catalog, ncatalog, rad_dir, min_mem};
-    int trc = sim_trace_parse(trace_path, tbuf, tlen, fmt, &topts, &trace, &err);
+    int trc = sim_trace_parse(trace_name, tbuf, tlen, fmt, &topts, &trace, &err);
     free(tbuf);
     if (trc) {
         fprintf(stderr, "carma sim: %s\n", err.msg);
         goto out;
     }
     if (trace.njobs == 0) {
-        fprintf(stderr, "carma sim: %s: no jobs in the trace", trace_path);
+        fprintf(stderr, "carma sim: %s: no jobs in the trace", trace_name);
         if (trace.skipped_nogpu || trace.skipped_unscheduled)
             fprintf(stderr, " (left out: %zu pods without a GPU, %zu never scheduled)",
                     trace.skipped_nogpu, trace.skipped_unscheduled);
@@ -717,7 +733,7 @@ int cmd_sim(int argc, char **argv)
         goto out;
     }
     if (sim_trace_check(&trace, &(struct sim_config){.kinds = kinds, .ngpus = ngpus},
-                        trace_path, &err)) {
+                        trace_name, &err)) {
         fprintf(stderr, "carma sim: %s (--gpus %s)\n", err.msg, gpus);
         goto out;
     }
@@ -751,7 +767,7 @@ int cmd_sim(int argc, char **argv)
             fprintf(stderr, "\r  %-12s 100%% (%zu jobs) in %.1f s%20s\n", policies[i]->name,
                     trace.njobs, rows[i].wall_s, "");
         if (rc) {
-            fprintf(stderr, "carma sim: %s: policy %s: %s\n", trace_path, policies[i]->name,
+            fprintf(stderr, "carma sim: %s: policy %s: %s\n", trace_name, policies[i]->name,
                     err.msg);
             status = rc == -ENOMEM ? 1 : 2;
             goto out;

@@ -50,6 +50,9 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
         file = "catalog";
     if (len > SIM_TRACE_MAX_BYTES)
         return carma_err_at(err, file, 0, "larger than %u bytes", SIM_TRACE_MAX_BYTES);
+    const char *why = carma_text_not_text(buf, len);
+    if (why)
+        return carma_err_at(err, file, 0, "%s", why);
     struct carma_csv *c = malloc(sizeof *c);
     if (!c)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);

@@ -313,7 +313,11 @@ int sim_trace_parse(const char *file, const char *buf, size_t len, enum sim_trac
     }
     if (len == 0)
         return carma_err_at(err, file, 0, "empty file: no jobs");
-    /* Before detection: a NUL anywhere, even first, makes the file not a text trace. */
+    /* Before detection: a compressed or binary file is named as such, and a NUL
+     * anywhere, even first, makes the file not a text trace. */
+    const char *why = carma_text_not_text(buf, len);
+    if (why)
+        return carma_err_at(err, file, 0, "%s", why);
     size_t nul = carma_text_nul_line(buf, len);
     if (nul)
         return carma_err_at(err, file, nul, "NUL byte in text");

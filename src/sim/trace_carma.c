@@ -123,6 +123,9 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
     memset(w, 0, sizeof *w);
     if (len > RAD_MAX_BYTES)
         return carma_err_at(err, file, 0, "larger than %d bytes", RAD_MAX_BYTES);
+    const char *why = carma_text_not_text(buf, len);
+    if (why)
+        return carma_err_at(err, file, 0, "%s", why);
     size_t nul = carma_text_nul_line(buf, len);
     if (nul)
         return carma_err_at(err, file, nul, "NUL byte in text");

@@ -1,6 +1,7 @@
 #include "util/csv.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -121,6 +122,58 @@ int carma_text_cr_only(const char *buf, size_t len)
     return memchr(buf, '\r', len) && !memchr(buf, '\n', len);
 }
 
+static int starts(const char *buf, size_t len, const char *magic, size_t n)
+{
+    return len >= n && memcmp(buf, magic, n) == 0;
+}
+
+const char *carma_text_not_text(const char *buf, size_t len)
+{
+    static const struct {
+        const char *magic;
+        size_t n;
+        const char *msg;
+    } comp[] = {
+        {"\x1f\x8b", 2, "looks compressed (gzip): decompress it first"},
+        {"BZh", 3, "looks compressed (bzip2): decompress it first"},
+        {"\xfd" "7zXZ\0", 6, "looks compressed (xz): decompress it first"},
+        {"\x28\xb5\x2f\xfd", 4, "looks compressed (zstd): decompress it first"},
+        {"PK\x03\x04", 4, "looks compressed (zip): decompress it first"},
+        {"7z\xbc\xaf\x27\x1c", 6, "looks compressed (7z): decompress it first"},
+    };
+    for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++)
+        /* bzip2: "BZh", a block size digit, then its block magic "1AY&SY" */
+        if (starts(buf, len, comp[i].magic, comp[i].n) &&
+            (i != 1 || (len >= 10 && buf[3] >= '1' && buf[3] <= '9' &&
+                        memcmp(buf + 4, "1AY&SY", 6) == 0)))
+            return comp[i].msg;
+    size_t n = len < 4096 ? len : 4096, odd = 0;
+    if (!memchr(buf, '\0', n))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)buf;
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = p[i];
+        if (ch < 0x80) {
+            odd += (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') || ch == 0x7f;
+            i++;
+            continue;
+        }
+        /* a well-formed UTF-8 sequence within the sample counts as text */
+        size_t k = ch >= 0xc2 && ch <= 0xdf ? 2 : ch >= 0xe0 && ch <= 0xef ? 3
+                   : ch >= 0xf0 && ch <= 0xf4 ? 4 : 0;
+        size_t j = 1;
+        while (k && j < k && i + j < n && (p[i + j] & 0xc0) == 0x80)
+            j++;
+        if (k && j == k) {
+            i += k;
+        } else {
+            odd++;
+            i++;
+        }
+    }
+    return odd * 10 > n ? "binary file, not text" : NULL;
+}
+
 size_t carma_text_nul_line(const char *buf, size_t len)
 {
     const char *nul = memchr(buf, '\0', len);
@@ -176,7 +229,9 @@ int carma_parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end != '\0' || !isfinite(v) || end == s)
+    /* ERANGE on underflow leaves the nearest double (a subnormal or 0): in range. */
+    if ((errno && !(errno == ERANGE && fabs(v) <= DBL_MIN)) || *end != '\0' || !isfinite(v) ||
+        end == s)
         return -EINVAL;
     /* strtod accepts hex floats and leading spaces; reject them for strictness. */
     if (s[0] == ' ' || s[0] == '\t' || strchr(s, 'x') || strchr(s, 'X'))
@@ -216,34 +271,36 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
     FILE *f = fopen(path, "rb");
     if (!f)
         return carma_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    int rc = carma_stream_read(f, path, max, out, len, err);
+    fclose(f);
+    return rc;
+}
+
+int carma_stream_read(FILE *f, const char *path, size_t max, char **out, size_t *len,
+                      struct carma_err *err)
+{
     /* A regular file's size is known: refuse it unread. Pipes and special files are
      * bounded while reading. */
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
-        fclose(f);
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max)
         return carma_err_set(err, -EFBIG, "%s: %jd bytes, larger than %zu bytes", path,
                              (intmax_t)st.st_size, max);
-    }
     /* Up to max + 1 bytes are read: one past max says the input is larger. */
     size_t limit = max < SIZE_MAX ? max + 1 : max, cap = limit < 65536 ? limit : 65536, n = 0;
     char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
+    if (!buf)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
-    }
     errno = 0; /* what a failed read leaves (EISDIR for a folder) names the problem */
     for (;;) {
         if (n == cap) {
             if (cap >= limit) {
                 free(buf);
-                fclose(f);
                 return carma_err_set(err, -EFBIG, "%s: larger than %zu bytes", path, max);
             }
             cap = cap * 2 > limit ? limit : cap * 2;
             char *nb = realloc(buf, cap + 1);
             if (!nb) {
                 free(buf);
-                fclose(f);
                 return carma_err_set(err, -ENOMEM, "%s: out of memory", path);
             }
             buf = nb;
@@ -254,7 +311,6 @@ int carma_file_read(const char *path, size_t max, char **out, size_t *len, struc
             break;
     }
     int bad = ferror(f) ? (errno ? errno : EIO) : 0;
-    fclose(f);
     if (bad) {
         free(buf);
         return carma_err_set(err, -bad, "%s: %s", path, strerror(bad));

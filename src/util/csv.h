@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/err.h"
 
@@ -47,6 +48,13 @@ int carma_text_cr_only(const char *buf, size_t len);
  * readers refuse a NUL with "FILE:LINE: NUL byte in text", as carma_csv_next does. */
 size_t carma_text_nul_line(const char *buf, size_t len);
 
+/* Why buf is not text at all, or NULL: "looks compressed (gzip): decompress it first"
+ * (gzip, bzip2, xz, zstd, zip and 7z by their magic bytes), or "binary file, not text"
+ * when its first 4 KiB hold a NUL and more than 10% of bytes that are controls (other
+ * than tab, CR, LF) or not UTF-8. A text file with a stray NUL is left to
+ * carma_text_nul_line, which names the line. */
+const char *carma_text_not_text(const char *buf, size_t len);
+
 /* Index of the header column named `name` in the current record, or -1. */
 int carma_csv_col(const struct carma_csv *c, const char *name);
 
@@ -62,7 +70,8 @@ int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, si
                      int *col, const char *hint, struct carma_err *err);
 
 /* Strict number parsing: the whole field, no trailing garbage, finite, in range.
- * Return 0 or -EINVAL. */
+ * Return 0 or -EINVAL. A number too small for a double (underflow: 4.9e-324, 1e-400)
+ * is no error: it reads as the nearest double, a subnormal or 0. */
 int carma_parse_double(const char *s, double *out);
 int carma_parse_u64(const char *s, uint64_t *out);
 int carma_parse_i64(const char *s, int64_t *out);
@@ -71,5 +80,10 @@ int carma_parse_i64(const char *s, int64_t *out);
  * before reading) into a NUL-terminated malloc'd buffer owned by the caller. Returns 0
  * or a negative errno with err filled. */
 int carma_file_read(const char *path, size_t max, char **out, size_t *len, struct carma_err *err);
+
+/* The same from an open stream (standard input, say), named `name` in messages; the
+ * stream is read to its end and left open. */
+int carma_stream_read(FILE *f, const char *name, size_t max, char **out, size_t *len,
+                      struct carma_err *err);
 
 #endif

@@ -69,6 +69,13 @@ struct carma_quoted carma_quote(const char *s, size_t max)
             n = 1;
         if (i + n > max)
             break;
+        /* U+FEFF, a byte order mark out of place (files joined), is invisible */
+        if (n == 3 && p[i] == 0xef && p[i + 1] == 0xbb && p[i + 2] == 0xbf) {
+            memcpy(q.s + o, "\\uFEFF", 6);
+            o += 6;
+            i += n;
+            continue;
+        }
         for (size_t k = 0; k < n; k++) {
             unsigned char ch = p[i + k];
             if (!esc) {

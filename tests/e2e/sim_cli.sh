@@ -108,6 +108,32 @@ expect_bad "empty file" --trace "$T/empty.csv"
 printf 'submit_s,workload\n' >"$T/nojobs.csv"
 expect_bad "no jobs" --trace "$T/nojobs.csv" --workloads data/workloads.csv
 
+# '-' reads standard input, for the trace or the catalog (not both); messages name it.
+"$CARMA" sim --trace - --policy auto <data/trace-mix90.csv >"$T/out" || fail "--trace -"
+"$CARMA" sim --trace data/trace-mix90.csv --policy auto >"$T/ref" || fail "mix90 auto"
+cmp -s "$T/out" "$T/ref" || fail "--trace - gave another table: $(diff "$T/out" "$T/ref")"
+"$CARMA" sim --trace data/trace-mix90.csv --workloads - --policy auto <data/workloads.csv \
+    >"$T/out" || fail "--workloads -"
+cmp -s "$T/out" "$T/ref" || fail "--workloads - gave another table"
+rc=0
+printf 'submit_s,workload\n0,vgg\n0,nope\n' |
+    "$CARMA" sim --trace - >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 2 ] && [ ! -s "$T/out" ] && grep -q "^carma sim: <stdin>:3: unknown workload 'nope'" "$T/err" ||
+    fail "--trace - error: $rc $(cat "$T/err")"
+expect_bad "standard input can only be read once" --trace - --workloads -
+# A compressed or binary file is named as such, not as a NUL byte in text.
+gzip -c data/trace-t1.csv >"$T/t1.csv.gz"
+expect_bad "t1.csv.gz: looks compressed (gzip): decompress it first" --trace "$T/t1.csv.gz"
+expect_bad "t1.csv.gz: looks compressed (gzip)" --trace data/trace-t1.csv --workloads "$T/t1.csv.gz"
+expect_bad "carma: binary file, not text" --trace "$CARMA"
+# A byte order mark in the middle of a file is shown, not left invisible.
+printf 'submit_s,workload\n\357\273\2770,vgg\n' >"$T/bommid.csv"
+expect_bad "bommid.csv:2: submit_s '\\\\uFEFF0'" --trace "$T/bommid.csv" --workloads data/workloads.csv
+# A time too small for a double is in range (it reads as 0 or a subnormal).
+printf 'submit_s,workload\n4.9e-324,vgg\n' >"$T/subnormal.csv"
+"$CARMA" sim --trace "$T/subnormal.csv" --workloads data/workloads.csv --policy auto >"$T/out" ||
+    fail "4.9e-324 refused"
+
 # A UTF-8 byte order mark (Excel's) is not part of a header, in a trace or a catalog.
 printf '\357\273\277submit_s,workload\n0,vgg\n' >"$T/bom.csv"
 printf '\357\273\277' >"$T/bomcat.csv"

@@ -142,6 +142,8 @@ static void test_quote(void **state)
     assert_string_equal(carma_quote("abcdef", 3).s, "abc...");
     assert_string_equal(carma_quote("ab\xc3\xa9", 3).s, "ab..."); /* no half character */
     assert_string_equal(carma_quote(NULL, 3).s, "");
+    /* a byte order mark out of place is invisible: shown as \uFEFF */
+    assert_string_equal(carma_quote("\xef\xbb\xbf" "0", 40).s, "\\uFEFF0");
     char big[200];
     memset(big, '\n', sizeof big - 1);
     big[sizeof big - 1] = '\0';
@@ -162,12 +164,44 @@ static void test_numbers_strict(void **state)
     assert_int_not_equal(carma_parse_double("nan", &d), 0);
     assert_int_not_equal(carma_parse_double("inf", &d), 0);
     assert_int_not_equal(carma_parse_double("", &d), 0);
+    /* Underflow reads as the nearest double (strtod's ERANGE); overflow is refused. */
+    assert_int_equal(carma_parse_double("4.9e-324", &d), 0);
+    assert_true(d > 0 && d < 1e-320);
+    assert_int_equal(carma_parse_double("1e-400", &d), 0);
+    assert_true(d == 0);
+    assert_int_not_equal(carma_parse_double("1e400", &d), 0);
+    assert_int_not_equal(carma_parse_double("-1e400", &d), 0);
     assert_int_equal(carma_parse_u64("42", &u), 0);
     assert_int_not_equal(carma_parse_u64("-1", &u), 0);
     assert_int_not_equal(carma_parse_u64("18446744073709551616", &u), 0);
     assert_int_equal(carma_parse_i64("-7", &i), 0);
     assert_int_equal(i, -7);
     assert_int_not_equal(carma_parse_i64("7 ", &i), 0);
+}
+
+/* What is not text at all is named as such; a text with a stray NUL is not. */
+static void test_not_text(void **state)
+{
+    (void)state;
+    static const char gz[] = "\x1f\x8b\x08\x08\x00\x00\x00\x00\x00\x03t1.csv";
+    assert_string_equal(carma_text_not_text(gz, sizeof gz - 1),
+                        "looks compressed (gzip): decompress it first");
+    static const char xz[] = "\xfd" "7zXZ\0\0\x04";
+    assert_string_equal(carma_text_not_text(xz, sizeof xz - 1),
+                        "looks compressed (xz): decompress it first");
+    static const char bz[] = "BZh91AY&SY\x01";
+    assert_string_equal(carma_text_not_text(bz, sizeof bz - 1),
+                        "looks compressed (bzip2): decompress it first");
+    assert_null(carma_text_not_text("BZh,x\n", 6)); /* a text that starts so */
+    char bin[512];
+    for (size_t i = 0; i < sizeof bin; i++)
+        bin[i] = (char)(i * 37 % 251);
+    assert_string_equal(carma_text_not_text(bin, sizeof bin), "binary file, not text");
+    static const char nul[] = "\0submit_s,workload\n0,vgg\n";
+    assert_null(carma_text_not_text(nul, sizeof nul - 1));
+    static const char utf8[] = "caf\xc3\xa9,\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\0\n";
+    assert_null(carma_text_not_text(utf8, sizeof utf8 - 1));
+    assert_null(carma_text_not_text("", 0));
 }
 
 static void test_file_read_bounds(void **state)
@@ -200,6 +234,21 @@ static void test_file_read_bounds(void **state)
     unlink(path);
     assert_true(carma_file_read(path, 100, &out, &len, &err) < 0);
     assert_non_null(strstr(err.msg, path));
+    /* An open stream (standard input), named as the caller says. */
+    FILE *f = fopen("/dev/zero", "rb");
+    assert_non_null(f);
+    assert_true(carma_stream_read(f, "<stdin>", 1000, &out, &len, &err) < 0);
+    assert_string_equal(err.msg, "<stdin>: larger than 1000 bytes");
+    fclose(f);
+    f = tmpfile();
+    assert_non_null(f);
+    fputs("a,b\n", f);
+    rewind(f);
+    assert_int_equal(carma_stream_read(f, "<stdin>", 1000, &out, &len, &err), 0);
+    assert_int_equal(len, 4);
+    assert_string_equal(out, "a,b\n");
+    free(out);
+    fclose(f);
 }
 
 int main(void)
@@ -211,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_header_duplicate_column),
         cmocka_unit_test(test_quote),
         cmocka_unit_test(test_numbers_strict),
+        cmocka_unit_test(test_not_text),
         cmocka_unit_test(test_file_read_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,6 +80,23 @@ static void test_nul_bytes(void **state)
     struct carma_err err;
     assert_int_not_equal(sim_rad_parse("a.rad", "a", rad, sizeof rad - 1, &w, &err), 0);
     assert_string_equal(err.msg, "a.rad:9: NUL byte in text");
+    /* A compressed or binary file is named as such, in any format, and in a catalog
+     * or a .rad file too (not as a NUL byte in text). */
+    static const char gz[] = "\x1f\x8b\x08\x08\0\0\0\0\0\x03t1.csv\0\x9d\x93";
+    expect_bad_len(SIM_TRACE_AUTO, "t1.csv.gz", gz, sizeof gz - 1,
+                   "t1.csv.gz: looks compressed (gzip): decompress it first");
+    expect_bad_len(SIM_TRACE_MURI, "t1.csv.gz", gz, sizeof gz - 1,
+                   "t1.csv.gz: looks compressed (gzip)");
+    struct sim_workload *c;
+    size_t nc;
+    assert_int_not_equal(sim_catalog_parse("w.csv.gz", gz, sizeof gz - 1, &c, &nc, &err), 0);
+    assert_string_equal(err.msg, "w.csv.gz: looks compressed (gzip): decompress it first");
+    char bin[600];
+    for (size_t i = 0; i < sizeof bin; i++)
+        bin[i] = (char)(i * 37 % 251);
+    expect_bad_len(SIM_TRACE_AUTO, "a.out", bin, sizeof bin, "a.out: binary file, not text");
+    assert_int_not_equal(sim_rad_parse("a.rad", "a", bin, sizeof bin, &w, &err), 0);
+    assert_string_equal(err.msg, "a.rad: binary file, not text");
 }
 
 static void expect_good(enum sim_trace_format fmt, const char *file, const char *text,
@@ -173,6 +190,11 @@ static void test_carma_csv_good(void **state)
     assert_float_equal(t.jobs[0].est_mib[SIM_EST_HORUS], 1200, 1e-3);
     assert_float_equal(t.jobs[0].smact, 0.5, 1e-6);
     sim_trace_free(&t);
+    /* A time too small for a double is in range: it reads as the nearest one. */
+    expect_good(SIM_TRACE_AUTO, "t.csv", "submit_s,workload\n1e-400,a\n4.9e-324,a\n", &t);
+    assert_true(t.jobs[0].submit_s == 0);
+    assert_true(t.jobs[1].submit_s > 0 && t.jobs[1].submit_s < 1e-300);
+    sim_trace_free(&t);
 }
 
 static void test_carma_csv_bad(void **state)
@@ -191,6 +213,9 @@ static void test_carma_csv_bad(void **state)
     expect_bad(F, "t.csv", "workload\na\n", "missing column 'submit_s'");
     expect_bad(F, "t.csv", "submit_s,workload\n0,a,x\n", "t.csv:2: 3 fields, the header has 2");
     expect_bad(F, "t.csv", "submit_s,workload\n0\n", "t.csv:2: 1 field, the header has 2");
+    /* A byte order mark out of place (files joined) is shown, not left invisible. */
+    expect_bad(F, "t.csv", "submit_s,workload\n\xef\xbb\xbf" "0,a\n",
+               "t.csv:2: submit_s '\\uFEFF0': not a number");
     expect_bad(F, "t.csv", "submit_s,workload\n0,\"a\n", "t.csv:2: unterminated");
     /* A record spanning lines is named by its first line; values are quoted with
      * escapes, never raw control bytes. */
