@@ -4,7 +4,8 @@
  *      src/sim/profile.c src/util/csv.c src/util/err.c src/util/utf8.c -lm
  *   build/gen_profiles data/workloads.csv data/collocation-facts.csv data/model-profiles.csv
  * It rewrites data/workloads.csv in place (the CARMA columns unchanged, the profile
- * columns smact,smocc,drama,ramp_s,profile_source recomputed) and writes the model
+ * columns smact,smocc,drama,ramp_s,profile_source recomputed, any other column, such as
+ * est_carma_mib, kept as it is after them) and writes the model
  * profiles: least-squares fits of peak memory on batch size for the models CARMA ran
  * at several batch sizes, plus the documented assumptions for the others. */
 #include <errno.h>
@@ -18,12 +19,14 @@
 
 #define MAXROWS 256
 #define NSRC 13
+#define NKEEP 8 /* other columns kept as they are (est_carma_mib) */
 static const char *const src_cols[NSRC] = {
     "name", "model", "dataset", "batch", "gpus", "mem_mib", "est_horus_mib",
     "est_faketensor_mib", "est_gpumemnet_mib", "epochs", "epoch_min", "total_min", "size_class"};
 
 struct row {
     char f[NSRC][256];
+    char keep[NKEEP][256];
 };
 
 static void put_field(FILE *o, const char *s)
@@ -165,10 +168,39 @@ int main(int argc, char **argv)
             fprintf(stderr, "gen_profiles: %s: missing column %s\n", argv[1], src_cols[k]);
             return 1;
         }
+    /* Columns neither CARMA's nor the profile's (est_carma_mib, written by `carma
+     * eval-estimator --catalog`): kept, in their order, after the profile columns. */
+    static const char *const prof_cols[] = {"smact", "smocc", "drama", "ramp_s",
+                                            "profile_source"};
+    int keep[NKEEP], nkeep = 0;
+    char keep_name[NKEEP][256];
+    size_t ncols = c.nfields;
+    for (size_t f = 0; f < ncols; f++) {
+        int known = 0;
+        for (int k = 0; k < NSRC; k++)
+            known |= col[k] == (int)f;
+        for (int k = 0; k < 5; k++)
+            known |= strcmp(c.field[f], prof_cols[k]) == 0;
+        if (known)
+            continue;
+        if (nkeep == NKEEP) {
+            fprintf(stderr, "gen_profiles: %s: more than %d other columns\n", argv[1], NKEEP);
+            return 1;
+        }
+        snprintf(keep_name[nkeep], sizeof keep_name[nkeep], "%s", c.field[f]);
+        keep[nkeep++] = (int)f;
+    }
     int rc;
     while ((rc = carma_csv_next(&c, &err)) == 1 && n < MAXROWS) {
+        if (c.nfields != ncols) {
+            fprintf(stderr, "gen_profiles: %s:%zu: %zu fields, the header has %zu\n", argv[1],
+                    c.line, c.nfields, ncols);
+            return 1;
+        }
         for (int k = 0; k < NSRC; k++)
             snprintf(rows[n].f[k], sizeof rows[n].f[k], "%s", c.field[col[k]]);
+        for (int k = 0; k < nkeep; k++)
+            snprintf(rows[n].keep[k], sizeof rows[n].keep[k], "%s", c.field[keep[k]]);
         n++;
     }
     if (rc < 0) {
@@ -182,7 +214,12 @@ int main(int argc, char **argv)
         return 1;
     for (int k = 0; k < NSRC; k++)
         fprintf(o, "%s,", src_cols[k]);
-    fprintf(o, "smact,smocc,drama,ramp_s,profile_source\n");
+    fprintf(o, "smact,smocc,drama,ramp_s,profile_source");
+    for (int k = 0; k < nkeep; k++) {
+        fputc(',', o);
+        put_field(o, keep_name[k]);
+    }
+    fputc('\n', o);
     for (size_t i = 0; i < n; i++) {
         for (int k = 0; k < NSRC; k++) {
             put_field(o, rows[i].f[k]);
@@ -198,8 +235,13 @@ int main(int argc, char **argv)
             src = msrc;
         }
         float sf = (float)(floor(s * 1000.0 + 0.5) / 1000.0); /* as written */
-        fprintf(o, "%.3f,%.3f,%.3f,%.0f,%s\n", (double)sf, (double)sim_profile_smocc(sf),
+        fprintf(o, "%.3f,%.3f,%.3f,%.0f,%s", (double)sf, (double)sim_profile_smocc(sf),
                 (double)sim_profile_drama(sf), (double)SIM_PROFILE_RAMP_S, src);
+        for (int k = 0; k < nkeep; k++) {
+            fputc(',', o);
+            put_field(o, rows[i].keep[k]);
+        }
+        fputc('\n', o);
     }
     if (fclose(o) || rename(tmp, argv[1])) {
         fprintf(stderr, "gen_profiles: cannot write %s\n", argv[1]);

@@ -281,6 +281,49 @@ static int set_parse(struct real_set *s, const char *dir, const char *sub, const
     return rc;
 }
 
+/* The columns of a DIR/SUB/labels.csv: summary, batch, optimizer, precision, peak_mib,
+ * and optionally gpumemnet_mib, seq_len, image_size (-1 when absent). */
+struct label_cols {
+    int s, b, o, p, y, g, q, i;
+};
+
+/* Finds them in the header just read: 0, or -1 when a required one is missing. */
+static int label_cols_find(const struct carma_csv *csv, struct label_cols *k)
+{
+    k->s = carma_csv_col(csv, "summary");
+    k->b = carma_csv_col(csv, "batch");
+    k->o = carma_csv_col(csv, "optimizer");
+    k->p = carma_csv_col(csv, "precision");
+    k->y = carma_csv_col(csv, "peak_mib");
+    k->g = carma_csv_col(csv, "gpumemnet_mib");
+    k->q = carma_csv_col(csv, "seq_len");
+    k->i = carma_csv_col(csv, "image_size");
+    return k->s < 0 || k->b < 0 || k->o < 0 || k->p < 0 || k->y < 0 ? -1 : 0;
+}
+
+/* Reads the current row of a labels.csv: the run's options into *o (batch, sequence
+ * length, optimizer, precision; the rest left as they are), its measured peak, GPUMemNet's
+ * answer (0 without the column) and the image size (0 without it). -1 on a bad row. */
+static int label_row(const struct carma_csv *csv, const struct label_cols *k, struct est_opts *o,
+                     double *peak, double *gmn, uint64_t *image)
+{
+    uint64_t batch, seq = 0;
+    *gmn = 0;
+    *image = 0;
+    if (carma_parse_u64(csv->field[k->b], &batch) < 0 || batch > EST_MAX_BATCH ||
+        carma_parse_double(csv->field[k->y], peak) < 0 || !(*peak > 0) ||
+        est_optimizer_parse(csv->field[k->o], &o->optimizer) < 0 ||
+        est_precision_parse(csv->field[k->p], &o->precision) < 0 ||
+        (k->g >= 0 && (carma_parse_double(csv->field[k->g], gmn) < 0 || !(*gmn > 0))) ||
+        (k->q >= 0 && (carma_parse_u64(csv->field[k->q], &seq) < 0 || seq > EST_MAX_SEQ)) ||
+        (k->i >= 0 && (carma_parse_u64(csv->field[k->i], image) < 0 || *image > 65536)) ||
+        strchr(csv->field[k->s], '/'))
+        return -1;
+    o->batch = (uint32_t)batch;
+    o->seq = (uint32_t)seq;
+    return 0;
+}
+
 /* Real models measured by CARMA (A100-40GB): DIR/SUB/labels.csv lists summary, batch,
  * optimizer, precision, peak_mib and optionally gpumemnet_mib (GPUMemNet's answer for
  * the same run, from CARMA's catalog). Prints each estimate and bound against the peak,
@@ -295,15 +338,13 @@ static int real_check(const char *dir, const char *sub, const char *title,
         return ret;
     struct carma_csv *csv = set.csv;
     int rc;
-    int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
-        co = carma_csv_col(csv, "optimizer"), cp = carma_csv_col(csv, "precision"),
-        cy = carma_csv_col(csv, "peak_mib"), cg = carma_csv_col(csv, "gpumemnet_mib"),
-        cq = carma_csv_col(csv, "seq_len"), ci = carma_csv_col(csv, "image_size");
-    if (cs < 0 || cb < 0 || co < 0 || cp < 0 || cy < 0) {
+    struct label_cols k;
+    if (label_cols_find(csv, &k) < 0) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
         ret = 2;
         goto out;
     }
+    int cq = k.q, cg = k.g;
     printf("\n%s, floor %s:\n", title,
            floor_src == EST_FLOOR_FITTED ? "fitted (GPUMemNet's environment)"
                                          : "default (CARMA's environment)");
@@ -313,26 +354,17 @@ static int real_check(const char *dir, const char *sub, const char *title,
     double sum_ratio = 0, sum_bound = 0, sum_gmn = 0;
     size_t cnt = 0;
     while ((rc = carma_csv_next(csv, &err)) == 1) {
-        uint64_t batch, seq = 0, image = 0;
-        double peak, gmn = 0;
+        uint64_t image;
+        double peak, gmn;
         struct est_opts o = {.floor_src = floor_src};
-        if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch > EST_MAX_BATCH ||
-            carma_parse_double(csv->field[cy], &peak) < 0 || !(peak > 0) ||
-            est_optimizer_parse(csv->field[co], &o.optimizer) < 0 ||
-            est_precision_parse(csv->field[cp], &o.precision) < 0 ||
-            (cg >= 0 && (carma_parse_double(csv->field[cg], &gmn) < 0 || !(gmn > 0))) ||
-            (cq >= 0 && (carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ)) ||
-            (ci >= 0 && (carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536)) ||
-            strchr(csv->field[cs], '/')) {
+        if (label_row(csv, &k, &o, &peak, &gmn, &image) < 0) {
             fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", set.path, csv->line);
             ret = 2;
             goto out;
         }
-        o.batch = (uint32_t)batch;
-        o.seq = (uint32_t)seq;
         struct est_model m;
         struct est_result r;
-        if (set_parse(&set, dir, sub, csv->field[cs], (uint32_t)image, &m, &err) < 0 ||
+        if (set_parse(&set, dir, sub, csv->field[k.s], (uint32_t)image, &m, &err) < 0 ||
             est_compute(&m, c, &o, set.work, &r, &err) < 0) {
             fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
             ret = 2;
@@ -345,7 +377,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
         sum_bound += r.bound_mib / peak;
         sum_gmn += gmn / peak;
         cnt++;
-        printf("  %-30s %5u", csv->field[cs], o.batch);
+        printf("  %-30s %5u", csv->field[k.s], o.batch);
         if (cq >= 0)
             printf(" %5u", o.seq);
         printf(" %-9s %9.0f %9.0f %9.0f %6.2f %6.2f", est_optimizer_name(o.optimizer),
@@ -444,9 +476,314 @@ out:
     return ret;
 }
 
+/* ---- --catalog: carma's bound for the workloads of a catalog (est_carma_mib) ---- */
+
+#define EVAL_MAP_FILE "carma-workloads.csv"
+#define EVAL_MAX_MAP 256
+
+/* A row of DIR/carma-workloads.csv: the catalog workloads of this model, dataset and
+ * batch ran as the run of DIR/SET/labels.csv with this summary and batch. */
+struct map_row {
+    char model[128], dataset[256], set[64], summary[256];
+    uint64_t batch;
+    size_t line;
+    double bound, peak; /* carma's bound for that run, and the peak CARMA measured */
+};
+
+/* carma's bound for the run that map row r names: the row of DIR/SET/labels.csv with its
+ * summary and batch gives the optimizer, precision, sequence length and image size
+ * (as in real_check); the shipped table and the default floor, as `carma estimate`
+ * answers by default. 0, or 2 with the message printed. */
+static int map_bound(const char *dir, const char *mapfile, struct map_row *r)
+{
+    struct real_set set;
+    struct carma_err err;
+    int ret = set_open(&set, dir, r->set, "labels.csv");
+    if (ret)
+        return ret == 1 ? 2 : ret;
+    struct carma_csv *csv = set.csv;
+    struct label_cols k;
+    int rc, found = 0;
+    if (label_cols_find(csv, &k) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
+        ret = 2;
+        goto out;
+    }
+    while (!found && (rc = carma_csv_next(csv, &err)) == 1) {
+        uint64_t image;
+        double gmn;
+        struct est_opts o = {.floor_src = EST_FLOOR_DEFAULT};
+        if (label_row(csv, &k, &o, &r->peak, &gmn, &image) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", set.path, csv->line);
+            ret = 2;
+            goto out;
+        }
+        if (strcmp(csv->field[k.s], r->summary) != 0 || o.batch != r->batch)
+            continue;
+        found = 1;
+        struct est_model m;
+        struct est_result res;
+        if (set_parse(&set, dir, r->set, r->summary, (uint32_t)image, &m, &err) < 0 ||
+            est_compute(&m, est_coef_default(), &o, set.work, &res, &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            ret = 2;
+            goto out;
+        }
+        r->bound = res.bound_mib;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+    } else if (!found) {
+        fprintf(stderr,
+                "carma eval-estimator: %s:%zu: %s has no row for summary '%s' at batch %llu\n",
+                mapfile, r->line, set.path, r->summary, (unsigned long long)r->batch);
+        ret = 2;
+    }
+out:
+    set_close(&set);
+    return ret;
+}
+
+/* Reads DIR/carma-workloads.csv into map[] and works out each row's bound. 0, or 2 with
+ * the message printed. */
+static int map_load(const char *dir, struct map_row *map, size_t *n, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, EVAL_MAP_FILE);
+    static const char *const names[] = {"model", "dataset", "batch", "set", "summary"};
+    struct carma_err err;
+    char *buf;
+    size_t len;
+    if (carma_file_read(path, 1 << 20, &buf, &len, &err) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        return 2;
+    }
+    struct carma_csv *c = malloc(sizeof *c);
+    int ret = 0, rc, col[5];
+    if (!c) {
+        free(buf);
+        return 1;
+    }
+    carma_csv_init(c, buf, len, path, ',');
+    rc = carma_csv_header(c, names, 5, 5, col, "(model,dataset,batch,set,summary)", &err);
+    *n = 0;
+    while (rc >= 0 && (rc = carma_csv_next(c, &err)) == 1) {
+        struct map_row *r = &map[*n];
+        const char *what = NULL;
+        if (*n == EVAL_MAX_MAP) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: more than %d rows\n", path, c->line,
+                    EVAL_MAX_MAP);
+            ret = 2;
+            break;
+        }
+        if (c->nfields != 5)
+            what = "not 5 fields";
+        else if (carma_parse_u64(c->field[col[2]], &r->batch) < 0 || r->batch == 0 ||
+                 r->batch > EST_MAX_BATCH)
+            what = "batch is not a whole number from 1 to the estimator's largest";
+        else if (!c->field[col[0]][0] || strlen(c->field[col[0]]) >= sizeof r->model ||
+                 strlen(c->field[col[1]]) >= sizeof r->dataset)
+            what = "model empty, or model or dataset too long";
+        else if (!c->field[col[3]][0] || strchr(c->field[col[3]], '/') ||
+                 c->field[col[3]][0] == '.' || strlen(c->field[col[3]]) >= sizeof r->set ||
+                 !c->field[col[4]][0] || strchr(c->field[col[4]], '/') ||
+                 strlen(c->field[col[4]]) >= sizeof r->summary)
+            what = "set and summary must be file names inside DIR (no '/')";
+        for (size_t i = 0; !what && i < *n; i++)
+            if (!strcmp(map[i].model, c->field[col[0]]) &&
+                !strcmp(map[i].dataset, c->field[col[1]]) && map[i].batch == r->batch)
+                what = "this model, dataset and batch are mapped twice";
+        if (what) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: %s\n", path, c->line, what);
+            ret = 2;
+            break;
+        }
+        snprintf(r->model, sizeof r->model, "%s", c->field[col[0]]);
+        snprintf(r->dataset, sizeof r->dataset, "%s", c->field[col[1]]);
+        snprintf(r->set, sizeof r->set, "%s", c->field[col[3]]);
+        snprintf(r->summary, sizeof r->summary, "%s", c->field[col[4]]);
+        r->line = c->line;
+        (*n)++;
+    }
+    if (ret == 0 && rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+    }
+    free(c);
+    free(buf);
+    for (size_t i = 0; ret == 0 && i < *n; i++)
+        ret = map_bound(dir, path, &map[i]);
+    return ret;
+}
+
+/* A CSV field as written: quoted when it holds a separator, a quote or a line break. */
+static void csv_put(FILE *o, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, o);
+        return;
+    }
+    fputc('"', o);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', o);
+        fputc(*s, o);
+    }
+    fputc('"', o);
+}
+
+/* --catalog FILE: writes est_carma_mib into the workload catalog FILE (in place, through
+ * FILE.tmp): for each workload whose model, dataset and batch DIR/carma-workloads.csv maps
+ * to a summary, carma's bound for that run rounded up to whole MiB; empty for the others.
+ * Every other field is kept (rewritten with the same quoting rule as tools/gen_profiles.c);
+ * the column is added at the end when FILE has none. A mapped run's measured peak must be
+ * the workload's mem_mib (else the map names another run: exit 2). Exit 1, after writing,
+ * when a bound is below the workload's mem_mib. */
+static int catalog_write(const char *dir, const char *file)
+{
+    struct map_row *map = calloc(EVAL_MAX_MAP, sizeof *map);
+    char mpath[4096];
+    size_t nmap = 0;
+    if (!map)
+        return 1;
+    int ret = map_load(dir, map, &nmap, mpath, sizeof mpath);
+    if (ret) {
+        free(map);
+        return ret;
+    }
+    struct carma_err err;
+    char *buf;
+    size_t len;
+    if (carma_file_read(file, 1 << 20, &buf, &len, &err) < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        free(map);
+        return 2;
+    }
+    static const char *const names[] = {"name", "model", "dataset", "batch", "mem_mib",
+                                        "est_carma_mib"};
+    char tmp[4096 + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    struct carma_csv *c = malloc(sizeof *c);
+    FILE *o = NULL;
+    int col[6], rc;
+    size_t with = 0, without = 0, below = 0, ncols = 0;
+    if (!c) {
+        ret = 1;
+        goto out;
+    }
+    carma_csv_init(c, buf, len, file, ',');
+    rc = carma_csv_header(c, names, 6, 5, col, "(a workload catalog, data/workloads.csv)", &err);
+    if (rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+        goto out;
+    }
+    ncols = c->nfields;
+    if (col[5] < 0 && ncols == CARMA_CSV_MAX_FIELDS) {
+        fprintf(stderr, "carma eval-estimator: %s:%zu: no room for another column\n", file,
+                c->line);
+        ret = 2;
+        goto out;
+    }
+    o = fopen(tmp, "w");
+    if (!o) {
+        fprintf(stderr, "carma eval-estimator: cannot write %s: %s\n", tmp, strerror(errno));
+        ret = 1;
+        goto out;
+    }
+    for (size_t f = 0; f < ncols; f++) {
+        if (f)
+            fputc(',', o);
+        csv_put(o, c->field[f]);
+    }
+    fputs(col[5] < 0 ? ",est_carma_mib\n" : "\n", o);
+    printf("carma's bound for the workloads of %s (shipped table, default floor, the run's\n"
+           "optimizer, precision and input; the runs: %s):\n", file, mpath);
+    printf("  %-28s %-30s %5s %9s %9s %6s\n", "workload", "summary", "batch", "bound", "peak",
+           "bnd/pk");
+    while ((rc = carma_csv_next(c, &err)) == 1) {
+        if (c->nfields != ncols) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: %zu fields, the header has %zu\n",
+                    file, c->line, c->nfields, ncols);
+            ret = 2;
+            goto out;
+        }
+        uint64_t batch;
+        double mem;
+        if (carma_parse_u64(c->field[col[3]], &batch) < 0 ||
+            carma_parse_double(c->field[col[4]], &mem) < 0 || !(mem > 0)) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad batch or mem_mib\n", file,
+                    c->line);
+            ret = 2;
+            goto out;
+        }
+        const struct map_row *r = NULL;
+        for (size_t i = 0; !r && i < nmap; i++)
+            if (!strcmp(map[i].model, c->field[col[1]]) &&
+                !strcmp(map[i].dataset, c->field[col[2]]) && map[i].batch == batch)
+                r = &map[i];
+        if (r && r->peak != mem) {
+            fprintf(stderr,
+                    "carma eval-estimator: %s:%zu: the run this row names (%s/%s at batch "
+                    "%llu) peaked at %.0f MiB, workload '%s' (%s:%zu) at %s MiB: not the same "
+                    "run; correct the row\n",
+                    mpath, r->line, r->set, r->summary, (unsigned long long)batch, r->peak,
+                    c->field[col[0]], file, c->line, c->field[col[4]]);
+            ret = 2;
+            goto out;
+        }
+        char val[32] = "";
+        if (r) {
+            snprintf(val, sizeof val, "%.0f", ceil(r->bound));
+            int ok = ceil(r->bound) >= mem;
+            below += !ok;
+            with++;
+            printf("  %-28s %-30s %5llu %9s %9.0f %6.2f%s\n", c->field[col[0]], r->summary,
+                   (unsigned long long)batch, val, mem, ceil(r->bound) / mem,
+                   ok ? "" : "  BOUND BELOW THE PEAK");
+        } else {
+            without++;
+        }
+        for (size_t f = 0; f < ncols; f++) {
+            if (f)
+                fputc(',', o);
+            csv_put(o, (int)f == col[5] ? val : c->field[f]);
+        }
+        if (col[5] < 0)
+            fprintf(o, ",%s", val);
+        fputc('\n', o);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+        goto out;
+    }
+    if (fclose(o) != 0 || rename(tmp, file) != 0) {
+        o = NULL;
+        fprintf(stderr, "carma eval-estimator: cannot write %s: %s\n", file, strerror(errno));
+        ret = 1;
+        goto out;
+    }
+    o = NULL;
+    printf("  %zu workloads with a summary, every bound >= peak: %s; %zu without one "
+           "(est_carma_mib left empty)\nwrote %s\n",
+           with, below ? "NO" : "yes", without, file);
+    ret = below ? 1 : 0;
+out:
+    if (o) {
+        fclose(o);
+        remove(tmp);
+    }
+    free(c);
+    free(buf);
+    free(map);
+    return ret;
+}
+
 static void eval_usage(FILE *f)
 {
     fprintf(f, "usage: carma eval-estimator --data DIR [--fit --out FILE [--emit-c]]\n"
+               "       carma eval-estimator --data DIR --catalog FILE\n"
                "\n"
                "Without --fit: GPUMemNet's evaluation redone (80/20 split, seed %llu, and\n"
                "%d-fold cross-validation refitting per fold) on DIR/gpumemnet-mlp.csv and\n"
@@ -455,8 +792,13 @@ static void eval_usage(FILE *f)
                "(CARMA's measured peaks), and the replay on DIR/cpu-peaks (peaks of live\n"
                "tensors measured on the CPU, full training and LoRA).\n"
                "With --fit: fits on all rows and writes the coefficient table to FILE;\n"
-               "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n",
-            (unsigned long long)EVAL_SEED, EVAL_KFOLD);
+               "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n"
+               "With --catalog: writes carma's bound (shipped table, default floor, rounded\n"
+               "up to whole MiB) into the est_carma_mib column of the workload catalog FILE\n"
+               "(data/workloads.csv), in place, for each workload that DIR/%s\n"
+               "maps to a measured run of DIR; empty for the others. Exit 1 if a bound is\n"
+               "below a workload's mem_mib.\n",
+            (unsigned long long)EVAL_SEED, EVAL_KFOLD, EVAL_MAP_FILE);
 }
 
 int cmd_eval_estimator(int argc, char **argv)
@@ -464,9 +806,10 @@ int cmd_eval_estimator(int argc, char **argv)
     static const struct option opts[] = {
         {"data", required_argument, NULL, 'd'}, {"fit", no_argument, NULL, 'f'},
         {"out", required_argument, NULL, 'o'},  {"emit-c", no_argument, NULL, 'c'},
+        {"catalog", required_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    const char *dir = NULL, *out = NULL;
+    const char *dir = NULL, *out = NULL, *catalog = NULL;
     int fit = 0, emit = 0, ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -475,14 +818,17 @@ int cmd_eval_estimator(int argc, char **argv)
         case 'f': fit = 1; break;
         case 'o': out = optarg; break;
         case 'c': emit = 1; break;
+        case 'k': catalog = optarg; break;
         case 'h': eval_usage(stdout); return 0;
         default: eval_usage(stderr); return 2;
         }
     }
-    if (!dir || optind != argc || (fit && !out)) {
+    if (!dir || optind != argc || (fit && !out) || (catalog && (fit || out || emit))) {
         eval_usage(stderr);
         return 2;
     }
+    if (catalog)
+        return catalog_write(dir, catalog);
     struct dataset d[DS_COUNT] = {{0}};
     static const char *const files[DS_COUNT] = {"gpumemnet-mlp.csv", "gpumemnet-cnn-early.csv"};
     struct carma_err err;

@@ -158,13 +158,13 @@ static int parse_policies(const char *list, const struct carma_policy **out, siz
     return 0;
 }
 
-/* Whether the trace gives the est-* policies an answer of estimator `est` for any job. */
-static int trace_has_estimates(const struct sim_trace *t, int est)
+/* How many jobs the trace gives an answer of estimator `est` (for the est-* policies). */
+static size_t trace_estimates(const struct sim_trace *t, int est)
 {
+    size_t n = 0;
     for (size_t i = 0; i < t->njobs; i++)
-        if (t->jobs[i].est_mib[est] > 0)
-            return 1;
-    return 0;
+        n += t->jobs[i].est_mib[est] > 0;
+    return n;
 }
 
 #define SIM_MAX_NOTES (SIM_MAX_POLICIES + 1)
@@ -235,9 +235,16 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
             rows[i].policy->req == CARMA_REQ_EST && o < sizeof names)
             o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", nest++ ? ", " : "",
                                   rows[i].policy->name);
-    if (!nest || trace_has_estimates(t, est))
+    size_t given = nest ? trace_estimates(t, est) : 0;
+    if (!nest || given == t->njobs || (given && est != SIM_EST_CARMA))
         return k;
-    if (est == SIM_EST_CARMA)
+    if (est == SIM_EST_CARMA && given)
+        snprintf(notes[k++], sizeof notes[0],
+                 "%s: --estimator carma: %zu of %zu jobs have carma's bound in the catalog "
+                 "(est_carma_mib); the others ask for the peak an earlier run of the same "
+                 "workload reached, else a whole GPU.",
+                 names, given, t->njobs);
+    else if (est == SIM_EST_CARMA)
         snprintf(notes[k++], sizeof notes[0],
                  "%s: --estimator carma asks for the peak an earlier run of the same "
                  "workload reached, else a whole GPU.",
@@ -368,7 +375,7 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
     json_t *root = json_pack("{s:o,s:s,s:s,s:s,s:s,s:b,s:I,s:f,s:I,s:I,s:o,s:o,s:o,s:o}",
                              "trace", json_text(rs->trace), "trace_format", rs->format, "gpus",
                              rs->gpus, "sharing", rs->sharing, "estimator", rs->estimator,
-                             "trace_has_estimates", trace_has_estimates(t, est), "seed",
+                             "trace_has_estimates", trace_estimates(t, est) > 0, "seed",
                              (json_int_t)rs->seed, "jitter", rs->jitter, "max_attempts",
                              (json_int_t)rs->max_attempts, "jobs", (json_int_t)t->njobs,
                              "left_out", left_out, "policies", pol, "bounds", bounds, "notes",

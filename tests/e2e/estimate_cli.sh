@@ -431,4 +431,40 @@ awk '/^Real Hugging Face.*floor default/ {on = 1} on && /^  bert_/ {print $8} on
 python3 -c "import sys; r = [float(x) for x in open(sys.argv[1])]; \
 assert len(r) == 2 and all(0.9 <= x <= 1.1 for x in r), r" "$T/hf" \
     || fail "transformer estimate/peak $(cat "$T/hf")"
+# --catalog writes carma's bound into a workload catalog's est_carma_mib: from the catalog
+# without the column it rebuilds data/workloads.csv byte for byte, and again in place (no
+# change); tools/gen_profiles.c, which rewrites the profile columns, keeps it.
+cut -d, -f1-18 data/workloads.csv >"$T/cat.csv"
+"$CARMA" eval-estimator --data data/estimator --catalog "$T/cat.csv" >"$T/cat.out" ||
+    fail "--catalog: $(cat "$T/cat.out")"
+cmp -s "$T/cat.csv" data/workloads.csv || fail "--catalog does not rebuild data/workloads.csv"
+grep -q "39 workloads with a summary, every bound >= peak: yes; 12 without one" "$T/cat.out" ||
+    fail "--catalog summary: $(tail -2 "$T/cat.out")"
+grep -q "^  vgg3  *vgg16.txt  *128  *45004  *21864" "$T/cat.out" || fail "--catalog row"
+"$CARMA" eval-estimator --data data/estimator --catalog "$T/cat.csv" >/dev/null ||
+    fail "--catalog again"
+cmp -s "$T/cat.csv" data/workloads.csv || fail "--catalog not idempotent"
+cc -std=c17 -D_GNU_SOURCE -Isrc -O2 -o "$T/gen_profiles" tools/gen_profiles.c \
+    src/sim/profile.c src/util/csv.c src/util/err.c src/util/utf8.c -lm || fail "gen_profiles"
+cp data/model-profiles.csv "$T/mp.csv"
+"$T/gen_profiles" "$T/cat.csv" data/collocation-facts.csv "$T/mp.csv" || fail "gen_profiles run"
+cmp -s "$T/cat.csv" data/workloads.csv || fail "gen_profiles changes data/workloads.csv"
+cmp -s "$T/mp.csv" data/model-profiles.csv || fail "gen_profiles changes model-profiles.csv"
+# A map row that names another run than the workload's is refused, naming its line, and
+# the catalog is left as it was.
+mkdir "$T/est"
+ln -s "$PWD/data/estimator/cnn-trees" "$T/est/cnn-trees"
+printf 'model,dataset,batch,set,summary\nresnet50,/raid/datasets/imagenet,32,cnn-trees,vgg16.txt\n' \
+    >"$T/est/carma-workloads.csv"
+rc=0
+"$CARMA" eval-estimator --data "$T/est" --catalog "$T/cat.csv" >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "--catalog with a wrong map: exit $rc"
+grep -q "carma-workloads.csv:2: the run this row names .*not the same run" "$T/err" || fail "wrong map: $(cat "$T/err")"
+cmp -s "$T/cat.csv" data/workloads.csv || fail "--catalog wrote after an error"
+printf 'model,dataset,batch,set,summary\nresnet50,/raid/datasets/imagenet,48,cnn-trees,vgg16.txt\n' \
+    >"$T/est/carma-workloads.csv"
+rc=0
+"$CARMA" eval-estimator --data "$T/est" --catalog "$T/cat.csv" >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "carma-workloads.csv:2: .*no row for summary 'vgg16.txt' at batch 48" \
+    "$T/err" || fail "map to no run: exit $rc, $(cat "$T/err")"
 echo "estimate_cli: ok"

@@ -226,6 +226,14 @@ expect_bad "--rad-dir $T/carma/workloads/vgg.rad: not a folder" \
     --rad-dir "$T/carma/workloads/vgg.rad"
 "$CARMA" sim --help | grep -q -- "--rad-dir DIR" || fail "--rad-dir not in --help"
 
+# --estimator carma takes carma's bound from the catalog (est_carma_mib) where it has one,
+# and says how many jobs fall back to history; no est-* job crashes on it.
+"$CARMA" sim --trace data/trace-mix90.csv --policy est-magm,est-lug --estimator carma \
+    >"$T/out" || fail "est-* with carma's bound"
+grep -q "^est-\*: --estimator carma: 78 of 90 jobs have carma's bound in the catalog" "$T/out" ||
+    fail "carma's bound not said: $(tail -1 "$T/out")"
+awk '/^est-(magm|lug) / && $6 != 0 { bad = 1 } END { exit bad }' "$T/out" || fail "est-* OOM on carma's bound"
+
 # The table's header names settings that differ from the defaults; the same seed gives
 # the same bytes (the speed goes to a terminal's stderr only).
 "$CARMA" sim --trace data/trace-mix90.csv --policy auto --jitter 0.2 --seed 3 \

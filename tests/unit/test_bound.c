@@ -195,6 +195,52 @@ static void test_no_policy_beats_bound_on_bundled_traces(void **state)
     assert_true(checked >= 200);
 }
 
+/* carma's bound (est_carma_mib) is never below a workload's measured peak, so the est-*
+ * policies on it crash no job on the bundled traces: both catalogs, both traces, A100s
+ * alone and mixed with V100s, both sharing modes (the workloads without a bound fall back
+ * to history, which is the peak itself). */
+static void test_est_carma_crashes_nothing_on_bundled_traces(void **state)
+{
+    (void)state;
+    static const char *const traces[] = {"data/trace-mix90.csv", "data/trace-t1.csv"};
+    static const char *const specs[] = {"4xa100-40gb", "2xa100-40gb,2xv100-32gb"};
+    static const char *const pols[] = {"est-magm", "est-lug"};
+    int runs = 0;
+    for (size_t ci = 0; ci < 2; ci++) {
+        size_t ncat, given = 0;
+        struct sim_workload *cat = load_catalog(catalogs[ci], &ncat);
+        for (size_t i = 0; i < ncat; i++)
+            given += cat[i].est_mib[SIM_EST_CARMA] > 0;
+        assert_true(given > 0);
+        for (size_t ti = 0; ti < 2; ti++) {
+            struct sim_trace_opts o = {.catalog = cat, .ncatalog = ncat};
+            struct sim_trace t;
+            struct carma_err err;
+            if (sim_trace_load_opts(traces[ti], SIM_TRACE_AUTO, &o, &t, &err))
+                fail_msg("%s", err.msg);
+            for (size_t si = 0; si < 2; si++)
+                for (int sh = 0; sh < 2; sh++)
+                    for (size_t pi = 0; pi < 2; pi++) {
+                        struct setup s;
+                        setup_cfg(&s, specs[si],
+                                  sh ? CARMA_SHARING_TIMESLICE : CARMA_SHARING_MPS, pols[pi]);
+                        s.cfg.estimator = SIM_EST_CARMA;
+                        struct sim_metrics m;
+                        if (sim_run(&t, &s.cfg, &m, NULL, &err))
+                            fail_msg("%s: %s", pols[pi], err.msg);
+                        if (m.oom_crashes)
+                            fail_msg("%s on %s, %s, %s: %llu OOM crashes", pols[pi], specs[si],
+                                     traces[ti], catalogs[ci],
+                                     (unsigned long long)m.oom_crashes);
+                        runs++;
+                    }
+            sim_trace_free(&t);
+        }
+        free(cat);
+    }
+    assert_int_equal(runs, 32);
+}
+
 /* The x 0.8 catalog is the shipped one with each rule-derived row's SMACT, SMOCC and
  * DRAMA times 0.8 to 3 decimals (data/README.md), the measured row as it is. */
 static void test_scaled_catalog_follows_the_shipped_one(void **state)
@@ -207,6 +253,8 @@ static void test_scaled_catalog_follows_the_shipped_one(void **state)
         assert_string_equal(a[i].name, b[i].name);
         assert_float_equal(a[i].mem_mib, b[i].mem_mib, 0);
         assert_float_equal(a[i].duration_s, b[i].duration_s, 0);
+        for (int e = 0; e < SIM_EST_COUNT; e++)
+            assert_float_equal(a[i].est_mib[e], b[i].est_mib[e], 0);
         if (a[i].smact == b[i].smact && a[i].smocc == b[i].smocc)
             continue; /* measured */
         assert_float_equal(b[i].smact, round(a[i].smact * 800) / 1000, 1e-6);
@@ -251,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_lone_job_bound_is_exact),
         cmocka_unit_test(test_closed_form),
         cmocka_unit_test(test_no_policy_beats_bound_on_bundled_traces),
+        cmocka_unit_test(test_est_carma_crashes_nothing_on_bundled_traces),
         cmocka_unit_test(test_scaled_catalog_follows_the_shipped_one),
         cmocka_unit_test(test_no_policy_beats_bound_on_random_traces),
     };

@@ -652,6 +652,20 @@ static void test_data_carma(void **state)
         assert_float_equal(cat[i].smocc, sim_profile_smocc(cat[i].smact), 0.0006);
         assert_float_equal(cat[i].ramp_s, SIM_PROFILE_RAMP_S, 0);
     }
+    /* carma's bound (est_carma_mib, `carma eval-estimator --catalog`) for the 39 workloads
+     * whose model has a summary in data/estimator, never below the peak CARMA measured
+     * (an est-* policy would crash the job on it); empty for the 12 others. */
+    size_t given = 0;
+    for (size_t i = 0; i < ncat; i++) {
+        float b = cat[i].est_mib[SIM_EST_CARMA];
+        if (b > 0) {
+            given++;
+            if (b < cat[i].mem_mib)
+                fail_msg("%s: carma's bound %.0f below the peak %.0f", cat[i].name, (double)b,
+                         (double)cat[i].mem_mib);
+        }
+    }
+    assert_int_equal(given, 39);
     load_count("data/trace-mix90.csv", SIM_TRACE_AUTO, 90);
     load_count("data/trace-t1.csv", SIM_TRACE_AUTO, 60);
 }
