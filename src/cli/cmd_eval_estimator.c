@@ -191,10 +191,11 @@ static void print_figures(const char *what, const struct figures *f, int ds)
     printf("  above bound %zu  bound/peak %.2f\n", f->above, f->bound_ratio / n);
 }
 
-/* Fits and calibrates on the rows with use[i]. */
+/* Fits and calibrates on the rows with use[i], from the fixed prior (est_fit_prior), never
+ * from the shipped table: the fit reproduces that table from the data and the prior. */
 static int fit_all(const struct est_sample *s, size_t n, const uint8_t *use, struct est_coef *c)
 {
-    int rc = est_fit(s, n, use, est_coef_default(), c);
+    int rc = est_fit(s, n, use, est_fit_prior(), c);
     if (rc < 0)
         return rc;
     double *work = malloc(2 * (n ? n : 1) * sizeof *work);
@@ -204,7 +205,7 @@ static int fit_all(const struct est_sample *s, size_t n, const uint8_t *use, str
         free(fold);
         return -ENOMEM;
     }
-    rc = est_calibrate(s, n, use, EVAL_CAL_FOLDS, EVAL_SEED, 0, est_coef_default(), c, work,
+    rc = est_calibrate(s, n, use, EVAL_CAL_FOLDS, EVAL_SEED, 0, est_fit_prior(), c, work,
                        fold);
     free(work);
     free(fold);
@@ -791,7 +792,9 @@ static void eval_usage(FILE *f)
                "DIR/cifar-summaries, DIR/imagenet-tables, DIR/cnn-trees and DIR/hf-trees\n"
                "(CARMA's measured peaks), and the replay on DIR/cpu-peaks (peaks of live\n"
                "tensors measured on the CPU, full training and LoRA).\n"
-               "With --fit: fits on all rows and writes the coefficient table to FILE;\n"
+               "With --fit: fits on all rows, from the fixed prior of src/estimate/fit.c\n"
+               "(never the shipped table), writes the coefficient table to FILE and names\n"
+               "the coefficients the data leave to the prior;\n"
                "--emit-c also prints the C initialiser for src/estimate/coef_default.c.\n"
                "With --catalog: writes carma's bound (shipped table, default floor, rounded\n"
                "up to whole MiB) into the est_carma_mib column of the workload catalog FILE\n"
@@ -891,6 +894,14 @@ int cmd_eval_estimator(int argc, char **argv)
             goto done;
         }
         printf("fitted on %zu MLP + %zu CNN rows; wrote %s\n%s", d[0].n, d[1].n, out, tab);
+        /* What the data does not set: the fixed prior's values (src/estimate/fit.c). */
+        char ns[2 * 32][32];
+        double nv[2 * 32];
+        size_t nns = est_fit_no_signal(s, n, use, &c, ns, nv, sizeof nv / sizeof nv[0]);
+        printf("no signal in the data, so the fixed prior's value (src/estimate/fit.c):");
+        for (size_t i = 0; i < nns && i < sizeof nv / sizeof nv[0]; i++)
+            printf(" %s %g", ns[i], nv[i]);
+        printf("%s\n", nns ? "" : " none");
         if (emit) {
             printf("\n    .floor_mib = {%.6f, %.6f},\n    .kind = {", c.floor_mib[0],
                    c.floor_mib[1]);

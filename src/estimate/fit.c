@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,25 +190,44 @@ double est_sample_predict(const struct est_coef *c, const struct est_sample *s)
     return y;
 }
 
-/* Fits one family; leaves c's other family alone. 1 when fitted, 0 when the family
- * has too few rows (prior kept), negative on a degenerate system. */
-static int fit_family(const struct est_sample *s, size_t n, const uint8_t *use, int fam,
-                      struct est_coef *c)
+/* The prior the fit starts from (est_fit_prior). Every coefficient that GPUMemNet's
+ * measurements carry a signal for is fitted from zero, and the bound's calibration is
+ * computed, so nothing here reaches the fitted table but the values of columns without
+ * any signal: layer kinds that no measured model has. Those are 0 (nothing is assumed
+ * kept), except two conv-family multipliers, hand-set because GPUMemNet's CNNs have no
+ * embeddings and no attention while a CNN with either (a Keras text CNN, a CNN with an
+ * attention block) is estimated by this family:
+ *  - kind_embed_conv = 1: an embedding's output is kept once, as the saved input of the
+ *    layer that reads it (the lookup itself keeps only its integer indices);
+ *  - kind_attn_conv = 2.25: eager attention keeps, per probability, the softmax's output
+ *    (1, for the softmax's backward), the dropout's output (1, for the product with the
+ *    values) and the dropout's one-byte mask (a quarter of a 4-byte element), as the
+ *    replay counts them (docs/estimator.md). */
+static const struct est_coef fit_prior = {
+    .kind = {[EST_FAM_CONV] = {[EST_K_EMBED] = 1.0, [EST_K_ATTN] = 2.25}},
+};
+
+const struct est_coef *est_fit_prior(void)
 {
-    double A[NCOL][NCOL] = {{0}}, b[NCOL] = {0}, v[NCOL], x[NCOL];
-    int fixed[NCOL] = {0};
+    return &fit_prior;
+}
+
+/* The columns of family fam that the fit does not set: fixed[j] for those the model
+ * fixes (kind "other"; the per-kind terms of a replayed family, the replay of the
+ * others), nosignal[j] (also fixed) for those no usable row has a value in, which keep
+ * the prior. Returns the usable rows (not censored, of the family, use[i]). */
+static size_t family_columns(const struct est_sample *s, size_t n, const uint8_t *use, int fam,
+                             int *fixed, int *nosignal)
+{
+    double colsum[NCOL] = {0}, x[NCOL];
     size_t rows = 0;
-    coef_to_vec(c, fam, v);
+    for (int j = 0; j < NCOL; j++)
+        fixed[j] = nosignal[j] = 0;
     fixed[COL_KIND0 + EST_K_OTHER] = 1;
-    v[COL_KIND0 + EST_K_OTHER] = 0;
     /* A replay family fits its floor and slope only; the others never the replay. */
     for (int j = COL_KIND0; j < NCOL; j++)
-        if ((j == COL_REPLAY) != fam_replay[fam]) {
+        if ((j == COL_REPLAY) != fam_replay[fam])
             fixed[j] = 1;
-            v[j] = 0;
-        }
-    /* Columns with no signal keep the prior. */
-    double colsum[NCOL] = {0};
     for (size_t i = 0; i < n; i++) {
         if (!use[i] || s[i].censored || s[i].family != fam)
             continue;
@@ -216,13 +236,29 @@ static int fit_family(const struct est_sample *s, size_t n, const uint8_t *use, 
             colsum[j] += fabs(x[j]);
         rows++;
     }
+    for (int j = 0; j < NCOL; j++)
+        if (!fixed[j] && colsum[j] == 0)
+            fixed[j] = nosignal[j] = 1;
+    return rows;
+}
+
+/* Fits one family; leaves c's other family alone. 1 when fitted, 0 when the family
+ * has too few rows (prior kept), negative on a degenerate system. */
+static int fit_family(const struct est_sample *s, size_t n, const uint8_t *use, int fam,
+                      struct est_coef *c)
+{
+    double A[NCOL][NCOL] = {{0}}, b[NCOL] = {0}, v[NCOL], x[NCOL];
+    int fixed[NCOL], nosignal[NCOL];
+    coef_to_vec(c, fam, v);
+    size_t rows = family_columns(s, n, use, fam, fixed, nosignal);
+    /* Columns the model fixes are 0; columns with no signal keep the prior. */
+    for (int j = 0; j < NCOL; j++)
+        if (fixed[j] && !nosignal[j])
+            v[j] = 0;
     if (rows < NCOL)
         return 0;
     /* sample_fixed below: the replay's peak already holds the parameters */
     c->replay[fam] = fam_replay[fam] ? 1 : 0;
-    for (int j = 0; j < NCOL; j++)
-        if (colsum[j] == 0)
-            fixed[j] = 1;
     /* Normal equations of the free columns; the fixed ones move to the target. */
     for (size_t i = 0; i < n; i++) {
         if (!use[i] || s[i].censored || s[i].family != fam)
@@ -273,6 +309,42 @@ static int fit_family(const struct est_sample *s, size_t n, const uint8_t *use, 
             return -EDOM;
     vec_to_coef(v, fam, c);
     return 1;
+}
+
+size_t est_fit_no_signal(const struct est_sample *s, size_t n, const uint8_t *use,
+                         const struct est_coef *c, char (*names)[32], double *val, size_t cap)
+{
+    static const char *const fam_names[EST_FAM_COUNT] = {"dense", "conv"};
+    size_t k = 0;
+    for (int fam = 0; fam < EST_FAM_COUNT; fam++) {
+        int fixed[NCOL], nosignal[NCOL];
+        double v[NCOL];
+        if (family_columns(s, n, use, fam, fixed, nosignal) < NCOL)
+            continue; /* not fitted at all */
+        coef_to_vec(c, fam, v);
+        for (int j = 0; j < NCOL; j++) {
+            if (!nosignal[j])
+                continue;
+            if (k < cap) {
+                val[k] = v[j];
+                const char *f = fam_names[fam];
+                if (j >= COL_KIND0 && j < COL_KIND0 + EST_K_COUNT)
+                    snprintf(names[k], 32, "kind_%s_%s",
+                             est_kind_name((enum est_kind)(j - COL_KIND0)), f);
+                else
+                    snprintf(names[k], 32, "%s_%s",
+                             j == COL_FLOOR       ? "floor"
+                             : j == COL_INPUT     ? "input"
+                             : j == COL_TRANSIENT ? "transient"
+                             : j == COL_STEP      ? "step"
+                             : j == COL_CONCAT    ? "concat"
+                                                  : "replay",
+                             f);
+            }
+            k++;
+        }
+    }
+    return k;
 }
 
 int est_fit(const struct est_sample *s, size_t n, const uint8_t *use,

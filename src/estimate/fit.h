@@ -44,6 +44,18 @@ int est_sample_make(const struct est_model *m, uint32_t batch, uint64_t input, d
 /* Prediction of the fitted model for a sample (the same sum as est_compute). */
 double est_sample_predict(const struct est_coef *c, const struct est_sample *s);
 
+/* The prior est_fit starts from for `carma eval-estimator --fit`: fixed in fit.c (all
+ * zero but two hand-set conv-family multipliers, documented there), so that the fitted
+ * table follows from the data and this prior alone, never from the shipped table. */
+const struct est_coef *est_fit_prior(void);
+
+/* The coefficients est_fit keeps from its prior on the rows with use[i] (columns no
+ * usable row of a fitted family has a value in; those the model fixes are not listed):
+ * their names as est_coef_write writes them ("kind_embed_conv") and their values in c,
+ * up to cap of them, into names[] and val[]. Returns how many there are. */
+size_t est_fit_no_signal(const struct est_sample *s, size_t n, const uint8_t *use,
+                         const struct est_coef *c, char (*names)[32], double *val, size_t cap);
+
 /* Fits c's floors and the model of each family on the samples with use[i] != 0 and
  * not censored: the dense family as floor + slope x the replay's peak (c->replay),
  * the conv family as the per-kind model (kind/input/transient/step/concat

@@ -431,6 +431,14 @@ awk '/^Real Hugging Face.*floor default/ {on = 1} on && /^  bert_/ {print $8} on
 python3 -c "import sys; r = [float(x) for x in open(sys.argv[1])]; \
 assert len(r) == 2 and all(0.9 <= x <= 1.1 for x in r), r" "$T/hf" \
     || fail "transformer estimate/peak $(cat "$T/hf")"
+# The fit reproduces the shipped table byte for byte from the data and the fixed prior of
+# src/estimate/fit.c alone (not from the shipped table), and names what the prior set.
+"$CARMA" eval-estimator --fit --data data/estimator --out "$T/coef.csv" >"$T/fit.out" ||
+    fail "--fit"
+cmp -s "$T/coef.csv" data/estimator/coefficients.csv || fail "--fit does not reproduce coefficients.csv"
+grep -qx "no signal in the data, so the fixed prior's value (src/estimate/fit.c): kind_embed_conv 1 kind_attn_conv 2.25" \
+    "$T/fit.out" || fail "--fit: the prior's columns not named: $(tail -1 "$T/fit.out")"
+
 # --catalog writes carma's bound into a workload catalog's est_carma_mib: from the catalog
 # without the column it rebuilds data/workloads.csv byte for byte, and again in place (no
 # change); tools/gen_profiles.c, which rewrites the profile columns, keeps it.

@@ -3566,6 +3566,43 @@ static void test_fit_recovers(void **state)
                      0);
     assert_true(c.q[EST_FAM_DENSE] < 0.01 && c.q[EST_FAM_CONV] < 0.01);
     assert_int_equal(c.ncal[EST_FAM_DENSE], N);
+    /* From the fixed prior (`carma eval-estimator --fit`'s) the same data give the same
+     * fit: what the data set does not depend on the prior, and the columns without signal
+     * (no pooling, softmax, embedding, attention or input in these models) take the
+     * prior's values, which are 0 but the two hand-set ones, not the shipped table's. */
+    const struct est_coef *pr = est_fit_prior();
+    struct est_coef cp;
+    assert_int_equal(est_fit(s, 2 * N, use, pr, &cp), 0);
+    for (int i = 0; i < 2 * N; i++)
+        assert_float_equal(est_sample_predict(&cp, &s[i]), s[i].y, 0.5);
+    assert_float_equal(cp.kind[EST_FAM_CONV][EST_K_CONV], 1.5, 1e-3);
+    assert_float_equal(cp.kind[EST_FAM_CONV][EST_K_EMBED], 1.0, 0);
+    assert_float_equal(cp.kind[EST_FAM_CONV][EST_K_ATTN], 2.25, 0);
+    assert_float_equal(cp.kind[EST_FAM_CONV][EST_K_POOL], 0, 0);
+    assert_float_equal(cp.kind[EST_FAM_CONV][EST_K_SOFTMAX], 0, 0);
+    assert_float_equal(cp.input[EST_FAM_CONV], 0, 0);
+    char ns[16][32];
+    double nv[16];
+    size_t nns = est_fit_no_signal(s, 2 * N, use, &cp, ns, nv, 16);
+    int embed = 0, attn = 0;
+    assert_true(nns <= 16);
+    for (size_t i = 0; i < nns; i++) {
+        embed += strcmp(ns[i], "kind_embed_conv") == 0;
+        attn += strcmp(ns[i], "kind_attn_conv") == 0;
+        if (strstr(ns[i], "_dense") || !strcmp(ns[i], "kind_conv_conv") ||
+            !strcmp(ns[i], "kind_act_conv") || !strcmp(ns[i], "kind_linear_conv"))
+            fail_msg("%s listed without signal", ns[i]);
+        assert_float_equal(nv[i], strcmp(ns[i], "kind_embed_conv") == 0  ? 1.0
+                                  : strcmp(ns[i], "kind_attn_conv") == 0 ? 2.25
+                                                                         : 0,
+                           0);
+    }
+    assert_int_equal(embed + attn, 2);
+    /* The prior: all zero but the two hand-set conv-family multipliers. */
+    struct est_coef z = {0};
+    z.kind[EST_FAM_CONV][EST_K_EMBED] = 1.0;
+    z.kind[EST_FAM_CONV][EST_K_ATTN] = 2.25;
+    assert_memory_equal(pr, &z, sizeof z);
 }
 
 static void test_tuples(void **state)
