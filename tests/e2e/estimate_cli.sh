@@ -431,6 +431,21 @@ awk '/^Real Hugging Face.*floor default/ {on = 1} on && /^  bert_/ {print $8} on
 python3 -c "import sys; r = [float(x) for x in open(sys.argv[1])]; \
 assert len(r) == 2 and all(0.9 <= x <= 1.1 for x in r), r" "$T/hf" \
     || fail "transformer estimate/peak $(cat "$T/hf")"
+# The family follows the output elements, as README says: ConvNeXt has convolutions and is
+# replayed (dense), ResNet-50 takes the per-kind terms (conv).
+"$CARMA" estimate --summary data/estimator/torchvision-zoo/convnext_tiny.txt --image-size 224 \
+    --batch 8 --json >"$T/cnx.json" || fail "convnext"
+"$CARMA" estimate --summary data/estimator/cnn-trees/resnet50.txt --image-size 224 --batch 8 \
+    --json >"$T/r50.json" || fail "resnet50 tree"
+python3 - "$T/cnx.json" "$T/r50.json" <<'PY' || fail "families"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["family"] == "dense" and a["model"]["kind"] == "replay", a["family"]
+assert b["family"] == "conv" and b["model"]["kind"] == "per-kind", b["family"]
+PY
+grep -q "Models without convolutions are estimated by replaying" README.md &&
+    fail "README: the family rule is by output elements, not by convolutions"
+grep -q "ConvNeXt with its per-pixel linear" README.md || fail "README: family rule not stated"
 # The fit reproduces the shipped table byte for byte from the data and the fixed prior of
 # src/estimate/fit.c alone (not from the shipped table), and names what the prior set.
 "$CARMA" eval-estimator --fit --data data/estimator --out "$T/coef.csv" >"$T/fit.out" ||
