@@ -348,7 +348,8 @@ struct est_opts {
     enum est_precision precision;
     enum est_attention attention;
     double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
-    double floor_adjust_mib; /* per-GPU-kind adjustment of the floor (0 for A100) */
+    double floor_adjust_mib; /* per-GPU-kind adjustment of the floor: 0 for every kind, none
+                              * measured (docs/estimator.md, Known limits) */
     /* EST_FLOOR_GIVEN: floor_mib (> 0) is the measured floor of the job's environment
      * (CUDA context + libraries of an idle process); the fitted terms above it stay. */
     enum est_floor_src floor_src;

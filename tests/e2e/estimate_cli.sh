@@ -446,6 +446,23 @@ PY
 grep -q "Models without convolutions are estimated by replaying" README.md &&
     fail "README: the family rule is by output elements, not by convolutions"
 grep -q "ConvNeXt with its per-pixel linear" README.md || fail "README: family rule not stated"
+# The floor is the same on every GPU kind (nothing measured on other kinds), and the
+# "fits" test uses the nominal memory: both are stated among the known limits.
+for g in a100-40gb v100-32gb h100-80gb; do
+    "$CARMA" estimate --summary data/estimator/cnn-trees/resnet50.txt --image-size 224 \
+        --batch 32 --optimizer adam --gpu $g --json >"$T/f-$g.json" || fail "floor on $g"
+done
+python3 - "$T"/f-*.json <<'PY' || fail "floor per kind"
+import json, sys
+d = [json.load(open(f)) for f in sys.argv[1:]]
+assert len({x["breakdown"]["floor_mib"] for x in d}) == 1, [x["breakdown"]["floor_mib"] for x in d]
+assert {x["gpu_mib"] for x in d} == {40960, 32768, 81559}, [x["gpu_mib"] for x in d]
+PY
+grep -q "^- The floor is one figure for every GPU kind" docs/estimator.md ||
+    fail "docs/estimator.md: the per-kind floor limit not stated"
+grep -q "compare the bound with each kind's nominal memory" docs/estimator.md ||
+    fail "docs/estimator.md: the nominal capacity of fits not stated"
+
 # The fit reproduces the shipped table byte for byte from the data and the fixed prior of
 # src/estimate/fit.c alone (not from the shipped table), and names what the prior set.
 "$CARMA" eval-estimator --fit --data data/estimator --out "$T/coef.csv" >"$T/fit.out" ||
