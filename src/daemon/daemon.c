@@ -114,6 +114,7 @@ struct pend {
 struct gpu_state {
     struct carma_gpu_info info;
     int64_t db_id;        /* the store's id of the GPU (records), < 0 none */
+    char kind[CARMAD_GPU_KIND_MAX]; /* carmad_gpu_kind: history keeps peaks per kind */
 };
 
 struct carmad {
@@ -133,6 +134,8 @@ struct carmad {
     struct carma_gpu *gpus;
     struct gpu_state *gs;
     size_t ngpus;
+    const char **kinds;   /* each gs[].kind once, nkinds of them: a new job's bound */
+    size_t nkinds;
     const struct carma_policy *policy;
     struct carma_sched sched;
     int sched_ready;
@@ -672,12 +675,20 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     d->ngpus = n;
     d->gpus = calloc(n, sizeof *d->gpus);
     d->gs = calloc(n, sizeof *d->gs);
-    if (!d->gpus || !d->gs)
+    d->kinds = calloc(n, sizeof *d->kinds);
+    if (!d->gpus || !d->gs || !d->kinds)
         return carma_err_set(err, -ENOMEM, "out of memory");
     for (unsigned i = 0; i < n; i++) {
         if ((rc = d->gb.ops->info(&d->gb, i, &d->gs[i].info)))
             return carma_err_set(err, rc, "%s: GPU %u: no information", spec, i);
         d->gs[i].db_id = -1;
+        carmad_gpu_kind(d->gs[i].info.name, d->gs[i].info.mem_total_bytes >> 20,
+                        d->gs[i].kind, sizeof d->gs[i].kind);
+        size_t k = 0;
+        while (k < d->nkinds && strcmp(d->kinds[k], d->gs[i].kind))
+            k++;
+        if (k == d->nkinds)
+            d->kinds[d->nkinds++] = d->gs[i].kind;
         uint8_t sharing = carmad_config_sharing(&d->cfg, i, d->gs[i].info.uuid);
         carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, d->cfg.window,
                        (enum carma_sharing)sharing);
@@ -1016,9 +1027,15 @@ static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_
     json_decref(g);
     if (!gs)
         return carma_err_set(err, -ENOMEM, "out of memory");
+    /* The kind its peak is history for; none when its GPUs are of several kinds. */
+    const char *kind = d->sj[i].nplaced ? d->gs[d->sj[i].gpu[0]].kind : NULL;
+    for (uint16_t k = 1; kind && k < d->sj[i].nplaced; k++)
+        if (strcmp(d->gs[d->sj[i].gpu[k]].kind, kind))
+            kind = NULL;
     int rc = save_job(d, i, err);
     if (!rc)
-        rc = carma_store_attempt_begin(d->store, dj->rec.id, d->sj[i].attempts, gs, now, err);
+        rc = carma_store_attempt_begin(d->store, dj->rec.id, d->sj[i].attempts, gs, kind, now,
+                                       err);
     free(gs);
     return rc;
 }
@@ -1368,12 +1385,14 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     r->mem_mib = rj->mem_mib;
     struct carmad_bound jb;
     struct carma_err berr = {{0}};
-    if (r->argv_json && carmad_job_bound(d->store, rj, r->argv_json, c->uid, &jb, &berr) < 0) {
+    if (r->argv_json && carmad_job_bound(d->store, rj, r->argv_json, c->uid, d->kinds,
+                                         d->nkinds, &jb, &berr) < 0) {
         slot_free(d, i);
         return carma_resp_error("invalid", "job.summary: %s", berr.msg);
     }
     r->bound_mib = r->argv_json ? jb.bound_mib : rj->mem_mib;
     r->bound_basis = r->argv_json ? strdup(jb.basis) : NULL;
+    r->hist_sig = r->argv_json ? jb.hist_sig : 0;
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
@@ -3033,6 +3052,7 @@ void carmad_close(struct carmad *d)
         close(d->lockfd); /* releases the state folder */
     free(d->gpus);
     free(d->gs);
+    free(d->kinds);
     free(d->sj);
     free(d->dj);
     free(d->freel);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,15 +13,36 @@
 #include "estimate/parse.h"
 #include "estimate/replay.h"
 
-int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
-                       uint32_t batch, uint32_t gpus, double *max_mib, double *min_mib,
-                       uint32_t *runs, struct carma_err *err)
+void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap)
 {
+    snprintf(buf, cap, "%s, %llu MiB", name, (unsigned long long)mem_mib);
+}
+
+uint64_t carmad_job_signature(const struct carma_req_job *rj)
+{
+    const struct est_job_key k = {
+        .argv = rj->argv, .argc = rj->argc, .batch = rj->batch, .gpus = rj->gpus,
+        .summary = rj->summary, .summary_len = rj->summary ? strlen(rj->summary) : 0,
+        .seq = rj->seq_len, .image_h = rj->image_h, .image_w = rj->image_w,
+        .heads = rj->heads, .optimizer = rj->train.optimizer,
+        .precision = rj->train.precision, .attention = rj->train.attention,
+        .grad_checkpoint = rj->train.grad_checkpoint, .grad_accum = rj->train.grad_accum};
+    return est_job_signature(&k);
+}
+
+int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
+                       uint32_t batch, uint32_t gpus, uint64_t sig, const char *kind,
+                       double *max_mib, double *min_mib, uint32_t *runs,
+                       struct carma_err *err)
+{
+    /* argv, batch and GPU count are in the signature too; matched as well, they keep
+     * the jobs_signature index in use and a hash collision harmless. */
     static const char sql[] =
         "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
         "JOIN jobs j ON a.job_id = j.id "
-        "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 AND a.peak_mib > 0 "
-        "AND a.outcome IS NOT NULL AND a.outcome != 'oom'";
+        "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 "
+        "AND j.hist_sig = ?5 AND a.gpu_kind = ?6 AND a.peak_mib > 0 "
+        "AND a.outcome = 'succeeded'";
     *max_mib = *min_mib = 0;
     *runs = 0;
     sqlite3 *db = carma_store_sqlite(st);
@@ -34,6 +56,10 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
         rc = sqlite3_bind_int64(q, 3, batch);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(q, 4, gpus);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(q, 5, (sqlite3_int64)sig);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(q, 6, kind, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -146,8 +172,8 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
 }
 
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
-                     const char *argv_json, uint32_t uid, struct carmad_bound *out,
-                     struct carma_err *err)
+                     const char *argv_json, uint32_t uid, const char *const *kinds,
+                     size_t nkinds, struct carmad_bound *out, struct carma_err *err)
 {
     memset(out, 0, sizeof *out);
     double mest, mbound;
@@ -156,23 +182,45 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
     if (rc < 0)
         return rc;
     out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;
+    out->hist_sig = carmad_job_signature(rj);
     double est = mest, bound = mbound;
     double hi = 0, lo = 0;
-    uint32_t runs;
-    struct carma_err herr;
-    if (carmad_store_peaks(st, uid, argv_json, rj->batch, rj->gpus, &hi, &lo, &runs,
-                           &herr) == 0 &&
-        runs > 0) {
-        /* est_history's answer over this signature's recorded peaks. */
+    /* The job may be placed on a GPU of any kind of the server, and one kind's peak says
+     * nothing of another's (its CUDA context, cuBLAS workspaces): history's bound is the
+     * largest over the kinds of est_history's answer over that kind's own peaks, where
+     * each kind has some, else the model's bound where that kind has none. Without a
+     * model, a kind without peaks leaves history out. */
+    double hbound = 0, hest = 0;
+    uint32_t hruns = 0;
+    int missing = 0;
+    for (size_t k = 0; k < nkinds; k++) {
+        double khi = 0, klo = 0, kest, kbound;
+        uint32_t runs = 0;
+        struct carma_err herr;
         struct est_history_entry slots[4];
         struct est_history h;
-        uint64_t sig = est_signature(rj->argv, rj->argc, rj->batch);
-        if (est_history_init(&h, slots, 4) == 0 && est_history_record(&h, sig, hi) == 0 &&
-            est_history_record(&h, sig, lo) == 0 &&
-            est_history_next(&h, sig, mest, mbound, &est, &bound) == 1) {
-            out->source = CARMAD_BOUND_HISTORY;
-            out->runs = runs;
+        if (carmad_store_peaks(st, uid, argv_json, rj->batch, rj->gpus, out->hist_sig,
+                               kinds[k], &khi, &klo, &runs, &herr) < 0 ||
+            runs == 0 || est_history_init(&h, slots, 4) < 0 ||
+            est_history_record(&h, out->hist_sig, khi) < 0 ||
+            est_history_record(&h, out->hist_sig, klo) < 0 ||
+            est_history_next(&h, out->hist_sig, mest, mbound, &kest, &kbound) != 1) {
+            missing = 1;
+            continue;
         }
+        if (kbound > hbound) {
+            hbound = kbound;
+            hest = kest;
+            hruns = runs;
+            hi = khi;
+            lo = klo;
+        }
+    }
+    if (hbound > 0 && (!missing || (mbound > 0 && hbound > mbound))) {
+        est = hest;
+        bound = hbound;
+        out->source = CARMAD_BOUND_HISTORY;
+        out->runs = hruns;
     }
     out->estimate_mib = est;
     double b = ceil(bound);

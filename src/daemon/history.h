@@ -1,10 +1,12 @@
 /* carmad's memory bound of a submitted job (DESIGN.md §5, issue 4): history beats the
  * model, the model beats nothing, and the user's declared --mem is a floor.
  *
- *   history   the job's signature (uid, argv, batch, GPU count: a peak is per GPU, and
- *             DDP on more GPUs holds more on each) has attempts with an observed peak
- *             in the store: est_history_next's bound (largest peak + run-to-run spread
- *             + 2 MiB);
+ *   history   the job's signature (uid and carmad_job_signature: argv, batch, GPU count,
+ *             summary text and every estimator option; a peak is per GPU, and DDP on
+ *             more GPUs holds more on each) has succeeded attempts with an observed
+ *             peak in the store, on the server's GPU kinds: est_history_next's bound
+ *             (largest peak + run-to-run spread + 2 MiB) of each kind's own peaks, the
+ *             largest over the kinds (carmad_job_bound);
  *   estimator else, when the request carries a model summary and a batch: the
  *             estimator's conformal bound (shipped coefficients; the request's
  *             optimizer, precision, attention, checkpointing, gradient accumulation
@@ -21,6 +23,7 @@
 #include <stdint.h>
 
 #include "daemon/store.h"
+#include "gpu/backend.h"
 #include "proto/proto.h"
 #include "util/err.h"
 
@@ -32,27 +35,43 @@ struct carmad_bound {
     double estimate_mib; /* 0 when declared only */
     enum carmad_bound_source source;
     uint32_t runs;       /* history: attempts behind it */
+    uint64_t hist_sig;   /* carmad_job_signature of the request (the jobs row's hist_sig) */
     /* One line for `carma show`: the source and what it assumed, e.g. "estimator (batch
      * 4, seq 512, adamw, bf16, gradient checkpointing; estimate 3120 MiB)", "history (2
      * earlier runs, peaks 2780 to 2790 MiB)", "--mem (4096 MiB)" */
     char basis[256];
 };
 
-/* Observed peaks of the earlier attempts of a job signature: attempts of `uid`'s jobs
- * with exactly this argv JSON (as stored), batch and GPU count that ended with a peak
- * > 0, OOM attempts excluded (their peak is below the need). *runs is 0 when there are
- * none.
- * Returns 0 or a negative errno with err. */
-int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
-                       uint32_t batch, uint32_t gpus, double *max_mib, double *min_mib,
-                       uint32_t *runs, struct carma_err *err);
+/* A GPU's kind as history tells kinds apart: "NAME, MEM MiB" (the backend's name and
+ * total memory), cut to cap. */
+#define CARMAD_GPU_KIND_MAX (CARMA_GPU_NAME_MAX + 32)
+void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap);
 
-/* The bound of a new job (see above). A summary that does not parse, a sequence
- * model without seq_len, or eager attention whose heads it needs (est_heads_check), is
- * an error (-EINVAL, err names the line); a store error
+/* The memory history signature of a submission (est_job_signature over its argv,
+ * batch, GPU count, summary text, seq_len, image_size, heads and training set-up). */
+uint64_t carmad_job_signature(const struct carma_req_job *rj);
+
+/* Observed peaks of the earlier attempts of a job signature on one GPU kind: attempts
+ * of `uid`'s jobs with exactly this argv JSON (as stored), batch, GPU count and history
+ * signature `sig`, run on GPUs of kind `kind` (carmad_gpu_kind), that succeeded (exit
+ * 0) with a peak > 0. An attempt that failed, was cancelled, was lost or ran out of
+ * memory may have stopped before the job's peak (a bad data path after loading the
+ * model, a cancel during warm-up): its peak is below the need. *runs is 0 when there
+ * are none. Returns 0 or a negative errno with err. */
+int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
+                       uint32_t batch, uint32_t gpus, uint64_t sig, const char *kind,
+                       double *max_mib, double *min_mib, uint32_t *runs,
+                       struct carma_err *err);
+
+/* The bound of a new job (see above) that may run on GPUs of the nkinds kinds kinds[]
+ * (carmad_gpu_kind, each once): where every kind has peaks, the largest of the kinds'
+ * history bounds; where some has none, the larger of the model's bound and the others'
+ * history bounds; without a model, a kind without peaks leaves history out. A summary
+ * that does not parse, a sequence model without seq_len, or eager attention whose heads
+ * it needs (est_heads_check), is an error (-EINVAL, err names the line); a store error
  * falls back to the model (history is an optimisation, never a reason to refuse). */
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
-                     const char *argv_json, uint32_t uid, struct carmad_bound *out,
-                     struct carma_err *err);
+                     const char *argv_json, uint32_t uid, const char *const *kinds,
+                     size_t nkinds, struct carmad_bound *out, struct carma_err *err);
 
 #endif

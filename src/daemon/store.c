@@ -46,14 +46,15 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
         "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-        "bound_basis) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "bound_basis,hist_sig) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
         "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
     [ST_JOB_GET] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL " FROM jobs WHERE id=?",
     [ST_ACTIVE] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL
                   " FROM jobs WHERE state IN ('queued','running') ORDER BY id",
-    [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time) VALUES(?,?,?,?)",
+    [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time,gpu_kind) "
+                     "VALUES(?,?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
     [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=? "
                    "WHERE job_id=? AND n=?",
@@ -130,13 +131,27 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 4 -> 5: what the bound at submission came from (carmad_bound's basis); NULL for
      * jobs submitted before. Skipped where the column exists (added_column). */
     "ALTER TABLE jobs ADD COLUMN bound_basis TEXT;",
+    /* 5 -> 6: the job's memory history signature (est_job_signature: argv, batch, GPU
+     * count, summary text and every estimator option). NULL for the jobs submitted
+     * before, whose set-up was not stored: no later job matches their peaks (their
+     * signature keyed on argv, batch and GPU count only, so a peak of another model or
+     * sequence length became a bound). */
+    "ALTER TABLE jobs ADD COLUMN hist_sig INTEGER;",
+    /* 6 -> 7: the GPU kind an attempt ran on (carmad_gpu_kind; NULL for earlier
+     * attempts and for one on GPUs of several kinds): history uses a kind's own peaks
+     * only. */
+    "ALTER TABLE attempts ADD COLUMN gpu_kind TEXT;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
  * a file whose version number was lowered has it already, and the migration is
- * skipped. NULL: the migration adds none. */
-static const char *const added_column[CARMA_STORE_SCHEMA_VERSION] = {
-    [4] = "bound_basis",
+ * skipped. Column NULL: the migration adds none. */
+static const struct {
+    const char *table, *column;
+} added_column[CARMA_STORE_SCHEMA_VERSION] = {
+    [4] = {"jobs", "bound_basis"},
+    [5] = {"jobs", "hist_sig"},
+    [6] = {"attempts", "gpu_kind"},
 };
 
 struct carma_store {
@@ -230,7 +245,8 @@ static int migrate(struct carma_store *s, struct carma_err *err)
         char bump[64];
         snprintf(bump, sizeof bump, "PRAGMA user_version=%d", v + 1);
         int rc = exec_sql(s, "BEGIN IMMEDIATE", err);
-        if (!rc && !(added_column[v] && has_column(s, "jobs", added_column[v])))
+        if (!rc && !(added_column[v].column &&
+                     has_column(s, added_column[v].table, added_column[v].column)))
             rc = exec_sql(s, migrations[v], err);
         if (!rc)
             rc = exec_sql(s, bump, err);
@@ -528,6 +544,10 @@ int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struc
     sqlite3_bind_int(q, i++, r->cancel_requested);
     sqlite3_bind_double(q, i++, r->submit_s);
     bind_text_or_null(q, i++, r->bound_basis);
+    if (r->hist_sig)
+        sqlite3_bind_int64(q, i++, (sqlite3_int64)r->hist_sig);
+    else
+        sqlite3_bind_null(q, i++);
     int rc = run(s, ST_JOB_INSERT, "saving the job", err);
     if (!rc)
         r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -661,13 +681,15 @@ int carma_store_jobs_active(struct carma_store *s, int (*fn)(void *ctx, struct c
 }
 
 int carma_store_attempt_begin(struct carma_store *s, uint64_t job, uint32_t n,
-                              const char *gpus_json, double start_s, struct carma_err *err)
+                              const char *gpus_json, const char *gpu_kind, double start_s,
+                              struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_BEGIN];
     sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
     sqlite3_bind_int64(q, 2, n);
     sqlite3_bind_text(q, 3, gpus_json, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 4, start_s);
+    bind_text_or_null(q, 5, gpu_kind);
     return run(s, ST_ATT_BEGIN, "recording an attempt", err);
 }
 

@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 5
+#define CARMA_STORE_SCHEMA_VERSION 7
 
 struct carma_store;
 
@@ -30,6 +30,7 @@ struct carma_job_rec {
     char *summary;   /* NULL: none */
     char *reason;    /* NULL: none; why it ended (error text, classification) */
     char *bound_basis; /* NULL: not recorded; what the bound at submission came from */
+    uint64_t hist_sig; /* est_job_signature, written on insert only; 0: none (NULL) */
     uint32_t uid, gid;
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;
@@ -103,9 +104,11 @@ int carma_store_jobs_active(struct carma_store *st,
                             int (*fn)(void *ctx, struct carma_job_rec *r), void *ctx,
                             struct carma_err *err);
 
-/* An attempt begins: job, attempt number (1-based), GPU UUIDs as a JSON array. */
+/* An attempt begins: job, attempt number (1-based), GPU UUIDs as a JSON array, and the
+ * GPUs' kind (carmad_gpu_kind; NULL when they are of several kinds). */
 int carma_store_attempt_begin(struct carma_store *st, uint64_t job, uint32_t n,
-                              const char *gpus_json, double start_s, struct carma_err *err);
+                              const char *gpus_json, const char *gpu_kind, double start_s,
+                              struct carma_err *err);
 int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pid_t pid,
                             struct carma_err *err);
 int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, double end_s,

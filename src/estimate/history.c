@@ -19,9 +19,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
+static uint64_t fnv_argv(uint64_t h, const char *const *argv, size_t argc)
 {
-    uint64_t h = FNV_OFFSET;
     uint64_t n = argc;
     h = fnv(h, &n, sizeof n);
     for (size_t i = 0; i < argc; i++) {
@@ -30,7 +29,32 @@ uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
         if (len)
             h = fnv(h, argv[i], len);
     }
+    return h;
+}
+
+uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
+{
+    uint64_t h = fnv_argv(FNV_OFFSET, argv, argc);
     h = fnv(h, &batch, sizeof batch);
+    return h ? h : 1;
+}
+
+uint64_t est_job_signature(const struct est_job_key *k)
+{
+    static const char tag[] = "carma job memory signature 2";
+    uint64_t h = fnv(FNV_OFFSET, tag, sizeof tag);
+    h = fnv_argv(h, k->argv, k->argc);
+    /* Fixed-width fields, each hashed on its own (no struct padding in the hash). */
+    uint32_t v[] = {k->batch, k->gpus, k->summary != NULL, k->seq, k->image_h, k->image_w,
+                    k->heads, (uint32_t)k->optimizer, (uint32_t)k->precision,
+                    (uint32_t)k->attention, k->grad_checkpoint != 0, k->grad_accum != 0};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        h = fnv(h, &v[i], sizeof v[i]);
+    if (k->summary) {
+        uint64_t len = k->summary_len;
+        h = fnv(h, &len, sizeof len);
+        h = fnv(h, k->summary, k->summary_len);
+    }
     return h ? h : 1;
 }
 

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "estimate/estimate.h"
+
 struct est_history_entry {
     uint64_t sig;        /* 0: empty slot */
     double max_mib;      /* largest observed peak */
@@ -23,9 +25,32 @@ struct est_history {
     size_t cap, n;
 };
 
-/* Signature of a job: FNV-1a over each argument (with its length, so that
- * {"ab","c"} and {"a","bc"} differ) and the batch size. Never 0. */
+/* Signature of a command: FNV-1a over each argument (with its length, so that
+ * {"ab","c"} and {"a","bc"} differ) and the batch size. Never 0. carmad keys solo SM
+ * profiles by it; memory history needs est_job_signature. */
 uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch);
+
+/* Everything a job's memory depends on that carma is told: the command and every
+ * estimator input the job was submitted with. */
+struct est_job_key {
+    const char *const *argv;
+    size_t argc;
+    uint32_t batch, gpus;       /* 0: none */
+    const char *summary;        /* the model summary's text; NULL: none */
+    size_t summary_len;
+    uint32_t seq, image_h, image_w, heads; /* 0: not given */
+    enum est_optimizer optimizer;
+    enum est_precision precision;
+    enum est_attention attention;
+    int grad_checkpoint, grad_accum;
+};
+
+/* Signature of a job's memory history: FNV-1a, under a version tag of its own, over
+ * the arguments (as est_signature), the batch, the GPU count, whether there is a
+ * summary and its text byte for byte, the sequence length, image height and width,
+ * heads, optimizer, precision, attention, gradient checkpointing and accumulation. Two
+ * jobs share it only when carma could not tell their memory apart. Never 0. */
+uint64_t est_job_signature(const struct est_job_key *k);
 
 /* Zeroes storage and sets the table up; cap must be a power of two >= 2. Returns 0
  * or -EINVAL. */

@@ -1,9 +1,10 @@
 #!/bin/sh
 # The job's memory bound (issue 4): max(estimator bound, --mem) for a job submitted
-# with a model summary; once the same command + batch has run, the bound comes from
-# the observed peak of that run (history beats the model). The optimizer, precision,
-# attention, heads, gradient checkpointing and accumulation given to submit reach the
-# estimator. A bad summary is refused.
+# with a model summary; once the same command, summary and options have run and
+# succeeded on that kind of GPU, the bound comes from the observed peak of those runs
+# (history beats the model); failed and cancelled runs are not history. The optimizer,
+# precision, attention, heads, gradient checkpointing and accumulation given to submit
+# reach the estimator. A bad summary is refused.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
@@ -53,6 +54,57 @@ c=$(submit --summary "$SUM" --batch 128 -- true)
 "$CARMA" show --json "$c" > "$T/c.json"
 [ "$(json_int "$T/c.json" bound_mib)" != $((peak + 2)) ] || fail "batch 128 took batch 32's history"
 "$CARMA" wait --timeout 20 "$c" >/dev/null
+
+step "another model or set-up of the same command and batch is another signature"
+# history keys on the summary text and every estimator option too (est_job_signature)
+BERT=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/bert_base.txt
+s1=$(submit --summary "$BERT" --batch 8 --seq-len 128 -- true setup)
+"$CARMA" wait --timeout 20 "$s1" >/dev/null || fail "the seq 128 run did not succeed"
+"$CARMA" show --json "$s1" > "$T/s1.json"
+p1=$(sed -n 's/^ *"peak_mib": \([0-9]*\).*/\1/p' "$T/s1.json" | tail -n 1)
+for v in "--seq-len 256" "--seq-len 128 --precision bf16" "--seq-len 128 --gradient-checkpointing"; do
+    # shellcheck disable=SC2086
+    "$CARMA" estimate --summary "$BERT" --batch 8 $v --json > "$T/sv.json" || fail "carma estimate $v"
+    wv=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/sv.json")
+    # shellcheck disable=SC2086
+    sv=$(submit --summary "$BERT" --batch 8 $v -- true setup)
+    "$CARMA" show --json "$sv" > "$T/sv.json"
+    grep -q '"bound_basis": "estimator (batch 8, seq' "$T/sv.json" ||
+        fail "$v took the seq 128 run's history: $(grep bound_basis "$T/sv.json")"
+    [ "$(json_int "$T/sv.json" bound_mib)" = "$wv" ] ||
+        fail "$v: bound $(json_int "$T/sv.json" bound_mib), the estimator's $wv expected"
+    "$CARMA" wait --timeout 20 "$sv" >/dev/null
+done
+cp "$SUM" "$T/other.model"
+echo "# another model" >> "$T/other.model"
+so=$(submit --summary "$T/other.model" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+"$CARMA" show --json "$so" > "$T/so.json"
+grep -q '"bound_basis": "estimator' "$T/so.json" ||
+    fail "another summary took the first run's history: $(grep bound_basis "$T/so.json")"
+"$CARMA" wait --timeout 20 "$so" >/dev/null
+s2=$(submit --summary "$BERT" --batch 8 --seq-len 128 -- true setup)
+"$CARMA" show "$s2" | grep -q "at submission: history (1 earlier run, peak $p1 MiB)" ||
+    fail "the same set-up again: no history: $("$CARMA" show "$s2")"
+"$CARMA" wait --timeout 20 "$s2" >/dev/null
+
+step "only an attempt that succeeded is history"
+x=$(submit --summary "$SUM" --batch 16 -- sh -c 'exit 3')
+"$CARMA" wait --timeout 20 "$x" >/dev/null; is_state "$x" failed || fail "exit 3: $(state_of "$x")"
+x2=$(submit --summary "$SUM" --batch 16 -- sh -c 'exit 3')
+"$CARMA" show --json "$x2" > "$T/x2.json"
+grep -q '"bound_basis": "estimator' "$T/x2.json" ||
+    fail "a failed attempt became history: $(grep bound_basis "$T/x2.json")"
+"$CARMA" wait --timeout 20 "$x2" >/dev/null
+y=$(submit --summary "$SUM" --batch 24 -- sh "$HELP/run_for.sh" 30)
+wait_until 20 is_state "$y" running || fail "the long job did not start"
+"$CARMA" cancel "$y" >/dev/null
+"$CARMA" wait --timeout 20 "$y" >/dev/null; is_state "$y" cancelled || fail "cancel: $(state_of "$y")"
+y2=$(submit --summary "$SUM" --batch 24 -- sh "$HELP/run_for.sh" 30)
+"$CARMA" show --json "$y2" > "$T/y2.json"
+grep -q '"bound_basis": "estimator' "$T/y2.json" ||
+    fail "a cancelled attempt became history: $(grep bound_basis "$T/y2.json")"
+"$CARMA" cancel "$y2" >/dev/null
+"$CARMA" wait --timeout 20 "$y2" >/dev/null
 
 step "the training set-up reaches the estimator"
 "$CARMA" estimate --summary "$SUM" --batch 48 --optimizer sgd --precision amp --json \
@@ -190,6 +242,21 @@ printf 'hello\nworld\n' > "$T/bad.txt"
 "$CARMA" submit --summary "$T/bad.txt" --batch 8 -- true 2>"$T/err"; [ $? = 2 ] ||
     fail "bad summary: exit status"
 grep -q "summary" "$T/err" || fail "bad summary: message: $(cat "$T/err")"
+
+step "a peak is history on its own GPU kind only"
+stop_daemon TERM
+start_daemon --gpus sim:2xh100-80gb
+h=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+"$CARMA" show --json "$h" > "$T/h.json"
+grep -q '"bound_basis": "estimator' "$T/h.json" ||
+    fail "an A100 peak became the bound on an H100: $(grep bound_basis "$T/h.json")"
+"$CARMA" wait --timeout 20 "$h" >/dev/null
+stop_daemon TERM
+start_daemon --gpus sim:4xa100-40gb
+h2=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+"$CARMA" show "$h2" | grep -q "at submission: history (2 earlier runs" ||
+    fail "back on the A100s: no history: $("$CARMA" show "$h2")"
+"$CARMA" wait --timeout 20 "$h2" >/dev/null
 
 stop_daemon TERM
 echo "daemon_history: ok"

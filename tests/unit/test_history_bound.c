@@ -1,0 +1,337 @@
+/* carmad's bound from history (src/daemon/history.c): the signature covers the model and
+ * its whole set-up, only succeeded attempts count, a peak is history only for the GPU
+ * kind it was observed on, and rows stored before the signature covered the set-up are
+ * never matched. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "core/job.h"
+#include "daemon/history.h"
+#include "daemon/store.h"
+#include "estimate/estimate.h"
+#include "estimate/history.h"
+#include "estimate/parse.h"
+#include "util/csv.h"
+
+#define BERT "tests/fuzz/corpus/summary_modtree/bert_base.txt"
+#define KIND_A "NVIDIA A100-SXM4-40GB, 40960 MiB"
+#define KIND_H "NVIDIA H100 80GB HBM3, 81559 MiB"
+
+static char dir[64], path[128];
+static char *bert;
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/carma-histb-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/carma.db", dir);
+    size_t len;
+    struct carma_err err;
+    return carma_file_read(BERT, EST_MAX_INPUT, &bert, &len, &err) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(bert);
+    bert = NULL;
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *argv_train[] = {"python", "train.py", NULL};
+#define ARGV_JSON "[\"python\",\"train.py\"]"
+
+/* BERT-base at batch 8, sequence 128, adamw, fp32, on one GPU. */
+static struct carma_req_job bert_job(void)
+{
+    struct carma_req_job rj = {.argv = argv_train, .argc = 2, .cwd = "/", .summary = bert,
+                               .gpus = 1, .batch = 8, .seq_len = 128,
+                               .train = {.optimizer = EST_OPT_ADAMW,
+                                         .precision = EST_PREC_FP32}};
+    return rj;
+}
+
+/* Stores a finished job of uid 1000 submitted as rj, one attempt on `kind` that ended
+ * as `outcome` with peak `peak`. */
+static void add_run(struct carma_store *st, const struct carma_req_job *rj, const char *kind,
+                    const char *outcome, uint64_t peak)
+{
+    struct carma_err err = {{0}};
+    struct carma_job_rec r = {0};
+    carma_job_rec_clear(&r);
+    r.name = strdup("train");
+    r.user = strdup("alice");
+    r.cwd = strdup("/");
+    r.argv_json = strdup(ARGV_JSON);
+    r.env_json = strdup("{}");
+    r.uid = r.gid = 1000;
+    r.gpus = rj->gpus;
+    r.batch = rj->batch;
+    r.max_attempts = 1;
+    r.state = CARMA_JOB_QUEUED;
+    r.hist_sig = carmad_job_signature(rj);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(carma_store_attempt_begin(st, r.id, 1, "[\"GPU-x\"]", kind, 1.0, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, r.id, 1, 2.0, outcome,
+                                             strcmp(outcome, "succeeded") ? 1 : 0, 0, peak, &err),
+                     0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    carma_job_rec_clear(&r);
+}
+
+static struct carmad_bound bound_on(struct carma_store *st, const struct carma_req_job *rj,
+                                    const char *const *kinds, size_t nkinds)
+{
+    struct carmad_bound b;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_job_bound(st, rj, ARGV_JSON, 1000, kinds, nkinds, &b, &err), 0);
+    return b;
+}
+
+static const char *const only_a[] = {KIND_A};
+
+/* Each input the estimate depends on changes the signature; the same inputs give the
+ * same one. */
+static void test_signature_covers_setup(void **state)
+{
+    (void)state;
+    const char *const av[] = {"python", "train.py"};
+    const char text[] = "BertModel(\n)";
+    struct est_job_key base = {.argv = av, .argc = 2, .batch = 8, .gpus = 1,
+                               .summary = text, .summary_len = sizeof text - 1, .seq = 128,
+                               .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
+    uint64_t s0 = est_job_signature(&base);
+    assert_true(s0 != 0);
+    struct est_job_key k = base;
+    assert_true(est_job_signature(&k) == s0);
+    const char other[] = "BertModel(\n )";
+#define DIFFERS(field, value)                          \
+    do {                                               \
+        k = base;                                      \
+        k.field = value;                               \
+        assert_true(est_job_signature(&k) != s0);      \
+    } while (0)
+    DIFFERS(argc, 1);
+    DIFFERS(batch, 16);
+    DIFFERS(gpus, 2);
+    DIFFERS(summary, other);
+    DIFFERS(summary_len, 5);
+    DIFFERS(summary, NULL);
+    DIFFERS(seq, 256);
+    DIFFERS(image_h, 224);
+    DIFFERS(image_w, 224);
+    DIFFERS(heads, 8);
+    DIFFERS(optimizer, EST_OPT_SGD);
+    DIFFERS(precision, EST_PREC_BF16);
+    DIFFERS(attention, EST_ATTN_SDPA);
+    DIFFERS(grad_checkpoint, 1);
+    DIFFERS(grad_accum, 1);
+#undef DIFFERS
+    /* An empty summary is not the absence of one. */
+    k = base;
+    k.summary = "";
+    k.summary_len = 0;
+    uint64_t empty = est_job_signature(&k);
+    k.summary = NULL;
+    assert_true(est_job_signature(&k) != empty);
+    /* The command's own signature (solo profiles) is not the memory history's. */
+    assert_true(est_signature(av, 2, 8) != s0);
+}
+
+/* Only an attempt that succeeded is a peak to learn from: a failed, cancelled, lost or
+ * OOM attempt may have stopped before the job's peak. */
+static void test_history_succeeded_only(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_req_job rj = bert_job();
+    struct carmad_bound model = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(model.source, CARMAD_BOUND_ESTIMATOR);
+    assert_true(model.bound_mib > 1000);
+    add_run(st, &rj, KIND_A, "failed", 300);
+    add_run(st, &rj, KIND_A, "cancelled", 400);
+    add_run(st, &rj, KIND_A, "lost", 500);
+    add_run(st, &rj, KIND_A, "oom", 600);
+    struct carmad_bound b = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    assert_int_equal(b.bound_mib, model.bound_mib);
+    assert_true(b.hist_sig == model.hist_sig && b.hist_sig != 0);
+    add_run(st, &rj, KIND_A, "succeeded", 3000);
+    b = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.runs, 1);
+    assert_int_equal(b.bound_mib, 3002); /* one run: its peak + 2 MiB */
+    assert_string_equal(b.basis, "history (1 earlier run, peak 3000 MiB)");
+    add_run(st, &rj, KIND_A, "succeeded", 3100);
+    b = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(b.runs, 2);
+    assert_int_equal(b.bound_mib, 3100 + 100 + 2);
+    carma_store_close(st);
+}
+
+/* A peak of the same command and batch under another model or set-up is not this job's
+ * history. */
+static void test_history_other_setup(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_req_job rj = bert_job();
+    add_run(st, &rj, KIND_A, "succeeded", 2000);
+    assert_int_equal(bound_on(st, &rj, only_a, 1).source, CARMAD_BOUND_HISTORY);
+    struct carma_req_job v[8];
+    size_t n = 0;
+    v[n] = rj, v[n++].seq_len = 512;
+    v[n] = rj, v[n++].train.precision = EST_PREC_BF16;
+    v[n] = rj, v[n++].train.optimizer = EST_OPT_SGD;
+    v[n] = rj, v[n++].train.attention = EST_ATTN_SDPA;
+    v[n] = rj, v[n++].train.grad_checkpoint = 1;
+    v[n] = rj, v[n++].train.grad_accum = 1;
+    char *edited = strdup(bert);
+    assert_non_null(edited);
+    char *at = strstr(edited, "768");
+    assert_non_null(at);
+    at[0] = '5'; /* a 568-wide layer: another model */
+    v[n] = rj, v[n++].summary = edited;
+    for (size_t i = 0; i < n; i++) {
+        struct carmad_bound b = bound_on(st, &v[i], only_a, 1);
+        assert_true(b.hist_sig != bound_on(st, &rj, only_a, 1).hist_sig);
+        if (b.source != CARMAD_BOUND_ESTIMATOR)
+            fail_msg("variant %zu took the first set-up's history: %s", i, b.basis);
+    }
+    free(edited);
+    carma_store_close(st);
+}
+
+/* A peak is history on its own GPU kind only: on a server of another kind the model
+ * bounds the job; on a server of both, the larger of the two. Without a model, a kind
+ * without peaks leaves history out. */
+static void test_history_per_kind(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_req_job rj = bert_job();
+    struct carmad_bound model = bound_on(st, &rj, only_a, 1);
+    add_run(st, &rj, KIND_A, "succeeded", 100); /* far below the model's bound */
+    static const char *const only_h[] = {KIND_H};
+    static const char *const both[] = {KIND_A, KIND_H};
+    struct carmad_bound b = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.bound_mib, 102);
+    b = bound_on(st, &rj, only_h, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    assert_int_equal(b.bound_mib, model.bound_mib);
+    b = bound_on(st, &rj, both, 2);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    assert_int_equal(b.bound_mib, model.bound_mib);
+    /* A peak above the model's on one kind wins on a server of both kinds. */
+    struct carma_req_job big = rj;
+    big.batch = 16;
+    struct carmad_bound mbig = bound_on(st, &big, both, 2);
+    add_run(st, &big, KIND_A, "succeeded", mbig.bound_mib + 1000);
+    b = bound_on(st, &big, both, 2);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.bound_mib, mbig.bound_mib + 1002);
+    /* Peaks on both kinds: the larger kind's history, the model aside. */
+    add_run(st, &rj, KIND_H, "succeeded", 150);
+    b = bound_on(st, &rj, both, 2);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.bound_mib, 152);
+    /* An attempt on GPUs of several kinds (no kind) is history for none. */
+    struct carma_req_job mixed = rj;
+    mixed.batch = 4;
+    add_run(st, &mixed, NULL, "succeeded", 100);
+    assert_int_equal(bound_on(st, &mixed, only_a, 1).source, CARMAD_BOUND_ESTIMATOR);
+    /* No summary: history where every kind has peaks, else nothing known. */
+    struct carma_req_job plain = {.argv = argv_train, .argc = 2, .cwd = "/", .gpus = 1};
+    add_run(st, &plain, KIND_A, "succeeded", 700);
+    b = bound_on(st, &plain, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.bound_mib, 702);
+    b = bound_on(st, &plain, both, 2);
+    assert_int_equal(b.source, CARMAD_BOUND_DECLARED);
+    assert_int_equal(b.bound_mib, 0);
+    carma_store_close(st);
+}
+
+/* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
+ * the migration its peaks are matched by no job, the same job included, while the
+ * same peak recorded now is. */
+static void test_history_old_rows_migrated(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    carma_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "ALTER TABLE attempts DROP COLUMN gpu_kind;"
+                     "ALTER TABLE jobs DROP COLUMN hist_sig;"
+                     "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,"
+                     "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,submit_time) "
+                     "VALUES('old',1000,1000,'alice','/','" ARGV_JSON "','{}',NULL,8,1,0,"
+                     "0,2000,1,1,'succeeded',0);"
+                     "INSERT INTO attempts(job_id,n,gpus,start_time,end_time,outcome,"
+                     "exit_code,peak_mib) VALUES(1,1,'[\"GPU-x\"]',1,2,'succeeded',0,2000);"
+                     "PRAGMA user_version=5;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 5);
+    struct carma_req_job rj = bert_job();
+    struct carmad_bound b = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    /* The old definition's job: argv, batch 8, one GPU, no summary. */
+    struct carma_req_job plain = {.argv = argv_train, .argc = 2, .cwd = "/", .gpus = 1,
+                                  .batch = 8};
+    b = bound_on(st, &plain, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_DECLARED);
+    double hi, lo;
+    uint32_t runs = 9;
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, 8, 1, b.hist_sig, KIND_A, &hi,
+                                        &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, 0);
+    /* Recorded under the new definition, the same run is history. */
+    add_run(st, &plain, KIND_A, "succeeded", 2000);
+    b = bound_on(st, &plain, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.runs, 1);
+    carma_store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_signature_covers_setup),
+        cmocka_unit_test_setup_teardown(test_history_succeeded_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_other_setup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
