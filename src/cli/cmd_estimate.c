@@ -308,21 +308,8 @@ int cmd_estimate(int argc, char **argv)
         free(layers);
         return 2;
     }
-    if (m.tokens && o.seq && o.seq != m.tokens) {
-        fprintf(stderr,
-                "carma estimate: %s: --seq-len %u and --image-size %ux%u disagree: %ux%u "
-                "patches and a class token make %u tokens (give one of the two)\n",
-                summary, o.seq, image_h, image_w, m.patch_h, m.patch_w, m.tokens);
-        free(layers);
-        return 2;
-    }
-    if (m.tokens)
-        o.seq = m.tokens;
-    if (m.needs_seq && o.seq == 0) {
-        fprintf(stderr,
-                "carma estimate: %s:%zu: a sequence model (an embedding, attention or patch "
-                "embedding here): give --seq-len\n",
-                summary, m.needs_seq_line);
+    if (est_seq_resolve(&m, &o, summary, &err) < 0) {
+        fprintf(stderr, "carma estimate: %s\n", err.msg);
         free(layers);
         return 2;
     }

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 #include "proto/proto.h"
 #include "util/csv.h"
 
@@ -136,30 +137,56 @@ static int read_file(const char *path, size_t max, char **out)
     return 0;
 }
 
-/* Parses the summary as carmad will, with the job's image size, heads and attention, so
- * that a bad one is named FILE:LINE here rather than "summary:LINE" in carmad's answer.
- * 0 when it parses. */
-static int check_summary(const char *path, const char *text, const json_t *image_size,
-                         const json_t *heads, const json_t *attention)
+/* Sizes the summary's model as carmad will, with the job's set-up (job's "batch",
+ * "seq_len", "image_size", "heads", "gpus", "optimizer", "precision", "attention",
+ * "gradient_checkpointing", "gradient_accumulation"), so that what carmad would refuse
+ * is named FILE:LINE (or FILE: for what no line causes) here rather than "summary:LINE"
+ * or "job.summary: ..." in carmad's answer, as carma estimate names it. 0 when it
+ * passes. */
+static int check_summary(const char *path, const char *text, const json_t *job)
 {
     struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
-    if (!layers) {
+    struct est_replay_work *work = malloc(sizeof *work);
+    if (!layers || !work) {
+        free(layers);
+        free(work);
         fprintf(stderr, "carma submit: out of memory\n");
         return -1;
     }
+    const json_t *image_size = json_object_get(job, "image_size");
     struct est_model m;
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = (uint32_t)json_integer_value(json_array_get(image_size, 0));
     m.image_w = (uint32_t)json_integer_value(json_array_get(image_size, 1));
-    m.heads = (uint32_t)json_integer_value(heads);
-    struct est_opts o = {0};
-    const char *accepted;
-    if (attention)
-        est_opts_set(&o, "attention", json_string_value(attention), &accepted);
+    m.heads = (uint32_t)json_integer_value(json_object_get(job, "heads"));
+    struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
+    static const char *const train_keys[] = {"optimizer", "precision", "attention"};
+    for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++) {
+        const char *v = json_string_value(json_object_get(job, train_keys[k]));
+        const char *accepted;
+        if (v) /* checked where the option was read */
+            est_opts_set(&o, train_keys[k], v, &accepted);
+    }
+    o.grad_checkpoint = json_is_true(json_object_get(job, "gradient_checkpointing"));
+    o.grad_accum = json_is_true(json_object_get(job, "gradient_accumulation"));
+    o.batch = (uint32_t)json_integer_value(json_object_get(job, "batch"));
+    o.seq = (uint32_t)json_integer_value(json_object_get(job, "seq_len"));
+    o.gpus = json_object_get(job, "gpus")
+                 ? (uint32_t)json_integer_value(json_object_get(job, "gpus"))
+                 : 1;
     struct carma_err err = {{0}};
     int rc = est_parse(text, strlen(text), path, &m, &err);
     if (rc == 0)
         rc = est_heads_check(&m, o.attention, path, &err);
+    if (rc == 0)
+        rc = est_seq_resolve(&m, &o, path, &err);
+    struct est_result r;
+    if (rc == 0 && est_compute(&m, est_coef_default(), &o, work, &r, &err) < 0) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        rc = carma_err_at(&err, path, 0, "%s", msg);
+    }
+    free(work);
     free(layers);
     if (rc)
         fprintf(stderr, "carma submit: %s\n", err.msg);
@@ -292,9 +319,7 @@ int cmd_submit(int argc, char **argv)
     /* The summary is read here first, so that its errors name the file. */
     if (summary_path && check_summary(summary_path,
                                       json_string_value(json_object_get(job, "summary")),
-                                      json_object_get(job, "image_size"),
-                                      json_object_get(job, "heads"),
-                                      json_object_get(job, "attention"))) {
+                                      job)) {
         json_decref(job);
         return 2;
     }

@@ -702,6 +702,23 @@ static double ddp_buckets_mib(const struct est_model *m)
     return (sum + est_alloc_round(f.cur)) / MIB;
 }
 
+int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *file,
+                    struct carma_err *err)
+{
+    if (m->tokens && o->seq && o->seq != m->tokens)
+        return carma_err_at(err, file, 0,
+                            "--seq-len %u and --image-size %ux%u disagree: %ux%u patches and "
+                            "a class token make %u tokens (give one of the two)",
+                            o->seq, m->image_h, m->image_w, m->patch_h, m->patch_w, m->tokens);
+    if (m->tokens)
+        o->seq = m->tokens;
+    if (m->needs_seq && o->seq == 0)
+        return carma_err_at(err, file, m->needs_seq_line,
+                            "a sequence model (an embedding, attention or patch embedding "
+                            "here): give --seq-len");
+    return 0;
+}
+
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_replay_work *work, struct est_result *r, struct carma_err *err)
 {

@@ -487,6 +487,14 @@ struct est_replay_work;
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_replay_work *work, struct est_result *r, struct carma_err *err);
 
+/* The sequence length of a job on m, between est_parse and est_compute, as `carma
+ * estimate`, `carma submit` and carmad take it: a vision transformer whose patch
+ * embedding and image size give m->tokens takes them as o->seq (a different o->seq is
+ * an error naming `file`); a sequence model without a sequence length is an error
+ * naming file:line ("give --seq-len"). Returns 0 or -EINVAL with err. */
+int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *file,
+                    struct carma_err *err);
+
 /* The largest batch whose bound fits the GPU (o->gpu_mib > 0; o->batch is ignored): from
  * batch 1, doubling until a batch does not fit, then bisecting between the last that
  * fits and the first that does not. The bound grows with the batch, though not strictly

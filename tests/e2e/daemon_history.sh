@@ -4,7 +4,7 @@
 # succeeded on that kind of GPU, the bound comes from the observed peak of those runs
 # (history beats the model); failed and cancelled runs are not history. The optimizer,
 # precision, attention, heads, gradient checkpointing and accumulation given to submit
-# reach the estimator. A bad summary is refused.
+# reach the estimator. A bad summary is refused, naming the file as carma estimate does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
@@ -236,6 +236,31 @@ grep -q "needs --summary" "$T/err" || fail "--precision without --summary: messa
 "$CARMA" submit --summary "$SUM" --batch 8 --precision fp8 -- true 2>"$T/err"; [ $? = 2 ] ||
     fail "--precision fp8: exit status"
 grep -q "unknown precision 'fp8' (fp32, amp, bf16)" "$T/err" || fail "--precision fp8: message: $(cat "$T/err")"
+
+step "carma submit names the summary file as carma estimate does"
+C=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus
+for v in "summary_modtree/gpt2.txt --batch 8" "summary_modtree/gpt2.txt --batch 8 --seq-len 4096" \
+         "summary_torchsummary/resnet18_cifar.txt --batch 8 --image-size 224" \
+         "summary_modtree/vit_hf.txt --batch 8 --image-size 224 --seq-len 100"; do
+    # shellcheck disable=SC2086
+    set -- $v
+    f=$C/$1; shift
+    "$CARMA" estimate --summary "$f" "$@" 2>"$T/e1"; [ $? = 2 ] || fail "carma estimate $v: exit status"
+    "$CARMA" submit --summary "$f" "$@" -- true 2>"$T/e2"; [ $? = 2 ] || fail "carma submit $v: exit status"
+    sed 's/^carma estimate: /carma submit: /' "$T/e1" | cmp -s - "$T/e2" ||
+        fail "carma submit $v: '$(cat "$T/e2")', carma estimate: '$(cat "$T/e1")'"
+    grep -q "^carma submit: $f[:]" "$T/e2" || fail "carma submit $v does not name the file: $(cat "$T/e2")"
+done
+head -n 1 "$T/e2"
+# a vision transformer's sequence is its image's patches: carmad sizes it as carma estimate
+"$CARMA" estimate --summary "$C/summary_modtree/vit_hf.txt" --batch 8 --image-size 224 --json \
+    > "$T/est8.json" || fail "carma estimate vit"
+want8=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est8.json")
+vt=$(submit --summary "$C/summary_modtree/vit_hf.txt" --batch 8 --image-size 224 -- true vit)
+"$CARMA" show --json "$vt" > "$T/vt.json"
+[ "$(json_int "$T/vt.json" bound_mib)" = "$want8" ] ||
+    fail "ViT bound $(json_int "$T/vt.json" bound_mib), the estimator's $want8 expected"
+"$CARMA" wait --timeout 20 "$vt" >/dev/null
 
 step "a summary that is not one is refused"
 printf 'hello\nworld\n' > "$T/bad.txt"
