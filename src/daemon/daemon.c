@@ -938,7 +938,7 @@ static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***en
         json_decref(ev);
         return -EINVAL;
     }
-    size_t na = json_array_size(av), ne = json_object_size(ev) + 16;
+    size_t na = json_array_size(av), ne = json_object_size(ev) + 18;
     char **argv = calloc(na + 1, sizeof *argv), **env = calloc(ne + 1, sizeof *env);
     size_t k = 0;
     int rc = 0;
@@ -949,7 +949,7 @@ static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***en
             rc = -ENOMEM;
     const char *key;
     json_t *val;
-    int have_path = 0;
+    int have_path = 0, have_tf = 0, have_xla = 0;
     json_object_foreach(ev, key, val) {
         if (rc || env_denied(key))
             continue;
@@ -957,11 +957,20 @@ static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***en
                                  !strcmp(key, "LOGNAME")))
             continue; /* set from the password database below */
         have_path |= !strcmp(key, "PATH");
-        if (k < ne - 12 && !(env[k++] = kv(key, "%s", json_string_value(val))))
+        have_tf |= !strcmp(key, CARMAD_ENV_TF_GROWTH);
+        have_xla |= !strcmp(key, CARMAD_ENV_XLA_PREALLOCATE);
+        if (k < ne - 14 && !(env[k++] = kv(key, "%s", json_string_value(val))))
             rc = -ENOMEM;
     }
     if (!rc && !have_path)
         env[k++] = kv("PATH", "/usr/local/bin:/usr/bin:/bin");
+    /* TensorFlow and JAX map most of the GPU at their start unless told to grow: then no
+     * bound means anything, and a co-runner runs out of memory. A job whose environment
+     * sets them otherwise was bounded by the whole GPU at submission (req_submit). */
+    if (!rc && !have_tf)
+        env[k++] = kv(CARMAD_ENV_TF_GROWTH, "true");
+    if (!rc && !have_xla)
+        env[k++] = kv(CARMAD_ENV_XLA_PREALLOCATE, "false");
     if (!rc && d->self_uid == 0) {
         struct passwd pw, *p = NULL;
         char buf[4096];
@@ -1393,6 +1402,25 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     r->bound_mib = r->argv_json ? jb.bound_mib : rj->mem_mib;
     r->bound_basis = r->argv_json ? strdup(jb.basis) : NULL;
     r->hist_sig = r->argv_json ? jb.hist_sig : 0;
+    /* A framework told to map the GPU's memory at its start (TensorFlow without memory
+     * growth, JAX with preallocation) holds a whole GPU whatever its model: its bound is
+     * the largest GPU's memory, so it runs alone. */
+    long pre = carmad_env_preallocates(rj);
+    uint64_t whole = 0;
+    for (size_t g = 0; g < d->ngpus; g++)
+        if (d->gpus[g].mem_total_mib > whole)
+            whole = d->gpus[g].mem_total_mib;
+    if (pre >= 0 && r->bound_basis && r->bound_mib < whole) {
+        char *basis = NULL;
+        if (asprintf(&basis, "whole GPU (%llu MiB: %s=%s in the job's environment maps the "
+                             "GPU's memory at the start; else %s)",
+                     (unsigned long long)whole, rj->env_key[pre],
+                     carma_quote(rj->env_val[pre], 16).s, r->bound_basis) < 0)
+            basis = NULL;
+        free(r->bound_basis);
+        r->bound_basis = basis;
+        r->bound_mib = whole;
+    }
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
@@ -1415,6 +1443,12 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     sj_from_rec(d, i);
     job_profile(d, i);
     carma_sched_submit(&d->sched, i, r->submit_s);
+    if (pre >= 0)
+        dlog(d, LOG_NOTICE,
+             "job %llu: %s=%s in its environment: TensorFlow or JAX would map the GPU's "
+             "memory at its start; bound %llu MiB, placed alone",
+             (unsigned long long)r->id, rj->env_key[pre], carma_quote(rj->env_val[pre], 16).s,
+             (unsigned long long)r->bound_mib);
     dj->is_new = 1;
     touch(d, i);
     d->dirty = 1;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <strings.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,4 +234,18 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
         out->source = CARMAD_BOUND_DECLARED;
     describe(rj, out, lo, hi, (uint64_t)b, heads_used);
     return 0;
+}
+
+long carmad_env_preallocates(const struct carma_req_job *rj)
+{
+    for (size_t k = 0; k < rj->nenv; k++) {
+        const char *v = rj->env_val[k];
+        if (!strcmp(rj->env_key[k], CARMAD_ENV_TF_GROWTH) && strcasecmp(v, "true") &&
+            strcmp(v, "1"))
+            return (long)k;
+        if (!strcmp(rj->env_key[k], CARMAD_ENV_XLA_PREALLOCATE) && strcasecmp(v, "false") &&
+            strcmp(v, "0"))
+            return (long)k;
+    }
+    return -1;
 }

@@ -74,4 +74,16 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const char *argv_json, uint32_t uid, const char *const *kinds,
                      size_t nkinds, struct carmad_bound *out, struct carma_err *err);
 
+/* TensorFlow and JAX map most of a GPU's memory when they start, unless told to grow:
+ * carmad gives every job TF_FORCE_GPU_ALLOW_GROWTH=true and
+ * XLA_PYTHON_CLIENT_PREALLOCATE=false unless its environment sets them. */
+#define CARMAD_ENV_TF_GROWTH "TF_FORCE_GPU_ALLOW_GROWTH"
+#define CARMAD_ENV_XLA_PREALLOCATE "XLA_PYTHON_CLIENT_PREALLOCATE"
+
+/* Index into rj->env_key of the first variable that makes a framework map the GPU's
+ * memory at its start: TF_FORCE_GPU_ALLOW_GROWTH other than "true" or "1", or
+ * XLA_PYTHON_CLIENT_PREALLOCATE other than "false" or "0" (case-insensitive, as
+ * TensorFlow and JAX read them); -1 when none does. */
+long carmad_env_preallocates(const struct carma_req_job *rj);
+
 #endif

@@ -23,6 +23,35 @@ grep -q "leaves out A.B (not a variable name)" "$T/env.err" && grep -q "leaves o
 grep -q BASH_FUNC "$T/env.err" && fail "an exported function was named: $(cat "$T/env.err")"
 "$CARMA" wait "$id" >/dev/null && "$CARMA" logs "$id" | grep -qx "MARK=1" || fail "env job: $(state_of "$id")"
 
+step "TensorFlow and JAX are told to grow, unless the job says otherwise"
+# carmad adds TF_FORCE_GPU_ALLOW_GROWTH=true and XLA_PYTHON_CLIENT_PREALLOCATE=false
+# where the job's environment has neither; a job's own values stay
+id=$(env -u TF_FORCE_GPU_ALLOW_GROWTH -u XLA_PYTHON_CLIENT_PREALLOCATE "$CARMA" submit --mem 1G -- env)
+"$CARMA" wait "$id" >/dev/null || fail "env job: $(state_of "$id")"
+"$CARMA" logs "$id" > "$T/env.out"
+grep -qx "TF_FORCE_GPU_ALLOW_GROWTH=true" "$T/env.out" && grep -qx "XLA_PYTHON_CLIENT_PREALLOCATE=false" "$T/env.out" ||
+    fail "no memory growth in the job's environment: $(grep -E 'TF_|XLA_' "$T/env.out")"
+"$CARMA" show --json "$id" | grep -q '"bound_basis": "--mem (1024 MiB)"' || fail "growing job's basis"
+# (env -u X: another command, so that the first one's history does not bound it)
+id=$(env TF_FORCE_GPU_ALLOW_GROWTH=1 XLA_PYTHON_CLIENT_PREALLOCATE=False "$CARMA" submit --mem 1G -- env -u X1)
+"$CARMA" wait "$id" >/dev/null || fail "env job: $(state_of "$id")"
+"$CARMA" logs "$id" > "$T/env.out"
+grep -qx "TF_FORCE_GPU_ALLOW_GROWTH=1" "$T/env.out" && grep -qx "XLA_PYTHON_CLIENT_PREALLOCATE=False" "$T/env.out" ||
+    fail "the job's own values were not kept: $(grep -E 'TF_|XLA_' "$T/env.out")"
+"$CARMA" show --json "$id" | grep -q '"bound_basis": "--mem (1024 MiB)"' || fail "growing job's basis (own values)"
+# a job that preallocates holds a whole GPU: its bound is the GPU's memory, so it runs alone
+for v in TF_FORCE_GPU_ALLOW_GROWTH=false XLA_PYTHON_CLIENT_PREALLOCATE=true; do
+    id=$(env -u TF_FORCE_GPU_ALLOW_GROWTH -u XLA_PYTHON_CLIENT_PREALLOCATE "$v" "$CARMA" submit --mem 1G -- env -u "X${v%%=*}")
+    "$CARMA" show --json "$id" > "$T/pre.json"
+    grep -q '"bound_mib": 40960' "$T/pre.json" || fail "$v: bound $(grep bound_mib "$T/pre.json")"
+    grep -q "\"bound_basis\": \"whole GPU (40960 MiB: $v in the job's environment maps the GPU's memory at the start; else --mem (1024 MiB))\"" "$T/pre.json" ||
+        fail "$v: basis $(grep bound_basis "$T/pre.json")"
+    "$CARMA" wait "$id" >/dev/null || fail "$v: $(state_of "$id")"
+    "$CARMA" logs "$id" | grep -qx "$v" || fail "$v: not kept"
+    grep -q "carmad notice: job $id: $v in its environment: TensorFlow or JAX would map the GPU's memory at its start; bound 40960 MiB, placed alone" "$T/carmad.log" ||
+        fail "$v: carmad's log does not say"
+done
+
 step "long job runs, short ones pass it"
 long=$(submit --mem 2G --name long -- sh "$HELP/run_for.sh" 60)
 wait_until 10 is_state "$long" running || fail "long job not running"

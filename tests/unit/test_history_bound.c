@@ -324,6 +324,41 @@ static void test_history_old_rows_migrated(void **state)
     carma_store_close(st);
 }
 
+/* TensorFlow and JAX read their variables case-insensitively: "true"/"1" turns growth on,
+ * "false"/"0" preallocation off; any other value preallocates. */
+static void test_env_preallocates(void **state)
+{
+    (void)state;
+    const char *key[3], *val[3];
+    struct carma_req_job rj = {.env_key = key, .env_val = val};
+    assert_int_equal(carmad_env_preallocates(&rj), -1);
+    key[0] = "PATH";
+    val[0] = "/bin";
+    rj.nenv = 1;
+    assert_int_equal(carmad_env_preallocates(&rj), -1);
+    key[1] = CARMAD_ENV_TF_GROWTH;
+    key[2] = CARMAD_ENV_XLA_PREALLOCATE;
+    rj.nenv = 3;
+    static const char *const grows[][2] = {{"true", "false"}, {"TRUE", "False"}, {"1", "0"}};
+    for (size_t i = 0; i < 3; i++) {
+        val[1] = grows[i][0];
+        val[2] = grows[i][1];
+        assert_int_equal(carmad_env_preallocates(&rj), -1);
+    }
+    static const char *const tf_pre[] = {"false", "0", "", "yes", "true "};
+    for (size_t i = 0; i < sizeof tf_pre / sizeof *tf_pre; i++) {
+        val[1] = tf_pre[i];
+        val[2] = "false";
+        assert_int_equal(carmad_env_preallocates(&rj), 1);
+    }
+    static const char *const xla_pre[] = {"true", "1", "", "no"};
+    for (size_t i = 0; i < sizeof xla_pre / sizeof *xla_pre; i++) {
+        val[1] = "true";
+        val[2] = xla_pre[i];
+        assert_int_equal(carmad_env_preallocates(&rj), 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +367,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_other_setup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
+        cmocka_unit_test(test_env_preallocates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
