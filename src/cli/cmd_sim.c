@@ -60,7 +60,8 @@ static void sim_usage(FILE *f)
                "  --json             print {\"policies\": {name: figures}, \"bounds\": {...}}\n"
                "                     instead of a table\n"
                "  --report FILE      write an HTML page with per-GPU charts and a Gantt chart\n"
-               "                     (checked before the run, written after the figures)\n"
+               "                     of the first GPUs (96 / policies, 4 to 32; only they are\n"
+               "                     recorded), checked before the run, written after the figures\n"
                "  --jitter FRAC      multiply run times by exp(N(0, FRAC)) noise, FRAC in\n"
                "                     [0, 2] (default 0)\n"
                "  --seed N           seed of that noise, 0 to 2^63 - 1 (default 1)\n"
@@ -404,9 +405,11 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     /* one row per policy, then the (bound) row */
     char(*cells)[32] = calloc((n + 1) * COLS, sizeof *cells);
     const char **cellp = calloc((n + 1) * COLS, sizeof *cellp);
+    /* the runs recorded only the GPUs the page draws (cfg.record_gpus) */
+    size_t shown = carma_report_gpus_drawn(n, cfg->ngpus);
     struct carma_report_section *sec = calloc(n, sizeof *sec);
-    struct carma_report_series *series = calloc(n * cfg->ngpus, sizeof *series);
-    char(*labels)[48] = calloc(cfg->ngpus, sizeof *labels);
+    struct carma_report_series *series = calloc(n * shown, sizeof *series);
+    char(*labels)[48] = calloc(shown, sizeof *labels);
     int rc = -1;
     if (!cells || !cellp || !sec || !series || !labels)
         goto out;
@@ -436,12 +439,13 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     snprintf(cells[n * COLS + 1], 32, "%.2f", b->makespan_s / 3600);
     snprintf(cells[n * COLS + 8], 32, "%.2f", b->energy_j / 3.6e6);
     ratio_cells(ex, b->makespan_s, b->energy_j, cells[n * COLS + 11], cells[n * COLS + 12]);
-    for (size_t g = 0; g < cfg->ngpus; g++)
+    for (size_t g = 0; g < shown; g++)
         snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
     for (size_t i = 0; i < n; i++) {
         const struct sim_timeline *tl = &rows[i].tl;
-        for (size_t g = 0; g < cfg->ngpus; g++) {
-            struct carma_report_series *se = &series[i * cfg->ngpus + g];
+        size_t ns = tl->ngpus < shown ? tl->ngpus : shown;
+        for (size_t g = 0; g < ns; g++) {
+            struct carma_report_series *se = &series[i * shown + g];
             se->label = labels[g];
             se->mem_total_mib = cfg->kinds[g]->mem_mib;
             se->power_max_w = cfg->kinds[g]->max_w;
@@ -455,9 +459,11 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .title = rows[i].policy->name,
             .t_end_s = tl->t_end,
             .ngpus = cfg->ngpus,
-            .gpus = &series[i * cfg->ngpus],
+            .gpus = &series[i * shown],
+            .nseries = ns,
             .nbars = tl->nbars,
             .bars = tl->bars,
+            .nbars_elsewhere = tl->nbars_other,
         };
     }
     /* The table's notes, after what (bound) and the ratios mean. */
@@ -762,6 +768,7 @@ int cmd_sim(int argc, char **argv)
         cfg.estimator = (enum sim_est)est;
         cfg.max_attempts = (uint32_t)max_attempts;
         cfg.record = report != NULL;
+        cfg.record_gpus = carma_report_gpus_drawn(npol, ngpus);
         cfg.progress = on_progress;
         cfg.progress_ctx = &pctx;
         pctx.policy = policies[i]->name;

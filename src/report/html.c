@@ -691,12 +691,20 @@ static int gantt_chart(FILE *f, const struct carma_report_section *sec, size_t s
 
 /* ---- sections ----------------------------------------------------------------------- */
 
+/* Entries of sec->gpus. */
+static size_t section_nseries(const struct carma_report_section *sec)
+{
+    if (!sec->gpus)
+        return 0;
+    return sec->nseries && sec->nseries < sec->ngpus ? sec->nseries : sec->ngpus;
+}
+
 static double section_t_end(const struct carma_report_section *sec)
 {
     if (isfinite(sec->t_end_s) && sec->t_end_s > 0)
         return sec->t_end_s;
     double t = 0;
-    for (size_t g = 0; g < sec->ngpus; g++) {
+    for (size_t g = 0; g < section_nseries(sec); g++) {
         const struct carma_report_series *se = &sec->gpus[g];
         for (size_t i = 0; se->t_s && i < se->n; i++)
             if (isfinite(se->t_s[i]) && se->t_s[i] > t)
@@ -728,11 +736,14 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
         return 0;
     }
     size_t shown = ngpus < gpu_cap ? ngpus : gpu_cap;
+    if (shown > section_nseries(sec))
+        shown = section_nseries(sec);
     double run_end = section_t_end(sec);
     char span[48];
     carma_svg_duration_format(span, sizeof span, run_end);
+    size_t runs = (sec->bars ? sec->nbars : 0) + sec->nbars_elsewhere;
     fprintf(f, "<p class=\"sub\">%zu GPU%s, %zu job run%s over %s", ngpus, ngpus == 1 ? "" : "s",
-            sec->bars ? sec->nbars : 0, sec->bars && sec->nbars == 1 ? "" : "s", span);
+            runs, runs == 1 ? "" : "s", span);
     if (run_end < t_end * (1 - 1e-6)) {
         char axis[48];
         carma_svg_duration_format(axis, sizeof axis, t_end);
@@ -749,7 +760,7 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     if (!g)
         return -ENOMEM;
     struct gantt_stats st = {0};
-    size_t off_gpu = 0, bad = 0;
+    size_t off_gpu = sec->nbars_elsewhere, bad = 0;
     struct carma_report_section view = *sec;
     if (!view.bars)
         view.nbars = 0;
@@ -796,6 +807,13 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     return 0;
 }
 
+size_t carma_report_gpus_drawn(size_t nsections, size_t ngpus)
+{
+    size_t cap = nsections ? CARMA_REPORT_PAGE_GPUS / nsections : CARMA_REPORT_MAX_GPUS;
+    cap = cap < MIN_GPUS ? MIN_GPUS : cap > CARMA_REPORT_MAX_GPUS ? CARMA_REPORT_MAX_GPUS : cap;
+    return ngpus < cap ? ngpus : cap;
+}
+
 int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
                             const struct carma_report_table *table,
                             const struct carma_report_section *sections, size_t nsections,
@@ -809,10 +827,7 @@ int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
     }
     if (!sections)
         nsections = 0;
-    size_t gpu_cap = nsections ? CARMA_REPORT_PAGE_GPUS / nsections : CARMA_REPORT_MAX_GPUS;
-    gpu_cap = gpu_cap < MIN_GPUS                ? MIN_GPUS
-              : gpu_cap > CARMA_REPORT_MAX_GPUS ? CARMA_REPORT_MAX_GPUS
-                                                : gpu_cap;
+    size_t gpu_cap = carma_report_gpus_drawn(nsections, SIZE_MAX);
     size_t budget = nsections ? CARMA_REPORT_PAGE_MARKS / nsections : MAX_MARKS;
     budget = budget < MIN_MARKS ? MIN_MARKS : budget > MAX_MARKS ? MAX_MARKS : budget;
 

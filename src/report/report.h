@@ -46,10 +46,15 @@ struct carma_report_section {
     double t_end_s;        /* x range [0, t_end_s]; all sections of a page share the
                             * largest one, this run's end marked by a dashed line
                             * (<= 0: the latest time in the data) */
-    size_t ngpus;
-    const struct carma_report_series *gpus;
+    size_t ngpus;          /* GPUs of the run */
+    const struct carma_report_series *gpus; /* the first nseries of them */
     size_t nbars;
     const struct carma_report_bar *bars;
+    /* A caller that knows which GPUs are drawn (carma_report_gpus_drawn) may give only
+     * theirs: */
+    size_t nseries;         /* entries of gpus; 0 = ngpus */
+    size_t nbars_elsewhere; /* runs on GPUs past the series given, not in bars: counted
+                             * in the section's totals as runs not drawn */
 };
 
 /* The summary table: header[ncols], cells[nrows*ncols] row-major, all text; note, when
@@ -72,6 +77,11 @@ struct carma_report_table {
 #define CARMA_REPORT_PAGE_GPUS 96
 #define CARMA_REPORT_MAX_POINTS 2000
 #define CARMA_REPORT_PAGE_MARKS 40000
+
+/* How many GPUs, the first ones of each section, a page of nsections sections draws
+ * for a run of ngpus GPUs: min(ngpus, CARMA_REPORT_PAGE_GPUS / nsections clamped to
+ * [4, CARMA_REPORT_MAX_GPUS]). Known before a run, so that a recorder keeps only them. */
+size_t carma_report_gpus_drawn(size_t nsections, size_t ngpus);
 
 /* Writes the whole page to f: title, subtitle, the table, then one section per
  * element of sections (Gantt chart of jobs per GPU, memory in use, SM activity and

@@ -226,7 +226,7 @@ static int series_push(struct sim_series *se, double t, float mem, float sm, flo
  * the last point, so appending them in time order keeps the series ordered. */
 static int record_gpu(struct sim *s, uint32_t gi, double t)
 {
-    if (!s->tl)
+    if (!s->tl || gi >= s->tl->ngpus)
         return 0;
     struct sgpu *g = &s->g[gi];
     struct sim_series *se = &s->tl->gpu[gi];
@@ -255,6 +255,10 @@ static int record_bar(struct sim *s, uint32_t ji, double end, enum carma_report_
     struct sim_timeline *tl = s->tl;
     const struct carma_job *j = &s->jobs[ji];
     for (uint16_t k = 0; k < j->nplaced; k++) {
+        if (j->gpu[k] >= tl->ngpus) {
+            tl->nbars_other++;
+            continue;
+        }
         if (tl->nbars == tl->capbars) {
             size_t nc = tl->capbars ? tl->capbars * 2 : 256;
             struct carma_report_bar *nb = realloc(tl->bars, nc * sizeof *nb);
@@ -827,14 +831,15 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     }
     if (tl) {
         memset(tl, 0, sizeof *tl);
-        tl->ngpus = cfg->ngpus;
-        tl->gpu = calloc(cfg->ngpus, sizeof *tl->gpu);
+        tl->ngpus = cfg->record_gpus && cfg->record_gpus < cfg->ngpus ? cfg->record_gpus
+                                                                      : cfg->ngpus;
+        tl->gpu = calloc(tl->ngpus, sizeof *tl->gpu);
         if (!tl->gpu) {
             sim_free(&s);
             return carma_err_set(err, -ENOMEM, "out of memory");
         }
         s.tl = tl;
-        for (size_t gi = 0; gi < cfg->ngpus; gi++)
+        for (size_t gi = 0; gi < tl->ngpus; gi++)
             if (record_gpu(&s, (uint32_t)gi, s.t0))
                 rc = -ENOMEM;
     }
@@ -929,9 +934,9 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     }
     if (rc == 0 && tl) {
         tl->t_end = t_last - s.t0;
-        for (size_t gi = 0; gi < s.ngpus && rc == 0; gi++)
+        for (size_t gi = 0; gi < tl->ngpus && rc == 0; gi++)
             rc = record_gpu(&s, (uint32_t)gi, t_last);
-        for (size_t gi = 0; gi < s.ngpus; gi++)
+        for (size_t gi = 0; gi < tl->ngpus; gi++)
             for (size_t k = 0; k < tl->gpu[gi].n; k++)
                 tl->gpu[gi].t[k] -= s.t0;
     }

@@ -26,6 +26,10 @@ struct sim_config {
     uint32_t window;               /* monitor window, samples (CARMA: 30) */
     uint32_t max_attempts;         /* per job, 0 = unlimited (default 3) */
     int record;                    /* keep per-GPU series and job bars for a report */
+    size_t record_gpus;            /* with a timeline: record the series and bars of the
+                                      first this many GPUs only (what the report draws,
+                                      carma_report_gpus_drawn), counting the runs on the
+                                      others; 0 = every GPU */
     int every_tick;                /* decide at every second of CARMA's loop, even where
                                       nothing can have changed (the skip's check) */
     /* Called every few thousand events with (done jobs, total); may be NULL. */
@@ -62,10 +66,12 @@ struct sim_series {
 };
 
 struct sim_timeline {
-    size_t ngpus;
+    size_t ngpus;                    /* GPUs recorded: the run's first ngpus */
     struct sim_series *gpu;          /* ngpus */
-    struct carma_report_bar *bars;   /* labels point into the trace's workload names */
+    struct carma_report_bar *bars;   /* runs on those GPUs; labels point into the trace's
+                                        workload names */
     size_t nbars, capbars;
+    size_t nbars_other;              /* runs on the GPUs not recorded (bars not kept) */
     double t_end;
 };
 

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/coloc.h"
@@ -329,6 +330,97 @@ static void test_deterministic_and_recorded(void **state)
     sim_timeline_free(&tl);
 }
 
+/* Heap bytes a timeline holds. */
+static size_t timeline_bytes(const struct sim_timeline *tl)
+{
+    size_t b = tl->ngpus * sizeof *tl->gpu + tl->capbars * sizeof *tl->bars;
+    for (size_t g = 0; g < tl->ngpus; g++)
+        b += tl->gpu[g].cap * (sizeof *tl->gpu[g].t + 3 * sizeof *tl->gpu[g].mem);
+    return b;
+}
+
+static void record_run(struct sim_job_spec *jobs, size_t n, const char *policy, size_t ngpus,
+                       size_t record_gpus, struct sim_metrics *m, struct sim_timeline *tl)
+{
+    struct sim_trace t = {.jobs = jobs, .njobs = n, .workloads = wl, .nworkloads = 1};
+    const struct sim_gpu_kind **kinds = calloc(ngpus, sizeof *kinds);
+    assert_non_null(kinds);
+    for (size_t g = 0; g < ngpus; g++)
+        kinds[g] = sim_gpu_kind_find(g % 3 ? "a100-40gb" : "a100-80gb");
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = ngpus;
+    cfg.policy = carma_policy_find(policy);
+    cfg.record = 1;
+    cfg.record_gpus = record_gpus;
+    struct carma_err err;
+    if (sim_run(&t, &cfg, m, tl, &err))
+        fail_msg("sim_run: %s", err.msg);
+    free(kinds);
+}
+
+static void test_records_only_the_drawn_gpus(void **state)
+{
+    (void)state;
+    /* A report draws the first few GPUs (carma_report_gpus_drawn); recording every GPU
+     * took 3.8 GB on 65,535 GPUs. With record_gpus the timeline holds those GPUs' series
+     * and bars, the same as a full recording's, and counts the other runs. */
+    enum { N = 60, KEEP = 3 };
+    struct sim_job_spec jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = job(i * 40.0, 900 + 53 * (i % 11), 3000 + 2500 * (i % 9), 0.2f + 0.07f * (i % 8));
+        jobs[i].gpus = (uint16_t)(i % 5 == 0 ? 2 : 1);
+    }
+    const char *pol[] = {"auto", "or-rr", "oracle-magm", "exclusive"};
+    for (size_t p = 0; p < 4; p++) {
+        struct sim_metrics mf, mp;
+        struct sim_timeline full, part;
+        record_run(jobs, N, pol[p], 8, 0, &mf, &full);
+        record_run(jobs, N, pol[p], 8, KEEP, &mp, &part);
+        assert_memory_equal(&mf, &mp, sizeof mf);
+        assert_int_equal(full.ngpus, 8);
+        assert_int_equal(full.nbars_other, 0);
+        assert_int_equal(part.ngpus, KEEP);
+        assert_float_equal(part.t_end, full.t_end, 0);
+        for (size_t g = 0; g < KEEP; g++) {
+            assert_int_equal(part.gpu[g].n, full.gpu[g].n);
+            assert_memory_equal(part.gpu[g].t, full.gpu[g].t, full.gpu[g].n * sizeof(double));
+            assert_memory_equal(part.gpu[g].mem, full.gpu[g].mem, full.gpu[g].n * sizeof(float));
+            assert_memory_equal(part.gpu[g].power, full.gpu[g].power,
+                                full.gpu[g].n * sizeof(float));
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < full.nbars; i++)
+            if (full.bars[i].gpu < KEEP) {
+                assert_true(k < part.nbars);
+                const struct carma_report_bar *a = &part.bars[k], *b = &full.bars[i];
+                assert_int_equal(a->gpu, b->gpu);
+                assert_int_equal(a->job, b->job);
+                assert_int_equal(a->outcome, b->outcome);
+                assert_true(a->start_s == b->start_s && a->end_s == b->end_s);
+                assert_ptr_equal(a->label, b->label);
+                k++;
+            }
+        assert_int_equal(k, part.nbars);
+        assert_int_equal(part.nbars + part.nbars_other, full.nbars);
+        assert_true(part.nbars_other > 0);
+        sim_timeline_free(&full);
+        sim_timeline_free(&part);
+    }
+    /* The recorder's memory does not grow with the GPUs it does not draw: exclusive
+     * places on the lowest free GPUs, the same on 16 GPUs as on 16,384. */
+    struct sim_metrics m16, mbig;
+    struct sim_timeline t16, tbig;
+    record_run(jobs, N, "exclusive", 16, 8, &m16, &t16);
+    record_run(jobs, N, "exclusive", 16384, 8, &mbig, &tbig);
+    assert_int_equal(tbig.ngpus, 8);
+    assert_int_equal(timeline_bytes(&tbig), timeline_bytes(&t16));
+    assert_true(timeline_bytes(&tbig) < 256 * 1024);
+    sim_timeline_free(&t16);
+    sim_timeline_free(&tbig);
+}
+
 /* Start time of job `id` (1-based) in a recorded run of jobs[0..n) on one A100. */
 static double start_of(struct sim_job_spec *jobs, size_t n, const char *policy, enum sim_est e,
                        uint64_t id)
@@ -485,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_rerun_leaves_a_gpu_it_filled_alone),
         cmocka_unit_test(test_rerun_skips_gpus_below_its_peak),
         cmocka_unit_test(test_deterministic_and_recorded),
+        cmocka_unit_test(test_records_only_the_drawn_gpus),
         cmocka_unit_test(test_estimator_carma_uses_history),
         cmocka_unit_test(test_estimate_truncated_as_carma_reads_it),
         cmocka_unit_test(test_loop_skips_only_ticks_that_change_nothing),
