@@ -51,9 +51,11 @@ static const char STYLE[] =
     "nav{margin:10px 0}nav a{margin-right:10px;color:#0969da}"
     ".note{color:#7a4d00;background:#fff8e5;border:1px solid #eed9a6;border-radius:4px;"
     "padding:3px 8px;margin:4px 0;display:inline-block}"
+    ".tw{max-width:100%;overflow-x:auto}"
     "table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:6px 0}"
-    "th,td{padding:4px 12px;border-bottom:1px solid #e5e8eb;text-align:left;white-space:nowrap}"
-    "th{background:#f3f5f7;border-bottom:2px solid #cfd6dd}"
+    "th,td{padding:4px 9px;border-bottom:1px solid #e5e8eb;text-align:left;white-space:nowrap}"
+    "th{background:#f3f5f7;border-bottom:2px solid #cfd6dd;white-space:normal;"
+    "vertical-align:bottom}"
     ".n{text-align:right}"
     "tbody tr:hover{background:#f6f8fa}"
     ".legend{margin:2px 0 4px;font-size:13px}.legend span{margin-right:16px;white-space:nowrap}"
@@ -191,7 +193,9 @@ static void table_write(FILE *f, const struct carma_report_table *tb)
 {
     if (!tb || tb->ncols == 0 || !tb->header)
         return;
-    fputs("<table>\n<thead><tr>", f);
+    /* Headers wrap at their spaces so that a wide table fits the page; one that still
+     * does not scrolls in its box rather than running off the page. */
+    fputs("<div class=\"tw\"><table>\n<thead><tr>", f);
     /* A column of numbers ("-": none) is right-aligned, its header and "-" included
      * (columns past the 64th: cell by cell). */
     enum { MAXC = 64 };
@@ -220,7 +224,7 @@ static void table_write(FILE *f, const struct carma_report_table *tb)
         }
         fputs("</tr>\n", f);
     }
-    fputs("</tbody></table>\n", f);
+    fputs("</tbody></table></div>\n", f);
     if (tb->note) {
         fputs("<p class=\"note\">", f);
         carma_svg_text_write(f, tb->note, 0);
@@ -716,11 +720,18 @@ static double section_t_end(const struct carma_report_section *sec)
     return t > 0 ? t : 1;
 }
 
-static void legend_write(FILE *f)
+/* The colours of the outcomes the section's runs have ("ok" always): a simulated run
+ * has no cancelled or running jobs, and a legend should not list them. */
+static void legend_write(FILE *f, const struct carma_report_section *sec)
 {
+    int present[NOUTCOMES] = {1};
+    for (size_t i = 0; sec->bars && i < sec->nbars; i++)
+        present[outcome_of(&sec->bars[i])] = 1;
     fputs("<div class=\"legend\">", f);
     for (unsigned k = 0; k < NOUTCOMES; k++)
-        fprintf(f, "<span><i class=\"sw %s\"></i>%s</span>", outcome_class[k], outcome_name[k]);
+        if (present[k])
+            fprintf(f, "<span><i class=\"sw %s\"></i>%s</span>", outcome_class[k],
+                    outcome_name[k]);
     fputs("<span>stacked bars on one GPU ran at the same time (collocated)</span></div>\n", f);
 }
 
@@ -774,7 +785,7 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     fputs("<h3>Jobs per GPU <small>(each bar is one run of a job on one GPU; hover for "
           "details)</small></h3>\n",
           f);
-    legend_write(f);
+    legend_write(f, sec);
     if (off_gpu)
         fprintf(f, "<p class=\"note\">%zu runs on GPUs not shown are not drawn</p>\n", off_gpu);
     if (st.merged_bars)

@@ -48,6 +48,14 @@ assert "trace data/trace-mix90.csv (carma-csv) on 4xa100-40gb, sharing mps, jitt
 for col in ("mean memory", "span/ex", "kWh/ex"):
     assert "<th class=\"n\">%s</th>" % col in html, "column " + col
 assert "relative to exclusive." in html, "the table's notes"
+# the 13-column table fits the page (headers wrap) or scrolls in its box, never runs off
+assert '<div class="tw"><table>' in html and ".tw{max-width:100%;overflow-x:auto}" in html, "table box"
+# the legend lists what the simulator produces: ok, OOM crash where a run has one; never
+# running, cancelled or failed
+legends = re.findall(r'<div class="legend">(.*?)</div>', html)
+assert len(legends) == 2 and all(">ok</span>" in l for l in legends), "legend: ok"
+for word in ("running", "cancelled", "failed"):
+    assert not any(word in l for l in legends), "legend lists " + word
 print("report: %d bytes, %d bars" % (len(html.encode()), bars))
 PY
 run_sim "$T/again.html"

@@ -135,7 +135,18 @@ static void test_structure_bars_and_escaping(void **state)
     assert_non_null(strstr(html, "resnet&lt;50&gt;"));
     assert_non_null(strstr(html, "q&quot;uote"));
     assert_non_null(strstr(html, "<td>auto&lt;</td><td class=\"n\">1.25</td>"));
-    assert_non_null(strstr(html, "</table>\n<p class=\"note\">counts &lt;jobs&gt; &amp; more</p>"));
+    assert_non_null(
+        strstr(html, "</table></div>\n<p class=\"note\">counts &lt;jobs&gt; &amp; more</p>"));
+    /* the table scrolls in its box, headers wrap, rather than run off the page */
+    assert_non_null(strstr(html, "<div class=\"tw\"><table>"));
+    assert_non_null(strstr(html, ".tw{max-width:100%;overflow-x:auto}"));
+    /* each legend lists the outcomes its section has ("ok" always): every one in the
+     * first, only "ok" in the second (a simulated run has no cancelled or running) */
+    assert_int_equal(count(html, "<i class=\"sw ok\"></i>ok</span>"), 2);
+    assert_int_equal(count(html, "<i class=\"sw oom\"></i>OOM crash</span>"), 1);
+    assert_int_equal(count(html, "<i class=\"sw fail\"></i>failed</span>"), 1);
+    assert_int_equal(count(html, "<i class=\"sw cancel\"></i>cancelled</span>"), 1);
+    assert_int_equal(count(html, "<i class=\"sw run\"></i>running</span>"), 1);
     assert_non_null(strstr(html, "trace a&amp;b.csv"));
     assert_null(strstr(html, "<sim>"));
     assert_null(strstr(html, "<auto>"));
