@@ -1,5 +1,7 @@
 /* Window statistics over a fixed ring of the last W samples of one signal
- * (CARMA: W = 30 samples at 1 s). Push is O(1); statistics are O(W) on a copy. */
+ * (CARMA: W = 30 samples at 1 s). Push is O(1); statistics are O(W) worst case on a
+ * copy: one pass for mean and EMA, a linear-time selection for the median and p95.
+ * Samples are not NaN (the monitor drops absent readings; a NaN would rank last). */
 #ifndef CARMA_CORE_WINDOW_H
 #define CARMA_CORE_WINDOW_H
 
