@@ -67,8 +67,8 @@ static void sim_usage(FILE *f)
                "  --seed N           seed of that noise, 0 to 2^63 - 1 (default 1)\n"
                "The (bound) row: makespan and energy that no schedule finishing every job can\n"
                "beat on these GPUs under the simulator's model (docs/model.md).\n"
-               "On a terminal, runs of 20,000 jobs or more show their progress on stderr, and\n"
-               "the simulation's speed is printed there at the end.\n");
+               "On a terminal, stderr shows a progress bar once the runs take over 0.5 s (not\n"
+               "with --json), erased at the end, then the simulation's speed.\n");
 }
 
 struct row {
@@ -78,23 +78,67 @@ struct row {
     double wall_s;
 };
 
+/* The progress bar: on stderr when it is a terminal (and the figures are not JSON),
+ * once the runs have taken PROGRESS_AFTER_S, redrawn at most every PROGRESS_EVERY_S,
+ * erased before anything else is printed. */
+#define PROGRESS_AFTER_S 0.5
+#define PROGRESS_EVERY_S 0.1
+
 struct progress_ctx {
+    int on;            /* stderr is a terminal and the output is a table */
+    int drawn;         /* the bar is on the line */
+    double start_s;    /* when the first run began (carma_mono_s) */
+    double next_s;     /* no redraw before this */
+    size_t ipol, npol; /* the run under way, of npol */
     const char *policy;
-    int tty;
-    int shown; /* the percentage on the line now, -1 none */
 };
 
-/* A line per policy on a terminal for long runs: redrawn when its percentage moves. */
+/* n with thousands separators. */
+static void progress_count(char *b, size_t cap, size_t n)
+{
+    char d[32];
+    int len = snprintf(d, sizeof d, "%zu", n);
+    size_t o = 0;
+    for (int i = 0; i < len && o + 2 < cap; i++) {
+        if (i && (len - i) % 3 == 0)
+            b[o++] = ',';
+        b[o++] = d[i];
+    }
+    b[o] = 0;
+}
+
+/* Called by the simulator every 1,024 events and here at each run's start: one clock
+ * read when on, nothing else until a redraw is due. */
 static void on_progress(void *ctx, size_t done, size_t total)
 {
     struct progress_ctx *p = ctx;
-    if (!p->tty || total < 20000)
+    if (!p->on)
         return;
-    int pct = (int)(total ? done * 100 / total : 0);
-    if (pct == p->shown)
+    double now = carma_mono_s();
+    if (now < p->next_s || now - p->start_s < PROGRESS_AFTER_S)
         return;
-    p->shown = pct;
-    fprintf(stderr, "\r  %-12s %3d%% (%zu/%zu jobs)", p->policy, pct, done, total);
+    p->next_s = now + PROGRESS_EVERY_S;
+    enum { WIDTH = 20 };
+    double frac = ((double)p->ipol + (total ? (double)done / (double)total : 0)) /
+                  (double)(p->npol ? p->npol : 1);
+    frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+    char bar[WIDTH + 1], a[32], b[32];
+    int full = (int)(frac * WIDTH);
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < full ? '#' : '.';
+    bar[WIDTH] = 0;
+    progress_count(a, sizeof a, done);
+    progress_count(b, sizeof b, total);
+    fprintf(stderr, "\r[%s] %3d%%  policy %zu/%zu %s  %s/%s jobs\033[K", bar, (int)(frac * 100),
+            p->ipol + 1, p->npol, p->policy, a, b);
+    p->drawn = 1;
+}
+
+static void progress_erase(struct progress_ctx *p)
+{
+    if (p->drawn)
+        fputs("\r\033[K", stderr);
+    p->drawn = 0;
 }
 
 /* Finds the default catalog: workloads.csv beside the trace (none for standard input,
@@ -757,7 +801,8 @@ int cmd_sim(int argc, char **argv)
         status = 1;
         goto out;
     }
-    struct progress_ctx pctx = {NULL, isatty(STDERR_FILENO), -1};
+    int tty = isatty(STDERR_FILENO);
+    struct progress_ctx pctx = {.on = tty && !json, .start_s = carma_mono_s(), .npol = npol};
     for (size_t i = 0; i < npol; i++) {
         struct sim_config cfg;
         sim_config_default(&cfg);
@@ -771,22 +816,22 @@ int cmd_sim(int argc, char **argv)
         cfg.record_gpus = carma_report_gpus_drawn(npol, ngpus);
         cfg.progress = on_progress;
         cfg.progress_ctx = &pctx;
+        pctx.ipol = i;
         pctx.policy = policies[i]->name;
-        pctx.shown = -1;
+        on_progress(&pctx, 0, trace.njobs);
         rows[i].policy = policies[i];
         double t0 = carma_mono_s();
         int rc = sim_run(&trace, &cfg, &rows[i].m, report ? &rows[i].tl : NULL, &err);
         rows[i].wall_s = carma_mono_s() - t0;
-        if (pctx.tty && trace.njobs >= 20000) /* the policy's line ends with its time */
-            fprintf(stderr, "\r  %-12s 100%% (%zu jobs) in %.1f s%20s\n", policies[i]->name,
-                    trace.njobs, rows[i].wall_s, "");
         if (rc) {
+            progress_erase(&pctx);
             fprintf(stderr, "carma sim: %s: policy %s: %s\n", trace_name, policies[i]->name,
                     err.msg);
             status = rc == -ENOMEM ? 1 : 2;
             goto out;
         }
     }
+    progress_erase(&pctx);
     struct sim_bounds bounds;
     sim_bounds_compute(&trace,
                        &(struct sim_config){.kinds = kinds,
@@ -819,7 +864,7 @@ int cmd_sim(int argc, char **argv)
         status = 1;
         goto out;
     }
-    if (pctx.tty) { /* the speed, on a terminal only: the figures stay the same run to run */
+    if (tty) { /* the speed, on a terminal only: the figures stay the same run to run */
         double wall = 0;
         for (size_t i = 0; i < npol; i++)
             wall += rows[i].wall_s;

@@ -847,7 +847,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     struct carma_placement out[SIM_STEP_CAP];
     size_t next_arrival = 0;
     double next_tick = SIM_INF, t_last = s.t0;
-    uint64_t progress_every = 4096;
+    uint64_t progress_every = SIM_PROGRESS_EVENTS;
     while (rc == 0 && s.ended < s.njobs) {
         double ta = next_arrival < t->njobs ? t->jobs[next_arrival].submit_s : SIM_INF;
         double te = s.heap.n ? s.heap.key[s.heap.item[0]] : SIM_INF;
@@ -924,7 +924,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
             next_tick = carma_sched_queued(&s.sched) ? next_decision(&s, now, placed) : SIM_INF;
         if (cfg->progress && m->events >= progress_every) {
             cfg->progress(cfg->progress_ctx, s.ended, s.njobs);
-            progress_every = m->events + 4096;
+            progress_every = m->events + SIM_PROGRESS_EVENTS;
         }
     }
     if (rc == 0) {

@@ -16,6 +16,8 @@
 #include "sim/trace.h"
 #include "util/err.h"
 
+#define SIM_PROGRESS_EVENTS 1024
+
 struct sim_config {
     const struct sim_gpu_kind *const *kinds; /* one per GPU */
     size_t ngpus;
@@ -32,7 +34,7 @@ struct sim_config {
                                       others; 0 = every GPU */
     int every_tick;                /* decide at every second of CARMA's loop, even where
                                       nothing can have changed (the skip's check) */
-    /* Called every few thousand events with (done jobs, total); may be NULL. */
+    /* Called every SIM_PROGRESS_EVENTS events with (done jobs, total); may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;
 };

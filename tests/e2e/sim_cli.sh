@@ -283,4 +283,35 @@ fi
 rc=0
 "$CARMA" sim --bogus >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "^carma sim: unrecognized option" "$T/err" || fail "--bogus: $rc"
+
+# Progress: on a terminal, runs that take over 0.5 s show a bar on stderr (policy, jobs),
+# erased before anything else is printed; a quick run, --json and a pipe show none.
+LONG="--trace data/trace-mix90.csv --gpus 65535xa100-40gb --policy all"
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$CARMA' sim $LONG >'$T/tty.out'" /dev/null </dev/null >"$T/tty.err" ||
+        fail "long run on a terminal failed: $(cat "$T/tty.err")"
+    grep -q "^auto " "$T/tty.out" || fail "long run on a terminal: no table"
+    python3 - "$T/tty.err" <<'PY' || fail "progress bar on a terminal: $(cat -v "$T/tty.err")"
+import re, sys
+err = open(sys.argv[1], "rb").read().decode()
+bars = re.findall(r"\r\[([#.]{20})\] +(\d+)%  policy (\d+)/11 (\S+)  ([\d,]+)/90 jobs\x1b\[K", err)
+assert bars, "no bar"
+assert all(b[0] == "#" * b[0].count("#") + "." * b[0].count(".") for b in bars), bars
+# erased (carriage return, erase line) before the speed line that ends the run
+last = err.rfind("jobs\x1b[K")
+assert err[last:].startswith("jobs\x1b[K\r\x1b[Kcarma sim: 11 policies x 90 jobs"), repr(err[last:])
+PY
+    script -qec "'$CARMA' sim --trace data/trace-mix90.csv --policy auto >/dev/null" /dev/null \
+        </dev/null >"$T/tty2.err" || fail "quick run on a terminal failed"
+    ! grep -q "policy 1/1" "$T/tty2.err" || fail "a quick run showed a progress bar"
+    script -qec "'$CARMA' sim $LONG --json >'$T/tty.json'" /dev/null </dev/null >"$T/tty3.err" ||
+        fail "long --json run on a terminal failed"
+    ! grep -q "policy [0-9]*/11" "$T/tty3.err" || fail "--json showed a progress bar"
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/tty.json" ||
+        fail "--json on a terminal: invalid JSON"
+else
+    echo "SKIP progress bar: script(1) is not installed"
+fi
+"$CARMA" sim $LONG >/dev/null 2>"$T/pipe.err" || fail "long run into a pipe failed"
+[ ! -s "$T/pipe.err" ] || fail "stderr not a terminal, yet: $(cat -v "$T/pipe.err")"
 echo "sim_cli: ok"
