@@ -68,15 +68,14 @@ static int blank(const char *s, size_t n)
     return n == 0;
 }
 
+/* The first needle in [s, s+n), or NULL (an empty needle too). memmem: format detection
+ * and the parsers search whole 64 KiB texts for a few headers. */
 static const char *find(const char *s, size_t n, const char *needle)
 {
     size_t k = strlen(needle);
     if (k == 0 || k > n)
         return NULL;
-    for (size_t i = 0; i + k <= n; i++)
-        if (memcmp(s + i, needle, k) == 0)
-            return s + i;
-    return NULL;
+    return memmem(s, n, needle, k);
 }
 
 /* A line made only of one repeated rule character ('=', '-', '_') or box drawing. */
@@ -645,27 +644,42 @@ static const char *ti_header(const char *s, size_t n, int *var, int *dep, int pl
         {"Layer (type (var_name))", 1, 0},
         {"Layer (type)", 0, 0}, /* row_settings=[]: plain, told apart by the caller */
     };
-    for (size_t k = 0; k < sizeof hs / sizeof hs[0] - (plain ? 0 : 1); k++) {
-        const char *h = find(s, n, hs[k].text);
-        if (h) {
-            *var = hs[k].var;
-            *dep = hs[k].dep;
-            return h;
+    /* One pass over the places "Layer (type" occurs (one in a table): each holds at most
+     * one of the headers, and an earlier one in hs wins wherever it is, as its first. */
+    size_t nh = sizeof hs / sizeof hs[0] - (plain ? 0 : 1), best = nh;
+    const char *at = NULL, *p = s;
+    while (best > 0 && (p = find(p, n - (size_t)(p - s), "Layer (type"))) {
+        size_t rest = n - (size_t)(p - s);
+        for (size_t k = 0; k < best; k++) {
+            size_t tl = strlen(hs[k].text);
+            if (tl <= rest && memcmp(p, hs[k].text, tl) == 0) {
+                best = k;
+                at = p;
+                break;
+            }
         }
+        p++;
     }
-    return NULL;
+    if (!at)
+        return NULL;
+    *var = hs[best].var;
+    *dep = hs[best].dep;
+    return at;
 }
 
 /* Whether text holds a torchinfo tree row, "├─Conv2d" or "└─Conv2d" (a branch then a
  * class name; Keras 3's box closes with "└───", torchsummary draws none). */
 static int ti_tree_rows(const char *s, size_t n)
 {
-    for (size_t i = 0; i + 6 < n; i++)
-        if ((unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x94 &&
+    for (const char *p = s; n > 6 && (p = memchr(p, 0xe2, n - 6 - (size_t)(p - s)));
+         p++) {
+        size_t i = (size_t)(p - s);
+        if ((unsigned char)s[i + 1] == 0x94 &&
             ((unsigned char)s[i + 2] == 0x9c || (unsigned char)s[i + 2] == 0x94) &&
             (unsigned char)s[i + 3] == 0xe2 && (unsigned char)s[i + 4] == 0x94 &&
             (unsigned char)s[i + 5] == 0x80 && isalpha((unsigned char)s[i + 6]))
             return 1;
+    }
     return 0;
 }
 
@@ -1166,9 +1180,10 @@ static size_t keras_unbox(const char *s, size_t n, char *out)
 /* A Keras rule: '=' / '_' rows (TF2), or a box rule (all spaces after unboxing). */
 static int keras_rule(const char *s, size_t n, const char *raw, size_t rawn)
 {
-    if (rule_line(s, n, '=') || rule_line(s, n, '_'))
+    trim(&s, &n); /* once: every line of a table comes here, padded to its width */
+    if (n && (s[0] == '=' || s[0] == '_') && rule_line(s, n, s[0]))
         return 1;
-    return blank(s, n) && rawn > 0 && !blank(raw, rawn);
+    return n == 0 && rawn > 0 && !blank(raw, rawn);
 }
 
 #define BOX_BAR "\xe2\x94\x82" /* │ */
@@ -2198,10 +2213,14 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
 static size_t arg_at(const char *a, size_t n, const char *key)
 {
     size_t k = strlen(key);
-    for (size_t i = 0; i + k < n; i++)
-        if (memcmp(a + i, key, k) == 0 &&
-            !(i && (isalnum((unsigned char)a[i - 1]) || a[i - 1] == '_')))
+    if (n == 0)
+        return n;
+    /* a key that ends before the last character, preceded by no word character */
+    for (const char *p = a; (p = memmem(p, n - 1 - (size_t)(p - a), key, k)); p++) {
+        size_t i = (size_t)(p - a);
+        if (!(i && (isalnum((unsigned char)a[i - 1]) || a[i - 1] == '_')))
             return i + k;
+    }
     return n;
 }
 
@@ -3973,10 +3992,12 @@ enum est_format est_detect(const char *buf, size_t len)
 {
     size_t scan = len < 65536 ? len : 65536;
     int var, dep;
-    if (ti_header(buf, scan, &var, &dep, 0) ||
-        (find(buf, scan, "Layer (type)") && ti_tree_rows(buf, scan)))
+    /* every table header starts "Layer (type": none, and it is no table */
+    const char *lt = find(buf, scan, "Layer (type");
+    size_t ln = lt ? scan - (size_t)(lt - buf) : 0;
+    const char *h = lt ? find(lt, ln, "Layer (type)") : NULL;
+    if (lt && (ti_header(lt, ln, &var, &dep, 0) || (h && ti_tree_rows(buf, scan))))
         return EST_FMT_TORCHINFO;
-    const char *h = find(buf, scan, "Layer (type)");
     if (h) {
         /* torchsummary shapes are [..], Keras ones (None, ..). */
         const char *rest = h;
