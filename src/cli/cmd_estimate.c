@@ -57,7 +57,10 @@ static void estimate_usage(FILE *f)
             "follows the tensor shapes through the print (docs/estimator.md).\n"
             "--seq-len and --image-size size module trees and CSVs: a torchsummary,\n"
             "torchinfo or Keras table holds the shapes it was printed with (print it with\n"
-            "the job's input), and they are refused beside one.\n"
+            "the job's input), and they are refused beside one, as they are where they\n"
+            "would size nothing: --seq-len for a model without per-token layers (no\n"
+            "embedding or attention; a CSV without per_token 1 rows), --image-size for a\n"
+            "CSV or a module tree without 2-D convolutions.\n"
             "--gpu: the GPU kind, for \"fits\" and for PyTorch's default cuBLAS workspace\n"
             "(8.125 MiB per handle, 32 MiB on Hopper: h100-80gb).\n"
             "--max-batch: instead of --batch, the largest batch whose safe bound fits the\n"
@@ -103,18 +106,6 @@ static uint64_t layer_count(const struct est_model *m)
     for (size_t i = 0; i < m->n; i++)
         n += m->layers[i].count;
     return n;
-}
-
-/* Whether the sequence length enters the estimate: a sequence model's layers are per
- * token, and attention keeps seq x seq probabilities. */
-static int reads_seq(const struct est_model *m)
-{
-    if (m->needs_seq || m->tokens)
-        return 1;
-    for (size_t i = 0; i < m->n; i++)
-        if (m->layers[i].per_token || m->layers[i].attn)
-            return 1;
-    return 0;
 }
 
 /* JSON "heads": where the head counts of the attention probabilities counted under a
@@ -413,8 +404,7 @@ int cmd_estimate(int argc, char **argv)
             printf(" (%llu trained, the rest frozen)",
                    (unsigned long long)(m.params - m.frozen));
         printf("\n");
-        printf("batch %u%s%.0u%s", o.batch, o.seq ? ", seq-len " : "", o.seq,
-               o.seq && !reads_seq(&m) ? " (no effect: not a sequence model)" : "");
+        printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);
         if (m.tokens)
             printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,
                    m.patch_w);

@@ -429,6 +429,16 @@ enum est_family est_model_family(const struct est_model *m)
     return conv > 0 && conv >= linear ? EST_FAM_CONV : EST_FAM_DENSE;
 }
 
+int est_model_reads_seq(const struct est_model *m)
+{
+    if (m->needs_seq || m->tokens)
+        return 1;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].per_token || m->layers[i].attn)
+            return 1;
+    return 0;
+}
+
 /* Spatial sizes a and b (H x W elements) of consecutive convolutions are consistent:
  * equal, or one 4 or 16 times the other (stride 2 or 4, pooling, upsampling). */
 static int hw_consistent(uint64_t a, uint64_t b)
@@ -744,6 +754,23 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
                              "leave %s out",
                              o->seq ? "--seq-len" : "--image-size", est_format_name(m->format),
                              o->seq ? "--seq-len" : "--image-size");
+    /* Nor where nothing reads them: the job would look sized for its input. */
+    int csv = m->format == EST_FMT_CSV;
+    if (o->seq && !est_model_reads_seq(m))
+        return carma_err_set(err, -EINVAL,
+                             csv ? "--seq-len sizes nothing in this layer CSV: no row has "
+                                   "per_token 1; write per_token 1 on the rows whose "
+                                   "out_elems are per token, or leave --seq-len out"
+                                 : "--seq-len sizes nothing here: not a sequence model (no "
+                                   "embedding, attention or patch embedding); leave "
+                                   "--seq-len out");
+    if (m->image_h && !m->spatial && !m->tokens)
+        return carma_err_set(err, -EINVAL,
+                             csv ? "--image-size does not apply to a layer CSV: its out_elems "
+                                   "are the elements per sample (per token); leave "
+                                   "--image-size out"
+                                 : "--image-size sizes nothing here: no 2-D convolution or "
+                                   "patch embedding to size from it; leave --image-size out");
     if (m->needs_seq && o->seq == 0)
         return carma_err_set(err, -EINVAL,
                              "this is a sequence model (line %zu): give --seq-len",

@@ -457,6 +457,11 @@ double est_alloc_round(double bytes);
  * included). */
 enum est_family est_model_family(const struct est_model *m);
 
+/* Whether the sequence length enters m's estimate: a sequence model (est_model.needs_seq,
+ * or a vision transformer's est_model.tokens), or a layer whose output is per token or
+ * attention probabilities (heads x seq per token). */
+int est_model_reads_seq(const struct est_model *m);
+
 /* Whether m has attention, shown or not: an attention layer (probabilities, eager or
  * fused), a linear layer reading the input of the one before it (an attention's key or
  * value projection), three linear layers in a row of one output and parameter count (a
@@ -480,7 +485,10 @@ struct est_replay_work;
 
 /* Computes the estimate; `work` is the caller's workspace for the families estimated
  * by replay (estimate/replay.h). Returns 0, or -EINVAL with err when batch is 0 or out
- * of bounds, or when the model needs a sequence length and opts->seq is 0, or when
+ * of bounds, or when the model needs a sequence length and opts->seq is 0, or when a
+ * sequence length (opts->seq) or an image size (m->image_h) would size nothing (a table
+ * fixes its input; a model no layer of which is per token; a model with neither 2-D
+ * convolutions sized from the image, m->spatial, nor patches, m->tokens), or when
  * est_heads_check refuses its attention under opts->attention, or -E2BIG
  * when the model has too many tensors to replay. O(layers) for the per-kind model,
  * O(tensors x cached blocks) for the replay; no allocation. */

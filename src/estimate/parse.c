@@ -3969,6 +3969,20 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
             break;
         if (k < 0)
             k = (int)est_kind_classify(type, strlen(type));
+        /* An embedding's width and an attention row's heads are per token: --seq-len
+         * multiplies them (twice for the probabilities, heads x seq x seq per sample). A
+         * row without per_token would be taken per sample, and the job's length ignored. */
+        if ((k == EST_K_EMBED || k == EST_K_ATTN) && !per && out) {
+            rc = carma_err_at(err, file, c->line,
+                              "%s row without per_token 1: its out_elems are per token (%s); "
+                              "add a per_token column and write 1 here and on every row "
+                              "whose out_elems are per token, then give --seq-len",
+                              k == EST_K_EMBED ? "an embed" : "an attn",
+                              k == EST_K_EMBED ? "the embedding's width"
+                                               : "the heads: heads x seq x seq probabilities "
+                                                 "per sample");
+            break;
+        }
         if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {
             rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
             break;

@@ -154,7 +154,7 @@ expect2 "unknown attention 'flash' (eager, sdpa)" --summary $C/summary_modtree/b
     --batch 8 --seq-len 128 --attention flash
 
 # What a summary cannot bound is refused by line, never left out of the estimate.
-printf 'type,out_elems,params\nEmbedding,300,6000000\nLSTM,512,5000000\nLinear,2,1026\n' \
+printf 'type,out_elems,params,per_token\nEmbedding,300,6000000,1\nLSTM,512,5000000,1\nLinear,2,1026,0\n' \
     >"$T/lstm.csv"
 expect2 "lstm.csv:3: LSTM: a recurrent layer" --summary "$T/lstm.csv" --batch 8 --seq-len 64
 cat >"$T/lstm_tree.txt" <<'TREE'
@@ -245,9 +245,22 @@ PY
 grep -q "v100-32gb (compute capability 7.0) has no native bfloat16" "$T/bf16.err" || fail "bf16 on a V100: no note"
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --precision bf16 --gpu a100-40gb 2>&1 >/dev/null | grep -q . && fail "bf16 on an A100: a note"
-# --seq-len on a model that reads no sequence says so; on BERT it is plain.
-"$CARMA" estimate --summary $C/summary_csv/mlp.csv --batch 32 --seq-len 128 |
-    grep -q "seq-len 128 (no effect: not a sequence model)" || fail "--seq-len on an MLP"
+# --seq-len or --image-size where nothing reads them is refused, not ignored: the job would
+# look sized for its input. A CSV's embed and attn rows are per token: without per_token 1
+# the job's length was ignored (a transformer block at 1024 tokens sized 11x too low).
+expect2 "mlp.csv: --seq-len sizes nothing in this layer CSV: no row has per_token 1" \
+    --summary $C/summary_csv/mlp.csv --batch 32 --seq-len 128
+expect2 "mlp_params_suffix.txt: --seq-len sizes nothing here: not a sequence model" \
+    --summary $C/summary_modtree/mlp_params_suffix.txt --batch 32 --seq-len 128
+expect2 "gpt2.txt: --image-size sizes nothing here: no 2-D convolution or patch embedding" \
+    --summary $C/summary_modtree/gpt2.txt --batch 8 --seq-len 512 --image-size 224
+expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
+    --summary $C/summary_csv/transformer_block.csv --batch 8 --seq-len 512 --image-size 224
+cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
+expect2 "tb_noper.csv:2: an embed row without per_token 1: its out_elems are per token" \
+    --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
+printf 'type,out_elems,params,per_token\nlinear,2304,1771776,1\nattn,12,0,0\n' >"$T/attn0.csv"
+expect2 "attn0.csv:3: an attn row without per_token 1" --summary "$T/attn0.csv" --batch 16 --seq-len 1024
 # A table's shapes are its input's: --seq-len or --image-size beside it is refused, not
 # ignored (a BERT table printed at 128 would have been sized at 128 for a job at 512).
 expect2 "bert_layer_b8.txt: --seq-len does not apply to a torchinfo table" \

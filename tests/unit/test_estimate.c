@@ -1693,6 +1693,39 @@ static void test_csv_and_detect(void **state)
     assert_true(parse_str("", &m, &err) < 0);
     assert_true(parse_str("type,out_elems,params\rinput,784,0\rlinear,10,7850\r", &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:1: " CARMA_CR_ONLY_MSG);
+    /* embed and attn rows are per token: without per_token 1 the job's length was
+     * ignored (the embedding taken per sample, the probabilities as heads x seq) */
+    assert_true(parse_str("type,out_elems,params\ninput,1,0\nembed,768,1000\n", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: an embed row without per_token 1: its out_elems are "
+                                 "per token (the embedding's width); add a per_token column "
+                                 "and write 1 here and on every row whose out_elems are per "
+                                 "token, then give --seq-len");
+    assert_true(parse_str("type,out_elems,params,per_token\nlinear,64,4160,1\n"
+                          "MultiheadAttention,4,0,0\n", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: an attn row without per_token 1"));
+    /* --seq-len and --image-size where nothing reads them are refused, as beside a table */
+    struct est_result r;
+    struct est_opts o = {.batch = 8, .seq = 128, .optimizer = EST_OPT_ADAMW};
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_csv/mlp.csv", &m, &err), 0);
+    assert_true(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err) < 0);
+    assert_string_equal(err.msg, "--seq-len sizes nothing in this layer CSV: no row has "
+                                 "per_token 1; write per_token 1 on the rows whose out_elems "
+                                 "are per token, or leave --seq-len out");
+    o.seq = 0;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    assert_int_equal(parse_into("tests/fuzz/corpus/summary_csv/transformer_block.csv", 224, layers,
+                                &m, &err), 0);
+    o.seq = 128;
+    assert_true(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err) < 0);
+    assert_non_null(strstr(err.msg, "--image-size does not apply to a layer CSV"));
+    m.image_h = m.image_w = 0;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/mlp_params_suffix.txt", &m, &err), 0);
+    assert_true(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err) < 0);
+    assert_non_null(strstr(err.msg, "--seq-len sizes nothing here: not a sequence model"));
+    assert_int_equal(parse_into("tests/fuzz/corpus/summary_modtree/gpt2.txt", 224, layers, &m, &err), 0);
+    assert_true(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err) < 0);
+    assert_non_null(strstr(err.msg, "--image-size sizes nothing here: no 2-D convolution"));
 }
 
 /* Format detection reads up to 64 KiB of any input before a parser runs, so it must cost
