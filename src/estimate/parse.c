@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/csv.h"
 
@@ -3899,6 +3900,20 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
 
 /* ---- layer-table CSV ---------------------------------------------------------------- */
 
+/* Layer classes of no modelled kind that pass their input on as a view (or, stochastic
+ * depth, a scaled copy the corpus tables list as no tensor): a CSV may name them, and
+ * they are kind other. Any other type outside the kinds is a typo or a layer carma
+ * does not know, refused rather than left out. */
+static int csv_viewlike(const char *t)
+{
+    static const char *const names[] = {"Identity", "Flatten", "Unflatten", "Permute",
+                                        "Reshape", "StochasticDepth"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(t, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int est_parse_csv(const char *buf, size_t len, const char *file, struct est_model *m,
                   struct carma_err *err)
 {
@@ -3967,8 +3982,21 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
         int k = est_kind_from_name(type);
         if (k < 0 && (rc = refuse_unmodelled(file, c->line, type, strlen(type), err)))
             break;
-        if (k < 0)
+        if (k < 0) {
             k = (int)est_kind_classify(type, strlen(type));
+            if (k == EST_K_OTHER && !csv_viewlike(type)) {
+                rc = carma_err_at(err, file, c->line,
+                                  "unknown layer type '%s': a layer CSV's type is input, "
+                                  "linear, conv, norm, act, dropout, pool, softmax, embed, "
+                                  "attn or other, or a PyTorch / Keras class of one of those "
+                                  "kinds (Conv2d, BatchNorm2d, ReLU, Dense, ...); Identity, "
+                                  "Flatten, Unflatten, Permute, Reshape and StochasticDepth "
+                                  "are other; write other for a layer with no tensor of its "
+                                  "own",
+                                  type);
+                break;
+            }
+        }
         /* An embedding's width and an attention row's heads are per token: --seq-len
          * multiplies them (twice for the probabilities, heads x seq x seq per sample). A
          * row without per_token would be taken per sample, and the job's length ignored. */

@@ -3,7 +3,9 @@
  * Formats: torchsummary text, torchinfo tables, Keras model.summary() (TF2 and
  * Keras 3 box style), the printed module tree of a PyTorch / Hugging Face model, and
  * a plain layer-table CSV (columns type,out_elems,params[,count][,per_token]; a row
- * of type "input" gives the input elements per sample).
+ * of type "input" gives the input elements per sample; a type is a kind name, a layer
+ * class of a kind or a view-like class, anything else is refused; embed and attn rows
+ * must be per token).
  *
  * All parsers work on a caller-owned buffer (no I/O), never read past `len`, reject
  * NUL bytes, lines longer than EST_MAX_LINE and more than EST_MAX_LAYERS layers, and

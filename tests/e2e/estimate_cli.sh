@@ -259,6 +259,10 @@ expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
 cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
 expect2 "tb_noper.csv:2: an embed row without per_token 1: its out_elems are per token" \
     --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
+# A misspelt type is refused with the valid ones, not taken as a layer with no tensor.
+printf 'type,out_elems,params\ninput,3072,0\nConv2d,65536,448\nnrom,65536,128\n' >"$T/typo.csv"
+expect2 "typo.csv:4: unknown layer type 'nrom': a layer CSV's type is input, linear, conv" \
+    --summary "$T/typo.csv" --batch 64
 printf 'type,out_elems,params,per_token\nlinear,2304,1771776,1\nattn,12,0,0\n' >"$T/attn0.csv"
 expect2 "attn0.csv:3: an attn row without per_token 1" --summary "$T/attn0.csv" --batch 16 --seq-len 1024
 # A table's shapes are its input's: --seq-len or --image-size beside it is refused, not
@@ -279,7 +283,7 @@ expect2 "does not apply to a torchsummary table" \
 
 # A layer kind carma has no node for still trains: its parameters get gradients and
 # optimizer state, as a Linear layer's do.
-printf 'type,out_elems,params\nMyBlock,4096,100000000\n' >"$T/custom.csv"
+printf 'type,out_elems,params\nother,4096,100000000\n' >"$T/custom.csv"
 printf 'type,out_elems,params\nLinear,4096,100000000\n' >"$T/linear.csv"
 "$CARMA" estimate --summary "$T/custom.csv" --batch 8 --json >"$T/custom.json" || fail "custom"
 "$CARMA" estimate --summary "$T/linear.csv" --batch 8 --json >"$T/linear.json" || fail "linear"

@@ -1703,6 +1703,25 @@ static void test_csv_and_detect(void **state)
     assert_true(parse_str("type,out_elems,params,per_token\nlinear,64,4160,1\n"
                           "MultiheadAttention,4,0,0\n", &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:3: an attn row without per_token 1"));
+    /* carma's own format: a type outside the kinds and their classes is a typo, refused
+     * (it became other, no tensor: "cnov" took a CNN to the dense family, 2.8x lower) */
+    assert_true(parse_str("type,out_elems,params\ninput,3072,0\ncnov,65536,448\n", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: unknown layer type 'cnov': a layer CSV's type is "
+                                 "input, linear, conv, norm, act, dropout, pool, softmax, embed, "
+                                 "attn or other, or a PyTorch / Keras class of one of those kinds "
+                                 "(Conv2d, BatchNorm2d, ReLU, Dense, ...); Identity, Flatten, "
+                                 "Unflatten, Permute, Reshape and StochasticDepth are other; "
+                                 "write other for a layer with no tensor of its own");
+    assert_true(parse_str("type,out_elems,params\nlinear,10,110\nAdd,10,0\n", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: unknown layer type 'Add'"));
+    assert_int_equal(parse_str("type,out_elems,params\nConv2d,64,448\nflatten,64,0\n"
+                               "OTHER,0,5\nbatch_normalization,64,128\nDense,10,650\n",
+                               &m, &err), 0);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.layers[1].kind, EST_K_OTHER);
+    assert_int_equal(m.layers[2].kind, EST_K_OTHER);
+    assert_int_equal(m.layers[3].kind, EST_K_NORM);
+    assert_int_equal(m.layers[4].kind, EST_K_LINEAR);
     /* --seq-len and --image-size where nothing reads them are refused, as beside a table */
     struct est_result r;
     struct est_opts o = {.batch = 8, .seq = 128, .optimizer = EST_OPT_ADAMW};
