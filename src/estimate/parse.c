@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -3674,6 +3675,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
+        /* the parameter counts the printed arguments allow, without and with a bias (or
+         * a norm's shift); UINT64_MAX: they do not say, and a suffix gives the count */
+        uint64_t args_lo = UINT64_MAX, args_hi = UINT64_MAX;
         int64_t in_f = arg_int(args, argn, "in_features=");
         int64_t out_f = arg_int(args, argn, "out_features=");
         int64_t nf = arg_int(args, argn, "nf=");
@@ -3687,10 +3691,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_LINEAR;
             out = (uint64_t)out_f;
             params = param_count((uint64_t)in_f, (uint64_t)out_f, bias ? (uint64_t)out_f : 0);
+            args_lo = param_count((uint64_t)in_f, (uint64_t)out_f, 0);
+            args_hi = param_count((uint64_t)in_f, (uint64_t)out_f, (uint64_t)out_f);
         } else if (nf >= 0 && nx >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)nf;
             params = param_count((uint64_t)nf, (uint64_t)nx, (uint64_t)nf);
+            args_lo = param_count((uint64_t)nf, (uint64_t)nx, 0);
+            args_hi = params;
             in_f = nx;
         } else if (k == EST_K_LINEAR && name_is(c, cls_n, "Conv1D") &&
                    !have_suffix) {
@@ -3734,6 +3742,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             in_f = (int64_t)patch;
             out = (uint64_t)pos[1];
             params = param_count(patch, out, bias ? out : 0);
+            args_lo = param_count(patch, out, 0);
+            args_hi = param_count(patch, out, out);
             if (m->n == 0)
                 m->input = patch;
             m->cudnn = 1;
@@ -3750,11 +3760,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_OTHER;
             out = 0;
             if (npos == 2)
-                params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+                args_lo = args_hi = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
         } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
                    cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
             out = (uint64_t)pos[1];
             params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+            args_lo = args_hi = params;
             m->needs_seq = 1;
             if (depth >= 0 && (uint64_t)pos[0] > st[depth].tab_rows) {
                 st[depth].tab_rows = (uint64_t)pos[0]; /* head_last cites it */
@@ -3786,6 +3797,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 params = affine ? 2 * out : 0;
                 if ((find(args, argn, "bias=False") || find(c, cls_n, "RMSNorm")) && affine)
                     params = out; /* a scale, no shift */
+                args_lo = affine ? out : 0;
+                args_hi = affine ? 2 * out : 0;
             } else if (est_type_flags(k, c, cls_n) & EST_LF_RMS) {
                 /* an RMSNorm written in Python that prints no shape (T5LayerNorm(), older
                  * transformers' LlamaRMSNorm()): a scale over the tensor before it */
@@ -3803,13 +3816,34 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         struct mt_frame *pf = depth >= 0 ? &st[depth] : NULL;
         if (role == MT_P_BASE)
             pf = depth > 0 ? &st[depth - 1] : NULL;
+        int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
         if ((sp.n || (k == EST_K_CONV && spatial_on)) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
+        if (conv_sized && params != UINT64_MAX && npos == 2) { /* the bias: one per output */
+            uint64_t cb = (uint64_t)pos[1];
+            args_lo = bias ? params - cb : params;
+            args_hi = bias ? params : params + cb;
+        }
         if (pf)
             norm_settle(pf, k == EST_K_ACT);
+        /* A suffix the printed arguments contradict is an edited or corrupted print: which
+         * of the two is right cannot be told, and a lower count would lower the bound. */
+        if (have_suffix && args_lo != UINT64_MAX && args_hi != UINT64_MAX &&
+            suffix_params != args_lo && suffix_params != args_hi) {
+            char alt[48] = "";
+            if (args_lo != args_hi)
+                snprintf(alt, sizeof alt, " (or %llu without a bias)",
+                         (unsigned long long)args_lo);
+            return carma_err_at(err, file, L.line,
+                                "%.*s: its suffix says %llu params, but its printed arguments "
+                                "make %llu%s: an edited or corrupted print? correct or remove "
+                                "the suffix",
+                                (int)cls_n, c, (unsigned long long)suffix_params,
+                                (unsigned long long)args_hi, alt);
+        }
         if (have_suffix)
             params = suffix_params;
         if (k == EST_K_LINEAR && depth >= 0 && in_f > 0 && (uint64_t)in_f > st[depth].width)

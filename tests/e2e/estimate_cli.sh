@@ -259,6 +259,12 @@ expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
 cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
 expect2 "tb_noper.csv:2: an embed row without per_token 1: its out_elems are per token" \
     --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
+# A module tree's ", N params" suffix that its printed arguments contradict is refused.
+sed 's/(wte): Embedding(50257, 768)/(wte): Embedding(50257, 768), 385,973 params/' \
+    $C/summary_modtree/gpt2.txt >"$T/gpt2_sfx.txt"
+grep -q "385,973 params" "$T/gpt2_sfx.txt" || fail "gpt2 suffix edit"
+expect2 "gpt2_sfx.txt:3: Embedding: its suffix says 385973 params, but its printed arguments make 38597376" \
+    --summary "$T/gpt2_sfx.txt" --batch 8 --seq-len 512
 # A misspelt type is refused with the valid ones, not taken as a layer with no tensor.
 printf 'type,out_elems,params\ninput,3072,0\nConv2d,65536,448\nnrom,65536,128\n' >"$T/typo.csv"
 expect2 "typo.csv:4: unknown layer type 'nrom': a layer CSV's type is input, linear, conv" \

@@ -856,6 +856,42 @@ static void test_modtree(void **state)
         fail_msg("%s", err.msg);
     assert_int_equal(m.params, 401920 + 5130);
     assert_false(m.needs_seq);
+    /* A suffix the printed arguments contradict is refused, lower (it set the count: GPT-2
+     * at 1/100 of its parameters) or higher; both counts a bias allows pass. */
+    assert_true(parse_str("Net(\n  (wte): Embedding(50257, 768), 385,973 params\n)\n", &m,
+                          &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Embedding: its suffix says 385973 params, but its "
+                                 "printed arguments make 38597376: an edited or corrupted "
+                                 "print? correct or remove the suffix");
+    assert_true(parse_str("Net(\n  (c_fc): Conv1D(nf=3072, nx=768), 7,087,104 params\n)\n", &m,
+                          &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Conv1D: its suffix says 7087104 params, but its "
+                                 "printed arguments make 2362368 (or 2359296 without a bias): an "
+                                 "edited or corrupted print? correct or remove the suffix");
+    static const char *const fine[] = {
+        "Net(\n  (fc): Linear(in_features=784, out_features=512, bias=True), 401,408 params\n)\n",
+        "Net(\n  (fc): Linear(in_features=784, out_features=512, bias=False), 401,920 params\n)\n",
+        "Net(\n  (ln): LayerNorm((768,), eps=1e-05, elementwise_affine=True), 768 params\n)\n",
+        "Net(\n  (c): Conv1D(nf=2304, nx=768), 1,769,472 params\n)\n",
+    };
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++)
+        if (parse_str(fine[i], &m, &err))
+            fail_msg("%s: %s", fine[i], err.msg);
+    assert_true(parse_str("Net(\n  (ln): LayerNorm((768,), eps=1e-05, elementwise_affine=True), "
+                          "15 params\n)\n", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:2: LayerNorm: its suffix says 15 params, but its "
+                                    "printed arguments make 1536 (or 768 without a bias)"));
+    static const char cnn[] = "Net(\n  (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                              "padding=(1, 1)), 224 params\n  (1): ReLU(inplace=True)\n)\n";
+    assert_int_equal(parse_image_str(cnn, 32, &m, &err), 0);
+    assert_int_equal(m.params, 224);
+    char bad[sizeof cnn];
+    memcpy(bad, cnn, sizeof cnn);
+    memcpy(strstr(bad, "224 params"), "124", 3);
+    assert_true(parse_image_str(bad, 32, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Conv2d: its suffix says 124 params, but its printed "
+                                 "arguments make 224 (or 216 without a bias): an edited or "
+                                 "corrupted print? correct or remove the suffix");
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_conv.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_conv.txt:2: Conv2d in a "
                                  "module tree: the print has no spatial sizes; give --image-size "
