@@ -59,6 +59,33 @@ static double *slot(struct est_coef *c, const char *name, size_t **count)
     return NULL;
 }
 
+/* The largest multiplier the fit gives (EST_FIT_MAX_COPIES in fit.c): a layer's output
+ * kept at most four times over. */
+#define COEF_MAX_MULT 4.0
+
+/* Why value v is outside what name can take, as the fit writes it, or NULL: the
+ * multipliers (kind_*, input, transient, step, concat, replay) are fitted within [0, 4],
+ * the quantiles and the normaliser are 0 or more (a negative one lowers the bound), the
+ * level is a coverage in [0, 1]; a floor is fitted freely (est_compute takes a negative
+ * one as 0). */
+static const char *coef_out_of_range(const char *name, double v)
+{
+    static const char *const mult[] = {"kind_", "input_", "transient_", "step_", "concat_",
+                                       "replay_"};
+    for (size_t i = 0; i < sizeof mult / sizeof mult[0]; i++)
+        if (strncmp(name, mult[i], strlen(mult[i])) == 0)
+            return v < 0 || v > COEF_MAX_MULT
+                       ? "a multiplier is from 0 to 4, as the fit bounds it (a layer's output "
+                         "kept at most four times over)"
+                       : NULL;
+    if (strncmp(name, "q", 1) == 0 || strncmp(name, "scale0_", 7) == 0)
+        return v < 0 ? "a quantile or normaliser is 0 or more (a negative one lowers the bound)"
+                     : NULL;
+    if (strcmp(name, "level") == 0)
+        return v < 0 || v > 1 ? "a coverage level is from 0 to 1" : NULL;
+    return NULL;
+}
+
 int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coef *out,
                    struct carma_err *err)
 {
@@ -104,6 +131,12 @@ int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coe
         if (carma_parse_double(csv->field[1], &v) < 0 || v < -1e7 || v > 1e7) {
             rc = carma_err_at(err, file, csv->line, "bad value '%s' for %s", csv->field[1],
                               csv->field[0]);
+            break;
+        }
+        const char *why = d ? coef_out_of_range(csv->field[0], v) : NULL;
+        if (why) {
+            rc = carma_err_at(err, file, csv->line, "%s %s is out of range: %s", csv->field[0],
+                              csv->field[1], why);
             break;
         }
         if (count) {

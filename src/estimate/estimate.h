@@ -318,7 +318,9 @@ const struct est_coef *est_coef_default(void);
 /* Parses a coefficient table: CSV `name,value` lines as written by est_coef_write
  * (names: floor_F, kind_<kind>_F, input_F, transient_F, step_F, q_F, scale0_F,
  * ncal_F for F in dense, conv; and level). Starts from the default, so a
- * table may give a subset. Returns 0 or -EINVAL with err naming file:line. */
+ * table may give a subset. Returns 0 or -EINVAL with err naming file:line, also for a
+ * value the fit never gives (a multiplier outside [0, 4], a negative quantile or
+ * scale0, a level outside [0, 1]). */
 int est_coef_parse(const char *buf, size_t len, const char *file, struct est_coef *out,
                    struct carma_err *err);
 

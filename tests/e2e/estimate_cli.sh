@@ -259,6 +259,12 @@ expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
 cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
 expect2 "tb_noper.csv:2: an embed row without per_token 1: its out_elems are per token" \
     --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
+# --coefficients: a value the fit never gives is refused by line (a negative multiplier
+# made a negative estimate "fit").
+printf 'name,value\nkind_conv_conv,-3\n' >"$T/coef_neg.csv"
+expect2 "coef_neg.csv:2: kind_conv_conv -3 is out of range: a multiplier is from 0 to 4" \
+    --summary data/estimator/cifar-summaries/resnet18cifar100_32.model --batch 32 \
+    --coefficients "$T/coef_neg.csv"
 # A module tree's ", N params" suffix that its printed arguments contradict is refused.
 sed 's/(wte): Embedding(50257, 768)/(wte): Embedding(50257, 768), 385,973 params/' \
     $C/summary_modtree/gpt2.txt >"$T/gpt2_sfx.txt"

@@ -3858,6 +3858,23 @@ static void test_coef_table_matches_shipped(void **state)
     const char *one = "q_dense,0.3\n";
     assert_int_equal(est_coef_parse(one, strlen(one), "o.csv", &c, &err), 0);
     assert_float_equal(c.q[EST_FAM_DENSE], 0.3, 0);
+    /* values the fit never gives: a negative multiplier made a negative estimate "fit" */
+    const char *neg = "name,value\nkind_conv_conv,-3\n";
+    assert_true(est_coef_parse(neg, strlen(neg), "n.csv", &c, &err) < 0);
+    assert_string_equal(err.msg, "n.csv:2: kind_conv_conv -3 is out of range: a multiplier is "
+                                 "from 0 to 4, as the fit bounds it (a layer's output kept at "
+                                 "most four times over)");
+    const char *big = "transient_dense,4.5\n";
+    assert_true(est_coef_parse(big, strlen(big), "b.csv", &c, &err) < 0);
+    assert_non_null(strstr(err.msg, "b.csv:1: transient_dense 4.5 is out of range"));
+    const char *qneg = "q_conv,0.2\nqband3_conv,-0.1\n";
+    assert_true(est_coef_parse(qneg, strlen(qneg), "q.csv", &c, &err) < 0);
+    assert_string_equal(err.msg, "q.csv:2: qband3_conv -0.1 is out of range: a quantile or "
+                                 "normaliser is 0 or more (a negative one lowers the bound)");
+    const char *lvl = "level,1.5\n";
+    assert_true(est_coef_parse(lvl, strlen(lvl), "l.csv", &c, &err) < 0);
+    const char *edge = "kind_conv_conv,4\nkind_act_conv,0\nq_conv,0\nfloor_conv,-10\n";
+    assert_int_equal(est_coef_parse(edge, strlen(edge), "e.csv", &c, &err), 0);
 }
 
 static void test_history(void **state)
