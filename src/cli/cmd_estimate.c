@@ -29,14 +29,15 @@ static void estimate_usage(FILE *f)
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
             "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
-            "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token])\n"
-            "and a safe bound. Defaults: adamw, fp32, a100-40gb. --seq-len is required for\n"
-            "sequence models (module trees with embeddings or attention): the tokens per\n"
-            "sample; for a vision transformer, --image-size gives them: its patches and a\n"
-            "class token (197 at 224x224 in 16x16 patches). An encoder-decoder (BART, T5,\n"
-            "Marian) takes one --seq-len for both stacks: give the longer of the source and\n"
-            "target lengths (the stack on the shorter one is then overestimated; the\n"
-            "shorter length would underestimate the other).\n"
+            "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token];\n"
+            "FILE - reads standard input) and a safe bound. Defaults: adamw, fp32,\n"
+            "a100-40gb. --seq-len is required for sequence models (module trees with\n"
+            "embeddings or attention): the tokens per sample; for a vision transformer,\n"
+            "--image-size gives them: its patches and a class token (197 at 224x224 in\n"
+            "16x16 patches). An encoder-decoder (BART, T5, Marian) takes one --seq-len for\n"
+            "both stacks: give the longer of the source and target lengths (the stack on\n"
+            "the shorter one is then overestimated; the shorter length would\n"
+            "underestimate the other).\n"
             "--optimizer: PyTorch's (foreach) optimizers; sgd, momentum and adadelta are\n"
             "taken with weight decay, as their usual recipes set it (one more list of the\n"
             "parameters' size in the step).\n"
@@ -275,7 +276,12 @@ int cmd_estimate(int argc, char **argv)
     }
     char *buf;
     size_t len;
-    if (carma_file_read(summary, EST_MAX_INPUT, &buf, &len, &err) < 0) {
+    const char *path = summary; /* "-": standard input, named "stdin" in what is printed */
+    if (strcmp(summary, "-") == 0) {
+        path = "/dev/stdin";
+        summary = "stdin";
+    }
+    if (carma_file_read(path, EST_MAX_INPUT, &buf, &len, &err) < 0) {
         fprintf(stderr, "carma estimate: %s\n", err.msg);
         return 2;
     }

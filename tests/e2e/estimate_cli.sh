@@ -259,6 +259,18 @@ expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
 cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
 expect2 "tb_noper.csv:2: an embed row without per_token 1: its out_elems are per token" \
     --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
+# --summary - reads standard input; its errors name it stdin.
+"$CARMA" estimate --summary - --batch 8 --seq-len 256 --json <$C/summary_modtree/gpt2.txt \
+    >"$T/stdin.json" || fail "--summary -"
+"$CARMA" estimate --summary $C/summary_modtree/gpt2.txt --batch 8 --seq-len 256 --json |
+    cmp -s - "$T/stdin.json" || fail "--summary - differs from the file"
+printf 'type,out_elems,params\nlinear,10,110\nfrobnicate,1,0\n' >"$T/fz.csv"
+set +e
+"$CARMA" estimate --summary - --batch 8 <"$T/fz.csv" 2>"$T/err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "^carma estimate: stdin:3: unknown layer type 'frobnicate'" "$T/err" ||
+    fail "--summary - error: $rc $(cat "$T/err")"
 # --coefficients: a value the fit never gives is refused by line (a negative multiplier
 # made a negative estimate "fit").
 printf 'name,value\nkind_conv_conv,-3\n' >"$T/coef_neg.csv"
