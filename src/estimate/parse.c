@@ -435,9 +435,12 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
     m->format = EST_FMT_TORCHSUMMARY;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
-            if (find(s, n, "Layer (type)") && find(s, n, "Output Shape") && find(s, n, "Param #"))
+            /* Text before the table (a notebook's or a log's) is passed over, as text after
+             * it is; a header line that lacks a column is refused. */
+            int lt = find(s, n, "Layer (type)") != NULL;
+            if (lt && find(s, n, "Output Shape") && find(s, n, "Param #"))
                 state = 1;
-            else if (!blank(s, n) && !rule_line(s, n, '-'))
+            else if (lt)
                 return carma_err_at(err, file, L.line,
                                     "expected the torchsummary header 'Layer (type)  Output "
                                     "Shape  Param #'");
@@ -853,7 +856,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         if (state == 0) {
             const char *h = ti_header(s, n, &show_var, &show_depth, 1);
             if (!h) {
-                if (!blank(s, n) && !rule_line(s, n, '='))
+                /* text before the table is passed over, as text after it is */
+                if (find(s, n, "Layer (type"))
                     return carma_err_at(err, file, L.line,
                                         "expected the torchinfo header 'Layer (type:depth-idx)'");
                 continue;
@@ -4146,9 +4150,28 @@ int est_parse(const char *buf, size_t len, const char *file, struct est_model *m
     return parse_copy(parse_text, clean, n, file, m, err);
 }
 
+/* UTF-16 text: its byte order mark (FF FE, FE FF), or without one, two ASCII characters
+ * first with the NUL high byte of each beside it. */
+static int utf16_text(const char *buf, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)buf;
+    if (len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff)))
+        return 1;
+    if (len < 4)
+        return 0;
+    int le = !u[1] && !u[3]; /* low byte first */
+    unsigned char a = le ? u[0] : u[1], b = le ? u[2] : u[3];
+    return (le || (!u[0] && !u[2])) && (isprint(a) || isspace(a)) && (isprint(b) || isspace(b));
+}
+
 static int parse_text(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
+    /* PowerShell 5's > and Notepad's "Unicode" write UTF-16: say so, not "no summary". */
+    if (utf16_text(buf, len))
+        return carma_err_at(err, file, 1,
+                            "UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8, or "
+                            "PowerShell's Out-File -Encoding utf8)");
     /* A UTF-8 byte order mark (Notepad, Excel) is not part of the first line. */
     if (len >= 3 && memcmp(buf, CARMA_BOM, 3) == 0) {
         buf += 3;

@@ -167,6 +167,33 @@ static void test_torchsummary(void **state)
     assert_int_equal(m.layers[0].kind, EST_K_CONV);
     assert_int_equal(m.layers[2].kind, EST_K_OTHER);
     assert_int_equal(m.layers[3].kind, EST_K_LINEAR);
+    /* A notebook's text before the table is passed over, as text after it always was: the
+     * same table either way; a header that lacks a column is still refused. */
+    char stray[2048];
+    snprintf(stray, sizeof stray, "Epoch 1/10 loading...\nsummary(model, (3, 299, 299)):\n%s"
+             "\nsome notes after it\n", wrapped);
+    assert_int_equal(parse_str(stray, &m, &err), 0);
+    assert_int_equal(m.n, 4);
+    assert_int_equal(m.params, 7105258);
+    assert_true(parse_str("notes\n        Layer (type)               Output Shape\n", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: expected the torchsummary header 'Layer (type)  "
+                                 "Output Shape  Param #'");
+    snprintf(stray, sizeof stray, "notes before\n%s", "================\n"
+             "Layer (type:depth-idx)     Output Shape     Param #\n================\n"
+             "Net                        [1, 10]          --\n"
+             "\xe2\x94\x9c\xe2\x94\x80Linear: 1-1            [1, 10]          110\n"
+             "================\nTotal params: 110\n================\n");
+    assert_int_equal(parse_str(stray, &m, &err), 0);
+    assert_int_equal(m.format, EST_FMT_TORCHINFO);
+    assert_int_equal(m.params, 110);
+    /* UTF-16 (PowerShell 5's >) is named, with what to do, not "not a model summary" */
+    static const char u16[] = "\xff\xfeN\0e\0t\0(\0\n\0";
+    assert_true(est_parse(u16, sizeof u16 - 1, "u.txt", &m, &err) < 0);
+    assert_string_equal(err.msg, "u.txt:1: UTF-16 text: convert it to UTF-8 (iconv -f UTF-16 -t "
+                                 "UTF-8, or PowerShell's Out-File -Encoding utf8)");
+    static const char u16be[] = "\0N\0e\0t\0(\0\n";
+    assert_true(est_parse(u16be, sizeof u16be - 1, "u.txt", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "u.txt:1: UTF-16 text"));
     /* two inputs: torchsummary prints the product of their sizes as "Input size" */
     assert_true(parse_file("tests/fuzz/corpus/summary_torchsummary/two_inputs_bogus_input_size.txt",
                            &m, &err) < 0);
