@@ -1,9 +1,9 @@
-/* Estimator speed: microseconds per estimate once parsed, and milliseconds to parse a
- * 300-layer torchsummary table (generated here). Targets (issue 4): <= 10 us per
- * estimate, <= 1 ms parse. The conv family (ResNet-50) is a sum of per-kind terms; the
- * dense family (an MLP from GPUMemNet's set, BERT-base) replays training steps through
- * the allocator model until it settles (about 4.5 iterations over these batches), whose
- * cost grows with the tensors it follows. */
+/* Estimator speed: microseconds per estimate once parsed, and milliseconds for est_parse
+ * (format detection included) to read a 300-layer summary of each format (generated
+ * here). Targets (issue 4): <= 10 us per estimate, <= 1 ms parse. The conv family
+ * (ResNet-50) is a sum of per-kind terms; the dense family (an MLP from GPUMemNet's set,
+ * BERT-base) replays training steps through the allocator model until it settles (about
+ * 4.5 iterations over these batches), whose cost grows with the tensors it follows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,42 +71,120 @@ static int bench_estimate(const char *path, unsigned seq)
     return 0;
 }
 
+/* 300 layers: Conv2d, BatchNorm2d, ReLU x 100 (256 channels, 14 x 14), in each format's
+ * own print. */
+enum { BENCH_LAYERS = 300, BENCH_CAP = BENCH_LAYERS * 2 * 140 + 4096 };
+static const char *const bench_names[] = {"torchsummary table", "torchinfo table",
+                                          "Keras summary (TF 2)", "module tree", "layer CSV"};
+
+#define APPEND(...) (n += (size_t)snprintf(t + n, BENCH_CAP - n, __VA_ARGS__))
+
+static size_t bench_text(int format, char *t)
+{
+    static const char *const torch[] = {"Conv2d", "BatchNorm2d", "ReLU"};
+    static const char *const keras[] = {"Conv2D", "BatchNormalization", "ReLU"};
+    static const char *const kname[] = {"conv2d", "batch_normalization", "re_lu"};
+    static const char *const count[] = {"589,824", "512", "0"}; /* no conv bias */
+    static const char *const kcount[] = {"590080", "1024", "0"};
+    const char *rule = "================================================================";
+    size_t n = 0;
+    switch (format) {
+    case 0:
+        APPEND("%s\n        Layer (type)               Output Shape         Param #\n%s\n",
+               "----------------------------------------------------------------", rule);
+        for (int i = 0; i < BENCH_LAYERS; i++)
+            APPEND("%20s-%-3d       [-1, 256, 14, 14]       %s\n", torch[i % 3], i + 1,
+                   count[i % 3]);
+        APPEND("%s\nTotal params: 59,033,600\n", rule);
+        break;
+    case 1:
+        APPEND("%s\nLayer (type:depth-idx)                   Output Shape              Param #\n"
+               "%s\nNet                                      [32, 256, 14, 14]         --\n",
+               rule, rule);
+        for (int i = 0; i < BENCH_LAYERS; i++)
+            APPEND("\xe2\x94\x9c\xe2\x94\x80%s: 1-%-27d [32, 256, 14, 14]         %s\n",
+                   torch[i % 3], i + 1, count[i % 3]);
+        APPEND("%s\nTotal params: 59,033,600\nTrainable params: 59,033,600\n"
+               "Non-trainable params: 0\n%s\n", rule, rule);
+        break;
+    case 2:
+        APPEND("Model: \"sequential\"\n%s_\n %-28s%-26s%-10s\n%s=\n",
+               "________________________________________________________________", "Layer (type)",
+               "Output Shape", "Param #", rule);
+        for (int i = 0; i < BENCH_LAYERS; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s_%d (%s)", kname[i % 3], i / 3, keras[i % 3]);
+            if (i)
+                APPEND(" %64s\n", "");
+            APPEND(" %-28s%-26s%-10s\n", name, "(None, 14, 14, 256)", kcount[i % 3]);
+        }
+        APPEND("%s=\nTotal params: 59,110,400\nTrainable params: 59,059,200\n"
+               "Non-trainable params: 51,200\n", rule);
+        break;
+    case 3:
+        APPEND("Net(\n");
+        for (int i = 0; i < BENCH_LAYERS; i++)
+            APPEND(i % 3 == 0   ? "  (%d): Conv2d(256, 256, kernel_size=(3, 3), stride=(1, 1), "
+                                  "padding=(1, 1), bias=False)\n"
+                   : i % 3 == 1 ? "  (%d): BatchNorm2d(256, eps=1e-05, momentum=0.1, "
+                                  "affine=True, track_running_stats=True)\n"
+                                : "  (%d): ReLU(inplace=True)\n",
+                   i);
+        APPEND(")\n");
+        break;
+    default:
+        APPEND("type,out_elems,params\ninput,50176,0\n");
+        for (int i = 0; i < BENCH_LAYERS; i++)
+            APPEND("%s,50176,%s\n", torch[i % 3], i % 3 == 0 ? "589824" : i % 3 == 1 ? "512" : "0");
+        break;
+    }
+    return n;
+}
+
+static int bench_parse(const char *name, const char *txt, size_t n, uint32_t hw)
+{
+    struct est_model m;
+    struct carma_err err;
+    enum { RUNS = 5, ITERS = 500 };
+    double ms[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now_s();
+        for (int i = 0; i < ITERS; i++) {
+            est_model_init(&m, layers, EST_MAX_LAYERS);
+            m.image_h = m.image_w = hw; /* --image-size: the module tree's convolutions */
+            int prc = est_parse(txt, n, "bench", &m, &err);
+            if (prc < 0 || m.n != BENCH_LAYERS) {
+                fprintf(stderr, "bench %s: %s\n", name, prc < 0 ? err.msg : "not 300 layers");
+                return 1;
+            }
+        }
+        ms[k] = (now_s() - t0) / ITERS * 1e3;
+        for (int j = k; j > 0 && ms[j] < ms[j - 1]; j--) {
+            double t = ms[j];
+            ms[j] = ms[j - 1];
+            ms[j - 1] = t;
+        }
+    }
+    printf("parse     300-layer %-21s (%6zu bytes)       %8.4f ms/parse (median of %d; %.4f to "
+           "%.4f; detection included) (target <= 1)\n",
+           name, n, ms[RUNS / 2], RUNS, ms[0], ms[RUNS - 1]);
+    return 0;
+}
+
 int main(void)
 {
     int rc = bench_estimate("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", 0);
     rc |= bench_estimate("tests/fuzz/corpus/summary_csv/mlp_gpumemnet.csv", 0);
     rc |= bench_estimate("tests/fuzz/corpus/summary_modtree/bert_base.txt", 128);
-    /* A 300-layer torchsummary table. */
-    size_t cap = 300 * 96 + 4096, n = 0;
-    char *txt = malloc(cap);
+    /* est_parse (format detection included, as carma estimate and carmad call it) on a
+     * 300-layer summary of each format, generated here. */
+    char *txt = malloc(BENCH_CAP);
     if (!txt)
         return 1;
-    n += (size_t)snprintf(txt + n, cap - n,
-                          "----------------------------------------------------------------\n"
-                          "        Layer (type)               Output Shape         Param #\n"
-                          "================================================================\n");
-    static const char *const types[] = {"Conv2d", "BatchNorm2d", "ReLU"};
-    for (int i = 1; i <= 300; i++)
-        n += (size_t)snprintf(txt + n, cap - n, "%20s-%-3d       [-1, 256, 14, 14]       %s\n",
-                              types[i % 3], i, i % 3 == 0 ? "0" : i % 3 == 1 ? "589,824" : "512");
-    n += (size_t)snprintf(txt + n, cap - n,
-                          "================================================================\n"
-                          "Total params: 58,982,400\n");
-    struct est_model m;
-    struct carma_err err;
-    const int iters = 2000;
-    double t0 = now_s();
-    for (int i = 0; i < iters; i++) {
-        est_model_init(&m, layers, EST_MAX_LAYERS);
-        if (est_parse_torchsummary(txt, n, "bench", &m, &err) < 0) {
-            fprintf(stderr, "%s\n", err.msg);
-            free(txt);
-            return 1;
-        }
+    for (int f = 0; f < 5; f++) {
+        size_t n = bench_text(f, txt);
+        rc |= bench_parse(bench_names[f], txt, n, f == 3 ? 14 : 0);
     }
-    double dt = now_s() - t0;
-    printf("parse     300-layer torchsummary table (%zu bytes) %19.4f ms/parse (target <= 1)\n", n,
-           dt / iters * 1e3);
     free(txt);
     return rc;
 }
