@@ -29,21 +29,6 @@ struct row {
     char keep[NKEEP][256];
 };
 
-static void put_field(FILE *o, const char *s)
-{
-    if (strpbrk(s, ",\"\n")) {
-        fputc('"', o);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', o);
-            fputc(*s, o);
-        }
-        fputc('"', o);
-    } else {
-        fputs(s, o);
-    }
-}
-
 /* Measured solo SMACT for workload `name` from collocation-facts.csv: a row with case
  * "<name>-alone", gpu A100-40GB and metric "SM activity (SMACT) alone". */
 static int measured_smact(const char *facts, size_t flen, const char *name, double *v)
@@ -217,12 +202,12 @@ int main(int argc, char **argv)
     fprintf(o, "smact,smocc,drama,ramp_s,profile_source");
     for (int k = 0; k < nkeep; k++) {
         fputc(',', o);
-        put_field(o, keep_name[k]);
+        carma_csv_put(o, keep_name[k]);
     }
     fputc('\n', o);
     for (size_t i = 0; i < n; i++) {
         for (int k = 0; k < NSRC; k++) {
-            put_field(o, rows[i].f[k]);
+            carma_csv_put(o, rows[i].f[k]);
             fputc(',', o);
         }
         double m;
@@ -239,7 +224,7 @@ int main(int argc, char **argv)
                 (double)sim_profile_drama(sf), (double)SIM_PROFILE_RAMP_S, src);
         for (int k = 0; k < nkeep; k++) {
             fputc(',', o);
-            put_field(o, rows[i].keep[k]);
+            carma_csv_put(o, rows[i].keep[k]);
         }
         fputc('\n', o);
     }

@@ -617,26 +617,10 @@ static int map_load(const char *dir, struct map_row *map, size_t *n, char *path,
     return ret;
 }
 
-/* A CSV field as written: quoted when it holds a separator, a quote or a line break. */
-static void csv_put(FILE *o, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, o);
-        return;
-    }
-    fputc('"', o);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', o);
-        fputc(*s, o);
-    }
-    fputc('"', o);
-}
-
 /* --catalog FILE: writes est_carma_mib into the workload catalog FILE (in place, through
  * FILE.tmp): for each workload whose model, dataset and batch DIR/carma-workloads.csv maps
  * to a summary, carma's bound for that run rounded up to whole MiB; empty for the others.
- * Every other field is kept (rewritten with the same quoting rule as tools/gen_profiles.c);
+ * Every other field is kept (rewritten by carma_csv_put, as tools/gen_profiles.c writes them);
  * the column is added at the end when FILE has none. A mapped run's measured peak must be
  * the workload's mem_mib (else the map names another run: exit 2). Exit 1, after writing,
  * when a bound is below the workload's mem_mib. */
@@ -695,7 +679,7 @@ static int catalog_write(const char *dir, const char *file)
     for (size_t f = 0; f < ncols; f++) {
         if (f)
             fputc(',', o);
-        csv_put(o, c->field[f]);
+        carma_csv_put(o, c->field[f]);
     }
     fputs(col[5] < 0 ? ",est_carma_mib\n" : "\n", o);
     printf("carma's bound for the workloads of %s (shipped table, default floor, the run's\n"
@@ -748,7 +732,7 @@ static int catalog_write(const char *dir, const char *file)
         for (size_t f = 0; f < ncols; f++) {
             if (f)
                 fputc(',', o);
-            csv_put(o, (int)f == col[5] ? val : c->field[f]);
+            carma_csv_put(o, (int)f == col[5] ? val : c->field[f]);
         }
         if (col[5] < 0)
             fprintf(o, ",%s", val);

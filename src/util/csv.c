@@ -320,3 +320,18 @@ int carma_stream_read(FILE *f, const char *path, size_t max, char **out, size_t 
     *len = n;
     return 0;
 }
+
+void carma_csv_put(FILE *o, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, o);
+        return;
+    }
+    fputc('"', o);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', o);
+        fputc(*s, o);
+    }
+    fputc('"', o);
+}

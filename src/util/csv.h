@@ -72,6 +72,10 @@ int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, si
 /* Strict number parsing: the whole field, no trailing garbage, finite, in range.
  * Return 0 or -EINVAL. A number too small for a double (underflow: 4.9e-324, 1e-400)
  * is no error: it reads as the nearest double, a subnormal or 0. */
+/* Writes field s to o as a CSV field: quoted (quotes doubled) when it holds a comma, a
+ * quote or a line break, else as it is. */
+void carma_csv_put(FILE *o, const char *s);
+
 int carma_parse_double(const char *s, double *out);
 int carma_parse_u64(const char *s, uint64_t *out);
 int carma_parse_i64(const char *s, int64_t *out);

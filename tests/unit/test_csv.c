@@ -251,6 +251,32 @@ static void test_file_read_bounds(void **state)
     fclose(f);
 }
 
+/* carma_csv_put writes what carma_csv_next reads back as the same field. */
+static void test_put_round_trip(void **state)
+{
+    (void)state;
+    static const char *const fields[] = {"plain", "a,b", "say \"hi\"", "two\nlines", "cr\rx", ""};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    assert_non_null(o);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (i)
+            fputc(',', o);
+        carma_csv_put(o, fields[i]);
+    }
+    fputc('\n', o);
+    assert_int_equal(fclose(o), 0);
+    assert_string_equal(buf, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\"cr\rx\",\n");
+    struct carma_err err;
+    carma_csv_init(&c, buf, len, "t.csv", ',');
+    assert_int_equal(carma_csv_next(&c, &err), 1);
+    assert_int_equal(c.nfields, sizeof fields / sizeof fields[0]);
+    for (size_t i = 0; i < c.nfields; i++)
+        assert_string_equal(c.field[i], fields[i]);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_numbers_strict),
         cmocka_unit_test(test_not_text),
         cmocka_unit_test(test_file_read_bounds),
+        cmocka_unit_test(test_put_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
