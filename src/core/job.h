@@ -62,8 +62,10 @@ struct carma_job {
     uint64_t scan_epoch;  /* auto: it did not fit as of this epoch (0 = never scanned) */
     uint16_t scan_fit;    /* auto: GPUs it could use at that scan (< gpus, listed in gpu[]);
                              bit 15: that scan honoured reservations */
-    uint32_t backfill_gen; /* auto, running: the reservation it was backfilled under
+    uint64_t backfill_gen; /* auto, running: the reservation it was backfilled under
                               (struct carma_sched's reserve_gen), 0 = none */
+    float backfill_smact, backfill_busy; /* its profile then: what release() takes back
+                                            (carmad may re-measure smact while it runs) */
 };
 
 const char *carma_job_state_name(enum carma_job_state s);

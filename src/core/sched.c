@@ -109,11 +109,9 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->seen = calloc(ngpus, sizeof *s->seen);
     s->live_total = calloc(ngpus, sizeof *s->live_total);
     s->by_size = calloc(ngpus, sizeof *s->by_size);
-    s->backfill_mib = calloc(ngpus, sizeof *s->backfill_mib);
-    s->backfill_load = calloc(ngpus, sizeof *s->backfill_load);
+    s->backfill = calloc(ngpus, sizeof *s->backfill);
     if (!s->scratch || !s->slot || !s->first || !s->bucket_bits || !s->bucket_of ||
-        !s->changelog || !s->seen || !s->live_total || !s->by_size || !s->backfill_mib ||
-        !s->backfill_load) {
+        !s->changelog || !s->seen || !s->live_total || !s->by_size || !s->backfill) {
         carma_sched_free(s);
         return -ENOMEM;
     }
@@ -134,10 +132,8 @@ void carma_sched_free(struct carma_sched *s)
     free(s->seen);
     free(s->live_total);
     free(s->by_size);
-    free(s->backfill_mib);
-    free(s->backfill_load);
-    s->backfill_mib = NULL;
-    s->backfill_load = NULL;
+    free(s->backfill);
+    s->backfill = NULL;
     s->seen = NULL;
     s->live_total = s->by_size = NULL;
     s->scratch = NULL;
@@ -154,11 +150,17 @@ void carma_sched_submit(struct carma_sched *s, uint32_t j, double now)
     queue_push(s, CARMA_QUEUE_MAIN, j, now);
 }
 
+static void auto_unreserve(struct carma_sched *s);
+
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
 {
     if (s->jobs[j].queue == CARMA_QUEUE_NONE)
         return -ENOENT;
     queue_remove(s, j);
+    /* A cancelled holder's reservation goes with it: carmad reuses the job's index for
+     * the next submission, which must not inherit what was held for another job. */
+    if (s->holder == j)
+        auto_unreserve(s);
     return 0;
 }
 
@@ -226,7 +228,7 @@ void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now)
     queue_push(s, CARMA_QUEUE_RECOVERY, j, now);
 }
 
-static uint32_t sm_load(enum carma_sharing sh, float sm, float busy);
+static uint32_t millionths(float x);
 
 static void release(struct carma_sched *s, struct carma_job *j)
 {
@@ -237,11 +239,16 @@ static void release(struct carma_sched *s, struct carma_job *j)
     for (uint16_t k = 0; k < j->nplaced; k++) {
         struct carma_gpu *g = &s->gpus[j->gpu[k]];
         if (backfilled && (s->slot[j->gpu[k]].flags & CARMA_SLOT_RESERVED)) {
-            uint32_t load = sm_load((enum carma_sharing)g->sharing, sm, busy);
-            assert(s->backfill_mib[j->gpu[k]] >= j->held_mib &&
-                   s->backfill_load[j->gpu[k]] >= load);
-            s->backfill_mib[j->gpu[k]] -= j->held_mib;
-            s->backfill_load[j->gpu[k]] -= load;
+            /* what auto_backfilled added, whatever the job's profile is now */
+            struct carma_sched_backfill *b = &s->backfill[j->gpu[k]];
+            uint32_t bs = millionths(j->backfill_smact), bb = millionths(j->backfill_busy);
+            assert(b->mib >= j->held_mib && b->smact >= bs && b->busy >= bb && b->njobs > 0 &&
+                   b->weight >= j->nplaced);
+            b->mib -= j->held_mib;
+            b->smact -= bs;
+            b->busy -= bb;
+            b->njobs--;
+            b->weight -= j->nplaced;
         }
         assert(g->njobs > 0 && g->committed_mib >= j->held_mib);
         g->njobs--;
@@ -587,38 +594,48 @@ void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
  * joins it, or a negative value when it may not join at all. Throughput counts each
  * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
  * An idle GPU gains the job's whole weight. */
-/* A job's demand on a GPU's SMs, in millionths: its solo SMACT under MPS, its busy
- * fraction under time-slicing (what coloc.h's rate divides by). Integers, so that the
- * sums kept for reserved GPUs add and subtract exactly. */
-static uint32_t sm_load(enum carma_sharing sh, float sm, float busy)
+/* An SM demand (solo SMACT or busy fraction, 0..1, an unknown one counting 1) in
+ * millionths: integers, so that the sums kept for reserved GPUs add and subtract exactly.
+ * NaN counts 0. */
+static uint32_t millionths(float x)
 {
-    float x = sh == CARMA_SHARING_MPS ? sm : busy;
-    return x <= 0 ? 0 : x >= 16.0f ? 16000000u : (uint32_t)lrintf(x * 1e6f);
+    return !(x > 0) ? 0 : x >= 16.0f ? 16000000u : (uint32_t)lrintf(x * 1e6f);
 }
 
-/* Whether a job behind the blocked holder may take reserved GPU gi: once the jobs that
- * were there before the reservation have gone, the holder's hold, the jobs already
- * backfilled there and this one must fit beside each other with the margin, and their
- * SM demand must not pass the GPU's (so the holder then runs as fast as alone, but for
- * MPS's per-client cost). A holder that will run alone takes no one beside it. Without
- * this a reservation on a server no larger than the holder is plain FIFO. */
+/* Whether a job behind the blocked holder may take reserved GPU gi. Once the jobs that
+ * were there before the reservation have gone, the holder must still be able to join
+ * the jobs backfilled there as auto_gain would let it join any GPU: its hold, theirs and
+ * this job's fit with the margin, one more job is allowed, and the holder's gain passes
+ * min_gain; and their SM demand (solo SMACT under MPS, busy fraction under time-slicing)
+ * must leave the holder the GPU's SMs, so that it runs as fast as alone but for MPS's
+ * per-client cost. Jobs that run alone (only_idle) are never backfilled, and a holder
+ * that runs alone takes no one beside it. Without this a reservation on a server no
+ * larger than the holder is plain FIFO. */
 static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t need, float sm,
-                              float busy)
+                              float busy, uint16_t weight, int only_idle)
 {
-    const struct carma_gpu *g = &s->gpus[gi];
-    uint32_t holder = s->holder_load[g->sharing];
-    if (holder > 1000000u)
+    const struct carma_sched_holder *h = &s->holder_of;
+    if (only_idle || h->alone)
         return 0;
+    const struct carma_gpu *g = &s->gpus[gi];
+    const struct carma_sched_backfill *b = &s->backfill[gi];
     int64_t foreign = (int64_t)g->mem_used_mib - (int64_t)g->carma_used_mib;
     if (foreign < 0)
         foreign = 0;
     int64_t room = (int64_t)g->mem_total_mib - foreign - (int64_t)s->p.margin_mib -
-                   (int64_t)s->holder_mib - (int64_t)s->backfill_mib[gi];
-    if (room < (int64_t)need)
+                   (int64_t)h->mib - (int64_t)b->mib;
+    if (room < (int64_t)need || b->njobs + 2 > s->p.max_jobs_per_gpu)
         return 0;
-    uint64_t load = (uint64_t)holder + s->backfill_load[gi] +
-                    sm_load((enum carma_sharing)g->sharing, sm, busy);
-    return load <= 1000000u;
+    uint64_t S = (uint64_t)b->smact + millionths(sm), B = (uint64_t)b->busy + millionths(busy);
+    if ((g->sharing == CARMA_SHARING_MPS ? S + h->smact : B + h->busy) > 1000000u)
+        return 0;
+    uint32_t w = b->weight + weight;
+    float before = (float)w * carma_coloc_rate(g->sharing, b->njobs + 1, (float)S * 1e-6f,
+                                               (float)B * 1e-6f);
+    float after = (float)(w + h->weight) *
+                  carma_coloc_rate(g->sharing, b->njobs + 2, (float)(S + h->smact) * 1e-6f,
+                                   (float)(B + h->busy) * 1e-6f);
+    return after - before >= s->p.min_gain * (float)h->weight;
 }
 
 static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
@@ -627,7 +644,8 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
     const struct carma_sched_slot *g = &s->slot[gi];
     if (g->flags & CARMA_SLOT_DRAINED)
         return -1.0f;
-    if (honour && (g->flags & CARMA_SLOT_RESERVED) && !auto_backfill_fits(s, gi, need, sm, busy))
+    if (honour && (g->flags & CARMA_SLOT_RESERVED) &&
+        !auto_backfill_fits(s, gi, need, sm, busy, weight, only_idle))
         return -1.0f;
     /* The margin guards co-runners against each other's estimates: a job alone on a
      * GPU may use all of it. */
@@ -857,14 +875,15 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
  * jobs behind it take them only as auto_backfill_fits allows. */
 static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 {
-    if (++s->reserve_gen == 0)
-        s->reserve_gen = 1;
+    s->reserve_gen++;
     uint64_t need = job_hold_mib(j), cap = kth_largest(s, j->gpus);
-    s->holder_mib = need > cap ? cap : need;
-    int alone = j->exclusive || need == 0 || need > cap || j->smact < 0;
-    for (int sh = 0; sh < 2; sh++)
-        s->holder_load[sh] =
-            alone ? UINT32_MAX : sm_load((enum carma_sharing)sh, j->smact, j->busy);
+    s->holder_of = (struct carma_sched_holder){
+        .mib = need > cap ? cap : need,
+        .smact = millionths(j->smact),
+        .busy = millionths(j->busy),
+        .weight = j->gpus,
+        .alone = j->exclusive || need == 0 || need > cap || j->smact < 0,
+    };
     uint32_t best[CARMA_JOB_MAX_GPUS];
     int64_t pot[CARMA_JOB_MAX_GPUS];
     size_t n = 0, want = j->gpus;
@@ -888,8 +907,7 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     }
     for (size_t k = 0; k < n; k++) {
         s->slot[best[k]].flags |= CARMA_SLOT_RESERVED;
-        s->backfill_mib[best[k]] = 0;
-        s->backfill_load[best[k]] = 0;
+        s->backfill[best[k]] = (struct carma_sched_backfill){0};
     }
 }
 
@@ -897,13 +915,18 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 static void auto_backfilled(struct carma_sched *s, uint32_t ji)
 {
     struct carma_job *j = &s->jobs[ji];
-    float sm = j->smact < 0 ? 1.0f : j->smact;
+    j->backfill_smact = j->smact < 0 ? 1.0f : j->smact;
+    j->backfill_busy = j->busy;
     for (uint16_t k = 0; k < j->nplaced; k++) {
         uint32_t gi = j->gpu[k];
         if (!(s->slot[gi].flags & CARMA_SLOT_RESERVED))
             continue;
-        s->backfill_mib[gi] += j->held_mib;
-        s->backfill_load[gi] += sm_load((enum carma_sharing)s->gpus[gi].sharing, sm, j->busy);
+        struct carma_sched_backfill *b = &s->backfill[gi];
+        b->mib += j->held_mib;
+        b->smact += millionths(j->backfill_smact);
+        b->busy += millionths(j->backfill_busy);
+        b->njobs++;
+        b->weight += j->nplaced;
         j->backfill_gen = s->reserve_gen;
     }
 }

@@ -92,6 +92,22 @@ struct carma_sched_bucket {
     uint32_t count; /* GPUs in it; 0: unused */
 };
 
+/* auto: what jobs backfilled behind a blocked job (the holder) take of one GPU reserved
+ * for it. SM demands in millionths (integers, so that they subtract exactly). */
+struct carma_sched_backfill {
+    uint64_t mib;          /* their holds */
+    uint32_t smact, busy;  /* their solo SMACT and time-slicing busy fractions */
+    uint32_t njobs, weight; /* how many, and the GPUs each holds, summed */
+};
+
+/* auto: the holder as auto_backfill_fits needs it. */
+struct carma_sched_holder {
+    uint64_t mib;          /* its hold per GPU (capped at its GPUs' memory) */
+    uint32_t smact, busy;  /* millionths */
+    uint16_t weight;       /* its GPU count */
+    uint8_t alone;         /* it runs alone: nothing may be backfilled beside it */
+};
+
 struct carma_sched {
     struct carma_job *jobs; /* not owned; the caller may move it (set s->jobs again) */
     struct carma_gpu *gpus; /* not owned */
@@ -116,13 +132,10 @@ struct carma_sched {
     uint32_t *seen;         /* ngpus: stamp of the last scan that offered the GPU, owned */
     uint32_t stamp;
     uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */
-    uint32_t reserve_gen;   /* auto: counts reservations made (0: none yet) */
-    uint64_t holder_mib;    /* auto: the holder's hold per GPU, as it was reserved */
-    uint32_t holder_load[2];/* auto: its SM demand by enum carma_sharing (MPS: smact, else
-                               busy), millionths; UINT32_MAX: it runs alone */
-    uint64_t *backfill_mib; /* ngpus: holds of the jobs backfilled onto a reserved GPU
-                               under the current reservation, owned */
-    uint32_t *backfill_load;/* ngpus: their SM demand, millionths, owned */
+    uint64_t reserve_gen;   /* auto: counts reservations made (0: none yet) */
+    struct carma_sched_holder holder_of; /* auto: the holder's facts, as it was reserved */
+    struct carma_sched_backfill *backfill; /* ngpus: the jobs backfilled onto each reserved
+                                              GPU under the current reservation, owned */
     uint64_t *live_total;   /* ngpus: each GPU's memory as last seen, 0 when drained, owned */
     uint64_t *by_size;      /* ngpus: those memories, largest first, owned */
     int sizes_stale;        /* by_size needs sorting again */

@@ -1,18 +1,21 @@
 /* Fuzz target for the scheduler core as carmad drives it: any sequence of submissions,
  * steps, attempt ends (every outcome), cancels, monitor changes (memory in use, foreign
- * processes, drained GPUs, window samples), jobs adopted or recovered at a restart, on up
- * to 4 GPUs of mixed sizes, under every policy. After each operation the scheduler's books must match the jobs and GPUs:
- * per-GPU job counts, committed memory and weights, queue lengths and states. A step
- * places only queued jobs, on distinct GPUs in service; the reference policies place
+ * processes, drained GPUs, window samples), jobs adopted or recovered at a restart, a
+ * running job's profile re-measured, on up to 4 GPUs of mixed sizes, under every policy.
+ * After each operation the scheduler's books must match the jobs and GPUs: per-GPU job
+ * counts, committed memory and weights, queue lengths and states, auto's backfill sums on
+ * reserved GPUs. A step places only queued jobs, on distinct GPUs in service; the reference policies place
  * only the head, recovery first, and reruns only on idle GPUs; auto collocates only
  * within memory; and with every GPU in service idle the head of the queue runs (no job
  * waits forever on an empty server). Differential: a twin scheduler that offers every
  * GPU to every new job (scan_all) places the same jobs on the same GPUs. Inputs are
  * decoded, not parsed: byte 0 picks the policy, byte 1 the GPUs, then 4 bytes per
  * operation. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/coloc.h"
 #include "core/sched.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +33,11 @@ struct fz {
     size_t ngpus, njobs, placed; /* placed: by the last step */
     int is_auto;
 };
+
+static uint32_t fz_millionths(float x)
+{
+    return !(x > 0) ? 0 : x >= 16.0f ? 16000000u : (uint32_t)lrintf(x * 1e6f);
+}
 
 /* The books: what the GPUs and queues say equals what the jobs say. */
 static void check_books(const struct fz *f)
@@ -64,6 +72,31 @@ static void check_books(const struct fz *f)
     }
     if (carma_sched_queued(&f->s) != queued)
         __builtin_trap();
+    /* auto's reserved GPUs: what they count as backfilled is what the jobs backfilled
+     * under the current reservation took, at the profile they had then. */
+    for (size_t g = 0; g < f->ngpus; g++) {
+        if (!(f->s.slot[g].flags & CARMA_SLOT_RESERVED))
+            continue;
+        struct carma_sched_backfill want = {0};
+        for (size_t i = 0; i < f->njobs; i++) {
+            const struct carma_job *j = &f->jobs[i];
+            if (j->state != CARMA_JOB_RUNNING || !j->backfill_gen ||
+                j->backfill_gen != f->s.reserve_gen)
+                continue;
+            for (uint16_t k = 0; k < j->nplaced; k++)
+                if (j->gpu[k] == g) {
+                    want.mib += j->held_mib;
+                    want.smact += fz_millionths(j->backfill_smact);
+                    want.busy += fz_millionths(j->backfill_busy);
+                    want.njobs++;
+                    want.weight += j->nplaced;
+                }
+        }
+        const struct carma_sched_backfill *b = &f->s.backfill[g];
+        if (b->mib != want.mib || b->smact != want.smact || b->busy != want.busy ||
+            b->njobs != want.njobs || b->weight != want.weight)
+            __builtin_trap();
+    }
 }
 
 static void check_step(struct fz *f, const int *was_queued, const uint64_t *committed_before,
@@ -212,6 +245,24 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
                 for (uint16_t k = 0; k < j->gpus; k++)
                     gpu[k] = (uint16_t)((p[2] + k) % f->ngpus);
                 carma_sched_adopt(&f->s, (uint32_t)f->njobs++, gpu, j->gpus, now);
+            }
+        } else if ((p[1] & 7) == 3 && f->njobs) {
+            /* carmad re-measures the solo SMACT of a job alone on its GPUs (daemon.c's
+             * set_running_profile) */
+            struct carma_job *j = &f->jobs[p[2] % f->njobs];
+            int alone = j->state == CARMA_JOB_RUNNING;
+            for (uint16_t k = 0; alone && k < j->nplaced; k++)
+                alone = f->gpus[j->gpu[k]].njobs == 1;
+            if (alone) {
+                j->smact = (float)(p[1] >> 3) / 31.0f;
+                j->busy = carma_coloc_busy(j->smact);
+                for (uint16_t k = 0; k < j->nplaced; k++) {
+                    struct carma_gpu *gv = &f->gpus[j->gpu[k]];
+                    gv->prof_smact = j->smact;
+                    gv->prof_busy = j->busy;
+                    gv->nunprofiled = 0;
+                    carma_sched_gpu_changed(&f->s, j->gpu[k]);
+                }
             }
         } else if ((p[1] & 7) == 2 && f->njobs < FZ_JOBS) {
             /* carmad restarted: a job that crashed while it was down */

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/coloc.h"
 #include "core/sched.h"
 
 #define NG 4
@@ -461,6 +462,105 @@ static void test_auto_backfills_a_reserved_gpu_without_delaying_its_holder(void 
     carma_sched_free(&f.s);
 }
 
+/* The books of the reserved GPUs must hold whatever carmad does meanwhile: it re-measures
+ * a job's solo SMACT once it ran alone a full window (daemon.c), so release() takes back
+ * what was added, not the job's profile now (this aborted carmad). */
+static void test_auto_backfill_books_survive_a_new_profile(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    f.jobs[0].bound_mib = 30000;
+    f.jobs[0].smact = 0.3f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    f.jobs[1].gpus = 2; /* the holder: both GPUs reserved */
+    f.jobs[1].bound_mib = 20000;
+    f.jobs[1].smact = 0.2f;
+    carma_sched_submit(&f.s, 1, 1);
+    f.jobs[2].bound_mib = 5000;
+    f.jobs[2].smact = 0.3f;
+    carma_sched_submit(&f.s, 2, 1);
+    assert_int_equal(fx_step(&f, 1), 1);
+    uint16_t g = f.jobs[2].gpu[0];
+    assert_int_equal(f.s.backfill[g].njobs, 1);
+    struct carma_job *j = &f.jobs[2]; /* what carmad's set_running_profile does */
+    j->smact = 0.6f;
+    j->busy = carma_coloc_busy(0.6f);
+    f.gpus[g].prof_smact = j->smact;
+    f.gpus[g].prof_busy = j->busy;
+    carma_sched_gpu_changed(&f.s, g);
+    assert_int_equal(carma_sched_finish(&f.s, 2, CARMA_OUTCOME_SUCCEEDED, 5000, 100), 0);
+    assert_int_equal(f.s.backfill[g].njobs, 0);
+    assert_int_equal(f.s.backfill[g].mib, 0);
+    assert_int_equal(f.s.backfill[g].smact, 0);
+    assert_int_equal(f.s.backfill[g].busy, 0);
+    assert_int_equal(f.s.backfill[g].weight, 0);
+    carma_sched_free(&f.s);
+}
+
+/* Backfilled jobs must leave the holder able to join them as auto_gain lets any job join:
+ * four 4-GPU jobs beside it would leave it a gain under min_gain (MPS's per-client cost on
+ * a weight of 16), so the fourth waits, and the holder starts once the jobs there before
+ * its reservation end. */
+static void test_auto_backfill_leaves_the_holder_its_gain(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 4);
+    for (uint32_t j = 0; j < 4; j++) {
+        f.jobs[j].bound_mib = 30000;
+        f.jobs[j].smact = 0.1f;
+        carma_sched_submit(&f.s, j, 0);
+    }
+    assert_int_equal(fx_step(&f, 0), 4);
+    f.jobs[4].bound_mib = 20000; /* the holder */
+    f.jobs[4].smact = 0.1f;
+    carma_sched_submit(&f.s, 4, 1);
+    for (uint32_t j = 5; j < 9; j++) {
+        f.jobs[j].gpus = 4;
+        f.jobs[j].bound_mib = 100;
+        f.jobs[j].smact = 0.05f;
+        carma_sched_submit(&f.s, j, 1);
+    }
+    assert_int_equal(fx_step(&f, 1), 3);
+    assert_int_equal(f.jobs[8].state, CARMA_JOB_QUEUED);
+    for (uint32_t j = 0; j < 4; j++)
+        assert_int_equal(carma_sched_finish(&f.s, j, CARMA_OUTCOME_SUCCEEDED, 30000, 10), 0);
+    assert_true(fx_step(&f, 10) >= 1);
+    assert_int_equal(f.jobs[4].state, CARMA_JOB_RUNNING);
+    carma_sched_free(&f.s);
+}
+
+/* A job that must run alone (no profile, or a bound past its GPUs) is never backfilled
+ * beside the holder: it would hold the GPU, or close it to the holder (an unprofiled job
+ * takes no co-runner). A cancelled holder's reservation goes with it. */
+static void test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    f.jobs[0].bound_mib = 30000;
+    f.jobs[0].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    f.jobs[1].gpus = 2; /* the holder, SMACT 0: any SM demand fits beside it */
+    f.jobs[1].bound_mib = 20000;
+    f.jobs[1].smact = 0.0f;
+    carma_sched_submit(&f.s, 1, 1);
+    f.jobs[2].bound_mib = 1000;
+    f.jobs[2].smact = -1.0f; /* unprofiled */
+    carma_sched_submit(&f.s, 2, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_QUEUED);
+    assert_int_equal(f.s.holder, 1);
+    assert_int_equal(carma_sched_dequeue(&f.s, 1), 0);
+    assert_int_equal(f.s.holder, CARMA_NONE);
+    for (size_t g = 0; g < 2; g++)
+        assert_false(f.s.slot[g].flags & CARMA_SLOT_RESERVED);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_reserves_bounds_during_ramp(void **state)
 {
     (void)state;
@@ -788,6 +888,9 @@ int main(void)
         cmocka_unit_test(test_rr_no_gate_round_robin),
         cmocka_unit_test(test_head_of_line_blocking_vs_auto_backfill),
         cmocka_unit_test(test_auto_backfills_a_reserved_gpu_without_delaying_its_holder),
+        cmocka_unit_test(test_auto_backfill_books_survive_a_new_profile),
+        cmocka_unit_test(test_auto_backfill_leaves_the_holder_its_gain),
+        cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
