@@ -2,8 +2,9 @@
 # Runs every test of one build: cmocka unit tests, end-to-end scripts and the fuzz
 # targets over their corpora. Usage: BUILD=build/release sh tests/run.sh
 # CARMA_TEST_JOBS tests run at once (default: the number of CPUs, at least 2: most
-# end-to-end tests spend their time waiting on carmad). Each test's output goes to
-# $BUILD/logs/NAME.log; a failed one's tail is printed after all have run.
+# end-to-end tests spend their time waiting on carmad; 1 runs them one by one). Each
+# test's output goes to $BUILD/logs/NAME.log; a failed one's tail is printed after all
+# have run.
 # Prints "BUILD: N passed, N failed" last and exits non-zero when anything failed.
 set -u
 BUILD=${BUILD:-build/release}
@@ -33,8 +34,20 @@ if [ "${1:-}" = --one ]; then
     exit 0
 fi
 
-jobs=${CARMA_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
-[ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
+# --line N: the test on line N of $LOGS/list ("KIND PATH"; xargs passes only N, so that
+# a path with spaces or quotes reaches --one whole).
+if [ "${1:-}" = --line ]; then
+    line=$(sed -n "${2}p" "$LOGS/list")
+    exec sh "$0" --one "${line%% *}" "${line#* }"
+fi
+
+if [ -n "${CARMA_TEST_JOBS:-}" ]; then
+    jobs=$CARMA_TEST_JOBS
+    [ "$jobs" -ge 1 ] 2>/dev/null || { echo "tests/run.sh: CARMA_TEST_JOBS=$jobs: a count of 1 or more expected" >&2; exit 2; }
+else
+    jobs=$(nproc 2>/dev/null || echo 2)
+    [ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
+fi
 mkdir -p "$LOGS"
 : >"$LOGS/results"
 # The end-to-end tests first: they are the longest, so the run ends with short ones.
@@ -43,15 +56,15 @@ mkdir -p "$LOGS"
     for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && echo "unit $t"; done
     for f in "$BUILD"/fuzz/fuzz_*; do [ -x "$f" ] && echo "fuzz $f"; done
 } >"$LOGS/list"
-CARMA_TEST_RESULTS="$LOGS/results" xargs -L 1 -P "$jobs" sh "$0" --one <"$LOGS/list"
+total=$(wc -l <"$LOGS/list")
+seq 1 "$total" | CARMA_TEST_RESULTS="$LOGS/results" xargs -n 1 -P "$jobs" sh "$0" --line
 pass=$(grep -c '^ok ' "$LOGS/results")
 fail=$(grep -c '^FAIL ' "$LOGS/results")
-total=$(wc -l <"$LOGS/list")
 if [ $((pass + fail)) -ne "$total" ]; then
     echo "tests/run.sh: $total tests listed, $((pass + fail)) reported (see $LOGS/list)"
     fail=$((total - pass))
 fi
-for name in $(sed -n 's/^FAIL //p' "$LOGS/results"); do
+sed -n 's/^FAIL //p' "$LOGS/results" | while IFS= read -r name; do
     log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
     echo "--- $name (log: $log)"
     tail -n 30 "$log"
