@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <strings.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,11 +239,16 @@ long carmad_env_preallocates(const struct carma_req_job *rj)
 {
     for (size_t k = 0; k < rj->nenv; k++) {
         const char *v = rj->env_val[k];
-        if (!strcmp(rj->env_key[k], CARMAD_ENV_TF_GROWTH) && strcasecmp(v, "true") &&
-            strcmp(v, "1"))
+        /* TensorFlow (GetAllowGrowthValue) compares with strcmp: exactly "true" grows,
+         * exactly "false" does not, anything else "could not be parsed" and falls back
+         * to the session's default, no growth. */
+        if (!strcmp(rj->env_key[k], CARMAD_ENV_TF_GROWTH) && strcmp(v, "true"))
             return (long)k;
-        if (!strcmp(rj->env_key[k], CARMAD_ENV_XLA_PREALLOCATE) && strcasecmp(v, "false") &&
-            strcmp(v, "0"))
+        /* JAX (xla_client): preallocate unless the value is one of "false", "False",
+         * "0" (an empty value is unset); some versions lower-case it first, so these
+         * three are what every version takes as off. */
+        if (!strcmp(rj->env_key[k], CARMAD_ENV_XLA_PREALLOCATE) && strcmp(v, "false") &&
+            strcmp(v, "False") && strcmp(v, "0"))
             return (long)k;
     }
     return -1;

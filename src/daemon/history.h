@@ -81,9 +81,11 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
 #define CARMAD_ENV_XLA_PREALLOCATE "XLA_PYTHON_CLIENT_PREALLOCATE"
 
 /* Index into rj->env_key of the first variable that makes a framework map the GPU's
- * memory at its start: TF_FORCE_GPU_ALLOW_GROWTH other than "true" or "1", or
- * XLA_PYTHON_CLIENT_PREALLOCATE other than "false" or "0" (case-insensitive, as
- * TensorFlow and JAX read them); -1 when none does. */
+ * memory at its start: TF_FORCE_GPU_ALLOW_GROWTH other than exactly "true" (TensorFlow
+ * compares with strcmp, and any other value, "1", "True" and "" included, leaves it
+ * preallocating), or XLA_PYTHON_CLIENT_PREALLOCATE other than exactly "false", "False"
+ * or "0" (what every JAX version takes as off; most preallocate on "FALSE", and on
+ * "" as unset); -1 when none does. */
 long carmad_env_preallocates(const struct carma_req_job *rj);
 
 #endif

@@ -33,15 +33,20 @@ grep -qx "TF_FORCE_GPU_ALLOW_GROWTH=true" "$T/env.out" && grep -qx "XLA_PYTHON_C
     fail "no memory growth in the job's environment: $(grep -E 'TF_|XLA_' "$T/env.out")"
 "$CARMA" show --json "$id" | grep -q '"bound_basis": "--mem (1024 MiB)"' || fail "growing job's basis"
 # (env -u X: another command, so that the first one's history does not bound it)
-id=$(env TF_FORCE_GPU_ALLOW_GROWTH=1 XLA_PYTHON_CLIENT_PREALLOCATE=False "$CARMA" submit --mem 1G -- env -u X1)
+id=$(env TF_FORCE_GPU_ALLOW_GROWTH=true XLA_PYTHON_CLIENT_PREALLOCATE=False "$CARMA" submit --mem 1G -- env -u X1)
 "$CARMA" wait "$id" >/dev/null || fail "env job: $(state_of "$id")"
 "$CARMA" logs "$id" > "$T/env.out"
-grep -qx "TF_FORCE_GPU_ALLOW_GROWTH=1" "$T/env.out" && grep -qx "XLA_PYTHON_CLIENT_PREALLOCATE=False" "$T/env.out" ||
+grep -qx "TF_FORCE_GPU_ALLOW_GROWTH=true" "$T/env.out" && grep -qx "XLA_PYTHON_CLIENT_PREALLOCATE=False" "$T/env.out" ||
     fail "the job's own values were not kept: $(grep -E 'TF_|XLA_' "$T/env.out")"
 "$CARMA" show --json "$id" | grep -q '"bound_basis": "--mem (1024 MiB)"' || fail "growing job's basis (own values)"
-# a job that preallocates holds a whole GPU: its bound is the GPU's memory, so it runs alone
-for v in TF_FORCE_GPU_ALLOW_GROWTH=false XLA_PYTHON_CLIENT_PREALLOCATE=true; do
-    id=$(env -u TF_FORCE_GPU_ALLOW_GROWTH -u XLA_PYTHON_CLIENT_PREALLOCATE "$v" "$CARMA" submit --mem 1G -- env -u "X${v%%=*}")
+# a job that preallocates holds a whole GPU: its bound is the GPU's memory, so it runs alone;
+# TensorFlow grows on exactly "true" (1, True, TRUE: "could not be parsed", it preallocates),
+# and older JAX turns preallocation off on "false", "False" and "0" only
+n=0
+for v in TF_FORCE_GPU_ALLOW_GROWTH=false TF_FORCE_GPU_ALLOW_GROWTH=1 TF_FORCE_GPU_ALLOW_GROWTH=TRUE \
+         XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_PREALLOCATE=FALSE; do
+    n=$((n + 1))
+    id=$(env -u TF_FORCE_GPU_ALLOW_GROWTH -u XLA_PYTHON_CLIENT_PREALLOCATE "$v" "$CARMA" submit --mem 1G -- env -u "XP$n")
     "$CARMA" show --json "$id" > "$T/pre.json"
     grep -q '"bound_mib": 40960' "$T/pre.json" || fail "$v: bound $(grep bound_mib "$T/pre.json")"
     grep -q "\"bound_basis\": \"whole GPU (40960 MiB: $v in the job's environment maps the GPU's memory at the start; else --mem (1024 MiB))\"" "$T/pre.json" ||

@@ -324,8 +324,10 @@ static void test_history_old_rows_migrated(void **state)
     carma_store_close(st);
 }
 
-/* TensorFlow and JAX read their variables case-insensitively: "true"/"1" turns growth on,
- * "false"/"0" preallocation off; any other value preallocates. */
+/* TensorFlow grows only on exactly "true" (strcmp; anything else it cannot parse and
+ * preallocates); JAX stops preallocating on "false", "False" or "0" in every version
+ * (older ones do not lower-case, so "FALSE" preallocates there). Unset, neither
+ * preallocates: carmad sets both. */
 static void test_env_preallocates(void **state)
 {
     (void)state;
@@ -336,27 +338,35 @@ static void test_env_preallocates(void **state)
     val[0] = "/bin";
     rj.nenv = 1;
     assert_int_equal(carmad_env_preallocates(&rj), -1);
+    /* TensorFlow alone (no XLA variable). */
     key[1] = CARMAD_ENV_TF_GROWTH;
+    rj.nenv = 2;
+    static const struct { const char *v; long want; } tf[] = {
+        {"true", -1}, {"1", 1}, {"True", 1}, {"TRUE", 1}, {"false", 1}, {"", 1},
+        {"yes", 1}, {"true ", 1}};
+    for (size_t i = 0; i < sizeof tf / sizeof *tf; i++) {
+        val[1] = tf[i].v;
+        if (carmad_env_preallocates(&rj) != tf[i].want)
+            fail_msg("TF_FORCE_GPU_ALLOW_GROWTH=\"%s\": %ld, want %ld", tf[i].v,
+                     carmad_env_preallocates(&rj), tf[i].want);
+    }
+    /* JAX beside a growing TensorFlow. */
+    val[1] = "true";
     key[2] = CARMAD_ENV_XLA_PREALLOCATE;
     rj.nenv = 3;
-    static const char *const grows[][2] = {{"true", "false"}, {"TRUE", "False"}, {"1", "0"}};
-    for (size_t i = 0; i < 3; i++) {
-        val[1] = grows[i][0];
-        val[2] = grows[i][1];
-        assert_int_equal(carmad_env_preallocates(&rj), -1);
+    static const struct { const char *v; long want; } xla[] = {
+        {"false", -1}, {"False", -1}, {"0", -1}, {"FALSE", 2}, {"true", 2}, {"1", 2},
+        {"", 2}, {"no", 2}};
+    for (size_t i = 0; i < sizeof xla / sizeof *xla; i++) {
+        val[2] = xla[i].v;
+        if (carmad_env_preallocates(&rj) != xla[i].want)
+            fail_msg("XLA_PYTHON_CLIENT_PREALLOCATE=\"%s\": %ld, want %ld", xla[i].v,
+                     carmad_env_preallocates(&rj), xla[i].want);
     }
-    static const char *const tf_pre[] = {"false", "0", "", "yes", "true "};
-    for (size_t i = 0; i < sizeof tf_pre / sizeof *tf_pre; i++) {
-        val[1] = tf_pre[i];
-        val[2] = "false";
-        assert_int_equal(carmad_env_preallocates(&rj), 1);
-    }
-    static const char *const xla_pre[] = {"true", "1", "", "no"};
-    for (size_t i = 0; i < sizeof xla_pre / sizeof *xla_pre; i++) {
-        val[1] = "true";
-        val[2] = xla_pre[i];
-        assert_int_equal(carmad_env_preallocates(&rj), 2);
-    }
+    /* The first one that preallocates is named. */
+    val[1] = "1";
+    val[2] = "true";
+    assert_int_equal(carmad_env_preallocates(&rj), 1);
 }
 
 int main(void)
