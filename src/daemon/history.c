@@ -18,15 +18,34 @@ void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap)
     snprintf(buf, cap, "%s, %llu MiB", name, (unsigned long long)mem_mib);
 }
 
+/* Environment variables that change a job's peak without changing what it computes:
+ * PyTorch's caching allocator (expandable segments, max split size, garbage collection
+ * threshold; no caching at all), JAX's memory fraction and allocator, TensorFlow's
+ * allocator. The preallocation switches are in the signature as carmad_env_preallocates'
+ * answer. */
+static const char *const alloc_env[] = {
+    "PYTORCH_CUDA_ALLOC_CONF",        "PYTORCH_ALLOC_CONF",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_CLIENT_MEM_FRACTION",        "XLA_PYTHON_CLIENT_ALLOCATOR",
+    "TF_GPU_ALLOCATOR"};
+#define NALLOC_ENV (sizeof alloc_env / sizeof alloc_env[0])
+
 uint64_t carmad_job_signature(const struct carma_req_job *rj)
 {
+    const char *val[NALLOC_ENV] = {0};
+    for (size_t i = 0; i < NALLOC_ENV; i++)
+        for (size_t k = 0; k < rj->nenv; k++)
+            if (!strcmp(rj->env_key[k], alloc_env[i]))
+                val[i] = rj->env_val[k];
     const struct est_job_key k = {
         .argv = rj->argv, .argc = rj->argc, .batch = rj->batch, .gpus = rj->gpus,
         .summary = rj->summary, .summary_len = rj->summary ? strlen(rj->summary) : 0,
         .seq = rj->seq_len, .image_h = rj->image_h, .image_w = rj->image_w,
         .heads = rj->heads, .optimizer = rj->train.optimizer,
         .precision = rj->train.precision, .attention = rj->train.attention,
-        .grad_checkpoint = rj->train.grad_checkpoint, .grad_accum = rj->train.grad_accum};
+        .grad_checkpoint = rj->train.grad_checkpoint, .grad_accum = rj->train.grad_accum,
+        .cwd = rj->cwd, .preallocates = carmad_env_preallocates(rj) >= 0,
+        .env_key = alloc_env, .env_val = val, .nenv = NALLOC_ENV};
     return est_job_signature(&k);
 }
 

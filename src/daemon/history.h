@@ -2,8 +2,8 @@
  * model, the model beats nothing, and the user's declared --mem is a floor.
  *
  *   history   the job's signature (uid and carmad_job_signature: argv, batch, GPU count,
- *             summary text and every estimator option; a peak is per GPU, and DDP on
- *             more GPUs holds more on each) has succeeded attempts with an observed
+ *             summary text, every estimator option, cwd and the allocator environment; a
+ *             peak is per GPU, and DDP on more GPUs holds more on each) has succeeded attempts with an observed
  *             peak in the store, on the server's GPU kinds: est_history_next's bound
  *             (largest peak + run-to-run spread + 2 MiB) of each kind's own peaks, the
  *             largest over the kinds (carmad_job_bound);
@@ -48,7 +48,11 @@ struct carmad_bound {
 void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap);
 
 /* The memory history signature of a submission (est_job_signature over its argv,
- * batch, GPU count, summary text, seq_len, image_size, heads and training set-up). */
+ * batch, GPU count, summary text, seq_len, image_size, heads, training set-up, cwd,
+ * whether its environment makes the framework preallocate (carmad_env_preallocates), and
+ * the values of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF,
+ * PYTORCH_NO_CUDA_MEMORY_CACHING, XLA_PYTHON_CLIENT_MEM_FRACTION, XLA_CLIENT_MEM_FRACTION,
+ * XLA_PYTHON_CLIENT_ALLOCATOR and TF_GPU_ALLOCATOR in it, unset or not). */
 uint64_t carmad_job_signature(const struct carma_req_job *rj);
 
 /* Observed peaks of the earlier attempts of a job signature on one GPU kind: attempts

@@ -32,6 +32,14 @@ static uint64_t fnv_argv(uint64_t h, const char *const *argv, size_t argc)
     return h;
 }
 
+/* A string that may be absent: NULL and "" differ, and so do {"ab","c"} and {"a","bc"}. */
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+    uint64_t len = s ? strlen(s) + 1 : 0; /* 0: NULL */
+    h = fnv(h, &len, sizeof len);
+    return len > 1 ? fnv(h, s, len - 1) : h;
+}
+
 uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
 {
     uint64_t h = fnv_argv(FNV_OFFSET, argv, argc);
@@ -41,7 +49,7 @@ uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
 
 uint64_t est_job_signature(const struct est_job_key *k)
 {
-    static const char tag[] = "carma job memory signature 2";
+    static const char tag[] = "carma job memory signature 3";
     uint64_t h = fnv(FNV_OFFSET, tag, sizeof tag);
     h = fnv_argv(h, k->argv, k->argc);
     /* Fixed-width fields, each hashed on its own (no struct padding in the hash). */
@@ -54,6 +62,16 @@ uint64_t est_job_signature(const struct est_job_key *k)
         uint64_t len = k->summary_len;
         h = fnv(h, &len, sizeof len);
         h = fnv(h, k->summary, k->summary_len);
+    }
+    /* Where the job runs and how its allocator is set up (version 3). */
+    h = fnv_str(h, k->cwd);
+    uint32_t pre = k->preallocates != 0;
+    h = fnv(h, &pre, sizeof pre);
+    uint64_t nenv = k->nenv;
+    h = fnv(h, &nenv, sizeof nenv);
+    for (size_t i = 0; i < k->nenv; i++) {
+        h = fnv_str(h, k->env_key[i]);
+        h = fnv_str(h, k->env_val[i]);
     }
     return h ? h : 1;
 }

@@ -30,8 +30,9 @@ struct est_history {
  * profiles by it; memory history needs est_job_signature. */
 uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch);
 
-/* Everything a job's memory depends on that carma is told: the command and every
- * estimator input the job was submitted with. */
+/* Everything a job's memory depends on that carma is told: the command, the folder it
+ * runs in, every estimator input the job was submitted with, and the allocator set-up of
+ * its environment. */
 struct est_job_key {
     const char *const *argv;
     size_t argc;
@@ -43,13 +44,23 @@ struct est_job_key {
     enum est_precision precision;
     enum est_attention attention;
     int grad_checkpoint, grad_accum;
+    const char *cwd;            /* the folder the command runs in; NULL: none */
+    int preallocates;           /* the framework maps the GPU's memory at its start */
+    /* nenv variables of the job's environment that change its peak (the caller's
+     * fixed list, in a fixed order): env_val[i] NULL where env_key[i] is unset. */
+    const char *const *env_key;
+    const char *const *env_val;
+    size_t nenv;
 };
 
-/* Signature of a job's memory history: FNV-1a, under a version tag of its own, over
- * the arguments (as est_signature), the batch, the GPU count, whether there is a
- * summary and its text byte for byte, the sequence length, image height and width,
- * heads, optimizer, precision, attention, gradient checkpointing and accumulation. Two
- * jobs share it only when carma could not tell their memory apart. Never 0. */
+/* Signature of a job's memory history: FNV-1a, under a version tag of its own (3;
+ * signatures of an older version match none of it), over the arguments (as
+ * est_signature), the batch, the GPU count, whether there is a summary and its text
+ * byte for byte, the sequence length, image height and width, heads, optimizer,
+ * precision, attention, gradient checkpointing and accumulation, the cwd, whether the
+ * framework preallocates, and each of the nenv variables' name and value (unset and
+ * empty differ). Two jobs share it only when none of these tells their memory apart.
+ * Never 0. */
 uint64_t est_job_signature(const struct est_job_key *k);
 
 /* Zeroes storage and sets the table up; cap must be a power of two >= 2. Returns 0

@@ -2,7 +2,8 @@
 # The job's memory bound (issue 4): max(estimator bound, --mem) for a job submitted
 # with a model summary; once the same command, summary and options have run and
 # succeeded on that kind of GPU, the bound comes from the observed peak of those runs
-# (history beats the model); failed and cancelled runs are not history. The optimizer,
+# (history beats the model); failed and cancelled runs are not history, nor are runs from
+# another folder or with another allocator environment. The optimizer,
 # precision, attention, heads, gradient checkpointing and accumulation given to submit
 # reach the estimator. A bad summary is refused, naming the file as carma estimate does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -48,6 +49,19 @@ echo "   first run's peak $peak MiB, second run's bound $got MiB"
 "$CARMA" show "$b" | grep -q "at submission: history (1 earlier run, peak $peak MiB)" ||
     fail "carma show: no history basis: $("$CARMA" show "$b")"
 "$CARMA" wait --timeout 20 "$b" >/dev/null || fail "second run did not succeed"
+
+step "the same command from another folder or allocator set-up is another signature"
+# (python train.py of two projects is two jobs; PYTORCH_CUDA_ALLOC_CONF changes the peak)
+mkdir -p "$T/project2"
+d=$(cd "$T/project2" && submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+e=$(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+for x in "$d" "$e"; do
+    "$CARMA" show --json "$x" > "$T/x.json"
+    grep -q '"bound_basis": "estimator (batch 32' "$T/x.json" ||
+        fail "job $x took the first folder's history: $(grep bound_basis "$T/x.json")"
+    [ "$(json_int "$T/x.json" bound_mib)" = "$want" ] || fail "job $x: bound $(json_int "$T/x.json" bound_mib), $want expected"
+    "$CARMA" wait --timeout 20 "$x" >/dev/null || fail "job $x did not succeed"
+done
 
 step "another batch size is another signature"
 c=$(submit --summary "$SUM" --batch 128 -- true)

@@ -1,5 +1,5 @@
-/* carmad's bound from history (src/daemon/history.c): the signature covers the model and
- * its whole set-up, only succeeded attempts count, a peak is history only for the GPU
+/* carmad's bound from history (src/daemon/history.c): the signature covers the model, its
+ * whole set-up, the job's folder and its allocator environment, only succeeded attempts count, a peak is history only for the GPU
  * kind it was observed on, and rows stored before the signature covered the set-up are
  * never matched. */
 #include <setjmp.h>
@@ -75,7 +75,7 @@ static void add_run(struct carma_store *st, const struct carma_req_job *rj, cons
     carma_job_rec_clear(&r);
     r.name = strdup("train");
     r.user = strdup("alice");
-    r.cwd = strdup("/");
+    r.cwd = strdup(rj->cwd);
     r.argv_json = strdup(ARGV_JSON);
     r.env_json = strdup("{}");
     r.uid = r.gid = 1000;
@@ -112,9 +112,12 @@ static void test_signature_covers_setup(void **state)
     (void)state;
     const char *const av[] = {"python", "train.py"};
     const char text[] = "BertModel(\n)";
+    const char *const ek[] = {"PYTORCH_CUDA_ALLOC_CONF", "TF_GPU_ALLOCATOR"};
+    const char *const ev[] = {NULL, NULL};
     struct est_job_key base = {.argv = av, .argc = 2, .batch = 8, .gpus = 1,
                                .summary = text, .summary_len = sizeof text - 1, .seq = 128,
-                               .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
+                               .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32,
+                               .cwd = "/home/u/a", .env_key = ek, .env_val = ev, .nenv = 2};
     uint64_t s0 = est_job_signature(&base);
     assert_true(s0 != 0);
     struct est_job_key k = base;
@@ -141,6 +144,16 @@ static void test_signature_covers_setup(void **state)
     DIFFERS(attention, EST_ATTN_SDPA);
     DIFFERS(grad_checkpoint, 1);
     DIFFERS(grad_accum, 1);
+    DIFFERS(cwd, "/home/u/b");
+    DIFFERS(cwd, NULL);
+    DIFFERS(preallocates, 1);
+    DIFFERS(nenv, 1);
+    const char *const ev_set[] = {"expandable_segments:True", NULL};
+    const char *const ev_empty[] = {"", NULL};
+    const char *const ek_other[] = {"PYTORCH_CUDA_ALLOC_CONF", "XLA_CLIENT_MEM_FRACTION"};
+    DIFFERS(env_val, ev_set);
+    DIFFERS(env_val, ev_empty); /* set to "" is not unset */
+    DIFFERS(env_key, ek_other);
 #undef DIFFERS
     /* An empty summary is not the absence of one. */
     k = base;
@@ -218,6 +231,73 @@ static void test_history_other_setup(void **state)
             fail_msg("variant %zu took the first set-up's history: %s", i, b.basis);
     }
     free(edited);
+    carma_store_close(st);
+}
+
+/* The same command run from another folder (another project's train.py), or with
+ * another allocator set-up in its environment, is another job: its peaks are not
+ * this one's history. */
+static void test_history_cwd_and_env(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    /* No summary: the signature is all there is (argv, GPU count, cwd, environment). */
+    struct carma_req_job a = {.argv = argv_train, .argc = 2, .cwd = "/home/u/a", .gpus = 1};
+    add_run(st, &a, KIND_A, "succeeded", 700);
+    struct carmad_bound b = bound_on(st, &a, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.bound_mib, 702);
+    struct carma_req_job other = a;
+    other.cwd = "/home/u/b";
+    b = bound_on(st, &other, only_a, 1);
+    if (b.source != CARMAD_BOUND_DECLARED)
+        fail_msg("another folder took the first one's peaks: %s", b.basis);
+    /* With a summary: the model bounds the job from another folder. */
+    struct carma_req_job bj = bert_job();
+    bj.cwd = "/home/u/a";
+    struct carmad_bound model = bound_on(st, &bj, only_a, 1);
+    add_run(st, &bj, KIND_A, "succeeded", 100);
+    assert_int_equal(bound_on(st, &bj, only_a, 1).bound_mib, 102);
+    bj.cwd = "/home/u/b";
+    b = bound_on(st, &bj, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    assert_int_equal(b.bound_mib, model.bound_mib);
+    /* The allocator environment: each of these is another signature than a's. */
+    const char *key[2], *val[2];
+    static const char *const envs[][2] = {
+        {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"},
+        {"PYTORCH_CUDA_ALLOC_CONF", ""},
+        {"XLA_PYTHON_CLIENT_MEM_FRACTION", ".5"},
+        {"TF_GPU_ALLOCATOR", "cuda_malloc_async"},
+        {CARMAD_ENV_TF_GROWTH, "false"}, /* preallocates */
+    };
+    for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
+        struct carma_req_job e = a;
+        key[0] = "HOME";
+        val[0] = "/home/u";
+        key[1] = envs[i][0];
+        val[1] = envs[i][1];
+        e.env_key = key;
+        e.env_val = val;
+        e.nenv = 2;
+        b = bound_on(st, &e, only_a, 1);
+        if (b.source != CARMAD_BOUND_DECLARED)
+            fail_msg("%s=%s took the peaks of a run without it: %s", envs[i][0], envs[i][1],
+                     b.basis);
+    }
+    /* A variable that changes no allocator, or the value carmad sets anyway, is the same
+     * job. */
+    struct carma_req_job same = a;
+    key[0] = "HOME";
+    val[0] = "/home/u";
+    key[1] = CARMAD_ENV_TF_GROWTH;
+    val[1] = "true";
+    same.env_key = key;
+    same.env_val = val;
+    same.nenv = 2;
+    assert_int_equal(bound_on(st, &same, only_a, 1).source, CARMAD_BOUND_HISTORY);
     carma_store_close(st);
 }
 
@@ -375,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_signature_covers_setup),
         cmocka_unit_test_setup_teardown(test_history_succeeded_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_other_setup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_cwd_and_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
