@@ -1405,22 +1405,11 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     /* A framework told to map the GPU's memory at its start (TensorFlow without memory
      * growth, JAX with preallocation) holds a whole GPU whatever its model: its bound is
      * the largest GPU's memory, so it runs alone. */
-    long pre = carmad_env_preallocates(rj);
     uint64_t whole = 0;
     for (size_t g = 0; g < d->ngpus; g++)
         if (d->gpus[g].mem_total_mib > whole)
             whole = d->gpus[g].mem_total_mib;
-    if (pre >= 0 && r->bound_basis && r->bound_mib < whole) {
-        char *basis = NULL;
-        if (asprintf(&basis, "whole GPU (%llu MiB: %s=%s in the job's environment maps the "
-                             "GPU's memory at the start; else %s)",
-                     (unsigned long long)whole, rj->env_key[pre],
-                     carma_quote(rj->env_val[pre], 16).s, r->bound_basis) < 0)
-            basis = NULL;
-        free(r->bound_basis);
-        r->bound_basis = basis;
-        r->bound_mib = whole;
-    }
+    long pre = carmad_bound_preallocating(rj, whole, &r->bound_mib, &r->bound_basis);
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();

@@ -272,3 +272,22 @@ long carmad_env_preallocates(const struct carma_req_job *rj)
     }
     return -1;
 }
+
+long carmad_bound_preallocating(const struct carma_req_job *rj, uint64_t whole,
+                                uint64_t *bound_mib, char **basis)
+{
+    long pre = carmad_env_preallocates(rj);
+    if (pre < 0 || *bound_mib >= whole)
+        return pre;
+    *bound_mib = whole; /* first: the basis is only its description */
+    char *b = NULL;
+    if (asprintf(&b, "whole GPU (%llu MiB: %s=%s in the job's environment maps the GPU's "
+                     "memory at the start%s%s)",
+                 (unsigned long long)whole, rj->env_key[pre],
+                 carma_quote(rj->env_val[pre], 16).s, *basis ? "; else " : "",
+                 *basis ? *basis : "") < 0)
+        b = NULL;
+    free(*basis);
+    *basis = b;
+    return pre;
+}

@@ -92,4 +92,15 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
  * "" as unset); -1 when none does. */
 long carmad_env_preallocates(const struct carma_req_job *rj);
 
+/* The whole-GPU rule: a job whose environment makes its framework preallocate
+ * (carmad_env_preallocates) holds a whole GPU whatever its model, so *bound_mib is raised
+ * to `whole` (the largest GPU's memory) where below it, whatever *basis holds. *basis
+ * (malloc'd, may be NULL) is then replaced by a new one naming the variable and the
+ * former basis ("whole GPU (40960 MiB: TF_FORCE_GPU_ALLOW_GROWTH=false in the job's
+ * environment maps the GPU's memory at the start; else --mem (1024 MiB))"), NULL when
+ * out of memory. Returns the variable's index into rj->env_key, or -1 (nothing changed)
+ * when the job does not preallocate. */
+long carmad_bound_preallocating(const struct carma_req_job *rj, uint64_t whole,
+                                uint64_t *bound_mib, char **basis);
+
 #endif

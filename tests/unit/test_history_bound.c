@@ -449,6 +449,45 @@ static void test_env_preallocates(void **state)
     assert_int_equal(carmad_env_preallocates(&rj), 1);
 }
 
+/* The whole-GPU rule raises the bound of a preallocating job whatever its basis, a
+ * missing one (out of memory at submission) included. */
+static void test_bound_preallocating(void **state)
+{
+    (void)state;
+    const char *key[1] = {CARMAD_ENV_TF_GROWTH}, *val[1] = {"1"};
+    struct carma_req_job rj = {.env_key = key, .env_val = val, .nenv = 1};
+    uint64_t bound = 1024;
+    char *basis = strdup("--mem (1024 MiB)");
+    assert_non_null(basis);
+    assert_int_equal(carmad_bound_preallocating(&rj, 40960, &bound, &basis), 0);
+    assert_int_equal(bound, 40960);
+    assert_string_equal(basis, "whole GPU (40960 MiB: TF_FORCE_GPU_ALLOW_GROWTH=1 in the job's "
+                               "environment maps the GPU's memory at the start; else --mem "
+                               "(1024 MiB))");
+    free(basis);
+    /* No basis to describe: the bound is raised all the same. */
+    bound = 1024;
+    basis = NULL;
+    assert_int_equal(carmad_bound_preallocating(&rj, 40960, &bound, &basis), 0);
+    assert_int_equal(bound, 40960);
+    assert_non_null(basis);
+    assert_string_equal(basis, "whole GPU (40960 MiB: TF_FORCE_GPU_ALLOW_GROWTH=1 in the job's "
+                               "environment maps the GPU's memory at the start)");
+    free(basis);
+    /* Already a whole GPU or more: nothing changes. */
+    bound = 50000;
+    basis = NULL;
+    assert_int_equal(carmad_bound_preallocating(&rj, 40960, &bound, &basis), 0);
+    assert_int_equal(bound, 50000);
+    assert_null(basis);
+    /* A growing job keeps its bound. */
+    val[0] = "true";
+    bound = 1024;
+    assert_int_equal(carmad_bound_preallocating(&rj, 40960, &bound, &basis), -1);
+    assert_int_equal(bound, 1024);
+    assert_null(basis);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +498,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
+        cmocka_unit_test(test_bound_preallocating),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
