@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -631,6 +632,18 @@ static int catalog_write(const char *dir, const char *file)
     size_t nmap = 0;
     if (!map)
         return 1;
+    /* The output goes to FILE.tmp, renamed over FILE: a name that does not fit would
+     * write elsewhere (or not at all). */
+    char tmp[PATH_MAX];
+    int tl = snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    if (tl < 0 || (size_t)tl >= sizeof tmp) {
+        fprintf(stderr,
+                "carma eval-estimator: %s: path too long for its temporary file %s.tmp (at "
+                "most %zu bytes); give a shorter path to the catalog\n",
+                file, file, sizeof tmp - 1);
+        free(map);
+        return 2;
+    }
     int ret = map_load(dir, map, &nmap, mpath, sizeof mpath);
     if (ret) {
         free(map);
@@ -646,8 +659,6 @@ static int catalog_write(const char *dir, const char *file)
     }
     static const char *const names[] = {"name", "model", "dataset", "batch", "mem_mib",
                                         "est_carma_mib"};
-    char tmp[4096 + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", file);
     struct carma_csv *c = malloc(sizeof *c);
     FILE *o = NULL;
     int col[6], rc;
@@ -743,13 +754,25 @@ static int catalog_write(const char *dir, const char *file)
         ret = 2;
         goto out;
     }
-    if (fclose(o) != 0 || rename(tmp, file) != 0) {
-        o = NULL;
-        fprintf(stderr, "carma eval-estimator: cannot write %s: %s\n", file, strerror(errno));
+    /* A write that failed on the way (ferror) or at the last flush (fclose): FILE stays
+     * as it was, and FILE.tmp goes. */
+    int werr = ferror(o); /* 1: writing FILE.tmp failed, 2: renaming it */
+    errno = 0;
+    if (fclose(o) != 0)
+        werr = 1;
+    int e = errno;
+    o = NULL;
+    if (!werr && rename(tmp, file) != 0) {
+        werr = 2;
+        e = errno;
+    }
+    if (werr) {
+        fprintf(stderr, "carma eval-estimator: cannot write %s: %s\n", werr == 2 ? file : tmp,
+                e ? strerror(e) : "write error");
+        remove(tmp);
         ret = 1;
         goto out;
     }
-    o = NULL;
     printf("  %zu workloads with a summary, every bound >= peak: %s; %zu without one "
            "(est_carma_mib left empty)\nwrote %s\n",
            with, below ? "NO" : "yes", without, file);

@@ -531,6 +531,29 @@ cp data/model-profiles.csv "$T/mp.csv"
 "$T/gen_profiles" "$T/cat.csv" data/collocation-facts.csv "$T/mp.csv" || fail "gen_profiles run"
 cmp -s "$T/cat.csv" data/workloads.csv || fail "gen_profiles changes data/workloads.csv"
 cmp -s "$T/mp.csv" data/model-profiles.csv || fail "gen_profiles changes model-profiles.csv"
+# A catalog that cannot be written (FILE.tmp on a full disk) is left as it was, and so is
+# no FILE.tmp; a FILE whose FILE.tmp name passes PATH_MAX is refused, naming it.
+if [ -w /dev/full ]; then
+    cp "$T/cat.csv" "$T/full.csv"
+    ln -s /dev/full "$T/full.csv.tmp"
+    rc=0
+    "$CARMA" eval-estimator --data data/estimator --catalog "$T/full.csv" >/dev/null 2>"$T/err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "cannot write $T/full.csv.tmp: No space left on device" "$T/err" ||
+        fail "--catalog on a full disk: exit $rc, $(cat "$T/err")"
+    [ -e "$T/full.csv.tmp" ] || [ -L "$T/full.csv.tmp" ] && fail "--catalog left FILE.tmp behind"
+    cmp -s "$T/full.csv" data/workloads.csv || fail "--catalog on a full disk changed the catalog"
+fi
+long=$T/$(printf '%0200d' 0)
+while [ ${#long} -lt 3880 ]; do long=$long/$(printf '%0200d' 0); done
+mkdir -p "$long" || fail "mkdir of a long path"
+long=$long/$(printf '%0*d' $((4088 - ${#long})) 0).csv # 4093 bytes: its .tmp name has 4097
+[ ${#long} = 4093 ] || fail "long path of ${#long} bytes"
+cp "$T/cat.csv" "$long" || fail "cp to a long path"
+rc=0
+"$CARMA" eval-estimator --data data/estimator --catalog "$long" >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "path too long for its temporary file .*\.csv\.tmp (at most 4095 bytes)" "$T/err" ||
+    fail "--catalog with a long path: exit $rc, $(cut -c1-200 "$T/err")"
+rm -rf "$T/$(printf '%0200d' 0)"
 # A map row that names another run than the workload's is refused, naming its line, and
 # the catalog is left as it was.
 mkdir "$T/est"
