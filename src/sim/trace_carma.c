@@ -233,8 +233,12 @@ static int sh_task(struct sim_build *b, const struct sim_trace_opts *o, const ch
     size_t tlen;
     struct carma_err ferr;
     if (carma_file_read(path, RAD_MAX_BYTES, &text, &tlen, &ferr))
-        return carma_err_at(err, b->file, line, "task '%s': %s", carma_quote(name, 64).s,
-                            ferr.msg);
+        return carma_err_at(err, b->file, line, "task '%s': %s%s", carma_quote(name, 64).s,
+                            ferr.msg,
+                            o->aux_dir ? ""
+                                       : " (without --rad-dir, .rad files are looked up in the "
+                                         "trace's folder, the current one for a trace on "
+                                         "standard input: give their folder with --rad-dir DIR)");
     struct sim_workload w;
     int rc = sim_rad_parse(path, name, text, tlen, &w, err);
     free(text);

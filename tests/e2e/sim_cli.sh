@@ -209,6 +209,12 @@ printf '# a task\nconda activate tf\npython /x/vgg16.py\nvgg16.model\n/raid/imag
 printf 'sleep 0\npython /h/rad/src/submit.py --task /h/rad/workloads/vgg.rad\nsleep 5\npython /h/rad/src/submit.py --task /h/rad/workloads/vgg.rad\n' \
     >"$T/carma/assets/traces/t.sh"
 expect_bad "t.sh:2: task 'vgg'" --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv
+# on standard input the .rad files are looked up in the current folder, and the error says
+# where to name theirs
+rc=0
+"$CARMA" sim --trace - --workloads data/workloads.csv <"$T/carma/assets/traces/t.sh" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -qF "<stdin>:2: task 'vgg': ./vgg.rad: No such file or directory (without --rad-dir, .rad files are looked up in the trace's folder, the current one for a trace on standard input: give their folder with --rad-dir DIR)" "$T/err" ||
+    fail "--trace - without --rad-dir: exit $rc, $(cat "$T/err")"
 "$CARMA" sim --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv \
     --rad-dir "$T/carma/workloads" --policy exclusive --json >"$T/out" || fail "--rad-dir"
 python3 - "$T/out" <<'PY' || fail "--rad-dir: the trace"
