@@ -722,6 +722,12 @@ int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *f
                             o->seq, m->image_h, m->image_w, m->patch_h, m->patch_w, m->tokens);
     if (m->tokens)
         o->seq = m->tokens;
+    if (m->needs_seq && o->seq == 0 && m->patch_h)
+        return carma_err_at(err, file, m->needs_seq_line,
+                            "a vision transformer (a %ux%u patch embedding here): give "
+                            "--image-size H[xW], the input image, whose patches and a class "
+                            "token are its sequence (or --seq-len, the tokens)",
+                            m->patch_h, m->patch_w);
     if (m->needs_seq && o->seq == 0)
         return carma_err_at(err, file, m->needs_seq_line,
                             "a sequence model (an embedding, attention or patch embedding "
@@ -773,8 +779,9 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
                                    "patch embedding to size from it; leave --image-size out");
     if (m->needs_seq && o->seq == 0)
         return carma_err_set(err, -EINVAL,
-                             "this is a sequence model (line %zu): give --seq-len",
-                             m->needs_seq_line);
+                             "this is a sequence model (line %zu): give --seq-len%s",
+                             m->needs_seq_line,
+                             m->patch_h ? " or, for its patch embedding, --image-size" : "");
     int hc = est_heads_check(m, o->attention, NULL, err);
     if (hc < 0)
         return hc;

@@ -501,7 +501,8 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
  * estimate`, `carma submit` and carmad take it: a vision transformer whose patch
  * embedding and image size give m->tokens takes them as o->seq (a different o->seq is
  * an error naming `file`); a sequence model without a sequence length is an error
- * naming file:line ("give --seq-len"). Returns 0 or -EINVAL with err. */
+ * naming file:line ("give --seq-len", or "give --image-size" first where m has a patch
+ * embedding). Returns 0 or -EINVAL with err. */
 int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *file,
                     struct carma_err *err);
 

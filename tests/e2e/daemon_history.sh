@@ -255,7 +255,8 @@ step "carma submit names the summary file as carma estimate does"
 C=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus
 for v in "summary_modtree/gpt2.txt --batch 8" "summary_modtree/gpt2.txt --batch 8 --seq-len 4096" \
          "summary_torchsummary/resnet18_cifar.txt --batch 8 --image-size 224" \
-         "summary_modtree/vit_hf.txt --batch 8 --image-size 224 --seq-len 100"; do
+         "summary_modtree/vit_hf.txt --batch 8 --image-size 224 --seq-len 100" \
+         "summary_modtree/vit_hf.txt --batch 8"; do
     # shellcheck disable=SC2086
     set -- $v
     f=$C/$1; shift
@@ -265,6 +266,7 @@ for v in "summary_modtree/gpt2.txt --batch 8" "summary_modtree/gpt2.txt --batch 
         fail "carma submit $v: '$(cat "$T/e2")', carma estimate: '$(cat "$T/e1")'"
     grep -q "^carma submit: $f[:]" "$T/e2" || fail "carma submit $v does not name the file: $(cat "$T/e2")"
 done
+grep -q "give --image-size H\[xW\]" "$T/e2" || fail "a ViT without its image size: $(cat "$T/e2")"
 head -n 1 "$T/e2"
 # a vision transformer's sequence is its image's patches: carmad sizes it as carma estimate
 "$CARMA" estimate --summary "$C/summary_modtree/vit_hf.txt" --batch 8 --image-size 224 --json \

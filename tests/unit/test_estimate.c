@@ -1645,6 +1645,11 @@ static void test_modtree_patches(void **state)
     assert_int_equal(m.input, 3 * 16 * 16); /* pixels per patch */
     assert_true(m.needs_seq);
     assert_int_equal(m.needs_seq_line, 5);
+    /* given neither, the refusal names --image-size, a ViT's natural input */
+    struct est_opts none = {.batch = 8};
+    assert_true(est_seq_resolve(&m, &none, "vit.txt", &err) < 0);
+    assert_non_null(strstr(err.msg, "vit.txt:5: a vision transformer (a 16x16 patch embedding "
+                                    "here): give --image-size H[xW]"));
     assert_true(m.cudnn);
     assert_int_equal(est_model_family(&m), EST_FAM_DENSE);
 
