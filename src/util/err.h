@@ -23,7 +23,8 @@ int carma_err_set(struct carma_err *err, int code, const char *fmt, ...)
 /* A value read from an input, safe to quote in a message: at most `max` bytes of s
  * (max <= CARMA_QUOTE_MAX), with control characters (C0, DEL, C1), backslash and bytes
  * that start no well-formed UTF-8 sequence written as \n, \r, \t, \\ or \xNN, an
- * invisible byte order mark (U+FEFF) as \uFEFF, and "..." after a cut. Returned by value: use .s within the same full expression, e.g.
+ * invisible byte order mark (U+FEFF) as \uFEFF, and "..." after a cut. Returned by
+ * value: use .s within the same full expression, e.g.
  * carma_err_at(err, file, line, "model '%s'", carma_quote(v, 40).s). s may be NULL. */
 #define CARMA_QUOTE_MAX 64
 struct carma_quoted {
