@@ -30,21 +30,29 @@
 static char dir[64], path[128];
 static char *bert;
 
+/* Each store test's fixture: a fresh folder, the BERT summary, and an open store in
+ * *state (closed by teardown). */
 static int setup(void **state)
 {
-    (void)state;
     snprintf(dir, sizeof dir, "/tmp/carma-histb-XXXXXX");
     if (!mkdtemp(dir))
         return -1;
     snprintf(path, sizeof path, "%s/carma.db", dir);
     size_t len;
     struct carma_err err;
-    return carma_file_read(BERT, EST_MAX_INPUT, &bert, &len, &err) < 0 ? -1 : 0;
+    struct carma_store *st;
+    if (carma_file_read(BERT, EST_MAX_INPUT, &bert, &len, &err) < 0 ||
+        carma_store_open(&st, path, &err) < 0)
+        return -1;
+    *state = st;
+    return 0;
 }
 
 static int teardown(void **state)
 {
-    (void)state;
+    if (*state)
+        carma_store_close(*state);
+    *state = NULL;
     free(bert);
     bert = NULL;
     char cmd[160];
@@ -170,10 +178,7 @@ static void test_signature_covers_setup(void **state)
  * OOM attempt may have stopped before the job's peak. */
 static void test_history_succeeded_only(void **state)
 {
-    (void)state;
-    struct carma_store *st;
-    struct carma_err err = {{0}};
-    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_store *st = *state;
     struct carma_req_job rj = bert_job();
     struct carmad_bound model = bound_on(st, &rj, only_a, 1);
     assert_int_equal(model.source, CARMAD_BOUND_ESTIMATOR);
@@ -196,17 +201,13 @@ static void test_history_succeeded_only(void **state)
     b = bound_on(st, &rj, only_a, 1);
     assert_int_equal(b.runs, 2);
     assert_int_equal(b.bound_mib, 3100 + 100 + 2);
-    carma_store_close(st);
 }
 
 /* A peak of the same command and batch under another model or set-up is not this job's
  * history. */
 static void test_history_other_setup(void **state)
 {
-    (void)state;
-    struct carma_store *st;
-    struct carma_err err = {{0}};
-    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_store *st = *state;
     struct carma_req_job rj = bert_job();
     add_run(st, &rj, KIND_A, "succeeded", 2000);
     assert_int_equal(bound_on(st, &rj, only_a, 1).source, CARMAD_BOUND_HISTORY);
@@ -231,7 +232,6 @@ static void test_history_other_setup(void **state)
             fail_msg("variant %zu took the first set-up's history: %s", i, b.basis);
     }
     free(edited);
-    carma_store_close(st);
 }
 
 /* The same command run from another folder (another project's train.py), or with
@@ -239,10 +239,7 @@ static void test_history_other_setup(void **state)
  * this one's history. */
 static void test_history_cwd_and_env(void **state)
 {
-    (void)state;
-    struct carma_store *st;
-    struct carma_err err = {{0}};
-    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_store *st = *state;
     /* No summary: the signature is all there is (argv, GPU count, cwd, environment). */
     struct carma_req_job a = {.argv = argv_train, .argc = 2, .cwd = "/home/u/a", .gpus = 1};
     add_run(st, &a, KIND_A, "succeeded", 700);
@@ -298,7 +295,6 @@ static void test_history_cwd_and_env(void **state)
     same.env_val = val;
     same.nenv = 2;
     assert_int_equal(bound_on(st, &same, only_a, 1).source, CARMAD_BOUND_HISTORY);
-    carma_store_close(st);
 }
 
 /* A peak is history on its own GPU kind only: on a server of another kind the model
@@ -306,10 +302,7 @@ static void test_history_cwd_and_env(void **state)
  * without peaks leaves history out. */
 static void test_history_per_kind(void **state)
 {
-    (void)state;
-    struct carma_store *st;
-    struct carma_err err = {{0}};
-    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_store *st = *state;
     struct carma_req_job rj = bert_job();
     struct carmad_bound model = bound_on(st, &rj, only_a, 1);
     add_run(st, &rj, KIND_A, "succeeded", 100); /* far below the model's bound */
@@ -351,7 +344,6 @@ static void test_history_per_kind(void **state)
     b = bound_on(st, &plain, both, 2);
     assert_int_equal(b.source, CARMAD_BOUND_DECLARED);
     assert_int_equal(b.bound_mib, 0);
-    carma_store_close(st);
 }
 
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
@@ -359,11 +351,10 @@ static void test_history_per_kind(void **state)
  * same peak recorded now is. */
 static void test_history_old_rows_migrated(void **state)
 {
-    (void)state;
-    struct carma_store *st;
+    struct carma_store *st = *state;
     struct carma_err err = {{0}};
-    assert_int_equal(carma_store_open(&st, path, &err), 0);
-    carma_store_close(st);
+    carma_store_close(st); /* a store of the current version, made older below */
+    *state = NULL;
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(
@@ -381,6 +372,7 @@ static void test_history_old_rows_migrated(void **state)
         SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(carma_store_open(&st, path, &err), 0);
+    *state = st;
     assert_int_equal(carma_store_version_found(st), 5);
     struct carma_req_job rj = bert_job();
     struct carmad_bound b = bound_on(st, &rj, only_a, 1);
@@ -401,7 +393,6 @@ static void test_history_old_rows_migrated(void **state)
     b = bound_on(st, &plain, only_a, 1);
     assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
     assert_int_equal(b.runs, 1);
-    carma_store_close(st);
 }
 
 /* TensorFlow grows only on exactly "true" (strcmp; anything else it cannot parse and
