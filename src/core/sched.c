@@ -150,6 +150,40 @@ void carma_sched_submit(struct carma_sched *s, uint32_t j, double now)
     queue_push(s, CARMA_QUEUE_MAIN, j, now);
 }
 
+static uint32_t millionths(float x);
+
+void carma_sched_set_profile(struct carma_sched *s, uint32_t ji, float smact, float smocc,
+                             float drama)
+{
+    struct carma_job *j = &s->jobs[ji];
+    j->smact = smact;
+    j->smocc = smocc;
+    j->drama = drama;
+    j->busy = carma_coloc_busy(smact);
+    int backfilled = j->backfill_gen && j->backfill_gen == s->reserve_gen;
+    float sm = smact < 0 ? 1.0f : smact;
+    for (uint16_t k = 0; k < j->nplaced; k++) {
+        uint32_t gi = j->gpu[k];
+        struct carma_gpu *g = &s->gpus[gi];
+        assert(g->njobs == 1);
+        g->prof_smact = sm;
+        g->prof_busy = j->busy;
+        g->nunprofiled = smact < 0;
+        /* a job alone on a reserved GPU may have been backfilled there: the books follow
+         * its profile, so that the holder's admission reads what its own test will */
+        if (backfilled && (s->slot[gi].flags & CARMA_SLOT_RESERVED)) {
+            struct carma_sched_backfill *b = &s->backfill[gi];
+            b->smact = b->smact - millionths(j->backfill_smact) + millionths(sm);
+            b->busy = b->busy - millionths(j->backfill_busy) + millionths(j->busy);
+        }
+        carma_sched_gpu_changed(s, gi);
+    }
+    if (backfilled) {
+        j->backfill_smact = sm;
+        j->backfill_busy = j->busy;
+    }
+}
+
 static void auto_unreserve(struct carma_sched *s);
 
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
@@ -227,8 +261,6 @@ void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now)
     s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
     queue_push(s, CARMA_QUEUE_RECOVERY, j, now);
 }
-
-static uint32_t millionths(float x);
 
 static void release(struct carma_sched *s, struct carma_job *j)
 {

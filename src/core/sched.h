@@ -166,6 +166,12 @@ void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now);
 void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
                        double start);
 
+/* Sets job j's solo profile (smact < 0: unknown) while it runs alone on every GPU it
+ * holds (carmad measures it there), keeping the GPUs' profile sums and auto's backfill
+ * books in step with it. */
+void carma_sched_set_profile(struct carma_sched *s, uint32_t j, float smact, float smocc,
+                             float drama);
+
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j);
 

@@ -520,26 +520,6 @@ static void mon_log(void *ctx, int prio, const char *msg)
     dlog(ctx, prio, "%s", msg);
 }
 
-/* Sets a running job's solo profile, keeping the GPU view's profile sums right: the
- * job is alone on each of its GPUs, so each GPU's sums are the job's own. */
-static void set_running_profile(struct carmad *d, uint32_t i, float smact, float smocc,
-                                float drama)
-{
-    struct carma_job *j = &d->sj[i];
-    j->smact = smact;
-    j->smocc = smocc;
-    j->drama = drama;
-    j->busy = carma_coloc_busy(smact);
-    for (uint16_t k = 0; k < j->nplaced; k++) {
-        struct carma_gpu *g = &d->gpus[j->gpu[k]];
-        assert(g->njobs == 1);
-        g->prof_smact = smact;
-        g->prof_busy = j->busy;
-        g->nunprofiled = smact < 0;
-        carma_sched_gpu_changed(&d->sched, j->gpu[k]);
-    }
-}
-
 /* After a tick: energy shared among each GPU's co-runners by activity (their solo
  * SMACT, the GPU's mean for one not yet measured; foreign processes take a share
  * nobody is billed for), and the solo SMACT of jobs alone on their GPUs after their
@@ -623,7 +603,7 @@ static void after_tick(struct carmad *d, double now)
         dj->solo_smocc = oc;
         dj->solo_drama = dr;
         if (first || fabsf(j->smact - sm) > 0.02f) {
-            set_running_profile(d, i, sm, oc, dr);
+            carma_sched_set_profile(&d->sched, i, sm, oc, dr);
             if (first)
                 dlog(d, LOG_INFO, "job %llu: solo SMACT %.2f measured over %u samples alone",
                      (unsigned long long)dj->rec.id, sm, dj->alone_ticks);

@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/coloc.h"
 #include "core/sched.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -247,22 +246,15 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
                 carma_sched_adopt(&f->s, (uint32_t)f->njobs++, gpu, j->gpus, now);
             }
         } else if ((p[1] & 7) == 3 && f->njobs) {
-            /* carmad re-measures the solo SMACT of a job alone on its GPUs (daemon.c's
-             * set_running_profile) */
+            /* carmad re-measures the solo SMACT of a job alone on its GPUs */
             struct carma_job *j = &f->jobs[p[2] % f->njobs];
             int alone = j->state == CARMA_JOB_RUNNING;
             for (uint16_t k = 0; alone && k < j->nplaced; k++)
                 alone = f->gpus[j->gpu[k]].njobs == 1;
             if (alone) {
-                j->smact = (float)(p[1] >> 3) / 31.0f;
-                j->busy = carma_coloc_busy(j->smact);
-                for (uint16_t k = 0; k < j->nplaced; k++) {
-                    struct carma_gpu *gv = &f->gpus[j->gpu[k]];
-                    gv->prof_smact = j->smact;
-                    gv->prof_busy = j->busy;
-                    gv->nunprofiled = 0;
-                    carma_sched_gpu_changed(&f->s, j->gpu[k]);
-                }
+                float sm = (float)(p[1] >> 3) / 31.0f;
+                carma_sched_set_profile(&f->s, (uint32_t)(j - f->jobs), sm, sm * 0.5f,
+                                        sm * 0.4f);
             }
         } else if ((p[1] & 7) == 2 && f->njobs < FZ_JOBS) {
             /* carmad restarted: a job that crashed while it was down */

@@ -462,34 +462,40 @@ static void test_auto_backfills_a_reserved_gpu_without_delaying_its_holder(void 
     carma_sched_free(&f.s);
 }
 
-/* The books of the reserved GPUs must hold whatever carmad does meanwhile: it re-measures
- * a job's solo SMACT once it ran alone a full window (daemon.c), so release() takes back
- * what was added, not the job's profile now (this aborted carmad). */
+/* The books of the reserved GPUs must follow what carmad does meanwhile: it re-measures
+ * a job's solo SMACT once it ran alone a full window (carma_sched_set_profile). The
+ * books then read the new profile, as the holder's own test will, and release() takes
+ * back what they hold (a stale load aborted carmad, or let in jobs that then kept the
+ * holder out). */
 static void test_auto_backfill_books_survive_a_new_profile(void **state)
 {
     (void)state;
     struct fx f;
     fx_init(&f, "auto", 2);
-    f.jobs[0].bound_mib = 30000;
+    f.jobs[0].bound_mib = 40000; /* GPU 0 has no room left */
     f.jobs[0].smact = 0.3f;
     carma_sched_submit(&f.s, 0, 0);
     assert_int_equal(fx_step(&f, 0), 1);
     f.jobs[1].gpus = 2; /* the holder: both GPUs reserved */
     f.jobs[1].bound_mib = 20000;
-    f.jobs[1].smact = 0.2f;
+    f.jobs[1].smact = 0.5f;
     carma_sched_submit(&f.s, 1, 1);
     f.jobs[2].bound_mib = 5000;
-    f.jobs[2].smact = 0.3f;
+    f.jobs[2].smact = 0.2f;
     carma_sched_submit(&f.s, 2, 1);
     assert_int_equal(fx_step(&f, 1), 1);
     uint16_t g = f.jobs[2].gpu[0];
+    assert_int_equal(g, 1); /* alone on the idle reserved GPU */
     assert_int_equal(f.s.backfill[g].njobs, 1);
-    struct carma_job *j = &f.jobs[2]; /* what carmad's set_running_profile does */
-    j->smact = 0.6f;
-    j->busy = carma_coloc_busy(0.6f);
-    f.gpus[g].prof_smact = j->smact;
-    f.gpus[g].prof_busy = j->busy;
-    carma_sched_gpu_changed(&f.s, g);
+    carma_sched_set_profile(&f.s, 2, 0.45f, 0.2f, 0.2f);
+    assert_int_equal(f.s.backfill[g].smact, 450000);
+    assert_float_equal(f.gpus[g].prof_smact, 0.45f, 1e-6);
+    /* 0.45 + 0.1 + the holder's 0.5 pass the GPU's SMs: job 3 may not join it (with
+     * the books at 0.2 it would have) */
+    f.jobs[3].bound_mib = 1000;
+    f.jobs[3].smact = 0.1f;
+    carma_sched_submit(&f.s, 3, 2);
+    assert_int_equal(fx_step(&f, 2), 0);
     assert_int_equal(carma_sched_finish(&f.s, 2, CARMA_OUTCOME_SUCCEEDED, 5000, 100), 0);
     assert_int_equal(f.s.backfill[g].njobs, 0);
     assert_int_equal(f.s.backfill[g].mib, 0);
@@ -499,10 +505,6 @@ static void test_auto_backfill_books_survive_a_new_profile(void **state)
     carma_sched_free(&f.s);
 }
 
-/* Backfilled jobs must leave the holder able to join them as auto_gain lets any job join:
- * four 4-GPU jobs beside it would leave it a gain under min_gain (MPS's per-client cost on
- * a weight of 16), so the fourth waits, and the holder starts once the jobs there before
- * its reservation end. */
 static void test_auto_backfill_leaves_the_holder_its_gain(void **state)
 {
     (void)state;
