@@ -21,13 +21,15 @@ void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap)
 /* Environment variables that change a job's peak without changing what it computes:
  * PyTorch's caching allocator (expandable segments, max split size, garbage collection
  * threshold; no caching at all), JAX's memory fraction and allocator, TensorFlow's
- * allocator. The preallocation switches are in the signature as carmad_env_preallocates'
- * answer. */
+ * allocator, CUDA's module loading (lazy or eager: hundreds of MiB of context, the
+ * floor of docs/estimator.md), cuBLAS's workspace size and NCCL's buffers. The
+ * preallocation switches are in the signature as carmad_env_preallocates' answer. */
 static const char *const alloc_env[] = {
     "PYTORCH_CUDA_ALLOC_CONF",        "PYTORCH_ALLOC_CONF",
     "PYTORCH_NO_CUDA_MEMORY_CACHING", "XLA_PYTHON_CLIENT_MEM_FRACTION",
     "XLA_CLIENT_MEM_FRACTION",        "XLA_PYTHON_CLIENT_ALLOCATOR",
-    "TF_GPU_ALLOCATOR"};
+    "TF_GPU_ALLOCATOR",               "CUDA_MODULE_LOADING",
+    "CUBLAS_WORKSPACE_CONFIG",        "NCCL_BUFFSIZE"};
 #define NALLOC_ENV (sizeof alloc_env / sizeof alloc_env[0])
 
 uint64_t carmad_job_signature(const struct carma_req_job *rj)

@@ -49,7 +49,7 @@ uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
 
 uint64_t est_job_signature(const struct est_job_key *k)
 {
-    static const char tag[] = "carma job memory signature 3";
+    static const char tag[] = "carma job memory signature 4";
     uint64_t h = fnv(FNV_OFFSET, tag, sizeof tag);
     h = fnv_argv(h, k->argv, k->argc);
     /* Fixed-width fields, each hashed on its own (no struct padding in the hash). */
@@ -63,7 +63,7 @@ uint64_t est_job_signature(const struct est_job_key *k)
         h = fnv(h, &len, sizeof len);
         h = fnv(h, k->summary, k->summary_len);
     }
-    /* Where the job runs and how its allocator is set up (version 3). */
+    /* Where the job runs and how its allocator is set up (versions 3 and 4). */
     h = fnv_str(h, k->cwd);
     uint32_t pre = k->preallocates != 0;
     h = fnv(h, &pre, sizeof pre);

@@ -268,6 +268,9 @@ static void test_history_cwd_and_env(void **state)
         {"PYTORCH_CUDA_ALLOC_CONF", ""},
         {"XLA_PYTHON_CLIENT_MEM_FRACTION", ".5"},
         {"TF_GPU_ALLOCATOR", "cuda_malloc_async"},
+        {"CUDA_MODULE_LOADING", "EAGER"},
+        {"CUBLAS_WORKSPACE_CONFIG", ":4096:8"},
+        {"NCCL_BUFFSIZE", "16777216"},
         {CARMAD_ENV_TF_GROWTH, "false"}, /* preallocates */
     };
     for (size_t i = 0; i < sizeof envs / sizeof *envs; i++) {
