@@ -2,9 +2,9 @@
 # Runs every test of one build: cmocka unit tests, end-to-end scripts and the fuzz
 # targets over their corpora. Usage: BUILD=build/release sh tests/run.sh
 # CARMA_TEST_JOBS tests run at once (default: the number of CPUs, at least 2: most
-# end-to-end tests spend their time waiting on carmad; 1 runs them one by one). Each
-# test's output goes to $BUILD/logs/NAME.log; a failed one's tail is printed after all
-# have run.
+# end-to-end tests spend their time waiting on carmad; 1 runs them one by one), each
+# killed after CARMA_TEST_TIMEOUT seconds (default 600). Each test's output goes to
+# $BUILD/logs/NAME.log; a failed one's tail is printed after all have run.
 # Prints "BUILD: N passed, N failed" last and exits non-zero when anything failed.
 set -u
 BUILD=${BUILD:-build/release}
@@ -26,7 +26,14 @@ if [ "${1:-}" = --one ]; then
     esac
     mkdir -p "$LOGS"
     log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
-    if "$@" >"$log" 2>&1; then r="ok   $name"; else r="FAIL $name"; fi
+    # A test that hangs is killed (CARMA_TEST_TIMEOUT seconds, default 600), so that the
+    # run still ends and reports it.
+    tmo=${CARMA_TEST_TIMEOUT:-600}
+    command -v timeout >/dev/null 2>&1 && set -- timeout -k 10 "$tmo" "$@"
+    rc=0
+    "$@" >"$log" 2>&1 || rc=$?
+    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && echo "tests/run.sh: killed after $tmo s" >>"$log"
+    if [ "$rc" -eq 0 ]; then r="ok   $name"; else r="FAIL $name"; fi
     echo "$r"
     # Run by hand: the failure's tail now, and the exit status says it.
     [ -n "${CARMA_TEST_RESULTS:-}" ] || { [ "$r" = "ok   $name" ] || { tail -n 30 "$log"; exit 1; }; exit 0; }
