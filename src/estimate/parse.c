@@ -4035,25 +4035,18 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
                 break;
             }
         }
-        /* An embedding's width and an attention row's heads are per token: --seq-len
-         * multiplies them (twice for the probabilities, heads x seq x seq per sample). A
-         * row without per_token would be taken per sample, and the job's length ignored. */
-        if ((k == EST_K_EMBED || k == EST_K_ATTN) && !per && out) {
-            rc = carma_err_at(err, file, c->line,
-                              "%s row without per_token 1: its out_elems are per token (%s); "
-                              "add a per_token column and write 1 here and on every row "
-                              "whose out_elems are per token, then give --seq-len",
-                              k == EST_K_EMBED ? "an embed" : "an attn",
-                              k == EST_K_EMBED ? "the embedding's width"
-                                               : "the heads: heads x seq x seq probabilities "
-                                                 "per sample");
-            break;
-        }
+        /* A row without per_token 1 is per sample, whatever its kind: an embedding with
+         * no sequence (DLRM's EmbeddingBag tables) or one the user copied per sample
+         * (Keras's (None, 200, 128)), an attn row's heads x seq x seq already multiplied
+         * out. --seq-len beside a CSV with no per-token row is refused by est_compute: it
+         * would size nothing. */
         if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {
             rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
             break;
         }
         est_layer_type(&m->layers[m->n - 1], type, strlen(type));
+        if (!per)
+            m->layers[m->n - 1].attn = 0; /* out holds the sample's probabilities already */
         if (per && !m->needs_seq) {
             m->needs_seq = 1;
             m->needs_seq_line = c->line;

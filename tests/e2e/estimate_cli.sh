@@ -246,8 +246,8 @@ grep -q "v100-32gb (compute capability 7.0) has no native bfloat16" "$T/bf16.err
 "$CARMA" estimate --summary $C/summary_modtree/bert_base.txt --batch 8 --seq-len 128 \
     --precision bf16 --gpu a100-40gb 2>&1 >/dev/null | grep -q . && fail "bf16 on an A100: a note"
 # --seq-len or --image-size where nothing reads them is refused, not ignored: the job would
-# look sized for its input. A CSV's embed and attn rows are per token: without per_token 1
-# the job's length was ignored (a transformer block at 1024 tokens sized 11x too low).
+# look sized for its input. A CSV row without per_token 1 is per sample, embed and attn rows
+# too: --seq-len beside a CSV with no per-token row is refused.
 expect2 "mlp.csv: --seq-len sizes nothing in this layer CSV: no row has per_token 1" \
     --summary $C/summary_csv/mlp.csv --batch 32 --seq-len 128
 expect2 "mlp_params_suffix.txt: --seq-len sizes nothing here: not a sequence model" \
@@ -257,7 +257,7 @@ expect2 "gpt2.txt: --image-size sizes nothing here: no 2-D convolution or patch 
 expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
     --summary $C/summary_csv/transformer_block.csv --batch 8 --seq-len 512 --image-size 224
 cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
-expect2 "tb_noper.csv:2: an embed row without per_token 1: its out_elems are per token" \
+expect2 "tb_noper.csv: --seq-len sizes nothing in this layer CSV: no row has per_token 1" \
     --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
 # --summary - reads standard input; its errors name it stdin.
 "$CARMA" estimate --summary - --batch 8 --seq-len 256 --json <$C/summary_modtree/gpt2.txt \
@@ -287,8 +287,11 @@ expect2 "gpt2_sfx.txt:3: Embedding: its suffix says 385973 params, but its print
 printf 'type,out_elems,params\ninput,3072,0\nConv2d,65536,448\nnrom,65536,128\n' >"$T/typo.csv"
 expect2 "typo.csv:4: unknown layer type 'nrom': a layer CSV's type is input, linear, conv" \
     --summary "$T/typo.csv" --batch 64
-printf 'type,out_elems,params,per_token\nlinear,2304,1771776,1\nattn,12,0,0\n' >"$T/attn0.csv"
-expect2 "attn0.csv:3: an attn row without per_token 1" --summary "$T/attn0.csv" --batch 16 --seq-len 1024
+# An embed row without per_token (DLRM's EmbeddingBag tables) is per sample, as it always was.
+printf 'type,out_elems,params,count\ninput,13,0,1\nEmbeddingBag,64,64000000,26\nLinear,1,1729,1\n' \
+    >"$T/bag.csv"
+"$CARMA" estimate --summary "$T/bag.csv" --batch 2048 >"$T/bag.out" || fail "per-sample embed row"
+grep -q "1664001729 parameters" "$T/bag.out" || fail "per-sample embed row: $(cat "$T/bag.out")"
 # A table's shapes are its input's: --seq-len or --image-size beside it is refused, not
 # ignored (a BERT table printed at 128 would have been sized at 128 for a job at 512).
 expect2 "bert_layer_b8.txt: --seq-len does not apply to a torchinfo table" \

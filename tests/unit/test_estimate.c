@@ -1761,16 +1761,21 @@ static void test_csv_and_detect(void **state)
     assert_true(parse_str("", &m, &err) < 0);
     assert_true(parse_str("type,out_elems,params\rinput,784,0\rlinear,10,7850\r", &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:1: " CARMA_CR_ONLY_MSG);
-    /* embed and attn rows are per token: without per_token 1 the job's length was
-     * ignored (the embedding taken per sample, the probabilities as heads x seq) */
-    assert_true(parse_str("type,out_elems,params\ninput,1,0\nembed,768,1000\n", &m, &err) < 0);
-    assert_string_equal(err.msg, "t.txt:3: an embed row without per_token 1: its out_elems are "
-                                 "per token (the embedding's width); add a per_token column "
-                                 "and write 1 here and on every row whose out_elems are per "
-                                 "token, then give --seq-len");
-    assert_true(parse_str("type,out_elems,params,per_token\nlinear,64,4160,1\n"
-                          "MultiheadAttention,4,0,0\n", &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:3: an attn row without per_token 1"));
+    /* A row without per_token 1 is per sample, embed and attn rows too: an embedding
+     * with no sequence (DLRM's EmbeddingBag tables) or a Keras Embedding's (None, 200,
+     * 128) copied per sample; refusing them left such a model no honest route. */
+    assert_int_equal(parse_str("type,out_elems,params,count\ninput,13,0,1\n"
+                               "EmbeddingBag,64,64000000,26\nLinear,1,1729,1\n", &m, &err), 0);
+    assert_int_equal(m.layers[0].kind, EST_K_EMBED);
+    assert_int_equal(m.layers[0].per_token, 0);
+    assert_int_equal(m.layers[0].out, 64);
+    assert_int_equal(m.params, 26ull * 64000000 + 1729);
+    assert_false(m.needs_seq);
+    assert_int_equal(parse_str("type,out_elems,params,per_token\nlinear,64,4160,1\n"
+                               "MultiheadAttention,4096,0,0\n", &m, &err), 0);
+    assert_int_equal(m.layers[1].kind, EST_K_ATTN);
+    assert_int_equal(m.layers[1].per_token, 0);
+    assert_int_equal(m.layers[1].attn, 0); /* not multiplied by --seq-len either */
     /* carma's own format: a type outside the kinds and their classes is a typo, refused
      * (it became other, no tensor: "cnov" took a CNN to the dense family, 2.8x lower) */
     assert_true(parse_str("type,out_elems,params\ninput,3072,0\ncnov,65536,448\n", &m, &err) < 0);
