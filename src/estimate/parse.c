@@ -3679,9 +3679,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
-        /* the parameter counts the printed arguments allow, without and with a bias (or
-         * a norm's shift); UINT64_MAX: they do not say, and a suffix gives the count */
-        uint64_t args_lo = UINT64_MAX, args_hi = UINT64_MAX;
+        /* the fewest parameters the printed arguments allow (no bias, no norm's shift);
+         * UINT64_MAX: they do not say, and a suffix gives the count */
+        uint64_t args_lo = UINT64_MAX;
         int64_t in_f = arg_int(args, argn, "in_features=");
         int64_t out_f = arg_int(args, argn, "out_features=");
         int64_t nf = arg_int(args, argn, "nf=");
@@ -3696,13 +3696,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = (uint64_t)out_f;
             params = param_count((uint64_t)in_f, (uint64_t)out_f, bias ? (uint64_t)out_f : 0);
             args_lo = param_count((uint64_t)in_f, (uint64_t)out_f, 0);
-            args_hi = param_count((uint64_t)in_f, (uint64_t)out_f, (uint64_t)out_f);
         } else if (nf >= 0 && nx >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)nf;
             params = param_count((uint64_t)nf, (uint64_t)nx, (uint64_t)nf);
             args_lo = param_count((uint64_t)nf, (uint64_t)nx, 0);
-            args_hi = params;
             in_f = nx;
         } else if (k == EST_K_LINEAR && name_is(c, cls_n, "Conv1D") &&
                    !have_suffix) {
@@ -3747,7 +3745,6 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = (uint64_t)pos[1];
             params = param_count(patch, out, bias ? out : 0);
             args_lo = param_count(patch, out, 0);
-            args_hi = param_count(patch, out, out);
             if (m->n == 0)
                 m->input = patch;
             m->cudnn = 1;
@@ -3764,12 +3761,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_OTHER;
             out = 0;
             if (npos == 2)
-                args_lo = args_hi = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+                args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
         } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
                    cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
             out = (uint64_t)pos[1];
             params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
-            args_lo = args_hi = params;
+            args_lo = params;
             m->needs_seq = 1;
             if (depth >= 0 && (uint64_t)pos[0] > st[depth].tab_rows) {
                 st[depth].tab_rows = (uint64_t)pos[0]; /* head_last cites it */
@@ -3796,13 +3793,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 /* GroupNorm(num_groups, num_channels); the others name the channels or
                  * the normalised shape first */
                 out = (uint64_t)(npos == 2 && find(c, cls_n, "GroupNorm") ? pos[1] : pos[0]);
+                /* LocalResponseNorm(size, ...) has no weights: its argument is a window */
                 int affine = !find(args, argn, "elementwise_affine=False") &&
-                             !find(args, argn, "affine=False");
+                             !find(args, argn, "affine=False") &&
+                             !find(c, cls_n, "LocalResponseNorm");
                 params = affine ? 2 * out : 0;
                 if ((find(args, argn, "bias=False") || find(c, cls_n, "RMSNorm")) && affine)
                     params = out; /* a scale, no shift */
                 args_lo = affine ? out : 0;
-                args_hi = affine ? 2 * out : 0;
             } else if (est_type_flags(k, c, cls_n) & EST_LF_RMS) {
                 /* an RMSNorm written in Python that prints no shape (T5LayerNorm(), older
                  * transformers' LlamaRMSNorm()): a scale over the tensor before it */
@@ -3826,28 +3824,21 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
-        if (conv_sized && params != UINT64_MAX && npos == 2) { /* the bias: one per output */
-            uint64_t cb = (uint64_t)pos[1];
-            args_lo = bias ? params - cb : params;
-            args_hi = bias ? params : params + cb;
-        }
+        if (conv_sized && params != UINT64_MAX && npos == 2) /* the bias: one per output */
+            args_lo = bias ? params - (uint64_t)pos[1] : params;
         if (pf)
             norm_settle(pf, k == EST_K_ACT);
-        /* A suffix the printed arguments contradict is an edited or corrupted print: which
-         * of the two is right cannot be told, and a lower count would lower the bound. */
-        if (have_suffix && args_lo != UINT64_MAX && args_hi != UINT64_MAX &&
-            suffix_params != args_lo && suffix_params != args_hi) {
-            char alt[48] = "";
-            if (args_lo != args_hi)
-                snprintf(alt, sizeof alt, " (or %llu without a bias)",
-                         (unsigned long long)args_lo);
+        /* A suffix below the fewest parameters the printed arguments allow (no bias) is an
+         * edited or corrupted print, and it would lower the estimate. One above them is
+         * taken as printed: the recipe sums module._parameters, which may hold more
+         * (weight_norm's weight_g, one per output) and errs on the safe side. */
+        if (have_suffix && args_lo != UINT64_MAX && suffix_params < args_lo)
             return carma_err_at(err, file, L.line,
-                                "%.*s: its suffix says %llu params, but its printed arguments "
-                                "make %llu%s: an edited or corrupted print? correct or remove "
-                                "the suffix",
+                                "%.*s: its suffix says %llu params, fewer than the %llu its "
+                                "printed arguments make at the least: an edited or corrupted "
+                                "print? correct or remove the suffix",
                                 (int)cls_n, c, (unsigned long long)suffix_params,
-                                (unsigned long long)args_hi, alt);
-        }
+                                (unsigned long long)args_lo);
         if (have_suffix)
             params = suffix_params;
         if (k == EST_K_LINEAR && depth >= 0 && in_f > 0 && (uint64_t)in_f > st[depth].width)

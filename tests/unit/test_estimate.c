@@ -883,17 +883,12 @@ static void test_modtree(void **state)
         fail_msg("%s", err.msg);
     assert_int_equal(m.params, 401920 + 5130);
     assert_false(m.needs_seq);
-    /* A suffix the printed arguments contradict is refused, lower (it set the count: GPT-2
-     * at 1/100 of its parameters) or higher; both counts a bias allows pass. */
+    /* A suffix below the fewest parameters the printed arguments allow is refused (it set
+     * the count: GPT-2 at 1/100 of its parameters); one above them is taken as printed. */
     assert_true(parse_str("Net(\n  (wte): Embedding(50257, 768), 385,973 params\n)\n", &m,
                           &err) < 0);
-    assert_string_equal(err.msg, "t.txt:2: Embedding: its suffix says 385973 params, but its "
-                                 "printed arguments make 38597376: an edited or corrupted "
-                                 "print? correct or remove the suffix");
-    assert_true(parse_str("Net(\n  (c_fc): Conv1D(nf=3072, nx=768), 7,087,104 params\n)\n", &m,
-                          &err) < 0);
-    assert_string_equal(err.msg, "t.txt:2: Conv1D: its suffix says 7087104 params, but its "
-                                 "printed arguments make 2362368 (or 2359296 without a bias): an "
+    assert_string_equal(err.msg, "t.txt:2: Embedding: its suffix says 385973 params, fewer than "
+                                 "the 38597376 its printed arguments make at the least: an "
                                  "edited or corrupted print? correct or remove the suffix");
     static const char *const fine[] = {
         "Net(\n  (fc): Linear(in_features=784, out_features=512, bias=True), 401,408 params\n)\n",
@@ -904,10 +899,15 @@ static void test_modtree(void **state)
     for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++)
         if (parse_str(fine[i], &m, &err))
             fail_msg("%s: %s", fine[i], err.msg);
+    /* weight_norm: weight_g (one per output) + weight_v + bias, above the arguments' count
+     * (it was refused as corrupted); read as printed */
+    assert_int_equal(parse_str("Net(\n  (fc): Linear(in_features=784, out_features=512, "
+                               "bias=True), 402,432 params\n)\n", &m, &err), 0);
+    assert_int_equal(m.params, 784 * 512 + 512 + 512);
     assert_true(parse_str("Net(\n  (ln): LayerNorm((768,), eps=1e-05, elementwise_affine=True), "
                           "15 params\n)\n", &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:2: LayerNorm: its suffix says 15 params, but its "
-                                    "printed arguments make 1536 (or 768 without a bias)"));
+    assert_non_null(strstr(err.msg, "t.txt:2: LayerNorm: its suffix says 15 params, fewer than "
+                                    "the 768 its printed arguments make at the least"));
     static const char cnn[] = "Net(\n  (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
                               "padding=(1, 1)), 224 params\n  (1): ReLU(inplace=True)\n)\n";
     assert_int_equal(parse_image_str(cnn, 32, &m, &err), 0);
@@ -916,9 +916,24 @@ static void test_modtree(void **state)
     memcpy(bad, cnn, sizeof cnn);
     memcpy(strstr(bad, "224 params"), "124", 3);
     assert_true(parse_image_str(bad, 32, &m, &err) < 0);
-    assert_string_equal(err.msg, "t.txt:2: Conv2d: its suffix says 124 params, but its printed "
-                                 "arguments make 224 (or 216 without a bias): an edited or "
+    assert_string_equal(err.msg, "t.txt:2: Conv2d: its suffix says 124 params, fewer than the 216 "
+                                 "its printed arguments make at the least: an edited or "
                                  "corrupted print? correct or remove the suffix");
+    memcpy(strstr(bad, "124 params"), "232", 3); /* weight_norm's 8 more: as printed */
+    assert_int_equal(parse_image_str(bad, 32, &m, &err), 0);
+    assert_int_equal(m.params, 232);
+    /* LocalResponseNorm has no weights (its argument is a window): 0 params is its count,
+     * and without a suffix it adds none */
+    static const char lrn[] = "Net(\n  (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                              "padding=(1, 1)), 224 params\n  (1): LocalResponseNorm(5, "
+                              "alpha=0.0001, beta=0.75, k=1.0), 0 params\n)\n";
+    assert_int_equal(parse_image_str(lrn, 32, &m, &err), 0);
+    assert_int_equal(m.params, 224);
+    static const char lrn_plain[] = "Net(\n  (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                                    "padding=(1, 1))\n  (1): LocalResponseNorm(5, alpha=0.0001, "
+                                    "beta=0.75, k=1.0)\n)\n";
+    assert_int_equal(parse_image_str(lrn_plain, 32, &m, &err), 0);
+    assert_int_equal(m.params, 224);
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_conv.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_conv.txt:2: Conv2d in a "
                                  "module tree: the print has no spatial sizes; give --image-size "
