@@ -3943,6 +3943,33 @@ static int csv_viewlike(const char *t)
     return 0;
 }
 
+/* Tensor-producing classes of no kind of their own, read as the Keras table and the
+ * module-tree readers read them: PyTorch's Upsample family a pool (a new tensor without
+ * weights, spatial_leaf); a join, a pad, a crop, Keras's UpSampling, PixelShuffle other
+ * (est_kind_classify, as in a Keras summary). -1: none of them. */
+static int csv_tensor_class(const char *t)
+{
+    if (strstr(t, "Upsampl")) /* Upsample, UpsamplingNearest2d, UpsamplingBilinear2d */
+        return EST_K_POOL;
+    static const char *const names[] = {"Add", "Concatenate", "PixelShuffle",
+                                        "PixelUnshuffle"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(t, names[i]) == 0)
+            return EST_K_OTHER;
+    /* NAME1D/2D/3D (Keras) or NAME1d/2d/3d (PyTorch) */
+    static const char *const fams[] = {"ZeroPadding", "UpSampling",     "Cropping",
+                                       "ZeroPad",     "ReflectionPad",  "ReplicationPad",
+                                       "ConstantPad", "CircularPad"};
+    size_t n = strlen(t);
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        size_t fn = strlen(fams[i]);
+        if (n == fn + 2 && strncmp(t, fams[i], fn) == 0 && t[fn] >= '1' && t[fn] <= '3' &&
+            (t[fn + 1] == 'd' || t[fn + 1] == 'D'))
+            return EST_K_OTHER;
+    }
+    return -1;
+}
+
 int est_parse_csv(const char *buf, size_t len, const char *file, struct est_model *m,
                   struct carma_err *err)
 {
@@ -4011,17 +4038,19 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
         int k = est_kind_from_name(type);
         if (k < 0 && (rc = refuse_unmodelled(file, c->line, type, strlen(type), err)))
             break;
+        if (k < 0)
+            k = csv_tensor_class(type);
         if (k < 0) {
             k = (int)est_kind_classify(type, strlen(type));
             if (k == EST_K_OTHER && !csv_viewlike(type)) {
                 rc = carma_err_at(err, file, c->line,
                                   "unknown layer type '%s': a layer CSV's type is input, "
                                   "linear, conv, norm, act, dropout, pool, softmax, embed, "
-                                  "attn or other, or a PyTorch / Keras class of one of those "
-                                  "kinds (Conv2d, BatchNorm2d, ReLU, Dense, ...); Identity, "
-                                  "Flatten, Unflatten, Permute, Reshape and StochasticDepth "
-                                  "are other; write other for a layer with no tensor of its "
-                                  "own",
+                                  "attn or other, or a PyTorch / Keras class (Conv2d, "
+                                  "BatchNorm2d, ReLU, Dense, Add, Upsample, ZeroPadding2D, "
+                                  "Flatten, ...: docs/estimator.md); write pool for another "
+                                  "layer that makes a new tensor without weights (its "
+                                  "out_elems counted), other for a view of its input",
                                   type);
                 break;
             }

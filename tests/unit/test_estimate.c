@@ -1796,12 +1796,45 @@ static void test_csv_and_detect(void **state)
     assert_true(parse_str("type,out_elems,params\ninput,3072,0\ncnov,65536,448\n", &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:3: unknown layer type 'cnov': a layer CSV's type is "
                                  "input, linear, conv, norm, act, dropout, pool, softmax, embed, "
-                                 "attn or other, or a PyTorch / Keras class of one of those kinds "
-                                 "(Conv2d, BatchNorm2d, ReLU, Dense, ...); Identity, Flatten, "
-                                 "Unflatten, Permute, Reshape and StochasticDepth are other; "
-                                 "write other for a layer with no tensor of its own");
-    assert_true(parse_str("type,out_elems,params\nlinear,10,110\nAdd,10,0\n", &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:3: unknown layer type 'Add'"));
+                                 "attn or other, or a PyTorch / Keras class (Conv2d, BatchNorm2d, "
+                                 "ReLU, Dense, Add, Upsample, ZeroPadding2D, Flatten, ...: "
+                                 "docs/estimator.md); write pool for another layer that makes a "
+                                 "new tensor without weights (its out_elems counted), other for "
+                                 "a view of its input");
+    static const char *const typos[] = {"nrom", "add", "upsample", "ZeroPadding4D", "Padding2D",
+                                        "ReflectionPad2"};
+    for (size_t i = 0; i < sizeof typos / sizeof typos[0]; i++) {
+        char csv[128];
+        snprintf(csv, sizeof csv, "type,out_elems,params\nlinear,10,110\n%s,10,0\n", typos[i]);
+        assert_true(parse_str(csv, &m, &err) < 0);
+        assert_non_null(strstr(err.msg, "t.txt:3: unknown layer type '"));
+    }
+    /* Tensor-producing classes of no kind of their own are read as the Keras table and
+     * module-tree readers read them (they were refused: a Keras ResNet stem's
+     * ZeroPadding2D, a U-Net's Upsample) */
+    static const struct {
+        const char *type;
+        int kind;
+    } joins[] = {
+        {"Add", EST_K_OTHER},           {"Concatenate", EST_K_OTHER},
+        {"ZeroPadding1D", EST_K_OTHER}, {"ZeroPadding2D", EST_K_OTHER},
+        {"ZeroPadding3D", EST_K_OTHER}, {"UpSampling1D", EST_K_OTHER},
+        {"UpSampling2D", EST_K_OTHER},  {"UpSampling3D", EST_K_OTHER},
+        {"Cropping2D", EST_K_OTHER},    {"PixelShuffle", EST_K_OTHER},
+        {"ReflectionPad2d", EST_K_OTHER}, {"ReplicationPad1d", EST_K_OTHER},
+        {"ZeroPad2d", EST_K_OTHER},     {"ConstantPad3d", EST_K_OTHER},
+        {"Upsample", EST_K_POOL},       {"UpsamplingNearest2d", EST_K_POOL},
+        {"UpsamplingBilinear2d", EST_K_POOL},
+    };
+    for (size_t i = 0; i < sizeof joins / sizeof joins[0]; i++) {
+        char csv[128];
+        snprintf(csv, sizeof csv, "type,out_elems,params\nConv2d,4096,448\n%s,8192,0\n",
+                 joins[i].type);
+        if (parse_str(csv, &m, &err))
+            fail_msg("%s: %s", joins[i].type, err.msg);
+        assert_int_equal(m.layers[1].kind, joins[i].kind);
+        assert_int_equal(m.layers[1].out, 8192);
+    }
     assert_int_equal(parse_str("type,out_elems,params\nConv2d,64,448\nflatten,64,0\n"
                                "OTHER,0,5\nbatch_normalization,64,128\nDense,10,650\n",
                                &m, &err), 0);
