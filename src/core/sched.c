@@ -622,10 +622,6 @@ void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
     s->changelog[s->epoch % SCHED_CHANGELOG] = gi;
 }
 
-/* Predicted gain of the GPU's throughput if a job (sm, busy, holding `weight` GPUs)
- * joins it, or a negative value when it may not join at all. Throughput counts each
- * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
- * An idle GPU gains the job's whole weight. */
 /* An SM demand (solo SMACT or busy fraction, 0..1, an unknown one counting 1) in
  * millionths: integers, so that the sums kept for reserved GPUs add and subtract exactly.
  * NaN counts 0. */
@@ -670,6 +666,10 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
     return after - before >= s->p.min_gain * (float)h->weight;
 }
 
+/* Predicted gain of the GPU's throughput if a job (sm, busy, holding `weight` GPUs)
+ * joins it, or a negative value when it may not join at all. Throughput counts each
+ * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
+ * An idle GPU gains the job's whole weight. */
 static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
                        float sm, float busy, uint16_t weight, int honour)
 {
