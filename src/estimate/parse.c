@@ -3762,6 +3762,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = 0;
             if (npos == 2)
                 args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+        } else if (k == EST_K_EMBED && cls_n >= 12 &&
+                   memcmp(c + cls_n - 12, "EmbeddingBag", 12) == 0 && npos >= 2) {
+            /* EmbeddingBag(n, d): a table of n x d whose bags reduce to one d-vector a
+             * bag (DLRM's sparse features: one bag per sample and table), so no sequence */
+            out = (uint64_t)pos[1];
+            params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+            args_lo = params;
         } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
                    cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
             out = (uint64_t)pos[1];
