@@ -3839,6 +3839,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
          * edited or corrupted print, and it would lower the estimate. One above them is
          * taken as printed: the recipe sums module._parameters, which may hold more
          * (weight_norm's weight_g, one per output) and errs on the safe side. */
+        /* bitsandbytes' Linear4bit keeps its weight packed two to a byte: a recipe that
+         * sums p.shape counts half its parameters; the printed arguments give them all. */
+        int packed4 = have_suffix && args_lo != UINT64_MAX && suffix_params < args_lo &&
+                      find(c, cls_n, "4bit") && suffix_params >= args_lo / 2;
+        if (packed4)
+            have_suffix = 0;
         if (have_suffix && args_lo != UINT64_MAX && suffix_params < args_lo)
             return carma_err_at(err, file, L.line,
                                 "%.*s: its suffix says %llu params, fewer than the %llu its "

@@ -4017,10 +4017,35 @@ static void test_modtree_embedding_bag(void **state)
     assert_false(m.needs_seq);
 }
 
+/* A `, N params` suffix from a recipe that sums p.shape counts a bitsandbytes Linear4bit's
+ * packed weight (two per byte): half of what its arguments give, which is a genuine print,
+ * read as the arguments say; half of a plain Linear's is refused. */
+static void test_modtree_suffix_of_packed_4bit(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *q = "M(\n"
+                    "  (emb): Embedding(1000, 64), 64,000 params\n"
+                    "  (q): Linear4bit(in_features=64, out_features=64, bias=False), 2,048 params\n"
+                    "  (head): Linear(in_features=64, out_features=1000, bias=False), 64,000 params\n"
+                    "), 130,048 params\n";
+    assert_int_equal(parse_str(q, &m, &err), 0);
+    assert_int_equal(m.params, 64000 + 4096 + 64000);
+    const char *bad = "M(\n"
+                      "  (emb): Embedding(1000, 64), 64,000 params\n"
+                      "  (q): Linear(in_features=64, out_features=64, bias=False), 2,048 params\n"
+                      "  (head): Linear(in_features=64, out_features=1000, bias=False), 64,000 params\n"
+                      "), 130,048 params\n";
+    assert_true(parse_str(bad, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "fewer than"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_modtree_embedding_bag),
+        cmocka_unit_test(test_modtree_suffix_of_packed_4bit),
         cmocka_unit_test(test_numbers_and_shapes),
         cmocka_unit_test(test_kind_classify),
         cmocka_unit_test(test_torchsummary),
