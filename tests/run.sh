@@ -25,7 +25,7 @@ if [ "${1:-}" = --one ]; then
     *) echo "tests/run.sh: unknown test kind $kind" >&2; exit 2 ;;
     esac
     mkdir -p "$LOGS"
-    log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
+    log="$LOGS/$(printf '%s' "$name" | tr '/' '_').log"
     # A test that hangs is killed (CARMA_TEST_TIMEOUT seconds, default 600), so that the
     # run still ends and reports it.
     tmo=${CARMA_TEST_TIMEOUT:-600}
@@ -34,10 +34,10 @@ if [ "${1:-}" = --one ]; then
     "$@" >"$log" 2>&1 || rc=$?
     [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && echo "tests/run.sh: killed after $tmo s" >>"$log"
     if [ "$rc" -eq 0 ]; then r="ok   $name"; else r="FAIL $name"; fi
-    echo "$r"
+    printf '%s\n' "$r"
     # Run by hand: the failure's tail now, and the exit status says it.
     [ -n "${CARMA_TEST_RESULTS:-}" ] || { [ "$r" = "ok   $name" ] || { tail -n 30 "$log"; exit 1; }; exit 0; }
-    echo "$r" >>"$CARMA_TEST_RESULTS"
+    printf '%s\n' "$r" >>"$CARMA_TEST_RESULTS"
     exit 0
 fi
 
@@ -59,9 +59,9 @@ mkdir -p "$LOGS"
 : >"$LOGS/results"
 # The end-to-end tests first: they are the longest, so the run ends with short ones.
 {
-    for t in tests/e2e/*.sh; do [ -f "$t" ] && echo "e2e $t"; done
-    for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && echo "unit $t"; done
-    for f in "$BUILD"/fuzz/fuzz_*; do [ -x "$f" ] && echo "fuzz $f"; done
+    for t in tests/e2e/*.sh; do [ -f "$t" ] && printf 'e2e %s\n' "$t"; done
+    for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && printf 'unit %s\n' "$t"; done
+    for f in "$BUILD"/fuzz/fuzz_*; do [ -x "$f" ] && printf 'fuzz %s\n' "$f"; done
 } >"$LOGS/list"
 total=$(wc -l <"$LOGS/list")
 seq 1 "$total" | CARMA_TEST_RESULTS="$LOGS/results" xargs -n 1 -P "$jobs" sh "$0" --line
@@ -72,9 +72,9 @@ if [ $((pass + fail)) -ne "$total" ]; then
     fail=$((total - pass))
 fi
 sed -n 's/^FAIL //p' "$LOGS/results" | while IFS= read -r name; do
-    log="$LOGS/$(echo "$name" | tr '/ ' '__').log"
-    echo "--- $name (log: $log)"
+    log="$LOGS/$(printf '%s' "$name" | tr '/' '_').log"
+    printf '%s\n' "--- $name (log: $log)"
     tail -n 30 "$log"
 done
 echo "$(basename "$BUILD"): $pass passed, $fail failed"
-[ "$fail" -eq 0 ] || { echo "failed: $(sed -n 's/^FAIL //p' "$LOGS/results" | tr '\n' ' ')"; exit 1; }
+[ "$fail" -eq 0 ] || { printf 'failed: %s\n' "$(sed -n 's/^FAIL //p' "$LOGS/results" | tr '\n' ' ')"; exit 1; }
