@@ -3691,6 +3691,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         int npos = arg_positional(args, argn, pos, 2);
         if (npos < 0)
             return carma_err_at(err, file, L.line, "dimension too large");
+        /* an embedding table sized by keyword, as PyTorch's quantized modules print
+         * theirs (QuantizedEmbeddingBag(num_embeddings=..., embedding_dim=...)) */
+        if (k == EST_K_EMBED && npos < 2 && arg_int(args, argn, "num_embeddings=") > 0 &&
+            arg_int(args, argn, "embedding_dim=") > 0) {
+            pos[0] = arg_int(args, argn, "num_embeddings=");
+            pos[1] = arg_int(args, argn, "embedding_dim=");
+            npos = 2;
+        }
         if (in_f >= 0 && out_f >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)out_f;
@@ -3962,7 +3970,8 @@ static int csv_viewlike(const char *t)
  * (est_kind_classify, as in a Keras summary). -1: none of them. */
 static int csv_tensor_class(const char *t)
 {
-    if (strstr(t, "Upsampl")) /* Upsample, UpsamplingNearest2d, UpsamplingBilinear2d */
+    if (!strcmp(t, "Upsample") || !strcmp(t, "UpsamplingNearest2d") ||
+        !strcmp(t, "UpsamplingBilinear2d"))
         return EST_K_POOL;
     static const char *const names[] = {"Add", "Concatenate", "PixelShuffle",
                                         "PixelUnshuffle"};
@@ -4051,7 +4060,7 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
         int k = est_kind_from_name(type);
         if (k < 0 && (rc = refuse_unmodelled(file, c->line, type, strlen(type), err)))
             break;
-        if (k < 0)
+        if (k < 0) /* exact names: a ConvUpsample stays the classifier's conv */
             k = csv_tensor_class(type);
         if (k < 0) {
             k = (int)est_kind_classify(type, strlen(type));
@@ -4068,11 +4077,23 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
                 break;
             }
         }
-        /* A row without per_token 1 is per sample, whatever its kind: an embedding with
-         * no sequence (DLRM's EmbeddingBag tables) or one the user copied per sample
+        /* A row with per_token 0 is per sample, whatever its kind: an embedding with no
+         * sequence (DLRM's EmbeddingBag tables) or one the user copied per sample
          * (Keras's (None, 200, 128)), an attn row's heads x seq x seq already multiplied
-         * out. --seq-len beside a CSV with no per-token row is refused by est_compute: it
-         * would size nothing. */
+         * out. Without the column an embed or attn row is ambiguous, and read per sample
+         * a transformer's would be a sequence too small: the user says which. --seq-len
+         * beside a CSV with no per-token row is refused by est_compute: it would size
+         * nothing. */
+        if (cs < 0 && (k == EST_K_EMBED || k == EST_K_ATTN)) {
+            rc = carma_err_at(err, file, c->line,
+                              "an %s row in a CSV without a per_token column: add the "
+                              "column and say whether its out_elems are per token (1, and "
+                              "give --seq-len) or per sample (0: a bag that reduces to one "
+                              "vector a sample, as DLRM's EmbeddingBag, or sizes already "
+                              "multiplied out)",
+                              k == EST_K_EMBED ? "embed" : "attn");
+            break;
+        }
         if (est_model_add(m, (enum est_kind)k, out, params, (uint32_t)count, (int)per) < 0) {
             rc = carma_err_at(err, file, c->line, "too many layers or too large a layer");
             break;

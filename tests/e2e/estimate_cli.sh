@@ -256,9 +256,17 @@ expect2 "gpt2.txt: --image-size sizes nothing here: no 2-D convolution or patch 
     --summary $C/summary_modtree/gpt2.txt --batch 8 --seq-len 512 --image-size 224
 expect2 "transformer_block.csv: --image-size does not apply to a layer CSV" \
     --summary $C/summary_csv/transformer_block.csv --batch 8 --seq-len 512 --image-size 224
+# Without the per_token column a transformer's embed row is ambiguous: with or without
+# --seq-len, the user is asked (read per sample it was a 4 GB bound for a 38 GB job).
 cut -d, -f1-4 $C/summary_csv/transformer_block.csv >"$T/tb_noper.csv"
-expect2 "tb_noper.csv: --seq-len sizes nothing in this layer CSV: no row has per_token 1" \
+expect2 "tb_noper.csv:2: an embed row in a CSV without a per_token column" \
     --summary "$T/tb_noper.csv" --batch 16 --seq-len 1024
+expect2 "tb_noper.csv:2: an embed row in a CSV without a per_token column" \
+    --summary "$T/tb_noper.csv" --batch 16
+# A CSV with the column and no per-token row: --seq-len sizes nothing.
+sed 's/,1$/,0/' $C/summary_csv/transformer_block.csv >"$T/tb_zero.csv"
+expect2 "tb_zero.csv: --seq-len sizes nothing in this layer CSV: no row has per_token 1" \
+    --summary "$T/tb_zero.csv" --batch 16 --seq-len 1024
 # --summary - reads standard input; its errors name it stdin.
 "$CARMA" estimate --summary - --batch 8 --seq-len 256 --json <$C/summary_modtree/gpt2.txt \
     >"$T/stdin.json" || fail "--summary -"
@@ -287,8 +295,8 @@ expect2 "gpt2_sfx.txt:3: Embedding: its suffix says 385973 params, fewer than th
 printf 'type,out_elems,params\ninput,3072,0\nConv2d,65536,448\nnrom,65536,128\n' >"$T/typo.csv"
 expect2 "typo.csv:4: unknown layer type 'nrom': a layer CSV's type is input, linear, conv" \
     --summary "$T/typo.csv" --batch 64
-# An embed row without per_token (DLRM's EmbeddingBag tables) is per sample, as it always was.
-printf 'type,out_elems,params,count\ninput,13,0,1\nEmbeddingBag,64,64000000,26\nLinear,1,1729,1\n' \
+# An embed row with per_token 0 (DLRM's EmbeddingBag tables) is per sample.
+printf 'type,out_elems,params,count,per_token\ninput,13,0,1,0\nEmbeddingBag,64,64000000,26,0\nLinear,1,1729,1,0\n' \
     >"$T/bag.csv"
 "$CARMA" estimate --summary "$T/bag.csv" --batch 2048 >"$T/bag.out" || fail "per-sample embed row"
 grep -q "1664001729 parameters" "$T/bag.out" || fail "per-sample embed row: $(cat "$T/bag.out")"

@@ -1776,11 +1776,25 @@ static void test_csv_and_detect(void **state)
     assert_true(parse_str("", &m, &err) < 0);
     assert_true(parse_str("type,out_elems,params\rinput,784,0\rlinear,10,7850\r", &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:1: " CARMA_CR_ONLY_MSG);
-    /* A row without per_token 1 is per sample, embed and attn rows too: an embedding
-     * with no sequence (DLRM's EmbeddingBag tables) or a Keras Embedding's (None, 200,
-     * 128) copied per sample; refusing them left such a model no honest route. */
-    assert_int_equal(parse_str("type,out_elems,params,count\ninput,13,0,1\n"
-                               "EmbeddingBag,64,64000000,26\nLinear,1,1729,1\n", &m, &err), 0);
+    /* A row with per_token 0 is per sample, embed and attn rows too: an embedding with
+     * no sequence (DLRM's EmbeddingBag tables) or a Keras Embedding's (None, 200, 128)
+     * copied per sample; refusing them left such a model no honest route. Without the
+     * column an embed or attn row is ambiguous, and read per sample a transformer's
+     * would be far too small (a 38 GB bound became 4 GB "fits"): refused. */
+    assert_true(parse_str("type,out_elems,params,count\ninput,13,0,1\n"
+                          "EmbeddingBag,64,64000000,26\nLinear,1,1729,1\n", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: an embed row in a CSV without a per_token column"));
+    assert_true(parse_str("type,out_elems,params\nlinear,64,4160\nMultiheadAttention,4096,0\n",
+                          &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: an attn row"));
+    /* A class the classifier already reads keeps its kind (ConvUpsample is a conv); only
+     * what it reads as other is looked up among the tensor-making classes. */
+    assert_int_equal(parse_str("type,out_elems,params\ninput,3072,0\nConvUpsample,65536,448\n"
+                               "Upsample,262144,0\n", &m, &err), 0);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[1].kind, EST_K_POOL);
+    assert_int_equal(parse_str("type,out_elems,params,count,per_token\ninput,13,0,1,0\n"
+                               "EmbeddingBag,64,64000000,26,0\nLinear,1,1729,1,0\n", &m, &err), 0);
     assert_int_equal(m.layers[0].kind, EST_K_EMBED);
     assert_int_equal(m.layers[0].per_token, 0);
     assert_int_equal(m.layers[0].out, 64);
@@ -4015,6 +4029,11 @@ static void test_modtree_embedding_bag(void **state)
     assert_int_equal(parse_str(tree, &m, &err), 0);
     assert_int_equal(m.params, 100000ull * 64 + 50000ull * 64 + 129);
     assert_false(m.needs_seq);
+    /* sized by keyword, as PyTorch's quantized modules print them */
+    assert_int_equal(parse_str("M(\n  (e): QuantizedEmbeddingBag(num_embeddings=1000, "
+                               "embedding_dim=8, dtype=torch.quint8)\n  (l): Linear("
+                               "in_features=8, out_features=1, bias=True)\n)\n", &m, &err), 0);
+    assert_int_equal(m.params, 8000 + 9);
 }
 
 /* A `, N params` suffix from a recipe that sums p.shape counts a bitsandbytes Linear4bit's
