@@ -29,7 +29,8 @@ if [ "${1:-}" = --one ]; then
     # A test that hangs is killed (CARMA_TEST_TIMEOUT seconds, default 600), so that the
     # run still ends and reports it.
     tmo=${CARMA_TEST_TIMEOUT:-600}
-    command -v timeout >/dev/null 2>&1 && set -- timeout -k 10 "$tmo" "$@"
+    # --foreground: the test stays in the terminal's process group, so ^C reaches it.
+    command -v timeout >/dev/null 2>&1 && set -- timeout --foreground -k 10 "$tmo" "$@"
     rc=0
     "$@" >"$log" 2>&1 || rc=$?
     [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && echo "tests/run.sh: killed after $tmo s" >>"$log"
