@@ -252,7 +252,7 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
             for (uint16_t k = 0; alone && k < j->nplaced; k++)
                 alone = f->gpus[j->gpu[k]].njobs == 1;
             if (alone) {
-                float sm = (float)(p[1] >> 3) / 31.0f;
+                float sm = (p[1] >> 3) == 31 ? -1.0f : (float)(p[1] >> 3) / 30.0f;
                 carma_sched_set_profile(&f->s, (uint32_t)(j - f->jobs), sm, sm * 0.5f,
                                         sm * 0.4f);
             }
