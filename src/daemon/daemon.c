@@ -80,7 +80,8 @@ struct djob {
     int cancel_running;   /* cancel requested in this iteration: signal after commit */
     int pid_dirty;        /* shepherd pid not yet in the store */
     /* monitoring and accounting of the running attempt */
-    uint64_t sig;         /* est_signature(argv, batch): the key of its solo profile */
+    uint64_t sig;         /* its solo profile's key: the memory signature (hist_sig), or
+                             est_signature(argv, batch) for a job stored without one */
     double att_energy_j;  /* energy attributed to this attempt so far */
     uint64_t mem_now_mib; /* per-process memory at the last tick (highest per GPU) */
     uint64_t mem_tick;    /* the tick mem_now_mib is from */
@@ -301,8 +302,8 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
     j->exclusive = (uint8_t)r->exclusive;
 }
 
-/* The job's signature (argv + batch, as the estimator's history keys runs) and, when
- * this workload ran alone before, its solo profile for the scheduler. */
+/* The job's profile key (its memory signature, or argv + batch for a job stored without
+ * one) and, when this workload ran alone before, its solo profile for the scheduler. */
 static void job_profile(struct carmad *d, uint32_t i)
 {
     struct djob *dj = &d->dj[i];
@@ -320,6 +321,10 @@ static void job_profile(struct carmad *d, uint32_t i)
     }
     free(argv);
     json_decref(av);
+    /* the memory signature, where the job has one: a profile is as much the model's and
+     * its set-up's as a peak is (another model run by the same command is another job) */
+    if (dj->rec.hist_sig)
+        dj->sig = dj->rec.hist_sig;
     struct carma_profile p;
     struct carma_err err;
     if (dj->sig && carma_store_profile_get(d->store, dj->sig, &p, &err) == 0) {

@@ -21,8 +21,8 @@
 #define JOB_COLS_HEAD "id,name,uid,gid,user,cwd,argv,env,"
 #define JOB_COLS_TAIL                                                                       \
     "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"         \
-    "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis" \
-    ACCT_COLS
+    "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis," \
+    "hist_sig" ACCT_COLS
 
 /* Accounting columns appended to every job row: run seconds, GPU-seconds and
  * joules over the attempts that ended. */
@@ -628,6 +628,9 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     c++;
     r->reason = col_dup(q, c++);
     r->bound_basis = col_dup(q, c++);
+    r->hist_sig = sqlite3_column_type(q, c) == SQLITE_NULL ? 0
+                                                          : (uint64_t)sqlite3_column_int64(q, c);
+    c++;
     if (sqlite3_column_count(q) > c + 2) {
         r->run_s = sqlite3_column_double(q, c++);
         r->gpu_s = sqlite3_column_double(q, c++);

@@ -30,7 +30,7 @@ struct carma_job_rec {
     char *summary;   /* NULL: none */
     char *reason;    /* NULL: none; why it ended (error text, classification) */
     char *bound_basis; /* NULL: not recorded; what the bound at submission came from */
-    uint64_t hist_sig; /* est_job_signature, written on insert only; 0: none (NULL) */
+    uint64_t hist_sig; /* est_job_signature, written on insert only (read back); 0: none (NULL) */
     uint32_t uid, gid;
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;
@@ -128,7 +128,8 @@ int carma_store_usage_put(struct carma_store *st, uint64_t job, uint32_t n, doub
 int carma_store_usage_get(struct carma_store *st, uint64_t job, uint32_t n, double *gpu_s,
                           double *energy_j, struct carma_err *err);
 
-/* A workload's solo profile, by job signature (est_signature: argv + batch): SM
+/* A workload's solo profile, by the job's memory signature (hist_sig; argv + batch for a
+ * job stored without one): SM
  * activity, occupancy and DRAM activity measured when it ran alone (< 0 unknown),
  * and how many runs the means are over. -ENOENT when none. */
 struct carma_profile {

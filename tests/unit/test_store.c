@@ -74,11 +74,13 @@ static void test_jobs_and_attempts(void **state)
     struct carma_job_rec r = {0};
     fill(&r, 1000, "a");
     r.bound_basis = strdup("--mem (4096 MiB)");
+    r.hist_sig = 0xfedcba9876543210ull; /* read back: carmad keys the job's profile on it */
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(r.id, 1);
     uint64_t id1 = r.id;
     fill(&r, 0, "b");
+    r.hist_sig = 0;
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     /* Run job 1: attempt 1 ends in OOM, then attempt 2 succeeds. */
@@ -86,6 +88,7 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(carma_store_job_get(st, id1, &g, &err), 0);
     assert_string_equal(g.name, "a");
     assert_string_equal(g.bound_basis, "--mem (4096 MiB)");
+    assert_true(g.hist_sig == 0xfedcba9876543210ull);
     assert_int_equal(g.state, CARMA_JOB_QUEUED);
     assert_true(g.start_s < 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
