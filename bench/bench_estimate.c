@@ -21,6 +21,17 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Moves a[k] down into a[0..k], which is sorted (the runs' times stay in order, so the
+ * median and range are read off the ends). */
+static void insert_last_sorted(double *a, int k)
+{
+    for (int j = k; j > 0 && a[j] < a[j - 1]; j--) {
+        double t = a[j];
+        a[j] = a[j - 1];
+        a[j - 1] = t;
+    }
+}
+
 static struct est_layer layers[EST_MAX_LAYERS];
 static struct est_replay_work work;
 
@@ -58,11 +69,7 @@ static int bench_estimate(const char *path, unsigned seq)
             sink += r.bound_mib;
         }
         us[k] = (now_s() - t0) / ITERS * 1e6;
-        for (int j = k; j > 0 && us[j] < us[j - 1]; j--) {
-            double t = us[j];
-            us[j] = us[j - 1];
-            us[j - 1] = t;
-        }
+        insert_last_sorted(us, k);
     }
     printf("estimate  %-48s %4zu layers  %-6s %8.3f us/estimate (median of %d; %.3f to %.3f) "
            "(target <= 10)%s\n",
@@ -159,11 +166,7 @@ static int bench_parse(const char *name, const char *txt, size_t n, uint32_t hw)
             }
         }
         ms[k] = (now_s() - t0) / ITERS * 1e3;
-        for (int j = k; j > 0 && ms[j] < ms[j - 1]; j--) {
-            double t = ms[j];
-            ms[j] = ms[j - 1];
-            ms[j - 1] = t;
-        }
+        insert_last_sorted(ms, k);
     }
     printf("parse     300-layer %-21s (%6zu bytes)       %8.4f ms/parse (median of %d; %.4f to "
            "%.4f; detection included) (target <= 1)\n",
