@@ -255,20 +255,14 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
         const struct sim_metrics *m = &rows[i].m;
         if (!m->gave_up)
             continue;
-        if (m->succeeded)
-            snprintf(notes[k++], sizeof notes[0],
-                     "%s gave up %llu of %llu jobs after --max-attempts: its makespan, JCT and "
-                     "wait count only the jobs that finished, so it may look better than the "
-                     "(bound); its energy and lost GPU-hours include the given-up jobs' runs.",
-                     rows[i].policy->name, (unsigned long long)m->gave_up,
-                     (unsigned long long)m->jobs);
-        else
-            snprintf(notes[k++], sizeof notes[0],
-                     "%s gave up %llu of %llu jobs after --max-attempts: no job finished, so it "
-                     "has no makespan, JCT or wait (-); its energy and lost GPU-hours are those "
-                     "of the given-up jobs' runs.",
-                     rows[i].policy->name, (unsigned long long)m->gave_up,
-                     (unsigned long long)m->jobs);
+        snprintf(notes[k++], sizeof notes[0],
+                 "%s gave up %llu of %llu jobs after --max-attempts: %s", rows[i].policy->name,
+                 (unsigned long long)m->gave_up, (unsigned long long)m->jobs,
+                 m->succeeded ? "its makespan, JCT and wait count only the jobs that finished, "
+                                "so it may look better than the (bound); its energy and lost "
+                                "GPU-hours include the given-up jobs' runs."
+                              : "no job finished, so it has no makespan, JCT or wait (-); its "
+                                "energy and lost GPU-hours are those of the given-up jobs' runs.");
     }
     /* The est-* policies of the run, by name: CARMA's reference policies that take an
      * estimator's answer (auto has its own bound, whatever its requirement source). */
