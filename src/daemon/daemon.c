@@ -307,24 +307,26 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
 static void job_profile(struct carmad *d, uint32_t i)
 {
     struct djob *dj = &d->dj[i];
-    json_error_t je;
-    json_t *av = json_loads(dj->rec.argv_json, 0, &je);
-    size_t n = json_is_array(av) ? json_array_size(av) : 0;
-    const char **argv = n ? calloc(n, sizeof *argv) : NULL;
-    if (argv) {
-        for (size_t k = 0; k < n; k++) {
-            argv[k] = json_string_value(json_array_get(av, k));
-            if (!argv[k])
-                argv[k] = "";
-        }
-        dj->sig = est_signature(argv, n, dj->rec.batch);
-    }
-    free(argv);
-    json_decref(av);
     /* the memory signature, where the job has one: a profile is as much the model's and
-     * its set-up's as a peak is (another model run by the same command is another job) */
-    if (dj->rec.hist_sig)
-        dj->sig = dj->rec.hist_sig;
+     * its set-up's as a peak is (another model run by the same command is another job);
+     * argv + batch for a job stored without one */
+    dj->sig = dj->rec.hist_sig;
+    if (!dj->sig) {
+        json_error_t je;
+        json_t *av = json_loads(dj->rec.argv_json, 0, &je);
+        size_t n = json_is_array(av) ? json_array_size(av) : 0;
+        const char **argv = n ? calloc(n, sizeof *argv) : NULL;
+        if (argv) {
+            for (size_t k = 0; k < n; k++) {
+                argv[k] = json_string_value(json_array_get(av, k));
+                if (!argv[k])
+                    argv[k] = "";
+            }
+            dj->sig = est_signature(argv, n, dj->rec.batch);
+        }
+        free(argv);
+        json_decref(av);
+    }
     struct carma_profile p;
     struct carma_err err;
     if (dj->sig && carma_store_profile_get(d->store, dj->sig, &p, &err) == 0) {
