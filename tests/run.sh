@@ -12,6 +12,9 @@ export CARMA_BIN="$BUILD/bin" CARMA_BUILD="$BUILD" CARMA_FAKE="$BUILD/fake"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 LOGS="$BUILD/logs"
+# A test's log: the one place that names it, for the test that writes it and the summary
+# that prints its tail.
+log_of() { printf '%s/%s.log' "$LOGS" "$(printf '%s' "$1" | tr '/' '_')"; }
 
 # One test: --one KIND PATH (KIND unit, e2e or fuzz). Run by xargs below, it appends
 # "ok NAME" or "FAIL NAME" to $CARMA_TEST_RESULTS, one short write, so that parallel
@@ -25,7 +28,7 @@ if [ "${1:-}" = --one ]; then
     *) echo "tests/run.sh: unknown test kind $kind" >&2; exit 2 ;;
     esac
     mkdir -p "$LOGS"
-    log="$LOGS/$(printf '%s' "$name" | tr '/' '_').log"
+    log=$(log_of "$name")
     # A test that hangs is killed (CARMA_TEST_TIMEOUT seconds, default 600), so that the
     # run still ends and reports it.
     tmo=${CARMA_TEST_TIMEOUT:-600}
@@ -73,7 +76,7 @@ if [ $((pass + fail)) -ne "$total" ]; then
     fail=$((total - pass))
 fi
 sed -n 's/^FAIL //p' "$LOGS/results" | while IFS= read -r name; do
-    log="$LOGS/$(printf '%s' "$name" | tr '/' '_').log"
+    log=$(log_of "$name")
     printf '%s\n' "--- $name (log: $log)"
     tail -n 30 "$log"
 done
