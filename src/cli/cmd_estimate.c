@@ -296,16 +296,9 @@ int cmd_estimate(int argc, char **argv)
     m.image_h = image_h;
     m.image_w = image_w;
     m.heads = heads;
-    int rc = est_parse(buf, len, summary, &m, &err);
+    int rc = est_model_prepare(&m, buf, len, summary, &o, &err);
     free(buf);
-    if (rc == 0)
-        rc = est_heads_check(&m, o.attention, summary, &err);
     if (rc < 0) {
-        fprintf(stderr, "carma estimate: %s\n", err.msg);
-        free(layers);
-        return 2;
-    }
-    if (est_seq_resolve(&m, &o, summary, &err) < 0) {
         fprintf(stderr, "carma estimate: %s\n", err.msg);
         free(layers);
         return 2;

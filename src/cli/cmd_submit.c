@@ -175,11 +175,7 @@ static int check_summary(const char *path, const char *text, const json_t *job)
                  ? (uint32_t)json_integer_value(json_object_get(job, "gpus"))
                  : 1;
     struct carma_err err = {{0}};
-    int rc = est_parse(text, strlen(text), path, &m, &err);
-    if (rc == 0)
-        rc = est_heads_check(&m, o.attention, path, &err);
-    if (rc == 0)
-        rc = est_seq_resolve(&m, &o, path, &err);
+    int rc = est_model_prepare(&m, text, strlen(text), path, &o, &err);
     struct est_result r;
     if (rc == 0 && est_compute(&m, est_coef_default(), &o, work, &r, &err) < 0) {
         char msg[sizeof err.msg];

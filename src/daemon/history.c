@@ -123,12 +123,8 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     o.gpus = rj->gpus; /* more than one: DistributedDataParallel, one process per GPU */
     struct est_result r;
     struct est_replay_work *work = malloc(sizeof *work);
-    int rc = work ? est_parse(rj->summary, strlen(rj->summary), "summary", &m, err)
+    int rc = work ? est_model_prepare(&m, rj->summary, strlen(rj->summary), "summary", &o, err)
                   : carma_err_set(err, -ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = est_heads_check(&m, o.attention, "summary", err);
-    if (rc == 0) /* a vision transformer's tokens come from its image size */
-        rc = est_seq_resolve(&m, &o, "summary", err);
     if (rc == 0)
         rc = est_compute(&m, est_coef_default(), &o, work, &r, err);
     if (rc == 0)

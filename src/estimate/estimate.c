@@ -1,5 +1,6 @@
 /* The memory model of DESIGN.md §5 (see estimate.h for the formula). */
 #include "estimate/estimate.h"
+#include "estimate/parse.h"
 #include "estimate/replay.h"
 
 #include <assert.h>
@@ -733,6 +734,17 @@ int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *f
                             "a sequence model (an embedding, attention or patch embedding "
                             "here): give --seq-len");
     return 0;
+}
+
+int est_model_prepare(struct est_model *m, const char *buf, size_t len, const char *file,
+                      struct est_opts *o, struct carma_err *err)
+{
+    int rc = est_parse(buf, len, file, m, err);
+    if (rc == 0)
+        rc = est_heads_check(m, o->attention, file, err);
+    if (rc == 0) /* a vision transformer's tokens come from its image size */
+        rc = est_seq_resolve(m, o, file, err);
+    return rc;
 }
 
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,

@@ -506,6 +506,13 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
 int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *file,
                     struct carma_err *err);
 
+/* A summary made ready to size, as `carma estimate`, `carma submit` and carmad take it:
+ * est_parse of buf[0..len) into m (initialised by the caller, with its image size and
+ * heads), est_heads_check for o->attention, est_seq_resolve. Errors name `file`. Returns
+ * 0 or a negative errno with err. */
+int est_model_prepare(struct est_model *m, const char *buf, size_t len, const char *file,
+                      struct est_opts *o, struct carma_err *err);
+
 /* The largest batch whose bound fits the GPU (o->gpu_mib > 0; o->batch is ignored): from
  * batch 1, doubling until a batch does not fit, then bisecting between the last that
  * fits and the first that does not. The bound grows with the batch, though not strictly
