@@ -64,8 +64,9 @@ struct carma_job {
                              bit 15: that scan honoured reservations */
     uint64_t backfill_gen; /* auto, running: the reservation it was backfilled under
                               (struct carma_sched's reserve_gen), 0 = none */
-    float backfill_smact, backfill_busy; /* its profile then: what release() takes back
-                                            (carmad may re-measure smact while it runs) */
+    uint32_t backfill_smact, backfill_busy; /* what its GPUs' backfill books hold of it
+                                               (millionths of its SMACT and busy
+                                               fraction), which release() takes back */
 };
 
 const char *carma_job_state_name(enum carma_job_state s);

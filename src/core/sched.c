@@ -162,6 +162,7 @@ void carma_sched_set_profile(struct carma_sched *s, uint32_t ji, float smact, fl
     j->busy = carma_coloc_busy(smact);
     int backfilled = j->backfill_gen && j->backfill_gen == s->reserve_gen;
     float sm = smact < 0 ? 1.0f : smact;
+    uint32_t bs = millionths(sm), bb = millionths(j->busy);
     for (uint16_t k = 0; k < j->nplaced; k++) {
         uint32_t gi = j->gpu[k];
         struct carma_gpu *g = &s->gpus[gi];
@@ -173,14 +174,14 @@ void carma_sched_set_profile(struct carma_sched *s, uint32_t ji, float smact, fl
          * its profile, so that the holder's admission reads what its own test will */
         if (backfilled && (s->slot[gi].flags & CARMA_SLOT_RESERVED)) {
             struct carma_sched_backfill *b = &s->backfill[gi];
-            b->smact = b->smact - millionths(j->backfill_smact) + millionths(sm);
-            b->busy = b->busy - millionths(j->backfill_busy) + millionths(j->busy);
+            b->smact = b->smact - j->backfill_smact + bs;
+            b->busy = b->busy - j->backfill_busy + bb;
         }
         carma_sched_gpu_changed(s, gi);
     }
     if (backfilled) {
-        j->backfill_smact = sm;
-        j->backfill_busy = j->busy;
+        j->backfill_smact = bs;
+        j->backfill_busy = bb;
     }
 }
 
@@ -273,7 +274,7 @@ static void release(struct carma_sched *s, struct carma_job *j)
         if (backfilled && (s->slot[j->gpu[k]].flags & CARMA_SLOT_RESERVED)) {
             /* what auto_backfilled added, whatever the job's profile is now */
             struct carma_sched_backfill *b = &s->backfill[j->gpu[k]];
-            uint32_t bs = millionths(j->backfill_smact), bb = millionths(j->backfill_busy);
+            uint32_t bs = j->backfill_smact, bb = j->backfill_busy;
             assert(b->mib >= j->held_mib && b->smact >= bs && b->busy >= bb && b->njobs > 0 &&
                    b->weight >= j->nplaced);
             b->mib -= j->held_mib;
@@ -493,12 +494,16 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
 /* Memory a new job may take on g: capacity less every resident job's hold, less what
  * processes carma did not start use now, less the margin. Jobs still ramping are
  * covered by their hold (the bound), not by what they have allocated so far. */
-static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gpu *g)
+/* Memory that processes carma did not start use on g now. */
+static int64_t foreign_mib(const struct carma_gpu *g)
 {
     int64_t foreign = (int64_t)g->mem_used_mib - (int64_t)g->carma_used_mib;
-    if (foreign < 0)
-        foreign = 0;
-    return (int64_t)g->mem_total_mib - (int64_t)g->committed_mib - foreign -
+    return foreign > 0 ? foreign : 0;
+}
+
+static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gpu *g)
+{
+    return (int64_t)g->mem_total_mib - (int64_t)g->committed_mib - foreign_mib(g) -
            (int64_t)s->p.margin_mib;
 }
 
@@ -647,10 +652,7 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
         return 0;
     const struct carma_gpu *g = &s->gpus[gi];
     const struct carma_sched_backfill *b = &s->backfill[gi];
-    int64_t foreign = (int64_t)g->mem_used_mib - (int64_t)g->carma_used_mib;
-    if (foreign < 0)
-        foreign = 0;
-    int64_t room = (int64_t)g->mem_total_mib - foreign - (int64_t)s->p.margin_mib -
+    int64_t room = (int64_t)g->mem_total_mib - foreign_mib(g) - (int64_t)s->p.margin_mib -
                    (int64_t)h->mib - (int64_t)b->mib;
     if (room < (int64_t)need || b->njobs + 2 > s->p.max_jobs_per_gpu)
         return 0;
@@ -833,23 +835,32 @@ static struct carma_sched_miss *auto_miss(struct carma_sched *s, const struct au
 /* Picks j->gpus GPUs for job j into c; returns 1 when it fits. A job that did not fit
  * at its last scan is re-examined only on the GPUs it could use then and the GPUs
  * changed since: nothing else can have become usable. */
-static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, int honour)
+/* What job j needs of each GPU, capped at what its GPUs can have (*loosest: the cap
+ * applied), and whether it runs alone. */
+static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int *only_idle,
+                          int *loosest)
 {
-    struct auto_scan a;
-    a.need = job_hold_mib(j);
+    uint64_t need = job_hold_mib(j);
     /* Without a solo profile nothing predicts a co-run's slowdown: such a job runs
      * alone, and no job joins it (CARMA_SLOT_UNPROFILED). */
-    a.only_idle = j->exclusive || a.need == 0 || j->smact < 0;
+    *only_idle = j->exclusive || need == 0 || j->smact < 0;
     /* A bound past what its GPUs can have comes from a loose estimate, not from a job
      * known not to fit (a peak that large ends in OOM, then final): it runs alone on
      * GPUs of the largest memory rather than wait forever. Its hold keeps co-runners
      * off. */
     uint64_t cap = kth_largest(s, j->gpus);
-    a.loosest = a.need > cap;
-    if (a.loosest) {
-        a.need = cap;
-        a.only_idle = 1;
+    *loosest = need > cap;
+    if (*loosest) {
+        need = cap;
+        *only_idle = 1;
     }
+    return need;
+}
+
+static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, int honour)
+{
+    struct auto_scan a;
+    a.need = auto_need(s, j, &a.only_idle, &a.loosest);
     if (a.only_idle && s->idle < j->gpus)
         return 0;
     /* Reservations only bind jobs behind the blocked one; a job scanned under other
@@ -908,13 +919,14 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
 static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 {
     s->reserve_gen++;
-    uint64_t need = job_hold_mib(j), cap = kth_largest(s, j->gpus);
+    int alone, loosest;
+    uint64_t need = auto_need(s, j, &alone, &loosest);
     s->holder_of = (struct carma_sched_holder){
-        .mib = need > cap ? cap : need,
+        .mib = need,
         .smact = millionths(j->smact),
         .busy = millionths(j->busy),
         .weight = j->gpus,
-        .alone = j->exclusive || need == 0 || need > cap || j->smact < 0,
+        .alone = (uint8_t)alone,
     };
     uint32_t best[CARMA_JOB_MAX_GPUS];
     int64_t pot[CARMA_JOB_MAX_GPUS];
@@ -947,16 +959,16 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 static void auto_backfilled(struct carma_sched *s, uint32_t ji)
 {
     struct carma_job *j = &s->jobs[ji];
-    j->backfill_smact = j->smact < 0 ? 1.0f : j->smact;
-    j->backfill_busy = j->busy;
+    j->backfill_smact = millionths(j->smact < 0 ? 1.0f : j->smact);
+    j->backfill_busy = millionths(j->busy);
     for (uint16_t k = 0; k < j->nplaced; k++) {
         uint32_t gi = j->gpu[k];
         if (!(s->slot[gi].flags & CARMA_SLOT_RESERVED))
             continue;
         struct carma_sched_backfill *b = &s->backfill[gi];
         b->mib += j->held_mib;
-        b->smact += millionths(j->backfill_smact);
-        b->busy += millionths(j->backfill_busy);
+        b->smact += j->backfill_smact;
+        b->busy += j->backfill_busy;
         b->njobs++;
         b->weight += j->nplaced;
         j->backfill_gen = s->reserve_gen;

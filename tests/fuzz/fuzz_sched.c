@@ -11,7 +11,6 @@
  * GPU to every new job (scan_all) places the same jobs on the same GPUs. Inputs are
  * decoded, not parsed: byte 0 picks the policy, byte 1 the GPUs, then 4 bytes per
  * operation. */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -32,11 +31,6 @@ struct fz {
     size_t ngpus, njobs, placed; /* placed: by the last step */
     int is_auto;
 };
-
-static uint32_t fz_millionths(float x)
-{
-    return !(x > 0) ? 0 : x >= 16.0f ? 16000000u : (uint32_t)lrintf(x * 1e6f);
-}
 
 /* The books: what the GPUs and queues say equals what the jobs say. */
 static void check_books(const struct fz *f)
@@ -85,8 +79,8 @@ static void check_books(const struct fz *f)
             for (uint16_t k = 0; k < j->nplaced; k++)
                 if (j->gpu[k] == g) {
                     want.mib += j->held_mib;
-                    want.smact += fz_millionths(j->backfill_smact);
-                    want.busy += fz_millionths(j->backfill_busy);
+                    want.smact += j->backfill_smact;
+                    want.busy += j->backfill_busy;
                     want.njobs++;
                     want.weight += j->nplaced;
                 }
