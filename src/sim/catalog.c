@@ -69,11 +69,8 @@ int sim_catalog_parse(const char *file, const char *buf, size_t len, struct sim_
     size_t ncols = c->nfields;
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
-        if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, line, "%zu field%s, the header has %zu", c->nfields,
-                              c->nfields == 1 ? "" : "s", ncols);
+        if ((rc = carma_csv_fields_check(c, ncols, err)))
             goto fail;
-        }
         struct sim_workload w;
         memset(&w, 0, sizeof w);
         const char *name = c->field[col[C_NAME]];

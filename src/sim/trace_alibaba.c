@@ -64,11 +64,8 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
     size_t ncols = c->nfields;
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
-        if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, line, "%zu field%s, the header has %zu", c->nfields,
-                              c->nfields == 1 ? "" : "s", ncols);
+        if ((rc = carma_csv_fields_check(c, ncols, err)))
             goto fail;
-        }
         uint64_t gpus, milli;
         if (carma_parse_u64(c->field[col[GPU]], &gpus) || gpus > SIM_JOB_MAX_GPUS) {
             rc = carma_err_at(err, file, line, "num_gpu '%s': must be 0 to %d",

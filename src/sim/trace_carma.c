@@ -67,11 +67,8 @@ int sim_parse_carma_csv(const char *file, const char *buf, size_t len,
     int cs = col[0], cw = col[1];
     size_t ncols = c->nfields;
     while ((rc = carma_csv_next(c, err)) == 1) {
-        if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, c->line, "%zu field%s, the header has %zu",
-                              c->nfields, c->nfields == 1 ? "" : "s", ncols);
+        if ((rc = carma_csv_fields_check(c, ncols, err)))
             goto fail;
-        }
         double at;
         if (carma_parse_double(c->field[cs], &at)) {
             rc = carma_err_at(err, file, c->line,

@@ -33,11 +33,8 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
     int64_t first = -1, prev = 0;
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
-        if (c->nfields != ncols) {
-            rc = carma_err_at(err, file, line, "%zu field%s, the header has %zu", c->nfields,
-                              c->nfields == 1 ? "" : "s", ncols);
+        if ((rc = carma_csv_fields_check(c, ncols, err)))
             goto fail;
-        }
         int64_t submit, dur;
         uint64_t gpus, batch;
         if (carma_parse_i64(c->field[col[SUBMIT]], &submit) || submit < 0 || submit > US_MAX) {

@@ -335,3 +335,11 @@ void carma_csv_put(FILE *o, const char *s)
     }
     fputc('"', o);
 }
+
+int carma_csv_fields_check(const struct carma_csv *c, size_t ncols, struct carma_err *err)
+{
+    if (c->nfields == ncols)
+        return 0;
+    return carma_err_at(err, c->file, c->line, "%zu field%s, the header has %zu", c->nfields,
+                        c->nfields == 1 ? "" : "s", ncols);
+}

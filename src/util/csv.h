@@ -72,6 +72,10 @@ int carma_csv_header(struct carma_csv *c, const char *const *names, size_t n, si
 /* Strict number parsing: the whole field, no trailing garbage, finite, in range.
  * Return 0 or -EINVAL. A number too small for a double (underflow: 4.9e-324, 1e-400)
  * is no error: it reads as the nearest double, a subnormal or 0. */
+/* The current record has the header's ncols fields: 0, or -EINVAL with err naming the
+ * file and line ("N fields, the header has M"). */
+int carma_csv_fields_check(const struct carma_csv *c, size_t ncols, struct carma_err *err);
+
 /* Writes field s to o as a CSV field: quoted (quotes doubled) when it holds a comma, a
  * quote or a line break, else as it is. */
 void carma_csv_put(FILE *o, const char *s);
