@@ -337,7 +337,7 @@ int cmd_estimate(int argc, char **argv)
             "gpu_mib", kind->mem_mib, "breakdown", b, "floor_source",
             est_floor_src_name(o.floor_src), "format", est_format_name(m.format),
             "layers", (json_int_t)nlayers, "params", (json_int_t)m.params, "family",
-            r.family == EST_FAM_CONV ? "conv" : "dense", "batch", (json_int_t)o.batch,
+            est_family_name(r.family), "batch", (json_int_t)o.batch,
             "seq_len", (json_int_t)o.seq, "optimizer", est_optimizer_name(o.optimizer),
             "precision", est_precision_name(o.precision), "attention",
             est_attention_assumed(&m, o.attention));

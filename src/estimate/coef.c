@@ -9,6 +9,11 @@
 
 static const char *const fam_names[EST_FAM_COUNT] = {"dense", "conv"};
 
+const char *est_family_name(enum est_family f)
+{
+    return fam_names[f];
+}
+
 /* Finds the slot for `name` ("kind_linear_conv", "q_dense", ...): a double, or a
  * count (ncal_*); both NULL when unknown. */
 static double *slot(struct est_coef *c, const char *name, size_t **count)
@@ -59,9 +64,6 @@ static double *slot(struct est_coef *c, const char *name, size_t **count)
     return NULL;
 }
 
-/* The largest multiplier the fit gives (EST_FIT_MAX_COPIES in fit.c): a layer's output
- * kept at most four times over. */
-#define COEF_MAX_MULT 4.0
 
 /* Why value v is outside what name can take, as the fit writes it, or NULL: the
  * multipliers (kind_*, input, transient, step, concat, replay) are fitted within [0, 4],
@@ -74,7 +76,7 @@ static const char *coef_out_of_range(const char *name, double v)
                                        "replay_"};
     for (size_t i = 0; i < sizeof mult / sizeof mult[0]; i++)
         if (strncmp(name, mult[i], strlen(mult[i])) == 0)
-            return v < 0 || v > COEF_MAX_MULT
+            return v < 0 || v > EST_FIT_MAX_COPIES
                        ? "a multiplier is from 0 to 4, as the fit bounds it (a layer's output "
                          "kept at most four times over)"
                        : NULL;

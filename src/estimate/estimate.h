@@ -278,6 +278,15 @@ unsigned est_optimizer_state_bytes(enum est_optimizer o);
  * convolutions (cuBLAS only) and with them (cuDNN loaded, workspaces). */
 enum est_family { EST_FAM_DENSE = 0, EST_FAM_CONV, EST_FAM_COUNT };
 
+/* "dense" or "conv", as the coefficient table and the JSON name a family. */
+const char *est_family_name(enum est_family f);
+
+/* A layer's output is kept at most this many times over (saved for backward, its
+ * gradient, a workspace): the fit caps its multipliers there, and a coefficient table
+ * with a larger one is refused. Larger multipliers would be proxies for effects the
+ * layer list does not show, and would not carry over to real models. */
+#define EST_FIT_MAX_COPIES 4.0
+
 /* Size bands of the Mondrian (per-band) conformal bound: the dynamic part of the
  * estimate (estimate - floor) below 256 MiB, 1, 4, 16 GiB, and above. */
 #define EST_NBANDS 5

@@ -10,11 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A layer's output is kept at most this many times over (saved for backward, its
- * gradient, a workspace): larger fitted multipliers would be proxies for effects the
- * layer list does not show, and would not carry over to real models. */
-#define EST_FIT_MAX_COPIES 4.0
-
 /* Column layout of one family's least-squares problem (families are fitted
  * separately: they share nothing). */
 enum { COL_FLOOR = 0, COL_KIND0, COL_INPUT = COL_KIND0 + EST_K_COUNT, COL_TRANSIENT, COL_STEP,
@@ -314,7 +309,6 @@ static int fit_family(const struct est_sample *s, size_t n, const uint8_t *use, 
 size_t est_fit_no_signal(const struct est_sample *s, size_t n, const uint8_t *use,
                          const struct est_coef *c, char (*names)[32], double *val, size_t cap)
 {
-    static const char *const fam_names[EST_FAM_COUNT] = {"dense", "conv"};
     size_t k = 0;
     for (int fam = 0; fam < EST_FAM_COUNT; fam++) {
         int fixed[NCOL], nosignal[NCOL];
@@ -327,7 +321,7 @@ size_t est_fit_no_signal(const struct est_sample *s, size_t n, const uint8_t *us
                 continue;
             if (k < cap) {
                 val[k] = v[j];
-                const char *f = fam_names[fam];
+                const char *f = est_family_name((enum est_family)fam);
                 if (j >= COL_KIND0 && j < COL_KIND0 + EST_K_COUNT)
                     snprintf(names[k], 32, "kind_%s_%s",
                              est_kind_name((enum est_kind)(j - COL_KIND0)), f);
