@@ -1700,8 +1700,10 @@ struct keras_names {
     struct keras_name row[KERAS_NAMES];
 };
 
-static void keras_names_add(struct keras_names *nm, const char *name, size_t n,
-                            const char *shape, size_t ext)
+/* Records a row's name and output shape; returns the shape's dimensions past the batch
+ * (0 when it is not one tensor), whose middle one the row's seq then holds. */
+static int keras_names_add(struct keras_names *nm, const char *name, size_t n,
+                           const char *shape, size_t ext)
 {
     struct keras_name *r = &nm->row[nm->n++ % KERAS_NAMES];
     size_t k = n < sizeof r->name - 1 ? n : sizeof r->name - 1;
@@ -1712,15 +1714,16 @@ static void keras_names_add(struct keras_names *nm, const char *name, size_t n,
     uint64_t seq, last;
     r->seq = r->last = 0;
     if (keras_one_tensor(shape, ext, &nd, &seq, &last) < 0)
-        return;
+        return 0;
     r->seq = seq;
     r->last = last;
     if (nd < 2)
-        return; /* (batch, width): no sequence to attend over */
+        return nd; /* (batch, width): no sequence to attend over */
     if (seq > nm->seq)
         nm->seq = seq;
     if (last > nm->last)
         nm->last = last;
+    return nd;
 }
 
 /* The longest sequence (*seq) and widest last dimension (*last) of the tensors a
@@ -2071,7 +2074,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 return carma_err_at(err, file, L.line, "unexpected text after the parameters");
             while (name_n && name[name_n - 1] == ' ')
                 name_n--;
-            keras_names_add(&names, name, name_n, shape, ext);
+            int knd = keras_names_add(&names, name, name_n, shape, ext);
+            uint64_t kmid = names.row[(names.n - 1) % KERAS_NAMES].seq;
             /* a nested model whose layers expand_nested=True lists after it: they hold
              * its parameters, so they are counted, not it */
             if (keras_holds_nested(&L, box, level))
@@ -2087,12 +2091,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                     "counted; print it with model.summary(expand_nested=True), "
                                     "or give its layers (a layer CSV, docs/estimator.md)",
                                     (int)type_n, type);
-            {
-                int nd;
-                uint64_t mid, width;
-                if (keras_one_tensor(shape, ext, &nd, &mid, &width) == 0 && nd == 2 && mid > kseq)
-                    kseq = mid;
-            }
+            if (knd == 2 && kmid > kseq)
+                kseq = kmid;
             if (type_n == 10 && memcmp(type, "InputLayer", 10) == 0) {
                 /* a nested model's input is the outer model's (a Sequential one shows
                  * none of its own: then it is the input) */
