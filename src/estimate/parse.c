@@ -798,6 +798,32 @@ struct ti_attn {
     uint64_t seq, width, qwidth;
 };
 
+/* The heads an attention block is sized with, and where they come from (*src, for the
+ * layer's heads_src): --heads when given; else `fallback` heads, assumed (the first
+ * recorded as m->heads_assumed) when the print allows assuming them (can_assume), else
+ * unknown (the first such block's line and class recorded for est_heads_check). The
+ * callers check first that a given --heads divides what they read. */
+static uint64_t heads_take(struct est_model *m, uint64_t fallback, int can_assume, size_t line,
+                           const char *cls, uint8_t *src)
+{
+    if (m->heads) {
+        *src = EST_HEADS_GIVEN;
+        return m->heads;
+    }
+    if (can_assume) {
+        if (!m->heads_assumed)
+            m->heads_assumed = (uint32_t)fallback;
+        *src = EST_HEADS_ASSUMED;
+    } else {
+        if (!m->heads_line) {
+            m->heads_line = line;
+            m->heads_class = cls;
+        }
+        *src = EST_HEADS_UNKNOWN;
+    }
+    return fallback;
+}
+
 static int ti_attn_close(struct est_model *m, struct ti_attn *a, const char *file,
                          struct carma_err *err)
 {
@@ -816,16 +842,14 @@ static int ti_attn_close(struct est_model *m, struct ti_attn *a, const char *fil
                             "--heads %u divides neither (give the query heads, "
                             "num_attention_heads)",
                             (unsigned long long)a->width, (unsigned long long)qwidth, m->heads);
-    if (m->heads)
-        heads = m->heads;
-    else if (!m->heads_assumed)
-        m->heads_assumed = (uint32_t)heads;
+    uint8_t src;
+    heads = heads_take(m, heads, 1, a->line, NULL, &src);
     if (a->seq > EST_MAX_ELEMS / a->seq / heads ||
         est_model_add(m, EST_K_ATTN, heads * a->seq * a->seq, 0, 1, 0) < 0)
         return carma_err_at(err, file, a->line, "too many layers");
     m->layers[m->n - 1].attn = 0; /* out holds heads x seq x seq already */
     m->layers[m->n - 1].flags = (uint8_t)a->flags;
-    m->layers[m->n - 1].heads_src = m->heads ? EST_HEADS_GIVEN : EST_HEADS_ASSUMED;
+    m->layers[m->n - 1].heads_src = src;
     return 0;
 }
 
@@ -1595,22 +1619,17 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
         exact = 0;
         hk = params / e ? params / e : e;
     }
-    uint64_t heads = 1;
-    uint8_t src = EST_HEADS_UNKNOWN;
-    if (m->heads) {
-        if (exact && hk % m->heads)
-            return carma_err_at(err, file, line,
-                                "MultiHeadAttention whose projections are %llu wide (heads x "
-                                "key_dim, from its %llu parameters at width %llu): --heads %u "
-                                "does not divide that (give its num_heads)",
-                                (unsigned long long)hk, (unsigned long long)params,
-                                (unsigned long long)e, m->heads);
-        heads = m->heads;
-        src = EST_HEADS_GIVEN;
-    } else if (!m->heads_line) {
-        m->heads_line = line;
-        m->heads_class = grouped ? "Keras GroupedQueryAttention" : "Keras MultiHeadAttention";
-    }
+    if (m->heads && exact && hk % m->heads)
+        return carma_err_at(err, file, line,
+                            "MultiHeadAttention whose projections are %llu wide (heads x "
+                            "key_dim, from its %llu parameters at width %llu): --heads %u "
+                            "does not divide that (give its num_heads)",
+                            (unsigned long long)hk, (unsigned long long)params,
+                            (unsigned long long)e, m->heads);
+    uint8_t src;
+    uint64_t heads = heads_take(
+        m, 1, 0, line, grouped ? "Keras GroupedQueryAttention" : "Keras MultiHeadAttention",
+        &src);
     if (hk > EST_MAX_ELEMS / s || t > EST_MAX_ELEMS / s / heads)
         return carma_err_at(err, file, line, "%s too large", cls);
     uint64_t pq = exact ? e * hk + bias * hk : 0, po = exact ? hk * e + bias * e : params;
@@ -3441,24 +3460,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                  * a head size of 64 (the convention of attention written with q, k, v
                  * projections), except for nn.MultiheadAttention, which has none: its
                  * count is a placeholder, refused where materialised (est_heads_check). */
-                uint64_t heads = f->width / 64 ? f->width / 64 : 1;
-                uint8_t src = f->mha_heads ? EST_HEADS_UNKNOWN : EST_HEADS_ASSUMED;
-                if (m->heads) {
-                    if (qwidth % m->heads)
-                        return carma_err_at(err, file, f->line,
-                                            "an attention block whose query is %llu wide: "
-                                            "--heads %u does not divide it (give the query "
-                                            "heads, num_attention_heads)",
-                                            (unsigned long long)qwidth, m->heads);
-                    heads = m->heads;
-                    src = EST_HEADS_GIVEN;
-                }
-                if (src == EST_HEADS_ASSUMED && !m->heads_assumed)
-                    m->heads_assumed = (uint32_t)heads;
-                if (src == EST_HEADS_UNKNOWN && !m->heads_line) {
-                    m->heads_line = f->line;
-                    m->heads_class = "nn.MultiheadAttention";
-                }
+                if (m->heads && qwidth % m->heads)
+                    return carma_err_at(err, file, f->line,
+                                        "an attention block whose query is %llu wide: "
+                                        "--heads %u does not divide it (give the query "
+                                        "heads, num_attention_heads)",
+                                        (unsigned long long)qwidth, m->heads);
+                uint8_t src;
+                uint64_t heads = heads_take(m, f->width / 64 ? f->width / 64 : 1, !f->mha_heads,
+                                            f->line, "nn.MultiheadAttention", &src);
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
                     return carma_err_at(err, file, L.line, "too many layers");
                 m->layers[m->n - 1].heads_src = src;
