@@ -212,7 +212,8 @@ static size_t trace_estimates(const struct sim_trace *t, int est)
     return n;
 }
 
-#define SIM_MAX_NOTES (SIM_MAX_POLICIES + 1)
+/* A note per policy that gave up jobs, one on the estimates, two on the trace. */
+#define SIM_MAX_NOTES (SIM_MAX_POLICIES + 3)
 
 /* The figures of the exclusive policy when it ran (the ratios' denominator), else NULL. */
 static const struct sim_metrics *exclusive_of(const struct row *rows, size_t n)
@@ -251,6 +252,17 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
                             char (*notes)[320])
 {
     size_t k = 0;
+    /* What the trace asks for that no policy honours. */
+    if (t->gpu_spec_jobs)
+        snprintf(notes[k++], sizeof notes[0],
+                 "%zu pod%s name%s a GPU model (gpu_spec): carma places %s on any kind.",
+                 t->gpu_spec_jobs, t->gpu_spec_jobs == 1 ? "" : "s",
+                 t->gpu_spec_jobs == 1 ? "s" : "", t->gpu_spec_jobs == 1 ? "it" : "them");
+    if (t->weighted_jobs || t->slo_jobs)
+        snprintf(notes[k++], sizeof notes[0],
+                 "%zu job%s a priority weight other than 1 and %zu an SLO (Gavel): carma "
+                 "reads and checks them, but no policy uses them.",
+                 t->weighted_jobs, t->weighted_jobs == 1 ? " has" : "s have", t->slo_jobs);
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
         if (!m->gave_up)

@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,56 @@ static int starts_with(const char *buf, size_t len, const char *pre)
     return len >= k && memcmp(buf, pre, k) == 0;
 }
 
+/* Whether the record c (a header) names every column of names[]. */
+static int header_has(const struct carma_csv *c, const char *const *names, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (carma_csv_col(c, names[k]) < 0)
+            return 0;
+    return 1;
+}
+
+/* The CSV format whose header the text starts with, by the documented first columns
+ * or by the set of names in any order; SIM_TRACE_AUTO when none, -1 when the header
+ * fits more than one. */
+static int detect_csv(const char *buf, size_t len)
+{
+    static const char *const carma[] = {"submit_s", "workload"};
+    static const char *const muri[] = {"job_id",     "num_gpu",    "submit_time",
+                                       "model_name", "batch_size", "duration"};
+    /* Every Alibaba pod list has these; the time columns are checked by the loader,
+     * which names a list without them (the multigpu* lists). */
+    static const char *const alibaba[] = {"name", "num_gpu", "gpu_milli"};
+    unsigned fits = 0;
+    if (starts_with(buf, len, "submit_s,"))
+        fits |= 1u << SIM_TRACE_CARMA_CSV;
+    if (starts_with(buf, len, "job_id,num_gpu,submit_time,"))
+        fits |= 1u << SIM_TRACE_MURI;
+    if (starts_with(buf, len, "name,cpu_milli,memory_mib,num_gpu,gpu_milli"))
+        fits |= 1u << SIM_TRACE_ALIBABA;
+    const char *nl = memchr(buf, '\n', len);
+    if (memchr(buf, ',', nl ? (size_t)(nl - buf) : len)) {
+        struct carma_csv *c = malloc(sizeof *c);
+        if (c) {
+            carma_csv_init(c, buf, len, "", ',');
+            if (carma_csv_next(c, NULL) == 1) {
+                if (header_has(c, carma, sizeof carma / sizeof carma[0]))
+                    fits |= 1u << SIM_TRACE_CARMA_CSV;
+                if (header_has(c, muri, sizeof muri / sizeof muri[0]))
+                    fits |= 1u << SIM_TRACE_MURI;
+                if (header_has(c, alibaba, sizeof alibaba / sizeof alibaba[0]))
+                    fits |= 1u << SIM_TRACE_ALIBABA;
+            }
+            free(c);
+        }
+    }
+    if (!fits)
+        return SIM_TRACE_AUTO;
+    if (fits & (fits - 1))
+        return -1;
+    return __builtin_ctz(fits);
+}
+
 enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t len)
 {
     /* A UTF-8 byte order mark is not part of the header. */
@@ -55,20 +106,20 @@ enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t
         len -= 3;
     }
     if (buf && len) {
-        if (starts_with(buf, len, "submit_s,"))
-            return SIM_TRACE_CARMA_CSV;
-        if (starts_with(buf, len, "job_id,num_gpu,submit_time,"))
-            return SIM_TRACE_MURI;
-        if (starts_with(buf, len, "name,cpu_milli,memory_mib,num_gpu,gpu_milli"))
-            return SIM_TRACE_ALIBABA;
+        int csv = detect_csv(buf, len);
+        if (csv < 0)
+            return SIM_TRACE_AUTO; /* a header of two formats: the caller must say */
+        if (csv != SIM_TRACE_AUTO)
+            return (enum sim_trace_format)csv;
         if (starts_with(buf, len, "sleep ") || starts_with(buf, len, "python ") ||
             starts_with(buf, len, "python3 ") || starts_with(buf, len, "#!"))
             return SIM_TRACE_CARMA_SH;
-        /* Gavel: 7 tab-separated fields on the first line, no header. */
+        /* Gavel: no header; 7, 9 or 10 tab-separated fields on the first line (or the
+         * older 6, which the loader names and refuses). */
         size_t tabs = 0, i = 0;
         while (i < len && buf[i] != '\n')
             tabs += buf[i++] == '\t';
-        if (tabs == 6)
+        if (tabs == 5 || tabs == 6 || tabs == 8 || tabs == 9)
             return SIM_TRACE_GAVEL;
     }
     if (path) {
@@ -289,6 +340,102 @@ int sim_build_job_own(struct sim_build *b, struct sim_workload *w, struct sim_jo
     w->ramp_s = j->ramp_s;
     int rc = sim_build_workload(b, w, &j->workload, line, err);
     return rc ? rc : sim_build_job(b, j, line, err);
+}
+
+/* ---- names without a profile ---- */
+
+int sim_unknown_add(struct sim_unknowns *u, const char *name, size_t line, const char *file,
+                    struct carma_err *err)
+{
+    if (u->jobs >= SIM_TRACE_MAX_JOBS)
+        return carma_err_at(err, file, line, "more than %u jobs", SIM_TRACE_MAX_JOBS);
+    uint32_t h = name_hash(name);
+    if (u->index_cap) {
+        size_t mask = u->index_cap - 1;
+        for (size_t i = h & mask; u->index[i]; i = (i + 1) & mask) {
+            struct sim_unknown *e = &u->v[u->index[i] - 1];
+            if (strcmp(e->name, name) == 0) {
+                e->jobs++;
+                u->jobs++;
+                return 0;
+            }
+        }
+    }
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 16;
+        struct sim_unknown *nv = realloc(u->v, cap * sizeof *nv);
+        if (!nv)
+            return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+        u->v = nv;
+        u->cap = cap;
+    }
+    if (2 * (u->n + 1) >= u->index_cap) {
+        size_t cap = u->index_cap ? u->index_cap * 2 : 64;
+        uint32_t *ix = calloc(cap, sizeof *ix);
+        if (!ix)
+            return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+        for (size_t k = 0; k < u->n; k++) {
+            size_t i = name_hash(u->v[k].name) & (cap - 1);
+            while (ix[i])
+                i = (i + 1) & (cap - 1);
+            ix[i] = (uint32_t)k + 1;
+        }
+        free(u->index);
+        u->index = ix;
+        u->index_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+    size_t mask = u->index_cap - 1, i = h & mask;
+    while (u->index[i])
+        i = (i + 1) & mask;
+    u->v[u->n] = (struct sim_unknown){copy, line, 1};
+    u->index[i] = (uint32_t)++u->n;
+    u->jobs++;
+    return 0;
+}
+
+int sim_unknown_error(const struct sim_unknowns *u, const char *file, const char *what,
+                      struct carma_err *err)
+{
+    assert(u->n > 0);
+    size_t first = u->v[0].line;
+    int pre = snprintf(NULL, 0, "%s:%zu: ", file, first);
+    char body[4096];
+    size_t k = u->n < SIM_UNKNOWN_LIST ? u->n : SIM_UNKNOWN_LIST;
+    /* Fewer names when the whole would not fit a message: the advice must. */
+    for (;; k--) {
+        size_t o = 0, listed = 0;
+#define ADD(...) (o += (size_t)snprintf(body + o, o < sizeof body ? sizeof body - o : 0, __VA_ARGS__))
+        ADD("%zu unknown %s%s: ", u->n, what, u->n == 1 ? "" : "s");
+        for (size_t i = 0; i < k; i++) {
+            const struct sim_unknown *e = &u->v[i];
+            ADD("%s'%s' (line %zu, %zu job%s)", i ? ", " : "", carma_quote(e->name, 64).s,
+                e->line, e->jobs, e->jobs == 1 ? "" : "s");
+            listed += e->jobs;
+        }
+        if (k < u->n)
+            ADD(" and %zu more (%zu job%s)", u->n - k, u->jobs - listed,
+                u->jobs - listed == 1 ? "" : "s");
+        ADD(". carma's model table is built in (tools/gen_profiles.c writes it into "
+            "src/sim/trace_models.c): rename %s in the trace to names it has (docs/traces.md "
+            "lists them), or add profiles there and rebuild carma",
+            u->n == 1 ? "it" : "them");
+#undef ADD
+        if (k == 1 || (pre > 0 && (size_t)pre + o < CARMA_ERR_MAX))
+            break;
+    }
+    return carma_err_at(err, file, first, "%s", body);
+}
+
+void sim_unknown_free(struct sim_unknowns *u)
+{
+    for (size_t i = 0; i < u->n; i++)
+        free(u->v[i].name);
+    free(u->v);
+    free(u->index);
+    memset(u, 0, sizeof *u);
 }
 
 /* ---- dispatch ---- */

@@ -62,6 +62,11 @@ struct sim_trace {
     /* Alibaba pod lists: records left out (asking for no GPU; never scheduled, so
      * without a run time). Zero for the other formats. */
     size_t skipped_nogpu, skipped_unscheduled;
+    /* What the trace asks for that carma reads and checks but no policy honours, for
+     * the caller to note: Alibaba jobs whose pod names a GPU model (gpu_spec, not
+     * empty); Gavel jobs with a priority weight other than 1, and with an SLO (>= 0;
+     * a negative SLO is none, as in Gavel). Zero for the other formats. */
+    size_t gpu_spec_jobs, weighted_jobs, slo_jobs;
     char *names; /* owned; the jobs' own names (NUL-terminated, at most SIM_NAME_MAX - 1
                     bytes each, raw: quote them in messages), or NULL */
     size_t names_len;
@@ -76,7 +81,7 @@ enum sim_trace_format {
     SIM_TRACE_CARMA_CSV,  /* submit_s,workload (+ --workloads catalog) */
     SIM_TRACE_CARMA_SH,   /* CARMA's submit.py/sleep shell trace + folder of .rad files */
     SIM_TRACE_MURI,       /* job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,... */
-    SIM_TRACE_GAVEL,      /* tab-separated Gavel .trace */
+    SIM_TRACE_GAVEL,      /* tab-separated Gavel .trace (7, 9 or 10 fields) */
     SIM_TRACE_ALIBABA,    /* openb_pod_list_*.csv */
 };
 
@@ -85,7 +90,10 @@ int sim_trace_format_parse(const char *name);
 const char *sim_trace_format_name(enum sim_trace_format f);
 
 /* Detects the format from the file name and its first bytes (after one byte order
- * mark); SIM_TRACE_AUTO when it cannot tell. */
+ * mark): a CSV header by the set of its column names, in any order (or the documented
+ * first columns), a CARMA .sh by its first word, a Gavel line by its number of
+ * tab-separated fields, else the name's suffix. SIM_TRACE_AUTO when it cannot tell,
+ * or when the header fits more than one format. */
 enum sim_trace_format sim_trace_detect(const char *path, const char *buf, size_t len);
 
 /* Loads a workload catalog CSV (data/workloads.csv columns; see data/README.md).

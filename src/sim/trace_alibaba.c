@@ -4,7 +4,10 @@
  * GPU, and pods never scheduled (no scheduled_time: no run time), are skipped and
  * counted in the trace. A pod holds gpu_milli/1000 of each of its num_gpu GPUs:
  * memory = that fraction of the GPU's memory, SMACT = that fraction (clamped to the
- * rule's range 0.05-0.90). Run time = deletion_time - scheduled_time (s). */
+ * rule's range 0.05-0.90). Run time = deletion_time - scheduled_time (s). A pod's
+ * gpu_spec (the GPU models it may run on) is not honoured: its jobs are counted for
+ * the caller to say so. A list without any time column (the multigpu* lists) is
+ * refused as one that cannot be replayed in time. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +46,9 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
                       struct carma_err *err)
 {
     static const char *const need[] = {"name",          "num_gpu",       "gpu_milli",
-                                       "creation_time", "deletion_time", "scheduled_time"};
-    enum { NAME, GPU, MILLI, CREATE, DELETE, SCHED, NNEED };
+                                       "creation_time", "deletion_time", "scheduled_time",
+                                       "gpu_spec"};
+    enum { NAME, GPU, MILLI, CREATE, DELETE, SCHED, SPEC, NNEED };
     double gpu_mem = o->gpu_mem_mib > 0 ? o->gpu_mem_mib : SIM_TRACE_DEFAULT_GPU_MIB;
     if (!(gpu_mem <= SIM_MEM_MAX_MIB))
         return carma_err_at(err, file, 0, "GPU memory %s MiB: above %s MiB",
@@ -53,14 +57,28 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
     if (!c)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
     struct pod *pods = NULL;
-    size_t npods = 0, cap = 0, nogpu = 0, unsched = 0;
+    size_t npods = 0, cap = 0, nogpu = 0, unsched = 0, spec = 0;
     struct sim_build b;
     sim_build_init(&b, file);
     carma_csv_init(c, buf, len, file, ',');
     int col[NNEED];
-    int rc = carma_csv_header(c, need, NNEED, NNEED, col, NULL, err);
+    /* The times are required too, but a list without any (the multigpu* lists) is
+     * named as such rather than by its first missing column. */
+    int rc = carma_csv_header(c, need, NNEED, CREATE, col, NULL, err);
     if (rc)
         goto fail;
+    if (col[CREATE] < 0 && col[DELETE] < 0 && col[SCHED] < 0) {
+        rc = carma_err_at(err, file, c->line,
+                          "this Alibaba pod list has no creation_time, scheduled_time or "
+                          "deletion_time column (as the multigpu* lists of "
+                          "cluster-trace-gpu-v2023), so it cannot be replayed in time");
+        goto fail;
+    }
+    for (int k = CREATE; k <= SCHED; k++)
+        if (col[k] < 0) {
+            rc = carma_err_at(err, file, c->line, "missing column '%s'", need[k]);
+            goto fail;
+        }
     size_t ncols = c->nfields;
     while ((rc = carma_csv_next(c, err)) == 1) {
         size_t line = c->line;
@@ -134,6 +152,7 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
             goto fail;
         pods[npods++] =
             (struct pod){create, del - sched, line, (uint32_t)milli, name, (uint16_t)gpus};
+        spec += col[SPEC] >= 0 && c->field[col[SPEC]][0] != '\0';
     }
     if (rc < 0)
         goto fail;
@@ -166,6 +185,7 @@ int sim_parse_alibaba(const char *file, const char *buf, size_t len,
     sim_build_finish(&b, out);
     out->skipped_nogpu = nogpu;
     out->skipped_unscheduled = unsched;
+    out->gpu_spec_jobs = spec;
     return 0;
 fail:
     free(c);

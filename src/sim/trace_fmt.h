@@ -43,6 +43,34 @@ int sim_build_job(struct sim_build *b, const struct sim_job_spec *j, size_t line
 int sim_build_job_own(struct sim_build *b, struct sim_workload *w, struct sim_job_spec *j,
                       size_t line, struct carma_err *err);
 
+/* Names a trace uses that the built-in model table lacks (Muri models, Gavel job
+ * types), each with its first line and its number of jobs, so that one message lists
+ * them all once the file is read. Zero-initialised = empty. */
+struct sim_unknown {
+    char *name; /* owned copy */
+    size_t line, jobs;
+};
+struct sim_unknowns {
+    struct sim_unknown *v; /* in order of first use (by line) */
+    size_t n, cap;
+    uint32_t *index;  /* open addressing: entry + 1, 0 empty */
+    size_t index_cap; /* power of two, > 2 * n */
+    size_t jobs;      /* jobs with an unknown name, in all */
+};
+#define SIM_UNKNOWN_LIST 10 /* names a message lists; the rest are counted */
+
+/* Counts the job of `line` named `name`. 0, or a negative code with err set (out of
+ * memory, or more than SIM_TRACE_MAX_JOBS such jobs). */
+int sim_unknown_add(struct sim_unknowns *u, const char *name, size_t line, const char *file,
+                    struct carma_err *err);
+/* The message for u (not empty), at its first name's line: how many names, the first
+ * SIM_UNKNOWN_LIST of them (fewer when the message would not fit) with line and jobs,
+ * how many more, that the table is built in and what to do. `what` names one ("model",
+ * "job type"). Returns -EINVAL. */
+int sim_unknown_error(const struct sim_unknowns *u, const char *file, const char *what,
+                      struct carma_err *err);
+void sim_unknown_free(struct sim_unknowns *u);
+
 /* Reads the next line of buf from *off into line (at most cap - 1 bytes, a trailing
  * CR dropped, NUL-terminated) and counts it in *n. Returns 1 with a line, 0 at the end,
  * or -EINVAL with err naming file and line when the line does not fit. */

@@ -1,7 +1,8 @@
 /* Muri's Philly-derived CSV: job_id,num_gpu,submit_time,iterations,model_name,
  * batch_size,duration,... with submit_time and duration in microseconds. Memory from
- * the model profiles (peak = base + per_sample x batch, batch read as per GPU),
- * activity from the documented rule on that memory. */
+ * the built-in model profiles (peak = base + per_sample x batch, batch read as per GPU),
+ * activity from the documented rule on that memory. Models the table lacks are listed
+ * together in one error once the file is read. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
     struct sim_build b;
     sim_build_init(&b, file);
+    struct sim_unknowns unknown = {0};
     carma_csv_init(c, buf, len, file, ',');
     int col[NNEED];
     int rc = carma_csv_header(c, need, NNEED, NNEED, col, NULL, err);
@@ -62,12 +64,6 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
         }
         const char *model = c->field[col[MODEL]];
         const struct sim_model_profile *p = sim_model_profile_find(model);
-        if (!p) {
-            rc = carma_err_at(err, file, line,
-                              "unknown model '%s' (no memory profile in data/model-profiles.csv)",
-                              carma_quote(model, 64).s);
-            goto fail;
-        }
         if (first < 0)
             first = submit;
         if (submit < prev) {
@@ -77,6 +73,11 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
             goto fail;
         }
         prev = submit;
+        if (!p) { /* named with the others once the whole file is read */
+            if ((rc = sim_unknown_add(&unknown, model, line, file, err)))
+                goto fail;
+            continue;
+        }
         struct sim_workload w;
         memset(&w, 0, sizeof w);
         snprintf(w.name, sizeof w.name, "%.40s-b%llu", model, (unsigned long long)batch);
@@ -95,11 +96,16 @@ int sim_parse_muri(const char *file, const char *buf, size_t len, const struct s
     }
     if (rc < 0)
         goto fail;
+    if (unknown.n) {
+        rc = sim_unknown_error(&unknown, file, "model", err);
+        goto fail;
+    }
     free(c);
     sim_build_finish(&b, out);
     return 0;
 fail:
     free(c);
+    sim_unknown_free(&unknown);
     sim_build_discard(&b);
     return rc;
 }

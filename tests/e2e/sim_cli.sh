@@ -202,6 +202,70 @@ r = json.load(open(sys.argv[1]))
 assert r["notes"] == [], r["notes"]
 PY
 
+# Real-world trace variants (docs/traces.md). Gavel's 10-field layout (physical_cluster/),
+# detected from its fields whatever the name; priority weights and SLOs are noted.
+{
+    printf 'ResNet-50 (batch size 64)\tpython3 main.py -b 64\timagenet\t--num_minibatches\t1\t5458\t2\t1\t-1.000000\t0\n'
+    printf 'A3C\tpython3 main.py\trl\t--max-steps\t0\t8233\t1\t2\t-1.000000\t10\n'
+    printf 'LM (batch size 10)\tpython main.py\tlm\t--steps\t1\t14336\t1\t1\t1.5\t20\n'
+} >"$T/g10.txt"
+"$CARMA" sim --trace "$T/g10.txt" --gpus 4xa100-40gb --policy auto,exclusive --json \
+    --report "$T/g10.html" >"$T/out" || fail "gavel 10 fields"
+python3 - "$T/out" <<'PY' || fail "gavel 10 fields: $(cat "$T/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["trace_format"] == "gavel" and r["jobs"] == 3, r
+assert r["notes"] == ["1 job has a priority weight other than 1 and 1 an SLO (Gavel): carma reads and checks them, but no policy uses them."], r["notes"]
+PY
+grep -q "1 job has a priority weight other than 1 and 1 an SLO (Gavel)" "$T/g10.html" ||
+    fail "gavel note not in the report"
+# ... the 9-field form, without the working directory
+cut -f1,2,4- "$T/g10.txt" >"$T/g9.trace"
+"$CARMA" sim --trace "$T/g9.trace" --gpus 4xa100-40gb --policy exclusive --json >"$T/out9" ||
+    fail "gavel 9 fields"
+"$CARMA" sim --trace "$T/g10.txt" --gpus 4xa100-40gb --policy exclusive --json >"$T/out10" ||
+    fail "gavel 10 fields again"
+python3 - "$T/out9" "$T/out10" <<'PY' || fail "gavel 9 and 10 fields differ"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["policies"] == b["policies"] and a["jobs"] == 3, (a, b)
+PY
+# Gavel's older 6 fields name no batch size: refused, saying so.
+printf 'ResNet-18\tcd x && python3 main.py\t--num_steps\t101792\t10\t1\n' >"$T/g6.txt"
+expect_bad "g6.txt:1: 6 tab-separated fields: Gavel's older layout .* name no batch size" \
+    --trace "$T/g6.txt"
+# Unknown names: all of them in one message, with line and jobs, and no file carma never reads.
+printf 'job_id,num_gpu,submit_time,model_name,batch_size,duration\n0,1,0,resnet50,32,10\n1,1,1,dqn,32,10\n2,1,2,ResNet18,32,10\n3,1,3,resnet50,32,10\n' \
+    >"$T/unk.csv"
+expect_bad "unk.csv:2: 2 unknown models: 'resnet50' (line 2, 2 jobs), 'ResNet18' (line 4, 1 job). carma's model table is built in" \
+    --trace "$T/unk.csv"
+grep -q "model-profiles" "$T/err" && fail "unknown models: names a file carma does not read"
+# A reordered Muri header is detected.
+printf 'model_name,duration,job_id,batch_size,submit_time,num_gpu\ndqn,10000000,0,32,0,1\n' \
+    >"$T/reordered.csv"
+"$CARMA" sim --trace "$T/reordered.csv" --policy exclusive --json >"$T/out" ||
+    fail "reordered muri header"
+grep -q '"trace_format": "muri"' "$T/out" || fail "reordered muri header: $(cat "$T/out")"
+# Alibaba: pods that name a GPU model are counted in a note (table, JSON, report); a list
+# without times says it cannot be replayed.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,1,1,1,500,T4,LS,Running,0,400,10\np1,1,1,1,500,,LS,Running,5,400,10\np2,1,1,1,500,V100M16|V100M32,LS,Running,6,400,10\n' \
+    >"$T/spec.csv"
+"$CARMA" sim --trace "$T/spec.csv" --policy auto --report "$T/spec.html" >"$T/out" ||
+    fail "alibaba gpu_spec"
+grep -qx "2 pods name a GPU model (gpu_spec): carma places them on any kind." "$T/out" ||
+    fail "gpu_spec note not in the table: $(cat "$T/out")"
+grep -q "2 pods name a GPU model (gpu_spec): carma places them on any kind." "$T/spec.html" ||
+    fail "gpu_spec note not in the report"
+"$CARMA" sim --trace "$T/spec.csv" --policy auto --json >"$T/out" || fail "alibaba gpu_spec json"
+python3 - "$T/out" <<'PY' || fail "gpu_spec note not in the JSON: $(cat "$T/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["notes"] == ["2 pods name a GPU model (gpu_spec): carma places them on any kind."], r
+PY
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,500\n' >"$T/multigpu.csv"
+expect_bad "multigpu.csv:1: this Alibaba pod list has no creation_time, scheduled_time or deletion_time column (as the multigpu\* lists of cluster-trace-gpu-v2023), so it cannot be replayed in time" \
+    --trace "$T/multigpu.csv"
+
 # CARMA's own layout: the .sh trace in assets/..., the .rad tasks in workloads/.
 mkdir -p "$T/carma/assets/traces" "$T/carma/workloads"
 printf '# a task\nconda activate tf\npython /x/vgg16.py\nvgg16.model\n/raid/imagenet\n32\nexclusive\n1\n6684\n21525.8262\n3121.344643\n16000\n' \

@@ -62,6 +62,18 @@ static void expect_bad(enum sim_trace_format fmt, const char *file, const char *
     expect_bad_len(fmt, file, text, strlen(text), want);
 }
 
+/* The message of a failing parse (expect_bad's checks aside), for tests that look at
+ * the whole of it. */
+static const char *bad_msg(enum sim_trace_format fmt, const char *file, const char *text)
+{
+    static struct carma_err err;
+    struct sim_trace t;
+    memset(&err, 0, sizeof err);
+    if (sim_trace_parse(file, text, strlen(text), fmt, NULL, &t, &err) == 0)
+        fail_msg("input %s: parsed", file);
+    return err.msg;
+}
+
 /* A NUL byte is named by its line in every format, even as the first byte (where
  * no format can be told). */
 static void test_nul_bytes(void **state)
@@ -262,6 +274,34 @@ static void test_detect(void **state)
     assert_int_equal(sim_trace_detect("x", a, strlen(a)), SIM_TRACE_ALIBABA);
     assert_int_equal(sim_trace_detect("x", "sleep 3\n", 8), SIM_TRACE_CARMA_SH);
     assert_int_equal(sim_trace_detect("x", "a\tb\tc\td\te\tf\tg\n", 14), SIM_TRACE_GAVEL);
+    /* Gavel's 9- and 10-field layouts, and the older 6 fields the loader names. */
+    const char *g10 = "a\tb\tc\td\te\tf\tg\th\ti\tj\n", *g9 = g10 + 2, *g6 = g10 + 8;
+    assert_int_equal(sim_trace_detect("x", g10, strlen(g10)), SIM_TRACE_GAVEL);
+    assert_int_equal(sim_trace_detect("x", g9, strlen(g9)), SIM_TRACE_GAVEL);
+    assert_int_equal(sim_trace_detect("x", g6, strlen(g6)), SIM_TRACE_GAVEL);
+    assert_int_equal(sim_trace_detect("x", g10 + 4, strlen(g10 + 4)), SIM_TRACE_AUTO); /* 8 */
+    /* CSV headers by the set of their names, in any order (quoted too). */
+    const char *mr = "model_name,duration,\"batch_size\",submit_time,num_gpu,job_id,x\r\n";
+    assert_int_equal(sim_trace_detect("x", mr, strlen(mr)), SIM_TRACE_MURI);
+    const char *ar = "num_gpu,creation_time,name,gpu_milli,deletion_time,scheduled_time\n";
+    assert_int_equal(sim_trace_detect("x", ar, strlen(ar)), SIM_TRACE_ALIBABA);
+    const char *mg = "gpu_milli,num_gpu,name\n"; /* a multigpu list, reordered */
+    assert_int_equal(sim_trace_detect("x", mg, strlen(mg)), SIM_TRACE_ALIBABA);
+    const char *cr = "workload,submit_s\n";
+    assert_int_equal(sim_trace_detect("x", cr, strlen(cr)), SIM_TRACE_CARMA_CSV);
+    const char *partial = "model_name,duration,batch_size,num_gpu,job_id\n"; /* no submit_time */
+    assert_int_equal(sim_trace_detect("x", partial, strlen(partial)), SIM_TRACE_AUTO);
+    /* A header of two formats is not guessed, even from the documented first columns. */
+    const char *both = "job_id,num_gpu,submit_time,model_name,batch_size,duration,name,gpu_milli\n";
+    assert_int_equal(sim_trace_detect("x.trace", both, strlen(both)), SIM_TRACE_AUTO);
+    expect_bad(SIM_TRACE_AUTO, "x.csv", both, "x.csv: cannot tell the trace format");
+    struct sim_trace r;
+    expect_good(SIM_TRACE_AUTO, "r.csv",
+                CARMA_BOM "model_name,job_id,submit_time,num_gpu,batch_size,duration\n"
+                          "dqn,0,0,1,1,10\n",
+                &r);
+    assert_int_equal(r.njobs, 1);
+    sim_trace_free(&r);
     assert_int_equal(sim_trace_detect("x.trace", "", 0), SIM_TRACE_GAVEL);
     assert_int_equal(sim_trace_detect("x.sh", "", 0), SIM_TRACE_CARMA_SH);
     assert_int_equal(sim_trace_detect("x.txt", "hello\n", 6), SIM_TRACE_AUTO);
@@ -313,7 +353,9 @@ static void test_muri_bad(void **state)
 {
     (void)state;
     const enum sim_trace_format F = SIM_TRACE_MURI;
-    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,alexnet,1,10,0\n", "m.csv:2: unknown model 'alexnet'");
+    expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,alexnet,1,10,0\n",
+               "m.csv:2: 1 unknown model: 'alexnet' (line 2, 1 job). carma's model table is "
+               "built in");
     expect_bad(F, "m.csv", MURI_HDR "0,1,9,1,dqn,1,10,0\n1,1,8,1,dqn,1,10,0\n",
                "m.csv:3: out of order");
     expect_bad(F, "m.csv", MURI_HDR "0,1,-9,1,dqn,1,10,0\n", "m.csv:2: submit_time '-9'");
@@ -331,7 +373,7 @@ static void test_muri_bad(void **state)
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,CycleGAN,1000000,10,0\n",
                "m.csv:2: peak memory 2e9 MiB: not positive or above 1e7 MiB");
     expect_bad(F, "m.csv", MURI_HDR "0,1,0,1,\"\x1b]0;x\x07\",1,10,0\n",
-               "m.csv:2: unknown model '\\x1B]0;x\\x07' (no");
+               "m.csv:2: 1 unknown model: '\\x1B]0;x\\x07' (line 2");
     expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size\n0,1,0,dqn,1\n",
                "m.csv:1: missing column 'duration'");
     expect_bad(F, "m.csv", "job_id,num_gpu,submit_time,model_name,batch_size,duration,duration\n",
@@ -357,16 +399,130 @@ static void test_gavel_good(void **state)
     assert_float_equal(t.jobs[0].mem_mib, p->base_mib + 64 * p->per_sample_mib, 0.01);
     assert_int_equal(t.jobs[1].gpus, 4);
     assert_float_equal(t.jobs[1].duration_s, 1000, 1.0);
+    assert_int_equal(t.weighted_jobs + t.slo_jobs, 0);
     sim_trace_free(&t);
+    /* 10 fields (physical_cluster/): job type, command, working directory, step
+     * argument, needs data dir, total steps, scale factor, priority weight, SLO,
+     * arrival. */
+    expect_good(SIM_TRACE_AUTO, "g10",
+                "ResNet-50 (batch size 64)\tpython3 main.py -b 64 %s/imagenet\timage_classification/"
+                "imagenet\t--num_minibatches\t1\t5458\t2\t1\t-1.000000\t100\n"
+                "A3C\tpython3 main.py\trl\t--max-steps\t0\t8233\t1\t1\t-1.000000\t110.5\n",
+                &t);
+    assert_int_equal(t.njobs, 2);
+    assert_float_equal(t.jobs[0].duration_s, 5458 / p->steps_per_s, 1e-6);
+    assert_float_equal(t.jobs[0].mem_mib, p->base_mib + 64 * p->per_sample_mib, 0.01);
+    assert_int_equal(t.jobs[0].gpus, 2);
+    assert_float_equal(t.jobs[1].submit_s, 10.5, 1e-9);
+    assert_int_equal(t.jobs[1].gpus, 1);
+    assert_float_equal(t.jobs[1].duration_s, 1000, 1.0);
+    assert_int_equal(t.weighted_jobs + t.slo_jobs, 0); /* weight 1, SLO -1: none */
+    sim_trace_free(&t);
+    /* 9 fields (parse_trace @52d9895): the 10 without the working directory. */
+    expect_good(SIM_TRACE_AUTO, "g9",
+                "ResNet-50 (batch size 64)\tcd x\t--num_minibatches\t1\t5458\t4\t2.5\t1.2\t7\n"
+                "A3C\tcd y\t--max-steps\t0\t8233\t1\t1\t0\t9\r\n"
+                "A3C\tcd y\t--max-steps\t0\t8233\t8\t1\t-0.5\t9\n",
+                &t);
+    assert_int_equal(t.njobs, 3);
+    assert_int_equal(t.jobs[0].gpus, 4);
+    assert_float_equal(t.jobs[0].duration_s, 5458 / p->steps_per_s, 1e-6);
+    assert_float_equal(t.jobs[1].submit_s, 2, 1e-9);
+    assert_int_equal(t.jobs[2].gpus, 8);
+    assert_int_equal(t.weighted_jobs, 1); /* 2.5 */
+    assert_int_equal(t.slo_jobs, 2);      /* 1.2 and 0; -0.5 is none */
+    sim_trace_free(&t);
+}
+
+/* Unknown model names and job types: one message lists each with its first line and
+ * its jobs (the first SIM_UNKNOWN_LIST, then how many more), says the table is built
+ * in and what to do, and names no file carma does not read. */
+static void test_unknown_names(void **state)
+{
+    (void)state;
+    const char *m = bad_msg(SIM_TRACE_MURI, "m.csv",
+                            MURI_HDR "0,1,0,1,resnet50,1,10,0\n"
+                                     "1,1,1,1,dqn,1,10,0\n"
+                                     "2,1,2,1,ResNet18,1,10,0\n"
+                                     "3,1,3,1,resnet50,1,10,0\n");
+    assert_string_equal(m, "m.csv:2: 2 unknown models: 'resnet50' (line 2, 2 jobs), 'ResNet18' "
+                           "(line 4, 1 job). carma's model table is built in (tools/gen_profiles.c "
+                           "writes it into src/sim/trace_models.c): rename them in the trace to "
+                           "names it has (docs/traces.md lists them), or add profiles there and "
+                           "rebuild carma");
+    const char *g = bad_msg(SIM_TRACE_GAVEL, "g.trace",
+                            "LM (batch size 30)\tc\ta\t0\t10\t1\t1\n"
+                            "A3C\tc\ta\t0\t10\t2\t1\n"
+                            "ResNet-18\tc\ta\t0\t10\t3\t1\n"
+                            "resnet18\tc\ta\t0\t10\t3\t1\n" /* Muri's: no throughput */
+                            "ResNet-18\tc\ta\t0\t10\t3\t1\n");
+    assert_non_null(strstr(g, "g.trace:1: 3 unknown job types: 'LM (batch size 30)' (line 1, 1 "
+                              "job), 'ResNet-18' (line 3, 2 jobs), 'resnet18' (line 4, 1 job). "
+                              "carma's model table is built in"));
+    assert_null(strstr(g, "model-profiles"));
+    /* Twelve names: ten listed, the rest counted. */
+    char big[4096];
+    size_t o = (size_t)snprintf(big, sizeof big, MURI_HDR);
+    for (int i = 0; i < 12; i++)
+        for (int k = 0; k <= (i == 11); k++)
+            o += (size_t)snprintf(big + o, sizeof big - o, "%d,1,%d,1,m%d,1,10,0\n", i, i, i);
+    m = bad_msg(SIM_TRACE_AUTO, "m.csv", big);
+    assert_non_null(strstr(m, "m.csv:2: 12 unknown models: 'm0' (line 2, 1 job), 'm1' (line 3"));
+    assert_non_null(strstr(m, "'m9' (line 11, 1 job) and 2 more (3 jobs). carma's model table"));
+    assert_null(strstr(m, "'m10'"));
+    /* Long names: fewer listed, so that the message keeps its end. */
+    o = (size_t)snprintf(big, sizeof big, MURI_HDR);
+    for (int i = 0; i < 10; i++)
+        o += (size_t)snprintf(big + o, sizeof big - o,
+                              "%d,1,%d,1,model-name-long-enough-to-fill-a-message-%d,1,10,0\n", i, i, i);
+    m = bad_msg(SIM_TRACE_MURI, "m.csv", big);
+    assert_true(strlen(m) < CARMA_ERR_MAX - 1);
+    assert_non_null(strstr(m, "m.csv:2: 10 unknown models: 'model-name-long-enough-to-fill-a-message-0' (line 2, 1 job), "));
+    assert_non_null(strstr(m, " more ("));
+    assert_non_null(strstr(m, "and rebuild carma"));
+    /* Any other error still stops the read at its line. */
+    m = bad_msg(SIM_TRACE_MURI, "m.csv", MURI_HDR "0,1,0,1,resnet50,1,10,0\n0,1,0,1,dqn,x,10,0\n");
+    assert_non_null(strstr(m, "m.csv:3: batch_size 'x'"));
 }
 
 static void test_gavel_bad(void **state)
 {
     (void)state;
     const enum sim_trace_format F = SIM_TRACE_GAVEL;
-    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\n", "g.trace:1: fewer than 7");
-    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t1\tx\n", "g.trace:1: more than 7");
-    expect_bad(F, "g.trace", "GAN\tc\ta\t0\t10\t1\t1\n", "g.trace:1: unknown job type 'GAN'");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\n",
+               "g.trace:1: 5 tab-separated fields: carma reads Gavel's layouts of 7 fields");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t1\tx\n",
+               "g.trace:1: 8 tab-separated fields: carma reads Gavel's layouts of 7 fields (job "
+               "type, command, step argument, needs data dir, total steps, arrival s, scale "
+               "factor), 9 (job type, command, step argument, needs data dir, total steps, scale "
+               "factor, priority weight, SLO, arrival s) and 10 (the 9 with a working directory "
+               "after the command)");
+    expect_bad(F, "g.trace", "A3C\tc\tw\ta\t0\t10\t1\t1\t-1\t0\tx\n",
+               "g.trace:1: more than 10 tab-separated fields");
+    /* Gavel's older layout names no batch size: refused, saying so. */
+    expect_bad(F, "g.trace", "ResNet-18\tcd x && python3 main.py\t--num_steps\t101792\t10\t1\n",
+               "g.trace:1: 6 tab-separated fields: Gavel's older layout (job type, command, step "
+               "argument, total steps, arrival, scale factor), whose job types (here 'ResNet-18') "
+               "name no batch size");
+    /* One layout per file. */
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t1\nA3C\tc\tw\ta\t0\t10\t1\t1\t-1\t2\n",
+               "g.trace:2: 10 tab-separated fields, but line 1 has 7: one Gavel layout per file");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t1\t-1\t2\n\nA3C\tc\ta\t0\t10\t1\n",
+               "g.trace:3: 6 tab-separated fields, but line 1 has 9");
+    /* Priority weight and SLO (9 and 10 fields): read and checked. */
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t0\t-1\t2\n",
+               "g.trace:1: priority weight '0': not a number above 0 and up to 1e6");
+    expect_bad(F, "g.trace", "A3C\tc\tw\ta\t0\t10\t1\tx\t-1\t2\n", "g.trace:1: priority weight 'x'");
+    expect_bad(F, "g.trace", "A3C\tc\tw\ta\t0\t10\t1\t1\tnan\t2\n",
+               "g.trace:1: SLO 'nan': not a number from -1e6 to 1e6 (negative: none)");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t1\t1\t2e6\t2\n", "g.trace:1: SLO '2e6'");
+    /* The fields of each layout are where Gavel puts them (arrival last in 9 and 10). */
+    expect_bad(F, "g.trace", "A3C\tc\tw\ta\t0\t10\t1\t1\t-1\t-3\n", "g.trace:1: arrival '-3'");
+    expect_bad(F, "g.trace", "A3C\tc\tw\ta\t0\t10\t65\t1\t-1\t3\n",
+               "g.trace:1: scale factor '65'");
+    expect_bad(F, "g.trace", "A3C\tc\ta\t2\t10\t1\t1\t-1\t3\n", "g.trace:1: needs-data-dir field '2'");
+    expect_bad(F, "g.trace", "A3C\tc\tw\ta\t0\t0\t1\t1\t-1\t3\n", "g.trace:1: total steps '0'");
+    expect_bad(F, "g.trace", "GAN\tc\ta\t0\t10\t1\t1\n", "g.trace:1: 1 unknown job type: 'GAN'");
     expect_bad(F, "g.trace", "LM (batch size 7)\tc\ta\t0\t10\t1\t1\n", "unknown job type");
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t5\t1\nA3C\tc\ta\t0\t10\t4\t1\n",
                "g.trace:2: out of order");
@@ -379,7 +535,7 @@ static void test_gavel_bad(void **state)
     expect_bad(F, "g.trace", "A3C\tc\ta\t2\t10\t5\t1\n", "needs-data-dir");
     expect_bad(F, "g.trace", "A3C\tc\ta\t0\t10\t5\t0\n", "g.trace:1: scale factor '0'");
     expect_bad(F, "g.trace", "A3C\x08\tc\ta\t0\t10\t5\t1\n",
-               "g.trace:1: unknown job type 'A3C\\x08' (no");
+               "g.trace:1: 1 unknown job type: 'A3C\\x08' (line 1, 1 job)");
 }
 
 /* ---- Alibaba ---- */
@@ -395,7 +551,7 @@ static void test_alibaba_good(void **state)
     const char *text = ALI_HDR "p0,1,1,1,500,,LS,Running,100,400,150\n"
                                "p1,1,1,0,0,,LS,Running,90,400,90\n"        /* no GPU */
                                "p2,1,1,2,1000,,LS,Running,50,300,60\n"     /* earlier: sorted */
-                               "p3,1,1,1,20,,BE,Pending,120,500,\n"        /* never scheduled */
+                               "p3,1,1,1,20,T4,BE,Pending,120,500,\n"      /* never scheduled */
                                "p4,1,1,1,1000,V100M16,LS,Failed,100,101,100\n";
     struct sim_trace t;
     struct carma_err err;
@@ -404,6 +560,7 @@ static void test_alibaba_good(void **state)
     assert_int_equal(t.njobs, 3);
     assert_int_equal(t.skipped_nogpu, 1);
     assert_int_equal(t.skipped_unscheduled, 1);
+    assert_int_equal(t.gpu_spec_jobs, 1); /* p4's V100M16; p3 is not replayed */
     assert_float_equal(t.jobs[0].submit_s, 0, 0); /* p2 at 50 */
     assert_int_equal(t.jobs[0].gpus, 2);
     assert_float_equal(t.jobs[0].duration_s, 240, 0);
@@ -435,8 +592,19 @@ static void test_alibaba_bad(void **state)
     const enum sim_trace_format F = SIM_TRACE_ALIBABA;
     expect_bad(SIM_TRACE_AUTO, "mac.csv", "submit_s,workload\r0,resnet50-b64\r",
                "mac.csv:1: " CARMA_CR_ONLY_MSG);
-    expect_bad(F, "a.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,1000\n",
+    /* The multigpu* lists have no times at all: named as such. */
+    expect_bad(SIM_TRACE_AUTO, "a.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,1000\n",
+               "a.csv:1: this Alibaba pod list has no creation_time, scheduled_time or "
+               "deletion_time column (as the multigpu* lists of cluster-trace-gpu-v2023), so it "
+               "cannot be replayed in time");
+    expect_bad(F, "a.csv", "name,num_gpu,gpu_milli,deletion_time,scheduled_time\np,1,10,2,1\n",
                "a.csv:1: missing column 'creation_time'");
+    expect_bad(F, "a.csv", "name,num_gpu,gpu_milli,creation_time,scheduled_time\np,1,10,2,1\n",
+               "a.csv:1: missing column 'deletion_time'");
+    expect_bad(F, "a.csv", "name,num_gpu,gpu_milli,creation_time,deletion_time\np,1,10,2,1\n",
+               "a.csv:1: missing column 'scheduled_time'");
+    expect_bad(F, "a.csv", "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n",
+               "a.csv:1: missing column 'name'");
     expect_bad(F, "a.csv", "name,num_gpu,num_gpu,gpu_milli,creation_time,deletion_time,"
                "scheduled_time\np,0,1,1000,1,2,1\n", "a.csv:1: column 'num_gpu' given twice");
     expect_bad(F, "a.csv", ALI_HDR "p,1,1,1,1000,,LS,Running,-1,400,150\n",
@@ -779,14 +947,23 @@ static void test_data_alibaba(void **state)
             assert_true(t.jobs[k].submit_s >= t.jobs[k - 1].submit_s);
         sim_trace_free(&t);
     }
-    /* The multigpu50 list has no times at all: refused, naming the column. */
+    /* The multigpu50 list has no times at all: refused, saying so. */
     struct sim_trace t;
     struct carma_err err;
     assert_int_not_equal(sim_trace_load_opts("data/traces/alibaba-v2023/"
                                              "openb_pod_list_multigpu50.csv",
                                              SIM_TRACE_AUTO, NULL, &t, &err),
                          0);
-    assert_non_null(strstr(err.msg, "missing column 'creation_time'"));
+    assert_non_null(strstr(err.msg, "multigpu50.csv:1: this Alibaba pod list has no "
+                                    "creation_time, scheduled_time or deletion_time column"));
+    /* The bundled lists' GPU pods name no GPU model. */
+    for (int i = 0; i < 3; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "data/traces/alibaba-v2023/openb_pod_list_%s.csv", f[i]);
+        assert_int_equal(sim_trace_load_opts(path, SIM_TRACE_AUTO, NULL, &t, &err), 0);
+        assert_int_equal(t.gpu_spec_jobs, 0);
+        sim_trace_free(&t);
+    }
 }
 
 /* data/model-profiles.csv and the built-in table are the same rows. */
@@ -821,6 +998,44 @@ static void test_model_profiles_match(void **state)
         assert_non_null(sim_model_profile_find(names[i]));
 }
 
+/* docs/traces.md lists every name of the built-in table, the Gavel job types (those
+ * with a throughput) apart from the Muri-only names, and no other: unknown-name errors
+ * send users there. */
+static void test_model_names_documented(void **state)
+{
+    (void)state;
+    char *doc;
+    size_t len;
+    struct carma_err err;
+    assert_int_equal(carma_file_read("docs/traces.md", 1 << 20, &doc, &len, &err), 0);
+    char *muri = strstr(doc, "- Muri `model_name`");
+    char *gavel = muri ? strstr(muri, "- Gavel job types") : NULL;
+    char *end = gavel ? strstr(gavel, "(The unit test `test_model_names_documented`") : NULL;
+    assert_non_null(end);
+    *end = '\0';
+    size_t n, in_muri = 0, in_gavel = 0;
+    const struct sim_model_profile *p = sim_model_profiles(&n);
+    for (size_t i = 0; i < n; i++) {
+        char want[SIM_NAME_MAX + 2];
+        snprintf(want, sizeof want, "`%s`", p[i].name);
+        char *at = strstr(muri, want);
+        if (!at)
+            fail_msg("docs/traces.md does not list '%s'", p[i].name);
+        if ((p[i].steps_per_s > 0) != (at > gavel))
+            fail_msg("docs/traces.md lists '%s' in the wrong list", p[i].name);
+        in_gavel += p[i].steps_per_s > 0;
+        in_muri += !(p[i].steps_per_s > 0);
+    }
+    size_t ticks_muri = 0, ticks_gavel = 0;
+    for (char *c = muri; c < gavel; c++)
+        ticks_muri += *c == '`';
+    for (char *c = gavel; *c; c++)
+        ticks_gavel += *c == '`';
+    assert_int_equal(ticks_muri, 2 * (in_muri + 1)); /* and `model_name` */
+    assert_int_equal(ticks_gavel, 2 * in_gavel);
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest mem[] = {
@@ -830,7 +1045,7 @@ int main(void)
         cmocka_unit_test(test_muri_good),      cmocka_unit_test(test_muri_bad),
         cmocka_unit_test(test_gavel_good),     cmocka_unit_test(test_gavel_bad),
         cmocka_unit_test(test_alibaba_good),   cmocka_unit_test(test_alibaba_bad),
-        cmocka_unit_test(test_nul_bytes),
+        cmocka_unit_test(test_nul_bytes),      cmocka_unit_test(test_unknown_names),
     };
     const struct CMUnitTest sh[] = {
         cmocka_unit_test(test_rad_parse),
@@ -841,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_data_carma),   cmocka_unit_test(test_data_sh_equivalent),
         cmocka_unit_test(test_data_muri),    cmocka_unit_test(test_data_gavel),
         cmocka_unit_test(test_data_alibaba), cmocka_unit_test(test_model_profiles_match),
+        cmocka_unit_test(test_model_names_documented),
     };
     int fails = cmocka_run_group_tests_name("trace_mem", mem, setup_cat, teardown_cat);
     fails += cmocka_run_group_tests_name("trace_sh", sh, setup_sh, teardown_sh);
