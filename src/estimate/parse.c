@@ -1877,6 +1877,88 @@ static int keras_refuse_custom(const char *file, size_t line, const char *type, 
                         (int)type_n, type, (unsigned long long)params);
 }
 
+/* "multiple" at s: the output shape Keras prints for a layer without one. */
+static int keras_multiple(const char *s, size_t n)
+{
+    return n >= 8 && memcmp(s, "multiple", 8) == 0 && (n == 8 || s[8] == ' ');
+}
+
+/* Keras's own layer classes (Keras 1 and 2, tf.keras to 2.5), for the type names that
+ * Keras before TF 2.6 cut at the width of the first column, "max_pooling1d_1
+ * (MaxPooling1": the classes a cut name can be the beginning of. */
+static const char *const keras_classes[] = {
+    "InputLayer", "Dense", "Activation", "Embedding", "Masking", "Lambda", "Flatten",
+    "Reshape", "Permute", "RepeatVector", "ActivityRegularization", "Dropout",
+    "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
+    "GaussianDropout", "AlphaDropout", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose",
+    "Conv2DTranspose", "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D",
+    "DepthwiseConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "Deconvolution2D", "AtrousConvolution1D", "AtrousConvolution2D",
+    "SeparableConvolution2D", "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D",
+    "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D",
+    "LocallyConnected1D", "LocallyConnected2D", "MaxPooling1D", "MaxPooling2D",
+    "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+    "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
+    "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D", "GlobalAvgPool1D",
+    "GlobalAvgPool2D", "GlobalAvgPool3D", "BatchNormalization", "BatchNormalizationV1",
+    "BatchNormalizationV2", "SyncBatchNormalization", "LayerNormalization", "ReLU",
+    "LeakyReLU", "PReLU", "ELU", "ThresholdedReLU", "Softmax", "Add", "Subtract",
+    "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "Merge", "Highway",
+    "MaxoutDense", "SimpleRNN", "GRU", "LSTM", "RNN", "ConvLSTM2D", "CuDNNGRU", "CuDNNLSTM",
+    "Bidirectional", "TimeDistributed", "TimeDistributedDense", "Attention",
+    "AdditiveAttention", "MultiHeadAttention", "Rescaling", "Resizing", "CenterCrop",
+    "RandomCrop", "RandomFlip", "RandomTranslation", "RandomRotation", "RandomZoom",
+    "RandomHeight", "RandomWidth", "RandomContrast", "Normalization", "TextVectorization",
+    "StringLookup", "IntegerLookup", "CategoryEncoding", "CategoryCrossing",
+    "Discretization", "Hashing", "TensorFlowOpLayer", "TFOpLambda", "SlicingOpLambda",
+    "Functional", "Sequential", "Model", "KerasLayer", "DenseFeatures",
+};
+
+/* How keras_parse_lines reads a layer class: refused (a recurrent layer), by its own
+ * name (a model, an input, attention, a wrapper), or by its kind and what the kind's
+ * flags take from the name. Classes with equal readings are read alike. */
+static unsigned keras_reading(const char *t, size_t n)
+{
+    static const char *const named[] = {
+        "InputLayer", "Functional", "Sequential", "Model", "TimeDistributed",
+        "MultiHeadAttention", "Attention", "AdditiveAttention",
+    };
+    if (est_type_unmodelled(t, n))
+        return 1u << 30;
+    for (unsigned i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (strlen(named[i]) == n && memcmp(named[i], t, n) == 0)
+            return (1u << 29) + i;
+    /* Keras's Conv1D is a convolution (keras_parse_lines) */
+    enum est_kind k = n == 6 && memcmp(t, "Conv1D", 6) == 0 ? EST_K_CONV : est_kind_classify(t, n);
+    return (unsigned)k | est_type_flags(k, t, n) << 8 | est_type_keeps(k, t, n) << 16;
+}
+
+/* A type cut at its column's width (cut, n bytes): the class it is read as, when every
+ * Keras class it can begin is read alike (the first such class), else NULL with *a and
+ * *b two classes read differently (*a NULL: it begins none). */
+static const char *keras_cut_class(const char *cut, size_t n, const char **a, const char **b)
+{
+    const char *first = NULL;
+    unsigned r0 = 0;
+    *a = *b = NULL;
+    for (size_t i = 0; n && i < sizeof keras_classes / sizeof keras_classes[0]; i++) {
+        const char *c = keras_classes[i];
+        if (strlen(c) < n || memcmp(c, cut, n) != 0)
+            continue;
+        unsigned r = keras_reading(c, strlen(c));
+        if (!first) {
+            first = c;
+            r0 = r;
+        } else if (r != r0) {
+            *a = first;
+            *b = c;
+            return NULL;
+        }
+    }
+    return first;
+}
+
 static int keras_parse_lines(const char *buf, size_t len, const char *file,
                              struct est_model *m, struct carma_err *err)
 {
@@ -1915,6 +1997,18 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 trainable = find(s, n, "Trainable") != NULL;
                 shape_col = (size_t)(find(s, n, "Output Shape") - s);
                 state = 1;
+            } else if (find(s, n, "Layer (type)")) {
+                /* a header that lacks a column (edited: "Param" for "Param #") */
+                int no_shape = !find(s, n, "Output Shape");
+                return carma_err_at(err, file, L.line,
+                                    "Keras header without the %s column%s: give it as "
+                                    "model.summary() prints it, 'Layer (type)  Output Shape  "
+                                    "Param #'",
+                                    no_shape && !find(s, n, "Param #") ? "'Output Shape' and "
+                                                                         "'Param #'"
+                                    : no_shape                        ? "'Output Shape'"
+                                                                      : "'Param #'",
+                                    no_shape ? "" : " ('Param' edited?)");
             }
             continue; /* 'Model: "name"' and rules before the header */
         }
@@ -1945,6 +2039,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             const char *type, *name = t;
             size_t type_n, j, name_n;
             char whole[128];
+            int cut = 0; /* the type is cut at its column's width */
             size_t k0 = keras_cell_len(t, tn);
             size_t sh = k0;
             while (sh < tn && t[sh] == ' ')
@@ -1975,9 +2070,30 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                         continue;
                     return carma_err_at(err, file, L.line, "layer row is not 'name (Type)'");
                 }
+                /* Keras before TF 2.6 cuts the cell at its width, one space before the
+                 * shape, with no ')' ("max_pooling1d_1 (MaxPooling1 (None, 73, 32)"):
+                 * the type ends at the header's Output Shape column. A name that fills
+                 * the cell leaves no type ("(" or nothing before the shape). */
+                size_t sc = shape_col > (size_t)(t - s) ? shape_col - (size_t)(t - s) : 0;
+                size_t opc = (size_t)(op - t);
+                if (!box && sc >= 2 && sc < tn && t[sc - 1] == ' ' && t[sc - 2] != ' ' &&
+                    opc <= sc && !memchr(op, ')', sc - opc) &&
+                    (t[sc] == '(' || t[sc] == '[' || keras_multiple(t + sc, tn - sc))) {
+                    cut = 1;
+                    if (opc + 3 > sc)
+                        return carma_err_at(err, file, L.line,
+                                            "the layer's name fills its cell and its type is "
+                                            "cut off (Keras before TF 2.6 cuts the 'Layer "
+                                            "(type)' column at its width): print the summary "
+                                            "wider, model.summary(line_length=150), or give a "
+                                            "layer CSV (docs/estimator.md)");
+                }
                 /* The type ends at ')' or, when wrapped, at two spaces. */
                 size_t e = (size_t)(op - t) + 1;
-                while (e < tn && t[e] != ')' && !(t[e] == ' ' && e + 1 < tn && t[e + 1] == ' '))
+                if (cut)
+                    e = sc - 1;
+                while (!cut && e < tn && t[e] != ')' &&
+                       !(t[e] == ' ' && e + 1 < tn && t[e + 1] == ' '))
                     e++;
                 /* "()" is no type; "(" alone is a wrapped one (a 24-letter name such as
                  * "global_average_pooling2d (" fills the cell), completed below */
@@ -1989,7 +2105,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 j = t[e] == ')' ? e + 1 : e;
                 /* TF 2.x cuts a long type mid-word ("(Separab" / "leConv2D)"): the next
                  * line completes it, so that it is classified by its whole name. */
-                if (t[e] != ')') {
+                if (t[e] != ')' && !cut) {
                     struct lines peek = L;
                     struct keras_line nx;
                     if (keras_peek(&peek, &nx)) {
@@ -2013,6 +2129,16 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             }
             while (j < tn && t[j] == ' ')
                 j++;
+            if (keras_multiple(t + j, tn - j))
+                return carma_err_at(err, file, L.line,
+                                    "output shape 'multiple': the layer of a subclassed model "
+                                    "(a keras.Model subclass, as Hugging Face's TF models), or "
+                                    "one called more than once, has no one output shape, so "
+                                    "its activations cannot be counted; summarise a "
+                                    "functional model called on a fixed input (x = "
+                                    "keras.Input(shape=(128,)); keras.Model(x, "
+                                    "model(x)).summary()), or give the model's layers (a "
+                                    "layer CSV, docs/estimator.md)");
             if (j >= tn || (t[j] != '(' && t[j] != '['))
                 return carma_err_at(err, file, L.line, "missing output shape");
             char wrapped[EST_MAX_LINE + 1];
@@ -2099,6 +2225,32 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
              * its parameters, so they are counted, not it */
             if (keras_holds_nested(&L, box, level))
                 continue;
+            if (cut) {
+                /* read as the Keras class it begins, when all it can begin read alike */
+                const char *ca, *cb;
+                const char *cls = keras_cut_class(type, type_n, &ca, &cb);
+                if (!cls && !ca && (rc = refuse_unmodelled(file, L.line, type, type_n, err)))
+                    return rc;
+                if (!cls && ca)
+                    return carma_err_at(err, file, L.line,
+                                        "type '%.*s' is cut off (Keras before TF 2.6 cuts the "
+                                        "'Layer (type)' column at its width) and could be "
+                                        "%s or %s, which are read differently: print the "
+                                        "summary wider, model.summary(line_length=150), or "
+                                        "give a layer CSV (docs/estimator.md)",
+                                        (int)type_n, type, ca, cb);
+                if (!cls)
+                    return carma_err_at(err, file, L.line,
+                                        "type '%.*s' is cut off (Keras before TF 2.6 cuts the "
+                                        "'Layer (type)' column at its width) and begins no "
+                                        "Keras layer class carma knows (a custom layer?), so "
+                                        "what it keeps is unknown: print the summary wider, "
+                                        "model.summary(line_length=150), or give a layer CSV "
+                                        "(docs/estimator.md)",
+                                        (int)type_n, type);
+                type = cls;
+                type_n = strlen(cls);
+            }
             if ((rc = refuse_unmodelled(file, L.line, type, type_n, err)))
                 return rc;
             if ((type_n == 10 && memcmp(type, "Functional", 10) == 0) ||
