@@ -4373,6 +4373,69 @@ static int utf16_text(const char *buf, size_t len)
     return (le || (!u[0] && !u[2])) && (isprint(a) || isspace(a)) && (isprint(b) || isspace(b));
 }
 
+/* The line prefix a table was pasted with (a '# ' comment in a model's .py file, a '> '
+ * Markdown quote, knitr's '    ## '), found on the line of its header ("Layer (type"):
+ * leading spaces, a run of '#' or '>', then only spaces (or Keras 3's box edge '┃')
+ * before the header. Its length, with *at its first byte; 0 when there is none. */
+static size_t table_prefix(const char *buf, size_t len, const char **at)
+{
+    size_t scan = len < 65536 ? len : 65536;
+    const char *h = find(buf, scan, "Layer (type");
+    if (!h)
+        return 0;
+    const char *ls = h;
+    while (ls > buf && ls[-1] != '\n')
+        ls--;
+    size_t n = (size_t)(h - ls), i = 0;
+    while (i < n && (ls[i] == ' ' || ls[i] == '\t'))
+        i++;
+    char c = i < n ? ls[i] : 0;
+    if (c != '#' && c != '>')
+        return 0;
+    while (i < n && ls[i] == c)
+        i++;
+    for (size_t k = i; k < n;) {
+        if (ls[k] == ' ' || ls[k] == '\t')
+            k++;
+        else if (n - k >= 3 && memcmp(ls + k, "\xe2\x94\x83", 3) == 0)
+            k += 3;
+        else
+            return 0;
+    }
+    *at = ls;
+    return i;
+}
+
+/* A copy of buf without the prefix p (pn bytes) and one space after it, on each line
+ * that starts with it; the other lines as they are, so that line numbers stay. NULL:
+ * out of memory. */
+static char *strip_prefix(const char *buf, size_t len, const char *p, size_t pn,
+                          size_t *outlen)
+{
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0, pos = 0;
+    while (pos < len) {
+        const char *ln = buf + pos;
+        const char *nl = memchr(ln, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - ln) + 1 : len - pos, k = 0;
+        if (n >= pn && memcmp(ln, p, pn) == 0) {
+            k = pn;
+            if (k < n && ln[k] == ' ')
+                k++;
+        }
+        memcpy(out + o, ln + k, n - k);
+        o += n - k;
+        pos += n;
+    }
+    *outlen = o;
+    return out;
+}
+
+static int parse_detected(const char *buf, size_t len, const char *file, struct est_model *m,
+                          struct carma_err *err);
+
 static int parse_text(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -4395,6 +4458,21 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
         return carma_err_at(err, file, 0, "empty file: not a model summary");
     if (carma_text_cr_only(buf, len))
         return carma_err_at(err, file, 1, "%s", CARMA_CR_ONLY_MSG);
+    /* a table pasted with a line prefix is read without it */
+    const char *pre;
+    size_t pn = table_prefix(buf, len, &pre);
+    if (pn) {
+        size_t cn = 0;
+        char *copy = strip_prefix(buf, len, pre, pn, &cn);
+        return parse_copy(parse_detected, copy, cn, file, m, err);
+    }
+    return parse_detected(buf, len, file, m, err);
+}
+
+/* Parses text by the format est_detect finds in it. */
+static int parse_detected(const char *buf, size_t len, const char *file, struct est_model *m,
+                          struct carma_err *err)
+{
     switch (est_detect(buf, len)) {
     case EST_FMT_TORCHSUMMARY: return est_parse_torchsummary(buf, len, file, m, err);
     case EST_FMT_TORCHINFO: return est_parse_torchinfo(buf, len, file, m, err);

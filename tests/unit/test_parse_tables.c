@@ -14,6 +14,7 @@
 
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
+#include "util/csv.h"
 
 static struct est_layer layers[EST_MAX_LAYERS];
 
@@ -22,6 +23,19 @@ static int parse_str(const char *s, struct est_model *m, struct carma_err *err)
 {
     est_model_init(m, layers, EST_MAX_LAYERS);
     return est_parse(s, strlen(s), "t.txt", m, err);
+}
+
+/* Parses the file at path into m. */
+static int parse_file(const char *path, struct est_model *m, struct carma_err *err)
+{
+    char *buf;
+    size_t len;
+    est_model_init(m, layers, EST_MAX_LAYERS);
+    int rc = carma_file_read(path, EST_MAX_INPUT, &buf, &len, err);
+    assert_int_equal(rc, 0);
+    rc = est_parse(buf, len, path, m, err);
+    free(buf);
+    return rc;
 }
 
 #define K2_HEAD                                                                            \
@@ -130,11 +144,52 @@ static void test_keras_messages(void **state)
     assert_non_null(strstr(err.msg, "t.txt:2: Keras header without the 'Param #' column"));
 }
 
+/* A table pasted with a line prefix on its header is read without it: '# ' (a .py
+ * file's comment), '> ' (a Markdown quote), knitr's '    ## '. */
+static void test_table_prefix(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const struct {
+        const char *path;
+        enum est_format format;
+        size_t n;
+        uint64_t params;
+    } ok[] = {
+        {"tests/fuzz/corpus/summary_torchsummary/commented_prefix.txt", EST_FMT_TORCHSUMMARY,
+         4, 164298},
+        {"tests/fuzz/corpus/summary_torchinfo/blockquoted_prefix.txt", EST_FMT_TORCHINFO, 4,
+         164298},
+        {"tests/fuzz/corpus/summary_keras/keras3_knitr_prefixed.txt", EST_FMT_KERAS, 2, 1024},
+    };
+    for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+        int rc = parse_file(ok[k].path, &m, &err);
+        if (rc)
+            fail_msg("%s", err.msg);
+        assert_int_equal(m.format, ok[k].format);
+        assert_int_equal(m.n, ok[k].n);
+        assert_int_equal(m.params, ok[k].params);
+    }
+    /* the last: a Keras 3 row wrapped over two lines, joined after the prefix went */
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[0].out, 80 * 80 * 32);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    /* lines without the prefix keep theirs; an error still names the file's line */
+    const char *bad = "# -----------------------------------------------------\n"
+                      "#         Layer (type)        Output Shape    Param #\n"
+                      "# =====================================================\n"
+                      "#             Conv2d-1    [-1, 16, 32, 32]        4x8\n";
+    assert_true(parse_str(bad, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:4: bad parameter count '4x8'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keras_cut_types),
         cmocka_unit_test(test_keras_messages),
+        cmocka_unit_test(test_table_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
