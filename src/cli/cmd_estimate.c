@@ -44,6 +44,10 @@ static void estimate_usage(FILE *f)
             "A PEFT model's print (lora.Linear adapters, modules_to_save) trains only its\n"
             "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
             "for a bitsandbytes base).\n"
+            "A table's printed 'Trainable params:' below its total freezes a Keras\n"
+            "BatchNormalization's moving statistics and the rows before the first trained\n"
+            "one (a frozen backbone) when they hold the difference (stored in fp32); when\n"
+            "nothing does, every row is counted as trained, with a note.\n"
             "--gradient-checkpointing: the job calls gradient_checkpointing_enable() (or\n"
             "wraps each layer of a ModuleList in torch.utils.checkpoint): those layers keep\n"
             "only their input and run again in backward.\n"
@@ -107,6 +111,27 @@ static uint64_t layer_count(const struct est_model *m)
     for (size_t i = 0; i < m->n; i++)
         n += m->layers[i].count;
     return n;
+}
+
+/* Into out: why a table's printed trainable count was not used (m->trainable_unplaced). */
+static void trainable_note(const struct est_model *m, char *out, size_t cap)
+{
+    char why[160];
+    if (m->trainable_unplaced == EST_TRAIN_ABOVE)
+        snprintf(why, sizeof why, "more than its rows not marked frozen hold");
+    else if (m->trainable_unplaced == EST_TRAIN_ZERO)
+        snprintf(why, sizeof why, "nothing trains: a frozen model printed without its head?");
+    else
+        snprintf(why, sizeof why, "no frozen prefix of its rows holds the other %llu",
+                 (unsigned long long)(m->params > m->trainable_printed
+                                          ? m->params - m->trainable_printed
+                                          : 0));
+    snprintf(out, cap,
+             "the table prints 'Trainable params: %llu' (line %zu), which carma cannot place "
+             "on its rows (%s): %llu parameters are counted as trained (the safe side: "
+             "gradients and optimizer state for the frozen ones too)",
+             (unsigned long long)m->trainable_printed, m->trainable_line, why,
+             (unsigned long long)(m->params - m->frozen));
 }
 
 /* JSON "heads": where the head counts of the attention probabilities counted under a
@@ -360,6 +385,14 @@ int cmd_estimate(int argc, char **argv)
         if (root)
             json_object_set_new(root, "trainable_params",
                                 json_integer((json_int_t)(m.params - m.frozen)));
+        if (root && m.trainable_line)
+            json_object_set_new(root, "printed_trainable_params",
+                                json_integer((json_int_t)m.trainable_printed));
+        if (root && m.trainable_unplaced) {
+            char note[512];
+            trainable_note(&m, note, sizeof note);
+            json_object_set_new(root, "trainable_note", json_string(note));
+        }
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
@@ -399,10 +432,15 @@ int cmd_estimate(int argc, char **argv)
         if (nlayers != m.n) /* "12 x BertLayer": its rows count once */
             printf(" (%zu as printed)", m.n);
         printf(", %llu parameters", (unsigned long long)m.params);
-        if (m.frozen) /* a PEFT model: its adapters (and saved copies) train */
+        if (m.frozen) /* a PEFT model's adapters, a table's trained rows */
             printf(" (%llu trained, the rest frozen)",
                    (unsigned long long)(m.params - m.frozen));
         printf("\n");
+        if (m.trainable_unplaced) {
+            char note[512];
+            trainable_note(&m, note, sizeof note);
+            printf("note: %s\n", note);
+        }
         printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);
         if (m.tokens)
             printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,

@@ -611,6 +611,8 @@ double est_frozen_bytes(const struct est_layer *l, enum est_precision p)
         return 0.5 + 4.0 / 64;
     if (l->wbits == 8) /* int8 codes; per-row scales are negligible */
         return 1;
+    if (l->wbits == 32)
+        return 4;
     return p == EST_PREC_FP32 ? 4 : 2;
 }
 

@@ -97,7 +97,10 @@ struct est_layer {
     uint8_t attn;      /* out is heads x seq per token (attention scores) */
     uint8_t flags;     /* EST_LF_* */
     uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
-                          quantized (bitsandbytes Linear4bit, Linear8bitLt) */
+                          quantized (bitsandbytes Linear4bit, Linear8bitLt), 32 in fp32
+                          whatever the precision (a table's frozen rows: Keras keeps its
+                          variables in fp32 under mixed precision, and nothing says a frozen
+                          backbone was loaded in 16 bits) */
     uint8_t unit;      /* EST_UNIT_*: where a unit of gradient checkpointing starts, ends */
     uint8_t keeps;     /* an activation written out in Python (est_type_keeps): tensors
                           of its output's size its graph keeps besides its input */
@@ -115,7 +118,8 @@ struct est_layer {
                           its rank r; params - frozen = r * (in + out) */
     uint64_t out;      /* output elements per sample (per token when per_token) */
     uint64_t params;   /* parameters of one repeat, frozen ones included */
-    uint64_t frozen;   /* of which get no gradient (a PEFT model's base weights) */
+    uint64_t frozen;   /* of which get no gradient (a PEFT model's base weights; a Keras
+                          BatchNormalization's moving mean and variance) */
 };
 
 /* est_layer.heads_src. Eager attention keeps heads x seq x seq probabilities per sample,
@@ -150,6 +154,12 @@ struct est_model {
     size_t n, cap;
     uint64_t params;       /* total parameters (sum of layers x count) */
     uint64_t frozen;       /* of which frozen (est_model_freeze) */
+    /* A table's printed "Trainable params:" (torchsummary, Keras): the count and its line
+     * (0: none printed); trainable_unplaced (EST_TRAIN_*), why the rows do not train
+     * that count, which the parser then left trained (the safe side); 0: they do. */
+    uint64_t trainable_printed;
+    size_t trainable_line;
+    int trainable_unplaced;
     uint64_t input;        /* input elements per sample, per token for a sequence model
                               (0 when unknown) */
     int cudnn;             /* runs a convolution (also one read as a linear layer, a
@@ -184,6 +194,15 @@ struct est_model {
     size_t heads_line;
     const char *heads_class; /* a static string */
 };
+
+/* est_model.trainable_unplaced */
+#define EST_TRAIN_NO_PREFIX 1 /* below the rows' trained parameters, and no frozen prefix of
+                               * them holds the difference: all but the rows the table marks
+                               * frozen train */
+#define EST_TRAIN_ZERO 2      /* 0 (a model that trains nothing: a backbone printed alone):
+                               * as EST_TRAIN_NO_PREFIX */
+#define EST_TRAIN_ABOVE 3     /* above the parameters of the rows not marked frozen (an edited
+                               * table): every parameter trains */
 
 /* A PEFT model (parsed from a module tree with LoRA adapters) trains only its adapters
  * and modules_to_save copies: marks every other layer's parameters frozen and sums

@@ -272,20 +272,90 @@ static int scores_shape(const char *s, size_t n)
     return dims >= 4 && tail[0] == tail[1] && tail[1] > 1;
 }
 
-/* "Total params: 11,227,812" (Keras adds " (42.83 MB)"). 1 when found. */
-static int total_params_line(const char *s, size_t n, uint64_t *total)
+/* "KEY 11,227,812" (Keras adds " (42.83 MB)"), key "Total params:" or "Trainable
+ * params:". 1 when found, -1 when its count is bad. */
+static int params_line(const char *s, size_t n, const char *key, uint64_t *v)
 {
     trim(&s, &n);
-    static const char key[] = "Total params:";
-    if (n < sizeof key - 1 || memcmp(s, key, sizeof key - 1) != 0)
+    size_t kn = strlen(key);
+    if (n < kn || memcmp(s, key, kn) != 0)
         return 0;
-    s += sizeof key - 1;
-    n -= sizeof key - 1;
+    s += kn;
+    n -= kn;
     trim(&s, &n);
     size_t k = 0;
     while (k < n && s[k] != ' ')
         k++;
-    return est_parse_count(s, k, total) == 0 ? 1 : -1;
+    return est_parse_count(s, k, v) == 0 ? 1 : -1;
+}
+
+/* "Total params: 11,227,812". 1 when found. */
+static int total_params_line(const char *s, size_t n, uint64_t *total)
+{
+    return params_line(s, n, "Total params:", total);
+}
+
+/* A table's "Trainable params:" line (the first after its rows) into m; 0, or -1 when its
+ * count is bad. */
+static int trainable_params_line(struct est_model *m, const char *s, size_t n, size_t line)
+{
+    uint64_t v;
+    int tp = m->trainable_line ? 0 : params_line(s, n, "Trainable params:", &v);
+    if (tp > 0) {
+        m->trainable_printed = v;
+        m->trainable_line = line;
+    }
+    return tp < 0 ? -1 : 0;
+}
+
+/* Places the frozen parameters a table's printed "Trainable params:" count implies beyond
+ * those its rows mark: a frozen prefix (transfer learning's frozen backbone, whose rows
+ * come first), when the trained parameters of the rows before some row are exactly the
+ * difference. Those rows are then frozen, in fp32 (wbits 32). Returns 1 when the rows
+ * train the printed count, 0 (m unchanged) when no prefix gives it; a printed 0 (a model
+ * that trains nothing: a backbone printed alone) is not placed. */
+static int trainable_place(struct est_model *m)
+{
+    uint64_t have = m->params - m->frozen, printed = m->trainable_printed;
+    if (have == printed)
+        return 1;
+    if (printed == 0 || printed > have)
+        return 0;
+    uint64_t want = have - printed, sum = 0;
+    size_t k = 0;
+    while (k < m->n && sum < want) {
+        const struct est_layer *l = &m->layers[k++];
+        sum += (l->params - l->frozen) * l->count;
+    }
+    if (sum != want)
+        return 0;
+    for (size_t i = 0; i < k; i++) {
+        struct est_layer *l = &m->layers[i];
+        if (l->params > l->frozen) {
+            l->frozen = l->params;
+            l->wbits = 32;
+        }
+    }
+    m->frozen += want;
+    return 1;
+}
+
+/* After trainable_place found nothing: why (m->trainable_unplaced), and every parameter
+ * trains but those of the rows the table marks frozen, all of them when those marks
+ * leave fewer than the printed count. */
+static void trainable_unplaced(struct est_model *m)
+{
+    uint64_t have = m->params - m->frozen;
+    m->trainable_unplaced = m->trainable_printed > have ? EST_TRAIN_ABOVE
+                            : m->trainable_printed == 0 ? EST_TRAIN_ZERO
+                                                        : EST_TRAIN_NO_PREFIX;
+    if (m->trainable_printed <= have)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        m->layers[i].frozen = 0;
+        m->layers[i].wbits = 0; /* a table's rows are never quantized */
+    }
+    m->frozen = 0;
 }
 
 /* After parsing: reconcile the layers' parameters with the printed total. Parameters
@@ -507,6 +577,8 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
         if (tp)
             have_total = 1;
+        if (trainable_params_line(m, s, n, L.line) < 0)
+            return carma_err_at(err, file, L.line, "bad 'Trainable params' line");
         /* Input size in MiB (torchsummary's MB), float32, of the shapes' batch: the
          * input elements per sample. */
         double mb = input_size_mb(s, n);
@@ -542,6 +614,9 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                             (unsigned long long)m->input, (unsigned long long)largest);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
+    /* torchsummary marks no row frozen: its printed trainable count tells them */
+    if (m->trainable_line && !trainable_place(m))
+        trainable_unplaced(m);
     mark_gated(m);
     return 0;
 }
@@ -1646,6 +1721,7 @@ static int keras_mha(struct est_model *m, const char *shape, size_t ext, uint64_
         }
         if (frozen) {
             l->frozen = par[k];
+            l->wbits = 32; /* Keras keeps variables in fp32 */
             m->frozen += par[k];
         }
     }
@@ -1696,6 +1772,7 @@ static int keras_attention(struct est_model *m, const char *shape, size_t ext,
             l->flags = EST_LF_SAVES_RESULT; /* tanh */
         if (frozen && p) {
             l->frozen = p;
+            l->wbits = 32; /* Keras keeps variables in fp32 */
             m->frozen += p;
         }
     }
@@ -2347,9 +2424,22 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 memcpy(opaque_type, type, tc);
                 opaque_type[tc] = '\0';
             }
+            struct est_layer *kl = &m->layers[m->n - 1];
             if (frozen) { /* "N": none of its parameters trains */
-                m->layers[m->n - 1].frozen = params;
+                kl->frozen = params;
+                kl->wbits = 32;
                 m->frozen += params;
+            } else if (kl->kind == EST_K_NORM && last &&
+                       ((type_n >= 9 && memcmp(type, "BatchNorm", 9) == 0) ||
+                        (type_n >= 13 && memcmp(type, "SyncBatchNorm", 13) == 0)) &&
+                       (params == 3 * last || params == 4 * last)) {
+                /* a BatchNormalization's moving mean and variance, 2C of its 4C (3C
+                 * without scale or center; C channels, the last dimension): variables
+                 * without a gradient (checked against the printed trainable count at the
+                 * end, and else dropped) */
+                kl->frozen = 2 * last;
+                kl->wbits = 32;
+                m->frozen += 2 * last;
             }
             rows++;
             continue;
@@ -2363,6 +2453,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
         if (tp)
             have_total = 1;
+        if (trainable_params_line(m, s, n, L.line) < 0)
+            return carma_err_at(err, file, L.line, "bad 'Trainable params' line");
     }
     if (rc < 0)
         return rc;
@@ -2381,6 +2473,21 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                    opaque_params, 0, err);
     if (have_total && reconcile_total(m, total) < 0)
         return carma_err_at(err, file, L.line, "too many layers");
+    /* The printed trainable count: the BatchNormalizations' moving statistics, then a
+     * frozen prefix; failing that, without the statistics (their channels were not the
+     * last dimension); failing that, every row not marked 'N' trains. */
+    if (m->trainable_line && !trainable_place(m)) {
+        for (size_t i = 0; i < m->n; i++) {
+            struct est_layer *l = &m->layers[i];
+            if (l->kind == EST_K_NORM && l->frozen && l->frozen < l->params) {
+                m->frozen -= l->frozen * l->count;
+                l->frozen = 0;
+                l->wbits = 0;
+            }
+        }
+        if (!trainable_place(m))
+            trainable_unplaced(m);
+    }
     return 0;
 }
 

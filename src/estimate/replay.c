@@ -464,7 +464,24 @@ static unsigned layer_tensors(const struct est_layer *l, double t[4], uint8_t fz
         fz[n++] = 0;
         return n;
     }
-    uint8_t f = l->frozen != 0; /* whole layers only, but for LoRA's */
+    if (l->kind == EST_K_NORM && l->frozen >= 2 && l->frozen < l->params) {
+        /* a Keras BatchNormalization: its scale and offset train, its moving mean and
+         * variance (frozen, 2C of them) do not */
+        uint64_t c = l->frozen / 2, tr = l->params - l->frozen;
+        unsigned n = 0;
+        if (tr == 2 * c) {
+            t[n] = (double)c;
+            fz[n++] = 0;
+        }
+        t[n] = (double)(tr == 2 * c ? c : tr);
+        fz[n++] = 0;
+        t[n] = (double)c;
+        fz[n++] = 1;
+        t[n] = (double)(l->frozen - c);
+        fz[n++] = 1;
+        return n;
+    }
+    uint8_t f = l->frozen != 0; /* whole layers only, but for LoRA's and the above */
     fz[0] = fz[1] = f;
     if (l->kind == EST_K_LINEAR && l->out && l->params > l->out) {
         t[0] = p - (double)l->out;
@@ -819,9 +836,20 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                         w->p[first + k].cast =
                             alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
             uint32_t deq = NONE;
-            if (l->wbits && l->frozen) { /* the 16-bit weight unpacked for the product */
+            if ((l->wbits == 4 || l->wbits == 8) && l->frozen) { /* the 16-bit weight
+                                                                     unpacked for the product */
                 nd->deq = (double)l->frozen * mult * 2;
                 deq = alloc(w, nd->deq, EST_RC_TRANSIENT);
+            } else if (amp && l->wbits == 32 && l->frozen) {
+                /* autocast's 16-bit copy of a frozen fp32 weight (a table's frozen row):
+                 * made for the product, and kept for the input's gradient when one is
+                 * needed (a trained layer ran before) */
+                uint32_t c16 = alloc(w, (double)l->frozen * mult * 2,
+                                     rg ? EST_RC_WEIGHTS : EST_RC_TRANSIENT);
+                if (rg)
+                    nd->saved[3] = c16;
+                else
+                    deq = c16;
             }
             out = alloc(w, ob, EST_RC_ACT);
             unref(w, deq);

@@ -582,4 +582,45 @@ rc=0
 "$CARMA" eval-estimator --data "$T/est" --catalog "$T/cat.csv" >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "carma-workloads.csv:2: .*no row for summary 'vgg16.txt' at batch 48" \
     "$T/err" || fail "map to no run: exit $rc, $(cat "$T/err")"
+# A table's printed "Trainable params:" (torchsummary marks no row frozen): a frozen
+# prefix that holds the difference is frozen; when none does, every row trains and the
+# output says why, naming the printed count and its line.
+cat >"$T/ts_frozen.txt" <<'EOF'
+----------------------------------------------------------------
+        Layer (type)               Output Shape         Param #
+================================================================
+            Conv2d-1           [-1, 16, 32, 32]             448
+              ReLU-2           [-1, 16, 32, 32]               0
+            Conv2d-3           [-1, 32, 32, 32]           4,640
+              ReLU-4           [-1, 32, 32, 32]               0
+           Flatten-5                [-1, 32768]               0
+            Linear-6                   [-1, 10]         327,690
+================================================================
+Total params: 332,778
+Trainable params: 327,690
+Non-trainable params: 5,088
+----------------------------------------------------------------
+EOF
+sed 's/^Trainable params: 327,690/Trainable params: 328,138/' "$T/ts_frozen.txt" >"$T/ts_middle.txt"
+"$CARMA" estimate --summary "$T/ts_frozen.txt" --batch 64 --json >"$T/tsf.json" ||
+    fail "frozen prefix estimate"
+"$CARMA" estimate --summary "$T/ts_middle.txt" --batch 64 --json >"$T/tsm.json" ||
+    fail "frozen middle estimate"
+python3 - "$T/tsf.json" "$T/tsm.json" <<'PY' || fail "printed trainable json"
+import json, sys
+f, m = (json.load(open(p)) for p in sys.argv[1:3])
+assert f["trainable_params"] == f["printed_trainable_params"] == 327690, f
+assert "trainable_note" not in f
+assert m["trainable_params"] == 332778 and m["printed_trainable_params"] == 328138, m
+assert "'Trainable params: 328138' (line 12)" in m["trainable_note"], m["trainable_note"]
+assert f["breakdown"]["gradients_mib"] < m["breakdown"]["gradients_mib"]
+PY
+"$CARMA" estimate --summary "$T/ts_frozen.txt" --batch 64 >"$T/out" || fail "frozen prefix text"
+grep -q "332778 parameters (327690 trained, the rest frozen)" "$T/out" ||
+    fail "trained count: $(cat "$T/out")"
+! grep -q "^note:" "$T/out" || fail "a note for a placed count: $(cat "$T/out")"
+"$CARMA" estimate --summary "$T/ts_middle.txt" --batch 64 >"$T/out" || fail "frozen middle text"
+grep -q "^note: the table prints 'Trainable params: 328138' (line 12), which carma cannot place on its rows (no frozen prefix of its rows holds the other 4640): 332778 parameters are counted as trained" "$T/out" ||
+    fail "no note: $(cat "$T/out")"
+
 echo "estimate_cli: ok"

@@ -40,6 +40,9 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
     for (size_t i = 0; i < m.n; i++) /* frozen parameters are some of a layer's own */
         if (m.layers[i].frozen > m.layers[i].params)
             __builtin_trap();
+    /* a printed trainable count that was placed is what the rows train */
+    if (m.trainable_line && !m.trainable_unplaced && m.params - m.frozen != m.trainable_printed)
+        __builtin_trap();
     /* the input's length picks the replay's variants: torchsummary's pass, Hopper's
      * cuBLAS workspace, gradient checkpointing, mixed precision, DDP, eager attention,
      * gradient accumulation */

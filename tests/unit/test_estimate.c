@@ -731,7 +731,9 @@ static void test_keras_layouts(void **state)
     assert_int_equal(m.layers[4].kind, EST_K_CONV); /* "(SeparableConv" / "2D)" */
     assert_int_equal(m.layers[4].params, 688);
     assert_int_equal(m.layers[5].kind, EST_K_POOL); /* "global_average_pooling2d (" */
-    assert_int_equal(m.frozen, 0);
+    /* no Trainable column, but "Trainable params: 165": the backbone, first, is frozen */
+    assert_int_equal(m.frozen, 1200);
+    assert_int_equal(m.layers[6].frozen, 0);
     rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_nested_expand_trainable.txt", &m,
                     &err);
     if (rc)

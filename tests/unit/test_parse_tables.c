@@ -8,15 +8,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 #include "util/csv.h"
 
 static struct est_layer layers[EST_MAX_LAYERS];
+static struct est_replay_work rwork;
 
 /* Parses s as file "t.txt" into m. */
 static int parse_str(const char *s, struct est_model *m, struct carma_err *err)
@@ -184,12 +187,193 @@ static void test_table_prefix(void **state)
     assert_string_equal(err.msg, "t.txt:4: bad parameter count '4x8'");
 }
 
+#define TS_HEAD                                                                            \
+    "----------------------------------------------------------------\n"                   \
+    "        Layer (type)               Output Shape         Param #\n"                    \
+    "================================================================\n"                   \
+    "            Conv2d-1           [-1, 16, 32, 32]             448\n"                    \
+    "              ReLU-2           [-1, 16, 32, 32]               0\n"                    \
+    "            Conv2d-3           [-1, 32, 32, 32]           4,640\n"                    \
+    "              ReLU-4           [-1, 32, 32, 32]               0\n"                    \
+    "           Flatten-5                [-1, 32768]               0\n"                    \
+    "            Linear-6                   [-1, 10]         327,690\n"                    \
+    "================================================================\n"                   \
+    "Total params: 332,778\n"
+
+/* The printed "Trainable params:" of a torchsummary table, which marks no row frozen: a
+ * frozen prefix that holds the difference is frozen (in fp32), else every row trains. */
+static void test_torchsummary_trainable(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    /* the convolutions frozen, the new head trained (transfer learning) */
+    int rc = parse_str(TS_HEAD "Trainable params: 327,690\nNon-trainable params: 5,088\n", &m,
+                       &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 332778);
+    assert_int_equal(m.params - m.frozen, 327690);
+    assert_int_equal(m.trainable_printed, 327690);
+    assert_int_equal(m.trainable_line, 12);
+    assert_int_equal(m.trainable_unplaced, 0);
+    assert_int_equal(m.layers[0].frozen, 448);
+    assert_int_equal(m.layers[2].frozen, 4640);
+    assert_int_equal(m.layers[5].frozen, 0);
+    /* stored in fp32 under autocast: nothing says the backbone was loaded in 16 bits */
+    assert_true(est_frozen_bytes(&m.layers[0], EST_PREC_AMP) == 4);
+    /* everything trained: nothing to place */
+    assert_int_equal(parse_str(TS_HEAD "Trainable params: 332,778\n", &m, &err), 0);
+    assert_int_equal(m.frozen, 0);
+    assert_int_equal(m.trainable_unplaced, 0);
+    /* the middle convolution frozen: no prefix holds it, so everything trains */
+    assert_int_equal(parse_str(TS_HEAD "Trainable params: 328,138\n", &m, &err), 0);
+    assert_int_equal(m.frozen, 0);
+    assert_int_equal(m.trainable_printed, 328138);
+    assert_int_equal(m.trainable_unplaced, EST_TRAIN_NO_PREFIX);
+    /* nothing trains: a backbone printed alone; counted as trained */
+    assert_int_equal(parse_str(TS_HEAD "Trainable params: 0\n", &m, &err), 0);
+    assert_int_equal(m.frozen, 0);
+    assert_int_equal(m.trainable_unplaced, EST_TRAIN_ZERO);
+    /* more than the model holds (edited) */
+    assert_int_equal(parse_str(TS_HEAD "Trainable params: 332,779\n", &m, &err), 0);
+    assert_int_equal(m.frozen, 0);
+    assert_int_equal(m.trainable_unplaced, EST_TRAIN_ABOVE);
+    assert_true(parse_str(TS_HEAD "Trainable params: 3x\n", &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:12: bad 'Trainable params' line");
+    /* the frozen prefix keeps no activations: below the same table trained */
+    struct est_opts o = {.batch = 64, .optimizer = EST_OPT_ADAMW};
+    struct est_result all, head;
+    assert_int_equal(parse_str(TS_HEAD "Trainable params: 332,778\n", &m, &err), 0);
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &all, &err), 0);
+    assert_int_equal(parse_str(TS_HEAD "Trainable params: 327,690\n", &m, &err), 0);
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &head, &err), 0);
+    assert_true(head.activations_mib < all.activations_mib);
+    assert_true(head.gradients_mib <= all.gradients_mib);
+}
+
+/* Keras: a BatchNormalization's moving mean and variance never train; a frozen prefix
+ * (an embedding, a backbone) is placed as for torchsummary; rows marked 'N' stay. */
+static void test_keras_trainable(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_old_layout_cut_types.txt", &m,
+                        &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 346);
+    assert_int_equal(m.params - m.frozen, 330);
+    assert_int_equal(m.trainable_unplaced, 0);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM); /* "(BatchNorma", cut */
+    assert_int_equal(m.layers[1].params, 32);
+    assert_int_equal(m.layers[1].frozen, 16);
+    /* Keras 3, the same */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras3_knitr_prefixed.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params - m.frozen, 960);
+    assert_int_equal(m.layers[1].frozen, 64);
+    /* a frozen embedding first */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_old_layout_frozen_embedding.txt", &m,
+                    &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params - m.frozen, 2625);
+    assert_int_equal(m.layers[0].kind, EST_K_EMBED);
+    assert_int_equal(m.layers[0].frozen, 1600);
+    assert_int_equal(m.layers[1].frozen, 0);
+    /* channels first: a BatchNormalization of 6 channels over (None, 6, 5, 8) holds 24
+     * parameters, 3 x 8, but its statistics are 12, not 16: the guess is dropped, and as
+     * no prefix holds 12, every parameter trains */
+    const char *cf = K2_HEAD
+        "conv2d (Conv2D)              (None, 6, 5, 8)           168       \n" K2_SEP
+        "batch_normalization (BatchNo (None, 6, 5, 8)           24        \n"
+        K2_TAIL("192", "180", "12");
+    assert_int_equal(parse_str(cf, &m, &err), 0);
+    assert_int_equal(m.frozen, 0);
+    assert_int_equal(m.layers[1].frozen, 0);
+    assert_int_equal(m.trainable_unplaced, EST_TRAIN_NO_PREFIX);
+    /* rows marked 'N' that leave fewer trained than printed (an edited table): all train */
+    rc = parse_file("tests/fuzz/corpus/summary_keras/keras2_nested_input.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.frozen, 0);
+    assert_int_equal(m.trainable_unplaced, EST_TRAIN_ABOVE);
+}
+
+/* A layer whose moving statistics are frozen and its scale and offset trained (a Keras
+ * BatchNormalization) gets gradients and optimizer state for the trained half in the
+ * replay, not none as a frozen layer. */
+static void test_replay_partly_frozen_norm(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW};
+    struct est_result r[3];
+    const uint64_t c = 1u << 20;
+    for (int k = 0; k < 3; k++) { /* trained, statistics frozen, all frozen */
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        assert_int_equal(est_model_add(&m, EST_K_LINEAR, c, 17 * c, 1, 0), 0);
+        assert_int_equal(est_model_add(&m, EST_K_NORM, c, 4 * c, 1, 0), 0);
+        m.layers[1].frozen = k == 0 ? 0 : k == 1 ? 2 * c : 4 * c;
+        m.frozen = m.layers[1].frozen;
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r[k], &err), 0);
+        assert_non_null(r[k].peak_phase ? "replay" : NULL);
+    }
+    /* each 2C (8 MiB) of them has a gradient and AdamW's two states: the statistics'
+     * 2C have none, the scale and offset's have theirs */
+    assert_true(fabs(r[0].gradients_mib - r[1].gradients_mib - 8) < 0.5);
+    assert_true(fabs(r[1].gradients_mib - r[2].gradients_mib - 8) < 0.5);
+    assert_true(fabs(r[0].optimizer_mib - r[1].optimizer_mib - 16) < 0.5);
+    assert_true(fabs(r[1].optimizer_mib - r[2].optimizer_mib - 16) < 0.5);
+}
+
+/* A frozen fp32 weight (wbits 32: a table's frozen row) is stored in 4 bytes whatever the
+ * precision; under autocast its product makes a 16-bit copy of it, as a trained one's
+ * does, and under fp32 none (it is no quantized weight to unpack). */
+static void test_replay_frozen_fp32(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    struct est_result r[2];
+    const uint64_t f = 1u << 26; /* 64 Mi parameters: 256 MiB in fp32, 128 in 16 bits */
+    for (int amp = 0; amp < 2; amp++) {
+        struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW,
+                             .precision = amp ? EST_PREC_AMP : EST_PREC_FP32};
+        for (int k = 0; k < 2; k++) { /* frozen in the precision's storage, in fp32 */
+            est_model_init(&m, layers, EST_MAX_LAYERS);
+            assert_int_equal(est_model_add(&m, EST_K_LINEAR, 8192, f, 1, 0), 0);
+            assert_int_equal(est_model_add(&m, EST_K_LINEAR, 10, 81930, 1, 0), 0);
+            m.layers[0].frozen = f;
+            m.layers[0].wbits = k ? 32 : 0;
+            m.frozen = f;
+            assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r[k], &err), 0);
+            assert_non_null(r[k].peak_phase ? "replay" : NULL);
+        }
+        if (!amp) { /* fp32 either way */
+            assert_true(r[1].estimate_mib == r[0].estimate_mib);
+            continue;
+        }
+        assert_true(r[0].weights_mib < 130); /* 16 bits, as a PEFT base loaded so */
+        assert_true(r[1].weights_mib >= 256);
+        assert_true(r[1].estimate_mib - r[1].floor_mib >= 256 + 128);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keras_cut_types),
         cmocka_unit_test(test_keras_messages),
         cmocka_unit_test(test_table_prefix),
+        cmocka_unit_test(test_torchsummary_trainable),
+        cmocka_unit_test(test_keras_trainable),
+        cmocka_unit_test(test_replay_partly_frozen_norm),
+        cmocka_unit_test(test_replay_frozen_fp32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
