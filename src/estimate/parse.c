@@ -852,7 +852,10 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
         if (r->scores)
             m->layers[m->n - 1].attn = 0;
         if (r->frozen) {
+            /* in fp32 whatever the precision: a backbone frozen under autocast keeps its
+             * fp32 weights, and nothing in a table says it was loaded in 16 bits */
             m->layers[m->n - 1].frozen = r->params;
+            m->layers[m->n - 1].wbits = 32;
             m->frozen += r->params;
         }
     }

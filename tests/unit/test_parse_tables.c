@@ -364,6 +364,39 @@ static void test_replay_frozen_fp32(void **state)
     }
 }
 
+/* torchinfo prints a frozen layer's count in parentheses: those weights stay in fp32 under
+ * autocast (a frozen backbone keeps its fp32 weights; a table cannot say otherwise). */
+static void test_torchinfo_frozen_fp32(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *s =
+        "==========================================================================\n"
+        "Layer (type:depth-idx)                   Output Shape              Param #\n"
+        "==========================================================================\n"
+        "Net                                      [8, 10]                   --\n"
+        "\xe2\x94\x9c\xe2\x94\x80Linear: 1-1                            [8, 4096]                 (16,781,312)\n"
+        "\xe2\x94\x9c\xe2\x94\x80ReLU: 1-2                              [8, 4096]                 --\n"
+        "\xe2\x94\x9c\xe2\x94\x80Linear: 1-3                            [8, 10]                   40,970\n"
+        "==========================================================================\n"
+        "Total params: 16,822,282\n"
+        "Trainable params: 40,970\n"
+        "Non-trainable params: 16,781,312\n"
+        "==========================================================================\n";
+    int rc = parse_str(s, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.format, EST_FMT_TORCHINFO);
+    assert_int_equal(m.frozen, 16781312);
+    assert_int_equal(m.layers[0].frozen, 16781312);
+    assert_int_equal(m.layers[0].wbits, 32);
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_AMP};
+    struct est_result r;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    assert_true(r.weights_mib >= 16781312.0 * 4 / 1048576);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_keras_trainable),
         cmocka_unit_test(test_replay_partly_frozen_norm),
         cmocka_unit_test(test_replay_frozen_fp32),
+        cmocka_unit_test(test_torchinfo_frozen_fp32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
