@@ -2821,6 +2821,9 @@ struct mt_frame {
     size_t kid_line[MT_KIDS]; /* began (sequence trees: head_last) */
     uint64_t tab_rows;        /* its Embedding table with the most rows (the first of */
     size_t tab_line;          /* equals) and its line (head_last) */
+    const char *cls, *name;   /* its class and name as printed (name NULL: the root) */
+    size_t cls_n, name_n;
+    size_t own_line;          /* the line of its own arguments (own_args), 0: none */
 };
 
 /* Parts of a PEFT model's print (peft >= 0.7): `lora.Linear(` (also lora.Linear4bit,
@@ -3649,6 +3652,100 @@ static int lora_close(struct est_model *m, struct mt_frame *f, const char *file,
     return 0;
 }
 
+/* Up to 60 bytes of [s, s + n), quoted for a message. */
+static struct carma_quoted quote_line(const char *s, size_t n)
+{
+    char t[64];
+    size_t k = n < sizeof t - 1 ? n : sizeof t - 1;
+    memcpy(t, s, k);
+    t[k] = '\0';
+    return carma_quote(t, 60);
+}
+
+/* Line `line`, [s, s + n), of block f is no `(name): Module(...)` child. PyTorch prints
+ * a module that has both an extra_repr and children as `Class(`, the extra_repr on its
+ * own line, the children, `)`. peft before 0.7 prints a LoRA layer so: `Linear4bit(`
+ * (`Linear8bitLt(`, `Linear(`), then `in_features=.., out_features=.., bias=..`, then
+ * `(lora_dropout)`, `(lora_A)`, `(lora_B)`: the layer is its own frozen base, as peft
+ * >= 0.7's `lora.Linear4bit(` with its `(base_layer)`. Read here as that child, so the
+ * rest of the parser sees the later layout: *lora set, syn the leaf `Class(args)` and
+ * *nm "base_layer". Elsewhere the line is the block's own arguments, read as a leaf of
+ * its class named as the block (its first child), where the parser sizes that class from
+ * its arguments (linear, embedding, norm, convolution); refused otherwise, and when it
+ * is not the block's first line (a second line, or after a child: an edited print), and
+ * when it is "..." (a print with layers left out). L is the reader past the line (the
+ * next line is peeked, not read). */
+static int own_args(struct mt_frame *f, const char *s, size_t n, const struct lines *L,
+                    char *syn, size_t cap, size_t *synn, const char **nm, size_t *nn,
+                    int *lora, const char *file, struct carma_err *err)
+{
+    size_t line = L->line;
+    size_t dots = 0;
+    while (dots < n && (s[dots] == '.' ||
+                        (n - dots >= 3 && memcmp(s + dots, "\xe2\x80\xa6", 3) == 0)))
+        dots += s[dots] == '.' ? 1 : 3; /* "..." or U+2026 */
+    if (dots == n)
+        return carma_err_at(err, file, line,
+                            "'%s': part of the print left out; carma needs every layer: "
+                            "give the whole print",
+                            quote_line(s, n).s);
+    if (f->own_line)
+        return carma_err_at(err, file, line,
+                            "'%s': a second line of arguments of the %.*s block opened at "
+                            "line %zu (an extra_repr over several lines), which carma does not "
+                            "read; give a torchinfo table",
+                            quote_line(s, n).s, (int)f->cls_n, f->cls, f->line);
+    if (f->child)
+        return carma_err_at(err, file, line,
+                            "'%s' is no '(name): Module(...)' line, and it follows children of "
+                            "the %.*s block opened at line %zu, where PyTorch prints none (a "
+                            "block's own arguments come before its children): an edited or "
+                            "rewrapped print? give the print as PyTorch writes it, or a "
+                            "torchinfo table",
+                            quote_line(s, n).s, (int)f->cls_n, f->cls, f->line);
+    struct lines pk = *L;
+    struct carma_err perr;
+    const char *ps = NULL;
+    size_t pn = 0;
+    while (lines_next(&pk, &ps, &pn, &perr) == 1) {
+        trim(&ps, &pn);
+        if (pn)
+            break;
+    }
+    enum est_kind k = est_kind_classify(f->cls, f->cls_n);
+    *lora = pn > 6 && memcmp(ps, "(lora_", 6) == 0;
+    if (*lora && (k != EST_K_LINEAR || f->peft != MT_P_NONE))
+        return carma_err_at(err, file, line,
+                            "'%s': the arguments of the %.*s block opened at line %zu, whose "
+                            "children are LoRA parts (peft before 0.7 prints an adapted layer "
+                            "so): only adapters on linear layers are modelled; give a "
+                            "torchinfo table",
+                            quote_line(s, n).s, (int)f->cls_n, f->cls, f->line);
+    if (!*lora && ((k != EST_K_LINEAR && k != EST_K_EMBED && k != EST_K_NORM &&
+                    k != EST_K_CONV) ||
+                   f->peft == MT_P_LORA || f->peft == MT_P_MTS))
+        return carma_err_at(err, file, line,
+                            "'%s': the arguments (extra_repr) of the %.*s block opened at line "
+                            "%zu, printed before its children; carma cannot tell what "
+                            "parameters of its own they stand for; give a torchinfo table (it "
+                            "counts every parameter)%s",
+                            quote_line(s, n).s, (int)f->cls_n, f->cls, f->line,
+                            k == EST_K_LINEAR || f->peft == MT_P_LORA
+                                ? ", or print a PEFT model with peft 0.7 or later"
+                                : "");
+    if (f->cls_n + n + 3 > cap)
+        return carma_err_at(err, file, line, "line too long");
+    memcpy(syn, f->cls, f->cls_n);
+    syn[f->cls_n] = '(';
+    memcpy(syn + f->cls_n + 1, s, n);
+    syn[f->cls_n + 1 + n] = ')';
+    *synn = f->cls_n + n + 2;
+    *nm = *lora ? "base_layer" : f->name;
+    *nn = *lora ? 10 : f->name_n;
+    f->own_line = line;
+    return 0;
+}
+
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -3656,7 +3753,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     lines_init(&L, buf, len, file);
     const char *s;
     size_t n;
-    int rc, depth = -1, done = 0;
+    int rc, depth = -1;
+    size_t done = 0; /* the line that closed the tree */
     struct mt_frame st[EST_MAX_DEPTH];
     uint64_t prev_out = 0;
     struct mt_space sp;
@@ -3665,6 +3763,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
+    char syn[2 * EST_MAX_LINE + 4]; /* a block's own arguments as a leaf (own_args) */
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
@@ -3672,6 +3771,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         trim(&s, &n);
         if (n == 0)
             continue;
+        if (done && s[0] == ')' && n == 1)
+            return carma_err_at(err, file, L.line,
+                                "')' after the module tree closed (line %zu): one ')' too many, "
+                                "or a block's opening line lost; give the print as PyTorch "
+                                "writes it",
+                                done);
         if (done)
             return carma_err_at(err, file, L.line, "text after the module tree's closing ')'");
         /* Closing line: ")" optionally with ", N params". */
@@ -3769,7 +3874,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             }
             depth--;
             if (depth < 0)
-                done = 1;
+                done = L.line;
             else
                 st[depth].after_child = m->n;
             continue;
@@ -3777,12 +3882,27 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         /* "(name): " prefix, except on the first line. */
         const char *c = s, *nm = NULL;
         size_t cn = n, nn = 0;
-        if (depth >= 0) {
-            if (c[0] != '(')
-                return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
-            const char *e = memchr(c, ')', cn);
-            if (!e || (size_t)(e - c) + 2 >= cn || e[1] != ':' || e[2] != ' ')
-                return carma_err_at(err, file, L.line, "expected '(name): Module(...)'");
+        const char *rp = depth >= 0 && c[0] == '(' ? memchr(c, ')', cn) : NULL;
+        if (depth >= 0 && (!rp || (size_t)(rp - c) + 1 >= cn || rp[1] != ':')) {
+            /* no "(name):": the block's own arguments (a peft < 0.7 LoRA layer's) */
+            int lora = 0;
+            rc = own_args(&st[depth], s, n, &L, syn, sizeof syn, &cn, &nm, &nn, &lora, file,
+                          err);
+            if (rc < 0)
+                return rc;
+            c = syn;
+            if (lora) {
+                st[depth].peft = MT_P_LORA;
+                peft = 1;
+            }
+        } else if (depth >= 0) {
+            const char *e = rp;
+            if ((size_t)(e - c) + 2 >= cn || e[2] != ' ')
+                return carma_err_at(err, file, L.line,
+                                    "'%s': expected '(name): Module(...)' (a damaged print? "
+                                    "give the print as PyTorch writes it, or a torchinfo "
+                                    "table)",
+                                    quote_line(s, n).s);
             if (isdigit((unsigned char)c[1]))
                 st[depth].numbered = 1; /* (0), (0-11): a Sequential or a ModuleList */
             nm = c + 1;
@@ -3865,6 +3985,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (f->mha && depth > 0 && st[depth - 1].ffn_act)
                 f->sdpa = 1;
             f->first = m->n;
+            f->cls = c;
+            f->cls_n = cls_n;
+            f->name = nm;
+            f->name_n = nn;
             if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
                 return carma_err_at(err, file, L.line,
                                     "%.*s: windowed attention and patch merging (Swin) change "
@@ -3886,7 +4010,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         /* A leaf: "Class(args)" with an optional ", N params" suffix. */
         if (depth < 0)
-            done = 1; /* a one-line tree */
+            done = L.line; /* a one-line tree */
         const char *close = NULL;
         int pd = 1;
         for (size_t j = 0; j < an; j++) {
@@ -4188,7 +4312,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (rc < 0)
         return rc;
     if (depth >= 0)
-        return carma_err_at(err, file, st[depth].line, "block opened here is never closed");
+        return carma_err_at(err, file, st[depth].line,
+                            "block opened here is never closed: the print ends with %d "
+                            "block%s open; a print cut short may have lost layers, its "
+                            "output head among them: give it whole",
+                            depth + 1, depth ? "s" : "");
     if (m->n == 0)
         return carma_err_at(err, file, L.line ? L.line : 1, "no layers in the module tree");
     if (m->spatial && m->needs_seq) {

@@ -588,7 +588,6 @@ rc=0
 cat >"$T/ts_frozen.txt" <<'EOF'
 ----------------------------------------------------------------
         Layer (type)               Output Shape         Param #
-================================================================
             Conv2d-1           [-1, 16, 32, 32]             448
               ReLU-2           [-1, 16, 32, 32]               0
             Conv2d-3           [-1, 32, 32, 32]           4,640
@@ -623,4 +622,17 @@ grep -q "332778 parameters (327690 trained, the rest frozen)" "$T/out" ||
 grep -q "^note: the table prints 'Trainable params: 328138' (line 12), which carma cannot place on its rows (no frozen prefix of its rows holds the other 4640): 332778 parameters are counted as trained" "$T/out" ||
     fail "no note: $(cat "$T/out")"
 
+=======
+# peft before 0.7 prints an adapted layer as its base class, its arguments on the next
+# line, then the LoRA parts: read as peft >= 0.7's lora.* block, the same estimate.
+for f in peft_lora peft_lora_old; do
+    "$CARMA" estimate --summary "$C/summary_modtree/$f.txt" --batch 4 --seq-len 256 \
+        --precision bf16 --json >"$T/$f.json" || fail "$f"
+done
+python3 - "$T/peft_lora.json" "$T/peft_lora_old.json" <<'PY' || fail "peft < 0.7 layout"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a == b, (a, b)
+assert 0 < b["trainable_params"] < b["params"]
+PY
 echo "estimate_cli: ok"

@@ -946,7 +946,9 @@ static void test_modtree(void **state)
                                  "one");
     assert_true(parse_file("tests/fuzz/corpus/summary_modtree/bad_unclosed.txt", &m, &err) < 0);
     assert_string_equal(err.msg, "tests/fuzz/corpus/summary_modtree/bad_unclosed.txt:2: block "
-                                 "opened here is never closed");
+                                 "opened here is never closed: the print ends with 2 blocks "
+                                 "open; a print cut short may have lost layers, its output "
+                                 "head among them: give it whole");
     /* products past EST_MAX_PARAMS are refused, not wrapped */
     assert_true(parse_str("Net(\n  (fc): Linear(in_features=1099511627775, "
                           "out_features=1099511627775, bias=True)\n)\n",
@@ -2672,7 +2674,8 @@ static void test_modtree_gated_orders(void **state)
     "                (lora_embedding_B): ParameterDict()\n"                                  \
     "                (lora_magnitude_vector): ModuleDict()\n"                                \
     "              )\n"
-#define PEFT_LLAMA(base)                                                                   \
+#define PEFT_LLAMA(base) PEFT_LLAMA_AS(LORA_BLOCK, base)
+#define PEFT_LLAMA_AS(BLOCK, base)                                                         \
     "PeftModelForCausalLM(\n"                                                                \
     "  (base_model): LoraModel(\n"                                                           \
     "    (model): LlamaForCausalLM(\n"                                                       \
@@ -2681,14 +2684,14 @@ static void test_modtree_gated_orders(void **state)
     "        (layers): ModuleList(\n"                                                        \
     "          (0-1): 2 x LlamaDecoderLayer(\n"                                              \
     "            (self_attn): LlamaSdpaAttention(\n"                                         \
-    LORA_BLOCK("q_proj", base, "256", "256", "Dropout(p=0.05, inplace=False)")              \
+    BLOCK("q_proj", base, "256", "256", "Dropout(p=0.05, inplace=False)")              \
     "              (k_proj): Linear(in_features=256, out_features=256, bias=False)\n"       \
-    LORA_BLOCK("v_proj", base, "256", "256", "Identity()")                                  \
+    BLOCK("v_proj", base, "256", "256", "Identity()")                                  \
     "              (o_proj): Linear(in_features=256, out_features=256, bias=False)\n"       \
     "              (rotary_emb): LlamaRotaryEmbedding()\n"                                   \
     "            )\n"                                                                        \
     "            (mlp): LlamaMLP(\n"                                                         \
-    LORA_BLOCK("gate_proj", base, "256", "688", "Identity()")                               \
+    BLOCK("gate_proj", base, "256", "688", "Identity()")                               \
     "              (up_proj): Linear(in_features=256, out_features=688, bias=False)\n"      \
     "              (down_proj): Linear(in_features=688, out_features=256, bias=False)\n"    \
     "              (act_fn): SiLU()\n"                                                       \
@@ -2884,6 +2887,143 @@ static void test_modtree_peft_bare_quantized(void **state)
         r++;
     }
     assert_int_equal(r, sizeof bits);
+}
+
+/* peft before 0.7 prints an adapted layer as its base class, its arguments on their own
+ * line (PyTorch's layout for a module with an extra_repr and children), then the LoRA
+ * parts: read as peft >= 0.7's lora.* block with its base_layer. */
+#define OLD_LORA_BLOCK(name, base, in, out, drop)                                          \
+    "              (" name "): " base "(\n"                                               \
+    "                in_features=" in ", out_features=" out ", bias=False\n"              \
+    "                (lora_dropout): ModuleDict(\n"                                          \
+    "                  (default): " drop "\n"                                                \
+    "                )\n"                                                                    \
+    "                (lora_A): ModuleDict(\n"                                                \
+    "                  (default): Linear(in_features=" in ", out_features=8, bias=False)\n"  \
+    "                )\n"                                                                    \
+    "                (lora_B): ModuleDict(\n"                                                \
+    "                  (default): Linear(in_features=8, out_features=" out ", bias=False)\n" \
+    "                )\n"                                                                    \
+    "                (lora_embedding_A): ParameterDict()\n"                                  \
+    "                (lora_embedding_B): ParameterDict()\n"                                  \
+    "              )\n"
+
+static void test_modtree_peft_old_layout(void **state)
+{
+    (void)state;
+    static struct est_layer old_l[EST_MAX_LAYERS];
+    static const char *const bases[] = {"Linear", "Linear4bit", "Linear8bitLt"};
+    struct est_model m, old;
+    struct carma_err err;
+    for (size_t b = 0; b < 3; b++) {
+        const char *t = b == 0   ? PEFT_LLAMA_AS(OLD_LORA_BLOCK, "Linear")
+                        : b == 1 ? PEFT_LLAMA_AS(OLD_LORA_BLOCK, "Linear4bit")
+                                 : PEFT_LLAMA_AS(OLD_LORA_BLOCK, "Linear8bitLt");
+        const char *n = b == 0   ? PEFT_LLAMA("Linear")
+                        : b == 1 ? PEFT_LLAMA("Linear4bit")
+                                 : PEFT_LLAMA("Linear8bitLt");
+        est_model_init(&old, old_l, EST_MAX_LAYERS);
+        if (est_parse(t, strlen(t), "old.txt", &old, &err))
+            fail_msg("%s: %s", bases[b], err.msg);
+        assert_int_equal(parse_str(n, &m, &err), 0);
+        assert_int_equal(old.n, m.n);
+        assert_int_equal(old.params, m.params);
+        assert_int_equal(old.frozen, m.frozen);
+        /* the adapters train: r (in + out) each, q, v and gate in 2 layers, and lm_head's copy */
+        assert_int_equal(old.params - old.frozen, 2 * (8 * 512 + 8 * 512 + 8 * 944) + 256000);
+        for (size_t i = 0; i < m.n; i++) {
+            const struct est_layer *a = &old.layers[i], *c = &m.layers[i];
+            assert_int_equal(a->kind, c->kind);
+            assert_int_equal(a->out, c->out);
+            assert_int_equal(a->params, c->params);
+            assert_int_equal(a->frozen, c->frozen);
+            assert_int_equal(a->rank, c->rank);
+            assert_int_equal(a->flags, c->flags);
+            assert_int_equal(a->wbits, c->wbits);
+            assert_int_equal(a->count, c->count);
+            assert_int_equal(a->unit, c->unit);
+            assert_int_equal(a->shares_input, c->shares_input);
+        }
+        struct est_opts o = {.batch = 4, .seq = 128, .optimizer = EST_OPT_ADAMW,
+                             .precision = EST_PREC_BF16};
+        struct est_result ro, rn;
+        assert_int_equal(est_compute(&old, est_coef_default(), &o, &rwork, &ro, &err), 0);
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &rn, &err), 0);
+        assert_float_equal(ro.estimate_mib, rn.estimate_mib, 1e-9);
+        assert_float_equal(ro.bound_mib, rn.bound_mib, 1e-9);
+    }
+    /* Another block with its own arguments and children: read as a leaf of its class
+     * (its first child) where its class is sized from them. */
+    const char *own = "Net(\n"
+                      "  (fc): QuantLinear(\n"
+                      "    in_features=16, out_features=32, bias=True\n"
+                      "    (weight_quant): WeightQuantProxyFromInjector()\n"
+                      "  )\n"
+                      "  (act): ReLU()\n"
+                      ")\n";
+    if (parse_str(own, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 16 * 32 + 32);
+    assert_int_equal(m.frozen, 0); /* quantization-aware training: its weight trains */
+    assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[0].out, 32);
+    /* Refused, naming the line and what to do: a class not sized from its arguments, a
+     * second line of them, a line after the children, a LoRA layer not linear. */
+    const char *unknown = "Net(\n"
+                          "  (blk): Mixer(\n"
+                          "    dim=64, heads=4\n"
+                          "    (fc): Linear(in_features=64, out_features=64, bias=True)\n"
+                          "  )\n"
+                          ")\n";
+    assert_int_equal(parse_str(unknown, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: 'dim=64, heads=4': the arguments (extra_repr) of "
+                                    "the Mixer block opened at line 2"));
+    assert_non_null(strstr(err.msg, "give a torchinfo table"));
+    const char *two = "Net(\n"
+                      "  (fc): Linear(\n"
+                      "    in_features=64, out_features=64, bias=True\n"
+                      "    scale=2\n"
+                      "    (lora_A): ModuleDict()\n"
+                      "  )\n"
+                      ")\n";
+    assert_int_equal(parse_str(two, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:4: 'scale=2': a second line of arguments of the "
+                                    "Linear block opened at line 2"));
+    const char *after = "Net(\n"
+                        "  (blk): Block(\n"
+                        "    (fc): Linear(in_features=64, out_features=64, bias=True)\n"
+                        "    in_features=64, out_features=64, bias=True\n"
+                        "  )\n"
+                        ")\n";
+    assert_int_equal(parse_str(after, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:4: 'in_features=64, out_features=64, bias=True' is "
+                                    "no '(name): Module(...)' line, and it follows children"));
+    const char *emb = "Net(\n"
+                      "  (wte): Embedding(\n"
+                      "    1000, 64\n"
+                      "    (lora_dropout): ModuleDict()\n"
+                      "  )\n"
+                      ")\n";
+    assert_int_equal(parse_str(emb, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: '1000, 64': the arguments of the Embedding "
+                                    "block opened at line 2, whose children are LoRA parts"));
+    const char *bad = "Net(\n"
+                      "  (fc):Linear(in_features=64, out_features=64, bias=True)\n"
+                      ")\n";
+    assert_int_equal(parse_str(bad, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:2: '(fc):Linear(in_features=64, out_features=64, "
+                                    "bias=True)': expected '(name): Module(...)'"));
+    assert_int_equal(parse_str("Net(\n  (layers): ModuleList(\n    ...\n  )\n)\n", &m, &err),
+                     -EINVAL);
+    assert_string_equal(err.msg, "t.txt:3: '...': part of the print left out; carma needs every "
+                                 "layer: give the whole print");
+    /* one ')' too many after the tree */
+    assert_int_equal(parse_str("Net(\n  (fc): Linear(in_features=4, out_features=4)\n)\n)\n",
+                               &m, &err),
+                     -EINVAL);
+    assert_string_equal(err.msg, "t.txt:4: ')' after the module tree closed (line 3): one ')' "
+                                 "too many, or a block's opening line lost; give the print as "
+                                 "PyTorch writes it");
 }
 
 static void test_ddp_buckets(void **state)
@@ -4116,6 +4256,7 @@ int main(void)
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_modtree_peft_bare_quantized),
+        cmocka_unit_test(test_modtree_peft_old_layout),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
