@@ -44,7 +44,9 @@ static void estimate_usage(FILE *f)
             "A PEFT model's print (lora.Linear adapters, modules_to_save; peft before 0.7's\n"
             "Linear4bit( with its arguments on the next line too) trains only its\n"
             "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
-            "for a bitsandbytes base).\n"
+            "for a bitsandbytes base). Quantized layers (bitsandbytes Linear4bit and\n"
+            "Linear8bitLt, HQQLinear, AWQ's WQLinear) are frozen in any print; a print\n"
+            "with nothing left to train is refused.\n"
             "A table's printed 'Trainable params:' below its total freezes a Keras\n"
             "BatchNormalization's moving statistics and the rows before the first trained\n"
             "one (a frozen backbone) when they hold the difference (stored in fp32); when\n"
@@ -150,6 +152,25 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
         return json_pack("{s:s,s:b}", "source", est_heads_src_name(EST_HEADS_SHOWN), "counted",
                          1);
     return NULL;
+}
+
+#define EST_NOTE_MAX 400
+
+/* How the summary was read where the print leaves it open, one note each (text lines
+ * "note: ...", JSON "notes"): quantized layers outside a PEFT print read as frozen.
+ * Returns the count (at most 2). */
+static size_t estimate_notes(const struct est_model *m, char notes[2][EST_NOTE_MAX])
+{
+    size_t n = 0;
+    if (m->quant_params)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "%llu parameters in quantized layers (bitsandbytes, HQQ, AWQ; from line %zu) "
+                 "are read as frozen, at their storage bits: no optimizer trains a packed "
+                 "weight; the other %llu are counted as trained. A QLoRA job trains "
+                 "adapters: give the print after peft's get_peft_model",
+                 (unsigned long long)m->quant_params, m->quant_line,
+                 (unsigned long long)(m->params - m->frozen));
+    return n;
 }
 
 /* Why a --heads counted nothing, for the text; attn: est_attention_assumed's answer.
@@ -351,6 +372,8 @@ int cmd_estimate(int argc, char **argv)
         return 2;
     }
     uint64_t nlayers = layer_count(&m);
+    char notes[2][EST_NOTE_MAX];
+    size_t nnotes = estimate_notes(&m, notes);
     if (json) {
         json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
                               "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,
@@ -397,6 +420,11 @@ int cmd_estimate(int argc, char **argv)
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
+        json_t *nj = root && nnotes ? json_array() : NULL;
+        for (size_t i = 0; nj && i < nnotes; i++)
+            json_array_append_new(nj, json_string(notes[i]));
+        if (nj)
+            json_object_set_new(root, "notes", nj);
         if (root && want_max)
             json_object_set_new(root, "max_batch", json_integer(max_batch));
         if (root && want_max && next.bound_mib > 0)
@@ -442,6 +470,8 @@ int cmd_estimate(int argc, char **argv)
             trainable_note(&m, note, sizeof note);
             printf("note: %s\n", note);
         }
+        for (size_t i = 0; i < nnotes; i++)
+            printf("note: %s\n", notes[i]);
         printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);
         if (m.tokens)
             printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,

@@ -613,6 +613,8 @@ double est_frozen_bytes(const struct est_layer *l, enum est_precision p)
         return 1;
     if (l->wbits == 32)
         return 4;
+    if (l->wbits == 16) /* quantized to bits not printed: at most 16 with its scales */
+        return 2;
     return p == EST_PREC_FP32 ? 4 : 2;
 }
 

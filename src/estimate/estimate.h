@@ -97,8 +97,9 @@ struct est_layer {
     uint8_t attn;      /* out is heads x seq per token (attention scores) */
     uint8_t flags;     /* EST_LF_* */
     uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
-                          quantized (bitsandbytes Linear4bit, Linear8bitLt), 32 in fp32
-                          whatever the precision (a table's frozen rows: Keras keeps its
+                          quantized (bitsandbytes Linear4bit, Linear8bitLt; AWQ), 16 when
+                          quantized to bits the print does not give (HQQ): the most; 32 in
+                          fp32 whatever the precision (a table's frozen rows: Keras keeps its
                           variables in fp32 under mixed precision, and nothing says a frozen
                           backbone was loaded in 16 bits) */
     uint8_t unit;      /* EST_UNIT_*: where a unit of gradient checkpointing starts, ends */
@@ -193,6 +194,11 @@ struct est_model {
     uint32_t heads_assumed;
     size_t heads_line;
     const char *heads_class; /* a static string */
+    /* Module trees, for notes: the first line of a quantized layer outside a PEFT print
+     * (read frozen: no optimizer trains its packed weight) and the parameters of all of
+     * them (0: none). */
+    size_t quant_line;
+    uint64_t quant_params;
 };
 
 /* est_model.trainable_unplaced */
@@ -285,7 +291,8 @@ const char *est_optimizer_name(enum est_optimizer o);
 const char *est_precision_name(enum est_precision p);
 
 /* Bytes per frozen parameter of layer l: a quantized base's codes and scales (4-bit: 0.5 B
- * plus an fp32 absmax per 64; 8-bit: 1 B), else fp32, or 16-bit under amp/bf16 (a base
+ * plus an fp32 absmax per 64; 8-bit: 1 B; 16: 2 B, the most a quantized layer whose bits
+ * are not printed takes), else fp32, or 16-bit under amp/bf16 (a base
  * frozen for mixed-precision fine-tuning is loaded in 16 bits: it needs no fp32 master). */
 double est_frozen_bytes(const struct est_layer *l, enum est_precision p);
 

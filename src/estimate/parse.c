@@ -3652,6 +3652,34 @@ static int lora_close(struct est_model *m, struct mt_frame *f, const char *file,
     return 0;
 }
 
+/* The storage (est_layer.wbits) of a linear layer of class [c, c + cls_n) with arguments
+ * [a, a + an) and in_f inputs whose weight is kept quantized, which no optimizer can
+ * train; 0 for any other class. bitsandbytes' Linear4bit (LinearNF4, LinearFP4) and
+ * Linear8bitLt hold a Params4bit / Int8Params without gradient: 4 and 8. AutoAWQ's
+ * WQLinear_* (`w_bit=`, `group_size=`) pack w_bit bits a weight into int32 buffers, with
+ * an fp16 scale and a packed zero per group: the smallest storage class at or above
+ * that. HQQ's HQQLinear packs 1 to 8 bits with a scale and zero per group, but its print
+ * gives neither: 16, the most it can take. Other quantized classes (Brevitas' QuantLinear,
+ * torchao, quanto) may train their weights (quantization-aware training) and are read
+ * as printed. */
+static int quant_bits(const char *c, size_t cls_n, const char *a, size_t an, int64_t in_f)
+{
+    if (find(c, cls_n, "4bit") || name_is(c, cls_n, "LinearNF4") ||
+        name_is(c, cls_n, "LinearFP4"))
+        return 4;
+    if (find(c, cls_n, "8bit"))
+        return 8;
+    if (cls_n >= 9 && memcmp(c, "HQQLinear", 9) == 0)
+        return 16;
+    int64_t wb = arg_int(a, an, "w_bit="), g = arg_int(a, an, "group_size=");
+    if (!find(c, cls_n, "WQLinear") || wb < 1 || wb > 8)
+        return 0;
+    if (g <= 0)
+        g = in_f > 0 ? in_f : 1;
+    double b = (double)wb / 8 + ((double)wb / 8 + 2) / (double)g; /* bytes a weight */
+    return b <= 0.5 + 4.0 / 64 ? 4 : b <= 1 ? 8 : b <= 2 ? 16 : 0;
+}
+
 /* Up to 60 bytes of [s, s + n), quoted for a message. */
 static struct carma_quoted quote_line(const char *s, size_t n)
 {
@@ -4284,10 +4312,18 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             nl->flags |= EST_LF_TRAINED;
         if (role == MT_P_BASE)
             st[depth].lora_row = m->n - 1;
-        /* bitsandbytes' Linear4bit, Linear8bitLt: a LoRA's base_layer, or a layer the
-         * adapters left out (QLoRA with some target_modules), stored as such */
+        /* a quantized weight (bitsandbytes' Linear4bit, Linear8bitLt, HQQ, AWQ): a LoRA's
+         * base_layer, a layer the adapters left out (QLoRA with some target_modules) or
+         * one of a model printed before its adapters came, stored as such and frozen
+         * everywhere (its bias too, as PEFT freezes it) */
         if (k == EST_K_LINEAR)
-            nl->wbits = find(c, cls_n, "4bit") ? 4 : find(c, cls_n, "8bit") ? 8 : 0;
+            nl->wbits = (uint8_t)quant_bits(c, cls_n, args, argn, in_f);
+        if (nl->wbits) {
+            nl->frozen = nl->params;
+            if (!m->quant_line)
+                m->quant_line = L.line;
+            m->quant_params += nl->params * nl->count;
+        }
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
         if (pf && !sp.n) {
@@ -4343,8 +4379,25 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;
-    if (peft)
+    if (peft) {
         est_model_freeze(m);
+    } else { /* quantized layers only */
+        m->frozen = 0;
+        for (size_t i = 0; i < m->n; i++)
+            m->frozen += m->layers[i].frozen * m->layers[i].count;
+    }
+    if (m->params && m->frozen >= m->params)
+        return carma_err_at(err, file, m->quant_line ? m->quant_line : 1,
+                            "nothing to train: %s; a training step needs trained "
+                            "parameters. A QLoRA or LoRA job trains its adapters: give the "
+                            "print of the model they were added to (after peft's "
+                            "get_peft_model), or a torchinfo table of it",
+                            m->quant_line && !peft
+                                ? "every parameter is in a quantized layer (from this line), "
+                                  "whose packed weight no optimizer can train"
+                                : "the PEFT model has no adapter and no modules_to_save copy");
+    if (peft)
+        m->quant_params = 0; /* expected there: no note */
     return 0;
 }
 

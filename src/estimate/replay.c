@@ -836,8 +836,8 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                         w->p[first + k].cast =
                             alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
             uint32_t deq = NONE;
-            if ((l->wbits == 4 || l->wbits == 8) && l->frozen) { /* the 16-bit weight
-                                                                     unpacked for the product */
+            if (l->wbits && l->wbits != 32 && l->frozen) { /* a quantized weight, unpacked
+                                                              in 16 bits for the product */
                 nd->deq = (double)l->frozen * mult * 2;
                 deq = alloc(w, nd->deq, EST_RC_TRANSIENT);
             } else if (amp && l->wbits == 32 && l->frozen) {

@@ -635,4 +635,24 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a == b, (a, b)
 assert 0 < b["trainable_params"] < b["params"]
 PY
+# Quantized layers (bitsandbytes, HQQ, AWQ) are frozen in any print, with a note; a print
+# with nothing else to train is refused.
+"$CARMA" estimate --summary "$C/summary_modtree/quantized_bare.txt" --batch 4 --seq-len 256 \
+    --json >"$T/q.json" || fail "quantized print"
+python3 - "$T/q.json" <<'PY' || fail "quantized json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+q = 2 * (64 * 192 + 64 * 64 + 64 + 64 * 256 + 256 * 64)
+assert d["trainable_params"] == d["params"] - q, d
+assert len(d["notes"]) == 1 and d["notes"][0].startswith("%d parameters in quantized layers" % q)
+PY
+"$CARMA" estimate --summary "$C/summary_modtree/quantized_bare.txt" --batch 4 --seq-len 256 \
+    >"$T/q.txt" || fail "quantized print, text"
+grep -q "^note: 98432 parameters in quantized layers .*from line 8" "$T/q.txt" ||
+    fail "quantized note: $(cat "$T/q.txt")"
+printf 'M(\n  (fc1): Linear4bit(in_features=8, out_features=8, bias=False)\n)\n' >"$T/q4.txt"
+rc=0
+"$CARMA" estimate --summary "$T/q4.txt" --batch 1 >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "q4.txt:2: nothing to train: every parameter is in a quantized layer" \
+    "$T/err" || fail "all quantized: exit $rc, $(cat "$T/err")"
 echo "estimate_cli: ok"

@@ -3026,6 +3026,64 @@ static void test_modtree_peft_old_layout(void **state)
                                  "PyTorch writes it");
 }
 
+/* A quantized linear layer's packed weight cannot train (bitsandbytes' Params4bit and
+ * Int8Params, HQQ's, AWQ's buffers): frozen and stored at its bits in any print, not
+ * only in a PEFT one. A print with nothing else is refused: nothing to train. */
+static void test_modtree_quantized_frozen(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *t =
+        "M(\n"
+        "  (embed): Embedding(1000, 256)\n"
+        "  (q): Linear4bit(in_features=256, out_features=256, bias=False)\n"
+        "  (k): Linear8bitLt(in_features=256, out_features=256, bias=False)\n"
+        "  (v): HQQLinear(in_features=256, out_features=256, bias=True)\n"
+        "  (o): WQLinear_GEMM(in_features=256, out_features=256, bias=False, w_bit=4, "
+        "group_size=128)\n"
+        "  (up): WQLinear_GEMM(in_features=256, out_features=256, bias=False, w_bit=8, "
+        "group_size=128)\n"
+        "  (norm): LayerNorm((256,), eps=1e-05, elementwise_affine=True)\n"
+        "  (lm_head): Linear(in_features=256, out_features=1000, bias=False)\n"
+        ")\n";
+    if (parse_str(t, &m, &err))
+        fail_msg("%s", err.msg);
+    static const uint8_t bits[] = {0, 4, 8, 16, 4, 16, 0, 0};
+    assert_int_equal(m.n, 8);
+    uint64_t q = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        const struct est_layer *l = &m.layers[i];
+        assert_int_equal(l->wbits, bits[i]);
+        assert_int_equal(l->frozen, bits[i] ? l->params : 0);
+        q += bits[i] ? l->params : 0;
+    }
+    assert_int_equal(q, 5 * 65536 + 256);
+    assert_int_equal(m.frozen, q);
+    assert_int_equal(m.quant_params, q);
+    assert_int_equal(m.quant_line, 3);
+    assert_float_equal(est_frozen_bytes(&m.layers[3], EST_PREC_FP32), 2, 1e-12); /* HQQ */
+    /* no gradient or optimizer state for them: AdamW keeps 8 B for each trained one */
+    struct est_opts o = {.batch = 2, .seq = 64, .optimizer = EST_OPT_ADAMW};
+    struct est_result r;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    double trained_mib = (double)(m.params - m.frozen) * 8 / (1024.0 * 1024.0);
+    assert_true(r.optimizer_mib >= trained_mib && r.optimizer_mib < trained_mib + 0.5);
+    /* nothing else: nothing to train */
+    const char *all = "M(\n"
+                      "  (fc1): Linear4bit(in_features=256, out_features=512, bias=False)\n"
+                      "  (act): ReLU()\n"
+                      "  (fc2): Linear4bit(in_features=512, out_features=10, bias=False)\n"
+                      ")\n";
+    assert_int_equal(parse_str(all, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:2: nothing to train: every parameter is in a "
+                                    "quantized layer"));
+    assert_non_null(strstr(err.msg, "get_peft_model"));
+    /* A PEFT print: expected there, no note */
+    assert_int_equal(parse_str(BARE_QLORA, &m, &err), 0);
+    assert_int_equal(m.quant_params, 0);
+}
+
 static void test_ddp_buckets(void **state)
 {
     (void)state;
@@ -4257,6 +4315,7 @@ int main(void)
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_modtree_peft_bare_quantized),
         cmocka_unit_test(test_modtree_peft_old_layout),
+        cmocka_unit_test(test_modtree_quantized_frozen),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
