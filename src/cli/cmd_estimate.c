@@ -46,7 +46,9 @@ static void estimate_usage(FILE *f)
             "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
             "for a bitsandbytes base). Quantized layers (bitsandbytes Linear4bit and\n"
             "Linear8bitLt, HQQLinear, AWQ's WQLinear) are frozen in any print; a print\n"
-            "with nothing left to train is refused.\n"
+            "with nothing left to train is refused. A sequence model whose print ends with\n"
+            "a norm and has no layer mapping to its token table's rows gets an output head\n"
+            "tied to that table (a note says so).\n"
             "A table's printed 'Trainable params:' below its total freezes a Keras\n"
             "BatchNormalization's moving statistics and the rows before the first trained\n"
             "one (a frozen backbone) when they hold the difference (stored in fp32); when\n"
@@ -157,8 +159,8 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 #define EST_NOTE_MAX 400
 
 /* How the summary was read where the print leaves it open, one note each (text lines
- * "note: ...", JSON "notes"): quantized layers outside a PEFT print read as frozen.
- * Returns the count (at most 2). */
+ * "note: ...", JSON "notes"): quantized layers outside a PEFT print read as frozen, an
+ * output head tied in forward assumed. Returns the count (at most 2). */
 static size_t estimate_notes(const struct est_model *m, char notes[2][EST_NOTE_MAX])
 {
     size_t n = 0;
@@ -170,6 +172,16 @@ static size_t estimate_notes(const struct est_model *m, char notes[2][EST_NOTE_M
                  "adapters: give the print after peft's get_peft_model",
                  (unsigned long long)m->quant_params, m->quant_line,
                  (unsigned long long)(m->params - m->frozen));
+    if (m->tied_head_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "no layer maps to the %llu rows of the token table (line %zu) and the print "
+                 "ends with a norm: an output head tied to the table in forward (as "
+                 "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; "
+                 "its weight is counted as a separate %llu x %llu linear layer, as a printed "
+                 "tied head's is (the safe side)",
+                 (unsigned long long)m->tied_head_rows, m->tied_head_line,
+                 (unsigned long long)m->tied_head_rows, (unsigned long long)m->tied_head_width,
+                 (unsigned long long)m->tied_head_rows);
     return n;
 }
 

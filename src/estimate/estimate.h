@@ -196,9 +196,12 @@ struct est_model {
     const char *heads_class; /* a static string */
     /* Module trees, for notes: the first line of a quantized layer outside a PEFT print
      * (read frozen: no optimizer trains its packed weight) and the parameters of all of
-     * them (0: none). */
+     * them (0: none); the line of the token table whose output head the parser assumed,
+     * tied to it in forward (no layer maps to its rows), 0: none, with its rows and width. */
     size_t quant_line;
     uint64_t quant_params;
+    size_t tied_head_line;
+    uint64_t tied_head_rows, tied_head_width;
 };
 
 /* est_model.trainable_unplaced */

@@ -3652,6 +3652,37 @@ static int lora_close(struct est_model *m, struct mt_frame *f, const char *file,
     return 0;
 }
 
+/* A sequence model whose print has a token table of v rows and e columns, no linear
+ * layer mapping to v, and a norm as its last layer that makes a tensor (dropouts, tables
+ * listed after it and modules of no known kind aside): its logits come from the table
+ * itself, a head tied in forward (OLMo's F.linear(x, wte.weight)), which the print does
+ * not show, and without it the replay would take the loss on the norm's output, not on
+ * v-wide logits. Appends that head, a linear layer e -> v without bias: its weight counted
+ * apart from the table, as a printed tied head's is (the safe side). Encoders ending in
+ * a pooler or a classifier, and models with a printed head, are left as they are. 1 when
+ * it added the head, 0 when not, -1 when the model is full. */
+static int tied_head(struct est_model *m, uint64_t v, uint64_t e)
+{
+    if (!v || !e || m->patch_h)
+        return 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_LINEAR && m->layers[i].out == v)
+            return 0;
+    size_t r = m->n;
+    while (r-- > 0) {
+        uint8_t k = m->layers[r].kind;
+        if (k != EST_K_DROPOUT && k != EST_K_OTHER && k != EST_K_EMBED)
+            break;
+    }
+    if (r >= m->n || m->layers[r].kind != EST_K_NORM)
+        return 0;
+    uint64_t p = param_count(e, v, 0);
+    if (p == UINT64_MAX || est_model_add(m, EST_K_LINEAR, v, p, 1, 1) < 0)
+        return -1;
+    est_layer_type(&m->layers[m->n - 1], "Linear", 6);
+    return 1;
+}
+
 /* The storage (est_layer.wbits) of a linear layer of class [c, c + cls_n) with arguments
  * [a, a + an) and in_f inputs whose weight is kept quantized, which no optimizer can
  * train; 0 for any other class. bitsandbytes' Linear4bit (LinearNF4, LinearFP4) and
@@ -3792,6 +3823,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
     char syn[2 * EST_MAX_LINE + 4]; /* a block's own arguments as a leaf (own_args) */
+    uint64_t tok_rows = 0, tok_width = 0; /* the token table: the first with the most rows */
+    size_t tok_line = 0;
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
@@ -4211,6 +4244,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 st[depth].tab_rows = (uint64_t)pos[0]; /* head_last cites it */
                 st[depth].tab_line = L.line;
             }
+            if ((uint64_t)pos[0] > tok_rows) { /* the model's token table (tied_head) */
+                tok_rows = (uint64_t)pos[0];
+                tok_width = (uint64_t)pos[1];
+                tok_line = L.line;
+            }
             if (!m->needs_seq_line)
                 m->needs_seq_line = L.line;
             /* a learned position table bounds the sequence the model can take */
@@ -4376,6 +4414,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                             "--seq-len or --image-size cannot give; give a torchinfo table of "
                             "it run on its inputs",
                             m->positions_differ[0], m->positions_differ[1]);
+    int th = tied_head(m, tok_rows, tok_width);
+    if (th < 0)
+        return carma_err_at(err, file, tok_line, "too many layers or too large a layer");
+    if (th) {
+        m->tied_head_line = tok_line;
+        m->tied_head_rows = tok_rows;
+        m->tied_head_width = tok_width;
+    }
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;

@@ -655,4 +655,23 @@ rc=0
 "$CARMA" estimate --summary "$T/q4.txt" --batch 1 >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "q4.txt:2: nothing to train: every parameter is in a quantized layer" \
     "$T/err" || fail "all quantized: exit $rc, $(cat "$T/err")"
+# A sequence model with a token table, ending with a norm, nothing mapping to the
+# vocabulary (OLMo's head is F.linear(x, wte.weight)): the tied head is counted, as if
+# printed last, and a note says so.
+sed 's/^)$/  (lm_head): Linear(in_features=64, out_features=1000, bias=False)\n)/' \
+    "$C/summary_modtree/tied_head_functional.txt" >"$T/head.txt"
+for f in "$C/summary_modtree/tied_head_functional.txt" "$T/head.txt"; do
+    "$CARMA" estimate --summary "$f" --batch 8 --seq-len 128 --json >"$T/$(basename "$f").json" ||
+        fail "$f"
+done
+python3 - "$T/tied_head_functional.txt.json" "$T/head.txt.json" <<'PY' || fail "tied head json"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert "notes" not in b and "token table (line 3)" in a["notes"][0], a.get("notes")
+del a["notes"]
+assert a == b, (a, b)
+PY
+"$CARMA" estimate --summary "$C/summary_modtree/tied_head_functional.txt" --batch 8 \
+    --seq-len 128 | grep -q "^note: no layer maps to the 1000 rows of the token table" ||
+    fail "tied head note"
 echo "estimate_cli: ok"

@@ -2542,10 +2542,11 @@ static void test_replay_gated_mlp(void **state)
                        "  (norm): LlamaRMSNorm((1024,), eps=1e-06)\n"
                        ")\n";
     assert_int_equal(parse_str(tree, &m, &err), 0);
-    assert_int_equal(m.n, 6);
-    static const uint8_t kinds[] = {EST_K_EMBED, EST_K_LINEAR, EST_K_ACT,
-                                    EST_K_LINEAR, EST_K_LINEAR, EST_K_NORM};
-    for (size_t i = 0; i < 6; i++)
+    assert_int_equal(m.n, 7); /* and the head tied to embed in forward (no head printed) */
+    static const uint8_t kinds[] = {EST_K_EMBED, EST_K_LINEAR, EST_K_ACT,   EST_K_LINEAR,
+                                    EST_K_LINEAR, EST_K_NORM,  EST_K_LINEAR};
+    assert_int_equal(m.layers[6].out, 1000);
+    for (size_t i = 0; i < 7; i++)
         assert_int_equal(m.layers[i].kind, kinds[i]);
     assert_int_equal(m.layers[2].out, 4096); /* act_fn runs on gate's output */
     assert_int_equal(m.layers[3].flags, EST_LF_GATED);
@@ -2622,14 +2623,14 @@ static void test_modtree_gated_orders(void **state)
                       GATED_ROW("w3", "1024", "4096") "    (act_fn): SiLU()\n")};
     est_model_init(&ref, ref_l, EST_MAX_LAYERS);
     assert_int_equal(est_parse(hf, strlen(hf), "hf.txt", &ref, &err), 0);
-    assert_int_equal(ref.n, 6);
+    assert_int_equal(ref.n, 7); /* the last: a head tied to embed in forward */
     struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_ADAMW};
     struct est_result a, b;
     assert_int_equal(est_compute(&ref, est_coef_default(), &o, &rwork, &b, &err), 0);
     for (size_t p = 0; p < 3; p++) {
         if (parse_str(prints[p], &m, &err))
             fail_msg("%s", err.msg);
-        assert_int_equal(m.n, 6);
+        assert_int_equal(m.n, 7);
         assert_int_equal(m.layers[1].out, 4096);
         assert_int_equal(m.layers[2].kind, EST_K_ACT);
         assert_int_equal(m.layers[2].out, 4096);
@@ -2647,7 +2648,7 @@ static void test_modtree_gated_orders(void **state)
                   "    (1): Linear(in_features=4096, out_features=1024, bias=False)\n"
                   "    (2): Linear(in_features=1024, out_features=4096, bias=False)\n");
     assert_int_equal(parse_str(seq, &m, &err), 0);
-    assert_int_equal(m.n, 5);
+    assert_int_equal(m.n, 6);
     assert_int_equal(m.layers[2].out, 1024);
     for (size_t i = 0; i < m.n; i++)
         assert_int_equal(m.layers[i].flags & EST_LF_GATED, 0);
@@ -3082,6 +3083,88 @@ static void test_modtree_quantized_frozen(void **state)
     /* A PEFT print: expected there, no note */
     assert_int_equal(parse_str(BARE_QLORA, &m, &err), 0);
     assert_int_equal(m.quant_params, 0);
+}
+
+/* A sequence model whose output head is no module (OLMo: F.linear(x, wte.weight)): its
+ * print has a token table, ends with a norm and maps nothing to the vocabulary. The
+ * head tied in forward is added, as if printed last; models with a printed head, a
+ * classifier or a pooler are left as they are. */
+static void test_modtree_tied_head(void **state)
+{
+    (void)state;
+    static struct est_layer ref_l[EST_MAX_LAYERS];
+    struct est_model m, ref;
+    struct carma_err err;
+#define TIED_LM(tail)                                                                      \
+    "LM(\n"                                                                                \
+    "  (transformer): ModuleDict(\n"                                                       \
+    "    (wte): Embedding(5000, 256)\n"                                                    \
+    "    (blocks): ModuleList(\n"                                                          \
+    "      (0-1): 2 x Block(\n"                                                            \
+    "        (norm): LayerNorm((256,), eps=1e-05, elementwise_affine=True)\n"              \
+    "        (att_proj): Linear(in_features=256, out_features=768, bias=True)\n"           \
+    "        (attn_out): Linear(in_features=256, out_features=256, bias=True)\n"           \
+    "        (ff_proj): Linear(in_features=256, out_features=1024, bias=True)\n"           \
+    "        (act): GELU(approximate='none')\n"                                            \
+    "        (ff_out): Linear(in_features=1024, out_features=256, bias=True)\n"            \
+    "      )\n"                                                                            \
+    "    )\n"                                                                              \
+    "    (ln_f): LayerNorm((256,), eps=1e-05, elementwise_affine=True)\n"                  \
+    "    (wpe): Embedding(1024, 256)\n"                                                    \
+    "  )\n" tail ")\n"
+    const char *fn = TIED_LM("");
+    const char *head =
+        TIED_LM("  (lm_head): Linear(in_features=256, out_features=5000, bias=False)\n");
+    if (parse_str(fn, &m, &err))
+        fail_msg("%s", err.msg);
+    const struct est_layer *h = &m.layers[m.n - 1];
+    assert_int_equal(h->kind, EST_K_LINEAR);
+    assert_int_equal(h->out, 5000);
+    assert_int_equal(h->params, 256 * 5000);
+    assert_int_equal(h->per_token, 1);
+    assert_int_equal(m.tied_head_line, 3);
+    assert_int_equal(m.tied_head_rows, 5000);
+    assert_int_equal(m.tied_head_width, 256);
+    est_model_init(&ref, ref_l, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(head, strlen(head), "h.txt", &ref, &err), 0);
+    assert_int_equal(ref.tied_head_line, 0);
+    assert_int_equal(ref.n, m.n);
+    assert_int_equal(ref.params, m.params);
+    struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_ADAMW};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&ref, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_float_equal(a.estimate_mib, b.estimate_mib, 1e-9);
+    assert_float_equal(a.bound_mib, b.bound_mib, 1e-9);
+    /* an encoder with a classifier, or ending in a pooler: no head added */
+    static const char *const kept[] = {
+        TIED_LM("  (classifier): Linear(in_features=256, out_features=3, bias=True)\n"),
+        TIED_LM("  (pooler): Pooler(\n"
+                "    (dense): Linear(in_features=256, out_features=256, bias=True)\n"
+                "    (activation): Tanh()\n"
+                "  )\n")};
+    for (size_t i = 0; i < 2; i++) {
+        est_model_init(&ref, ref_l, EST_MAX_LAYERS);
+        assert_int_equal(est_parse(kept[i], strlen(kept[i]), "k.txt", &ref, &err), 0);
+        assert_int_equal(ref.tied_head_line, 0);
+        assert_int_not_equal(ref.layers[ref.n - 1].out, 5000);
+    }
+    /* a PEFT print freezes it with the table it is tied to */
+    const char *peft = "PeftModelForCausalLM(\n"
+                       "  (base_model): LoraModel(\n"
+                       "    (model): M(\n"
+                       "      (embed): Embedding(1000, 256)\n"
+                       LORA_BLOCK("q_proj", "Linear", "256", "256", "Identity()")
+                       "      (norm): LayerNorm((256,), eps=1e-05, elementwise_affine=True)\n"
+                       "    )\n"
+                       "  )\n"
+                       ")\n";
+    if (parse_str(peft, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[m.n - 1].out, 1000);
+    assert_int_equal(m.layers[m.n - 1].frozen, 256000);
+    assert_int_equal(m.params - m.frozen, 8 * 512);
+#undef TIED_LM
 }
 
 static void test_ddp_buckets(void **state)
@@ -4316,6 +4399,7 @@ int main(void)
         cmocka_unit_test(test_modtree_peft_bare_quantized),
         cmocka_unit_test(test_modtree_peft_old_layout),
         cmocka_unit_test(test_modtree_quantized_frozen),
+        cmocka_unit_test(test_modtree_tied_head),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
