@@ -156,14 +156,18 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
     return NULL;
 }
 
-#define EST_NOTE_MAX 400
+#define EST_NOTE_MAX 512
+#define EST_NOTES 3
 
 /* How the summary was read where the print leaves it open, one note each (text lines
- * "note: ...", JSON "notes"): quantized layers outside a PEFT print read as frozen, an
- * output head tied in forward assumed. Returns the count (at most 2). */
-static size_t estimate_notes(const struct est_model *m, char notes[2][EST_NOTE_MAX])
+ * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
+ * quantized layers outside a PEFT print read as frozen, an output head tied in forward
+ * assumed. Returns the count (at most EST_NOTES). */
+static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
+    if (m->trainable_unplaced)
+        trainable_note(m, notes[n++], EST_NOTE_MAX);
     if (m->quant_params)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "%llu parameters in quantized layers (bitsandbytes, HQQ, AWQ; from line %zu) "
@@ -384,7 +388,7 @@ int cmd_estimate(int argc, char **argv)
         return 2;
     }
     uint64_t nlayers = layer_count(&m);
-    char notes[2][EST_NOTE_MAX];
+    char notes[EST_NOTES][EST_NOTE_MAX];
     size_t nnotes = estimate_notes(&m, notes);
     if (json) {
         json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
@@ -424,11 +428,6 @@ int cmd_estimate(int argc, char **argv)
         if (root && m.trainable_line)
             json_object_set_new(root, "printed_trainable_params",
                                 json_integer((json_int_t)m.trainable_printed));
-        if (root && m.trainable_unplaced) {
-            char note[512];
-            trainable_note(&m, note, sizeof note);
-            json_object_set_new(root, "trainable_note", json_string(note));
-        }
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
@@ -477,11 +476,6 @@ int cmd_estimate(int argc, char **argv)
             printf(" (%llu trained, the rest frozen)",
                    (unsigned long long)(m.params - m.frozen));
         printf("\n");
-        if (m.trainable_unplaced) {
-            char note[512];
-            trainable_note(&m, note, sizeof note);
-            printf("note: %s\n", note);
-        }
         for (size_t i = 0; i < nnotes; i++)
             printf("note: %s\n", notes[i]);
         printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);

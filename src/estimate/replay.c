@@ -844,6 +844,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 /* autocast's 16-bit copy of a frozen fp32 weight (a table's frozen row):
                  * made for the product, and kept for the input's gradient when one is
                  * needed (a trained layer ran before) */
+                assert(!l->rank); /* saved[3] is a LoRA dropout's; tables have no LoRA */
                 uint32_t c16 = alloc(w, (double)l->frozen * mult * 2,
                                      rg ? EST_RC_WEIGHTS : EST_RC_TRANSIENT);
                 if (rg)

@@ -588,6 +588,7 @@ rc=0
 cat >"$T/ts_frozen.txt" <<'EOF'
 ----------------------------------------------------------------
         Layer (type)               Output Shape         Param #
+================================================================
             Conv2d-1           [-1, 16, 32, 32]             448
               ReLU-2           [-1, 16, 32, 32]               0
             Conv2d-3           [-1, 32, 32, 32]           4,640
@@ -609,9 +610,9 @@ python3 - "$T/tsf.json" "$T/tsm.json" <<'PY' || fail "printed trainable json"
 import json, sys
 f, m = (json.load(open(p)) for p in sys.argv[1:3])
 assert f["trainable_params"] == f["printed_trainable_params"] == 327690, f
-assert "trainable_note" not in f
+assert "notes" not in f, f
 assert m["trainable_params"] == 332778 and m["printed_trainable_params"] == 328138, m
-assert "'Trainable params: 328138' (line 12)" in m["trainable_note"], m["trainable_note"]
+assert len(m["notes"]) == 1 and "'Trainable params: 328138' (line 12)" in m["notes"][0], m
 assert f["breakdown"]["gradients_mib"] < m["breakdown"]["gradients_mib"]
 PY
 "$CARMA" estimate --summary "$T/ts_frozen.txt" --batch 64 >"$T/out" || fail "frozen prefix text"
@@ -622,7 +623,6 @@ grep -q "332778 parameters (327690 trained, the rest frozen)" "$T/out" ||
 grep -q "^note: the table prints 'Trainable params: 328138' (line 12), which carma cannot place on its rows (no frozen prefix of its rows holds the other 4640): 332778 parameters are counted as trained" "$T/out" ||
     fail "no note: $(cat "$T/out")"
 
-=======
 # peft before 0.7 prints an adapted layer as its base class, its arguments on the next
 # line, then the LoRA parts: read as peft >= 0.7's lora.* block, the same estimate.
 for f in peft_lora peft_lora_old; do
