@@ -64,7 +64,9 @@ static void estimate_usage(FILE *f)
             "gradients) and takes the largest peak.\n"
             "--image-size: the input's height and width (224 or 299x299), required for a\n"
             "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
-            "follows the tensor shapes through the print (docs/estimator.md).\n"
+            "follows the tensor shapes through the print (docs/estimator.md); a U-Net\n"
+            "decoder's F.interpolate before a concatenation is read at the joined size,\n"
+            "and a convolution whose input channels nothing explains gets a note.\n"
             "--seq-len and --image-size size module trees and CSVs: a torchsummary,\n"
             "torchinfo or Keras table holds the shapes it was printed with (print it with\n"
             "the job's input), and they are refused beside one, as they are where they\n"
@@ -157,12 +159,13 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 3
+#define EST_NOTES 4
 
 /* How the summary was read where the print leaves it open, one note each (text lines
  * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
  * quantized layers outside a PEFT print read as frozen, an output head tied in forward
- * assumed. Returns the count (at most EST_NOTES). */
+ * assumed, a join in a convolutional tree that no tensor explains. Returns the count (at
+ * most EST_NOTES). */
 static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
@@ -186,6 +189,18 @@ static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][ES
                  (unsigned long long)m->tied_head_rows, m->tied_head_line,
                  (unsigned long long)m->tied_head_rows, (unsigned long long)m->tied_head_width,
                  (unsigned long long)m->tied_head_rows);
+    if (m->join_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "line %zu reads %llu channels, which neither the newest tensor nor a "
+                 "block's input has, nor a concatenation of the newest tensor with an "
+                 "earlier one: read as a join (or a read of an older tensor) the print does "
+                 "not show, at the newest tensor's size, %llux%llu%s; if the job runs it "
+                 "larger (an F.interpolate in forward, as in a U-Net's or an FPN's decoder), "
+                 "the estimate is low: give a torchinfo table (torchinfo.summary(model, "
+                 "input_data=..., depth=10)), which lists every shape",
+                 m->join_line, (unsigned long long)m->join_channels,
+                 (unsigned long long)m->join_h, (unsigned long long)m->join_w,
+                 m->join_count > 1 ? " (and other such leaves)" : "");
     return n;
 }
 

@@ -202,6 +202,13 @@ struct est_model {
     uint64_t quant_params;
     size_t tied_head_line;
     uint64_t tied_head_rows, tied_head_width;
+    /* Module trees read with image_h x image_w, for a note: the first convolution or norm
+     * whose input channels no tensor has and no concatenation of the newest tensor with an
+     * earlier one makes, read as a join the print does not show at the newest tensor's
+     * size: its line (0: none), channels and that size; and how many such leaves. */
+    size_t join_line;
+    uint64_t join_channels, join_h, join_w;
+    uint64_t join_count;
 };
 
 /* est_model.trainable_unplaced */

@@ -2672,9 +2672,11 @@ static int patch_conv(const char *a, size_t n, uint64_t in_ch, uint64_t *in, int
  * else the newest tensor. A block two or more of whose children read the block's input
  * is a set of branches: joined by an add when their outputs agree, else concatenated.
  * A convolution or norm whose channels no tensor has reads a concatenation the print
- * does not show (functional pooling branches, DenseNet's growing input): it is taken at
- * the newest spatial size. */
-#define MT_SHAPES 256u
+ * does not show (functional pooling branches, DenseNet's growing input): of the newest
+ * tensor and an earlier one at its size; of the newest upsampled to an earlier, larger
+ * one's size (a U-Net's decoder, F.interpolate then torch.cat); else, unexplained, at the
+ * newest spatial size (est_model.join_line, for a note). */
+#define MT_SHAPES 1024u
 #define MT_MAX_WINDOW (1 << 20) /* kernel, stride, padding, scale: keeps sizes in int64 */
 
 struct mt_shape {
@@ -2693,6 +2695,13 @@ struct mt_space {
     uint32_t next_id;
     size_t pool_line;       /* the last linear layer read so, and the image it read */
     struct mt_shape pooled_from;
+    /* joins the print does not show (sp_input): the earlier tensor of the last one read
+     * as the newest tensor upsampled to it and concatenated (a U-Net decoder's skip;
+     * id 0: none yet), and the upsampled copy the leaf being read made (elements per
+     * sample, 0: none; the caller lists it as a pool row before the leaf) */
+    struct mt_shape skip;
+    uint64_t upsampled;
+    struct lines ahead; /* the print after the leaf being read (later_sibling_makes) */
 };
 
 /* The i-th newest tensor, 1 <= i <= sp->n. */
@@ -2936,6 +2945,114 @@ static struct mt_shape *sp_by_id(struct mt_space *sp, uint32_t id)
     return NULL;
 }
 
+/* t is larger than u: at least as tall and as wide, and not of the same size. */
+static int sp_larger(const struct mt_shape *t, const struct mt_shape *u)
+{
+    return t->h >= u->h && t->w >= u->w && (t->h > u->h || t->w > u->w);
+}
+
+/* An earlier tensor that, concatenated with the newest tensor nw, gives the c channels a
+ * leaf reads (c - nw->c of them), or NULL. One of nw's size (a concatenation at one size:
+ * DenseNet's growing input), else one larger than nw, to whose size nw was upsampled in
+ * Python before the concatenation (F.interpolate: a U-Net decoder's skip). After such a
+ * join, one older and larger than its skip comes first: a U-Net's decoder takes its
+ * encoder's outputs back in reverse order, each larger than the one before (a ResNet
+ * encoder's 64-channel stem output and first stage are both skips, of two sizes, and the
+ * decoder makes 64-channel tensors of its own). Of equals, the newest. Pending joins and
+ * pooled vectors are no candidates. */
+static struct mt_shape *sp_join_part(struct mt_space *sp, const struct mt_shape *nw, uint64_t c)
+{
+    if (c <= nw->c)
+        return NULL;
+    uint64_t need = c - nw->c;
+    struct mt_shape *same = NULL, *larger = NULL, *after_skip = NULL;
+    for (unsigned i = 1; i <= sp->n; i++) {
+        struct mt_shape *s = sp_nth(sp, i);
+        if (s->c != need || s->id == nw->id || s->pending || s->pooled)
+            continue;
+        if (!same && s->h == nw->h && s->w == nw->w)
+            same = s;
+        if (!larger && sp_larger(s, nw))
+            larger = s;
+        if (!after_skip && sp->skip.id && s->id < sp->skip.id && sp_larger(s, &sp->skip) &&
+            sp_larger(s, nw))
+            after_skip = s;
+    }
+    return after_skip ? after_skip : same ? same : larger;
+}
+
+/* nw is a pooling of the tensor before it (as many channels, smaller), which has part's
+ * size: the leaf reading nw's and part's channels reads their join pooled, a pool that
+ * read one of the join's branches (SqueezeNet's MaxPool2d after a Fire block, whose two
+ * expand branches are joined in Python), not nw upsampled to part's size. */
+static int sp_join_pooled(struct mt_space *sp, const struct mt_shape *nw,
+                          const struct mt_shape *part)
+{
+    for (unsigned i = 1; i <= sp->n; i++) {
+        const struct mt_shape *s = sp_nth(sp, i);
+        if (s->id < nw->id && !s->pending)
+            return s->c == nw->c && sp_larger(s, nw) && s->h == part->h && s->w == part->w;
+    }
+    return 0;
+}
+
+/* Whether a later child of block st[dc] (children named, not numbered: printed in
+ * definition order, not call order), after the block st[dc + 1] being read, holds a
+ * convolution with `need` output channels: the part of a join the leaf at st[depth]
+ * reads that no tensor has yet (YOLOv8's C2f lists cv1, cv2, m and runs cv1, m, then cv2
+ * on their concatenation). Reads at most 4096 lines ahead (sp->ahead: the print after
+ * the leaf). */
+static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uint64_t need)
+{
+    struct lines L = sp->ahead;
+    struct carma_err e;
+    const char *s;
+    size_t n;
+    int nest = depth - dc; /* blocks open below st[dc] */
+    int past = nest == 0;  /* past the block being read: in a later child */
+    int conv_block = 0;    /* the line before opened a convolution (its arguments next) */
+    for (unsigned k = 0; k < 4096 && lines_next(&L, &s, &n, &e) == 1; k++) {
+        trim(&s, &n);
+        if (n == 0)
+            continue;
+        int was_conv = conv_block;
+        conv_block = 0;
+        if (s[0] == ')') {
+            if (--nest < 0)
+                return 0; /* st[dc] closed */
+            past |= nest == 0;
+            continue;
+        }
+        const char *rp = s[0] == '(' ? memchr(s, ')', n) : NULL;
+        if (rp && (size_t)(rp - s) + 2 < n && rp[1] == ':') {
+            size_t cut = (size_t)(rp - s) + 2;
+            s += cut;
+            n -= cut;
+            trim(&s, &n);
+        } else if (was_conv && n && isdigit((unsigned char)s[0])) {
+            /* the arguments of the convolution block opened on the line before */
+            int64_t pos[2];
+            if (past && arg_positional(s, n, pos, 2) == 2 && (uint64_t)pos[1] == need)
+                return 1;
+            continue;
+        }
+        const char *op = memchr(s, '(', n);
+        if (!op)
+            continue;
+        int conv = find(s, (size_t)(op - s), "Conv") != NULL;
+        if (op == s + n - 1) { /* a block */
+            nest++;
+            conv_block = conv;
+            continue;
+        }
+        int64_t pos[2];
+        if (past && conv && arg_positional(op + 1, n - (size_t)(op - s) - 1, pos, 2) == 2 &&
+            (uint64_t)pos[1] == need)
+            return 1;
+    }
+    return 0;
+}
+
 /* The input of a convolution or norm with c channels (frames st[0..depth] open), the
  * first with c channels of: the input of a block whose later child block this leaf
  * opens, when a branch read that input already; the newest tensor (or a pending join
@@ -2943,15 +3060,19 @@ static struct mt_shape *sp_by_id(struct mt_space *sp, uint32_t id)
  * the input of an open block, innermost first (a branch or a shortcut); what was newest
  * as one of an open block's last direct children began (a fork inside the block:
  * SqueezeNet's expand3x3 reads the squeeze's output). Else a concatenation the print does not
- * show, at the newest spatial size (widening the newest tensor when it is itself a join
- * of branches), which is then the input of the blocks this leaf opens. No other
+ * show: of the newest tensor and an earlier one larger than it (sp_join_part), at the
+ * earlier one's size, the newest upsampled to it first (its copy in sp->upsampled);
+ * else at the newest spatial size (widening the newest tensor when it is itself a join
+ * of branches; *unexplained set when no earlier tensor makes up the channels either).
+ * That join is then the input of the blocks this leaf opens. No other
  * tensor is read: its channel count recurs by chance (DenseNet's
  * inputs grow past earlier layers' widths, ResNeXt's width equals its block's input).
  * NULL when no tensor exists yet. Counts what a new
  * concatenation materialises in m->concat. */
 static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
-                                 struct mt_frame *st, int depth, uint64_t c)
+                                 struct mt_frame *st, int depth, uint64_t c, int *unexplained)
 {
+    *unexplained = 0;
     struct mt_shape *t = NULL, *nw = sp_newest(sp);
     int after_join = sp->n && sp_nth(sp, 1)->pending;
     for (int d = depth; d > 0 && !t && !after_join && st[d].first == m->n; d--) {
@@ -2994,10 +3115,38 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     }
     if (t || !nw)
         return t;
+    const struct mt_shape *part = sp_join_part(sp, nw, c);
+    int widen = nw->concat && nw->c < c; /* a join of branches, one not shown (Inception's
+                                            pooling branch): at its size */
+    if (part && sp_larger(part, nw) && (widen || nw->pooled || sp_join_pooled(sp, nw, part)))
+        part = nw; /* explained: at the newest size, as below */
+    if (part && sp_larger(part, nw)) {
+        /* the blocks this leaf opens, st[db..depth], in st[db - 1] */
+        int db = depth + 1;
+        while (db > 0 && st[db - 1].first == m->n)
+            db--;
+        if (db > 0 && !st[db - 1].numbered &&
+            later_sibling_makes(sp, db - 1, depth, c - nw->c))
+            part = nw; /* joined with a later child's output, at one size */
+    }
+    if (part && sp_larger(part, nw)) {
+        /* x = F.interpolate(x, size=skip.shape[2:]); torch.cat([x, skip], 1) */
+        uint64_t e = sp_elems(c, part->h, part->w), up = sp_elems(nw->c, part->h, part->w);
+        if (!e || !up)
+            return NULL;
+        sp->skip = *part;
+        sp->upsampled = up;
+        m->concat += e;
+        t = sp_push(sp, c, sp->skip.h, sp->skip.w, 1);
+        for (int d = depth; d >= 0 && st[d].first == m->n; d--)
+            st[d].x = st[d].xv = *t;
+        return t;
+    }
     uint64_t e = sp_elems(c, nw->h, nw->w);
     if (!e)
         return NULL;
-    if (nw->concat && nw->c < c) {
+    *unexplained = !part && !widen;
+    if (widen) {
         m->concat += sp_elems(c - nw->c, nw->h, nw->w);
         nw->c = c;
         t = nw;
@@ -3048,9 +3197,11 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
 /* A convolution read tensor `in` although `newest` is newer: the elementwise rows that
  * open the innermost block with rows (and read `newest`) ran on `in` instead. timm's
  * Xception lists a block's skip convolution before the branch that runs first, whose
- * leading ReLU the print order would put on the skip's output. So do pools that keep
- * the newest tensor's size when `in` has it too (same_hw): GoogLeNet's branch4 pools
- * the block's input, not branch3's output. */
+ * leading ReLU the print order would put on the skip's output; SqueezeNet's classifier
+ * dropout runs on the join of the last Fire's branches. So do pools that keep the newest
+ * tensor's size when `in` has it too (same_hw), where `in` is an older tensor: GoogLeNet's
+ * branch4 pools the block's input, not branch3's output (but an Upsample module that
+ * made the newest tensor before a join of it, as a U-Net's, stays as it is). */
 static void lead_rows_fix(struct est_model *m, const struct mt_frame *st, int depth,
                           uint64_t newest, uint64_t in, int same_hw)
 {
@@ -3097,6 +3248,21 @@ static void widen_pooled_concat(struct est_model *m, struct mt_space *sp, uint64
     src->c = pool->c = want;
 }
 
+/* The leaf at line read `in`, a join the print does not show that no earlier tensor
+ * explains (sp_input): for the note (est_model.join_line). */
+static void join_unexplained(struct est_model *m, const struct mt_shape *in, size_t line)
+{
+    if (!in)
+        return;
+    if (!m->join_line) {
+        m->join_line = line;
+        m->join_channels = in->c;
+        m->join_h = in->h;
+        m->join_w = in->w;
+    }
+    m->join_count++;
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -3130,7 +3296,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
-        struct mt_shape *in = sp_input(sp, m, st, depth, cin);
+        int unexplained;
+        struct mt_shape *in = sp_input(sp, m, st, depth, cin, &unexplained);
+        if (unexplained)
+            join_unexplained(m, in, line);
         uint64_t h = m->image_h, w = m->image_w;
         if (in && in->pooled && !transposed)
             return carma_err_at(
@@ -3151,7 +3320,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             w = in->w;
             if (in->id != was.id)
                 lead_rows_fix(m, st, depth, sp_elems(was.c, was.h, was.w),
-                              sp_elems(in->c, h, w), was.h == h && was.w == w);
+                              sp_elems(in->c, h, w),
+                              was.h == h && was.w == w && in->id < was.id);
             credit_branch(sp, st, depth, in);
         } else {
             m->input = sp_elems(cin, h, w);
@@ -3188,7 +3358,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         return 0; /* before the first convolution: as any module tree */
     if (*k == EST_K_NORM && npos >= 1) {
         uint64_t ch = *out;
-        struct mt_shape *in = sp_input(sp, m, st, depth, ch);
+        int unexplained;
+        struct mt_shape *in = sp_input(sp, m, st, depth, ch, &unexplained);
+        if (unexplained)
+            join_unexplained(m, in, line);
         if (!in)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
         uint64_t h = in->h, w = in->w;
@@ -3819,6 +3992,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     struct mt_space sp;
     sp.n = sp.head = sp.next_id = 0;
     sp.pool_line = 0;
+    sp.skip = (struct mt_shape){0};
+    sp.upsampled = 0;
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
@@ -3828,6 +4003,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
+    m->join_line = 0;
+    m->join_count = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         trim(&s, &n);
         if (n == 0)
@@ -4296,11 +4473,21 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if (role == MT_P_BASE)
             pf = depth > 0 ? &st[depth - 1] : NULL;
         int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
+        sp.ahead = L;
         if ((sp.n || (k == EST_K_CONV && spatial_on)) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
+        if (sp.upsampled) {
+            /* the newest tensor upsampled in Python before the join this leaf reads
+             * (sp_input): a new tensor, as an Upsample module's */
+            if (est_model_add(m, EST_K_POOL, sp.upsampled, 0,
+                              (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
+                return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            est_layer_type(&m->layers[m->n - 1], "Upsample", 8);
+            sp.upsampled = 0;
+        }
         if (conv_sized && params != UINT64_MAX && npos == 2) /* the bias: one per output */
             args_lo = bias ? params - (uint64_t)pos[1] : params;
         if (pf)

@@ -674,4 +674,46 @@ PY
 "$CARMA" estimate --summary "$C/summary_modtree/tied_head_functional.txt" --batch 8 \
     --seq-len 128 | grep -q "^note: no layer maps to the 1000 rows of the token table" ||
     fail "tied head note"
+# A U-Net decoder block upsamples in Python before joining its skip: the join is at the
+# skip's size, the same estimate as the print with the Upsample modules written out. A
+# convolution whose input channels nothing explains is read at the newest size, with a note.
+cat >"$T/unet.txt" <<'EOF'
+UNet(
+  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+  (down1): Conv2d(16, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
+  (down2): Conv2d(16, 24, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
+  (blocks): ModuleList(
+    (0): DecoderBlock(
+      (conv1): Conv2d(40, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+      (relu): ReLU(inplace=True)
+    )
+    (1): DecoderBlock(
+      (conv1): Conv2d(32, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+      (relu): ReLU(inplace=True)
+    )
+  )
+  (head): Conv2d(8, 2, kernel_size=(1, 1), stride=(1, 1))
+)
+EOF
+awk '{print} /^    \([01]\): DecoderBlock\($/ {print "      (up): Upsample(scale_factor=2.0, mode=\x27nearest\x27)"}' \
+    "$T/unet.txt" >"$T/unet_up.txt"
+[ "$(grep -c Upsample "$T/unet_up.txt")" = 2 ] || fail "unet_up.txt: $(cat "$T/unet_up.txt")"
+sed 's/Conv2d(32, 8,/Conv2d(36, 8,/' "$T/unet.txt" >"$T/unet_odd.txt"
+for f in unet unet_up unet_odd; do
+    "$CARMA" estimate --summary "$T/$f.txt" --batch 16 --image-size 256 --json >"$T/$f.json" ||
+        fail "$f"
+done
+python3 - "$T/unet.json" "$T/unet_up.json" "$T/unet_odd.json" <<'PY' || fail "unet json"
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+assert "notes" not in a and "notes" not in b, (a.get("notes"), b.get("notes"))
+assert a["estimate_mib"] == b["estimate_mib"] and a["bound_mib"] == b["bound_mib"], (a, b)
+assert a["layers"] == b["layers"] == 10, (a["layers"], b["layers"])
+assert len(c["notes"]) == 1 and c["notes"][0].startswith("line 11 reads 36 channels"), c
+assert "at the newest tensor's size, 128x128;" in c["notes"][0], c["notes"]
+assert c["estimate_mib"] < a["estimate_mib"]
+PY
+"$CARMA" estimate --summary "$T/unet_odd.txt" --batch 16 --image-size 256 |
+    grep -q "^note: line 11 reads 36 channels, which neither the newest tensor nor" ||
+    fail "no join note in the text"
 echo "estimate_cli: ok"

@@ -1627,6 +1627,103 @@ static void test_modtree_cnn_rules(void **state)
 
 /* Vision transformers embed images with a convolution whose kernel is its stride: a
  * linear layer per patch, the patches' pixels the input. */
+/* Layers of kind k in m, in order: the i-th one's output elements (0 past the last). */
+static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
+{
+    for (size_t j = 0; j < m->n; j++)
+        if (m->layers[j].kind == k && i-- == 0)
+            return m->layers[j].out;
+    return 0;
+}
+
+/* A U-Net decoder block upsamples its input in Python (F.interpolate) and concatenates
+ * the encoder's skip before its first convolution: neither shows in the print. The
+ * channels the convolution reads are the newest tensor's and an earlier one's, and the
+ * join is at the earlier (larger) one's size, the newest upsampled to it first (counted
+ * as an Upsample row). After such a join the next skip is older and larger than the
+ * last: here both skips have 16 channels, and the decoder's own 16-channel output (and
+ * the encoder's 16-channel tensor at 32x32) is no skip. */
+static void test_modtree_unet_joins(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *unet =
+        "UNet(\n"
+        "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "  (down1): Conv2d(16, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        "  (down2): Conv2d(16, 24, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        "  (blocks): ModuleList(\n"
+        "    (0): DecoderBlock(\n"
+        "      (conv1): Conv2d(40, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "      (relu): ReLU(inplace=True)\n"
+        "    )\n"
+        "    (1): DecoderBlock(\n"
+        "      (conv1): Conv2d(32, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "      (relu): ReLU(inplace=True)\n"
+        "    )\n"
+        "  )\n"
+        "  (head): Conv2d(8, 2, kernel_size=(1, 1), stride=(1, 1))\n"
+        ")\n";
+    if (parse_image_str(unet, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    /* stem 16 x 64 x 64, down1 16 x 32 x 32, down2 24 x 16 x 16; block 0 joins down2's
+     * output upsampled to 32 x 32 with down1's; block 1 its own output upsampled to
+     * 64 x 64 with the stem's */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 3), 16 * 32 * 32);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 4), 8 * 64 * 64);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 5), 2 * 64 * 64);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 24 * 32 * 32);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 1), 16 * 64 * 64);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 2), 0);
+    assert_int_equal(m.concat, 40 * 32 * 32 + 32 * 64 * 64);
+    assert_int_equal(m.join_line, 0); /* every join explained: no note */
+    uint64_t p = 0;
+    for (size_t i = 0; i < m.n; i++)
+        p += m.layers[i].params;
+    assert_int_equal(p, m.params); /* the Upsample rows hold no parameters */
+    assert_int_equal(m.params, (3 * 9 * 16 + 16) + (16 * 9 * 16 + 16) + (16 * 9 * 24 + 24) +
+                                   (40 * 9 * 16 + 16) + (32 * 9 * 8 + 8) + (8 * 2 + 2));
+
+    /* A block with named children lists them in definition order: YOLOv8's C2f prints
+     * cv1, cv2, m and runs cv2 on cv1's output joined with m's, at one size. The stem's
+     * 16 channels at 32 x 32 are no skip. */
+    const char *c2f =
+        "Net(\n"
+        "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        "  (down): Conv2d(16, 32, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        "  (c2f): C2f(\n"
+        "    (cv1): Conv2d(32, 32, kernel_size=(1, 1), stride=(1, 1))\n"
+        "    (cv2): Conv2d(48, 32, kernel_size=(1, 1), stride=(1, 1))\n"
+        "    (m): Sequential(\n"
+        "      (0): Conv2d(16, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "    )\n"
+        "  )\n"
+        ")\n";
+    if (parse_image_str(c2f, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 3), 32 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 0);
+    assert_int_equal(m.concat, 48 * 16 * 16);
+    assert_int_equal(m.join_line, 0);
+
+    /* channels nothing explains: the join is taken at the newest size, and said so */
+    const char *odd = "Net(\n"
+                      "  (a): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+                      "  (b): Conv2d(20, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                      "  (c): Conv2d(8, 30, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "  (d): Conv2d(7, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                      ")\n";
+    if (parse_image_str(odd, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 8 * 32 * 32);
+    assert_int_equal(m.join_line, 3);
+    assert_int_equal(m.join_channels, 20);
+    assert_int_equal(m.join_h, 32);
+    assert_int_equal(m.join_w, 32);
+    assert_int_equal(m.join_count, 2);
+}
+
 static void test_modtree_patches(void **state)
 {
     (void)state;
@@ -4361,6 +4458,7 @@ int main(void)
         cmocka_unit_test(test_modtree_cnn_matches_tables),
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
+        cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_head_first),
         cmocka_unit_test(test_modtree_head_after_position_table),
