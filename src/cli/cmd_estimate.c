@@ -159,13 +159,13 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 4
+#define EST_NOTES 5
 
 /* How the summary was read where the print leaves it open, one note each (text lines
  * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
  * quantized layers outside a PEFT print read as frozen, an output head tied in forward
- * assumed, a join in a convolutional tree that no tensor explains. Returns the count (at
- * most EST_NOTES). */
+ * assumed, a join in a convolutional tree that no tensor explains, a pooling printed
+ * without its window. Returns the count (at most EST_NOTES). */
 static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
@@ -201,6 +201,12 @@ static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][ES
                  m->join_line, (unsigned long long)m->join_channels,
                  (unsigned long long)m->join_h, (unsigned long long)m->join_w,
                  m->join_count > 1 ? " (and other such leaves)" : "");
+    if (m->bare_pool_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the pooling at line %zu prints no window (a class of its own, as "
+                 "torchvision's LastLevelMaxPool()): read as keeping its input's size, the "
+                 "most a pooling makes (the safe side)",
+                 m->bare_pool_line);
     return n;
 }
 

@@ -209,6 +209,10 @@ struct est_model {
     size_t join_line;
     uint64_t join_channels, join_h, join_w;
     uint64_t join_count;
+    /* ... and the first pooling printed without arguments (a class of its own that shows
+     * no window: torchvision's LastLevelMaxPool()), read as keeping its input's size (0:
+     * none). */
+    size_t bare_pool_line;
 };
 
 /* est_model.trainable_unplaced */

@@ -3407,7 +3407,18 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int64_t o[2];
         *k = EST_K_POOL; /* a new tensor without parameters */
         uint64_t ch = nw->c;
-        if (find(c, cls_n, "Adaptive")) {
+        size_t blank = 0;
+        while (blank < an && a[blank] == ' ')
+            blank++;
+        if (blank == an && !upsample) {
+            /* a class of its own that prints no window (torchvision's FPN extra block
+             * LastLevelMaxPool(), a hand-written GlobalAvgPool2d()): as large as its
+             * input, the most a pooling makes */
+            if (!m->bare_pool_line)
+                m->bare_pool_line = line;
+            o[0] = (int64_t)nw->h;
+            o[1] = (int64_t)nw->w;
+        } else if (find(c, cls_n, "Adaptive")) {
             /* timm's SelectAdaptivePool2d prints its pool_type, not always an output
              * size (its default, 1); 'catavgmax' joins two pools' channels, '' passes
              * its input through. */
@@ -3424,7 +3435,11 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                 o[0] = o[1] = 1;
             } else if (dims2(a, an, "output_size=", -1, o) < 0 || o[0] < 1 || o[1] < 1) {
                 if (npos < 1)
-                    return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+                    return carma_err_at(err, file, line,
+                                        "%.*s: no output_size= (or a malformed one), which an "
+                                        "adaptive pooling needs; give the print as PyTorch "
+                                        "writes it",
+                                        (int)cls_n, c);
                 o[0] = o[1] = pos[0];
             }
             if (f && !f->first_leaf_done && o[0] == 1 && o[1] == 1)
@@ -3444,10 +3459,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         } else {
             int64_t ks[2], sd[2], pd[2], dl[2];
             if (dims2(a, an, "kernel_size=", 0, ks) < 0 || ks[0] < 1)
-                return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+                return carma_err_at(err, file, line,
+                                    "%.*s: no kernel_size= (or a malformed one), the pooling's "
+                                    "window; give the print as PyTorch writes it",
+                                    (int)cls_n, c);
             if (dims2(a, an, "stride=", ks[0], sd) < 0 || dims2(a, an, "padding=", 0, pd) < 0 ||
                 dims2(a, an, "dilation=", 1, dl) < 0)
-                return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+                return carma_err_at(err, file, line,
+                                    "%.*s: a malformed stride=, padding= or dilation=",
+                                    (int)cls_n, c);
             if (arg_at(a, an, "stride=") == an)
                 sd[1] = ks[1];
             int ceil_mode = find(a, an, "ceil_mode=True") != NULL;
@@ -3747,6 +3767,21 @@ static int ident_char(char c)
     return isalnum((unsigned char)c) || c == '_' || c == '.';
 }
 
+/* A part of a detection model's training that no print sizes: torchvision's
+ * GeneralizedRCNNTransform (every torchvision detector: Faster/Mask/Keypoint R-CNN,
+ * RetinaNet, FCOS, SSD), RegionProposalNetwork and RoIHeads, detectron2's GeneralizedRCNN
+ * and ProposalNetwork meta-architectures, its RPN and *ROIHeads, and the RoI poolers. */
+static int detection_part(const char *c, size_t n)
+{
+    static const char *const names[] = {"GeneralizedRCNNTransform", "GeneralizedRCNN",
+                                        "RegionProposalNetwork", "RPN", "ProposalNetwork",
+                                        "MultiScaleRoIAlign", "ROIPooler"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (name_is(c, n, names[i]))
+            return 1;
+    return n >= 8 && (memcmp(c + n - 8, "ROIHeads", 8) == 0 || memcmp(c + n - 8, "RoIHeads", 8) == 0);
+}
+
 
 /* Block f of a convolutional tree closes. Its branches join (a concatenation is a new
  * tensor); a squeeze-excitation block (a global pool first, a sigmoid gate) scales its
@@ -4005,6 +4040,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->concat = 0;
     m->join_line = 0;
     m->join_count = 0;
+    m->bare_pool_line = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         trim(&s, &n);
         if (n == 0)
@@ -4179,6 +4215,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                             "torchinfo or Keras table, a module tree or a "
                                             "layer CSV"
                                           : "expected 'Module(' after the name");
+        if (detection_part(c, cls_n))
+            return carma_err_at(
+                err, file, L.line,
+                "%.*s: a detection model (torchvision's or detectron2's R-CNN, RetinaNet, FCOS, "
+                "SSD), whose training resizes images to 800-1333 pixels and runs heads on "
+                "hundreds of sampled regions per image, which no print shows. Measure a "
+                "training run's peak (torch.cuda.max_memory_reserved()) and submit with "
+                "'carma submit --mem SIZE'; carmad records each run's peak",
+                (int)cls_n, c);
         uint64_t parent_mult = depth >= 0 ? st[depth].mult : 1;
         uint64_t mult = parent_mult * (uint64_t)rep;
         if (mult > EST_MAX_COUNT)

@@ -716,4 +716,25 @@ PY
 "$CARMA" estimate --summary "$T/unet_odd.txt" --batch 16 --image-size 256 |
     grep -q "^note: line 11 reads 36 channels, which neither the newest tensor nor" ||
     fail "no join note in the text"
+# A detection model's print is refused at its first detection block, saying what to do;
+# a pooling class that prints no window (torchvision's FPN extra block) keeps its size.
+cat >"$T/frcnn.txt" <<'EOF'
+FasterRCNN(
+  (transform): GeneralizedRCNNTransform(
+      Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+      Resize(min_size=(800,), max_size=1333, mode='bilinear')
+  )
+  (backbone): BackboneWithFPN(
+    (body): Conv2d(3, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
+    (fpn): FeaturePyramidNetwork(
+      (extra_blocks): LastLevelMaxPool()
+    )
+  )
+)
+EOF
+expect2 "frcnn.txt:2: GeneralizedRCNNTransform: a detection model .* submit with 'carma submit --mem SIZE'" \
+    --summary "$T/frcnn.txt" --batch 2 --image-size 800
+sed -n '1p;6,$p' "$T/frcnn.txt" >"$T/fpn.txt"
+"$CARMA" estimate --summary "$T/fpn.txt" --batch 2 --image-size 800 >"$T/out" || fail "fpn"
+grep -q "^note: the pooling at line 5 prints no window" "$T/out" || fail "fpn note: $(cat "$T/out")"
 echo "estimate_cli: ok"

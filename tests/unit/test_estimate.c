@@ -1724,6 +1724,71 @@ static void test_modtree_unet_joins(void **state)
     assert_int_equal(m.join_count, 2);
 }
 
+/* Detection models' training (image resizing, proposals, sampled regions) is in no
+ * print: refused at their first such block, naming it and what to do. A pooling class of
+ * its own that prints no window (torchvision's FPN extra block) keeps its input's size. */
+static void test_modtree_detection_and_bare_pools(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const dets[] = {
+        "FasterRCNN(\n"
+        "  (transform): GeneralizedRCNNTransform(\n"
+        "      Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])\n"
+        "      Resize(min_size=(800,), max_size=1333, mode='bilinear')\n"
+        "  )\n"
+        "  (backbone): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        ")\n",
+        "Net(\n"
+        "  (backbone): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        "  (roi_heads): StandardROIHeads(\n"
+        "    (box_head): Linear(in_features=392, out_features=16, bias=True)\n"
+        "  )\n"
+        ")\n",
+        "GeneralizedRCNN(\n"
+        "  (backbone): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        ")\n",
+        "Net(\n"
+        "  (backbone): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+        "  (pool): MultiScaleRoIAlign(featmap_names=['0'], output_size=(7, 7), "
+        "sampling_ratio=2)\n"
+        ")\n"};
+    static const char *const where[] = {"t.txt:2: GeneralizedRCNNTransform: a detection model",
+                                        "t.txt:3: StandardROIHeads: a detection model",
+                                        "t.txt:1: GeneralizedRCNN: a detection model",
+                                        "t.txt:3: MultiScaleRoIAlign: a detection model"};
+    for (size_t i = 0; i < sizeof dets / sizeof dets[0]; i++) {
+        /* with or without --image-size, where nothing before needs it */
+        for (uint32_t hw = i == 0 || i == 2 ? 0 : 800; hw <= 800; hw += 800) {
+            assert_int_equal(parse_image_str(dets[i], hw, &m, &err), -EINVAL);
+            if (strncmp(err.msg, where[i], strlen(where[i])) != 0)
+                fail_msg("%s", err.msg);
+            assert_non_null(strstr(err.msg, "'carma submit --mem SIZE'"));
+        }
+    }
+
+    const char *fpn = "Net(\n"
+                      "  (c1): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+                      "  (extra_blocks): LastLevelMaxPool()\n"
+                      "  (c2): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                      ")\n";
+    if (parse_image_str(fpn, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].kind, EST_K_POOL);
+    assert_int_equal(m.layers[1].out, 8 * 32 * 32);
+    assert_int_equal(m.layers[2].out, 8 * 32 * 32);
+    assert_int_equal(m.bare_pool_line, 3);
+    /* a torch.nn pooling always prints its window: one without says so */
+    const char *nowin = "Net(\n"
+                        "  (c1): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+                        "  (p): MaxPool2d(stride=2, padding=0)\n"
+                        ")\n";
+    assert_int_equal(parse_image_str(nowin, 64, &m, &err), -EINVAL);
+    assert_string_equal(err.msg, "t.txt:3: MaxPool2d: no kernel_size= (or a malformed one), the "
+                                 "pooling's window; give the print as PyTorch writes it");
+}
+
 static void test_modtree_patches(void **state)
 {
     (void)state;
@@ -4459,6 +4524,7 @@ int main(void)
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_unet_joins),
+        cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_head_first),
         cmocka_unit_test(test_modtree_head_after_position_table),
