@@ -4492,10 +4492,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 /* GroupNorm(num_groups, num_channels); the others name the channels or
                  * the normalised shape first */
                 out = (uint64_t)(npos == 2 && find(c, cls_n, "GroupNorm") ? pos[1] : pos[0]);
-                /* LocalResponseNorm(size, ...) has no weights: its argument is a window */
+                /* LocalResponseNorm(size, ...) has no weights: its argument is a window;
+                 * FrozenBatchNorm2d(64, eps=1e-05) (torchvision, detectron2, timm) holds its
+                 * scale and shift as buffers, which no optimizer trains (detectron2 prints
+                 * num_features=, no positional argument: none either) */
                 int affine = !find(args, argn, "elementwise_affine=False") &&
                              !find(args, argn, "affine=False") &&
-                             !find(c, cls_n, "LocalResponseNorm");
+                             !find(c, cls_n, "LocalResponseNorm") &&
+                             !(cls_n > 6 && memcmp(c, "Frozen", 6) == 0);
                 params = affine ? 2 * out : 0;
                 if ((find(args, argn, "bias=False") || find(c, cls_n, "RMSNorm")) && affine)
                     params = out; /* a scale, no shift */

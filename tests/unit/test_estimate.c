@@ -1789,6 +1789,53 @@ static void test_modtree_detection_and_bare_pools(void **state)
                                  "pooling's window; give the print as PyTorch writes it");
 }
 
+/* FrozenBatchNorm2d holds buffers, not parameters, in torchvision's layout as in
+ * detectron2's: no gradient, no optimizer state. */
+static void test_modtree_frozen_batchnorm(void **state)
+{
+    (void)state;
+    struct est_model m, b;
+    struct carma_err err;
+    static struct est_layer bl[EST_MAX_LAYERS];
+    const char *tv = "Net(\n"
+                     "  (0): Conv2dNormActivation(\n"
+                     "    (0): Conv2d(3, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), "
+                     "bias=False)\n"
+                     "    (1): FrozenBatchNorm2d(16, eps=1e-05)\n"
+                     "    (2): ReLU(inplace=True)\n"
+                     "  )\n"
+                     "  (1): Conv2d(\n"
+                     "    16, 32, kernel_size=(1, 1), stride=(1, 1), bias=False\n"
+                     "    (norm): FrozenBatchNorm2d(num_features=32, eps=1e-05)\n"
+                     "  )\n"
+                     ")\n";
+    if (parse_image_str(tv, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 3 * 9 * 16 + 16 * 32);
+    assert_int_equal(m.frozen, 0);
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_NORM)
+            assert_int_equal(m.layers[i].params, 0);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    assert_int_equal(m.layers[1].out, 16 * 32 * 32); /* still a tensor */
+    /* a BatchNorm2d in its place trains 2 x 16 more: gradients and AdamW state for them */
+    char bn[1024];
+    snprintf(bn, sizeof bn, "%s", tv);
+    char *at = strstr(bn, "FrozenBatchNorm2d(16");
+    memmove(at, at + 6, strlen(at + 6) + 1);
+    est_model_init(&b, bl, EST_MAX_LAYERS);
+    b.image_h = b.image_w = 64;
+    assert_int_equal(est_parse(bn, strlen(bn), "t.txt", &b, &err), 0);
+    assert_int_equal(b.params, m.params + 2 * 16);
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
+    struct est_result r1, r2;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r1, &err), 0);
+    assert_int_equal(est_compute(&b, est_coef_default(), &o, &rwork, &r2, &err), 0);
+    assert_true(r1.gradients_mib < r2.gradients_mib);
+    assert_true(r1.optimizer_mib < r2.optimizer_mib);
+    assert_true(r1.activations_mib == r2.activations_mib);
+}
+
 static void test_modtree_patches(void **state)
 {
     (void)state;
@@ -4525,6 +4572,7 @@ int main(void)
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
+        cmocka_unit_test(test_modtree_frozen_batchnorm),
         cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_head_first),
         cmocka_unit_test(test_modtree_head_after_position_table),
