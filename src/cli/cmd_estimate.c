@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static void estimate_usage(FILE *f)
             "\n"
             "Estimates the peak GPU memory of training the model described in FILE\n"
             "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
-            "Hugging Face module tree, or a CSV type,out_elems,params[,count][,per_token];\n"
+            "Hugging Face module tree, also with ptflops' or DeepSpeed's per-layer\n"
+            "statistics, or a CSV type,out_elems,params[,count][,per_token];\n"
             "FILE - reads standard input) and a safe bound. Defaults: adamw, fp32,\n"
             "a100-40gb. --seq-len is required for sequence models (module trees with\n"
             "embeddings or attention): the tokens per sample; for a vision transformer,\n"
@@ -159,13 +161,14 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 5
+#define EST_NOTES 6
 
 /* How the summary was read where the print leaves it open, one note each (text lines
  * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
  * quantized layers outside a PEFT print read as frozen, an output head tied in forward
  * assumed, a join in a convolutional tree that no tensor explains, a pooling printed
- * without its window. Returns the count (at most EST_NOTES). */
+ * without its window, a profiler's total that the print's layers do not make. Returns
+ * the count (at most EST_NOTES). */
 static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
@@ -207,6 +210,15 @@ static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][ES
                  "torchvision's LastLevelMaxPool()): read as keeping its input's size, the "
                  "most a pooling makes (the safe side)",
                  m->bare_pool_line);
+    if (m->profiler_line && fabs((double)m->params - m->profiler_params) > m->profiler_tol)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the %s statistics at line %zu give the model %.0f parameters (to their "
+                 "printed precision), its layers %llu: a frozen part (the profiler counts "
+                 "trained parameters only) or parameters the print does not show (an "
+                 "nn.Parameter outside a layer, as a class token or a position table, not "
+                 "counted here); every parameter of the layers is counted as trained",
+                 m->profiler == EST_PROF_DEEPSPEED ? "DeepSpeed flops profiler's" : "ptflops",
+                 m->profiler_line, m->profiler_params, (unsigned long long)m->params);
     return n;
 }
 

@@ -213,7 +213,18 @@ struct est_model {
      * no window: torchvision's LastLevelMaxPool()), read as keeping its input's size (0:
      * none). */
     size_t bare_pool_line;
+    /* A module tree printed with a profiler's statistics before each module's arguments
+     * (EST_PROF_*: ptflops, DeepSpeed's flops profiler; 0: none), read past. The
+     * parameters the root's statistics give (the tool counts trained ones only), within
+     * half their last printed digit, and their line (0: none printed). */
+    int profiler;
+    double profiler_params, profiler_tol;
+    size_t profiler_line;
 };
+
+/* est_model.profiler */
+#define EST_PROF_PTFLOPS 1
+#define EST_PROF_DEEPSPEED 2
 
 /* est_model.trainable_unplaced */
 #define EST_TRAIN_NO_PREFIX 1 /* below the rows' trained parameters, and no frozen prefix of

@@ -3767,6 +3767,182 @@ static int ident_char(char c)
     return isalnum((unsigned char)c) || c == '_' || c == '.';
 }
 
+/* ---- profiler statistics in a module tree ----
+ *
+ * ptflops' get_model_complexity_info(print_per_layer_stat=True) and DeepSpeed's flops
+ * profiler print the module tree with their statistics put before each module's own
+ * arguments (its extra_repr), joined by ", ":
+ *   ptflops:          0.002 M, 0.008% Params, 0.002 GMac, 0.288% MACs, 3, 64, kernel_size=...
+ *   DeepSpeed:        9.47 K = 0.01% Params, 118.01 MMACs = 0.57% MACs, 183.36 us = 0.12%
+ *                     latency, 1.29 TFLOPS, 3, 64, kernel_size=...
+ *   DeepSpeed < 0.6:  9.47 K, 0.01% Params, 118.01 MMACs, 0.57% MACs, 183.36 us, 0.12%
+ *                     latency, 1.29 TFLOPS, 3, 64, ...
+ * A block with no arguments of its own gets a line of its statistics alone. */
+
+struct stat_item {
+    double v;       /* the leading number */
+    int decimals;   /* digits after its point */
+    int pct;        /* "N% Word" */
+    int eq;         /* "N Unit = P% Word" */
+    char unit[12];  /* the letters after the number ("M", "GMac", "MMACs", "us", "TFLOPS") */
+    char word[12];  /* after the percentage: "Params", "MACs", "latency" */
+};
+
+/* Letters at *p (at most cap - 1 kept), advancing *p. */
+static void stat_letters(const char **p, const char *e, char *out, size_t cap)
+{
+    size_t k = 0;
+    while (*p < e && isalpha((unsigned char)**p)) {
+        if (k + 1 < cap)
+            out[k++] = **p;
+        (*p)++;
+    }
+    out[k] = '\0';
+}
+
+/* A number at *p: digits, an optional fraction and exponent. 0 when none. */
+static int stat_number(const char **p, const char *e, double *v, int *decimals)
+{
+    const char *q = *p;
+    char t[40];
+    size_t k = 0;
+    int dec = 0, digits = 0;
+    while (q < e && isdigit((unsigned char)*q) && k < 30) {
+        t[k++] = *q++;
+        digits++;
+    }
+    if (q < e && *q == '.' && k < 30) {
+        t[k++] = *q++;
+        while (q < e && isdigit((unsigned char)*q) && k < 30) {
+            t[k++] = *q++;
+            dec++;
+        }
+    }
+    if (!digits)
+        return 0;
+    if (q + 1 < e && (*q == 'e' || *q == 'E') && (q[1] == '-' || q[1] == '+' ||
+                                                  isdigit((unsigned char)q[1]))) {
+        t[k++] = *q++;
+        while (q < e && (isdigit((unsigned char)*q) || *q == '-' || *q == '+') && k < 38)
+            t[k++] = *q++;
+    }
+    t[k] = '\0';
+    *v = strtod(t, NULL);
+    *decimals = dec;
+    *p = q;
+    return 1;
+}
+
+/* One statistic item at *p, up to the next ", " or the end: "N[ Unit]", "N% Word" or
+ * "N[ Unit] = P% Word". 0 when it is none. */
+static int stat_item(const char **p, const char *e, struct stat_item *it)
+{
+    const char *q = *p;
+    memset(it, 0, sizeof *it);
+    if (!stat_number(&q, e, &it->v, &it->decimals))
+        return 0;
+    if (q < e && *q == '%') {
+        q++;
+        if (q >= e || *q != ' ')
+            return 0;
+        q++;
+        it->pct = 1;
+        stat_letters(&q, e, it->word, sizeof it->word);
+    } else {
+        if (q < e && *q == ' ' && q + 1 < e && isalpha((unsigned char)q[1]))
+            q++;
+        stat_letters(&q, e, it->unit, sizeof it->unit);
+        if (e - q >= 3 && memcmp(q, " = ", 3) == 0) {
+            q += 3;
+            double pv;
+            int pd;
+            if (!stat_number(&q, e, &pv, &pd) || e - q < 2 || memcmp(q, "% ", 2) != 0)
+                return 0;
+            q += 2;
+            it->eq = 1;
+            stat_letters(&q, e, it->word, sizeof it->word);
+        }
+    }
+    if (q < e && *q != ',' && *q != ')')
+        return 0;
+    *p = q;
+    return 1;
+}
+
+static int ends_in(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The parameters a statistic item's "N Unit" stands for, and half its last digit. */
+static void stat_params(const struct stat_item *it, double *v, double *tol)
+{
+    double u = 1;
+    switch (it->unit[0]) {
+    case 'k':
+    case 'K': u = 1e3; break;
+    case 'M': u = 1e6; break;
+    case 'B':
+    case 'G': u = 1e9; break;
+    case 'T': u = 1e12; break;
+    default: break;
+    }
+    *v = it->v * u;
+    *tol = 0.5 * u * pow(10, -it->decimals);
+}
+
+/* Profiler statistics at the start of a module's arguments a[0, n): the tool
+ * (EST_PROF_PTFLOPS, EST_PROF_DEEPSPEED) and in *skip the bytes they take with the ", "
+ * after them; the parameters they give (*params, within *tol). 0: none. */
+static int profiler_stats(const char *a, size_t n, size_t *skip, double *params, double *tol)
+{
+    struct stat_item it[7];
+    const char *p = a, *e = a + n;
+    unsigned k = 0;
+    while (k < 7 && stat_item(&p, e, &it[k])) {
+        k++;
+        if (e - p >= 2 && p[0] == ',' && p[1] == ' ')
+            p += 2;
+        else
+            break;
+    }
+    int tool = 0;
+    unsigned used = 0;
+    if (k >= 4 && it[0].eq && !strcmp(it[0].word, "Params") && it[1].eq &&
+        !strcmp(it[1].word, "MACs") && it[2].eq && !strcmp(it[2].word, "latency") &&
+        !it[3].pct && !it[3].eq && ends_in(it[3].unit, "FLOPS")) {
+        tool = EST_PROF_DEEPSPEED;
+        used = 4;
+    } else if (k >= 7 && !it[0].pct && !it[0].eq && it[1].pct &&
+               !strcmp(it[1].word, "Params") && ends_in(it[2].unit, "MACs") && it[3].pct &&
+               !strcmp(it[3].word, "MACs") && it[5].pct && !strcmp(it[5].word, "latency") &&
+               ends_in(it[6].unit, "FLOPS")) {
+        tool = EST_PROF_DEEPSPEED;
+        used = 7;
+    } else if (k >= 4 && !it[0].pct && !it[0].eq && it[1].pct &&
+               !strcmp(it[1].word, "Params") && ends_in(it[2].unit, "Mac") && it[3].pct &&
+               !strcmp(it[3].word, "MACs")) {
+        tool = EST_PROF_PTFLOPS;
+        used = 4;
+    }
+    if (!tool)
+        return 0;
+    /* past the items used and the ", " after them (none after the last at the end) */
+    p = a;
+    for (unsigned i = 0; i < used; i++) {
+        struct stat_item t;
+        stat_item(&p, e, &t);
+        if (p < e && *p == ',')
+            p++;
+        while (p < e && *p == ' ')
+            p++;
+    }
+    *skip = (size_t)(p - a);
+    stat_params(&it[0], params, tol);
+    return tool;
+}
+
 /* A part of a detection model's training that no print sizes: torchvision's
  * GeneralizedRCNNTransform (every torchvision detector: Faster/Mask/Keypoint R-CNN,
  * RetinaNet, FCOS, SSD), RegionProposalNetwork and RoIHeads, detectron2's GeneralizedRCNN
@@ -4041,6 +4217,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->join_line = 0;
     m->join_count = 0;
     m->bare_pool_line = 0;
+    m->profiler = 0;
+    m->profiler_line = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         trim(&s, &n);
         if (n == 0)
@@ -4158,7 +4336,24 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         size_t cn = n, nn = 0;
         const char *rp = depth >= 0 && c[0] == '(' ? memchr(c, ')', cn) : NULL;
         if (depth >= 0 && (!rp || (size_t)(rp - c) + 1 >= cn || rp[1] != ':')) {
-            /* no "(name):": the block's own arguments (a peft < 0.7 LoRA layer's) */
+            /* no "(name):": the block's own arguments (a peft < 0.7 LoRA layer's), or a
+             * profiler's statistics of a block (before its arguments, if it has any) */
+            size_t skip;
+            double pp, pt;
+            int tool = profiler_stats(s, n, &skip, &pp, &pt);
+            if (tool) {
+                m->profiler = tool;
+                if (depth == 0 && !m->profiler_line && !st[0].child) {
+                    m->profiler_line = L.line; /* the root's: the model's total */
+                    m->profiler_params = pp;
+                    m->profiler_tol = pt;
+                }
+                s += skip;
+                n -= skip;
+                trim(&s, &n);
+                if (n == 0)
+                    continue;
+            }
             int lora = 0;
             rc = own_args(&st[depth], s, n, &L, syn, sizeof syn, &cn, &nm, &nn, &lora, file,
                           err);
@@ -4231,6 +4426,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                 EST_MAX_COUNT);
         const char *args = c + cls_n + gap + 1;
         size_t an = cn - cls_n - gap - 1;
+        if (an) {
+            size_t skip;
+            double pp, pt;
+            int tool = profiler_stats(args, an, &skip, &pp, &pt);
+            if (tool) { /* a leaf's statistics, then its own arguments */
+                m->profiler = tool;
+                args += skip;
+                an -= skip;
+            }
+        }
         if (an == 0 && gap)
             return carma_err_at(err, file, L.line, "expected 'Module(' after the name");
         if (an == 0) {
@@ -5081,6 +5286,16 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
     }
     case EST_FMT_CSV: return est_parse_csv(buf, len, file, m, err);
     default: break;
+    }
+    const char *ds = find(buf, len < 65536 ? len : 65536, "DeepSpeed Flops Profiler");
+    if (ds) {
+        size_t line = 1;
+        for (const char *q = buf; q < ds; q++)
+            line += *q == '\n';
+        return carma_err_at(err, file, line,
+                            "a DeepSpeed flops profiler report: give its module tree alone "
+                            "(from the model's 'Name(' line to its closing ')', under "
+                            "'Detailed Profile'), or print(model) without the profiler");
     }
     return carma_err_at(err, file, 1,
                         "not a model summary (expected a torchsummary or torchinfo table, a "

@@ -737,4 +737,27 @@ expect2 "frcnn.txt:2: GeneralizedRCNNTransform: a detection model .* submit with
 sed -n '1p;6,$p' "$T/frcnn.txt" >"$T/fpn.txt"
 "$CARMA" estimate --summary "$T/fpn.txt" --batch 2 --image-size 800 >"$T/out" || fail "fpn"
 grep -q "^note: the pooling at line 5 prints no window" "$T/out" || fail "fpn note: $(cat "$T/out")"
+# ptflops' per-layer statistics (print_per_layer_stat=True) are read past: the same
+# estimate as the plain print. DeepSpeed's whole report is refused, asking for its tree.
+cat >"$T/pt.txt" <<'EOF'
+Net(
+  0.01 M, 100.000% Params, 0.001 GMac, 100.000% MACs, 
+  (conv): Conv2d(0.0 M, 4.704% Params, 0.0 GMac, 90.000% MACs, 3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+  (relu): ReLU(0.0 M, 0.000% Params, 0.0 GMac, 3.000% MACs, inplace=True)
+  (pool): AdaptiveAvgPool2d(0.0 M, 0.000% Params, 0.0 GMac, 1.000% MACs, output_size=1)
+  (fc): Linear(0.009 M, 95.296% Params, 0.0 GMac, 1.000% MACs, in_features=16, out_features=532, bias=True)
+)
+EOF
+sed -e '2d' -e 's/(0\.0*[0-9]* M, [0-9.]*% Params, [0-9.]* GMac, [0-9.]*% MACs, /(/' "$T/pt.txt" >"$T/plain.txt"
+! grep -q "Params" "$T/plain.txt" || fail "plain.txt: $(cat "$T/plain.txt")"
+"$CARMA" estimate --summary "$T/pt.txt" --batch 8 --image-size 32 --json >"$T/pt.json" || fail "ptflops"
+"$CARMA" estimate --summary "$T/plain.txt" --batch 8 --image-size 32 --json >"$T/plain.json" || fail "plain"
+python3 - "$T/pt.json" "$T/plain.json" <<'PY' || fail "ptflops json"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a == b and a["params"] == 3 * 9 * 16 + 16 + 16 * 532 + 532, (a, b)
+PY
+printf '\n---------------- DeepSpeed Flops Profiler ----------------\nProfile Summary at step 1:\n' >"$T/ds.txt"
+expect2 "ds.txt:2: a DeepSpeed flops profiler report: give its module tree alone" \
+    --summary "$T/ds.txt" --batch 8
 echo "estimate_cli: ok"

@@ -1836,6 +1836,114 @@ static void test_modtree_frozen_batchnorm(void **state)
     assert_true(r1.activations_mib == r2.activations_mib);
 }
 
+/* ptflops' and DeepSpeed's flops profiler's module trees put their statistics before
+ * each module's arguments, and on a line of their own for a block: read past, the same
+ * model as the plain print, with the tool's total checked against the layers. */
+static void test_modtree_profiler_stats(void **state)
+{
+    (void)state;
+    static struct est_layer pl[EST_MAX_LAYERS];
+    struct est_model m, p;
+    struct carma_err err;
+    const char *plain =
+        "Net(\n"
+        "  (stem): Sequential(\n"
+        "    (0): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "    (1): BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, "
+        "track_running_stats=True)\n"
+        "    (2): ReLU(inplace=True)\n"
+        "  )\n"
+        "  (pool): AdaptiveAvgPool2d(output_size=1)\n"
+        "  (drop): Identity()\n"
+        "  (fc): Linear(in_features=16, out_features=532, bias=True)\n"
+        ")\n";
+    static const char *const annotated[] = {
+        /* ptflops */
+        "Net(\n"
+        "  0.01 M, 100.000% Params, 0.001 GMac, 100.000% MACs, \n"
+        "  (stem): Sequential(\n"
+        "    0.0 M, 5.040% Params, 0.001 GMac, 98.000% MACs, \n"
+        "    (0): Conv2d(0.0 M, 4.704% Params, 0.0 GMac, 90.000% MACs, 3, 16, "
+        "kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "    (1): BatchNorm2d(0.0 M, 0.336% Params, 0.0 GMac, 5.000% MACs, 16, eps=1e-05, "
+        "momentum=0.1, affine=True, track_running_stats=True)\n"
+        "    (2): ReLU(0.0 M, 0.000% Params, 0.0 GMac, 3.000% MACs, inplace=True)\n"
+        "  )\n"
+        "  (pool): AdaptiveAvgPool2d(0.0 M, 0.000% Params, 0.0 GMac, 1.000% MACs, "
+        "output_size=1)\n"
+        "  (drop): Identity(0.0 M, 0.000% Params, 0.0 GMac, 0.000% MACs, )\n"
+        "  (fc): Linear(0.01 M, 94.960% Params, 0.0 GMac, 1.000% MACs, in_features=16, "
+        "out_features=532, bias=True)\n"
+        ")\n",
+        /* DeepSpeed */
+        "Net(\n"
+        "  9.52 K = 100% Params, 5.1 MMACs = 100% MACs, 1.2 ms = 100% latency, 8.5 GFLOPS\n"
+        "  (stem): Sequential(\n"
+        "    480 = 5.04% Params, 5.0 MMACs = 98% MACs, 0.3 ms = 25% latency, 9.1 GFLOPS\n"
+        "    (0): Conv2d(448 = 4.7% Params, 4.4 MMACs = 86.3% MACs, 183.36 us = 15.28% "
+        "latency, 17.9 GFLOPS, 3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "    (1): BatchNorm2d(32 = 0.34% Params, 0 MACs = 0% MACs, 52.2 us = 4.35% latency, "
+        "1.25 GFLOPS, 16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "    (2): ReLU(0 = 0% Params, 0 MACs = 0% MACs, 20.5 us = 1.71% latency, 800 MFLOPS, "
+        "inplace=True)\n"
+        "  )\n"
+        "  (pool): AdaptiveAvgPool2d(0 = 0% Params, 0 MACs = 0% MACs, 31.2 us = 2.6% "
+        "latency, 525.1 MFLOPS, output_size=1)\n"
+        "  (drop): Identity(0 = 0% Params, 0 MACs = 0% MACs, 0 s = 0% latency, 0 FLOPS)\n"
+        "  (fc): Linear(9.05 K = 94.96% Params, 9.05 KMACs = 0.18% MACs, 40.1 us = 3.34% "
+        "latency, 451.4 MFLOPS, in_features=16, out_features=532, bias=True)\n"
+        ")\n",
+        /* DeepSpeed before 0.6 */
+        "Net(\n"
+        "  9.52 K, 100.00% Params, 5.1 MMACs, 100.00% MACs, 1.2 ms, 100.00% latency, "
+        "8.5 GFLOPS, \n"
+        "  (stem): Sequential(\n"
+        "    480, 5.04% Params, 5.0 MMACs, 98.00% MACs, 0.3 ms, 25.00% latency, 9.1 GFLOPS, \n"
+        "    (0): Conv2d(448, 4.70% Params, 4.4 MMACs, 86.30% MACs, 183.36 us, 15.28% "
+        "latency, 17.9 GFLOPS, 3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+        "    (1): BatchNorm2d(32, 0.34% Params, 0 MACs, 0.00% MACs, 52.2 us, 4.35% latency, "
+        "1.25 GFLOPS, 16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "    (2): ReLU(0, 0.00% Params, 0 MACs, 0.00% MACs, 20.5 us, 1.71% latency, "
+        "800 MFLOPS, inplace=True)\n"
+        "  )\n"
+        "  (pool): AdaptiveAvgPool2d(0, 0.00% Params, 0 MACs, 0.00% MACs, 31.2 us, 2.60% "
+        "latency, 525.1 MFLOPS, output_size=1)\n"
+        "  (drop): Identity(0, 0.00% Params, 0 MACs, 0.00% MACs, 0 s, 0.00% latency, "
+        "0 FLOPS, )\n"
+        "  (fc): Linear(9.05 K, 94.96% Params, 9.05 KMACs, 0.18% MACs, 40.1 us, 3.34% "
+        "latency, 451.4 MFLOPS, in_features=16, out_features=532, bias=True)\n"
+        ")\n"};
+    static const int tools[] = {EST_PROF_PTFLOPS, EST_PROF_DEEPSPEED, EST_PROF_DEEPSPEED};
+    est_model_init(&p, pl, EST_MAX_LAYERS);
+    p.image_h = p.image_w = 32;
+    assert_int_equal(est_parse(plain, strlen(plain), "t.txt", &p, &err), 0);
+    assert_int_equal(p.params, 3 * 9 * 16 + 16 + 2 * 16 + 16 * 532 + 532);
+    assert_int_equal(p.profiler, 0);
+    for (size_t i = 0; i < sizeof annotated / sizeof annotated[0]; i++) {
+        if (parse_image_str(annotated[i], 32, &m, &err))
+            fail_msg("%zu: %s", i, err.msg);
+        assert_int_equal(m.profiler, tools[i]);
+        assert_int_equal(m.params, p.params);
+        assert_int_equal(m.n, p.n);
+        for (size_t j = 0; j < m.n; j++) {
+            assert_int_equal(m.layers[j].kind, p.layers[j].kind);
+            assert_int_equal(m.layers[j].out, p.layers[j].out);
+            assert_int_equal(m.layers[j].params, p.layers[j].params);
+        }
+        /* the tool's own total (the root's statistics, line 2) agrees */
+        assert_int_equal(m.profiler_line, 2);
+        assert_true(fabs((double)m.params - m.profiler_params) <= m.profiler_tol);
+    }
+    /* the whole DeepSpeed report, not its tree alone */
+    const char *report = "\n-------------------------- DeepSpeed Flops Profiler ----------\n"
+                         "Profile Summary at step 1:\n";
+    assert_int_equal(parse_str(report, &m, &err), -EINVAL);
+    assert_string_equal(err.msg, "t.txt:2: a DeepSpeed flops profiler report: give its module "
+                                 "tree alone (from the model's 'Name(' line to its closing ')', "
+                                 "under 'Detailed Profile'), or print(model) without the "
+                                 "profiler");
+}
+
 static void test_modtree_patches(void **state)
 {
     (void)state;
@@ -4573,6 +4681,7 @@ int main(void)
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
+        cmocka_unit_test(test_modtree_profiler_stats),
         cmocka_unit_test(test_modtree_mlp_order),
         cmocka_unit_test(test_modtree_head_first),
         cmocka_unit_test(test_modtree_head_after_position_table),
