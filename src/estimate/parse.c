@@ -1070,6 +1070,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j = type_n;
             }
             unsigned depth = 0;
+            size_t name_end = j; /* "Type: 1-2": where its depth-index ends */
             if (show_depth) {
                 j++; /* the ':' */
                 while (j < tn && t[j] == ' ')
@@ -1086,6 +1087,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                     j++;
                 if (j == st)
                     return carma_err_at(err, file, L.line, "bad depth-index");
+                name_end = j;
             } else {
                 /* No depth-index: the depth is the tree drawing's. */
                 if (!has_drawn)
@@ -1109,6 +1111,24 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                     j++;
                 if (j >= tn)
                     return carma_err_at(err, file, L.line, "missing columns");
+                if (c == 0 && show_depth &&
+                    ((t[j] == '(' && cols[0] != TI_PARAMS) ||
+                     (isalpha((unsigned char)t[j]) && cols[0] != TI_TRAIN))) {
+                    /* "ModuleList: 3-6 (x12 layers)": no column begins so; an edited
+                     * table's note in the name column (it may push the columns along) */
+                    size_t xe = j;
+                    const char *cl = t[j] == '(' ? memchr(t + j, ')', tn - j) : NULL;
+                    if (cl)
+                        xe = (size_t)(cl - t) + 1;
+                    while (!cl && xe < tn && t[xe] != ' ')
+                        xe++;
+                    return carma_err_at(err, file, L.line,
+                                        "'%.*s' after '%.*s': text in the name column after the "
+                                        "depth-index, where torchinfo writes 'Type: depth-idx' "
+                                        "alone (an edited table?); remove it",
+                                        (int)(xe - j > 40 ? 40 : xe - j), t + j,
+                                        (int)(name_end > 60 ? 60 : name_end), t);
+                }
                 size_t fs = j, fe;
                 if (t[j] == '[') {
                     fe = fs + shape_extent(t + j, tn - j);

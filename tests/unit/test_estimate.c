@@ -413,6 +413,32 @@ static void test_torchinfo_layouts(void **state)
     (void)state;
     struct est_model ref, m;
     struct carma_err err;
+    /* a note put after a row's depth-index (an edited README table) is named where it is,
+     * in the name column, not after the columns it pushed along */
+    {
+        static const char *const notes[] = {" (x12 layers)", " (classifier)"};
+        static const char *const msgs[] = {
+            "t.txt:5: '(x12 layers)' after 'ModuleList: 2-2': text in the name column after "
+            "the depth-index, where torchinfo writes 'Type: depth-idx' alone (an edited "
+            "table?); remove it",
+            "t.txt:5: '(classifier)' after 'ModuleList: 2-2': text in the name column after "
+            "the depth-index, where torchinfo writes 'Type: depth-idx' alone (an edited "
+            "table?); remove it"};
+        for (size_t i = 0; i < 2; i++) {
+            char t[2048];
+            snprintf(t, sizeof t,
+                     "==========================================================================\n"
+                     "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                     "==========================================================================\n"
+                     "Net                                      [1, 10]                   --\n"
+                     "\xe2\x94\x9c\xe2\x94\x80ModuleList: 2-2%s [1, 10]                   110\n"
+                     "==========================================================================\n"
+                     "Total params: 110\n",
+                     notes[i]);
+            assert_int_equal(parse_str(t, &m, &err), -EINVAL);
+            assert_string_equal(err.msg, msgs[i]);
+        }
+    }
     /* T5's attention applies dropout to its probabilities as a function: no row shows
      * them, so each (unfused) attention module adds heads x seq x seq at its close */
     assert_int_equal(parse_file("tests/fuzz/corpus/summary_torchinfo/t5_small_depth10.txt", &m,
