@@ -23,8 +23,8 @@ static void estimate_usage(FILE *f)
             "                      [--seq-len N | --image-size H[xW]]\n"
             "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
             "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-            "                      [--heads N] [--gradient-checkpointing]\n"
-            "                      [--gradient-accumulation]\n"
+            "                      [--heads N] [--experts-per-token K]\n"
+            "                      [--gradient-checkpointing] [--gradient-accumulation]\n"
             "                      [--gpu KIND] [--gpus N] [--floor MIB|fitted]\n"
             "                      [--coefficients FILE] [--json]\n"
             "\n"
@@ -100,6 +100,14 @@ static void estimate_usage(FILE *f)
             "other attention blocks are taken to have 64-wide heads (width / 64), so\n"
             "narrower ones (MiniLM's 32) are undercounted without it. No effect under\n"
             "--attention sdpa.\n"
+            "--experts-per-token K: the experts a mixture-of-experts router sends each\n"
+            "token to (its top-k, num_experts_per_tok in the model's config), which prints\n"
+            "do not show. A module tree's MoE block (a ModuleList or ModuleDict of E\n"
+            "identical experts beside a router with E outputs) is otherwise counted with\n"
+            "every token through every expert, the safe side (a note says so); with it,\n"
+            "each expert keeps what it keeps for K/E of the tokens, its gradients sized for\n"
+            "all of them (the most one expert can get). 1 to E; refused for a print\n"
+            "without MoE blocks.\n"
             "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
@@ -161,15 +169,39 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 6
+#define EST_NOTES 8
+
+/* Into out: a mixture-of-experts print's routing, when --experts-per-token (k) is not
+ * given: every token counted through every expert. */
+static void moe_note(const struct est_model *m, char *out, size_t cap)
+{
+    char e[48];
+    if (m->moe_experts_min == m->moe_experts_max)
+        snprintf(e, sizeof e, "%u experts", m->moe_experts_min);
+    else
+        snprintf(e, sizeof e, "%u to %u experts", m->moe_experts_min, m->moe_experts_max);
+    snprintf(out, cap,
+             "the print has %s per mixture-of-experts block (%llu block%s, from line %zu); "
+             "the router's top-k is not printed, so every token is counted through every "
+             "expert (the safe side: their activations up to E / k times too many). Give "
+             "--experts-per-token K, the experts each token is routed to (num_experts_per_tok "
+             "in the model's config)",
+             e, (unsigned long long)m->moe_blocks, m->moe_blocks == 1 ? "" : "s", m->moe_line);
+}
 
 /* How the summary was read where the print leaves it open, one note each (text lines
  * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
  * quantized layers outside a PEFT print read as frozen, an output head tied in forward
+/* How the summary was read where the print leaves it open, one note each (text lines
+ * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
+ * quantized layers outside a PEFT print read as frozen, an output head tied in forward
  * assumed, a join in a convolutional tree that no tensor explains, a pooling printed
- * without its window, a profiler's total that the print's layers do not make. Returns
- * the count (at most EST_NOTES). */
-static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][EST_NOTE_MAX])
+ * without its window, a profiler's total that the print's layers do not make, a
+ * mixture-of-experts router printed without sizes read as a linear layer, and
+ * mixture-of-experts blocks counted without --experts-per-token (k: 0 when not given).
+ * Returns the count (at most EST_NOTES). */
+static size_t estimate_notes(const struct est_model *m, uint32_t k,
+                             char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
     if (m->trainable_unplaced)
@@ -219,6 +251,14 @@ static size_t estimate_notes(const struct est_model *m, char notes[EST_NOTES][ES
                  "counted here); every parameter of the layers is counted as trained",
                  m->profiler == EST_PROF_DEEPSPEED ? "DeepSpeed flops profiler's" : "ptflops",
                  m->profiler_line, m->profiler_params, (unsigned long long)m->params);
+    if (m->moe_gate_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the mixture-of-experts router at line %zu prints no size: it is read as a "
+                 "linear layer from the experts' input width to one score per expert, "
+                 "without bias (a weight of E x width, as DeepSeek's MoEGate holds it)",
+                 m->moe_gate_line);
+    if (m->moe_blocks && !k)
+        moe_note(m, notes[n++], EST_NOTE_MAX);
     return n;
 }
 
@@ -255,6 +295,7 @@ int cmd_estimate(int argc, char **argv)
         {"gpus", required_argument, NULL, 'n'},
         {"max-batch", no_argument, NULL, 'm'},
         {"heads", required_argument, NULL, 'e'},
+        {"experts-per-token", required_argument, NULL, 'x'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
@@ -298,6 +339,11 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 'e':
             if (parse_count(optarg, "--heads", EST_MAX_HEADS, &heads) < 0)
+                return 2;
+            break;
+        case 'x':
+            if (parse_count(optarg, "--experts-per-token", EST_MAX_EXPERTS,
+                            &o.experts_per_token) < 0)
                 return 2;
             break;
         case 'c': coef_file = optarg; break;
@@ -422,7 +468,7 @@ int cmd_estimate(int argc, char **argv)
     }
     uint64_t nlayers = layer_count(&m);
     char notes[EST_NOTES][EST_NOTE_MAX];
-    size_t nnotes = estimate_notes(&m, notes);
+    size_t nnotes = estimate_notes(&m, o.experts_per_token, notes);
     if (json) {
         json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
                               "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,
@@ -461,6 +507,17 @@ int cmd_estimate(int argc, char **argv)
         if (root && m.trainable_line)
             json_object_set_new(root, "printed_trainable_params",
                                 json_integer((json_int_t)m.trainable_printed));
+        if (root && m.moe_blocks) {
+            json_t *moe = json_pack("{s:I,s:i,s:i,s:i,s:b}", "blocks", (json_int_t)m.moe_blocks,
+                                    "experts_min", (int)m.moe_experts_min, "experts_max",
+                                    (int)m.moe_experts_max, "line", (int)m.moe_line,
+                                    "experts_per_token_given", o.experts_per_token != 0);
+            if (moe)
+                json_object_set_new(moe, "experts_per_token",
+                                    json_integer(o.experts_per_token ? o.experts_per_token
+                                                                     : m.moe_experts_max));
+            json_object_set_new(root, "moe", moe);
+        }
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));
@@ -528,6 +585,9 @@ int cmd_estimate(int argc, char **argv)
                kind->name, kind->mem_mib);
         if (o.gpus > 1)
             printf(", per GPU of %u under DistributedDataParallel", o.gpus);
+        if (m.moe_blocks && o.experts_per_token)
+            printf(", %u expert%s per token", o.experts_per_token,
+                   o.experts_per_token == 1 ? "" : "s");
         printf("\n");
         const char *attn = est_attention_assumed(&m, o.attention);
         int hs = est_heads_used(&m, o.attention);

@@ -126,6 +126,8 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->keeps32 = 0;
     l->count = count;
     l->rank = 0;
+    l->moe = 0;
+    l->experts = 0;
     l->out = out;
     l->params = params;
     l->frozen = 0;
@@ -751,6 +753,33 @@ int est_model_prepare(struct est_model *m, const char *buf, size_t len, const ch
     return rc;
 }
 
+/* --experts-per-token k: refused where m has no mixture-of-experts block (it would route
+ * nothing) and above the fewest experts a block of m has (a token goes to k distinct
+ * experts of its block). 0 or -EINVAL with err. */
+static int moe_check(const struct est_model *m, const struct est_opts *o, struct carma_err *err)
+{
+    uint32_t k = o->experts_per_token;
+    if (!k)
+        return 0;
+    if (!m->moe_blocks)
+        return carma_err_set(err, -EINVAL,
+                             "--experts-per-token %u routes nothing here: the print has no "
+                             "mixture-of-experts block (a ModuleList or ModuleDict of identical "
+                             "experts beside a router with one output per expert); leave it "
+                             "out",
+                             k);
+    if (k > m->moe_experts_min)
+        return carma_err_set(err, -EINVAL,
+                             "--experts-per-token %u is more than the %u experts of %s "
+                             "mixture-of-experts block%s (from line %zu): a token is routed "
+                             "to k of its block's experts, 1 to %u",
+                             k, m->moe_experts_min,
+                             m->moe_experts_min == m->moe_experts_max ? "each" : "the smallest",
+                             m->moe_experts_min == m->moe_experts_max ? "" : " of the print",
+                             m->moe_line, m->moe_experts_min);
+    return 0;
+}
+
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_replay_work *work, struct est_result *r, struct carma_err *err)
 {
@@ -799,6 +828,9 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
                              m->needs_seq_line,
                              m->patch_h ? " or, for its patch embedding, --image-size" : "");
     int hc = est_heads_check(m, o->attention, NULL, err);
+    if (hc < 0)
+        return hc;
+    hc = moe_check(m, o, err);
     if (hc < 0)
         return hc;
     if (m->max_positions && o->seq > m->max_positions)

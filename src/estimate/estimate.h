@@ -36,6 +36,7 @@
 #define EST_MAX_BATCH 1048576u
 #define EST_MAX_SEQ 1048576u
 #define EST_MAX_HEADS 4096u /* attention heads per block (--heads) */
+#define EST_MAX_EXPERTS 65536u /* experts per token (--experts-per-token) */
 
 enum est_kind {
     EST_K_LINEAR = 0, /* Linear, Dense, HF Conv1D: saves its input */
@@ -91,6 +92,18 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_UNIT_START 0x01
 #define EST_UNIT_END 0x02
 
+/* est_layer.moe: a module tree's mixture-of-experts block (est_model.moe_blocks), whose
+ * router sends each token to k of its E experts (est_opts.experts_per_token). The router's
+ * row (a linear layer from the block's input width d to E scores) comes first, then the
+ * experts' rows: a repeat `(0-E-1): E x Expert(`, its rows counted E times over the
+ * router's count, or E written-out entries, each with its rows. Rows with any of these
+ * bits carry est_layer.experts = E. */
+#define EST_MOE_ROUTER 0x01 /* the router */
+#define EST_MOE_EXPERT 0x02 /* a row of an expert */
+#define EST_MOE_FIRST 0x04  /* an expert's first row: reads its gathered tokens */
+#define EST_MOE_LAST 0x08   /* an expert's last row that makes a tensor: its output is
+                             * weighted by the routing and added into the block's output */
+
 struct est_layer {
     uint8_t kind;      /* enum est_kind */
     uint8_t per_token; /* out is per token: multiply by the sequence length */
@@ -114,9 +127,11 @@ struct est_layer {
                           autocast's fp32 list (est_type_keeps32): how many of its `keeps`
                           tensors are fp32 under autocast; 0: it runs in its input's
                           precision */
+    uint8_t moe;       /* EST_MOE_*: a mixture-of-experts block's router or expert row */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
+    uint32_t experts;  /* with est_layer.moe: E, the experts of its block; else 0 */
     uint64_t out;      /* output elements per sample (per token when per_token) */
     uint64_t params;   /* parameters of one repeat, frozen ones included */
     uint64_t frozen;   /* of which get no gradient (a PEFT model's base weights; a Keras
@@ -220,6 +235,13 @@ struct est_model {
     int profiler;
     double profiler_params, profiler_tol;
     size_t profiler_line;
+    /* Module trees: mixture-of-experts blocks (est_layer.moe), repeats counted (0: none),
+     * the fewest and most experts one has, the first one's line, and the line of the first
+     * router printed without sizes (DeepSeek's `MoEGate()`) that the parser sized as a
+     * linear layer from the experts' width to their count (0: none). */
+    uint64_t moe_blocks;
+    uint32_t moe_experts_min, moe_experts_max;
+    size_t moe_line, moe_gate_line;
 };
 
 /* est_model.profiler */
@@ -443,6 +465,12 @@ struct est_opts {
      * the state the one before it ended in, at most EST_REPLAY_MAX_ITERS (replay.h);
      * N (1 to that) exactly N, for tests that check the stopping rule. */
     uint32_t replay_iterations;
+    /* Mixture-of-experts routing (--experts-per-token): the experts each token is sent to
+     * (a router's top-k), 1 to the fewest experts of m's MoE blocks (est_model.moe_*);
+     * each expert then runs on k / E of the tokens on average. 0: not given, every token
+     * through every expert (k = E, the safe side). The replayed family only; est_compute
+     * refuses it for a model without MoE blocks. */
+    uint32_t experts_per_token;
 };
 
 /* DistributedDataParallel's gradient buckets (gradient_as_bucket_view=False, its

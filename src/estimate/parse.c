@@ -2853,6 +2853,24 @@ struct mt_frame {
     const char *cls, *name;   /* its class and name as printed (name NULL: the root) */
     size_t cls_n, name_n;
     size_t own_line;          /* the line of its own arguments (own_args), 0: none */
+    /* Mixture-of-experts blocks (moe_close). As a ModuleList or ModuleDict: its direct
+     * children, the entries (moe_child_closed). As a block around one: its lists of
+     * identical entries, its router candidates and a gate printed without sizes. */
+    uint32_t rep;             /* its own repeat count (`N x Block(`), 1 when none */
+    unsigned nblk, nleaf;     /* direct child blocks and leaves so far */
+    uint64_t ent_e;           /* entries, repeats counted */
+    size_t ent_row, ent_rows; /* the first entry's first row and its rows */
+    int ent_same;             /* every entry has the first's class and rows */
+    const char *ent_cls;
+    size_t ent_cls_n;
+    unsigned nxl;             /* direct children that are lists of identical entries */
+    size_t xl_row0, xl_row1;  /* the first such list's rows, */
+    uint64_t xl_e;            /* its entries (repeats counted) */
+    unsigned xl_nent;         /* and entries as printed (1: one `E x Expert(` repeat) */
+    size_t rt_row[4];         /* router candidates: a direct linear leaf, or a direct */
+    unsigned nrt;             /* child block whose only tensor is one linear row */
+    size_t ug_row, ug_line;   /* a direct leaf named gate or router that prints no size
+                                 (SIZE_MAX: none) */
 };
 
 /* Parts of a PEFT model's print (peft >= 0.7): `lora.Linear(` (also lora.Linear4bit,
@@ -4209,6 +4227,257 @@ static int own_args(struct mt_frame *f, const char *s, size_t n, const struct li
     return 0;
 }
 
+/* ---- mixture-of-experts blocks (module trees) ------------------------------------- */
+
+/* Rows [a, a + n) and [b, b + n) are the same layers: an expert printed again. */
+static int moe_rows_same(const struct est_model *m, size_t a, size_t b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct est_layer *x = &m->layers[a + i], *y = &m->layers[b + i];
+        if (x->kind != y->kind || x->out != y->out || x->params != y->params ||
+            x->frozen != y->frozen || x->flags != y->flags || x->rank != y->rank ||
+            x->wbits != y->wbits || x->keeps != y->keeps || x->count != y->count ||
+            x->shares_input != y->shares_input)
+            return 0;
+    }
+    return 1;
+}
+
+/* Class [c, c + n) says mixture of experts: "MoE", "Moe" or "moe" in its name
+ * (DeepseekV2MoE, Qwen2MoeSparseMoeBlock). */
+static int moe_class(const char *c, size_t n)
+{
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (tolower((unsigned char)c[i]) == 'm' && tolower((unsigned char)c[i + 1]) == 'o' &&
+            tolower((unsigned char)c[i + 2]) == 'e')
+            return 1;
+    return 0;
+}
+
+/* Block f received a direct leaf, row m->n - 1, named (nm) on line `line`: a router
+ * candidate when it is a linear layer, the gate printed without sizes (DeepSeek's
+ * `(gate): MoEGate()`, whose weight is a bare parameter) when it is of no known kind,
+ * makes no tensor and its name says gate or router. */
+static void moe_leaf(struct mt_frame *f, const struct est_model *m, const char *nm, size_t nn,
+                     size_t line)
+{
+    size_t r = m->n - 1;
+    const struct est_layer *l = &m->layers[r];
+    f->nleaf++;
+    if (l->kind == EST_K_LINEAR && f->nrt < 4)
+        f->rt_row[f->nrt++] = r;
+    if (l->kind == EST_K_OTHER && !l->out && f->ug_row == SIZE_MAX && nm &&
+        (find(nm, nn, "gate") || find(nm, nn, "router"))) {
+        f->ug_row = r;
+        f->ug_line = line;
+    }
+}
+
+/* Child block f of block up closed, its rows [f->first, m->n) final. For up as a list:
+ * one more entry, the same as the first or not. For up as a mixture-of-experts block: f
+ * is a list of identical entries (a ModuleList or ModuleDict of E >= 2 blocks, printed
+ * as one `(0-E-1): E x Expert(` repeat or as E blocks with the same class and rows, and
+ * no leaf of its own), or a router candidate (its only row that makes a tensor is one
+ * linear layer: Switch's router.classifier). */
+static void moe_child_closed(const struct est_model *m, struct mt_frame *up,
+                             const struct mt_frame *f)
+{
+    size_t a = f->first, n = m->n - f->first;
+    if (up->nblk++ == 0) {
+        up->ent_row = a;
+        up->ent_rows = n;
+        up->ent_e = f->rep;
+        up->ent_cls = f->cls;
+        up->ent_cls_n = f->cls_n;
+        up->ent_same = n > 0;
+    } else {
+        up->ent_e += f->rep;
+        up->ent_same = up->ent_same && f->rep == 1 && up->ent_e == up->nblk &&
+                       n == up->ent_rows && f->cls_n == up->ent_cls_n &&
+                       memcmp(f->cls, up->ent_cls, f->cls_n) == 0 &&
+                       moe_rows_same(m, up->ent_row, a, n);
+    }
+    if ((name_is(f->cls, f->cls_n, "ModuleList") || name_is(f->cls, f->cls_n, "ModuleDict")) &&
+        !f->nleaf && f->ent_same && f->ent_e >= 2 && f->ent_e <= EST_MAX_EXPERTS &&
+        up->nxl++ == 0) {
+        up->xl_row0 = a;
+        up->xl_row1 = m->n;
+        up->xl_e = f->ent_e;
+        up->xl_nent = f->nblk;
+    }
+    size_t lin = SIZE_MAX;
+    int other = 0;
+    for (size_t i = a; i < m->n && !other; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_LINEAR && lin == SIZE_MAX)
+            lin = i;
+        else if (l->kind != EST_K_OTHER || l->out)
+            other = 1;
+    }
+    if (lin != SIZE_MAX && !other && up->nrt < 4)
+        up->rt_row[up->nrt++] = lin;
+}
+
+/* Rows [b, b + k) of an expert: three linear layers d -> d of one size, one activation
+ * and any dropouts, none read as a gated MLP (gated_mlp tells the down projection by its
+ * shape, and here every one has the same): an expert with three projections is a gated
+ * MLP, whose down projection any of them may be (the sizes are the same). Rewrites them
+ * as gated_mlp does, gate, act, up (EST_LF_GATED), dropouts, down, taking them in listed
+ * order; 1 when it did. */
+static int moe_gated_equal(struct est_model *m, size_t b, size_t k)
+{
+    size_t lin[3], act = SIZE_MAX, nl = 0;
+    struct est_layer keep[9];
+    if (k > 8)
+        return 0;
+    for (size_t i = b; i < b + k; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_LINEAR && nl < 3)
+            lin[nl++] = i;
+        else if (l->kind == EST_K_ACT && act == SIZE_MAX)
+            act = i;
+        else if (l->kind != EST_K_DROPOUT)
+            return 0;
+        if (l->flags & EST_LF_GATED)
+            return 0;
+    }
+    if (nl != 3 || act == SIZE_MAX)
+        return 0;
+    const struct est_layer *g = &m->layers[lin[0]];
+    for (unsigned j = 1; j < 3; j++) {
+        const struct est_layer *l = &m->layers[lin[j]];
+        if (l->out != g->out || base_params(l) != base_params(g) || l->frozen != g->frozen ||
+            l->rank != g->rank)
+            return 0;
+    }
+    if (!linear_reads(g, g->out))
+        return 0;
+    size_t n = 0;
+    keep[n++] = *g;
+    keep[n] = m->layers[act];
+    keep[n++].out = g->out;
+    keep[n] = m->layers[lin[1]];
+    keep[n++].flags |= EST_LF_GATED;
+    for (size_t i = b; i < b + k; i++)
+        if (m->layers[i].kind == EST_K_DROPOUT)
+            keep[n++] = m->layers[i];
+    keep[n++] = m->layers[lin[2]];
+    memcpy(&m->layers[b], keep, n * sizeof keep[0]);
+    return 1;
+}
+
+/* Block f closes (a sequence tree's, named children): is it a mixture-of-experts block?
+ * It is when it holds exactly one list of E >= 2 identical entries (moe_child_closed)
+ * whose entries are MLPs (linear layers, two at least, the first that makes a tensor
+ * reading d features and the last mapping to d; activations and dropouts; no norm,
+ * attention, embedding or convolution: a ModuleList of transformer layers is none) and a
+ * router beside it: a linear layer d -> E of its own or in a child block of its own,
+ * without bias unless f's class says MoE (moe_class; a classifier head has one), or, when
+ * it does, a direct leaf named gate or router that prints no size, read as a linear
+ * layer d -> E without bias (its weight, E x d, as DeepSeek's MoEGate holds it). f holds
+ * nothing else that makes a tensor but linear layers, activations and dropouts (shared
+ * experts and their gate; a model's own block has its embedding or norms), and those
+ * stay as they are. Puts the router's
+ * row right before the experts' (call order: the scores first), marks the rows
+ * (est_layer.moe, experts), clears checkpointing units inside the experts (the list's
+ * entries, when no unit was around them) and counts the block in m. 1 when it is one, 0
+ * when not, -1 when a gate sized so would pass the model's parameter bound. */
+static int moe_close(struct est_model *m, const struct mt_frame *f)
+{
+    if (f->nxl != 1 || f->in_attention || f->numbered || !f->xl_nent)
+        return 0;
+    uint64_t e = f->xl_e;
+    size_t r0 = f->xl_row0, r1 = f->xl_row1, nent = f->xl_nent, k = (r1 - r0) / nent;
+    if (!k || k * nent != r1 - r0)
+        return 0;
+    size_t fi = SIZE_MAX, la = SIZE_MAX;
+    unsigned nlin = 0;
+    uint64_t d = 0;
+    for (size_t i = r0; i < r0 + k; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_OTHER)
+            continue;
+        if (l->kind != EST_K_LINEAR && l->kind != EST_K_ACT && l->kind != EST_K_DROPOUT)
+            return 0;
+        if (fi == SIZE_MAX)
+            fi = i;
+        la = i;
+        if (l->kind == EST_K_LINEAR) {
+            nlin++;
+            d = l->out;
+        }
+    }
+    if (nlin < 2 || m->layers[fi].kind != EST_K_LINEAR || !linear_reads(&m->layers[fi], d))
+        return 0;
+
+    for (size_t i = f->first; i < m->n; i++) { /* nothing but MLPs and routers */
+        uint8_t kd = m->layers[i].kind;
+        if (kd != EST_K_LINEAR && kd != EST_K_ACT && kd != EST_K_DROPOUT && kd != EST_K_OTHER)
+            return 0;
+    }
+    int moe_named = moe_class(f->cls, f->cls_n);
+    size_t rr = SIZE_MAX;
+    for (unsigned j = 0; j < f->nrt && rr == SIZE_MAX; j++) {
+        const struct est_layer *l = &m->layers[f->rt_row[j]];
+        if (l->out == e && linear_reads(l, d) && (moe_named || base_params(l) == d * e))
+            rr = f->rt_row[j];
+    }
+    if (rr == SIZE_MAX) {
+        if (f->ug_row == SIZE_MAX || !moe_named ||
+            (f->ug_row >= r0 && f->ug_row < r1))
+            return 0;
+        rr = f->ug_row;
+        struct est_layer *g = &m->layers[rr];
+        uint64_t p = param_count(d, e, 0);
+        if (p == UINT64_MAX)
+            return 0;
+        if (g->params > p)
+            p = g->params; /* a `, N params` suffix above E x d: as printed */
+        if (g->count && p > (EST_MAX_PARAMS * 16 - (m->params - g->params * g->count)) / g->count)
+            return -1;
+        m->params += (p - g->params) * g->count;
+        g->kind = EST_K_LINEAR;
+        g->out = e;
+        g->params = p;
+        est_layer_type(g, "Linear", 6);
+        if (!m->moe_gate_line)
+            m->moe_gate_line = f->ug_line;
+    }
+    size_t off_f = fi - r0, off_l = la - r0;
+    struct est_layer rt = m->layers[rr];
+    if (rr >= r1) { /* listed after the experts (DeepSeek's gate) */
+        memmove(&m->layers[r0 + 1], &m->layers[r0], (rr - r0) * sizeof rt);
+        m->layers[r0] = rt;
+        r0++;
+        r1++;
+    } else if (rr + 1 < r0) { /* another child between: the router runs right before */
+        memmove(&m->layers[rr], &m->layers[rr + 1], (r0 - 1 - rr) * sizeof rt);
+        m->layers[r0 - 1] = rt;
+    }
+    m->layers[r0 - 1].moe = EST_MOE_ROUTER;
+    m->layers[r0 - 1].experts = (uint32_t)e;
+    for (size_t j = 0; j < nent; j++) {
+        size_t b = r0 + j * k;
+        if (off_f == 0 && off_l == k - 1) /* first and last rows linear and made tensors */
+            moe_gated_equal(m, b, k);
+        for (size_t i = b; i < b + k; i++) {
+            m->layers[i].moe = EST_MOE_EXPERT;
+            m->layers[i].experts = (uint32_t)e;
+            m->layers[i].unit = 0;
+        }
+        m->layers[b + off_f].moe |= EST_MOE_FIRST;
+        m->layers[b + off_l].moe |= EST_MOE_LAST;
+    }
+    m->moe_blocks += f->mult;
+    if (!m->moe_line)
+        m->moe_line = f->line;
+    if (!m->moe_experts_min || e < m->moe_experts_min)
+        m->moe_experts_min = (uint32_t)e;
+    if (e > m->moe_experts_max)
+        m->moe_experts_max = (uint32_t)e;
+    return 1;
+}
+
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -4271,10 +4540,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            int moved = f->ffn_act && !sp.n ? ffn_activation(m, f) : 0;
+            int moe = !sp.n ? moe_close(m, f) : 0;
+            if (moe < 0)
+                return carma_err_at(err, file, f->ug_line, "parameters above %llu",
+                                    EST_MAX_PARAMS * 16);
+            int moved = !moe && f->ffn_act && !sp.n ? ffn_activation(m, f) : 0;
             if (moved < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            moved |= !f->in_attention && (gated_mlp(m, f) || (!sp.n && plain_mlp(m, f)));
+            moved |= moe || (!f->in_attention && (gated_mlp(m, f) || (!sp.n && plain_mlp(m, f))));
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
@@ -4335,6 +4608,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 m->layers[m->n - 1].unit |= EST_UNIT_END;
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
+                if (!sp.n)
+                    moe_child_closed(m, up, f);
                 if (f->attention || f->scores_inside)
                     up->scores_inside = 1;
                 if (f->width > up->width)
@@ -4480,6 +4755,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 f->has_x = 1;
             }
             f->mult = (uint32_t)mult;
+            f->rep = (uint32_t)rep;
+            f->ug_row = SIZE_MAX;
             f->line = L.line;
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
@@ -4801,6 +5078,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         struct est_layer *nl = &m->layers[m->n - 1];
         est_layer_type(nl, c, cls_n);
         nl->flags |= (uint8_t)extra_flags;
+        if (depth >= 0 && role == MT_P_NONE)
+            moe_leaf(&st[depth], m, nm, nn, L.line);
         if (role == MT_P_ORIG) { /* weights only: the forward runs the trained copy */
             nl->kind = EST_K_OTHER;
             nl->out = 0;

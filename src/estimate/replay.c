@@ -535,9 +535,19 @@ struct pass {
     int keep_grads; /* zero_grad(set_to_none=False): the gradients stay allocated */
 };
 
+/* Row l is an expert of a mixture-of-experts block printed as one `E x Expert(` repeat
+ * inside a block repeated c times (`32 x DecoderLayer(`): its count is c x E. */
+static int expert_of(const struct est_layer *l, uint32_t c)
+{
+    return (l->moe & EST_MOE_EXPERT) && l->experts > 1 &&
+           (uint64_t)c * l->experts == (uint64_t)l->count;
+}
+
 /* Execution order: a run of consecutive layers with the same repeat count (the children
  * of `12 x BertLayer(`) is one block, run count times over when repeats are expanded;
- * otherwise each layer once, its repeats as one tensor. */
+ * otherwise each layer once, its repeats as one tensor. A mixture-of-experts block's
+ * experts printed as one repeat (expert_of) run inside their block: each of the block's
+ * repeats runs the experts' rows E times over, one expert after another. */
 static void plan(struct est_replay_work *w, const struct pass *ps)
 {
     const struct est_model *m = ps->m;
@@ -546,12 +556,22 @@ static void plan(struct est_replay_work *w, const struct pass *ps)
         uint32_t c = m->layers[g].count;
         e = g + 1;
         if (ps->expand)
-            while (e < m->n && m->layers[e].count == c)
+            while (e < m->n && (m->layers[e].count == c || expert_of(&m->layers[e], c)))
                 e++;
         uint32_t reps = ps->expand ? c : 1;
         for (uint32_t r = 0; r < reps; r++)
-            for (size_t i = g; i < e; i++)
-                w->order[w->norder++] = (uint32_t)i;
+            for (size_t i = g, j; i < e; i = j) {
+                j = i + 1;
+                if (!ps->expand || m->layers[i].count == c) {
+                    w->order[w->norder++] = (uint32_t)i;
+                    continue;
+                }
+                while (j < e && m->layers[j].count == m->layers[i].count)
+                    j++;
+                for (uint32_t x = 0; x < m->layers[i].experts; x++)
+                    for (size_t k = i; k < j; k++)
+                        w->order[w->norder++] = (uint32_t)k;
+            }
     }
     /* Checkpointed units: from each row that starts one (every repeat of it), to the
      * next start or through a row that ends the run. */
@@ -733,6 +753,23 @@ static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
     free_saved(w, nd);
     nd->in_bytes = nd->scores = nd->up_bytes = nd->up_in = 0;
     nd->lora_out = nd->lora_in = nd->deq = nd->qk_grads = 0;
+    nd->moe_grad = nd->moe_full = 0;
+}
+
+/* Node nd also keeps blk for its backward (a slot past its own; none left: not kept). */
+static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uint32_t blk)
+{
+    if (nd->nsaved < EST_REPLAY_NSAVED)
+        nd->saved[nd->nsaved++] = blk;
+    else
+        unref(w, blk);
+}
+
+/* bytes of an activation gradient or temporary of node nd: an expert's, sized for its
+ * routed tokens, grown to one expert given every token (est_replay_node.grow). */
+static inline double grown(const struct est_replay_node *nd, double bytes)
+{
+    return nd->grow > 1 ? bytes * nd->grow : bytes;
 }
 
 /* Where a forward pass is: the current tensor, the last linear layer's input (kept by
@@ -748,7 +785,24 @@ struct fwd {
     int cur32, lin32;
     uint32_t qk[2]; /* the query's and key's projections, waiting for their attention */
     double qk_bytes[2];
+    /* An open mixture-of-experts block (from its router's row to its experts' end): its
+     * input, held while the experts gather their tokens from it; its output, zeros the
+     * experts' weighted outputs are added into (fp32, moe_out_bytes), which flows on;
+     * the router's logits, returned by the block; the input's width and the router's
+     * repeats in the plan (1, or the block's count when repeats are not expanded). */
+    uint32_t moe_in, moe_out, moe_aux;
+    double moe_out_bytes, moe_d, moe_rmult;
 };
+
+/* The open mixture-of-experts block of f ends: what it held goes (its output lives on
+ * as the current tensor). */
+static void moe_end(struct est_replay_work *w, struct fwd *f)
+{
+    unref(w, f->moe_in);
+    unref(w, f->moe_out);
+    unref(w, f->moe_aux);
+    f->moe_in = f->moe_out = f->moe_aux = NONE;
+}
 
 /* Runs plan positions [t0, t1) from f, appending their nodes to w->nd. Until rg, nodes
  * keep nothing; a frozen matrix product never keeps its input for a weight gradient.
@@ -795,8 +849,32 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         pi += nt;
         if (l->kind == EST_K_OTHER || (l->flags & EST_LF_INPLACE))
             continue;
+        /* Mixture of experts: a row outside the open block's experts ends it. An expert
+         * runs on k / E of the tokens on average (route); its activation gradients and
+         * temporaries are sized for one expert given every token (grow), the most one
+         * can get. Its first row reads its tokens gathered from the block's input, a
+         * new tensor (hidden_states[top_x], fp32 as the norm before the block gives it). */
+        if (f->moe_in != NONE && !(l->moe & EST_MOE_EXPERT))
+            moe_end(w, f);
+        double route = 1, grow = 1;
+        if (l->moe & EST_MOE_EXPERT) {
+            if (o->experts_per_token && o->experts_per_token < l->experts)
+                route = (double)o->experts_per_token / l->experts;
+            double per = f->moe_in != NONE ? mult / f->moe_rmult : mult; /* experts */
+            if (route * (per > 1 ? per : 1) < 1)
+                grow = 1 / (route * (per > 1 ? per : 1));
+        }
+        double tokens = B * mult * (l->per_token ? seq : 1);
+        if ((l->moe & EST_MOE_FIRST) && f->moe_in != NONE) {
+            double gb = tokens * f->moe_d * route * 4;
+            uint32_t gx = alloc(w, gb, EST_RC_ACT);
+            unref(w, cur);
+            cur = gx;
+            cur_bytes = gb;
+            cur32 = 1;
+        }
         int trains = l->params > l->frozen;
-        double elems = B * mult * (double)l->out * (l->per_token ? seq : 1) * (l->attn ? seq : 1);
+        double elems = tokens * (double)l->out * (l->attn ? seq : 1) * route;
         int out32 = !amp || amp_out32(l, cur32);
         double ob = elems * (out32 ? 4 : 2);
         struct est_replay_node *nd = &w->nd[w->nn++];
@@ -812,6 +890,12 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         nd->in_bytes = rg ? cur_bytes : 0; /* the input needs no gradient */
         nd->scores = nd->up_bytes = nd->up_in = 0;
         nd->lora_out = nd->lora_in = nd->deq = nd->qk_grads = 0;
+        nd->moe = l->moe;
+        nd->grow = grow;
+        nd->moe_grad = 0;
+        nd->moe_full = (l->moe & EST_MOE_FIRST) && f->moe_in != NONE
+                           ? tokens / mult * f->moe_rmult * f->moe_d * 4
+                           : 0;
         uint32_t out = NONE;
         switch (l->kind) {
         case EST_K_LINEAR:
@@ -877,8 +961,8 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 nd->saved[4] = a_in;
                 nd->saved[5] = alloc(w, tok * l->rank * act_bytes(EST_K_LINEAR, o->precision),
                                      EST_RC_ACT);
-                uint32_t bo = alloc(w, ob, EST_RC_TRANSIENT);
-                uint32_t sc = alloc(w, ob, EST_RC_TRANSIENT);
+                uint32_t bo = alloc(w, grown(nd, ob), EST_RC_TRANSIENT);
+                uint32_t sc = alloc(w, grown(nd, ob), EST_RC_TRANSIENT);
                 unref(w, bo);
                 uint32_t sum = alloc(w, ob, EST_RC_ACT);
                 unref(w, sc);
@@ -967,7 +1051,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                     nd->saved[k] = alloc(w, cur32 ? ob : elems * 2, EST_RC_ACT);
                 if (k16 < kp)
                     in32 = alloc(w, elems * 4, EST_RC_ACT);
-                unref(w, alloc(w, ob, EST_RC_TRANSIENT));
+                unref(w, alloc(w, grown(nd, ob), EST_RC_TRANSIENT));
                 for (unsigned k = k16 + 1; k <= kp; k++)
                     nd->saved[k] = alloc(w, ob, EST_RC_ACT);
             }
@@ -1090,6 +1174,51 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
         cur = out;
         cur_bytes = ob;
         cur32 = out32;
+        if ((l->moe & EST_MOE_ROUTER) && l->out) {
+            /* A router: softmax over its E scores (fp32) and top-k's values and indices,
+             * kept; its logits, held while the block runs (the block returns them); then
+             * the block's output, fp32 zeros the experts add into. */
+            if (f->moe_in != NONE)
+                moe_end(w, f);
+            double tok = elems / (double)l->out;
+            uint32_t k = o->experts_per_token && o->experts_per_token < l->experts
+                             ? o->experts_per_token
+                             : l->experts;
+            uint32_t pr = alloc(w, elems * 4, EST_RC_ACT);
+            uint32_t tk = alloc(w, tok * k * 12, EST_RC_ACT);
+            if (rg) {
+                keep_also(w, nd, pr);
+                keep_also(w, nd, tk);
+                nd->moe_grad = elems * 4;
+            } else {
+                unref(w, pr);
+                unref(w, tk);
+            }
+            f->moe_in = ref(w, lin_in);
+            f->moe_d = (double)((l->rank ? l->frozen : l->params) / l->out);
+            f->moe_rmult = mult;
+            f->moe_aux = cur;
+            f->moe_out_bytes = tok * f->moe_d * 4;
+            f->moe_out = alloc(w, f->moe_out_bytes, EST_RC_ACT);
+            cur = ref(w, f->moe_out);
+            cur_bytes = f->moe_out_bytes;
+            cur32 = 1;
+        } else if ((l->moe & EST_MOE_LAST) && f->moe_in != NONE) {
+            /* routing_weights[top_x] * expert(x): the product keeps the expert's output
+             * and the gathered weights; its result, fp32 by promotion, is added into the
+             * block's output (index_add_) and freed. */
+            double tok = l->out ? elems / (double)l->out : 0;
+            if (rg) {
+                keep_also(w, nd, ref(w, cur));
+                keep_also(w, nd, alloc(w, tok * 4, EST_RC_ACT));
+                nd->moe_grad = elems * 4;
+            }
+            unref(w, alloc(w, grown(nd, elems * 4), EST_RC_TRANSIENT));
+            unref(w, cur);
+            cur = ref(w, f->moe_out);
+            cur_bytes = f->moe_out_bytes;
+            cur32 = 1;
+        }
     }
     f->cur = cur;
     f->cur_bytes = cur_bytes;
@@ -1118,6 +1247,7 @@ static void fwd_cut(struct est_replay_work *w, struct fwd *f)
     unref(w, f->qk[0]);
     unref(w, f->qk[1]);
     f->qk[0] = f->qk[1] = NONE;
+    moe_end(w, f);
 }
 
 /* One forward pass from input x (x_bytes, fp32 or token ids; NONE: none listed).
@@ -1133,7 +1263,8 @@ static uint32_t forward(struct est_replay_work *w, const struct pass *ps, uint32
                         double x_bytes, double *out_bytes)
 {
     struct fwd f = {.cur = ref(w, x), .cur_bytes = x_bytes, .lin_in = NONE, .lin_hold = NONE,
-                    .qk = {NONE, NONE}, .cur32 = 1, .lin32 = 1};
+                    .qk = {NONE, NONE}, .cur32 = 1, .lin32 = 1, .moe_in = NONE,
+                    .moe_out = NONE, .moe_aux = NONE};
     w->nn = 0;
     uint32_t t = 0;
     for (uint32_t u = 0; u < w->nck; u++) {
@@ -1172,7 +1303,7 @@ static uint32_t recompute(struct est_replay_work *w, const struct pass *ps,
 {
     struct fwd f = {.cur = ref(w, c->in), .cur_bytes = c->in_bytes, .lin_in = NONE,
                     .lin_hold = NONE, .rg = 1, .pi = c->pi, .qk = {NONE, NONE}, .cur32 = 1,
-                    .lin32 = 1};
+                    .lin32 = 1, .moe_in = NONE, .moe_out = NONE, .moe_aux = NONE};
     uint32_t nn = w->nn;
     w->nn = c->n0;
     forward_range(w, ps, &f, c->t0, c->t1);
@@ -1204,6 +1335,9 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         if (w->p[i].orphan && !w->p[i].frozen)
             accumulate(w, i, replay_malloc(w, w->p[i].size, EST_RC_GRADS));
     uint32_t u = w->nck, unit_out = NONE; /* units below u are still to come */
+    /* a mixture-of-experts block's input gradient: the first expert gather's full-size
+     * gradient, into which the later ones are added, until the router's backward */
+    uint32_t moe_acc = NONE;
     for (uint32_t k = w->nn; k-- > 0;) {
         while (u > 0 && w->ck[u - 1].n0 > k) /* done (or empty): its input goes */
             unit_done(w, &w->ck[--u], &unit_out);
@@ -1223,24 +1357,40 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         uint32_t gk = nd->qk_grads > 0 ? alloc(w, nd->qk_grads, EST_RC_TRANSIENT) : NONE;
         /* LoRA: the adapter's output gradient (scaled) first, B's and A's weight
          * gradients, then its input's, added to the base layer's */
-        uint32_t gl = nd->lora_out > 0 ? alloc(w, nd->lora_out, EST_RC_TRANSIENT) : NONE;
+        uint32_t gl = nd->lora_out > 0 ? alloc(w, grown(nd, nd->lora_out), EST_RC_TRANSIENT)
+                                       : NONE;
+        /* a router's softmax, an expert's routing-weight product: the gradient of its
+         * result, then of its input */
+        uint32_t gm = nd->moe_grad > 0 ? alloc(w, grown(nd, nd->moe_grad), EST_RC_TRANSIENT)
+                                       : NONE;
+        uint32_t gm2 = nd->moe_grad > 0 ? alloc(w, grown(nd, nd->moe_grad), EST_RC_TRANSIENT)
+                                        : NONE;
+        unref(w, gm);
         uint32_t deq = nd->deq > 0 && nd->in_bytes > 0 ? alloc(w, nd->deq, EST_RC_TRANSIENT)
                                                        : NONE;
         if (nd->in_bytes > 0)
-            gi = alloc(w, nd->in_bytes, EST_RC_TRANSIENT);
+            gi = alloc(w, grown(nd, nd->in_bytes), EST_RC_TRANSIENT);
         unref(w, deq);
+        if (nd->moe_full > 0 && nd->in_bytes > 0) { /* an expert's gather */
+            uint32_t full = alloc(w, nd->moe_full, EST_RC_TRANSIENT);
+            if (moe_acc == NONE)
+                moe_acc = full;
+            else
+                unref(w, full);
+        }
         /* a Python activation's last product gives two gradients at once (0.5x and
          * 1 + tanh for NewGELUActivation), while all it kept is still held */
         if (nd->keeps && nd->in_bytes > 0)
-            unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
+            unref(w, alloc(w, grown(nd, nd->in_bytes), EST_RC_TRANSIENT));
         if (nd->kind == EST_K_LINEAR && (nd->trains || nd->in_bytes > 0))
             cublas_workspace(w, ps->o, 1);
         if (nd->flags & EST_LF_WEIGHT_PER_ELEM)
-            unref(w, alloc(w, nd->in_bytes, EST_RC_TRANSIENT));
+            unref(w, alloc(w, grown(nd, nd->in_bytes), EST_RC_TRANSIENT));
         /* gated: the up projection's output gradient, then its input's (added to the
          * gate's, which the chain does not follow) */
-        uint32_t gu = nd->up_bytes > 0 ? alloc(w, nd->up_bytes, EST_RC_TRANSIENT) : NONE;
-        uint32_t gx = nd->up_in > 0 ? alloc(w, nd->up_in, EST_RC_TRANSIENT) : NONE;
+        uint32_t gu = nd->up_bytes > 0 ? alloc(w, grown(nd, nd->up_bytes), EST_RC_TRANSIENT)
+                                       : NONE;
+        uint32_t gx = nd->up_in > 0 ? alloc(w, grown(nd, nd->up_in), EST_RC_TRANSIENT) : NONE;
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
         /* a linear layer's bias gradient comes before its weight's, LoRA's B before A */
         for (uint32_t j = 0, np = nd->trains ? nd->np : 0; j < np; j++) {
@@ -1257,7 +1407,8 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             p->cast = NONE;
         }
         if (gl != NONE) {
-            uint32_t gli = nd->lora_in > 0 ? alloc(w, nd->lora_in, EST_RC_TRANSIENT) : NONE;
+            uint32_t gli = nd->lora_in > 0 ? alloc(w, grown(nd, nd->lora_in), EST_RC_TRANSIENT)
+                                           : NONE;
             unref(w, gl);
             unref(w, gli);
         }
@@ -1265,6 +1416,11 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         unref(w, gx);
         unref(w, gq);
         unref(w, gk);
+        unref(w, gm2);
+        if (nd->moe & EST_MOE_ROUTER) { /* the block's input gradient is whole */
+            unref(w, moe_acc);
+            moe_acc = NONE;
+        }
         for (int s = 0; s < nd->nsaved; s++) { /* free_saved, inlined */
             unref_inl(w, nd->saved[s]);
             nd->saved[s] = NONE;
@@ -1274,6 +1430,7 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
     }
     while (u > 0)
         unit_done(w, &w->ck[--u], &unit_out);
+    unref(w, moe_acc);
     unref(w, g);
 }
 

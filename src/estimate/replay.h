@@ -133,6 +133,7 @@ struct est_replay_node {
     uint8_t nsaved;    /* saved[] entries in use: 4, a LoRA layer's 6, a Python
                           activation's 1 + keeps, the loss's fewer */
     uint8_t keeps;     /* an activation written out in Python: est_layer.keeps */
+    uint8_t moe;       /* est_layer.moe */
     uint32_t saved[EST_REPLAY_NSAVED]; /* kept for backward (EST_RB_NONE: none); LoRA's
                                           adapter uses 3-5 */
     uint32_t p0, np;   /* its parameter tensors */
@@ -145,6 +146,14 @@ struct est_replay_node {
     double deq;        /* a quantized base: bytes of the 16-bit weight it unpacks per use */
     double qk_grads;   /* attention after q, k, v: bytes of the query's gradient (and the
                           key's), made beside the values' */
+    double grow;       /* a mixture-of-experts expert's: its activation gradients and
+                          temporaries are this many times its routed (k / E) size, one
+                          expert given every token (0 or 1: as sized) */
+    double moe_grad;   /* a router's softmax, an expert's routing-weight product: bytes
+                          of the two gradients its backward makes first (before grow) */
+    double moe_full;   /* an expert's first node: bytes of the block input's gradient
+                          its gather's backward makes, every token's (index_put into
+                          zeros), added into one such buffer per block */
 };
 
 /* A gradient-checkpointed unit: plan positions [t0, t1), its nodes [n0, n1), its first

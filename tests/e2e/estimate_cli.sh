@@ -760,4 +760,52 @@ PY
 printf '\n---------------- DeepSpeed Flops Profiler ----------------\nProfile Summary at step 1:\n' >"$T/ds.txt"
 expect2 "ds.txt:2: a DeepSpeed flops profiler report: give its module tree alone" \
     --summary "$T/ds.txt" --batch 8
+# A mixture-of-experts print (a ModuleList of 8 identical experts beside a router with 8
+# scores): without --experts-per-token every token counts through every expert, with a
+# note (text and JSON) naming the count and the option; --experts-per-token 2 counts each
+# expert on 2/8 of the tokens; k = E is the default's replay; 0, above E, or a print
+# without MoE blocks are refused (exit 2).
+M="$C/summary_modtree/moe_mixtral.txt"
+"$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --json >"$T/moe.json" || fail "moe print"
+"$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token 2 --json \
+    >"$T/moe2.json" || fail "moe print, --experts-per-token 2"
+"$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token 8 --json \
+    >"$T/moe8.json" || fail "moe print, --experts-per-token 8"
+python3 - "$T/moe.json" "$T/moe2.json" "$T/moe8.json" <<'PY' || fail "moe json"
+import json, sys
+a, b, e = (json.load(open(p)) for p in sys.argv[1:4])
+assert len(a["notes"]) == 1, a.get("notes")
+n = a["notes"][0]
+assert n.startswith("the print has 8 experts per mixture-of-experts block (2 blocks, from "
+                    "line 13)") and "--experts-per-token K" in n, n
+assert a["moe"] == {"blocks": 2, "experts_min": 8, "experts_max": 8, "line": 13,
+                    "experts_per_token_given": False, "experts_per_token": 8}, a["moe"]
+assert "notes" not in b and b["moe"]["experts_per_token"] == 2
+assert b["moe"]["experts_per_token_given"] is True
+assert b["estimate_mib"] < a["estimate_mib"], (a["estimate_mib"], b["estimate_mib"])
+for k in ["estimate_mib", "bound_mib", "breakdown", "model"]:
+    assert e[k] == a[k], k
+PY
+"$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 >"$T/moe.txt" || fail "moe print, text"
+grep -q "^note: the print has 8 experts per mixture-of-experts block (2 blocks, from line 13); the router's top-k is not printed, so every token is counted through every expert" \
+    "$T/moe.txt" || fail "moe note: $(cat "$T/moe.txt")"
+"$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token 2 >"$T/moe2.txt" ||
+    fail "moe print, text, k 2"
+grep -q "^batch 4, seq-len 512, adamw, fp32, a100-40gb (40960 MiB), 2 experts per token$" \
+    "$T/moe2.txt" && ! grep -q "^note:" "$T/moe2.txt" || fail "moe k 2 text: $(cat "$T/moe2.txt")"
+for k in 0 9 x; do
+    rc=0
+    "$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token $k \
+        >/dev/null 2>"$T/err$k" || rc=$?
+    [ "$rc" = 2 ] || fail "--experts-per-token $k: exit $rc"
+done
+grep -q "^carma estimate: --experts-per-token must be an integer from 1 to 65536, not '0'$" \
+    "$T/err0" || fail "--experts-per-token 0: $(cat "$T/err0")"
+grep -q "moe_mixtral.txt: --experts-per-token 9 is more than the 8 experts of each mixture-of-experts block (from line 13)" \
+    "$T/err9" || fail "--experts-per-token 9: $(cat "$T/err9")"
+rc=0
+"$CARMA" estimate --summary "$C/summary_modtree/gpt2.txt" --batch 4 --seq-len 128 \
+    --experts-per-token 2 >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "gpt2.txt: --experts-per-token 2 routes nothing here: the print has no mixture-of-experts block" \
+    "$T/err" || fail "--experts-per-token on gpt2: exit $rc, $(cat "$T/err")"
 echo "estimate_cli: ok"

@@ -58,6 +58,24 @@ static inline int summary_check(int (*parse)(const char *, size_t, const char *,
     if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) == 0 &&
         (!isfinite(r.estimate_mib) || !(r.bound_mib >= r.estimate_mib)))
         __builtin_trap();
+    /* mixture-of-experts blocks: each router right before its experts, every expert row
+     * of a block of 2 or more; the replay routed to some k of them (--experts-per-token) */
+    for (size_t i = 0; i < m.n; i++) {
+        const struct est_layer *l = &m.layers[i];
+        if ((l->moe && l->experts < 2) || (!l->moe && l->experts) ||
+            ((l->moe & EST_MOE_FIRST) && !(l->moe & EST_MOE_EXPERT)) ||
+            ((l->moe & EST_MOE_ROUTER) &&
+             (i + 1 >= m.n || !(m.layers[i + 1].moe & EST_MOE_EXPERT))))
+            __builtin_trap();
+    }
+    if (m.moe_blocks) {
+        if (m.moe_experts_min < 2 || m.moe_experts_max < m.moe_experts_min || !m.moe_line)
+            __builtin_trap();
+        o.experts_per_token = 1 + (uint32_t)((size >> 11) % m.moe_experts_min);
+        if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) == 0 &&
+            (!isfinite(r.estimate_mib) || !(r.bound_mib >= r.estimate_mib)))
+            __builtin_trap();
+    }
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = m.image_w = image;
     m.heads = heads;
