@@ -22,8 +22,8 @@ static void usage(FILE *f)
                "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
                "                     [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
                "                     [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-               "                     [--heads N] [--gradient-checkpointing]\n"
-               "                     [--gradient-accumulation]]\n"
+               "                     [--heads N] [--experts-per-token K]\n"
+               "                     [--gradient-checkpointing] [--gradient-accumulation]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id.\n"
@@ -33,12 +33,14 @@ static void usage(FILE *f)
                "estimator options have run and succeeded on that kind of GPU, the bound comes\n"
                "from those runs' observed peaks instead. --optimizer, --precision,\n"
                "--attention, --gradient-checkpointing and --gradient-accumulation (--batch is\n"
-               "then the micro-batch) say how the model trains, and --heads its attention\n"
-               "heads per block, as for carma estimate (default adamw, fp32; --heads is\n"
-               "needed for nn.MultiheadAttention or Keras's MultiHeadAttention and\n"
-               "GroupedQueryAttention under eager attention). --mem and the bound are per GPU;\n"
-               "with --gpus N > 1 and --summary the job is taken to train with\n"
-               "DistributedDataParallel, one process per GPU at --batch.\n"
+               "then the micro-batch) say how the model trains, --heads its attention\n"
+               "heads per block and --experts-per-token its mixture-of-experts routing's top-k,\n"
+               "as for carma estimate (default adamw, fp32; --heads is needed for\n"
+               "nn.MultiheadAttention or Keras's MultiHeadAttention and GroupedQueryAttention\n"
+               "under eager attention; --experts-per-token is refused for a summary without\n"
+               "MoE blocks, and without it every token counts through every expert).\n"
+               "--mem and the bound are per GPU; with --gpus N > 1 and --summary the job is\n"
+               "taken to train with DistributedDataParallel, one process per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
                "carmad's, 3 unless configured).\n");
 }
@@ -138,8 +140,8 @@ static int read_file(const char *path, size_t max, char **out)
 }
 
 /* Sizes the summary's model as carmad will, with the job's set-up (job's "batch",
- * "seq_len", "image_size", "heads", "gpus", "optimizer", "precision", "attention",
- * "gradient_checkpointing", "gradient_accumulation"), so that what carmad would refuse
+ * "seq_len", "image_size", "heads", "experts_per_token", "gpus", "optimizer", "precision",
+ * "attention", "gradient_checkpointing", "gradient_accumulation"), so that what carmad would refuse
  * is named FILE:LINE (or FILE: for what no line causes) here rather than "summary:LINE"
  * or "job.summary: ..." in carmad's answer, as carma estimate names it. 0 when it
  * passes. */
@@ -171,6 +173,7 @@ static int check_summary(const char *path, const char *text, const json_t *job)
     o.grad_accum = json_is_true(json_object_get(job, "gradient_accumulation"));
     o.batch = (uint32_t)json_integer_value(json_object_get(job, "batch"));
     o.seq = (uint32_t)json_integer_value(json_object_get(job, "seq_len"));
+    o.experts_per_token = (uint32_t)json_integer_value(json_object_get(job, "experts_per_token"));
     o.gpus = json_object_get(job, "gpus")
                  ? (uint32_t)json_integer_value(json_object_get(job, "gpus"))
                  : 1;
@@ -195,7 +198,8 @@ int cmd_submit(int argc, char **argv)
     cli_conn_init(&c);
     json_t *job = json_object();
     const char *train_opt = NULL; /* the last training set-up option given */
-    const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads */
+    const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads,
+                                     --experts-per-token */
     const char *summary_path = NULL;
     int i;
     for (i = 1; i < argc; i++) {
@@ -227,12 +231,14 @@ int cmd_submit(int argc, char **argv)
             goto usage_err;
         const char *v = argv[++i];
         if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts") ||
-            !strcmp(a, "--seq-len") || !strcmp(a, "--heads")) {
-            long hi = !strcmp(a, "--gpus")           ? CARMA_PROTO_MAX_GPUS
-                      : !strcmp(a, "--max-attempts") ? CARMA_PROTO_MAX_ATTEMPTS
-                      : !strcmp(a, "--batch")        ? (long)EST_MAX_BATCH
-                      : !strcmp(a, "--heads")        ? (long)EST_MAX_HEADS
-                                                     : (long)EST_MAX_SEQ;
+            !strcmp(a, "--seq-len") || !strcmp(a, "--heads") ||
+            !strcmp(a, "--experts-per-token")) {
+            long hi = !strcmp(a, "--gpus")                ? CARMA_PROTO_MAX_GPUS
+                      : !strcmp(a, "--max-attempts")      ? CARMA_PROTO_MAX_ATTEMPTS
+                      : !strcmp(a, "--batch")             ? (long)EST_MAX_BATCH
+                      : !strcmp(a, "--heads")             ? (long)EST_MAX_HEADS
+                      : !strcmp(a, "--experts-per-token") ? (long)EST_MAX_EXPERTS
+                                                          : (long)EST_MAX_SEQ;
             uint64_t x; /* digits only, as carma estimate reads them */
             if (cli_parse_count("submit", a, v, (uint64_t)hi, &x) < 0) {
                 json_decref(job);
@@ -244,7 +250,8 @@ int cmd_submit(int argc, char **argv)
                                      : !strcmp(a, "--batch")   ? "batch"
                                      : !strcmp(a, "--seq-len") ? "seq_len"
                                      : !strcmp(a, "--heads")   ? "heads"
-                                                               : "max_attempts",
+                                     : !strcmp(a, "--experts-per-token") ? "experts_per_token"
+                                                                         : "max_attempts",
                                 json_integer((json_int_t)x));
         } else if (!strcmp(a, "--image-size")) {
             uint32_t h, w;

@@ -43,7 +43,8 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj)
         .argv = rj->argv, .argc = rj->argc, .batch = rj->batch, .gpus = rj->gpus,
         .summary = rj->summary, .summary_len = rj->summary ? strlen(rj->summary) : 0,
         .seq = rj->seq_len, .image_h = rj->image_h, .image_w = rj->image_w,
-        .heads = rj->heads, .optimizer = rj->train.optimizer,
+        .heads = rj->heads, .experts_per_token = rj->train.experts_per_token,
+        .optimizer = rj->train.optimizer,
         .precision = rj->train.precision, .attention = rj->train.attention,
         .grad_checkpoint = rj->train.grad_checkpoint, .grad_accum = rj->train.grad_accum,
         .cwd = rj->cwd, .preallocates = carmad_env_preallocates(rj) >= 0,
@@ -157,17 +158,20 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
                      out->runs, lo, hi);
         return;
     case CARMAD_BOUND_ESTIMATOR: {
-        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "";
+        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "", moe[40] = "";
         if (rj->seq_len)
             snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
         if (rj->image_h)
             snprintf(img, sizeof img, ", image %ux%u", rj->image_h, rj->image_w);
         if (rj->heads && heads_used)
             snprintf(heads, sizeof heads, ", %u heads", rj->heads);
+        if (t->experts_per_token)
+            snprintf(moe, sizeof moe, ", %u expert%s per token", t->experts_per_token,
+                     t->experts_per_token == 1 ? "" : "s");
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
-        snprintf(p, cap, "estimator (batch %u%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",
-                 rj->batch, seq, img, heads, est_optimizer_name(t->optimizer),
+        snprintf(p, cap, "estimator (batch %u%s%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",
+                 rj->batch, seq, img, heads, moe, est_optimizer_name(t->optimizer),
                  est_precision_name(t->precision),
                  t->attention == EST_ATTN_SHOWN  ? ""
                  : t->attention == EST_ATTN_SDPA ? ", sdpa attention"

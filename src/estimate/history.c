@@ -49,13 +49,14 @@ uint64_t est_signature(const char *const *argv, size_t argc, uint32_t batch)
 
 uint64_t est_job_signature(const struct est_job_key *k)
 {
-    static const char tag[] = "carma job memory signature 4";
+    static const char tag[] = "carma job memory signature 5";
     uint64_t h = fnv(FNV_OFFSET, tag, sizeof tag);
     h = fnv_argv(h, k->argv, k->argc);
     /* Fixed-width fields, each hashed on its own (no struct padding in the hash). */
     uint32_t v[] = {k->batch, k->gpus, k->summary != NULL, k->seq, k->image_h, k->image_w,
                     k->heads, (uint32_t)k->optimizer, (uint32_t)k->precision,
-                    (uint32_t)k->attention, k->grad_checkpoint != 0, k->grad_accum != 0};
+                    (uint32_t)k->attention, k->grad_checkpoint != 0, k->grad_accum != 0,
+                    k->experts_per_token};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         h = fnv(h, &v[i], sizeof v[i]);
     if (k->summary) {
@@ -63,7 +64,8 @@ uint64_t est_job_signature(const struct est_job_key *k)
         h = fnv(h, &len, sizeof len);
         h = fnv(h, k->summary, k->summary_len);
     }
-    /* Where the job runs and how its allocator is set up (versions 3 and 4). */
+    /* Where the job runs and how its allocator is set up (versions 3 to 5; 5 added the
+     * experts per token above). */
     h = fnv_str(h, k->cwd);
     uint32_t pre = k->preallocates != 0;
     h = fnv(h, &pre, sizeof pre);

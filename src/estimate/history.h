@@ -40,6 +40,7 @@ struct est_job_key {
     const char *summary;        /* the model summary's text; NULL: none */
     size_t summary_len;
     uint32_t seq, image_h, image_w, heads; /* 0: not given */
+    uint32_t experts_per_token; /* --experts-per-token; 0: not given */
     enum est_optimizer optimizer;
     enum est_precision precision;
     enum est_attention attention;
@@ -53,12 +54,12 @@ struct est_job_key {
     size_t nenv;
 };
 
-/* Signature of a job's memory history: FNV-1a, under a version tag of its own (3;
+/* Signature of a job's memory history: FNV-1a, under a version tag of its own (5;
  * signatures of an older version match none of it), over the arguments (as
  * est_signature), the batch, the GPU count, whether there is a summary and its text
- * byte for byte, the sequence length, image height and width, heads, optimizer,
- * precision, attention, gradient checkpointing and accumulation, the cwd, whether the
- * framework preallocates, and each of the nenv variables' name and value (unset and
+ * byte for byte, the sequence length, image height and width, heads, experts per token,
+ * optimizer, precision, attention, gradient checkpointing and accumulation, the cwd,
+ * whether the framework preallocates, and each of the nenv variables' name and value (unset and
  * empty differ). Two jobs share it only when none of these tells their memory apart.
  * Never 0. */
 uint64_t est_job_signature(const struct est_job_key *k);

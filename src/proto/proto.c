@@ -169,7 +169,8 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
 {
     static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
                                        "max_attempts", "summary", "batch", "seq_len", "image_size",
-                                       "heads", "optimizer", "precision", "attention",
+                                       "heads", "experts_per_token", "optimizer", "precision",
+                                       "attention",
                                        "gradient_checkpointing", "gradient_accumulation",
                                        NULL};
     /* how the summary's model trains: the strings est_opts_set reads, then flags */
@@ -280,6 +281,13 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if (j->heads && !j->summary)
         return carma_err_set(err, -EINVAL, "job.heads: given without job.summary (it sizes "
                              "the summary's attention)");
+    x = 0;
+    if ((rc = get_uint(job, "experts_per_token", "job", 1, EST_MAX_EXPERTS, 0, &x, err)))
+        return rc;
+    if (x && !j->summary)
+        return carma_err_set(err, -EINVAL, "job.experts_per_token: given without job.summary "
+                             "(it routes the summary's mixture-of-experts blocks)");
+    j->train.experts_per_token = (uint32_t)x;
     if (j->summary && !j->batch)
         return carma_err_set(err, -EINVAL, "job.summary: given without job.batch (the "
                              "estimator needs the batch size)");

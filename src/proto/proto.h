@@ -83,7 +83,8 @@ struct carma_req_job {
     /* How the summary's model trains, as `carma estimate` takes it (only with a
      * summary): "optimizer", "precision", "attention" (est_opts_set's names and values;
      * default adamw, fp32, as the summary shows), "gradient_checkpointing" and
-     * "gradient_accumulation" (true or false). */
+     * "gradient_accumulation" (true or false), and "experts_per_token" (carma estimate's
+     * --experts-per-token, 1..EST_MAX_EXPERTS, in train.experts_per_token; 0: none). */
     struct est_opts train;
 };
 

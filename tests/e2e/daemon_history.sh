@@ -4,8 +4,8 @@
 # succeeded on that kind of GPU, the bound comes from the observed peak of those runs
 # (history beats the model); failed and cancelled runs are not history, nor are runs from
 # another folder or with another allocator environment. The optimizer,
-# precision, attention, heads, gradient checkpointing and accumulation given to submit
-# reach the estimator. A bad summary is refused, naming the file as carma estimate does.
+# precision, attention, heads, experts per token, gradient checkpointing and accumulation
+# given to submit reach the estimator. A bad summary is refused, naming the file as carma estimate does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
@@ -221,6 +221,35 @@ for h in 0 5000 " 8"; do
 done
 "$CARMA" submit --heads 8 -- true 2>"$T/err"; [ $? = 2 ] || fail "--heads without --summary: exit status"
 grep -q "needs --summary" "$T/err" || fail "--heads without --summary: message: $(cat "$T/err")"
+# mixture-of-experts routing (--experts-per-token): it reaches the estimator, the basis
+# and the signature; carmad refuses a k above the experts from a client that does not check
+MOE=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/moe_mixtral.txt
+"$CARMA" estimate --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2 --json \
+    > "$T/est8.json" || fail "carma estimate --experts-per-token 2"
+want8=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est8.json")
+mo=$(submit --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2 -- true moe)
+"$CARMA" show --json "$mo" > "$T/mo.json"
+[ "$(json_int "$T/mo.json" bound_mib)" = "$want8" ] ||
+    fail "--experts-per-token 2 bound $(json_int "$T/mo.json" bound_mib), the estimator's $want8 expected"
+grep -q '"bound_basis": "estimator (batch 4, seq 256, 2 experts per token, adamw, fp32; estimate' \
+    "$T/mo.json" || fail "bound_basis of the --experts-per-token job: $(grep bound_basis "$T/mo.json")"
+echo "   Mixtral-shaped print, 2 of 8 experts per token: $want8 MiB"
+"$CARMA" wait --timeout 20 "$mo" >/dev/null
+python3 - "$CARMA_SOCKET" "$MOE" <<'PY' || fail "carmad took experts_per_token above the experts"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 4,
+       "seq_len": 256, "experts_per_token": 9}
+s.sendall(json.dumps({"v": 1, "op": "submit", "job": job}).encode() + b"\n")
+buf = b""
+while not buf.endswith(b"\n"):
+    b = s.recv(65536)
+    if not b: break
+    buf += b
+r = json.loads(buf)
+assert r["ok"] is False and r["error"] == "invalid", r
+assert "--experts-per-token 9 is more than the 8 experts" in r["message"], r
+PY
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||
     fail "carma estimate --gpus 2"

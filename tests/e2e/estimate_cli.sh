@@ -764,7 +764,7 @@ expect2 "ds.txt:2: a DeepSpeed flops profiler report: give its module tree alone
 # scores): without --experts-per-token every token counts through every expert, with a
 # note (text and JSON) naming the count and the option; --experts-per-token 2 counts each
 # expert on 2/8 of the tokens; k = E is the default's replay; 0, above E, or a print
-# without MoE blocks are refused (exit 2).
+# without MoE blocks are refused (exit 2), by carma submit too, before carmad is asked.
 M="$C/summary_modtree/moe_mixtral.txt"
 "$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --json >"$T/moe.json" || fail "moe print"
 "$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token 2 --json \
@@ -808,4 +808,19 @@ rc=0
     --experts-per-token 2 >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "gpt2.txt: --experts-per-token 2 routes nothing here: the print has no mixture-of-experts block" \
     "$T/err" || fail "--experts-per-token on gpt2: exit $rc, $(cat "$T/err")"
+# carma submit checks it as carma estimate does, before any carmad is asked
+for k in 9 2; do
+    s="$M"
+    [ "$k" = 2 ] && s="$C/summary_modtree/gpt2.txt"
+    rc=0
+    CARMA_SOCKET="$T/none.sock" "$CARMA" submit --summary "$s" --batch 4 --seq-len 128 \
+        --experts-per-token $k -- true >/dev/null 2>"$T/err" || rc=$?
+    [ "$rc" = 2 ] || fail "submit --experts-per-token $k: exit $rc, $(cat "$T/err")"
+done
+grep -q "^carma submit: .*gpt2.txt: --experts-per-token 2 routes nothing here" "$T/err" ||
+    fail "submit --experts-per-token on gpt2: $(cat "$T/err")"
+rc=0
+CARMA_SOCKET="$T/none.sock" "$CARMA" submit --experts-per-token 2 -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "experts-per-token needs --summary" "$T/err" ||
+    fail "submit --experts-per-token without --summary: exit $rc, $(cat "$T/err")"
 echo "estimate_cli: ok"

@@ -147,6 +147,7 @@ static void test_signature_covers_setup(void **state)
     DIFFERS(image_h, 224);
     DIFFERS(image_w, 224);
     DIFFERS(heads, 8);
+    DIFFERS(experts_per_token, 2);
     DIFFERS(optimizer, EST_OPT_SGD);
     DIFFERS(precision, EST_PREC_BF16);
     DIFFERS(attention, EST_ATTN_SDPA);

@@ -54,15 +54,17 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.train.grad_checkpoint, 0);
     assert_int_equal(q.job.train.grad_accum, 0);
     assert_int_equal(q.job.heads, 0);
+    assert_int_equal(q.job.train.experts_per_token, 0);
     carma_req_free(&q);
     /* How the summary's model trains. */
     assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
                            "\"summary\":\"s\",\"batch\":4,\"optimizer\":\"sgd\","
                            "\"precision\":\"bf16\",\"attention\":\"sdpa\","
                            "\"gradient_checkpointing\":true,\"heads\":8,"
-                           "\"gradient_accumulation\":true}}",
+                           "\"gradient_accumulation\":true,\"experts_per_token\":2}}",
                            &q, &err), 0);
     assert_int_equal(q.job.heads, 8);
+    assert_int_equal(q.job.train.experts_per_token, 2);
     assert_int_equal(q.job.train.optimizer, EST_OPT_SGD);
     assert_int_equal(q.job.train.precision, EST_PREC_BF16);
     assert_int_equal(q.job.train.attention, EST_ATTN_SDPA);
@@ -223,6 +225,12 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"summary\":\"s\",\"batch\":1,\"heads\":\"8\"}}",
                "job.heads: not an integer");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"experts_per_token\":2}}",
+               "job.experts_per_token: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"experts_per_token\":0}}",
+               "job.experts_per_token: 0 out of range [1, 65536]");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
