@@ -4478,6 +4478,29 @@ static int moe_close(struct est_model *m, const struct mt_frame *f)
     return 1;
 }
 
+/* Class [c, c + n) is a module of fused experts, its name ending in "Experts" (Granite's
+ * and JetMoE's ParallelExperts, gpt-oss's GptOssExperts, DBRX's DbrxExperts, transformers
+ * 5's MixtralExperts): one 3-D parameter per projection holds every expert's, which the
+ * print does not size. */
+static int moe_fused(const char *c, size_t n)
+{
+    return n >= 7 && memcmp(c + n - 7, "Experts", 7) == 0;
+}
+
+/* Refuses fused experts (moe_fused) printed without sizes (a leaf without arguments, a
+ * `, N params` suffix or not; a block with no sized layer), naming the line: read as
+ * printed they would add no activations, nor, without a suffix, any parameters. */
+static int moe_fused_refuse(const char *file, size_t line, const char *c, size_t n,
+                            struct carma_err *err)
+{
+    return carma_err_at(err, file, line,
+                        "%.*s: fused experts that the print does not size (one parameter "
+                        "holds every expert's projection): what they hold and keep per token "
+                        "would be left out; give a layer CSV with the experts' rows "
+                        "(docs/estimator.md)",
+                        (int)n, c);
+}
+
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -4540,6 +4563,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
+            if (moe_fused(f->cls, f->cls_n)) {
+                size_t i = f->first;
+                while (i < m->n && !m->layers[i].params)
+                    i++;
+                if (i == m->n)
+                    return moe_fused_refuse(file, f->line, f->cls, f->cls_n, err);
+            }
             int moe = !sp.n ? moe_close(m, f) : 0;
             if (moe < 0)
                 return carma_err_at(err, file, f->ug_line, "parameters above %llu",
@@ -4857,6 +4887,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if ((rc = refuse_unmodelled(file, L.line, c, cls_n, err)))
             return rc;
         enum est_kind k = est_kind_classify(c, cls_n);
+        if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
+            return moe_fused_refuse(file, L.line, c, cls_n, err);
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;

@@ -823,4 +823,10 @@ rc=0
 CARMA_SOCKET="$T/none.sock" "$CARMA" submit --experts-per-token 2 -- true 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "experts-per-token needs --summary" "$T/err" ||
     fail "submit --experts-per-token without --summary: exit $rc, $(cat "$T/err")"
+# Fused experts print no weights: refused by line.
+rc=0
+"$CARMA" estimate --summary "$C/summary_modtree/moe_granite_fused.txt" --batch 4 --seq-len 128 \
+    >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "moe_granite_fused.txt:14: GraniteMoeParallelExperts: fused experts that the print does not size" \
+    "$T/err" || fail "fused experts: exit $rc, $(cat "$T/err")"
 echo "estimate_cli: ok"

@@ -423,6 +423,46 @@ static void test_moe_units(void **state)
     assert_int_equal(res.checkpointed_units, 0);
 }
 
+/* Fused experts print no weights: refused by line rather than read as nothing. */
+static void test_moe_fused_refused(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_str("GraniteMoeMoE(\n"
+                               "  (activation): SiLU()\n"
+                               "  (input_linear): GraniteMoeParallelExperts()\n"
+                               "  (output_linear): GraniteMoeParallelExperts()\n"
+                               "  (router): GraniteMoeTopKGating(\n"
+                               "    (layer): Linear(in_features=64, out_features=8, "
+                               "bias=False)\n"
+                               "  )\n"
+                               ")\n",
+                               &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: GraniteMoeParallelExperts: fused experts that "
+                                    "the print does not size"));
+    assert_int_equal(parse_str("MixtralSparseMoeBlock(\n"
+                               "  (gate): Linear(in_features=64, out_features=8, bias=False)\n"
+                               "  (experts): MixtralExperts(\n"
+                               "    (act_fn): SiLU()\n"
+                               "  )\n"
+                               ")\n",
+                               &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: MixtralExperts: fused experts"));
+    /* a block named so that prints its experts' weights is read */
+    assert_int_equal(parse_str("MoE(\n"
+                               "  (gate): Linear(in_features=64, out_features=2, bias=False)\n"
+                               "  (experts): MoEExperts(\n"
+                               "    (fc1): Linear(in_features=64, out_features=256, "
+                               "bias=False)\n"
+                               "  )\n"
+                               ")\n",
+                               &m, &err),
+                     0);
+}
+
 static void compute(const struct est_model *m, struct est_opts *o, uint32_t k,
                     struct est_result *r)
 {
@@ -616,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_moe_written_out),
         cmocka_unit_test(test_moe_not_experts),
         cmocka_unit_test(test_moe_units),
+        cmocka_unit_test(test_moe_fused_refused),
         cmocka_unit_test(test_moe_k_equals_e),
         cmocka_unit_test(test_moe_k_scales_activations),
         cmocka_unit_test(test_moe_checkpoint_units),
