@@ -192,9 +192,6 @@ static void moe_note(const struct est_model *m, char *out, size_t cap)
 /* How the summary was read where the print leaves it open, one note each (text lines
  * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
  * quantized layers outside a PEFT print read as frozen, an output head tied in forward
-/* How the summary was read where the print leaves it open, one note each (text lines
- * "note: ...", JSON "notes"): a table's printed trainable count not placed on its rows,
- * quantized layers outside a PEFT print read as frozen, an output head tied in forward
  * assumed, a join in a convolutional tree that no tensor explains, a pooling printed
  * without its window, a profiler's total that the print's layers do not make, a
  * mixture-of-experts router printed without sizes read as a linear layer, and
