@@ -3629,6 +3629,64 @@ static int plain_mlp(struct est_model *m, const struct mt_frame *f)
     return 1;
 }
 
+/* A gated MLP whose gate and up projections are one layer (a fused GLU: ChatGLM2/3's
+ * dense_h_to_4h and dense_4h_to_h, DINOv2's SwiGLUFFN, Phi-3's gate_up_proj and
+ * down_proj): a block with named children, two linear layers of its own, L1 E -> 2I
+ * and L2 I -> E (listed in either order), at most one activation module and any
+ * dropouts. It runs down(act(x0) * x1) on the halves of L1's output (chunk: views), so
+ * autograd keeps L1's 2I-wide output (the activation's input and the product's second
+ * factor), the activation's output and the product, I each: what a gated MLP keeps.
+ * Listed as a chain, L2 kept L1's output only. Rewrites the rows as L1, the activation
+ * (the printed one, else the SiLU the code calls as a function) at width I keeping its
+ * 2I-wide input, the product (a new tensor keeping the activation's output), dropouts,
+ * L2; 1 when it did, -1 when the model is full. */
+static int fused_glu(struct est_model *m, const struct mt_frame *f)
+{
+    size_t first = f->first, n = m->n - first;
+    if (f->numbered || f->ndlin != 2 || f->ndact > 1 || n < 2 || n > 8)
+        return 0;
+    size_t a = f->dlin[0], b = f->dlin[1], act = f->ndact ? f->dact : SIZE_MAX;
+    for (size_t i = first; i < m->n; i++)
+        if (i != a && i != b && i != act && m->layers[i].kind != EST_K_DROPOUT)
+            return 0;
+    for (int swap = 0; swap < 2; swap++) {
+        const struct est_layer *l1 = &m->layers[swap ? b : a], *l2 = &m->layers[swap ? a : b];
+        uint64_t i = l1->out / 2, e = l2->out;
+        if (l1->out % 2 || !linear_params(base_params(l1), e, 2 * i) ||
+            !linear_params(base_params(l2), i, e))
+            continue;
+        if (m->n + 2 > m->cap)
+            return -1;
+        struct est_layer keep[10], row = *l1;
+        size_t k = 0;
+        keep[k++] = *l1;
+        row.params = row.frozen = 0;
+        row.rank = 0;
+        row.wbits = row.unit = row.shares_input = 0;
+        row.kind = EST_K_ACT;
+        if (act != SIZE_MAX)
+            row = m->layers[act];
+        else
+            est_layer_type(&row, "SiLU", 4);
+        row.out = i;
+        row.flags &= (uint8_t)~EST_LF_SAVES_RESULT; /* the product keeps x1, a view of
+                                                       its 2I-wide input, alive */
+        keep[k++] = row;
+        row.kind = EST_K_POOL; /* act(x0) * x1: a new tensor keeping act(x0) */
+        row.params = row.frozen = 0;
+        est_layer_type(&row, "Mul", 3);
+        keep[k++] = row;
+        for (size_t j = first; j < m->n; j++)
+            if (m->layers[j].kind == EST_K_DROPOUT)
+                keep[k++] = m->layers[j];
+        keep[k++] = *l2;
+        memcpy(&m->layers[first], keep, k * sizeof keep[0]);
+        m->n = first + k;
+        return 1;
+    }
+    return 0;
+}
+
 /* Linear layer l maps e features to l->out (its own parameters are e x out, with or
  * without a bias). */
 static int linear_reads(const struct est_layer *l, uint64_t e)
@@ -4578,6 +4636,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (moved < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
             moved |= moe || (!f->in_attention && (gated_mlp(m, f) || (!sp.n && plain_mlp(m, f))));
+            int glu = !moved && !f->in_attention && !sp.n ? fused_glu(m, f) : 0;
+            if (glu < 0)
+                return carma_err_at(err, file, L.line, "too many layers");
+            moved |= glu;
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
@@ -4595,7 +4657,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     qwidth = m->layers[lin[0]].out; /* grouped k, v may be narrower */
                 }
             }
-            if (f->attention && !f->scores_inside && f->width) {
+            int scored = f->attention && !f->scores_inside && f->width;
+            if (scored) {
                 /* Attention probabilities: heads x seq per token, saved by softmax and
                  * dropout; a fused kernel's are marked, and counted only under
                  * --attention eager. The print shows no heads: --heads gives them, else
@@ -4640,8 +4703,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 struct mt_frame *up = &st[depth - 1];
                 if (!sp.n)
                     moe_child_closed(m, up, f);
-                if (f->attention || f->scores_inside)
+                /* An attention class with no projection of its own (ChatGLM's and
+                 * Megatron's CoreAttention inside SelfAttention) added no row: the
+                 * block around it adds the probabilities, fused if it was. */
+                if (scored || f->scores_inside)
                     up->scores_inside = 1;
+                else if (f->attention && f->sdpa)
+                    up->sdpa = 1;
                 if (f->width > up->width)
                     up->width = f->width;
                 if (f->tab_rows > up->tab_rows) {

@@ -4154,6 +4154,139 @@ static size_t kind_row(const struct est_model *m, size_t i, enum est_kind k)
     return i;
 }
 
+/* An attention class with no projection of its own nested in an attention block
+ * (ChatGLM's and Megatron's CoreAttention inside SelfAttention) is the block's
+ * attention: the rows of the print with the wrapper flattened, its probabilities kept
+ * under eager attention. */
+static void test_modtree_nested_core_attention(void **state)
+{
+    (void)state;
+    static struct est_layer flat_l[EST_MAX_LAYERS];
+    struct est_model m, flat;
+    struct carma_err err;
+#define CORE_TOY(attn)                                                                             \
+    "Glm(\n"                                                                                       \
+    "  (embedding): Embedding(1000, 512)\n"                                                        \
+    "  (layers): ModuleList(\n"                                                                    \
+    "    (0-1): 2 x Block(\n"                                                                      \
+    "      (input_layernorm): RMSNorm()\n"                                                         \
+    "      (self_attention): SelfAttention(\n"                                                     \
+    "        (query_key_value): Linear(in_features=512, out_features=768, bias=True)\n"            \
+    attn                                                                                           \
+    "        (dense): Linear(in_features=512, out_features=512, bias=False)\n"                     \
+    "      )\n"                                                                                    \
+    "      (post_attention_layernorm): RMSNorm()\n"                                                \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (final_layernorm): RMSNorm()\n"                                                             \
+    "  (output_layer): Linear(in_features=512, out_features=1000, bias=False)\n"                   \
+    ")\n"
+    const char *nested = CORE_TOY("        (core_attention): CoreAttention(\n"
+                                  "          (attention_dropout): Dropout(p=0.0, inplace=False)\n"
+                                  "        )\n");
+    const char *flattened =
+        CORE_TOY("        (attention_dropout): Dropout(p=0.0, inplace=False)\n");
+    est_model_init(&flat, flat_l, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(flattened, strlen(flattened), "f.txt", &flat, &err), 0);
+    assert_int_equal(parse_str(nested, &m, &err), 0);
+    assert_same_model(&m, &flat);
+    size_t at;
+    const struct est_layer *a = attn_row(&m, &at);
+    assert_int_equal(a->count, 2);
+    assert_int_equal(a->flags & EST_LF_FUSED, 0);
+    const struct est_coef *c = est_coef_default();
+    struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_ADAMW,
+                         .attention = EST_ATTN_SDPA};
+    struct est_result sdpa, eager;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &sdpa, &err), 0);
+    o.attention = EST_ATTN_EAGER;
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &eager, &err), 0);
+    /* 8 heads x 512 x 512 probabilities x 8 sequences in fp32 (64 MiB) per layer, kept
+     * with their dropout's mask and output */
+    assert_true(eager.estimate_mib > sdpa.estimate_mib + 2 * 2 * 64);
+    /* a fused class inside makes the block's probabilities fused */
+    const char *fused = CORE_TOY("        (core_attention): FlashSelfAttention(\n"
+                                 "          (drop): Dropout(p=0.0, inplace=False)\n"
+                                 "        )\n");
+    assert_int_equal(parse_str(fused, &m, &err), 0);
+    assert_true(attn_row(&m, NULL)->flags & EST_LF_FUSED);
+#undef CORE_TOY
+}
+
+/* A fused GLU (gate and up in one projection, E -> 2I, then I -> E: ChatGLM2/3's MLP,
+ * DINOv2's SwiGLUFFN, Phi-3's gate_up_proj) keeps its 2I-wide output, the activation's
+ * output and the product, as a gated MLP keeps its four I-wide tensors. */
+static void test_modtree_fused_glu(void **state)
+{
+    (void)state;
+    static struct est_layer ref_l[EST_MAX_LAYERS];
+    struct est_model m, ref;
+    struct carma_err err;
+#define GLU_TOY(mlp)                                                                               \
+    "Toy(\n"                                                                                       \
+    "  (embed): Embedding(1000, 1024)\n"                                                           \
+    "  (mlp): Mlp(\n" mlp "  )\n"                                                                  \
+    "  (norm): LayerNorm((1024,), eps=1e-05, elementwise_affine=True)\n"                           \
+    "  (head): Linear(in_features=1024, out_features=1000, bias=False)\n"                          \
+    ")\n"
+#define GLU_IN "    (dense_h_to_4h): Linear(in_features=1024, out_features=8192, bias=False)\n"
+#define GLU_OUT "    (dense_4h_to_h): Linear(in_features=4096, out_features=1024, bias=False)\n"
+    const char *functional = GLU_TOY(GLU_IN GLU_OUT);
+    est_model_init(&ref, ref_l, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(functional, strlen(functional), "f.txt", &ref, &err), 0);
+    assert_int_equal(ref.n, 7);
+    assert_int_equal(ref.layers[1].kind, EST_K_LINEAR);
+    assert_int_equal(ref.layers[1].out, 8192);
+    assert_int_equal(ref.layers[2].kind, EST_K_ACT);
+    assert_int_equal(ref.layers[2].out, 4096);
+    assert_int_equal(ref.layers[2].flags, 0); /* SiLU keeps its (2I-wide) input */
+    assert_int_equal(ref.layers[3].kind, EST_K_POOL); /* the product */
+    assert_int_equal(ref.layers[3].out, 4096);
+    assert_int_equal(ref.layers[3].params, 0);
+    assert_int_equal(ref.layers[4].kind, EST_K_LINEAR);
+    assert_int_equal(ref.layers[4].out, 1024);
+    assert_int_equal(ref.params, 1000 * 1024 + 1024 * 8192 + 4096 * 1024 + 2 * 1024 +
+                                     1024 * 1000);
+    /* the same with its activation module printed last (Phi-3), or the projections
+     * listed the other way round: the same rows */
+    static const char *const prints[] = {GLU_TOY(GLU_IN GLU_OUT "    (act): SiLU()\n"),
+                                         GLU_TOY(GLU_OUT GLU_IN)};
+    for (size_t p = 0; p < 2; p++) {
+        assert_int_equal(parse_str(prints[p], &m, &err), 0);
+        assert_same_model(&m, &ref);
+    }
+    /* a ReLU, which keeps its output alone, keeps its input here: the product keeps x1,
+     * a view of that input */
+    const char *relu = GLU_TOY("    (act): ReLU()\n" GLU_IN GLU_OUT);
+    assert_int_equal(parse_str(relu, &m, &err), 0);
+    assert_int_equal(m.layers[2].kind, EST_K_ACT);
+    assert_int_equal(m.layers[2].flags & EST_LF_SAVES_RESULT, 0);
+    /* what it keeps: at least a gated MLP's four I-wide tensors, less the up
+     * projection's own 16-bit copy of the input */
+    const char *gated =
+        GLU_TOY("    (gate_proj): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                "    (up_proj): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                "    (down_proj): Linear(in_features=4096, out_features=1024, bias=False)\n"
+                "    (act_fn): SiLU()\n");
+    assert_int_equal(parse_str(gated, &m, &err), 0);
+    struct est_opts o = {.batch = 8, .seq = 2048, .optimizer = EST_OPT_ADAMW,
+                         .precision = EST_PREC_BF16};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&ref, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_true(a.activations_mib + a.transient_mib >=
+                b.activations_mib + b.transient_mib - 8.0 * 2048 * 1024 * 2 / 1048576);
+    /* a Sequential runs as listed, and a plain MLP (E -> I, I -> E) is not one */
+    const char *plain =
+        GLU_TOY("    (fc1): Linear(in_features=1024, out_features=4096, bias=False)\n"
+                "    (fc2): Linear(in_features=4096, out_features=1024, bias=False)\n");
+    assert_int_equal(parse_str(plain, &m, &err), 0);
+    assert_int_equal(m.n, 5);
+#undef GLU_OUT
+#undef GLU_IN
+#undef GLU_TOY
+}
+
 /* Keras's attention layers: a MultiHeadAttention's key length is its key's (the tensor
  * "Connected to" names, a model input too), else the longest sequence so far, inputs
  * included; GroupedQueryAttention is read as a MultiHeadAttention of parameters / E;
@@ -4741,6 +4874,8 @@ int main(void)
         cmocka_unit_test(test_replay_activation_semantics),
         cmocka_unit_test(test_replay_gated_mlp),
         cmocka_unit_test(test_modtree_gated_orders),
+        cmocka_unit_test(test_modtree_nested_core_attention),
+        cmocka_unit_test(test_modtree_fused_glu),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_modtree_peft_bare_quantized),
