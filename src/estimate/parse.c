@@ -3820,6 +3820,65 @@ static int head_last(struct est_model *m, const struct mt_frame *f, const char *
     return 0;
 }
 
+/* Block f closes (named children). A head listed after the vocabulary head that runs on
+ * the hidden state, not on the logits (TRL's AutoModelForCausalLMWithValueHead: the
+ * causal LM with lm_head E -> V, then v_head's dropout and Linear(E -> 1);
+ * GPT2DoubleHeadsModel's multiple-choice head; BertForPreTraining's seq_relationship),
+ * took the loss on its narrow output, and the vocabulary-wide logits, their
+ * log-softmax and its gradient were never counted: a job that computes both (PPO's
+ * log-probabilities over the vocabulary) was estimated below the LM alone. Where f's
+ * rows hold the token table (the embedding with the most rows, V x E) and a linear
+ * layer E -> V (the last such) followed, before any activation or softmax, by
+ * dropouts and norms that print no size (sized from the logits: they read E) and a
+ * linear layer that reads E features, the vocabulary head moves to f's end, reading
+ * the hidden state that later head reads (est_layer.shares_input: its own 16-bit copy
+ * under autocast); the loss is then taken on the logits. */
+static void vocab_head_last(struct est_model *m, const struct mt_frame *f)
+{
+    size_t j = SIZE_MAX, h = SIZE_MAX, r;
+    uint64_t v = 0;
+    for (r = f->first; r < m->n; r++) {
+        const struct est_layer *t = &m->layers[r];
+        if (t->kind == EST_K_EMBED && t->out && t->params % t->out == 0 && t->params / t->out > v) {
+            v = t->params / t->out;
+            j = r;
+        }
+    }
+    if (j == SIZE_MAX)
+        return;
+    uint64_t e = m->layers[j].out;
+    if (e == v)
+        return;
+    for (r = j + 1; r < m->n; r++)
+        if (m->layers[r].out == v && linear_reads(&m->layers[r], e))
+            h = r;
+    if (h == SIZE_MAX)
+        return;
+    for (r = h + 1; r < m->n && m->layers[r].kind != EST_K_LINEAR; r++) {
+        const struct est_layer *t = &m->layers[r];
+        if (t->kind != EST_K_OTHER &&
+            ((t->kind != EST_K_DROPOUT && t->kind != EST_K_NORM) || t->out != v))
+            return;
+    }
+    if (r == m->n || m->layers[r].out == v || !linear_reads(&m->layers[r], e))
+        return;
+    for (size_t q = h + 1; q < r; q++) {
+        struct est_layer *t = &m->layers[q];
+        if (t->kind == EST_K_OTHER)
+            continue;
+        if (t->kind == EST_K_NORM && t->params % v == 0) {
+            uint64_t p = t->params / v * e; /* a scale (and a shift) per feature */
+            m->params = m->params - t->params * t->count + p * t->count;
+            t->params = p;
+        }
+        t->out = e;
+    }
+    struct est_layer hd = m->layers[h];
+    memmove(&m->layers[h], &m->layers[h + 1], (m->n - h - 1) * sizeof hd);
+    hd.shares_input = 1;
+    m->layers[m->n - 1] = hd;
+}
+
 /* PyTorch's nn.TransformerEncoderLayer and nn.TransformerDecoderLayer apply their
  * activation between linear1 and dropout: F.relu by default, F.gelu for "gelu", a function
  * the print does not show (a module passed as `activation` prints, after dropout2, and
@@ -4692,6 +4751,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (!moved && !f->in_attention && !f->numbered && !sp.n &&
                 head_last(m, f, file, err) < 0)
                 return -EINVAL;
+            if (!moved && !f->in_attention && !f->numbered && !sp.n)
+                vocab_head_last(m, f);
             /* after every rule above has put this block's rows in call order */
             if (f->unit && m->n > f->unit_row) {
                 m->layers[f->unit_row].unit |= EST_UNIT_START;

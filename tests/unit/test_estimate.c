@@ -1284,6 +1284,58 @@ static void test_modtree_head_token_vocabulary(void **state)
     assert_int_equal(m.layers[0].out, 2);
 }
 
+/* A head listed after the vocabulary head that runs on the hidden state (TRL's
+ * AutoModelForCausalLMWithValueHead: v_head's dropout and Linear(E -> 1)) took the loss
+ * on its 1-wide output, and the logits' log-softmax and its gradient were lost: the
+ * vocabulary head now runs last, reading the hidden state, and the later head's rows
+ * (its unsized dropout read E, not V) run before it. */
+static void test_modtree_head_after_vocab_head(void **state)
+{
+    (void)state;
+    static struct est_layer la[EST_MAX_LAYERS];
+    struct est_model m, lm;
+    struct carma_err err;
+#define VHEAD_LM(after)                                                                            \
+    "WithValueHead(\n"                                                                             \
+    "  (pretrained_model): GPT(\n" FLAT_WTE FLAT_BODY HEAD_LINE "  )\n" after ")\n"
+#define VHEAD_ROWS(first)                                                                          \
+    "  (v_head): ValueHead(\n"                                                                     \
+    "    (dropout): Dropout(p=0.1, inplace=False)\n"                                               \
+    "    (summary): Linear(in_features=" first ", out_features=1, bias=True)\n"                    \
+    "    (flatten): Flatten(start_dim=1, end_dim=-1)\n"                                            \
+    "  )\n"
+    const char *with = VHEAD_LM(VHEAD_ROWS("64")), *without = VHEAD_LM("");
+    est_model_init(&lm, la, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(without, strlen(without), "l.txt", &lm, &err), 0);
+    if (parse_str(with, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, lm.n + 3);
+    assert_int_equal(m.params, lm.params + 65);
+    const struct est_layer *h = &m.layers[m.n - 1];
+    assert_int_equal(h->kind, EST_K_LINEAR);
+    assert_int_equal(h->out, 1000);
+    assert_int_equal(h->shares_input, 1); /* the hidden state, as v_head's layer reads */
+    assert_int_equal(m.layers[m.n - 4].kind, EST_K_DROPOUT);
+    assert_int_equal(m.layers[m.n - 4].out, 64);
+    assert_int_equal(m.layers[m.n - 3].out, 1);
+    struct est_opts o = {.batch = 8, .seq = 512, .optimizer = EST_OPT_ADAMW,
+                         .precision = EST_PREC_BF16, .attention = EST_ATTN_SDPA};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&lm, est_coef_default(), &o, &rwork, &b, &err), 0);
+    /* the LM's logits (1000 x 4096 tokens), their fp32 copy and log-softmax: all there */
+    assert_true(a.estimate_mib >= b.estimate_mib);
+    assert_true(a.bound_mib >= b.bound_mib);
+    /* a layer on the logits (1000 features in) is no head on the hidden state: the
+     * listed order stays */
+    const char *on_logits = VHEAD_LM(VHEAD_ROWS("1000"));
+    assert_int_equal(parse_str(on_logits, &m, &err), 0);
+    assert_int_equal(m.layers[m.n - 2].out, 1);
+    assert_int_equal(m.layers[m.n - 2].shares_input, 0);
+#undef VHEAD_ROWS
+#undef VHEAD_LM
+}
+
 /* The refusal names the token table's own line, not the block holding it (line 3). */
 static void test_modtree_head_refusal_line(void **state)
 {
@@ -4847,6 +4899,7 @@ int main(void)
         cmocka_unit_test(test_modtree_head_before_body),
         cmocka_unit_test(test_modtree_head_token_vocabulary),
         cmocka_unit_test(test_modtree_head_refusal_line),
+        cmocka_unit_test(test_modtree_head_after_vocab_head),
         cmocka_unit_test(test_modtree_torch_transformer_layer),
         cmocka_unit_test(test_modtree_position_bias),
         cmocka_unit_test(test_attention_choice),
