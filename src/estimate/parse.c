@@ -5550,7 +5550,8 @@ enum est_format est_detect(const char *buf, size_t len)
     size_t k = 0;
     while (k < n && ident_char(s[k]))
         k++;
-    if (k > 0 && k < n && s[k] == '(' && isalpha((unsigned char)s[0]))
+    /* a Python identifier: a class may start with '_' (DINOv2's _LinearClassifierWrapper) */
+    if (k > 0 && k < n && s[k] == '(' && (isalpha((unsigned char)s[0]) || s[0] == '_'))
         return EST_FMT_MODTREE;
     if (memchr(s, ',', n) && (find(s, n, "type") || find(s, n, "kind")) && find(s, n, "params"))
         return EST_FMT_CSV;
@@ -5707,6 +5708,36 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
     return parse_detected(buf, len, file, m, err);
 }
 
+/* print(model.modules), the method not called, prints the bound method's repr around
+ * the model's print: "<bound method Module.modules of Net(" ... ")>". 1 when buf is
+ * one, with *tree the offset of the model's first line's class and *gt that of the
+ * closing '>' (SIZE_MAX: none, the repr cut short). */
+static int bound_method(const char *buf, size_t len, size_t *tree, size_t *gt)
+{
+    static const char pre[] = "<bound method ";
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
+    if (len - i < sizeof pre - 1 || memcmp(buf + i, pre, sizeof pre - 1) != 0)
+        return 0;
+    const char *nl = memchr(buf + i, '\n', len - i);
+    size_t e = nl ? (size_t)(nl - buf) : len;
+    const char *of = find(buf + i, e - i, " of ");
+    if (!of)
+        return 0;
+    size_t t = (size_t)(of - buf) + 4, k = t;
+    while (k < e && ident_char(buf[k]))
+        k++;
+    if (k == t || k == e || buf[k] != '(')
+        return 0;
+    *tree = t;
+    size_t z = len;
+    while (z > t && isspace((unsigned char)buf[z - 1]))
+        z--;
+    *gt = z > t + 1 && buf[z - 1] == '>' && buf[z - 2] == ')' ? z - 1 : SIZE_MAX;
+    return 1;
+}
+
 /* Parses text by the format est_detect finds in it. */
 static int parse_detected(const char *buf, size_t len, const char *file, struct est_model *m,
                           struct carma_err *err)
@@ -5746,6 +5777,25 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
     }
     case EST_FMT_CSV: return est_parse_csv(buf, len, file, m, err);
     default: break;
+    }
+    size_t tree, gt;
+    if (bound_method(buf, len, &tree, &gt)) {
+        /* read the model's print inside, the wrapper blanked (line numbers stay) */
+        if (gt == SIZE_MAX)
+            return carma_err_at(err, file, 1,
+                                "a bound method's repr ('<bound method ... of Model(', "
+                                "printed by print(model.modules) without the call) that "
+                                "does not end with ')>': give print(model) itself");
+        char *copy = malloc(len + 1);
+        if (copy) {
+            memcpy(copy, buf, len);
+            memset(copy, ' ', tree);
+            for (size_t q = 0; q < tree; q++)
+                if (buf[q] == '\n')
+                    copy[q] = '\n';
+            copy[gt] = ' ';
+        }
+        return parse_copy(parse_detected, copy, len, file, m, err);
     }
     const char *ds = find(buf, len < 65536 ? len : 65536, "DeepSpeed Flops Profiler");
     if (ds) {

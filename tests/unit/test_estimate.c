@@ -4820,6 +4820,49 @@ static void test_history(void **state)
     assert_null(est_history_find(&h, 200));
 }
 
+/* A module tree's root class is any Python identifier (DINOv2's torch.hub
+ * _LinearClassifierWrapper), and print(model.modules) without the call wraps the print
+ * in the bound method's repr: both read as the plain print. */
+static void test_modtree_root_names(void **state)
+{
+    (void)state;
+    static struct est_layer la[EST_MAX_LAYERS];
+    struct est_model m, ref;
+    struct carma_err err;
+#define ROOT_BODY                                                                                  \
+    "  (fc1): Linear(in_features=10, out_features=20, bias=True)\n"                                \
+    "  (act): ReLU()\n"                                                                            \
+    "  (fc2): Linear(in_features=20, out_features=2, bias=True)\n"
+    const char *plain = "Net(\n" ROOT_BODY ")\n";
+    est_model_init(&ref, la, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(plain, strlen(plain), "p.txt", &ref, &err), 0);
+    static const char *const same[] = {
+        "_LinearClassifierWrapper(\n" ROOT_BODY ")\n",
+        "\n  __Net(\n" ROOT_BODY ")\n",
+        "<bound method Module.modules of Net(\n" ROOT_BODY ")>\n",
+        "<bound method Module.named_children of _Net(\n" ROOT_BODY ")>",
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        assert_int_equal(est_detect(same[i], strlen(same[i])),
+                         i < 2 ? EST_FMT_MODTREE : EST_FMT_NONE);
+        if (parse_str(same[i], &m, &err))
+            fail_msg("%zu: %s", i, err.msg);
+        assert_same_model(&m, &ref);
+    }
+    /* the repr cut short, without its ")>": refused, asking for print(model) */
+    const char *cut = "<bound method Module.modules of Net(\n" ROOT_BODY;
+    assert_true(parse_str(cut, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:1: a bound method's repr ('<bound method ... of "
+                                 "Model(', printed by print(model.modules) without the "
+                                 "call) that does not end with ')>': give print(model) "
+                                 "itself");
+    /* a line number inside the wrapper is the file's */
+    const char *bad = "<bound method Module.modules of Net(\n" ROOT_BODY "  (x): ReLU() x\n)>\n";
+    assert_true(parse_str(bad, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:5: unexpected text after the module");
+#undef ROOT_BODY
+}
+
 /* EmbeddingBag(n, d) is an n x d table whose bags reduce to one d-vector each (DLRM's
  * sparse features): its weights count, and it needs no sequence length. It used to be
  * read as a positional helper without a table: a 160M-parameter DLRM came out at 0.3M. */
@@ -4875,6 +4918,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_modtree_embedding_bag),
+        cmocka_unit_test(test_modtree_root_names),
         cmocka_unit_test(test_modtree_suffix_of_packed_4bit),
         cmocka_unit_test(test_numbers_and_shapes),
         cmocka_unit_test(test_kind_classify),
