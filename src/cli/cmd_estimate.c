@@ -36,10 +36,13 @@ static void estimate_usage(FILE *f)
             "a100-40gb. --seq-len is required for sequence models (module trees with\n"
             "embeddings or attention): the tokens per sample; for a vision transformer,\n"
             "--image-size gives them: its patches and a class token (197 at 224x224 in\n"
-            "16x16 patches). An encoder-decoder (BART, T5, Marian) takes one --seq-len for\n"
-            "both stacks: give the longer of the source and target lengths (the stack on\n"
-            "the shorter one is then overestimated; the shorter length would\n"
-            "underestimate the other).\n"
+            "16x16 patches; no class token where its position table has exactly the\n"
+            "patches, as SigLIP's). An encoder-decoder (BART, T5, Marian) takes one\n"
+            "--seq-len for both stacks: give the longer of the source and target lengths\n"
+            "(the stack on the shorter one is then overestimated; the shorter length\n"
+            "would underestimate the other). A vision tower beside a language model\n"
+            "(LLaVA, Qwen-VL) is refused: they run at different lengths; estimate each\n"
+            "from its own print and add them, or submit with --mem.\n"
             "--optimizer: PyTorch's (foreach) optimizers; sgd, momentum and adadelta are\n"
             "taken with weight decay, as their usual recipes set it (one more list of the\n"
             "parameters' size in the step).\n"
@@ -567,8 +570,8 @@ int cmd_estimate(int argc, char **argv)
             printf("note: %s\n", notes[i]);
         printf("batch %u%s%.0u", o.batch, o.seq ? ", seq-len " : "", o.seq);
         if (m.tokens)
-            printf(" (%ux%u in %ux%u patches, and a class token)", image_h, image_w, m.patch_h,
-                   m.patch_w);
+            printf(" (%ux%u in %ux%u patches%s)", image_h, image_w, m.patch_h, m.patch_w,
+                   est_model_class_token(&m) ? ", and a class token" : "");
         printf(", %s, %s%s%s, %s (%.0f MiB)", est_optimizer_name(o.optimizer),
                est_precision_name(o.precision),
                !o.grad_checkpoint      ? ""

@@ -719,14 +719,21 @@ static double ddp_buckets_mib(const struct est_model *m)
     return (sum + est_alloc_round(f.cur)) / MIB;
 }
 
+int est_model_class_token(const struct est_model *m)
+{
+    return m->tokens && m->patch_h && m->patch_w &&
+           m->tokens > (uint64_t)(m->image_h / m->patch_h) * (m->image_w / m->patch_w);
+}
+
 int est_seq_resolve(const struct est_model *m, struct est_opts *o, const char *file,
                     struct carma_err *err)
 {
     if (m->tokens && o->seq && o->seq != m->tokens)
         return carma_err_at(err, file, 0,
-                            "--seq-len %u and --image-size %ux%u disagree: %ux%u patches and "
-                            "a class token make %u tokens (give one of the two)",
-                            o->seq, m->image_h, m->image_w, m->patch_h, m->patch_w, m->tokens);
+                            "--seq-len %u and --image-size %ux%u disagree: %ux%u patches%s "
+                            "make %u tokens (give one of the two)",
+                            o->seq, m->image_h, m->image_w, m->patch_h, m->patch_w,
+                            est_model_class_token(m) ? " and a class token" : "", m->tokens);
     if (m->tokens)
         o->seq = m->tokens;
     if (m->needs_seq && o->seq == 0 && m->patch_h)

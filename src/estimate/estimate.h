@@ -187,6 +187,9 @@ struct est_model {
     size_t max_positions_line;
     size_t positions_differ[2];  /* lines of two position tables of different lengths
                                     (0: none such) */
+    size_t vision_lm[2];         /* lines of a patch embedding (a vision tower) and of a
+                                    vocabulary table (a language model) in one module tree,
+                                    refused (0: none such) */
     enum est_format format;
     /* Module trees of convolutional networks: the input image's height and width, set
      * by the caller before parsing (0: not given, and a tree with a spatial
@@ -584,6 +587,11 @@ struct est_replay_work;
  * O(tensors x cached blocks) for the replay; no allocation. */
 int est_compute(const struct est_model *m, const struct est_coef *c, const struct est_opts *o,
                 struct est_replay_work *work, struct est_result *r, struct carma_err *err);
+
+/* A vision transformer read with its image size (m->tokens): whether its sequence has a
+ * class token besides the patches (none where its position table has exactly the
+ * patches, as SigLIP's). 0 for any other model. */
+int est_model_class_token(const struct est_model *m);
 
 /* The sequence length of a job on m, between est_parse and est_compute, as `carma
  * estimate`, `carma submit` and carmad take it: a vision transformer whose patch

@@ -4640,6 +4640,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     char syn[2 * EST_MAX_LINE + 4]; /* a block's own arguments as a leaf (own_args) */
     uint64_t tok_rows = 0, tok_width = 0; /* the token table: the first with the most rows */
     size_t tok_line = 0;
+    size_t patch_line = 0, vocab_line = 0; /* a patch embedding; a table not of positions
+                                              with more rows than its width (a vocabulary) */
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
@@ -5090,6 +5092,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 m->patch_h = (uint32_t)ks[0];
                 m->patch_w = (uint32_t)ks[1];
             }
+            if (!patch_line)
+                patch_line = L.line;
             k = EST_K_LINEAR;
             in_f = (int64_t)patch;
             out = (uint64_t)pos[1];
@@ -5147,6 +5151,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 m->max_positions = (uint64_t)pos[0];
                 m->max_positions_line = L.line;
             }
+            if (!table && pos[0] > pos[1] && !vocab_line)
+                vocab_line = L.line;
         } else if (k == EST_K_EMBED) {
             k = EST_K_OTHER; /* rotary / positional helpers without a table */
             out = 0;
@@ -5315,6 +5321,22 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                             "--seq-len or --image-size cannot give; give a torchinfo table of "
                             "it run on its inputs",
                             m->positions_differ[0], m->positions_differ[1]);
+    /* A vision tower beside a language model (LLaVA, Qwen-VL): the tower runs on each
+     * image's patches (and its position table bounds them), the language model on the
+     * text with the image tokens, longer; every layer here runs at one length. */
+    if (patch_line && vocab_line) {
+        m->vision_lm[0] = patch_line;
+        m->vision_lm[1] = vocab_line;
+        return carma_err_at(err, file, patch_line,
+                            "a multimodal model: a vision tower (patch embedding, this line) and "
+                            "a language model (token table, line %zu) run at different "
+                            "lengths (each image's patches; the text with the image tokens), "
+                            "which one --seq-len or --image-size cannot give. Estimate each "
+                            "from its own print (print(model.vision_tower), "
+                            "print(model.language_model)) and add them, or measure a run's "
+                            "peak and use 'carma submit --mem SIZE'",
+                            vocab_line);
+    }
     int th = tied_head(m, tok_rows, tok_width);
     if (th < 0)
         return carma_err_at(err, file, tok_line, "too many layers or too large a layer");
@@ -5753,7 +5775,8 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
             return rc;
         /* A sequence model whose convolutions --image-size sized: a vision transformer
          * when its first convolution cuts the image into patches. Read again as one, its
-         * sequence the patches and a class token. */
+         * sequence the patches and a class token (none where its position table has
+         * exactly the patches). */
         struct carma_err first = *err;
         est_model_init(m, m->layers, m->cap);
         m->heads = heads;
@@ -5761,13 +5784,16 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
         if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
             /* (an image smaller than a patch failed the first reading); a two-tower
              * model, refused as such, says so */
-            if (!(rc < 0 && m->positions_differ[0]))
+            if (!(rc < 0 && (m->positions_differ[0] || m->vision_lm[0])))
                 *err = first;
             return -EINVAL;
         }
         m->image_h = ih;
         m->image_w = iw;
-        uint64_t t = (uint64_t)(ih / m->patch_h) * (iw / m->patch_w) + 1;
+        /* a position table of exactly the patches shows there is no class token
+         * (SigLIP) */
+        uint64_t np = (uint64_t)(ih / m->patch_h) * (iw / m->patch_w);
+        uint64_t t = np + (m->max_positions == np ? 0 : 1);
         if (t > EST_MAX_SEQ)
             return carma_err_at(err, file, m->needs_seq_line,
                                 "%u x %u in %u x %u patches: more than %u tokens", ih, iw,

@@ -829,4 +829,42 @@ rc=0
     >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "moe_granite_fused.txt:14: GraniteMoeParallelExperts: fused experts that the print does not size" \
     "$T/err" || fail "fused experts: exit $rc, $(cat "$T/err")"
+# A vision tower beside a language model (LLaVA) runs at two lengths: refused as such at
+# a real language-model length (its vision table's 17 positions said "the job would
+# fail") and at the tower's image size. A tower whose table has exactly the patches
+# (SigLIP) has no class token.
+tower() { # position-table rows
+    cat <<EOF
+  (vision_tower): VisionModel(
+    (patch_embedding): Conv2d(3, 64, kernel_size=(16, 16), stride=(16, 16))
+    (position_embedding): Embedding($1, 64)
+    (layers): ModuleList(
+      (0-1): 2 x EncoderLayer(
+        (self_attn): Attention(
+          (k_proj): Linear(in_features=64, out_features=64, bias=True)
+          (v_proj): Linear(in_features=64, out_features=64, bias=True)
+          (q_proj): Linear(in_features=64, out_features=64, bias=True)
+          (out_proj): Linear(in_features=64, out_features=64, bias=True)
+        )
+      )
+    )
+  )
+EOF
+}
+{ echo "Llava("; tower 17; cat <<'EOF'
+  (projector): Linear(in_features=64, out_features=128, bias=True)
+  (language_model): LM(
+    (embed_tokens): Embedding(1000, 128)
+    (norm): RMSNorm((128,), eps=1e-06)
+    (lm_head): Linear(in_features=128, out_features=1000, bias=False)
+  )
+)
+EOF
+} >"$T/llava.txt"
+expect2 "llava.txt:3: a multimodal model: a vision tower (patch embedding, this line) and a language model (token table, line 18)" \
+    --summary "$T/llava.txt" --batch 2 --seq-len 1024
+expect2 "carma submit --mem SIZE" --summary "$T/llava.txt" --batch 2 --image-size 64
+{ echo "Siglip("; tower 16; echo ")"; } >"$T/siglip.txt"
+"$CARMA" estimate --summary "$T/siglip.txt" --batch 2 --image-size 64 >"$T/out" || fail "siglip"
+grep -q "seq-len 16 (64x64 in 16x16 patches)," "$T/out" || fail "siglip tokens: $(cat "$T/out")"
 echo "estimate_cli: ok"

@@ -2022,6 +2022,80 @@ static void test_modtree_profiler_stats(void **state)
                                  "profiler");
 }
 
+/* A vision tower beside a language model (LLaVA, Qwen-VL) runs at two lengths: refused,
+ * saying so, whatever --seq-len or --image-size (the vision tower's position table, 17
+ * here, refused every real language-model length as "the job would fail"). A tower whose
+ * position table has exactly the patches (SigLIP) has no class token. */
+#define TOWER(table)                                                                               \
+    "  (vision_tower): VisionModel(\n"                                                             \
+    "    (patch_embedding): Conv2d(3, 64, kernel_size=(16, 16), stride=(16, 16))\n"                \
+    "    (position_embedding): Embedding(" table ", 64)\n"                                         \
+    "    (layers): ModuleList(\n"                                                                  \
+    "      (0-1): 2 x EncoderLayer(\n"                                                             \
+    "        (self_attn): Attention(\n"                                                            \
+    "          (k_proj): Linear(in_features=64, out_features=64, bias=True)\n"                     \
+    "          (v_proj): Linear(in_features=64, out_features=64, bias=True)\n"                     \
+    "          (q_proj): Linear(in_features=64, out_features=64, bias=True)\n"                     \
+    "          (out_proj): Linear(in_features=64, out_features=64, bias=True)\n"                   \
+    "        )\n"                                                                                  \
+    "        (layer_norm): LayerNorm((64,), eps=1e-05, elementwise_affine=True)\n"                 \
+    "      )\n"                                                                                    \
+    "    )\n"                                                                                      \
+    "  )\n"
+static void test_modtree_vision_towers(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *llava = "Llava(\n" TOWER("17")
+                        "  (projector): Linear(in_features=64, out_features=128, bias=True)\n"
+                        "  (language_model): LM(\n"
+                        "    (embed_tokens): Embedding(1000, 128)\n"
+                        "    (norm): RMSNorm((128,), eps=1e-06)\n"
+                        "    (lm_head): Linear(in_features=128, out_features=1000, bias=False)\n"
+                        "  )\n"
+                        ")\n";
+    static const char want[] =
+        "t.txt:3: a multimodal model: a vision tower (patch embedding, this line) and a "
+        "language model (token table, line 19) run at different lengths (each image's "
+        "patches; the text with the image tokens), which one --seq-len or --image-size "
+        "cannot give. Estimate each from its own print (print(model.vision_tower), "
+        "print(model.language_model)) and add them, or measure a run's peak and use 'carma "
+        "submit --mem SIZE'";
+    static const uint32_t images[] = {0, 64, 336};
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(parse_image_str(llava, images[i], &m, &err) < 0);
+        assert_string_equal(err.msg, want);
+    }
+    /* the tower alone: its patches and a class token, 17, within its table */
+    const char *clip = "Vision(\n" TOWER("17") ")\n";
+    assert_int_equal(parse_image_str(clip, 64, &m, &err), 0);
+    assert_int_equal(m.tokens, 17);
+    assert_true(est_model_class_token(&m));
+    /* SigLIP's table has exactly the 16 patches: no class token */
+    const char *siglip = "Vision(\n" TOWER("16") ")\n";
+    assert_int_equal(parse_image_str(siglip, 64, &m, &err), 0);
+    assert_int_equal(m.tokens, 16);
+    assert_false(est_model_class_token(&m));
+    struct est_opts o = {.batch = 4, .optimizer = EST_OPT_ADAMW};
+    assert_int_equal(est_seq_resolve(&m, &o, "s.txt", &err), 0);
+    assert_int_equal(o.seq, 16);
+    struct est_result r;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    o.seq = 17;
+    assert_true(est_seq_resolve(&m, &o, "s.txt", &err) < 0);
+    assert_string_equal(err.msg, "s.txt: --seq-len 17 and --image-size 64x64 disagree: 16x16 "
+                                 "patches make 16 tokens (give one of the two)");
+    /* a larger image than the table holds is still refused: the job would fail */
+    assert_int_equal(parse_image_str(siglip, 80, &m, &err), 0);
+    o.seq = 0;
+    assert_int_equal(est_seq_resolve(&m, &o, "s.txt", &err), 0);
+    assert_int_equal(o.seq, 26);
+    assert_true(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err) < 0);
+    assert_non_null(strstr(err.msg, "longer than the model's position table (16 positions"));
+}
+#undef TOWER
+
 static void test_modtree_patches(void **state)
 {
     (void)state;
@@ -4930,6 +5004,7 @@ int main(void)
         cmocka_unit_test(test_keras_wrappers),
         cmocka_unit_test(test_modtree),
         cmocka_unit_test(test_modtree_patches),
+        cmocka_unit_test(test_modtree_vision_towers),
         cmocka_unit_test(test_modtree_cnn_matches_tables),
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
