@@ -214,7 +214,14 @@ static size_t estimate_notes(const struct est_model *m, uint32_t k,
                  "adapters: give the print after peft's get_peft_model",
                  (unsigned long long)m->quant_params, m->quant_line,
                  (unsigned long long)(m->params - m->frozen));
-    if (m->tied_head_line)
+    if (m->tied_head_bare)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the output head at line %zu prints no size (a class of its own): read as a "
+                 "linear layer from %llu features to the %llu rows of the token table (line "
+                 "%zu), with its weight, its logits and their loss",
+                 m->tied_head_bare, (unsigned long long)m->tied_head_width,
+                 (unsigned long long)m->tied_head_rows, m->tied_head_line);
+    else if (m->tied_head_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "no layer maps to the %llu rows of the token table (line %zu) and the print "
                  "ends with a norm: an output head tied to the table in forward (as "

@@ -220,6 +220,9 @@ struct est_model {
     uint64_t quant_params;
     size_t tied_head_line;
     uint64_t tied_head_rows, tied_head_width;
+    size_t tied_head_bare; /* the line of an output head printed without its size that the
+                              assumed head stands for (a class of its own, as Baichuan's
+                              NormHead()); 0: none, a head tied in forward */
     /* Module trees read with image_h x image_w, for a note: the first convolution or norm
      * whose input channels no tensor has and no concatenation of the newest tensor with an
      * earlier one makes, read as a join the print does not show at the newest tensor's

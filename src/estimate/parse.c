@@ -4642,6 +4642,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     size_t tok_line = 0;
     size_t patch_line = 0, vocab_line = 0; /* a patch embedding; a table not of positions
                                               with more rows than its width (a vocabulary) */
+    size_t bare_head_line = 0, bare_head_row = 0; /* the last head printed without a size */
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
@@ -4701,6 +4702,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (glu < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
             moved |= glu;
+            /* In call order now, the block's last tensor is what the next unsized row
+             * (an RMSNorm()) reads: Baichuan's MLP lists gate, down, up, whose listed
+             * last tensor is up's, the inner width. */
+            for (size_t i = m->n; moved && i-- > f->first;) {
+                uint8_t kd = m->layers[i].kind;
+                if (kd == EST_K_LINEAR || kd == EST_K_EMBED || kd == EST_K_NORM) {
+                    prev_out = m->layers[i].out;
+                    break;
+                }
+            }
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
@@ -5020,6 +5031,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         enum est_kind k = est_kind_classify(c, cls_n);
         if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
             return moe_fused_refuse(file, L.line, c, cls_n, err);
+        /* a head printed without its size (Baichuan's NormHead(), which holds its own
+         * V x E weight) is no norm: a leaf of no known kind (tied_head sizes it) */
+        int bare_head = k == EST_K_NORM && argn == 0 && cls_n > 4 &&
+                        memcmp(c + cls_n - 4, "Head", 4) == 0;
+        if (bare_head)
+            k = EST_K_OTHER;
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
@@ -5255,6 +5272,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (role == MT_P_SAVE)
             nl->flags |= EST_LF_TRAINED;
+        if (bare_head) {
+            bare_head_line = L.line;
+            bare_head_row = m->n - 1;
+        }
         if (role == MT_P_BASE)
             st[depth].lora_row = m->n - 1;
         /* a quantized weight (bitsandbytes' Linear4bit, Linear8bitLt, HQQ, AWQ): a LoRA's
@@ -5344,6 +5365,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         m->tied_head_line = tok_line;
         m->tied_head_rows = tok_rows;
         m->tied_head_width = tok_width;
+        /* the head stands for a bare head among the rows after the model's last norm */
+        int bare = bare_head_line != 0;
+        for (size_t i = bare_head_row; bare && i + 1 < m->n; i++) {
+            uint8_t kd = m->layers[i].kind;
+            bare = kd == EST_K_DROPOUT || kd == EST_K_OTHER || kd == EST_K_EMBED;
+        }
+        if (bare)
+            m->tied_head_bare = bare_head_line;
     }
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)

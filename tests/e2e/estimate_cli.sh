@@ -867,4 +867,31 @@ expect2 "carma submit --mem SIZE" --summary "$T/llava.txt" --batch 2 --image-siz
 { echo "Siglip("; tower 16; echo ")"; } >"$T/siglip.txt"
 "$CARMA" estimate --summary "$T/siglip.txt" --batch 2 --image-size 64 >"$T/out" || fail "siglip"
 grep -q "seq-len 16 (64x64 in 16x16 patches)," "$T/out" || fail "siglip tokens: $(cat "$T/out")"
+# An output head printed without its size (Baichuan's NormHead()) is no norm: the head
+# assumed over the token table stands for it, and the note says so, not "tied in forward".
+cat >"$T/normhead.txt" <<'EOF'
+LM(
+  (embed_tokens): Embedding(1000, 128, padding_idx=0)
+  (layers): ModuleList(
+    (0-1): 2 x DecoderLayer(
+      (mlp): MLP(
+        (gate_proj): Linear(in_features=128, out_features=344, bias=False)
+        (down_proj): Linear(in_features=344, out_features=128, bias=False)
+        (up_proj): Linear(in_features=128, out_features=344, bias=False)
+        (act_fn): SiLU()
+      )
+      (input_layernorm): RMSNorm()
+    )
+  )
+  (norm): RMSNorm()
+  (lm_head): NormHead()
+)
+EOF
+"$CARMA" estimate --summary "$T/normhead.txt" --batch 2 --seq-len 64 --json >"$T/nh.json" || fail "normhead"
+python3 - "$T/nh.json" <<'PY' || fail "normhead json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["params"] == 1000 * 128 + 2 * (3 * 128 * 344 + 128) + 128 + 128 * 1000, d["params"]
+assert d["notes"] == ["the output head at line 15 prints no size (a class of its own): read as a linear layer from 128 features to the 1000 rows of the token table (line 2), with its weight, its logits and their loss"], d["notes"]
+PY
 echo "estimate_cli: ok"

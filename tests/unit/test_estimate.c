@@ -3554,6 +3554,64 @@ static void test_modtree_quantized_frozen(void **state)
     assert_int_equal(m.quant_params, 0);
 }
 
+/* Baichuan lists its MLP gate, down, up: the unsized RMSNorm() after it reads the
+ * residual width (down's output in call order), not up's inner width; its
+ * NormHead(), which holds its own V x E weight, is no norm: the head assumed over the
+ * token table stands for it, and the note says so. */
+static void test_modtree_unsized_after_moved_rows(void **state)
+{
+    (void)state;
+    static struct est_layer ref_l[EST_MAX_LAYERS];
+    struct est_model m, ref;
+    struct carma_err err;
+#define BAICHUAN(norm, head)                                                                       \
+    "LM(\n"                                                                                        \
+    "  (embed_tokens): Embedding(1000, 128, padding_idx=0)\n"                                      \
+    "  (layers): ModuleList(\n"                                                                    \
+    "    (0-1): 2 x DecoderLayer(\n"                                                               \
+    "      (self_attn): Attention(\n"                                                              \
+    "        (W_pack): Linear(in_features=128, out_features=384, bias=False)\n"                    \
+    "        (o_proj): Linear(in_features=128, out_features=128, bias=False)\n"                    \
+    "      )\n"                                                                                    \
+    "      (mlp): MLP(\n"                                                                          \
+    "        (gate_proj): Linear(in_features=128, out_features=344, bias=False)\n"                 \
+    "        (down_proj): Linear(in_features=344, out_features=128, bias=False)\n"                 \
+    "        (up_proj): Linear(in_features=128, out_features=344, bias=False)\n"                   \
+    "        (act_fn): SiLU()\n"                                                                   \
+    "      )\n"                                                                                    \
+    "      (input_layernorm): " norm "\n"                                                          \
+    "      (post_attention_layernorm): " norm "\n"                                                 \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (norm): " norm "\n"                                                                         \
+    "  (lm_head): " head "\n"                                                                      \
+    ")\n"
+    const char *bare = BAICHUAN("RMSNorm()", "NormHead()");
+    const char *sized = BAICHUAN("RMSNorm((128,), eps=1e-06)",
+                                 "Linear(in_features=128, out_features=1000, bias=False)");
+    est_model_init(&ref, ref_l, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(sized, strlen(sized), "s.txt", &ref, &err), 0);
+    if (parse_str(bare, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, ref.params);
+    size_t norms = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_NORM) {
+            assert_int_equal(m.layers[i].out, 128);
+            norms++;
+        }
+    assert_int_equal(norms, 3); /* NormHead() is none */
+    assert_int_equal(m.tied_head_line, 2);
+    assert_int_equal(m.tied_head_bare, 20);
+    assert_int_equal(m.layers[m.n - 1].out, 1000);
+    /* a head tied in forward, no head printed: the note of that kind */
+    const char *none = BAICHUAN("RMSNorm()", "Dropout(p=0.0, inplace=False)");
+    assert_int_equal(parse_str(none, &m, &err), 0);
+    assert_int_equal(m.tied_head_line, 2);
+    assert_int_equal(m.tied_head_bare, 0);
+#undef BAICHUAN
+}
+
 /* A sequence model whose output head is no module (OLMo: F.linear(x, wte.weight)): its
  * print has a token table, ends with a norm and maps nothing to the vocabulary. The
  * head tied in forward is added, as if printed last; models with a printed head, a
@@ -5054,6 +5112,7 @@ int main(void)
         cmocka_unit_test(test_modtree_peft_old_layout),
         cmocka_unit_test(test_modtree_quantized_frozen),
         cmocka_unit_test(test_modtree_tied_head),
+        cmocka_unit_test(test_modtree_unsized_after_moved_rows),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
