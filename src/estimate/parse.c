@@ -4986,6 +4986,17 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         uint64_t suffix_params = 0;
         int have_suffix = 0;
         if (tn) {
+            const char *wm = find(tail, tn, " with ");
+            if (wm && tail[0] == ' ' && find(wm, tn - (size_t)(wm - tail), " model: "))
+                /* sentence-transformers' model card: "(0): Transformer({...}) with
+                 * Transformer model: BertModel" */
+                return carma_err_at(err, file, L.line,
+                                    "%.*s(...)%.*s: a sentence-transformers print, whose "
+                                    "module hides the encoder it wraps; print(model[0]."
+                                    "auto_model) prints the encoder's module tree (the "
+                                    "pooling and normalisation after it keep little), or "
+                                    "give a torchinfo table",
+                                    (int)cls_n, c, (int)(tn > 80 ? 80 : tn), tail);
             if (tail[0] != ',' || tn < 8 || memcmp(tail + tn - 7, " params", 7) != 0 ||
                 est_parse_count(tail + 1, tn - 8, &suffix_params) < 0)
                 return carma_err_at(err, file, L.line, "unexpected text after the module");
@@ -5089,6 +5100,21 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, L.line, "bad %.*s arguments", (int)cls_n, c);
             int64_t kd[3];
             int nk = pc == 0 ? arg_dims(args, argn, "kernel_size=", kd, 3) : 2;
+            int64_t cpad[3];
+            if (pc == 0 && nk == 1 && npos == 2 && pos[0] == pos[1] &&
+                arg_int(args, argn, "groups=") == pos[0] &&
+                arg_dims(args, argn, "padding=", cpad, 3) == 1 && cpad[0] == kd[0] - 1)
+                /* depthwise and causal (padded by its kernel less one): the short
+                 * convolution of a state-space or recurrent mixer */
+                return carma_err_at(err, file, L.line,
+                                    "%.*s: a causal depthwise convolution, part of a "
+                                    "state-space or recurrent mixer (Mamba's MambaMixer with "
+                                    "x_proj and dt_proj, Griffin's recurrent block), whose "
+                                    "selective scan runs as a function: what it keeps is in "
+                                    "no summary, a torchinfo table's neither. Measure a "
+                                    "training run's peak (torch.cuda.max_memory_reserved()) "
+                                    "and submit with 'carma submit --mem SIZE'",
+                                    (int)cls_n, c);
             if (pc == 0 && (nk == 1 || nk == 3 || (nk == 0 && !find(c, cls_n, "2d"))))
                 return carma_err_at(err, file, L.line,
                                     "%.*s in a module tree: the print has no spatial sizes, "

@@ -894,4 +894,8 @@ d = json.load(open(sys.argv[1]))
 assert d["params"] == 1000 * 128 + 2 * (3 * 128 * 344 + 128) + 128 + 128 * 1000, d["params"]
 assert d["notes"] == ["the output head at line 15 prints no size (a class of its own): read as a linear layer from 128 features to the 1000 rows of the token table (line 2), with its weight, its logits and their loss"], d["notes"]
 PY
+# A state-space mixer's selective scan is in no summary: measure and submit with --mem.
+printf 'M(\n  (e): Embedding(100, 8)\n  (conv1d): Conv1d(16, 16, kernel_size=(4,), stride=(1,), padding=(3,), groups=16)\n)\n' >"$T/ssm.txt"
+expect2 "ssm.txt:3: Conv1d: a causal depthwise convolution, part of a state-space or recurrent mixer .* 'carma submit --mem SIZE'" \
+    --summary "$T/ssm.txt" --batch 2 --seq-len 64
 echo "estimate_cli: ok"

@@ -3612,6 +3612,60 @@ static void test_modtree_unsized_after_moved_rows(void **state)
 #undef BAICHUAN
 }
 
+/* Prints that hide what a summary needs are refused saying what to give: a
+ * sentence-transformers model card (its Transformer module wraps the encoder), a
+ * state-space mixer (its selective scan runs as a function, in no summary). */
+static void test_modtree_hidden_insides(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *st =
+        "SentenceTransformer(\n"
+        "  (0): Transformer({'max_seq_length': 256, 'do_lower_case': False}) with "
+        "Transformer model: BertModel \n"
+        "  (1): Pooling({'word_embedding_dimension': 384, 'pooling_mode_mean_tokens': True})\n"
+        "  (2): Normalize()\n"
+        ")\n";
+    assert_true(parse_str(st, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: Transformer(...) with Transformer model: BertModel: "
+                                 "a sentence-transformers print, whose module hides the encoder "
+                                 "it wraps; print(model[0].auto_model) prints the encoder's "
+                                 "module tree (the pooling and normalisation after it keep "
+                                 "little), or give a torchinfo table");
+    const char *mamba =
+        "Mamba(\n"
+        "  (embeddings): Embedding(1000, 64)\n"
+        "  (mixer): MambaMixer(\n"
+        "    (conv1d): Conv1d(128, 128, kernel_size=(4,), stride=(1,), padding=(3,), "
+        "groups=128)\n"
+        "    (act): SiLU()\n"
+        "    (in_proj): Linear(in_features=64, out_features=256, bias=False)\n"
+        "    (x_proj): Linear(in_features=128, out_features=36, bias=False)\n"
+        "    (dt_proj): Linear(in_features=4, out_features=128, bias=True)\n"
+        "    (out_proj): Linear(in_features=128, out_features=64, bias=False)\n"
+        "  )\n"
+        ")\n";
+    assert_true(parse_str(mamba, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:4: Conv1d: a causal depthwise convolution, part of a "
+                                 "state-space or recurrent mixer (Mamba's MambaMixer with "
+                                 "x_proj and dt_proj, Griffin's recurrent block), whose "
+                                 "selective scan runs as a function: what it keeps is in no "
+                                 "summary, a torchinfo table's neither. Measure a training "
+                                 "run's peak (torch.cuda.max_memory_reserved()) and submit with "
+                                 "'carma submit --mem SIZE'");
+    /* a Conv1d that is not causal (a Conformer's, padded on both sides) keeps the
+     * message asking for a torchinfo table */
+    const char *conformer = "Conv(\n"
+                            "  (emb): Embedding(1000, 64)\n"
+                            "  (dw): Conv1d(64, 64, kernel_size=(31,), stride=(1,), "
+                            "padding=(15,), groups=64)\n"
+                            ")\n";
+    assert_true(parse_str(conformer, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: Conv1d in a module tree: the print has no "
+                                    "spatial sizes"));
+}
+
 /* A sequence model whose output head is no module (OLMo: F.linear(x, wte.weight)): its
  * print has a token table, ends with a norm and maps nothing to the vocabulary. The
  * head tied in forward is added, as if printed last; models with a printed head, a
@@ -5113,6 +5167,7 @@ int main(void)
         cmocka_unit_test(test_modtree_quantized_frozen),
         cmocka_unit_test(test_modtree_tied_head),
         cmocka_unit_test(test_modtree_unsized_after_moved_rows),
+        cmocka_unit_test(test_modtree_hidden_insides),
         cmocka_unit_test(test_replay_checkpointing),
         cmocka_unit_test(test_replay_grad_accum),
         cmocka_unit_test(test_replay_cpu_peaks),
