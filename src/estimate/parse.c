@@ -3539,6 +3539,34 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     return 0;
 }
 
+/* The SiLU a block calls as a function (F.silu), as a row made from its linear row l:
+ * no parameters of its own. */
+static struct est_layer functional_silu(const struct est_layer *l)
+{
+    struct est_layer r = *l;
+    r.kind = EST_K_ACT;
+    r.params = r.frozen = 0;
+    r.rank = 0;
+    r.wbits = r.unit = r.shares_input = 0;
+    est_layer_type(&r, "SiLU", 4);
+    return r;
+}
+
+/* Ends the rewrite of a block's rows in call order: keep[0..k), then the block's
+ * dropouts, then last, written over the rows from first. keep has room for them all.
+ * Returns 1. */
+static int block_rewrite(struct est_model *m, size_t first, struct est_layer *keep, size_t k,
+                         const struct est_layer *last)
+{
+    for (size_t j = first; j < m->n; j++)
+        if (m->layers[j].kind == EST_K_DROPOUT)
+            keep[k++] = m->layers[j];
+    keep[k++] = *last;
+    memcpy(&m->layers[first], keep, k * sizeof keep[0]);
+    m->n = first + k;
+    return 1;
+}
+
 /* A gated MLP's layers, block f's [first, n): three linear layers gate (E -> I), up
  * (E -> I) and down (I -> E), with at most one activation and any dropouts, printed in
  * definition order: gate, up, down, act_fn (Hugging Face), or another (torchtitan's and
@@ -3584,24 +3612,11 @@ static int gated_mlp(struct est_model *m, const struct mt_frame *f)
     struct est_layer keep[9];
     size_t k = 0;
     keep[k++] = *g;
-    keep[k] = act != SIZE_MAX ? m->layers[act] : *g;
-    if (act == SIZE_MAX) { /* a functional activation */
-        keep[k].kind = EST_K_ACT;
-        keep[k].params = keep[k].frozen = 0;
-        keep[k].rank = 0;
-        keep[k].wbits = keep[k].unit = keep[k].shares_input = 0;
-        est_layer_type(&keep[k], "SiLU", 4);
-    }
+    keep[k] = act != SIZE_MAX ? m->layers[act] : functional_silu(g);
     keep[k++].out = g->out; /* printed last, it took down's width */
     keep[k] = *u;
     keep[k++].flags |= EST_LF_GATED;
-    for (size_t j = first; j < m->n; j++)
-        if (m->layers[j].kind == EST_K_DROPOUT)
-            keep[k++] = m->layers[j];
-    keep[k++] = *dn;
-    memcpy(&m->layers[first], keep, k * sizeof keep[0]);
-    m->n = first + k;
-    return 1;
+    return block_rewrite(m, first, keep, k, dn);
 }
 
 /* A block with named children, two linear layers of its own, L1 (-> I) and L2 (I ->),
@@ -3657,17 +3672,10 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
             continue;
         if (m->n + 2 > m->cap)
             return -1;
-        struct est_layer keep[10], row = *l1;
+        struct est_layer keep[10];
         size_t k = 0;
         keep[k++] = *l1;
-        row.params = row.frozen = 0;
-        row.rank = 0;
-        row.wbits = row.unit = row.shares_input = 0;
-        row.kind = EST_K_ACT;
-        if (act != SIZE_MAX)
-            row = m->layers[act];
-        else
-            est_layer_type(&row, "SiLU", 4);
+        struct est_layer row = act != SIZE_MAX ? m->layers[act] : functional_silu(l1);
         row.out = i;
         row.flags &= (uint8_t)~EST_LF_SAVES_RESULT; /* the product keeps x1, a view of
                                                        its 2I-wide input, alive */
@@ -3676,13 +3684,7 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
         row.params = row.frozen = 0;
         est_layer_type(&row, "Mul", 3);
         keep[k++] = row;
-        for (size_t j = first; j < m->n; j++)
-            if (m->layers[j].kind == EST_K_DROPOUT)
-                keep[k++] = m->layers[j];
-        keep[k++] = *l2;
-        memcpy(&m->layers[first], keep, k * sizeof keep[0]);
-        m->n = first + k;
-        return 1;
+        return block_rewrite(m, first, keep, k, l2);
     }
     return 0;
 }
