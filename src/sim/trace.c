@@ -211,36 +211,59 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-long sim_build_find(const struct sim_build *b, const char *name)
+/* Name indexes (the workloads of a build, the unknown names of a trace): open
+ * addressing over a power-of-two table of entry + 1 (0: empty), kept above twice the
+ * entries; name_of(v, k) is entry k's name. */
+
+/* Entry k's name in ix (cap slots; it is not there yet). */
+static void name_index_put(uint32_t *ix, size_t cap, const char *name, size_t k)
 {
-    if (!b->index_cap)
-        return -1;
-    size_t mask = b->index_cap - 1;
-    for (size_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
-        uint32_t v = b->index[i];
-        if (v == 0)
-            return -1;
-        if (strcmp(b->t.workloads[v - 1].name, name) == 0)
-            return (long)v - 1;
-    }
+    size_t mask = cap - 1, i = name_hash(name) & mask;
+    while (ix[i])
+        i = (i + 1) & mask;
+    ix[i] = (uint32_t)k + 1;
 }
 
-static int index_grow(struct sim_build *b)
+/* The entry named name, or -1. */
+static long name_index_find(const uint32_t *ix, size_t cap, const char *name,
+                            const char *(*name_of)(const void *, size_t), const void *v)
 {
-    size_t cap = b->index_cap ? b->index_cap * 2 : 64;
-    uint32_t *ix = calloc(cap, sizeof *ix);
-    if (!ix)
+    if (!cap)
+        return -1;
+    size_t mask = cap - 1;
+    for (size_t i = name_hash(name) & mask; ix[i]; i = (i + 1) & mask)
+        if (strcmp(name_of(v, ix[i] - 1), name) == 0)
+            return (long)ix[i] - 1;
+    return -1;
+}
+
+/* Room for one more entry after the n indexed: doubles the table and indexes the n
+ * again when it would be half full. 0, or -ENOMEM with the index as it was. */
+static int name_index_reserve(uint32_t **ix, size_t *cap, size_t n,
+                              const char *(*name_of)(const void *, size_t), const void *v)
+{
+    if (2 * (n + 1) < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    uint32_t *nx = calloc(nc, sizeof *nx);
+    if (!nx)
         return -ENOMEM;
-    for (size_t k = 0; k < b->t.nworkloads; k++) {
-        size_t i = name_hash(b->t.workloads[k].name) & (cap - 1);
-        while (ix[i])
-            i = (i + 1) & (cap - 1);
-        ix[i] = (uint32_t)k + 1;
-    }
-    free(b->index);
-    b->index = ix;
-    b->index_cap = cap;
+    for (size_t k = 0; k < n; k++)
+        name_index_put(nx, nc, name_of(v, k), k);
+    free(*ix);
+    *ix = nx;
+    *cap = nc;
     return 0;
+}
+
+static const char *workload_name(const void *v, size_t k)
+{
+    return ((const struct sim_workload *)v)[k].name;
+}
+
+long sim_build_find(const struct sim_build *b, const char *name)
+{
+    return name_index_find(b->index, b->index_cap, name, workload_name, b->t.workloads);
 }
 
 int sim_build_workload(struct sim_build *b, const struct sim_workload *w, uint16_t *idx,
@@ -262,17 +285,11 @@ int sim_build_workload(struct sim_build *b, const struct sim_workload *w, uint16
         b->t.workloads = nw;
         b->wl_cap = cap;
     }
-    b->t.workloads[b->t.nworkloads++] = *w;
-    if (2 * b->t.nworkloads >= b->index_cap && index_grow(b)) {
-        b->t.nworkloads--;
+    if (name_index_reserve(&b->index, &b->index_cap, b->t.nworkloads, workload_name,
+                           b->t.workloads))
         return carma_err_set(err, -ENOMEM, "%s: out of memory", b->file);
-    }
-    if (b->index_cap && sim_build_find(b, w->name) < 0) {
-        size_t mask = b->index_cap - 1, i = name_hash(w->name) & mask;
-        while (b->index[i])
-            i = (i + 1) & mask;
-        b->index[i] = (uint32_t)b->t.nworkloads;
-    }
+    b->t.workloads[b->t.nworkloads] = *w;
+    name_index_put(b->index, b->index_cap, w->name, b->t.nworkloads++);
     *idx = (uint16_t)(b->t.nworkloads - 1);
     return 0;
 }
@@ -344,22 +361,21 @@ int sim_build_job_own(struct sim_build *b, struct sim_workload *w, struct sim_jo
 
 /* ---- names without a profile ---- */
 
+static const char *unknown_name(const void *v, size_t k)
+{
+    return ((const struct sim_unknown *)v)[k].name;
+}
+
 int sim_unknown_add(struct sim_unknowns *u, const char *name, size_t line, const char *file,
                     struct carma_err *err)
 {
     if (u->jobs >= SIM_TRACE_MAX_JOBS)
         return carma_err_at(err, file, line, "more than %u jobs", SIM_TRACE_MAX_JOBS);
-    uint32_t h = name_hash(name);
-    if (u->index_cap) {
-        size_t mask = u->index_cap - 1;
-        for (size_t i = h & mask; u->index[i]; i = (i + 1) & mask) {
-            struct sim_unknown *e = &u->v[u->index[i] - 1];
-            if (strcmp(e->name, name) == 0) {
-                e->jobs++;
-                u->jobs++;
-                return 0;
-            }
-        }
+    long at = name_index_find(u->index, u->index_cap, name, unknown_name, u->v);
+    if (at >= 0) {
+        u->v[at].jobs++;
+        u->jobs++;
+        return 0;
     }
     if (u->n == u->cap) {
         size_t cap = u->cap ? u->cap * 2 : 16;
@@ -369,29 +385,13 @@ int sim_unknown_add(struct sim_unknowns *u, const char *name, size_t line, const
         u->v = nv;
         u->cap = cap;
     }
-    if (2 * (u->n + 1) >= u->index_cap) {
-        size_t cap = u->index_cap ? u->index_cap * 2 : 64;
-        uint32_t *ix = calloc(cap, sizeof *ix);
-        if (!ix)
-            return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
-        for (size_t k = 0; k < u->n; k++) {
-            size_t i = name_hash(u->v[k].name) & (cap - 1);
-            while (ix[i])
-                i = (i + 1) & (cap - 1);
-            ix[i] = (uint32_t)k + 1;
-        }
-        free(u->index);
-        u->index = ix;
-        u->index_cap = cap;
-    }
+    if (name_index_reserve(&u->index, &u->index_cap, u->n, unknown_name, u->v))
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
     char *copy = strdup(name);
     if (!copy)
         return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
-    size_t mask = u->index_cap - 1, i = h & mask;
-    while (u->index[i])
-        i = (i + 1) & mask;
     u->v[u->n] = (struct sim_unknown){copy, line, 1};
-    u->index[i] = (uint32_t)++u->n;
+    name_index_put(u->index, u->index_cap, copy, u->n++);
     u->jobs++;
     return 0;
 }
