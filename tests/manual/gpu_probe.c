@@ -4,13 +4,18 @@
  *   make BUILD=build/release build/release/libcarma.a
  *   cc -D_GNU_SOURCE -Isrc -O2 -o gpu_probe tests/manual/gpu_probe.c \
  *      build/release/libcarma.a -ldl -lm
- *   ./gpu_probe [nvml|sim:SPEC|dcgm] [LIB] ; nvidia-smi --query-gpu=name,uuid,\
- *      memory.used,memory.total,power.draw,utilization.gpu --format=csv
+ *   ./gpu_probe [nvml|sim:SPEC|dcgm] [LIB] [--watch SECONDS] ; nvidia-smi \
+ *      --query-gpu=name,uuid,memory.used,memory.total,power.draw,utilization.gpu \
+ *      --format=csv
  *
  * Prints the backend's describe() line, then per GPU: info, two samples one
  * second apart (energy difference / 1 s should be close to the power), and the
- * compute processes. Exit status 1 when the backend cannot open. */
+ * compute processes. --watch then samples every GPU once a second for SECONDS
+ * (the signals a monitor would record: GPM and DCGM values are means over the
+ * second before each sample), one line per GPU and second, and ends with each
+ * signal's mean per GPU. Exit status 1 when the backend cannot open. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,8 +29,60 @@ static void sig(const char *name, double v, double scale, const char *unit)
         printf(" %s=%.3f%s", name, v * scale, unit);
 }
 
+/* Once a second for `secs` seconds: every GPU's signals, then their means. */
+static void watch(struct carma_gpu_backend *b, unsigned n, int secs)
+{
+    enum { NSIG = 7 };
+    static const char *names[NSIG] = {"util", "power", "gract", "smact", "smocc", "drama",
+                                      "tensor"};
+    double sum[CARMA_GPU_MAX][NSIG] = {{0}};
+    int cnt[CARMA_GPU_MAX][NSIG] = {{0}};
+    double peak_mib[CARMA_GPU_MAX] = {0};
+    struct carma_gpu_sample s;
+    for (unsigned i = 0; i < n; i++)
+        b->ops->sample(b, i, &s); /* opens the first averaging interval */
+    for (int t = 1; t <= secs; t++) {
+        sleep(1);
+        for (unsigned i = 0; i < n; i++) {
+            if (b->ops->sample(b, i, &s)) {
+                printf("watch t=%d gpu=%u sample failed\n", t, i);
+                continue;
+            }
+            double v[NSIG] = {s.util_gpu, s.power_w, s.gract, s.smact, s.smocc, s.drama,
+                              s.tensor};
+            double used = s.mem_used_bytes / 1048576.0;
+            if (used > peak_mib[i])
+                peak_mib[i] = used;
+            printf("watch t=%d gpu=%u used=%.0fMiB", t, i, used);
+            for (int k = 0; k < NSIG; k++) {
+                sig(names[k], v[k], 1, "");
+                if (v[k] >= 0) {
+                    sum[i][k] += v[k];
+                    cnt[i][k]++;
+                }
+            }
+            printf("\n");
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        printf("mean gpu=%u peak_used=%.0fMiB", i, peak_mib[i]);
+        for (int k = 0; k < NSIG; k++)
+            sig(names[k], cnt[i][k] ? sum[i][k] / cnt[i][k] : -1, 1, "");
+        printf("\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
+    int secs = 0;
+    if (argc > 2 && !strcmp(argv[argc - 2], "--watch")) {
+        secs = atoi(argv[argc - 1]);
+        if (secs < 1 || secs > 3600) {
+            fprintf(stderr, "gpu_probe: --watch takes 1 to 3600 seconds\n");
+            return 2;
+        }
+        argc -= 2;
+    }
     const char *which = argc > 1 ? argv[1] : "nvml";
     const char *lib = argc > 2 ? argv[2] : NULL;
     struct carma_gpu_backend b;
@@ -38,7 +95,7 @@ int main(int argc, char **argv)
     else if (!strncmp(which, "sim:", 4))
         rc = carma_gpu_open_sim(&b, which + 4, &err);
     else {
-        fprintf(stderr, "usage: gpu_probe [nvml|dcgm|sim:SPEC] [LIB]\n");
+        fprintf(stderr, "usage: gpu_probe [nvml|dcgm|sim:SPEC] [LIB] [--watch SECONDS]\n");
         return 2;
     }
     if (rc) {
@@ -101,6 +158,8 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (secs)
+        watch(&b, n, secs);
     b.ops->close(&b);
     return 0;
 }

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Measures on a real GPU the peak memory of training steps for torchvision CNNs and
+Hugging Face transformers built from their configurations (no weights are fetched),
+and writes what carma needs to estimate the same runs: each model's print(model)
+(NAME.txt) and index.csv (run, summary, batch, seq_len, image_size, precision,
+optimizer, checkpointing, attention, dtype, peak_mib, reserved_mib, allocated_mib, context_mib,
+params, trained_params, status).
+
+peak_mib is what nvidia-smi shows for the process at its largest (NVML's per-process
+used memory, sampled every 5 ms by a thread and read once more after the last
+step; PyTorch's caching allocator keeps what it reserved, so the last reading is the
+peak of the reserved memory plus the CUDA context). reserved_mib and allocated_mib
+are torch.cuda.max_memory_reserved/allocated. The floor run is a process that only
+initialises CUDA, cuBLAS and cuDNN (one small matrix product and one convolution
+forward and backward): its peak is the environment's floor (carma estimate --floor).
+
+Each run is its own process (a fresh context and allocator); several run at once
+while the sum of their memory hints stays under the GPU's memory. A run trains four
+steps: forward, loss, backward, AdamW step (PyTorch's default foreach
+implementation), zero_grad(set_to_none=True). amp is autocast float16 with a
+GradScaler, bf16 autocast bfloat16. Inputs are random.
+
+Usage: gpu_peaks.py OUTDIR [RUN...]         (all runs, or the named ones)
+       gpu_peaks.py --one RUN OUTDIR        (one run, in this process)"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+STEPS = 4
+
+# name, builder, batch, seq_len, image_size, precision, checkpointing, memory hint (GiB)
+RUNS = [
+    ("floor", "floor", 1, 0, 0, "fp32", 0, 1),
+    ("resnet18_b64", "tv:resnet18", 64, 0, 224, "fp32", 0, 6),
+    ("resnet18_b256", "tv:resnet18", 256, 0, 224, "fp32", 0, 16),
+    ("resnet50_b32", "tv:resnet50", 32, 0, 224, "fp32", 0, 8),
+    ("resnet50_b64", "tv:resnet50", 64, 0, 224, "fp32", 0, 14),
+    ("resnet50_b128", "tv:resnet50", 128, 0, 224, "fp32", 0, 26),
+    ("resnet50_b64_amp", "tv:resnet50", 64, 0, 224, "amp", 0, 10),
+    ("vgg16_b32", "tv:vgg16", 32, 0, 224, "fp32", 0, 10),
+    ("vgg16_b64_amp", "tv:vgg16", 64, 0, 224, "amp", 0, 12),
+    ("mobilenet_v2_b128", "tv:mobilenet_v2", 128, 0, 224, "fp32", 0, 16),
+    ("efficientnet_b0_b64", "tv:efficientnet_b0", 64, 0, 224, "fp32", 0, 12),
+    ("densenet121_b64", "tv:densenet121", 64, 0, 224, "fp32", 0, 14),
+    ("convnext_tiny_b64", "tv:convnext_tiny", 64, 0, 224, "fp32", 0, 16),
+    ("regnet_y_400mf_b128", "tv:regnet_y_400mf", 128, 0, 224, "fp32", 0, 14),
+    ("inception_v3_b32", "tv:inception_v3", 32, 0, 299, "fp32", 0, 10),
+    ("vit_b_16_b32", "tv:vit_b_16", 32, 0, 224, "fp32", 0, 14),
+    ("vit_b_16_b64_bf16", "tv:vit_b_16", 64, 0, 224, "bf16", 0, 16),
+    ("swin_t_b32", "tv:swin_t", 32, 0, 224, "fp32", 0, 12),
+    ("bert_base_mlm_b16_s128", "hf:bert", 16, 128, 0, "fp32", 0, 6),
+    ("bert_base_mlm_b32_s512", "hf:bert", 32, 512, 0, "fp32", 0, 26),
+    ("bert_base_mlm_b16_s512_amp", "hf:bert", 16, 512, 0, "amp", 0, 12),
+    ("roberta_base_mlm_b16_s256", "hf:roberta", 16, 256, 0, "fp32", 0, 12),
+    ("distilbert_mlm_b32_s256", "hf:distilbert", 32, 256, 0, "fp32", 0, 12),
+    ("gpt2_b8_s1024", "hf:gpt2", 8, 1024, 0, "fp32", 0, 20),
+    ("gpt2_b16_s512_bf16", "hf:gpt2", 16, 512, 0, "bf16", 0, 16),
+    ("opt125m_b8_s512", "hf:opt", 8, 512, 0, "fp32", 0, 10),
+    ("t5_small_b16_s512", "hf:t5", 16, 512, 0, "fp32", 0, 14),
+    ("llama_small_b4_s512", "hf:llama", 4, 512, 0, "fp32", 0, 10),
+    ("llama_small_b8_s1024_bf16", "hf:llama", 8, 1024, 0, "bf16", 0, 20),
+    ("llama_small_b8_s1024_bf16_ckpt", "hf:llama", 8, 1024, 0, "bf16", 1, 12),
+    ("llama_small_lora_b8_s1024_bf16", "hf:llama-lora", 8, 1024, 0, "bf16", 0, 14),
+    ("qwen2_05b_b4_s512_bf16", "hf:qwen2", 4, 512, 0, "bf16", 0, 24),
+    ("vit_hf_base_b32", "hf:vit", 32, 0, 224, "fp32", 0, 14),
+]
+FIELDS = ["run", "summary", "batch", "seq_len", "image_size", "precision", "optimizer",
+          "checkpointing", "attention", "dtype", "peak_mib", "reserved_mib", "allocated_mib", "context_mib",
+          "params", "trained_params", "status"]
+
+
+def mib(b):
+    return round(b / 1048576.0, 1)
+
+
+class NvmlPeak:
+    """Largest per-process used memory NVML reports for this pid."""
+
+    def __init__(self):
+        self.peak = 0
+        self.ok = False
+        self.stop = False
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self.nv = pynvml
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self.ok = True
+        except Exception as e:  # no NVML: peak stays 0, reported as such
+            print(f"nvml: {e}", file=sys.stderr)
+
+    def read(self):
+        if not self.ok:
+            return 0
+        pid = os.getpid()
+        try:
+            for p in self.nv.nvmlDeviceGetComputeRunningProcesses(self.handle):
+                if p.pid == pid and p.usedGpuMemory is not None:
+                    self.peak = max(self.peak, p.usedGpuMemory)
+        except Exception:
+            pass
+        return self.peak
+
+    def start(self):
+        def loop():
+            while not self.stop:
+                self.read()
+                time.sleep(0.005)
+        self.t = threading.Thread(target=loop, daemon=True)
+        self.t.start()
+
+    def finish(self):
+        self.stop = True
+        if self.ok:
+            self.t.join()
+        return self.read()
+
+
+def build(builder, image_size, seq):
+    """The model and a function (batch) -> (inputs dict or tensor, loss function)."""
+    import torch
+    kind, name = builder.split(":", 1)
+    if kind == "tv":
+        import torchvision
+        kw = {"weights": None}
+        if name == "inception_v3":
+            kw.update(aux_logits=False, init_weights=False)
+        model = getattr(torchvision.models, name)(**kw)
+
+        def step_inputs(b):
+            x = torch.randn(b, 3, image_size, image_size, device="cuda")
+            y = torch.randint(0, 1000, (b,), device="cuda")
+            return (x,), y
+        return model, step_inputs, "cls"
+    import transformers as tf
+
+    def sdpa(cls, **kw):  # older configs take no attn_implementation
+        try:
+            return cls(attn_implementation="sdpa", **kw)
+        except (TypeError, ValueError):
+            return cls(**kw)
+    if name == "bert":
+        model = tf.BertForMaskedLM(sdpa(tf.BertConfig))
+    elif name == "roberta":
+        model = tf.RobertaForMaskedLM(sdpa(tf.RobertaConfig))
+    elif name == "distilbert":
+        model = tf.DistilBertForMaskedLM(sdpa(tf.DistilBertConfig))
+    elif name == "gpt2":
+        model = tf.GPT2LMHeadModel(sdpa(tf.GPT2Config))
+    elif name == "opt":
+        model = tf.OPTForCausalLM(sdpa(tf.OPTConfig))
+    elif name == "t5":
+        model = tf.T5ForConditionalGeneration(tf.T5Config())
+    elif name in ("llama", "llama-lora"):
+        cfg = sdpa(tf.LlamaConfig, hidden_size=1024, intermediate_size=2816,
+                   num_hidden_layers=8, num_attention_heads=16, num_key_value_heads=4,
+                   vocab_size=32000, max_position_embeddings=2048)
+        model = tf.LlamaForCausalLM(cfg)
+        if name == "llama-lora":
+            import peft
+            lc = peft.LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
+                                 target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
+            model = peft.get_peft_model(model, lc)
+    elif name == "qwen2":
+        cfg = sdpa(tf.Qwen2Config, hidden_size=896, intermediate_size=4864,
+                   num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
+                   vocab_size=151936, max_position_embeddings=4096, tie_word_embeddings=True)
+        model = tf.Qwen2ForCausalLM(cfg)
+    elif name == "vit":
+        model = tf.ViTForImageClassification(sdpa(tf.ViTConfig, num_labels=1000))
+
+        def vit_inputs(b):
+            x = torch.randn(b, 3, image_size, image_size, device="cuda")
+            y = torch.randint(0, 1000, (b,), device="cuda")
+            return {"pixel_values": x, "labels": y}, None
+        return model, vit_inputs, "hf"
+    else:
+        raise SystemExit(f"unknown builder {builder}")
+    vocab = model.config.vocab_size
+
+    def hf_inputs(b):
+        ids = torch.randint(0, vocab, (b, seq), device="cuda")
+        if name == "t5":
+            return {"input_ids": ids,
+                    "labels": torch.randint(0, vocab, (b, seq), device="cuda")}, None
+        return {"input_ids": ids, "labels": ids}, None
+    return model, hf_inputs, "hf"
+
+
+def floor_run():
+    import torch
+    a = torch.randn(256, 256, device="cuda")
+    (a @ a).sum().item()
+    conv = torch.nn.Conv2d(3, 8, 3).cuda()
+    x = torch.randn(2, 3, 32, 32, device="cuda", requires_grad=True)
+    conv(x).sum().backward()
+    torch.cuda.synchronize()
+    n = sum(p.numel() for p in conv.parameters())
+    return n, n
+
+
+def one(run, outdir):
+    import torch
+    r = [x for x in RUNS if x[0] == run]
+    if not r:
+        raise SystemExit(f"unknown run {run}")
+    name, builder, batch, seq, img, prec, ckpt, _ = r[0]
+    row = dict(run=name, summary="" if builder == "floor" else name + ".txt", batch=batch,
+               seq_len=seq, image_size=img, precision=prec, optimizer="adamw",
+               checkpointing=ckpt, status="ok")
+    nv = NvmlPeak()
+    nv.start()
+    try:
+        if builder == "floor":
+            params, trained = floor_run()
+        else:
+            model, inputs, kind = build(builder, img, seq)
+            cfg = getattr(model, "config", None)
+            row["attention"] = getattr(cfg, "_attn_implementation", "") if cfg else ""
+            row["dtype"] = str(next(model.parameters()).dtype).replace("torch.", "")
+            with open(os.path.join(outdir, name + ".txt"), "w") as f:
+                print(model, file=f)
+            model = model.cuda().train()
+            if ckpt:
+                model.gradient_checkpointing_enable()
+                model.config.use_cache = False
+            params = sum(p.numel() for p in model.parameters())
+            trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+            opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
+                                    lr=1e-4)
+            scaler = torch.amp.GradScaler("cuda") if prec == "amp" else None
+            dtype = {"amp": torch.float16, "bf16": torch.bfloat16}.get(prec)
+            for _ in range(STEPS):
+                x, y = inputs(batch)
+                with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
+                    if kind == "cls":
+                        loss = torch.nn.functional.cross_entropy(model(*x), y)
+                    else:
+                        loss = model(**x).loss
+                if scaler:
+                    scaler.scale(loss).backward()
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    loss.backward()
+                    opt.step()
+                opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize()
+        peak = nv.finish()
+        res, alloc = torch.cuda.max_memory_reserved(), torch.cuda.max_memory_allocated()
+        row.update(peak_mib=mib(peak), reserved_mib=mib(res), allocated_mib=mib(alloc),
+                   context_mib=mib(peak - torch.cuda.memory_reserved()) if peak else "",
+                   params=params, trained_params=trained)
+    except getattr(torch, "OutOfMemoryError", MemoryError) as e:
+        nv.finish()
+        row.update(status="oom: " + str(e).split("\n")[0][:200])
+    except Exception as e:
+        nv.finish()
+        row.update(status=f"error: {type(e).__name__}: {str(e)[:300]}")
+    with open(os.path.join(outdir, name + ".json"), "w") as f:
+        json.dump(row, f)
+    print(json.dumps(row), flush=True)
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "--one":
+        return one(argv[1], argv[2])
+    if not argv:
+        raise SystemExit(__doc__)
+    outdir = argv[0]
+    os.makedirs(outdir, exist_ok=True)
+    want = argv[1:]
+    runs = [r for r in RUNS if not want or r[0] in want]
+    budget = float(os.environ.get("GPU_PEAKS_BUDGET_GIB", "64"))
+    t0 = time.time()
+    # the floor first, alone on the GPU
+    for r in runs:
+        if r[0] == "floor":
+            subprocess.run([sys.executable, __file__, "--one", r[0], outdir])
+    pending = sorted((r for r in runs if r[0] != "floor"), key=lambda r: -r[7])
+    live = []
+    while pending or live:
+        live = [(p, h) for p, h in live if p.poll() is None]
+        used = sum(h for _, h in live)
+        for r in list(pending):
+            if used + r[7] <= budget or not live:
+                p = subprocess.Popen([sys.executable, __file__, "--one", r[0], outdir])
+                live.append((p, r[7]))
+                pending.remove(r)
+                used += r[7]
+        time.sleep(0.1)
+    rows = []
+    for r in runs:
+        try:
+            with open(os.path.join(outdir, r[0] + ".json")) as f:
+                rows.append(json.load(f))
+        except OSError:
+            rows.append(dict(run=r[0], status="no result"))
+    with open(os.path.join(outdir, "index.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: row.get(k, "") for k in FIELDS})
+    print(f"gpu_peaks: {len(rows)} runs in {time.time() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
