@@ -172,7 +172,7 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 8
+#define EST_NOTES 10
 
 /* Into out: a mixture-of-experts print's routing, when --experts-per-token (k) is not
  * given: every token counted through every expert. */
@@ -198,12 +198,19 @@ static void moe_note(const struct est_model *m, char *out, size_t cap)
  * assumed, a join in a convolutional tree that no tensor explains, a pooling printed
  * without its window, a profiler's total that the print's layers do not make, a
  * mixture-of-experts router printed without sizes read as a linear layer, and
- * mixture-of-experts blocks counted without --experts-per-token (k: 0 when not given).
+ * mixture-of-experts blocks counted without --experts-per-token (k: 0 when not given),
+ * and grouped-query attention replayed through PyTorch's math kernel (r).
  * Returns the count (at most EST_NOTES). */
-static size_t estimate_notes(const struct est_model *m, uint32_t k,
+static size_t estimate_notes(const struct est_model *m, uint32_t k, const struct est_result *r,
                              char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
+    if (r->math_attention)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "grouped-query attention under SDPA, in fp32 or on a GPU older than compute "
+                 "capability 8.0: no fused kernel takes it (FlashAttention wants fp16 or bf16 "
+                 "on 8.0 or newer, the memory-efficient kernel no grouped keys), so PyTorch "
+                 "runs its math kernel, which keeps each layer's probabilities (counted)");
     if (m->trainable_unplaced)
         trainable_note(m, notes[n++], EST_NOTE_MAX);
     if (m->quant_params)
@@ -401,6 +408,9 @@ int cmd_estimate(int argc, char **argv)
     }
     o.gpu_mib = kind->mem_mib;
     o.cublas_workspace_kib = kind->cublas_workspace_kib;
+    o.cc = kind->cc;
+    if (kind->floor_mib > 0)
+        o.floor_adjust_mib = kind->floor_mib - EST_ENV_FLOOR_MIB;
     if (o.precision == EST_PREC_BF16 && kind->cc < 80) /* the memory is the same either way */
         fprintf(stderr,
                 "carma estimate: note: %s (compute capability %u.%u) has no native bfloat16: "
@@ -475,7 +485,7 @@ int cmd_estimate(int argc, char **argv)
     }
     uint64_t nlayers = layer_count(&m);
     char notes[EST_NOTES][EST_NOTE_MAX];
-    size_t nnotes = estimate_notes(&m, o.experts_per_token, notes);
+    size_t nnotes = estimate_notes(&m, o.experts_per_token, &r, notes);
     if (json) {
         json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
                               "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,

@@ -243,6 +243,13 @@ int est_layer_materialised(const struct est_layer *l, enum est_attention a)
     return a == EST_ATTN_EAGER;
 }
 
+int est_attention_math(const struct est_layer *l, const struct est_opts *o, int grouped)
+{
+    return l->kind == EST_K_ATTN && grouped && o->attention == EST_ATTN_SDPA &&
+           l->heads_src != EST_HEADS_UNKNOWN &&
+           (o->precision == EST_PREC_FP32 || (o->cc && o->cc < 80));
+}
+
 const char *est_heads_src_name(enum est_heads_src s)
 {
     switch (s) {
@@ -880,6 +887,7 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         r->buckets_mib = k * rr.cat_mib[EST_RC_BUCKETS];
         r->peak_phase = rr.peak_phase;
         r->checkpointed_units = rr.checkpointed_units;
+        r->math_attention = rr.math_attention;
         r->peak_iteration = rr.peak_iteration;
         if (o->grad_accum) {
             r->accum_micro_batches = rr.micro_batches;

@@ -318,6 +318,17 @@ int est_attention_parse(const char *s, enum est_attention *out); /* "eager", "sd
  * attention probabilities can be missing (fused kernels keep none). */
 int est_layer_materialised(const struct est_layer *l, enum est_attention a);
 
+/* Whether attention layer l runs in PyTorch's math kernel, which keeps its probabilities:
+ * SDPA named by --attention (transformers since their 2025 attention refactor, which hand
+ * grouped keys and values to scaled_dot_product_attention with enable_gqa on PyTorch 2.5
+ * and newer), grouped-query attention (`grouped`: keys narrower than queries), and a
+ * precision or GPU no fused kernel takes with it: FlashAttention takes fp16 and bf16 on
+ * compute capability 8.0 and newer, the memory-efficient kernel no enable_gqa (measured on
+ * an H100, docs/estimator.md). A print of older transformers' Sdpa classes repeats the
+ * keys and values itself and runs a fused kernel. */
+struct est_opts;
+int est_attention_math(const struct est_layer *l, const struct est_opts *o, int grouped);
+
 /* Refuses attention probabilities m cannot size under a: 0, or -EINVAL with err naming
  * file:line (file may be NULL: "line N") when an attention row whose heads are
  * EST_HEADS_UNKNOWN is materialised under a (est_layer_materialised). */
@@ -438,8 +449,12 @@ struct est_opts {
     enum est_precision precision;
     enum est_attention attention;
     double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
-    double floor_adjust_mib; /* per-GPU-kind adjustment of the floor: 0 for every kind, none
-                              * measured (docs/estimator.md, Known limits) */
+    double floor_adjust_mib; /* per-GPU-kind adjustment of the floor: the kind's measured
+                              * floor less EST_ENV_FLOOR_MIB (sim_gpu_kind.floor_mib), 0
+                              * where none was measured */
+    /* CUDA compute capability x 10 of the GPU kind (70 V100, 80 A100, 90 H100); 0: not
+     * given, taken as one FlashAttention runs on (8.0 and newer). */
+    uint8_t cc;
     /* EST_FLOOR_GIVEN: floor_mib (> 0) is the measured floor of the job's environment
      * (CUDA context + libraries of an idle process); the fitted terms above it stay. */
     enum est_floor_src floor_src;
@@ -532,6 +547,9 @@ struct est_result {
      * per-kind model answered) and in which training iteration (0 in setup, then 1 to
      * EST_REPLAY_MAX_ITERS). */
     int peak_phase, peak_iteration;
+    /* 1 when attention layers were replayed through PyTorch's math kernel (grouped-query
+     * attention under SDPA that no fused kernel takes: est_opts.cc, precision), else 0. */
+    int math_attention;
     /* Under est_opts.grad_checkpoint: the units checkpointed (0: the option changed
      * nothing: no repeated layers, or a model the per-kind terms answer). */
     uint32_t checkpointed_units;

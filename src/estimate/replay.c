@@ -60,6 +60,7 @@ void est_replay_reset(struct est_replay_work *w)
     w->phase = w->peak_phase = EST_RP_NONE;
     w->iteration = w->peak_iteration = 0;
     w->overflow = 0;
+    w->math_attention = 0;
     w->cublas_ws[0] = w->cublas_ws[1] = NONE;
     w->ddp_bucket = NONE;
 }
@@ -737,6 +738,26 @@ static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, 
     nd->scores = pe;
 }
 
+/* PyTorch's math kernel for scaled_dot_product_attention (aten
+ * _scaled_dot_product_attention_math), `elems` probabilities: the scores, the softmax and
+ * its fully-masked-rows fix (_safe_softmax: a boolean mask, then the result) are new
+ * tensors; the result is kept (saved[0]), in fp32 as the inputs are. Dropout is left out:
+ * the kernel runs it only for a dropout probability above 0, which Llama-style configs
+ * leave at 0 and a print does not show. */
+static void math_scores(struct est_replay_work *w, struct est_replay_node *nd, double elems)
+{
+    double pe = elems * 4;
+    uint32_t s1 = alloc(w, pe, EST_RC_TRANSIENT);
+    uint32_t s2 = alloc(w, pe, EST_RC_TRANSIENT);
+    uint32_t mask = alloc(w, elems, EST_RC_TRANSIENT);
+    unref(w, s1);
+    nd->saved[0] = alloc(w, pe, EST_RC_ACT);
+    unref(w, mask);
+    unref(w, s2);
+    nd->scores = pe;
+    w->math_attention = 1;
+}
+
 /* Releases what node nd keeps for backward. */
 static inline void free_saved(struct est_replay_work *w, struct est_replay_node *nd)
 {
@@ -1115,7 +1136,10 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                 nd->in_bytes = rg ? qb : 0;
                 nd->qk_grads = rg ? qb : 0;
                 uint32_t ao;
-                if (!est_layer_materialised(l, o->attention)) {
+                if (est_attention_math(l, o, qkb[1] < qb)) {
+                    math_scores(w, nd, elems);
+                    ao = alloc(w, qb, EST_RC_ACT);
+                } else if (!est_layer_materialised(l, o->attention)) {
                     ao = alloc(w, qb, EST_RC_ACT);
                     nd->saved[0] = ref(w, ao);
                 } else {
@@ -1706,6 +1730,7 @@ static int replay_loop(struct est_replay_work *w, struct pass ps, struct est_rep
     r->peak_phase = w->peak_phase;
     r->peak_iteration = w->peak_iteration;
     r->checkpointed_units = w->nck;
+    r->math_attention = w->math_attention;
     uint64_t alloc_at_peak = 0;
     for (int c = 0; c < EST_RC_COUNT; c++) {
         r->cat_mib[c] = (double)w->peak_cat[c] / (double)MIB_U;

@@ -192,6 +192,7 @@ struct est_replay_work {
     uint64_t cat[EST_RC_COUNT], peak_cat[EST_RC_COUNT];
     int phase, iteration, peak_phase, peak_iteration; /* where the replay is, its peak */
     int overflow;
+    int math_attention;      /* some attention was replayed through the math kernel */
     uint32_t cublas_ws[2]; /* the main thread's and autograd's cuBLAS workspaces, once made */
     uint32_t ddp_bucket;   /* DDP's first-iteration bucket, until the rebuild */
     uint64_t seen[EST_REPLAY_MAX_ITERS][4]; /* what each iteration left (end_state_repeats) */
@@ -206,6 +207,7 @@ struct est_replay_result {
     double cat_mib[EST_RC_COUNT];   /* allocated at that moment, by kind */
     double cached_mib;              /* reserved but free at that moment */
     uint32_t checkpointed_units;    /* units run under gradient checkpointing (0: none) */
+    int math_attention;             /* some attention ran through the math kernel */
     uint32_t micro_batches;         /* the loop replayed: forward and backward passes per */
     int grads_kept;                 /* optimizer step, zero_grad(set_to_none=False) */
 };

@@ -11,12 +11,16 @@
  * datasheet (SXM parts; V100 SXM2); idle and static costs are the assumptions
  * documented in docs/model.md (idle about 14% of the limit, an active context with
  * no kernels about 12% more). cuBLAS workspace: PyTorch's default per handle,
- * ":4096:2:16:8" before Hopper, 4096 KiB x 8 on Hopper (CublasHandlePool.cpp). */
+ * ":4096:2:16:8" before Hopper, 4096 KiB x 8 on Hopper (CublasHandlePool.cpp). Floor:
+ * H100, the most of 31 training processes outside the caching allocator (NVML's
+ * per-process memory less torch.cuda.memory_reserved(): 742 to 762 MiB; driver 580,
+ * CUDA 13.0, PyTorch 2.11; data/estimator/gpu-peaks-h100). */
 static const struct sim_gpu_kind kinds[] = {
-    {"a100-40gb", "NVIDIA A100-SXM4-40GB", 40960, 55, 45, 400, EST_CUBLAS_WS_KIB, 80},
-    {"a100-80gb", "NVIDIA A100-SXM4-80GB", 81920, 60, 50, 400, EST_CUBLAS_WS_KIB, 80},
-    {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 70, 80, 700, EST_CUBLAS_WS_HOPPER_KIB, 90},
-    {"v100-32gb", "Tesla V100-SXM2-32GB", 32768, 40, 35, 300, EST_CUBLAS_WS_KIB, 70},
+    {"a100-40gb", "NVIDIA A100-SXM4-40GB", 40960, 55, 45, 400, EST_CUBLAS_WS_KIB, 80, 0},
+    {"a100-80gb", "NVIDIA A100-SXM4-80GB", 81920, 60, 50, 400, EST_CUBLAS_WS_KIB, 80, 0},
+    {"h100-80gb", "NVIDIA H100 80GB HBM3", 81559, 70, 80, 700, EST_CUBLAS_WS_HOPPER_KIB, 90,
+     762},
+    {"v100-32gb", "Tesla V100-SXM2-32GB", 32768, 40, 35, 300, EST_CUBLAS_WS_KIB, 70, 0},
 };
 
 const struct sim_gpu_kind *sim_gpu_kind_find(const char *name)

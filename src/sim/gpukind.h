@@ -16,6 +16,9 @@ struct sim_gpu_kind {
     double max_w;         /* board power limit */
     uint32_t cublas_workspace_kib; /* PyTorch's default cuBLAS workspace per handle */
     uint8_t cc;           /* CUDA compute capability x 10: 70 V100, 80 A100, 90 H100 */
+    double floor_mib;     /* a training process's memory outside PyTorch's allocator
+                           * (context, libraries), measured on this kind; 0: none measured
+                           * (the estimator's default floor, EST_ENV_FLOOR_MIB) */
 };
 
 /* Returns the kind named `name` (case-insensitive), or NULL. */

@@ -4680,6 +4680,58 @@ static void test_keras_attention_layers(void **state)
 
 /* carmad's basis for an estimator bound (carma show) names the job's heads only where
  * they sized the estimate: under fused attention they size nothing. */
+/* SDPA that no fused kernel takes (grouped-query attention in fp32, or on a GPU without
+ * FlashAttention) runs PyTorch's math kernel, which keeps the probabilities: measured on
+ * an H100 (data/estimator/gpu-peaks-h100, llama_small_b4_s512: 0.89 of the peak without). */
+static void test_attention_math_kernel(void **state)
+{
+    (void)state;
+    const char *fmt = "M(\n"
+                      "  (embed_tokens): Embedding(100, 160)\n"
+                      "  (self_attn): Llama%sAttention(\n"
+                      "    (q_proj): Linear(in_features=160, out_features=128, bias=False)\n"
+                      "    (k_proj): Linear(in_features=160, out_features=%d, bias=False)\n"
+                      "    (v_proj): Linear(in_features=160, out_features=%d, bias=False)\n"
+                      "    (o_proj): Linear(in_features=128, out_features=160, bias=False)\n"
+                      "  )\n"
+                      ")\n";
+    char gqa[1024], mha[1024], old[1024];
+    snprintf(gqa, sizeof gqa, fmt, "", 32, 32);
+    snprintf(mha, sizeof mha, fmt, "", 128, 128);
+    snprintf(old, sizeof old, fmt, "Sdpa", 32, 32); /* transformers < 4.48: repeat_kv */
+    const struct est_coef *c = est_coef_default();
+    struct est_model m;
+    struct carma_err err;
+    struct est_result math, r;
+    struct est_opts o = {.batch = 8, .seq = 1024, .optimizer = EST_OPT_ADAMW,
+                         .attention = EST_ATTN_SDPA, .cc = 90};
+    assert_int_equal(parse_heads(NULL, gqa, 0, &m, &err), 0);
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &math, &err), 0);
+    assert_int_equal(math.math_attention, 1);
+    o.precision = EST_PREC_BF16; /* FlashAttention takes it */
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(r.math_attention, 0);
+    o.cc = 70; /* a V100 has no FlashAttention */
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(r.math_attention, 1);
+    o.cc = 0; /* not given: a GPU FlashAttention runs on */
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(r.math_attention, 0);
+    o.precision = EST_PREC_FP32;
+    o.cc = 90;
+    /* the memory-efficient kernel takes fp32 without grouped keys */
+    assert_int_equal(parse_heads(NULL, mha, 0, &m, &err), 0);
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(r.math_attention, 0);
+    /* an older print's Sdpa class repeats the keys itself: fused, nothing kept; the math
+     * kernel keeps 8 x 2 heads x 1024 x 1024 fp32 probabilities (64 MiB) through backward */
+    o.attention = EST_ATTN_SHOWN;
+    assert_int_equal(parse_heads(NULL, old, 0, &m, &err), 0);
+    assert_int_equal(est_compute(&m, c, &o, &rwork, &r, &err), 0);
+    assert_int_equal(r.math_attention, 0);
+    assert_true(math.estimate_mib >= r.estimate_mib + 8 * 2 * 1024.0 * 1024 * 4 / 1048576 * 0.9);
+}
+
 static void test_bound_basis_heads(void **state)
 {
     (void)state;
@@ -5173,6 +5225,7 @@ int main(void)
         cmocka_unit_test(test_replay_cpu_peaks),
         cmocka_unit_test(test_attention_heads),
         cmocka_unit_test(test_keras_attention_layers),
+        cmocka_unit_test(test_attention_math_kernel),
         cmocka_unit_test(test_bound_basis_heads),
         cmocka_unit_test(test_detect_cost),
     };
