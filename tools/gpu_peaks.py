@@ -153,8 +153,9 @@ def build(builder, image_size, seq):
         model = tf.GPT2LMHeadModel(sdpa(tf.GPT2Config))
     elif name == "opt":
         model = tf.OPTForCausalLM(sdpa(tf.OPTConfig))
-    elif name == "t5":
-        model = tf.T5ForConditionalGeneration(tf.T5Config())
+    elif name == "t5":  # transformers 5's T5Config() sets no decoder start token
+        model = tf.T5ForConditionalGeneration(tf.T5Config(decoder_start_token_id=0,
+                                                           pad_token_id=0))
     elif name in ("llama", "llama-lora"):
         cfg = sdpa(tf.LlamaConfig, hidden_size=1024, intermediate_size=2816,
                    num_hidden_layers=8, num_attention_heads=16, num_key_value_heads=4,
@@ -221,6 +222,8 @@ def one(run, outdir):
             model, inputs, kind = build(builder, img, seq)
             cfg = getattr(model, "config", None)
             row["attention"] = getattr(cfg, "_attn_implementation", "") if cfg else ""
+            if builder == "tv:vit_b_16":  # nn.MultiheadAttention(need_weights=False): SDPA
+                row["attention"] = "sdpa"
             row["dtype"] = str(next(model.parameters()).dtype).replace("torch.", "")
             with open(os.path.join(outdir, name + ".txt"), "w") as f:
                 print(model, file=f)

@@ -19,6 +19,7 @@
 #include "estimate/fit.h"
 #include "estimate/parse.h"
 #include "estimate/replay.h"
+#include "sim/gpukind.h"
 #include "util/csv.h"
 
 #define EVAL_SEED 20240817ULL
@@ -472,6 +473,112 @@ static int cpu_peaks_check(const char *dir)
         ret = 2;
     } else if (hi > 0) {
         printf("  replay / measured: %.3f to %.3f\n", lo, hi);
+    }
+out:
+    set_close(&set);
+    return ret;
+}
+
+/* DIR/SUB/index.csv (tools/gpu_peaks.py): training peaks measured on a GPU of `kind`
+ * (NVML's per-process memory), against `carma estimate --gpu KIND` with the run's options.
+ * Rows whose status is not "ok" (the harness failed) and the floor row (no summary) are
+ * skipped; a summary the estimator refuses is listed with the reason, not an error.
+ * Clears *all_ok when a bound is below its peak. */
+static int gpu_peaks_check(const char *dir, const char *sub, const char *kind_name,
+                           int *all_ok)
+{
+    const struct sim_gpu_kind *kind = sim_gpu_kind_find(kind_name);
+    struct real_set set;
+    struct carma_err err;
+    int ret = set_open(&set, dir, sub, "index.csv");
+    if (ret || !kind)
+        return ret ? ret : 2;
+    struct carma_csv *csv = set.csv;
+    int rc;
+    int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
+        cq = carma_csv_col(csv, "seq_len"), ci = carma_csv_col(csv, "image_size"),
+        cp = carma_csv_col(csv, "precision"), co = carma_csv_col(csv, "optimizer"),
+        ck = carma_csv_col(csv, "checkpointing"), ca = carma_csv_col(csv, "attention"),
+        cy = carma_csv_col(csv, "peak_mib"), ct = carma_csv_col(csv, "status");
+    if (cs < 0 || cb < 0 || cq < 0 || ci < 0 || cp < 0 || co < 0 || ck < 0 || ca < 0 ||
+        cy < 0 || ct < 0) {
+        fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
+        ret = 2;
+        goto out;
+    }
+    printf("\nTraining peaks measured on an %s (%s/: nvidia-smi's memory of the process, "
+           "four AdamW steps;\nattention sdpa where the run used it), against "
+           "`carma estimate --gpu %s`:\n", kind->model, sub, kind->name);
+    printf("  %-34s %5s %5s %5s %-5s %9s %9s %9s %6s %6s\n", "summary", "batch", "seq", "image",
+           "prec", "estimate", "bound", "peak", "est/pk", "bnd/pk");
+    double sum_e = 0, sum_b = 0, lo = 1e9;
+    size_t cnt = 0, refused = 0;
+    char sp[4096];
+    while ((rc = carma_csv_next(csv, &err)) == 1) {
+        if (strcmp(csv->field[ct], "ok") != 0 || !csv->field[cs][0])
+            continue;
+        uint64_t batch, seq, image, gc;
+        double peak;
+        struct est_opts o = {.gpu_mib = kind->mem_mib,
+                             .cublas_workspace_kib = kind->cublas_workspace_kib,
+                             .cc = kind->cc,
+                             .floor_adjust_mib =
+                                 kind->floor_mib > 0 ? kind->floor_mib - EST_ENV_FLOOR_MIB : 0};
+        if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch == 0 || batch > EST_MAX_BATCH ||
+            carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ ||
+            carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536 ||
+            carma_parse_u64(csv->field[ck], &gc) < 0 || gc > 1 ||
+            est_precision_parse(csv->field[cp], &o.precision) < 0 ||
+            est_optimizer_parse(csv->field[co], &o.optimizer) < 0 ||
+            (csv->field[ca][0] && est_attention_parse(csv->field[ca], &o.attention) < 0) ||
+            carma_parse_double(csv->field[cy], &peak) < 0 || !(peak > 0) ||
+            strchr(csv->field[cs], '/')) {
+            fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", set.path, csv->line);
+            ret = 2;
+            goto out;
+        }
+        o.batch = (uint32_t)batch;
+        o.seq = (uint32_t)seq;
+        o.grad_checkpoint = (int)gc;
+        snprintf(sp, sizeof sp, "%s/%s/%s", dir, sub, csv->field[cs]);
+        char *sb;
+        size_t sl;
+        struct est_model m;
+        struct est_result r;
+        est_model_init(&m, set.layers, EST_MAX_LAYERS);
+        m.image_h = m.image_w = (uint32_t)image;
+        if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, &err) < 0) {
+            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+            ret = 2;
+            goto out;
+        }
+        int prc = est_model_prepare(&m, sb, sl, csv->field[cs], &o, &err);
+        free(sb);
+        if (prc == 0)
+            prc = est_compute(&m, est_coef_default(), &o, set.work, &r, &err);
+        if (prc < 0) {
+            refused++;
+            printf("  %-34s refused: %.90s\n", csv->field[cs], err.msg);
+            continue;
+        }
+        int ok = r.bound_mib >= peak;
+        if (!ok)
+            *all_ok = 0;
+        sum_e += r.estimate_mib / peak;
+        sum_b += r.bound_mib / peak;
+        lo = r.estimate_mib / peak < lo ? r.estimate_mib / peak : lo;
+        cnt++;
+        printf("  %-34s %5u %5u %5u %-5s %9.0f %9.0f %9.0f %6.2f %6.2f%s\n", csv->field[cs],
+               o.batch, o.seq, (unsigned)image, est_precision_name(o.precision), r.estimate_mib,
+               r.bound_mib, peak, r.estimate_mib / peak, r.bound_mib / peak,
+               ok ? "" : "  BOUND BELOW THE PEAK");
+    }
+    if (rc < 0) {
+        fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+        ret = 2;
+    } else if (cnt) {
+        printf("  %zu estimated, %zu refused; mean estimate/peak %.2f (lowest %.2f), "
+               "bound/peak %.2f\n", cnt, refused, sum_e / (double)cnt, lo, sum_b / (double)cnt);
     }
 out:
     set_close(&set);
@@ -1012,6 +1119,12 @@ int cmd_eval_estimator(int argc, char **argv)
     }
     if (ret == 0)
         ret = cpu_peaks_check(dir);
+    if (ret == 0) {
+        int all_ok = 1;
+        ret = gpu_peaks_check(dir, "gpu-peaks-h100", "h100-80gb", &all_ok);
+        if (ret == 0)
+            printf("  every bound >= peak: %s\n", all_ok ? "yes" : "NO");
+    }
 done:
     free(s);
     free(use);
