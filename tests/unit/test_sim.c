@@ -1,5 +1,6 @@
-/* The simulator: the co-location model against collocation-facts.csv (within 10%),
- * exact energy of a lone job, OOM crashes and their recovery, and determinism. */
+/* The simulator: the co-location model against collocation-facts.csv (within 10%) and
+ * collocation-h100.csv (docs/model.md, Checked on an H100), exact energy of a lone job,
+ * OOM crashes and their recovery, and determinism. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,12 +8,14 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/coloc.h"
 #include "sim/profile.h"
 #include "sim/sim.h"
+#include "util/csv.h"
 
 #define WITHIN(x, ref, tol) assert_true(fabs((x) - (ref)) <= (tol) * fabs(ref))
 
@@ -77,6 +80,259 @@ static void test_model_reproduces_collocation_facts(void **state)
     WITHIN(5.36 / r, 5.57, 0.10);
     WITHIN(1.05 / r, 1.10, 0.10);
     WITHIN(0.87 * r, 0.81, 0.10);
+}
+
+/* ---- data/collocation-h100.csv: the model against an H100 80GB HBM3 (2026-11-26) ---- */
+
+#define H100_CSV "data/collocation-h100.csv"
+#define H100_MAX_EXP 16
+#define H100_MAX_JOBS 4
+
+/* One experiment of the CSV (tools/gpu_coloc.py): its sharing mode, its jobs (one row
+ * each), each job's slowdown (solo rate under time-slicing / rate), and the GPU's mean
+ * SMACT and board power over the window (the same on every row). */
+struct h100_exp {
+    char name[32];
+    enum carma_sharing sharing;
+    size_t n, listed; /* rows read; jobs its `jobs` column names */
+    char job[H100_MAX_JOBS][8];
+    double slowdown[H100_MAX_JOBS];
+    double smact, power_w;
+};
+
+/* Reads the CSV into e (cap entries), one entry per experiment, in file order; checks that
+ * each experiment has one row per job its `jobs` column names. Returns the count. */
+static size_t h100_load(struct h100_exp *e, size_t cap)
+{
+    static const char *const names[] = {"experiment", "sharing", "jobs", "job",
+                                        "slowdown",   "smact",   "power_w"};
+    char *buf;
+    size_t len, n = 0;
+    struct carma_err err;
+    if (carma_file_read(H100_CSV, 1 << 20, &buf, &len, &err))
+        fail_msg("%s", err.msg);
+    struct carma_csv *csv = malloc(sizeof *csv);
+    assert_non_null(csv);
+    carma_csv_init(csv, buf, len, H100_CSV, ',');
+    int col[7];
+    if (carma_csv_header(csv, names, 7, 7, col, NULL, &err))
+        fail_msg("%s", err.msg);
+    int rc;
+    while ((rc = carma_csv_next(csv, &err)) == 1) {
+        const char *name = csv->field[col[0]];
+        struct h100_exp *x = n ? &e[n - 1] : NULL;
+        if (!x || strcmp(x->name, name) != 0) {
+            assert_true(n < cap);
+            x = &e[n++];
+            memset(x, 0, sizeof *x);
+            assert_true(strlen(name) < sizeof x->name);
+            strcpy(x->name, name);
+            int sh = carma_sharing_parse(csv->field[col[1]]);
+            assert_true(sh >= 0);
+            x->sharing = (enum carma_sharing)sh;
+            assert_int_equal(carma_parse_double(csv->field[col[5]], &x->smact), 0);
+            assert_int_equal(carma_parse_double(csv->field[col[6]], &x->power_w), 0);
+            x->listed = 1;
+            for (const char *p = csv->field[col[2]]; *p; p++)
+                x->listed += *p == '+';
+        }
+        assert_true(x->n < x->listed && x->n < H100_MAX_JOBS);
+        assert_true(strlen(csv->field[col[3]]) < sizeof x->job[0]);
+        strcpy(x->job[x->n], csv->field[col[3]]);
+        assert_int_equal(carma_parse_double(csv->field[col[4]], &x->slowdown[x->n]), 0);
+        x->n++;
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < n; i++) /* no experiment lost a row */
+        assert_int_equal(e[i].n, e[i].listed);
+    free(csv);
+    free(buf);
+    return n;
+}
+
+/* Solo SMACT of a job: the experiment "solo-JOB" (alone, time-slicing). */
+static float h100_solo_smact(const struct h100_exp *e, size_t n, const char *job)
+{
+    char name[32];
+    snprintf(name, sizeof name, "solo-%s", job);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(e[i].name, name) == 0)
+            return (float)e[i].smact;
+    fail_msg("%s: no experiment %s", H100_CSV, name);
+    return 0;
+}
+
+static const struct h100_exp *h100_find(const struct h100_exp *e, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(e[i].name, name) == 0)
+            return &e[i];
+    fail_msg("%s: no experiment %s", H100_CSV, name);
+    return NULL;
+}
+
+/* Measured aggregate throughput (sum of rate / solo rate) and the model's. */
+static double h100_agg_measured(const struct h100_exp *x)
+{
+    double a = 0;
+    for (size_t j = 0; j < x->n; j++)
+        a += 1.0 / x->slowdown[j];
+    return a;
+}
+
+static double h100_agg_model(const struct h100_exp *x, const struct h100_exp *e, size_t n)
+{
+    float sm = 0, busy = 0;
+    for (size_t j = 0; j < x->n; j++) {
+        float s = h100_solo_smact(e, n, x->job[j]);
+        sm += s;
+        busy += carma_coloc_busy(s);
+    }
+    return (double)x->n * carma_coloc_rate(x->sharing, (uint32_t)x->n, sm, busy);
+}
+
+/* The co-location model against the H100 (docs/model.md, Checked on an H100): MPS's
+ * aggregate throughput within 10% where the jobs ran no faster than alone; four light jobs
+ * under MPS each ran faster than alone (4.66x together), which no rate <= 1 reaches: the
+ * model says 3.47. Time-slicing is off both ways: too pessimistic for light jobs, too
+ * optimistic for heavy pairs; pinned so that the documented figures stay true. */
+static void test_model_against_h100_measurements(void **state)
+{
+    (void)state;
+    struct h100_exp e[H100_MAX_EXP];
+    size_t n = h100_load(e, H100_MAX_EXP);
+    assert_int_equal(n, 12);
+    WITHIN(h100_solo_smact(e, n, "r18c"), 0.142, 0.001);
+    WITHIN(h100_solo_smact(e, n, "r50"), 0.826, 0.001);
+    WITHIN(h100_solo_smact(e, n, "bert"), 0.905, 0.001);
+    static const struct {
+        const char *name;
+        double off; /* model / measured aggregate, where the model is off by more than 10% */
+    } sets[] = {{"mps-r50-x2", 0},   {"mps-r18c+r50", 0}, {"mps-bert+r50", 0},
+                {"mps-r18c-x4", 0.743}, {"r18c-x4", 0.566}, {"r18c+r50", 0.817},
+                {"r50-x2", 1.156},   {"bert+r50", 1.141}};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        const struct h100_exp *x = h100_find(e, n, sets[i].name);
+        double meas = h100_agg_measured(x), model = h100_agg_model(x, e, n);
+        print_message("%-14s aggregate measured %.3f model %.3f\n", x->name, meas, model);
+        if (sets[i].off == 0)
+            WITHIN(model, meas, 0.10);
+        else
+            WITHIN(model / meas, sets[i].off, 0.01);
+    }
+}
+
+/* Most jobs on one GPU at once in a recorded run. */
+static size_t max_together(const struct sim_timeline *tl)
+{
+    size_t best = 0;
+    for (size_t a = 0; a < tl->nbars; a++) {
+        size_t k = 0;
+        for (size_t b = 0; b < tl->nbars; b++)
+            k += tl->bars[b].start_s <= tl->bars[a].start_s &&
+                 tl->bars[a].start_s < tl->bars[b].end_s;
+        best = k > best ? k : best;
+    }
+    return best;
+}
+
+/* auto's decisions on the H100's combinations: each set of jobs arrives together on one
+ * simulated H100 with the measured solo SMACT. auto collocates exactly where the measured
+ * gain of running them together over one after another passes min_gain. Under
+ * time-slicing it runs two of the four light jobs together, not four: the model gives the
+ * third and fourth no gain (1 / s^k = 1.80x for any number past the GPU's capacity) where
+ * four together measured 3.17x. */
+static void test_auto_decisions_on_h100_measurements(void **state)
+{
+    (void)state;
+    struct h100_exp e[H100_MAX_EXP];
+    size_t n = h100_load(e, H100_MAX_EXP);
+    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("h100-80gb")};
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct h100_exp *x = &e[i];
+        if (x->n < 2)
+            continue;
+        struct sim_job_spec jobs[H100_MAX_JOBS];
+        for (size_t j = 0; j < x->n; j++)
+            jobs[j] = job(0, 3600, 2000, h100_solo_smact(e, n, x->job[j]));
+        struct sim_trace t = {.jobs = jobs, .njobs = x->n, .workloads = wl, .nworkloads = 1};
+        struct sim_config cfg;
+        sim_config_default(&cfg);
+        cfg.kinds = kinds;
+        cfg.ngpus = 1;
+        cfg.sharing = x->sharing;
+        cfg.record = 1;
+        struct sim_metrics m;
+        struct sim_timeline tl;
+        struct carma_err err;
+        if (sim_run(&t, &cfg, &m, &tl, &err))
+            fail_msg("sim_run: %s", err.msg);
+        assert_int_equal(m.succeeded, x->n);
+        size_t together = max_together(&tl);
+        sim_timeline_free(&tl);
+        int measured = h100_agg_measured(x) - 1 >= cfg.params.min_gain;
+        print_message("%-14s measured gain %+.3f, auto runs %zu of %zu together\n", x->name,
+                      h100_agg_measured(x) - 1, together, x->n);
+        assert_int_equal(together >= 2, measured);
+        int ts_light = strcmp(x->name, "r18c-x4") == 0; /* the one miss, above */
+        assert_int_equal(together, !measured ? 1 : ts_light ? 2 : x->n);
+        checked++;
+    }
+    assert_int_equal(checked, 8);
+}
+
+/* The H100's power against the model P = idle + static + (max - idle - static) SMACT,
+ * idle 70 W and max 700 W (measured idle 71 W; the board limit). Least squares on the 12
+ * experiments' mean SMACT and power puts static at -93 W, a GPU with a resident job below
+ * idle (0 W if held >= 0: rms 57 W against 76 W at the assumed 80 W). What the simulator's
+ * comparisons rest on is the energy a set of jobs takes per unit of work together against
+ * one after another, and there the assumed 80 W is right: with the measured rates and
+ * SMACT, the model gives every combination's ratio within 0.06 (0.18 off at 0 W: four
+ * light jobs, measured 0.52, 0.70 at 0 W), so it stays (docs/model.md). */
+static void test_h100_power_model(void **state)
+{
+    (void)state;
+    struct h100_exp e[H100_MAX_EXP];
+    size_t n = h100_load(e, H100_MAX_EXP);
+    const struct sim_gpu_kind *k = sim_gpu_kind_find("h100-80gb");
+    assert_float_equal(k->idle_w, 70, 0);
+    assert_float_equal(k->max_w, 700, 0);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = e[i].smact, y = e[i].power_w - k->idle_w - (k->max_w - k->idle_w) * x;
+        num += y * (1 - x);
+        den += (1 - x) * (1 - x);
+    }
+    WITHIN(num / den, -93.0, 0.01);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct h100_exp *x = &e[i];
+        if (x->n < 2)
+            continue;
+        /* Energy per unit of work: together, the GPU's power over the aggregate rate; one
+         * after another, each job's solo power weighted by the work it did together. The
+         * aggregate rate divides both. */
+        double serial_meas = 0, serial_model = 0;
+        for (size_t j = 0; j < x->n; j++) {
+            char solo[32];
+            snprintf(solo, sizeof solo, "solo-%s", x->job[j]);
+            const struct h100_exp *alone = h100_find(e, n, solo);
+            double w = 1.0 / x->slowdown[j];
+            serial_meas += w * alone->power_w;
+            serial_model += w * (k->idle_w + k->static_w +
+                                 (k->max_w - k->idle_w - k->static_w) * alone->smact);
+        }
+        double meas = x->power_w / serial_meas;
+        double model = (k->idle_w + k->static_w +
+                        (k->max_w - k->idle_w - k->static_w) * x->smact) / serial_model;
+        print_message("%-14s energy per work together / one after another: measured %.3f "
+                      "model %.3f\n", x->name, meas, model);
+        assert_true(fabs(model - meas) <= 0.06);
+        checked++;
+    }
+    assert_int_equal(checked, 8);
 }
 
 static void test_sim_end_to_end_mps_gain(void **state)
@@ -567,6 +823,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_reproduces_collocation_facts),
+        cmocka_unit_test(test_model_against_h100_measurements),
+        cmocka_unit_test(test_auto_decisions_on_h100_measurements),
+        cmocka_unit_test(test_h100_power_model),
         cmocka_unit_test(test_sim_end_to_end_mps_gain),
         cmocka_unit_test(test_lone_job_energy_exact),
         cmocka_unit_test(test_or_rr_oom_then_recovery),
