@@ -252,7 +252,10 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             g->last = s;
             g->have = 1;
             g->present = present_mask(&s);
-            note_fallbacks(m, gi);
+            if (g->answered < CARMA_MON_NOTE_AFTER)
+                g->answered++;
+            if (g->answered >= CARMA_MON_NOTE_AFTER)
+                note_fallbacks(m, gi);
             uint64_t used = s.mem_used_bytes >> 20;
             if (used != v->mem_used_mib) {
                 v->mem_used_mib = used;

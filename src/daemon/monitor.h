@@ -63,6 +63,12 @@ struct carma_mon_bucket {
     int energy_known;
 };
 
+/* A signal's absence is logged from a GPU's CARMA_MON_NOTE_AFTER-th successful sample on:
+ * the profiling metrics of NVML GPM and DCGM are means over the interval since the sample
+ * before, and the first interval, opened moments before at startup, can lack one (seen on
+ * an H100: DRAMA absent from the first GPM sample only). */
+#define CARMA_MON_NOTE_AFTER 3
+
 struct carma_mon_gpu {
     struct carma_gpu_info info;
     struct carma_gpu_sample last; /* the last successful sample */
@@ -72,6 +78,7 @@ struct carma_mon_gpu {
     char drain_reason[64];    /* "lost", "stopped answering" */
     uint32_t present;         /* bit per enum carma_mon_sig: in the last sample */
     uint32_t noted;           /* bits whose absence was already logged */
+    unsigned answered;        /* successful samples, counted up to CARMA_MON_NOTE_AFTER */
     struct carma_mon_sample ring[CARMA_MON_RING];
     uint32_t head, len;       /* ring: next write, samples held */
     double prev_t;            /* time of the previous successful sample, < 0 none */

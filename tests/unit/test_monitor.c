@@ -184,6 +184,47 @@ static void test_windows_and_risk(void **state)
     carma_mon_free(&m);
 }
 
+/* GPM's and DCGM's first interval can lack a metric (an H100's first GPM sample had no
+ * DRAMA): an absence is said from the third sample on, and only if it lasts until then. */
+static void test_fallbacks_not_said_for_first_samples(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    for (int i = 0; i < 4; i++) {
+        s.rows[s.n] = row(0.5, 0.5, 100, -1);
+        if (i == 0)
+            s.rows[s.n].drama = -1; /* the first interval only */
+        s.rows[s.n].tensor = 0.1;
+        s.rows[s.n++].energy_j = 1000 + 100 * i;
+    }
+    for (int i = 0; i < 4; i++) { /* a GPU whose SMOCC never comes */
+        s.rows[s.n] = row(0.5, 0.5, 100, 1000 + 100 * i);
+        s.rows[s.n].tensor = 0.1;
+        s.rows[s.n++].smocc = -1;
+    }
+    struct carma_gpu_backend b;
+    struct carma_gpu v;
+    struct carma_monitor m;
+    struct logbuf l = {{0}, 0};
+    setup_mon(&m, &b, &v, &s, &l, 30, 0);
+    for (int i = 0; i < 4; i++)
+        carma_mon_tick(&m, 10.0 + i);
+    assert_int_equal(l.nlines, 0);
+    assert_null(strstr(l.text, "no DRAMA"));
+    carma_mon_free(&m);
+    struct logbuf l2 = {{0}, 0};
+    s.next = 4;
+    setup_mon(&m, &b, &v, &s, &l2, 30, 0);
+    carma_mon_tick(&m, 20.0);
+    carma_mon_tick(&m, 21.0);
+    assert_int_equal(l2.nlines, 0); /* not yet */
+    carma_mon_tick(&m, 22.0);
+    assert_non_null(strstr(l2.text, "no SMOCC on GPU-TEST-0"));
+    carma_mon_tick(&m, 23.0);
+    assert_int_equal(l2.nlines, 1); /* once */
+    carma_mon_free(&m);
+}
+
 static void test_fallbacks_said_once(void **state)
 {
     (void)state;
@@ -409,6 +450,7 @@ static void test_fake_nvml(void **state)
     assert_string_equal(m.g[0].info.uuid, "GPU-aaaa");
     assert_int_equal(carma_mon_tick(&m, 1.0), 0);
     assert_int_equal(carma_mon_tick(&m, 2.0), 0);
+    assert_int_equal(carma_mon_tick(&m, 2.5), 0); /* absences are said from the third on */
     const struct carma_gpu_sample *s = &m.g[0].last;
     assert_int_equal(v[0].mem_used_mib, 10240);
     assert_float_equal(s->util_gpu, 0.37, 1e-9);
@@ -465,6 +507,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_windows_and_risk),
+        cmocka_unit_test(test_fallbacks_not_said_for_first_samples),
         cmocka_unit_test(test_fallbacks_said_once),
         cmocka_unit_test(test_energy_counter_glitch),
         cmocka_unit_test(test_records_on_a_jittery_timer),
