@@ -199,12 +199,20 @@ static void moe_note(const struct est_model *m, char *out, size_t cap)
  * without its window, a profiler's total that the print's layers do not make, a
  * mixture-of-experts router printed without sizes read as a linear layer, and
  * mixture-of-experts blocks counted without --experts-per-token (k: 0 when not given),
- * and grouped-query attention replayed through PyTorch's math kernel (r).
+ * attention with a learned position bias, whose probabilities are kept whatever
+ * --attention says, and grouped-query attention replayed through PyTorch's math kernel
+ * (r).
  * Returns the count (at most EST_NOTES). */
 static size_t estimate_notes(const struct est_model *m, uint32_t k, const struct est_result *r,
                              char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
+    if (m->scores_bias_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the attention adds a learned position bias to its scores (the table at line "
+                 "%zu, as T5's relative_attention_bias): they are computed explicitly and the "
+                 "probabilities counted, whatever --attention says",
+                 m->scores_bias_line);
     if (r->math_attention)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "grouped-query attention under SDPA, in fp32 or on a GPU older than compute "

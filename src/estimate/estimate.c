@@ -236,7 +236,7 @@ int est_attention_parse(const char *s, enum est_attention *out)
 
 int est_layer_materialised(const struct est_layer *l, enum est_attention a)
 {
-    if (l->kind != EST_K_ATTN)
+    if (l->kind != EST_K_ATTN || (l->flags & EST_LF_SCORES))
         return 1;
     if (a == EST_ATTN_SHOWN)
         return !(l->flags & EST_LF_FUSED);

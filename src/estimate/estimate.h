@@ -84,6 +84,10 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_LORA_DROP 0x40 /* a LoRA adapter's input passes through dropout first: a
                                * copy of the input and its mask are kept */
 #define EST_LF_TRAINED 0x80   /* (parser) trained in a PEFT model: a modules_to_save copy */
+#define EST_LF_SCORES 0x100   /* attention in a model whose attention adds a learned
+                               * position bias to its scores (a position table inside an
+                               * attention block: T5's relative_attention_bias): the scores
+                               * are computed in Python and kept under any --attention */
 
 /* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
  * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A
@@ -108,7 +112,7 @@ struct est_layer {
     uint8_t kind;      /* enum est_kind */
     uint8_t per_token; /* out is per token: multiply by the sequence length */
     uint8_t attn;      /* out is heads x seq per token (attention scores) */
-    uint8_t flags;     /* EST_LF_* */
+    uint16_t flags;    /* EST_LF_* */
     uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
                           quantized (bitsandbytes Linear4bit, Linear8bitLt; AWQ), 16 when
                           quantized to bits the print does not give (HQQ): the most; 32 in
@@ -223,6 +227,9 @@ struct est_model {
     size_t tied_head_bare; /* the line of an output head printed without its size that the
                               assumed head stands for (a class of its own, as Baichuan's
                               NormHead()); 0: none, a head tied in forward */
+    /* Module trees: the line of the first position-bias table inside an attention block
+     * (EST_LF_SCORES), 0 when none. */
+    size_t scores_bias_line;
     /* Module trees read with image_h x image_w, for a note: the first convolution or norm
      * whose input channels no tensor has and no concatenation of the newest tensor with an
      * earlier one makes, read as a join the print does not show at the newest tensor's

@@ -4753,6 +4753,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 m->layers[m->n - 1].heads_src = src;
                 if (f->sdpa)
                     m->layers[m->n - 1].flags |= EST_LF_FUSED;
+                if (m->scores_bias_line)
+                    m->layers[m->n - 1].flags |= EST_LF_SCORES;
                 if (attn_at < m->n - 1) { /* move it before the output projection */
                     struct est_layer a = m->layers[m->n - 1];
                     memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
@@ -5156,8 +5158,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                 (int)cls_n, c);
         } else if (k == EST_K_EMBED && depth >= 0 && st[depth].in_attention) {
             /* A position-bias table inside attention (T5's relative_attention_bias): its
-             * lookup is added to the scores, not passed along the layers. */
+             * lookup is added to the scores, not passed along the layers; the scores are
+             * then computed explicitly in every attention block after it (T5's blocks
+             * reuse the first one's bias), whatever the configuration says. A rotary
+             * embedding (LlamaRotaryEmbedding(), no table) is neither. */
             k = EST_K_OTHER;
+            if (!m->scores_bias_line && npos == 2)
+                m->scores_bias_line = L.line;
             out = 0;
             if (npos == 2)
                 args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);

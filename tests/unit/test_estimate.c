@@ -4732,6 +4732,59 @@ static void test_attention_math_kernel(void **state)
     assert_true(math.estimate_mib >= r.estimate_mib + 8 * 2 * 1024.0 * 1024 * 4 / 1048576 * 0.9);
 }
 
+/* Attention that adds a learned position bias to its scores (T5's relative_attention_bias,
+ * a table in the first block only) computes them in Python: every attention block after
+ * the table keeps its probabilities under --attention sdpa too. Measured on an H100
+ * (data/estimator/gpu-peaks-h100, t5_small_b16_s512: 13474 MiB; read as fused, a bound of
+ * 12834). A rotary embedding (no table) is no such bias. */
+static void test_attention_position_bias(void **state)
+{
+    (void)state;
+    const char *fmt = "T5Stack(\n"
+                      "  (embed_tokens): Embedding(100, 128)\n"
+                      "  (block): ModuleList(\n"
+                      "    (0): T5Block(\n"
+                      "      (SelfAttention): T5Attention(\n"
+                      "        (q): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        (k): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        (v): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        (o): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        %s\n"
+                      "      )\n"
+                      "    )\n"
+                      "    (1): T5Block(\n"
+                      "      (SelfAttention): T5Attention(\n"
+                      "        (q): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        (k): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        (v): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "        (o): Linear(in_features=128, out_features=128, bias=False)\n"
+                      "      )\n"
+                      "    )\n"
+                      "  )\n"
+                      ")\n";
+    char t5[2048], rope[2048];
+    snprintf(t5, sizeof t5, fmt, "(relative_attention_bias): Embedding(32, 2)");
+    snprintf(rope, sizeof rope, fmt, "(rotary_emb): LlamaRotaryEmbedding()");
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_heads(NULL, t5, 0, &m, &err), 0);
+    assert_int_equal(m.scores_bias_line, 10);
+    size_t n = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_true(m.layers[i].flags & EST_LF_SCORES);
+            assert_true(est_layer_materialised(&m.layers[i], EST_ATTN_SDPA));
+            n++;
+        }
+    assert_int_equal(n, 2);
+    assert_string_equal(est_attention_assumed(&m, EST_ATTN_SDPA), "eager");
+    assert_int_equal(parse_heads(NULL, rope, 0, &m, &err), 0);
+    assert_int_equal(m.scores_bias_line, 0);
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN)
+            assert_false(est_layer_materialised(&m.layers[i], EST_ATTN_SDPA));
+}
+
 static void test_bound_basis_heads(void **state)
 {
     (void)state;
@@ -5226,6 +5279,7 @@ int main(void)
         cmocka_unit_test(test_attention_heads),
         cmocka_unit_test(test_keras_attention_layers),
         cmocka_unit_test(test_attention_math_kernel),
+        cmocka_unit_test(test_attention_position_bias),
         cmocka_unit_test(test_bound_basis_heads),
         cmocka_unit_test(test_detect_cost),
     };
