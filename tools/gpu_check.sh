@@ -70,7 +70,7 @@ phase "carmad on NVML with real jobs"
 S=$W/carmad
 printf '[daemon]\nallow_root_jobs = true\nmonitor_interval = 1\n' >"$S/carmad.ini"
 export CARMA_SOCKET=$S/sock
-run "$BIN/carmad" --foreground --state "$S/state" --socket "$S/sock" --config "$S/carmad.ini" \
+LD_LIBRARY_PATH=$LIB "$BIN/carmad" --foreground --state "$S/state" --socket "$S/sock" --config "$S/carmad.ini" \
     --gpus nvml --http 127.0.0.1:9400 2>"$S/carmad.log" &
 DP=$!
 i=0

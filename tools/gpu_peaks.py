@@ -20,8 +20,13 @@ steps: forward, loss, backward, AdamW step (PyTorch's default foreach
 implementation), zero_grad(set_to_none=True). amp is autocast float16 with a
 GradScaler, bf16 autocast bfloat16. Inputs are random.
 
+--sdpa-probe prints the memory one scaled_dot_product_attention forward and backward
+takes, fp32 and fp16, with grouped keys (enable_gqa) and without: which kernel PyTorch
+picks shows in whether the probabilities are kept.
+
 Usage: gpu_peaks.py OUTDIR [RUN...]         (all runs, or the named ones)
-       gpu_peaks.py --one RUN OUTDIR        (one run, in this process)"""
+       gpu_peaks.py --one RUN OUTDIR        (one run, in this process)
+       gpu_peaks.py --sdpa-probe"""
 import csv
 import json
 import os
@@ -66,6 +71,10 @@ RUNS = [
     ("llama_small_b8_s1024_bf16_ckpt", "hf:llama", 8, 1024, 0, "bf16", 1, 12),
     ("llama_small_lora_b8_s1024_bf16", "hf:llama-lora", 8, 1024, 0, "bf16", 0, 14),
     ("qwen2_05b_b4_s512_bf16", "hf:qwen2", 4, 512, 0, "bf16", 0, 24),
+    ("qwen2_05b_b2_s512", "hf:qwen2", 2, 512, 0, "fp32", 0, 24),
+    ("llama_small_b2_s1024", "hf:llama", 2, 1024, 0, "fp32", 0, 10),
+    ("llama_small_b8_s1024_amp", "hf:llama", 8, 1024, 0, "amp", 0, 20),
+    ("convnext_tiny_b32", "tv:convnext_tiny", 32, 0, 224, "fp32", 0, 10),
     ("vit_hf_base_b32", "hf:vit", 32, 0, 224, "fp32", 0, 14),
 ]
 FIELDS = ["run", "summary", "batch", "seq_len", "image_size", "precision", "optimizer",
@@ -269,7 +278,35 @@ def one(run, outdir):
     print(json.dumps(row), flush=True)
 
 
+def sdpa_probe():
+    import torch
+    import torch.nn.functional as F
+    b, h, kv, s, d = 4, 16, 4, 1024, 64
+    probs = b * h * s * s * 4 / 1048576
+    print(f"sdpa probe: batch {b}, {h} query heads, seq {s}, head {d}: "
+          f"fp32 probabilities {probs:.0f} MiB")
+    for dt in (torch.float32, torch.float16):
+        for heads_kv in (kv, h):
+            q = torch.randn(b, h, s, d, device="cuda", dtype=dt, requires_grad=True)
+            k = torch.randn(b, heads_kv, s, d, device="cuda", dtype=dt, requires_grad=True)
+            v = torch.randn(b, heads_kv, s, d, device="cuda", dtype=dt, requires_grad=True)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                 enable_gqa=heads_kv != h)
+            kept = torch.cuda.memory_allocated() - base
+            out.sum().backward()
+            torch.cuda.synchronize()
+            peak = torch.cuda.max_memory_allocated() - base
+            print(f"  {str(dt)[6:]:8s} kv heads {heads_kv:2d}: kept after forward "
+                  f"{kept / 1048576:7.1f} MiB, peak {peak / 1048576:7.1f} MiB", flush=True)
+            del q, k, v, out
+
+
 def main(argv):
+    if argv == ["--sdpa-probe"]:
+        return sdpa_probe()
     if len(argv) >= 3 and argv[0] == "--one":
         return one(argv[1], argv[2])
     if not argv:

@@ -532,6 +532,11 @@ assert any("math kernel" in n for n in a["notes"]), a.get("notes")
 assert not any("math kernel" in n for n in b.get("notes", [])), b.get("notes")
 assert a["estimate_mib"] >= 5734 * 0.99, a["estimate_mib"]  # its measured peak on an H100
 PY
+# T5's attention adds a position bias to its scores: counted under --attention sdpa too.
+"$CARMA" estimate --summary data/estimator/gpu-peaks-h100/t5_small_b16_s512.txt --batch 16 \
+    --seq-len 512 --attention sdpa --gpu h100-80gb >"$T/t5.txt" || fail "t5"
+grep -q "^note: the attention adds a learned position bias" "$T/t5.txt" || fail "t5 note"
+grep -q "^attention: eager" "$T/t5.txt" || fail "t5 read as fused: $(grep attention "$T/t5.txt")"
 # The H100 runs: every bound at or above its measured peak.
 awk '/^Training peaks measured on an NVIDIA H100/ {on = 1} on && /every bound >= peak/ {
          print $NF; exit }' "$T/eval" | grep -qx yes || fail "an H100 run's bound below its peak"
