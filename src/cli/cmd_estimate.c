@@ -414,11 +414,7 @@ int cmd_estimate(int argc, char **argv)
         fprintf(stderr, ")\n");
         return 2;
     }
-    o.gpu_mib = kind->mem_mib;
-    o.cublas_workspace_kib = kind->cublas_workspace_kib;
-    o.cc = kind->cc;
-    if (kind->floor_mib > 0)
-        o.floor_adjust_mib = kind->floor_mib - EST_ENV_FLOOR_MIB;
+    sim_gpu_kind_est_opts(kind, &o);
     if (o.precision == EST_PREC_BF16 && kind->cc < 80) /* the memory is the same either way */
         fprintf(stderr,
                 "carma estimate: note: %s (compute capability %u.%u) has no native bfloat16: "

@@ -519,11 +519,8 @@ static int gpu_peaks_check(const char *dir, const char *sub, const char *kind_na
             continue;
         uint64_t batch, seq, image, gc;
         double peak;
-        struct est_opts o = {.gpu_mib = kind->mem_mib,
-                             .cublas_workspace_kib = kind->cublas_workspace_kib,
-                             .cc = kind->cc,
-                             .floor_adjust_mib =
-                                 kind->floor_mib > 0 ? kind->floor_mib - EST_ENV_FLOOR_MIB : 0};
+        struct est_opts o = {0};
+        sim_gpu_kind_est_opts(kind, &o);
         if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch == 0 || batch > EST_MAX_BATCH ||
             carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ ||
             carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536 ||

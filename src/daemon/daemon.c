@@ -46,6 +46,7 @@
 #include "daemon/store.h"
 #include "gpu/backend.h"
 #include "proto/proto.h"
+#include "sim/gpukind.h"
 #include "util/clock.h"
 
 #define TAG_LISTEN 1ull
@@ -136,6 +137,7 @@ struct carmad {
     struct gpu_state *gs;
     size_t ngpus;
     const char **kinds;   /* each gs[].kind once, nkinds of them: a new job's bound */
+    const struct sim_gpu_kind **dev_kinds; /* kinds[k]'s estimator facts, NULL: unknown */
     size_t nkinds;
     const struct carma_policy *policy;
     struct carma_sched sched;
@@ -663,7 +665,8 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     d->gpus = calloc(n, sizeof *d->gpus);
     d->gs = calloc(n, sizeof *d->gs);
     d->kinds = calloc(n, sizeof *d->kinds);
-    if (!d->gpus || !d->gs || !d->kinds)
+    d->dev_kinds = calloc(n, sizeof *d->dev_kinds);
+    if (!d->gpus || !d->gs || !d->kinds || !d->dev_kinds)
         return carma_err_set(err, -ENOMEM, "out of memory");
     for (unsigned i = 0; i < n; i++) {
         if ((rc = d->gb.ops->info(&d->gb, i, &d->gs[i].info)))
@@ -674,8 +677,11 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         size_t k = 0;
         while (k < d->nkinds && strcmp(d->kinds[k], d->gs[i].kind))
             k++;
-        if (k == d->nkinds)
+        if (k == d->nkinds) {
+            d->dev_kinds[k] = sim_gpu_kind_of_device(d->gs[i].info.name,
+                                                     d->gs[i].info.mem_total_bytes >> 20);
             d->kinds[d->nkinds++] = d->gs[i].kind;
+        }
         uint8_t sharing = carmad_config_sharing(&d->cfg, i, d->gs[i].info.uuid);
         carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, d->cfg.window,
                        (enum carma_sharing)sharing);
@@ -1382,7 +1388,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     struct carmad_bound jb;
     struct carma_err berr = {{0}};
     if (r->argv_json && carmad_job_bound(d->store, rj, r->argv_json, c->uid, d->kinds,
-                                         d->nkinds, &jb, &berr) < 0) {
+                                         d->dev_kinds, d->nkinds, &jb, &berr) < 0) {
         slot_free(d, i);
         return carma_resp_error("invalid", "job.summary: %s", berr.msg);
     }
@@ -3063,6 +3069,7 @@ void carmad_close(struct carmad *d)
     free(d->gpus);
     free(d->gs);
     free(d->kinds);
+    free(d->dev_kinds);
     free(d->sj);
     free(d->dj);
     free(d->freel);

@@ -12,6 +12,7 @@
 #include "estimate/history.h"
 #include "estimate/parse.h"
 #include "estimate/replay.h"
+#include "sim/gpukind.h"
 
 void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap)
 {
@@ -101,10 +102,13 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
     return ret;
 }
 
-/* The estimator's bound for the request's summary; 0 when it has none. *heads_used: the
- * request's heads sized some attention probabilities (est_heads_used: EST_HEADS_GIVEN). */
-static int model_bound(const struct carma_req_job *rj, double *est, double *bound,
-                       int *heads_used, struct carma_err *err)
+/* The estimator's bound for the request's summary, the largest over the GPU kinds dev[0..n)
+ * (each one's estimator facts; NULL ones and n 0: the defaults), and its estimate; 0 when
+ * it has none. *heads_used: the request's heads sized some attention probabilities
+ * (est_heads_used: EST_HEADS_GIVEN). */
+static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind *const *dev,
+                       size_t n, double *est, double *bound, int *heads_used,
+                       struct carma_err *err)
 {
     *est = *bound = 0;
     *heads_used = 0;
@@ -126,16 +130,24 @@ static int model_bound(const struct carma_req_job *rj, double *est, double *boun
     struct est_replay_work *work = malloc(sizeof *work);
     int rc = work ? est_model_prepare(&m, rj->summary, strlen(rj->summary), "summary", &o, err)
                   : carma_err_set(err, -ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = est_compute(&m, est_coef_default(), &o, work, &r, err);
+    for (size_t k = 0; rc == 0 && k < (n ? n : 1); k++) {
+        struct est_opts ok = o;
+        sim_gpu_kind_est_opts(dev && n ? dev[k] : NULL, &ok);
+        ok.gpu_mib = 0; /* fitting is the scheduler's question, on each GPU */
+        rc = est_compute(&m, est_coef_default(), &ok, work, &r, err);
+        if (rc == 0 && r.bound_mib > *bound) {
+            *est = r.estimate_mib;
+            *bound = r.bound_mib;
+        }
+    }
     if (rc == 0)
         *heads_used = est_heads_used(&m, o.attention) == EST_HEADS_GIVEN;
     free(work);
     free(layers);
-    if (rc < 0)
+    if (rc < 0) {
+        *est = *bound = 0;
         return -EINVAL;
-    *est = r.estimate_mib;
-    *bound = r.bound_mib;
+    }
     return 0;
 }
 
@@ -196,12 +208,13 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
 
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const char *argv_json, uint32_t uid, const char *const *kinds,
-                     size_t nkinds, struct carmad_bound *out, struct carma_err *err)
+                     const struct sim_gpu_kind *const *dev, size_t nkinds,
+                     struct carmad_bound *out, struct carma_err *err)
 {
     memset(out, 0, sizeof *out);
     double mest, mbound;
     int heads_used;
-    int rc = model_bound(rj, &mest, &mbound, &heads_used, err);
+    int rc = model_bound(rj, dev, nkinds, &mest, &mbound, &heads_used, err);
     if (rc < 0)
         return rc;
     out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;

@@ -70,13 +70,17 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
 /* The bound of a new job (see above) that may run on GPUs of the nkinds kinds kinds[]
  * (carmad_gpu_kind, each once): where every kind has peaks, the largest of the kinds'
  * history bounds; where some has none, the larger of the model's bound and the others'
- * history bounds; without a model, a kind without peaks leaves history out. A summary
+ * history bounds; without a model, a kind without peaks leaves history out. The model's
+ * bound is the largest over the kinds of the estimator's on each (dev[k], the kind's
+ * estimator facts, sim_gpu_kind_of_device; NULL, or dev NULL: the defaults). A summary
  * that does not parse, a sequence model without seq_len, or eager attention whose heads
  * it needs (est_heads_check), is an error (-EINVAL, err names the line); a store error
  * falls back to the model (history is an optimisation, never a reason to refuse). */
+struct sim_gpu_kind;
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const char *argv_json, uint32_t uid, const char *const *kinds,
-                     size_t nkinds, struct carmad_bound *out, struct carma_err *err);
+                     const struct sim_gpu_kind *const *dev, size_t nkinds,
+                     struct carmad_bound *out, struct carma_err *err);
 
 /* TensorFlow and JAX map most of a GPU's memory when they start, unless told to grow:
  * carmad gives every job TF_FORCE_GPU_ALLOW_GROWTH=true and

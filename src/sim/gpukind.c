@@ -31,6 +31,32 @@ const struct sim_gpu_kind *sim_gpu_kind_find(const char *name)
     return NULL;
 }
 
+const struct sim_gpu_kind *sim_gpu_kind_of_device(const char *name, uint64_t mem_mib)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(kinds[i].model, name) == 0)
+            return &kinds[i];
+    if (strstr(name, "H100"))
+        return sim_gpu_kind_find("h100-80gb");
+    if (strstr(name, "A100"))
+        return sim_gpu_kind_find(mem_mib > 60000 ? "a100-80gb" : "a100-40gb");
+    if (strstr(name, "V100"))
+        return sim_gpu_kind_find("v100-32gb");
+    return NULL;
+}
+
+void sim_gpu_kind_est_opts(const struct sim_gpu_kind *k, struct est_opts *o)
+{
+    if (!k)
+        return;
+    o->gpu_mib = k->mem_mib;
+    o->cublas_workspace_kib = k->cublas_workspace_kib;
+    o->cc = k->cc;
+    o->floor_adjust_mib = k->floor_mib > 0 ? k->floor_mib - EST_ENV_FLOOR_MIB : 0;
+}
+
 const struct sim_gpu_kind *sim_gpu_kind_all(size_t *n)
 {
     *n = sizeof kinds / sizeof kinds[0];

@@ -24,6 +24,17 @@ struct sim_gpu_kind {
 /* Returns the kind named `name` (case-insensitive), or NULL. */
 const struct sim_gpu_kind *sim_gpu_kind_find(const char *name);
 
+/* The kind of a real GPU, from NVML's name and total memory: the table's model exactly, else
+ * the family in the name ("H100" -> h100-80gb, "A100" -> a100-40gb or a100-80gb by memory,
+ * "V100" -> v100-32gb: the facts the estimator takes from a kind, compute capability,
+ * cuBLAS workspace and floor, are the family's); NULL for any other GPU. */
+const struct sim_gpu_kind *sim_gpu_kind_of_device(const char *name, uint64_t mem_mib);
+
+struct est_opts;
+/* Sets what the estimator takes from kind k (NULL: nothing; the defaults stay): its memory
+ * for "fits", its cuBLAS workspace, compute capability and measured floor. */
+void sim_gpu_kind_est_opts(const struct sim_gpu_kind *k, struct est_opts *o);
+
 /* All kinds, for help texts. */
 const struct sim_gpu_kind *sim_gpu_kind_all(size_t *n);
 

@@ -4804,11 +4804,11 @@ static void test_bound_basis_heads(void **state)
                                .gpus = 1, .batch = 16, .seq_len = 128, .heads = 8,
                                .train = {.optimizer = EST_OPT_ADAMW}};
     struct carmad_bound b;
-    assert_int_equal(carmad_job_bound(st, &rj, "[\"true\"]", 1000, NULL, 0, &b, &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, "[\"true\"]", 1000, NULL, NULL, 0, &b, &err), 0);
     assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
     assert_non_null(strstr(b.basis, "estimator (batch 16, seq 128, 8 heads, adamw"));
     rj.train.attention = EST_ATTN_SDPA;
-    assert_int_equal(carmad_job_bound(st, &rj, "[\"true\"]", 1000, NULL, 0, &b, &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, "[\"true\"]", 1000, NULL, NULL, 0, &b, &err), 0);
     assert_null(strstr(b.basis, "heads"));
     assert_non_null(strstr(b.basis, "estimator (batch 16, seq 128, adamw, fp32, sdpa attention"));
     free(text);

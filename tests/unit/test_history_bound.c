@@ -21,6 +21,7 @@
 #include "estimate/estimate.h"
 #include "estimate/history.h"
 #include "estimate/parse.h"
+#include "sim/gpukind.h"
 #include "util/csv.h"
 
 #define BERT "tests/fuzz/corpus/summary_modtree/bert_base.txt"
@@ -107,7 +108,8 @@ static struct carmad_bound bound_on(struct carma_store *st, const struct carma_r
 {
     struct carmad_bound b;
     struct carma_err err = {{0}};
-    assert_int_equal(carmad_job_bound(st, rj, ARGV_JSON, 1000, kinds, nkinds, &b, &err), 0);
+    assert_int_equal(carmad_job_bound(st, rj, ARGV_JSON, 1000, kinds, NULL, nkinds, &b, &err),
+                     0);
     return b;
 }
 
@@ -350,6 +352,40 @@ static void test_history_per_kind(void **state)
     assert_int_equal(b.bound_mib, 0);
 }
 
+/* The estimator's bound is the largest over the server's GPU kinds, each with its own facts
+ * (carma estimate --gpu KIND's): an H100 adds its measured floor and its cuBLAS workspace;
+ * a GPU carma has no kind for takes the defaults, as an A100-40GB does. */
+static void test_model_bound_per_kind(void **state)
+{
+    struct carma_store *st = *state;
+    const struct sim_gpu_kind *h = sim_gpu_kind_find("h100-80gb");
+    const struct sim_gpu_kind *a = sim_gpu_kind_find("a100-40gb");
+    assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA H100 80GB HBM3", 81559), h);
+    assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA H100 PCIe", 81559), h);
+    assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA A100-SXM4-40GB", 40960), a);
+    assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA A100 80GB PCIe", 81920),
+                     sim_gpu_kind_find("a100-80gb"));
+    assert_ptr_equal(sim_gpu_kind_of_device("Tesla V100-SXM2-16GB", 16384),
+                     sim_gpu_kind_find("v100-32gb"));
+    assert_null(sim_gpu_kind_of_device("NVIDIA GeForce RTX 4090", 24564));
+    struct carma_req_job rj = bert_job();
+    static const char *const kinds[] = {KIND_A, KIND_H};
+    const struct sim_gpu_kind *dev[] = {a, h};
+    struct carmad_bound b0, ba, bh, both;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds, NULL, 1, &b0, &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds, dev, 1, &ba, &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds + 1, dev + 1, 1, &bh,
+                                      &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds, dev, 2, &both, &err),
+                     0);
+    assert_int_equal(ba.source, CARMAD_BOUND_ESTIMATOR);
+    assert_int_equal(ba.bound_mib, b0.bound_mib);
+    assert_true(bh.estimate_mib >= ba.estimate_mib + 212);
+    assert_true(bh.bound_mib >= ba.bound_mib + 212);
+    assert_int_equal(both.bound_mib, bh.bound_mib);
+}
+
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
  * the migration its peaks are matched by no job, the same job included, while the
  * same peak recorded now is. */
@@ -491,6 +527,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_other_setup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_cwd_and_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_bound_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),
