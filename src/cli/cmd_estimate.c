@@ -176,7 +176,7 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 10
+#define EST_NOTES 12
 
 /* Into out: a mixture-of-experts print's routing, when --experts-per-token (k) is not
  * given: every token counted through every expert. */
@@ -211,6 +211,13 @@ static size_t estimate_notes(const struct est_model *m, uint32_t k, const struct
                              char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
+    if (m->single_layer_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the print has one attention layer (line %zu), the only layer of its list: "
+                 "counted once. A model that runs a layer several times (ALBERT shares one "
+                 "across num_hidden_layers) keeps its activations for each run, which no print "
+                 "shows: the estimate is then low; a torchinfo table lists every call",
+                 m->single_layer_line);
     if (m->scores_bias_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the attention adds a learned position bias to its scores (the table at line "

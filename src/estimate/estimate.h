@@ -230,6 +230,11 @@ struct est_model {
     /* Module trees: the line of the first position-bias table inside an attention block
      * (EST_LF_SCORES), 0 when none. */
     size_t scores_bias_line;
+    /* Module trees: the line of the model's only attention block when it is a layer of a
+     * ModuleList that holds no other (ALBERT's one shared layer, which runs
+     * num_hidden_layers times: counted once), 0 otherwise; attn_line, the first attention
+     * block's line (the parser's). */
+    size_t single_layer_line, attn_line;
     /* Module trees read with image_h x image_w, for a note: the first convolution or norm
      * whose input channels no tensor has and no concatenation of the newest tensor with an
      * earlier one makes, read as a join the print does not show at the newest tensor's

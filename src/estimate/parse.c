@@ -2796,6 +2796,15 @@ static int dims2(const char *a, size_t n, const char *key, int64_t def, int64_t 
 
 #define MT_KIDS 8u
 
+/* Whether m has attention rows from row `from` on. */
+static int attn_rows_since(const struct est_model *m, size_t from)
+{
+    for (size_t i = from; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_ATTN)
+            return 1;
+    return 0;
+}
+
 struct mt_frame {
     uint32_t mult;       /* repeats of this block (product with parents) */
     int attention;       /* class name says attention */
@@ -3318,7 +3327,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (nk == 1 || nk == 3 || (nk == 0 && find(c, cls_n, "2d") == NULL))
             return carma_err_at(err, file, line,
                                 "%.*s in a module tree: only 2-D convolutions are sized from "
-                                "--image-size; give a torchinfo table",
+                                "--image-size; a 1-D or 3-D one (an audio front end, as "
+                                "Whisper's or wav2vec2's, over mel frames or samples; video) "
+                                "needs a torchinfo table of the model run on its inputs "
+                                "(torchinfo.summary(model, input_data=...))",
                                 (int)cls_n, c);
         int same = find(a, an, "padding=same") != NULL;
         int valid = find(a, an, "padding=valid") != NULL; /* pad stays 0 */
@@ -4751,6 +4763,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
                     return carma_err_at(err, file, L.line, "too many layers");
                 m->layers[m->n - 1].heads_src = src;
+                if (!m->attn_line)
+                    m->attn_line = f->line;
                 if (f->sdpa)
                     m->layers[m->n - 1].flags |= EST_LF_FUSED;
                 if (m->scores_bias_line)
@@ -5122,8 +5136,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (pc == 0 && (nk == 1 || nk == 3 || (nk == 0 && !find(c, cls_n, "2d"))))
                 return carma_err_at(err, file, L.line,
                                     "%.*s in a module tree: the print has no spatial sizes, "
-                                    "and only 2-D convolutions are sized from --image-size; "
-                                    "give a torchinfo table",
+                                    "and only 2-D convolutions are sized from --image-size; a "
+                                    "1-D or 3-D one (an audio front end, as Whisper's or "
+                                    "wav2vec2's, over mel frames or samples; video) needs a "
+                                    "torchinfo table of the model run on its inputs "
+                                    "(torchinfo.summary(model, input_data=...))",
                                     (int)cls_n, c);
             if (pc == 0)
                 return carma_err_at(err, file, L.line,
@@ -5168,6 +5185,24 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             out = 0;
             if (npos == 2)
                 args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+        } else if (k == EST_K_EMBED && depth >= 0 && npos == 2 && pos[0] >= 0 &&
+                   tok_rows > (uint64_t)pos[0] && attn_rows_since(m, st[depth].first)) {
+            /* A table after the attention layers of its own block, in a model whose token
+             * table, larger, came before (DeBERTa's encoder-level rel_embeddings, MPNet's
+             * relative_attention_bias): positions the layers' attention adds to its
+             * scores, which it then computes in Python. Those layers keep their
+             * probabilities whatever --attention says (EST_LF_SCORES, as a table inside
+             * attention), and the table makes no tensor in the flow. A model's only table
+             * printed after its layers (PyTorch's tutorial TransformerModel registers its
+             * token table last) is its token table. */
+            k = EST_K_OTHER;
+            out = 0;
+            args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
+            for (size_t i = st[depth].first; i < m->n; i++)
+                if (m->layers[i].kind == EST_K_ATTN)
+                    m->layers[i].flags |= EST_LF_SCORES;
+            if (!m->scores_bias_line)
+                m->scores_bias_line = L.line;
         } else if (k == EST_K_EMBED && cls_n >= 12 &&
                    memcmp(c + cls_n - 12, "EmbeddingBag", 12) == 0 && npos >= 2) {
             /* EmbeddingBag(n, d): a table of n x d whose bags reduce to one d-vector a
@@ -5377,6 +5412,17 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                             "--seq-len or --image-size cannot give; give a torchinfo table of "
                             "it run on its inputs",
                             m->positions_differ[0], m->positions_differ[1]);
+    /* One attention call in all, in a layer of a ModuleList (a unit): a list of one layer,
+     * which a model may run several times (ALBERT): said in a note. */
+    uint64_t ncalls = 0;
+    int units = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->layers[i].kind == EST_K_ATTN)
+            ncalls += m->layers[i].count;
+        units += (m->layers[i].unit & EST_UNIT_START) != 0;
+    }
+    if (ncalls == 1 && units == 1)
+        m->single_layer_line = m->attn_line;
     /* A vision tower beside a language model (LLaVA, Qwen-VL): the tower runs on each
      * image's patches (and its position table bounds them), the language model on the
      * text with the image tokens, longer; every layer here runs at one length. */

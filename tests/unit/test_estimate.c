@@ -1619,7 +1619,10 @@ static void test_modtree_cnn_rules(void **state)
     assert_true(parse_image_str("Net(\n  (c): Conv1d(3, 8, kernel_size=(3,), stride=(1,))\n)\n",
                                 224, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:2: Conv1d in a module tree: only 2-D convolutions are "
-                                 "sized from --image-size; give a torchinfo table");
+                                 "sized from --image-size; a 1-D or 3-D one (an audio front "
+                                 "end, as Whisper's or wav2vec2's, over mel frames or samples; "
+                                 "video) needs a torchinfo table of the model run on its inputs "
+                                 "(torchinfo.summary(model, input_data=...))");
     assert_true(parse_image_str("Net(\n  (c): Conv2d(3, 8, kernel_size=(5, 5), stride=(1, 1))\n"
                                 ")\n",
                                 4, &m, &err) < 0);
@@ -4785,6 +4788,65 @@ static void test_attention_position_bias(void **state)
             assert_false(est_layer_materialised(&m.layers[i], EST_ATTN_SDPA));
 }
 
+/* A position table printed after the attention layers of their block, in a model whose
+ * larger token table came first (DeBERTa's encoder-level rel_embeddings, MPNet's
+ * relative_attention_bias), is the same case as T5's; a model's only table printed last
+ * (PyTorch's tutorial TransformerModel) is its token table. One attention layer alone in
+ * its list (ALBERT's shared layer) gets a note. */
+static void test_attention_encoder_position_table(void **state)
+{
+    (void)state;
+    const char *fmt = "Enc(\n"
+                      "%s"
+                      "  (encoder): Stack(\n"
+                      "    (layer): ModuleList(\n"
+                      "      (%s): %sBlock(\n"
+                      "        (attn): SelfAttention(\n"
+                      "          (q): Linear(in_features=128, out_features=128, bias=True)\n"
+                      "          (k): Linear(in_features=128, out_features=128, bias=True)\n"
+                      "          (v): Linear(in_features=128, out_features=128, bias=True)\n"
+                      "          (o): Linear(in_features=128, out_features=128, bias=True)\n"
+                      "        )\n"
+                      "        (ff): Linear(in_features=128, out_features=512, bias=True)\n"
+                      "        (out): Linear(in_features=512, out_features=128, bias=True)\n"
+                      "      )\n"
+                      "    )\n"
+                      "    (relative_attention_bias): Embedding(32, 2)\n"
+                      "  )\n"
+                      "%s"
+                      ")\n";
+    char mpnet[2048], tutorial[2048], albert[2048];
+    snprintf(mpnet, sizeof mpnet, fmt, "  (word_embeddings): Embedding(1000, 128)\n", "0-1",
+             "2 x ", "");
+    snprintf(tutorial, sizeof tutorial, fmt, "", "0-1", "2 x ",
+             "  (embedding): Embedding(1000, 128)\n");
+    snprintf(albert, sizeof albert, fmt, "  (word_embeddings): Embedding(1000, 128)\n", "0", "",
+             "");
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_heads(NULL, mpnet, 0, &m, &err), 0);
+    assert_int_equal(m.scores_bias_line, 16);
+    assert_int_equal(m.single_layer_line, 0);
+    size_t n = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        assert_true(m.layers[i].kind != EST_K_EMBED || m.layers[i].out == 128); /* the table */
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_true(est_layer_materialised(&m.layers[i], EST_ATTN_SDPA));
+            n++;
+        }
+    }
+    assert_int_equal(n, 1); /* one row, two repeats */
+    /* the tutorial's token table, registered last: nothing changes */
+    assert_int_equal(parse_heads(NULL, tutorial, 0, &m, &err), 0);
+    assert_int_equal(m.scores_bias_line, 0);
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN)
+            assert_false(est_layer_materialised(&m.layers[i], EST_ATTN_SDPA));
+    /* one layer alone in its list */
+    assert_int_equal(parse_heads(NULL, albert, 0, &m, &err), 0);
+    assert_int_equal(m.single_layer_line, 6); /* the attention block */
+}
+
 static void test_bound_basis_heads(void **state)
 {
     (void)state;
@@ -5280,6 +5342,7 @@ int main(void)
         cmocka_unit_test(test_keras_attention_layers),
         cmocka_unit_test(test_attention_math_kernel),
         cmocka_unit_test(test_attention_position_bias),
+        cmocka_unit_test(test_attention_encoder_position_table),
         cmocka_unit_test(test_bound_basis_heads),
         cmocka_unit_test(test_detect_cost),
     };
