@@ -176,7 +176,7 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
 }
 
 #define EST_NOTE_MAX 512
-#define EST_NOTES 12
+#define EST_NOTES 13
 
 /* Into out: a mixture-of-experts print's routing, when --experts-per-token (k) is not
  * given: every token counted through every expert. */
@@ -208,9 +208,19 @@ static void moe_note(const struct est_model *m, char *out, size_t cap)
  * (r).
  * Returns the count (at most EST_NOTES). */
 static size_t estimate_notes(const struct est_model *m, uint32_t k, const struct est_result *r,
-                             char notes[EST_NOTES][EST_NOTE_MAX])
+                             enum est_attention a, char notes[EST_NOTES][EST_NOTE_MAX])
 {
     size_t n = 0;
+    if (a == EST_ATTN_SDPA && m->no_position_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the print shows no position encoding but the token table (no position "
+                 "table, no rotary or positional module): attention that builds positions into "
+                 "its scores in Python (ALiBi, as BLOOM's and MPT's; GPT-J's and CodeGen's "
+                 "sinusoidal buffers) has no SDPA path and keeps its probabilities, batch x "
+                 "heads x seq x seq a layer (from line %zu): if this model is one, give "
+                 "--attention eager. A model keeping RoPE in buffers (litgpt, torchtitan) "
+                 "runs SDPA: then --attention sdpa is right",
+                 m->no_position_line);
     if (m->single_layer_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the print has one attention layer (line %zu), the only layer of its list: "
@@ -500,7 +510,7 @@ int cmd_estimate(int argc, char **argv)
     }
     uint64_t nlayers = layer_count(&m);
     char notes[EST_NOTES][EST_NOTE_MAX];
-    size_t nnotes = estimate_notes(&m, o.experts_per_token, &r, notes);
+    size_t nnotes = estimate_notes(&m, o.experts_per_token, &r, o.attention, notes);
     if (json) {
         json_t *b = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "floor_mib", r.floor_mib,
                               "weights_mib", r.weights_mib, "gradients_mib", r.gradients_mib,

@@ -235,6 +235,12 @@ struct est_model {
      * num_hidden_layers times: counted once), 0 otherwise; attn_line, the first attention
      * block's line (the parser's). */
     size_t single_layer_line, attn_line;
+    /* Module trees: the first attention block's line when the print shows no position
+     * encoding but the token table (no second table, no module whose name or class says
+     * rotary, RoPE, position or ALiBi, no patch embedding, no Sdpa/Flash class): its
+     * attention may build positions into scores it computes in Python (ALiBi), which no
+     * SDPA kernel runs; 0 otherwise. */
+    size_t no_position_line;
     /* Module trees read with image_h x image_w, for a note: the first convolution or norm
      * whose input channels no tensor has and no concatenation of the newest tensor with an
      * earlier one makes, read as a join the print does not show at the newest tensor's

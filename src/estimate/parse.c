@@ -2796,6 +2796,21 @@ static int dims2(const char *a, size_t n, const char *key, int64_t def, int64_t 
 
 #define MT_KIDS 8u
 
+/* Whether s[0..n) names a position encoding: rotary, RoPE, position(al), pos_/_pos,
+ * ALiBi (any case). */
+static int position_word(const char *s, size_t n)
+{
+    static const char *const w[] = {"rotary", "rope", "position", "pos_", "_pos", "alibi"};
+    char low[96];
+    size_t k = n < sizeof low ? n : sizeof low;
+    for (size_t i = 0; i < k; i++)
+        low[i] = (char)tolower((unsigned char)s[i]);
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        if (find(low, k, w[i]))
+            return 1;
+    return 0;
+}
+
 /* Whether m has attention rows from row `from` on. */
 static int attn_rows_since(const struct est_model *m, size_t from)
 {
@@ -4657,6 +4672,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     size_t patch_line = 0, vocab_line = 0; /* a patch embedding; a table not of positions
                                               with more rows than its width (a vocabulary) */
     size_t bare_head_line = 0, bare_head_row = 0; /* the last head printed without a size */
+    size_t pos_line = 0; /* a module whose name or class says position (position_word) */
+    unsigned ntables = 0, fused = 0; /* sized embedding tables; Sdpa/Flash attention blocks */
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
     m->concat = 0;
@@ -4923,6 +4940,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (an == 0 && gap)
             return carma_err_at(err, file, L.line, "expected 'Module(' after the name");
+        if (!pos_line && (position_word(nm, nn) || position_word(c, cls_n)))
+            pos_line = L.line;
         if (an == 0) {
             /* Opening a block. */
             if (depth + 1 >= EST_MAX_DEPTH)
@@ -4950,6 +4969,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->line = L.line;
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
+            fused += f->attention && f->sdpa;
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
             f->ffn_act = name_is(c, cls_n, "TransformerEncoderLayer") ||
@@ -5089,6 +5109,19 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             pos[1] = arg_int(args, argn, "embedding_dim=");
             npos = 2;
         }
+        /* A token shift (ZeroPad2d((0, 0, 1, -1)): each token takes its predecessor's
+         * features) inside an attention block: RWKV's time mixing, a linear recurrence
+         * (the WKV kernel), not softmax attention; refused as Mamba's scan is. */
+        if (depth >= 0 && st[depth].in_attention && name_is(c, cls_n, "ZeroPad2d") &&
+            find(args, argn, "(0, 0, 1, -1)"))
+            return carma_err_at(err, file, L.line,
+                                "%.*s((0, 0, 1, -1)) inside an attention block: a token shift, "
+                                "RWKV's time mixing, a linear recurrence (the WKV kernel) that "
+                                "runs as a function, not softmax attention: what it keeps is in "
+                                "no summary. Measure a training run's peak "
+                                "(torch.cuda.max_memory_reserved()) and submit with 'carma "
+                                "submit --mem SIZE'",
+                                (int)cls_n, c);
         if (in_f >= 0 && out_f >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)out_f;
@@ -5212,6 +5245,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             args_lo = params;
         } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
                    cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
+            ntables++;
             out = (uint64_t)pos[1];
             params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
             args_lo = params;
@@ -5423,6 +5457,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     }
     if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
+    if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&
+        !fused)
+        m->no_position_line = m->attn_line;
     /* A vision tower beside a language model (LLaVA, Qwen-VL): the tower runs on each
      * image's patches (and its position table bounds them), the language model on the
      * text with the image tokens, longer; every layer here runs at one length. */
@@ -5777,6 +5814,42 @@ static size_t table_prefix(const char *buf, size_t len, const char **at)
     return i;
 }
 
+/* The line prefix a module tree was pasted with ('# ' commenting it out in a script, a
+ * '> ' quote), found on its first non-blank line: leading spaces, a run of '#' or '>',
+ * spaces, then a class name and '(' that end the line. Its length, with *at its first
+ * byte; 0 when there is none. */
+static size_t tree_prefix(const char *buf, size_t len, const char **at)
+{
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
+    const char *ls = buf + i;
+    while (ls > buf && ls[-1] != '\n')
+        ls--;
+    const char *nl = memchr(ls, '\n', len - (size_t)(ls - buf));
+    size_t n = nl ? (size_t)(nl - ls) : len - (size_t)(ls - buf);
+    while (n > 0 && isspace((unsigned char)ls[n - 1]))
+        n--;
+    size_t k = 0;
+    while (k < n && (ls[k] == ' ' || ls[k] == '\t'))
+        k++;
+    char c = k < n ? ls[k] : 0;
+    if (c != '#' && c != '>')
+        return 0;
+    while (k < n && ls[k] == c)
+        k++;
+    size_t p = k;
+    while (k < n && ls[k] == ' ')
+        k++;
+    size_t id = k;
+    while (k < n && ident_char(ls[k]))
+        k++;
+    if (k == id || k + 1 != n || ls[k] != '(' || p == id)
+        return 0;
+    *at = ls;
+    return p;
+}
+
 /* A copy of buf without the prefix p (pn bytes) and one space after it, on each line
  * that starts with it; the other lines as they are, so that line numbers stay. NULL:
  * out of memory. */
@@ -5829,15 +5902,49 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
         return carma_err_at(err, file, 0, "empty file: not a model summary");
     if (carma_text_cr_only(buf, len))
         return carma_err_at(err, file, 1, "%s", CARMA_CR_ONLY_MSG);
-    /* a table pasted with a line prefix is read without it */
+    /* a table or a module tree pasted with a line prefix is read without it */
     const char *pre;
     size_t pn = table_prefix(buf, len, &pre);
+    if (!pn)
+        pn = tree_prefix(buf, len, &pre);
     if (pn) {
         size_t cn = 0;
         char *copy = strip_prefix(buf, len, pre, pn, &cn);
         return parse_copy(parse_detected, copy, cn, file, m, err);
     }
     return parse_detected(buf, len, file, m, err);
+}
+
+/* A module tree printed after a label on its first line (print(f"Model: {model}"),
+ * print('rerank', model)): the first non-blank line is text, a space, then a class name
+ * and '(' that end the line, and the next non-blank line opens a child, "(name): ".
+ * The offset of the class name; 0 when buf is no such print. */
+static size_t labelled_root(const char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
+    const char *nl = memchr(buf + i, '\n', len - i);
+    if (!nl)
+        return 0;
+    size_t e = (size_t)(nl - buf);
+    while (e > i && isspace((unsigned char)buf[e - 1]))
+        e--;
+    if (e <= i + 2 || buf[e - 1] != '(')
+        return 0;
+    size_t k = e - 1;
+    while (k > i && ident_char(buf[k - 1]))
+        k--;
+    if (k == e - 1 || k == i || buf[k - 1] != ' ' ||
+        !(isalpha((unsigned char)buf[k]) || buf[k] == '_'))
+        return 0;
+    size_t j = (size_t)(nl - buf) + 1;
+    while (j < len && isspace((unsigned char)buf[j]))
+        j++;
+    const char *close = j < len && buf[j] == '(' ? memchr(buf + j, ')', len - j) : NULL;
+    if (!close || (size_t)(close - buf) + 2 >= len || close[1] != ':' || close[2] != ' ')
+        return 0;
+    return k;
 }
 
 /* print(model.modules), the method not called, prints the bound method's repr around
@@ -5930,6 +6037,19 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
                 if (buf[q] == '\n')
                     copy[q] = '\n';
             copy[gt] = ' ';
+        }
+        return parse_copy(parse_detected, copy, len, file, m, err);
+    }
+    size_t label = labelled_root(buf, len);
+    if (label) {
+        /* the label blanked (line numbers and columns stay) */
+        char *copy = malloc(len + 1);
+        if (copy) {
+            memcpy(copy, buf, len);
+            size_t i = 0;
+            while (isspace((unsigned char)copy[i]))
+                i++;
+            memset(copy + i, ' ', label - i);
         }
         return parse_copy(parse_detected, copy, len, file, m, err);
     }

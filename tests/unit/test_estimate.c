@@ -4847,6 +4847,62 @@ static void test_attention_encoder_position_table(void **state)
     assert_int_equal(m.single_layer_line, 6); /* the attention block */
 }
 
+/* Prints as people paste them: after a label (print(f"Model: {model}"),
+ * print('rerank', model)) or commented out with '# '; RWKV's token shift inside attention
+ * is refused; a print with no position encoding but its token table is marked for the
+ * ALiBi note (BLOOM, MPT), one with a rotary module or a position table is not. */
+static void test_modtree_labels_and_positions(void **state)
+{
+    (void)state;
+    const char *body = "  (embed): Embedding(1000, 64)\n"
+                       "  (attn): SelfAttention(\n"
+                       "    (q): Linear(in_features=64, out_features=64, bias=False)\n"
+                       "    (k): Linear(in_features=64, out_features=64, bias=False)\n"
+                       "    (v): Linear(in_features=64, out_features=64, bias=False)\n"
+                       "    (o): Linear(in_features=64, out_features=64, bias=False)\n"
+                       "  )\n"
+                       "  (head): Linear(in_features=64, out_features=1000, bias=False)\n"
+                       ")\n";
+    char plain[2048], labelled[2048], spaced[2048], hashed[2048], rotary[2048];
+    snprintf(plain, sizeof plain, "Net(\n%s", body);
+    snprintf(labelled, sizeof labelled, "Model: Net(\n%s", body);
+    snprintf(spaced, sizeof spaced, "rerank Net(\n%s", body);
+    snprintf(rotary, sizeof rotary, "Net(\n  (rotary_emb): RotaryEmbedding()\n%s", body);
+    /* every line commented out */
+    size_t o = (size_t)snprintf(hashed, sizeof hashed, "# Net(\n");
+    for (const char *q = body; *q;) {
+        const char *nl = strchr(q, '\n');
+        o += (size_t)snprintf(hashed + o, sizeof hashed - o, "# %.*s\n", (int)(nl - q), q);
+        q = nl + 1;
+    }
+    struct est_model m;
+    struct carma_err err;
+    assert_int_equal(parse_heads(NULL, plain, 0, &m, &err), 0);
+    uint64_t params = m.params;
+    assert_int_equal(m.no_position_line, 3); /* its attention block */
+    const char *variants[] = {labelled, spaced, hashed};
+    for (size_t i = 0; i < 3; i++) {
+        if (parse_heads(NULL, variants[i], 0, &m, &err) < 0)
+            fail_msg("%s", err.msg);
+        assert_int_equal(m.params, params);
+    }
+    assert_int_equal(parse_heads(NULL, rotary, 0, &m, &err), 0);
+    assert_int_equal(m.no_position_line, 0);
+    /* a label with no tree after it is still no summary */
+    assert_true(parse_heads(NULL, "Model: Net(\nhello\n)\n", 0, &m, &err) < 0);
+    /* RWKV's time mixing */
+    const char *rwkv = "Rwkv(\n"
+                       "  (embeddings): Embedding(1000, 64)\n"
+                       "  (attention): RwkvSelfAttention(\n"
+                       "    (time_shift): ZeroPad2d((0, 0, 1, -1))\n"
+                       "    (key): Linear(in_features=64, out_features=64, bias=False)\n"
+                       "  )\n"
+                       ")\n";
+    assert_true(parse_heads(NULL, rwkv, 0, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:4: ZeroPad2d((0, 0, 1, -1)) inside an attention block: "
+                                    "a token shift, RWKV's time mixing"));
+}
+
 static void test_bound_basis_heads(void **state)
 {
     (void)state;
@@ -5343,6 +5399,7 @@ int main(void)
         cmocka_unit_test(test_attention_math_kernel),
         cmocka_unit_test(test_attention_position_bias),
         cmocka_unit_test(test_attention_encoder_position_table),
+        cmocka_unit_test(test_modtree_labels_and_positions),
         cmocka_unit_test(test_bound_basis_heads),
         cmocka_unit_test(test_detect_cost),
     };
