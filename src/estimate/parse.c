@@ -3347,7 +3347,9 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 "needs a torchinfo table of the model run on its inputs "
                                 "(torchinfo.summary(model, input_data=...))",
                                 (int)cls_n, c);
-        int same = find(a, an, "padding=same") != NULL;
+        /* padding='same' (stride 1), or timm's Conv2dSame (Conv2dSameExport), which pads
+         * TensorFlow's way at any stride and prints no padding: ceil(in / stride) */
+        int same = find(a, an, "padding=same") != NULL || find(c, cls_n, "Conv2dSame");
         int valid = find(a, an, "padding=valid") != NULL; /* pad stays 0 */
         if (nk != 2 || npos != 2 || ks[0] > MT_MAX_WINDOW || ks[1] > MT_MAX_WINDOW ||
             dims2(a, an, "stride=", 1, st2) < 0 ||
@@ -3396,8 +3398,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             oh = ((int64_t)h - 1) * st2[0] - 2 * pad[0] + dil[0] * (ks[0] - 1) + op[0] + 1;
             ow = ((int64_t)w - 1) * st2[1] - 2 * pad[1] + dil[1] * (ks[1] - 1) + op[1] + 1;
         } else if (same) {
-            oh = (int64_t)h;
-            ow = (int64_t)w;
+            if (st2[0] < 1 || st2[1] < 1)
+                return carma_err_at(err, file, line, "bad %.*s arguments", (int)cls_n, c);
+            oh = ((int64_t)h + st2[0] - 1) / st2[0];
+            ow = ((int64_t)w + st2[1] - 1) / st2[1];
         } else {
             oh = window_out((int64_t)h, ks[0], st2[0], pad[0], dil[0], 0);
             ow = window_out((int64_t)w, ks[1], st2[1], pad[1], dil[1], 0);
@@ -3536,8 +3540,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             if (arg_at(a, an, "stride=") == an)
                 sd[1] = ks[1];
             int ceil_mode = find(a, an, "ceil_mode=True") != NULL;
-            o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], ceil_mode);
-            o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], ceil_mode);
+            if (find(c, cls_n, "Pool2dSame") && sd[0] > 0 && sd[1] > 0) {
+                /* timm's MaxPool2dSame and AvgPool2dSame pad TensorFlow's way whatever
+                 * padding= they print: ceil(in / stride) */
+                o[0] = ((int64_t)nw->h + sd[0] - 1) / sd[0];
+                o[1] = ((int64_t)nw->w + sd[1] - 1) / sd[1];
+            } else {
+                o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], ceil_mode);
+                o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], ceil_mode);
+            }
         }
         uint64_t e = o[0] > 0 && o[1] > 0 ? sp_elems(ch, (uint64_t)o[0], (uint64_t)o[1]) : 0;
         if (!e)

@@ -1615,6 +1615,17 @@ static void test_modtree_cnn_rules(void **state)
     assert_true(parse_image_str("Net(\n  (b): Block (\n  )\n)\n", 16, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:2: expected 'Module(' after the name");
 
+    /* timm's Conv2dSame and MaxPool2dSame pad TensorFlow's way, printing no padding:
+     * ceil(33 / 2) = 17, then ceil(17 / 2) = 9 (a review found tf_efficientnet_b4's
+     * estimate 10-13% low when they were read unpadded) */
+    assert_int_equal(parse_image_str("Net(\n  (c): Conv2dSame(3, 8, kernel_size=(3, 3), "
+                                     "stride=(2, 2), bias=False)\n  (p): MaxPool2dSame("
+                                     "kernel_size=(3, 3), stride=(2, 2), padding=(0, 0), "
+                                     "dilation=(1, 1), ceil_mode=False)\n)\n",
+                                     33, &m, &err),
+                     0);
+    assert_int_equal(m.layers[0].out, 8 * 17 * 17);
+    assert_int_equal(m.layers[1].out, 8 * 9 * 9);
     /* errors name the line and the problem */
     assert_true(parse_image_str("Net(\n  (c): Conv1d(3, 8, kernel_size=(3,), stride=(1,))\n)\n",
                                 224, &m, &err) < 0);
