@@ -2860,6 +2860,8 @@ struct mt_frame {
     unsigned ndlin, ndact;   /* (sequence trees) */
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
+    int se_class; /* a squeeze-excitation class (SqueezeExcite, SEModule): its squeeze may
+                     be a mean in forward, not a printed pool */
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
     size_t gate_row;  /* and its gate's row */
     /* PEFT (enum mt_peft): what this block's leaves are to a LoRA wrapper or a
@@ -3362,6 +3364,11 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t cin = (uint64_t)pos[0], cout = (uint64_t)pos[1];
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
+        /* timm's SqueezeExcite squeezes with x.mean((2, 3), keepdim=True) in forward: its
+         * first 1x1 convolution reads the block input pooled to 1x1, and the block's result
+         * (x * gate) is the input's size again (block_close) */
+        int squeeze = f && f->se_class && !f->se_pool && !f->first_leaf_done && !transposed &&
+                      nk == 2 && ks[0] == 1 && ks[1] == 1 && f->has_x && f->xv.c == cin;
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         int unexplained;
         struct mt_shape *in = sp_input(sp, m, st, depth, cin, &unexplained);
@@ -3392,6 +3399,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             credit_branch(sp, st, depth, in);
         } else {
             m->input = sp_elems(cin, h, w);
+        }
+        if (squeeze) {
+            h = w = 1;
+            f->se_pool = 1;
         }
         int64_t oh, ow;
         if (transposed) {
@@ -4981,6 +4992,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             fused += f->attention && f->sdpa;
+            f->se_class = find(c, cls_n, "SqueezeExcit") || find(c, cls_n, "SEModule");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
             f->ffn_act = name_is(c, cls_n, "TransformerEncoderLayer") ||

@@ -1626,6 +1626,34 @@ static void test_modtree_cnn_rules(void **state)
                      0);
     assert_int_equal(m.layers[0].out, 8 * 17 * 17);
     assert_int_equal(m.layers[1].out, 8 * 9 * 9);
+    /* timm's SqueezeExcite squeezes with a mean in forward (no pool printed): its 1x1
+     * convolutions read 1x1, and the block after it reads the block's input size, with no
+     * join noted (every timm EfficientNet print had a false one) */
+    const char *timm_se =
+        "Net(\n"
+        "  (conv_stem): Conv2d(3, 32, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), "
+        "bias=False)\n"
+        "  (blocks): Sequential(\n"
+        "    (0): DepthwiseSeparableConv(\n"
+        "      (conv_dw): Conv2d(32, 32, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), "
+        "groups=32, bias=False)\n"
+        "      (bn1): BatchNorm2d(32, eps=1e-05, momentum=0.1, affine=True, "
+        "track_running_stats=True)\n"
+        "      (se): SqueezeExcite(\n"
+        "        (conv_reduce): Conv2d(32, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+        "        (act1): SiLU(inplace=True)\n"
+        "        (conv_expand): Conv2d(8, 32, kernel_size=(1, 1), stride=(1, 1))\n"
+        "        (gate): Sigmoid()\n"
+        "      )\n"
+        "      (conv_pw): Conv2d(32, 16, kernel_size=(1, 1), stride=(1, 1), bias=False)\n"
+        "    )\n"
+        "  )\n"
+        ")\n";
+    assert_int_equal(parse_image_str(timm_se, 32, &m, &err), 0);
+    assert_int_equal(m.join_line, 0);
+    assert_int_equal(m.layers[3].out, 8);           /* conv_reduce, at 1x1 */
+    assert_int_equal(m.layers[5].out, 32);          /* conv_expand */
+    assert_int_equal(m.layers[m.n - 1].out, 16 * 16 * 16); /* conv_pw, at the block's size */
     /* errors name the line and the problem */
     assert_true(parse_image_str("Net(\n  (c): Conv1d(3, 8, kernel_size=(3,), stride=(1,))\n)\n",
                                 224, &m, &err) < 0);
