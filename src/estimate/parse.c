@@ -3144,10 +3144,11 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
          * input a branch already read: another branch (ShuffleNet's branch2 after
          * branch1, whose output has the input's channels; RegNet's f after proj).
          * Not right after a join: a finished residual block is the flow (RegNet's
-         * trunk, whose stages read its input once). */
+         * trunk, whose stages read its input once). A squeeze-excitation block reads the
+         * flow it scales, whatever its channels (timm's depthwise-separable block). */
         const struct mt_frame *f = &st[d - 1];
         if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child &&
-            f->x.c == c)
+            f->x.c == c && !st[d].se_class)
             t = sp_by_id(sp, f->x.id);
     }
     for (unsigned i = 1; i <= sp->n && !t; i++) {

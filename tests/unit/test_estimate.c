@@ -1627,8 +1627,9 @@ static void test_modtree_cnn_rules(void **state)
     assert_int_equal(m.layers[0].out, 8 * 17 * 17);
     assert_int_equal(m.layers[1].out, 8 * 9 * 9);
     /* timm's SqueezeExcite squeezes with a mean in forward (no pool printed): its 1x1
-     * convolutions read 1x1, and the block after it reads the block's input size, with no
-     * join noted (every timm EfficientNet print had a false one) */
+     * convolutions read 1x1, it reads the flow, not the block's input as a second branch
+     * (its channels are the input's), and the convolution after it reads the block's
+     * size, with no join (every timm EfficientNet print had a false one) */
     const char *timm_se =
         "Net(\n"
         "  (conv_stem): Conv2d(3, 32, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), "
@@ -1651,6 +1652,7 @@ static void test_modtree_cnn_rules(void **state)
         ")\n";
     assert_int_equal(parse_image_str(timm_se, 32, &m, &err), 0);
     assert_int_equal(m.join_line, 0);
+    assert_int_equal(m.concat, 0); /* the block is one flow, not two branches joined */
     assert_int_equal(m.layers[3].out, 8);           /* conv_reduce, at 1x1 */
     assert_int_equal(m.layers[5].out, 32);          /* conv_expand */
     assert_int_equal(m.layers[m.n - 1].out, 16 * 16 * 16); /* conv_pw, at the block's size */
