@@ -5805,6 +5805,21 @@ static int utf16_text(const char *buf, size_t len)
     return (le || (!u[0] && !u[2])) && (isprint(a) || isspace(a)) && (isprint(b) || isspace(b));
 }
 
+/* Where a line's quoting ends: leading blanks, then a run of '#' or '>' (a comment, a
+ * Markdown quote); 0 when the line has none. */
+static size_t quote_run(const char *ls, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (ls[i] == ' ' || ls[i] == '\t'))
+        i++;
+    char c = i < n ? ls[i] : 0;
+    if (c != '#' && c != '>')
+        return 0;
+    while (i < n && ls[i] == c)
+        i++;
+    return i;
+}
+
 /* The line prefix a table was pasted with (a '# ' comment in a model's .py file, a '> '
  * Markdown quote, knitr's '    ## '), found on the line of its header ("Layer (type"):
  * leading spaces, a run of '#' or '>', then only spaces (or Keras 3's box edge '┃')
@@ -5818,14 +5833,9 @@ static size_t table_prefix(const char *buf, size_t len, const char **at)
     const char *ls = h;
     while (ls > buf && ls[-1] != '\n')
         ls--;
-    size_t n = (size_t)(h - ls), i = 0;
-    while (i < n && (ls[i] == ' ' || ls[i] == '\t'))
-        i++;
-    char c = i < n ? ls[i] : 0;
-    if (c != '#' && c != '>')
+    size_t n = (size_t)(h - ls), i = quote_run(ls, n);
+    if (!i)
         return 0;
-    while (i < n && ls[i] == c)
-        i++;
     for (size_t k = i; k < n;) {
         if (ls[k] == ' ' || ls[k] == '\t')
             k++;
@@ -5854,14 +5864,9 @@ static size_t tree_prefix(const char *buf, size_t len, const char **at)
     size_t n = nl ? (size_t)(nl - ls) : len - (size_t)(ls - buf);
     while (n > 0 && isspace((unsigned char)ls[n - 1]))
         n--;
-    size_t k = 0;
-    while (k < n && (ls[k] == ' ' || ls[k] == '\t'))
-        k++;
-    char c = k < n ? ls[k] : 0;
-    if (c != '#' && c != '>')
+    size_t k = quote_run(ls, n);
+    if (!k)
         return 0;
-    while (k < n && ls[k] == c)
-        k++;
     size_t p = k;
     while (k < n && ls[k] == ' ')
         k++;
