@@ -26,7 +26,9 @@ static void usage(FILE *f)
                "                     [--gradient-checkpointing] [--gradient-accumulation]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
-               "Queues CMD (run directly, not through a shell) and prints the job id.\n"
+               "Queues CMD (run directly, not through a shell) and prints the job id;\n"
+               "with --summary, what carma estimate would note of the summary goes to\n"
+               "stderr ('carma submit: note: ...').\n"
                "SIZE is MiB, or with a unit: 16G, 4096M. With --summary (a model summary, as\n"
                "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
                "max(estimator bound, --mem); once the same command, --gpus, summary and\n"
@@ -143,7 +145,8 @@ static int read_file(const char *path, size_t max, char **out)
  * "seq_len", "image_size", "heads", "experts_per_token", "gpus", "optimizer", "precision",
  * "attention", "gradient_checkpointing", "gradient_accumulation"), so that what carmad would refuse
  * is named FILE:LINE (or FILE: for what no line causes) here rather than "summary:LINE"
- * or "job.summary: ..." in carmad's answer, as carma estimate names it. 0 when it
+ * or "job.summary: ..." in carmad's answer, as carma estimate names it; and prints, as
+ * "carma submit: note: ...", the notes carma estimate would print (est_notes). 0 when it
  * passes. */
 static int check_summary(const char *path, const char *text, const json_t *job)
 {
@@ -184,6 +187,13 @@ static int check_summary(const char *path, const char *text, const json_t *job)
         char msg[sizeof err.msg];
         snprintf(msg, sizeof msg, "%s", err.msg);
         rc = carma_err_at(&err, path, 0, "%s", msg);
+    }
+    if (rc == 0) { /* what carma estimate would note (carmad bounds the job alike) */
+        char (*notes)[EST_NOTE_MAX] = malloc(EST_NOTES * sizeof *notes);
+        size_t nn = notes ? est_notes(&m, &o, &r, notes) : 0;
+        for (size_t i = 0; i < nn; i++)
+            fprintf(stderr, "carma submit: note: %s\n", notes[i]);
+        free(notes);
     }
     free(work);
     free(layers);

@@ -547,6 +547,7 @@ static inline double est_ddp_bucket(struct est_ddp_fill *f, double bytes)
  * of name's values, which *accepted then lists ("fp32, amp, bf16"). */
 int est_opts_set(struct est_opts *o, const char *name, const char *val, const char **accepted);
 
+
 /* PyTorch's default cuBLAS workspace per handle (KiB): ":4096:2:16:8" before Hopper,
  * 4096 KiB x 8 on Hopper. */
 #define EST_CUBLAS_WS_KIB (4096u * 2 + 16u * 8)
@@ -577,6 +578,21 @@ struct est_result {
     uint32_t accum_micro_batches;
     int accum_grads_kept;
 };
+
+/* How m's summary was read where the print leaves it open, one note each, under o and
+ * with r its estimate (`carma estimate`'s "note: ..." lines and JSON "notes", repeated by
+ * `carma submit`): no position encoding under --attention sdpa (ALiBi may hide), a lone
+ * layer in its list (ALBERT), attention with a learned position bias, grouped-query
+ * attention replayed through PyTorch's math kernel, a table's printed trainable count not
+ * placed on its rows, quantized layers outside a PEFT print read as frozen, an output head
+ * tied in forward assumed, a join in a convolutional tree that no tensor explains, a
+ * pooling printed without its window, a profiler's total that the print's layers do not
+ * make, a mixture-of-experts router printed without sizes, and mixture-of-experts blocks
+ * counted without --experts-per-token. Returns the count (at most EST_NOTES). */
+#define EST_NOTE_MAX 512
+#define EST_NOTES 13
+size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
+                 char notes[EST_NOTES][EST_NOTE_MAX]);
 
 /* The PyTorch caching allocator's rounding of one request of `bytes` (round_size):
  * 512 B multiples. 0 stays 0. (Segments of 2 MiB / 20 MiB are a pool effect, not a

@@ -69,6 +69,18 @@ c=$(submit --summary "$SUM" --batch 128 -- true)
 [ "$(json_int "$T/c.json" bound_mib)" != $((peak + 2)) ] || fail "batch 128 took batch 32's history"
 "$CARMA" wait --timeout 20 "$c" >/dev/null
 
+step "submit says what carma estimate would note, on stderr; the id alone on stdout"
+MOE=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/moe_mixtral.txt
+n=$("$CARMA" submit --summary "$MOE" --batch 2 --seq-len 64 -- true 2>"$T/notes.err") ||
+    fail "submit with an MoE summary refused: $(cat "$T/notes.err")"
+echo "$n" | grep -qx '[0-9][0-9]*' || fail "submit printed more than the id: $n"
+grep -q "^carma submit: note: the print has .* experts per mixture-of-experts block" \
+    "$T/notes.err" || fail "no MoE note on submit: $(cat "$T/notes.err")"
+n2=$("$CARMA" submit --summary "$MOE" --batch 2 --seq-len 64 --experts-per-token 2 -- true \
+    2>"$T/notes2.err") || fail "submit with --experts-per-token refused"
+! grep -q "mixture-of-experts block" "$T/notes2.err" || fail "MoE note with --experts-per-token"
+"$CARMA" wait --timeout 20 "$n" "$n2" >/dev/null
+
 step "another model or set-up of the same command and batch is another signature"
 # history keys on the summary text and every estimator option too (est_job_signature)
 BERT=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/bert_base.txt

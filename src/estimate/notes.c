@@ -1,0 +1,149 @@
+/* The notes of an estimate (docs/estimator.md): how the summary was read where the
+ * print leaves it open, as `carma estimate` prints them ("note: ...", JSON "notes") and
+ * `carma submit` repeats them. Text only; no I/O. */
+#include "estimate/estimate.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Into out: why a table's printed trainable count was not used (m->trainable_unplaced). */
+static void trainable_note(const struct est_model *m, char *out, size_t cap)
+{
+    char why[160];
+    if (m->trainable_unplaced == EST_TRAIN_ABOVE)
+        snprintf(why, sizeof why, "more than its rows not marked frozen hold");
+    else if (m->trainable_unplaced == EST_TRAIN_ZERO)
+        snprintf(why, sizeof why, "nothing trains: a frozen model printed without its head?");
+    else
+        snprintf(why, sizeof why, "no frozen prefix of its rows holds the other %llu",
+                 (unsigned long long)(m->params > m->trainable_printed
+                                          ? m->params - m->trainable_printed
+                                          : 0));
+    snprintf(out, cap,
+             "the table prints 'Trainable params: %llu' (line %zu), which carma cannot place "
+             "on its rows (%s): %llu parameters are counted as trained (the safe side: "
+             "gradients and optimizer state for the frozen ones too)",
+             (unsigned long long)m->trainable_printed, m->trainable_line, why,
+             (unsigned long long)(m->params - m->frozen));
+}
+
+
+/* Into out: a mixture-of-experts print's routing, when --experts-per-token (k) is not
+ * given: every token counted through every expert. */
+static void moe_note(const struct est_model *m, char *out, size_t cap)
+{
+    char e[48];
+    if (m->moe_experts_min == m->moe_experts_max)
+        snprintf(e, sizeof e, "%u experts", m->moe_experts_min);
+    else
+        snprintf(e, sizeof e, "%u to %u experts", m->moe_experts_min, m->moe_experts_max);
+    snprintf(out, cap,
+             "the print has %s per mixture-of-experts block (%llu block%s, from line %zu); "
+             "the router's top-k is not printed, so every token is counted through every "
+             "expert (the safe side: their activations up to E / k times too many). Give "
+             "--experts-per-token K, the experts each token is routed to (num_experts_per_tok "
+             "in the model's config)",
+             e, (unsigned long long)m->moe_blocks, m->moe_blocks == 1 ? "" : "s", m->moe_line);
+}
+
+
+size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
+                 char notes[EST_NOTES][EST_NOTE_MAX])
+{
+    size_t n = 0;
+    const uint32_t k = o->experts_per_token;
+    const enum est_attention a = o->attention;
+    if (a == EST_ATTN_SDPA && m->no_position_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the print shows no position encoding but the token table (no position "
+                 "table, no rotary or positional module): attention that builds positions into "
+                 "its scores in Python (ALiBi, as BLOOM's and MPT's; GPT-J's and CodeGen's "
+                 "sinusoidal buffers) has no SDPA path and keeps its probabilities, batch x "
+                 "heads x seq x seq a layer (from line %zu): if this model is one, give "
+                 "--attention eager. A model keeping RoPE in buffers (litgpt, torchtitan) "
+                 "runs SDPA: then --attention sdpa is right",
+                 m->no_position_line);
+    if (m->single_layer_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the print has one attention layer (line %zu), the only layer of its list: "
+                 "counted once. A model that runs a layer several times (ALBERT shares one "
+                 "across num_hidden_layers) keeps its activations for each run, which no print "
+                 "shows: the estimate is then low; a torchinfo table lists every call",
+                 m->single_layer_line);
+    if (m->scores_bias_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the attention adds a learned position bias to its scores (the table at line "
+                 "%zu, as T5's relative_attention_bias): they are computed explicitly and the "
+                 "probabilities counted, whatever --attention says",
+                 m->scores_bias_line);
+    if (r->math_attention)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "grouped-query attention under SDPA, in fp32 or on a GPU older than compute "
+                 "capability 8.0: no fused kernel takes it (FlashAttention wants fp16 or bf16 "
+                 "on 8.0 or newer, the memory-efficient kernel no grouped keys), so PyTorch "
+                 "runs its math kernel, which keeps each layer's probabilities (counted)");
+    if (m->trainable_unplaced)
+        trainable_note(m, notes[n++], EST_NOTE_MAX);
+    if (m->quant_params)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "%llu parameters in quantized layers (bitsandbytes, HQQ, AWQ; from line %zu) "
+                 "are read as frozen, at their storage bits: no optimizer trains a packed "
+                 "weight; the other %llu are counted as trained. A QLoRA job trains "
+                 "adapters: give the print after peft's get_peft_model",
+                 (unsigned long long)m->quant_params, m->quant_line,
+                 (unsigned long long)(m->params - m->frozen));
+    if (m->tied_head_bare)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the output head at line %zu prints no size (a class of its own): read as a "
+                 "linear layer from %llu features to the %llu rows of the token table (line "
+                 "%zu), with its weight, its logits and their loss",
+                 m->tied_head_bare, (unsigned long long)m->tied_head_width,
+                 (unsigned long long)m->tied_head_rows, m->tied_head_line);
+    else if (m->tied_head_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "no layer maps to the %llu rows of the token table (line %zu) and the print "
+                 "ends with a norm: an output head tied to the table in forward (as "
+                 "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; "
+                 "its weight is counted as a separate %llu x %llu linear layer, as a printed "
+                 "tied head's is (the safe side)",
+                 (unsigned long long)m->tied_head_rows, m->tied_head_line,
+                 (unsigned long long)m->tied_head_rows, (unsigned long long)m->tied_head_width,
+                 (unsigned long long)m->tied_head_rows);
+    if (m->join_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "line %zu reads %llu channels, which neither the newest tensor nor a "
+                 "block's input has, nor a concatenation of the newest tensor with an "
+                 "earlier one: read as a join (or a read of an older tensor) the print does "
+                 "not show, at the newest tensor's size, %llux%llu%s; if the job runs it "
+                 "larger (an F.interpolate in forward, as in a U-Net's or an FPN's decoder), "
+                 "the estimate is low: give a torchinfo table (torchinfo.summary(model, "
+                 "input_data=..., depth=10)), which lists every shape",
+                 m->join_line, (unsigned long long)m->join_channels,
+                 (unsigned long long)m->join_h, (unsigned long long)m->join_w,
+                 m->join_count > 1 ? " (and other such leaves)" : "");
+    if (m->bare_pool_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the pooling at line %zu prints no window (a class of its own, as "
+                 "torchvision's LastLevelMaxPool()): read as keeping its input's size, the "
+                 "most a pooling makes (the safe side)",
+                 m->bare_pool_line);
+    if (m->profiler_line && fabs((double)m->params - m->profiler_params) > m->profiler_tol)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the %s statistics at line %zu give the model %.0f parameters (to their "
+                 "printed precision), its layers %llu: a frozen part (the profiler counts "
+                 "trained parameters only) or parameters the print does not show (an "
+                 "nn.Parameter outside a layer, as a class token or a position table, not "
+                 "counted here); every parameter of the layers is counted as trained",
+                 m->profiler == EST_PROF_DEEPSPEED ? "DeepSpeed flops profiler's" : "ptflops",
+                 m->profiler_line, m->profiler_params, (unsigned long long)m->params);
+    if (m->moe_gate_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the mixture-of-experts router at line %zu prints no size: it is read as a "
+                 "linear layer from the experts' input width to one score per expert, "
+                 "without bias (a weight of E x width, as DeepSeek's MoEGate holds it)",
+                 m->moe_gate_line);
+    if (m->moe_blocks && !k)
+        moe_note(m, notes[n++], EST_NOTE_MAX);
+    return n;
+}
+
