@@ -6082,6 +6082,20 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
         }
         return parse_copy(parse_detected, copy, len, file, m, err);
     }
+    /* torchinfo's tree rows ("├─Embedding: 1-1") without the header line above them */
+    const char *tr = find(buf, len < 65536 ? len : 65536, "\xe2\x94\x9c\xe2\x94\x80");
+    if (!tr)
+        tr = find(buf, len < 65536 ? len : 65536, "\xe2\x94\x94\xe2\x94\x80");
+    if (tr) {
+        size_t line = 1;
+        for (const char *q = buf; q < tr; q++)
+            line += *q == '\n';
+        return carma_err_at(err, file, line,
+                            "a torchinfo table's rows without its header line ('Layer "
+                            "(type:depth-idx)  Output Shape  Param #'), which says what each "
+                            "column is: paste the table whole, from its first '====' rule to "
+                            "its last");
+    }
     const char *ds = find(buf, len < 65536 ? len : 65536, "DeepSpeed Flops Profiler");
     if (ds) {
         size_t line = 1;

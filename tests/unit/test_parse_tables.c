@@ -151,6 +151,15 @@ static void test_keras_messages(void **state)
  * file's comment), '> ' (a Markdown quote), knitr's '    ## '. */
 static void test_table_prefix(void **state)
 {
+    /* torchinfo's rows pasted without the header line: said, not "not a model summary" */
+    struct est_model m0;
+    struct carma_err e0;
+    assert_true(parse_str("==========\n"
+                          "Net                       [8, 10]     650\n"
+                          "\xe2\x94\x9c\xe2\x94\x80Linear: 1-1    [8, 10]     650\n"
+                          "==========\n",
+                          &m0, &e0) < 0);
+    assert_non_null(strstr(e0.msg, ":3: a torchinfo table's rows without its header line"));
     (void)state;
     struct est_model m;
     struct carma_err err;
