@@ -38,7 +38,7 @@ const struct sim_gpu_kind *sim_gpu_kind_of_device(const char *name, uint64_t mem
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strcmp(kinds[i].model, name) == 0)
             return &kinds[i];
-    if (strstr(name, "H100"))
+    if (strstr(name, "H100") || strstr(name, "H200")) /* Hopper: the H100's facts */
         return sim_gpu_kind_find("h100-80gb");
     if (strstr(name, "A100"))
         return sim_gpu_kind_find(mem_mib > 60000 ? "a100-80gb" : "a100-40gb");

@@ -25,9 +25,10 @@ struct sim_gpu_kind {
 const struct sim_gpu_kind *sim_gpu_kind_find(const char *name);
 
 /* The kind of a real GPU, from NVML's name and total memory: the table's model exactly, else
- * the family in the name ("H100" -> h100-80gb, "A100" -> a100-40gb or a100-80gb by memory,
- * "V100" -> v100-32gb: the facts the estimator takes from a kind, compute capability,
- * cuBLAS workspace and floor, are the family's); NULL for any other GPU. */
+ * the family in the name ("H100", "H200" and "GH200" -> h100-80gb, Hopper all; "A100" ->
+ * a100-40gb or a100-80gb by memory; "V100" -> v100-32gb: the facts the estimator takes
+ * from a kind, compute capability, cuBLAS workspace and floor, are the family's); NULL for
+ * any other GPU. */
 const struct sim_gpu_kind *sim_gpu_kind_of_device(const char *name, uint64_t mem_mib);
 
 struct est_opts;

@@ -362,6 +362,7 @@ static void test_model_bound_per_kind(void **state)
     const struct sim_gpu_kind *a = sim_gpu_kind_find("a100-40gb");
     assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA H100 80GB HBM3", 81559), h);
     assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA H100 PCIe", 81559), h);
+    assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA H200", 143771), h); /* Hopper */
     assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA A100-SXM4-40GB", 40960), a);
     assert_ptr_equal(sim_gpu_kind_of_device("NVIDIA A100 80GB PCIe", 81920),
                      sim_gpu_kind_find("a100-80gb"));
