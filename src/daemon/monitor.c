@@ -252,10 +252,6 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             g->last = s;
             g->have = 1;
             g->present = present_mask(&s);
-            if (g->answered < CARMA_MON_NOTE_AFTER)
-                g->answered++;
-            if (g->answered >= CARMA_MON_NOTE_AFTER)
-                note_fallbacks(m, gi);
             uint64_t used = s.mem_used_bytes >> 20;
             if (used != v->mem_used_mib) {
                 v->mem_used_mib = used;
@@ -288,6 +284,8 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             g->head = (g->head + 1) % CARMA_MON_RING;
             if (g->len < CARMA_MON_RING)
                 g->len++;
+            if (g->len >= CARMA_MON_NOTE_AFTER) /* the ring holds every sample: its count */
+                note_fallbacks(m, gi);
             if (m->record_s > 0) {
                 struct carma_mon_bucket *b = &g->bucket;
                 if (b->t0 < 0)

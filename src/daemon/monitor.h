@@ -68,6 +68,7 @@ struct carma_mon_bucket {
  * before, and the first interval, opened moments before at startup, can lack one (seen on
  * an H100: DRAMA absent from the first GPM sample only). */
 #define CARMA_MON_NOTE_AFTER 3
+_Static_assert(CARMA_MON_NOTE_AFTER <= CARMA_MON_RING, "the ring counts the first samples");
 
 struct carma_mon_gpu {
     struct carma_gpu_info info;
@@ -78,7 +79,6 @@ struct carma_mon_gpu {
     char drain_reason[64];    /* "lost", "stopped answering" */
     uint32_t present;         /* bit per enum carma_mon_sig: in the last sample */
     uint32_t noted;           /* bits whose absence was already logged */
-    unsigned answered;        /* successful samples, counted up to CARMA_MON_NOTE_AFTER */
     struct carma_mon_sample ring[CARMA_MON_RING];
     uint32_t head, len;       /* ring: next write, samples held */
     double prev_t;            /* time of the previous successful sample, < 0 none */
