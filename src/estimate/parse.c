@@ -3756,6 +3756,20 @@ static void rows_reverse(struct est_layer *r, size_t a, size_t b)
     }
 }
 
+/* A norm or dropout printed without a size, which the parser sized from the tensor before
+ * it (`from` features), reads `to` features: its output and a norm's per-feature scale
+ * (and shift) follow. */
+static void resize_unsized(struct est_model *m, struct est_layer *t, uint64_t from,
+                           uint64_t to)
+{
+    if (t->kind == EST_K_NORM && t->params % from == 0) {
+        uint64_t p = t->params / from * to;
+        m->params = m->params - t->params * t->count + p * t->count;
+        t->params = p;
+    }
+    t->out = to;
+}
+
 /* Block f of a sequence model closes (named children: a Sequential runs in its listed
  * order). A module tree lists modules in definition order, and an output head over the
  * vocabulary runs last wherever it is listed: litgpt's GPT defines lm_head before its
@@ -3852,12 +3866,7 @@ static int head_last(struct est_model *m, const struct mt_frame *f, const char *
                 continue;
             if ((t->kind != EST_K_NORM && t->kind != EST_K_DROPOUT) || t->out != hv)
                 break;
-            if (t->kind == EST_K_NORM && t->params % hv == 0) {
-                uint64_t p = t->params / hv * e; /* a scale (and a shift) per feature */
-                m->params = m->params - t->params * t->count + p * t->count;
-                t->params = p;
-            }
-            t->out = e;
+            resize_unsized(m, t, hv, e);
         }
     }
     /* each head to the end, in listed order: the later ones have moved up by then */
@@ -3916,14 +3925,8 @@ static void vocab_head_last(struct est_model *m, const struct mt_frame *f)
         return;
     for (size_t q = h + 1; q < r; q++) {
         struct est_layer *t = &m->layers[q];
-        if (t->kind == EST_K_OTHER)
-            continue;
-        if (t->kind == EST_K_NORM && t->params % v == 0) {
-            uint64_t p = t->params / v * e; /* a scale (and a shift) per feature */
-            m->params = m->params - t->params * t->count + p * t->count;
-            t->params = p;
-        }
-        t->out = e;
+        if (t->kind != EST_K_OTHER)
+            resize_unsized(m, t, v, e);
     }
     struct est_layer hd = m->layers[h];
     memmove(&m->layers[h], &m->layers[h + 1], (m->n - h - 1) * sizeof hd);
