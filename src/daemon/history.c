@@ -131,8 +131,14 @@ static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind
     int rc = work ? est_model_prepare(&m, rj->summary, strlen(rj->summary), "summary", &o, err)
                   : carma_err_set(err, -ENOMEM, "out of memory");
     for (size_t k = 0; rc == 0 && k < (n ? n : 1); k++) {
+        const struct sim_gpu_kind *kind = dev && n ? dev[k] : NULL;
+        size_t seen = 0; /* two server kinds (names) of one estimator kind: sized once */
+        while (seen < k && (dev ? dev[seen] : NULL) != kind)
+            seen++;
+        if (seen < k)
+            continue;
         struct est_opts ok = o;
-        sim_gpu_kind_est_opts(dev && n ? dev[k] : NULL, &ok);
+        sim_gpu_kind_est_opts(kind, &ok);
         ok.gpu_mib = 0; /* fitting is the scheduler's question, on each GPU */
         rc = est_compute(&m, est_coef_default(), &ok, work, &r, err);
         if (rc == 0 && r.bound_mib > *bound) {
