@@ -189,11 +189,10 @@ static int check_summary(const char *path, const char *text, const json_t *job)
         rc = carma_err_at(&err, path, 0, "%s", msg);
     }
     if (rc == 0) { /* what carma estimate would note (carmad bounds the job alike) */
-        char (*notes)[EST_NOTE_MAX] = malloc(EST_NOTES * sizeof *notes);
-        size_t nn = notes ? est_notes(&m, &o, &r, notes) : 0;
+        char notes[EST_NOTES][EST_NOTE_MAX];
+        size_t nn = est_notes(&m, &o, &r, notes);
         for (size_t i = 0; i < nn; i++)
             fprintf(stderr, "carma submit: note: %s\n", notes[i]);
-        free(notes);
     }
     free(work);
     free(layers);
