@@ -197,17 +197,13 @@ echo "   nn.MultiheadAttention, --heads 8: $want6 MiB"
 grep -q "mha_classifier.txt:6: nn.MultiheadAttention: its number of heads is not in the print" \
     "$T/err" || fail "nn.MultiheadAttention without --heads: message: $(cat "$T/err")"
 # carmad refuses it too, from a client that does not check (the protocol's "heads")
-python3 - "$CARMA_SOCKET" "$MHA" <<'PY' || fail "carmad took nn.MultiheadAttention without heads"
-import json, socket, sys
+python3 - "$CARMA_SOCKET" "$MHA" "$HELP" <<'PY' || fail "carmad took nn.MultiheadAttention without heads"
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, sys.argv[3])
+from carmad_ask import submit
 def ask(job):
-    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-    s.sendall(json.dumps({"v": 1, "op": "submit", "job": job}).encode() + b"\n")
-    buf = b""
-    while not buf.endswith(b"\n"):
-        b = s.recv(65536)
-        if not b: break
-        buf += b
-    s.close(); return json.loads(buf)
+    return submit(sys.argv[1], job)
 job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 16,
        "seq_len": 128}
 r = ask(job)
@@ -247,18 +243,14 @@ grep -q '"bound_basis": "estimator (batch 4, seq 256, 2 experts per token, adamw
     "$T/mo.json" || fail "bound_basis of the --experts-per-token job: $(grep bound_basis "$T/mo.json")"
 echo "   Mixtral-shaped print, 2 of 8 experts per token: $want8 MiB"
 "$CARMA" wait --timeout 20 "$mo" >/dev/null
-python3 - "$CARMA_SOCKET" "$MOE" <<'PY' || fail "carmad took experts_per_token above the experts"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+python3 - "$CARMA_SOCKET" "$MOE" "$HELP" <<'PY' || fail "carmad took experts_per_token above the experts"
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, sys.argv[3])
+from carmad_ask import submit
 job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 4,
        "seq_len": 256, "experts_per_token": 9}
-s.sendall(json.dumps({"v": 1, "op": "submit", "job": job}).encode() + b"\n")
-buf = b""
-while not buf.endswith(b"\n"):
-    b = s.recv(65536)
-    if not b: break
-    buf += b
-r = json.loads(buf)
+r = submit(sys.argv[1], job)
 assert r["ok"] is False and r["error"] == "invalid", r
 assert "--experts-per-token 9 is more than the 8 experts" in r["message"], r
 PY
