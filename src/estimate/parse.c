@@ -5947,6 +5947,15 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
     return parse_detected(buf, len, file, m, err);
 }
 
+/* The line (from 1) of buf that byte *at is on. */
+static size_t line_of(const char *buf, const char *at)
+{
+    size_t line = 1;
+    for (const char *q = buf; q < at; q++)
+        line += *q == '\n';
+    return line;
+}
+
 /* A module tree printed after a label on its first line (print(f"Model: {model}"),
  * print('rerank', model)): the first non-blank line is text, a space, then a class name
  * and '(' that end the line, and the next non-blank line opens a child, "(name): ".
@@ -6086,29 +6095,22 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
         return parse_copy(parse_detected, copy, len, file, m, err);
     }
     /* torchinfo's tree rows ("├─Embedding: 1-1") without the header line above them */
-    const char *tr = find(buf, len < 65536 ? len : 65536, "\xe2\x94\x9c\xe2\x94\x80");
+    size_t scan = len < 65536 ? len : 65536;
+    const char *tr = find(buf, scan, "\xe2\x94\x9c\xe2\x94\x80");
     if (!tr)
-        tr = find(buf, len < 65536 ? len : 65536, "\xe2\x94\x94\xe2\x94\x80");
-    if (tr) {
-        size_t line = 1;
-        for (const char *q = buf; q < tr; q++)
-            line += *q == '\n';
-        return carma_err_at(err, file, line,
+        tr = find(buf, scan, "\xe2\x94\x94\xe2\x94\x80");
+    if (tr)
+        return carma_err_at(err, file, line_of(buf, tr),
                             "a torchinfo table's rows without its header line ('Layer "
                             "(type:depth-idx)  Output Shape  Param #'), which says what each "
                             "column is: paste the table whole, from its first '====' rule to "
                             "its last");
-    }
-    const char *ds = find(buf, len < 65536 ? len : 65536, "DeepSpeed Flops Profiler");
-    if (ds) {
-        size_t line = 1;
-        for (const char *q = buf; q < ds; q++)
-            line += *q == '\n';
-        return carma_err_at(err, file, line,
+    const char *ds = find(buf, scan, "DeepSpeed Flops Profiler");
+    if (ds)
+        return carma_err_at(err, file, line_of(buf, ds),
                             "a DeepSpeed flops profiler report: give its module tree alone "
                             "(from the model's 'Name(' line to its closing ')', under "
                             "'Detailed Profile'), or print(model) without the profiler");
-    }
     return carma_err_at(err, file, 1,
                         "not a model summary (expected a torchsummary or torchinfo table, a "
                         "Keras model.summary(), a printed PyTorch module tree or a layer CSV)");
