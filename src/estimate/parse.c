@@ -4673,6 +4673,35 @@ static int moe_fused_refuse(const char *file, size_t line, const char *c, size_t
                         (int)n, c);
 }
 
+/* Whether rows [first, m->n) hold parameters but no projection (a linear or convolution
+ * row): an attention block's norm without its q, k and v. A block of no parameters (an
+ * Identity, a dropout) is a wrapper whose projections lie elsewhere. */
+static int bare_projections(const struct est_model *m, size_t first)
+{
+    int held = 0;
+    for (size_t i = first; i < m->n; i++) {
+        if (m->layers[i].kind == EST_K_LINEAR || m->layers[i].kind == EST_K_CONV)
+            return 0;
+        held |= m->layers[i].params > 0;
+    }
+    return held;
+}
+
+/* Refuses an attention class with parameters but no printed projection in it or around
+ * it (XLNet's
+ * XLNetRelativeAttention holds q, k, v, o and r as bare parameters and prints only a
+ * norm and a dropout): read as printed, neither its parameters nor its probabilities
+ * would be counted. */
+static int bare_attention_refuse(const char *file, size_t line, const char *c, size_t n,
+                                 struct carma_err *err)
+{
+    return carma_err_at(err, file, line,
+                        "%.*s: an attention block whose projections the print does not "
+                        "show (bare parameters): its weights and its probabilities would be "
+                        "left out; give a torchinfo table or a layer CSV (docs/estimator.md)",
+                        (int)n, c);
+}
+
 int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
                       struct carma_err *err)
 {
@@ -4787,6 +4816,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 }
             }
             int scored = f->attention && !f->scores_inside && f->width;
+            if (f->attention && !scored && !f->scores_inside &&
+                !(depth > 0 && st[depth - 1].in_attention) && bare_projections(m, f->first))
+                return bare_attention_refuse(file, f->line, f->cls, f->cls_n, err);
             if (scored) {
                 /* Attention probabilities: heads x seq per token, saved by softmax and
                  * dropout; a fused kernel's are marked, and counted only under

@@ -4495,6 +4495,48 @@ static void test_modtree_nested_core_attention(void **state)
 #undef CORE_TOY
 }
 
+/* An attention class with parameters but no printed projection (XLNet's
+ * XLNetRelativeAttention keeps q, k, v, o and r as bare parameters and prints a norm and
+ * a dropout) is refused, naming its line: read as printed, its weights and probabilities
+ * were left out. A parameter-free wrapper (segmentation_models_pytorch's Attention around
+ * an Identity) is read. */
+static void test_modtree_bare_attention_refused(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+#define BARE_TOY(attn)                                                                             \
+    "Model(\n"                                                                                     \
+    "  (word_embedding): Embedding(32000, 768)\n"                                                  \
+    "  (layer): ModuleList(\n"                                                                     \
+    "    (0-11): 12 x XLNetLayer(\n" attn                                                          \
+    "      (ff): XLNetFeedForward(\n"                                                              \
+    "        (layer_norm): LayerNorm((768,), eps=1e-12, elementwise_affine=True)\n"               \
+    "        (layer_1): Linear(in_features=768, out_features=3072, bias=True)\n"                  \
+    "        (layer_2): Linear(in_features=3072, out_features=768, bias=True)\n"                  \
+    "      )\n"                                                                                    \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (fc): Linear(in_features=768, out_features=10, bias=True)\n"                               \
+    ")\n"
+    const char *bare = BARE_TOY("      (rel_attn): XLNetRelativeAttention(\n"
+                                "        (layer_norm): LayerNorm((768,), eps=1e-12, "
+                                "elementwise_affine=True)\n"
+                                "        (dropout): Dropout(p=0.1, inplace=False)\n"
+                                "      )\n");
+    assert_int_equal(parse_str(bare, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:5: XLNetRelativeAttention: an attention block whose "
+                                    "projections the print does not show"));
+    const char *wrapper = BARE_TOY("      (attention1): Attention(\n"
+                                   "        (attention): Identity()\n"
+                                   "      )\n"
+                                   "      (drop): SelfAttention(\n"
+                                   "        (dropout): Dropout(p=0.1, inplace=False)\n"
+                                   "      )\n");
+    assert_int_equal(parse_str(wrapper, &m, &err), 0);
+#undef BARE_TOY
+}
+
 /* A fused GLU (gate and up in one projection, E -> 2I, then I -> E: ChatGLM2/3's MLP,
  * DINOv2's SwiGLUFFN, Phi-3's gate_up_proj) keeps its 2I-wide output, the activation's
  * output and the product, as a gated MLP keeps its four I-wide tensors. */
@@ -5423,6 +5465,7 @@ int main(void)
         cmocka_unit_test(test_replay_gated_mlp),
         cmocka_unit_test(test_modtree_gated_orders),
         cmocka_unit_test(test_modtree_nested_core_attention),
+        cmocka_unit_test(test_modtree_bare_attention_refused),
         cmocka_unit_test(test_modtree_fused_glu),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
