@@ -4964,6 +4964,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         /* A class's own __repr__ may put a space before its arguments (timm's
          * "SelectAdaptivePool2d (pool_type=avg, ...)"): a leaf, never a block. */
         size_t gap = depth >= 0 && cls_n + 2 < cn && c[cls_n] == ' ' && c[cls_n + 1] == '(';
+        /* "(0): None": an empty slot of a ModuleList (HRNet's transitions and fuse
+         * layers, where the branch passes through): no module, no tensor. */
+        if (depth >= 0 && nm && cn == 4 && memcmp(c, "None", 4) == 0)
+            continue;
         if (cls_n == 0 || cls_n + gap >= cn || c[cls_n + gap] != '(')
             return carma_err_at(err, file, L.line,
                                 depth < 0 ? "not a model summary: expected a torchsummary, "

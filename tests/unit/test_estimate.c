@@ -1765,6 +1765,40 @@ static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
  * as an Upsample row). After such a join the next skip is older and larger than the
  * last: here both skips have 16 channels, and the decoder's own 16-channel output (and
  * the encoder's 16-channel tensor at 32x32) is no skip. */
+/* "(0): None", an empty slot of a ModuleList (HRNet's transitions and fuse layers),
+ * is read as no module: the print reads as it does without the line. Outside a block,
+ * or as the start of a longer name, None is not a module. */
+static void test_modtree_none_slots(void **state)
+{
+    (void)state;
+    static struct est_layer ref_l[EST_MAX_LAYERS];
+    struct est_model m, ref;
+    struct carma_err err;
+#define NONE_TOY(slot)                                                                             \
+    "Net(\n"                                                                                       \
+    "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"                 \
+    "  (transition): ModuleList(\n" slot                                                           \
+    "    (1): Sequential(\n"                                                                       \
+    "      (0): Conv2d(16, 32, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"               \
+    "      (1): BatchNorm2d(32, eps=1e-05, momentum=0.1, affine=True)\n"                           \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    ")\n"
+    const char *with = NONE_TOY("    (0): None\n");
+    const char *without = NONE_TOY("");
+    est_model_init(&ref, ref_l, EST_MAX_LAYERS);
+    ref.image_h = ref.image_w = 64;
+    assert_int_equal(est_parse(without, strlen(without), "f.txt", &ref, &err), 0);
+    if (parse_image_str(with, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_same_model(&m, &ref);
+    assert_int_equal(m.params, 3 * 16 * 9 + 16 + 16 * 32 * 9 + 32 + 64);
+    assert_int_equal(parse_image_str("None\n", 64, &m, &err), -EINVAL);
+    assert_int_equal(parse_image_str(NONE_TOY("    (0): Nonesuch\n"), 64, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:4: expected 'Module(' after the name"));
+#undef NONE_TOY
+}
+
 static void test_modtree_unet_joins(void **state)
 {
     (void)state;
@@ -5426,6 +5460,7 @@ int main(void)
         cmocka_unit_test(test_modtree_cnn_matches_tables),
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
+        cmocka_unit_test(test_modtree_none_slots),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
