@@ -3166,13 +3166,29 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         else if (st[d].x.pending && st[d].xv.c == c)
             t = sp_by_id(sp, st[d].xv.id); /* the join read as an add */
     }
+    /* A block that made the newest tensor itself, of twice the channels, reads their
+     * half (x.chunk(2, 1), which the print does not show: YOLOv8's C2f) at its size, not
+     * an older, larger tensor from before the block began whose width recurs (YOLOv8's
+     * stem); a tensor the block did not make may be handed to it (an FPN's features). */
+    int half = nw && !nw->pending && nw->c == 2 * c, chunk = 0;
     for (int d = depth; d >= 0 && !t; d--) {
         uint32_t id;
         for (unsigned j = 1; !t && (id = frame_start(&st[d], j)) != 0; j++) {
             struct mt_shape *s = sp_by_id(sp, id);
-            if (s && s->c == c)
+            if (!s || s->c != c)
+                continue;
+            if (half && sp_larger(s, nw) && d < depth && st[d + 1].has_x &&
+                nw->id > st[d + 1].x.id)
+                chunk = 1;
+            else
                 t = s;
         }
+    }
+    if (!t && chunk) {
+        t = sp_push(sp, c, nw->h, nw->w, 0);
+        for (int d = depth; d >= 0 && st[d].first == m->n; d--)
+            st[d].x = st[d].xv = *t;
+        return t;
     }
     if (t && t->pending) {
         t->pending = 0;

@@ -1765,6 +1765,54 @@ static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
  * as an Upsample row). After such a join the next skip is older and larger than the
  * last: here both skips have 16 channels, and the decoder's own 16-channel output (and
  * the encoder's 16-channel tensor at 32x32) is no skip. */
+/* YOLOv8's C2f: cv1 makes 2c channels, the bottlenecks read their half (x.chunk(2, 1),
+ * not printed) at the block's size, cv2 their concatenation; the stem's output, older and
+ * larger, has c channels too and is not what they read. A block that did not make the
+ * newest tensor may be handed an older one (a lateral convolution over an earlier
+ * feature map): read at that one's size. */
+static void test_modtree_chunk_half(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+#define CONV(ind, name, ci, co, k, s, p)                                                           \
+    ind "(" name "): Conv2d(" #ci ", " #co ", kernel_size=(" #k ", " #k "), stride=(" #s ", " #s \
+        "), padding=(" #p ", " #p "), bias=False)\n"
+    const char *c2f = "DetectionModel(\n"
+                      "  (model): Sequential(\n"
+                      CONV("    ", "0", 3, 16, 3, 2, 1)
+                      CONV("    ", "1", 16, 32, 3, 2, 1)
+                      "    (2): C2f(\n"
+                      CONV("      ", "cv1", 32, 32, 1, 1, 0)
+                      CONV("      ", "cv2", 48, 32, 1, 1, 0)
+                      "      (m): ModuleList(\n"
+                      "        (0): Bottleneck(\n"
+                      CONV("          ", "cv1", 16, 16, 3, 1, 1)
+                      CONV("          ", "cv2", 16, 16, 3, 1, 1)
+                      "        )\n"
+                      "      )\n"
+                      "    )\n"
+                      "  )\n"
+                      ")\n";
+    if (parse_image_str(c2f, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    /* stem 16 x 32 x 32, then 32 x 16 x 16: the bottleneck's two convolutions at 16 x 16 */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 0), 16 * 32 * 32);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 4), 16 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 5), 16 * 16 * 16);
+    const char *lateral = "Net(\n"
+                          CONV("  ", "stem", 3, 16, 3, 2, 1)
+                          CONV("  ", "layer1", 16, 32, 3, 2, 1)
+                          "  (lateral): Sequential(\n"
+                          CONV("    ", "0", 16, 8, 1, 1, 0)
+                          "  )\n"
+                          ")\n";
+    if (parse_image_str(lateral, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 32 * 32);
+#undef CONV
+}
+
 /* "(0): None", an empty slot of a ModuleList (HRNet's transitions and fuse layers),
  * is read as no module: the print reads as it does without the line. Outside a block,
  * or as the start of a longer name, None is not a module. */
@@ -5461,6 +5509,7 @@ int main(void)
         cmocka_unit_test(test_modtree_cnn_rules),
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_none_slots),
+        cmocka_unit_test(test_modtree_chunk_half),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
