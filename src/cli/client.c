@@ -41,6 +41,21 @@ int cli_is_help(const char *a)
     return !strcmp(a, "-h") || !strcmp(a, "--help");
 }
 
+void cli_bad_arg(const char *cmd, int argc, char **argv, int i, int r,
+                 const char *const *valued)
+{
+    const char *a = argv[i];
+    int needs = r < 0;
+    for (const char *const *v = valued; v && *v && !needs; v++)
+        needs = !strcmp(a, *v) && i + 1 >= argc;
+    if (needs)
+        fprintf(stderr, "carma %s: %s needs a value\n", cmd, a);
+    else if (a[0] == '-' && a[1])
+        fprintf(stderr, "carma %s: unrecognized option '%s'\n", cmd, a);
+    else
+        fprintf(stderr, "carma %s: unexpected argument '%s'\n", cmd, a);
+}
+
 json_t *cli_req(const char *op)
 {
     return json_pack("{s:i,s:s}", "v", CARMA_PROTO_VERSION, "op", op);

@@ -309,10 +309,11 @@ int cmd_estimate(int argc, char **argv)
     }
     char *buf;
     size_t len;
-    const char *path = summary; /* "-": standard input, named "stdin" in what is printed */
+    const char *path = summary; /* "-": standard input, named "<stdin>" in what is printed,
+                                 * as carma sim names it */
     if (strcmp(summary, "-") == 0) {
         path = "/dev/stdin";
-        summary = "stdin";
+        summary = "<stdin>";
     }
     if (carma_file_read(path, EST_MAX_INPUT, &buf, &len, &err) < 0) {
         fprintf(stderr, "carma estimate: %s\n", err.msg);

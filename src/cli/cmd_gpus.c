@@ -24,6 +24,7 @@ int cmd_gpus(int argc, char **argv)
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
+        cli_bad_arg("gpus", argc, argv, i, r, NULL);
         usage(stderr);
         return 2;
     }

@@ -76,6 +76,7 @@ int cmd_logs(int argc, char **argv)
                 return 2;
             continue;
         }
+        cli_bad_arg("logs", argc, argv, i, r, NULL);
         usage(stderr);
         return 2;
     }

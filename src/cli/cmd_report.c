@@ -80,6 +80,8 @@ int cmd_report(int argc, char **argv)
             }
             continue;
         }
+        static const char *const valued[] = {"--html", "--points", "--since", "--until", NULL};
+        cli_bad_arg("report", argc, argv, i, r, valued);
         usage(stderr);
         return 2;
     }

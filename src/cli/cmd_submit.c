@@ -32,8 +32,10 @@ static void usage(FILE *f)
                "SIZE is MiB, or with a unit: 16G, 4096M. With --summary (a model summary, as\n"
                "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
                "max(estimator bound, --mem); once the same command, --gpus, summary and\n"
-               "estimator options have run and succeeded on that kind of GPU, the bound comes\n"
-               "from those runs' observed peaks instead. --optimizer, --precision,\n"
+               "estimator options have run and succeeded on that kind of GPU, from the same\n"
+               "folder and with the same allocator variables (PYTORCH_CUDA_ALLOC_CONF and the\n"
+               "like, TensorFlow's and JAX's preallocation), the bound comes from those\n"
+               "runs' observed peaks instead. --optimizer, --precision,\n"
                "--attention, --gradient-checkpointing and --gradient-accumulation (--batch is\n"
                "then the micro-batch) say how the model trains, --heads its attention\n"
                "heads per block and --experts-per-token its mixture-of-experts routing's top-k,\n"
@@ -210,12 +212,15 @@ int cmd_submit(int argc, char **argv)
     const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads,
                                      --experts-per-token */
     const char *summary_path = NULL;
-    int i;
+    int i, bad = 0, bad_r = 0; /* the argument refused, and cli_common_opt's answer */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_common_opt(&c, argc, argv, &i);
-        if (r < 0)
+        if (r < 0) {
+            bad = i;
+            bad_r = r;
             goto usage_err;
+        }
         if (r)
             continue;
         if (!strcmp(a, "--")) {
@@ -236,8 +241,10 @@ int cmd_submit(int argc, char **argv)
             train_opt = a;
             continue;
         }
-        if (i + 1 >= argc)
+        if (i + 1 >= argc) {
+            bad = i;
             goto usage_err;
+        }
         const char *v = argv[++i];
         if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts") ||
             !strcmp(a, "--seq-len") || !strcmp(a, "--heads") ||
@@ -312,6 +319,7 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(job, "summary", s);
         } else {
+            bad = i - 1;
             goto usage_err;
         }
     }
@@ -354,6 +362,13 @@ int cmd_submit(int argc, char **argv)
     json_object_set_new(job, "argv", av);
     return cli_submit_job(&c, "submit", job);
 usage_err:
+    if (bad) {
+        static const char *const valued[] = {
+            "--gpus",    "--mem",       "--name",      "--summary", "--batch",
+            "--seq-len", "--image-size", "--heads",    "--experts-per-token",
+            "--optimizer", "--precision", "--attention", "--max-attempts", NULL};
+        cli_bad_arg("submit", argc, argv, bad, bad_r, valued);
+    }
     usage(stderr);
     json_decref(job);
     return 2;

@@ -180,6 +180,8 @@ int cmd_submit_rad(int argc, char **argv)
         } else if (r == 0 && argv[i][0] != '-' && !file) {
             file = argv[i];
         } else {
+            static const char *const valued[] = {"--estimator", NULL};
+            cli_bad_arg("submit-rad", argc, argv, i, r, valued);
             usage(stderr);
             return 2;
         }

@@ -72,6 +72,8 @@ int cmd_usage(int argc, char **argv)
             }
             continue;
         }
+        static const char *const valued[] = {"--user", "--since", "--until", NULL};
+        cli_bad_arg("usage", argc, argv, i, r, valued);
         usage(stderr);
         return 2;
     }

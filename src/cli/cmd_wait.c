@@ -64,6 +64,8 @@ int cmd_wait(int argc, char **argv)
                 return 2;
             continue;
         }
+        static const char *const valued[] = {"--timeout", NULL};
+        cli_bad_arg("wait", argc, argv, i, r, valued);
         usage(stderr);
         return 2;
     }

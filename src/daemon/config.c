@@ -43,6 +43,9 @@ struct load_ctx {
     unsigned too_long; /* the line that did not fit inih's buffer, 0 none */
     int max_line;      /* the bytes it holds */
     char msg[256];
+    unsigned msg_line;   /* the line msg is about (inih goes on after an error and
+                            reports the first error's line) */
+    unsigned bad_header; /* the first "[section" line without its ']', 0 none */
     char seen[SEEN_MAX][112]; /* "section.key" read so far: a key given twice is an error */
     unsigned nseen;
 };
@@ -84,7 +87,10 @@ static int parse_bool(const char *v, int *out)
 
 #define BAD(...)                                                                              \
     do {                                                                                      \
-        snprintf(x->msg, sizeof x->msg, __VA_ARGS__);                                         \
+        if (!x->msg_line) {                                                                   \
+            snprintf(x->msg, sizeof x->msg, __VA_ARGS__);                                     \
+            x->msg_line = x->line;                                                            \
+        }                                                                                     \
         return 0;                                                                             \
     } while (0)
 
@@ -265,6 +271,9 @@ static char *read_line(char *str, int num, void *stream)
         }
     }
     x->line++;
+    const char *p = r + strspn(r, " \t");
+    if (*p == '[' && !strchr(p, ']') && !x->bad_header)
+        x->bad_header = x->line;
     return r;
 }
 
@@ -290,8 +299,11 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
     int rerr = ferror(f);
     fclose(f);
     int rc = 0;
-    if (line > 0)
-        rc = carma_err_at(err, path, (size_t)line, "%s", x->msg[0] ? x->msg : "syntax error");
+    if (line > 0 && (unsigned)line == x->bad_header)
+        rc = carma_err_at(err, path, (size_t)line, "section header without its ']'");
+    else if (line > 0)
+        rc = carma_err_at(err, path, (size_t)line, "%s",
+                          x->msg_line == (unsigned)line ? x->msg : "syntax error");
     else if (x->too_long)
         rc = carma_err_at(err, path, x->too_long, "line longer than %d bytes", x->max_line);
     else if (line < 0 || rerr)

@@ -79,6 +79,16 @@ assert [x["state"] for x in j] == ["succeeded", "running"], j' "$T/wait.json" ||
 for c in show cancel logs wait gpus; do
     "$CARMA" $c --help | grep -q "^usage: carma $c" || fail "carma $c --help"
 done
+# a refused argument is named before the usage, exit 2
+for a in "ls --bogus|unrecognized option '--bogus'" "show 3 4|unexpected argument '4'" \
+    "wait 3 --timeout|--timeout needs a value" "submit --mem|--mem needs a value" \
+    "submit --bogus x -- true|unrecognized option '--bogus'" "top --interval|--interval needs" \
+    "submit-rad a.rad b.rad|unexpected argument 'b.rad'" "usage --user|--user needs a value"; do
+    _rc=0
+    "$CARMA" ${a%%|*} 2>"$T/arg.err" || _rc=$?
+    [ "$_rc" = 2 ] && head -1 "$T/arg.err" | grep -q -- "${a#*|}" && grep -q "^usage: carma" "$T/arg.err" ||
+        fail "carma ${a%%|*}: exit $_rc, $(cat "$T/arg.err")"
+done
 
 step "OOM on the first attempt, retried, succeeds"
 oom=$(submit --mem 4G -- sh "$HELP/oom_once.sh" "$T/oom.marker")
@@ -142,6 +152,11 @@ refused 2 "bad.ini:3: gpus: unknown GPU kind 'foo'" --foreground --state "$T/st2
 printf 'policy = auto\n' >"$T/bad.ini"
 refused 2 "bad.ini:1: 'policy' is outside any section" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini"
+# a header without its ']' is named at its line, even after another section, where
+# inih reads on with the keys below it in the section before
+printf '[daemon]\npolicy = auto\n[sharing\n\n\ndefault = mps\n' >"$T/bad.ini"
+refused 2 "bad.ini:3: section header without its '\]'" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
 printf '[daemon]\npolicy = auto\npolicy = exclusive\n' >"$T/bad.ini"
 refused 2 "bad.ini:3: 'policy' given twice in \[daemon\]" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb

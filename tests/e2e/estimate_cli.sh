@@ -277,7 +277,7 @@ set +e
 "$CARMA" estimate --summary - --batch 8 <"$T/fz.csv" 2>"$T/err"
 rc=$?
 set -e
-[ $rc -eq 2 ] && grep -q "^carma estimate: stdin:3: unknown layer type 'frobnicate'" "$T/err" ||
+[ $rc -eq 2 ] && grep -q "^carma estimate: <stdin>:3: unknown layer type 'frobnicate'" "$T/err" ||
     fail "--summary - error: $rc $(cat "$T/err")"
 # --coefficients: a value the fit never gives is refused by line (a negative multiplier
 # made a negative estimate "fit").
