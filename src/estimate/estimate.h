@@ -195,6 +195,10 @@ struct est_model {
                                     vocabulary table (a language model) in one module tree,
                                     refused (0: none such) */
     enum est_format format;
+    /* The batch a table was printed at (its shapes' first dimension; the parsers divide it
+     * out), 0 when its shapes do not say (-1, None, a module tree): a note names it when
+     * --batch differs. */
+    uint32_t table_batch;
     /* Module trees of convolutional networks: the input image's height and width, set
      * by the caller before parsing (0: not given, and a tree with a spatial
      * convolution is refused); the parser then sizes every tensor and finds the
@@ -590,7 +594,7 @@ struct est_result {
  * make, a mixture-of-experts router printed without sizes, and mixture-of-experts blocks
  * counted without --experts-per-token. Returns the count (at most EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 13
+#define EST_NOTES 14
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

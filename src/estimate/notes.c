@@ -144,6 +144,11 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  m->moe_gate_line);
     if (m->moe_blocks && !k)
         moe_note(m, notes[n++], EST_NOTE_MAX);
+    if (m->table_batch && m->table_batch != o->batch)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the table was printed at batch %u; its activations are scaled to the batch "
+                 "given, %u (per GPU: the micro-batch under gradient accumulation)",
+                 m->table_batch, o->batch);
     return n;
 }
 

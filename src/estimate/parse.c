@@ -565,7 +565,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             uint64_t first_dim = rows++ == 0 ? shape_first_dim(br, (size_t)(t + tn - br)) : 0;
             if (first_dim > 0)
-                shape_batch = first_dim;
+                shape_batch = m->table_batch = (uint32_t)first_dim;
             continue;
         }
         /* state 3: totals and sizes. */
@@ -1165,7 +1165,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                         row_width = d[2];
                     }
                     if (!shape_batch)
-                        shape_batch = shape_first_dim(t + fs, fe - fs);
+                        shape_batch = m->table_batch =
+                            (uint32_t)shape_first_dim(t + fs, fe - fs);
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
                         recursive = 1;
@@ -2070,7 +2071,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     int rc, state = 0, connected = 0, trainable = 0, level = 0;
     /* Keras 3's box (joined by keras3_join): its rows are one line each */
     int box = len >= 3 && memmem(buf, len, BOX_BAR, 3) != NULL;
-    uint64_t total = 0;
+    uint64_t total = 0, opt_params = 0; /* Keras 3 after fit(): its optimizer's variables */
     int have_total = 0;
     size_t rows = 0, shape_col = 0, digits_line = 0, skip_until = 0;
     uint64_t prev_last = 0; /* the last dimension of the row before */
@@ -2478,12 +2479,23 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             have_total = 1;
         if (trainable_params_line(m, s, n, L.line) < 0)
             return carma_err_at(err, file, L.line, "bad 'Trainable params' line");
+        /* Keras 3 after fit(): 'Total params' holds the optimizer's variables too */
+        if (params_line(s, n, "Optimizer params:", &opt_params) < 0)
+            return carma_err_at(err, file, L.line, "bad 'Optimizer params' line");
     }
     if (rc < 0)
         return rc;
     if (state < 2)
         return carma_err_at(err, file, L.line ? L.line : 1,
                             "not a Keras summary (no 'Layer (type)' header)");
+    if (have_total && opt_params) {
+        if (opt_params > total)
+            return carma_err_at(err, file, L.line,
+                                "'Optimizer params: %llu' is more than 'Total params: %llu', "
+                                "which holds them: an edited summary?",
+                                (unsigned long long)opt_params, (unsigned long long)total);
+        total -= opt_params;
+    }
     if (rows == 0)
         return carma_err_at(err, file, L.line, "no layers");
     if (!have_total) /* Keras always prints it: the summary was cut short */
@@ -5875,12 +5887,38 @@ static size_t quote_run(const char *ls, size_t n)
     return i;
 }
 
+/* Spaces and tabs that indent the rule line right above the header line at hl (every
+ * format draws one from its first column: torchsummary's '-', torchinfo's '=', Keras's
+ * '_', Keras 3's '┏'): how far a notebook exported to Markdown, or a docstring, indented
+ * the whole table. Their length, with *at their first byte; 0 when none. */
+static size_t table_indent(const char *buf, const char *hl, const char **at)
+{
+    if (hl == buf)
+        return 0;
+    const char *ls = hl - 1;
+    while (ls > buf && ls[-1] != '\n')
+        ls--;
+    size_t n = (size_t)(hl - 1 - ls), i = 0;
+    while (i < n && (ls[i] == ' ' || ls[i] == '\t'))
+        i++;
+    if (!i || i == n)
+        return 0;
+    int rule = ls[i] == '=' || ls[i] == '-' || ls[i] == '_' ||
+               (n - i >= 3 && memcmp(ls + i, "\xe2\x94\x8f", 3) == 0);
+    if (!rule)
+        return 0;
+    *at = ls;
+    return i;
+}
+
 /* The line prefix a table was pasted with (a '# ' comment in a model's .py file, a '> '
  * Markdown quote, knitr's '    ## '), found on the line of its header ("Layer (type"):
  * leading spaces, a run of '#' or '>', then only spaces (or Keras 3's box edge '┃')
- * before the header. Its length, with *at its first byte; 0 when there is none. */
-static size_t table_prefix(const char *buf, size_t len, const char **at)
+ * before the header; else the indent of its rule line (table_indent, *spaces set). Its
+ * length, with *at its first byte; 0 when there is none. */
+static size_t table_prefix(const char *buf, size_t len, const char **at, int *spaces)
 {
+    *spaces = 0;
     size_t scan = len < 65536 ? len : 65536;
     const char *h = find(buf, scan, "Layer (type");
     if (!h)
@@ -5889,8 +5927,11 @@ static size_t table_prefix(const char *buf, size_t len, const char **at)
     while (ls > buf && ls[-1] != '\n')
         ls--;
     size_t n = (size_t)(h - ls), i = quote_run(ls, n);
-    if (!i)
-        return 0;
+    if (!i) {
+        i = table_indent(buf, ls, at);
+        *spaces = i > 0;
+        return i;
+    }
     for (size_t k = i; k < n;) {
         if (ls[k] == ' ' || ls[k] == '\t')
             k++;
@@ -5934,10 +5975,10 @@ static size_t tree_prefix(const char *buf, size_t len, const char **at)
     return p;
 }
 
-/* A copy of buf without the prefix p (pn bytes) and one space after it, on each line
- * that starts with it; the other lines as they are, so that line numbers stay. NULL:
- * out of memory. */
-static char *strip_prefix(const char *buf, size_t len, const char *p, size_t pn,
+/* A copy of buf without the prefix p (pn bytes) and, unless the prefix is an indent
+ * (spaces), one space after it, on each line that starts with it; the other lines as
+ * they are, so that line numbers stay. NULL: out of memory. */
+static char *strip_prefix(const char *buf, size_t len, const char *p, size_t pn, int spaces,
                           size_t *outlen)
 {
     char *out = malloc(len + 1);
@@ -5950,7 +5991,7 @@ static char *strip_prefix(const char *buf, size_t len, const char *p, size_t pn,
         size_t n = nl ? (size_t)(nl - ln) + 1 : len - pos, k = 0;
         if (n >= pn && memcmp(ln, p, pn) == 0) {
             k = pn;
-            if (k < n && ln[k] == ' ')
+            if (!spaces && k < n && ln[k] == ' ')
                 k++;
         }
         memcpy(out + o, ln + k, n - k);
@@ -5988,12 +6029,13 @@ static int parse_text(const char *buf, size_t len, const char *file, struct est_
         return carma_err_at(err, file, 1, "%s", CARMA_CR_ONLY_MSG);
     /* a table or a module tree pasted with a line prefix is read without it */
     const char *pre;
-    size_t pn = table_prefix(buf, len, &pre);
+    int spaces;
+    size_t pn = table_prefix(buf, len, &pre, &spaces);
     if (!pn)
         pn = tree_prefix(buf, len, &pre);
     if (pn) {
         size_t cn = 0;
-        char *copy = strip_prefix(buf, len, pre, pn, &cn);
+        char *copy = strip_prefix(buf, len, pre, pn, spaces, &cn);
         return parse_copy(parse_detected, copy, cn, file, m, err);
     }
     return parse_detected(buf, len, file, m, err);

@@ -643,6 +643,17 @@ assert m["trainable_params"] == 332778 and m["printed_trainable_params"] == 3281
 assert len(m["notes"]) == 1 and "'Trainable params: 328138' (line 12)" in m["notes"][0], m
 assert f["breakdown"]["gradients_mib"] < m["breakdown"]["gradients_mib"]
 PY
+# a table printed at another batch than --batch: scaled, and said
+ti=tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt
+"$CARMA" estimate --summary "$ti" --batch 32 --json >"$T/b32.json" &&
+    "$CARMA" estimate --summary "$ti" --batch 8 --json >"$T/b8.json" || fail "table batch"
+python3 - "$T/b32.json" "$T/b8.json" <<'PY' || fail "table batch note"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert not any("printed at batch" in n for n in a.get("notes", [])), a.get("notes")
+assert any(n.startswith("the table was printed at batch 32; its activations are scaled to the "
+                        "batch given, 8") for n in b["notes"]), b.get("notes")
+PY
 "$CARMA" estimate --summary "$T/ts_frozen.txt" --batch 64 >"$T/out" || fail "frozen prefix text"
 grep -q "332778 parameters (327690 trained, the rest frozen)" "$T/out" ||
     fail "trained count: $(cat "$T/out")"

@@ -145,10 +145,26 @@ static void test_keras_messages(void **state)
                         "Total params: 68\n";
     assert_true(parse_str(param, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:2: Keras header without the 'Param #' column"));
+    /* Keras 3 after fit(): 'Total params' holds the optimizer's variables, which its
+     * 'Optimizer params' line counts; the model's are the rest */
+    if (parse_file("tests/fuzz/corpus/summary_keras/keras3_after_fit.txt", &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 2177);
+    assert_int_equal(m.n, 2);
+    const char *more = "Model: \"sequential\"\n"
+                       "Layer (type)                 Output Shape              Param #   \n"
+                       "=================================================================\n"
+                       "dense (Dense)                (None, 4)                 68        \n"
+                       "=================================================================\n"
+                       "Total params: 68\n"
+                       "Optimizer params: 136\n";
+    assert_true(parse_str(more, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:7: 'Optimizer params: 136' is more than 'Total params: 68'"));
 }
 
 /* A table pasted with a line prefix on its header is read without it: '# ' (a .py
- * file's comment), '> ' (a Markdown quote), knitr's '    ## '. */
+ * file's comment), '> ' (a Markdown quote), knitr's '    ## ', and an indent of spaces
+ * (a notebook exported to Markdown), which its rule line shows. */
 static void test_table_prefix(void **state)
 {
     /* torchinfo's rows pasted without the header line: said, not "not a model summary" */
@@ -173,6 +189,7 @@ static void test_table_prefix(void **state)
          4, 164298},
         {"tests/fuzz/corpus/summary_torchinfo/blockquoted_prefix.txt", EST_FMT_TORCHINFO, 4,
          164298},
+        {"tests/fuzz/corpus/summary_torchinfo/indented.txt", EST_FMT_TORCHINFO, 4, 164298},
         {"tests/fuzz/corpus/summary_keras/keras3_knitr_prefixed.txt", EST_FMT_KERAS, 2, 1024},
     };
     for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
