@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#define CARMA_ERR_MAX 512
+#define CARMA_ERR_MAX 1024
 
 struct carma_err {
     char msg[CARMA_ERR_MAX];

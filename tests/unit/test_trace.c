@@ -474,10 +474,10 @@ static void test_unknown_names(void **state)
     o = (size_t)snprintf(big, sizeof big, MURI_HDR);
     for (int i = 0; i < 10; i++)
         o += (size_t)snprintf(big + o, sizeof big - o,
-                              "%d,1,%d,1,model-name-long-enough-to-fill-a-message-%d,1,10,0\n", i, i, i);
+                              "%d,1,%d,1,model-name-long-enough-to-fill-a-whole-kilobyte-message-indeed-%d,1,10,0\n", i, i, i);
     m = bad_msg(SIM_TRACE_MURI, "m.csv", big);
     assert_true(strlen(m) < CARMA_ERR_MAX - 1);
-    assert_non_null(strstr(m, "m.csv:2: 10 unknown models: 'model-name-long-enough-to-fill-a-message-0' (line 2, 1 job), "));
+    assert_non_null(strstr(m, "m.csv:2: 10 unknown models: 'model-name-long-enough-to-fill-a-whole-kilobyte-message-indeed-0' (line 2, 1 job), "));
     assert_non_null(strstr(m, " more ("));
     assert_non_null(strstr(m, "and rebuild carma"));
     /* Any other error still stops the read at its line. */
