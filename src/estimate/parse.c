@@ -5562,9 +5562,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                             "a language model (token table, line %zu) run at different "
                             "lengths (each image's patches; the text with the image tokens), "
                             "which one --seq-len or --image-size cannot give. Estimate each "
-                            "from its own print (print(model.vision_tower), "
-                            "print(model.language_model)) and add them, or measure a run's "
-                            "peak and use 'carma submit --mem SIZE'",
+                            "from a print of the module that holds it (LLaVA's "
+                            "model.vision_tower and model.language_model, a "
+                            "VisionEncoderDecoderModel's model.encoder and model.decoder) and "
+                            "add them, or measure a run's peak and use 'carma submit --mem "
+                            "SIZE'",
                             vocab_line);
     }
     int th = tied_head(m, tok_rows, tok_width);

@@ -2185,9 +2185,10 @@ static void test_modtree_vision_towers(void **state)
         "t.txt:3: a multimodal model: a vision tower (patch embedding, this line) and a "
         "language model (token table, line 19) run at different lengths (each image's "
         "patches; the text with the image tokens), which one --seq-len or --image-size "
-        "cannot give. Estimate each from its own print (print(model.vision_tower), "
-        "print(model.language_model)) and add them, or measure a run's peak and use 'carma "
-        "submit --mem SIZE'";
+        "cannot give. Estimate each from a print of the module that holds it (LLaVA's "
+        "model.vision_tower and model.language_model, a VisionEncoderDecoderModel's "
+        "model.encoder and model.decoder) and add them, or measure a run's peak and use "
+        "'carma submit --mem SIZE'";
     static const uint32_t images[] = {0, 64, 336};
     for (size_t i = 0; i < 3; i++) {
         assert_true(parse_image_str(llava, images[i], &m, &err) < 0);
