@@ -4996,6 +4996,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
          * layers, where the branch passes through): no module, no tensor. */
         if (depth >= 0 && nm && cn == 4 && memcmp(c, "None", 4) == 0)
             continue;
+        if (depth >= 0 && nm && cls_n > 0 && cls_n + 1 < cn && c[cls_n] == ' ' &&
+            isalpha((unsigned char)c[cls_n + 1]))
+            /* detectron2's "(pe_layer): Positional encoding PositionEmbeddingSine" */
+            return carma_err_at(err, file, L.line,
+                                "'%.*s' is printed as text by its own __repr__, not as "
+                                "Class(...): what it holds is not shown; give a torchinfo "
+                                "table (torchinfo.summary(model, input_data=..., depth=10))",
+                                (int)(cn < 60 ? cn : 60), c);
         if (cls_n == 0 || cls_n + gap >= cn || c[cls_n + gap] != '(')
             return carma_err_at(err, file, L.line,
                                 depth < 0 ? "not a model summary: expected a torchsummary, "

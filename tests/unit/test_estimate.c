@@ -1815,7 +1815,8 @@ static void test_modtree_chunk_half(void **state)
 
 /* "(0): None", an empty slot of a ModuleList (HRNet's transitions and fuse layers),
  * is read as no module: the print reads as it does without the line. Outside a block,
- * or as the start of a longer name, None is not a module. */
+ * or as the start of a longer name, None is not a module; nor is a child printed as
+ * words by its own __repr__, which is named as such. */
 static void test_modtree_none_slots(void **state)
 {
     (void)state;
@@ -1844,6 +1845,12 @@ static void test_modtree_none_slots(void **state)
     assert_int_equal(parse_image_str("None\n", 64, &m, &err), -EINVAL);
     assert_int_equal(parse_image_str(NONE_TOY("    (0): Nonesuch\n"), 64, &m, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "t.txt:4: expected 'Module(' after the name"));
+    /* a module printed as text by its own __repr__ (detectron2's) is named as such */
+    assert_int_equal(parse_image_str(NONE_TOY("    (0): Positional encoding PositionEmbeddingSine\n"),
+                                     64, &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:4: 'Positional encoding PositionEmbeddingSine' is "
+                                    "printed as text by its own __repr__, not as Class(...)"));
 #undef NONE_TOY
 }
 
