@@ -84,6 +84,12 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_LORA_DROP 0x40 /* a LoRA adapter's input passes through dropout first: a
                                * copy of the input and its mask are kept */
 #define EST_LF_TRAINED 0x80   /* (parser) trained in a PEFT model: a modules_to_save copy */
+#define EST_LF_TIED_SRC 0x200 /* (module trees) an encoder-decoder's token table named
+                              * `shared`, which its stacks' `embed_tokens` are (Hugging Face
+                              * passes the one module to both) */
+#define EST_LF_TIED 0x400     /* a table that is the EST_LF_TIED_SRC table printed again: no
+                              * weight or optimizer state of its own; its lookup's gradient
+                              * is added to the table's (est_model.tied_params) */
 #define EST_LF_SCORES 0x100   /* attention in a model whose attention adds a learned
                                * position bias to its scores (a position table inside an
                                * attention block: T5's relative_attention_bias): the scores
@@ -172,7 +178,9 @@ const char *est_format_name(enum est_format f);
 struct est_model {
     struct est_layer *layers;
     size_t n, cap;
-    uint64_t params;       /* total parameters (sum of layers x count) */
+    uint64_t params;       /* total parameters (sum of layers x count; an EST_LF_TIED
+                              table's not again) */
+    uint64_t tied_params;  /* the EST_LF_TIED tables' (their rows hold them) */
     uint64_t frozen;       /* of which frozen (est_model_freeze) */
     /* A table's printed "Trainable params:" (torchsummary, Keras): the count and its line
      * (0: none printed); trainable_unplaced (EST_TRAIN_*), why the rows do not train

@@ -4701,6 +4701,33 @@ static int moe_fused_refuse(const char *file, size_t line, const char *c, size_t
                         (int)n, c);
 }
 
+/* An encoder-decoder's token table as `shared` printed it (tie_shared). */
+struct mt_shared {
+    uint64_t params, out;
+    int have;
+};
+
+/* Hugging Face's encoder-decoders (T5, BART, mBART, Marian, Pegasus) pass one token
+ * table, `shared`, to both stacks, whose `embed_tokens` the print then shows again: the
+ * first table named `shared` is marked EST_LF_TIED_SRC, a later `embed_tokens` of its size
+ * EST_LF_TIED, and its parameters are not counted again. (An output head tied to it
+ * cannot be told from an untied one, T5 v1.1's: it stays counted apart.) */
+static void tie_shared(struct est_model *m, struct est_layer *l, const char *nm, size_t nn,
+                       struct mt_shared *s)
+{
+    if (nn == 6 && memcmp(nm, "shared", 6) == 0 && !s->have) {
+        l->flags |= EST_LF_TIED_SRC;
+        s->have = 1;
+        s->params = l->params;
+        s->out = l->out;
+    } else if (nn == 12 && memcmp(nm, "embed_tokens", 12) == 0 && s->have &&
+               l->params == s->params && l->out == s->out && l->params <= m->params) {
+        l->flags |= EST_LF_TIED;
+        m->params -= l->params;
+        m->tied_params += l->params;
+    }
+}
+
 /* Whether rows [first, m->n) hold parameters but no projection (a linear or convolution
  * row): an attention block's norm without its q, k and v. A block of no parameters (an
  * Identity, a dropout) is a wrapper whose projections lie elsewhere. */
@@ -4755,6 +4782,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     size_t patch_line = 0, vocab_line = 0; /* a patch embedding; a table not of positions
                                               with more rows than its width (a vocabulary) */
     size_t bare_head_line = 0, bare_head_row = 0; /* the last head printed without a size */
+    struct mt_shared shared = {0};
     size_t pos_line = 0; /* a module whose name or class says position (position_word) */
     unsigned ntables = 0, fused = 0; /* sized embedding tables; Sdpa/Flash attention blocks */
     m->format = EST_FMT_MODTREE;
@@ -5465,6 +5493,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         struct est_layer *nl = &m->layers[m->n - 1];
         est_layer_type(nl, c, cls_n);
         nl->flags |= (uint8_t)extra_flags;
+        if (k == EST_K_EMBED && nm && nl->count == 1)
+            tie_shared(m, nl, nm, nn, &shared);
         if (depth >= 0 && role == MT_P_NONE)
             moe_leaf(&st[depth], m, nm, nn, L.line);
         if (role == MT_P_ORIG) { /* weights only: the forward runs the trained copy */

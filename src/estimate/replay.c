@@ -619,14 +619,31 @@ static const struct est_layer *visit(const struct est_replay_work *w, const stru
 static void setup(struct est_replay_work *w, const struct pass *ps)
 {
     w->np = 0;
+    uint32_t src = NONE, src_nt = 0; /* the EST_LF_TIED_SRC table's first parameter */
     for (uint32_t t = 0; t < w->norder; t++) {
         double mult;
         const double *tb;
         const uint8_t *fz;
         unsigned nt;
         const struct est_layer *l = visit(w, ps, t, &mult, &tb, &fz, &nt);
+        if ((l->flags & EST_LF_TIED_SRC) && src == NONE) {
+            src = w->np;
+            src_nt = nt;
+        }
+        if ((l->flags & EST_LF_TIED) && src != NONE && nt == src_nt &&
+            w->p[src].bytes == tb[0] * mult * 4) {
+            for (unsigned k = 0; k < nt; k++) {
+                struct est_replay_param *p = &w->p[w->np++];
+                *p = w->p[src + k];
+                p->alias = src + k;
+                p->frozen = 1;
+                p->bytes = 0;
+            }
+            continue;
+        }
         for (unsigned k = 0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
+            p->alias = NONE;
             double elem = fz[k] ? est_frozen_bytes(l, ps->o->precision) : 4;
             p->frozen = fz[k];
             p->dtype = (uint8_t)(2 * elem);
@@ -1419,6 +1436,8 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         /* a linear layer's bias gradient comes before its weight's, LoRA's B before A */
         for (uint32_t j = 0, np = nd->trains ? nd->np : 0; j < np; j++) {
             uint32_t pj = nd->p0 + (matmul && np == 2 ? 1 - j : j);
+            if (w->p[pj].alias != NONE)
+                pj = w->p[pj].alias; /* a tied table's lookup: its gradient, added */
             struct est_replay_param *p = &w->p[pj];
             if (p->frozen)
                 continue;

@@ -124,6 +124,9 @@ struct est_replay_param {
     uint8_t dtype;  /* twice its bytes per element: tensors DDP may flatten together */
     uint8_t orphan; /* held by a layer the chain makes no node for (EST_K_OTHER: a class
                        token, a layer kind carma does not model; in place) */
+    uint32_t alias; /* an EST_LF_TIED table's: the parameter it is (nothing allocated,
+                       marked frozen so that no state or bucket counts it; its gradient
+                       goes to that one's), else EST_RB_NONE */
 };
 
 struct est_replay_node {

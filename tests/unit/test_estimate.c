@@ -2346,9 +2346,11 @@ static void test_modtree_position_bias(void **state)
     if (rc)
         fail_msg("%s", err.msg);
     /* t5-small is 60,506,624 with the shared embedding (32128 x 512) tied three times,
-     * which the print repeats; its 32 T5LayerNorm() print no size: a scale of the width
-     * before them, 512 */
-    assert_int_equal(m.params, 60506624ull + 3 * 32128ull * 512);
+     * which the print repeats: the stacks' embed_tokens are read as the shared table, the
+     * head stays apart; its 32 T5LayerNorm() print no size: a scale of the width before
+     * them, 512 */
+    assert_int_equal(m.params, 60506624ull + 32128ull * 512);
+    assert_int_equal(m.tied_params, 2 * 32128ull * 512);
     size_t bias = 0;
     for (size_t i = 0; i < m.n; i++) {
         if (m.layers[i].params == 32 * 8) {
@@ -4127,11 +4129,12 @@ static void test_replay_cpu_peaks(void **state)
         /* torchvision's ViT: its class token and position table are bare parameters its
          * print does not show; GPT-2's head and BERT's decoder are their token table,
          * printed twice; T5's one table is printed four times (shared, both stacks'
-         * embed_tokens, lm_head) */
+         * embed_tokens, read as shared's, lm_head) */
         uint64_t unseen = image ? 768 + 197 * 768 : 0;
-        uint64_t tied = !strncmp(name, "gpt2", 4) || !strncmp(name, "bert", 4) ? 8000 * 512
-                        : !strncmp(name, "t5", 2)                              ? 3 * 8000 * 512
-                                                                               : 0;
+        uint64_t tied = !strncmp(name, "gpt2", 4) || !strncmp(name, "bert", 4) ||
+                                !strncmp(name, "t5", 2)
+                            ? 8000 * 512
+                            : 0;
         assert_int_equal(m.params + unseen - tied, params);
         assert_int_equal(m.params - m.frozen + unseen - tied, trained);
         struct est_opts o = {.batch = batch, .seq = image ? m.tokens : seq,
@@ -4625,6 +4628,63 @@ static void test_modtree_bare_attention_refused(void **state)
                                    "      )\n");
     assert_int_equal(parse_str(wrapper, &m, &err), 0);
 #undef BARE_TOY
+}
+
+/* An encoder-decoder's token table, `shared`, printed again as each stack's
+ * `embed_tokens` (the one module Hugging Face passes to both) is one parameter: its copies
+ * add no weight or optimizer state, and each lookup's gradient goes to the table. A table
+ * of another size, or of another name, is a table of its own. */
+static void test_modtree_shared_table(void **state)
+{
+    (void)state;
+    static struct est_layer own_l[EST_MAX_LAYERS];
+    struct est_model m, own;
+    struct carma_err err;
+#define SHARED_TOY(name, rows)                                                                     \
+    "T5ForConditionalGeneration(\n"                                                                \
+    "  (shared): Embedding(4000, 256)\n"                                                           \
+    "  (encoder): T5Stack(\n"                                                                      \
+    "    (" name "): Embedding(" rows ", 256)\n"                                                   \
+    "    (ff): Linear(in_features=256, out_features=1024, bias=False)\n"                          \
+    "    (out): Linear(in_features=1024, out_features=256, bias=False)\n"                         \
+    "  )\n"                                                                                        \
+    "  (decoder): T5Stack(\n"                                                                      \
+    "    (" name "): Embedding(" rows ", 256)\n"                                                   \
+    "    (ff): Linear(in_features=256, out_features=1024, bias=False)\n"                          \
+    "    (out): Linear(in_features=1024, out_features=256, bias=False)\n"                         \
+    "  )\n"                                                                                        \
+    "  (lm_head): Linear(in_features=256, out_features=4000, bias=False)\n"                       \
+    ")\n"
+    const char *tied = SHARED_TOY("embed_tokens", "4000");
+    const char *apart = SHARED_TOY("embed_table", "4000");
+    if (parse_str(tied, &m, &err))
+        fail_msg("%s", err.msg);
+    est_model_init(&own, own_l, EST_MAX_LAYERS);
+    assert_int_equal(est_parse(apart, strlen(apart), "a.txt", &own, &err), 0);
+    const uint64_t table = 4000 * 256, body = 2 * 2 * 256 * 1024;
+    assert_int_equal(m.params, table + body + table); /* the head stays apart */
+    assert_int_equal(m.tied_params, 2 * table);
+    assert_int_equal(own.params, 3 * table + body + table);
+    size_t ntied = 0;
+    for (size_t i = 0; i < m.n; i++)
+        ntied += (m.layers[i].flags & EST_LF_TIED) != 0;
+    assert_int_equal(ntied, 2);
+    struct est_opts o = {.batch = 8, .seq = 128, .optimizer = EST_OPT_ADAMW};
+    struct est_result rt, ra;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &rt, &err), 0);
+    assert_int_equal(est_compute(&own, est_coef_default(), &o, &rwork, &ra, &err), 0);
+    /* two tables of weights fewer, and of AdamW's state (its 2 x 4 B a parameter), to
+     * within what the allocator's blocks round (5%) */
+    double tables = 2 * table * 4 / 1048576.0;
+    assert_true(fabs((ra.weights_mib - rt.weights_mib) / tables - 1) < 0.05);
+    assert_true(fabs((ra.optimizer_mib - rt.optimizer_mib) / (2 * tables) - 1) < 0.05);
+    assert_true(rt.estimate_mib < ra.estimate_mib);
+    /* another size: its own table */
+    const char *other = SHARED_TOY("embed_tokens", "4001");
+    if (parse_str(other, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.tied_params, 0);
+#undef SHARED_TOY
 }
 
 /* A fused GLU (gate and up in one projection, E -> 2I, then I -> E: ChatGLM2/3's MLP,
@@ -5558,6 +5618,7 @@ int main(void)
         cmocka_unit_test(test_modtree_gated_orders),
         cmocka_unit_test(test_modtree_nested_core_attention),
         cmocka_unit_test(test_modtree_bare_attention_refused),
+        cmocka_unit_test(test_modtree_shared_table),
         cmocka_unit_test(test_modtree_fused_glu),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
