@@ -508,9 +508,22 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             /* Text before the table (a notebook's or a log's) is passed over, as text after
              * it is; a header line that lacks a column is refused. */
             int lt = find(s, n, "Layer (type)") != NULL;
-            if (lt && find(s, n, "Output Shape") && find(s, n, "Param #"))
+            const char *pc = lt ? find(s, n, "Param #") : NULL;
+            if (lt && find(s, n, "Output Shape") && pc) {
+                size_t e = (size_t)(pc - s) + 7, b = e;
+                while (b < n && isspace((unsigned char)s[b]))
+                    b++;
+                size_t k = n;
+                while (k > b && isspace((unsigned char)s[k - 1]))
+                    k--;
+                if (k > b) /* an edited table: its rows would not read as printed */
+                    return carma_err_at(err, file, L.line,
+                                        "torchsummary header with a column after 'Param #' "
+                                        "('%.*s'): not torchsummary's own table; give it as "
+                                        "printed",
+                                        (int)(k - b < 40 ? k - b : 40), s + b);
                 state = 1;
-            else if (lt)
+            } else if (lt)
                 return carma_err_at(err, file, L.line,
                                     "expected the torchsummary header 'Layer (type)  Output "
                                     "Shape  Param #'");

@@ -211,6 +211,16 @@ static void test_table_prefix(void **state)
                       "#             Conv2d-1    [-1, 16, 32, 32]        4x8\n";
     assert_true(parse_str(bad, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:4: bad parameter count '4x8'");
+    /* a column added after torchsummary's own: named at the header, not at a row */
+    const char *col = "-----------------------------------------------------\n"
+                      "        Layer (type)        Output Shape    Param #     Layer index\n"
+                      "=====================================================\n"
+                      "            Conv2d-1    [-1, 16, 32, 32]        448     \n"
+                      "              ReLU-2    [-1, 16, 32, 32]          0               1\n";
+    assert_true(parse_str(col, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: torchsummary header with a column after 'Param #' "
+                                 "('Layer index'): not torchsummary's own table; give it as "
+                                 "printed");
 }
 
 #define TS_HEAD                                                                            \
