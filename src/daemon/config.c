@@ -271,9 +271,16 @@ static char *read_line(char *str, int num, void *stream)
         }
     }
     x->line++;
-    const char *p = r + strspn(r, " \t");
-    if (*p == '[' && !strchr(p, ']') && !x->bad_header)
-        x->bad_header = x->line;
+    const char *p = r;
+    if (x->line == 1 && memcmp(p, "\xef\xbb\xbf", 3) == 0) /* inih skips a UTF-8 BOM */
+        p += 3;
+    p += strspn(p, " \t");
+    if (*p == '[' && !x->bad_header) {
+        size_t body = strcspn(p, ";#"); /* a ']' in a comment closes nothing */
+        const char *close = memchr(p, ']', body);
+        if (!close)
+            x->bad_header = x->line;
+    }
     return r;
 }
 

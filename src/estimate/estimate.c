@@ -142,7 +142,8 @@ void est_model_freeze(struct est_model *m)
         struct est_layer *l = &m->layers[i];
         if (!l->rank && !(l->flags & EST_LF_TRAINED))
             l->frozen = l->params;
-        m->frozen += l->frozen * l->count;
+        if (!(l->flags & EST_LF_TIED)) /* the table's, counted once */
+            m->frozen += l->frozen * l->count;
     }
 }
 
@@ -647,7 +648,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     for (size_t i = 0; i < m->n; i++) {
         const struct est_layer *l = &m->layers[i];
         double cnt = l->count;
-        if (l->params) {
+        if (l->params && !(l->flags & EST_LF_TIED)) { /* a tied table's are its source's */
             /* Trained parameters: fp32 master, gradient, state, autocast copy. Frozen
              * ones: their storage only (est_frozen_bytes). */
             double p = (double)(l->params - l->frozen), fz = (double)l->frozen;
@@ -720,6 +721,8 @@ static double ddp_buckets_mib(const struct est_model *m)
     double sum = 0;
     for (size_t i = m->n; i-- > 0;) {
         const struct est_layer *l = &m->layers[i];
+        if (l->flags & EST_LF_TIED)
+            continue;
         sum += est_alloc_round(est_ddp_bucket(&f, (double)(l->params - l->frozen) * 4 *
                                                       (double)l->count));
     }

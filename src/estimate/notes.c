@@ -146,8 +146,8 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
         moe_note(m, notes[n++], EST_NOTE_MAX);
     if (m->table_batch && m->table_batch != o->batch)
         snprintf(notes[n++], EST_NOTE_MAX,
-                 "the table was printed at batch %u; its activations are scaled to the batch "
-                 "given, %u (per GPU: the micro-batch under gradient accumulation)",
+                 "the table was printed at batch %u; its activations are scaled to batch %u, "
+                 "the job's batch per GPU (the micro-batch under gradient accumulation)",
                  m->table_batch, o->batch);
     return n;
 }

@@ -519,8 +519,9 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 if (k > b) /* an edited table: its rows would not read as printed */
                     return carma_err_at(err, file, L.line,
                                         "torchsummary header with a column after 'Param #' "
-                                        "('%.*s'): not torchsummary's own table; give it as "
-                                        "printed",
+                                        "('%.*s'), which torchsummary does not print (another "
+                                        "tool's table, or an edited one): give torchsummary's "
+                                        "table as printed, or a torchinfo table",
                                         (int)(k - b < 40 ? k - b : 40), s + b);
                 state = 1;
             } else if (lt)
@@ -577,8 +578,10 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                          : est_model_add_type(m, t, dash - 1, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             uint64_t first_dim = rows++ == 0 ? shape_first_dim(br, (size_t)(t + tn - br)) : 0;
-            if (first_dim > 0)
-                shape_batch = m->table_batch = (uint32_t)first_dim;
+            if (first_dim > 0) {
+                shape_batch = first_dim;
+                m->table_batch = first_dim < UINT32_MAX ? (uint32_t)first_dim : UINT32_MAX;
+            }
             continue;
         }
         /* state 3: totals and sizes. */
@@ -1177,9 +1180,11 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                         row_seq = d[1];
                         row_width = d[2];
                     }
-                    if (!shape_batch)
-                        shape_batch = m->table_batch =
-                            (uint32_t)shape_first_dim(t + fs, fe - fs);
+                    if (!shape_batch) {
+                        shape_batch = shape_first_dim(t + fs, fe - fs);
+                        m->table_batch = shape_batch < UINT32_MAX ? (uint32_t)shape_batch
+                                                                   : UINT32_MAX;
+                    }
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
                         recursive = 1;
@@ -4886,7 +4891,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             }
             int scored = f->attention && !f->scores_inside && f->width;
             if (f->attention && !scored && !f->scores_inside &&
-                !(depth > 0 && st[depth - 1].in_attention) && bare_projections(m, f->first))
+                !(depth > 0 && st[depth - 1].in_attention) && tok_rows &&
+                bare_projections(m, f->first))
                 return bare_attention_refuse(file, f->line, f->cls, f->cls_n, err);
             if (scored) {
                 /* Attention probabilities: heads x seq per token, saved by softmax and
@@ -5041,9 +5047,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             isalpha((unsigned char)c[cls_n + 1]))
             /* detectron2's "(pe_layer): Positional encoding PositionEmbeddingSine" */
             return carma_err_at(err, file, L.line,
-                                "'%.*s' is printed as text by its own __repr__, not as "
-                                "Class(...): what it holds is not shown; give a torchinfo "
-                                "table (torchinfo.summary(model, input_data=..., depth=10))",
+                                "'%.*s' is text, not a module printed as Class(...) (a "
+                                "module's own __repr__, a ParameterList's entry): carma "
+                                "cannot read it from a print; give a torchinfo table "
+                                "(torchinfo.summary(model, input_data=..., depth=10))",
                                 (int)(cn < 60 ? cn : 60), c);
         if (cls_n == 0 || cls_n + gap >= cn || c[cls_n + gap] != '(')
             return carma_err_at(err, file, L.line,
@@ -5644,7 +5651,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     } else { /* quantized layers only */
         m->frozen = 0;
         for (size_t i = 0; i < m->n; i++)
-            m->frozen += m->layers[i].frozen * m->layers[i].count;
+            if (!(m->layers[i].flags & EST_LF_TIED))
+                m->frozen += m->layers[i].frozen * m->layers[i].count;
     }
     if (m->params && m->frozen >= m->params)
         return carma_err_at(err, file, m->quant_line ? m->quant_line : 1,

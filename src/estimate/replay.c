@@ -620,18 +620,19 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
 {
     w->np = 0;
     uint32_t src = NONE, src_nt = 0; /* the EST_LF_TIED_SRC table's first parameter */
+    double src_elems = 0;               /* and its elements */
     for (uint32_t t = 0; t < w->norder; t++) {
         double mult;
         const double *tb;
         const uint8_t *fz;
         unsigned nt;
         const struct est_layer *l = visit(w, ps, t, &mult, &tb, &fz, &nt);
-        if ((l->flags & EST_LF_TIED_SRC) && src == NONE) {
+        if ((l->flags & EST_LF_TIED_SRC) && src == NONE && nt) {
             src = w->np;
             src_nt = nt;
+            src_elems = tb[0] * mult;
         }
-        if ((l->flags & EST_LF_TIED) && src != NONE && nt == src_nt &&
-            w->p[src].bytes == tb[0] * mult * 4) {
+        if ((l->flags & EST_LF_TIED) && src != NONE && nt == src_nt && tb[0] * mult == src_elems) {
             for (unsigned k = 0; k < nt; k++) {
                 struct est_replay_param *p = &w->p[w->np++];
                 *p = w->p[src + k];

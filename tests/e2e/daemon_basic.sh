@@ -157,6 +157,13 @@ refused 2 "bad.ini:1: 'policy' is outside any section" --foreground --state "$T/
 printf '[daemon]\npolicy = auto\n[sharing\n\n\ndefault = mps\n' >"$T/bad.ini"
 refused 2 "bad.ini:3: section header without its '\]'" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
+# after a byte order mark, and with a ']' only in its comment
+printf '\357\273\277[daemon\npolicy = auto\n' >"$T/bad.ini"
+refused 2 "bad.ini:1: section header without its '\]'" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
+printf '[daemon]\npolicy = auto\n[sched ; see ]\nmax_attempts = 5\n' >"$T/bad.ini"
+refused 2 "bad.ini:3: section header without its '\]'" --foreground --state "$T/st2" \
+    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
 printf '[daemon]\npolicy = auto\npolicy = exclusive\n' >"$T/bad.ini"
 refused 2 "bad.ini:3: 'policy' given twice in \[daemon\]" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb

@@ -651,8 +651,8 @@ python3 - "$T/b32.json" "$T/b8.json" <<'PY' || fail "table batch note"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert not any("printed at batch" in n for n in a.get("notes", [])), a.get("notes")
-assert any(n.startswith("the table was printed at batch 32; its activations are scaled to the "
-                        "batch given, 8") for n in b["notes"]), b.get("notes")
+assert any(n.startswith("the table was printed at batch 32; its activations are scaled to "
+                        "batch 8, the job's batch per GPU") for n in b["notes"]), b.get("notes")
 PY
 "$CARMA" estimate --summary "$T/ts_frozen.txt" --batch 64 >"$T/out" || fail "frozen prefix text"
 grep -q "332778 parameters (327690 trained, the rest frozen)" "$T/out" ||

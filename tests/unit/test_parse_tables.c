@@ -219,8 +219,9 @@ static void test_table_prefix(void **state)
                       "              ReLU-2    [-1, 16, 32, 32]          0               1\n";
     assert_true(parse_str(col, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:2: torchsummary header with a column after 'Param #' "
-                                 "('Layer index'): not torchsummary's own table; give it as "
-                                 "printed");
+                                 "('Layer index'), which torchsummary does not print (another "
+                                 "tool's table, or an edited one): give torchsummary's table "
+                                 "as printed, or a torchinfo table");
 }
 
 #define TS_HEAD                                                                            \
