@@ -152,24 +152,21 @@ refused 2 "bad.ini:3: gpus: unknown GPU kind 'foo'" --foreground --state "$T/st2
 printf 'policy = auto\n' >"$T/bad.ini"
 refused 2 "bad.ini:1: 'policy' is outside any section" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini"
-# a header without its ']' is named at its line, even after another section, where
-# inih reads on with the keys below it in the section before
-printf '[daemon]\npolicy = auto\n[sharing\n\n\ndefault = mps\n' >"$T/bad.ini"
-refused 2 "bad.ini:3: section header without its '\]'" --foreground --state "$T/st2" \
-    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
-# after a byte order mark, and with a ']' only in its comment
-printf '\357\273\277[daemon\npolicy = auto\n' >"$T/bad.ini"
-refused 2 "bad.ini:1: section header without its '\]'" --foreground --state "$T/st2" \
-    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
-printf '[daemon]\npolicy = auto\n[sched ; see ]\nmax_attempts = 5\n' >"$T/bad.ini"
-refused 2 "bad.ini:3: section header without its '\]'" --foreground --state "$T/st2" \
-    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
-printf '[daemon]\npolicy = auto\npolicy = exclusive\n' >"$T/bad.ini"
-refused 2 "bad.ini:3: 'policy' given twice in \[daemon\]" --foreground --state "$T/st2" \
-    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
-printf '[sharing]\n0 = mps\n\n; the third GPU\n3 = mps\n' >"$T/bad.ini"
-refused 2 "bad.ini:5: \[sharing\] '3' names no GPU of this server" --foreground --state "$T/st2" \
-    --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:2xa100-40gb
+# ini_refused CONTENT PATTERN [GPUS]: carmad exits 2 on the configuration CONTENT (a
+# printf format), saying PATTERN.
+ini_refused() {
+    printf "$1" >"$T/bad.ini"
+    refused 2 "$2" --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" \
+        --gpus "sim:${3:-1xa100-40gb}"
+}
+# a header without its ']' is named at its line: even after another section, where inih
+# reads on with the keys below it in the section before; after a byte order mark; with a
+# ']' only in its comment
+ini_refused '[daemon]\npolicy = auto\n[sharing\n\n\ndefault = mps\n' "bad.ini:3: section header without its '\\]'"
+ini_refused '\357\273\277[daemon\npolicy = auto\n' "bad.ini:1: section header without its '\\]'"
+ini_refused '[daemon]\npolicy = auto\n[sched ; see ]\nmax_attempts = 5\n' "bad.ini:3: section header without its '\\]'"
+ini_refused '[daemon]\npolicy = auto\npolicy = exclusive\n' "bad.ini:3: 'policy' given twice in \\[daemon\\]"
+ini_refused '[sharing]\n0 = mps\n\n; the third GPU\n3 = mps\n' "bad.ini:5: \\[sharing\\] '3' names no GPU of this server" 2xa100-40gb
 # a long comment is not read in pieces, its tail a setting: the line is refused
 printf '[daemon]\n; %s allow_root_jobs = true\npolicy = auto\n' "$(head -c 190 /dev/zero | tr '\0' x)" >"$T/bad.ini"
 refused 2 "bad.ini:2: line longer than 199 bytes" --foreground --state "$T/st2" \
