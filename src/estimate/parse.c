@@ -5131,6 +5131,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->cls_n = cls_n;
             f->name = nm;
             f->name_n = nn;
+            /* PEFT's prompt learning (prefix tuning, prompt tuning, P-tuning) keeps its
+             * virtual tokens in a `prompt_encoder`, printed after the model it feeds */
+            if (nm && nn == 14 && memcmp(nm, "prompt_encoder", 14) == 0)
+                return carma_err_at(err, file, L.line,
+                                    "a PEFT prompt-learning model (prefix tuning, prompt "
+                                    "tuning or P-tuning: its prompt_encoder): the virtual "
+                                    "tokens and past key values it feeds every layer, and "
+                                    "which parameters train, are not modelled; measure a "
+                                    "run's peak and use 'carma submit --mem SIZE'");
             if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
                 return carma_err_at(err, file, L.line,
                                     "%.*s: windowed attention and patch merging (Swin) change "

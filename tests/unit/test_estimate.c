@@ -3323,6 +3323,24 @@ static void test_modtree_peft_lora(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
+    /* prompt learning (prefix tuning: a prompt_encoder after the model) is refused, not
+     * read as full training with its word_embeddings a table of its own */
+    assert_int_equal(parse_str("PeftModelForSeq2SeqLM(\n"
+                               "  (base_model): Net(\n"
+                               "    (embed): Embedding(100, 16)\n"
+                               "    (lm_head): Linear(in_features=16, out_features=100, "
+                               "bias=False)\n"
+                               "  )\n"
+                               "  (prompt_encoder): ModuleDict(\n"
+                               "    (default): PrefixEncoder(\n"
+                               "      (embedding): Embedding(16, 64)\n"
+                               "    )\n"
+                               "  )\n"
+                               "  (word_embeddings): Embedding(100, 16)\n"
+                               ")\n",
+                               &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:6: a PEFT prompt-learning model"));
     assert_int_equal(parse_str(PEFT_LLAMA("Linear"), &m, &err), 0);
     /* embedding 256000; per layer q, k, v, o 65536 each, gate, up, down 176128 each, two
      * norms 256 each, adapters q 4096, v 4096, gate 8 x (256 + 688); final norm; the
