@@ -602,7 +602,7 @@ struct est_result {
  * make, a mixture-of-experts router printed without sizes, and mixture-of-experts blocks
  * counted without --experts-per-token. Returns the count (at most EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 14
+#define EST_NOTES 15
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

@@ -144,6 +144,19 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  m->moe_gate_line);
     if (m->moe_blocks && !k)
         moe_note(m, notes[n++], EST_NOTE_MAX);
+    /* frozen parameters stored at the precision's 16 bits (a PEFT model's base) */
+    double half = 0;
+    for (size_t i = 0; o->precision != EST_PREC_FP32 && i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (!l->wbits && !(l->flags & EST_LF_TIED))
+            half += (double)l->frozen * l->count;
+    }
+    if (half > 0)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the %.0f frozen parameters are counted in 16 bits, as a base loaded with "
+                 "torch_dtype=torch.float16 or bfloat16 holds them; a base loaded in fp32 and "
+                 "trained under autocast holds %.0f MiB more, which the estimate leaves out",
+                 half, half * 2 / 1048576.0);
     if (m->table_batch && m->table_batch != o->batch)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the table was printed at batch %u; its activations are scaled to batch %u, "

@@ -643,6 +643,18 @@ assert m["trainable_params"] == 332778 and m["printed_trainable_params"] == 3281
 assert len(m["notes"]) == 1 and "'Trainable params: 328138' (line 12)" in m["notes"][0], m
 assert f["breakdown"]["gradients_mib"] < m["breakdown"]["gradients_mib"]
 PY
+# a PEFT base under autocast is counted in 16 bits, and said; in fp32 there is nothing to say
+lq=tests/fuzz/corpus/summary_modtree/t5_small_lora_qv.txt
+"$CARMA" estimate --summary "$lq" --batch 4 --seq-len 128 --precision amp --json >"$T/lq16.json" &&
+    "$CARMA" estimate --summary "$lq" --batch 4 --seq-len 128 --json >"$T/lq32.json" ||
+    fail "lora t5"
+python3 - "$T/lq16.json" "$T/lq32.json" <<'PY' || fail "frozen base note"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+n = [x for x in a["notes"] if "frozen parameters are counted in 16 bits" in x]
+assert len(n) == 1 and n[0].startswith("the 76956160 frozen parameters"), a["notes"]
+assert not any("counted in 16 bits" in x for x in b.get("notes", [])), b.get("notes")
+PY
 # a table printed at another batch than --batch: scaled, and said
 ti=tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt
 "$CARMA" estimate --summary "$ti" --batch 32 --json >"$T/b32.json" &&
