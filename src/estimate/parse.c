@@ -2091,7 +2091,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     int box = len >= 3 && memmem(buf, len, BOX_BAR, 3) != NULL;
     uint64_t total = 0, opt_params = 0; /* Keras 3 after fit(): its optimizer's variables */
     int have_total = 0;
-    size_t rows = 0, shape_col = 0, digits_line = 0, skip_until = 0;
+    size_t rows = 0, shape_col = 0, param_col = 0, digits_line = 0, skip_until = 0;
     uint64_t prev_last = 0; /* the last dimension of the row before */
     uint64_t opaque_params = 0;
     size_t opaque_line = 0;
@@ -2115,6 +2115,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                  * (no weights) */
                 trainable = find(s, n, "Trainable") != NULL;
                 shape_col = (size_t)(find(s, n, "Output Shape") - s);
+                param_col = (size_t)(find(s, n, "Param #") - s);
                 state = 1;
             } else if (find(s, n, "Layer (type)")) {
                 /* a header that lacks a column (edited: "Param" for "Param #") */
@@ -2272,15 +2273,43 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                    wrapped);
                 shape = wrapped;
             }
+            if (!ext && tn - j > 2 && t[j] == '[' && t[j + 1] == '(') {
+                /* TF 2.0-2.5 cut a shape at its column's width and print no rest: an
+                 * input's "[(None, 224, 224, 3)" loses only its "]" */
+                size_t in = shape_extent(t + j + 1, tn - j - 1);
+                if (in && j + 1 + in < tn && t[j + 1 + in] == ' ') {
+                    shape = t + j + 1;
+                    ext = in;
+                    used = 1 + in;
+                }
+            }
+            if (!ext) {
+                size_t q = keras_cell_len(t + j, tn - j); /* the header's cell at most */
+                if (param_col > shape_col && q > param_col - shape_col - 1)
+                    q = param_col - shape_col - 1;
+                return carma_err_at(err, file, L.line,
+                                    "output shape '%.*s' does not close: cut at its column's "
+                                    "width (TF 2.0-2.5 print no rest of it)? print the summary "
+                                    "wider, model.summary(line_length=150)",
+                                    (int)(q < 40 ? q : 40), t + j);
+            }
             uint64_t out, params;
             if (ext && est_parse_shape(shape, ext, &out) < 0) {
                 const char *none = find(shape, ext, "None");
+                size_t commas = 0; /* an image's (None, H, W, C): three */
+                for (size_t k = 0; k < ext; k++)
+                    commas += shape[k] == ',';
                 if (none && find(none + 4, ext - (size_t)(none + 4 - shape), "None"))
                     return carma_err_at(err, file, L.line,
                                         "an output shape with a dimension left open (None "
-                                        "beyond the batch, as a sequence length): print the "
-                                        "model built on a fixed input, e.g. "
-                                        "keras.Input(shape=(128,)) for sequence 128");
+                                        "beyond the batch, as %s): print the model built on a "
+                                        "fixed input, e.g. %s",
+                                        commas >= 3 ? "an image's height and width"
+                                                    : "a sequence length",
+                                        commas >= 3 ? "keras.Input(shape=(224, 224, 3)) for "
+                                                      "224x224 RGB images"
+                                                    : "keras.Input(shape=(128,)) for "
+                                                      "sequence 128");
             }
             if (!ext || est_parse_shape(shape, ext, &out) < 0)
                 return carma_err_at(err, file, L.line,

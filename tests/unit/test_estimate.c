@@ -617,6 +617,15 @@ static void test_keras(void **state)
                       " dense (Dense)               (None, None)              10\n";
     assert_true(parse_str(bad, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:4: an output shape with a dimension left open"));
+    assert_non_null(strstr(err.msg, "as a sequence length"));
+    /* an image's open height and width: the hint is an image's input */
+    const char *img = "Model: \"m\"\n"
+                      " Layer (type)                Output Shape              Param #   \n"
+                      "=================================================================\n"
+                      " conv (Conv2D)               (None, None, None, 8)     224\n";
+    assert_true(parse_str(img, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "as an image's height and width): print the model built "
+                                    "on a fixed input, e.g. keras.Input(shape=(224, 224, 3))"));
     /* Keras's Conv1D is a convolution, not Hugging Face's linear layer of that name */
     const char *conv1d = "Model: \"m\"\n"
                          " Layer (type)                Output Shape              Param #   \n"

@@ -145,6 +145,24 @@ static void test_keras_messages(void **state)
                         "Total params: 68\n";
     assert_true(parse_str(param, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:2: Keras header without the 'Param #' column"));
+    /* TF 2.0-2.5 cut an output shape at its column's width with no rest: an input's
+     * list loses only its ']', read; a tuple cut inside is refused, saying so */
+#define TF24(shape)                                                                                \
+    "Model: \"model\"\n"                                                                           \
+    "Layer (type)                    Output Shape         Param #     Connected to      \n"        \
+    "===================================================================================\n"        \
+    "img_in (InputLayer)             [(None, 224, 224, 3) 0                             \n"        \
+    "conv2d_1 (Conv2D)               " shape " 1824        img_in[0][0]      \n"                   \
+    "===================================================================================\n"        \
+    "Total params: 1,824\n"
+    if (parse_str(TF24("(None, 110, 110, 24)"), &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 1824);
+    assert_int_equal(m.input, 224 * 224 * 3);
+    assert_true(parse_str(TF24("(None, 110, 110, 240"), &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:5: output shape '(None, 110, 110, 240' does not "
+                                    "close: cut at its column's width"));
+#undef TF24
     /* Keras 3 after fit(): 'Total params' holds the optimizer's variables, which its
      * 'Optimizer params' line counts; the model's are the rest */
     if (parse_file("tests/fuzz/corpus/summary_keras/keras3_after_fit.txt", &m, &err))
