@@ -2401,9 +2401,15 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             }
             if ((rc = refuse_unmodelled(file, L.line, type, type_n, err)))
                 return rc;
-            if ((type_n == 10 && memcmp(type, "Functional", 10) == 0) ||
-                (type_n == 10 && memcmp(type, "Sequential", 10) == 0) ||
-                (type_n == 5 && memcmp(type, "Model", 5) == 0))
+            /* A nested model holding no parameters before any layer that does (keras.io's
+             * data_augmentation = keras.Sequential([RandomFlip(), RandomRotation()])) keeps
+             * nothing for backward, no gradient flowing back to the input: read as a
+             * preprocessing layer, its output the next layer's input. */
+            int preprocessing = params == 0 && m->params == 0;
+            if (((type_n == 10 && memcmp(type, "Functional", 10) == 0) ||
+                 (type_n == 10 && memcmp(type, "Sequential", 10) == 0) ||
+                 (type_n == 5 && memcmp(type, "Model", 5) == 0)) &&
+                !preprocessing)
                 return carma_err_at(err, file, L.line,
                                     "a nested model (%.*s) whose layers the summary does not "
                                     "list, so its activations and gradients cannot be "

@@ -113,6 +113,22 @@ static void test_keras_cut_types(void **state)
         K2_TAIL("1,000", "1,000", "0");
     assert_true(parse_str(nested, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:7: a nested model (Functional)"));
+    /* a nested model of no parameters before any layer that has some (keras.io's data
+     * augmentation Sequential) is read as preprocessing; after one, refused: its layers
+     * may keep what gradients flowing back through them need */
+    const char *aug = K2_HEAD
+        "sequential (Sequential)      (None, 32, 32, 3)         0         \n" K2_SEP
+        "conv2d (Conv2D)              (None, 30, 30, 8)         224       \n"
+        K2_TAIL("224", "224", "0");
+    if (parse_str(aug, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 224);
+    const char *late = K2_HEAD
+        "conv2d (Conv2D)              (None, 30, 30, 8)         224       \n" K2_SEP
+        "sequential (Sequential)      (None, 30, 30, 8)         0         \n"
+        K2_TAIL("224", "224", "0");
+    assert_true(parse_str(late, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:7: a nested model (Sequential)"));
 }
 
 /* What is refused says why, on its own line. */
