@@ -84,16 +84,16 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_LORA_DROP 0x40 /* a LoRA adapter's input passes through dropout first: a
                                * copy of the input and its mask are kept */
 #define EST_LF_TRAINED 0x80   /* (parser) trained in a PEFT model: a modules_to_save copy */
+#define EST_LF_SCORES 0x100   /* attention in a model whose attention adds a learned
+                               * position bias to its scores (a position table inside an
+                               * attention block: T5's relative_attention_bias): the scores
+                               * are computed in Python and kept under any --attention */
 #define EST_LF_TIED_SRC 0x200 /* (module trees) an encoder-decoder's token table named
                               * `shared`, which its stacks' `embed_tokens` are (Hugging Face
                               * passes the one module to both) */
 #define EST_LF_TIED 0x400     /* a table that is the EST_LF_TIED_SRC table printed again: no
                               * weight or optimizer state of its own; its lookup's gradient
                               * is added to the table's (est_model.tied_params) */
-#define EST_LF_SCORES 0x100   /* attention in a model whose attention adds a learned
-                               * position bias to its scores (a position table inside an
-                               * attention block: T5's relative_attention_bias): the scores
-                               * are computed in Python and kept under any --attention */
 
 /* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
  * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A
@@ -559,7 +559,6 @@ static inline double est_ddp_bucket(struct est_ddp_fill *f, double bytes)
  * of name's values, which *accepted then lists ("fp32, amp, bf16"). */
 int est_opts_set(struct est_opts *o, const char *name, const char *val, const char **accepted);
 
-
 /* PyTorch's default cuBLAS workspace per handle (KiB): ":4096:2:16:8" before Hopper,
  * 4096 KiB x 8 on Hopper. */
 #define EST_CUBLAS_WS_KIB (4096u * 2 + 16u * 8)
@@ -599,8 +598,10 @@ struct est_result {
  * placed on its rows, quantized layers outside a PEFT print read as frozen, an output head
  * tied in forward assumed, a join in a convolutional tree that no tensor explains, a
  * pooling printed without its window, a profiler's total that the print's layers do not
- * make, a mixture-of-experts router printed without sizes, and mixture-of-experts blocks
- * counted without --experts-per-token. Returns the count (at most EST_NOTES). */
+ * make, a mixture-of-experts router printed without sizes, mixture-of-experts blocks
+ * counted without --experts-per-token, frozen parameters counted in 16 bits under
+ * autocast, and a table printed at another batch than o's. Returns the count (at most
+ * EST_NOTES). */
 #define EST_NOTE_MAX 512
 #define EST_NOTES 15
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,

@@ -2294,7 +2294,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                     (int)(q < 40 ? q : 40), t + j);
             }
             uint64_t out, params;
-            if (ext && est_parse_shape(shape, ext, &out) < 0) {
+            if (est_parse_shape(shape, ext, &out) < 0) {
                 const char *none = find(shape, ext, "None");
                 size_t commas = 0; /* an image's (None, H, W, C): three */
                 for (size_t k = 0; k < ext; k++)
@@ -2310,10 +2310,9 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                                       "224x224 RGB images"
                                                     : "keras.Input(shape=(128,)) for "
                                                       "sequence 128");
-            }
-            if (!ext || est_parse_shape(shape, ext, &out) < 0)
                 return carma_err_at(err, file, L.line,
                                     "bad output shape (only the batch may be None)");
+            }
             uint64_t last = keras_last_dim(shape, ext), in_last = prev_last;
             prev_last = last;
             j += used;
@@ -2860,6 +2859,13 @@ static int dims2(const char *a, size_t n, const char *key, int64_t def, int64_t 
 }
 
 #define MT_KIDS 8u
+
+/* Why a 1-D or 3-D convolution of a module tree is refused (two places say it). */
+#define MT_CONV_NOT_2D                                                                     \
+    "only 2-D convolutions are sized from --image-size; a 1-D or 3-D one (an audio front " \
+    "end, as Whisper's or wav2vec2's, over mel frames or samples; video) needs a "        \
+    "torchinfo table of the model run on its inputs (torchinfo.summary(model, "           \
+    "input_data=...))"
 
 /* Whether s[0..n) names a position encoding: rotary, RoPE, position(al), pos_/_pos,
  * ALiBi (any case). */
@@ -3425,12 +3431,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int nk = arg_dims(a, an, "kernel_size=", ks, 3);
         if (nk == 1 || nk == 3 || (nk == 0 && find(c, cls_n, "2d") == NULL))
             return carma_err_at(err, file, line,
-                                "%.*s in a module tree: only 2-D convolutions are sized from "
-                                "--image-size; a 1-D or 3-D one (an audio front end, as "
-                                "Whisper's or wav2vec2's, over mel frames or samples; video) "
-                                "needs a torchinfo table of the model run on its inputs "
-                                "(torchinfo.summary(model, input_data=...))",
-                                (int)cls_n, c);
+                                "%.*s in a module tree: " MT_CONV_NOT_2D, (int)cls_n, c);
         /* padding='same' (stride 1), or timm's Conv2dSame (Conv2dSameExport), which pads
          * TensorFlow's way at any stride and prints no padding: ceil(in / stride) */
         int same = find(a, an, "padding=same") != NULL || find(c, cls_n, "Conv2dSame");
@@ -5360,11 +5361,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (pc == 0 && (nk == 1 || nk == 3 || (nk == 0 && !find(c, cls_n, "2d"))))
                 return carma_err_at(err, file, L.line,
                                     "%.*s in a module tree: the print has no spatial sizes, "
-                                    "and only 2-D convolutions are sized from --image-size; a "
-                                    "1-D or 3-D one (an audio front end, as Whisper's or "
-                                    "wav2vec2's, over mel frames or samples; video) needs a "
-                                    "torchinfo table of the model run on its inputs "
-                                    "(torchinfo.summary(model, input_data=...))",
+                                    "and " MT_CONV_NOT_2D,
                                     (int)cls_n, c);
             if (pc == 0)
                 return carma_err_at(err, file, L.line,
@@ -5556,7 +5553,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
         struct est_layer *nl = &m->layers[m->n - 1];
         est_layer_type(nl, c, cls_n);
-        nl->flags |= (uint8_t)extra_flags;
+        nl->flags |= (uint16_t)extra_flags;
         if (k == EST_K_EMBED && nm && nl->count == 1)
             tie_shared(m, nl, nm, nn, &shared);
         if (depth >= 0 && role == MT_P_NONE)
