@@ -3188,6 +3188,19 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
     return 0;
 }
 
+/* Block f's children ran on from its input x to the newest tensor, smaller than x, before
+ * the child whose first leaf, a size-keeping one (same_size), is read: no child since the
+ * last that read x did (a branch that reads x again follows it: ShuffleNet's branch2,
+ * RegNet's f after proj), nor left a norm for a shortcut's add (Xception's skip and
+ * skipbn before rep); a shortcut that reads x at its size is strided (ResNet's
+ * downsample, GhostNet's shortcut). The leaf reads the newest tensor, or half of it (x.split
+ * in forward: CSPNet's blocks after conv_down and conv_exp), rather than x again. */
+static int flow_moved_on(const struct mt_frame *f, const struct mt_shape *nw, int same_size)
+{
+    return same_size && nw && !nw->pending && sp_larger(&f->x, nw) && nw->id > f->x.id &&
+           f->nbranch && f->child > f->branch_child + 1 && !f->nbare && f->pending == SIZE_MAX;
+}
+
 /* The input of a convolution or norm with c channels (frames st[0..depth] open), the
  * first with c channels of: the input of a block whose later child block this leaf
  * opens, when a branch read that input already; the newest tensor (or a pending join
@@ -3202,14 +3215,16 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
  * That join is then the input of the blocks this leaf opens. No other
  * tensor is read: its channel count recurs by chance (DenseNet's
  * inputs grow past earlier layers' widths, ResNeXt's width equals its block's input).
+ * same_size: the leaf keeps its input's height and width (a norm, a stride-1 convolution).
  * NULL when no tensor exists yet. Counts what a new
  * concatenation materialises in m->concat. */
 static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
-                                 struct mt_frame *st, int depth, uint64_t c, int *unexplained)
+                                 struct mt_frame *st, int depth, uint64_t c, int same_size,
+                                 int *unexplained)
 {
     *unexplained = 0;
     struct mt_shape *t = NULL, *nw = sp_newest(sp);
-    int after_join = sp->n && sp_nth(sp, 1)->pending;
+    int after_join = sp->n && sp_nth(sp, 1)->pending, chunk = 0;
     for (int d = depth; d > 0 && !t && !after_join && st[d].first == m->n; d--) {
         /* the first leaf of a later child block of a block with named children whose
          * input a branch already read: another branch (ShuffleNet's branch2 after
@@ -3219,17 +3234,22 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
          * flow it scales, whatever its channels (timm's depthwise-separable block). */
         const struct mt_frame *f = &st[d - 1];
         if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child &&
-            f->x.c == c && !st[d].se_class)
+            f->x.c == c && !st[d].se_class) {
+            if (flow_moved_on(f, nw, same_size)) {
+                chunk = nw->c == 2 * c;
+                break;
+            }
             t = sp_by_id(sp, f->x.id);
+        }
     }
-    for (unsigned i = 1; i <= sp->n && !t; i++) {
+    for (unsigned i = 1; i <= sp->n && !t && !chunk; i++) {
         struct mt_shape *s = sp_nth(sp, i);
         if (s->c == c)
             t = s;
         else if (!s->pending)
             break;
     }
-    for (int d = depth; d >= 0 && !t; d--) {
+    for (int d = depth; d >= 0 && !t && !chunk; d--) {
         if (!st[d].has_x)
             continue;
         if (st[d].x.c == c)
@@ -3241,8 +3261,8 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
      * half (x.chunk(2, 1), which the print does not show: YOLOv8's C2f) at its size, not
      * an older, larger tensor from before the block began whose width recurs (YOLOv8's
      * stem); a tensor the block did not make may be handed to it (an FPN's features). */
-    int half = nw && !nw->pending && nw->c == 2 * c, chunk = 0;
-    for (int d = depth; d >= 0 && !t; d--) {
+    int half = nw && !nw->pending && nw->c == 2 * c;
+    for (int d = depth; d >= 0 && !t && !chunk; d--) {
         uint32_t id;
         for (unsigned j = 1; !t && (id = frame_start(&st[d], j)) != 0; j++) {
             struct mt_shape *s = sp_by_id(sp, id);
@@ -3454,7 +3474,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                       nk == 2 && ks[0] == 1 && ks[1] == 1 && f->has_x && f->xv.c == cin;
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         int unexplained;
-        struct mt_shape *in = sp_input(sp, m, st, depth, cin, &unexplained);
+        struct mt_shape *in = sp_input(sp, m, st, depth, cin,
+                                        !transposed && st2[0] == 1 && st2[1] == 1, &unexplained);
         if (unexplained)
             join_unexplained(m, in, line);
         uint64_t h = m->image_h, w = m->image_w;
@@ -3522,7 +3543,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     if (*k == EST_K_NORM && npos >= 1) {
         uint64_t ch = *out;
         int unexplained;
-        struct mt_shape *in = sp_input(sp, m, st, depth, ch, &unexplained);
+        struct mt_shape *in = sp_input(sp, m, st, depth, ch, 1, &unexplained);
         if (unexplained)
             join_unexplained(m, in, line);
         if (!in)

@@ -1756,8 +1756,6 @@ static void test_modtree_cnn_rules(void **state)
     assert_non_null(strstr(err.msg, "t.txt:2: PatchMerging: windowed attention and patch merging"));
 }
 
-/* Vision transformers embed images with a convolution whose kernel is its stride: a
- * linear layer per patch, the patches' pixels the input. */
 /* Layers of kind k in m, in order: the i-th one's output elements (0 past the last). */
 static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
 {
@@ -1768,14 +1766,7 @@ static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
 }
 
 /* A U-Net decoder block upsamples its input in Python (F.interpolate) and concatenates
- * the encoder's skip before its first convolution: neither shows in the print. The
- * channels the convolution reads are the newest tensor's and an earlier one's, and the
- * join is at the earlier (larger) one's size, the newest upsampled to it first (counted
- * as an Upsample row). After such a join the next skip is older and larger than the
- * last: here both skips have 16 channels, and the decoder's own 16-channel output (and
- * the encoder's 16-channel tensor at 32x32) is no skip. */
-/* YOLOv8's C2f: cv1 makes 2c channels, the bottlenecks read their half (x.chunk(2, 1),
- * not printed) at the block's size, cv2 their concatenation; the stem's output, older and
+ * the encoder's skip before its first convolution: neitheon; the stem's output, older and
  * larger, has c channels too and is not what they read. A block that did not make the
  * newest tensor may be handed an older one (a lateral convolution over an earlier
  * feature map): read at that one's size. */
@@ -1819,6 +1810,29 @@ static void test_modtree_chunk_half(void **state)
     if (parse_image_str(lateral, 64, &m, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 32 * 32);
+    /* CSPNet's stage (timm's CrossStage): conv_down and conv_exp run on from the stage's
+     * input x (16 x 32 x 32) to 32 x 16 x 16, its blocks read half of that (x.split) and
+     * conv_transition_b their output, at 16 x 16: not x, which has their width too */
+#define CSP_STAGE                                                                                  \
+    "Net(\n" CONV("  ", "stem", 3, 16, 3, 2, 1) "  (stage): CrossStage(\n"                        \
+    "    (conv_down): ConvNormAct(\n" CONV("      ", "conv", 16, 32, 3, 2, 1) "    )\n"           \
+    "    (conv_exp): ConvNormAct(\n" CONV("      ", "conv", 32, 32, 1, 1, 0) "    )\n"    \
+    "    (blocks): Sequential(\n"                                                                \
+    "      (0): DarkBlock(\n"                                                                    \
+    "        (conv1): ConvNormAct(\n" CONV("          ", "conv", 16, 16, 1, 1, 0) "        )\n"  \
+    "        (conv2): ConvNormAct(\n" CONV("          ", "conv", 16, 16, 3, 1, 1) "        )\n"  \
+    "      )\n"                                                                                  \
+    "    )\n"                                                                                    \
+    "    (conv_transition_b): ConvNormAct(\n" CONV("      ", "conv", 16, 16, 1, 1, 0) "    )\n"  \
+    "    (conv_transition): ConvNormAct(\n" CONV("      ", "conv", 32, 32, 1, 1, 0) "    )\n"    \
+    "  )\n"                                                                                      \
+    ")\n"
+    if (parse_image_str(CSP_STAGE, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    for (unsigned i = 3; i <= 5; i++)
+        assert_int_equal(kind_nth(&m, EST_K_CONV, i), 16 * 16 * 16);
+    assert_int_equal(m.join_line, 0);
+#undef CSP_STAGE
 #undef CONV
 }
 
@@ -1863,6 +1877,13 @@ static void test_modtree_none_slots(void **state)
 #undef NONE_TOY
 }
 
+/* A U-Net decoder block upsamples its input in Python (F.interpolate) and concatenates
+ * the encoder's skip before its first convolution: neither shows in the print. The
+ * channels the convolution reads are the newest tensor's and an earlier one's, and the
+ * join is at the earlier (larger) one's size, the newest upsampled to it first (counted
+ * as an Upsample row). After such a join the next skip is older and larger than the
+ * last: here both skips have 16 channels, and the decoder's own 16-channel output (and
+ * the encoder's 16-channel tensor at 32x32) is no skip. */
 static void test_modtree_unet_joins(void **state)
 {
     (void)state;
@@ -2239,6 +2260,8 @@ static void test_modtree_vision_towers(void **state)
 }
 #undef TOWER
 
+/* Vision transformers embed images with a convolution whose kernel is its stride: a
+ * linear layer per patch, the patches' pixels the input. */
 static void test_modtree_patches(void **state)
 {
     (void)state;
