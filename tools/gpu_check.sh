@@ -8,11 +8,11 @@
 #
 # BIN holds carma, carmad and gpu_probe (tests/manual/gpu_probe.c) (default
 # build/gpu/bin); BIN/../lib may hold the shared libraries they were linked with:
-# those the machine lacks are used from there. Needs python3 with torch, torchvision, transformers, peft and
-# nvidia-ml-py. Writes OUTDIR/check.log and one archive per phase:
+# those the machine lacks are used from there. Needs python3 with torch, torchvision, timm,
+# transformers, peft and nvidia-ml-py. Writes OUTDIR/check.log and one archive per phase:
 # peaks.tar.gz (tools/gpu_peaks.py: prints and index.csv), carmad.tar.gz (the
 # daemon's log and store), coloc.tar.gz (tools/gpu_coloc.py: coloc.csv and the
-# probe's samples). Phase time limits in seconds: PEAKS_S (170), CARMAD_S (90),
+# probe's samples). Phase time limits in seconds: PEAKS_S (240), CARMAD_S (90),
 # COLOC_S (240).
 set -u
 OUT=${1:?usage: gpu_check.sh OUTDIR [BIN]}
@@ -43,9 +43,10 @@ uname -a
 nvidia-smi
 nvidia-smi --query-gpu=name,uuid,driver_version,memory.used,memory.total,power.draw,\
 utilization.gpu,compute_mode,mig.mode.current --format=csv
-"$PY" -c 'import torch, torchvision, transformers, peft
+"$PY" -c 'import torch, torchvision, timm, transformers, peft
 print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn",
       torch.backends.cudnn.version(), "torchvision", torchvision.__version__,
+      "timm", timm.__version__,
       "transformers", transformers.__version__, "peft", peft.__version__)'
 command -v nvidia-cuda-mps-control || echo "no nvidia-cuda-mps-control"
 echo "libraries taken from $BIN/../lib: $(ls "$LIB")"
@@ -57,7 +58,7 @@ phase "memory peaks (tools/gpu_peaks.py)"
 ( sleep 25; echo "-- gpu_probe while runs are on the GPU"
   run timeout 10 "$BIN/gpu_probe" nvml
   nvidia-smi --query-compute-apps=pid,used_memory --format=csv ) &
-timeout "${PEAKS_S:-170}" "$PY" tools/gpu_peaks.py "$W/peaks"
+timeout "${PEAKS_S:-240}" "$PY" tools/gpu_peaks.py "$W/peaks"
 wait
 cat "$W/peaks/index.csv"
 tar -czf "$OUT/peaks.tar.gz" -C "$W" peaks

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Measures on a real GPU the peak memory of training steps for torchvision CNNs and
-Hugging Face transformers built from their configurations (no weights are fetched),
+"""Measures on a real GPU the peak memory of training steps for torchvision and timm CNNs
+and Hugging Face transformers built from their configurations (no weights are fetched;
+the _lora runs add peft's LoRA adapters on q and v over a base kept in fp32, or cast to
+bfloat16 first),
 and writes what carma needs to estimate the same runs: each model's print(model)
 (NAME.txt) and index.csv (run, summary, batch, seq_len, image_size, precision,
 optimizer, checkpointing, attention, dtype, peak_mib, reserved_mib, allocated_mib, context_mib,
@@ -76,6 +78,15 @@ RUNS = [
     ("llama_small_b8_s1024_amp", "hf:llama", 8, 1024, 0, "amp", 0, 20),
     ("convnext_tiny_b32", "tv:convnext_tiny", 32, 0, 224, "fp32", 0, 10),
     ("vit_hf_base_b32", "hf:vit", 32, 0, 224, "fp32", 0, 14),
+    ("hrnet_w32_b32", "timm:hrnet_w32", 32, 0, 224, "fp32", 0, 16),
+    ("cspdarknet53_b32", "timm:cspdarknet53", 32, 0, 256, "fp32", 0, 14),
+    ("ghostnet_100_b128", "timm:ghostnet_100", 128, 0, 224, "fp32", 0, 12),
+    ("vit_small_timm_b64", "timm:vit_small_patch16_224", 64, 0, 224, "fp32", 0, 10),
+    ("t5_small_lora_b16_s512", "hf:t5-lora", 16, 512, 0, "fp32", 0, 10),
+    ("t5_small_lora_b16_s512_amp", "hf:t5-lora", 16, 512, 0, "amp", 0, 8),
+    ("bart_large_b8_s512", "hf:bart", 8, 512, 0, "fp32", 0, 24),
+    ("qwen2_05b_lora_b4_s512_amp", "hf:qwen2-lora", 4, 512, 0, "amp", 0, 12),
+    ("qwen2_05b_lora_b4_s512_bf16", "hf:qwen2-lora-bf16base", 4, 512, 0, "bf16", 0, 8),
 ]
 FIELDS = ["run", "summary", "batch", "seq_len", "image_size", "precision", "optimizer",
           "checkpointing", "attention", "dtype", "peak_mib", "reserved_mib", "allocated_mib", "context_mib",
@@ -133,19 +144,27 @@ def build(builder, image_size, seq):
     """The model and a function (batch) -> (inputs dict or tensor, loss function)."""
     import torch
     kind, name = builder.split(":", 1)
+
+    def image_inputs(b):
+        x = torch.randn(b, 3, image_size, image_size, device="cuda")
+        y = torch.randint(0, 1000, (b,), device="cuda")
+        return (x,), y
     if kind == "tv":
         import torchvision
         kw = {"weights": None}
         if name == "inception_v3":
             kw.update(aux_logits=False, init_weights=False)
-        model = getattr(torchvision.models, name)(**kw)
-
-        def step_inputs(b):
-            x = torch.randn(b, 3, image_size, image_size, device="cuda")
-            y = torch.randint(0, 1000, (b,), device="cuda")
-            return (x,), y
-        return model, step_inputs, "cls"
+        return getattr(torchvision.models, name)(**kw), image_inputs, "cls"
+    if kind == "timm":
+        import timm
+        return timm.create_model(name, pretrained=False, num_classes=1000), image_inputs, "cls"
     import transformers as tf
+    # NAME[-lora][-bf16base]: LoRA adapters (peft) on q and v over a base kept in fp32 or
+    # cast to bfloat16 before the adapters are added
+    base16 = name.endswith("-bf16base")
+    name = name.removesuffix("-bf16base")
+    lora = name.endswith("-lora")
+    name = name.removesuffix("-lora")
 
     def sdpa(cls, **kw):  # older configs take no attn_implementation
         try:
@@ -165,16 +184,13 @@ def build(builder, image_size, seq):
     elif name == "t5":  # transformers 5's T5Config() sets no decoder start token
         model = tf.T5ForConditionalGeneration(tf.T5Config(decoder_start_token_id=0,
                                                            pad_token_id=0))
-    elif name in ("llama", "llama-lora"):
+    elif name == "bart":
+        model = tf.BartForConditionalGeneration(sdpa(tf.BartConfig))
+    elif name == "llama":
         cfg = sdpa(tf.LlamaConfig, hidden_size=1024, intermediate_size=2816,
                    num_hidden_layers=8, num_attention_heads=16, num_key_value_heads=4,
                    vocab_size=32000, max_position_embeddings=2048)
         model = tf.LlamaForCausalLM(cfg)
-        if name == "llama-lora":
-            import peft
-            lc = peft.LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
-                                 target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
-            model = peft.get_peft_model(model, lc)
     elif name == "qwen2":
         cfg = sdpa(tf.Qwen2Config, hidden_size=896, intermediate_size=4864,
                    num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
@@ -190,6 +206,15 @@ def build(builder, image_size, seq):
         return model, vit_inputs, "hf"
     else:
         raise SystemExit(f"unknown builder {builder}")
+    if base16:
+        model = model.to(torch.bfloat16)
+    if lora:
+        import peft
+        seq2seq = name in ("t5", "bart")
+        lc = peft.LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
+                             target_modules=["q", "v"] if name == "t5" else ["q_proj", "v_proj"],
+                             task_type="SEQ_2_SEQ_LM" if seq2seq else "CAUSAL_LM")
+        model = peft.get_peft_model(model, lc)
     vocab = model.config.vocab_size
 
     def hf_inputs(b):
@@ -232,6 +257,8 @@ def one(run, outdir):
             cfg = getattr(model, "config", None)
             row["attention"] = getattr(cfg, "_attn_implementation", "") if cfg else ""
             if builder == "tv:vit_b_16":  # nn.MultiheadAttention(need_weights=False): SDPA
+                row["attention"] = "sdpa"
+            if any(getattr(m, "fused_attn", False) for m in model.modules()):  # timm
                 row["attention"] = "sdpa"
             row["dtype"] = str(next(model.parameters()).dtype).replace("torch.", "")
             with open(os.path.join(outdir, name + ".txt"), "w") as f:
