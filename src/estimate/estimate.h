@@ -243,9 +243,9 @@ struct est_model {
      * (EST_LF_SCORES), 0 when none. */
     size_t scores_bias_line;
     /* Module trees: the line of the model's only attention block when it is a layer of a
-     * ModuleList that holds no other (ALBERT's one shared layer, which runs
-     * num_hidden_layers times: counted once), 0 otherwise; attn_line, the first attention
-     * block's line (the parser's). */
+     * ModuleList that holds no other (a layer a model may run several times, as ALBERT
+     * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,
+     * the first attention block's line (the parser's). */
     size_t single_layer_line, attn_line;
     /* Module trees: the first attention block's line when the print shows no position
      * encoding but the token table (no second table, no module whose name or class says

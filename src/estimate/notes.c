@@ -66,8 +66,8 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
     if (m->single_layer_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the print has one attention layer (line %zu), the only layer of its list: "
-                 "counted once. A model that runs a layer several times (ALBERT shares one "
-                 "across num_hidden_layers) keeps its activations for each run, which no print "
+                 "counted once. A model that runs a layer several times (as ALBERT does, whose "
+                 "layer groups are refused) keeps its activations for each run, which no print "
                  "shows: the estimate is then low; a torchinfo table lists every call",
                  m->single_layer_line);
     if (m->scores_bias_line)

@@ -4859,6 +4859,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     size_t bare_head_line = 0, bare_head_row = 0; /* the last head printed without a size */
     struct mt_shared shared = {0};
     size_t pos_line = 0; /* a module whose name or class says position (position_word) */
+    size_t group_line = 0; /* a list of one layer inside a list's entry (ALBERT's group) */
     unsigned ntables = 0, fused = 0; /* sized embedding tables; Sdpa/Flash attention blocks */
     m->format = EST_FMT_MODTREE;
     m->spatial = 0;
@@ -4998,6 +4999,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             }
             if (f->had_units && m->n)
                 m->layers[m->n - 1].unit |= EST_UNIT_END;
+            if (f->numbered && f->child == 1 && f->in_unit && !group_line)
+                group_line = f->line;
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
                 if (!sp.n)
@@ -5666,6 +5669,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             ncalls += m->layers[i].count;
         units += (m->layers[i].unit & EST_UNIT_START) != 0;
     }
+    if (ncalls == 1 && units == 1 && group_line)
+        return carma_err_at(err, file, group_line,
+                            "a list of one layer in a list of one layer group (ALBERT's "
+                            "albert_layers in albert_layer_groups): such a model runs its "
+                            "shared layer num_hidden_layers times and keeps every run's "
+                            "activations, which the print does not show (counted once, "
+                            "an ALBERT-base job's bound was 0.63 of its peak); give a torchinfo "
+                            "table (torchinfo.summary(model, input_data=..., depth=10)), which "
+                            "lists every call, or measure a run's peak and use 'carma submit "
+                            "--mem SIZE'");
     if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
     if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&

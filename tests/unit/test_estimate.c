@@ -5139,6 +5139,34 @@ static void test_attention_encoder_position_table(void **state)
     /* one layer alone in its list */
     assert_int_equal(parse_heads(NULL, albert, 0, &m, &err), 0);
     assert_int_equal(m.single_layer_line, 6); /* the attention block */
+    /* ALBERT's own layout, that one layer the only one of the only layer group: refused
+     * (it runs num_hidden_layers times; counted once, ALBERT-base's bound was below its
+     * measured peak); a group of two layers is read */
+    const char *groups = "Albert(\n"
+                         "  (word_embeddings): Embedding(1000, 128)\n"
+                         "  (albert_layer_groups): ModuleList(\n"
+                         "    (0): AlbertLayerGroup(\n"
+                         "      (albert_layers): ModuleList(\n"
+                         "        (%s): %sAlbertLayer(\n"
+                         "          (attention): AlbertAttention(\n"
+                         "            (query): Linear(in_features=128, out_features=128, bias=True)\n"
+                         "            (key): Linear(in_features=128, out_features=128, bias=True)\n"
+                         "            (value): Linear(in_features=128, out_features=128, bias=True)\n"
+                         "            (dense): Linear(in_features=128, out_features=128, bias=True)\n"
+                         "          )\n"
+                         "          (ffn): Linear(in_features=128, out_features=512, bias=True)\n"
+                         "        )\n"
+                         "      )\n"
+                         "    )\n"
+                         "  )\n"
+                         ")\n";
+    char one[2048], two[2048];
+    snprintf(one, sizeof one, groups, "0", "");
+    snprintf(two, sizeof two, groups, "0-1", "2 x ");
+    assert_int_equal(parse_heads(NULL, one, 0, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, ":5: a list of one layer in a list of one layer group"));
+    assert_int_equal(parse_heads(NULL, two, 0, &m, &err), 0);
+    assert_int_equal(m.single_layer_line, 0);
 }
 
 /* Prints as people paste them: after a label (print(f"Model: {model}"),
