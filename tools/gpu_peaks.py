@@ -87,7 +87,57 @@ RUNS = [
     ("bart_large_b8_s512", "hf:bart", 8, 512, 0, "fp32", 0, 24),
     ("qwen2_05b_lora_b4_s512_amp", "hf:qwen2-lora", 4, 512, 0, "amp", 0, 12),
     ("qwen2_05b_lora_b4_s512_bf16", "hf:qwen2-lora-bf16base", 4, 512, 0, "bf16", 0, 8),
+    ("resnest50d_b32", "timm:resnest50d", 32, 0, 224, "fp32", 0, 10),
+    ("res2net50_b32", "timm:res2net50_26w_4s", 32, 0, 224, "fp32", 0, 10),
+    ("dla34_b64", "timm:dla34", 64, 0, 224, "fp32", 0, 10),
+    ("dpn68_b32", "timm:dpn68", 32, 0, 224, "fp32", 0, 10),
+    ("seresnext50_b32", "timm:seresnext50_32x4d", 32, 0, 224, "fp32", 0, 10),
+    ("repvgg_a2_b64", "timm:repvgg_a2", 64, 0, 224, "fp32", 0, 10),
+    ("mobilenetv3_large_b128", "timm:mobilenetv3_large_100", 128, 0, 224, "fp32", 0, 10),
+    ("efficientnetv2_rw_s_b32", "timm:efficientnetv2_rw_s", 32, 0, 288, "fp32", 0, 12),
+    ("cspresnet50_b32", "timm:cspresnet50", 32, 0, 256, "fp32", 0, 10),
+    ("darknet53_b32", "timm:darknet53", 32, 0, 256, "fp32", 0, 12),
+    ("nf_resnet50_b32", "timm:nf_resnet50", 32, 0, 224, "fp32", 0, 10),
+    ("mixnet_m_b64", "timm:mixnet_m", 64, 0, 224, "fp32", 0, 10),
+    ("poolformer_s12_b64", "timm:poolformer_s12", 64, 0, 224, "fp32", 0, 10),
+    ("mobilevit_s_b64", "timm:mobilevit_s", 64, 0, 256, "fp32", 0, 12),
+    ("beit_base_b32", "timm:beit_base_patch16_224", 32, 0, 224, "fp32", 0, 12),
+    ("pvt_v2_b1_b64", "timm:pvt_v2_b1", 64, 0, 224, "fp32", 0, 10),
+    ("deberta_v3_base_b8_s512", "hf:deberta_v3", 8, 512, 0, "fp32", 0, 16),
+    ("albert_base_b16_s512", "hf:albert", 16, 512, 0, "fp32", 0, 16),
+    ("electra_small_b32_s512", "hf:electra", 32, 512, 0, "fp32", 0, 12),
+    ("longformer_base_b2_s4096", "hf:longformer", 2, 4096, 0, "fp32", 0, 24),
+    ("pythia160m_b8_s1024", "hf:gpt_neox", 8, 1024, 0, "fp32", 0, 20),
+    ("olmo2_small_b8_s1024_bf16", "hf:olmo2", 8, 1024, 0, "bf16", 0, 16),
+    ("gemma_small_b4_s512_bf16", "hf:gemma", 4, 512, 0, "bf16", 0, 16),
 ]
+# More transformers models, built from these configurations (the base size of each, or a
+# small one for the decoders): builder name -> (model class, configuration class, arguments).
+# sdpa where the model takes it, else its default attention.
+MORE_HF = {
+    "deberta_v3": ("DebertaV2ForMaskedLM", "DebertaV2Config",
+                   dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                        intermediate_size=3072, vocab_size=128100, relative_attention=True,
+                        position_buckets=256, max_relative_positions=-1,
+                        pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm",
+                        share_att_key=True, position_biased_input=False)),
+    "albert": ("AlbertForMaskedLM", "AlbertConfig",
+               dict(hidden_size=768, num_attention_heads=12, intermediate_size=3072,
+                    embedding_size=128)),
+    "electra": ("ElectraForMaskedLM", "ElectraConfig", {}),
+    "longformer": ("LongformerForMaskedLM", "LongformerConfig",
+                   dict(max_position_embeddings=4098)),
+    "gpt_neox": ("GPTNeoXForCausalLM", "GPTNeoXConfig",
+                 dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                      intermediate_size=3072, vocab_size=50304, rotary_pct=0.25)),
+    "olmo2": ("Olmo2ForCausalLM", "Olmo2Config",
+              dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                   num_attention_heads=16, vocab_size=50304)),
+    "gemma": ("GemmaForCausalLM", "GemmaConfig",
+              dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=8,
+                   num_attention_heads=4, num_key_value_heads=1, head_dim=256,
+                   vocab_size=256000)),
+}
 FIELDS = ["run", "summary", "batch", "seq_len", "image_size", "precision", "optimizer",
           "checkpointing", "attention", "dtype", "peak_mib", "reserved_mib", "allocated_mib", "context_mib",
           "params", "trained_params", "status"]
@@ -204,6 +254,13 @@ def build(builder, image_size, seq):
             y = torch.randint(0, 1000, (b,), device="cuda")
             return {"pixel_values": x, "labels": y}, None
         return model, vit_inputs, "hf"
+    elif name in MORE_HF:
+        mcls, ccls, kw = MORE_HF[name]
+        mcls, ccls = getattr(tf, mcls), getattr(tf, ccls)
+        try:
+            model = mcls(ccls(attn_implementation="sdpa", **kw))
+        except (TypeError, ValueError):
+            model = mcls(ccls(**kw))
     else:
         raise SystemExit(f"unknown builder {builder}")
     if base16:

@@ -2923,6 +2923,8 @@ struct mt_frame {
     size_t pending;          /* a direct-child norm no activation followed yet */
     size_t bare[8];          /* direct-child norms no activation followed */
     unsigned nbare;
+    uint64_t split_c;        /* channels of x its direct children read as slices
+                                (torch.split: timm's MixedConv2d), numbered blocks */
     uint32_t starts[4];      /* the newest tensor as each of the last direct children
                                 began (distinct ids, a ring): where a branch may fork */
     unsigned nstarts;
@@ -2934,6 +2936,11 @@ struct mt_frame {
     int se_class; /* a squeeze-excitation class (SqueezeExcite, SEModule): its squeeze may
                      be a mean in forward, not a printed pool */
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
+    int split_attn;   /* a split-attention class (timm's SplitAttn, ResNeSt's SplAtConv2d):
+                         its 1x1 convolution on 1/radix of the newest tensor's channels
+                         reads the radix groups' sum pooled to 1x1 (forward's x.sum(1),
+                         mean((2, 3))), and its result is that sum's size */
+    struct mt_shape radix_sum;
     size_t gate_row;  /* and its gate's row */
     /* PEFT (enum mt_peft): what this block's leaves are to a LoRA wrapper or a
      * modules_to_save wrapper; a lora.* block's base row and adapter so far */
@@ -3188,16 +3195,84 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
     return 0;
 }
 
-/* Block f's children ran on from its input x to the newest tensor, smaller than x, before
- * the child whose first leaf, a size-keeping one (same_size), is read: no child since the
- * last that read x did (a branch that reads x again follows it: ShuffleNet's branch2,
- * RegNet's f after proj), nor left a norm for a shortcut's add (Xception's skip and
- * skipbn before rep); a shortcut that reads x at its size is strided (ResNet's
- * downsample, GhostNet's shortcut). The leaf reads the newest tensor, or half of it (x.split
- * in forward: CSPNet's blocks after conv_down and conv_exp), rather than x again. */
-static int flow_moved_on(const struct mt_frame *f, const struct mt_shape *nw, int same_size)
+/* Whether the rest of the numbered block being read, after its first child (a
+ * convolution reading c of its input's xc channels), is convolutions alone whose inputs
+ * make up the other xc - c: the block splits its input by channels among them
+ * (torch.split in forward: timm's MixedConv2d), it does not chain them. Reads at most
+ * 256 lines ahead (sp->ahead). */
+static int split_siblings(const struct mt_space *sp, uint64_t c, uint64_t xc)
 {
-    return same_size && nw && !nw->pending && sp_larger(&f->x, nw) && nw->id > f->x.id &&
+    struct lines L = sp->ahead;
+    struct carma_err e;
+    const char *s;
+    size_t n;
+    uint64_t sum = c;
+    for (unsigned k = 0; k < 256 && lines_next(&L, &s, &n, &e) == 1; k++) {
+        trim(&s, &n);
+        if (n == 0)
+            continue;
+        if (s[0] == ')')
+            return sum == xc && sum > c; /* the block closed */
+        const char *rp = s[0] == '(' ? memchr(s, ')', n) : NULL;
+        if (!rp || (size_t)(rp - s) + 2 >= n || rp[1] != ':')
+            return 0;
+        size_t cut = (size_t)(rp - s) + 2;
+        s += cut;
+        n -= cut;
+        trim(&s, &n);
+        const char *op = memchr(s, '(', n);
+        int64_t pos[2];
+        if (!op || op == s + n - 1 || !find(s, (size_t)(op - s), "Conv") ||
+            arg_positional(op + 1, n - (size_t)(op - s) - 1, pos, 2) != 2 || pos[0] <= 0)
+            return 0; /* a block, or a leaf that is no convolution */
+        sum += (uint64_t)pos[0];
+        if (sum > xc)
+            return 0;
+    }
+    return 0;
+}
+
+/* Whether the rest of the `levels` blocks open around the leaf being read (up to the
+ * outermost of them, a child block just opened) holds a strided convolution or a pooling:
+ * a branch that reads a tensor larger than the flow's must shrink it to be joined.
+ * Reads at most 4096 lines ahead (sp->ahead). */
+static int rest_downsamples(const struct mt_space *sp, int levels)
+{
+    struct lines L = sp->ahead;
+    struct carma_err e;
+    const char *s;
+    size_t n;
+    for (unsigned k = 0; k < 4096 && lines_next(&L, &s, &n, &e) == 1; k++) {
+        trim(&s, &n);
+        if (n == 0)
+            continue;
+        if (s[0] == ')') {
+            if (--levels == 0)
+                return 0;
+            continue;
+        }
+        if (s[n - 1] == '(')
+            levels++;
+        if (find(s, n, "stride=(2") || find(s, n, "stride=2") ||
+            (find(s, n, "Pool") && !find(s, n, "Adaptive")))
+            return 1;
+    }
+    return 1; /* not seen to the end: as if it did */
+}
+
+/* Block f's children ran on from its input x to the newest tensor, smaller than x or of
+ * x's shape, before the child whose first leaf, a size-keeping one (same_size) reading c
+ * channels, is read: no child since the last that read x did (a branch that reads x
+ * again follows it: ShuffleNet's branch2, RegNet's f after proj), nor left a norm for a
+ * shortcut's add (Xception's skip and skipbn before rep); a shortcut that reads x at its
+ * size is strided (ResNet's downsample, GhostNet's shortcut). The leaf reads the newest
+ * tensor (ResNeSt's conv2 block after conv1, bn1, act1), or half of it (x.split in forward:
+ * CSPNet's blocks after conv_down and conv_exp), rather than x again. */
+static int flow_moved_on(const struct mt_frame *f, const struct mt_shape *nw, uint64_t c,
+                         int same_size)
+{
+    return same_size && nw && !nw->pending && nw->id > f->x.id &&
+           (sp_larger(&f->x, nw) || (nw->c == c && nw->h == f->x.h && nw->w == f->x.w)) &&
            f->nbranch && f->child > f->branch_child + 1 && !f->nbare && f->pending == SIZE_MAX;
 }
 
@@ -3225,6 +3300,21 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     *unexplained = 0;
     struct mt_shape *t = NULL, *nw = sp_newest(sp);
     int after_join = sp->n && sp_nth(sp, 1)->pending, chunk = 0;
+    /* A numbered block whose first direct child read a slice of its input reads the
+     * rest the same way, in order: timm's MixedConv2d splits x by channels among its
+     * convolutions (each a branch of x) and concatenates their outputs. */
+    struct mt_frame *in_list = depth >= 0 && st[depth].numbered && st[depth].has_x ? &st[depth]
+                                                                                 : NULL;
+    if (in_list && in_list->split_c && in_list->split_c + c <= in_list->x.c &&
+        (t = sp_by_id(sp, in_list->x.id)) != NULL) {
+        in_list->split_c += c;
+        return t;
+    }
+    if (in_list && in_list->child == 1 && nw && nw->id == in_list->x.id && c < nw->c &&
+        !nw->pending && split_siblings(sp, c, nw->c)) {
+        in_list->split_c = c; /* the first slice */
+        return nw;
+    }
     for (int d = depth; d > 0 && !t && !after_join && st[d].first == m->n; d--) {
         /* the first leaf of a later child block of a block with named children whose
          * input a branch already read: another branch (ShuffleNet's branch2 after
@@ -3235,10 +3325,16 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         const struct mt_frame *f = &st[d - 1];
         if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child &&
             f->x.c == c && !st[d].se_class) {
-            if (flow_moved_on(f, nw, same_size)) {
+            if (flow_moved_on(f, nw, c, same_size)) {
                 chunk = nw->c == 2 * c;
                 break;
             }
+            /* a branch from x larger than the flow that never shrinks could not be
+             * joined: the flow that kept x's width (CSPResNet's conv_exp, a ConvNormAct
+             * after a conv_down of as many channels) */
+            if (same_size && d == depth && nw && !nw->pending && nw->c == c &&
+                sp_larger(&f->x, nw) && !rest_downsamples(sp, 1))
+                break;
             t = sp_by_id(sp, f->x.id);
         }
     }
@@ -3335,13 +3431,14 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     return t;
 }
 
-/* A convolution (spatial tree) reads tensor t: each open block whose input t is (or,
+/* A convolution (spatial tree) reads tensor t, the flow having reached `flow` (NULL: the
+ * newest tensor): each open block whose input t is (or,
  * when that input is a pending join, the join read as an add) gets a new branch when the
  * read is in another direct child than its newest branch; so does a block without
  * branches where t was newest as one of its direct children began, and is no longer
  * (a fork: the flow since t was the first branch). */
 static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
-                          const struct mt_shape *t)
+                          const struct mt_shape *t, const struct mt_shape *flow)
 {
     for (int d = 0; d <= depth; d++) {
         struct mt_frame *f = &st[d];
@@ -3360,7 +3457,7 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
         if (!f->has_x || !reads_x || f->branch_child == f->child)
             continue;
         if (f->nbranch)
-            branch_end(f, sp_newest(sp));
+            branch_end(f, flow ? flow : sp_newest(sp));
         f->nbranch++;
         f->branch_child = f->child;
     }
@@ -3391,6 +3488,36 @@ static void lead_rows_fix(struct est_model *m, const struct mt_frame *st, int de
             m->layers[i].out = in;
         return;
     }
+}
+
+/* Block f's only row so far pooled the newest tensor (src to pooled), and its
+ * convolution reads an older tensor t instead: the pool ran on t (ResNet-D's downsample,
+ * an AvgPool2d before a 1x1 convolution on the block's input). The pooled tensor takes
+ * t's channels, and t's size scaled as the pool scaled src's; returned for the
+ * convolution to read, with src in *flow. Else t. */
+static struct mt_shape *pool_moved(struct est_model *m, struct mt_space *sp,
+                                   const struct mt_frame *f, struct mt_shape *t,
+                                   struct mt_shape *flow)
+{
+    if (sp->n < 2 || m->n == 0 || f->first + 1 != m->n ||
+        m->layers[m->n - 1].kind != EST_K_POOL)
+        return t;
+    struct mt_shape *pooled = sp_nth(sp, 1), *src = sp_nth(sp, 2);
+    if (pooled->pending || src->pending || pooled->id == t->id || !pooled->h || !pooled->w ||
+        m->layers[m->n - 1].out != sp_elems(pooled->c, pooled->h, pooled->w) ||
+        src->h % pooled->h || src->w % pooled->w ||
+        (src->h == pooled->h && src->w == pooled->w))
+        return t;
+    uint64_t rh = src->h / pooled->h, rw = src->w / pooled->w;
+    uint64_t h = (t->h + rh - 1) / rh, w = (t->w + rw - 1) / rw, e = sp_elems(t->c, h, w);
+    if (!e)
+        return t;
+    *flow = *src; /* where the flow the pool seemed to read had got */
+    pooled->c = t->c;
+    pooled->h = h;
+    pooled->w = w;
+    m->layers[m->n - 1].out = e;
+    return pooled;
 }
 
 /* A linear layer wants `want` features where the newest tensor, a global pool of a
@@ -3472,10 +3599,17 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
          * (x * gate) is the input's size again (block_close) */
         int squeeze = f && f->se_class && !f->se_pool && !f->first_leaf_done && !transposed &&
                       nk == 2 && ks[0] == 1 && ks[1] == 1 && f->has_x && f->xv.c == cin;
+        int radix = f && f->split_attn && !f->se_pool && !transposed && nk == 2 &&
+                    ks[0] == 1 && ks[1] == 1 && nw && !nw->pending && nw->c > cin &&
+                    nw->c % cin == 0;
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
-        int unexplained;
-        struct mt_shape *in = sp_input(sp, m, st, depth, cin,
-                                        !transposed && st2[0] == 1 && st2[1] == 1, &unexplained);
+        int unexplained = 0;
+        struct mt_shape *in =
+            radix ? nw
+                  : sp_input(sp, m, st, depth, cin, !transposed && st2[0] == 1 && st2[1] == 1,
+                             &unexplained);
+        if (radix)
+            f->radix_sum = (struct mt_shape){.c = cin, .h = nw->h, .w = nw->w};
         if (unexplained)
             join_unexplained(m, in, line);
         uint64_t h = m->image_h, w = m->image_w;
@@ -3494,17 +3628,20 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                 (unsigned long long)sp->pooled_from.h, (unsigned long long)sp->pooled_from.w,
                 (int)cls_n, c, line);
         if (in) {
+            struct mt_shape *read = in, flow = {0}; /* what the branch reads, before a pool */
+            if (in->id != was.id && f)
+                in = pool_moved(m, sp, f, in, &flow);
             h = in->h;
             w = in->w;
             if (in->id != was.id)
                 lead_rows_fix(m, st, depth, sp_elems(was.c, was.h, was.w),
                               sp_elems(in->c, h, w),
                               was.h == h && was.w == w && in->id < was.id);
-            credit_branch(sp, st, depth, in);
+            credit_branch(sp, st, depth, read, flow.c ? &flow : NULL);
         } else {
             m->input = sp_elems(cin, h, w);
         }
-        if (squeeze) {
+        if (squeeze || radix) {
             h = w = 1;
             f->se_pool = 1;
         }
@@ -4299,6 +4436,8 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
                 m->layers[i].out = f->squeeze;
         sp_push(sp, f->xv.c, f->xv.h, f->xv.w, 0);
     }
+    if (f->se_pool && f->radix_sum.c) /* (x * attention).sum(1) over the radix groups */
+        sp_push(sp, f->radix_sum.c, f->radix_sum.h, f->radix_sum.w, 0);
     if (!f->has_conv || f->nact != 1 || f->nbare == 0 || f->numbered)
         return 0;
     if (m->n + f->nbare > m->cap)
@@ -5177,6 +5316,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             fused += f->attention && f->sdpa;
             f->se_class = find(c, cls_n, "SqueezeExcit") || find(c, cls_n, "SEModule");
+            f->split_attn = find(c, cls_n, "SplitAttn") || find(c, cls_n, "SplAtConv");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
             f->ffn_act = name_is(c, cls_n, "TransformerEncoderLayer") ||

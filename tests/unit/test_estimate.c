@@ -1836,6 +1836,114 @@ static void test_modtree_chunk_half(void **state)
 #undef CONV
 }
 
+/* Reads a print does not show, from timm's models measured on an H100: MixedConv2d
+ * (MixNet) splits its input by channels among its convolutions and concatenates their
+ * outputs; SplitAttn (ResNeSt) sums its radix groups and pools them to 1x1 for its
+ * attention, and returns the weighted sum, of the input's width; a block after leaves
+ * that kept the block input's shape reads their output; a ResNet-D downsample
+ * pools the block's input, not the residual branch's output, before its convolution. */
+static void test_modtree_split_reads(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+#define CONV(ind, name, ci, co, k, s, p)                                                           \
+    ind "(" name "): Conv2d(" #ci ", " #co ", kernel_size=(" #k ", " #k "), stride=(" #s ", " #s \
+        "), padding=(" #p ", " #p "), bias=False)\n"
+#define BN(ind, name, c) ind "(" name "): BatchNorm2d(" #c ", eps=1e-05, momentum=0.1)\n"
+    const char *mixed = "Net(\n" CONV("  ", "stem", 3, 24, 3, 2, 1)
+                        "  (conv_dw): MixedConv2d(\n"
+                        CONV("    ", "0", 8, 8, 3, 2, 1)
+                        CONV("    ", "1", 8, 8, 5, 2, 2)
+                        CONV("    ", "2", 8, 8, 7, 2, 3)
+                        "  )\n" BN("  ", "bn", 24)
+                        "  (conv_pwl): MixedConv2d(\n"
+                        CONV("    ", "0", 12, 16, 1, 1, 0)
+                        CONV("    ", "1", 12, 16, 1, 1, 0)
+                        "  )\n"
+                        ")\n";
+    if (parse_image_str(mixed, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    /* stem 24 x 32 x 32; each slice 8 x 16 x 16 (not chained: 8x8, 4x4); their
+     * concatenation normed; conv_pwl's halves at 16 x 16 */
+    for (unsigned i = 1; i <= 3; i++)
+        assert_int_equal(kind_nth(&m, EST_K_CONV, i), 8 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_NORM, 0), 24 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 4), 16 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 5), 16 * 16 * 16);
+    assert_int_equal(m.join_line, 0);
+    const char *resnest = "Net(\n" CONV("  ", "stem", 3, 32, 3, 2, 1)
+                          "  (block): Bottleneck(\n"
+                          CONV("    ", "conv1", 32, 32, 1, 1, 0) BN("    ", "bn1", 32)
+                          "    (act1): ReLU(inplace=True)\n"
+                          "    (conv2): SplitAttn(\n"
+                          CONV("      ", "conv", 32, 64, 3, 1, 1)
+                          "      (act0): ReLU(inplace=True)\n"
+                          "      (fc1): Conv2d(32, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                          "      (act1): ReLU(inplace=True)\n"
+                          "      (fc2): Conv2d(8, 64, kernel_size=(1, 1), stride=(1, 1))\n"
+                          "      (rsoftmax): RadixSoftmax()\n"
+                          "    )\n"
+                          "    (avd_last): AvgPool2d(kernel_size=3, stride=2, padding=1)\n"
+                          CONV("    ", "conv3", 32, 64, 1, 1, 0) BN("    ", "bn3", 64)
+                          "    (act3): ReLU(inplace=True)\n"
+                          "    (downsample): Sequential(\n"
+                          "      (0): AvgPool2d(kernel_size=2, stride=2, padding=0)\n"
+                          CONV("      ", "1", 32, 64, 1, 1, 0) BN("      ", "2", 64)
+                          "    )\n"
+                          "  )\n"
+                          CONV("  ", "next", 64, 64, 1, 1, 0)
+                          ")\n";
+    if (parse_image_str(resnest, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    /* stem 32 x 32 x 32; conv2 reads conv1's output (of the block input's shape: the
+     * flow, not a second branch); fc1 and fc2 at 1x1; avd_last pools the 32-wide sum to
+     * 16 x 16 */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 3), 8);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 4), 64);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 32 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 5), 64 * 16 * 16);
+    /* the downsample pools the block's 32 x 32 x 32 input, and its convolution reads that */
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 1), 32 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 6), 64 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 7), 64 * 16 * 16);
+    assert_int_equal(m.join_line, 0);
+    /* CSPResNet's stage: conv_down keeps the width, so conv_exp's input width is also the
+     * stage input's (32 x 32 x 32); conv_exp, which never shrinks, reads conv_down's
+     * output: a branch from the larger input could not be joined */
+    const char *cspres = "Net(\n" CONV("  ", "stem", 3, 16, 3, 2, 1)
+                         "  (stage): CrossStage(\n"
+                         "    (conv_down): ConvNormAct(\n" CONV("      ", "conv", 16, 16, 3, 2, 1)
+                         "    )\n"
+                         "    (conv_exp): ConvNormAct(\n" CONV("      ", "conv", 16, 32, 1, 1, 0)
+                         BN("      ", "bn", 32) "    )\n"
+                         "  )\n"
+                         ")\n";
+    if (parse_image_str(cspres, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 32 * 16 * 16);
+#undef BN
+#undef CONV
+    /* the prints of those runs (data/estimator/gpu-peaks-h100) read with no join left
+     * unexplained: every tensor a leaf reads is one the rules above give */
+    static const char *const runs[] = {"cspdarknet53_b32", "mixnet_m_b64", "resnest50d_b32"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "data/estimator/gpu-peaks-h100/%s.txt", runs[i]);
+        char *buf;
+        size_t len;
+        assert_int_equal(carma_file_read(path, EST_MAX_INPUT, &buf, &len, &err), 0);
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        m.image_h = m.image_w = 224;
+        int rc = est_parse(buf, len, path, &m, &err);
+        free(buf);
+        if (rc)
+            fail_msg("%s", err.msg);
+        if (m.join_line)
+            fail_msg("%s: line %zu reads a join no rule explains", path, m.join_line);
+    }
+}
+
 /* "(0): None", an empty slot of a ModuleList (HRNet's transitions and fuse layers),
  * is read as no module: the print reads as it does without the line. Outside a block,
  * or as the start of a longer name, None is not a module; nor is a child printed as
@@ -5667,6 +5775,7 @@ int main(void)
         cmocka_unit_test(test_modtree_torchvision_zoo),
         cmocka_unit_test(test_modtree_none_slots),
         cmocka_unit_test(test_modtree_chunk_half),
+        cmocka_unit_test(test_modtree_split_reads),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
