@@ -2923,6 +2923,7 @@ struct mt_frame {
     size_t pending;          /* a direct-child norm no activation followed yet */
     size_t bare[8];          /* direct-child norms no activation followed */
     unsigned nbare;
+    uint32_t kid_rep;        /* the last child block's repeats ("N x"), once closed */
     uint64_t split_c;        /* channels of x its direct children read as slices
                                 (torch.split: timm's MixedConv2d), numbered blocks */
     uint32_t starts[4];      /* the newest tensor as each of the last direct children
@@ -5138,8 +5139,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             }
             if (f->had_units && m->n)
                 m->layers[m->n - 1].unit |= EST_UNIT_END;
-            if (f->numbered && f->child == 1 && f->in_unit && !group_line)
+            if (f->numbered && f->child == 1 && f->kid_rep <= 1 && f->in_unit && !group_line)
                 group_line = f->line;
+            if (depth > 0)
+                st[depth - 1].kid_rep = f->rep;
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
                 if (!sp.n)
