@@ -510,19 +510,16 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             int lt = find(s, n, "Layer (type)") != NULL;
             const char *pc = lt ? find(s, n, "Param #") : NULL;
             if (lt && find(s, n, "Output Shape") && pc) {
-                size_t e = (size_t)(pc - s) + 7, b = e;
-                while (b < n && isspace((unsigned char)s[b]))
-                    b++;
-                size_t k = n;
-                while (k > b && isspace((unsigned char)s[k - 1]))
-                    k--;
-                if (k > b) /* an edited table: its rows would not read as printed */
+                const char *x = pc + 7;
+                size_t xn = n - (size_t)(x - s);
+                trim(&x, &xn);
+                if (xn) /* an edited table: its rows would not read as printed */
                     return carma_err_at(err, file, L.line,
                                         "torchsummary header with a column after 'Param #' "
                                         "('%.*s'), which torchsummary does not print (another "
                                         "tool's table, or an edited one): give torchsummary's "
                                         "table as printed, or a torchinfo table",
-                                        (int)(k - b < 40 ? k - b : 40), s + b);
+                                        (int)(xn < 40 ? xn : 40), x);
                 state = 1;
             } else if (lt)
                 return carma_err_at(err, file, L.line,
@@ -2923,7 +2920,6 @@ struct mt_frame {
     size_t pending;          /* a direct-child norm no activation followed yet */
     size_t bare[8];          /* direct-child norms no activation followed */
     unsigned nbare;
-    uint32_t kid_rep;        /* the last child block's repeats ("N x"), once closed */
     uint64_t split_c;        /* channels of x its direct children read as slices
                                 (torch.split: timm's MixedConv2d), numbered blocks */
     uint32_t starts[4];      /* the newest tensor as each of the last direct children
@@ -3139,6 +3135,48 @@ static int sp_join_pooled(struct mt_space *sp, const struct mt_shape *nw,
     return 0;
 }
 
+/* A line of the print after the leaf being read (sp->ahead), split: a block's closing
+ * ')', or a module with its "(name): " cut off, its class up to '(' and its arguments
+ * after it (open: nothing after the '(', a block). Blank lines are passed over. */
+struct mt_peek {
+    const char *s, *args; /* the line, trimmed (after its name); after its '(' */
+    size_t n, cls_n, args_n;
+    int close, named, open, has_paren;
+};
+
+/* The next line of *L into *p; 0 at the end of the print. */
+static int mt_peek_next(struct lines *L, struct mt_peek *p)
+{
+    const char *s;
+    size_t n;
+    do {
+        if (lines_next(L, &s, &n, NULL) != 1)
+            return 0;
+        trim(&s, &n);
+    } while (n == 0);
+    memset(p, 0, sizeof *p);
+    p->close = s[0] == ')';
+    const char *rp = s[0] == '(' ? memchr(s, ')', n) : NULL;
+    if (rp && (size_t)(rp - s) + 2 < n && rp[1] == ':') {
+        size_t cut = (size_t)(rp - s) + 2;
+        s += cut;
+        n -= cut;
+        trim(&s, &n);
+        p->named = 1;
+    }
+    p->s = s;
+    p->n = n;
+    const char *op = memchr(s, '(', n);
+    if (op) {
+        p->has_paren = 1;
+        p->cls_n = (size_t)(op - s);
+        p->args = op + 1;
+        p->args_n = n - p->cls_n - 1;
+        p->open = p->args_n == 0;
+    }
+    return 1;
+}
+
 /* Whether a later child of block st[dc] (children named, not numbered: printed in
  * definition order, not call order), after the block st[dc + 1] being read, holds a
  * convolution with `need` output channels: the part of a join the leaf at st[depth]
@@ -3148,48 +3186,35 @@ static int sp_join_pooled(struct mt_space *sp, const struct mt_shape *nw,
 static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uint64_t need)
 {
     struct lines L = sp->ahead;
-    struct carma_err e;
-    const char *s;
-    size_t n;
+    struct mt_peek p;
     int nest = depth - dc; /* blocks open below st[dc] */
     int past = nest == 0;  /* past the block being read: in a later child */
     int conv_block = 0;    /* the line before opened a convolution (its arguments next) */
-    for (unsigned k = 0; k < 4096 && lines_next(&L, &s, &n, &e) == 1; k++) {
-        trim(&s, &n);
-        if (n == 0)
-            continue;
+    for (unsigned k = 0; k < 4096 && mt_peek_next(&L, &p); k++) {
         int was_conv = conv_block;
         conv_block = 0;
-        if (s[0] == ')') {
+        if (p.close) {
             if (--nest < 0)
                 return 0; /* st[dc] closed */
             past |= nest == 0;
             continue;
         }
-        const char *rp = s[0] == '(' ? memchr(s, ')', n) : NULL;
-        if (rp && (size_t)(rp - s) + 2 < n && rp[1] == ':') {
-            size_t cut = (size_t)(rp - s) + 2;
-            s += cut;
-            n -= cut;
-            trim(&s, &n);
-        } else if (was_conv && n && isdigit((unsigned char)s[0])) {
+        int64_t pos[2];
+        if (!p.named && was_conv && isdigit((unsigned char)p.s[0])) {
             /* the arguments of the convolution block opened on the line before */
-            int64_t pos[2];
-            if (past && arg_positional(s, n, pos, 2) == 2 && (uint64_t)pos[1] == need)
+            if (past && arg_positional(p.s, p.n, pos, 2) == 2 && (uint64_t)pos[1] == need)
                 return 1;
             continue;
         }
-        const char *op = memchr(s, '(', n);
-        if (!op)
+        if (!p.has_paren)
             continue;
-        int conv = find(s, (size_t)(op - s), "Conv") != NULL;
-        if (op == s + n - 1) { /* a block */
+        int conv = find(p.s, p.cls_n, "Conv") != NULL;
+        if (p.open) { /* a block */
             nest++;
             conv_block = conv;
             continue;
         }
-        int64_t pos[2];
-        if (past && conv && arg_positional(op + 1, n - (size_t)(op - s) - 1, pos, 2) == 2 &&
+        if (past && conv && arg_positional(p.args, p.args_n, pos, 2) == 2 &&
             (uint64_t)pos[1] == need)
             return 1;
     }
@@ -3204,27 +3229,14 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
 static int split_siblings(const struct mt_space *sp, uint64_t c, uint64_t xc)
 {
     struct lines L = sp->ahead;
-    struct carma_err e;
-    const char *s;
-    size_t n;
+    struct mt_peek p;
     uint64_t sum = c;
-    for (unsigned k = 0; k < 256 && lines_next(&L, &s, &n, &e) == 1; k++) {
-        trim(&s, &n);
-        if (n == 0)
-            continue;
-        if (s[0] == ')')
+    for (unsigned k = 0; k < 256 && mt_peek_next(&L, &p); k++) {
+        if (p.close)
             return sum == xc && sum > c; /* the block closed */
-        const char *rp = s[0] == '(' ? memchr(s, ')', n) : NULL;
-        if (!rp || (size_t)(rp - s) + 2 >= n || rp[1] != ':')
-            return 0;
-        size_t cut = (size_t)(rp - s) + 2;
-        s += cut;
-        n -= cut;
-        trim(&s, &n);
-        const char *op = memchr(s, '(', n);
         int64_t pos[2];
-        if (!op || op == s + n - 1 || !find(s, (size_t)(op - s), "Conv") ||
-            arg_positional(op + 1, n - (size_t)(op - s) - 1, pos, 2) != 2 || pos[0] <= 0)
+        if (!p.named || !p.has_paren || p.open || !find(p.s, p.cls_n, "Conv") ||
+            arg_positional(p.args, p.args_n, pos, 2) != 2 || pos[0] <= 0)
             return 0; /* a block, or a leaf that is no convolution */
         sum += (uint64_t)pos[0];
         if (sum > xc)
@@ -3233,29 +3245,23 @@ static int split_siblings(const struct mt_space *sp, uint64_t c, uint64_t xc)
     return 0;
 }
 
-/* Whether the rest of the `levels` blocks open around the leaf being read (up to the
- * outermost of them, a child block just opened) holds a strided convolution or a pooling:
- * a branch that reads a tensor larger than the flow's must shrink it to be joined.
- * Reads at most 4096 lines ahead (sp->ahead). */
-static int rest_downsamples(const struct mt_space *sp, int levels)
+/* Whether the rest of the block just opened around the leaf being read holds a strided
+ * convolution or a pooling: a branch that reads a tensor larger than the flow's must
+ * shrink it to be joined. Reads at most 4096 lines ahead (sp->ahead). */
+static int rest_downsamples(const struct mt_space *sp)
 {
     struct lines L = sp->ahead;
-    struct carma_err e;
-    const char *s;
-    size_t n;
-    for (unsigned k = 0; k < 4096 && lines_next(&L, &s, &n, &e) == 1; k++) {
-        trim(&s, &n);
-        if (n == 0)
-            continue;
-        if (s[0] == ')') {
+    struct mt_peek p;
+    int levels = 1;
+    for (unsigned k = 0; k < 4096 && mt_peek_next(&L, &p); k++) {
+        if (p.close) {
             if (--levels == 0)
                 return 0;
             continue;
         }
-        if (s[n - 1] == '(')
-            levels++;
-        if (find(s, n, "stride=(2") || find(s, n, "stride=2") ||
-            (find(s, n, "Pool") && !find(s, n, "Adaptive")))
+        levels += p.open;
+        if (find(p.s, p.n, "stride=(2") || find(p.s, p.n, "stride=2") ||
+            (find(p.s, p.n, "Pool") && !find(p.s, p.n, "Adaptive")))
             return 1;
     }
     return 1; /* not seen to the end: as if it did */
@@ -3269,19 +3275,27 @@ static int rest_downsamples(const struct mt_space *sp, int levels)
  * size is strided (ResNet's downsample, GhostNet's shortcut). The leaf reads the newest
  * tensor (ResNeSt's conv2 block after conv1, bn1, act1), or half of it (x.split in forward:
  * CSPNet's blocks after conv_down and conv_exp), rather than x again. */
-static int flow_moved_on(const struct mt_frame *f, const struct mt_shape *nw, uint64_t c,
-                         int same_size)
+static int flow_moved_on(const struct mt_frame *f, const struct mt_shape *nw, uint64_t c)
 {
-    return same_size && nw && !nw->pending && nw->id > f->x.id &&
+    return nw && nw->id > f->x.id &&
            (sp_larger(&f->x, nw) || (nw->c == c && nw->h == f->x.h && nw->w == f->x.w)) &&
-           f->nbranch && f->child > f->branch_child + 1 && !f->nbare && f->pending == SIZE_MAX;
+           f->child > f->branch_child + 1 && !f->nbare && f->pending == SIZE_MAX;
 }
 
-/* The input of a convolution or norm with c channels (frames st[0..depth] open), the
- * first with c channels of: the input of a block whose later child block this leaf
- * opens, when a branch read that input already; the newest tensor (or a pending join
- * above it: the flow);
- * the input of an open block, innermost first (a branch or a shortcut); what was newest
+/* The blocks the leaf being read opens (st[..depth] with no rows yet) read t: their input. */
+static void opened_read(const struct est_model *m, struct mt_frame *st, int depth,
+                        const struct mt_shape *t)
+{
+    for (int d = depth; d >= 0 && st[d].first == m->n; d--)
+        st[d].x = st[d].xv = *t;
+}
+
+/* The input of a convolution or norm with c channels (frames st[0..depth] open): a
+ * slice of a numbered block's input when its direct children split it (split_siblings);
+ * else the first with c channels of: the input of a block whose later child block this
+ * leaf opens, when a branch read that input already and the flow has not moved on from
+ * it (flow_moved_on, rest_downsamples; half the newest tensor when it has 2c); the
+ * newest tensor (or a pending join above it: the flow); the input of an open block, innermost first (a branch or a shortcut); what was newest
  * as one of an open block's last direct children began (a fork inside the block:
  * SqueezeNet's expand3x3 reads the squeeze's output). Else a concatenation the print does not
  * show: of the newest tensor and an earlier one larger than it (sp_join_part), at the
@@ -3301,6 +3315,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     *unexplained = 0;
     struct mt_shape *t = NULL, *nw = sp_newest(sp);
     int after_join = sp->n && sp_nth(sp, 1)->pending, chunk = 0;
+    int half = nw && nw->c == 2 * c; /* the newest tensor is twice the read: x.chunk(2, 1) */
     /* A numbered block whose first direct child read a slice of its input reads the
      * rest the same way, in order: timm's MixedConv2d splits x by channels among its
      * convolutions (each a branch of x) and concatenates their outputs. */
@@ -3312,7 +3327,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         return t;
     }
     if (in_list && in_list->child == 1 && nw && nw->id == in_list->x.id && c < nw->c &&
-        !nw->pending && split_siblings(sp, c, nw->c)) {
+        split_siblings(sp, c, nw->c)) {
         in_list->split_c = c; /* the first slice */
         return nw;
     }
@@ -3326,15 +3341,15 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         const struct mt_frame *f = &st[d - 1];
         if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child &&
             f->x.c == c && !st[d].se_class) {
-            if (flow_moved_on(f, nw, c, same_size)) {
-                chunk = nw->c == 2 * c;
+            if (same_size && flow_moved_on(f, nw, c)) {
+                chunk = half;
                 break;
             }
             /* a branch from x larger than the flow that never shrinks could not be
              * joined: the flow that kept x's width (CSPResNet's conv_exp, a ConvNormAct
              * after a conv_down of as many channels) */
-            if (same_size && d == depth && nw && !nw->pending && nw->c == c &&
-                sp_larger(&f->x, nw) && !rest_downsamples(sp, 1))
+            if (same_size && d == depth && nw && nw->c == c &&
+                sp_larger(&f->x, nw) && !rest_downsamples(sp))
                 break;
             t = sp_by_id(sp, f->x.id);
         }
@@ -3358,7 +3373,6 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
      * half (x.chunk(2, 1), which the print does not show: YOLOv8's C2f) at its size, not
      * an older, larger tensor from before the block began whose width recurs (YOLOv8's
      * stem); a tensor the block did not make may be handed to it (an FPN's features). */
-    int half = nw && !nw->pending && nw->c == 2 * c;
     for (int d = depth; d >= 0 && !t && !chunk; d--) {
         uint32_t id;
         for (unsigned j = 1; !t && (id = frame_start(&st[d], j)) != 0; j++) {
@@ -3374,8 +3388,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     }
     if (!t && chunk) {
         t = sp_push(sp, c, nw->h, nw->w, 0);
-        for (int d = depth; d >= 0 && st[d].first == m->n; d--)
-            st[d].x = st[d].xv = *t;
+        opened_read(m, st, depth, t);
         return t;
     }
     if (t && t->pending) {
@@ -3407,8 +3420,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         sp->upsampled = up;
         m->concat += e;
         t = sp_push(sp, c, sp->skip.h, sp->skip.w, 1);
-        for (int d = depth; d >= 0 && st[d].first == m->n; d--)
-            st[d].x = st[d].xv = *t;
+        opened_read(m, st, depth, t);
         return t;
     }
     uint64_t e = sp_elems(c, nw->h, nw->w);
@@ -3424,8 +3436,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         t = sp_push(sp, c, nw->h, nw->w, 1);
     }
     /* what the blocks this leaf opens (no rows yet) read: their input */
-    for (int d = depth; d >= 0 && st[d].first == m->n; d--)
-        st[d].x = st[d].xv = *t;
+    opened_read(m, st, depth, t);
     for (int d = depth; d >= 0; d--)
         if (st[d].x.id == t->id)
             st[d].x.c = t->c;
@@ -3458,7 +3469,7 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
         if (!f->has_x || !reads_x || f->branch_child == f->child)
             continue;
         if (f->nbranch)
-            branch_end(f, flow ? flow : sp_newest(sp));
+            branch_end(f, flow);
         f->nbranch++;
         f->branch_child = f->child;
     }
@@ -3498,7 +3509,7 @@ static void lead_rows_fix(struct est_model *m, const struct mt_frame *st, int de
  * convolution to read, with src in *flow. Else t. */
 static struct mt_shape *pool_moved(struct est_model *m, struct mt_space *sp,
                                    const struct mt_frame *f, struct mt_shape *t,
-                                   struct mt_shape *flow)
+                                   const struct mt_shape **flow)
 {
     if (sp->n < 2 || m->n == 0 || f->first + 1 != m->n ||
         m->layers[m->n - 1].kind != EST_K_POOL)
@@ -3513,7 +3524,7 @@ static struct mt_shape *pool_moved(struct est_model *m, struct mt_space *sp,
     uint64_t h = (t->h + rh - 1) / rh, w = (t->w + rw - 1) / rw, e = sp_elems(t->c, h, w);
     if (!e)
         return t;
-    *flow = *src; /* where the flow the pool seemed to read had got */
+    *flow = src; /* where the flow the pool seemed to read had got */
     pooled->c = t->c;
     pooled->h = h;
     pooled->w = w;
@@ -3601,7 +3612,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int squeeze = f && f->se_class && !f->se_pool && !f->first_leaf_done && !transposed &&
                       nk == 2 && ks[0] == 1 && ks[1] == 1 && f->has_x && f->xv.c == cin;
         int radix = f && f->split_attn && !f->se_pool && !transposed && nk == 2 &&
-                    ks[0] == 1 && ks[1] == 1 && nw && !nw->pending && nw->c > cin &&
+                    ks[0] == 1 && ks[1] == 1 && nw && nw->c > cin &&
                     nw->c % cin == 0;
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         int unexplained = 0;
@@ -3629,7 +3640,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                 (unsigned long long)sp->pooled_from.h, (unsigned long long)sp->pooled_from.w,
                 (int)cls_n, c, line);
         if (in) {
-            struct mt_shape *read = in, flow = {0}; /* what the branch reads, before a pool */
+            struct mt_shape *read = in; /* what the branch reads, before a pool */
+            const struct mt_shape *flow = sp_newest(sp); /* where the flow got */
             if (in->id != was.id && f)
                 in = pool_moved(m, sp, f, in, &flow);
             h = in->h;
@@ -3638,7 +3650,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                 lead_rows_fix(m, st, depth, sp_elems(was.c, was.h, was.w),
                               sp_elems(in->c, h, w),
                               was.h == h && was.w == w && in->id < was.id);
-            credit_branch(sp, st, depth, read, flow.c ? &flow : NULL);
+            credit_branch(sp, st, depth, read, flow);
         } else {
             m->input = sp_elems(cin, h, w);
         }
@@ -5139,10 +5151,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             }
             if (f->had_units && m->n)
                 m->layers[m->n - 1].unit |= EST_UNIT_END;
-            if (f->numbered && f->child == 1 && f->kid_rep <= 1 && f->in_unit && !group_line)
+            if (f->numbered && f->child == 1 && f->in_unit && !group_line &&
+                attn_rows_since(m, f->first))
                 group_line = f->line;
-            if (depth > 0)
-                st[depth - 1].kid_rep = f->rep;
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
                 if (!sp.n)
