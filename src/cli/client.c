@@ -41,11 +41,10 @@ int cli_is_help(const char *a)
     return !strcmp(a, "-h") || !strcmp(a, "--help");
 }
 
-void cli_bad_arg(const char *cmd, int argc, char **argv, int i, int r,
-                 const char *const *valued)
+void cli_bad_arg(const char *cmd, int argc, char **argv, int i, const char *const *valued)
 {
     const char *a = argv[i];
-    int needs = r < 0;
+    int needs = !strcmp(a, "--socket") && i + 1 >= argc; /* cli_common_opt's -1 */
     for (const char *const *v = valued; v && *v && !needs; v++)
         needs = !strcmp(a, *v) && i + 1 >= argc;
     if (needs)

@@ -42,8 +42,7 @@ int cli_is_help(const char *a);
  * --socket or an option of `valued` (NULL-terminated; NULL: none) with no value after
  * it, an option it does not know, or an argument it did not expect. The caller prints
  * its usage after. */
-void cli_bad_arg(const char *cmd, int argc, char **argv, int i, int r,
-                 const char *const *valued);
+void cli_bad_arg(const char *cmd, int argc, char **argv, int i, const char *const *valued);
 
 /* Parses a job id; 0 on error (prints it). */
 uint64_t cli_parse_id(const char *cmd, const char *s);

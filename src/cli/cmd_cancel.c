@@ -36,7 +36,7 @@ int cmd_cancel(int argc, char **argv)
             json_array_append_new(ids, json_integer((json_int_t)id));
             continue;
         }
-        cli_bad_arg("cancel", argc, argv, i, r, NULL);
+        cli_bad_arg("cancel", argc, argv, i, NULL);
         usage(stderr);
         json_decref(ids);
         return 2;

@@ -24,7 +24,7 @@ int cmd_gpus(int argc, char **argv)
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;
-        cli_bad_arg("gpus", argc, argv, i, r, NULL);
+        cli_bad_arg("gpus", argc, argv, i, NULL);
         usage(stderr);
         return 2;
     }

@@ -76,7 +76,7 @@ int cmd_logs(int argc, char **argv)
                 return 2;
             continue;
         }
-        cli_bad_arg("logs", argc, argv, i, r, NULL);
+        cli_bad_arg("logs", argc, argv, i, NULL);
         usage(stderr);
         return 2;
     }

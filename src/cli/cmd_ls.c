@@ -64,7 +64,7 @@ int cmd_ls(int argc, char **argv)
                    "Lists your queued and running jobs (--all: finished ones too).\n");
             return 0;
         }
-        cli_bad_arg("ls", argc, argv, i, r, NULL);
+        cli_bad_arg("ls", argc, argv, i, NULL);
         fprintf(stderr, "usage: carma ls [--all] [--json] [--socket PATH]\n");
         return 2;
     }

@@ -81,7 +81,7 @@ int cmd_report(int argc, char **argv)
             continue;
         }
         static const char *const valued[] = {"--html", "--points", "--since", "--until", NULL};
-        cli_bad_arg("report", argc, argv, i, r, valued);
+        cli_bad_arg("report", argc, argv, i, valued);
         usage(stderr);
         return 2;
     }

@@ -30,7 +30,7 @@ int cmd_show(int argc, char **argv)
                 return 2;
             continue;
         }
-        cli_bad_arg("show", argc, argv, i, r, NULL);
+        cli_bad_arg("show", argc, argv, i, NULL);
         usage(stderr);
         return 2;
     }

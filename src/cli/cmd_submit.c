@@ -212,13 +212,12 @@ int cmd_submit(int argc, char **argv)
     const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads,
                                      --experts-per-token */
     const char *summary_path = NULL;
-    int i, bad = 0, bad_r = 0; /* the argument refused, and cli_common_opt's answer */
+    int i, bad = 0; /* the argument refused */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r < 0) {
             bad = i;
-            bad_r = r;
             goto usage_err;
         }
         if (r)
@@ -367,7 +366,7 @@ usage_err:
             "--gpus",    "--mem",       "--name",      "--summary", "--batch",
             "--seq-len", "--image-size", "--heads",    "--experts-per-token",
             "--optimizer", "--precision", "--attention", "--max-attempts", NULL};
-        cli_bad_arg("submit", argc, argv, bad, bad_r, valued);
+        cli_bad_arg("submit", argc, argv, bad, valued);
     }
     usage(stderr);
     json_decref(job);

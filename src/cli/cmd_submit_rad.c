@@ -181,7 +181,7 @@ int cmd_submit_rad(int argc, char **argv)
             file = argv[i];
         } else {
             static const char *const valued[] = {"--estimator", NULL};
-            cli_bad_arg("submit-rad", argc, argv, i, r, valued);
+            cli_bad_arg("submit-rad", argc, argv, i, valued);
             usage(stderr);
             return 2;
         }

@@ -224,7 +224,7 @@ int cmd_top(int argc, char **argv)
             continue;
         }
         static const char *const valued[] = {"--interval", NULL};
-        cli_bad_arg("top", argc, argv, i, r, valued);
+        cli_bad_arg("top", argc, argv, i, valued);
         usage(stderr);
         return 2;
     }

@@ -73,7 +73,7 @@ int cmd_usage(int argc, char **argv)
             continue;
         }
         static const char *const valued[] = {"--user", "--since", "--until", NULL};
-        cli_bad_arg("usage", argc, argv, i, r, valued);
+        cli_bad_arg("usage", argc, argv, i, valued);
         usage(stderr);
         return 2;
     }

@@ -65,7 +65,7 @@ int cmd_wait(int argc, char **argv)
             continue;
         }
         static const char *const valued[] = {"--timeout", NULL};
-        cli_bad_arg("wait", argc, argv, i, r, valued);
+        cli_bad_arg("wait", argc, argv, i, valued);
         usage(stderr);
         return 2;
     }
