@@ -1765,8 +1765,14 @@ static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
     return 0;
 }
 
-/* A U-Net decoder block upsamples its input in Python (F.interpolate) and concatenates
- * the encoder's skip before its first convolution: neitheon; the stem's output, older and
+/* A convolution leaf and a norm leaf as PyTorch prints them, at indent ind. */
+#define CONV(ind, name, ci, co, k, s, p)                                                           \
+    ind "(" name "): Conv2d(" #ci ", " #co ", kernel_size=(" #k ", " #k "), stride=(" #s ", " #s \
+        "), padding=(" #p ", " #p "), bias=False)\n"
+#define BN(ind, name, c) ind "(" name "): BatchNorm2d(" #c ", eps=1e-05, momentum=0.1)\n"
+
+/* YOLOv8's C2f: cv1 makes 2c channels, the bottlenecks read their half (x.chunk(2, 1),
+ * not printed) at the block's size, cv2 their concatenation; the stem's output, older and
  * larger, has c channels too and is not what they read. A block that did not make the
  * newest tensor may be handed an older one (a lateral convolution over an earlier
  * feature map): read at that one's size. */
@@ -1775,9 +1781,6 @@ static void test_modtree_chunk_half(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
-#define CONV(ind, name, ci, co, k, s, p)                                                           \
-    ind "(" name "): Conv2d(" #ci ", " #co ", kernel_size=(" #k ", " #k "), stride=(" #s ", " #s \
-        "), padding=(" #p ", " #p "), bias=False)\n"
     const char *c2f = "DetectionModel(\n"
                       "  (model): Sequential(\n"
                       CONV("    ", "0", 3, 16, 3, 2, 1)
@@ -1833,7 +1836,6 @@ static void test_modtree_chunk_half(void **state)
         assert_int_equal(kind_nth(&m, EST_K_CONV, i), 16 * 16 * 16);
     assert_int_equal(m.join_line, 0);
 #undef CSP_STAGE
-#undef CONV
 }
 
 /* Reads a print does not show, from timm's models measured on an H100: MixedConv2d
@@ -1847,10 +1849,6 @@ static void test_modtree_split_reads(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
-#define CONV(ind, name, ci, co, k, s, p)                                                           \
-    ind "(" name "): Conv2d(" #ci ", " #co ", kernel_size=(" #k ", " #k "), stride=(" #s ", " #s \
-        "), padding=(" #p ", " #p "), bias=False)\n"
-#define BN(ind, name, c) ind "(" name "): BatchNorm2d(" #c ", eps=1e-05, momentum=0.1)\n"
     const char *mixed = "Net(\n" CONV("  ", "stem", 3, 24, 3, 2, 1)
                         "  (conv_dw): MixedConv2d(\n"
                         CONV("    ", "0", 8, 8, 3, 2, 1)
@@ -1922,22 +1920,13 @@ static void test_modtree_split_reads(void **state)
     if (parse_image_str(cspres, 64, &m, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 32 * 16 * 16);
-#undef BN
-#undef CONV
     /* the prints of those runs (data/estimator/gpu-peaks-h100) read with no join left
      * unexplained: every tensor a leaf reads is one the rules above give */
     static const char *const runs[] = {"cspdarknet53_b32", "mixnet_m_b64", "resnest50d_b32"};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char path[128];
         snprintf(path, sizeof path, "data/estimator/gpu-peaks-h100/%s.txt", runs[i]);
-        char *buf;
-        size_t len;
-        assert_int_equal(carma_file_read(path, EST_MAX_INPUT, &buf, &len, &err), 0);
-        est_model_init(&m, layers, EST_MAX_LAYERS);
-        m.image_h = m.image_w = 224;
-        int rc = est_parse(buf, len, path, &m, &err);
-        free(buf);
-        if (rc)
+        if (parse_into(path, 224, layers, &m, &err))
             fail_msg("%s", err.msg);
         if (m.join_line)
             fail_msg("%s: line %zu reads a join no rule explains", path, m.join_line);

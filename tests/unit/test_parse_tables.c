@@ -185,15 +185,11 @@ static void test_keras_messages(void **state)
         fail_msg("%s", err.msg);
     assert_int_equal(m.params, 2177);
     assert_int_equal(m.n, 2);
-    const char *more = "Model: \"sequential\"\n"
-                       "Layer (type)                 Output Shape              Param #   \n"
-                       "=================================================================\n"
-                       "dense (Dense)                (None, 4)                 68        \n"
-                       "=================================================================\n"
-                       "Total params: 68\n"
-                       "Optimizer params: 136\n";
+    const char *more = K2_HEAD
+        "dense (Dense)                (None, 4)                 68        \n"
+        K2_TAIL("68", "68", "0") "Optimizer params: 136\n";
     assert_true(parse_str(more, &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:7: 'Optimizer params: 136' is more than 'Total params: 68'"));
+    assert_non_null(strstr(err.msg, "t.txt:11: 'Optimizer params: 136' is more than 'Total params: 68'"));
 }
 
 /* A table pasted with a line prefix on its header is read without it: '# ' (a .py
@@ -201,18 +197,16 @@ static void test_keras_messages(void **state)
  * (a notebook exported to Markdown), which its rule line shows. */
 static void test_table_prefix(void **state)
 {
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
     /* torchinfo's rows pasted without the header line: said, not "not a model summary" */
-    struct est_model m0;
-    struct carma_err e0;
     assert_true(parse_str("==========\n"
                           "Net                       [8, 10]     650\n"
                           "\xe2\x94\x9c\xe2\x94\x80Linear: 1-1    [8, 10]     650\n"
                           "==========\n",
-                          &m0, &e0) < 0);
-    assert_non_null(strstr(e0.msg, ":3: a torchinfo table's rows without its header line"));
-    (void)state;
-    struct est_model m;
-    struct carma_err err;
+                          &m, &err) < 0);
+    assert_non_null(strstr(err.msg, ":3: a torchinfo table's rows without its header line"));
     static const struct {
         const char *path;
         enum est_format format;
