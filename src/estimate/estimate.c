@@ -137,14 +137,20 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
 
 void est_model_freeze(struct est_model *m)
 {
-    m->frozen = 0;
     for (size_t i = 0; i < m->n; i++) {
         struct est_layer *l = &m->layers[i];
         if (!l->rank && !(l->flags & EST_LF_TRAINED))
             l->frozen = l->params;
-        if (!(l->flags & EST_LF_TIED)) /* the table's, counted once */
-            m->frozen += l->frozen * l->count;
     }
+    est_model_count_frozen(m);
+}
+
+void est_model_count_frozen(struct est_model *m)
+{
+    m->frozen = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!(m->layers[i].flags & EST_LF_TIED)) /* the table's, counted once */
+            m->frozen += m->layers[i].frozen * m->layers[i].count;
 }
 
 unsigned est_type_flags(enum est_kind k, const char *type, size_t len)

@@ -298,6 +298,9 @@ struct est_model {
  * m->frozen. Idempotent. */
 void est_model_freeze(struct est_model *m);
 
+/* Sums m->frozen from the layers' frozen parameters, an EST_LF_TIED table's once. */
+void est_model_count_frozen(struct est_model *m);
+
 /* Sets up an empty model over caller storage. */
 void est_model_init(struct est_model *m, struct est_layer *storage, size_t cap);
 

@@ -5875,14 +5875,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;
-    if (peft) {
+    if (peft)
         est_model_freeze(m);
-    } else { /* quantized layers only */
-        m->frozen = 0;
-        for (size_t i = 0; i < m->n; i++)
-            if (!(m->layers[i].flags & EST_LF_TIED))
-                m->frozen += m->layers[i].frozen * m->layers[i].count;
-    }
+    else /* quantized layers only */
+        est_model_count_frozen(m);
     if (m->params && m->frozen >= m->params)
         return carma_err_at(err, file, m->quant_line ? m->quant_line : 1,
                             "nothing to train: %s; a training step needs trained "
