@@ -4422,6 +4422,38 @@ static int detection_part(const char *c, size_t n)
 }
 
 
+/* A per-channel scale printed without its size (timm's LayerScale and LayerScale2d,
+ * transformers' Dinov2LayerScale): `x * gamma`, a new tensor of the one before it that
+ * keeps it for gamma's gradient, and gamma's parameters, one per channel. */
+static int layer_scale_leaf(enum est_kind k, const char *c, size_t n, size_t argn)
+{
+    static const char *const names[] = {"LayerScale", "LayerScale2d"};
+    if (k != EST_K_OTHER || argn)
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t z = strlen(names[i]);
+        if (n >= z && memcmp(c + n - z, names[i], z) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* torchvision's CNBlock (ConvNeXt) scales its branch by a (C, 1, 1) parameter that the
+ * print does not show (`self.layer_scale * self.block(input)`): a row for the product, a
+ * new tensor of the branch's shape that keeps the branch's output for the parameter's
+ * gradient, with the C trained parameters. -1 when the layers do not fit. */
+static int layer_scale_row(struct est_model *m, struct mt_space *sp, uint32_t mult)
+{
+    const struct mt_shape *nw = sp_newest(sp);
+    uint64_t e = sp_elems(nw->c, nw->h, nw->w);
+    if (!e)
+        return 0;
+    if (est_model_add(m, EST_K_POOL, e, nw->c, mult, 0) < 0)
+        return -1;
+    est_layer_type(&m->layers[m->n - 1], "Mul", 3);
+    return 0;
+}
+
 /* Block f of a convolutional tree closes. Its branches join (a concatenation is a new
  * tensor); a squeeze-excitation block (a global pool first, a sigmoid gate) scales its
  * input, so its output has the input's shape; and an activation module listed once in
@@ -4451,6 +4483,8 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
     }
     if (f->se_pool && f->radix_sum.c) /* (x * attention).sum(1) over the radix groups */
         sp_push(sp, f->radix_sum.c, f->radix_sum.h, f->radix_sum.w, 0);
+    if (name_is(f->cls, f->cls_n, "CNBlock") && layer_scale_row(m, sp, f->mult) < 0)
+        return -1;
     if (!f->has_conv || f->nact != 1 || f->nbare == 0 || f->numbered)
         return 0;
     if (m->n + f->nbare > m->cap)
@@ -5457,6 +5491,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if (bare_head)
             k = EST_K_OTHER;
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
+        int lscale = layer_scale_leaf(k, c, cls_n, argn);
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
         /* the fewest parameters the printed arguments allow (no bias, no norm's shift);
@@ -5665,6 +5700,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                  * transformers' LlamaRMSNorm()): a scale over the tensor before it */
                 params = out;
             }
+        } else if (lscale && !sp.n) {
+            k = EST_K_POOL; /* sized in a convolutional tree after spatial_leaf */
+            params = out;
         } else if (inplace && !sp.n) {
             k = EST_K_OTHER; /* writes over its input: no new tensor */
             out = 0;
@@ -5684,6 +5722,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
+        if (lscale && sp.n) {
+            const struct mt_shape *nw = sp_newest(&sp);
+            k = EST_K_POOL;
+            out = sp_elems(nw->c, nw->h, nw->w);
+            params = out ? nw->c : 0;
+        }
         if (sp.upsampled) {
             /* the newest tensor upsampled in Python before the join this leaf reads
              * (sp_input): a new tensor, as an Upsample module's */

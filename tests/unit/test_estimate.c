@@ -1448,7 +1448,13 @@ static void test_modtree_torchvision_zoo(void **state)
             fail_msg("%s: %s", name, err.msg);
         assert_int_equal(parse_into(cp, 0, tl, &t, &err), 0);
         nets++;
-        assert_int_equal(m.params, t.params);
+        /* ConvNeXt's CNBlock multiplies by its layer_scale, a (C, 1, 1) parameter of the
+         * block, not of a leaf: a product the hooks on leaves do not see */
+        int cnb = strcmp(name, "convnext_tiny") == 0;
+        uint64_t cn_params = 3 * 96 + 3 * 192 + 9 * 384 + 3 * 768;
+        uint64_t cn_elems = 3 * 96 * 56 * 56 + 3 * 192 * 28 * 28 + 9 * 384 * 14 * 14 +
+                            3 * 768 * 7 * 7;
+        assert_int_equal(m.params, t.params + (cnb ? cn_params : 0));
         assert_int_equal(m.input, t.input);
         static const enum est_kind kinds[] = {EST_K_CONV, EST_K_NORM, EST_K_LINEAR,
                                               EST_K_ACT, EST_K_DROPOUT, EST_K_POOL};
@@ -1461,6 +1467,8 @@ static void test_modtree_torchvision_zoo(void **state)
                 /* a pool after a Fire reads its join, which is an add or a concatenation
                  * only a later reader tells: taken as the add */
                 assert_true(a < b);
+            } else if (cnb && kinds[k] == EST_K_POOL) {
+                assert_int_equal(a - b, cn_elems);
             } else if (a != b) {
                 fail_msg("%s: kind %d: %llu elements, the forward pass gives %llu", name,
                          (int)kinds[k], (unsigned long long)a, (unsigned long long)b);
@@ -1836,6 +1844,41 @@ static void test_modtree_chunk_half(void **state)
         assert_int_equal(kind_nth(&m, EST_K_CONV, i), 16 * 16 * 16);
     assert_int_equal(m.join_line, 0);
 #undef CSP_STAGE
+}
+
+/* A per-channel scale printed without its size (timm's LayerScale / LayerScale2d,
+ * transformers' Dinov2LayerScale) is `x * gamma`: a new tensor of the one before it and
+ * one parameter per channel, in a sequence tree and in a convolutional one. */
+static void test_modtree_layer_scale(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *seq = "Block(\n"
+                      "  (norm1): LayerNorm((384,), eps=1e-06, elementwise_affine=True)\n"
+                      "  (fc1): Linear(in_features=384, out_features=1536, bias=True)\n"
+                      "  (act): GELU(approximate='none')\n"
+                      "  (fc2): Linear(in_features=1536, out_features=384, bias=True)\n"
+                      "  (ls1): Dinov2LayerScale()\n"
+                      "  (ls2): Identity()\n"
+                      ")\n";
+    if (parse_str(seq, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 6);
+    assert_int_equal(m.layers[4].kind, EST_K_POOL);
+    assert_int_equal(m.layers[4].out, 384);
+    assert_int_equal(m.layers[4].params, 384);
+    assert_int_equal(m.layers[5].kind, EST_K_OTHER);
+    assert_int_equal(m.params, 2 * 384 + 384 * 1536 + 1536 + 1536 * 384 + 384 + 384);
+    const char *conv_ok = "Net(\n" CONV("  ", "stem", 3, 64, 4, 4, 0)
+                          "  (ls): LayerScale2d()\n"
+                          ")\n";
+    if (parse_image_str(conv_ok, 224, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(m.layers[1].kind, EST_K_POOL);
+    assert_int_equal(m.layers[1].out, 64 * 56 * 56);
+    assert_int_equal(m.layers[1].params, 64);
 }
 
 /* Reads a print does not show, from timm's models measured on an H100: MixedConv2d
@@ -5765,6 +5808,7 @@ int main(void)
         cmocka_unit_test(test_modtree_none_slots),
         cmocka_unit_test(test_modtree_chunk_half),
         cmocka_unit_test(test_modtree_split_reads),
+        cmocka_unit_test(test_modtree_layer_scale),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
