@@ -3245,14 +3245,14 @@ static int split_siblings(const struct mt_space *sp, uint64_t c, uint64_t xc)
     return 0;
 }
 
-/* Whether the rest of the block just opened around the leaf being read holds a strided
- * convolution or a pooling: a branch that reads a tensor larger than the flow's must
- * shrink it to be joined. Reads at most 4096 lines ahead (sp->ahead). */
-static int rest_downsamples(const struct mt_space *sp)
+/* Whether the rest of the leaf being read's block `levels` up (1: the block just opened
+ * around it) holds a strided convolution or a pooling: a branch that reads a tensor
+ * larger than the flow's must shrink it to be joined. Reads at most 4096 lines ahead
+ * (sp->ahead). */
+static int rest_downsamples(const struct mt_space *sp, int levels)
 {
     struct lines L = sp->ahead;
     struct mt_peek p;
-    int levels = 1;
     for (unsigned k = 0; k < 4096 && mt_peek_next(&L, &p); k++) {
         if (p.close) {
             if (--levels == 0)
@@ -3305,12 +3305,13 @@ static void opened_read(const struct est_model *m, struct mt_frame *st, int dept
  * That join is then the input of the blocks this leaf opens. No other
  * tensor is read: its channel count recurs by chance (DenseNet's
  * inputs grow past earlier layers' widths, ResNeXt's width equals its block's input).
- * same_size: the leaf keeps its input's height and width (a norm, a stride-1 convolution).
+ * same_size: the leaf keeps its input's height and width (a norm, a stride-1 convolution);
+ * conv: it is a convolution, which alone reads a join through an upsampling.
  * NULL when no tensor exists yet. Counts what a new
  * concatenation materialises in m->concat. */
 static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
                                  struct mt_frame *st, int depth, uint64_t c, int same_size,
-                                 int *unexplained)
+                                 int conv, int *unexplained)
 {
     *unexplained = 0;
     struct mt_shape *t = NULL, *nw = sp_newest(sp);
@@ -3349,10 +3350,18 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
              * joined: the flow that kept x's width (CSPResNet's conv_exp, a ConvNormAct
              * after a conv_down of as many channels) */
             if (same_size && d == depth && nw && nw->c == c &&
-                sp_larger(&f->x, nw) && !rest_downsamples(sp))
+                sp_larger(&f->x, nw) && !rest_downsamples(sp, 1))
                 break;
             t = sp_by_id(sp, f->x.id);
         }
+        /* No branch read x yet, but a child made the newest tensor from x, smaller and of
+         * x's channels (a strided 1x1 projection), and the rest of the block shrinks
+         * again: reading the newest would leave its branches at two sizes, which no join
+         * takes, so the leaf reads x, a second branch (DPN's c1x1_a after c1x1_w_s2) */
+        if (!t && !f->numbered && f->has_x && !f->nbranch && f->x.c == c && nw &&
+            nw->c == c && nw->id > f->x.id && sp_larger(&f->x, nw) &&
+            rest_downsamples(sp, depth - d + 2))
+            t = sp_by_id(sp, f->x.id);
     }
     for (unsigned i = 1; i <= sp->n && !t && !chunk; i++) {
         struct mt_shape *s = sp_nth(sp, i);
@@ -3400,7 +3409,12 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     const struct mt_shape *part = sp_join_part(sp, nw, c);
     int widen = nw->concat && nw->c < c; /* a join of branches, one not shown (Inception's
                                             pooling branch): at its size */
-    if (part && sp_larger(part, nw) && (widen || nw->pooled || sp_join_pooled(sp, nw, part)))
+    /* A decoder convolves the join of its upsampled input and its skip; a norm that reads
+     * a join is a pre-activation block's (DenseNet's, DPN's dense path), at one size: DPN
+     * had been read as upsampling its 14x14 flow to a 56x56 tensor of the same width
+     * three stages before, every later block at 56x56 */
+    if (part && sp_larger(part, nw) &&
+        (widen || !conv || nw->pooled || sp_join_pooled(sp, nw, part)))
         part = nw; /* explained: at the newest size, as below */
     if (part && sp_larger(part, nw)) {
         /* the blocks this leaf opens, st[db..depth], in st[db - 1] */
@@ -3619,7 +3633,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         struct mt_shape *in =
             radix ? nw
                   : sp_input(sp, m, st, depth, cin, !transposed && st2[0] == 1 && st2[1] == 1,
-                             &unexplained);
+                             1, &unexplained);
         if (radix)
             f->radix_sum = (struct mt_shape){.c = cin, .h = nw->h, .w = nw->w};
         if (unexplained)
@@ -3693,7 +3707,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     if (*k == EST_K_NORM && npos >= 1) {
         uint64_t ch = *out;
         int unexplained;
-        struct mt_shape *in = sp_input(sp, m, st, depth, ch, 1, &unexplained);
+        struct mt_shape *in = sp_input(sp, m, st, depth, ch, 1, 0, &unexplained);
         if (unexplained)
             join_unexplained(m, in, line);
         if (!in)

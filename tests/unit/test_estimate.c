@@ -1846,6 +1846,31 @@ static void test_modtree_chunk_half(void **state)
 #undef CSP_STAGE
 }
 
+/* timm's DPN-68 (the H100 run's print): a stage's first DualPathBlock projects its input
+ * with a strided 1x1 convolution (c1x1_w_s2) before c1x1_a reads that input again, and
+ * every block's pre-activation norm reads the residual and dense paths joined in Python,
+ * at the block's size. Read before as c1x1_a on the projection's output (the stage at
+ * half size) and as joins upsampled to a 56x56 tensor of the same width (the rest at
+ * 56x56): 9.9 times the measured peak. */
+static void test_modtree_dual_path(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("data/estimator/gpu-peaks-h100/dpn68_b32.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 24), 320 * 14 * 14);  /* conv4_1 c1x1_w_s2 */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 25), 512 * 28 * 28);  /* c1x1_a on its input */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 26), 512 * 14 * 14);  /* c3x3_b, stride 2 */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 27), 288 * 14 * 14);  /* c1x1_c */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 62), 1024 * 14 * 14); /* conv5_1 c1x1_a */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 70), 576 * 7 * 7);    /* conv5_3 c1x1_c */
+    unsigned pools = 0;
+    for (size_t i = 0; i < m.n; i++)
+        pools += m.layers[i].kind == EST_K_POOL;
+    assert_int_equal(pools, 2); /* conv1_pool and the global pool: nothing upsampled */
+}
+
 /* A per-channel scale printed without its size (timm's LayerScale / LayerScale2d,
  * transformers' Dinov2LayerScale) is `x * gamma`: a new tensor of the one before it and
  * one parameter per channel, in a sequence tree and in a convolutional one. */
@@ -5809,6 +5834,7 @@ int main(void)
         cmocka_unit_test(test_modtree_chunk_half),
         cmocka_unit_test(test_modtree_split_reads),
         cmocka_unit_test(test_modtree_layer_scale),
+        cmocka_unit_test(test_modtree_dual_path),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
