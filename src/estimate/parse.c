@@ -2776,6 +2776,11 @@ struct mt_space {
     uint32_t next_id;
     size_t pool_line;       /* the last linear layer read so, and the image it read */
     struct mt_shape pooled_from;
+    size_t pool_row;        /* the first row made from that pooled vector */
+    uint32_t pool_id;       /* the linear layer's output: later tensors come from it */
+    int pool_gate;          /* a sigmoid gated the pooled vector (squeeze-excitation) */
+    int channels_last;      /* a pooled read was a per-pixel one: linear layers on the
+                               newest tensor's channels run per pixel from then on */
     /* joins the print does not show (sp_input): the earlier tensor of the last one read
      * as the newest tensor upsampled to it and concatenated (a U-Net decoder's skip;
      * id 0: none yet), and the upsampled copy the leaf being read made (elements per
@@ -3040,11 +3045,12 @@ static void branch_end(struct mt_frame *f, const struct mt_shape *t)
     f->bhw_same &= t->h == f->bfirst.h && t->w == f->bfirst.w;
 }
 
-/* A direct child of f follows its pending norm: unless it is an activation, the norm
+/* A direct child of f follows its pending norm: unless it is an activation (or a linear
+ * layer: a pre-norm, Hugging Face's ConvNextLayer's layernorm before pwconv1), the norm
  * is bare (spatial_close may give it the block's activation). */
-static void norm_settle(struct mt_frame *f, int is_act)
+static void norm_settle(struct mt_frame *f, int settled)
 {
-    if (f->pending != SIZE_MAX && !is_act && f->nbare < 8)
+    if (f->pending != SIZE_MAX && !settled && f->nbare < 8)
         f->bare[f->nbare++] = f->pending;
     f->pending = SIZE_MAX;
 }
@@ -3457,6 +3463,60 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
     return t;
 }
 
+/* A convolution reads *in, a pooled vector of as many channels as the tensor that the
+ * linear layer at sp->pool_line read as after a global pool done in Python. Either a
+ * sigmoid gated that vector, a squeeze-excitation written with linear layers (x *
+ * gate(fc2(act(fc1(x.mean((2, 3))))))), and the convolution reads x scaled, of x's shape;
+ * or the linear layers ran per pixel on a tensor made channels-last in Python
+ * (x.permute(0, 2, 3, 1) in timm's and Hugging Face's ConvNeXt blocks), and every row
+ * made since from the vector is as many times larger as x has pixels, linear layers on x's
+ * channels running per pixel from then on (sp->channels_last). Only when every tensor
+ * since came from that vector, and not in an attention block (PVT's spatial reduction
+ * convolves its tokens: attention over pixels, which a module tree does not size); else
+ * *in is left pooled (refused). -1 on overflow. */
+static int pooled_read_again(struct est_model *m, struct mt_space *sp, struct mt_frame *st,
+                             int depth, struct mt_shape **in)
+{
+    const struct mt_shape x = sp->pooled_from;
+    if (depth >= 0 && st[depth].in_attention)
+        return 0;
+    for (unsigned i = 1; i <= sp->n; i++) {
+        const struct mt_shape *s = sp_nth(sp, i);
+        if (s->id < sp->pool_id)
+            break;
+        if (!s->pooled || s->pending || s->concat)
+            return 0;
+    }
+    if (sp->pool_gate) {
+        *in = sp_push(sp, x.c, x.h, x.w, 0);
+        sp->pool_gate = 0;
+        return 0;
+    }
+    uint64_t hw = x.h * x.w;
+    for (size_t i = sp->pool_row; i < m->n; i++)
+        if (m->layers[i].out > EST_MAX_ELEMS / hw)
+            return -1;
+    for (size_t i = sp->pool_row; i < m->n; i++)
+        m->layers[i].out *= hw;
+    for (unsigned i = 1; i <= sp->n; i++) {
+        struct mt_shape *s = sp_nth(sp, i);
+        if (s->id < sp->pool_id)
+            break;
+        s->h = x.h;
+        s->w = x.w;
+        s->pooled = 0;
+    }
+    for (int d = 0; d <= depth; d++) {
+        if (st[d].x.pooled && st[d].x.id >= sp->pool_id) {
+            st[d].x.h = st[d].xv.h = x.h;
+            st[d].x.w = st[d].xv.w = x.w;
+            st[d].x.pooled = st[d].xv.pooled = 0;
+        }
+    }
+    sp->channels_last = 1;
+    return 0;
+}
+
 /* A convolution (spatial tree) reads tensor t, the flow having reached `flow` (NULL: the
  * newest tensor): each open block whose input t is (or,
  * when that input is a pending join, the join read as an add) gets a new branch when the
@@ -3639,6 +3699,9 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (unexplained)
             join_unexplained(m, in, line);
         uint64_t h = m->image_h, w = m->image_w;
+        if (in && in->pooled && !transposed && cin == sp->pooled_from.c &&
+            pooled_read_again(m, sp, st, depth, &in) < 0)
+            return carma_err_at(err, file, line, "too large a layer");
         if (in && in->pooled && !transposed)
             return carma_err_at(
                 err, file, sp->pool_line,
@@ -3718,9 +3781,18 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         sp_push(sp, ch, h, w, 0)->pooled = pooled;
         return 0;
     }
+    if (*k == EST_K_NORM && an == 0) {
+        /* printed without its size (older transformers' ConvNextLayerNorm()): over the
+         * newest tensor's channels, a scale and a shift each (an RMSNorm: a scale) */
+        uint8_t pooled = nw->pooled;
+        *out = sp_elems(nw->c, nw->h, nw->w);
+        *params = (est_type_flags(*k, c, cls_n) & EST_LF_RMS ? 1 : 2) * nw->c;
+        sp_push(sp, nw->c, nw->h, nw->w, 0)->pooled = pooled;
+        return 0;
+    }
     if (*k == EST_K_LINEAR) {
         uint64_t of = *out, hw = nw->h * nw->w;
-        if (f && f->permute && hw > 1 && in_f == nw->c) {
+        if ((sp->channels_last || (f && f->permute)) && hw > 1 && in_f == nw->c) {
             /* channels-last: per position (ConvNeXt's pointwise layers) */
             *out = sp_elems(of, nw->h, nw->w);
             if (!*out)
@@ -3737,12 +3809,16 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             pooled = 1;
             sp->pool_line = line;
             sp->pooled_from = *nw;
+            sp->pool_row = m->n; /* this layer's row, added next */
+            sp->pool_id = sp->next_id + 1;
+            sp->pool_gate = 0;
             size_t lo = f ? (f->after_child > f->first ? f->after_child : f->first) : 0;
             for (size_t i = m->n; i-- > lo;) { /* its own rows, not a child block's */
                 struct est_layer *l = &m->layers[i];
                 if ((l->kind != EST_K_ACT && l->kind != EST_K_DROPOUT) || l->out != nw->c * hw)
                     break;
                 l->out = nw->c;
+                sp->pool_row = i;
             }
         }
         if (hw == 1 && in_f > nw->c)
@@ -3849,6 +3925,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             f->gate = 1;
             f->gate_row = m->n; /* the row the caller adds next */
         }
+        if (nw->pooled && find(c, cls_n, "igmoid"))
+            sp->pool_gate = 1;
         return 0;
     }
     if (name_is(c, cls_n, "Permute") && f)
@@ -4452,10 +4530,19 @@ static int layer_scale_leaf(enum est_kind k, const char *c, size_t n, size_t arg
     return 0;
 }
 
-/* torchvision's CNBlock (ConvNeXt) scales its branch by a (C, 1, 1) parameter that the
- * print does not show (`self.layer_scale * self.block(input)`): a row for the product, a
- * new tensor of the branch's shape that keeps the branch's output for the parameter's
- * gradient, with the C trained parameters. -1 when the layers do not fit. */
+/* ConvNeXt's block scales its branch by a parameter of one value per channel that is no
+ * module, so no print shows it: torchvision's CNBlock (`self.layer_scale * ...`), timm's
+ * ConvNeXtBlock (`x.mul(self.gamma...)`) and transformers' ConvNextLayer
+ * (`self.layer_scale_parameter * x`), each there by default. */
+static int hidden_layer_scale(const char *c, size_t n)
+{
+    return name_is(c, n, "CNBlock") || name_is(c, n, "ConvNeXtBlock") ||
+           name_is(c, n, "ConvNextLayer");
+}
+
+/* The product of a hidden layer scale (hidden_layer_scale) when its block closes: a row
+ * for a new tensor of the branch's shape that keeps the branch's output for the
+ * parameter's gradient, with the C trained parameters. -1 when the layers do not fit. */
 static int layer_scale_row(struct est_model *m, struct mt_space *sp, uint32_t mult)
 {
     const struct mt_shape *nw = sp_newest(sp);
@@ -4497,7 +4584,7 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
     }
     if (f->se_pool && f->radix_sum.c) /* (x * attention).sum(1) over the radix groups */
         sp_push(sp, f->radix_sum.c, f->radix_sum.h, f->radix_sum.w, 0);
-    if (name_is(f->cls, f->cls_n, "CNBlock") && layer_scale_row(m, sp, f->mult) < 0)
+    if (hidden_layer_scale(f->cls, f->cls_n) && layer_scale_row(m, sp, f->mult) < 0)
         return -1;
     if (!f->has_conv || f->nact != 1 || f->nbare == 0 || f->numbered)
         return 0;
@@ -5045,7 +5132,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     uint64_t prev_out = 0;
     struct mt_space sp;
     sp.n = sp.head = sp.next_id = 0;
-    sp.pool_line = 0;
+    sp.pool_line = sp.pool_row = 0;
+    sp.pooled_from = (struct mt_shape){0};
+    sp.pool_id = 0;
+    sp.pool_gate = sp.channels_last = 0;
     sp.skip = (struct mt_shape){0};
     sp.upsampled = 0;
     int spatial_on = m->image_h > 0 && m->image_w > 0;
@@ -5394,8 +5484,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->name = nm;
             f->name_n = nn;
             /* PEFT's prompt learning (prefix tuning, prompt tuning, P-tuning) keeps its
-             * virtual tokens in a `prompt_encoder`, printed after the model it feeds */
-            if (nm && nn == 14 && memcmp(nm, "prompt_encoder", 14) == 0)
+             * virtual tokens in a `prompt_encoder` ModuleDict (one per adapter), printed
+             * after the model it feeds (SAM's prompt_encoder is a PromptEncoder block) */
+            if (nm && nn == 14 && memcmp(nm, "prompt_encoder", 14) == 0 &&
+                name_is(c, cls_n, "ModuleDict"))
                 return carma_err_at(err, file, L.line,
                                     "a PEFT prompt-learning model (prefix tuning, prompt "
                                     "tuning or P-tuning: its prompt_encoder): the virtual "
@@ -5754,7 +5846,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         if (conv_sized && params != UINT64_MAX && npos == 2) /* the bias: one per output */
             args_lo = bias ? params - (uint64_t)pos[1] : params;
         if (pf)
-            norm_settle(pf, k == EST_K_ACT);
+            norm_settle(pf, k == EST_K_ACT || k == EST_K_LINEAR);
         /* A suffix below the fewest parameters the printed arguments allow (no bias) is an
          * edited or corrupted print, and it would lower the estimate. One above them is
          * taken as printed: the recipe sums module._parameters, which may hold more

@@ -1713,11 +1713,11 @@ static void test_modtree_cnn_rules(void **state)
                                  "sequence but not the convolutions; give a torchinfo table of it "
                                  "run on its inputs (torchinfo.summary(model, input_data=...)), "
                                  "which lists every shape");
-    /* ConvNeXt's per-pixel Linear after a permute in Python (no Permute module): read as
-     * after a global pool, whose 1x1 result the next block's convolution reads. Refused
-     * at the Linear, saying why and what to give, not blamed on --image-size (timm's and
-     * Hugging Face's prints failed at a later downsampling "input 1x1"; without one the
-     * blocks ran on 1x1 tensors silently) */
+    /* ConvNeXt's per-pixel Linear after a permute in Python (no Permute module: timm's
+     * and Hugging Face's blocks) is read as after a global pool, until the next block's
+     * convolution reads the 1x1 result with the channels of the tensor that Linear read:
+     * then every row since ran per pixel, and Linear layers on the newest tensor's
+     * channels do from there on (before, refused at the Linear) */
     const char *cnx = "Net(\n"
                       "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
                       "  (blocks): Sequential(\n"
@@ -1732,15 +1732,62 @@ static void test_modtree_cnn_rules(void **state)
                       "    (1): Block(\n"
                       "      (dwconv): Conv2d(16, 16, kernel_size=(7, 7), stride=(1, 1), "
                       "padding=(3, 3), groups=16)\n"
+                      "      (norm): LayerNorm((16,), eps=1e-06, elementwise_affine=True)\n"
+                      "      (pwconv1): Linear(in_features=16, out_features=64, bias=True)\n"
+                      "      (act): GELU(approximate='none')\n"
+                      "      (pwconv2): Linear(in_features=64, out_features=16, bias=True)\n"
                       "    )\n"
                       "  )\n"
                       ")\n";
-    assert_true(parse_image_str(cnx, 32, &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:7: a Linear (in_features=16) on the 16-channel 8x8 "
+    if (parse_image_str(cnx, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 11);
+    static const uint64_t cnx_out[] = {16 * 64, 16 * 64, 16 * 64, 64 * 64, 64 * 64, 16 * 64,
+                                       16 * 64, 16 * 64, 64 * 64, 64 * 64, 16 * 64};
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m.layers[i].out, cnx_out[i]);
+    /* a convolution that reads the pooled result at another width is refused, saying why
+     * and what to give, not blamed on --image-size */
+    const char *cnx_bad = "Net(\n"
+                          "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                          "  (fc): Linear(in_features=16, out_features=64, bias=True)\n"
+                          "  (conv): Conv2d(64, 16, kernel_size=(3, 3), stride=(1, 1))\n"
+                          ")\n";
+    assert_true(parse_image_str(cnx_bad, 32, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: a Linear (in_features=16) on the 16-channel 8x8 "
                                     "tensor before it, read as after a global pool done in "
                                     "Python"));
-    assert_non_null(strstr(err.msg, "the Conv2d at line 12 reads its 1x1 result"));
+    assert_non_null(strstr(err.msg, "the Conv2d at line 4 reads its 1x1 result"));
     assert_non_null(strstr(err.msg, "give a torchinfo table"));
+    /* and so is one inside an attention block (PVT's spatial reduction of its tokens) */
+    const char *pvt = "Net(\n"
+                      "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                      "  (attn): Attention(\n"
+                      "    (q): Linear(in_features=16, out_features=16, bias=True)\n"
+                      "    (sr): Conv2d(16, 16, kernel_size=(2, 2), stride=(2, 2))\n"
+                      "  )\n"
+                      ")\n";
+    assert_true(parse_image_str(pvt, 32, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:4: a Linear (in_features=16)"));
+    /* a squeeze-excitation written with Linear layers and a sigmoid gate works on the
+     * pooled vector, and the convolution after it reads the input it scaled */
+    const char *se = "Net(\n"
+                     "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                     "  (se): SE(\n"
+                     "    (fc1): Linear(in_features=16, out_features=4, bias=True)\n"
+                     "    (relu): ReLU(inplace=True)\n"
+                     "    (fc2): Linear(in_features=4, out_features=16, bias=True)\n"
+                     "    (gate): Sigmoid()\n"
+                     "  )\n"
+                     "  (conv): Conv2d(16, 32, kernel_size=(3, 3), stride=(1, 1), "
+                     "padding=(1, 1))\n"
+                     ")\n";
+    if (parse_image_str(se, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].out, 4);
+    assert_int_equal(m.layers[3].out, 16);
+    assert_int_equal(m.layers[4].out, 16); /* the gate */
+    assert_int_equal(m.layers[5].out, 32 * 64);
     /* a pooled Linear then a transposed convolution from 1x1 (a decoder from a latent
      * vector) is read as before */
     assert_int_equal(parse_image_str("Net(\n"
@@ -1869,6 +1916,51 @@ static void test_modtree_dual_path(void **state)
     for (size_t i = 0; i < m.n; i++)
         pools += m.layers[i].kind == EST_K_POOL;
     assert_int_equal(pools, 2); /* conv1_pool and the global pool: nothing upsampled */
+}
+
+/* timm's ConvNeXt and Hugging Face's ConvNext (two stages of one block, 8 and 16
+ * channels, at 32x32) run their pointwise Linear layers per pixel after a permute in
+ * Python, and scale each block's branch by a parameter no print shows: both read so, to
+ * the same parameters. Hugging Face's block lists its layernorm before pwconv1 and one
+ * activation, which is no ResNet-style activation after every norm; an older
+ * transformers prints ConvNextLayerNorm() without its size, read over the newest tensor. */
+static void test_modtree_convnext_prints(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "tests/fuzz/corpus/summary_modtree/convnext_timm_toy.txt",
+        "tests/fuzz/corpus/summary_modtree/convnext_hf_toy.txt",
+        "tests/fuzz/corpus/summary_modtree/convnext_hf_unsized_norm_toy.txt"};
+    static struct est_layer first[EST_MAX_LAYERS];
+    struct est_model m, hf;
+    struct carma_err err;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        if (parse_into(files[f], 32, f == 1 ? first : layers, f == 1 ? &hf : &m, &err))
+            fail_msg("%s: %s", files[f], err.msg);
+        struct est_model *p = f == 1 ? &hf : &m;
+        assert_int_equal(p->params, 5106);
+        /* fc1 / pwconv1 of each stage: 32 x 8 x 8, 64 x 4 x 4 */
+        assert_int_equal(kind_nth(p, EST_K_LINEAR, 0), 32 * 64);
+        assert_int_equal(kind_nth(p, EST_K_LINEAR, 2), 64 * 16);
+        unsigned scales = 0, acts = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            const struct est_layer *l = &p->layers[i];
+            acts += l->kind == EST_K_ACT;
+            if (l->kind == EST_K_POOL && l->params) {
+                assert_int_equal(l->out, scales ? 16 * 16 : 8 * 64);
+                assert_int_equal(l->params, scales ? 16 : 8);
+                scales++;
+            }
+        }
+        assert_int_equal(scales, 2);
+        assert_int_equal(acts, 2); /* one GELU a block */
+    }
+    assert_int_equal(m.n, hf.n); /* sized or not, the same reading */
+    for (size_t i = 0; i < m.n; i++) {
+        assert_int_equal(m.layers[i].kind, hf.layers[i].kind);
+        assert_int_equal(m.layers[i].out, hf.layers[i].out);
+        assert_int_equal(m.layers[i].params, hf.layers[i].params);
+    }
 }
 
 /* A per-channel scale printed without its size (timm's LayerScale / LayerScale2d,
@@ -5835,6 +5927,7 @@ int main(void)
         cmocka_unit_test(test_modtree_split_reads),
         cmocka_unit_test(test_modtree_layer_scale),
         cmocka_unit_test(test_modtree_dual_path),
+        cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
