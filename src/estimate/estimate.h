@@ -206,7 +206,7 @@ struct est_model {
     /* The batch a table was printed at (its shapes' first dimension; the parsers divide it
      * out), 0 when its shapes do not say (-1, None, a module tree): a note names it when
      * --batch differs. */
-    uint32_t table_batch;
+    uint64_t table_batch;
     /* Module trees of convolutional networks: the input image's height and width, set
      * by the caller before parsing (0: not given, and a tree with a spatial
      * convolution is refused); the parser then sizes every tensor and finds the

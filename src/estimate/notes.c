@@ -159,9 +159,9 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  half, half * 2 / 1048576.0);
     if (m->table_batch && m->table_batch != o->batch)
         snprintf(notes[n++], EST_NOTE_MAX,
-                 "the table was printed at batch %u; its activations are scaled to batch %u, "
+                 "the table was printed at batch %llu; its activations are scaled to batch %u, "
                  "the job's batch per GPU (the micro-batch under gradient accumulation)",
-                 m->table_batch, o->batch);
+                 (unsigned long long)m->table_batch, o->batch);
     return n;
 }
 

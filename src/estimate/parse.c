@@ -577,7 +577,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
             uint64_t first_dim = rows++ == 0 ? shape_first_dim(br, (size_t)(t + tn - br)) : 0;
             if (first_dim > 0) {
                 shape_batch = first_dim;
-                m->table_batch = first_dim < UINT32_MAX ? (uint32_t)first_dim : UINT32_MAX;
+                m->table_batch = first_dim;
             }
             continue;
         }
@@ -1179,8 +1179,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                     }
                     if (!shape_batch) {
                         shape_batch = shape_first_dim(t + fs, fe - fs);
-                        m->table_batch = shape_batch < UINT32_MAX ? (uint32_t)shape_batch
-                                                                   : UINT32_MAX;
+                        m->table_batch = shape_batch;
                     }
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
