@@ -56,6 +56,9 @@ enum est_kind est_kind_classify(const char *type, size_t len)
         return EST_K_EMBED;
     if (has(type, len, "norm"))
         return EST_K_NORM;
+    if (len >= 3 && memcmp(type + len - 3, "GRN", 3) == 0) /* a global response norm
+                                                              (ConvNextV2GRN), no conv */
+        return EST_K_NORM;
     if (has(type, len, "dropout") || has(type, len, "droppath") || has(type, len, "dropblock"))
         return EST_K_DROPOUT;
     if (has(type, len, "softmax"))

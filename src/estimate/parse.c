@@ -2777,9 +2777,14 @@ struct mt_space {
     struct mt_shape pooled_from;
     size_t pool_row;        /* the first row made from that pooled vector */
     uint32_t pool_id;       /* the linear layer's output: later tensors come from it */
-    int pool_gate;          /* a sigmoid gated the pooled vector (squeeze-excitation) */
-    int channels_last;      /* a pooled read was a per-pixel one: linear layers on the
-                               newest tensor's channels run per pixel from then on */
+    int pool_gate;          /* a sigmoid gated the pooled vector (squeeze-excitation), */
+    size_t pool_gate_row;   /* in this row */
+    const char *pool_cls;   /* the class of the block holding that linear layer */
+    size_t pool_cls_n;
+    const char *cl_cls;     /* a pooled read was a per-pixel one: linear layers on the
+                               newest tensor's channels in blocks of this class run per
+                               pixel from then on (NULL: none) */
+    size_t cl_cls_n;
     /* joins the print does not show (sp_input): the earlier tensor of the last one read
      * as the newest tensor upsampled to it and concatenated (a U-Net decoder's skip;
      * id 0: none yet), and the upsampled copy the leaf being read made (elements per
@@ -2934,6 +2939,7 @@ struct mt_frame {
     unsigned ndlin, ndact;   /* (sequence trees) */
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
+    int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
     int se_class; /* a squeeze-excitation class (SqueezeExcite, SEModule): its squeeze may
                      be a mean in forward, not a printed pool */
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
@@ -2998,6 +3004,28 @@ enum mt_peft {
 static int name_is(const char *s, size_t n, const char *z)
 {
     return strlen(z) == n && memcmp(s, z, n) == 0;
+}
+
+/* A block named prompt_encoder of class [c, c + n) is PEFT's prompt learning: a
+ * ModuleDict of one encoder per adapter (peft >= 0.3), or before that the encoder itself,
+ * PrefixEncoder, PromptEmbedding, or a PromptEncoder whose first child is its `embedding`
+ * (P-tuning's; SAM's PromptEncoder begins with pe_layer). *L: the print after its line. */
+static int peft_prompt_encoder(const char *c, size_t n, const struct lines *L)
+{
+    if (name_is(c, n, "ModuleDict") || name_is(c, n, "PrefixEncoder") ||
+        name_is(c, n, "PromptEmbedding"))
+        return 1;
+    if (!name_is(c, n, "PromptEncoder"))
+        return 0;
+    struct lines la = *L;
+    const char *s;
+    size_t sn;
+    do {
+        if (lines_next(&la, &s, &sn, NULL) != 1)
+            return 0;
+        trim(&s, &sn);
+    } while (sn == 0);
+    return sn >= 12 && memcmp(s, "(embedding):", 12) == 0;
 }
 
 /* The PEFT role of a child named (nm) of a block in role `up`. */
@@ -3287,6 +3315,19 @@ static int flow_moved_on(const struct mt_frame *f, const struct mt_shape *nw, ui
            f->child > f->branch_child + 1 && !f->nbare && f->pending == SIZE_MAX;
 }
 
+/* The newest tensor came from a convolution: the last row that makes a tensor of its own,
+ * past norms, activations, dropouts and rows of no tensor, is one (not a pooling: DLA's
+ * project reads its tree's pooled bottom). */
+static int conv_made_newest(const struct est_model *m)
+{
+    for (size_t i = m->n; i-- > 0;) {
+        uint8_t k = m->layers[i].kind;
+        if (k != EST_K_NORM && k != EST_K_ACT && k != EST_K_DROPOUT && k != EST_K_OTHER)
+            return k == EST_K_CONV;
+    }
+    return 0;
+}
+
 /* The blocks the leaf being read opens (st[..depth] with no rows yet) read t: their input. */
 static void opened_read(const struct est_model *m, struct mt_frame *st, int depth,
                         const struct mt_shape *t)
@@ -3364,7 +3405,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
          * again: reading the newest would leave its branches at two sizes, which no join
          * takes, so the leaf reads x, a second branch (DPN's c1x1_a after c1x1_w_s2) */
         if (!t && !f->numbered && f->has_x && !f->nbranch && f->x.c == c && nw &&
-            nw->c == c && nw->id > f->x.id && sp_larger(&f->x, nw) &&
+            nw->c == c && nw->id > f->x.id && sp_larger(&f->x, nw) && conv_made_newest(m) &&
             rest_downsamples(sp, depth - d + 2))
             t = sp_by_id(sp, f->x.id);
     }
@@ -3469,7 +3510,9 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
  * or the linear layers ran per pixel on a tensor made channels-last in Python
  * (x.permute(0, 2, 3, 1) in timm's and Hugging Face's ConvNeXt blocks), and every row
  * made since from the vector is as many times larger as x has pixels, linear layers on x's
- * channels running per pixel from then on (sp->channels_last). Only when every tensor
+ * channels running per pixel from then on in blocks of the class that held the layer
+ * (sp->cl_cls: timm's Mlp, Hugging Face's ConvNextLayer; not a head that pools in Python
+ * first, as Hugging Face's ConvNext does before its classifier). Only when every tensor
  * since came from that vector, and not in an attention block (PVT's spatial reduction
  * convolves its tokens: attention over pixels, which a module tree does not size); else
  * *in is left pooled (refused). -1 on overflow. */
@@ -3477,8 +3520,8 @@ static int pooled_read_again(struct est_model *m, struct mt_space *sp, struct mt
                              int depth, struct mt_shape **in)
 {
     const struct mt_shape x = sp->pooled_from;
-    if (depth >= 0 && st[depth].in_attention)
-        return 0;
+    if ((depth >= 0 && st[depth].in_attention) || attn_rows_since(m, sp->pool_row))
+        return 0; /* attention over the pixels (PVT's, MobileViT's): not sized here */
     for (unsigned i = 1; i <= sp->n; i++) {
         const struct mt_shape *s = sp_nth(sp, i);
         if (s->id < sp->pool_id)
@@ -3486,7 +3529,9 @@ static int pooled_read_again(struct est_model *m, struct mt_space *sp, struct mt
         if (!s->pooled || s->pending || s->concat)
             return 0;
     }
-    if (sp->pool_gate) {
+    /* the gate is the last row, over the vector's width (a sigmoid inside a per-pixel
+     * GLU is no squeeze-excitation's) */
+    if (sp->pool_gate && sp->pool_gate_row + 1 == m->n && sp_newest(sp)->c == x.c) {
         *in = sp_push(sp, x.c, x.h, x.w, 0);
         sp->pool_gate = 0;
         return 0;
@@ -3512,7 +3557,8 @@ static int pooled_read_again(struct est_model *m, struct mt_space *sp, struct mt
             st[d].x.pooled = st[d].xv.pooled = 0;
         }
     }
-    sp->channels_last = 1;
+    sp->cl_cls = sp->pool_cls;
+    sp->cl_cls_n = sp->pool_cls_n;
     return 0;
 }
 
@@ -3647,6 +3693,19 @@ static void join_unexplained(struct est_model *m, const struct mt_shape *in, siz
     m->join_count++;
 }
 
+/* The squeeze-excitation block the leaf being read is in (its first leaf a global
+ * pool): st[depth], or a block around it, which may hold its convolutions and gate in a
+ * child (Hugging Face's RegNetSELayer: pooler, then attention = Sequential(conv, act,
+ * conv, sigmoid)); NULL when none. Only blocks that began with that pool qualify, so a
+ * network's head (a global pool, then linear layers) holds no gate. */
+static struct mt_frame *se_frame(struct mt_frame *st, int depth)
+{
+    for (int d = depth; d >= 0; d--)
+        if (st[d].se_pool)
+            return &st[d];
+    return NULL;
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -3759,15 +3818,22 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         sp_push(sp, cout, (uint64_t)oh, (uint64_t)ow, 0);
         if (f) {
             f->has_conv = 1;
-            if (f->se_pool && !f->squeeze)
-                f->squeeze = *out;
+            struct mt_frame *se = se_frame(st, depth);
+            if (se && !se->squeeze)
+                se->squeeze = *out;
         }
         return 0;
     }
     if (!nw)
         return 0; /* before the first convolution: as any module tree */
-    if (*k == EST_K_NORM && npos >= 1) {
-        uint64_t ch = *out;
+    if (*k == EST_K_NORM && (npos >= 1 || an == 0)) {
+        /* sized by its first argument, or printed without its size (older transformers'
+         * ConvNextLayerNorm()): over the newest tensor's channels, with a scale and a
+         * shift (an RMSNorm a scale, a Frozen one neither) */
+        uint64_t ch = npos >= 1 ? *out : nw->c;
+        if (npos < 1)
+            *params = cls_n > 6 && memcmp(c, "Frozen", 6) == 0 ? 0
+                      : (est_type_flags(*k, c, cls_n) & EST_LF_RMS ? 1 : 2) * ch;
         int unexplained;
         struct mt_shape *in = sp_input(sp, m, st, depth, ch, 1, 0, &unexplained);
         if (unexplained)
@@ -3780,18 +3846,11 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         sp_push(sp, ch, h, w, 0)->pooled = pooled;
         return 0;
     }
-    if (*k == EST_K_NORM && an == 0) {
-        /* printed without its size (older transformers' ConvNextLayerNorm()): over the
-         * newest tensor's channels, a scale and a shift each (an RMSNorm: a scale) */
-        uint8_t pooled = nw->pooled;
-        *out = sp_elems(nw->c, nw->h, nw->w);
-        *params = (est_type_flags(*k, c, cls_n) & EST_LF_RMS ? 1 : 2) * nw->c;
-        sp_push(sp, nw->c, nw->h, nw->w, 0)->pooled = pooled;
-        return 0;
-    }
     if (*k == EST_K_LINEAR) {
         uint64_t of = *out, hw = nw->h * nw->w;
-        if ((sp->channels_last || (f && f->permute)) && hw > 1 && in_f == nw->c) {
+        int cl = sp->cl_cls && f && f->cls && f->cls_n == sp->cl_cls_n &&
+                 memcmp(f->cls, sp->cl_cls, f->cls_n) == 0;
+        if ((cl || (f && f->permute)) && hw > 1 && in_f == nw->c) {
             /* channels-last: per position (ConvNeXt's pointwise layers) */
             *out = sp_elems(of, nw->h, nw->w);
             if (!*out)
@@ -3811,6 +3870,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             sp->pool_row = m->n; /* this layer's row, added next */
             sp->pool_id = sp->next_id + 1;
             sp->pool_gate = 0;
+            sp->pool_cls = f ? f->cls : NULL;
+            sp->pool_cls_n = f ? f->cls_n : 0;
             size_t lo = f ? (f->after_child > f->first ? f->after_child : f->first) : 0;
             for (size_t i = m->n; i-- > lo;) { /* its own rows, not a child block's */
                 struct est_layer *l = &m->layers[i];
@@ -3920,12 +3981,19 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             *flags |= EST_LF_INPLACE;
         }
         *out = sp_elems(nw->c, nw->h, nw->w);
+        struct mt_frame *se = se_frame(st, depth);
         if (f && find(c, cls_n, "igmoid")) { /* Sigmoid, Hardsigmoid: a gate */
             f->gate = 1;
             f->gate_row = m->n; /* the row the caller adds next */
+            if (se && se != f) {
+                se->gate = 1;
+                se->gate_row = m->n;
+            }
         }
-        if (nw->pooled && find(c, cls_n, "igmoid"))
+        if (nw->pooled && find(c, cls_n, "igmoid")) {
             sp->pool_gate = 1;
+            sp->pool_gate_row = m->n; /* the row the caller adds next */
+        }
         return 0;
     }
     if (name_is(c, cls_n, "Permute") && f)
@@ -4515,7 +4583,9 @@ static int detection_part(const char *c, size_t n)
 
 /* A per-channel scale printed without its size (timm's LayerScale and LayerScale2d,
  * transformers' Dinov2LayerScale): `x * gamma`, a new tensor of the one before it that
- * keeps it for gamma's gradient, and gamma's parameters, one per channel. */
+ * keeps it for gamma's gradient, and gamma's parameters, one per channel. Not a class
+ * named Scale alone: timm's MetaFormer scales per channel with one (PoolFormer), FCOS's
+ * heads by one scalar. */
 static int layer_scale_leaf(enum est_kind k, const char *c, size_t n, size_t argn)
 {
     static const char *const names[] = {"LayerScale", "LayerScale2d"};
@@ -4532,11 +4602,22 @@ static int layer_scale_leaf(enum est_kind k, const char *c, size_t n, size_t arg
 /* ConvNeXt's block scales its branch by a parameter of one value per channel that is no
  * module, so no print shows it: torchvision's CNBlock (`self.layer_scale * ...`), timm's
  * ConvNeXtBlock (`x.mul(self.gamma...)`) and transformers' ConvNextLayer
- * (`self.layer_scale_parameter * x`), each there by default. */
+ * (`self.layer_scale_parameter * x`), each there by default; not in ConvNeXt V2's blocks
+ * (a global response norm inside, mt_frame.grn), which timm builds from the same class. */
 static int hidden_layer_scale(const char *c, size_t n)
 {
     return name_is(c, n, "CNBlock") || name_is(c, n, "ConvNeXtBlock") ||
            name_is(c, n, "ConvNextLayer");
+}
+
+/* A per-channel scale of the newest tensor: its elements (*e) and parameters (*c, one a
+ * channel); 0 when there is no tensor to scale. */
+static int layer_scale_size(struct mt_space *sp, uint64_t *e, uint64_t *c)
+{
+    const struct mt_shape *nw = sp_newest(sp);
+    *e = nw ? sp_elems(nw->c, nw->h, nw->w) : 0;
+    *c = *e ? nw->c : 0;
+    return *e != 0;
 }
 
 /* The product of a hidden layer scale (hidden_layer_scale) when its block closes: a row
@@ -4544,11 +4625,10 @@ static int hidden_layer_scale(const char *c, size_t n)
  * parameter's gradient, with the C trained parameters. -1 when the layers do not fit. */
 static int layer_scale_row(struct est_model *m, struct mt_space *sp, uint32_t mult)
 {
-    const struct mt_shape *nw = sp_newest(sp);
-    uint64_t e = sp_elems(nw->c, nw->h, nw->w);
-    if (!e)
+    uint64_t e, c;
+    if (!layer_scale_size(sp, &e, &c))
         return 0;
-    if (est_model_add(m, EST_K_POOL, e, nw->c, mult, 0) < 0)
+    if (est_model_add(m, EST_K_POOL, e, c, mult, 0) < 0)
         return -1;
     est_layer_type(&m->layers[m->n - 1], "Mul", 3);
     return 0;
@@ -4583,7 +4663,7 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
     }
     if (f->se_pool && f->radix_sum.c) /* (x * attention).sum(1) over the radix groups */
         sp_push(sp, f->radix_sum.c, f->radix_sum.h, f->radix_sum.w, 0);
-    if (hidden_layer_scale(f->cls, f->cls_n) && layer_scale_row(m, sp, f->mult) < 0)
+    if (hidden_layer_scale(f->cls, f->cls_n) && !f->grn && layer_scale_row(m, sp, f->mult) < 0)
         return -1;
     if (!f->has_conv || f->nact != 1 || f->nbare == 0 || f->numbered)
         return 0;
@@ -4598,6 +4678,10 @@ static int spatial_close(struct est_model *m, struct mt_space *sp, struct mt_fra
         memmove(&m->layers[i + 2], &m->layers[i + 1], (m->n - i - 1) * sizeof act);
         m->layers[i + 1] = act;
         m->n++;
+        if (i < sp->pool_row && sp->pool_row < m->n) /* the pooled rows moved down */
+            sp->pool_row++;
+        if (i < sp->pool_gate_row && sp->pool_gate_row < m->n)
+            sp->pool_gate_row++;
     }
     return 0;
 }
@@ -5134,7 +5218,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     sp.pool_line = sp.pool_row = 0;
     sp.pooled_from = (struct mt_shape){0};
     sp.pool_id = 0;
-    sp.pool_gate = sp.channels_last = 0;
+    sp.pool_gate = 0;
+    sp.pool_gate_row = 0;
+    sp.pool_cls = sp.cl_cls = NULL;
+    sp.pool_cls_n = sp.cl_cls_n = 0;
     sp.skip = (struct mt_shape){0};
     sp.upsampled = 0;
     int spatial_on = m->image_h > 0 && m->image_w > 0;
@@ -5486,7 +5573,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
              * virtual tokens in a `prompt_encoder` ModuleDict (one per adapter), printed
              * after the model it feeds (SAM's prompt_encoder is a PromptEncoder block) */
             if (nm && nn == 14 && memcmp(nm, "prompt_encoder", 14) == 0 &&
-                name_is(c, cls_n, "ModuleDict"))
+                peft_prompt_encoder(c, cls_n, &L))
                 return carma_err_at(err, file, L.line,
                                     "a PEFT prompt-learning model (prefix tuning, prompt "
                                     "tuning or P-tuning: its prompt_encoder): the virtual "
@@ -5597,6 +5684,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_OTHER;
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         int lscale = layer_scale_leaf(k, c, cls_n, argn);
+        if (k == EST_K_NORM && (find(c, cls_n, "GlobalResponseNorm") ||
+                                (cls_n >= 3 && memcmp(c + cls_n - 3, "GRN", 3) == 0)))
+            for (int d = 0; d <= depth; d++)
+                st[d].grn = 1;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
         /* the fewest parameters the printed arguments allow (no bias, no norm's shift);
@@ -5828,10 +5919,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                          &extra_flags, file, L.line, err) < 0)
             return -EINVAL;
         if (lscale && sp.n) {
-            const struct mt_shape *nw = sp_newest(&sp);
             k = EST_K_POOL;
-            out = sp_elems(nw->c, nw->h, nw->w);
-            params = out ? nw->c : 0;
+            layer_scale_size(&sp, &out, &params);
         }
         if (sp.upsampled) {
             /* the newest tensor upsampled in Python before the join this leaf reads

@@ -1769,6 +1769,31 @@ static void test_modtree_cnn_rules(void **state)
                       ")\n";
     assert_true(parse_image_str(pvt, 32, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:4: a Linear (in_features=16)"));
+    /* and so is one after attention ran on the pooled span (MobileViT's transformer over
+     * its unfolded pixels, then conv_proj) */
+    const char *mvit = "Net(\n"
+                       "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                       "  (attn): Attention(\n"
+                       "    (qkv): Linear(in_features=16, out_features=48, bias=True)\n"
+                       "    (proj): Linear(in_features=16, out_features=16, bias=True)\n"
+                       "  )\n"
+                       "  (conv_proj): Conv2d(16, 16, kernel_size=(1, 1), stride=(1, 1))\n"
+                       ")\n";
+    assert_true(parse_image_str(mvit, 32, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:4: a Linear (in_features=16)"));
+    /* a norm printed without its size normalises the newest tensor: a scale and a shift,
+     * none for a frozen one */
+    const char *unsized = "Net(\n"
+                          "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                          "  (n1): LayerNorm2d()\n"
+                          "  (n2): FrozenBatchNorm2d()\n"
+                          ")\n";
+    if (parse_image_str(unsized, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].out, 16 * 64);
+    assert_int_equal(m.layers[1].params, 32);
+    assert_int_equal(m.layers[2].out, 16 * 64);
+    assert_int_equal(m.layers[2].params, 0);
     /* a squeeze-excitation written with Linear layers and a sigmoid gate works on the
      * pooled vector, and the convolution after it reads the input it scaled */
     const char *se = "Net(\n"
@@ -1916,6 +1941,13 @@ static void test_modtree_dual_path(void **state)
     for (size_t i = 0; i < m.n; i++)
         pools += m.layers[i].kind == EST_K_POOL;
     assert_int_equal(pools, 2); /* conv1_pool and the global pool: nothing upsampled */
+    /* the rule is for a convolution's output: DLA's level2 project reads its tree's
+     * pooled bottom (64 x 56 x 56), not the tree's input */
+    if (parse_into("data/estimator/gpu-peaks-h100/dla34_b64.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[9].kind, EST_K_POOL);
+    assert_int_equal(m.layers[10].kind, EST_K_CONV);
+    assert_int_equal(m.layers[10].out, 64 * 56 * 56);
 }
 
 /* timm's ConvNeXt and Hugging Face's ConvNext (two stages of one block, 8 and 16
@@ -1955,12 +1987,58 @@ static void test_modtree_convnext_prints(void **state)
         assert_int_equal(scales, 2);
         assert_int_equal(acts, 2); /* one GELU a block */
     }
+    /* Hugging Face's head pools in Python (x.mean([-2, -1])) before its classifier: the
+     * per-pixel reading holds in blocks of the class that showed it, not there */
+    assert_int_equal(hf.layers[hf.n - 1].kind, EST_K_LINEAR);
+    assert_int_equal(hf.layers[hf.n - 1].out, 10);
     assert_int_equal(m.n, hf.n); /* sized or not, the same reading */
     for (size_t i = 0; i < m.n; i++) {
         assert_int_equal(m.layers[i].kind, hf.layers[i].kind);
         assert_int_equal(m.layers[i].out, hf.layers[i].out);
         assert_int_equal(m.layers[i].params, hf.layers[i].params);
     }
+    /* a row the block's listed activation adds after its norm (the ResNet rule) moves the
+     * pooled rows down: each is scaled by the pixels once */
+    if (parse_into("tests/fuzz/corpus/summary_modtree/convnext_dropout_before_linear.txt", 32,
+                   layers, &m, &err))
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < m.n; i++)
+        assert_true(m.layers[i].out == 16 * 64 || m.layers[i].out == 64 * 64);
+}
+
+/* Hugging Face's RegNetSELayer holds its squeeze-excitation's convolutions and gate in a
+ * Sequential after its pool: the block still scales its input, and the convolution after
+ * it reads that at its size (read before at 1x1, and every later layer with it). ConvNeXt
+ * V2 (timm's ConvNeXtBlock with a GlobalResponseNorm, transformers' ConvNextV2GRN, whose
+ * name says no convolution) holds no layer scale. */
+static void test_modtree_se_nested_and_grn(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("tests/fuzz/corpus/summary_modtree/se_nested_sequential.txt", 224, layers,
+                   &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 7);
+    assert_int_equal(m.layers[2].out, 16); /* the squeeze, at 1x1 */
+    assert_int_equal(m.layers[3].out, 16); /* its ReLU */
+    assert_int_equal(m.layers[4].out, 64);
+    assert_int_equal(m.layers[6].out, 64 * 112 * 112); /* conv2 reads x * gate */
+    if (parse_into("tests/fuzz/corpus/summary_modtree/convnextv2_timm_block.txt", 224, layers,
+                   &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 158592);
+    for (size_t i = 0; i < m.n; i++)
+        assert_false(m.layers[i].kind == EST_K_POOL && m.layers[i].params);
+    const char *grn = "Net(\n"
+                      "  (stem): Conv2d(3, 8, kernel_size=(4, 4), stride=(4, 4))\n"
+                      "  (grn): ConvNextV2GRN()\n"
+                      ")\n";
+    if (parse_image_str(grn, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    assert_int_equal(m.layers[1].out, 8 * 8 * 8);
+    assert_int_equal(m.layers[1].params, 16);
 }
 
 /* A per-channel scale printed without its size (timm's LayerScale / LayerScale2d,
@@ -3630,6 +3708,33 @@ static void test_modtree_peft_lora(void **state)
                                &m, &err),
                      -EINVAL);
     assert_non_null(strstr(err.msg, "t.txt:6: a PEFT prompt-learning model"));
+    /* peft before its ModuleDict held the encoder itself; P-tuning's PromptEncoder begins
+     * with its embedding, SAM's (no PEFT) with pe_layer */
+    static const char *const old_peft[] = {"PrefixEncoder(\n      (embedding)",
+                                           "PromptEmbedding(\n      (embedding)",
+                                           "PromptEncoder(\n      (embedding)"};
+    for (size_t i = 0; i < sizeof old_peft / sizeof old_peft[0]; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf,
+                 "PeftModel(\n  (base_model): Net(\n"
+                 "    (lm_head): Linear(in_features=16, out_features=100, bias=False)\n"
+                 "  )\n"
+                 "  (prompt_encoder): %s: Embedding(16, 64)\n  )\n)\n",
+                 old_peft[i]);
+        assert_int_equal(parse_str(buf, &m, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "t.txt:5: a PEFT prompt-learning model"));
+    }
+    assert_int_equal(parse_str("Sam(\n"
+                               "  (mask_decoder): Net(\n"
+                               "    (fc): Linear(in_features=16, out_features=16, bias=True)\n"
+                               "  )\n"
+                               "  (prompt_encoder): PromptEncoder(\n"
+                               "    (pe_layer): PositionEmbeddingRandom()\n"
+                               "    (not_a_point_embed): Embedding(1, 16)\n"
+                               "  )\n"
+                               ")\n",
+                               &m, &err),
+                     0);
     assert_int_equal(parse_str(PEFT_LLAMA("Linear"), &m, &err), 0);
     /* embedding 256000; per layer q, k, v, o 65536 each, gate, up, down 176128 each, two
      * norms 256 each, adapters q 4096, v 4096, gate 8 x (256 + 688); final norm; the
@@ -5928,6 +6033,7 @@ int main(void)
         cmocka_unit_test(test_modtree_layer_scale),
         cmocka_unit_test(test_modtree_dual_path),
         cmocka_unit_test(test_modtree_convnext_prints),
+        cmocka_unit_test(test_modtree_se_nested_and_grn),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
