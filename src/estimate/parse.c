@@ -2791,6 +2791,8 @@ struct mt_space {
      * sample, 0: none; the caller lists it as a pool row before the leaf) */
     struct mt_shape skip;
     uint64_t upsampled;
+    int64_t pad[4];  /* a printed 2-D pad (left, right, top, bottom) that the next */
+    int pad_pending; /* convolution reads through, unless it pads 'same' itself */
     struct lines ahead; /* the print after the leaf being read (later_sibling_makes) */
 };
 
@@ -2843,9 +2845,9 @@ static uint64_t sp_elems(uint64_t c, uint64_t h, uint64_t w)
 static int64_t window_out(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode)
 {
     int64_t span = n + 2 * p - d * (k - 1) - 1;
-    if (k < 1 || s < 1 || d < 1 || span < 0)
+    if (k < 1 || s < 1 || d < 1 || (ceil_mode ? span + s - 1 : span) < 0)
         return -1;
-    int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1; /* both >= 0: floors */
     if (ceil_mode && (o - 1) * s >= n + p) /* the last window must start inside */
         o--;
     return o;
@@ -3706,6 +3708,43 @@ static struct mt_frame *se_frame(struct mt_frame *st, int depth)
     return NULL;
 }
 
+/* A printed 2-D pad, ZeroPad2d((l, r, t, b)) and the Constant, Reflection and Replication
+ * kinds (PyTorch prints all four sides): the next convolution reads the input that much
+ * larger, unless it pads 'same' itself (transformers' EfficientNet prints a pad in every
+ * depthwise layer and calls it before the strided, 'valid' ones only). 1 when c is one. */
+static int pad_leaf(struct mt_space *sp, const char *c, size_t cls_n, const char *a, size_t an)
+{
+    static const char *const pads[] = {"ZeroPad2d", "ConstantPad2d", "ReflectionPad2d",
+                                       "ReplicationPad2d"};
+    size_t i = 0;
+    while (i < sizeof pads / sizeof pads[0] && !name_is(c, cls_n, pads[i]))
+        i++;
+    if (i == sizeof pads / sizeof pads[0])
+        return 0;
+    const char *p = a, *end = a + an;
+    while (p < end && (*p == ' ' || *p == '(' || (*p == 'p' && end - p > 8 &&
+                                                    memcmp(p, "padding=", 8) == 0)))
+        p += *p == 'p' ? 8 : 1;
+    int64_t v[4];
+    for (int k = 0; k < 4; k++) {
+        int neg = p < end && *p == '-';
+        p += neg;
+        if (p >= end || !isdigit((unsigned char)*p))
+            return 1; /* not four sides: as before, no size change */
+        int64_t x = 0;
+        while (p < end && isdigit((unsigned char)*p) && x < MT_MAX_WINDOW)
+            x = x * 10 + (*p++ - '0');
+        if (x >= MT_MAX_WINDOW)
+            return 1;
+        v[k] = neg ? -x : x;
+        while (p < end && (*p == ',' || *p == ' '))
+            p++;
+    }
+    memcpy(sp->pad, v, sizeof v);
+    sp->pad_pending = 1;
+    return 1;
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -3716,6 +3755,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
 {
     struct mt_frame *f = depth >= 0 ? &st[depth] : NULL;
     struct mt_shape *nw = sp_newest(sp);
+    if (pad_leaf(sp, c, cls_n, a, an))
+        return 0;
     if (*k == EST_K_CONV) {
         int transposed = find(c, cls_n, "Transpose") != NULL;
         int64_t ks[3], st2[2], pad[2] = {0, 0}, dil[2], op[2];
@@ -3724,8 +3765,13 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             return carma_err_at(err, file, line,
                                 "%.*s in a module tree: " MT_CONV_NOT_2D, (int)cls_n, c);
         /* padding='same' (stride 1), or timm's Conv2dSame (Conv2dSameExport), which pads
-         * TensorFlow's way at any stride and prints no padding: ceil(in / stride) */
-        int same = find(a, an, "padding=same") != NULL || find(c, cls_n, "Conv2dSame");
+         * TensorFlow's way at any stride and prints no padding: ceil(in / stride); so does
+         * transformers' MobileNetV1/V2ConvLayer (tf_padding, its default: the convolution
+         * is built without padding and forward pads its input) */
+        int tf_layer = f && f->cls && (name_is(f->cls, f->cls_n, "MobileNetV2ConvLayer") ||
+                                       name_is(f->cls, f->cls_n, "MobileNetV1ConvLayer"));
+        int same = find(a, an, "padding=same") != NULL || find(c, cls_n, "Conv2dSame") ||
+                   (tf_layer && !find(a, an, "padding="));
         int valid = find(a, an, "padding=valid") != NULL; /* pad stays 0 */
         if (nk != 2 || npos != 2 || ks[0] > MT_MAX_WINDOW || ks[1] > MT_MAX_WINDOW ||
             dims2(a, an, "stride=", 1, st2) < 0 ||
@@ -3789,6 +3835,16 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         } else {
             m->input = sp_elems(cin, h, w);
         }
+        if (sp->pad_pending && !same) { /* a printed pad before it (pad_leaf) */
+            int64_t ph = (int64_t)h + sp->pad[2] + sp->pad[3];
+            int64_t pw = (int64_t)w + sp->pad[0] + sp->pad[1];
+            if (ph < 1 || pw < 1)
+                return carma_err_at(err, file, line, "%.*s: no input left after its pad",
+                                    (int)cls_n, c);
+            h = (uint64_t)ph;
+            w = (uint64_t)pw;
+        }
+        sp->pad_pending = 0;
         if (squeeze || radix) {
             h = w = 1;
             f->se_pool = 1;
@@ -3890,6 +3946,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     if (*k == EST_K_POOL || upsample) {
         int64_t o[2];
         *k = EST_K_POOL; /* a new tensor without parameters */
+        sp->pad_pending = 0; /* a pad before a pooling: not read (a convolution's only) */
         uint64_t ch = nw->c;
         size_t blank = 0;
         while (blank < an && a[blank] == ' ')
@@ -3963,6 +4020,14 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             } else {
                 o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], ceil_mode);
                 o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], ceil_mode);
+                /* AvgPool2d's print leaves ceil_mode out: a window past its input ran in
+                 * ceil mode, the only one in which PyTorch gives it an output (transformers'
+                 * EfficientNet pools globally with AvgPool2d(hidden_dim, ceil_mode=True)) */
+                if ((o[0] < 1 || o[1] < 1) && !ceil_mode && find(c, cls_n, "AvgPool") &&
+                    !find(a, an, "ceil_mode=")) {
+                    o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], 1);
+                    o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], 1);
+                }
             }
         }
         uint64_t e = o[0] > 0 && o[1] > 0 ? sp_elems(ch, (uint64_t)o[0], (uint64_t)o[1]) : 0;
@@ -5224,6 +5289,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     sp.pool_cls_n = sp.cl_cls_n = 0;
     sp.skip = (struct mt_shape){0};
     sp.upsampled = 0;
+    sp.pad_pending = 0;
+    memset(sp.pad, 0, sizeof sp.pad);
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
@@ -5913,7 +5980,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             pf = depth > 0 ? &st[depth - 1] : NULL;
         int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
         sp.ahead = L;
-        if ((sp.n || (k == EST_K_CONV && spatial_on)) &&
+        if ((sp.n || (spatial_on && (k == EST_K_CONV || k == EST_K_OTHER))) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)

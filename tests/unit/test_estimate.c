@@ -2006,6 +2006,57 @@ static void test_modtree_convnext_prints(void **state)
         assert_true(m.layers[i].out == 16 * 64 || m.layers[i].out == 64 * 64);
 }
 
+/* What transformers' CNNs do in forward that their prints leave out: MobileNetV1/V2's
+ * convolution layers pad TensorFlow's way (tf_padding: built without padding, the input
+ * padded in forward), EfficientNet pads before its strided 'valid' convolutions with a
+ * printed ZeroPad2d (printed in every depthwise layer, called before the strided ones
+ * only) and pools globally with AvgPool2d(1280, ceil_mode=True), whose print leaves
+ * ceil_mode out. */
+static void test_modtree_hf_cnn_padding(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *mnv2 = "Net(\n"
+                       "  (first_conv): MobileNetV2ConvLayer(\n"
+                       "    (convolution): Conv2d(3, 32, kernel_size=(3, 3), stride=(2, 2), "
+                       "bias=False)\n"
+                       "  )\n"
+                       "  (conv_3x3): MobileNetV2ConvLayer(\n"
+                       "    (convolution): Conv2d(32, 32, kernel_size=(3, 3), stride=(1, 1), "
+                       "groups=32, bias=False)\n"
+                       "  )\n"
+                       "  (plain): Conv2d(32, 8, kernel_size=(3, 3), stride=(1, 1))\n"
+                       ")\n";
+    if (parse_image_str(mnv2, 224, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[0].out, 32 * 112 * 112);
+    assert_int_equal(m.layers[1].out, 32 * 112 * 112);
+    assert_int_equal(m.layers[2].out, 8 * 110 * 110); /* outside them: no padding */
+    const char *eff = "Net(\n"
+                      "  (padding): ZeroPad2d((0, 1, 0, 1))\n"
+                      "  (stem): Conv2d(3, 32, kernel_size=(3, 3), stride=(2, 2), "
+                      "padding=valid, bias=False)\n"
+                      "  (pad): ZeroPad2d((0, 1, 0, 1))\n"
+                      "  (dw): Conv2d(32, 32, kernel_size=(3, 3), stride=(1, 1), "
+                      "padding=same, groups=32, bias=False)\n"
+                      "  (pooler): AvgPool2d(kernel_size=1280, stride=1280, padding=0)\n"
+                      ")\n";
+    if (parse_image_str(eff, 224, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 5);
+    assert_int_equal(m.layers[1].out, 32 * 112 * 112); /* 225 x 225 in */
+    assert_int_equal(m.layers[3].out, 32 * 112 * 112); /* 'same': the pad is not called */
+    assert_int_equal(m.layers[4].out, 32);             /* global */
+    /* a pad that leaves no input is an error at its convolution */
+    const char *crop = "Net(\n"
+                       "  (pad): ZeroPad2d((-200, -200, 0, 0))\n"
+                       "  (stem): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1))\n"
+                       ")\n";
+    assert_true(parse_image_str(crop, 224, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: Conv2d: no input left after its pad"));
+}
+
 /* Hugging Face's RegNetSELayer holds its squeeze-excitation's convolutions and gate in a
  * Sequential after its pool: the block still scales its input, and the convolution after
  * it reads that at its size (read before at 1x1, and every later layer with it). ConvNeXt
@@ -6034,6 +6085,7 @@ int main(void)
         cmocka_unit_test(test_modtree_dual_path),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
+        cmocka_unit_test(test_modtree_hf_cnn_padding),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
         cmocka_unit_test(test_modtree_frozen_batchnorm),
