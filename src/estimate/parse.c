@@ -2942,6 +2942,16 @@ struct mt_frame {
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
+    int strided;      /* a strided convolution inside */
+    int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
+    uint64_t entries; /* direct children, repeats counted */
+    unsigned leaf_kids; /* direct children that are leaves */
+    /* its last direct child, if a ModuleList that just closed: its entries (0: none), a
+     * strided convolution inside, its line; and the same of the sibling before this block
+     * as it opened (zip_*): a list of downsamplings, then as many stages? */
+    uint64_t list_n, zip_n; /* (only a list of blocks counts) */
+    int list_strided, zip_strided;
+    size_t list_line, zip_line;
     int se_class; /* a squeeze-excitation class (SqueezeExcite, SEModule): its squeeze may
                      be a mean in forward, not a printed pool */
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
@@ -3872,6 +3882,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 "%.*s: no output at this --image-size (input %llux%llu)",
                                 (int)cls_n, c, (unsigned long long)h, (unsigned long long)w);
         sp_push(sp, cout, (uint64_t)oh, (uint64_t)ow, 0);
+        for (int d = 0; d <= depth && (st2[0] > 1 || st2[1] > 1); d++)
+            st[d].strided = 1;
         if (f) {
             f->has_conv = 1;
             struct mt_frame *se = se_frame(st, depth);
@@ -5445,8 +5457,25 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (f->numbered && f->child == 1 && f->in_unit && !group_line &&
                 attn_rows_since(m, f->first))
                 group_line = f->line;
+            /* a list of blocks that downsample, then one of as many blocks that neither
+             * downsample nor upsample: the stages each downsampling precedes */
+            int list = name_is(f->cls, f->cls_n, "ModuleList") && !f->leaf_kids;
+            if (list && sp.n && f->zip_n >= 2 && f->zip_n == f->entries && f->zip_strided &&
+                !f->strided && !f->ups)
+                return carma_err_at(
+                    err, file, f->zip_line,
+                    "a list of %llu modules with strided convolutions, then (line %zu) a "
+                    "list of as many: forward runs them zipped, each downsampling before its "
+                    "stage (transformers' PoolFormer, SegFormer), which the print's order "
+                    "does not show; give a torchinfo table of the model run on its input "
+                    "(torchinfo.summary(model, input_data=..., depth=10)), which lists every "
+                    "shape",
+                    (unsigned long long)f->zip_n, f->line);
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
+                up->list_n = list ? f->entries : 0;
+                up->list_strided = f->strided;
+                up->list_line = f->line;
                 if (!sp.n)
                     moe_child_closed(m, up, f);
                 /* An attention class with no projection of its own (ChatGLM's and
@@ -5596,16 +5625,30 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             /* Opening a block. */
             if (depth + 1 >= EST_MAX_DEPTH)
                 return carma_err_at(err, file, L.line, "nesting deeper than %d", EST_MAX_DEPTH);
+            uint64_t zip_n = 0;
+            int zip_strided = 0;
+            size_t zip_line = 0;
             if (depth >= 0) {
                 struct mt_frame *up = &st[depth];
                 up->child++;
+                up->entries += (uint64_t)rep;
                 kid_start(up, m->n, L.line);
                 child_start(up, &sp);
                 up->first_leaf_done = 1;
                 norm_settle(up, 0);
+                zip_n = up->list_n;
+                zip_strided = up->list_strided;
+                zip_line = up->list_line;
+                up->list_n = 0;
             }
             struct mt_frame *f = &st[++depth];
             memset(f, 0, sizeof *f);
+            f->zip_n = zip_n;
+            f->zip_strided = zip_strided;
+            f->zip_line = zip_line;
+            if (find(c, cls_n, "Upsampl"))
+                for (int d = 0; d <= depth; d++)
+                    st[d].ups = 1;
             f->pending = SIZE_MAX;
             if (sp.n) {
                 f->x = *sp_top(&sp, 1);
@@ -5735,11 +5778,17 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (depth >= 0) {
             st[depth].child++; /* before sizing: a convolution's branch is this child */
+            st[depth].entries += (uint64_t)rep;
+            st[depth].leaf_kids++;
+            st[depth].list_n = 0;
             kid_start(&st[depth], m->n, L.line);
             child_start(&st[depth], &sp);
         }
         if ((rc = refuse_unmodelled(file, L.line, c, cls_n, err)))
             return rc;
+        if (find(c, cls_n, "Upsampl") || find(c, cls_n, "Transpose"))
+            for (int d = 0; d <= depth; d++)
+                st[d].ups = 1;
         enum est_kind k = est_kind_classify(c, cls_n);
         if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
             return moe_fused_refuse(file, L.line, c, cls_n, err);

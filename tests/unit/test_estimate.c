@@ -2048,6 +2048,58 @@ static void test_modtree_hf_cnn_padding(void **state)
     assert_int_equal(m.layers[1].out, 32 * 112 * 112); /* 225 x 225 in */
     assert_int_equal(m.layers[3].out, 32 * 112 * 112); /* 'same': the pad is not called */
     assert_int_equal(m.layers[4].out, 32);             /* global */
+    /* transformers' PoolFormer and SegFormer list their patch embeddings, then their
+     * stages, and zip them in forward: refused, where the stages had been read after
+     * every downsampling, silently small; two lists of which the second upsamples (a
+     * diffusers U-Net's down and up blocks) are no such pair */
+    const char *zip = "Net(\n"
+                      "  (patch_embeddings): ModuleList(\n"
+                      "    (0): Embed(\n"
+                      "      (proj): Conv2d(3, 8, kernel_size=(4, 4), stride=(4, 4))\n"
+                      "    )\n"
+                      "    (1): Embed(\n"
+                      "      (proj): Conv2d(8, 16, kernel_size=(2, 2), stride=(2, 2))\n"
+                      "    )\n"
+                      "  )\n"
+                      "  (block): ModuleList(\n"
+                      "    (0): Stage(\n"
+                      "      (fc): Conv2d(8, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "    )\n"
+                      "    (1): Stage(\n"
+                      "      (fc): Conv2d(16, 16, kernel_size=(1, 1), stride=(1, 1))\n"
+                      "    )\n"
+                      "  )\n"
+                      ")\n";
+    assert_true(parse_image_str(zip, 64, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:2: a list of 2 modules with strided convolutions, "
+                                    "then (line 10) a list of as many: forward runs them "
+                                    "zipped"));
+    const char *unet = "Net(\n"
+                       "  (down_blocks): ModuleList(\n"
+                       "    (0): Down(\n"
+                       "      (conv): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), "
+                       "padding=(1, 1))\n"
+                       "    )\n"
+                       "    (1): Down(\n"
+                       "      (conv): Conv2d(8, 8, kernel_size=(3, 3), stride=(2, 2), "
+                       "padding=(1, 1))\n"
+                       "    )\n"
+                       "  )\n"
+                       "  (up_blocks): ModuleList(\n"
+                       "    (0): Up(\n"
+                       "      (up): Upsample(scale_factor=2.0, mode='nearest')\n"
+                       "      (conv): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), "
+                       "padding=(1, 1))\n"
+                       "    )\n"
+                       "    (1): Up(\n"
+                       "      (up): Upsample(scale_factor=2.0, mode='nearest')\n"
+                       "      (conv): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), "
+                       "padding=(1, 1))\n"
+                       "    )\n"
+                       "  )\n"
+                       ")\n";
+    if (parse_image_str(unet, 64, &m, &err))
+        fail_msg("%s", err.msg);
     /* a pad that leaves no input is an error at its convolution */
     const char *crop = "Net(\n"
                        "  (pad): ZeroPad2d((-200, -200, 0, 0))\n"
