@@ -2943,6 +2943,7 @@ struct mt_frame {
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
     int strided;      /* a strided convolution inside */
+    uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
     uint64_t entries; /* direct children, repeats counted */
     unsigned leaf_kids; /* direct children that are leaves */
@@ -3755,6 +3756,27 @@ static int pad_leaf(struct mt_space *sp, const char *c, size_t cls_n, const char
     return 1;
 }
 
+/* The tensor a pooling leaf reads: the newest, nw, but where the pooling opens a child
+ * block of a block that pooled its own input x in an earlier direct child, and nw is that
+ * pooled x: then x itself (timm's DlaTree pools x as `bottom` for its projection and
+ * hands x, not bottom, to its tree1, whose own downsample pools it; read on bottom,
+ * DLA's deeper levels were pooled twice at every level). The blocks the pooling opens
+ * read x too. */
+static struct mt_shape *pool_source(struct est_model *m, struct mt_space *sp,
+                                    struct mt_frame *st, int depth, struct mt_shape *nw)
+{
+    for (int d = depth; d > 0 && st[d].first == m->n; d--) {
+        const struct mt_frame *f = &st[d - 1];
+        struct mt_shape *x;
+        if (f->pooled_x && f->pooled_x == nw->id &&
+            (x = sp_by_id(sp, f->x.pending ? f->xv.id : f->x.id)) != NULL) {
+            opened_read(m, st, depth, x);
+            return x;
+        }
+    }
+    return nw;
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -3959,6 +3981,9 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int64_t o[2];
         *k = EST_K_POOL; /* a new tensor without parameters */
         sp->pad_pending = 0; /* a pad before a pooling: not read (a convolution's only) */
+        const uint32_t read_id = nw->id;
+        if (!upsample)
+            nw = pool_source(m, sp, st, depth, nw);
         uint64_t ch = nw->c;
         size_t blank = 0;
         while (blank < an && a[blank] == ' ')
@@ -4049,7 +4074,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 (int)cls_n, c, (unsigned long long)nw->h,
                                 (unsigned long long)nw->w);
         *out = e;
-        sp_push(sp, ch, (uint64_t)o[0], (uint64_t)o[1], 0);
+        uint32_t made = sp_push(sp, ch, (uint64_t)o[0], (uint64_t)o[1], 0)->id;
+        uint32_t xid = f && f->x.pending ? f->xv.id : f ? f->x.id : 0; /* an add: its value */
+        if (f && f->has_x && read_id == xid && nw->id == xid)
+            f->pooled_x = made; /* a direct child pooled the block's input */
         return 0;
     }
     if (inplace || *k == EST_K_ACT || *k == EST_K_DROPOUT || *k == EST_K_SOFTMAX) {

@@ -1948,6 +1948,15 @@ static void test_modtree_dual_path(void **state)
     assert_int_equal(m.layers[9].kind, EST_K_POOL);
     assert_int_equal(m.layers[10].kind, EST_K_CONV);
     assert_int_equal(m.layers[10].out, 64 * 56 * 56);
+    /* and a DlaTree hands its input, not its pooled bottom, to its tree1, whose own
+     * downsample pools it once: levels 3, 4 and 5 at 28, 14 and 7 (were pooled twice a
+     * level, level 5 at 1x1) */
+    assert_int_equal(m.layers[29].kind, EST_K_POOL);
+    assert_int_equal(m.layers[29].out, 64 * 28 * 28);
+    assert_int_equal(m.layers[66].kind, EST_K_POOL);
+    assert_int_equal(m.layers[66].out, 128 * 14 * 14);
+    assert_int_equal(m.layers[102].kind, EST_K_CONV);
+    assert_int_equal(m.layers[102].out, 512 * 7 * 7);
 }
 
 /* timm's ConvNeXt and Hugging Face's ConvNext (two stages of one block, 8 and 16
