@@ -2953,6 +2953,9 @@ struct mt_frame {
     uint64_t list_n, zip_n; /* (only a list of blocks counts) */
     int list_strided, zip_strided;
     size_t list_line, zip_line;
+    uint64_t list_c0, zip_c0; /* the channels its first entry made */
+    uint64_t c0;              /* as a list: the channels its first entry made */
+    uint64_t first_cin;       /* the input channels of its first convolution */
     int se_class; /* a squeeze-excitation class (SqueezeExcite, SEModule): its squeeze may
                      be a mean in forward, not a printed pool */
     uint64_t squeeze; /* squeeze-excitation: its first convolution's output */
@@ -3533,8 +3536,8 @@ static int pooled_read_again(struct est_model *m, struct mt_space *sp, struct mt
                              int depth, struct mt_shape **in)
 {
     const struct mt_shape x = sp->pooled_from;
-    if ((depth >= 0 && st[depth].in_attention) || attn_rows_since(m, sp->pool_row))
-        return 0; /* attention over the pixels (PVT's, MobileViT's): not sized here */
+    if (depth >= 0 && st[depth].in_attention)
+        return 0; /* attention over the pixels (PVT's): not sized here */
     for (unsigned i = 1; i <= sp->n; i++) {
         const struct mt_shape *s = sp_nth(sp, i);
         if (s->id < sp->pool_id)
@@ -3789,6 +3792,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     struct mt_shape *nw = sp_newest(sp);
     if (pad_leaf(sp, c, cls_n, a, an))
         return 0;
+    if (*k != EST_K_CONV)
+        sp->pad_pending = 0; /* a pad is its next leaf's, a convolution's */
     if (*k == EST_K_CONV) {
         int transposed = find(c, cls_n, "Transpose") != NULL;
         int64_t ks[3], st2[2], pad[2] = {0, 0}, dil[2], op[2];
@@ -3904,8 +3909,11 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 "%.*s: no output at this --image-size (input %llux%llu)",
                                 (int)cls_n, c, (unsigned long long)h, (unsigned long long)w);
         sp_push(sp, cout, (uint64_t)oh, (uint64_t)ow, 0);
-        for (int d = 0; d <= depth && (st2[0] > 1 || st2[1] > 1); d++)
+        for (int d = 0; d <= depth && !transposed && (st2[0] > 1 || st2[1] > 1); d++)
             st[d].strided = 1;
+        for (int d = 0; d <= depth; d++)
+            if (!st[d].first_cin)
+                st[d].first_cin = cin;
         if (f) {
             f->has_conv = 1;
             struct mt_frame *se = se_frame(st, depth);
@@ -3980,7 +3988,6 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     if (*k == EST_K_POOL || upsample) {
         int64_t o[2];
         *k = EST_K_POOL; /* a new tensor without parameters */
-        sp->pad_pending = 0; /* a pad before a pooling: not read (a convolution's only) */
         const uint32_t read_id = nw->id;
         if (!upsample)
             nw = pool_source(m, sp, st, depth, nw);
@@ -4057,11 +4064,13 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             } else {
                 o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], ceil_mode);
                 o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], ceil_mode);
-                /* AvgPool2d's print leaves ceil_mode out: a window past its input ran in
-                 * ceil mode, the only one in which PyTorch gives it an output (transformers'
-                 * EfficientNet pools globally with AvgPool2d(hidden_dim, ceil_mode=True)) */
+                /* AvgPool2d's print leaves ceil_mode out: a window larger than the image
+                 * itself, which no input of the model fills, ran in ceil mode, the only one
+                 * in which PyTorch gives it an output (transformers' EfficientNet pools
+                 * globally with AvgPool2d(hidden_dim, ceil_mode=True)); a smaller one
+                 * without output is an image too small for the model, refused below */
                 if ((o[0] < 1 || o[1] < 1) && !ceil_mode && find(c, cls_n, "AvgPool") &&
-                    !find(a, an, "ceil_mode=")) {
+                    ks[0] > (int64_t)m->image_h && ks[1] > (int64_t)m->image_w) {
                     o[0] = window_out((int64_t)nw->h, ks[0], sd[0], pd[0], dl[0], 1);
                     o[1] = window_out((int64_t)nw->w, ks[1], sd[1], pd[1], dl[1], 1);
                 }
@@ -4076,8 +4085,9 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         *out = e;
         uint32_t made = sp_push(sp, ch, (uint64_t)o[0], (uint64_t)o[1], 0)->id;
         uint32_t xid = f && f->x.pending ? f->xv.id : f ? f->x.id : 0; /* an add: its value */
-        if (f && f->has_x && read_id == xid && nw->id == xid)
-            f->pooled_x = made; /* a direct child pooled the block's input */
+        if (f && !f->numbered && f->has_x && read_id == xid && nw->id == xid)
+            f->pooled_x = made; /* a direct child pooled the block's input (ids are never
+                                   reused: pool_source matches it only while newest) */
         return 0;
     }
     if (inplace || *k == EST_K_ACT || *k == EST_K_DROPOUT || *k == EST_K_SOFTMAX) {
@@ -5486,16 +5496,18 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 attn_rows_since(m, f->first))
                 group_line = f->line;
             /* a list of blocks that downsample, then one of as many blocks that neither
-             * downsample nor upsample: the stages each downsampling precedes */
+             * downsample nor upsample, the first of which reads what the first
+             * downsampling made: the stages each downsampling precedes (a U-Net's up
+             * blocks read a join of other widths) */
             int list = name_is(f->cls, f->cls_n, "ModuleList") && !f->leaf_kids;
             if (list && sp.n && f->zip_n >= 2 && f->zip_n == f->entries && f->zip_strided &&
-                !f->strided && !f->ups)
+                !f->strided && !f->ups && f->zip_c0 && f->first_cin == f->zip_c0)
                 return carma_err_at(
                     err, file, f->zip_line,
                     "a list of %llu modules with strided convolutions, then (line %zu) a "
                     "list of as many: forward runs them zipped, each downsampling before its "
-                    "stage (transformers' PoolFormer, SegFormer), which the print's order "
-                    "does not show; give a torchinfo table of the model run on its input "
+                    "stage (transformers' PoolFormer), which the print's order does not show; "
+                    "give a torchinfo table of the model run on its input "
                     "(torchinfo.summary(model, input_data=..., depth=10)), which lists every "
                     "shape",
                     (unsigned long long)f->zip_n, f->line);
@@ -5504,6 +5516,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 up->list_n = list ? f->entries : 0;
                 up->list_strided = f->strided;
                 up->list_line = f->line;
+                up->list_c0 = f->c0;
+                const struct mt_shape *made = sp.n ? sp_newest(&sp) : NULL;
+                if (name_is(up->cls, up->cls_n, "ModuleList") && up->entries == 1 && made)
+                    up->c0 = made->c;
                 if (!sp.n)
                     moe_child_closed(m, up, f);
                 /* An attention class with no projection of its own (ChatGLM's and
@@ -5653,7 +5669,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             /* Opening a block. */
             if (depth + 1 >= EST_MAX_DEPTH)
                 return carma_err_at(err, file, L.line, "nesting deeper than %d", EST_MAX_DEPTH);
-            uint64_t zip_n = 0;
+            uint64_t zip_n = 0, zip_c0 = 0;
             int zip_strided = 0;
             size_t zip_line = 0;
             if (depth >= 0) {
@@ -5667,6 +5683,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 zip_n = up->list_n;
                 zip_strided = up->list_strided;
                 zip_line = up->list_line;
+                zip_c0 = up->list_c0;
                 up->list_n = 0;
             }
             struct mt_frame *f = &st[++depth];
@@ -5674,6 +5691,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->zip_n = zip_n;
             f->zip_strided = zip_strided;
             f->zip_line = zip_line;
+            f->zip_c0 = zip_c0;
             if (find(c, cls_n, "Upsampl"))
                 for (int d = 0; d <= depth; d++)
                     st[d].ups = 1;
@@ -6057,7 +6075,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             pf = depth > 0 ? &st[depth - 1] : NULL;
         int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
         sp.ahead = L;
-        if ((sp.n || (spatial_on && (k == EST_K_CONV || k == EST_K_OTHER))) &&
+        if ((sp.n || spatial_on) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)

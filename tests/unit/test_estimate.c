@@ -1769,18 +1769,14 @@ static void test_modtree_cnn_rules(void **state)
                       ")\n";
     assert_true(parse_image_str(pvt, 32, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:4: a Linear (in_features=16)"));
-    /* and so is one after attention ran on the pooled span (MobileViT's transformer over
-     * its unfolded pixels, then conv_proj) */
-    const char *mvit = "Net(\n"
-                       "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
-                       "  (attn): Attention(\n"
-                       "    (qkv): Linear(in_features=16, out_features=48, bias=True)\n"
-                       "    (proj): Linear(in_features=16, out_features=16, bias=True)\n"
-                       "  )\n"
-                       "  (conv_proj): Conv2d(16, 16, kernel_size=(1, 1), stride=(1, 1))\n"
-                       ")\n";
-    assert_true(parse_image_str(mvit, 32, &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:4: a Linear (in_features=16)"));
+    /* MobileViT's transformer runs over its unfolded pixels, then its conv_proj reads the
+     * pooled span: a model that runs attention over a sequence a module tree does not
+     * size, refused as such (not as a per-pixel Linear; the span is read per pixel first) */
+    if (parse_into("data/estimator/gpu-peaks-h100/mobilevit_s_b64.txt", 256, layers, &m,
+                   &err) == 0)
+        fail_msg("MobileViT estimated");
+    assert_non_null(strstr(err.msg, "mobilevit_s_b64.txt:186: a sequence model (this line) "
+                                    "with convolutions that do not cut the image into patches"));
     /* a norm printed without its size normalises the newest tensor: a scale and a shift,
      * none for a frozen one */
     const char *unsized = "Net(\n"
@@ -2057,10 +2053,10 @@ static void test_modtree_hf_cnn_padding(void **state)
     assert_int_equal(m.layers[1].out, 32 * 112 * 112); /* 225 x 225 in */
     assert_int_equal(m.layers[3].out, 32 * 112 * 112); /* 'same': the pad is not called */
     assert_int_equal(m.layers[4].out, 32);             /* global */
-    /* transformers' PoolFormer and SegFormer list their patch embeddings, then their
-     * stages, and zip them in forward: refused, where the stages had been read after
-     * every downsampling, silently small; two lists of which the second upsamples (a
-     * diffusers U-Net's down and up blocks) are no such pair */
+    /* transformers' PoolFormer lists its patch embeddings, then its stages, and zips them
+     * in forward: refused, where the stages had been read after every downsampling,
+     * silently small; two lists of which the second upsamples (a diffusers U-Net's down
+     * and up blocks) are no such pair */
     const char *zip = "Net(\n"
                       "  (patch_embeddings): ModuleList(\n"
                       "    (0): Embed(\n"
@@ -2109,6 +2105,64 @@ static void test_modtree_hf_cnn_padding(void **state)
                        ")\n";
     if (parse_image_str(unet, 64, &m, &err))
         fail_msg("%s", err.msg);
+    /* the same two lists as a U-Net writes them, its up blocks reading joins of other
+     * widths through F.interpolate (no Upsample printed), are no such pair */
+    const char *unet2 = "UNet(\n"
+                        "  (inc): Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), "
+                        "padding=(1, 1))\n"
+                        "  (downs): ModuleList(\n"
+                        "    (0): Down(\n"
+                        "      (conv): Conv2d(16, 32, kernel_size=(3, 3), stride=(2, 2), "
+                        "padding=(1, 1))\n"
+                        "    )\n"
+                        "    (1): Down(\n"
+                        "      (conv): Conv2d(32, 64, kernel_size=(3, 3), stride=(2, 2), "
+                        "padding=(1, 1))\n"
+                        "    )\n"
+                        "  )\n"
+                        "  (ups): ModuleList(\n"
+                        "    (0): Up(\n"
+                        "      (conv): Conv2d(96, 32, kernel_size=(3, 3), stride=(1, 1), "
+                        "padding=(1, 1))\n"
+                        "    )\n"
+                        "    (1): Up(\n"
+                        "      (conv): Conv2d(48, 16, kernel_size=(3, 3), stride=(1, 1), "
+                        "padding=(1, 1))\n"
+                        "    )\n"
+                        "  )\n"
+                        ")\n";
+    if (parse_image_str(unet2, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    /* an AvgPool2d window that an input of the model could fill, given none, is an image
+     * too small for it (DenseNet's transitions at 16x16), not ceil mode */
+    if (parse_into("data/estimator/gpu-peaks-h100/densenet121_b64.txt", 16, layers, &m,
+                   &err) == 0)
+        fail_msg("DenseNet-121 read at 16x16");
+    assert_non_null(strstr(err.msg, "AvgPool2d: no output at this --image-size (input 1x1)"));
+    /* a pad is its next leaf's: a norm in between takes it */
+    const char *pad_norm = "Net(\n"
+                           "  (pad): ReflectionPad2d((3, 3, 3, 3))\n"
+                           "  (bn): BatchNorm2d(3, eps=1e-05, momentum=0.1)\n"
+                           "  (conv): Conv2d(3, 8, kernel_size=(7, 7), stride=(1, 1))\n"
+                           ")\n";
+    if (parse_image_str(pad_norm, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 0), 8 * 26 * 26);
+    /* in a Sequential each child reads the one before: a pooling that opens the next
+     * child block pools the pooled tensor again (DLA's rule is for named children) */
+    const char *seqpool = "Net(\n"
+                          "  (stem): Conv2d(3, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                          "  (body): Sequential(\n"
+                          "    (0): MaxPool2d(kernel_size=2, stride=2, padding=0)\n"
+                          "    (1): Sequential(\n"
+                          "      (0): MaxPool2d(kernel_size=2, stride=2, padding=0)\n"
+                          "      (1): Conv2d(8, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                          "    )\n"
+                          "  )\n"
+                          ")\n";
+    if (parse_image_str(seqpool, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 1), 8 * 16 * 16);
     /* a pad that leaves no input is an error at its convolution */
     const char *crop = "Net(\n"
                        "  (pad): ZeroPad2d((-200, -200, 0, 0))\n"
