@@ -2947,13 +2947,14 @@ struct mt_frame {
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
     uint64_t entries; /* direct children, repeats counted */
     unsigned leaf_kids; /* direct children that are leaves */
-    /* its last direct child, if a ModuleList that just closed: its entries (0: none), a
-     * strided convolution inside, its line; and the same of the sibling before this block
-     * as it opened (zip_*): a list of downsamplings, then as many stages? */
-    uint64_t list_n, zip_n; /* (only a list of blocks counts) */
-    int list_strided, zip_strided;
-    size_t list_line, zip_line;
-    uint64_t list_c0, zip_c0; /* the channels its first entry made */
+    /* its last direct child, if a ModuleList of blocks that closed, until the next child
+     * closes or a leaf begins (read as the next list closes: a list of downsamplings,
+     * then as many stages?): its entries (0: none), a strided convolution inside, its
+     * line, the channels its first entry made */
+    uint64_t list_n;
+    int list_strided;
+    size_t list_line;
+    uint64_t list_c0;
     uint64_t c0;              /* as a list: the channels its first entry made */
     uint64_t first_cin;       /* the input channels of its first convolution */
     int se_class; /* a squeeze-excitation class (SqueezeExcite, SEModule): its squeeze may
@@ -3020,6 +3021,22 @@ enum mt_peft {
 static int name_is(const char *s, size_t n, const char *z)
 {
     return strlen(z) == n && memcmp(s, z, n) == 0;
+}
+
+/* s[0..n) ends with z. */
+static int name_ends(const char *s, size_t n, const char *z)
+{
+    size_t k = strlen(z);
+    return n >= k && memcmp(s + n - k, z, k) == 0;
+}
+
+/* A module of class [c, c + n) that upsamples (Upsample, diffusers' Upsample2D, a
+ * transposed convolution) marks st[0..depth], the blocks it is in. */
+static void mark_upsampling(struct mt_frame *st, int depth, const char *c, size_t n)
+{
+    if (find(c, n, "Upsampl") || find(c, n, "Transpose"))
+        for (int d = 0; d <= depth; d++)
+            st[d].ups = 1;
 }
 
 /* A block named prompt_encoder of class [c, c + n) is PEFT's prompt learning: a
@@ -3759,6 +3776,12 @@ static int pad_leaf(struct mt_space *sp, const char *c, size_t cls_n, const char
     return 1;
 }
 
+/* Block f's input as a value: a pending join read as the add it is (f->xv), else f->x. */
+static uint32_t input_value_id(const struct mt_frame *f)
+{
+    return f->x.pending ? f->xv.id : f->x.id;
+}
+
 /* The tensor a pooling leaf reads: the newest, nw, but where the pooling opens a child
  * block of a block that pooled its own input x in an earlier direct child, and nw is that
  * pooled x: then x itself (timm's DlaTree pools x as `bottom` for its projection and
@@ -3772,7 +3795,7 @@ static struct mt_shape *pool_source(struct est_model *m, struct mt_space *sp,
         const struct mt_frame *f = &st[d - 1];
         struct mt_shape *x;
         if (f->pooled_x && f->pooled_x == nw->id &&
-            (x = sp_by_id(sp, f->x.pending ? f->xv.id : f->x.id)) != NULL) {
+            (x = sp_by_id(sp, input_value_id(f))) != NULL) {
             opened_read(m, st, depth, x);
             return x;
         }
@@ -4084,7 +4107,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 (unsigned long long)nw->w);
         *out = e;
         uint32_t made = sp_push(sp, ch, (uint64_t)o[0], (uint64_t)o[1], 0)->id;
-        uint32_t xid = f && f->x.pending ? f->xv.id : f ? f->x.id : 0; /* an add: its value */
+        uint32_t xid = f ? input_value_id(f) : 0;
         if (f && !f->numbered && f->has_x && read_id == xid && nw->id == xid)
             f->pooled_x = made; /* a direct child pooled the block's input (ids are never
                                    reused: pool_source matches it only while newest) */
@@ -4096,10 +4119,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             *flags |= EST_LF_INPLACE;
         }
         *out = sp_elems(nw->c, nw->h, nw->w);
-        struct mt_frame *se = se_frame(st, depth);
         if (f && find(c, cls_n, "igmoid")) { /* Sigmoid, Hardsigmoid: a gate */
             f->gate = 1;
             f->gate_row = m->n; /* the row the caller adds next */
+            struct mt_frame *se = se_frame(st, depth);
             if (se && se != f) {
                 se->gate = 1;
                 se->gate_row = m->n;
@@ -4703,15 +4726,8 @@ static int detection_part(const char *c, size_t n)
  * heads by one scalar. */
 static int layer_scale_leaf(enum est_kind k, const char *c, size_t n, size_t argn)
 {
-    static const char *const names[] = {"LayerScale", "LayerScale2d"};
-    if (k != EST_K_OTHER || argn)
-        return 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        size_t z = strlen(names[i]);
-        if (n >= z && memcmp(c + n - z, names[i], z) == 0)
-            return 1;
-    }
-    return 0;
+    return k == EST_K_OTHER && !argn &&
+           (name_ends(c, n, "LayerScale") || name_ends(c, n, "LayerScale2d"));
 }
 
 /* ConvNeXt's block scales its branch by a parameter of one value per channel that is no
@@ -5500,17 +5516,19 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
              * downsampling made: the stages each downsampling precedes (a U-Net's up
              * blocks read a join of other widths) */
             int list = name_is(f->cls, f->cls_n, "ModuleList") && !f->leaf_kids;
-            if (list && sp.n && f->zip_n >= 2 && f->zip_n == f->entries && f->zip_strided &&
-                !f->strided && !f->ups && f->zip_c0 && f->first_cin == f->zip_c0)
+            const struct mt_frame *prev = depth > 0 ? &st[depth - 1] : NULL; /* its list_* */
+            if (list && sp.n && prev && prev->list_n >= 2 && prev->list_n == f->entries &&
+                prev->list_strided && !f->strided && !f->ups && prev->list_c0 &&
+                f->first_cin == prev->list_c0)
                 return carma_err_at(
-                    err, file, f->zip_line,
+                    err, file, prev->list_line,
                     "a list of %llu modules with strided convolutions, then (line %zu) a "
                     "list of as many: forward runs them zipped, each downsampling before its "
                     "stage (transformers' PoolFormer), which the print's order does not show; "
                     "give a torchinfo table of the model run on its input "
                     "(torchinfo.summary(model, input_data=..., depth=10)), which lists every "
                     "shape",
-                    (unsigned long long)f->zip_n, f->line);
+                    (unsigned long long)prev->list_n, f->line);
             if (depth > 0) {
                 struct mt_frame *up = &st[depth - 1];
                 up->list_n = list ? f->entries : 0;
@@ -5669,9 +5687,6 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             /* Opening a block. */
             if (depth + 1 >= EST_MAX_DEPTH)
                 return carma_err_at(err, file, L.line, "nesting deeper than %d", EST_MAX_DEPTH);
-            uint64_t zip_n = 0, zip_c0 = 0;
-            int zip_strided = 0;
-            size_t zip_line = 0;
             if (depth >= 0) {
                 struct mt_frame *up = &st[depth];
                 up->child++;
@@ -5680,21 +5695,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 child_start(up, &sp);
                 up->first_leaf_done = 1;
                 norm_settle(up, 0);
-                zip_n = up->list_n;
-                zip_strided = up->list_strided;
-                zip_line = up->list_line;
-                zip_c0 = up->list_c0;
-                up->list_n = 0;
             }
             struct mt_frame *f = &st[++depth];
             memset(f, 0, sizeof *f);
-            f->zip_n = zip_n;
-            f->zip_strided = zip_strided;
-            f->zip_line = zip_line;
-            f->zip_c0 = zip_c0;
-            if (find(c, cls_n, "Upsampl"))
-                for (int d = 0; d <= depth; d++)
-                    st[d].ups = 1;
+            mark_upsampling(st, depth, c, cls_n);
             f->pending = SIZE_MAX;
             if (sp.n) {
                 f->x = *sp_top(&sp, 1);
@@ -5832,9 +5836,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if ((rc = refuse_unmodelled(file, L.line, c, cls_n, err)))
             return rc;
-        if (find(c, cls_n, "Upsampl") || find(c, cls_n, "Transpose"))
-            for (int d = 0; d <= depth; d++)
-                st[d].ups = 1;
+        mark_upsampling(st, depth, c, cls_n);
         enum est_kind k = est_kind_classify(c, cls_n);
         if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
             return moe_fused_refuse(file, L.line, c, cls_n, err);
@@ -5846,8 +5848,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_OTHER;
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         int lscale = layer_scale_leaf(k, c, cls_n, argn);
-        if (k == EST_K_NORM && (find(c, cls_n, "GlobalResponseNorm") ||
-                                (cls_n >= 3 && memcmp(c + cls_n - 3, "GRN", 3) == 0)))
+        if (k == EST_K_NORM &&
+            (find(c, cls_n, "GlobalResponseNorm") || name_ends(c, cls_n, "GRN")))
             for (int d = 0; d <= depth; d++)
                 st[d].grn = 1;
         unsigned extra_flags = 0;
