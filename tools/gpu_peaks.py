@@ -110,7 +110,71 @@ RUNS = [
     ("pythia160m_b8_s1024", "hf:gpt_neox", 8, 1024, 0, "fp32", 0, 20),
     ("olmo2_small_b8_s1024_bf16", "hf:olmo2", 8, 1024, 0, "bf16", 0, 16),
     ("gemma_small_b4_s512_bf16", "hf:gemma", 4, 512, 0, "bf16", 0, 16),
+    ("hf_resnet50_b32", "hfv:resnet", 32, 0, 224, "fp32", 0, 10),
+    ("hf_convnext_tiny_b32", "hfv:convnext", 32, 0, 224, "fp32", 0, 10),
+    ("hf_convnext_tiny_b64", "hfv:convnext", 64, 0, 224, "fp32", 0, 16),
+    ("hf_convnextv2_tiny_b32", "hfv:convnextv2", 32, 0, 224, "fp32", 0, 10),
+    ("hf_regnet_y_040_b32", "hfv:regnet", 32, 0, 224, "fp32", 0, 10),
+    ("hf_regnet_y_040_b64", "hfv:regnet", 64, 0, 224, "fp32", 0, 16),
+    ("hf_mobilenet_v2_b128", "hfv:mobilenet_v2", 128, 0, 224, "fp32", 0, 16),
+    ("hf_efficientnet_b0_b64", "hfv:efficientnet", 64, 0, 224, "fp32", 0, 12),
+    ("hf_poolformer_s12_b64", "hfv:poolformer", 64, 0, 224, "fp32", 0, 10),
+    ("hf_dinov2_base_b32", "hfv:dinov2", 32, 0, 224, "fp32", 0, 12),
+    ("hf_levit_128s_b64", "hfv:levit", 64, 0, 224, "fp32", 0, 8),
+    ("hf_segformer_b0_b64", "hfv:segformer", 64, 0, 224, "fp32", 0, 10),
+    ("convnext_tiny_timm_b32", "timm:convnext_tiny", 32, 0, 224, "fp32", 0, 10),
+    ("convnextv2_tiny_timm_b32", "timm:convnextv2_tiny", 32, 0, 224, "fp32", 0, 10),
+    ("regnety_040_timm_b32", "timm:regnety_040", 32, 0, 224, "fp32", 0, 10),
+    ("resnet50d_timm_b32", "timm:resnet50d", 32, 0, 224, "fp32", 0, 10),
+    ("efficientformer_l1_b64", "timm:efficientformer_l1", 64, 0, 224, "fp32", 0, 10),
+    ("resnet101_b64", "tv:resnet101", 64, 0, 224, "fp32", 0, 16),
+    ("wide_resnet50_2_b32", "tv:wide_resnet50_2", 32, 0, 224, "fp32", 0, 12),
+    ("resnext50_32x4d_b64", "tv:resnext50_32x4d", 64, 0, 224, "fp32", 0, 16),
+    ("shufflenet_v2_x1_0_b256", "tv:shufflenet_v2_x1_0", 256, 0, 224, "fp32", 0, 12),
+    ("mnasnet1_0_b128", "tv:mnasnet1_0", 128, 0, 224, "fp32", 0, 14),
+    ("efficientnet_b3_b32", "tv:efficientnet_b3", 32, 0, 300, "fp32", 0, 12),
+    ("regnet_x_1_6gf_b64", "tv:regnet_x_1_6gf", 64, 0, 224, "fp32", 0, 10),
+    ("convnext_small_b32", "tv:convnext_small", 32, 0, 224, "fp32", 0, 12),
+    ("mobilenet_v3_large_b128", "tv:mobilenet_v3_large", 128, 0, 224, "fp32", 0, 10),
+    ("vgg19_bn_b32", "tv:vgg19_bn", 32, 0, 224, "fp32", 0, 12),
+    ("squeezenet1_1_b128", "tv:squeezenet1_1", 128, 0, 224, "fp32", 0, 8),
+    ("inception_v4_timm_b32", "timm:inception_v4", 32, 0, 299, "fp32", 0, 12),
+    ("xception65_timm_b32", "timm:xception65", 32, 0, 299, "fp32", 0, 14),
+    ("hf_swin_tiny_b32", "hfv:swin", 32, 0, 224, "fp32", 0, 10),
+    ("hf_beit_base_b32", "hfv:beit", 32, 0, 224, "fp32", 0, 12),
+    ("hf_deit_base_b32", "hfv:deit", 32, 0, 224, "fp32", 0, 12),
+    ("hf_bit_b32", "hfv:bit", 32, 0, 224, "fp32", 0, 10),
+    ("hf_mobilevit_s_b64", "hfv:mobilevit", 64, 0, 256, "fp32", 0, 12),
+    ("mistral_small_b4_s1024", "hf:mistral", 4, 1024, 0, "fp32", 0, 14),
+    ("phi_small_b4_s1024", "hf:phi", 4, 1024, 0, "fp32", 0, 14),
+    ("modernbert_base_b16_s512", "hf:modernbert", 16, 512, 0, "fp32", 0, 14),
+    ("xlm_roberta_base_b16_s256", "hf:xlm_roberta", 16, 256, 0, "fp32", 0, 16),
+    ("mpnet_base_b16_s256", "hf:mpnet", 16, 256, 0, "fp32", 0, 10),
+    ("qwen3_small_b4_s1024_bf16", "hf:qwen3", 4, 1024, 0, "bf16", 0, 12),
+    ("bert_large_b8_s512", "hf:bert_large", 8, 512, 0, "fp32", 0, 20),
+    ("gpt2_medium_b4_s1024", "hf:gpt2_medium", 4, 1024, 0, "fp32", 0, 20),
 ]
+# transformers vision models, NAME -> (class prefix, configuration arguments): the
+# configuration's defaults are the size named in the run (EfficientNet's are B7, so B0's
+# coefficients are given), with 1000 classes.
+HF_VISION = {
+    "resnet": ("ResNet", {}),
+    "convnext": ("ConvNext", {}),
+    "convnextv2": ("ConvNextV2", {}),
+    "regnet": ("RegNet", {}),
+    "mobilenet_v2": ("MobileNetV2", {}),
+    "efficientnet": ("EfficientNet", dict(width_coefficient=1.0, depth_coefficient=1.0,
+                                          image_size=224, dropout_rate=0.2, hidden_dim=1280)),
+    "poolformer": ("PoolFormer", {}),
+    "dinov2": ("Dinov2", {}),
+    "levit": ("Levit", {}),
+    "segformer": ("Segformer", {}),
+    "swin": ("Swin", {}),
+    "beit": ("Beit", {}),
+    "deit": ("DeiT", {}),
+    "bit": ("Bit", {}),
+    "mobilevit": ("MobileViT", {}),
+}
 # More transformers models, built from these configurations (the base size of each, or a
 # small one for the decoders): builder name -> (model class, configuration class, arguments).
 # sdpa where the model takes it, else its default attention.
@@ -137,6 +201,24 @@ MORE_HF = {
               dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=8,
                    num_attention_heads=4, num_key_value_heads=1, head_dim=256,
                    vocab_size=256000)),
+    "mistral": ("MistralForCausalLM", "MistralConfig",
+                dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                     num_attention_heads=16, num_key_value_heads=4, vocab_size=32000)),
+    "phi": ("PhiForCausalLM", "PhiConfig",
+            dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=8,
+                 num_attention_heads=16, vocab_size=51200)),
+    "modernbert": ("ModernBertForMaskedLM", "ModernBertConfig", {}),
+    "xlm_roberta": ("XLMRobertaForMaskedLM", "XLMRobertaConfig", dict(vocab_size=250002)),
+    "mpnet": ("MPNetForMaskedLM", "MPNetConfig", {}),
+    "qwen3": ("Qwen3ForCausalLM", "Qwen3Config",
+              dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=8,
+                   num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+                   vocab_size=151936)),
+    "bert_large": ("BertForMaskedLM", "BertConfig",
+                   dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                        intermediate_size=4096)),
+    "gpt2_medium": ("GPT2LMHeadModel", "GPT2Config",
+                    dict(n_embd=1024, n_layer=24, n_head=16)),
 }
 FIELDS = ["run", "summary", "batch", "seq_len", "image_size", "precision", "optimizer",
           "checkpointing", "attention", "dtype", "peak_mib", "reserved_mib", "allocated_mib", "context_mib",
@@ -209,6 +291,16 @@ def build(builder, image_size, seq):
         import timm
         return timm.create_model(name, pretrained=False, num_classes=1000), image_inputs, "cls"
     import transformers as tf
+    if kind == "hfv":
+        prefix, kw = HF_VISION[name]
+        cfg = getattr(tf, prefix + "Config")(num_labels=1000, **kw)
+        model = getattr(tf, prefix + "ForImageClassification")(cfg)
+
+        def hfv_inputs(b):
+            x = torch.randn(b, 3, image_size, image_size, device="cuda")
+            y = torch.randint(0, 1000, (b,), device="cuda")
+            return {"pixel_values": x, "labels": y}, None
+        return model, hfv_inputs, "hf"
     # NAME[-lora][-bf16base]: LoRA adapters (peft) on q and v over a base kept in fp32 or
     # cast to bfloat16 before the adapters are added
     base16 = name.endswith("-bf16base")
