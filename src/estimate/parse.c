@@ -3141,6 +3141,12 @@ static void kid_start(struct mt_frame *f, size_t row, size_t line)
     }
 }
 
+/* Block f's input as a value: a pending join read as the add it is (f->xv), else f->x. */
+static uint32_t input_value_id(const struct mt_frame *f)
+{
+    return f->x.pending ? f->xv.id : f->x.id;
+}
+
 /* The tensor with serial id in the ring, or NULL once it has left it. */
 static struct mt_shape *sp_by_id(struct mt_space *sp, uint32_t id)
 {
@@ -3441,6 +3447,13 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
             nw->c == c && nw->id > f->x.id && sp_larger(&f->x, nw) && conv_made_newest(m) &&
             rest_downsamples(sp, depth - d + 2))
             t = sp_by_id(sp, f->x.id);
+        /* A strided convolution after an earlier direct child pooled x, the pooled x
+         * newest: a second reduction of x beside the pooling (timm's Inception-v4 Mixed3a
+         * joins maxpool(x) and conv(x)), not of its result. A stride-1 one reads the
+         * pooled tensor (DLA's project). */
+        if (!t && conv && !same_size && !f->numbered && f->has_x && f->pooled_x && nw &&
+            f->pooled_x == nw->id && nw->c == c)
+            t = sp_by_id(sp, input_value_id(f));
     }
     for (unsigned i = 1; i <= sp->n && !t && !chunk; i++) {
         struct mt_shape *s = sp_nth(sp, i);
@@ -3776,12 +3789,6 @@ static int pad_leaf(struct mt_space *sp, const char *c, size_t cls_n, const char
     return 1;
 }
 
-/* Block f's input as a value: a pending join read as the add it is (f->xv), else f->x. */
-static uint32_t input_value_id(const struct mt_frame *f)
-{
-    return f->x.pending ? f->xv.id : f->x.id;
-}
-
 /* The tensor a pooling leaf reads: the newest, nw, but where the pooling opens a child
  * block of a block that pooled its own input x in an earlier direct child, and nw is that
  * pooled x: then x itself (timm's DlaTree pools x as `bottom` for its projection and
@@ -3789,9 +3796,11 @@ static uint32_t input_value_id(const struct mt_frame *f)
  * DLA's deeper levels were pooled twice at every level). The blocks the pooling opens
  * read x too. */
 static struct mt_shape *pool_source(struct est_model *m, struct mt_space *sp,
-                                    struct mt_frame *st, int depth, struct mt_shape *nw)
+                                    struct mt_frame *st, int depth, struct mt_shape *nw,
+                                    int strided)
 {
-    for (int d = depth; d > 0 && st[d].first == m->n; d--) {
+    int d = depth;
+    for (; d > 0 && st[d].first == m->n; d--) {
         const struct mt_frame *f = &st[d - 1];
         struct mt_shape *x;
         if (f->pooled_x && f->pooled_x == nw->id &&
@@ -3800,7 +3809,34 @@ static struct mt_shape *pool_source(struct est_model *m, struct mt_space *sp,
             return x;
         }
     }
+    /* A strided pooling in a later child of a block with named children whose input x
+     * a branch already shrank: the newest tensor is smaller than x and has x's channels,
+     * or two branches read x. Pooling it would shrink x twice, which no join of the
+     * branches takes: it pools x, another branch (timm's Inception-v4: Mixed5a's maxpool
+     * beside its strided conv, the reduction blocks' branch2). */
+    const struct mt_frame *f = d >= 0 && st[d].first != m->n ? &st[d] : NULL;
+    struct mt_shape *x;
+    if (strided && f && !f->numbered && f->has_x && f->nbranch &&
+        f->branch_child != f->child && sp_larger(&f->x, nw) &&
+        (nw->c == f->x.c || f->nbranch >= 2) && (x = sp_by_id(sp, f->x.id)) != NULL) {
+        credit_branch(sp, st, depth, x, nw);
+        opened_read(m, st, depth, x);
+        return x;
+    }
     return nw;
+}
+
+/* Whether a pooling's arguments give it a stride above 1 (the window when no stride=
+ * is printed). */
+static int pool_strided(const char *a, size_t an)
+{
+    int64_t ks[2], sd[2];
+    if (dims2(a, an, "kernel_size=", 0, ks) < 0 || ks[0] < 1 ||
+        dims2(a, an, "stride=", ks[0], sd) < 0)
+        return 0;
+    if (arg_at(a, an, "stride=") == an)
+        sd[1] = ks[1];
+    return sd[0] > 1 || sd[1] > 1;
 }
 
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
@@ -4013,7 +4049,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         *k = EST_K_POOL; /* a new tensor without parameters */
         const uint32_t read_id = nw->id;
         if (!upsample)
-            nw = pool_source(m, sp, st, depth, nw);
+            nw = pool_source(m, sp, st, depth, nw,
+                             !find(c, cls_n, "Adaptive") && pool_strided(a, an));
         uint64_t ch = nw->c;
         size_t blank = 0;
         while (blank < an && a[blank] == ' ')

@@ -1955,6 +1955,71 @@ static void test_modtree_dual_path(void **state)
     assert_int_equal(m.layers[102].out, 512 * 7 * 7);
 }
 
+/* timm's Inception-v4 (measured on an H200, never used to write a rule) reduces its input
+ * in parallel branches listed as named children: Mixed3a a maxpool then a strided conv,
+ * Mixed5a a strided conv then a maxpool, the reduction blocks a maxpool after two strided
+ * branches. Read in print order each reduction shrank the tensor two or three times, and
+ * at 299x299 the last maxpool had a 1x1 input: refused. Each branch now reads the block's
+ * input, and the blocks' outputs join at 73, 35, 17 and 8. */
+static void test_modtree_parallel_reductions(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("data/estimator/gpu-peaks-h200/inception_v4_timm_b32.txt", 299, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 64 * 73 * 73);  /* Mixed3a maxpool */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 3), 96 * 73 * 73);  /* Mixed3a conv, on x */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 10), 192 * 35 * 35); /* Mixed5a conv */
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 1), 192 * 35 * 35); /* Mixed5a maxpool, on x */
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 6), 384 * 17 * 17);  /* ReductionA's, on x */
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 14), 1024 * 8 * 8);  /* ReductionB's, on x */
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 15), 1536 * 8 * 8);  /* InceptionC's branch3 */
+    /* a stride-1 convolution after a pooled input reads the pooled tensor */
+    assert_int_equal(parse_image_str("Net(\n"
+                                     "  (stem): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                                     "padding=(1, 1))\n"
+                                     "  (block): Block(\n"
+                                     "    (pool): MaxPool2d(kernel_size=2, stride=2)\n"
+                                     "    (conv): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), "
+                                     "padding=(1, 1))\n"
+                                     "  )\n"
+                                     ")\n",
+                                     32, &m, &err),
+                     0);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 8 * 16 * 16);
+    /* nor does a pooling after a strided branch that changed the channels read x: a stem */
+    assert_int_equal(parse_image_str("Net(\n"
+                                     "  (conv0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                                     "padding=(1, 1))\n"
+                                     "  (stem): Stem(\n"
+                                     "    (conv): Conv2d(8, 16, kernel_size=(3, 3), stride=(2, 2), "
+                                     "padding=(1, 1))\n"
+                                     "    (pool): MaxPool2d(kernel_size=2, stride=2)\n"
+                                     "  )\n"
+                                     "  (head): Conv2d(16, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                                     ")\n",
+                                     32, &m, &err),
+                     0);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 16 * 8 * 8);
+    /* but one after a strided branch that kept x's channels does (Mixed5a) */
+    assert_int_equal(parse_image_str("Net(\n"
+                                     "  (stem): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                                     "padding=(1, 1))\n"
+                                     "  (block): Block(\n"
+                                     "    (conv): Conv2d(8, 8, kernel_size=(3, 3), stride=(2, 2), "
+                                     "padding=(1, 1))\n"
+                                     "    (pool): MaxPool2d(kernel_size=3, stride=2, padding=1)\n"
+                                     "  )\n"
+                                     "  (head): Conv2d(16, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                                     ")\n",
+                                     32, &m, &err),
+                     0);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 8 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 16 * 16); /* reads the 16x16 join */
+}
+
 /* timm's ConvNeXt and Hugging Face's ConvNext (two stages of one block, 8 and 16
  * channels, at 32x32) run their pointwise Linear layers per pixel after a permute in
  * Python, and scale each block's branch by a parameter no print shows: both read so, to
@@ -6198,6 +6263,7 @@ int main(void)
         cmocka_unit_test(test_modtree_split_reads),
         cmocka_unit_test(test_modtree_layer_scale),
         cmocka_unit_test(test_modtree_dual_path),
+        cmocka_unit_test(test_modtree_parallel_reductions),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
         cmocka_unit_test(test_modtree_hf_cnn_padding),
