@@ -4965,9 +4965,10 @@ static struct carma_quoted quote_line(const char *s, size_t n)
  * rest of the parser sees the later layout: *lora set, syn the leaf `Class(args)` and
  * *nm "base_layer". Elsewhere the line is the block's own arguments, read as a leaf of
  * its class named as the block (its first child), where the parser sizes that class from
- * its arguments (linear, embedding, norm, convolution); refused otherwise, and when it
- * is not the block's first line (a second line, or after a child: an edited print), and
- * when it is "..." (a print with layers left out). L is the reader past the line (the
+ * its arguments (linear, embedding, norm, convolution, pooling: transformers' BitMaxPool2d
+ * holds its padding module); refused otherwise, and when it is not the block's first
+ * line (a second line, or after a child: an edited print), and when it is "..." (a print
+ * with layers left out). L is the reader past the line (the
  * next line is peeked, not read). */
 static int own_args(struct mt_frame *f, const char *s, size_t n, const struct lines *L,
                     char *syn, size_t cap, size_t *synn, const char **nm, size_t *nn,
@@ -5016,7 +5017,7 @@ static int own_args(struct mt_frame *f, const char *s, size_t n, const struct li
                             "torchinfo table",
                             quote_line(s, n).s, (int)f->cls_n, f->cls, f->line);
     if (!*lora && ((k != EST_K_LINEAR && k != EST_K_EMBED && k != EST_K_NORM &&
-                    k != EST_K_CONV) ||
+                    k != EST_K_CONV && k != EST_K_POOL) ||
                    f->peft == MT_P_LORA || f->peft == MT_P_MTS))
         return carma_err_at(err, file, line,
                             "'%s': the arguments (extra_repr) of the %.*s block opened at line "

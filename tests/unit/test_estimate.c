@@ -4216,6 +4216,22 @@ static void test_modtree_peft_old_layout(void **state)
     assert_int_equal(m.frozen, 0); /* quantization-aware training: its weight trains */
     assert_int_equal(m.layers[0].kind, EST_K_LINEAR);
     assert_int_equal(m.layers[0].out, 32);
+    /* A pooling with children (transformers' BitMaxPool2d, a MaxPool2d holding its
+     * padding module): the window of its own line. */
+    const char *pool = "Net(\n"
+                       "  (conv): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                       "padding=(1, 1))\n"
+                       "  (pooler): BitMaxPool2d(\n"
+                       "    kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), "
+                       "ceil_mode=False\n"
+                       "    (pad): Identity()\n"
+                       "  )\n"
+                       "  (head): Conv2d(8, 4, kernel_size=(1, 1), stride=(1, 1))\n"
+                       ")\n";
+    if (parse_image_str(pool, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 8 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 4 * 16 * 16);
     /* Refused, naming the line and what to do: a class not sized from its arguments, a
      * second line of them, a line after the children, a LoRA layer not linear. */
     const char *unknown = "Net(\n"
