@@ -2591,6 +2591,22 @@ static size_t arg_at(const char *a, size_t n, const char *key)
     return n;
 }
 
+/* A dropout printed with probability zero (`p=0.0`: timm's default, and transformers'
+ * where a configuration sets no dropout): F.dropout returns its input itself then, with
+ * no mask and no copy, as an Identity does. */
+static int dropout_zero(const char *a, size_t n)
+{
+    size_t j = arg_at(a, n, "p=");
+    if (j == n || a[j] != '0')
+        return 0;
+    while (j < n && a[j] == '0')
+        j++;
+    if (j < n && a[j] == '.')
+        for (j++; j < n && a[j] == '0'; j++)
+            ;
+    return j == n || a[j] == ',' || a[j] == ' ';
+}
+
 /* Value of `key=` (an integer) inside args, or -1 when absent / not an integer. */
 static int64_t arg_int(const char *a, size_t n, const char *key)
 {
@@ -5876,6 +5892,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             return rc;
         mark_upsampling(st, depth, c, cls_n);
         enum est_kind k = est_kind_classify(c, cls_n);
+        if (k == EST_K_DROPOUT && dropout_zero(args, argn))
+            k = EST_K_OTHER;
         if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
             return moe_fused_refuse(file, L.line, c, cls_n, err);
         /* a head printed without its size (Baichuan's NormHead(), which holds its own
@@ -5886,10 +5904,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_OTHER;
         int inplace = k == EST_K_ACT && find(args, argn, "inplace=True") != NULL;
         int lscale = layer_scale_leaf(k, c, cls_n, argn);
-        if (k == EST_K_NORM &&
-            (find(c, cls_n, "GlobalResponseNorm") || name_ends(c, cls_n, "GRN")))
-            for (int d = 0; d <= depth; d++)
-                st[d].grn = 1;
+        int grn = k == EST_K_NORM &&
+                  (find(c, cls_n, "GlobalResponseNorm") || name_ends(c, cls_n, "GRN"));
+        for (int d = 0; grn && d <= depth; d++)
+            st[d].grn = 1;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
         /* the fewest parameters the printed arguments allow (no bias, no norm's shift);
@@ -6166,6 +6184,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (est_model_add(m, EST_K_LINEAR, 3 * e, param_count(3 * e, e, bias ? 3 * e : 0),
                               (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+        }
+        /* A global response norm (ConvNeXt V2: x + addcmul(b, g, x * N(x))) keeps the
+         * product x * N(x) for its weight's gradient besides its output: a second tensor
+         * of its input's size, made first. */
+        if (grn && out) {
+            if (est_model_add(m, EST_K_POOL, out, 0, (uint32_t)((uint64_t)rep * parent_mult),
+                              0) < 0)
+                return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            est_layer_type(&m->layers[m->n - 1], "Mul", 3);
         }
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
