@@ -153,6 +153,13 @@ RUNS = [
     ("qwen3_small_b4_s1024_bf16", "hf:qwen3", 4, 1024, 0, "bf16", 0, 12),
     ("bert_large_b8_s512", "hf:bert_large", 8, 512, 0, "fp32", 0, 20),
     ("gpt2_medium_b4_s1024", "hf:gpt2_medium", 4, 1024, 0, "fp32", 0, 20),
+    ("swin_t_b64", "tv:swin_t", 64, 0, 224, "fp32", 0, 16),
+    ("swin_s_b32", "tv:swin_s", 32, 0, 224, "fp32", 0, 14),
+    ("swin_b_b32", "tv:swin_b", 32, 0, 224, "fp32", 0, 18),
+    ("swin_v2_t_b32", "tv:swin_v2_t", 32, 0, 256, "fp32", 0, 14),
+    ("hf_swin_base_b32", "hfv:swin_base", 32, 0, 224, "fp32", 0, 18),
+    ("swin_tiny_timm_b32", "timm:swin_tiny_patch4_window7_224", 32, 0, 224, "fp32", 0, 12),
+    ("swin_base_384_timm_b8", "timm:swin_base_patch4_window12_384", 8, 0, 384, "fp32", 0, 14),
 ]
 # transformers vision models, NAME -> (class prefix, configuration arguments): the
 # configuration's defaults are the size named in the run (EfficientNet's are B7, so B0's
@@ -170,6 +177,7 @@ HF_VISION = {
     "levit": ("Levit", {}),
     "segformer": ("Segformer", {}),
     "swin": ("Swin", {}),
+    "swin_base": ("Swin", dict(embed_dim=128, depths=[2, 2, 18, 2], num_heads=[4, 8, 16, 32])),
     "beit": ("Beit", {}),
     "deit": ("DeiT", {}),
     "bit": ("Bit", {}),

@@ -488,6 +488,9 @@ int cmd_estimate(int argc, char **argv)
                                               : "fused: no probabilities");
             if (hs == EST_HEADS_GIVEN)
                 printf(", %u heads per block: --heads", m.heads);
+            else if (hs == EST_HEADS_ASSUMED && m.window_line)
+                printf(", heads assumed %d wide in %dx%d windows", EST_WINDOW_HEAD,
+                       EST_WINDOW, EST_WINDOW);
             else if (hs == EST_HEADS_ASSUMED)
                 printf(", heads assumed 64 wide: %u in the first block; --heads N if "
                        "narrower", m.heads_assumed);

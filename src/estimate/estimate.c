@@ -838,6 +838,10 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
                              csv ? "--seq-len sizes nothing in this layer CSV: no row has "
                                    "per_token 1; write per_token 1 on the rows whose "
                                    "out_elems are per token, or leave --seq-len out"
+                             : m->window_line
+                                 ? "--seq-len sizes nothing here: windowed attention over a grid "
+                                   "of patches (Swin), sized by --image-size; leave --seq-len "
+                                   "out"
                                  : "--seq-len sizes nothing here: not a sequence model (no "
                                    "embedding, attention or patch embedding); leave "
                                    "--seq-len out");

@@ -264,6 +264,10 @@ struct est_model {
      * no window: torchvision's LastLevelMaxPool()), read as keeping its input's size (0:
      * none). */
     size_t bare_pool_line;
+    /* ... and the first windowed attention over a grid of patches (Swin), read with
+     * EST_WINDOW x EST_WINDOW windows and heads of EST_WINDOW_HEAD channels, which the
+     * print does not show (0: none). */
+    size_t window_line;
     /* A module tree printed with a profiler's statistics before each module's arguments
      * (EST_PROF_*: ptflops, DeepSpeed's flops profiler; 0: none), read past. The
      * parameters the root's statistics give (the tool counts trained ones only), within
@@ -606,7 +610,13 @@ struct est_result {
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 15
+#define EST_NOTES 16
+
+/* Windowed attention over a grid of patches (Swin), which a print does not size: windows
+ * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid
+ * padded to whole windows) and heads 32 channels wide (Swin's in every published size). */
+#define EST_WINDOW 7
+#define EST_WINDOW_HEAD 32
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

@@ -121,6 +121,14 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  m->join_line, (unsigned long long)m->join_channels,
                  (unsigned long long)m->join_h, (unsigned long long)m->join_w,
                  m->join_count > 1 ? " (and other such leaves)" : "");
+    if (m->window_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "windowed attention (line %zu) over the grid of patches, merged between "
+                 "stages (Swin): read with %d x %d windows and heads of %d channels, Swin's at "
+                 "224 x 224, which the print does not show; a larger window (Swin at 384: "
+                 "12 x 12) keeps more probabilities, and the estimate is then low: give a "
+                 "torchinfo table",
+                 m->window_line, EST_WINDOW, EST_WINDOW, EST_WINDOW_HEAD);
     if (m->bare_pool_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the pooling at line %zu prints no window (a class of its own, as "

@@ -2809,6 +2809,9 @@ struct mt_space {
     uint64_t upsampled;
     int64_t pad[4];  /* a printed 2-D pad (left, right, top, bottom) that the next */
     int pad_pending; /* convolution reads through, unless it pads 'same' itself */
+    int grid; /* windowed attention over a grid of patches, merged between stages (Swin:
+                 a class named ...PatchMerging): linear layers run per position, and
+                 attention within EST_WINDOW x EST_WINDOW windows (grid_attention) */
     struct lines ahead; /* the print after the leaf being read (later_sibling_makes) */
 };
 
@@ -2958,6 +2961,8 @@ struct mt_frame {
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
+    int merging; /* a grid's patch merging (sp.grid): its input's 2 x 2 neighbours joined,
+                    a tensor of 4C at half the height and width, pushed as it opened */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -4023,12 +4028,31 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t of = *out, hw = nw->h * nw->w;
         int cl = sp->cl_cls && f && f->cls && f->cls_n == sp->cl_cls_n &&
                  memcmp(f->cls, sp->cl_cls, f->cls_n) == 0;
-        if ((cl || (f && f->permute)) && hw > 1 && in_f == nw->c) {
+        if ((cl || sp->grid || (f && f->permute)) && hw > 1 && in_f == nw->c) {
             /* channels-last: per position (ConvNeXt's pointwise layers) */
             *out = sp_elems(of, nw->h, nw->w);
             if (!*out)
                 return carma_err_at(err, file, line, "too large a layer");
             sp_push(sp, of, nw->h, nw->w, 0);
+            return 0;
+        }
+        if (sp->grid && hw > 1 && in_f != nw->c) {
+            /* a grid's linear layer on a tensor the print does not show, of the channels
+             * of an earlier one (the attention's output projection reads attn @ v, of its
+             * input's channels): per position, at that tensor's size */
+            int unexplained;
+            struct mt_shape *in = sp_input(sp, m, st, depth, in_f, 1, 0, &unexplained);
+            if (!in || unexplained || in->pooled || in->h * in->w <= 1)
+                return carma_err_at(err, file, line,
+                                    "%.*s (in_features=%llu) in windowed attention over a "
+                                    "grid of patches (Swin) reads no tensor of the grid "
+                                    "(a position bias computed by a network, as Swin V2's, "
+                                    "is not modelled): give a torchinfo table",
+                                    (int)cls_n, c, (unsigned long long)in_f);
+            *out = sp_elems(of, in->h, in->w);
+            if (!*out)
+                return carma_err_at(err, file, line, "too large a layer");
+            sp_push(sp, of, in->h, in->w, 0);
             return 0;
         }
         uint8_t pooled = hw == 1 && nw->pooled;
@@ -4818,6 +4842,70 @@ static int layer_scale_row(struct est_model *m, struct mt_space *sp, uint32_t mu
     return 0;
 }
 
+/* A patch merging block opens (sp.grid): its forward joins each 2 x 2 neighbourhood of
+ * the newest C-channel grid (torch.cat of four strided views, the grid padded to even
+ * sides) into a new 4C tensor at half the height and width, which its norm and
+ * reduction then read: a row of its own ("cat"). -1 when the layers do not fit. */
+static int grid_merge(struct est_model *m, struct mt_space *sp, struct mt_frame *f)
+{
+    const struct mt_shape *nw = sp_newest(sp);
+    uint64_t h = (nw->h + 1) / 2, w = (nw->w + 1) / 2;
+    uint64_t e = sp_elems(4 * nw->c, h, w);
+    if (!e || est_model_add(m, EST_K_POOL, e, 0, f->mult, 0) < 0)
+        return -1;
+    est_layer_type(&m->layers[m->n - 1], "cat", 3);
+    sp_push(sp, 4 * nw->c, h, w, 1);
+    return 0;
+}
+
+/* The patch merging block f closes. torchvision, transformers and timm's older Swin list
+ * its reduction (4C -> 2C) before its norm (over 4C) but run the norm first: the rows go
+ * in call order, and the reduction's output is the newest tensor. */
+static void grid_merged(struct est_model *m, struct mt_space *sp, const struct mt_frame *f)
+{
+    size_t lin = SIZE_MAX, norm = SIZE_MAX;
+    for (size_t i = f->first; i < m->n; i++) {
+        if (m->layers[i].kind == EST_K_LINEAR && lin == SIZE_MAX)
+            lin = i;
+        else if (m->layers[i].kind == EST_K_NORM && norm == SIZE_MAX)
+            norm = i;
+    }
+    if (lin == SIZE_MAX)
+        return;
+    if (norm != SIZE_MAX && lin < norm) {
+        struct est_layer t = m->layers[lin];
+        m->layers[lin] = m->layers[norm];
+        m->layers[norm] = t;
+        lin = norm;
+    }
+    const struct mt_shape *cat = sp_newest(sp);
+    uint64_t hw = cat ? cat->h * cat->w : 0;
+    for (unsigned i = 1; i <= sp->n && hw; i++) /* the cat the block opened with */
+        if (sp_nth(sp, i)->concat && sp_nth(sp, i)->c % 4 == 0) {
+            cat = sp_nth(sp, i);
+            hw = cat->h * cat->w;
+            break;
+        }
+    if (hw && m->layers[lin].out % hw == 0)
+        sp_push(sp, m->layers[lin].out / hw, cat->h, cat->w, 0);
+}
+
+/* The probabilities of windowed attention over the newest grid (sp.grid), whose query is
+ * `width` channels: softmax over EST_WINDOW^2 patches for each patch and head, in windows
+ * covering the grid padded to whole windows; *table the heads' relative position bias
+ * table, (2 EST_WINDOW - 1)^2 entries a head. 0 without a grid. */
+static uint64_t grid_attention(struct mt_space *sp, uint64_t width, uint64_t *table)
+{
+    const struct mt_shape *nw = sp_newest(sp);
+    uint64_t heads = width / EST_WINDOW_HEAD ? width / EST_WINDOW_HEAD : 1;
+    *table = (2 * EST_WINDOW - 1) * (2 * EST_WINDOW - 1) * heads;
+    if (!nw || nw->h > (1u << 20) || nw->w > (1u << 20))
+        return 0;
+    uint64_t wins = ((nw->h + EST_WINDOW - 1) / EST_WINDOW) *
+                    ((nw->w + EST_WINDOW - 1) / EST_WINDOW);
+    return wins * heads * EST_WINDOW * EST_WINDOW * EST_WINDOW * EST_WINDOW;
+}
+
 /* Block f of a convolutional tree closes. Its branches join (a concatenation is a new
  * tensor); a squeeze-excitation block (a global pool first, a sigmoid gate) scales its
  * input, so its output has the input's shape; and an activation module listed once in
@@ -5412,6 +5500,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     sp.pad_pending = 0;
     memset(sp.pad, 0, sizeof sp.pad);
     int spatial_on = m->image_h > 0 && m->image_w > 0;
+    sp.grid = spatial_on && memmem(buf, len, "PatchMerging(", 13) != NULL;
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
     char syn[2 * EST_MAX_LINE + 4]; /* a block's own arguments as a leaf (own_args) */
@@ -5430,6 +5519,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->join_line = 0;
     m->join_count = 0;
     m->bare_pool_line = 0;
+    m->window_line = 0;
     m->profiler = 0;
     m->profiler_line = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -5464,6 +5554,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
+            if (f->merging && sp.n)
+                grid_merged(m, &sp, f);
             if (moe_fused(f->cls, f->cls_n)) {
                 size_t i = f->first;
                 while (i < m->n && !m->layers[i].params)
@@ -5511,6 +5603,34 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 }
             }
             int scored = f->attention && !f->scores_inside && f->width;
+            if (scored && sp.grid) {
+                /* windowed attention (Swin): computed in Python with its relative position
+                 * bias, whatever --attention says; its heads change from stage to stage */
+                if (m->heads)
+                    return carma_err_at(err, file, f->line,
+                                        "--heads %u: windowed attention (Swin) changes its "
+                                        "heads from stage to stage; carma takes heads of %d "
+                                        "channels, Swin's: leave --heads out",
+                                        m->heads, EST_WINDOW_HEAD);
+                uint64_t table, probs = grid_attention(&sp, f->width, &table);
+                if (!probs || est_model_add(m, EST_K_ATTN, probs, table, f->mult, 0) < 0)
+                    return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+                struct est_layer *al = &m->layers[m->n - 1];
+                al->attn = 0; /* probabilities per sample, not per token */
+                al->heads_src = EST_HEADS_ASSUMED;
+                al->flags |= EST_LF_SCORES;
+                if (!m->window_line)
+                    m->window_line = f->line;
+                if (!m->attn_line)
+                    m->attn_line = f->line;
+                if (attn_at < m->n - 1) { /* move it before the output projection */
+                    struct est_layer a = *al;
+                    memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
+                            (m->n - 1 - attn_at) * sizeof a);
+                    m->layers[attn_at] = a;
+                }
+                scored = 0;
+            }
             if (f->attention && !scored && !f->scores_inside &&
                 !(depth > 0 && st[depth - 1].in_attention) && tok_rows &&
                 bare_projections(m, f->first))
@@ -5794,12 +5914,23 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                     "tokens and past key values it feeds every layer, and "
                                     "which parameters train, are not modelled; measure a "
                                     "run's peak and use 'carma submit --mem SIZE'");
-            if (find(c, cls_n, "PatchMerging") || (f->attention && find(c, cls_n, "Window")))
+            f->merging = find(c, cls_n, "PatchMerging") != NULL;
+            if ((f->merging || (f->attention && find(c, cls_n, "Window"))) &&
+                (!sp.grid || !sp.n))
                 return carma_err_at(err, file, L.line,
-                                    "%.*s: windowed attention and patch merging (Swin) change "
-                                    "the sequence between stages, which a module tree does not "
-                                    "show: give a torchinfo table",
-                                    (int)cls_n, c);
+                                    "%.*s: windowed attention (Swin) runs over a grid of "
+                                    "patches that its patch merging halves between stages, "
+                                    "which a module tree shows only %s; else give a torchinfo "
+                                    "table",
+                                    (int)cls_n, c,
+                                    !spatial_on ? "with --image-size: give it"
+                                    : !sp.grid  ? "with a block named ...PatchMerging (Swin V2's "
+                                                  "PatchMergingV2 and its position-bias network "
+                                                  "are not modelled)"
+                                                : "after a convolution cuts the patches (none "
+                                                  "before this line)");
+            if (f->merging && grid_merge(m, &sp, f) < 0)
+                return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             f->peft = depth > 0 ? peft_child(st[depth - 1].peft, nm, nn) : MT_P_NONE;
             f->in_unit = depth > 0 && (st[depth - 1].unit || st[depth - 1].in_unit);
             f->unit = depth > 0 && st[depth - 1].numbered && !f->in_unit;
@@ -5894,6 +6025,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         enum est_kind k = est_kind_classify(c, cls_n);
         if (k == EST_K_DROPOUT && dropout_zero(args, argn))
             k = EST_K_OTHER;
+        if (k == EST_K_SOFTMAX && sp.grid && depth >= 0 && st[depth].in_attention)
+            k = EST_K_OTHER; /* timm's: the windowed attention's row holds its output */
         if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
             return moe_fused_refuse(file, L.line, c, cls_n, err);
         /* a head printed without its size (Baichuan's NormHead(), which holds its own
@@ -6303,7 +6436,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
     if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&
-        !fused)
+        !fused && !m->window_line)
         m->no_position_line = m->attn_line;
     /* A vision tower beside a language model (LLaVA, Qwen-VL): the tower runs on each
      * image's patches (and its position table bounds them), the language model on the

@@ -1819,7 +1819,8 @@ static void test_modtree_cnn_rules(void **state)
                                      ")\n",
                                      32, &m, &err),
                      0);
-    /* Swin's windows and merges change the sequence: refused, not misread */
+    /* Swin's windows and merges change the sequence: without --image-size, refused, not
+     * misread (read over the grid with it: test_modtree_swin_grid) */
     assert_true(parse_str("Net(\n  (a): ShiftedWindowAttention(\n"
                           "    (qkv): Linear(in_features=96, out_features=288, bias=True)\n"
                           "  )\n)\n",
@@ -1829,7 +1830,7 @@ static void test_modtree_cnn_rules(void **state)
                           "    (reduction): Linear(in_features=384, out_features=192, bias=False)\n"
                           "  )\n)\n",
                           &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:2: PatchMerging: windowed attention and patch merging"));
+    assert_non_null(strstr(err.msg, "t.txt:2: PatchMerging: windowed attention (Swin)"));
 }
 
 /* Layers of kind k in m, in order: the i-th one's output elements (0 past the last). */
@@ -2018,6 +2019,104 @@ static void test_modtree_parallel_reductions(void **state)
                      0);
     assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 8 * 16 * 16);
     assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 16 * 16); /* reads the 16x16 join */
+}
+
+/* The row of windowed attention's probabilities in m after row `from` (index), or NULL. */
+static const struct est_layer *attn_after(const struct est_model *m, size_t from)
+{
+    for (size_t i = from; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_ATTN)
+            return &m->layers[i];
+    return NULL;
+}
+
+/* Swin, as torchvision, transformers and timm print it (measured on an H100 and an H200):
+ * its linear layers run per position of the grid of patches, its attention within 7 x 7
+ * windows with heads of 32 channels (the probabilities a row per sample, computed with
+ * the relative position bias, whose table the print hides), and each patch merging joins
+ * 2 x 2 neighbours into 4C at half the size, then runs its norm before its reduction. */
+static void test_modtree_swin_grid(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const files[] = {"data/estimator/gpu-peaks-h100/swin_t_b32.txt",
+                                        "data/estimator/gpu-peaks-h200/hf_swin_tiny_b32.txt",
+                                        "data/estimator/gpu-peaks-h200/swin_tiny_timm_b32.txt"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        if (parse_into(files[f], 224, layers, &m, &err))
+            fail_msg("%s: %s", files[f], err.msg);
+        assert_int_equal(m.params, 28288354); /* as measured, the bias tables included */
+        assert_int_not_equal(m.window_line, 0);
+        const struct est_layer *a = attn_after(&m, 0);
+        assert_non_null(a);
+        assert_int_equal(a->out, 64 * 3 * 49 * 49); /* 8 x 8 windows of 56 x 56, 3 heads */
+        assert_int_equal(a->per_token, 0);
+        assert_int_equal(a->attn, 0);
+        assert_true(a->flags & EST_LF_SCORES);
+        assert_int_equal(a->params, 13 * 13 * 3);
+        const struct est_layer *last = NULL;
+        size_t cat = SIZE_MAX, nsoft = 0;
+        for (size_t i = 0; i < m.n; i++) {
+            if (m.layers[i].kind == EST_K_ATTN)
+                last = &m.layers[i];
+            if (cat == SIZE_MAX && m.layers[i].kind == EST_K_POOL &&
+                m.layers[i].out == 4 * 96 * 28 * 28)
+                cat = i;
+            nsoft += m.layers[i].kind == EST_K_SOFTMAX;
+        }
+        assert_int_equal(last->out, 1 * 24 * 49 * 49); /* stage 4: one window, 24 heads */
+        assert_int_equal(nsoft, 0); /* timm's Softmax module: in the attention's row */
+        assert_true(cat != SIZE_MAX && cat + 2 < m.n);
+        if (f != 2) { /* its own merging lists norm, reduction: downsample of stage 1 */
+            assert_int_equal(m.layers[cat + 1].kind, EST_K_NORM); /* norm first */
+            assert_int_equal(m.layers[cat + 1].out, 384 * 28 * 28);
+            assert_int_equal(m.layers[cat + 2].kind, EST_K_LINEAR);
+            assert_int_equal(m.layers[cat + 2].out, 192 * 28 * 28);
+        }
+        /* the stage-2 attention, on 4 x 4 windows of the 28 x 28 grid, 6 heads */
+        a = attn_after(&m, cat);
+        assert_non_null(a);
+        assert_int_equal(a->out, 16 * 6 * 49 * 49);
+    }
+    /* a grid that is no whole number of windows is padded to one: 97 -> 24 x 24 patches,
+     * 4 x 4 windows */
+    if (parse_into(files[0], 97, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(attn_after(&m, 0)->out, 16 * 3 * 49 * 49);
+    /* refused: without --image-size; with --heads (they change from stage to stage) */
+    assert_int_equal(parse_into(files[0], 0, layers, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "swin_t_b32.txt:11: ShiftedWindowAttention: windowed "
+                                    "attention (Swin)"));
+    assert_non_null(strstr(err.msg, "only with --image-size: give it"));
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.image_h = m.image_w = 224;
+    m.heads = 3;
+    char *buf;
+    size_t len;
+    assert_int_equal(carma_file_read(files[0], EST_MAX_INPUT, &buf, &len, &err), 0);
+    assert_int_equal(est_parse(buf, len, files[0], &m, &err), -EINVAL);
+    free(buf);
+    assert_non_null(strstr(err.msg, "--heads 3: windowed attention (Swin) changes its heads"));
+    /* Swin V2: its PatchMergingV2, and a network that computes its position bias */
+    if (parse_into("data/estimator/gpu-peaks-h200/swin_v2_t_b32.txt", 256, layers, &m, &err) !=
+        -EINVAL)
+        fail_msg("Swin V2 read");
+    assert_non_null(strstr(err.msg, "PatchMergingV2 and its position-bias network"));
+    const char *cpb = "Net(\n"
+                      "  (embed): Conv2d(3, 32, kernel_size=(4, 4), stride=(4, 4))\n"
+                      "  (attn): WindowAttention(\n"
+                      "    (qkv): Linear(in_features=32, out_features=96, bias=True)\n"
+                      "    (cpb): Linear(in_features=2, out_features=64, bias=True)\n"
+                      "    (proj): Linear(in_features=32, out_features=32, bias=True)\n"
+                      "  )\n"
+                      "  (merge): PatchMerging(\n"
+                      "    (reduction): Linear(in_features=128, out_features=64, bias=False)\n"
+                      "    (norm): LayerNorm((128,), eps=1e-05, elementwise_affine=True)\n"
+                      "  )\n"
+                      ")\n";
+    assert_int_equal(parse_image_str(cpb, 64, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:5: Linear (in_features=2) in windowed attention"));
 }
 
 /* timm's ConvNeXt and Hugging Face's ConvNext (two stages of one block, 8 and 16
@@ -6327,6 +6426,7 @@ int main(void)
         cmocka_unit_test(test_modtree_layer_scale),
         cmocka_unit_test(test_modtree_dual_path),
         cmocka_unit_test(test_modtree_parallel_reductions),
+        cmocka_unit_test(test_modtree_swin_grid),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
         cmocka_unit_test(test_modtree_zero_dropout),
