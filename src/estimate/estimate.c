@@ -678,7 +678,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
         double bytes = est_alloc_round(batch * per * elem_bytes((enum est_kind)l->kind,
                                                                 o->precision));
         if (i >= first_trained)
-            feat[l->kind] += cnt * bytes / MIB;
+            feat[(l->flags & EST_LF_PRODUCT) ? EST_K_NORM : l->kind] += cnt * bytes / MIB;
         if (bytes > largest)
             largest = bytes;
     }

@@ -94,6 +94,11 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_TIED 0x400     /* a table that is the EST_LF_TIED_SRC table printed again: no
                               * weight or optimizer state of its own; its lookup's gradient
                               * is added to the table's (est_model.tied_params) */
+#define EST_LF_PRODUCT 0x800 /* (module trees) a pool row that is an elementwise product the
+                              * print does not show (a layer scale, a GLU's act(x0) * x1, a
+                              * global response norm's x * N(x)): one kept tensor of its
+                              * input's size, a norm's in the per-kind terms, not a
+                              * pooling's (whose fitted multiplier is for small outputs) */
 
 /* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
  * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A

@@ -3360,6 +3360,55 @@ static int rest_downsamples(const struct mt_space *sp, int levels)
     return 1; /* not seen to the end: as if it did */
 }
 
+/* The input width of the first convolution or linear layer printed after `levels` blocks
+ * close around the leaf being read (1: the block just opened around it): what reads the
+ * block's output. 0 when none is found in 4096 lines (sp->ahead). */
+static uint64_t next_reader_width(const struct mt_space *sp, int levels)
+{
+    struct lines L = sp->ahead;
+    struct mt_peek p;
+    int conv_block = 0; /* the line before opened a convolution (its arguments next) */
+    for (unsigned k = 0; k < 4096 && mt_peek_next(&L, &p); k++) {
+        int was_conv = conv_block;
+        conv_block = 0;
+        if (p.close) {
+            levels -= levels > 0;
+            continue;
+        }
+        int64_t pos[1];
+        if (!p.named && was_conv) /* the arguments of the convolution block before */
+            return levels == 0 && arg_positional(p.s, p.n, pos, 1) == 1 && pos[0] > 0
+                       ? (uint64_t)pos[0]
+                       : 0;
+        if (!p.has_paren)
+            continue;
+        if (p.open) {
+            levels += levels > 0;
+            conv_block = find(p.s, p.cls_n, "Conv") != NULL;
+            continue;
+        }
+        if (levels > 0)
+            continue;
+        int64_t in_f = arg_int(p.args, p.args_n, "in_features=");
+        if (in_f > 0)
+            return (uint64_t)in_f;
+        if (find(p.s, p.cls_n, "Conv") && arg_positional(p.args, p.args_n, pos, 1) == 1 &&
+            pos[0] > 0)
+            return (uint64_t)pos[0];
+    }
+    return 0;
+}
+
+/* What reads the output of the block `levels` up from the leaf being read takes more than
+ * the c channels of the branch just finished: the block joins branches (a concatenation
+ * in forward), as a block that runs its children in sequence does not. Unknown (no
+ * reader found) counts as joined. */
+static int joined_after(const struct mt_space *sp, int levels, uint64_t c)
+{
+    uint64_t w = next_reader_width(sp, levels);
+    return w == 0 || w > c;
+}
+
 /* Block f's children ran on from its input x to the newest tensor, smaller than x or of
  * x's shape, before the child whose first leaf, a size-keeping one (same_size) reading c
  * channels, is read: no child since the last that read x did (a branch that reads x
@@ -3473,7 +3522,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
          * joins maxpool(x) and conv(x)), not of its result. A stride-1 one reads the
          * pooled tensor (DLA's project). */
         if (!t && conv && !same_size && !f->numbered && f->has_x && f->pooled_x && nw &&
-            f->pooled_x == nw->id && nw->c == c)
+            f->pooled_x == nw->id && nw->c == c && joined_after(sp, depth - d + 2, nw->c))
             t = sp_by_id(sp, input_value_id(f));
     }
     for (unsigned i = 1; i <= sp->n && !t && !chunk; i++) {
@@ -3839,7 +3888,8 @@ static struct mt_shape *pool_source(struct est_model *m, struct mt_space *sp,
     struct mt_shape *x;
     if (strided && f && !f->numbered && f->has_x && f->nbranch &&
         f->branch_child != f->child && sp_larger(&f->x, nw) &&
-        (nw->c == f->x.c || f->nbranch >= 2) && (x = sp_by_id(sp, f->x.id)) != NULL) {
+        (nw->c == f->x.c || f->nbranch >= 2) && joined_after(sp, depth - d + 1, nw->c) &&
+        (x = sp_by_id(sp, f->x.id)) != NULL) {
         credit_branch(sp, st, depth, x, nw);
         opened_read(m, st, depth, x);
         return x;
@@ -4229,14 +4279,21 @@ static struct est_layer functional_silu(const struct est_layer *l)
     return r;
 }
 
+/* A row an MLP's rewrite carries along: a dropout, or a leaf that makes no tensor (an
+ * Identity, a dropout printed with rate 0). */
+static int passes_on(const struct est_layer *l)
+{
+    return l->kind == EST_K_DROPOUT || (l->kind == EST_K_OTHER && !l->out && !l->params);
+}
+
 /* Ends the rewrite of a block's rows in call order: keep[0..k), then the block's
- * dropouts, then last, written over the rows from first. keep has room for them all.
- * Returns 1. */
+ * dropouts (passes_on), then last, written over the rows from first. keep has room for
+ * them all. Returns 1. */
 static int block_rewrite(struct est_model *m, size_t first, struct est_layer *keep, size_t k,
                          const struct est_layer *last)
 {
     for (size_t j = first; j < m->n; j++)
-        if (m->layers[j].kind == EST_K_DROPOUT)
+        if (passes_on(&m->layers[j]))
             keep[k++] = m->layers[j];
     keep[k++] = *last;
     memcpy(&m->layers[first], keep, k * sizeof keep[0]);
@@ -4265,7 +4322,7 @@ static int gated_mlp(struct est_model *m, const struct mt_frame *f)
             lin[nl++] = i;
         else if (l->kind == EST_K_ACT && act == SIZE_MAX)
             act = i;
-        else if (l->kind != EST_K_DROPOUT)
+        else if (!passes_on(l))
             return 0;
     }
     if (nl != 3)
@@ -4339,7 +4396,7 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
         return 0;
     size_t a = f->dlin[0], b = f->dlin[1], act = f->ndact ? f->dact : SIZE_MAX;
     for (size_t i = first; i < m->n; i++)
-        if (i != a && i != b && i != act && m->layers[i].kind != EST_K_DROPOUT)
+        if (i != a && i != b && i != act && !passes_on(&m->layers[i]))
             return 0;
     for (int swap = 0; swap < 2; swap++) {
         const struct est_layer *l1 = &m->layers[swap ? b : a], *l2 = &m->layers[swap ? a : b];
@@ -4358,6 +4415,7 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
                                                        its 2I-wide input, alive */
         keep[k++] = row;
         row.kind = EST_K_POOL; /* act(x0) * x1: a new tensor keeping act(x0) */
+        row.flags = EST_LF_PRODUCT;
         row.params = row.frozen = 0;
         est_layer_type(&row, "Mul", 3);
         keep[k++] = row;
@@ -4839,6 +4897,7 @@ static int layer_scale_row(struct est_model *m, struct mt_space *sp, uint32_t mu
     if (est_model_add(m, EST_K_POOL, e, c, mult, 0) < 0)
         return -1;
     est_layer_type(&m->layers[m->n - 1], "Mul", 3);
+    m->layers[m->n - 1].flags |= EST_LF_PRODUCT;
     return 0;
 }
 
@@ -5254,7 +5313,7 @@ static int moe_gated_equal(struct est_model *m, size_t b, size_t k)
             lin[nl++] = i;
         else if (l->kind == EST_K_ACT && act == SIZE_MAX)
             act = i;
-        else if (l->kind != EST_K_DROPOUT)
+        else if (!passes_on(l))
             return 0;
         if (l->flags & EST_LF_GATED)
             return 0;
@@ -5277,7 +5336,7 @@ static int moe_gated_equal(struct est_model *m, size_t b, size_t k)
     keep[n] = m->layers[lin[1]];
     keep[n++].flags |= EST_LF_GATED;
     for (size_t i = b; i < b + k; i++)
-        if (m->layers[i].kind == EST_K_DROPOUT)
+        if (passes_on(&m->layers[i]))
             keep[n++] = m->layers[i];
     keep[n++] = m->layers[lin[2]];
     memcpy(&m->layers[b], keep, n * sizeof keep[0]);
@@ -6275,6 +6334,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             k = EST_K_POOL;
             layer_scale_size(&sp, &out, &params);
         }
+        if (lscale)
+            extra_flags |= EST_LF_PRODUCT;
         if (sp.upsampled) {
             /* the newest tensor upsampled in Python before the join this leaf reads
              * (sp_input): a new tensor, as an Upsample module's */
@@ -6326,6 +6387,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                               0) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             est_layer_type(&m->layers[m->n - 1], "Mul", 3);
+            m->layers[m->n - 1].flags |= EST_LF_PRODUCT;
         }
         if (est_model_add(m, k, out, params, (uint32_t)((uint64_t)rep * parent_mult), 0) < 0)
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");

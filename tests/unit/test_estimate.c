@@ -1977,6 +1977,7 @@ static void test_modtree_parallel_reductions(void **state)
     assert_int_equal(kind_nth(&m, EST_K_POOL, 6), 384 * 17 * 17);  /* ReductionA's, on x */
     assert_int_equal(kind_nth(&m, EST_K_POOL, 14), 1024 * 8 * 8);  /* ReductionB's, on x */
     assert_int_equal(kind_nth(&m, EST_K_POOL, 15), 1536 * 8 * 8);  /* InceptionC's branch3 */
+    assert_int_equal(m.join_line, 0); /* the pooled branches are joined with the others */
     /* a stride-1 convolution after a pooled input reads the pooled tensor */
     assert_int_equal(parse_image_str("Net(\n"
                                      "  (stem): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
@@ -2019,6 +2020,19 @@ static void test_modtree_parallel_reductions(void **state)
                      0);
     assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 8 * 16 * 16);
     assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 16 * 16); /* reads the 16x16 join */
+    /* A block whose output the next layer reads at its last branch's width runs its
+     * children in sequence: a strided conv then a pool, or a pool then a strided conv,
+     * each on the one before (the rules had read every later layer 4x too large). */
+    static const char *const seq[] = {"tests/fuzz/corpus/summary_modtree/down_conv_then_pool.txt",
+                                      "tests/fuzz/corpus/summary_modtree/down_pool_then_conv.txt"};
+    for (size_t i = 0; i < 2; i++) {
+        if (parse_into(seq[i], 224, layers, &m, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 64 * (i ? 56 * 56 : 28 * 28));
+        assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 64 * (i ? 28 * 28 : 56 * 56));
+        assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 128 * 28 * 28);
+        assert_int_equal(m.concat, 0);
+    }
 }
 
 /* The row of windowed attention's probabilities in m after row `from` (index), or NULL. */
@@ -2416,6 +2430,60 @@ static void test_modtree_zero_dropout(void **state)
     assert_int_equal(m.layers[1].kind, EST_K_OTHER);
     assert_int_equal(m.layers[1].out, 0);
     assert_int_equal(m.layers[2].out, 8 * 16 * 16);
+    /* nor does it hide a gated MLP (flan-T5's T5DenseGatedActDense with dropout_rate 0,
+     * printed wi_0, wi_1, wo, dropout, act), nor does an Identity: read as without it,
+     * gate, act, up (gated), down */
+    static const char *const drops[] = {"Dropout(p=0.0, inplace=False)", "Identity()",
+                                        "Dropout(p=0.1, inplace=False)"};
+    for (size_t d = 0; d < sizeof drops / sizeof drops[0]; d++) {
+        char t5[640];
+        snprintf(t5, sizeof t5,
+                 "T5DenseGatedActDense(\n"
+                 "  (wi_0): Linear(in_features=64, out_features=128, bias=False)\n"
+                 "  (wi_1): Linear(in_features=64, out_features=128, bias=False)\n"
+                 "  (wo): Linear(in_features=128, out_features=64, bias=False)\n"
+                 "  (dropout): %s\n"
+                 "  (act): NewGELUActivation()\n"
+                 ")\n",
+                 drops[d]);
+        if (parse_str(t5, &m, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(m.n, 5);
+        assert_int_equal(m.layers[1].kind, EST_K_ACT);
+        assert_int_equal(m.layers[1].out, 128);
+        assert_int_equal(m.layers[2].kind, EST_K_LINEAR);
+        assert_true(m.layers[2].flags & EST_LF_GATED);
+        assert_int_equal(m.layers[3].kind, d == 2 ? EST_K_DROPOUT : EST_K_OTHER);
+        assert_int_equal(m.layers[4].out, 64);
+    }
+}
+
+/* An elementwise product the print does not show (a layer scale, a GLU's product, a
+ * global response norm's x * N(x)) is a pool row for the replay, but in the per-kind terms
+ * one kept tensor, as a norm's output, not a pooling's (whose fitted multiplier, 4, is for
+ * small outputs: a ConvNeXt V2 with 1x1 convolutions had gone 48% up with its products). */
+static void test_product_rows_per_kind(void **state)
+{
+    (void)state;
+    struct est_result r[3];
+    struct carma_err err;
+    for (int v = 0; v < 3; v++) {
+        struct est_model m;
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        assert_int_equal(est_model_add(&m, EST_K_CONV, 64 * 56 * 56, 64 * 64 * 9, 1, 0), 0);
+        assert_int_equal(est_model_add(&m, v == 1 ? EST_K_NORM : EST_K_POOL, 64 * 28 * 28, 0,
+                                       1, 0),
+                         0);
+        if (v == 0)
+            m.layers[1].flags |= EST_LF_PRODUCT;
+        assert_int_equal(est_model_add(&m, EST_K_CONV, 64 * 28 * 28, 64 * 64 * 9, 1, 0), 0);
+        assert_int_equal(est_model_family(&m), EST_FAM_CONV);
+        struct est_opts o = {.batch = 32, .optimizer = EST_OPT_ADAMW};
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r[v], &err), 0);
+        assert_int_equal(r[v].peak_phase, 0); /* per-kind terms */
+    }
+    assert_float_equal(r[0].activations_mib, r[1].activations_mib, 1e-9);
+    assert_true(r[2].activations_mib > r[0].activations_mib + 1);
 }
 
 /* A per-channel scale printed without its size (timm's LayerScale / LayerScale2d,
@@ -6430,6 +6498,7 @@ int main(void)
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
         cmocka_unit_test(test_modtree_zero_dropout),
+        cmocka_unit_test(test_product_rows_per_kind),
         cmocka_unit_test(test_modtree_hf_cnn_padding),
         cmocka_unit_test(test_modtree_unet_joins),
         cmocka_unit_test(test_modtree_detection_and_bare_pools),
