@@ -2957,7 +2957,7 @@ struct mt_frame {
     unsigned nstarts;
     int numbered;            /* children named by index: a Sequential calls each once */
     size_t dlin[2], dact;    /* rows of its first two linear and last activation leaves */
-    unsigned ndlin, ndact;   /* (sequence trees) */
+    unsigned ndlin, ndact;   /* (sequence trees, a grid's) */
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
@@ -3924,6 +3924,13 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         return 0;
     if (*k != EST_K_CONV)
         sp->pad_pending = 0; /* a pad is its next leaf's, a convolution's */
+    if (*k == EST_K_CONV && sp->grid && m->window_line)
+        return carma_err_at(err, file, line,
+                            "%.*s after windowed attention over the grid of patches (line %zu): "
+                            "a decoder or feature pyramid over Swin's stages (UperNet, "
+                            "Swin-UNETR) reads them at sizes the print does not show; not "
+                            "modelled: give a torchinfo table",
+                            (int)cls_n, c, m->window_line);
     if (*k == EST_K_CONV) {
         int transposed = find(c, cls_n, "Transpose") != NULL;
         int64_t ks[3], st2[2], pad[2] = {0, 0}, dil[2], op[2];
@@ -4355,19 +4362,21 @@ static int gated_mlp(struct est_model *m, const struct mt_frame *f)
 
 /* A block with named children, two linear layers of its own, L1 (-> I) and L2 (I ->),
  * and one activation module listed elsewhere than between them (Hugging Face defines
- * GPT-2's act after c_proj, Phi's activation_fn and BART's before fc1): the activation
- * runs on L1's output. Moves its row after L1 with L1's width; 1 when it did. */
-static int plain_mlp(struct est_model *m, const struct mt_frame *f)
+ * GPT-2's act after c_proj, Phi's activation_fn and BART's and Swin's before fc1): the
+ * activation runs on L1's output. Moves its row after L1 with L1's width; 1 when it did.
+ * Rows hold hw positions each (a grid's, sp.grid; else 1). */
+static int plain_mlp(struct est_model *m, const struct mt_frame *f, uint64_t hw)
 {
-    if (f->numbered || f->ndlin != 2 || f->ndact != 1)
+    if (f->numbered || f->ndlin != 2 || f->ndact != 1 || !hw)
         return 0;
     size_t a = f->dlin[0], b = f->dlin[1], act = f->dact;
     const struct est_layer *l1 = &m->layers[a], *l2 = &m->layers[b];
-    uint64_t i = l1->out, e = l2->out;
-    if ((act > a && act < b) || !linear_params(base_params(l2), i, e))
+    uint64_t i = l1->out / hw, e = l2->out / hw;
+    if ((act > a && act < b) || l1->out % hw || l2->out % hw ||
+        !linear_params(base_params(l2), i, e))
         return 0;
     struct est_layer row = m->layers[act];
-    row.out = i;
+    row.out = l1->out;
     if (act < a) {
         memmove(&m->layers[act], &m->layers[act + 1], (a - act) * sizeof row);
         m->layers[a] = row; /* L1 moved down to a - 1 */
@@ -4415,9 +4424,9 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
                                                        its 2I-wide input, alive */
         keep[k++] = row;
         row.kind = EST_K_POOL; /* act(x0) * x1: a new tensor keeping act(x0) */
-        row.flags = EST_LF_PRODUCT;
         row.params = row.frozen = 0;
         est_layer_type(&row, "Mul", 3);
+        row.flags = EST_LF_PRODUCT;
         keep[k++] = row;
         return block_rewrite(m, first, keep, k, l2);
     }
@@ -4919,8 +4928,9 @@ static int grid_merge(struct est_model *m, struct mt_space *sp, struct mt_frame 
 
 /* The patch merging block f closes. torchvision, transformers and timm's older Swin list
  * its reduction (4C -> 2C) before its norm (over 4C) but run the norm first: the rows go
- * in call order, and the reduction's output is the newest tensor. */
-static void grid_merged(struct est_model *m, struct mt_space *sp, const struct mt_frame *f)
+ * in call order, and the reduction's output is the newest tensor. -1 when the block holds
+ * no linear reduction or a convolution (a merging that is not Swin's). */
+static int grid_merged(struct est_model *m, struct mt_space *sp, const struct mt_frame *f)
 {
     size_t lin = SIZE_MAX, norm = SIZE_MAX;
     for (size_t i = f->first; i < m->n; i++) {
@@ -4928,10 +4938,13 @@ static void grid_merged(struct est_model *m, struct mt_space *sp, const struct m
             lin = i;
         else if (m->layers[i].kind == EST_K_NORM && norm == SIZE_MAX)
             norm = i;
+        else if (m->layers[i].kind == EST_K_CONV)
+            return -1;
     }
     if (lin == SIZE_MAX)
-        return;
-    if (norm != SIZE_MAX && lin < norm) {
+        return -1;
+    /* the norm goes first when it is over the joined 4C (Swin V1's), not the reduction's */
+    if (norm != SIZE_MAX && lin < norm && m->layers[norm].out == m->layers[f->first].out) {
         struct est_layer t = m->layers[lin];
         m->layers[lin] = m->layers[norm];
         m->layers[norm] = t;
@@ -4947,6 +4960,7 @@ static void grid_merged(struct est_model *m, struct mt_space *sp, const struct m
         }
     if (hw && m->layers[lin].out % hw == 0)
         sp_push(sp, m->layers[lin].out / hw, cat->h, cat->w, 0);
+    return 0;
 }
 
 /* The probabilities of windowed attention over the newest grid (sp.grid), whose query is
@@ -5560,6 +5574,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     memset(sp.pad, 0, sizeof sp.pad);
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     sp.grid = spatial_on && memmem(buf, len, "PatchMerging(", 13) != NULL;
+    size_t merge_line = 0; /* the first patch merging block (sp.grid) */
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
     char syn[2 * EST_MAX_LINE + 4]; /* a block's own arguments as a leaf (own_args) */
@@ -5613,8 +5628,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return -EINVAL;
             if (sp.n && spatial_close(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            if (f->merging && sp.n)
-                grid_merged(m, &sp, f);
+            if (f->merging && sp.n && grid_merged(m, &sp, f) < 0)
+                return carma_err_at(err, file, f->line,
+                                    "%.*s: a patch merging without a linear reduction of the "
+                                    "joined neighbours (convolutions: timm's EfficientViT and "
+                                    "TinyViT): not Swin's, whose grid reading this is; give a "
+                                    "torchinfo table",
+                                    (int)f->cls_n, f->cls);
             if (moe_fused(f->cls, f->cls_n)) {
                 size_t i = f->first;
                 while (i < m->n && !m->layers[i].params)
@@ -5629,7 +5649,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             int moved = !moe && f->ffn_act && !sp.n ? ffn_activation(m, f) : 0;
             if (moved < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
-            moved |= moe || (!f->in_attention && (gated_mlp(m, f) || (!sp.n && plain_mlp(m, f))));
+            const struct mt_shape *gn = sp.grid ? sp_newest(&sp) : NULL;
+            moved |= moe || (!f->in_attention &&
+                             (gated_mlp(m, f) || (!sp.n && plain_mlp(m, f, 1)) ||
+                              (gn && plain_mlp(m, f, gn->h * gn->w))));
             int glu = !moved && !f->in_attention && !sp.n ? fused_glu(m, f) : 0;
             if (glu < 0)
                 return carma_err_at(err, file, L.line, "too many layers");
@@ -5689,6 +5712,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     m->layers[attn_at] = a;
                 }
                 scored = 0;
+                f->scores_inside = 1; /* an attention block around it adds no other */
             }
             if (f->attention && !scored && !f->scores_inside &&
                 !(depth > 0 && st[depth - 1].in_attention) && tok_rows &&
@@ -5990,6 +6014,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                                   "before this line)");
             if (f->merging && grid_merge(m, &sp, f) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+            if (f->merging && !merge_line)
+                merge_line = L.line;
+            if (sp.grid && find(c, cls_n, "PatchExpand"))
+                return carma_err_at(err, file, L.line,
+                                    "%.*s: a decoder that expands the grid of patches again "
+                                    "(Swin-Unet) is not modelled; give a torchinfo table",
+                                    (int)cls_n, c);
             f->peft = depth > 0 ? peft_child(st[depth - 1].peft, nm, nn) : MT_P_NONE;
             f->in_unit = depth > 0 && (st[depth - 1].unit || st[depth - 1].in_unit);
             f->unit = depth > 0 && st[depth - 1].numbered && !f->in_unit;
@@ -6426,7 +6457,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
-        if (pf && !sp.n) {
+        if (pf && (!sp.n || sp.grid)) {
             if (k == EST_K_LINEAR && pf->ndlin++ < 2)
                 pf->dlin[pf->ndlin - 1] = m->n - 1;
             if (k == EST_K_ACT) {
@@ -6455,6 +6486,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                             depth + 1, depth ? "s" : "");
     if (m->n == 0)
         return carma_err_at(err, file, L.line ? L.line : 1, "no layers in the module tree");
+    if (sp.grid && merge_line && !m->window_line)
+        return carma_err_at(err, file, merge_line,
+                            "a patch merging (this line) without attention read as Swin's over "
+                            "the grid of patches (a class named ...Attention holding linear "
+                            "projections: mmdetection's WindowMSA, or attention built of "
+                            "convolutions, is not): not modelled; give a torchinfo table");
     if (m->spatial && m->needs_seq) {
         /* est_parse reads it again as a vision transformer, when it is one */
         carma_err_at(err, file, m->needs_seq_line,

@@ -2092,7 +2092,91 @@ static void test_modtree_swin_grid(void **state)
         a = attn_after(&m, cat);
         assert_non_null(a);
         assert_int_equal(a->out, 16 * 6 * 49 * 49);
+        /* the MLP's activation on fc1's output, whatever the order it is printed in
+         * (transformers' SwinMLP lists it first) */
+        size_t fc1 = 0;
+        while (fc1 < m.n && !(m.layers[fc1].kind == EST_K_LINEAR &&
+                              m.layers[fc1].out == 4 * 96 * 56 * 56))
+            fc1++;
+        assert_true(fc1 + 1 < m.n);
+        assert_int_equal(m.layers[fc1 + 1].kind, EST_K_ACT);
+        assert_int_equal(m.layers[fc1 + 1].out, 4 * 96 * 56 * 56);
+        /* separate q, k, v: the probabilities right after v, before the output projection */
+        size_t at = (size_t)(attn_after(&m, 0) - m.layers);
+        if (f == 1) {
+            assert_int_equal(m.layers[at - 1].kind, EST_K_LINEAR);
+            assert_int_equal(m.layers[at - 3].kind, EST_K_LINEAR);
+            assert_int_equal(m.layers[at + 1].kind, EST_K_LINEAR);
+        }
     }
+    /* older transformers nest SwinSelfAttention in SwinAttention, both attention classes:
+     * one row of probabilities and one bias table per block, as the newer print */
+    if (parse_into("tests/fuzz/corpus/summary_modtree/swin_hf_nested_attention.txt", 224,
+                   layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 28288354);
+    size_t nattn = 0;
+    for (size_t i = 0; i < m.n; i++)
+        nattn += m.layers[i].kind == EST_K_ATTN;
+    assert_int_equal(nattn, 12);
+    /* refused rather than misread: mmdetection's Swin, whose WindowMSA is no attention
+     * class; a merging built of convolutions (timm's EfficientViT); a decoder after the
+     * stages (UperNet, Swin-UNETR); a grid expanded again (Swin-Unet) */
+    assert_int_equal(parse_into("tests/fuzz/corpus/summary_modtree/swin_mmdet_windowmsa.txt",
+                                224, layers, &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "without attention read as Swin's"));
+#define GRID_TOY(merge, after)                                                                     \
+    "Net(\n"                                                                                       \
+    "  (embed): Conv2d(3, 32, kernel_size=(4, 4), stride=(4, 4))\n"                                \
+    "  (attn): WindowAttention(\n"                                                                 \
+    "    (qkv): Linear(in_features=32, out_features=96, bias=True)\n"                              \
+    "    (proj): Linear(in_features=32, out_features=32, bias=True)\n"                             \
+    "  )\n"                                                                                        \
+    "  (merge): PatchMerging(\n" merge "  )\n" after ")\n"
+#define GRID_LIN_MERGE                                                                             \
+    "    (reduction): Linear(in_features=128, out_features=64, bias=False)\n"                      \
+    "    (norm): LayerNorm((128,), eps=1e-05, elementwise_affine=True)\n"
+    assert_int_equal(parse_image_str(GRID_TOY(GRID_LIN_MERGE, ""), 64, &m, &err), 0);
+    assert_int_equal(m.layers[m.n - 1].kind, EST_K_LINEAR); /* norm, then reduction */
+    assert_int_equal(m.layers[m.n - 1].out, 64 * 8 * 8);
+    const char *conv_merge = "Net(\n"
+                             "  (embed): Conv2d(3, 32, kernel_size=(4, 4), stride=(4, 4))\n"
+                             "  (merge): PatchMerging(\n"
+                             "    (conv): Conv2d(32, 64, kernel_size=(3, 3), stride=(2, 2), "
+                             "padding=(1, 1))\n"
+                             "  )\n"
+                             ")\n";
+    assert_int_equal(parse_image_str(conv_merge, 64, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: PatchMerging: a patch merging without a linear "
+                                    "reduction"));
+    const char *conv_lin_merge = "Net(\n"
+                                 "  (embed): Conv2d(3, 32, kernel_size=(4, 4), stride=(4, 4))\n"
+                                 "  (merge): PatchMerging(\n"
+                                 "    (conv): Conv2d(128, 128, kernel_size=(1, 1), "
+                                 "stride=(1, 1))\n"
+                                 "    (reduction): Linear(in_features=128, out_features=64, "
+                                 "bias=False)\n"
+                                 "  )\n"
+                                 ")\n";
+    assert_int_equal(parse_image_str(conv_lin_merge, 64, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: PatchMerging: a patch merging without"));
+    assert_int_equal(parse_image_str(GRID_TOY(GRID_LIN_MERGE,
+                                              "  (fpn): Conv2d(64, 64, kernel_size=(1, 1), "
+                                              "stride=(1, 1))\n"),
+                                     64, &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:11: Conv2d after windowed attention"));
+    assert_int_equal(parse_image_str(GRID_TOY(GRID_LIN_MERGE,
+                                              "  (up): PatchExpand(\n"
+                                              "    (expand): Linear(in_features=64, "
+                                              "out_features=128, bias=False)\n"
+                                              "  )\n"),
+                                     64, &m, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:11: PatchExpand: a decoder"));
+#undef GRID_TOY
+#undef GRID_LIN_MERGE
     /* a grid that is no whole number of windows is padded to one: 97 -> 24 x 24 patches,
      * 4 x 4 windows */
     if (parse_into(files[0], 97, layers, &m, &err))
@@ -2386,6 +2470,7 @@ static void test_modtree_se_nested_and_grn(void **state)
     assert_int_equal(m.layers[1].kind, EST_K_POOL);
     assert_int_equal(m.layers[1].out, 8 * 8 * 8);
     assert_int_equal(m.layers[1].params, 0);
+    assert_true(m.layers[1].flags & EST_LF_PRODUCT);
     assert_int_equal(m.layers[2].kind, EST_K_NORM);
     assert_int_equal(m.layers[2].out, 8 * 8 * 8);
     assert_int_equal(m.layers[2].params, 16);
@@ -2508,6 +2593,7 @@ static void test_modtree_layer_scale(void **state)
     assert_int_equal(m.layers[4].kind, EST_K_POOL);
     assert_int_equal(m.layers[4].out, 384);
     assert_int_equal(m.layers[4].params, 384);
+    assert_true(m.layers[4].flags & EST_LF_PRODUCT);
     assert_int_equal(m.layers[5].kind, EST_K_OTHER);
     assert_int_equal(m.params, 2 * 384 + 384 * 1536 + 1536 + 1536 * 384 + 384 + 384);
     const char *conv_ok = "Net(\n" CONV("  ", "stem", 3, 64, 4, 4, 0)
@@ -2519,6 +2605,15 @@ static void test_modtree_layer_scale(void **state)
     assert_int_equal(m.layers[1].kind, EST_K_POOL);
     assert_int_equal(m.layers[1].out, 64 * 56 * 56);
     assert_int_equal(m.layers[1].params, 64);
+    assert_true(m.layers[1].flags & EST_LF_PRODUCT);
+    /* ConvNeXt's hidden layer scale (layer_scale_row) */
+    if (parse_into("tests/fuzz/corpus/summary_modtree/convnext_timm_toy.txt", 32, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    size_t products = 0;
+    for (size_t i = 0; i < m.n; i++)
+        products += m.layers[i].kind == EST_K_POOL && (m.layers[i].flags & EST_LF_PRODUCT);
+    assert_int_not_equal(products, 0);
 }
 
 /* Reads a print does not show, from timm's models measured on an H100: MixedConv2d
@@ -5601,6 +5696,7 @@ static void test_modtree_fused_glu(void **state)
     assert_int_equal(ref.layers[3].kind, EST_K_POOL); /* the product */
     assert_int_equal(ref.layers[3].out, 4096);
     assert_int_equal(ref.layers[3].params, 0);
+    assert_true(ref.layers[3].flags & EST_LF_PRODUCT);
     assert_int_equal(ref.layers[4].kind, EST_K_LINEAR);
     assert_int_equal(ref.layers[4].out, 1024);
     assert_int_equal(ref.params, 1000 * 1024 + 1024 * 8192 + 4096 * 1024 + 2 * 1024 +
