@@ -160,6 +160,32 @@ RUNS = [
     ("hf_swin_base_b32", "hfv:swin_base", 32, 0, 224, "fp32", 0, 18),
     ("swin_tiny_timm_b32", "timm:swin_tiny_patch4_window7_224", 32, 0, 224, "fp32", 0, 12),
     ("swin_base_384_timm_b8", "timm:swin_base_patch4_window12_384", 8, 0, 384, "fp32", 0, 14),
+    ("googlenet_b64", "tv:googlenet", 64, 0, 224, "fp32", 0, 10),
+    ("maxvit_t_b16", "tv:maxvit_t", 16, 0, 224, "fp32", 0, 14),
+    ("regnet_y_16gf_b16", "tv:regnet_y_16gf", 16, 0, 224, "fp32", 0, 12),
+    ("efficientnet_v2_s_b16", "tv:efficientnet_v2_s", 16, 0, 384, "fp32", 0, 14),
+    ("convnext_base_b16", "tv:convnext_base", 16, 0, 224, "fp32", 0, 12),
+    ("vit_l_16_b8", "tv:vit_l_16", 8, 0, 224, "fp32", 0, 16),
+    ("deit_small_timm_b64", "timm:deit_small_patch16_224", 64, 0, 224, "fp32", 0, 10),
+    ("cait_xxs24_timm_b32", "timm:cait_xxs24_224", 32, 0, 224, "fp32", 0, 10),
+    ("xcit_tiny12_timm_b32", "timm:xcit_tiny_12_p16_224", 32, 0, 224, "fp32", 0, 10),
+    ("mixer_b16_timm_b32", "timm:mixer_b16_224", 32, 0, 224, "fp32", 0, 14),
+    ("resmlp_12_timm_b64", "timm:resmlp_12_224", 64, 0, 224, "fp32", 0, 10),
+    ("coatnet_0_timm_b32", "timm:coatnet_0_rw_224", 32, 0, 224, "fp32", 0, 14),
+    ("efficientnet_b4_timm_b16", "timm:efficientnet_b4", 16, 0, 320, "fp32", 0, 12),
+    ("nfnet_f0_timm_b16", "timm:dm_nfnet_f0", 16, 0, 256, "fp32", 0, 14),
+    ("rexnet_100_timm_b64", "timm:rexnet_100", 64, 0, 224, "fp32", 0, 12),
+    ("vovnet39a_timm_b32", "timm:vovnet39a", 32, 0, 224, "fp32", 0, 12),
+    ("edgenext_small_timm_b64", "timm:edgenext_small", 64, 0, 256, "fp32", 0, 12),
+    ("eva02_tiny_timm_b64", "timm:eva02_tiny_patch14_224", 64, 0, 224, "fp32", 0, 10),
+    ("fastvit_t8_timm_b64", "timm:fastvit_t8", 64, 0, 256, "fp32", 0, 12),
+    ("mixtral_small_b4_s512", "hf:mixtral", 4, 512, 0, "fp32", 0, 12),
+    ("falcon_small_b4_s1024", "hf:falcon", 4, 1024, 0, "fp32", 0, 14),
+    ("bloom_small_b4_s512", "hf:bloom", 4, 512, 0, "fp32", 0, 16),
+    ("t5_v11_small_b8_s512", "hf:t5_v11", 8, 512, 0, "fp32", 0, 14),
+    ("gpt_bigcode_b4_s1024", "hf:gpt_bigcode", 4, 1024, 0, "fp32", 0, 12),
+    ("phi3_small_b4_s1024", "hf:phi3", 4, 1024, 0, "fp32", 0, 12),
+    ("gemma2_small_b4_s512_bf16", "hf:gemma2", 4, 512, 0, "bf16", 0, 16),
 ]
 # transformers vision models, NAME -> (class prefix, configuration arguments): the
 # configuration's defaults are the size named in the run (EfficientNet's are B7, so B0's
@@ -227,6 +253,30 @@ MORE_HF = {
                         intermediate_size=4096)),
     "gpt2_medium": ("GPT2LMHeadModel", "GPT2Config",
                     dict(n_embd=1024, n_layer=24, n_head=16)),
+    "mixtral": ("MixtralForCausalLM", "MixtralConfig",
+                dict(hidden_size=512, intermediate_size=1024, num_hidden_layers=4,
+                     num_attention_heads=8, num_key_value_heads=2, num_local_experts=8,
+                     num_experts_per_tok=2, vocab_size=32000)),
+    "falcon": ("FalconForCausalLM", "FalconConfig",
+               dict(hidden_size=1024, num_hidden_layers=8, num_attention_heads=16,
+                    vocab_size=65024)),
+    "bloom": ("BloomForCausalLM", "BloomConfig",
+              dict(hidden_size=1024, n_layer=8, n_head=16, vocab_size=250880)),
+    "t5_v11": ("T5ForConditionalGeneration", "T5Config",
+               dict(feed_forward_proj="gated-gelu", d_model=512, d_ff=1024, num_layers=8,
+                    num_heads=6, d_kv=64, vocab_size=32128, tie_word_embeddings=False,
+                    decoder_start_token_id=0, pad_token_id=0)),
+    "gpt_bigcode": ("GPTBigCodeForCausalLM", "GPTBigCodeConfig",
+                    dict(n_embd=768, n_layer=12, n_head=12, multi_query=True,
+                         vocab_size=49152)),
+    "phi3": ("Phi3ForCausalLM", "Phi3Config",
+             dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                  num_attention_heads=16, num_key_value_heads=16, vocab_size=32064,
+                  pad_token_id=0)),
+    "gemma2": ("Gemma2ForCausalLM", "Gemma2Config",
+               dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=8,
+                    num_attention_heads=8, num_key_value_heads=4, head_dim=128,
+                    vocab_size=256000)),
 }
 FIELDS = ["run", "summary", "batch", "seq_len", "image_size", "precision", "optimizer",
           "checkpointing", "attention", "dtype", "peak_mib", "reserved_mib", "allocated_mib", "context_mib",
@@ -292,7 +342,7 @@ def build(builder, image_size, seq):
     if kind == "tv":
         import torchvision
         kw = {"weights": None}
-        if name == "inception_v3":
+        if name in ("inception_v3", "googlenet"):
             kw.update(aux_logits=False, init_weights=False)
         return getattr(torchvision.models, name)(**kw), image_inputs, "cls"
     if kind == "timm":
@@ -413,7 +463,7 @@ def one(run, outdir):
             model, inputs, kind = build(builder, img, seq)
             cfg = getattr(model, "config", None)
             row["attention"] = getattr(cfg, "_attn_implementation", "") if cfg else ""
-            if builder == "tv:vit_b_16":  # nn.MultiheadAttention(need_weights=False): SDPA
+            if builder.startswith("tv:vit_"):  # nn.MultiheadAttention(need_weights=False): SDPA
                 row["attention"] = "sdpa"
             if any(getattr(m, "fused_attn", False) for m in model.modules()):  # timm
                 row["attention"] = "sdpa"

@@ -50,11 +50,14 @@ enum est_kind est_kind_classify(const char *type, size_t len)
 {
     /* Order matters: "BatchNormAct2d" is a norm, "ConvBnAct" a conv container
      * (timm prints its children), "SelfAttention" attention. */
-    if (has(type, len, "attention"))
+    /* and timm's TalkingHeadAttn, ClassAttn; not its CrossCovarianceAttn (EdgeNeXt's, over
+     * channels: no sequence x sequence scores) */
+    if (has(type, len, "attention") ||
+        (len >= 4 && memcmp(type + len - 4, "Attn", 4) == 0 && !has(type, len, "covariance")))
         return EST_K_ATTN;
     if (has(type, len, "embedding"))
         return EST_K_EMBED;
-    if (has(type, len, "norm"))
+    if (has(type, len, "norm") || is(type, len, "Affine")) /* ResMLP's x * alpha + beta */
         return EST_K_NORM;
     if (len >= 3 && memcmp(type + len - 3, "GRN", 3) == 0) /* a global response norm
                                                               (ConvNextV2GRN), no conv */

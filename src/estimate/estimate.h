@@ -94,6 +94,13 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_TIED 0x400     /* a table that is the EST_LF_TIED_SRC table printed again: no
                               * weight or optimizer state of its own; its lookup's gradient
                               * is added to the table's (est_model.tied_params) */
+#define EST_LF_GROUPED 0x1000 /* (module trees) attention whose one fused projection makes a
+                              * query and a narrower key and value (multi-query, grouped):
+                              * est_attention_math as for separate grouped projections */
+#define EST_LF_ATTN_DROP 0x2000 /* (module trees) attention whose block prints a dropout at a
+                                * rate above 0: its probabilities' dropout, applied in
+                                * Python or by the math kernel, is taken at a rate above 0
+                                * too (GPTBigCode's attn_pdrop beside resid_pdrop) */
 #define EST_LF_PRODUCT 0x800 /* (module trees) a pool row that is an elementwise product the
                               * print does not show (a layer scale, a GLU's act(x0) * x1, a
                               * global response norm's x * N(x)): one kept tensor of its

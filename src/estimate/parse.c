@@ -4093,6 +4093,17 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             sp_push(sp, of, nw->h, nw->w, 0);
             return 0;
         }
+        if (hw > 1 && in_f != nw->c && in_f == hw && !nw->pooled) {
+            /* a linear layer over the positions, per channel (MLP-Mixer's and ResMLP's
+             * token mixing on x.transpose(1, 2)): its output has of positions; from here
+             * on the model runs per position (sp->grid), as its channel MLPs do */
+            *out = sp_elems(nw->c, of, 1);
+            if (!*out)
+                return carma_err_at(err, file, line, "too large a layer");
+            sp_push(sp, nw->c, of, 1, 0);
+            sp->grid = 1;
+            return 0;
+        }
         if (sp->grid && hw > 1 && in_f != nw->c) {
             /* a grid's linear layer on a tensor the print does not show, of the channels
              * of an earlier one (the attention's output projection reads attn @ v, of its
@@ -4438,6 +4449,38 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
 static int linear_reads(const struct est_layer *l, uint64_t e)
 {
     return l->kind == EST_K_LINEAR && linear_params(base_params(l), e, l->out);
+}
+
+/* The heads of attention block f (rows [f->first, m->n)) when it mixes them with a linear
+ * layer of its own, heads -> heads, on the scores (timm's TalkingHeadAttn: proj_l before
+ * the softmax, proj_w after): the print shows the heads there, and the scores are
+ * computed in Python, never by a fused kernel. 0: none. */
+static uint64_t talking_heads(const struct est_model *m, const struct mt_frame *f)
+{
+    for (size_t i = f->first; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_LINEAR && l->out >= 2 && l->out <= 256 && l->out < f->width &&
+            f->width % l->out == 0 && linear_reads(l, l->out))
+            return l->out;
+    }
+    return 0;
+}
+
+/* Attention block f projects its input with one fused linear layer to E + 2k features,
+ * k < E (E its width): a query and a narrower key and value, multi-query or grouped
+ * attention (GPTBigCode's c_attn: 768 -> 768 + 2 x 64; Falcon's query_key_value), which
+ * no fused SDPA kernel takes in fp32 (est_attention_math). */
+static int fused_grouped(const struct est_model *m, const struct mt_frame *f)
+{
+    size_t nl = 0, first = SIZE_MAX;
+    for (size_t i = f->first; i < m->n; i++)
+        if (m->layers[i].kind == EST_K_LINEAR && nl++ == 0)
+            first = i;
+    if (nl != 2 || !f->width)
+        return 0;
+    const struct est_layer *l = &m->layers[first];
+    uint64_t e = f->width;
+    return l->out > e && l->out < 3 * e && (l->out - e) % 2 == 0 && linear_reads(l, e);
 }
 
 /* Reverses rows [a, b). */
@@ -5678,7 +5721,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 for (size_t i = f->first; i < m->n && nl < 3; i++)
                     if (m->layers[i].kind == EST_K_LINEAR)
                         lin[nl++] = i;
-                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1) {
+                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1 &&
+                    !talking_heads(m, f)) {
                     m->layers[lin[1]].shares_input = m->layers[lin[2]].shares_input = 1;
                     attn_at = lin[2] + 1;
                     qwidth = m->layers[lin[0]].out; /* grouped k, v may be narrower */
@@ -5732,17 +5776,26 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                         "heads, num_attention_heads)",
                                         (unsigned long long)qwidth, m->heads);
                 uint8_t src;
-                uint64_t heads = heads_take(m, f->width / 64 ? f->width / 64 : 1, !f->mha_heads,
-                                            f->line, "nn.MultiheadAttention", &src);
+                uint64_t talking = talking_heads(m, f), grouped = fused_grouped(m, f);
+                uint64_t fallback = talking ? talking : f->width / 64 ? f->width / 64 : 1;
+                uint64_t heads = heads_take(m, fallback, !f->mha_heads, f->line,
+                                            "nn.MultiheadAttention", &src);
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
                     return carma_err_at(err, file, L.line, "too many layers");
-                m->layers[m->n - 1].heads_src = src;
+                m->layers[m->n - 1].heads_src = talking && src == EST_HEADS_ASSUMED
+                                                    ? EST_HEADS_SHOWN
+                                                    : src;
                 if (!m->attn_line)
                     m->attn_line = f->line;
                 if (f->sdpa)
                     m->layers[m->n - 1].flags |= EST_LF_FUSED;
-                if (m->scores_bias_line)
+                if (m->scores_bias_line || talking)
                     m->layers[m->n - 1].flags |= EST_LF_SCORES;
+                if (grouped)
+                    m->layers[m->n - 1].flags |= EST_LF_GROUPED;
+                for (size_t i = f->first; i + 1 < m->n; i++)
+                    if (m->layers[i].kind == EST_K_DROPOUT)
+                        m->layers[m->n - 1].flags |= EST_LF_ATTN_DROP;
                 if (attn_at < m->n - 1) { /* move it before the output projection */
                     struct est_layer a = m->layers[m->n - 1];
                     memmove(&m->layers[attn_at + 1], &m->layers[attn_at],

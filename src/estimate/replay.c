@@ -1172,6 +1172,21 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                     drop_saved(w, nd);
                 continue;
             }
+            if (est_attention_math(l, o, (l->flags & EST_LF_GROUPED) != 0)) {
+                /* a fused projection's grouped key and values (EST_LF_GROUPED): the math
+                 * kernel, as for separate grouped projections; the values kept */
+                math_scores(w, nd, elems);
+                nd->saved[3] = ref(w, cur);
+                nd->nsaved = 7;
+                /* the key and values expanded to every head, copied for the products */
+                nd->saved[4] = alloc(w, cur_bytes, EST_RC_ACT);
+                nd->saved[5] = alloc(w, cur_bytes, EST_RC_ACT);
+                if (l->flags & EST_LF_ATTN_DROP) /* the kernel's dropout: mask, output */
+                    nd->saved[6] = alloc(w, elems * 5, EST_RC_ACT);
+                if (!rg)
+                    drop_saved(w, nd);
+                continue;
+            }
             if (!est_layer_materialised(l, o->attention)) {
                 /* A fused kernel keeps its inputs and its output. In a table in call
                  * order (CSV, torchinfo) the listed input is the fused qkv projection's

@@ -5514,7 +5514,7 @@ static void test_modtree_nested_core_attention(void **state)
     "    (0-1): 2 x Block(\n"                                                                      \
     "      (input_layernorm): RMSNorm()\n"                                                         \
     "      (self_attention): SelfAttention(\n"                                                     \
-    "        (query_key_value): Linear(in_features=512, out_features=768, bias=True)\n"            \
+    "        (query_key_value): Linear(in_features=512, out_features=1536, bias=True)\n"           \
     attn                                                                                           \
     "        (dense): Linear(in_features=512, out_features=512, bias=False)\n"                     \
     "      )\n"                                                                                    \
@@ -5554,6 +5554,130 @@ static void test_modtree_nested_core_attention(void **state)
     assert_int_equal(parse_str(fused, &m, &err), 0);
     assert_true(attn_row(&m, NULL)->flags & EST_LF_FUSED);
 #undef CORE_TOY
+}
+
+/* Attention whose one fused projection makes a query and a narrower key and value (E + 2k
+ * features: GPTBigCode's multi-query c_attn, 768 -> 896) runs through SDPA's math kernel in
+ * fp32, as grouped separate projections do: its probabilities kept under sdpa too, with
+ * the key and values expanded to every head, and the kernel's dropout where the block
+ * prints one at a rate above 0 (GPTBigCode measured on an H200 at 12748 MiB, estimated at
+ * 8320 as fused, bound 0.81 of it; now 1.07). Three projections of the width (GPT-2's
+ * c_attn, E -> 3E) are no such thing. */
+static void test_modtree_fused_grouped_attention(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+#define MQA_TOY(qkv, drop)                                                                         \
+    "Gpt(\n"                                                                                       \
+    "  (wte): Embedding(1000, 768)\n"                                                              \
+    "  (h): ModuleList(\n"                                                                         \
+    "    (0-1): 2 x Block(\n"                                                                      \
+    "      (ln_1): LayerNorm((768,), eps=1e-05, elementwise_affine=True)\n"                        \
+    "      (attn): GPTBigCodeAttention(\n"                                                         \
+    "        (c_attn): Linear(in_features=768, out_features=" qkv ", bias=True)\n"                 \
+    "        (c_proj): Linear(in_features=768, out_features=768, bias=True)\n"                     \
+    "        (resid_dropout): Dropout(p=" drop ", inplace=False)\n"                                \
+    "      )\n"                                                                                    \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (lm_head): Linear(in_features=768, out_features=1000, bias=False)\n"                        \
+    ")\n"
+    struct est_result r[4];
+    static const char *const prints[] = {MQA_TOY("896", "0.1"), MQA_TOY("896", "0.0"),
+                                         MQA_TOY("2304", "0.1")};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(parse_str(prints[i], &m, &err), 0);
+        const struct est_layer *a = attn_row(&m, NULL);
+        assert_int_equal((a->flags & EST_LF_GROUPED) != 0, i < 2);
+        assert_int_equal((a->flags & EST_LF_ATTN_DROP) != 0, i != 1);
+        struct est_opts o = {.batch = 4, .seq = 1024, .optimizer = EST_OPT_ADAMW,
+                             .attention = EST_ATTN_SDPA};
+        assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r[i], &err), 0);
+        if (i == 0) { /* and in bf16 the fused kernels take it */
+            o.precision = EST_PREC_BF16;
+            assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r[3], &err), 0);
+            assert_false(r[3].math_attention);
+        }
+    }
+    assert_true(r[0].math_attention && r[1].math_attention && !r[2].math_attention);
+    /* 12 heads x 1024^2 x 4 sequences in fp32: 192 MiB of probabilities a layer, kept;
+     * with the dropout's mask and output, 240 MiB more */
+    assert_true(r[1].activations_mib + r[1].transient_mib >
+                r[2].activations_mib + r[2].transient_mib + 2 * 192);
+    assert_true(r[0].estimate_mib > r[1].estimate_mib + 2 * 200);
+#undef MQA_TOY
+}
+
+/* timm's TalkingHeadAttn (CaiT) mixes its heads with linear layers on the scores (proj_l,
+ * proj_w: heads -> heads), so the print shows its heads, and it computes the scores
+ * itself: kept whatever --attention says (CaiT-XXS24 measured at 5256 MiB, estimated at
+ * 1099 with no attention read, its bound 0.51 of the peak; now 0.81, bound 1.20). Its class
+ * name ends in Attn, as ClassAttn's. */
+static void test_modtree_talking_heads(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *cait = "Block(\n"
+                       "  (norm1): LayerNorm((192,), eps=1e-06, elementwise_affine=True)\n"
+                       "  (attn): TalkingHeadAttn(\n"
+                       "    (qkv): Linear(in_features=192, out_features=576, bias=True)\n"
+                       "    (proj): Linear(in_features=192, out_features=192, bias=True)\n"
+                       "    (proj_l): Linear(in_features=4, out_features=4, bias=True)\n"
+                       "    (proj_w): Linear(in_features=4, out_features=4, bias=True)\n"
+                       "    (proj_drop): Dropout(p=0.0, inplace=False)\n"
+                       "  )\n"
+                       ")\n";
+    assert_int_equal(parse_str(cait, &m, &err), 0);
+    size_t at;
+    const struct est_layer *a = attn_row(&m, &at);
+    assert_non_null(a);
+    assert_int_equal(a->out, 4); /* heads, as proj_l shows them */
+    assert_int_equal(a->heads_src, EST_HEADS_SHOWN);
+    assert_true(a->flags & EST_LF_SCORES);
+    for (size_t i = 0; i < m.n; i++) /* no projection read as a key or value */
+        assert_int_equal(m.layers[i].shares_input, 0);
+    assert_int_equal(est_kind_classify("ClassAttn", 9), EST_K_ATTN);
+    assert_int_not_equal(est_kind_classify("CrossCovarianceAttn", 19), EST_K_ATTN);
+}
+
+/* MLP-Mixer and ResMLP mix their tokens with linear layers over the positions (in_features
+ * the patch grid's 196), per channel; their channel MLPs then run per position. Read as
+ * after a global pool (a CNN's head), MLP-Mixer-B/16 was estimated at 0.41 of its measured
+ * peak, its bound 0.95; now 1.02. ResMLP's Affine() is a per-channel scale and shift. */
+static void test_modtree_token_mixing(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *mixer = "MlpMixer(\n"
+                        "  (stem): PatchEmbed(\n"
+                        "    (proj): Conv2d(3, 64, kernel_size=(16, 16), stride=(16, 16))\n"
+                        "  )\n"
+                        "  (block): MixerBlock(\n"
+                        "    (norm1): Affine()\n"
+                        "    (mlp_tokens): Mlp(\n"
+                        "      (fc1): Linear(in_features=16, out_features=32, bias=True)\n"
+                        "      (act): GELU(approximate='none')\n"
+                        "      (fc2): Linear(in_features=32, out_features=16, bias=True)\n"
+                        "    )\n"
+                        "    (norm2): LayerNorm((64,), eps=1e-06, elementwise_affine=True)\n"
+                        "    (mlp_channels): Mlp(\n"
+                        "      (fc1): Linear(in_features=64, out_features=256, bias=True)\n"
+                        "      (act): GELU(approximate='none')\n"
+                        "      (fc2): Linear(in_features=256, out_features=64, bias=True)\n"
+                        "    )\n"
+                        "  )\n"
+                        ")\n";
+    if (parse_image_str(mixer, 64, &m, &err)) /* 4 x 4 patches */
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM); /* Affine: 2 x 64 parameters */
+    assert_int_equal(m.layers[1].params, 128);
+    assert_int_equal(kind_nth(&m, EST_K_LINEAR, 0), 64 * 32); /* per channel */
+    assert_int_equal(kind_nth(&m, EST_K_LINEAR, 1), 64 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_LINEAR, 2), 256 * 16); /* per position */
+    assert_int_equal(kind_nth(&m, EST_K_LINEAR, 3), 64 * 16);
 }
 
 /* An attention class with parameters but no printed projection (XLNet's
@@ -6638,6 +6762,9 @@ int main(void)
         cmocka_unit_test(test_modtree_bare_attention_refused),
         cmocka_unit_test(test_modtree_shared_table),
         cmocka_unit_test(test_modtree_fused_glu),
+        cmocka_unit_test(test_modtree_fused_grouped_attention),
+        cmocka_unit_test(test_modtree_talking_heads),
+        cmocka_unit_test(test_modtree_token_mixing),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
         cmocka_unit_test(test_modtree_peft_bare_quantized),
