@@ -2961,6 +2961,8 @@ struct mt_frame {
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
+    unsigned qkv; /* the query (1), key (2) and value (4) projections among its linear
+                     children, by their names (qkv_role) */
     int merging; /* a grid's patch merging (sp.grid): its input's 2 x 2 neighbours joined,
                     a tensor of 4C at half the height and width, pushed as it opened */
     int strided;      /* a strided convolution inside */
@@ -3042,6 +3044,23 @@ enum mt_peft {
 static int name_is(const char *s, size_t n, const char *z)
 {
     return strlen(z) == n && memcmp(s, z, n) == 0;
+}
+
+/* The attention roles a linear layer named nm plays (1 query, 2 key, 4 value): `qkv`,
+ * `qk`, `q`, `k`, `v`, `query`, `key`, `value`, `q_proj`, `k_proj`, `v_proj`. A block
+ * holding all three is attention whatever its class's name (ConViT's GPSA and MHSA). */
+static unsigned qkv_role(const char *nm, size_t nn)
+{
+    static const struct {
+        const char *name;
+        unsigned role;
+    } roles[] = {{"qkv", 7}, {"qk", 3},      {"q", 1},        {"k", 2},
+                 {"v", 4},   {"query", 1},   {"key", 2},      {"value", 4},
+                 {"q_proj", 1}, {"k_proj", 2}, {"v_proj", 4}};
+    for (size_t i = 0; nm && i < sizeof roles / sizeof roles[0]; i++)
+        if (name_is(nm, nn, roles[i].name))
+            return roles[i].role;
+    return 0;
 }
 
 /* s[0..n) ends with z. */
@@ -3922,6 +3941,33 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     struct mt_shape *nw = sp_newest(sp);
     if (pad_leaf(sp, c, cls_n, a, an))
         return 0;
+    if (name_is(c, cls_n, "SpaceToDepth") || name_is(c, cls_n, "PixelUnshuffle")) {
+        /* each r x r neighbourhood into channels: C r^2 x H/r x W/r, a copy. timm's
+         * SpaceToDepth prints no block size: the convolution after it reads C r^2 (on the
+         * image, TResNet's stem, C is its 3 channels) */
+        struct mt_shape img = {.c = 3, .h = m->image_h, .w = m->image_w};
+        const struct mt_shape *x = nw ? nw : &img;
+        int64_t r = arg_int(a, an, "downscale_factor=");
+        uint64_t w = r > 0 ? 0 : next_reader_width(sp, 0);
+        if (r <= 0 && w > x->c && w % x->c == 0)
+            for (r = 2; r <= 16 && (uint64_t)(r * r) * x->c < w; r++)
+                ;
+        if (r < 2 || r > 16 || (w && (uint64_t)(r * r) * x->c != w) || !x->h || !x->w ||
+            x->h % (uint64_t)r || x->w % (uint64_t)r)
+            return carma_err_at(err, file, line,
+                                "%.*s: no block size its print or the layer after it gives "
+                                "for the %llux%llu input of %llu channels; give a torchinfo "
+                                "table",
+                                (int)cls_n, c, (unsigned long long)x->h,
+                                (unsigned long long)x->w, (unsigned long long)x->c);
+        if (!nw)
+            m->input = sp_elems(x->c, x->h, x->w); /* the image, read by the layer */
+        uint64_t oc = x->c * (uint64_t)(r * r), oh = x->h / (uint64_t)r, ow = x->w / (uint64_t)r;
+        *k = EST_K_POOL; /* a new tensor without parameters */
+        *out = sp_elems(oc, oh, ow);
+        sp_push(sp, oc, oh, ow, 0);
+        return 0;
+    }
     if (*k != EST_K_CONV)
         sp->pad_pending = 0; /* a pad is its next leaf's, a convolution's */
     if (*k == EST_K_CONV && sp->grid && m->window_line)
@@ -4163,7 +4209,14 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         size_t blank = 0;
         while (blank < an && a[blank] == ' ')
             blank++;
-        if (blank == an && !upsample) {
+        if (blank == an && !upsample && find(c, cls_n, "BlurPool")) {
+            /* an anti-aliased downsampling (timm's BlurPool2d(), TResNet's and ResNet-D
+             * variants' `aa`), which prints no stride: 2, its default and its purpose;
+             * padded to keep ceil(H / 2) (read at the input's size, TResNet-M's later
+             * stages had run 2 to 8 times too wide: 11 times its measured peak) */
+            o[0] = ((int64_t)nw->h + 1) / 2;
+            o[1] = ((int64_t)nw->w + 1) / 2;
+        } else if (blank == an && !upsample) {
             /* a class of its own that prints no window (torchvision's FPN extra block
              * LastLevelMaxPool(), a hand-written GlobalAvgPool2d()): as large as its
              * input, the most a pooling makes */
@@ -5710,6 +5763,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     break;
                 }
             }
+            if (!f->attention && f->qkv == 7 && !f->in_attention && !f->numbered && depth > 0 &&
+                !find(f->cls, f->cls_n, "Covariance") && !name_is(f->cls, f->cls_n, "XCA"))
+                f->attention = 1; /* its children name a query, key and value (not
+                                     cross-covariance attention, over channels) */
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
             if (f->attention) {
@@ -6510,6 +6567,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
             prev_out = out;
+        if (pf && k == EST_K_LINEAR)
+            pf->qkv |= qkv_role(nm, nn);
         if (pf && (!sp.n || sp.grid)) {
             if (k == EST_K_LINEAR && pf->ndlin++ < 2)
                 pf->dlin[pf->ndlin - 1] = m->n - 1;
