@@ -4512,8 +4512,10 @@ static uint64_t talking_heads(const struct est_model *m, const struct mt_frame *
 {
     for (size_t i = f->first; i < m->n; i++) {
         const struct est_layer *l = &m->layers[i];
-        if (l->kind == EST_K_LINEAR && l->out >= 2 && l->out <= 256 && l->out < f->width &&
-            f->width % l->out == 0 && linear_reads(l, l->out))
+        /* heads, not a narrow projection (MobileBERT's 128-wide query in a 512-wide
+         * block): at most 64 of them, each at least 16 channels wide */
+        if (l->kind == EST_K_LINEAR && l->out >= 2 && l->out <= 64 &&
+            f->width % l->out == 0 && f->width / l->out >= 16 && linear_reads(l, l->out))
             return l->out;
     }
     return 0;

@@ -5657,6 +5657,18 @@ static void test_modtree_talking_heads(void **state)
     for (size_t i = 0; i < m.n; i++) /* no projection read as a key or value */
         assert_int_equal(m.layers[i].shares_input, 0);
     assert_int_equal(est_kind_classify("ClassAttn", 9), EST_K_ATTN);
+    /* MobileBERT's narrow query, key and value (128 wide in its 512-wide block; 64 in this
+     * one) are no talking heads */
+    const char *narrow = "Layer(\n"
+                         "  (self): MobileBertSelfAttention(\n"
+                         "    (query): Linear(in_features=64, out_features=64, bias=True)\n"
+                         "    (key): Linear(in_features=64, out_features=64, bias=True)\n"
+                         "    (value): Linear(in_features=512, out_features=64, bias=True)\n"
+                         "  )\n"
+                         ")\n";
+    assert_int_equal(parse_str(narrow, &m, &err), 0);
+    assert_false(attn_row(&m, NULL)->flags & EST_LF_SCORES);
+    assert_int_equal(attn_row(&m, NULL)->heads_src, EST_HEADS_ASSUMED);
     /* ConViT's GPSA and MHSA: attention by their children's names */
     const char *gpsa = "Block(\n"
                        "  (attn): GPSA(\n"
