@@ -3522,9 +3522,10 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
             }
             /* a branch from x larger than the flow that never shrinks could not be
              * joined: the flow that kept x's width (CSPResNet's conv_exp, a ConvNormAct
-             * after a conv_down of as many channels) */
-            if (same_size && d == depth && nw && nw->c == c &&
-                sp_larger(&f->x, nw) && !rest_downsamples(sp, 1))
+             * after a conv_down of as many channels; HGNet's stage blocks after its
+             * depthwise strided downsample, a block deeper) */
+            if (same_size && nw && nw->c == c && sp_larger(&f->x, nw) &&
+                !rest_downsamples(sp, depth - d + 1))
                 break;
             t = sp_by_id(sp, f->x.id);
         }
