@@ -2961,6 +2961,8 @@ struct mt_frame {
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
+    int cl_rows; /* a linear layer of it ran per position before a wider convolution of it
+                    (rest_convolves): its later linear layers do too */
     unsigned qkv; /* the query (1), key (2) and value (4) projections among its linear
                      children, by their names (qkv_role) */
     int merging; /* a grid's patch merging (sp.grid): its input's 2 x 2 neighbours joined,
@@ -3377,6 +3379,33 @@ static int rest_downsamples(const struct mt_space *sp, int levels)
             return 1;
     }
     return 1; /* not seen to the end: as if it did */
+}
+
+/* Whether the rest of the block around the leaf being read holds a convolution with a
+ * window wider than 1 x 1 (a squeeze-excitation's are 1 x 1): a linear layer before it in
+ * the block runs per position, on a tensor made channels-last in Python (timm's MambaOut:
+ * fc1, then a depthwise 7 x 7 convolution on part of its output, then fc2), not after a
+ * global pool; not in an attention block (PVT's spatial reduction, refused). Reads at
+ * most 256 lines ahead (sp->ahead). */
+static int rest_convolves(const struct mt_space *sp)
+{
+    struct lines L = sp->ahead;
+    struct mt_peek p;
+    int levels = 1;
+    for (unsigned k = 0; k < 256 && mt_peek_next(&L, &p); k++) {
+        if (p.close) {
+            if (--levels == 0)
+                return 0;
+            continue;
+        }
+        levels += p.open;
+        int64_t ks[2];
+        if (!p.open && p.has_paren && find(p.s, p.cls_n, "Conv") &&
+            !find(p.s, p.cls_n, "Transpose") &&
+            dims2(p.args, p.args_n, "kernel_size=", 1, ks) == 0 && (ks[0] > 1 || ks[1] > 1))
+            return 1;
+    }
+    return 0;
 }
 
 /* The input width of the first convolution or linear layer printed after `levels` blocks
@@ -4132,7 +4161,21 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t of = *out, hw = nw->h * nw->w;
         int cl = sp->cl_cls && f && f->cls && f->cls_n == sp->cl_cls_n &&
                  memcmp(f->cls, sp->cl_cls, f->cls_n) == 0;
-        if ((cl || sp->grid || (f && f->permute)) && hw > 1 && in_f == nw->c) {
+        if (f && f->cl_rows && hw > 1 && !nw->pooled) {
+            /* the block's later linear layers run per position too, also on a part of the
+             * first's output the print does not show (MambaOut's fc2 on
+             * act(g) * cat(i, conv(c))) */
+            *out = sp_elems(of, nw->h, nw->w);
+            if (!*out)
+                return carma_err_at(err, file, line, "too large a layer");
+            sp_push(sp, of, nw->h, nw->w, 0);
+            return 0;
+        }
+        int conv_after = hw > 1 && in_f == nw->c && !cl && !sp->grid && !(f && f->permute) &&
+                         !(f && f->in_attention) && rest_convolves(sp);
+        if (conv_after && f)
+            f->cl_rows = 1;
+        if ((cl || sp->grid || (f && f->permute) || conv_after) && hw > 1 && in_f == nw->c) {
             /* channels-last: per position (ConvNeXt's pointwise layers) */
             *out = sp_elems(of, nw->h, nw->w);
             if (!*out)

@@ -1746,12 +1746,29 @@ static void test_modtree_cnn_rules(void **state)
                                        16 * 64, 16 * 64, 64 * 64, 64 * 64, 16 * 64};
     for (size_t i = 0; i < m.n; i++)
         assert_int_equal(m.layers[i].out, cnx_out[i]);
-    /* a convolution that reads the pooled result at another width is refused, saying why
-     * and what to give, not blamed on --image-size */
+    /* a linear layer before a wider convolution of its block runs per position (timm's
+     * MambaOut: fc1, a depthwise 7 x 7 on part of its output, fc2 on the rest: read after a
+     * global pool, every later block had run at 1x1, 0.29 of its measured peak, its bound
+     * 0.62; now 0.88, bound 1.24) */
+    const char *cl_conv = "Net(\n"
+                          "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
+                          "  (fc1): Linear(in_features=16, out_features=64, bias=True)\n"
+                          "  (conv): Conv2d(32, 32, kernel_size=(7, 7), stride=(1, 1), "
+                          "padding=(3, 3), groups=32)\n"
+                          "  (fc2): Linear(in_features=32, out_features=16, bias=True)\n"
+                          ")\n";
+    if (parse_image_str(cl_conv, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[1].out, 64 * 8 * 8);
+    assert_int_equal(m.layers[m.n - 1].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[m.n - 1].out, 16 * 8 * 8);
+    /* a 1x1 convolution that reads the pooled result at another width is refused, saying
+     * why and what to give, not blamed on --image-size */
     const char *cnx_bad = "Net(\n"
                           "  (stem): Conv2d(3, 16, kernel_size=(4, 4), stride=(4, 4))\n"
                           "  (fc): Linear(in_features=16, out_features=64, bias=True)\n"
-                          "  (conv): Conv2d(64, 16, kernel_size=(3, 3), stride=(1, 1))\n"
+                          "  (conv): Conv2d(64, 16, kernel_size=(1, 1), stride=(1, 1))\n"
                           ")\n";
     assert_true(parse_image_str(cnx_bad, 32, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:3: a Linear (in_features=16) on the 16-channel 8x8 "
