@@ -2809,6 +2809,7 @@ struct mt_space {
     uint64_t upsampled;
     int64_t pad[4];  /* a printed 2-D pad (left, right, top, bottom) that the next */
     int pad_pending; /* convolution reads through, unless it pads 'same' itself */
+    int token_mix; /* a linear layer ran over the positions (MLP-Mixer): sp.grid set so */
     int grid; /* windowed attention over a grid of patches, merged between stages (Swin:
                  a class named ...PatchMerging): linear layers run per position, and
                  attention within EST_WINDOW x EST_WINDOW windows (grid_attention) */
@@ -2961,6 +2962,7 @@ struct mt_frame {
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
+    int dilated; /* a convolution inside has a dilation above 1 */
     int cl_rows; /* a linear layer of it ran per position before a wider convolution of it
                     (rest_convolves): its later linear layers do too */
     unsigned qkv; /* the query (1), key (2) and value (4) projections among its linear
@@ -4031,6 +4033,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int64_t g = arg_int(a, an, "groups=");
         if (g < 1)
             g = 1;
+        for (int d = 0; d <= depth && (dil[0] > 1 || dil[1] > 1); d++)
+            st[d].dilated = 1; /* a dilated backbone's blur pools keep the size */
         uint64_t cin = (uint64_t)pos[0], cout = (uint64_t)pos[1];
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
@@ -4183,7 +4187,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             sp_push(sp, of, nw->h, nw->w, 0);
             return 0;
         }
-        if (hw > 1 && in_f != nw->c && in_f == hw && !nw->pooled) {
+        if (hw > 1 && in_f != nw->c && in_f == hw && !nw->pooled &&
+            !(f && f->in_attention) && (!sp->grid || sp->token_mix)) {
             /* a linear layer over the positions, per channel (MLP-Mixer's and ResMLP's
              * token mixing on x.transpose(1, 2)): its output has of positions; from here
              * on the model runs per position (sp->grid), as its channel MLPs do */
@@ -4191,7 +4196,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             if (!*out)
                 return carma_err_at(err, file, line, "too large a layer");
             sp_push(sp, nw->c, of, 1, 0);
-            sp->grid = 1;
+            sp->grid = sp->token_mix = 1;
             return 0;
         }
         if (sp->grid && hw > 1 && in_f != nw->c) {
@@ -4253,11 +4258,13 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         size_t blank = 0;
         while (blank < an && a[blank] == ' ')
             blank++;
-        if (blank == an && !upsample && find(c, cls_n, "BlurPool")) {
+        if (blank == an && !upsample && find(c, cls_n, "BlurPool") && !(f && f->dilated)) {
             /* an anti-aliased downsampling (timm's BlurPool2d(), TResNet's and ResNet-D
              * variants' `aa`), which prints no stride: 2, its default and its purpose;
              * padded to keep ceil(H / 2) (read at the input's size, TResNet-M's later
-             * stages had run 2 to 8 times too wide: 11 times its measured peak) */
+             * stages had run 2 to 8 times too wide: 11 times its measured peak). In a block
+             * with a dilated convolution (timm's ResNets at output stride 8 or 16 add one
+             * where the dilation changes) it keeps the size, as a bare pooling does. */
             o[0] = ((int64_t)nw->h + 1) / 2;
             o[1] = ((int64_t)nw->w + 1) / 2;
         } else if (blank == an && !upsample) {
@@ -5716,6 +5723,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     memset(sp.pad, 0, sizeof sp.pad);
     int spatial_on = m->image_h > 0 && m->image_w > 0;
     sp.grid = spatial_on && memmem(buf, len, "PatchMerging(", 13) != NULL;
+    sp.token_mix = 0;
     size_t merge_line = 0; /* the first patch merging block (sp.grid) */
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */

@@ -2212,6 +2212,15 @@ static void test_modtree_swin_grid(void **state)
     assert_non_null(strstr(err.msg, "t.txt:11: PatchExpand: a decoder"));
 #undef GRID_TOY
 #undef GRID_LIN_MERGE
+    /* Swin-B at 128 x 128: stage 2 has 256 channels on a 16 x 16 grid, and the output
+     * projection, reading 256 features, is no token mixing over the 256 positions: both
+     * stage-2 blocks' probabilities in 3 x 3 windows of the 16 x 16 grid, 8 heads */
+    if (parse_into("data/estimator/gpu-peaks-h200/swin_b_b32.txt", 128, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    size_t stage2 = 0;
+    for (size_t i = 0; i < m.n; i++)
+        stage2 += m.layers[i].kind == EST_K_ATTN && m.layers[i].out == 9 * 8 * 49 * 49;
+    assert_int_equal(stage2, 2);
     /* a grid that is no whole number of windows is padded to one: 97 -> 24 x 24 patches,
      * 4 x 4 windows */
     if (parse_into(files[0], 97, layers, &m, &err))
@@ -5765,6 +5774,20 @@ static void test_modtree_space_to_depth_blurpool(void **state)
     assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 8 * 8 * 8);
     assert_int_equal(m.bare_pool_line, 0);
     assert_int_equal(m.join_line, 0);
+    /* a blur pool in a block with a dilated convolution keeps the size (timm's ResNets at
+     * output stride 8 or 16 add one where the dilation changes) */
+    const char *dilated = "Net(\n"
+                          "  (stem): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                          "padding=(1, 1))\n"
+                          "  (block): Bottleneck(\n"
+                          "    (conv2): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), "
+                          "padding=(2, 2), dilation=(2, 2))\n"
+                          "    (aa): BlurPool2d()\n"
+                          "  )\n"
+                          ")\n";
+    if (parse_image_str(dilated, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 8 * 32 * 32);
     /* torch's PixelUnshuffle prints its factor */
     const char *pu = "Net(\n"
                      "  (c0): Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
