@@ -4219,6 +4219,20 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             return 0;
         }
         uint8_t pooled = hw == 1 && nw->pooled;
+        uint64_t npos_from = sp->pooled_from.h * sp->pooled_from.w;
+        if (hw == 1 && sp->pool_line && in_f != nw->c && npos_from > 1 && in_f == npos_from)
+            /* a linear layer over the positions of the tensor read as pooled: the model
+             * mixes its tokens (timm's gMLP: its channel layer, then a spatial gating unit
+             * over the 196 positions), and ran per position, not after a global pool */
+            return carma_err_at(
+                err, file, line,
+                "%.*s (in_features=%llu) over the %llux%llu positions of the tensor that the "
+                "linear layer at line %zu read, read as after a global pool: the model mixes "
+                "its tokens per channel (gMLP's spatial gating), which a module tree read this "
+                "way does not size; give a torchinfo table",
+                (int)cls_n, c, (unsigned long long)in_f,
+                (unsigned long long)sp->pooled_from.h, (unsigned long long)sp->pooled_from.w,
+                sp->pool_line);
         if (hw > 1 && in_f == nw->c) {
             /* the block pooled its input functionally (torch.flatten(F.adaptive_avg_pool2d(x,
              * 1), 1)): the block's rows before this one saw the pooled tensor. A convolution

@@ -5828,6 +5828,23 @@ static void test_modtree_token_mixing(void **state)
                         "    )\n"
                         "  )\n"
                         ")\n";
+    /* gMLP runs its channel layer first: read as after a global pool, its token layer over
+     * the 16 positions is refused, naming both lines */
+    const char *gmlp = "Net(\n"
+                       "  (stem): Conv2d(3, 64, kernel_size=(16, 16), stride=(16, 16))\n"
+                       "  (mlp): GatedMlp(\n"
+                       "    (fc1): Linear(in_features=64, out_features=256, bias=True)\n"
+                       "    (act): GELU(approximate='none')\n"
+                       "    (gate): SpatialGatingUnit(\n"
+                       "      (norm): LayerNorm((128,), eps=1e-06, elementwise_affine=True)\n"
+                       "      (proj): Linear(in_features=16, out_features=16, bias=True)\n"
+                       "    )\n"
+                       "    (fc2): Linear(in_features=128, out_features=64, bias=True)\n"
+                       "  )\n"
+                       ")\n";
+    assert_int_equal(parse_image_str(gmlp, 64, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:8: Linear (in_features=16) over the 4x4 positions of "
+                                    "the tensor that the linear layer at line 4 read"));
     if (parse_image_str(mixer, 64, &m, &err)) /* 4 x 4 patches */
         fail_msg("%s", err.msg);
     assert_int_equal(m.layers[1].kind, EST_K_NORM); /* Affine: 2 x 64 parameters */
