@@ -4013,6 +4013,18 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int transposed = find(c, cls_n, "Transpose") != NULL;
         int64_t ks[3], st2[2], pad[2] = {0, 0}, dil[2], op[2];
         int nk = arg_dims(a, an, "kernel_size=", ks, 3);
+        if (nk == 1 && npos == 2 && pos[0] == 1 && pos[1] == 1 && f && f->has_x && nw &&
+            !transposed && ks[0] >= 1 && ks[0] <= MT_MAX_WINDOW) {
+            /* a 1-D convolution of one channel over the channels of the pooled block input
+             * (timm's EcaModule: x * sigmoid(conv(x.mean((2, 3)))), efficient channel
+             * attention): a squeeze-excitation whose squeeze is a few weights; the block's
+             * gate and product keep its input's shape (spatial_close) */
+            f->se_pool = 1;
+            *k = EST_K_OTHER;
+            *out = 0;
+            *params = (uint64_t)ks[0] + (find(a, an, "bias=False") ? 0 : 1);
+            return 0;
+        }
         if (nk == 1 || nk == 3 || (nk == 0 && find(c, cls_n, "2d") == NULL))
             return carma_err_at(err, file, line,
                                 "%.*s in a module tree: " MT_CONV_NOT_2D, (int)cls_n, c);

@@ -5748,6 +5748,31 @@ static void test_modtree_stage_after_downsample(void **state)
     assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 16 * 16 * 16); /* on its output */
 }
 
+/* timm's EcaModule (ECA-NFNet, ECA-ResNet): a 1-D convolution of one channel over the
+ * channels of the pooled block input, then a sigmoid gate: a squeeze-excitation, the next
+ * layer reading the block input's shape (refused before as a 1-D convolution; ECA-NFNet-L0
+ * measured on an H200 at 4710 MiB, estimated at 4770, bound 1.79 of it). */
+static void test_modtree_eca(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *t = "Net(\n"
+                    "  (stem): Conv2d(3, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))\n"
+                    "  (attn): EcaModule(\n"
+                    "    (conv): Conv1d(1, 1, kernel_size=(5,), stride=(1,), padding=(2,), "
+                    "bias=False)\n"
+                    "    (gate): Sigmoid()\n"
+                    "  )\n"
+                    "  (head): Conv2d(16, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                    ")\n";
+    if (parse_image_str(t, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 3 * 16 * 9 + 16 + 5 + 16 * 8 * 9 + 8);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 8 * 16 * 16); /* on the input's shape */
+    assert_int_equal(m.join_line, 0);
+}
+
 /* TResNet's stem: timm's SpaceToDepth() moves each 4 x 4 neighbourhood of the image into
  * channels (48 of the 3 x 224 x 224 image, as the convolution after it reads), and its
  * BlurPool2d() `aa` downsamples by 2 (its default, unprinted). Read before as an unexplained
@@ -6941,6 +6966,7 @@ int main(void)
         cmocka_unit_test(test_modtree_talking_heads),
         cmocka_unit_test(test_modtree_token_mixing),
         cmocka_unit_test(test_modtree_space_to_depth_blurpool),
+        cmocka_unit_test(test_modtree_eca),
         cmocka_unit_test(test_modtree_stage_after_downsample),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
