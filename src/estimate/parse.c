@@ -3361,26 +3361,49 @@ static int split_siblings(const struct mt_space *sp, uint64_t c, uint64_t xc)
     return 0;
 }
 
-/* Whether the rest of the leaf being read's block `levels` up (1: the block just opened
- * around it) holds a strided convolution or a pooling: a branch that reads a tensor
- * larger than the flow's must shrink it to be joined. Reads at most 4096 lines ahead
- * (sp->ahead). */
-static int rest_downsamples(const struct mt_space *sp, int levels)
+/* Whether a line of the rest of the leaf being read's block `levels` up (1: the block
+ * just opened around it) matches: 1 at the first that does, 0 when the block closes
+ * first, `unseen` when it does not close within `max` lines (sp->ahead). */
+static int rest_has(const struct mt_space *sp, int levels, unsigned max,
+                    int (*match)(const struct mt_peek *), int unseen)
 {
     struct lines L = sp->ahead;
     struct mt_peek p;
-    for (unsigned k = 0; k < 4096 && mt_peek_next(&L, &p); k++) {
+    for (unsigned k = 0; k < max && mt_peek_next(&L, &p); k++) {
         if (p.close) {
             if (--levels == 0)
                 return 0;
             continue;
         }
         levels += p.open;
-        if (find(p.s, p.n, "stride=(2") || find(p.s, p.n, "stride=2") ||
-            (find(p.s, p.n, "Pool") && !find(p.s, p.n, "Adaptive")))
+        if (match(&p))
             return 1;
     }
-    return 1; /* not seen to the end: as if it did */
+    return unseen;
+}
+
+/* A strided convolution or a pooling. */
+static int downsamples(const struct mt_peek *p)
+{
+    return find(p->s, p->n, "stride=(2") || find(p->s, p->n, "stride=2") ||
+           (find(p->s, p->n, "Pool") && !find(p->s, p->n, "Adaptive"));
+}
+
+/* Whether the rest of the leaf being read's block `levels` up holds a strided
+ * convolution or a pooling: a branch that reads a tensor larger than the flow's must
+ * shrink it to be joined. Not seen to the end in 4096 lines: as if it did. */
+static int rest_downsamples(const struct mt_space *sp, int levels)
+{
+    return rest_has(sp, levels, 4096, downsamples, 1);
+}
+
+/* A convolution leaf (not transposed) with a window wider than 1 x 1. */
+static int wide_conv(const struct mt_peek *p)
+{
+    int64_t ks[2];
+    return !p->open && p->has_paren && find(p->s, p->cls_n, "Conv") &&
+           !find(p->s, p->cls_n, "Transpose") &&
+           dims2(p->args, p->args_n, "kernel_size=", 1, ks) == 0 && (ks[0] > 1 || ks[1] > 1);
 }
 
 /* Whether the rest of the block around the leaf being read holds a convolution with a
@@ -3388,26 +3411,10 @@ static int rest_downsamples(const struct mt_space *sp, int levels)
  * the block runs per position, on a tensor made channels-last in Python (timm's MambaOut:
  * fc1, then a depthwise 7 x 7 convolution on part of its output, then fc2), not after a
  * global pool; not in an attention block (PVT's spatial reduction, refused). Reads at
- * most 256 lines ahead (sp->ahead). */
+ * most 256 lines ahead. */
 static int rest_convolves(const struct mt_space *sp)
 {
-    struct lines L = sp->ahead;
-    struct mt_peek p;
-    int levels = 1;
-    for (unsigned k = 0; k < 256 && mt_peek_next(&L, &p); k++) {
-        if (p.close) {
-            if (--levels == 0)
-                return 0;
-            continue;
-        }
-        levels += p.open;
-        int64_t ks[2];
-        if (!p.open && p.has_paren && find(p.s, p.cls_n, "Conv") &&
-            !find(p.s, p.cls_n, "Transpose") &&
-            dims2(p.args, p.args_n, "kernel_size=", 1, ks) == 0 && (ks[0] > 1 || ks[1] > 1))
-            return 1;
-    }
-    return 0;
+    return rest_has(sp, 1, 256, wide_conv, 0);
 }
 
 /* The input width of the first convolution or linear layer printed after `levels` blocks
