@@ -49,9 +49,9 @@ static int is(const char *type, size_t len, const char *name)
 enum est_kind est_kind_classify(const char *type, size_t len)
 {
     /* Order matters: "BatchNormAct2d" is a norm, "ConvBnAct" a conv container
-     * (timm prints its children), "SelfAttention" attention. */
-    /* and timm's TalkingHeadAttn, ClassAttn; not its CrossCovarianceAttn (EdgeNeXt's, over
-     * channels: no sequence x sequence scores) */
+     * (timm prints its children), "SelfAttention" attention, and so are timm's
+     * TalkingHeadAttn and ClassAttn; not its CrossCovarianceAttn (EdgeNeXt's, over
+     * channels: no sequence x sequence scores). */
     if (has(type, len, "attention") ||
         (len >= 4 && memcmp(type + len - 4, "Attn", 4) == 0 && !has(type, len, "covariance")))
         return EST_K_ATTN;
