@@ -4107,6 +4107,16 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             credit_branch(sp, st, depth, read, flow);
         } else {
             m->input = sp_elems(cin, h, w);
+            /* the image itself, a tensor a parallel branch may read too (FastViT's
+             * MobileOneBlock stem: conv_kxk and conv_scale both on the image), and the
+             * input of the blocks open around its first reader */
+            struct mt_shape *img = sp_push(sp, cin, h, w, 0);
+            for (int d = 0; d <= depth; d++)
+                if (!st[d].has_x) {
+                    st[d].x = st[d].xv = *img;
+                    st[d].has_x = 1;
+                }
+            credit_branch(sp, st, depth, img, img);
         }
         if (sp->pad_pending && !same) { /* a printed pad before it (pad_leaf) */
             int64_t ph = (int64_t)h + sp->pad[2] + sp->pad[3];

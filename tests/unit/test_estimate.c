@@ -5773,6 +5773,33 @@ static void test_modtree_eca(void **state)
     assert_int_equal(m.join_line, 0);
 }
 
+/* A stem block whose branches both read the image (timm's RepVggBlock and FastViT's
+ * MobileOneBlock: conv_kxk and conv_1x1/conv_scale, summed): the second reads the image too,
+ * not a join the print does not show at the first's input size (RepVGG-A2 had been read
+ * at 0.84 of its measured peak with every stage at half size; FastViT-T8 at 0.66, now
+ * 0.76). */
+static void test_modtree_image_branches(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *t = "Net(\n"
+                    "  (stem): RepVggBlock(\n"
+                    "    (conv_kxk): Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), "
+                    "padding=(1, 1), bias=False)\n"
+                    "    (conv_1x1): Conv2d(3, 8, kernel_size=(1, 1), stride=(2, 2), bias=False)\n"
+                    "  )\n"
+                    "  (head): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                    ")\n";
+    if (parse_image_str(t, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 0), 8 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 8 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 16 * 16);
+    assert_int_equal(m.join_line, 0);
+    assert_int_equal(m.input, 3 * 32 * 32);
+}
+
 /* TResNet's stem: timm's SpaceToDepth() moves each 4 x 4 neighbourhood of the image into
  * channels (48 of the 3 x 224 x 224 image, as the convolution after it reads), and its
  * BlurPool2d() `aa` downsamples by 2 (its default, unprinted). Read before as an unexplained
@@ -6967,6 +6994,7 @@ int main(void)
         cmocka_unit_test(test_modtree_token_mixing),
         cmocka_unit_test(test_modtree_space_to_depth_blurpool),
         cmocka_unit_test(test_modtree_eca),
+        cmocka_unit_test(test_modtree_image_branches),
         cmocka_unit_test(test_modtree_stage_after_downsample),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
