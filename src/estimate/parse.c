@@ -2963,6 +2963,7 @@ struct mt_frame {
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
     int dilated; /* a convolution inside has a dilation above 1 */
+    unsigned ups_child; /* the direct child that held or was the last upsampling */
     int cl_rows; /* a linear layer of it ran per position before a wider convolution of it
                     (rest_convolves): its later linear layers do too */
     unsigned qkv; /* the query (1), key (2) and value (4) projections among its linear
@@ -3079,8 +3080,10 @@ static int name_ends(const char *s, size_t n, const char *z)
 static void mark_upsampling(struct mt_frame *st, int depth, const char *c, size_t n)
 {
     if (find(c, n, "Upsampl") || find(c, n, "Transpose"))
-        for (int d = 0; d <= depth; d++)
+        for (int d = 0; d <= depth; d++) {
             st[d].ups = 1;
+            st[d].ups_child = st[d].child; /* the direct child it is in, or is */
+        }
 }
 
 /* A block named prompt_encoder of class [c, c + n) is PEFT's prompt learning: a
@@ -3544,7 +3547,24 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         in_list->split_c = c; /* the first slice */
         return nw;
     }
-    for (int d = depth; d > 0 && !t && !after_join && st[d].first == m->n; d--) {
+    /* A convolution in a block with named children that upsampled its input (the newest
+     * tensor larger than the block's input, of fewer channels than the leaf reads), where
+     * an earlier tensor of the newest one's size makes up the channels: a U-Net decoder's
+     * join with its skip (torch.cat([skip, up(x)])), not the block's input, whose width
+     * recurs (milesial's U-Net: Up's input is the 1024-channel bottleneck at 16x16, its
+     * DoubleConv reads 512 upsampled and 512 of the skip at 32x32; read on the input, the
+     * whole decoder had run at the bottleneck's size). The upsampling is the direct child
+     * before the one this leaf opens; not in a numbered list (HRNet's fuse layers, which
+     * no one calls as a block). */
+    int to_join = 0;
+    for (int d = depth; d >= 0 && conv && nw && nw->c < c && !to_join; d--) {
+        const struct mt_shape *p;
+        to_join = st[d].ups && st[d].ups_child + 1 == st[d].child && !st[d].numbered &&
+                  st[d].has_x && st[d].x.c == c &&
+                  sp_larger(nw, &st[d].x) && (p = sp_join_part(sp, nw, c)) != NULL &&
+                  p->h == nw->h && p->w == nw->w;
+    }
+    for (int d = depth; d > 0 && !t && !after_join && !to_join && st[d].first == m->n; d--) {
         /* the first leaf of a later child block of a block with named children whose
          * input a branch already read: another branch (ShuffleNet's branch2 after
          * branch1, whose output has the input's channels; RegNet's f after proj).
@@ -3590,7 +3610,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
         else if (!s->pending)
             break;
     }
-    for (int d = depth; d >= 0 && !t && !chunk; d--) {
+    for (int d = depth; d >= 0 && !t && !chunk && !to_join; d--) {
         if (!st[d].has_x)
             continue;
         if (st[d].x.c == c)
@@ -3602,7 +3622,7 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
      * half (x.chunk(2, 1), which the print does not show: YOLOv8's C2f) at its size, not
      * an older, larger tensor from before the block began whose width recurs (YOLOv8's
      * stem); a tensor the block did not make may be handed to it (an FPN's features). */
-    for (int d = depth; d >= 0 && !t && !chunk; d--) {
+    for (int d = depth; d >= 0 && !t && !chunk && !to_join; d--) {
         uint32_t id;
         for (unsigned j = 1; !t && (id = frame_start(&st[d], j)) != 0; j++) {
             struct mt_shape *s = sp_by_id(sp, id);

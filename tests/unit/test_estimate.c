@@ -5800,6 +5800,48 @@ static void test_modtree_image_branches(void **state)
     assert_int_equal(m.input, 3 * 32 * 32);
 }
 
+/* milesial's U-Net decoder: Up upsamples its input with a transposed convolution and its
+ * DoubleConv reads torch.cat([skip, up(x)]), as many channels as Up's input has: the join
+ * at the skip's size, not Up's input (read so, the whole decoder had run at the
+ * bottleneck's size; found in review). */
+static void test_modtree_unet_transposed_join(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *t = "UNet(\n"
+                    "  (inc): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
+                    "  (down): Down(\n"
+                    "    (pool): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, "
+                    "ceil_mode=False)\n"
+                    "    (conv): Conv2d(8, 16, kernel_size=(3, 3), stride=(1, 1), "
+                    "padding=(1, 1))\n"
+                    "  )\n"
+                    "  (up): Up(\n"
+                    "    (up): ConvTranspose2d(16, 8, kernel_size=(2, 2), stride=(2, 2))\n"
+                    "    (conv): DoubleConv(\n"
+                    "      (double_conv): Sequential(\n"
+                    "        (0): Conv2d(16, 8, kernel_size=(3, 3), stride=(1, 1), "
+                    "padding=(1, 1))\n"
+                    "        (1): ReLU(inplace=True)\n"
+                    "      )\n"
+                    "    )\n"
+                    "  )\n"
+                    ")\n";
+    if (parse_image_str(t, 32, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 32 * 32); /* the transposed one */
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 3), 8 * 32 * 32); /* on the 16-channel join */
+    assert_int_equal(m.concat, 16 * 32 * 32);
+    /* only right after the upsampling child: HRNet's fuse layers upsample inside a
+     * module whose later readers take its input's width too (read as joins, its branches
+     * had grown to 224 x 224) */
+    if (parse_into("data/estimator/gpu-peaks-h100/hrnet_w32_b32.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < m.n; i++)
+        assert_true(m.layers[i].kind != EST_K_CONV || m.layers[i].out <= 64 * 112 * 112);
+}
+
 /* TResNet's stem: timm's SpaceToDepth() moves each 4 x 4 neighbourhood of the image into
  * channels (48 of the 3 x 224 x 224 image, as the convolution after it reads), and its
  * BlurPool2d() `aa` downsamples by 2 (its default, unprinted). Read before as an unexplained
@@ -6995,6 +7037,7 @@ int main(void)
         cmocka_unit_test(test_modtree_space_to_depth_blurpool),
         cmocka_unit_test(test_modtree_eca),
         cmocka_unit_test(test_modtree_image_branches),
+        cmocka_unit_test(test_modtree_unet_transposed_join),
         cmocka_unit_test(test_modtree_stage_after_downsample),
         cmocka_unit_test(test_replay_fused_attention),
         cmocka_unit_test(test_modtree_peft_lora),
