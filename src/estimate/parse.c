@@ -2968,6 +2968,7 @@ struct mt_frame {
                     (rest_convolves): its later linear layers do too */
     unsigned qkv; /* the query (1), key (2) and value (4) projections among its linear
                      children, by their names (qkv_role) */
+    struct mt_shape cat; /* a patch merging's joined neighbours, pushed as it opened */
     int merging; /* a grid's patch merging (sp.grid): its input's 2 x 2 neighbours joined,
                     a tensor of 4C at half the height and width, pushed as it opened */
     int strided;      /* a strided convolution inside */
@@ -3988,6 +3989,18 @@ static int pool_strided(const char *a, size_t an)
     return sd[0] > 1 || sd[1] > 1;
 }
 
+/* A linear layer of a convolutional tree makes a c x h x w tensor: *out its elements, and
+ * the newest tensor. 0, or -1 with err when it is too large. */
+static int linear_makes(struct mt_space *sp, uint64_t *out, uint64_t c, uint64_t h, uint64_t w,
+                        const char *file, size_t line, struct carma_err *err)
+{
+    *out = sp_elems(c, h, w);
+    if (!*out)
+        return carma_err_at(err, file, line, "too large a layer");
+    sp_push(sp, c, h, w, 0);
+    return 0;
+}
+
 /* Sizes a leaf of a convolutional tree. On entry *k, *out and *params are what the
  * non-spatial rules found; on return they are the leaf's. 0, or -1 with err. */
 static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_frame *st, int depth,
@@ -4218,11 +4231,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             /* the block's later linear layers run per position too, also on a part of the
              * first's output the print does not show (MambaOut's fc2 on
              * act(g) * cat(i, conv(c))) */
-            *out = sp_elems(of, nw->h, nw->w);
-            if (!*out)
-                return carma_err_at(err, file, line, "too large a layer");
-            sp_push(sp, of, nw->h, nw->w, 0);
-            return 0;
+            return linear_makes(sp, out, of, nw->h, nw->w, file, line, err);
         }
         int conv_after = hw > 1 && in_f == nw->c && !cl && !sp->grid && !(f && f->permute) &&
                          !(f && f->in_attention) && rest_convolves(sp);
@@ -4230,23 +4239,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             f->cl_rows = 1;
         if ((cl || sp->grid || (f && f->permute) || conv_after) && hw > 1 && in_f == nw->c) {
             /* channels-last: per position (ConvNeXt's pointwise layers) */
-            *out = sp_elems(of, nw->h, nw->w);
-            if (!*out)
-                return carma_err_at(err, file, line, "too large a layer");
-            sp_push(sp, of, nw->h, nw->w, 0);
-            return 0;
+            return linear_makes(sp, out, of, nw->h, nw->w, file, line, err);
         }
         if (hw > 1 && in_f != nw->c && in_f == hw && !nw->pooled &&
             !(f && f->in_attention) && (!sp->grid || sp->token_mix)) {
             /* a linear layer over the positions, per channel (MLP-Mixer's and ResMLP's
              * token mixing on x.transpose(1, 2)): its output has of positions; from here
              * on the model runs per position (sp->grid), as its channel MLPs do */
-            *out = sp_elems(nw->c, of, 1);
-            if (!*out)
-                return carma_err_at(err, file, line, "too large a layer");
-            sp_push(sp, nw->c, of, 1, 0);
             sp->grid = sp->token_mix = 1;
-            return 0;
+            return linear_makes(sp, out, nw->c, of, 1, file, line, err);
         }
         if (sp->grid && hw > 1 && in_f != nw->c) {
             /* a grid's linear layer on a tensor the print does not show, of the channels
@@ -4261,11 +4262,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                     "(a position bias computed by a network, as Swin V2's, "
                                     "is not modelled): give a torchinfo table",
                                     (int)cls_n, c, (unsigned long long)in_f);
-            *out = sp_elems(of, in->h, in->w);
-            if (!*out)
-                return carma_err_at(err, file, line, "too large a layer");
-            sp_push(sp, of, in->h, in->w, 0);
-            return 0;
+            return linear_makes(sp, out, of, in->h, in->w, file, line, err);
         }
         uint8_t pooled = hw == 1 && nw->pooled;
         uint64_t npos_from = sp->pooled_from.h * sp->pooled_from.w;
@@ -5134,7 +5131,7 @@ static int grid_merge(struct est_model *m, struct mt_space *sp, struct mt_frame 
     if (!e || est_model_add(m, EST_K_POOL, e, 0, f->mult, 0) < 0)
         return -1;
     est_layer_type(&m->layers[m->n - 1], "cat", 3);
-    sp_push(sp, 4 * nw->c, h, w, 1);
+    f->cat = *sp_push(sp, 4 * nw->c, h, w, 1);
     return 0;
 }
 
@@ -5162,16 +5159,9 @@ static int grid_merged(struct est_model *m, struct mt_space *sp, const struct mt
         m->layers[norm] = t;
         lin = norm;
     }
-    const struct mt_shape *cat = sp_newest(sp);
-    uint64_t hw = cat ? cat->h * cat->w : 0;
-    for (unsigned i = 1; i <= sp->n && hw; i++) /* the cat the block opened with */
-        if (sp_nth(sp, i)->concat && sp_nth(sp, i)->c % 4 == 0) {
-            cat = sp_nth(sp, i);
-            hw = cat->h * cat->w;
-            break;
-        }
+    uint64_t hw = f->cat.h * f->cat.w;
     if (hw && m->layers[lin].out % hw == 0)
-        sp_push(sp, m->layers[lin].out / hw, cat->h, cat->w, 0);
+        sp_push(sp, m->layers[lin].out / hw, f->cat.h, f->cat.w, 0);
     return 0;
 }
 
