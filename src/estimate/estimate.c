@@ -46,14 +46,19 @@ static int is(const char *type, size_t len, const char *name)
     return strlen(name) == len && strncasecmp(type, name, len) == 0;
 }
 
+int est_type_over_channels(const char *type, size_t len)
+{
+    return has(type, len, "covariance") || is(type, len, "XCA");
+}
+
 enum est_kind est_kind_classify(const char *type, size_t len)
 {
     /* Order matters: "BatchNormAct2d" is a norm, "ConvBnAct" a conv container
      * (timm prints its children), "SelfAttention" attention, and so are timm's
-     * TalkingHeadAttn and ClassAttn; not its CrossCovarianceAttn (EdgeNeXt's, over
-     * channels: no sequence x sequence scores). */
+     * TalkingHeadAttn and ClassAttn; not its CrossCovarianceAttn. */
     if (has(type, len, "attention") ||
-        (len >= 4 && memcmp(type + len - 4, "Attn", 4) == 0 && !has(type, len, "covariance")))
+        (len >= 4 && memcmp(type + len - 4, "Attn", 4) == 0 &&
+         !est_type_over_channels(type, len)))
         return EST_K_ATTN;
     if (has(type, len, "embedding"))
         return EST_K_EMBED;

@@ -61,6 +61,10 @@ int est_kind_from_name(const char *name);
  * insensitively by what it contains. Unknown names are EST_K_OTHER. */
 enum est_kind est_kind_classify(const char *type, size_t len);
 
+/* Cross-covariance attention (timm's XCA, CrossCovarianceAttn: XCiT's, EdgeNeXt's), which
+ * attends over channels: no sequence x sequence scores, so no attention to the parsers. */
+int est_type_over_channels(const char *type, size_t len);
+
 /* Why a layer type cannot be estimated safely (recurrent layers: LSTM, GRU, RNN, Keras's
  * Bidirectional wrapper), or
  * NULL. Parsers refuse such a layer, naming its line, rather than leave it out. */

@@ -5871,11 +5871,11 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 }
             }
             if (!f->attention && f->qkv == 7 && !f->in_attention && !f->numbered && depth > 0 &&
-                !find(f->cls, f->cls_n, "Covariance") && !name_is(f->cls, f->cls_n, "XCA"))
-                f->attention = 1; /* its children name a query, key and value (not
-                                     cross-covariance attention, over channels) */
+                !est_type_over_channels(f->cls, f->cls_n))
+                f->attention = 1; /* its children name a query, key and value */
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
+            uint64_t talking = f->attention ? talking_heads(m, f) : 0;
             if (f->attention) {
                 /* q, k, v: the key and value projections read the query's input (the
                  * second and third of three or more consecutive linear rows); the
@@ -5885,8 +5885,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 for (size_t i = f->first; i < m->n && nl < 3; i++)
                     if (m->layers[i].kind == EST_K_LINEAR)
                         lin[nl++] = i;
-                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1 &&
-                    !talking_heads(m, f)) {
+                if (nl == 3 && lin[1] == lin[0] + 1 && lin[2] == lin[1] + 1 && !talking) {
                     m->layers[lin[1]].shares_input = m->layers[lin[2]].shares_input = 1;
                     attn_at = lin[2] + 1;
                     qwidth = m->layers[lin[0]].out; /* grouped k, v may be narrower */
@@ -5940,7 +5939,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                         "heads, num_attention_heads)",
                                         (unsigned long long)qwidth, m->heads);
                 uint8_t src;
-                uint64_t talking = talking_heads(m, f), grouped = fused_grouped(m, f);
+                uint64_t grouped = fused_grouped(m, f);
                 uint64_t fallback = talking ? talking : f->width / 64 ? f->width / 64 : 1;
                 uint64_t heads = heads_take(m, fallback, !f->mha_heads, f->line,
                                             "nn.MultiheadAttention", &src);
