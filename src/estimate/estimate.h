@@ -110,6 +110,9 @@ const char *est_type_unmodelled(const char *type, size_t len);
                               * global response norm's x * N(x)): one kept tensor of its
                               * input's size, a norm's in the per-kind terms, not a
                               * pooling's (whose fitted multiplier is for small outputs) */
+#define EST_LF_COSINE 0x4000 /* (module trees) cosine attention (Swin V2's: a network computes
+                              * its position bias): a trained logit scale multiplies q k^T,
+                              * which is kept for its gradient beside the probabilities */
 
 /* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
  * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A

@@ -125,9 +125,10 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
         snprintf(notes[n++], EST_NOTE_MAX,
                  "windowed attention (line %zu) over the grid of patches, merged between "
                  "stages (Swin): read with %d x %d windows and heads of %d channels, Swin's at "
-                 "224 x 224, which the print does not show; a larger window (Swin at 384: "
-                 "12 x 12) keeps more probabilities, and the estimate is then low: give a "
-                 "torchinfo table",
+                 "224 x 224 (Swin V2's 8 x 8 at 256 x 256 keeps about as many "
+                 "probabilities), which the print does not show; a larger window (Swin at "
+                 "384: 12 x 12; Swin V2's 16 x 16) keeps more, and the estimate is then "
+                 "low: give a torchinfo table",
                  m->window_line, EST_WINDOW, EST_WINDOW, EST_WINDOW_HEAD);
     if (m->bare_pool_line)
         snprintf(notes[n++], EST_NOTE_MAX,

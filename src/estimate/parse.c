@@ -2971,6 +2971,10 @@ struct mt_frame {
     struct mt_shape cat; /* a patch merging's joined neighbours, pushed as it opened */
     int merging; /* a grid's patch merging (sp.grid): its input's 2 x 2 neighbours joined,
                     a tensor of 4C at half the height and width, pushed as it opened */
+    int posbias; /* a network inside windowed attention that computes its position bias
+                    from coordinates (Swin V2's cpb_mlp): parameters, no tensor */
+    int cosine;  /* attention holding such a network: Swin V2's cosine attention, with a
+                    logit scale (a parameter a head) instead of a bias table */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -5775,7 +5779,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     sp.pad_pending = 0;
     memset(sp.pad, 0, sizeof sp.pad);
     int spatial_on = m->image_h > 0 && m->image_w > 0;
-    sp.grid = spatial_on && memmem(buf, len, "PatchMerging(", 13) != NULL;
+    sp.grid = spatial_on && (memmem(buf, len, "PatchMerging(", 13) != NULL ||
+                             memmem(buf, len, "PatchMergingV2(", 15) != NULL);
     sp.token_mix = 0;
     size_t merge_line = 0; /* the first patch merging block (sp.grid) */
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
@@ -5902,12 +5907,14 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                         "channels, Swin's: leave --heads out",
                                         m->heads, EST_WINDOW_HEAD);
                 uint64_t table, probs = grid_attention(&sp, f->width, &table);
+                if (f->cosine) /* its logit scale; the bias network's rows hold the rest */
+                    table /= (2 * EST_WINDOW - 1) * (2 * EST_WINDOW - 1);
                 if (!probs || est_model_add(m, EST_K_ATTN, probs, table, f->mult, 0) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
                 struct est_layer *al = &m->layers[m->n - 1];
                 al->attn = 0; /* probabilities per sample, not per token */
                 al->heads_src = EST_HEADS_ASSUMED;
-                al->flags |= EST_LF_SCORES;
+                al->flags |= EST_LF_SCORES | (f->cosine ? EST_LF_COSINE : 0);
                 if (!m->window_line)
                     m->window_line = f->line;
                 if (!m->attn_line)
@@ -6223,9 +6230,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                     "table",
                                     (int)cls_n, c,
                                     !spatial_on ? "with --image-size: give it"
-                                    : !sp.grid  ? "with a block named ...PatchMerging (Swin V2's "
-                                                  "PatchMergingV2 and its position-bias network "
-                                                  "are not modelled)"
+                                    : !sp.grid  ? "with a block named ...PatchMerging or "
+                                                  "PatchMergingV2"
                                                 : "after a convolution cuts the patches (none "
                                                   "before this line)");
             if (f->merging && grid_merge(m, &sp, f) < 0)
@@ -6566,13 +6572,31 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         } else {
             out = 0; /* an unknown leaf: no tensor we can size */
         }
+        /* A network inside windowed attention that computes the position bias from the
+         * relative coordinates of a window (Swin V2's cpb_mlp: Linear(2, 512), ReLU,
+         * Linear(512, heads), in a block of its own): its rows are (2 w - 1)^2, per
+         * window and not per sample, and no layer reads them: parameters, no tensor. */
+        int posbias = sp.grid && depth > 0 && !st[depth].attention &&
+                      st[depth].in_attention &&
+                      (st[depth].posbias ||
+                       (k == EST_K_LINEAR && in_f == 2 && st[depth].first == m->n));
+        if (posbias) {
+            st[depth].posbias = 1;
+            for (int d = depth - 1; d >= 0; d--)
+                if (st[d].attention) { /* the attention it biases: cosine (Swin V2's) */
+                    st[d].cosine = 1;
+                    break;
+                }
+            k = EST_K_OTHER;
+            out = 0;
+        }
         /* A LoRA base layer stands where its lora.* block does, in the block around it. */
         struct mt_frame *pf = depth >= 0 ? &st[depth] : NULL;
         if (role == MT_P_BASE)
             pf = depth > 0 ? &st[depth - 1] : NULL;
         int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
         sp.ahead = L;
-        if ((sp.n || spatial_on) &&
+        if (!posbias && (sp.n || spatial_on) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,
                          &extra_flags, file, L.line, err) < 0)

@@ -739,21 +739,34 @@ static void cublas_workspace(struct est_replay_work *w, const struct est_opts *o
     w->cublas_ws[thread] = alloc(w, (double)kib * 1024, EST_RC_TRANSIENT);
 }
 
+/* Node nd also keeps blk for its backward (a slot past its own; none left: not kept). */
+static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uint32_t blk)
+{
+    if (nd->nsaved < EST_REPLAY_NSAVED)
+        nd->saved[nd->nsaved++] = blk;
+    else
+        unref(w, blk);
+}
+
 /* Eager attention's probabilities, `elems` of them: q k^T, scaled, masked (each a new
  * tensor, the one before freed), softmax kept (fp32 under autocast), its dropout's mask
- * and output kept (saved[0..2]). */
+ * and output kept (saved[0..2]). Cosine attention (EST_LF_COSINE) keeps q k^T too, for
+ * its trained logit scale's gradient (a slot past the node's own). */
 static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, double elems,
-                         int amp)
+                         int amp, int cosine)
 {
     double se = elems * (amp ? 2 : 4), pe = elems * 4;
-    uint32_t s1 = alloc(w, se, EST_RC_TRANSIENT);
+    uint32_t s1 = alloc(w, se, cosine ? EST_RC_ACT : EST_RC_TRANSIENT);
     uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
-    unref(w, s1);
+    if (!cosine)
+        unref(w, s1);
     nd->saved[0] = alloc(w, pe, EST_RC_ACT);
     unref(w, s2);
     nd->saved[1] = alloc(w, elems, EST_RC_ACT);
     nd->saved[2] = alloc(w, pe, EST_RC_ACT);
     nd->scores = pe;
+    if (cosine)
+        keep_also(w, nd, s1);
 }
 
 /* PyTorch's math kernel for scaled_dot_product_attention (aten
@@ -793,15 +806,6 @@ static void drop_saved(struct est_replay_work *w, struct est_replay_node *nd)
     nd->in_bytes = nd->scores = nd->up_bytes = nd->up_in = 0;
     nd->lora_out = nd->lora_in = nd->deq = nd->qk_grads = 0;
     nd->moe_grad = nd->moe_full = 0;
-}
-
-/* Node nd also keeps blk for its backward (a slot past its own; none left: not kept). */
-static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uint32_t blk)
-{
-    if (nd->nsaved < EST_REPLAY_NSAVED)
-        nd->saved[nd->nsaved++] = blk;
-    else
-        unref(w, blk);
 }
 
 /* bytes of an activation gradient or temporary of node nd: an expert's, sized for its
@@ -1161,7 +1165,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                     ao = alloc(w, qb, EST_RC_ACT);
                     nd->saved[0] = ref(w, ao);
                 } else {
-                    eager_scores(w, nd, elems, amp);
+                    eager_scores(w, nd, elems, amp, (l->flags & EST_LF_COSINE) != 0);
                     ao = alloc(w, qb, EST_RC_ACT);
                 }
                 cur = alloc(w, qb, EST_RC_ACT); /* transpose(1, 2).contiguous() */
@@ -1216,7 +1220,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             /* Eager attention (eager_scores), and the values (the listed input) kept by
              * the probabilities x values matmul; the layer's input flows on to the next
              * layer. */
-            eager_scores(w, nd, elems, amp);
+            eager_scores(w, nd, elems, amp, (l->flags & EST_LF_COSINE) != 0);
             nd->saved[3] = ref(w, cur);
             if (!rg)
                 drop_saved(w, nd);

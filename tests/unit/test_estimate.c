@@ -2240,11 +2240,56 @@ static void test_modtree_swin_grid(void **state)
     assert_int_equal(est_parse(buf, len, files[0], &m, &err), -EINVAL);
     free(buf);
     assert_non_null(strstr(err.msg, "--heads 3: windowed attention (Swin) changes its heads"));
-    /* Swin V2: its PatchMergingV2, and a network that computes its position bias */
-    if (parse_into("data/estimator/gpu-peaks-h200/swin_v2_t_b32.txt", 256, layers, &m, &err) !=
-        -EINVAL)
-        fail_msg("Swin V2 read");
-    assert_non_null(strstr(err.msg, "PatchMergingV2 and its position-bias network"));
+    /* Swin V2 (torchvision's PatchMergingV2, transformers' Swinv2PatchMerging): a network
+     * computes each block's position bias from a window's coordinates (parameters, no
+     * tensor of the grid), and its cosine attention has a logit scale a head instead of
+     * a bias table: the parameters as measured (torchvision) or as the toy's layers make
+     * them (transformers: 77,933), the merging's reduction before its norm over 2C */
+    static const char *const v2[] = {"data/estimator/gpu-peaks-h200/swin_v2_t_b32.txt",
+                                     "tests/fuzz/corpus/summary_modtree/swinv2_hf_toy.txt"};
+    static const uint64_t v2_params[] = {28351570, 77933};
+    static const uint32_t v2_image[] = {256, 64};
+    /* stage 1: 64 x 64 patches in 10 x 10 windows, 3 heads; 16 x 16 in 3 x 3, 1 head */
+    static const uint64_t v2_probs[] = {100 * 3 * 49 * 49, 9 * 1 * 49 * 49};
+    for (size_t f = 0; f < 2; f++) {
+        if (parse_into(v2[f], v2_image[f], layers, &m, &err))
+            fail_msg("%s: %s", v2[f], err.msg);
+        assert_int_equal(m.params, v2_params[f]);
+        const struct est_layer *a = attn_after(&m, 0);
+        assert_non_null(a);
+        assert_int_equal(a->out, v2_probs[f]);
+        assert_int_equal(a->flags & (EST_LF_SCORES | EST_LF_COSINE),
+                         EST_LF_SCORES | EST_LF_COSINE);
+        assert_int_equal(a->params, f ? 1 : 3); /* the logit scale */
+        size_t cat = SIZE_MAX;
+        nattn = 0;
+        for (size_t i = 0; i < m.n; i++) {
+            nattn += m.layers[i].kind == EST_K_ATTN;
+            if (cat == SIZE_MAX && m.layers[i].kind == EST_K_POOL && i > 0 &&
+                m.layers[i - 1].kind != EST_K_ATTN && m.layers[i].out > 1000)
+                cat = i;
+        }
+        assert_int_equal(nattn, f ? 2 : 12);
+        assert_true(cat + 2 < m.n);
+        assert_int_equal(m.layers[cat + 1].kind, EST_K_LINEAR); /* reduction, then norm */
+        assert_int_equal(m.layers[cat + 2].kind, EST_K_NORM);
+        assert_int_equal(m.layers[cat + 2].out, m.layers[cat + 1].out);
+    }
+    /* the cosine attention keeps q k^T for its logit scale's gradient: one more tensor
+     * of its probabilities' size a block, all alive as the backward starts (batch 8:
+     * 4,177,740 probabilities a sample over the 12 blocks, 127.5 MiB) */
+    if (parse_into(v2[0], 256, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW};
+    struct est_replay_result cos, dot;
+    assert_int_equal(est_replay(&m, &o, &rwork, &cos), 0);
+    for (size_t i = 0; i < m.n; i++)
+        m.layers[i].flags &= (uint16_t)~EST_LF_COSINE;
+    assert_int_equal(est_replay(&m, &o, &rwork, &dot), 0);
+    double kept = cos.peak_allocated_mib - dot.peak_allocated_mib;
+    double scores = 4177740.0 * 4 * 8 / 1048576;
+    /* each block may hold up to 1 MiB more: a cached block too little larger to split */
+    assert_true(kept >= scores - 0.01 && kept <= scores + 12);
     const char *cpb = "Net(\n"
                       "  (embed): Conv2d(3, 32, kernel_size=(4, 4), stride=(4, 4))\n"
                       "  (attn): WindowAttention(\n"
