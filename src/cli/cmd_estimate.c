@@ -143,7 +143,9 @@ static json_t *heads_json(const struct est_model *m, enum est_attention a)
     int hs = est_heads_used(m, a);
     if (hs == EST_HEADS_ASSUMED)
         return json_pack("{s:s,s:i,s:i,s:b}", "source", est_heads_src_name(EST_HEADS_ASSUMED),
-                         "count", (int)m->heads_assumed, "head_size", 64, "counted", 1);
+                         "count", (int)m->heads_assumed, "head_size",
+                         m->window_line || m->positions_line ? EST_WINDOW_HEAD : 64, "counted",
+                         1);
     if (m->heads)
         return json_pack("{s:s,s:i,s:b}", "source", est_heads_src_name(EST_HEADS_GIVEN),
                          "count", (int)m->heads, "counted", hs == EST_HEADS_GIVEN);
@@ -491,6 +493,9 @@ int cmd_estimate(int argc, char **argv)
             else if (hs == EST_HEADS_ASSUMED && m.window_line)
                 printf(", heads assumed %d wide in %dx%d windows", EST_WINDOW_HEAD,
                        EST_WINDOW, EST_WINDOW);
+            else if (hs == EST_HEADS_ASSUMED && m.positions_line)
+                printf(", heads assumed %d wide over the positions of a convolutional "
+                       "tensor: %u in the first block", EST_WINDOW_HEAD, m.heads_assumed);
             else if (hs == EST_HEADS_ASSUMED)
                 printf(", heads assumed 64 wide: %u in the first block; --heads N if "
                        "narrower", m.heads_assumed);

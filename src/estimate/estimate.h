@@ -261,6 +261,10 @@ struct est_model {
     /* Module trees: the line of the first position-bias table inside an attention block
      * (EST_LF_SCORES), 0 when none. */
     size_t scores_bias_line;
+    /* Module trees read with --image-size: the first attention block over the positions
+     * of a convolutional tensor (not Swin's windows), and how many it attends over. */
+    size_t positions_line;
+    uint64_t positions_hw;
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
      * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,
@@ -625,15 +629,18 @@ struct est_result {
  * tied in forward assumed, a join in a convolutional tree that no tensor explains, a
  * pooling printed without its window, a profiler's total that the print's layers do not
  * make, a mixture-of-experts router printed without sizes, mixture-of-experts blocks
- * counted without --experts-per-token, frozen parameters counted in 16 bits under
+ * counted without --experts-per-token, attention over the positions of a convolutional
+ * tensor read as global, frozen parameters counted in 16 bits under
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 16
+#define EST_NOTES 20 /* more than est_notes can write: one each of 16 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid
- * padded to whole windows) and heads 32 channels wide (Swin's in every published size). */
+ * padded to whole windows) and heads 32 channels wide (Swin's in every published size),
+ * also those of attention over the positions of a convolutional tensor (est_model.
+ * positions_line: CoAtNet's, CAFormer's). */
 #define EST_WINDOW 7
 #define EST_WINDOW_HEAD 32
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,

@@ -130,6 +130,16 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "384: 12 x 12; Swin V2's 16 x 16) keeps more, and the estimate is then "
                  "low: give a torchinfo table",
                  m->window_line, EST_WINDOW, EST_WINDOW, EST_WINDOW_HEAD);
+    if (m->positions_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "attention (line %zu) over the %llu positions of a convolutional network's "
+                 "tensor and those of its later stages, read as global attention (every "
+                 "position attends to every other) with heads of %d channels, which the print "
+                 "does not show; attention within windows or blocks of the tensor keeps fewer "
+                 "probabilities (the estimate is then high), heads narrower than %d channels "
+                 "more",
+                 m->positions_line, (unsigned long long)m->positions_hw, EST_WINDOW_HEAD,
+                 EST_WINDOW_HEAD);
     if (m->bare_pool_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the pooling at line %zu prints no window (a class of its own, as "

@@ -2810,6 +2810,8 @@ struct mt_space {
     int64_t pad[4];  /* a printed 2-D pad (left, right, top, bottom) that the next */
     int pad_pending; /* convolution reads through, unless it pads 'same' itself */
     int token_mix; /* a linear layer ran over the positions (MLP-Mixer): sp.grid set so */
+    int conv_not_patch; /* a convolution that does not cut the image into patches (kernel
+                           = stride, no padding) ran: no vision transformer */
     int grid; /* windowed attention over a grid of patches, merged between stages (Swin:
                  a class named ...PatchMerging): linear layers run per position, and
                  attention within EST_WINDOW x EST_WINDOW windows (grid_attention) */
@@ -2975,6 +2977,10 @@ struct mt_frame {
                     from coordinates (Swin V2's cpb_mlp): parameters, no tensor */
     int cosine;  /* attention holding such a network: Swin V2's cosine attention, with a
                     logit scale (a parameter a head) instead of a bias table */
+    int positions; /* attention over the positions of a convolutional tensor (not Swin's
+                      grid) opened in it or is it: its linear layers run per position */
+    uint64_t pos_min_hw; /* such an attention block: the fewest positions a linear layer of
+                            it read (the keys of PVT's spatial reduction; 0: none yet) */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -3341,6 +3347,35 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
         if (past && conv && arg_positional(p.args, p.args_n, pos, 2) == 2 &&
             (uint64_t)pos[1] == need)
             return 1;
+    }
+    return 0;
+}
+
+/* Whether the block that has just opened, read from L on (its children's leaves
+ * included), first has a linear layer reading c features and holds no convolution:
+ * attention projecting the newest tensor's channels per position, not a
+ * squeeze-excitation's convolutions or pooling, nor a spatial reduction of its keys
+ * (PVT's, Twins'). Reads at most 256 lines ahead. */
+static int first_leaf_reads(struct lines L, uint64_t c)
+{
+    struct mt_peek p;
+    int first = -1; /* the first leaf reads c: 1, 0; not seen yet: -1 */
+    for (unsigned k = 0, nest = 0; k < 256 && mt_peek_next(&L, &p); k++) {
+        if (p.close) {
+            if (nest-- == 0)
+                return first == 1;
+            continue;
+        }
+        if (!p.has_paren)
+            continue;
+        if (find(p.s, p.cls_n, "Conv"))
+            return 0;
+        if (p.open) {
+            nest++;
+            continue;
+        }
+        if (first < 0)
+            first = arg_int(p.args, p.args_n, "in_features=") == (int64_t)c;
     }
     return 0;
 }
@@ -4169,6 +4204,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             h = w = 1;
             f->se_pool = 1;
         }
+        if (ks[0] != st2[0] || ks[1] != st2[1] || pad[0] || pad[1] || transposed)
+            sp->conv_not_patch = 1; /* not a vision transformer's patch embedding */
         int64_t oh, ow;
         if (transposed) {
             oh = ((int64_t)h - 1) * st2[0] - 2 * pad[0] + dil[0] * (ks[0] - 1) + op[0] + 1;
@@ -4231,6 +4268,30 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t of = *out, hw = nw->h * nw->w;
         int cl = sp->cl_cls && f && f->cls && f->cls_n == sp->cl_cls_n &&
                  memcmp(f->cls, sp->cl_cls, f->cls_n) == 0;
+        int pd = depth; /* the block of attention over positions it is in or beside */
+        while (pd >= 0 && !st[pd].positions)
+            pd--;
+        if (pd >= 0 && !sp->grid) {
+            /* per position, on the newest tensor's channels or, where they differ, on the
+             * newest tensor of its in_features that the print does not show (the output
+             * projection reads attn @ v, of its block input's channels) */
+            struct mt_shape *in = nw;
+            int unexplained = 0;
+            int ad = depth; /* the attention block it is in, if any */
+            while (ad >= 0 && !st[ad].attention)
+                ad--;
+            if (in_f != nw->c)
+                in = sp_input(sp, m, st, depth, in_f, 1, 0, &unexplained);
+            if ((!in || unexplained) && ad >= 0 && st[ad].positions && st[ad].has_x)
+                in = &st[ad].x; /* attn @ v of another width (EfficientFormer's values):
+                                   at its queries' positions */
+            else if (in && ad >= 0 && st[ad].positions && !unexplained && !in->pooled &&
+                     (!st[ad].pos_min_hw || in->h * in->w < st[ad].pos_min_hw))
+                st[ad].pos_min_hw = in->h * in->w;
+            if (in && (!unexplained || (ad >= 0 && in == &st[ad].x)) && !in->pooled &&
+                in->h * in->w > 1)
+                return linear_makes(sp, out, of, in->h, in->w, file, line, err);
+        }
         if (f && f->cl_rows && hw > 1 && !nw->pooled) {
             /* the block's later linear layers run per position too, also on a part of the
              * first's output the print does not show (MambaOut's fc2 on
@@ -5782,6 +5843,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     sp.grid = spatial_on && (memmem(buf, len, "PatchMerging(", 13) != NULL ||
                              memmem(buf, len, "PatchMergingV2(", 15) != NULL);
     sp.token_mix = 0;
+    sp.conv_not_patch = 0;
     size_t merge_line = 0; /* the first patch merging block (sp.grid) */
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
@@ -5802,6 +5864,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->join_count = 0;
     m->bare_pool_line = 0;
     m->window_line = 0;
+    m->positions_line = 0;
+    m->positions_hw = 0;
     m->profiler = 0;
     m->profiler_line = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -5915,6 +5979,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 al->attn = 0; /* probabilities per sample, not per token */
                 al->heads_src = EST_HEADS_ASSUMED;
                 al->flags |= EST_LF_SCORES | (f->cosine ? EST_LF_COSINE : 0);
+                if (!m->heads_assumed) /* the first block's, as grid_attention takes them */
+                    m->heads_assumed =
+                        (uint32_t)(f->width / EST_WINDOW_HEAD ? f->width / EST_WINDOW_HEAD : 1);
                 if (!m->window_line)
                     m->window_line = f->line;
                 if (!m->attn_line)
@@ -5927,6 +5994,46 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 }
                 scored = 0;
                 f->scores_inside = 1; /* an attention block around it adds no other */
+            }
+            if (scored && f->positions && f->has_x) {
+                /* attention over the positions of a convolutional tree's tensor (the
+                 * later stages of CAFormer and CoAtNet, EfficientFormer's last): each of
+                 * its H x W positions a token, heads of EST_WINDOW_HEAD channels (Swin's,
+                 * CoAtNet's, CAFormer's; ViT-style 64 would count half); a row per sample
+                 * of heads x (H W)^2 probabilities, counted unless --attention sdpa */
+                if (m->heads)
+                    return carma_err_at(err, file, f->line,
+                                        "--heads %u: attention over the positions of a "
+                                        "convolutional network changes its heads from "
+                                        "stage to stage; carma takes heads of %d "
+                                        "channels: leave --heads out",
+                                        m->heads, EST_WINDOW_HEAD);
+                uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
+                uint64_t heads = qwidth / EST_WINDOW_HEAD ? qwidth / EST_WINDOW_HEAD : 1;
+                if (hw > (1u << 20) || kv > (1u << 20) ||
+                    est_model_add(m, EST_K_ATTN, heads * hw * kv, 0, f->mult, 0) < 0)
+                    return carma_err_at(err, file, L.line, "too many layers or too large a layer");
+                struct est_layer *al = &m->layers[m->n - 1];
+                al->attn = 0; /* probabilities per sample, not per token */
+                al->heads_src = EST_HEADS_ASSUMED;
+                if (!m->heads_assumed) /* the first block's */
+                    m->heads_assumed = (uint32_t)heads;
+                if (f->sdpa)
+                    al->flags |= EST_LF_FUSED;
+                if (!m->attn_line)
+                    m->attn_line = f->line;
+                if (!m->positions_line) {
+                    m->positions_line = f->line;
+                    m->positions_hw = hw;
+                }
+                if (attn_at < m->n - 1) { /* move it before the output projection */
+                    struct est_layer a = *al;
+                    memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
+                            (m->n - 1 - attn_at) * sizeof a);
+                    m->layers[attn_at] = a;
+                }
+                scored = 0;
+                f->scores_inside = 1;
             }
             if (f->attention && !scored && !f->scores_inside &&
                 !(depth > 0 && st[depth - 1].in_attention) && tok_rows &&
@@ -6196,6 +6303,20 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             f->se_class = find(c, cls_n, "SqueezeExcit") || find(c, cls_n, "SEModule");
             f->split_attn = find(c, cls_n, "SplitAttn") || find(c, cls_n, "SplAtConv");
             f->in_attention = f->attention || (depth > 0 && st[depth - 1].in_attention);
+            if (f->attention && sp.n && !sp.grid && sp.conv_not_patch) {
+                const struct mt_shape *v = sp_newest(&sp);
+                /* global attention costs the square of its positions: networks run it
+                 * at a sixteenth of the image's side or coarser (CAFormer, CoAtNet,
+                 * EfficientFormer, LeViT); on finer tensors it is local (windows,
+                 * blocks, unfolded patches: MaxViT, NesT, MobileViT, Hiera), whose size
+                 * the print does not show, and left to the rules that refuse it */
+                if (v && v->h * v->w > 1 && !v->pooled && v->h <= (m->image_h + 15) / 16 &&
+                    v->w <= (m->image_w + 15) / 16 && first_leaf_reads(L, v->c)) {
+                    f->positions = 1; /* its linear layers, and its siblings', per position */
+                    if (depth > 0)
+                        st[depth - 1].positions = 1;
+                }
+            }
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
             f->ffn_act = name_is(c, cls_n, "TransformerEncoderLayer") ||
                          name_is(c, cls_n, "TransformerDecoderLayer");

@@ -2306,6 +2306,111 @@ static void test_modtree_swin_grid(void **state)
     assert_non_null(strstr(err.msg, "t.txt:5: Linear (in_features=2) in windowed attention"));
 }
 
+/* Attention over the positions of a convolutional network's tensor at a sixteenth of the
+ * image's side or coarser (timm's CAFormer and EfficientFormer, measured on the H200):
+ * its linear layers and its block's MLP run per position, the output projection on its
+ * queries' positions where the print does not show its input (EfficientFormer's 1024
+ * values), and a row of heads x (H W)^2 probabilities a sample, heads of 32 channels.
+ * Vision transformers (patch embeddings only) keep their sequence reading; local
+ * attention on finer tensors (MaxViT's windows, MobileViT's unfolded patches) and
+ * attention that reduces its keys with a convolution (PVT) stay refused. */
+static void test_modtree_attention_over_positions(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("data/estimator/gpu-peaks-h200/caformer_s18_timm_b32.txt", 224, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    size_t nattn = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            nattn++;
+            if (first == SIZE_MAX)
+                first = i;
+            assert_int_equal(m.layers[i].attn, 0);
+            assert_int_equal(m.layers[i].per_token, 0);
+        }
+    assert_int_equal(nattn, 12);                           /* stages 3 and 4: 9 + 3 blocks */
+    assert_int_equal(m.layers[first].out, 10 * 196 * 196); /* 320 wide, 14 x 14 */
+    assert_int_equal(m.layers[m.n - 2].out, 1000);         /* the head after the pool */
+    size_t mlp = first;
+    while (mlp < m.n && !(m.layers[mlp].kind == EST_K_LINEAR && m.layers[mlp].out == 1280 * 196))
+        mlp++;
+    assert_true(mlp < m.n); /* fc1 of the first attention block's MLP, per position */
+    size_t last = m.n;
+    while (last-- > 0 && m.layers[last].kind != EST_K_ATTN)
+        ;
+    assert_int_equal(m.layers[last].out, 16 * 49 * 49); /* stage 4: 512 wide, 7 x 7 */
+    assert_int_equal(m.needs_seq, 0);
+
+    if (parse_into("data/estimator/gpu-peaks-h200/efficientformer_l1_b64.txt", 224, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    size_t at = 0;
+    while (at < m.n && m.layers[at].kind != EST_K_ATTN)
+        at++;
+    assert_true(at >= 2 && at + 4 < m.n);
+    assert_int_equal(m.layers[at].out, 32 * 49 * 49);      /* 1024 / 32 heads */
+    assert_int_equal(m.layers[at - 2].out, 1536 * 49);     /* qkv, per position */
+    assert_int_equal(m.layers[at - 1].out, 448 * 49);      /* proj reads attn @ v */
+    assert_int_equal(m.layers[at + 4].out, 1792 * 49);     /* the MLP's fc1 */
+    assert_int_equal(m.layers[m.n - 1].out, 1000);
+
+    /* a vision transformer: still a sequence of its patches and a class token */
+    if (parse_into("data/estimator/gpu-peaks-h100/vit_b_16_b32.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.tokens, 197);
+    /* refused as before: local attention on a finer grid; keys reduced by a convolution */
+    static const char *const refused[] = {"data/estimator/gpu-peaks-h200/maxvit_t_b16.txt",
+                                          "data/estimator/gpu-peaks-h200/hf_mobilevit_s_b64.txt",
+                                          "data/estimator/gpu-peaks-h200/nest_tiny_timm_b32.txt",
+                                          "data/estimator/gpu-peaks-h100/pvt_v2_b1_b64.txt"};
+    for (size_t f = 0; f < sizeof refused / sizeof refused[0]; f++) {
+        assert_int_equal(parse_into(refused[f], 224, layers, &m, &err), -EINVAL);
+        assert_true(strstr(err.msg, "a sequence model (this line) with convolutions") ||
+                    strstr(err.msg, "read as after a global pool"));
+    }
+    /* a stem at stride 16 puts the attention on 4 x 4 positions of a 64 x 64 image: read
+     * (one head of 32 channels); at stride 2 it would be on 32 x 32, finer than global
+     * attention runs: refused, not read as 1024 x 1024 probabilities */
+#define POS_TOY(stride)                                                                            \
+    "Net(\n"                                                                                       \
+    "  (stem): Conv2d(3, 32, kernel_size=(3, 3), stride=(" stride ", " stride                      \
+    "), padding=(1, 1))\n"                                                                         \
+    "  (block): Block(\n"                                                                          \
+    "    (norm): LayerNorm((32,), eps=1e-05, elementwise_affine=True)\n"                           \
+    "    (attn): Attention(\n"                                                                     \
+    "      (qkv): Linear(in_features=32, out_features=96, bias=True)\n"                            \
+    "      (proj): Linear(in_features=32, out_features=32, bias=True)\n"                           \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (head): Linear(in_features=32, out_features=10, bias=True)\n"                               \
+    ")\n"
+    assert_int_equal(parse_image_str(POS_TOY("16"), 64, &m, &err), 0);
+    nattn = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            nattn++;
+            assert_int_equal(m.layers[i].out, 16 * 16);
+        }
+    assert_int_equal(nattn, 1);
+    assert_int_not_equal(parse_image_str(POS_TOY("2"), 64, &m, &err), 0);
+#undef POS_TOY
+    /* --heads: such attention changes its heads from stage to stage */
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.image_h = m.image_w = 224;
+    m.heads = 8;
+    char *buf;
+    size_t len;
+    const char *caf = "data/estimator/gpu-peaks-h200/caformer_s18_timm_b32.txt";
+    assert_int_equal(carma_file_read(caf, EST_MAX_INPUT, &buf, &len, &err), 0);
+    assert_int_equal(est_parse(buf, len, caf, &m, &err), -EINVAL);
+    free(buf);
+    assert_non_null(strstr(err.msg, "caformer_s18_timm_b32.txt:202: --heads 8: attention over "
+                                    "the positions"));
+}
+
 /* timm's ConvNeXt and Hugging Face's ConvNext (two stages of one block, 8 and 16
  * channels, at 32x32) run their pointwise Linear layers per pixel after a permute in
  * Python, and scale each block's branch by a parameter no print shows: both read so, to
@@ -7029,6 +7134,7 @@ int main(void)
         cmocka_unit_test(test_modtree_dual_path),
         cmocka_unit_test(test_modtree_parallel_reductions),
         cmocka_unit_test(test_modtree_swin_grid),
+        cmocka_unit_test(test_modtree_attention_over_positions),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
         cmocka_unit_test(test_modtree_zero_dropout),
