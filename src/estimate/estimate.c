@@ -135,6 +135,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->shares_input = 0;
     l->heads_src = EST_HEADS_SHOWN;
     l->keeps32 = 0;
+    l->norm16 = 0;
     l->count = count;
     l->rank = 0;
     l->moe = 0;
@@ -201,6 +202,11 @@ unsigned est_type_keeps(enum est_kind k, const char *type, size_t len)
     return 0;
 }
 
+unsigned est_type_norm16(enum est_kind k, const char *type, size_t len)
+{
+    return k == EST_K_NORM && has(type, len, "batchnorm") && !has(type, len, "frozen");
+}
+
 unsigned est_type_keeps32(enum est_kind k, const char *type, size_t len)
 {
     if (k != EST_K_ACT)
@@ -215,6 +221,7 @@ void est_layer_type(struct est_layer *l, const char *type, size_t len)
     l->flags = (uint8_t)est_type_flags((enum est_kind)l->kind, type, len);
     l->keeps = (uint8_t)est_type_keeps((enum est_kind)l->kind, type, len);
     l->keeps32 = (uint8_t)est_type_keeps32((enum est_kind)l->kind, type, len);
+    l->norm16 = (uint8_t)est_type_norm16((enum est_kind)l->kind, type, len);
 }
 
 const char *est_type_unmodelled(const char *type, size_t len)
@@ -623,13 +630,14 @@ uint64_t est_concat_infer(const struct est_model *m)
     return total;
 }
 
-/* Bytes per activation element: under autocast, matmuls, convolutions and
- * pointwise ops produce 16-bit tensors; norms and softmax run in fp32. */
-static double elem_bytes(enum est_kind k, enum est_precision p)
+/* Bytes per activation element of layer l: under autocast, matmuls, convolutions and
+ * pointwise ops produce 16-bit tensors, as batch norm does (est_layer.norm16); other
+ * norms and softmax run in fp32. */
+static double elem_bytes(const struct est_layer *l, enum est_precision p)
 {
     if (p == EST_PREC_FP32)
         return 4;
-    return (k == EST_K_NORM || k == EST_K_SOFTMAX) ? 4 : 2;
+    return ((l->kind == EST_K_NORM && !l->norm16) || l->kind == EST_K_SOFTMAX) ? 4 : 2;
 }
 
 double est_frozen_bytes(const struct est_layer *l, enum est_precision p)
@@ -683,8 +691,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
         double per = (double)l->out * (l->per_token ? seq : 1);
         if (l->attn)
             per *= seq; /* heads x seq scores per token, times seq tokens */
-        double bytes = est_alloc_round(batch * per * elem_bytes((enum est_kind)l->kind,
-                                                                o->precision));
+        double bytes = est_alloc_round(batch * per * elem_bytes(l, o->precision));
         if (i >= first_trained)
             feat[(l->flags & EST_LF_PRODUCT) ? EST_K_NORM : l->kind] += cnt * bytes / MIB;
         if (bytes > largest)
@@ -699,7 +706,8 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     uint64_t cat = m->spatial ? m->concat : est_concat_infer(m);
     if (cat)
         feat[EST_F_CONCAT] =
-            est_alloc_round(batch * (double)cat * elem_bytes(EST_K_CONV, o->precision)) / MIB;
+            est_alloc_round(batch * (double)cat * (o->precision == EST_PREC_FP32 ? 4 : 2)) /
+            MIB;
     *weights_mib = w / MIB;
     *grads_mib = g / MIB;
     *state_mib = s / MIB;

@@ -157,6 +157,9 @@ struct est_layer {
                           tensors are fp32 under autocast; 0: it runs in its input's
                           precision */
     uint8_t moe;       /* EST_MOE_*: a mixture-of-experts block's router or expert row */
+    uint8_t norm16;    /* a norm that autocast runs in its input's precision (est_type_norm16:
+                          BatchNorm), 0: in fp32 (LayerNorm, GroupNorm, RMSNorm, a norm
+                          whose class is not known) */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
@@ -359,8 +362,16 @@ unsigned est_type_keeps(enum est_kind k, const char *type, size_t len);
  * FastGELUActivation (x * x, no pow) and QuickGELUActivation (sigmoid) stay 16-bit. */
 unsigned est_type_keeps32(enum est_kind k, const char *type, size_t len);
 
-/* Sets l->flags, l->keeps and l->keeps32 from its type name (est_type_flags,
- * est_type_keeps, est_type_keeps32 for l->kind), as every parser reads a row's type. */
+/* Whether a norm class runs in its input's precision under autocast: batch norm, which is
+ * on none of autocast's lists (cuDNN normalises 16-bit inputs into 16-bit outputs with
+ * fp32 statistics), PyTorch's BatchNorm1d/2d/3d and SyncBatchNorm, Keras's
+ * BatchNormalization; 0 for every other class and kind (layer_norm and group_norm are on
+ * autocast's fp32 list; a Python RMSNorm computes in fp32). */
+unsigned est_type_norm16(enum est_kind k, const char *type, size_t len);
+
+/* Sets l->flags, l->keeps, l->keeps32 and l->norm16 from its type name (est_type_flags,
+ * est_type_keeps, est_type_keeps32, est_type_norm16 for l->kind), as every parser reads a
+ * row's type. */
 void est_layer_type(struct est_layer *l, const char *type, size_t len);
 
 int est_model_add_type(struct est_model *m, const char *type, size_t len, uint64_t out,

@@ -781,7 +781,7 @@ struct ti_row {
     unsigned depth;
     size_t line;
     enum est_kind kind;
-    unsigned flags, keeps, keeps32;
+    unsigned flags, keeps, keeps32, norm16;
     int scores; /* attention probabilities as listed: out already holds heads x seq x seq */
     int frozen; /* its parameters printed "(1,024)": none trainable */
     uint64_t image; /* its output's channels when it is [batch, channels, height, width] */
@@ -862,6 +862,7 @@ static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, 
         m->layers[m->n - 1].flags = (uint8_t)r->flags;
         m->layers[m->n - 1].keeps = (uint8_t)r->keeps;
         m->layers[m->n - 1].keeps32 = (uint8_t)r->keeps32;
+        m->layers[m->n - 1].norm16 = (uint8_t)r->norm16;
         if (r->scores)
             m->layers[m->n - 1].attn = 0;
         if (r->frozen) {
@@ -1041,7 +1042,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.depth = 0;
                 pend.line = L.line;
                 pend.kind = EST_K_OTHER;
-                pend.flags = pend.keeps = pend.keeps32 = 0;
+                pend.flags = pend.keeps = pend.keeps32 = pend.norm16 = 0;
                 pend.scores = 0;
                 pend.out = 0;
                 pend.params = 0;
@@ -1212,6 +1213,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             pend.flags = est_type_flags(pend.kind, t, type_n);
             pend.keeps = est_type_keeps(pend.kind, t, type_n);
             pend.keeps32 = est_type_keeps32(pend.kind, t, type_n);
+            pend.norm16 = est_type_norm16(pend.kind, t, type_n);
             /* Attention computes its probabilities functionally: the only trace in the
              * table is the dropout applied to them, inside the attention module, with
              * their [batch, heads, seq, seq] shape. It stands for them. */

@@ -416,14 +416,16 @@ static double act_bytes(enum est_kind k, enum est_precision p)
 /* Under autocast (amp/bf16: fp32 parameters), whether layer l's output is fp32, given
  * whether its input is (in32). Embeddings are on no autocast list and read fp32 weights;
  * norms and softmax are on its fp32 list (a Python RMSNorm computes in fp32 and
- * multiplies by its fp32 weight); dropout, pooling and activations keep their input's
+ * multiplies by its fp32 weight), but for batch norm (est_layer.norm16), on no list,
+ * which keeps its input's precision; dropout, pooling and activations keep their input's
  * precision, but for a Python activation with an fp32-list operation (est_type_keeps32),
  * which ends in fp32; matrix products and attention are on its 16-bit list. */
 static int amp_out32(const struct est_layer *l, int in32)
 {
     switch (l->kind) {
-    case EST_K_EMBED:
     case EST_K_NORM:
+        return !l->norm16 || in32;
+    case EST_K_EMBED:
     case EST_K_SOFTMAX:
         return 1;
     case EST_K_DROPOUT:
@@ -1054,7 +1056,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             break;
         }
         case EST_K_NORM: {
-            if (!cur32 && cur != NONE) {
+            if (!cur32 && cur != NONE && !l->norm16) {
                 /* autocast: the fp32 residual add's result (or layer_norm's cast) */
                 uint32_t in32 = alloc(w, ob, EST_RC_ACT);
                 unref(w, cur);

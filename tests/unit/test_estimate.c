@@ -4106,6 +4106,51 @@ static double autocast_act(const char *csv, enum est_precision p, size_t shared,
     return r.cat_mib[EST_RC_ACT];
 }
 
+/* Batch norm is on none of autocast's lists: cuDNN normalises a 16-bit input into a 16-bit
+ * output (fp32 statistics), where layer and group norm run in fp32 and torchvision's
+ * FrozenBatchNorm2d (x * scale + shift in Python, fp32 buffers) promotes to fp32. The
+ * per-kind terms count its output in 16 bits under amp; the replay keeps its 16-bit input
+ * (no fp32 copy) and hands a 16-bit output on, which the next linear layer keeps itself. */
+static void test_autocast_batch_norm(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const norms[] = {"BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, "
+                                        "track_running_stats=True)",
+                                        "GroupNorm(2, 8, eps=1e-05, affine=True)",
+                                        "FrozenBatchNorm2d(8, eps=1e-05)"};
+    static const double bytes[] = {2, 4, 4};
+    for (size_t i = 0; i < 3; i++) {
+        char tree[512];
+        snprintf(tree, sizeof tree,
+                 "Net(\n  (conv): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                 "padding=(1, 1))\n  (bn): %s\n  (act): ReLU(inplace=True)\n)\n",
+                 norms[i]);
+        assert_int_equal(parse_image_str(tree, 16, &m, &err), 0);
+        assert_int_equal(m.layers[1].kind, EST_K_NORM);
+        assert_int_equal(m.layers[1].norm16, i == 0);
+        struct est_opts o = {.batch = 4096, .optimizer = EST_OPT_ADAMW,
+                             .precision = EST_PREC_AMP};
+        double f[EST_NFEAT], w, g, st;
+        est_features(&m, &o, f, &w, &g, &st);
+        assert_float_equal(f[EST_K_NORM], est_alloc_round(4096.0 * 8 * 16 * 16 * bytes[i]) /
+                                              1048576.0,
+                           1e-9);
+        o.precision = EST_PREC_FP32; /* fp32 training: 4 bytes whatever the class */
+        est_features(&m, &o, f, &w, &g, &st);
+        assert_float_equal(f[EST_K_NORM], 4096.0 * 8 * 16 * 16 * 4 / 1048576.0, 1e-9);
+    }
+    /* the replay, as test_replay_autocast_fp32_inputs' chains: a batch norm after a linear
+     * layer keeps that layer's 16-bit output (128), not an fp32 copy (256), and the head
+     * keeps the norm's 16-bit output itself, not a copy of an fp32 one: 128 + 128 + 128
+     * besides the tail (the fp32 input, the logits, the log-softmax, the labels) */
+    const double tail = 256 + 192 + 384 + 0.5;
+    const char *bn = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
+                     "BatchNorm1d,1024,2048\nLinear,1536,1574400\n";
+    assert_float_equal(autocast_act(bn, EST_PREC_BF16, 0, 0, 0), tail + 128 + 128 + 128, 0.1);
+}
+
 /* Autocast with fp32 parameters keeps the residual stream in fp32 and caches casts of
  * the weights only. Each chain ends in a 1024 -> 1536 head: its logits (192 MiB in 16
  * bits) and fp32 log-softmax (384) are live at the peak besides the fp32 input (256) and
@@ -7135,6 +7180,7 @@ int main(void)
         cmocka_unit_test(test_modtree_parallel_reductions),
         cmocka_unit_test(test_modtree_swin_grid),
         cmocka_unit_test(test_modtree_attention_over_positions),
+        cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
         cmocka_unit_test(test_modtree_zero_dropout),
