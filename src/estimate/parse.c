@@ -2966,6 +2966,7 @@ struct mt_frame {
     size_t after_child;      /* the layer count when a child block last closed */
     int first_leaf_done, se_pool, gate, permute;
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
+    int x_add; /* its input is a join of branches its first branch read as their sum (xv) */
     int dilated; /* a convolution inside has a dilation above 1 */
     unsigned ups_child; /* the direct child that held or was the last upsampling */
     int cl_rows; /* a linear layer of it ran per position before a wider convolution of it
@@ -3614,8 +3615,13 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
          * trunk, whose stages read its input once). A squeeze-excitation block reads the
          * flow it scales, whatever its channels (timm's depthwise-separable block). */
         const struct mt_frame *f = &st[d - 1];
-        if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child &&
-            f->x.c == c && !st[d].se_class) {
+        /* its input, or the sum its input is when that was a join of branches read as an
+         * add (FastViT's MobileOneBlock after another: conv_kxk(x) + conv_scale(x)) */
+        const struct mt_shape *bx = f->x.c == c                ? &f->x
+                                    : f->x_add && f->xv.c == c ? &f->xv
+                                                               : NULL;
+        if (!f->numbered && f->has_x && f->nbranch && f->branch_child != f->child && bx &&
+            !st[d].se_class) {
             if (same_size && flow_moved_on(f, nw, c)) {
                 chunk = half;
                 break;
@@ -3624,10 +3630,10 @@ static struct mt_shape *sp_input(struct mt_space *sp, struct est_model *m,
              * joined: the flow that kept x's width (CSPResNet's conv_exp, a ConvNormAct
              * after a conv_down of as many channels; HGNet's stage blocks after its
              * depthwise strided downsample, a block deeper) */
-            if (same_size && nw && nw->c == c && sp_larger(&f->x, nw) &&
+            if (same_size && nw && nw->c == c && sp_larger(bx, nw) &&
                 !rest_downsamples(sp, depth - d + 1))
                 break;
-            t = sp_by_id(sp, f->x.id);
+            t = sp_by_id(sp, bx->id);
         }
         /* No branch read x yet, but a child made the newest tensor from x, smaller and of
          * x's channels (a strided 1x1 projection), and the rest of the block shrinks
@@ -3823,6 +3829,8 @@ static void credit_branch(struct mt_space *sp, struct mt_frame *st, int depth,
         }
         if (!f->has_x || !reads_x || f->branch_child == f->child)
             continue;
+        if (!f->nbranch && f->x.pending && f->xv.id == t->id)
+            f->x_add = 1; /* its first branch read its input, a join, as a sum */
         if (f->nbranch)
             branch_end(f, flow);
         f->nbranch++;

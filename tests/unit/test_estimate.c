@@ -5971,8 +5971,11 @@ static void test_modtree_eca(void **state)
 /* A stem block whose branches both read the image (timm's RepVggBlock and FastViT's
  * MobileOneBlock: conv_kxk and conv_1x1/conv_scale, summed): the second reads the image too,
  * not a join the print does not show at the first's input size (RepVGG-A2 had been read
- * at 0.84 of its measured peak with every stage at half size; FastViT-T8 at 0.66, now
- * 0.76). */
+ * at 0.84 of its measured peak with every stage at half size; FastViT-T8 at 0.66, then
+ * 0.76). So do the branches of the block after it, whose input is that sum: its first
+ * branch reads the join as an add, its second the same sum, not the first's output
+ * (FastViT-T8 0.76 -> 1.49 and RepVGG-B0 0.99 -> 1.68 of their peaks, every stage after the
+ * stem had been read at a quarter of its size). */
 static void test_modtree_image_branches(void **state)
 {
     (void)state;
@@ -5984,15 +5987,42 @@ static void test_modtree_image_branches(void **state)
                     "padding=(1, 1), bias=False)\n"
                     "    (conv_1x1): Conv2d(3, 8, kernel_size=(1, 1), stride=(2, 2), bias=False)\n"
                     "  )\n"
+                    "  (stage): RepVggBlock(\n"
+                    "    (conv_kxk): ConvNormAct(\n"
+                    "      (conv): Conv2d(8, 8, kernel_size=(3, 3), stride=(2, 2), "
+                    "padding=(1, 1), bias=False)\n"
+                    "      (bn): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, "
+                    "track_running_stats=True)\n"
+                    "    )\n"
+                    "    (conv_1x1): ConvNormAct(\n"
+                    "      (conv): Conv2d(8, 8, kernel_size=(1, 1), stride=(2, 2), bias=False)\n"
+                    "      (bn): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, "
+                    "track_running_stats=True)\n"
+                    "    )\n"
+                    "  )\n"
                     "  (head): Conv2d(8, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
                     ")\n";
     if (parse_image_str(t, 32, &m, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(kind_nth(&m, EST_K_CONV, 0), 8 * 16 * 16);
     assert_int_equal(kind_nth(&m, EST_K_CONV, 1), 8 * 16 * 16);
-    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 16 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 2), 8 * 8 * 8);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 3), 8 * 8 * 8);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 4), 8 * 8 * 8);
     assert_int_equal(m.join_line, 0);
     assert_int_equal(m.input, 3 * 32 * 32);
+    /* timm's RepVGG-B0 at 224: 112, 56, 28, 14 and 7 pixels a side, two convolutions a
+     * block */
+    if (parse_into("data/estimator/gpu-peaks-h200/repvgg_b0_timm_b64.txt", 224, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    static const uint64_t sizes[] = {64 * 112 * 112, 64 * 56 * 56, 128 * 28 * 28,
+                                     256 * 14 * 14, 1280 * 7 * 7};
+    static const unsigned nconv[] = {2, 8, 12, 32, 2};
+    size_t k = 0;
+    for (size_t s = 0; s < 5; s++)
+        for (unsigned j = 0; j < nconv[s]; j++)
+            assert_int_equal(kind_nth(&m, EST_K_CONV, k++), sizes[s]);
 }
 
 /* milesial's U-Net decoder: Up upsamples its input with a transposed convolution and its
