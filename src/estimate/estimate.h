@@ -113,6 +113,9 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_COSINE 0x4000 /* (module trees) cosine attention (Swin V2's: a network computes
                               * its position bias): a trained logit scale multiplies q k^T,
                               * which is kept for its gradient beside the probabilities */
+#define EST_LF_TALKING 0x8000 /* (module trees) talking-heads attention (timm's
+                               * TalkingHeadAttn): linear layers heads -> heads on the scores
+                               * before and after the softmax, each keeping its input */
 
 /* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
  * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A

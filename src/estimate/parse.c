@@ -6078,6 +6078,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     m->layers[m->n - 1].flags |= EST_LF_FUSED;
                 if (m->scores_bias_line || talking)
                     m->layers[m->n - 1].flags |= EST_LF_SCORES;
+                if (talking)
+                    m->layers[m->n - 1].flags |= EST_LF_TALKING;
                 if (grouped)
                     m->layers[m->n - 1].flags |= EST_LF_GROUPED;
                 for (size_t i = f->first; i + 1 < m->n; i++)

@@ -753,22 +753,31 @@ static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uin
 /* Eager attention's probabilities, `elems` of them: q k^T, scaled, masked (each a new
  * tensor, the one before freed), softmax kept (fp32 under autocast), its dropout's mask
  * and output kept (saved[0..2]). Cosine attention (EST_LF_COSINE) keeps q k^T too, for
- * its trained logit scale's gradient (a slot past the node's own). */
+ * its trained logit scale's gradient; talking heads (EST_LF_TALKING) mix the heads with a
+ * linear layer before the softmax and one after, each keeping its input, a contiguous
+ * copy of the permuted scores (slots past the node's own). */
 static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, double elems,
-                         int amp, int cosine)
+                         int amp, const struct est_layer *l)
 {
+    int cosine = (l->flags & EST_LF_COSINE) != 0, talking = (l->flags & EST_LF_TALKING) != 0;
     double se = elems * (amp ? 2 : 4), pe = elems * 4;
     uint32_t s1 = alloc(w, se, cosine ? EST_RC_ACT : EST_RC_TRANSIENT);
     uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
     if (!cosine)
         unref(w, s1);
+    uint32_t mix_l = talking ? alloc(w, se, EST_RC_ACT) : NONE;
     nd->saved[0] = alloc(w, pe, EST_RC_ACT);
     unref(w, s2);
+    uint32_t mix_w = talking ? alloc(w, pe, EST_RC_ACT) : NONE;
     nd->saved[1] = alloc(w, elems, EST_RC_ACT);
     nd->saved[2] = alloc(w, pe, EST_RC_ACT);
     nd->scores = pe;
     if (cosine)
         keep_also(w, nd, s1);
+    if (talking) {
+        keep_also(w, nd, mix_l);
+        keep_also(w, nd, mix_w);
+    }
 }
 
 /* PyTorch's math kernel for scaled_dot_product_attention (aten
@@ -1167,7 +1176,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                     ao = alloc(w, qb, EST_RC_ACT);
                     nd->saved[0] = ref(w, ao);
                 } else {
-                    eager_scores(w, nd, elems, amp, (l->flags & EST_LF_COSINE) != 0);
+                    eager_scores(w, nd, elems, amp, l);
                     ao = alloc(w, qb, EST_RC_ACT);
                 }
                 cur = alloc(w, qb, EST_RC_ACT); /* transpose(1, 2).contiguous() */
@@ -1222,7 +1231,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             /* Eager attention (eager_scores), and the values (the listed input) kept by
              * the probabilities x values matmul; the layer's input flows on to the next
              * layer. */
-            eager_scores(w, nd, elems, amp, (l->flags & EST_LF_COSINE) != 0);
+            eager_scores(w, nd, elems, amp, l);
             nd->saved[3] = ref(w, cur);
             if (!rg)
                 drop_saved(w, nd);

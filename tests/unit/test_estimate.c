@@ -5851,8 +5851,9 @@ static void test_modtree_fused_grouped_attention(void **state)
 /* timm's TalkingHeadAttn (CaiT) mixes its heads with linear layers on the scores (proj_l,
  * proj_w: heads -> heads), so the print shows its heads, and it computes the scores
  * itself: kept whatever --attention says (CaiT-XXS24 measured at 5256 MiB, estimated at
- * 1099 with no attention read, its bound 0.51 of the peak; now 0.81, bound 1.20). Its class
- * name ends in Attn, as ClassAttn's. */
+ * 1099 with no attention read, its bound 0.51 of the peak; then 0.81, bound 1.20). Each of
+ * the two keeps its input, a copy of the permuted scores (EST_LF_TALKING): 0.99, bound
+ * 1.41. Its class name ends in Attn, as ClassAttn's. */
 static void test_modtree_talking_heads(void **state)
 {
     (void)state;
@@ -5875,8 +5876,25 @@ static void test_modtree_talking_heads(void **state)
     assert_int_equal(a->out, 4); /* heads, as proj_l shows them */
     assert_int_equal(a->heads_src, EST_HEADS_SHOWN);
     assert_true(a->flags & EST_LF_SCORES);
+    assert_true(a->flags & EST_LF_TALKING);
     for (size_t i = 0; i < m.n; i++) /* no projection read as a key or value */
         assert_int_equal(m.layers[i].shares_input, 0);
+    /* CaiT-XXS24's 24 talking-heads blocks at batch 8: two more copies of their 4 x 197 x
+     * 197 scores each (4.7 MiB in fp32), alive as the backward starts but for the last
+     * block's, which its backward may have freed by the peak (up to 1 MiB more a copy
+     * where a cached block is too little larger to split) */
+    if (parse_into("data/estimator/gpu-peaks-h200/cait_xxs24_timm_b32.txt", 224, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    struct est_opts o = {.batch = 8, .seq = m.tokens, .optimizer = EST_OPT_ADAMW};
+    struct est_replay_result talk, plain;
+    assert_int_equal(est_replay(&m, &o, &rwork, &talk), 0);
+    for (size_t i = 0; i < m.n; i++)
+        m.layers[i].flags &= (uint16_t)~EST_LF_TALKING;
+    assert_int_equal(est_replay(&m, &o, &rwork, &plain), 0);
+    double copies = 2.0 * 24 * 4 * 197 * 197 * 4 * 8 / 1048576;
+    assert_true(talk.peak_allocated_mib - plain.peak_allocated_mib >= copies * 46 / 48 &&
+                talk.peak_allocated_mib - plain.peak_allocated_mib <= copies + 48);
     assert_int_equal(est_kind_classify("ClassAttn", 9), EST_K_ATTN);
     /* MobileBERT's narrow query, key and value (128 wide in its 512-wide block; 64 in this
      * one) are no talking heads */
