@@ -6,19 +6,23 @@
 start_daemon --gpus sim:4xa100-40gb
 step "submit 40 jobs (one per GPU at a time: 4 run, the others wait)"
 : > "$T/runs"
+# Each job waits for $T/go before its sleep, so the first four hold their GPUs and the
+# rest stay queued however slowly the submissions go (a loaded host, a sanitizer build).
 cat > "$T/job.sh" <<'JOB'
 #!/bin/sh
 echo "$CARMA_JOB_ID" >> "$1"
+n=0
+while [ ! -e "$3" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done
 sleep "$2"
 JOB
 ids=
 i=0
 while [ $i -lt 40 ]; do
     d=$(( (i % 4) * 3 + 3 ))   # 0.3 .. 1.2 s
-    ids="$ids $(submit -- sh "$T/job.sh" "$T/runs" "$((d / 10)).$((d % 10))")"
+    ids="$ids $(submit -- sh "$T/job.sh" "$T/runs" "$((d / 10)).$((d % 10))" "$T/go")"
     i=$((i + 1))
 done
-wait_until 20 sh -c "[ \$(wc -l < '$T/runs') -ge 5 ]" || fail "jobs did not start"
+wait_until 20 sh -c "[ \$(wc -l < '$T/runs') -ge 4 ]" || fail "jobs did not start"
 running=$("$CARMA" ls | grep -c ' running ')
 queued=$("$CARMA" ls | grep -c ' queued ')
 echo "before the crash: $running running, $queued queued"
@@ -26,6 +30,7 @@ echo "before the crash: $running running, $queued queued"
 
 step "kill -9 carmad, let jobs end while it is down, restart"
 stop_daemon KILL
+touch "$T/go"
 sleep 0.2
 start_daemon --gpus sim:4xa100-40gb
 line=$(grep "reconciled:" "$T/carmad.log" | tail -n 1)
