@@ -4282,25 +4282,25 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         while (pd >= 0 && !st[pd].positions)
             pd--;
         if (pd >= 0 && !sp->grid) {
-            /* per position, on the newest tensor's channels or, where they differ, on the
-             * newest tensor of its in_features that the print does not show (the output
-             * projection reads attn @ v, of its block input's channels) */
-            struct mt_shape *in = nw;
-            int unexplained = 0;
+            /* per position: on the newest tensor's channels; in the attention block, on
+             * another width at its queries' positions (the output projection reads attn @
+             * v, which the print does not show: CAFormer's of the block input's width,
+             * EfficientFormer's 1024 values of 8 heads); beside it, on the tensor of its
+             * in_features */
             int ad = depth; /* the attention block it is in, if any */
             while (ad >= 0 && !st[ad].attention)
                 ad--;
+            int in_attn = ad >= 0 && st[ad].positions && st[ad].has_x;
+            struct mt_shape *in = nw;
+            int unexplained = 0;
             if (in_f != nw->c)
-                in = sp_input(sp, m, st, depth, in_f, 1, 0, &unexplained);
-            if ((!in || unexplained) && ad >= 0 && st[ad].positions && st[ad].has_x)
-                in = &st[ad].x; /* attn @ v of another width (EfficientFormer's values):
-                                   at its queries' positions */
-            else if (in && ad >= 0 && st[ad].positions && !unexplained && !in->pooled &&
-                     (!st[ad].pos_min_hw || in->h * in->w < st[ad].pos_min_hw))
-                st[ad].pos_min_hw = in->h * in->w;
-            if (in && (!unexplained || (ad >= 0 && in == &st[ad].x)) && !in->pooled &&
-                in->h * in->w > 1)
+                in = in_attn ? &st[ad].x : sp_input(sp, m, st, depth, in_f, 1, 0, &unexplained);
+            if (in && !unexplained && !in->pooled && in->h * in->w > 1) {
+                if (in_attn && in == nw &&
+                    (!st[ad].pos_min_hw || in->h * in->w < st[ad].pos_min_hw))
+                    st[ad].pos_min_hw = in->h * in->w; /* a projection's positions */
                 return linear_makes(sp, out, of, in->h, in->w, file, line, err);
+            }
         }
         if (f && f->cl_rows && hw > 1 && !nw->pooled) {
             /* the block's later linear layers run per position too, also on a part of the
@@ -6020,7 +6020,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                         m->heads, EST_WINDOW_HEAD);
                 uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
                 uint64_t heads = qwidth / EST_WINDOW_HEAD ? qwidth / EST_WINDOW_HEAD : 1;
-                if (hw > (1u << 20) || kv > (1u << 20) ||
+                if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
                     est_model_add(m, EST_K_ATTN, heads * hw * kv, 0, f->mult, 0) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
                 struct est_layer *al = &m->layers[m->n - 1];
