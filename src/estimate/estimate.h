@@ -648,13 +648,13 @@ struct est_result {
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 20 /* more than est_notes can write: one each of 16 kinds */
+#define EST_NOTES 20 /* more than est_notes can write: one each of 17 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid
  * padded to whole windows) and heads 32 channels wide (Swin's in every published size),
  * also those of attention over the positions of a convolutional tensor (est_model.
- * positions_line: CoAtNet's, CAFormer's). */
+ * positions_line: CAFormer's, as CoAtNet's and MaxViT's). */
 #define EST_WINDOW 7
 #define EST_WINDOW_HEAD 32
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,

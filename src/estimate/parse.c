@@ -6006,11 +6006,12 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 f->scores_inside = 1; /* an attention block around it adds no other */
             }
             if (scored && f->positions && f->has_x) {
-                /* attention over the positions of a convolutional tree's tensor (the
-                 * later stages of CAFormer and CoAtNet, EfficientFormer's last): each of
-                 * its H x W positions a token, heads of EST_WINDOW_HEAD channels (Swin's,
-                 * CoAtNet's, CAFormer's; ViT-style 64 would count half); a row per sample
-                 * of heads x (H W)^2 probabilities, counted unless --attention sdpa */
+                /* attention over the positions of a convolutional tree's tensor
+                 * (CAFormer's later stages, EfficientFormer's last): each of its H x W
+                 * positions a token, heads of EST_WINDOW_HEAD channels (Swin's, CoAtNet's,
+                 * CAFormer's; ViT-style 64 would count half); a row per sample of heads x
+                 * (H W) x (H W') probabilities, H W' the fewest positions a projection of
+                 * it read (keys pooled first), counted unless --attention sdpa */
                 if (m->heads)
                     return carma_err_at(err, file, f->line,
                                         "--heads %u: attention over the positions of a "
@@ -6018,8 +6019,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                         "stage to stage; carma takes heads of %d "
                                         "channels: leave --heads out",
                                         m->heads, EST_WINDOW_HEAD);
+                /* heads from the channels of the tensor it reads (its projections are
+                 * sized per position: their widths are positions x channels) */
                 uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
-                uint64_t heads = qwidth / EST_WINDOW_HEAD ? qwidth / EST_WINDOW_HEAD : 1;
+                uint64_t heads = f->x.c / EST_WINDOW_HEAD ? f->x.c / EST_WINDOW_HEAD : 1;
                 if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
                     est_model_add(m, EST_K_ATTN, heads * hw * kv, 0, f->mult, 0) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
@@ -6027,7 +6030,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 al->attn = 0; /* probabilities per sample, not per token */
                 al->heads_src = EST_HEADS_ASSUMED;
                 if (!m->heads_assumed) /* the first block's */
-                    m->heads_assumed = (uint32_t)heads;
+                    m->heads_assumed = heads > UINT32_MAX ? UINT32_MAX : (uint32_t)heads;
                 if (f->sdpa)
                     al->flags |= EST_LF_FUSED;
                 if (!m->attn_line)
@@ -6324,8 +6327,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                  * the print does not show, and left to the rules that refuse it */
                 if (v && v->h * v->w > 1 && !v->pooled && v->h <= (m->image_h + 15) / 16 &&
                     v->w <= (m->image_w + 15) / 16 && first_leaf_reads(L, v->c)) {
-                    f->positions = 1; /* its linear layers, and its siblings', per position */
-                    if (depth > 0)
+                    /* its linear layers, and its siblings' (its block's MLP), per position;
+                     * not the root's (a head that pools in Python first) */
+                    f->positions = 1;
+                    if (depth > 1)
                         st[depth - 1].positions = 1;
                 }
             }
@@ -6707,9 +6712,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
         }
         /* A network inside windowed attention that computes the position bias from the
          * relative coordinates of a window (Swin V2's cpb_mlp: Linear(2, 512), ReLU,
-         * Linear(512, heads), in a block of its own): its rows are (2 w - 1)^2, per
-         * window and not per sample, and no layer reads them: parameters, no tensor. */
-        int posbias = sp.grid && depth > 0 && !st[depth].attention &&
+         * Linear(512, heads), in a block of its own; timm's RelPosMlp in attention over
+         * positions): its rows are (2 w - 1)^2, per window and not per sample, and no
+         * layer reads them: parameters, no tensor. */
+        int in_positions = 0; /* in attention over the positions of a convolutional tensor */
+        for (int d = depth; d >= 0 && !in_positions; d--)
+            in_positions = st[d].attention && st[d].positions;
+        int posbias = (sp.grid || in_positions) && depth > 0 && !st[depth].attention &&
                       st[depth].in_attention &&
                       (st[depth].posbias ||
                        (k == EST_K_LINEAR && in_f == 2 && st[depth].first == m->n));

@@ -760,6 +760,9 @@ static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, 
                          int amp, const struct est_layer *l)
 {
     int cosine = (l->flags & EST_LF_COSINE) != 0, talking = (l->flags & EST_LF_TALKING) != 0;
+    /* the parser gives talking heads no q, k, v rows (nsaved 4: slots 4-6 free); a cosine
+     * attention's (transformers' Swin V2) take 4-6, its copy 7 */
+    assert(nd->nsaved + cosine + 2 * talking <= EST_REPLAY_NSAVED);
     double se = elems * (amp ? 2 : 4), pe = elems * 4;
     uint32_t s1 = alloc(w, se, cosine ? EST_RC_ACT : EST_RC_TRANSIENT);
     uint32_t s2 = alloc(w, se, EST_RC_TRANSIENT);
@@ -768,7 +771,7 @@ static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, 
     uint32_t mix_l = talking ? alloc(w, se, EST_RC_ACT) : NONE;
     nd->saved[0] = alloc(w, pe, EST_RC_ACT);
     unref(w, s2);
-    uint32_t mix_w = talking ? alloc(w, pe, EST_RC_ACT) : NONE;
+    uint32_t mix_w = talking ? alloc(w, se, EST_RC_ACT) : NONE; /* autocast's 16-bit cast */
     nd->saved[1] = alloc(w, elems, EST_RC_ACT);
     nd->saved[2] = alloc(w, pe, EST_RC_ACT);
     nd->scores = pe;

@@ -465,6 +465,19 @@ assert g["attention"] == "eager" and s["attention"] == "sdpa" and "heads" not in
 assert g["estimate_mib"] > s["estimate_mib"]
 assert a["heads"] == {"source": "assumed", "count": 12, "head_size": 64, "counted": True}, a["heads"]
 PY
+# Swin's windowed attention and attention over a convolutional tensor's positions assume
+# heads of 32 channels: the JSON says so, with the first block's count
+"$CARMA" estimate --summary data/estimator/gpu-peaks-h100/swin_t_b32.txt --batch 8 \
+    --image-size 224 --json >"$T/hw.json" || fail "swin heads"
+"$CARMA" estimate --summary data/estimator/gpu-peaks-h200/caformer_s18_timm_b32.txt --batch 8 \
+    --image-size 224 --json >"$T/hp.json" || fail "caformer heads"
+python3 - "$T/hw.json" "$T/hp.json" <<'PY' || fail "32-wide heads json"
+import json, sys
+w, p = (json.load(open(f)) for f in sys.argv[1:3])
+assert w["heads"] == {"source": "assumed", "count": 3, "head_size": 32, "counted": True}, w["heads"]
+assert p["heads"] == {"source": "assumed", "count": 10, "head_size": 32, "counted": True}, p["heads"]
+assert any("over the 196 positions" in n for n in p["notes"]), p["notes"]
+PY
 
 # eval-estimator prints the figures and every CIFAR bound at or above its peak.
 "$CARMA" eval-estimator --data data/estimator >"$T/eval" || fail "eval-estimator"

@@ -2079,6 +2079,7 @@ static void test_modtree_swin_grid(void **state)
             fail_msg("%s: %s", files[f], err.msg);
         assert_int_equal(m.params, 28288354); /* as measured, the bias tables included */
         assert_int_not_equal(m.window_line, 0);
+        assert_int_equal(m.heads_assumed, 3); /* the first block's, 96 / 32 */
         const struct est_layer *a = attn_after(&m, 0);
         assert_non_null(a);
         assert_int_equal(a->out, 64 * 3 * 49 * 49); /* 8 x 8 windows of 56 x 56, 3 heads */
@@ -2351,7 +2352,7 @@ static void test_modtree_attention_over_positions(void **state)
     while (at < m.n && m.layers[at].kind != EST_K_ATTN)
         at++;
     assert_true(at >= 2 && at + 4 < m.n);
-    assert_int_equal(m.layers[at].out, 32 * 49 * 49);      /* 1024 / 32 heads */
+    assert_int_equal(m.layers[at].out, 14 * 49 * 49);      /* 448 / 32 heads (timm's 8) */
     assert_int_equal(m.layers[at - 2].out, 1536 * 49);     /* qkv, per position */
     assert_int_equal(m.layers[at - 1].out, 448 * 49);      /* proj reads attn @ v */
     assert_int_equal(m.layers[at + 4].out, 1792 * 49);     /* the MLP's fc1 */
@@ -2397,6 +2398,109 @@ static void test_modtree_attention_over_positions(void **state)
     assert_int_equal(nattn, 1);
     assert_int_not_equal(parse_image_str(POS_TOY("2"), 64, &m, &err), 0);
 #undef POS_TOY
+    /* separate q, k and v projections, sized per position: heads from the channels the
+     * block reads (64 / 32), not from the projections' per-position widths; the
+     * probabilities right after v, before the output projection. Keys a pooling reduced
+     * first: heads x queries x keys. Not read so: an attention block opening on a norm or
+     * holding a convolution; a head at the model's root, which pools first. A network of
+     * the relative coordinates (timm's RelPosMlp) is parameters, no tensor. */
+#define POS_QKV(mid)                                                                               \
+    "Net(\n"                                                                                       \
+    "  (stem): Conv2d(3, 64, kernel_size=(3, 3), stride=(16, 16), padding=(1, 1))\n"              \
+    "  (block): Block(\n"                                                                          \
+    "    (norm): LayerNorm((64,), eps=1e-05, elementwise_affine=True)\n"                           \
+    "    (attn): Attention(\n" mid "      (proj): Linear(in_features=64, out_features=64, "        \
+    "bias=True)\n"                                                                                 \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (head): Linear(in_features=64, out_features=10, bias=True)\n"                               \
+    ")\n"
+    assert_int_equal(parse_image_str(POS_QKV("      (q): Linear(in_features=64, out_features=64, "
+                                             "bias=True)\n"
+                                             "      (k): Linear(in_features=64, out_features=64, "
+                                             "bias=True)\n"
+                                             "      (v): Linear(in_features=64, out_features=64, "
+                                             "bias=True)\n"),
+                                     224, &m, &err),
+                     0);
+    at = 0;
+    while (at < m.n && m.layers[at].kind != EST_K_ATTN)
+        at++;
+    assert_true(at >= 3 && at + 2 < m.n);
+    assert_int_equal(m.layers[at].out, 2 * 196 * 196);
+    assert_int_equal(m.heads_assumed, 2);
+    assert_int_equal(m.layers[at - 1].out, 64 * 196);       /* v */
+    assert_int_equal(m.layers[at + 1].kind, EST_K_LINEAR);  /* proj */
+    assert_int_equal(m.layers[at + 1].out, 64 * 196);
+    assert_int_equal(m.layers[m.n - 1].out, 10);            /* the head, pooled first */
+    assert_true(est_layer_materialised(&m.layers[at], EST_ATTN_EAGER));
+    assert_false(est_layer_materialised(&m.layers[at], EST_ATTN_SDPA));
+    {
+        struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
+        struct est_result nr = {0};
+        char notes[EST_NOTES][EST_NOTE_MAX];
+        size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
+        for (size_t i = 0; i < nn; i++)
+            found += strstr(notes[i], "attention (line 5) over the 196 positions") != NULL;
+        assert_int_equal(found, 1);
+    }
+    assert_int_equal(parse_image_str(POS_QKV("      (q): Linear(in_features=64, out_features=64, "
+                                             "bias=True)\n"
+                                             "      (pool): AvgPool2d(kernel_size=2, stride=2, "
+                                             "padding=0)\n"
+                                             "      (kv): Linear(in_features=64, "
+                                             "out_features=128, bias=True)\n"),
+                                     224, &m, &err),
+                     0);
+    nattn = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            nattn++;
+            assert_int_equal(m.layers[i].out, 2 * 196 * 49);
+        }
+    assert_int_equal(nattn, 1);
+    assert_int_equal(parse_image_str(POS_QKV("      (qkv): Linear(in_features=64, "
+                                             "out_features=192, bias=True)\n"
+                                             "      (rel_pos): RelPosMlp(\n"
+                                             "        (fc1): Linear(in_features=2, "
+                                             "out_features=512, bias=True)\n"
+                                             "        (act): ReLU()\n"
+                                             "        (fc2): Linear(in_features=512, "
+                                             "out_features=2, bias=False)\n"
+                                             "      )\n"),
+                                     224, &m, &err),
+                     0);
+    assert_int_equal(m.heads_assumed, 2);
+    for (size_t i = 0; i < m.n; i++) /* fc1 and fc2: parameters only */
+        if (m.layers[i].params == 1536 || m.layers[i].params == 1024) {
+            assert_int_equal(m.layers[i].kind, EST_K_OTHER);
+            assert_int_equal(m.layers[i].out, 0);
+        }
+    assert_int_not_equal(parse_image_str(POS_QKV("      (norm0): LayerNorm((64,), eps=1e-05, "
+                                                 "elementwise_affine=True)\n"
+                                                 "      (qkv): Linear(in_features=64, "
+                                                 "out_features=192, bias=True)\n"),
+                                         224, &m, &err),
+                         0);
+    assert_int_not_equal(parse_image_str(POS_QKV("      (qkv): Linear(in_features=64, "
+                                                 "out_features=192, bias=True)\n"
+                                                 "      (sr): Conv2d(64, 64, kernel_size=(2, 2), "
+                                                 "stride=(2, 2))\n"),
+                                         224, &m, &err),
+                         0);
+#undef POS_QKV
+    const char *root = "Net(\n"
+                       "  (stem): Conv2d(3, 64, kernel_size=(3, 3), stride=(16, 16), "
+                       "padding=(1, 1))\n"
+                       "  (attn): Attention(\n"
+                       "    (qkv): Linear(in_features=64, out_features=192, bias=True)\n"
+                       "    (proj): Linear(in_features=64, out_features=64, bias=True)\n"
+                       "  )\n"
+                       "  (norm): LayerNorm((64,), eps=1e-05, elementwise_affine=True)\n"
+                       "  (head): Linear(in_features=64, out_features=10, bias=True)\n"
+                       ")\n";
+    assert_int_equal(parse_image_str(root, 224, &m, &err), 0);
+    assert_int_equal(m.layers[m.n - 1].out, 10); /* not per position beside the root's */
     /* --heads: such attention changes its heads from stage to stage */
     est_model_init(&m, layers, EST_MAX_LAYERS);
     m.image_h = m.image_w = 224;
@@ -4149,6 +4253,11 @@ static void test_autocast_batch_norm(void **state)
     const char *bn = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
                      "BatchNorm1d,1024,2048\nLinear,1536,1574400\n";
     assert_float_equal(autocast_act(bn, EST_PREC_BF16, 0, 0, 0), tail + 128 + 128 + 128, 0.1);
+    /* a GELU after it keeps the norm's output as it is: 16-bit (128), not fp32 (256) */
+    const char *bn_gelu = "type,out_elems,params\ninput,1024,0\nLinear,1024,1049600\n"
+                          "BatchNorm1d,1024,2048\nGELU,1024,0\nLinear,1536,1574400\n";
+    assert_float_equal(autocast_act(bn_gelu, EST_PREC_BF16, 0, 0, 0),
+                       tail + 128 + 128 + 128 + 128, 0.1);
 }
 
 /* Autocast with fp32 parameters keeps the residual stream in fp32 and caches casts of
