@@ -271,6 +271,8 @@ struct est_model {
      * of a convolutional tensor (not Swin's windows), and how many it attends over. */
     size_t positions_line;
     uint64_t positions_hw;
+    uint32_t positions_window; /* that attention within windows of this side (MaxViT's
+                                  partitions), 0: global */
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
      * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,

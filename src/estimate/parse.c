@@ -2984,6 +2984,8 @@ struct mt_frame {
                       grid) opened in it or is it: its linear layers run per position */
     uint64_t pos_min_hw; /* such an attention block: the fewest positions a linear layer of
                             it read (the keys of PVT's spatial reduction; 0: none yet) */
+    int partitioned; /* such an attention block inside a block whose class says Partition
+                        (MaxViT's window and grid attention): within EST_WINDOW^2 positions */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -5876,6 +5878,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->window_line = 0;
     m->positions_line = 0;
     m->positions_hw = 0;
+    m->positions_window = 0;
     m->profiler = 0;
     m->profiler_line = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -6022,6 +6025,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 /* heads from the channels of the tensor it reads (its projections are
                  * sized per position: their widths are positions x channels) */
                 uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
+                if (f->partitioned && kv > EST_WINDOW * EST_WINDOW)
+                    kv = EST_WINDOW * EST_WINDOW; /* within its window or grid cell */
                 uint64_t heads = f->x.c / EST_WINDOW_HEAD ? f->x.c / EST_WINDOW_HEAD : 1;
                 if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
                     est_model_add(m, EST_K_ATTN, heads * hw * kv, 0, f->mult, 0) < 0)
@@ -6038,6 +6043,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 if (!m->positions_line) {
                     m->positions_line = f->line;
                     m->positions_hw = hw;
+                    m->positions_window = f->partitioned ? EST_WINDOW : 0;
                 }
                 if (attn_at < m->n - 1) { /* move it before the output projection */
                     struct est_layer a = *al;
@@ -6323,15 +6329,27 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 /* global attention costs the square of its positions: networks run it
                  * at a sixteenth of the image's side or coarser (CAFormer, CoAtNet,
                  * EfficientFormer, LeViT); on finer tensors it is local (windows,
-                 * blocks, unfolded patches: MaxViT, NesT, MobileViT, Hiera), whose size
-                 * the print does not show, and left to the rules that refuse it */
-                if (v && v->h * v->w > 1 && !v->pooled && v->h <= (m->image_h + 15) / 16 &&
-                    v->w <= (m->image_w + 15) / 16 && first_leaf_reads(L, v->c)) {
+                 * blocks, unfolded patches: NesT, MobileViT, Hiera), whose size the print
+                 * does not show, and left to the rules that refuse it, but for a block
+                 * that says it partitions the tensor (torchvision's and timm's MaxViT:
+                 * PartitionAttentionLayer, PartitionAttentionCl), whose windows and
+                 * grids are 7 x 7 in every published size */
+                int pd = -1; /* the partitioning block */
+                for (int d = depth - 1; d >= 0 && d >= depth - 2 && pd < 0; d--)
+                    if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
+                        pd = d;
+                f->partitioned = pd >= 0;
+                if (v && v->h * v->w > 1 && !v->pooled &&
+                    (f->partitioned || (v->h <= (m->image_h + 15) / 16 &&
+                                        v->w <= (m->image_w + 15) / 16)) &&
+                    first_leaf_reads(L, v->c)) {
                     /* its linear layers, and its siblings' (its block's MLP), per position;
                      * not the root's (a head that pools in Python first) */
                     f->positions = 1;
                     if (depth > 1)
                         st[depth - 1].positions = 1;
+                    if (pd > 0) /* and the partitioning block's (its MLP beside attn_layer) */
+                        st[pd].positions = 1;
                 }
             }
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");
