@@ -5196,6 +5196,17 @@ static int layer_scale_row(struct est_model *m, struct mt_space *sp, uint32_t mu
     return 0;
 }
 
+/* Moves the model's last row to row `at` (when before it), the rows from there on one
+ * later: an attention block's probabilities, added as it closes, into call order. */
+static void last_row_to(struct est_model *m, size_t at)
+{
+    if (at + 1 >= m->n)
+        return;
+    struct est_layer a = m->layers[m->n - 1];
+    memmove(&m->layers[at + 1], &m->layers[at], (m->n - 1 - at) * sizeof a);
+    m->layers[at] = a;
+}
+
 /* A patch merging block opens (sp.grid): its forward joins each 2 x 2 neighbourhood of
  * the newest C-channel grid (torch.cat of four strided views, the grid padded to even
  * sides) into a new 4C tensor at half the height and width, which its norm and
@@ -5999,12 +6010,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     m->window_line = f->line;
                 if (!m->attn_line)
                     m->attn_line = f->line;
-                if (attn_at < m->n - 1) { /* move it before the output projection */
-                    struct est_layer a = *al;
-                    memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
-                            (m->n - 1 - attn_at) * sizeof a);
-                    m->layers[attn_at] = a;
-                }
+                last_row_to(m, attn_at); /* before the output projection */
                 scored = 0;
                 f->scores_inside = 1; /* an attention block around it adds no other */
             }
@@ -6045,12 +6051,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     m->positions_hw = hw;
                     m->positions_window = f->partitioned ? EST_WINDOW : 0;
                 }
-                if (attn_at < m->n - 1) { /* move it before the output projection */
-                    struct est_layer a = *al;
-                    memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
-                            (m->n - 1 - attn_at) * sizeof a);
-                    m->layers[attn_at] = a;
-                }
+                last_row_to(m, attn_at); /* before the output projection */
                 scored = 0;
                 f->scores_inside = 1;
             }
@@ -6094,12 +6095,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 for (size_t i = f->first; i + 1 < m->n; i++)
                     if (m->layers[i].kind == EST_K_DROPOUT)
                         m->layers[m->n - 1].flags |= EST_LF_ATTN_DROP;
-                if (attn_at < m->n - 1) { /* move it before the output projection */
-                    struct est_layer a = m->layers[m->n - 1];
-                    memmove(&m->layers[attn_at + 1], &m->layers[attn_at],
-                            (m->n - 1 - attn_at) * sizeof a);
-                    m->layers[attn_at] = a;
-                }
+                last_row_to(m, attn_at); /* before the output projection */
                 m->needs_seq = 1;
                 if (!m->needs_seq_line)
                     m->needs_seq_line = f->line;
