@@ -2826,6 +2826,16 @@ static struct mt_shape *sp_nth(struct mt_space *sp, unsigned i)
     return &sp->s[(sp->head + MT_SHAPES - i) % MT_SHAPES];
 }
 
+/* Whether a tensor of c channels is on the stack (any size): what a reader of c channels
+ * may read, before it is taken for one the print does not show. */
+static int sp_has_width(struct mt_space *sp, uint64_t c)
+{
+    for (unsigned i = 1; i <= sp->n; i++)
+        if (sp_nth(sp, i)->c == c)
+            return 1;
+    return 0;
+}
+
 /* The newest tensor (with pending = 1 also a pending join), or NULL. */
 static struct mt_shape *sp_top(struct mt_space *sp, int pending)
 {
@@ -4307,7 +4317,15 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         if (f && f->cl_rows && hw > 1 && !nw->pooled) {
             /* the block's later linear layers run per position too, also on a part of the
              * first's output the print does not show (MambaOut's fc2 on
-             * act(g) * cat(i, conv(c))) */
+             * act(g) * cat(i, conv(c))): where no tensor has its width, on a gated product
+             * of that width, a new tensor keeping its factors (a row of its own) */
+            if (in_f && in_f != nw->c && !sp_has_width(sp, in_f)) {
+                uint64_t e = sp_elems(in_f, nw->h, nw->w);
+                if (!e || est_model_add(m, EST_K_POOL, e, 0, f->mult, 0) < 0)
+                    return carma_err_at(err, file, line, "too many layers or too large a layer");
+                est_layer_type(&m->layers[m->n - 1], "Mul", 3);
+                m->layers[m->n - 1].flags |= EST_LF_PRODUCT;
+            }
             return linear_makes(sp, out, of, nw->h, nw->w, file, line, err);
         }
         int conv_after = hw > 1 && in_f == nw->c && !cl && !sp->grid && !(f && f->permute) &&
