@@ -130,26 +130,27 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "384: 12 x 12; Swin V2's 16 x 16) keeps more, and the estimate is then "
                  "low: give a torchinfo table",
                  m->window_line, EST_WINDOW, EST_WINDOW, EST_WINDOW_HEAD);
-    if (m->positions_line && m->positions_window)
+    if (m->positions_line) {
+        char how[128];
+        if (m->positions_window)
+            snprintf(how, sizeof how,
+                     "within %u x %u partitions (its windows and grid cells, MaxViT's at every "
+                     "size it was published in)",
+                     m->positions_window, m->positions_window);
+        else
+            snprintf(how, sizeof how,
+                     "as global attention (every position attends to every other)");
         snprintf(notes[n++], EST_NOTE_MAX,
                  "attention (line %zu) over the %llu positions of a convolutional network's "
-                 "tensor and those of its later stages, read within %u x %u partitions (its "
-                 "windows and grid cells, MaxViT's at every size it was published in) with heads "
-                 "of %d channels, which the print does not show; larger partitions keep more "
-                 "probabilities (the estimate is then low), heads narrower than %d channels "
-                 "more",
-                 m->positions_line, (unsigned long long)m->positions_hw, m->positions_window,
-                 m->positions_window, EST_WINDOW_HEAD, EST_WINDOW_HEAD);
-    else if (m->positions_line)
-        snprintf(notes[n++], EST_NOTE_MAX,
-                 "attention (line %zu) over the %llu positions of a convolutional network's "
-                 "tensor and those of its later stages, read as global attention (every "
-                 "position attends to every other) with heads of %d channels, which the print "
-                 "does not show; attention within windows or blocks of the tensor keeps fewer "
-                 "probabilities (the estimate is then high), heads narrower than %d channels "
-                 "more",
-                 m->positions_line, (unsigned long long)m->positions_hw, EST_WINDOW_HEAD,
+                 "tensor and those of its later stages, read %s with heads of %d channels, "
+                 "which the print does not show; %s, heads narrower than %d channels more",
+                 m->positions_line, (unsigned long long)m->positions_hw, how, EST_WINDOW_HEAD,
+                 m->positions_window ? "larger partitions keep more probabilities (the estimate "
+                                       "is then low)"
+                                     : "attention within windows or blocks of the tensor keeps "
+                                       "fewer probabilities (the estimate is then high)",
                  EST_WINDOW_HEAD);
+    }
     if (m->bare_pool_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the pooling at line %zu prints no window (a class of its own, as "

@@ -3366,6 +3366,14 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
     return 0;
 }
 
+/* The innermost block at or around st[depth] whose class is attention; -1: none. */
+static int attention_frame(const struct mt_frame *st, int depth)
+{
+    while (depth >= 0 && !st[depth].attention)
+        depth--;
+    return depth;
+}
+
 /* Whether the block that has just opened, read from L on (its children's leaves
  * included), first has a linear layer reading c features and holds no convolution:
  * attention projecting the newest tensor's channels per position, not a
@@ -4299,9 +4307,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
              * v, which the print does not show: CAFormer's of the block input's width,
              * EfficientFormer's 1024 values of 8 heads); beside it, on the tensor of its
              * in_features */
-            int ad = depth; /* the attention block it is in, if any */
-            while (ad >= 0 && !st[ad].attention)
-                ad--;
+            int ad = attention_frame(st, depth); /* the attention block it is in, if any */
             int in_attn = ad >= 0 && st[ad].positions && st[ad].has_x;
             struct mt_shape *in = nw;
             int unexplained = 0;
@@ -5271,14 +5277,41 @@ static int grid_merged(struct est_model *m, struct mt_space *sp, const struct mt
     return 0;
 }
 
-/* The probabilities of windowed attention over the newest grid (sp.grid), whose query is
- * `width` channels: softmax over EST_WINDOW^2 patches for each patch and head, in windows
- * covering the grid padded to whole windows; *table the heads' relative position bias
- * table, (2 EST_WINDOW - 1)^2 entries a head. 0 without a grid. */
-static uint64_t grid_attention(struct mt_space *sp, uint64_t width, uint64_t *table)
+/* Attention block f of a convolutional tree or grid closes with `probs` probabilities a
+ * sample (not per token), `params` of its own (a bias table, a logit scale), `heads`
+ * heads assumed (the first such block's are the model's heads_assumed) and `flags`: its
+ * row, moved to attn_at, before its output projection. -1 when it does not fit. */
+static int sample_probs_row(struct est_model *m, const struct mt_frame *f, uint64_t probs,
+                            uint64_t params, uint64_t heads, unsigned flags, size_t attn_at)
+{
+    if (!probs || est_model_add(m, EST_K_ATTN, probs, params, f->mult, 0) < 0)
+        return -1;
+    struct est_layer *al = &m->layers[m->n - 1];
+    al->attn = 0;
+    al->heads_src = EST_HEADS_ASSUMED;
+    al->flags |= (uint16_t)flags;
+    if (!m->heads_assumed)
+        m->heads_assumed = heads > UINT32_MAX ? UINT32_MAX : (uint32_t)heads;
+    if (!m->attn_line)
+        m->attn_line = f->line;
+    last_row_to(m, attn_at);
+    return 0;
+}
+
+/* The heads of attention over a grid or a convolutional tensor of `width` channels:
+ * EST_WINDOW_HEAD channels each, at least one. */
+static uint64_t window_heads(uint64_t width)
+{
+    return width / EST_WINDOW_HEAD ? width / EST_WINDOW_HEAD : 1;
+}
+
+/* The probabilities of windowed attention over the newest grid (sp.grid) with `heads`
+ * heads: softmax over EST_WINDOW^2 patches for each patch and head, in windows covering
+ * the grid padded to whole windows; *table the heads' relative position bias table,
+ * (2 EST_WINDOW - 1)^2 entries a head. 0 without a grid. */
+static uint64_t grid_attention(struct mt_space *sp, uint64_t heads, uint64_t *table)
 {
     const struct mt_shape *nw = sp_newest(sp);
-    uint64_t heads = width / EST_WINDOW_HEAD ? width / EST_WINDOW_HEAD : 1;
     *table = (2 * EST_WINDOW - 1) * (2 * EST_WINDOW - 1) * heads;
     if (!nw || nw->h > (1u << 20) || nw->w > (1u << 20))
         return 0;
@@ -6012,23 +6045,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                                         "heads from stage to stage; carma takes heads of %d "
                                         "channels, Swin's: leave --heads out",
                                         m->heads, EST_WINDOW_HEAD);
-                uint64_t table, probs = grid_attention(&sp, f->width, &table);
+                uint64_t heads = window_heads(f->width), table;
+                uint64_t probs = grid_attention(&sp, heads, &table);
                 if (f->cosine) /* its logit scale; the bias network's rows hold the rest */
                     table /= (2 * EST_WINDOW - 1) * (2 * EST_WINDOW - 1);
-                if (!probs || est_model_add(m, EST_K_ATTN, probs, table, f->mult, 0) < 0)
+                if (sample_probs_row(m, f, probs, table, heads,
+                                     EST_LF_SCORES | (f->cosine ? EST_LF_COSINE : 0),
+                                     attn_at) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-                struct est_layer *al = &m->layers[m->n - 1];
-                al->attn = 0; /* probabilities per sample, not per token */
-                al->heads_src = EST_HEADS_ASSUMED;
-                al->flags |= EST_LF_SCORES | (f->cosine ? EST_LF_COSINE : 0);
-                if (!m->heads_assumed) /* the first block's, as grid_attention takes them */
-                    m->heads_assumed =
-                        (uint32_t)(f->width / EST_WINDOW_HEAD ? f->width / EST_WINDOW_HEAD : 1);
                 if (!m->window_line)
                     m->window_line = f->line;
-                if (!m->attn_line)
-                    m->attn_line = f->line;
-                last_row_to(m, attn_at); /* before the output projection */
                 scored = 0;
                 f->scores_inside = 1; /* an attention block around it adds no other */
             }
@@ -6051,25 +6077,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
                 if (f->partitioned && kv > EST_WINDOW * EST_WINDOW)
                     kv = EST_WINDOW * EST_WINDOW; /* within its window or grid cell */
-                uint64_t heads = f->x.c / EST_WINDOW_HEAD ? f->x.c / EST_WINDOW_HEAD : 1;
+                uint64_t heads = window_heads(f->x.c);
                 if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
-                    est_model_add(m, EST_K_ATTN, heads * hw * kv, 0, f->mult, 0) < 0)
+                    sample_probs_row(m, f, heads * hw * kv, 0, heads,
+                                     f->sdpa ? EST_LF_FUSED : 0, attn_at) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-                struct est_layer *al = &m->layers[m->n - 1];
-                al->attn = 0; /* probabilities per sample, not per token */
-                al->heads_src = EST_HEADS_ASSUMED;
-                if (!m->heads_assumed) /* the first block's */
-                    m->heads_assumed = heads > UINT32_MAX ? UINT32_MAX : (uint32_t)heads;
-                if (f->sdpa)
-                    al->flags |= EST_LF_FUSED;
-                if (!m->attn_line)
-                    m->attn_line = f->line;
                 if (!m->positions_line) {
                     m->positions_line = f->line;
                     m->positions_hw = hw;
                     m->positions_window = f->partitioned ? EST_WINDOW : 0;
                 }
-                last_row_to(m, attn_at); /* before the output projection */
                 scored = 0;
                 f->scores_inside = 1;
             }
@@ -6747,20 +6764,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
          * Linear(512, heads), in a block of its own; timm's RelPosMlp in attention over
          * positions): its rows are (2 w - 1)^2, per window and not per sample, and no
          * layer reads them: parameters, no tensor. */
-        int in_positions = 0; /* in attention over the positions of a convolutional tensor */
-        for (int d = depth; d >= 0 && !in_positions; d--)
-            in_positions = st[d].attention && st[d].positions;
-        int posbias = (sp.grid || in_positions) && depth > 0 && !st[depth].attention &&
+        int ad = attention_frame(st, depth); /* the attention block it is in, if any */
+        int posbias = (sp.grid || (ad >= 0 && st[ad].positions)) && depth > 0 &&
+                      !st[depth].attention &&
                       st[depth].in_attention &&
                       (st[depth].posbias ||
                        (k == EST_K_LINEAR && in_f == 2 && st[depth].first == m->n));
         if (posbias) {
             st[depth].posbias = 1;
-            for (int d = depth - 1; d >= 0; d--)
-                if (st[d].attention) { /* the attention it biases: cosine (Swin V2's) */
-                    st[d].cosine = 1;
-                    break;
-                }
+            if (ad >= 0) /* the attention it biases: cosine (Swin V2's) */
+                st[ad].cosine = 1;
             k = EST_K_OTHER;
             out = 0;
         }
