@@ -131,12 +131,17 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "low: give a torchinfo table",
                  m->window_line, EST_WINDOW, EST_WINDOW, EST_WINDOW_HEAD);
     if (m->positions_line) {
-        char how[128];
+        char how[160];
         if (m->positions_window)
             snprintf(how, sizeof how,
                      "within %u x %u partitions (its windows and grid cells, MaxViT's at every "
                      "size it was published in)",
                      m->positions_window, m->positions_window);
+        else if (m->positions_sr)
+            snprintf(how, sizeof how,
+                     "as global attention over its keys and values reduced by a convolution "
+                     "of stride %u (every position attends to %llu)",
+                     m->positions_sr, (unsigned long long)m->positions_keys);
         else
             snprintf(how, sizeof how,
                      "as global attention (every position attends to every other)");

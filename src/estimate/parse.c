@@ -2818,6 +2818,7 @@ struct mt_space {
                  a class named ...PatchMerging): linear layers run per position, and
                  attention within EST_WINDOW x EST_WINDOW windows (grid_attention) */
     struct lines ahead; /* the print after the leaf being read (later_sibling_makes) */
+    unsigned leaf_qkv;  /* the attention roles its name gives that leaf (qkv_role) */
 };
 
 /* The i-th newest tensor, 1 <= i <= sp->n. */
@@ -2993,7 +2994,10 @@ struct mt_frame {
     int positions; /* attention over the positions of a convolutional tensor (not Swin's
                       grid) opened in it or is it: its linear layers run per position */
     uint64_t pos_min_hw; /* such an attention block: the fewest positions a linear layer of
-                            it read (the keys of PVT's spatial reduction; 0: none yet) */
+                            it read (keys pooled or reduced; 0: none yet) */
+    int64_t sr;          /* such an attention block whose keys and values read its input
+                            reduced by a convolution of this stride (first_leaf_reads) */
+    int sr_keys;         /* and a linear layer of it named as their projection read so */
     int partitioned; /* such an attention block inside a block whose class says Partition
                         (MaxViT's window and grid attention): within EST_WINDOW^2 positions */
     int strided;      /* a strided convolution inside */
@@ -3085,9 +3089,9 @@ static unsigned qkv_role(const char *nm, size_t nn)
     static const struct {
         const char *name;
         unsigned role;
-    } roles[] = {{"qkv", 7}, {"qk", 3},      {"q", 1},        {"k", 2},
-                 {"v", 4},   {"query", 1},   {"key", 2},      {"value", 4},
-                 {"q_proj", 1}, {"k_proj", 2}, {"v_proj", 4}};
+    } roles[] = {{"qkv", 7},    {"qk", 3},     {"q", 1},      {"k", 2},
+                 {"v", 4},      {"query", 1},  {"key", 2},    {"value", 4},
+                 {"q_proj", 1}, {"k_proj", 2}, {"v_proj", 4}, {"kv", 6}};
     for (size_t i = 0; nm && i < sizeof roles / sizeof roles[0]; i++)
         if (name_is(nm, nn, roles[i].name))
             return roles[i].role;
@@ -3374,15 +3378,33 @@ static int attention_frame(const struct mt_frame *st, int depth)
     return depth;
 }
 
+/* The stride of a convolution leaf p that reduces a c-channel tensor's positions for
+ * keys and values (PVT's and SegFormer's spatial reduction: Conv2d(c, c), kernel =
+ * stride > 1, no padding); 0 for any other. */
+static int64_t reduction_stride(const struct mt_peek *p, uint64_t c)
+{
+    int64_t pos[2], ks[3];
+    uint64_t patch;
+    int nks;
+    if (!name_is(p->s, p->cls_n, "Conv2d") || arg_positional(p->args, p->args_n, pos, 2) != 2 ||
+        (uint64_t)pos[0] != c || (uint64_t)pos[1] != c ||
+        patch_conv(p->args, p->args_n, c, &patch, ks, &nks) != 1 || nks != 2 || ks[0] != ks[1] ||
+        ks[0] < 2)
+        return 0;
+    return ks[0];
+}
+
 /* Whether the block that has just opened, read from L on (its children's leaves
  * included), first has a linear layer reading c features and holds no convolution:
  * attention projecting the newest tensor's channels per position, not a
- * squeeze-excitation's convolutions or pooling, nor a spatial reduction of its keys
- * (PVT's, Twins'). Reads at most 256 lines ahead. */
-static int first_leaf_reads(struct lines L, uint64_t c)
+ * squeeze-excitation's convolutions or pooling, but for one spatial reduction of its
+ * keys and values (reduction_stride: *sr its stride, else 1; Twins' local attention
+ * fails the caller's size gate). Reads at most 256 lines ahead. */
+static int first_leaf_reads(struct lines L, uint64_t c, int64_t *sr)
 {
     struct mt_peek p;
     int first = -1; /* the first leaf reads c: 1, 0; not seen yet: -1 */
+    *sr = 1;
     for (unsigned k = 0, nest = 0; k < 256 && mt_peek_next(&L, &p); k++) {
         if (p.close) {
             if (nest-- == 0)
@@ -3391,8 +3413,11 @@ static int first_leaf_reads(struct lines L, uint64_t c)
         }
         if (!p.has_paren)
             continue;
-        if (find(p.s, p.cls_n, "Conv"))
-            return 0;
+        if (find(p.s, p.cls_n, "Conv")) {
+            if (p.open || *sr > 1 || first != 1 || (*sr = reduction_stride(&p, c)) < 2)
+                return 0;
+            continue;
+        }
         if (p.open) {
             nest++;
             continue;
@@ -4167,12 +4192,17 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         int radix = f && f->split_attn && !f->se_pool && !transposed && nk == 2 &&
                     ks[0] == 1 && ks[1] == 1 && nw && nw->c > cin &&
                     nw->c % cin == 0;
+        /* the spatial reduction of attention's keys and values (first_leaf_reads), listed
+         * after projections that may have its channels: on the attention block's input */
+        int ad = attention_frame(st, depth);
+        int reduce = ad >= 0 && st[ad].positions && st[ad].sr > 1 && st[ad].has_x && !transposed &&
+                     cin == st[ad].x.c && cout == cin && st2[0] == st[ad].sr && st2[1] == st[ad].sr;
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         int unexplained = 0;
         struct mt_shape *in =
-            radix ? nw
-                  : sp_input(sp, m, st, depth, cin, !transposed && st2[0] == 1 && st2[1] == 1,
-                             1, &unexplained);
+            radix || reduce ? (radix ? nw : NULL)
+                            : sp_input(sp, m, st, depth, cin,
+                                       !transposed && st2[0] == 1 && st2[1] == 1, 1, &unexplained);
         if (radix)
             f->radix_sum = (struct mt_shape){.c = cin, .h = nw->h, .w = nw->w};
         if (unexplained)
@@ -4195,7 +4225,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                 (unsigned long long)sp->pooled_from.c, (unsigned long long)sp->pooled_from.c,
                 (unsigned long long)sp->pooled_from.h, (unsigned long long)sp->pooled_from.w,
                 (int)cls_n, c, line);
-        if (in) {
+        if (reduce) {
+            h = st[ad].x.h;
+            w = st[ad].x.w;
+        } else if (in) {
             struct mt_shape *read = in; /* what the branch reads, before a pool */
             const struct mt_shape *flow = sp_newest(sp); /* where the flow got */
             if (in->id != was.id && f)
@@ -4259,7 +4292,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                                 "%.*s: no output at this --image-size (input %llux%llu)",
                                 (int)cls_n, c, (unsigned long long)h, (unsigned long long)w);
         sp_push(sp, cout, (uint64_t)oh, (uint64_t)ow, 0);
-        for (int d = 0; d <= depth && !transposed && (st2[0] > 1 || st2[1] > 1); d++)
+        for (int d = 0; d <= depth && !transposed && !reduce && (st2[0] > 1 || st2[1] > 1); d++)
             st[d].strided = 1;
         for (int d = 0; d <= depth; d++)
             if (!st[d].first_cin)
@@ -4309,6 +4342,21 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
              * in_features */
             int ad = attention_frame(st, depth); /* the attention block it is in, if any */
             int in_attn = ad >= 0 && st[ad].positions && st[ad].has_x;
+            if (in_attn && st[ad].sr > 1) {
+                /* keys and values reduced (PVT, SegFormer): their projections read the
+                 * block's input after its strided convolution, printed after them; the
+                 * query and output projections run at the input's positions */
+                uint64_t h = st[ad].x.h, w = st[ad].x.w;
+                if ((sp->leaf_qkv & 6) && !(sp->leaf_qkv & 1)) {
+                    h /= (uint64_t)st[ad].sr;
+                    w /= (uint64_t)st[ad].sr;
+                    for (int d = ad; d >= 0; d--) /* an attention block around it too */
+                        st[d].sr_keys |= st[d].sr > 1;
+                    if (!st[ad].pos_min_hw || h * w < st[ad].pos_min_hw)
+                        st[ad].pos_min_hw = h * w;
+                }
+                return linear_makes(sp, out, of, h, w, file, line, err);
+            }
             struct mt_shape *in = nw;
             int unexplained = 0;
             if (in_f != nw->c)
@@ -5941,6 +5989,8 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->positions_line = 0;
     m->positions_hw = 0;
     m->positions_window = 0;
+    m->positions_sr = 0;
+    m->positions_keys = 0;
     m->profiler = 0;
     m->profiler_line = 0;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -6058,6 +6108,13 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 scored = 0;
                 f->scores_inside = 1; /* an attention block around it adds no other */
             }
+            if (f->positions && f->sr > 1 && !f->sr_keys)
+                return carma_err_at(err, file, f->line,
+                                    "%.*s: attention whose keys and values a strided "
+                                    "convolution reduces (PVT's, SegFormer's), but no linear "
+                                    "layer of it is named as their projection (k, v, kv, key, "
+                                    "value, k_proj, v_proj): give a torchinfo table",
+                                    (int)f->cls_n, f->cls);
             if (scored && f->positions && f->has_x) {
                 /* attention over the positions of a convolutional tree's tensor
                  * (CAFormer's later stages, EfficientFormer's last): each of its H x W
@@ -6086,10 +6143,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     m->positions_line = f->line;
                     m->positions_hw = hw;
                     m->positions_window = f->partitioned ? EST_WINDOW : 0;
+                    m->positions_sr = f->sr > 1 ? (uint32_t)f->sr : 0;
+                    m->positions_keys = kv;
                 }
                 scored = 0;
                 f->scores_inside = 1;
             }
+            if (f->positions && f->sr > 1 && f->has_x)
+                /* the block gives back its input's shape (the output projection's), not
+                 * the reduced tensor its convolution and norm, listed last, made */
+                sp_push(&sp, f->x.c, f->x.h, f->x.w, 0);
             if (f->attention && !scored && !f->scores_inside &&
                 !(depth > 0 && st[depth - 1].in_attention) && tok_rows &&
                 bare_projections(m, f->first))
@@ -6370,10 +6433,15 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
                         pd = d;
                 f->partitioned = pd >= 0;
-                if (v && v->h * v->w > 1 && !v->pooled &&
-                    (f->partitioned || (v->h <= (m->image_h + 15) / 16 &&
-                                        v->w <= (m->image_w + 15) / 16)) &&
-                    first_leaf_reads(L, v->c)) {
+                /* with keys and values reduced by a strided convolution (PVT, SegFormer),
+                 * the gate is on their positions, the queries' at any stride */
+                int64_t sr = 1;
+                if (v && v->h * v->w > 1 && !v->pooled && first_leaf_reads(L, v->c, &sr) &&
+                    (f->partitioned ? sr == 1
+                                    : v->h >= (uint64_t)sr && v->w >= (uint64_t)sr &&
+                                          v->h / (uint64_t)sr <= (m->image_h + 15) / 16 &&
+                                          v->w / (uint64_t)sr <= (m->image_w + 15) / 16)) {
+                    f->sr = sr;
                     /* its linear layers, and its siblings' (its block's MLP), per position;
                      * not the root's (a head that pools in Python first) */
                     f->positions = 1;
@@ -6783,6 +6851,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             pf = depth > 0 ? &st[depth - 1] : NULL;
         int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
         sp.ahead = L;
+        sp.leaf_qkv = k == EST_K_LINEAR ? qkv_role(nm, nn) : 0;
         if (!posbias && (sp.n || spatial_on) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,

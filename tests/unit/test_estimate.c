@@ -2411,10 +2411,9 @@ static void test_modtree_attention_over_positions(void **state)
         assert_int_equal(m.positions_window, 7);
         assert_int_equal(kind_nth(&m, EST_K_ACT, 5), 256 * 3136); /* the first MLP's GELU */
     }
-    /* refused as before: local attention on a finer grid; keys reduced by a convolution */
+    /* refused as before: local attention on a finer grid */
     static const char *const refused[] = {"data/estimator/gpu-peaks-h200/hf_mobilevit_s_b64.txt",
-                                          "data/estimator/gpu-peaks-h200/nest_tiny_timm_b32.txt",
-                                          "data/estimator/gpu-peaks-h100/pvt_v2_b1_b64.txt"};
+                                          "data/estimator/gpu-peaks-h200/nest_tiny_timm_b32.txt"};
     for (size_t f = 0; f < sizeof refused / sizeof refused[0]; f++) {
         assert_int_equal(parse_into(refused[f], 224, layers, &m, &err), -EINVAL);
         assert_true(strstr(err.msg, "a sequence model (this line) with convolutions") ||
@@ -4263,6 +4262,141 @@ static double autocast_act(const char *csv, enum est_precision p, size_t shared,
  * FrozenBatchNorm2d (x * scale + shift in Python, fp32 buffers) promotes to fp32. The
  * per-kind terms count its output in 16 bits under amp; the replay keeps its 16-bit input
  * (no fp32 copy) and hands a 16-bit output on, which the next linear layer keeps itself. */
+/* Attention whose keys and values a strided convolution reduces (PVT v2, SegFormer): the
+ * queries at every position of a stage, at any stride, the keys at the reduced positions,
+ * whose side the 1/16 gate checks; the convolution, listed after the projections, reads
+ * the block's input, and the block gives back its input's shape. */
+static void test_modtree_reduced_keys(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    /* timm's PVT v2 b1 (H100: 0.96 of its peak, was refused): q, kv, proj, sr, norm */
+    if (parse_into("data/estimator/gpu-peaks-h100/pvt_v2_b1_b64.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    {
+        static const uint64_t per_stage[] = {2 * 3136 * 49, 4 * 784 * 49, 10 * 196 * 49,
+                                             16 * 49 * 49};
+        size_t s = 0;
+        for (size_t i = 0; i < m.n; i++)
+            if (m.layers[i].kind == EST_K_ATTN) {
+                assert_true(s < 4);
+                assert_int_equal(m.layers[i].out, per_stage[s++]);
+            }
+        assert_int_equal(s, 4);
+        size_t at = 0;
+        while (m.layers[at].kind != EST_K_ATTN)
+            at++;
+        assert_int_equal(m.layers[at - 7].out, 64 * 3136); /* q */
+        assert_int_equal(m.layers[at - 6].out, 128 * 49);  /* kv, reduced */
+        assert_int_equal(m.layers[at - 4].out, 64 * 3136); /* proj */
+        assert_int_equal(m.layers[at - 2].out, 64 * 49);   /* sr, on the block input */
+        assert_int_equal(m.layers[at - 2].kind, EST_K_CONV);
+        assert_int_equal(m.layers[at - 1].out, 64 * 49);    /* its norm */
+        assert_int_equal(m.layers[at + 2].out, 64 * 3136);  /* norm2: full size again */
+        assert_int_equal(m.layers[at + 3].out, 512 * 3136); /* the MLP's fc1 */
+        assert_int_equal(m.positions_sr, 8);
+        assert_int_equal(m.positions_keys, 49);
+        struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
+        struct est_result nr = {0};
+        char notes[EST_NOTES][EST_NOTE_MAX];
+        size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
+        for (size_t i = 0; i < nn; i++)
+            found += strstr(notes[i], "reduced by a convolution of stride 8 (every position "
+                                      "attends to 49)") != NULL;
+        assert_int_equal(found, 1);
+    }
+    /* transformers' SegFormer (q_proj, k_proj, v_proj, o_proj, then sequence_reduction) */
+    if (parse_into("data/estimator/gpu-peaks-h200/hf_segformer_b0_b64.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    {
+        size_t at = 0;
+        while (m.layers[at].kind != EST_K_ATTN)
+            at++;
+        assert_int_equal(m.layers[at].out, 3136 * 49);     /* one head of 32 */
+        assert_int_equal(m.layers[at - 3].out, 32 * 3136); /* q_proj */
+        assert_int_equal(m.layers[at - 2].out, 32 * 49);   /* k_proj */
+        assert_int_equal(m.layers[at - 1].out, 32 * 49);   /* v_proj */
+        assert_int_equal(m.layers[at + 1].out, 32 * 3136); /* o_proj */
+        assert_int_equal(m.layers[at + 2].out, 32 * 49);   /* the reduction */
+        assert_int_equal(m.layers[m.n - 1].out, 1000);
+    }
+    /* the older layout: SegformerEfficientSelfAttention (query, key, value, sr, layer_norm)
+     * inside SegformerAttention beside its output block; the value's output has the
+     * channels of the reduction's input, which still reads the block input */
+#define SR_TOY(k, v, sr)                                                                           \
+    "Segformer(\n"                                                                                 \
+    "  (patch): Conv2d(3, 32, kernel_size=(7, 7), stride=(4, 4), padding=(3, 3))\n"                \
+    "  (layer): SegformerLayer(\n"                                                                 \
+    "    (layer_norm_1): LayerNorm((32,), eps=1e-05, elementwise_affine=True)\n"                   \
+    "    (attention): SegformerAttention(\n"                                                       \
+    "      (self): SegformerEfficientSelfAttention(\n"                                             \
+    "        (query): Linear(in_features=32, out_features=32, bias=True)\n"                        \
+    "        (" k "): Linear(in_features=32, out_features=32, bias=True)\n"                        \
+    "        (" v "): Linear(in_features=32, out_features=32, bias=True)\n"                        \
+    "        (dropout): Dropout(p=0.0, inplace=False)\n"                                           \
+    "        (sr): Conv2d(" sr ")\n"                                                               \
+    "        (layer_norm): LayerNorm((32,), eps=1e-05, elementwise_affine=True)\n"                 \
+    "      )\n"                                                                                    \
+    "      (output): SegformerSelfOutput(\n"                                                       \
+    "        (dense): Linear(in_features=32, out_features=32, bias=True)\n"                        \
+    "        (dropout): Dropout(p=0.0, inplace=False)\n"                                           \
+    "      )\n"                                                                                    \
+    "    )\n"                                                                                      \
+    "    (layer_norm_2): LayerNorm((32,), eps=1e-05, elementwise_affine=True)\n"                   \
+    "    (mlp): SegformerMixFFN(\n"                                                                \
+    "      (dense1): Linear(in_features=32, out_features=128, bias=True)\n"                        \
+    "      (dwconv): SegformerDWConv(\n"                                                           \
+    "        (dwconv): Conv2d(128, 128, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), "       \
+    "groups=128)\n"                                                                                \
+    "      )\n"                                                                                    \
+    "      (intermediate_act_fn): GELUActivation()\n"                                              \
+    "      (dense2): Linear(in_features=128, out_features=32, bias=True)\n"                        \
+    "      (dropout): Dropout(p=0.0, inplace=False)\n"                                             \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (classifier): Linear(in_features=32, out_features=10, bias=True)\n"                         \
+    ")\n"
+    /* 64 x 64: a 16 x 16 stage, keys 2 x 2 (1/32 of the side) */
+    assert_int_equal(
+        parse_image_str(SR_TOY("key", "value", "32, 32, kernel_size=(8, 8), stride=(8, 8)"), 64, &m,
+                        &err),
+        0);
+    {
+        static const uint64_t outs[] = {32 * 256, 32 * 256, 32 * 256, 32 * 4,   32 * 4, 256 * 4,
+                                        0,        32 * 4,   32 * 4,   32 * 256, 0,      32 * 256};
+        assert_true(m.n > sizeof outs / sizeof outs[0]);
+        for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+            assert_int_equal(m.layers[i].out, outs[i]);
+        assert_int_equal(m.layers[5].kind, EST_K_ATTN);
+        assert_int_equal(m.layers[7].kind, EST_K_CONV);
+        assert_int_equal(m.layers[12].out, 128 * 256); /* dense1, per position */
+        assert_int_equal(m.layers[m.n - 1].out, 10);
+    }
+    /* refused: keys at 8 x 8 (finer than 1/16 of the image), a padded (not reducing)
+     * convolution, one that widens, and projections named neither key nor value */
+    assert_int_not_equal(
+        parse_image_str(SR_TOY("key", "value", "32, 32, kernel_size=(2, 2), stride=(2, 2)"), 64, &m,
+                        &err),
+        0);
+    assert_int_not_equal(parse_image_str(SR_TOY("key", "value",
+                                                "32, 32, kernel_size=(8, 8), "
+                                                "stride=(8, 8), padding=(1, 1)"),
+                                         64, &m, &err),
+                         0);
+    assert_int_not_equal(
+        parse_image_str(SR_TOY("key", "value", "32, 64, kernel_size=(8, 8), stride=(8, 8)"), 64, &m,
+                        &err),
+        0);
+    assert_int_equal(
+        parse_image_str(SR_TOY("kk", "vv", "32, 32, kernel_size=(8, 8), stride=(8, 8)"), 64, &m,
+                        &err),
+        -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:6: SegformerEfficientSelfAttention: attention whose "
+                                    "keys and values a strided convolution reduces"));
+#undef SR_TOY
+}
+
 static void test_autocast_batch_norm(void **state)
 {
     (void)state;
@@ -7385,6 +7519,7 @@ int main(void)
         cmocka_unit_test(test_modtree_parallel_reductions),
         cmocka_unit_test(test_modtree_swin_grid),
         cmocka_unit_test(test_modtree_attention_over_positions),
+        cmocka_unit_test(test_modtree_reduced_keys),
         cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
