@@ -276,6 +276,9 @@ struct est_model {
     uint32_t positions_sr;     /* global over its keys and values reduced by a convolution
                                   of this stride (PVT, SegFormer), 0: none */
     uint64_t positions_keys;   /* and their positions */
+    uint32_t positions_unfold; /* over the tensor unfolded into patches of this side, each
+                                  position over its place in every patch (MobileViT), 0:
+                                  none */
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
      * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,

@@ -137,6 +137,12 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                      "within %u x %u partitions (its windows and grid cells, MaxViT's at every "
                      "size it was published in)",
                      m->positions_window, m->positions_window);
+        else if (m->positions_unfold)
+            snprintf(how, sizeof how,
+                     "as MobileViT's over %u x %u patches, every published MobileViT's size "
+                     "(every position attends to %llu, its place in each patch)",
+                     m->positions_unfold, m->positions_unfold,
+                     (unsigned long long)m->positions_keys);
         else if (m->positions_sr)
             snprintf(how, sizeof how,
                      "as global attention over its keys and values reduced by a convolution "
@@ -150,10 +156,12 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "tensor and those of its later stages, read %s with heads of %d channels, "
                  "which the print does not show; %s, heads narrower than %d channels more",
                  m->positions_line, (unsigned long long)m->positions_hw, how, EST_WINDOW_HEAD,
-                 m->positions_window ? "larger partitions keep more probabilities (the estimate "
-                                       "is then low)"
-                                     : "attention within windows or blocks of the tensor keeps "
-                                       "fewer probabilities (the estimate is then high)",
+                 m->positions_window   ? "larger partitions keep more probabilities (the "
+                                         "estimate is then low)"
+                 : m->positions_unfold ? "larger patches keep fewer probabilities (the estimate "
+                                         "is then high)"
+                                       : "attention within windows or blocks of the tensor "
+                                         "keeps fewer probabilities (the estimate is then high)",
                  EST_WINDOW_HEAD);
     }
     if (m->bare_pool_line)

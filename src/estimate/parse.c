@@ -3000,6 +3000,8 @@ struct mt_frame {
     int sr_keys;         /* and a linear layer of it named as their projection read so */
     int partitioned; /* such an attention block inside a block whose class says Partition
                         (MaxViT's window and grid attention): within EST_WINDOW^2 positions */
+    int unfolded;    /* such an attention block inside a MobileViT block (mobilevit_block):
+                        over the tensor's MT_UNFOLD x MT_UNFOLD patches */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -3368,6 +3370,19 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
             return 1;
     }
     return 0;
+}
+
+/* The side of the patches a MobileViT block unfolds its tensor into, 2 in every published
+ * MobileViT (timm's, transformers'), which the print does not show. */
+#define MT_UNFOLD 2u
+
+/* Whether class [c, c + n) is a MobileViT block (timm's MobileVitBlock, MobileVitV2Block,
+ * transformers' MobileViTLayer): it unfolds its tensor into patches and runs a transformer
+ * over them, for each pixel of a patch one sequence of the (H/2)(W/2) patches. */
+static int mobilevit_block(const char *c, size_t n)
+{
+    return find(c, n, "MobileVi") && (find(c, n, "Block") || find(c, n, "Layer")) &&
+           !find(c, n, "Transformer") && !find(c, n, "Attention");
 }
 
 /* The innermost block at or around st[depth] whose class is attention; -1: none. */
@@ -5990,6 +6005,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     m->positions_hw = 0;
     m->positions_window = 0;
     m->positions_sr = 0;
+    m->positions_unfold = 0;
     m->positions_keys = 0;
     m->profiler = 0;
     m->profiler_line = 0;
@@ -6134,6 +6150,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
                 if (f->partitioned && kv > EST_WINDOW * EST_WINDOW)
                     kv = EST_WINDOW * EST_WINDOW; /* within its window or grid cell */
+                if (f->unfolded) /* over the patches, the tensor padded to whole ones */
+                    kv = ((f->x.h + MT_UNFOLD - 1) / MT_UNFOLD) *
+                         ((f->x.w + MT_UNFOLD - 1) / MT_UNFOLD);
                 uint64_t heads = window_heads(f->x.c);
                 if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
                     sample_probs_row(m, f, heads * hw * kv, 0, heads,
@@ -6143,6 +6162,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     m->positions_line = f->line;
                     m->positions_hw = hw;
                     m->positions_window = f->partitioned ? EST_WINDOW : 0;
+                    m->positions_unfold = f->unfolded ? MT_UNFOLD : 0;
                     m->positions_sr = f->sr > 1 ? (uint32_t)f->sr : 0;
                     m->positions_keys = kv;
                 }
@@ -6427,20 +6447,25 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                  * does not show, and left to the rules that refuse it, but for a block
                  * that says it partitions the tensor (torchvision's and timm's MaxViT:
                  * PartitionAttentionLayer, PartitionAttentionCl), whose windows and
-                 * grids are 7 x 7 in every published size */
+                 * grids are 7 x 7 in every published size, and for attention inside a
+                 * MobileViT block (mobilevit_block: each position attends to the
+                 * positions at its place in the other 2 x 2 patches) */
                 int pd = -1; /* the partitioning block */
                 for (int d = depth - 1; d >= 0 && d >= depth - 2 && pd < 0; d--)
                     if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
                         pd = d;
                 f->partitioned = pd >= 0;
+                for (int d = depth - 1; d >= 0 && d >= depth - 5 && pd < 0 && !f->unfolded; d--)
+                    f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride */
                 int64_t sr = 1;
                 if (v && v->h * v->w > 1 && !v->pooled && first_leaf_reads(L, v->c, &sr) &&
-                    (f->partitioned ? sr == 1
-                                    : v->h >= (uint64_t)sr && v->w >= (uint64_t)sr &&
-                                          v->h / (uint64_t)sr <= (m->image_h + 15) / 16 &&
-                                          v->w / (uint64_t)sr <= (m->image_w + 15) / 16)) {
+                    (f->partitioned || f->unfolded
+                         ? sr == 1
+                         : v->h >= (uint64_t)sr && v->w >= (uint64_t)sr &&
+                               v->h / (uint64_t)sr <= (m->image_h + 15) / 16 &&
+                               v->w / (uint64_t)sr <= (m->image_w + 15) / 16)) {
                     f->sr = sr;
                     /* its linear layers, and its siblings' (its block's MLP), per position;
                      * not the root's (a head that pools in Python first) */

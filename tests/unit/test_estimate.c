@@ -1807,14 +1807,8 @@ static void test_modtree_cnn_rules(void **state)
                       ")\n";
     assert_true(parse_image_str(pvt, 32, &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:4: a Linear (in_features=16)"));
-    /* MobileViT's transformer runs over its unfolded pixels, then its conv_proj reads the
-     * pooled span: a model that runs attention over a sequence a module tree does not
-     * size, refused as such (not as a per-pixel Linear; the span is read per pixel first) */
-    if (parse_into("data/estimator/gpu-peaks-h100/mobilevit_s_b64.txt", 256, layers, &m,
-                   &err) == 0)
-        fail_msg("MobileViT estimated");
-    assert_non_null(strstr(err.msg, "mobilevit_s_b64.txt:186: a sequence model (this line) "
-                                    "with convolutions that do not cut the image into patches"));
+    /* (MobileViT's transformer over its unfolded pixels was refused here as a sequence
+     * model with convolutions; it is read since: test_modtree_unfolded_attention) */
     /* a norm printed without its size normalises the newest tensor: a scale and a shift,
      * none for a frozen one */
     const char *unsized = "Net(\n"
@@ -2411,9 +2405,8 @@ static void test_modtree_attention_over_positions(void **state)
         assert_int_equal(m.positions_window, 7);
         assert_int_equal(kind_nth(&m, EST_K_ACT, 5), 256 * 3136); /* the first MLP's GELU */
     }
-    /* refused as before: local attention on a finer grid */
-    static const char *const refused[] = {"data/estimator/gpu-peaks-h200/hf_mobilevit_s_b64.txt",
-                                          "data/estimator/gpu-peaks-h200/nest_tiny_timm_b32.txt"};
+    /* refused as before: local attention on a finer grid (NesT's blocks) */
+    static const char *const refused[] = {"data/estimator/gpu-peaks-h200/nest_tiny_timm_b32.txt"};
     for (size_t f = 0; f < sizeof refused / sizeof refused[0]; f++) {
         assert_int_equal(parse_into(refused[f], 224, layers, &m, &err), -EINVAL);
         assert_true(strstr(err.msg, "a sequence model (this line) with convolutions") ||
@@ -4395,6 +4388,60 @@ static void test_modtree_reduced_keys(void **state)
     assert_non_null(strstr(err.msg, "t.txt:6: SegformerEfficientSelfAttention: attention whose "
                                     "keys and values a strided convolution reduces"));
 #undef SR_TOY
+}
+
+/* MobileViT (timm's MobileVitBlock, transformers' MobileViTLayer) unfolds its tensor into
+ * 2 x 2 patches and runs its transformer, for each pixel of a patch, over the (H/2)(W/2)
+ * patches: heads x H W x (H W / 4) probabilities, at 1/8, 1/16 and 1/32 of the image, the
+ * transformer's linear layers per position. MobileViT V2's separable attention (1 x 1
+ * convolutions) is read as convolutions, as before. */
+static void test_modtree_unfolded_attention(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const prints[] = {"data/estimator/gpu-peaks-h100/mobilevit_s_b64.txt",
+                                         "data/estimator/gpu-peaks-h200/hf_mobilevit_s_b64.txt"};
+    /* 144 channels at 32 x 32 (4 heads of 32), 192 at 16 x 16 (6), 240 at 8 x 8 (7) */
+    static const uint64_t per_stage[] = {4 * 1024 * 256, 6 * 256 * 64, 7 * 64 * 16};
+    static const uint32_t blocks[] = {2, 4, 3};
+    for (size_t p = 0; p < 2; p++) {
+        if (parse_into(prints[p], 256, layers, &m, &err))
+            fail_msg("%s: %s", prints[p], err.msg);
+        uint32_t seen[3] = {0, 0, 0};
+        for (size_t i = 0; i < m.n; i++) {
+            if (m.layers[i].kind != EST_K_ATTN)
+                continue;
+            size_t s = 0;
+            while (s < 3 && m.layers[i].out != per_stage[s])
+                s++;
+            assert_true(s < 3);
+            seen[s] += m.layers[i].count;
+        }
+        for (size_t s = 0; s < 3; s++)
+            assert_int_equal(seen[s], blocks[s]);
+        assert_int_equal(m.positions_unfold, 2);
+        assert_int_equal(m.positions_keys, 256);
+        assert_int_equal(m.positions_hw, 1024);
+        size_t fc1 = 0; /* the first MLP's wider layer, per position */
+        while (fc1 < m.n &&
+               !(m.layers[fc1].kind == EST_K_LINEAR && m.layers[fc1].out == 288 * 1024))
+            fc1++;
+        assert_true(fc1 < m.n);
+        struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
+        struct est_result nr = {0};
+        char notes[EST_NOTES][EST_NOTE_MAX];
+        size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
+        for (size_t i = 0; i < nn; i++)
+            found += strstr(notes[i], "read as MobileViT's over 2 x 2 patches") != NULL;
+        assert_int_equal(found, 1);
+    }
+    if (parse_into("data/estimator/gpu-peaks-h200/mobilevitv2_100_timm_b64.txt", 256, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.positions_unfold, 0);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_not_equal(m.layers[i].kind, EST_K_ATTN);
 }
 
 static void test_autocast_batch_norm(void **state)
@@ -7520,6 +7567,7 @@ int main(void)
         cmocka_unit_test(test_modtree_swin_grid),
         cmocka_unit_test(test_modtree_attention_over_positions),
         cmocka_unit_test(test_modtree_reduced_keys),
+        cmocka_unit_test(test_modtree_unfolded_attention),
         cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
