@@ -131,7 +131,7 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "low: give a torchinfo table",
                  m->window_line, EST_WINDOW, EST_WINDOW, EST_WINDOW_HEAD);
     if (m->positions_line) {
-        char how[160];
+        char how[192];
         if (m->positions_window)
             snprintf(how, sizeof how,
                      "within %u x %u partitions (its windows and grid cells, MaxViT's at every "
@@ -146,7 +146,8 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
         else if (m->positions_sr)
             snprintf(how, sizeof how,
                      "as global attention over its keys and values reduced by a convolution "
-                     "of stride %u (every position attends to %llu)",
+                     "of stride %u (every position attends to %llu; later stages' strides as "
+                     "printed)",
                      m->positions_sr, (unsigned long long)m->positions_keys);
         else
             snprintf(how, sizeof how,

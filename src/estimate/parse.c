@@ -3084,8 +3084,9 @@ static int name_is(const char *s, size_t n, const char *z)
 }
 
 /* The attention roles a linear layer named nm plays (1 query, 2 key, 4 value): `qkv`,
- * `qk`, `q`, `k`, `v`, `query`, `key`, `value`, `q_proj`, `k_proj`, `v_proj`. A block
- * holding all three is attention whatever its class's name (ConViT's GPSA and MHSA). */
+ * `qk`, `q`, `k`, `v`, `query`, `key`, `value`, `q_proj`, `k_proj`, `v_proj`, `kv` (PVT's
+ * and Twins' keys and values). A block holding all three is attention whatever its
+ * class's name (ConViT's GPSA and MHSA). */
 static unsigned qkv_role(const char *nm, size_t nn)
 {
     static const struct {
@@ -3221,9 +3222,14 @@ static void kid_start(struct mt_frame *f, size_t row, size_t line)
 }
 
 /* Block f's input as a value: a pending join read as the add it is (f->xv), else f->x. */
+static const struct mt_shape *frame_input(const struct mt_frame *f)
+{
+    return f->x.pending ? &f->xv : &f->x;
+}
+
 static uint32_t input_value_id(const struct mt_frame *f)
 {
-    return f->x.pending ? f->xv.id : f->x.id;
+    return frame_input(f)->id;
 }
 
 /* The tensor with serial id in the ring, or NULL once it has left it. */
@@ -3413,8 +3419,8 @@ static int64_t reduction_stride(const struct mt_peek *p, uint64_t c)
  * included), first has a linear layer reading c features and holds no convolution:
  * attention projecting the newest tensor's channels per position, not a
  * squeeze-excitation's convolutions or pooling, but for one spatial reduction of its
- * keys and values (reduction_stride: *sr its stride, else 1; Twins' local attention
- * fails the caller's size gate). Reads at most 256 lines ahead. */
+ * keys and values after the first linear layer (reduction_stride: *sr its stride, else
+ * 1). Reads at most 256 lines ahead. */
 static int first_leaf_reads(struct lines L, uint64_t c, int64_t *sr)
 {
     struct mt_peek p;
@@ -4211,7 +4217,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
          * after projections that may have its channels: on the attention block's input */
         int ad = attention_frame(st, depth);
         int reduce = ad >= 0 && st[ad].positions && st[ad].sr > 1 && st[ad].has_x && !transposed &&
-                     cin == st[ad].x.c && cout == cin && st2[0] == st[ad].sr && st2[1] == st[ad].sr;
+                     cin == frame_input(&st[ad])->c && cout == cin && st2[0] == st[ad].sr &&
+                     st2[1] == st[ad].sr;
         const struct mt_shape was = nw ? *nw : (struct mt_shape){0}; /* sp_input may push */
         int unexplained = 0;
         struct mt_shape *in =
@@ -6128,8 +6135,9 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 return carma_err_at(err, file, f->line,
                                     "%.*s: attention whose keys and values a strided "
                                     "convolution reduces (PVT's, SegFormer's), but no linear "
-                                    "layer of it is named as their projection (k, v, kv, key, "
-                                    "value, k_proj, v_proj): give a torchinfo table",
+                                    "layer beside that convolution is named as their "
+                                    "projection (k, v, kv, key, value, k_proj, v_proj): give a "
+                                    "torchinfo table",
                                     (int)f->cls_n, f->cls);
             if (scored && f->positions && f->has_x) {
                 /* attention over the positions of a convolutional tree's tensor
@@ -6172,7 +6180,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             if (f->positions && f->sr > 1 && f->has_x)
                 /* the block gives back its input's shape (the output projection's), not
                  * the reduced tensor its convolution and norm, listed last, made */
-                sp_push(&sp, f->x.c, f->x.h, f->x.w, 0);
+                sp_push(&sp, frame_input(f)->c, f->x.h, f->x.w, 0);
             if (f->attention && !scored && !f->scores_inside &&
                 !(depth > 0 && st[depth - 1].in_attention) && tok_rows &&
                 bare_projections(m, f->first))
@@ -6876,7 +6884,10 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
             pf = depth > 0 ? &st[depth - 1] : NULL;
         int conv_sized = k == EST_K_CONV && spatial_on; /* spatial_leaf counts its weights */
         sp.ahead = L;
-        sp.leaf_qkv = k == EST_K_LINEAR ? qkv_role(nm, nn) : 0;
+        /* a LoRA base layer plays the role of the lora.* block it is in (named q_proj) */
+        sp.leaf_qkv = k != EST_K_LINEAR   ? 0
+                      : role == MT_P_BASE ? qkv_role(st[depth].name, st[depth].name_n)
+                                          : qkv_role(nm, nn);
         if (!posbias && (sp.n || spatial_on) &&
             spatial_leaf(m, &sp, st, depth, c, cls_n, args, argn, bias, pos, npos,
                          in_f > 0 ? (uint64_t)in_f : 0, inplace, &k, &out, &params,

@@ -4250,11 +4250,6 @@ static double autocast_act(const char *csv, enum est_precision p, size_t shared,
     return r.cat_mib[EST_RC_ACT];
 }
 
-/* Batch norm is on none of autocast's lists: cuDNN normalises a 16-bit input into a 16-bit
- * output (fp32 statistics), where layer and group norm run in fp32 and torchvision's
- * FrozenBatchNorm2d (x * scale + shift in Python, fp32 buffers) promotes to fp32. The
- * per-kind terms count its output in 16 bits under amp; the replay keeps its 16-bit input
- * (no fp32 copy) and hands a 16-bit output on, which the next linear layer keeps itself. */
 /* Attention whose keys and values a strided convolution reduces (PVT v2, SegFormer): the
  * queries at every position of a stage, at any stride, the keys at the reduced positions,
  * whose side the 1/16 gate checks; the convolution, listed after the projections, reads
@@ -4296,7 +4291,7 @@ static void test_modtree_reduced_keys(void **state)
         size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
         for (size_t i = 0; i < nn; i++)
             found += strstr(notes[i], "reduced by a convolution of stride 8 (every position "
-                                      "attends to 49)") != NULL;
+                                      "attends to 49; later stages' strides as printed)") != NULL;
         assert_int_equal(found, 1);
     }
     /* transformers' SegFormer (q_proj, k_proj, v_proj, o_proj, then sequence_reduction) */
@@ -4366,27 +4361,63 @@ static void test_modtree_reduced_keys(void **state)
         assert_int_equal(m.layers[12].out, 128 * 256); /* dense1, per position */
         assert_int_equal(m.layers[m.n - 1].out, 10);
     }
-    /* refused: keys at 8 x 8 (finer than 1/16 of the image), a padded (not reducing)
-     * convolution, one that widens, and projections named neither key nor value */
-    assert_int_not_equal(
-        parse_image_str(SR_TOY("key", "value", "32, 32, kernel_size=(2, 2), stride=(2, 2)"), 64, &m,
-                        &err),
-        0);
-    assert_int_not_equal(parse_image_str(SR_TOY("key", "value",
-                                                "32, 32, kernel_size=(8, 8), "
-                                                "stride=(8, 8), padding=(1, 1)"),
-                                         64, &m, &err),
-                         0);
-    assert_int_not_equal(
-        parse_image_str(SR_TOY("key", "value", "32, 64, kernel_size=(8, 8), stride=(8, 8)"), 64, &m,
-                        &err),
-        0);
+    /* refused as before (the query read as after a pooling the reduction then reads): keys
+     * at 8 x 8 (finer than 1/16 of the image), a padded (not reducing) convolution, one that
+     * widens; and projections named neither key nor value, not read at full size */
+    static const char *const not_reducing[] = {
+        "32, 32, kernel_size=(2, 2), stride=(2, 2)",
+        "32, 32, kernel_size=(8, 8), stride=(8, 8), padding=(1, 1)",
+        "32, 64, kernel_size=(8, 8), stride=(8, 8)"};
+    for (size_t i = 0; i < sizeof not_reducing / sizeof not_reducing[0]; i++) {
+        char toy[4096];
+        int len = snprintf(toy, sizeof toy, SR_TOY("key", "value", "%s"), not_reducing[i]);
+        assert_true(len > 0 && (size_t)len < sizeof toy);
+        assert_int_equal(parse_image_str(toy, 64, &m, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "t.txt:7: a Linear (in_features=32) on the 32-channel "
+                                        "16x16 tensor before it, read as after a global pool"));
+    }
     assert_int_equal(
         parse_image_str(SR_TOY("kk", "vv", "32, 32, kernel_size=(8, 8), stride=(8, 8)"), 64, &m,
                         &err),
         -EINVAL);
     assert_non_null(strstr(err.msg, "t.txt:6: SegformerEfficientSelfAttention: attention whose "
                                     "keys and values a strided convolution reduces"));
+    /* a LoRA adapter around the key and value projection: its base layer plays kv's role */
+    assert_int_equal(
+        parse_image_str("Net(\n"
+                        "  (stem): Conv2d(3, 32, kernel_size=(7, 7), stride=(4, 4), "
+                        "padding=(3, 3))\n"
+                        "  (attn): Attention(\n"
+                        "    (q): Linear(in_features=32, out_features=32, bias=True)\n"
+                        "    (kv): lora.Linear(\n"
+                        "      (base_layer): Linear(in_features=32, out_features=64, "
+                        "bias=True)\n"
+                        "      (lora_dropout): ModuleDict(\n"
+                        "        (default): Identity()\n"
+                        "      )\n"
+                        "      (lora_A): ModuleDict(\n"
+                        "        (default): Linear(in_features=32, out_features=8, "
+                        "bias=False)\n"
+                        "      )\n"
+                        "      (lora_B): ModuleDict(\n"
+                        "        (default): Linear(in_features=8, out_features=64, "
+                        "bias=False)\n"
+                        "      )\n"
+                        "    )\n"
+                        "    (proj): Linear(in_features=32, out_features=32, "
+                        "bias=True)\n"
+                        "    (sr): Conv2d(32, 32, kernel_size=(8, 8), stride=(8, 8))\n"
+                        "    (norm): LayerNorm((32,), eps=1e-05, "
+                        "elementwise_affine=True)\n"
+                        "  )\n"
+                        "  (head): Linear(in_features=32, out_features=10, bias=True)\n"
+                        ")\n",
+                        64, &m, &err),
+        0);
+    assert_int_equal(m.layers[2].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[2].out, 64 * 4); /* kv at 2 x 2 */
+    assert_int_equal(m.layers[4].kind, EST_K_ATTN);
+    assert_int_equal(m.layers[4].out, 256 * 4);
 #undef SR_TOY
 }
 
@@ -4444,6 +4475,11 @@ static void test_modtree_unfolded_attention(void **state)
         assert_int_not_equal(m.layers[i].kind, EST_K_ATTN);
 }
 
+/* Batch norm is on none of autocast's lists: cuDNN normalises a 16-bit input into a 16-bit
+ * output (fp32 statistics), where layer and group norm run in fp32 and torchvision's
+ * FrozenBatchNorm2d (x * scale + shift in Python, fp32 buffers) promotes to fp32. The
+ * per-kind terms count its output in 16 bits under amp; the replay keeps its 16-bit input
+ * (no fp32 copy) and hands a 16-bit output on, which the next linear layer keeps itself. */
 static void test_autocast_batch_norm(void **state)
 {
     (void)state;
