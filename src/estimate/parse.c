@@ -3378,17 +3378,19 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
     return 0;
 }
 
-/* The side of the patches a MobileViT block unfolds its tensor into, 2 in every published
- * MobileViT (timm's, transformers'), which the print does not show. */
+/* The side of the patches a MobileViT block unfolds its tensor into and its attention's
+ * heads: 2 and 4 in every published MobileViT (timm's and transformers' defaults), which
+ * the print does not show. */
 #define MT_UNFOLD 2u
+#define MT_UNFOLD_HEADS 4u
 
-/* Whether class [c, c + n) is a MobileViT block (timm's MobileVitBlock, MobileVitV2Block,
- * transformers' MobileViTLayer): it unfolds its tensor into patches and runs a transformer
- * over them, for each pixel of a patch one sequence of the (H/2)(W/2) patches. */
+/* Whether class [c, c + n) is a MobileViT block, by its exact name (timm's MobileVitBlock,
+ * transformers' MobileViTLayer; other blocks so named may attend globally): it unfolds its
+ * tensor into patches and runs a transformer over them, for each pixel of a patch one
+ * sequence of the (H/2)(W/2) patches. */
 static int mobilevit_block(const char *c, size_t n)
 {
-    return find(c, n, "MobileVi") && (find(c, n, "Block") || find(c, n, "Layer")) &&
-           !find(c, n, "Transformer") && !find(c, n, "Attention");
+    return name_is(c, n, "MobileVitBlock") || name_is(c, n, "MobileViTLayer");
 }
 
 /* The innermost block at or around st[depth] whose class is attention; -1: none. */
@@ -6156,12 +6158,16 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                 /* heads from the channels of the tensor it reads (its projections are
                  * sized per position: their widths are positions x channels) */
                 uint64_t hw = f->x.h * f->x.w, kv = f->pos_min_hw ? f->pos_min_hw : hw;
+                uint64_t heads = window_heads(frame_input(f)->c);
                 if (f->partitioned && kv > EST_WINDOW * EST_WINDOW)
                     kv = EST_WINDOW * EST_WINDOW; /* within its window or grid cell */
-                if (f->unfolded) /* over the patches, the tensor padded to whole ones */
+                if (f->unfolded) { /* over the patches, the tensor interpolated to whole ones */
                     kv = ((f->x.h + MT_UNFOLD - 1) / MT_UNFOLD) *
                          ((f->x.w + MT_UNFOLD - 1) / MT_UNFOLD);
-                uint64_t heads = window_heads(f->x.c);
+                    hw = kv * MT_UNFOLD * MT_UNFOLD;
+                    if (heads < MT_UNFOLD_HEADS) /* narrower heads in a narrow stage */
+                        heads = MT_UNFOLD_HEADS;
+                }
                 if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
                     sample_probs_row(m, f, heads * hw * kv, 0, heads,
                                      f->sdpa ? EST_LF_FUSED : 0, attn_at) < 0)
@@ -6463,7 +6469,7 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
                     if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
                         pd = d;
                 f->partitioned = pd >= 0;
-                for (int d = depth - 1; d >= 0 && d >= depth - 5 && pd < 0 && !f->unfolded; d--)
+                for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride */

@@ -4467,6 +4467,32 @@ static void test_modtree_unfolded_attention(void **state)
             found += strstr(notes[i], "read as MobileViT's over 2 x 2 patches") != NULL;
         assert_int_equal(found, 1);
     }
+    /* at 200 x 200 the first stage is 25 x 25, interpolated to 26 x 26: 13 x 13 patches */
+    if (parse_into(prints[0], 200, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 4 * 676 * 169);
+    /* a 32-channel transformer keeps MobileViT's 4 heads (XXS's first has 64 channels in 4);
+     * another class named so (a MobileViT v3 written to attend globally) is not unfolded:
+     * at 1/8 of the image it is refused as before */
+    const char *toy = "tests/fuzz/corpus/summary_modtree/mobilevit_unfold_toy.txt";
+    if (parse_into(toy, 64, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 4 * 64 * 16);
+    {
+        char *buf;
+        size_t len;
+        assert_int_equal(carma_file_read(toy, EST_MAX_INPUT, &buf, &len, &err), 0);
+        char *at = strstr(buf, "MobileVitBlock(");
+        assert_non_null(at);
+        char v3[8192];
+        assert_true(len + 8 < sizeof v3);
+        int n = snprintf(v3, sizeof v3, "%.*sMobileViTBlockV3(%s", (int)(at - buf), buf,
+                         at + strlen("MobileVitBlock("));
+        free(buf);
+        assert_true(n > 0 && (size_t)n < sizeof v3);
+        assert_int_equal(parse_image_str(v3, 64, &m, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "a sequence model (this line) with convolutions"));
+    }
     if (parse_into("data/estimator/gpu-peaks-h200/mobilevitv2_100_timm_b64.txt", 256, layers, &m,
                    &err))
         fail_msg("%s", err.msg);
