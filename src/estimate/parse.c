@@ -20,6 +20,8 @@ struct lines {
     const char *buf;
     size_t len, pos, line; /* line: 1-based number of the line last returned */
     const char *file;
+    const uint32_t *map; /* a copy's lines in the print: line is map[seq - 1] (NULL: seq) */
+    size_t seq;          /* lines returned */
 };
 
 static void lines_init(struct lines *l, const char *buf, size_t len, const char *file)
@@ -29,6 +31,8 @@ static void lines_init(struct lines *l, const char *buf, size_t len, const char 
     l->pos = 0;
     l->line = 0;
     l->file = file;
+    l->map = NULL;
+    l->seq = 0;
 }
 
 /* Next line into [*s, *s + *n) without its \n or \r\n. Returns 1, 0 at the end, or
@@ -41,7 +45,8 @@ static int lines_next(struct lines *l, const char **s, size_t *n, struct carma_e
     size_t rest = l->len - l->pos;
     const char *nl = memchr(start, '\n', rest);
     size_t k = nl ? (size_t)(nl - start) : rest;
-    l->line++;
+    l->seq++;
+    l->line = l->map ? l->map[l->seq - 1] : l->seq;
     l->pos += nl ? k + 1 : k;
     if (memchr(start, '\0', k))
         return carma_err_at(err, l->file, l->line, "NUL byte: not a text summary");
@@ -5961,11 +5966,330 @@ static int bare_attention_refuse(const char *file, size_t line, const char *c, s
                         (int)n, c);
 }
 
-int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
-                      struct carma_err *err)
+/* ---- lists that forward zips (transformers' PoolFormer, Twins) ----
+ *
+ * Some models keep their stages in parallel ModuleLists, printed one after the other,
+ * that forward runs zipped: for i, patch_embeddings[i], then block[i] (and layer_norm[i]).
+ * zip_lists finds, in a block, a list of N >= 2 entries each holding a strided
+ * convolution, and the later lists beside it of as many entries that neither downsample
+ * nor upsample and whose first entry reads the channels the first downsampling made, and
+ * writes a copy of the print with their entries interleaved in call order in place of the
+ * lists (the lists' own lines dropped, a repeated leaf `(0-3): 4 x Dropout(...)` written
+ * once per entry), and the print's line number of each line of the copy. */
+
+struct zl_line {
+    size_t off, n;  /* the line, trimmed */
+    size_t end;     /* an opening line: the line that closes it; else itself */
+    int64_t idx[2]; /* its name's index range "(i)" / "(a-b): k x", else -1 */
+    size_t body;    /* offset into the line after the name ("(i): ", "(a-b): k x ") */
+};
+
+/* The index range of a trimmed line's name, "(7): " or "(0-3): 4 x ", and where the rest
+ * begins: 1, 0 when it has no numeric name. */
+static int zl_index(const char *s, size_t n, int64_t idx[2], size_t *body)
+{
+    size_t j = 0;
+    int64_t a = 0, b;
+    if (n < 4 || s[0] != '(' || !isdigit((unsigned char)s[1]))
+        return 0;
+    for (j = 1; j < n && isdigit((unsigned char)s[j]) && a < (1 << 24); j++)
+        a = a * 10 + (s[j] - '0');
+    b = a;
+    if (j < n && s[j] == '-') {
+        b = 0;
+        size_t st = ++j;
+        for (; j < n && isdigit((unsigned char)s[j]) && b < (1 << 24); j++)
+            b = b * 10 + (s[j] - '0');
+        if (j == st || b < a)
+            return 0;
+    }
+    if (j + 2 >= n || s[j] != ')' || s[j + 1] != ':' || s[j + 2] != ' ' || a >= (1 << 24) ||
+        b >= (1 << 24))
+        return 0;
+    j += 3;
+    if (b > a) { /* "k x " */
+        int64_t k = 0;
+        size_t st = j;
+        for (; j < n && isdigit((unsigned char)s[j]) && k < (1 << 24); j++)
+            k = k * 10 + (s[j] - '0');
+        if (j == st || k != b - a + 1 || j + 3 > n || memcmp(s + j, " x ", 3) != 0)
+            return 0;
+        j += 3;
+    }
+    idx[0] = a;
+    idx[1] = b;
+    *body = j;
+    return 1;
+}
+
+/* A trimmed line's class and arguments, its name "(...): " skipped: 0 when it has no
+ * parenthesis after its class. */
+static int zl_leaf(const char *s, size_t n, const char **c, size_t *cls_n, const char **a,
+                   size_t *an)
+{
+    if (n && s[0] == '(') {
+        const char *rp = memchr(s, ')', n);
+        if (!rp || (size_t)(rp - s) + 3 > n || rp[1] != ':')
+            return 0;
+        n -= (size_t)(rp + 2 - s);
+        s = rp + 2;
+        while (n && *s == ' ') {
+            s++;
+            n--;
+        }
+    }
+    const char *op = memchr(s, '(', n);
+    if (!op)
+        return 0;
+    *c = s;
+    *cls_n = (size_t)(op - s);
+    *a = op + 1;
+    *an = n - *cls_n - 1;
+    return 1;
+}
+
+/* Whether the trimmed line is a convolution leaf with a stride above 1 (*c_in, *c_out its
+ * channels); an upsampling sets *ups. */
+static int zl_conv(const char *s, size_t n, uint64_t *c_in, uint64_t *c_out, int *ups)
+{
+    const char *c, *a;
+    size_t cls_n, an;
+    if (!zl_leaf(s, n, &c, &cls_n, &a, &an))
+        return 0;
+    if (find(c, cls_n, "Upsampl") || find(c, cls_n, "Transpose"))
+        *ups = 1;
+    int64_t pos[2], st2[2];
+    if (!find(c, cls_n, "Conv") || arg_positional(a, an, pos, 2) != 2 ||
+        dims2(a, an, "stride=", 1, st2) < 0)
+        return 0;
+    *c_in = (uint64_t)pos[0];
+    *c_out = (uint64_t)pos[1];
+    return st2[0] > 1 || st2[1] > 1;
+}
+
+/* The channels the first leaf of lines [i, e) that has any reads (a convolution's
+ * input, a linear layer's in_features, a norm's), 0 when none has. */
+static uint64_t zl_reads(const char *buf, const struct zl_line *ln, size_t i, size_t e)
+{
+    for (; i < e; i++) {
+        const char *c, *a;
+        size_t cls_n, an;
+        if (!zl_leaf(buf + ln[i].off, ln[i].n, &c, &cls_n, &a, &an) || an == 0)
+            continue;
+        int64_t v = arg_int(a, an, "in_features=");
+        if (v > 0)
+            return (uint64_t)v;
+        int64_t pos[2];
+        int np = arg_positional(a, an, pos, 2);
+        if (np >= 1 && (find(c, cls_n, "Conv") || find(c, cls_n, "Norm")))
+            return (uint64_t)(find(c, cls_n, "GroupNorm") && np == 2 ? pos[1] : pos[0]);
+    }
+    return 0;
+}
+
+/* Entries of a list zipped at most: stages (a few), not the layers of a deep list, which
+ * zipping would copy once per entry. */
+#define ZL_MAX_ENTRIES 64u
+
+/* A ModuleList child of the block being zipped: its open line, its entries' first lines
+ * (a repeated leaf counted once per entry) and what they hold. */
+struct zl_list {
+    size_t open;
+    uint64_t n;
+    int strided, plain; /* every entry downsamples; none upsamples nor downsamples to
+                           other channels (a spatial reduction of attention's keys may) */
+    int blocks;         /* every entry is a block (a patch embedding), not a leaf */
+    uint64_t c0;        /* the first entry's last strided convolution's output channels */
+    uint64_t reads0;    /* what the first entry's first sized leaf reads (0: none) */
+};
+
+/* Reads list lines (open, ln[open].end) into *l: 0 when its children are not the
+ * numbered entries 0, 1, ... (a repeated block, an unnamed line). */
+static int zl_list_read(const char *buf, const struct zl_line *ln, size_t open, struct zl_list *l)
+{
+    memset(l, 0, sizeof *l);
+    l->open = open;
+    l->strided = l->plain = l->blocks = 1;
+    for (size_t c = open + 1; c < ln[open].end; c = ln[c].end + 1) {
+        if (ln[c].idx[0] != (int64_t)l->n || (ln[c].idx[1] > ln[c].idx[0] && ln[c].end != c))
+            return 0;
+        int strided = 0, widens = 0, ups = 0;
+        uint64_t co = 0;
+        for (size_t i = c; i <= ln[c].end; i++) {
+            uint64_t ci = 0, o = 0;
+            if (zl_conv(buf + ln[i].off, ln[i].n, &ci, &o, &ups)) {
+                strided = 1;
+                widens |= ci != o;
+                co = o;
+            }
+        }
+        if (l->n == 0) {
+            l->c0 = co;
+            l->reads0 = zl_reads(buf, ln, c, ln[c].end + 1);
+        }
+        l->strided &= strided;
+        l->blocks &= ln[c].end != c;
+        l->plain &= !widens && !ups;
+        l->n = (uint64_t)ln[c].idx[1] + 1;
+    }
+    return l->n >= 2 && l->n <= ZL_MAX_ENTRIES;
+}
+
+/* Appends line i of the print to the copy (o, *w of cap bytes) and its number to mp[*wl]:
+ * as printed, or, for index >= 0, a repeated leaf's "(a-b): k x " name as "(index): ". */
+static void zl_put(char *o, size_t *w, size_t cap, uint32_t *mp, size_t *wl, const char *buf,
+                   const struct zl_line *ln, size_t i, int64_t index)
+{
+    size_t b = 0;
+    if (index >= 0) {
+        *w += (size_t)snprintf(o + *w, cap - *w, "(%lld): ", (long long)index);
+        b = ln[i].body;
+    }
+    memcpy(o + *w, buf + ln[i].off + b, ln[i].n - b);
+    *w += ln[i].n - b;
+    o[(*w)++] = '\n';
+    mp[(*wl)++] = (uint32_t)i + 1;
+}
+
+#define ZL_MAX_LISTS 8
+
+/* 1 with *out (*outlen bytes) and *map (a line number per line of it) malloc'd when the
+ * print has lists to zip, 0 when not, -1 when out of memory. */
+static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, uint32_t **map)
+{
+    *out = NULL;
+    *map = NULL;
+    if (!memmem(buf, len, "ModuleList(", 11))
+        return 0;
+    size_t nl = 1;
+    for (size_t i = 0; i < len; i++)
+        nl += buf[i] == '\n';
+    struct zl_line *ln = malloc(nl * sizeof *ln);
+    size_t *stack = malloc(nl * sizeof *stack);
+    if (!ln || !stack) {
+        free(ln);
+        free(stack);
+        return -1;
+    }
+    size_t k = 0, depth = 0;
+    for (size_t pos = 0; pos < len; k++) {
+        const char *s = buf + pos;
+        const char *e = memchr(s, '\n', len - pos);
+        size_t n = e ? (size_t)(e - s) : len - pos;
+        pos += n + (e ? 1 : 0);
+        while (n && isspace((unsigned char)*s)) {
+            s++;
+            n--;
+        }
+        while (n && isspace((unsigned char)s[n - 1]))
+            n--;
+        ln[k] = (struct zl_line){.off = (size_t)(s - buf), .n = n, .end = k, .idx = {-1, -1}};
+        zl_index(s, n, ln[k].idx, &ln[k].body);
+        if (n && s[n - 1] == '(')
+            stack[depth++] = k;
+        else if (n == 1 && s[0] == ')' && depth)
+            ln[stack[--depth]].end = k;
+    }
+    nl = k;
+    free(stack);
+    int rc = 0;
+    /* the first block holding lists to zip */
+    for (size_t p = 0; p < nl && !rc; p++) {
+        if (ln[p].end == p)
+            continue;
+        /* a run of consecutive list children: the first whose entries are blocks that
+         * downsample, then as many of the next as qualify */
+        struct zl_list lists[ZL_MAX_LISTS];
+        unsigned nz = 0;
+        for (size_t c = p + 1; c < ln[p].end; c = ln[c].end + 1) {
+            const char *s = buf + ln[c].off;
+            struct zl_list *l = &lists[nz < ZL_MAX_LISTS ? nz : ZL_MAX_LISTS - 1];
+            int is_list = nz < ZL_MAX_LISTS && ln[c].end != c &&
+                          find(s, ln[c].n, ": ModuleList(") && zl_list_read(buf, ln, c, l);
+            if (is_list && nz > 0 && l->n == lists[0].n && l->plain &&
+                (!l->reads0 || l->reads0 == lists[0].c0)) {
+                nz++;
+                continue;
+            }
+            if (nz >= 2)
+                break;
+            nz = 0;
+            if (is_list && l->strided && l->blocks && l->c0) { /* a new run begins */
+                lists[0] = *l;
+                nz = 1;
+            }
+        }
+        int reads = 0; /* one of them reads what the first downsampling made */
+        for (unsigned z = 1; z < nz; z++)
+            reads |= lists[z].reads0 == lists[0].c0;
+        if (nz < 2 || !reads)
+            continue;
+        /* the copy: every line but the zipped lists', those lists' entries interleaved
+         * where the first list was; a repeated leaf once per entry, named by it */
+        size_t cap = len + 64, lines = nl;
+        for (unsigned j = 0; j < nz; j++) {
+            const struct zl_list *l = &lists[j];
+            for (size_t c = l->open + 1; c < ln[l->open].end; c = ln[c].end + 1)
+                if (ln[c].idx[1] > ln[c].idx[0]) {
+                    uint64_t reps = (uint64_t)(ln[c].idx[1] - ln[c].idx[0]);
+                    cap += reps * (ln[c].n + 16);
+                    lines += reps;
+                }
+        }
+        if (cap > 4 * (size_t)EST_MAX_INPUT || lines > UINT32_MAX)
+            break;
+        char *o = malloc(cap);
+        uint32_t *mp = malloc(lines * sizeof *mp);
+        if (!o || !mp) {
+            free(o);
+            free(mp);
+            rc = -1;
+            break;
+        }
+        size_t w = 0, wl = 0;
+        for (size_t i = 0; i < nl;) {
+            unsigned j = 0;
+            while (j < nz && lists[j].open != i)
+                j++;
+            if (j == nz) {
+                zl_put(o, &w, cap, mp, &wl, buf, ln, i, -1);
+                i++;
+                continue;
+            }
+            if (j == 0) /* the first list: every entry, zipped */
+                for (uint64_t e = 0; e < lists[0].n; e++)
+                    for (unsigned z = 0; z < nz; z++) {
+                        const struct zl_list *l = &lists[z];
+                        for (size_t c = l->open + 1; c < ln[l->open].end; c = ln[c].end + 1) {
+                            if ((uint64_t)ln[c].idx[0] > e || (uint64_t)ln[c].idx[1] < e)
+                                continue;
+                            if (ln[c].idx[1] > ln[c].idx[0])
+                                zl_put(o, &w, cap, mp, &wl, buf, ln, c, (int64_t)e);
+                            else
+                                for (size_t x = c; x <= ln[c].end; x++)
+                                    zl_put(o, &w, cap, mp, &wl, buf, ln, x, -1);
+                        }
+                    }
+            i = ln[i].end + 1; /* past the list */
+        }
+        assert(w <= cap && wl <= lines);
+        *out = o;
+        *outlen = w;
+        *map = mp;
+        rc = 1;
+    }
+    free(ln);
+    return rc;
+}
+
+/* est_parse_modtree on buf, whose lines are the print's lines map[0], map[1], ... (NULL:
+ * 1, 2, ...). */
+static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const char *file,
+                         struct est_model *m, struct carma_err *err)
 {
     struct lines L;
     lines_init(&L, buf, len, file);
+    L.map = map;
     const char *s;
     size_t n;
     int rc, depth = -1;
@@ -7131,6 +7455,23 @@ int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_
     if (peft)
         m->quant_params = 0; /* expected there: no note */
     return 0;
+}
+
+int est_parse_modtree(const char *buf, size_t len, const char *file, struct est_model *m,
+                      struct carma_err *err)
+{
+    char *zipped;
+    size_t zn;
+    uint32_t *map;
+    int z = zip_lists(buf, len, &zipped, &zn, &map);
+    if (z < 0)
+        return carma_err_set(err, -ENOMEM, "%s: out of memory", file);
+    if (z == 0)
+        return modtree_parse(buf, len, NULL, file, m, err);
+    int rc = modtree_parse(zipped, zn, map, file, m, err);
+    free(zipped);
+    free(map);
+    return rc;
 }
 
 /* ---- layer-table CSV ---------------------------------------------------------------- */

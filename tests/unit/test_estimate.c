@@ -2654,31 +2654,59 @@ static void test_modtree_hf_cnn_padding(void **state)
     assert_int_equal(m.layers[3].out, 32 * 112 * 112); /* 'same': the pad is not called */
     assert_int_equal(m.layers[4].out, 32);             /* global */
     /* transformers' PoolFormer lists its patch embeddings, then its stages, and zips them
-     * in forward: refused, where the stages had been read after every downsampling,
-     * silently small; two lists of which the second upsamples (a diffusers U-Net's down
-     * and up blocks) are no such pair */
-    const char *zip = "Net(\n"
-                      "  (patch_embeddings): ModuleList(\n"
-                      "    (0): Embed(\n"
-                      "      (proj): Conv2d(3, 8, kernel_size=(4, 4), stride=(4, 4))\n"
-                      "    )\n"
-                      "    (1): Embed(\n"
-                      "      (proj): Conv2d(8, 16, kernel_size=(2, 2), stride=(2, 2))\n"
-                      "    )\n"
-                      "  )\n"
-                      "  (block): ModuleList(\n"
-                      "    (0): Stage(\n"
-                      "      (fc): Conv2d(8, 8, kernel_size=(1, 1), stride=(1, 1))\n"
-                      "    )\n"
-                      "    (1): Stage(\n"
-                      "      (fc): Conv2d(16, 16, kernel_size=(1, 1), stride=(1, 1))\n"
-                      "    )\n"
-                      "  )\n"
-                      ")\n";
-    assert_true(parse_image_str(zip, 64, &m, &err) < 0);
-    assert_non_null(strstr(err.msg, "t.txt:2: a list of 2 modules with strided convolutions, "
-                                    "then (line 10) a list of as many: forward runs them "
-                                    "zipped"));
+     * in forward: read in call order (test_modtree_zipped_lists); where the downsamplings
+     * are bare convolutions, not patch embeddings, refused, where the stages had been read
+     * after every downsampling, silently small; two lists of which the second upsamples (a
+     * diffusers U-Net's down and up blocks) are no such pair */
+    const char *zipped = "Net(\n"
+                         "  (patch_embeddings): ModuleList(\n"
+                         "    (0): Embed(\n"
+                         "      (proj): Conv2d(3, 8, kernel_size=(4, 4), stride=(4, 4))\n"
+                         "    )\n"
+                         "    (1): Embed(\n"
+                         "      (proj): Conv2d(8, 16, kernel_size=(2, 2), stride=(2, 2))\n"
+                         "    )\n"
+                         "  )\n"
+                         "  (block): ModuleList(\n"
+                         "    (0): Stage(\n"
+                         "      (fc): Conv2d(8, 8, kernel_size=(1, 1), stride=(1, 1))\n"
+                         "    )\n"
+                         "    (1): Stage(\n"
+                         "      (fc): Conv2d(16, 16, kernel_size=(1, 1), stride=(1, 1))\n"
+                         "    )\n"
+                         "  )\n"
+                         ")\n";
+    if (parse_image_str(zipped, 64, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 4);
+    assert_int_equal(m.layers[1].out, 8 * 16 * 16); /* block[0] after patch_embeddings[0] */
+    assert_int_equal(m.layers[2].out, 16 * 8 * 8);
+    assert_int_equal(m.layers[3].out, 16 * 8 * 8);
+    /* more stages than zip_lists takes (65): refused as before */
+    {
+        static char big[65536];
+        size_t n = 0;
+        n += (size_t)snprintf(big + n, sizeof big - n,
+                              "Net(\n  (stem): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), "
+                              "padding=(1, 1))\n  (patch_embeddings): ModuleList(\n");
+        for (int e = 0; e < 65; e++)
+            n += (size_t)snprintf(big + n, sizeof big - n,
+                                  "    (%d): Embed(\n      (proj): Conv2d(8, 8, kernel_size=(1, "
+                                  "1), stride=(2, 2), padding=(1, 1))\n    )\n",
+                                  e);
+        n += (size_t)snprintf(big + n, sizeof big - n, "  )\n  (block): ModuleList(\n");
+        for (int e = 0; e < 65; e++)
+            n += (size_t)snprintf(big + n, sizeof big - n,
+                                  "    (%d): Stage(\n      (fc): Conv2d(8, 8, kernel_size=(1, "
+                                  "1), stride=(1, 1))\n    )\n",
+                                  e);
+        n += (size_t)snprintf(big + n, sizeof big - n, "  )\n)\n");
+        assert_true(n < sizeof big);
+        assert_true(parse_image_str(big, 64, &m, &err) < 0);
+        assert_non_null(strstr(err.msg, "t.txt:3: a list of 65 modules with strided "
+                                        "convolutions, then (line 200) a list of as many: "
+                                        "forward runs them zipped"));
+    }
     const char *unet = "Net(\n"
                        "  (down_blocks): ModuleList(\n"
                        "    (0): Down(\n"
@@ -4499,6 +4527,71 @@ static void test_modtree_unfolded_attention(void **state)
     assert_int_equal(m.positions_unfold, 0);
     for (size_t i = 0; i < m.n; i++)
         assert_int_not_equal(m.layers[i].kind, EST_K_ATTN);
+}
+
+/* Stages kept in parallel lists that forward zips (transformers' PoolFormer, SegFormer
+ * before 4.4x: patch_embeddings[i], then block[i], then layer_norm[i]) are read in call
+ * order, errors still naming the print's lines; a list of strided leaves beside a list of
+ * norms (Res2Net's convs and bns, which forward also zips but on slices of one input) is
+ * read as printed. */
+static void test_modtree_zipped_lists(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("data/estimator/gpu-peaks-h200/hf_poolformer_s12_b64.txt", 224, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[0].out, 64 * 3136); /* patch_embeddings[0] */
+    assert_int_equal(m.layers[2].kind, EST_K_POOL);
+    assert_int_equal(m.layers[2].out, 64 * 3136); /* block[0]'s pooling, before [1] */
+    assert_int_equal(m.layers[10].kind, EST_K_CONV);
+    assert_int_equal(m.layers[10].out, 128 * 784); /* patch_embeddings[1] */
+    /* SegFormer-B0 in the older layout: the parameters and attention of the newer print */
+    const char *old = "tests/fuzz/corpus/summary_modtree/segformer_zipped_lists.txt";
+    if (parse_into(old, 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 3576392);
+    static const uint64_t per_stage[] = {3136 * 49, 2 * 784 * 49, 5 * 196 * 49, 8 * 49 * 49};
+    size_t s = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_true(s < 8);
+            assert_int_equal(m.layers[i].out, per_stage[s / 2]);
+            s += m.layers[i].count;
+        }
+    assert_int_equal(s, 8);
+    {
+        char *buf;
+        size_t len;
+        assert_int_equal(carma_file_read(old, EST_MAX_INPUT, &buf, &len, &err), 0);
+        /* the second stage's first dense2, line 106 of the print, read elsewhere in
+         * call order: a fault there is named by its own line */
+        const char *line = "(dense2): Linear(in_features=256, out_features=64, bias=True)";
+        char *at = strstr(buf, line);
+        assert_non_null(at);
+        size_t lineno = 1;
+        for (const char *q = buf; q < at; q++)
+            lineno += *q == '\n';
+        assert_int_equal(lineno, 106);
+        memcpy(at + strlen("(dense2): Linear(in_features=256, "), "ou_features", 11);
+        est_model_init(&m, layers, EST_MAX_LAYERS);
+        m.image_h = m.image_w = 224;
+        assert_int_equal(est_parse(buf, len, "t.txt", &m, &err), -EINVAL);
+        free(buf);
+        assert_non_null(strstr(err.msg, "t.txt:106: Linear without in_features/out_features"));
+    }
+    /* Res2Net-50: its strided convs (3 x Conv2d(52, 52, stride 2)) stay one row of 3 */
+    if (parse_into("data/estimator/gpu-peaks-h100/res2net50_b32.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    size_t strided = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_CONV && m.layers[i].params == 52 * 52 * 9) {
+            assert_int_equal(m.layers[i].count, 3);
+            strided++;
+        }
+    assert_true(strided >= 1);
 }
 
 /* Batch norm is on none of autocast's lists: cuDNN normalises a 16-bit input into a 16-bit
@@ -7630,6 +7723,7 @@ int main(void)
         cmocka_unit_test(test_modtree_attention_over_positions),
         cmocka_unit_test(test_modtree_reduced_keys),
         cmocka_unit_test(test_modtree_unfolded_attention),
+        cmocka_unit_test(test_modtree_zipped_lists),
         cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
