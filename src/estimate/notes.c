@@ -134,8 +134,8 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
         char how[192];
         if (m->positions_window)
             snprintf(how, sizeof how,
-                     "within %u x %u partitions (its windows and grid cells, MaxViT's at every "
-                     "size it was published in)",
+                     "within %u x %u partitions (MaxViT's windows and grid cells, Twins' local "
+                     "groups, at every size they were published in)",
                      m->positions_window, m->positions_window);
         else if (m->positions_unfold)
             snprintf(how, sizeof how,

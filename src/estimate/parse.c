@@ -6282,6 +6282,35 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
     return rc;
 }
 
+/* Whether the print cuts patches twice in a chain: a convolution whose kernel is its
+ * stride (> 1, no padding) reading the channels an earlier one made. A hierarchical
+ * transformer's patch embeddings (PVT v1's, Twins'), where a vision transformer cuts the
+ * image once (CrossViT's two branches both cut the image). */
+static int patches_chained(const char *buf, size_t len)
+{
+    uint64_t made = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *s = buf + pos;
+        const char *e = memchr(s, '\n', len - pos);
+        size_t n = e ? (size_t)(e - s) : len - pos;
+        pos += n + (e ? 1 : 0);
+        trim(&s, &n);
+        const char *c, *a;
+        size_t cls_n, an;
+        int64_t pos2[2], ks[3];
+        uint64_t patch;
+        int nks;
+        if (!zl_leaf(s, n, &c, &cls_n, &a, &an) || !name_is(c, cls_n, "Conv2d") ||
+            arg_positional(a, an, pos2, 2) != 2 ||
+            patch_conv(a, an, (uint64_t)pos2[0], &patch, ks, &nks) != 1 || ks[0] < 2)
+            continue;
+        if (made && (uint64_t)pos2[0] == made)
+            return 1;
+        made = (uint64_t)pos2[1];
+    }
+    return 0;
+}
+
 /* est_parse_modtree on buf, whose lines are the print's lines map[0], map[1], ... (NULL:
  * 1, 2, ...). */
 static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const char *file,
@@ -6313,7 +6342,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     sp.grid = spatial_on && (memmem(buf, len, "PatchMerging(", 13) != NULL ||
                              memmem(buf, len, "PatchMergingV2(", 15) != NULL);
     sp.token_mix = 0;
-    sp.conv_not_patch = 0;
+    sp.conv_not_patch = spatial_on && patches_chained(buf, len);
     size_t merge_line = 0; /* the first patch merging block (sp.grid) */
     size_t spatial_line = 0; /* the first convolution sized from --image-size */
     int peft = 0;            /* a PEFT model: only adapters and saved copies train */
@@ -6792,7 +6821,9 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 for (int d = depth - 1; d >= 0 && d >= depth - 2 && pd < 0; d--)
                     if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
                         pd = d;
-                f->partitioned = pd >= 0;
+                /* (Twins' LocallyGroupedAttn says so itself: 7 x 7 windows in every
+                 * published size) */
+                f->partitioned = pd >= 0 || find(c, cls_n, "LocallyGrouped");
                 for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),

@@ -4582,6 +4582,46 @@ static void test_modtree_zipped_lists(void **state)
         free(buf);
         assert_non_null(strstr(err.msg, "t.txt:106: Linear without in_features/out_features"));
     }
+    /* Twins-SVT-S (timm): patch_embeds, pos_drops and blocks zipped (pos_block, listed
+     * after the head, stays there); its patch embeddings cut patches in a chain, so its
+     * attention is over a convolutional network's positions, not a vision transformer's
+     * tokens: LocallyGroupedAttn within 7 x 7 windows, GlobalSubSampleAttn over keys its
+     * strided convolution reduced to 7 x 7; every parameter as measured (H200: 0.94) */
+    if (parse_into("data/estimator/gpu-peaks-h200/twins_svt_small_timm_b32.txt", 224, layers, &m,
+                   &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 24060776);
+    assert_int_equal(m.positions_window, 7);
+    assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 2 * 3136 * 49); /* local, 64 channels */
+    assert_int_equal(kind_nth(&m, EST_K_ATTN, 1), 2 * 3136 * 49); /* global, sr 8 */
+    assert_int_equal(kind_nth(&m, EST_K_ATTN, 2), 4 * 784 * 49);
+    /* CrossViT's two branches both cut the image: still a vision transformer's tokens */
+    if (parse_into("data/estimator/gpu-peaks-h200/crossvit_9_timm_b64.txt", 240, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.tokens, 401);
+    /* two patch embeddings in a chain make a hierarchical network's positions; two that
+     * both read the image (a two-branch vision transformer) stay a sequence of patches */
+#define TWO_PATCHES(pe2)                                                                           \
+    "Net(\n"                                                                                       \
+    "  (pe1): Conv2d(3, 32, kernel_size=(8, 8), stride=(8, 8))\n"                                  \
+    "  (pe2): Conv2d(" pe2 ")\n"                                                                   \
+    "  (block): Block(\n"                                                                          \
+    "    (attn): Attention(\n"                                                                     \
+    "      (qkv): Linear(in_features=64, out_features=192, bias=True)\n"                           \
+    "      (proj): Linear(in_features=64, out_features=64, bias=True)\n"                           \
+    "    )\n"                                                                                      \
+    "  )\n"                                                                                        \
+    "  (head): Linear(in_features=64, out_features=10, bias=True)\n"                               \
+    ")\n"
+    assert_int_equal(
+        parse_image_str(TWO_PATCHES("32, 64, kernel_size=(2, 2), stride=(2, 2)"), 64, &m, &err), 0);
+    assert_int_equal(m.positions_hw, 16);
+    assert_int_equal(
+        parse_image_str(TWO_PATCHES("3, 64, kernel_size=(16, 16), stride=(16, 16)"), 64, &m, &err),
+        0);
+    assert_int_equal(m.positions_line, 0);
+    assert_int_equal(m.tokens, 65);
+#undef TWO_PATCHES
     /* Res2Net-50: its strided convs (3 x Conv2d(52, 52, stride 2)) stay one row of 3 */
     if (parse_into("data/estimator/gpu-peaks-h100/res2net50_b32.txt", 224, layers, &m, &err))
         fail_msg("%s", err.msg);
