@@ -5977,16 +5977,27 @@ static int bare_attention_refuse(const char *file, size_t line, const char *c, s
  * lists (the lists' own lines dropped, a repeated leaf `(0-3): 4 x Dropout(...)` written
  * once per entry), and the print's line number of each line of the copy. */
 
+/* A line that is not blank, trimmed. pre: how many lines before it hold a convolution with
+ * a stride above 1, one of those that changes the channels, and an upsampling (an entry's
+ * count is a difference: no entry is read twice). */
 struct zl_line {
-    size_t off, n;  /* the line, trimmed */
-    size_t end;     /* an opening line: the line that closes it; else itself */
-    int64_t idx[2]; /* its name's index range "(i)" / "(a-b): k x", else -1 */
-    size_t body;    /* offset into the line after the name ("(i): ", "(a-b): k x ") */
+    uint32_t off, n; /* the line in the print (EST_MAX_INPUT fits) */
+    uint32_t end;    /* an opening line: the line that closes it; else itself */
+    uint32_t body;   /* offset into the line after the name ("(i): ", "(a-b): k x ") */
+    uint32_t lineno; /* its number in the print */
+    uint32_t c_out;  /* a strided convolution's output channels, else 0 */
+    uint32_t pre[3];
+    int32_t idx[2]; /* its name's index range "(i)" / "(a-b): k x", else -1 */
 };
+
+/* Lines (not blank) a print may have for zip_lists to look at it: 2^18 (a daemon takes
+ * summaries of 512 KiB), 10 MiB of line records at most. */
+#define ZL_MAX_LINES (1u << 18)
+enum { ZL_STRIDED, ZL_WIDENS, ZL_UPS };
 
 /* The index range of a trimmed line's name, "(7): " or "(0-3): 4 x ", and where the rest
  * begins: 1, 0 when it has no numeric name. */
-static int zl_index(const char *s, size_t n, int64_t idx[2], size_t *body)
+static int zl_index(const char *s, size_t n, int32_t idx[2], uint32_t *body)
 {
     size_t j = 0;
     int64_t a = 0, b;
@@ -6016,9 +6027,9 @@ static int zl_index(const char *s, size_t n, int64_t idx[2], size_t *body)
             return 0;
         j += 3;
     }
-    idx[0] = a;
-    idx[1] = b;
-    *body = j;
+    idx[0] = (int32_t)a;
+    idx[1] = (int32_t)b;
+    *body = (uint32_t)j;
     return 1;
 }
 
@@ -6104,35 +6115,30 @@ struct zl_list {
 };
 
 /* Reads list lines (open, ln[open].end) into *l: 0 when its children are not the
- * numbered entries 0, 1, ... (a repeated block, an unnamed line). */
+ * numbered entries 0, 1, ... (a repeated block, an unnamed line), fewer than 2 or more
+ * than ZL_MAX_ENTRIES. Looks into the first entry only, and no further than it needs. */
 static int zl_list_read(const char *buf, const struct zl_line *ln, size_t open, struct zl_list *l)
 {
     memset(l, 0, sizeof *l);
     l->open = open;
     l->strided = l->plain = l->blocks = 1;
     for (size_t c = open + 1; c < ln[open].end; c = ln[c].end + 1) {
-        if (ln[c].idx[0] != (int64_t)l->n || (ln[c].idx[1] > ln[c].idx[0] && ln[c].end != c))
+        if (ln[c].idx[0] != (int64_t)l->n || (ln[c].idx[1] > ln[c].idx[0] && ln[c].end != c) ||
+            ln[c].idx[1] >= (int32_t)ZL_MAX_ENTRIES)
             return 0;
-        int strided = 0, widens = 0, ups = 0;
-        uint64_t co = 0;
-        for (size_t i = c; i <= ln[c].end; i++) {
-            uint64_t ci = 0, o = 0;
-            if (zl_conv(buf + ln[i].off, ln[i].n, &ci, &o, &ups)) {
-                strided = 1;
-                widens |= ci != o;
-                co = o;
-            }
-        }
-        if (l->n == 0) {
-            l->c0 = co;
-            l->reads0 = zl_reads(buf, ln, c, ln[c].end + 1);
-        }
-        l->strided &= strided;
+        const uint32_t *a = ln[c].pre, *b = ln[ln[c].end + 1].pre;
+        l->strided &= b[ZL_STRIDED] > a[ZL_STRIDED];
+        l->plain &= b[ZL_WIDENS] == a[ZL_WIDENS] && b[ZL_UPS] == a[ZL_UPS];
         l->blocks &= ln[c].end != c;
-        l->plain &= !widens && !ups;
         l->n = (uint64_t)ln[c].idx[1] + 1;
     }
-    return l->n >= 2 && l->n <= ZL_MAX_ENTRIES;
+    if (l->n < 2)
+        return 0;
+    size_t c = open + 1; /* the first entry: its last downsampling, what it first reads */
+    for (size_t i = ln[c].end + 1; l->strided && i-- > c && !l->c0;)
+        l->c0 = ln[i].c_out;
+    l->reads0 = zl_reads(buf, ln, c, ln[c].end + 1);
+    return 1;
 }
 
 /* Appends line i of the print to the copy (o, *w of cap bytes) and its number to mp[*wl]:
@@ -6148,7 +6154,7 @@ static void zl_put(char *o, size_t *w, size_t cap, uint32_t *mp, size_t *wl, con
     memcpy(o + *w, buf + ln[i].off + b, ln[i].n - b);
     *w += ln[i].n - b;
     o[(*w)++] = '\n';
-    mp[(*wl)++] = (uint32_t)i + 1;
+    mp[(*wl)++] = ln[i].lineno;
 }
 
 #define ZL_MAX_LISTS 8
@@ -6164,34 +6170,57 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
     size_t nl = 1;
     for (size_t i = 0; i < len; i++)
         nl += buf[i] == '\n';
-    struct zl_line *ln = malloc(nl * sizeof *ln);
-    size_t *stack = malloc(nl * sizeof *stack);
-    if (!ln || !stack) {
-        free(ln);
-        free(stack);
+    if (nl > ZL_MAX_LINES)
+        nl = ZL_MAX_LINES; /* blank lines are not kept: more than this many others, none */
+    struct zl_line *ln = malloc((nl + 1) * sizeof *ln);
+    uint32_t stack[EST_MAX_DEPTH];
+    if (!ln)
         return -1;
-    }
     size_t k = 0, depth = 0;
-    for (size_t pos = 0; pos < len; k++) {
+    uint32_t pre[3] = {0, 0, 0}, lineno = 0;
+    for (size_t pos = 0; pos < len;) {
         const char *s = buf + pos;
         const char *e = memchr(s, '\n', len - pos);
         size_t n = e ? (size_t)(e - s) : len - pos;
         pos += n + (e ? 1 : 0);
-        while (n && isspace((unsigned char)*s)) {
-            s++;
-            n--;
+        lineno++;
+        trim(&s, &n);
+        if (n == 0)
+            continue;
+        if (k == nl || n > EST_MAX_LINE) { /* past the lines looked at; a line refused */
+            free(ln);
+            return 0;
         }
-        while (n && isspace((unsigned char)s[n - 1]))
-            n--;
-        ln[k] = (struct zl_line){.off = (size_t)(s - buf), .n = n, .end = k, .idx = {-1, -1}};
-        zl_index(s, n, ln[k].idx, &ln[k].body);
-        if (n && s[n - 1] == '(')
-            stack[depth++] = k;
-        else if (n == 1 && s[0] == ')' && depth)
-            ln[stack[--depth]].end = k;
+        struct zl_line *L = &ln[k];
+        *L = (struct zl_line){.off = (uint32_t)(s - buf),
+                              .n = (uint32_t)n,
+                              .end = (uint32_t)k,
+                              .lineno = lineno,
+                              .idx = {-1, -1}};
+        memcpy(L->pre, pre, sizeof pre);
+        zl_index(s, n, L->idx, &L->body);
+        uint64_t ci = 0, co = 0;
+        int ups = 0;
+        if (zl_conv(s, n, &ci, &co, &ups)) {
+            L->c_out = co <= UINT32_MAX ? (uint32_t)co : 0;
+            pre[ZL_STRIDED]++;
+            pre[ZL_WIDENS] += ci != co;
+        }
+        pre[ZL_UPS] += (uint32_t)ups;
+        if (s[n - 1] == '(') {
+            if (depth == EST_MAX_DEPTH) { /* refused by the parser: nothing to zip */
+                free(ln);
+                return 0;
+            }
+            stack[depth++] = (uint32_t)k;
+        } else if (n == 1 && s[0] == ')' && depth) {
+            ln[stack[--depth]].end = (uint32_t)k;
+        }
+        k++;
     }
     nl = k;
-    free(stack);
+    ln[nl] = (struct zl_line){.end = (uint32_t)nl, .idx = {-1, -1}};
+    memcpy(ln[nl].pre, pre, sizeof pre);
     int rc = 0;
     /* the first block holding lists to zip */
     for (size_t p = 0; p < nl && !rc; p++) {

@@ -2654,10 +2654,11 @@ static void test_modtree_hf_cnn_padding(void **state)
     assert_int_equal(m.layers[3].out, 32 * 112 * 112); /* 'same': the pad is not called */
     assert_int_equal(m.layers[4].out, 32);             /* global */
     /* transformers' PoolFormer lists its patch embeddings, then its stages, and zips them
-     * in forward: read in call order (test_modtree_zipped_lists); where the downsamplings
-     * are bare convolutions, not patch embeddings, refused, where the stages had been read
-     * after every downsampling, silently small; two lists of which the second upsamples (a
-     * diffusers U-Net's down and up blocks) are no such pair */
+     * in forward: read in call order (test_modtree_zipped_lists), also with blank lines
+     * in the lists; a pair zipping leaves alone (more than 64 entries) is refused, where
+     * the stages had been read after every downsampling, silently small; two lists of
+     * which the second upsamples (a diffusers U-Net's down and up blocks) are no such
+     * pair */
     const char *zipped = "Net(\n"
                          "  (patch_embeddings): ModuleList(\n"
                          "    (0): Embed(\n"
@@ -2678,10 +2679,25 @@ static void test_modtree_hf_cnn_padding(void **state)
                          ")\n";
     if (parse_image_str(zipped, 64, &m, &err))
         fail_msg("%s", err.msg);
-    assert_int_equal(m.n, 4);
-    assert_int_equal(m.layers[1].out, 8 * 16 * 16); /* block[0] after patch_embeddings[0] */
-    assert_int_equal(m.layers[2].out, 16 * 8 * 8);
-    assert_int_equal(m.layers[3].out, 16 * 8 * 8);
+    for (int blank = 0; blank < 2; blank++) {
+        if (blank) { /* the same print with a blank line after every line */
+            static char spaced[2048];
+            size_t o = 0;
+            for (const char *q = zipped; *q && o + 2 < sizeof spaced; q++) {
+                spaced[o++] = *q;
+                if (*q == '\n')
+                    spaced[o++] = '\n';
+            }
+            spaced[o] = '\0';
+            assert_true(o + 2 < sizeof spaced);
+            if (parse_image_str(spaced, 64, &m, &err))
+                fail_msg("%s", err.msg);
+        }
+        assert_int_equal(m.n, 4);
+        assert_int_equal(m.layers[1].out, 8 * 16 * 16); /* block[0] after patch_embeddings[0] */
+        assert_int_equal(m.layers[2].out, 16 * 8 * 8);
+        assert_int_equal(m.layers[3].out, 16 * 8 * 8);
+    }
     /* more stages than zip_lists takes (65): refused as before */
     {
         static char big[65536];
