@@ -5970,12 +5970,13 @@ static int bare_attention_refuse(const char *file, size_t line, const char *c, s
  *
  * Some models keep their stages in parallel ModuleLists, printed one after the other,
  * that forward runs zipped: for i, patch_embeddings[i], then block[i] (and layer_norm[i]).
- * zip_lists finds, in a block, a list of N >= 2 entries each holding a strided
- * convolution, and the later lists beside it of as many entries that neither downsample
- * nor upsample and whose first entry reads the channels the first downsampling made, and
- * writes a copy of the print with their entries interleaved in call order in place of the
- * lists (the lists' own lines dropped, a repeated leaf `(0-3): 4 x Dropout(...)` written
- * once per entry), and the print's line number of each line of the copy. */
+ * zip_lists finds, in a block, a list of 2 to ZL_MAX_ENTRIES entries that are blocks each
+ * holding a strided convolution, and the lists right after it of as many entries that
+ * neither upsample nor downsample to other channels, one of whose first entries reads the
+ * channels the first downsampling made, and writes a copy of the print with their entries
+ * interleaved in call order in place of the lists (the lists' own lines and blank lines
+ * dropped, a repeated leaf `(0-3): 4 x Dropout(...)` written once per entry), and the
+ * print's line number of each line of the copy. */
 
 /* A line that is not blank, trimmed. pre: how many lines before it hold a convolution with
  * a stride above 1, one of those that changes the channels, and an upsampling (an entry's
@@ -5991,7 +5992,7 @@ struct zl_line {
 };
 
 /* Lines (not blank) a print may have for zip_lists to look at it: 2^18 (a daemon takes
- * summaries of 512 KiB), 10 MiB of line records at most. */
+ * summaries of 512 KiB), 11 MiB of line records at most. */
 #define ZL_MAX_LINES (1u << 18)
 enum { ZL_STRIDED, ZL_WIDENS, ZL_UPS };
 
@@ -6165,8 +6166,8 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
 {
     *out = NULL;
     *map = NULL;
-    if (!memmem(buf, len, "ModuleList(", 11))
-        return 0;
+    if (len > EST_MAX_INPUT || !memmem(buf, len, "ModuleList(", 11))
+        return 0; /* (offsets in 32 bits) */
     size_t nl = 1;
     for (size_t i = 0; i < len; i++)
         nl += buf[i] == '\n';
