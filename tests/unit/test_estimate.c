@@ -4611,6 +4611,16 @@ static void test_modtree_zipped_lists(void **state)
     assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 2 * 3136 * 49); /* local, 64 channels */
     assert_int_equal(kind_nth(&m, EST_K_ATTN, 1), 2 * 3136 * 49); /* global, sr 8 */
     assert_int_equal(kind_nth(&m, EST_K_ATTN, 2), 4 * 784 * 49);
+    /* PVT v1 in transformers' layout (written for the test, not a measured run): zipped
+     * lists, patch embeddings cut in a chain and keys reduced by strides 8, 4, 2 */
+    if (parse_into("tests/fuzz/corpus/summary_modtree/pvt_v1_hf_layout.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    {
+        static const uint64_t pvt[] = {2 * 3136 * 49, 4 * 784 * 49, 10 * 196 * 49, 16 * 49 * 49};
+        for (unsigned i = 0; i < 4; i++)
+            assert_int_equal(kind_nth(&m, EST_K_ATTN, i), pvt[i]);
+        assert_int_equal(m.positions_sr, 8);
+    }
     /* CrossViT's two branches both cut the image: still a vision transformer's tokens */
     if (parse_into("data/estimator/gpu-peaks-h200/crossvit_9_timm_b64.txt", 240, layers, &m, &err))
         fail_msg("%s", err.msg);
