@@ -3003,6 +3003,8 @@ struct mt_frame {
     int64_t sr;          /* such an attention block whose keys and values read its input
                             reduced by a convolution of this stride (first_leaf_reads) */
     int sr_keys;         /* and a linear layer of it named as their projection read so */
+    struct mt_shape sub; /* such an attention block whose queries a subsampling inside took
+                            every second position of (LeViT's): their positions (c 0: none) */
     int partitioned; /* such an attention block inside a block whose class says Partition
                         (MaxViT's window and grid attention): within EST_WINDOW^2 positions */
     int unfolded;    /* such an attention block inside a MobileViT block (mobilevit_block):
@@ -4135,6 +4137,23 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     struct mt_shape *nw = sp_newest(sp);
     if (pad_leaf(sp, c, cls_n, a, an))
         return 0;
+    int sub_ad = nw ? attention_frame(st, depth) : -1;
+    if (name_ends(c, cls_n, "Subsample") && (an == 0 || (an == 1 && a[0] == ')')) && sub_ad >= 0 &&
+        st[sub_ad].positions && st[sub_ad].has_x && !st[sub_ad].sub.c) {
+        /* LeViT's query subsampling (transformers' LevitSubsample, timm's Subsample: every
+         * second position of each side, stride 2 in every published LeViT, which the print
+         * does not show), a copy: the queries and the output projection run on it */
+        const struct mt_shape *x = frame_input(&st[sub_ad]);
+        uint64_t h = (x->h + 1) / 2, w = (x->w + 1) / 2;
+        *k = EST_K_POOL;
+        *out = sp_elems(x->c, h, w);
+        *params = 0;
+        if (!*out)
+            return carma_err_at(err, file, line, "too large a layer");
+        struct mt_shape *t = sp_push(sp, x->c, h, w, 0);
+        st[sub_ad].sub = *t;
+        return 0;
+    }
     if (name_is(c, cls_n, "SpaceToDepth") || name_is(c, cls_n, "PixelUnshuffle")) {
         /* each r x r neighbourhood into channels: C r^2 x H/r x W/r, a copy. timm's
          * SpaceToDepth prints no block size: the convolution after it reads C r^2 (on the
@@ -4389,7 +4408,9 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             struct mt_shape *in = nw;
             int unexplained = 0;
             if (in_f != nw->c)
-                in = in_attn ? &st[ad].x : sp_input(sp, m, st, depth, in_f, 1, 0, &unexplained);
+                in = !in_attn       ? sp_input(sp, m, st, depth, in_f, 1, 0, &unexplained)
+                     : st[ad].sub.c ? &st[ad].sub /* at the subsampled queries */
+                                    : &st[ad].x;
             if (in && !unexplained && !in->pooled && in->h * in->w > 1) {
                 if (in_attn && in == nw &&
                     (!st[ad].pos_min_hw || in->h * in->w < st[ad].pos_min_hw))
@@ -6873,6 +6894,12 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                         st[depth - 1].positions = 1;
                     if (pd > 0) /* and the partitioning block's (its MLP beside attn_layer) */
                         st[pd].positions = 1;
+                    if (depth > 2 && st[depth - 1].cls &&
+                        find(st[depth - 1].cls, st[depth - 1].cls_n, "Residual"))
+                        /* a residual wrapper of its own in a list of such (LeViT's
+                         * LevitResidualLayer, timm's Residual): the MLP is a sibling
+                         * wrapper's, the list's */
+                        st[depth - 2].positions = 1;
                 }
             }
             f->mha = f->mha_heads = name_is(c, cls_n, "MultiheadAttention");

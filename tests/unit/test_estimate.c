@@ -4545,6 +4545,44 @@ static void test_modtree_unfolded_attention(void **state)
         assert_int_not_equal(m.layers[i].kind, EST_K_ATTN);
 }
 
+/* LeViT (transformers' LevitForImageClassification): attention over a convolutional stem's
+ * 14 x 14 positions, each block and its MLP in residual wrappers of one list (the MLP per
+ * position too), and between stages an attention whose queries a subsampling (every second
+ * position, LevitSubsample()) takes from its input: its output, and the next stage, at 7 x 7
+ * then 4 x 4. Measured on the H200: 1.00 of its peak (was refused). */
+static void test_modtree_subsampled_queries(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("data/estimator/gpu-peaks-h200/hf_levit_128s_b64.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    static const struct {
+        uint64_t out;
+        unsigned n;
+    } attn[] = {{4 * 196 * 196, 4},
+                {4 * 196 * 49, 1},
+                {8 * 49 * 49, 4},
+                {8 * 49 * 16, 1},
+                {12 * 16 * 16, 4}};
+    unsigned at = 0;
+    for (size_t g = 0; g < sizeof attn / sizeof attn[0]; g++)
+        for (unsigned i = 0; i < attn[g].n; i++)
+            assert_int_equal(kind_nth(&m, EST_K_ATTN, at++), attn[g].out);
+    assert_int_equal(kind_nth(&m, EST_K_ATTN, at), 0);
+    size_t up = 0; /* the first MLP's linear_up, per position */
+    while (up < m.n && !(m.layers[up].kind == EST_K_LINEAR && m.layers[up].params == 128 * 256))
+        up++;
+    assert_true(up < m.n);
+    assert_int_equal(m.layers[up].out, 256 * 196);
+    size_t sub = 0; /* the first subsampling: the block input's 128 channels at 7 x 7 */
+    while (sub < m.n && m.layers[sub].kind != EST_K_POOL)
+        sub++;
+    assert_true(sub < m.n);
+    assert_int_equal(m.layers[sub].out, 128 * 49);
+    assert_int_equal(m.layers[sub + 1].out, 128 * 49); /* the queries */
+}
+
 /* Stages kept in parallel lists that forward zips (transformers' PoolFormer, SegFormer
  * before 4.4x: patch_embeddings[i], then block[i], then layer_norm[i]) are read in call
  * order, errors still naming the print's lines; a list of strided leaves beside a list of
@@ -7790,6 +7828,7 @@ int main(void)
         cmocka_unit_test(test_modtree_reduced_keys),
         cmocka_unit_test(test_modtree_unfolded_attention),
         cmocka_unit_test(test_modtree_zipped_lists),
+        cmocka_unit_test(test_modtree_subsampled_queries),
         cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
