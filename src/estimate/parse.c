@@ -4140,7 +4140,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     int sub_ad = nw ? attention_frame(st, depth) : -1;
     if (name_ends(c, cls_n, "Subsample") && (an == 0 || (an == 1 && a[0] == ')')) && sub_ad >= 0 &&
         st[sub_ad].positions && st[sub_ad].has_x && !st[sub_ad].sub.c) {
-        /* LeViT's query subsampling (transformers' LevitSubsample, timm's Subsample: every
+        /* LeViT's query subsampling (transformers' LevitSubsample, a class ending in Subsample: every
          * second position of each side, stride 2 in every published LeViT, which the print
          * does not show), a copy: the queries and the output projection run on it */
         const struct mt_shape *x = frame_input(&st[sub_ad]);
@@ -6897,7 +6897,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     if (depth > 2 && st[depth - 1].cls &&
                         find(st[depth - 1].cls, st[depth - 1].cls_n, "Residual"))
                         /* a residual wrapper of its own in a list of such (LeViT's
-                         * LevitResidualLayer, timm's Residual): the MLP is a sibling
+                         * LevitResidualLayer, any ...Residual... class): the MLP is a sibling
                          * wrapper's, the list's */
                         st[depth - 2].positions = 1;
                 }
