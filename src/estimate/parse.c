@@ -4140,8 +4140,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     int sub_ad = nw ? attention_frame(st, depth) : -1;
     if (name_ends(c, cls_n, "Subsample") && (an == 0 || (an == 1 && a[0] == ')')) && sub_ad >= 0 &&
         st[sub_ad].positions && st[sub_ad].has_x && !st[sub_ad].sub.c) {
-        /* LeViT's query subsampling (transformers' LevitSubsample, a class ending in Subsample: every
-         * second position of each side, stride 2 in every published LeViT, which the print
+        /* LeViT's query subsampling (transformers' LevitSubsample, a class ending in Subsample:
+         * every second position of each side, stride 2 in every published LeViT, which the print
          * does not show), a copy: the queries and the output projection run on it */
         const struct mt_shape *x = frame_input(&st[sub_ad]);
         uint64_t h = (x->h + 1) / 2, w = (x->w + 1) / 2;
