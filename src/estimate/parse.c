@@ -6333,13 +6333,15 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
     return rc;
 }
 
-/* Whether the print cuts patches twice in a chain: a convolution whose kernel is its
- * stride (> 1, no padding) reading the channels an earlier one made. A hierarchical
- * transformer's patch embeddings (PVT v1's, Twins'), where a vision transformer cuts the
- * image once (CrossViT's two branches both cut the image). */
+/* Whether the print cuts patches twice in a chain from its stem: its first convolution one
+ * whose kernel is its stride (> 1, no padding), a later such one reading the channels it
+ * made. A hierarchical transformer's patch embeddings (PVT v1's, Twins'), where
+ * a vision transformer cuts the image once (CrossViT's two branches both cut the image; a
+ * chain elsewhere, SAM's mask convolutions, does not count). */
 static int patches_chained(const char *buf, size_t len)
 {
     uint64_t made = 0;
+    int convs = 0;
     for (size_t pos = 0; pos < len;) {
         const char *s = buf + pos;
         const char *e = memchr(s, '\n', len - pos);
@@ -6351,13 +6353,24 @@ static int patches_chained(const char *buf, size_t len)
         int64_t pos2[2], ks[3];
         uint64_t patch;
         int nks;
-        if (!zl_leaf(s, n, &c, &cls_n, &a, &an) || !name_is(c, cls_n, "Conv2d") ||
-            arg_positional(a, an, pos2, 2) != 2 ||
-            patch_conv(a, an, (uint64_t)pos2[0], &patch, ks, &nks) != 1 || ks[0] < 2)
+        if (!zl_leaf(s, n, &c, &cls_n, &a, &an) || !name_is(c, cls_n, "Conv2d"))
             continue;
-        if (made && (uint64_t)pos2[0] == made)
-            return 1;
-        made = (uint64_t)pos2[1];
+        size_t skip;
+        double pp, pt;
+        if (profiler_stats(a, an, &skip, &pp, &pt)) { /* a leaf's statistics first */
+            a += skip;
+            an -= skip;
+        }
+        int cut = arg_positional(a, an, pos2, 2) == 2 &&
+                  patch_conv(a, an, (uint64_t)pos2[0], &patch, ks, &nks) == 1 && ks[0] >= 2;
+        if (convs++ == 0 && !cut)
+            return 0; /* a convolutional stem */
+        if (!cut)
+            continue;
+        if (!made) /* the stem's */
+            made = (uint64_t)pos2[1];
+        else if ((uint64_t)pos2[0] == made)
+            return 1; /* (other cuts, CrossViT's second branch, SAM's mask, are no chain) */
     }
     return 0;
 }
@@ -7487,7 +7500,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
     if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&
-        !fused && !m->window_line)
+        !fused && !m->window_line && !m->positions_line)
         m->no_position_line = m->attn_line;
     /* A vision tower beside a language model (LLaVA, Qwen-VL): the tower runs on each
      * image's patches (and its position table bounds them), the language model on the

@@ -4545,7 +4545,8 @@ static void test_modtree_unfolded_attention(void **state)
         assert_int_not_equal(m.layers[i].kind, EST_K_ATTN);
 }
 
-/* LeViT (transformers' LevitForImageClassification): attention over a convolutional stem's
+/* LeViT (transformers' LevitForImageClassification; the measured print is LeViT-128's shape
+ * under a 128S label): attention over a convolutional stem's
  * 14 x 14 positions, each block and its MLP in residual wrappers of one list (the MLP per
  * position too), and between stages an attention whose queries a subsampling (every second
  * position, LevitSubsample()) takes from its input: its output, and the next stage, at 7 x 7
@@ -4570,7 +4571,9 @@ static void test_modtree_subsampled_queries(void **state)
         for (unsigned i = 0; i < attn[g].n; i++)
             assert_int_equal(kind_nth(&m, EST_K_ATTN, at++), attn[g].out);
     assert_int_equal(kind_nth(&m, EST_K_ATTN, at), 0);
-    size_t up = 0; /* the first MLP's linear_up, per position */
+    size_t up = 0; /* the first MLP's linear_up (after the first attention), per position */
+    while (up < m.n && m.layers[up].kind != EST_K_ATTN)
+        up++;
     while (up < m.n && !(m.layers[up].kind == EST_K_LINEAR && m.layers[up].params == 128 * 256))
         up++;
     assert_true(up < m.n);
@@ -4685,6 +4688,27 @@ static void test_modtree_zipped_lists(void **state)
         0);
     assert_int_equal(m.positions_line, 0);
     assert_int_equal(m.tokens, 65);
+    /* a profiler's statistics before the arguments (ptflops) hide no chain */
+    assert_int_equal(parse_image_str(TWO_PATCHES("0.0 M, 0.000% Params, 0.0 GMac, 0.000% MACs, "
+                                                 "32, 64, kernel_size=(2, 2), stride=(2, 2)"),
+                                     64, &m, &err),
+                     0);
+    assert_int_equal(m.positions_hw, 16);
+    /* a chain that does not start at the stem (SAM's mask convolutions, after a vision
+     * transformer's patch embedding) is none */
+    parse_image_str("Net(\n"
+                    "  (pe1): Conv2d(3, 64, kernel_size=(16, 16), stride=(16, 16))\n"
+                    "  (block): Block(\n"
+                    "    (attn): Attention(\n"
+                    "      (qkv): Linear(in_features=64, out_features=192, bias=True)\n"
+                    "      (proj): Linear(in_features=64, out_features=64, bias=True)\n"
+                    "    )\n"
+                    "  )\n"
+                    "  (m1): Conv2d(1, 4, kernel_size=(2, 2), stride=(2, 2))\n"
+                    "  (m2): Conv2d(4, 64, kernel_size=(2, 2), stride=(2, 2))\n"
+                    ")\n",
+                    64, &m, &err);
+    assert_int_equal(m.positions_line, 0);
 #undef TWO_PATCHES
     /* Res2Net-50: its strided convs (3 x Conv2d(52, 52, stride 2)) stay one row of 3 */
     if (parse_into("data/estimator/gpu-peaks-h100/res2net50_b32.txt", 224, layers, &m, &err))
