@@ -279,6 +279,8 @@ struct est_model {
     uint32_t positions_unfold; /* over the tensor unfolded into patches of this side, each
                                   position over its place in every patch (MobileViT), 0:
                                   none */
+    size_t subsample_line;     /* the first query subsampling read at stride 2 (LeViT's
+                                  Subsample()), 0: none */
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
      * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,
@@ -652,11 +654,12 @@ struct est_result {
  * pooling printed without its window, a profiler's total that the print's layers do not
  * make, a mixture-of-experts router printed without sizes, mixture-of-experts blocks
  * counted without --experts-per-token, attention over the positions of a convolutional
- * tensor read as global, frozen parameters counted in 16 bits under
+ * tensor read as global, a query subsampling's stride assumed, frozen parameters counted
+ * in 16 bits under
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 20 /* more than est_notes can write: one each of 17 kinds */
+#define EST_NOTES 20 /* more than est_notes can write: one each of 18 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid

@@ -165,6 +165,13 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                                          "keeps fewer probabilities (the estimate is then high)",
                  EST_WINDOW_HEAD);
     }
+    if (m->subsample_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the query subsampling at line %zu, which prints no stride, is read as taking "
+                 "every second position of each side (LeViT's in every published size): its "
+                 "attention's queries and output, and the stages after it, at half the side; "
+                 "a larger stride keeps fewer positions (the estimate is then high)",
+                 m->subsample_line);
     if (m->bare_pool_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the pooling at line %zu prints no window (a class of its own, as "

@@ -4152,6 +4152,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
             return carma_err_at(err, file, line, "too large a layer");
         struct mt_shape *t = sp_push(sp, x->c, h, w, 0);
         st[sub_ad].sub = *t;
+        if (!m->subsample_line)
+            m->subsample_line = line;
         return 0;
     }
     if (name_is(c, cls_n, "SpaceToDepth") || name_is(c, cls_n, "PixelUnshuffle")) {
@@ -6432,6 +6434,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     m->positions_window = 0;
     m->positions_sr = 0;
     m->positions_unfold = 0;
+    m->subsample_line = 0;
     m->positions_keys = 0;
     m->profiler = 0;
     m->profiler_line = 0;

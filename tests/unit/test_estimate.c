@@ -4584,6 +4584,15 @@ static void test_modtree_subsampled_queries(void **state)
     assert_true(sub < m.n);
     assert_int_equal(m.layers[sub].out, 128 * 49);
     assert_int_equal(m.layers[sub + 1].out, 128 * 49); /* the queries */
+    assert_int_equal(m.subsample_line, 137);           /* noted: its stride is assumed */
+    struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
+    struct est_result nr = {0};
+    char notes[EST_NOTES][EST_NOTE_MAX];
+    size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
+    for (size_t i = 0; i < nn; i++)
+        found +=
+            strstr(notes[i], "the query subsampling at line 137, which prints no stride") != NULL;
+    assert_int_equal(found, 1);
 }
 
 /* Stages kept in parallel lists that forward zips (transformers' PoolFormer, SegFormer
