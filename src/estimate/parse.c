@@ -3309,15 +3309,9 @@ struct mt_peek {
 };
 
 /* The next line of *L into *p; 0 at the end of the print. */
-static int mt_peek_next(struct lines *L, struct mt_peek *p)
+/* Reads a trimmed line [s, s + n), n > 0, into *p. */
+static void mt_peek_line(const char *s, size_t n, struct mt_peek *p)
 {
-    const char *s;
-    size_t n;
-    do {
-        if (lines_next(L, &s, &n, NULL) != 1)
-            return 0;
-        trim(&s, &n);
-    } while (n == 0);
     memset(p, 0, sizeof *p);
     p->close = s[0] == ')';
     const char *rp = s[0] == '(' ? memchr(s, ')', n) : NULL;
@@ -3338,6 +3332,18 @@ static int mt_peek_next(struct lines *L, struct mt_peek *p)
         p->args_n = n - p->cls_n - 1;
         p->open = p->args_n == 0;
     }
+}
+
+static int mt_peek_next(struct lines *L, struct mt_peek *p)
+{
+    const char *s;
+    size_t n;
+    do {
+        if (lines_next(L, &s, &n, NULL) != 1)
+            return 0;
+        trim(&s, &n);
+    } while (n == 0);
+    mt_peek_line(s, n, p);
     return 1;
 }
 
@@ -3398,6 +3404,14 @@ static int later_sibling_makes(const struct mt_space *sp, int dc, int depth, uin
 static int mobilevit_block(const char *c, size_t n)
 {
     return name_is(c, n, "MobileVitBlock") || name_is(c, n, "MobileViTLayer");
+}
+
+/* Attention block f's projection read hw positions: keeps the fewest (mt_frame.pos_min_hw,
+ * its keys'). */
+static void fewest_positions(struct mt_frame *f, uint64_t hw)
+{
+    if (!f->pos_min_hw || hw < f->pos_min_hw)
+        f->pos_min_hw = hw;
 }
 
 /* The innermost block at or around st[depth] whose class is attention; -1: none. */
@@ -4402,8 +4416,7 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                     w /= (uint64_t)st[ad].sr;
                     for (int d = ad; d >= 0; d--) /* an attention block around it too */
                         st[d].sr_keys |= st[d].sr > 1;
-                    if (!st[ad].pos_min_hw || h * w < st[ad].pos_min_hw)
-                        st[ad].pos_min_hw = h * w;
+                    fewest_positions(&st[ad], h * w);
                 }
                 return linear_makes(sp, out, of, h, w, file, line, err);
             }
@@ -4414,9 +4427,8 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
                      : st[ad].sub.c ? &st[ad].sub /* at the subsampled queries */
                                     : &st[ad].x;
             if (in && !unexplained && !in->pooled && in->h * in->w > 1) {
-                if (in_attn && in == nw &&
-                    (!st[ad].pos_min_hw || in->h * in->w < st[ad].pos_min_hw))
-                    st[ad].pos_min_hw = in->h * in->w; /* a projection's positions */
+                if (in_attn && in == nw)
+                    fewest_positions(&st[ad], in->h * in->w);
                 return linear_makes(sp, out, of, in->h, in->w, file, line, err);
             }
         }
@@ -6057,45 +6069,26 @@ static int zl_index(const char *s, size_t n, int32_t idx[2], uint32_t *body)
     return 1;
 }
 
-/* A trimmed line's class and arguments, its name "(...): " skipped: 0 when it has no
- * parenthesis after its class. */
-static int zl_leaf(const char *s, size_t n, const char **c, size_t *cls_n, const char **a,
-                   size_t *an)
+/* A trimmed line (n > 0) read as mt_peek_next reads it: 0 when no class and parenthesis
+ * follow its name (none, or a name mt_peek_line does not take). */
+static int zl_leaf(const char *s, size_t n, struct mt_peek *p)
 {
-    if (n && s[0] == '(') {
-        const char *rp = memchr(s, ')', n);
-        if (!rp || (size_t)(rp - s) + 3 > n || rp[1] != ':')
-            return 0;
-        n -= (size_t)(rp + 2 - s);
-        s = rp + 2;
-        while (n && *s == ' ') {
-            s++;
-            n--;
-        }
-    }
-    const char *op = memchr(s, '(', n);
-    if (!op)
-        return 0;
-    *c = s;
-    *cls_n = (size_t)(op - s);
-    *a = op + 1;
-    *an = n - *cls_n - 1;
-    return 1;
+    mt_peek_line(s, n, p);
+    return p->has_paren && (p->named || p->s[0] != '(');
 }
 
 /* Whether the trimmed line is a convolution leaf with a stride above 1 (*c_in, *c_out its
  * channels); an upsampling sets *ups. */
 static int zl_conv(const char *s, size_t n, uint64_t *c_in, uint64_t *c_out, int *ups)
 {
-    const char *c, *a;
-    size_t cls_n, an;
-    if (!zl_leaf(s, n, &c, &cls_n, &a, &an))
+    struct mt_peek p;
+    if (!zl_leaf(s, n, &p))
         return 0;
-    if (find(c, cls_n, "Upsampl") || find(c, cls_n, "Transpose"))
+    if (find(p.s, p.cls_n, "Upsampl") || find(p.s, p.cls_n, "Transpose"))
         *ups = 1;
     int64_t pos[2], st2[2];
-    if (!find(c, cls_n, "Conv") || arg_positional(a, an, pos, 2) != 2 ||
-        dims2(a, an, "stride=", 1, st2) < 0)
+    if (!find(p.s, p.cls_n, "Conv") || arg_positional(p.args, p.args_n, pos, 2) != 2 ||
+        dims2(p.args, p.args_n, "stride=", 1, st2) < 0)
         return 0;
     *c_in = (uint64_t)pos[0];
     *c_out = (uint64_t)pos[1];
@@ -6107,17 +6100,16 @@ static int zl_conv(const char *s, size_t n, uint64_t *c_in, uint64_t *c_out, int
 static uint64_t zl_reads(const char *buf, const struct zl_line *ln, size_t i, size_t e)
 {
     for (; i < e; i++) {
-        const char *c, *a;
-        size_t cls_n, an;
-        if (!zl_leaf(buf + ln[i].off, ln[i].n, &c, &cls_n, &a, &an) || an == 0)
+        struct mt_peek p;
+        if (!zl_leaf(buf + ln[i].off, ln[i].n, &p) || p.open)
             continue;
-        int64_t v = arg_int(a, an, "in_features=");
+        int64_t v = arg_int(p.args, p.args_n, "in_features=");
         if (v > 0)
             return (uint64_t)v;
         int64_t pos[2];
-        int np = arg_positional(a, an, pos, 2);
-        if (np >= 1 && (find(c, cls_n, "Conv") || find(c, cls_n, "Norm")))
-            return (uint64_t)(find(c, cls_n, "GroupNorm") && np == 2 ? pos[1] : pos[0]);
+        int np = arg_positional(p.args, p.args_n, pos, 2);
+        if (np >= 1 && (find(p.s, p.cls_n, "Conv") || find(p.s, p.cls_n, "Norm")))
+            return (uint64_t)(find(p.s, p.cls_n, "GroupNorm") && np == 2 ? pos[1] : pos[0]);
     }
     return 0;
 }
@@ -6201,17 +6193,17 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
     if (!ln)
         return -1;
     size_t k = 0, depth = 0;
-    uint32_t pre[3] = {0, 0, 0}, lineno = 0;
-    for (size_t pos = 0; pos < len;) {
-        const char *s = buf + pos;
-        const char *e = memchr(s, '\n', len - pos);
-        size_t n = e ? (size_t)(e - s) : len - pos;
-        pos += n + (e ? 1 : 0);
-        lineno++;
+    uint32_t pre[3] = {0, 0, 0};
+    struct lines Ls;
+    lines_init(&Ls, buf, len, NULL);
+    const char *s;
+    size_t n;
+    int r;
+    while ((r = lines_next(&Ls, &s, &n, NULL)) == 1) {
         trim(&s, &n);
         if (n == 0)
             continue;
-        if (k == nl || n > EST_MAX_LINE) { /* past the lines looked at; a line refused */
+        if (k == nl) { /* past the lines looked at */
             free(ln);
             return 0;
         }
@@ -6219,7 +6211,7 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
         *L = (struct zl_line){.off = (uint32_t)(s - buf),
                               .n = (uint32_t)n,
                               .end = (uint32_t)k,
-                              .lineno = lineno,
+                              .lineno = (uint32_t)Ls.line,
                               .idx = {-1, -1}};
         memcpy(L->pre, pre, sizeof pre);
         zl_index(s, n, L->idx, &L->body);
@@ -6242,6 +6234,10 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
         }
         k++;
     }
+    if (r < 0) { /* a NUL byte, an over-long line: the parser refuses the print */
+        free(ln);
+        return 0;
+    }
     nl = k;
     ln[nl] = (struct zl_line){.end = (uint32_t)nl, .idx = {-1, -1}};
     memcpy(ln[nl].pre, pre, sizeof pre);
@@ -6255,10 +6251,10 @@ static int zip_lists(const char *buf, size_t len, char **out, size_t *outlen, ui
         struct zl_list lists[ZL_MAX_LISTS];
         unsigned nz = 0;
         for (size_t c = p + 1; c < ln[p].end; c = ln[c].end + 1) {
-            const char *s = buf + ln[c].off;
             struct zl_list *l = &lists[nz < ZL_MAX_LISTS ? nz : ZL_MAX_LISTS - 1];
             int is_list = nz < ZL_MAX_LISTS && ln[c].end != c &&
-                          find(s, ln[c].n, ": ModuleList(") && zl_list_read(buf, ln, c, l);
+                          find(buf + ln[c].off, ln[c].n, ": ModuleList(") &&
+                          zl_list_read(buf, ln, c, l);
             if (is_list && nz > 0 && l->n == lists[0].n && l->plain &&
                 (!l->reads0 || l->reads0 == lists[0].c0)) {
                 nz++;
@@ -6344,20 +6340,20 @@ static int patches_chained(const char *buf, size_t len)
 {
     uint64_t made = 0;
     int convs = 0;
-    for (size_t pos = 0; pos < len;) {
-        const char *s = buf + pos;
-        const char *e = memchr(s, '\n', len - pos);
-        size_t n = e ? (size_t)(e - s) : len - pos;
-        pos += n + (e ? 1 : 0);
+    struct lines L;
+    lines_init(&L, buf, len, NULL);
+    const char *s;
+    size_t n;
+    while (lines_next(&L, &s, &n, NULL) == 1) {
         trim(&s, &n);
-        const char *c, *a;
-        size_t cls_n, an;
+        struct mt_peek p;
+        if (n == 0 || !zl_leaf(s, n, &p) || !name_is(p.s, p.cls_n, "Conv2d"))
+            continue;
+        const char *a = p.args;
+        size_t an = p.args_n, skip;
         int64_t pos2[2], ks[3];
         uint64_t patch;
         int nks;
-        if (!zl_leaf(s, n, &c, &cls_n, &a, &an) || !name_is(c, cls_n, "Conv2d"))
-            continue;
-        size_t skip;
         double pp, pt;
         if (profiler_stats(a, an, &skip, &pp, &pt)) { /* a leaf's statistics first */
             a += skip;
