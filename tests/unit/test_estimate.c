@@ -1865,6 +1865,18 @@ static void test_modtree_cnn_rules(void **state)
     assert_non_null(strstr(err.msg, "t.txt:2: PatchMerging: windowed attention (Swin)"));
 }
 
+/* How many of the notes est_notes writes for m (batch 2, AdamW) hold text. */
+static size_t notes_with(const struct est_model *m, const char *text)
+{
+    struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
+    struct est_result nr = {0};
+    char notes[EST_NOTES][EST_NOTE_MAX];
+    size_t nn = est_notes(m, &no, &nr, notes), found = 0;
+    for (size_t i = 0; i < nn; i++)
+        found += strstr(notes[i], text) != NULL;
+    return found;
+}
+
 /* Layers of kind k in m, in order: the i-th one's output elements (0 past the last). */
 static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
 {
@@ -2475,15 +2487,7 @@ static void test_modtree_attention_over_positions(void **state)
     assert_int_equal(m.layers[m.n - 1].out, 10);            /* the head, pooled first */
     assert_true(est_layer_materialised(&m.layers[at], EST_ATTN_EAGER));
     assert_false(est_layer_materialised(&m.layers[at], EST_ATTN_SDPA));
-    {
-        struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
-        struct est_result nr = {0};
-        char notes[EST_NOTES][EST_NOTE_MAX];
-        size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
-        for (size_t i = 0; i < nn; i++)
-            found += strstr(notes[i], "attention (line 5) over the 196 positions") != NULL;
-        assert_int_equal(found, 1);
-    }
+    assert_int_equal(notes_with(&m, "attention (line 5) over the 196 positions"), 1);
     assert_int_equal(parse_image_str(POS_QKV("      (q): Linear(in_features=64, out_features=64, "
                                              "bias=True)\n"
                                              "      (pool): AvgPool2d(kernel_size=2, stride=2, "
@@ -4329,14 +4333,9 @@ static void test_modtree_reduced_keys(void **state)
         assert_int_equal(m.layers[at + 3].out, 512 * 3136); /* the MLP's fc1 */
         assert_int_equal(m.positions_sr, 8);
         assert_int_equal(m.positions_keys, 49);
-        struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
-        struct est_result nr = {0};
-        char notes[EST_NOTES][EST_NOTE_MAX];
-        size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
-        for (size_t i = 0; i < nn; i++)
-            found += strstr(notes[i], "reduced by a convolution of stride 8 (every position "
-                                      "attends to 49; later stages' strides as printed)") != NULL;
-        assert_int_equal(found, 1);
+        assert_int_equal(notes_with(&m, "reduced by a convolution of stride 8 (every position "
+                                        "attends to 49; later stages' strides as printed)"),
+                         1);
     }
     /* transformers' SegFormer (q_proj, k_proj, v_proj, o_proj, then sequence_reduction) */
     if (parse_into("data/estimator/gpu-peaks-h200/hf_segformer_b0_b64.txt", 224, layers, &m, &err))
@@ -4503,13 +4502,7 @@ static void test_modtree_unfolded_attention(void **state)
                !(m.layers[fc1].kind == EST_K_LINEAR && m.layers[fc1].out == 288 * 1024))
             fc1++;
         assert_true(fc1 < m.n);
-        struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
-        struct est_result nr = {0};
-        char notes[EST_NOTES][EST_NOTE_MAX];
-        size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
-        for (size_t i = 0; i < nn; i++)
-            found += strstr(notes[i], "read as MobileViT's over 2 x 2 patches") != NULL;
-        assert_int_equal(found, 1);
+        assert_int_equal(notes_with(&m, "read as MobileViT's over 2 x 2 patches"), 1);
     }
     /* at 200 x 200 the first stage is 25 x 25, interpolated to 26 x 26: 13 x 13 patches */
     if (parse_into(prints[0], 200, layers, &m, &err))
@@ -4585,14 +4578,8 @@ static void test_modtree_subsampled_queries(void **state)
     assert_int_equal(m.layers[sub].out, 128 * 49);
     assert_int_equal(m.layers[sub + 1].out, 128 * 49); /* the queries */
     assert_int_equal(m.subsample_line, 137);           /* noted: its stride is assumed */
-    struct est_opts no = {.batch = 2, .optimizer = EST_OPT_ADAMW};
-    struct est_result nr = {0};
-    char notes[EST_NOTES][EST_NOTE_MAX];
-    size_t nn = est_notes(&m, &no, &nr, notes), found = 0;
-    for (size_t i = 0; i < nn; i++)
-        found +=
-            strstr(notes[i], "the query subsampling at line 137, which prints no stride") != NULL;
-    assert_int_equal(found, 1);
+    assert_int_equal(notes_with(&m, "the query subsampling at line 137, which prints no stride"),
+                     1);
 }
 
 /* Stages kept in parallel lists that forward zips (transformers' PoolFormer, SegFormer
