@@ -281,6 +281,8 @@ struct est_model {
                                   none */
     size_t subsample_line;     /* the first query subsampling read at stride 2 (LeViT's
                                   Subsample()), 0: none */
+    size_t channels_line;      /* the first attention over channels (DaViT's
+                                  ChannelAttention), 0: none */
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
      * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,
@@ -659,7 +661,7 @@ struct est_result {
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 20 /* more than est_notes can write: one each of 18 kinds */
+#define EST_NOTES 20 /* more than est_notes can write: one each of 19 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid

@@ -135,7 +135,7 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
         if (m->positions_window)
             snprintf(how, sizeof how,
                      "within %u x %u partitions (MaxViT's windows and grid cells, Twins' local "
-                     "groups, at every size they were published in)",
+                     "groups, DaViT's windows, at every size they were published in)",
                      m->positions_window, m->positions_window);
         else if (m->positions_unfold)
             snprintf(how, sizeof how,
@@ -165,6 +165,13 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                                          "keeps fewer probabilities (the estimate is then high)",
                  EST_WINDOW_HEAD);
     }
+    if (m->channels_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "attention over channels (line %zu, a class that says ChannelAttention, as "
+                 "DaViT's): its linear layers run per position, and each head's channels attend "
+                 "to each other, heads of %d channels assumed (the print does not show them): "
+                 "heads x (C / heads)^2 probabilities a sample, a small part of one feature map",
+                 m->channels_line, EST_WINDOW_HEAD);
     if (m->subsample_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the query subsampling at line %zu, which prints no stride, is read as taking "

@@ -3005,10 +3005,13 @@ struct mt_frame {
     int sr_keys;         /* and a linear layer of it named as their projection read so */
     struct mt_shape sub; /* such an attention block whose queries a subsampling inside took
                             every second position of (LeViT's): their positions (c 0: none) */
-    int partitioned; /* such an attention block inside a block whose class says Partition
-                        (MaxViT's window and grid attention): within EST_WINDOW^2 positions */
+    int partitioned;     /* such an attention block inside a block whose class says Partition
+                            (MaxViT's window and grid attention), or that says LocallyGrouped
+                            or WindowAttention itself: within EST_WINDOW^2 positions */
     int unfolded;    /* such an attention block inside a MobileViT block (mobilevit_block):
                         over the tensor's MT_UNFOLD x MT_UNFOLD patches */
+    int channels;    /* such an attention block over channels, not positions (DaViT's
+                        ChannelAttention): heads x (C/heads)^2 probabilities a sample */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -6431,6 +6434,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     m->positions_sr = 0;
     m->positions_unfold = 0;
     m->subsample_line = 0;
+    m->channels_line = 0;
     m->positions_keys = 0;
     m->profiler = 0;
     m->profiler_line = 0;
@@ -6577,6 +6581,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 uint64_t heads = window_heads(frame_input(f)->c);
                 if (f->partitioned && kv > EST_WINDOW * EST_WINDOW)
                     kv = EST_WINDOW * EST_WINDOW; /* within its window or grid cell */
+                if (f->channels)                  /* each head's channels attend to each other */
+                    hw = kv = frame_input(f)->c / heads ? frame_input(f)->c / heads : 1;
                 if (f->unfolded) { /* over the patches, the tensor interpolated to whole ones */
                     kv = ((f->x.h + MT_UNFOLD - 1) / MT_UNFOLD) *
                          ((f->x.w + MT_UNFOLD - 1) / MT_UNFOLD);
@@ -6588,7 +6594,9 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     sample_probs_row(m, f, heads * hw * kv, 0, heads,
                                      f->sdpa ? EST_LF_FUSED : 0, attn_at) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-                if (!m->positions_line) {
+                if (f->channels && !m->channels_line)
+                    m->channels_line = f->line;
+                if (!f->channels && !m->positions_line) {
                     m->positions_line = f->line;
                     m->positions_hw = hw;
                     m->positions_window = f->partitioned ? EST_WINDOW : 0;
@@ -6884,16 +6892,21 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 for (int d = depth - 1; d >= 0 && d >= depth - 2 && pd < 0; d--)
                     if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
                         pd = d;
-                /* (Twins' LocallyGroupedAttn says so itself: 7 x 7 windows in every
-                 * published size) */
-                f->partitioned = pd >= 0 || find(c, cls_n, "LocallyGrouped");
+                /* (Twins' LocallyGroupedAttn says so itself, as does a WindowAttention
+                 * over a tensor that no patch merging made, DaViT's: 7 x 7 windows in
+                 * every published size; the padding to whole windows is not counted)
+                 * Attention over channels (DaViT's ChannelAttention) runs its linear
+                 * layers per position too. */
+                f->partitioned = pd >= 0 || find(c, cls_n, "LocallyGrouped") ||
+                                 find(c, cls_n, "WindowAttention");
                 for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
+                f->channels = find(c, cls_n, "ChannelAttention") != NULL;
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride */
                 int64_t sr = 1;
                 if (v && v->h * v->w > 1 && !v->pooled && first_leaf_reads(L, v->c, &sr) &&
-                    (f->partitioned || f->unfolded
+                    (f->partitioned || f->unfolded || f->channels
                          ? sr == 1
                          : v->h >= (uint64_t)sr && v->w >= (uint64_t)sr &&
                                v->h / (uint64_t)sr <= (m->image_h + 15) / 16 &&
@@ -6939,7 +6952,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                     "which parameters train, are not modelled; measure a "
                                     "run's peak and use 'carma submit --mem SIZE'");
             f->merging = find(c, cls_n, "PatchMerging") != NULL;
-            if ((f->merging || (f->attention && find(c, cls_n, "Window"))) &&
+            if ((f->merging || (f->attention && !f->partitioned && find(c, cls_n, "Window"))) &&
                 (!sp.grid || !sp.n))
                 return carma_err_at(err, file, L.line,
                                     "%.*s: windowed attention (Swin) runs over a grid of "
@@ -7499,7 +7512,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
     if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&
-        !fused && !m->window_line && !m->positions_line)
+        !fused && !m->window_line && !m->positions_line && !m->channels_line)
         m->no_position_line = m->attn_line;
     /* A vision tower beside a language model (LLaVA, Qwen-VL): the tower runs on each
      * image's patches (and its position table bounds them), the language model on the

@@ -4538,6 +4538,49 @@ static void test_modtree_unfolded_attention(void **state)
         assert_int_not_equal(m.layers[i].kind, EST_K_ATTN);
 }
 
+/* DaViT (timm): a convolutional stem, then pairs of blocks over its positions: windowed
+ * attention within 7 x 7 windows (WindowAttention, no patch merging: the stages' sizes come
+ * from the convolutions) and attention over channels (ChannelAttention: heads x (C/heads)^2
+ * probabilities a sample); the MLPs per position. Measured on the H200: 1.05 of its peak
+ * (both were refused). */
+static void test_modtree_channel_attention(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    if (parse_into("data/estimator/gpu-peaks-h200/davit_tiny_timm_b32.txt", 224, layers, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 28360168);
+    /* 96, 192, 384, 768 channels at 56, 28, 14, 7 (heads of 32), 1, 1, 3, 1 pairs */
+    static const struct {
+        uint64_t out;
+        unsigned n;
+    } attn[] = {{3 * 3136 * 49, 1}, {3 * 32 * 32, 1},  {6 * 784 * 49, 1}, {6 * 32 * 32, 1},
+                {12 * 196 * 49, 3}, {12 * 32 * 32, 3}, {24 * 49 * 49, 1}, {24 * 32 * 32, 1}};
+    unsigned seen[8] = {0};
+    for (size_t i = 0; i < m.n; i++) {
+        if (m.layers[i].kind != EST_K_ATTN)
+            continue;
+        size_t s = 0;
+        while (s < 8 && m.layers[i].out != attn[s].out)
+            s++;
+        assert_true(s < 8);
+        seen[s] += m.layers[i].count;
+    }
+    for (size_t s = 0; s < 8; s++)
+        assert_int_equal(seen[s], attn[s].n);
+    assert_int_equal(m.positions_window, 7);
+    assert_int_equal(m.positions_line, 17);
+    assert_int_equal(m.channels_line, 44);
+    size_t fc1 = 0; /* the first channel block's MLP, per position */
+    unsigned wide = 0;
+    for (; fc1 < m.n; fc1++)
+        wide += m.layers[fc1].kind == EST_K_LINEAR && m.layers[fc1].out == 384 * 3136;
+    assert_int_equal(wide, 2);
+    assert_int_equal(notes_with(&m, "attention over channels (line 44"), 1);
+    assert_int_equal(notes_with(&m, "DaViT's windows"), 1);
+}
+
 /* LeViT (transformers' LevitForImageClassification; the measured print is LeViT-128's shape
  * under a 128S label): attention over a convolutional stem's
  * 14 x 14 positions, each block and its MLP in residual wrappers of one list (the MLP per
@@ -7849,6 +7892,7 @@ int main(void)
         cmocka_unit_test(test_modtree_unfolded_attention),
         cmocka_unit_test(test_modtree_zipped_lists),
         cmocka_unit_test(test_modtree_subsampled_queries),
+        cmocka_unit_test(test_modtree_channel_attention),
         cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
