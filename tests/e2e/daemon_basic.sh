@@ -127,6 +127,14 @@ for p in $(cat "$T/fk.pids"); do
     wait_until 5 pid_gone "$p" || fail "process $p of the forking job survived"
 done
 
+step "a job that ends leaving processes behind (none outlives it)"
+lv=$(submit -- sh "$HELP/leaver.sh" "$T/lv.pids")
+wait_until 10 is_state "$lv" succeeded || fail "leaver did not succeed: $(state_of "$lv")"
+test -s "$T/lv.pids" || fail "leaver recorded no pids"
+for p in $(cat "$T/lv.pids"); do
+    wait_until 5 pid_gone "$p" || fail "process $p left by the ended job survived"
+done
+
 step "one carmad per state folder; a detached start reports its failure"
 # refused STATUS PATTERN CARMAD-ARGS...: carmad exits STATUS saying PATTERN on stderr.
 refused() {
