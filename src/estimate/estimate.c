@@ -136,6 +136,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->heads_src = EST_HEADS_SHOWN;
     l->keeps32 = 0;
     l->norm16 = 0;
+    l->keys = 0;
     l->count = count;
     l->rank = 0;
     l->moe = 0;
@@ -689,8 +690,8 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
         if (!l->out || !est_layer_materialised(l, o->attention))
             continue;
         double per = (double)l->out * (l->per_token ? seq : 1);
-        if (l->attn)
-            per *= seq; /* heads x seq scores per token, times seq tokens */
+        if (l->attn) /* heads x keys scores per token, times seq tokens */
+            per *= l->keys && l->keys < seq ? l->keys : seq;
         double bytes = est_alloc_round(batch * per * elem_bytes(l, o->precision));
         if (i >= first_trained)
             feat[(l->flags & EST_LF_PRODUCT) ? EST_K_NORM : l->kind] += cnt * bytes / MIB;

@@ -163,6 +163,9 @@ struct est_layer {
     uint8_t norm16;    /* a norm that autocast runs in its input's precision (est_type_norm16:
                           BatchNorm), 0: in fp32 (LayerNorm, GroupNorm, RMSNorm, a norm
                           whose class is not known) */
+    uint32_t keys;     /* an attention row (attn): the keys each query attends to when a
+                          window bounds them below the sequence (EST_SLIDE_KEYS: Longformer's
+                          sliding window), 0: every position of the sequence */
     uint32_t count;    /* repeats (HF "12 x BertLayer"), >= 1 */
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
@@ -283,6 +286,8 @@ struct est_model {
                                   Subsample()), 0: none */
     size_t channels_line;      /* the first attention over channels (DaViT's
                                   ChannelAttention), 0: none */
+    size_t slide_line;         /* the first attention read over a sliding window
+                                  (EST_SLIDE_KEYS), 0: none */
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
      * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,
@@ -661,7 +666,7 @@ struct est_result {
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 20 /* more than est_notes can write: one each of 19 kinds */
+#define EST_NOTES 21 /* more than est_notes can write: one each of 20 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid
@@ -670,6 +675,12 @@ struct est_result {
  * positions_line: CAFormer's, as CoAtNet's and MaxViT's). */
 #define EST_WINDOW 7
 #define EST_WINDOW_HEAD 32
+
+/* Attention over a sliding window of the sequence (an attention block with global
+ * projections, query_global/key_global/value_global: Longformer's, LED's), which a print
+ * does not size: attention_window 512 in every released checkpoint, each query over the
+ * 256 keys either side and itself. */
+#define EST_SLIDE_KEYS 513
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

@@ -165,6 +165,14 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                                          "keeps fewer probabilities (the estimate is then high)",
                  EST_WINDOW_HEAD);
     }
+    if (m->slide_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "attention beside global projections (line %zu: query_global, key_global, "
+                 "value_global, as Longformer's) is read over a sliding window: each token "
+                 "attends to %d keys (attention_window 512, every released Longformer's and "
+                 "LED's), which the print does not show; a wider window keeps more "
+                 "probabilities (the estimate is then low), and global tokens add theirs",
+                 m->slide_line, EST_SLIDE_KEYS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "attention over channels (line %zu, a class that says ChannelAttention, as "

@@ -3012,6 +3012,8 @@ struct mt_frame {
                         over the tensor's MT_UNFOLD x MT_UNFOLD patches */
     int channels;    /* such an attention block over channels, not positions (DaViT's
                         ChannelAttention): heads x (C/heads)^2 probabilities a sample */
+    int global_proj; /* a linear child named query_global, key_global or value_global: an
+                        attention block over a sliding window (EST_SLIDE_KEYS) */
     int strided;      /* a strided convolution inside */
     uint32_t pooled_x; /* the id of a direct child pooling's output of x (0: none) */
     int ups;          /* an upsampling inside (Upsample, a transposed convolution) */
@@ -5684,7 +5686,7 @@ static int moe_rows_same(const struct est_model *m, size_t a, size_t b, size_t n
         if (x->kind != y->kind || x->out != y->out || x->params != y->params ||
             x->frozen != y->frozen || x->flags != y->flags || x->rank != y->rank ||
             x->wbits != y->wbits || x->keeps != y->keeps || x->count != y->count ||
-            x->shares_input != y->shares_input)
+            x->shares_input != y->shares_input || x->keys != y->keys)
             return 0;
     }
     return 1;
@@ -6435,6 +6437,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     m->positions_unfold = 0;
     m->subsample_line = 0;
     m->channels_line = 0;
+    m->slide_line = 0;
     m->positions_keys = 0;
     m->profiler = 0;
     m->profiler_line = 0;
@@ -6648,6 +6651,11 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     m->layers[m->n - 1].flags |= EST_LF_TALKING;
                 if (grouped)
                     m->layers[m->n - 1].flags |= EST_LF_GROUPED;
+                if (f->global_proj) { /* local attention beside global projections */
+                    m->layers[m->n - 1].keys = EST_SLIDE_KEYS;
+                    if (!m->slide_line)
+                        m->slide_line = f->line;
+                }
                 for (size_t i = f->first; i + 1 < m->n; i++)
                     if (m->layers[i].kind == EST_K_DROPOUT)
                         m->layers[m->n - 1].flags |= EST_LF_ATTN_DROP;
@@ -7434,6 +7442,10 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             prev_out = out;
         if (pf && k == EST_K_LINEAR)
             pf->qkv |= qkv_role(nm, nn);
+        if (pf && k == EST_K_LINEAR &&
+            (name_is(nm, nn, "query_global") || name_is(nm, nn, "key_global") ||
+             name_is(nm, nn, "value_global")))
+            pf->global_proj = 1;
         if (pf && (!sp.n || sp.grid)) {
             if (k == EST_K_LINEAR && pf->ndlin++ < 2)
                 pf->dlin[pf->ndlin - 1] = m->n - 1;

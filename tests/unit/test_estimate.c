@@ -4581,6 +4581,52 @@ static void test_modtree_channel_attention(void **state)
     assert_int_equal(notes_with(&m, "DaViT's windows"), 1);
 }
 
+/* Longformer (transformers): attention blocks with global projections (query_global,
+ * key_global, value_global) run over a sliding window of 513 keys (attention_window 512),
+ * not the whole sequence. Measured on the H100 at batch 2, sequence 4096: 0.97 of its peak
+ * (bound 1.16), where every query over all 4096 keys gave 2.98. */
+static void test_modtree_sliding_window(void **state)
+{
+    (void)state;
+    struct est_model m, all;
+    struct carma_err err;
+    static struct est_layer copy[EST_MAX_LAYERS];
+    if (parse_file("data/estimator/gpu-peaks-h100/longformer_base_b2_s4096.txt", &m, &err))
+        fail_msg("%s", err.msg);
+    unsigned rows = 0;
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN) {
+            assert_int_equal(m.layers[i].keys, EST_SLIDE_KEYS);
+            rows += m.layers[i].count;
+        }
+    assert_int_equal(rows, 12);
+    assert_int_equal(m.slide_line, 14);
+    assert_int_equal(notes_with(&m, "read over a sliding window: each token attends to 513"), 1);
+    /* the same rows over every key */
+    all = m;
+    all.layers = copy;
+    memcpy(copy, m.layers, m.n * sizeof m.layers[0]);
+    for (size_t i = 0; i < all.n; i++)
+        copy[i].keys = 0;
+    struct est_opts o = {.batch = 2, .seq = 4096, .optimizer = EST_OPT_ADAMW};
+    struct est_result a, b;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&all, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_true(a.estimate_mib > 17000 && a.estimate_mib < 20000); /* measured 18688 */
+    assert_true(b.estimate_mib > 2.5 * a.estimate_mib);
+    /* a sequence within the window: every key, as before */
+    o.seq = 512;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
+    assert_int_equal(est_compute(&all, est_coef_default(), &o, &rwork, &b, &err), 0);
+    assert_float_equal(a.estimate_mib, b.estimate_mib, 1e-9);
+    /* BERT's attention (no global projections) attends to the whole sequence */
+    if (parse_file("tests/fuzz/corpus/summary_modtree/bert_base.txt", &m, &err))
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m.layers[i].keys, 0);
+    assert_int_equal(m.slide_line, 0);
+}
+
 /* LeViT (transformers' LevitForImageClassification; the measured print is LeViT-128's shape
  * under a 128S label): attention over a convolutional stem's
  * 14 x 14 positions, each block and its MLP in residual wrappers of one list (the MLP per
@@ -7893,6 +7939,7 @@ int main(void)
         cmocka_unit_test(test_modtree_zipped_lists),
         cmocka_unit_test(test_modtree_subsampled_queries),
         cmocka_unit_test(test_modtree_channel_attention),
+        cmocka_unit_test(test_modtree_sliding_window),
         cmocka_unit_test(test_autocast_batch_norm),
         cmocka_unit_test(test_modtree_convnext_prints),
         cmocka_unit_test(test_modtree_se_nested_and_grn),
