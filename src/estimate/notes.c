@@ -171,7 +171,8 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "value_global, as Longformer's) is read over a sliding window: each token "
                  "attends to %d keys (attention_window 512, every released Longformer's and "
                  "LED's), which the print does not show; a wider window keeps more "
-                 "probabilities (the estimate is then low), and global tokens add theirs",
+                 "probabilities (the estimate is then low), as do global tokens and a "
+                 "sequence padded to a multiple of the window (Longformer pads it)",
                  m->slide_line, EST_SLIDE_KEYS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,
