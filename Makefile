@@ -28,7 +28,7 @@ TEST_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
 # Library layers (DESIGN.md §2). Every .c in these folders goes into libcarma.a.
 LIB_DIRS   = src/util src/core src/estimate src/gpu src/sim src/report src/proto
 LIB_SRC    = $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
-DAEMON_SRC = $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c))
+DAEMON_SRC = $(filter-out src/daemon/main.c src/daemon/shepherd_main.c,$(wildcard src/daemon/*.c))
 CLI_SRC    = $(wildcard src/cli/*.c)
 TEST_SRC   = $(wildcard tests/unit/test_*.c)
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
@@ -61,7 +61,7 @@ deps:
 	  else echo "carma: missing Debian packages:$$missing (install them, or run make as root)" >&2; exit 1; fi; \
 	fi
 
-build: $(BIN)/carma $(BIN)/carmad $(FAKES)
+build: $(BIN)/carma $(BIN)/carmad $(BIN)/carma-shepherd $(FAKES)
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
@@ -89,6 +89,11 @@ $(BIN)/carma: $(CLI_OBJ) $(LIBCARMAD) $(LIBCARMA)
 $(BIN)/carmad: $(OBJ)/src/daemon/main.o $(LIBCARMAD) $(LIBCARMA)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBCARMAD) $(LIBCARMA) $(LDLIBS)
+
+# The job shepherd carmad spawns: the C library only (a small, quick exec).
+$(BIN)/carma-shepherd: $(OBJ)/src/daemon/shepherd_main.o $(LIBCARMAD) $(LIBCARMA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBCARMAD) $(LIBCARMA) -Wl,--as-needed
 
 # Fake vendor libraries for tests: tests/fake/NAME/*.c -> libNAME.so (+ the soname the
 # real library has, e.g. libnvidia-ml.so.1), built without sanitizers, loaded by dlopen.

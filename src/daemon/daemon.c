@@ -129,6 +129,7 @@ struct carmad {
     int statefd, jobsfd; /* STATE and STATE/jobs, checked at start (open_state) */
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
+    char shepherd_exe[PATH_MAX]; /* the carma-shepherd program */
     uid_t self_uid;
     struct carma_store *store;
     struct carma_gpu_backend gb;
@@ -1066,7 +1067,7 @@ static void launch_start(struct carmad *d, uint32_t i)
             .gid = dj->rec.gid, .user = p ? p->pw_name : dj->rec.user,
             .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
             .kill_grace_s = d->cfg.kill_grace_s};
-        pid = carma_shepherd_spawn(&sp, &err);
+        pid = carma_shepherd_spawn(d->shepherd_exe, &sp, &err);
         rc = pid < 0 ? (int)pid : 0;
     }
     free_strv(argv);
@@ -2829,6 +2830,36 @@ static int check_store_current(struct carmad *d, struct carma_err *err)
                          d->state_dir, high, d->state_dir);
 }
 
+/* The carma-shepherd program: --shepherd's (the option), else the one installed beside
+ * the running executable; it must be an executable file. */
+static int find_shepherd(struct carmad *d, struct carma_err *err)
+{
+    if (d->o.shepherd) {
+        if (strlen(d->o.shepherd) >= sizeof d->shepherd_exe)
+            return carma_err_set(err, -ENAMETOOLONG, "the shepherd's path is too long");
+        snprintf(d->shepherd_exe, sizeof d->shepherd_exe, "%s", d->o.shepherd);
+    } else {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0)
+            return carma_err_set(err, -errno, "/proc/self/exe: %s", strerror(errno));
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        if ((size_t)snprintf(d->shepherd_exe, sizeof d->shepherd_exe, "%s/carma-shepherd", self) >=
+            sizeof d->shepherd_exe)
+            return carma_err_set(err, -ENAMETOOLONG, "the shepherd's path is too long");
+    }
+    struct stat st;
+    if (stat(d->shepherd_exe, &st) < 0 || !S_ISREG(st.st_mode) || access(d->shepherd_exe, X_OK))
+        return carma_err_set(err, -ENOENT,
+                             "%s: no executable carma-shepherd there (carmad starts every job "
+                             "through it; it is built and installed beside carmad)",
+                             d->shepherd_exe);
+    return 0;
+}
+
 int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_err *err)
 {
     *out = NULL;
@@ -2847,6 +2878,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         goto fail;
     if (o->max_attempts)
         d->cfg.max_attempts = o->max_attempts;
+    if ((rc = find_shepherd(d, err)))
+        goto fail;
     const char *pname = o->policy ? o->policy : d->cfg.policy;
     if (!(d->policy = carma_policy_find(pname))) {
         rc = carma_err_set(err, -EINVAL, "--policy %s: unknown policy", pname);

@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,7 +214,7 @@ static int open_log(const struct carma_shepherd_spec *sp, const char *name)
 static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int go_r)
 {
     setsid();
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
     prctl(PR_SET_NAME, "carma-shepherd");
     sigset_t set;
     sigemptyset(&set);
@@ -311,9 +312,12 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
         pid_t p;
         while ((p = waitpid(-1, &st, WNOHANG)) > 0)
             ;
-        if (p < 0 && errno == ECHILD)
+        int none = p < 0 && errno == ECHILD;
+        if (none && subreaper)
             break;
-        kill_tree(SIGKILL);
+        /* (not a subreaper: orphans went to init, found only by the scan) */
+        if (kill_tree(SIGKILL) == 0 && none)
+            break;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -328,43 +332,92 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     _exit(0);
 }
 
-pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_err *err)
+/* The helper's command line (carma_shepherd_main parses it; internal, but parsed strictly):
+ *   carma-shepherd --carma-shepherd-v1 DIR CWD UID GID USER SWITCH GRACE_MS NENV
+ *                  ENV... ARGV...
+ * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read). The job's
+ * environment travels as arguments, never as the helper's own: it runs as carmad's user
+ * (root), and a user's LD_PRELOAD must not reach its dynamic loader. */
+#define SHEPHERD_MAGIC "--carma-shepherd-v1"
+enum { SH_FIXED = 10 }; /* argv[0..9]: the path, the magic, DIR ... NENV */
+
+/* fd moved to a descriptor >= 5 (close-on-exec), so the spawn's dup2 onto 3 and 4
+ * cannot clobber it; -1 on failure (fd closed). */
+static int fd_above_4(int fd)
 {
-    int ready[2], go[2];
-    if (pipe2(ready, O_CLOEXEC) < 0)
-        return carma_err_set(err, -errno, "pipe: %s", strerror(errno));
-    if (pipe2(go, O_CLOEXEC) < 0) {
-        int e = errno;
-        close(ready[0]);
-        close(ready[1]);
-        return carma_err_set(err, -e, "pipe: %s", strerror(e));
+    if (fd > 4)
+        return fd;
+    int n = fcntl(fd, F_DUPFD_CLOEXEC, 5);
+    close(fd);
+    return n;
+}
+
+pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp,
+                           struct carma_err *err)
+{
+    size_t nenv = 0, nargv = 0;
+    while (sp->envp[nenv])
+        nenv++;
+    while (sp->argv[nargv])
+        nargv++;
+    if (nargv == 0)
+        return carma_err_set(err, -EINVAL, "a job with no command");
+    char uid[24], gid[24], grace[24], ne[24];
+    snprintf(uid, sizeof uid, "%u", (unsigned)sp->uid);
+    snprintf(gid, sizeof gid, "%u", (unsigned)sp->gid);
+    long ms = sp->kill_grace_s > 0 ? (long)(sp->kill_grace_s * 1000.0 + 0.5) : 0;
+    snprintf(grace, sizeof grace, "%ld", ms);
+    snprintf(ne, sizeof ne, "%zu", nenv);
+    char **av = calloc(SH_FIXED + nenv + nargv + 1, sizeof *av);
+    if (!av)
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    const char *fixed[SH_FIXED] = {exe,      SHEPHERD_MAGIC,
+                                   sp->dir,  sp->cwd,
+                                   uid,      gid,
+                                   sp->user, sp->switch_user ? "1" : "0",
+                                   grace,    ne};
+    memcpy(av, fixed, sizeof fixed);
+    memcpy(av + SH_FIXED, sp->envp, nenv * sizeof *av);
+    memcpy(av + SH_FIXED + nenv, sp->argv, nargv * sizeof *av);
+
+    int ready[2] = {-1, -1}, go[2] = {-1, -1}, rc = 0;
+    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+        rc = carma_err_set(err, -errno, "pipe: %s", strerror(errno));
+        goto out;
     }
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* Child: nothing of carmad's may leak into the job (sockets, the store,
-         * epoll): close every descriptor but the two handshake ends. */
-        unsigned a = (unsigned)ready[1], b = (unsigned)go[0];
-        if (a > b) {
-            unsigned t = a;
-            a = b;
-            b = t;
-        }
-        if (a > 3)
-            syscall(SYS_close_range, 3u, a - 1, 0u);
-        if (b > a + 1)
-            syscall(SYS_close_range, a + 1, b - 1, 0u);
-        syscall(SYS_close_range, b + 1, ~0u, 0u);
-        shepherd_main(sp, ready[1], go[0]);
-        _exit(125);
+    if ((ready[1] = fd_above_4(ready[1])) < 0 || (go[0] = fd_above_4(go[0])) < 0) {
+        rc = carma_err_set(err, -errno, "fcntl: %s", strerror(errno));
+        goto out;
     }
-    int e = errno;
+    /* posix_spawn (vfork semantics): carmad's pages are neither copied nor marked
+     * copy-on-write, which a fork of it, kept alive for the job's life, made carmad pay
+     * for at every later write (tens of microseconds a page on a virtual machine). */
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawn_file_actions_adddup2(&fa, ready[1], 3);
+    posix_spawn_file_actions_adddup2(&fa, go[0], 4);
+    /* nothing of carmad's may leak into the job (sockets, the store, epoll) */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 5);
+    char *const no_env[] = {NULL};
+    pid_t pid;
+    int e = posix_spawn(&pid, exe, &fa, &at, av, no_env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    if (e) {
+        rc = carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
+        goto out;
+    }
     close(ready[1]);
     close(go[0]);
-    if (pid < 0) {
-        close(ready[0]);
-        close(go[1]);
-        return carma_err_set(err, -e, "fork: %s", strerror(e));
-    }
+    ready[1] = go[0] = -1;
     char c = 0;
     ssize_t r;
     while ((r = read(ready[0], &c, 1)) < 0 && errno == EINTR)
@@ -372,13 +425,66 @@ pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_er
     int ok = r == 1 && c == 'r';
     if (ok)
         ok = write(go[1], "g", 1) == 1;
-    close(ready[0]);
-    close(go[1]);
     if (!ok) {
         kill(pid, SIGKILL);
-        return carma_err_set(err, -ECHILD, "the shepherd did not start");
+        rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
+        goto out;
     }
-    return pid;
+    rc = pid;
+out:
+    for (int k = 0; k < 2; k++) {
+        if (ready[k] >= 0)
+            close(ready[k]);
+        if (go[k] >= 0)
+            close(go[k]);
+    }
+    free(av);
+    return rc;
+}
+
+/* A decimal in [0, max], all of s; -1 when not. */
+static long long parse_dec(const char *s, long long max)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return errno || *end || v > max ? -1 : v;
+}
+
+int carma_shepherd_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], SHEPHERD_MAGIC) != 0) {
+        fprintf(stderr, "carma-shepherd: started by carmad for each job attempt, not by hand\n");
+        return 2;
+    }
+    long long uid = argc > SH_FIXED ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
+    long long gid = argc > SH_FIXED ? parse_dec(argv[5], UINT32_MAX - 1) : -1;
+    long long sw = argc > SH_FIXED ? parse_dec(argv[7], 1) : -1;
+    long long grace = argc > SH_FIXED ? parse_dec(argv[8], 86400000) : -1;
+    long long nenv = argc > SH_FIXED ? parse_dec(argv[9], argc - SH_FIXED - 1) : -1;
+    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || !argv[2][0] || !argv[3][0] ||
+        !argv[6][0] || SH_FIXED + nenv >= argc) {
+        fprintf(stderr, "carma-shepherd: malformed command line from carmad\n");
+        return 2;
+    }
+    char **envp = calloc((size_t)nenv + 1, sizeof *envp);
+    if (!envp)
+        return 125;
+    for (long long i = 0; i < nenv; i++)
+        envp[i] = argv[SH_FIXED + i];
+    struct carma_shepherd_spec sp = {.dir = argv[2],
+                                     .cwd = argv[3],
+                                     .uid = (uid_t)uid,
+                                     .gid = (gid_t)gid,
+                                     .user = argv[6],
+                                     .switch_user = (int)sw,
+                                     .kill_grace_s = (double)grace / 1000.0,
+                                     .envp = envp,
+                                     .argv = argv + SH_FIXED + nenv};
+    shepherd_main(&sp, 3, 4); /* never returns */
+    return 125;
 }
 
 static int read_small(const char *dir, const char *name, char *buf, size_t cap)

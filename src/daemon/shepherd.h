@@ -1,4 +1,6 @@
-/* The shepherd: one small process per job attempt, forked by carmad. It leaves
+/* The shepherd: one small process per job attempt, the carma-shepherd helper that
+ * carmad spawns (posix_spawn: carmad's memory is never shared copy-on-write with a
+ * process that lives as long as the job). It leaves
  * carmad's session (setsid), becomes a child subreaper, records itself in the
  * attempt folder, starts the job (argv exec'd directly, its own process group,
  * the given environment and working directory, stdout/stderr to files, the
@@ -30,9 +32,14 @@ struct carma_shepherd_spec {
     double kill_grace_s;          /* SIGTERM -> SIGKILL on cancel */
 };
 
-/* Forks a shepherd for spec. Returns its pid in the parent, or a negative errno.
- * The child never returns. */
-pid_t carma_shepherd_spawn(const struct carma_shepherd_spec *sp, struct carma_err *err);
+/* Spawns the shepherd program exe (carma-shepherd) for spec and waits for it to record
+ * itself in sp->dir. Returns its pid, or a negative errno with err set. */
+pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp,
+                           struct carma_err *err);
+
+/* The shepherd program's main: argv as carma_shepherd_spawn gives it (anything else is
+ * refused with status 2); never returns once it has started. */
+int carma_shepherd_main(int argc, char **argv);
 
 /* Process start time (clock ticks since boot, /proc/PID/stat field 22), or 0 when
  * the process does not exist. Identifies a pid across pid reuse. */

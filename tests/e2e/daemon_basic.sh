@@ -23,6 +23,22 @@ grep -q "leaves out A.B (not a variable name)" "$T/env.err" && grep -q "leaves o
 grep -q BASH_FUNC "$T/env.err" && fail "an exported function was named: $(cat "$T/env.err")"
 "$CARMA" wait "$id" >/dev/null && "$CARMA" logs "$id" | grep -qx "MARK=1" || fail "env job: $(state_of "$id")"
 
+step "the shepherd: a program of its own, the job's environment never its own"
+id=$(MARK=shepherd-env "$CARMA" submit -- sh -c 'echo "$$" > "$0"; sleep 30' "$T/envjob.pid")
+wait_until 10 test -s "$T/envjob.pid" || fail "env job did not start"
+sf=$(ls "$T"/state/jobs/"$id"/1/shepherd) || fail "no shepherd file"
+sp=$(cut -d' ' -f1 "$sf")
+[ "$(cat /proc/"$sp"/comm)" = carma-shepherd ] || fail "shepherd $sp is $(cat /proc/"$sp"/comm)"
+tr '\0' '\n' < /proc/"$sp"/environ | grep -q MARK && fail "the job's environment reached its shepherd"
+tr '\0' '\n' < /proc/"$(cat "$T/envjob.pid")"/environ | grep -qx MARK=shepherd-env ||
+    fail "the job lacks its environment"
+"$CARMA" cancel "$id" || fail "cancel refused"
+wait_until 10 is_state "$id" cancelled || fail "env job not cancelled: $(state_of "$id")"
+_rc=0; "$CARMA_BIN/carma-shepherd" 2>"$T/sh.err" || _rc=$?
+[ "$_rc" = 2 ] && grep -q "started by carmad" "$T/sh.err" || fail "carma-shepherd by hand: $_rc $(cat "$T/sh.err")"
+_rc=0; "$CARMA_BIN/carma-shepherd" --carma-shepherd-v1 "$T" / x 0 root 0 0 0 true 2>"$T/sh.err" || _rc=$?
+[ "$_rc" = 2 ] && grep -q "malformed" "$T/sh.err" || fail "malformed shepherd line: $_rc $(cat "$T/sh.err")"
+
 step "TensorFlow and JAX are told to grow, unless the job says otherwise"
 # carmad adds TF_FORCE_GPU_ALLOW_GROWTH=true and XLA_PYTHON_CLIENT_PREALLOCATE=false
 # where the job's environment has neither; a job's own values stay
@@ -144,6 +160,11 @@ refused() {
     [ "$_rc" = "$_want" ] && grep -q -- "$_pat" "$T/start.err" ||
         fail "carmad $*: exit $_rc (want $_want), $(cat "$T/start.err")"
 }
+mkdir -p "$T/lone" && cp "$CARMAD" "$T/lone/carmad"
+_rc=0; "$T/lone/carmad" --foreground --state "$T/st4" --socket "$T/lone.sock" \
+    --gpus sim:1xa100-40gb 2>"$T/start.err" || _rc=$?
+[ "$_rc" = 1 ] && grep -q "no executable carma-shepherd there" "$T/start.err" ||
+    fail "carmad without its shepherd: exit $_rc, $(cat "$T/start.err")"
 refused 1 "in use by another carmad (pid $DPID)" --foreground --state "$T/state" \
     --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
 refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock" \
