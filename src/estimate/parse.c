@@ -3477,6 +3477,37 @@ static int first_leaf_reads(struct lines L, uint64_t c, int64_t *sr)
     return 0;
 }
 
+/* Whether the block being read (a class that says ChannelAttention) is DaViT's attention
+ * over channels: its first leaf a linear layer from the c channels it reads to 3c (its
+ * query, key and value), and no gate or pooling in it (CBAM's and squeeze-excitation's
+ * "channel attention" pools the tensor and gates its channels with a Sigmoid). Reads at
+ * most 256 lines ahead. */
+static int channel_attention_qkv(struct lines L, uint64_t c)
+{
+    struct mt_peek p;
+    int first = -1; /* the first leaf is such a linear layer: 1, 0; not seen yet: -1 */
+    for (unsigned k = 0, nest = 0; k < 256 && mt_peek_next(&L, &p); k++) {
+        if (p.close) {
+            if (nest-- == 0)
+                return first == 1;
+            continue;
+        }
+        if (!p.has_paren)
+            continue;
+        if (p.open) {
+            nest++;
+            continue;
+        }
+        if (find(p.s, p.cls_n, "Sigmoid") || find(p.s, p.cls_n, "Pool"))
+            return 0;
+        if (first < 0)
+            first = find(p.s, p.cls_n, "Linear") &&
+                    arg_int(p.args, p.args_n, "in_features=") == (int64_t)c &&
+                    arg_int(p.args, p.args_n, "out_features=") == 3 * (int64_t)c;
+    }
+    return 0;
+}
+
 /* Whether the rest of the numbered block being read, after its first child (a
  * convolution reading c of its input's xc channels), is convolutions alone whose inputs
  * make up the other xc - c: the block splits its input by channels among them
@@ -6595,7 +6626,10 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 }
                 if (hw > (1u << 20) || kv > (1u << 20) || heads > EST_MAX_ELEMS / (hw * kv) ||
                     sample_probs_row(m, f, heads * hw * kv, 0, heads,
-                                     f->sdpa ? EST_LF_FUSED : 0, attn_at) < 0)
+                                     f->channels ? EST_LF_SCORES /* its softmax in Python */
+                                     : f->sdpa   ? EST_LF_FUSED
+                                                 : 0,
+                                     attn_at) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
                 if (f->channels && !m->channels_line)
                     m->channels_line = f->line;
@@ -6900,16 +6934,18 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 for (int d = depth - 1; d >= 0 && d >= depth - 2 && pd < 0; d--)
                     if (st[d].cls && find(st[d].cls, st[d].cls_n, "Partition"))
                         pd = d;
-                /* (Twins' LocallyGroupedAttn says so itself, as does a WindowAttention
-                 * over a tensor that no patch merging made, DaViT's: 7 x 7 windows in
-                 * every published size; the padding to whole windows is not counted)
-                 * Attention over channels (DaViT's ChannelAttention) runs its linear
-                 * layers per position too. */
+                /* (Twins' LocallyGroupedAttn says so itself, as does timm's
+                 * WindowAttention over a tensor that no patch merging made, DaViT's: 7 x 7
+                 * windows in timm's every size; the padding to whole windows is not
+                 * counted. Other classes so named keep other windows, Florence-2's 12:
+                 * refused) DaViT's attention over channels (channel_attention_qkv) runs
+                 * its linear layers per position too. */
                 f->partitioned = pd >= 0 || find(c, cls_n, "LocallyGrouped") ||
-                                 find(c, cls_n, "WindowAttention");
+                                 name_is(c, cls_n, "WindowAttention");
                 for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
-                f->channels = find(c, cls_n, "ChannelAttention") != NULL;
+                f->channels =
+                    v && find(c, cls_n, "ChannelAttention") && channel_attention_qkv(L, v->c);
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride */
                 int64_t sr = 1;
@@ -6960,7 +6996,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                     "which parameters train, are not modelled; measure a "
                                     "run's peak and use 'carma submit --mem SIZE'");
             f->merging = find(c, cls_n, "PatchMerging") != NULL;
-            if ((f->merging || (f->attention && !f->partitioned && find(c, cls_n, "Window"))) &&
+            if ((f->merging || (f->attention && !f->positions && find(c, cls_n, "Window"))) &&
                 (!sp.grid || !sp.n))
                 return carma_err_at(err, file, L.line,
                                     "%.*s: windowed attention (Swin) runs over a grid of "

@@ -4541,7 +4541,7 @@ static void test_modtree_unfolded_attention(void **state)
 /* DaViT (timm): a convolutional stem, then pairs of blocks over its positions: windowed
  * attention within 7 x 7 windows (WindowAttention, no patch merging: the stages' sizes come
  * from the convolutions) and attention over channels (ChannelAttention: heads x (C/heads)^2
- * probabilities a sample); the MLPs per position. Measured on the H200: 1.05 of its peak
+ * probabilities a sample); the MLPs per position. Measured on the H200: 1.01 of its peak
  * (both were refused). */
 static void test_modtree_channel_attention(void **state)
 {
@@ -4579,6 +4579,62 @@ static void test_modtree_channel_attention(void **state)
     assert_int_equal(wide, 2);
     assert_int_equal(notes_with(&m, "attention over channels (line 44"), 1);
     assert_int_equal(notes_with(&m, "DaViT's windows"), 1);
+    /* the channels' softmax runs in Python: counted under --attention sdpa too */
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN && m.layers[i].out % (32 * 32) == 0 &&
+            m.layers[i].out / (32 * 32) <= 24)
+            assert_true(m.layers[i].flags & EST_LF_SCORES);
+    /* a channel gate named so (CBAM's: a pooled MLP and a Sigmoid) is no attention over
+     * channels, with a first linear layer to 3C or not: refused as before */
+    static const char *const gates[] = {"Linear(in_features=64, out_features=4, bias=True)",
+                                        "Linear(in_features=64, out_features=192, bias=True)"};
+    for (size_t g = 0; g < 2; g++) {
+        char cbam[1024];
+        snprintf(cbam, sizeof cbam,
+                 "Net(\n"
+                 "  (stem): Conv2d(3, 64, kernel_size=(7, 7), stride=(4, 4), padding=(3, 3))\n"
+                 "  (ca): ChannelAttention(\n"
+                 "    (fc1): %s\n"
+                 "    (act): ReLU()\n"
+                 "    (fc2): Linear(in_features=%d, out_features=64, bias=True)\n"
+                 "    (gate): Sigmoid()\n"
+                 "  )\n"
+                 "  (head): Linear(in_features=64, out_features=10, bias=True)\n"
+                 ")\n",
+                 gates[g], g ? 192 : 4);
+        assert_int_equal(parse_image_str(cbam, 224, &m, &err), -EINVAL);
+        assert_int_equal(m.channels_line, 0);
+    }
+    /* another library's window attention (Florence-2's DaViT: windows of 12) and GCViT's
+     * global-query windows keep Swin's refusal */
+    char *buf;
+    size_t len;
+    int rc;
+    const char *toy = "tests/fuzz/corpus/summary_modtree/davit_window_channel_toy.txt";
+    assert_int_equal(carma_file_read(toy, EST_MAX_INPUT, &buf, &len, &err), 0);
+    char *at = strstr(buf, "(attn): WindowAttention(");
+    assert_non_null(at);
+    static char renamed[16384];
+    assert_true(len + 32 < sizeof renamed);
+    snprintf(renamed, sizeof renamed, "%.*s(attn): Florence2VisionWindowAttention(%s",
+             (int)(at - buf), buf, at + strlen("(attn): WindowAttention("));
+    free(buf);
+    assert_int_equal(parse_image_str(renamed, 224, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "windowed attention (Swin)"));
+    /* DaViT's class whose projections do not read the tensor: Swin's refusal too */
+    assert_int_equal(carma_file_read(toy, EST_MAX_INPUT, &buf, &len, &err), 0);
+    at = strstr(buf, "in_features=96, out_features=288"); /* the first WindowAttention's */
+    assert_non_null(at);
+    memcpy(at, "in_features=48", strlen("in_features=48"));
+    rc = parse_image_str(buf, 224, &m, &err);
+    free(buf);
+    assert_int_equal(rc, -EINVAL);
+    if (!strstr(err.msg, "17: WindowAttention: windowed attention (Swin)"))
+        fail_msg("%s", err.msg);
+    if (parse_into("data/estimator/gpu-peaks-h200/gcvit_xxtiny_timm_b32.txt", 224, layers, &m,
+                   &err) != -EINVAL)
+        fail_msg("GCViT read");
+    assert_non_null(strstr(err.msg, "WindowAttentionGlobal: windowed attention (Swin)"));
 }
 
 /* Longformer (transformers): attention blocks with global projections (query_global,
