@@ -3443,6 +3443,24 @@ static int64_t reduction_stride(const struct mt_peek *p, uint64_t c)
     return ks[0];
 }
 
+/* The next line of the block that has just opened, read from *L, that has parentheses
+ * (a leaf, or a block opening: the caller counts *nest up for one it enters) into *p: 1;
+ * 0 once the block closes; -1 at the print's end or after 256 lines (*k, *nest from 0). */
+static int block_next(struct lines *L, struct mt_peek *p, unsigned *k, unsigned *nest)
+{
+    while (*k < 256 && mt_peek_next(L, p)) {
+        ++*k;
+        if (p->close) {
+            if ((*nest)-- == 0)
+                return 0;
+            continue;
+        }
+        if (p->has_paren)
+            return 1;
+    }
+    return -1;
+}
+
 /* Whether the block that has just opened, read from L on (its children's leaves
  * included), first has a linear layer reading c features and holds no convolution:
  * attention projecting the newest tensor's channels per position, not a
@@ -3454,14 +3472,9 @@ static int first_leaf_reads(struct lines L, uint64_t c, int64_t *sr)
     struct mt_peek p;
     int first = -1; /* the first leaf reads c: 1, 0; not seen yet: -1 */
     *sr = 1;
-    for (unsigned k = 0, nest = 0; k < 256 && mt_peek_next(&L, &p); k++) {
-        if (p.close) {
-            if (nest-- == 0)
-                return first == 1;
-            continue;
-        }
-        if (!p.has_paren)
-            continue;
+    unsigned k = 0, nest = 0;
+    int r;
+    while ((r = block_next(&L, &p, &k, &nest)) > 0) {
         if (find(p.s, p.cls_n, "Conv")) {
             if (p.open || *sr > 1 || first != 1 || (*sr = reduction_stride(&p, c)) < 2)
                 return 0;
@@ -3474,7 +3487,7 @@ static int first_leaf_reads(struct lines L, uint64_t c, int64_t *sr)
         if (first < 0)
             first = arg_int(p.args, p.args_n, "in_features=") == (int64_t)c;
     }
-    return 0;
+    return r == 0 && first == 1;
 }
 
 /* Whether the block being read (a class that says ChannelAttention) is DaViT's attention
@@ -3486,14 +3499,9 @@ static int channel_attention_qkv(struct lines L, uint64_t c)
 {
     struct mt_peek p;
     int first = -1; /* the first leaf is such a linear layer: 1, 0; not seen yet: -1 */
-    for (unsigned k = 0, nest = 0; k < 256 && mt_peek_next(&L, &p); k++) {
-        if (p.close) {
-            if (nest-- == 0)
-                return first == 1;
-            continue;
-        }
-        if (!p.has_paren)
-            continue;
+    unsigned k = 0, nest = 0;
+    int r;
+    while ((r = block_next(&L, &p, &k, &nest)) > 0) {
         if (p.open) {
             nest++;
             continue;
@@ -3505,7 +3513,7 @@ static int channel_attention_qkv(struct lines L, uint64_t c)
                     arg_int(p.args, p.args_n, "in_features=") == (int64_t)c &&
                     arg_int(p.args, p.args_n, "out_features=") == 3 * (int64_t)c;
     }
-    return 0;
+    return r == 0 && first == 1;
 }
 
 /* Whether the rest of the numbered block being read, after its first child (a
