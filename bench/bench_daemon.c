@@ -150,18 +150,22 @@ int main(void)
     fprintf(f, "[daemon]\nallow_root_jobs = true\nmonitor_interval = 1\n");
     fclose(f);
     mkfifo(fifo, 0600);
+    /* the shepherd carmad spawns: BUILD/bin/carma-shepherd, this is BUILD/bench/... */
+    char shep[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", shep, sizeof shep - 32);
+    if (sl <= 0)
+        return 1;
+    shep[sl] = 0;
+    char *slash = strrchr(shep, '/');
+    snprintf(slash ? slash : shep, 32, "/../bin/carma-shepherd");
+    if (access(shep, X_OK)) {
+        fprintf(stderr, "bench_daemon: %s: %s (make builds it)\n", shep, strerror(errno));
+        return 1;
+    }
     pid_t dpid = fork();
     if (dpid == 0) {
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 2);
-        /* the shepherd carmad spawns: BUILD/bin/carma-shepherd, this is BUILD/bench/... */
-        char shep[PATH_MAX];
-        ssize_t sl = readlink("/proc/self/exe", shep, sizeof shep - 32);
-        if (sl <= 0)
-            _exit(1);
-        shep[sl] = 0;
-        char *slash = strrchr(shep, '/');
-        snprintf(slash ? slash : shep, 32, "/../bin/carma-shepherd");
         struct carmad_opts o = {.state_dir = state,
                                 .socket_path = sock,
                                 .gpus = "sim:8xa100-40gb",

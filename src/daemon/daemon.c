@@ -2830,8 +2830,8 @@ static int check_store_current(struct carmad *d, struct carma_err *err)
                          d->state_dir, high, d->state_dir);
 }
 
-/* The carma-shepherd program: --shepherd's (the option), else the one installed beside
- * the running executable; it must be an executable file. */
+/* The carma-shepherd program: carmad's --shepherd (carmad_opts.shepherd), else the one
+ * installed beside the running executable; it must be an executable file. */
 static int find_shepherd(struct carmad *d, struct carma_err *err)
 {
     if (d->o.shepherd) {

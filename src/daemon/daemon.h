@@ -23,8 +23,8 @@ struct carmad_opts {
     const char *http;        /* NULL: config [daemon] http; "" or "off": none */
     int foreground;
     unsigned max_attempts;   /* 0: config */
-    const char *shepherd;    /* the carma-shepherd program; NULL: the one beside the
-                                running executable */
+    const char *shepherd;    /* the carma-shepherd program (--shepherd); NULL: the one
+                                beside the running executable */
 };
 
 struct carmad;

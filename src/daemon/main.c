@@ -13,22 +13,23 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: carmad [OPTIONS]\n\n"
-            "  --state DIR        job store and logs (default /var/lib/carma as root,\n"
-            "                     else $XDG_STATE_HOME/carma)\n"
-            "  --socket PATH      UNIX socket (default /run/carma/carmad.sock as root,\n"
-            "                     else $XDG_RUNTIME_DIR/carma/carmad.sock, or\n"
-            "                     /tmp/carma-UID/carmad.sock without XDG_RUNTIME_DIR)\n"
-            "  --gpus nvml|sim:SPEC  GPU backend (default: NVML when a driver loads, else\n"
-            "                     sim:4xa100-40gb with a warning)\n"
-            "  --policy P         placement policy (default auto)\n"
-            "  --config FILE      INI configuration\n"
-            "  --max-attempts N   attempts per job when it gives none (1 to 100, default 3)\n"
-            "  --http ADDR:PORT   serve /metrics, /v1/gpus, /v1/jobs (PORT alone: 127.0.0.1;\n"
-            "                     default: config [daemon] http, else off)\n"
-            "  --nvml-lib PATH    the libnvidia-ml.so.1 to load (default: the system's)\n"
-            "  --foreground       stay in the foreground, log to stderr\n");
+    fprintf(f, "usage: carmad [OPTIONS]\n\n"
+               "  --state DIR        job store and logs (default /var/lib/carma as root,\n"
+               "                     else $XDG_STATE_HOME/carma)\n"
+               "  --socket PATH      UNIX socket (default /run/carma/carmad.sock as root,\n"
+               "                     else $XDG_RUNTIME_DIR/carma/carmad.sock, or\n"
+               "                     /tmp/carma-UID/carmad.sock without XDG_RUNTIME_DIR)\n"
+               "  --gpus nvml|sim:SPEC  GPU backend (default: NVML when a driver loads, else\n"
+               "                     sim:4xa100-40gb with a warning)\n"
+               "  --policy P         placement policy (default auto)\n"
+               "  --config FILE      INI configuration\n"
+               "  --max-attempts N   attempts per job when it gives none (1 to 100, default 3)\n"
+               "  --http ADDR:PORT   serve /metrics, /v1/gpus, /v1/jobs (PORT alone: 127.0.0.1;\n"
+               "                     default: config [daemon] http, else off)\n"
+               "  --nvml-lib PATH    the libnvidia-ml.so.1 to load (default: the system's)\n"
+               "  --shepherd PATH    the carma-shepherd program each job runs under (default:\n"
+               "                     the one beside carmad)\n"
+               "  --foreground       stay in the foreground, log to stderr\n");
 }
 
 /* A detached carmad tells the command that started it how its start went: one byte of
@@ -80,12 +81,18 @@ static int await_start(int fd)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"state", required_argument, NULL, 's'},   {"socket", required_argument, NULL, 'S'},
-        {"gpus", required_argument, NULL, 'g'},    {"policy", required_argument, NULL, 'p'},
-        {"config", required_argument, NULL, 'c'},  {"foreground", no_argument, NULL, 'f'},
-        {"max-attempts", required_argument, NULL, 'm'}, {"nvml-lib", required_argument, NULL, 'N'},
+        {"state", required_argument, NULL, 's'},
+        {"socket", required_argument, NULL, 'S'},
+        {"gpus", required_argument, NULL, 'g'},
+        {"policy", required_argument, NULL, 'p'},
+        {"config", required_argument, NULL, 'c'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"max-attempts", required_argument, NULL, 'm'},
+        {"nvml-lib", required_argument, NULL, 'N'},
         {"http", required_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"shepherd", required_argument, NULL, 'E'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct carmad_opts o = {0};
     int c;
@@ -99,6 +106,9 @@ int main(int argc, char **argv)
         case 'f': o.foreground = 1; break;
         case 'N': o.nvml_lib = optarg; break;
         case 'H': o.http = optarg; break;
+        case 'E':
+            o.shepherd = optarg;
+            break;
         case 'm': {
             char *end;
             long v = strtol(optarg, &end, 10);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -333,23 +334,58 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
 }
 
 /* The helper's command line (carma_shepherd_main parses it; internal, but parsed strictly):
- *   carma-shepherd --carma-shepherd-v1 DIR CWD UID GID USER SWITCH GRACE_MS NENV
- *                  ENV... ARGV...
- * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read). The job's
- * environment travels as arguments, never as the helper's own: it runs as carmad's user
- * (root), and a user's LD_PRELOAD must not reach its dynamic loader. */
+ *   carma-shepherd --carma-shepherd-v1 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV
+ * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read), and the
+ * job's environment and command at 5: NENV then NARGV strings, each ending in a NUL, until
+ * carmad closes its end. Never in the helper's own environment (it runs as carmad's user,
+ * root: a user's LD_PRELOAD must not reach its dynamic loader) nor in its arguments
+ * (/proc/PID/cmdline is readable by every user; the job's environ only by its owner). */
 #define SHEPHERD_MAGIC "--carma-shepherd-v1"
-enum { SH_FIXED = 10 }; /* argv[0..9]: the path, the magic, DIR ... NENV */
+enum { SH_ARGC = 11 };            /* the path, the magic, DIR ... NARGV */
+enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command, at most */
+enum { SH_READY_MS = 10000 };     /* carmad's wait for the helper's record */
 
-/* fd moved to a descriptor >= 5 (close-on-exec), so the spawn's dup2 onto 3 and 4
+/* fd moved to a descriptor >= 6 (close-on-exec), so the spawn's dup2 onto 3, 4 and 5
  * cannot clobber it; -1 on failure (fd closed). */
-static int fd_above_4(int fd)
+static int fd_above_5(int fd)
 {
-    if (fd > 4)
+    if (fd > 5)
         return fd;
-    int n = fcntl(fd, F_DUPFD_CLOEXEC, 5);
+    int n = fcntl(fd, F_DUPFD_CLOEXEC, 6);
     close(fd);
     return n;
+}
+
+static int write_all(int fd, const char *b, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The spawn's attributes and file actions: an empty signal mask, every signal at its
+ * default, the three pipe ends at 3, 4 and 5, nothing else of carmad's past 5. */
+static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, int ready_w, int go_r,
+                       int spec_r)
+{
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if (posix_spawnattr_setsigmask(at, &none) || posix_spawnattr_setsigdefault(at, &all) ||
+        posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) ||
+        posix_spawn_file_actions_adddup2(fa, ready_w, 3) ||
+        posix_spawn_file_actions_adddup2(fa, go_r, 4) ||
+        posix_spawn_file_actions_adddup2(fa, spec_r, 5) ||
+        posix_spawn_file_actions_addclosefrom_np(fa, 6))
+        return -1;
+    return 0;
 }
 
 pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp,
@@ -362,83 +398,105 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
         nargv++;
     if (nargv == 0)
         return carma_err_set(err, -EINVAL, "a job with no command");
-    char uid[24], gid[24], grace[24], ne[24];
+    char uid[24], gid[24], grace[24], ne[24], na[24];
     snprintf(uid, sizeof uid, "%u", (unsigned)sp->uid);
     snprintf(gid, sizeof gid, "%u", (unsigned)sp->gid);
-    long ms = sp->kill_grace_s > 0 ? (long)(sp->kill_grace_s * 1000.0 + 0.5) : 0;
-    snprintf(grace, sizeof grace, "%ld", ms);
+    snprintf(grace, sizeof grace, "%lld",
+             sp->kill_grace_s > 0 ? (long long)(sp->kill_grace_s * 1e6 + 0.5) : 0LL);
     snprintf(ne, sizeof ne, "%zu", nenv);
-    char **av = calloc(SH_FIXED + nenv + nargv + 1, sizeof *av);
-    if (!av)
-        return carma_err_set(err, -ENOMEM, "out of memory");
-    const char *fixed[SH_FIXED] = {exe,      SHEPHERD_MAGIC,
-                                   sp->dir,  sp->cwd,
-                                   uid,      gid,
-                                   sp->user, sp->switch_user ? "1" : "0",
-                                   grace,    ne};
-    memcpy(av, fixed, sizeof fixed);
-    memcpy(av + SH_FIXED, sp->envp, nenv * sizeof *av);
-    memcpy(av + SH_FIXED + nenv, sp->argv, nargv * sizeof *av);
+    snprintf(na, sizeof na, "%zu", nargv);
+    char *av[SH_ARGC + 1] = {(char *)exe,
+                             SHEPHERD_MAGIC,
+                             (char *)sp->dir,
+                             (char *)sp->cwd,
+                             uid,
+                             gid,
+                             (char *)sp->user,
+                             sp->switch_user ? "1" : "0",
+                             grace,
+                             ne,
+                             na,
+                             NULL};
+    /* the helper's environment: carmad's own sanitizer settings (a test build), else none */
+    static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
+    char *env[4] = {NULL};
+    for (size_t i = 0, n = 0; i < 3; i++) {
+        const char *v = getenv(keep[i]);
+        if (v && asprintf(&env[n], "%s=%s", keep[i], v) > 0)
+            n++;
+    }
 
-    int ready[2] = {-1, -1}, go[2] = {-1, -1}, rc = 0;
-    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+    int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, rc = 0;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int fa_ok = posix_spawn_file_actions_init(&fa) == 0, at_ok = posix_spawnattr_init(&at) == 0;
+    pid_t pid = -1;
+    if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(spec, O_CLOEXEC) < 0) {
         rc = carma_err_set(err, -errno, "pipe: %s", strerror(errno));
         goto out;
     }
-    if ((ready[1] = fd_above_4(ready[1])) < 0 || (go[0] = fd_above_4(go[0])) < 0) {
+    if ((ready[1] = fd_above_5(ready[1])) < 0 || (go[0] = fd_above_5(go[0])) < 0 ||
+        (spec[0] = fd_above_5(spec[0])) < 0) {
         rc = carma_err_set(err, -errno, "fcntl: %s", strerror(errno));
+        goto out;
+    }
+    if (!fa_ok || !at_ok || spawn_setup(&fa, &at, ready[1], go[0], spec[0])) {
+        rc = carma_err_set(err, -ENOMEM, "cannot set up the shepherd's start");
         goto out;
     }
     /* posix_spawn (vfork semantics): carmad's pages are neither copied nor marked
      * copy-on-write, which a fork of it, kept alive for the job's life, made carmad pay
      * for at every later write (tens of microseconds a page on a virtual machine). */
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawn_file_actions_adddup2(&fa, ready[1], 3);
-    posix_spawn_file_actions_adddup2(&fa, go[0], 4);
-    /* nothing of carmad's may leak into the job (sockets, the store, epoll) */
-    posix_spawn_file_actions_addclosefrom_np(&fa, 5);
-    char *const no_env[] = {NULL};
-    pid_t pid;
-    int e = posix_spawn(&pid, exe, &fa, &at, av, no_env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int e = posix_spawn(&pid, exe, &fa, &at, av, env);
     if (e) {
+        pid = -1;
         rc = carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
         goto out;
     }
     close(ready[1]);
     close(go[0]);
-    ready[1] = go[0] = -1;
+    close(spec[0]);
+    ready[1] = go[0] = spec[0] = -1;
+    /* the environment and command (the helper reads them first; a pipe's worth at a time) */
+    int ok = 1;
+    for (size_t i = 0; ok && i < nenv; i++)
+        ok = write_all(spec[1], sp->envp[i], strlen(sp->envp[i]) + 1) == 0;
+    for (size_t i = 0; ok && i < nargv; i++)
+        ok = write_all(spec[1], sp->argv[i], strlen(sp->argv[i]) + 1) == 0;
+    close(spec[1]);
+    spec[1] = -1;
     char c = 0;
-    ssize_t r;
-    while ((r = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+    struct pollfd pf = {.fd = ready[0], .events = POLLIN};
+    int pr;
+    while (ok && (pr = poll(&pf, 1, SH_READY_MS)) < 0 && errno == EINTR)
         ;
-    int ok = r == 1 && c == 'r';
-    if (ok)
-        ok = write(go[1], "g", 1) == 1;
+    ssize_t r = -1;
+    if (ok && pr == 1)
+        while ((r = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+    ok = ok && r == 1 && c == 'r' && write(go[1], "g", 1) == 1;
     if (!ok) {
-        kill(pid, SIGKILL);
         rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
         goto out;
     }
     rc = pid;
 out:
+    if (rc < 0 && pid > 0)
+        kill(pid, SIGKILL); /* reaped by the kernel: carmad ignores SIGCHLD */
     for (int k = 0; k < 2; k++) {
         if (ready[k] >= 0)
             close(ready[k]);
         if (go[k] >= 0)
             close(go[k]);
+        if (spec[k] >= 0)
+            close(spec[k]);
     }
-    free(av);
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
+    if (at_ok)
+        posix_spawnattr_destroy(&at);
+    for (size_t i = 0; env[i]; i++)
+        free(env[i]);
     return rc;
 }
 
@@ -453,36 +511,99 @@ static long long parse_dec(const char *s, long long max)
     return errno || *end || v > max ? -1 : v;
 }
 
+/* The environment and command from descriptor 5, to its end: n strings, each ending in a
+ * NUL, into a NULL-ended array of n + 1; NULL when the bytes are not exactly that. */
+static char **read_spec(size_t n)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (!b)
+            return NULL;
+        ssize_t r = read(5, b + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(b);
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        if (len == cap) {
+            char *nb = cap < SH_SPEC_MAX ? realloc(b, cap * 2) : NULL;
+            if (!nb)
+                free(b);
+            b = nb;
+            cap *= 2;
+        }
+    }
+    close(5);
+    char **v = calloc(n + 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; v && i < len && k < n; k++) {
+        v[k] = b + i;
+        char *z = memchr(b + i, 0, len - i);
+        if (!z)
+            break;
+        i = (size_t)(z - b) + 1;
+        if (k + 1 == n && i != len)
+            k = n + 1; /* bytes past the last string */
+    }
+    if (!v || k != n || len == 0 || b[len - 1]) {
+        free(v);
+        free(b);
+        return NULL;
+    }
+    return v;
+}
+
 int carma_shepherd_main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], SHEPHERD_MAGIC) != 0) {
         fprintf(stderr, "carma-shepherd: started by carmad for each job attempt, not by hand\n");
         return 2;
     }
-    long long uid = argc > SH_FIXED ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
-    long long gid = argc > SH_FIXED ? parse_dec(argv[5], UINT32_MAX - 1) : -1;
-    long long sw = argc > SH_FIXED ? parse_dec(argv[7], 1) : -1;
-    long long grace = argc > SH_FIXED ? parse_dec(argv[8], 86400000) : -1;
-    long long nenv = argc > SH_FIXED ? parse_dec(argv[9], argc - SH_FIXED - 1) : -1;
-    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || !argv[2][0] || !argv[3][0] ||
-        !argv[6][0] || SH_FIXED + nenv >= argc) {
-        fprintf(stderr, "carma-shepherd: malformed command line from carmad\n");
+    /* Standard descriptors closed in carmad would make the job's logs land on them. */
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+            return 125;
+    /* glibc's posix_spawn leaves its two internal signals (SIGCANCEL, SIGSETXID) ignored,
+     * which exec keeps and signal() refuses to reset: the job must not inherit that. */
+    for (int sig = SIGRTMIN - 2; sig < SIGRTMIN; sig++) {
+        struct {
+            void (*handler)(int);
+            unsigned long flags;
+            void (*restorer)(void);
+            unsigned long mask;
+        } ka = {.handler = SIG_DFL};
+        syscall(SYS_rt_sigaction, sig, &ka, NULL, sizeof ka.mask);
+    }
+    long long uid = argc == SH_ARGC ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
+    long long gid = argc == SH_ARGC ? parse_dec(argv[5], UINT32_MAX - 1) : -1;
+    long long sw = argc == SH_ARGC ? parse_dec(argv[7], 1) : -1;
+    long long grace = argc == SH_ARGC ? parse_dec(argv[8], 86400000000LL) : -1;
+    long long nenv = argc == SH_ARGC ? parse_dec(argv[9], SH_SPEC_MAX / 2) : -1;
+    long long nargv = argc == SH_ARGC ? parse_dec(argv[10], SH_SPEC_MAX / 2) : -1;
+    char **spec = NULL;
+    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || !argv[2][0] ||
+        !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv)))) {
+        fprintf(stderr, "carma-shepherd: malformed command line or job from carmad\n");
         return 2;
     }
     char **envp = calloc((size_t)nenv + 1, sizeof *envp);
     if (!envp)
         return 125;
-    for (long long i = 0; i < nenv; i++)
-        envp[i] = argv[SH_FIXED + i];
+    memcpy(envp, spec, (size_t)nenv * sizeof *envp);
     struct carma_shepherd_spec sp = {.dir = argv[2],
                                      .cwd = argv[3],
                                      .uid = (uid_t)uid,
                                      .gid = (gid_t)gid,
                                      .user = argv[6],
                                      .switch_user = (int)sw,
-                                     .kill_grace_s = (double)grace / 1000.0,
+                                     .kill_grace_s = (double)grace / 1e6,
                                      .envp = envp,
-                                     .argv = argv + SH_FIXED + nenv};
+                                     .argv = spec + nenv};
     shepherd_main(&sp, 3, 4); /* never returns */
     return 125;
 }

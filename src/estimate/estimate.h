@@ -678,9 +678,10 @@ struct est_result {
 
 /* Attention over a sliding window of the sequence (an attention block with global
  * projections, query_global/key_global/value_global: Longformer's, LED's), which a print
- * does not size: attention_window 512 in every released checkpoint, each query over the
- * 256 keys either side and itself. */
-#define EST_SLIDE_KEYS 513
+ * does not size: the widest attention_window released, LED's 1024, each query over the
+ * 512 keys either side and itself (Longformer's 512 keeps half: the estimate is then
+ * high). Its scores are computed in Python, kept under any --attention. */
+#define EST_SLIDE_KEYS 1025
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

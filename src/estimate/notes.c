@@ -168,11 +168,11 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
     if (m->slide_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "attention beside global projections (line %zu: query_global, key_global, "
-                 "value_global, as Longformer's) is read over a sliding window: each token "
-                 "attends to %d keys (attention_window 512, every released Longformer's and "
-                 "LED's), which the print does not show; a wider window keeps more "
-                 "probabilities (the estimate is then low), as do global tokens and a "
-                 "sequence padded to a multiple of the window (Longformer pads it)",
+                 "value_global, as Longformer's) is read over a sliding window, computed in "
+                 "Python under any --attention: each token attends to %d keys "
+                 "(attention_window 1024, LED's; Longformer's 512 keeps half, the estimate is "
+                 "then high), which the print does not show; global tokens and a sequence "
+                 "padded to a multiple of the window (Longformer pads it) keep more",
                  m->slide_line, EST_SLIDE_KEYS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,

@@ -6695,6 +6695,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     m->layers[m->n - 1].flags |= EST_LF_GROUPED;
                 if (f->global_proj) { /* local attention beside global projections */
                     m->layers[m->n - 1].keys = EST_SLIDE_KEYS;
+                    m->layers[m->n - 1].flags |= EST_LF_SCORES;
                     if (!m->slide_line)
                         m->slide_line = f->line;
                 }

@@ -30,6 +30,7 @@ sf=$(ls "$T"/state/jobs/"$id"/1/shepherd) || fail "no shepherd file"
 sp=$(cut -d' ' -f1 "$sf")
 [ "$(cat /proc/"$sp"/comm)" = carma-shepherd ] || fail "shepherd $sp is $(cat /proc/"$sp"/comm)"
 tr '\0' '\n' < /proc/"$sp"/environ | grep -q MARK && fail "the job's environment reached its shepherd"
+tr '\0' '\n' < /proc/"$sp"/cmdline | grep -q MARK && fail "the job's environment is in its shepherd's command line"
 tr '\0' '\n' < /proc/"$(cat "$T/envjob.pid")"/environ | grep -qx MARK=shepherd-env ||
     fail "the job lacks its environment"
 "$CARMA" cancel "$id" || fail "cancel refused"
@@ -165,6 +166,9 @@ _rc=0; "$T/lone/carmad" --foreground --state "$T/st4" --socket "$T/lone.sock" \
     --gpus sim:1xa100-40gb 2>"$T/start.err" || _rc=$?
 [ "$_rc" = 1 ] && grep -q "no executable carma-shepherd there" "$T/start.err" ||
     fail "carmad without its shepherd: exit $_rc, $(cat "$T/start.err")"
+refused 1 "$T/nowhere/carma-shepherd: no executable carma-shepherd there" --foreground \
+    --state "$T/st5" --socket "$T/lone.sock" --gpus sim:1xa100-40gb \
+    --shepherd "$T/nowhere/carma-shepherd"
 refused 1 "in use by another carmad (pid $DPID)" --foreground --state "$T/state" \
     --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
 refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock" \

@@ -4638,9 +4638,10 @@ static void test_modtree_channel_attention(void **state)
 }
 
 /* Longformer (transformers): attention blocks with global projections (query_global,
- * key_global, value_global) run over a sliding window of 513 keys (attention_window 512),
- * not the whole sequence. Measured on the H100 at batch 2, sequence 4096: 0.97 of its peak
- * (bound 1.16), where every query over all 4096 keys gave 2.98. */
+ * key_global, value_global) run over a sliding window of 1025 keys (LED's attention_window
+ * 1024, the widest released; Longformer's 512), not the whole sequence, its scores kept
+ * under any --attention. Measured on the H100 at batch 2, sequence 4096: 1.25 of its peak
+ * (bound 1.48), where every query over all 4096 keys gave 2.98. */
 static void test_modtree_sliding_window(void **state)
 {
     (void)state;
@@ -4657,7 +4658,10 @@ static void test_modtree_sliding_window(void **state)
         }
     assert_int_equal(rows, 12);
     assert_int_equal(m.slide_line, 14);
-    assert_int_equal(notes_with(&m, "read over a sliding window: each token attends to 513"), 1);
+    assert_int_equal(notes_with(&m, "each token attends to 1025 keys"), 1);
+    for (size_t i = 0; i < m.n; i++)
+        if (m.layers[i].kind == EST_K_ATTN)
+            assert_true(m.layers[i].flags & EST_LF_SCORES);
     /* the same rows over every key */
     all = m;
     all.layers = copy;
@@ -4668,10 +4672,16 @@ static void test_modtree_sliding_window(void **state)
     struct est_result a, b;
     assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
     assert_int_equal(est_compute(&all, est_coef_default(), &o, &rwork, &b, &err), 0);
-    assert_true(a.estimate_mib > 17000 && a.estimate_mib < 20000); /* measured 18688 */
-    assert_true(b.estimate_mib > 2.5 * a.estimate_mib);
+    assert_true(a.estimate_mib > 18688 && a.estimate_mib < 26000); /* measured 18688 */
+    assert_true(b.estimate_mib > 2 * a.estimate_mib);
+    /* under --attention sdpa too (no fused kernel in Longformer) */
+    o.attention = EST_ATTN_SDPA;
+    struct est_result c;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &c, &err), 0);
+    assert_float_equal(c.estimate_mib, a.estimate_mib, 1e-9);
+    o.attention = EST_ATTN_EAGER;
     /* a sequence within the window: every key, as before */
-    o.seq = 512;
+    o.seq = 1024;
     assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &a, &err), 0);
     assert_int_equal(est_compute(&all, est_coef_default(), &o, &rwork, &b, &err), 0);
     assert_float_equal(a.estimate_mib, b.estimate_mib, 1e-9);

@@ -47,8 +47,10 @@ wait_until() {
 }
 
 start_daemon() { # extra carmad options
+    # (stdin closed: what carmad opens may take descriptor 0, and its shepherds must not
+    # hand the job a log there)
     "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" --config "$T/carmad.ini" \
-        "$@" 2>>"$T/carmad.log" &
+        "$@" 2>>"$T/carmad.log" 0<&- &
     DPID=$!
     wait_until 20 "$CARMA" gpus || fail "carmad did not start"
 }
