@@ -6,7 +6,7 @@
 #
 #   tools/gpu_check.sh OUTDIR [BIN]
 #
-# BIN holds carma, carmad and gpu_probe (tests/manual/gpu_probe.c) (default
+# BIN holds carma, carmad, carma-shepherd and gpu_probe (tests/manual/gpu_probe.c) (default
 # build/gpu/bin); BIN/../lib may hold the shared libraries they were linked with:
 # those the machine lacks are used from there. Needs python3 with torch, torchvision, timm,
 # transformers, peft and nvidia-ml-py. Writes OUTDIR/check.log and one archive per phase:

@@ -236,7 +236,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     /* Not fsync'd: it matters only while the machine is up (a reboot ends
      * every job anyway), and it is on the launch path. */
     write_atomic(sp->dir, "shepherd", line, 0);
-    /* Handshake: carmad recorded the attempt before forking; it says "go" once it
+    /* Handshake: carmad recorded the attempt before spawning; it says "go" once it
      * knows the shepherd file exists. If carmad died in between, the job must not
      * run (a restarted carmad may already have re-queued it). */
     char b = 'r', g = 0;
