@@ -467,7 +467,7 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
     spec[1] = -1;
     char c = 0;
     struct pollfd pf = {.fd = ready[0], .events = POLLIN};
-    int pr;
+    int pr = 0;
     while (ok && (pr = poll(&pf, 1, SH_READY_MS)) < 0 && errno == EINTR)
         ;
     ssize_t r = -1;
