@@ -900,14 +900,16 @@ static int env_denied(const char *k)
 static char *kv(const char *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static char *kv(const char *k, const char *fmt, ...)
 {
-    char v[8192];
+    char *v, *s;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(v, sizeof v, fmt, ap);
+    int n = vasprintf(&v, fmt, ap); /* whole: a value is as long as the protocol let it be */
     va_end(ap);
-    char *s;
-    if (asprintf(&s, "%s=%s", k, v) < 0)
+    if (n < 0)
         return NULL;
+    if (asprintf(&s, "%s=%s", k, v) < 0)
+        s = NULL;
+    free(v);
     return s;
 }
 

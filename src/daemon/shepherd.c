@@ -334,15 +334,15 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
 }
 
 /* The helper's command line (carma_shepherd_main parses it; internal, but parsed strictly):
- *   carma-shepherd --carma-shepherd-v1 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV
+ *   carma-shepherd --carma-shepherd-v2 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV
  * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read), and the
  * job's environment and command at 5: NENV then NARGV strings, each ending in a NUL, until
  * carmad closes its end. Never in the helper's own environment (it runs as carmad's user,
  * root: a user's LD_PRELOAD must not reach its dynamic loader) nor in its arguments
  * (/proc/PID/cmdline is readable by every user; the job's environ only by its owner). */
-#define SHEPHERD_MAGIC "--carma-shepherd-v1"
+#define SHEPHERD_MAGIC "--carma-shepherd-v2"
 enum { SH_ARGC = 11 };            /* the path, the magic, DIR ... NARGV */
-enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command, at most */
+enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command: less */
 enum { SH_READY_MS = 10000 };     /* carmad's wait for the helper's record */
 
 /* fd moved to a descriptor >= 6 (close-on-exec), so the spawn's dup2 onto 3, 4 and 5
@@ -356,12 +356,38 @@ static int fd_above_5(int fd)
     return n;
 }
 
-static int write_all(int fd, const char *b, size_t n)
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Waits until fd is ready for events or the deadline (mono_ms) passes: 1, or 0. */
+static int wait_fd(int fd, short events, double deadline)
+{
+    for (;;) {
+        double left = deadline - mono_ms();
+        if (left <= 0)
+            return 0;
+        struct pollfd pf = {.fd = fd, .events = events};
+        int pr = poll(&pf, 1, (int)left + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        return pr == 1;
+    }
+}
+
+/* Writes n bytes to the non-blocking fd before the deadline: 0, or -1. */
+static int write_within(int fd, const char *b, size_t n, double deadline)
 {
     while (n) {
         ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+            if (errno == EAGAIN && !wait_fd(fd, POLLOUT, deadline))
+                return -1;
             continue;
+        }
         if (w <= 0)
             return -1;
         b += w;
@@ -457,21 +483,20 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
     close(go[0]);
     close(spec[0]);
     ready[1] = go[0] = spec[0] = -1;
-    /* the environment and command (the helper reads them first; a pipe's worth at a time) */
-    int ok = 1;
-    for (size_t i = 0; ok && i < nenv; i++)
-        ok = write_all(spec[1], sp->envp[i], strlen(sp->envp[i]) + 1) == 0;
-    for (size_t i = 0; ok && i < nargv; i++)
-        ok = write_all(spec[1], sp->argv[i], strlen(sp->argv[i]) + 1) == 0;
+    /* The environment and command (the helper reads them first), then its record: both
+     * within one deadline, the write end non-blocking, so that a helper that stalls cannot
+     * hold carmad past it however large the job. */
+    double deadline = mono_ms() + SH_READY_MS;
+    int ok = fcntl(spec[1], F_SETFL, O_NONBLOCK) == 0;
+    for (size_t i = 0; ok && i < nenv + nargv; i++) {
+        const char *str = i < nenv ? sp->envp[i] : sp->argv[i - nenv];
+        ok = write_within(spec[1], str, strlen(str) + 1, deadline) == 0;
+    }
     close(spec[1]);
     spec[1] = -1;
     char c = 0;
-    struct pollfd pf = {.fd = ready[0], .events = POLLIN};
-    int pr = 0;
-    while (ok && (pr = poll(&pf, 1, SH_READY_MS)) < 0 && errno == EINTR)
-        ;
     ssize_t r = -1;
-    if (ok && pr == 1)
+    if (ok && wait_fd(ready[0], POLLIN, deadline) == 1)
         while ((r = read(ready[0], &c, 1)) < 0 && errno == EINTR)
             ;
     ok = ok && r == 1 && c == 'r' && write(go[1], "g", 1) == 1;

@@ -37,8 +37,15 @@ tr '\0' '\n' < /proc/"$(cat "$T/envjob.pid")"/environ | grep -qx MARK=shepherd-e
 wait_until 10 is_state "$id" cancelled || fail "env job not cancelled: $(state_of "$id")"
 _rc=0; "$CARMA_BIN/carma-shepherd" 2>"$T/sh.err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "started by carmad" "$T/sh.err" || fail "carma-shepherd by hand: $_rc $(cat "$T/sh.err")"
-_rc=0; "$CARMA_BIN/carma-shepherd" --carma-shepherd-v1 "$T" / x 0 root 0 0 0 true 2>"$T/sh.err" || _rc=$?
+_rc=0; "$CARMA_BIN/carma-shepherd" --carma-shepherd-v2 "$T" / x 0 root 0 0 0 true 2>"$T/sh.err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "malformed" "$T/sh.err" || fail "malformed shepherd line: $_rc $(cat "$T/sh.err")"
+
+step "a large environment reaches the job whole (values past 8 KiB, more than a pipe holds)"
+big=$(head -c 30000 /dev/zero | tr '\0' x)
+id=$(env B1="$big" B2="$big" B3="$big" B4="$big" B5="$big" "$CARMA" submit -- \
+    sh -c 'echo "${#B1} ${#B5}"') || fail "submit with a large environment refused"
+"$CARMA" wait "$id" >/dev/null || fail "large-environment job: $(state_of "$id")"
+"$CARMA" logs "$id" | grep -qx "30000 30000" || fail "large environment cut: $("$CARMA" logs "$id")"
 
 step "TensorFlow and JAX are told to grow, unless the job says otherwise"
 # carmad adds TF_FORCE_GPU_ALLOW_GROWTH=true and XLA_PYTHON_CLIENT_PREALLOCATE=false
