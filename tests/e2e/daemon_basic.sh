@@ -180,6 +180,14 @@ refused 1 "in use by another carmad (pid $DPID)" --foreground --state "$T/state"
     --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
 refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock" \
     --config "$T/carmad.ini" --gpus sim:1xa100-40gb
+# a carmad started with stdout and stderr closed logs nowhere, not into its lock file
+"$CARMAD" --foreground --state "$T/st6" --socket "$T/st6.sock" --gpus sim:1xa100-40gb \
+    1>&- 2>&- &
+P6=$!
+wait_until 20 env CARMA_SOCKET="$T/st6.sock" "$CARMA" gpus || fail "carmad without stdio did not start"
+refused 1 "in use by another carmad (pid $P6)" --foreground --state "$T/st6" \
+    --socket "$T/st6b.sock" --gpus sim:1xa100-40gb
+kill "$P6"; wait "$P6" 2>/dev/null
 # another carmad's socket: refused before this state folder's jobs are reconciled
 refused 1 "another carmad is listening" --foreground --state "$T/st3" --socket "$CARMA_SOCKET" \
     --gpus sim:1xa100-40gb
