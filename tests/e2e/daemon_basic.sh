@@ -184,10 +184,11 @@ refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock"
 "$CARMAD" --foreground --state "$T/st6" --socket "$T/st6.sock" --gpus sim:1xa100-40gb \
     1>&- 2>&- &
 P6=$!
+ON_EXIT="kill $P6 2>/dev/null"
 wait_until 20 env CARMA_SOCKET="$T/st6.sock" "$CARMA" gpus || fail "carmad without stdio did not start"
 refused 1 "in use by another carmad (pid $P6)" --foreground --state "$T/st6" \
     --socket "$T/st6b.sock" --gpus sim:1xa100-40gb
-kill "$P6"; wait "$P6" 2>/dev/null
+kill "$P6"; wait "$P6" 2>/dev/null; ON_EXIT=
 # another carmad's socket: refused before this state folder's jobs are reconciled
 refused 1 "another carmad is listening" --foreground --state "$T/st3" --socket "$CARMA_SOCKET" \
     --gpus sim:1xa100-40gb
