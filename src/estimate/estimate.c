@@ -260,6 +260,11 @@ int est_attention_parse(const char *s, enum est_attention *out)
     return 0;
 }
 
+double est_attn_keys(const struct est_layer *l, double seq)
+{
+    return l->keys && l->keys < seq ? l->keys : seq;
+}
+
 int est_layer_materialised(const struct est_layer *l, enum est_attention a)
 {
     if (l->kind != EST_K_ATTN || (l->flags & EST_LF_SCORES))
@@ -691,7 +696,7 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
             continue;
         double per = (double)l->out * (l->per_token ? seq : 1);
         if (l->attn) /* heads x keys scores per token, times seq tokens */
-            per *= l->keys && l->keys < seq ? l->keys : seq;
+            per *= est_attn_keys(l, seq);
         double bytes = est_alloc_round(batch * per * elem_bytes(l, o->precision));
         if (i >= first_trained)
             feat[(l->flags & EST_LF_PRODUCT) ? EST_K_NORM : l->kind] += cnt * bytes / MIB;

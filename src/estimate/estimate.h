@@ -409,6 +409,10 @@ int est_attention_parse(const char *s, enum est_attention *out); /* "eager", "sd
  * attention probabilities can be missing (fused kernels keep none). */
 int est_layer_materialised(const struct est_layer *l, enum est_attention a);
 
+/* An attention row's keys per query at sequence length seq: its window (est_layer.keys)
+ * where that is shorter, else the whole sequence. */
+double est_attn_keys(const struct est_layer *l, double seq);
+
 /* Whether attention layer l runs in PyTorch's math kernel, which keeps its probabilities:
  * SDPA named by --attention (transformers since their 2025 attention refactor, which hand
  * grouped keys and values to scaled_dot_product_attention with enable_gqa on PyTorch 2.5

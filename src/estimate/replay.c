@@ -931,8 +931,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             cur32 = 1;
         }
         int trains = l->params > l->frozen;
-        double keys = l->attn ? (l->keys && l->keys < seq ? l->keys : seq) : 1;
-        double elems = tokens * (double)l->out * keys * route;
+        double elems = tokens * (double)l->out * (l->attn ? est_attn_keys(l, seq) : 1) * route;
         int out32 = !amp || amp_out32(l, cur32);
         double ob = elems * (out32 ? 4 : 2);
         struct est_replay_node *nd = &w->nd[w->nn++];
