@@ -10,6 +10,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/http.h"
+#include "util/fd.h"
 
 static void usage(FILE *f)
 {
@@ -97,9 +98,8 @@ int main(int argc, char **argv)
     /* Standard descriptors closed by whoever started carmad: what it opens next (the lock
      * file, the start pipe) must not land on them, to be written by its log or replaced by
      * the detached start's dup2s. */
-    for (int fd = 0; fd < 3; fd++)
-        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
-            return 1;
+    if (carma_fd_fill_std() < 0)
+        return 1;
     struct carmad_opts o = {0};
     int c;
     while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {

@@ -1,4 +1,7 @@
 #include "daemon/shepherd.h"
+#include "util/clock.h"
+#include "util/csv.h"
+#include "util/fd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -356,22 +359,15 @@ static int fd_above_5(int fd)
     return n;
 }
 
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Waits until fd is ready for events or the deadline (mono_ms) passes: 1, or 0. */
+/* Waits until fd is ready for events or the deadline (carma_mono_s) passes: 1, or 0. */
 static int wait_fd(int fd, short events, double deadline)
 {
     for (;;) {
-        double left = deadline - mono_ms();
+        double left = deadline - carma_mono_s();
         if (left <= 0)
             return 0;
         struct pollfd pf = {.fd = fd, .events = events};
-        int pr = poll(&pf, 1, (int)left + 1);
+        int pr = poll(&pf, 1, (int)(left * 1e3) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
         return pr == 1;
@@ -486,7 +482,7 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
     /* The environment and command (the helper reads them first), then its record: both
      * within one deadline, the write end non-blocking, so that a helper that stalls cannot
      * hold carmad past it however large the job. */
-    double deadline = mono_ms() + SH_READY_MS;
+    double deadline = carma_mono_s() + SH_READY_MS / 1e3;
     int ok = fcntl(spec[1], F_SETFL, O_NONBLOCK) == 0;
     for (size_t i = 0; ok && i < nenv + nargv; i++) {
         const char *str = i < nenv ? sp->envp[i] : sp->argv[i - nenv];
@@ -525,15 +521,11 @@ out:
     return rc;
 }
 
-/* A decimal in [0, max], all of s; -1 when not. */
+/* A decimal in [0, max], all of s (carma_parse_u64); -1 when not. */
 static long long parse_dec(const char *s, long long max)
 {
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    return errno || *end || v > max ? -1 : v;
+    uint64_t v;
+    return carma_parse_u64(s, &v) || v > (uint64_t)max ? -1 : (long long)v;
 }
 
 /* The environment and command from descriptor 5, to its end: n strings, each ending in a
@@ -564,22 +556,16 @@ static char **read_spec(size_t n)
         }
     }
     close(5);
-    char **v = calloc(n + 1, sizeof *v);
-    size_t k = 0;
-    for (size_t i = 0; v && i < len && k < n; k++) {
-        v[k] = b + i;
-        char *z = memchr(b + i, 0, len - i);
-        if (!z)
-            break;
-        i = (size_t)(z - b) + 1;
-        if (k + 1 == n && i != len)
-            k = n + 1; /* bytes past the last string */
-    }
-    if (!v || k != n || len == 0 || b[len - 1]) {
-        free(v);
+    size_t nuls = 0; /* exactly n strings: n NULs, the last byte one of them */
+    for (size_t i = 0; i < len; i++)
+        nuls += b[i] == 0;
+    char **v = len && !b[len - 1] && nuls == n ? calloc(n + 1, sizeof *v) : NULL;
+    if (!v) {
         free(b);
         return NULL;
     }
+    for (size_t i = 0, k = 0; k < n; k++, i += strlen(b + i) + 1)
+        v[k] = b + i;
     return v;
 }
 
@@ -590,9 +576,8 @@ int carma_shepherd_main(int argc, char **argv)
         return 2;
     }
     /* Standard descriptors closed in carmad would make the job's logs land on them. */
-    for (int fd = 0; fd < 3; fd++)
-        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
-            return 125;
+    if (carma_fd_fill_std() < 0)
+        return 125;
     /* glibc's posix_spawn leaves its two internal signals (SIGCANCEL, SIGSETXID) ignored,
      * which exec keeps and signal() refuses to reset: the job must not inherit that. */
     for (int sig = SIGRTMIN - 2; sig < SIGRTMIN; sig++) {
