@@ -129,7 +129,8 @@ struct carmad {
     int statefd, jobsfd; /* STATE and STATE/jobs, checked at start (open_state) */
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
-    char shepherd_exe[PATH_MAX]; /* the carma-shepherd program */
+    char shepherd_exe[PATH_MAX]; /* the carma-shepherd program, as found at start */
+    int shepherd_fd;             /* ... and held open (O_PATH): the one every job runs */
     uid_t self_uid;
     struct carma_store *store;
     struct carma_gpu_backend gb;
@@ -1069,7 +1070,7 @@ static void launch_start(struct carmad *d, uint32_t i)
             .gid = dj->rec.gid, .user = p ? p->pw_name : dj->rec.user,
             .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
             .kill_grace_s = d->cfg.kill_grace_s};
-        pid = carma_shepherd_spawn(d->shepherd_exe, &sp, &err);
+        pid = carma_shepherd_spawn(d->shepherd_exe, d->shepherd_fd, &sp, &err);
         rc = pid < 0 ? (int)pid : 0;
     }
     free_strv(argv);
@@ -2833,7 +2834,10 @@ static int check_store_current(struct carmad *d, struct carma_err *err)
 }
 
 /* The carma-shepherd program: carmad's --shepherd (carmad_opts.shepherd), else the one
- * installed beside the running executable; it must be an executable file. */
+ * installed beside the running executable; it must be an executable file. It is held
+ * open for carmad's life and every job runs that file: a carma-shepherd replaced or
+ * removed later (an upgrade while jobs run) changes nothing until carmad restarts, so
+ * carmad and its helper always speak the same protocol. */
 static int find_shepherd(struct carmad *d, struct carma_err *err)
 {
     if (d->o.shepherd) {
@@ -2854,7 +2858,9 @@ static int find_shepherd(struct carmad *d, struct carma_err *err)
             return carma_err_set(err, -ENAMETOOLONG, "the shepherd's path is too long");
     }
     struct stat st;
-    if (stat(d->shepherd_exe, &st) < 0 || !S_ISREG(st.st_mode) || access(d->shepherd_exe, X_OK))
+    d->shepherd_fd = open(d->shepherd_exe, O_PATH | O_CLOEXEC);
+    if (d->shepherd_fd < 0 || fstat(d->shepherd_fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        access(d->shepherd_exe, X_OK))
         return carma_err_set(err, -ENOENT,
                              "%s: no executable carma-shepherd there (carmad starts every job "
                              "through it; it is built and installed beside carmad)",
@@ -2870,6 +2876,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         return carma_err_set(err, -ENOMEM, "out of memory");
     d->o = *o;
     d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = d->reserve_fd = -1;
+    d->shepherd_fd = -1;
     d->self_uid = geteuid();
     const char *twd = getenv("CARMA_TEST_WATCH_DELAY_MS");
     if (twd && *twd)
@@ -3097,6 +3104,8 @@ void carmad_close(struct carmad *d)
     carma_store_close(d->store);
     if (d->jobsfd >= 0)
         close(d->jobsfd);
+    if (d->shepherd_fd >= 0)
+        close(d->shepherd_fd);
     if (d->statefd >= 0)
         close(d->statefd);
     if (d->lockfd >= 0)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -348,13 +349,13 @@ enum { SH_ARGC = 11 };            /* the path, the magic, DIR ... NARGV */
 enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command: less */
 enum { SH_READY_MS = 10000 };     /* carmad's wait for the helper's record */
 
-/* fd moved to a descriptor >= 6 (close-on-exec), so the spawn's dup2 onto 3, 4 and 5
+/* fd moved to a descriptor >= 7 (close-on-exec), so the spawn's dup2 onto 3 to 6
  * cannot clobber it; -1 on failure (fd closed). */
-static int fd_above_5(int fd)
+static int fd_above_6(int fd)
 {
-    if (fd > 5)
+    if (fd > 6)
         return fd;
-    int n = fcntl(fd, F_DUPFD_CLOEXEC, 6);
+    int n = fcntl(fd, F_DUPFD_CLOEXEC, 7);
     close(fd);
     return n;
 }
@@ -393,9 +394,10 @@ static int write_within(int fd, const char *b, size_t n, double deadline)
 }
 
 /* The spawn's attributes and file actions: an empty signal mask, every signal at its
- * default, the three pipe ends at 3, 4 and 5, nothing else of carmad's past 5. */
+ * default, the three pipe ends at 3, 4 and 5, the program at 6 (exec'd through
+ * /proc/self/fd/6; the helper closes it first thing), nothing else of carmad's past 6. */
 static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, int ready_w, int go_r,
-                       int spec_r)
+                       int spec_r, int exe_fd)
 {
     sigset_t none, all;
     sigemptyset(&none);
@@ -405,12 +407,13 @@ static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, in
         posix_spawn_file_actions_adddup2(fa, ready_w, 3) ||
         posix_spawn_file_actions_adddup2(fa, go_r, 4) ||
         posix_spawn_file_actions_adddup2(fa, spec_r, 5) ||
-        posix_spawn_file_actions_addclosefrom_np(fa, 6))
+        posix_spawn_file_actions_adddup2(fa, exe_fd, 6) ||
+        posix_spawn_file_actions_addclosefrom_np(fa, 7))
         return -1;
     return 0;
 }
 
-pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp,
+pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
                            struct carma_err *err)
 {
     size_t nenv = 0, nargv = 0;
@@ -448,7 +451,7 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
             n++;
     }
 
-    int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, rc = 0;
+    int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, rc = 0, pfd = -1, xfd = -1;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     int fa_ok = posix_spawn_file_actions_init(&fa) == 0, at_ok = posix_spawnattr_init(&at) == 0;
@@ -457,24 +460,29 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
         rc = carma_err_set(err, -errno, "pipe: %s", strerror(errno));
         goto out;
     }
-    if ((ready[1] = fd_above_5(ready[1])) < 0 || (go[0] = fd_above_5(go[0])) < 0 ||
-        (spec[0] = fd_above_5(spec[0])) < 0) {
+    if ((ready[1] = fd_above_6(ready[1])) < 0 || (go[0] = fd_above_6(go[0])) < 0 ||
+        (spec[0] = fd_above_6(spec[0])) < 0) {
         rc = carma_err_set(err, -errno, "fcntl: %s", strerror(errno));
         goto out;
     }
-    if (!fa_ok || !at_ok || spawn_setup(&fa, &at, ready[1], go[0], spec[0])) {
+    if ((xfd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 7)) < 0) { /* above the dup2s' targets */
+        rc = carma_err_set(err, -errno, "the job shepherd %s: %s", exe, strerror(errno));
+        goto out;
+    }
+    if (!fa_ok || !at_ok || spawn_setup(&fa, &at, ready[1], go[0], spec[0], xfd)) {
         rc = carma_err_set(err, -ENOMEM, "cannot set up the shepherd's start");
         goto out;
     }
     /* posix_spawn (vfork semantics): carmad's pages are neither copied nor marked
      * copy-on-write, which a fork of it, kept alive for the job's life, made carmad pay
      * for at every later write (tens of microseconds a page on a virtual machine). */
-    int e = posix_spawn(&pid, exe, &fa, &at, av, env);
+    int e = posix_spawn(&pid, "/proc/self/fd/6", &fa, &at, av, env);
     if (e) {
         pid = -1;
         rc = carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
         goto out;
     }
+    pfd = pidfd_open(pid, 0); /* see the kill below; -1 on kernels before 5.3 */
     close(ready[1]);
     close(go[0]);
     close(spec[0]);
@@ -502,8 +510,20 @@ pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp
     }
     rc = pid;
 out:
-    if (rc < 0 && pid > 0)
-        kill(pid, SIGKILL); /* reaped by the kernel: carmad ignores SIGCHLD */
+    /* A helper that failed is killed only while it still holds the ready pipe's write end:
+     * then it was alive after pidfd_open, so the pidfd is the helper's and not a process
+     * that took its pid (carmad ignores SIGCHLD: the kernel reaps at once). */
+    if (rc < 0 && pid > 0) {
+        struct pollfd hup = {.fd = ready[0], .events = POLLIN};
+        if (ready[0] < 0 || (poll(&hup, 1, 0) >= 0 && !(hup.revents & POLLHUP))) {
+            if (pfd < 0 || pidfd_send_signal(pfd, SIGKILL, NULL, 0) < 0)
+                kill(pid, SIGKILL);
+        }
+    }
+    if (pfd >= 0)
+        close(pfd);
+    if (xfd >= 0)
+        close(xfd);
     for (int k = 0; k < 2; k++) {
         if (ready[k] >= 0)
             close(ready[k]);
@@ -578,16 +598,17 @@ int carma_shepherd_main(int argc, char **argv)
     /* Standard descriptors closed in carmad would make the job's logs land on them. */
     if (carma_fd_fill_std() < 0)
         return 125;
+    close(6); /* carmad's handle on this program */
     /* glibc's posix_spawn leaves its two internal signals (SIGCANCEL, SIGSETXID) ignored,
-     * which exec keeps and signal() refuses to reset: the job must not inherit that. */
+     * which exec keeps and sigaction() refuses to reset: the job must not inherit that.
+     * The kernel's sigaction differs in layout between architectures, but SIG_DFL with
+     * no flags and an empty mask is all zeros in each; 64 bytes cover the largest. */
     for (int sig = SIGRTMIN - 2; sig < SIGRTMIN; sig++) {
-        struct {
-            void (*handler)(int);
-            unsigned long flags;
-            void (*restorer)(void);
-            unsigned long mask;
-        } ka = {.handler = SIG_DFL};
-        syscall(SYS_rt_sigaction, sig, &ka, NULL, sizeof ka.mask);
+        unsigned long ka[8] = {0};
+        if (syscall(SYS_rt_sigaction, sig, ka, NULL, (size_t)(_NSIG - 1) / 8) < 0) {
+            fprintf(stderr, "carma-shepherd: cannot reset signal %d: %s\n", sig, strerror(errno));
+            return 125;
+        }
     }
     long long uid = argc == SH_ARGC ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
     long long gid = argc == SH_ARGC ? parse_dec(argv[5], UINT32_MAX - 1) : -1;

@@ -32,9 +32,10 @@ struct carma_shepherd_spec {
     double kill_grace_s;          /* SIGTERM -> SIGKILL on cancel */
 };
 
-/* Spawns the shepherd program exe (carma-shepherd) for spec and waits for it to record
+/* Spawns the shepherd program (carma-shepherd) open at exe_fd (any flags, O_PATH will
+ * do; exe is its name, for messages and its argv[0]) for spec and waits for it to record
  * itself in sp->dir. Returns its pid, or a negative errno with err set. */
-pid_t carma_shepherd_spawn(const char *exe, const struct carma_shepherd_spec *sp,
+pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
                            struct carma_err *err);
 
 /* The shepherd program's main: argv as carma_shepherd_spawn gives it (anything else is

@@ -6,7 +6,9 @@
 # of memory alone on the smaller GPU rerunning on the larger one.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
-start_daemon --gpus sim:4xa100-40gb
+# (its shepherd a copy, which a later step replaces while carmad runs)
+mkdir -p "$T/sh" && cp "$CARMA_BIN/carma-shepherd" "$T/sh/carma-shepherd"
+start_daemon --gpus sim:4xa100-40gb --shepherd "$T/sh/carma-shepherd"
 
 step "short job"
 id=$(submit -- echo hello-carma)
@@ -31,14 +33,28 @@ sp=$(cut -d' ' -f1 "$sf")
 [ "$(cat /proc/"$sp"/comm)" = carma-shepherd ] || fail "shepherd $sp is $(cat /proc/"$sp"/comm)"
 tr '\0' '\n' < /proc/"$sp"/environ | grep -q MARK && fail "the job's environment reached its shepherd"
 tr '\0' '\n' < /proc/"$sp"/cmdline | grep -q MARK && fail "the job's environment is in its shepherd's command line"
-tr '\0' '\n' < /proc/"$(cat "$T/envjob.pid")"/environ | grep -qx MARK=shepherd-env ||
+jp=$(cat "$T/envjob.pid")
+tr '\0' '\n' < /proc/"$jp"/environ | grep -qx MARK=shepherd-env ||
     fail "the job lacks its environment"
+# glibc's internal signals (32, 33) are not left ignored, and neither the shepherd nor the
+# job holds carmad's handle on the carma-shepherd program
+grep -qx 'SigIgn:[[:space:]]*0*' /proc/"$jp"/status || fail "the job ignores: $(grep SigIgn /proc/"$jp"/status)"
+ls -l /proc/"$sp"/fd/ /proc/"$jp"/fd/ | grep -q carma-shepherd && fail "a descriptor of carma-shepherd leaked"
 "$CARMA" cancel "$id" || fail "cancel refused"
 wait_until 10 is_state "$id" cancelled || fail "env job not cancelled: $(state_of "$id")"
 _rc=0; "$CARMA_BIN/carma-shepherd" 2>"$T/sh.err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "started by carmad" "$T/sh.err" || fail "carma-shepherd by hand: $_rc $(cat "$T/sh.err")"
 _rc=0; "$CARMA_BIN/carma-shepherd" --carma-shepherd-v2 "$T" / x 0 root 0 0 0 true 2>"$T/sh.err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "malformed" "$T/sh.err" || fail "malformed shepherd line: $_rc $(cat "$T/sh.err")"
+
+step "carmad runs the carma-shepherd it started with, even once that file is replaced"
+printf '#!/bin/sh\nexit 3\n' > "$T/sh/new" && chmod +x "$T/sh/new" && mv "$T/sh/new" "$T/sh/carma-shepherd"
+id=$(submit -- echo pinned-shepherd)
+"$CARMA" wait "$id" >/dev/null && "$CARMA" logs "$id" | grep -qx pinned-shepherd ||
+    fail "a job after the shepherd's replacement: $(state_of "$id")"
+rm "$T/sh/carma-shepherd"
+id=$(submit -- echo removed-shepherd)
+"$CARMA" wait "$id" >/dev/null || fail "a job after the shepherd's removal: $(state_of "$id")"
 
 step "a large environment reaches the job whole (values past 8 KiB, more than a pipe holds)"
 big=$(head -c 30000 /dev/zero | tr '\0' x)
