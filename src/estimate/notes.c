@@ -176,10 +176,11 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  m->slide_line, EST_SLIDE_KEYS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,
-                 "attention over channels (line %zu, a ChannelAttention projecting its C "
-                 "channels to 3C, as DaViT's): its linear layers run per position, and each head's "
-                 "channels attend "
-                 "to each other, heads of %d channels assumed (the print does not show them): "
+                 "attention over channels (line %zu, a block projecting its C channels to 3C: "
+                 "DaViT's ChannelAttention, XCiT's XCA, which also keeps its L2-normalised "
+                 "queries and keys): its linear layers run per position, and each head's "
+                 "channels attend to each other, heads of %d channels assumed (the print does not "
+                 "show them): "
                  "heads x (C / heads)^2 probabilities a sample, a small part of one feature map",
                  m->channels_line, EST_WINDOW_HEAD);
     if (m->subsample_line)

@@ -3011,7 +3011,9 @@ struct mt_frame {
     int unfolded;    /* such an attention block inside a MobileViT block (mobilevit_block):
                         over the tensor's MT_UNFOLD x MT_UNFOLD patches */
     int channels;    /* such an attention block over channels, not positions (DaViT's
-                        ChannelAttention): heads x (C/heads)^2 probabilities a sample */
+                        ChannelAttention, XCiT's XCA): heads x (C/heads)^2 probabilities a
+                        sample */
+    int l2qk;        /* ... whose queries and keys are L2-normalised first (XCA) */
     int global_proj; /* a linear child named query_global, key_global or value_global: an
                         attention block over a sliding window (EST_SLIDE_KEYS) */
     int strided;      /* a strided convolution inside */
@@ -6641,6 +6643,17 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
                 if (f->channels && !m->channels_line)
                     m->channels_line = f->line;
+                if (f->l2qk) {
+                    /* F.normalize(q), F.normalize(k): new tensors, 2C a position, which
+                     * q k^T keeps (one row, as a product's) */
+                    uint64_t qk = 2 * frame_input(f)->c * f->x.h * f->x.w;
+                    if (f->x.h * f->x.w > (1u << 20) || qk > EST_MAX_ELEMS ||
+                        est_model_add(m, EST_K_POOL, qk, 0, f->mult, 0) < 0)
+                        return carma_err_at(err, file, L.line,
+                                            "too many layers or too large a layer");
+                    est_layer_type(&m->layers[m->n - 1], "normalize", 9);
+                    m->layers[m->n - 1].flags |= EST_LF_PRODUCT;
+                }
                 if (!f->channels && !m->positions_line) {
                     m->positions_line = f->line;
                     m->positions_hw = hw;
@@ -6921,7 +6934,13 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             f->rep = (uint32_t)rep;
             f->ug_row = SIZE_MAX;
             f->line = L.line;
-            f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN;
+            /* XCiT's cross-covariance attention (timm's class XCA) over a convolutional
+             * tensor, its first layer C -> 3C: attention over channels (over a sequence's
+             * tokens it would be no attention over them: read as its linear layers) */
+            const struct mt_shape *xv = sp.n ? sp_newest(&sp) : NULL;
+            int xca = name_is(c, cls_n, "XCA") && xv && !sp.grid && sp.conv_not_patch &&
+                      channel_attention_qkv(L, xv->c);
+            f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN || xca;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             fused += f->attention && f->sdpa;
             f->se_class = find(c, cls_n, "SqueezeExcit") || find(c, cls_n, "SEModule");
@@ -6953,8 +6972,9 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                  name_is(c, cls_n, "WindowAttention");
                 for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
-                f->channels =
-                    v && find(c, cls_n, "ChannelAttention") && channel_attention_qkv(L, v->c);
+                f->channels = v && (find(c, cls_n, "ChannelAttention") || xca) &&
+                              channel_attention_qkv(L, v->c);
+                f->l2qk = f->channels && xca;
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride */
                 int64_t sr = 1;
