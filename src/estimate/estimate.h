@@ -170,6 +170,9 @@ struct est_layer {
     uint32_t rank;     /* a linear layer with a trainable low-rank adapter (PEFT's LoRA):
                           its rank r; params - frozen = r * (in + out) */
     uint32_t experts;  /* with est_layer.moe: E, the experts of its block; else 0 */
+    uint32_t shared_from; /* an EST_LF_TIED row of a layer run again with the same
+                             parameters (ALBERT's shared layer): 1 + the row whose
+                             parameters it uses (its gradient is added to theirs); 0 none */
     uint64_t out;      /* output elements per sample (per token when per_token) */
     uint64_t params;   /* parameters of one repeat, frozen ones included */
     uint64_t frozen;   /* of which get no gradient (a PEFT model's base weights; a Keras
@@ -288,9 +291,12 @@ struct est_model {
                                   ChannelAttention), 0: none */
     size_t slide_line;         /* the first attention read over a sliding window
                                   (EST_SLIDE_KEYS), 0: none */
+    size_t shared_line;        /* a list of one layer in a list of one layer group
+                                  (ALBERT's), read as EST_SHARED_RUNS runs of that layer
+                                  with its parameters: the group's line, 0: none */
     /* Module trees: the line of the model's only attention block when it is a layer of a
      * ModuleList that holds no other (a layer a model may run several times, as ALBERT
-     * does: counted once; ALBERT's list of one group is refused), 0 otherwise; attn_line,
+     * does: counted once; ALBERT's list of one group: shared_line), 0 otherwise; attn_line,
      * the first attention block's line (the parser's). */
     size_t single_layer_line, attn_line;
     /* Module trees: the first attention block's line when the print shows no position
@@ -670,7 +676,7 @@ struct est_result {
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 21 /* more than est_notes can write: one each of 20 kinds */
+#define EST_NOTES 22 /* more than est_notes can write: one each of 21 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid
@@ -686,6 +692,12 @@ struct est_result {
  * 512 keys either side and itself (Longformer's 512 keeps half: the estimate is then
  * high). Its scores are computed in Python, kept under any --attention. */
 #define EST_SLIDE_KEYS 1025
+
+/* A model that runs one shared layer num_hidden_layers times (ALBERT: its one layer of its
+ * one layer group), which a print does not show: the most of any released ALBERT, large's
+ * and xlarge's 24 (base and xxlarge run 12: the estimate is then high). Each run keeps its
+ * activations; the parameters are the one layer's. */
+#define EST_SHARED_RUNS 24
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

@@ -67,8 +67,9 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the print has one attention layer (line %zu), the only layer of its list: "
                  "counted once. A model that runs a layer several times (as ALBERT does, whose "
-                 "layer groups are refused) keeps its activations for each run, which no print "
-                 "shows: the estimate is then low; a torchinfo table lists every call",
+                 "list of one layer group is read so) keeps its activations for each run, "
+                 "which no print shows: the estimate is then low; a torchinfo table lists "
+                 "every call",
                  m->single_layer_line);
     if (m->scores_bias_line)
         snprintf(notes[n++], EST_NOTE_MAX,
@@ -174,6 +175,14 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "then high), which the print does not show; global tokens and a sequence "
                  "padded to a multiple of the window (Longformer pads it) keep more",
                  m->slide_line, EST_SLIDE_KEYS);
+    if (m->shared_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the layer group at line %zu holds one layer, which the model runs "
+                 "num_hidden_layers times with the same parameters (ALBERT's), each run "
+                 "keeping its activations; the print does not show how many: %d assumed, "
+                 "the most of any released ALBERT (large, xlarge; base and xxlarge run 12: "
+                 "the estimate is then high); a torchinfo table lists every run",
+                 m->shared_line, EST_SHARED_RUNS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "attention over channels (line %zu, a block projecting its C channels to 3C: "

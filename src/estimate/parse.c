@@ -6478,6 +6478,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     m->positions_unfold = 0;
     m->subsample_line = 0;
     m->channels_line = 0;
+    m->shared_line = 0;
     m->slide_line = 0;
     m->positions_keys = 0;
     m->profiler = 0;
@@ -7576,17 +7577,31 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             ncalls += m->layers[i].count;
         units += (m->layers[i].unit & EST_UNIT_START) != 0;
     }
-    if (ncalls == 1 && units == 1 && group_line)
-        return carma_err_at(err, file, group_line,
-                            "a list of one layer in a list of one layer group (ALBERT's "
-                            "albert_layers in albert_layer_groups): such a model runs its "
-                            "shared layer num_hidden_layers times and keeps every run's "
-                            "activations, which the print does not show (counted once, "
-                            "an ALBERT-base job's bound was 0.63 of its peak); give a torchinfo "
-                            "table (torchinfo.summary(model, input_data=..., depth=10)), which "
-                            "lists every call, or measure a run's peak and use 'carma submit "
-                            "--mem SIZE'");
-    if (ncalls == 1 && units == 1)
+    if (ncalls == 1 && units == 1 && group_line) {
+        /* ALBERT: its shared layer runs num_hidden_layers times (EST_SHARED_RUNS assumed),
+         * each run keeping its activations: the unit's rows again after it, each a tied
+         * row of the first run's (its parameters, its gradient added to theirs) */
+        size_t u0 = 0, e;
+        while (u0 < m->n && !(m->layers[u0].unit & EST_UNIT_START))
+            u0++;
+        for (e = u0; e < m->n && !(m->layers[e].unit & EST_UNIT_END); e++)
+            ;
+        e = e < m->n ? e + 1 : m->n;
+        size_t ulen = e - u0, extra = ulen * (EST_SHARED_RUNS - 1);
+        if (!ulen || m->n + extra > m->cap || e > UINT32_MAX)
+            return carma_err_at(err, file, group_line,
+                                "too many layers: a layer group run %d times", EST_SHARED_RUNS);
+        memmove(&m->layers[e + extra], &m->layers[e], (m->n - e) * sizeof m->layers[0]);
+        for (size_t r = 1; r < EST_SHARED_RUNS; r++)
+            for (size_t k = 0; k < ulen; k++) {
+                struct est_layer *c = &m->layers[e + (r - 1) * ulen + k];
+                *c = m->layers[u0 + k];
+                c->flags |= EST_LF_TIED;
+                c->shared_from = (uint32_t)(u0 + k + 1);
+            }
+        m->n += extra;
+        m->shared_line = group_line;
+    } else if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
     if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&
         !fused && !m->window_line && !m->positions_line && !m->channels_line)

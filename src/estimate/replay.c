@@ -623,12 +623,29 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
     w->np = 0;
     uint32_t src = NONE, src_nt = 0; /* the EST_LF_TIED_SRC table's first parameter */
     double src_elems = 0;               /* and its elements */
+    for (size_t i = 0; i < ps->m->n && i < EST_REPLAY_MAX_NODES; i++)
+        w->lt[i].p0 = NONE;
     for (uint32_t t = 0; t < w->norder; t++) {
         double mult;
         const double *tb;
         const uint8_t *fz;
         unsigned nt;
         const struct est_layer *l = visit(w, ps, t, &mult, &tb, &fz, &nt);
+        if (w->lt[w->order[t]].p0 == NONE)
+            w->lt[w->order[t]].p0 = w->np;
+        /* a shared layer's later run (est_layer.shared_from): the first run's parameters */
+        uint32_t sr = l->shared_from ? l->shared_from - 1 : NONE;
+        if ((l->flags & EST_LF_TIED) && sr < w->order[t] && w->lt[sr].p0 != NONE &&
+            w->lt[sr].nt == nt) {
+            for (unsigned k = 0; k < nt; k++) {
+                struct est_replay_param *p = &w->p[w->np++];
+                *p = w->p[w->lt[sr].p0 + k];
+                p->alias = w->lt[sr].p0 + k;
+                p->frozen = 1;
+                p->bytes = 0;
+            }
+            continue;
+        }
         if ((l->flags & EST_LF_TIED_SRC) && src == NONE && nt) {
             src = w->np;
             src_nt = nt;

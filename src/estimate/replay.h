@@ -166,9 +166,11 @@ struct est_replay_unit {
     double in_bytes;
 };
 
-/* A layer's parameter tensors: elements, whether frozen. */
+/* A layer's parameter tensors: elements, whether frozen; and in a replay's set-up, the
+ * first of them in est_replay_work.p (UINT32_MAX until its layer is set up). */
 struct est_replay_lt {
     double t[4];
+    uint32_t p0;
     uint8_t fz[4], nt;
 };
 

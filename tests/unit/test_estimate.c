@@ -7529,9 +7529,10 @@ static void test_attention_encoder_position_table(void **state)
     /* one layer alone in its list */
     assert_int_equal(parse_heads(NULL, albert, 0, &m, &err), 0);
     assert_int_equal(m.single_layer_line, 6); /* the attention block */
-    /* ALBERT's own layout, that one layer the only one of the only layer group: refused
-     * (it runs num_hidden_layers times; counted once, ALBERT-base's bound was below its
-     * measured peak); a group of two layers is read */
+    /* ALBERT's own layout, that one layer the only one of the only layer group: it runs
+     * num_hidden_layers times (counted once, ALBERT-base's bound was below its measured
+     * peak), EST_SHARED_RUNS assumed, each later run's rows tied to the first's; a group
+     * of two layers is read as two */
     const char *groups = "Albert(\n"
                          "  (word_embeddings): Embedding(1000, 128)\n"
                          "  (albert_layer_groups): ModuleList(\n"
@@ -7553,10 +7554,38 @@ static void test_attention_encoder_position_table(void **state)
     char one[2048], two[2048];
     snprintf(one, sizeof one, groups, "0", "");
     snprintf(two, sizeof two, groups, "0-1", "2 x ");
-    assert_int_equal(parse_heads(NULL, one, 0, &m, &err), -EINVAL);
-    assert_non_null(strstr(err.msg, ":5: a list of one layer in a list of one layer group"));
+    assert_int_equal(parse_heads(NULL, one, 0, &m, &err), 0);
+    assert_int_equal(m.shared_line, 5);
+    assert_int_equal(m.single_layer_line, 0);
+    assert_int_equal(notes_with(&m, "24 assumed, the most of any released ALBERT"), 1);
+    uint64_t params = 1000 * 128 + 4 * (128 * 128 + 128) + 128 * 512 + 512;
+    assert_int_equal(m.params, params);
+    size_t attn = 0, tied = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        const struct est_layer *l = &m.layers[i];
+        attn += l->kind == EST_K_ATTN;
+        if (l->flags & EST_LF_TIED) {
+            tied++;
+            assert_true(l->shared_from >= 1 && l->shared_from - 1 < i);
+            const struct est_layer *f = &m.layers[l->shared_from - 1];
+            assert_true(f->kind == l->kind && f->out == l->out && f->params == l->params);
+            assert_false(f->flags & EST_LF_TIED);
+        } else {
+            assert_int_equal(l->shared_from, 0);
+        }
+    }
+    assert_int_equal(attn, EST_SHARED_RUNS);
+    assert_int_equal(tied % (EST_SHARED_RUNS - 1), 0);
+    /* the parameters, their gradients and AdamW's state once: the later runs' rows
+     * alias the first run's (the replay), or hold none (the per-kind terms) */
+    struct est_opts o = {.batch = 4, .seq = 64, .optimizer = EST_OPT_ADAMW};
+    struct est_result r;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
+    double mib = (double)params * 4 / (1024.0 * 1024.0);
+    assert_true(r.optimizer_mib >= 2 * mib && r.optimizer_mib < 2 * mib + 1);
     assert_int_equal(parse_heads(NULL, two, 0, &m, &err), 0);
     assert_int_equal(m.single_layer_line, 0);
+    assert_int_equal(m.shared_line, 0);
 }
 
 /* Prints as people paste them: after a label (print(f"Model: {model}"),
