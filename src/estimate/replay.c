@@ -638,9 +638,10 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
         if ((l->flags & EST_LF_TIED) && sr < w->order[t] && w->lt[sr].p0 != NONE &&
             w->lt[sr].nt == nt) {
             for (unsigned k = 0; k < nt; k++) {
+                uint32_t a = w->lt[sr].p0 + k;
                 struct est_replay_param *p = &w->p[w->np++];
-                *p = w->p[w->lt[sr].p0 + k];
-                p->alias = w->lt[sr].p0 + k;
+                *p = w->p[a];
+                p->alias = w->p[a].alias != NONE ? w->p[a].alias : a; /* a tied table's */
                 p->frozen = 1;
                 p->bytes = 0;
             }
