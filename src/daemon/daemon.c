@@ -841,10 +841,9 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         slot_free(d, i);
 }
 
-static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid)
+static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid, int fd)
 {
-    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (fd < 0)
+    if (fd < 0 && (fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
         return -errno;
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_PIDFD, i)};
     if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -1061,6 +1060,7 @@ static void launch_start(struct carmad *d, uint32_t i)
         rc = build_exec(d, i, &argv, &env);
     }
     pid_t pid = -1;
+    int pidfd = -1; /* the spawn's, opened before the helper could be reaped */
     if (!rc) {
         struct passwd pw, *p = NULL;
         char buf[4096];
@@ -1070,7 +1070,7 @@ static void launch_start(struct carmad *d, uint32_t i)
             .gid = dj->rec.gid, .user = p ? p->pw_name : dj->rec.user,
             .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
             .kill_grace_s = d->cfg.kill_grace_s};
-        pid = carma_shepherd_spawn(d->shepherd_exe, d->shepherd_fd, &sp, &err);
+        pid = carma_shepherd_spawn(d->shepherd_exe, d->shepherd_fd, &sp, &pidfd, &err);
         rc = pid < 0 ? (int)pid : 0;
     }
     free_strv(argv);
@@ -1081,7 +1081,7 @@ static void launch_start(struct carmad *d, uint32_t i)
         nanosleep(&ts, NULL);
     }
     if (!rc)
-        rc = watch_shepherd(d, i, pid);
+        rc = watch_shepherd(d, i, pid, pidfd); /* closes pidfd on failure */
     if (rc == -ESRCH) {
         /* It ended before it could be watched (SIGCHLD is ignored: the kernel reaped it at
          * once): its status file tells how, as on_pidfd reads it. */
@@ -2524,7 +2524,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         x->ended++;
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        if (watch_shepherd(d, i, pid) == 0) {
+        if (watch_shepherd(d, i, pid, -1) == 0) {
             double ugs, ej;
             if (carma_store_usage_get(d->store, dj->rec.id, n, &ugs, &ej, &err) == 0)
                 dj->att_energy_j = ej; /* as of the last record flush before the restart */
@@ -2859,12 +2859,26 @@ static int find_shepherd(struct carmad *d, struct carma_err *err)
     }
     struct stat st;
     d->shepherd_fd = open(d->shepherd_exe, O_PATH | O_CLOEXEC);
-    if (d->shepherd_fd < 0 || fstat(d->shepherd_fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-        access(d->shepherd_exe, X_OK))
-        return carma_err_set(err, -ENOENT,
-                             "%s: no executable carma-shepherd there (carmad starts every job "
+    if (d->shepherd_fd < 0 || fstat(d->shepherd_fd, &st) < 0)
+        return carma_err_set(err, -errno,
+                             "%s: %s: no executable carma-shepherd there (carmad starts every job "
                              "through it; it is built and installed beside carmad)",
-                             d->shepherd_exe);
+                             d->shepherd_exe, strerror(errno));
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+        return carma_err_set(
+            err, -EACCES,
+            "%s: not an executable file: no executable carma-shepherd there (carmad "
+            "starts every job through it; it is built and installed beside "
+            "carmad)",
+            d->shepherd_exe);
+    /* every job runs that file through /proc/self/fd: /proc must be there */
+    char via[64];
+    snprintf(via, sizeof via, "/proc/self/fd/%d", d->shepherd_fd);
+    if (access(via, F_OK) < 0)
+        return carma_err_set(err, -errno,
+                             "%s: %s: carmad runs carma-shepherd through /proc/self/fd "
+                             "(mount /proc)",
+                             via, strerror(errno));
     return 0;
 }
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -215,6 +214,22 @@ static int open_log(const struct carma_shepherd_spec *sp, const char *name)
     return fd;
 }
 
+enum { SH_WHY_MAX = 255 }; /* the reason a helper that cannot start gives */
+
+/* The helper cannot start: why, on stderr (a run by hand) and to carmad over the ready
+ * descriptor ('e' and the reason, one write), which fails the attempt with it. */
+static int sh_fail(int status, const char *why)
+{
+    fprintf(stderr, "carma-shepherd: %s\n", why);
+    char b[SH_WHY_MAX + 1];
+    int n = snprintf(b, sizeof b, "e%s", why);
+    struct stat st; /* carmad's pipe, not whatever a caller by hand has at 3 */
+    if (n > 0 && fstat(3, &st) == 0 && S_ISFIFO(st.st_mode) &&
+        write(3, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1) < 0)
+        return status; /* carmad gone: nothing to tell */
+    return status;
+}
+
 /* The shepherd's life: never returns. */
 static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int go_r)
 {
@@ -239,7 +254,12 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
              (unsigned long long)carma_proc_starttime(getpid()));
     /* Not fsync'd: it matters only while the machine is up (a reboot ends
      * every job anyway), and it is on the launch path. */
-    write_atomic(sp->dir, "shepherd", line, 0);
+    int wr = write_atomic(sp->dir, "shepherd", line, 0);
+    if (wr < 0) {
+        char why[PATH_MAX + 64];
+        snprintf(why, sizeof why, "cannot write %s/shepherd: %s", sp->dir, strerror(-wr));
+        _exit(sh_fail(125, why));
+    }
     /* Handshake: carmad recorded the attempt before spawning; it says "go" once it
      * knows the shepherd file exists. If carmad died in between, the job must not
      * run (a restarted carmad may already have re-queued it). */
@@ -399,9 +419,11 @@ static int write_within(int fd, const char *b, size_t n, double deadline)
 static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, int ready_w, int go_r,
                        int spec_r, int exe_fd)
 {
+    /* every signal, glibc's internal ones too (which sigfillset leaves out, and its spawn
+     * would otherwise leave ignored, a disposition exec keeps) */
     sigset_t none, all;
     sigemptyset(&none);
-    sigfillset(&all);
+    memset(&all, 0xff, sizeof all);
     if (posix_spawnattr_setsigmask(at, &none) || posix_spawnattr_setsigdefault(at, &all) ||
         posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) ||
         posix_spawn_file_actions_adddup2(fa, ready_w, 3) ||
@@ -414,8 +436,10 @@ static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, in
 }
 
 pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
-                           struct carma_err *err)
+                           int *pidfd, struct carma_err *err)
 {
+    if (pidfd)
+        *pidfd = -1;
     size_t nenv = 0, nargv = 0;
     while (sp->envp[nenv])
         nenv++;
@@ -452,6 +476,7 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     }
 
     int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, rc = 0, pfd = -1, xfd = -1;
+    int pfd_errno = 0;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     int fa_ok = posix_spawn_file_actions_init(&fa) == 0, at_ok = posix_spawnattr_init(&at) == 0;
@@ -479,10 +504,19 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     int e = posix_spawn(&pid, "/proc/self/fd/6", &fa, &at, av, env);
     if (e) {
         pid = -1;
-        rc = carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
+        rc = e == ENOENT && access("/proc/self/fd", X_OK)
+                 ? carma_err_set(err, -e,
+                                 "cannot run the job shepherd %s through "
+                                 "/proc/self/fd: is /proc mounted?",
+                                 exe)
+                 : carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
         goto out;
     }
-    pfd = pidfd_open(pid, 0); /* see the kill below; -1 on kernels before 5.3 */
+    /* the helper's pidfd, opened while it cannot have been reaped (see the kill below) and
+     * handed to the caller, which watches the helper through it */
+    pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0)
+        pfd_errno = errno;
     close(ready[1]);
     close(go[0]);
     close(spec[0]);
@@ -498,25 +532,36 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     }
     close(spec[1]);
     spec[1] = -1;
-    char c = 0;
+    /* 'r' when it recorded itself; 'e' and a line saying why when it cannot start */
+    char c[SH_WHY_MAX + 2] = {0};
     ssize_t r = -1;
     if (ok && wait_fd(ready[0], POLLIN, deadline) == 1)
-        while ((r = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+        while ((r = read(ready[0], c, sizeof c - 1)) < 0 && errno == EINTR)
             ;
-    ok = ok && r == 1 && c == 'r' && write(go[1], "g", 1) == 1;
+    if (r > 1 && c[0] == 'e') {
+        rc = carma_err_set(err, -ECHILD, "the shepherd could not start: %s", c + 1);
+        goto out;
+    }
+    ok = ok && r == 1 && c[0] == 'r' && write(go[1], "g", 1) == 1;
     if (!ok) {
         rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
         goto out;
     }
     rc = pid;
+    if (pidfd) {
+        *pidfd = pfd;
+        pfd = -1;
+    }
 out:
     /* A helper that failed is killed only while it still holds the ready pipe's write end:
      * then it was alive after pidfd_open, so the pidfd is the helper's and not a process
      * that took its pid (carmad ignores SIGCHLD: the kernel reaps at once). */
     if (rc < 0 && pid > 0) {
         struct pollfd hup = {.fd = ready[0], .events = POLLIN};
-        if (ready[0] < 0 || (poll(&hup, 1, 0) >= 0 && !(hup.revents & POLLHUP))) {
-            if (pfd < 0 || pidfd_send_signal(pfd, SIGKILL, NULL, 0) < 0)
+        if (poll(&hup, 1, 0) >= 0 && !(hup.revents & POLLHUP)) {
+            if (pfd >= 0)
+                syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+            else if (pfd_errno == ENOSYS) /* a kernel before 5.3: the pid, as then */
                 kill(pid, SIGKILL);
         }
     }
@@ -595,21 +640,11 @@ int carma_shepherd_main(int argc, char **argv)
         fprintf(stderr, "carma-shepherd: started by carmad for each job attempt, not by hand\n");
         return 2;
     }
+    prctl(PR_SET_NAME, "carma-shepherd"); /* exec'd as /proc/self/fd/6: named "6" */
     /* Standard descriptors closed in carmad would make the job's logs land on them. */
     if (carma_fd_fill_std() < 0)
-        return 125;
+        return sh_fail(125, "cannot open /dev/null for its standard descriptors");
     close(6); /* carmad's handle on this program */
-    /* glibc's posix_spawn leaves its two internal signals (SIGCANCEL, SIGSETXID) ignored,
-     * which exec keeps and sigaction() refuses to reset: the job must not inherit that.
-     * The kernel's sigaction differs in layout between architectures, but SIG_DFL with
-     * no flags and an empty mask is all zeros in each; 64 bytes cover the largest. */
-    for (int sig = SIGRTMIN - 2; sig < SIGRTMIN; sig++) {
-        unsigned long ka[8] = {0};
-        if (syscall(SYS_rt_sigaction, sig, ka, NULL, (size_t)(_NSIG - 1) / 8) < 0) {
-            fprintf(stderr, "carma-shepherd: cannot reset signal %d: %s\n", sig, strerror(errno));
-            return 125;
-        }
-    }
     long long uid = argc == SH_ARGC ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
     long long gid = argc == SH_ARGC ? parse_dec(argv[5], UINT32_MAX - 1) : -1;
     long long sw = argc == SH_ARGC ? parse_dec(argv[7], 1) : -1;
@@ -618,13 +653,11 @@ int carma_shepherd_main(int argc, char **argv)
     long long nargv = argc == SH_ARGC ? parse_dec(argv[10], SH_SPEC_MAX / 2) : -1;
     char **spec = NULL;
     if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || !argv[2][0] ||
-        !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv)))) {
-        fprintf(stderr, "carma-shepherd: malformed command line or job from carmad\n");
-        return 2;
-    }
+        !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv))))
+        return sh_fail(2, "malformed command line or job from carmad");
     char **envp = calloc((size_t)nenv + 1, sizeof *envp);
     if (!envp)
-        return 125;
+        return sh_fail(125, "out of memory");
     memcpy(envp, spec, (size_t)nenv * sizeof *envp);
     struct carma_shepherd_spec sp = {.dir = argv[2],
                                      .cwd = argv[3],

@@ -33,10 +33,12 @@ struct carma_shepherd_spec {
 };
 
 /* Spawns the shepherd program (carma-shepherd) open at exe_fd (any flags, O_PATH will
- * do; exe is its name, for messages and its argv[0]) for spec and waits for it to record
- * itself in sp->dir. Returns its pid, or a negative errno with err set. */
+ * do; exe is its name, for messages and its argv[0]; run through /proc/self/fd) for spec
+ * and waits for it to record itself in sp->dir. Returns its pid, with *pidfd (when not
+ * NULL) its pidfd, the caller's to close (-1 on kernels before 5.3), or a negative errno
+ * with err set (the helper's own reason when it gave one). */
 pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
-                           struct carma_err *err);
+                           int *pidfd, struct carma_err *err);
 
 /* The shepherd program's main: argv as carma_shepherd_spawn gives it (anything else is
  * refused with status 2); never returns once it has started. */
