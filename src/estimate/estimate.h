@@ -288,7 +288,8 @@ struct est_model {
     size_t subsample_line;     /* the first query subsampling read at stride 2 (LeViT's
                                   Subsample()), 0: none */
     size_t channels_line;      /* the first attention over channels (DaViT's
-                                  ChannelAttention), 0: none */
+                                  ChannelAttention, XCiT's XCA), 0: none */
+    uint8_t channels_l2qk;     /* ... and it L2-normalises its queries and keys (XCA) */
     size_t slide_line;         /* the first attention read over a sliding window
                                   (EST_SLIDE_KEYS), 0: none */
     size_t shared_line;        /* a list of one layer in a list of one layer group

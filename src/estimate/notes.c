@@ -185,13 +185,15 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  m->shared_line, EST_SHARED_RUNS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,
-                 "attention over channels (line %zu, a block projecting its C channels to 3C: "
-                 "DaViT's ChannelAttention, XCiT's XCA, which also keeps its L2-normalised "
-                 "queries and keys): its linear layers run per position, and each head's "
+                 "attention over channels (line %zu, %s projecting its C channels to 3C%s): "
+                 "its linear layers run per position, and each head's "
                  "channels attend to each other, heads of %d channels assumed (the print does not "
                  "show them): "
                  "heads x (C / heads)^2 probabilities a sample, a small part of one feature map",
-                 m->channels_line, EST_WINDOW_HEAD);
+                 m->channels_line,
+                 m->channels_l2qk ? "XCiT's XCA" : "a ChannelAttention, as DaViT's,",
+                 m->channels_l2qk ? ", which also keeps its queries and keys L2-normalised" : "",
+                 EST_WINDOW_HEAD);
     if (m->subsample_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the query subsampling at line %zu, which prints no stride, is read as taking "

@@ -6478,6 +6478,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
     m->positions_unfold = 0;
     m->subsample_line = 0;
     m->channels_line = 0;
+    m->channels_l2qk = 0;
     m->shared_line = 0;
     m->slide_line = 0;
     m->positions_keys = 0;
@@ -6642,11 +6643,15 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                                  : 0,
                                      attn_at) < 0)
                     return carma_err_at(err, file, L.line, "too many layers or too large a layer");
-                if (f->channels && !m->channels_line)
+                if (f->channels && !m->channels_line) {
                     m->channels_line = f->line;
+                    m->channels_l2qk = (uint8_t)f->l2qk;
+                }
                 if (f->l2qk) {
                     /* F.normalize(q), F.normalize(k): new tensors, 2C a position, which
-                     * q k^T keeps (one row, as a product's) */
+                     * q k^T keeps (one row, as a product's; after the probabilities'
+                     * row, which a fused qkv projection's block lists last, rather than
+                     * in forward's order: the totals are what matter) */
                     uint64_t qk = 2 * frame_input(f)->c * f->x.h * f->x.w;
                     if (f->x.h * f->x.w > (1u << 20) || qk > EST_MAX_ELEMS ||
                         est_model_add(m, EST_K_POOL, qk, 0, f->mult, 0) < 0)
@@ -6973,9 +6978,9 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                  name_is(c, cls_n, "WindowAttention");
                 for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
-                f->channels = v && (find(c, cls_n, "ChannelAttention") || xca) &&
-                              channel_attention_qkv(L, v->c);
-                f->l2qk = f->channels && xca;
+                f->channels = xca || (v && find(c, cls_n, "ChannelAttention") &&
+                                      channel_attention_qkv(L, v->c));
+                f->l2qk = xca;
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride */
                 int64_t sr = 1;

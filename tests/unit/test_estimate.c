@@ -4655,7 +4655,9 @@ static void test_modtree_xca(void **state)
     unsigned chan = 0, l2 = 0, cls = 0;
     for (size_t i = 0; i < m.n; i++) {
         const struct est_layer *l = &m.layers[i];
-        if (l->kind == EST_K_ATTN && l->out == 6 * 32 * 32) { /* 192 channels, 6 heads */
+        if (l->kind == EST_K_ATTN && l->out == 6 * 32 * 32) {
+            /* 192 channels in heads of 32 assumed: 6 (XCiT-T12 has 4 of 48: 9216, as
+             * small) */
             assert_true(l->flags & EST_LF_SCORES);
             chan += l->count;
         } else if (l->kind == EST_K_ATTN && l->out == 6 * 196 * 196) {
@@ -4670,7 +4672,9 @@ static void test_modtree_xca(void **state)
     assert_int_equal(l2, 12);
     assert_int_equal(cls, 2);
     assert_int_equal(m.channels_line, 32);
-    assert_int_equal(notes_with(&m, "XCiT's XCA, which also keeps its L2-normalised"), 1);
+    assert_int_equal(notes_with(&m, "XCiT's XCA projecting its C channels to 3C, which also "
+                                    "keeps its queries and keys L2-normalised"),
+                     1);
     /* the MLP of each block over the 14 x 14 positions */
     unsigned wide = 0;
     for (size_t i = 0; i < m.n; i++)
@@ -4682,6 +4686,9 @@ static void test_modtree_xca(void **state)
         fail_msg("%s", err.msg);
     for (size_t i = 0; i < m.n; i++)
         assert_false(m.layers[i].kind == EST_K_POOL && i && m.layers[i - 1].kind == EST_K_ATTN);
+    assert_int_equal(notes_with(&m, "a ChannelAttention, as DaViT's, projecting its C channels "
+                                    "to 3C): its linear"),
+                     1);
     /* without the class name it is a block of linear layers, as before: refused here,
      * where the class attention reads positions the print does not size */
     char *buf;
