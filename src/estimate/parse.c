@@ -2703,7 +2703,8 @@ static int arg_dims(const char *a, size_t n, const char *key, int64_t *v, int ma
     size_t j = arg_at(a, n, key);
     if (j == n)
         return 0;
-    int tuple = a[j] == '(';
+    char close = a[j] == '(' ? ')' : ']'; /* nn.Unfold prints lists */
+    int tuple = a[j] == '(' || a[j] == '[';
     j += (size_t)tuple;
     int got = 0;
     for (;;) {
@@ -2719,11 +2720,11 @@ static int arg_dims(const char *a, size_t n, const char *key, int64_t *v, int ma
             j++;
             while (j < n && a[j] == ' ')
                 j++;
-            if (j < n && a[j] == ')') /* "(3,)" */
+            if (j < n && a[j] == close) /* "(3,)" */
                 return got;
             continue;
         }
-        return j < n && a[j] == ')' ? got : -1;
+        return j < n && a[j] == close ? got : -1;
     }
 }
 
@@ -3095,6 +3096,46 @@ enum mt_peft {
 static int name_is(const char *s, size_t n, const char *z)
 {
     return strlen(z) == n && memcmp(s, z, n) == 0;
+}
+
+/* A 1-D convolution that keeps a sequence's length: PyTorch's Conv1d at stride 1, padded
+ * by its dilation times (k - 1) / 2 (k odd) or 'same'. Its kernel size k, else 0. */
+static int64_t seq_conv1d(const char *c, size_t cls_n, const char *a, size_t n)
+{
+    int64_t ks[3], st[3], pad[3], dil[3];
+    if (!name_is(c, cls_n, "Conv1d") || arg_dims(a, n, "kernel_size=", ks, 3) != 1)
+        return 0;
+    int ns = arg_dims(a, n, "stride=", st, 3), nd = arg_dims(a, n, "dilation=", dil, 3);
+    int same = find(a, n, "padding=same") != NULL;
+    int np = same ? 0 : arg_dims(a, n, "padding=", pad, 3);
+    int64_t d = nd == 1 ? dil[0] : 1;
+    if (ns < 0 || ns > 1 || (ns && st[0] != 1) || nd < 0 || nd > 1 || np < 0 || np > 1 ||
+        ks[0] < 1 || ks[0] > (1 << 16) || d < 1 || d > (1 << 16) ||
+        (!same && (ks[0] % 2 == 0 || (np ? pad[0] : 0) != d * (ks[0] - 1) / 2)))
+        return 0;
+    return ks[0];
+}
+
+/* nn.Unfold at stride 1 padded to keep the size, kernel_size=[k, 1] (or [1, k], or k by
+ * k): the k (k^2) positions around each, k (k^2) times its input's values. That count,
+ * else 0. */
+static int64_t unfold_same(const char *a, size_t n)
+{
+    int64_t ks[3], st[3], pad[3], dil[3];
+    int nk = arg_dims(a, n, "kernel_size=", ks, 3), ns = arg_dims(a, n, "stride=", st, 3);
+    int np = arg_dims(a, n, "padding=", pad, 3), nd = arg_dims(a, n, "dilation=", dil, 3);
+    if (nk < 1 || nk > 2 || ns < 0 || ns > 2 || np < 0 || np > 2 || nd < 0 || nd > 2)
+        return 0;
+    int64_t prod = 1;
+    for (int i = 0; i < 2; i++) {
+        int64_t k = ks[nk == 1 ? 0 : i], s = ns ? st[ns == 1 ? 0 : i] : 1;
+        int64_t p = np ? pad[np == 1 ? 0 : i] : 0, d = nd ? dil[nd == 1 ? 0 : i] : 1;
+        if (k < 1 || k > (1 << 10) || k % 2 == 0 || s != 1 || d < 1 || d > (1 << 10) ||
+            p != d * (k - 1) / 2)
+            return 0;
+        prod *= k;
+    }
+    return prod;
 }
 
 /* The attention roles a linear layer named nm plays (1 query, 2 key, 4 value): `qkv`,
@@ -7165,6 +7206,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             st[d].grn = 1;
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
+        int64_t kw = 0; /* a sequence convolution's kernel, an unfold's positions */
         /* the fewest parameters the printed arguments allow (no bias, no norm's shift);
          * UINT64_MAX: they do not say, and a suffix gives the count */
         uint64_t args_lo = UINT64_MAX;
@@ -7214,6 +7256,30 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             return carma_err_at(err, file, L.line,
                                 "Conv1D() without nf/nx (older transformers print none): "
                                 "cannot size it; give a torchinfo table");
+        } else if (k == EST_K_CONV && !spatial_on && tok_rows && npos == 2 &&
+                   (kw = seq_conv1d(c, cls_n, args, argn)) > 0) {
+            /* A 1-D convolution after a token table that keeps the length runs along the
+             * sequence (ConvBERT's span-based convolution, SqueezeBERT's 1 x 1): per token,
+             * its output channels */
+            int64_t g = arg_int(args, argn, "groups=");
+            if (g < 1)
+                g = 1;
+            if (pos[0] < 1 || pos[1] < 1 || pos[0] % g || pos[1] % g)
+                return carma_err_at(err, file, L.line, "bad %.*s channels", (int)cls_n, c);
+            out = (uint64_t)pos[1];
+            args_lo = param_count(out, (uint64_t)(pos[0] / g) * (uint64_t)kw, 0);
+            params = args_lo == UINT64_MAX ? UINT64_MAX : args_lo + (bias ? out : 0);
+            m->needs_seq = 1;
+            if (!m->needs_seq_line)
+                m->needs_seq_line = L.line;
+        } else if (!spatial_on && tok_rows && prev_out && name_is(c, cls_n, "Unfold") &&
+                   (kw = unfold_same(args, argn)) > 0) {
+            /* nn.Unfold over the sequence (ConvBERT's, around each token): a new tensor,
+             * k times the last layer's output, which the product after it keeps (its
+             * input it does not: unfold's gradient is a fold) */
+            k = EST_K_POOL;
+            out = (uint64_t)kw > EST_MAX_ELEMS / prev_out ? UINT64_MAX : (uint64_t)kw * prev_out;
+            extra_flags |= EST_LF_PRODUCT | EST_LF_SAVES_RESULT;
         } else if (k == EST_K_CONV && spatial_on) {
             if (!spatial_line)
                 spatial_line = L.line; /* sized below, by spatial_leaf */
@@ -7315,8 +7381,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             out = (uint64_t)pos[1];
             params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
             args_lo = params;
-        } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") &&
-                   cls_n >= 9 && memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
+        } else if (k == EST_K_EMBED && find(c, cls_n, "Embedding") && cls_n >= 9 &&
+                   memcmp(c + cls_n - 9, "Embedding", 9) == 0 && npos == 2) {
             ntables++;
             out = (uint64_t)pos[1];
             params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);

@@ -1154,7 +1154,12 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             break;
         case EST_K_POOL:
             out = alloc(w, ob, EST_RC_ACT);
-            nd->saved[0] = cur;
+            if (l->flags & EST_LF_SAVES_RESULT) { /* kept by the product it feeds (unfold) */
+                nd->saved[0] = ref(w, out);
+                unref(w, cur);
+            } else {
+                nd->saved[0] = cur;
+            }
             break;
         case EST_K_EMBED:
             out = alloc(w, ob, EST_RC_ACT);
