@@ -2985,6 +2985,9 @@ struct mt_frame {
     int grn; /* a global response norm inside: ConvNeXt V2, whose blocks hold no layer scale */
     int x_add; /* its input is a join of branches its first branch read as their sum (xv) */
     int dilated; /* a convolution inside has a dilation above 1 */
+    uint64_t pool_cin, pool_cout; /* a strided convolution child of it: its channels in and
+                                     out (PiT's Pooling, whose linear child of the same
+                                     channels projects the class token) */
     unsigned ups_child; /* the direct child that held or was the last upsampling */
     int cl_rows; /* a linear layer of it ran per position before a wider convolution of it
                     (rest_convolves): its later linear layers do too */
@@ -4334,6 +4337,10 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
         uint64_t cin = (uint64_t)pos[0], cout = (uint64_t)pos[1];
         if (cin == 0 || cout == 0 || cin % (uint64_t)g || cout % (uint64_t)g)
             return carma_err_at(err, file, line, "bad %.*s channels", (int)cls_n, c);
+        if (f && !transposed && (st2[0] > 1 || st2[1] > 1) && cin != cout) {
+            f->pool_cin = cin;
+            f->pool_cout = cout;
+        }
         /* timm's SqueezeExcite squeezes with x.mean((2, 3), keepdim=True) in forward: its
          * first 1x1 convolution reads the block input pooled to 1x1, and the block's result
          * (x * gate) is the input's size again (block_close) */
@@ -4480,6 +4487,14 @@ static int spatial_leaf(struct est_model *m, struct mt_space *sp, struct mt_fram
     }
     if (*k == EST_K_LINEAR) {
         uint64_t of = *out, hw = nw->h * nw->w;
+        if (f && f->pool_cout && in_f == f->pool_cin && of == f->pool_cout && hw > 1 &&
+            nw->c == f->pool_cout && !f->in_attention) {
+            /* beside the strided convolution that pools a token grid, a linear layer of its
+             * channels projects the class token (PiT's Pooling: conv for the patches, fc for
+             * the class token): one position; the grid stays the newest tensor */
+            *out = of;
+            return 0;
+        }
         int cl = sp->cl_cls && f && f->cls && f->cls_n == sp->cl_cls_n &&
                  memcmp(f->cls, sp->cl_cls, f->cls_n) == 0;
         int pd = depth; /* the block of attention over positions it is in or beside */
@@ -6996,9 +7011,10 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             if (f->attention && sp.n && !sp.grid && sp.conv_not_patch) {
                 const struct mt_shape *v = sp_newest(&sp);
                 /* global attention costs the square of its positions: networks run it
-                 * at a sixteenth of the image's side or coarser (CAFormer, CoAtNet,
-                 * EfficientFormer, LeViT); on finer tensors it is local (windows,
-                 * blocks, unfolded patches: NesT, MobileViT, Hiera), whose size the print
+                 * at an eighth of the image's side or coarser (PiT's first stage at 1/8;
+                 * CAFormer, CoAtNet, EfficientFormer, LeViT at 1/16); on finer tensors
+                 * (1/4) it is local (windows, blocks, unfolded patches: NesT, MobileViT,
+                 * Hiera), whose size the print
                  * does not show, and left to the rules that refuse it, but for a block
                  * that says it partitions the tensor (torchvision's and timm's MaxViT:
                  * PartitionAttentionLayer, PartitionAttentionCl), whose windows and
@@ -7029,8 +7045,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     (f->partitioned || f->unfolded || f->channels
                          ? sr == 1
                          : v->h >= (uint64_t)sr && v->w >= (uint64_t)sr &&
-                               v->h / (uint64_t)sr <= (m->image_h + 15) / 16 &&
-                               v->w / (uint64_t)sr <= (m->image_w + 15) / 16)) {
+                               v->h / (uint64_t)sr <= (m->image_h + 7) / 8 &&
+                               v->w / (uint64_t)sr <= (m->image_w + 7) / 8)) {
                     f->sr = sr;
                     /* its linear layers, and its siblings' (its block's MLP), per position;
                      * not the root's (a head that pools in Python first) */
