@@ -17,104 +17,108 @@
 
 static void estimate_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: carma estimate --summary FILE (--batch N | --max-batch)\n"
-            "                      [--seq-len N | --image-size H[xW]]\n"
-            "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
-            "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-            "                      [--heads N] [--experts-per-token K]\n"
-            "                      [--gradient-checkpointing] [--gradient-accumulation]\n"
-            "                      [--gpu KIND] [--gpus N] [--floor MIB|fitted]\n"
-            "                      [--coefficients FILE] [--json]\n"
-            "\n"
-            "Estimates the peak GPU memory of training the model described in FILE\n"
-            "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
-            "Hugging Face module tree, also with ptflops' or DeepSpeed's per-layer\n"
-            "statistics, or a CSV type,out_elems,params[,count][,per_token];\n"
-            "FILE - reads standard input) and a safe bound. Defaults: adamw, fp32,\n"
-            "a100-40gb. --seq-len is required for sequence models (module trees with\n"
-            "embeddings or attention): the tokens per sample; for a vision transformer,\n"
-            "--image-size gives them: its patches and a class token (197 at 224x224 in\n"
-            "16x16 patches; no class token where its position table has exactly the\n"
-            "patches, as SigLIP's). An encoder-decoder (BART, T5, Marian) takes one\n"
-            "--seq-len for both stacks: give the longer of the source and target lengths\n"
-            "(the stack on the shorter one is then overestimated; the shorter length\n"
-            "would underestimate the other). A vision tower beside a language model\n"
-            "(LLaVA, Qwen-VL) is refused: they run at different lengths; estimate each\n"
-            "from its own print and add them, or submit with --mem.\n"
-            "--optimizer: PyTorch's (foreach) optimizers; sgd, momentum and adadelta are\n"
-            "taken with weight decay, as their usual recipes set it (one more list of the\n"
-            "parameters' size in the step).\n"
-            "A PEFT model's print (lora.Linear adapters, modules_to_save; peft before 0.7's\n"
-            "Linear4bit( with its arguments on the next line too) trains only its\n"
-            "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
-            "for a bitsandbytes base). Quantized layers (bitsandbytes Linear4bit and\n"
-            "Linear8bitLt, HQQLinear, AWQ's WQLinear) are frozen in any print; a print\n"
-            "with nothing left to train is refused. A sequence model whose print ends with\n"
-            "a norm and has no layer mapping to its token table's rows gets an output head\n"
-            "tied to that table (a note says so).\n"
-            "A table's printed 'Trainable params:' below its total freezes a Keras\n"
-            "BatchNormalization's moving statistics and the rows before the first trained\n"
-            "one (a frozen backbone) when they hold the difference (stored in fp32); when\n"
-            "nothing does, every row is counted as trained, with a note.\n"
-            "--gradient-checkpointing: the job calls gradient_checkpointing_enable() (or\n"
-            "wraps each layer of a ModuleList in torch.utils.checkpoint): those layers keep\n"
-            "only their input and run again in backward.\n"
-            "--gradient-accumulation: the job accumulates gradients over micro-batches\n"
-            "(gradient_accumulation_steps > 1 in HF Trainer or accelerate; --batch is the\n"
-            "micro-batch) or calls zero_grad(set_to_none=False): every gradient stays\n"
-            "allocated through the next forward and backward. The replay runs such loops\n"
-            "(1 to 8 micro-batches per optimizer step, zero_grad freeing or keeping the\n"
-            "gradients) and takes the largest peak.\n"
-            "--image-size: the input's height and width (224 or 299x299), required for a\n"
-            "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
-            "follows the tensor shapes through the print (docs/estimator.md); a U-Net\n"
-            "decoder's F.interpolate before a concatenation is read at the joined size,\n"
-            "and a convolution whose input channels nothing explains gets a note.\n"
-            "--seq-len and --image-size size module trees and CSVs: a torchsummary,\n"
-            "torchinfo or Keras table holds the shapes it was printed with (print it with\n"
-            "the job's input), and they are refused beside one, as they are where they\n"
-            "would size nothing: --seq-len for a model without per-token layers (no\n"
-            "embedding or attention; a CSV without per_token 1 rows), --image-size for a\n"
-            "CSV or a module tree without 2-D convolutions.\n"
-            "--gpu: the GPU kind, for \"fits\", for PyTorch's default cuBLAS workspace\n"
-            "(8.125 MiB per handle, 32 MiB on Hopper: h100-80gb), for the floor where one\n"
-            "was measured on the kind (h100-80gb: 762 MiB, against 550 by default) and for\n"
-            "the attention kernel SDPA can run (no FlashAttention on v100-32gb: grouped-query\n"
-            "attention there, and in fp32 on any kind, runs PyTorch's math kernel, which\n"
-            "keeps the probabilities).\n"
-            "--max-batch: instead of --batch, the largest batch whose safe bound fits the\n"
-            "GPU, found by doubling then bisection: that batch fits and the next does not\n"
-            "(the bound is not strictly monotone in the batch, so a larger one may fit).\n"
-            "--gpus N: the job trains on N GPUs with DistributedDataParallel, one process\n"
-            "per GPU, each at --batch (torchrun's usual script): the estimate is per GPU and\n"
-            "adds DDP's gradient buckets, a copy of the trained gradients. NCCL's own\n"
-            "buffers are outside PyTorch's allocator and not counted (docs/estimator.md).\n"
-            "--floor MIB: the measured memory of an idle process of the job's environment\n"
-            "(CUDA context + cuBLAS/cuDNN); --floor fitted: the floor fitted on GPUMemNet's\n"
-            "runs (eager module loading: about 1430 MiB dense, 2080 MiB with convolutions).\n"
-            "Default: 550 MiB, measured on CARMA's A100 runs (lazy loading), with a bound\n"
-            "that also covers the fitted floor.\n"
-            "--attention: the attention the job runs, whatever the summary shows: eager\n"
-            "(probabilities materialised) or sdpa (a fused kernel: none). Default: as shown\n"
-            "(eager unless a module tree's class names say Sdpa or Flash; transformers since\n"
-            "their 2025 attention refactor print BertSelfAttention and run SDPA by default).\n"
-            "--heads N: the query heads of each attention block (num_heads,\n"
-            "num_attention_heads), which prints do not show: eager attention keeps heads x\n"
-            "seq x seq probabilities per sample. Required for nn.MultiheadAttention and\n"
-            "Keras's MultiHeadAttention and GroupedQueryAttention under eager attention;\n"
-            "other attention blocks are taken to have 64-wide heads (width / 64), so\n"
-            "narrower ones (MiniLM's 32) are undercounted without it. No effect under\n"
-            "--attention sdpa.\n"
-            "--experts-per-token K: the experts a mixture-of-experts router sends each\n"
-            "token to (its top-k, num_experts_per_tok in the model's config), which prints\n"
-            "do not show. A module tree's MoE block (a ModuleList or ModuleDict of E\n"
-            "identical experts beside a router with E outputs) is otherwise counted with\n"
-            "every token through every expert, the safe side (a note says so); with it,\n"
-            "each expert keeps what it keeps for K/E of the tokens, its gradients sized for\n"
-            "all of them (the most one expert can get). 1 to E; refused for a print\n"
-            "without MoE blocks.\n"
-            "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
+    fprintf(f, "usage: carma estimate --summary FILE (--batch N | --max-batch)\n"
+               "                      [--seq-len N | --image-size H[xW]]\n"
+               "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
+               "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
+               "                      [--heads N] [--experts-per-token K] [--shared-layer-runs N]\n"
+               "                      [--gradient-checkpointing] [--gradient-accumulation]\n"
+               "                      [--gpu KIND] [--gpus N] [--floor MIB|fitted]\n"
+               "                      [--coefficients FILE] [--json]\n"
+               "\n"
+               "Estimates the peak GPU memory of training the model described in FILE\n"
+               "(torchsummary or torchinfo text, Keras model.summary(), a printed PyTorch /\n"
+               "Hugging Face module tree, also with ptflops' or DeepSpeed's per-layer\n"
+               "statistics, or a CSV type,out_elems,params[,count][,per_token];\n"
+               "FILE - reads standard input) and a safe bound. Defaults: adamw, fp32,\n"
+               "a100-40gb. --seq-len is required for sequence models (module trees with\n"
+               "embeddings or attention): the tokens per sample; for a vision transformer,\n"
+               "--image-size gives them: its patches and a class token (197 at 224x224 in\n"
+               "16x16 patches; no class token where its position table has exactly the\n"
+               "patches, as SigLIP's). An encoder-decoder (BART, T5, Marian) takes one\n"
+               "--seq-len for both stacks: give the longer of the source and target lengths\n"
+               "(the stack on the shorter one is then overestimated; the shorter length\n"
+               "would underestimate the other). A vision tower beside a language model\n"
+               "(LLaVA, Qwen-VL) is refused: they run at different lengths; estimate each\n"
+               "from its own print and add them, or submit with --mem.\n"
+               "--optimizer: PyTorch's (foreach) optimizers; sgd, momentum and adadelta are\n"
+               "taken with weight decay, as their usual recipes set it (one more list of the\n"
+               "parameters' size in the step).\n"
+               "A PEFT model's print (lora.Linear adapters, modules_to_save; peft before 0.7's\n"
+               "Linear4bit( with its arguments on the next line too) trains only its\n"
+               "adapters: the rest is frozen, stored in 16 bits under amp/bf16 (4 or 8 bits\n"
+               "for a bitsandbytes base). Quantized layers (bitsandbytes Linear4bit and\n"
+               "Linear8bitLt, HQQLinear, AWQ's WQLinear) are frozen in any print; a print\n"
+               "with nothing left to train is refused. A sequence model whose print ends with\n"
+               "a norm and has no layer mapping to its token table's rows gets an output head\n"
+               "tied to that table (a note says so).\n"
+               "A table's printed 'Trainable params:' below its total freezes a Keras\n"
+               "BatchNormalization's moving statistics and the rows before the first trained\n"
+               "one (a frozen backbone) when they hold the difference (stored in fp32); when\n"
+               "nothing does, every row is counted as trained, with a note.\n"
+               "--gradient-checkpointing: the job calls gradient_checkpointing_enable() (or\n"
+               "wraps each layer of a ModuleList in torch.utils.checkpoint): those layers keep\n"
+               "only their input and run again in backward.\n"
+               "--gradient-accumulation: the job accumulates gradients over micro-batches\n"
+               "(gradient_accumulation_steps > 1 in HF Trainer or accelerate; --batch is the\n"
+               "micro-batch) or calls zero_grad(set_to_none=False): every gradient stays\n"
+               "allocated through the next forward and backward. The replay runs such loops\n"
+               "(1 to 8 micro-batches per optimizer step, zero_grad freeing or keeping the\n"
+               "gradients) and takes the largest peak.\n"
+               "--image-size: the input's height and width (224 or 299x299), required for a\n"
+               "module tree with 2-D convolutions (a printed torchvision CNN): the parser\n"
+               "follows the tensor shapes through the print (docs/estimator.md); a U-Net\n"
+               "decoder's F.interpolate before a concatenation is read at the joined size,\n"
+               "and a convolution whose input channels nothing explains gets a note.\n"
+               "--seq-len and --image-size size module trees and CSVs: a torchsummary,\n"
+               "torchinfo or Keras table holds the shapes it was printed with (print it with\n"
+               "the job's input), and they are refused beside one, as they are where they\n"
+               "would size nothing: --seq-len for a model without per-token layers (no\n"
+               "embedding or attention; a CSV without per_token 1 rows), --image-size for a\n"
+               "CSV or a module tree without 2-D convolutions.\n"
+               "--gpu: the GPU kind, for \"fits\", for PyTorch's default cuBLAS workspace\n"
+               "(8.125 MiB per handle, 32 MiB on Hopper: h100-80gb), for the floor where one\n"
+               "was measured on the kind (h100-80gb: 762 MiB, against 550 by default) and for\n"
+               "the attention kernel SDPA can run (no FlashAttention on v100-32gb: grouped-query\n"
+               "attention there, and in fp32 on any kind, runs PyTorch's math kernel, which\n"
+               "keeps the probabilities).\n"
+               "--max-batch: instead of --batch, the largest batch whose safe bound fits the\n"
+               "GPU, found by doubling then bisection: that batch fits and the next does not\n"
+               "(the bound is not strictly monotone in the batch, so a larger one may fit).\n"
+               "--gpus N: the job trains on N GPUs with DistributedDataParallel, one process\n"
+               "per GPU, each at --batch (torchrun's usual script): the estimate is per GPU and\n"
+               "adds DDP's gradient buckets, a copy of the trained gradients. NCCL's own\n"
+               "buffers are outside PyTorch's allocator and not counted (docs/estimator.md).\n"
+               "--floor MIB: the measured memory of an idle process of the job's environment\n"
+               "(CUDA context + cuBLAS/cuDNN); --floor fitted: the floor fitted on GPUMemNet's\n"
+               "runs (eager module loading: about 1430 MiB dense, 2080 MiB with convolutions).\n"
+               "Default: 550 MiB, measured on CARMA's A100 runs (lazy loading), with a bound\n"
+               "that also covers the fitted floor.\n"
+               "--attention: the attention the job runs, whatever the summary shows: eager\n"
+               "(probabilities materialised) or sdpa (a fused kernel: none). Default: as shown\n"
+               "(eager unless a module tree's class names say Sdpa or Flash; transformers since\n"
+               "their 2025 attention refactor print BertSelfAttention and run SDPA by default).\n"
+               "--heads N: the query heads of each attention block (num_heads,\n"
+               "num_attention_heads), which prints do not show: eager attention keeps heads x\n"
+               "seq x seq probabilities per sample. Required for nn.MultiheadAttention and\n"
+               "Keras's MultiHeadAttention and GroupedQueryAttention under eager attention;\n"
+               "other attention blocks are taken to have 64-wide heads (width / 64), so\n"
+               "narrower ones (MiniLM's 32) are undercounted without it. No effect under\n"
+               "--attention sdpa.\n"
+               "--experts-per-token K: the experts a mixture-of-experts router sends each\n"
+               "token to (its top-k, num_experts_per_tok in the model's config), which prints\n"
+               "do not show. A module tree's MoE block (a ModuleList or ModuleDict of E\n"
+               "identical experts beside a router with E outputs) is otherwise counted with\n"
+               "every token through every expert, the safe side (a note says so); with it,\n"
+               "each expert keeps what it keeps for K/E of the tokens, its gradients sized for\n"
+               "all of them (the most one expert can get). 1 to E; refused for a print\n"
+               "without MoE blocks.\n"
+               "--shared-layer-runs N: how many times a model that shares one layer runs it\n"
+               "(ALBERT's num_hidden_layers: a list of one layer in a list of one layer group),\n"
+               "which prints do not show; each run keeps its activations. Default 24, the most\n"
+               "of any released ALBERT (base runs 12). 1 to 1024; refused for a print without\n"
+               "such a group.\n"
+               "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
 /* An option's count: an integer from 1 to max (at most UINT32_MAX). */
@@ -177,24 +181,31 @@ static const char *heads_unused_why(const struct est_model *m, enum est_attentio
 int cmd_estimate(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"summary", required_argument, NULL, 's'},   {"batch", required_argument, NULL, 'b'},
-        {"seq-len", required_argument, NULL, 'l'},   {"optimizer", required_argument, NULL, 'o'},
-        {"precision", required_argument, NULL, 'p'}, {"gpu", required_argument, NULL, 'g'},
-        {"coefficients", required_argument, NULL, 'c'}, {"floor", required_argument, NULL, 'f'},
-        {"attention", required_argument, NULL, 'a'}, {"image-size", required_argument, NULL, 'i'},
-        {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
+        {"summary", required_argument, NULL, 's'},
+        {"batch", required_argument, NULL, 'b'},
+        {"seq-len", required_argument, NULL, 'l'},
+        {"optimizer", required_argument, NULL, 'o'},
+        {"precision", required_argument, NULL, 'p'},
+        {"gpu", required_argument, NULL, 'g'},
+        {"coefficients", required_argument, NULL, 'c'},
+        {"floor", required_argument, NULL, 'f'},
+        {"attention", required_argument, NULL, 'a'},
+        {"image-size", required_argument, NULL, 'i'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
         {"gradient-checkpointing", no_argument, NULL, 'k'},
         {"gradient-accumulation", no_argument, NULL, 'r'},
         {"gpus", required_argument, NULL, 'n'},
         {"max-batch", no_argument, NULL, 'm'},
         {"heads", required_argument, NULL, 'e'},
         {"experts-per-token", required_argument, NULL, 'x'},
+        {"shared-layer-runs", required_argument, NULL, 'u'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
     int json = 0, have_batch = 0, want_max = 0, ch;
-    uint32_t image_h = 0, image_w = 0, heads = 0;
+    uint32_t image_h = 0, image_w = 0, heads = 0, runs = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
@@ -237,6 +248,10 @@ int cmd_estimate(int argc, char **argv)
         case 'x':
             if (parse_count(optarg, "--experts-per-token", EST_MAX_EXPERTS,
                             &o.experts_per_token) < 0)
+                return 2;
+            break;
+        case 'u':
+            if (parse_count(optarg, "--shared-layer-runs", EST_MAX_SHARED_RUNS, &runs) < 0)
                 return 2;
             break;
         case 'c': coef_file = optarg; break;
@@ -331,6 +346,7 @@ int cmd_estimate(int argc, char **argv)
     m.image_h = image_h;
     m.image_w = image_w;
     m.heads = heads;
+    m.shared_layer_runs = runs;
     int rc = est_model_prepare(&m, buf, len, summary, &o, &err);
     free(buf);
     if (rc < 0) {
@@ -411,6 +427,11 @@ int cmd_estimate(int argc, char **argv)
                                                                      : m.moe_experts_max));
             json_object_set_new(root, "moe", moe);
         }
+        if (root && m.shared_line)
+            json_object_set_new(root, "shared_layer",
+                                json_pack("{s:i,s:i,s:b}", "line", (int)m.shared_line,
+                                          "shared_layer_runs", (int)(runs ? runs : EST_SHARED_RUNS),
+                                          "shared_layer_runs_given", runs != 0));
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));

@@ -22,7 +22,7 @@ static void usage(FILE *f)
                "                    [--summary FILE --batch N [--seq-len N | --image-size H[xW]]\n"
                "                     [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
                "                     [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
-               "                     [--heads N] [--experts-per-token K]\n"
+               "                     [--heads N] [--experts-per-token K] [--shared-layer-runs N]\n"
                "                     [--gradient-checkpointing] [--gradient-accumulation]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
@@ -42,7 +42,9 @@ static void usage(FILE *f)
                "as for carma estimate (default adamw, fp32; --heads is needed for\n"
                "nn.MultiheadAttention or Keras's MultiHeadAttention and GroupedQueryAttention\n"
                "under eager attention; --experts-per-token is refused for a summary without\n"
-               "MoE blocks, and without it every token counts through every expert).\n"
+               "MoE blocks, and without it every token counts through every expert;\n"
+               "--shared-layer-runs, ALBERT's num_hidden_layers, for one without a shared\n"
+               "layer group).\n"
                "--mem and the bound are per GPU; with --gpus N > 1 and --summary the job is\n"
                "taken to train with DistributedDataParallel, one process per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
@@ -166,6 +168,7 @@ static int check_summary(const char *path, const char *text, const json_t *job)
     m.image_h = (uint32_t)json_integer_value(json_array_get(image_size, 0));
     m.image_w = (uint32_t)json_integer_value(json_array_get(image_size, 1));
     m.heads = (uint32_t)json_integer_value(json_object_get(job, "heads"));
+    m.shared_layer_runs = (uint32_t)json_integer_value(json_object_get(job, "shared_layer_runs"));
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
     static const char *const train_keys[] = {"optimizer", "precision", "attention"};
     for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++) {
@@ -210,6 +213,7 @@ int cmd_submit(int argc, char **argv)
     json_t *job = json_object();
     const char *train_opt = NULL; /* the last training set-up option given */
     const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads,
+                                     --shared-layer-runs,
                                      --experts-per-token */
     const char *summary_path = NULL;
     int i, bad = 0; /* the argument refused */
@@ -246,13 +250,14 @@ int cmd_submit(int argc, char **argv)
         }
         const char *v = argv[++i];
         if (!strcmp(a, "--gpus") || !strcmp(a, "--batch") || !strcmp(a, "--max-attempts") ||
-            !strcmp(a, "--seq-len") || !strcmp(a, "--heads") ||
-            !strcmp(a, "--experts-per-token")) {
+            !strcmp(a, "--seq-len") || !strcmp(a, "--heads") || !strcmp(a, "--experts-per-token") ||
+            !strcmp(a, "--shared-layer-runs")) {
             long hi = !strcmp(a, "--gpus")                ? CARMA_PROTO_MAX_GPUS
                       : !strcmp(a, "--max-attempts")      ? CARMA_PROTO_MAX_ATTEMPTS
                       : !strcmp(a, "--batch")             ? (long)EST_MAX_BATCH
                       : !strcmp(a, "--heads")             ? (long)EST_MAX_HEADS
                       : !strcmp(a, "--experts-per-token") ? (long)EST_MAX_EXPERTS
+                      : !strcmp(a, "--shared-layer-runs") ? (long)EST_MAX_SHARED_RUNS
                                                           : (long)EST_MAX_SEQ;
             uint64_t x; /* digits only, as carma estimate reads them */
             if (cli_parse_count("submit", a, v, (uint64_t)hi, &x) < 0) {
@@ -261,12 +266,14 @@ int cmd_submit(int argc, char **argv)
             }
             if (strcmp(a, "--gpus") && strcmp(a, "--max-attempts"))
                 est_opt = a;
-            json_object_set_new(job, !strcmp(a, "--gpus") ? "gpus"
-                                     : !strcmp(a, "--batch")   ? "batch"
-                                     : !strcmp(a, "--seq-len") ? "seq_len"
-                                     : !strcmp(a, "--heads")   ? "heads"
-                                     : !strcmp(a, "--experts-per-token") ? "experts_per_token"
-                                                                         : "max_attempts",
+            json_object_set_new(job,
+                                !strcmp(a, "--gpus")                ? "gpus"
+                                : !strcmp(a, "--batch")             ? "batch"
+                                : !strcmp(a, "--seq-len")           ? "seq_len"
+                                : !strcmp(a, "--heads")             ? "heads"
+                                : !strcmp(a, "--experts-per-token") ? "experts_per_token"
+                                : !strcmp(a, "--shared-layer-runs") ? "shared_layer_runs"
+                                                                    : "max_attempts",
                                 json_integer((json_int_t)x));
         } else if (!strcmp(a, "--image-size")) {
             uint32_t h, w;
@@ -362,10 +369,21 @@ int cmd_submit(int argc, char **argv)
     return cli_submit_job(&c, "submit", job);
 usage_err:
     if (bad) {
-        static const char *const valued[] = {
-            "--gpus",    "--mem",       "--name",      "--summary", "--batch",
-            "--seq-len", "--image-size", "--heads",    "--experts-per-token",
-            "--optimizer", "--precision", "--attention", "--max-attempts", NULL};
+        static const char *const valued[] = {"--gpus",
+                                             "--mem",
+                                             "--name",
+                                             "--summary",
+                                             "--batch",
+                                             "--seq-len",
+                                             "--image-size",
+                                             "--heads",
+                                             "--experts-per-token",
+                                             "--shared-layer-runs",
+                                             "--optimizer",
+                                             "--precision",
+                                             "--attention",
+                                             "--max-attempts",
+                                             NULL};
         cli_bad_arg("submit", argc, argv, bad, valued);
     }
     usage(stderr);

@@ -40,16 +40,28 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj)
         for (size_t k = 0; k < rj->nenv; k++)
             if (!strcmp(rj->env_key[k], alloc_env[i]))
                 val[i] = rj->env_val[k];
-    const struct est_job_key k = {
-        .argv = rj->argv, .argc = rj->argc, .batch = rj->batch, .gpus = rj->gpus,
-        .summary = rj->summary, .summary_len = rj->summary ? strlen(rj->summary) : 0,
-        .seq = rj->seq_len, .image_h = rj->image_h, .image_w = rj->image_w,
-        .heads = rj->heads, .experts_per_token = rj->train.experts_per_token,
-        .optimizer = rj->train.optimizer,
-        .precision = rj->train.precision, .attention = rj->train.attention,
-        .grad_checkpoint = rj->train.grad_checkpoint, .grad_accum = rj->train.grad_accum,
-        .cwd = rj->cwd, .preallocates = carmad_env_preallocates(rj) >= 0,
-        .env_key = alloc_env, .env_val = val, .nenv = NALLOC_ENV};
+    const struct est_job_key k = {.argv = rj->argv,
+                                  .argc = rj->argc,
+                                  .batch = rj->batch,
+                                  .gpus = rj->gpus,
+                                  .summary = rj->summary,
+                                  .summary_len = rj->summary ? strlen(rj->summary) : 0,
+                                  .seq = rj->seq_len,
+                                  .image_h = rj->image_h,
+                                  .image_w = rj->image_w,
+                                  .heads = rj->heads,
+                                  .experts_per_token = rj->train.experts_per_token,
+                                  .shared_layer_runs = rj->shared_layer_runs,
+                                  .optimizer = rj->train.optimizer,
+                                  .precision = rj->train.precision,
+                                  .attention = rj->train.attention,
+                                  .grad_checkpoint = rj->train.grad_checkpoint,
+                                  .grad_accum = rj->train.grad_accum,
+                                  .cwd = rj->cwd,
+                                  .preallocates = carmad_env_preallocates(rj) >= 0,
+                                  .env_key = alloc_env,
+                                  .env_val = val,
+                                  .nenv = NALLOC_ENV};
     return est_job_signature(&k);
 }
 
@@ -122,6 +134,7 @@ static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind
     m.image_h = rj->image_h;
     m.image_w = rj->image_w;
     m.heads = rj->heads;
+    m.shared_layer_runs = rj->shared_layer_runs;
     struct est_opts o = rj->train;
     o.batch = rj->batch;
     o.seq = rj->seq_len;
@@ -176,7 +189,7 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
                      out->runs, lo, hi);
         return;
     case CARMAD_BOUND_ESTIMATOR: {
-        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "", moe[40] = "";
+        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "", moe[40] = "", runs[40] = "";
         if (rj->seq_len)
             snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
         if (rj->image_h)
@@ -186,10 +199,12 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
         if (t->experts_per_token)
             snprintf(moe, sizeof moe, ", %u expert%s per token", t->experts_per_token,
                      t->experts_per_token == 1 ? "" : "s");
+        if (rj->shared_layer_runs)
+            snprintf(runs, sizeof runs, ", shared layer run %u times", rj->shared_layer_runs);
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
-        snprintf(p, cap, "estimator (batch %u%s%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",
-                 rj->batch, seq, img, heads, moe, est_optimizer_name(t->optimizer),
+        snprintf(p, cap, "estimator (batch %u%s%s%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",
+                 rj->batch, seq, img, heads, moe, runs, est_optimizer_name(t->optimizer),
                  est_precision_name(t->precision),
                  t->attention == EST_ATTN_SHOWN  ? ""
                  : t->attention == EST_ATTN_SDPA ? ", sdpa attention"

@@ -794,6 +794,12 @@ int est_model_prepare(struct est_model *m, const char *buf, size_t len, const ch
                       struct est_opts *o, struct carma_err *err)
 {
     int rc = est_parse(buf, len, file, m, err);
+    if (rc == 0 && m->shared_layer_runs && !m->shared_line)
+        rc = carma_err_set(err, -EINVAL,
+                           "--shared-layer-runs %u: the print has no layer that runs several "
+                           "times with the same parameters (a list of one layer in a list of "
+                           "one layer group, ALBERT's); leave it out",
+                           m->shared_layer_runs);
     if (rc == 0)
         rc = est_heads_check(m, o->attention, file, err);
     if (rc == 0) /* a vision transformer's tokens come from its image size */

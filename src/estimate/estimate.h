@@ -256,6 +256,10 @@ struct est_model {
      * (EST_HEADS_ASSUMED), heads_line and heads_class the line and class of the first
      * block whose heads are EST_HEADS_UNKNOWN (0, NULL: none). */
     uint32_t heads;
+    /* How many times a layer group of one layer runs (ALBERT's num_hidden_layers), set by
+     * the caller before parsing (--shared-layer-runs; 0: not given, EST_SHARED_RUNS
+     * assumed); refused by est_model_prepare where the print has no such group. */
+    uint32_t shared_layer_runs;
     uint32_t heads_assumed;
     size_t heads_line;
     const char *heads_class; /* a static string */
@@ -699,6 +703,7 @@ struct est_result {
  * and xlarge's 24 (base and xxlarge run 12: the estimate is then high). Each run keeps its
  * activations; the parameters are the one layer's. */
 #define EST_SHARED_RUNS 24
+#define EST_MAX_SHARED_RUNS 1024u /* --shared-layer-runs */
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

@@ -59,6 +59,8 @@ uint64_t est_job_signature(const struct est_job_key *k)
                     k->experts_per_token};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         h = fnv(h, &v[i], sizeof v[i]);
+    if (k->shared_layer_runs)
+        h = fnv(h, &k->shared_layer_runs, sizeof k->shared_layer_runs);
     if (k->summary) {
         uint64_t len = k->summary_len;
         h = fnv(h, &len, sizeof len);

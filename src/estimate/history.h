@@ -41,6 +41,8 @@ struct est_job_key {
     size_t summary_len;
     uint32_t seq, image_h, image_w, heads; /* 0: not given */
     uint32_t experts_per_token; /* --experts-per-token; 0: not given */
+    uint32_t shared_layer_runs; /* --shared-layer-runs; 0: not given (hashed only when
+                                   given: signatures of jobs without it stay as they were) */
     enum est_optimizer optimizer;
     enum est_precision precision;
     enum est_attention attention;

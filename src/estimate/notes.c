@@ -175,13 +175,19 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "then high), which the print does not show; global tokens and a sequence "
                  "padded to a multiple of the window (Longformer pads it) keep more",
                  m->slide_line, EST_SLIDE_KEYS);
-    if (m->shared_line)
+    if (m->shared_line && m->shared_layer_runs)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the layer group at line %zu holds one layer, which the model runs %u times "
+                 "(--shared-layer-runs) with the same parameters (ALBERT's), each run keeping "
+                 "its activations",
+                 m->shared_line, m->shared_layer_runs);
+    else if (m->shared_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the layer group at line %zu holds one layer, which the model runs "
                  "num_hidden_layers times with the same parameters (ALBERT's), each run "
                  "keeping its activations; the print does not show how many: %d assumed, "
                  "the most of any released ALBERT (large, xlarge; base and xxlarge run 12: "
-                 "the estimate is then high); a torchinfo table lists every run",
+                 "the estimate is then high); --shared-layer-runs N gives num_hidden_layers",
                  m->shared_line, EST_SHARED_RUNS);
     if (m->channels_line)
         snprintf(notes[n++], EST_NOTE_MAX,

@@ -7674,12 +7674,14 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
         for (e = u0; e < m->n && !(m->layers[e].unit & EST_UNIT_END); e++)
             ;
         e = e < m->n ? e + 1 : m->n;
-        size_t ulen = e - u0, extra = ulen * (EST_SHARED_RUNS - 1);
-        if (!ulen || m->n + extra > m->cap || e > UINT32_MAX)
+        uint32_t runs = m->shared_layer_runs ? m->shared_layer_runs : EST_SHARED_RUNS;
+        size_t ulen = e - u0, extra = ulen * (runs - 1);
+        if (!ulen || runs > EST_MAX_SHARED_RUNS || m->n + extra > m->cap || e > UINT32_MAX)
             return carma_err_at(err, file, group_line,
-                                "too many layers: a layer group run %d times", EST_SHARED_RUNS);
+                                "too many layers: a layer group of %zu rows run %u times", ulen,
+                                runs);
         memmove(&m->layers[e + extra], &m->layers[e], (m->n - e) * sizeof m->layers[0]);
-        for (size_t r = 1; r < EST_SHARED_RUNS; r++)
+        for (size_t r = 1; r < runs; r++)
             for (size_t k = 0; k < ulen; k++) {
                 struct est_layer *c = &m->layers[e + (r - 1) * ulen + k];
                 *c = m->layers[u0 + k];
@@ -8280,6 +8282,7 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
     case EST_FMT_KERAS: return est_parse_keras(buf, len, file, m, err);
     case EST_FMT_MODTREE: {
         uint32_t ih = m->image_h, iw = m->image_w, heads = m->heads;
+        uint32_t runs = m->shared_layer_runs;
         int rc = est_parse_modtree(buf, len, file, m, err);
         if (rc != -EAGAIN)
             return rc;
@@ -8290,6 +8293,7 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
         struct carma_err first = *err;
         est_model_init(m, m->layers, m->cap);
         m->heads = heads;
+        m->shared_layer_runs = runs;
         rc = est_parse_modtree(buf, len, file, m, err);
         if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
             /* (an image smaller than a patch failed the first reading); a two-tower

@@ -167,11 +167,25 @@ void carma_proto_name_from(const char *s, char *out, size_t cap)
 
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
-    static const char *const keys[] = {"argv", "cwd", "env", "name", "gpus", "mem_mib",
-                                       "max_attempts", "summary", "batch", "seq_len", "image_size",
-                                       "heads", "experts_per_token", "optimizer", "precision",
+    static const char *const keys[] = {"argv",
+                                       "cwd",
+                                       "env",
+                                       "name",
+                                       "gpus",
+                                       "mem_mib",
+                                       "max_attempts",
+                                       "summary",
+                                       "batch",
+                                       "seq_len",
+                                       "image_size",
+                                       "heads",
+                                       "experts_per_token",
+                                       "shared_layer_runs",
+                                       "optimizer",
+                                       "precision",
                                        "attention",
-                                       "gradient_checkpointing", "gradient_accumulation",
+                                       "gradient_checkpointing",
+                                       "gradient_accumulation",
                                        NULL};
     /* how the summary's model trains: the strings est_opts_set reads, then flags */
     static const char *const train_keys[] = {"optimizer", "precision", "attention",
@@ -288,6 +302,14 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         return carma_err_set(err, -EINVAL, "job.experts_per_token: given without job.summary "
                              "(it routes the summary's mixture-of-experts blocks)");
     j->train.experts_per_token = (uint32_t)x;
+    x = 0;
+    if ((rc = get_uint(job, "shared_layer_runs", "job", 1, EST_MAX_SHARED_RUNS, 0, &x, err)))
+        return rc;
+    if (x && !j->summary)
+        return carma_err_set(err, -EINVAL,
+                             "job.shared_layer_runs: given without job.summary "
+                             "(it runs the summary's shared layer group)");
+    j->shared_layer_runs = (uint32_t)x;
     if (j->summary && !j->batch)
         return carma_err_set(err, -EINVAL, "job.summary: given without job.batch (the "
                              "estimator needs the batch size)");

@@ -80,6 +80,9 @@ struct carma_req_job {
     uint32_t image_h, image_w; /* "image_size": [h, w]; 0: none (CNN module trees need it) */
     uint32_t heads;     /* attention heads per block the summary does not show (carma
                            estimate's --heads), 1..EST_MAX_HEADS; 0: none */
+    uint32_t shared_layer_runs; /* "shared_layer_runs": the runs of a shared layer group
+                                   (carma estimate's --shared-layer-runs),
+                                   1..EST_MAX_SHARED_RUNS; 0: none */
     /* How the summary's model trains, as `carma estimate` takes it (only with a
      * summary): "optimizer", "precision", "attention" (est_opts_set's names and values;
      * default adamw, fp32, as the summary shows), "gradient_checkpointing" and

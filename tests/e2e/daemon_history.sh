@@ -254,6 +254,24 @@ r = submit(sys.argv[1], job)
 assert r["ok"] is False and r["error"] == "invalid", r
 assert "--experts-per-token 9 is more than the 8 experts" in r["message"], r
 PY
+# ALBERT's shared layer run as many times as --shared-layer-runs says: carmad's bound and
+# basis follow it; a print without such a group is refused at the client and by carmad
+ALB=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/albert_shared_group.txt
+"$CARMA" estimate --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12 --json \
+    > "$T/est9.json" || fail "carma estimate --shared-layer-runs 12"
+want9=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est9.json")
+al=$(submit --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12 -- true albert)
+"$CARMA" show --json "$al" > "$T/al.json"
+[ "$(json_int "$T/al.json" bound_mib)" = "$want9" ] ||
+    fail "--shared-layer-runs 12 bound $(json_int "$T/al.json" bound_mib), the estimator's $want9 expected"
+grep -q '"bound_basis": "estimator (batch 4, seq 128, shared layer run 12 times, adamw' \
+    "$T/al.json" || fail "bound_basis of the --shared-layer-runs job: $(grep bound_basis "$T/al.json")"
+"$CARMA" wait --timeout 20 "$al" >/dev/null
+_rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --shared-layer-runs 12 -- true \
+    2>"$T/err" || _rc=$?
+[ "$_rc" = 2 ] && grep -q "shared-layer-runs 12: the print has no layer that runs several times" "$T/err" ||
+    fail "--shared-layer-runs beside BERT: $_rc $(cat "$T/err")"
+echo "   ALBERT-shaped print, its layer run 12 times: $want9 MiB"
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||
     fail "carma estimate --gpus 2"

@@ -7711,6 +7711,25 @@ static void test_attention_encoder_position_table(void **state)
     assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
     double mib = (double)params * 4 / (1024.0 * 1024.0);
     assert_true(r.optimizer_mib >= 2 * mib && r.optimizer_mib < 2 * mib + 1);
+    /* --shared-layer-runs gives the runs (ALBERT-base's 12), and is refused for a print
+     * without such a group */
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.shared_layer_runs = 12;
+    assert_int_equal(est_model_prepare(&m, one, strlen(one), "t.txt", &o, &err), 0);
+    attn = 0;
+    for (size_t i = 0; i < m.n; i++)
+        attn += m.layers[i].kind == EST_K_ATTN;
+    assert_int_equal(attn, 12);
+    assert_int_equal(m.params, params);
+    assert_int_equal(notes_with(&m, "runs 12 times (--shared-layer-runs)"), 1);
+    struct est_result r12;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r12, &err), 0);
+    assert_true(r12.estimate_mib < r.estimate_mib);
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.shared_layer_runs = 12;
+    assert_int_equal(est_model_prepare(&m, two, strlen(two), "t.txt", &o, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "--shared-layer-runs 12: the print has no layer that runs "
+                                    "several times"));
     assert_int_equal(parse_heads(NULL, two, 0, &m, &err), 0);
     assert_int_equal(m.single_layer_line, 0);
     assert_int_equal(m.shared_line, 0);

@@ -231,6 +231,12 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"summary\":\"s\",\"batch\":1,\"experts_per_token\":0}}",
                "job.experts_per_token: 0 out of range [1, 65536]");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"shared_layer_runs\":12}}",
+               "job.shared_layer_runs: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"shared_layer_runs\":1025}}",
+               "job.shared_layer_runs: 1025 out of range [1, 1024]");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
