@@ -139,6 +139,7 @@ int est_model_add(struct est_model *m, enum est_kind kind, uint64_t out, uint64_
     l->keys = 0;
     l->count = count;
     l->rank = 0;
+    l->shared_from = 0;
     l->moe = 0;
     l->experts = 0;
     l->out = out;

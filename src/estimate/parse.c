@@ -7223,6 +7223,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
         unsigned extra_flags = 0;
         uint64_t out = prev_out, params = 0;
         int64_t kw = 0; /* a sequence convolution's kernel, an unfold's positions */
+        int seqconv = 0; /* a 1-D convolution read along the sequence */
         /* the fewest parameters the printed arguments allow (no bias, no norm's shift);
          * UINT64_MAX: they do not say, and a suffix gives the count */
         uint64_t args_lo = UINT64_MAX;
@@ -7272,11 +7273,16 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             return carma_err_at(err, file, L.line,
                                 "Conv1D() without nf/nx (older transformers print none): "
                                 "cannot size it; give a torchinfo table");
-        } else if (k == EST_K_CONV && !spatial_on && tok_rows && npos == 2 &&
+        } else if (k == EST_K_CONV && !spatial_on && tok_rows && npos == 2 && depth >= 0 &&
+                   st[depth].in_attention && !qkv_role(nm, nn) &&
                    (kw = seq_conv1d(c, cls_n, args, argn)) > 0) {
-            /* A 1-D convolution after a token table that keeps the length runs along the
-             * sequence (ConvBERT's span-based convolution, SqueezeBERT's 1 x 1): per token,
-             * its output channels */
+            /* A 1-D convolution after a token table, inside an attention block beside its
+             * projections, that keeps the length runs along the sequence (ConvBERT's
+             * span-based convolution): per token, its output channels. Not a query, key or
+             * value itself (SqueezeBERT's: then no attention would be read), nor one outside
+             * attention (a text-to-speech model's, which may run on mel frames, longer than
+             * the tokens): refused as before. */
+            seqconv = 1;
             int64_t g = arg_int(args, argn, "groups=");
             if (g < 1)
                 g = 1;
@@ -7591,7 +7597,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 m->quant_line = L.line;
             m->quant_params += nl->params * nl->count;
         }
-        if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM)
+        if (k == EST_K_LINEAR || k == EST_K_EMBED || k == EST_K_NORM || seqconv)
             prev_out = out;
         if (pf && k == EST_K_LINEAR)
             pf->qkv |= qkv_role(nm, nn);
@@ -7690,6 +7696,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             }
         m->n += extra;
         m->shared_line = group_line;
+        if (bare_head_line && bare_head_row >= e) /* moved with the rows after the unit */
+            bare_head_row += extra;
     } else if (ncalls == 1 && units == 1)
         m->single_layer_line = m->attn_line;
     if (m->attn_line && !pos_line && ntables <= 1 && !m->scores_bias_line && !patch_line &&

@@ -635,8 +635,11 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             w->lt[w->order[t]].p0 = w->np;
         /* a shared layer's later run (est_layer.shared_from): the first run's parameters */
         uint32_t sr = l->shared_from ? l->shared_from - 1 : NONE;
+        /* (a row repeated within the layer, count > 1, keeps parameters of its own: each
+         * repeat's visit would need the first run's matching repeat; the safe side) */
         if ((l->flags & EST_LF_TIED) && sr < w->order[t] && w->lt[sr].p0 != NONE &&
-            w->lt[sr].nt == nt) {
+            w->lt[sr].nt == nt && l->count == 1 && ps->m->layers[sr].count == 1 &&
+            ps->m->shared_line) {
             for (unsigned k = 0; k < nt; k++) {
                 uint32_t a = w->lt[sr].p0 + k;
                 struct est_replay_param *p = &w->p[w->np++];
@@ -989,11 +992,13 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
             else if (amp && cur32 && cur != NONE)
                 in16 = alloc(w, cur_bytes / 2, EST_RC_ACT);
             if (amp) /* autocast's 16-bit copies of trained weights, kept for backward (a
-                        checkpointed unit's recomputation finds them cached) */
-                for (unsigned k = 0; k < nt; k++)
-                    if (!fz[k] && w->p[first + k].cast == NONE)
-                        w->p[first + k].cast =
-                            alloc(w, w->p[first + k].bytes / 2, EST_RC_WEIGHTS);
+                        checkpointed unit's recomputation finds them cached; a shared
+                        layer's later runs find the first run's) */
+                for (unsigned k = 0; k < nt; k++) {
+                    uint32_t q = w->p[first + k].alias != NONE ? w->p[first + k].alias : first + k;
+                    if (!fz[k] && w->p[q].cast == NONE)
+                        w->p[q].cast = alloc(w, w->p[q].bytes / 2, EST_RC_WEIGHTS);
+                }
             uint32_t deq = NONE;
             if (l->wbits && l->wbits != 32 && l->frozen) { /* a quantized weight, unpacked
                                                               in 16 bits for the product */
@@ -1493,8 +1498,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         /* a linear layer's bias gradient comes before its weight's, LoRA's B before A */
         for (uint32_t j = 0, np = nd->trains ? nd->np : 0; j < np; j++) {
             uint32_t pj = nd->p0 + (matmul && np == 2 ? 1 - j : j);
-            if (w->p[pj].alias != NONE)
-                pj = w->p[pj].alias; /* a tied table's lookup: its gradient, added */
+            int own = w->p[pj].alias == NONE;
+            if (!own)
+                pj = w->p[pj].alias; /* a tied table's lookup, a shared layer's later run:
+                                        its gradient, added */
             struct est_replay_param *p = &w->p[pj];
             if (p->frozen)
                 continue;
@@ -1503,8 +1510,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
             accumulate(w, pj, malloc_inl(w, p->size, p->cls, EST_RC_GRADS));
             unref(w, h);
-            unref(w, p->cast);
-            p->cast = NONE;
+            if (own) { /* the 16-bit copy is held by every run until the first's backward */
+                unref(w, p->cast);
+                p->cast = NONE;
+            }
         }
         if (gl != NONE) {
             uint32_t gli = nd->lora_in > 0 ? alloc(w, grown(nd, nd->lora_in), EST_RC_TRANSIENT)

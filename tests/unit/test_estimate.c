@@ -4792,38 +4792,69 @@ static void test_modtree_sequence_conv(void **state)
     struct est_result ru;
     assert_int_equal(est_compute(&u, est_coef_default(), &o, &rwork, &ru, &err), 0);
     assert_true(r.estimate_mib - ru.estimate_mib > 500);
-    /* after a token table, a 1-D convolution that changes the length (strided; wav2vec2's
-     * positional one, of an even kernel; a causal one) is not read so */
+    /* after a token table, inside an attention block, a 1-D convolution that changes the
+     * length (strided; wav2vec2's positional one, of an even kernel; a causal one) is not
+     * read so; nor is one that is a query, key or value (SqueezeBERT's: no attention would
+     * be read), nor one outside attention (a text-to-speech model's convolutions may run
+     * on mel frames, longer than the tokens) */
     static const char *const convs[] = {
-        "Conv1d(64, 64, kernel_size=(3,), stride=(2,), padding=(1,))",
-        "Conv1d(64, 64, kernel_size=(128,), stride=(1,), padding=(64,), groups=16)",
-        "Conv1d(64, 64, kernel_size=(3,), stride=(1,), padding=(2,))",
-        "Conv1d(64, 64, kernel_size=(3,), stride=(1,))"};
+        "(conv): Conv1d(64, 64, kernel_size=(3,), stride=(2,), padding=(1,))",
+        "(conv): Conv1d(64, 64, kernel_size=(128,), stride=(1,), padding=(64,), groups=16)",
+        "(conv): Conv1d(64, 64, kernel_size=(3,), stride=(1,), padding=(2,))",
+        "(conv): Conv1d(64, 64, kernel_size=(3,), stride=(1,))",
+        "(query): Conv1d(64, 64, kernel_size=(1,), stride=(1,), groups=4)"};
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
         char s[1024];
         snprintf(s, sizeof s,
                  "Net(\n"
                  "  (embed): Embedding(1000, 64)\n"
-                 "  (conv): %s\n"
+                 "  (attn): SpanAttention(\n"
+                 "    (q): Linear(in_features=64, out_features=64, bias=True)\n"
+                 "    (k): Linear(in_features=64, out_features=64, bias=True)\n"
+                 "    (v): Linear(in_features=64, out_features=64, bias=True)\n"
+                 "    %s\n"
+                 "  )\n"
                  "  (head): Linear(in_features=64, out_features=1000, bias=True)\n"
                  ")\n",
                  convs[i]);
         assert_int_equal(parse_str(s, &m, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "Conv1d in a module tree"));
     }
+    const char *outside = "Net(\n"
+                          "  (embed): Embedding(1000, 64)\n"
+                          "  (conv): Conv1d(64, 64, kernel_size=(3,), stride=(1,), padding=(1,))\n"
+                          "  (head): Linear(in_features=64, out_features=1000, bias=True)\n"
+                          ")\n";
+    assert_int_equal(parse_str(outside, &m, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "t.txt:3: Conv1d in a module tree"));
+    /* a convolution's output feeds the rows after it (its activation is its width), and
+     * an unfold at stride 1 gathers 3 of the last layer's outputs a token */
     const char *same =
         "Net(\n"
         "  (embed): Embedding(1000, 64)\n"
-        "  (conv): Conv1d(64, 32, kernel_size=(5,), stride=(1,), padding=(2,))\n"
-        "  (proj): Linear(in_features=32, out_features=16, bias=True)\n"
-        "  (unfold): Unfold(kernel_size=[3, 1], dilation=1, padding=[1, 0], stride=1)\n"
-        "  (strided): Unfold(kernel_size=[3, 1], dilation=1, padding=[1, 0], stride=2)\n"
-        "  (head): Linear(in_features=48, out_features=1000, bias=True)\n"
+        "  (attn): SpanAttention(\n"
+        "    (q): Linear(in_features=64, out_features=64, bias=True)\n"
+        "    (k): Linear(in_features=64, out_features=64, bias=True)\n"
+        "    (v): Linear(in_features=64, out_features=64, bias=True)\n"
+        "    (conv): Conv1d(64, 256, kernel_size=(5,), stride=(1,), padding=(2,))\n"
+        "    (act): GELU(approximate='none')\n"
+        "    (unfold): Unfold(kernel_size=[3, 1], dilation=1, padding=[1, 0], stride=1)\n"
+        "    (proj): Linear(in_features=256, out_features=16, bias=True)\n"
+        "    (strided): Unfold(kernel_size=[3, 1], dilation=1, padding=[1, 0], stride=2)\n"
+        "  )\n"
+        "  (head): Linear(in_features=16, out_features=1000, bias=True)\n"
         ")\n";
     assert_int_equal(parse_str(same, &m, &err), 0);
-    assert_int_equal(kind_nth(&m, EST_K_CONV, 0), 32);
-    assert_int_equal(m.layers[1].params, 32 * 64 * 5 + 32);
-    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 3 * 16);
+    assert_int_equal(kind_nth(&m, EST_K_CONV, 0), 256);
+    size_t ci = 0;
+    while (ci < m.n && m.layers[ci].kind != EST_K_CONV)
+        ci++;
+    assert_true(ci + 2 < m.n);
+    assert_int_equal(m.layers[ci].params, 256 * 64 * 5 + 256);
+    assert_true(m.layers[ci].per_token);
+    assert_int_equal(m.layers[ci + 1].kind, EST_K_ACT);
+    assert_int_equal(m.layers[ci + 1].out, 256);
+    assert_int_equal(kind_nth(&m, EST_K_POOL, 0), 3 * 256);
     assert_int_equal(kind_nth(&m, EST_K_POOL, 1), 0); /* the strided one: no row of its own */
 }
 
@@ -5959,17 +5990,17 @@ static void test_modtree_hidden_insides(void **state)
                                  "summary, a torchinfo table's neither. Measure a training "
                                  "run's peak (torch.cuda.max_memory_reserved()) and submit with "
                                  "'carma submit --mem SIZE'");
-    /* a Conv1d that is not causal (a Conformer's, padded on both sides) runs along the
-     * sequence, its length kept: per token (test_modtree_sequence_conv) */
+    /* a Conv1d that is not causal (a Conformer's, padded on both sides) outside attention
+     * keeps the message asking for a torchinfo table (inside attention beside its
+     * projections, ConvBERT's, it is read per token: test_modtree_sequence_conv) */
     const char *conformer = "Conv(\n"
                             "  (emb): Embedding(1000, 64)\n"
                             "  (dw): Conv1d(64, 64, kernel_size=(31,), stride=(1,), "
                             "padding=(15,), groups=64)\n"
                             ")\n";
-    assert_int_equal(parse_str(conformer, &m, &err), 0);
-    assert_int_equal(m.layers[1].kind, EST_K_CONV);
-    assert_int_equal(m.layers[1].params, 64 * 31 + 64);
-    assert_true(m.layers[1].per_token);
+    assert_true(parse_str(conformer, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: Conv1d in a module tree: the print has no "
+                                    "spatial sizes"));
 }
 
 /* A sequence model whose output head is no module (OLMo: F.linear(x, wte.weight)): its
@@ -7733,6 +7764,12 @@ static void test_attention_encoder_position_table(void **state)
     assert_int_equal(parse_heads(NULL, two, 0, &m, &err), 0);
     assert_int_equal(m.single_layer_line, 0);
     assert_int_equal(m.shared_line, 0);
+    /* rows parsed into the same storage after ALBERT's runs start unshared (T5's tied
+     * embed_tokens must alias its table, not a row the last parse left there) */
+    assert_int_equal(parse_heads(NULL, one, 0, &m, &err), 0);
+    assert_int_equal(parse_file("tests/fuzz/corpus/summary_modtree/t5_small.txt", &m, &err), 0);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m.layers[i].shared_from, 0);
 }
 
 /* Prints as people paste them: after a label (print(f"Model: {model}"),
