@@ -2864,21 +2864,27 @@ static int find_shepherd(struct carmad *d, struct carma_err *err)
                              "%s: %s: no executable carma-shepherd there (carmad starts every job "
                              "through it; it is built and installed beside carmad)",
                              d->shepherd_exe, strerror(errno));
-    if (!S_ISREG(st.st_mode) || !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
-        return carma_err_set(
-            err, -EACCES,
-            "%s: not an executable file: no executable carma-shepherd there (carmad "
-            "starts every job through it; it is built and installed beside "
-            "carmad)",
-            d->shepherd_exe);
-    /* every job runs that file through /proc/self/fd: /proc must be there */
+    if (!S_ISREG(st.st_mode))
+        return carma_err_set(err, -EACCES,
+                             "%s: not a file: no executable carma-shepherd there (carmad "
+                             "starts every job through it; it is built and installed beside "
+                             "carmad)",
+                             d->shepherd_exe);
+    /* every job runs that file through /proc/self/fd: /proc must be there, and carmad
+     * allowed to run the file it holds (not only its path) */
     char via[64];
     snprintf(via, sizeof via, "/proc/self/fd/%d", d->shepherd_fd);
-    if (access(via, F_OK) < 0)
+    if (access("/proc/self/fd", X_OK) < 0)
         return carma_err_set(err, -errno,
-                             "%s: %s: carmad runs carma-shepherd through /proc/self/fd "
+                             "/proc/self/fd: %s: carmad runs carma-shepherd through it "
                              "(mount /proc)",
-                             via, strerror(errno));
+                             strerror(errno));
+    if (access(via, X_OK) < 0)
+        return carma_err_set(err, -errno,
+                             "%s: %s: carmad cannot run it: no executable carma-shepherd there "
+                             "(carmad starts every job through it; it is built and installed "
+                             "beside carmad)",
+                             d->shepherd_exe, strerror(errno));
     return 0;
 }
 

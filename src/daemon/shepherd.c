@@ -476,7 +476,6 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     }
 
     int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, rc = 0, pfd = -1, xfd = -1;
-    int pfd_errno = 0;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     int fa_ok = posix_spawn_file_actions_init(&fa) == 0, at_ok = posix_spawnattr_init(&at) == 0;
@@ -515,8 +514,6 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     /* the helper's pidfd, opened while it cannot have been reaped (see the kill below) and
      * handed to the caller, which watches the helper through it */
     pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pfd < 0)
-        pfd_errno = errno;
     close(ready[1]);
     close(go[0]);
     close(spec[0]);
@@ -532,17 +529,27 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     }
     close(spec[1]);
     spec[1] = -1;
-    /* 'r' when it recorded itself; 'e' and a line saying why when it cannot start */
+    /* 'r' when it recorded itself; 'e' and a line saying why when it cannot start (read to
+     * its end). A helper that failed before reading the job (the write above failed) left
+     * its reason there already: a moment for it, not the deadline. */
     char c[SH_WHY_MAX + 2] = {0};
-    ssize_t r = -1;
-    if (ok && wait_fd(ready[0], POLLIN, deadline) == 1)
-        while ((r = read(ready[0], c, sizeof c - 1)) < 0 && errno == EINTR)
-            ;
-    if (r > 1 && c[0] == 'e') {
+    size_t got = 0;
+    double until = ok ? deadline : carma_mono_s() + 0.05;
+    while (got < sizeof c - 1 && wait_fd(ready[0], POLLIN, until) == 1) {
+        ssize_t r = read(ready[0], c + got, sizeof c - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        if (c[0] == 'r')
+            break;
+    }
+    if (got > 1 && c[0] == 'e') {
         rc = carma_err_set(err, -ECHILD, "the shepherd could not start: %s", c + 1);
         goto out;
     }
-    ok = ok && r == 1 && c[0] == 'r' && write(go[1], "g", 1) == 1;
+    ok = ok && got == 1 && c[0] == 'r' && write(go[1], "g", 1) == 1;
     if (!ok) {
         rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
         goto out;
@@ -555,13 +562,14 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
 out:
     /* A helper that failed is killed only while it still holds the ready pipe's write end:
      * then it was alive after pidfd_open, so the pidfd is the helper's and not a process
-     * that took its pid (carmad ignores SIGCHLD: the kernel reaps at once). */
+     * that took its pid (carmad ignores SIGCHLD: the kernel reaps at once); without a
+     * pidfd (a kernel before 5.3, no descriptor left), by pid, alive a moment ago. */
     if (rc < 0 && pid > 0) {
         struct pollfd hup = {.fd = ready[0], .events = POLLIN};
         if (poll(&hup, 1, 0) >= 0 && !(hup.revents & POLLHUP)) {
             if (pfd >= 0)
                 syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-            else if (pfd_errno == ENOSYS) /* a kernel before 5.3: the pid, as then */
+            else
                 kill(pid, SIGKILL);
         }
     }

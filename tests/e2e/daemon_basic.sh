@@ -216,7 +216,18 @@ wid=$(CARMA_SOCKET="$T/st7.sock" "$CARMA" submit --max-attempts 1 -- true) || fa
 CARMA_SOCKET="$T/st7.sock" "$CARMA" wait --timeout 20 "$wid" >/dev/null && fail "a job ran without its shepherd"
 grep -q "cannot start its shepherd: the shepherd could not start: the disk is on fire" "$T/st7.log" ||
     fail "the helper's reason is not in carmad's log: $(cat "$T/st7.log")"
+# (also when it failed before reading a job larger than a pipe holds: the write fails first)
+big=$(head -c 30000 /dev/zero | tr '\0' x)
+wid=$(env B1="$big" B2="$big" B3="$big" B4="$big" CARMA_SOCKET="$T/st7.sock" "$CARMA" submit \
+    --max-attempts 1 -- true) || fail "submit a large job to st7"
+CARMA_SOCKET="$T/st7.sock" "$CARMA" wait --timeout 20 "$wid" >/dev/null && fail "a large job ran without its shepherd"
+[ "$(grep -c "the shepherd could not start: the disk is on fire" "$T/st7.log")" = 2 ] ||
+    fail "the helper's reason was lost behind a large job: $(tail -3 "$T/st7.log")"
 kill "$P7"; wait "$P7" 2>/dev/null; ON_EXIT=
+# a carma-shepherd carmad may not run: refused at start
+cp "$CARMA_BIN/carma-shepherd" "$T/noexec" && chmod a-x "$T/noexec"
+refused 1 "$T/noexec: Permission denied: carmad cannot run it" --foreground --state "$T/st8" \
+    --socket "$T/st8.sock" --gpus sim:1xa100-40gb --shepherd "$T/noexec"
 # and carma-shepherd itself tells it over that pipe (by hand: to whatever pipe is at 3)
 _why=$("$CARMA_BIN/carma-shepherd" --carma-shepherd-v2 "$T" / x 0 root 0 0 0 1 3>&1 >/dev/null 2>&1 </dev/null) || true
 [ "$_why" = "emalformed command line or job from carmad" ] || fail "the helper's reason over fd 3: '$_why'"
