@@ -1887,6 +1887,21 @@ static uint64_t kind_nth(const struct est_model *m, enum est_kind k, unsigned i)
     return 0;
 }
 
+/* The attention rows of m in order, n[g] rows of out[g] elements in each group g, and no
+ * more. */
+struct attn_rows {
+    uint64_t out;
+    unsigned n;
+};
+static void assert_attention_rows(const struct est_model *m, const struct attn_rows *g, size_t ng)
+{
+    unsigned at = 0;
+    for (size_t k = 0; k < ng; k++)
+        for (unsigned i = 0; i < g[k].n; i++)
+            assert_int_equal(kind_nth(m, EST_K_ATTN, at++), g[k].out);
+    assert_int_equal(kind_nth(m, EST_K_ATTN, at), 0);
+}
+
 /* A convolution leaf and a norm leaf as PyTorch prints them, at indent ind. */
 #define CONV(ind, name, ci, co, k, s, p)                                                           \
     ind "(" name "): Conv2d(" #ci ", " #co ", kernel_size=(" #k ", " #k "), stride=(" #s ", " #s \
@@ -4725,15 +4740,9 @@ static void test_modtree_pooled_tokens(void **state)
         fail_msg("%s", err.msg);
     /* the printed parameters: the position table and class token are no module's */
     assert_int_equal(m.params, 4847272 - 64 * 27 * 27 - 64);
-    static const struct {
-        uint64_t out;
-        unsigned n;
-    } attn[] = {{2 * 729 * 729, 2}, {4 * 196 * 196, 6}, {8 * 49 * 49, 4}};
-    unsigned at = 0;
-    for (size_t g = 0; g < 3; g++)
-        for (unsigned i = 0; i < attn[g].n; i++)
-            assert_int_equal(kind_nth(&m, EST_K_ATTN, at++), attn[g].out);
-    assert_int_equal(kind_nth(&m, EST_K_ATTN, at), 0);
+    static const struct attn_rows attn[] = {
+        {2 * 729 * 729, 2}, {4 * 196 * 196, 6}, {8 * 49 * 49, 4}};
+    assert_attention_rows(&m, attn, 3);
     unsigned cls = 0; /* the class token's projections: one position each */
     for (size_t i = 0; i < m.n; i++)
         cls += m.layers[i].kind == EST_K_LINEAR &&
@@ -4927,19 +4936,12 @@ static void test_modtree_subsampled_queries(void **state)
     struct carma_err err;
     if (parse_into("data/estimator/gpu-peaks-h200/hf_levit_128s_b64.txt", 224, layers, &m, &err))
         fail_msg("%s", err.msg);
-    static const struct {
-        uint64_t out;
-        unsigned n;
-    } attn[] = {{4 * 196 * 196, 4},
-                {4 * 196 * 49, 1},
-                {8 * 49 * 49, 4},
-                {8 * 49 * 16, 1},
-                {12 * 16 * 16, 4}};
-    unsigned at = 0;
-    for (size_t g = 0; g < sizeof attn / sizeof attn[0]; g++)
-        for (unsigned i = 0; i < attn[g].n; i++)
-            assert_int_equal(kind_nth(&m, EST_K_ATTN, at++), attn[g].out);
-    assert_int_equal(kind_nth(&m, EST_K_ATTN, at), 0);
+    static const struct attn_rows attn[] = {{4 * 196 * 196, 4},
+                                            {4 * 196 * 49, 1},
+                                            {8 * 49 * 49, 4},
+                                            {8 * 49 * 16, 1},
+                                            {12 * 16 * 16, 4}};
+    assert_attention_rows(&m, attn, sizeof attn / sizeof attn[0]);
     size_t up = 0; /* the first MLP's linear_up (after the first attention), per position */
     while (up < m.n && m.layers[up].kind != EST_K_ATTN)
         up++;
