@@ -116,7 +116,7 @@ static void estimate_usage(FILE *f)
                "--shared-layer-runs N: how many times a model that shares one layer runs it\n"
                "(ALBERT's num_hidden_layers: a list of one layer in a list of one layer group),\n"
                "which prints do not show; each run keeps its activations. Default 24, the most\n"
-               "of any released ALBERT (base runs 12). 1 to 1024; refused for a print without\n"
+               "of any released ALBERT (base runs 12). 1 to 256; refused for a print without\n"
                "such a group.\n"
                "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }

@@ -703,7 +703,7 @@ struct est_result {
  * and xlarge's 24 (base and xxlarge run 12: the estimate is then high). Each run keeps its
  * activations; the parameters are the one layer's. */
 #define EST_SHARED_RUNS 24
-#define EST_MAX_SHARED_RUNS 1024u /* --shared-layer-runs */
+#define EST_MAX_SHARED_RUNS 256u /* --shared-layer-runs (a replay takes 4096 rows) */
 size_t est_notes(const struct est_model *m, const struct est_opts *o, const struct est_result *r,
                  char notes[EST_NOTES][EST_NOTE_MAX]);
 

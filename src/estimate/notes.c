@@ -177,10 +177,10 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  m->slide_line, EST_SLIDE_KEYS);
     if (m->shared_line && m->shared_layer_runs)
         snprintf(notes[n++], EST_NOTE_MAX,
-                 "the layer group at line %zu holds one layer, which the model runs %u times "
-                 "(--shared-layer-runs) with the same parameters (ALBERT's), each run keeping "
-                 "its activations",
-                 m->shared_line, m->shared_layer_runs);
+                 "the layer group at line %zu holds one layer, which the model runs %u "
+                 "time%s (--shared-layer-runs) with the same parameters (ALBERT's), each run "
+                 "keeping its activations",
+                 m->shared_line, m->shared_layer_runs, m->shared_layer_runs == 1 ? "" : "s");
     else if (m->shared_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the layer group at line %zu holds one layer, which the model runs "

@@ -1,6 +1,7 @@
 /* Model-description parsers (parse.h). Shared pieces: a bounded line reader, strict
  * numbers with thousands separators, shapes. One function per format below. */
 #include "estimate/parse.h"
+#include "estimate/replay.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -7039,14 +7040,23 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                       channel_attention_qkv(L, v->c));
                 f->l2qk = xca;
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
-                 * the gate is on their positions, the queries' at any stride */
+                 * the gate is on their positions, the queries' at any stride. An eighth of
+                 * the image only on the grid of a patch embedding, the model's one
+                 * convolution so far, where a fused C -> 3C projection (q, k and v; no
+                 * pooling in the block) opens the block: PiT's first stage. (VOLO's local
+                 * outlook attention at 1/8 follows a convolutional stem; a CBAM gate
+                 * follows a ResNet's: both refused as before, review.) */
                 int64_t sr = 1;
+                uint64_t convs = 0;
+                for (size_t i = 0; i < m->n && convs < 2; i++)
+                    convs += m->layers[i].kind == EST_K_CONV;
+                uint64_t lim = v && convs == 1 && channel_attention_qkv(L, v->c) ? 8 : 16;
                 if (v && v->h * v->w > 1 && !v->pooled && first_leaf_reads(L, v->c, &sr) &&
                     (f->partitioned || f->unfolded || f->channels
                          ? sr == 1
                          : v->h >= (uint64_t)sr && v->w >= (uint64_t)sr &&
-                               v->h / (uint64_t)sr <= (m->image_h + 7) / 8 &&
-                               v->w / (uint64_t)sr <= (m->image_w + 7) / 8)) {
+                               v->h / (uint64_t)sr <= (m->image_h + lim - 1) / lim &&
+                               v->w / (uint64_t)sr <= (m->image_w + lim - 1) / lim)) {
                     f->sr = sr;
                     /* its linear layers, and its siblings' (its block's MLP), per position;
                      * not the root's (a head that pools in Python first) */
@@ -7682,10 +7692,12 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
         e = e < m->n ? e + 1 : m->n;
         uint32_t runs = m->shared_layer_runs ? m->shared_layer_runs : EST_SHARED_RUNS;
         size_t ulen = e - u0, extra = ulen * (runs - 1);
-        if (!ulen || runs > EST_MAX_SHARED_RUNS || m->n + extra > m->cap || e > UINT32_MAX)
+        if (!ulen || runs > EST_MAX_SHARED_RUNS || m->n + extra > m->cap || e > UINT32_MAX ||
+            m->n + extra > EST_REPLAY_MAX_NODES)
             return carma_err_at(err, file, group_line,
-                                "too many layers: a layer group of %zu rows run %u times", ulen,
-                                runs);
+                                "too many layers: a layer group of %zu rows run %u times "
+                                "makes more than the %u rows a replay takes",
+                                ulen, runs, EST_REPLAY_MAX_NODES);
         memmove(&m->layers[e + extra], &m->layers[e], (m->n - e) * sizeof m->layers[0]);
         for (size_t r = 1; r < runs; r++)
             for (size_t k = 0; k < ulen; k++) {

@@ -271,6 +271,17 @@ _rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --shared-layer-
     2>"$T/err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "shared-layer-runs 12: the print has no layer that runs several times" "$T/err" ||
     fail "--shared-layer-runs beside BERT: $_rc $(cat "$T/err")"
+python3 - "$CARMA_SOCKET" "$BERT" "$HELP" <<'PY' || fail "carmad took shared_layer_runs beside BERT"
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, sys.argv[3])
+from carmad_ask import submit
+job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 4,
+       "seq_len": 128, "shared_layer_runs": 12}
+r = submit(sys.argv[1], job)
+assert r["ok"] is False and r["error"] == "invalid", r
+assert "--shared-layer-runs 12: the print has no layer that runs several times" in r["message"], r
+PY
 echo "   ALBERT-shaped print, its layer run 12 times: $want9 MiB"
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||

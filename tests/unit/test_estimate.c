@@ -4527,8 +4527,8 @@ static void test_modtree_unfolded_attention(void **state)
     assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 4 * 676 * 169);
     /* a 32-channel transformer keeps MobileViT's 4 heads (XXS's first has 64 channels in 4);
      * another class named so (a MobileViT v3 written to attend globally) is not unfolded:
-     * at 1/8 of the image it is global attention over the 8 x 8 positions (PiT's is there
-     * too) */
+     * at 1/8 of the image, after convolutions other than a patch embedding, it is refused as
+     * before */
     const char *toy = "tests/fuzz/corpus/summary_modtree/mobilevit_unfold_toy.txt";
     if (parse_into(toy, 64, layers, &m, &err))
         fail_msg("%s", err.msg);
@@ -4545,9 +4545,8 @@ static void test_modtree_unfolded_attention(void **state)
                          at + strlen("MobileVitBlock("));
         free(buf);
         assert_true(n > 0 && (size_t)n < sizeof v3);
-        assert_int_equal(parse_image_str(v3, 64, &m, &err), 0);
-        assert_int_equal(m.positions_unfold, 0);
-        assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 1 * 64 * 64);
+        assert_int_equal(parse_image_str(v3, 64, &m, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "a sequence model (this line) with convolutions"));
     }
     if (parse_into("data/estimator/gpu-peaks-h200/mobilevitv2_100_timm_b64.txt", 256, layers, &m,
                    &err))
@@ -4753,10 +4752,72 @@ static void test_modtree_pooled_tokens(void **state)
     struct est_result r;
     assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
     assert_true(r.estimate_mib > 2000 && r.estimate_mib < 3000); /* 2400 measured, H200 */
-    /* attention at a quarter of the image stays refused (local there: NesT, Hiera) */
-    if (parse_into("data/estimator/gpu-peaks-h200/nest_tiny_timm_b32.txt", 224, layers, &m, &err) !=
-        -EINVAL)
-        fail_msg("NesT read");
+    /* The gate, on a toy: an overlapping patch embedding (one convolution; one that cuts
+     * whole patches makes a vision transformer's sequence instead) then attention projecting
+     * C -> 3C: read at an eighth of the image (27 x 27 at 224), refused at a quarter (local
+     * attention runs there: NesT, Hiera), refused at an eighth after another convolution
+     * (VOLO's stem) or without the fused projection (a CBAM gate) */
+    static const struct {
+        const char *stem, *proj;
+        int ok;
+    } gate[] = {{"(embed): Conv2d(3, 32, kernel_size=(16, 16), stride=(8, 8))", "96", 1},
+                {"(embed): Conv2d(3, 32, kernel_size=(8, 8), stride=(4, 4))", "96", 0},
+                {"(embed): Conv2d(3, 32, kernel_size=(7, 7), stride=(2, 2), padding=(3, 3))\n"
+                 "  (down): Conv2d(32, 32, kernel_size=(4, 4), stride=(4, 4))",
+                 "96", 0},
+                {"(embed): Conv2d(3, 32, kernel_size=(16, 16), stride=(8, 8))", "32", 0}};
+    for (size_t g = 0; g < sizeof gate / sizeof gate[0]; g++) {
+        char s[2048];
+        snprintf(s, sizeof s,
+                 "Net(\n"
+                 "  %s\n"
+                 "  (attn): Attention(\n"
+                 "    (qkv): Linear(in_features=32, out_features=%s, bias=True)\n"
+                 "    (proj): Linear(in_features=32, out_features=32, bias=True)\n"
+                 "  )\n"
+                 "  (head): Linear(in_features=32, out_features=10, bias=True)\n"
+                 ")\n",
+                 gate[g].stem, gate[g].proj);
+        int rc = parse_image_str(s, 224, &m, &err);
+        if (gate[g].ok) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 1 * 729 * 729);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+        }
+    }
+    /* the class token's projection needs the pooling to be strided: beside a stride-1
+     * convolution a linear layer of its input's channels reads no tensor of the block
+     * (refused), beside a strided one it runs at one position */
+    for (int stride = 1; stride <= 2; stride++) {
+        char s[2048];
+        snprintf(s, sizeof s,
+                 "Net(\n"
+                 "  (embed): Conv2d(3, 32, kernel_size=(16, 16), stride=(16, 16), "
+                 "padding=(1, 1))\n"
+                 "  (pool): Pooling(\n"
+                 "    (conv): Conv2d(32, 64, kernel_size=(3, 3), stride=(%d, %d), "
+                 "padding=(1, 1), groups=32)\n"
+                 "    (fc): Linear(in_features=32, out_features=64, bias=True)\n"
+                 "  )\n"
+                 "  (attn): Attention(\n"
+                 "    (qkv): Linear(in_features=64, out_features=192, bias=True)\n"
+                 "    (proj): Linear(in_features=64, out_features=64, bias=True)\n"
+                 "  )\n"
+                 "  (head): Linear(in_features=64, out_features=10, bias=True)\n"
+                 ")\n",
+                 stride, stride);
+        int rc = parse_image_str(s, 224, &m, &err);
+        if (stride == 1) {
+            assert_int_equal(rc, -EINVAL);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(m.layers[2].kind, EST_K_LINEAR);
+        assert_int_equal(m.layers[2].out, 64);
+        assert_int_equal(m.layers[2].params, 32 * 64 + 64);
+        assert_int_equal(kind_nth(&m, EST_K_ATTN, 0), 2 * 49 * 49);
+    }
 }
 
 /* ConvBERT (transformers): beside each layer's attention, a span-based convolution along

@@ -55,15 +55,19 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.train.grad_accum, 0);
     assert_int_equal(q.job.heads, 0);
     assert_int_equal(q.job.train.experts_per_token, 0);
+    assert_int_equal(q.job.shared_layer_runs, 0);
     carma_req_free(&q);
     /* How the summary's model trains. */
     assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
                            "\"summary\":\"s\",\"batch\":4,\"optimizer\":\"sgd\","
                            "\"precision\":\"bf16\",\"attention\":\"sdpa\","
                            "\"gradient_checkpointing\":true,\"heads\":8,"
-                           "\"gradient_accumulation\":true,\"experts_per_token\":2}}",
-                           &q, &err), 0);
+                           "\"gradient_accumulation\":true,\"experts_per_token\":2,"
+                           "\"shared_layer_runs\":12}}",
+                           &q, &err),
+                     0);
     assert_int_equal(q.job.heads, 8);
+    assert_int_equal(q.job.shared_layer_runs, 12);
     assert_int_equal(q.job.train.experts_per_token, 2);
     assert_int_equal(q.job.train.optimizer, EST_OPT_SGD);
     assert_int_equal(q.job.train.precision, EST_PREC_BF16);
@@ -235,8 +239,8 @@ static void test_strict(void **state)
                "\"shared_layer_runs\":12}}",
                "job.shared_layer_runs: given without job.summary");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
-               "\"summary\":\"s\",\"batch\":1,\"shared_layer_runs\":1025}}",
-               "job.shared_layer_runs: 1025 out of range [1, 1024]");
+               "\"summary\":\"s\",\"batch\":1,\"shared_layer_runs\":257}}",
+               "job.shared_layer_runs: 257 out of range [1, 256]");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
