@@ -39,7 +39,7 @@ struct carmad_bound {
     /* One line for `carma show`: the source and what it assumed, e.g. "estimator (batch
      * 4, seq 512, adamw, bf16, gradient checkpointing; estimate 3120 MiB)", "history (2
      * earlier runs, peaks 2780 to 2790 MiB)", "--mem (4096 MiB)" */
-    char basis[256];
+    char basis[320];
 };
 
 /* A GPU's kind as history tells kinds apart: "NAME, MEM MiB" (the backend's name and
