@@ -4,19 +4,37 @@
 # succeeded on that kind of GPU, the bound comes from the observed peak of those runs
 # (history beats the model); failed and cancelled runs are not history, nor are runs from
 # another folder or with another allocator environment. The optimizer,
-# precision, attention, heads, experts per token, gradient checkpointing and accumulation
+# precision, attention, heads, experts per token, shared-layer runs, gradient checkpointing and accumulation
 # given to submit reach the estimator. A bad summary is refused, naming the file as carma estimate does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
 [ -f "$SUM" ] || fail "missing $SUM"
 json_int() { sed -n "s/^ *\"$2\": \\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
+# bound_of FILE: the bound_mib of a carma estimate --json in FILE, in whole MiB up, as
+# carmad stores a job's bound
+bound_of() { awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$1"; }
+# carmad_refuses SUMMARY FIELDS MESSAGE: a submission of SUMMARY with the job fields FIELDS
+# (a JSON object) from a client that does not check is refused as invalid, saying MESSAGE
+carmad_refuses() {
+    python3 - "$CARMA_SOCKET" "$1" "$HELP" "$2" "$3" <<'PY'
+import json, sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, sys.argv[3])
+from carmad_ask import submit
+job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read()}
+job.update(json.loads(sys.argv[4]))
+r = submit(sys.argv[1], job)
+assert r["ok"] is False and r["error"] == "invalid", r
+assert sys.argv[5] in r["message"], r
+PY
+}
 
 start_daemon --gpus sim:4xa100-40gb
 
 step "first run: the estimator's bound"
 "$CARMA" estimate --summary "$SUM" --batch 32 --json > "$T/est.json" || fail "carma estimate"
-want=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est.json")
+want=$(bound_of "$T/est.json")
 [ -n "$want" ] || fail "no bound_mib from carma estimate"
 a=$(submit --summary "$SUM" --batch 32 --mem 100 -- sh "$HELP/run_for.sh" 0.3)
 "$CARMA" show --json "$a" > "$T/a.json"
@@ -91,7 +109,7 @@ p1=$(sed -n 's/^ *"peak_mib": \([0-9]*\).*/\1/p' "$T/s1.json" | tail -n 1)
 for v in "--seq-len 256" "--seq-len 128 --precision bf16" "--seq-len 128 --gradient-checkpointing"; do
     # shellcheck disable=SC2086
     "$CARMA" estimate --summary "$BERT" --batch 8 $v --json > "$T/sv.json" || fail "carma estimate $v"
-    wv=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/sv.json")
+    wv=$(bound_of "$T/sv.json")
     # shellcheck disable=SC2086
     sv=$(submit --summary "$BERT" --batch 8 $v -- true setup)
     "$CARMA" show --json "$sv" > "$T/sv.json"
@@ -135,7 +153,7 @@ grep -q '"bound_basis": "estimator' "$T/y2.json" ||
 step "the training set-up reaches the estimator"
 "$CARMA" estimate --summary "$SUM" --batch 48 --optimizer sgd --precision amp --json \
     > "$T/est2.json" || fail "carma estimate --optimizer sgd --precision amp"
-want2=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est2.json")
+want2=$(bound_of "$T/est2.json")
 # two commands (true ignores its argument), so that neither takes the other's history
 p=$(submit --summary "$SUM" --batch 48 --optimizer sgd --precision amp -- true sgd)
 "$CARMA" show --json "$p" > "$T/p.json"
@@ -149,7 +167,7 @@ echo "   sgd + amp: $got MiB; adamw + fp32: $(json_int "$T/f.json" bound_mib) Mi
 BERT=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/bert_base.txt
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 \
     --attention sdpa --gradient-checkpointing --json > "$T/est3.json" || fail "carma estimate bert"
-want3=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est3.json")
+want3=$(bound_of "$T/est3.json")
 g=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
     --gradient-checkpointing -- true gc)
 "$CARMA" show --json "$g" > "$T/g.json"
@@ -163,7 +181,7 @@ echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 \
     --attention sdpa --gradient-checkpointing --gradient-accumulation --json > "$T/est7.json" ||
     fail "carma estimate --gradient-accumulation"
-want7=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est7.json")
+want7=$(bound_of "$T/est7.json")
 [ "$want7" -gt "$want3" ] || fail "accumulating bound $want7 not above $want3 without it"
 ga=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
     --gradient-checkpointing --gradient-accumulation -- true ga)
@@ -183,7 +201,7 @@ grep -q "gradient-accumulation needs --summary" "$T/err" ||
 MHA=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/mha_classifier.txt
 "$CARMA" estimate --summary "$MHA" --batch 16 --seq-len 128 --heads 8 --json > "$T/est6.json" ||
     fail "carma estimate --heads 8"
-want6=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est6.json")
+want6=$(bound_of "$T/est6.json")
 hd=$(submit --summary "$MHA" --batch 16 --seq-len 128 --heads 8 -- true heads)
 "$CARMA" show --json "$hd" > "$T/hd.json"
 [ "$(json_int "$T/hd.json" bound_mib)" = "$want6" ] ||
@@ -234,7 +252,7 @@ grep -q "needs --summary" "$T/err" || fail "--heads without --summary: message: 
 MOE=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/moe_mixtral.txt
 "$CARMA" estimate --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2 --json \
     > "$T/est8.json" || fail "carma estimate --experts-per-token 2"
-want8=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est8.json")
+want8=$(bound_of "$T/est8.json")
 mo=$(submit --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2 -- true moe)
 "$CARMA" show --json "$mo" > "$T/mo.json"
 [ "$(json_int "$T/mo.json" bound_mib)" = "$want8" ] ||
@@ -243,23 +261,15 @@ grep -q '"bound_basis": "estimator (batch 4, seq 256, 2 experts per token, adamw
     "$T/mo.json" || fail "bound_basis of the --experts-per-token job: $(grep bound_basis "$T/mo.json")"
 echo "   Mixtral-shaped print, 2 of 8 experts per token: $want8 MiB"
 "$CARMA" wait --timeout 20 "$mo" >/dev/null
-python3 - "$CARMA_SOCKET" "$MOE" "$HELP" <<'PY' || fail "carmad took experts_per_token above the experts"
-import sys
-sys.dont_write_bytecode = True  # no __pycache__ in the tree
-sys.path.insert(0, sys.argv[3])
-from carmad_ask import submit
-job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 4,
-       "seq_len": 256, "experts_per_token": 9}
-r = submit(sys.argv[1], job)
-assert r["ok"] is False and r["error"] == "invalid", r
-assert "--experts-per-token 9 is more than the 8 experts" in r["message"], r
-PY
+carmad_refuses "$MOE" '{"batch": 4, "seq_len": 256, "experts_per_token": 9}' \
+    "--experts-per-token 9 is more than the 8 experts" ||
+    fail "carmad took experts_per_token above the experts"
 # ALBERT's shared layer run as many times as --shared-layer-runs says: carmad's bound and
 # basis follow it; a print without such a group is refused at the client and by carmad
 ALB=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/albert_shared_group.txt
 "$CARMA" estimate --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12 --json \
     > "$T/est9.json" || fail "carma estimate --shared-layer-runs 12"
-want9=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est9.json")
+want9=$(bound_of "$T/est9.json")
 al=$(submit --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12 -- true albert)
 "$CARMA" show --json "$al" > "$T/al.json"
 [ "$(json_int "$T/al.json" bound_mib)" = "$want9" ] ||
@@ -271,22 +281,14 @@ _rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --shared-layer-
     2>"$T/err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "shared-layer-runs 12: the print has no layer that runs several times" "$T/err" ||
     fail "--shared-layer-runs beside BERT: $_rc $(cat "$T/err")"
-python3 - "$CARMA_SOCKET" "$BERT" "$HELP" <<'PY' || fail "carmad took shared_layer_runs beside BERT"
-import sys
-sys.dont_write_bytecode = True  # no __pycache__ in the tree
-sys.path.insert(0, sys.argv[3])
-from carmad_ask import submit
-job = {"argv": ["true"], "cwd": "/", "summary": open(sys.argv[2]).read(), "batch": 4,
-       "seq_len": 128, "shared_layer_runs": 12}
-r = submit(sys.argv[1], job)
-assert r["ok"] is False and r["error"] == "invalid", r
-assert "--shared-layer-runs 12: the print has no layer that runs several times" in r["message"], r
-PY
+carmad_refuses "$BERT" '{"batch": 4, "seq_len": 128, "shared_layer_runs": 12}' \
+    "--shared-layer-runs 12: the print has no layer that runs several times" ||
+    fail "carmad took shared_layer_runs beside BERT"
 echo "   ALBERT-shaped print, its layer run 12 times: $want9 MiB"
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||
     fail "carma estimate --gpus 2"
-want4=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est4.json")
+want4=$(bound_of "$T/est4.json")
 grep -q '"gradient_buckets_mib": [1-9]' "$T/est4.json" || fail "carma estimate --gpus 2: no buckets"
 d=$(submit --gpus 2 --summary "$BERT" --batch 16 --seq-len 256 -- true ddp)
 "$CARMA" show --json "$d" > "$T/d.json"
@@ -333,7 +335,7 @@ head -n 1 "$T/e2"
 # a vision transformer's sequence is its image's patches: carmad sizes it as carma estimate
 "$CARMA" estimate --summary "$C/summary_modtree/vit_hf.txt" --batch 8 --image-size 224 --json \
     > "$T/est8.json" || fail "carma estimate vit"
-want8=$(awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$T/est8.json")
+want8=$(bound_of "$T/est8.json")
 vt=$(submit --summary "$C/summary_modtree/vit_hf.txt" --batch 8 --image-size 224 -- true vit)
 "$CARMA" show --json "$vt" > "$T/vt.json"
 [ "$(json_int "$T/vt.json" bound_mib)" = "$want8" ] ||
