@@ -14,6 +14,22 @@ json_int() { sed -n "s/^ *\"$2\": \\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
 # bound_of FILE: the bound_mib of a carma estimate --json in FILE, in whole MiB up, as
 # carmad stores a job's bound
 bound_of() { awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}' "$1"; }
+# estimator_job TAG BASIS ARGS...: `carma estimate ARGS --json` and a job submitted with ARGS
+# (the command `true TAG`, so that no job takes another's history) get the same bound, and
+# the job's bound_basis starts with BASIS; sets WANT to that bound and waits for the job
+estimator_job() {
+    _tag=$1 _basis=$2
+    shift 2
+    "$CARMA" estimate "$@" --json >"$T/est_$_tag.json" || fail "carma estimate $*"
+    WANT=$(bound_of "$T/est_$_tag.json")
+    _id=$(submit "$@" -- true "$_tag")
+    "$CARMA" show --json "$_id" >"$T/$_tag.json"
+    [ "$(json_int "$T/$_tag.json" bound_mib)" = "$WANT" ] ||
+        fail "$_tag: bound $(json_int "$T/$_tag.json" bound_mib), the estimator's $WANT expected"
+    grep -qF "\"bound_basis\": \"$_basis" "$T/$_tag.json" ||
+        fail "bound_basis of the $_tag job: $(grep bound_basis "$T/$_tag.json")"
+    "$CARMA" wait --timeout 20 "$_id" >/dev/null
+}
 # carmad_refuses SUMMARY FIELDS MESSAGE: a submission of SUMMARY with the job fields FIELDS
 # (a JSON object) from a client that does not check is refused as invalid, saying MESSAGE
 carmad_refuses() {
@@ -165,33 +181,17 @@ f=$(submit --summary "$SUM" --batch 48 -- true adamw)
 echo "   sgd + amp: $got MiB; adamw + fp32: $(json_int "$T/f.json" bound_mib) MiB"
 "$CARMA" wait --timeout 20 "$p" "$f" >/dev/null
 BERT=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/bert_base.txt
-"$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 \
-    --attention sdpa --gradient-checkpointing --json > "$T/est3.json" || fail "carma estimate bert"
-want3=$(bound_of "$T/est3.json")
-g=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
-    --gradient-checkpointing -- true gc)
-"$CARMA" show --json "$g" > "$T/g.json"
-[ "$(json_int "$T/g.json" bound_mib)" = "$want3" ] ||
-    fail "checkpointed bound $(json_int "$T/g.json" bound_mib), the estimator's $want3 expected"
-grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attention, gradient checkpointing; estimate' "$T/g.json" ||
-    fail "bound_basis of the checkpointed job: $(grep bound_basis "$T/g.json")"
+estimator_job gc "estimator (batch 16, seq 256, adamw, bf16, sdpa attention, gradient checkpointing; estimate" \
+    --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
+    --gradient-checkpointing
+want3=$WANT
 echo "   BERT-base, bf16, sdpa, checkpointed: $want3 MiB"
-"$CARMA" wait --timeout 20 "$g" >/dev/null
 # gradient accumulation (a flag, as checkpointing): the estimator's bound and the basis
-"$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 \
-    --attention sdpa --gradient-checkpointing --gradient-accumulation --json > "$T/est7.json" ||
-    fail "carma estimate --gradient-accumulation"
-want7=$(bound_of "$T/est7.json")
-[ "$want7" -gt "$want3" ] || fail "accumulating bound $want7 not above $want3 without it"
-ga=$(submit --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
-    --gradient-checkpointing --gradient-accumulation -- true ga)
-"$CARMA" show --json "$ga" > "$T/ga.json"
-[ "$(json_int "$T/ga.json" bound_mib)" = "$want7" ] ||
-    fail "accumulating bound $(json_int "$T/ga.json" bound_mib), the estimator's $want7 expected"
-grep -q '"bound_basis": "estimator (batch 16, seq 256, adamw, bf16, sdpa attention, gradient checkpointing, gradient accumulation; estimate' "$T/ga.json" ||
-    fail "bound_basis of the accumulating job: $(grep bound_basis "$T/ga.json")"
-echo "   the same, accumulating gradients: $want7 MiB"
-"$CARMA" wait --timeout 20 "$ga" >/dev/null
+estimator_job ga "estimator (batch 16, seq 256, adamw, bf16, sdpa attention, gradient checkpointing, gradient accumulation; estimate" \
+    --summary "$BERT" --batch 16 --seq-len 256 --precision bf16 --attention sdpa \
+    --gradient-checkpointing --gradient-accumulation
+[ "$WANT" -gt "$want3" ] || fail "accumulating bound $WANT not above $want3 without it"
+echo "   the same, accumulating gradients: $WANT MiB"
 "$CARMA" submit --gradient-accumulation -- true 2>"$T/err"; [ $? = 2 ] ||
     fail "--gradient-accumulation without --summary: exit status"
 grep -q "gradient-accumulation needs --summary" "$T/err" ||
@@ -199,17 +199,9 @@ grep -q "gradient-accumulation needs --summary" "$T/err" ||
 # attention heads the print does not show (nn.MultiheadAttention): --heads reaches the
 # estimator and the basis; without it eager attention is refused, naming the line
 MHA=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/mha_classifier.txt
-"$CARMA" estimate --summary "$MHA" --batch 16 --seq-len 128 --heads 8 --json > "$T/est6.json" ||
-    fail "carma estimate --heads 8"
-want6=$(bound_of "$T/est6.json")
-hd=$(submit --summary "$MHA" --batch 16 --seq-len 128 --heads 8 -- true heads)
-"$CARMA" show --json "$hd" > "$T/hd.json"
-[ "$(json_int "$T/hd.json" bound_mib)" = "$want6" ] ||
-    fail "--heads 8 bound $(json_int "$T/hd.json" bound_mib), the estimator's $want6 expected"
-grep -q '"bound_basis": "estimator (batch 16, seq 128, 8 heads, adamw, fp32; estimate' "$T/hd.json" ||
-    fail "bound_basis of the --heads job: $(grep bound_basis "$T/hd.json")"
-echo "   nn.MultiheadAttention, --heads 8: $want6 MiB"
-"$CARMA" wait --timeout 20 "$hd" >/dev/null
+estimator_job heads "estimator (batch 16, seq 128, 8 heads, adamw, fp32; estimate" \
+    --summary "$MHA" --batch 16 --seq-len 128 --heads 8
+echo "   nn.MultiheadAttention, --heads 8: $WANT MiB"
 "$CARMA" submit --summary "$MHA" --batch 16 --seq-len 128 -- true 2>"$T/err"; [ $? = 2 ] ||
     fail "nn.MultiheadAttention without --heads: exit status"
 grep -q "mha_classifier.txt:6: nn.MultiheadAttention: its number of heads is not in the print" \
@@ -250,33 +242,17 @@ grep -q "needs --summary" "$T/err" || fail "--heads without --summary: message: 
 # mixture-of-experts routing (--experts-per-token): it reaches the estimator, the basis
 # and the signature; carmad refuses a k above the experts from a client that does not check
 MOE=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/moe_mixtral.txt
-"$CARMA" estimate --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2 --json \
-    > "$T/est8.json" || fail "carma estimate --experts-per-token 2"
-want8=$(bound_of "$T/est8.json")
-mo=$(submit --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2 -- true moe)
-"$CARMA" show --json "$mo" > "$T/mo.json"
-[ "$(json_int "$T/mo.json" bound_mib)" = "$want8" ] ||
-    fail "--experts-per-token 2 bound $(json_int "$T/mo.json" bound_mib), the estimator's $want8 expected"
-grep -q '"bound_basis": "estimator (batch 4, seq 256, 2 experts per token, adamw, fp32; estimate' \
-    "$T/mo.json" || fail "bound_basis of the --experts-per-token job: $(grep bound_basis "$T/mo.json")"
-echo "   Mixtral-shaped print, 2 of 8 experts per token: $want8 MiB"
-"$CARMA" wait --timeout 20 "$mo" >/dev/null
+estimator_job moe "estimator (batch 4, seq 256, 2 experts per token, adamw, fp32; estimate" \
+    --summary "$MOE" --batch 4 --seq-len 256 --experts-per-token 2
+echo "   Mixtral-shaped print, 2 of 8 experts per token: $WANT MiB"
 carmad_refuses "$MOE" '{"batch": 4, "seq_len": 256, "experts_per_token": 9}' \
     "--experts-per-token 9 is more than the 8 experts" ||
     fail "carmad took experts_per_token above the experts"
 # ALBERT's shared layer run as many times as --shared-layer-runs says: carmad's bound and
 # basis follow it; a print without such a group is refused at the client and by carmad
 ALB=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/albert_shared_group.txt
-"$CARMA" estimate --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12 --json \
-    > "$T/est9.json" || fail "carma estimate --shared-layer-runs 12"
-want9=$(bound_of "$T/est9.json")
-al=$(submit --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12 -- true albert)
-"$CARMA" show --json "$al" > "$T/al.json"
-[ "$(json_int "$T/al.json" bound_mib)" = "$want9" ] ||
-    fail "--shared-layer-runs 12 bound $(json_int "$T/al.json" bound_mib), the estimator's $want9 expected"
-grep -q '"bound_basis": "estimator (batch 4, seq 128, shared layer run 12 times, adamw' \
-    "$T/al.json" || fail "bound_basis of the --shared-layer-runs job: $(grep bound_basis "$T/al.json")"
-"$CARMA" wait --timeout 20 "$al" >/dev/null
+estimator_job albert "estimator (batch 4, seq 128, shared layer run 12 times, adamw" \
+    --summary "$ALB" --batch 4 --seq-len 128 --shared-layer-runs 12
 _rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --shared-layer-runs 12 -- true \
     2>"$T/err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "shared-layer-runs 12: the print has no layer that runs several times" "$T/err" ||
@@ -284,7 +260,7 @@ _rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --shared-layer-
 carmad_refuses "$BERT" '{"batch": 4, "seq_len": 128, "shared_layer_runs": 12}' \
     "--shared-layer-runs 12: the print has no layer that runs several times" ||
     fail "carmad took shared_layer_runs beside BERT"
-echo "   ALBERT-shaped print, its layer run 12 times: $want9 MiB"
+echo "   ALBERT-shaped print, its layer run 12 times: $WANT MiB"
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||
     fail "carma estimate --gpus 2"
