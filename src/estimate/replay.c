@@ -615,6 +615,27 @@ static const struct est_layer *visit(const struct est_replay_work *w, const stru
     return l;
 }
 
+/* The parameter entry holding entry i's storage: i, or the one it aliases. */
+static inline uint32_t param_home(const struct est_replay_work *w, uint32_t i)
+{
+    return w->p[i].alias != NONE ? w->p[i].alias : i;
+}
+
+/* nt parameter entries of the layer being set up that are an earlier layer's, from entry
+ * `from` on (a tied table's, a shared layer's first run's): no storage of their own, their
+ * gradients added to those entries'. */
+static void setup_alias(struct est_replay_work *w, uint32_t from, unsigned nt)
+{
+    for (unsigned k = 0; k < nt; k++) {
+        uint32_t a = param_home(w, from + k);
+        struct est_replay_param *p = &w->p[w->np++];
+        *p = w->p[a];
+        p->alias = a;
+        p->frozen = 1;
+        p->bytes = 0;
+    }
+}
+
 /* model.to(device): parameters, and BatchNorm's running statistics, layer by layer.
  * Trained parameters are fp32 (masters under autocast); frozen ones as stored
  * (est_frozen_bytes). */
@@ -640,14 +661,7 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
         if ((l->flags & EST_LF_TIED) && sr < w->order[t] && w->lt[sr].p0 != NONE &&
             w->lt[sr].nt == nt && l->count == 1 && ps->m->layers[sr].count == 1 &&
             ps->m->shared_line) {
-            for (unsigned k = 0; k < nt; k++) {
-                uint32_t a = w->lt[sr].p0 + k;
-                struct est_replay_param *p = &w->p[w->np++];
-                *p = w->p[a];
-                p->alias = w->p[a].alias != NONE ? w->p[a].alias : a; /* a tied table's */
-                p->frozen = 1;
-                p->bytes = 0;
-            }
+            setup_alias(w, w->lt[sr].p0, nt);
             continue;
         }
         if ((l->flags & EST_LF_TIED_SRC) && src == NONE && nt) {
@@ -656,13 +670,7 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             src_elems = tb[0] * mult;
         }
         if ((l->flags & EST_LF_TIED) && src != NONE && nt == src_nt && tb[0] * mult == src_elems) {
-            for (unsigned k = 0; k < nt; k++) {
-                struct est_replay_param *p = &w->p[w->np++];
-                *p = w->p[src + k];
-                p->alias = src + k;
-                p->frozen = 1;
-                p->bytes = 0;
-            }
+            setup_alias(w, src, nt);
             continue;
         }
         for (unsigned k = 0; k < nt; k++) {
@@ -995,7 +1003,7 @@ __attribute__((always_inline)) static inline void forward_range(struct est_repla
                         checkpointed unit's recomputation finds them cached; a shared
                         layer's later runs find the first run's) */
                 for (unsigned k = 0; k < nt; k++) {
-                    uint32_t q = w->p[first + k].alias != NONE ? w->p[first + k].alias : first + k;
+                    uint32_t q = param_home(w, first + k);
                     if (!fz[k] && w->p[q].cast == NONE)
                         w->p[q].cast = alloc(w, w->p[q].bytes / 2, EST_RC_WEIGHTS);
                 }
@@ -1497,11 +1505,10 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         int matmul = nd->kind == EST_K_LINEAR || nd->kind == EST_K_CONV;
         /* a linear layer's bias gradient comes before its weight's, LoRA's B before A */
         for (uint32_t j = 0, np = nd->trains ? nd->np : 0; j < np; j++) {
-            uint32_t pj = nd->p0 + (matmul && np == 2 ? 1 - j : j);
-            int own = w->p[pj].alias == NONE;
-            if (!own)
-                pj = w->p[pj].alias; /* a tied table's lookup, a shared layer's later run:
-                                        its gradient, added */
+            uint32_t pj0 = nd->p0 + (matmul && np == 2 ? 1 - j : j);
+            /* a tied table's lookup, a shared layer's later run: its gradient, added */
+            uint32_t pj = param_home(w, pj0);
+            int own = pj == pj0;
             struct est_replay_param *p = &w->p[pj];
             if (p->frozen)
                 continue;
