@@ -3537,12 +3537,13 @@ static int first_leaf_reads(struct lines L, uint64_t c, int64_t *sr)
     return r == 0 && first == 1;
 }
 
-/* Whether the block being read (a class that says ChannelAttention) is DaViT's attention
- * over channels: its first leaf a linear layer from the c channels it reads to 3c (its
- * query, key and value), and no gate or pooling in it (CBAM's and squeeze-excitation's
- * "channel attention" pools the tensor and gates its channels with a Sigmoid). Reads at
- * most 256 lines ahead. */
-static int channel_attention_qkv(struct lines L, uint64_t c)
+/* Whether the block being read opens with one fused projection of its query, key and
+ * value: its first leaf a linear layer from the c channels it reads to 3c, and no gate or
+ * pooling in it (CBAM's and squeeze-excitation's "channel attention" pools the tensor and
+ * gates its channels with a Sigmoid; VOLO's outlook attention pools). DaViT's
+ * ChannelAttention, XCiT's XCA, PiT's attention on its patch grid. Reads at most 256
+ * lines ahead. */
+static int fused_qkv_first(struct lines L, uint64_t c)
 {
     struct mt_peek p;
     int first = -1; /* the first leaf is such a linear layer: 1, 0; not seen yet: -1 */
@@ -7002,7 +7003,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
              * tokens it would be no attention over them: read as its linear layers) */
             const struct mt_shape *xv = sp.n ? sp_newest(&sp) : NULL;
             int xca = name_is(c, cls_n, "XCA") && xv && !sp.grid && sp.conv_not_patch &&
-                      channel_attention_qkv(L, xv->c);
+                      fused_qkv_first(L, xv->c);
             f->attention = est_kind_classify(c, cls_n) == EST_K_ATTN || xca;
             f->sdpa = find(c, cls_n, "Sdpa") || find(c, cls_n, "Flash");
             fused += f->attention && f->sdpa;
@@ -7012,10 +7013,10 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             if (f->attention && sp.n && !sp.grid && sp.conv_not_patch) {
                 const struct mt_shape *v = sp_newest(&sp);
                 /* global attention costs the square of its positions: networks run it
-                 * at an eighth of the image's side or coarser (PiT's first stage at 1/8;
-                 * CAFormer, CoAtNet, EfficientFormer, LeViT at 1/16); on finer tensors
-                 * (1/4) it is local (windows, blocks, unfolded patches: NesT, MobileViT,
-                 * Hiera), whose size the print
+                 * at a sixteenth of the image's side or coarser (CAFormer, CoAtNet,
+                 * EfficientFormer, LeViT), at an eighth on a patch embedding's grid (PiT,
+                 * below); on finer tensors it is local (windows, blocks, unfolded patches:
+                 * NesT, MobileViT, Hiera), whose size the print
                  * does not show, and left to the rules that refuse it, but for a block
                  * that says it partitions the tensor (torchvision's and timm's MaxViT:
                  * PartitionAttentionLayer, PartitionAttentionCl), whose windows and
@@ -7030,14 +7031,14 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                  * WindowAttention over a tensor that no patch merging made, DaViT's: 7 x 7
                  * windows in timm's every size; the padding to whole windows is not
                  * counted. Other classes so named keep other windows, Florence-2's 12:
-                 * refused) DaViT's attention over channels (channel_attention_qkv) runs
+                 * refused) DaViT's attention over channels (fused_qkv_first) runs
                  * its linear layers per position too. */
                 f->partitioned = pd >= 0 || find(c, cls_n, "LocallyGrouped") ||
                                  name_is(c, cls_n, "WindowAttention");
                 for (int d = depth - 1; d >= 0 && pd < 0 && !f->unfolded; d--)
                     f->unfolded = st[d].cls && mobilevit_block(st[d].cls, st[d].cls_n);
-                f->channels = xca || (v && find(c, cls_n, "ChannelAttention") &&
-                                      channel_attention_qkv(L, v->c));
+                f->channels =
+                    xca || (v && find(c, cls_n, "ChannelAttention") && fused_qkv_first(L, v->c));
                 f->l2qk = xca;
                 /* with keys and values reduced by a strided convolution (PVT, SegFormer),
                  * the gate is on their positions, the queries' at any stride. An eighth of
@@ -7050,7 +7051,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 uint64_t convs = 0;
                 for (size_t i = 0; i < m->n && convs < 2; i++)
                     convs += m->layers[i].kind == EST_K_CONV;
-                uint64_t lim = v && convs == 1 && channel_attention_qkv(L, v->c) ? 8 : 16;
+                uint64_t lim = v && convs == 1 && fused_qkv_first(L, v->c) ? 8 : 16;
                 if (v && v->h * v->w > 1 && !v->pooled && first_leaf_reads(L, v->c, &sr) &&
                     (f->partitioned || f->unfolded || f->channels
                          ? sr == 1
