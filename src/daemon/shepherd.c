@@ -224,9 +224,10 @@ static int sh_fail(int status, const char *why)
     char b[SH_WHY_MAX + 1];
     int n = snprintf(b, sizeof b, "e%s", why);
     struct stat st; /* carmad's pipe, not whatever a caller by hand has at 3 */
-    if (n > 0 && fstat(3, &st) == 0 && S_ISFIFO(st.st_mode) &&
-        write(3, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1) < 0)
-        return status; /* carmad gone: nothing to tell */
+    if (n > 0 && fstat(3, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        ssize_t w = write(3, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+        (void)w; /* carmad gone: nothing to tell */
+    }
     return status;
 }
 
@@ -235,7 +236,6 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
 {
     setsid();
     int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-    prctl(PR_SET_NAME, "carma-shepherd");
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
