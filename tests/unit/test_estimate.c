@@ -4850,7 +4850,7 @@ static void test_modtree_sequence_conv(void **state)
     struct est_result r;
     assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
     assert_true(r.estimate_mib > 8218 && r.estimate_mib < 11000); /* measured 8218 */
-    assert_true(r.bound_mib > r.estimate_mib);
+    assert_true(r.bound_mib < 2 * 8218); /* and a bound within twice the peak */
     /* the same model without its unfold rows: less by about 12 x 8 x 512 x 3456 x 4 B */
     struct est_model u = m;
     static struct est_layer copy[EST_MAX_LAYERS];
