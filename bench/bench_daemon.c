@@ -6,12 +6,16 @@
  *     acknowledged only after its commit (target >= 1,000/s); run as root with
  *     CARMA_BENCH_AS=USER, the clients are that user, so that carmad checks their
  *     paths with their rights (carma_asuser) as it does for every user but root;
+ *   - a burst: the time from the end of a job holding all 8 GPUs to the start of the
+ *     last of the 32 jobs queued behind it, which carmad places at once and starts
+ *     side by side (each shepherd's start overlapping the others');
  *   - carmad's CPU use while idle with 8 GPUs sampled every second (target < 0.5%
  *     of one core). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -136,6 +140,71 @@ static int host_floor(const char *fifo, int n, double *lat)
     return 0;
 }
 
+/* Section 2: NBURST one-GPU jobs of 1 GiB queue behind a job that holds all 8 GPUs (it
+ * declares their whole memory); when it ends carmad places them in one step. Prints the
+ * time from its end to the start of the last of them. 0, or -1 (said why). */
+static int burst(const char *sock, const char *fifo)
+{
+    enum { NBURST = 32 };
+    struct carma_err err;
+    /* opened read-write: the jobs' opens never wait, and the reader never sees an end */
+    int fd = open(fifo, O_RDWR | O_NONBLOCK);
+    if (fd < 0 ||
+        submit(sock, submit_job("echo $$ > \"$0\"; exec sleep 600", fifo, 8, 40960), &err) < 0) {
+        fprintf(stderr, "bench_daemon: burst: the holding job: %s\n",
+                fd < 0 ? strerror(errno) : err.msg);
+        return -1;
+    }
+    long holder = 0;
+    char b[4096];
+    size_t got = 0;
+    for (int i = 0; i < 1000 && !memchr(b, '\n', got); i++) {
+        ssize_t r = read(fd, b + got, sizeof b - 1 - got);
+        if (r > 0)
+            got += (size_t)r;
+        else
+            usleep(10000);
+    }
+    b[got] = 0;
+    if (sscanf(b, "%ld", &holder) != 1 || holder <= 1) {
+        fprintf(stderr, "bench_daemon: burst: the holding job did not report its pid\n");
+        close(fd);
+        return -1;
+    }
+    for (int i = 0; i < NBURST; i++)
+        if (submit(sock, submit_job("echo s > \"$0\"", fifo, 1, 1024), &err) < 0) {
+            fprintf(stderr, "bench_daemon: burst: submit failed: %s\n", err.msg);
+            close(fd);
+            return -1;
+        }
+    usleep(300000); /* queued: nothing of theirs in the FIFO yet */
+    got = 0;
+    while (read(fd, b, sizeof b) > 0)
+        ;
+    double t0 = mono();
+    kill((pid_t)holder, SIGTERM);
+    int started = 0;
+    while (started < NBURST && mono() - t0 < 30) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (poll(&pf, 1, 1000) <= 0)
+            continue;
+        ssize_t r = read(fd, b, sizeof b);
+        for (ssize_t k = 0; k < r; k++)
+            started += b[k] == '\n';
+    }
+    double t1 = mono();
+    close(fd);
+    if (started < NBURST) {
+        fprintf(stderr, "bench_daemon: burst: %d of %d jobs started\n", started, NBURST);
+        return -1;
+    }
+    printf("burst of launches (a job holding 8 GPUs ends, %d one-GPU jobs queued behind it): "
+           "the last started %.1f ms after its end\n",
+           NBURST, (t1 - t0) * 1e3);
+    usleep(200000);
+    return 0;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/carma-bench-XXXXXX";
@@ -228,7 +297,13 @@ int main(void)
                "runs): p50 %.2f ms, p99 %.2f ms\n",
                NLAT, lat[NLAT / 2], lat[NLAT * 99 / 100]);
 
-    /* 2. idle CPU with 8 GPUs sampled every second. */
+    /* 2. a burst of launches. */
+    if (burst(sock, fifo) < 0) {
+        kill(dpid, SIGKILL);
+        return 1;
+    }
+
+    /* 3. idle CPU with 8 GPUs sampled every second. */
     usleep(500000);
     double c0 = cpu_s(dpid), w0 = mono();
     sleep(10);
@@ -236,7 +311,7 @@ int main(void)
     printf("carmad idle CPU (8 simulated GPUs, 1 s monitor interval, %.0f s): %.3f%% of one core "
            "(target < 0.5%%)\n", w1 - w0, 100.0 * (c1 - c0) / (w1 - w0));
 
-    /* 3. sustained durable submissions: 16 clients, jobs that stay queued. A job that
+    /* 4. sustained durable submissions: 16 clients, jobs that stay queued. A job that
      * holds all 8 GPUs (it reports its pid and its shepherd's, then sleeps) comes first;
      * the others declare more memory than any GPU, so each needs a GPU to itself. */
     if (submit(sock, submit_job("echo $$ $PPID > \"$0\"; exec sleep 600", fifo, 8, 0), &err) < 0) {

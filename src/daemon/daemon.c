@@ -54,6 +54,7 @@
 #define TAG_TIMER 3ull
 #define TAG_CONN 4ull
 #define TAG_PIDFD 5ull
+#define TAG_START 6ull
 #define TAG(t, i) (((t) << 32) | (uint64_t)(i))
 
 #define MAX_CONNS 4096
@@ -72,8 +73,9 @@
 struct djob {
     int used;
     struct carma_job_rec rec;
-    pid_t shepherd;
+    pid_t shepherd; /* 0 until its shepherd recorded itself */
     int pidfd;
+    struct carma_shepherd_start *start; /* its shepherd being started, else NULL */
     uint64_t peak_mib;    /* this attempt, from per-process memory */
     int is_new;           /* submitted in this iteration (undo on a failed commit) */
     int launching;        /* placed in this iteration, shepherd not started yet */
@@ -160,6 +162,8 @@ struct carmad {
     int reserve_fd;       /* /dev/null, given up on EMFILE to accept and refuse one */
     long test_watch_delay_ms; /* CARMA_TEST_WATCH_DELAY_MS: a launch waits that long before
                                * it watches its shepherd (tests of a job that ends first) */
+    double start_wait_s;      /* a shepherd's time to record itself (CARMA_TEST_START_WAIT_MS) */
+    uint32_t nstarting;       /* jobs whose shepherd is being started */
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
     /* this iteration */
@@ -239,6 +243,16 @@ static int slots_grow(struct carmad *d)
     return 0;
 }
 
+/* Gives up the start of job i's shepherd (carma_shepherd_abort, deadline as there). */
+static void start_drop(struct carmad *d, uint32_t i, double deadline)
+{
+    struct djob *dj = &d->dj[i];
+    carma_shepherd_abort(dj->start, deadline); /* its descriptors leave the epoll set */
+    free(dj->start);
+    dj->start = NULL;
+    d->nstarting--;
+}
+
 static int slot_alloc(struct carmad *d, uint32_t *out)
 {
     if (d->nfree == 0) {
@@ -260,6 +274,8 @@ static void slot_free(struct carmad *d, uint32_t i)
 {
     struct djob *j = &d->dj[i];
     assert(j->used);
+    if (j->start)
+        start_drop(d, i, 0);
     if (j->pidfd >= 0) {
         epoll_ctl(d->epfd, EPOLL_CTL_DEL, j->pidfd, NULL);
         close(j->pidfd);
@@ -744,12 +760,15 @@ static int save_job(struct carmad *d, uint32_t i, struct carma_err *err)
 
 /* ---- attempt end ---- */
 
-/* Ends the running attempt of job i: classification, the scheduler, the store. */
-static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *xin, int have,
-                        double end_s)
+/* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
+ * exit status; NULL when none was recorded, for the reason none_why (NULL: its shepherd
+ * ended without one). */
+static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *xin,
+                        const char *none_why, double end_s)
 {
     struct djob *dj = &d->dj[i];
     struct carma_exit x = {0};
+    int have = xin != NULL;
     if (have)
         x = *xin;
     x.cancelled |= dj->rec.cancel_requested;
@@ -760,7 +779,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     const char *why;
     if (!have) {
         o = x.cancelled ? CARMA_OUTCOME_CANCELLED : CARMA_OUTCOME_LOST;
-        why = "the shepherd ended without recording an exit status";
+        why = none_why ? none_why : "the shepherd ended without recording an exit status";
     } else {
         static char tail[CARMA_CLASSIFY_TAIL];
         snprintf(path, sizeof path, "%s/stderr", dir);
@@ -863,7 +882,7 @@ static int end_from_status(struct carmad *d, uint32_t i, const char *dir)
     struct carma_exit x;
     double end;
     int have = carma_shepherd_read_status(dir, &x, &end) == 0;
-    attempt_end(d, i, have ? &x : NULL, have, have ? end : now_s());
+    attempt_end(d, i, have ? &x : NULL, NULL, have ? end : now_s());
     return have;
 }
 
@@ -1045,56 +1064,38 @@ static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_
     return rc;
 }
 
-/* Starts the shepherd of job i (already recorded as running). */
-static void launch_start(struct carmad *d, uint32_t i)
+/* Job i's shepherd could not be started: the attempt fails as a job that cannot exec. */
+static void launch_failed(struct carmad *d, uint32_t i, int rc, const struct carma_err *err)
+{
+    dlog(d, LOG_ERR, "job %llu: cannot start its shepherd: %s", (unsigned long long)d->dj[i].rec.id,
+         err->msg[0] ? err->msg : strerror(-rc));
+    struct carma_exit x = {.exited = 1, .code = 125};
+    attempt_end(d, i, &x, NULL, now_s());
+}
+
+/* Job i's shepherd recorded itself and was told to start the job: carmad watches it. */
+static void launch_started(struct carmad *d, uint32_t i, pid_t pid, int pidfd)
 {
     struct djob *dj = &d->dj[i];
-    char dir[PATH_MAX];
-    attempt_dir(d, dj->rec.id, d->sj[i].attempts, dir, sizeof dir);
-    char **argv = NULL, **env = NULL;
-    struct carma_err err = {{0}};
-    int rc = attempt_open(d, dj->rec.id, d->sj[i].attempts, 1, dir, sizeof dir, &err);
-    if (rc >= 0) {
-        unlinkat(rc, "status", 0); /* a restart of an attempt never begun */
-        close(rc);
-        rc = build_exec(d, i, &argv, &env);
-    }
-    pid_t pid = -1;
-    int pidfd = -1; /* the spawn's, opened before the helper could be reaped */
-    if (!rc) {
-        struct passwd pw, *p = NULL;
-        char buf[4096];
-        getpwuid_r(dj->rec.uid, &pw, buf, sizeof buf, &p);
-        struct carma_shepherd_spec sp = {
-            .dir = dir, .argv = argv, .envp = env, .cwd = dj->rec.cwd, .uid = dj->rec.uid,
-            .gid = dj->rec.gid, .user = p ? p->pw_name : dj->rec.user,
-            .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
-            .kill_grace_s = d->cfg.kill_grace_s};
-        pid = carma_shepherd_spawn(d->shepherd_exe, d->shepherd_fd, &sp, &pidfd, &err);
-        rc = pid < 0 ? (int)pid : 0;
-    }
-    free_strv(argv);
-    free_strv(env);
-    if (!rc && d->test_watch_delay_ms > 0) {
+    if (d->test_watch_delay_ms > 0) {
         struct timespec ts = {d->test_watch_delay_ms / 1000,
                               d->test_watch_delay_ms % 1000 * 1000000};
         nanosleep(&ts, NULL);
     }
-    if (!rc)
-        rc = watch_shepherd(d, i, pid, pidfd); /* closes pidfd on failure */
+    int rc = watch_shepherd(d, i, pid, pidfd); /* closes pidfd on failure */
     if (rc == -ESRCH) {
         /* It ended before it could be watched (SIGCHLD is ignored: the kernel reaped it at
          * once): its status file tells how, as on_pidfd reads it. */
+        char dir[PATH_MAX];
+        attempt_dir(d, dj->rec.id, d->sj[i].attempts, dir, sizeof dir);
         dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d), and ended at once",
              (unsigned long long)dj->rec.id, d->sj[i].attempts, (int)pid);
         end_from_status(d, i, dir);
         return;
     }
     if (rc) {
-        dlog(d, LOG_ERR, "job %llu: cannot start its shepherd: %s", (unsigned long long)dj->rec.id,
-             err.msg[0] ? err.msg : strerror(-rc));
-        struct carma_exit x = {.exited = 1, .code = 125};
-        attempt_end(d, i, &x, 1, now_s());
+        struct carma_err err = {{0}};
+        launch_failed(d, i, rc, &err);
         return;
     }
     dj->pid_dirty = 1;
@@ -1112,6 +1113,83 @@ static void launch_start(struct carmad *d, uint32_t i)
     }
     dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d)", (unsigned long long)dj->rec.id,
          d->sj[i].attempts, (int)pid);
+}
+
+/* Moves the start of job i's shepherd on (its descriptors were ready, or a second
+ * passed): started, failed, or still going. */
+static void on_start(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    if (!dj->used || !dj->start)
+        return; /* an event of a start that ended earlier in the same batch */
+    struct carma_err err = {{0}};
+    int rc = carma_shepherd_step(dj->start, &err);
+    if (rc == 0)
+        return;
+    pid_t pid = dj->start->pid;
+    int pidfd = dj->start->pidfd;
+    free(dj->start);
+    dj->start = NULL;
+    d->nstarting--;
+    if (rc > 0)
+        launch_started(d, i, pid, pidfd);
+    else
+        launch_failed(d, i, rc, &err);
+}
+
+/* Starts the shepherd of job i (already recorded as running). carmad does not wait for
+ * it: on_start follows it from the event loop, so that a helper slow to start (a disk
+ * that stalls its record, a loaded host) holds neither carmad nor the other launches. */
+static void launch_start(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    char dir[PATH_MAX];
+    attempt_dir(d, dj->rec.id, d->sj[i].attempts, dir, sizeof dir);
+    char **argv = NULL, **env = NULL;
+    struct carma_err err = {{0}};
+    int rc = attempt_open(d, dj->rec.id, d->sj[i].attempts, 1, dir, sizeof dir, &err);
+    if (rc >= 0) {
+        unlinkat(rc, "status", 0); /* a restart of an attempt never begun */
+        close(rc);
+        rc = build_exec(d, i, &argv, &env);
+    }
+    struct carma_shepherd_start *st = rc ? NULL : malloc(sizeof *st);
+    if (!rc && !st)
+        rc = -ENOMEM;
+    if (!rc) {
+        struct passwd pw, *p = NULL;
+        char buf[4096];
+        getpwuid_r(dj->rec.uid, &pw, buf, sizeof buf, &p);
+        struct carma_shepherd_spec sp = {.dir = dir,
+                                         .argv = argv,
+                                         .envp = env,
+                                         .cwd = dj->rec.cwd,
+                                         .uid = dj->rec.uid,
+                                         .gid = dj->rec.gid,
+                                         .user = p ? p->pw_name : dj->rec.user,
+                                         .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
+                                         .kill_grace_s = d->cfg.kill_grace_s};
+        rc = carma_shepherd_begin(d->shepherd_exe, d->shepherd_fd, &sp, d->start_wait_s, st, &err);
+    }
+    free_strv(argv);
+    free_strv(env);
+    if (!rc) {
+        struct epoll_event in = {.events = EPOLLIN, .data.u64 = TAG(TAG_START, i)};
+        struct epoll_event out = {.events = EPOLLOUT, .data.u64 = TAG(TAG_START, i)};
+        dj->start = st;
+        d->nstarting++;
+        st = NULL;
+        if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, dj->start->ready_fd, &in) < 0 ||
+            epoll_ctl(d->epfd, EPOLL_CTL_ADD, dj->start->spec_fd, &out) < 0) {
+            rc = carma_err_set(&err, -errno, "epoll_ctl: %s", strerror(errno));
+            start_drop(d, i, 0);
+        }
+    }
+    free(st);
+    if (rc)
+        launch_failed(d, i, rc, &err);
+    else
+        on_start(d, i); /* most of a job fits the pipe: handed over at once */
 }
 
 /* ---- connections and requests ---- */
@@ -2406,8 +2484,14 @@ static void iteration_end(struct carmad *d)
             }
             if (dj->cancel_running) {
                 dj->cancel_running = 0;
-                if (dj->shepherd > 0)
+                if (dj->shepherd > 0) {
                     kill(dj->shepherd, SIGTERM);
+                } else if (dj->start) {
+                    /* its shepherd has not started it: it never will */
+                    start_drop(d, i, 0);
+                    attempt_end(d, i, NULL, "cancelled before its shepherd started the job", now);
+                    continue;
+                }
             }
             if (dj->launching) {
                 dj->launching = 0;
@@ -2516,11 +2600,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         /* A planted symlink or a folder not carmad's: nothing in it is trusted. */
         dlog(d, LOG_ERR, "job %llu: %s: counted lost", (unsigned long long)dj->rec.id, err.msg);
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, NULL, 0, now);
+        attempt_end(d, i, NULL, NULL, now);
         x->ended++;
     } else if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, &ex, 1, end);
+        attempt_end(d, i, &ex, NULL, end);
         x->ended++;
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
@@ -2549,7 +2633,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         x->requeued++;
     } else {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, NULL, 0, now);
+        attempt_end(d, i, NULL, NULL, now);
         x->ended++;
     }
     return 0;
@@ -2901,6 +2985,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     const char *twd = getenv("CARMA_TEST_WATCH_DELAY_MS");
     if (twd && *twd)
         d->test_watch_delay_ms = strtol(twd, NULL, 10) % 10000;
+    const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");
+    d->start_wait_s = tsw && *tsw ? (double)(strtol(tsw, NULL, 10) % 100000) / 1e3 : 10.0;
     carmad_config_default(&d->cfg);
     int rc = 0;
     if (o->config_path && (rc = carmad_config_load(&d->cfg, o->config_path, err)))
@@ -3057,11 +3143,17 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             case TAG_LISTEN: on_accept(d); break;
             case TAG_CONN: on_conn(d, idx, ev[k].events); break;
             case TAG_PIDFD: on_pidfd(d, idx); break;
+            case TAG_START:
+                on_start(d, idx);
+                break;
             case TAG_TIMER: {
                 uint64_t exp;
                 while (read(d->tfd, &exp, sizeof exp) > 0)
                     ;
                 monitor_tick(d);
+                for (uint32_t i = 0; d->nstarting && i < d->cap; i++)
+                    if (d->dj[i].used && d->dj[i].start)
+                        on_start(d, i); /* its deadline */
                 if (d->hooks.on_tick)
                     d->hooks.on_tick(d->hooks.ctx, now_s());
                 if (carma_sched_queued(&d->sched))
@@ -3106,6 +3198,13 @@ void carmad_close(struct carmad *d)
         close(d->lfd);
         unlink(d->sock_path);
     }
+    /* Shepherds still starting are told nothing more: each removes its record and ends,
+     * so that a restarted carmad re-queues the job; one that has not within a second is
+     * killed. */
+    double until = carma_mono_s() + 1.0;
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->dj[i].start)
+            start_drop(d, i, until);
     for (uint32_t i = 0; i < d->cap; i++)
         if (d->dj[i].used)
             slot_free(d, i);

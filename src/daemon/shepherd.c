@@ -214,14 +214,12 @@ static int open_log(const struct carma_shepherd_spec *sp, const char *name)
     return fd;
 }
 
-enum { SH_WHY_MAX = 255 }; /* the reason a helper that cannot start gives */
-
 /* The helper cannot start: why, on stderr (a run by hand) and to carmad over the ready
  * descriptor ('e' and the reason, one write), which fails the attempt with it. */
 static int sh_fail(int status, const char *why)
 {
     fprintf(stderr, "carma-shepherd: %s\n", why);
-    char b[SH_WHY_MAX + 1];
+    char b[CARMA_SHEPHERD_WHY_MAX + 1];
     int n = snprintf(b, sizeof b, "e%s", why);
     struct stat st; /* carmad's pipe, not whatever a caller by hand has at 3 */
     if (n > 0 && fstat(3, &st) == 0 && S_ISFIFO(st.st_mode)) {
@@ -367,8 +365,6 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
 #define SHEPHERD_MAGIC "--carma-shepherd-v2"
 enum { SH_ARGC = 11 };            /* the path, the magic, DIR ... NARGV */
 enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command: less */
-enum { SH_READY_MS = 10000 };     /* carmad's wait for the helper's record */
-
 /* fd moved to a descriptor >= 7 (close-on-exec), so the spawn's dup2 onto 3 to 6
  * cannot clobber it; -1 on failure (fd closed). */
 static int fd_above_6(int fd)
@@ -378,39 +374,6 @@ static int fd_above_6(int fd)
     int n = fcntl(fd, F_DUPFD_CLOEXEC, 7);
     close(fd);
     return n;
-}
-
-/* Waits until fd is ready for events or the deadline (carma_mono_s) passes: 1, or 0. */
-static int wait_fd(int fd, short events, double deadline)
-{
-    for (;;) {
-        double left = deadline - carma_mono_s();
-        if (left <= 0)
-            return 0;
-        struct pollfd pf = {.fd = fd, .events = events};
-        int pr = poll(&pf, 1, (int)(left * 1e3) + 1);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        return pr == 1;
-    }
-}
-
-/* Writes n bytes to the non-blocking fd before the deadline: 0, or -1. */
-static int write_within(int fd, const char *b, size_t n, double deadline)
-{
-    while (n) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
-            if (errno == EAGAIN && !wait_fd(fd, POLLOUT, deadline))
-                return -1;
-            continue;
-        }
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 /* The spawn's attributes and file actions: an empty signal mask, every signal at its
@@ -435,11 +398,51 @@ static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, in
     return 0;
 }
 
-pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
-                           int *pidfd, struct carma_err *err)
+/* Closes *fd when open. */
+static void close_fd(int *fd)
 {
-    if (pidfd)
-        *pidfd = -1;
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* Every descriptor and buffer of a start but its pidfd. */
+static void start_release(struct carma_shepherd_start *st)
+{
+    close_fd(&st->ready_fd);
+    close_fd(&st->go_fd);
+    close_fd(&st->spec_fd);
+    free(st->spec);
+    st->spec = NULL;
+}
+
+/* The job's environment and command as the helper reads them (nenv then nargv
+ * strings, each ending in a NUL) into st->spec: 0, or a negative errno with err set. */
+static int spec_bytes(const struct carma_shepherd_spec *sp, size_t nenv, size_t nargv,
+                      struct carma_shepherd_start *st, struct carma_err *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nenv + nargv; i++)
+        n += strlen(i < nenv ? sp->envp[i] : sp->argv[i - nenv]) + 1;
+    if (n >= SH_SPEC_MAX) /* what read_spec refuses */
+        return carma_err_set(err, -E2BIG, "the job's environment and command pass %u MiB",
+                             SH_SPEC_MAX >> 20);
+    if (!(st->spec = malloc(n)))
+        return carma_err_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < nenv + nargv; i++) {
+        const char *str = i < nenv ? sp->envp[i] : sp->argv[i - nenv];
+        size_t l = strlen(str) + 1;
+        memcpy(st->spec + st->spec_len, str, l);
+        st->spec_len += l;
+    }
+    return 0;
+}
+
+int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
+                         double wait_s, struct carma_shepherd_start *st, struct carma_err *err)
+{
+    memset(st, 0, sizeof *st);
+    st->pidfd = st->ready_fd = st->go_fd = st->spec_fd = -1;
     size_t nenv = 0, nargv = 0;
     while (sp->envp[nenv])
         nenv++;
@@ -447,6 +450,9 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
         nargv++;
     if (nargv == 0)
         return carma_err_set(err, -EINVAL, "a job with no command");
+    int rc = spec_bytes(sp, nenv, nargv, st, err);
+    if (rc)
+        return rc;
     char uid[24], gid[24], grace[24], ne[24], na[24];
     snprintf(uid, sizeof uid, "%u", (unsigned)sp->uid);
     snprintf(gid, sizeof gid, "%u", (unsigned)sp->gid);
@@ -475,17 +481,21 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
             n++;
     }
 
-    int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, rc = 0, pfd = -1, xfd = -1;
+    int ready[2] = {-1, -1}, go[2] = {-1, -1}, spec[2] = {-1, -1}, xfd = -1;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     int fa_ok = posix_spawn_file_actions_init(&fa) == 0, at_ok = posix_spawnattr_init(&at) == 0;
-    pid_t pid = -1;
     if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 || pipe2(spec, O_CLOEXEC) < 0) {
         rc = carma_err_set(err, -errno, "pipe: %s", strerror(errno));
         goto out;
     }
     if ((ready[1] = fd_above_6(ready[1])) < 0 || (go[0] = fd_above_6(go[0])) < 0 ||
         (spec[0] = fd_above_6(spec[0])) < 0) {
+        rc = carma_err_set(err, -errno, "fcntl: %s", strerror(errno));
+        goto out;
+    }
+    /* carmad's ends that it waits on never block it (the helper's ends do block) */
+    if (fcntl(ready[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(spec[1], F_SETFL, O_NONBLOCK) < 0) {
         rc = carma_err_set(err, -errno, "fcntl: %s", strerror(errno));
         goto out;
     }
@@ -500,9 +510,9 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
     /* posix_spawn (vfork semantics): carmad's pages are neither copied nor marked
      * copy-on-write, which a fork of it, kept alive for the job's life, made carmad pay
      * for at every later write (tens of microseconds a page on a virtual machine). */
-    int e = posix_spawn(&pid, "/proc/self/fd/6", &fa, &at, av, env);
+    int e = posix_spawn(&st->pid, "/proc/self/fd/6", &fa, &at, av, env);
     if (e) {
-        pid = -1;
+        st->pid = 0;
         rc = e == ENOENT && access("/proc/self/fd", X_OK)
                  ? carma_err_set(err, -e,
                                  "cannot run the job shepherd %s through "
@@ -511,79 +521,21 @@ pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_sheph
                  : carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
         goto out;
     }
-    /* the helper's pidfd, opened while it cannot have been reaped (see the kill below) and
-     * handed to the caller, which watches the helper through it */
-    pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    close(ready[1]);
-    close(go[0]);
-    close(spec[0]);
-    ready[1] = go[0] = spec[0] = -1;
-    /* The environment and command (the helper reads them first), then its record: both
-     * within one deadline, the write end non-blocking, so that a helper that stalls cannot
-     * hold carmad past it however large the job. */
-    double deadline = carma_mono_s() + SH_READY_MS / 1e3;
-    int ok = fcntl(spec[1], F_SETFL, O_NONBLOCK) == 0;
-    for (size_t i = 0; ok && i < nenv + nargv; i++) {
-        const char *str = i < nenv ? sp->envp[i] : sp->argv[i - nenv];
-        ok = write_within(spec[1], str, strlen(str) + 1, deadline) == 0;
-    }
-    close(spec[1]);
-    spec[1] = -1;
-    /* 'r' when it recorded itself; 'e' and a line saying why when it cannot start (read to
-     * its end). A helper that failed before reading the job (the write above failed) left
-     * its reason there already: a moment for it, not the deadline. */
-    char c[SH_WHY_MAX + 2] = {0};
-    size_t got = 0;
-    double until = ok ? deadline : carma_mono_s() + 0.05;
-    while (got < sizeof c - 1 && wait_fd(ready[0], POLLIN, until) == 1) {
-        ssize_t r = read(ready[0], c + got, sizeof c - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-        if (c[0] == 'r')
-            break;
-    }
-    if (got > 1 && c[0] == 'e') {
-        rc = carma_err_set(err, -ECHILD, "the shepherd could not start: %s", c + 1);
-        goto out;
-    }
-    ok = ok && got == 1 && c[0] == 'r' && write(go[1], "g", 1) == 1;
-    if (!ok) {
-        rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
-        goto out;
-    }
-    rc = pid;
-    if (pidfd) {
-        *pidfd = pfd;
-        pfd = -1;
-    }
+    /* the helper's pidfd, opened while it cannot have been reaped: it holds the ready
+     * pipe's write end until it ends (carma_shepherd_step kills through it only then) */
+    st->pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    st->ready_fd = ready[0];
+    st->go_fd = go[1];
+    st->spec_fd = spec[1];
+    ready[0] = go[1] = spec[1] = -1;
+    st->wait_s = wait_s;
+    st->deadline = carma_mono_s() + wait_s;
 out:
-    /* A helper that failed is killed only while it still holds the ready pipe's write end:
-     * then it was alive after pidfd_open, so the pidfd is the helper's and not a process
-     * that took its pid (carmad ignores SIGCHLD: the kernel reaps at once); without a
-     * pidfd (a kernel before 5.3, no descriptor left), by pid, alive a moment ago. */
-    if (rc < 0 && pid > 0) {
-        struct pollfd hup = {.fd = ready[0], .events = POLLIN};
-        if (poll(&hup, 1, 0) >= 0 && !(hup.revents & POLLHUP)) {
-            if (pfd >= 0)
-                syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-            else
-                kill(pid, SIGKILL);
-        }
-    }
-    if (pfd >= 0)
-        close(pfd);
-    if (xfd >= 0)
-        close(xfd);
+    close_fd(&xfd);
     for (int k = 0; k < 2; k++) {
-        if (ready[k] >= 0)
-            close(ready[k]);
-        if (go[k] >= 0)
-            close(go[k]);
-        if (spec[k] >= 0)
-            close(spec[k]);
+        close_fd(&ready[k]);
+        close_fd(&go[k]);
+        close_fd(&spec[k]);
     }
     if (fa_ok)
         posix_spawn_file_actions_destroy(&fa);
@@ -591,7 +543,99 @@ out:
         posix_spawnattr_destroy(&at);
     for (size_t i = 0; env[i]; i++)
         free(env[i]);
+    if (rc < 0)
+        start_release(st);
     return rc;
+}
+
+/* Kills a helper that failed, only while it still holds the ready pipe's write end: then
+ * it was alive after pidfd_open, so the pidfd is the helper's and not a process that took
+ * its pid (carmad ignores SIGCHLD: the kernel reaps at once); without a pidfd (a kernel
+ * before 5.3, no descriptor left), by pid, alive a moment ago. */
+static void kill_failed(struct carma_shepherd_start *st)
+{
+    struct pollfd hup = {.fd = st->ready_fd, .events = POLLIN};
+    if (st->ready_fd < 0 || poll(&hup, 1, 0) < 0 || (hup.revents & POLLHUP))
+        return;
+    if (st->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+    else
+        kill(st->pid, SIGKILL);
+}
+
+int carma_shepherd_step(struct carma_shepherd_start *st, struct carma_err *err)
+{
+    /* the environment and command first (the helper reads them before anything else) */
+    while (st->spec_fd >= 0 && st->spec_off < st->spec_len) {
+        ssize_t w = write(st->spec_fd, st->spec + st->spec_off, st->spec_len - st->spec_off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN)
+            break;
+        if (w <= 0) {
+            st->spec_failed = 1; /* it stopped reading: it says why on the ready pipe */
+            break;
+        }
+        st->spec_off += (size_t)w;
+    }
+    if (st->spec_fd >= 0 && (st->spec_failed || st->spec_off == st->spec_len)) {
+        close_fd(&st->spec_fd); /* its end of the job: also leaves carmad's epoll set */
+        free(st->spec);
+        st->spec = NULL;
+    }
+    /* then its word: 'r' when it recorded itself; 'e' and a line saying why when it
+     * cannot start, read to its end */
+    int eof = 0;
+    while (st->got < sizeof st->msg - 1 && !(st->got && st->msg[0] == 'r')) {
+        ssize_t r = read(st->ready_fd, st->msg + st->got, sizeof st->msg - 1 - st->got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            eof = r == 0 || errno != EAGAIN;
+            break;
+        }
+        st->got += (size_t)r;
+    }
+    int why = st->got > 1 && st->msg[0] == 'e', late = carma_mono_s() >= st->deadline, rc;
+    st->msg[st->got] = 0;
+    if (why && (eof || late || st->got == sizeof st->msg - 1)) {
+        rc = carma_err_set(err, -ECHILD, "the shepherd could not start: %s", st->msg + 1);
+    } else if (st->got == 1 && st->msg[0] == 'r' && st->spec_fd < 0 && !st->spec_failed) {
+        if (write(st->go_fd, "g", 1) == 1) {
+            start_release(st);
+            return 1;
+        }
+        rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
+    } else if (eof || (st->got && st->msg[0] != 'e')) {
+        rc = carma_err_set(err, -ECHILD, "the shepherd did not start");
+    } else if (late) {
+        rc = carma_err_set(err, -ETIMEDOUT, "the shepherd did not record itself within %g s",
+                           st->wait_s);
+    } else {
+        return 0;
+    }
+    kill_failed(st);
+    start_release(st);
+    close_fd(&st->pidfd);
+    return rc;
+}
+
+void carma_shepherd_abort(struct carma_shepherd_start *st, double deadline)
+{
+    start_release(st); /* EOF on its job or its go: it removes its record and ends */
+    if (st->pidfd >= 0) {
+        for (;;) {
+            double left = deadline - carma_mono_s();
+            struct pollfd pf = {.fd = st->pidfd, .events = POLLIN};
+            int pr = poll(&pf, 1, left > 0 ? (int)(left * 1e3) + 1 : 0);
+            if (pr < 0 && errno == EINTR)
+                continue;
+            if (pr == 0)
+                syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+            break;
+        }
+    }
+    close_fd(&st->pidfd);
 }
 
 /* A decimal in [0, max], all of s (carma_parse_u64); -1 when not. */

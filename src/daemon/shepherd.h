@@ -32,13 +32,44 @@ struct carma_shepherd_spec {
     double kill_grace_s;          /* SIGTERM -> SIGKILL on cancel */
 };
 
+enum { CARMA_SHEPHERD_WHY_MAX = 255 }; /* the reason a helper that cannot start gives */
+
+/* A shepherd being started. carmad never waits for it: carma_shepherd_begin spawns it,
+ * then carma_shepherd_step, called whenever ready_fd is readable or spec_fd writable and
+ * at least once a second, hands it the job and reads its record, and carma_shepherd_abort
+ * gives up on it. The fields are read-only to the caller. */
+struct carma_shepherd_start {
+    pid_t pid;
+    int pidfd;       /* -1 on kernels before 5.3; the caller's once step returns 1 */
+    int ready_fd;    /* read: 'r' once it recorded itself, or 'e' and why it cannot */
+    int go_fd;       /* written: 'g', the job may start */
+    int spec_fd;     /* written, non-blocking: the environment and command; -1 once sent */
+    int spec_failed; /* it stopped reading them */
+    char *spec;      /* NENV + NARGV strings, each ending in a NUL */
+    size_t spec_len, spec_off;
+    char msg[CARMA_SHEPHERD_WHY_MAX + 2];
+    size_t got;
+    double deadline; /* carma_mono_s by which it must have recorded itself */
+    double wait_s;   /* the time it had for that */
+};
+
 /* Spawns the shepherd program (carma-shepherd) open at exe_fd (any flags, O_PATH will
- * do; exe is its name, for messages and its argv[0]; run through /proc/self/fd) for spec
- * and waits for it to record itself in sp->dir. Returns its pid, with *pidfd (when not
- * NULL) its pidfd, the caller's to close (-1 on kernels before 5.3), or a negative errno
- * with err set (the helper's own reason when it gave one). */
-pid_t carma_shepherd_spawn(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
-                           int *pidfd, struct carma_err *err);
+ * do; exe is its name, for messages and its argv[0]; run through /proc/self/fd) for
+ * spec, which it must have recorded itself for within wait_s. 0 with st filled (its
+ * descriptors close-on-exec), or a negative errno with err set and nothing left open. */
+int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepherd_spec *sp,
+                         double wait_s, struct carma_shepherd_start *st, struct carma_err *err);
+
+/* Moves a start on without blocking: 0 while it goes on, 1 once the helper recorded
+ * itself and was told to start the job (st->pid runs it; st->pidfd is the caller's to
+ * close; nothing else is left open), or a negative errno with err set (the helper's own
+ * reason when it gave one; a helper still there is killed; nothing is left open). */
+int carma_shepherd_step(struct carma_shepherd_start *st, struct carma_err *err);
+
+/* Gives up on a start: the helper, told nothing more, ends without starting the job
+ * (removing its record); one still there at the deadline (carma_mono_s; 0: now) is
+ * killed through its pidfd. Nothing is left open. */
+void carma_shepherd_abort(struct carma_shepherd_start *st, double deadline);
 
 /* The shepherd program's main: argv as carma_shepherd_spawn gives it (anything else is
  * refused with status 2); never returns once it has started. */

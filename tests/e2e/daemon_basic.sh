@@ -224,6 +224,63 @@ CARMA_SOCKET="$T/st7.sock" "$CARMA" wait --timeout 20 "$wid" >/dev/null && fail 
 [ "$(grep -c "the shepherd could not start: the disk is on fire" "$T/st7.log")" = 2 ] ||
     fail "the helper's reason was lost behind a large job: $(tail -3 "$T/st7.log")"
 kill "$P7"; wait "$P7" 2>/dev/null; ON_EXIT=
+# a helper slow to start (here 2 s before it runs the real one) holds neither carmad
+# nor the job's cancel: carmad follows its start from its loop
+printf '#!/bin/sh\necho $$ > "$2/wrapper.pid"\nsleep 2\nexec "%s" "$@"\n' \
+    "$CARMA_BIN/carma-shepherd" >"$T/slow.sh" && chmod +x "$T/slow.sh"
+"$CARMAD" --foreground --state "$T/st9" --socket "$T/st9.sock" --config "$T/carmad.ini" \
+    --gpus sim:2xa100-40gb --shepherd "$T/slow.sh" 2>"$T/st9.log" 0<&- &
+P9=$!
+ON_EXIT="kill $P9 2>/dev/null"
+wait_until 20 env CARMA_SOCKET="$T/st9.sock" "$CARMA" gpus || fail "carmad with slow.sh did not start"
+sid=$(CARMA_SOCKET="$T/st9.sock" "$CARMA" submit -- sh -c 'echo ran > "$0"' "$T/slow.out") ||
+    fail "submit to st9"
+wait_until 10 test -f "$T/st9/jobs/$sid/1/wrapper.pid" || fail "the slow helper did not run"
+CARMA_SOCKET="$T/st9.sock" "$CARMA" ls >/dev/null || fail "carma ls while a helper starts"
+[ -f "$T/st9/jobs/$sid/1/shepherd" ] && fail "carmad answered only once the slow helper had started"
+CARMA_SOCKET="$T/st9.sock" "$CARMA" wait --timeout 20 "$sid" >/dev/null && [ "$(cat "$T/slow.out")" = ran ] ||
+    fail "a job behind a slow helper: $(CARMA_SOCKET="$T/st9.sock" "$CARMA" show "$sid")"
+cid=$(CARMA_SOCKET="$T/st9.sock" "$CARMA" submit -- touch "$T/slow.cancelled") || fail "submit to st9"
+wait_until 10 test -f "$T/st9/jobs/$cid/1/wrapper.pid" || fail "the slow helper did not run"
+CARMA_SOCKET="$T/st9.sock" "$CARMA" cancel "$cid" >/dev/null || fail "cancel while its helper starts"
+CARMA_SOCKET="$T/st9.sock" "$CARMA" wait --timeout 20 "$cid" >/dev/null
+CARMA_SOCKET="$T/st9.sock" "$CARMA" show "$cid" >"$T/slow.show"
+grep -q "^  state     cancelled" "$T/slow.show" &&
+    grep -q "reason    attempt 1: cancelled before its shepherd started the job" "$T/slow.show" ||
+    fail "a job cancelled while its helper started: $(cat "$T/slow.show")"
+wait_until 5 pid_gone "$(cat "$T/st9/jobs/$cid/1/wrapper.pid")" || fail "the cancelled job's helper lives on"
+[ -e "$T/slow.cancelled" ] && fail "a job cancelled while its helper started ran"
+# carmad stopped while a helper starts: the helper ends without the job, which the
+# restarted carmad queues again (its attempt never began) and runs once
+qid=$(CARMA_SOCKET="$T/st9.sock" "$CARMA" submit -- sh -c 'echo x >> "$0"' "$T/slow.stopped") ||
+    fail "submit to st9"
+wait_until 10 test -f "$T/st9/jobs/$qid/1/wrapper.pid" || fail "the slow helper did not run"
+kill "$P9"; wait "$P9" 2>/dev/null
+pid_gone "$(cat "$T/st9/jobs/$qid/1/wrapper.pid")" || fail "a starting helper outlived carmad"
+"$CARMAD" --foreground --state "$T/st9" --socket "$T/st9.sock" --config "$T/carmad.ini" \
+    --gpus sim:2xa100-40gb 2>>"$T/st9.log" 0<&- &
+P9=$!
+ON_EXIT="kill $P9 2>/dev/null"
+wait_until 20 env CARMA_SOCKET="$T/st9.sock" "$CARMA" gpus || fail "carmad did not restart on st9"
+CARMA_SOCKET="$T/st9.sock" "$CARMA" wait --timeout 20 "$qid" >/dev/null && [ "$(cat "$T/slow.stopped")" = x ] ||
+    fail "a job whose helper was starting when carmad stopped: $(CARMA_SOCKET="$T/st9.sock" "$CARMA" show "$qid")"
+grep -q "1 never started (re-queued)" "$T/st9.log" || fail "not re-queued: $(tail -5 "$T/st9.log")"
+kill "$P9"; wait "$P9" 2>/dev/null; ON_EXIT=
+# and one that takes longer than carmad gives it is killed, its attempt failed with why
+CARMA_TEST_START_WAIT_MS=500 "$CARMAD" --foreground --state "$T/st10" --socket "$T/st10.sock" \
+    --config "$T/carmad.ini" --gpus sim:1xa100-40gb --shepherd "$T/slow.sh" 2>"$T/st10.log" 0<&- &
+P10=$!
+ON_EXIT="kill $P10 2>/dev/null"
+wait_until 20 env CARMA_SOCKET="$T/st10.sock" "$CARMA" gpus || fail "carmad with slow.sh did not start"
+tid=$(CARMA_SOCKET="$T/st10.sock" "$CARMA" submit --max-attempts 1 -- touch "$T/slow.late") ||
+    fail "submit to st10"
+CARMA_SOCKET="$T/st10.sock" "$CARMA" wait --timeout 20 "$tid" >/dev/null && fail "a job ran behind a late helper"
+grep -q "cannot start its shepherd: the shepherd did not record itself within 0.5 s" "$T/st10.log" ||
+    fail "a late helper: $(cat "$T/st10.log")"
+wait_until 5 pid_gone "$(cat "$T/st10/jobs/$tid/1/wrapper.pid")" || fail "a late helper lives on"
+sleep 2
+[ -e "$T/slow.late" ] && fail "a job ran behind a helper carmad gave up on"
+kill "$P10"; wait "$P10" 2>/dev/null; ON_EXIT=
 # a carma-shepherd carmad may not run: refused at start
 cp "$CARMA_BIN/carma-shepherd" "$T/noexec" && chmod a-x "$T/noexec"
 refused 1 "$T/noexec: Permission denied: carmad cannot run it" --foreground --state "$T/st8" \
