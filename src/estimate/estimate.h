@@ -116,6 +116,10 @@ const char *est_type_unmodelled(const char *type, size_t len);
 #define EST_LF_TALKING 0x8000 /* (module trees) talking-heads attention (timm's
                                * TalkingHeadAttn): linear layers heads -> heads on the scores
                                * before and after the softmax, each keeping its input */
+/* (module trees) eager attention whose block prints dropouts at rate 0 only (GPT-J's and
+ * BLOOM's attn_dropout, p=0.0): F.dropout hands the probabilities back themselves, no
+ * mask, no copy */
+#define EST_LF_ATTN_NODROP 0x10000
 
 /* est_layer.unit: a module tree's layers of a ModuleList (BERT's `layer`, GPT-2's `h`,
  * Llama's `layers`), which transformers' gradient checkpointing runs one at a time. A
@@ -140,7 +144,7 @@ struct est_layer {
     uint8_t kind;      /* enum est_kind */
     uint8_t per_token; /* out is per token: multiply by the sequence length */
     uint8_t attn;      /* out is heads x seq per token (attention scores) */
-    uint16_t flags;    /* EST_LF_* */
+    uint32_t flags;    /* EST_LF_* */
     uint8_t wbits;     /* storage bits of a frozen weight: 0 the precision's, 4 or 8 when
                           quantized (bitsandbytes Linear4bit, Linear8bitLt; AWQ), 16 when
                           quantized to bits the print does not give (HQQ): the most; 32 in

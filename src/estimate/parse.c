@@ -2999,6 +2999,7 @@ struct mt_frame {
                     a tensor of 4C at half the height and width, pushed as it opened */
     int posbias; /* a network inside windowed attention that computes its position bias
                     from coordinates (Swin V2's cpb_mlp): parameters, no tensor */
+    int zero_drop; /* (attention) a dropout at rate 0 is printed inside */
     int cosine;  /* attention holding such a network: Swin V2's cosine attention, with a
                     logit scale (a parameter a head) instead of a bias table */
     int positions; /* attention over the positions of a convolutional tensor (not Swin's
@@ -5505,7 +5506,7 @@ static int sample_probs_row(struct est_model *m, const struct mt_frame *f, uint6
     struct est_layer *al = &m->layers[m->n - 1];
     al->attn = 0;
     al->heads_src = EST_HEADS_ASSUMED;
-    al->flags |= (uint16_t)flags;
+    al->flags |= (uint32_t)flags;
     if (!m->heads_assumed)
         m->heads_assumed = heads > UINT32_MAX ? UINT32_MAX : (uint32_t)heads;
     if (!m->attn_line)
@@ -6779,6 +6780,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 for (size_t i = f->first; i + 1 < m->n; i++)
                     if (m->layers[i].kind == EST_K_DROPOUT)
                         m->layers[m->n - 1].flags |= EST_LF_ATTN_DROP;
+                if (f->zero_drop && !(m->layers[m->n - 1].flags & EST_LF_ATTN_DROP))
+                    m->layers[m->n - 1].flags |= EST_LF_ATTN_NODROP;
                 last_row_to(m, attn_at); /* before the output projection */
                 m->needs_seq = 1;
                 if (!m->needs_seq_line)
@@ -7213,8 +7216,11 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             return rc;
         mark_upsampling(st, depth, c, cls_n);
         enum est_kind k = est_kind_classify(c, cls_n);
-        if (k == EST_K_DROPOUT && dropout_zero(args, argn))
+        if (k == EST_K_DROPOUT && dropout_zero(args, argn)) {
             k = EST_K_OTHER;
+            for (int d = depth; d >= 0 && st[d].in_attention; d--)
+                st[d].zero_drop = 1; /* the attention block's, whichever holds it */
+        }
         if (k == EST_K_SOFTMAX && sp.grid && depth >= 0 && st[depth].in_attention)
             k = EST_K_OTHER; /* timm's: the windowed attention's row holds its output */
         if (k == EST_K_OTHER && argn == 0 && moe_fused(c, cls_n))
@@ -7577,7 +7583,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             return carma_err_at(err, file, L.line, "too many layers or too large a layer");
         struct est_layer *nl = &m->layers[m->n - 1];
         est_layer_type(nl, c, cls_n);
-        nl->flags |= (uint16_t)extra_flags;
+        nl->flags |= (uint32_t)extra_flags;
         if (k == EST_K_EMBED && nm && nl->count == 1)
             tie_shared(m, nl, nm, nn, &shared);
         if (depth >= 0 && role == MT_P_NONE)

@@ -781,9 +781,11 @@ static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uin
 
 /* Eager attention's probabilities, `elems` of them: q k^T, scaled, masked (each a new
  * tensor, the one before freed), softmax kept (fp32 under autocast), its dropout's mask
- * and output kept (saved[0..2]). Cosine attention (EST_LF_COSINE) keeps q k^T too, for
- * its trained logit scale's gradient; talking heads (EST_LF_TALKING) mix the heads with a
- * linear layer before the softmax and one after, each keeping its input, a contiguous
+ * and output kept (saved[0..2]; at a printed rate of 0, EST_LF_ATTN_NODROP, no mask, and
+ * the product with the values keeps the softmax's output itself, or with talking heads
+ * the second mixing's output, which saved[2] then stands for). Cosine attention (EST_LF_COSINE)
+ * keeps q k^T too, for its trained logit scale's gradient; talking heads (EST_LF_TALKING) mix the
+ * heads with a linear layer before the softmax and one after, each keeping its input, a contiguous
  * copy of the permuted scores (slots past the node's own). */
 static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, double elems,
                          int amp, const struct est_layer *l)
@@ -801,8 +803,11 @@ static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, 
     nd->saved[0] = alloc(w, pe, EST_RC_ACT);
     unref(w, s2);
     uint32_t mix_w = talking ? alloc(w, se, EST_RC_ACT) : NONE; /* autocast's 16-bit cast */
-    nd->saved[1] = alloc(w, elems, EST_RC_ACT);
-    nd->saved[2] = alloc(w, pe, EST_RC_ACT);
+    int drop = !(l->flags & EST_LF_ATTN_NODROP);
+    if (drop)
+        nd->saved[1] = alloc(w, elems, EST_RC_ACT);
+    if (drop || talking)
+        nd->saved[2] = alloc(w, pe, EST_RC_ACT);
     nd->scores = pe;
     if (cosine)
         keep_also(w, nd, s1);
