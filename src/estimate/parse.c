@@ -6619,6 +6619,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                 f->attention = 1; /* its children name a query, key and value */
             size_t attn_at = m->n; /* where the probabilities' row goes */
             uint64_t qwidth = f->width; /* the query's width: heads x head size */
+            int qnarrow = 0;            /* the query's projection narrows its own input */
             uint64_t talking = f->attention ? talking_heads(m, f) : 0;
             if (f->attention) {
                 /* q, k, v: the key and value projections read the query's input (the
@@ -6633,6 +6634,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     m->layers[lin[1]].shares_input = m->layers[lin[2]].shares_input = 1;
                     attn_at = lin[2] + 1;
                     qwidth = m->layers[lin[0]].out; /* grouped k, v may be narrower */
+                    /* its input: params / out is in, or in + 1 with a bias */
+                    qnarrow = qwidth && m->layers[lin[0]].params / qwidth > qwidth + 1;
                 }
             }
             int scored = f->attention && !f->scores_inside && f->width;
@@ -6753,7 +6756,13 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                                         (unsigned long long)qwidth, m->heads);
                 uint8_t src;
                 uint64_t grouped = fused_grouped(m, f);
-                uint64_t fallback = talking ? talking : f->width / 64 ? f->width / 64 : 1;
+                /* 64-wide heads across the block's widest input, or across the query
+                 * where its projection narrows its own input (T5 v1.1-small's 512 -> 384,
+                 * ConvBERT's 768 -> 384: 6 heads, not 8 and 12); a query as wide as its
+                 * input (MobileBERT's 128 -> 128 in a 512-wide block, 4 heads of 32)
+                 * keeps the block's width, which does not undercount it */
+                uint64_t hw = qnarrow && qwidth < f->width ? qwidth : f->width;
+                uint64_t fallback = talking ? talking : hw / 64 ? hw / 64 : 1;
                 uint64_t heads = heads_take(m, fallback, !f->mha_heads, f->line,
                                             "nn.MultiheadAttention", &src);
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)

@@ -6917,6 +6917,46 @@ static void test_modtree_fused_grouped_attention(void **state)
 #undef MQA_TOY
 }
 
+/* Heads are taken 64 wide across the block's widest input, or across the query where its
+ * projection narrows its own input: T5 v1.1-small's 512 -> 384 and ConvBERT's 768 -> 384
+ * hold 6 heads (read as 8 and 12 before: 1.22 and 1.27 of their H200 peaks, now 1.13 and
+ * 1.11). MobileBERT's query as wide as its input (128 -> 128, its value from the 512-wide
+ * block) keeps the block's width: 8, where it has 4 of 32 (the query's width would give
+ * 2). */
+static void test_modtree_narrowing_query_heads(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+#define QKV_TOY(q_in, q_out, v_in)                                                                 \
+    "Block(\n"                                                                                     \
+    "  (attn): SelfAttention(\n"                                                                   \
+    "    (q): Linear(in_features=" q_in ", out_features=" q_out ", bias=False)\n"                  \
+    "    (k): Linear(in_features=" q_in ", out_features=" q_out ", bias=False)\n"                  \
+    "    (v): Linear(in_features=" v_in ", out_features=" q_out ", bias=False)\n"                  \
+    "    (o): Linear(in_features=" q_out ", out_features=" v_in ", bias=True)\n"                   \
+    "  )\n"                                                                                        \
+    ")\n"
+    static const struct {
+        const char *print;
+        uint64_t heads;
+    } cases[] = {
+        {QKV_TOY("512", "384", "512"), 6},     /* T5 v1.1-small */
+        {QKV_TOY("768", "384", "768"), 6},     /* ConvBERT-base */
+        {QKV_TOY("512", "512", "512"), 8},     /* T5-small */
+        {QKV_TOY("128", "128", "512"), 8},     /* MobileBERT: the block's width */
+        {QKV_TOY("1024", "2048", "1024"), 32}, /* a query wider than its input */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(parse_str(cases[i].print, &m, &err), 0);
+        const struct est_layer *a = attn_row(&m, NULL);
+        assert_non_null(a);
+        assert_int_equal(a->heads_src, EST_HEADS_ASSUMED);
+        assert_int_equal(a->out, cases[i].heads);
+    }
+#undef QKV_TOY
+}
+
 /* timm's TalkingHeadAttn (CaiT) mixes its heads with linear layers on the scores (proj_l,
  * proj_w: heads -> heads), so the print shows its heads, and it computes the scores
  * itself: kept whatever --attention says (CaiT-XXS24 measured at 5256 MiB, estimated at
@@ -8421,6 +8461,7 @@ int main(void)
         cmocka_unit_test(test_modtree_shared_table),
         cmocka_unit_test(test_modtree_fused_glu),
         cmocka_unit_test(test_modtree_fused_grouped_attention),
+        cmocka_unit_test(test_modtree_narrowing_query_heads),
         cmocka_unit_test(test_modtree_talking_heads),
         cmocka_unit_test(test_modtree_token_mixing),
         cmocka_unit_test(test_modtree_space_to_depth_blurpool),
