@@ -1115,7 +1115,7 @@ static void launch_started(struct carmad *d, uint32_t i, pid_t pid, int pidfd)
          d->sj[i].attempts, (int)pid);
 }
 
-/* Moves the start of job i's shepherd on (its descriptors were ready, or a second
+/* Moves the start of job i's shepherd on (its descriptors were ready, or its deadline
  * passed): started, failed, or still going. */
 static void on_start(struct carmad *d, uint32_t i)
 {
@@ -1135,6 +1135,16 @@ static void on_start(struct carmad *d, uint32_t i)
         launch_started(d, i, pid, pidfd);
     else
         launch_failed(d, i, rc, &err);
+}
+
+/* The earliest deadline of the shepherds being started (carma_mono_s), 0 when none. */
+static double starts_deadline(const struct carmad *d)
+{
+    double first = 0;
+    for (uint32_t i = 0; d->nstarting && i < d->cap; i++)
+        if (d->dj[i].used && d->dj[i].start && (first == 0 || d->dj[i].start->deadline < first))
+            first = d->dj[i].start->deadline;
+    return first;
 }
 
 /* Starts the shepherd of job i (already recorded as running). carmad does not wait for
@@ -3131,6 +3141,14 @@ int carmad_run(struct carmad *d, struct carma_err *err)
     while (!d->stop) {
         /* Without connections nothing needs a clock: idle carmad sleeps. */
         int timeout = d->more_work ? 0 : d->nconns || d->listen_paused ? 1000 : -1;
+        /* a helper that stalls gives no event: the first start's deadline wakes carmad */
+        double first = starts_deadline(d);
+        if (first > 0) {
+            double left = first - carma_mono_s();
+            int ms = left <= 0 ? 0 : left > 1000 ? 1000000 : (int)(left * 1e3) + 1;
+            if (timeout < 0 || ms < timeout)
+                timeout = ms;
+        }
         int n = epoll_wait(d->epfd, ev, 64, timeout);
         if (n < 0 && errno == EINTR)
             continue;
@@ -3151,9 +3169,6 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                 while (read(d->tfd, &exp, sizeof exp) > 0)
                     ;
                 monitor_tick(d);
-                for (uint32_t i = 0; d->nstarting && i < d->cap; i++)
-                    if (d->dj[i].used && d->dj[i].start)
-                        on_start(d, i); /* its deadline */
                 if (d->hooks.on_tick)
                     d->hooks.on_tick(d->hooks.ctx, now_s());
                 if (carma_sched_queued(&d->sched))
@@ -3176,6 +3191,10 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             }
             }
         }
+        if (first > 0 && carma_mono_s() >= first)
+            for (uint32_t i = 0; d->nstarting && i < d->cap; i++)
+                if (d->dj[i].used && d->dj[i].start && carma_mono_s() >= d->dj[i].start->deadline)
+                    on_start(d, i); /* past its deadline: failed */
         iteration_end(d);
     }
     return 0;
@@ -3198,9 +3217,12 @@ void carmad_close(struct carmad *d)
         close(d->lfd);
         unlink(d->sock_path);
     }
-    /* Shepherds still starting are told nothing more: each removes its record and ends,
-     * so that a restarted carmad re-queues the job; one that has not within a second is
-     * killed. */
+    /* Shepherds still starting are told nothing more, all at once: each removes its record
+     * and ends, so that a restarted carmad re-queues the job; one still there after a
+     * second between them is killed and its record removed. */
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->dj[i].start)
+            carma_shepherd_release(d->dj[i].start);
     double until = carma_mono_s() + 1.0;
     for (uint32_t i = 0; i < d->cap; i++)
         if (d->dj[i].used && d->dj[i].start)

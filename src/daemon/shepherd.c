@@ -414,6 +414,8 @@ static void start_release(struct carma_shepherd_start *st)
     close_fd(&st->spec_fd);
     free(st->spec);
     st->spec = NULL;
+    free(st->dir);
+    st->dir = NULL;
 }
 
 /* The job's environment and command as the helper reads them (nenv then nargv
@@ -451,8 +453,12 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
     if (nargv == 0)
         return carma_err_set(err, -EINVAL, "a job with no command");
     int rc = spec_bytes(sp, nenv, nargv, st, err);
-    if (rc)
+    if (!rc && !(st->dir = strdup(sp->dir)))
+        rc = carma_err_set(err, -ENOMEM, "out of memory");
+    if (rc) {
+        start_release(st);
         return rc;
+    }
     char uid[24], gid[24], grace[24], ne[24], na[24];
     snprintf(uid, sizeof uid, "%u", (unsigned)sp->uid);
     snprintf(gid, sizeof gid, "%u", (unsigned)sp->gid);
@@ -521,9 +527,14 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
                  : carma_err_set(err, -e, "cannot run the job shepherd %s: %s", exe, strerror(e));
         goto out;
     }
-    /* the helper's pidfd, opened while it cannot have been reaped: it holds the ready
-     * pipe's write end until it ends (carma_shepherd_step kills through it only then) */
+    /* the helper's pidfd: trusted only when the helper, which holds the ready pipe's write
+     * end until it ends, still held it after the open (carmad ignores SIGCHLD: the kernel
+     * reaps a helper at once, and its pid may be handed on) */
+    close_fd(&ready[1]);
     st->pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    struct pollfd hup = {.fd = ready[0], .events = POLLIN};
+    if (st->pidfd >= 0 && (poll(&hup, 1, 0) < 0 || (hup.revents & POLLHUP)))
+        close_fd(&st->pidfd); /* it ended already: step reads why, and kills nothing */
     st->ready_fd = ready[0];
     st->go_fd = go[1];
     st->spec_fd = spec[1];
@@ -620,21 +631,44 @@ int carma_shepherd_step(struct carma_shepherd_start *st, struct carma_err *err)
     return rc;
 }
 
+void carma_shepherd_release(struct carma_shepherd_start *st)
+{
+    close_fd(&st->ready_fd); /* EOF on its job or its go */
+    close_fd(&st->go_fd);
+    close_fd(&st->spec_fd);
+}
+
+/* Waits on a pidfd until the deadline (carma_mono_s): 1 once its process ended. */
+static int pidfd_wait(int pidfd, double deadline)
+{
+    for (;;) {
+        double left = deadline - carma_mono_s();
+        struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+        int pr = poll(&pf, 1, left > 0 ? (int)(left * 1e3) + 1 : 0);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        return pr > 0;
+    }
+}
+
 void carma_shepherd_abort(struct carma_shepherd_start *st, double deadline)
 {
-    start_release(st); /* EOF on its job or its go: it removes its record and ends */
-    if (st->pidfd >= 0) {
-        for (;;) {
-            double left = deadline - carma_mono_s();
-            struct pollfd pf = {.fd = st->pidfd, .events = POLLIN};
-            int pr = poll(&pf, 1, left > 0 ? (int)(left * 1e3) + 1 : 0);
-            if (pr < 0 && errno == EINTR)
-                continue;
-            if (pr == 0)
-                syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
-            break;
-        }
+    char *dir = st->dir;
+    st->dir = NULL;
+    start_release(st);
+    int gone = 0;
+    if (st->pidfd >= 0 && !(gone = pidfd_wait(st->pidfd, deadline))) {
+        syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+        gone = pidfd_wait(st->pidfd, carma_mono_s() + 0.2); /* longer only in D state */
     }
+    pid_t p;
+    uint64_t t;
+    if (gone && dir && carma_shepherd_read_pid(dir, &p, &t) == 0 && p == st->pid) {
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof path, "%s/shepherd", dir) < sizeof path)
+            unlink(path);
+    }
+    free(dir);
     close_fd(&st->pidfd);
 }
 

@@ -51,6 +51,7 @@ struct carma_shepherd_start {
     size_t got;
     double deadline; /* carma_mono_s by which it must have recorded itself */
     double wait_s;   /* the time it had for that */
+    char *dir;       /* its attempt folder, where carma_shepherd_abort removes its record */
 };
 
 /* Spawns the shepherd program (carma-shepherd) open at exe_fd (any flags, O_PATH will
@@ -66,12 +67,18 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
  * reason when it gave one; a helper still there is killed; nothing is left open). */
 int carma_shepherd_step(struct carma_shepherd_start *st, struct carma_err *err);
 
-/* Gives up on a start: the helper, told nothing more, ends without starting the job
- * (removing its record); one still there at the deadline (carma_mono_s; 0: now) is
- * killed through its pidfd. Nothing is left open. */
+/* Tells the helper of a start it will not be told to go (closes carmad's ends of its
+ * pipes): it removes its record and ends without starting the job. carma_shepherd_abort
+ * then waits for it; releasing every start first lets them all end at once. */
+void carma_shepherd_release(struct carma_shepherd_start *st);
+
+/* Gives up on a start (releasing it if not yet): waits for the helper until the deadline
+ * (carma_mono_s; 0: not at all), then kills it through its pidfd, and removes the record
+ * it may have left (it was never told to go: the job never ran, and a restarted carmad
+ * must queue it again, not count it lost). Nothing is left open. */
 void carma_shepherd_abort(struct carma_shepherd_start *st, double deadline);
 
-/* The shepherd program's main: argv as carma_shepherd_spawn gives it (anything else is
+/* The shepherd program's main: argv as carma_shepherd_begin gives it (anything else is
  * refused with status 2); never returns once it has started. */
 int carma_shepherd_main(int argc, char **argv);
 

@@ -224,61 +224,89 @@ CARMA_SOCKET="$T/st7.sock" "$CARMA" wait --timeout 20 "$wid" >/dev/null && fail 
 [ "$(grep -c "the shepherd could not start: the disk is on fire" "$T/st7.log")" = 2 ] ||
     fail "the helper's reason was lost behind a large job: $(tail -3 "$T/st7.log")"
 kill "$P7"; wait "$P7" 2>/dev/null; ON_EXIT=
-# a helper slow to start (here 2 s before it runs the real one) holds neither carmad
-# nor the job's cancel: carmad follows its start from its loop
-printf '#!/bin/sh\necho $$ > "$2/wrapper.pid"\nsleep 2\nexec "%s" "$@"\n' \
-    "$CARMA_BIN/carma-shepherd" >"$T/slow.sh" && chmod +x "$T/slow.sh"
+# A helper slow to start holds neither carmad nor the job's cancel: carmad follows its start
+# from its loop. slow.sh runs the real helper only once the test opens a gate (a file in its
+# attempt folder, or $T/gate-all); the one that takes $T/hide runs it at once but hides its
+# record from carmad, so that it sits recorded, waiting for carmad's go.
+cat >"$T/slow.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "\$2/wrapper.pid"
+if mv "$T/hide" "\$2/hide" 2>/dev/null; then
+    exec 8>&3 3>/dev/null
+    exec "$CARMA_BIN/carma-shepherd" "\$@"
+fi
+while [ ! -e "\$2/gate" ] && [ ! -e "$T/gate-all" ]; do sleep 0.05; done
+exec "$CARMA_BIN/carma-shepherd" "\$@"
+EOF
+chmod +x "$T/slow.sh"
+c9() { CARMA_SOCKET="$T/st9.sock" "$CARMA" "$@"; }
 "$CARMAD" --foreground --state "$T/st9" --socket "$T/st9.sock" --config "$T/carmad.ini" \
     --gpus sim:2xa100-40gb --shepherd "$T/slow.sh" 2>"$T/st9.log" 0<&- &
 P9=$!
 ON_EXIT="kill $P9 2>/dev/null"
-wait_until 20 env CARMA_SOCKET="$T/st9.sock" "$CARMA" gpus || fail "carmad with slow.sh did not start"
-sid=$(CARMA_SOCKET="$T/st9.sock" "$CARMA" submit -- sh -c 'echo ran > "$0"' "$T/slow.out") ||
-    fail "submit to st9"
+wait_until 20 c9 gpus || fail "carmad with slow.sh did not start"
+sid=$(c9 submit -- sh -c 'echo ran > "$0"' "$T/slow.out") || fail "submit to st9"
 wait_until 10 test -f "$T/st9/jobs/$sid/1/wrapper.pid" || fail "the slow helper did not run"
-CARMA_SOCKET="$T/st9.sock" "$CARMA" ls >/dev/null || fail "carma ls while a helper starts"
-[ -f "$T/st9/jobs/$sid/1/shepherd" ] && fail "carmad answered only once the slow helper had started"
-CARMA_SOCKET="$T/st9.sock" "$CARMA" wait --timeout 20 "$sid" >/dev/null && [ "$(cat "$T/slow.out")" = ran ] ||
-    fail "a job behind a slow helper: $(CARMA_SOCKET="$T/st9.sock" "$CARMA" show "$sid")"
-cid=$(CARMA_SOCKET="$T/st9.sock" "$CARMA" submit -- touch "$T/slow.cancelled") || fail "submit to st9"
+c9 ls >/dev/null || fail "carma ls while a helper starts"
+[ -f "$T/st9/jobs/$sid/1/shepherd" ] && fail "the gated helper recorded itself"
+touch "$T/st9/jobs/$sid/1/gate"
+c9 wait --timeout 20 "$sid" >/dev/null && [ "$(cat "$T/slow.out")" = ran ] ||
+    fail "a job behind a slow helper: $(c9 show "$sid")"
+# cancelled while its helper starts: the helper is killed, the job never runs
+cid=$(c9 submit -- touch "$T/slow.cancelled") || fail "submit to st9"
 wait_until 10 test -f "$T/st9/jobs/$cid/1/wrapper.pid" || fail "the slow helper did not run"
-CARMA_SOCKET="$T/st9.sock" "$CARMA" cancel "$cid" >/dev/null || fail "cancel while its helper starts"
-CARMA_SOCKET="$T/st9.sock" "$CARMA" wait --timeout 20 "$cid" >/dev/null
-CARMA_SOCKET="$T/st9.sock" "$CARMA" show "$cid" >"$T/slow.show"
+c9 cancel "$cid" >/dev/null || fail "cancel while its helper starts"
+c9 wait --timeout 20 "$cid" >/dev/null
+c9 show "$cid" >"$T/slow.show"
 grep -q "^  state     cancelled" "$T/slow.show" &&
     grep -q "reason    attempt 1: cancelled before its shepherd started the job" "$T/slow.show" ||
     fail "a job cancelled while its helper started: $(cat "$T/slow.show")"
 wait_until 5 pid_gone "$(cat "$T/st9/jobs/$cid/1/wrapper.pid")" || fail "the cancelled job's helper lives on"
+touch "$T/st9/jobs/$cid/1/gate"
 [ -e "$T/slow.cancelled" ] && fail "a job cancelled while its helper started ran"
-# carmad stopped while a helper starts: the helper ends without the job, which the
-# restarted carmad queues again (its attempt never began) and runs once
-qid=$(CARMA_SOCKET="$T/st9.sock" "$CARMA" submit -- sh -c 'echo x >> "$0"' "$T/slow.stopped") ||
-    fail "submit to st9"
-wait_until 10 test -f "$T/st9/jobs/$qid/1/wrapper.pid" || fail "the slow helper did not run"
+# carmad stopped while two helpers start, one stalled and one recorded and waiting for its
+# go: each ends without its job, no record is left, and the restarted carmad queues both
+# again (never started) and runs each once
+q1=$(c9 submit -- sh -c 'echo x >> "$0"' "$T/slow.q1") || fail "submit to st9"
+wait_until 10 test -f "$T/st9/jobs/$q1/1/wrapper.pid" || fail "the slow helper did not run"
+touch "$T/hide"
+q2=$(c9 submit -- sh -c 'echo x >> "$0"' "$T/slow.q2") || fail "submit to st9"
+wait_until 10 test -f "$T/st9/jobs/$q2/1/shepherd" || fail "the hiding helper did not record itself"
 kill "$P9"; wait "$P9" 2>/dev/null
-pid_gone "$(cat "$T/st9/jobs/$qid/1/wrapper.pid")" || fail "a starting helper outlived carmad"
+for q in "$q1" "$q2"; do
+    wait_until 5 pid_gone "$(cat "$T/st9/jobs/$q/1/wrapper.pid")" ||
+        fail "job $q's starting helper outlived carmad"
+    [ -e "$T/st9/jobs/$q/1/shepherd" ] && fail "job $q's starting helper left its record"
+done
 "$CARMAD" --foreground --state "$T/st9" --socket "$T/st9.sock" --config "$T/carmad.ini" \
     --gpus sim:2xa100-40gb 2>>"$T/st9.log" 0<&- &
 P9=$!
 ON_EXIT="kill $P9 2>/dev/null"
-wait_until 20 env CARMA_SOCKET="$T/st9.sock" "$CARMA" gpus || fail "carmad did not restart on st9"
-CARMA_SOCKET="$T/st9.sock" "$CARMA" wait --timeout 20 "$qid" >/dev/null && [ "$(cat "$T/slow.stopped")" = x ] ||
-    fail "a job whose helper was starting when carmad stopped: $(CARMA_SOCKET="$T/st9.sock" "$CARMA" show "$qid")"
-grep -q "1 never started (re-queued)" "$T/st9.log" || fail "not re-queued: $(tail -5 "$T/st9.log")"
+wait_until 20 c9 gpus || fail "carmad did not restart on st9"
+grep -q "2 never started (re-queued)" "$T/st9.log" || fail "not re-queued: $(tail -5 "$T/st9.log")"
+for q in "$q1" "$q2"; do
+    c9 wait --timeout 20 "$q" >/dev/null || fail "job $q after the restart: $(c9 show "$q")"
+done
+[ "$(cat "$T/slow.q1")" = x ] && [ "$(cat "$T/slow.q2")" = x ] ||
+    fail "the jobs re-queued did not run once each"
 kill "$P9"; wait "$P9" 2>/dev/null; ON_EXIT=
-# and one that takes longer than carmad gives it is killed, its attempt failed with why
+# and one that takes longer than carmad gives it is killed, its attempt failed with why, as
+# soon as its deadline passes (not at carmad's next monitor tick, 30 s here)
+printf '[daemon]\nallow_root_jobs = true\nmonitor_interval = 30\n' >"$T/st10.ini"
+c10() { CARMA_SOCKET="$T/st10.sock" "$CARMA" "$@"; }
 CARMA_TEST_START_WAIT_MS=500 "$CARMAD" --foreground --state "$T/st10" --socket "$T/st10.sock" \
-    --config "$T/carmad.ini" --gpus sim:1xa100-40gb --shepherd "$T/slow.sh" 2>"$T/st10.log" 0<&- &
+    --config "$T/st10.ini" --gpus sim:1xa100-40gb --shepherd "$T/slow.sh" 2>"$T/st10.log" 0<&- &
 P10=$!
 ON_EXIT="kill $P10 2>/dev/null"
-wait_until 20 env CARMA_SOCKET="$T/st10.sock" "$CARMA" gpus || fail "carmad with slow.sh did not start"
-tid=$(CARMA_SOCKET="$T/st10.sock" "$CARMA" submit --max-attempts 1 -- touch "$T/slow.late") ||
-    fail "submit to st10"
-CARMA_SOCKET="$T/st10.sock" "$CARMA" wait --timeout 20 "$tid" >/dev/null && fail "a job ran behind a late helper"
+wait_until 20 c10 gpus || fail "carmad with slow.sh did not start"
+tid=$(c10 submit --max-attempts 1 -- touch "$T/slow.late") || fail "submit to st10"
+c10 wait --timeout 15 "$tid" >/dev/null
+c10 show "$tid" | grep -q "^  state     failed" || fail "a late helper's job, 15 s on: $(c10 show "$tid")"
 grep -q "cannot start its shepherd: the shepherd did not record itself within 0.5 s" "$T/st10.log" ||
     fail "a late helper: $(cat "$T/st10.log")"
 wait_until 5 pid_gone "$(cat "$T/st10/jobs/$tid/1/wrapper.pid")" || fail "a late helper lives on"
-sleep 2
+touch "$T/st10/jobs/$tid/1/gate"
+sleep 0.3
 [ -e "$T/slow.late" ] && fail "a job ran behind a helper carmad gave up on"
 kill "$P10"; wait "$P10" 2>/dev/null; ON_EXIT=
 # a carma-shepherd carmad may not run: refused at start
