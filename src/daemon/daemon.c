@@ -243,14 +243,19 @@ static int slots_grow(struct carmad *d)
     return 0;
 }
 
+/* Job i's shepherd start is over (it started, failed or was given up): forgotten. */
+static void start_forget(struct carmad *d, uint32_t i)
+{
+    free(d->dj[i].start);
+    d->dj[i].start = NULL;
+    d->nstarting--;
+}
+
 /* Gives up the start of job i's shepherd (carma_shepherd_abort, deadline as there). */
 static void start_drop(struct carmad *d, uint32_t i, double deadline)
 {
-    struct djob *dj = &d->dj[i];
-    carma_shepherd_abort(dj->start, deadline); /* its descriptors leave the epoll set */
-    free(dj->start);
-    dj->start = NULL;
-    d->nstarting--;
+    carma_shepherd_abort(d->dj[i].start, deadline); /* its descriptors leave the epoll set */
+    start_forget(d, i);
 }
 
 static int slot_alloc(struct carmad *d, uint32_t *out)
@@ -1128,9 +1133,7 @@ static void on_start(struct carmad *d, uint32_t i)
         return;
     pid_t pid = dj->start->pid;
     int pidfd = dj->start->pidfd;
-    free(dj->start);
-    dj->start = NULL;
-    d->nstarting--;
+    start_forget(d, i);
     if (rc > 0)
         launch_started(d, i, pid, pidfd);
     else
