@@ -163,6 +163,7 @@ struct carmad {
     long test_watch_delay_ms; /* CARMA_TEST_WATCH_DELAY_MS: a launch waits that long before
                                * it watches its shepherd (tests of a job that ends first) */
     double start_wait_s;      /* a shepherd's time to record itself (CARMA_TEST_START_WAIT_MS) */
+    int test_watch_fail;      /* CARMA_TEST_WATCH_FAIL: watching a shepherd fails (ENOSPC) */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
@@ -870,8 +871,11 @@ static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid, int fd)
     if (fd < 0 && (fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
         return -errno;
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_PIDFD, i)};
-    if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        int e = errno;
+    if (d->test_watch_fail || epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        int e = d->test_watch_fail ? ENOSPC : errno;
+        /* carmad cannot follow it: its shepherd ends the job, as for a cancel, rather than
+         * run it on GPUs the scheduler gives back with the attempt */
+        syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0);
         close(fd);
         return -e;
     }
@@ -2998,6 +3002,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     const char *twd = getenv("CARMA_TEST_WATCH_DELAY_MS");
     if (twd && *twd)
         d->test_watch_delay_ms = strtol(twd, NULL, 10) % 10000;
+    const char *twf = getenv("CARMA_TEST_WATCH_FAIL");
+    d->test_watch_fail = twf && *twf;
     const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");
     d->start_wait_s = tsw && *tsw ? (double)(strtol(tsw, NULL, 10) % 100000) / 1e3 : 10.0;
     carmad_config_default(&d->cfg);

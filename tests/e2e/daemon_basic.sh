@@ -309,6 +309,22 @@ touch "$T/st10/jobs/$tid/1/gate"
 sleep 0.3
 [ -e "$T/slow.late" ] && fail "a job ran behind a helper carmad gave up on"
 kill "$P10"; wait "$P10" 2>/dev/null; ON_EXIT=
+# a shepherd carmad cannot watch (its epoll set full: the test hook CARMA_TEST_WATCH_FAIL)
+# ends its job, as for a cancel, rather than run it on GPUs given back with the failed attempt
+CARMA_TEST_WATCH_FAIL=1 "$CARMAD" --foreground --state "$T/st11" --socket "$T/st11.sock" \
+    --config "$T/carmad.ini" --gpus sim:1xa100-40gb 2>"$T/st11.log" 0<&- &
+P11=$!
+ON_EXIT="kill $P11 2>/dev/null"
+wait_until 20 env CARMA_SOCKET="$T/st11.sock" "$CARMA" gpus || fail "carmad with CARMA_TEST_WATCH_FAIL did not start"
+wid=$(CARMA_SOCKET="$T/st11.sock" "$CARMA" submit --max-attempts 1 -- sh -c 'sleep 30; touch "$0"' "$T/unwatched") ||
+    fail "submit to st11"
+CARMA_SOCKET="$T/st11.sock" "$CARMA" wait --timeout 20 "$wid" >/dev/null && fail "an unwatched job succeeded"
+grep -q "job $wid: cannot start its shepherd: No space left on device" "$T/st11.log" ||
+    fail "an unwatched job: $(cat "$T/st11.log")"
+wait_until 10 grep -q "cancelled 1" "$T/st11/jobs/$wid/1/status" ||
+    fail "the unwatched job's shepherd did not end it: $(cat "$T/st11/jobs/$wid/1/status" 2>&1)"
+[ -e "$T/unwatched" ] && fail "an unwatched job ran on"
+kill "$P11"; wait "$P11" 2>/dev/null; ON_EXIT=
 # a carma-shepherd carmad may not run: refused at start
 cp "$CARMA_BIN/carma-shepherd" "$T/noexec" && chmod a-x "$T/noexec"
 refused 1 "$T/noexec: Permission denied: carmad cannot run it" --foreground --state "$T/st8" \
