@@ -265,6 +265,8 @@ struct est_model {
      * assumed); refused by est_model_prepare where the print has no such group. */
     uint32_t shared_layer_runs;
     uint32_t heads_assumed;
+    uint32_t bias_heads; /* module trees: the heads of the first position-bias table inside
+                            attention (T5's relative_attention_bias, buckets x heads), 0 */
     size_t heads_line;
     const char *heads_class; /* a static string */
     /* Module trees, for notes: the first line of a quantized layer outside a PEFT print

@@ -6635,7 +6635,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     attn_at = lin[2] + 1;
                     qwidth = m->layers[lin[0]].out; /* grouped k, v may be narrower */
                     /* its input: params / out is in, or in + 1 with a bias */
-                    qnarrow = qwidth && m->layers[lin[0]].params / qwidth > qwidth + 1;
+                    qnarrow = qwidth && base_params(&m->layers[lin[0]]) / qwidth > qwidth + 1;
                 }
             }
             int scored = f->attention && !f->scores_inside && f->width;
@@ -6763,8 +6763,15 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                  * keeps the block's width, which does not undercount it */
                 uint64_t hw = qnarrow && qwidth < f->width ? qwidth : f->width;
                 uint64_t fallback = talking ? talking : hw / 64 ? hw / 64 : 1;
-                uint64_t heads = heads_take(m, fallback, !f->mha_heads, f->line,
-                                            "nn.MultiheadAttention", &src);
+                /* T5's relative_attention_bias (buckets x heads) shows its heads: those of
+                 * every block after it (T5 v1.1-small's 6, t5-efficient-*-kv32's 8 of 32,
+                 * which 64-wide heads would halve) */
+                int shown = !talking && !m->heads && m->bias_heads && qwidth % m->bias_heads == 0;
+                uint64_t heads = shown ? m->bias_heads
+                                       : heads_take(m, fallback, !f->mha_heads, f->line,
+                                                    "nn.MultiheadAttention", &src);
+                if (shown)
+                    src = EST_HEADS_SHOWN;
                 if (est_model_add(m, EST_K_ATTN, heads, 0, f->mult, 1) < 0)
                     return carma_err_at(err, file, L.line, "too many layers");
                 m->layers[m->n - 1].heads_src = talking && src == EST_HEADS_ASSUMED
@@ -7401,6 +7408,8 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             k = EST_K_OTHER;
             if (!m->scores_bias_line && npos == 2)
                 m->scores_bias_line = L.line;
+            if (!m->bias_heads && npos == 2 && pos[1] > 0 && pos[1] <= EST_MAX_HEADS)
+                m->bias_heads = (uint32_t)pos[1]; /* a bias per head */
             out = 0;
             if (npos == 2)
                 args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);

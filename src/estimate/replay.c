@@ -782,8 +782,9 @@ static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uin
 /* Eager attention's probabilities, `elems` of them: q k^T, scaled, masked (each a new
  * tensor, the one before freed), softmax kept (fp32 under autocast), its dropout's mask
  * and output kept (saved[0..2]; at a printed rate of 0, EST_LF_ATTN_NODROP, no mask, and
- * the product with the values keeps the softmax's output itself, or with talking heads
- * the second mixing's output, which saved[2] then stands for). Cosine attention (EST_LF_COSINE)
+ * the product with the values keeps the softmax's output itself in fp32, its 16-bit copy
+ * under autocast, or with talking heads the second mixing's output, which saved[2] then
+ * stands for). Cosine attention (EST_LF_COSINE)
  * keeps q k^T too, for its trained logit scale's gradient; talking heads (EST_LF_TALKING) mix the
  * heads with a linear layer before the softmax and one after, each keeping its input, a contiguous
  * copy of the permuted scores (slots past the node's own). */
@@ -808,6 +809,9 @@ static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, 
         nd->saved[1] = alloc(w, elems, EST_RC_ACT);
     if (drop || talking)
         nd->saved[2] = alloc(w, pe, EST_RC_ACT);
+    else if (amp) /* the fp32 softmax's 16-bit copy (autocast's, or the model's own
+                     .to(value.dtype)), which the product keeps and F.dropout hands back */
+        nd->saved[2] = alloc(w, se, EST_RC_ACT);
     nd->scores = pe;
     if (cosine)
         keep_also(w, nd, s1);

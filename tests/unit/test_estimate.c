@@ -6855,6 +6855,19 @@ static void test_modtree_nested_core_attention(void **state)
     assert_true((a->flags & EST_LF_ATTN_DROP) && !(a->flags & EST_LF_ATTN_NODROP));
     assert_int_equal(est_compute(&m, c, &o, &rwork, &eager_rate, &err), 0);
     assert_true(eager_rate.estimate_mib > eager.estimate_mib + 80);
+    {
+        struct est_result ea, sa;
+        assert_int_equal(parse_str(flattened, &m, &err), 0);
+        o.precision = EST_PREC_AMP;
+        o.attention = EST_ATTN_EAGER;
+        assert_int_equal(est_compute(&m, c, &o, &rwork, &ea, &err), 0);
+        o.attention = EST_ATTN_SDPA;
+        assert_int_equal(est_compute(&m, c, &o, &rwork, &sa, &err), 0);
+        /* under autocast the product keeps the fp32 softmax's 16-bit copy too (32 MiB a
+         * layer): 96 MiB a layer in all, with the scores' transient above it */
+        assert_true(ea.estimate_mib > sa.estimate_mib + 2 * 96 + 32);
+        o.precision = EST_PREC_FP32;
+    }
     /* a fused class inside makes the block's probabilities fused */
     const char *fused = CORE_TOY("        (core_attention): FlashSelfAttention(\n"
                                  "          (drop): Dropout(p=0.0, inplace=False)\n"
@@ -6954,6 +6967,43 @@ static void test_modtree_narrowing_query_heads(void **state)
         assert_int_equal(a->heads_src, EST_HEADS_ASSUMED);
         assert_int_equal(a->out, cases[i].heads);
     }
+    /* a LoRA adapter's parameters do not make a square query narrow (review: MobileBERT
+     * with LoRA on its query read as 2 heads) */
+    const char *lora = "Block(\n"
+                       "  (attn): SelfAttention(\n"
+                       "    (q): lora.Linear(\n"
+                       "      (base_layer): Linear(in_features=128, out_features=128, bias=True)\n"
+                       "      (lora_dropout): ModuleDict(\n"
+                       "        (default): Identity()\n"
+                       "      )\n"
+                       "      (lora_A): ModuleDict(\n"
+                       "        (default): Linear(in_features=128, out_features=8, bias=False)\n"
+                       "      )\n"
+                       "      (lora_B): ModuleDict(\n"
+                       "        (default): Linear(in_features=8, out_features=128, bias=False)\n"
+                       "      )\n"
+                       "    )\n"
+                       "    (k): Linear(in_features=128, out_features=128, bias=True)\n"
+                       "    (v): Linear(in_features=512, out_features=128, bias=True)\n"
+                       "    (o): Linear(in_features=128, out_features=512, bias=True)\n"
+                       "  )\n"
+                       ")\n";
+    assert_int_equal(parse_str(lora, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->out, 8);
+    /* T5's relative_attention_bias shows the heads, narrower than 64 too (review:
+     * t5-efficient-small-kv32, 8 heads of 32 over a 512 -> 256 query, read as 4) */
+    const char *kv32 = "Block(\n"
+                       "  (SelfAttention): T5Attention(\n"
+                       "    (q): Linear(in_features=512, out_features=256, bias=False)\n"
+                       "    (k): Linear(in_features=512, out_features=256, bias=False)\n"
+                       "    (v): Linear(in_features=512, out_features=256, bias=False)\n"
+                       "    (o): Linear(in_features=256, out_features=512, bias=False)\n"
+                       "    (relative_attention_bias): Embedding(32, 8)\n"
+                       "  )\n"
+                       ")\n";
+    assert_int_equal(parse_str(kv32, &m, &err), 0);
+    assert_int_equal(attn_row(&m, NULL)->out, 8);
+    assert_int_equal(attn_row(&m, NULL)->heads_src, EST_HEADS_SHOWN);
 #undef QKV_TOY
 }
 
