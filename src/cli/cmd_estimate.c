@@ -22,6 +22,7 @@ static void estimate_usage(FILE *f)
                "                      [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
                "                      [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
                "                      [--heads N] [--experts-per-token K] [--shared-layer-runs N]\n"
+               "                      [--tied-head]\n"
                "                      [--gradient-checkpointing] [--gradient-accumulation]\n"
                "                      [--gpu KIND] [--gpus N] [--floor MIB|fitted]\n"
                "                      [--coefficients FILE] [--json]\n"
@@ -118,6 +119,11 @@ static void estimate_usage(FILE *f)
                "which prints do not show; each run keeps its activations. Default 24, the most\n"
                "of any released ALBERT (base runs 12). 1 to 256; refused for a print without\n"
                "such a group.\n"
+               "--tied-head: the output head (a linear layer from the token table's width to\n"
+               "its rows) shares the table's weight, which prints do not show\n"
+               "(transformers' tie_word_embeddings, on by default; off in Llama-, Mistral-,\n"
+               "GPT-J- and Pythia-style configurations): one weight, gradient and optimizer\n"
+               "state instead of two. Refused for a print without such a head.\n"
                "Exit status: 0 it fits, 1 the bound does not fit the GPU, 2 bad input.\n");
 }
 
@@ -200,11 +206,12 @@ int cmd_estimate(int argc, char **argv)
         {"heads", required_argument, NULL, 'e'},
         {"experts-per-token", required_argument, NULL, 'x'},
         {"shared-layer-runs", required_argument, NULL, 'u'},
+        {"tied-head", no_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
     const char *summary = NULL, *gpu = "a100-40gb", *coef_file = NULL;
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
-    int json = 0, have_batch = 0, want_max = 0, ch;
+    int json = 0, have_batch = 0, want_max = 0, tie = 0, ch;
     uint32_t image_h = 0, image_w = 0, heads = 0, runs = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -253,6 +260,9 @@ int cmd_estimate(int argc, char **argv)
         case 'u':
             if (parse_count(optarg, "--shared-layer-runs", EST_MAX_SHARED_RUNS, &runs) < 0)
                 return 2;
+            break;
+        case 't':
+            tie = 1;
             break;
         case 'c': coef_file = optarg; break;
         case 'f':
@@ -347,6 +357,7 @@ int cmd_estimate(int argc, char **argv)
     m.image_w = image_w;
     m.heads = heads;
     m.shared_layer_runs = runs;
+    m.tie_head = (uint8_t)tie;
     int rc = est_model_prepare(&m, buf, len, summary, &o, &err);
     free(buf);
     if (rc < 0) {
@@ -432,6 +443,11 @@ int cmd_estimate(int argc, char **argv)
                                 json_pack("{s:i,s:i,s:b}", "line", (int)m.shared_line,
                                           "shared_layer_runs", (int)(runs ? runs : EST_SHARED_RUNS),
                                           "shared_layer_runs_given", runs != 0));
+        if (root && m.head_table_line)
+            json_object_set_new(root, "output_head",
+                                json_pack("{s:i,s:I,s:I,s:b}", "table_line", (int)m.head_table_line,
+                                          "rows", (json_int_t)m.head_table_rows, "width",
+                                          (json_int_t)m.head_table_width, "tied", m.head_tied));
         if (root && (m.spatial || m.tokens))
             json_object_set_new(root, "image_size", json_pack("[I,I]", (json_int_t)image_h,
                                                               (json_int_t)image_w));

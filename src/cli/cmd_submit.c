@@ -23,7 +23,8 @@ static void usage(FILE *f)
                "                     [--optimizer sgd|momentum|adam|adamw|adadelta]\n"
                "                     [--precision fp32|amp|bf16] [--attention eager|sdpa]\n"
                "                     [--heads N] [--experts-per-token K] [--shared-layer-runs N]\n"
-               "                     [--gradient-checkpointing] [--gradient-accumulation]]\n"
+               "                     [--tied-head] [--gradient-checkpointing]\n"
+               "                     [--gradient-accumulation]]\n"
                "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id;\n"
@@ -44,7 +45,8 @@ static void usage(FILE *f)
                "under eager attention; --experts-per-token is refused for a summary without\n"
                "MoE blocks, and without it every token counts through every expert;\n"
                "--shared-layer-runs, ALBERT's num_hidden_layers, for one without a shared\n"
-               "layer group).\n"
+               "layer group; --tied-head, for one without an output head of its token\n"
+               "table's shape).\n"
                "--mem and the bound are per GPU; with --gpus N > 1 and --summary the job is\n"
                "taken to train with DistributedDataParallel, one process per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
@@ -169,6 +171,7 @@ static int check_summary(const char *path, const char *text, const json_t *job)
     m.image_w = (uint32_t)json_integer_value(json_array_get(image_size, 1));
     m.heads = (uint32_t)json_integer_value(json_object_get(job, "heads"));
     m.shared_layer_runs = (uint32_t)json_integer_value(json_object_get(job, "shared_layer_runs"));
+    m.tie_head = (uint8_t)json_is_true(json_object_get(job, "tied_head"));
     struct est_opts o = {.optimizer = EST_OPT_ADAMW, .precision = EST_PREC_FP32};
     static const char *const train_keys[] = {"optimizer", "precision", "attention"};
     for (size_t k = 0; k < sizeof train_keys / sizeof *train_keys; k++) {
@@ -213,7 +216,7 @@ int cmd_submit(int argc, char **argv)
     json_t *job = json_object();
     const char *train_opt = NULL; /* the last training set-up option given */
     const char *est_opt = NULL;   /* the last of --batch, --seq-len, --image-size, --heads,
-                                     --shared-layer-runs,
+                                     --shared-layer-runs, --tied-head,
                                      --experts-per-token */
     const char *summary_path = NULL;
     int i, bad = 0; /* the argument refused */
@@ -237,6 +240,11 @@ int cmd_submit(int argc, char **argv)
         }
         if (a[0] != '-')
             break; /* the command starts here */
+        if (!strcmp(a, "--tied-head")) {
+            json_object_set_new(job, "tied_head", json_true());
+            est_opt = a;
+            continue;
+        }
         int ck = !strcmp(a, "--gradient-checkpointing");
         if (ck || !strcmp(a, "--gradient-accumulation")) {
             json_object_set_new(job, ck ? "gradient_checkpointing" : "gradient_accumulation",

@@ -52,6 +52,7 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj)
                                   .heads = rj->heads,
                                   .experts_per_token = rj->train.experts_per_token,
                                   .shared_layer_runs = rj->shared_layer_runs,
+                                  .tied_head = rj->tied_head,
                                   .optimizer = rj->train.optimizer,
                                   .precision = rj->train.precision,
                                   .attention = rj->train.attention,
@@ -135,6 +136,7 @@ static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind
     m.image_w = rj->image_w;
     m.heads = rj->heads;
     m.shared_layer_runs = rj->shared_layer_runs;
+    m.tie_head = (uint8_t)(rj->tied_head != 0);
     struct est_opts o = rj->train;
     o.batch = rj->batch;
     o.seq = rj->seq_len;
@@ -189,7 +191,7 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
                      out->runs, lo, hi);
         return;
     case CARMAD_BOUND_ESTIMATOR: {
-        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "", moe[40] = "", runs[40] = "";
+        char seq[24] = "", img[32] = "", ddp[32] = "", heads[24] = "", moe[40] = "", runs[64] = "";
         if (rj->seq_len)
             snprintf(seq, sizeof seq, ", seq %u", rj->seq_len);
         if (rj->image_h)
@@ -201,6 +203,10 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
                      t->experts_per_token == 1 ? "" : "s");
         if (rj->shared_layer_runs)
             snprintf(runs, sizeof runs, ", shared layer run %u times", rj->shared_layer_runs);
+        if (rj->tied_head) {
+            size_t l = strlen(runs);
+            snprintf(runs + l, sizeof runs - l, ", output head tied");
+        }
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
         snprintf(p, cap, "estimator (batch %u%s%s%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",

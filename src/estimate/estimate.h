@@ -264,6 +264,15 @@ struct est_model {
      * the caller before parsing (--shared-layer-runs; 0: not given, EST_SHARED_RUNS
      * assumed); refused by est_model_prepare where the print has no such group. */
     uint32_t shared_layer_runs;
+    /* Module trees: an output head of the token table's shape (a linear layer from its
+     * width to its rows, bias or none): the table's line, rows and width (0: none). The
+     * print cannot show whether they share one weight (transformers' tie_word_embeddings);
+     * tie_head, set by the caller before parsing (--tied-head), says so, and the parser
+     * then counts that weight once (head_tied; refused by est_model_prepare without such
+     * a head). */
+    size_t head_table_line;
+    uint64_t head_table_rows, head_table_width;
+    uint8_t tie_head, head_tied;
     uint32_t heads_assumed;
     uint32_t bias_heads; /* module trees: the heads of the first position-bias table inside
                             attention (T5's relative_attention_bias, buckets x heads), 0 */
@@ -687,7 +696,7 @@ struct est_result {
  * autocast, and a table printed at another batch than o's. Returns the count (at most
  * EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 22 /* more than est_notes can write: one each of 21 kinds */
+#define EST_NOTES 23 /* more than est_notes can write: one each of 22 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid

@@ -61,6 +61,10 @@ uint64_t est_job_signature(const struct est_job_key *k)
         h = fnv(h, &v[i], sizeof v[i]);
     if (k->shared_layer_runs)
         h = fnv(h, &k->shared_layer_runs, sizeof k->shared_layer_runs);
+    if (k->tied_head) {
+        static const char tied[] = "tied head";
+        h = fnv(h, tied, sizeof tied);
+    }
     if (k->summary) {
         uint64_t len = k->summary_len;
         h = fnv(h, &len, sizeof len);

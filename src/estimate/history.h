@@ -43,6 +43,7 @@ struct est_job_key {
     uint32_t experts_per_token; /* --experts-per-token; 0: not given */
     uint32_t shared_layer_runs; /* --shared-layer-runs; 0: not given (hashed only when
                                    given: signatures of jobs without it stay as they were) */
+    int tied_head;              /* --tied-head (hashed only when given, as above) */
     enum est_optimizer optimizer;
     enum est_precision precision;
     enum est_attention attention;

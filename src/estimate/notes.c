@@ -100,16 +100,41 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "%zu), with its weight, its logits and their loss",
                  m->tied_head_bare, (unsigned long long)m->tied_head_width,
                  (unsigned long long)m->tied_head_rows, m->tied_head_line);
+    else if (m->tied_head_line && m->head_tied)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "no layer maps to the %llu rows of the token table (line %zu) and the print "
+                 "ends with a norm: an output head tied to the table in forward (as "
+                 "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; "
+                 "its weight is the table's (--tied-head)",
+                 (unsigned long long)m->tied_head_rows, m->tied_head_line,
+                 (unsigned long long)m->tied_head_rows);
     else if (m->tied_head_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "no layer maps to the %llu rows of the token table (line %zu) and the print "
                  "ends with a norm: an output head tied to the table in forward (as "
                  "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; "
                  "its weight is counted as a separate %llu x %llu linear layer, as a printed "
-                 "tied head's is (the safe side)",
+                 "tied head's is (the safe side; --tied-head counts it once)",
                  (unsigned long long)m->tied_head_rows, m->tied_head_line,
                  (unsigned long long)m->tied_head_rows, (unsigned long long)m->tied_head_width,
                  (unsigned long long)m->tied_head_rows);
+    if (m->tied_head_line)
+        ; /* said above */
+    else if (m->head_tied)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "the output head shares the weight of the token table at line %zu "
+                 "(--tied-head): %llu x %llu parameters counted once",
+                 m->head_table_line, (unsigned long long)m->head_table_rows,
+                 (unsigned long long)m->head_table_width);
+    else if (m->head_table_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "an output head maps to the %llu rows of the token table at line %zu: the "
+                 "print cannot show whether they share one weight (transformers' "
+                 "tie_word_embeddings, on by default; Llama-, Mistral-, GPT-J- and "
+                 "Pythia-style configurations set it off), so its %llu x %llu weight is "
+                 "counted apart (the safe side); --tied-head counts it once",
+                 (unsigned long long)m->head_table_rows, m->head_table_line,
+                 (unsigned long long)m->head_table_rows, (unsigned long long)m->head_table_width);
     if (m->join_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "line %zu reads %llu channels, which neither the newest tensor nor a "

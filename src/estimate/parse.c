@@ -5653,6 +5653,33 @@ static int tied_head(struct est_model *m, uint64_t v, uint64_t e)
     return 1;
 }
 
+/* The output head of the token table (v rows of width e, the first such table at row
+ * *table): the last linear layer from e features to v, one repeat, trained or frozen as
+ * the table is, without an adapter; its row, or m->n when there is none. */
+static size_t head_of_table(const struct est_model *m, uint64_t v, uint64_t e, size_t *table)
+{
+    *table = m->n;
+    if (!v || !e || v > UINT64_MAX / e)
+        return m->n;
+    for (size_t i = 0; i < m->n && *table == m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_EMBED && l->params == v * e && l->count == 1 &&
+            !(l->flags & EST_LF_TIED))
+            *table = i;
+    }
+    if (*table == m->n)
+        return m->n;
+    int frozen = m->layers[*table].frozen != 0;
+    for (size_t i = m->n; i-- > 0;) {
+        const struct est_layer *l = &m->layers[i];
+        if (l->kind == EST_K_LINEAR && l->out == v && l->count == 1 && !l->rank &&
+            !(l->flags & EST_LF_TIED) && (l->params == v * e || l->params == v * e + v) &&
+            (l->frozen != 0) == frozen && (!frozen || l->frozen == l->params))
+            return i;
+    }
+    return m->n;
+}
+
 /* The storage (est_layer.wbits) of a linear layer of class [c, c + cls_n) with arguments
  * [a, a + an) and in_f inputs whose weight is kept quantized, which no optimizer can
  * train; 0 for any other class. bitsandbytes' Linear4bit (LinearNF4, LinearFP4) and
@@ -7774,6 +7801,29 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
         if (bare)
             m->tied_head_bare = bare_head_line;
     }
+    /* An output head of the table's shape, printed or assumed tied in forward (above; not
+     * a bare head, which holds a weight of its own): one weight with the table's when the
+     * caller says so (--tied-head). The replay aliases its weight to the table's (its
+     * bias, if any, its own); an encoder-decoder's shared table is the source. */
+    size_t table, head = head_of_table(m, tok_rows, tok_width, &table);
+    if (head < m->n && table < head && !m->tied_head_bare) {
+        m->head_table_line = tok_line;
+        m->head_table_rows = tok_rows;
+        m->head_table_width = tok_width;
+        if (m->tie_head) {
+            size_t src = table;
+            for (size_t i = 0; i < m->n; i++)
+                if (m->layers[i].flags & EST_LF_TIED_SRC) {
+                    src = i; /* an encoder-decoder's shared table */
+                    break;
+                }
+            m->layers[src].flags |= EST_LF_TIED_SRC;
+            m->layers[head].flags |= EST_LF_TIED;
+            m->params -= tok_rows * tok_width;
+            m->tied_params += tok_rows * tok_width;
+            m->head_tied = 1;
+        }
+    }
     if (m->needs_seq)
         for (size_t i = 0; i < m->n; i++)
             m->layers[i].per_token = 1;
@@ -8328,6 +8378,7 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
     case EST_FMT_MODTREE: {
         uint32_t ih = m->image_h, iw = m->image_w, heads = m->heads;
         uint32_t runs = m->shared_layer_runs;
+        uint8_t tie = m->tie_head;
         int rc = est_parse_modtree(buf, len, file, m, err);
         if (rc != -EAGAIN)
             return rc;
@@ -8339,6 +8390,7 @@ static int parse_detected(const char *buf, size_t len, const char *file, struct 
         est_model_init(m, m->layers, m->cap);
         m->heads = heads;
         m->shared_layer_runs = runs;
+        m->tie_head = tie;
         rc = est_parse_modtree(buf, len, file, m, err);
         if (rc < 0 || !m->patch_h || !m->patch_w || ih < m->patch_h || iw < m->patch_w) {
             /* (an image smaller than a patch failed the first reading); a two-tower

@@ -673,7 +673,16 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
             setup_alias(w, src, nt);
             continue;
         }
-        for (unsigned k = 0; k < nt; k++) {
+        /* an output head tied to the table (--tied-head): its weight the table's; its
+         * bias entry (layer_tensors gives every linear layer one) its own */
+        unsigned k0 = 0;
+        if ((l->flags & EST_LF_TIED) && src != NONE && src_nt == 1 && nt == 2 &&
+            l->kind == EST_K_LINEAR && (tb[0] + tb[1]) * mult >= src_elems &&
+            (tb[0] + tb[1]) * mult <= src_elems + tb[1] * mult) {
+            setup_alias(w, src, 1);
+            k0 = 1;
+        }
+        for (unsigned k = k0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
             p->alias = NONE;
             double elem = fz[k] ? est_frozen_bytes(l, ps->o->precision) : 4;

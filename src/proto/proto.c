@@ -181,6 +181,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                                        "heads",
                                        "experts_per_token",
                                        "shared_layer_runs",
+                                       "tied_head",
                                        "optimizer",
                                        "precision",
                                        "attention",
@@ -310,6 +311,14 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                              "job.shared_layer_runs: given without job.summary "
                              "(it runs the summary's shared layer group)");
     j->shared_layer_runs = (uint32_t)x;
+    const json_t *tie = json_object_get(job, "tied_head");
+    if (tie && !json_is_boolean(tie))
+        return carma_err_set(err, -EINVAL, "job.tied_head: not true or false");
+    if (tie && !j->summary)
+        return carma_err_set(err, -EINVAL,
+                             "job.tied_head: given without job.summary (it "
+                             "ties the summary's output head to its table)");
+    j->tied_head = json_is_true(tie);
     if (j->summary && !j->batch)
         return carma_err_set(err, -EINVAL, "job.summary: given without job.batch (the "
                              "estimator needs the batch size)");

@@ -83,6 +83,8 @@ struct carma_req_job {
     uint32_t shared_layer_runs; /* "shared_layer_runs": the runs of a shared layer group
                                    (carma estimate's --shared-layer-runs),
                                    1..EST_MAX_SHARED_RUNS; 0: none */
+    int tied_head;              /* "tied_head": the summary's output head shares its token table's
+                                   weight (carma estimate's --tied-head); 0: not said */
     /* How the summary's model trains, as `carma estimate` takes it (only with a
      * summary): "optimizer", "precision", "attention" (est_opts_set's names and values;
      * default adamw, fp32, as the summary shows), "gradient_checkpointing" and

@@ -4,7 +4,8 @@
 # succeeded on that kind of GPU, the bound comes from the observed peak of those runs
 # (history beats the model); failed and cancelled runs are not history, nor are runs from
 # another folder or with another allocator environment. The optimizer,
-# precision, attention, heads, experts per token, shared-layer runs, gradient checkpointing and accumulation
+# precision, attention, heads, experts per token, shared-layer runs, a tied output head,
+# gradient checkpointing and accumulation
 # given to submit reach the estimator. A bad summary is refused, naming the file as carma estimate does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
@@ -260,6 +261,23 @@ _rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --shared-layer-
 carmad_refuses "$BERT" '{"batch": 4, "seq_len": 128, "shared_layer_runs": 12}' \
     "--shared-layer-runs 12: the print has no layer that runs several times" ||
     fail "carmad took shared_layer_runs beside BERT"
+# an output head tied to its token table (--tied-head): carmad's bound and basis follow it,
+# below the bound without it; a print without such a head is refused at the client and by
+# carmad
+GPT=$(cd "$(dirname "$0")/../.." && pwd)/tests/fuzz/corpus/summary_modtree/gpt2.txt
+estimator_job untied "estimator (batch 4, seq 128, adamw, fp32; estimate" \
+    --summary "$GPT" --batch 4 --seq-len 128
+untied=$WANT
+estimator_job tied "estimator (batch 4, seq 128, output head tied, adamw, fp32; estimate" \
+    --summary "$GPT" --batch 4 --seq-len 128 --tied-head
+[ "$WANT" -lt "$untied" ] || fail "a tied head's bound $WANT is not below the untied $untied"
+echo "   GPT-2's head tied to its table: $WANT MiB, $untied apart"
+_rc=0; "$CARMA" submit --summary "$BERT" --batch 4 --seq-len 128 --tied-head -- true \
+    2>"$T/err" || _rc=$?
+[ "$_rc" = 2 ] && grep -q "tied-head: the print has no output head of its token table's shape" "$T/err" ||
+    fail "--tied-head beside a BERT classifier: $_rc $(cat "$T/err")"
+carmad_refuses "$BERT" '{"batch": 4, "seq_len": 128, "tied_head": true}' \
+    "--tied-head: the print has no output head" || fail "carmad took tied_head beside BERT"
 echo "   ALBERT-shaped print, its layer run 12 times: $WANT MiB"
 # two GPUs: DistributedDataParallel's gradient buckets on each
 "$CARMA" estimate --summary "$BERT" --batch 16 --seq-len 256 --gpus 2 --json > "$T/est4.json" ||

@@ -708,7 +708,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 q = 2 * (64 * 192 + 64 * 64 + 64 + 64 * 256 + 256 * 64)
 assert d["trainable_params"] == d["params"] - q, d
-assert len(d["notes"]) == 1 and d["notes"][0].startswith("%d parameters in quantized layers" % q)
+assert len(d["notes"]) == 2 and d["notes"][0].startswith("%d parameters in quantized layers" % q)
+assert d["notes"][1].startswith("an output head maps to the 1000 rows of the token table at line 3")
+assert d["output_head"] == {"table_line": 3, "rows": 1000, "width": 64, "tied": False}, d
 PY
 "$CARMA" estimate --summary "$C/summary_modtree/quantized_bare.txt" --batch 4 --seq-len 256 \
     >"$T/q.txt" || fail "quantized print, text"
@@ -728,12 +730,26 @@ for f in "$C/summary_modtree/tied_head_functional.txt" "$T/head.txt"; do
     "$CARMA" estimate --summary "$f" --batch 8 --seq-len 128 --json >"$T/$(basename "$f").json" ||
         fail "$f"
 done
-python3 - "$T/tied_head_functional.txt.json" "$T/head.txt.json" <<'PY' || fail "tied head json"
+# (--tied-head counts the head's weight once, in both, and each note says what it read)
+for f in "$C/summary_modtree/tied_head_functional.txt" "$T/head.txt"; do
+    "$CARMA" estimate --summary "$f" --batch 8 --seq-len 128 --tied-head --json \
+        >"$T/$(basename "$f").tied.json" || fail "$f --tied-head"
+done
+python3 - "$T/tied_head_functional.txt.json" "$T/head.txt.json" \
+    "$T/tied_head_functional.txt.tied.json" "$T/head.txt.tied.json" <<'PY' || fail "tied head json"
 import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-assert "notes" not in b and "token table (line 3)" in a["notes"][0], a.get("notes")
-del a["notes"]
+a, b, at, bt = (json.load(open(p)) for p in sys.argv[1:5])
+assert "token table (line 3)" in a["notes"][0] and "--tied-head counts it once" in a["notes"][0], a["notes"]
+assert b["notes"][0].startswith("an output head maps to the 1000 rows of the token table at line 3"), b["notes"]
+assert "its weight is the table's (--tied-head)" in at["notes"][0], at["notes"]
+assert bt["notes"][0].startswith("the output head shares the weight of the token table at line 3"), bt["notes"]
+for d in (a, b, at, bt):
+    del d["notes"]
 assert a == b, (a, b)
+assert at == bt, (at, bt)
+assert at["output_head"]["tied"] and not a["output_head"]["tied"]
+assert at["params"] == a["params"] - 64 * 1000, (a, at)
+assert at["breakdown"]["weights_mib"] < a["breakdown"]["weights_mib"] and at["estimate_mib"] <= a["estimate_mib"], (a, at)
 PY
 "$CARMA" estimate --summary "$C/summary_modtree/tied_head_functional.txt" --batch 8 \
     --seq-len 128 | grep -q "^note: no layer maps to the 1000 rows of the token table" ||
@@ -838,13 +854,14 @@ M="$C/summary_modtree/moe_mixtral.txt"
 python3 - "$T/moe.json" "$T/moe2.json" "$T/moe8.json" <<'PY' || fail "moe json"
 import json, sys
 a, b, e = (json.load(open(p)) for p in sys.argv[1:4])
-assert len(a["notes"]) == 1, a.get("notes")
-n = a["notes"][0]
+# (and the note on its output head, which a print cannot show tied or not)
+assert len(a["notes"]) == 2 and "output head maps to the 32000 rows" in a["notes"][0], a.get("notes")
+n = a["notes"][1]
 assert n.startswith("the print has 8 experts per mixture-of-experts block (2 blocks, from "
                     "line 13)") and "--experts-per-token K" in n, n
 assert a["moe"] == {"blocks": 2, "experts_min": 8, "experts_max": 8, "line": 13,
                     "experts_per_token_given": False, "experts_per_token": 8}, a["moe"]
-assert "notes" not in b and b["moe"]["experts_per_token"] == 2
+assert b["notes"] == a["notes"][:1] and b["moe"]["experts_per_token"] == 2
 assert b["moe"]["experts_per_token_given"] is True
 assert b["estimate_mib"] < a["estimate_mib"], (a["estimate_mib"], b["estimate_mib"])
 for k in ["estimate_mib", "bound_mib", "breakdown", "model"]:
@@ -856,7 +873,8 @@ grep -q "^note: the print has 8 experts per mixture-of-experts block (2 blocks, 
 "$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token 2 >"$T/moe2.txt" ||
     fail "moe print, text, k 2"
 grep -q "^batch 4, seq-len 512, adamw, fp32, a100-40gb (40960 MiB), 2 experts per token$" \
-    "$T/moe2.txt" && ! grep -q "^note:" "$T/moe2.txt" || fail "moe k 2 text: $(cat "$T/moe2.txt")"
+    "$T/moe2.txt" && ! grep -q "^note: the print has 8 experts" "$T/moe2.txt" ||
+    fail "moe k 2 text: $(cat "$T/moe2.txt")"
 for k in 0 9 x; do
     rc=0
     "$CARMA" estimate --summary "$M" --batch 4 --seq-len 512 --experts-per-token $k \

@@ -151,6 +151,7 @@ static void test_signature_covers_setup(void **state)
     DIFFERS(heads, 8);
     DIFFERS(experts_per_token, 2);
     DIFFERS(shared_layer_runs, 12);
+    DIFFERS(tied_head, 1);
     DIFFERS(optimizer, EST_OPT_SGD);
     DIFFERS(precision, EST_PREC_BF16);
     DIFFERS(attention, EST_ATTN_SDPA);

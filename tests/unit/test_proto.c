@@ -56,6 +56,7 @@ static void test_submit_ok(void **state)
     assert_int_equal(q.job.heads, 0);
     assert_int_equal(q.job.train.experts_per_token, 0);
     assert_int_equal(q.job.shared_layer_runs, 0);
+    assert_int_equal(q.job.tied_head, 0);
     carma_req_free(&q);
     /* How the summary's model trains. */
     assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"cwd\":\"/\","
@@ -63,9 +64,10 @@ static void test_submit_ok(void **state)
                            "\"precision\":\"bf16\",\"attention\":\"sdpa\","
                            "\"gradient_checkpointing\":true,\"heads\":8,"
                            "\"gradient_accumulation\":true,\"experts_per_token\":2,"
-                           "\"shared_layer_runs\":12}}",
+                           "\"shared_layer_runs\":12,\"tied_head\":true}}",
                            &q, &err),
                      0);
+    assert_int_equal(q.job.tied_head, 1);
     assert_int_equal(q.job.heads, 8);
     assert_int_equal(q.job.shared_layer_runs, 12);
     assert_int_equal(q.job.train.experts_per_token, 2);
@@ -241,6 +243,12 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"summary\":\"s\",\"batch\":1,\"shared_layer_runs\":257}}",
                "job.shared_layer_runs: 257 out of range [1, 256]");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"tied_head\":true}}",
+               "job.tied_head: given without job.summary");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"summary\":\"s\",\"batch\":1,\"tied_head\":1}}",
+               "job.tied_head: not true or false");
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\",\"uid\":0}}",
                "unknown field 'uid'"); /* the uid comes from SO_PEERCRED only */
 }
