@@ -804,8 +804,9 @@ int est_model_prepare(struct est_model *m, const char *buf, size_t len, const ch
     if (rc == 0 && m->tie_head && !m->head_tied)
         rc = carma_err_set(err, -EINVAL,
                            "--tied-head: the print has no output head of its token table's "
-                           "shape (a linear layer from the table's width to its rows); leave "
-                           "it out");
+                           "shape that could share its weight (a linear layer from the "
+                           "table's width to its rows; a PEFT modules_to_save copy trains "
+                           "apart); leave it out");
     if (rc == 0)
         rc = est_heads_check(m, o->attention, file, err);
     if (rc == 0) /* a vision transformer's tokens come from its image size */

@@ -5655,7 +5655,8 @@ static int tied_head(struct est_model *m, uint64_t v, uint64_t e)
 
 /* The output head of the token table (v rows of width e, the first such table at row
  * *table): the last linear layer from e features to v, one repeat, trained or frozen as
- * the table is, without an adapter; its row, or m->n when there is none. */
+ * the table is (called after a PEFT print's freeze), without an adapter and not a
+ * modules_to_save copy; its row, or m->n when there is none. */
 static size_t head_of_table(const struct est_model *m, uint64_t v, uint64_t e, size_t *table)
 {
     *table = m->n;
@@ -5673,8 +5674,9 @@ static size_t head_of_table(const struct est_model *m, uint64_t v, uint64_t e, s
     for (size_t i = m->n; i-- > 0;) {
         const struct est_layer *l = &m->layers[i];
         if (l->kind == EST_K_LINEAR && l->out == v && l->count == 1 && !l->rank &&
-            !(l->flags & EST_LF_TIED) && (l->params == v * e || l->params == v * e + v) &&
-            (l->frozen != 0) == frozen && (!frozen || l->frozen == l->params))
+            !(l->flags & (EST_LF_TIED | EST_LF_TRAINED)) &&
+            (l->params == v * e || l->params == v * e + v) && (l->frozen != 0) == frozen &&
+            (!frozen || l->frozen == l->params))
             return i;
     }
     return m->n;
@@ -7801,10 +7803,19 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
         if (bare)
             m->tied_head_bare = bare_head_line;
     }
+    if (m->needs_seq)
+        for (size_t i = 0; i < m->n; i++)
+            m->layers[i].per_token = 1;
+    if (peft)
+        est_model_freeze(m);
+    else /* quantized layers only */
+        est_model_count_frozen(m);
     /* An output head of the table's shape, printed or assumed tied in forward (above; not
-     * a bare head, which holds a weight of its own): one weight with the table's when the
-     * caller says so (--tied-head). The replay aliases its weight to the table's (its
-     * bias, if any, its own); an encoder-decoder's shared table is the source. */
+     * a bare head, which holds a weight of its own, nor a PEFT modules_to_save copy, a
+     * parameter of its own that trains): one weight with the table's when the caller says
+     * so (--tied-head). After the freeze, so that a head and a table both frozen or both
+     * trained are what it ties. The replay aliases its weight to the table's (its bias, if
+     * any, its own); an encoder-decoder's shared table is the source. */
     size_t table, head = head_of_table(m, tok_rows, tok_width, &table);
     if (head < m->n && table < head && !m->tied_head_bare) {
         m->head_table_line = tok_line;
@@ -7822,15 +7833,9 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             m->params -= tok_rows * tok_width;
             m->tied_params += tok_rows * tok_width;
             m->head_tied = 1;
+            est_model_count_frozen(m); /* the head's row no longer counts */
         }
     }
-    if (m->needs_seq)
-        for (size_t i = 0; i < m->n; i++)
-            m->layers[i].per_token = 1;
-    if (peft)
-        est_model_freeze(m);
-    else /* quantized layers only */
-        est_model_count_frozen(m);
     if (m->params && m->frozen >= m->params)
         return carma_err_at(err, file, m->quant_line ? m->quant_line : 1,
                             "nothing to train: %s; a training step needs trained "

@@ -629,6 +629,7 @@ static void setup_alias(struct est_replay_work *w, uint32_t from, unsigned nt)
     for (unsigned k = 0; k < nt; k++) {
         uint32_t a = param_home(w, from + k);
         struct est_replay_param *p = &w->p[w->np++];
+        w->p[a].shared = 1;
         *p = w->p[a];
         p->alias = a;
         p->frozen = 1;
@@ -684,7 +685,8 @@ static void setup(struct est_replay_work *w, const struct pass *ps)
         }
         for (unsigned k = k0; k < nt; k++) {
             struct est_replay_param *p = &w->p[w->np++];
-            p->alias = NONE;
+            p->alias = p->pend = NONE;
+            p->shared = 0;
             double elem = fz[k] ? est_frozen_bytes(l, ps->o->precision) : 4;
             p->frozen = fz[k];
             p->dtype = (uint8_t)(2 * elem);
@@ -1533,7 +1535,25 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
             uint32_t h = NONE;
             if (amp && matmul) /* the 16-bit copy's gradient, cast to fp32 */
                 h = alloc(w, p->bytes / 2, EST_RC_TRANSIENT);
-            accumulate(w, pj, malloc_inl(w, p->size, p->cls, EST_RC_GRADS));
+            uint32_t gp = malloc_inl(w, p->size, p->cls, EST_RC_GRADS);
+            if (p->shared) {
+                /* A parameter used more than once (a tied table, a shared layer): its
+                 * uses' gradients meet in the input buffer of its one AccumulateGrad,
+                 * added out of place (a linear layer's weight gradient is a view), the
+                 * sum handed to .grad at its last use in backward, its own entry's (the
+                 * first in forward). */
+                if (p->pend != NONE) {
+                    uint32_t sum = malloc_inl(w, p->size, p->cls, EST_RC_GRADS);
+                    unref(w, p->pend);
+                    unref(w, gp);
+                    gp = sum;
+                }
+                p->pend = own ? NONE : gp;
+                if (own)
+                    accumulate(w, pj, gp);
+            } else {
+                accumulate(w, pj, gp);
+            }
             unref(w, h);
             if (own) { /* the 16-bit copy is held by every run until the first's backward */
                 unref(w, p->cast);
@@ -1566,6 +1586,11 @@ static void backward(struct est_replay_work *w, const struct pass *ps, uint32_t 
         unit_done(w, &w->ck[--u], &unit_out);
     unref(w, moe_acc);
     unref(w, g);
+    for (uint32_t i = 0; i < w->np; i++)
+        if (w->p[i].shared && w->p[i].pend != NONE) { /* its own entry made no gradient */
+            accumulate(w, i, w->p[i].pend);
+            w->p[i].pend = NONE;
+        }
 }
 
 /* optimizer.step(), foreach implementation: the state is created at the first step;

@@ -127,6 +127,10 @@ struct est_replay_param {
     uint32_t alias; /* an EST_LF_TIED table's: the parameter it is (nothing allocated,
                        marked frozen so that no state or bucket counts it; its gradient
                        goes to that one's), else EST_RB_NONE */
+    uint32_t pend;  /* a parameter other entries alias (shared): the gradients of its uses
+                       so far in this backward, summed in autograd's input buffer until its
+                       last use (its own entry's) hands them to .grad; else EST_RB_NONE */
+    uint8_t shared; /* other entries alias it */
 };
 
 struct est_replay_node {
