@@ -100,33 +100,29 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "%zu), with its weight, its logits and their loss",
                  m->tied_head_bare, (unsigned long long)m->tied_head_width,
                  (unsigned long long)m->tied_head_rows, m->tied_head_line);
-    else if (m->tied_head_line && m->head_tied)
+    else if (m->tied_head_line) {
+        char tail[192];
+        if (m->head_tied)
+            snprintf(tail, sizeof tail, "its weight is the table's (--tied-head)");
+        else
+            snprintf(tail, sizeof tail,
+                     "its weight is counted as a separate %llu x %llu linear layer, as a "
+                     "printed tied head's is (the safe side; --tied-head counts it once)",
+                     (unsigned long long)m->tied_head_width, (unsigned long long)m->tied_head_rows);
         snprintf(notes[n++], EST_NOTE_MAX,
                  "no layer maps to the %llu rows of the token table (line %zu) and the print "
                  "ends with a norm: an output head tied to the table in forward (as "
-                 "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; "
-                 "its weight is the table's (--tied-head)",
+                 "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; %s",
                  (unsigned long long)m->tied_head_rows, m->tied_head_line,
-                 (unsigned long long)m->tied_head_rows);
-    else if (m->tied_head_line)
-        snprintf(notes[n++], EST_NOTE_MAX,
-                 "no layer maps to the %llu rows of the token table (line %zu) and the print "
-                 "ends with a norm: an output head tied to the table in forward (as "
-                 "F.linear(x, wte.weight)) is assumed, with its %llu-wide logits and loss; "
-                 "its weight is counted as a separate %llu x %llu linear layer, as a printed "
-                 "tied head's is (the safe side; --tied-head counts it once)",
-                 (unsigned long long)m->tied_head_rows, m->tied_head_line,
-                 (unsigned long long)m->tied_head_rows, (unsigned long long)m->tied_head_width,
-                 (unsigned long long)m->tied_head_rows);
-    if (m->tied_head_line)
-        ; /* said above */
-    else if (m->head_tied)
+                 (unsigned long long)m->tied_head_rows, tail);
+    }
+    if (m->head_tied && !m->tied_head_line) /* (an assumed head's note says it above) */
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the output head shares the weight of the token table at line %zu "
                  "(--tied-head): %llu x %llu parameters counted once",
                  m->head_table_line, (unsigned long long)m->head_table_rows,
                  (unsigned long long)m->head_table_width);
-    else if (m->head_table_line)
+    else if (m->head_table_line && !m->tied_head_line)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "an output head maps to the %llu rows of the token table at line %zu: the "
                  "print cannot show whether they share one weight (transformers' "
