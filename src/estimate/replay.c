@@ -795,10 +795,10 @@ static void keep_also(struct est_replay_work *w, struct est_replay_node *nd, uin
  * and output kept (saved[0..2]; at a printed rate of 0, EST_LF_ATTN_NODROP, no mask, and
  * the product with the values keeps the softmax's output itself in fp32, its 16-bit copy
  * under autocast, or with talking heads the second mixing's output, which saved[2] then
- * stands for). Cosine attention (EST_LF_COSINE)
- * keeps q k^T too, for its trained logit scale's gradient; talking heads (EST_LF_TALKING) mix the
- * heads with a linear layer before the softmax and one after, each keeping its input, a contiguous
- * copy of the permuted scores (slots past the node's own). */
+ * stands for). Cosine attention (EST_LF_COSINE) keeps q k^T too, for its trained logit
+ * scale's gradient; talking heads (EST_LF_TALKING) mix the heads with a linear layer before
+ * the softmax and one after, each keeping its input, a contiguous copy of the permuted
+ * scores (slots past the node's own). */
 static void eager_scores(struct est_replay_work *w, struct est_replay_node *nd, double elems,
                          int amp, const struct est_layer *l)
 {
