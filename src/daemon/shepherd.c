@@ -409,9 +409,7 @@ static void close_fd(int *fd)
 /* Every descriptor and buffer of a start but its pidfd. */
 static void start_release(struct carma_shepherd_start *st)
 {
-    close_fd(&st->ready_fd);
-    close_fd(&st->go_fd);
-    close_fd(&st->spec_fd);
+    carma_shepherd_release(st);
     free(st->spec);
     st->spec = NULL;
     free(st->dir);
@@ -631,6 +629,7 @@ int carma_shepherd_step(struct carma_shepherd_start *st, struct carma_err *err)
     return rc;
 }
 
+/* (its descriptors, which start_release closes too) */
 void carma_shepherd_release(struct carma_shepherd_start *st)
 {
     close_fd(&st->ready_fd); /* EOF on its job or its go */

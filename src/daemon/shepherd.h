@@ -36,8 +36,8 @@ enum { CARMA_SHEPHERD_WHY_MAX = 255 }; /* the reason a helper that cannot start 
 
 /* A shepherd being started. carmad never waits for it: carma_shepherd_begin spawns it,
  * then carma_shepherd_step, called whenever ready_fd is readable or spec_fd writable and
- * at least once a second, hands it the job and reads its record, and carma_shepherd_abort
- * gives up on it. The fields are read-only to the caller. */
+ * once its deadline passes, hands it the job and reads its record, and
+ * carma_shepherd_abort gives up on it. The fields are read-only to the caller. */
 struct carma_shepherd_start {
     pid_t pid;
     int pidfd;       /* -1 on kernels before 5.3; the caller's once step returns 1 */

@@ -6090,6 +6090,15 @@ struct mt_shared {
  * first table named `shared` is marked EST_LF_TIED_SRC, a later `embed_tokens` of its size
  * EST_LF_TIED, and its parameters are not counted again. (An output head tied to it
  * cannot be told from an untied one, T5 v1.1's: it stays counted apart.) */
+/* Row l holds `shared` of its parameters in a table's (est_layer EST_LF_TIED): counted
+ * there, not again. */
+static void tie_to_table(struct est_model *m, struct est_layer *l, uint64_t shared)
+{
+    l->flags |= EST_LF_TIED;
+    m->params -= shared;
+    m->tied_params += shared;
+}
+
 static void tie_shared(struct est_model *m, struct est_layer *l, const char *nm, size_t nn,
                        struct mt_shared *s)
 {
@@ -6099,11 +6108,8 @@ static void tie_shared(struct est_model *m, struct est_layer *l, const char *nm,
         s->params = l->params;
         s->out = l->out;
     } else if (nn == 12 && memcmp(nm, "embed_tokens", 12) == 0 && s->have &&
-               l->params == s->params && l->out == s->out && l->params <= m->params) {
-        l->flags |= EST_LF_TIED;
-        m->params -= l->params;
-        m->tied_params += l->params;
-    }
+               l->params == s->params && l->out == s->out && l->params <= m->params)
+        tie_to_table(m, l, l->params);
 }
 
 /* Whether rows [first, m->n) hold parameters but no projection (a linear or convolution
@@ -7829,9 +7835,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
                     break;
                 }
             m->layers[src].flags |= EST_LF_TIED_SRC;
-            m->layers[head].flags |= EST_LF_TIED;
-            m->params -= tok_rows * tok_width;
-            m->tied_params += tok_rows * tok_width;
+            tie_to_table(m, &m->layers[head], tok_rows * tok_width); /* its bias its own */
             m->head_tied = 1;
             est_model_count_frozen(m); /* the head's row no longer counts */
         }
