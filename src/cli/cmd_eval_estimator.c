@@ -269,7 +269,7 @@ fail:
 
 /* Parses the summary DIR/SUB/NAME into m, at an image size. */
 static int set_parse(struct real_set *s, const char *dir, const char *sub, const char *name,
-                     uint32_t image, struct est_model *m, struct carma_err *err)
+                     uint32_t image, int tie_head, struct est_model *m, struct carma_err *err)
 {
     char sp[4096];
     snprintf(sp, sizeof sp, "%s/%s/%s", dir, sub, name);
@@ -277,6 +277,7 @@ static int set_parse(struct real_set *s, const char *dir, const char *sub, const
     size_t sl;
     est_model_init(m, s->layers, EST_MAX_LAYERS);
     m->image_h = m->image_w = image;
+    m->tie_head = tie_head;
     if (carma_file_read(sp, EST_MAX_INPUT, &sb, &sl, err) < 0)
         return -1;
     int rc = est_parse(sb, sl, sp, m, err);
@@ -367,7 +368,7 @@ static int real_check(const char *dir, const char *sub, const char *title,
         }
         struct est_model m;
         struct est_result r;
-        if (set_parse(&set, dir, sub, csv->field[k.s], (uint32_t)image, &m, &err) < 0 ||
+        if (set_parse(&set, dir, sub, csv->field[k.s], (uint32_t)image, 0, &m, &err) < 0 ||
             est_compute(&m, c, &o, set.work, &r, &err) < 0) {
             fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
             ret = 2;
@@ -406,7 +407,9 @@ out:
 }
 
 /* DIR/cpu-peaks: the replay's peak of live tensor bytes against the one measured on the
- * CPU (tools/cpu_peaks.py: AdamW, fp32, eager attention), full training and LoRA. */
+ * CPU (tools/cpu_peaks.py: AdamW, fp32, eager attention), full training and LoRA. A run
+ * whose model tied its output head to its token table (its unique parameters, the
+ * `params` column, are the print's less the table) is replayed with --tied-head too. */
 static int cpu_peaks_check(const char *dir)
 {
     struct real_set set;
@@ -419,8 +422,8 @@ static int cpu_peaks_check(const char *dir)
     int cs = carma_csv_col(csv, "summary"), cb = carma_csv_col(csv, "batch"),
         cq = carma_csv_col(csv, "seq_len"), cy = carma_csv_col(csv, "peak_mib"),
         ck = carma_csv_col(csv, "checkpointing"), ci = carma_csv_col(csv, "image_size"),
-        cn = carma_csv_col(csv, "gpus");
-    if (cs < 0 || cb < 0 || cq < 0 || cy < 0 || ck < 0 || ci < 0 || cn < 0) {
+        cn = carma_csv_col(csv, "gpus"), cp = carma_csv_col(csv, "params");
+    if (cs < 0 || cb < 0 || cq < 0 || cy < 0 || ck < 0 || ci < 0 || cn < 0 || cp < 0) {
         fprintf(stderr, "carma eval-estimator: %s: bad header\n", set.path);
         ret = 2;
         goto out;
@@ -430,9 +433,9 @@ static int cpu_peaks_check(const char *dir)
            "rank 0's tensors), against the replay's:\n");
     printf("  %-30s %5s %5s %3s %3s %12s %9s %9s %7s\n", "summary", "batch", "seq", "gc", "ddp",
            "trained", "measured", "replay", "rep/ms");
-    double lo = 1e9, hi = 0;
+    double lo = 1e9, hi = 0, tlo = 1e9, thi = 0;
     while ((rc = carma_csv_next(csv, &err)) == 1) {
-        uint64_t batch, seq, gc, image, gpus;
+        uint64_t batch, seq, gc, image, gpus, run_params;
         double peak;
         if (carma_parse_u64(csv->field[cb], &batch) < 0 || batch == 0 || batch > EST_MAX_BATCH ||
             carma_parse_u64(csv->field[ck], &gc) < 0 || gc > 1 ||
@@ -440,39 +443,57 @@ static int cpu_peaks_check(const char *dir)
             carma_parse_u64(csv->field[ci], &image) < 0 || image > 65536 ||
             carma_parse_u64(csv->field[cq], &seq) < 0 || seq > EST_MAX_SEQ ||
             carma_parse_double(csv->field[cy], &peak) < 0 || !(peak > 0) ||
-            strchr(csv->field[cs], '/')) {
+            carma_parse_u64(csv->field[cp], &run_params) < 0 || strchr(csv->field[cs], '/')) {
             fprintf(stderr, "carma eval-estimator: %s:%zu: bad row\n", set.path, csv->line);
             ret = 2;
             goto out;
         }
-        struct est_model m;
-        if (set_parse(&set, dir, "cpu-peaks", csv->field[cs], (uint32_t)image, &m, &err) < 0) {
-            fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
-            ret = 2;
-            goto out;
+        for (int tie = 0; tie < 2; tie++) {
+            struct est_model m;
+            if (set_parse(&set, dir, "cpu-peaks", csv->field[cs], (uint32_t)image, tie, &m, &err) <
+                0) {
+                fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
+                ret = 2;
+                goto out;
+            }
+            struct est_opts o = {.batch = (uint32_t)batch,
+                                 .seq = m.tokens ? m.tokens : (uint32_t)seq,
+                                 .optimizer = EST_OPT_ADAMW,
+                                 .grad_checkpoint = (int)gc,
+                                 .gpus = (uint32_t)gpus};
+            struct est_replay_result r;
+            if (est_replay(&m, &o, set.work, &r) < 0) {
+                fprintf(stderr, "carma eval-estimator: %s: too many tensors to replay\n",
+                        csv->field[cs]);
+                ret = 2;
+                goto out;
+            }
+            double ratio = r.peak_allocated_mib / peak;
+            double *l = tie ? &tlo : &lo, *h = tie ? &thi : &hi;
+            *l = ratio < *l ? ratio : *l;
+            *h = ratio > *h ? ratio : *h;
+            if (tie)
+                printf("  %-30s %5s %5s %3s %3s %12llu %9s %9.1f %7.3f\n", "  --tied-head", "", "",
+                       "", "", (unsigned long long)(m.params - m.frozen), "", r.peak_allocated_mib,
+                       ratio);
+            else
+                printf("  %-30s %5u %5u %3s %3u %12llu %9.1f %9.1f %7.3f\n", csv->field[cs],
+                       o.batch, o.seq, gc ? "yes" : "no", o.gpus,
+                       (unsigned long long)(m.params - m.frozen), peak, r.peak_allocated_mib,
+                       ratio);
+            if (tie || !m.head_table_line ||
+                m.params - m.head_table_rows * m.head_table_width != run_params)
+                break;
         }
-        struct est_opts o = {.batch = (uint32_t)batch, .seq = m.tokens ? m.tokens : (uint32_t)seq,
-                             .optimizer = EST_OPT_ADAMW, .grad_checkpoint = (int)gc,
-                             .gpus = (uint32_t)gpus};
-        struct est_replay_result r;
-        if (est_replay(&m, &o, set.work, &r) < 0) {
-            fprintf(stderr, "carma eval-estimator: %s: too many tensors to replay\n",
-                    csv->field[cs]);
-            ret = 2;
-            goto out;
-        }
-        double ratio = r.peak_allocated_mib / peak;
-        lo = ratio < lo ? ratio : lo;
-        hi = ratio > hi ? ratio : hi;
-        printf("  %-30s %5u %5u %3s %3u %12llu %9.1f %9.1f %7.3f\n", csv->field[cs], o.batch,
-               o.seq, gc ? "yes" : "no", o.gpus, (unsigned long long)(m.params - m.frozen), peak,
-               r.peak_allocated_mib, ratio);
     }
     if (rc < 0) {
         fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
         ret = 2;
     } else if (hi > 0) {
         printf("  replay / measured: %.3f to %.3f\n", lo, hi);
+        if (thi > 0)
+            printf("  with --tied-head where the run tied its output head: %.3f to %.3f\n", tlo,
+                   thi);
     }
 out:
     set_close(&set);
@@ -669,7 +690,7 @@ static int map_bound(const char *dir, const char *mapfile, struct map_row *r)
         found = 1;
         struct est_model m;
         struct est_result res;
-        if (set_parse(&set, dir, r->set, r->summary, (uint32_t)image, &m, &err) < 0 ||
+        if (set_parse(&set, dir, r->set, r->summary, (uint32_t)image, 0, &m, &err) < 0 ||
             est_compute(&m, est_coef_default(), &o, set.work, &res, &err) < 0) {
             fprintf(stderr, "carma eval-estimator: %s\n", err.msg);
             ret = 2;

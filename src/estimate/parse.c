@@ -4857,7 +4857,11 @@ static int gated_mlp(struct est_model *m, const struct mt_frame *f)
  * and one activation module listed elsewhere than between them (Hugging Face defines
  * GPT-2's act after c_proj, Phi's activation_fn and BART's and Swin's before fc1): the
  * activation runs on L1's output. Moves its row after L1 with L1's width; 1 when it did.
- * Rows hold hw positions each (a grid's, sp.grid; else 1). */
+ * Dropouts listed between L2 and an activation listed after it (T5's DenseActDense: wi,
+ * wo, dropout, act) run on the activation's output, before L2, which then keeps their
+ * I-wide output: they move with it. Listed after the activation (GPT-2's c_fc, c_proj,
+ * act, dropout), a dropout is L2's output's and stays. Rows hold hw positions each (a
+ * grid's, sp.grid; else 1). */
 static int plain_mlp(struct est_model *m, const struct mt_frame *f, uint64_t hw)
 {
     if (f->numbered || f->ndlin != 2 || f->ndact != 1 || !hw)
@@ -4873,10 +4877,24 @@ static int plain_mlp(struct est_model *m, const struct mt_frame *f, uint64_t hw)
     if (act < a) {
         memmove(&m->layers[act], &m->layers[act + 1], (a - act) * sizeof row);
         m->layers[a] = row; /* L1 moved down to a - 1 */
-    } else {
-        memmove(&m->layers[a + 2], &m->layers[a + 1], (act - a - 1) * sizeof row);
-        m->layers[a + 1] = row;
+        return 1;
     }
+    size_t d = b + 1; /* [b + 1, act): dropouts only, or none moves */
+    while (d < act && m->layers[d].kind == EST_K_DROPOUT)
+        d++;
+    size_t nd = d == act ? act - b - 1 : 0;
+    struct est_layer drops[8];
+    if (nd > sizeof drops / sizeof drops[0])
+        nd = 0;
+    for (size_t k = 0; k < nd; k++) {
+        drops[k] = m->layers[b + 1 + k];
+        drops[k].out = l1->out;
+    }
+    /* a+1 .. b (L2 and what sits between) move down past the activation and the
+     * dropouts; the rows between b and the activation are those dropouts */
+    memmove(&m->layers[a + 2 + nd], &m->layers[a + 1], (act - a - 1 - nd) * sizeof row);
+    m->layers[a + 1] = row;
+    memcpy(&m->layers[a + 2], drops, nd * sizeof row);
     return 1;
 }
 
