@@ -35,12 +35,15 @@ enum carma_outcome carma_classify(const struct carma_exit *x, const char *tail, 
 {
     const char *w;
     enum carma_outcome o;
-    if (x->exited && x->code == 0) {
-        o = CARMA_OUTCOME_SUCCEEDED;
-        w = "succeeded";
-    } else if (x->cancelled) {
+    /* a cancel wins over exit 0: a job that catches SIGTERM, saves and exits 0 did not
+     * finish, and `carma wait` must not tell a pipeline it did (the shepherd says
+     * cancelled only when it delivered one) */
+    if (x->cancelled) {
         o = CARMA_OUTCOME_CANCELLED;
         w = "cancelled";
+    } else if (x->exited && x->code == 0) {
+        o = CARMA_OUTCOME_SUCCEEDED;
+        w = "succeeded";
     } else if ((w = carma_classify_oom_text(tail, len))) {
         o = CARMA_OUTCOME_OOM;
     } else {

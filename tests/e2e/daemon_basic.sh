@@ -158,6 +158,13 @@ igpid=$(cat "$T/ig.pid")
 wait_until 10 is_state "$ig" cancelled || fail "not cancelled: $(state_of "$ig")"
 wait_until 5 pid_gone "$igpid" || fail "process $igpid survived the cancel"
 
+step "cancel a job that saves and exits 0 on SIGTERM (cancelled, not succeeded)"
+gr=$(submit -- sh -c 'trap "exit 0" TERM; echo up > "$0"; sleep 60 & wait' "$T/gr.up")
+wait_until 10 test -s "$T/gr.up" || fail "the graceful job did not start"
+"$CARMA" cancel "$gr" || fail "cancel refused"
+wait_until 10 is_state "$gr" cancelled || fail "graceful job: $(state_of "$gr")"
+"$CARMA" wait "$gr" >/dev/null; [ $? = 1 ] || fail "carma wait on a cancelled job exited 0"
+
 step "cancel a job that forks (all its processes end)"
 fk=$(submit -- sh "$HELP/forker.sh" "$T/fk.pids")
 wait_until 10 test -s "$T/fk.pids" || fail "forker did not start"
