@@ -1260,10 +1260,13 @@ static void conn_arm(struct carmad *d, uint32_t ci)
         c->events = ev;
 }
 
-/* Whether the connection is done: its peer closed and nothing is left to answer. */
+/* Whether the connection is done: its peer closed and nothing is left to answer, a
+ * complete request still in c->in included (a peer may write several and half-close:
+ * read with its end, they are answered first). */
 static int conn_done(const struct conn *c)
 {
-    return c->eof && conn_unsent(c) == 0 && c->pending == 0 && !c->more;
+    return c->eof && conn_unsent(c) == 0 && c->pending == 0 && !c->more &&
+           !memchr(c->in, '\n', c->inlen);
 }
 
 static void conn_flush(struct carmad *d, uint32_t ci)
@@ -1985,6 +1988,13 @@ static void conn_process(struct carmad *d, uint32_t ci)
         if (d->conns[ci])
             conn_close(d, ci);
         return;
+    }
+    if (c->eof && !c->more && c->pending == 0 && c->inlen > 0) {
+        /* the peer's last bytes, no newline after them: answered, not dropped */
+        c->inlen = 0;
+        conn_send(d, ci, carma_resp_error("badrequest", "request without a newline at the "
+                                                        "end of the connection"));
+        return; /* conn_send closed it once its answers went out, or armed it */
     }
     if (conn_done(c))
         conn_close(d, ci);

@@ -45,6 +45,16 @@ kill "$MUTE"; ON_EXIT=
 [ "$rc" = 1 ] || fail "exit $rc against a mute daemon"
 grep -q "did not answer within 1 s" "$T/err" || fail "message: $(cat "$T/err")"
 
+step "requests written with the client's half-close are all answered"
+for k in 1 2 3 4 5; do
+    $PY halfclose "$S" 3 > "$T/hc.$k"
+    [ "$(grep -c '"ok":true' "$T/hc.$k")" = 3 ] || fail "3 pipelined pings, half-close: $(cat "$T/hc.$k")"
+done
+$PY halfclose "$S" 1 '{"v":1,"op":"ping"}' > "$T/hc.tail"
+[ "$(grep -c '"ok":true' "$T/hc.tail")" = 1 ] &&
+    grep -q '"error":"badrequest".*request without a newline at the end of the connection' "$T/hc.tail" ||
+    fail "a last request without a newline: $(cat "$T/hc.tail")"
+
 step "an argv too large to show is refused at submit"
 python3 -c 'import json; print(json.dumps({"v":1,"op":"submit","job":{"argv":["/bin/true"]+["A"*8000]*40,"cwd":"/tmp"}}))' > "$T/big.json"
 $PY raw "$S" "@$T/big.json" > "$T/ans"

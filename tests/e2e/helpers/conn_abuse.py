@@ -5,6 +5,8 @@
   conn_abuse.py idle SOCK SECS         seconds until carmad closes an idle connection
   conn_abuse.py submit SOCK N          N queued jobs with long names, pipelined on one connection
   conn_abuse.py raw SOCK JSON|@FILE    one request, prints the answer line
+  conn_abuse.py halfclose SOCK N TAIL  N pings and TAIL in one write, then shutdown(SHUT_WR);
+                                       prints every answer line carmad sends before it closes
   conn_abuse.py mute PATH              a server that accepts and never answers
   conn_abuse.py cpu PID SECS           CPU seconds PID uses over SECS"""
 import json, os, select, socket, sys, threading, time
@@ -141,6 +143,20 @@ def mute(path):
         held.append(srv.accept()[0])
 
 
+def halfclose(path, n, tail):
+    s = conn(path)
+    s.sendall(b'{"v":1,"op":"ping"}\n' * n + tail.encode())
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(10)
+    buf = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    sys.stdout.write(buf.decode())
+
+
 def cpu(pid, secs):
     def ticks():
         f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
@@ -166,5 +182,7 @@ if __name__ == "__main__":
         raw(a[0], a[1])
     elif cmd == "mute":
         mute(a[0])
+    elif cmd == "halfclose":
+        halfclose(a[0], int(a[1]), a[2] if len(a) > 2 else "")
     elif cmd == "cpu":
         cpu(int(a[0]), float(a[1]))
