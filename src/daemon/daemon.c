@@ -2650,13 +2650,25 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             x->ended += end_from_status(d, i, dir);
         }
     } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
-        /* Recorded as launched, but its shepherd never began: it never ran. */
+        /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
+         * row goes (shown, it would run forever); a retry keeps its priority. */
         dj->rec.attempts = n ? n - 1 : 0;
         dj->rec.state = CARMA_JOB_QUEUED;
+        if (!dj->rec.attempts)
+            dj->rec.start_s = -1;
         sj_from_rec(d, i);
-        carma_sched_submit(&d->sched, i, now);
-        if (store_tx(d, &err) == 0)
-            carma_store_job_update(d->store, &dj->rec, &err);
+        if (dj->rec.attempts)
+            carma_sched_submit_recovery(&d->sched, i, now);
+        else
+            carma_sched_submit(&d->sched, i, now);
+        int rc = store_tx(d, &err);
+        if (!rc)
+            rc = carma_store_attempt_forget(d->store, dj->rec.id, n, &err);
+        if (!rc)
+            rc = carma_store_job_update(d->store, &dj->rec, &err);
+        if (rc)
+            dlog(d, LOG_ERR, "job %llu: cannot record that attempt %u never started: %s",
+                 (unsigned long long)dj->rec.id, n, err.msg);
         x->requeued++;
     } else {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);

@@ -34,9 +34,28 @@
     "a.n=u.n WHERE u.job_id=jobs.id AND a.end_time IS NOT NULL)"
 
 enum {
-    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_JOB_INSERT, ST_JOB_UPDATE, ST_JOB_GET,
-    ST_ACTIVE, ST_ATT_BEGIN, ST_ATT_PID, ST_ATT_END, ST_ATT_GPUS, ST_ATT_LIST, ST_USAGE_PUT, ST_USAGE_GET,
-    ST_PROF_GET, ST_PROF_ADD, ST_GPU_GET, ST_GPU_ADD, ST_SAMPLE_ADD, ST_COUNT
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_JOB_INSERT,
+    ST_JOB_UPDATE,
+    ST_JOB_GET,
+    ST_ACTIVE,
+    ST_ATT_BEGIN,
+    ST_ATT_PID,
+    ST_ATT_END,
+    ST_ATT_GPUS,
+    ST_ATT_LIST,
+    ST_ATT_DEL,
+    ST_USAGE_DEL,
+    ST_USAGE_PUT,
+    ST_USAGE_GET,
+    ST_PROF_GET,
+    ST_PROF_ADD,
+    ST_GPU_GET,
+    ST_GPU_ADD,
+    ST_SAMPLE_ADD,
+    ST_COUNT
 };
 
 static const char *const sql_text[ST_COUNT] = {
@@ -65,6 +84,8 @@ static const char *const sql_text[ST_COUNT] = {
                     "u.job_id=attempts.job_id AND u.n=attempts.n),(SELECT solo_smact FROM usage "
                     "u WHERE u.job_id=attempts.job_id AND u.n=attempts.n) FROM attempts WHERE "
                     "job_id=? ORDER BY n",
+    [ST_ATT_DEL] = "DELETE FROM attempts WHERE job_id=? AND n=?",
+    [ST_USAGE_DEL] = "DELETE FROM usage WHERE job_id=? AND n=?",
     [ST_USAGE_PUT] = "INSERT OR REPLACE INTO usage(job_id,n,gpu_s,energy_j,solo_smact) "
                      "VALUES(?,?,?,?,?)",
     [ST_USAGE_GET] = "SELECT gpu_s,energy_j FROM usage WHERE job_id=? AND n=?",
@@ -728,6 +749,21 @@ int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, dou
     sqlite3_bind_int64(q, 6, (sqlite3_int64)job);
     sqlite3_bind_int64(q, 7, n);
     return run(s, ST_ATT_END, "ending an attempt", err);
+}
+
+int carma_store_attempt_forget(struct carma_store *s, uint64_t job, uint32_t n,
+                               struct carma_err *err)
+{
+    static const int st[] = {ST_USAGE_DEL, ST_ATT_DEL};
+    for (size_t k = 0; k < sizeof st / sizeof st[0]; k++) {
+        sqlite3_stmt *q = s->st[st[k]];
+        sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+        sqlite3_bind_int64(q, 2, n);
+        int rc = run(s, st[k], "forgetting an attempt", err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 int carma_store_attempt_gpus(struct carma_store *s, uint64_t job, uint32_t n, char **out,

@@ -114,6 +114,9 @@ int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pi
 int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, double end_s,
                             const char *outcome, int exit_code, int sig, uint64_t peak_mib,
                             struct carma_err *err);
+/* Removes attempt n and its accounting: an attempt recorded whose job never started. */
+int carma_store_attempt_forget(struct carma_store *st, uint64_t job, uint32_t n,
+                               struct carma_err *err);
 /* The GPU UUIDs JSON of attempt n (malloc'd into *out) or -ENOENT. */
 int carma_store_attempt_gpus(struct carma_store *st, uint64_t job, uint32_t n, char **out,
                              struct carma_err *err);

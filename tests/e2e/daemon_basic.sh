@@ -297,6 +297,32 @@ done
 [ "$(cat "$T/slow.q1")" = x ] && [ "$(cat "$T/slow.q2")" = x ] ||
     fail "the jobs re-queued did not run once each"
 kill "$P9"; wait "$P9" 2>/dev/null; ON_EXIT=
+# a never-started attempt leaves no row behind: re-queued on a carmad that cannot run it
+# yet (restarted on one GPU, held by a job re-adopted there), the job shows no attempt
+touch "$T/gate-all"
+"$CARMAD" --foreground --state "$T/st12" --socket "$T/st12.sock" --config "$T/carmad.ini" \
+    --gpus sim:2xa100-40gb --shepherd "$T/slow.sh" 2>"$T/st12.log" 0<&- &
+P12=$!
+ON_EXIT="kill $P12 2>/dev/null"
+c12() { CARMA_SOCKET="$T/st12.sock" "$CARMA" "$@"; }
+wait_until 20 c12 gpus || fail "carmad on st12 did not start"
+hb=$(c12 submit -- sh "$HELP/run_for.sh" 120) || fail "submit to st12"
+wait_until 10 eval 'c12 show "$hb" | grep -q "^  state     running"' || fail "st12's holder: $(c12 show "$hb")"
+rm "$T/gate-all"
+ns=$(c12 submit -- true) || fail "submit to st12"
+wait_until 10 test -f "$T/st12/jobs/$ns/1/wrapper.pid" || fail "st12's gated helper did not run"
+kill "$P12"; wait "$P12" 2>/dev/null
+"$CARMAD" --foreground --state "$T/st12" --socket "$T/st12.sock" --config "$T/carmad.ini" \
+    --gpus sim:1xa100-40gb 2>>"$T/st12.log" 0<&- &
+P12=$!
+wait_until 20 c12 gpus || fail "carmad did not restart on st12"
+grep -q "1 running re-adopted, 0 ended while down, 1 never started" "$T/st12.log" ||
+    fail "st12 after the restart: $(tail -3 "$T/st12.log")"
+c12 show "$ns" >"$T/ns.show"
+grep -q "^  state     queued" "$T/ns.show" && grep -q "^  attempts  0 of" "$T/ns.show" &&
+    ! grep -q "^  #1 " "$T/ns.show" || fail "a never-started attempt: $(cat "$T/ns.show")"
+c12 cancel "$ns" "$hb" >/dev/null || fail "cancel on st12"
+kill "$P12"; wait "$P12" 2>/dev/null; ON_EXIT=
 # and one that takes longer than carmad gives it is killed, its attempt failed with why, as
 # soon as its deadline passes (not at carmad's next monitor tick, 30 s here)
 printf '[daemon]\nallow_root_jobs = true\nmonitor_interval = 30\n' >"$T/st10.ini"
