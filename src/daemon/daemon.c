@@ -164,6 +164,8 @@ struct carmad {
                                * it watches its shepherd (tests of a job that ends first) */
     double start_wait_s;      /* a shepherd's time to record itself (CARMA_TEST_START_WAIT_MS) */
     int test_watch_fail;      /* CARMA_TEST_WATCH_FAIL: watching a shepherd fails (ENOSPC) */
+    int test_die_at_cancel;   /* CARMA_TEST_DIE_AT_CANCEL: carmad exits (as if killed) after
+                                 committing a running job's cancel, before signalling it */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
@@ -895,6 +897,17 @@ static int end_from_status(struct carmad *d, uint32_t i, const char *dir)
     return have;
 }
 
+/* Asks job i's shepherd to end its job (it sends SIGTERM, then SIGKILL after kill_grace;
+ * a second request changes nothing): through its pidfd, which a reused pid cannot fool. */
+static void cancel_signal(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    if (dj->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, dj->pidfd, SIGTERM, NULL, 0);
+    else if (dj->shepherd > 0)
+        kill(dj->shepherd, SIGTERM);
+}
+
 static void on_pidfd(struct carmad *d, uint32_t i)
 {
     struct djob *dj = &d->dj[i];
@@ -1589,8 +1602,15 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
         if (!find_slot(d, q->ids[k], &i))
             continue;
         struct djob *dj = &d->dj[i];
-        if (dj->cancel_queued || dj->rec.cancel_requested)
+        if (dj->cancel_queued || dj->cancel_running)
             continue;
+        if (dj->rec.cancel_requested) {
+            /* recorded already: asked again, the shepherd is signalled again (a signal
+             * lost to a carmad that died before sending it) */
+            cancel_signal(d, i);
+            json_array_append_new(done, json_integer((json_int_t)q->ids[k]));
+            continue;
+        }
         int rc = store_tx(d, &err);
         if (d->sj[i].state == CARMA_JOB_QUEUED) {
             carma_sched_dequeue(&d->sched, i);
@@ -2511,8 +2531,10 @@ static void iteration_end(struct carmad *d)
             }
             if (dj->cancel_running) {
                 dj->cancel_running = 0;
+                if (d->test_die_at_cancel)
+                    _exit(EXIT_FAILURE);
                 if (dj->shepherd > 0) {
-                    kill(dj->shepherd, SIGTERM);
+                    cancel_signal(d, i);
                 } else if (dj->start) {
                     /* its shepherd has not started it: it never will */
                     start_drop(d, i, 0);
@@ -2642,6 +2664,12 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             x->adopted++;
             dlog(d, LOG_INFO, "job %llu: re-adopted its running shepherd %d",
                  (unsigned long long)dj->rec.id, (int)pid);
+            if (dj->rec.cancel_requested) {
+                /* cancelled, and carmad stopped before it could say so to the shepherd */
+                cancel_signal(d, i);
+                dlog(d, LOG_INFO, "job %llu: its cancel sent to its shepherd",
+                     (unsigned long long)dj->rec.id);
+            }
             if (d->have_gb && d->gb.ops->attach)
                 for (uint16_t k = 0; k < ng; k++)
                     d->gb.ops->attach(&d->gb, gpu[k], pid, d->sj[i].held_mib << 20);
@@ -2649,7 +2677,12 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             /* it ended between the look and the watch: its status, if it wrote one */
             x->ended += end_from_status(d, i, dir);
         }
-    } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
+    } else if (dj->rec.cancel_requested && carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
+        /* never began, and cancelled before carmad stopped: it never runs */
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        attempt_end(d, i, NULL, "cancelled before its shepherd started the job", now);
+        x->ended++;
+    } else if (!dj->rec.cancel_requested && carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
         /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
          * row goes (shown, it would run forever); a retry keeps its priority. */
         dj->rec.attempts = n ? n - 1 : 0;
@@ -3026,6 +3059,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         d->test_watch_delay_ms = strtol(twd, NULL, 10) % 10000;
     const char *twf = getenv("CARMA_TEST_WATCH_FAIL");
     d->test_watch_fail = twf && *twf;
+    const char *tdc = getenv("CARMA_TEST_DIE_AT_CANCEL");
+    d->test_die_at_cancel = tdc && *tdc;
     const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");
     d->start_wait_s = tsw && *tsw ? (double)(strtol(tsw, NULL, 10) % 100000) / 1e3 : 10.0;
     carmad_config_default(&d->cfg);

@@ -237,11 +237,13 @@ kill "$P7"; wait "$P7" 2>/dev/null; ON_EXIT=
 # record from carmad, so that it sits recorded, waiting for carmad's go.
 cat >"$T/slow.sh" <<EOF
 #!/bin/sh
-echo \$\$ > "\$2/wrapper.pid"
+# wrapper.pid written after the look for hide: a helper seen started has taken it or not
 if mv "$T/hide" "\$2/hide" 2>/dev/null; then
+    echo \$\$ > "\$2/wrapper.pid"
     exec 8>&3 3>/dev/null
     exec "$CARMA_BIN/carma-shepherd" "\$@"
 fi
+echo \$\$ > "\$2/wrapper.pid"
 while [ ! -e "\$2/gate" ] && [ ! -e "$T/gate-all" ]; do sleep 0.05; done
 exec "$CARMA_BIN/carma-shepherd" "\$@"
 EOF
@@ -307,7 +309,7 @@ ON_EXIT="kill $P12 2>/dev/null"
 c12() { CARMA_SOCKET="$T/st12.sock" "$CARMA" "$@"; }
 wait_until 20 c12 gpus || fail "carmad on st12 did not start"
 hb=$(c12 submit -- sh "$HELP/run_for.sh" 120) || fail "submit to st12"
-wait_until 10 eval 'c12 show "$hb" | grep -q "^  state     running"' || fail "st12's holder: $(c12 show "$hb")"
+wait_until 10 test -f "$T/st12/jobs/$hb/1/shepherd" || fail "st12's holder: $(c12 show "$hb")"
 rm "$T/gate-all"
 ns=$(c12 submit -- true) || fail "submit to st12"
 wait_until 10 test -f "$T/st12/jobs/$ns/1/wrapper.pid" || fail "st12's gated helper did not run"
@@ -317,7 +319,7 @@ kill "$P12"; wait "$P12" 2>/dev/null
 P12=$!
 wait_until 20 c12 gpus || fail "carmad did not restart on st12"
 grep -q "1 running re-adopted, 0 ended while down, 1 never started" "$T/st12.log" ||
-    fail "st12 after the restart: $(tail -3 "$T/st12.log")"
+    fail "st12 after the restart: $(grep -a reconciled "$T/st12.log")"
 c12 show "$ns" >"$T/ns.show"
 grep -q "^  state     queued" "$T/ns.show" && grep -q "^  attempts  0 of" "$T/ns.show" &&
     ! grep -q "^  #1 " "$T/ns.show" || fail "a never-started attempt: $(cat "$T/ns.show")"
@@ -358,6 +360,29 @@ wait_until 10 grep -q "cancelled 1" "$T/st11/jobs/$wid/1/status" ||
     fail "the unwatched job's shepherd did not end it: $(cat "$T/st11/jobs/$wid/1/status" 2>&1)"
 [ -e "$T/unwatched" ] && fail "an unwatched job ran on"
 kill "$P11"; wait "$P11" 2>/dev/null; ON_EXIT=
+# a cancel carmad recorded and answered but died before passing on (the test hook
+# CARMA_TEST_DIE_AT_CANCEL): the restarted carmad passes it on to the re-adopted shepherd
+c13() { CARMA_SOCKET="$T/st13.sock" "$CARMA" "$@"; }
+CARMA_TEST_DIE_AT_CANCEL=1 "$CARMAD" --foreground --state "$T/st13" --socket "$T/st13.sock" \
+    --config "$T/carmad.ini" --gpus sim:1xa100-40gb 2>"$T/st13.log" 0<&- &
+P13=$!
+ON_EXIT="kill $P13 2>/dev/null"
+wait_until 20 c13 gpus || fail "carmad with CARMA_TEST_DIE_AT_CANCEL did not start"
+kid=$(c13 submit -- sh -c 'echo up > "$0"; sleep 30; touch "$1"' "$T/st13.up" "$T/st13.ran") ||
+    fail "submit to st13"
+wait_until 10 test -s "$T/st13.up" || fail "st13's job did not start"
+c13 cancel "$kid" >/dev/null || fail "st13: cancel refused"
+wait "$P13" 2>/dev/null
+[ -e "$T/st13/jobs/$kid/1/status" ] && fail "st13's job ended with carmad"
+"$CARMAD" --foreground --state "$T/st13" --socket "$T/st13.sock" --config "$T/carmad.ini" \
+    --gpus sim:1xa100-40gb 2>>"$T/st13.log" 0<&- &
+P13=$!
+wait_until 20 c13 gpus || fail "carmad did not restart on st13"
+wait_until 10 eval 'c13 show "$kid" | grep -q "^  state     cancelled"' ||
+    fail "a cancel recorded before carmad died: $(c13 show "$kid")"
+grep -q "job $kid: its cancel sent to its shepherd" "$T/st13.log" || fail "st13: $(tail -3 "$T/st13.log")"
+[ -e "$T/st13.ran" ] && fail "a job cancelled before carmad died ran on"
+kill "$P13"; wait "$P13" 2>/dev/null; ON_EXIT=
 # a carma-shepherd carmad may not run: refused at start
 cp "$CARMA_BIN/carma-shepherd" "$T/noexec" && chmod a-x "$T/noexec"
 refused 1 "$T/noexec: Permission denied: carmad cannot run it" --foreground --state "$T/st8" \
