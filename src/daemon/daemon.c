@@ -82,6 +82,20 @@ struct djob {
     int cancel_queued;    /* cancelled while queued in this iteration */
     int cancel_running;   /* cancel requested in this iteration: signal after commit */
     int pid_dirty;        /* shepherd pid not yet in the store */
+    int pid_in_tx;        /* ...written in the open transaction */
+    /* An ended attempt whose store writes wait for a commit (end_in_tx: written in the
+     * open transaction; a failed commit loses them and they are written again in the next
+     * iteration). A final end keeps the slot (end_final) until they are committed, so that
+     * the store never keeps a job running that carmad has forgotten. */
+    int end_dirty, end_in_tx, end_final;
+    struct {
+        uint32_t n;
+        enum carma_outcome o;
+        double end_s, gpu_s, energy_j;
+        int exit_code, signal, profile;
+        uint64_t peak_mib;
+        float smact, smocc, drama;
+    } end;
     /* monitoring and accounting of the running attempt */
     uint64_t sig;         /* its solo profile's key: the memory signature (hist_sig), or
                              est_signature(argv, batch) for a job stored without one */
@@ -166,6 +180,8 @@ struct carmad {
     int test_watch_fail;      /* CARMA_TEST_WATCH_FAIL: watching a shepherd fails (ENOSPC) */
     int test_die_at_cancel;   /* CARMA_TEST_DIE_AT_CANCEL: carmad exits (as if killed) after
                                  committing a running job's cancel, before signalling it */
+    long test_end_commit_fails; /* CARMA_TEST_END_COMMIT_FAILS: that many commits holding a
+                                   job's end fail (a full disk at the wrong moment) */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
@@ -768,6 +784,54 @@ static int save_job(struct carmad *d, uint32_t i, struct carma_err *err)
 
 /* ---- attempt end ---- */
 
+/* Writes job i's pending end (dj->end) and its record into the open transaction (begun
+ * if none is). */
+static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
+{
+    struct djob *dj = &d->dj[i];
+    struct carma_err e;
+    if (!err)
+        err = &e;
+    uint64_t id = dj->rec.id;
+    uint32_t n = dj->end.n;
+    int rc = store_tx(d, err);
+    if (!rc)
+        rc = carma_store_attempt_end(d->store, id, n, dj->end.end_s, carma_outcome_name(dj->end.o),
+                                     dj->end.exit_code, dj->end.signal, dj->end.peak_mib, err);
+    if (!rc)
+        rc = carma_store_usage_put(d->store, id, n, dj->end.gpu_s, dj->end.energy_j, dj->end.smact,
+                                   err);
+    if (!rc && dj->end.profile)
+        rc = carma_store_profile_add(d->store, dj->sig, dj->end.smact, dj->end.smocc, dj->end.drama,
+                                     dj->end.end_s, err);
+    if (!rc)
+        rc = save_job(d, i, err);
+    return rc;
+}
+
+/* After a commit (ok) or its failure: what the transaction held is stored, or is to be
+ * written again. A final end's slot goes once stored. */
+static void store_settle(struct carmad *d, int ok)
+{
+    for (uint32_t i = 0; i < d->cap; i++) {
+        struct djob *dj = &d->dj[i];
+        if (!dj->used)
+            continue;
+        if (dj->pid_in_tx) {
+            dj->pid_in_tx = 0;
+            dj->pid_dirty = !ok;
+        }
+        if (dj->end_in_tx) {
+            dj->end_in_tx = 0;
+            if (ok) {
+                dj->end_dirty = 0;
+                if (dj->end_final)
+                    slot_free(d, i);
+            }
+        }
+    }
+}
+
 /* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
  * exit status; NULL when none was recorded, for the reason none_why (NULL: its shepherd
  * ended without one). */
@@ -820,19 +884,30 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     r->reason = strdup(reason);
     if (!requeued)
         r->end_s = end_s;
+    if (dj->end_dirty && !dj->end_in_tx && end_write(d, i, NULL) == 0)
+        dj->end_in_tx = 1; /* an earlier end still waiting: written first */
+    else if (dj->end_dirty && !dj->end_in_tx)
+        dlog(d, LOG_ERR, "job %llu: attempt %u's end is lost from the store",
+             (unsigned long long)r->id, dj->end.n);
+    dj->end.n = n;
+    dj->end.o = o;
+    dj->end.end_s = end_s;
+    dj->end.gpu_s = run * nplaced;
+    dj->end.energy_j = dj->att_energy_j;
+    dj->end.exit_code = r->exit_code;
+    dj->end.signal = r->signal;
+    dj->end.peak_mib = peak;
+    dj->end.smact = dj->solo_smact;
+    dj->end.smocc = dj->solo_smocc;
+    dj->end.drama = dj->solo_drama;
+    dj->end.profile = dj->solo_smact >= 0 && dj->sig &&
+                      (o == CARMA_OUTCOME_SUCCEEDED || o == CARMA_OUTCOME_CANCELLED ||
+                       o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_OOM);
+    dj->end_dirty = 1;
+    dj->end_final = !requeued;
     struct carma_err err;
-    int rc = store_tx(d, &err);
-    if (!rc)
-        rc = carma_store_attempt_end(d->store, r->id, n, end_s, carma_outcome_name(o),
-                                     r->exit_code, r->signal, peak, &err);
-    if (!rc)
-        rc = carma_store_usage_put(d->store, r->id, n, run * nplaced, dj->att_energy_j,
-                                   dj->solo_smact, &err);
-    if (!rc && dj->solo_smact >= 0 && dj->sig &&
-        (o == CARMA_OUTCOME_SUCCEEDED || o == CARMA_OUTCOME_CANCELLED ||
-         o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_OOM))
-        rc = carma_store_profile_add(d->store, dj->sig, dj->solo_smact, dj->solo_smocc,
-                                     dj->solo_drama, end_s, &err);
+    int rc = end_write(d, i, &err);
+    dj->end_in_tx = rc == 0;
     r->run_s += run;
     r->gpu_s += run * nplaced;
     r->energy_j += dj->att_energy_j;
@@ -842,10 +917,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     if (!requeued && d->sj[i].state < CARMA_JOB_STATE_COUNT)
         d->finished[d->sj[i].state]++;
     d->publish = 1;
-    if (!rc)
-        rc = save_job(d, i, &err);
     if (rc)
-        dlog(d, LOG_ERR, "job %llu: cannot record its end (%s); the status file stays the truth",
+        dlog(d, LOG_ERR, "job %llu: cannot record its end (%s); tried again at the next commit",
              (unsigned long long)r->id, err.msg);
     dlog(d, LOG_INFO, "job %llu attempt %u: %s%s (%s)", (unsigned long long)r->id, n,
          carma_outcome_name(o), requeued ? ", re-queued" : "", reason);
@@ -864,8 +937,6 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->mem_now_mib = 0;
     dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
     d->dirty = 1;
-    if (!requeued)
-        slot_free(d, i);
 }
 
 static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid, int fd)
@@ -1602,7 +1673,8 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
         if (!find_slot(d, q->ids[k], &i))
             continue;
         struct djob *dj = &d->dj[i];
-        if (dj->cancel_queued || dj->cancel_running)
+        /* ended (its slot kept until its end is stored): nothing to do, as for any ended job */
+        if (dj->cancel_queued || dj->cancel_running || dj->end_final)
             continue;
         if (dj->rec.cancel_requested) {
             /* recorded already: asked again, the shepherd is signalled again (a signal
@@ -2439,14 +2511,27 @@ static void iteration_end(struct carmad *d)
                 break;
         }
     }
-    for (uint32_t i = 0; i < d->cap; i++)
-        if (d->dj[i].used && d->dj[i].pid_dirty && !d->dj[i].launching) {
-            if (store_tx(d, &err) == 0 &&
-                carma_store_attempt_pid(d->store, d->dj[i].rec.id, d->sj[i].attempts,
-                                        d->dj[i].shepherd, &err) == 0)
-                d->dj[i].pid_dirty = 0;
-        }
+    for (uint32_t i = 0; i < d->cap; i++) {
+        struct djob *dj = &d->dj[i];
+        if (dj->used && dj->pid_dirty && !dj->pid_in_tx && !dj->launching &&
+            store_tx(d, &err) == 0 &&
+            carma_store_attempt_pid(d->store, dj->rec.id, d->sj[i].attempts, dj->shepherd, &err) ==
+                0)
+            dj->pid_in_tx = 1;
+        /* an end a failed commit lost: written again (not an error of this iteration's
+         * if it fails again: attempt_end's log said so) */
+        struct carma_err e;
+        if (dj->used && dj->end_dirty && !dj->end_in_tx && end_write(d, i, &e) == 0)
+            dj->end_in_tx = 1;
+    }
     int ok = 1;
+    if (d->test_end_commit_fails > 0 && carma_store_in_tx(d->store) && !err.msg[0])
+        for (uint32_t i = 0; i < d->cap; i++)
+            if (d->dj[i].used && d->dj[i].end_in_tx) {
+                d->test_end_commit_fails--;
+                carma_err_set(&err, -ENOSPC, "test: a commit holding a job's end fails");
+                break;
+            }
     if (carma_store_in_tx(d->store) && !err.msg[0]) {
         if (carma_store_commit(d->store, &err))
             ok = 0;
@@ -2456,6 +2541,8 @@ static void iteration_end(struct carmad *d)
     } else if (err.msg[0]) {
         ok = 0;
     }
+    /* before anything below writes again (into the next iteration's transaction) */
+    store_settle(d, ok);
     if (!ok) {
         dlog(d, LOG_ERR, "store: %s: this iteration's submissions are refused, its launches "
                          "undone", err.msg);
@@ -2719,6 +2806,7 @@ static int reconcile(struct carmad *d, struct carma_err *err)
         return rc;
     if (carma_store_in_tx(d->store) && (rc = carma_store_commit(d->store, err)))
         return rc;
+    store_settle(d, 1);
     dlog(d, LOG_INFO, "reconciled: %d queued, %d running re-adopted, %d ended while down, "
                       "%d never started (re-queued)%s", x.queued, x.adopted, x.ended, x.requeued,
          x.failed ? ", and jobs that ask for more GPUs than there are failed" : "");
@@ -3061,6 +3149,9 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     d->test_watch_fail = twf && *twf;
     const char *tdc = getenv("CARMA_TEST_DIE_AT_CANCEL");
     d->test_die_at_cancel = tdc && *tdc;
+    const char *tef = getenv("CARMA_TEST_END_COMMIT_FAILS");
+    if (tef && *tef)
+        d->test_end_commit_fails = strtol(tef, NULL, 10) % 1000;
     const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");
     d->start_wait_s = tsw && *tsw ? (double)(strtol(tsw, NULL, 10) % 100000) / 1e3 : 10.0;
     carmad_config_default(&d->cfg);

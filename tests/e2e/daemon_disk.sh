@@ -29,4 +29,17 @@ is_state "$long" running || fail "the running job changed state"
 "$CARMA" ls >/dev/null || fail "ls after the full disk"
 "$CARMA" cancel "$long" || fail "cancel after the full disk"
 wait_until 10 pid_gone "$lpid" || fail "cancel did not end the job"
+stop_daemon
+
+step "a job's end in a commit that fails is written again (not left running)"
+# the test hook fails the first two commits that hold a job's end, as a full disk would
+rm -rf "$T/state"
+CARMA_TEST_END_COMMIT_FAILS=2 start_daemon --gpus sim:1xa100-40gb
+e1=$(submit --name ends -- true)
+"$CARMA" wait --timeout 20 "$e1" >/dev/null || fail "a job whose end's commit failed: $("$CARMA" show "$e1")"
+[ "$(grep -c "test: a commit holding a job's end fails" "$T/carmad.log")" = 2 ] ||
+    fail "the hook did not fail two commits: $(tail -5 "$T/carmad.log")"
+"$CARMA" show "$e1" | grep -q "^  #1 .* succeeded" || fail "its attempt: $("$CARMA" show "$e1")"
+e2=$(submit --name after -- true)
+"$CARMA" wait --timeout 20 "$e2" >/dev/null || fail "a job after: $("$CARMA" show "$e2")"
 echo "daemon_disk: all passed"
