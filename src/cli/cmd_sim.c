@@ -225,15 +225,17 @@ static const struct sim_metrics *exclusive_of(const struct row *rows, size_t n)
 }
 
 /* span/ex and kWh/ex of a makespan (0: none, no job finished) and an energy, or "-"
- * where a side has none. */
-static void ratio_cells(const struct sim_metrics *ex, double span, double energy, char r1[16],
-                        char r2[16])
+ * where a side has none. No kWh/ex where the row or exclusive gave jobs up: that energy
+ * leaves out the work those jobs never did, so it is not comparable (it can fall below
+ * the bound). */
+static void ratio_cells(const struct sim_metrics *ex, double span, double energy, int gave_up,
+                        char r1[16], char r2[16])
 {
     snprintf(r1, 16, "-");
     snprintf(r2, 16, "-");
     if (ex && ex->succeeded && ex->makespan_s > 0 && span > 0)
         snprintf(r1, 16, "%.3f", span / ex->makespan_s);
-    if (ex && ex->energy_j > 0)
+    if (ex && ex->energy_j > 0 && !ex->gave_up && !gave_up)
         snprintf(r2, 16, "%.3f", energy / ex->energy_j);
 }
 
@@ -267,14 +269,16 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
         const struct sim_metrics *m = &rows[i].m;
         if (!m->gave_up)
             continue;
-        snprintf(notes[k++], sizeof notes[0],
-                 "%s gave up %llu of %llu jobs after --max-attempts: %s", rows[i].policy->name,
-                 (unsigned long long)m->gave_up, (unsigned long long)m->jobs,
-                 m->succeeded ? "its makespan, JCT and wait count only the jobs that finished, "
-                                "so it may look better than the (bound); its energy and lost "
-                                "GPU-hours include the given-up jobs' runs."
-                              : "no job finished, so it has no makespan, JCT or wait (-); its "
-                                "energy and lost GPU-hours are those of the given-up jobs' runs.");
+        snprintf(
+            notes[k++], sizeof notes[0], "%s gave up %llu of %llu jobs after --max-attempts: %s",
+            rows[i].policy->name, (unsigned long long)m->gave_up, (unsigned long long)m->jobs,
+            m->succeeded ? "its makespan, JCT and wait count only the jobs that finished; its "
+                           "energy and lost GPU-hours include the given-up jobs' runs but not the "
+                           "work they never did, so its makespan and energy may look better than "
+                           "the (bound), and it has no kWh/ex (-)."
+                         : "no job finished, so it has no makespan, JCT, wait or kWh/ex (-); its "
+                           "energy and lost GPU-hours are those of the given-up jobs' runs, "
+                           "without the work they never did (it may be below the (bound)).");
     }
     /* The est-* policies of the run, by name: CARMA's reference policies that take an
      * estimator's answer (auto has its own bound, whatever its requirement source). */
@@ -354,7 +358,7 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
         char r1[16], r2[16], h[4][16];
-        ratio_cells(ex, m->makespan_s, m->energy_j, r1, r2);
+        ratio_cells(ex, m->makespan_s, m->energy_j, m->gave_up > 0, r1, r2);
         hours_cell(m, m->makespan_s, h[0]);
         hours_cell(m, m->mean_jct_s, h[1]);
         hours_cell(m, m->p99_jct_s, h[2]);
@@ -365,16 +369,17 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
                m->mean_smact, m->mean_mem_used_frac, r1, r2);
     }
     char r1[16], r2[16];
-    ratio_cells(ex, b->makespan_s, b->energy_j, r1, r2);
+    ratio_cells(ex, b->makespan_s, b->energy_j, 0, r1, r2);
     printf("%-12s %9.2f %9s %9s %9s %5s %6s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
            b->makespan_s / 3600, "-", "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1,
            r2);
     printf("\n(bound): no schedule that finishes every job can beat it under the model "
            "(docs/model.md).\n");
     printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s.\n",
-           !ex                ? " (add --policy exclusive to see them)"
-           : !ex->succeeded ? " (no span/ex: exclusive finished no job)"
-                              : "");
+           !ex              ? " (add --policy exclusive to see them)"
+           : !ex->succeeded ? " (none: exclusive finished no job)"
+           : ex->gave_up    ? " (no kWh/ex: exclusive gave jobs up)"
+                            : "");
     for (size_t k = 0; k < nnotes; k++)
         printf("%s\n", notes[k]);
 }
@@ -476,7 +481,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         snprintf(cells[i * COLS + 8], 32, "%.2f", m->energy_j / 3.6e6);
         snprintf(cells[i * COLS + 9], 32, "%.3f", m->mean_smact);
         snprintf(cells[i * COLS + 10], 32, "%.3f", m->mean_mem_used_frac);
-        ratio_cells(ex, m->makespan_s, m->energy_j, cells[i * COLS + 11],
+        ratio_cells(ex, m->makespan_s, m->energy_j, m->gave_up > 0, cells[i * COLS + 11],
                     cells[i * COLS + 12]);
         for (size_t c = 0; c < COLS; c++)
             cellp[i * COLS + c] = cells[i * COLS + c];
@@ -488,7 +493,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     snprintf(cells[n * COLS + 0], 32, "(bound)");
     snprintf(cells[n * COLS + 1], 32, "%.2f", b->makespan_s / 3600);
     snprintf(cells[n * COLS + 8], 32, "%.2f", b->energy_j / 3.6e6);
-    ratio_cells(ex, b->makespan_s, b->energy_j, cells[n * COLS + 11], cells[n * COLS + 12]);
+    ratio_cells(ex, b->makespan_s, b->energy_j, 0, cells[n * COLS + 11], cells[n * COLS + 12]);
     for (size_t g = 0; g < shown; g++)
         snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
     for (size_t i = 0; i < n; i++) {
@@ -522,9 +527,10 @@ static int write_report(const char *path, const struct row *rows, size_t n,
                                 "(bound): no schedule that finishes every job can beat it "
                                 "under the model. span/ex, kWh/ex: makespan and energy "
                                 "relative to exclusive%s.",
-                                !ex                ? " (run exclusive too to see them)"
-                                : !ex->succeeded ? " (no span/ex: exclusive finished no job)"
-                                                   : "");
+                                !ex              ? " (run exclusive too to see them)"
+                                : !ex->succeeded ? " (none: exclusive finished no job)"
+                                : ex->gave_up    ? " (no kWh/ex: exclusive gave jobs up)"
+                                                 : "");
     for (size_t k = 0; k < nnotes && o < sizeof note; k++)
         o += (size_t)snprintf(note + o, sizeof note - o, " %s", notes[k]);
     struct carma_report_table table = {COLS, n + 1, header, cellp, note};

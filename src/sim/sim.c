@@ -610,7 +610,8 @@ static int finish_metrics(struct sim *s, double t_end)
         return -ENOMEM;
     /* Makespan, JCT and wait: the jobs that finished only (a job given up has no
      * completion time). Energy, activity and memory: every GPU up to t_end, the last
-     * job's end, crashed runs of given-up jobs included (that energy was spent). */
+     * job's end, crashed runs of given-up jobs included (that energy was spent), the
+     * work they never did not (so it can fall below the bound). */
     size_t n = 0;
     double sum = 0, wait = 0, last_finish = s->t0;
     for (size_t i = 0; i < s->njobs; i++) {

@@ -153,6 +153,33 @@ expect_bad "bom2.csv:1: a second byte order mark" --trace "$T/bom2.csv" --trace-
 grep -q "gaveUp" "$T/out" || fail "no gaveUp column"
 grep -q "^or-rr gave up [1-9][0-9]* of 90 jobs" "$T/out" || fail "given-up jobs not flagged"
 grep -q "^exclusive gave up" "$T/out" && fail "exclusive flagged"
+# Given-up jobs' unfinished work costs no energy: on t1 or-rr's energy falls below the (bound),
+# so its row has no kWh/ex (table and report) and the note says its energy may look better.
+"$CARMA" sim --trace data/trace-t1.csv --policy exclusive,or-rr --max-attempts 1 \
+    --report "$T/gaveup.html" >"$T/out" || fail "t1 max-attempts run"
+grep -Eq '^or-rr +([0-9.]+ +){4}[1-9][0-9]* +[1-9][0-9]* .* [0-9.]+ +-$' "$T/out" ||
+    fail "kWh/ex shown for a row that gave jobs up: $(cat "$T/out")"
+grep -Eq '^exclusive .* 1\.000 +1\.000$' "$T/out" || fail "exclusive's ratios: $(cat "$T/out")"
+grep -q "^or-rr gave up [1-9][0-9]* of 60 jobs .* its makespan and energy may look better than the (bound), and it has no kWh/ex (-)\.$" \
+    "$T/out" || fail "the note does not say energy may beat the (bound): $(cat "$T/out")"
+python3 - "$T/gaveup.html" <<'PY' || fail "report: kWh/ex of a row that gave jobs up"
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+row = re.search(r"<tr><td>or-rr</td>(.*?)</tr>", html).group(1)
+cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+assert cells[-1] == "-" and cells[-2] != "-", cells
+assert "its makespan and energy may look better than the (bound)" in html
+PY
+"$CARMA" sim --trace data/trace-t1.csv --policy exclusive,or-rr --max-attempts 1 --json \
+    >"$T/out" || fail "t1 max-attempts run, json"
+python3 - "$T/out" <<'PY' || fail "t1 max-attempts: json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+o, b = r["policies"]["or-rr"], r["bounds"]
+# energy_j stays the energy spent, below the bound here; the note says why
+assert o["gave_up"] > 0 and isinstance(o["energy_j"], float) and o["energy_j"] < b["energy_j"], o
+assert any(n.startswith("or-rr gave up") and "energy may look better" in n for n in r["notes"]), r
+PY
 
 # A run that finished no job has no makespan, JCT or wait ('-', JSON null), and no span/ex
 # is taken from it; its energy and lost GPU time are those of the crashed run.
@@ -162,8 +189,10 @@ printf 'submit_s,workload\n0,huge\n' >"$T/huge.csv"
 "$CARMA" sim --trace "$T/huge.csv" --workloads "$T/hugecat.csv" --gpus 1xv100-32gb,1xa100-80gb \
     --policy exclusive,auto --max-attempts 1 >"$T/out" || fail "all given up"
 grep -Eq '^exclusive +- +- +- +- +1 +1 ' "$T/out" || fail "figures of no finished job: $(cat "$T/out")"
-grep -Eq '^auto +0\.17 +0\.17 +0\.17 +0\.00 .* - +[0-9.]+$' "$T/out" ||
-    fail "span/ex from a run that finished nothing: $(cat "$T/out")"
+grep -Eq '^auto +0\.17 +0\.17 +0\.17 +0\.00 .* - +-$' "$T/out" ||
+    fail "span/ex or kWh/ex from a run that finished nothing: $(cat "$T/out")"
+grep -q "relative to exclusive (none: exclusive finished no job)\.$" "$T/out" ||
+    fail "no ratios not said: $(cat "$T/out")"
 grep -q "^exclusive gave up 1 of 1 jobs after --max-attempts: no job finished" "$T/out" ||
     fail "no finished job not said: $(cat "$T/out")"
 "$CARMA" sim --trace "$T/huge.csv" --workloads "$T/hugecat.csv" --gpus 1xv100-32gb,1xa100-80gb \
