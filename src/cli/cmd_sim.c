@@ -591,6 +591,47 @@ static int report_path_check(const char *path)
     return why != NULL;
 }
 
+/* Whether `path` is the file st names (same device and inode). */
+static int same_file(const struct stat *st, const char *path)
+{
+    struct stat o;
+    return stat(path, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+/* Refuses a --report that is one of the run's inputs, compared by device and inode so
+ * that a link or another spelling is caught: writing it would replace the input. The
+ * trace (NULL: standard input), the catalog read (NULL: none or standard input) and,
+ * for a CARMA .sh trace, the .rad file of each task (as sh_task finds them: in rad_dir,
+ * else the trace's folder). Called once they are read, before any run. */
+static int report_input_check(const char *report, const char *trace, const char *catalog,
+                              const struct sim_trace *t, enum sim_trace_format fmt,
+                              const char *trace_name, const char *rad_dir)
+{
+    struct stat st;
+    if (stat(report, &st) != 0)
+        return 0; /* not there yet: no input */
+    const char *what = NULL;
+    char path[4096 + SIM_NAME_MAX + 8];
+    if (trace && same_file(&st, trace))
+        what = "the trace";
+    else if (catalog && same_file(&st, catalog))
+        what = "the workload catalog";
+    for (size_t i = 0; !what && fmt == SIM_TRACE_CARMA_SH && i < t->nworkloads; i++) {
+        const char *slash = strrchr(trace_name, '/');
+        if (rad_dir)
+            snprintf(path, sizeof path, "%s/%s.rad", rad_dir, t->workloads[i].name);
+        else
+            snprintf(path, sizeof path, "%.*s/%s.rad", slash ? (int)(slash - trace_name) : 1,
+                     slash ? trace_name : ".", t->workloads[i].name);
+        if (same_file(&st, path))
+            what = "a task file of the trace";
+    }
+    if (what)
+        fprintf(stderr, "carma sim: --report %s: is %s it reads; give another path\n", report,
+                what);
+    return what != NULL;
+}
+
 int cmd_sim(int argc, char **argv)
 {
     const char *trace_path = NULL, *catalog_path = NULL, *gpus = "4xa100-40gb";
@@ -801,6 +842,10 @@ int cmd_sim(int argc, char **argv)
         fputc('\n', stderr);
         goto out;
     }
+    if (report && report_input_check(report, trace_stdin ? NULL : trace_path,
+                                     uses_catalog && !catalog_stdin ? catalog_path : NULL, &trace,
+                                     fmt, trace_name, rad_dir))
+        goto out;
     if (sim_trace_check(&trace, &(struct sim_config){.kinds = kinds, .ngpus = ngpus},
                         trace_name, &err)) {
         fprintf(stderr, "carma sim: %s (--gpus %s)\n", err.msg, gpus);

@@ -349,6 +349,27 @@ expect_bad "expected an integer in \[0, 2^63 - 1\]" --trace data/trace-mix90.csv
 expect_bad "--report $T/none/x.html: No such file or directory" --trace data/trace-mix90.csv \
     --report "$T/none/x.html"
 expect_bad "--report $T: a folder" --trace data/trace-mix90.csv --report "$T"
+# ... and refused when it is one of the run's inputs (also through a link or the default
+# catalog beside the trace), which stay as they were.
+mkdir -p "$T/in/rad"
+cp data/trace-t1.csv "$T/in/t1.csv"
+cp data/workloads.csv "$T/in/workloads.csv"
+ln -s t1.csv "$T/in/t1-link.html"
+expect_bad "--report $T/in/t1.csv: is the trace it reads" --trace "$T/in/t1.csv" \
+    --policy auto --report "$T/in/t1.csv"
+expect_bad "--report $T/in/t1-link.html: is the trace it reads" --trace "$T/in/t1.csv" \
+    --policy auto --report "$T/in/t1-link.html"
+expect_bad "--report $T/in/workloads.csv: is the workload catalog it reads" \
+    --trace "$T/in/t1.csv" --policy auto --report "$T/in/workloads.csv"
+cmp -s "$T/in/t1.csv" data/trace-t1.csv && cmp -s "$T/in/workloads.csv" data/workloads.csv ||
+    fail "--report replaced an input"
+printf '# a task\nconda activate tf\npython /x/vgg16.py\nvgg16.model\n/raid/imagenet\n32\nexclusive\n1\n6684\n' \
+    >"$T/in/rad/vgg.rad"
+printf 'python /h/rad/src/submit.py --task /h/rad/workloads/vgg.rad\n' >"$T/in/t.sh"
+expect_bad "--report $T/in/rad/vgg.rad: is a task file of the trace it reads" \
+    --trace "$T/in/t.sh" --workloads data/workloads.csv --rad-dir "$T/in/rad" \
+    --policy auto --report "$T/in/rad/vgg.rad"
+grep -q "^# a task" "$T/in/rad/vgg.rad" || fail "--report replaced a .rad file"
 if [ -w /dev/full ]; then
     rc=0
     "$CARMA" sim --trace data/trace-t1.csv --policy auto --report /dev/full >"$T/out" \
