@@ -160,7 +160,12 @@ static int regime(const char *dir, const char *catalog_file, const char *regime_
             for (uint64_t seed = 1; seed <= NSEEDS && !status; seed++) {
                 for (size_t i = 0; i < t.njobs; i++)
                     t.jobs[i].duration_s = dur[i];
-                sim_trace_jitter(&t, JITTER, seed);
+                struct carma_err jerr;
+                if (sim_trace_jitter(&t, JITTER, seed, traces[ti], &jerr)) {
+                    fprintf(stderr, "bench_policies: %s\n", jerr.msg);
+                    status = 1;
+                    break;
+                }
                 if (replay(&t, kinds, &r, &rb)) {
                     status = 1;
                     break;

@@ -851,8 +851,11 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "carma sim: %s (--gpus %s)\n", err.msg, gpus);
         goto out;
     }
-    if (jitter > 0)
-        sim_trace_jitter(&trace, jitter, seed);
+    if (jitter > 0 && sim_trace_jitter(&trace, jitter, seed, trace_name, &err)) {
+        fprintf(stderr, "carma sim: %s (--jitter %g --seed %llu)\n", err.msg, jitter,
+                (unsigned long long)seed);
+        goto out;
+    }
     rows = calloc(npol, sizeof *rows);
     if (!rows) {
         status = 1;

@@ -160,7 +160,11 @@ const struct sim_model_profile *sim_model_profile_find(const char *name);
 
 /* Multiplies every job's run time by exp(N(0, frac)), drawn from a generator seeded by
  * `seed`: the same seed gives the same trace. Used to check that a comparison of
- * policies holds beyond one exact replay. */
-void sim_trace_jitter(struct sim_trace *t, double frac, uint64_t seed);
+ * policies holds beyond one exact replay. Returns 0, or -EINVAL with err naming the
+ * job ("FILE:LINE: job NAME: ..." where file is given and the job has a line) when a
+ * jittered run time would not be positive or pass the loaders' limit (1e10 s); the
+ * trace is then unchanged. */
+int sim_trace_jitter(struct sim_trace *t, double frac, uint64_t seed, const char *file,
+                     struct carma_err *err);
 
 #endif

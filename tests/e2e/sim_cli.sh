@@ -344,6 +344,12 @@ head -1 "$T/a" | grep -qx "carma sim: 90 jobs on 4xa100-40gb, sharing mps, jitte
 cmp -s "$T/a" "$T/b" || fail "the same seed gave another table: $(diff "$T/a" "$T/b")"
 expect_bad "expected an integer in \[0, 2^63 - 1\]" --trace data/trace-mix90.csv \
     --seed 9223372036854775808
+# A jittered run time past the limit is named, with the factor drawn and the settings.
+printf 'name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s\nbig,resnet,32,1,1000,1e8,0.5,0.2,0.2,30\n' \
+    >"$T/bigcat.csv"
+printf 'submit_s,workload\n0,big\n1,big\n2,big\n3,big\n' >"$T/big.csv"
+expect_bad "big.csv:[0-9]: job big: run time 6e9 s times [0-9.]* (the jitter) is [0-9.e]* s: not positive or above 1e10 s (--jitter 2 --seed 1)" \
+    --trace "$T/big.csv" --workloads "$T/bigcat.csv" --policy exclusive --jitter 2 --seed 1
 
 # --report is checked before the run; a write that fails at the end keeps the figures.
 expect_bad "--report $T/none/x.html: No such file or directory" --trace data/trace-mix90.csv \

@@ -182,8 +182,8 @@ static void test_no_policy_beats_bound_on_bundled_traces(void **state)
                 struct carma_err err;
                 if (sim_trace_load_opts(traces[ti], SIM_TRACE_AUTO, &o, &t, &err))
                     fail_msg("%s", err.msg);
-                if (seed)
-                    sim_trace_jitter(&t, 0.2, seed);
+                if (seed && sim_trace_jitter(&t, 0.2, seed, traces[ti], &err))
+                    fail_msg("%s", err.msg);
                 for (size_t si = 0; si < 2; si++) {
                     checked += check_all_policies(&t, specs[si], CARMA_SHARING_MPS);
                     checked += check_all_policies(&t, specs[si], CARMA_SHARING_TIMESLICE);

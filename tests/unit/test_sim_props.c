@@ -446,8 +446,11 @@ static int load(const struct scen *sc, const char *trace, size_t tlen, const cha
     free(cat);
     if (rc)
         return rc;
-    if (sc->jitter > 0)
-        sim_trace_jitter(&ld->tr, sc->jitter, sc->jitter_seed);
+    if (sc->jitter > 0 &&
+        (rc = sim_trace_jitter(&ld->tr, sc->jitter, sc->jitter_seed, "trace.csv", err))) {
+        sim_trace_free(&ld->tr);
+        return rc;
+    }
     sim_config_default(&ld->cfg);
     ld->cfg.kinds = sc->kinds;
     ld->cfg.ngpus = sc->ngpus;

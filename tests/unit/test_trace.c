@@ -1,5 +1,6 @@
 /* Trace and catalog loaders: every format on small in-memory inputs (good and each
  * kind of bad), and the bundled data files. Run from the repository root. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,6 +120,58 @@ static void expect_good(enum sim_trace_format fmt, const char *file, const char 
     int rc = sim_trace_parse(file, text, strlen(text), fmt, &o, t, &err);
     if (rc)
         fail_msg("%s: %s", file, err.msg);
+}
+
+/* Jitter: every seed jitters (none gives xorshift's all-zero state, which scaled every
+ * run time by one factor), and a jittered run time past the loaders' limit is an error
+ * naming the job, with the trace left as it was. */
+static void test_jitter(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t o = (size_t)snprintf(text, sizeof text, "submit_s,workload\n");
+    for (int i = 0; i < 50; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "%d,a\n", i);
+    static const uint64_t seeds[] = {1, 1018231460777725123ull, 1018231460777725124ull};
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        struct sim_trace t;
+        expect_good(SIM_TRACE_CARMA_CSV, "j.csv", text, &t);
+        double d0 = t.jobs[0].duration_s;
+        struct carma_err err = {{0}};
+        assert_int_equal(sim_trace_jitter(&t, 0.1, seeds[k], "j.csv", &err), 0);
+        size_t same = 0;
+        double lo = 1e300, hi = 0;
+        for (size_t i = 1; i < t.njobs; i++) {
+            same += t.jobs[i].duration_s == t.jobs[0].duration_s;
+            double f = t.jobs[i].duration_s / d0;
+            lo = f < lo ? f : lo;
+            hi = f > hi ? f : hi;
+        }
+        if (same || lo < 0.6 || hi > 1.7 || lo > 0.97 || hi < 1.03)
+            fail_msg("seed %llu: %zu equal run times, factors %g to %g",
+                     (unsigned long long)seeds[k], same, lo, hi);
+        sim_trace_free(&t);
+    }
+    /* the catalog's longest run time, 1e8 min = 6e9 s: one draw in three at --jitter 2
+     * pushes it over the limit of 1e10 s */
+    static const char big_cat[] = CAT_HDR "big,resnet,32,1,1000,1e8,0.5,0.2,0.2,30,\n";
+    struct sim_workload *bc;
+    size_t nbc;
+    struct carma_err err = {{0}};
+    assert_int_equal(sim_catalog_parse("big.csv", big_cat, strlen(big_cat), &bc, &nbc, &err), 0);
+    static const char big[] = "submit_s,workload\n0,big\n1,big\n2,big\n3,big\n4,big\n5,big\n";
+    struct sim_trace_opts opts = {.catalog = bc, .ncatalog = nbc};
+    struct sim_trace t;
+    assert_int_equal(
+        sim_trace_parse("big.csv", big, strlen(big), SIM_TRACE_CARMA_CSV, &opts, &t, &err), 0);
+    free(bc);
+    assert_int_equal(sim_trace_jitter(&t, 2, 1, "big.csv", &err), -EINVAL);
+    if (!strstr(err.msg, "big.csv:") || !strstr(err.msg, ": job big: run time 6e9 s times ") ||
+        !strstr(err.msg, "not positive or above 1e10 s"))
+        fail_msg("message: %s", err.msg);
+    for (size_t i = 0; i < t.njobs; i++)
+        assert_true(t.jobs[i].duration_s == 6e9);
+    sim_trace_free(&t);
 }
 
 /* ---- catalog ---- */
@@ -1046,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_gavel_good),     cmocka_unit_test(test_gavel_bad),
         cmocka_unit_test(test_alibaba_good),   cmocka_unit_test(test_alibaba_bad),
         cmocka_unit_test(test_nul_bytes),      cmocka_unit_test(test_unknown_names),
+        cmocka_unit_test(test_jitter),
     };
     const struct CMUnitTest sh[] = {
         cmocka_unit_test(test_rad_parse),
