@@ -658,7 +658,6 @@ int cmd_sim(int argc, char **argv)
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 't': trace_path = optarg; break;
         case 'w': catalog_path = optarg; break;
@@ -670,10 +669,8 @@ int cmd_sim(int argc, char **argv)
         case 'r': report = optarg; break;
         case 'f': fmt_s = optarg; break;
         case 'R': rad_dir = optarg; break;
-        case 'S':
-            errno = 0;
-            seed = strtoull(optarg, &end, 10);
-            if (errno || *end || !*optarg || optarg[0] == '-' || seed > INT64_MAX) {
+        case 'S': /* digits only: no sign, blank or empty value */
+            if (carma_parse_u64(optarg, &seed) || seed > INT64_MAX) {
                 fprintf(stderr, "carma sim: --seed: expected an integer in [0, 2^63 - 1], "
                                 "got '%s'\n", optarg);
                 return 2;
@@ -686,15 +683,16 @@ int cmd_sim(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'm':
-            errno = 0;
-            max_attempts = strtol(optarg, &end, 10);
-            if (errno || *end || max_attempts < 0 || max_attempts > 1000) {
+        case 'm': { /* digits only: an empty value is not 0, "no limit" */
+            uint64_t v;
+            if (carma_parse_u64(optarg, &v) || v > 1000) {
                 fprintf(stderr, "carma sim: --max-attempts: expected 0..1000, got '%s'\n",
                         optarg);
                 return 2;
             }
+            max_attempts = (long)v;
             break;
+        }
         case 'h': sim_usage(stdout); return 0;
         default: sim_usage(stderr); return 2;
         }

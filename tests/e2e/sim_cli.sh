@@ -91,6 +91,13 @@ expect_bad "unknown GPU kind" --trace data/trace-mix90.csv --gpus 4xa200-40gb
 expect_bad "more than" --trace data/trace-mix90.csv --gpus 100000xa100-40gb
 expect_bad "bad count" --trace data/trace-mix90.csv --gpus 0xa100-40gb
 expect_bad "--seed" --trace data/trace-mix90.csv --jitter 0.2 --seed -1
+# An empty value (an unset shell variable) is not 0 ("no limit"); no blank or sign either.
+for v in "" " 2" "+2" "2 "; do
+    expect_bad "--max-attempts: expected 0..1000, got '$v'" --trace data/trace-t1.csv \
+        --policy auto --max-attempts "$v"
+    expect_bad "--seed: expected an integer in \[0, 2^63 - 1\], got '$v'" \
+        --trace data/trace-t1.csv --policy auto --jitter 0.1 --seed "$v"
+done
 expect_bad "unknown policy" --trace data/trace-mix90.csv --policy oracle-xx
 expect_bad "an empty name in the list" --trace data/trace-mix90.csv --policy auto,
 expect_bad "unknown mode" --trace data/trace-mix90.csv --sharing mig2
