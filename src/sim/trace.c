@@ -547,6 +547,10 @@ int sim_next_line(const char *buf, size_t len, size_t *off, size_t *n, char *lin
     *off += l + 1;
     if (l && line[l - 1] == '\r')
         l--;
+    /* Any other CR is a bare one (docs/traces.md), refused as the CSV reader does. */
+    if (memchr(line, '\r', l))
+        return carma_err_at(err, file, *n, "%s",
+                            carma_text_cr_only(buf, len) ? CARMA_CR_ONLY_MSG : CARMA_CR_BARE_MSG);
     line[l] = '\0';
     return 1;
 }

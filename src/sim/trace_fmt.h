@@ -73,7 +73,8 @@ void sim_unknown_free(struct sim_unknowns *u);
 
 /* Reads the next line of buf from *off into line (at most cap - 1 bytes, a trailing
  * CR dropped, NUL-terminated) and counts it in *n. Returns 1 with a line, 0 at the end,
- * or -EINVAL with err naming file and line when the line does not fit. */
+ * or -EINVAL with err naming file and line when the line does not fit or holds another
+ * CR (CARMA_CR_BARE_MSG, or CARMA_CR_ONLY_MSG when buf has no LF at all). */
 int sim_next_line(const char *buf, size_t len, size_t *off, size_t *n, char *line, size_t cap,
                   const char *file, struct carma_err *err);
 

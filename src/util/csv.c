@@ -96,9 +96,8 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
                 continue;
             } else if (ch == '\r') {
                 return csv_err(c, err, "%s",
-                               carma_text_cr_only(c->buf, c->len)
-                                   ? CARMA_CR_ONLY_MSG
-                                   : "a carriage return without a line feed");
+                               carma_text_cr_only(c->buf, c->len) ? CARMA_CR_ONLY_MSG
+                                                                  : CARMA_CR_BARE_MSG);
             } else if (field_was_quoted) {
                 return csv_err(c, err, "text after closing quote in field %zu", nf);
             }

@@ -39,6 +39,9 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err);
  * Line readers would see one line; callers refuse it with CARMA_CR_ONLY_MSG. */
 int carma_text_cr_only(const char *buf, size_t len);
 #define CARMA_CR_ONLY_MSG "lines end in a bare carriage return (classic Mac): convert them to LF"
+/* A CR that is not part of a CRLF (outside a quoted field), in text that has LFs too:
+ * the CSV reader and the line reader of Gavel, .sh and .rad files refuse it by line. */
+#define CARMA_CR_BARE_MSG "a carriage return without a line feed"
 /* Text may start with one UTF-8 byte order mark (Excel writes one); readers skip it
  * and refuse a second one right after it with CARMA_BOM2_MSG at line 1. */
 #define CARMA_BOM "\xEF\xBB\xBF"
