@@ -80,8 +80,8 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
             } else if (ch == '"') {
                 return csv_err(c, err, "stray quote inside field %zu", nf);
             } else if (ch == c->sep) {
-                if (out + 1 >= sizeof c->scratch)
-                    return csv_err(c, err, "record too long");
+                if (out >= CARMA_CSV_MAX_RECORD)
+                    return csv_err(c, err, "record longer than %d bytes", CARMA_CSV_MAX_RECORD);
                 c->scratch[out++] = '\0';
                 if (nf >= CARMA_CSV_MAX_FIELDS)
                     return csv_err(c, err, "more than %d fields", CARMA_CSV_MAX_FIELDS);
@@ -104,8 +104,8 @@ int carma_csv_next(struct carma_csv *c, struct carma_err *err)
             at_field_start = 0;
             if (++field_len > CARMA_CSV_MAX_FIELD)
                 return csv_err(c, err, "field %zu longer than %d bytes", nf, CARMA_CSV_MAX_FIELD);
-            if (out + 2 >= sizeof c->scratch)
-                return csv_err(c, err, "record too long");
+            if (out >= CARMA_CSV_MAX_RECORD)
+                return csv_err(c, err, "record longer than %d bytes", CARMA_CSV_MAX_RECORD);
             c->scratch[out++] = ch;
         }
         c->scratch[out] = '\0';

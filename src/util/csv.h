@@ -11,7 +11,10 @@
 #include "util/err.h"
 
 #define CARMA_CSV_MAX_FIELDS 64
-#define CARMA_CSV_MAX_FIELD 4096
+#define CARMA_CSV_MAX_FIELD 4096 /* bytes of a field, at most */
+/* Bytes of a record, at most: its fields and separators (quotes, "" escapes counted once,
+ * and the line end left out). Below 64 full fields, so it is a limit of its own. */
+#define CARMA_CSV_MAX_RECORD 8192
 
 struct carma_csv {
     const char *buf; /* not owned */
@@ -23,14 +26,14 @@ struct carma_csv {
     /* The current record: fields point into `scratch`, NUL-terminated. */
     size_t nfields;
     char *field[CARMA_CSV_MAX_FIELDS];
-    char scratch[CARMA_CSV_MAX_FIELDS * 64 + CARMA_CSV_MAX_FIELD];
+    char scratch[CARMA_CSV_MAX_RECORD + 1]; /* separators become NULs, then one more */
 };
 
 void carma_csv_init(struct carma_csv *c, const char *buf, size_t len, const char *file, char sep);
 
 /* Reads the next non-empty record. Returns 1 with c->field/nfields set, 0 at end of
  * input, or a negative code with err naming file and line (unterminated quote, too
- * many fields, a field too long, a NUL byte, a carriage return outside quotes that is
+ * many fields, a field or record too long, a NUL byte, a carriage return outside quotes that is
  * not part of a CRLF, a second byte order mark). An error on a later line of a record
  * that spans lines also names the line where the record starts. */
 int carma_csv_next(struct carma_csv *c, struct carma_err *err);

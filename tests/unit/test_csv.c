@@ -105,6 +105,51 @@ static void test_errors_name_file_and_line(void **state)
     assert_non_null(strstr(err.msg, "more than"));
 }
 
+/* The documented limits (docs/traces.md): a field of 4,096 bytes and a record of 8,192
+ * (fields and commas) are read, one byte more of either is refused, naming the limit. */
+static void test_field_and_record_limits(void **state)
+{
+    (void)state;
+    struct carma_err err;
+    static char in[2 * CARMA_CSV_MAX_RECORD];
+    /* 4096 + ',' + 4095 = 8192 bytes: both limits met exactly */
+    size_t n = 0;
+    memset(in, 'x', CARMA_CSV_MAX_FIELD);
+    n += CARMA_CSV_MAX_FIELD;
+    in[n++] = ',';
+    memset(in + n, 'y', CARMA_CSV_MAX_FIELD - 1);
+    n += CARMA_CSV_MAX_FIELD - 1;
+    in[n++] = '\n';
+    carma_csv_init(&c, in, n, "r.csv", ',');
+    if (carma_csv_next(&c, &err) != 1)
+        fail_msg("a record of 8192 bytes: %s", err.msg);
+    assert_int_equal(c.nfields, 2);
+    assert_int_equal(strlen(c.field[0]), CARMA_CSV_MAX_FIELD);
+    assert_int_equal(strlen(c.field[1]), CARMA_CSV_MAX_FIELD - 1);
+    /* one byte more in the second field: 8193 */
+    in[n - 1] = 'y';
+    in[n++] = '\n';
+    carma_csv_init(&c, in, n, "r.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "r.csv:1: record longer than 8192 bytes");
+    /* three fields each under the field limit, 9002 bytes in all (audit 2's case) */
+    n = 0;
+    for (int f = 0; f < 3; f++) {
+        memset(in + n, 'z', 3000);
+        n += 3000;
+        in[n++] = f < 2 ? ',' : '\n';
+    }
+    carma_csv_init(&c, in, n, "r.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "r.csv:1: record longer than 8192 bytes");
+    /* a field of 4097 bytes */
+    memset(in, 'x', CARMA_CSV_MAX_FIELD + 1);
+    in[CARMA_CSV_MAX_FIELD + 1] = '\n';
+    carma_csv_init(&c, in, CARMA_CSV_MAX_FIELD + 2, "r.csv", ',');
+    assert_true(carma_csv_next(&c, &err) < 0);
+    assert_string_equal(err.msg, "r.csv:1: field 1 longer than 4096 bytes");
+}
+
 /* A header naming a column twice is ambiguous: refused, whatever the column. */
 static void test_header_duplicate_column(void **state)
 {
@@ -282,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields_quotes_and_blank_lines),
         cmocka_unit_test(test_errors_name_file_and_line),
+        cmocka_unit_test(test_field_and_record_limits),
         cmocka_unit_test(test_lines_of_multiline_records),
         cmocka_unit_test(test_header_duplicate_column),
         cmocka_unit_test(test_quote),
