@@ -46,6 +46,8 @@ struct load_ctx {
     unsigned msg_line;   /* the line msg is about (inih goes on after an error and
                             reports the first error's line) */
     unsigned bad_header; /* the first "[section" line without its ']', 0 none */
+    unsigned indented;   /* the last line read that begins with blanks before text */
+    char last_key[112];  /* "section.key" of the entry before */
     char seen[SEEN_MAX][112]; /* "section.key" read so far: a key given twice is an error */
     unsigned nseen;
 };
@@ -112,8 +114,15 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     if (!section[0]) /* inih reads "[daemon" (no ']') as no section at all */
         BAD("'%.64s' is outside any section (or the section header above lacks its ']')",
             name);
+    /* inih reads an indented line after a key as more of that key's value (a multi-line
+     * value), whatever it holds: said so, not "given twice" about the key above */
     char key[112];
     snprintf(key, sizeof key, "%.40s.%.64s", section, name);
+    if (x->indented == x->line && !strcmp(x->last_key, key))
+        BAD("an indented line is read as more of '%.64s' above (a multi-line value); write "
+            "each setting and section header at the start of its line",
+            name);
+    memcpy(x->last_key, key, sizeof key);
     for (unsigned i = 0; i < x->nseen; i++)
         if (!strcmp(x->seen[i], key))
             BAD("'%.64s' given twice in [%.40s]", name, section);
@@ -274,7 +283,10 @@ static char *read_line(char *str, int num, void *stream)
     const char *p = r;
     if (x->line == 1 && memcmp(p, "\xef\xbb\xbf", 3) == 0) /* inih skips a UTF-8 BOM */
         p += 3;
-    p += strspn(p, " \t");
+    const char *text = p + strspn(p, " \t");
+    if (text > p && !strchr(";#\r\n", *text))
+        x->indented = x->line;
+    p = text;
     if (*p == '[' && !x->bad_header) {
         size_t body = strcspn(p, ";#"); /* a ']' in a comment closes nothing */
         const char *close = memchr(p, ']', body);

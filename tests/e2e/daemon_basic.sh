@@ -416,6 +416,10 @@ ini_refused '[daemon]\npolicy = auto\n[sharing\n\n\ndefault = mps\n' "bad.ini:3:
 ini_refused '\357\273\277[daemon\npolicy = auto\n' "bad.ini:1: section header without its '\\]'"
 ini_refused '[daemon]\npolicy = auto\n[sched ; see ]\nmax_attempts = 5\n' "bad.ini:3: section header without its '\\]'"
 ini_refused '[daemon]\npolicy = auto\npolicy = exclusive\n' "bad.ini:3: 'policy' given twice in \\[daemon\\]"
+# an indented line after a key is inih's continuation of it: said so, at its line (an
+# indented section header too)
+ini_refused '[daemon]\npolicy = auto\n    max_attempts = 5\n' "bad.ini:3: an indented line is read as more of 'policy' above"
+ini_refused '[daemon]\npolicy = auto\n  [sched]\nmax_attempts = 5\n' "bad.ini:3: an indented line is read as more of 'policy' above"
 ini_refused '[sharing]\n0 = mps\n\n; the third GPU\n3 = mps\n' "bad.ini:5: \\[sharing\\] '3' names no GPU of this server" 2xa100-40gb
 # a long comment is not read in pieces, its tail a setting: the line is refused
 printf '[daemon]\n; %s allow_root_jobs = true\npolicy = auto\n' "$(head -c 190 /dev/zero | tr '\0' x)" >"$T/bad.ini"
