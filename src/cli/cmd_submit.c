@@ -109,7 +109,16 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
             json_decref(job);
             return 1;
         }
-        json_object_set_new(job, "cwd", json_string(cwd));
+        json_t *js = json_string(cwd);
+        if (!js) {
+            fprintf(stderr,
+                    "carma %s: the working directory's path is not valid UTF-8, which "
+                    "carmad's protocol carries: run it from another folder\n",
+                    cmd);
+            json_decref(job);
+            return 2;
+        }
+        json_object_set_new(job, "cwd", js);
     }
     if (!json_object_get(job, "env"))
         json_object_set_new(job, "env", job_env(cmd));
@@ -127,6 +136,8 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
     return 0;
 }
 
+/* A text file of at most max bytes, NUL-terminated; -EILSEQ when it holds a NUL (the
+ * protocol's string would end there, the rest silently lost). */
 static int read_file(const char *path, size_t max, char **out)
 {
     FILE *f = fopen(path, "r");
@@ -138,9 +149,9 @@ static int read_file(const char *path, size_t max, char **out)
     fclose(f);
     if (!b)
         return -ENOMEM;
-    if (bad || n > max) {
+    if (bad || n > max || memchr(b, 0, n)) {
         free(b);
-        return bad ? -EIO : -E2BIG;
+        return bad ? -EIO : n > max ? -E2BIG : -EILSEQ;
     }
     b[n] = 0;
     *out = b;
@@ -313,14 +324,22 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(job, "mem_mib", json_integer(m));
         } else if (!strcmp(a, "--name")) {
-            json_object_set_new(job, "name", json_string(v));
+            json_t *js = json_string(v);
+            if (!js) {
+                fprintf(stderr, "carma submit: --name: not valid UTF-8\n");
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, "name", js);
         } else if (!strcmp(a, "--summary")) {
             summary_path = v;
             char *text = NULL;
             int rc = read_file(v, CARMA_PROTO_MAX_SUMMARY, &text);
             if (rc) {
                 fprintf(stderr, "carma submit: %s: %s\n", v,
-                        rc == -E2BIG ? "larger than 512 KiB" : strerror(-rc));
+                        rc == -E2BIG    ? "larger than 512 KiB"
+                        : rc == -EILSEQ ? "holds a NUL byte: not a model summary"
+                                        : strerror(-rc));
                 json_decref(job);
                 return 2;
             }

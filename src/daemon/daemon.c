@@ -2574,7 +2574,11 @@ static void iteration_end(struct carmad *d)
                 d->sj[i].state = CARMA_JOB_QUEUED;
                 dj->rec.state = CARMA_JOB_QUEUED;
                 dj->rec.end_s = -1;
-                carma_sched_submit(&d->sched, i, now);
+                d->finished[CARMA_JOB_CANCELLED]--;
+                if (dj->rec.attempts > 0) /* a retry keeps its priority */
+                    carma_sched_submit_recovery(&d->sched, i, now);
+                else
+                    carma_sched_submit(&d->sched, i, now);
             }
             if (dj->cancel_running) {
                 dj->cancel_running = 0;
@@ -3180,12 +3184,19 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     }
     if (o->socket_path) {
         if (strlen(o->socket_path) >= sizeof d->sock_path) {
-            rc = carma_err_set(err, -ENAMETOOLONG, "--socket: path too long");
+            rc = carma_err_set(err, -EINVAL, /* a bad option: exit 2 */
+                               "--socket %.200s%s: path of %zu bytes; a Unix socket's is at "
+                               "most %zu",
+                               o->socket_path, strlen(o->socket_path) > 200 ? "..." : "",
+                               strlen(o->socket_path), sizeof d->sock_path - 1);
             goto fail;
         }
         snprintf(d->sock_path, sizeof d->sock_path, "%s", o->socket_path);
     } else if ((rc = carma_proto_default_socket(d->sock_path, sizeof d->sock_path))) {
-        carma_err_set(err, rc, "socket path too long");
+        rc = carma_err_set(err, -EINVAL,
+                           "the socket path ($CARMA_SOCKET, else under $XDG_RUNTIME_DIR) is "
+                           "longer than a Unix socket's %zu bytes: give --socket",
+                           sizeof d->sock_path - 1);
         goto fail;
     }
     /* Checked before anything is done, and again when the socket is made. */

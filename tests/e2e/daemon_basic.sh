@@ -394,6 +394,8 @@ _why=$("$CARMA_BIN/carma-shepherd" --carma-shepherd-v2 "$T" / x 0 root 0 0 0 1 3
 refused 1 "another carmad is listening" --foreground --state "$T/st3" --socket "$CARMA_SOCKET" \
     --gpus sim:1xa100-40gb
 grep -q reconciled "$T/start.err" && fail "carmad reconciled before finding the socket taken"
+refused 2 "path of 125 bytes; a Unix socket's is at most 107" --foreground --state "$T/st2" \
+    --socket "/tmp/$(head -c 120 /dev/zero | tr '\0' a)" --gpus sim:1xa100-40gb
 refused 2 "a port in \[1, 65535\] expected" --state "$T/st2" --socket "$T/s2.sock" \
     --gpus sim:1xa100-40gb --http 127.0.0.1:99999
 printf '[daemon]\npolicy = auto\ngpus = sim:2xfoo\n' >"$T/bad.ini"
@@ -461,6 +463,15 @@ printf 'not a model\n' >"$T/notes.txt"
 "$CARMA" submit --summary "$T/notes.txt" --batch 8 -- true 2>"$T/err"; [ $? = 2 ] || fail "bad summary"
 grep -q "notes.txt:1: not a model summary" "$T/err" || fail "summary message: $(cat "$T/err")"
 "$CARMA" submit --name "$(printf 'a\tb')" -- true 2>"$T/err"; [ $? = 2 ] || fail "control character"
+# bytes the protocol cannot carry are refused, not dropped or cut short
+"$CARMA" submit --name "$(printf 'a\377b')" -- true 2>"$T/err"; [ $? = 2 ] &&
+    grep -q "\-\-name: not valid UTF-8" "$T/err" || fail "a non-UTF-8 name: $(cat "$T/err")"
+printf 'Net(\n  (fc): Linear(in_features=4, out_features=2, bias=True)\n)\n\000junk\n' >"$T/nul.txt"
+"$CARMA" submit --summary "$T/nul.txt" --batch 8 -- true 2>"$T/err"; [ $? = 2 ] &&
+    grep -q "nul.txt: holds a NUL byte" "$T/err" || fail "a summary with a NUL: $(cat "$T/err")"
+mkdir "$T/$(printf 'd\377')"
+(cd "$T/$(printf 'd\377')" && "$CARMA" submit -- true) 2>"$T/err"; [ $? = 2 ] &&
+    grep -q "working directory's path is not valid UTF-8" "$T/err" || fail "a non-UTF-8 cwd: $(cat "$T/err")"
 python3 - "$CARMA_SOCKET" <<'PY' || fail "malformed requests were not refused cleanly"
 import json, socket, sys
 def ask(raw):
