@@ -162,9 +162,15 @@ void est_model_freeze(struct est_model *m)
 void est_model_count_frozen(struct est_model *m)
 {
     m->frozen = 0;
-    for (size_t i = 0; i < m->n; i++)
-        if (!(m->layers[i].flags & EST_LF_TIED)) /* the table's, counted once */
-            m->frozen += m->layers[i].frozen * m->layers[i].count;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct est_layer *l = &m->layers[i];
+        uint64_t shared = 0; /* the table's, counted once there */
+        if ((l->flags & EST_LF_TIED) && l->kind == EST_K_LINEAR && m->head_tied)
+            shared = m->head_table_rows * m->head_table_width; /* a tied head: its bias its own */
+        else if (l->flags & EST_LF_TIED)
+            shared = l->frozen;
+        m->frozen += (l->frozen > shared ? l->frozen - shared : 0) * l->count;
+    }
 }
 
 unsigned est_type_flags(enum est_kind k, const char *type, size_t len)

@@ -374,7 +374,8 @@ struct est_model {
  * m->frozen. Idempotent. */
 void est_model_freeze(struct est_model *m);
 
-/* Sums m->frozen from the layers' frozen parameters, an EST_LF_TIED table's once. */
+/* Sums m->frozen from the layers' frozen parameters, an EST_LF_TIED table's once (a tied
+ * head's bias, its own, counted). */
 void est_model_count_frozen(struct est_model *m);
 
 /* Sets up an empty model over caller storage. */

@@ -7057,6 +7057,17 @@ static void test_modtree_tied_output_head(void **state)
     assert_true(m.tie_head);
     assert_false(m.head_tied);
     assert_int_equal(m.params - m.frozen, 32833536); /* the adapters and the head's copy */
+    /* a frozen biased head tied under LoRA (BERT's decoder): its bias stays frozen, only the
+     * adapters train (review: the whole row had been skipped, its bias counted trained) */
+    assert_int_equal(
+        parse_file("tests/fuzz/corpus/summary_modtree/bert_mlm_lora_tied.txt", &m, &err), 0);
+    assert_int_equal(m.params - m.frozen, 32768);
+    uint64_t untied = m.params;
+    assert_int_equal(
+        parse_file_tied("tests/fuzz/corpus/summary_modtree/bert_mlm_lora_tied.txt", &m, &err), 0);
+    assert_true(m.head_tied);
+    assert_int_equal(untied - m.params, 8000 * 512);
+    assert_int_equal(m.params - m.frozen, 32768);
     /* A tied Llama-shaped model (64000 x 512 table, 4 layers) at batch 1, sequence 256,
      * checkpointed, measured on the CPU (torch 1.13, review): 1005.6 MiB of tensors at its
      * peak, 1130.6 with gradient accumulation, in the table's backward, where the head's
