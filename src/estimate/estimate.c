@@ -159,17 +159,26 @@ void est_model_freeze(struct est_model *m)
     est_model_count_frozen(m);
 }
 
+/* The parameters row l holds of its own and, of them, the frozen ones: a table printed
+ * again (EST_LF_TIED) none, its source's; a tied head (est_model.head_tied) its bias. */
+static void own_params(const struct est_model *m, const struct est_layer *l, uint64_t *own,
+                       uint64_t *frozen)
+{
+    uint64_t shared = 0;
+    if (l->flags & EST_LF_TIED)
+        shared = l->kind == EST_K_LINEAR && m->head_tied ? m->head_table_rows * m->head_table_width
+                                                         : l->params;
+    *own = l->params > shared ? l->params - shared : 0;
+    *frozen = l->frozen > shared ? l->frozen - shared : 0;
+}
+
 void est_model_count_frozen(struct est_model *m)
 {
     m->frozen = 0;
     for (size_t i = 0; i < m->n; i++) {
-        const struct est_layer *l = &m->layers[i];
-        uint64_t shared = 0; /* the table's, counted once there */
-        if ((l->flags & EST_LF_TIED) && l->kind == EST_K_LINEAR && m->head_tied)
-            shared = m->head_table_rows * m->head_table_width; /* a tied head: its bias its own */
-        else if (l->flags & EST_LF_TIED)
-            shared = l->frozen;
-        m->frozen += (l->frozen > shared ? l->frozen - shared : 0) * l->count;
+        uint64_t own, frozen;
+        own_params(m, &m->layers[i], &own, &frozen);
+        m->frozen += frozen * m->layers[i].count;
     }
 }
 
@@ -686,10 +695,12 @@ void est_features(const struct est_model *m, const struct est_opts *o, double *f
     for (size_t i = 0; i < m->n; i++) {
         const struct est_layer *l = &m->layers[i];
         double cnt = l->count;
-        if (l->params && !(l->flags & EST_LF_TIED)) { /* a tied table's are its source's */
+        uint64_t own, own_frozen; /* a tied table's are its source's, a tied head's weight too */
+        own_params(m, l, &own, &own_frozen);
+        if (own) {
             /* Trained parameters: fp32 master, gradient, state, autocast copy. Frozen
              * ones: their storage only (est_frozen_bytes). */
-            double p = (double)(l->params - l->frozen), fz = (double)l->frozen;
+            double p = (double)(own - own_frozen), fz = (double)own_frozen;
             if (fz)
                 w += cnt * est_alloc_round(fz * est_frozen_bytes(l, o->precision));
             if (p) {
@@ -758,11 +769,12 @@ static double ddp_buckets_mib(const struct est_model *m)
     struct est_ddp_fill f = {0};
     double sum = 0;
     for (size_t i = m->n; i-- > 0;) {
-        const struct est_layer *l = &m->layers[i];
-        if (l->flags & EST_LF_TIED)
+        uint64_t own, frozen; /* a tied table's are its source's, a tied head's weight too */
+        own_params(m, &m->layers[i], &own, &frozen);
+        if (!own)
             continue;
-        sum += est_alloc_round(est_ddp_bucket(&f, (double)(l->params - l->frozen) * 4 *
-                                                      (double)l->count));
+        sum += est_alloc_round(
+            est_ddp_bucket(&f, (double)(own - frozen) * 4 * (double)m->layers[i].count));
     }
     return (sum + est_alloc_round(f.cur)) / MIB;
 }
