@@ -283,7 +283,7 @@ static char *read_line(char *str, int num, void *stream)
     const char *p = r;
     if (x->line == 1 && memcmp(p, "\xef\xbb\xbf", 3) == 0) /* inih skips a UTF-8 BOM */
         p += 3;
-    const char *text = p + strspn(p, " \t");
+    const char *text = p + strspn(p, " \t\f\v"); /* inih's isspace, but line ends */
     if (text > p && !strchr(";#\r\n", *text))
         x->indented = x->line;
     p = text;

@@ -201,6 +201,7 @@ struct carmad {
     uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total;
     double last_prune;
     int record_failed_logged;
+    unsigned long commits_failed; /* iterations in a row whose commit failed (logged once) */
 };
 
 /* ---- logging ---- */
@@ -801,11 +802,20 @@ static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
     if (!rc)
         rc = carma_store_usage_put(d->store, id, n, dj->end.gpu_s, dj->end.energy_j, dj->end.smact,
                                    err);
-    if (!rc && dj->end.profile)
-        rc = carma_store_profile_add(d->store, dj->sig, dj->end.smact, dj->end.smocc, dj->end.drama,
-                                     dj->end.end_s, err);
     if (!rc)
         rc = save_job(d, i, err);
+    /* last: the one write not to repeat (a running mean) runs once its transaction holds
+     * the rest; a sample the store refuses outright is dropped, not retried forever */
+    if (!rc && dj->end.profile) {
+        rc = carma_store_profile_add(d->store, dj->sig, dj->end.smact, dj->end.smocc, dj->end.drama,
+                                     dj->end.end_s, err);
+        if (rc == -EINVAL) {
+            dlog(d, LOG_WARNING, "job %llu: its solo profile is not kept: %s",
+                 (unsigned long long)id, err->msg);
+            dj->end.profile = 0;
+            rc = 0;
+        }
+    }
     return rc;
 }
 
@@ -825,8 +835,10 @@ static void store_settle(struct carmad *d, int ok)
             dj->end_in_tx = 0;
             if (ok) {
                 dj->end_dirty = 0;
-                if (dj->end_final)
+                if (dj->end_final) {
                     slot_free(d, i);
+                    d->publish = 1;
+                }
             }
         }
     }
@@ -843,7 +855,9 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     int have = xin != NULL;
     if (have)
         x = *xin;
-    x.cancelled |= dj->rec.cancel_requested;
+    else /* no status: a cancel recorded is what ended it (with one, its shepherd says
+            whether it stopped the job on a cancel or the job finished first) */
+        x.cancelled = dj->rec.cancel_requested;
     char dir[PATH_MAX], path[PATH_MAX + 16];
     uint32_t n = dj->rec.attempts;
     attempt_dir(d, dj->rec.id, n, dir, sizeof dir);
@@ -905,6 +919,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                        o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_OOM);
     dj->end_dirty = 1;
     dj->end_final = !requeued;
+    /* one end a slot per uncommitted transaction: a relaunch waits for the commit that
+     * holds the end before it */
     struct carma_err err;
     int rc = end_write(d, i, &err);
     dj->end_in_tx = rc == 0;
@@ -2389,9 +2405,9 @@ static void http_publish(struct carmad *d)
     d->publish = 0;
     double now = now_s();
     struct carma_metrics_gpu *mg = calloc(d->ngpus, sizeof *mg);
-    size_t nact = 0;
+    size_t nact = 0; /* the active jobs: not one ended whose end waits to be stored */
     for (uint32_t i = 0; i < d->cap; i++)
-        nact += d->dj[i].used;
+        nact += d->dj[i].used && !d->dj[i].end_final;
     struct carma_metrics_job *mj = calloc(nact + 1, sizeof *mj);
     json_t *jobs = json_array();
     if (!mg || !mj || !jobs) {
@@ -2422,7 +2438,7 @@ static void http_publish(struct carmad *d)
     uint32_t *order = malloc((nact + 1) * sizeof *order);
     size_t no = 0;
     for (uint32_t i = 0; order && i < d->cap; i++)
-        if (d->dj[i].used)
+        if (d->dj[i].used && !d->dj[i].end_final)
             order[no++] = i;
     if (order)
         qsort_r(order, no, sizeof *order, slot_by_id, d);
@@ -2543,9 +2559,18 @@ static void iteration_end(struct carmad *d)
     }
     /* before anything below writes again (into the next iteration's transaction) */
     store_settle(d, ok);
+    if (ok && d->commits_failed) {
+        dlog(d, LOG_NOTICE, "store: commits succeed again, after %lu that failed",
+             d->commits_failed);
+        d->commits_failed = 0;
+    }
     if (!ok) {
-        dlog(d, LOG_ERR, "store: %s: this iteration's submissions are refused, its launches "
-                         "undone", err.msg);
+        /* once while it lasts: a pending job end is retried every iteration */
+        if (d->commits_failed++ == 0)
+            dlog(d, LOG_ERR,
+                 "store: %s: this iteration's submissions are refused, its "
+                 "launches undone (logged once until a commit succeeds)",
+                 err.msg);
         /* Undo launches (newest first), then cancels and submissions. */
         for (size_t t = d->ntouched; t-- > first_launch;) {
             uint32_t i = d->touched[t];
@@ -2617,7 +2642,10 @@ static void iteration_end(struct carmad *d)
                 dj->cancel_queued = 0;
                 dlog(d, LOG_INFO, "job %llu cancelled while queued",
                      (unsigned long long)dj->rec.id);
-                slot_free(d, i);
+                if (dj->end_dirty)
+                    dj->end_final = 1; /* its attempt's end waits to be stored: store_settle */
+                else
+                    slot_free(d, i);
                 continue;
             }
             if (dj->cancel_running) {
@@ -2627,9 +2655,10 @@ static void iteration_end(struct carmad *d)
                 if (dj->shepherd > 0) {
                     cancel_signal(d, i);
                 } else if (dj->start) {
-                    /* its shepherd has not started it: it never will */
+                    /* its shepherd has not started it: it never will (it ran no time) */
                     start_drop(d, i, 0);
-                    attempt_end(d, i, NULL, "cancelled before its shepherd started the job", now);
+                    attempt_end(d, i, NULL, "cancelled before its shepherd started the job",
+                                d->sj[i].start_s > 0 ? d->sj[i].start_s : now);
                     continue;
                 }
             }
@@ -2769,9 +2798,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             x->ended += end_from_status(d, i, dir);
         }
     } else if (dj->rec.cancel_requested && carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
-        /* never began, and cancelled before carmad stopped: it never runs */
+        /* never began, and cancelled before carmad stopped: it never runs (nor ran: no
+         * run time billed for carmad's downtime) */
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, NULL, "cancelled before its shepherd started the job", now);
+        attempt_end(d, i, NULL, "cancelled before its shepherd started the job",
+                    dj->rec.start_s > 0 ? dj->rec.start_s : now);
         x->ended++;
     } else if (!dj->rec.cancel_requested && carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
         /* Recorded as launched, but its shepherd never began: it never ran. The attempt's

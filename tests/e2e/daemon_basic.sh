@@ -98,7 +98,7 @@ for v in TF_FORCE_GPU_ALLOW_GROWTH=false TF_FORCE_GPU_ALLOW_GROWTH=1 TF_FORCE_GP
 done
 
 step "long job runs, short ones pass it"
-long=$(submit --mem 2G --name long -- sh "$HELP/run_for.sh" 60)
+long=$(submit --mem 2G --name long -- sh "$HELP/run_for.sh" 600) # cancelled at the end
 wait_until 10 is_state "$long" running || fail "long job not running"
 s2=$(submit --mem 1G -- true)
 "$CARMA" wait --timeout 20 "$s2" >/dev/null || fail "short job behind the long one"
@@ -317,6 +317,7 @@ kill "$P12"; wait "$P12" 2>/dev/null
 "$CARMAD" --foreground --state "$T/st12" --socket "$T/st12.sock" --config "$T/carmad.ini" \
     --gpus sim:1xa100-40gb 2>>"$T/st12.log" 0<&- &
 P12=$!
+ON_EXIT="kill $P12 2>/dev/null"
 wait_until 20 c12 gpus || fail "carmad did not restart on st12"
 grep -q "1 running re-adopted, 0 ended while down, 1 never started" "$T/st12.log" ||
     fail "st12 after the restart: $(grep -a reconciled "$T/st12.log")"
@@ -364,24 +365,31 @@ kill "$P11"; wait "$P11" 2>/dev/null; ON_EXIT=
 # CARMA_TEST_DIE_AT_CANCEL): the restarted carmad passes it on to the re-adopted shepherd
 c13() { CARMA_SOCKET="$T/st13.sock" "$CARMA" "$@"; }
 CARMA_TEST_DIE_AT_CANCEL=1 "$CARMAD" --foreground --state "$T/st13" --socket "$T/st13.sock" \
-    --config "$T/carmad.ini" --gpus sim:1xa100-40gb 2>"$T/st13.log" 0<&- &
+    --config "$T/carmad.ini" --gpus sim:2xa100-40gb 2>"$T/st13.log" 0<&- &
 P13=$!
 ON_EXIT="kill $P13 2>/dev/null"
 wait_until 20 c13 gpus || fail "carmad with CARMA_TEST_DIE_AT_CANCEL did not start"
 kid=$(c13 submit -- sh -c 'echo up > "$0"; sleep 30; touch "$1"' "$T/st13.up" "$T/st13.ran") ||
     fail "submit to st13"
+# and one that finishes by itself before the cancel reaches it: succeeded, as its shepherd says
+fin=$(c13 submit -- sh -c 'echo up > "$0"; sleep 1' "$T/st13.fin") || fail "submit to st13"
 wait_until 10 test -s "$T/st13.up" || fail "st13's job did not start"
-c13 cancel "$kid" >/dev/null || fail "st13: cancel refused"
+wait_until 10 test -s "$T/st13.fin" || fail "st13's second job did not start"
+c13 cancel "$kid" "$fin" >/dev/null || fail "st13: cancel refused"
 wait "$P13" 2>/dev/null
 [ -e "$T/st13/jobs/$kid/1/status" ] && fail "st13's job ended with carmad"
+wait_until 10 test -e "$T/st13/jobs/$fin/1/status" || fail "st13's second job did not end by itself"
 "$CARMAD" --foreground --state "$T/st13" --socket "$T/st13.sock" --config "$T/carmad.ini" \
-    --gpus sim:1xa100-40gb 2>>"$T/st13.log" 0<&- &
+    --gpus sim:2xa100-40gb 2>>"$T/st13.log" 0<&- &
 P13=$!
+ON_EXIT="kill $P13 2>/dev/null"
 wait_until 20 c13 gpus || fail "carmad did not restart on st13"
 wait_until 10 eval 'c13 show "$kid" | grep -q "^  state     cancelled"' ||
     fail "a cancel recorded before carmad died: $(c13 show "$kid")"
 grep -q "job $kid: its cancel sent to its shepherd" "$T/st13.log" || fail "st13: $(tail -3 "$T/st13.log")"
 [ -e "$T/st13.ran" ] && fail "a job cancelled before carmad died ran on"
+c13 show "$fin" | grep -q "^  state     succeeded" ||
+    fail "a job that finished before its cancel reached it: $(c13 show "$fin")"
 kill "$P13"; wait "$P13" 2>/dev/null; ON_EXIT=
 # a carma-shepherd carmad may not run: refused at start
 cp "$CARMA_BIN/carma-shepherd" "$T/noexec" && chmod a-x "$T/noexec"
@@ -422,6 +430,7 @@ ini_refused '[daemon]\npolicy = auto\npolicy = exclusive\n' "bad.ini:3: 'policy'
 # indented section header too)
 ini_refused '[daemon]\npolicy = auto\n    max_attempts = 5\n' "bad.ini:3: an indented line is read as more of 'policy' above"
 ini_refused '[daemon]\npolicy = auto\n  [sched]\nmax_attempts = 5\n' "bad.ini:3: an indented line is read as more of 'policy' above"
+ini_refused '[daemon]\npolicy = auto\n\f max_attempts = 5\n' "bad.ini:3: an indented line is read as more of 'policy' above"
 ini_refused '[sharing]\n0 = mps\n\n; the third GPU\n3 = mps\n' "bad.ini:5: \\[sharing\\] '3' names no GPU of this server" 2xa100-40gb
 # a long comment is not read in pieces, its tail a setting: the line is refused
 printf '[daemon]\n; %s allow_root_jobs = true\npolicy = auto\n' "$(head -c 190 /dev/zero | tr '\0' x)" >"$T/bad.ini"
