@@ -71,6 +71,8 @@ int cmd_show(int argc, char **argv)
            att_peak > peak ? att_peak : peak);
     if (json_is_integer(json_object_get(j, "mem_now_mib")))
         printf(", now %lld", (long long)json_integer_value(json_object_get(j, "mem_now_mib")));
+    else if (json_is_null(json_object_get(j, "mem_now_mib")))
+        printf(", now unknown"); /* NVML gives its processes no memory figure */
     printf(")\n");
     if (json_is_string(json_object_get(j, "bound_basis")))
         printf("  bound     at submission: %s\n",

@@ -190,9 +190,13 @@ static void draw(json_t *r, const char *err)
             char user[48], nm[96]; /* columns by characters: %-20.20s cuts bytes */
             cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
             cli_cell(nm, sizeof nm, name ? name : "-", 20);
-            at(y++, 4, "job %-6lld %s %s %7.0f MiB  %8s",
-               (long long)json_integer_value(json_object_get(j, "id")), user, nm, num(j, "mem_mib"),
-               d);
+            char mem[24]; /* null: NVML could not say */
+            if (num(j, "mem_mib") >= 0)
+                snprintf(mem, sizeof mem, "%7.0f", num(j, "mem_mib"));
+            else
+                snprintf(mem, sizeof mem, "%7s", "-");
+            at(y++, 4, "job %-6lld %s %s %s MiB  %8s",
+               (long long)json_integer_value(json_object_get(j, "id")), user, nm, mem, d);
             if (ss >= 0)
                 add("  solo %.2f", ss);
         }

@@ -69,6 +69,7 @@
 #define CONN_IN_SOFT (64u << 10)
 #define CONN_IN_MAX (CARMA_PROTO_MAX_LINE + 8192u)
 #define LS_PAGE_BYTES (512u << 10) /* an ls page ends early past this much JSON */
+#define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
 
 struct djob {
     int used;
@@ -100,8 +101,11 @@ struct djob {
     uint64_t sig;         /* its solo profile's key: the memory signature (hist_sig), or
                              est_signature(argv, batch) for a job stored without one */
     double att_energy_j;  /* energy attributed to this attempt so far */
-    uint64_t mem_now_mib; /* per-process memory at the last tick (highest per GPU) */
+    uint64_t mem_now_mib; /* memory at the last tick: its processes' sum on a GPU, the
+                             highest of its GPUs; MEM_UNKNOWN when none answered with one */
     uint64_t mem_tick;    /* the tick mem_now_mib is from */
+    uint64_t mem_gpu_mib; /* the sum so far on GPU mem_gi in that tick */
+    unsigned mem_gi;
     uint32_t alone_ticks; /* ticks in a row alone on all its GPUs after its ramp */
     float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
 };
@@ -539,10 +543,11 @@ static pid_t proc_session(pid_t pid)
 
 /* Monitor callback: a process on GPU gi. Maps it to a running job by session (every
  * process of a job is in the session its shepherd leads) and records the job's
- * memory: now and the attempt's peak (highest per GPU). */
+ * memory: what its processes hold on a GPU together (several ranks, MPS clients), the
+ * highest of its GPUs, now and as the attempt's peak. The monitor lists a tick's
+ * processes GPU by GPU, so a sum starts when gi changes. */
 static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
 {
-    (void)gi;
     struct carmad *d = ctx;
     int si = slot_of_session(d, pid);
     if (si < 0) {
@@ -555,14 +560,19 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
     uint64_t tick = d->mon.ticks + 1; /* the tick in progress */
     if (dj->mem_tick != tick) {
         dj->mem_tick = tick;
-        dj->mem_now_mib = 0;
+        dj->mem_now_mib = MEM_UNKNOWN; /* until a process answers with its memory */
+        dj->mem_gi = gi;
+        dj->mem_gpu_mib = 0;
+    } else if (dj->mem_gi != gi) {
+        dj->mem_gi = gi;
+        dj->mem_gpu_mib = 0;
     }
     if (mem_bytes != UINT64_MAX) {
-        uint64_t mib = mem_bytes >> 20;
-        if (mib > dj->mem_now_mib)
-            dj->mem_now_mib = mib;
-        if (mib > dj->peak_mib)
-            dj->peak_mib = mib;
+        dj->mem_gpu_mib += mem_bytes >> 20;
+        if (dj->mem_now_mib == MEM_UNKNOWN || dj->mem_gpu_mib > dj->mem_now_mib)
+            dj->mem_now_mib = dj->mem_gpu_mib;
+        if (dj->mem_gpu_mib > dj->peak_mib)
+            dj->peak_mib = dj->mem_gpu_mib;
     }
     return 1;
 }
@@ -581,6 +591,11 @@ static void after_tick(struct carmad *d, double now)
     if (!d->have_mon)
         return;
     uint32_t cap = d->cfg.window;
+    /* a running job none of whose processes was listed this tick holds no memory now */
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->sj[i].state == CARMA_JOB_RUNNING &&
+            d->dj[i].mem_tick != d->mon.ticks)
+            d->dj[i].mem_now_mib = 0;
     float w[CARMA_GPU_MAX_PROCS + 64];
     double share[CARMA_GPU_MAX_PROCS + 64];
     uint32_t who[CARMA_GPU_MAX_PROCS + 64];
@@ -1737,7 +1752,10 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
         run += now - j->start_s;
         gs += (now - j->start_s) * j->nplaced;
         en += dj->att_energy_j;
-        json_object_set_new(o, "mem_now_mib", json_integer((json_int_t)dj->mem_now_mib));
+        json_object_set_new(o, "mem_now_mib",
+                            dj->mem_now_mib == MEM_UNKNOWN
+                                ? json_null()
+                                : json_integer((json_int_t)dj->mem_now_mib));
         json_object_set_new(o, "attempt_peak_mib", json_integer((json_int_t)dj->peak_mib));
     }
     double wait = now - dj->rec.submit_s - run;
@@ -1882,11 +1900,12 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
                     const struct djob *dj = &d->dj[i];
                     json_array_append_new(jobs, json_integer((json_int_t)dj->rec.id));
                     int named = viewer < 0 || viewer == 0 || (uint32_t)viewer == dj->rec.uid;
-                    json_t *o = json_pack("{s:I,s:s,s:I,s:I,s:f}", "id", (json_int_t)dj->rec.id,
-                                          "user", dj->rec.user, "mem_mib",
-                                          (json_int_t)dj->mem_now_mib, "held_mib",
-                                          (json_int_t)d->sj[i].held_mib, "run_s",
-                                          now - d->sj[i].start_s);
+                    json_t *o = json_pack(
+                        "{s:I,s:s,s:o,s:I,s:f}", "id", (json_int_t)dj->rec.id, "user", dj->rec.user,
+                        "mem_mib",
+                        dj->mem_now_mib == MEM_UNKNOWN ? json_null()
+                                                       : json_integer((json_int_t)dj->mem_now_mib),
+                        "held_mib", (json_int_t)d->sj[i].held_mib, "run_s", now - d->sj[i].start_s);
                     json_object_set_new(o, "name", named ? json_string(dj->rec.name)
                                                          : json_null());
                     json_object_set_new(o, "solo_smact", d->sj[i].smact >= 0
@@ -2451,9 +2470,11 @@ static void http_publish(struct carmad *d)
         running += run;
         double el = run && j->start_s > 0 ? now - j->start_s : 0;
         mj[nj++] = (struct carma_metrics_job){
-            .id = dj->rec.id, .user = dj->rec.user, .name = dj->rec.name,
+            .id = dj->rec.id,
+            .user = dj->rec.user,
+            .name = dj->rec.name,
             .state = carma_job_state_name((enum carma_job_state)j->state),
-            .mem_bytes = dj->mem_now_mib << 20,
+            .mem_bytes = dj->mem_now_mib == MEM_UNKNOWN ? UINT64_MAX : dj->mem_now_mib << 20,
             .energy_j = dj->rec.energy_j + (run ? dj->att_energy_j : 0),
             .gpu_s = dj->rec.gpu_s + el * (run ? j->nplaced : 0)};
         json_t *o = carma_store_rec_json(&dj->rec);

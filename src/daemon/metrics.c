@@ -209,8 +209,10 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
     head(&b, "carma_monitor_seconds_total", "counter", "Wall time spent in monitor ticks.");
     bputf(&b, "carma_monitor_seconds_total %.9g\n", m->monitor_seconds);
     static const char *const jm[][3] = {
-        {"carma_job_memory_used_bytes", "gauge", "GPU memory of the job's largest process "
-                                                  "now (its GPUs: /v1/jobs), in bytes."},
+        {"carma_job_memory_used_bytes", "gauge",
+         "GPU memory the job's processes hold now on "
+         "the fullest of its GPUs (its GPUs: /v1/jobs), "
+         "in bytes."},
         {"carma_job_energy_joules_total", "counter",
          "GPU energy attributed to the job over all its GPUs (each GPU's energy shared by "
          "activity), joules."},
@@ -220,7 +222,7 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
         int any = 0;
         for (size_t i = 0; i < m->njobs; i++) {
             const struct carma_metrics_job *j = &m->jobs[i];
-            if (strcmp(j->state, "running") != 0 && w == 0)
+            if (w == 0 && (strcmp(j->state, "running") != 0 || j->mem_bytes == UINT64_MAX))
                 continue;
             if (!any)
                 head(&b, jm[w][0], jm[w][1], jm[w][2]);

@@ -35,7 +35,8 @@ struct carma_metrics_job {
     uint64_t id;
     const char *user, *name;
     const char *state;          /* "queued", "running" */
-    uint64_t mem_bytes;         /* per-process memory now (highest per GPU), 0 unknown */
+    uint64_t mem_bytes;         /* memory now: its processes' on a GPU, the highest of its
+                                   GPUs; UINT64_MAX unknown (no series) */
     double energy_j, gpu_s;     /* this job so far, all attempts */
 };
 

@@ -218,6 +218,10 @@ int carma_mon_tick(struct carma_monitor *m, double now)
     for (size_t gi = 0; gi < m->n; gi++) {
         struct carma_mon_gpu *g = &m->g[gi];
         struct carma_gpu *v = &m->view[gi];
+        /* only a good sample carries energy: a failed or lost GPU's last tick is not billed
+         * again (the next good sample's difference covers the gap, once) */
+        g->tick_energy_j = 0;
+        g->tick_dt = 0;
         if (g->drained && !strcmp(g->drain_reason, "is lost"))
             continue; /* a lost GPU is never asked again */
         struct carma_gpu_sample s;

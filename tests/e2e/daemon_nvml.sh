@@ -25,6 +25,36 @@ id=$(submit -- echo on-nvml)
 oom=$(submit -- sh "$HELP/oom_once.sh" "$T/oom.marker")
 "$CARMA" wait --timeout 30 "$oom" >/dev/null || fail "OOM job on nvml: $(state_of "$oom")"
 [ "$(attempts_of "$oom")" = 2 ] || fail "OOM job not retried once"
+step "a job's memory: its processes on a GPU add up; none listed, 0; none known, unknown"
+mj=$(submit --gpus 2 -- sh -c 'sleep 300 & sleep 300 & wait')
+wait_until 10 test -s "$T/state/jobs/$mj/1/shepherd" || fail "two-process job did not start"
+sid=$(cut -d' ' -f1 "$T/state/jobs/$mj/1/shepherd")
+wait_until 10 sh -c "[ \$(pgrep -s $sid -x sleep | wc -l) = 2 ]" || fail "its two processes"
+for p in $(pgrep -s "$sid" -x sleep); do echo "proc 0 pid=$p mem=10GiB" >>"$T/nvml.state"; done
+wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 20480, now 20480)'" ||
+    fail "two 10 GiB processes on one GPU: $("$CARMA" show "$mj" | grep memory)"
+sed -i '/^proc 0 /d' "$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 20480, now 0)'" ||
+    fail "processes gone from the GPU: $("$CARMA" show "$mj" | grep memory)"
+echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=unknown" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 20480, now unknown)'" ||
+    fail "a process NVML gives no memory: $("$CARMA" show "$mj" | grep memory)"
+sed -i '/^proc 0 /d' "$T/nvml.state"
+# no energy counter: power x time; once its GPUs are lost the job is billed nothing more
+echo 'fail * nvmlDeviceGetTotalEnergyConsumption NOT_SUPPORTED' >>"$T/nvml.state"
+sleep 1
+sed -i '/^gpu /s/$/ lost=1/' "$T/nvml.state"
+wait_until 10 sh -c "[ \$(\"$CARMA\" gpus | grep -c 'DRAINED: is lost') = 2 ]" || fail "both GPUs lost"
+e1=$("$CARMA" show --json "$mj" | python3 -c 'import json,sys; print(json.load(sys.stdin)["energy_j"])')
+sleep 1.5
+e2=$("$CARMA" show --json "$mj" | python3 -c 'import json,sys; print(json.load(sys.stdin)["energy_j"])')
+[ -n "$e1" ] && [ "$e1" = "$e2" ] || fail "a job on lost GPUs is billed energy: $e1 J, then $e2 J"
+"$CARMA" cancel "$mj" >/dev/null
+stop_daemon TERM || fail "stop"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+
 step "a GPU that falls off the bus is drained, and carma gpus says why"
 sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
 wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: is lost'" ||
