@@ -51,9 +51,13 @@ int cmd_gpus(int argc, char **argv)
             snprintf(util, sizeof util, "%.0f%%", json_number_value(u) * 100);
         if (json_is_number(p))
             snprintf(power, sizeof power, "%.0fW", json_number_value(p));
-        snprintf(mem, sizeof mem, "%lld/%lld",
-                 (long long)json_integer_value(json_object_get(g, "mem_used_mib")),
-                 (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
+        json_t *mu = json_object_get(g, "mem_used_mib"); /* null: no fresh sample */
+        if (json_is_integer(mu))
+            snprintf(mem, sizeof mem, "%lld/%lld", (long long)json_integer_value(mu),
+                     (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
+        else
+            snprintf(mem, sizeof mem, "-/%lld",
+                     (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
         size_t x;
         json_t *id;
         json_array_foreach(json_object_get(g, "jobs"), x, id) {

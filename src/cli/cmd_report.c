@@ -121,7 +121,10 @@ int cmd_report(int argc, char **argv)
     char (*labels)[160] = calloc(ng + 1, sizeof *labels);
     double **ts = calloc(ng + 1, sizeof *ts);
     float **fs = calloc(3 * ng + 1, sizeof *fs);
-    struct carma_report_bar *bars = calloc(na * 4 + 1, sizeof *bars);
+    size_t nbars = 0; /* one bar per attempt per GPU it used */
+    for (size_t a = 0; a < na; a++)
+        nbars += json_array_size(json_object_get(json_array_get(atts, a), "gpus"));
+    struct carma_report_bar *bars = calloc(nbars + 1, sizeof *bars);
     char (*blabel)[96] = calloc(na + 1, sizeof *blabel);
     size_t nb = 0;
     int rc = 0;
@@ -213,7 +216,7 @@ int cmd_report(int argc, char **argv)
                 if (json_is_string(uu) &&
                     !strcmp(json_string_value(uu),
                             json_string_value(json_object_get(json_array_get(gpus, g), "uuid"))) &&
-                    nb < na * 4) {
+                    nb < nbars) {
                     bars[nb++] = (struct carma_report_bar){
                         .gpu = (uint32_t)g, .start_s = s0, .end_s = s1,
                         .job = (uint64_t)json_integer_value(json_object_get(a, "job")),

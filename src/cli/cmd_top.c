@@ -145,8 +145,11 @@ static void draw(json_t *r, const char *err)
         add("  %s", json_string_value(json_object_get(g, "sharing")));
         y++;
         at(y, 2, "MEM");
-        bar(y, 6, bw, total > 0 ? used / total : 0, 1);
-        add(" %6.1f/%.1f GiB", used / 1024, total / 1024);
+        bar(y, 6, bw, total > 0 && used > 0 ? used / total : 0, 1);
+        if (used >= 0)
+            add(" %6.1f/%.1f GiB", used / 1024, total / 1024);
+        else /* no fresh sample */
+            add(" %6s/%.1f GiB", "-", total / 1024);
         y++;
         at(y, 2, "SM ");
         double a = sm >= 0 ? sm : ut;

@@ -1916,13 +1916,13 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
                     json_array_append_new(jl, o);
                 }
         }
-        json_t *o = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:s,s:b}", "index", (json_int_t)g, "uuid",
-                              s->info.uuid, "name", s->info.name, "mem_total_mib",
-                              (json_int_t)v->mem_total_mib, "mem_used_mib",
-                              (json_int_t)v->mem_used_mib, "committed_mib",
-                              (json_int_t)v->committed_mib, "sharing",
-                              carma_sharing_name((enum carma_sharing)v->sharing), "drained",
-                              v->drained);
+        json_t *o = json_pack(
+            "{s:I,s:s,s:s,s:I,s:o,s:I,s:s,s:b}", "index", (json_int_t)g, "uuid", s->info.uuid,
+            "name", s->info.name, "mem_total_mib", (json_int_t)v->mem_total_mib, "mem_used_mib",
+            ls ? json_integer((json_int_t)(ls->mem_used_bytes >> 20))
+               : json_null(), /* no fresh sample: absent, not its last */
+            "committed_mib", (json_int_t)v->committed_mib, "sharing",
+            carma_sharing_name((enum carma_sharing)v->sharing), "drained", v->drained);
         json_object_set_new(o, "drain_reason", mg && mg->drained ? json_string(mg->drain_reason)
                                                                  : json_null());
         json_object_set_new(o, "mem_free_mib", ls ? json_integer((json_int_t)(ls->mem_free_bytes >> 20))
@@ -2485,9 +2485,6 @@ static void http_publish(struct carmad *d)
         json_array_append_new(jobs, o);
     }
     free(order);
-    for (size_t g = 0; g < d->ngpus; g++) /* absent memory: leave it out */
-        if (mg[g].mem_used_bytes == (uint64_t)-1)
-            mg[g].mem_used_bytes = mg[g].mem_free_bytes = 0;
     struct carma_metrics m = {
         .gpus = mg, .ngpus = d->ngpus, .jobs = mj, .njobs = nj, .queued = queued,
         .running = running, .oom_total = d->oom_total,

@@ -103,15 +103,17 @@ static void val(struct buf *b, double v)
         bputf(b, " %.9g\n", v);
 }
 
-/* One gauge per GPU from a field; GPUs where the value is absent (< 0) are skipped. */
+/* One gauge per GPU from a field; GPUs where the value is absent (< 0; UINT64_MAX for a
+ * u64 field) are skipped. */
 static void gpu_gauge(struct buf *b, const struct carma_metrics *m, const char *name,
                       const char *type, const char *help, size_t off, int is_u64)
 {
     int any = 0;
     for (size_t i = 0; i < m->ngpus; i++) {
         const char *base = (const char *)&m->gpus[i];
-        double v = is_u64 ? (double)*(const uint64_t *)(base + off) : *(const double *)(base + off);
-        if (v < 0)
+        uint64_t u = is_u64 ? *(const uint64_t *)(base + off) : 0;
+        double v = is_u64 ? (double)u : *(const double *)(base + off);
+        if (is_u64 ? u == UINT64_MAX : v < 0)
             continue;
         if (!any)
             head(b, name, type, help);

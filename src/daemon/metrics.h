@@ -24,7 +24,7 @@ void carma_hist_add(struct carma_hist *h, double seconds);
 struct carma_metrics_gpu {
     unsigned index;
     const char *uuid, *name;
-    uint64_t mem_total_bytes, mem_used_bytes, mem_free_bytes;
+    uint64_t mem_total_bytes, mem_used_bytes, mem_free_bytes;    /* UINT64_MAX: absent */
     double util, smact, smocc, drama, tensor, power_w, energy_j; /* < 0 absent */
     double smact_risk;          /* CARMA's aggregate over the window, < 0 none */
     int drained;

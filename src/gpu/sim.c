@@ -175,8 +175,8 @@ static int sim_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_
     out->smocc = 0.5 * smact;
     out->drama = 0.3 * smact;
     out->tensor = 0.25 * smact;
-    out->gract = out->util_gpu;
     out->util_gpu = smact * 2 > 1 ? 1 : smact * 2;
+    out->gract = out->util_gpu;
     out->util_mem = out->drama;
     out->power_w = sim_power(k, n);
     out->energy_j = s->gpu[i].energy_j;

@@ -630,6 +630,17 @@ is_state "$wide" failed || fail "the 4-GPU job is $(state_of "$wide")"
 "$CARMA" wait --timeout 30 $ids "$after" >/dev/null || fail "jobs of missing GPUs: $("$CARMA" ls --all)"
 stop_daemon TERM || fail "fourth stop"
 
+step "carma report draws an attempt's bar on each of its GPUs"
+rm -rf "$T/state"
+start_daemon --gpus sim:8xa100-40gb
+w8=$(submit --gpus 8 --mem 1G -- sleep 2)
+"$CARMA" wait --timeout 20 "$w8" >/dev/null || fail "an 8-GPU job: $(state_of "$w8")"
+sleep 1.5 # (its GPUs' records cover its run)
+"$CARMA" report --since 5m --html "$T/r8.html" || fail "report"
+[ "$(grep -o '<rect class="ok"' "$T/r8.html" | wc -l)" = 8 ] ||
+    fail "an 8-GPU attempt drew $(grep -o '<rect class="ok"' "$T/r8.html" | wc -l) bars"
+stop_daemon TERM || fail "stop after the report"
+
 step "a job that ends before carmad watches its shepherd ends through the spawn's pidfd"
 # (SIGCHLD is ignored: the kernel reaps such a shepherd at once, and a pidfd opened by pid
 # after that could name another process; the hook widens the gap, which the pidfd opened

@@ -62,7 +62,8 @@ wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: is lost'" ||
 # its last sample is not passed off as the present: no power, no utilisation
 wait_until 10 sh -c "\"$CARMA\" gpus --json | python3 -c \"import json,sys; \
 g = [x for x in json.load(sys.stdin)['gpus'] if x['uuid'].endswith('000000000001')][0]; \
-sys.exit(0 if g['power_w'] is None and g['util'] is None else 1)\"" ||
+sys.exit(0 if g['power_w'] is None and g['util'] is None and g['mem_used_mib'] is None and \
+g['mem_free_mib'] is None else 1)\"" ||
     fail "a lost GPU still shows its last sample"
 stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"
