@@ -591,11 +591,18 @@ static void after_tick(struct carmad *d, double now)
     if (!d->have_mon)
         return;
     uint32_t cap = d->cfg.window;
-    /* a running job none of whose processes was listed this tick holds no memory now */
-    for (uint32_t i = 0; i < d->cap; i++)
-        if (d->dj[i].used && d->sj[i].state == CARMA_JOB_RUNNING &&
-            d->dj[i].mem_tick != d->mon.ticks)
+    /* a running job none of whose processes was listed this tick holds no memory now (but
+     * where a GPU's list failed, its last figure stands) */
+    for (uint32_t i = 0; i < d->cap; i++) {
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING ||
+            d->dj[i].mem_tick == d->mon.ticks)
+            continue;
+        int listed = 1;
+        for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
+            listed &= !d->mon.g[d->sj[i].gpu[k]].procs_failed;
+        if (listed)
             d->dj[i].mem_now_mib = 0;
+    }
     float w[CARMA_GPU_MAX_PROCS + 64];
     double share[CARMA_GPU_MAX_PROCS + 64];
     uint32_t who[CARMA_GPU_MAX_PROCS + 64];

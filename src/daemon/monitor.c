@@ -37,6 +37,8 @@ static void bucket_reset(struct carma_mon_bucket *b, double t0)
     b->t0 = t0;
 }
 
+static void drain(struct carma_monitor *m, size_t gi, const char *why);
+
 int carma_mon_init(struct carma_monitor *m, struct carma_gpu_backend *gb, struct carma_gpu *view,
                    size_t n, struct carma_sched *sched, const struct carma_mon_hooks *hooks,
                    double record_s, struct carma_err *err)
@@ -66,6 +68,10 @@ int carma_mon_init(struct carma_monitor *m, struct carma_gpu_backend *gb, struct
         g->prev_t = -1;
         g->prev_counter_j = -1;
         bucket_reset(&g->bucket, -1);
+        /* its memory is split among instances that CUDA_VISIBLE_DEVICES=GPU-<uuid> does not
+         * address: placed against the whole GPU, a job would see one instance or none */
+        if (g->info.mig_mode == 1)
+            drain(m, i, "has MIG enabled, which carma does not place jobs on yet");
     }
     return 0;
 }
@@ -315,8 +321,21 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             changed = 1;
         }
         size_t np = CARMA_GPU_MAX_PROCS;
-        if (rc == 0 && !s.lost && ops->processes &&
-            ops->processes(m->gb, (unsigned)gi, procs, &np) == 0) {
+        int prc = rc == 0 && !s.lost && ops->processes
+                      ? ops->processes(m->gb, (unsigned)gi, procs, &np)
+                      : 1;
+        if (prc < 0 && prc != -ENOTSUP && !g->procs_failed) {
+            g->procs_failed = 1;
+            mlog(m, LOG_WARNING,
+                 "GPU %zu (%s): its process list failed (%s): its foreign "
+                 "processes and jobs' memory stay as last listed",
+                 gi, g->info.uuid, strerror(-prc));
+        }
+        if (prc == 0) {
+            if (g->procs_failed)
+                mlog(m, LOG_NOTICE, "GPU %zu (%s): its process list answers again", gi,
+                     g->info.uuid);
+            g->procs_failed = 0;
             uint32_t foreign = 0;
             uint64_t ours = 0;
             for (size_t k = 0; k < np; k++) {

@@ -87,6 +87,7 @@ struct carma_mon_gpu {
                                  dt); 0 when unknown */
     double tick_dt;           /* seconds the last tick covered */
     double energy_total_j;    /* since carmad started */
+    int procs_failed;         /* its process list failed since it last answered (logged once) */
     uint32_t nprocs;          /* processes seen at the last tick */
     struct carma_mon_bucket bucket;
 };

@@ -40,6 +40,16 @@ echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=unknown" >>"$T/nvml
 wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 20480, now unknown)'" ||
     fail "a process NVML gives no memory: $("$CARMA" show "$mj" | grep memory)"
 sed -i '/^proc 0 /d' "$T/nvml.state"
+# a process list that fails is said once, and the job's last memory stands meanwhile
+for p in $(pgrep -s "$sid" -x sleep); do echo "proc 0 pid=$p mem=4GiB" >>"$T/nvml.state"; done
+wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'now 8192)'" || fail "two 4 GiB processes"
+printf 'fail 0 nvmlDeviceGetComputeRunningProcesses_v3 TIMEOUT\nfail 0 nvmlDeviceGetComputeRunningProcesses_v2 TIMEOUT\n' >>"$T/nvml.state"
+wait_until 10 grep -q "its process list failed" "$T/carmad.log" || fail "a failing process list not logged"
+sleep 0.5
+"$CARMA" show "$mj" | grep -q 'now 8192)' || fail "memory while the list fails: $("$CARMA" show "$mj" | grep memory)"
+[ "$(grep -c "its process list failed" "$T/carmad.log")" = 1 ] || fail "the failing list logged more than once"
+sed -i '/^proc 0 /d; /ComputeRunningProcesses/d' "$T/nvml.state"
+wait_until 10 grep -q "its process list answers again" "$T/carmad.log" || fail "the list's return not logged"
 # no energy counter: power x time; once its GPUs are lost the job is billed nothing more
 echo 'fail * nvmlDeviceGetTotalEnergyConsumption NOT_SUPPORTED' >>"$T/nvml.state"
 sleep 1
@@ -53,7 +63,10 @@ e2=$("$CARMA" show --json "$mj" | python3 -c 'import json,sys; print(json.load(s
 stop_daemon TERM || fail "stop"
 cp "$EX" "$T/nvml.state"
 rm -rf "$T/state"
+sed -i '/000000000001/s/$/ mig=1/' "$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB"
+step "a GPU with MIG enabled is drained at start, saying why"
+"$CARMA" gpus | grep -q "DRAINED: has MIG enabled" || fail "a MIG GPU: $("$CARMA" gpus)"
 
 step "a GPU that falls off the bus is drained, and carma gpus says why"
 sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
