@@ -934,7 +934,11 @@ int est_compute(const struct est_model *m, const struct est_coef *c, const struc
         fitted_floor = 0;
     switch (o->floor_src) {
     case EST_FLOOR_FITTED: r->floor_mib = fitted_floor; break;
-    case EST_FLOOR_GIVEN: r->floor_mib = o->floor_mib + o->floor_adjust_mib; break;
+    /* a given floor was measured in the job's own environment, on its own GPU: taken as
+     * given, without the kind's adjustment (which moves carma's defaults to that kind) */
+    case EST_FLOOR_GIVEN:
+        r->floor_mib = o->floor_mib;
+        break;
     default: r->floor_mib = EST_ENV_FLOOR_MIB + o->floor_adjust_mib; break;
     }
     if (r->floor_mib < 0)

@@ -571,9 +571,10 @@ struct est_opts {
     enum est_precision precision;
     enum est_attention attention;
     double gpu_mib;    /* memory of the GPU kind; 0: skip the "fits" test */
-    double floor_adjust_mib; /* per-GPU-kind adjustment of the floor: the kind's measured
-                              * floor less EST_ENV_FLOOR_MIB (sim_gpu_kind.floor_mib), 0
-                              * where none was measured */
+    double floor_adjust_mib; /* per-GPU-kind adjustment of the default and fitted floors
+                              * (never of a given one): the kind's measured floor less
+                              * EST_ENV_FLOOR_MIB (sim_gpu_kind.floor_mib), 0 where none
+                              * was measured */
     /* CUDA compute capability x 10 of the GPU kind (70 V100, 80 A100, 90 H100); 0: not
      * given, taken as one FlashAttention runs on (8.0 and newer). */
     uint8_t cc;

@@ -525,6 +525,17 @@ floor = {g: x["breakdown"]["floor_mib"] for g, x in d.items()}
 assert floor == {"a100-40gb": 550, "v100-32gb": 550, "h100-80gb": 762}, floor
 assert {x["gpu_mib"] for x in d.values()} == {40960, 32768, 81559}, [x["gpu_mib"] for x in d]
 PY
+# A given floor was measured in the job's environment: used as given on every kind, the
+# H100's adjustment (212 MiB) left to the default and fitted floors.
+for g in a100-40gb h100-80gb; do
+    "$CARMA" estimate --summary $C/summary_csv/mlp.csv --batch 8 --floor 1000 --gpu $g \
+        --json >"$T/fg-$g.json" || fail "given floor on $g"
+done
+python3 - "$T"/fg-*.json <<'PY' || fail "given floor per kind"
+import json, sys
+d = [json.load(open(f)) for f in sys.argv[1:]]
+assert [(x["floor_source"], x["breakdown"]["floor_mib"]) for x in d] == [("given", 1000)] * 2, d
+PY
 grep -q "^- The floor is measured on one GPU kind" docs/estimator.md ||
     fail "docs/estimator.md: the per-kind floor limit not stated"
 # Grouped-query attention under SDPA in fp32 runs PyTorch's math kernel: its probabilities
