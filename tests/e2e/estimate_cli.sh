@@ -536,6 +536,11 @@ import json, sys
 d = [json.load(open(f)) for f in sys.argv[1:]]
 assert [(x["floor_source"], x["breakdown"]["floor_mib"]) for x in d] == [("given", 1000)] * 2, d
 PY
+# The H100's floor is shipped (src/sim/gpukind.c), and the docs say so everywhere.
+grep -q "floors are shipped: none were measured" docs/estimator.md &&
+    fail "docs/estimator.md: says no per-kind floor is shipped; the H100's is"
+grep -q "^floor is shipped, the H100's" docs/estimator.md ||
+    fail "docs/estimator.md: the shipped H100 floor not stated beside the floor table"
 grep -q "^- The floor is measured on one GPU kind" docs/estimator.md ||
     fail "docs/estimator.md: the per-kind floor limit not stated"
 # Grouped-query attention under SDPA in fp32 runs PyTorch's math kernel: its probabilities
