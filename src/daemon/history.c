@@ -116,15 +116,17 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
 }
 
 /* The estimator's bound for the request's summary, the largest over the GPU kinds dev[0..n)
- * (each one's estimator facts; NULL ones and n 0: the defaults), and its estimate; 0 when
- * it has none. *heads_used: the request's heads sized some attention probabilities
- * (est_heads_used: EST_HEADS_GIVEN). */
+ * (each one's estimator facts; NULL ones and n 0: the defaults, whose unknown compute
+ * capability counts as below 8.0), and its estimate; 0 when it has none. *heads_used: the
+ * request's heads sized some attention probabilities (est_heads_used: EST_HEADS_GIVEN).
+ * *unknown_math: a kind of unknown compute capability ran 16-bit attention through SDPA's
+ * math kernel (est_opts.cc), which a known kind of 8.0 or newer would not. */
 static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind *const *dev,
-                       size_t n, double *est, double *bound, int *heads_used,
+                       size_t n, double *est, double *bound, int *heads_used, int *unknown_math,
                        struct carma_err *err)
 {
     *est = *bound = 0;
-    *heads_used = 0;
+    *heads_used = *unknown_math = 0;
     if (!rj->summary || !rj->batch)
         return 0;
     struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
@@ -156,6 +158,8 @@ static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind
         sim_gpu_kind_est_opts(kind, &ok);
         ok.gpu_mib = 0; /* fitting is the scheduler's question, on each GPU */
         rc = est_compute(&m, est_coef_default(), &ok, work, &r, err);
+        if (rc == 0 && !kind && r.math_attention && ok.precision != EST_PREC_FP32)
+            *unknown_math = 1;
         if (rc == 0 && r.bound_mib > *bound) {
             *est = r.estimate_mib;
             *bound = r.bound_mib;
@@ -174,9 +178,9 @@ static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind
 
 /* out->basis: where out's bound came from (b: the model's or history's bound, before
  * the declared floor; lo, hi: history's peaks; heads_used: the job's heads sized the
- * estimate, and are named). */
-static void describe(const struct carma_req_job *rj, struct carmad_bound *out, double lo,
-                     double hi, uint64_t b, int heads_used)
+ * estimate, and are named; unknown_math: model_bound's, named). */
+static void describe(const struct carma_req_job *rj, struct carmad_bound *out, double lo, double hi,
+                     uint64_t b, int heads_used, int unknown_math)
 {
     char *p = out->basis;
     const size_t cap = sizeof out->basis;
@@ -209,14 +213,18 @@ static void describe(const struct carma_req_job *rj, struct carmad_bound *out, d
         }
         if (rj->gpus > 1)
             snprintf(ddp, sizeof ddp, ", DDP on %u GPUs", rj->gpus);
-        snprintf(p, cap, "estimator (batch %u%s%s%s%s%s, %s, %s%s%s%s%s; estimate %.0f MiB)",
-                 rj->batch, seq, img, heads, moe, runs, est_optimizer_name(t->optimizer),
-                 est_precision_name(t->precision),
-                 t->attention == EST_ATTN_SHOWN  ? ""
-                 : t->attention == EST_ATTN_SDPA ? ", sdpa attention"
-                                                 : ", eager attention",
-                 t->grad_checkpoint ? ", gradient checkpointing" : "",
-                 t->grad_accum ? ", gradient accumulation" : "", ddp, out->estimate_mib);
+        /* every option at its longest could pass cap: then cut, still closed */
+        if (snprintf(p, cap, "estimator (batch %u%s%s%s%s%s, %s, %s%s%s%s%s%s; estimate %.0f MiB)",
+                     rj->batch, seq, img, heads, moe, runs, est_optimizer_name(t->optimizer),
+                     est_precision_name(t->precision),
+                     t->attention == EST_ATTN_SHOWN  ? ""
+                     : t->attention == EST_ATTN_SDPA ? ", sdpa attention"
+                                                     : ", eager attention",
+                     unknown_math ? " (math kernel: GPU kind unknown)" : "",
+                     t->grad_checkpoint ? ", gradient checkpointing" : "",
+                     t->grad_accum ? ", gradient accumulation" : "", ddp,
+                     out->estimate_mib) >= (int)cap)
+            memcpy(p + cap - 5, "...)", 5);
         return;
     }
     case CARMAD_BOUND_DECLARED:
@@ -240,8 +248,8 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
 {
     memset(out, 0, sizeof *out);
     double mest, mbound;
-    int heads_used;
-    int rc = model_bound(rj, dev, nkinds, &mest, &mbound, &heads_used, err);
+    int heads_used, unknown_math;
+    int rc = model_bound(rj, dev, nkinds, &mest, &mbound, &heads_used, &unknown_math, err);
     if (rc < 0)
         return rc;
     out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;
@@ -292,7 +300,7 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
     out->bound_mib = (uint64_t)b > rj->mem_mib ? (uint64_t)b : rj->mem_mib;
     if (rj->mem_mib && rj->mem_mib >= (uint64_t)b)
         out->source = CARMAD_BOUND_DECLARED;
-    describe(rj, out, lo, hi, (uint64_t)b, heads_used);
+    describe(rj, out, lo, hi, (uint64_t)b, heads_used, unknown_math);
     return 0;
 }
 

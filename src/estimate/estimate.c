@@ -294,7 +294,7 @@ int est_attention_math(const struct est_layer *l, const struct est_opts *o, int 
 {
     return l->kind == EST_K_ATTN && grouped && o->attention == EST_ATTN_SDPA &&
            l->heads_src != EST_HEADS_UNKNOWN &&
-           (o->precision == EST_PREC_FP32 || (o->cc && o->cc < 80));
+           (o->precision == EST_PREC_FP32 || o->cc < 80); /* cc 0, unknown: below 8.0 */
 }
 
 const char *est_heads_src_name(enum est_heads_src s)

@@ -576,7 +576,9 @@ struct est_opts {
                               * EST_ENV_FLOOR_MIB (sim_gpu_kind.floor_mib), 0 where none
                               * was measured */
     /* CUDA compute capability x 10 of the GPU kind (70 V100, 80 A100, 90 H100); 0: not
-     * given, taken as one FlashAttention runs on (8.0 and newer). */
+     * known (carma submit; carmad on a GPU kind it does not know, as a T4 or a P100),
+     * taken as below 8.0, where FlashAttention does not run: the safe side (est_notes
+     * says so where it decides anything). */
     uint8_t cc;
     /* EST_FLOOR_GIVEN: floor_mib (> 0) is the measured floor of the job's environment
      * (CUDA context + libraries of an idle process); the fitted terms above it stay. */

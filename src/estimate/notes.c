@@ -82,7 +82,12 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "grouped-query attention under SDPA, in fp32 or on a GPU older than compute "
                  "capability 8.0: no fused kernel takes it (FlashAttention wants fp16 or bf16 "
                  "on 8.0 or newer, the memory-efficient kernel no grouped keys), so PyTorch "
-                 "runs its math kernel, which keeps each layer's probabilities (counted)");
+                 "runs its math kernel, which keeps each layer's probabilities (counted)%s",
+                 o->cc || o->precision == EST_PREC_FP32
+                     ? ""
+                     : "; the GPU's compute capability is not known here (no GPU kind), so "
+                       "it is taken as below 8.0, the safe side: on an A100 or newer "
+                       "FlashAttention keeps none");
     if (m->trainable_unplaced)
         trainable_note(m, notes[n++], EST_NOTE_MAX);
     if (m->quant_params)

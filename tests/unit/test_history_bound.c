@@ -389,6 +389,42 @@ static void test_model_bound_per_kind(void **state)
     assert_int_equal(both.bound_mib, bh.bound_mib);
 }
 
+/* A GPU carma has no kind for (a T4, a P100: sim_gpu_kind_of_device is NULL) has an
+ * unknown compute capability, taken as below 8.0: grouped-query attention under SDPA in
+ * 16 bits runs the math kernel there, as on a V100, and keeps its probabilities (on an
+ * A100, FlashAttention: none). The basis says so. */
+static void test_model_bound_unknown_kind(void **state)
+{
+    struct carma_store *st = *state;
+    char *gqa;
+    size_t len;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_file_read("tests/fuzz/corpus/summary_modtree/"
+                                     "llama_gqa_transformers5.txt",
+                                     EST_MAX_INPUT, &gqa, &len, &err),
+                     0);
+    struct carma_req_job rj = bert_job();
+    rj.summary = gqa;
+    rj.seq_len = 1024;
+    rj.train.precision = EST_PREC_AMP;
+    rj.train.attention = EST_ATTN_SDPA;
+    assert_null(sim_gpu_kind_of_device("Tesla T4", 15360));
+    static const char *const kinds[] = {"Tesla T4, 15360 MiB"};
+    const struct sim_gpu_kind *unknown[] = {NULL}, *a[] = {sim_gpu_kind_find("a100-40gb")},
+                              *v[] = {sim_gpu_kind_find("v100-32gb")};
+    struct carmad_bound bu, ba, bv;
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds, unknown, 1, &bu, &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds, a, 1, &ba, &err), 0);
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, kinds, v, 1, &bv, &err), 0);
+    assert_int_equal(bu.source, CARMAD_BOUND_ESTIMATOR);
+    assert_int_equal(bu.bound_mib, bv.bound_mib);
+    assert_true(bu.bound_mib > ba.bound_mib + 1024); /* 8 x 32 heads x 1024^2 a layer */
+    assert_non_null(strstr(bu.basis, "sdpa attention (math kernel: GPU kind unknown); estimate"));
+    assert_null(strstr(ba.basis, "math kernel"));
+    assert_null(strstr(bv.basis, "math kernel")); /* a known kind's: carma estimate's */
+    free(gqa);
+}
+
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
  * the migration its peaks are matched by no job, the same job included, while the
  * same peak recorded now is. */
@@ -531,6 +567,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_cwd_and_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_bound_per_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_bound_unknown_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),
