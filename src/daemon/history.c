@@ -295,8 +295,14 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
     }
     out->estimate_mib = est;
     double b = ceil(bound);
-    if (!(b >= 0) || b > (double)(UINT64_C(1) << 40))
-        b = 0;
+    /* A bound beyond any GPU by far (a mistyped --seq-len or --batch) or not a number is
+     * refused: read as no bound (0), it let the job be collocated with nothing held. A
+     * bound merely above every GPU stays, and means a GPU to itself. */
+    if (!(b >= 0) || b > CARMAD_BOUND_MAX_MIB)
+        return carma_err_set(err, -EINVAL,
+                             "the %s's bound for this job, %.4g MiB, is beyond any GPU (above "
+                             "2^40 MiB): check its --batch, --seq-len and --image-size",
+                             out->source == CARMAD_BOUND_HISTORY ? "history" : "estimator", bound);
     out->bound_mib = (uint64_t)b > rj->mem_mib ? (uint64_t)b : rj->mem_mib;
     if (rj->mem_mib && rj->mem_mib >= (uint64_t)b)
         out->source = CARMAD_BOUND_DECLARED;

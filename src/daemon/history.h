@@ -74,8 +74,10 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
  * bound is the largest over the kinds of the estimator's on each (dev[k], the kind's
  * estimator facts, sim_gpu_kind_of_device; NULL, or dev NULL: the defaults). A summary
  * that does not parse, a sequence model without seq_len, or eager attention whose heads
- * it needs (est_heads_check), is an error (-EINVAL, err names the line); a store error
- * falls back to the model (history is an optimisation, never a reason to refuse). */
+ * it needs (est_heads_check), is an error (-EINVAL, err names the line), and so is a bound
+ * above CARMAD_BOUND_MAX_MIB or not a number (err says so); a store error falls back to
+ * the model (history is an optimisation, never a reason to refuse). */
+#define CARMAD_BOUND_MAX_MIB 1099511627776.0 /* 2^40 MiB: no GPU comes near */
 struct sim_gpu_kind;
 int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const char *argv_json, uint32_t uid, const char *const *kinds,

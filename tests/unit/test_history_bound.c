@@ -425,6 +425,41 @@ static void test_model_bound_unknown_kind(void **state)
     free(gqa);
 }
 
+/* A bound beyond any GPU by far (a mistyped sequence length: 2e13 MiB) is refused, with
+ * --mem as without: read as 0 it had let the job be collocated with nothing held. */
+static void test_bound_beyond_any_gpu(void **state)
+{
+    struct carma_store *st = *state;
+    char *gqa;
+    size_t len;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_file_read("tests/fuzz/corpus/summary_modtree/"
+                                     "llama_gqa_transformers5.txt",
+                                     EST_MAX_INPUT, &gqa, &len, &err),
+                     0);
+    struct carma_req_job rj = bert_job();
+    rj.summary = gqa;
+    rj.batch = 65536;
+    rj.seq_len = 1048576;
+    rj.train.attention = EST_ATTN_EAGER;
+    struct carmad_bound b;
+    for (int mem = 0; mem < 2; mem++) {
+        rj.mem_mib = mem ? 40000 : 0;
+        memset(&err, 0, sizeof err);
+        assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, only_a, NULL, 1, &b, &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "the estimator's bound for this job"));
+        assert_non_null(strstr(err.msg, "is beyond any GPU (above 2^40 MiB)"));
+    }
+    rj.seq_len = 1024; /* the same job as meant: bounded */
+    rj.batch = 8;
+    rj.mem_mib = 0;
+    assert_int_equal(carmad_job_bound(st, &rj, ARGV_JSON, 1000, only_a, NULL, 1, &b, &err), 0);
+    assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
+    assert_true(b.bound_mib > 1024 && b.bound_mib < 1000000);
+    free(gqa);
+}
+
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
  * the migration its peaks are matched by no job, the same job included, while the
  * same peak recorded now is. */
@@ -568,6 +603,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_bound_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_bound_unknown_kind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bound_beyond_any_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),
