@@ -284,6 +284,10 @@ struct est_model {
      * tied to it in forward (no layer maps to its rows), 0: none, with its rows and width. */
     size_t quant_line;
     uint64_t quant_params;
+    /* The first line of a PEFT DoRA layer (lora_magnitude_vector's DoraLinearLayer), 0:
+     * none. Read as plain LoRA: its magnitude vector, the base output it keeps and the
+     * weight it builds each forward are not modelled, and a note says the estimate is low. */
+    size_t dora_line;
     size_t tied_head_line;
     uint64_t tied_head_rows, tied_head_width;
     size_t tied_head_bare; /* the line of an output head printed without its size that the
@@ -697,10 +701,10 @@ struct est_result {
  * counted without --experts-per-token, attention over the positions of a convolutional
  * tensor read as global, a query subsampling's stride assumed, frozen parameters counted
  * in 16 bits under
- * autocast, and a table printed at another batch than o's. Returns the count (at most
- * EST_NOTES). */
+ * autocast, a table printed at another batch than o's, and DoRA layers read as plain LoRA. Returns
+ * the count (at most EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 23 /* more than est_notes can write: one each of 22 kinds */
+#define EST_NOTES 24 /* more than est_notes can write: one each of 23 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid

@@ -269,6 +269,15 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "torch_dtype=torch.float16 or bfloat16 holds them; a base loaded in fp32 and "
                  "trained under autocast holds %.0f MiB more, which the estimate leaves out",
                  half, half * 2 / 1048576.0);
+    if (m->dora_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "DoRA adapters (peft's use_dora: the lora_magnitude_vector entry at line %zu) "
+                 "are read as plain LoRA, and the estimate is low: not counted are each adapted "
+                 "layer's trainable magnitude vector (one per output), the base layer's output "
+                 "it keeps for that vector's gradient (one more batch x seq x out activation per "
+                 "adapted layer), and the out x in weight it builds every forward (from a 4-bit "
+                 "base, dequantized). Measure a run's peak and give 'carma submit --mem SIZE'",
+                 m->dora_line);
     if (m->table_batch && m->table_batch != o->batch)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the table was printed at batch %llu; its activations are scaled to batch %u, "

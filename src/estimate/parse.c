@@ -7244,8 +7244,16 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             have_suffix = 1;
         }
         uint8_t role = depth >= 0 ? peft_child(st[depth].peft, nm, nn) : MT_P_NONE;
-        if (role == MT_P_SKIP)
+        if (role == MT_P_SKIP) {
+            /* peft's DoRA (use_dora=True): a DoraLinearLayer in lora_magnitude_vector (peft
+             * 0.11 and later), or a non-empty ParameterDict of that name (peft 0.9, 0.10);
+             * read as plain LoRA, with a note (est_notes) that what it adds is not counted */
+            if (!m->dora_line &&
+                (find(c, cls_n, "Dora") ||
+                 (nm && name_is(nm, nn, "lora_magnitude_vector") && find(args, argn, "Parameter"))))
+                m->dora_line = L.line;
             continue;
+        }
         if (role == MT_P_DROP || role == MT_P_A || role == MT_P_B) {
             struct mt_frame *lf = lora_frame(st, depth);
             if (!lf)

@@ -715,6 +715,33 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a == b, (a, b)
 assert 0 < b["trainable_params"] < b["params"]
 PY
+# DoRA (use_dora=True) is read as plain LoRA, with a note naming its line and what is not
+# counted: peft >= 0.11's DoraLinearLayer in lora_magnitude_vector, peft 0.9-0.10's
+# ParameterDict of magnitude vectors. Plain LoRA (an empty lora_magnitude_vector) has none.
+python3 - "$C/summary_modtree/peft_lora.txt" "$T" <<'PY' || fail "dora prints"
+import sys
+s = open(sys.argv[1]).read()
+e = "(lora_magnitude_vector): ModuleDict()"
+assert e in s
+open(sys.argv[2] + "/dora.txt", "w").write(s.replace(e, "(lora_magnitude_vector): ModuleDict(\n"
+    "                  (default): lora.dora.DoraLinearLayer()\n                )", 1))
+open(sys.argv[2] + "/dora_old.txt", "w").write(s.replace(e, "(lora_magnitude_vector): "
+    "ParameterDict(  (default): Parameter containing: [torch.FloatTensor of size 64])", 1))
+PY
+for f in dora dora_old; do
+    "$CARMA" estimate --summary "$T/$f.txt" --batch 4 --seq-len 256 --precision bf16 \
+        --json >"$T/$f.json" || fail "$f"
+done
+python3 - "$T/peft_lora.json" "$T/dora.json" "$T/dora_old.json" <<'PY' || fail "dora note"
+import json, sys
+lora, new, old = (json.load(open(p)) for p in sys.argv[1:4])
+assert not any("DoRA" in n for n in lora.get("notes", [])), lora
+for d, line in ((new, 23), (old, 22)):
+    dora = [n for n in d["notes"] if n.startswith("DoRA adapters")]
+    assert len(dora) == 1, d["notes"]
+    assert "at line %d) are read as plain LoRA, and the estimate is low" % line in dora[0], dora
+    assert "magnitude vector" in dora[0] and "--mem SIZE" in dora[0], dora
+PY
 # Quantized layers (bitsandbytes, HQQ, AWQ) are frozen in any print, with a note; a print
 # with nothing else to train is refused.
 "$CARMA" estimate --summary "$C/summary_modtree/quantized_bare.txt" --batch 4 --seq-len 256 \
