@@ -591,15 +591,16 @@ static void after_tick(struct carmad *d, double now)
     if (!d->have_mon)
         return;
     uint32_t cap = d->cfg.window;
-    /* a running job none of whose processes was listed this tick holds no memory now (but
-     * where a GPU's list failed, its last figure stands) */
+    /* a running job none of whose processes was listed this tick, on GPUs whose lists all
+     * came this tick, holds no memory now (a GPU not listed: a failed sample or list, a lost
+     * GPU, a backend without lists: its last figure stands) */
     for (uint32_t i = 0; i < d->cap; i++) {
         if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING ||
             d->dj[i].mem_tick == d->mon.ticks)
             continue;
         int listed = 1;
         for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
-            listed &= !d->mon.g[d->sj[i].gpu[k]].procs_failed;
+            listed &= d->mon.g[d->sj[i].gpu[k]].procs_tick == d->mon.ticks;
         if (listed)
             d->dj[i].mem_now_mib = 0;
     }

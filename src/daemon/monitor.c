@@ -70,8 +70,11 @@ int carma_mon_init(struct carma_monitor *m, struct carma_gpu_backend *gb, struct
         bucket_reset(&g->bucket, -1);
         /* its memory is split among instances that CUDA_VISIBLE_DEVICES=GPU-<uuid> does not
          * address: placed against the whole GPU, a job would see one instance or none */
-        if (g->info.mig_mode == 1)
+        if (g->info.mig_mode == 1) {
             drain(m, i, "has MIG enabled, which carma does not place jobs on yet");
+            if (sched) /* it has read the GPUs already */
+                carma_sched_gpu_changed(sched, (uint32_t)i);
+        }
     }
     return 0;
 }
@@ -332,6 +335,7 @@ int carma_mon_tick(struct carma_monitor *m, double now)
                  gi, g->info.uuid, strerror(-prc));
         }
         if (prc == 0) {
+            g->procs_tick = m->ticks + 1; /* the tick in progress */
             if (g->procs_failed)
                 mlog(m, LOG_NOTICE, "GPU %zu (%s): its process list answers again", gi,
                      g->info.uuid);

@@ -88,6 +88,7 @@ struct carma_mon_gpu {
     double tick_dt;           /* seconds the last tick covered */
     double energy_total_j;    /* since carmad started */
     int procs_failed;         /* its process list failed since it last answered (logged once) */
+    uint64_t procs_tick;      /* the tick (carma_monitor.ticks after it) of its last list */
     uint32_t nprocs;          /* processes seen at the last tick */
     struct carma_mon_bucket bucket;
 };

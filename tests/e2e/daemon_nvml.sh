@@ -67,6 +67,14 @@ sed -i '/000000000001/s/$/ mig=1/' "$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB"
 step "a GPU with MIG enabled is drained at start, saying why"
 "$CARMA" gpus | grep -q "DRAINED: has MIG enabled" || fail "a MIG GPU: $("$CARMA" gpus)"
+# and the scheduler knows it: of two jobs that each need most of a GPU, one waits
+m1=$(submit --mem 30G -- sleep 30)
+m2=$(submit --mem 30G -- sleep 30)
+wait_until 10 is_state "$m1" running || fail "the first 30G job: $(state_of "$m1")"
+sleep 1
+is_state "$m2" queued || fail "a job placed on the MIG GPU: $("$CARMA" gpus)"
+"$CARMA" cancel "$m1" "$m2" >/dev/null
+wait_until 10 is_state "$m1" cancelled || fail "cancel the first 30G job"
 
 step "a GPU that falls off the bus is drained, and carma gpus says why"
 sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
