@@ -389,6 +389,20 @@ static void test_model_bound_per_kind(void **state)
     assert_int_equal(both.bound_mib, bh.bound_mib);
 }
 
+/* bert_job() with a grouped-query Llama print as its summary (*text: free it) */
+static struct carma_req_job gqa_job(char **text)
+{
+    size_t len;
+    struct carma_err err;
+    assert_int_equal(carma_file_read("tests/fuzz/corpus/summary_modtree/"
+                                     "llama_gqa_transformers5.txt",
+                                     EST_MAX_INPUT, text, &len, &err),
+                     0);
+    struct carma_req_job rj = bert_job();
+    rj.summary = *text;
+    return rj;
+}
+
 /* A GPU carma has no kind for (a T4, a P100: sim_gpu_kind_of_device is NULL) has an
  * unknown compute capability, taken as below 8.0: grouped-query attention under SDPA in
  * 16 bits runs the math kernel there, as on a V100, and keeps its probabilities (on an
@@ -397,14 +411,8 @@ static void test_model_bound_unknown_kind(void **state)
 {
     struct carma_store *st = *state;
     char *gqa;
-    size_t len;
     struct carma_err err = {{0}};
-    assert_int_equal(carma_file_read("tests/fuzz/corpus/summary_modtree/"
-                                     "llama_gqa_transformers5.txt",
-                                     EST_MAX_INPUT, &gqa, &len, &err),
-                     0);
-    struct carma_req_job rj = bert_job();
-    rj.summary = gqa;
+    struct carma_req_job rj = gqa_job(&gqa);
     rj.seq_len = 1024;
     rj.train.precision = EST_PREC_AMP;
     rj.train.attention = EST_ATTN_SDPA;
@@ -431,14 +439,8 @@ static void test_bound_beyond_any_gpu(void **state)
 {
     struct carma_store *st = *state;
     char *gqa;
-    size_t len;
     struct carma_err err = {{0}};
-    assert_int_equal(carma_file_read("tests/fuzz/corpus/summary_modtree/"
-                                     "llama_gqa_transformers5.txt",
-                                     EST_MAX_INPUT, &gqa, &len, &err),
-                     0);
-    struct carma_req_job rj = bert_job();
-    rj.summary = gqa;
+    struct carma_req_job rj = gqa_job(&gqa);
     rj.batch = 65536;
     rj.seq_len = 1048576;
     rj.train.attention = EST_ATTN_EAGER;
