@@ -2766,7 +2766,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     uint16_t gpu[CARMA_JOB_MAX_GPUS];
     uint16_t ng = 0;
     char *gs = NULL;
-    if (carma_store_attempt_gpus(d->store, dj->rec.id, n, &gs, &err) == 0) {
+    if (carma_store_attempt_gpus(d->store, dj->rec.id, n, &gs, NULL, &err) == 0) {
         json_error_t je;
         json_t *a = json_loads(gs, 0, &je);
         size_t k;
@@ -2835,8 +2835,12 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
          * row goes (shown, it would run forever); a retry keeps its priority. */
         dj->rec.attempts = n ? n - 1 : 0;
         dj->rec.state = CARMA_JOB_QUEUED;
-        if (!dj->rec.attempts)
-            dj->rec.start_s = -1;
+        /* its start: the attempt before's, or none */
+        double s0 = -1;
+        if (dj->rec.attempts &&
+            carma_store_attempt_gpus(d->store, dj->rec.id, dj->rec.attempts, NULL, &s0, &err))
+            s0 = -1;
+        dj->rec.start_s = s0;
         sj_from_rec(d, i);
         if (dj->rec.attempts)
             carma_sched_submit_recovery(&d->sched, i, now);

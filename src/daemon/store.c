@@ -77,7 +77,7 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
     [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=? "
                    "WHERE job_id=? AND n=?",
-    [ST_ATT_GPUS] = "SELECT gpus FROM attempts WHERE job_id=? AND n=?",
+    [ST_ATT_GPUS] = "SELECT gpus,start_time FROM attempts WHERE job_id=? AND n=?",
     [ST_ATT_LIST] = "SELECT n,gpus,start_time,end_time,outcome,exit_code,signal,peak_mib,"
                     "shepherd_pid,(SELECT gpu_s FROM usage u WHERE u.job_id=attempts.job_id "
                     "AND u.n=attempts.n),(SELECT energy_j FROM usage u WHERE "
@@ -767,16 +767,18 @@ int carma_store_attempt_forget(struct carma_store *s, uint64_t job, uint32_t n,
 }
 
 int carma_store_attempt_gpus(struct carma_store *s, uint64_t job, uint32_t n, char **out,
-                             struct carma_err *err)
+                             double *start_s, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_GPUS];
     sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
     sqlite3_bind_int64(q, 2, n);
     int rc = sqlite3_step(q), ret = 0;
-    *out = NULL;
+    if (out)
+        *out = NULL;
     if (rc == SQLITE_ROW) {
-        *out = col_dup(q, 0);
-        if (!*out)
+        if (start_s)
+            *start_s = sqlite3_column_double(q, 1);
+        if (out && !(*out = col_dup(q, 0)))
             ret = -ENOMEM;
     } else if (rc == SQLITE_DONE) {
         ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n,

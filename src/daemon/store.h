@@ -117,9 +117,10 @@ int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, do
 /* Removes attempt n and its accounting: an attempt recorded whose job never started. */
 int carma_store_attempt_forget(struct carma_store *st, uint64_t job, uint32_t n,
                                struct carma_err *err);
-/* The GPU UUIDs JSON of attempt n (malloc'd into *out) or -ENOENT. */
+/* The GPU UUIDs JSON of attempt n (malloc'd into *out) and its start time (either NULL:
+ * not wanted), or -ENOENT. */
 int carma_store_attempt_gpus(struct carma_store *st, uint64_t job, uint32_t n, char **out,
-                             struct carma_err *err);
+                             double *start_s, struct carma_err *err);
 
 /* ---- accounting, profiles and monitoring records (schema v3) ---- */
 

@@ -110,10 +110,13 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(carma_store_job_update(st, &g, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     char *gpus = NULL;
-    assert_int_equal(carma_store_attempt_gpus(st, id1, 2, &gpus, &err), 0);
+    assert_int_equal(carma_store_attempt_gpus(st, id1, 2, &gpus, NULL, &err), 0);
     assert_string_equal(gpus, "[\"GPU-b\"]");
     free(gpus);
-    assert_int_equal(carma_store_attempt_gpus(st, id1, 3, &gpus, &err), -ENOENT);
+    assert_int_equal(carma_store_attempt_gpus(st, id1, 3, &gpus, NULL, &err), -ENOENT);
+    double start = 0; /* an attempt's start, alone (a never-started retry's job takes it) */
+    assert_int_equal(carma_store_attempt_gpus(st, id1, 1, NULL, &start, &err), 0);
+    assert_float_equal(start, 1700000001.0, 1e-6);
     json_t *att = NULL;
     assert_int_equal(carma_store_attempts_json(st, id1, &att, &err), 0);
     assert_int_equal(json_array_size(att), 2);
