@@ -851,7 +851,11 @@ static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int 
     uint64_t cap = kth_largest(s, j->gpus);
     *loosest = need > cap;
     if (*loosest) {
-        need = cap;
+        /* less the margin: an idle GPU whose driver or another process holds a little
+         * (a real GPU reports some MiB in use idle) still takes it, where the whole of its
+         * memory would fit none and the job would wait forever; the hold still leaves
+         * co-runners nothing (its GPU's room: the margin less what is in use) */
+        need = cap > s->p.margin_mib ? cap - s->p.margin_mib : cap;
         *only_idle = 1;
     }
     return need;

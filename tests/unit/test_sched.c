@@ -611,6 +611,23 @@ static void test_auto_bound_past_every_gpu_runs_alone(void **state)
     assert_int_equal(fx_step(&f, 10), 1);
     assert_int_equal(f.jobs[2].gpu[0], 1);
     carma_sched_free(&f.s);
+    /* on an idle GPU that reports a little memory in use outside carma (a real GPU's
+     * driver: NVML says some MiB idle) too, and still nothing joins it (audit: the whole
+     * memory asked of it, it had waited forever) */
+    fx_init(&f, "auto", 1);
+    f.gpus[0].mem_used_mib = 500;
+    carma_sched_gpu_changed(&f.s, 0);
+    f.jobs[0].bound_mib = 50000;
+    f.jobs[0].smact = 0.5f;
+    f.jobs[1].bound_mib = 1;
+    f.jobs[1].smact = 0.01f;
+    carma_sched_submit(&f.s, 0, 0);
+    carma_sched_submit(&f.s, 1, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[1].state, CARMA_JOB_QUEUED);
+    assert_int_equal(fx_step(&f, 40), 0);
+    carma_sched_free(&f.s);
 }
 
 static void test_auto_refuses_collocation_that_lowers_throughput(void **state)
