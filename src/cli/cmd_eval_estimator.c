@@ -285,6 +285,13 @@ static int set_parse(struct real_set *s, const char *dir, const char *sub, const
     return rc;
 }
 
+/* Whether a run of m (parsed without --tied-head) tied its output head to its token
+ * table: its unique parameters, run_params, are the print's less the table. */
+static int run_tied(const struct est_model *m, uint64_t run_params)
+{
+    return m->head_table_line && m->params - m->head_table_rows * m->head_table_width == run_params;
+}
+
 /* The columns of a DIR/SUB/labels.csv: summary, batch, optimizer, precision, peak_mib,
  * and optionally gpumemnet_mib, seq_len, image_size (-1 when absent). */
 struct label_cols {
@@ -481,8 +488,7 @@ static int cpu_peaks_check(const char *dir)
                        o.batch, o.seq, gc ? "yes" : "no", o.gpus,
                        (unsigned long long)(m.params - m.frozen), peak, r.peak_allocated_mib,
                        ratio);
-            if (tie || !m.head_table_line ||
-                m.params - m.head_table_rows * m.head_table_width != run_params)
+            if (tie || !run_tied(&m, run_params))
                 break;
         }
     }
@@ -585,8 +591,7 @@ static int gpu_peaks_check(const char *dir, const char *sub, const char *device,
          * parameters are the print's less the table): as its user would give it, also
          * with --tied-head */
         struct est_result rt = {0};
-        int tied =
-            m.head_table_line && m.params - m.head_table_rows * m.head_table_width == run_params;
+        int tied = run_tied(&m, run_params);
         if (tied) {
             est_model_init(&m, set.layers, EST_MAX_LAYERS);
             m.image_h = m.image_w = (uint32_t)image;

@@ -52,12 +52,11 @@ int cmd_gpus(int argc, char **argv)
         if (json_is_number(p))
             snprintf(power, sizeof power, "%.0fW", json_number_value(p));
         json_t *mu = json_object_get(g, "mem_used_mib"); /* null: no fresh sample */
+        char used[24] = "-";
         if (json_is_integer(mu))
-            snprintf(mem, sizeof mem, "%lld/%lld", (long long)json_integer_value(mu),
-                     (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
-        else
-            snprintf(mem, sizeof mem, "-/%lld",
-                     (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
+            snprintf(used, sizeof used, "%lld", (long long)json_integer_value(mu));
+        snprintf(mem, sizeof mem, "%s/%lld", used,
+                 (long long)json_integer_value(json_object_get(g, "mem_total_mib")));
         size_t x;
         json_t *id;
         json_array_foreach(json_object_get(g, "jobs"), x, id) {

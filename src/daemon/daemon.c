@@ -541,6 +541,12 @@ static pid_t proc_session(pid_t pid)
 
 /* ---- the monitor (src/daemon/monitor.c) and what the daemon does with it ---- */
 
+/* A job's memory now as JSON: null when unknown. */
+static json_t *mem_now_json(const struct djob *dj)
+{
+    return dj->mem_now_mib == MEM_UNKNOWN ? json_null() : json_integer((json_int_t)dj->mem_now_mib);
+}
+
 /* Monitor callback: a process on GPU gi. Maps it to a running job by session (every
  * process of a job is in the session its shepherd leads) and records the job's
  * memory: what its processes hold on a GPU together (several ranks, MPS clients), the
@@ -1760,10 +1766,7 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
         run += now - j->start_s;
         gs += (now - j->start_s) * j->nplaced;
         en += dj->att_energy_j;
-        json_object_set_new(o, "mem_now_mib",
-                            dj->mem_now_mib == MEM_UNKNOWN
-                                ? json_null()
-                                : json_integer((json_int_t)dj->mem_now_mib));
+        json_object_set_new(o, "mem_now_mib", mem_now_json(dj));
         json_object_set_new(o, "attempt_peak_mib", json_integer((json_int_t)dj->peak_mib));
     }
     double wait = now - dj->rec.submit_s - run;
@@ -1908,12 +1911,10 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
                     const struct djob *dj = &d->dj[i];
                     json_array_append_new(jobs, json_integer((json_int_t)dj->rec.id));
                     int named = viewer < 0 || viewer == 0 || (uint32_t)viewer == dj->rec.uid;
-                    json_t *o = json_pack(
-                        "{s:I,s:s,s:o,s:I,s:f}", "id", (json_int_t)dj->rec.id, "user", dj->rec.user,
-                        "mem_mib",
-                        dj->mem_now_mib == MEM_UNKNOWN ? json_null()
-                                                       : json_integer((json_int_t)dj->mem_now_mib),
-                        "held_mib", (json_int_t)d->sj[i].held_mib, "run_s", now - d->sj[i].start_s);
+                    json_t *o =
+                        json_pack("{s:I,s:s,s:o,s:I,s:f}", "id", (json_int_t)dj->rec.id, "user",
+                                  dj->rec.user, "mem_mib", mem_now_json(dj), "held_mib",
+                                  (json_int_t)d->sj[i].held_mib, "run_s", now - d->sj[i].start_s);
                     json_object_set_new(o, "name", named ? json_string(dj->rec.name)
                                                          : json_null());
                     json_object_set_new(o, "solo_smact", d->sj[i].smact >= 0
@@ -2823,38 +2824,40 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             /* it ended between the look and the watch: its status, if it wrote one */
             x->ended += end_from_status(d, i, dir);
         }
-    } else if (dj->rec.cancel_requested && carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
-        /* never began, and cancelled before carmad stopped: it never runs (nor ran: no
-         * run time billed for carmad's downtime) */
-        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, NULL, "cancelled before its shepherd started the job",
-                    dj->rec.start_s > 0 ? dj->rec.start_s : now);
-        x->ended++;
-    } else if (!dj->rec.cancel_requested && carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
-        /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
-         * row goes (shown, it would run forever); a retry keeps its priority. */
-        dj->rec.attempts = n ? n - 1 : 0;
-        dj->rec.state = CARMA_JOB_QUEUED;
-        /* its start: the attempt before's, or none */
-        double s0 = -1;
-        if (dj->rec.attempts &&
-            carma_store_attempt_gpus(d->store, dj->rec.id, dj->rec.attempts, NULL, &s0, &err))
-            s0 = -1;
-        dj->rec.start_s = s0;
-        sj_from_rec(d, i);
-        if (dj->rec.attempts)
-            carma_sched_submit_recovery(&d->sched, i, now);
-        else
-            carma_sched_submit(&d->sched, i, now);
-        int rc = store_tx(d, &err);
-        if (!rc)
-            rc = carma_store_attempt_forget(d->store, dj->rec.id, n, &err);
-        if (!rc)
-            rc = carma_store_job_update(d->store, &dj->rec, &err);
-        if (rc)
-            dlog(d, LOG_ERR, "job %llu: cannot record that attempt %u never started: %s",
-                 (unsigned long long)dj->rec.id, n, err.msg);
-        x->requeued++;
+    } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
+        if (dj->rec.cancel_requested) {
+            /* never began, and cancelled before carmad stopped: it never runs (nor ran: no
+             * run time billed for carmad's downtime) */
+            sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+            attempt_end(d, i, NULL, "cancelled before its shepherd started the job",
+                        dj->rec.start_s > 0 ? dj->rec.start_s : now);
+            x->ended++;
+        } else {
+            /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
+             * row goes (shown, it would run forever); a retry keeps its priority. */
+            dj->rec.attempts = n ? n - 1 : 0;
+            dj->rec.state = CARMA_JOB_QUEUED;
+            /* its start: the attempt before's, or none */
+            double s0 = -1;
+            if (dj->rec.attempts &&
+                carma_store_attempt_gpus(d->store, dj->rec.id, dj->rec.attempts, NULL, &s0, &err))
+                s0 = -1;
+            dj->rec.start_s = s0;
+            sj_from_rec(d, i);
+            if (dj->rec.attempts)
+                carma_sched_submit_recovery(&d->sched, i, now);
+            else
+                carma_sched_submit(&d->sched, i, now);
+            int rc = store_tx(d, &err);
+            if (!rc)
+                rc = carma_store_attempt_forget(d->store, dj->rec.id, n, &err);
+            if (!rc)
+                rc = carma_store_job_update(d->store, &dj->rec, &err);
+            if (rc)
+                dlog(d, LOG_ERR, "job %llu: cannot record that attempt %u never started: %s",
+                     (unsigned long long)dj->rec.id, n, err.msg);
+            x->requeued++;
+        }
     } else {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
         attempt_end(d, i, NULL, NULL, now);
