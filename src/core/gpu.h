@@ -29,6 +29,7 @@ struct carma_gpu {
     uint64_t committed_mib;  /* sum over resident jobs of max(bound, peak) */
     double last_launch_s;    /* CARMA's grace starts here; < 0 none, or its job ended */
     uint32_t last_launch_job; /* the job launched then (CARMA_NONE: none) */
+    uint8_t launch_seen;      /* its process was seen on the GPU: the grace runs from then */
     float prof_smact;        /* sum of resident jobs' solo SMACT (unknown counts 1) */
     float prof_busy;         /* sum of resident jobs' temporal busy fraction */
     uint32_t gpu_weight;     /* sum over resident jobs of the GPUs each holds */

@@ -225,6 +225,7 @@ static void hold(struct carma_sched *s, uint32_t ji, const uint16_t *gpu, uint16
         if (start > g->last_launch_s) {
             g->last_launch_s = start;
             g->last_launch_job = ji;
+            g->launch_seen = 0;
         }
         g->prof_smact += sm;
         g->prof_busy += j->busy;
@@ -255,6 +256,21 @@ void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, u
     assert(s->jobs[j].queue == CARMA_QUEUE_NONE && n <= CARMA_JOB_MAX_GPUS);
     s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
     hold(s, j, gpu, n, start);
+    /* when its process appeared is not known: the grace runs from its start */
+    for (uint16_t k = 0; k < n; k++)
+        if (s->gpus[gpu[k]].last_launch_job == j)
+            s->gpus[gpu[k]].launch_seen = 1;
+}
+
+void carma_sched_job_seen(struct carma_sched *s, uint32_t j, uint32_t gi, double now)
+{
+    assert(gi < s->ngpus);
+    struct carma_gpu *g = &s->gpus[gi];
+    if (g->last_launch_job != j || g->launch_seen)
+        return;
+    g->launch_seen = 1;
+    if (now > g->last_launch_s)
+        g->last_launch_s = now;
 }
 
 void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now)
@@ -293,6 +309,7 @@ static void release(struct carma_sched *s, struct carma_job *j)
         if (g->last_launch_job == (uint32_t)(j - s->jobs)) {
             g->last_launch_s = -1.0;
             g->last_launch_job = CARMA_NONE;
+            g->launch_seen = 0;
         }
         if (g->njobs == 0) {
             g->prof_smact = g->prof_busy = 0; /* no drift once empty */

@@ -166,6 +166,12 @@ void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now);
 void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
                        double start);
 
+/* Job j, running, has a process on GPU gi at `now` (carmad's monitor; the simulator's
+ * processes are there from the launch). CARMA's grace holds a GPU "until the job's
+ * process has been on the GPU for 30 s": when j is the GPU's last launch and this is
+ * the first time its process is seen there, the grace runs from `now`. O(1). */
+void carma_sched_job_seen(struct carma_sched *s, uint32_t j, uint32_t gi, double now);
+
 /* Sets job j's solo profile (smact < 0: unknown) while it runs alone on every GPU it
  * holds (carmad measures it there), keeping the GPUs' profile sums and auto's backfill
  * books in step with it. */

@@ -199,6 +199,7 @@ struct carmad {
     /* monitoring (docs/monitoring.md) */
     struct carma_monitor mon;
     int have_mon;
+    double tick_s; /* the time of the monitor tick in progress */
     struct carma_http *http;
     int publish;          /* the HTTP snapshot is out of date */
     struct carma_hist decision;
@@ -562,6 +563,7 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
     }
     if (si < 0)
         return 0;
+    carma_sched_job_seen(&d->sched, (uint32_t)si, gi, d->tick_s);
     struct djob *dj = &d->dj[si];
     uint64_t tick = d->mon.ticks + 1; /* the tick in progress */
     if (dj->mem_tick != tick) {
@@ -697,6 +699,7 @@ static void monitor_tick(struct carmad *d)
     if (!d->have_mon)
         return;
     double now = now_s();
+    d->tick_s = now;
     carma_mon_tick(&d->mon, now);
     after_tick(d, now);
     d->publish = 1;

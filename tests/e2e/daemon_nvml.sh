@@ -87,4 +87,25 @@ sys.exit(0 if g['power_w'] is None and g['util'] is None and g['mem_used_mib'] i
 g['mem_free_mib'] is None else 1)\"" ||
     fail "a lost GPU still shows its last sample"
 stop_daemon TERM || fail "stop"
+
+step "a reference policy's grace runs from when the job's process is on the GPU"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+sed -i '/000000000001/s/$/ mig=1/' "$T/nvml.state" # one GPU to place on
+printf '[daemon]\npolicy = oracle-ff\n[sched]\ngrace = 3\n' >>"$T/carmad.ini"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+ga=$(submit --mem 1G -- sleep 60)
+wait_until 10 test -s "$T/state/jobs/$ga/1/shepherd" || fail "the first oracle-ff job did not start"
+sleep 1 # CUDA starting: no process on the GPU yet (its grace runs from the launch)
+seen=$(date +%s.%N)
+gp=$(pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$ga/1/shepherd")" -x sleep)
+[ -n "$gp" ] || fail "the first oracle-ff job's process"
+echo "proc 0 pid=$gp mem=1GiB" >>"$T/nvml.state"
+gb=$(submit --mem 1G -- sleep 60)
+wait_until 15 is_state "$gb" running || fail "the second oracle-ff job: $(state_of "$gb")"
+"$CARMA" show --json "$gb" | python3 -c "import json,sys; \
+t = json.load(sys.stdin)['start_time']; sys.exit(0 if t >= $seen + 3 else 1)" ||
+    fail "collocated before 3 s of the first job's process on the GPU: $("$CARMA" show "$gb")"
+"$CARMA" cancel "$ga" "$gb" >/dev/null
+stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"

@@ -132,6 +132,43 @@ static void test_grace_ends_when_the_job_dies(void **state)
     carma_sched_free(&f.s);
 }
 
+/* CARMA's grace lasts "until the job's process has been on the GPU for 30 s": carmad
+ * sees the process some seconds after the launch, and the grace runs from then, once;
+ * a job re-adopted after a restart keeps the grace of its start. */
+static void test_grace_runs_from_the_process_seen(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 2);
+    for (int k = 0; k < 3; k++) {
+        f.jobs[k].mem_mib = 1000;
+        carma_sched_submit(&f.s, (uint32_t)k, 0);
+    }
+    f.gpus[0].mem_used_mib = 1000;
+    f.gpus[1].mem_used_mib = 1000;
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(fx_step(&f, 0), 1);  /* job 1 on the other idle GPU */
+    carma_sched_job_seen(&f.s, 0, 0, 8);  /* job 0's process appears after 8 s */
+    carma_sched_job_seen(&f.s, 0, 0, 9);  /* seen again: no later start */
+    carma_sched_job_seen(&f.s, 2, 1, 10); /* not GPU 1's launch: no effect */
+    carma_sched_job_seen(&f.s, 1, 1, 0);  /* seen at once */
+    assert_float_equal(carma_sched_next_timer(&f.s, 1), 30, 0);
+    assert_int_equal(fx_step(&f, 30), 1); /* GPU 1's grace is over, GPU 0's is not */
+    assert_int_equal(f.jobs[2].gpu[0], 1);
+    assert_float_equal(carma_sched_next_timer(&f.s, 31), 38, 0);
+    carma_sched_free(&f.s);
+
+    fx_init(&f, "oracle-ff", 1);
+    uint16_t g0 = 0;
+    carma_sched_adopt(&f.s, 0, &g0, 1, 100);
+    carma_sched_job_seen(&f.s, 0, 0, 150); /* after a restart: the start stands */
+    f.jobs[1].mem_mib = 1000;
+    f.gpus[0].mem_used_mib = 1000;
+    carma_sched_submit(&f.s, 1, 150);
+    assert_int_equal(fx_step(&f, 150), 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_next_timer_is_the_grace_end(void **state)
 {
     (void)state;
@@ -895,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_adopt_without_its_gpus),
         cmocka_unit_test(test_grace_window),
         cmocka_unit_test(test_grace_ends_when_the_job_dies),
+        cmocka_unit_test(test_grace_runs_from_the_process_seen),
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),
