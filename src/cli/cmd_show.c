@@ -103,6 +103,9 @@ int cmd_show(int argc, char **argv)
     const char *reason = json_string_value(json_object_get(j, "reason"));
     if (reason)
         printf("  reason    %s\n", reason);
+    const char *waiting = json_string_value(json_object_get(j, "waiting_reason"));
+    if (waiting)
+        printf("  waiting   %s\n", waiting);
     json_array_foreach(json_object_get(j, "attempt_list"), k, a) {
         char s[32], d[32];
         cli_fmt_time(json_object_get(a, "start_time"), s, sizeof s);

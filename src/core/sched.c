@@ -453,13 +453,32 @@ static void ref_sort(const struct carma_sched *s, uint32_t *c, size_t n)
     }
 }
 
+/* Whether fewer GPUs are in service than job j asks for (some drained: lost, MIG). Such
+ * a job waits for them without holding back the jobs behind it: on a server that lost a
+ * GPU, a job asking for all of them would otherwise stop every queue for good. */
+static inline int beyond_service(struct carma_sched *s, const struct carma_job *j)
+{
+    return kth_largest(s, j->gpus) == 0;
+}
+
+/* The head of q, past jobs beyond the GPUs in service. */
+static uint32_t ref_head(struct carma_sched *s, const struct carma_queue *q)
+{
+    uint32_t ji = q->head;
+    while (ji != CARMA_NONE && beyond_service(s, &s->jobs[ji]))
+        ji = s->jobs[ji].next;
+    return ji;
+}
+
 static size_t step_reference(struct carma_sched *s, double now, struct carma_placement *out,
                              size_t cap)
 {
     if (cap == 0)
         return 0;
-    int recovery = s->recovery.len > 0;
-    uint32_t ji = recovery ? s->recovery.head : s->main.head;
+    uint32_t ji = ref_head(s, &s->recovery);
+    int recovery = ji != CARMA_NONE;
+    if (!recovery)
+        ji = ref_head(s, &s->main);
     if (ji == CARMA_NONE)
         return 0;
     struct carma_job *j = &s->jobs[ji];
@@ -1019,6 +1038,10 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
         while (ji != CARMA_NONE && placed < cap) {
             struct carma_job *j = &s->jobs[ji];
             uint32_t next = j->next;
+            if (beyond_service(s, j)) {
+                ji = next;
+                continue;
+            }
             if (blocked && ++looked_after_block > s->p.backfill_depth)
                 return placed;
             if (auto_choose(s, j, s->scratch, blocked)) {

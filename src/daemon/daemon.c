@@ -1778,6 +1778,16 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
     json_object_set_new(o, "energy_j", json_real(en));
     json_object_set_new(o, "wait_s", json_real(wait > 0 ? wait : 0));
     json_object_set_new(o, "solo_smact", j->smact >= 0 ? json_real(j->smact) : json_null());
+    if (j->state == CARMA_JOB_QUEUED && carma_sched_kth_largest(&d->sched, j->gpus) == 0) {
+        /* it waits for drained GPUs to return (a restart), holding back no one */
+        size_t up = 0;
+        for (size_t g = 0; g < d->ngpus; g++)
+            up += !d->gpus[g].drained;
+        json_object_set_new(o, "waiting_reason",
+                            json_sprintf("asks for %u GPUs: %zu of the %zu GPUs are in service, "
+                                         "the others drained (carma gpus says why)",
+                                         (unsigned)j->gpus, up, d->ngpus));
+    }
 }
 
 static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q, int logs)

@@ -75,6 +75,14 @@ sleep 1
 is_state "$m2" queued || fail "a job placed on the MIG GPU: $("$CARMA" gpus)"
 "$CARMA" cancel "$m1" "$m2" >/dev/null
 wait_until 10 is_state "$m1" cancelled || fail "cancel the first 30G job"
+# a job that asks for both GPUs waits for the drained one, says so, and holds back no one
+m3=$(submit --gpus 2 -- sleep 30)
+m4=$(submit -- true)
+"$CARMA" wait --timeout 10 "$m4" >/dev/null || fail "a job behind one that asks for a drained GPU"
+is_state "$m3" queued || fail "a 2-GPU job with one GPU drained: $(state_of "$m3")"
+"$CARMA" show "$m3" | grep -q "waiting   asks for 2 GPUs: 1 of the 2 GPUs are in service" ||
+    fail "no reason given to a job that waits for a drained GPU: $("$CARMA" show "$m3")"
+"$CARMA" cancel "$m3" >/dev/null
 
 step "a GPU that falls off the bus is drained, and carma gpus says why"
 sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"

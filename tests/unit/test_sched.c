@@ -169,6 +169,44 @@ static void test_grace_runs_from_the_process_seen(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A job asking for more GPUs than are in service (one drained: lost, MIG) waits for
+ * them without stopping the queues behind it, under every policy; it runs once the
+ * GPUs are back. */
+static void test_job_beyond_the_gpus_in_service_blocks_no_one(void **state)
+{
+    (void)state;
+    const char *pol[] = {"auto", "exclusive", "oracle-ff", "or-rr"};
+    for (int p = 0; p < 4; p++) {
+        for (int rec = 0; rec < 2; rec++) {
+            struct fx f;
+            fx_init(&f, pol[p], 2);
+            f.gpus[1].drained = 1;
+            carma_sched_gpu_changed(&f.s, 1);
+            for (int k = 0; k < 3; k++) {
+                f.jobs[k].mem_mib = 1000;
+                f.jobs[k].smact = 0.3f;
+            }
+            f.jobs[0].gpus = 2;
+            if (rec) /* a recovery head beyond them leaves the main queue its turn */
+                carma_sched_submit_recovery(&f.s, 0, 0);
+            else
+                carma_sched_submit(&f.s, 0, 0);
+            carma_sched_submit(&f.s, 1, 0);
+            assert_int_equal(fx_step(&f, 0), 1);
+            assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
+            assert_int_equal(f.jobs[0].state, CARMA_JOB_QUEUED);
+            assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_SUCCEEDED, 900, 50), 0);
+            f.gpus[1].drained = 0;
+            carma_sched_gpu_changed(&f.s, 1);
+            carma_sched_submit(&f.s, 2, 50);
+            assert_true(fx_step(&f, 51) >= 1);
+            assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING); /* first again */
+            assert_int_equal(f.out[0].job, 0);
+            carma_sched_free(&f.s);
+        }
+    }
+}
+
 static void test_next_timer_is_the_grace_end(void **state)
 {
     (void)state;
@@ -933,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_grace_window),
         cmocka_unit_test(test_grace_ends_when_the_job_dies),
         cmocka_unit_test(test_grace_runs_from_the_process_seen),
+        cmocka_unit_test(test_job_beyond_the_gpus_in_service_blocks_no_one),
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),
