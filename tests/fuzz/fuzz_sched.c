@@ -134,8 +134,17 @@ static void step(struct fz *f, double now)
         live += !f->gpus[g].drained;
         all_idle &= f->gpus[g].drained || carma_gpu_idle(&f->gpus[g]);
     }
-    int from_recovery = f->s.recovery.len > 0;
-    uint32_t head = from_recovery ? f->s.recovery.head : f->s.main.head;
+    /* the head: recovery first, past jobs asking for more GPUs than are in service */
+    size_t in_service = 0;
+    for (size_t g = 0; g < f->ngpus; g++)
+        in_service += !f->gpus[g].drained && f->gpus[g].mem_total_mib > 0;
+    uint32_t head = f->s.recovery.head;
+    while (head != CARMA_NONE && f->jobs[head].gpus > in_service)
+        head = f->jobs[head].next;
+    int from_recovery = head != CARMA_NONE;
+    if (!from_recovery)
+        for (head = f->s.main.head; head != CARMA_NONE && f->jobs[head].gpus > in_service;)
+            head = f->jobs[head].next;
     uint32_t foreign[FZ_GPUS];
     for (size_t g = 0; g < f->ngpus; g++)
         foreign[g] = f->gpus[g].nforeign;
