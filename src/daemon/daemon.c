@@ -98,6 +98,9 @@ struct djob {
         float smact, smocc, drama;
     } end;
     /* monitoring and accounting of the running attempt */
+    uint64_t sim_mib;     /* what a simulated GPU shows it holding: the estimate at its
+                             submission (estimator or history), 0: its hold (not kept over
+                             a restart) */
     uint64_t sig;         /* its solo profile's key: the memory signature (hist_sig), or
                              est_signature(argv, batch) for a job stored without one */
     double att_energy_j;  /* energy attributed to this attempt so far */
@@ -1241,11 +1244,13 @@ static void launch_started(struct carmad *d, uint32_t i, pid_t pid, int pidfd)
     }
     dj->pid_dirty = 1;
     if (d->have_gb && d->gb.ops->attach) {
-        /* simulated: it takes what it declared, as far as its GPUs have it (gpu/sim.c) */
-        uint64_t takes = d->sj[i].held_mib;
+        /* simulated: it takes its estimate, else its hold, as far as its GPUs have it
+         * (gpu/sim.c) */
+        uint64_t takes = dj->sim_mib ? dj->sim_mib : d->sj[i].held_mib;
+        uint64_t want = takes;
         for (uint16_t k = 0; k < d->sj[i].nplaced; k++) {
             uint16_t g = d->sj[i].gpu[k];
-            d->gb.ops->attach(&d->gb, g, pid, d->sj[i].held_mib << 20);
+            d->gb.ops->attach(&d->gb, g, pid, want << 20);
             if (d->gpus[g].mem_total_mib < takes)
                 takes = d->gpus[g].mem_total_mib;
         }
@@ -1637,6 +1642,13 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
         if (d->gpus[g].mem_total_mib > whole)
             whole = d->gpus[g].mem_total_mib;
     long pre = carmad_bound_preallocating(rj, whole, &r->bound_mib, &r->bound_basis);
+    /* a simulated job uses what was expected of it (the estimate, or the --mem its user
+     * declared above it), not its bound: shown holding its bound, its peak taught history
+     * a bound ever higher (the spread doubling each run) */
+    if (r->argv_json && pre < 0 && jb.estimate_mib > 0) {
+        uint64_t e = (uint64_t)ceil(jb.estimate_mib);
+        dj->sim_mib = e > rj->mem_mib ? e : rj->mem_mib;
+    }
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();

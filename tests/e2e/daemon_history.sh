@@ -84,6 +84,15 @@ echo "   first run's peak $peak MiB, second run's bound $got MiB"
 "$CARMA" show "$b" | grep -q "at submission: history (1 earlier run, peak $peak MiB)" ||
     fail "carma show: no history basis: $("$CARMA" show "$b")"
 "$CARMA" wait --timeout 20 "$b" >/dev/null || fail "second run did not succeed"
+# a simulated job uses its estimate, not its bound: history settles (it had doubled the
+# spread at every run, the peak of each being the bound it was given)
+[ "$peak" -lt "$want" ] || fail "a simulated job shown holding its bound: peak $peak, bound $want"
+b3=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+"$CARMA" wait --timeout 20 "$b3" >/dev/null || fail "third run did not succeed"
+b4=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+[ "$("$CARMA" show --json "$b4" | json_int /dev/stdin bound_mib)" = "$got" ] ||
+    fail "history's bound grows with runs on simulated GPUs: $(for x in "$a" "$b" "$b3" "$b4"; do "$CARMA" show "$x" | grep -E "bound"; done)"
+"$CARMA" wait --timeout 20 "$b4" >/dev/null || fail "fourth run did not succeed"
 
 step "the same command from another folder or allocator set-up is another signature"
 # (python train.py of two projects is two jobs; PYTORCH_CUDA_ALLOC_CONF changes the peak)
@@ -353,7 +362,7 @@ grep -q '"bound_basis": "estimator' "$T/h.json" ||
 stop_daemon TERM
 start_daemon --gpus sim:4xa100-40gb
 h2=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
-"$CARMA" show "$h2" | grep -q "at submission: history (2 earlier runs" ||
+"$CARMA" show "$h2" | grep -q "at submission: history (4 earlier runs" ||
     fail "back on the A100s: no history: $("$CARMA" show "$h2")"
 "$CARMA" wait --timeout 20 "$h2" >/dev/null
 

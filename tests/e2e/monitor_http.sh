@@ -19,7 +19,7 @@ ART="${CARMA_BUILD:-build}/artifacts"
 mkdir -p "$ART"
 
 step "a job alone: its solo SMACT is learned (0.3 per process on sim)"
-a=$(submit --name alone --mem 4G -- sh "$HELP/run_for.sh" 12)
+a=$(submit --name alone --mem 4G -- sh "$HELP/run_for.sh" 20) # running through the next steps, however loaded the host
 wait_until 20 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.3'" ||
     fail "solo SMACT not learned: $("$CARMA" show --json "$a" | grep solo)"
 
@@ -125,7 +125,7 @@ else
 fi
 
 step "report of the recorded run"
-wait_until 20 is_state "$a" succeeded || fail "alone job"
+wait_until 30 is_state "$a" succeeded || fail "alone job"
 sleep 1.2
 "$CARMA" report --since 5m --html "$ART/server-report.html" || fail "report"
 # the default day's range over a server up for a minute still draws its records point by point
