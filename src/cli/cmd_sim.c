@@ -214,6 +214,8 @@ static size_t trace_estimates(const struct sim_trace *t, int est)
 
 /* A note per policy that gave up jobs, one on the estimates, two on the trace. */
 #define SIM_MAX_NOTES (SIM_MAX_POLICIES + 3)
+/* A note's bytes: the longest, a policy that gave jobs up, fits with 20-digit counts. */
+#define SIM_NOTE_MAX 384
 
 /* The figures of the exclusive policy when it ran (the ratios' denominator), else NULL. */
 static const struct sim_metrics *exclusive_of(const struct row *rows, size_t n)
@@ -225,17 +227,20 @@ static const struct sim_metrics *exclusive_of(const struct row *rows, size_t n)
 }
 
 /* span/ex and kWh/ex of a makespan (0: none, no job finished) and an energy, or "-"
- * where a side has none. No kWh/ex where the row or exclusive gave jobs up: that energy
- * leaves out the work those jobs never did, so it is not comparable (it can fall below
- * the bound). */
+ * where a side has none. Neither where the row or exclusive gave jobs up: that makespan
+ * counts only the jobs that finished and that energy leaves out the work the others
+ * never did, so they are not comparable (either can fall below the bound's, or a row
+ * that finished a job exclusive gave up looks many times slower). */
 static void ratio_cells(const struct sim_metrics *ex, double span, double energy, int gave_up,
                         char r1[16], char r2[16])
 {
     snprintf(r1, 16, "-");
     snprintf(r2, 16, "-");
-    if (ex && ex->succeeded && ex->makespan_s > 0 && span > 0)
+    if (!ex || ex->gave_up || gave_up)
+        return;
+    if (ex->succeeded && ex->makespan_s > 0 && span > 0)
         snprintf(r1, 16, "%.3f", span / ex->makespan_s);
-    if (ex && ex->energy_j > 0 && !ex->gave_up && !gave_up)
+    if (ex->energy_j > 0)
         snprintf(r2, 16, "%.3f", energy / ex->energy_j);
 }
 
@@ -251,7 +256,7 @@ static void hours_cell(const struct sim_metrics *m, double s, char out[16])
 /* What the figures leave out, a sentence each: under the table, in the report and in
  * the JSON's "notes". Returns how many. */
 static size_t collect_notes(const struct row *rows, size_t n, const struct sim_trace *t, int est,
-                            char (*notes)[320])
+                            char (*notes)[SIM_NOTE_MAX])
 {
     size_t k = 0;
     /* What the trace asks for that no policy honours. */
@@ -269,16 +274,17 @@ static size_t collect_notes(const struct row *rows, size_t n, const struct sim_t
         const struct sim_metrics *m = &rows[i].m;
         if (!m->gave_up)
             continue;
-        snprintf(
-            notes[k++], sizeof notes[0], "%s gave up %llu of %llu jobs after --max-attempts: %s",
-            rows[i].policy->name, (unsigned long long)m->gave_up, (unsigned long long)m->jobs,
-            m->succeeded ? "its makespan, JCT and wait count only the jobs that finished; its "
-                           "energy and lost GPU-hours include the given-up jobs' runs but not the "
-                           "work they never did, so its makespan and energy may look better than "
-                           "the (bound), and it has no kWh/ex (-)."
-                         : "no job finished, so it has no makespan, JCT, wait or kWh/ex (-); its "
-                           "energy and lost GPU-hours are those of the given-up jobs' runs, "
-                           "without the work they never did (it may be below the (bound)).");
+        snprintf(notes[k++], sizeof notes[0],
+                 "%s gave up %llu of %llu jobs after --max-attempts: %s", rows[i].policy->name,
+                 (unsigned long long)m->gave_up, (unsigned long long)m->jobs,
+                 m->succeeded
+                     ? "its makespan, JCT and wait count only the jobs that finished; its "
+                       "energy and lost GPU-hours include the given-up jobs' runs but not the "
+                       "work they never did, so its makespan and energy may look better than "
+                       "the (bound), and it has no span/ex or kWh/ex (-)."
+                     : "no job finished, so it has no makespan, JCT, wait, span/ex or kWh/ex (-); "
+                       "its energy and lost GPU-hours are those of the given-up jobs' runs, "
+                       "without the work they never did (it may be below the (bound)).");
     }
     /* The est-* policies of the run, by name: CARMA's reference policies that take an
      * estimator's answer (auto has its own bound, whatever its requirement source). */
@@ -339,7 +345,7 @@ static void settings_words(const struct run_settings *rs, int all, char *buf, si
 
 static void print_table(const struct row *rows, size_t n, const struct sim_trace *t,
                         const struct sim_bounds *b, const struct run_settings *rs,
-                        char (*notes)[320], size_t nnotes)
+                        char (*notes)[SIM_NOTE_MAX], size_t nnotes)
 {
     char words[256];
     settings_words(rs, 0, words, sizeof words);
@@ -378,7 +384,7 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
     printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s.\n",
            !ex              ? " (add --policy exclusive to see them)"
            : !ex->succeeded ? " (none: exclusive finished no job)"
-           : ex->gave_up    ? " (no kWh/ex: exclusive gave jobs up)"
+           : ex->gave_up    ? " (no ratios: exclusive gave jobs up)"
                             : "");
     for (size_t k = 0; k < nnotes; k++)
         printf("%s\n", notes[k]);
@@ -416,7 +422,7 @@ static json_t *json_text(const char *s)
 
 static int print_json(const struct row *rows, size_t n, const struct sim_bounds *b,
                       const struct sim_trace *t, const struct run_settings *rs, int est,
-                      char (*notes)[320], size_t nnotes)
+                      char (*notes)[SIM_NOTE_MAX], size_t nnotes)
 {
     json_t *jn = json_array();
     for (size_t k = 0; k < nnotes; k++)
@@ -449,7 +455,7 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
 
 static int write_report(const char *path, const struct row *rows, size_t n,
                         const struct sim_bounds *b, const struct sim_config *cfg,
-                        const struct run_settings *rs, char (*notes)[320], size_t nnotes)
+                        const struct run_settings *rs, char (*notes)[SIM_NOTE_MAX], size_t nnotes)
 {
     enum { COLS = 13 };
     static const char *const header[COLS] = {
@@ -522,14 +528,14 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         };
     }
     /* The table's notes, after what (bound) and the ratios mean. */
-    char note[SIM_MAX_NOTES * 320 + 256];
+    char note[SIM_MAX_NOTES * SIM_NOTE_MAX + 256];
     size_t o = (size_t)snprintf(note, sizeof note,
                                 "(bound): no schedule that finishes every job can beat it "
                                 "under the model. span/ex, kWh/ex: makespan and energy "
                                 "relative to exclusive%s.",
                                 !ex              ? " (run exclusive too to see them)"
                                 : !ex->succeeded ? " (none: exclusive finished no job)"
-                                : ex->gave_up    ? " (no kWh/ex: exclusive gave jobs up)"
+                                : ex->gave_up    ? " (no ratios: exclusive gave jobs up)"
                                                  : "");
     for (size_t k = 0; k < nnotes && o < sizeof note; k++)
         o += (size_t)snprintf(note + o, sizeof note - o, " %s", notes[k]);
@@ -898,7 +904,7 @@ int cmd_sim(int argc, char **argv)
                        &bounds);
     struct run_settings rs = {trace_path, sim_trace_format_name(fmt), gpus, sharing_s,
                               est_names[est], seed, jitter, max_attempts};
-    char notes[SIM_MAX_NOTES][320];
+    char notes[SIM_MAX_NOTES][SIM_NOTE_MAX];
     size_t nnotes = collect_notes(rows, npol, &trace, est, notes);
     if (json) {
         if (print_json(rows, npol, &bounds, &trace, &rs, est, notes, nnotes)) {

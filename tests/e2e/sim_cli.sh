@@ -160,22 +160,47 @@ expect_bad "bom2.csv:1: a second byte order mark" --trace "$T/bom2.csv" --trace-
 grep -q "gaveUp" "$T/out" || fail "no gaveUp column"
 grep -q "^or-rr gave up [1-9][0-9]* of 90 jobs" "$T/out" || fail "given-up jobs not flagged"
 grep -q "^exclusive gave up" "$T/out" && fail "exclusive flagged"
-# Given-up jobs' unfinished work costs no energy: on t1 or-rr's energy falls below the (bound),
-# so its row has no kWh/ex (table and report) and the note says its energy may look better.
+# Given-up jobs' unfinished work costs no energy and their finish no makespan: on t1 or-rr's
+# energy falls below the (bound), so its row has neither span/ex nor kWh/ex (table and
+# report) and the note says its makespan and energy may look better.
 "$CARMA" sim --trace data/trace-t1.csv --policy exclusive,or-rr --max-attempts 1 \
     --report "$T/gaveup.html" >"$T/out" || fail "t1 max-attempts run"
-grep -Eq '^or-rr +([0-9.]+ +){4}[1-9][0-9]* +[1-9][0-9]* .* [0-9.]+ +-$' "$T/out" ||
-    fail "kWh/ex shown for a row that gave jobs up: $(cat "$T/out")"
+grep -Eq '^or-rr +([0-9.]+ +){4}[1-9][0-9]* +[1-9][0-9]* .* - +-$' "$T/out" ||
+    fail "span/ex or kWh/ex shown for a row that gave jobs up: $(cat "$T/out")"
 grep -Eq '^exclusive .* 1\.000 +1\.000$' "$T/out" || fail "exclusive's ratios: $(cat "$T/out")"
-grep -q "^or-rr gave up [1-9][0-9]* of 60 jobs .* its makespan and energy may look better than the (bound), and it has no kWh/ex (-)\.$" \
+grep -Eq '^\(bound\) .* 0\.[0-9]{3} +0\.[0-9]{3}$' "$T/out" || fail "bound's ratios: $(cat "$T/out")"
+grep -q "^or-rr gave up [1-9][0-9]* of 60 jobs .* its makespan and energy may look better than the (bound), and it has no span/ex or kWh/ex (-)\.$" \
     "$T/out" || fail "the note does not say energy may beat the (bound): $(cat "$T/out")"
-python3 - "$T/gaveup.html" <<'PY' || fail "report: kWh/ex of a row that gave jobs up"
+python3 - "$T/gaveup.html" <<'PY' || fail "report: ratios of a row that gave jobs up"
 import re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
 row = re.search(r"<tr><td>or-rr</td>(.*?)</tr>", html).group(1)
 cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-assert cells[-1] == "-" and cells[-2] != "-", cells
+assert cells[-1] == "-" and cells[-2] == "-" and cells[1] != "-", cells
 assert "its makespan and energy may look better than the (bound)" in html
+PY
+# exclusive gave up the 10-hour job that auto finished: auto's makespan is not 10 times
+# worse, it is not comparable; no row, the (bound) included, has ratios, and the line
+# under the table says why (table and report).
+printf 'name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s\nA,a,1,1,1000,60,0.5,0.2,0.2,30\nBIG,big,1,1,35000,600,0.5,0.2,0.2,30\n' \
+    >"$T/exgu-wl.csv"
+printf 'submit_s,workload\n0,BIG\n0,A\n' >"$T/exgu.csv"
+"$CARMA" sim --trace "$T/exgu.csv" --workloads "$T/exgu-wl.csv" --gpus 1xv100-32gb,1xa100-40gb \
+    --policy exclusive,auto --max-attempts 1 --report "$T/exgu.html" >"$T/out" ||
+    fail "exclusive gives up"
+grep -Eq '^exclusive +1\.00 .* 1 +1 .* - +-$' "$T/out" || fail "exclusive's ratios: $(cat "$T/out")"
+grep -Eq '^auto +10\.00 .* - +-$' "$T/out" || fail "auto's ratios: $(cat "$T/out")"
+grep -Eq '^\(bound\) .* - +-$' "$T/out" || fail "bound's ratios: $(cat "$T/out")"
+grep -q "relative to exclusive (no ratios: exclusive gave jobs up)\.$" "$T/out" ||
+    fail "no ratios not said: $(cat "$T/out")"
+python3 - "$T/exgu.html" <<'PY' || fail "report: ratios against an exclusive that gave jobs up"
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+for p in ("exclusive", "auto", r"\(bound\)"):
+    row = re.search(r"<tr><td>%s</td>(.*?)</tr>" % p, html).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    assert cells[-1] == "-" and cells[-2] == "-", (p, cells)
+assert "(no ratios: exclusive gave jobs up)" in html
 PY
 "$CARMA" sim --trace data/trace-t1.csv --policy exclusive,or-rr --max-attempts 1 --json \
     >"$T/out" || fail "t1 max-attempts run, json"
