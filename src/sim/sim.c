@@ -151,8 +151,13 @@ struct sim {
     double t0;          /* first arrival */
     size_t ended;
     double max_gpu_mib;  /* the largest GPU's memory */
-    float *hist_peak;    /* per workload: peak its first run reached once ramped up */
-    double *hist_known;  /* per workload: when that peak became known, < 0 not yet */
+    int hist_on;         /* est-* under --estimator carma: history is kept */
+    float *hist_peak;    /* per workload: the peak a run reached once ramped up */
+    double *hist_known;  /* per workload: when that peak is known, < 0 not yet: the earliest
+                            ramp end of its runs not killed while ramping */
+    double *hist_sure;   /* per workload: the earliest ramp end of its runs that ended after
+                            it, < 0 none (the candidates no longer resident) */
+    float *hist_sure_peak;
 };
 
 static double job_mem_at(const struct sim *s, uint32_t ji, double t)
@@ -465,6 +470,56 @@ static int launch(struct sim *s, uint32_t ji, double t)
     return 0;
 }
 
+/* History (--estimator carma): a run of a workload tells its peak once its memory has
+ * ramped up to it, as carmad's monitor sees it; a run killed while ramping never reached
+ * its peak and tells nothing (carmad keeps no history from an attempt that ran out of
+ * memory: its peak is below the need). Each launch is a candidate, known at its ramp's
+ * end unless it dies before; ends come before arrivals at one instant, so an arrival
+ * never reads a candidate that dies at that instant. */
+static void remember(struct sim *s, uint32_t ji)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    uint16_t w = sp->workload;
+    double at = s->jobs[ji].start_s + sp->ramp_s;
+    if (s->hist_on && w < s->tr->nworkloads && (s->hist_known[w] < 0 || at < s->hist_known[w])) {
+        s->hist_known[w] = at;
+        s->hist_peak[w] = sp->mem_mib;
+    }
+}
+
+/* Run ji of a workload ends at t, off its GPUs already: if it reached its ramp's end it
+ * stays a candidate (hist_sure); if it died ramping and was the earliest candidate, the
+ * next earliest takes its place, among those ended and those still running. */
+static void remember_end(struct sim *s, uint32_t ji, double t, enum carma_outcome o)
+{
+    const struct sim_job_spec *sp = &s->tr->jobs[ji];
+    uint16_t w = sp->workload;
+    if (!s->hist_on || w >= s->tr->nworkloads)
+        return;
+    double at = s->jobs[ji].start_s + sp->ramp_s;
+    if (o != CARMA_OUTCOME_OOM || t > at) {
+        if (s->hist_sure[w] < 0 || at < s->hist_sure[w]) {
+            s->hist_sure[w] = at;
+            s->hist_sure_peak[w] = sp->mem_mib;
+        }
+        return;
+    }
+    if (s->hist_known[w] != at)
+        return;
+    s->hist_known[w] = s->hist_sure[w];
+    s->hist_peak[w] = s->hist_sure_peak[w];
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        for (uint32_t k = 0; k < s->g[gi].n; k++) {
+            uint32_t r = s->g[gi].res[k];
+            const struct sim_job_spec *rp = &s->tr->jobs[r];
+            double rat = s->jobs[r].start_s + rp->ramp_s;
+            if (rp->workload == w && (s->hist_known[w] < 0 || rat < s->hist_known[w])) {
+                s->hist_known[w] = rat;
+                s->hist_peak[w] = rp->mem_mib;
+            }
+        }
+}
+
 /* Takes job ji off its GPUs at t (finish or crash) and tells the scheduler. */
 static int end_attempt(struct sim *s, uint32_t ji, double t, enum carma_outcome o)
 {
@@ -491,6 +546,7 @@ static int end_attempt(struct sim *s, uint32_t ji, double t, enum carma_outcome 
     }
     if (record_bar(s, ji, t, o == CARMA_OUTCOME_OOM ? CARMA_REPORT_OOM : CARMA_REPORT_OK))
         return -ENOMEM;
+    remember_end(s, ji, t, o);
     int requeued = carma_sched_finish(&s->sched, ji, o, (uint64_t)ceil(peak), t);
     for (uint16_t k = 0; k < n; k++) {
         gpu_settle(s, gpus[k], t);
@@ -563,8 +619,9 @@ static void fill_job(struct sim *s, uint32_t ji)
 
 /* A job enters the queue. Under `--estimator carma` without a catalog answer, the
  * requirement is what history knows at that moment: the peak an earlier run of the
- * same workload reached once its memory ramped up (as carmad's monitor records it),
- * else nothing, and the job waits for an idle GPU. */
+ * same workload reached once its memory ramped up (as carmad's monitor records it; a
+ * run killed while ramping tells nothing, see remember), else nothing, and the job
+ * waits for an idle GPU. */
 static void arrive(struct sim *s, uint32_t ji, double now)
 {
     const struct sim_job_spec *sp = &s->tr->jobs[ji];
@@ -574,17 +631,6 @@ static void arrive(struct sim *s, uint32_t ji, double now)
         now >= s->hist_known[w])
         s->jobs[ji].mem_mib = (uint64_t)ceil(s->hist_peak[w]);
     carma_sched_submit(&s->sched, ji, now);
-}
-
-/* History: the first run of a workload tells its peak once its ramp is over. */
-static void remember(struct sim *s, uint32_t ji, double start)
-{
-    const struct sim_job_spec *sp = &s->tr->jobs[ji];
-    uint16_t w = sp->workload;
-    if (w < s->tr->nworkloads && s->hist_known[w] < 0) {
-        s->hist_known[w] = start + sp->ramp_s;
-        s->hist_peak[w] = sp->mem_mib;
-    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -663,6 +709,8 @@ static void sim_free(struct sim *s)
     free(s->heap.key);
     free(s->hist_peak);
     free(s->hist_known);
+    free(s->hist_sure);
+    free(s->hist_sure_peak);
 }
 
 void sim_timeline_free(struct sim_timeline *tl)
@@ -803,8 +851,11 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     s.heap.key = malloc(ne * sizeof *s.heap.key);
     s.hist_peak = calloc(t->nworkloads ? t->nworkloads : 1, sizeof *s.hist_peak);
     s.hist_known = malloc((t->nworkloads ? t->nworkloads : 1) * sizeof *s.hist_known);
+    s.hist_sure = malloc((t->nworkloads ? t->nworkloads : 1) * sizeof *s.hist_sure);
+    s.hist_sure_peak = calloc(t->nworkloads ? t->nworkloads : 1, sizeof *s.hist_sure_peak);
+    s.hist_on = cfg->policy->req == CARMA_REQ_EST && cfg->estimator == SIM_EST_CARMA;
     if (!s.jobs || !s.sj || !s.view || !s.g || !s.heap.item || !s.heap.pos || !s.heap.key ||
-        !s.hist_peak || !s.hist_known) {
+        !s.hist_peak || !s.hist_known || !s.hist_sure || !s.hist_sure_peak) {
         sim_free(&s);
         return carma_err_set(err, -ENOMEM, "out of memory for %zu jobs", t->njobs);
     }
@@ -819,7 +870,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         s.g[gi].power = (float)cfg->kinds[gi]->idle_w;
     }
     for (size_t w = 0; w < t->nworkloads; w++)
-        s.hist_known[w] = -1;
+        s.hist_known[w] = s.hist_sure[w] = -1;
     for (size_t gi = 0; gi < cfg->ngpus; gi++)
         if (cfg->kinds[gi]->mem_mib > s.max_gpu_mib)
             s.max_gpu_mib = cfg->kinds[gi]->mem_mib;
@@ -916,7 +967,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
                 m->decisions++;
                 placed += np;
                 for (size_t k = 0; k < np && rc == 0; k++) {
-                    remember(&s, out[k].job, now);
+                    remember(&s, out[k].job);
                     rc = launch(&s, out[k].job, now);
                 }
             } while (rc == 0 && np == SIM_STEP_CAP);

@@ -717,6 +717,65 @@ static void test_estimator_carma_uses_history(void **state)
     assert_true(start_of(late, 2, "est-magm", SIM_EST_GPUMEMNET, 2) >= 3600);
 }
 
+/* docs/model.md, --estimator carma: history is the peak a run reached once its memory
+ * ramped up. A run killed while ramping never reached its peak and teaches nothing. The
+ * audit's case on three A100s under est-lug: X (30 GB, 100 s ramp, no catalog answer)
+ * takes an idle GPU, Y joins it at 40 s and X dies of OOM at 88 s with 26 GB; a second
+ * X at 200 s must not be placed from X's full peak beside V, but wait for an idle GPU. */
+static void test_estimator_carma_learns_nothing_from_a_crash_while_ramping(void **state)
+{
+    (void)state;
+    struct sim_workload w4[4] = {{.name = "Z"}, {.name = "X"}, {.name = "V"}, {.name = "Y"}};
+    struct sim_job_spec z = job(0, 7200, 1000, 0.9f), x = job(0, 3600, 30000, 0.1f),
+                        v = job(0, 7200, 1000, 0.2f), y = job(40, 3600, 15000, 0.1f);
+    z.ramp_s = v.ramp_s = y.ramp_s = 0;
+    x.ramp_s = 100;
+    z.est_mib[SIM_EST_CARMA] = v.est_mib[SIM_EST_CARMA] = 1000;
+    y.est_mib[SIM_EST_CARMA] = 15000;
+    z.workload = 0, x.workload = 1, v.workload = 2, y.workload = 3;
+    struct sim_job_spec x2 = x;
+    x2.submit_s = 200;
+    struct sim_job_spec jobs[5] = {z, x, v, y, x2};
+    struct sim_trace t = {.jobs = jobs, .njobs = 5, .workloads = w4, .nworkloads = 4};
+    const struct sim_gpu_kind *k = sim_gpu_kind_find("a100-40gb");
+    const struct sim_gpu_kind *kinds[3] = {k, k, k};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 3;
+    cfg.policy = carma_policy_find("est-lug");
+    cfg.estimator = SIM_EST_CARMA;
+    cfg.max_attempts = 1;
+    cfg.record = 1;
+    struct sim_metrics m;
+    struct sim_timeline tl;
+    struct carma_err err;
+    assert_int_equal(sim_run(&t, &cfg, &m, &tl, &err), 0);
+    double x_end = -1, x2_start = -1;
+    for (size_t b = 0; b < tl.nbars; b++) {
+        if (tl.bars[b].job == 2) {
+            assert_int_equal(tl.bars[b].outcome, CARMA_REPORT_OOM);
+            x_end = tl.bars[b].end_s;
+        }
+        if (tl.bars[b].job == 5)
+            x2_start = tl.bars[b].start_s;
+    }
+    sim_timeline_free(&tl);
+    assert_true(x_end > 40 && x_end < 101); /* died while ramping */
+    assert_int_equal(m.gave_up, 1);
+    assert_true(x2_start >= 3600); /* after Y, on an idle GPU */
+    /* Without Y, X ramps up: the second X is placed from its peak, beside V. */
+    jobs[3] = x2;
+    t.njobs = 4;
+    assert_int_equal(sim_run(&t, &cfg, &m, &tl, &err), 0);
+    for (size_t b = 0; b < tl.nbars; b++)
+        if (tl.bars[b].job == 4)
+            x2_start = tl.bars[b].start_s;
+    sim_timeline_free(&tl);
+    assert_int_equal(m.gave_up, 0);
+    assert_true(x2_start >= 200 && x2_start < 300);
+}
+
 /* CARMA reads an estimator's answer with int(float(x)): a fractional one is
  * truncated, so the gate's edge is where CARMA's is. */
 static void test_estimate_truncated_as_carma_reads_it(void **state)
@@ -838,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_and_recorded),
         cmocka_unit_test(test_records_only_the_drawn_gpus),
         cmocka_unit_test(test_estimator_carma_uses_history),
+        cmocka_unit_test(test_estimator_carma_learns_nothing_from_a_crash_while_ramping),
         cmocka_unit_test(test_estimate_truncated_as_carma_reads_it),
         cmocka_unit_test(test_loop_skips_only_ticks_that_change_nothing),
     };
