@@ -14,7 +14,14 @@
  *   energy     >= sum idle * makespan + min static * busy + min dynamic * sum s D
  * (arrival times a counted from the first arrival, as the makespan is).
  * The last holds because power is linear in SMACT and SMACT integrates to s * D per
- * job-GPU (more where a multi-GPU job waits for its slowest GPU). */
+ * job-GPU (more where a multi-GPU job waits for its slowest GPU).
+ *
+ * The simulator's rates are floats (core/coloc.h): under MPS two jobs run at
+ * float(1 / float(1 + alpha)), above the exact 1 / (1 + alpha), and the float sums S and
+ * B round either way, so e is the float rate (MPS) or smax^(1-k) (time-slicing) times
+ * 1 + SIM_BOUND_FLOAT_SLACK. That covers the four roundings of a pair under MPS (about
+ * 4 * 2^-24; three or more jobs have 5% to spare), and under time-slicing the sum of up
+ * to about a dozen busy fractions; the simulator integrates SMACT and power in double. */
 #include "sim/bound.h"
 
 #include <math.h>
@@ -30,8 +37,13 @@ void sim_bounds_compute(const struct sim_trace *t, const struct sim_config *cfg,
     double smax = 0;
     for (size_t i = 0; i < t->njobs; i++)
         smax = fmax(smax, fmin(1.0, (double)t->jobs[i].smact));
-    double e = cfg->sharing == CARMA_SHARING_MPS ? 1.0 / (1.0 + (double)CARMA_COLOC_MPS_ALPHA)
-                                                 : pow(smax, 1.0 - (double)CARMA_COLOC_TS_EXPONENT);
+    /* e from the simulator's own float rate where it is one expression (two jobs under
+     * MPS), raised by SIM_BOUND_FLOAT_SLACK for the roundings of its float sums and
+     * quotients, so that no simulated run goes below the bounds by a float's rounding. */
+    double e = cfg->sharing == CARMA_SHARING_MPS
+                   ? (double)carma_coloc_rate(CARMA_SHARING_MPS, 2, 1.0f, 0.0f)
+                   : pow(smax, 1.0 - (double)CARMA_COLOC_TS_EXPONENT);
+    e *= 1.0 + SIM_BOUND_FLOAT_SLACK;
     double G = (double)cfg->ngpus;
     double suffix = 0, span = 0, smwork = 0, longest = 0;
     /* Submit times are non-decreasing: walk back accumulating later arrivals' work.

@@ -8,6 +8,10 @@
 
 #include "sim/sim.h"
 
+/* How much the best shared yield e (bound.c) is raised above the simulator's float
+ * rate, for the roundings of its float sums and quotients (2^-20, about 1e-6). */
+#define SIM_BOUND_FLOAT_SLACK 0x1p-20
+
 struct sim_bounds {
     double makespan_s;  /* last finish - first arrival */
     double busy_gpu_s;  /* GPU-seconds with at least one job resident */

@@ -127,8 +127,13 @@ struct sjob {
 struct sgpu {
     uint32_t *res;      /* resident job indices */
     uint32_t n, cap;
+    /* Rates and the monitor's activity are floats (the co-location model's precision);
+     * the activity and power that energy and mean SMACT integrate are doubles, exact to
+     * the SM work the rates do (sum of s * rate), so that no run goes below the energy
+     * bound of src/sim/bound.c by the rounding of a float. */
     float rate;         /* every resident job's rate on this GPU */
-    float smact, smocc, drama, power;
+    float smact, smocc, drama; /* what the monitor samples */
+    double activity, power;    /* SMACT and watts integrated */
     double last_t;      /* integrals exact up to here */
     double mon_next;    /* next monitor sample time (reference policies) */
     double quiet_from;  /* from this tick on, the monitor's samples (windows, memory) are
@@ -246,11 +251,11 @@ static int record_gpu(struct sim *s, uint32_t gi, double t)
         }
         if (next >= t)
             break;
-        if (series_push(se, next, (float)gpu_mem_at(s, g, next), g->smact, g->power))
+        if (series_push(se, next, (float)gpu_mem_at(s, g, next), g->smact, (float)g->power))
             return -ENOMEM;
         from = next;
     }
-    return series_push(se, t, (float)gpu_mem_at(s, g, t), g->smact, g->power);
+    return series_push(se, t, (float)gpu_mem_at(s, g, t), g->smact, (float)g->power);
 }
 
 static int record_bar(struct sim *s, uint32_t ji, double end, enum carma_report_outcome o)
@@ -335,7 +340,7 @@ static void gpu_advance(struct sim *s, uint32_t gi, double t)
     double dt = t - g->last_t;
     if (dt > 0) {
         g->energy_j += g->power * dt;
-        g->smact_s += g->smact * dt;
+        g->smact_s += g->activity * dt;
         if (g->n)
             g->busy_s += dt;
         g->last_t = t;
@@ -386,9 +391,11 @@ static void gpu_settle(struct sim *s, uint32_t gi, double t)
     struct sgpu *g = &s->g[gi];
     const struct sim_gpu_kind *kind = s->cfg->kinds[gi];
     float S = 0, B = 0, oc = 0, dr = 0;
+    double Sd = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         const struct sim_job_spec *sp = &s->tr->jobs[g->res[k]];
         S += sp->smact;
+        Sd += sp->smact;
         B += carma_coloc_busy(sp->smact);
         oc += sp->smocc;
         dr += sp->drama;
@@ -397,10 +404,10 @@ static void gpu_settle(struct sim *s, uint32_t gi, double t)
     g->smact = fminf(1.0f, S * g->rate);
     g->smocc = fminf(1.0f, oc * g->rate);
     g->drama = fminf(1.0f, dr * g->rate);
-    g->power = (float)(kind->idle_w +
-                       (g->n ? kind->static_w +
-                                   (kind->max_w - kind->idle_w - kind->static_w) * g->smact
-                             : 0));
+    g->activity = fmin(1.0, Sd * (double)g->rate);
+    g->power =
+        kind->idle_w +
+        (g->n ? kind->static_w + (kind->max_w - kind->idle_w - kind->static_w) * g->activity : 0);
     /* The window fills with the new activity W ticks on, memory flattens when the last
      * ramp ends (one tick spare on each). */
     g->quiet_from = floor(t) + s->view[gi].smact.cap + 1;
@@ -867,7 +874,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         s.g[gi].last_t = s.t0;
         s.g[gi].mon_next = ceil(s.t0);
         s.g[gi].quiet_from = floor(s.t0) + s.view[gi].smact.cap + 1;
-        s.g[gi].power = (float)cfg->kinds[gi]->idle_w;
+        s.g[gi].power = cfg->kinds[gi]->idle_w;
     }
     for (size_t w = 0; w < t->nworkloads; w++)
         s.hist_known[w] = s.hist_sure[w] = -1;

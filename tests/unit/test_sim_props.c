@@ -630,14 +630,14 @@ static enum verdict check_run(const struct loaded *ld, const struct sim_metrics 
         maxw += cfg->kinds[g]->max_w;
     }
     double ms = m->makespan_s;
-    if (ms < latest - REL(latest, 1e-9) || ms < lb.makespan_s * (1 - 1e-6))
+    if (ms < latest - REL(latest, 1e-9) || ms < lb.makespan_s * (1 - 1e-9))
         return fail_with(why, wn, V_BOUND, "makespan %.3f s < longest %.3f s or bound %.3f s", ms,
                          latest, lb.makespan_s);
-    if (m->busy_gpu_s < lb.busy_gpu_s * (1 - 1e-6) ||
+    if (m->busy_gpu_s < lb.busy_gpu_s * (1 - 1e-9) ||
         m->busy_gpu_s > (double)cfg->ngpus * ms * (1 + 1e-9) + 1e-6)
         return fail_with(why, wn, V_BOUND, "busy %.3f GPU-s outside [%.3f, %.3f]", m->busy_gpu_s,
                          lb.busy_gpu_s, (double)cfg->ngpus * ms);
-    if (!(m->energy_j > 0) || m->energy_j < lb.energy_j * (1 - 1e-6) ||
+    if (!(m->energy_j > 0) || m->energy_j < lb.energy_j * (1 - 1e-9) ||
         m->energy_j < idle * ms * (1 - 1e-6) || m->energy_j > maxw * ms * (1 + 1e-6))
         return fail_with(why, wn, V_BOUND, "energy %.1f J: bound %.1f, idle %.1f, max %.1f",
                          m->energy_j, lb.energy_j, idle * ms, maxw * ms);
