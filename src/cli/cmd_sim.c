@@ -524,7 +524,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .nseries = ns,
             .nbars = tl->nbars,
             .bars = tl->bars,
-            .nbars_elsewhere = tl->nbars_other,
+            .nruns_elsewhere = tl->nruns_other,
         };
     }
     /* The table's notes, after what (bound) and the ratios mean. */

@@ -603,6 +603,56 @@ static double gantt_row_h(unsigned lanes)
     return h < GANTT_MIN_ROW ? GANTT_MIN_ROW : h;
 }
 
+/* One bar as part of a run: a run is one attempt of one job, a bar per GPU it held. */
+struct run_key {
+    uint64_t job;
+    double start_s;
+    int drawn, off; /* a bar of it on a drawn GPU; one on a GPU past them */
+};
+
+static int run_key_cmp(const void *a, const void *b)
+{
+    const struct run_key *x = a, *y = b;
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return (x->start_s > y->start_s) - (x->start_s < y->start_s);
+}
+
+/* The section's job runs, *runs, and those of them with no bar on the first `shown`
+ * GPUs, *off: runs, not bars, since a multi-GPU run has a bar on each of its GPUs.
+ * The runs the caller left out (nruns_elsewhere) count in both. */
+static int count_runs(const struct carma_report_section *sec, size_t shown, size_t *runs,
+                      size_t *off)
+{
+    *runs = *off = sec->nruns_elsewhere;
+    size_t n = sec->bars ? sec->nbars : 0;
+    if (n == 0)
+        return 0;
+    struct run_key *k = malloc(n * sizeof *k);
+    if (!k)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const struct carma_report_bar *b = &sec->bars[i];
+        int valid = isfinite(b->start_s) && isfinite(b->end_s) && b->gpu < sec->ngpus;
+        k[i] =
+            (struct run_key){b->job, b->start_s, valid && b->gpu < shown, valid && b->gpu >= shown};
+    }
+    qsort(k, n, sizeof *k, run_key_cmp);
+    for (size_t i = 0; i < n;) {
+        int drawn = 0, offg = 0;
+        size_t j = i;
+        for (; j < n && run_key_cmp(&k[i], &k[j]) == 0; j++) {
+            drawn |= k[j].drawn;
+            offg |= k[j].off;
+        }
+        (*runs)++;
+        *off += !drawn && offg;
+        i = j;
+    }
+    free(k);
+    return 0;
+}
+
 static int gantt_chart(FILE *f, const struct carma_report_section *sec, size_t shown, double t_end,
                        double run_end, size_t budget, struct gantt_stats *st, size_t *off_gpu,
                        size_t *bad)
@@ -752,7 +802,9 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     double run_end = section_t_end(sec);
     char span[48];
     carma_svg_duration_format(span, sizeof span, run_end);
-    size_t runs = (sec->bars ? sec->nbars : 0) + sec->nbars_elsewhere;
+    size_t runs, off_gpu;
+    if (count_runs(sec, shown, &runs, &off_gpu))
+        return -ENOMEM;
     fprintf(f, "<p class=\"sub\">%zu GPU%s, %zu job run%s over %s", ngpus, ngpus == 1 ? "" : "s",
             runs, runs == 1 ? "" : "s", span);
     if (run_end < t_end * (1 - 1e-6)) {
@@ -771,11 +823,11 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     if (!g)
         return -ENOMEM;
     struct gantt_stats st = {0};
-    size_t off_gpu = sec->nbars_elsewhere, bad = 0;
+    size_t off_bars = 0, bad = 0;
     struct carma_report_section view = *sec;
     if (!view.bars)
         view.nbars = 0;
-    int rc = gantt_chart(g, &view, shown, t_end, run_end, budget, &st, &off_gpu, &bad);
+    int rc = gantt_chart(g, &view, shown, t_end, run_end, budget, &st, &off_bars, &bad);
     if (fclose(g) != 0 && rc == 0)
         rc = -ENOMEM;
     if (rc) {

@@ -53,8 +53,9 @@ struct carma_report_section {
     /* A caller that knows which GPUs are drawn (carma_report_gpus_drawn) may give only
      * theirs: */
     size_t nseries;         /* entries of gpus; 0 = ngpus */
-    size_t nbars_elsewhere; /* runs on GPUs past the series given, not in bars: counted
-                             * in the section's totals as runs not drawn */
+    size_t nruns_elsewhere; /* job runs whose GPUs are all past the series given, with
+                             * no bar in bars: counted in the section's totals as runs
+                             * not drawn (a run is one attempt of a job, one bar per GPU) */
 };
 
 /* The summary table: header[ncols], cells[nrows*ncols] row-major, all text; note, when

@@ -264,11 +264,14 @@ static int record_bar(struct sim *s, uint32_t ji, double end, enum carma_report_
         return 0;
     struct sim_timeline *tl = s->tl;
     const struct carma_job *j = &s->jobs[ji];
+    uint16_t recorded = 0;
+    for (uint16_t k = 0; k < j->nplaced; k++)
+        recorded += j->gpu[k] < tl->ngpus;
+    if (recorded == 0)
+        tl->nruns_other++;
     for (uint16_t k = 0; k < j->nplaced; k++) {
-        if (j->gpu[k] >= tl->ngpus) {
-            tl->nbars_other++;
+        if (j->gpu[k] >= tl->ngpus)
             continue;
-        }
         if (tl->nbars == tl->capbars) {
             size_t nc = tl->capbars ? tl->capbars * 2 : 256;
             struct carma_report_bar *nb = realloc(tl->bars, nc * sizeof *nb);

@@ -73,7 +73,8 @@ struct sim_timeline {
     struct carma_report_bar *bars;   /* runs on those GPUs; labels point into the trace's
                                         workload names */
     size_t nbars, capbars;
-    size_t nbars_other;              /* runs on the GPUs not recorded (bars not kept) */
+    size_t nruns_other; /* job runs none of whose GPUs is recorded (bars
+                           not kept) */
     double t_end;
 };
 

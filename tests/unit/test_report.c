@@ -419,6 +419,47 @@ static void test_drawn_gpus_only_same_page(void **state)
     free(kept);
 }
 
+/* "N job runs" and "runs on GPUs not shown" count runs, not bars: a multi-GPU run has a
+ * bar on each of its GPUs (the audit's or-rr case: 1 run of B, a 2-GPU T2B that crashed,
+ * its rerun: 3 runs, 5 bars). On 40 GPUs, of which 32 are drawn, a 2-GPU run on GPUs
+ * 31 and 33 is drawn (on 31); one on 34 and 35 is not, and counts once. */
+static void test_counts_runs_not_bars(void **state)
+{
+    (void)state;
+    enum { NG = 40 };
+    struct gpu_data *d = calloc(NG, sizeof *d);
+    struct carma_report_series *se = calloc(NG, sizeof *se);
+    assert_true(d && se);
+    for (size_t g = 0; g < NG; g++)
+        gpu_data_fill(&d[g], &se[g], "GPU a100-40gb", 10, 7200, (unsigned)g);
+    const struct carma_report_bar bars[] = {
+        {0, 0, 3600, 1, "B", CARMA_REPORT_OK},      {0, 100, 120, 2, "T2B", CARMA_REPORT_OOM},
+        {1, 100, 120, 2, "T2B", CARMA_REPORT_OOM},  {0, 3600, 7200, 2, "T2B", CARMA_REPORT_OK},
+        {1, 3600, 7200, 2, "T2B", CARMA_REPORT_OK},
+    };
+    struct carma_report_section sec = {"or-rr", 7200, 2, se, 5, bars, 0, 0};
+    size_t len;
+    char *html = render(NULL, NULL, NULL, &sec, 1, &len);
+    assert_non_null(strstr(html, "2 GPUs, 3 job runs over"));
+    free(html);
+    const struct carma_report_bar wide[] = {
+        {31, 0, 3600, 1, "a", CARMA_REPORT_OK}, {33, 0, 3600, 1, "a", CARMA_REPORT_OK},
+        {34, 0, 3600, 2, "b", CARMA_REPORT_OK}, {35, 0, 3600, 2, "b", CARMA_REPORT_OK},
+        {0, 0, 3600, 3, "c", CARMA_REPORT_OK},
+    };
+    /* and 2 runs the caller left out, whose GPUs are all past the series given */
+    sec = (struct carma_report_section){"auto", 7200, NG, se, 5, wide, NG, 2};
+    html = render(NULL, NULL, NULL, &sec, 1, &len);
+    assert_non_null(strstr(html, "40 GPUs, 5 job runs over"));
+    assert_non_null(strstr(html, "first 32 of 40 GPUs shown"));
+    assert_non_null(strstr(html, ">3 runs on GPUs not shown are not drawn"));
+    free(html);
+    for (size_t g = 0; g < NG; g++)
+        gpu_data_free(&d[g]);
+    free(d);
+    free(se);
+}
+
 static void test_absent_data_and_edge_cases(void **state)
 {
     (void)state;
@@ -576,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_downsample_bound_and_extremes),
         cmocka_unit_test(test_caps_on_a_large_run),
         cmocka_unit_test(test_drawn_gpus_only_same_page),
+        cmocka_unit_test(test_counts_runs_not_bars),
         cmocka_unit_test(test_absent_data_and_edge_cases),
         cmocka_unit_test(test_lanes_show_collocation),
         cmocka_unit_test(test_text_numbers_and_times),
