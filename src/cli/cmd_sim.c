@@ -355,11 +355,12 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
         printf("(left out: %zu pods without a GPU, %zu never scheduled)\n", t->skipped_nogpu,
                t->skipped_unscheduled);
     printf("\n");
-    printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %7s %7s\n", "policy", "makespan",
-           "meanJCT", "p99JCT", "meanWait", "OOM", "gaveUp", "lostGPU", "energy", "SMACT", "mem",
-           "span/ex", "kWh/ex");
-    printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %7s %7s\n", "", "h", "h", "h", "h", "",
-           "jobs", "GPU-h", "kWh", "mean", "mean", "", "");
+    /* 120 columns, no more */
+    printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %6s %7s %7s\n", "policy", "makespan",
+           "meanJCT", "p99JCT", "meanWait", "OOM", "gaveUp", "lostGPU", "energy", "SMACT", "SMOCC",
+           "mem", "span/ex", "kWh/ex");
+    printf("%-12s %9s %9s %9s %9s %5s %6s %8s %8s %6s %6s %6s %7s %7s\n", "", "h", "h", "h", "h",
+           "", "jobs", "GPU-h", "kWh", "mean", "mean", "mean", "", "");
     const struct sim_metrics *ex = exclusive_of(rows, n);
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
@@ -369,16 +370,16 @@ static void print_table(const struct row *rows, size_t n, const struct sim_trace
         hours_cell(m, m->mean_jct_s, h[1]);
         hours_cell(m, m->p99_jct_s, h[2]);
         hours_cell(m, m->mean_wait_s, h[3]);
-        printf("%-12s %9s %9s %9s %9s %5llu %6llu %8.2f %8.2f %6.3f %6.3f %7s %7s\n",
+        printf("%-12s %9s %9s %9s %9s %5llu %6llu %8.2f %8.2f %6.3f %6.3f %6.3f %7s %7s\n",
                rows[i].policy->name, h[0], h[1], h[2], h[3], (unsigned long long)m->oom_crashes,
                (unsigned long long)m->gave_up, m->lost_gpu_s / 3600, m->energy_j / 3.6e6,
-               m->mean_smact, m->mean_mem_used_frac, r1, r2);
+               m->mean_smact, m->mean_smocc, m->mean_mem_used_frac, r1, r2);
     }
     char r1[16], r2[16];
     ratio_cells(ex, b->makespan_s, b->energy_j, 0, r1, r2);
-    printf("%-12s %9.2f %9s %9s %9s %5s %6s %8s %8.2f %6s %6s %7s %7s\n", "(bound)",
-           b->makespan_s / 3600, "-", "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", r1,
-           r2);
+    printf("%-12s %9.2f %9s %9s %9s %5s %6s %8s %8.2f %6s %6s %6s %7s %7s\n", "(bound)",
+           b->makespan_s / 3600, "-", "-", "-", "-", "-", "-", b->energy_j / 3.6e6, "-", "-", "-",
+           r1, r2);
     printf("\n(bound): no schedule that finishes every job can beat it under the model "
            "(docs/model.md).\n");
     printf("span/ex, kWh/ex: makespan and energy relative to exclusive%s.\n",
@@ -398,16 +399,16 @@ static json_t *finished_json(const struct sim_metrics *m, double v)
 
 static json_t *metrics_json(const struct sim_metrics *m)
 {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f}", "makespan_s",
-                     finished_json(m, m->makespan_s), "mean_jct_s",
-                     finished_json(m, m->mean_jct_s), "p50_jct_s", finished_json(m, m->p50_jct_s),
-                     "p99_jct_s", finished_json(m, m->p99_jct_s), "mean_wait_s",
-                     finished_json(m, m->mean_wait_s), "oom_crashes",
-                     (json_int_t)m->oom_crashes, "lost_gpu_s", m->lost_gpu_s, "energy_j",
-                     m->energy_j, "mean_smact", m->mean_smact, "mean_mem_used_frac",
-                     m->mean_mem_used_frac, "jobs", (json_int_t)m->jobs, "succeeded",
-                     (json_int_t)m->succeeded, "gave_up", (json_int_t)m->gave_up,
-                     "busy_gpu_s", m->busy_gpu_s);
+    return json_pack(
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f}", "makespan_s",
+        finished_json(m, m->makespan_s), "mean_jct_s", finished_json(m, m->mean_jct_s), "p50_jct_s",
+        finished_json(m, m->p50_jct_s), "p99_jct_s", finished_json(m, m->p99_jct_s), "mean_wait_s",
+        finished_json(m, m->mean_wait_s), "p50_wait_s", finished_json(m, m->p50_wait_s),
+        "p99_wait_s", finished_json(m, m->p99_wait_s), "oom_crashes", (json_int_t)m->oom_crashes,
+        "lost_gpu_s", m->lost_gpu_s, "energy_j", m->energy_j, "mean_smact", m->mean_smact,
+        "mean_smocc", m->mean_smocc, "mean_mem_used_frac", m->mean_mem_used_frac, "jobs",
+        (json_int_t)m->jobs, "succeeded", (json_int_t)m->succeeded, "gave_up",
+        (json_int_t)m->gave_up, "busy_gpu_s", m->busy_gpu_s);
 }
 
 /* A JSON string of text from the user (a path may hold any bytes): invalid UTF-8 becomes
@@ -457,11 +458,11 @@ static int write_report(const char *path, const struct row *rows, size_t n,
                         const struct sim_bounds *b, const struct sim_config *cfg,
                         const struct run_settings *rs, char (*notes)[SIM_NOTE_MAX], size_t nnotes)
 {
-    enum { COLS = 13 };
+    enum { COLS = 15 };
     static const char *const header[COLS] = {
-        "policy",        "makespan h", "mean JCT h", "p99 JCT h",  "mean wait h",
-        "OOM crashes",   "jobs given up", "lost GPU-h", "energy kWh", "mean SMACT",
-        "mean memory",   "span/ex",    "kWh/ex"};
+        "policy",     "makespan h",  "mean JCT h",    "p99 JCT h",  "mean wait h",
+        "p99 wait h", "OOM crashes", "jobs given up", "lost GPU-h", "energy kWh",
+        "mean SMACT", "mean SMOCC",  "mean memory",   "span/ex",    "kWh/ex"};
     const struct sim_metrics *ex = exclusive_of(rows, n);
     /* one row per policy, then the (bound) row */
     char(*cells)[32] = calloc((n + 1) * COLS, sizeof *cells);
@@ -476,21 +477,23 @@ static int write_report(const char *path, const struct row *rows, size_t n,
         goto out;
     for (size_t i = 0; i < n; i++) {
         const struct sim_metrics *m = &rows[i].m;
-        snprintf(cells[i * COLS + 0], 32, "%s", rows[i].policy->name);
-        hours_cell(m, m->makespan_s, cells[i * COLS + 1]);
-        hours_cell(m, m->mean_jct_s, cells[i * COLS + 2]);
-        hours_cell(m, m->p99_jct_s, cells[i * COLS + 3]);
-        hours_cell(m, m->mean_wait_s, cells[i * COLS + 4]);
-        snprintf(cells[i * COLS + 5], 32, "%llu", (unsigned long long)m->oom_crashes);
-        snprintf(cells[i * COLS + 6], 32, "%llu", (unsigned long long)m->gave_up);
-        snprintf(cells[i * COLS + 7], 32, "%.2f", m->lost_gpu_s / 3600);
-        snprintf(cells[i * COLS + 8], 32, "%.2f", m->energy_j / 3.6e6);
-        snprintf(cells[i * COLS + 9], 32, "%.3f", m->mean_smact);
-        snprintf(cells[i * COLS + 10], 32, "%.3f", m->mean_mem_used_frac);
-        ratio_cells(ex, m->makespan_s, m->energy_j, m->gave_up > 0, cells[i * COLS + 11],
-                    cells[i * COLS + 12]);
-        for (size_t c = 0; c < COLS; c++)
-            cellp[i * COLS + c] = cells[i * COLS + c];
+        char(*c)[32] = &cells[i * COLS];
+        snprintf(c[0], 32, "%s", rows[i].policy->name);
+        hours_cell(m, m->makespan_s, c[1]);
+        hours_cell(m, m->mean_jct_s, c[2]);
+        hours_cell(m, m->p99_jct_s, c[3]);
+        hours_cell(m, m->mean_wait_s, c[4]);
+        hours_cell(m, m->p99_wait_s, c[5]);
+        snprintf(c[6], 32, "%llu", (unsigned long long)m->oom_crashes);
+        snprintf(c[7], 32, "%llu", (unsigned long long)m->gave_up);
+        snprintf(c[8], 32, "%.2f", m->lost_gpu_s / 3600);
+        snprintf(c[9], 32, "%.2f", m->energy_j / 3.6e6);
+        snprintf(c[10], 32, "%.3f", m->mean_smact);
+        snprintf(c[11], 32, "%.3f", m->mean_smocc);
+        snprintf(c[12], 32, "%.3f", m->mean_mem_used_frac);
+        ratio_cells(ex, m->makespan_s, m->energy_j, m->gave_up > 0, c[13], c[14]);
+        for (size_t k = 0; k < COLS; k++)
+            cellp[i * COLS + k] = c[k];
     }
     for (size_t c = 0; c < COLS; c++) {
         snprintf(cells[n * COLS + c], 32, "-");
@@ -498,8 +501,8 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     }
     snprintf(cells[n * COLS + 0], 32, "(bound)");
     snprintf(cells[n * COLS + 1], 32, "%.2f", b->makespan_s / 3600);
-    snprintf(cells[n * COLS + 8], 32, "%.2f", b->energy_j / 3.6e6);
-    ratio_cells(ex, b->makespan_s, b->energy_j, 0, cells[n * COLS + 11], cells[n * COLS + 12]);
+    snprintf(cells[n * COLS + 9], 32, "%.2f", b->energy_j / 3.6e6);
+    ratio_cells(ex, b->makespan_s, b->energy_j, 0, cells[n * COLS + 13], cells[n * COLS + 14]);
     for (size_t g = 0; g < shown; g++)
         snprintf(labels[g], sizeof labels[g], "GPU %zu %s", g, cfg->kinds[g]->name);
     for (size_t i = 0; i < n; i++) {

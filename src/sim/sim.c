@@ -133,12 +133,12 @@ struct sgpu {
      * bound of src/sim/bound.c by the rounding of a float. */
     float rate;         /* every resident job's rate on this GPU */
     float smact, smocc, drama; /* what the monitor samples */
-    double activity, power;    /* SMACT and watts integrated */
+    double activity, occupancy, power; /* SMACT, SMOCC and watts integrated */
     double last_t;      /* integrals exact up to here */
     double mon_next;    /* next monitor sample time (reference policies) */
     double quiet_from;  /* from this tick on, the monitor's samples (windows, memory) are
                            the same until the resident set changes */
-    double energy_j, smact_s, mem_mib_s, busy_s;
+    double energy_j, smact_s, smocc_s, mem_mib_s, busy_s;
 };
 
 struct sim {
@@ -344,6 +344,7 @@ static void gpu_advance(struct sim *s, uint32_t gi, double t)
     if (dt > 0) {
         g->energy_j += g->power * dt;
         g->smact_s += g->activity * dt;
+        g->smocc_s += g->occupancy * dt;
         if (g->n)
             g->busy_s += dt;
         g->last_t = t;
@@ -394,11 +395,12 @@ static void gpu_settle(struct sim *s, uint32_t gi, double t)
     struct sgpu *g = &s->g[gi];
     const struct sim_gpu_kind *kind = s->cfg->kinds[gi];
     float S = 0, B = 0, oc = 0, dr = 0;
-    double Sd = 0;
+    double Sd = 0, Od = 0;
     for (uint32_t k = 0; k < g->n; k++) {
         const struct sim_job_spec *sp = &s->tr->jobs[g->res[k]];
         S += sp->smact;
         Sd += sp->smact;
+        Od += sp->smocc;
         B += carma_coloc_busy(sp->smact);
         oc += sp->smocc;
         dr += sp->drama;
@@ -408,6 +410,7 @@ static void gpu_settle(struct sim *s, uint32_t gi, double t)
     g->smocc = fminf(1.0f, oc * g->rate);
     g->drama = fminf(1.0f, dr * g->rate);
     g->activity = fmin(1.0, Sd * (double)g->rate);
+    g->occupancy = fmin(1.0, Od * (double)g->rate);
     g->power =
         kind->idle_w +
         (g->n ? kind->static_w + (kind->max_w - kind->idle_w - kind->static_w) * g->activity : 0);
@@ -649,6 +652,9 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The p-th percentile of a[0..n) sorted: linear interpolation between the order
+ * statistics at rank p/100 * (n - 1) (numpy's default), so it may lie between two
+ * values (of 1 h and 10 h, p99 is 9.91 h). docs/model.md says so. */
 static double pct_sorted(const double *a, size_t n, double p)
 {
     if (n == 0)
@@ -661,9 +667,10 @@ static double pct_sorted(const double *a, size_t n, double p)
 static int finish_metrics(struct sim *s, double t_end)
 {
     struct sim_metrics *m = s->m;
-    double *jct = malloc((s->njobs ? s->njobs : 1) * sizeof *jct);
+    double *jct = malloc((s->njobs ? s->njobs : 1) * 2 * sizeof *jct);
     if (!jct)
         return -ENOMEM;
+    double *wt = jct + (s->njobs ? s->njobs : 1);
     /* Makespan, JCT and wait: the jobs that finished only (a job given up has no
      * completion time). Energy, activity and memory: every GPU up to t_end, the last
      * job's end, crashed runs of given-up jobs included (that energy was spent), the
@@ -674,24 +681,29 @@ static int finish_metrics(struct sim *s, double t_end)
         if (s->sj[i].end_t < 0 || s->jobs[i].state != CARMA_JOB_SUCCEEDED)
             continue;
         double d = s->sj[i].end_t - s->tr->jobs[i].submit_s;
-        jct[n++] = d;
+        jct[n] = d;
+        wt[n++] = d - s->sj[i].run_s;
         sum += d;
         wait += d - s->sj[i].run_s;
         if (s->sj[i].end_t > last_finish)
             last_finish = s->sj[i].end_t;
     }
     qsort(jct, n, sizeof *jct, cmp_double);
+    qsort(wt, n, sizeof *wt, cmp_double);
     m->mean_jct_s = n ? sum / (double)n : 0;
     m->mean_wait_s = n ? wait / (double)n : 0;
     m->p50_jct_s = pct_sorted(jct, n, 50);
     m->p99_jct_s = pct_sorted(jct, n, 99);
+    m->p50_wait_s = pct_sorted(wt, n, 50);
+    m->p99_wait_s = pct_sorted(wt, n, 99);
     free(jct);
     m->makespan_s = n ? last_finish - s->t0 : 0;
-    double e = 0, sm = 0, mem = 0, busy = 0, cap_s = 0;
+    double e = 0, sm = 0, oc = 0, mem = 0, busy = 0, cap_s = 0;
     for (size_t gi = 0; gi < s->ngpus; gi++) {
         gpu_advance(s, (uint32_t)gi, t_end);
         e += s->g[gi].energy_j;
         sm += s->g[gi].smact_s;
+        oc += s->g[gi].smocc_s;
         mem += s->g[gi].mem_mib_s / s->cfg->kinds[gi]->mem_mib;
         busy += s->g[gi].busy_s;
         cap_s += t_end - s->t0;
@@ -699,6 +711,7 @@ static int finish_metrics(struct sim *s, double t_end)
     m->energy_j = e;
     m->busy_gpu_s = busy;
     m->mean_smact = cap_s > 0 ? sm / cap_s : 0;
+    m->mean_smocc = cap_s > 0 ? oc / cap_s : 0;
     m->mean_mem_used_frac = cap_s > 0 ? mem / cap_s : 0;
     m->placements = s->sched.placements;
     return 0;

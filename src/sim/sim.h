@@ -47,14 +47,17 @@ struct sim_metrics {
     size_t gave_up;       /* ended in OOM after max_attempts */
     /* Over the jobs that finished (succeeded); all 0 when none did: */
     double makespan_s;    /* last finish - first arrival */
-    double mean_jct_s, p50_jct_s, p99_jct_s; /* finish - submit */
-    double mean_wait_s;   /* time queued (all attempts) */
+    /* Percentiles interpolate linearly between order statistics (rank p/100 * (n - 1),
+     * as numpy's default), so a p99 may lie between two jobs' values. */
+    double mean_jct_s, p50_jct_s, p99_jct_s;    /* finish - submit */
+    double mean_wait_s, p50_wait_s, p99_wait_s; /* time queued (all attempts) */
     /* Over every job, given-up ones included: */
     uint64_t oom_crashes;
     double lost_gpu_s;    /* GPU time of attempts that crashed */
     double energy_j;      /* all GPUs over [first arrival, last job's end], where a job
                              ends when it finishes or is given up */
     double mean_smact;    /* time and GPU average over that span */
+    double mean_smocc;    /* likewise, SM occupancy */
     double mean_mem_used_frac;
     double busy_gpu_s;    /* GPU-seconds with at least one job resident */
     uint64_t events, decisions, placements;

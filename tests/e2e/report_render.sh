@@ -45,10 +45,10 @@ assert "jobs given up" in html and "<td>(bound)</td>" in html, "given-up column 
 assert len(html.encode()) < 4 << 20, "page too large"
 # the run's settings, the table's columns and its notes, as the text table has them
 assert "trace data/trace-mix90.csv (carma-csv) on 4xa100-40gb, sharing mps, jitter 0 (seed 1), estimator gpumemnet, max attempts 3" in html, "settings"
-for col in ("mean memory", "span/ex", "kWh/ex"):
+for col in ("p99 wait h", "mean SMACT", "mean SMOCC", "mean memory", "span/ex", "kWh/ex"):
     assert "<th class=\"n\">%s</th>" % col in html, "column " + col
 assert "relative to exclusive." in html, "the table's notes"
-# the 13-column table fits the page (headers wrap) or scrolls in its box, never runs off
+# the 15-column table fits the page (headers wrap) or scrolls in its box, never runs off
 assert '<div class="tw"><table>' in html and ".tw{max-width:100%;overflow-x:auto}" in html, "table box"
 # the legend lists what the simulator produces: ok, OOM crash where a run has one; never
 # running, cancelled or failed

@@ -29,11 +29,15 @@ for name, f in d.items():
     if f["gave_up"] == 0:
         for k in b:
             assert f[k] >= b[k] * (1 - 1e-9), (name, k, f[k], b[k])
-keys = ["makespan_s", "mean_jct_s", "p99_jct_s", "mean_wait_s", "oom_crashes", "lost_gpu_s",
-        "energy_j", "mean_smact", "mean_mem_used_frac", "jobs"]
+keys = ["makespan_s", "mean_jct_s", "p50_jct_s", "p99_jct_s", "mean_wait_s", "p50_wait_s",
+        "p99_wait_s", "oom_crashes", "lost_gpu_s", "energy_j", "mean_smact", "mean_smocc",
+        "mean_mem_used_frac", "jobs", "succeeded", "gave_up", "busy_gpu_s"]
 for name, f in d.items():
     missing = [k for k in keys if k not in f]
     assert not missing, (name, missing)
+    assert 0 <= f["p50_wait_s"] <= f["p99_wait_s"] and 0 <= f["p50_jct_s"] <= f["p99_jct_s"], f
+    assert f["p50_wait_s"] <= f["p50_jct_s"] and f["p99_wait_s"] <= f["p99_jct_s"], f
+    assert 0 < f["mean_smocc"] < f["mean_smact"] <= 1, f
 refs = [n for n in d if n not in ("auto", "exclusive")]
 assert len(refs) == 9, refs
 a, ex = d["auto"], d["exclusive"]
@@ -193,6 +197,17 @@ grep -Eq '^auto +10\.00 .* - +-$' "$T/out" || fail "auto's ratios: $(cat "$T/out
 grep -Eq '^\(bound\) .* - +-$' "$T/out" || fail "bound's ratios: $(cat "$T/out")"
 grep -q "relative to exclusive (no ratios: exclusive gave jobs up)\.$" "$T/out" ||
     fail "no ratios not said: $(cat "$T/out")"
+# Percentiles interpolate between order statistics: auto's two JCTs, 1 h and 10 h, give
+# p50 5.5 h and p99 9.91 h (table and JSON), and their waits (none) 0.
+grep -Eq '^auto +10\.00 +5\.50 +9\.91 +0\.00 ' "$T/out" || fail "auto's JCTs: $(cat "$T/out")"
+"$CARMA" sim --trace "$T/exgu.csv" --workloads "$T/exgu-wl.csv" --gpus 1xv100-32gb,1xa100-40gb \
+    --policy auto --json >"$T/exgu.json" || fail "exgu json"
+python3 - "$T/exgu.json" <<'PY' || fail "percentiles: $(cat "$T/exgu.json")"
+import json, sys
+a = json.load(open(sys.argv[1]))["policies"]["auto"]
+assert abs(a["p50_jct_s"] - 5.5 * 3600) < 1e-6 and abs(a["p99_jct_s"] - 9.91 * 3600) < 1e-6, a
+assert a["p50_wait_s"] == 0 and a["p99_wait_s"] == 0 and a["mean_wait_s"] == 0, a
+PY
 python3 - "$T/exgu.html" <<'PY' || fail "report: ratios against an exclusive that gave jobs up"
 import re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
@@ -232,7 +247,8 @@ grep -q "^exclusive gave up 1 of 1 jobs after --max-attempts: no job finished" "
 python3 - "$T/out" <<'PY' || fail "all given up: json"
 import json, sys
 ex = json.load(open(sys.argv[1]))["policies"]["exclusive"]
-for k in ("makespan_s", "mean_jct_s", "p50_jct_s", "p99_jct_s", "mean_wait_s"):
+for k in ("makespan_s", "mean_jct_s", "p50_jct_s", "p99_jct_s", "mean_wait_s", "p50_wait_s",
+          "p99_wait_s"):
     assert ex[k] is None, (k, ex)
 assert ex["energy_j"] > 0 and ex["lost_gpu_s"] > 0 and ex["gave_up"] == 1, ex
 PY
