@@ -6,17 +6,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* GPU out-of-memory messages only: a retry with a raised bound or a GPU of its own helps
+ * nothing else. So no bare "OutOfMemoryError" (Java's java.lang.OutOfMemoryError is the
+ * host heap) and no bare "RESOURCE_EXHAUSTED" (any gRPC status of that name: a message
+ * too large, a quota): XLA's and TensorFlow's status is matched with the words that
+ * make it a memory allocation. */
 static const struct {
     const char *needle;
     const char *what;
 } oom_patterns[] = {
     {"CUDA out of memory", "PyTorch CUDA out of memory"},
-    {"OutOfMemoryError", "PyTorch OutOfMemoryError"},
+    {"torch.OutOfMemoryError", "PyTorch OutOfMemoryError"},
+    {"torch.cuda.OutOfMemoryError", "PyTorch OutOfMemoryError"},
     {"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS allocation failed"},
     {"cudaErrorMemoryAllocation", "cudaErrorMemoryAllocation"},
     {"RESOURCE_EXHAUSTED: Out of memory", "JAX out of memory"},
+    {"RESOURCE_EXHAUSTED: out of memory", "XLA out of memory"},
+    {"RESOURCE_EXHAUSTED: Failed to allocate request for", "XLA allocation failed"},
     {"OOM when allocating", "TensorFlow OOM when allocating"},
-    {"RESOURCE_EXHAUSTED", "TensorFlow/XLA RESOURCE_EXHAUSTED"},
+    {"bfc) ran out of memory trying to allocate", "TensorFlow/XLA GPU allocator out of memory"},
     {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY"},
 };
 

@@ -28,12 +28,47 @@ static void test_oom_messages(void **state)
         "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
         "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
         "cudaErrorMemoryAllocation: out of memory",
-        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor",
-        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate",
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+        "tensor",
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+        "allocate",
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        "raise torch.OutOfMemoryError(msg)",
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: {{function_node "
+        "__wrapped__AddV2_device_/job:localhost/replica:0/task:0/device:GPU:0}} OOM when "
+        "allocating tensor with shape[8192,8192] and type float [Op:AddV2]",
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request "
+        "for 1.00GiB (1073741824B) on device ordinal 0",
+        "W external/xla/xla/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) ran out "
+        "of memory trying to allocate 4.00GiB (rounded to 4294967296)requested by op",
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: out of memory while trying to allocate 1234 bytes",
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
     };
     for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
         assert_int_equal(cls(1, 1, 0, 0, msgs[i]), CARMA_OUTCOME_OOM);
         assert_int_equal(cls(0, 0, 6, 0, msgs[i]), CARMA_OUTCOME_OOM); /* abort() after OOM */
+    }
+}
+
+/* Not a GPU out of memory: retrying with a larger bound or a GPU to itself helps none of
+ * these, which must fail, not be rerun. */
+static void test_not_gpu_oom(void **state)
+{
+    (void)state;
+    const char *msgs[] = {
+        /* the JVM's heap (host memory) */
+        "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space",
+        "java.lang.OutOfMemoryError: GC overhead limit exceeded",
+        /* gRPC's status of that name: a message too large, a quota, a rate limit */
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n"
+        "\tstatus = StatusCode.RESOURCE_EXHAUSTED\n\tdetails = \"Received message larger "
+        "than max (8388653 vs. 4194304)\"",
+        "google.api_core.exceptions.ResourceExhausted: 429 RESOURCE_EXHAUSTED: Quota exceeded",
+        "MemoryError",
+    };
+    for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
+        assert_null(carma_classify_oom_text(msgs[i], strlen(msgs[i])));
+        assert_int_equal(cls(1, 1, 0, 0, msgs[i]), CARMA_OUTCOME_FAILED);
     }
 }
 
@@ -109,6 +144,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oom_messages),
+        cmocka_unit_test(test_not_gpu_oom),
         cmocka_unit_test(test_other_outcomes),
         cmocka_unit_test(test_tail_and_status_files),
     };
