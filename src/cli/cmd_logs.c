@@ -10,10 +10,13 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
-/* Copies what was appended to path since *off to fd out. */
+/* Copies what was appended to path since *off to fd out. A log is its job's user's, who
+ * may hold a lease on it (F_SETLEASE): O_NONBLOCK makes the open fail at once with
+ * EWOULDBLOCK rather than wait out the lease break time (45 s) in a reader that is not
+ * the lease holder (root's `carma logs`). */
 static int pump(const char *path, off_t *off, int out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
     char buf[65536];
@@ -33,6 +36,17 @@ static int pump(const char *path, off_t *off, int out)
     }
     close(fd);
     return 0;
+}
+
+/* Both logs: 0, the first error, or -EWOULDBLOCK when a lease held one back (the other is
+ * copied all the same). */
+static int pump_both(const char *out, off_t *oo, const char *err, off_t *eo)
+{
+    int rc = pump(out, oo, 1);
+    if (rc && rc != -EWOULDBLOCK)
+        return rc;
+    int r2 = pump(err, eo, 2);
+    return r2 ? r2 : rc;
 }
 
 /* Following, the job outlives a restart of carmad: wait this long for it to return. */
@@ -103,16 +117,13 @@ int cmd_logs(int argc, char **argv)
         fprintf(stderr, "carma logs: job %llu has not run (%s)\n", (unsigned long long)id,
                 json_string_value(json_object_get(resp, "state")));
     json_decref(resp);
-    int rc = pump(out, &oo, 1);
-    if (!rc)
-        rc = pump(err, &eo, 2);
+    int rc = pump_both(out, &oo, err, &eo);
     struct timespec nap = {0, 200 * 1000 * 1000};
     int polls = 0;
-    while (!rc && follow && !final) {
+    /* (a lease held on a log: what it holds back is read at a later poll) */
+    while ((!rc || rc == -EWOULDBLOCK) && follow && !final) {
         nanosleep(&nap, NULL);
-        rc = pump(out, &oo, 1);
-        if (!rc)
-            rc = pump(err, &eo, 2);
+        rc = pump_both(out, &oo, err, &eo);
         if (++polls % 3)
             continue;
         if (!(resp = ask(&c, id, &st, LOGS_PATIENCE_S)))
@@ -130,15 +141,14 @@ int cmd_logs(int argc, char **argv)
             snprintf(err, sizeof err, "%s", json_string_value(json_object_get(resp, "stderr")));
         }
         json_decref(resp);
-        if (final) {
-            rc = pump(out, &oo, 1);
-            if (!rc)
-                rc = pump(err, &eo, 2);
-        }
+        if (final)
+            rc = pump_both(out, &oo, err, &eo);
     }
     if (rc) {
         fprintf(stderr, "carma logs: cannot read the logs of job %llu: %s\n",
-                (unsigned long long)id, strerror(-rc));
+                (unsigned long long)id,
+                rc == -EWOULDBLOCK ? "another process holds a lease on a log file (try again)"
+                                   : strerror(-rc));
         return 1;
     }
     return 0;

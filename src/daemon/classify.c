@@ -65,7 +65,11 @@ enum carma_outcome carma_classify(const struct carma_exit *x, const char *tail, 
 
 long carma_classify_read_tail(const char *path, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: the log is the job's user's, who may hold a lease on it (F_SETLEASE);
+     * a blocking open would wait out /proc/sys/fs/lease-break-time (45 s) in carmad's
+     * loop. On a regular file the flag changes only that: the open fails at once with
+     * EWOULDBLOCK. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return -errno;
     struct stat st;

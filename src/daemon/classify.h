@@ -28,7 +28,8 @@ enum carma_outcome carma_classify(const struct carma_exit *x, const char *tail, 
                                   const char **why);
 
 /* Reads at most cap bytes from the end of file `path` into buf; returns the count
- * or a negative errno. */
+ * or a negative errno. Never blocks on a lease another process holds on the file: then
+ * -EWOULDBLOCK at once. */
 long carma_classify_read_tail(const char *path, char *buf, size_t cap);
 
 #endif

@@ -893,7 +893,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     else /* no status: a cancel recorded is what ended it (with one, its shepherd says
             whether it stopped the job on a cancel or the job finished first) */
         x.cancelled = dj->rec.cancel_requested;
-    char dir[PATH_MAX], path[PATH_MAX + 16];
+    char dir[PATH_MAX], path[PATH_MAX + 16], unread[96] = "";
     uint32_t n = dj->rec.attempts;
     attempt_dir(d, dj->rec.id, n, dir, sizeof dir);
     enum carma_outcome o;
@@ -906,6 +906,13 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         snprintf(path, sizeof path, "%s/stderr", dir);
         long len = carma_classify_read_tail(path, tail, sizeof tail);
         o = carma_classify(&x, tail, len > 0 ? (size_t)len : 0, &why);
+        if (o == CARMA_OUTCOME_FAILED && len < 0 && len != -ENOENT) {
+            /* its OOM message, if any, was not seen (a lease its user holds on the log:
+             * carmad does not wait for it) */
+            snprintf(unread, sizeof unread, "; stderr not read for an OOM message: %s",
+                     len == -EWOULDBLOCK ? "another process holds a lease on it"
+                                         : strerror((int)-len));
+        }
     }
     if (d->have_gb && d->gb.ops->detach && dj->shepherd > 0)
         d->gb.ops->detach(&d->gb, dj->shepherd);
@@ -925,9 +932,9 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     else if (have && x.exited && x.code == 0)
         snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
     else if (have && x.exited)
-        snprintf(reason, sizeof reason, "attempt %u: %s (exit %d)", n, why, x.code);
+        snprintf(reason, sizeof reason, "attempt %u: %s (exit %d%s)", n, why, x.code, unread);
     else if (have)
-        snprintf(reason, sizeof reason, "attempt %u: %s (signal %d)", n, why, x.signal);
+        snprintf(reason, sizeof reason, "attempt %u: %s (signal %d%s)", n, why, x.signal, unread);
     else
         snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
     r->reason = strdup(reason);

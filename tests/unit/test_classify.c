@@ -6,9 +6,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/classify.h"
@@ -140,6 +144,57 @@ static void test_tail_and_status_files(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A lease the log's owner holds (F_SETLEASE, F_WRLCK: any open by another process waits
+ * up to /proc/sys/fs/lease-break-time, 45 s) must not stall carmad's loop: the tail read
+ * fails at once with EWOULDBLOCK. */
+static void test_tail_read_at_once_when_its_owner_holds_a_lease(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-lease-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    FILE *f = fopen(path, "w");
+    fputs("CUDA out of memory\n", f);
+    fclose(f);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) { /* the lease holder: no other descriptor may be open on the file */
+        signal(SIGIO, SIG_IGN);
+        int fd = open(path, O_RDONLY);
+        char ok = fd >= 0 && fcntl(fd, F_SETLEASE, F_WRLCK) == 0 ? 'y' : 'n';
+        if (write(ready[1], &ok, 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char ok = 0;
+    assert_int_equal(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    if (ok != 'y') { /* leases off (fs.leases-enable = 0): nothing to test */
+        kill(holder, SIGKILL);
+        waitpid(holder, NULL, 0);
+        skip();
+    }
+    static char tail[CARMA_CLASSIFY_TAIL];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = carma_classify_read_tail(path, tail, sizeof tail);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    assert_int_equal(n, -EWOULDBLOCK);
+    assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 1.0);
+    /* the holder gone, the tail reads again */
+    assert_true(carma_classify_read_tail(path, tail, sizeof tail) > 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_not_gpu_oom),
         cmocka_unit_test(test_other_outcomes),
         cmocka_unit_test(test_tail_and_status_files),
+        cmocka_unit_test(test_tail_read_at_once_when_its_owner_holds_a_lease),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

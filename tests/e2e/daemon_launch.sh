@@ -1,0 +1,38 @@
+#!/bin/sh
+# The job launch path against its own user (audit 7): what the job's user controls
+# (its log files, its processes) must not stall carmad or outlive the job.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+
+start_daemon --gpus sim:2xa100-40gb
+
+step "a lease the job's user holds on its log stalls neither carmad nor carma logs"
+# The job lets go of its logs, the lease is taken, then the job fails: carmad reads the
+# tail of stderr at its end, which a blocking open does only after the lease break
+# time (/proc/sys/fs/lease-break-time, 45 s), carmad's loop held all that time.
+leased=$(submit --name leased -- sh -c 'exec >/dev/null 2>&1; while [ ! -e "$0" ]; do sleep 0.05; done; exit 3' "$T/go")
+wait_until 10 is_state "$leased" running || fail "the job did not start"
+python3 "$HELP/lease.py" "$T/state/jobs/$leased/1/stderr" "$T/leased" &
+LEASE_PID=$!
+ON_EXIT="kill $LEASE_PID 2>/dev/null"
+wait_until 20 test -e "$T/leased" || fail "no lease taken on the job's stderr"
+t0=$(date +%s)
+touch "$T/go"
+wait_until 10 is_state "$leased" failed || fail "the job did not end: $("$CARMA" show "$leased")"
+CARMA_TIMEOUT=5 "$CARMA" gpus >/dev/null || fail "carmad did not answer within 5 s"
+t1=$(date +%s)
+[ $((t1 - t0)) -le 10 ] || fail "the job's end took $((t1 - t0)) s behind a lease on its log"
+"$CARMA" show "$leased" | grep -q "stderr not read for an OOM message: another process holds a lease" ||
+    fail "the reason does not say the log was not read: $("$CARMA" show "$leased" | grep reason)"
+# root's carma logs reads another user's log the same way: at once, saying why not
+t0=$(date +%s)
+"$CARMA" logs "$leased" >/dev/null 2>"$T/logs.err" && fail "carma logs read a leased log"
+t1=$(date +%s)
+[ $((t1 - t0)) -le 5 ] || fail "carma logs took $((t1 - t0)) s behind a lease"
+grep -q "holds a lease" "$T/logs.err" || fail "carma logs does not say why: $(cat "$T/logs.err")"
+kill "$LEASE_PID"
+wait "$LEASE_PID" 2>/dev/null
+ON_EXIT=
+"$CARMA" logs "$leased" >/dev/null || fail "carma logs once the lease is gone"
+
+stop_daemon
+echo "PASS"
