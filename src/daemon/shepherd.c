@@ -270,6 +270,18 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     }
     close(ready_w);
     close(go_r);
+    /* carmad's stdout and stderr (a supervisor's pipe, journald's stream) are not kept for
+     * the job's life, which would hold the reader's end of the pipe open past carmad's:
+     * what the shepherd has to say from here on goes to carmad's log through the job's
+     * status, or to syslog */
+    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (nul >= 0) {
+        for (int k = 0; k < 3; k++)
+            if (nul != k)
+                dup2(nul, k);
+        if (nul > 2)
+            close(nul);
+    }
 
     int out = open_log(sp, "stdout"), errfd = open_log(sp, "stderr");
     int code = -1, sig = 0, cancelled = 0;

@@ -34,5 +34,17 @@ wait "$LEASE_PID" 2>/dev/null
 ON_EXIT=
 "$CARMA" logs "$leased" >/dev/null || fail "carma logs once the lease is gone"
 
+step "a shepherd keeps none of carmad's standard descriptors for its job's life"
+# (in --foreground under a supervisor, a pipe: its reader would see no end while a job runs)
+held=$(submit --name held -- sh -c 'echo up; exec sleep 30')
+wait_until 10 grep -q up "$T/state/jobs/$held/1/stdout" || fail "the job did not start"
+sp=$(cut -d' ' -f1 "$T/state/jobs/$held/1/shepherd")
+for fd in 0 1 2; do
+    to=$(readlink "/proc/$sp/fd/$fd")
+    [ "$to" = /dev/null ] || fail "the shepherd's descriptor $fd is $to, not /dev/null"
+done
+"$CARMA" cancel "$held" >/dev/null || fail "cancel"
+wait_until 10 is_state "$held" cancelled || fail "the job was not cancelled"
+
 stop_daemon
 echo "PASS"
