@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,89 @@ static int write_atomic(const char *dir, const char *name, const char *text, int
     return 0;
 }
 
+/* The status file's space, taken when the shepherd starts (before the job runs): at the
+ * end it is written into that, so a file system the job's logs (or anyone's) filled since
+ * cannot lose the job's outcome. More than a status line ever needs. */
+enum { STATUS_RESERVE = 4096 };
+
+/* Creates dir/.status.tmp with STATUS_RESERVE bytes allocated: its descriptor, or a
+ * negative errno (nothing left behind). */
+static int status_reserve(const char *dir)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/.status.tmp", dir);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    /* (glibc writes the blocks itself where the file system has no fallocate; no fsync:
+     * the blocks are the file's once allocated, and a crash ends the job anyway) */
+    int e = posix_fallocate(fd, 0, STATUS_RESERVE);
+    if (e) {
+        close(fd);
+        unlink(tmp);
+        return -e;
+    }
+    return fd;
+}
+
+/* One try at the status: text into the reserved descriptor (no new block: it overwrites
+ * what status_reserve allocated and cuts the rest), fsync, the rename, the folder's fsync.
+ * 0 or a negative errno; fail_now (a test hook) fails it as a full disk would. */
+static int status_try(int fd, const char *dir, const char *text, int fail_now)
+{
+    if (fail_now)
+        return -ENOSPC;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = pwrite(fd, text + off, len - off, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        off += (size_t)w;
+    }
+    if (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0)
+        return -errno;
+    char tmp[PATH_MAX], dst[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/.status.tmp", dir);
+    snprintf(dst, sizeof dst, "%s/status", dir);
+    if (rename(tmp, dst) < 0)
+        return -errno;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+/* Writes the status until it is written: a shepherd that ended without one would make
+ * carmad count the attempt lost, whatever the job did. Each failure is logged through
+ * syslog (the shepherd's stderr is /dev/null by then; carmad keeps watching its pidfd,
+ * the job shown running), and tried again after 1 s, doubling to a minute. The test hook
+ * CARMA_TEST_STATUS_FAILS=N (carmad passes it on) fails the first N tries. */
+static void status_write(int fd, const char *dir, const char *text)
+{
+    const char *hook = getenv("CARMA_TEST_STATUS_FAILS");
+    long fails = hook ? strtol(hook, NULL, 10) : 0;
+    unsigned wait_s = 1;
+    for (long k = 0;; k++) {
+        int rc = status_try(fd, dir, text, k < fails);
+        if (rc == 0) {
+            if (k > 0)
+                syslog(LOG_NOTICE, "%s/status written after %ld failed tries", dir, k);
+            return;
+        }
+        syslog(LOG_ERR, "cannot write %s/status: %s; trying again in %u s", dir, strerror(-rc),
+               wait_s);
+        struct timespec ts = {(time_t)wait_s, 0};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+        if (wait_s < 60)
+            wait_s = wait_s * 2 > 60 ? 60 : wait_s * 2;
+    }
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -247,6 +331,14 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
             signal(s, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
 
+    openlog("carma-shepherd", LOG_PID, LOG_DAEMON);
+    /* the status's space first: once the job may run, its outcome must be written */
+    int sfd = status_reserve(sp->dir);
+    if (sfd < 0) {
+        char why[PATH_MAX + 64];
+        snprintf(why, sizeof why, "cannot reserve %s/.status.tmp: %s", sp->dir, strerror(-sfd));
+        _exit(sh_fail(125, why));
+    }
     char line[96];
     snprintf(line, sizeof line, "%d %llu\n", (int)getpid(),
              (unsigned long long)carma_proc_starttime(getpid()));
@@ -254,6 +346,9 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
      * every job anyway), and it is on the launch path. */
     int wr = write_atomic(sp->dir, "shepherd", line, 0);
     if (wr < 0) {
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s/.status.tmp", sp->dir);
+        unlink(tmp);
         char why[PATH_MAX + 64];
         snprintf(why, sizeof why, "cannot write %s/shepherd: %s", sp->dir, strerror(-wr));
         _exit(sh_fail(125, why));
@@ -264,6 +359,8 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     char b = 'r', g = 0;
     if (write(ready_w, &b, 1) != 1 || read(go_r, &g, 1) != 1 || g != 'g') {
         char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/.status.tmp", sp->dir);
+        unlink(path);
         snprintf(path, sizeof path, "%s/shepherd", sp->dir);
         unlink(path);
         _exit(0);
@@ -363,7 +460,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     else
         snprintf(status, sizeof status, "exited %d\ncancelled %d\nend %.6f\n", code, cancelled,
                  now_s());
-    write_atomic(sp->dir, "status", status, 1);
+    status_write(sfd, sp->dir, status);
     _exit(0);
 }
 
@@ -488,10 +585,13 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
                              ne,
                              na,
                              NULL};
-    /* the helper's environment: carmad's own sanitizer settings (a test build), else none */
-    static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
-    char *env[4] = {NULL};
-    for (size_t i = 0, n = 0; i < 3; i++) {
+    /* the helper's environment: carmad's own sanitizer settings (a test build) and the
+     * shepherd's test hook, else none */
+    static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+                                       "CARMA_TEST_STATUS_FAILS"};
+    enum { NKEEP = sizeof keep / sizeof *keep };
+    char *env[NKEEP + 1] = {NULL};
+    for (size_t i = 0, n = 0; i < NKEEP; i++) {
         const char *v = getenv(keep[i]);
         if (v && asprintf(&env[n], "%s=%s", keep[i], v) > 0)
             n++;

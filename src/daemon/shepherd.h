@@ -9,7 +9,8 @@
  * It outlives carmad, so a restarted carmad re-adopts it or reads its status.
  *
  * Attempt folder files: stdout, stderr, shepherd ("PID STARTTIME"), status
- * ("exited N" | "signaled N", "cancelled 0|1", "end SECONDS"). SIGTERM to the
+ * ("exited N" | "signaled N", "cancelled 0|1", "end SECONDS"; written into .status.tmp,
+ * whose space the shepherd allocates before the job starts, then renamed). SIGTERM to the
  * shepherd cancels: SIGTERM to every process of the job, SIGKILL after the grace. */
 #ifndef CARMA_DAEMON_SHEPHERD_H
 #define CARMA_DAEMON_SHEPHERD_H

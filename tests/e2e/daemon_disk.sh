@@ -44,4 +44,45 @@ e1=$(submit --name ends -- true)
 "$CARMA" show "$e1" | grep -q "^  #1 .* succeeded" || fail "its attempt: $("$CARMA" show "$e1")"
 e2=$(submit --name after -- true)
 "$CARMA" wait --timeout 20 "$e2" >/dev/null || fail "a job after: $("$CARMA" show "$e2")"
+stop_daemon
+
+step "a status the shepherd cannot write is tried again, not given up (job not lost)"
+# the test hook fails the shepherd's first two tries, as a full disk or an I/O error would
+rm -rf "$T/state"
+CARMA_TEST_STATUS_FAILS=2 start_daemon --gpus sim:1xa100-40gb
+s1=$(submit --name status-retried -- true)
+"$CARMA" wait --timeout 30 "$s1" >/dev/null || fail "a job whose status failed twice: $("$CARMA" show "$s1")"
+[ -f "$T/state/jobs/$s1/1/status" ] || fail "no status file"
+[ ! -e "$T/state/jobs/$s1/1/.status.tmp" ] || fail "the reserved file is left behind"
+stop_daemon
+
+# A state folder on a file system of its own, so small that one job's log fills it:
+# every job that ends meanwhile, another user's included, still records how it ended
+# (its shepherd reserved the status file's space before the job ran).
+if [ "$ROOT" = 1 ] && mkdir -p "$T/small" && mount -t tmpfs -o size=3m,mode=0700 tmpfs "$T/small" 2>/dev/null; then
+    step "a log that fills the state file system loses no job's outcome"
+    # at exit, its jobs too, every process of each shepherd's session (the common
+    # cleanup looks under $T/state only)
+    ON_EXIT="for f in '$T'/small/state/jobs/*/*/shepherd; do [ -f \"\$f\" ] && pkill -KILL -s \"\$(cut -d' ' -f1 \"\$f\")\"; done; umount -l '$T/small'"
+    "$CARMAD" --foreground --state "$T/small/state" --socket "$CARMA_SOCKET" \
+        --config "$T/carmad.ini" --gpus sim:2xa100-40gb 2>>"$T/carmad.log" 0<&- &
+    DPID=$!
+    wait_until 20 "$CARMA" gpus || fail "carmad did not start on the small file system"
+    quiet=$(submit --name quiet -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done; exit 0' "$T/go")
+    filler=$(submit --name filler -- sh -c 'head -c 8000000 /dev/zero >&2; exit 0')
+    wait_until 10 test -e "$T/small/state/jobs/$filler/1/status" || fail "the filler did not end"
+    avail=$(df -P "$T/small" | awk 'NR == 2 {print $4}')
+    [ "$avail" -lt 64 ] || fail "the file system is not full: $avail KiB left"
+    touch "$T/go"
+    wait_until 10 test -e "$T/small/state/jobs/$quiet/1/status" ||
+        fail "the quiet job's status was not written on the full file system"
+    # the administrator frees the space: carmad's commits that failed meanwhile go through
+    : > "$T/small/state/jobs/$filler/1/stderr"
+    "$CARMA" wait --timeout 20 "$quiet" "$filler" >/dev/null ||
+        fail "outcomes: $("$CARMA" show "$quiet" | grep -E 'state|reason'); $("$CARMA" show "$filler" | grep -E 'state|reason')"
+    stop_daemon
+    umount "$T/small" && ON_EXIT=
+else
+    echo "(the full state file system: not root, or no tmpfs mount here; skipped)"
+fi
 echo "daemon_disk: all passed"
