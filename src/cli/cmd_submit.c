@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -122,6 +123,11 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
     }
     if (!json_object_get(job, "env"))
         json_object_set_new(job, "env", job_env(cmd));
+    /* the job creates its files as this shell would (a umask of 077 keeps them private);
+     * read by setting it, so set back at once */
+    mode_t um = umask(022);
+    umask(um);
+    json_object_set_new(job, "umask", json_integer((json_int_t)(um & 0777)));
     json_t *req = cli_req("submit");
     json_object_set_new(req, "job", job);
     json_t *resp;

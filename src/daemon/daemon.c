@@ -1329,6 +1329,9 @@ static void launch_start(struct carmad *d, uint32_t i)
                                          .gid = dj->rec.gid,
                                          .user = p ? p->pw_name : dj->rec.user,
                                          .switch_user = d->self_uid == 0 && dj->rec.uid != 0,
+                                         .umask = dj->rec.umask >= 0 && dj->rec.umask <= 0777
+                                                      ? (mode_t)dj->rec.umask
+                                                      : CARMA_JOB_UMASK_DEFAULT,
                                          .kill_grace_s = d->cfg.kill_grace_s};
         rc = carma_shepherd_begin(d->shepherd_exe, d->shepherd_fd, &sp, d->start_wait_s, st, &err);
     }
@@ -1657,6 +1660,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
         dj->sim_mib = e > rj->mem_mib ? e : rj->mem_mib;
     }
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
+    r->umask = rj->umask; /* -1: not sent, the job gets CARMA_JOB_UMASK_DEFAULT */
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
     struct carma_err err = {{0}};

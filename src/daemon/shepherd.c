@@ -262,6 +262,15 @@ static void job_exec(const struct carma_shepherd_spec *sp, int out, int errfd)
         close(out);
     if (errfd > 2)
         close(errfd);
+    /* the kernel's OOM killer weighs the job as any process: not with carmad's adjustment (a
+     * daemon often runs with a negative one, which the shepherd and the job would inherit);
+     * written while still root (raising it needs no privilege either; a failure is not the
+     * job's problem) */
+    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (oom >= 0) {
+        write_str(oom, "0\n");
+        close(oom);
+    }
     if (sp->switch_user) {
         if (setgid(sp->gid) < 0 || initgroups(sp->user, sp->gid) < 0 || setuid(sp->uid) < 0) {
             char msg[256];
@@ -271,6 +280,7 @@ static void job_exec(const struct carma_shepherd_spec *sp, int out, int errfd)
             _exit(126);
         }
     }
+    umask(sp->umask);
     if (chdir(sp->cwd) < 0) {
         char msg[PATH_MAX + 128];
         snprintf(msg, sizeof msg, "carma: cannot enter %s: %s\n", sp->cwd, strerror(errno));
@@ -465,14 +475,14 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
 }
 
 /* The helper's command line (carma_shepherd_main parses it; internal, but parsed strictly):
- *   carma-shepherd --carma-shepherd-v2 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV
+ *   carma-shepherd --carma-shepherd-v3 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV UMASK
  * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read), and the
  * job's environment and command at 5: NENV then NARGV strings, each ending in a NUL, until
  * carmad closes its end. Never in the helper's own environment (it runs as carmad's user,
  * root: a user's LD_PRELOAD must not reach its dynamic loader) nor in its arguments
  * (/proc/PID/cmdline is readable by every user; the job's environ only by its owner). */
-#define SHEPHERD_MAGIC "--carma-shepherd-v2"
-enum { SH_ARGC = 11 };            /* the path, the magic, DIR ... NARGV */
+#define SHEPHERD_MAGIC "--carma-shepherd-v3"
+enum { SH_ARGC = 12 };            /* the path, the magic, DIR ... UMASK */
 enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command: less */
 /* fd moved to a descriptor >= 7 (close-on-exec), so the spawn's dup2 onto 3 to 6
  * cannot clobber it; -1 on failure (fd closed). */
@@ -566,13 +576,14 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
         start_release(st);
         return rc;
     }
-    char uid[24], gid[24], grace[24], ne[24], na[24];
+    char uid[24], gid[24], grace[24], ne[24], na[24], um[24];
     snprintf(uid, sizeof uid, "%u", (unsigned)sp->uid);
     snprintf(gid, sizeof gid, "%u", (unsigned)sp->gid);
     snprintf(grace, sizeof grace, "%lld",
              sp->kill_grace_s > 0 ? (long long)(sp->kill_grace_s * 1e6 + 0.5) : 0LL);
     snprintf(ne, sizeof ne, "%zu", nenv);
     snprintf(na, sizeof na, "%zu", nargv);
+    snprintf(um, sizeof um, "%u", (unsigned)(sp->umask & 0777));
     char *av[SH_ARGC + 1] = {(char *)exe,
                              SHEPHERD_MAGIC,
                              (char *)sp->dir,
@@ -584,6 +595,7 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
                              grace,
                              ne,
                              na,
+                             um,
                              NULL};
     /* the helper's environment: carmad's own sanitizer settings (a test build) and the
      * shepherd's test hook, else none */
@@ -848,9 +860,10 @@ int carma_shepherd_main(int argc, char **argv)
     long long grace = argc == SH_ARGC ? parse_dec(argv[8], 86400000000LL) : -1;
     long long nenv = argc == SH_ARGC ? parse_dec(argv[9], SH_SPEC_MAX / 2) : -1;
     long long nargv = argc == SH_ARGC ? parse_dec(argv[10], SH_SPEC_MAX / 2) : -1;
+    long long um = argc == SH_ARGC ? parse_dec(argv[11], 0777) : -1;
     char **spec = NULL;
-    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || !argv[2][0] ||
-        !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv))))
+    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || um < 0 ||
+        !argv[2][0] || !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv))))
         return sh_fail(2, "malformed command line or job from carmad");
     char **envp = calloc((size_t)nenv + 1, sizeof *envp);
     if (!envp)
@@ -862,6 +875,7 @@ int carma_shepherd_main(int argc, char **argv)
                                      .gid = (gid_t)gid,
                                      .user = argv[6],
                                      .switch_user = (int)sw,
+                                     .umask = (mode_t)um,
                                      .kill_grace_s = (double)grace / 1e6,
                                      .envp = envp,
                                      .argv = spec + nenv};

@@ -4,7 +4,8 @@
  * carmad's session (setsid), becomes a child subreaper, records itself in the
  * attempt folder, starts the job (argv exec'd directly, its own process group,
  * the given environment and working directory, stdout/stderr to files, the
- * submitting user's credentials when carmad is root), waits for it, ends whatever
+ * submitting user's credentials when carmad is root, the submitter's umask, an
+ * oom_score_adj of 0 whatever carmad's), waits for it, ends whatever
  * the job left behind, and writes the exit status atomically next to the logs.
  * It outlives carmad, so a restarted carmad re-adopts it or reads its status.
  *
@@ -30,6 +31,7 @@ struct carma_shepherd_spec {
     gid_t gid;
     const char *user;             /* for initgroups */
     int switch_user;              /* 1: setgid/initgroups/setuid to uid (carmad is root) */
+    mode_t umask;                 /* the job's file mode creation mask (0..0777) */
     double kill_grace_s;          /* SIGTERM -> SIGKILL on cancel */
 };
 

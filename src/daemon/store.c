@@ -19,10 +19,10 @@
 /* The columns every job read selects, in the order the row reader takes them: the
  * summary (NULL when listing) between the two halves, the accounting columns after. */
 #define JOB_COLS_HEAD "id,name,uid,gid,user,cwd,argv,env,"
-#define JOB_COLS_TAIL                                                                       \
-    "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"         \
-    "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis," \
-    "hist_sig" ACCT_COLS
+#define JOB_COLS_TAIL                                                                              \
+    "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"                 \
+    "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis,"        \
+    "hist_sig,umask" ACCT_COLS
 
 /* Accounting columns appended to every job row: run seconds, GPU-seconds and
  * joules over the attempts that ended. */
@@ -65,7 +65,7 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
         "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-        "bound_basis,hist_sig) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "bound_basis,hist_sig,umask) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
         "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
@@ -162,6 +162,9 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * attempts and for one on GPUs of several kinds): history uses a kind's own peaks
      * only. */
     "ALTER TABLE attempts ADD COLUMN gpu_kind TEXT;",
+    /* 7 -> 8: the submitter's umask, which the job runs with (0..0777); NULL for the jobs
+     * submitted before and by a client that did not send it: they run with 022. */
+    "ALTER TABLE jobs ADD COLUMN umask INTEGER CHECK(umask BETWEEN 0 AND 511);",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -173,6 +176,7 @@ static const struct {
     [4] = {"jobs", "bound_basis"},
     [5] = {"jobs", "hist_sig"},
     [6] = {"attempts", "gpu_kind"},
+    [7] = {"jobs", "umask"},
 };
 
 struct carma_store {
@@ -220,6 +224,7 @@ void carma_job_rec_clear(struct carma_job_rec *r)
     memset(r, 0, sizeof *r);
     r->start_s = r->end_s = -1;
     r->exit_code = -1;
+    r->umask = -1;
 }
 
 static int exec_sql(struct carma_store *s, const char *sql, struct carma_err *err)
@@ -569,6 +574,10 @@ int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struc
         sqlite3_bind_int64(q, i++, (sqlite3_int64)r->hist_sig);
     else
         sqlite3_bind_null(q, i++);
+    if (r->umask >= 0 && r->umask <= 0777)
+        sqlite3_bind_int(q, i++, r->umask);
+    else
+        sqlite3_bind_null(q, i++);
     int rc = run(s, ST_JOB_INSERT, "saving the job", err);
     if (!rc)
         r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -651,6 +660,8 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     r->bound_basis = col_dup(q, c++);
     r->hist_sig = sqlite3_column_type(q, c) == SQLITE_NULL ? 0
                                                           : (uint64_t)sqlite3_column_int64(q, c);
+    c++;
+    r->umask = sqlite3_column_type(q, c) == SQLITE_NULL ? -1 : sqlite3_column_int(q, c);
     c++;
     if (sqlite3_column_count(q) > c + 2) {
         r->run_s = sqlite3_column_double(q, c++);

@@ -15,9 +15,12 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 7
+#define CARMA_STORE_SCHEMA_VERSION 8
 
 struct carma_store;
+
+/* The umask of a job stored without its submitter's. */
+#define CARMA_JOB_UMASK_DEFAULT 022
 
 /* One job row. Strings are owned by the record (carma_job_rec_clear frees them). */
 struct carma_job_rec {
@@ -31,6 +34,9 @@ struct carma_job_rec {
     char *reason;    /* NULL: none; why it ended (error text, classification) */
     char *bound_basis; /* NULL: not recorded; what the bound at submission came from */
     uint64_t hist_sig; /* est_job_signature, written on insert only (read back); 0: none (NULL) */
+    int umask;         /* the submitter's umask (0..0777), written on insert only; -1: none
+                          (NULL: stored before schema 8 or not sent), the job runs with
+                          CARMA_JOB_UMASK_DEFAULT */
     uint32_t uid, gid;
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;

@@ -187,6 +187,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                                        "attention",
                                        "gradient_checkpointing",
                                        "gradient_accumulation",
+                                       "umask",
                                        NULL};
     /* how the summary's model trains: the strings est_opts_set reads, then flags */
     static const char *const train_keys[] = {"optimizer", "precision", "attention",
@@ -270,6 +271,11 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if ((rc = get_uint(job, "max_attempts", "job", 0, CARMA_PROTO_MAX_ATTEMPTS, 0, &x, err)))
         return rc;
     j->max_attempts = (uint32_t)x;
+    /* an integer (a JSON number: 63 for 077), not a string of octal digits */
+    x = UINT64_MAX;
+    if ((rc = get_uint(job, "umask", "job", 0, 0777, 0, &x, err)))
+        return rc;
+    j->umask = x == UINT64_MAX ? -1 : (int)x;
     x = 0;
     if ((rc = get_uint(job, "batch", "job", 0, UINT32_MAX, 0, &x, err)))
         return rc;

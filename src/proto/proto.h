@@ -7,7 +7,7 @@
  *   {"v":1,"op":"submit","job":{"argv":["python","train.py"],"cwd":"/home/u",
  *        "env":{"K":"V"},"name":"n","gpus":1,"mem_mib":4096,"max_attempts":3,
  *        "summary":"...","batch":32,"seq_len":512,"precision":"bf16",
- *        "gradient_checkpointing":true,"gradient_accumulation":true}}
+ *        "gradient_checkpointing":true,"gradient_accumulation":true,"umask":18}}
  *   {"v":1,"op":"ls","all":false,"after":0,"limit":1000}   {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
@@ -85,6 +85,8 @@ struct carma_req_job {
                                    1..EST_MAX_SHARED_RUNS; 0: none */
     int tied_head;              /* "tied_head": the summary's output head shares its token table's
                                    weight (carma estimate's --tied-head); 0: not said */
+    int umask;                  /* "umask": the submitter's file mode creation mask, 0..0777,
+                                   which the job runs with; -1: not given (carmad's default) */
     /* How the summary's model trains, as `carma estimate` takes it (only with a
      * summary): "optimizer", "precision", "attention" (est_opts_set's names and values;
      * default adamw, fp32, as the summary shows), "gradient_checkpointing" and

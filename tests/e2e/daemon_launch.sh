@@ -3,7 +3,10 @@
 # (its log files, its processes) must not stall carmad or outlive the job.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
+# carmad's own umask is not the one a job gets (the submitter's, else 022)
+umask 027
 start_daemon --gpus sim:2xa100-40gb
+umask 022
 
 step "a lease the job's user holds on its log stalls neither carmad nor carma logs"
 # The job lets go of its logs, the lease is taken, then the job fails: carmad reads the
@@ -45,6 +48,28 @@ for fd in 0 1 2; do
 done
 "$CARMA" cancel "$held" >/dev/null || fail "cancel"
 wait_until 10 is_state "$held" cancelled || fail "the job was not cancelled"
+
+step "a job runs with its submitter's umask, 022 when not sent; oom_score_adj 0"
+# carmad's adjustment, which its shepherds inherit: a daemon's is often negative, which
+# needs CAP_SYS_RESOURCE (not every test host gives it); a positive one is inherited the same
+echo 500 > "/proc/$DPID/oom_score_adj" || fail "cannot set carmad's oom_score_adj"
+um=$(umask 077 && submit --name umask -- sh -c 'umask; touch "$0"; stat -c %a "$0"; cat /proc/self/oom_score_adj' "$T/made")
+"$CARMA" wait --timeout 10 "$um" >/dev/null || fail "the umask job: $("$CARMA" show "$um")"
+out=$(tr '\n' ' ' < "$T/state/jobs/$um/1/stdout")
+[ "$out" = "0077 600 0 " ] || fail "umask 077 and oom_score_adj 0 expected, the job said: $out"
+raw=$(python3 - "$CARMA_SOCKET" "$HELP" <<'PY'
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, sys.argv[2])
+from carmad_ask import submit
+r = submit(sys.argv[1], {"argv": ["sh", "-c", "umask"], "cwd": "/", "env": {}})
+assert r["ok"], r
+print(r["id"])
+PY
+) || fail "a submission without umask"
+"$CARMA" wait --timeout 10 "$raw" >/dev/null || fail "the job without umask: $("$CARMA" show "$raw")"
+[ "$(cat "$T/state/jobs/$raw/1/stdout")" = 0022 ] ||
+    fail "a job submitted without umask got $(cat "$T/state/jobs/$raw/1/stdout"), not 0022"
 
 stop_daemon
 echo "PASS"

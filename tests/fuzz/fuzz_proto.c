@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct carma_req_job *j = &q.job;
         if (j->argc == 0 || j->argc > CARMA_PROTO_MAX_ARGV || j->argv[j->argc] ||
             j->argv[0][0] == 0 || j->cwd[0] != '/' || j->gpus < 1 ||
-            j->gpus > CARMA_PROTO_MAX_GPUS || j->nenv > CARMA_PROTO_MAX_ENV)
+            j->gpus > CARMA_PROTO_MAX_GPUS || j->nenv > CARMA_PROTO_MAX_ENV || j->umask < -1 ||
+            j->umask > 0777)
             __builtin_trap();
         for (size_t i = 0; i < j->argc; i++)
             if (strlen(j->argv[i]) > CARMA_PROTO_MAX_ARG)

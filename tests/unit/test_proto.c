@@ -87,6 +87,34 @@ static void test_submit_ok(void **state)
     carma_req_free(&q);
 }
 
+/* "umask": the submitter's, an integer 0..0777 (not a string of octal digits); absent,
+ * -1 (carmad's default). */
+static void test_submit_umask(void **state)
+{
+    (void)state;
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    const char *head = "{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\"";
+    char s[256];
+    snprintf(s, sizeof s, "%s}}", head);
+    assert_int_equal(parse(s, &q, &err), 0);
+    assert_int_equal(q.job.umask, -1);
+    carma_req_free(&q);
+    const int ok[] = {0, 18, 63, 511};
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        snprintf(s, sizeof s, "%s,\"umask\":%d}}", head, ok[k]);
+        assert_int_equal(parse(s, &q, &err), 0);
+        assert_int_equal(q.job.umask, ok[k]);
+        carma_req_free(&q);
+    }
+    const char *bad[] = {"512", "-1", "\"077\"", "18.0", "true", "null", "4294967314"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(s, sizeof s, "%s,\"umask\":%s}}", head, bad[k]);
+        assert_int_equal(parse(s, &q, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "job.umask"));
+    }
+}
+
 static void test_other_ops(void **state)
 {
     (void)state;
@@ -388,10 +416,15 @@ static void test_responses(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_submit_ok), cmocka_unit_test(test_other_ops),
-        cmocka_unit_test(test_strict),    cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_responses), cmocka_unit_test(test_ls_paging_bounds),
-        cmocka_unit_test(test_argv_total), cmocka_unit_test(test_client_timeout_and_refusal),
+        cmocka_unit_test(test_submit_ok),
+        cmocka_unit_test(test_submit_umask),
+        cmocka_unit_test(test_other_ops),
+        cmocka_unit_test(test_strict),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_responses),
+        cmocka_unit_test(test_ls_paging_bounds),
+        cmocka_unit_test(test_argv_total),
+        cmocka_unit_test(test_client_timeout_and_refusal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

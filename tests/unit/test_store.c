@@ -75,6 +75,7 @@ static void test_jobs_and_attempts(void **state)
     fill(&r, 1000, "a");
     r.bound_basis = strdup("--mem (4096 MiB)");
     r.hist_sig = 0xfedcba9876543210ull; /* read back: carmad keys the job's profile on it */
+    r.umask = 077;                      /* read back: the job runs with it */
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(r.id, 1);
@@ -89,6 +90,7 @@ static void test_jobs_and_attempts(void **state)
     assert_string_equal(g.name, "a");
     assert_string_equal(g.bound_basis, "--mem (4096 MiB)");
     assert_true(g.hist_sig == 0xfedcba9876543210ull);
+    assert_int_equal(g.umask, 077);
     assert_int_equal(g.state, CARMA_JOB_QUEUED);
     assert_true(g.start_s < 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
@@ -209,14 +211,18 @@ static void test_strict_wal_and_migration(void **state)
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(q, 0), 3); /* jobs_state, jobs_uid, jobs_signature */
     sqlite3_finalize(q);
-    /* A version-4 file, from before bound_basis: the column is added, its jobs read
-     * with none. */
-    assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN bound_basis;"
-                                      "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,gpus,"
-                                      "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,"
-                                      "submit_time) VALUES('old',1,1,'u','/','[\"x\"]','{}',1,0,"
-                                      "0,0,3,0,'queued',0);"
-                                      "PRAGMA user_version=4;", NULL, NULL, NULL), SQLITE_OK);
+    /* A version-4 file, from before bound_basis (and umask): the columns are added, its
+     * jobs read with none (a job without umask runs with CARMA_JOB_UMASK_DEFAULT). */
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE jobs DROP COLUMN bound_basis;"
+                                  "ALTER TABLE jobs DROP COLUMN umask;"
+                                  "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,gpus,"
+                                  "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,"
+                                  "submit_time) VALUES('old',1,1,'u','/','[\"x\"]','{}',1,0,"
+                                  "0,0,3,0,'queued',0);"
+                                  "PRAGMA user_version=4;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 4);
@@ -224,6 +230,7 @@ static void test_strict_wal_and_migration(void **state)
     assert_int_equal(carma_store_job_get(st, 1, &g, &err), 0);
     assert_string_equal(g.name, "old");
     assert_null(g.bound_basis);
+    assert_int_equal(g.umask, -1);
     carma_job_rec_clear(&g);
     carma_store_close(st);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
