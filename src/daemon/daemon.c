@@ -1015,13 +1015,31 @@ static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid, int fd)
     return 0;
 }
 
+/* A shepherd (recorded in dir) ended without its status (killed, crashed): what is left
+ * of its job, which would hold GPUs the scheduler is about to give back, is killed. */
+static void kill_leftovers(struct carmad *d, uint32_t i, const char *dir)
+{
+    pid_t pid;
+    uint64_t start;
+    if (carma_shepherd_read_pid(dir, &pid, &start))
+        return;
+    int n = carma_proc_kill_session(pid, (uid_t)d->dj[i].rec.uid, start);
+    if (n > 0)
+        dlog(d, LOG_WARNING,
+             "job %llu: its shepherd %d ended without a status; killed %d "
+             "process%s of the job it left",
+             (unsigned long long)d->dj[i].rec.id, (int)pid, n, n == 1 ? "" : "es");
+}
+
 /* Ends job i's attempt as its shepherd's status file (in dir) tells, or as lost when
- * it wrote none. Whether it had one. */
+ * it wrote none (killing what the shepherd left of the job). Whether it had one. */
 static int end_from_status(struct carmad *d, uint32_t i, const char *dir)
 {
     struct carma_exit x;
     double end;
     int have = carma_shepherd_read_status(dir, &x, &end) == 0;
+    if (!have)
+        kill_leftovers(d, i, dir);
     attempt_end(d, i, have ? &x : NULL, NULL, have ? end : now_s());
     return have;
 }
@@ -2895,6 +2913,8 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             x->requeued++;
         }
     } else {
+        /* its shepherd died without a status while carmad was down */
+        kill_leftovers(d, i, dir);
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
         attempt_end(d, i, NULL, NULL, now);
         x->ended++;

@@ -25,7 +25,16 @@
 
 extern char **environ;
 
+/* carma_proc_stat, with the process's state letter (R, S, D, Z, ...) in *state too. */
+static int proc_stat_state(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime, char *state);
+
 int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime)
+{
+    char state;
+    return proc_stat_state(pid, ppid, sid, starttime, &state);
+}
+
+static int proc_stat_state(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime, char *state_out)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -42,6 +51,7 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime)
     char state;
     if (!p || sscanf(p + 1, " %c %d %d %d", &state, &st_pp, &st_pg, &st_sid) != 4)
         return -1;
+    *state_out = state;
     if (ppid)
         *ppid = st_pp;
     if (sid)
@@ -63,6 +73,68 @@ uint64_t carma_proc_starttime(pid_t pid)
 {
     uint64_t t;
     return carma_proc_stat(pid, NULL, NULL, &t) == 0 ? t : 0;
+}
+
+/* The real uid of a process, from /proc/PID/status; -1 when it cannot be read. */
+static long long proc_ruid(pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *u = strstr(buf, "\nUid:");
+    unsigned long long v;
+    return u && sscanf(u + 5, "%llu", &v) == 1 ? (long long)v : -1;
+}
+
+int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start)
+{
+    if (sid <= 1)
+        return 0;
+    uint64_t now_start;
+    /* a process holds the pid now: not the leader (then the leader's session has no
+     * member left, or the pid would not have been handed out again) */
+    if (carma_proc_stat(sid, NULL, NULL, &now_start) == 0 && leader_start &&
+        now_start != leader_start)
+        return 0;
+    enum { SEEN = 1024 };
+    pid_t seen[SEEN]; /* signalled already: counted once (they may take a while to die) */
+    int total = 0;
+    for (int pass = 0; pass < 8; pass++) { /* again for what forked during the scan */
+        DIR *d = opendir("/proc");
+        if (!d)
+            return total;
+        int fresh = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] < '1' || e->d_name[0] > '9')
+                continue;
+            pid_t p = (pid_t)atoi(e->d_name), s;
+            char state;
+            if (p == sid || proc_stat_state(p, NULL, &s, NULL, &state) || s != sid ||
+                state == 'Z' || proc_ruid(p) != (long long)uid || kill(p, SIGKILL) != 0)
+                continue;
+            int k = 0;
+            while (k < total && k < SEEN && seen[k] != p)
+                k++;
+            if (k < total && k < SEEN)
+                continue;
+            if (total < SEEN)
+                seen[total] = p;
+            total++;
+            fresh++;
+        }
+        closedir(d);
+        if (!fresh)
+            break;
+    }
+    return total;
 }
 
 /* Sends sig to every process of the job: those in our session and every

@@ -71,5 +71,31 @@ PY
 [ "$(cat "$T/state/jobs/$raw/1/stdout")" = 0022 ] ||
     fail "a job submitted without umask got $(cat "$T/state/jobs/$raw/1/stdout"), not 0022"
 
+step "a shepherd killed without a status leaves nothing of its job running"
+# (the job's processes would hold GPUs the scheduler hands to the next jobs)
+orph=$(submit --name orphaned -- sh -c 'sleep 300 & echo $!; echo $$; wait')
+wait_until 10 test -s "$T/state/jobs/$orph/1/stdout" || fail "the job did not start"
+wait_until 10 sh -c '[ "$(wc -l < "$0")" -ge 2 ]' "$T/state/jobs/$orph/1/stdout" || fail "the job did not start"
+jp=$(tr '\n' ' ' < "$T/state/jobs/$orph/1/stdout")
+kill -KILL "$(cut -d' ' -f1 "$T/state/jobs/$orph/1/shepherd")"
+wait_until 10 is_state "$orph" lost || fail "the job is not lost: $(state_of "$orph")"
+for p in $jp; do
+    wait_until 5 pid_gone "$p" || fail "process $p of the job outlived its shepherd"
+done
+grep -q "job $orph: its shepherd .* ended without a status; killed 2 processes" "$T/carmad.log" ||
+    fail "carmad did not log the processes it killed"
+
+step "... and one that died while carmad was down: killed at the restart"
+orph=$(submit --name orphaned2 -- sh -c 'echo $$; exec sleep 300')
+wait_until 10 test -s "$T/state/jobs/$orph/1/stdout" || fail "the job did not start"
+jp=$(cat "$T/state/jobs/$orph/1/stdout")
+stop_daemon
+kill -KILL "$(cut -d' ' -f1 "$T/state/jobs/$orph/1/shepherd")"
+sleep 0.2
+kill -0 "$jp" || fail "the job ended with its shepherd (nothing to test)"
+start_daemon --gpus sim:2xa100-40gb
+wait_until 10 is_state "$orph" lost || fail "the job is not lost: $(state_of "$orph")"
+wait_until 5 pid_gone "$jp" || fail "the job outlived its shepherd and carmad's restart"
+
 stop_daemon
 echo "PASS"
