@@ -103,7 +103,9 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     cp "$HELP/conn_abuse.py" "$NB/"
     ON_EXIT="rm -rf $NB"
     as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
-    (cd /tmp && as_nobody /usr/bin/python3 "$NB/conn_abuse.py" hold "$S" 20 6) > "$T/hold" &
+    # held until killed below (exec: $! is the holder itself)
+    (cd /tmp && exec setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        /usr/bin/python3 "$NB/conn_abuse.py" hold "$S" 20 60) > "$T/hold" &
     HOLD=$!
     wait_until 10 test -s "$T/hold" || fail "holder"
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["open"] == 8 and r["busy"] == 12, r' \
@@ -116,6 +118,8 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
         fail "nobody's 9th connection: exit $rc, $(cat "$T/err")"
     (cd /tmp && as_nobody env CARMA_SOCKET="$S" "$NB/carma" gpus) >/dev/null 2>"$T/err2" &
     LATE=$!
+    sleep 0.5
+    kill "$HOLD" # (as its user, root may) its connections close: the late one gets in
     wait "$HOLD"
     wait "$LATE" || fail "nobody's gpus while its connections were at the cap: $(cat "$T/err2")"
     rm -rf "$NB"; ON_EXIT=
