@@ -449,6 +449,120 @@ static int linear_params(uint64_t p, uint64_t in, uint64_t out)
     return in && out && out <= EST_MAX_PARAMS / in && (p == in * out || p == in * out + out);
 }
 
+static int keras_class(const char *type, size_t n);
+
+/* torch.nn's layer classes (and Hugging Face's Conv1D, bitsandbytes' quantized linear
+ * layers) of the kinds est_kind_classify finds in names, each followed by a space: each is
+ * one layer, whatever parameters it holds (a LayerNorm over several dimensions, a
+ * Bilinear). */
+static const char torch_classes[] =
+    "Linear LazyLinear Bilinear NonDynamicallyQuantizableLinear Conv1D Linear4bit "
+    "Linear8bitLt Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d "
+    "LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d "
+    "LazyConvTranspose3d BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d "
+    "LazyBatchNorm2d LazyBatchNorm3d SyncBatchNorm GroupNorm LayerNorm RMSNorm "
+    "InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d LazyInstanceNorm2d "
+    "LazyInstanceNorm3d LocalResponseNorm CrossMapLRN2d ReLU ReLU6 LeakyReLU PReLU RReLU "
+    "ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Hardswish Hardsigmoid Hardtanh Hardshrink "
+    "Softshrink Softplus Softsign Tanhshrink Threshold GLU LogSigmoid Softmax Softmax2d "
+    "LogSoftmax Softmin Dropout Dropout1d Dropout2d Dropout3d AlphaDropout "
+    "FeatureAlphaDropout MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d "
+    "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d "
+    "AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d LPPool3d FractionalMaxPool2d "
+    "FractionalMaxPool3d Embedding EmbeddingBag ";
+
+/* a[0, an) and b[0, bn) name the same class: case aside, and '_' left out of both (a
+ * layer CSV's Keras layer names, "batch_normalization" for BatchNormalization) */
+static int class_is(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t i = 0, k = 0;
+    for (;;) {
+        while (i < an && a[i] == '_')
+            i++;
+        while (k < bn && b[k] == '_')
+            k++;
+        if (i == an || k == bn)
+            return i == an && k == bn;
+        if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[k]))
+            return 0;
+        i++;
+        k++;
+    }
+}
+
+/* Whether type[0, n) is a layer class of torch.nn or Keras (torch_classes,
+ * keras_classes): one layer, not a block of them that its name makes look like one. */
+static int one_layer_class(const char *type, size_t n)
+{
+    for (const char *c = torch_classes, *e; (e = strchr(c, ' ')); c = e + 1)
+        if (class_is(c, (size_t)(e - c), type, n))
+            return 1;
+    return keras_class(type, n);
+}
+
+/* Whether type[0, n) ends, case aside, in a convolution's class name (Conv1d to Conv3d,
+ * ConvTranspose1d to 3d, timm's Conv2dSame; Keras's Conv2D): StdConv2d, DeformConv2d,
+ * DepthwiseConv2D are one convolution by PyTorch's and Keras's naming, where
+ * _ConvolutionModule or a ConvModule is a block. */
+static int conv_class_name(const char *type, size_t n)
+{
+    static const char *const conv[] = {"Conv1d",          "Conv2d",          "Conv3d",
+                                       "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+                                       "Conv2dSame"};
+    for (size_t k = 0; k < sizeof conv / sizeof conv[0]; k++) {
+        size_t cn = strlen(conv[k]);
+        if (n >= cn && strncasecmp(type + n - cn, conv[k], cn) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The widths (last dimensions) of the tensors a table showed so far, the first
+ * EST_WIDTHS distinct ones: a linear layer of a class carma does not know reads one of
+ * them. */
+#define EST_WIDTHS 256
+struct widths {
+    size_t n;
+    uint64_t w[EST_WIDTHS];
+};
+
+static void widths_add(struct widths *ws, uint64_t w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < ws->n; i++)
+        if (ws->w[i] == w)
+            return;
+    if (ws->n < EST_WIDTHS)
+        ws->w[ws->n++] = w;
+}
+
+/* Whether `params` parameters fit one layer of kind k of a class carma does not know by
+ * name (one_layer_class), its output `chans` channels or features (0: unknown), its input
+ * one of the widths in ws (NULL: unknown): a norm or an activation (PReLU), and a
+ * dropout, pooling or softmax, holds at most two per channel; a convolution is named as
+ * one (conv_class_name); a linear layer maps one of the widths seen to its output, with
+ * or without a bias; an embedding or attention is read by its own rules. Otherwise the
+ * row is a block of layers named after one of them (timm's GluMlp and SwiGLU, a PreNorm,
+ * torchaudio's _ConvolutionModule), which a table shows collapsed. */
+static int kind_holds(enum est_kind k, const char *type, size_t n, uint64_t params, uint64_t chans,
+                      const struct widths *ws)
+{
+    if (params == 0 || k == EST_K_OTHER || k == EST_K_EMBED || k == EST_K_ATTN)
+        return 1;
+    if (k == EST_K_CONV)
+        return conv_class_name(type, n);
+    if (k == EST_K_LINEAR) {
+        if (!ws || !chans)
+            return 0;
+        for (size_t i = 0; i < ws->n; i++)
+            if (linear_params(params, ws->w[i], chans))
+                return 1;
+        return 0;
+    }
+    return chans && params <= 2 * chans;
+}
+
 /* Linear layers g and u both E -> I and d I -> E (E != I, each with or without a
  * bias): a gated MLP's gate, up and down projections. Their outputs are per token (a
  * module tree) or per sample, S tokens times the width (a table): S follows from
@@ -972,6 +1086,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     unsigned attn_depth = 0;
     struct ti_attn ia = {0}; /* the innermost attention module open */
     int show_var = 0, show_depth = 1; /* row_settings: "var_names", "depth" */
+    struct widths widths = {0};       /* kind_holds: the tensors' widths so far */
     m->format = EST_FMT_TORCHINFO;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
@@ -1125,7 +1240,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             /* Columns: shapes in brackets, "--", numbers, words, "(recursive)". */
             uint64_t out = 0, params = 0;
             int recursive = 0, scores = 0, frozen = 0;
-            uint64_t image = 0, row_seq = 0, row_width = 0;
+            uint64_t image = 0, row_seq = 0, row_width = 0, row_chans = 0, row_last = 0;
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -1176,18 +1291,29 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                         scores = scores_shape(t + fs, fe - fs);
                     /* [batch, channels, height, width] (or channels last): an image's;
                      * [batch, seq, width]: a sequence's */
-                    uint64_t d[4];
-                    size_t nd = shape_dims(t + fs, fe - fs, d, 4);
+                    uint64_t d[8];
+                    size_t nd = shape_dims(t + fs, fe - fs, d, 8);
                     if (nd == 4)
                         image = d[1] > d[3] ? d[1] : d[3];
                     if (nd == 3) {
                         row_seq = d[1];
                         row_width = d[2];
                     }
+                    /* its features (the last dimension) and channels (the larger of
+                     * the second and the last: [batch, C, H, W] or [batch, seq, C]) */
+                    if (nd >= 2) {
+                        row_last = d[nd - 1];
+                        row_chans = d[1] > row_last ? d[1] : row_last;
+                    }
                     if (!shape_batch) {
                         shape_batch = shape_first_dim(t + fs, fe - fs);
                         m->table_batch = shape_batch;
                     }
+                } else if (cols[c] == TI_INPUT) {
+                    uint64_t d[8];
+                    size_t nd = shape_dims(t + fs, fe - fs, d, 8);
+                    if (nd >= 2)
+                        widths_add(&widths, d[nd - 1]);
                 } else if (c == paramcol) {
                     if (fe - fs == 11 && memcmp(t + fs, "(recursive)", 11) == 0)
                         recursive = 1;
@@ -1216,6 +1342,14 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             if ((rc = refuse_unmodelled(file, L.line, t, type_n, err)))
                 return rc;
             pend.kind = est_kind_classify(t, type_n);
+            /* a block whose class name holds a layer's word (timm's GluMlp, a PreNorm)
+             * shown collapsed is no such layer: read as one of no known kind, refused
+             * as those are when it holds a real share of the model */
+            if (!one_layer_class(t, type_n) &&
+                !kind_holds(pend.kind, t, type_n, recursive ? 0 : params,
+                            pend.kind == EST_K_LINEAR ? row_last : row_chans, &widths))
+                pend.kind = EST_K_OTHER;
+            widths_add(&widths, row_last);
             pend.flags = est_type_flags(pend.kind, t, type_n);
             pend.keeps = est_type_keeps(pend.kind, t, type_n);
             pend.keeps32 = est_type_keeps32(pend.kind, t, type_n);
@@ -2038,6 +2172,15 @@ static const char *const keras_classes[] = {
     "Functional", "Sequential", "Model", "KerasLayer", "DenseFeatures",
 };
 
+/* Whether type[0, n) names one of keras_classes (as class_is compares). */
+static int keras_class(const char *type, size_t n)
+{
+    for (size_t i = 0; i < sizeof keras_classes / sizeof keras_classes[0]; i++)
+        if (class_is(keras_classes[i], strlen(keras_classes[i]), type, n))
+            return 1;
+    return 0;
+}
+
 /* How keras_parse_lines reads a layer class: refused (a recurrent layer), by its own
  * name (a model, an input, attention, a wrapper), or by its kind and what the kind's
  * flags take from the name. Classes with equal readings are read alike. */
@@ -2097,6 +2240,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     int have_total = 0;
     size_t rows = 0, shape_col = 0, param_col = 0, digits_line = 0, skip_until = 0;
     uint64_t prev_last = 0; /* the last dimension of the row before */
+    struct widths kwidths = {0}; /* kind_holds: the last dimensions of the rows before */
     uint64_t opaque_params = 0;
     size_t opaque_line = 0;
     char opaque_type[64] = "";
@@ -2318,6 +2462,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                                     "bad output shape (only the batch may be None)");
             }
             uint64_t last = keras_last_dim(shape, ext), in_last = prev_last;
+            widths_add(&kwidths, prev_last); /* the rows before this one */
             prev_last = last;
             j += used;
             while (j < tn && t[j] == ' ')
@@ -2463,6 +2608,15 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
             int kconv1d = type_n == 6 && memcmp(type, "Conv1D", 6) == 0;
             int td = type_n == 15 && memcmp(type, "TimeDistributed", 15) == 0;
             enum est_kind kind = kconv1d ? EST_K_CONV : est_kind_classify(type, type_n);
+            /* a custom layer whose class name holds a layer's word (a PreNormBlock) is
+             * no such layer: read as one of no known kind, refused below as those are;
+             * Keras 3 cuts a long class at its column ("BatchNormalizat…") */
+            const char *ka, *kb;
+            int custom = !td && !one_layer_class(type, type_n) &&
+                         !(type_n >= 8 && keras_cut_class(type, type_n, &ka, &kb)) &&
+                         !kind_holds(kind, type, type_n, params, last, &kwidths);
+            if (custom)
+                kind = EST_K_OTHER;
             if (td && params == 0) {
                 /* a layer without weights per step (a pooling, a dropout, a Flatten): a
                  * new tensor that keeps its input, the safe side of each */
@@ -2492,7 +2646,8 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                  * LayerScale: as many as the output's channels) is read. */
                 return keras_refuse_custom(file, L.line, type, type_n, params, 0, err);
             }
-            if ((td || kconv1d ? est_model_add(m, kind, out, params, 1, 0)
+            if ((td || kconv1d || custom
+                     ? est_model_add(m, kind, out, params, 1, 0)
                      : est_model_add_type(m, type, type_n, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");
             /* the largest row of no known kind: a custom block (keras_nlp's
@@ -8024,6 +8179,23 @@ int est_parse_csv(const char *buf, size_t len, const char *file, struct est_mode
                                   "layer that makes a new tensor without weights (its "
                                   "out_elems counted), other for a view of its input",
                                   type);
+                break;
+            }
+            /* a class named after a layer but no PyTorch or Keras class of one (timm's
+             * GluMlp, a PreNorm, a ConvModule): a block, whose insides the row hides */
+            if (!one_layer_class(type, strlen(type)) &&
+                !kind_holds((enum est_kind)k, type, strlen(type), params, out, NULL)) {
+                rc = carma_err_at(err, file, c->line,
+                                  "'%s' (%llu parameters) is named like a layer of kind %s but "
+                                  "is no PyTorch or Keras class of one%s: a block of layers "
+                                  "(timm's GluMlp, a PreNorm, a ConvModule), whose insides, "
+                                  "which keep tensors for backward, the row does not give; "
+                                  "give its layers as rows, or write %s if it is one layer",
+                                  type, (unsigned long long)params, est_kind_name((enum est_kind)k),
+                                  k == EST_K_LINEAR || k == EST_K_CONV
+                                      ? ""
+                                      : ", and holds more than two parameters an output element",
+                                  est_kind_name((enum est_kind)k));
                 break;
             }
         }

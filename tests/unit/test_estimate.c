@@ -3729,12 +3729,19 @@ static void test_csv_and_detect(void **state)
     assert_true(parse_str("type,out_elems,params\nlinear,64,4160\nMultiheadAttention,4096,0\n",
                           &m, &err) < 0);
     assert_non_null(strstr(err.msg, "t.txt:3: an attn row"));
-    /* A class the classifier already reads keeps its kind (ConvUpsample is a conv); only
-     * what it reads as other is looked up among the tensor-making classes. */
-    assert_int_equal(parse_str("type,out_elems,params\ninput,3072,0\nConvUpsample,65536,448\n"
-                               "Upsample,262144,0\n", &m, &err), 0);
+    /* A class the classifier already reads keeps its kind (StdConv2d is a conv); only
+     * what it reads as other is looked up among the tensor-making classes. A class named
+     * like a layer but not one (ConvUpsample: a block) is refused. */
+    assert_int_equal(parse_str("type,out_elems,params\ninput,3072,0\nStdConv2d,65536,448\n"
+                               "Upsample,262144,0\n",
+                               &m, &err),
+                     0);
     assert_int_equal(m.layers[0].kind, EST_K_CONV);
     assert_int_equal(m.layers[1].kind, EST_K_POOL);
+    assert_true(
+        parse_str("type,out_elems,params\ninput,3072,0\nConvUpsample,65536,448\n", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: 'ConvUpsample' (448 parameters) is named like a "
+                                    "layer of kind conv"));
     assert_int_equal(parse_str("type,out_elems,params,count,per_token\ninput,13,0,1,0\n"
                                "EmbeddingBag,64,64000000,26,0\nLinear,1,1729,1,0\n", &m, &err), 0);
     assert_int_equal(m.layers[0].kind, EST_K_EMBED);

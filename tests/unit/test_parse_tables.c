@@ -462,17 +462,98 @@ static void test_torchinfo_frozen_fp32(void **state)
     assert_true(r.weights_mib >= 16781312.0 * 4 / 1048576);
 }
 
+#define TI_HEAD                                                                                    \
+    "==========================================================================\n"                 \
+    "Layer (type:depth-idx)                   Output Shape              Param #\n"                 \
+    "==========================================================================\n"
+#define TI_ROW(name, shape, params) "\xe2\x94\x9c\xe2\x94\x80" name "   " shape "   " params "\n"
+#define TI_TAIL(total)                                                                             \
+    "==========================================================================\n"                 \
+    "Total params: " total "\n"
+
+/* A block whose class name holds a layer's word (timm's GluMlp and SwiGLU, a PreNorm,
+ * torchaudio's _ConvolutionModule, anything ...Linear...), shown collapsed at torchinfo's
+ * default depth, is no such layer: refused as a collapsed block of no known kind is; a
+ * layer of a class carma does not know whose parameters fit its kind is read as one. */
+static void test_named_like_a_layer(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    static const char *const blocks[] = {"GluMlp: 1-2", "SwiGLU: 1-2", "PreNorm: 1-2",
+                                         "_ConvolutionModule: 1-2", "GatedLinearUnit: 1-2"};
+    for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
+        char t[2048];
+        snprintf(t, sizeof t,
+                 TI_HEAD TI_ROW("Linear: 1-1", "[32, 196, 384]", "295,296")
+                     TI_ROW("%s", "[32, 196, 384]", "886,656")
+                         TI_ROW("LayerNorm: 1-3", "[32, 196, 384]", "768") TI_TAIL("1,182,720"),
+                 blocks[k]);
+        assert_true(parse_str(t, &m, &err) < 0);
+        char want[128];
+        snprintf(want, sizeof want,
+                 "t.txt:5: '%.*s' holds 886656 parameters but the table lists "
+                 "no layer inside it",
+                 (int)(strchr(blocks[k], ':') - blocks[k]), blocks[k]);
+        assert_non_null(strstr(err.msg, want));
+    }
+    /* layers of classes carma does not know by name, their parameters their kind's: an
+     * RMSNorm (a weight a channel), a PReLU-like activation, a linear layer subclass from
+     * a width seen before (Falcon's FalconLinear), a convolution by PyTorch's naming */
+    const char *known = TI_HEAD TI_ROW("Embedding: 1-1", "[8, 128, 512]", "16,384,000")
+        TI_ROW("LlamaRMSNorm: 1-2", "[8, 128, 512]", "512")
+            TI_ROW("FalconLinear: 1-3", "[8, 128, 2048]", "1,050,624")
+                TI_ROW("SnakeActivation: 1-4", "[8, 128, 2048]", "2,048")
+                    TI_ROW("FalconLinear: 1-5", "[8, 128, 512]", "1,049,088") TI_TAIL("18,486,272");
+    int rc = parse_str(known, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    assert_int_equal(m.layers[2].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[3].kind, EST_K_ACT);
+    assert_int_equal(m.layers[4].kind, EST_K_LINEAR);
+    const char *conv = TI_HEAD TI_ROW("StdConv2d: 1-1", "[8, 64, 56, 56]", "9,408")
+        TI_ROW("BatchNormAct2d: 1-2", "[8, 64, 56, 56]", "128") TI_TAIL("9,536");
+    rc = parse_str(conv, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.layers[0].kind, EST_K_CONV);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+    /* Keras: a custom layer named like a norm is refused as custom layers are */
+    const char *k =
+        K2_HEAD "input_1 (InputLayer)         [(None, 128, 256)]        0         \n" K2_SEP
+                "pre_norm (PreNormBlock)      (None, 128, 256)          789,760   \n" K2_SEP
+                "dense (Dense)                (None, 128, 10)           2,570     \n" K2_TAIL(
+                    "792,330", "792,330", "0");
+    assert_true(parse_str(k, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:7: 'PreNormBlock' holds 789760 parameters in a "
+                                    "layer whose insides the summary does not list"));
+    /* a layer CSV names classes: one named like a layer but holding a block's parameters
+     * is refused by line */
+    assert_true(parse_str("type,out_elems,params\ninput,784,0\nlinear,512,401920\n"
+                          "GluMlp,512,2000000\nlinear,10,5130\n",
+                          &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:4: 'GluMlp' (2000000 parameters) is named like a "
+                                    "layer of kind act but is no PyTorch or Keras class"));
+    assert_true(
+        parse_str("type,out_elems,params\ninput,784,0\nMyLinearBlock,512,401920\n", &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:3: 'MyLinearBlock' (401920 parameters) is named like"));
+    assert_int_equal(parse_str("type,out_elems,params\ninput,784,0\nbatch_normalization,784,"
+                               "1568\nLayerNorm2d,784,128\nLinear,10,7850\n",
+                               &m, &err),
+                     0);
+    assert_int_equal(m.layers[0].kind, EST_K_NORM);
+    assert_int_equal(m.layers[1].kind, EST_K_NORM);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keras_cut_types),
-        cmocka_unit_test(test_keras_messages),
-        cmocka_unit_test(test_table_prefix),
-        cmocka_unit_test(test_torchsummary_trainable),
-        cmocka_unit_test(test_keras_trainable),
-        cmocka_unit_test(test_replay_partly_frozen_norm),
-        cmocka_unit_test(test_replay_frozen_fp32),
-        cmocka_unit_test(test_torchinfo_frozen_fp32),
+        cmocka_unit_test(test_keras_cut_types),    cmocka_unit_test(test_keras_messages),
+        cmocka_unit_test(test_table_prefix),       cmocka_unit_test(test_torchsummary_trainable),
+        cmocka_unit_test(test_keras_trainable),    cmocka_unit_test(test_replay_partly_frozen_norm),
+        cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
+        cmocka_unit_test(test_named_like_a_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
