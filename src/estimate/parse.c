@@ -756,6 +756,40 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
 
 /* ---- torchinfo ------------------------------------------------------------------ */
 
+/* How many times a row's per-sample elements (est_parse_shape: all dimensions but the
+ * first) its output s holds beyond what the batch b makes of them: its first dimension
+ * (of each tensor of a list: the largest factor) over b. 1 where it is b, or divides b
+ * (a position table's [1, seq, width], broadcast over the batch: read per sample, the
+ * safe side) or is not a number; k where it is k x b (tokens flattened into the batch,
+ * x.view(-1, width), as Hugging Face's mixture-of-experts blocks run their router and
+ * experts); 0 where it is neither (tokens routed to an expert, a sequence-first [seq,
+ * batch, width] output), its value into *first. */
+static uint64_t batch_factor(const char *s, size_t n, uint64_t b, uint64_t *first)
+{
+    uint64_t most = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '[' && s[i] != '(')
+            continue;
+        size_t k = i + 1;
+        while (k < n && s[k] == ' ')
+            k++;
+        if (k == n || !isdigit((unsigned char)s[k]))
+            continue; /* a list's bracket, or -1 / None */
+        uint64_t d = 0;
+        while (k < n && isdigit((unsigned char)s[k]) && d < (1ull << 40))
+            d = d * 10 + (uint64_t)(s[k++] - '0');
+        if (d == 0 || b == 0 || d == b || b % d == 0)
+            continue;
+        if (d % b) {
+            *first = d;
+            return 0;
+        }
+        if (d / b > most)
+            most = d / b;
+    }
+    return most;
+}
+
 enum ti_col { TI_INPUT, TI_OUTPUT, TI_PARAMS, TI_KERNEL, TI_GROUPS, TI_MULTADDS, TI_TRAIN, TI_PCT };
 #define TI_MAXCOL 8
 
@@ -1080,6 +1114,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     struct ti_row pend = {0};
     size_t rows = 0;
     uint64_t shape_batch = 0; /* torchinfo prints the batch it ran with */
+    size_t batch_line = 0;    /* the row that showed it */
     double input_mb = -1;
     struct ti_row opaque = {0}, opaque_image = {0}, attn_leaf = {0};
     int attn_valid = 0;      /* inside a row whose type is an attention module */
@@ -1241,6 +1276,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             uint64_t out = 0, params = 0;
             int recursive = 0, scores = 0, frozen = 0;
             uint64_t image = 0, row_seq = 0, row_width = 0, row_chans = 0, row_last = 0;
+            uint64_t row_k = 1, row_first = 0; /* batch_factor of its output */
             for (int c = 0; c < ncols; c++) {
                 while (j < tn && t[j] == ' ')
                     j++;
@@ -1308,6 +1344,9 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                     if (!shape_batch) {
                         shape_batch = shape_first_dim(t + fs, fe - fs);
                         m->table_batch = shape_batch;
+                        batch_line = L.line;
+                    } else if (out) {
+                        row_k = batch_factor(t + fs, fe - fs, shape_batch, &row_first);
                     }
                 } else if (cols[c] == TI_INPUT) {
                     uint64_t d[8];
@@ -1350,6 +1389,26 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                             pend.kind == EST_K_LINEAR ? row_last : row_chans, &widths))
                 pend.kind = EST_K_OTHER;
             widths_add(&widths, row_last);
+            /* [batch x tokens, width]: the tokens' factor, which the per-sample elements
+             * lack. Not an embedding's: a position-bias table's [seq, seq, heads] and a
+             * rotary table's [seq, dim] hold no batch; nor a row that keeps nothing. */
+            if (row_k != 1 && pend.kind != EST_K_EMBED && pend.kind != EST_K_OTHER) {
+                if (row_k == 0)
+                    return carma_err_at(
+                        err, file, L.line,
+                        "'%.*s': its output's first dimension %llu is neither the table's "
+                        "batch %llu "
+                        "(line %zu) nor a multiple of it: tokens routed to experts (a mixture "
+                        "of experts), whose count changes from batch to batch, or a "
+                        "sequence-first [seq, batch, ...] layout, so its size per sample is "
+                        "unknown; give the printed module tree (print(model)) with --seq-len "
+                        "(and --experts-per-token)",
+                        (int)(type_n > 60 ? 60 : type_n), t, (unsigned long long)row_first,
+                        (unsigned long long)shape_batch, batch_line);
+                if (out > EST_MAX_ELEMS / row_k)
+                    return carma_err_at(err, file, L.line, "output too large");
+                out *= row_k;
+            }
             pend.flags = est_type_flags(pend.kind, t, type_n);
             pend.keeps = est_type_keeps(pend.kind, t, type_n);
             pend.keeps32 = est_type_keeps32(pend.kind, t, type_n);

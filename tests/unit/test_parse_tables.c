@@ -546,6 +546,38 @@ static void test_named_like_a_layer(void **state)
     assert_int_equal(m.layers[1].kind, EST_K_NORM);
 }
 
+/* torchinfo rows of tokens flattened into the batch, [batch x tokens, width] (Hugging
+ * Face's mixture-of-experts blocks, x.view(-1, d)): the tokens' factor counts, as in the
+ * same table without the flattening; a first dimension neither the batch nor a multiple
+ * of it (tokens routed to an expert) is refused; a position table's [1, seq, width] and
+ * a position-bias table's [seq, seq, heads] (T5's) are read as before. */
+static void test_tokens_in_batch(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *flat = TI_HEAD TI_ROW("Linear: 1-1", "[8, 256, 512]", "33,280")
+        TI_ROW("Linear: 1-2", "[2048, 2048]", "1,050,624") TI_ROW("GELU: 1-3", "[2048, 2048]", "--")
+            TI_ROW("Linear: 1-4", "[2048, 512]", "1,049,088")
+                TI_ROW("Embedding: 1-5", "[1, 256, 512]", "131,072")
+                    TI_ROW("Embedding: 1-6", "[256, 256, 8]", "256") TI_TAIL("2,264,320");
+    int rc = parse_str(flat, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 6);
+    assert_int_equal(m.layers[0].out, 256 * 512);
+    assert_int_equal(m.layers[1].out, 256 * 2048);
+    assert_int_equal(m.layers[2].out, 256 * 2048);
+    assert_int_equal(m.layers[3].out, 256 * 512);
+    assert_int_equal(m.layers[4].out, 256 * 512);
+    assert_int_equal(m.layers[5].out, 256 * 8);
+    const char *routed = TI_HEAD TI_ROW("Linear: 1-1", "[8, 256, 512]", "33,280")
+        TI_ROW("Linear: 1-2", "[1001, 2048]", "1,050,624") TI_TAIL("1,083,904");
+    assert_true(parse_str(routed, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:5: 'Linear': its output's first dimension 1001 is "
+                                    "neither the table's batch 8 (line 4) nor a multiple of it"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -553,7 +585,7 @@ int main(void)
         cmocka_unit_test(test_table_prefix),       cmocka_unit_test(test_torchsummary_trainable),
         cmocka_unit_test(test_keras_trainable),    cmocka_unit_test(test_replay_partly_frozen_norm),
         cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
-        cmocka_unit_test(test_named_like_a_layer),
+        cmocka_unit_test(test_named_like_a_layer), cmocka_unit_test(test_tokens_in_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
