@@ -223,6 +223,12 @@ struct est_model {
     uint64_t trainable_printed;
     size_t trainable_line;
     int trainable_unplaced;
+    /* A torchinfo table's parameters that its printed "Total params:" (line
+     * params_unplaced_line) holds beyond its rows and its containers' own counts, too few
+     * to refuse (est_parse_torchinfo): added as parameters, with a note, since rows
+     * missing from the table would have had activations too; 0: none. */
+    uint64_t params_unplaced;
+    size_t params_unplaced_line;
     uint64_t input;        /* input elements per sample, per token for a sequence model
                               (0 when unknown) */
     int cudnn;             /* runs a convolution (also one read as a linear layer, a
@@ -704,7 +710,7 @@ struct est_result {
  * autocast, a table printed at another batch than o's, and DoRA layers read as plain LoRA. Returns
  * the count (at most EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 24 /* more than est_notes can write: one each of 23 kinds */
+#define EST_NOTES 25 /* more than est_notes can write: one each of 24 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid

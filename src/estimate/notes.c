@@ -278,6 +278,13 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "adapted layer), and the out x in weight it builds every forward (from a 4-bit "
                  "base, dequantized). Measure a run's peak and give 'carma submit --mem SIZE'",
                  m->dora_line);
+    if (m->params_unplaced)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "'Total params' (line %zu) holds %llu parameters that no row or container of "
+                 "the table shows (parameters a module holds outside its layers, as an older "
+                 "torchinfo prints them): counted as parameters; were they rows left out of "
+                 "the paste, their activations are missing and the estimate is low",
+                 m->params_unplaced_line, (unsigned long long)m->params_unplaced);
     if (m->table_batch && m->table_batch != o->batch)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the table was printed at batch %llu; its activations are scaled to batch %u, "

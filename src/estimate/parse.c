@@ -364,14 +364,22 @@ static void trainable_unplaced(struct est_model *m)
     m->frozen = 0;
 }
 
-/* After parsing: reconcile the layers' parameters with the printed total. Parameters
- * held directly by containers (class tokens, tied weights) show only in the total;
- * they are added as one parameter-only layer. */
-static int reconcile_total(struct est_model *m, uint64_t total)
+/* After parsing a table whose rows list every layer with its parameters (torchsummary's
+ * total is the sum of its rows, Keras's of its layers'): a printed total above the rows'
+ * means rows are missing (a cut or edited paste), whose activations would be lost too, so
+ * it is refused, naming both counts (`fix`: what to give instead). Below it (a weight two
+ * rows share, counted once) is the safe side. 0, or a negative code with err set. */
+static int rows_total(const struct est_model *m, uint64_t total, const char *file, size_t line,
+                      const char *fix, struct carma_err *err)
 {
-    if (total > m->params)
-        return est_model_add(m, EST_K_OTHER, 0, total - m->params, 1, 0);
-    return 0;
+    if (total <= m->params)
+        return 0;
+    return carma_err_at(err, file, line,
+                        "the rows hold %llu parameters, but 'Total params' says %llu: the "
+                        "total is the sum of the rows, so rows holding %llu are missing (a "
+                        "table cut or edited when pasted), and their activations with them; %s",
+                        (unsigned long long)m->params, (unsigned long long)total,
+                        (unsigned long long)(total - m->params), fix);
 }
 
 /* Refuses, naming the line, a layer type no summary lets carma bound (est_type_unmodelled):
@@ -620,7 +628,7 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
     int rc, state = 0; /* 0 before header, 1 header seen, 2 rows, 3 after rows */
     uint64_t total = 0;
     int have_total = 0;
-    size_t rows = 0, input_line = 0;
+    size_t rows = 0, input_line = 0, total_line = 0;
     uint64_t shape_batch = 1; /* summary(..., batch_size=N) prints N, not -1 */
     m->format = EST_FMT_TORCHSUMMARY;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
@@ -708,8 +716,10 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
         int tp = total_params_line(s, n, &total);
         if (tp < 0)
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
-        if (tp)
+        if (tp) {
             have_total = 1;
+            total_line = L.line;
+        }
         if (trainable_params_line(m, s, n, L.line) < 0)
             return carma_err_at(err, file, L.line, "bad 'Trainable params' line");
         /* Input size in MiB (torchsummary's MB), float32, of the shapes' batch: the
@@ -745,8 +755,9 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                             "output (%llu): torchsummary multiplies the sizes of several "
                             "inputs together, so the input is unknown; give a torchinfo table",
                             (unsigned long long)m->input, (unsigned long long)largest);
-    if (have_total && reconcile_total(m, total) < 0)
-        return carma_err_at(err, file, L.line, "too many layers");
+    if (have_total &&
+        (rc = rows_total(m, total, file, total_line, "give the whole table as printed", err)) < 0)
+        return rc;
     /* torchsummary marks no row frozen: its printed trainable count tells them */
     if (m->trainable_line && !trainable_place(m))
         trainable_unplaced(m);
@@ -982,18 +993,23 @@ static int opaque_block(uint64_t params, uint64_t all)
     return params >= 100000 && params * 100 >= all;
 }
 
-/* Adds the pending row r when it is a leaf. *op keeps the largest leaf of no known kind
+/* Adds the pending row r when it is a leaf, and adds a container's own parameters to
+ * *held. *op keeps the largest leaf of no known kind
  * that holds parameters but lists nothing inside: at torchinfo's default depth=3 a
  * transformer's blocks (GPT2Block, a ModuleList of BertLayer) print that way, and
  * whatever they keep for backward is not in the table. */
 static int ti_flush(struct est_model *m, struct ti_row *r, unsigned next_depth, int has_next,
-                    struct ti_row *op, struct ti_row *img, struct ti_row *attn)
+                    struct ti_row *op, struct ti_row *img, struct ti_row *attn, uint64_t *held)
 {
     if (!r->valid)
         return 0;
     r->valid = 0;
-    if (has_next && next_depth > r->depth)
-        return 0; /* a container: its children carry the tensors and parameters */
+    if (has_next && next_depth > r->depth) {
+        /* a container: its children carry the tensors and parameters; what it shows is
+         * its own (torchinfo 1.7 on: ViTEmbeddings' class token and position table) */
+        *held += r->params;
+        return 0;
+    }
     if (r->kind == EST_K_OTHER && r->params > op->params)
         *op = *r;
     /* An image block shown collapsed (torchinfo's depth=3 prints EfficientNet's MBConv
@@ -1122,6 +1138,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     struct ti_attn ia = {0}; /* the innermost attention module open */
     int show_var = 0, show_depth = 1; /* row_settings: "var_names", "depth" */
     struct widths widths = {0};       /* kind_holds: the tensors' widths so far */
+    uint64_t held = 0;                /* the containers' own parameters (ti_flush) */
+    size_t param_off = 0, total_line = 0; /* the header's Param # column; its line */
     m->format = EST_FMT_TORCHINFO;
     while ((rc = lines_next(&L, &s, &n, err)) == 1) {
         if (state == 0) {
@@ -1158,8 +1176,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
             for (int k = 0; k < ncols; k++) {
                 if (cols[k] == TI_OUTPUT)
                     outcol = k;
-                if (cols[k] == TI_PARAMS)
+                if (cols[k] == TI_PARAMS) {
                     paramcol = k;
+                    param_off = (size_t)(pos[k] - s);
+                }
             }
             if (outcol < 0 || paramcol < 0)
                 return carma_err_at(err, file, L.line,
@@ -1175,7 +1195,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         }
         if (state == 2) {
             if (rule_line(s, n, '=')) {
-                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf) < 0)
+                if (ti_flush(m, &pend, 0, 0, &opaque, &opaque_image, &attn_leaf, &held) < 0)
                     return carma_err_at(err, file, pend.line, "too many layers");
                 if ((rc = ti_attn_close(m, &ia, file, err)) < 0)
                     return rc;
@@ -1203,6 +1223,15 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 pend.out = 0;
                 pend.params = 0;
                 pend.frozen = 0;
+                /* its own parameters (timm's ViT: the class token and position table),
+                 * in the Param # column, under the header's (no tree drawing before it) */
+                if (param_off > 0 && param_off < n && s[param_off - 1] == ' ') {
+                    size_t e = param_off;
+                    while (e < n && s[e] != ' ')
+                        e++;
+                    if (est_parse_count(s + param_off, e - param_off, &pend.params) < 0)
+                        pend.params = 0;
+                }
                 continue;
             }
             size_t type_n, j;
@@ -1368,7 +1397,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 j++;
             if (j != tn)
                 return carma_err_at(err, file, L.line, "unexpected text after the columns");
-            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf) < 0)
+            if (ti_flush(m, &pend, depth, 1, &opaque, &opaque_image, &attn_leaf, &held) < 0)
                 return carma_err_at(err, file, pend.line, "too many layers");
             if (ia.open && depth <= ia.depth && (rc = ti_attn_close(m, &ia, file, err)) < 0)
                 return rc;
@@ -1450,8 +1479,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
         int tp = total_params_line(s, n, &total);
         if (tp < 0)
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
-        if (tp)
+        if (tp) {
             have_total = 1;
+            total_line = L.line;
+        }
         double mb = input_size_mb(s, n);
         if (mb >= 0)
             input_mb = mb;
@@ -1487,8 +1518,31 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                             "whole block so), so what it keeps for backward is unknown: print "
                             "the table deeper (torchinfo's summary(..., depth=10))",
                             opaque_image.type, (unsigned long long)opaque_image.params);
-    if (have_total && reconcile_total(m, total) < 0)
-        return carma_err_at(err, file, L.line, "too many layers");
+    /* The total is the rows' and the containers' own parameters (torchinfo 1.7 on shows
+     * those on the container's row; before, only in the total). The containers' are added
+     * as one parameter-only row. What neither holds is in no row: a share of the model
+     * (opaque_block) is rows cut from the paste, or modules the forward did not run when
+     * it was printed, whose activations are lost too: refused; a little (an older
+     * torchinfo's container parameters) is added so, with a note. */
+    if (have_total && total > m->params) {
+        uint64_t rest = total - m->params, own = held < rest ? held : rest;
+        uint64_t unplaced = rest - own;
+        if (opaque_block(unplaced, total))
+            return carma_err_at(
+                err, file, total_line,
+                "the rows hold %llu parameters and the containers' own %llu, but 'Total "
+                "params' says %llu: %llu are in no row, so layers are missing from the table "
+                "(cut or edited when pasted, or not run by the forward it was printed from), "
+                "and their activations with them; give the whole table as printed",
+                (unsigned long long)m->params, (unsigned long long)own, (unsigned long long)total,
+                (unsigned long long)unplaced);
+        if (est_model_add(m, EST_K_OTHER, 0, rest, 1, 0) < 0)
+            return carma_err_at(err, file, L.line, "too many layers");
+        if (unplaced) {
+            m->params_unplaced = unplaced;
+            m->params_unplaced_line = total_line;
+        }
+    }
     /* torchinfo's MB are 10^6 bytes, of the whole batch. A sequence model's input is its
      * token ids, which the replay sizes from --seq-len. */
     int seq_model = 0;
@@ -2297,6 +2351,7 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     int box = len >= 3 && memmem(buf, len, BOX_BAR, 3) != NULL;
     uint64_t total = 0, opt_params = 0; /* Keras 3 after fit(): its optimizer's variables */
     int have_total = 0;
+    size_t total_line = 0;
     size_t rows = 0, shape_col = 0, param_col = 0, digits_line = 0, skip_until = 0;
     uint64_t prev_last = 0; /* the last dimension of the row before */
     struct widths kwidths = {0}; /* kind_holds: the last dimensions of the rows before */
@@ -2745,8 +2800,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
         int tp = total_params_line(s, n, &total);
         if (tp < 0)
             return carma_err_at(err, file, L.line, "bad 'Total params' line");
-        if (tp)
+        if (tp) {
             have_total = 1;
+            total_line = L.line;
+        }
         if (trainable_params_line(m, s, n, L.line) < 0)
             return carma_err_at(err, file, L.line, "bad 'Trainable params' line");
         /* Keras 3 after fit(): 'Total params' holds the optimizer's variables too */
@@ -2776,8 +2833,14 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     if (opaque_block(opaque_params, all))
         return keras_refuse_custom(file, opaque_line, opaque_type, strlen(opaque_type),
                                    opaque_params, 0, err);
-    if (have_total && reconcile_total(m, total) < 0)
-        return carma_err_at(err, file, L.line, "too many layers");
+    /* Keras's total is its layers' counts' sum; weights a subclassed model creates itself
+     * (add_weight on the model) are in no row, and not told from a missing one */
+    if ((rc = rows_total(m, total, file, total_line,
+                         "give the whole summary as printed (model.summary(expand_nested=True) "
+                         "for nested models), or, for weights the model holds outside its "
+                         "layers, a layer CSV (docs/estimator.md)",
+                         err)) < 0)
+        return rc;
     /* The printed trainable count: the BatchNormalizations' moving statistics, then a
      * frozen prefix; failing that, without the statistics (their channels were not the
      * last dimension); failing that, every row not marked 'N' trains. */

@@ -578,6 +578,87 @@ static void test_tokens_in_batch(void **state)
                                     "neither the table's batch 8 (line 4) nor a multiple of it"));
 }
 
+#define TS_HEAD3                                                                                   \
+    "----------------------------------------------------------------\n"                           \
+    "        Layer (type)               Output Shape         Param #\n"                            \
+    "================================================================\n"
+
+/* A printed total above the rows' sum: torchsummary's and Keras's totals are the sum of
+ * their rows, so rows are missing (a cut paste), refused naming both; torchinfo's are the
+ * rows' and the containers' own (a ViT's class token and position table, on the root or
+ * an embeddings row), and what neither holds is refused when a share of the model, else
+ * counted as parameters with a note. */
+static void test_total_above_rows(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *ts = TS_HEAD3 "            Conv2d-1           [-1, 32, 26, 26]             320\n"
+                              "              ReLU-2           [-1, 32, 26, 26]               0\n"
+                              "            Linear-3                   [-1, 10]         216,330\n"
+                              "================================================================\n"
+                              "Total params: 234,971\n"
+                              "Trainable params: 234,971\n";
+    assert_true(parse_str(ts, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:8: the rows hold 216650 parameters, but 'Total params' "
+                                 "says 234971: the total is the sum of the rows, so rows holding "
+                                 "18321 are missing (a table cut or edited when pasted), and "
+                                 "their activations with them; give the whole table as printed");
+    const char *k =
+        K2_HEAD "conv2d (Conv2D)              (None, 26, 26, 32)        320       \n" K2_SEP
+                "flatten (Flatten)            (None, 21632)             0         \n" K2_SEP
+                "dense (Dense)                (None, 10)                216330    \n" K2_TAIL(
+                    "234,971", "234,971", "0");
+    assert_true(parse_str(k, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:11: the rows hold 216650 parameters, but 'Total "
+                                    "params' says 234971"));
+    /* torchinfo: the root's and a container's own parameters explain the total */
+    const char *vit = "==========================================================================\n"
+                      "Layer (type:depth-idx)                   Output Shape              Param #\n"
+                      "==========================================================================\n"
+                      "ViT                                      [8, 10]                   768\n"
+                      "\xe2\x94\x9c\xe2\x94\x80"
+                      "Embeddings: 1-1                        [8, 197, "
+                      "768]             151,296\n"
+                      "\xe2\x94\x82    \xe2\x94\x94\xe2\x94\x80"
+                      "Conv2d: 2-1                   [8, "
+                      "768, 14, 14]          590,592\n"
+                      "\xe2\x94\x9c\xe2\x94\x80LayerNorm: 1-2                         [8, 197, "
+                      "768]             1,536\n"
+                      "\xe2\x94\x9c\xe2\x94\x80Linear: 1-3                            [8, 10]      "
+                      "             7,690\n"
+                      "==========================================================================\n"
+                      "Total params: 751,882\n";
+    int rc = parse_str(vit, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 751882);
+    assert_int_equal(m.params_unplaced, 0);
+    /* a total 5,000 above (below 1% and 100,000): counted, with a note */
+    char t[4096];
+    snprintf(t, sizeof t, "%.*s756,882\n", (int)(strlen(vit) - strlen("751,882\n")), vit);
+    rc = parse_str(t, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 756882);
+    assert_int_equal(m.params_unplaced, 5000);
+    assert_int_equal(m.params_unplaced_line, 10);
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW};
+    struct est_result r = {0};
+    char notes[EST_NOTES][EST_NOTE_MAX];
+    size_t nn = est_notes(&m, &o, &r, notes), found = 0;
+    for (size_t i = 0; i < nn; i++)
+        found +=
+            strstr(notes[i], "'Total params' (line 10) holds 5000 parameters that no row") != NULL;
+    assert_int_equal(found, 1);
+    /* 600,000 above: layers missing, refused */
+    snprintf(t, sizeof t, "%.*s1,351,882\n", (int)(strlen(vit) - strlen("751,882\n")), vit);
+    assert_true(parse_str(t, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:10: the rows hold 599818 parameters and the "
+                                    "containers' own 152064, but 'Total params' says 1351882: "
+                                    "600000 are in no row"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -586,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_keras_trainable),    cmocka_unit_test(test_replay_partly_frozen_norm),
         cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
         cmocka_unit_test(test_named_like_a_layer), cmocka_unit_test(test_tokens_in_batch),
+        cmocka_unit_test(test_total_above_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
