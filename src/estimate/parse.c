@@ -683,8 +683,11 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 return carma_err_at(err, file, L.line, "layer name '%.*s' is not TYPE-N",
                                     (int)(name_n > 80 ? 80 : name_n), t);
             size_t ext = shape_extent(br, tn - (size_t)(br - t));
-            uint64_t out, params;
-            if (!ext || est_parse_shape(br, ext, &out) < 0)
+            uint64_t out = 0, params;
+            /* "[]": torchsummary's output shape of a module that returns a tuple (every
+             * Hugging Face layer, a block returning (x, aux)), which it does not size */
+            int tuple = ext == 2 && br[1] == ']';
+            if (!ext || (!tuple && est_parse_shape(br, ext, &out) < 0))
                 return carma_err_at(err, file, L.line, "bad output shape");
             const char *p = br + ext;
             size_t pn = tn - (size_t)(p - t);
@@ -698,7 +701,20 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
              * conv, norm and activation), with its own parameters: none. A convolution or
              * linear layer always has a weight, so such a row holds no tensor of its own. */
             enum est_kind k = est_kind_classify(t, dash - 1);
-            int wrapper = params == 0 && (k == EST_K_CONV || k == EST_K_LINEAR);
+            /* A block returning a tuple, no parameters of its own and no kind, is such a
+             * wrapper too: its layers have rows of their own. Anything else that returns
+             * one (nn.MultiheadAttention's (output, weights), a pooling's return_indices)
+             * keeps what the table does not show. */
+            if (tuple && (params || k != EST_K_OTHER))
+                return carma_err_at(err, file, L.line,
+                                    "'%.*s' (%llu parameters, read as %s) has the output shape "
+                                    "[], torchsummary's for a module that returns a tuple: what "
+                                    "it outputs and keeps for backward is not shown; give a "
+                                    "torchinfo table (torchinfo's summary(model, input_size=...) "
+                                    "sizes each tuple's tensors)",
+                                    (int)(dash - 1), t, (unsigned long long)params,
+                                    est_kind_name(k));
+            int wrapper = (params == 0 && (k == EST_K_CONV || k == EST_K_LINEAR)) || tuple;
             if ((wrapper ? est_model_add(m, EST_K_OTHER, out, 0, 1, 0)
                          : est_model_add_type(m, t, dash - 1, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");

@@ -659,6 +659,34 @@ static void test_total_above_rows(void **state)
                                     "600000 are in no row"));
 }
 
+/* torchsummary prints "[]" for a module returning a tuple: a block without parameters or
+ * kind is a wrapper (its layers have rows), anything else is refused, saying why. */
+static void test_torchsummary_tuple(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *ok = TS_HEAD3 "            Linear-1                   [-1, 16]             272\n"
+                              "               Blk-2                         []               0\n"
+                              "            Linear-3                    [-1, 2]              34\n"
+                              "================================================================\n"
+                              "Total params: 306\n";
+    int rc = parse_str(ok, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.layers[1].kind, EST_K_OTHER);
+    assert_int_equal(m.layers[1].out, 0);
+    const char *mha = TS_HEAD3 "            Linear-1                   [-1, 16]             272\n"
+                               "MultiheadAttention-2                    []           1,088\n"
+                               "================================================================\n"
+                               "Total params: 1,360\n";
+    assert_true(parse_str(mha, &m, &err) < 0);
+    assert_non_null(strstr(err.msg, "t.txt:5: 'MultiheadAttention' (1088 parameters, read as "
+                                    "attn) has the output shape [], torchsummary's for a module "
+                                    "that returns a tuple"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -667,7 +695,7 @@ int main(void)
         cmocka_unit_test(test_keras_trainable),    cmocka_unit_test(test_replay_partly_frozen_norm),
         cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
         cmocka_unit_test(test_named_like_a_layer), cmocka_unit_test(test_tokens_in_batch),
-        cmocka_unit_test(test_total_above_rows),
+        cmocka_unit_test(test_total_above_rows),   cmocka_unit_test(test_torchsummary_tuple),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
