@@ -7649,14 +7649,27 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             out = (uint64_t)out_f;
             params = param_count((uint64_t)in_f, (uint64_t)out_f, bias ? (uint64_t)out_f : 0);
             args_lo = param_count((uint64_t)in_f, (uint64_t)out_f, 0);
+        } else if (name_is(c, cls_n, "Bilinear") && out_f >= 0 &&
+                   arg_int(args, argn, "in1_features=") >= 0 &&
+                   arg_int(args, argn, "in2_features=") >= 0) {
+            /* nn.Bilinear(in1_features, in2_features, out_features): an out x in1 x in2
+             * weight and an out bias, its output out wide; read as a linear layer from its
+             * first input (the flow's) */
+            k = EST_K_LINEAR;
+            in_f = arg_int(args, argn, "in1_features=");
+            uint64_t in2 = (uint64_t)arg_int(args, argn, "in2_features=");
+            out = (uint64_t)out_f;
+            args_lo = (uint64_t)in_f > 0 && in2 > EST_MAX_PARAMS / (uint64_t)in_f
+                          ? UINT64_MAX
+                          : param_count((uint64_t)in_f * in2, out, 0);
+            params = args_lo == UINT64_MAX ? UINT64_MAX : args_lo + (bias ? out : 0);
         } else if (nf >= 0 && nx >= 0) {
             k = EST_K_LINEAR;
             out = (uint64_t)nf;
             params = param_count((uint64_t)nf, (uint64_t)nx, (uint64_t)nf);
             args_lo = param_count((uint64_t)nf, (uint64_t)nx, 0);
             in_f = nx;
-        } else if (k == EST_K_LINEAR && name_is(c, cls_n, "Conv1D") &&
-                   !have_suffix) {
+        } else if (k == EST_K_LINEAR && name_is(c, cls_n, "Conv1D") && !have_suffix) {
             return carma_err_at(err, file, L.line,
                                 "Conv1D() without nf/nx (older transformers print none): "
                                 "cannot size it; give a torchinfo table");

@@ -687,6 +687,30 @@ static void test_torchsummary_tuple(void **state)
                                     "that returns a tuple"));
 }
 
+/* A module tree's nn.Bilinear: an out x in1 x in2 weight and an out bias, output out wide
+ * (it had been refused as a linear layer without in_features). */
+static void test_modtree_bilinear(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *tree = "Sequential(\n"
+                       "  (0): Linear(in_features=10, out_features=10, bias=True)\n"
+                       "  (1): Bilinear(in1_features=10, in2_features=12, out_features=5, "
+                       "bias=True)\n"
+                       "  (2): Bilinear(in1_features=5, in2_features=5, out_features=3, "
+                       "bias=False)\n"
+                       ")\n";
+    int rc = parse_str(tree, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.params, 110 + 10 * 12 * 5 + 5 + 5 * 5 * 3);
+    assert_int_equal(m.layers[1].kind, EST_K_LINEAR);
+    assert_int_equal(m.layers[1].out, 5);
+    assert_int_equal(m.layers[2].out, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -696,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
         cmocka_unit_test(test_named_like_a_layer), cmocka_unit_test(test_tokens_in_batch),
         cmocka_unit_test(test_total_above_rows),   cmocka_unit_test(test_torchsummary_tuple),
+        cmocka_unit_test(test_modtree_bilinear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
