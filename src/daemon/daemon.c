@@ -195,6 +195,7 @@ struct carmad {
     /* this iteration */
     struct pend *pend;
     size_t npend, pendcap;
+    int deferred;         /* the request being handled was answered through pend_add */
     uint32_t *touched;    /* slots changed this iteration that may need undo */
     size_t ntouched, touchcap;
     int dirty;            /* the scheduler should step */
@@ -1469,7 +1470,8 @@ static void conn_flush(struct carmad *d, uint32_t ci)
 }
 
 /* Queues an answer (consumed) and sends what the socket takes. An answer longer than
- * a protocol line becomes the error "toolarge": a request is always answered. */
+ * a protocol line becomes the error "toolarge", and a NULL one (it could not be built)
+ * the fixed error "nomem": a request is always answered. */
 static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
 {
     struct conn *c = d->conns[ci];
@@ -1487,9 +1489,15 @@ static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
         rc = carma_proto_dump(e, &line, &len);
         json_decref(e);
     }
-    if (rc) { /* out of memory: closing tells the client more than silence */
-        conn_close(d, ci);
-        return;
+    if (rc) { /* no answer could be written (out of memory): a fixed one */
+        static const char nomem[] = "{\"ok\":false,\"error\":\"nomem\",\"message\":\"carmad "
+                                    "could not build its answer (out of memory)\"}\n";
+        free(line);
+        if (!(line = strdup(nomem))) { /* closing tells the client more than silence */
+            conn_close(d, ci);
+            return;
+        }
+        len = sizeof nomem - 1;
     }
     if (c->outoff) { /* keep the unsent bytes at the front: the buffer stays bounded */
         memmove(c->out, c->out + c->outoff, conn_unsent(c));
@@ -1519,6 +1527,7 @@ static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
 
 static void pend_add(struct carmad *d, uint32_t ci, json_t *resp)
 {
+    d->deferred = 1;
     if (d->npend == d->pendcap) {
         size_t n = d->pendcap ? d->pendcap * 2 : 64;
         struct pend *p = realloc(d->pend, n * sizeof *p);
@@ -2116,6 +2125,7 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
     struct carma_req q;
     struct carma_err err = {{0}};
     json_t *resp;
+    d->deferred = 0;
     if (carma_req_parse(&q, line, len, &err)) {
         conn_send(d, ci, carma_resp_error("badrequest", "%s", err.msg));
         return;
@@ -2137,7 +2147,9 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
     default: resp = carma_resp_error("badrequest", "unsupported operation"); break;
     }
     carma_req_free(&q);
-    if (resp)
+    /* NULL: answered when the store commits (pend_add), or no answer could be built,
+     * which conn_send turns into "nomem" */
+    if (resp || !d->deferred)
         conn_send(d, ci, resp);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/err.h"
 #include "util/utf8.h"
 #include "util/clock.h"
 
@@ -43,7 +44,8 @@ static int check_keys(const json_t *obj, const char *where, const char *const *a
             if (strcmp(*a, key) == 0)
                 ok = 1;
         if (!ok)
-            return carma_err_set(err, -EINVAL, "%s: unknown field '%.64s'", where, key);
+            return carma_err_set(err, -EINVAL, "%s: unknown field '%s'", where,
+                                 carma_quote(key, 64).s);
     }
     return 0;
 }
@@ -339,8 +341,8 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         if ((rc = get_str(job, train_keys[k], "job", 64, 0, &v, err)))
             return rc;
         if (v && est_opts_set(&j->train, train_keys[k], v, &accepted) < 0)
-            return carma_err_set(err, -EINVAL, "job.%s: unknown %s '%.64s' (%s)",
-                                 train_keys[k], train_keys[k], v, accepted);
+            return carma_err_set(err, -EINVAL, "job.%s: unknown %s '%s' (%s)", train_keys[k],
+                                 train_keys[k], carma_quote(v, 64).s, accepted);
     }
     int *const flag[] = {&j->train.grad_checkpoint, &j->train.grad_accum}; /* keys 3, 4 */
     _Static_assert(3 + sizeof flag / sizeof *flag == sizeof train_keys / sizeof *train_keys,
@@ -367,12 +369,15 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
         const json_t *v;
         json_object_foreach((json_t *)env, k, v) {
             if (!carma_proto_env_name_ok(k))
-                return carma_err_set(err, -EINVAL, "job.env: invalid variable name '%.64s'", k);
+                return carma_err_set(err, -EINVAL, "job.env: invalid variable name '%s'",
+                                     carma_quote(k, 64).s);
             if (!json_is_string(v))
-                return carma_err_set(err, -EINVAL, "job.env.%.64s: not a string", k);
+                return carma_err_set(err, -EINVAL, "job.env.%s: not a string",
+                                     carma_quote(k, 64).s);
             size_t len = json_string_length(v);
             if (len > CARMA_PROTO_MAX_ENV_BYTES || strlen(json_string_value(v)) != len)
-                return carma_err_set(err, -EINVAL, "job.env.%.64s: too long or holds a NUL", k);
+                return carma_err_set(err, -EINVAL, "job.env.%s: too long or holds a NUL",
+                                     carma_quote(k, 64).s);
             j->env_key[j->nenv] = k;
             j->env_val[j->nenv] = json_string_value(v);
             j->nenv++;
@@ -422,7 +427,8 @@ int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct c
         if (strcmp(op_names[oi], op) == 0)
             break;
     if (oi == NOPS) {
-        rc = carma_err_set(err, -EINVAL, "request.op: unknown operation '%.32s'", op);
+        rc = carma_err_set(err, -EINVAL, "request.op: unknown operation '%s'",
+                           carma_quote(op, 32).s);
         goto fail;
     }
     req->op = (enum carma_op)oi;
@@ -543,9 +549,26 @@ json_t *carma_resp_error(const char *code, const char *fmt, ...)
     char msg[CARMA_ERR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return json_pack("{s:b,s:s,s:s}", "ok", 0, "error", code, "message", msg);
+    if (n < 0)
+        msg[0] = '\0';
+    else if ((size_t)n >= sizeof msg) /* cut: at a whole character */
+        carma_utf8_cut(msg, sizeof msg - 1);
+    /* JSON holds only UTF-8: a message quoting bytes that are not (a file name) keeps
+     * them as U+FFFD rather than losing the whole answer. */
+    char *fixed = NULL;
+    for (const unsigned char *p = (const unsigned char *)msg; *p;) {
+        size_t l = carma_utf8_seq(p);
+        if (!l) {
+            fixed = carma_utf8_lossy(msg);
+            break;
+        }
+        p += l;
+    }
+    json_t *r = json_pack("{s:b,s:s,s:s}", "ok", 0, "error", code, "message", fixed ? fixed : msg);
+    free(fixed);
+    return r;
 }
 
 int carma_proto_dump(const json_t *msg, char **out, size_t *len)

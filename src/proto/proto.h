@@ -130,7 +130,9 @@ void carma_proto_name_from(const char *s, char *out, size_t cap);
 /* Name of an op ("submit"), or NULL. */
 const char *carma_op_name(enum carma_op op);
 
-/* A response {"ok":false,"error":code,"message":msg}; new reference. */
+/* A response {"ok":false,"error":code,"message":msg}; new reference (NULL only when
+ * out of memory). A message longer than CARMA_ERR_MAX - 1 bytes is cut at a whole
+ * UTF-8 character, and bytes in it that are not UTF-8 become U+FFFD. */
 json_t *carma_resp_error(const char *code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A response {"ok":true}; new reference, add fields to it. */

@@ -20,8 +20,10 @@ int carma_err_at(struct carma_err *err, const char *file, size_t line, const cha
         n = 0;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+    int m = vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
     va_end(ap);
+    if (m > 0 && (size_t)m >= sizeof err->msg - (size_t)n) /* cut: at a whole character */
+        carma_utf8_cut(err->msg, strlen(err->msg));
     return -EINVAL;
 }
 
@@ -31,8 +33,10 @@ int carma_err_set(struct carma_err *err, int code, const char *fmt, ...)
         return code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    int m = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    if (m > 0 && (size_t)m >= sizeof err->msg) /* cut: at a whole character */
+        carma_utf8_cut(err->msg, sizeof err->msg - 1);
     return code;
 }
 

@@ -11,12 +11,14 @@ struct carma_err {
     char msg[CARMA_ERR_MAX];
 };
 
-/* Sets err->msg to "file:line: fmt..." (file may be NULL, line 0 omits the line).
+/* Sets err->msg to "file:line: fmt..." (file may be NULL, line 0 omits the line); a
+ * message longer than CARMA_ERR_MAX is cut at a whole UTF-8 character.
  * Returns -EINVAL so that parsers can `return carma_err_at(...)`. Safe with err NULL. */
 int carma_err_at(struct carma_err *err, const char *file, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Sets err->msg from fmt; returns `code` unchanged (a negative errno). */
+/* Sets err->msg from fmt (cut at a whole UTF-8 character when too long); returns
+ * `code` unchanged (a negative errno). */
 int carma_err_set(struct carma_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

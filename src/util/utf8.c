@@ -38,6 +38,26 @@ size_t carma_utf8_seq(const unsigned char *p)
     return len;
 }
 
+size_t carma_utf8_cut(char *s, size_t n)
+{
+    size_t i = n, k = 0; /* k continuation bytes at the end */
+    while (i > 0 && k < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
+        i--;
+        k++;
+    }
+    if (i == 0)
+        return n;
+    unsigned char c = (unsigned char)s[i - 1];
+    size_t need = c >= 0xf0 && c <= 0xf4   ? 4
+                  : c >= 0xe0 && c <= 0xef ? 3
+                  : c >= 0xc2 && c <= 0xdf ? 2
+                                           : 0;
+    if (need == 0 || k + 1 >= need)
+        return n;
+    s[i - 1] = '\0';
+    return i - 1;
+}
+
 char *carma_utf8_lossy(const char *s)
 {
     size_t n = strlen(s);

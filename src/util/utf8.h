@@ -10,6 +10,12 @@
  * reads past a NUL. */
 size_t carma_utf8_seq(const unsigned char *p);
 
+/* Cuts an incomplete UTF-8 sequence (a lead byte without all its continuation bytes)
+ * off the end of s, n bytes long, as a cut by snprintf can leave: s is then
+ * NUL-terminated at the last whole character. Other bytes stay as they are. Returns the
+ * new length. */
+size_t carma_utf8_cut(char *s, size_t n);
+
 /* A malloc'd copy of s with each byte that starts no well-formed sequence replaced by
  * U+FFFD; NULL when out of memory. */
 char *carma_utf8_lossy(const char *s);

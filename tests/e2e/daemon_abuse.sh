@@ -1,6 +1,7 @@
 #!/bin/sh
 # carmad against misbehaving clients (docs/daemon.md "Limits"): one that pipelines
-# requests and never reads (bounded memory, closed, others stay fast), an idle
+# requests and never reads (bounded memory, closed, others stay fast), an error that
+# quotes a long non-ASCII text (answered), an idle
 # connection (closed), thousands of jobs in `ls` (paged), an argv too large to show
 # (refused at submit), a daemon that never answers (the client gives up), one user
 # holding many connections (capped with "busy", root still gets in), and a low
@@ -64,6 +65,15 @@ python3 -c 'import json; print(json.dumps({"v":1,"op":"submit","job":{"argv":["/
 id=$($PY raw "$S" "@$T/ok.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
     fail "a 240 KB argv refused"
 "$CARMA" show "$id" >/dev/null || fail "show of a job with a 240 KB argv"
+
+step "an error quoting a long non-ASCII text is answered, cut at a whole character"
+A="x$(python3 -c "print('\u00e9' * 600, end='')")"
+rc=0; CARMA_TIMEOUT=8 "$CARMA" submit -- "$A" 2>"$T/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] && grep -q "command not found or not executable: x" "$T/err" ||
+    fail "a long non-ASCII argv[0]: exit $rc, $(head -c 300 "$T/err")"
+python3 -c "import json; print('{\"v\":1,\"op\":\"ls\",\"x' + '\u00e9' * 40 + '\":1}')" > "$T/key.json"
+$PY raw "$S" "@$T/key.json" > "$T/ans"
+grep -q '"error":"badrequest".*unknown field' "$T/ans" || fail "a long non-ASCII key: $(head -c 300 "$T/ans")"
 
 step "ls pages through thousands of jobs"
 blk=$(submit --gpus 4 --name blocker -- sh "$HELP/run_for.sh" 120)

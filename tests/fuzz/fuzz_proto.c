@@ -17,6 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (carma_req_parse(&q, (const char *)data, size, &err) != 0) {
         if (!err.msg[0])
             __builtin_trap(); /* every refusal says why */
+        json_t *bad = carma_resp_error("badrequest", "%s", err.msg);
+        if (!bad)
+            __builtin_trap(); /* and carmad can always send it (JSON holds only UTF-8) */
+        json_decref(bad);
         return 0;
     }
     if ((unsigned)q.op > CARMA_OP_LAST || !carma_op_name(q.op))

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "proto/proto.h"
+#include "util/err.h"
+#include "util/utf8.h"
 
 static int parse(const char *s, struct carma_req *q, struct carma_err *err)
 {
@@ -413,6 +415,62 @@ static void test_responses(void **state)
     assert_non_null(strstr(err.msg, "cannot reach carmad"));
 }
 
+/* An error message cut inside a UTF-8 character, or quoting bytes that are not UTF-8,
+ * still makes an answer carmad can send. */
+static void test_error_cut_utf8(void **state)
+{
+    (void)state;
+    char big[4000];
+    for (size_t k = 0; k < 3; k++) { /* the cut at each byte of a 2-byte character */
+        size_t o = 0;
+        for (size_t x = 0; x < k; x++)
+            big[o++] = 'x';
+        while (o + 2 < sizeof big) {
+            memcpy(big + o, "\xc3\xa9", 2);
+            o += 2;
+        }
+        big[o] = '\0';
+        json_t *e = carma_resp_error("invalid", "command not found: %s", big);
+        assert_non_null(e);
+        const char *m = json_string_value(json_object_get(e, "message"));
+        assert_non_null(m);
+        assert_true(strlen(m) < CARMA_ERR_MAX);
+        json_decref(e);
+        struct carma_err err = {{0}};
+        assert_int_equal(carma_err_set(&err, -EINVAL, "x: %s", big), -EINVAL);
+        size_t n = strlen(err.msg);
+        assert_true(n > CARMA_ERR_MAX - 4);
+        assert_true((unsigned char)err.msg[n - 1] == 0xa9 || err.msg[n - 1] == 'x');
+        carma_err_at(&err, "f", 3, "%s", big);
+        n = strlen(err.msg);
+        assert_true((unsigned char)err.msg[n - 1] == 0xa9 || err.msg[n - 1] == 'x');
+    }
+    json_t *e = carma_resp_error("invalid", "%s", "lat\xe9 \xe2\x82");
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "message")),
+                        "lat\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd");
+    json_decref(e);
+    char s[8] = "a\xe2\x82";
+    assert_int_equal(carma_utf8_cut(s, 3), 1);
+    assert_string_equal(s, "a");
+    char t[8] = "\xf0\x9f\x98\x80";
+    assert_int_equal(carma_utf8_cut(t, 4), 4); /* whole */
+    assert_int_equal(carma_utf8_cut(t, 3), 0);
+    char u[8] = "ab\xff";
+    assert_int_equal(carma_utf8_cut(u, 3), 3); /* not a cut: left alone */
+    /* the request parser quotes a long non-ASCII field name whole */
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    char line[256] = "{\"v\":1,\"op\":\"ls\",\"x";
+    for (int k = 0; k < 40; k++)
+        strcat(line, "\xc3\xa9");
+    strcat(line, "\":1}");
+    assert_int_equal(carma_req_parse(&q, line, strlen(line), &err), -EINVAL);
+    e = carma_resp_error("badrequest", "%s", err.msg);
+    assert_non_null(e);
+    json_decref(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_ls_paging_bounds),
         cmocka_unit_test(test_argv_total),
         cmocka_unit_test(test_client_timeout_and_refusal),
+        cmocka_unit_test(test_error_cut_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
