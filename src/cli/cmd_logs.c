@@ -130,16 +130,21 @@ int cmd_logs(int argc, char **argv)
             return st;
         final = cli_state_final(json_string_value(json_object_get(resp, "state")));
         long long a = json_integer_value(json_object_get(resp, "attempt"));
-        if (a != attempt) {
-            /* A new attempt: finish the old files, go on with the new ones. */
+        const char *no = json_string_value(json_object_get(resp, "stdout")),
+                   *ne = json_string_value(json_object_get(resp, "stderr"));
+        no = no ? no : "";
+        ne = ne ? ne : "";
+        if (a != attempt && (strcmp(no, out) || strcmp(ne, err))) {
+            /* A new attempt: finish the old files, go on with the new ones. (A queued
+             * job's answer names its first attempt's files already: those go on.) */
             pump(out, &oo, 1);
             pump(err, &eo, 2);
             fprintf(stderr, "--- carma: attempt %lld ---\n", a);
-            attempt = a;
             oo = eo = 0;
-            snprintf(out, sizeof out, "%s", json_string_value(json_object_get(resp, "stdout")));
-            snprintf(err, sizeof err, "%s", json_string_value(json_object_get(resp, "stderr")));
+            snprintf(out, sizeof out, "%s", no);
+            snprintf(err, sizeof err, "%s", ne);
         }
+        attempt = a;
         json_decref(resp);
         if (final)
             rc = pump_both(out, &oo, err, &eo);

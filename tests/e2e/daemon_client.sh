@@ -1,0 +1,17 @@
+#!/bin/sh
+# The carma client against a real carmad and against carmads that answer wrongly
+# (audit 6): `logs -f` on a queued job prints its output once.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+start_daemon --gpus sim:4xa100-40gb
+
+step "logs -f on a queued job prints its output once"
+hog=$(submit --gpus 4 -- sleep 2)
+id=$(submit -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i; sleep 0.1; done')
+timeout 30 "$CARMA" logs -f "$id" > "$T/f.out" 2> "$T/f.err" || fail "logs -f: $(cat "$T/f.err")"
+[ "$(cat "$T/f.out")" = "$(seq 1 10 | sed 's/^/line/')" ] ||
+    fail "logs -f of a queued job printed: $(cat "$T/f.out") / $(cat "$T/f.err")"
+! grep -q "attempt" "$T/f.err" || fail "logs -f announced an attempt: $(cat "$T/f.err")"
+"$CARMA" wait "$hog" >/dev/null || fail "the hog did not succeed"
+
+stop_daemon
+echo "daemon_client: ok"
