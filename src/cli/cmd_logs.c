@@ -4,21 +4,29 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
 
-/* Copies what was appended to path since *off to fd out. A log is its job's user's, who
- * may hold a lease on it (F_SETLEASE): O_NONBLOCK makes the open fail at once with
- * EWOULDBLOCK rather than wait out the lease break time (45 s) in a reader that is not
- * the lease holder (root's `carma logs`). */
+/* Copies what was appended to path since *off to fd out (1: stdout, 2: stderr). A file
+ * now shorter than *off was truncated (the job cleared it): said, and read again from
+ * its start, as tail -f does. A log is its job's user's, who may hold a lease on it
+ * (F_SETLEASE): O_NONBLOCK makes the open fail at once with EWOULDBLOCK rather than wait
+ * out the lease break time (45 s) in a reader that is not the lease holder (root's
+ * `carma logs`). */
 static int pump(const char *path, off_t *off, int out)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size < *off) {
+        fprintf(stderr, "carma logs: %s truncated\n", out == 1 ? "stdout" : "stderr");
+        *off = 0;
+    }
     char buf[65536];
     ssize_t n;
     while ((n = pread(fd, buf, sizeof buf, *off)) > 0) {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The carma client against a real carmad and against carmads that answer wrongly
-# (audit 6): `logs -f` on a queued job prints its output once.
+# (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
+# the job truncates.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -12,6 +13,13 @@ timeout 30 "$CARMA" logs -f "$id" > "$T/f.out" 2> "$T/f.err" || fail "logs -f: $
     fail "logs -f of a queued job printed: $(cat "$T/f.out") / $(cat "$T/f.err")"
 ! grep -q "attempt" "$T/f.err" || fail "logs -f announced an attempt: $(cat "$T/f.err")"
 "$CARMA" wait "$hog" >/dev/null || fail "the hog did not succeed"
+
+step "logs -f goes on after the job truncates its log"
+id=$(submit -- sh -c 'echo first-line-long-enough; sleep 1.5; truncate -s0 /proc/$$/fd/1; echo after; sleep 1.5; echo end')
+timeout 30 "$CARMA" logs -f "$id" > "$T/t.out" 2> "$T/t.err" || fail "logs -f: $(cat "$T/t.err")"
+[ "$(cat "$T/t.out")" = "$(printf 'first-line-long-enough\nafter\nend')" ] ||
+    fail "logs -f across a truncation printed: $(cat "$T/t.out") / $(cat "$T/t.err")"
+grep -qx "carma logs: stdout truncated" "$T/t.err" || fail "no word of the truncation: $(cat "$T/t.err")"
 
 stop_daemon
 echo "daemon_client: ok"
