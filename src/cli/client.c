@@ -68,15 +68,31 @@ int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **re
 int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
                      double patience_s)
 {
+    return cli_call_until(c, cmd, req, resp, patience_s, -1);
+}
+
+int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
+                   double patience_s, double deadline)
+{
     struct carma_err err = {{0}};
     json_t *r = NULL;
     double t0 = carma_mono_s(), until = t0 + patience_s, nap = 0.1;
     /* "busy" (this user's connections at their cap, or carmad out of descriptors) is
      * passing: asked again, with the same backoff, for as long as an answer is waited. */
     double busy_until = t0 + carma_client_timeout_ms() / 1e3;
+    if (deadline >= 0) {
+        until = until < deadline ? until : deadline;
+        busy_until = busy_until < deadline ? busy_until : deadline;
+    }
     int rc, said = 0, said_busy = 0;
     for (;;) {
-        rc = carma_client_request(c->socket, req, &r, &err);
+        int ms = carma_client_timeout_ms();
+        if (deadline >= 0) { /* what is left, and a moment for carmad to answer at all */
+            double left = (deadline - carma_mono_s()) * 1e3;
+            if (left < ms)
+                ms = left > 100 ? (int)left : 100;
+        }
+        rc = carma_client_request_timeout(c->socket, req, &r, ms, &err);
         const char *code = rc ? NULL : json_string_value(json_object_get(r, "error"));
         if (code && !strcmp(code, "busy") && carma_mono_s() < busy_until) {
             if (!said_busy)
@@ -99,6 +115,8 @@ int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, jso
             nap *= 2;
     }
     json_decref(req);
+    if (rc && deadline >= 0 && carma_mono_s() >= deadline)
+        return CLI_DEADLINE;
     if (rc) {
         fprintf(stderr, "carma %s: %s\n", cmd, err.msg);
         return 1;

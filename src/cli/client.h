@@ -32,6 +32,15 @@ int cli_call(const struct cli_conn *c, const char *cmd, json_t *req, json_t **re
 int cli_call_patient(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
                      double patience_s);
 
+/* cli_call_patient bounded by `deadline` (CLOCK_MONOTONIC seconds, carma_mono_s; < 0:
+ * none): each request waits for carmad at most what is left of it (CARMA_TIMEOUT at
+ * most, 0.1 s at least), and neither patience nor "busy" retries go past it. When carmad
+ * has not answered by then it returns CLI_DEADLINE, printing nothing (the caller says
+ * what was not reached in time). */
+#define CLI_DEADLINE (-1)
+int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_t **resp,
+                   double patience_s, double deadline);
+
 /* A request {"v":1,"op":op}; new reference. */
 json_t *cli_req(const char *op);
 

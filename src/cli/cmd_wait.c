@@ -9,17 +9,23 @@
 
 #define WAIT_PATIENCE_S 300 /* how long a restart of carmad is waited out */
 
-/* --json after --timeout: the jobs that ended (out), the one still running (job), and
- * the rest asked once each. */
+/* How long the jobs not reached are asked for after --timeout, all together. */
+#define WAIT_LATE_S 2
+
+/* --json after --timeout: the jobs that ended (out), the one still running (job, NULL
+ * when carmad did not answer about it), and the rest asked once each within
+ * WAIT_LATE_S (none when carmad did not answer: it is stuck). */
 static void print_as_they_stand(const struct cli_conn *c, json_t *out, json_t *job,
                                 const uint64_t *rest, size_t nrest)
 {
-    json_array_append(out, job);
-    for (size_t k = 0; k < nrest; k++) {
+    double late = carma_mono_s() + WAIT_LATE_S;
+    if (job)
+        json_array_append(out, job);
+    for (size_t k = 0; job && k < nrest; k++) {
         json_t *req = cli_req("show");
         json_object_set_new(req, "id", json_integer((json_int_t)rest[k]));
         json_t *resp;
-        if (cli_call(c, "wait", req, &resp) == 0) {
+        if (cli_call_until(c, "wait", req, &resp, 0, late) == 0) {
             json_array_append(out, json_object_get(resp, "job"));
             json_decref(resp);
         }
@@ -74,6 +80,7 @@ int cmd_wait(int argc, char **argv)
         return 2;
     }
     double t0 = carma_mono_s(), nap = 0.02;
+    double deadline = timeout >= 0 ? t0 + timeout : -1;
     int reached = 0;
     json_t *out = json_array();
     int all_ok = 1;
@@ -82,12 +89,20 @@ int cmd_wait(int argc, char **argv)
             json_t *req = cli_req("show");
             json_object_set_new(req, "id", json_integer((json_int_t)ids[k]));
             json_t *resp;
-            /* Once carmad answered, a restart of it (jobs keep running) is waited out:
-             * up to the --timeout left, else WAIT_PATIENCE_S. */
-            double patience = 0;
-            if (reached)
-                patience = timeout >= 0 ? timeout - (carma_mono_s() - t0) : WAIT_PATIENCE_S;
-            int st = cli_call_patient(&c, "wait", req, &resp, patience > 0 ? patience : 0);
+            /* Once carmad answered, a restart of it (jobs keep running) is waited out
+             * for WAIT_PATIENCE_S; no request waits past --timeout. */
+            int st =
+                cli_call_until(&c, "wait", req, &resp, reached ? WAIT_PATIENCE_S : 0, deadline);
+            if (st == CLI_DEADLINE) {
+                fprintf(stderr,
+                        "carma wait: job %llu not known to have ended after %.0f s "
+                        "(carmad did not answer in time)\n",
+                        (unsigned long long)ids[k], timeout);
+                if (c.json)
+                    print_as_they_stand(&c, out, NULL, NULL, 0);
+                json_decref(out);
+                return 1;
+            }
             if (st) {
                 json_decref(out);
                 return st;
@@ -107,7 +122,7 @@ int cmd_wait(int argc, char **argv)
             /* state points into resp: keep a copy for the message below. */
             char last[32];
             snprintf(last, sizeof last, "%s", state ? state : "unknown");
-            if (timeout >= 0 && carma_mono_s() - t0 > timeout) {
+            if (deadline >= 0 && carma_mono_s() >= deadline) {
                 fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
                         (unsigned long long)ids[k], last, timeout);
                 if (c.json) /* every job as it stands: this one, then those not reached */
@@ -117,7 +132,11 @@ int cmd_wait(int argc, char **argv)
                 return 1;
             }
             json_decref(resp);
-            struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
+            double sleep_s = nap; /* not past the deadline: the last look is taken at it */
+            if (deadline >= 0 && deadline - carma_mono_s() < sleep_s)
+                sleep_s = deadline - carma_mono_s() > 0 ? deadline - carma_mono_s() : 0;
+            struct timespec ts = {(time_t)sleep_s,
+                                  (long)((sleep_s - (double)(time_t)sleep_s) * 1e9)};
             nanosleep(&ts, NULL);
             if (nap < 0.5)
                 nap *= 1.5;

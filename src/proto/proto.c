@@ -795,10 +795,16 @@ int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err
 int carma_client_request(const char *path, const json_t *req, json_t **resp,
                          struct carma_err *err)
 {
+    return carma_client_request_timeout(path, req, resp, carma_client_timeout_ms(), err);
+}
+
+int carma_client_request_timeout(const char *path, const json_t *req, json_t **resp, int timeout_ms,
+                                 struct carma_err *err)
+{
     int fd = carma_client_connect(path, err);
     if (fd < 0)
         return fd;
-    int rc = carma_client_call(fd, req, resp, err);
+    int rc = carma_client_call_timeout(fd, req, resp, timeout_ms, err);
     close(fd);
     return rc;
 }

@@ -178,4 +178,8 @@ int carma_client_call(int fd, const json_t *req, json_t **resp, struct carma_err
 int carma_client_request(const char *path, const json_t *req, json_t **resp,
                          struct carma_err *err);
 
+/* carma_client_request waiting up to timeout_ms (< 0: forever) for the answer. */
+int carma_client_request_timeout(const char *path, const json_t *req, json_t **resp, int timeout_ms,
+                                 struct carma_err *err);
+
 #endif
