@@ -1,12 +1,14 @@
 #include "cli/client.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "proto/proto.h"
+#include "util/err.h"
 #include "util/utf8.h"
 #include "util/csv.h"
 
@@ -142,14 +144,48 @@ int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_
 
 uint64_t cli_parse_id(const char *cmd, const char *s)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || v == 0 || s[0] == '-') {
-        fprintf(stderr, "carma %s: '%s' is not a job id\n", cmd, s);
+    uint64_t v;
+    if (carma_parse_u64(s, &v) < 0 || v == 0 || v > INT64_MAX) {
+        fprintf(stderr, "carma %s: '%s' is not a job id (a whole number from 1 to %lld)\n", cmd,
+                carma_quote(s, 40).s, (long long)INT64_MAX);
         return 0;
     }
     return v;
+}
+
+/* The length of the decimal [0-9]+(.[0-9]+)? at the start of s (at most 40 bytes), its
+ * value in *v; 0 when s does not start with one. */
+static size_t scan_decimal(const char *s, double *v)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0)
+        return 0;
+    if (s[n] == '.') {
+        size_t f = strspn(s + n + 1, "0123456789");
+        if (f == 0)
+            return 0;
+        n += 1 + f;
+    }
+    char buf[48];
+    if (n >= sizeof buf - 7)
+        return 0;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    *v = strtod(buf, NULL); /* digits only: finite, no hex, no exponent */
+    return n;
+}
+
+int cli_parse_seconds(const char *cmd, const char *opt, const char *s, double max, double *out)
+{
+    double v;
+    size_t n = scan_decimal(s, &v);
+    if (n == 0 || s[n] || v > max) {
+        fprintf(stderr, "carma %s: %s '%s': seconds expected, such as 30 or 2.5 (0 to %s)\n", cmd,
+                opt, carma_quote(s, 40).s, carma_num(max).s);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
 }
 
 int cli_parse_count(const char *cmd, const char *opt, const char *s, uint64_t max, uint64_t *out)
@@ -196,11 +232,11 @@ int cli_train_opt(const char *cmd, const char *opt, const char *val, struct est_
 
 int64_t cli_parse_mib(const char *s)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    double v;
+    size_t n = scan_decimal(s, &v);
+    if (n == 0)
         return -1;
+    const char *end = s + n;
     double mul = 1;
     if (!*end || !strcasecmp(end, "M") || !strcasecmp(end, "MiB") || !strcasecmp(end, "MB"))
         mul = 1;
@@ -211,9 +247,9 @@ int64_t cli_parse_mib(const char *s)
     else
         return -1;
     double m = v * mul;
-    if (m > (double)(1ull << 30))
+    if (!(m >= 1) || m > (double)(1ull << 30)) /* 0 would mean "not declared" */
         return -1;
-    return (int64_t)(m + 0.999);
+    return (int64_t)ceil(m);
 }
 
 void cli_print_json(const json_t *v)

@@ -53,10 +53,17 @@ int cli_is_help(const char *a);
  * its usage after. */
 void cli_bad_arg(const char *cmd, int argc, char **argv, int i, const char *const *valued);
 
-/* Parses a job id; 0 on error (prints it). */
+/* Parses a job id: digits only, 1 to INT64_MAX; 0 on error (prints it). */
 uint64_t cli_parse_id(const char *cmd, const char *s);
 
-/* Parses "4096", "4096M", "16G", "16GiB" to MiB; -1 on error. */
+/* Parses a number of seconds, [0-9]+(.[0-9]+)? (no sign, blank, hex, exponent, nan),
+ * at most max, into *out; -EINVAL on error, printed as "carma CMD: OPT 'S': seconds
+ * expected ...". */
+int cli_parse_seconds(const char *cmd, const char *opt, const char *s, double max, double *out);
+
+/* Parses a size to MiB, rounded up: [0-9]+(.[0-9]+)? then nothing (MiB) or a unit M,
+ * MiB, MB, G, GiB, GB, T, TiB, TB (any case): "4096", "4096M", "16G", "1.5GiB". At least
+ * 1 MiB, at most 2^30 MiB; -1 on error. */
 int64_t cli_parse_mib(const char *s);
 
 /* Parses an option's count, digits only, 1..max, into *out; -EINVAL on error, printed as

@@ -323,8 +323,10 @@ int cmd_submit(int argc, char **argv)
         } else if (!strcmp(a, "--mem")) {
             int64_t m = cli_parse_mib(v);
             if (m < 0) {
-                fprintf(stderr, "carma submit: --mem %s: a size such as 4096, 4096M or 16G "
-                                "expected\n", v);
+                fprintf(stderr,
+                        "carma submit: --mem '%s': a size of 1 MiB to 1 PiB expected, "
+                        "such as 4096 (MiB), 4096M, 1.5G or 16GiB\n",
+                        carma_quote(v, 40).s);
                 json_decref(job);
                 return 2;
             }

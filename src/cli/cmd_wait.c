@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 
 #define WAIT_PATIENCE_S 300 /* how long a restart of carmad is waited out */
+#define WAIT_MAX_IDS 1024
+#define WAIT_MAX_TIMEOUT_S 1e7 /* --timeout: about 115 days */
 
 /* How long the jobs not reached are asked for after --timeout, all together. */
 #define WAIT_LATE_S 2
@@ -36,16 +38,16 @@ static void print_as_they_stand(const struct cli_conn *c, json_t *out, json_t *j
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carma wait ID... [--timeout S] [--json] [--socket PATH]\n"
-               "Waits until the jobs end and prints each one's final state. Exit 0 when all\n"
-               "succeeded, 1 when one did not or --timeout S passed first (--json: every\n"
-               "job as it stands then).\n");
+               "Waits until the jobs (at most 1024) end and prints each one's final state.\n"
+               "Exit 0 when all succeeded, 1 when one did not or --timeout S (seconds, such\n"
+               "as 30 or 2.5) passed first (--json: every job as it stands then).\n");
 }
 
 int cmd_wait(int argc, char **argv)
 {
     struct cli_conn c;
     cli_conn_init(&c);
-    uint64_t ids[1024];
+    uint64_t ids[WAIT_MAX_IDS];
     size_t n = 0;
     double timeout = -1;
     for (int i = 1; i < argc; i++) {
@@ -57,15 +59,15 @@ int cmd_wait(int argc, char **argv)
         if (r > 0)
             continue;
         if (r == 0 && !strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            char *end;
-            timeout = strtod(argv[++i], &end);
-            if (*end || timeout < 0) {
-                fprintf(stderr, "carma wait: --timeout %s: seconds expected\n", argv[i]);
+            if (cli_parse_seconds("wait", "--timeout", argv[++i], WAIT_MAX_TIMEOUT_S, &timeout))
                 return 2;
-            }
             continue;
         }
-        if (r == 0 && argv[i][0] != '-' && n < 1024) {
+        if (r == 0 && argv[i][0] != '-') {
+            if (n == WAIT_MAX_IDS) {
+                fprintf(stderr, "carma wait: at most %d job ids at once\n", WAIT_MAX_IDS);
+                return 2;
+            }
             if (!(ids[n++] = cli_parse_id("wait", argv[i])))
                 return 2;
             continue;

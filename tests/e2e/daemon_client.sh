@@ -1,9 +1,32 @@
 #!/bin/sh
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
-# the job truncates; `wait --timeout` keeps its deadline while carmad is stuck.
+# the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
+# and ids are parsed strictly.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
+
+step "numbers and ids are parsed strictly, and refusals say what is expected"
+refused() { # EXPECTED-MESSAGE ARGS...: carma ARGS exits 2 saying EXPECTED-MESSAGE
+    _m=$1; shift
+    _rc=0; "$CARMA" "$@" >/dev/null 2>"$T/p.err" || _rc=$?
+    [ "$_rc" = 2 ] && grep -q -- "$_m" "$T/p.err" || fail "carma $*: exit $_rc, $(cat "$T/p.err")"
+}
+for v in "" nan inf 0x1 1e0 " 1" "1 " -1 +1 1. .5 20000000; do
+    refused "--timeout '$v': seconds expected" wait 1 --timeout "$v"
+done
+for v in 0 -0 0x10 1e3 " 5" nan 0.0000001 5X 2000000G ""; do
+    refused "--mem '$v': a size of 1 MiB to 1 PiB expected" submit --mem "$v" -- true
+done
+for v in 18446744073709551615 9223372036854775808 " 7" +7 0 1x ""; do
+    refused "'$v' is not a job id (a whole number from 1 to 9223372036854775807)" show "$v"
+    refused "is not a job id" wait "$v"
+done
+refused "at most 1024 job ids at once" wait $(seq 1 1025)
+id=$(submit --mem 1.5G -- true)
+"$CARMA" show --json "$id" | grep -q '"mem_mib": 1536' || fail "--mem 1.5G"
+"$CARMA" wait "$id" --timeout 9223372 >/dev/null || fail "wait --timeout 9223372"
+"$CARMA" show 9223372036854775807 2>&1 | grep -q "no job" || fail "show INT64_MAX"
 
 step "logs -f on a queued job prints its output once"
 hog=$(submit --gpus 4 -- sleep 2)
