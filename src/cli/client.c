@@ -322,3 +322,63 @@ void cli_cell(char *out, size_t cap, const char *s, unsigned width)
         out[o++] = ' ';
     out[o] = '\0';
 }
+
+/* Writes the character at p (l bytes of well-formed UTF-8, 0: one byte that is none) as
+ * an escape bash's $'...' reads back: \n, \t, \r, \xNN, \uXXXX. */
+static void put_escape(FILE *f, const unsigned char *p, size_t l)
+{
+    if (l == 0 || (l == 1 && *p != '\n' && *p != '\t' && *p != '\r'))
+        fprintf(f, "\\x%02X", *p);
+    else if (l == 1)
+        fputs(*p == '\n' ? "\\n" : *p == '\t' ? "\\t" : "\\r", f);
+    else if (l == 2) /* C1 */
+        fprintf(f, "\\u%04X", (unsigned)((p[0] & 0x1f) << 6 | (p[1] & 0x3f)));
+    else /* format characters are all 3 bytes */
+        fprintf(f, "\\u%04X", (unsigned)((p[0] & 0x0f) << 12 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f)));
+}
+
+void cli_put_visible(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        size_t l = carma_utf8_seq(p);
+        if (!l || carma_proto_char_hidden(p, l))
+            put_escape(f, p, l);
+        else
+            fwrite(p, 1, l, f);
+        p += l ? l : 1;
+    }
+}
+
+void cli_put_word(FILE *f, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    int quote = !*u, dollar = 0;
+    for (const unsigned char *p = u; *p;) {
+        size_t l = carma_utf8_seq(p);
+        if (!l || carma_proto_char_hidden(p, l))
+            dollar = 1;
+        else if (l == 1 && !strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789_@%+=:,./-",
+                                   *p))
+            quote = 1;
+        p += l ? l : 1;
+    }
+    if (!quote && !dollar) {
+        fputs((const char *)u, f);
+        return;
+    }
+    fputs(dollar ? "$'" : "'", f);
+    for (const unsigned char *p = u; *p;) {
+        size_t l = carma_utf8_seq(p);
+        if (dollar && (!l || carma_proto_char_hidden(p, l)))
+            put_escape(f, p, l);
+        else if (*p == '\'')
+            fputs(dollar ? "\\'" : "'\\''", f);
+        else if (dollar && *p == '\\')
+            fputs("\\\\", f);
+        else
+            fwrite(p, 1, l, f);
+        p += l ? l : 1;
+    }
+    fputc('\'', f);
+}

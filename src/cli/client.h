@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -116,6 +117,17 @@ int cli_rad_parse(const char *file, const char *text, size_t len, const char *es
 /* Splits a command line into argv on blanks with '...' and "..." quoting (no
  * expansion). Returns the count, or -1 (unbalanced quotes, or more than cap). */
 int cli_split_words(const char *s, json_t *argv);
+
+/* Writes s to f with what would act on a terminal or hide text shown as escapes:
+ * controls as \n, \t, \r, \xNN (C1 and format characters as \uXXXX), bytes that
+ * are not UTF-8 as \xNN. For text carmad passes on from users (reasons, names). */
+void cli_put_visible(FILE *f, const char *s);
+
+/* Writes s to f as one shell word that reads back as s: as it is when it holds only
+ * letters, digits, non-ASCII characters and _@%+=:,./-; else in '...'; in bash's $'...'
+ * with cli_put_visible's escapes when it holds controls, hidden format characters or
+ * bytes that are not UTF-8. For argv and paths in `carma show`. */
+void cli_put_word(FILE *f, const char *s);
 
 /* 1 when state names a final state. */
 int cli_state_final(const char *state);

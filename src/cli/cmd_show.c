@@ -51,16 +51,21 @@ int cmd_show(int argc, char **argv)
         return 0;
     }
     char t1[32], t2[32], t3[32];
-    printf("job %lld  %s\n", (long long)json_integer_value(json_object_get(j, "id")),
-           json_string_value(json_object_get(j, "name")));
-    printf("  user      %s\n", json_string_value(json_object_get(j, "user")));
-    printf("  state     %s\n", json_string_value(json_object_get(j, "state")));
-    printf("  command  ");
+    printf("job %lld  ", (long long)json_integer_value(json_object_get(j, "id")));
+    cli_put_visible(stdout, json_string_value(json_object_get(j, "name")));
+    printf("\n  user      ");
+    cli_put_visible(stdout, json_string_value(json_object_get(j, "user")));
+    printf("\n  state     %s\n", json_string_value(json_object_get(j, "state")));
+    printf("  command  "); /* each argument as a shell word: the command as it runs */
     size_t k;
     json_t *a;
-    json_array_foreach(json_object_get(j, "argv"), k, a)
-        printf(" %s", json_string_value(a));
-    printf("\n  cwd       %s\n", json_string_value(json_object_get(j, "cwd")));
+    json_array_foreach(json_object_get(j, "argv"), k, a) {
+        putchar(' ');
+        cli_put_word(stdout, json_string_value(a));
+    }
+    printf("\n  cwd       ");
+    cli_put_word(stdout, json_string_value(json_object_get(j, "cwd")));
+    putchar('\n');
     /* the peak over every attempt, the running one's included */
     long long peak = (long long)json_integer_value(json_object_get(j, "peak_mib"));
     long long att_peak = (long long)json_integer_value(json_object_get(j, "attempt_peak_mib"));
@@ -74,9 +79,11 @@ int cmd_show(int argc, char **argv)
     else if (json_is_null(json_object_get(j, "mem_now_mib")))
         printf(", now unknown"); /* NVML gives its processes no memory figure */
     printf(")\n");
-    if (json_is_string(json_object_get(j, "bound_basis")))
-        printf("  bound     at submission: %s\n",
-               json_string_value(json_object_get(j, "bound_basis")));
+    if (json_is_string(json_object_get(j, "bound_basis"))) {
+        printf("  bound     at submission: ");
+        cli_put_visible(stdout, json_string_value(json_object_get(j, "bound_basis")));
+        putchar('\n');
+    }
     cli_fmt_time(json_object_get(j, "submit_time"), t1, sizeof t1);
     cli_fmt_time(json_object_get(j, "start_time"), t2, sizeof t2);
     cli_fmt_time(json_object_get(j, "end_time"), t3, sizeof t3);
@@ -101,11 +108,17 @@ int cmd_show(int argc, char **argv)
         printf("\n");
     }
     const char *reason = json_string_value(json_object_get(j, "reason"));
-    if (reason)
-        printf("  reason    %s\n", reason);
+    if (reason) {
+        printf("  reason    ");
+        cli_put_visible(stdout, reason);
+        putchar('\n');
+    }
     const char *waiting = json_string_value(json_object_get(j, "waiting_reason"));
-    if (waiting)
-        printf("  waiting   %s\n", waiting);
+    if (waiting) {
+        printf("  waiting   ");
+        cli_put_visible(stdout, waiting);
+        putchar('\n');
+    }
     json_array_foreach(json_object_get(j, "attempt_list"), k, a) {
         char s[32], d[32];
         cli_fmt_time(json_object_get(a, "start_time"), s, sizeof s);

@@ -144,6 +144,11 @@ static int name_char_refused(uint32_t cp)
            (cp >= 0xfff9 && cp <= 0xfffb);
 }
 
+int carma_proto_char_hidden(const unsigned char *p, size_t l)
+{
+    return name_char_refused(utf8_code_point(p, l));
+}
+
 void carma_proto_name_from(const char *s, char *out, size_t cap)
 {
     size_t o = 0;

@@ -127,6 +127,11 @@ int carma_proto_env_name_ok(const char *k);
  * least CARMA_PROTO_MAX_NAME + 1. */
 void carma_proto_name_from(const char *s, char *out, size_t cap);
 
+/* Whether the well-formed UTF-8 sequence p of l bytes (1..4) is a character a job name
+ * may not hold: a control (C0, DEL, C1) or a format character that hides text or turns
+ * its direction (the list in docs/daemon.md). */
+int carma_proto_char_hidden(const unsigned char *p, size_t l);
+
 /* Name of an op ("submit"), or NULL. */
 const char *carma_op_name(enum carma_op op);
 

@@ -2,7 +2,7 @@
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
-# and ids are parsed strictly.
+# and ids are parsed strictly; show escapes what users typed.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -28,7 +28,16 @@ id=$(submit --mem 1.5G -- true)
 "$CARMA" wait "$id" --timeout 9223372 >/dev/null || fail "wait --timeout 9223372"
 "$CARMA" show 9223372036854775807 2>&1 | grep -q "no job" || fail "show INT64_MAX"
 
-step "logs -f on a queued job prints its output once"
+step "show prints argv and cwd as shell words, control characters escaped"
+mkdir -p "$T/a dir"
+id=$(cd "$T/a dir" && submit --name 'a"b\c' -- printf '%s\n' "$(printf 'x\033[31mRED\033[0m')" 'two words' '' "it's" "$(printf 'z\342\200\256y')" plain-é)
+"$CARMA" show "$id" > "$T/show.out"
+grep -qF " printf '%s\n' \$'x\x1B[31mRED\x1B[0m' 'two words' '' 'it'\\''s' \$'z\u202Ey' plain-é" "$T/show.out" ||
+    fail "command: $(grep command "$T/show.out" | cat -A)"
+grep -qF "  cwd       '$T/a dir'" "$T/show.out" || fail "cwd: $(grep cwd "$T/show.out")"
+! grep -q "$(printf '\033')" "$T/show.out" || fail "an escape sequence reached the output"
+"$CARMA" wait "$id" >/dev/null || fail "the printf job"
+
 hog=$(submit --gpus 4 -- sleep 2)
 id=$(submit -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i; sleep 0.1; done')
 timeout 30 "$CARMA" logs -f "$id" > "$T/f.out" 2> "$T/f.err" || fail "logs -f: $(cat "$T/f.err")"
