@@ -78,7 +78,10 @@ int cmd_ls(int argc, char **argv)
         if (after)
             json_object_set_new(req, "after", json_integer((json_int_t)after));
         json_t *resp;
-        int st = cli_call(&c, "ls", req, &resp);
+        /* once the JSON array is open, an error goes to stderr only: stdout stays JSON */
+        struct cli_conn cp = c;
+        cp.json = c.json && !shown;
+        int st = cli_call(&cp, "ls", req, &resp);
         if (st) {
             if (c.json && shown)
                 printf("\n]\n");

@@ -2,7 +2,7 @@
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
-# and ids are parsed strictly; show escapes what users typed.
+# and ids are parsed strictly; show escapes what users typed; ls --json stays JSON.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -70,4 +70,30 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1])) == []' "$T/w.js
 "$CARMA" cancel "$id" >/dev/null || fail "cancel"
 
 stop_daemon
+
+# fake carmads from here on
+FAKE_PID=
+ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"'
+fake() { # ANSWER...: a fake carmad answering them in turn on $T/fake.sock
+    [ -n "$FAKE_PID" ] && kill "$FAKE_PID" && wait "$FAKE_PID" 2>/dev/null
+    rm -f "$T/fake.sock"
+    python3 "$HELP/fake_carmad.py" "$T/fake.sock" "$@" &
+    FAKE_PID=$!
+    wait_until 10 test -S "$T/fake.sock" || fail "fake carmad"
+}
+FC() { CARMA_SOCKET="$T/fake.sock" CARMA_TIMEOUT=3 timeout 20 "$CARMA" "$@"; }
+
+step "ls --json stays JSON when a later page fails"
+fake '{"ok":true,"jobs":[{"id":1,"name":"a","user":"u","state":"running","attempts":1,"gpus":1}],"next":1}' \
+    '{"ok":false,"error":"store","message":"disk I/O error"}'
+rc=0; FC ls --json > "$T/ls.out" 2>"$T/ls.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "disk I/O error" "$T/ls.err" || fail "ls --json, page 2 failing: exit $rc, $(cat "$T/ls.err")"
+python3 -c 'import json,sys; assert [j["id"] for j in json.load(open(sys.argv[1]))] == [1]' "$T/ls.out" ||
+    fail "ls --json, page 2 failing: $(cat "$T/ls.out")"
+fake '{"ok":false,"error":"store","message":"disk I/O error"}'
+rc=0; FC ls --json > "$T/ls.out" 2>/dev/null || rc=$?
+[ "$rc" = 1 ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["error"] == "store"' "$T/ls.out" ||
+    fail "ls --json, page 1 failing: exit $rc, $(cat "$T/ls.out")"
+
+kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 echo "daemon_client: ok"
