@@ -1,5 +1,6 @@
 #include "cli/client.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -381,4 +382,121 @@ void cli_put_word(FILE *f, const char *s)
         p += l ? l : 1;
     }
     fputc('\'', f);
+}
+
+/* Whether v has type t ("s", "i", "n", "b", "a", "o", "as", "ai", "ao"). */
+static int has_type(const json_t *v, const char *t, size_t tl)
+{
+    if (tl == 1 && *t == 's')
+        return json_is_string(v);
+    if (tl == 1 && *t == 'i')
+        return json_is_integer(v);
+    if (tl == 1 && *t == 'n')
+        return json_is_number(v);
+    if (tl == 1 && *t == 'b')
+        return json_is_boolean(v);
+    if (tl == 1 && *t == 'o')
+        return json_is_object(v);
+    if (tl < 1 || *t != 'a' || tl > 2 || !json_is_array(v))
+        return 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(v, k, x) {
+        if (tl == 2 && !has_type(x, t + 1, 1))
+            return 0;
+    }
+    return 1;
+}
+
+int cli_shape(const json_t *o, const char *where, const char *spec, char *msg, size_t cap)
+{
+    static const char *const names[] = {"s",  "a string",
+                                        "i",  "an integer",
+                                        "n",  "a number",
+                                        "b",  "true or false",
+                                        "o",  "an object",
+                                        "a",  "an array",
+                                        "as", "an array of strings",
+                                        "ai", "an array of integers",
+                                        "ao", "an array of objects",
+                                        NULL};
+    if (!json_is_object(o)) {
+        snprintf(msg, cap, "%s: not an object", where);
+        return -1;
+    }
+    for (const char *p = spec; *p;) {
+        size_t l = strcspn(p, " ");
+        const char *colon = memchr(p, ':', l);
+        assert(colon); /* a spec of this program */
+        const char *t = colon + 1;
+        size_t tl = (size_t)(p + l - t);
+        int opt = tl && t[tl - 1] == '?';
+        tl -= (size_t)opt;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(colon - p), p);
+        const json_t *v = json_object_get(o, name);
+        if (!(opt && (!v || json_is_null(v))) && !has_type(v, t, tl)) {
+            const char *what = "?";
+            for (const char *const *n = names; *n; n += 2)
+                if (strlen(*n) == tl && !strncmp(*n, t, tl))
+                    what = n[1];
+            snprintf(msg, cap, "%s.%s: %s %s%s", where, name, v ? "not" : "missing,", what,
+                     v ? "" : " expected");
+            return -1;
+        }
+        p += l;
+        p += strspn(p, " ");
+    }
+    return 0;
+}
+
+int cli_check(const char *cmd, const json_t *o, const char *where, const char *spec)
+{
+    char msg[256];
+    if (cli_shape(o, where, spec, msg, sizeof msg) == 0)
+        return 0;
+    fprintf(stderr, "carma %s: malformed response from carmad: %s\n", cmd, msg);
+    return 1;
+}
+
+int cli_check_gpus(const char *cmd, const json_t *resp)
+{
+    char msg[256];
+    if (cli_shape_gpus(resp, msg, sizeof msg) == 0)
+        return 0;
+    fprintf(stderr, "carma %s: malformed response from carmad: %s\n", cmd, msg);
+    return 1;
+}
+
+int cli_shape_gpus(const json_t *resp, char *msg, size_t cap)
+{
+    if (cli_shape(resp, "answer", "backend:s policy:s gpus:ao", msg, cap))
+        return -1;
+    size_t k;
+    json_t *g;
+    json_array_foreach(json_object_get(resp, "gpus"), k, g) {
+        char where[48];
+        snprintf(where, sizeof where, "gpus[%zu]", k);
+        if (cli_shape(g, where,
+                      "index:i uuid:s name:s sharing:s mem_total_mib:i jobs:ai? "
+                      "drain_reason:s?",
+                      msg, cap))
+            return -1;
+    }
+    return 0;
+}
+
+int cli_check_usage(const char *cmd, const json_t *resp)
+{
+    if (cli_check(cmd, resp, "answer", "users:ao total:o?"))
+        return 1;
+    size_t k;
+    json_t *u;
+    json_array_foreach(json_object_get(resp, "users"), k, u) {
+        char where[48];
+        snprintf(where, sizeof where, "users[%zu]", k);
+        if (cli_check(cmd, u, where, "user:s"))
+            return 1;
+    }
+    return 0;
 }

@@ -129,6 +129,25 @@ void cli_put_visible(FILE *f, const char *s);
  * bytes that are not UTF-8. For argv and paths in `carma show`. */
 void cli_put_word(FILE *f, const char *s);
 
+/* Checks the shape of an answer of carmad (or a part of one, named `where` in the
+ * message: "answer", "job", "gpus[2]"): o is an object holding each field of `spec`, a
+ * blank-separated list of NAME:T, T one of s (string), i (integer), n (number), b
+ * (boolean), o (object), a (array), as / ai / ao (array of strings / integers /
+ * objects), with '?' after T when null or no field is allowed too. Returns 0, or prints
+ * "carma CMD: malformed response from carmad: WHERE.NAME: ..." and returns 1 (the exit
+ * status). */
+int cli_check(const char *cmd, const json_t *o, const char *where, const char *spec);
+
+/* cli_check that prints nothing: -1 with "WHERE.NAME: ..." in msg (cap bytes), or 0. */
+int cli_shape(const json_t *o, const char *where, const char *spec, char *msg, size_t cap);
+
+/* cli_check of a `gpus` answer and of each GPU in it (carma gpus, top). */
+int cli_check_gpus(const char *cmd, const json_t *resp);
+/* cli_check_gpus that prints nothing: -1 with the problem in msg, or 0. */
+int cli_shape_gpus(const json_t *resp, char *msg, size_t cap);
+/* cli_check of a `usage` answer and of each user in it (carma usage, report). */
+int cli_check_usage(const char *cmd, const json_t *resp);
+
 /* 1 when state names a final state. */
 int cli_state_final(const char *state);
 

@@ -32,6 +32,10 @@ int cmd_gpus(int argc, char **argv)
     int st = cli_call(&c, "gpus", cli_req("gpus"), &resp);
     if (st)
         return st;
+    if (cli_check_gpus("gpus", resp)) {
+        json_decref(resp);
+        return 1;
+    }
     if (c.json) {
         json_object_del(resp, "ok");
         cli_print_json(resp);

@@ -59,6 +59,7 @@ static int pump_both(const char *out, off_t *oo, const char *err, off_t *eo)
 
 /* Following, the job outlives a restart of carmad: wait this long for it to return. */
 #define LOGS_PATIENCE_S 300
+#define LOGS_SHAPE "attempt:i state:s stdout:s stderr:s" /* of carmad's answer */
 
 static json_t *ask(const struct cli_conn *c, uint64_t id, int *st, double patience_s)
 {
@@ -110,6 +111,10 @@ int cmd_logs(int argc, char **argv)
     json_t *resp = ask(&c, id, &st, 0);
     if (st)
         return st;
+    if (cli_check("logs", resp, "answer", LOGS_SHAPE)) {
+        json_decref(resp);
+        return 1;
+    }
     if (c.json) {
         cli_print_json(resp);
         json_decref(resp);
@@ -136,12 +141,14 @@ int cmd_logs(int argc, char **argv)
             continue;
         if (!(resp = ask(&c, id, &st, LOGS_PATIENCE_S)))
             return st;
+        if (cli_check("logs", resp, "answer", LOGS_SHAPE)) {
+            json_decref(resp);
+            return 1;
+        }
         final = cli_state_final(json_string_value(json_object_get(resp, "state")));
         long long a = json_integer_value(json_object_get(resp, "attempt"));
         const char *no = json_string_value(json_object_get(resp, "stdout")),
                    *ne = json_string_value(json_object_get(resp, "stderr"));
-        no = no ? no : "";
-        ne = ne ? ne : "";
         if (a != attempt && (strcmp(no, out) || strcmp(ne, err))) {
             /* A new attempt: finish the old files, go on with the new ones. (A queued
              * job's answer names its first attempt's files already: those go on.) */

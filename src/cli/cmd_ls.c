@@ -46,6 +46,22 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
     }
 }
 
+/* The shape of a page: 0, or 1 with the error printed. */
+static int ls_check(const json_t *resp)
+{
+    if (cli_check("ls", resp, "answer", "jobs:ao next:i?"))
+        return 1;
+    size_t k;
+    json_t *j;
+    json_array_foreach(json_object_get(resp, "jobs"), k, j) {
+        char where[48];
+        snprintf(where, sizeof where, "jobs[%zu]", k);
+        if (cli_check("ls", j, where, "id:i name:s user:s state:s"))
+            return 1;
+    }
+    return 0;
+}
+
 int cmd_ls(int argc, char **argv)
 {
     struct cli_conn c;
@@ -86,6 +102,12 @@ int cmd_ls(int argc, char **argv)
             if (c.json && shown)
                 printf("\n]\n");
             return st;
+        }
+        if (ls_check(resp)) {
+            json_decref(resp);
+            if (c.json && shown)
+                printf("\n]\n");
+            return 1;
         }
         print_page(json_object_get(resp, "jobs"), c.json, &shown);
         const json_t *next = json_object_get(resp, "next");

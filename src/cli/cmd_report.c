@@ -21,6 +21,35 @@ static void usage(FILE *f)
                "YYYY-MM-DDTHH:MM[:SS] (local time).\n");
 }
 
+/* The shape of a history answer: 0, or 1 with the error printed. A GPU without a
+ * string uuid has no bars (the store's GPUs of an older carmad). */
+static int history_check(const json_t *h)
+{
+    if (cli_check("report", h, "answer", "policy:s backend:s host:s? gpus:ao attempts:ao"))
+        return 1;
+    size_t k;
+    json_t *x;
+    json_array_foreach(json_object_get(h, "gpus"), k, x) {
+        char where[48];
+        snprintf(where, sizeof where, "gpus[%zu]", k);
+        if (cli_check("report", x, where, "name:s t:ai mem_total_mib:i"))
+            return 1;
+    }
+    json_array_foreach(json_object_get(h, "attempts"), k, x) {
+        char where[48];
+        snprintf(where, sizeof where, "attempts[%zu]", k);
+        if (cli_check("report", x, where, "job:i start:n name:s? outcome:s? gpus:a?"))
+            return 1;
+    }
+    return 0;
+}
+
+/* GPU g's uuid in a history answer, or NULL. */
+static const char *gpu_uuid(const json_t *gpus, size_t g)
+{
+    return json_string_value(json_object_get(json_array_get(gpus, g), "uuid"));
+}
+
 static enum carma_report_outcome outcome_of(const char *o)
 {
     if (!o)
@@ -114,6 +143,11 @@ int cmd_report(int argc, char **argv)
     if ((st = cli_call(&c, "report", req, &u))) {
         json_decref(h);
         return st;
+    }
+    if (history_check(h) || cli_check_usage("report", u)) {
+        json_decref(h);
+        json_decref(u);
+        return 1;
     }
     json_t *gpus = json_object_get(h, "gpus"), *atts = json_object_get(h, "attempts");
     size_t ng = json_array_size(gpus), na = json_array_size(atts);
@@ -213,10 +247,8 @@ int cmd_report(int argc, char **argv)
         json_t *uu;
         json_array_foreach(json_object_get(a, "gpus"), x, uu) {
             for (size_t g = 0; g < ng; g++)
-                if (json_is_string(uu) &&
-                    !strcmp(json_string_value(uu),
-                            json_string_value(json_object_get(json_array_get(gpus, g), "uuid"))) &&
-                    nb < nbars) {
+                if (json_is_string(uu) && gpu_uuid(gpus, g) &&
+                    !strcmp(json_string_value(uu), gpu_uuid(gpus, g)) && nb < nbars) {
                     bars[nb++] = (struct carma_report_bar){
                         .gpu = (uint32_t)g, .start_s = s0, .end_s = s1,
                         .job = (uint64_t)json_integer_value(json_object_get(a, "job")),

@@ -44,7 +44,24 @@ int cmd_show(int argc, char **argv)
     int st = cli_call(&c, "show", req, &resp);
     if (st)
         return st;
+    size_t k;
+    json_t *a;
     json_t *j = json_object_get(resp, "job");
+    if (cli_check("show", resp, "answer", "job:o") ||
+        cli_check("show", j, "job",
+                  "id:i name:s user:s state:s argv:as cwd:s bound_basis:s? reason:s? "
+                  "waiting_reason:s? attempt_list:ao?")) {
+        json_decref(resp);
+        return 1;
+    }
+    json_array_foreach(json_object_get(j, "attempt_list"), k, a) {
+        char where[48];
+        snprintf(where, sizeof where, "attempt_list[%zu]", k);
+        if (cli_check("show", a, where, "n:i outcome:s? gpus:as?")) {
+            json_decref(resp);
+            return 1;
+        }
+    }
     if (c.json) {
         cli_print_json(j);
         json_decref(resp);
@@ -57,8 +74,6 @@ int cmd_show(int argc, char **argv)
     cli_put_visible(stdout, json_string_value(json_object_get(j, "user")));
     printf("\n  state     %s\n", json_string_value(json_object_get(j, "state")));
     printf("  command  "); /* each argument as a shell word: the command as it runs */
-    size_t k;
-    json_t *a;
     json_array_foreach(json_object_get(j, "argv"), k, a) {
         putchar(' ');
         cli_put_word(stdout, json_string_value(a));

@@ -134,6 +134,10 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
     int st = cli_call(c, cmd, req, &resp);
     if (st)
         return st;
+    if (cli_check(cmd, resp, "answer", "id:i")) {
+        json_decref(resp);
+        return 1;
+    }
     if (c->json)
         cli_print_json(resp);
     else

@@ -240,6 +240,10 @@ int cmd_top(int argc, char **argv)
     int st = cli_call(&c, "top", cli_req("gpus"), &resp);
     if (st)
         return st;
+    if (cli_check_gpus("top", resp)) {
+        json_decref(resp);
+        return 1;
+    }
     /* A live view needs a terminal (initscr() would exit the process on failure, and
      * without one the loop would write escape codes to a file forever). */
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -281,12 +285,18 @@ int cmd_top(int argc, char **argv)
         struct carma_err err = {{0}};
         json_t *req = cli_req("gpus");
         json_t *r = NULL;
-        if (carma_client_request(c.socket, req, &r, &err) == 0 &&
-            json_is_true(json_object_get(r, "ok"))) {
-            resp = r;
-        } else {
-            snprintf(errbuf, sizeof errbuf, "%s", err.msg[0] ? err.msg : "carmad refused");
+        char why[256];
+        if (carma_client_request(c.socket, req, &r, &err) != 0) {
+            snprintf(errbuf, sizeof errbuf, "%s", err.msg);
+        } else if (!json_is_true(json_object_get(r, "ok"))) { /* carmad's word: busy, ... */
+            const char *m = json_string_value(json_object_get(r, "message"));
+            snprintf(errbuf, sizeof errbuf, "carmad refused: %s", m ? m : "no reason given");
             json_decref(r);
+        } else if (cli_shape_gpus(r, why, sizeof why)) {
+            snprintf(errbuf, sizeof errbuf, "malformed response from carmad: %s", why);
+            json_decref(r);
+        } else {
+            resp = r;
         }
         json_decref(req);
     }

@@ -92,6 +92,10 @@ int cmd_usage(int argc, char **argv)
     int st = cli_call(&c, "usage", req, &resp);
     if (st)
         return st;
+    if (cli_check_usage("usage", resp)) {
+        json_decref(resp);
+        return 1;
+    }
     /* A mistyped name would read as a user who used nothing. */
     if (user && json_array_size(json_object_get(resp, "users")) == 0 && !getpwnam(user)) {
         fprintf(stderr, "carma usage: --user %s: no such user here, and no jobs of that name\n",

@@ -111,6 +111,12 @@ int cmd_wait(int argc, char **argv)
             }
             reached = 1;
             json_t *job = json_object_get(resp, "job");
+            if (cli_check("wait", resp, "answer", "job:o") ||
+                cli_check("wait", job, "job", "id:i state:s")) {
+                json_decref(resp);
+                json_decref(out);
+                return 1;
+            }
             const char *state = json_string_value(json_object_get(job, "state"));
             if (cli_state_final(state)) {
                 if (strcmp(state, "succeeded"))

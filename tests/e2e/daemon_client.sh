@@ -2,7 +2,8 @@
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
-# and ids are parsed strictly; show escapes what users typed; ls --json stays JSON.
+# and ids are parsed strictly; show escapes what users typed; ls --json stays JSON;
+# answers of the wrong shape are errors.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -94,6 +95,32 @@ fake '{"ok":false,"error":"store","message":"disk I/O error"}'
 rc=0; FC ls --json > "$T/ls.out" 2>/dev/null || rc=$?
 [ "$rc" = 1 ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["error"] == "store"' "$T/ls.out" ||
     fail "ls --json, page 1 failing: exit $rc, $(cat "$T/ls.out")"
+
+step "answers of the wrong shape are errors naming the field"
+malformed() { # FIELD ARGS...: carma ARGS exits 1 naming FIELD
+    _f=$1; shift
+    _rc=0; FC "$@" >"$T/m.out" 2>"$T/m.err" || _rc=$?
+    [ "$_rc" = 1 ] && grep -q "malformed response from carmad: $_f" "$T/m.err" ||
+        fail "carma $* on a malformed answer: exit $_rc, $(cat "$T/m.err")"
+}
+fake '{"ok":true,"job":{"id":1}}'
+malformed "job.state: missing, a string expected" wait 1
+malformed "job.name: missing, a string expected" show 1
+fake '{"ok":true,"job":{"id":1,"name":"a","user":"u","state":"running","argv":["a",1],"cwd":"/"}}'
+malformed "job.argv: not an array of strings" show 1
+fake '{"ok":true,"attempt":0,"state":"queued"}'
+malformed "answer.stdout: missing" logs 1
+malformed "answer.stdout: missing" logs -f 1
+fake '{"ok":true,"jobs":[{"id":1,"state":"running"}]}'
+malformed "jobs\[0\].name: missing" ls
+fake '{"ok":true,"backend":"sim","policy":"auto","gpus":[{"index":0,"uuid":5}]}'
+malformed "gpus\[0\].uuid: not a string" gpus
+fake '{"ok":true}'
+malformed "answer.id: missing, an integer expected" submit -- true
+malformed "answer.users: missing" usage
+fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":5,"t":[],"mem_total_mib":1}],"attempts":[{"job":1,"start":1,"gpus":[5, "GPU-1"]}]}' \
+    '{"ok":true,"users":[]}'
+FC report --html "$T/r.html" 2>"$T/r.err" || fail "report on a GPU without a uuid: $(cat "$T/r.err")"
 
 kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 echo "daemon_client: ok"
