@@ -10,6 +10,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "proto/proto.h"
 #include "sim/trace.h"
 #include "util/utf8.h"
 
@@ -232,12 +233,21 @@ int cmd_submit_rad(int argc, char **argv)
         json_object_set_new(job, "mem_mib", json_integer((json_int_t)rad.mem_mib));
     if (rad.batch)
         json_object_set_new(job, "batch", json_integer(rad.batch));
+    /* Named after the file: its base name without .rad, with what a name may not hold
+     * (controls, bytes that are not UTF-8) as '?', cut at a whole character. */
     const char *base = strrchr(file, '/');
-    char name[129];
-    snprintf(name, sizeof name, "%s", base ? base + 1 : file);
-    char *dot = strrchr(name, '.');
-    if (dot && !strcmp(dot, ".rad"))
-        *dot = 0;
+    base = base ? base + 1 : file;
+    size_t bl = strlen(base);
+    if (bl > 4 && !strcmp(base + bl - 4, ".rad"))
+        bl -= 4;
+    char *stem = strndup(base, bl), name[CARMA_PROTO_MAX_NAME + 1];
+    if (!stem) {
+        fprintf(stderr, "carma submit-rad: out of memory\n");
+        json_decref(job);
+        return 1;
+    }
+    carma_proto_name_from(stem, name, sizeof name);
+    free(stem);
     json_object_set_new(job, "name", json_string(name));
     return cli_submit_job(&c, "submit-rad", job);
 }

@@ -7,6 +7,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "util/err.h"
 #include "util/timearg.h"
 
 static void usage(FILE *f)
@@ -62,6 +63,13 @@ int cmd_usage(int argc, char **argv)
              !strcmp(argv[i], "--until"))) {
             const char *opt = argv[i], *v = argv[++i];
             if (!strcmp(opt, "--user")) {
+                if (!*v || carma_text_has_control(v)) { /* else dropped, or not a name */
+                    fprintf(stderr,
+                            "carma usage: --user '%s': not a user name (empty, control "
+                            "characters or bytes that are not UTF-8)\n",
+                            carma_quote(v, 40).s);
+                    return 2;
+                }
                 user = v;
                 continue;
             }

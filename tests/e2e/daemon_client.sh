@@ -3,7 +3,7 @@
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
 # and ids are parsed strictly; show escapes what users typed; ls --json stays JSON;
-# answers of the wrong shape are errors.
+# answers of the wrong shape are errors; submit-rad and usage --user take any bytes.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -39,6 +39,28 @@ grep -qF "  cwd       '$T/a dir'" "$T/show.out" || fail "cwd: $(grep cwd "$T/sho
 ! grep -q "$(printf '\033')" "$T/show.out" || fail "an escape sequence reached the output"
 "$CARMA" wait "$id" >/dev/null || fail "the printf job"
 
+step "submit-rad names the job after any file name; usage refuses a --user that is not UTF-8"
+printf '# t\nconda activate x\necho rad\nm\nd\n32\nexclusive\n1\n100\n0\n0\n0\n' > "$T/task.rad"
+tab=$(printf 'tab\tname')
+latin=$(printf 'lat\351')
+long="x$(python3 -c "print('\u00e9' * 70, end='')")"
+for f in "$tab" "$latin" "$long"; do
+    cp "$T/task.rad" "$T/$f.rad"
+    rid=$("$CARMA" submit-rad --no-conda "$T/$f.rad" 2>"$T/rad.err") || fail "submit-rad $f: $(cat "$T/rad.err")"
+    "$CARMA" show --json "$rid" > "$T/rad.json"
+    python3 - "$T/rad.json" "$f" <<'PYEOF' || fail "the job of $f.rad is named: $(grep name "$T/rad.json")"
+import json, os, sys
+name = json.load(open(sys.argv[1]))["name"]
+f = os.fsencode(sys.argv[2])
+want = {b"tab\tname": "tab?name", b"lat\xe9": "lat?"}.get(f)
+n = len(name.encode())
+assert name == want if want else (name.startswith("x\u00e9") and 127 <= n <= 128), name
+PYEOF
+done
+rc=0; "$CARMA" usage --user "$(printf 'ro\377ot')" >/dev/null 2>"$T/u.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "not a user name" "$T/u.err" || fail "usage --user not UTF-8: exit $rc, $(cat "$T/u.err")"
+
+step "logs -f on a queued job prints its output once"
 hog=$(submit --gpus 4 -- sleep 2)
 id=$(submit -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i; sleep 0.1; done')
 timeout 30 "$CARMA" logs -f "$id" > "$T/f.out" 2> "$T/f.err" || fail "logs -f: $(cat "$T/f.err")"
