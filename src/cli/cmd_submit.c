@@ -154,14 +154,15 @@ static int read_file(const char *path, size_t max, char **out)
     if (!f)
         return -errno;
     char *b = malloc(max + 1);
+    errno = 0;
     size_t n = b ? fread(b, 1, max + 1, f) : 0;
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0; /* EISDIR: a folder */
     fclose(f);
     if (!b)
         return -ENOMEM;
     if (bad || n > max || memchr(b, 0, n)) {
         free(b);
-        return bad ? -EIO : n > max ? -E2BIG : -EILSEQ;
+        return bad ? -bad : n > max ? -E2BIG : -EILSEQ;
     }
     b[n] = 0;
     *out = b;

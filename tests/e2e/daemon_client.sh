@@ -3,7 +3,8 @@
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
 # and ids are parsed strictly; show escapes what users typed; ls --json stays JSON;
-# answers of the wrong shape are errors; submit-rad and usage --user take any bytes.
+# answers of the wrong shape are errors; submit-rad and usage --user take any bytes; top
+# shows why carmad refused.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -24,6 +25,7 @@ for v in 18446744073709551615 9223372036854775808 " 7" +7 0 1x ""; do
     refused "is not a job id" wait "$v"
 done
 refused "at most 1024 job ids at once" wait $(seq 1 1025)
+refused "$T: Is a directory" submit --summary "$T" --batch 4 -- true
 id=$(submit --mem 1.5G -- true)
 "$CARMA" show --json "$id" | grep -q '"mem_mib": 1536' || fail "--mem 1.5G"
 "$CARMA" wait "$id" --timeout 9223372 >/dev/null || fail "wait --timeout 9223372"
@@ -143,6 +145,22 @@ malformed "answer.users: missing" usage
 fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":5,"t":[],"mem_total_mib":1}],"attempts":[{"job":1,"start":1,"gpus":[5, "GPU-1"]}]}' \
     '{"ok":true,"users":[]}'
 FC report --html "$T/r.html" 2>"$T/r.err" || fail "report on a GPU without a uuid: $(cat "$T/r.err")"
+
+step "top shows carmad's word when it refuses a refresh"
+if command -v tmux >/dev/null; then
+    TS="carma-client-$$"
+    fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[]}' \
+        '{"ok":false,"error":"busy","message":"too many connections of uid 0"}'
+    ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"; tmux -L "$TS" kill-server 2>/dev/null'
+    tmux -L "$TS" new-session -d -x 120 -y 20 "CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; sleep 5" ||
+        fail "tmux"
+    wait_until 10 sh -c "tmux -L $TS capture-pane -p | grep -q 'carmad refused: too many connections of uid 0'" ||
+        fail "top on a busy answer: $(tmux -L "$TS" capture-pane -p | head -3)"
+    tmux -L "$TS" kill-server 2>/dev/null
+    ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"'
+else
+    echo "(skipped: no tmux)"
+fi
 
 kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=
 echo "daemon_client: ok"
