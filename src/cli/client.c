@@ -2,11 +2,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include "proto/proto.h"
 #include "util/err.h"
@@ -304,20 +307,41 @@ int cli_state_final(const char *state)
     return state && strcmp(state, "queued") && strcmp(state, "running");
 }
 
+void cli_locale_ctype(void)
+{
+    setlocale(LC_CTYPE, "");
+    if (strcmp(nl_langinfo(CODESET), "UTF-8"))
+        setlocale(LC_CTYPE, "C.UTF-8");
+}
+
+unsigned cli_char_cols(const unsigned char *p, size_t l)
+{
+    if (l < 2)
+        return 1;
+    uint32_t cp = l == 2 ? (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f)
+                  : l == 3
+                      ? (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f)
+                      : (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+                            (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+    int w = wcwidth((wchar_t)cp);
+    return w < 0 ? 1 : (unsigned)w;
+}
+
 void cli_cell(char *out, size_t cap, const char *s, unsigned width)
 {
     size_t o = 0;
     unsigned cols = 0;
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && cols < width;) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
         size_t l = carma_utf8_seq(p);
         const char *src = l ? (const char *)p : "?"; /* a byte that is no character */
         size_t n = l ? l : 1;
-        if (o + n + 1 > cap)
+        unsigned w = cli_char_cols(p, l);
+        if (cols + w > width || o + n + 1 > cap) /* a wide one that does not fit: stop */
             break;
         memcpy(out + o, src, n);
         o += n;
         p += l ? l : 1;
-        cols++;
+        cols += w;
     }
     while (cols++ < width && o + 2 <= cap)
         out[o++] = ' ';

@@ -85,8 +85,18 @@ void cli_print_json(const json_t *v);
 /* "12:03:04" or "-" for a time value (seconds since the epoch, null allowed). */
 void cli_fmt_time(const json_t *t, char *buf, size_t cap);
 
-/* s cut or padded to `width` characters (UTF-8 sequences kept whole; one column each),
- * for a table column; `cap` bytes in out. */
+/* LC_CTYPE from the environment, or C.UTF-8 when that is not UTF-8 (carma's text is
+ * UTF-8 whatever the locale), so that wcwidth knows the characters of names. */
+void cli_locale_ctype(void);
+
+/* The terminal columns of the character at p (l bytes of well-formed UTF-8; 0: a byte
+ * shown as '?'): wcwidth's, 2 for wide (CJK) ones, 0 for combining ones, 1 when it
+ * does not know. Needs cli_locale_ctype. */
+unsigned cli_char_cols(const unsigned char *p, size_t l);
+
+/* s cut or padded to `width` terminal columns (UTF-8 sequences kept whole, counted with
+ * cli_char_cols: a wide character that does not fit is left out), for a table column;
+ * `cap` bytes in out. */
 void cli_cell(char *out, size_t cap, const char *s, unsigned width);
 /* "1h02m", "35s" or "-" from two time values (end null: now). */
 void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);

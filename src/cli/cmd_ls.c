@@ -88,6 +88,7 @@ int cmd_ls(int argc, char **argv)
      * printed as pages arrive, so that any number of jobs lists in bounded memory. */
     uint64_t after = 0;
     size_t shown = 0;
+    cli_locale_ctype(); /* names' column widths */
     for (;;) {
         json_t *req = cli_req("ls");
         json_object_set_new(req, "all", json_boolean(all));

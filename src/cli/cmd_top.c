@@ -29,8 +29,8 @@ static double num(json_t *o, const char *k)
 }
 
 /* Text from the cursor to the right edge at most: curses would wrap the rest onto the
- * next row, over what is drawn there. Cut at whole UTF-8 sequences, one column each
- * (a byte that starts none shows as '?'). */
+ * next row, over what is drawn there. Cut at whole UTF-8 sequences, counted in terminal
+ * columns (cli_char_cols; a byte that starts none shows as '?'). */
 static int row; /* the row at() began: once the cursor leaves it, the row is full */
 
 static void vclip(const char *fmt, va_list ap)
@@ -40,12 +40,16 @@ static void vclip(const char *fmt, va_list ap)
     if (getcury(stdscr) != row)
         return;
     int room = getmaxx(stdscr) - getcurx(stdscr);
-    for (const unsigned char *p = (const unsigned char *)buf; *p && room > 0; room--) {
+    for (const unsigned char *p = (const unsigned char *)buf; *p;) {
         size_t l = carma_utf8_seq(p);
+        int w = (int)cli_char_cols(p, l);
+        if (w > room) /* a wide character in the last column would wrap */
+            break;
         if (l)
             addnstr((const char *)p, (int)l);
         else
             addch('?');
+        room -= w;
         p += l ? l : 1;
     }
 }
@@ -252,6 +256,7 @@ int cmd_top(int argc, char **argv)
         return 1;
     }
     setlocale(LC_ALL, "");
+    cli_locale_ctype();
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) {
         const char *term = getenv("TERM");

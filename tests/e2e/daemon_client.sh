@@ -4,7 +4,7 @@
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
 # and ids are parsed strictly; show escapes what users typed; ls --json stays JSON;
 # answers of the wrong shape are errors; submit-rad and usage --user take any bytes; top
-# shows why carmad refused.
+# shows why carmad refused; ls and top count wide characters as two columns.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -61,6 +61,23 @@ PYEOF
 done
 rc=0; "$CARMA" usage --user "$(printf 'ro\377ot')" >/dev/null 2>"$T/u.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "not a user name" "$T/u.err" || fail "usage --user not UTF-8: exit $rc, $(cat "$T/u.err")"
+
+step "ls counts a wide character as two columns"
+w1=$(submit --name 'résumé-名前-long-name-here' -- sleep 30)
+w2=$(submit --name 'plain' -- sleep 30)
+for loc in C.UTF-8 C; do
+    LC_ALL=$loc "$CARMA" ls > "$T/ls.txt" || fail "ls"
+    python3 - "$T/ls.txt" <<'PYEOF' || fail "ls columns under LC_ALL=$loc: $(cat "$T/ls.txt")"
+import sys, unicodedata
+def cols(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in s)
+rows = [l for l in open(sys.argv[1], encoding="utf-8").read().splitlines()[1:] if l.strip()]
+at = {cols(l[: l.index(" running") if " running" in l else l.index(" queued")]) for l in rows}
+assert len(rows) >= 2 and len(at) == 1, at
+PYEOF
+done
+"$CARMA" cancel "$w1" "$w2" >/dev/null || fail "cancel"
 
 step "logs -f on a queued job prints its output once"
 hog=$(submit --gpus 4 -- sleep 2)
@@ -146,7 +163,7 @@ fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":
     '{"ok":true,"users":[]}'
 FC report --html "$T/r.html" 2>"$T/r.err" || fail "report on a GPU without a uuid: $(cat "$T/r.err")"
 
-step "top shows carmad's word when it refuses a refresh"
+step "top shows carmad's word when it refuses a refresh, and keeps wide characters on their row"
 if command -v tmux >/dev/null; then
     TS="carma-client-$$"
     fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[]}' \
@@ -157,6 +174,16 @@ if command -v tmux >/dev/null; then
     wait_until 10 sh -c "tmux -L $TS capture-pane -p | grep -q 'carmad refused: too many connections of uid 0'" ||
         fail "top on a busy answer: $(tmux -L "$TS" capture-pane -p | head -3)"
     tmux -L "$TS" kill-server 2>/dev/null
+    # a wide character that would end in the last column is left out, not wrapped
+    fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[{"index":0,"uuid":"GPU-0","name":"A100","sharing":"timeslice","mem_total_mib":40960,"jobs":[1],"job_list":[{"id":1,"name":"résumé-ünïcödé-名前-long-name-here","user":"u","run_s":1,"mem_mib":0}]}]}'
+    for w in 42 44; do
+        tmux -L "$TS" new-session -d -x $w -y 12 "LC_ALL=C.UTF-8 CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; sleep 5" ||
+            fail "tmux"
+        wait_until 10 sh -c "tmux -L $TS capture-pane -p | grep -q 'job 1'" || fail "top at width $w: no job row"
+        tmux -L "$TS" capture-pane -p > "$T/top.txt"
+        tmux -L "$TS" kill-server 2>/dev/null
+        ! grep -q '^[名前]' "$T/top.txt" || fail "top at width $w wrapped a wide character: $(cat "$T/top.txt")"
+    done
     ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"'
 else
     echo "(skipped: no tmux)"
