@@ -44,6 +44,55 @@ static int history_check(const json_t *h)
     return 0;
 }
 
+/* The history's GPUs (hist) to draw, as a new array: those carmad has in service now
+ * (cur, its gpus answer) in its order, each with its "index", then those out of service
+ * that have samples or attempts in the range, with "index" null. NULL when out of
+ * memory. */
+static json_t *gpus_shown(json_t *hist, const json_t *atts, const json_t *cur)
+{
+    json_t *out = json_array();
+    size_t nh = json_array_size(hist);
+    char *taken = calloc(nh + 1, 1);
+    if (!out || !taken) {
+        json_decref(out);
+        free(taken);
+        return NULL;
+    }
+    size_t k, g;
+    json_t *x;
+    json_array_foreach(cur, k, x) {
+        const char *uuid = json_string_value(json_object_get(x, "uuid"));
+        for (g = 0; g < nh; g++) {
+            json_t *o = json_array_get(hist, g);
+            const char *hu = json_string_value(json_object_get(o, "uuid"));
+            if (!taken[g] && hu && uuid && !strcmp(hu, uuid)) {
+                taken[g] = 1;
+                json_object_set(o, "index", json_object_get(x, "index"));
+                json_array_append(out, o);
+                break;
+            }
+        }
+    }
+    for (g = 0; g < nh; g++) {
+        json_t *o = json_array_get(hist, g);
+        const char *hu = json_string_value(json_object_get(o, "uuid"));
+        int used = json_array_size(json_object_get(o, "t")) > 0;
+        json_t *a, *uu;
+        size_t y;
+        json_array_foreach(atts, k, a) {
+            json_array_foreach(json_object_get(a, "gpus"), y, uu) {
+                used |= hu && json_is_string(uu) && !strcmp(json_string_value(uu), hu);
+            }
+        }
+        if (!taken[g] && used) {
+            json_object_set_new(o, "index", json_null());
+            json_array_append(out, o);
+        }
+    }
+    free(taken);
+    return out;
+}
+
 /* GPU g's uuid in a history answer, or NULL. */
 static const char *gpu_uuid(const json_t *gpus, size_t g)
 {
@@ -149,6 +198,24 @@ int cmd_report(int argc, char **argv)
         json_decref(u);
         return 1;
     }
+    json_t *now_gpus = NULL; /* carmad's numbering, as carma gpus shows it */
+    if ((st = cli_call(&c, "report", cli_req("gpus"), &now_gpus)) ||
+        (st = cli_check_gpus("report", now_gpus))) {
+        json_decref(now_gpus);
+        json_decref(h);
+        json_decref(u);
+        return st;
+    }
+    json_t *shown = gpus_shown(json_object_get(h, "gpus"), json_object_get(h, "attempts"),
+                               json_object_get(now_gpus, "gpus"));
+    json_decref(now_gpus);
+    if (!shown) {
+        fprintf(stderr, "carma report: out of memory\n");
+        json_decref(h);
+        json_decref(u);
+        return 1;
+    }
+    json_object_set_new(h, "gpus", shown);
     json_t *gpus = json_object_get(h, "gpus"), *atts = json_object_get(h, "attempts");
     size_t ng = json_array_size(gpus), na = json_array_size(atts);
     struct carma_report_series *se = calloc(ng + 1, sizeof *se);
@@ -220,7 +287,11 @@ int cmd_report(int argc, char **argv)
                 pmax = p / 10.0;
         }
         json_t *pl = json_object_get(o, "power_max_w");
-        snprintf(labels[g], sizeof labels[g], "GPU %zu %s%s", g,
+        json_t *idx = json_object_get(o, "index");
+        char num[24] = "-"; /* a GPU out of service now has no number */
+        if (json_is_integer(idx))
+            snprintf(num, sizeof num, "%lld", (long long)json_integer_value(idx));
+        snprintf(labels[g], sizeof labels[g], "GPU %s %s%s", num,
                  json_string_value(json_object_get(o, "name")),
                  any_sm || n == 0 ? "" : " (utilisation: no SMACT)");
         se[g] = (struct carma_report_series){

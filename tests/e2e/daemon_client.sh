@@ -4,7 +4,8 @@
 # the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
 # and ids are parsed strictly; show escapes what users typed; ls --json stays JSON;
 # answers of the wrong shape are errors; submit-rad and usage --user take any bytes; top
-# shows why carmad refused; ls and top count wide characters as two columns.
+# shows why carmad refused; ls and top count wide characters as two columns; report
+# numbers GPUs as carmad does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -138,6 +139,7 @@ rc=0; FC ls --json > "$T/ls.out" 2>/dev/null || rc=$?
     fail "ls --json, page 1 failing: exit $rc, $(cat "$T/ls.out")"
 
 step "answers of the wrong shape are errors naming the field"
+GPUS_B='{"ok":true,"backend":"nvml","policy":"auto","gpus":[{"index":0,"uuid":"GPU-bbbb","name":"B100","sharing":"timeslice","mem_total_mib":1,"jobs":[]}]}'
 malformed() { # FIELD ARGS...: carma ARGS exits 1 naming FIELD
     _f=$1; shift
     _rc=0; FC "$@" >"$T/m.out" 2>"$T/m.err" || _rc=$?
@@ -160,8 +162,20 @@ fake '{"ok":true}'
 malformed "answer.id: missing, an integer expected" submit -- true
 malformed "answer.users: missing" usage
 fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":5,"t":[],"mem_total_mib":1}],"attempts":[{"job":1,"start":1,"gpus":[5, "GPU-1"]}]}' \
-    '{"ok":true,"users":[]}'
+    '{"ok":true,"users":[]}' "$GPUS_B"
 FC report --html "$T/r.html" 2>"$T/r.err" || fail "report on a GPU without a uuid: $(cat "$T/r.err")"
+
+step "report numbers GPUs as carmad does now, and leaves out idle ones that are gone"
+fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":"GPU-aaaa","t":[],"mem_total_mib":1},{"name":"B100","uuid":"GPU-bbbb","t":[1,2],"mem_mib":[1,1],"smact_pm":[1,1],"util_pm":[1,1],"power_dw":[1,1],"mem_total_mib":1}],"attempts":[]}' \
+    '{"ok":true,"users":[]}' "$GPUS_B"
+FC report --html "$T/r.html" 2>"$T/r.err" || fail "report: $(cat "$T/r.err")"
+grep -q "GPU 0 B100" "$T/r.html" && ! grep -q "A100" "$T/r.html" ||
+    fail "report's GPUs: $(grep -o 'GPU [-0-9]* [AB]100' "$T/r.html" | sort -u)"
+fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":"GPU-aaaa","t":[],"mem_total_mib":1},{"name":"B100","uuid":"GPU-bbbb","t":[],"mem_total_mib":1}],"attempts":[{"job":1,"start":1,"gpus":["GPU-aaaa"]}]}' \
+    '{"ok":true,"users":[]}' "$GPUS_B"
+FC report --html "$T/r.html" 2>"$T/r.err" || fail "report: $(cat "$T/r.err")"
+grep -q "GPU 0 B100" "$T/r.html" && grep -q "GPU - A100" "$T/r.html" ||
+    fail "report's GPUs, one gone with an attempt: $(grep -o 'GPU [-0-9]* [AB]100' "$T/r.html" | sort -u)"
 
 step "top shows carmad's word when it refuses a refresh, and keeps wide characters on their row"
 if command -v tmux >/dev/null; then
