@@ -128,6 +128,11 @@ int cmd_report(int argc, char **argv)
     double now = (double)time(NULL), since = -1, until = -1;
     long points = 1000;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) { /* cli_common_opt would take it and do nothing */
+            fprintf(stderr, "carma report: --json is not supported: the report is an HTML "
+                            "page ('carma usage --json' and 'carma gpus --json' give data)\n");
+            return 2;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;

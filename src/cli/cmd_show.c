@@ -57,7 +57,7 @@ int cmd_show(int argc, char **argv)
     json_array_foreach(json_object_get(j, "attempt_list"), k, a) {
         char where[48];
         snprintf(where, sizeof where, "attempt_list[%zu]", k);
-        if (cli_check("show", a, where, "n:i outcome:s? gpus:as?")) {
+        if (cli_check("show", a, where, "n:i outcome:s? gpus:as? gpu_uuids:as?")) {
             json_decref(resp);
             return 1;
         }
@@ -143,7 +143,8 @@ int cmd_show(int argc, char **argv)
                s, d, o ? o : "running");
         size_t g;
         json_t *u;
-        json_array_foreach(json_object_get(a, "gpus"), g, u)
+        json_t *uuids = json_object_get(a, "gpu_uuids"); /* "gpus" from an older carmad */
+        json_array_foreach(uuids ? uuids : json_object_get(a, "gpus"), g, u)
             printf(" %s", json_string_value(u));
         if (json_is_integer(json_object_get(a, "peak_mib")))
             printf("  peak %lld MiB", (long long)json_integer_value(json_object_get(a, "peak_mib")));

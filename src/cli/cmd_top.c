@@ -198,8 +198,9 @@ static void draw(json_t *r, const char *err)
             cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
             cli_cell(nm, sizeof nm, name ? name : "-", 20);
             char mem[24]; /* null: NVML could not say */
-            if (num(j, "mem_mib") >= 0)
-                snprintf(mem, sizeof mem, "%7.0f", num(j, "mem_mib"));
+            const char *mk = json_object_get(j, "mem_now_mib") ? "mem_now_mib" : "mem_mib";
+            if (num(j, mk) >= 0)
+                snprintf(mem, sizeof mem, "%7.0f", num(j, mk));
             else
                 snprintf(mem, sizeof mem, "%7s", "-");
             at(y++, 4, "job %-6lld %s %s %s MiB  %8s",
@@ -218,6 +219,11 @@ int cmd_top(int argc, char **argv)
     cli_conn_init(&c);
     double interval = 1.0;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) { /* cli_common_opt would take it and do nothing */
+            fprintf(stderr, "carma top: --json is not supported: top is a live view ('carma "
+                            "gpus --json' gives one snapshot)\n");
+            return 2;
+        }
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
             continue;

@@ -1980,6 +1980,9 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
                                   (json_int_t)d->sj[i].held_mib, "run_s", now - d->sj[i].start_s);
                     json_object_set_new(o, "name", named ? json_string(dj->rec.name)
                                                          : json_null());
+                    /* what it holds now: the job's own field's name ("mem_mib" here is
+                     * the old name, kept for one release; on a job it is --mem) */
+                    json_object_set(o, "mem_now_mib", json_object_get(o, "mem_mib"));
                     json_object_set_new(o, "solo_smact", d->sj[i].smact >= 0
                                                              ? json_real(d->sj[i].smact)
                                                              : json_null());

@@ -911,6 +911,9 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
             col_json_int(q, 5), "signal", col_json_int(q, 6), "peak_mib", col_json_int(q, 7),
             "shepherd_pid", col_json_int(q, 8), "gpu_seconds", col_json_real(q, 9), "energy_j",
             col_json_real(q, 10), "solo_smact", col_json_real(q, 11));
+        if (o) /* "gpu_uuids", the job's name for them ("gpus" is a count on a job; kept
+                * here for one release) */
+            json_object_set(o, "gpu_uuids", json_object_get(o, "gpus"));
         if (o)
             json_array_append_new(arr, o);
     }

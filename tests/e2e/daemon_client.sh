@@ -26,6 +26,8 @@ for v in 18446744073709551615 9223372036854775808 " 7" +7 0 1x ""; do
     refused "is not a job id" wait "$v"
 done
 refused "at most 1024 job ids at once" wait $(seq 1 1025)
+refused "--json is not supported: the report is an HTML page" report --json --html "$T/r.html"
+refused "--json is not supported: top is a live view" top --json
 refused "$T: Is a directory" submit --summary "$T" --batch 4 -- true
 id=$(submit --mem 1.5G -- true)
 "$CARMA" show --json "$id" | grep -q '"mem_mib": 1536' || fail "--mem 1.5G"
@@ -41,6 +43,23 @@ grep -qF " printf '%s\n' \$'x\x1B[31mRED\x1B[0m' 'two words' '' 'it'\\''s' \$'z\
 grep -qF "  cwd       '$T/a dir'" "$T/show.out" || fail "cwd: $(grep cwd "$T/show.out")"
 ! grep -q "$(printf '\033')" "$T/show.out" || fail "an escape sequence reached the output"
 "$CARMA" wait "$id" >/dev/null || fail "the printf job"
+
+step "one name for one thing: a job's memory now is mem_now_mib, an attempt's GPUs gpu_uuids"
+mj=$(submit --mem 1000 -- sleep 30)
+wait_until 10 is_state "$mj" running || fail "the job did not start"
+"$CARMA" gpus --json | python3 -c '
+import json, sys
+jl = [j for g in json.load(sys.stdin)["gpus"] for j in g["job_list"] if j["id"] == int(sys.argv[1])]
+assert len(jl) == 1 and "mem_now_mib" in jl[0] and jl[0]["mem_now_mib"] == jl[0]["mem_mib"], jl' "$mj" ||
+    fail "gpus --json: no job_list[].mem_now_mib"
+"$CARMA" show --json "$mj" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+a = j["attempt_list"][0]
+assert j["gpus"] == 1 and a["gpu_uuids"] == a["gpus"] == j["gpu_uuids"] and len(a["gpu_uuids"]) == 1, j' ||
+    fail "show --json: attempt_list[].gpu_uuids"
+"$CARMA" show "$mj" | grep -q "^  #1 .* gpus GPU-" || fail "show: the attempt's GPUs: $("$CARMA" show "$mj")"
+"$CARMA" cancel "$mj" >/dev/null || fail "cancel"
 
 step "submit-rad names the job after any file name; usage refuses a --user that is not UTF-8"
 printf '# t\nconda activate x\necho rad\nm\nd\n32\nexclusive\n1\n100\n0\n0\n0\n' > "$T/task.rad"
