@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <microhttpd.h>
 
@@ -20,7 +21,20 @@ enum carma_http_route carma_http_route(const char *method, const char *url)
         return CARMA_HTTP_TOOLONG;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return CARMA_HTTP_BADMETHOD;
-    size_t p = strcspn(url, "?#");
+    /* A fragment is never part of a request target (RFC 9112 section 3.2). */
+    if (strchr(url, '#'))
+        return CARMA_HTTP_BADREQUEST;
+    /* The absolute form (section 3.2.2, "http://host/path?query") is routed by its
+     * path; the authority is not checked (the listening address is what answers). */
+    if (!strncasecmp(url, "http://", 7)) {
+        url += 7;
+        url += strcspn(url, "/?");
+        if (!url[-1] || url[-1] == '/') /* no authority: "http://" then the path */
+            return CARMA_HTTP_BADREQUEST;
+        if (*url != '/') /* an empty path is "/" */
+            url = "/";
+    }
+    size_t p = strcspn(url, "?");
     static const struct {
         const char *path;
         enum carma_http_route r;
@@ -183,7 +197,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return reply(c, 413, "text/plain", bd, sizeof bd - 1, 0);
     size_t target = st >> REQ_LEN_SHIFT ? (st >> REQ_LEN_SHIFT) - 1 : 0;
     static const char nf[] = "not found\n", bm[] = "method not allowed\n",
-                      tl[] = "request target too long\n", na[] = "not ready yet\n";
+                      tl[] = "request target too long\n", na[] = "not ready yet\n",
+                      br[] = "bad request target\n";
     enum carma_http_route r = carma_http_route(method, url);
     if (target > CARMA_HTTP_MAX_URL && r != CARMA_HTTP_BADMETHOD)
         r = CARMA_HTTP_TOOLONG;
@@ -191,6 +206,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case CARMA_HTTP_NOTFOUND: return reply(c, 404, "text/plain", nf, sizeof nf - 1, 0);
     case CARMA_HTTP_BADMETHOD: return reply(c, 405, "text/plain", bm, sizeof bm - 1, 0);
     case CARMA_HTTP_TOOLONG: return reply(c, 414, "text/plain", tl, sizeof tl - 1, 0);
+    case CARMA_HTTP_BADREQUEST:
+        return reply(c, 400, "text/plain", br, sizeof br - 1, 0);
     case CARMA_HTTP_INDEX:
         return reply(c, 200, "text/plain", index_text, sizeof index_text - 1, 0);
     default: break;

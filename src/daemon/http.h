@@ -18,18 +18,20 @@
 #define CARMA_HTTP_MAX_URL 256 /* longer request targets are refused (414) */
 
 enum carma_http_route {
-    CARMA_HTTP_NOTFOUND,   /* 404 */
-    CARMA_HTTP_BADMETHOD,  /* 405: anything but GET and HEAD */
-    CARMA_HTTP_TOOLONG,    /* 414 */
-    CARMA_HTTP_INDEX,      /* "/": a short text naming the endpoints */
+    CARMA_HTTP_NOTFOUND,  /* 404 */
+    CARMA_HTTP_BADMETHOD, /* 405: anything but GET and HEAD */
+    CARMA_HTTP_TOOLONG,   /* 414 */
+    CARMA_HTTP_INDEX,     /* "/": a short text naming the endpoints */
     CARMA_HTTP_METRICS,
     CARMA_HTTP_GPUS,
     CARMA_HTTP_JOBS,
+    CARMA_HTTP_BADREQUEST, /* 400: a '#' in the target, an absolute form without host */
 };
 
 /* Routes a request: method and the request target as received (a query string is
  * ignored, "/metrics?x" is /metrics; no percent-decoding, no dot segments: the
- * paths are exact). Pure. */
+ * paths are exact; an absolute form "http://HOST/metrics" is routed by its path; a
+ * '#' is a bad request). Pure. */
 enum carma_http_route carma_http_route(const char *method, const char *url);
 
 /* Parses an address for --http: "PORT", ":PORT" (127.0.0.1), "HOST:PORT" with an

@@ -62,6 +62,12 @@ curl -s -D - -o /dev/null -X POST "$URL/metrics" | grep -qi '^Allow: GET, HEAD' 
 [ "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$URL/metrics%00.txt")" = 404 ] || fail "/metrics%00.txt"
 [ "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$URL/v1%2Fgpus")" = 404 ] || fail "/v1%2Fgpus"
 [ "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$URL/%6detrics")" = 404 ] || fail "/%6detrics"
+# RFC 9112: a '#' is never in a request target (400); the absolute form is routed by its path
+code() { curl -s -o /dev/null -w '%{http_code}' --request-target "$1" "$URL/"; }
+[ "$(code '/metrics#frag')" = 400 ] || fail "/metrics#frag: $(code '/metrics#frag')"
+[ "$(code '/v1/jobs?#')" = 400 ] || fail "/v1/jobs?#"
+[ "$(code "http://127.0.0.1:$PORT/metrics")" = 200 ] || fail "absolute form: $(code "http://127.0.0.1:$PORT/metrics")"
+[ "$(code "http://127.0.0.1:$PORT/nope")" = 404 ] || fail "absolute form, no route"
 # the 256-byte limit counts the query string; a body is refused
 q=$(head -c 300 /dev/zero | tr '\0' x)
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?$q")" = 414 ] || fail "a long query string"

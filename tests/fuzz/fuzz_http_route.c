@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon/http.h"
 
@@ -32,9 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         url = sp + 1;
     }
     enum carma_http_route r = carma_http_route(method, url);
-    if ((unsigned)r > CARMA_HTTP_JOBS)
+    if ((unsigned)r > CARMA_HTTP_BADREQUEST)
         __builtin_trap();
-    if (r >= CARMA_HTTP_INDEX && url[0] != '/')
+    /* a route only for an origin-form target or an absolute one, never with a '#' */
+    if (r >= CARMA_HTTP_INDEX && r <= CARMA_HTTP_JOBS &&
+        ((url[0] != '/' && strncasecmp(url, "http://", 7) != 0) || strchr(url, '#')))
         __builtin_trap();
     if (addr) {
         struct sockaddr_storage sa;
