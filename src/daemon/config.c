@@ -31,6 +31,7 @@ void carmad_config_default(struct carmad_config *c)
     c->record_interval_s = 10;
     c->retention_days = 7;
     c->record_max_mib = 256;
+    c->job_retention_days = 365;
     c->window = 30;
 }
 
@@ -186,6 +187,10 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             if (parse_double(value, 0.1, 86400, &d))
                 BAD("conn_idle_timeout: a number of seconds in [0.1, 86400] expected");
             c->conn_idle_s = d;
+        } else if (!strcmp(name, "job_retention_days")) {
+            if (parse_double(value, 0, 36500, &d))
+                BAD("job_retention_days: a number of days in [0, 36500] expected (0: forever)");
+            c->job_retention_days = d;
         } else if (!strcmp(name, "conn_stall_timeout")) {
             if (parse_double(value, 0.1, 86400, &d))
                 BAD("conn_stall_timeout: a number of seconds in [0.1, 86400] expected");

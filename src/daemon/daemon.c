@@ -69,6 +69,7 @@
 #define CONN_IN_SOFT (64u << 10)
 #define CONN_IN_MAX (CARMA_PROTO_MAX_LINE + 8192u)
 #define LS_PAGE_BYTES (512u << 10) /* an ls page ends early past this much JSON */
+#define HTTP_JOBS_QUEUED 1000u     /* /v1/jobs lists the queued jobs of the lowest ids */
 #define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
 
 struct djob {
@@ -78,6 +79,7 @@ struct djob {
     int pidfd;
     struct carma_shepherd_start *start; /* its shepherd being started, else NULL */
     uint64_t peak_mib;    /* this attempt, from per-process memory */
+    unsigned peak_partial; /* CARMA_PEAK_*: why peak_mib is only a lower limit */
     int is_new;           /* submitted in this iteration (undo on a failed commit) */
     int launching;        /* placed in this iteration, shepherd not started yet */
     int cancel_queued;    /* cancelled while queued in this iteration */
@@ -95,6 +97,7 @@ struct djob {
         double end_s, gpu_s, energy_j;
         int exit_code, signal, profile;
         uint64_t peak_mib;
+        unsigned peak_partial;
         float smact, smocc, drama;
     } end;
     /* monitoring and accounting of the running attempt */
@@ -208,7 +211,13 @@ struct carmad {
     int publish;          /* the HTTP snapshot is out of date */
     struct carma_hist decision;
     uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total;
-    double last_prune;
+    double last_prune;    /* the last hourly retention pass */
+    int prune_more;       /* its batches are not done: go on at the next flush */
+    uint64_t prune_drop;  /* records still to drop for record_max_mib */
+    uint64_t rec_rows;    /* records stored (UINT64_MAX: not counted yet) */
+    double last_acct;     /* the last accounting flush (record_flush) */
+    uint32_t http_queued; /* /v1/jobs lists this many queued jobs (HTTP_JOBS_QUEUED;
+                             CARMA_TEST_HTTP_JOBS_QUEUED) */
     int record_failed_logged;
     unsigned long commits_failed; /* iterations in a row whose commit failed (logged once) */
 };
@@ -585,6 +594,8 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
             dj->mem_now_mib = dj->mem_gpu_mib;
         if (dj->mem_gpu_mib > dj->peak_mib)
             dj->peak_mib = dj->mem_gpu_mib;
+    } else {
+        dj->peak_partial |= CARMA_PEAK_UNKNOWN; /* the sum misses this process's memory */
     }
     return 1;
 }
@@ -816,7 +827,12 @@ static int save_job(struct carmad *d, uint32_t i, struct carma_err *err)
     r->mem_mib = j->mem_mib;
     r->exclusive = j->exclusive;
     int rc = store_tx(d, err);
-    return rc ? rc : carma_store_job_update(d->store, r, err);
+    if (!rc)
+        rc = carma_store_job_update(d->store, r, err);
+    /* final: its environment (tokens) served only to launch its attempts */
+    if (!rc && r->state != CARMA_JOB_QUEUED && r->state != CARMA_JOB_RUNNING)
+        rc = carma_store_job_forget_env(d->store, r->id, err);
+    return rc;
 }
 
 /* ---- attempt end ---- */
@@ -834,7 +850,8 @@ static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
     int rc = store_tx(d, err);
     if (!rc)
         rc = carma_store_attempt_end(d->store, id, n, dj->end.end_s, carma_outcome_name(dj->end.o),
-                                     dj->end.exit_code, dj->end.signal, dj->end.peak_mib, err);
+                                     dj->end.exit_code, dj->end.signal, dj->end.peak_mib,
+                                     dj->end.peak_partial, err);
     if (!rc)
         rc = carma_store_usage_put(d->store, id, n, dj->end.gpu_s, dj->end.energy_j, dj->end.smact,
                                    err);
@@ -954,6 +971,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->end.exit_code = r->exit_code;
     dj->end.signal = r->signal;
     dj->end.peak_mib = peak;
+    dj->end.peak_partial = dj->peak_partial;
     dj->end.smact = dj->solo_smact;
     dj->end.smocc = dj->solo_smocc;
     dj->end.drama = dj->solo_drama;
@@ -991,6 +1009,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     }
     dj->shepherd = 0;
     dj->peak_mib = 0;
+    dj->peak_partial = 0;
     dj->att_energy_j = 0;
     dj->alone_ticks = 0;
     dj->mem_now_mib = 0;
@@ -2432,22 +2451,38 @@ static void conns_limits(struct carmad *d)
 
 /* ---- recording and the HTTP snapshot ---- */
 
-/* Writes the monitor's pending records, the running attempts' accounting so far (so
- * that a restart loses at most one record interval of it) and, hourly, the
- * retention, in a transaction of their own after the iteration's: a failure here
- * (a full disk) loses records, never a job change. */
-static void record_flush(struct carmad *d, double now)
+/* Running attempts' accounting is written every record_interval, at most every
+ * ACCT_MAX_S seconds (record_interval 0 too), and when carmad stops cleanly. */
+#define ACCT_MAX_S 60.0
+/* The retention deletes at most this many records, or final jobs, per flush: the loop
+ * is never held long, the rest goes at the next flushes. */
+#define PRUNE_BATCH_ROWS 20000u
+#define PRUNE_BATCH_JOBS 200u
+
+/* Writes the monitor's pending records; the running attempts' accounting so far (time,
+ * energy, peak: a crash loses at most one accounting interval of it, a clean stop
+ * (final) nothing); hourly, the retention of records and of final jobs, in batches. In a
+ * transaction of its own after the iteration's: a failure here (a full disk) loses
+ * records, never a job change. */
+static void record_flush(struct carmad *d, double now, int final)
 {
-    if (!d->have_mon || carma_store_in_tx(d->store))
+    if (carma_store_in_tx(d->store))
         return;
-    const struct carma_mon_record *r;
-    size_t n = d->mon.npending;
-    int prune = now - d->last_prune >= 3600;
-    if (n == 0 && !prune)
+    const struct carma_mon_record *r = NULL;
+    size_t n = d->have_mon ? d->mon.npending : 0;
+    double acct_iv = d->cfg.record_interval_s > 0 && d->cfg.record_interval_s < ACCT_MAX_S
+                         ? d->cfg.record_interval_s
+                         : ACCT_MAX_S;
+    int hourly = now - d->last_prune >= 3600;
+    int prune = hourly || d->prune_more;
+    int acct = final || now - d->last_acct >= acct_iv || now < d->last_acct;
+    if (n == 0 && !prune && !acct)
         return;
-    n = carma_mon_take_records(&d->mon, &r);
+    if (n)
+        n = carma_mon_take_records(&d->mon, &r);
     struct carma_err err = {{0}};
     int rc = carma_store_begin(d->store, &err);
+    uint64_t added = 0;
     for (size_t k = 0; !rc && k < n; k++) {
         if (d->gs[r[k].gpu].db_id < 0)
             continue;
@@ -2456,8 +2491,9 @@ static void record_flush(struct carmad *d, double now)
             .util = r[k].util, .smact = r[k].smact, .smocc = r[k].smocc, .drama = r[k].drama,
             .tensor = r[k].tensor, .power_w = r[k].power_w, .energy_j = r[k].energy_j};
         rc = carma_store_sample_insert(d->store, &x, &err);
+        added++;
     }
-    for (uint32_t i = 0; !rc && n && i < d->cap; i++) {
+    for (uint32_t i = 0; !rc && acct && i < d->cap; i++) {
         const struct djob *dj = &d->dj[i];
         const struct carma_job *j = &d->sj[i];
         if (!dj->used || j->state != CARMA_JOB_RUNNING || dj->launching || j->start_s <= 0)
@@ -2465,27 +2501,55 @@ static void record_flush(struct carmad *d, double now)
         rc = carma_store_usage_put(d->store, dj->rec.id, j->attempts,
                                    (now - j->start_s) * j->nplaced, dj->att_energy_j,
                                    dj->solo_smact, &err);
+        if (!rc)
+            rc = carma_store_attempt_peak_put(d->store, dj->rec.id, j->attempts, dj->peak_mib,
+                                              dj->peak_partial, &err);
     }
-    uint64_t deleted = 0;
-    if (!rc && prune) {
+    uint64_t deleted = 0, jobs_deleted = 0;
+    uint64_t rows = d->rec_rows == UINT64_MAX ? UINT64_MAX : d->rec_rows + added;
+    int more = 0;
+    if (!rc && prune && !final) {
         /* A record is ~80 bytes on disk with its share of the B-tree (bench_monitor). */
         uint64_t max_rows = d->cfg.record_max_mib * (1024 * 1024 / 80);
-        rc = carma_store_samples_prune(d->store, now - d->cfg.retention_days * 86400, max_rows,
-                                       &deleted, &err);
-        d->last_prune = now;
+        if (rows == UINT64_MAX) /* once: then followed by what is added and removed */
+            rc = carma_store_samples_count(d->store, &rows, &err);
+        if (!rc && hourly)
+            /* down to 90% of the bound, oldest first, so that pruning is rare */
+            d->prune_drop = rows > max_rows ? rows - (max_rows - max_rows / 10) : 0;
+        if (!rc)
+            rc = carma_store_samples_prune(d->store, now - d->cfg.retention_days * 86400,
+                                           d->prune_drop, PRUNE_BATCH_ROWS, &deleted, &more, &err);
+        int more_jobs = 0;
+        if (!rc && d->cfg.job_retention_days > 0)
+            rc = carma_store_jobs_prune(d->store, now - d->cfg.job_retention_days * 86400,
+                                        PRUNE_BATCH_JOBS, &jobs_deleted, &more_jobs, &err);
+        more |= more_jobs;
     }
     if (!rc)
         rc = carma_store_commit(d->store, &err);
     else
         carma_store_rollback(d->store);
+    if (acct)
+        d->last_acct = now;
+    if (hourly && !final)
+        d->last_prune = now;
+    if (rc) {
+        d->prune_more = 0;
+        d->rec_rows = UINT64_MAX; /* counted again */
+    } else if (prune && !final) {
+        d->prune_more = more;
+        d->prune_drop = d->prune_drop > deleted ? d->prune_drop - deleted : 0;
+    }
+    if (!rc && rows != UINT64_MAX)
+        d->rec_rows = rows > deleted ? rows - deleted : 0;
     if (rc && !d->record_failed_logged) {
         dlog(d, LOG_WARNING, "monitor records not saved (%s); jobs are unaffected", err.msg);
         d->record_failed_logged = 1;
     } else if (!rc) {
         d->record_failed_logged = 0;
-        if (deleted)
-            dlog(d, LOG_INFO, "retention: %llu monitor records removed",
-                 (unsigned long long)deleted);
+        if (deleted || jobs_deleted)
+            dlog(d, LOG_INFO, "retention: %llu monitor records and %llu final jobs removed",
+                 (unsigned long long)deleted, (unsigned long long)jobs_deleted);
     }
 }
 
@@ -2531,32 +2595,50 @@ static void http_publish(struct carmad *d)
     }
     size_t nj = 0;
     uint64_t queued = 0, running = 0;
-    /* Jobs in id order, as carma ls lists them (slots are reused in any order). */
+    /* Jobs in id order, as carma ls lists them (slots are reused in any order): every
+     * running one, the HTTP_JOBS_QUEUED lowest ids of the queued ones. */
     uint32_t *order = malloc((nact + 1) * sizeof *order);
-    size_t no = 0;
-    for (uint32_t i = 0; order && i < d->cap; i++)
-        if (d->dj[i].used && !d->dj[i].end_final)
-            order[no++] = i;
-    if (order)
+    size_t no = 0, nq = 0;
+    if (order) {
+        /* the queued ones from the end of order, the others from its start */
+        for (uint32_t i = 0; i < d->cap; i++) {
+            if (!d->dj[i].used || d->dj[i].end_final)
+                continue;
+            if (d->sj[i].state == CARMA_JOB_QUEUED)
+                order[nact - ++nq] = i;
+            else
+                order[no++] = i;
+        }
+        queued = nq;
+        if (nq > d->http_queued) {
+            qsort_r(order + nact - nq, nq, sizeof *order, slot_by_id, d);
+            nq = d->http_queued;
+        }
+        memmove(order + no, order + nact - queued, nq * sizeof *order);
+        no += nq;
         qsort_r(order, no, sizeof *order, slot_by_id, d);
+    }
     for (size_t oi = 0; order && oi < no; oi++) {
         uint32_t i = order[oi];
         const struct djob *dj = &d->dj[i];
         const struct carma_job *j = &d->sj[i];
         int run = j->state == CARMA_JOB_RUNNING;
-        queued += j->state == CARMA_JOB_QUEUED;
         running += run;
         double el = run && j->start_s > 0 ? now - j->start_s : 0;
-        mj[nj++] = (struct carma_metrics_job){
-            .id = dj->rec.id,
-            .user = dj->rec.user,
-            .name = dj->rec.name,
-            .state = carma_job_state_name((enum carma_job_state)j->state),
-            .mem_bytes = dj->mem_now_mib == MEM_UNKNOWN ? UINT64_MAX : dj->mem_now_mib << 20,
-            .energy_j = dj->rec.energy_j + (run ? dj->att_energy_j : 0),
-            .gpu_s = dj->rec.gpu_s + el * (run ? j->nplaced : 0)};
+        const char *state = carma_job_state_name((enum carma_job_state)j->state);
+        /* per-job series from the job's start on: a queued job has nothing to count
+         * (a retry's queued wait included: its counters stand until it runs again) */
+        if (run)
+            mj[nj++] = (struct carma_metrics_job){
+                .id = dj->rec.id,
+                .user = dj->rec.user,
+                .name = dj->rec.name,
+                .state = state,
+                .mem_bytes = dj->mem_now_mib == MEM_UNKNOWN ? UINT64_MAX : dj->mem_now_mib << 20,
+                .energy_j = dj->rec.energy_j + dj->att_energy_j,
+                .gpu_s = dj->rec.gpu_s + el * j->nplaced};
         json_t *o = carma_store_rec_json(&dj->rec);
-        json_object_set_new(o, "state", json_string(mj[nj - 1].state));
+        json_object_set_new(o, "state", json_string(state));
         if (run)
             json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
         live_usage(d, i, o, now);
@@ -2581,6 +2663,10 @@ static void http_publish(struct carmad *d)
     json_t *jj = json_object();
     json_object_set_new(jj, "time", json_real(now));
     json_object_set_new(jj, "jobs", jobs);
+    /* queued jobs beyond HTTP_JOBS_QUEUED: counted, not listed (carma ls pages them) */
+    json_object_set_new(
+        jj, "queued_omitted",
+        json_integer((json_int_t)(queued > d->http_queued ? queued - d->http_queued : 0)));
     char *gs = json_dumps(gj, JSON_COMPACT), *js = json_dumps(jj, JSON_COMPACT);
     json_decref(gj);
     json_decref(jj);
@@ -2765,7 +2851,7 @@ static void iteration_end(struct carmad *d)
         }
     }
     d->ntouched = 0;
-    record_flush(d, now);
+    record_flush(d, now, 0);
     if (d->http && d->publish)
         http_publish(d);
     /* Requests that waited for this commit, for their answers to drain, or for
@@ -2857,6 +2943,14 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         json_decref(a);
         free(gs);
     }
+    /* Its peak as of the last accounting flush: carmad was down while it ran, so the
+     * memory it used meanwhile is unknown, and the peak only a lower limit (no history). */
+    uint64_t peak;
+    unsigned partial;
+    if (carma_store_attempt_peak_get(d->store, dj->rec.id, n, &peak, &partial, &err) == 0) {
+        dj->peak_mib = peak;
+        dj->peak_partial = partial | CARMA_PEAK_DOWNTIME;
+    }
     struct carma_exit ex;
     double end;
     pid_t pid;
@@ -2906,6 +3000,8 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
              * row goes (shown, it would run forever); a retry keeps its priority. */
             dj->rec.attempts = n ? n - 1 : 0;
             dj->rec.state = CARMA_JOB_QUEUED;
+            dj->peak_mib = 0;
+            dj->peak_partial = 0;
             /* its start: the attempt before's, or none */
             double s0 = -1;
             if (dj->rec.attempts &&
@@ -3281,6 +3377,11 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = d->reserve_fd = -1;
     d->shepherd_fd = -1;
     d->self_uid = geteuid();
+    d->rec_rows = UINT64_MAX;
+    d->http_queued = HTTP_JOBS_QUEUED;
+    const char *thq = getenv("CARMA_TEST_HTTP_JOBS_QUEUED");
+    if (thq && *thq)
+        d->http_queued = (uint32_t)strtoul(thq, NULL, 10);
     const char *twd = getenv("CARMA_TEST_WATCH_DELAY_MS");
     if (twd && *twd)
         d->test_watch_delay_ms = strtol(twd, NULL, 10) % 10000;
@@ -3500,6 +3601,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                     on_start(d, i); /* past its deadline: failed */
         iteration_end(d);
     }
+    /* a clean stop: the running attempts' accounting and the pending records, so that
+     * a restart resumes them where they are now */
+    record_flush(d, now_s(), 1);
     return 0;
 }
 

@@ -73,12 +73,11 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
 {
     /* argv, batch and GPU count are in the signature too; matched as well, they keep
      * the jobs_signature index in use and a hash collision harmless. */
-    static const char sql[] =
-        "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
-        "JOIN jobs j ON a.job_id = j.id "
-        "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 "
-        "AND j.hist_sig = ?5 AND a.gpu_kind = ?6 AND a.peak_mib > 0 "
-        "AND a.outcome = 'succeeded'";
+    static const char sql[] = "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
+                              "JOIN jobs j ON a.job_id = j.id "
+                              "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 "
+                              "AND j.hist_sig = ?5 AND a.gpu_kind = ?6 AND a.peak_mib > 0 "
+                              "AND a.outcome = 'succeeded' AND a.peak_partial = 0";
     *max_mib = *min_mib = 0;
     *runs = 0;
     sqlite3 *db = carma_store_sqlite(st);

@@ -55,6 +55,9 @@ enum {
     ST_GPU_GET,
     ST_GPU_ADD,
     ST_SAMPLE_ADD,
+    ST_ATT_PEAK_PUT,
+    ST_ATT_PEAK_GET,
+    ST_JOB_FORGET_ENV,
     ST_COUNT
 };
 
@@ -75,15 +78,16 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time,gpu_kind) "
                      "VALUES(?,?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
-    [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=? "
-                   "WHERE job_id=? AND n=?",
+    [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=?,"
+                   "peak_partial=? WHERE job_id=? AND n=?",
     [ST_ATT_GPUS] = "SELECT gpus,start_time FROM attempts WHERE job_id=? AND n=?",
-    [ST_ATT_LIST] = "SELECT n,gpus,start_time,end_time,outcome,exit_code,signal,peak_mib,"
-                    "shepherd_pid,(SELECT gpu_s FROM usage u WHERE u.job_id=attempts.job_id "
-                    "AND u.n=attempts.n),(SELECT energy_j FROM usage u WHERE "
-                    "u.job_id=attempts.job_id AND u.n=attempts.n),(SELECT solo_smact FROM usage "
-                    "u WHERE u.job_id=attempts.job_id AND u.n=attempts.n) FROM attempts WHERE "
-                    "job_id=? ORDER BY n",
+    [ST_ATT_LIST] =
+        "SELECT n,gpus,start_time,end_time,outcome,exit_code,signal,peak_mib,"
+        "shepherd_pid,(SELECT gpu_s FROM usage u WHERE u.job_id=attempts.job_id "
+        "AND u.n=attempts.n),(SELECT energy_j FROM usage u WHERE "
+        "u.job_id=attempts.job_id AND u.n=attempts.n),(SELECT solo_smact FROM usage "
+        "u WHERE u.job_id=attempts.job_id AND u.n=attempts.n),peak_partial FROM attempts "
+        "WHERE job_id=? ORDER BY n",
     [ST_ATT_DEL] = "DELETE FROM attempts WHERE job_id=? AND n=?",
     [ST_USAGE_DEL] = "DELETE FROM usage WHERE job_id=? AND n=?",
     [ST_USAGE_PUT] = "INSERT OR REPLACE INTO usage(job_id,n,gpu_s,energy_j,solo_smact) "
@@ -103,6 +107,10 @@ static const char *const sql_text[ST_COUNT] = {
                    "mem_total_mib=excluded.mem_total_mib,power_max_w=excluded.power_max_w",
     [ST_SAMPLE_ADD] = "INSERT OR REPLACE INTO samples(gpu,t,mem_mib,util,smact,smocc,drama,"
                       "tensor,power_w,energy_j) VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [ST_ATT_PEAK_PUT] = "UPDATE attempts SET peak_mib=?,peak_partial=? WHERE job_id=? AND n=? "
+                        "AND end_time IS NULL",
+    [ST_ATT_PEAK_GET] = "SELECT peak_mib,peak_partial FROM attempts WHERE job_id=? AND n=?",
+    [ST_JOB_FORGET_ENV] = "UPDATE jobs SET env='{}' WHERE id=? AND env!='{}'",
 };
 
 /* Migrations: entry i brings the schema from version i to i + 1. */
@@ -165,6 +173,13 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 7 -> 8: the submitter's umask, which the job runs with (0..0777); NULL for the jobs
      * submitted before and by a client that did not send it: they run with 022. */
     "ALTER TABLE jobs ADD COLUMN umask INTEGER CHECK(umask BETWEEN 0 AND 511);",
+    /* 8 -> 9: why an attempt's peak is only a lower limit of what it used
+     * (CARMA_PEAK_DOWNTIME, CARMA_PEAK_UNKNOWN; 0: complete, the earlier attempts' too).
+     * Such a peak is no history; an OOM retry still raises its bound to it. */
+    "ALTER TABLE attempts ADD COLUMN peak_partial INTEGER NOT NULL DEFAULT 0;",
+    /* 9 -> 10: the retention of final jobs (carma_store_jobs_prune) finds the oldest
+     * ended jobs without reading every row (a row holds its argv, env and summary). */
+    "CREATE INDEX IF NOT EXISTS jobs_end_time ON jobs(end_time) WHERE end_time IS NOT NULL;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -173,10 +188,9 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
 static const struct {
     const char *table, *column;
 } added_column[CARMA_STORE_SCHEMA_VERSION] = {
-    [4] = {"jobs", "bound_basis"},
-    [5] = {"jobs", "hist_sig"},
-    [6] = {"attempts", "gpu_kind"},
-    [7] = {"jobs", "umask"},
+    [4] = {"jobs", "bound_basis"},      [5] = {"jobs", "hist_sig"},
+    [6] = {"attempts", "gpu_kind"},     [7] = {"jobs", "umask"},
+    [8] = {"attempts", "peak_partial"},
 };
 
 struct carma_store {
@@ -740,7 +754,7 @@ int carma_store_attempt_pid(struct carma_store *s, uint64_t job, uint32_t n, pid
 
 int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, double end_s,
                             const char *outcome, int exit_code, int sig, uint64_t peak_mib,
-                            struct carma_err *err)
+                            unsigned peak_partial, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_END];
     sqlite3_bind_double(q, 1, end_s);
@@ -757,9 +771,53 @@ int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, dou
         sqlite3_bind_int64(q, 5, (sqlite3_int64)peak_mib);
     else
         sqlite3_bind_null(q, 5);
-    sqlite3_bind_int64(q, 6, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 7, n);
+    sqlite3_bind_int64(q, 6, peak_partial);
+    sqlite3_bind_int64(q, 7, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 8, n);
     return run(s, ST_ATT_END, "ending an attempt", err);
+}
+
+int carma_store_attempt_peak_put(struct carma_store *s, uint64_t job, uint32_t n, uint64_t peak_mib,
+                                 unsigned peak_partial, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_PEAK_PUT];
+    if (peak_mib)
+        sqlite3_bind_int64(q, 1, (sqlite3_int64)peak_mib);
+    else
+        sqlite3_bind_null(q, 1);
+    sqlite3_bind_int64(q, 2, peak_partial);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 4, n);
+    return run(s, ST_ATT_PEAK_PUT, "recording an attempt's peak", err);
+}
+
+int carma_store_attempt_peak_get(struct carma_store *s, uint64_t job, uint32_t n,
+                                 uint64_t *peak_mib, unsigned *peak_partial, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_PEAK_GET];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    int rc = sqlite3_step(q), ret = 0;
+    *peak_mib = 0;
+    *peak_partial = 0;
+    if (rc == SQLITE_ROW) {
+        sqlite3_int64 p = sqlite3_column_int64(q, 0);
+        *peak_mib = p > 0 ? (uint64_t)p : 0;
+        *peak_partial = (unsigned)sqlite3_column_int64(q, 1);
+    } else if (rc == SQLITE_DONE) {
+        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
+    } else {
+        ret = db_err(s, rc, "reading an attempt's peak", err);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_job_forget_env(struct carma_store *s, uint64_t job, struct carma_err *err)
+{
+    sqlite3_bind_int64(s->st[ST_JOB_FORGET_ENV], 1, (sqlite3_int64)job);
+    return run(s, ST_JOB_FORGET_ENV, "clearing a job's environment", err);
 }
 
 int carma_store_attempt_forget(struct carma_store *s, uint64_t job, uint32_t n,
@@ -905,12 +963,13 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
         const char *g = (const char *)sqlite3_column_text(q, 1);
         json_t *gpus = g ? json_loads(g, 0, &je) : NULL;
         json_t *o = json_pack(
-            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)sqlite3_column_int64(q, 0),
-            "gpus", gpus ? gpus : json_array(), "start_time", time_json(col_time(q, 2)),
-            "end_time", time_json(col_time(q, 3)), "outcome", col_json_text(q, 4), "exit_code",
-            col_json_int(q, 5), "signal", col_json_int(q, 6), "peak_mib", col_json_int(q, 7),
-            "shepherd_pid", col_json_int(q, 8), "gpu_seconds", col_json_real(q, 9), "energy_j",
-            col_json_real(q, 10), "solo_smact", col_json_real(q, 11));
+            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "n",
+            (json_int_t)sqlite3_column_int64(q, 0), "gpus", gpus ? gpus : json_array(),
+            "start_time", time_json(col_time(q, 2)), "end_time", time_json(col_time(q, 3)),
+            "outcome", col_json_text(q, 4), "exit_code", col_json_int(q, 5), "signal",
+            col_json_int(q, 6), "peak_mib", col_json_int(q, 7), "shepherd_pid", col_json_int(q, 8),
+            "gpu_seconds", col_json_real(q, 9), "energy_j", col_json_real(q, 10), "solo_smact",
+            col_json_real(q, 11), "peak_partial", (json_int_t)sqlite3_column_int64(q, 12));
         if (o) /* "gpu_uuids", the job's name for them ("gpus" is a count on a job; kept
                 * here for one release) */
             json_object_set(o, "gpu_uuids", json_object_get(o, "gpus"));
@@ -1061,44 +1120,114 @@ int carma_store_samples_count(struct carma_store *s, uint64_t *n, struct carma_e
     return ret;
 }
 
-int carma_store_samples_prune(struct carma_store *s, double before, uint64_t max_rows,
-                              uint64_t *deleted, struct carma_err *err)
+/* Deletes the oldest at most `limit` records of GPU gpu, only those older than
+ * `before` when before >= 0; *n receives how many. On the primary key (gpu, t): no sort. */
+static int samples_drop_oldest(struct carma_store *s, sqlite3_stmt *q, int64_t gpu, double before,
+                               uint64_t limit, uint64_t *n, struct carma_err *err)
+{
+    sqlite3_bind_int64(q, 1, gpu);
+    bind_time(q, 2, before);
+    sqlite3_bind_int64(q, 3, limit > INT64_MAX ? INT64_MAX : (sqlite3_int64)limit);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_DONE)
+        return db_err(s, rc, "pruning samples", err);
+    *n = (uint64_t)sqlite3_changes(s->db);
+    return 0;
+}
+
+int carma_store_samples_prune(struct carma_store *s, double before, uint64_t drop_rows,
+                              uint64_t batch, uint64_t *deleted, int *more, struct carma_err *err)
 {
     uint64_t del = 0;
-    sqlite3_stmt *q;
-    /* Per GPU on the primary key (gpu, t), so that no full scan is needed. */
-    if (sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE gpu IN (SELECT id FROM gpus) "
-                                  "AND t < ?", -1, &q, NULL) != SQLITE_OK)
+    int64_t gpu[1024];
+    size_t ng = 0;
+    *more = 0;
+    if (deleted)
+        *deleted = 0;
+    if (!batch)
+        batch = UINT64_MAX;
+    sqlite3_stmt *qg = NULL, *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT id FROM gpus ORDER BY id", -1, &qg, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "DELETE FROM samples WHERE gpu=?1 AND t IN (SELECT t FROM samples "
+                           "WHERE gpu=?1 AND (?2 IS NULL OR t < ?2) ORDER BY t LIMIT ?3)",
+                           -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(qg);
         return db_err(s, SQLITE_ERROR, "pruning samples", err);
+    }
+    int rc;
+    while ((rc = sqlite3_step(qg)) == SQLITE_ROW && ng < sizeof gpu / sizeof gpu[0])
+        gpu[ng++] = sqlite3_column_int64(qg, 0);
+    sqlite3_finalize(qg);
+    int ret = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(s, rc, "pruning samples", err);
+    /* By age first, then the oldest beyond the bound: drop_rows less what age took,
+     * shared evenly among the GPUs (each records as often as the others). */
+    for (size_t g = 0; !ret && g < ng && del < batch; g++) {
+        uint64_t n = 0;
+        ret = samples_drop_oldest(s, q, gpu[g], before >= 0 ? before : 0, batch - del, &n, err);
+        del += n;
+        *more |= del >= batch;
+    }
+    uint64_t left = drop_rows > del ? drop_rows - del : 0;
+    uint64_t per = ng ? (left + ng - 1) / ng : 0;
+    for (size_t g = 0; !ret && per && g < ng && del < batch; g++) {
+        uint64_t n = 0, k = per < batch - del ? per : batch - del;
+        ret = samples_drop_oldest(s, q, gpu[g], -1, k, &n, err);
+        del += n;
+        *more |= del >= batch;
+    }
+    sqlite3_finalize(q);
+    if (deleted)
+        *deleted = del;
+    return ret;
+}
+
+int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jobs,
+                           uint64_t *deleted, int *more, struct carma_err *err)
+{
+    *deleted = 0;
+    *more = 0;
+    /* The newest job stays: new ids follow the highest stored one, and a removed job's id
+     * (its folder of logs among them) is never given again. */
+    static const char *const del_sql[] = {"DELETE FROM usage WHERE job_id IN (SELECT id FROM p)",
+                                          "DELETE FROM attempts WHERE job_id IN (SELECT id FROM p)",
+                                          "DELETE FROM jobs WHERE id IN (SELECT id FROM p)"};
+    char sql[512];
+    int ret = 0;
+    sqlite3_stmt *q = NULL;
+    if ((ret = exec_sql(s,
+                        "CREATE TEMP TABLE IF NOT EXISTS p(id INTEGER PRIMARY KEY);"
+                        "DELETE FROM p",
+                        err)))
+        return ret;
+    snprintf(sql, sizeof sql,
+             "INSERT INTO p SELECT id FROM jobs WHERE end_time IS NOT NULL AND end_time < ?1 "
+             "AND state NOT IN ('queued','running') AND id < (SELECT max(id) FROM jobs) "
+             "ORDER BY end_time LIMIT %u",
+             max_jobs);
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "pruning jobs", err);
     sqlite3_bind_double(q, 1, before);
     int rc = sqlite3_step(q);
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE)
-        return db_err(s, rc, "pruning samples", err);
-    del += (uint64_t)sqlite3_changes(s->db);
-    if (max_rows) {
-        uint64_t n = 0;
-        int r2 = carma_store_samples_count(s, &n, err);
-        if (r2)
-            return r2;
-        if (n > max_rows) {
-            /* Down to 90% of the bound, oldest first, so that pruning is rare. */
-            uint64_t drop = n - max_rows + max_rows / 10;
-            if (sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE t <= (SELECT t FROM samples "
-                                          "ORDER BY t LIMIT 1 OFFSET ?)", -1, &q, NULL) !=
-                SQLITE_OK)
-                return db_err(s, SQLITE_ERROR, "pruning samples", err);
-            sqlite3_bind_int64(q, 1, (sqlite3_int64)(drop - 1));
-            rc = sqlite3_step(q);
-            sqlite3_finalize(q);
-            if (rc != SQLITE_DONE)
-                return db_err(s, rc, "pruning samples", err);
-            del += (uint64_t)sqlite3_changes(s->db);
-        }
+        return db_err(s, rc, "pruning jobs", err);
+    uint64_t n = (uint64_t)sqlite3_changes(s->db);
+    for (size_t k = 0; !ret && n && k < sizeof del_sql / sizeof del_sql[0]; k++) {
+        if (sqlite3_prepare_v2(s->db, del_sql[k], -1, &q, NULL) != SQLITE_OK)
+            return db_err(s, SQLITE_ERROR, "pruning jobs", err);
+        rc = sqlite3_step(q);
+        sqlite3_finalize(q);
+        if (rc != SQLITE_DONE)
+            ret = db_err(s, rc, "pruning jobs", err);
     }
-    if (deleted)
-        *deleted = del;
-    return 0;
+    if (!ret) {
+        *deleted = n;
+        *more = n >= max_jobs;
+    }
+    return ret;
 }
 
 int carma_store_usage_json(struct carma_store *s, const char *user, double since, double until,

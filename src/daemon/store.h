@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 8
+#define CARMA_STORE_SCHEMA_VERSION 10
 
 struct carma_store;
 
@@ -117,9 +117,27 @@ int carma_store_attempt_begin(struct carma_store *st, uint64_t job, uint32_t n,
                               struct carma_err *err);
 int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pid_t pid,
                             struct carma_err *err);
+/* Why an attempt's peak (attempts.peak_partial) is only a lower limit of the memory it
+ * used: carmad was down while it ran (its memory unobserved meanwhile), or NVML gave no
+ * figure for one of its processes at some tick. Such a peak is no history
+ * (carmad_store_peaks); an OOM retry's bound is still raised to it. */
+#define CARMA_PEAK_DOWNTIME 1u
+#define CARMA_PEAK_UNKNOWN 2u
+
+/* Ends attempt n: its outcome, exit and its peak (0: none) with its peak_partial bits. */
 int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, double end_s,
                             const char *outcome, int exit_code, int sig, uint64_t peak_mib,
-                            struct carma_err *err);
+                            unsigned peak_partial, struct carma_err *err);
+/* Writes the peak so far (0: none) and peak_partial of running attempt n (one that
+ * ended is left as it is), with the running accounting: a restart resumes from it. */
+int carma_store_attempt_peak_put(struct carma_store *st, uint64_t job, uint32_t n,
+                                 uint64_t peak_mib, unsigned peak_partial, struct carma_err *err);
+/* The peak stored for attempt n (0: none) and its peak_partial bits, or -ENOENT. */
+int carma_store_attempt_peak_get(struct carma_store *st, uint64_t job, uint32_t n,
+                                 uint64_t *peak_mib, unsigned *peak_partial, struct carma_err *err);
+/* Clears the stored environment of a job that is final (it serves only to launch its
+ * attempts): the store keeps no job's tokens past its end. */
+int carma_store_job_forget_env(struct carma_store *st, uint64_t job, struct carma_err *err);
 /* Removes attempt n and its accounting: an attempt recorded whose job never started. */
 int carma_store_attempt_forget(struct carma_store *st, uint64_t job, uint32_t n,
                                struct carma_err *err);
@@ -166,10 +184,18 @@ struct carma_store_sample {
 };
 int carma_store_sample_insert(struct carma_store *st, const struct carma_store_sample *s,
                               struct carma_err *err);
-/* Retention: deletes records older than `before`, then the oldest ones beyond
- * max_rows (0: no bound). *deleted (may be NULL) receives the count. */
-int carma_store_samples_prune(struct carma_store *st, double before, uint64_t max_rows,
-                              uint64_t *deleted, struct carma_err *err);
+/* Retention: deletes records older than `before` (< 0: none), then each GPU's oldest
+ * until drop_rows in all are gone (shared evenly among the GPUs), at most `batch` rows
+ * (0: no bound) in this call, on the primary key (no sort of the table). *deleted (may
+ * be NULL) receives the count; *more is 1 when the batch ran out first (call again). */
+int carma_store_samples_prune(struct carma_store *st, double before, uint64_t drop_rows,
+                              uint64_t batch, uint64_t *deleted, int *more, struct carma_err *err);
+/* Retention of jobs: deletes at most max_jobs (> 0) final jobs that ended before `before`,
+ * oldest end first, with their attempts and accounting (history's peaks among them),
+ * never the job of the highest id (ids are never given again). *more is 1 when more may
+ * be left (call again). */
+int carma_store_jobs_prune(struct carma_store *st, double before, uint32_t max_jobs,
+                           uint64_t *deleted, int *more, struct carma_err *err);
 /* Number of records held. */
 int carma_store_samples_count(struct carma_store *st, uint64_t *n, struct carma_err *err);
 

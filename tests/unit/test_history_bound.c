@@ -76,8 +76,8 @@ static struct carma_req_job bert_job(void)
 
 /* Stores a finished job of uid 1000 submitted as rj, one attempt on `kind` that ended
  * as `outcome` with peak `peak`. */
-static void add_run(struct carma_store *st, const struct carma_req_job *rj, const char *kind,
-                    const char *outcome, uint64_t peak)
+static void add_run_partial(struct carma_store *st, const struct carma_req_job *rj,
+                            const char *kind, const char *outcome, uint64_t peak, unsigned partial)
 {
     struct carma_err err = {{0}};
     struct carma_job_rec r = {0};
@@ -97,10 +97,17 @@ static void add_run(struct carma_store *st, const struct carma_req_job *rj, cons
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(carma_store_attempt_begin(st, r.id, 1, "[\"GPU-x\"]", kind, 1.0, &err), 0);
     assert_int_equal(carma_store_attempt_end(st, r.id, 1, 2.0, outcome,
-                                             strcmp(outcome, "succeeded") ? 1 : 0, 0, peak, &err),
+                                             strcmp(outcome, "succeeded") ? 1 : 0, 0, peak, partial,
+                                             &err),
                      0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     carma_job_rec_clear(&r);
+}
+
+static void add_run(struct carma_store *st, const struct carma_req_job *rj, const char *kind,
+                    const char *outcome, uint64_t peak)
+{
+    add_run_partial(st, rj, kind, outcome, peak, 0);
 }
 
 static struct carmad_bound bound_on(struct carma_store *st, const struct carma_req_job *rj,
@@ -192,6 +199,10 @@ static void test_history_succeeded_only(void **state)
     add_run(st, &rj, KIND_A, "cancelled", 400);
     add_run(st, &rj, KIND_A, "lost", 500);
     add_run(st, &rj, KIND_A, "oom", 600);
+    /* a success whose peak is a lower limit only: carmad was down while it ran, or a
+     * process's memory was unknown */
+    add_run_partial(st, &rj, KIND_A, "succeeded", 700, CARMA_PEAK_DOWNTIME);
+    add_run_partial(st, &rj, KIND_A, "succeeded", 800, CARMA_PEAK_UNKNOWN);
     struct carmad_bound b = bound_on(st, &rj, only_a, 1);
     assert_int_equal(b.source, CARMAD_BOUND_ESTIMATOR);
     assert_int_equal(b.bound_mib, model.bound_mib);

@@ -100,10 +100,11 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(carma_store_job_update(st, &g, &err), 0);
     assert_int_equal(carma_store_attempt_begin(st, id1, 1, "[\"GPU-a\"]", NULL, 1700000001.0, &err), 0);
     assert_int_equal(carma_store_attempt_pid(st, id1, 1, 1234, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, id1, 1, 1700000002.0, "oom", 1, 0, 3000, &err), 0);
-    assert_int_equal(carma_store_attempt_begin(st, id1, 2, "[\"GPU-b\"]", NULL, 1700000003.0, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, id1, 2, 1700000004.0, "succeeded", 0, 0, 0, &err),
+    assert_int_equal(carma_store_attempt_end(st, id1, 1, 1700000002.0, "oom", 1, 0, 3000, 0, &err),
                      0);
+    assert_int_equal(carma_store_attempt_begin(st, id1, 2, "[\"GPU-b\"]", NULL, 1700000003.0, &err), 0);
+    assert_int_equal(
+        carma_store_attempt_end(st, id1, 2, 1700000004.0, "succeeded", 0, 0, 0, 0, &err), 0);
     g.state = CARMA_JOB_SUCCEEDED;
     g.attempts = 2;
     g.end_s = 1700000004.0;
@@ -209,7 +210,8 @@ static void test_strict_wal_and_migration(void **state)
     sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND "
                            "name LIKE 'jobs_%'", -1, &q, NULL);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 3); /* jobs_state, jobs_uid, jobs_signature */
+    /* jobs_state, jobs_uid, jobs_signature, jobs_end_time */
+    assert_int_equal(sqlite3_column_int(q, 0), 4);
     sqlite3_finalize(q);
     /* A version-4 file, from before bound_basis (and umask): the columns are added, its
      * jobs read with none (a job without umask runs with CARMA_JOB_UMASK_DEFAULT). */
@@ -239,6 +241,143 @@ static void test_strict_wal_and_migration(void **state)
     sqlite3_close(db);
     assert_int_equal(carma_store_open(&st, path, &err), -EPROTO);
     assert_non_null(strstr(err.msg, "newer"));
+}
+
+/* Inserts a job of `state` that ended at `end` (< 0: not ended), with one attempt and its
+ * accounting; returns its id. */
+static uint64_t add_job(struct carma_store *st, int state, double end)
+{
+    struct carma_err err = {{0}};
+    struct carma_job_rec r = {0};
+    fill(&r, 1000, "j");
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    r.state = state;
+    r.attempts = 1;
+    r.end_s = end;
+    assert_int_equal(carma_store_job_update(st, &r, &err), 0);
+    assert_int_equal(carma_store_attempt_begin(st, r.id, 1, "[]", NULL, 1, &err), 0);
+    assert_int_equal(carma_store_usage_put(st, r.id, 1, 1, 1, -1, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    uint64_t id = r.id;
+    carma_job_rec_clear(&r);
+    return id;
+}
+
+static int64_t count_rows(const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+/* Schema 9: a running attempt's peak and why it is a lower limit (peak_partial) are
+ * stored and read back, an old store (version 8) gains the column with its attempts
+ * complete; a final job's environment is cleared; final jobs past the retention go in
+ * batches, with their attempts and accounting, never the newest job nor an active one. */
+static void test_peaks_env_retention(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    uint64_t a = add_job(st, CARMA_JOB_SUCCEEDED, 100);
+    carma_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE attempts SET peak_mib=700,end_time=50,"
+                                  "outcome='succeeded';"
+                                  "DROP INDEX jobs_end_time;"
+                                  "ALTER TABLE attempts DROP COLUMN peak_partial;"
+                                  "PRAGMA user_version=8;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 8);
+    uint64_t peak = 1;
+    unsigned partial = 9;
+    assert_int_equal(carma_store_attempt_peak_get(st, a, 1, &peak, &partial, &err), 0);
+    assert_int_equal(peak, 700);
+    assert_int_equal(partial, 0);
+    assert_int_equal(carma_store_attempt_peak_get(st, a, 2, &peak, &partial, &err), -ENOENT);
+    /* a running attempt: its peak follows the flushes; an ended one's stays */
+    uint64_t b = add_job(st, CARMA_JOB_RUNNING, -1);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_peak_put(st, b, 1, 8192, CARMA_PEAK_UNKNOWN, &err), 0);
+    assert_int_equal(carma_store_attempt_peak_put(st, a, 1, 1, CARMA_PEAK_UNKNOWN, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_attempt_peak_get(st, b, 1, &peak, &partial, &err), 0);
+    assert_int_equal(peak, 8192);
+    assert_int_equal(partial, CARMA_PEAK_UNKNOWN);
+    assert_int_equal(carma_store_attempt_peak_get(st, a, 1, &peak, &partial, &err), 0);
+    assert_int_equal(peak, 700);
+    assert_int_equal(partial, 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, b, 1, 200, "succeeded", 0, 0, 9000,
+                                             CARMA_PEAK_DOWNTIME | CARMA_PEAK_UNKNOWN, &err),
+                     0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_attempt_peak_get(st, b, 1, &peak, &partial, &err), 0);
+    assert_int_equal(peak, 9000);
+    assert_int_equal(partial, CARMA_PEAK_DOWNTIME | CARMA_PEAK_UNKNOWN);
+    json_t *atts;
+    assert_int_equal(carma_store_attempts_json(st, b, &atts, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(atts, 0), "peak_partial")),
+                     3);
+    json_decref(atts);
+    /* the environment of a final job is cleared */
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_forget_env(st, a, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    struct carma_job_rec g = {0};
+    assert_int_equal(carma_store_job_get(st, a, &g, &err), 0);
+    assert_string_equal(g.env_json, "{}");
+    carma_job_rec_clear(&g);
+    /* retention: a (ended 100), c (failed, 150), d (queued), e (cancelled, 120), f
+     * (succeeded at 50, the newest id): before 300, two a call */
+    uint64_t c = add_job(st, CARMA_JOB_FAILED, 150);
+    uint64_t dq = add_job(st, CARMA_JOB_QUEUED, -1);
+    uint64_t e = add_job(st, CARMA_JOB_CANCELLED, 120);
+    uint64_t f = add_job(st, CARMA_JOB_SUCCEEDED, 50);
+    uint64_t del = 0;
+    int more = 0;
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_jobs_prune(st, 300, 2, &del, &more, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(del, 2);
+    assert_int_equal(more, 1);
+    /* the oldest ends first: a (100), e (120) */
+    assert_int_equal(carma_store_job_get(st, a, &g, &err), -ENOENT);
+    assert_int_equal(carma_store_job_get(st, e, &g, &err), -ENOENT);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_jobs_prune(st, 300, 2, &del, &more, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(del, 1); /* c; not b (running), nor f (the newest) */
+    assert_int_equal(more, 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_jobs_prune(st, 300, 2, &del, &more, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(del, 0);
+    assert_int_equal(more, 0);
+    assert_int_equal(carma_store_job_get(st, c, &g, &err), -ENOENT);
+    assert_int_equal(carma_store_job_get(st, dq, &g, &err), 0);
+    carma_job_rec_clear(&g);
+    assert_int_equal(carma_store_job_get(st, f, &g, &err), 0);
+    carma_job_rec_clear(&g);
+    uint64_t max = 0;
+    assert_int_equal(carma_store_max_job_id(st, &max, &err), 0);
+    assert_int_equal(max, f);
+    carma_store_close(st);
+    assert_int_equal(count_rows("SELECT count(*) FROM attempts"), 3); /* b, dq, f */
+    assert_int_equal(count_rows("SELECT count(*) FROM usage"), 3);
 }
 
 /* A store of at most 10 pages, which a few big jobs fill. */
@@ -436,6 +575,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_disk_in_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peaks_env_retention, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

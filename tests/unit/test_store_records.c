@@ -78,18 +78,29 @@ static void test_records_retention_history(void **state)
     /* Retention by age: everything before 1500 goes (50 records per GPU). */
     uint64_t n = 0, del = 0;
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_samples_prune(st, 1500, 0, &del, &err), 0);
+    int more = 1;
+    assert_int_equal(carma_store_samples_prune(st, 1500, 0, 0, &del, &more, &err), 0);
+    assert_int_equal(more, 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     assert_int_equal(del, 100);
     assert_int_equal(carma_store_samples_count(st, &n, &err), 0);
     assert_int_equal(n, 100);
-    /* By size: bound 50 rows -> down to 90% of it beyond the bound: 100 - 55 = 45 kept,
-     * the oldest removed first. */
+    /* By size: 55 rows to drop, each GPU's oldest (28 each, rounded up), in batches of at
+     * most 10 rows a call: the first call says more is left. */
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_samples_prune(st, 0, 50, &del, &err), 0);
+    assert_int_equal(carma_store_samples_prune(st, -1, 55, 10, &del, &more, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(del, 10);
+    assert_int_equal(more, 1);
     assert_int_equal(carma_store_samples_count(st, &n, &err), 0);
-    assert_true(n <= 50 && n >= 40);
+    assert_int_equal(n, 90);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_samples_prune(st, -1, 45, 0, &del, &more, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(del, 46);
+    assert_int_equal(more, 0);
+    assert_int_equal(carma_store_samples_count(st, &n, &err), 0);
+    assert_int_equal(n, 44);
     assert_int_equal(carma_store_history_json(st, 1000, 2000, 1000, 10, &h, &err), 0);
     ga = json_array_get(json_object_get(h, "gpus"), 0);
     assert_true(json_integer_value(json_array_get(json_object_get(ga, "t"), 0)) >= 700);
@@ -129,10 +140,10 @@ static void test_usage_and_profiles(void **state)
     insert_job(st, "bob", 300, &c);
     /* alice's job a: an OOM attempt 110-130, then 140-200 (2 GPUs). */
     assert_int_equal(carma_store_attempt_begin(st, a, 1, "[\"GPU-a\"]", NULL, 110, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, a, 1, 130, "oom", 1, 0, 900, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, a, 1, 130, "oom", 1, 0, 900, 0, &err), 0);
     assert_int_equal(carma_store_usage_put(st, a, 1, 20, 2000, -1, &err), 0);
     assert_int_equal(carma_store_attempt_begin(st, a, 2, "[\"GPU-a\",\"GPU-b\"]", NULL, 140, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, a, 2, 200, "succeeded", 0, 0, 1000, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, a, 2, 200, "succeeded", 0, 0, 1000, 0, &err), 0);
     assert_int_equal(carma_store_usage_put(st, a, 2, 120, 9000, 0.4, &err), 0);
     /* b still running since 250 (flushed 30 s, 500 J); c never started. */
     assert_int_equal(carma_store_attempt_begin(st, b, 1, "[\"GPU-b\"]", NULL, 250, &err), 0);
