@@ -161,18 +161,19 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 }
 
 /* Per request, in MHD's request pointer: whether the headers were seen, whether a body
- * came, and the length of the whole target as sent (query string included; MHD hands
- * on_request the path alone). */
+ * came, whether the whole target holds a '#' (in the query string too), and its length as
+ * sent (query string included; MHD hands on_request the path alone). */
 #define REQ_HEADERS 1u
 #define REQ_BODY 2u
-#define REQ_LEN_SHIFT 2
+#define REQ_FRAG 4u
+#define REQ_LEN_SHIFT 3
 
 static void *target_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)cls;
     (void)c;
     size_t n = strnlen(uri, CARMA_HTTP_MAX_URL + 1);
-    return (void *)(uintptr_t)((n + 1) << REQ_LEN_SHIFT);
+    return (void *)(uintptr_t)(((n + 1) << REQ_LEN_SHIFT) | (strchr(uri, '#') ? REQ_FRAG : 0));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -202,6 +203,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     enum carma_http_route r = carma_http_route(method, url);
     if (target > CARMA_HTTP_MAX_URL && r != CARMA_HTTP_BADMETHOD)
         r = CARMA_HTTP_TOOLONG;
+    else if ((st & REQ_FRAG) && r != CARMA_HTTP_BADMETHOD)
+        r = CARMA_HTTP_BADREQUEST; /* a '#' in the query string, which MHD cut off */
     switch (r) {
     case CARMA_HTTP_NOTFOUND: return reply(c, 404, "text/plain", nf, sizeof nf - 1, 0);
     case CARMA_HTTP_BADMETHOD: return reply(c, 405, "text/plain", bm, sizeof bm - 1, 0);
