@@ -132,7 +132,7 @@ struct sgpu {
      * the SM work the rates do (sum of s * rate), so that no run goes below the energy
      * bound of src/sim/bound.c by the rounding of a float. */
     float rate;         /* every resident job's rate on this GPU */
-    float smact, smocc, drama; /* what the monitor samples */
+    float smact, smocc, drama;         /* what the monitor samples */
     double activity, occupancy, power; /* SMACT, SMOCC and watts integrated */
     double last_t;      /* integrals exact up to here */
     double mon_next;    /* next monitor sample time (reference policies) */

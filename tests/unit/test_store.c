@@ -102,7 +102,8 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(carma_store_attempt_pid(st, id1, 1, 1234, &err), 0);
     assert_int_equal(carma_store_attempt_end(st, id1, 1, 1700000002.0, "oom", 1, 0, 3000, 0, &err),
                      0);
-    assert_int_equal(carma_store_attempt_begin(st, id1, 2, "[\"GPU-b\"]", NULL, 1700000003.0, &err), 0);
+    assert_int_equal(carma_store_attempt_begin(st, id1, 2, "[\"GPU-b\"]", NULL, 1700000003.0, &err),
+                     0);
     assert_int_equal(
         carma_store_attempt_end(st, id1, 2, 1700000004.0, "succeeded", 0, 0, 0, 0, &err), 0);
     g.state = CARMA_JOB_SUCCEEDED;
