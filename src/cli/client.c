@@ -510,17 +510,21 @@ int cli_shape_gpus(const json_t *resp, char *msg, size_t cap)
     return 0;
 }
 
-int cli_check_usage(const char *cmd, const json_t *resp)
+int cli_check_each(const char *cmd, const json_t *o, const char *key, const char *spec)
 {
-    if (cli_check(cmd, resp, "answer", "users:ao total:o?"))
-        return 1;
     size_t k;
-    json_t *u;
-    json_array_foreach(json_object_get(resp, "users"), k, u) {
-        char where[48];
-        snprintf(where, sizeof where, "users[%zu]", k);
-        if (cli_check(cmd, u, where, "user:s"))
+    json_t *x;
+    json_array_foreach(json_object_get(o, key), k, x) {
+        char where[64];
+        snprintf(where, sizeof where, "%.32s[%zu]", key, k);
+        if (cli_check(cmd, x, where, spec))
             return 1;
     }
     return 0;
+}
+
+int cli_check_usage(const char *cmd, const json_t *resp)
+{
+    return cli_check(cmd, resp, "answer", "users:ao total:o?") ||
+           cli_check_each(cmd, resp, "users", "user:s");
 }

@@ -148,6 +148,10 @@ void cli_put_word(FILE *f, const char *s);
  * status). */
 int cli_check(const char *cmd, const json_t *o, const char *where, const char *spec);
 
+/* cli_check of each element of o's array `key` (absent or not an array: nothing to
+ * check; the caller's spec of o says whether it may be), named "KEY[N]". 0 or 1. */
+int cli_check_each(const char *cmd, const json_t *o, const char *key, const char *spec);
+
 /* cli_check that prints nothing: -1 with "WHERE.NAME: ..." in msg (cap bytes), or 0. */
 int cli_shape(const json_t *o, const char *where, const char *spec, char *msg, size_t cap);
 

@@ -49,17 +49,8 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
 /* The shape of a page: 0, or 1 with the error printed. */
 static int ls_check(const json_t *resp)
 {
-    if (cli_check("ls", resp, "answer", "jobs:ao next:i?"))
-        return 1;
-    size_t k;
-    json_t *j;
-    json_array_foreach(json_object_get(resp, "jobs"), k, j) {
-        char where[48];
-        snprintf(where, sizeof where, "jobs[%zu]", k);
-        if (cli_check("ls", j, where, "id:i name:s user:s state:s"))
-            return 1;
-    }
-    return 0;
+    return cli_check("ls", resp, "answer", "jobs:ao next:i?") ||
+           cli_check_each("ls", resp, "jobs", "id:i name:s user:s state:s");
 }
 
 int cmd_ls(int argc, char **argv)

@@ -25,23 +25,9 @@ static void usage(FILE *f)
  * string uuid has no bars (the store's GPUs of an older carmad). */
 static int history_check(const json_t *h)
 {
-    if (cli_check("report", h, "answer", "policy:s backend:s host:s? gpus:ao attempts:ao"))
-        return 1;
-    size_t k;
-    json_t *x;
-    json_array_foreach(json_object_get(h, "gpus"), k, x) {
-        char where[48];
-        snprintf(where, sizeof where, "gpus[%zu]", k);
-        if (cli_check("report", x, where, "name:s t:ai mem_total_mib:i"))
-            return 1;
-    }
-    json_array_foreach(json_object_get(h, "attempts"), k, x) {
-        char where[48];
-        snprintf(where, sizeof where, "attempts[%zu]", k);
-        if (cli_check("report", x, where, "job:i start:n name:s? outcome:s? gpus:a?"))
-            return 1;
-    }
-    return 0;
+    return cli_check("report", h, "answer", "policy:s backend:s host:s? gpus:ao attempts:ao") ||
+           cli_check_each("report", h, "gpus", "name:s t:ai mem_total_mib:i") ||
+           cli_check_each("report", h, "attempts", "job:i start:n name:s? outcome:s? gpus:a?");
 }
 
 /* The history's GPUs (hist) to draw, as a new array: those carmad has in service now

@@ -50,17 +50,10 @@ int cmd_show(int argc, char **argv)
     if (cli_check("show", resp, "answer", "job:o") ||
         cli_check("show", j, "job",
                   "id:i name:s user:s state:s argv:as cwd:s bound_basis:s? reason:s? "
-                  "waiting_reason:s? attempt_list:ao?")) {
+                  "waiting_reason:s? attempt_list:ao?") ||
+        cli_check_each("show", j, "attempt_list", "n:i outcome:s? gpus:as? gpu_uuids:as?")) {
         json_decref(resp);
         return 1;
-    }
-    json_array_foreach(json_object_get(j, "attempt_list"), k, a) {
-        char where[48];
-        snprintf(where, sizeof where, "attempt_list[%zu]", k);
-        if (cli_check("show", a, where, "n:i outcome:s? gpus:as? gpu_uuids:as?")) {
-            json_decref(resp);
-            return 1;
-        }
     }
     if (c.json) {
         cli_print_json(j);

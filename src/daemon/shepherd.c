@@ -34,18 +34,27 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime)
     return proc_stat_state(pid, ppid, sid, starttime, &state);
 }
 
-static int proc_stat_state(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime, char *state_out)
+/* /proc/PID/NAME's first cap - 1 bytes into buf, NUL-terminated: 0, or -1. */
+static int proc_read(pid_t pid, const char *name, char *buf, size_t cap)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, cap - 1);
     close(fd);
     if (n <= 0)
         return -1;
     buf[n] = 0;
+    return 0;
+}
+
+static int proc_stat_state(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime, char *state_out)
+{
+    char buf[1024];
+    if (proc_read(pid, "stat", buf, sizeof buf))
+        return -1;
     char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
     int st_pp, st_pg, st_sid;
     char state;
@@ -78,16 +87,9 @@ uint64_t carma_proc_starttime(pid_t pid)
 /* The real uid of a process, from /proc/PID/status; -1 when it cannot be read. */
 static long long proc_ruid(pid_t pid)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char buf[4096];
+    if (proc_read(pid, "status", buf, sizeof buf))
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
     const char *u = strstr(buf, "\nUid:");
     unsigned long long v;
     return u && sscanf(u + 5, "%llu", &v) == 1 ? (long long)v : -1;

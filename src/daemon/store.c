@@ -544,6 +544,15 @@ int carma_store_in_tx(const struct carma_store *s)
     return s->in_tx;
 }
 
+/* A peak, NULL when 0 (not known: no history, no bound from it). */
+static void bind_peak(sqlite3_stmt *q, int i, uint64_t peak_mib)
+{
+    if (peak_mib)
+        sqlite3_bind_int64(q, i, (sqlite3_int64)peak_mib);
+    else
+        sqlite3_bind_null(q, i);
+}
+
 static void bind_text_or_null(sqlite3_stmt *q, int i, const char *t)
 {
     if (t)
@@ -767,10 +776,7 @@ int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, dou
         sqlite3_bind_int(q, 4, sig);
     else
         sqlite3_bind_null(q, 4);
-    if (peak_mib)
-        sqlite3_bind_int64(q, 5, (sqlite3_int64)peak_mib);
-    else
-        sqlite3_bind_null(q, 5);
+    bind_peak(q, 5, peak_mib);
     sqlite3_bind_int64(q, 6, peak_partial);
     sqlite3_bind_int64(q, 7, (sqlite3_int64)job);
     sqlite3_bind_int64(q, 8, n);
@@ -781,10 +787,7 @@ int carma_store_attempt_peak_put(struct carma_store *s, uint64_t job, uint32_t n
                                  unsigned peak_partial, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_PEAK_PUT];
-    if (peak_mib)
-        sqlite3_bind_int64(q, 1, (sqlite3_int64)peak_mib);
-    else
-        sqlite3_bind_null(q, 1);
+    bind_peak(q, 1, peak_mib);
     sqlite3_bind_int64(q, 2, peak_partial);
     sqlite3_bind_int64(q, 3, (sqlite3_int64)job);
     sqlite3_bind_int64(q, 4, n);
