@@ -1043,7 +1043,8 @@ static void kill_leftovers(struct carmad *d, uint32_t i, const char *dir)
     uint64_t start;
     if (carma_shepherd_read_pid(dir, &pid, &start))
         return;
-    int n = carma_proc_kill_session(pid, (uid_t)d->dj[i].rec.uid, start);
+    int n = carma_proc_kill_session(pid, (uid_t)d->dj[i].rec.uid, start, d->dj[i].rec.id,
+                                    d->sj[i].attempts);
     if (n > 0)
         dlog(d, LOG_WARNING,
              "job %llu: its shepherd %d ended without a status; killed %d "
@@ -2951,6 +2952,13 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         dj->peak_mib = peak;
         dj->peak_partial = partial | CARMA_PEAK_DOWNTIME;
     }
+    /* ...and its accounting: whichever way it ended, its end writes them over the row the
+     * last flush (the one at carmad's stop included) wrote */
+    double ugs, ej, sm;
+    if (carma_store_usage_get(d->store, dj->rec.id, n, &ugs, &ej, &sm, &err) == 0) {
+        dj->att_energy_j = ej;
+        dj->solo_smact = (float)sm;
+    }
     struct carma_exit ex;
     double end;
     pid_t pid;
@@ -2968,9 +2976,6 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
         if (watch_shepherd(d, i, pid, -1) == 0) {
-            double ugs, ej;
-            if (carma_store_usage_get(d->store, dj->rec.id, n, &ugs, &ej, &err) == 0)
-                dj->att_energy_j = ej; /* as of the last record flush before the restart */
             x->adopted++;
             dlog(d, LOG_INFO, "job %llu: re-adopted its running shepherd %d",
                  (unsigned long long)dj->rec.id, (int)pid);

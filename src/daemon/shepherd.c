@@ -95,8 +95,51 @@ static long long proc_ruid(pid_t pid)
     return u && sscanf(u + 5, "%llu", &v) == 1 ? (long long)v : -1;
 }
 
-int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start)
+/* Whether process pid's environment holds both NUL-terminated entries a and b. Read
+ * whole (the job's is under the protocol's 1 MiB; a larger one is not the job's). */
+static int proc_env_has(pid_t pid, const char *a, const char *b)
 {
+    enum { ENV_MAX = 4u << 20 };
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n = 0;
+    while (buf && (n = read(fd, buf + len, cap - len)) > 0) {
+        len += (size_t)n;
+        if (len == cap) {
+            char *nb = cap < ENV_MAX ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    int ha = 0, hb = 0;
+    for (size_t o = 0; buf && n == 0 && o < len;) {
+        const char *e = buf + o;
+        size_t l = strnlen(e, len - o);
+        ha |= l == strlen(a) && memcmp(e, a, l) == 0;
+        hb |= l == strlen(b) && memcmp(e, b, l) == 0;
+        o += l + 1;
+    }
+    free(buf);
+    return ha && hb;
+}
+
+int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_t job,
+                            uint32_t attempt)
+{
+    char mark_id[48], mark_att[48];
+    snprintf(mark_id, sizeof mark_id, "CARMA_JOB_ID=%llu", (unsigned long long)job);
+    snprintf(mark_att, sizeof mark_att, "CARMA_JOB_ATTEMPT=%u", attempt);
     if (sid <= 1)
         return 0;
     uint64_t now_start;
@@ -120,7 +163,8 @@ int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start)
             pid_t p = (pid_t)atoi(e->d_name), s;
             char state;
             if (p == sid || proc_stat_state(p, NULL, &s, NULL, &state) || s != sid ||
-                state == 'Z' || proc_ruid(p) != (long long)uid || kill(p, SIGKILL) != 0)
+                state == 'Z' || proc_ruid(p) != (long long)uid ||
+                !proc_env_has(p, mark_id, mark_att) || kill(p, SIGKILL) != 0)
                 continue;
             int k = 0;
             while (k < total && k < SEEN && seen[k] != p)

@@ -95,11 +95,15 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime);
 
 /* What a shepherd that ended without its status left of its job: SIGKILL to every process
  * of session sid (the shepherd's pid; every process of the job is in it unless it made a
- * session of its own) whose real uid is uid, unless a process other than the shepherd
- * (start time leader_start, clock ticks; 0: unknown) holds that pid now. A pid is not
- * handed out again while a session of that id has members, so these are the job's. Scans
- * /proc again while it finds any (processes forked meanwhile). How many were signalled. */
-int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start);
+ * session of its own) whose real uid is uid and whose environment holds the job's marks
+ * (CARMA_JOB_ID=job and CARMA_JOB_ATTEMPT=attempt, which the shepherd gives the job),
+ * unless a process other than the shepherd (start time leader_start, clock ticks; 0:
+ * unknown) holds that pid now. The marks keep a stranger's session out: once the job's
+ * last process is gone the pid may be handed out again, and a double-forked daemon of the
+ * same user can lead a session of that id. Scans /proc again while it finds any
+ * (processes forked meanwhile). How many were signalled. */
+int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_t job,
+                            uint32_t attempt);
 
 /* Reads the shepherd file of an attempt folder. 0, -ENOENT or -EINVAL. */
 int carma_shepherd_read_pid(const char *dir, pid_t *pid, uint64_t *starttime);

@@ -92,7 +92,7 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_USAGE_DEL] = "DELETE FROM usage WHERE job_id=? AND n=?",
     [ST_USAGE_PUT] = "INSERT OR REPLACE INTO usage(job_id,n,gpu_s,energy_j,solo_smact) "
                      "VALUES(?,?,?,?,?)",
-    [ST_USAGE_GET] = "SELECT gpu_s,energy_j FROM usage WHERE job_id=? AND n=?",
+    [ST_USAGE_GET] = "SELECT gpu_s,energy_j,solo_smact FROM usage WHERE job_id=? AND n=?",
     [ST_PROF_GET] = "SELECT smact,smocc,drama,runs FROM profiles WHERE sig=?",
     [ST_PROF_ADD] =
         "INSERT INTO profiles(sig,smact,smocc,drama,runs,updated) VALUES(?1,?2,?3,?4,1,?5) "
@@ -1013,7 +1013,7 @@ int carma_store_usage_put(struct carma_store *s, uint64_t job, uint32_t n, doubl
 }
 
 int carma_store_usage_get(struct carma_store *s, uint64_t job, uint32_t n, double *gpu_s,
-                          double *energy_j, struct carma_err *err)
+                          double *energy_j, double *solo_smact, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_USAGE_GET];
     sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
@@ -1022,6 +1022,7 @@ int carma_store_usage_get(struct carma_store *s, uint64_t job, uint32_t n, doubl
     if (rc == SQLITE_ROW) {
         *gpu_s = sqlite3_column_double(q, 0);
         *energy_j = sqlite3_column_double(q, 1);
+        *solo_smact = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_double(q, 2);
     } else if (rc == SQLITE_DONE) {
         ret = -ENOENT;
     } else {
@@ -1173,12 +1174,22 @@ int carma_store_samples_prune(struct carma_store *s, double before, uint64_t dro
         del += n;
         *more |= del >= batch;
     }
-    uint64_t left = drop_rows > del ? drop_rows - del : 0;
-    uint64_t per = ng ? (left + ng - 1) / ng : 0;
-    for (size_t g = 0; !ret && per && g < ng && del < batch; g++) {
-        uint64_t n = 0, k = per < batch - del ? per : batch - del;
-        ret = samples_drop_oldest(s, q, gpu[g], -1, k, &n, err);
-        del += n;
+    /* A GPU may hold fewer rows than its share (drained, or no longer this server's):
+     * what it could not give is shared again among the others, pass after pass, until
+     * drop_rows or the batch is reached or no GPU has a row left. */
+    for (uint64_t got = 1; !ret && got && ng && del < drop_rows && del < batch;) {
+        uint64_t per = (drop_rows - del + ng - 1) / ng;
+        got = 0;
+        for (size_t g = 0; !ret && g < ng && del < drop_rows && del < batch; g++) {
+            uint64_t n = 0, k = per;
+            if (k > batch - del)
+                k = batch - del;
+            if (k > drop_rows - del)
+                k = drop_rows - del;
+            ret = samples_drop_oldest(s, q, gpu[g], -1, k, &n, err);
+            del += n;
+            got += n;
+        }
         *more |= del >= batch;
     }
     sqlite3_finalize(q);

@@ -152,9 +152,10 @@ int carma_store_attempt_gpus(struct carma_store *st, uint64_t job, uint32_t n, c
  * solo SMACT measured while it ran alone (< 0: none). */
 int carma_store_usage_put(struct carma_store *st, uint64_t job, uint32_t n, double gpu_s,
                           double energy_j, double solo_smact, struct carma_err *err);
-/* The accounting of attempt n, -ENOENT when none was written. */
+/* The accounting of attempt n (*solo_smact < 0: none measured), -ENOENT when none was
+ * written. */
 int carma_store_usage_get(struct carma_store *st, uint64_t job, uint32_t n, double *gpu_s,
-                          double *energy_j, struct carma_err *err);
+                          double *energy_j, double *solo_smact, struct carma_err *err);
 
 /* A workload's solo profile, by the job's memory signature (hist_sig; argv + batch for a
  * job stored without one): SM

@@ -65,6 +65,21 @@ b=$(submit -- sleep 9)
 "$CARMA" show "$b" | grep -q 'bound .*history' && fail "a peak across a downtime is history: $("$CARMA" show "$b" | grep bound)"
 "$CARMA" cancel "$b" >/dev/null
 
+step "an attempt that ends while carmad is down keeps the energy measured before"
+c=$(submit -- sleep 4)
+wait_until 10 started "$c" || fail "job $c did not start"
+sleep 1.5
+e1=$(energy "$c")
+awk -v e="$e1" 'BEGIN {exit !(e > 0)}' || fail "energy before the stop: '$e1'"
+stop_daemon TERM
+wait_until 10 sh -c "! pgrep -s $(cut -d' ' -f1 "$T/state/jobs/$c/1/shepherd") -x sleep" ||
+    fail "job $c did not end while carmad was down"
+up
+"$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job $c: $(state_of "$c")"
+"$CARMA" show --json "$c" | python3 -c 'import json,sys; j=json.load(sys.stdin); \
+sys.exit(0 if j["energy_j"] >= float(sys.argv[1]) - 1e-6 else 1)' "$e1" ||
+    fail "energy lost at the restart: $e1 J before, $("$CARMA" show --json "$c" | grep '"energy_j"')"
+
 step "an attempt with a process of unknown memory is no history; one all known is"
 for mem in unknown 1GiB; do
     c=$(submit -- sh -c "sleep 5 & sleep 5 & wait; : $mem")

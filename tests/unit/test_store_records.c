@@ -97,14 +97,57 @@ static void test_records_retention_history(void **state)
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_samples_prune(st, -1, 45, 0, &del, &more, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
-    assert_int_equal(del, 46);
+    assert_int_equal(del, 45);
     assert_int_equal(more, 0);
     assert_int_equal(carma_store_samples_count(st, &n, &err), 0);
-    assert_int_equal(n, 44);
+    assert_int_equal(n, 45);
     assert_int_equal(carma_store_history_json(st, 1000, 2000, 1000, 10, &h, &err), 0);
     ga = json_array_get(json_object_get(h, "gpus"), 0);
     assert_true(json_integer_value(json_array_get(json_object_get(ga, "t"), 0)) >= 700);
     json_decref(h);
+    carma_store_close(st);
+}
+
+/* By size when the GPUs hold unequal numbers of records (one drained, others no longer
+ * this server's): what a GPU cannot give is taken from the others, down to the count
+ * asked for, in one call. */
+static void test_prune_unequal_gpus(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    int64_t g[4];
+    const char *u[4] = {"GPU-a", "GPU-b", "GPU-c", "GPU-d"};
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(carma_store_gpu_id(st, u[k], "A100", 40960, 400, &g[k], &err), 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    for (int i = 0; i < 1000; i++)
+        for (int k = 0; k < 4; k++) {
+            if (k && i >= 10)
+                continue;
+            struct carma_store_sample x = {.gpu = g[k],
+                                           .t = 1000 + i,
+                                           .mem_mib = 1,
+                                           .util = 0.5,
+                                           .smact = -1,
+                                           .smocc = -1,
+                                           .drama = -1,
+                                           .tensor = -1,
+                                           .power_w = 100,
+                                           .energy_j = 1};
+            assert_int_equal(carma_store_sample_insert(st, &x, &err), 0);
+        }
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    uint64_t n = 0, del = 0;
+    int more = 1;
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_samples_prune(st, -1, 580, 20000, &del, &more, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(del, 580);
+    assert_int_equal(more, 0);
+    assert_int_equal(carma_store_samples_count(st, &n, &err), 0);
+    assert_int_equal(n, 450);
     carma_store_close(st);
 }
 
@@ -208,6 +251,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_records_retention_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_unequal_gpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_and_profiles, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,94 @@
+/* carma_proc_kill_session: what is left of a job whose shepherd died is killed, and only
+ * that: a process of the session without the job's marks in its environment (a
+ * stranger's session that got the shepherd's pid again) is left alone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/shepherd.h"
+
+/* A session leader (returned) whose one member runs sleep with env; the member's pid in
+ * *member. The leader waits for it. */
+static pid_t session_with(char *const env[], pid_t *member)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t lead = fork();
+    assert_true(lead >= 0);
+    if (lead == 0) {
+        setsid();
+        pid_t m = fork();
+        if (m == 0) {
+            char *argv[] = {"sleep", "30", NULL};
+            execve("/bin/sleep", argv, env);
+            _exit(127);
+        }
+        if (write(p[1], &m, sizeof m) != (ssize_t)sizeof m)
+            _exit(1);
+        int st;
+        waitpid(m, &st, 0);
+        _exit(WIFSIGNALED(st) ? 9 : 0);
+    }
+    close(p[1]);
+    assert_int_equal(read(p[0], member, sizeof *member), (ssize_t)sizeof *member);
+    close(p[0]);
+    /* until it runs sleep with its environment */
+    for (int k = 0; k < 200; k++) {
+        char path[64], buf[64];
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)*member);
+        FILE *f = fopen(path, "r");
+        int is_sleep = f && fgets(buf, sizeof buf, f) && buf[0] == 's' && buf[1] == 'l';
+        if (f)
+            fclose(f);
+        if (is_sleep)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    return lead;
+}
+
+static int leader_status(pid_t lead)
+{
+    int st;
+    assert_int_equal(waitpid(lead, &st, 0), lead);
+    return WEXITSTATUS(st);
+}
+
+static void test_kill_session_marks(void **state)
+{
+    (void)state;
+    pid_t m;
+    char *job_env[] = {"PATH=/bin", "CARMA_JOB_ID=7", "CARMA_JOB_ATTEMPT=2", NULL};
+    pid_t lead = session_with(job_env, &m);
+    /* another job's marks, or another attempt's: not this one's */
+    assert_int_equal(carma_proc_kill_session(lead, getuid(), 0, 8, 2), 0);
+    assert_int_equal(carma_proc_kill_session(lead, getuid(), 0, 7, 1), 0);
+    assert_int_equal(kill(m, 0), 0);
+    assert_int_equal(carma_proc_kill_session(lead, getuid(), 0, 7, 2), 1);
+    assert_int_equal(leader_status(lead), 9);
+
+    char *stranger_env[] = {"PATH=/bin", "HOME=/", NULL};
+    lead = session_with(stranger_env, &m);
+    assert_int_equal(carma_proc_kill_session(lead, getuid(), 0, 7, 2), 0);
+    assert_int_equal(kill(m, 0), 0);
+    kill(m, SIGKILL);
+    assert_int_equal(leader_status(lead), 9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kill_session_marks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
