@@ -1149,6 +1149,7 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     size_t batch_line = 0;    /* the row that showed it */
     double input_mb = -1;
     struct ti_row opaque = {0}, opaque_image = {0}, attn_leaf = {0};
+    unsigned max_depth = 0;  /* of the table's rows: a row above it is a true leaf */
     int attn_valid = 0;      /* inside a row whose type is an attention module */
     unsigned attn_depth = 0;
     struct ti_attn ia = {0}; /* the innermost attention module open */
@@ -1419,6 +1420,8 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
                 return rc;
             pend.valid = 1;
             pend.depth = depth;
+            if (depth > max_depth)
+                max_depth = depth;
             pend.line = L.line;
             size_t tcp = type_n < sizeof pend.type - 1 ? type_n : sizeof pend.type - 1;
             memcpy(pend.type, t, tcp);
@@ -1515,11 +1518,19 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
      * lists no layer: its activations cannot be counted. */
     uint64_t all = have_total && total > m->params ? total : m->params;
     if (opaque_block(opaque.params, all))
-        return carma_err_at(err, file, opaque.line,
-                            "'%s' holds %llu parameters but the table lists no layer inside "
-                            "it, so what it keeps for backward is unknown: print the table "
-                            "deeper (torchinfo's summary(..., depth=10))",
-                            opaque.type, (unsigned long long)opaque.params);
+        return carma_err_at(
+            err, file, opaque.line,
+            opaque.depth < max_depth
+                /* rows go deeper elsewhere: this one has no layer inside (a noisy or
+                 * Bayesian linear layer, a custom one): a deeper print shows it the same */
+                ? "'%s' holds %llu parameters in a layer carma does not know, with no layer "
+                  "inside it, so what it keeps for backward is unknown: give the model as a "
+                  "layer CSV with this layer's kind written out (docs/estimator.md)"
+                : "'%s' holds %llu parameters but the table lists no layer inside it, so "
+                  "what it keeps for backward is unknown: print the table deeper (torchinfo's "
+                  "summary(..., depth=10)), or, if it is one layer, give the model as a layer "
+                  "CSV with its kind written out (docs/estimator.md)",
+            opaque.type, (unsigned long long)opaque.params);
     if (attn_leaf.valid)
         return carma_err_at(err, file, attn_leaf.line,
                             "'%s' is attention shown as one row: its probabilities (heads x "
@@ -2273,32 +2284,150 @@ static int keras_multiple(const char *s, size_t n)
  * Keras before TF 2.6 cut at the width of the first column, "max_pooling1d_1
  * (MaxPooling1": the classes a cut name can be the beginning of. */
 static const char *const keras_classes[] = {
-    "InputLayer", "Dense", "Activation", "Embedding", "Masking", "Lambda", "Flatten",
-    "Reshape", "Permute", "RepeatVector", "ActivityRegularization", "Dropout",
-    "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
-    "GaussianDropout", "AlphaDropout", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose",
-    "Conv2DTranspose", "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D",
-    "DepthwiseConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "Deconvolution2D", "AtrousConvolution1D", "AtrousConvolution2D",
-    "SeparableConvolution2D", "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D",
-    "UpSampling2D", "UpSampling3D", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D",
-    "LocallyConnected1D", "LocallyConnected2D", "MaxPooling1D", "MaxPooling2D",
-    "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
-    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
-    "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
-    "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D", "GlobalAvgPool1D",
-    "GlobalAvgPool2D", "GlobalAvgPool3D", "BatchNormalization", "BatchNormalizationV1",
-    "BatchNormalizationV2", "SyncBatchNormalization", "LayerNormalization", "ReLU",
-    "LeakyReLU", "PReLU", "ELU", "ThresholdedReLU", "Softmax", "Add", "Subtract",
-    "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "Merge", "Highway",
-    "MaxoutDense", "SimpleRNN", "GRU", "LSTM", "RNN", "ConvLSTM2D", "CuDNNGRU", "CuDNNLSTM",
-    "Bidirectional", "TimeDistributed", "TimeDistributedDense", "Attention",
-    "AdditiveAttention", "MultiHeadAttention", "Rescaling", "Resizing", "CenterCrop",
-    "RandomCrop", "RandomFlip", "RandomTranslation", "RandomRotation", "RandomZoom",
-    "RandomHeight", "RandomWidth", "RandomContrast", "Normalization", "TextVectorization",
-    "StringLookup", "IntegerLookup", "CategoryEncoding", "CategoryCrossing",
-    "Discretization", "Hashing", "TensorFlowOpLayer", "TFOpLambda", "SlicingOpLambda",
-    "Functional", "Sequential", "Model", "KerasLayer", "DenseFeatures",
+    "InputLayer",
+    "Dense",
+    "Activation",
+    "Embedding",
+    "Masking",
+    "Lambda",
+    "Flatten",
+    "Reshape",
+    "Permute",
+    "RepeatVector",
+    "ActivityRegularization",
+    "Dropout",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "SpatialDropout3D",
+    "GaussianNoise",
+    "GaussianDropout",
+    "AlphaDropout",
+    "Conv1D",
+    "Conv2D",
+    "Conv3D",
+    "Conv1DTranspose",
+    "Conv2DTranspose",
+    "Conv3DTranspose",
+    "SeparableConv1D",
+    "SeparableConv2D",
+    "DepthwiseConv2D",
+    "Convolution1D",
+    "Convolution2D",
+    "Convolution3D",
+    "Deconvolution2D",
+    "AtrousConvolution1D",
+    "AtrousConvolution2D",
+    "SeparableConvolution2D",
+    "Cropping1D",
+    "Cropping2D",
+    "Cropping3D",
+    "UpSampling1D",
+    "UpSampling2D",
+    "UpSampling3D",
+    "ZeroPadding1D",
+    "ZeroPadding2D",
+    "ZeroPadding3D",
+    "LocallyConnected1D",
+    "LocallyConnected2D",
+    "MaxPooling1D",
+    "MaxPooling2D",
+    "MaxPooling3D",
+    "AveragePooling1D",
+    "AveragePooling2D",
+    "AveragePooling3D",
+    "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D",
+    "GlobalMaxPooling3D",
+    "GlobalAveragePooling1D",
+    "GlobalAveragePooling2D",
+    "GlobalAveragePooling3D",
+    "MaxPool1D",
+    "MaxPool2D",
+    "MaxPool3D",
+    "AvgPool1D",
+    "AvgPool2D",
+    "AvgPool3D",
+    "GlobalMaxPool1D",
+    "GlobalMaxPool2D",
+    "GlobalMaxPool3D",
+    "GlobalAvgPool1D",
+    "GlobalAvgPool2D",
+    "GlobalAvgPool3D",
+    "BatchNormalization",
+    "BatchNormalizationV1",
+    "BatchNormalizationV2",
+    "SyncBatchNormalization",
+    "LayerNormalization",
+    "ReLU",
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "ThresholdedReLU",
+    "Softmax",
+    "Add",
+    "Subtract",
+    "Multiply",
+    "Average",
+    "Maximum",
+    "Minimum",
+    "Concatenate",
+    "Dot",
+    "Merge",
+    "Highway",
+    "MaxoutDense",
+    "SimpleRNN",
+    "GRU",
+    "LSTM",
+    "RNN",
+    "ConvLSTM2D",
+    "CuDNNGRU",
+    "CuDNNLSTM",
+    "Bidirectional",
+    "TimeDistributed",
+    "TimeDistributedDense",
+    "Attention",
+    "AdditiveAttention",
+    "MultiHeadAttention",
+    "Rescaling",
+    "Resizing",
+    "CenterCrop",
+    "RandomCrop",
+    "RandomFlip",
+    "RandomTranslation",
+    "RandomRotation",
+    "RandomZoom",
+    "RandomHeight",
+    "RandomWidth",
+    "RandomContrast",
+    "Normalization",
+    "TextVectorization",
+    "StringLookup",
+    "IntegerLookup",
+    "CategoryEncoding",
+    "CategoryCrossing",
+    "Discretization",
+    "Hashing",
+    "TensorFlowOpLayer",
+    "TFOpLambda",
+    "SlicingOpLambda",
+    "Functional",
+    "Sequential",
+    "Model",
+    "KerasLayer",
+    "DenseFeatures",
+    /* tf.keras 2.6 to 2.15 and Keras 3 */
+    "EinsumDense",
+    "GroupNormalization",
+    "UnitNormalization",
+    "RMSNormalization",
+    "DepthwiseConv1D",
+    "ConvLSTM1D",
+    "ConvLSTM3D",
+    "Identity",
+    "GroupQueryAttention",
+    "RandomBrightness",
+    "AutoContrast",
+    "Solarization",
 };
 
 /* Whether type[0, n) names one of keras_classes (as class_is compares). */

@@ -207,6 +207,17 @@ expect2 "blank.txt: empty file" --summary "$T/blank.txt" --batch 8
 expect2 "gpt2m_depth3.txt:10: 'GPT2Block' holds 12596224 parameters but the table lists no layer" \
     --summary $C/summary_torchinfo/gpt2m_depth3.txt --batch 4 --seq-len 1024
 
+# A custom one-layer class with more parameters than one linear layer of its widths (a
+# noisy linear layer) is refused with a remedy that works: a deeper print where the table
+# could go deeper, else (rows deeper elsewhere: it has none inside) a layer CSV.
+expect2 "noisy_linear.txt:7: 'NoisyLinear' holds 132096 parameters but the table lists no layer inside it.*or, if it is one layer, give the model as a layer CSV" \
+    --summary $C/summary_torchinfo/noisy_linear.txt --batch 32
+expect2 "noisy_linear_leaf.txt:8: 'NoisyLinear' holds 132096 parameters in a layer carma does not know, with no layer inside it.*layer CSV" \
+    --summary $C/summary_torchinfo/noisy_linear_leaf.txt --batch 32
+# Keras core classes after tf.keras 2.5 are layers, whatever their output's shape.
+"$CARMA" estimate --summary $C/summary_keras/einsum_dense_4d.txt --batch 8 >"$T/out" 2>&1 ||
+    fail "a 4-d EinsumDense refused: $(cat "$T/out")"
+
 # A sequence longer than a learned position table cannot run: refused, naming the table.
 expect2 "sequence length 2048 is longer than the model's position table (1024 positions, line 4)" \
     --summary $C/summary_modtree/gpt2.txt --batch 4 --seq-len 2048
