@@ -201,20 +201,28 @@ if command -v tmux >/dev/null; then
     TS="carma-client-$$"
     fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[]}' \
         '{"ok":false,"error":"busy","message":"too many connections of uid 0"}'
-    ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"; tmux -L "$TS" kill-server 2>/dev/null'
-    tmux -L "$TS" new-session -d -x 120 -y 20 "CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; sleep 5" ||
-        fail "tmux"
+    # a tmux server per session: a new session on a server being killed can fail
+    ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"; for s in "$TS" "$TS-42" "$TS-44"; do tmux -L "$s" kill-server 2>/dev/null; done'
+    # tmux_new SOCKET ARGS...: a detached session, tried twice (a tmux server starting on a
+    # loaded host has failed to answer once), its error kept for the message
+    tmux_new() {
+        _s=$1; shift
+        tmux -L "$_s" new-session -d "$@" 2>"$T/tmux.err" ||
+            { sleep 1; tmux -L "$_s" new-session -d "$@" 2>>"$T/tmux.err"; }
+    }
+    tmux_new "$TS" -x 120 -y 20 "CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; sleep 5" ||
+        fail "tmux: $(cat "$T/tmux.err")"
     wait_until 10 sh -c "tmux -L $TS capture-pane -p | grep -q 'carmad refused: too many connections of uid 0'" ||
         fail "top on a busy answer: $(tmux -L "$TS" capture-pane -p | head -3)"
     tmux -L "$TS" kill-server 2>/dev/null
     # a wide character that would end in the last column is left out, not wrapped
     fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[{"index":0,"uuid":"GPU-0","name":"A100","sharing":"timeslice","mem_total_mib":40960,"jobs":[1],"job_list":[{"id":1,"name":"résumé-ünïcödé-名前-long-name-here","user":"u","run_s":1,"mem_mib":0}]}]}'
     for w in 42 44; do
-        tmux -L "$TS" new-session -d -x $w -y 12 "LC_ALL=C.UTF-8 CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; sleep 5" ||
-            fail "tmux"
-        wait_until 10 sh -c "tmux -L $TS capture-pane -p | grep -q 'job 1'" || fail "top at width $w: no job row"
-        tmux -L "$TS" capture-pane -p > "$T/top.txt"
-        tmux -L "$TS" kill-server 2>/dev/null
+        tmux_new "$TS-$w" -x $w -y 12 "LC_ALL=C.UTF-8 CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; sleep 5" ||
+            fail "tmux at width $w: $(cat "$T/tmux.err")"
+        wait_until 10 sh -c "tmux -L $TS-$w capture-pane -p | grep -q 'job 1'" || fail "top at width $w: no job row"
+        tmux -L "$TS-$w" capture-pane -p > "$T/top.txt"
+        tmux -L "$TS-$w" kill-server 2>/dev/null
         ! grep -q '^[名前]' "$T/top.txt" || fail "top at width $w wrapped a wide character: $(cat "$T/top.txt")"
     done
     ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"'
