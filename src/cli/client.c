@@ -109,19 +109,24 @@ int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_
             r = NULL;
         } else if (rc && carma_mono_s() < until) {
             if (!said)
-                fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n",
-                        cmd, err.msg, patience_s);
+                fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n", cmd,
+                        err.msg, until - t0);
             said = 1;
         } else {
             break;
         }
-        struct timespec ts = {0, (long)(nap * 1e9)};
+        double sleep_s = nap; /* never past the deadline */
+        if (deadline >= 0 && sleep_s > deadline - carma_mono_s())
+            sleep_s = deadline > carma_mono_s() ? deadline - carma_mono_s() : 0;
+        struct timespec ts = {0, (long)(sleep_s * 1e9)};
         nanosleep(&ts, NULL);
         if (nap < 0.5) /* 0.1, 0.2, 0.4, then 0.8 s between tries */
             nap *= 2;
     }
     json_decref(req);
-    if (rc && deadline >= 0 && carma_mono_s() >= deadline)
+    /* out of time while carmad was away or silent; an error of another kind (no socket,
+     * no permission) is said as it is */
+    if (rc && deadline >= 0 && carma_mono_s() >= deadline && (said || rc == -ETIMEDOUT))
         return CLI_DEADLINE;
     if (rc) {
         fprintf(stderr, "carma %s: %s\n", cmd, err.msg);
@@ -349,17 +354,15 @@ void cli_cell(char *out, size_t cap, const char *s, unsigned width)
 }
 
 /* Writes the character at p (l bytes of well-formed UTF-8, 0: one byte that is none) as
- * an escape bash's $'...' reads back: \n, \t, \r, \xNN, \uXXXX. */
+ * an escape bash's $'...' reads back in any locale: \n, \t, \r, else \xNN per byte
+ * (bash's \uXXXX reads back only under a UTF-8 locale). */
 static void put_escape(FILE *f, const unsigned char *p, size_t l)
 {
-    if (l == 0 || (l == 1 && *p != '\n' && *p != '\t' && *p != '\r'))
-        fprintf(f, "\\x%02X", *p);
-    else if (l == 1)
+    if (l == 1 && (*p == '\n' || *p == '\t' || *p == '\r'))
         fputs(*p == '\n' ? "\\n" : *p == '\t' ? "\\t" : "\\r", f);
-    else if (l == 2) /* C1 */
-        fprintf(f, "\\u%04X", (unsigned)((p[0] & 0x1f) << 6 | (p[1] & 0x3f)));
-    else /* format characters are all 3 bytes */
-        fprintf(f, "\\u%04X", (unsigned)((p[0] & 0x0f) << 12 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f)));
+    else
+        for (size_t k = 0; k < (l ? l : 1); k++)
+            fprintf(f, "\\x%02X", p[k]);
 }
 
 void cli_put_visible(FILE *f, const char *s)
@@ -374,10 +377,10 @@ void cli_put_visible(FILE *f, const char *s)
     }
 }
 
-void cli_put_word(FILE *f, const char *s)
+void cli_put_word(FILE *f, const char *s, int command_word)
 {
     const unsigned char *u = (const unsigned char *)(s ? s : "");
-    int quote = !*u, dollar = 0;
+    int quote = !*u || (command_word && (*u == '%' || strchr((const char *)u, '='))), dollar = 0;
     for (const unsigned char *p = u; *p;) {
         size_t l = carma_utf8_seq(p);
         if (!l || carma_proto_char_hidden(p, l))

@@ -129,15 +129,17 @@ int cli_rad_parse(const char *file, const char *text, size_t len, const char *es
 int cli_split_words(const char *s, json_t *argv);
 
 /* Writes s to f with what would act on a terminal or hide text shown as escapes:
- * controls as \n, \t, \r, \xNN (C1 and format characters as \uXXXX), bytes that
+ * controls as \n, \t, \r, \xNN (C1 and format characters byte by byte, \xNN), bytes that
  * are not UTF-8 as \xNN. For text carmad passes on from users (reasons, names). */
 void cli_put_visible(FILE *f, const char *s);
 
 /* Writes s to f as one shell word that reads back as s: as it is when it holds only
  * letters, digits, non-ASCII characters and _@%+=:,./-; else in '...'; in bash's $'...'
  * with cli_put_visible's escapes when it holds controls, hidden format characters or
- * bytes that are not UTF-8. For argv and paths in `carma show`. */
-void cli_put_word(FILE *f, const char *s);
+ * bytes that are not UTF-8. For argv and paths in `carma show`. A command word (the
+ * first of a command line) is quoted also when it holds '=' or starts with '%', which
+ * the shell would read as an assignment or a job. */
+void cli_put_word(FILE *f, const char *s, int command_word);
 
 /* Checks the shape of an answer of carmad (or a part of one, named `where` in the
  * message: "answer", "job", "gpus[2]"): o is an object holding each field of `spec`, a

@@ -69,10 +69,10 @@ int cmd_show(int argc, char **argv)
     printf("  command  "); /* each argument as a shell word: the command as it runs */
     json_array_foreach(json_object_get(j, "argv"), k, a) {
         putchar(' ');
-        cli_put_word(stdout, json_string_value(a));
+        cli_put_word(stdout, json_string_value(a), k == 0);
     }
     printf("\n  cwd       ");
-    cli_put_word(stdout, json_string_value(json_object_get(j, "cwd")));
+    cli_put_word(stdout, json_string_value(json_object_get(j, "cwd")), 0);
     putchar('\n');
     /* the peak over every attempt, the running one's included */
     long long peak = (long long)json_integer_value(json_object_get(j, "peak_mib"));

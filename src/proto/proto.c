@@ -134,14 +134,16 @@ static uint32_t utf8_code_point(const unsigned char *p, size_t l)
     }
 }
 
-/* Controls, and the format characters that hide text or turn its direction: zero
- * widths and marks, line and paragraph separators, embeddings, overrides, isolates,
- * invisible operators, the BOM, interlinear annotation. */
+/* Controls, and the format characters that hide text or turn its direction: the soft
+ * hyphen, the Arabic letter mark, zero widths and marks, line and paragraph separators,
+ * embeddings, overrides, isolates, invisible operators, the BOM, interlinear annotation,
+ * the invisible tag characters. */
 static int name_char_refused(uint32_t cp)
 {
-    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
-           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff ||
-           (cp >= 0xfff9 && cp <= 0xfffb);
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xad || cp == 0x61c ||
+           (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
+           (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
 int carma_proto_char_hidden(const unsigned char *p, size_t l)

@@ -38,8 +38,14 @@ step "show prints argv and cwd as shell words, control characters escaped"
 mkdir -p "$T/a dir"
 id=$(cd "$T/a dir" && submit --name 'a"b\c' -- printf '%s\n' "$(printf 'x\033[31mRED\033[0m')" 'two words' '' "it's" "$(printf 'z\342\200\256y')" plain-é)
 "$CARMA" show "$id" > "$T/show.out"
-grep -qF " printf '%s\n' \$'x\x1B[31mRED\x1B[0m' 'two words' '' 'it'\\''s' \$'z\u202Ey' plain-é" "$T/show.out" ||
+grep -qF " printf '%s\n' \$'x\x1B[31mRED\x1B[0m' 'two words' '' 'it'\\''s' \$'z\xE2\x80\xAEy' plain-é" "$T/show.out" ||
     fail "command: $(grep command "$T/show.out" | cat -A)"
+# and reads back as it ran, in any locale
+"$CARMA" wait "$id" >/dev/null || fail "the printf job"
+LC_ALL=C bash -c "$(sed -n 's/^  command   //p' "$T/show.out")" > "$T/readback.out" ||
+    fail "the command shown does not run: $(grep command "$T/show.out")"
+"$CARMA" logs "$id" 2>/dev/null | cmp -s - "$T/readback.out" ||
+    fail "the command shown runs otherwise than the job: $(cat -A "$T/readback.out")"
 grep -qF "  cwd       '$T/a dir'" "$T/show.out" || fail "cwd: $(grep cwd "$T/show.out")"
 ! grep -q "$(printf '\033')" "$T/show.out" || fail "an escape sequence reached the output"
 "$CARMA" wait "$id" >/dev/null || fail "the printf job"

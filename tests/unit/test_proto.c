@@ -193,6 +193,16 @@ static void test_strict(void **state)
     expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
                "\"name\":\"gpj.\\u202eexe\"}}",
                "job.name: invisible format character U+202E at byte 4");
+    /* the soft hyphen, the Arabic letter mark and tag characters hide text too */
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"x\\u00ady\"}}",
+               "job.name: invisible format character U+00AD at byte 1");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"x\\u061cy\"}}",
+               "job.name: invisible format character U+061C at byte 1");
+    expect_bad("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\","
+               "\"name\":\"x\\udb40\\udc41y\"}}",
+               "job.name: invisible format character U+E0041 at byte 1");
     /* a name made from a command's file name follows the same rules */
     char nm[CARMA_PROTO_MAX_NAME + 1];
     carma_proto_name_from("run\x1b[31m\xe2\x80\xae" "exe.sh\xff", nm, sizeof nm);
