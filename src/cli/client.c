@@ -124,9 +124,11 @@ int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_
             nap *= 2;
     }
     json_decref(req);
-    /* out of time while carmad was away or silent; an error of another kind (no socket,
-     * no permission) is said as it is */
-    if (rc && deadline >= 0 && carma_mono_s() >= deadline && (said || rc == -ETIMEDOUT))
+    /* out of time while carmad was away, silent or not accepting (a stopped carmad's
+     * full backlog: EAGAIN); an error waiting cannot mend (no socket, no permission) on
+     * the first try is said as it is */
+    if (rc && deadline >= 0 && carma_mono_s() >= deadline &&
+        (said || (rc != -ENOENT && rc != -EACCES && rc != -EPERM && rc != -ENOTDIR)))
         return CLI_DEADLINE;
     if (rc) {
         fprintf(stderr, "carma %s: %s\n", cmd, err.msg);
