@@ -7997,7 +7997,12 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             k = EST_K_OTHER; /* writes over its input: no new tensor */
             out = 0;
         } else if (k == EST_K_DROPOUT || k == EST_K_ACT || k == EST_K_SOFTMAX) {
-            /* same shape as the layer before */
+            /* same shape as the layer before; nn.PReLU's slopes are parameters (its
+             * print names how many: PReLU(num_parameters=256)) */
+            if (class_is(c, cls_n, "PReLU", 5)) {
+                int64_t np = arg_int(args, argn, "num_parameters=");
+                params = np > 0 ? (uint64_t)np : 1;
+            }
         } else {
             out = 0; /* an unknown leaf: no tensor we can size */
         }

@@ -214,6 +214,10 @@ expect2 "noisy_linear.txt:7: 'NoisyLinear' holds 132096 parameters but the table
     --summary $C/summary_torchinfo/noisy_linear.txt --batch 32
 expect2 "noisy_linear_leaf.txt:8: 'NoisyLinear' holds 132096 parameters in a layer carma does not know, with no layer inside it.*layer CSV" \
     --summary $C/summary_torchinfo/noisy_linear_leaf.txt --batch 32
+# nn.PReLU's slopes are parameters: one per channel where its print says so.
+"$CARMA" estimate --summary $C/summary_modtree/prelu_channels.txt --batch 8 >"$T/out" ||
+    fail "PReLU tree refused"
+grep -q "module-tree, 3 layers, 19466 parameters" "$T/out" || fail "PReLU slopes: $(head -1 "$T/out")"
 # Keras core classes after tf.keras 2.5 are layers, whatever their output's shape.
 "$CARMA" estimate --summary $C/summary_keras/einsum_dense_4d.txt --batch 8 >"$T/out" 2>&1 ||
     fail "a 4-d EinsumDense refused: $(cat "$T/out")"
