@@ -325,12 +325,7 @@ unsigned cli_char_cols(const unsigned char *p, size_t l)
 {
     if (l < 2)
         return 1;
-    uint32_t cp = l == 2 ? (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f)
-                  : l == 3
-                      ? (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f)
-                      : (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
-                            (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
-    int w = wcwidth((wchar_t)cp);
+    int w = wcwidth((wchar_t)carma_utf8_code_point(p, l));
     return w < 0 ? 1 : (unsigned)w;
 }
 
@@ -479,53 +474,54 @@ int cli_shape(const json_t *o, const char *where, const char *spec, char *msg, s
     return 0;
 }
 
+/* A shape's problem, msg, said as carma CMD's: 1 (the exit status). */
+static int say_malformed(const char *cmd, const char *msg)
+{
+    fprintf(stderr, "carma %s: malformed response from carmad: %s\n", cmd, msg);
+    return 1;
+}
+
 int cli_check(const char *cmd, const json_t *o, const char *where, const char *spec)
 {
     char msg[256];
-    if (cli_shape(o, where, spec, msg, sizeof msg) == 0)
-        return 0;
-    fprintf(stderr, "carma %s: malformed response from carmad: %s\n", cmd, msg);
-    return 1;
+    return cli_shape(o, where, spec, msg, sizeof msg) == 0 ? 0 : say_malformed(cmd, msg);
 }
 
-int cli_check_gpus(const char *cmd, const json_t *resp)
-{
-    char msg[256];
-    if (cli_shape_gpus(resp, msg, sizeof msg) == 0)
-        return 0;
-    fprintf(stderr, "carma %s: malformed response from carmad: %s\n", cmd, msg);
-    return 1;
-}
-
-int cli_shape_gpus(const json_t *resp, char *msg, size_t cap)
-{
-    if (cli_shape(resp, "answer", "backend:s policy:s gpus:ao", msg, cap))
-        return -1;
-    size_t k;
-    json_t *g;
-    json_array_foreach(json_object_get(resp, "gpus"), k, g) {
-        char where[48];
-        snprintf(where, sizeof where, "gpus[%zu]", k);
-        if (cli_shape(g, where,
-                      "index:i uuid:s name:s sharing:s mem_total_mib:i jobs:ai? "
-                      "drain_reason:s?",
-                      msg, cap))
-            return -1;
-    }
-    return 0;
-}
-
-int cli_check_each(const char *cmd, const json_t *o, const char *key, const char *spec)
+/* cli_shape of each element of o's array `key`, named "KEY[N]": 0, or -1 with msg. */
+static int shape_each(const json_t *o, const char *key, const char *spec, char *msg, size_t cap)
 {
     size_t k;
     json_t *x;
     json_array_foreach(json_object_get(o, key), k, x) {
         char where[64];
         snprintf(where, sizeof where, "%.32s[%zu]", key, k);
-        if (cli_check(cmd, x, where, spec))
-            return 1;
+        if (cli_shape(x, where, spec, msg, cap))
+            return -1;
     }
     return 0;
+}
+
+int cli_check_gpus(const char *cmd, const json_t *resp)
+{
+    char msg[256];
+    return cli_shape_gpus(resp, msg, sizeof msg) == 0 ? 0 : say_malformed(cmd, msg);
+}
+
+int cli_shape_gpus(const json_t *resp, char *msg, size_t cap)
+{
+    return cli_shape(resp, "answer", "backend:s policy:s gpus:ao", msg, cap) ||
+                   shape_each(resp, "gpus",
+                              "index:i uuid:s name:s sharing:s mem_total_mib:i jobs:ai? "
+                              "drain_reason:s?",
+                              msg, cap)
+               ? -1
+               : 0;
+}
+
+int cli_check_each(const char *cmd, const json_t *o, const char *key, const char *spec)
+{
+    char msg[256];
+    return shape_each(o, key, spec, msg, sizeof msg) == 0 ? 0 : say_malformed(cmd, msg);
 }
 
 int cli_check_usage(const char *cmd, const json_t *resp)

@@ -453,12 +453,17 @@ static void ref_sort(const struct carma_sched *s, uint32_t *c, size_t n)
     }
 }
 
-/* Whether fewer GPUs are in service than job j asks for (some drained: lost, MIG). Such
- * a job waits for them without holding back the jobs behind it: on a server that lost a
- * GPU, a job asking for all of them would otherwise stop every queue for good. */
+/* Such a job waits for its GPUs without holding back the jobs behind it: on a server
+ * that lost a GPU, a job asking for all of them would otherwise stop every queue for
+ * good. */
 static inline int beyond_service(struct carma_sched *s, const struct carma_job *j)
 {
     return kth_largest(s, j->gpus) == 0;
+}
+
+int carma_sched_beyond_service(struct carma_sched *s, uint32_t j)
+{
+    return beyond_service(s, &s->jobs[j]);
 }
 
 /* The head of q, past jobs beyond the GPUs in service. */

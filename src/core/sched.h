@@ -205,6 +205,10 @@ int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome out
  * changed, so a monitor refresh must be reported. */
 void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi);
 
+/* Whether fewer GPUs are in service than job j asks for (some drained: lost, MIG): it
+ * waits for them, holding back no one (every policy passes over it). */
+int carma_sched_beyond_service(struct carma_sched *s, uint32_t j);
+
 /* The memory that at least k GPUs in service have (the k-th largest), 0 when fewer
  * than k are in service. A job on k GPUs that needs more per GPU can only run alone on
  * the k largest (auto), or rerun where it crashed (the reference policies). */

@@ -1848,7 +1848,7 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
     json_object_set_new(o, "energy_j", json_real(en));
     json_object_set_new(o, "wait_s", json_real(wait > 0 ? wait : 0));
     json_object_set_new(o, "solo_smact", j->smact >= 0 ? json_real(j->smact) : json_null());
-    if (j->state == CARMA_JOB_QUEUED && carma_sched_kth_largest(&d->sched, j->gpus) == 0) {
+    if (j->state == CARMA_JOB_QUEUED && carma_sched_beyond_service(&d->sched, i)) {
         /* it waits for drained GPUs to return (a restart), holding back no one */
         size_t up = 0;
         for (size_t g = 0; g < d->ngpus; g++)

@@ -34,12 +34,18 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime)
     return proc_stat_state(pid, ppid, sid, starttime, &state);
 }
 
-/* /proc/PID/NAME's first cap - 1 bytes into buf, NUL-terminated: 0, or -1. */
-static int proc_read(pid_t pid, const char *name, char *buf, size_t cap)
+/* /proc/PID/NAME opened to read, or -1. */
+static int proc_open(pid_t pid, const char *name)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* /proc/PID/NAME's first cap - 1 bytes into buf, NUL-terminated: 0, or -1. */
+static int proc_read(pid_t pid, const char *name, char *buf, size_t cap)
+{
+    int fd = proc_open(pid, name);
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, cap - 1);
@@ -100,9 +106,7 @@ static long long proc_ruid(pid_t pid)
 static int proc_env_has(pid_t pid, const char *a, const char *b)
 {
     enum { ENV_MAX = 4u << 20 };
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = proc_open(pid, "environ");
     if (fd < 0)
         return 0;
     size_t cap = 65536, len = 0;

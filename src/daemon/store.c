@@ -1205,9 +1205,6 @@ int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jo
     *more = 0;
     /* The newest job stays: new ids follow the highest stored one, and a removed job's id
      * (its folder of logs among them) is never given again. */
-    static const char *const del_sql[] = {"DELETE FROM usage WHERE job_id IN (SELECT id FROM p)",
-                                          "DELETE FROM attempts WHERE job_id IN (SELECT id FROM p)",
-                                          "DELETE FROM jobs WHERE id IN (SELECT id FROM p)"};
     char sql[512];
     int ret = 0;
     sqlite3_stmt *q = NULL;
@@ -1229,14 +1226,12 @@ int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jo
     if (rc != SQLITE_DONE)
         return db_err(s, rc, "pruning jobs", err);
     uint64_t n = (uint64_t)sqlite3_changes(s->db);
-    for (size_t k = 0; !ret && n && k < sizeof del_sql / sizeof del_sql[0]; k++) {
-        if (sqlite3_prepare_v2(s->db, del_sql[k], -1, &q, NULL) != SQLITE_OK)
-            return db_err(s, SQLITE_ERROR, "pruning jobs", err);
-        rc = sqlite3_step(q);
-        sqlite3_finalize(q);
-        if (rc != SQLITE_DONE)
-            ret = db_err(s, rc, "pruning jobs", err);
-    }
+    if (n)
+        ret = exec_sql(s,
+                       "DELETE FROM usage WHERE job_id IN (SELECT id FROM p);"
+                       "DELETE FROM attempts WHERE job_id IN (SELECT id FROM p);"
+                       "DELETE FROM jobs WHERE id IN (SELECT id FROM p)",
+                       err);
     if (!ret) {
         *deleted = n;
         *more = n >= max_jobs;

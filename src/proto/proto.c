@@ -119,21 +119,6 @@ int carma_proto_env_name_ok(const char *k)
     return k[0] != 0 && strlen(k) <= 256;
 }
 
-
-/* The code point of the well-formed UTF-8 sequence of l bytes at p (carma_utf8_seq). */
-static uint32_t utf8_code_point(const unsigned char *p, size_t l)
-{
-    switch (l) {
-    case 1: return p[0];
-    case 2: return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
-    case 3: return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
-    case 4:
-        return (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
-               (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
-    default: return 0;
-    }
-}
-
 /* Controls, and the format characters that hide text or turn its direction: the soft
  * hyphen, the Arabic letter mark, zero widths and marks, line and paragraph separators,
  * embeddings, overrides, isolates, invisible operators, the BOM, interlinear annotation,
@@ -148,7 +133,7 @@ static int name_char_refused(uint32_t cp)
 
 int carma_proto_char_hidden(const unsigned char *p, size_t l)
 {
-    return name_char_refused(utf8_code_point(p, l));
+    return name_char_refused(carma_utf8_code_point(p, l));
 }
 
 void carma_proto_name_from(const char *s, char *out, size_t cap)
@@ -157,7 +142,7 @@ void carma_proto_name_from(const char *s, char *out, size_t cap)
     size_t max = cap - 1 < CARMA_PROTO_MAX_NAME ? cap - 1 : CARMA_PROTO_MAX_NAME;
     for (const unsigned char *c = (const unsigned char *)s; *c;) {
         size_t l = carma_utf8_seq(c);
-        int bad = !l || name_char_refused(utf8_code_point(c, l));
+        int bad = !l || name_char_refused(carma_utf8_code_point(c, l));
         size_t n = l ? l : 1; /* bytes read; one '?' stands for them when bad */
         if (o + (bad ? 1 : n) > max)
             break;
@@ -257,7 +242,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
             return carma_err_set(err, -EINVAL, "job.name: empty");
         for (const unsigned char *c = (const unsigned char *)j->name; *c;) {
             size_t l = carma_utf8_seq(c);
-            uint32_t cp = utf8_code_point(c, l);
+            uint32_t cp = carma_utf8_code_point(c, l);
             if (!l || name_char_refused(cp))
                 return carma_err_set(err, -EINVAL, "job.name: %s U+%04X at byte %zu",
                                      cp < 0xa0 ? "control character"

@@ -81,3 +81,20 @@ char *carma_utf8_lossy(const char *s)
     *o = '\0';
     return out;
 }
+
+uint32_t carma_utf8_code_point(const unsigned char *p, size_t l)
+{
+    switch (l) {
+    case 1:
+        return p[0];
+    case 2:
+        return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+    case 3:
+        return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    case 4:
+        return (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+               (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+    default:
+        return 0;
+    }
+}

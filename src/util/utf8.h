@@ -4,11 +4,16 @@
 #define CARMA_UTIL_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Length of the well-formed UTF-8 sequence at p (1..4; no overlongs, surrogates or
  * code points above U+10FFFF), or 0 when p does not start one or is at its NUL. Never
  * reads past a NUL. */
 size_t carma_utf8_seq(const unsigned char *p);
+
+/* The code point of the well-formed UTF-8 sequence of l bytes at p (carma_utf8_seq's
+ * length; 0 for any other l). */
+uint32_t carma_utf8_code_point(const unsigned char *p, size_t l);
 
 /* Cuts an incomplete UTF-8 sequence (a lead byte without all its continuation bytes)
  * off the end of s, n bytes long, as a cut by snprintf can leave: s is then
