@@ -46,6 +46,15 @@ struct carma_gpu_proc {
     uint64_t mem_bytes;      /* used GPU memory; UINT64_MAX when the driver cannot tell */
 };
 
+/* One critical Xid error the driver reported on a GPU (NVML events). */
+struct carma_gpu_xid {
+    unsigned gpu;          /* index */
+    uint64_t xid;          /* 999: one the driver does not know */
+    uint32_t gpu_instance; /* MIG GPU instance, UINT32_MAX: the whole GPU or unknown */
+};
+
+#define CARMA_GPU_XID_QUEUE 256 /* Xids waiting to be taken; more are counted as lost */
+
 struct carma_gpu_backend;
 
 struct carma_gpu_backend_ops {
@@ -66,6 +75,16 @@ struct carma_gpu_backend_ops {
      * `carma gpus` (e.g. "nvml (processes v3, memory v2) + dcgm 127.0.0.1
      * [smact smocc drama tensor]"). Always NUL-terminates buf when cap > 0. */
     void (*describe)(struct carma_gpu_backend *b, char *buf, size_t cap);
+    /* Optional (NULL: this backend reports no Xids): a descriptor, owned by the
+     * backend, that polls readable while Xids wait to be taken, or -1 when none will
+     * come (not asked for, or the driver cannot). The backend's event thread fills the
+     * queue; this and xids() are the only calls safe beside it. */
+    int (*xid_fd)(struct carma_gpu_backend *b);
+    /* Takes up to cap waiting Xids, oldest first, into out; returns how many. *lost
+     * (may be NULL) is the count dropped since the last call because the queue was
+     * full. Never blocks. */
+    size_t (*xids)(struct carma_gpu_backend *b, struct carma_gpu_xid *out, size_t cap,
+                   uint64_t *lost);
 };
 
 struct carma_gpu_backend {
@@ -94,6 +113,7 @@ struct carma_gpu_nvml_opts {
     unsigned interval_ms;      /* monitor interval: DCGM's watch period; 0: 1000 */
     enum carma_gpu_src_use dcgm; /* DCGM profiling fields 1001-1005, merged by UUID */
     enum carma_gpu_src_use gpm;  /* NVML GPM metrics (Hopper+) when DCGM gives none */
+    int xid_events;              /* 1: a thread waits for critical Xid events (xid_fd) */
 };
 
 /* NVML, plus, for SMACT/SMOCC/DRAMA/TENSOR, DCGM profiling fields (from a running

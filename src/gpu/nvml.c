@@ -18,15 +18,24 @@
  * untrusted input.
  *
  * GPUs NVML lists but cannot open (no handle, no UUID: hidden by a container's
- * cgroup, lost at start) are skipped and counted in describe(). Not thread-safe. */
+ * cgroup, lost at start) are skipped and counted in describe(). Not thread-safe,
+ * except for the Xid events: asked for (xid_events), a thread of its own waits in
+ * nvmlEventSetWait (NVML is thread-safe) and queues each critical Xid for xids(),
+ * waking the caller's poll through an eventfd. */
 #include "gpu/backend.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gpu/answer.h"
 #include "gpu/dcgm.h"
@@ -75,7 +84,32 @@ struct nvml_syms {
     nvml_gpm_free_fn gpm_free;
     nvml_gpm_sample_get_fn gpm_sample_get;
     nvml_gpm_metrics_get_fn gpm_metrics_get;
+    nvml_event_set_create_fn event_create;
+    nvml_event_set_free_fn event_free;
+    nvml_event_types_fn event_types;
+    nvml_register_events_fn event_register;
+    nvml_event_wait_fn event_wait; /* _v2, or the unversioned one */
     const char *init_name, *procs_name, *mem_name;
+};
+
+#define NVML_EVENT_WAIT_MS 250   /* one wait: how long close() may wait for the thread */
+#define NVML_EVENT_RETRY_MS 1000 /* after a wait that failed */
+
+/* The Xid event thread and its queue. */
+struct nvml_events {
+    nvmlEventSet_t set;
+    int fd; /* eventfd: readable while the queue holds Xids; -1 none */
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    pthread_mutex_t lock; /* the queue and the counters below */
+    struct carma_gpu_xid q[CARMA_GPU_XID_QUEUE];
+    size_t head, len;
+    uint64_t lost;          /* dropped on a full queue, since the last xids() */
+    uint64_t wait_failures; /* waits that failed (not timed out), in a row */
+    nvmlReturn_t wait_err;  /* the last of them */
+    unsigned registered;    /* GPUs whose Xids come */
+    char why[160];          /* why none come, or on which GPUs not */
 };
 
 struct nvml_gpu {
@@ -106,6 +140,8 @@ struct nvml_backend {
     nvmlProcessInfo_t *procbuf;      /* NVML_PROC_BUF records */
     size_t proc_dirty;               /* bytes of procbuf the last call may have written */
     nvmlGpmMetricsGet_t *gpm_req;    /* one request, reused */
+    int want_xids;                   /* opts.xid_events */
+    struct nvml_events ev;
 };
 
 static const char *nvml_errstr(const struct nvml_backend *nv, nvmlReturn_t r, char *buf,
@@ -210,6 +246,11 @@ static int nvml_resolve(struct nvml_backend *nv, const char *lib, struct carma_e
     NVML_SYM(nv, gpm_free, "nvmlGpmSampleFree");
     NVML_SYM(nv, gpm_sample_get, "nvmlGpmSampleGet");
     NVML_SYM(nv, gpm_metrics_get, "nvmlGpmMetricsGet");
+    NVML_SYM(nv, event_create, "nvmlEventSetCreate");
+    NVML_SYM(nv, event_free, "nvmlEventSetFree");
+    NVML_SYM(nv, event_types, "nvmlDeviceGetSupportedEventTypes");
+    NVML_SYM(nv, event_register, "nvmlDeviceRegisterEvents");
+    NVML_SYM(nv, event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
     nv->f.mem_name = nv->f.mem_v2 ? "v2" : "v1";
 
     const char *missing = !nv->f.init     ? "nvmlInit_v2 (or nvmlInit)"
@@ -297,6 +338,149 @@ static void nvml_gpm_read(struct nvml_backend *nv, struct nvml_gpu *g,
     for (unsigned k = 0; k < nids; k++)
         if (q->metrics[k].nvmlReturn == NVML_SUCCESS && q->metrics[k].metricId == ids[k])
             *dst[k] = carma_gpu_answer_pct(q->metrics[k].value);
+}
+
+/* ---- Xid events ---- */
+
+/* Sleeps ms, in steps that notice a stop. */
+static void nvml_events_nap(struct nvml_events *ev, unsigned ms)
+{
+    for (unsigned t = 0; t < ms && !atomic_load(&ev->stop); t += 50) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void *nvml_events_run(void *arg)
+{
+    struct nvml_backend *nv = arg;
+    struct nvml_events *ev = &nv->ev;
+    while (!atomic_load(&ev->stop)) {
+        nvmlEventData_t data;
+        memset(&data, 0, sizeof data);
+        data.gpuInstanceId = data.computeInstanceId = UINT32_MAX; /* what v1 leaves */
+        nvmlReturn_t r = nv->f.event_wait(ev->set, &data, NVML_EVENT_WAIT_MS);
+        if (r == NVML_ERROR_TIMEOUT)
+            continue;
+        if (r != NVML_SUCCESS) {
+            pthread_mutex_lock(&ev->lock);
+            ev->wait_failures++;
+            ev->wait_err = r;
+            pthread_mutex_unlock(&ev->lock);
+            nvml_events_nap(ev, NVML_EVENT_RETRY_MS); /* a lost GPU answers at once */
+            continue;
+        }
+        /* untrusted: only an Xid event of a GPU this backend opened */
+        unsigned gi = 0;
+        while (gi < nv->n && nv->g[gi].dev != data.device)
+            gi++;
+        pthread_mutex_lock(&ev->lock);
+        ev->wait_failures = 0;
+        if (gi < nv->n && (data.eventType & nvmlEventTypeXidCriticalError)) {
+            if (ev->len == CARMA_GPU_XID_QUEUE) {
+                ev->lost++;
+            } else {
+                struct carma_gpu_xid *x = &ev->q[(ev->head + ev->len) % CARMA_GPU_XID_QUEUE];
+                x->gpu = gi;
+                x->xid = data.eventData;
+                x->gpu_instance = data.gpuInstanceId;
+                ev->len++;
+            }
+            uint64_t one = 1;
+            if (write(ev->fd, &one, sizeof one) < 0) {
+                /* EAGAIN only: the counter is full, so the descriptor is readable */
+            }
+        }
+        pthread_mutex_unlock(&ev->lock);
+    }
+    return NULL;
+}
+
+/* Registers every GPU for critical Xids and starts the thread; without them (no event
+ * API, nothing registered, no thread) ev.fd stays -1 and ev.why says why. */
+static void nvml_events_start(struct nvml_backend *nv)
+{
+    struct nvml_events *ev = &nv->ev;
+    char eb[96];
+    if (!nv->f.event_create || !nv->f.event_free || !nv->f.event_register || !nv->f.event_wait) {
+        fmt_trunc(ev->why, sizeof ev->why, "this NVML has no event API");
+        return;
+    }
+    nvmlReturn_t r = nv->f.event_create(&ev->set);
+    if (r != NVML_SUCCESS || !ev->set) {
+        fmt_trunc(ev->why, sizeof ev->why, "nvmlEventSetCreate: %s",
+                  nvml_errstr(nv, r == NVML_SUCCESS ? NVML_ERROR_UNKNOWN : r, eb, sizeof eb));
+        ev->set = NULL;
+        return;
+    }
+    unsigned without = 0;
+    char first[120] = "";
+    for (unsigned i = 0; i < nv->n; i++) {
+        unsigned long long types = 0;
+        if (nv->f.event_types && nv->f.event_types(nv->g[i].dev, &types) == NVML_SUCCESS &&
+            !(types & nvmlEventTypeXidCriticalError)) {
+            r = NVML_ERROR_NOT_SUPPORTED;
+        } else {
+            r = nv->f.event_register(nv->g[i].dev, nvmlEventTypeXidCriticalError, ev->set);
+            if (r == NVML_SUCCESS) {
+                ev->registered++;
+                continue;
+            }
+        }
+        if (!without++)
+            fmt_trunc(first, sizeof first, "GPU %u: %s", i, nvml_errstr(nv, r, eb, sizeof eb));
+    }
+    if (without)
+        fmt_trunc(ev->why, sizeof ev->why, "none from %u GPU%s (%s)", without,
+                  without == 1 ? "" : "s", first);
+    if (!ev->registered)
+        goto none;
+    ev->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ev->fd < 0) {
+        fmt_trunc(ev->why, sizeof ev->why, "eventfd: %s", strerror(errno));
+        goto none;
+    }
+    if (pthread_mutex_init(&ev->lock, NULL)) {
+        fmt_trunc(ev->why, sizeof ev->why, "no mutex");
+        goto none;
+    }
+    /* the thread takes no signals: the caller's (signalfd) stay its own */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&ev->thread, NULL, nvml_events_run, nv);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e) {
+        pthread_mutex_destroy(&ev->lock);
+        fmt_trunc(ev->why, sizeof ev->why, "no thread: %s", strerror(e));
+        goto none;
+    }
+    ev->started = 1;
+    return;
+none:
+    if (ev->fd >= 0)
+        close(ev->fd);
+    ev->fd = -1;
+    ev->registered = 0;
+    nv->f.event_free(ev->set);
+    ev->set = NULL;
+}
+
+static void nvml_events_stop(struct nvml_backend *nv)
+{
+    struct nvml_events *ev = &nv->ev;
+    if (ev->started) {
+        atomic_store(&ev->stop, 1);
+        pthread_join(ev->thread, NULL);
+        pthread_mutex_destroy(&ev->lock);
+        ev->started = 0;
+    }
+    if (ev->set && nv->f.event_free)
+        nv->f.event_free(ev->set);
+    ev->set = NULL;
+    if (ev->fd >= 0)
+        close(ev->fd);
+    ev->fd = -1;
 }
 
 /* ---- the ops ---- */
@@ -491,15 +675,59 @@ static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
     if (nv->skipped)
         fmt_trunc(skipped, sizeof skipped, "; %u GPU%s skipped: %s", nv->skipped,
                  nv->skipped > 1 ? "s" : "", nv->skip_why);
-    fmt_trunc(buf, cap, "nvml %s (%s, %s, memory %s; %u GPUs%s); %s", nv->driver,
-             nv->f.init_name, nv->f.procs_name ? nv->f.procs_name : "no process list",
-             nv->f.mem_name, nv->n, skipped, prof);
+    char xids[200] = "";
+    if (nv->want_xids && nv->ev.started) {
+        pthread_mutex_lock(&nv->ev.lock);
+        uint64_t failing = nv->ev.wait_failures;
+        nvmlReturn_t last = nv->ev.wait_err;
+        pthread_mutex_unlock(&nv->ev.lock);
+        char eb[96];
+        fmt_trunc(xids, sizeof xids, "; Xid events from %u of %u GPUs%s%s%s%s", nv->ev.registered,
+                  nv->n, nv->ev.why[0] ? ", " : "", nv->ev.why, failing ? ", waits failing: " : "",
+                  failing ? nvml_errstr(nv, last, eb, sizeof eb) : "");
+    } else if (nv->want_xids) {
+        fmt_trunc(xids, sizeof xids, "; no Xid events: %s", nv->ev.why);
+    }
+    fmt_trunc(buf, cap, "nvml %s (%s, %s, memory %s; %u GPUs%s); %s%s", nv->driver, nv->f.init_name,
+              nv->f.procs_name ? nv->f.procs_name : "no process list", nv->f.mem_name, nv->n,
+              skipped, prof, xids);
+}
+
+static int nvml_xid_fd(struct carma_gpu_backend *b)
+{
+    return nvml_of(b)->ev.fd;
+}
+
+static size_t nvml_xids(struct carma_gpu_backend *b, struct carma_gpu_xid *out, size_t cap,
+                        uint64_t *lost)
+{
+    struct nvml_events *ev = &nvml_of(b)->ev;
+    size_t n = 0;
+    if (lost)
+        *lost = 0;
+    if (!ev->started)
+        return 0;
+    pthread_mutex_lock(&ev->lock);
+    for (; n < cap && ev->len; n++, ev->len--) {
+        out[n] = ev->q[ev->head];
+        ev->head = (ev->head + 1) % CARMA_GPU_XID_QUEUE;
+    }
+    if (lost)
+        *lost = ev->lost;
+    ev->lost = 0;
+    uint64_t v;
+    if (!ev->len && read(ev->fd, &v, sizeof v) < 0) {
+        /* EAGAIN: nothing was counted */
+    }
+    pthread_mutex_unlock(&ev->lock);
+    return n;
 }
 
 static void nvml_free(struct nvml_backend *nv)
 {
     if (!nv)
         return;
+    nvml_events_stop(nv);
     for (unsigned i = 0; nv->g && i < nv->n; i++)
         nvml_gpm_free(nv, &nv->g[i]);
     if (nv->dcgm)
@@ -531,6 +759,8 @@ static const struct carma_gpu_backend_ops nvml_ops = {
     .detach = NULL,
     .close = nvml_close,
     .describe = nvml_describe,
+    .xid_fd = nvml_xid_fd,
+    .xids = nvml_xids,
 };
 
 /* Fills nv->g[nv->n] from NVML device `idx`; 0, or why it is skipped. */
@@ -590,6 +820,7 @@ int carma_gpu_open_nvml_opts(struct carma_gpu_backend *b, const struct carma_gpu
     struct nvml_backend *nv = calloc(1, sizeof *nv);
     if (!nv)
         return carma_err_set(err, -ENOMEM, "NVML: out of memory");
+    nv->ev.fd = -1;
     int rc;
     nv->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!nv->dl) {
@@ -680,6 +911,9 @@ int carma_gpu_open_nvml_opts(struct carma_gpu_backend *b, const struct carma_gpu
             goto fail;
         }
     }
+    nv->want_xids = o->xid_events;
+    if (nv->want_xids)
+        nvml_events_start(nv);
     b->ops = &nvml_ops;
     b->impl = nv;
     return 0;

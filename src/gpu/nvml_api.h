@@ -168,6 +168,21 @@ typedef struct nvmlGpmSupport_st {
     unsigned int isSupportedDevice;
 } nvmlGpmSupport_t;
 
+/* Events (nvmlEventSet*): carma registers for critical Xid errors only. */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+#define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
+
+/* What nvmlEventSetWait_v2 fills. The unversioned nvmlEventSetWait of older
+ * drivers writes the first 24 bytes only (no instance ids). eventData is the Xid
+ * for an Xid event, 999 for one the driver does not know. */
+typedef struct nvmlEventData_st {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned int gpuInstanceId; /* MIG: 0xFFFFFFFF when not attributable */
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 /* The sizes NVIDIA's ABI has. */
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
@@ -183,6 +198,8 @@ _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value 
 _Static_assert(sizeof(nvmlGpmMetric_t) == 40, "nvmlGpmMetric_t is 40 bytes");
 _Static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24, "GPM metrics[] at 24");
 _Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t is 8 bytes");
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t is 32 bytes");
+_Static_assert(offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t.eventData at 16");
 
 /* Function types, by the symbol that carries them. */
 typedef nvmlReturn_t (*nvml_init_fn)(void);         /* nvmlInit_v2, nvmlInit */
@@ -205,5 +222,13 @@ typedef nvmlReturn_t (*nvml_gpm_alloc_fn)(nvmlGpmSample_t *);
 typedef nvmlReturn_t (*nvml_gpm_free_fn)(nvmlGpmSample_t);
 typedef nvmlReturn_t (*nvml_gpm_sample_get_fn)(nvmlDevice_t, nvmlGpmSample_t);
 typedef nvmlReturn_t (*nvml_gpm_metrics_get_fn)(nvmlGpmMetricsGet_t *);
+typedef nvmlReturn_t (*nvml_event_set_create_fn)(nvmlEventSet_t *);
+typedef nvmlReturn_t (*nvml_event_set_free_fn)(nvmlEventSet_t);
+/* nvmlDeviceGetSupportedEventTypes */
+typedef nvmlReturn_t (*nvml_event_types_fn)(nvmlDevice_t, unsigned long long *);
+/* nvmlDeviceRegisterEvents */
+typedef nvmlReturn_t (*nvml_register_events_fn)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+/* nvmlEventSetWait_v2, nvmlEventSetWait: NVML_ERROR_TIMEOUT when nothing came */
+typedef nvmlReturn_t (*nvml_event_wait_fn)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
 
 #endif

@@ -9,7 +9,9 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu/backend.h"
 #include "unit/gpu_fake.h"
@@ -404,6 +406,121 @@ static void test_reopen_many_times(void **state)
     }
 }
 
+/* Waits (up to 5 s) for the Xid descriptor to poll readable; 1 when it did. */
+static int xid_ready(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+/* Takes Xids until n came or 5 s passed; returns how many. */
+static size_t xid_take(struct carma_gpu_backend *b, int fd, struct carma_gpu_xid *x, size_t n)
+{
+    size_t got = 0;
+    for (int k = 0; k < 50 && got < n; k++)
+        if (xid_ready(fd, 100))
+            got += b->ops->xids(b, x + got, n - got, NULL);
+    return got;
+}
+
+static void test_xid_events(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    assert_int_equal(gpu_fake_write(f->state, TWO), 0);
+    struct carma_err err = {{0}};
+    /* not asked for: no thread, no descriptor */
+    struct carma_gpu_nvml_opts o = {.lib = f->lib, .dcgm = CARMA_GPU_SRC_OFF};
+    assert_int_equal(carma_gpu_open_nvml_opts(&b, &o, &err), 0);
+    assert_int_equal(b.ops->xid_fd(&b), -1);
+    b.ops->close(&b);
+
+    o.xid_events = 1;
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    int fd = b.ops->xid_fd(&b);
+    assert_true(fd >= 0);
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "Xid events from 2 of 2 GPUs"));
+    assert_false(xid_ready(fd, 300)); /* nothing yet */
+    char text[2048];
+    snprintf(text, sizeof text, "%sxid 1 48\nxid 0 31 gi=2\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0); /* the fake re-reads its state */
+    struct carma_gpu_xid x[4];
+    assert_int_equal(xid_take(&b, fd, x, 2), 2);
+    assert_int_equal(x[0].gpu, 1);
+    assert_int_equal(x[0].xid, 48);
+    assert_int_equal(x[0].gpu_instance, UINT32_MAX);
+    assert_int_equal(x[1].gpu, 0);
+    assert_int_equal(x[1].xid, 31);
+    assert_int_equal(x[1].gpu_instance, 2);
+    assert_false(xid_ready(fd, 300)); /* taken: the descriptor is quiet again */
+
+    /* a handle NVML never gave is not an Xid of ours; a full queue counts what it drops */
+    size_t len = strlen(text);
+    len += (size_t)snprintf(text + len, sizeof text - len, "xid_device 0x1234 79\n");
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_false(xid_ready(fd, 400));
+    static char many[64 * 1024];
+    size_t m = (size_t)snprintf(many, sizeof many, "%s", text);
+    for (unsigned k = 0; k < CARMA_GPU_XID_QUEUE + 44u; k++)
+        m += (size_t)snprintf(many + m, sizeof many - m, "xid 0 %u\n", 1000 + k);
+    assert_true(m < sizeof many - 1);
+    assert_int_equal(gpu_fake_write(f->state, many), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    struct timespec ts = {1, 0}; /* the thread delivers them all meanwhile */
+    nanosleep(&ts, NULL);
+    struct carma_gpu_xid big[CARMA_GPU_XID_QUEUE + 8];
+    uint64_t lost = 0;
+    assert_int_equal(b.ops->xids(&b, big, CARMA_GPU_XID_QUEUE + 8, &lost), CARMA_GPU_XID_QUEUE);
+    assert_int_equal(lost, 44);
+    assert_int_equal(big[0].xid, 1000);
+    assert_int_equal(big[CARMA_GPU_XID_QUEUE - 1].xid, 1000 + CARMA_GPU_XID_QUEUE - 1);
+    assert_false(xid_ready(fd, 100));
+    b.ops->close(&b);
+
+    /* waits that fail are said in describe(); the thread goes on */
+    snprintf(text, sizeof text, "%sfail * nvmlEventSetWait_v2 UNKNOWN\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    for (int k = 0; k < 40; k++) {
+        b.ops->describe(&b, d, sizeof d);
+        if (strstr(d, "waits failing: UNKNOWN"))
+            break;
+        struct timespec nap = {0, 50 * 1000000L};
+        nanosleep(&nap, NULL);
+    }
+    assert_non_null(strstr(d, "waits failing: UNKNOWN"));
+    b.ops->close(&b);
+
+    /* a GPU that cannot register is named; the others still report */
+    snprintf(text, sizeof text, "%sfail 1 nvmlDeviceRegisterEvents NOT_SUPPORTED\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(
+        strstr(d, "Xid events from 1 of 2 GPUs, none from 1 GPU (GPU 1: NOT_SUPPORTED)"));
+    assert_true(b.ops->xid_fd(&b) >= 0);
+    b.ops->close(&b);
+
+    /* none at all: no descriptor, and why */
+    snprintf(text, sizeof text, "%sfail * nvmlEventSetCreate NOT_SUPPORTED\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "no Xid events: nvmlEventSetCreate: NOT_SUPPORTED"));
+    assert_int_equal(b.ops->xid_fd(&b), -1);
+    assert_int_equal(b.ops->xids(&b, x, 4, NULL), 0);
+    b.ops->close(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_no_driver),
         cmocka_unit_test(test_not_an_nvml_library),
         cmocka_unit_test(test_reopen_many_times),
+        cmocka_unit_test(test_xid_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

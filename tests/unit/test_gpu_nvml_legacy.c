@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 
 #include "gpu/backend.h"
@@ -61,6 +62,24 @@ static void test_old_driver(void **state)
     assert_int_equal(p[0].mem_bytes, 2 * GiB);
     assert_int_equal(p[1].pid, 4243);
     assert_int_equal(p[1].mem_bytes, UINT64_MAX);
+    b.ops->close(&b);
+
+    /* Xids through the unversioned nvmlEventSetWait, which writes no instance ids */
+    o.xid_events = 1;
+    if ((rc = carma_gpu_open_nvml_opts(&b, &o, &err)))
+        fail_msg("open: %s", err.msg);
+    int fd = b.ops->xid_fd(&b);
+    assert_true(fd >= 0);
+    assert_int_equal(gpu_fake_write(st, "driver 418.67\ngpu uuid=GPU-old0 mem_total=32GiB\n"
+                                        "xid 0 79 gi=3\n"),
+                     0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 5000), 1);
+    struct carma_gpu_xid x[2];
+    assert_int_equal(b.ops->xids(&b, x, 2, NULL), 1);
+    assert_int_equal(x[0].xid, 79);
+    assert_int_equal(x[0].gpu_instance, UINT32_MAX);
     b.ops->close(&b);
     unlink(st);
 }

@@ -20,6 +20,10 @@
  *                                 e.g. fail 1 nvmlDeviceGetPowerUsage NOT_SUPPORTED
  *   procs_count N                 the process call claims N records (absurd counts)
  *   uuid_no_nul 1                 UUIDs and names fill the buffer without a NUL
+ *   xid GPU N [gi=ID]             a critical Xid N on GPU (index), delivered once by
+ *                                 nvmlEventSetWait to each event set registered for
+ *                                 it, in file order (append lines to add events)
+ *   xid_device 0xADDR N           an Xid event on a device handle NVML never gave
  *
  * Build variants: this file alone is the modern library (every versioned symbol);
  * tests/fake/nvidia-ml-old/ compiles it with FAKE_NVML_LEGACY, which exports only
@@ -27,13 +31,21 @@
  * 16-byte-record nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetMemoryInfo) and
  * no energy or GPM, so the backend's fallbacks run through a real failing dlsym.
  *
+ * Events: nvmlEventSetWait runs on the caller's event thread while other calls run
+ * on its main thread, so the state is re-read (fake_load, main thread only) under
+ * F.lock, and the wait reads the Xid lines and failures under it; the wait never
+ * re-reads the file itself: a test's new Xid lines arrive with the next other call.
+ *
  * Test code: global state is fine here (a library has nowhere else to keep it). */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "gpu/nvml_api.h"
 
@@ -41,6 +53,7 @@
 #define FAKE_GPUS 64
 #define FAKE_PROCS 4096
 #define FAKE_FAILS 64
+#define FAKE_XIDS 1024
 
 struct fake_gpu {
     char uuid[128], name[128];
@@ -61,6 +74,13 @@ struct fake_fail {
     nvmlReturn_t r;
 };
 
+struct fake_xid {
+    int gpu; /* -1: on xid_device's handle */
+    uintptr_t device;
+    unsigned long long xid;
+    unsigned gi;
+};
+
 static struct {
     char path[4096];
     struct stat st;
@@ -75,7 +95,10 @@ static struct {
     struct fake_proc proc[FAKE_PROCS];
     struct fake_fail fail[FAKE_FAILS];
     int refs; /* nvmlInit minus nvmlShutdown */
-} F;
+    pthread_mutex_t lock;
+    unsigned nxids;
+    struct fake_xid xids[FAKE_XIDS];
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct {
     const char *name;
@@ -197,7 +220,7 @@ static void fake_parse_gpu(struct fake_gpu *g, char **w, int n)
 
 static void fake_parse(FILE *f)
 {
-    F.ngpus = F.nprocs = F.nfails = 0;
+    F.ngpus = F.nprocs = F.nfails = F.nxids = 0;
     F.init_r = NVML_SUCCESS;
     F.count = -1;
     F.procs_count = -1;
@@ -242,6 +265,14 @@ static void fake_parse(FILE *f)
                     p->mem = fake_size(w[i] + 4);
             }
             F.nprocs++;
+        } else if ((!strcmp(w[0], "xid") || !strcmp(w[0], "xid_device")) && n > 2 &&
+                   F.nxids < FAKE_XIDS) {
+            struct fake_xid *x = &F.xids[F.nxids++];
+            x->gpu = !strcmp(w[0], "xid") ? atoi(w[1]) : -1;
+            x->device = x->gpu < 0 ? (uintptr_t)strtoull(w[1], NULL, 0) : 0;
+            x->xid = strtoull(w[2], NULL, 10);
+            x->gi = n > 3 && !strncmp(w[3], "gi=", 3) ? (unsigned)strtoul(w[3] + 3, NULL, 10)
+                                                      : 0xFFFFFFFFu;
         } else if (!strcmp(w[0], "fail") && n > 3 && F.nfails < FAKE_FAILS) {
             struct fake_fail *x = &F.fail[F.nfails];
             x->gpu = !strcmp(w[1], "*") ? -1 : atoi(w[1]);
@@ -270,7 +301,9 @@ static void fake_load(void)
         F.loaded = 0;
         return;
     }
+    pthread_mutex_lock(&F.lock);
     fake_parse(f);
+    pthread_mutex_unlock(&F.lock);
     fclose(f);
     snprintf(F.path, sizeof F.path, "%s", path);
     F.st = st;
@@ -499,6 +532,114 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *coun
     return fake_procs(g, count, p, sizeof *p);
 }
 
+/* ---- events ---- */
+
+struct nvmlEventSet_st {
+    unsigned magic;
+    unsigned long long mask[FAKE_GPUS]; /* registered event types per GPU */
+    unsigned delivered;                 /* Xid lines handed out (or skipped) */
+};
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    fake_load();
+    if (F.refs <= 0)
+        return NVML_ERROR_UNINITIALIZED;
+    nvmlReturn_t r = fake_failure(-1, "nvmlEventSetCreate");
+    if (r != NVML_SUCCESS)
+        return r;
+    struct nvmlEventSet_st *s = calloc(1, sizeof *s);
+    if (!s)
+        return NVML_ERROR_MEMORY;
+    s->magic = 0x657673;
+    *set = s;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    if (!set || set->magic != 0x657673)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    set->magic = 0;
+    free(set);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *t);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *t)
+{
+    DEV(d, "nvmlDeviceGetSupportedEventTypes");
+    (void)g;
+    *t = 0x1 | 0x2 | 0x4 | nvmlEventTypeXidCriticalError | 0x10;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t,
+                                             nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t, nvmlEventSet_t set)
+{
+    DEV(d, "nvmlDeviceRegisterEvents");
+    if (!set || set->magic != 0x657673)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&F.lock);
+    set->mask[g - F.gpu] |= t;
+    /* a set learns of the Xids that come after it */
+    set->delivered = F.nxids;
+    pthread_mutex_unlock(&F.lock);
+    return NVML_SUCCESS;
+}
+
+/* v2 fills the instance ids too; v1 writes only the first 24 bytes. */
+static nvmlReturn_t fake_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms, int v2,
+                              const char *fn)
+{
+    if (!set || set->magic != 0x657673 || !data)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pthread_mutex_lock(&F.lock);
+        nvmlReturn_t r = fake_failure(-1, fn);
+        if (r != NVML_SUCCESS) {
+            pthread_mutex_unlock(&F.lock);
+            return r;
+        }
+        if (set->delivered > F.nxids) /* the file was rewritten shorter */
+            set->delivered = F.nxids;
+        while (set->delivered < F.nxids) {
+            const struct fake_xid *x = &F.xids[set->delivered++];
+            if (x->gpu >= 0 && ((unsigned)x->gpu >= F.ngpus ||
+                                !(set->mask[x->gpu] & nvmlEventTypeXidCriticalError)))
+                continue;
+            data->device = x->gpu >= 0 ? (nvmlDevice_t)(void *)&F.gpu[x->gpu]
+                                       : (nvmlDevice_t)(void *)x->device;
+            data->eventType = nvmlEventTypeXidCriticalError;
+            data->eventData = x->xid;
+            if (v2) {
+                data->gpuInstanceId = x->gi;
+                data->computeInstanceId = x->gi == 0xFFFFFFFFu ? x->gi : 0;
+            }
+            pthread_mutex_unlock(&F.lock);
+            return NVML_SUCCESS;
+        }
+        pthread_mutex_unlock(&F.lock);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long el = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (el >= (long)ms)
+            return NVML_ERROR_TIMEOUT;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms);
+nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms)
+{
+    return fake_wait(set, data, ms, 0, "nvmlEventSetWait");
+}
+
 #ifndef FAKE_NVML_LEGACY
 
 EXPORT nvmlReturn_t nvmlInit_v2(void);
@@ -643,6 +784,12 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *q)
         }
     }
     return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms)
+{
+    return fake_wait(set, data, ms, 1, "nvmlEventSetWait_v2");
 }
 
 #endif /* FAKE_NVML_LEGACY */
