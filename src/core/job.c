@@ -28,6 +28,8 @@ const char *carma_outcome_name(enum carma_outcome o)
     case CARMA_OUTCOME_CANCELLED: return "cancelled";
     case CARMA_OUTCOME_LOST: return "lost";
     case CARMA_OUTCOME_FAULT: return "fault";
+    case CARMA_OUTCOME_GPU_ERROR:
+        return "gpu_error";
     }
     return "unknown";
 }

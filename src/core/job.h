@@ -20,8 +20,10 @@ enum carma_job_state {
     CARMA_JOB_STATE_COUNT
 };
 
-/* How one attempt ended. FAULT is an MPS server fault that killed every client on
- * the GPU: re-queued without counting as an OOM of the job. */
+/* How one attempt ended. FAULT: the attempt is undone (carmad could not record its
+ * launch), re-queued as if never started. GPU_ERROR: it failed on a GPU the driver
+ * reported a fault of (an Xid that is not the job's doing): re-queued while attempts
+ * remain, else the job failed. */
 enum carma_outcome {
     CARMA_OUTCOME_SUCCEEDED,
     CARMA_OUTCOME_FAILED,
@@ -29,6 +31,7 @@ enum carma_outcome {
     CARMA_OUTCOME_CANCELLED,
     CARMA_OUTCOME_LOST,
     CARMA_OUTCOME_FAULT,
+    CARMA_OUTCOME_GPU_ERROR,
 };
 
 enum carma_queue_id { CARMA_QUEUE_NONE, CARMA_QUEUE_MAIN, CARMA_QUEUE_RECOVERY };

@@ -361,6 +361,14 @@ int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome ou
     case CARMA_OUTCOME_FAULT:
         queue_push(s, CARMA_QUEUE_RECOVERY, ji, now);
         return 1;
+    case CARMA_OUTCOME_GPU_ERROR:
+        /* not its own doing: its bound stands, it goes first again */
+        if (j->max_attempts && j->attempts >= j->max_attempts) {
+            j->state = CARMA_JOB_FAILED;
+            return 0;
+        }
+        queue_push(s, CARMA_QUEUE_RECOVERY, ji, now);
+        return 1;
     case CARMA_OUTCOME_OOM:
         if (j->max_attempts && j->attempts >= j->max_attempts) {
             j->state = CARMA_JOB_OOM;

@@ -195,7 +195,8 @@ double carma_sched_next_timer(const struct carma_sched *s, double now);
 /* Ends the running attempt of job j with `outcome`; `peak_mib` is the highest
  * per-GPU memory it reached (0 unknown). OOM: back to the recovery queue with its
  * bound raised to the peak (or exclusive when unknown) unless attempts are used up,
- * then state OOM. FAULT: back to the recovery queue, bound unchanged. Others: final.
+ * then state OOM. FAULT: back to the recovery queue, bound unchanged. GPU_ERROR: the
+ * same while attempts remain, else state FAILED. Others: final.
  * Returns 1 when the job was re-queued, 0 when it reached a final state. */
 int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome outcome,
                        uint64_t peak_mib, double now);

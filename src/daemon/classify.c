@@ -28,6 +28,47 @@ static const struct {
     {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY"},
 };
 
+/* Xids by the action NVIDIA's Xid catalog gives them (docs.nvidia.com/deploy/xid-errors);
+ * those not listed are OTHER. */
+static const struct {
+    uint16_t xid;
+    uint8_t kind;
+    const char *what;
+} xid_table[] = {
+    {13, CARMA_XID_APP, "graphics engine exception"},
+    {31, CARMA_XID_APP, "GPU memory page fault"},
+    {43, CARMA_XID_APP, "GPU stopped processing"},
+    {45, CARMA_XID_APP, "preemptive cleanup"},
+    {48, CARMA_XID_RESET, "double-bit ECC error"},
+    {61, CARMA_XID_RESET, "micro-controller breakpoint"},
+    {62, CARMA_XID_RESET, "micro-controller halt"},
+    {63, CARMA_XID_OTHER, "row remapping pending"},
+    {64, CARMA_XID_RESET, "row remapping failure"},
+    {68, CARMA_XID_APP, "video decoder exception"},
+    {69, CARMA_XID_APP, "graphics engine class error"},
+    {74, CARMA_XID_RESET, "NVLink error"},
+    {79, CARMA_XID_RESET, "fallen off the bus"},
+    {92, CARMA_XID_OTHER, "high single-bit ECC error rate"},
+    {94, CARMA_XID_FAULT, "contained ECC error"},
+    {95, CARMA_XID_RESET, "uncontained ECC error"},
+    {119, CARMA_XID_RESET, "GSP RPC timeout"},
+    {120, CARMA_XID_RESET, "GSP error"},
+    {140, CARMA_XID_RESET, "unrecovered ECC error"},
+};
+
+enum carma_xid_kind carma_xid_kind(uint64_t xid, const char **what)
+{
+    for (size_t i = 0; i < sizeof xid_table / sizeof xid_table[0]; i++)
+        if (xid_table[i].xid == xid) {
+            if (what)
+                *what = xid_table[i].what;
+            return (enum carma_xid_kind)xid_table[i].kind;
+        }
+    if (what)
+        *what = "unknown Xid";
+    return CARMA_XID_OTHER;
+}
+
 const char *carma_classify_oom_text(const char *text, size_t len)
 {
     if (!text)

@@ -4,6 +4,7 @@
 #define CARMA_DAEMON_CLASSIFY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/job.h"
 
@@ -26,6 +27,21 @@ const char *carma_classify_oom_text(const char *text, size_t len);
  * success. *why (may be NULL) is set to a short static reason. */
 enum carma_outcome carma_classify(const struct carma_exit *x, const char *tail, size_t len,
                                   const char **why);
+
+/* What a critical Xid (NVML event) means for carma, after NVIDIA's Xid catalog:
+ *   RESET  the GPU needs a reset (double-bit or uncontained ECC, fallen off the bus,
+ *          GSP or micro-controller errors, NVLink): drained; a job that fails on it
+ *          is retried elsewhere (outcome gpu_error)
+ *   FAULT  the hardware killed a job and the GPU goes on (contained ECC error): the
+ *          failed job is retried
+ *   APP    an error of the application itself (illegal address, engine exception):
+ *          its failure stays its own, the Xid named in its reason
+ *   OTHER  informational or unknown (row remap pending, 999): logged and counted */
+enum carma_xid_kind { CARMA_XID_OTHER, CARMA_XID_APP, CARMA_XID_FAULT, CARMA_XID_RESET };
+
+/* The kind of Xid `xid`; *what (may be NULL) gets a short static name ("double-bit
+ * ECC error"; "unknown Xid" when the table has none). */
+enum carma_xid_kind carma_xid_kind(uint64_t xid, const char **what);
 
 /* Reads at most cap bytes from the end of file `path` into buf; returns the count
  * or a negative errno. Never blocks on a lease another process holds on the file: then

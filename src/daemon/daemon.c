@@ -55,6 +55,7 @@
 #define TAG_CONN 4ull
 #define TAG_PIDFD 5ull
 #define TAG_START 6ull
+#define TAG_XID 7ull
 #define TAG(t, i) (((t) << 32) | (uint64_t)(i))
 
 #define MAX_CONNS 4096
@@ -114,6 +115,11 @@ struct djob {
     unsigned mem_gi;
     uint32_t alone_ticks; /* ticks in a row alone on all its GPUs after its ramp */
     float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
+    /* the gravest critical Xid its GPUs reported during this attempt (take_xids) */
+    int xid_seen;
+    enum carma_xid_kind xid_kind;
+    uint64_t xid;
+    unsigned xid_gpu;
 };
 
 struct conn {
@@ -725,9 +731,11 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     const char *spec = d->o.gpus ? d->o.gpus : (d->cfg.gpus[0] ? d->cfg.gpus : NULL);
     const char *lib = d->o.nvml_lib ? d->o.nvml_lib : getenv("CARMA_NVML_LIB");
     int rc;
+    /* carmad, alone among the backends' users, waits for Xid events */
+    struct carma_gpu_nvml_opts nvo = {.lib = lib, .xid_events = 1};
     if (!spec) {
         struct carma_err e2;
-        rc = carma_gpu_open_nvml(&d->gb, lib, &e2);
+        rc = carma_gpu_open_nvml_opts(&d->gb, &nvo, &e2);
         if (rc == 0) {
             spec = "nvml";
         } else {
@@ -737,7 +745,7 @@ static int open_backend(struct carmad *d, struct carma_err *err)
             spec = "sim:4xa100-40gb";
         }
     } else if (!strcmp(spec, "nvml")) {
-        rc = carma_gpu_open_nvml(&d->gb, lib, err);
+        rc = carma_gpu_open_nvml_opts(&d->gb, &nvo, err);
     } else if (!strncmp(spec, "sim:", 4)) {
         rc = carma_gpu_open_sim(&d->gb, spec + 4, err);
     } else {
@@ -897,6 +905,72 @@ static void store_settle(struct carmad *d, int ok)
     }
 }
 
+/* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
+ * reads it), and a GPU that needs a reset drained. */
+static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
+{
+    if (x->gpu >= d->ngpus)
+        return;
+    const char *what;
+    enum carma_xid_kind kind = carma_xid_kind(x->xid, &what);
+    carma_mon_xid(&d->mon, x->gpu, x->xid, now);
+    char jobs[128] = "";
+    size_t jl = 0;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        struct djob *dj = &d->dj[i];
+        if (!dj->used || d->sj[i].state != CARMA_JOB_RUNNING)
+            continue;
+        uint16_t k = 0;
+        while (k < d->sj[i].nplaced && d->sj[i].gpu[k] != x->gpu)
+            k++;
+        if (k == d->sj[i].nplaced)
+            continue;
+        if (!dj->xid_seen || kind > dj->xid_kind) {
+            dj->xid_seen = 1;
+            dj->xid_kind = kind;
+            dj->xid = x->xid;
+            dj->xid_gpu = x->gpu;
+        }
+        if (jl < sizeof jobs)
+            jl += (size_t)snprintf(jobs + jl, sizeof jobs - jl, "%s%llu", jl ? ", " : "",
+                                   (unsigned long long)dj->rec.id);
+    }
+    char inst[48] = "";
+    if (x->gpu_instance != UINT32_MAX)
+        snprintf(inst, sizeof inst, " in GPU instance %u", x->gpu_instance);
+    dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
+         "GPU %u (%s): Xid %llu (%s)%s; jobs on it: %s", x->gpu, d->gs[x->gpu].info.uuid,
+         (unsigned long long)x->xid, what, inst, jl ? jobs : "none");
+    if (kind == CARMA_XID_RESET) {
+        char why[96];
+        snprintf(why, sizeof why, "reported Xid %llu (%s)", (unsigned long long)x->xid, what);
+        if (carma_mon_drain(&d->mon, x->gpu, why))
+            d->dirty = 1;
+    }
+    d->publish = 1;
+}
+
+/* Takes every Xid the backend's event thread queued. Called when its descriptor polls
+ * readable, and before a job's end is classified, so that the Xid the driver reported
+ * before the job's failure reached carmad is read first. */
+static void take_xids(struct carmad *d)
+{
+    if (!d->have_gb || !d->have_mon || !d->gb.ops->xids)
+        return;
+    struct carma_gpu_xid x[32];
+    size_t n;
+    double now = now_s();
+    do {
+        uint64_t lost = 0;
+        n = d->gb.ops->xids(&d->gb, x, sizeof x / sizeof x[0], &lost);
+        if (lost)
+            dlog(d, LOG_WARNING, "%llu Xid events lost: more came than carmad took in time",
+                 (unsigned long long)lost);
+        for (size_t k = 0; k < n; k++)
+            xid_one(d, &x[k], now);
+    } while (n == sizeof x / sizeof x[0]);
+}
+
 /* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
  * exit status; NULL when none was recorded, for the reason none_why (NULL: its shepherd
  * ended without one). */
@@ -916,6 +990,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     attempt_dir(d, dj->rec.id, n, dir, sizeof dir);
     enum carma_outcome o;
     const char *why;
+    take_xids(d);
     if (!have) {
         o = x.cancelled ? CARMA_OUTCOME_CANCELLED : CARMA_OUTCOME_LOST;
         why = none_why ? none_why : "the shepherd ended without recording an exit status";
@@ -932,6 +1007,22 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                                          : strerror((int)-len));
         }
     }
+    /* A failure on a GPU whose driver reported a fault of the GPU is not the job's: retried
+     * (its bound stands). An application Xid is named in its reason. */
+    char xid_why[160], xid_note[160] = "";
+    if (dj->xid_seen) {
+        const char *what;
+        carma_xid_kind(dj->xid, &what);
+        if (o == CARMA_OUTCOME_FAILED && dj->xid_kind >= CARMA_XID_FAULT) {
+            o = CARMA_OUTCOME_GPU_ERROR;
+            snprintf(xid_why, sizeof xid_why, "GPU error: GPU %u reported Xid %llu (%s)",
+                     dj->xid_gpu, (unsigned long long)dj->xid, what);
+            why = xid_why;
+        } else if (o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) {
+            snprintf(xid_note, sizeof xid_note, "; GPU %u reported Xid %llu (%s) during it",
+                     dj->xid_gpu, (unsigned long long)dj->xid, what);
+        }
+    }
     if (d->have_gb && d->gb.ops->detach && dj->shepherd > 0)
         d->gb.ops->detach(&d->gb, dj->shepherd);
     uint64_t peak = dj->peak_mib;
@@ -943,18 +1034,23 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     r->exit_code = have && x.exited ? x.code : -1;
     r->signal = have && !x.exited ? x.signal : 0;
     free(r->reason);
-    char reason[256];
+    char reason[512];
+    const char *retry = o != CARMA_OUTCOME_GPU_ERROR ? ""
+                        : requeued                   ? ", retried"
+                                                     : ", no attempts left";
     if (o == CARMA_OUTCOME_OOM)
         snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
                  requeued ? ", retried" : ", no attempts left");
     else if (have && x.exited && x.code == 0)
         snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
     else if (have && x.exited)
-        snprintf(reason, sizeof reason, "attempt %u: %s (exit %d%s)", n, why, x.code, unread);
+        snprintf(reason, sizeof reason, "attempt %u: %s (exit %d%s)%s%s", n, why, x.code, unread,
+                 xid_note, retry);
     else if (have)
-        snprintf(reason, sizeof reason, "attempt %u: %s (signal %d%s)", n, why, x.signal, unread);
+        snprintf(reason, sizeof reason, "attempt %u: %s (signal %d%s)%s%s", n, why, x.signal,
+                 unread, xid_note, retry);
     else
-        snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
+        snprintf(reason, sizeof reason, "attempt %u: %s%s", n, why, xid_note);
     r->reason = strdup(reason);
     if (!requeued)
         r->end_s = end_s;
@@ -1014,6 +1110,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->alone_ticks = 0;
     dj->mem_now_mib = 0;
     dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
+    dj->xid_seen = 0;
     d->dirty = 1;
 }
 
@@ -2020,6 +2117,9 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
             carma_sharing_name((enum carma_sharing)v->sharing), "drained", v->drained);
         json_object_set_new(o, "drain_reason", mg && mg->drained ? json_string(mg->drain_reason)
                                                                  : json_null());
+        json_object_set_new(o, "xid_errors", json_integer(mg ? (json_int_t)mg->xids : 0));
+        json_object_set_new(o, "last_xid",
+                            mg && mg->xids ? json_integer((json_int_t)mg->last_xid) : json_null());
         json_object_set_new(o, "mem_free_mib", ls ? json_integer((json_int_t)(ls->mem_free_bytes >> 20))
                                                   : json_null());
         json_object_set_new(o, "util", ls ? opt_real(ls->util_gpu) : json_null());
@@ -2582,17 +2682,24 @@ static void http_publish(struct carmad *d)
         const struct carma_mon_gpu *m = d->have_mon ? &d->mon.g[g] : NULL;
         const struct carma_gpu_sample *ls = fresh_sample(d, g, now);
         const struct carma_gpu *v = &d->gpus[g];
-        mg[g] = (struct carma_metrics_gpu){
-            .index = (unsigned)g, .uuid = d->gs[g].info.uuid, .name = d->gs[g].info.name,
-            .mem_total_bytes = d->gs[g].info.mem_total_bytes,
-            .mem_used_bytes = ls ? ls->mem_used_bytes : (uint64_t)-1,
-            .mem_free_bytes = ls ? ls->mem_free_bytes : (uint64_t)-1,
-            .util = ls ? ls->util_gpu : -1, .smact = ls ? ls->smact : -1,
-            .smocc = ls ? ls->smocc : -1, .drama = ls ? ls->drama : -1,
-            .tensor = ls ? ls->tensor : -1, .power_w = ls ? ls->power_w : -1,
-            .energy_j = m && m->have ? m->energy_total_j : -1,
-            .smact_risk = carma_window_risk(&v->smact), .drained = v->drained,
-            .jobs = v->njobs, .foreign = v->nforeign};
+        mg[g] = (struct carma_metrics_gpu){.index = (unsigned)g,
+                                           .uuid = d->gs[g].info.uuid,
+                                           .name = d->gs[g].info.name,
+                                           .mem_total_bytes = d->gs[g].info.mem_total_bytes,
+                                           .mem_used_bytes = ls ? ls->mem_used_bytes : (uint64_t)-1,
+                                           .mem_free_bytes = ls ? ls->mem_free_bytes : (uint64_t)-1,
+                                           .util = ls ? ls->util_gpu : -1,
+                                           .smact = ls ? ls->smact : -1,
+                                           .smocc = ls ? ls->smocc : -1,
+                                           .drama = ls ? ls->drama : -1,
+                                           .tensor = ls ? ls->tensor : -1,
+                                           .power_w = ls ? ls->power_w : -1,
+                                           .energy_j = m && m->have ? m->energy_total_j : -1,
+                                           .smact_risk = carma_window_risk(&v->smact),
+                                           .drained = v->drained,
+                                           .jobs = v->njobs,
+                                           .foreign = v->nforeign,
+                                           .xids = m ? m->xids : 0};
     }
     size_t nj = 0;
     uint64_t queued = 0, running = 0;
@@ -3509,6 +3616,9 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     timerfd_settime(d->tfd, 0, &its, NULL);
     add_fd(d, d->sfd, TAG(TAG_SIGNAL, 0));
     add_fd(d, d->tfd, TAG(TAG_TIMER, 0));
+    int xfd = d->gb.ops->xid_fd ? d->gb.ops->xid_fd(&d->gb) : -1;
+    if (xfd >= 0 && add_fd(d, xfd, TAG(TAG_XID, 0)) < 0)
+        dlog(d, LOG_WARNING, "Xid events not followed: epoll_ctl: %s", strerror(errno));
     /* The socket is checked and HTTP binds before anything is reconciled or launched:
      * a socket or port in use fails the start with nothing done. */
     if ((rc = socket_free(d, err)))
@@ -3572,6 +3682,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             case TAG_PIDFD: on_pidfd(d, idx); break;
             case TAG_START:
                 on_start(d, idx);
+                break;
+            case TAG_XID:
+                take_xids(d);
                 break;
             case TAG_TIMER: {
                 uint64_t exp;

@@ -156,12 +156,20 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
     gpu_gauge(&b, m, "carma_gpu_energy_joules_total", "counter",
               "GPU energy since carmad started, in joules.", GOFF(energy_j), 0);
     if (m->ngpus) {
-        head(&b, "carma_gpu_drained", "gauge", "1 when the GPU takes no new jobs (lost, not "
-                                               "answering).");
+        head(&b, "carma_gpu_drained", "gauge",
+             "1 when the GPU takes no new jobs (lost, not "
+             "answering, an Xid that needs a reset).");
         for (size_t i = 0; i < m->ngpus; i++) {
             bputf(&b, "carma_gpu_drained");
             gpu_labels(&b, &m->gpus[i]);
             val(&b, m->gpus[i].drained ? 1 : 0);
+        }
+        head(&b, "carma_gpu_xid_errors_total", "counter",
+             "Critical Xid errors the driver reported since carmad started.");
+        for (size_t i = 0; i < m->ngpus; i++) {
+            bputf(&b, "carma_gpu_xid_errors_total");
+            gpu_labels(&b, &m->gpus[i]);
+            val(&b, (double)m->gpus[i].xids);
         }
         head(&b, "carma_gpu_jobs", "gauge", "carma jobs resident on the GPU.");
         for (size_t i = 0; i < m->ngpus; i++) {

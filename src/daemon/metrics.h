@@ -29,6 +29,7 @@ struct carma_metrics_gpu {
     double smact_risk;          /* CARMA's aggregate over the window, < 0 none */
     int drained;
     unsigned jobs, foreign;
+    uint64_t xids; /* critical Xids reported since carmad started */
 };
 
 struct carma_metrics_job {

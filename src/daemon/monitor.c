@@ -367,6 +367,25 @@ int carma_mon_tick(struct carma_monitor *m, double now)
     return ndrained;
 }
 
+int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why)
+{
+    if (gi >= m->n || m->g[gi].drained)
+        return 0;
+    drain(m, gi, why);
+    if (m->sched)
+        carma_sched_gpu_changed(m->sched, (uint32_t)gi);
+    return 1;
+}
+
+void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, double now)
+{
+    if (gi >= m->n)
+        return;
+    m->g[gi].xids++;
+    m->g[gi].last_xid = xid;
+    m->g[gi].last_xid_t = now;
+}
+
 const struct carma_mon_sample *carma_mon_recent(const struct carma_monitor *m, size_t gi,
                                                 uint32_t i)
 {

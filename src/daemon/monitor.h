@@ -76,7 +76,7 @@ struct carma_mon_gpu {
     int have;                 /* at least one successful sample */
     unsigned failures;        /* failed samples in a row */
     int drained;              /* drained by the monitor (lost or stopped answering) */
-    char drain_reason[64];    /* "lost", "stopped answering" */
+    char drain_reason[128];   /* "is lost", "stopped answering ...", "reported Xid ..." */
     uint32_t present;         /* bit per enum carma_mon_sig: in the last sample */
     uint32_t noted;           /* bits whose absence was already logged */
     struct carma_mon_sample ring[CARMA_MON_RING];
@@ -91,6 +91,9 @@ struct carma_mon_gpu {
     uint64_t procs_tick;      /* the tick (carma_monitor.ticks after it) of its last list */
     uint32_t nprocs;          /* processes seen at the last tick */
     struct carma_mon_bucket bucket;
+    uint64_t xids;     /* critical Xids the driver reported since carmad started */
+    uint64_t last_xid; /* the last of them (valid when xids > 0) */
+    double last_xid_t; /* when it came (wall clock s) */
 };
 
 /* Callbacks into the daemon. */
@@ -130,6 +133,14 @@ void carma_mon_free(struct carma_monitor *m);
  * view's monitor fields (memory in use, windows, processes) and reports each GPU whose
  * fields changed to the scheduler. Returns the number of GPUs drained by this tick. */
 int carma_mon_tick(struct carma_monitor *m, double now);
+
+/* Drains GPU gi (no new jobs go to it until carmad restarts) for the reason why
+ * (e.g. "reported Xid 48 ..."), logs it and tells the scheduler. Returns 1 when it
+ * was not drained before, 0 when it was (its reason is kept). */
+int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why);
+
+/* Counts a critical Xid on GPU gi at wall time now. */
+void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, double now);
 
 /* The i-th newest raw sample of GPU gi (0 = the last), or NULL. */
 const struct carma_mon_sample *carma_mon_recent(const struct carma_monitor *m, size_t gi,

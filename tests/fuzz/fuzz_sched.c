@@ -205,7 +205,8 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
             break;
         uint32_t i = p[1] % f->njobs;
         if (f->jobs[i].state == CARMA_JOB_RUNNING)
-            (void)carma_sched_finish(&f->s, i, (enum carma_outcome)(p[2] % 6),
+            (void)carma_sched_finish(&f->s, i,
+                                     (enum carma_outcome)(p[2] % (CARMA_OUTCOME_GPU_ERROR + 1)),
                                      (uint64_t)p[3] * 384, now);
         break;
     }

@@ -195,9 +195,30 @@ static void test_tail_read_at_once_when_its_owner_holds_a_lease(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void test_xid_kinds(void **state)
+{
+    (void)state;
+    const char *what = NULL;
+    assert_int_equal(carma_xid_kind(48, &what), CARMA_XID_RESET);
+    assert_string_equal(what, "double-bit ECC error");
+    assert_int_equal(carma_xid_kind(79, NULL), CARMA_XID_RESET);
+    assert_int_equal(carma_xid_kind(95, NULL), CARMA_XID_RESET);
+    assert_int_equal(carma_xid_kind(94, &what), CARMA_XID_FAULT);
+    assert_string_equal(what, "contained ECC error");
+    assert_int_equal(carma_xid_kind(31, NULL), CARMA_XID_APP);
+    assert_int_equal(carma_xid_kind(13, NULL), CARMA_XID_APP);
+    assert_int_equal(carma_xid_kind(63, NULL), CARMA_XID_OTHER);
+    assert_int_equal(carma_xid_kind(999, &what), CARMA_XID_OTHER);
+    assert_string_equal(what, "unknown Xid");
+    /* untrusted: any 64-bit value */
+    assert_int_equal(carma_xid_kind(48ull + (1ull << 32), &what), CARMA_XID_OTHER);
+    assert_int_equal(carma_xid_kind(UINT64_MAX, NULL), CARMA_XID_OTHER);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xid_kinds),
         cmocka_unit_test(test_oom_messages),
         cmocka_unit_test(test_not_gpu_oom),
         cmocka_unit_test(test_other_outcomes),

@@ -807,6 +807,21 @@ static void test_max_attempts_and_fault(void **state)
     assert_int_equal(f.jobs[1].exclusive, 0);
     assert_int_equal(carma_sched_dequeue(&f.s, 1), 0);
     assert_int_equal(carma_sched_dequeue(&f.s, 1), -2 /* -ENOENT */);
+    /* A GPU error (an Xid not of the job's doing) re-queues it first, bound unchanged,
+     * while attempts remain; then it failed. */
+    f.jobs[2].bound_mib = 1000;
+    f.jobs[2].max_attempts = 2;
+    carma_sched_submit(&f.s, 2, 5);
+    assert_int_equal(fx_step(&f, 5), 1);
+    assert_int_equal(carma_sched_finish(&f.s, 2, CARMA_OUTCOME_GPU_ERROR, 800, 6), 1);
+    assert_int_equal(f.jobs[2].queue, CARMA_QUEUE_RECOVERY);
+    assert_int_equal(f.jobs[2].bound_mib, 1000);
+    assert_int_equal(f.jobs[2].exclusive, 0);
+    assert_int_equal(fx_step(&f, 6), 1);
+    assert_int_equal(f.jobs[2].attempts, 2);
+    assert_int_equal(carma_sched_finish(&f.s, 2, CARMA_OUTCOME_GPU_ERROR, 800, 7), 0);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_FAILED);
+    assert_int_equal(f.gpus[0].njobs, 0);
     carma_sched_free(&f.s);
 }
 

@@ -1,0 +1,85 @@
+#!/bin/sh
+# carmad and the driver's critical Xid events (fake libnvidia-ml.so.1, 'xid GPU N'
+# lines): a GPU fault fails a job's attempt without judging the job (retried, first in
+# line), an Xid that needs a reset drains the GPU, an application's own Xid leaves its
+# failure its own and is named in its reason. Skipped without the fake library.
+LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
+if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
+    echo "daemon_xid: skipped (no fake libnvidia-ml.so.1 or example state file)"
+    exit 0
+fi
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+cp "$EX" "$T/nvml.state"
+export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive
+"$CARMA" gpus --json | grep -q "Xid events from 2 of 2 GPUs" ||
+    fail "Xid events not followed: $("$CARMA" gpus --json | grep source)"
+# the index of the GPU job $1's last attempt ran on
+gpu_of() {
+    _u=$("$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt_list"][-1]["gpu_uuids"][0])')
+    "$CARMA" gpus --json | python3 -c "import json,sys; print([g['index'] for g in json.load(sys.stdin)['gpus'] if g['uuid'] == '$_u'][0])"
+}
+field() { "$CARMA" gpus --json | python3 -c "import json,sys; print(json.load(sys.stdin)['gpus'][$1]['$2'])"; }
+# A job whose first attempt waits for file $1, then fails; its next ones succeed.
+flaky() {
+    submit -- sh -c "if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then while [ ! -e $1 ]; do sleep 0.05; done; echo boom >&2; exit 3; fi; echo fine"
+}
+
+step "an Xid that needs a reset: the job is retried elsewhere, the GPU drained"
+a=$(flaky "$T/go.a")
+wait_until 10 is_state "$a" running || fail "job a: $(state_of "$a")"
+ga=$(gpu_of "$a")
+echo "xid $ga 48" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: reported Xid 48 (double-bit ECC error)'" ||
+    fail "GPU $ga not drained: $("$CARMA" gpus)"
+grep -q "Xid 48 (double-bit ECC error); jobs on it: $a" "$T/carmad.log" || fail "the Xid not logged with its job"
+touch "$T/go.a"
+"$CARMA" wait --timeout 20 "$a" >/dev/null || fail "job a: $(state_of "$a")"
+[ "$(attempts_of "$a")" = 2 ] || fail "job a not retried: $("$CARMA" show "$a")"
+grep -q "job $a attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ga reported Xid 48 (double-bit ECC error) (exit 3), retried)" "$T/carmad.log" ||
+    fail "job a's first end not logged as a GPU error"
+"$CARMA" show "$a" | grep -q "#1 .* gpu_error " || fail "attempt 1's outcome: $("$CARMA" show "$a")"
+[ "$(gpu_of "$a")" != "$ga" ] || fail "job a retried on its drained GPU"
+[ "$(field "$ga" xid_errors)" = 1 ] && [ "$(field "$ga" last_xid)" = 48 ] || fail "GPU $ga's Xid count"
+
+gb=$((1 - ga))
+step "an application's Xid: its failure stays its own"
+b=$(flaky "$T/go.b")
+wait_until 10 is_state "$b" running || fail "job b: $(state_of "$b")"
+[ "$(gpu_of "$b")" = "$gb" ] || fail "job b on the drained GPU"
+echo "xid $gb 31" >>"$T/nvml.state"
+wait_until 10 grep -q "Xid 31 (GPU memory page fault); jobs on it: $b" "$T/carmad.log" || fail "Xid 31 not logged"
+touch "$T/go.b"
+wait_until 20 is_state "$b" failed || fail "job b: $(state_of "$b")"
+[ "$(attempts_of "$b")" = 1 ] || fail "job b retried"
+"$CARMA" show "$b" | grep -q "attempt 1: non-zero exit (exit 3); GPU $gb reported Xid 31 (GPU memory page fault) during it" ||
+    fail "job b's reason: $("$CARMA" show "$b")"
+"$CARMA" gpus | grep -q DRAINED.*Xid.31 && fail "an application's Xid drained its GPU"
+
+step "a contained fault: retried, the GPU kept; an unknown Xid changes nothing"
+c=$(flaky "$T/go.c")
+wait_until 10 is_state "$c" running || fail "job c: $(state_of "$c")"
+printf 'xid %s 999\nxid %s 94\n' "$gb" "$gb" >>"$T/nvml.state"
+wait_until 10 grep -q "Xid 94 (contained ECC error); jobs on it: $c" "$T/carmad.log" || fail "Xid 94 not logged"
+grep -q "Xid 999 (unknown Xid); jobs on it: $c" "$T/carmad.log" || fail "Xid 999 not logged"
+touch "$T/go.c"
+"$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job c: $(state_of "$c")"
+grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gb reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
+    fail "job c's first end not logged as a GPU error"
+[ "$(field "$gb" drained)" = False ] || fail "GPU $gb drained by a contained error"
+[ "$(field "$gb" xid_errors)" = 3 ] || fail "GPU $gb's Xid count: $(field "$gb" xid_errors)"
+
+step "attempts run out: the job failed"
+stop_daemon TERM || fail "stop"
+start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive --max-attempts 1
+d=$(flaky "$T/go.d")
+wait_until 10 is_state "$d" running || fail "job d: $(state_of "$d")"
+echo "xid $(gpu_of "$d") 94" >>"$T/nvml.state"
+wait_until 10 grep -q "Xid 94 (contained ECC error); jobs on it: $d" "$T/carmad.log" || fail "Xid 94 for d"
+touch "$T/go.d"
+wait_until 20 is_state "$d" failed || fail "job d: $(state_of "$d")"
+"$CARMA" show "$d" | grep -q "reported Xid 94 (contained ECC error) (exit 3), no attempts left" ||
+    fail "job d's reason: $("$CARMA" show "$d")"
+stop_daemon TERM || fail "stop"
+echo "daemon_xid: ok"
