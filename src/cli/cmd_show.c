@@ -51,7 +51,8 @@ int cmd_show(int argc, char **argv)
         cli_check("show", j, "job",
                   "id:i name:s user:s state:s argv:as cwd:s bound_basis:s? reason:s? "
                   "waiting_reason:s? attempt_list:ao?") ||
-        cli_check_each("show", j, "attempt_list", "n:i outcome:s? gpus:as? gpu_uuids:as?")) {
+        cli_check_each("show", j, "attempt_list",
+                       "n:i outcome:s? gpus:as? gpu_uuids:as? reason:s?")) {
         json_decref(resp);
         return 1;
     }
@@ -146,6 +147,16 @@ int cmd_show(int argc, char **argv)
         if (json_is_number(json_object_get(a, "solo_smact")))
             printf("  solo SMACT %.2f", json_number_value(json_object_get(a, "solo_smact")));
         printf("\n");
+        /* an earlier attempt's end in words (the last one's is the job's reason above) */
+        const char *why = json_string_value(json_object_get(a, "reason"));
+        if (why && !(reason && !strcmp(why, reason))) {
+            const char *colon = strstr(why, ": ");
+            if (!strncmp(why, "attempt ", 8) && colon)
+                why = colon + 2;
+            printf("        ");
+            cli_put_visible(stdout, why);
+            putchar('\n');
+        }
     }
     json_decref(resp);
     return 0;

@@ -100,6 +100,7 @@ struct djob {
         uint64_t peak_mib;
         unsigned peak_partial;
         float smact, smocc, drama;
+        char *reason; /* owned; NULL: none */
     } end;
     /* monitoring and accounting of the running attempt */
     uint64_t sim_mib;     /* what a simulated GPU shows it holding: the estimate at its
@@ -330,6 +331,8 @@ static void slot_free(struct carmad *d, uint32_t i)
         close(j->pidfd);
     }
     carma_job_rec_clear(&j->rec);
+    free(j->end.reason);
+    j->end.reason = NULL;
     j->used = 0;
     d->freel[d->nfree++] = i;
 }
@@ -859,7 +862,7 @@ static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
     if (!rc)
         rc = carma_store_attempt_end(d->store, id, n, dj->end.end_s, carma_outcome_name(dj->end.o),
                                      dj->end.exit_code, dj->end.signal, dj->end.peak_mib,
-                                     dj->end.peak_partial, err);
+                                     dj->end.peak_partial, dj->end.reason, err);
     if (!rc)
         rc = carma_store_usage_put(d->store, id, n, dj->end.gpu_s, dj->end.energy_j, dj->end.smact,
                                    err);
@@ -1068,6 +1071,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->end.signal = r->signal;
     dj->end.peak_mib = peak;
     dj->end.peak_partial = dj->peak_partial;
+    free(dj->end.reason);
+    dj->end.reason = strdup(reason);
     dj->end.smact = dj->solo_smact;
     dj->end.smocc = dj->solo_smocc;
     dj->end.drama = dj->solo_drama;

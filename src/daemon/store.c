@@ -79,14 +79,14 @@ static const char *const sql_text[ST_COUNT] = {
                      "VALUES(?,?,?,?,?)",
     [ST_ATT_PID] = "UPDATE attempts SET shepherd_pid=? WHERE job_id=? AND n=?",
     [ST_ATT_END] = "UPDATE attempts SET end_time=?,outcome=?,exit_code=?,signal=?,peak_mib=?,"
-                   "peak_partial=? WHERE job_id=? AND n=?",
+                   "peak_partial=?,reason=? WHERE job_id=? AND n=?",
     [ST_ATT_GPUS] = "SELECT gpus,start_time FROM attempts WHERE job_id=? AND n=?",
     [ST_ATT_LIST] =
         "SELECT n,gpus,start_time,end_time,outcome,exit_code,signal,peak_mib,"
         "shepherd_pid,(SELECT gpu_s FROM usage u WHERE u.job_id=attempts.job_id "
         "AND u.n=attempts.n),(SELECT energy_j FROM usage u WHERE "
         "u.job_id=attempts.job_id AND u.n=attempts.n),(SELECT solo_smact FROM usage "
-        "u WHERE u.job_id=attempts.job_id AND u.n=attempts.n),peak_partial FROM attempts "
+        "u WHERE u.job_id=attempts.job_id AND u.n=attempts.n),peak_partial,reason FROM attempts "
         "WHERE job_id=? ORDER BY n",
     [ST_ATT_DEL] = "DELETE FROM attempts WHERE job_id=? AND n=?",
     [ST_USAGE_DEL] = "DELETE FROM usage WHERE job_id=? AND n=?",
@@ -180,6 +180,9 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 9 -> 10: the retention of final jobs (carma_store_jobs_prune) finds the oldest
      * ended jobs without reading every row (a row holds its argv, env and summary). */
     "CREATE INDEX IF NOT EXISTS jobs_end_time ON jobs(end_time) WHERE end_time IS NOT NULL;",
+    /* 10 -> 11: how each attempt ended, in words (the job's reason is its last attempt's:
+     * a retried attempt's was lost); NULL for the attempts ended before. */
+    "ALTER TABLE attempts ADD COLUMN reason TEXT;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -190,7 +193,7 @@ static const struct {
 } added_column[CARMA_STORE_SCHEMA_VERSION] = {
     [4] = {"jobs", "bound_basis"},      [5] = {"jobs", "hist_sig"},
     [6] = {"attempts", "gpu_kind"},     [7] = {"jobs", "umask"},
-    [8] = {"attempts", "peak_partial"},
+    [8] = {"attempts", "peak_partial"}, [10] = {"attempts", "reason"},
 };
 
 struct carma_store {
@@ -763,7 +766,7 @@ int carma_store_attempt_pid(struct carma_store *s, uint64_t job, uint32_t n, pid
 
 int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, double end_s,
                             const char *outcome, int exit_code, int sig, uint64_t peak_mib,
-                            unsigned peak_partial, struct carma_err *err)
+                            unsigned peak_partial, const char *reason, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_END];
     sqlite3_bind_double(q, 1, end_s);
@@ -778,8 +781,12 @@ int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, dou
         sqlite3_bind_null(q, 4);
     bind_peak(q, 5, peak_mib);
     sqlite3_bind_int64(q, 6, peak_partial);
-    sqlite3_bind_int64(q, 7, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 8, n);
+    if (reason)
+        sqlite3_bind_text(q, 7, reason, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, 7);
+    sqlite3_bind_int64(q, 8, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 9, n);
     return run(s, ST_ATT_END, "ending an attempt", err);
 }
 
@@ -973,6 +980,8 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
             col_json_int(q, 6), "peak_mib", col_json_int(q, 7), "shepherd_pid", col_json_int(q, 8),
             "gpu_seconds", col_json_real(q, 9), "energy_j", col_json_real(q, 10), "solo_smact",
             col_json_real(q, 11), "peak_partial", (json_int_t)sqlite3_column_int64(q, 12));
+        if (o)
+            json_object_set_new(o, "reason", col_json_text(q, 13));
         if (o) /* "gpu_uuids", the job's name for them ("gpus" is a count on a job; kept
                 * here for one release) */
             json_object_set(o, "gpu_uuids", json_object_get(o, "gpus"));

@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 10
+#define CARMA_STORE_SCHEMA_VERSION 11
 
 struct carma_store;
 
@@ -124,10 +124,11 @@ int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pi
 #define CARMA_PEAK_DOWNTIME 1u
 #define CARMA_PEAK_UNKNOWN 2u
 
-/* Ends attempt n: its outcome, exit and its peak (0: none) with its peak_partial bits. */
+/* Ends attempt n: its outcome, exit and its peak (0: none) with its peak_partial bits, and
+ * why it ended in words (NULL: none). */
 int carma_store_attempt_end(struct carma_store *st, uint64_t job, uint32_t n, double end_s,
                             const char *outcome, int exit_code, int sig, uint64_t peak_mib,
-                            unsigned peak_partial, struct carma_err *err);
+                            unsigned peak_partial, const char *reason, struct carma_err *err);
 /* Writes the peak so far (0: none) and peak_partial of running attempt n (one that
  * ended is left as it is), with the running accounting: a restart resumes from it. */
 int carma_store_attempt_peak_put(struct carma_store *st, uint64_t job, uint32_t n,

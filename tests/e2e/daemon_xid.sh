@@ -40,6 +40,11 @@ touch "$T/go.a"
 grep -q "job $a attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ga reported Xid 48 (double-bit ECC error) (exit 3), retried)" "$T/carmad.log" ||
     fail "job a's first end not logged as a GPU error"
 "$CARMA" show "$a" | grep -q "#1 .* gpu_error " || fail "attempt 1's outcome: $("$CARMA" show "$a")"
+# the retried attempt's end in words, under its line, where the job's reason is its last
+"$CARMA" show "$a" | grep -A1 "#1 " | grep -q "^        GPU error: GPU $ga reported Xid 48 (double-bit ECC error) (exit 3), retried$" ||
+    fail "attempt 1's reason in show: $("$CARMA" show "$a")"
+"$CARMA" show --json "$a" | python3 -c 'import json,sys; a = json.load(sys.stdin)["attempt_list"]; sys.exit(0 if a[0]["reason"].startswith("attempt 1: GPU error") and a[1]["reason"] == "attempt 2: succeeded" else 1)' ||
+    fail "attempt reasons in JSON"
 [ "$(gpu_of "$a")" != "$ga" ] || fail "job a retried on its drained GPU"
 [ "$(field "$ga" xid_errors)" = 1 ] && [ "$(field "$ga" last_xid)" = 48 ] || fail "GPU $ga's Xid count"
 

@@ -98,7 +98,7 @@ static void add_run_partial(struct carma_store *st, const struct carma_req_job *
     assert_int_equal(carma_store_attempt_begin(st, r.id, 1, "[\"GPU-x\"]", kind, 1.0, &err), 0);
     assert_int_equal(carma_store_attempt_end(st, r.id, 1, 2.0, outcome,
                                              strcmp(outcome, "succeeded") ? 1 : 0, 0, peak, partial,
-                                             &err),
+                                             NULL, &err),
                      0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     carma_job_rec_clear(&r);

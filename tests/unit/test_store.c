@@ -100,12 +100,13 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(carma_store_job_update(st, &g, &err), 0);
     assert_int_equal(carma_store_attempt_begin(st, id1, 1, "[\"GPU-a\"]", NULL, 1700000001.0, &err), 0);
     assert_int_equal(carma_store_attempt_pid(st, id1, 1, 1234, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, id1, 1, 1700000002.0, "oom", 1, 0, 3000, 0, &err),
+    assert_int_equal(carma_store_attempt_end(st, id1, 1, 1700000002.0, "oom", 1, 0, 3000, 0,
+                                             "attempt 1: GPU out of memory (x), retried", &err),
                      0);
     assert_int_equal(carma_store_attempt_begin(st, id1, 2, "[\"GPU-b\"]", NULL, 1700000003.0, &err),
                      0);
     assert_int_equal(
-        carma_store_attempt_end(st, id1, 2, 1700000004.0, "succeeded", 0, 0, 0, 0, &err), 0);
+        carma_store_attempt_end(st, id1, 2, 1700000004.0, "succeeded", 0, 0, 0, 0, NULL, &err), 0);
     g.state = CARMA_JOB_SUCCEEDED;
     g.attempts = 2;
     g.end_s = 1700000004.0;
@@ -126,6 +127,10 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(json_array_size(att), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(att, 0), "outcome")), "oom");
     assert_int_equal(json_integer_value(json_object_get(json_array_get(att, 0), "peak_mib")), 3000);
+    /* each attempt keeps how it ended in words */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(att, 0), "reason")),
+                        "attempt 1: GPU out of memory (x), retried");
+    assert_true(json_is_null(json_object_get(json_array_get(att, 1), "reason")));
     json_decref(att);
     /* Only job 2 is still active. */
     int n = 0;
@@ -323,7 +328,7 @@ static void test_peaks_env_retention(void **state)
     assert_int_equal(partial, 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_attempt_end(st, b, 1, 200, "succeeded", 0, 0, 9000,
-                                             CARMA_PEAK_DOWNTIME | CARMA_PEAK_UNKNOWN, &err),
+                                             CARMA_PEAK_DOWNTIME | CARMA_PEAK_UNKNOWN, NULL, &err),
                      0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     assert_int_equal(carma_store_attempt_peak_get(st, b, 1, &peak, &partial, &err), 0);

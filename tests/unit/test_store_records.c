@@ -183,10 +183,11 @@ static void test_usage_and_profiles(void **state)
     insert_job(st, "bob", 300, &c);
     /* alice's job a: an OOM attempt 110-130, then 140-200 (2 GPUs). */
     assert_int_equal(carma_store_attempt_begin(st, a, 1, "[\"GPU-a\"]", NULL, 110, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, a, 1, 130, "oom", 1, 0, 900, 0, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, a, 1, 130, "oom", 1, 0, 900, 0, NULL, &err), 0);
     assert_int_equal(carma_store_usage_put(st, a, 1, 20, 2000, -1, &err), 0);
     assert_int_equal(carma_store_attempt_begin(st, a, 2, "[\"GPU-a\",\"GPU-b\"]", NULL, 140, &err), 0);
-    assert_int_equal(carma_store_attempt_end(st, a, 2, 200, "succeeded", 0, 0, 1000, 0, &err), 0);
+    assert_int_equal(carma_store_attempt_end(st, a, 2, 200, "succeeded", 0, 0, 1000, 0, NULL, &err),
+                     0);
     assert_int_equal(carma_store_usage_put(st, a, 2, 120, 9000, 0.4, &err), 0);
     /* b still running since 250 (flushed 30 s, 500 J); c never started. */
     assert_int_equal(carma_store_attempt_begin(st, b, 1, "[\"GPU-b\"]", NULL, 250, &err), 0);
