@@ -150,7 +150,15 @@ struct gpu_state {
     struct carma_gpu_info info;
     int64_t db_id;        /* the store's id of the GPU (records), < 0 none */
     char kind[CARMAD_GPU_KIND_MAX]; /* carmad_gpu_kind: history keeps peaks per kind */
+    /* Xid log lines: at most XID_LOG_PER_MIN a minute per GPU (a faulting application can
+     * make thousands a second); those past it are counted and said at the next Xid after
+     * the minute */
+    double xid_log_t0;
+    unsigned xid_logged;
+    uint64_t xid_unlogged;
 };
+
+#define XID_LOG_PER_MIN 10
 
 struct carmad {
     struct carmad_opts o;
@@ -941,9 +949,25 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     char inst[48] = "";
     if (x->gpu_instance != UINT32_MAX)
         snprintf(inst, sizeof inst, " in GPU instance %u", x->gpu_instance);
-    dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
-         "GPU %u (%s): Xid %llu (%s)%s; jobs on it: %s", x->gpu, d->gs[x->gpu].info.uuid,
-         (unsigned long long)x->xid, what, inst, jl ? jobs : "none");
+    struct gpu_state *gs = &d->gs[x->gpu];
+    if (now < gs->xid_log_t0 || now - gs->xid_log_t0 >= 60) { /* a new minute, or a clock
+                                                                 that stepped back */
+        if (gs->xid_unlogged)
+            dlog(d, LOG_WARNING, "GPU %u (%s): %llu more Xids in the minute before, not logged",
+                 x->gpu, gs->info.uuid, (unsigned long long)gs->xid_unlogged);
+        gs->xid_log_t0 = now;
+        gs->xid_logged = 0;
+        gs->xid_unlogged = 0;
+    }
+    if (gs->xid_logged < XID_LOG_PER_MIN) {
+        gs->xid_logged++;
+        dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
+             "GPU %u (%s): Xid %llu (%s)%s; jobs on it: %s%s", x->gpu, gs->info.uuid,
+             (unsigned long long)x->xid, what, inst, jl ? jobs : "none",
+             gs->xid_logged == XID_LOG_PER_MIN ? " (the next this minute are counted only)" : "");
+    } else {
+        gs->xid_unlogged++;
+    }
     if (kind == CARMA_XID_RESET) {
         char why[96];
         snprintf(why, sizeof why, "reported Xid %llu (%s)", (unsigned long long)x->xid, what);

@@ -75,6 +75,17 @@ grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gb r
 [ "$(field "$gb" drained)" = False ] || fail "GPU $gb drained by a contained error"
 [ "$(field "$gb" xid_errors)" = 3 ] || fail "GPU $gb's Xid count: $(field "$gb" xid_errors)"
 
+step "an Xid storm: every one counted, ten a minute logged"
+i=0
+while [ $i -lt 40 ]; do echo "xid $gb 13"; i=$((i + 1)); done >>"$T/nvml.state"
+wait_until 10 sh -c "[ \$(\"$CARMA\" gpus --json | python3 -c \"import json,sys; print(json.load(sys.stdin)['gpus'][$gb]['xid_errors'])\") = 43 ]" ||
+    fail "40 more Xids not counted: $(field "$gb" xid_errors)"
+# 10 a minute: 7 after the 3 above, or 10 where the storm opened a new minute (a slow host)
+n13=$(grep -c "Xid 13 (graphics engine exception)" "$T/carmad.log")
+[ "$n13" = 7 ] || [ "$n13" = 10 ] || fail "Xid log lines: $n13"
+grep -q "Xid 13 (graphics engine exception); jobs on it: none (the next this minute are counted only)" "$T/carmad.log" ||
+    fail "the last logged Xid does not say the next are counted only"
+
 step "attempts run out: the job failed"
 stop_daemon TERM || fail "stop"
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive --max-attempts 1
