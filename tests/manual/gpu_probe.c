@@ -3,7 +3,7 @@
  *
  *   make BUILD=build/release build/release/libcarma.a
  *   cc -D_GNU_SOURCE -Isrc -O2 -o gpu_probe tests/manual/gpu_probe.c \
- *      build/release/libcarma.a -ldl -lm
+ *      build/release/libcarma.a -ldl -lm -lpthread
  *   ./gpu_probe [nvml|sim:SPEC|dcgm] [LIB] [--watch SECONDS] ; nvidia-smi \
  *      --query-gpu=name,uuid,memory.used,memory.total,power.draw,utilization.gpu \
  *      --format=csv
@@ -13,7 +13,10 @@
  * compute processes. --watch then samples every GPU once a second for SECONDS
  * (the signals a monitor would record: GPM and DCGM values are means over the
  * second before each sample), one line per GPU and second, and ends with each
- * signal's mean per GPU. Exit status 1 when the backend cannot open. */
+ * signal's mean per GPU. NVML is opened as carmad opens it, following critical Xid
+ * events (describe() says on how many GPUs they come); any that came meanwhile are
+ * printed last ("xid gpu=0 xid=13 instance=none"). Exit status 1 when the backend cannot
+ * open. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +91,9 @@ int main(int argc, char **argv)
     struct carma_gpu_backend b;
     struct carma_err err = {{0}};
     int rc;
+    struct carma_gpu_nvml_opts nvo = {.lib = lib, .xid_events = 1};
     if (!strcmp(which, "nvml"))
-        rc = carma_gpu_open_nvml(&b, lib, &err);
+        rc = carma_gpu_open_nvml_opts(&b, &nvo, &err);
     else if (!strcmp(which, "dcgm"))
         rc = carma_gpu_open_dcgm(&b, lib, &err);
     else if (!strncmp(which, "sim:", 4))
@@ -160,6 +164,19 @@ int main(int argc, char **argv)
     }
     if (secs)
         watch(&b, n, secs);
+    if (b.ops->xids) {
+        struct carma_gpu_xid x[64];
+        uint64_t lost = 0;
+        size_t nx = b.ops->xids(&b, x, 64, &lost);
+        for (size_t k = 0; k < nx; k++) {
+            printf("xid gpu=%u xid=%llu instance=", x[k].gpu, (unsigned long long)x[k].xid);
+            if (x[k].gpu_instance == UINT32_MAX)
+                printf("none\n");
+            else
+                printf("%u\n", x[k].gpu_instance);
+        }
+        printf("xids: %zu taken, %llu lost\n", nx, (unsigned long long)lost);
+    }
     b.ops->close(&b);
     return 0;
 }
