@@ -61,6 +61,7 @@ enum {
     NV_ENERGY = 1 << 2,
     NV_MEM_V2 = 1 << 3,
     NV_PROCS = 1 << 4,
+    NV_MPS_PROCS = 1 << 5,
 };
 
 struct nvml_syms {
@@ -79,6 +80,8 @@ struct nvml_syms {
     nvml_mig_mode_fn mig_mode;
     nvml_procs_fn procs;        /* _v3 or _v2 (24-byte records) */
     nvml_procs_v1_fn procs_v1;  /* 16-byte records */
+    nvml_procs_fn mps_procs;    /* the MPS clients' list: _v3 or _v2 */
+    nvml_procs_v1_fn mps_procs_v1;
     nvml_gpm_support_fn gpm_support;
     nvml_gpm_alloc_fn gpm_alloc;
     nvml_gpm_free_fn gpm_free;
@@ -241,6 +244,10 @@ static int nvml_resolve(struct nvml_backend *nv, const char *lib, struct carma_e
         if (nv->f.procs_v1)
             nv->f.procs_name = "nvmlDeviceGetComputeRunningProcesses";
     }
+    NVML_SYM(nv, mps_procs, "nvmlDeviceGetMPSComputeRunningProcesses_v3",
+             "nvmlDeviceGetMPSComputeRunningProcesses_v2");
+    if (!nv->f.mps_procs)
+        NVML_SYM(nv, mps_procs_v1, "nvmlDeviceGetMPSComputeRunningProcesses");
     NVML_SYM(nv, gpm_support, "nvmlGpmQueryDeviceSupport");
     NVML_SYM(nv, gpm_alloc, "nvmlGpmSampleAlloc");
     NVML_SYM(nv, gpm_free, "nvmlGpmSampleFree");
@@ -616,6 +623,42 @@ static int nvml_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu
     return 0;
 }
 
+/* One of NVML's process lists (fn, or the 16-byte-record fn_v1) of GPU g, cleaned into
+ * out (*n in: capacity, out: count). absent_bit: the nvml_gpu.absent bit that an
+ * absence answer sets. */
+static int nvml_proc_list(struct nvml_backend *nv, struct nvml_gpu *g, nvml_procs_fn fn,
+                          nvml_procs_v1_fn fn_v1, unsigned absent_bit, struct carma_gpu_proc *out,
+                          size_t *n)
+{
+    unsigned cnt = NVML_PROC_BUF;
+    nvmlReturn_t r;
+    size_t stride;
+    /* A count larger than what was written must not resurrect older records. */
+    memset(nv->procbuf, 0, nv->proc_dirty);
+    if (fn) {
+        r = fn(g->dev, &cnt, nv->procbuf);
+        stride = sizeof(nvmlProcessInfo_t);
+    } else if (fn_v1) {
+        /* The v1 records are smaller: the same buffer holds NVML_PROC_BUF of them. */
+        r = fn_v1(g->dev, &cnt, (nvmlProcessInfo_v1_t *)(void *)nv->procbuf);
+        stride = sizeof(nvmlProcessInfo_v1_t);
+    } else {
+        return -ENOTSUP;
+    }
+    if (r == NVML_ERROR_GPU_IS_LOST)
+        g->lost = 1;
+    else if (nvml_is_absence(r))
+        g->absent |= absent_bit;
+    size_t recs = r == NVML_SUCCESS && cnt < NVML_PROC_BUF ? cnt : NVML_PROC_BUF;
+    nv->proc_dirty = recs * stride;
+    if (r != NVML_SUCCESS)
+        return nvml_errno(r);
+    return carma_gpu_answer_procs(nv->procbuf, stride, cnt, NVML_PROC_BUF, out, n);
+}
+
+/* The compute processes, and the MPS clients, which NVML lists apart (under MPS the
+ * compute list holds the MPS server, each client only the MPS list). A pid in both is
+ * one process: its larger figure. */
 static int nvml_processes(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_proc *out,
                           size_t *n)
 {
@@ -627,30 +670,33 @@ static int nvml_processes(struct carma_gpu_backend *b, unsigned i, struct carma_
         return -ENODEV;
     if (g->absent & NV_PROCS)
         return -ENOTSUP;
-    unsigned cnt = NVML_PROC_BUF;
-    nvmlReturn_t r;
-    size_t stride;
-    /* A count larger than what was written must not resurrect older records. */
-    memset(nv->procbuf, 0, nv->proc_dirty);
-    if (nv->f.procs) {
-        r = nv->f.procs(g->dev, &cnt, nv->procbuf);
-        stride = sizeof(nvmlProcessInfo_t);
-    } else if (nv->f.procs_v1) {
-        /* The v1 records are smaller: the same buffer holds NVML_PROC_BUF of them. */
-        r = nv->f.procs_v1(g->dev, &cnt, (nvmlProcessInfo_v1_t *)(void *)nv->procbuf);
-        stride = sizeof(nvmlProcessInfo_v1_t);
-    } else {
-        return -ENOTSUP;
+    size_t cap = *n;
+    int rc = nvml_proc_list(nv, g, nv->f.procs, nv->f.procs_v1, NV_PROCS, out, n);
+    if (rc || g->absent & NV_MPS_PROCS || (!nv->f.mps_procs && !nv->f.mps_procs_v1))
+        return rc;
+    struct carma_gpu_proc mps[CARMA_GPU_MAX_PROCS];
+    size_t nm = CARMA_GPU_MAX_PROCS;
+    int mrc = nvml_proc_list(nv, g, nv->f.mps_procs, nv->f.mps_procs_v1, NV_MPS_PROCS, mps, &nm);
+    if (mrc == -ENOTSUP && g->absent & NV_MPS_PROCS)
+        return 0; /* no MPS list on this GPU: the compute list is all */
+    if (mrc && mrc != -EOVERFLOW)
+        return mrc;
+    for (size_t k = 0; k < nm; k++) {
+        size_t j = 0;
+        while (j < *n && out[j].pid != mps[k].pid)
+            j++;
+        if (j < *n) {
+            if (out[j].mem_bytes == UINT64_MAX || mps[k].mem_bytes == UINT64_MAX)
+                out[j].mem_bytes = UINT64_MAX;
+            else if (mps[k].mem_bytes > out[j].mem_bytes)
+                out[j].mem_bytes = mps[k].mem_bytes;
+        } else if (*n < cap) {
+            out[(*n)++] = mps[k];
+        } else {
+            mrc = -EOVERFLOW;
+        }
     }
-    if (r == NVML_ERROR_GPU_IS_LOST)
-        g->lost = 1;
-    else if (nvml_is_absence(r))
-        g->absent |= NV_PROCS;
-    size_t recs = r == NVML_SUCCESS && cnt < NVML_PROC_BUF ? cnt : NVML_PROC_BUF;
-    nv->proc_dirty = recs * stride;
-    if (r != NVML_SUCCESS)
-        return nvml_errno(r);
-    return carma_gpu_answer_procs(nv->procbuf, stride, cnt, NVML_PROC_BUF, out, n);
+    return mrc;
 }
 
 static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
@@ -688,9 +734,11 @@ static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
     } else if (nv->want_xids) {
         fmt_trunc(xids, sizeof xids, "; no Xid events: %s", nv->ev.why);
     }
-    fmt_trunc(buf, cap, "nvml %s (%s, %s, memory %s; %u GPUs%s); %s%s", nv->driver, nv->f.init_name,
-              nv->f.procs_name ? nv->f.procs_name : "no process list", nv->f.mem_name, nv->n,
-              skipped, prof, xids);
+    fmt_trunc(buf, cap, "nvml %s (%s, %s%s, memory %s; %u GPUs%s); %s%s", nv->driver,
+              nv->f.init_name, nv->f.procs_name ? nv->f.procs_name : "no process list",
+              nv->f.procs_name && (nv->f.mps_procs || nv->f.mps_procs_v1) ? " and the MPS list"
+                                                                          : "",
+              nv->f.mem_name, nv->n, skipped, prof, xids);
 }
 
 static int nvml_xid_fd(struct carma_gpu_backend *b)

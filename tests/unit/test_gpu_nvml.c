@@ -157,6 +157,56 @@ static void test_processes(void **state)
     b.ops->close(&b);
 }
 
+/* Under MPS the compute list holds the MPS server and each client is in the MPS list
+ * only: both are read, a pid in both once, at its larger figure. */
+static void test_mps_clients(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    const char *mps = "gpu uuid=GPU-a mem_total=40GiB\n"
+                      "proc 0 pid=100 mem=300MiB\n"     /* nvidia-cuda-mps-server */
+                      "proc 0 pid=200 mem=5GiB mps=1\n" /* two clients */
+                      "proc 0 pid=201 mem=unknown mps=1\n"
+                      "proc 0 pid=100 mem=200MiB mps=1\n"; /* listed in both */
+    open_ok(f, &b, mps);
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "nvmlDeviceGetComputeRunningProcesses_v3 and the MPS list"));
+    struct carma_gpu_proc p[8];
+    size_t n = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(p[0].pid, 100);
+    assert_int_equal(p[0].mem_bytes, 300 * MiB);
+    assert_int_equal(p[1].pid, 200);
+    assert_int_equal(p[1].mem_bytes, 5 * GiB);
+    assert_int_equal(p[2].pid, 201);
+    assert_int_equal(p[2].mem_bytes, UINT64_MAX);
+    n = 2; /* more than the caller holds: the first ones, and said */
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), -EOVERFLOW);
+    assert_int_equal(n, 2);
+    b.ops->close(&b);
+    /* an MPS list that fails for now fails the list (the clients' memory is unknown) */
+    char text[1024];
+    snprintf(text, sizeof text, "%sfail 0 nvmlDeviceGetMPSComputeRunningProcesses_v3 TIMEOUT\n",
+             mps);
+    open_ok(f, &b, text);
+    n = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), -ETIMEDOUT);
+    b.ops->close(&b);
+    /* one the GPU does not have: the compute list is all, from then on */
+    snprintf(text, sizeof text,
+             "%sfail 0 nvmlDeviceGetMPSComputeRunningProcesses_v3 NOT_SUPPORTED\n", mps);
+    open_ok(f, &b, text);
+    for (int k = 0; k < 2; k++) {
+        n = 8;
+        assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(p[0].pid, 100);
+    }
+    b.ops->close(&b);
+}
+
 static void test_not_supported_is_absent(void **state)
 {
     FIXTURE(state);
@@ -527,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_info),
         cmocka_unit_test(test_sample),
         cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_mps_clients),
         cmocka_unit_test(test_not_supported_is_absent),
         cmocka_unit_test(test_gpu_lost_drains),
         cmocka_unit_test(test_lost_by_one_call),

@@ -29,7 +29,8 @@ static void test_old_driver(void **state)
                            "gpu uuid=GPU-old0 name=\"Tesla V100-SXM2-32GB\" mem_total=32GiB "
                            "mem_used=2GiB mem_reserved=1GiB util=80 mem_util=40 power_mw=250000 "
                            "energy_mj=999 gpm=1 sm=50\n"
-                           "proc 0 pid=4242 mem=2GiB\nproc 0 pid=4243 mem=unknown\n"),
+                           "proc 0 pid=4242 mem=2GiB\nproc 0 pid=4243 mem=unknown\n"
+                           "proc 0 pid=4244 mem=1GiB mps=1\n"),
         0);
     struct carma_gpu_backend b;
     struct carma_err err = {{0}};
@@ -40,7 +41,7 @@ static void test_old_driver(void **state)
     char d[512];
     b.ops->describe(&b, d, sizeof d);
     assert_non_null(strstr(d, "nvml 418.67 (nvmlInit, "));
-    assert_non_null(strstr(d, "nvmlDeviceGetComputeRunningProcesses, memory v1"));
+    assert_non_null(strstr(d, "nvmlDeviceGetComputeRunningProcesses and the MPS list, memory v1"));
     assert_null(strstr(d, "GPM on"));
     struct carma_gpu_info in;
     assert_int_equal(b.ops->info(&b, 0, &in), 0);
@@ -57,7 +58,9 @@ static void test_old_driver(void **state)
     struct carma_gpu_proc p[4];
     size_t n = 4;
     assert_int_equal(b.ops->processes(&b, 0, p, &n), 0);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3); /* the MPS client through the unversioned MPS list */
+    assert_int_equal(p[2].pid, 4244);
+    assert_int_equal(p[2].mem_bytes, 1 * GiB);
     assert_int_equal(p[0].pid, 4242);
     assert_int_equal(p[0].mem_bytes, 2 * GiB);
     assert_int_equal(p[1].pid, 4243);

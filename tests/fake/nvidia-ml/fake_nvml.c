@@ -15,7 +15,8 @@
  *       (all on one line; every key optional; lost=1: every call on it answers
  *        GPU_IS_LOST; gpm=1: GPM supported, sm..gract are its metrics in percent)
  *   proc GPU pid=1234 mem=1GiB    a compute process on GPU (index); mem=unknown
- *                                 gives NVML_VALUE_NOT_AVAILABLE
+ *                                 gives NVML_VALUE_NOT_AVAILABLE; mps=1: an MPS client,
+ *                                 listed by the MPS call only (as the real driver does)
  *   fail GPU|* FUNCTION ERROR     FUNCTION on that GPU (or every GPU) answers ERROR,
  *                                 e.g. fail 1 nvmlDeviceGetPowerUsage NOT_SUPPORTED
  *   procs_count N                 the process call claims N records (absurd counts)
@@ -66,6 +67,7 @@ struct fake_gpu {
 struct fake_proc {
     unsigned gpu, pid;
     unsigned long long mem;
+    int mps;
 };
 
 struct fake_fail {
@@ -256,6 +258,7 @@ static void fake_parse(FILE *f)
             p->gpu = (unsigned)strtoul(w[1], NULL, 10);
             p->pid = 0;
             p->mem = 0;
+            p->mps = 0;
             for (int i = 2; i < n; i++) {
                 if (!strncmp(w[i], "pid=", 4))
                     p->pid = (unsigned)strtoul(w[i] + 4, NULL, 10);
@@ -263,6 +266,8 @@ static void fake_parse(FILE *f)
                     p->mem = NVML_VALUE_NOT_AVAILABLE;
                 else if (!strncmp(w[i], "mem=", 4))
                     p->mem = fake_size(w[i] + 4);
+                else if (!strcmp(w[i], "mps=1"))
+                    p->mps = 1;
             }
             F.nprocs++;
         } else if ((!strcmp(w[0], "xid") || !strcmp(w[0], "xid_device")) && n > 2 &&
@@ -494,11 +499,13 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *cur, unsigned *pend)
 }
 
 /* Fills `cap` records of `stride` bytes (v1: 16, v2/v3: 24) for GPU g. */
-static nvmlReturn_t fake_procs(struct fake_gpu *g, unsigned *count, void *out, size_t stride)
+/* The compute list (mps 0) or the MPS clients' list (mps 1) of GPU g. */
+static nvmlReturn_t fake_procs(struct fake_gpu *g, unsigned *count, void *out, size_t stride,
+                               int mps)
 {
     unsigned idx = (unsigned)(g - F.gpu), n = 0;
     for (unsigned i = 0; i < F.nprocs; i++)
-        n += F.proc[i].gpu == idx;
+        n += F.proc[i].gpu == idx && F.proc[i].mps == mps;
     unsigned cap = *count;
     if (n > cap || (F.procs_count >= 0 && (unsigned long)F.procs_count > cap)) {
         *count = F.procs_count >= 0 ? (unsigned)F.procs_count : n;
@@ -506,7 +513,7 @@ static nvmlReturn_t fake_procs(struct fake_gpu *g, unsigned *count, void *out, s
     }
     unsigned w = 0;
     for (unsigned i = 0; i < F.nprocs; i++) {
-        if (F.proc[i].gpu != idx)
+        if (F.proc[i].gpu != idx || F.proc[i].mps != mps)
             continue;
         unsigned char *rec = (unsigned char *)out + (size_t)w * stride;
         memset(rec, 0, stride);
@@ -529,7 +536,16 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *coun
                                                   nvmlProcessInfo_v1_t *p)
 {
     DEV(d, "nvmlDeviceGetComputeRunningProcesses");
-    return fake_procs(g, count, p, sizeof *p);
+    return fake_procs(g, count, p, sizeof *p, 0);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
+                                                            nvmlProcessInfo_v1_t *p);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
+                                                     nvmlProcessInfo_v1_t *p)
+{
+    DEV(d, "nvmlDeviceGetMPSComputeRunningProcesses");
+    return fake_procs(g, count, p, sizeof *p, 1);
 }
 
 /* ---- events ---- */
@@ -688,7 +704,16 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *c
                                                      nvmlProcessInfo_t *p)
 {
     DEV(d, "nvmlDeviceGetComputeRunningProcesses_v2");
-    return fake_procs(g, count, p, sizeof *p);
+    return fake_procs(g, count, p, sizeof *p, 0);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
+                                                               nvmlProcessInfo_t *p);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
+                                                        nvmlProcessInfo_t *p)
+{
+    DEV(d, "nvmlDeviceGetMPSComputeRunningProcesses_v2");
+    return fake_procs(g, count, p, sizeof *p, 1);
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
@@ -697,7 +722,16 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *c
                                                      nvmlProcessInfo_t *p)
 {
     DEV(d, "nvmlDeviceGetComputeRunningProcesses_v3");
-    return fake_procs(g, count, p, sizeof *p);
+    return fake_procs(g, count, p, sizeof *p, 0);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
+                                                               nvmlProcessInfo_t *p);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
+                                                        nvmlProcessInfo_t *p)
+{
+    DEV(d, "nvmlDeviceGetMPSComputeRunningProcesses_v3");
+    return fake_procs(g, count, p, sizeof *p, 1);
 }
 
 /* GPM: a sample remembers its GPU; metrics are the state's figures for it. */
