@@ -23,6 +23,8 @@ struct carma_gpu {
     uint64_t mem_used_mib;   /* last sample, every process */
     uint64_t carma_used_mib; /* of which carma's jobs (per-process memory), if known */
     uint32_t nforeign;       /* processes on the GPU that carma did not start */
+    uint64_t over_mib;       /* what carma's jobs use beyond their holds (a job past its
+                                bound): memory neither committed nor foreign; 0 unknown */
     struct carma_window smact, smocc, drama; /* 1 sample per monitor tick */
     /* Kept by the scheduler. */
     uint32_t njobs;          /* carma jobs resident */

@@ -540,9 +540,6 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
 
 /* ---- auto ---- */
 
-/* Memory a new job may take on g: capacity less every resident job's hold, less what
- * processes carma did not start use now, less the margin. Jobs still ramping are
- * covered by their hold (the bound), not by what they have allocated so far. */
 /* Memory that processes carma did not start use on g now. */
 static int64_t foreign_mib(const struct carma_gpu *g)
 {
@@ -550,10 +547,15 @@ static int64_t foreign_mib(const struct carma_gpu *g)
     return foreign > 0 ? foreign : 0;
 }
 
+/* Memory a new job may take on g: capacity less every resident job's hold, less what
+ * resident jobs use beyond their holds (a job past its bound: DESIGN.md 3 asks free now
+ * less what ramping jobs will still take), less what processes carma did not start use
+ * now, less the margin. Jobs still ramping are covered by their hold (the bound), not by
+ * what they have allocated so far. */
 static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gpu *g)
 {
-    return (int64_t)g->mem_total_mib - (int64_t)g->committed_mib - foreign_mib(g) -
-           (int64_t)s->p.margin_mib;
+    return (int64_t)g->mem_total_mib - (int64_t)g->committed_mib - (int64_t)g->over_mib -
+           foreign_mib(g) - (int64_t)s->p.margin_mib;
 }
 
 /* Recomputes the cached facts of GPU gi after a change. */

@@ -622,6 +622,32 @@ static void mon_log(void *ctx, int prio, const char *msg)
     dlog(ctx, prio, "%s", msg);
 }
 
+/* What carma's jobs use beyond their holds, on each GPU (struct carma_gpu's over_mib),
+ * from their memory at the last tick: a job past its bound takes memory no hold counts,
+ * which auto must not hand out again. A job's memory is its highest GPU's, counted on
+ * each of its GPUs (more than a job of several GPUs may use on the others: the safe
+ * side). */
+static void gpus_over(struct carmad *d)
+{
+    uint64_t *over = calloc(d->ngpus, sizeof *over);
+    if (!over)
+        return; /* the figures of the tick before stand */
+    for (uint32_t i = 0; i < d->cap; i++) {
+        const struct carma_job *j = &d->sj[i];
+        uint64_t m = d->dj[i].mem_now_mib;
+        if (!d->dj[i].used || j->state != CARMA_JOB_RUNNING || m == MEM_UNKNOWN || m <= j->held_mib)
+            continue;
+        for (uint16_t k = 0; k < j->nplaced; k++)
+            over[j->gpu[k]] += m - j->held_mib;
+    }
+    for (size_t gi = 0; gi < d->ngpus; gi++)
+        if (d->gpus[gi].over_mib != over[gi]) {
+            d->gpus[gi].over_mib = over[gi];
+            carma_sched_gpu_changed(&d->sched, (uint32_t)gi);
+        }
+    free(over);
+}
+
 /* After a tick: energy shared among each GPU's co-runners by activity (their solo
  * SMACT, the GPU's mean for one not yet measured; foreign processes take a share
  * nobody is billed for), and the solo SMACT of jobs alone on their GPUs after their
@@ -644,6 +670,7 @@ static void after_tick(struct carmad *d, double now)
         if (listed)
             d->dj[i].mem_now_mib = 0;
     }
+    gpus_over(d);
     float w[CARMA_GPU_MAX_PROCS + 64];
     double share[CARMA_GPU_MAX_PROCS + 64];
     uint32_t who[CARMA_GPU_MAX_PROCS + 64];

@@ -580,6 +580,34 @@ static void test_auto_backfill_books_survive_a_new_profile(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A job past its hold (its --mem understated) uses memory no hold counts: auto does not
+ * hand that memory to another job (DESIGN.md 3: free now, less what ramping jobs will
+ * take, must hold the bound). */
+static void test_auto_counts_a_job_past_its_hold(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    f.jobs[0].bound_mib = 10000;
+    f.jobs[0].smact = 0.2f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    /* it uses 30 GiB: 10 GiB of 40 left */
+    f.gpus[0].mem_used_mib = f.gpus[0].carma_used_mib = 30720;
+    f.gpus[0].over_mib = 30720 - 10000;
+    carma_sched_gpu_changed(&f.s, 0);
+    f.jobs[1].bound_mib = 20000;
+    f.jobs[1].smact = 0.2f;
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    f.jobs[2].bound_mib = 9000; /* what is left fits this one */
+    f.jobs[2].smact = 0.2f;
+    carma_sched_submit(&f.s, 2, 2);
+    assert_int_equal(fx_step(&f, 2), 1);
+    assert_int_equal(f.out[0].job, 2);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_backfill_leaves_the_holder_its_gain(void **state)
 {
     (void)state;
@@ -1001,6 +1029,7 @@ int main(void)
         cmocka_unit_test(test_auto_backfills_a_reserved_gpu_without_delaying_its_holder),
         cmocka_unit_test(test_auto_backfill_books_survive_a_new_profile),
         cmocka_unit_test(test_auto_backfill_leaves_the_holder_its_gain),
+        cmocka_unit_test(test_auto_counts_a_job_past_its_hold),
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),

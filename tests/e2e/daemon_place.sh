@@ -1,0 +1,36 @@
+#!/bin/sh
+# carmad's placements against what its GPUs hold now, on the fake libnvidia-ml.so.1: a
+# job past its hold keeps that memory from the next job.
+# Skipped while the fake library is missing.
+LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
+    echo "daemon_place: skipped (no fake libnvidia-ml.so.1)"
+    exit 0
+fi
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+GPU='name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000'
+printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 %s mem_used=0\n' "$GPU" \
+    >"$T/nvml.state"
+export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+# a job's solo profile within a second of its start
+printf '[sched]\ngrace = 0.5\n[monitor]\nwindow = 2\n' >>"$T/carmad.ini"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+
+step "a job past its hold: its memory is not handed out again"
+b=$(submit --mem 20000 -- sleep 1) # runs once alone: its solo profile is kept
+"$CARMA" wait --timeout 20 "$b" >/dev/null || fail "job $b: $(state_of "$b")"
+a=$(submit --mem 10000 -- sleep 300)
+wait_until 10 test -s "$T/state/jobs/$a/1/shepherd" || fail "job $a did not start"
+sid=$(cut -d' ' -f1 "$T/state/jobs/$a/1/shepherd")
+wait_until 10 sh -c "pgrep -s $sid -x sleep" || fail "job $a's process"
+sed -i 's/mem_used=0/mem_used=30720MiB/' "$T/nvml.state"
+echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=30720MiB" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $a | grep -q 'now 30720)'" || fail "job $a's memory"
+wait_until 10 grep -q "job $a: solo SMACT" "$T/carmad.log" || fail "job $a's profile"
+b2=$(submit --mem 20000 -- sleep 1) # 20000 MiB asked, 10240 free
+sleep 1.5
+[ "$(state_of "$b2")" = queued ] || fail "job $b2 placed beside a job using 30 GiB: $(state_of "$b2")"
+"$CARMA" cancel "$a" >/dev/null || fail "cancel $a"
+sed -i '/^proc 0 /d; s/mem_used=30720MiB/mem_used=0/' "$T/nvml.state"
+"$CARMA" wait --timeout 20 "$b2" >/dev/null || fail "job $b2 once the GPU is free: $(state_of "$b2")"
+echo "daemon_place: ok"
