@@ -581,11 +581,13 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     sl->gpu_weight = g->gpu_weight;
     sl->sharing = g->sharing;
     unsigned idle = !g->drained && carma_gpu_idle(g);
-    s->idle += idle;
-    s->idle -= (sl->flags & CARMA_SLOT_IDLE) != 0;
-    sl->flags = (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) |
-                          (g->drained ? CARMA_SLOT_DRAINED : 0) | (idle ? CARMA_SLOT_IDLE : 0) |
-                          (g->nunprofiled ? CARMA_SLOT_UNPROFILED : 0));
+    unsigned vacant = !g->drained && g->njobs == 0;
+    s->vacant += vacant;
+    s->vacant -= (sl->flags & CARMA_SLOT_VACANT) != 0;
+    sl->flags =
+        (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) | (g->drained ? CARMA_SLOT_DRAINED : 0) |
+                  (idle ? CARMA_SLOT_IDLE : 0) | (g->nunprofiled ? CARMA_SLOT_UNPROFILED : 0) |
+                  (vacant ? CARMA_SLOT_VACANT : 0));
     size_t nw = (s->ngpus + 63) / 64;
     uint64_t bit = 1ull << (gi % 64);
     unsigned b = s->bucket_of[gi];
@@ -738,7 +740,13 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         return g->avail + (int64_t)s->p.margin_mib >= (int64_t)need ? (float)weight : -1.0f;
     if (g->avail < (int64_t)need)
         return -1.0f;
-    if (only_idle || (g->flags & CARMA_SLOT_UNPROFILED) || g->njobs >= s->p.max_jobs_per_gpu)
+    /* A job that runs alone takes a GPU without a carma job: one that only processes carma
+     * did not start use is its own as much as an idle one (their memory is out of avail,
+     * and the model slows no job for them); asked for no process at all, it would wait
+     * as long as a notebook holds a context on every GPU. A bound past its GPUs (only_idle
+     * 2) asks the whole GPU: an idle one only. */
+    if ((only_idle && !(g->flags & CARMA_SLOT_VACANT)) || only_idle > 1 ||
+        (g->flags & CARMA_SLOT_UNPROFILED) || g->njobs >= s->p.max_jobs_per_gpu)
         return -1.0f;
     uint32_t n = g->njobs + 1;
     float after = (float)(g->gpu_weight + weight) *
@@ -887,14 +895,15 @@ static struct carma_sched_miss *auto_miss(struct carma_sched *s, const struct au
  * at its last scan is re-examined only on the GPUs it could use then and the GPUs
  * changed since: nothing else can have become usable. */
 /* What job j needs of each GPU, capped at what its GPUs can have (*loosest: the cap
- * applied), and whether it runs alone. */
+ * applied), and whether it runs alone (*only_idle: 1 on a GPU without a carma job, 2 on
+ * an idle one, 0 beside other jobs). */
 static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int *only_idle,
                           int *loosest)
 {
     uint64_t need = job_hold_mib(j);
     /* Without a solo profile nothing predicts a co-run's slowdown: such a job runs
      * alone, and no job joins it (CARMA_SLOT_UNPROFILED). */
-    *only_idle = j->exclusive || need == 0 || j->smact < 0;
+    *only_idle = need == 0 ? 2 : j->exclusive || j->smact < 0; /* no bound: the whole GPU */
     /* A bound past what its GPUs can have comes from a loose estimate, not from a job
      * known not to fit (a peak that large ends in OOM, then final): it runs alone on
      * GPUs of the largest memory rather than wait forever. Its hold keeps co-runners
@@ -907,7 +916,7 @@ static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int 
          * memory would fit none and the job would wait forever; the hold still leaves
          * co-runners nothing (its GPU's room: the margin less what is in use) */
         need = cap > s->p.margin_mib ? cap - s->p.margin_mib : cap;
-        *only_idle = 1;
+        *only_idle = 2; /* the whole GPU: idle, not merely without a carma job */
     }
     return need;
 }
@@ -916,7 +925,7 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
 {
     struct auto_scan a;
     a.need = auto_need(s, j, &a.only_idle, &a.loosest);
-    if (a.only_idle && s->idle < j->gpus)
+    if (a.only_idle && s->vacant < j->gpus)
         return 0;
     /* Reservations only bind jobs behind the blocked one; a job scanned under other
      * rules than last time is scanned in full. */

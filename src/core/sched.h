@@ -52,10 +52,12 @@ struct carma_queue {
  * carma_sched_gpu_changed and packed into 32 bytes, so that a full scan of a thousand
  * GPUs reads 32 KiB in order instead of a cache line of each 1.5 KiB view. */
 enum carma_slot_flag {
-    CARMA_SLOT_DRAINED = 1,  /* lost or draining */
-    CARMA_SLOT_IDLE = 2,     /* idle (no process) and not drained */
-    CARMA_SLOT_RESERVED = 4, /* held for a blocked job (auto) */
+    CARMA_SLOT_DRAINED = 1,    /* lost or draining */
+    CARMA_SLOT_IDLE = 2,       /* idle (no process) and not drained */
+    CARMA_SLOT_RESERVED = 4,   /* held for a blocked job (auto) */
     CARMA_SLOT_UNPROFILED = 8, /* runs a job without a solo profile: auto adds none */
+    CARMA_SLOT_VACANT = 16,    /* no carma job and not drained: a GPU of its own for a job
+                                  that runs alone, whatever foreign processes use (auto) */
 };
 
 struct carma_sched_slot {
@@ -120,7 +122,7 @@ struct carma_sched {
     struct carma_sched_slot *slot; /* ngpus: what auto's scan reads of each GPU, owned */
     uint32_t *changelog;    /* ring: GPU changed at each epoch (auto), owned */
     uint64_t epoch;         /* count of GPU changes */
-    uint32_t idle;          /* GPUs idle and not drained (slots with CARMA_SLOT_IDLE) */
+    uint32_t vacant;        /* GPUs without a carma job, not drained (CARMA_SLOT_VACANT) */
     struct carma_sched_miss miss[CARMA_SCHED_MISSES]; /* direct-mapped by shape */
     uint64_t *first;        /* ngpus bits: GPUs in service that can give a new job its whole
                                weight (no carma job, or time-sliced), which auto scans

@@ -1,6 +1,7 @@
 #!/bin/sh
 # carmad's placements against what its GPUs hold now, on the fake libnvidia-ml.so.1: a
-# job past its hold keeps that memory from the next job.
+# job past its hold keeps that memory from the next job; a process carma did not start on
+# the GPU does not keep a job without a profile waiting for ever.
 # Skipped while the fake library is missing.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
@@ -33,4 +34,11 @@ sleep 1.5
 "$CARMA" cancel "$a" >/dev/null || fail "cancel $a"
 sed -i '/^proc 0 /d; s/mem_used=30720MiB/mem_used=0/' "$T/nvml.state"
 "$CARMA" wait --timeout 20 "$b2" >/dev/null || fail "job $b2 once the GPU is free: $(state_of "$b2")"
+
+step "a foreign process on the GPU: a job without a profile still runs"
+sed -i 's/mem_used=0/mem_used=600MiB/' "$T/nvml.state"
+echo "proc 0 pid=1 mem=600MiB" >>"$T/nvml.state" # init: no job's
+wait_until 10 sh -c "\"$CARMA\" gpus --json | grep -q '\"foreign_processes\": *1'" || fail "the foreign process: $("$CARMA" gpus --json)"
+n=$(submit --mem 1000 -- sh -c 'exit 0') # a command never run before: no profile
+"$CARMA" wait --timeout 10 "$n" >/dev/null || fail "job $n beside a foreign process: $(state_of "$n")"
 echo "daemon_place: ok"

@@ -608,6 +608,37 @@ static void test_auto_counts_a_job_past_its_hold(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A process carma did not start on every GPU (a notebook's context) does not keep a
+ * job that runs alone (no profile yet, or exclusive after an OOM) waiting for ever under
+ * auto; the reference policies keep CARMA's idle GPUs (no process at all). */
+static void test_auto_runs_alone_beside_foreign_processes(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    fx_busy(&f, 0, 600, 0.1f, 0.1f, 0.1f);
+    fx_busy(&f, 1, 600, 0.1f, 0.1f, 0.1f);
+    carma_sched_gpu_changed(&f.s, 0);
+    carma_sched_gpu_changed(&f.s, 1);
+    f.jobs[0].bound_mib = 1000; /* no profile: runs alone */
+    carma_sched_submit(&f.s, 0, 0);
+    f.jobs[1].bound_mib = 1000;
+    f.jobs[1].smact = 0.2f;
+    f.jobs[1].exclusive = 1;
+    carma_sched_submit(&f.s, 1, 0);
+    f.jobs[2].bound_mib = 1000; /* no GPU of its own is left */
+    carma_sched_submit(&f.s, 2, 0);
+    assert_int_equal(fx_step(&f, 0), 2);
+    assert_int_not_equal(f.jobs[0].gpu[0], f.jobs[1].gpu[0]);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_QUEUED);
+    /* its memory still counts: a GPU of its own that a foreign process fills is not */
+    carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 0, 1);
+    f.gpus[f.jobs[0].gpu[0]].mem_used_mib = 40000;
+    carma_sched_gpu_changed(&f.s, f.jobs[0].gpu[0]);
+    assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_backfill_leaves_the_holder_its_gain(void **state)
 {
     (void)state;
@@ -1030,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_auto_backfill_books_survive_a_new_profile),
         cmocka_unit_test(test_auto_backfill_leaves_the_holder_its_gain),
         cmocka_unit_test(test_auto_counts_a_job_past_its_hold),
+        cmocka_unit_test(test_auto_runs_alone_beside_foreign_processes),
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
