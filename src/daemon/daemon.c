@@ -375,6 +375,13 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
     struct carma_job *j = &d->sj[i];
     carma_job_init(j, r->id, (uint16_t)r->gpus, r->submit_s);
     j->mem_mib = r->mem_mib;
+    /* CARMA's est-* and oracle-* read a requirement (DESIGN.md 9), which the simulator
+     * takes from an estimator's column or the measured peak: carmad's is the job's bound
+     * (its earlier runs' peaks where it has run, else the estimator's, never below --mem),
+     * 0 when it has none (a job with neither --mem nor --summary: `none` below). */
+    if (d->policy->kind == CARMA_POLICY_REFERENCE && d->policy->req != CARMA_REQ_NONE &&
+        r->bound_mib > j->mem_mib)
+        j->mem_mib = r->bound_mib;
     j->bound_mib = r->bound_mib;
     j->peak_mib = r->peak_mib;
     j->max_attempts = (uint16_t)r->max_attempts;

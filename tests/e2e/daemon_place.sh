@@ -1,7 +1,8 @@
 #!/bin/sh
 # carmad's placements against what its GPUs hold now, on the fake libnvidia-ml.so.1: a
 # job past its hold keeps that memory from the next job; a process carma did not start on
-# the GPU does not keep a job without a profile waiting for ever.
+# the GPU does not keep a job without a profile waiting for ever; CARMA's est-* policies
+# read the job's bound as its requirement.
 # Skipped while the fake library is missing.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
@@ -41,4 +42,22 @@ echo "proc 0 pid=1 mem=600MiB" >>"$T/nvml.state" # init: no job's
 wait_until 10 sh -c "\"$CARMA\" gpus --json | grep -q '\"foreign_processes\": *1'" || fail "the foreign process: $("$CARMA" gpus --json)"
 n=$(submit --mem 1000 -- sh -c 'exit 0') # a command never run before: no profile
 "$CARMA" wait --timeout 10 "$n" >/dev/null || fail "job $n beside a foreign process: $(state_of "$n")"
+stop_daemon || fail "carmad did not stop cleanly"
+
+step "est-magm: the estimator's bound is the requirement"
+SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
+want=$("$CARMA" estimate --summary "$SUM" --batch 1024 --json |
+    awk -F: '/"bound_mib"/ {gsub(/[ ,]/, "", $2); v = $2 + 0; i = int(v); if (v > i) i++; print i}')
+[ -n "$want" ] || fail "no bound from carma estimate"
+# free, less CARMA's 512 MiB: half the bound over the 2048 MiB margin; a foreign process
+used=$((40960 - 512 - 2048 - want / 2))
+sed -i "/^proc 0 /d; s/mem_used=[0-9]*MiB/mem_used=${used}MiB/" "$T/nvml.state"
+echo "proc 0 pid=1 mem=${used}MiB" >>"$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB" --policy est-magm
+e=$(submit --summary "$SUM" --batch 1024 -- true est)
+sleep 1.5
+[ "$(state_of "$e")" = queued ] ||
+    fail "job $e (bound $want MiB) placed with $((want / 2 + 2048)) MiB free: $(state_of "$e")"
+sed -i "/^proc 0 /d; s/mem_used=[0-9]*MiB/mem_used=0MiB/" "$T/nvml.state"
+"$CARMA" wait --timeout 10 "$e" >/dev/null || fail "job $e once the GPU is free: $(state_of "$e")"
 echo "daemon_place: ok"
