@@ -95,6 +95,8 @@ static enum carma_report_outcome outcome_of(const char *o)
         return CARMA_REPORT_OOM;
     if (!strcmp(o, "cancelled"))
         return CARMA_REPORT_CANCELLED;
+    if (!strcmp(o, "gpu_error"))
+        return CARMA_REPORT_GPU_ERROR;
     return CARMA_REPORT_FAILED;
 }
 

@@ -54,6 +54,7 @@ static const struct {
     {119, CARMA_XID_RESET, "GSP RPC timeout"},
     {120, CARMA_XID_RESET, "GSP error"},
     {140, CARMA_XID_RESET, "unrecovered ECC error"},
+    {154, CARMA_XID_RESET, "GPU recovery action changed"},
 };
 
 enum carma_xid_kind carma_xid_kind(uint64_t xid, const char **what)

@@ -121,6 +121,7 @@ struct djob {
     enum carma_xid_kind xid_kind;
     uint64_t xid;
     unsigned xid_gpu;
+    double xid_t; /* when it came */
 };
 
 struct conn {
@@ -159,6 +160,10 @@ struct gpu_state {
 };
 
 #define XID_LOG_PER_MIN 10
+#define XID_TAKE_ROUNDS 8 /* batches of Xids taken per loop iteration */
+#define XID_FAULT_WINDOW_S                                                                         \
+    60 /* a contained fault fails the jobs it hits within this                                     \
+          (CARMA_TEST_XID_FAULT_WINDOW: another, for tests) */
 
 struct carmad {
     struct carmad_opts o;
@@ -205,6 +210,7 @@ struct carmad {
     int test_watch_fail;      /* CARMA_TEST_WATCH_FAIL: watching a shepherd fails (ENOSPC) */
     int test_die_at_cancel;   /* CARMA_TEST_DIE_AT_CANCEL: carmad exits (as if killed) after
                                  committing a running job's cancel, before signalling it */
+    double xid_fault_window_s;  /* XID_FAULT_WINDOW_S, or CARMA_TEST_XID_FAULT_WINDOW */
     long test_end_commit_fails; /* CARMA_TEST_END_COMMIT_FAILS: that many commits holding a
                                    job's end fail (a full disk at the wrong moment) */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
@@ -225,7 +231,7 @@ struct carmad {
     struct carma_http *http;
     int publish;          /* the HTTP snapshot is out of date */
     struct carma_hist decision;
-    uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total;
+    uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total, gpu_error_total;
     double last_prune;    /* the last hourly retention pass */
     int prune_more;       /* its batches are not done: go on at the next flush */
     uint64_t prune_drop;  /* records still to drop for record_max_mib */
@@ -958,9 +964,12 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
         return;
     const char *what;
     enum carma_xid_kind kind = carma_xid_kind(x->xid, &what);
-    carma_mon_xid(&d->mon, x->gpu, x->xid, now);
+    uint32_t count = x->count ? x->count : 1;
+    carma_mon_xid(&d->mon, x->gpu, x->xid, count, now);
+    enum carma_xid_kind mark = kind;
     char jobs[128] = "";
     size_t jl = 0;
+    int cut = 0;
     for (uint32_t i = 0; i < d->cap; i++) {
         struct djob *dj = &d->dj[i];
         if (!dj->used || d->sj[i].state != CARMA_JOB_RUNNING)
@@ -970,19 +979,28 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
             k++;
         if (k == d->sj[i].nplaced)
             continue;
-        if (!dj->xid_seen || kind > dj->xid_kind) {
+        if (!dj->xid_seen || mark >= dj->xid_kind) { /* the gravest, its latest */
             dj->xid_seen = 1;
-            dj->xid_kind = kind;
+            dj->xid_kind = mark;
             dj->xid = x->xid;
             dj->xid_gpu = x->gpu;
+            dj->xid_t = now;
         }
-        if (jl < sizeof jobs)
-            jl += (size_t)snprintf(jobs + jl, sizeof jobs - jl, "%s%llu", jl ? ", " : "",
-                                   (unsigned long long)dj->rec.id);
+        char id[32];
+        int il = snprintf(id, sizeof id, "%s%llu", jl ? ", " : "", (unsigned long long)dj->rec.id);
+        if (!cut && jl + (size_t)il + 5 < sizeof jobs) {
+            memcpy(jobs + jl, id, (size_t)il + 1);
+            jl += (size_t)il;
+        } else if (!cut) {
+            memcpy(jobs + jl, ", ...", 6); /* whole ids only: a cut one names another job */
+            cut = 1;
+        }
     }
-    char inst[48] = "";
+    char inst[48] = "", times[32] = "";
     if (x->gpu_instance != UINT32_MAX)
         snprintf(inst, sizeof inst, " in GPU instance %u", x->gpu_instance);
+    if (count > 1)
+        snprintf(times, sizeof times, " %u times", count);
     struct gpu_state *gs = &d->gs[x->gpu];
     if (now < gs->xid_log_t0 || now - gs->xid_log_t0 >= 60) { /* a new minute, or a clock
                                                                  that stepped back */
@@ -993,14 +1011,15 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
         gs->xid_logged = 0;
         gs->xid_unlogged = 0;
     }
-    if (gs->xid_logged < XID_LOG_PER_MIN) {
+    /* a grave one is always logged */
+    if (gs->xid_logged < XID_LOG_PER_MIN || kind >= CARMA_XID_FAULT) {
         gs->xid_logged++;
         dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
-             "GPU %u (%s): Xid %llu (%s)%s; jobs on it: %s%s", x->gpu, gs->info.uuid,
-             (unsigned long long)x->xid, what, inst, jl ? jobs : "none",
+             "GPU %u (%s): Xid %llu (%s)%s%s; jobs on it: %s%s", x->gpu, gs->info.uuid,
+             (unsigned long long)x->xid, what, inst, times, jl ? jobs : "none",
              gs->xid_logged == XID_LOG_PER_MIN ? " (the next this minute are counted only)" : "");
     } else {
-        gs->xid_unlogged++;
+        gs->xid_unlogged += count;
     }
     if (kind == CARMA_XID_RESET) {
         char why[96];
@@ -1011,9 +1030,10 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     d->publish = 1;
 }
 
-/* Takes every Xid the backend's event thread queued. Called when its descriptor polls
- * readable, and before a job's end is classified, so that the Xid the driver reported
- * before the job's failure reached carmad is read first. */
+/* Takes the Xids the backend's event thread queued (each kind once, with its count).
+ * Called when its descriptor polls readable, and before a job's end is classified, so
+ * that the Xid the driver reported before the job's failure reached carmad is read first.
+ * At most XID_TAKE_ROUNDS batches a call: the loop goes on, the descriptor stays readable. */
 static void take_xids(struct carmad *d)
 {
     if (!d->have_gb || !d->have_mon || !d->gb.ops->xids)
@@ -1021,15 +1041,16 @@ static void take_xids(struct carmad *d)
     struct carma_gpu_xid x[32];
     size_t n;
     double now = now_s();
+    unsigned rounds = 0;
     do {
         uint64_t lost = 0;
         n = d->gb.ops->xids(&d->gb, x, sizeof x / sizeof x[0], &lost);
         if (lost)
-            dlog(d, LOG_WARNING, "%llu Xid events lost: more came than carmad took in time",
+            dlog(d, LOG_WARNING, "%llu Xid events lost: more kinds came than carmad took in time",
                  (unsigned long long)lost);
         for (size_t k = 0; k < n; k++)
             xid_one(d, &x[k], now);
-    } while (n == sizeof x / sizeof x[0]);
+    } while (n == sizeof x / sizeof x[0] && ++rounds < XID_TAKE_ROUNDS);
 }
 
 /* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
@@ -1074,7 +1095,11 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     if (dj->xid_seen) {
         const char *what;
         carma_xid_kind(dj->xid, &what);
-        if (o == CARMA_OUTCOME_FAILED && dj->xid_kind >= CARMA_XID_FAULT) {
+        /* a GPU that needs a reset fails whatever runs on it later; a contained fault
+         * ends the process it hits at once, not one that fails minutes later */
+        if (o == CARMA_OUTCOME_FAILED &&
+            (dj->xid_kind == CARMA_XID_RESET ||
+             (dj->xid_kind == CARMA_XID_FAULT && end_s - dj->xid_t <= d->xid_fault_window_s))) {
             o = CARMA_OUTCOME_GPU_ERROR;
             snprintf(xid_why, sizeof xid_why, "GPU error: GPU %u reported Xid %llu (%s)",
                      dj->xid_gpu, (unsigned long long)dj->xid, what);
@@ -1150,6 +1175,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     d->attempts_total++;
     if (o == CARMA_OUTCOME_OOM)
         d->oom_total++;
+    if (o == CARMA_OUTCOME_GPU_ERROR)
+        d->gpu_error_total++;
     if (!requeued && d->sj[i].state < CARMA_JOB_STATE_COUNT)
         d->finished[d->sj[i].state]++;
     d->publish = 1;
@@ -2816,12 +2843,19 @@ static void http_publish(struct carmad *d)
         json_array_append_new(jobs, o);
     }
     free(order);
-    struct carma_metrics m = {
-        .gpus = mg, .ngpus = d->ngpus, .jobs = mj, .njobs = nj, .queued = queued,
-        .running = running, .oom_total = d->oom_total,
-        .placements_total = d->sched.placements, .attempts_total = d->attempts_total,
-        .decision = &d->decision, .monitor_ticks = d->mon.ticks,
-        .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9};
+    struct carma_metrics m = {.gpus = mg,
+                              .ngpus = d->ngpus,
+                              .jobs = mj,
+                              .njobs = nj,
+                              .queued = queued,
+                              .running = running,
+                              .oom_total = d->oom_total,
+                              .gpu_error_total = d->gpu_error_total,
+                              .placements_total = d->sched.placements,
+                              .attempts_total = d->attempts_total,
+                              .decision = &d->decision,
+                              .monitor_ticks = d->mon.ticks,
+                              .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9};
     for (int k = 0; k < CARMA_JOB_STATE_COUNT && k < 8; k++)
         m.finished[k] = d->finished[k];
     char *text = NULL;
@@ -3567,6 +3601,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     const char *tef = getenv("CARMA_TEST_END_COMMIT_FAILS");
     if (tef && *tef)
         d->test_end_commit_fails = strtol(tef, NULL, 10) % 1000;
+    const char *txw = getenv("CARMA_TEST_XID_FAULT_WINDOW");
+    d->xid_fault_window_s = txw && *txw ? strtod(txw, NULL) : XID_FAULT_WINDOW_S;
     const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");
     d->start_wait_s = tsw && *tsw ? (double)(strtol(tsw, NULL, 10) % 100000) / 1e3 : 10.0;
     carmad_config_default(&d->cfg);

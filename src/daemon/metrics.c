@@ -195,6 +195,9 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
               carma_job_state_name((enum carma_job_state)s), (unsigned long long)m->finished[s]);
     head(&b, "carma_oom_crashes_total", "counter", "Attempts that ended in GPU out-of-memory.");
     bputf(&b, "carma_oom_crashes_total %llu\n", (unsigned long long)m->oom_total);
+    head(&b, "carma_gpu_error_attempts_total", "counter",
+         "Attempts that failed on a GPU whose driver reported a fault (critical Xid).");
+    bputf(&b, "carma_gpu_error_attempts_total %llu\n", (unsigned long long)m->gpu_error_total);
     head(&b, "carma_placements_total", "counter", "Placements the scheduler made.");
     bputf(&b, "carma_placements_total %llu\n", (unsigned long long)m->placements_total);
     head(&b, "carma_attempts_total", "counter", "Attempts that ended, any outcome.");

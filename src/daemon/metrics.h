@@ -49,6 +49,7 @@ struct carma_metrics {
     uint64_t queued, running;               /* jobs by state now */
     uint64_t finished[8];                   /* by enum carma_job_state, since carmad began */
     uint64_t oom_total, placements_total, attempts_total;
+    uint64_t gpu_error_total;               /* attempts that ended gpu_error */
     const struct carma_hist *decision;      /* scheduler step latency */
     uint64_t monitor_ticks;
     double monitor_seconds;                 /* time spent in ticks */

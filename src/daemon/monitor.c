@@ -377,11 +377,11 @@ int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why)
     return 1;
 }
 
-void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, double now)
+void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, uint32_t count, double now)
 {
     if (gi >= m->n)
         return;
-    m->g[gi].xids++;
+    m->g[gi].xids += count;
     m->g[gi].last_xid = xid;
     m->g[gi].last_xid_t = now;
 }

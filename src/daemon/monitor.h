@@ -91,7 +91,8 @@ struct carma_mon_gpu {
     uint64_t procs_tick;      /* the tick (carma_monitor.ticks after it) of its last list */
     uint32_t nprocs;          /* processes seen at the last tick */
     struct carma_mon_bucket bucket;
-    uint64_t xids;     /* critical Xids the driver reported since carmad started */
+    uint64_t xids;     /* critical Xids the driver reported since carmad started (but
+                          those a full backend queue dropped) */
     uint64_t last_xid; /* the last of them (valid when xids > 0) */
     double last_xid_t; /* when it came (wall clock s) */
 };
@@ -139,8 +140,8 @@ int carma_mon_tick(struct carma_monitor *m, double now);
  * was not drained before, 0 when it was (its reason is kept). */
 int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why);
 
-/* Counts a critical Xid on GPU gi at wall time now. */
-void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, double now);
+/* Counts critical Xid `xid`, reported count times, on GPU gi at wall time now. */
+void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, uint32_t count, double now);
 
 /* The i-th newest raw sample of GPU gi (0 = the last), or NULL. */
 const struct carma_mon_sample *carma_mon_recent(const struct carma_monitor *m, size_t gi,

@@ -51,9 +51,10 @@ struct carma_gpu_xid {
     unsigned gpu;          /* index */
     uint64_t xid;          /* 999: one the driver does not know */
     uint32_t gpu_instance; /* MIG GPU instance, UINT32_MAX: the whole GPU or unknown */
+    uint32_t count;        /* times it came while it waited (the same Xid is queued once) */
 };
 
-#define CARMA_GPU_XID_QUEUE 256 /* Xids waiting to be taken; more are counted as lost */
+#define CARMA_GPU_XID_QUEUE 256 /* distinct Xids waiting to be taken; more are counted lost */
 
 struct carma_gpu_backend;
 
@@ -77,8 +78,8 @@ struct carma_gpu_backend_ops {
     void (*describe)(struct carma_gpu_backend *b, char *buf, size_t cap);
     /* Optional (NULL: this backend reports no Xids): a descriptor, owned by the
      * backend, that polls readable while Xids wait to be taken, or -1 when none will
-     * come (not asked for, or the driver cannot). The backend's event thread fills the
-     * queue; this and xids() are the only calls safe beside it. */
+     * come (not asked for, or the driver cannot). The backend's own event thread fills
+     * the queue; the caller's calls all come from one thread of its, as for every op. */
     int (*xid_fd)(struct carma_gpu_backend *b);
     /* Takes up to cap waiting Xids, oldest first, into out; returns how many. *lost
      * (may be NULL) is the count dropped since the last call because the queue was

@@ -95,13 +95,15 @@ struct nvml_syms {
     const char *init_name, *procs_name, *mem_name;
 };
 
-#define NVML_EVENT_WAIT_MS 250   /* one wait: how long close() may wait for the thread */
-#define NVML_EVENT_RETRY_MS 1000 /* after a wait that failed */
+#define NVML_EVENT_WAIT_MS 250      /* one wait: how long close() waits for the thread */
+#define NVML_EVENT_RETRY_MS 1000    /* after a wait that failed */
+#define NVML_EVENT_REBUILD_MS 10000 /* between tries to build a set when no GPU was left */
+#define NVML_EVENT_JOIN_S 3         /* close() gives up on a thread stuck in the driver */
 
 /* The Xid event thread and its queue. */
 struct nvml_events {
-    nvmlEventSet_t set;
-    int fd; /* eventfd: readable while the queue holds Xids; -1 none */
+    nvmlEventSet_t set; /* the thread's alone once it runs; NULL: none for now */
+    int fd;             /* eventfd: readable while the queue holds Xids; -1 none */
     pthread_t thread;
     int started;
     atomic_int stop;
@@ -112,6 +114,7 @@ struct nvml_events {
     uint64_t wait_failures; /* waits that failed (not timed out), in a row */
     nvmlReturn_t wait_err;  /* the last of them */
     unsigned registered;    /* GPUs whose Xids come */
+    unsigned rebuilds;      /* sets built again after a GPU was lost */
     char why[160];          /* why none come, or on which GPUs not */
 };
 
@@ -358,11 +361,125 @@ static void nvml_events_nap(struct nvml_events *ev, unsigned ms)
     }
 }
 
+/* A new event set with every GPU that takes critical Xids registered; *registered gets
+ * their count and why (cap bytes) what kept the others out. NULL when none could be.
+ * NVML leaves a set undefined after a registration that answers UNKNOWN: it is freed and
+ * built again without that GPU. */
+static nvmlEventSet_t nvml_events_build(struct nvml_backend *nv, unsigned *registered, char *why,
+                                        size_t cap)
+{
+    uint64_t skip[(CARMA_GPU_MAX + 63) / 64] = {0};
+    char eb[96];
+    why[0] = '\0';
+    *registered = 0;
+    for (unsigned attempt = 0; attempt <= nv->n; attempt++) {
+        nvmlEventSet_t set = NULL;
+        nvmlReturn_t r = nv->f.event_create(&set);
+        if (r != NVML_SUCCESS || !set) {
+            fmt_trunc(why, cap, "nvmlEventSetCreate: %s",
+                      nvml_errstr(nv, r == NVML_SUCCESS ? NVML_ERROR_UNKNOWN : r, eb, sizeof eb));
+            return NULL;
+        }
+        unsigned ok = 0, without = 0, again = 0;
+        char first[120] = "";
+        for (unsigned i = 0; i < nv->n && !again; i++) {
+            unsigned long long types = 0;
+            if (skip[i / 64] & (1ull << (i % 64))) {
+                r = NVML_ERROR_UNKNOWN;
+            } else if (nv->f.event_types &&
+                       nv->f.event_types(nv->g[i].dev, &types) == NVML_SUCCESS &&
+                       !(types & nvmlEventTypeXidCriticalError)) {
+                r = NVML_ERROR_NOT_SUPPORTED;
+            } else {
+                r = nv->f.event_register(nv->g[i].dev, nvmlEventTypeXidCriticalError, set);
+                if (r == NVML_SUCCESS) {
+                    ok++;
+                    continue;
+                }
+                if (r == NVML_ERROR_UNKNOWN) { /* the set is undefined now */
+                    skip[i / 64] |= 1ull << (i % 64);
+                    again = 1;
+                    continue;
+                }
+            }
+            if (!without++)
+                fmt_trunc(first, sizeof first, "GPU %u: %s", i, nvml_errstr(nv, r, eb, sizeof eb));
+        }
+        if (again) {
+            nv->f.event_free(set);
+            continue;
+        }
+        if (without)
+            fmt_trunc(why, cap, "none from %u GPU%s (%s)", without, without == 1 ? "" : "s", first);
+        *registered = ok;
+        if (ok)
+            return set;
+        nv->f.event_free(set);
+        if (!without)
+            fmt_trunc(why, cap, "no GPU");
+        return NULL;
+    }
+    return NULL;
+}
+
+/* Queues one Xid (under ev->lock): the same Xid of the same GPU (and instance) still
+ * waiting is counted again rather than queued, so a storm of one kind takes one entry
+ * and cannot push another kind out; what a full queue cannot take is counted as lost. */
+static void nvml_events_queue(struct nvml_events *ev, unsigned gi, uint64_t xid, uint32_t inst)
+{
+    for (size_t k = 0; k < ev->len; k++) {
+        struct carma_gpu_xid *x = &ev->q[(ev->head + k) % CARMA_GPU_XID_QUEUE];
+        if (x->gpu == gi && x->xid == xid && x->gpu_instance == inst) {
+            if (x->count < UINT32_MAX)
+                x->count++;
+            return;
+        }
+    }
+    if (ev->len == CARMA_GPU_XID_QUEUE) {
+        ev->lost++;
+        return;
+    }
+    struct carma_gpu_xid *x = &ev->q[(ev->head + ev->len) % CARMA_GPU_XID_QUEUE];
+    x->gpu = gi;
+    x->xid = xid;
+    x->gpu_instance = inst;
+    x->count = 1;
+    ev->len++;
+    uint64_t one = 1;
+    if (write(ev->fd, &one, sizeof one) < 0) {
+        /* EAGAIN only: the counter is full, so the descriptor is readable */
+    }
+}
+
+/* Builds the set again (the thread only) and says so. */
+static void nvml_events_rebuild(struct nvml_backend *nv)
+{
+    struct nvml_events *ev = &nv->ev;
+    char why[sizeof ev->why];
+    unsigned reg = 0;
+    if (ev->set)
+        nv->f.event_free(ev->set);
+    nvmlEventSet_t set = nvml_events_build(nv, &reg, why, sizeof why);
+    pthread_mutex_lock(&ev->lock);
+    ev->set = set;
+    ev->registered = reg;
+    ev->rebuilds++;
+    memcpy(ev->why, why, sizeof ev->why);
+    pthread_mutex_unlock(&ev->lock);
+}
+
+/* The thread: it alone uses the event set once started. */
 static void *nvml_events_run(void *arg)
 {
     struct nvml_backend *nv = arg;
     struct nvml_events *ev = &nv->ev;
     while (!atomic_load(&ev->stop)) {
+        if (!ev->set) { /* no GPU was left in the set: tried again now and then */
+            nvml_events_nap(ev, NVML_EVENT_REBUILD_MS);
+            if (!atomic_load(&ev->stop))
+                nvml_events_rebuild(nv);
+            continue;
+        }
         nvmlEventData_t data;
         memset(&data, 0, sizeof data);
         data.gpuInstanceId = data.computeInstanceId = UINT32_MAX; /* what v1 leaves */
@@ -375,6 +492,10 @@ static void *nvml_events_run(void *arg)
             ev->wait_err = r;
             pthread_mutex_unlock(&ev->lock);
             nvml_events_nap(ev, NVML_EVENT_RETRY_MS); /* a lost GPU answers at once */
+            /* a lost GPU in the set fails every wait, for every GPU: built again without
+             * the GPUs that no longer register */
+            if (!atomic_load(&ev->stop) && (r == NVML_ERROR_GPU_IS_LOST || r == NVML_ERROR_UNKNOWN))
+                nvml_events_rebuild(nv);
             continue;
         }
         /* untrusted: only an Xid event of a GPU this backend opened */
@@ -383,21 +504,8 @@ static void *nvml_events_run(void *arg)
             gi++;
         pthread_mutex_lock(&ev->lock);
         ev->wait_failures = 0;
-        if (gi < nv->n && (data.eventType & nvmlEventTypeXidCriticalError)) {
-            if (ev->len == CARMA_GPU_XID_QUEUE) {
-                ev->lost++;
-            } else {
-                struct carma_gpu_xid *x = &ev->q[(ev->head + ev->len) % CARMA_GPU_XID_QUEUE];
-                x->gpu = gi;
-                x->xid = data.eventData;
-                x->gpu_instance = data.gpuInstanceId;
-                ev->len++;
-            }
-            uint64_t one = 1;
-            if (write(ev->fd, &one, sizeof one) < 0) {
-                /* EAGAIN only: the counter is full, so the descriptor is readable */
-            }
-        }
+        if (gi < nv->n && (data.eventType & nvmlEventTypeXidCriticalError))
+            nvml_events_queue(ev, gi, data.eventData, data.gpuInstanceId);
         pthread_mutex_unlock(&ev->lock);
     }
     return NULL;
@@ -408,40 +516,13 @@ static void *nvml_events_run(void *arg)
 static void nvml_events_start(struct nvml_backend *nv)
 {
     struct nvml_events *ev = &nv->ev;
-    char eb[96];
     if (!nv->f.event_create || !nv->f.event_free || !nv->f.event_register || !nv->f.event_wait) {
         fmt_trunc(ev->why, sizeof ev->why, "this NVML has no event API");
         return;
     }
-    nvmlReturn_t r = nv->f.event_create(&ev->set);
-    if (r != NVML_SUCCESS || !ev->set) {
-        fmt_trunc(ev->why, sizeof ev->why, "nvmlEventSetCreate: %s",
-                  nvml_errstr(nv, r == NVML_SUCCESS ? NVML_ERROR_UNKNOWN : r, eb, sizeof eb));
-        ev->set = NULL;
+    ev->set = nvml_events_build(nv, &ev->registered, ev->why, sizeof ev->why);
+    if (!ev->set)
         return;
-    }
-    unsigned without = 0;
-    char first[120] = "";
-    for (unsigned i = 0; i < nv->n; i++) {
-        unsigned long long types = 0;
-        if (nv->f.event_types && nv->f.event_types(nv->g[i].dev, &types) == NVML_SUCCESS &&
-            !(types & nvmlEventTypeXidCriticalError)) {
-            r = NVML_ERROR_NOT_SUPPORTED;
-        } else {
-            r = nv->f.event_register(nv->g[i].dev, nvmlEventTypeXidCriticalError, ev->set);
-            if (r == NVML_SUCCESS) {
-                ev->registered++;
-                continue;
-            }
-        }
-        if (!without++)
-            fmt_trunc(first, sizeof first, "GPU %u: %s", i, nvml_errstr(nv, r, eb, sizeof eb));
-    }
-    if (without)
-        fmt_trunc(ev->why, sizeof ev->why, "none from %u GPU%s (%s)", without,
-                  without == 1 ? "" : "s", first);
-    if (!ev->registered)
-        goto none;
     ev->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (ev->fd < 0) {
         fmt_trunc(ev->why, sizeof ev->why, "eventfd: %s", strerror(errno));
@@ -473,12 +554,18 @@ none:
     ev->set = NULL;
 }
 
-static void nvml_events_stop(struct nvml_backend *nv)
+/* Stops the thread. 0, or -1 when it did not end within NVML_EVENT_JOIN_S (a driver
+ * that holds its wait): it and everything it may use are then left as they are. */
+static int nvml_events_stop(struct nvml_backend *nv)
 {
     struct nvml_events *ev = &nv->ev;
     if (ev->started) {
         atomic_store(&ev->stop, 1);
-        pthread_join(ev->thread, NULL);
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_sec += NVML_EVENT_JOIN_S;
+        if (pthread_timedjoin_np(ev->thread, NULL, &dl) != 0)
+            return -1;
         pthread_mutex_destroy(&ev->lock);
         ev->started = 0;
     }
@@ -488,6 +575,7 @@ static void nvml_events_stop(struct nvml_backend *nv)
     if (ev->fd >= 0)
         close(ev->fd);
     ev->fd = -1;
+    return 0;
 }
 
 /* ---- the ops ---- */
@@ -721,15 +809,21 @@ static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
     if (nv->skipped)
         fmt_trunc(skipped, sizeof skipped, "; %u GPU%s skipped: %s", nv->skipped,
                  nv->skipped > 1 ? "s" : "", nv->skip_why);
-    char xids[200] = "";
+    char xids[256] = "";
     if (nv->want_xids && nv->ev.started) {
         pthread_mutex_lock(&nv->ev.lock);
         uint64_t failing = nv->ev.wait_failures;
         nvmlReturn_t last = nv->ev.wait_err;
+        unsigned reg = nv->ev.registered, rebuilt = nv->ev.rebuilds;
+        char why[sizeof nv->ev.why];
+        memcpy(why, nv->ev.why, sizeof why);
         pthread_mutex_unlock(&nv->ev.lock);
-        char eb[96];
-        fmt_trunc(xids, sizeof xids, "; Xid events from %u of %u GPUs%s%s%s%s", nv->ev.registered,
-                  nv->n, nv->ev.why[0] ? ", " : "", nv->ev.why, failing ? ", waits failing: " : "",
+        char eb[96], rb[48] = "";
+        if (rebuilt)
+            fmt_trunc(rb, sizeof rb, ", registered again %u time%s", rebuilt,
+                      rebuilt == 1 ? "" : "s");
+        fmt_trunc(xids, sizeof xids, "; Xid events from %u of %u GPUs%s%s%s%s%s", reg, nv->n,
+                  why[0] ? ", " : "", why, rb, failing ? ", waits failing: " : "",
                   failing ? nvml_errstr(nv, last, eb, sizeof eb) : "");
     } else if (nv->want_xids) {
         fmt_trunc(xids, sizeof xids, "; no Xid events: %s", nv->ev.why);
@@ -775,7 +869,8 @@ static void nvml_free(struct nvml_backend *nv)
 {
     if (!nv)
         return;
-    nvml_events_stop(nv);
+    if (nvml_events_stop(nv))
+        return; /* its thread is stuck in the driver: nothing it may touch is freed */
     for (unsigned i = 0; nv->g && i < nv->n; i++)
         nvml_gpm_free(nv, &nv->g[i]);
     if (nv->dcgm)

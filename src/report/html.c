@@ -31,13 +31,14 @@ enum {
     MAX_MARKS = 20000,
 };
 
-#define NOUTCOMES 5
+#define NOUTCOMES 6
 
-static const char *const outcome_class[NOUTCOMES] = {"ok", "oom", "fail", "cancel", "run"};
-static const char *const outcome_name[NOUTCOMES] = {"ok", "OOM crash", "failed", "cancelled",
-                                                    "running"};
+static const char *const outcome_class[NOUTCOMES] = {"ok",     "oom", "fail",
+                                                     "cancel", "run", "gpuerr"};
+static const char *const outcome_name[NOUTCOMES] = {"ok",        "OOM crash", "failed",
+                                                    "cancelled", "running",   "GPU error"};
 /* How a merged mark is coloured: the most alarming outcome in it wins. */
-static const int outcome_rank[NOUTCOMES] = {0, 4, 3, 2, 1};
+static const int outcome_rank[NOUTCOMES] = {0, 5, 4, 2, 1, 3};
 
 static const char STYLE[] =
     ":root{color-scheme:light}"
@@ -77,10 +78,10 @@ static const char STYLE[] =
     "stroke-linejoin:round}"
     ".power{fill:none;stroke:#b5477b;stroke-width:1.2;stroke-linejoin:round}"
     ".ok{fill:#4e79a7}.oom{fill:#f08c00}.fail{fill:#c92a2a}.cancel{fill:#adb5bd}"
-    ".run{fill:#74c0fc}"
+    ".run{fill:#74c0fc}.gpuerr{fill:#7048e8}"
     ".sw.ok{background:#4e79a7}.sw.oom{background:#f08c00}.sw.fail{background:#c92a2a}"
-    ".sw.cancel{background:#adb5bd}.sw.run{background:#74c0fc}"
-    "rect.oom,rect.fail{stroke:#7a2e00;stroke-width:.6}"
+    ".sw.cancel{background:#adb5bd}.sw.run{background:#74c0fc}.sw.gpuerr{background:#7048e8}"
+    "rect.oom,rect.fail,rect.gpuerr{stroke:#7a2e00;stroke-width:.6}"
     "svg .bl{font-size:9px;fill:#fff;pointer-events:none}svg .bl.dk{fill:#1f2328}"
     "footer{margin:36px 0 12px;color:#6e7781;font-size:12px}"
     "@media print{body{margin:0;max-width:none}nav{display:none}"

@@ -24,11 +24,12 @@ struct carma_report_series {
 };
 
 enum carma_report_outcome {
-    CARMA_REPORT_OK,        /* succeeded */
-    CARMA_REPORT_OOM,       /* crashed out of memory (the attempt's GPU time is lost) */
+    CARMA_REPORT_OK,  /* succeeded */
+    CARMA_REPORT_OOM, /* crashed out of memory (the attempt's GPU time is lost) */
     CARMA_REPORT_FAILED,
     CARMA_REPORT_CANCELLED,
     CARMA_REPORT_RUNNING,   /* still running at the end of the report */
+    CARMA_REPORT_GPU_ERROR, /* failed on a GPU whose driver reported a fault (carmad) */
 };
 
 /* One attempt of one job on one GPU (a multi-GPU job has one bar per GPU). */

@@ -533,6 +533,77 @@ static void test_xid_events(void **state)
     assert_false(xid_ready(fd, 100));
     b.ops->close(&b);
 
+    /* a storm of one Xid takes one entry, counted: a grave one after it is not lost */
+    m = (size_t)snprintf(many, sizeof many, "%s", TWO);
+    for (unsigned k = 0; k < 600; k++)
+        m += (size_t)snprintf(many + m, sizeof many - m, "xid 0 13\n");
+    m += (size_t)snprintf(many + m, sizeof many - m, "xid 0 79\n");
+    assert_true(m < sizeof many - 1);
+    assert_int_equal(gpu_fake_write(f->state, TWO), 0); /* no Xid lines before the open */
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    fd = b.ops->xid_fd(&b);
+    assert_int_equal(gpu_fake_write(f->state, many), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    nanosleep(&ts, NULL);
+    lost = 7;
+    assert_int_equal(b.ops->xids(&b, big, 8, &lost), 2);
+    assert_int_equal(lost, 0);
+    assert_int_equal(big[0].xid, 13);
+    assert_int_equal(big[0].count, 600);
+    assert_int_equal(big[1].xid, 79);
+    assert_int_equal(big[1].count, 1);
+    b.ops->close(&b);
+
+    /* a lost GPU fails every wait of its set: the set is built again without it, and the
+     * other GPU's Xids come again */
+    assert_int_equal(gpu_fake_write(f->state, TWO), 0);
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    fd = b.ops->xid_fd(&b);
+    snprintf(text, sizeof text, "%s", TWO);
+    char *second = strstr(text, "gpu uuid=GPU-bbbb");
+    assert_non_null(second);
+    memcpy(second, "gpu lost=1 uuid=GPU-bbbb", 24); /* same length as before */
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    for (int k = 0; k < 60; k++) {
+        b.ops->describe(&b, d, sizeof d);
+        if (strstr(d, "registered again"))
+            break;
+        struct timespec nap = {0, 100 * 1000000L};
+        nanosleep(&nap, NULL);
+    }
+    assert_non_null(strstr(d, "Xid events from 1 of 2 GPUs, none from 1 GPU (GPU 1: GPU_IS_LOST)"
+                              ", registered again 1 time"));
+    size_t tl = strlen(text);
+    snprintf(text + tl, sizeof text - tl, "xid 0 48\n");
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(xid_take(&b, fd, x, 1), 1);
+    assert_int_equal(x[0].gpu, 0);
+    assert_int_equal(x[0].xid, 48);
+    b.ops->close(&b);
+
+    /* a registration that answers UNKNOWN leaves its set undefined: built again without
+     * that GPU (the fake fails every use of the undefined set) */
+    snprintf(text, sizeof text, "%sfail 1 nvmlDeviceRegisterEvents UNKNOWN\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    fd = b.ops->xid_fd(&b);
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "Xid events from 1 of 2 GPUs, none from 1 GPU (GPU 1: UNKNOWN)"));
+    tl = strlen(text);
+    snprintf(text + tl, sizeof text - tl, "xid 0 94\n");
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    assert_int_equal(xid_take(&b, fd, x, 1), 1);
+    assert_int_equal(x[0].xid, 94);
+    b.ops->describe(&b, d, sizeof d);
+    assert_null(strstr(d, "waits failing"));
+    b.ops->close(&b);
+
     /* waits that fail are said in describe(); the thread goes on */
     snprintf(text, sizeof text, "%sfail * nvmlEventSetWait_v2 UNKNOWN\n", TWO);
     assert_int_equal(gpu_fake_write(f->state, text), 0);

@@ -25,6 +25,9 @@
  *                                 nvmlEventSetWait to each event set registered for
  *                                 it, in file order (append lines to add events)
  *   xid_device 0xADDR N           an Xid event on a device handle NVML never gave
+ *                                 (a set holding a lost GPU fails every wait with
+ *                                 GPU_IS_LOST; a registration that answers UNKNOWN
+ *                                 leaves its set undefined: only freeing it works)
  *
  * Build variants: this file alone is the modern library (every versioned symbol);
  * tests/fake/nvidia-ml-old/ compiles it with FAKE_NVML_LEGACY, which exports only
@@ -573,10 +576,14 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
     return NVML_SUCCESS;
 }
 
+/* A set a registration answered UNKNOWN for: undefined, as NVML says; only freeing it
+ * works. */
+#define FAKE_SET_UNDEFINED 0x756e64
+
 EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
-    if (!set || set->magic != 0x657673)
+    if (!set || (set->magic != 0x657673 && set->magic != FAKE_SET_UNDEFINED))
         return NVML_ERROR_INVALID_ARGUMENT;
     set->magic = 0;
     free(set);
@@ -596,9 +603,15 @@ EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long 
                                              nvmlEventSet_t set);
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t, nvmlEventSet_t set)
 {
-    DEV(d, "nvmlDeviceRegisterEvents");
     if (!set || set->magic != 0x657673)
         return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r_;
+    struct fake_gpu *g = fake_dev(d, "nvmlDeviceRegisterEvents", &r_);
+    if (!g) {
+        if (r_ == NVML_ERROR_UNKNOWN)
+            set->magic = FAKE_SET_UNDEFINED;
+        return r_;
+    }
     pthread_mutex_lock(&F.lock);
     set->mask[g - F.gpu] |= t;
     /* a set learns of the Xids that come after it */
@@ -624,6 +637,12 @@ static nvmlReturn_t fake_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigne
         }
         if (set->delivered > F.nxids) /* the file was rewritten shorter */
             set->delivered = F.nxids;
+        /* as the real driver: a lost GPU in the set fails every wait */
+        for (unsigned i = 0; i < F.ngpus; i++)
+            if (set->mask[i] && F.gpu[i].lost) {
+                pthread_mutex_unlock(&F.lock);
+                return NVML_ERROR_GPU_IS_LOST;
+            }
         while (set->delivered < F.nxids) {
             const struct fake_xid *x = &F.xids[set->delivered++];
             if (x->gpu >= 0 && ((unsigned)x->gpu >= F.ngpus ||
