@@ -2713,7 +2713,7 @@ static void record_flush(struct carmad *d, double now, int final)
         int more_jobs = 0;
         if (!rc && d->cfg.job_retention_days > 0)
             rc = carma_store_jobs_prune(d->store, now - d->cfg.job_retention_days * 86400,
-                                        PRUNE_BATCH_JOBS, &jobs_deleted, &more_jobs, &err);
+                                        PRUNE_BATCH_JOBS, NULL, &jobs_deleted, &more_jobs, &err);
         more |= more_jobs;
     }
     if (!rc)

@@ -489,6 +489,43 @@ int carma_store_max_job_id(struct carma_store *s, uint64_t *id, struct carma_err
     return rc == SQLITE_ROW ? 0 : db_err(s, rc, "reading the highest job id", err);
 }
 
+int carma_store_job_ids(struct carma_store *s, uint64_t below, uint64_t **ids, size_t *n,
+                        struct carma_err *err)
+{
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT id FROM jobs WHERE id < ?1 ORDER BY id", -1, &q, NULL) !=
+        SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "reading the job ids", err);
+    sqlite3_bind_int64(q, 1, below > INT64_MAX ? INT64_MAX : (sqlite3_int64)below);
+    uint64_t *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t nc = cap ? cap * 2 : 1024;
+            uint64_t *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) {
+                sqlite3_finalize(q);
+                free(v);
+                return carma_err_set(err, -ENOMEM, "store: reading the job ids: out of memory");
+            }
+            v = nv;
+            cap = nc;
+        }
+        v[len++] = (uint64_t)sqlite3_column_int64(q, 0);
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return db_err(s, rc, "reading the job ids", err);
+    }
+    *ids = v;
+    *n = len;
+    return 0;
+}
+
 /* Runs a prepared statement that returns no rows, then resets it. */
 static int run(struct carma_store *s, int which, const char *what, struct carma_err *err)
 {
@@ -1207,7 +1244,7 @@ int carma_store_samples_prune(struct carma_store *s, double before, uint64_t dro
     return ret;
 }
 
-int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jobs,
+int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jobs, uint64_t *ids,
                            uint64_t *deleted, int *more, struct carma_err *err)
 {
     *deleted = 0;
@@ -1235,6 +1272,17 @@ int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jo
     if (rc != SQLITE_DONE)
         return db_err(s, rc, "pruning jobs", err);
     uint64_t n = (uint64_t)sqlite3_changes(s->db);
+    if (n && ids) {
+        if (sqlite3_prepare_v2(s->db, "SELECT id FROM p ORDER BY id", -1, &q, NULL) != SQLITE_OK)
+            return db_err(s, SQLITE_ERROR, "pruning jobs", err);
+        uint64_t k = 0;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW && k < max_jobs)
+            ids[k++] = (uint64_t)sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+            return db_err(s, rc, "pruning jobs", err);
+        n = k;
+    }
     if (n)
         ret = exec_sql(s,
                        "DELETE FROM usage WHERE job_id IN (SELECT id FROM p);"

@@ -85,6 +85,11 @@ int carma_store_check_incomplete(const struct carma_store *st);
 
 /* The highest job id ever stored (0: none). */
 int carma_store_max_job_id(struct carma_store *st, uint64_t *id, struct carma_err *err);
+/* The ids of the stored jobs below `below`, ascending, into *ids (malloc'd, the
+ * caller's to free; NULL when *n is 0): what the sweep of job folders the retention
+ * left behind compares STATE/jobs with. */
+int carma_store_job_ids(struct carma_store *st, uint64_t below, uint64_t **ids, size_t *n,
+                        struct carma_err *err);
 
 int carma_store_begin(struct carma_store *st, struct carma_err *err);
 int carma_store_commit(struct carma_store *st, struct carma_err *err);
@@ -194,9 +199,11 @@ int carma_store_samples_prune(struct carma_store *st, double before, uint64_t dr
                               uint64_t batch, uint64_t *deleted, int *more, struct carma_err *err);
 /* Retention of jobs: deletes at most max_jobs (> 0) final jobs that ended before `before`,
  * oldest end first, with their attempts and accounting (history's peaks among them),
- * never the job of the highest id (ids are never given again). *more is 1 when more may
- * be left (call again). */
-int carma_store_jobs_prune(struct carma_store *st, double before, uint32_t max_jobs,
+ * never the job of the highest id (ids are never given again). ids (NULL: not wanted;
+ * else room for max_jobs) receives the deleted jobs' ids, *deleted of them, for their
+ * log folders to go once the transaction commits. *more is 1 when more may be left
+ * (call again). */
+int carma_store_jobs_prune(struct carma_store *st, double before, uint32_t max_jobs, uint64_t *ids,
                            uint64_t *deleted, int *more, struct carma_err *err);
 /* Number of records held. */
 int carma_store_samples_count(struct carma_store *st, uint64_t *n, struct carma_err *err);

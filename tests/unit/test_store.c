@@ -356,20 +356,24 @@ static void test_peaks_env_retention(void **state)
     uint64_t del = 0;
     int more = 0;
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_jobs_prune(st, 300, 2, &del, &more, &err), 0);
+    uint64_t ids[2] = {0, 0};
+    assert_int_equal(carma_store_jobs_prune(st, 300, 2, ids, &del, &more, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     assert_int_equal(del, 2);
     assert_int_equal(more, 1);
+    assert_int_equal(ids[0], a); /* the ids deleted, for their folders to go */
+    assert_int_equal(ids[1], e);
     /* the oldest ends first: a (100), e (120) */
     assert_int_equal(carma_store_job_get(st, a, &g, &err), -ENOENT);
     assert_int_equal(carma_store_job_get(st, e, &g, &err), -ENOENT);
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_jobs_prune(st, 300, 2, &del, &more, &err), 0);
+    assert_int_equal(carma_store_jobs_prune(st, 300, 2, ids, &del, &more, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     assert_int_equal(del, 1); /* c; not b (running), nor f (the newest) */
+    assert_int_equal(ids[0], c);
     assert_int_equal(more, 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_jobs_prune(st, 300, 2, &del, &more, &err), 0);
+    assert_int_equal(carma_store_jobs_prune(st, 300, 2, NULL, &del, &more, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     assert_int_equal(del, 0);
     assert_int_equal(more, 0);
@@ -381,6 +385,17 @@ static void test_peaks_env_retention(void **state)
     uint64_t max = 0;
     assert_int_equal(carma_store_max_job_id(st, &max, &err), 0);
     assert_int_equal(max, f);
+    /* the ids left below the newest: what the sweep of job folders keeps */
+    uint64_t *left = NULL;
+    size_t nleft = 0;
+    assert_int_equal(carma_store_job_ids(st, f, &left, &nleft, &err), 0);
+    assert_int_equal(nleft, 2);
+    assert_int_equal(left[0], b);
+    assert_int_equal(left[1], dq);
+    free(left);
+    assert_int_equal(carma_store_job_ids(st, 1, &left, &nleft, &err), 0);
+    assert_int_equal(nleft, 0);
+    assert_null(left);
     carma_store_close(st);
     assert_int_equal(count_rows("SELECT count(*) FROM attempts"), 3); /* b, dq, f */
     assert_int_equal(count_rows("SELECT count(*) FROM usage"), 3);
