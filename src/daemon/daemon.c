@@ -48,6 +48,7 @@
 #include "proto/proto.h"
 #include "sim/gpukind.h"
 #include "util/clock.h"
+#include "util/tree.h"
 
 #define TAG_LISTEN 1ull
 #define TAG_SIGNAL 2ull
@@ -241,6 +242,13 @@ struct carmad {
                              CARMA_TEST_HTTP_JOBS_QUEUED) */
     int record_failed_logged;
     unsigned long commits_failed; /* iterations in a row whose commit failed (logged once) */
+    /* Folders STATE/jobs/ID of jobs the store no longer holds, to remove a batch an
+     * iteration (jobdirs_remove): ids rm_ids[rm_head..rm_n), from the retention's
+     * commits and the sweep at start. rm_done / rm_failed count the folders removed and
+     * left since the queue was last empty (one log line for them then). */
+    uint64_t *rm_ids;
+    size_t rm_head, rm_n, rm_cap;
+    uint64_t rm_done, rm_failed;
 };
 
 /* ---- logging ---- */
@@ -2650,9 +2658,86 @@ static void conns_limits(struct carmad *d)
 #define PRUNE_BATCH_ROWS 20000u
 #define PRUNE_BATCH_JOBS 200u
 
+/* ---- log folders of removed jobs ---- */
+
+/* A removed job's folder is STATE/jobs/ID/N/files: three levels of folders are entered
+ * (ID, N, and one more for what may have been put in an attempt folder), no deeper. */
+#define JOBDIR_DEPTH 3
+/* Entries looked at (removed or not) per loop iteration, and the time spent: a job
+ * folder of one attempt is ~7 entries; unlinking a long log can take milliseconds. */
+#define JOBDIR_BUDGET 2048u
+#define JOBDIR_MAX_S 0.02
+
+/* Adds n job ids to the folders to remove. 0, or -ENOMEM (nothing added: the folders
+ * stay until the sweep of the next start). */
+static int jobdirs_queue(struct carmad *d, const uint64_t *ids, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (d->rm_head) { /* what was removed makes room first */
+        memmove(d->rm_ids, d->rm_ids + d->rm_head, (d->rm_n - d->rm_head) * sizeof *d->rm_ids);
+        d->rm_n -= d->rm_head;
+        d->rm_head = 0;
+    }
+    if (d->rm_n + n > d->rm_cap) {
+        size_t cap = d->rm_cap ? d->rm_cap : 256;
+        while (cap < d->rm_n + n)
+            cap *= 2;
+        uint64_t *v = realloc(d->rm_ids, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        d->rm_ids = v;
+        d->rm_cap = cap;
+    }
+    memcpy(d->rm_ids + d->rm_n, ids, n * sizeof *ids);
+    d->rm_n += n;
+    return 0;
+}
+
+/* Removes the next folders of removed jobs, within JOBDIR_BUDGET entries and
+ * JOBDIR_MAX_S (the rest at the next iterations), through STATE/jobs's descriptor and
+ * never following a link (carma_tree_remove_at): logs are the users' files, and a
+ * link among them names what carmad, as root, must not touch. A folder that cannot be
+ * removed (whole) is left, the first such logged with why, and the queue goes on; the
+ * sweep of the next start tries it again. */
+static void jobdirs_remove(struct carmad *d)
+{
+    if (d->rm_head >= d->rm_n)
+        return;
+    char what[PATH_MAX];
+    snprintf(what, sizeof what, "%s/jobs", d->state_dir);
+    uint32_t budget = JOBDIR_BUDGET;
+    double t0 = carma_mono_s();
+    while (d->rm_head < d->rm_n && budget > 0 && carma_mono_s() - t0 < JOBDIR_MAX_S) {
+        char name[24];
+        snprintf(name, sizeof name, "%llu", (unsigned long long)d->rm_ids[d->rm_head]);
+        struct carma_err err = {{0}};
+        int rc = carma_tree_remove_at(d->jobsfd, name, what, JOBDIR_DEPTH, &budget, &err);
+        if (rc == -EAGAIN)
+            break; /* resumed at the next iteration: what is gone stays gone */
+        d->rm_head++;
+        if (rc == 0) {
+            d->rm_done++;
+        } else if (d->rm_failed++ == 0) {
+            dlog(d, LOG_WARNING,
+                 "retention: the log folder of removed job %s is left: %s (further folders "
+                 "left are counted; all are tried again at carmad's next start)",
+                 name, err.msg);
+        }
+    }
+    if (d->rm_head < d->rm_n)
+        return;
+    dlog(d, d->rm_failed ? LOG_WARNING : LOG_INFO,
+         "retention: %llu log folders of removed jobs removed, %llu left",
+         (unsigned long long)d->rm_done, (unsigned long long)d->rm_failed);
+    d->rm_head = d->rm_n = 0;
+    d->rm_done = d->rm_failed = 0;
+}
+
 /* Writes the monitor's pending records; the running attempts' accounting so far (time,
  * energy, peak: a crash loses at most one accounting interval of it, a clean stop
- * (final) nothing); hourly, the retention of records and of final jobs, in batches. In a
+ * (final) nothing); hourly, the retention of records and of final jobs, in batches, the
+ * jobs' log folders queued for jobdirs_remove once their deletion commits. In a
  * transaction of its own after the iteration's: a failure here (a full disk) loses
  * records, never a job change. */
 static void record_flush(struct carmad *d, double now, int final)
@@ -2696,7 +2781,7 @@ static void record_flush(struct carmad *d, double now, int final)
             rc = carma_store_attempt_peak_put(d->store, dj->rec.id, j->attempts, dj->peak_mib,
                                               dj->peak_partial, &err);
     }
-    uint64_t deleted = 0, jobs_deleted = 0;
+    uint64_t deleted = 0, jobs_deleted = 0, pruned[PRUNE_BATCH_JOBS];
     uint64_t rows = d->rec_rows == UINT64_MAX ? UINT64_MAX : d->rec_rows + added;
     int more = 0;
     if (!rc && prune && !final) {
@@ -2713,7 +2798,7 @@ static void record_flush(struct carmad *d, double now, int final)
         int more_jobs = 0;
         if (!rc && d->cfg.job_retention_days > 0)
             rc = carma_store_jobs_prune(d->store, now - d->cfg.job_retention_days * 86400,
-                                        PRUNE_BATCH_JOBS, NULL, &jobs_deleted, &more_jobs, &err);
+                                        PRUNE_BATCH_JOBS, pruned, &jobs_deleted, &more_jobs, &err);
         more |= more_jobs;
     }
     if (!rc)
@@ -2738,6 +2823,12 @@ static void record_flush(struct carmad *d, double now, int final)
         d->record_failed_logged = 1;
     } else if (!rc) {
         d->record_failed_logged = 0;
+        /* only now: a rolled back deletion keeps its jobs, and their folders */
+        if (jobs_deleted && jobdirs_queue(d, pruned, (size_t)jobs_deleted))
+            dlog(d, LOG_WARNING,
+                 "retention: out of memory; the log folders of %llu removed "
+                 "jobs are left until carmad's next start",
+                 (unsigned long long)jobs_deleted);
         if (deleted || jobs_deleted)
             dlog(d, LOG_INFO, "retention: %llu monitor records and %llu final jobs removed",
                  (unsigned long long)deleted, (unsigned long long)jobs_deleted);
@@ -3057,6 +3148,7 @@ static void iteration_end(struct carmad *d)
     }
     d->ntouched = 0;
     record_flush(d, now, 0);
+    jobdirs_remove(d);
     if (d->http && d->publish)
         http_publish(d);
     /* Requests that waited for this commit, for their answers to drain, or for
@@ -3521,6 +3613,95 @@ static int check_store_current(struct carmad *d, struct carma_err *err)
                          d->state_dir, high, d->state_dir);
 }
 
+struct folder_ids {
+    unsigned long long below;
+    uint64_t *v;
+    size_t n, cap;
+    int nomem;
+};
+
+/* Collects the ids of the job folders below w->below, named as carmad names them. */
+static void folder_id_at(void *ctx, int fd, const char *name, unsigned long long id)
+{
+    struct folder_ids *w = ctx;
+    (void)fd;
+    char canon[24];
+    snprintf(canon, sizeof canon, "%llu", id);
+    if (w->nomem || id >= w->below || strcmp(canon, name) != 0)
+        return;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 1024;
+        uint64_t *v = realloc(w->v, cap * sizeof *v);
+        if (!v) {
+            w->nomem = 1;
+            return;
+        }
+        w->v = v;
+        w->cap = cap;
+    }
+    w->v[w->n++] = id;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The retention deletes jobs from the store, then their folders (jobdirs_remove, later
+ * iterations): a stop or crash between leaves folders of jobs the store no longer
+ * holds, as do folders that could not be removed, and those an older carmad left. At
+ * start, with job_retention_days on, every folder STATE/jobs/ID whose ID is below the
+ * store's highest and not in the store is queued for removal. That is safe: ids are
+ * given in order and a job's folder is made only after its row commits, so such a
+ * folder belongs to no job, now or later (the highest id is never removed, and
+ * check_store_current refused a store behind its folders). And cheap: one listing of
+ * STATE/jobs and one scan of the jobs' primary key, at start only (100,000 folders:
+ * about 0.1 s); the removal itself goes in batches. */
+static void jobdirs_sweep(struct carmad *d)
+{
+    if (d->cfg.job_retention_days <= 0)
+        return;
+    struct carma_err err = {{0}};
+    uint64_t max = 0, *ids = NULL;
+    size_t n = 0;
+    if (carma_store_max_job_id(d->store, &max, &err)) {
+        dlog(d, LOG_WARNING, "retention: job folders not swept: %s", err.msg);
+        return;
+    }
+    struct folder_ids w = {.below = max};
+    each_numbered(d->jobsfd, folder_id_at, &w);
+    if (w.nomem) {
+        dlog(d, LOG_WARNING, "retention: job folders not swept: out of memory");
+        free(w.v);
+        return;
+    }
+    if (w.n == 0)
+        return;
+    if (carma_store_job_ids(d->store, max, &ids, &n, &err)) {
+        dlog(d, LOG_WARNING, "retention: job folders not swept: %s", err.msg);
+        free(w.v);
+        return;
+    }
+    qsort(w.v, w.n, sizeof *w.v, u64_cmp);
+    size_t k = 0, gone = 0;
+    for (size_t i = 0; i < w.n; i++) {
+        while (k < n && ids[k] < w.v[i])
+            k++;
+        if (k == n || ids[k] != w.v[i])
+            w.v[gone++] = w.v[i];
+    }
+    free(ids);
+    if (gone && jobdirs_queue(d, w.v, gone))
+        dlog(d, LOG_WARNING, "retention: job folders not swept: out of memory");
+    else if (gone)
+        dlog(d, LOG_INFO,
+             "retention: %zu log folders of jobs no longer in the store (removed before "
+             "carmad's last stop, or left then) are removed",
+             gone);
+    free(w.v);
+}
+
 /* The carma-shepherd program: carmad's --shepherd (carmad_opts.shepherd), else the one
  * installed beside the running executable; it must be an executable file. It is held
  * open for carmad's life and every job runs that file: a carma-shepherd replaced or
@@ -3732,6 +3913,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     monitor_tick(d);
     if ((rc = reconcile(d, err)))
         goto fail;
+    jobdirs_sweep(d);
     if ((rc = open_socket(d, err)))
         goto fail;
     add_fd(d, d->lfd, TAG(TAG_LISTEN, 0));
@@ -3881,6 +4063,7 @@ void carmad_close(struct carmad *d)
     free(d->dev_kinds);
     free(d->sj);
     free(d->dj);
+    free(d->rm_ids);
     free(d->freel);
     for (size_t p = 0; p < d->npend; p++) /* answers of a commit that never came */
         json_decref(d->pend[p].resp);
