@@ -4,7 +4,8 @@
  *   [daemon]  policy, gpus, monitor_interval (s), max_attempts, kill_grace (s),
  *             http (ADDR:PORT of /metrics, /v1/gpus, /v1/jobs; off when empty),
  *             max_conns_per_user, conn_idle_timeout (s), conn_stall_timeout (s),
- *             job_retention_days (final jobs older are removed from the store; 0 never),
+ *             job_retention_days (final jobs older are removed from the store, and their
+ *             log folders STATE/jobs/ID from the disk; 0 never),
  *   [monitor] record_interval (s between stored records, 0 none), retention_days,
  *             record_max_mib (bound of the stored records), window (samples)
  *             allow_root_jobs (bool), socket_group, socket_mode (octal)
@@ -32,7 +33,8 @@ struct carmad_config {
     double retention_days;       /* 7 */
     uint64_t record_max_mib;     /* 256: records beyond are pruned, oldest first */
     double job_retention_days;   /* 365: final jobs that ended longer ago are removed from
-                                    the store (attempts, accounting, history); 0: kept */
+                                    the store (attempts, accounting, history) and their log
+                                    folders from the disk; 0: kept */
     uint32_t window;             /* monitor window in samples, 30 */
     int allow_root_jobs;
     char socket_group[64];       /* "" none; default "carma" when present */
