@@ -603,7 +603,10 @@ static json_t *mem_now_json(const struct djob *dj)
  * process of a job is in the session its shepherd leads) and records the job's
  * memory: what its processes hold on a GPU together (several ranks, MPS clients), the
  * highest of its GPUs, now and as the attempt's peak. The monitor lists a tick's
- * processes GPU by GPU, so a sum starts when gi changes. */
+ * processes GPU by GPU, so a sum starts when gi changes. Returns 1 when the process is
+ * a job's on one of the job's GPUs; a job's process on a GPU carma did not give it (a
+ * script that sets CUDA_VISIBLE_DEVICES itself) is the job's memory but foreign to that
+ * GPU: nothing carma placed there holds it, so the GPU is neither idle nor free. */
 static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
 {
     struct carmad *d = ctx;
@@ -635,7 +638,10 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
     } else {
         dj->peak_partial |= CARMA_PEAK_UNKNOWN; /* the sum misses this process's memory */
     }
-    return 1;
+    for (uint16_t k = 0; k < d->sj[si].nplaced; k++)
+        if (d->sj[si].gpu[k] == gi)
+            return 1;
+    return 0;
 }
 
 static void mon_log(void *ctx, int prio, const char *msg)

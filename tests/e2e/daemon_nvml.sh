@@ -116,4 +116,32 @@ t = json.load(sys.stdin)['start_time']; sys.exit(0 if t >= $seen + 3 else 1)" ||
     fail "collocated before 3 s of the first job's process on the GPU: $("$CARMA" show "$gb")"
 "$CARMA" cancel "$ga" "$gb" >/dev/null
 stop_daemon TERM || fail "stop"
+step "a job's process on a GPU carma did not give it is foreign there: not idle, not free"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+sed -i '/^policy = /d; /^\[sched\]/d; /^grace = /d' "$T/carmad.ini"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+sa=$(submit --mem 2G -- sleep 300)
+wait_until 10 test -s "$T/state/jobs/$sa/1/shepherd" || fail "the job did not start"
+sg=$("$CARMA" show --json "$sa" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
+so=$((1 - sg))
+wait_until 10 pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$sa/1/shepherd")" -x sleep ||
+    fail "the job's process"
+sp=$(pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$sa/1/shepherd")" -x sleep)
+# its script chose GPU $so itself (CUDA_VISIBLE_DEVICES set in the job): 30 of 40 GiB there
+sed -i "/00000000000$so/s/mem_used=0/mem_used=30GiB/" "$T/nvml.state"
+echo "proc $so pid=$sp mem=30GiB" >>"$T/nvml.state"
+# the job's memory counts it (the tick that lists it has run)
+wait_until 10 sh -c "\"$CARMA\" show $sa | grep -q 'now 30720)'" ||
+    fail "the job's memory: $("$CARMA" show "$sa" | grep memory)"
+"$CARMA" gpus --json | python3 -c "import json,sys; \
+sys.exit(0 if json.load(sys.stdin)['gpus'][$so]['foreign_processes'] == 1 else 1)" ||
+    fail "the job's process is not foreign on GPU $so: $("$CARMA" gpus)"
+sb=$(submit --mem 20G -- sleep 300)
+sleep 1
+"$CARMA" show --json "$sb" | python3 -c "import json,sys; \
+sys.exit(1 if any(u.endswith('$so') for u in json.load(sys.stdin).get('gpu_uuids') or []) else 0)" ||
+    fail "a 20 GiB job placed on GPU $so, 10 GiB free: $("$CARMA" gpus)"
+"$CARMA" cancel "$sa" "$sb" >/dev/null
+stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"
