@@ -343,13 +343,26 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             uint32_t foreign = 0;
             uint64_t ours = 0;
             for (size_t k = 0; k < np; k++) {
-                int mine = m->hooks.proc ? m->hooks.proc(m->hooks.ctx, (unsigned)gi, procs[k].pid,
-                                                         procs[k].mem_bytes)
-                                         : 0;
+                /* more than the GPU has is no figure: unknown, as NVML_VALUE_NOT_AVAILABLE
+                 * (a job's peak must not learn it, nor history after it) */
+                uint64_t mem = procs[k].mem_bytes;
+                if (mem != UINT64_MAX && g->info.mem_total_bytes && mem > g->info.mem_total_bytes) {
+                    if (!g->procs_absurd)
+                        mlog(m, LOG_WARNING,
+                             "GPU %zu (%s): process %ld said to use %llu MiB of a GPU of "
+                             "%llu MiB: its memory is taken as unknown",
+                             gi, g->info.uuid, (long)procs[k].pid, (unsigned long long)(mem >> 20),
+                             (unsigned long long)(g->info.mem_total_bytes >> 20));
+                    g->procs_absurd = 1;
+                    mem = UINT64_MAX;
+                }
+                int mine = m->hooks.proc
+                               ? m->hooks.proc(m->hooks.ctx, (unsigned)gi, procs[k].pid, mem)
+                               : 0;
                 if (!mine)
                     foreign++;
-                else if (procs[k].mem_bytes != UINT64_MAX)
-                    ours += procs[k].mem_bytes >> 20;
+                else if (mem != UINT64_MAX)
+                    ours += mem >> 20;
             }
             g->nprocs = (uint32_t)np;
             if (foreign != v->nforeign || ours != v->carma_used_mib) {

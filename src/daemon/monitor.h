@@ -88,6 +88,7 @@ struct carma_mon_gpu {
     double tick_dt;           /* seconds the last tick covered */
     double energy_total_j;    /* since carmad started */
     int procs_failed;         /* its process list failed since it last answered (logged once) */
+    int procs_absurd;         /* a process said to use more than the GPU has (logged once) */
     uint64_t procs_tick;      /* the tick (carma_monitor.ticks after it) of its last list */
     uint32_t nprocs;          /* processes seen at the last tick */
     struct carma_mon_bucket bucket;
@@ -100,8 +101,9 @@ struct carma_mon_gpu {
 /* Callbacks into the daemon. */
 struct carma_mon_hooks {
     void *ctx;
-    /* A process on GPU gi using mem_bytes (UINT64_MAX unknown): returns 1 when it
-     * belongs to a carma job (the daemon records the job's memory), 0 when foreign. */
+    /* A process on GPU gi using mem_bytes (UINT64_MAX unknown, also when the backend
+     * said more than the GPU has): returns 1 when it belongs to a carma job on this GPU
+     * (the daemon records the job's memory), 0 when foreign. */
     int (*proc)(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes);
     /* A line for the log (syslog priority). */
     void (*log)(void *ctx, int prio, const char *msg);

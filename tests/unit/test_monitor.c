@@ -394,6 +394,57 @@ static void test_energy_share(void **state)
     assert_float_equal(out[0] + out[1], 10.0, 1e-9);
 }
 
+struct seen_mem {
+    uint64_t mem[4];
+    size_t n;
+};
+
+static int seen_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem)
+{
+    (void)gi;
+    struct seen_mem *sm = ctx;
+    if (sm->n < 4)
+        sm->mem[sm->n++] = mem;
+    return pid == 100;
+}
+
+static void seen_log(void *ctx, int prio, const char *msg)
+{
+    (void)ctx;
+    (void)prio;
+    (void)msg;
+}
+
+/* A process said to hold more than the GPU has (40 GiB here) is of unknown memory: the
+ * daemon is told UINT64_MAX, and it adds nothing to the GPU's carma memory. */
+static void test_absurd_process_memory_unknown(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    s.rows[s.n++] = row(0.5, 0.5, 100, 10);
+    s.rows[s.n++] = row(0.5, 0.5, 100, 20);
+    s.procs[0] = (struct carma_gpu_proc){.pid = 100, .mem_bytes = 1ull << 50};
+    s.procs[1] = (struct carma_gpu_proc){.pid = 200, .mem_bytes = (40ull << 30) + 1};
+    s.procs[2] = (struct carma_gpu_proc){.pid = 100, .mem_bytes = 40ull << 30};
+    s.nprocs = 3;
+    struct carma_gpu_backend b = {.ops = &sc_ops, .impl = &s};
+    struct carma_gpu v;
+    carma_gpu_init(&v, 40960, 30, CARMA_SHARING_TIMESLICE);
+    struct seen_mem sm = {{0}, 0};
+    struct carma_mon_hooks h = {.ctx = &sm, .proc = seen_proc, .log = seen_log};
+    struct carma_monitor m;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_mon_init(&m, &b, &v, 1, NULL, &h, 0, &err), 0);
+    assert_int_equal(carma_mon_tick(&m, 1), 0);
+    assert_int_equal(sm.n, 3);
+    assert_int_equal(sm.mem[0], UINT64_MAX);
+    assert_int_equal(sm.mem[1], UINT64_MAX);
+    assert_int_equal(sm.mem[2], 40ull << 30); /* the whole GPU is a figure */
+    assert_int_equal(v.carma_used_mib, 40960);
+    assert_int_equal(v.nforeign, 1);
+    carma_mon_free(&m);
+}
+
 /* ---- the real NVML path on the fake libnvidia-ml.so.1 ---- */
 
 static char fake_lib[4096], state_path[256];
@@ -514,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_lost_and_silent_gpus_drained),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_energy_share),
+        cmocka_unit_test(test_absurd_process_memory_unknown),
         cmocka_unit_test(test_fake_nvml),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
