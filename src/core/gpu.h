@@ -20,7 +20,8 @@ int carma_sharing_parse(const char *name); /* -1 when unknown */
 struct carma_gpu {
     /* From the monitor. */
     uint64_t mem_total_mib;
-    uint64_t mem_used_mib;   /* last sample, every process */
+    uint64_t mem_used_mib;   /* last sample: not free (every process, and what the
+                                driver reserves: total - free) */
     uint64_t carma_used_mib; /* of which carma's jobs (per-process memory), if known */
     uint32_t nforeign;       /* processes on the GPU that carma did not start */
     uint64_t over_mib;       /* what carma's jobs use beyond their holds (a job past its

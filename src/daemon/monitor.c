@@ -266,8 +266,15 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             g->have = 1;
             g->present = present_mask(&s);
             uint64_t used = s.mem_used_bytes >> 20;
-            if (used != v->mem_used_mib) {
-                v->mem_used_mib = used;
+            /* placement reads what is not free: memory v2 counts what the driver reserves
+             * in its total but neither in used nor in free, and that is no room for a job
+             * (what carmad shows and records stays the driver's used) */
+            uint64_t taken = used;
+            if (g->info.mem_total_bytes > s.mem_free_bytes &&
+                (g->info.mem_total_bytes - s.mem_free_bytes) >> 20 > taken)
+                taken = (g->info.mem_total_bytes - s.mem_free_bytes) >> 20;
+            if (taken != v->mem_used_mib) {
+                v->mem_used_mib = taken;
                 changed = 1;
             }
             double sm = s.smact >= 0 ? s.smact : s.util_gpu;

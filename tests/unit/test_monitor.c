@@ -445,6 +445,30 @@ static void test_absurd_process_memory_unknown(void **state)
     carma_mon_free(&m);
 }
 
+/* Memory the driver reserves (memory v2: in the total, neither used nor free) is no room
+ * for a job: the scheduler's view counts it taken; what is shown stays the driver's used. */
+static void test_reserved_memory_is_not_free(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    s.rows[s.n] = row(0.5, 0.5, 100, 10);
+    s.rows[s.n].mem_used_bytes = 1ull << 30;
+    s.rows[s.n++].mem_free_bytes = 35ull << 30; /* 40 GiB: 4 GiB reserved */
+    s.rows[s.n++] = row(0.5, 0.5, 100, 20);     /* 1 used, 39 free: none reserved */
+    struct carma_gpu_backend b;
+    struct carma_gpu v;
+    struct carma_monitor m;
+    struct logbuf l = {{0}, 0};
+    setup_mon(&m, &b, &v, &s, &l, 30, 0);
+    assert_int_equal(carma_mon_tick(&m, 1), 0);
+    assert_int_equal(v.mem_used_mib, 5120);
+    assert_float_equal(carma_mon_recent(&m, 0, 0)->mem_used_mib, 1024, 0);
+    assert_float_equal(carma_mon_recent(&m, 0, 0)->mem_free_mib, 35840, 0);
+    assert_int_equal(carma_mon_tick(&m, 2), 0);
+    assert_int_equal(v.mem_used_mib, 1024);
+    carma_mon_free(&m);
+}
+
 /* ---- the real NVML path on the fake libnvidia-ml.so.1 ---- */
 
 static char fake_lib[4096], state_path[256];
@@ -566,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_energy_share),
         cmocka_unit_test(test_absurd_process_memory_unknown),
+        cmocka_unit_test(test_reserved_memory_is_not_free),
         cmocka_unit_test(test_fake_nvml),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
