@@ -23,6 +23,7 @@ void carmad_config_default(struct carmad_config *c)
     c->kill_grace_s = 10.0;
     c->socket_mode = 0660;
     c->max_conns_per_user = 64;
+    c->max_jobs_per_user = 1000;
     c->conn_idle_s = 60;
     c->conn_stall_s = 30;
     snprintf(c->socket_group, sizeof c->socket_group, "carma");
@@ -183,6 +184,10 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             if (parse_u64(value, 4096, &u) || u == 0)
                 BAD("max_conns_per_user: an integer in [1, 4096] expected");
             c->max_conns_per_user = (uint32_t)u;
+        } else if (!strcmp(name, "max_jobs_per_user")) {
+            if (parse_u64(value, 1000000, &u) || u == 0)
+                BAD("max_jobs_per_user: an integer in [1, 1000000] expected");
+            c->max_jobs_per_user = (uint32_t)u;
         } else if (!strcmp(name, "conn_idle_timeout")) {
             if (parse_double(value, 0.1, 86400, &d))
                 BAD("conn_idle_timeout: a number of seconds in [0.1, 86400] expected");

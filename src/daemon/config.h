@@ -3,7 +3,8 @@
  *
  *   [daemon]  policy, gpus, monitor_interval (s), max_attempts, kill_grace (s),
  *             http (ADDR:PORT of /metrics, /v1/gpus, /v1/jobs; off when empty),
- *             max_conns_per_user, conn_idle_timeout (s), conn_stall_timeout (s),
+ *             max_conns_per_user, max_jobs_per_user, conn_idle_timeout (s),
+ *             conn_stall_timeout (s),
  *             job_retention_days (final jobs older are removed from the store, and their
  *             log folders STATE/jobs/ID from the disk; 0 never),
  *   [monitor] record_interval (s between stored records, 0 none), retention_days,
@@ -41,6 +42,9 @@ struct carmad_config {
     unsigned socket_mode;        /* 0660 */
     uint32_t max_conns_per_user; /* 64: open connections of one uid (root and carmad's own
                                     uid exempt, within the total) */
+    uint32_t max_jobs_per_user;  /* 1000: active (queued or running) jobs of one uid (root
+                                    and carmad's own uid exempt); each holds up to its
+                                    request's size (1 MiB) of carmad's memory */
     double conn_idle_s;          /* 60: a connection with nothing pending, silent that long,
                                     is closed */
     double conn_stall_s;         /* 30: a connection whose answers went unread that long is

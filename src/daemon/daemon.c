@@ -1830,6 +1830,19 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     if (rj->gpus > d->ngpus)
         return carma_resp_error("invalid", "the job asks for %u GPUs; this server has %zu",
                                 rj->gpus, d->ngpus);
+    /* Each active job holds its record (environment and argv: up to a request's 1 MiB) in
+     * carmad's memory and a slot of the table all users share: one user's backlog must not
+     * take carmad's memory, nor every slot, from the others. */
+    if (c->uid != 0 && c->uid != d->self_uid) {
+        uint32_t mine = 0;
+        for (uint32_t k = 0; k < d->cap; k++)
+            mine += d->dj[k].used && !d->dj[k].end_final && d->dj[k].rec.uid == c->uid;
+        if (mine >= d->cfg.max_jobs_per_user)
+            return carma_resp_error("forbidden",
+                                    "uid %u has %u active jobs (queued or running), the most "
+                                    "max_jobs_per_user allows; submit again once some end",
+                                    (unsigned)c->uid, mine);
+    }
     char uname[256];
     gid_t gid = c->gid;
     user_name(c->uid, uname, sizeof uname, &gid);

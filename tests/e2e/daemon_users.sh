@@ -1,0 +1,36 @@
+#!/bin/sh
+# A root carmad serving an ordinary user (nobody): what that user's jobs may not take from
+# the others or from the host. Needs root, setpriv and the user nobody; skipped otherwise.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+
+if [ "$ROOT" != 1 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
+    echo "(skipped: daemon_users needs root, setpriv and the user nobody)"
+    exit 0
+fi
+NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
+chmod 755 "$NB"
+cp "$CARMA" "$NB/carma"
+ON_EXIT="rm -rf $NB"
+as_nobody() {
+    (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        env CARMA_SOCKET="$CARMA_SOCKET" "$@")
+}
+
+step "one user's active jobs are capped (max_jobs_per_user); root is not"
+printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\nmax_jobs_per_user = 3\n' > "$T/carmad.ini"
+start_daemon --gpus sim:1xa100-40gb
+chmod 666 "$CARMA_SOCKET"
+j1=$(as_nobody "$NB/carma" submit -- sleep 60) || fail "nobody's 1st job refused"
+j2=$(as_nobody "$NB/carma" submit -- sleep 60) || fail "nobody's 2nd job refused"
+j3=$(as_nobody "$NB/carma" submit -- sleep 60) || fail "nobody's 3rd job refused"
+rc=0; as_nobody "$NB/carma" submit -- sleep 60 >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "has 3 active jobs (queued or running), the most max_jobs_per_user" "$T/err" ||
+    fail "nobody's 4th active job: exit $rc, $(cat "$T/err")"
+"$CARMA" submit -- true >/dev/null || fail "root refused while nobody is at its cap"
+"$CARMA" cancel "$j3" >/dev/null || fail "cancel"
+wait_until 10 is_state "$j3" cancelled || fail "nobody's job not cancelled"
+j4=$(as_nobody "$NB/carma" submit -- sleep 60) || fail "nobody refused once a job of its ended"
+"$CARMA" cancel "$j1" "$j2" "$j4" >/dev/null || fail "cancel"
+stop_daemon
+
+echo "PASS daemon_users"
