@@ -48,6 +48,7 @@
 #include "proto/proto.h"
 #include "sim/gpukind.h"
 #include "util/clock.h"
+#include "util/rlimits.h"
 #include "util/tree.h"
 
 #define TAG_LISTEN 1ull
@@ -129,6 +130,7 @@ struct conn {
     int fd;
     uid_t uid;
     gid_t gid;
+    pid_t pid;            /* the process that connected (SO_PEERCRED), 0: not visible */
     uint64_t gen;         /* tells a reused slot from the connection a pend was for */
     char *in;
     size_t inlen, incap;
@@ -1572,6 +1574,7 @@ static void launch_start(struct carmad *d, uint32_t i)
                                          .umask = dj->rec.umask >= 0 && dj->rec.umask <= 0777
                                                       ? (mode_t)dj->rec.umask
                                                       : CARMA_JOB_UMASK_DEFAULT,
+                                         .rlimits = dj->rec.rlimits,
                                          .kill_grace_s = d->cfg.kill_grace_s};
         rc = carma_shepherd_begin(d->shepherd_exe, d->shepherd_fd, &sp, d->start_wait_s, st, &err);
     }
@@ -1870,11 +1873,26 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     if (!cmd_ok)
         return carma_resp_error("invalid", "command not found or not executable: %s",
                                 rj->argv[0]);
+    /* A root carmad runs the job with the resource limits of the process that submitted
+     * it, as a login would (pam_limits): not with carmad's own, which would lift every
+     * limit set for the user. */
+    char lim[CARMA_RLIMITS_MAX] = "";
+    if (d->self_uid == 0 && c->uid != 0) {
+        struct rlimit rl[CARMA_RLIMITS_N];
+        struct carma_err lerr = {{0}};
+        if (carma_rlimits_of_pid(c->pid, c->uid, rl, &lerr))
+            return carma_resp_error("forbidden",
+                                    "cannot take on the submitter's resource "
+                                    "limits: %s",
+                                    lerr.msg);
+        carma_rlimits_format(rl, lim, sizeof lim);
+    }
     uint32_t i;
     if (slot_alloc(d, &i))
         return carma_resp_error("busy", "too many active jobs");
     struct djob *dj = &d->dj[i];
     struct carma_job_rec *r = &dj->rec;
+    r->rlimits = lim[0] ? strdup(lim) : NULL;
     json_t *argv = json_object_get(json_object_get(q->root, "job"), "argv");
     json_t *env = json_object();
     for (size_t k = 0; k < rj->nenv; k++)
@@ -1927,7 +1945,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     struct carma_err err = {{0}};
     int rc = -ENOMEM;
     if (r->name && r->user && r->cwd && r->argv_json && r->env_json && r->bound_basis &&
-        (!rj->summary || r->summary)) {
+        (!rj->summary || r->summary) && (!lim[0] || r->rlimits)) {
         rc = store_tx(d, &err);
         if (!rc)
             rc = carma_store_job_insert(d->store, r, &err);
@@ -2610,6 +2628,7 @@ static void on_accept(struct carmad *d)
         c->fd = fd;
         c->uid = cr.uid;
         c->gid = cr.gid;
+        c->pid = cr.pid;
         c->gen = ++d->conn_gen;
         c->last_in = carma_mono_s();
         c->events = EPOLLIN;

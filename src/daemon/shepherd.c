@@ -2,6 +2,7 @@
 #include "util/clock.h"
 #include "util/csv.h"
 #include "util/fd.h"
+#include "util/rlimits.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -364,8 +365,9 @@ static void write_str(int fd, const char *s)
     (void)r;
 }
 
-/* The job process: never returns. */
-static void job_exec(const struct carma_shepherd_spec *sp, int out, int errfd)
+/* The job process: never returns. rl: the limits it runs with, NULL: the shepherd's. */
+static void job_exec(const struct carma_shepherd_spec *sp, const struct rlimit *rl, int out,
+                     int errfd)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -392,6 +394,23 @@ static void job_exec(const struct carma_shepherd_spec *sp, int out, int errfd)
     if (oom >= 0) {
         write_str(oom, "0\n");
         close(oom);
+    }
+    /* the submitter's limits, set while still root: never more than its submitter had (a
+     * login's pam_limits), nor than the shepherd has (raising a hard limit would need
+     * CAP_SYS_RESOURCE, which a root in a container may lack) */
+    for (int r = 0; rl && r < CARMA_RLIMITS_N; r++) {
+        struct rlimit now, want = rl[r];
+        if (getrlimit((__rlimit_resource_t)r, &now) == 0 && now.rlim_max < want.rlim_max)
+            want.rlim_max = now.rlim_max;
+        if (want.rlim_cur > want.rlim_max)
+            want.rlim_cur = want.rlim_max;
+        if (setrlimit((__rlimit_resource_t)r, &want) < 0) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "carma: cannot set resource limit %d of the job: %s\n", r,
+                     strerror(errno));
+            write_str(2, msg);
+            _exit(126);
+        }
     }
     if (sp->switch_user) {
         if (setgid(sp->gid) < 0 || initgroups(sp->user, sp->gid) < 0 || setuid(sp->uid) < 0) {
@@ -446,7 +465,8 @@ static int sh_fail(int status, const char *why)
 }
 
 /* The shepherd's life: never returns. */
-static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int go_r)
+static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rlimit *rl,
+                          int ready_w, int go_r)
 {
     setsid();
     int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
@@ -518,7 +538,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
     if (out >= 0 && errfd >= 0)
         job = fork();
     if (job == 0)
-        job_exec(sp, out, errfd);
+        job_exec(sp, rl, out, errfd);
     if (job < 0) {
         code = 125; /* could not start: counts as a failure of the attempt */
         if (errfd >= 0)
@@ -597,14 +617,16 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, int ready_w, int
 }
 
 /* The helper's command line (carma_shepherd_main parses it; internal, but parsed strictly):
- *   carma-shepherd --carma-shepherd-v3 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV UMASK
+ *   carma-shepherd --carma-shepherd-v4 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV UMASK
+ *                  RLIMITS
+ * (RLIMITS: util/rlimits.h text, or "-" for the shepherd's own)
  * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read), and the
  * job's environment and command at 5: NENV then NARGV strings, each ending in a NUL, until
  * carmad closes its end. Never in the helper's own environment (it runs as carmad's user,
  * root: a user's LD_PRELOAD must not reach its dynamic loader) nor in its arguments
  * (/proc/PID/cmdline is readable by every user; the job's environ only by its owner). */
-#define SHEPHERD_MAGIC "--carma-shepherd-v3"
-enum { SH_ARGC = 12 };            /* the path, the magic, DIR ... UMASK */
+#define SHEPHERD_MAGIC "--carma-shepherd-v4"
+enum { SH_ARGC = 13 };            /* the path, the magic, DIR ... RLIMITS */
 enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command: less */
 /* fd moved to a descriptor >= 7 (close-on-exec), so the spawn's dup2 onto 3 to 6
  * cannot clobber it; -1 on failure (fd closed). */
@@ -718,6 +740,7 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
                              ne,
                              na,
                              um,
+                             (char *)(sp->rlimits ? sp->rlimits : "-"),
                              NULL};
     /* the helper's environment: carmad's own sanitizer settings (a test build) and the
      * shepherd's test hook, else none */
@@ -983,8 +1006,12 @@ int carma_shepherd_main(int argc, char **argv)
     long long nenv = argc == SH_ARGC ? parse_dec(argv[9], SH_SPEC_MAX / 2) : -1;
     long long nargv = argc == SH_ARGC ? parse_dec(argv[10], SH_SPEC_MAX / 2) : -1;
     long long um = argc == SH_ARGC ? parse_dec(argv[11], 0777) : -1;
+    struct rlimit rl[CARMA_RLIMITS_N];
+    struct carma_err lerr = {{0}};
+    int lim_ok = argc == SH_ARGC &&
+                 (strcmp(argv[12], "-") == 0 || carma_rlimits_parse(argv[12], rl, &lerr) == 0);
     char **spec = NULL;
-    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || um < 0 ||
+    if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || um < 0 || !lim_ok ||
         !argv[2][0] || !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv))))
         return sh_fail(2, "malformed command line or job from carmad");
     char **envp = calloc((size_t)nenv + 1, sizeof *envp);
@@ -1001,7 +1028,8 @@ int carma_shepherd_main(int argc, char **argv)
                                      .kill_grace_s = (double)grace / 1e6,
                                      .envp = envp,
                                      .argv = spec + nenv};
-    shepherd_main(&sp, 3, 4); /* never returns */
+    sp.rlimits = strcmp(argv[12], "-") ? argv[12] : NULL;
+    shepherd_main(&sp, sp.rlimits ? rl : NULL, 3, 4); /* never returns */
     return 125;
 }
 

@@ -4,9 +4,9 @@
  * carmad's session (setsid), becomes a child subreaper, records itself in the
  * attempt folder, starts the job (argv exec'd directly, its own process group,
  * the given environment and working directory, stdout/stderr to files, the
- * submitting user's credentials when carmad is root, the submitter's umask, an
- * oom_score_adj of 0 whatever carmad's), waits for it, ends whatever
- * the job left behind, and writes the exit status atomically next to the logs.
+ * submitting user's credentials and resource limits when carmad is root, the
+ * submitter's umask, an oom_score_adj of 0 whatever carmad's), waits for it, ends
+ * whatever the job left behind, and writes the exit status atomically next to the logs.
  * It outlives carmad, so a restarted carmad re-adopts it or reads its status.
  *
  * Attempt folder files: stdout, stderr, shepherd ("PID STARTTIME"), status
@@ -32,6 +32,8 @@ struct carma_shepherd_spec {
     const char *user;             /* for initgroups */
     int switch_user;              /* 1: setgid/initgroups/setuid to uid (carmad is root) */
     mode_t umask;                 /* the job's file mode creation mask (0..0777) */
+    const char *rlimits;          /* the job's resource limits (util/rlimits.h text), set
+                                     before it leaves root; NULL: the shepherd's own */
     double kill_grace_s;          /* SIGTERM -> SIGKILL on cancel */
 };
 

@@ -22,7 +22,7 @@
 #define JOB_COLS_TAIL                                                                              \
     "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"                 \
     "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis,"        \
-    "hist_sig,umask" ACCT_COLS
+    "hist_sig,umask,rlimits" ACCT_COLS
 
 /* Accounting columns appended to every job row: run seconds, GPU-seconds and
  * joules over the attempts that ended. */
@@ -68,7 +68,8 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
         "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-        "bound_basis,hist_sig,umask) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "bound_basis,hist_sig,umask,rlimits) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
         "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
@@ -183,6 +184,9 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 10 -> 11: how each attempt ended, in words (the job's reason is its last attempt's:
      * a retried attempt's was lost); NULL for the attempts ended before. */
     "ALTER TABLE attempts ADD COLUMN reason TEXT;",
+    /* 11 -> 12: the submitter's resource limits, which a root carmad's job runs with
+     * (util/rlimits.h); NULL for the jobs submitted before: they keep carmad's. */
+    "ALTER TABLE jobs ADD COLUMN rlimits TEXT;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -194,6 +198,7 @@ static const struct {
     [4] = {"jobs", "bound_basis"},      [5] = {"jobs", "hist_sig"},
     [6] = {"attempts", "gpu_kind"},     [7] = {"jobs", "umask"},
     [8] = {"attempts", "peak_partial"}, [10] = {"attempts", "reason"},
+    [11] = {"jobs", "rlimits"},
 };
 
 struct carma_store {
@@ -238,6 +243,7 @@ void carma_job_rec_clear(struct carma_job_rec *r)
     free(r->summary);
     free(r->reason);
     free(r->bound_basis);
+    free(r->rlimits);
     memset(r, 0, sizeof *r);
     r->start_s = r->end_s = -1;
     r->exit_code = -1;
@@ -641,6 +647,7 @@ int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struc
         sqlite3_bind_int(q, i++, r->umask);
     else
         sqlite3_bind_null(q, i++);
+    bind_text_or_null(q, i++, r->rlimits);
     int rc = run(s, ST_JOB_INSERT, "saving the job", err);
     if (!rc)
         r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -726,6 +733,7 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     c++;
     r->umask = sqlite3_column_type(q, c) == SQLITE_NULL ? -1 : sqlite3_column_int(q, c);
     c++;
+    r->rlimits = col_dup(q, c++); /* NULL: none */
     if (sqlite3_column_count(q) > c + 2) {
         r->run_s = sqlite3_column_double(q, c++);
         r->gpu_s = sqlite3_column_double(q, c++);

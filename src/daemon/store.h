@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 11
+#define CARMA_STORE_SCHEMA_VERSION 12
 
 struct carma_store;
 
@@ -37,6 +37,9 @@ struct carma_job_rec {
     int umask;         /* the submitter's umask (0..0777), written on insert only; -1: none
                           (NULL: stored before schema 8 or not sent), the job runs with
                           CARMA_JOB_UMASK_DEFAULT */
+    char *rlimits;     /* the submitter's resource limits (util/rlimits.h text), written on
+                          insert only; NULL: none (stored before schema 12, or carmad is
+                          not root, or root submitted it): the job has carmad's */
     uint32_t uid, gid;
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;

@@ -33,4 +33,22 @@ j4=$(as_nobody "$NB/carma" submit -- sleep 60) || fail "nobody refused once a jo
 "$CARMA" cancel "$j1" "$j2" "$j4" >/dev/null || fail "cancel"
 stop_daemon
 
+step "a job runs with its submitter's resource limits, not root carmad's"
+# (the limits pam_limits would give a login; nobody's are set lower here than carmad's)
+printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
+start_daemon --gpus sim:1xa100-40gb
+chmod 666 "$CARMA_SOCKET"
+j=$(as_nobody prlimit --nofile=77:77 --core=0:0 --nproc=500:600 "$NB/carma" submit -- \
+    cat /proc/self/limits) || fail "nobody's job refused"
+wait_until 20 is_state "$j" succeeded || fail "nobody's limits job: $(state_of "$j")"
+L="$T/state/jobs/$j/1/stdout"
+grep -Eq '^Max open files +77 +77 ' "$L" && grep -Eq '^Max core file size +0 +0 ' "$L" &&
+    grep -Eq '^Max processes +500 +600 ' "$L" || fail "nobody's job has limits not its own: $(cat "$L")"
+# root's own jobs keep carmad's
+j=$(submit -- cat /proc/self/limits)
+wait_until 20 is_state "$j" succeeded || fail "root's limits job: $(state_of "$j")"
+[ "$(grep '^Max open files' "$T/state/jobs/$j/1/stdout")" = "$(grep '^Max open files' /proc/"$DPID"/limits)" ] ||
+    fail "root's job: $(grep '^Max open files' "$T/state/jobs/$j/1/stdout")"
+stop_daemon
+
 echo "PASS daemon_users"

@@ -76,6 +76,7 @@ static void test_jobs_and_attempts(void **state)
     r.bound_basis = strdup("--mem (4096 MiB)");
     r.hist_sig = 0xfedcba9876543210ull; /* read back: carmad keys the job's profile on it */
     r.umask = 077;                      /* read back: the job runs with it */
+    r.rlimits = strdup("-:-,5:7");      /* read back: the job runs with them */
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(r.id, 1);
@@ -91,6 +92,7 @@ static void test_jobs_and_attempts(void **state)
     assert_string_equal(g.bound_basis, "--mem (4096 MiB)");
     assert_true(g.hist_sig == 0xfedcba9876543210ull);
     assert_int_equal(g.umask, 077);
+    assert_string_equal(g.rlimits, "-:-,5:7");
     assert_int_equal(g.state, CARMA_JOB_QUEUED);
     assert_true(g.start_s < 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
@@ -224,6 +226,7 @@ static void test_strict_wal_and_migration(void **state)
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE jobs DROP COLUMN bound_basis;"
                                   "ALTER TABLE jobs DROP COLUMN umask;"
+                                  "ALTER TABLE jobs DROP COLUMN rlimits;"
                                   "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,gpus,"
                                   "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,"
                                   "submit_time) VALUES('old',1,1,'u','/','[\"x\"]','{}',1,0,"
@@ -239,6 +242,7 @@ static void test_strict_wal_and_migration(void **state)
     assert_string_equal(g.name, "old");
     assert_null(g.bound_basis);
     assert_int_equal(g.umask, -1);
+    assert_null(g.rlimits); /* runs with carmad's, as before */
     carma_job_rec_clear(&g);
     carma_store_close(st);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
