@@ -188,14 +188,32 @@ int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_
     return total;
 }
 
-/* Sends sig to every process of the job: those in our session and every
- * descendant (a child that made its own session is still ours: we are its
- * subreaper). Returns how many were signalled. */
-static int kill_tree(int sig)
+/* Sends sig to process pid only while it is still the one that started at start (clock
+ * ticks): the pidfd pins a process, and the start time read once it is open says whether
+ * that process is the one found before (a pid freed since may name a stranger's process
+ * now). 0 when signalled. */
+static int signal_same(pid_t pid, uint64_t start, int sig)
 {
-    pid_t self = getpid();
+    uint64_t now;
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0 && errno != ENOSYS)
+        return -1; /* gone */
+    int same = carma_proc_stat(pid, NULL, NULL, &now) == 0 && now == start;
+    int rc = -1;
+    if (same && fd >= 0)
+        rc = syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0 ? 0 : -1;
+    else if (same) /* a kernel before 5.3: the start time checked a moment ago */
+        rc = kill(pid, sig);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+int carma_proc_kill_tree(pid_t self, int sig, void (*scanned)(void *), void *ctx)
+{
     enum { MAXP = 32768 };
     static pid_t pids[MAXP], ppids[MAXP];
+    static uint64_t starts[MAXP];
     static unsigned char mark[MAXP];
     size_t n = 0;
     DIR *d = opendir("/proc");
@@ -206,7 +224,7 @@ static int kill_tree(int sig)
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
         pid_t p = (pid_t)atoi(e->d_name), pp, sid;
-        if (p == self || carma_proc_stat(p, &pp, &sid, NULL))
+        if (p == self || carma_proc_stat(p, &pp, &sid, &starts[n]))
             continue;
         pids[n] = p;
         ppids[n] = pp;
@@ -227,9 +245,13 @@ static int kill_tree(int sig)
                 }
         }
     }
+    if (scanned)
+        scanned(ctx);
+    /* the scan and the marking take a while, the longer the more processes the job keeps:
+     * a process found then may have ended since, and its pid gone to another user's */
     int count = 0;
     for (size_t i = 0; i < n; i++)
-        if (mark[i] && kill(pids[i], sig) == 0)
+        if (mark[i] && signal_same(pids[i], starts[i], sig) == 0)
             count++;
     return count;
 }
@@ -573,7 +595,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
             if (!cancelled) {
                 cancelled = 1;
                 kill(-job, SIGTERM);
-                kill_tree(SIGTERM);
+                carma_proc_kill_tree(getpid(), SIGTERM, NULL, NULL);
                 struct itimerval it = {.it_value = {grace_ms / 1000, (grace_ms % 1000) * 1000}};
                 if (grace_ms == 0)
                     it.it_value.tv_usec = 1;
@@ -581,7 +603,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
             }
         } else if (s == SIGALRM) {
             kill(-job, SIGKILL);
-            kill_tree(SIGKILL);
+            carma_proc_kill_tree(getpid(), SIGKILL, NULL, NULL);
         }
     }
     /* The job's main process ended: nothing it started may outlive it. As the
@@ -600,7 +622,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
         if (none && subreaper)
             break;
         /* (not a subreaper: orphans went to init, found only by the scan) */
-        if (kill_tree(SIGKILL) == 0 && none)
+        if (carma_proc_kill_tree(getpid(), SIGKILL, NULL, NULL) == 0 && none)
             break;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);

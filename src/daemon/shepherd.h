@@ -107,6 +107,14 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime);
 int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_t job,
                             uint32_t attempt);
 
+/* Sends sig to every process of the job of shepherd self: those of its session and every
+ * descendant (a child that made a session of its own is still the shepherd's: it is the
+ * job's subreaper). Found in /proc, then each signalled through a pidfd once its start
+ * time shows it is still the process found (the scan takes a while: a pid freed
+ * meanwhile may be another user's process by then). scanned, when not NULL, is called
+ * with ctx between the scan and the signals (tests). How many were signalled. */
+int carma_proc_kill_tree(pid_t self, int sig, void (*scanned)(void *), void *ctx);
+
 /* Reads the shepherd file of an attempt folder. 0, -ENOENT or -EINVAL. */
 int carma_shepherd_read_pid(const char *dir, pid_t *pid, uint64_t *starttime);
 

@@ -1,12 +1,16 @@
 /* carma_proc_kill_session: what is left of a job whose shepherd died is killed, and only
  * that: a process of the session without the job's marks in its environment (a
- * stranger's session that got the shepherd's pid again) is left alone. */
+ * stranger's session that got the shepherd's pid again) is left alone.
+ * carma_proc_kill_tree: a process of the job that ended between the scan and the signal
+ * does not get its pid's new holder killed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,10 +89,81 @@ static void test_kill_session_marks(void **state)
     assert_int_equal(leader_status(lead), 9);
 }
 
+/* A child that waits to be killed. */
+static pid_t idle_child(void)
+{
+    pid_t p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        for (;;)
+            pause();
+    }
+    return p;
+}
+
+struct reuse {
+    pid_t gone;   /* the job's process that ends after the scan */
+    pid_t holder; /* the stranger that took its pid, 0: none could */
+};
+
+/* Between kill_tree's scan and its signals: the job's process ends, and its pid is handed
+ * to a new process (ns_last_pid, as root: CRIU's way to choose the next pid; other
+ * processes of the host may take it first, so a few tries). */
+static void reuse_pid(void *ctx)
+{
+    struct reuse *r = ctx;
+    kill(r->gone, SIGKILL);
+    waitpid(r->gone, NULL, 0);
+    for (int k = 0; k < 500 && !r->holder; k++) {
+        int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        char b[32];
+        int n = snprintf(b, sizeof b, "%d", (int)r->gone - 1);
+        int ok = write(fd, b, (size_t)n) == n;
+        close(fd);
+        if (!ok)
+            return;
+        pid_t p = fork();
+        if (p == 0) {
+            if (getpid() != r->gone)
+                _exit(0);
+            for (;;)
+                pause();
+        }
+        if (p == r->gone)
+            r->holder = p;
+        else if (p > 0)
+            waitpid(p, NULL, 0);
+    }
+}
+
+static void test_kill_tree_pid_reused(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip(); /* choosing the next pid needs root */
+    pid_t stays = idle_child();
+    struct reuse r = {.gone = idle_child()};
+    int n = carma_proc_kill_tree(getpid(), SIGTERM, reuse_pid, &r);
+    int st;
+    /* the job's process still there is signalled */
+    assert_int_equal(waitpid(stays, &st, 0), stays);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    if (!r.holder)
+        skip(); /* ns_last_pid not writable here, or the pid never came back */
+    /* the stranger holding the ended process's pid is not */
+    assert_int_equal(n, 1);
+    assert_int_equal(waitpid(r.holder, &st, WNOHANG), 0);
+    kill(r.holder, SIGKILL);
+    waitpid(r.holder, NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_session_marks),
+        cmocka_unit_test(test_kill_tree_pid_reused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
