@@ -639,16 +639,17 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
 }
 
 /* The helper's command line (carma_shepherd_main parses it; internal, but parsed strictly):
- *   carma-shepherd --carma-shepherd-v4 DIR CWD UID GID USER SWITCH GRACE_US NENV NARGV UMASK
- *                  RLIMITS
+ *   carma-shepherd --carma-shepherd-v5 DIR UID GID SWITCH GRACE_US NENV NARGV UMASK RLIMITS
  * (RLIMITS: util/rlimits.h text, or "-" for the shepherd's own)
  * with the handshake's ends at descriptors 3 (ready, written) and 4 (go, read), and the
- * job's environment and command at 5: NENV then NARGV strings, each ending in a NUL, until
- * carmad closes its end. Never in the helper's own environment (it runs as carmad's user,
- * root: a user's LD_PRELOAD must not reach its dynamic loader) nor in its arguments
- * (/proc/PID/cmdline is readable by every user; the job's environ only by its owner). */
-#define SHEPHERD_MAGIC "--carma-shepherd-v4"
-enum { SH_ARGC = 13 };            /* the path, the magic, DIR ... RLIMITS */
+ * job's working directory, user name, environment and command at 5: the cwd, the user,
+ * then NENV and NARGV strings, each ending in a NUL, until carmad closes its end. Never in
+ * the helper's own environment (it runs as carmad's user, root: a user's LD_PRELOAD must
+ * not reach its dynamic loader) nor in its arguments (/proc/PID/cmdline is readable by
+ * every user, who must not learn another user's cwd there either, which carma show keeps
+ * from them; the job's environ only by its owner). */
+#define SHEPHERD_MAGIC "--carma-shepherd-v5"
+enum { SH_ARGC = 11 };            /* the path, the magic, DIR ... RLIMITS */
 enum { SH_SPEC_MAX = 64u << 20 }; /* the environment and command: less */
 /* fd moved to a descriptor >= 7 (close-on-exec), so the spawn's dup2 onto 3 to 6
  * cannot clobber it; -1 on failure (fd closed). */
@@ -701,21 +702,30 @@ static void start_release(struct carma_shepherd_start *st)
     st->dir = NULL;
 }
 
-/* The job's environment and command as the helper reads them (nenv then nargv
- * strings, each ending in a NUL) into st->spec: 0, or a negative errno with err set. */
+/* String i of what the helper reads at 5: the cwd, the user, nenv then nargv strings. */
+static const char *spec_str(const struct carma_shepherd_spec *sp, size_t nenv, size_t i)
+{
+    return i == 0         ? sp->cwd
+           : i == 1       ? sp->user
+           : i - 2 < nenv ? sp->envp[i - 2]
+                          : sp->argv[i - 2 - nenv];
+}
+
+/* The job's working directory, user, environment and command as the helper reads them
+ * (each ending in a NUL) into st->spec: 0, or a negative errno with err set. */
 static int spec_bytes(const struct carma_shepherd_spec *sp, size_t nenv, size_t nargv,
                       struct carma_shepherd_start *st, struct carma_err *err)
 {
     size_t n = 0;
-    for (size_t i = 0; i < nenv + nargv; i++)
-        n += strlen(i < nenv ? sp->envp[i] : sp->argv[i - nenv]) + 1;
+    for (size_t i = 0; i < 2 + nenv + nargv; i++)
+        n += strlen(spec_str(sp, nenv, i)) + 1;
     if (n >= SH_SPEC_MAX) /* what read_spec refuses */
         return carma_err_set(err, -E2BIG, "the job's environment and command pass %u MiB",
                              SH_SPEC_MAX >> 20);
     if (!(st->spec = malloc(n)))
         return carma_err_set(err, -ENOMEM, "out of memory");
-    for (size_t i = 0; i < nenv + nargv; i++) {
-        const char *str = i < nenv ? sp->envp[i] : sp->argv[i - nenv];
+    for (size_t i = 0; i < 2 + nenv + nargv; i++) {
+        const char *str = spec_str(sp, nenv, i);
         size_t l = strlen(str) + 1;
         memcpy(st->spec + st->spec_len, str, l);
         st->spec_len += l;
@@ -753,10 +763,8 @@ int carma_shepherd_begin(const char *exe, int exe_fd, const struct carma_shepher
     char *av[SH_ARGC + 1] = {(char *)exe,
                              SHEPHERD_MAGIC,
                              (char *)sp->dir,
-                             (char *)sp->cwd,
                              uid,
                              gid,
-                             (char *)sp->user,
                              sp->switch_user ? "1" : "0",
                              grace,
                              ne,
@@ -969,8 +977,8 @@ static long long parse_dec(const char *s, long long max)
     return carma_parse_u64(s, &v) || v > (uint64_t)max ? -1 : (long long)v;
 }
 
-/* The environment and command from descriptor 5, to its end: n strings, each ending in a
- * NUL, into a NULL-ended array of n + 1; NULL when the bytes are not exactly that. */
+/* The job from descriptor 5, to its end: n strings, each ending in a NUL, into a
+ * NULL-ended array of n + 1; NULL when the bytes are not exactly that. */
 static char **read_spec(size_t n)
 {
     size_t cap = 1 << 16, len = 0;
@@ -1021,36 +1029,37 @@ int carma_shepherd_main(int argc, char **argv)
     if (carma_fd_fill_std() < 0)
         return sh_fail(125, "cannot open /dev/null for its standard descriptors");
     close(6); /* carmad's handle on this program */
-    long long uid = argc == SH_ARGC ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
-    long long gid = argc == SH_ARGC ? parse_dec(argv[5], UINT32_MAX - 1) : -1;
-    long long sw = argc == SH_ARGC ? parse_dec(argv[7], 1) : -1;
-    long long grace = argc == SH_ARGC ? parse_dec(argv[8], 86400000000LL) : -1;
-    long long nenv = argc == SH_ARGC ? parse_dec(argv[9], SH_SPEC_MAX / 2) : -1;
-    long long nargv = argc == SH_ARGC ? parse_dec(argv[10], SH_SPEC_MAX / 2) : -1;
-    long long um = argc == SH_ARGC ? parse_dec(argv[11], 0777) : -1;
+    long long uid = argc == SH_ARGC ? parse_dec(argv[3], UINT32_MAX - 1) : -1;
+    long long gid = argc == SH_ARGC ? parse_dec(argv[4], UINT32_MAX - 1) : -1;
+    long long sw = argc == SH_ARGC ? parse_dec(argv[5], 1) : -1;
+    long long grace = argc == SH_ARGC ? parse_dec(argv[6], 86400000000LL) : -1;
+    long long nenv = argc == SH_ARGC ? parse_dec(argv[7], SH_SPEC_MAX / 2) : -1;
+    long long nargv = argc == SH_ARGC ? parse_dec(argv[8], SH_SPEC_MAX / 2) : -1;
+    long long um = argc == SH_ARGC ? parse_dec(argv[9], 0777) : -1;
     struct rlimit rl[CARMA_RLIMITS_N];
     struct carma_err lerr = {{0}};
     int lim_ok = argc == SH_ARGC &&
-                 (strcmp(argv[12], "-") == 0 || carma_rlimits_parse(argv[12], rl, &lerr) == 0);
+                 (strcmp(argv[10], "-") == 0 || carma_rlimits_parse(argv[10], rl, &lerr) == 0);
     char **spec = NULL;
     if (uid < 0 || gid < 0 || sw < 0 || grace < 0 || nenv < 0 || nargv < 1 || um < 0 || !lim_ok ||
-        !argv[2][0] || !argv[3][0] || !argv[6][0] || !(spec = read_spec((size_t)(nenv + nargv))))
+        !argv[2][0] || !(spec = read_spec((size_t)(2 + nenv + nargv))) || !spec[0][0] ||
+        !spec[1][0])
         return sh_fail(2, "malformed command line or job from carmad");
     char **envp = calloc((size_t)nenv + 1, sizeof *envp);
     if (!envp)
         return sh_fail(125, "out of memory");
-    memcpy(envp, spec, (size_t)nenv * sizeof *envp);
+    memcpy(envp, spec + 2, (size_t)nenv * sizeof *envp);
     struct carma_shepherd_spec sp = {.dir = argv[2],
-                                     .cwd = argv[3],
+                                     .cwd = spec[0],
                                      .uid = (uid_t)uid,
                                      .gid = (gid_t)gid,
-                                     .user = argv[6],
+                                     .user = spec[1],
                                      .switch_user = (int)sw,
                                      .umask = (mode_t)um,
                                      .kill_grace_s = (double)grace / 1e6,
                                      .envp = envp,
-                                     .argv = spec + nenv};
-    sp.rlimits = strcmp(argv[12], "-") ? argv[12] : NULL;
+                                     .argv = spec + 2 + nenv};
+    sp.rlimits = strcmp(argv[10], "-") ? argv[10] : NULL;
     shepherd_main(&sp, sp.rlimits ? rl : NULL, 3, 4); /* never returns */
     return 125;
 }

@@ -50,7 +50,7 @@ struct carma_shepherd_start {
     int go_fd;       /* written: 'g', the job may start */
     int spec_fd;     /* written, non-blocking: the environment and command; -1 once sent */
     int spec_failed; /* it stopped reading them */
-    char *spec;      /* NENV + NARGV strings, each ending in a NUL */
+    char *spec;      /* the cwd, the user, NENV and NARGV strings, each ending in a NUL */
     size_t spec_len, spec_off;
     char msg[CARMA_SHEPHERD_WHY_MAX + 2];
     size_t got;

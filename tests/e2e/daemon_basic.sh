@@ -44,7 +44,7 @@ ls -l /proc/"$sp"/fd/ /proc/"$jp"/fd/ | grep -q carma-shepherd && fail "a descri
 wait_until 10 is_state "$id" cancelled || fail "env job not cancelled: $(state_of "$id")"
 _rc=0; "$CARMA_BIN/carma-shepherd" 2>"$T/sh.err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "started by carmad" "$T/sh.err" || fail "carma-shepherd by hand: $_rc $(cat "$T/sh.err")"
-_rc=0; "$CARMA_BIN/carma-shepherd" --carma-shepherd-v4 "$T" / x 0 root 0 0 0 true 2>"$T/sh.err" || _rc=$?
+_rc=0; "$CARMA_BIN/carma-shepherd" --carma-shepherd-v5 "$T" / x 0 root 0 0 0 true 2>"$T/sh.err" || _rc=$?
 [ "$_rc" = 2 ] && grep -q "malformed" "$T/sh.err" || fail "malformed shepherd line: $_rc $(cat "$T/sh.err")"
 
 step "carmad runs the carma-shepherd it started with, even once that file is replaced"
@@ -396,7 +396,7 @@ cp "$CARMA_BIN/carma-shepherd" "$T/noexec" && chmod a-x "$T/noexec"
 refused 1 "$T/noexec: Permission denied: carmad cannot run it" --foreground --state "$T/st8" \
     --socket "$T/st8.sock" --gpus sim:1xa100-40gb --shepherd "$T/noexec"
 # and carma-shepherd itself tells it over that pipe (by hand: to whatever pipe is at 3)
-_why=$("$CARMA_BIN/carma-shepherd" --carma-shepherd-v4 "$T" / x 0 root 0 0 0 1 3>&1 >/dev/null 2>&1 </dev/null) || true
+_why=$("$CARMA_BIN/carma-shepherd" --carma-shepherd-v5 "$T" / x 0 root 0 0 0 1 3>&1 >/dev/null 2>&1 </dev/null) || true
 [ "$_why" = "emalformed command line or job from carmad" ] || fail "the helper's reason over fd 3: '$_why'"
 # another carmad's socket: refused before this state folder's jobs are reconciled
 refused 1 "another carmad is listening" --foreground --state "$T/st3" --socket "$CARMA_SOCKET" \

@@ -51,4 +51,25 @@ wait_until 20 is_state "$j" succeeded || fail "root's limits job: $(state_of "$j
     fail "root's job: $(grep '^Max open files' "$T/state/jobs/$j/1/stdout")"
 stop_daemon
 
+step "another user's job's working directory is not on any command line"
+# (carma show keeps it from other users; the root shepherd's argv is world-readable)
+printf '[daemon]\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
+start_daemon --gpus sim:1xa100-40gb
+chmod 666 "$CARMA_SOCKET"
+W="$NB/private-cwd-$$"
+mkdir "$W" && chown nobody "$W" && chmod 700 "$W"
+j=$(cd "$W" && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+    env CARMA_SOCKET="$CARMA_SOCKET" "$NB/carma" submit -- sleep 30) || fail "nobody's job refused"
+wait_until 10 is_state "$j" running || fail "nobody's job: $(state_of "$j")"
+sp=$(cut -d' ' -f1 "$T/state/jobs/$j/1/shepherd")
+grep -q carma-shepherd /proc/"$sp"/cmdline || fail "no shepherd at $sp"
+for c in /proc/[0-9]*/cmdline; do
+    { tr '\0' ' ' < "$c"; } 2>/dev/null | grep -q "private-cwd-$$" && fail "$c: $(tr '\0' ' ' < "$c")"
+done
+wait_until 10 pgrep -s "$sp" -x sleep || fail "the job's sleep did not start"
+[ "$(readlink /proc/"$(pgrep -s "$sp" -x sleep | head -1)"/cwd)" = "$W" ] || fail "the job is not in $W"
+"$CARMA" cancel "$j" >/dev/null
+wait_until 10 is_state "$j" cancelled || fail "not cancelled"
+stop_daemon
+
 echo "PASS daemon_users"
