@@ -145,6 +145,10 @@ static void test_kill_tree_pid_reused(void **state)
         skip(); /* choosing the next pid needs root */
     pid_t stays = idle_child();
     struct reuse r = {.gone = idle_child()};
+    /* start times count clock ticks (10 ms): the stranger must start in a later one than
+     * the process whose pid it takes, as it would after a pid wrap */
+    struct timespec tick = {0, 30 * 1000000L};
+    nanosleep(&tick, NULL);
     int n = carma_proc_kill_tree(getpid(), SIGTERM, reuse_pid, &r);
     int st;
     /* the job's process still there is signalled */
