@@ -593,6 +593,33 @@ static pid_t proc_session(pid_t pid)
     return carma_proc_stat(pid, NULL, &sid, NULL) == 0 ? sid : -1;
 }
 
+/* Whether pid is an MPS server: named nvidia-cuda-mps-server (its comm, cut to 15
+ * characters, and its executable's name) and run from a file root owns that nobody else
+ * may write, so that a user's process cannot pass for one by its name. Under MPS the
+ * server holds each GPU that has clients, in NVML's compute list, while the clients are
+ * in its MPS list. */
+static int proc_is_mps_server(pid_t pid)
+{
+    char path[64], comm[32] = "", exe[4096];
+    snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, comm, sizeof comm - 1);
+    close(fd);
+    if (n <= 0 || strncmp(comm, "nvidia-cuda-mps", 15) != 0)
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/exe", (long)pid);
+    ssize_t l = readlink(path, exe, sizeof exe - 1);
+    if (l <= 0)
+        return 0; /* another user's, to a carmad that is not root: foreign */
+    exe[l] = '\0';
+    const char *base = strrchr(exe, '/');
+    struct stat st;
+    return base && !strcmp(base + 1, "nvidia-cuda-mps-server") && stat(path, &st) == 0 &&
+           S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022);
+}
+
 /* ---- the monitor (src/daemon/monitor.c) and what the daemon does with it ---- */
 
 /* A job's memory now as JSON: null when unknown. */
@@ -618,7 +645,7 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         si = sid > 0 ? slot_of_session(d, sid) : -1;
     }
     if (si < 0)
-        return 0;
+        return proc_is_mps_server(pid) ? 2 : 0;
     carma_sched_job_seen(&d->sched, (uint32_t)si, gi, d->tick_s);
     struct djob *dj = &d->dj[si];
     uint64_t tick = d->mon.ticks + 1; /* the tick in progress */

@@ -368,7 +368,7 @@ int carma_mon_tick(struct carma_monitor *m, double now)
                                : 0;
                 if (!mine)
                     foreign++;
-                else if (mem != UINT64_MAX)
+                else if (mine == 1 && mem != UINT64_MAX)
                     ours += mem >> 20;
             }
             g->nprocs = (uint32_t)np;

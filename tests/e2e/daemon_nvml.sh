@@ -144,4 +144,28 @@ sys.exit(1 if any(u.endswith('$so') for u in json.load(sys.stdin).get('gpu_uuids
     fail "a 20 GiB job placed on GPU $so, 10 GiB free: $("$CARMA" gpus)"
 "$CARMA" cancel "$sa" "$sb" >/dev/null
 stop_daemon TERM || fail "stop"
+
+step "the MPS server is neither a job nor a foreign process; a look-alike is foreign"
+if [ "$ROOT" = 1 ]; then
+    cp "$EX" "$T/nvml.state"
+    rm -rf "$T/state"
+    mkdir -p "$T/bin" "$T/ubin"
+    cp "$(command -v sleep)" "$T/bin/nvidia-cuda-mps-server" # root's, 0755: as installed
+    cp "$(command -v sleep)" "$T/ubin/nvidia-cuda-mps-server"
+    chmod 0777 "$T/ubin/nvidia-cuda-mps-server" # anyone may write it: not trusted
+    "$T/bin/nvidia-cuda-mps-server" 300 &
+    mps=$!
+    "$T/ubin/nvidia-cuda-mps-server" 300 &
+    fake=$!
+    ON_EXIT="kill $mps $fake 2>/dev/null"
+    printf 'proc 0 pid=%s mem=300MiB\nproc 1 pid=%s mem=300MiB\n' "$mps" "$fake" >>"$T/nvml.state"
+    start_daemon --gpus nvml --nvml-lib "$LIB"
+    wait_until 10 sh -c "\"$CARMA\" gpus --json | python3 -c \"import json,sys; g = json.load(sys.stdin)['gpus']; \
+sys.exit(0 if g[0]['foreign_processes'] == 0 and g[1]['foreign_processes'] == 1 else 1)\"" ||
+        fail "the MPS server counted foreign, or its look-alike not: $("$CARMA" gpus --json | grep foreign)"
+    stop_daemon TERM || fail "stop"
+    kill "$mps" "$fake" 2>/dev/null
+else
+    echo "   (skipped: root is needed for a root-owned server binary)"
+fi
 echo "daemon_nvml: all passed"
