@@ -735,9 +735,17 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         !auto_backfill_fits(s, gi, need, sm, busy, weight, only_idle))
         return -1.0f;
     /* The margin guards co-runners against each other's estimates: a job alone on a
-     * GPU may use all of it. */
-    if (g->flags & CARMA_SLOT_IDLE)
+     * GPU may use all of it. */    if (g->flags & CARMA_SLOT_IDLE) {
+        /* A job that asks the whole GPU (no bound, or one past its GPUs: its need is the
+         * largest GPUs' memory less the margin) takes an idle one as large, whatever its
+         * driver reserves or holds without a process (in use since memory v2's reserve
+         * counts so): otherwise a GPU reserving more than the margin would never take it. */
+        if (only_idle > 1)
+            return s->gpus[gi].mem_total_mib >= need + s->p.margin_mib || need == 0
+                       ? (float)weight
+                       : -1.0f;
         return g->avail + (int64_t)s->p.margin_mib >= (int64_t)need ? (float)weight : -1.0f;
+    }
     if (g->avail < (int64_t)need)
         return -1.0f;
     /* A job that runs alone takes a GPU without a carma job: one that only processes carma
@@ -832,9 +840,9 @@ static int auto_scan_full(struct carma_sched *s, struct auto_scan *a, uint32_t *
     /* Idle GPUs of one bucket all offer the whole weight or none, and rank by index
      * among themselves: the first `want` usable ones of each bucket are all that can
      * be chosen. A bucket with fewer has had them all offered. */
-    for (unsigned b = 0; b < CARMA_SCHED_BUCKETS; b++) {
-        if (!s->bucket[b].count ||
-            s->bucket[b].avail + (int64_t)s->p.margin_mib < (int64_t)a->need)
+    for (unsigned b = 0; b < CARMA_SCHED_BUCKETS; b++) {        if (!s->bucket[b].count ||
+            (a->only_idle < 2 && /* a whole-GPU job: auto_gain checks the GPU's size */
+             s->bucket[b].avail + (int64_t)s->p.margin_mib < (int64_t)a->need))
             continue;
         size_t got = 0;
         for (size_t w = 0; w < nw && got < a->want; w++)

@@ -639,6 +639,31 @@ static void test_auto_runs_alone_beside_foreign_processes(void **state)
     carma_sched_free(&f.s);
 }
 
+/* An idle GPU whose driver reserves more than the margin (memory v2: reserved is not
+ * free) still takes a job that asks the whole GPU: a bound past every GPU, or none. One
+ * with a bound it cannot hold does not. */
+static void test_auto_whole_gpu_beside_reserved_memory(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    f.gpus[0].mem_used_mib = 600; /* reserved by the driver, no process */
+    carma_sched_gpu_changed(&f.s, 0);
+    f.jobs[0].bound_mib = 40700; /* fits no GPU's free memory, is no whole-GPU request */
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 0);
+    assert_int_equal(carma_sched_dequeue(&f.s, 0), 0);
+    f.jobs[1].bound_mib = 50000; /* a loose estimate past every GPU: the whole of one */
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
+    carma_sched_finish(&f.s, 1, CARMA_OUTCOME_SUCCEEDED, 0, 2);
+    f.jobs[2].bound_mib = 0; /* no bound: the whole GPU */
+    carma_sched_submit(&f.s, 2, 3);
+    assert_int_equal(fx_step(&f, 3), 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_backfill_leaves_the_holder_its_gain(void **state)
 {
     (void)state;
@@ -1062,6 +1087,7 @@ int main(void)
         cmocka_unit_test(test_auto_backfill_leaves_the_holder_its_gain),
         cmocka_unit_test(test_auto_counts_a_job_past_its_hold),
         cmocka_unit_test(test_auto_runs_alone_beside_foreign_processes),
+        cmocka_unit_test(test_auto_whole_gpu_beside_reserved_memory),
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
