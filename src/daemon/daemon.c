@@ -115,6 +115,8 @@ struct djob {
                              highest of its GPUs; MEM_UNKNOWN when none answered with one */
     uint64_t mem_tick;    /* the tick mem_now_mib is from */
     uint64_t mem_gpu_mib; /* the sum so far on GPU mem_gi in that tick */
+    uint64_t mem_own_mib; /* the highest such sum on a GPU carma gave it, in that tick: what
+                             it holds where its hold is counted (gpus_over) */
     unsigned mem_gi;
     uint32_t alone_ticks; /* ticks in a row alone on all its GPUs after its ramp */
     float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
@@ -654,6 +656,7 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         dj->mem_now_mib = MEM_UNKNOWN; /* until a process answers with its memory */
         dj->mem_gi = gi;
         dj->mem_gpu_mib = 0;
+        dj->mem_own_mib = 0;
     } else if (dj->mem_gi != gi) {
         dj->mem_gi = gi;
         dj->mem_gpu_mib = 0;
@@ -668,9 +671,12 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         dj->peak_partial |= CARMA_PEAK_UNKNOWN; /* the sum misses this process's memory */
     }
     for (uint16_t k = 0; k < d->sj[si].nplaced; k++)
-        if (d->sj[si].gpu[k] == gi)
+        if (d->sj[si].gpu[k] == gi) {
+            if (dj->mem_gpu_mib > dj->mem_own_mib)
+                dj->mem_own_mib = dj->mem_gpu_mib;
             return 1;
-    return 0;
+        }
+    return 0; /* foreign there: its memory on that GPU is foreign memory, not over a hold */
 }
 
 static void mon_log(void *ctx, int prio, const char *msg)
@@ -690,8 +696,9 @@ static void gpus_over(struct carmad *d)
         return; /* the figures of the tick before stand */
     for (uint32_t i = 0; i < d->cap; i++) {
         const struct carma_job *j = &d->sj[i];
-        uint64_t m = d->dj[i].mem_now_mib;
-        if (!d->dj[i].used || j->state != CARMA_JOB_RUNNING || m == MEM_UNKNOWN || m <= j->held_mib)
+        /* on its own GPUs only: what it uses on another is that GPU's foreign memory */
+        uint64_t m = d->dj[i].mem_tick == d->mon.ticks ? d->dj[i].mem_own_mib : 0;
+        if (!d->dj[i].used || j->state != CARMA_JOB_RUNNING || m <= j->held_mib)
             continue;
         for (uint16_t k = 0; k < j->nplaced; k++)
             over[j->gpu[k]] += m - j->held_mib;

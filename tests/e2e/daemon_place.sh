@@ -1,7 +1,8 @@
 #!/bin/sh
 # carmad's placements against what its GPUs hold now, on the fake libnvidia-ml.so.1: a
 # job past its hold keeps that memory from the next job; a process carma did not start on
-# the GPU does not keep a job without a profile waiting for ever; CARMA's est-* policies
+# the GPU does not keep a job without a profile waiting for ever; memory a job uses on a
+# GPU it was not given is that GPU's foreign memory only; CARMA's est-* policies
 # read the job's bound as its requirement.
 # Skipped while the fake library is missing.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
@@ -43,6 +44,30 @@ wait_until 10 sh -c "\"$CARMA\" gpus --json | grep -q '\"foreign_processes\": *1
 n=$(submit --mem 1000 -- sh -c 'exit 0') # a command never run before: no profile
 "$CARMA" wait --timeout 10 "$n" >/dev/null || fail "job $n beside a foreign process: $(state_of "$n")"
 stop_daemon || fail "carmad did not stop cleanly"
+
+step "a job's memory on a GPU it was not given is that GPU's foreign memory, not over its hold"
+rm -rf "$T/state"
+printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 %s mem_used=0\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000001 %s mem_used=0\n' "$GPU" "$GPU" >"$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+b=$(submit --mem 20000 -- sleep 1) # its solo profile
+"$CARMA" wait --timeout 20 "$b" >/dev/null || fail "job $b: $(state_of "$b")"
+a=$(submit --mem 10000 -- sleep 300)
+wait_until 10 test -s "$T/state/jobs/$a/1/shepherd" || fail "job $a did not start"
+sid=$(cut -d' ' -f1 "$T/state/jobs/$a/1/shepherd")
+wait_until 10 sh -c "pgrep -s $sid -x sleep" || fail "job $a's process"
+ga=$("$CARMA" show --json "$a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
+go=$((1 - ga))
+# its script also uses the other GPU (30 GiB there), nothing on its own
+sed -i "/00000000000$go/s/mem_used=0/mem_used=30720MiB/" "$T/nvml.state"
+echo "proc $go pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=30720MiB" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $a | grep -q 'now 30720)'" || fail "job $a's memory"
+wait_until 10 grep -q "job $a: solo SMACT" "$T/carmad.log" || fail "job $a's profile"
+b2=$(submit --mem 20000 -- sleep 1) # its own GPU has 40960 - 10000 - 512 for it
+"$CARMA" wait --timeout 10 "$b2" >/dev/null || fail "job $b2 not beside job $a: $(state_of "$b2")"
+"$CARMA" cancel "$a" >/dev/null
+stop_daemon || fail "carmad did not stop cleanly"
+rm -rf "$T/state"
+printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 %s mem_used=0MiB\n' "$GPU" >"$T/nvml.state"
 
 step "est-magm: the estimator's bound is the requirement"
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
