@@ -1911,7 +1911,10 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
      * it, as a login would (pam_limits): not with carmad's own, which would lift every
      * limit set for the user. */
     char lim[CARMA_RLIMITS_MAX] = "";
-    if (d->self_uid == 0 && c->uid != 0) {
+    /* A peer in a pid namespace carmad cannot see (carmad in a container of its own, the
+     * socket bound into the host) has no pid here (0): its limits cannot be read, and
+     * the job runs with carmad's, as before there were any (docs/daemon.md, Security). */
+    if (d->self_uid == 0 && c->uid != 0 && c->pid > 0) {
         struct rlimit rl[CARMA_RLIMITS_N];
         struct carma_err lerr = {{0}};
         if (carma_rlimits_of_pid(c->pid, c->uid, rl, &lerr))

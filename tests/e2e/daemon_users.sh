@@ -51,6 +51,26 @@ wait_until 20 is_state "$j" succeeded || fail "root's limits job: $(state_of "$j
     fail "root's job: $(grep '^Max open files' "$T/state/jobs/$j/1/stdout")"
 stop_daemon
 
+step "a submitter carmad cannot see (carmad in a pid namespace of its own): carmad's limits"
+if unshare -p -f -m --mount-proc true 2>/dev/null; then
+    printf '[daemon]\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
+    unshare -p -f -m --mount-proc --kill-child=TERM "$CARMAD" --foreground --state "$T/state" \
+        --socket "$CARMA_SOCKET" --config "$T/carmad.ini" --gpus sim:1xa100-40gb \
+        2>>"$T/carmad.log" 0<&- &
+    DPID=$!
+    ON_EXIT="rm -rf $NB; kill -TERM \$(pgrep -P $DPID) 2>/dev/null" # unshare ignores TERM
+    wait_until 20 "$CARMA" gpus || fail "carmad in a pid namespace did not start"
+    chmod 666 "$CARMA_SOCKET"
+    j=$(as_nobody "$NB/carma" submit -- true) || fail "nobody refused by a carmad that cannot see it"
+    wait_until 20 is_state "$j" succeeded || fail "nobody's job: $(state_of "$j")"
+    kill -TERM "$(pgrep -P "$DPID")" # carmad (unshare itself ignores TERM while it waits)
+    wait "$DPID"
+    DPID=
+    ON_EXIT="rm -rf $NB"
+else
+    echo "   (skipped: no pid namespace here)"
+fi
+
 step "another user's job's working directory is not on any command line"
 # (carma show keeps it from other users; the root shepherd's argv is world-readable)
 printf '[daemon]\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
