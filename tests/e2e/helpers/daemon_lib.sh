@@ -17,10 +17,13 @@ printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2
 ON_EXIT=  # more to undo at exit, set by a test (its tmux servers)
 cleanup() {
     [ -n "$ON_EXIT" ] && eval "$ON_EXIT"
-    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-    # End what the jobs of this test left (their shepherds are in sessions of their own).
+    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null    # End what the jobs of this test left: each shepherd leads a session of its own, its
+    # job's processes in it (a failed test would leave them running for ever).
     for f in "$T"/state/jobs/*/*/shepherd; do
-        [ -f "$f" ] && kill -KILL "$(cut -d' ' -f1 "$f")" 2>/dev/null
+        [ -f "$f" ] || continue
+        _sid=$(cut -d' ' -f1 "$f")
+        pkill -KILL -s "$_sid" 2>/dev/null
+        kill -KILL "$_sid" 2>/dev/null
     done
     rm -rf "$T"
 }
