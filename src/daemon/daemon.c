@@ -622,6 +622,31 @@ static int proc_is_mps_server(pid_t pid)
            S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022);
 }
 
+/* Whether pid, on GPU gi, is the MPS server of carma's jobs there: an MPS server (above)
+ * on a GPU carma shares by MPS, run by the user of a carma job on that GPU (MPS runs one
+ * server per user, for that user's clients). Anything else is foreign, so that a user's
+ * own work in the server's clothes (the real binary with LD_PRELOAD) keeps its GPU from
+ * looking idle unless that user has a job there. */
+static int mps_server_of_jobs(struct carmad *d, unsigned gi, pid_t pid)
+{
+    if (gi >= d->ngpus || d->gpus[gi].sharing != CARMA_SHARING_MPS || !d->gpus[gi].njobs)
+        return 0;
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld", (long)pid);
+    if (stat(path, &st) != 0)
+        return 0;
+    int theirs = 0;
+    for (uint32_t i = 0; i < d->cap && !theirs; i++) {
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING ||
+            d->dj[i].rec.uid != (uint32_t)st.st_uid)
+            continue;
+        for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
+            theirs |= d->sj[i].gpu[k] == gi;
+    }
+    return theirs && proc_is_mps_server(pid);
+}
+
 /* ---- the monitor (src/daemon/monitor.c) and what the daemon does with it ---- */
 
 /* A job's memory now as JSON: null when unknown. */
@@ -647,7 +672,7 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         si = sid > 0 ? slot_of_session(d, sid) : -1;
     }
     if (si < 0)
-        return proc_is_mps_server(pid) ? 2 : 0;
+        return mps_server_of_jobs(d, gi, pid) ? 2 : 0;
     carma_sched_job_seen(&d->sched, (uint32_t)si, gi, d->tick_s);
     struct djob *dj = &d->dj[si];
     uint64_t tick = d->mon.ticks + 1; /* the tick in progress */

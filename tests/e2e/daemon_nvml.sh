@@ -145,26 +145,38 @@ sys.exit(1 if any(u.endswith('$so') for u in json.load(sys.stdin).get('gpu_uuids
 "$CARMA" cancel "$sa" "$sb" >/dev/null
 stop_daemon TERM || fail "stop"
 
-step "the MPS server is neither a job nor a foreign process; a look-alike is foreign"
+step "the MPS server of carma's jobs is neither a job's process nor foreign; look-alikes are"
 if [ "$ROOT" = 1 ]; then
     cp "$EX" "$T/nvml.state"
     rm -rf "$T/state"
+    printf '[sharing]\ndefault = mps\n' >>"$T/carmad.ini"
     mkdir -p "$T/bin" "$T/ubin"
     cp "$(command -v sleep)" "$T/bin/nvidia-cuda-mps-server" # root's, 0755: as installed
     cp "$(command -v sleep)" "$T/ubin/nvidia-cuda-mps-server"
     chmod 0777 "$T/ubin/nvidia-cuda-mps-server" # anyone may write it: not trusted
     "$T/bin/nvidia-cuda-mps-server" 300 &
     mps=$!
+    "$T/bin/nvidia-cuda-mps-server" 300 &
+    idle=$!
     "$T/ubin/nvidia-cuda-mps-server" 300 &
     fake=$!
-    ON_EXIT="kill $mps $fake 2>/dev/null"
-    printf 'proc 0 pid=%s mem=300MiB\nproc 1 pid=%s mem=300MiB\n' "$mps" "$fake" >>"$T/nvml.state"
+    ON_EXIT="kill $mps $idle $fake 2>/dev/null"
     start_daemon --gpus nvml --nvml-lib "$LIB"
+    mj=$(submit --mem 1G -- sleep 300)
+    wait_until 10 is_state "$mj" running || fail "the MPS job: $(state_of "$mj")"
+    mg=$("$CARMA" show --json "$mj" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
+    og=$((1 - mg))
+    # the server of root's job beside it; on the other GPU, with no job of root there, a
+    # real server and a look-alike run from a file anyone may write
+    printf 'proc %s pid=%s mem=300MiB\nproc %s pid=%s mem=300MiB\nproc %s pid=%s mem=300MiB\n' \
+        "$mg" "$mps" "$og" "$idle" "$og" "$fake" >>"$T/nvml.state"
     wait_until 10 sh -c "\"$CARMA\" gpus --json | python3 -c \"import json,sys; g = json.load(sys.stdin)['gpus']; \
-sys.exit(0 if g[0]['foreign_processes'] == 0 and g[1]['foreign_processes'] == 1 else 1)\"" ||
-        fail "the MPS server counted foreign, or its look-alike not: $("$CARMA" gpus --json | grep foreign)"
+sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] == 2 else 1)\"" ||
+        fail "MPS servers: $("$CARMA" gpus --json | grep foreign)"
+    "$CARMA" cancel "$mj" >/dev/null
     stop_daemon TERM || fail "stop"
-    kill "$mps" "$fake" 2>/dev/null
+    kill "$mps" "$idle" "$fake" 2>/dev/null
+    sed -i '/^\[sharing\]/d; /^default = mps/d' "$T/carmad.ini"
 else
     echo "   (skipped: root is needed for a root-owned server binary)"
 fi
