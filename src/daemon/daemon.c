@@ -160,7 +160,8 @@ struct gpu_state {
      * make thousands a second); those past it are counted and said at the next Xid after
      * the minute */
     double xid_log_t0;
-    unsigned xid_logged;
+    unsigned xid_logged, xid_grave_logged; /* the latter: RESET and FAULT ones, which a
+                                              storm of others cannot crowd out */
     uint64_t xid_unlogged;
 };
 
@@ -1084,15 +1085,17 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
                  x->gpu, gs->info.uuid, (unsigned long long)gs->xid_unlogged);
         gs->xid_log_t0 = now;
         gs->xid_logged = 0;
+        gs->xid_grave_logged = 0;
         gs->xid_unlogged = 0;
     }
-    /* a grave one is always logged */
-    if (gs->xid_logged < XID_LOG_PER_MIN || kind >= CARMA_XID_FAULT) {
-        gs->xid_logged++;
+    /* grave ones have a budget of their own */
+    unsigned *used = kind >= CARMA_XID_FAULT ? &gs->xid_grave_logged : &gs->xid_logged;
+    if (*used < XID_LOG_PER_MIN) {
+        ++*used;
         dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
              "GPU %u (%s): Xid %llu (%s)%s%s; jobs on it: %s%s", x->gpu, gs->info.uuid,
              (unsigned long long)x->xid, what, inst, times, jl ? jobs : "none",
-             gs->xid_logged == XID_LOG_PER_MIN ? " (the next this minute are counted only)" : "");
+             *used == XID_LOG_PER_MIN ? " (the next this minute are counted only)" : "");
     } else {
         gs->xid_unlogged += count;
     }

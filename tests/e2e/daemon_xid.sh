@@ -112,5 +112,14 @@ touch "$T/go.d"
 wait_until 20 is_state "$d" failed || fail "job d: $(state_of "$d")"
 "$CARMA" show "$d" | grep -q "reported Xid 94 (contained ECC error) (exit 3), no attempts left" ||
     fail "job d's reason: $("$CARMA" show "$d")"
+
+step "grave Xids spread over a minute: ten logged, the rest counted"
+since=$(wc -l <"$T/carmad.log")
+i=0
+while [ $i -lt 14 ]; do echo "xid 1 94" >>"$T/nvml.state"; sleep 0.5; i=$((i + 1)); done
+wait_until 10 sh -c "[ \$(\"$CARMA\" gpus --json | python3 -c \"import json,sys; print(json.load(sys.stdin)['gpus'][1]['xid_errors'])\") -ge 14 ]" ||
+    fail "14 Xids not counted: $(field 1 xid_errors)"
+n94=$(tail -n +"$since" "$T/carmad.log" | grep -c "GPU 1 (.*): Xid 94 (contained ECC error)")
+[ "$n94" = 10 ] || fail "grave Xid log lines in a minute: $n94"
 stop_daemon TERM || fail "stop"
 echo "daemon_xid: ok"
