@@ -388,6 +388,13 @@ static void touch(struct carmad *d, uint32_t i)
 }
 
 /* Fills the scheduler's view of a job from its record. */
+/* Whether the policy is one of CARMA's that gate on a job's requirement (est-*, oracle-*),
+ * which carmad gives them as the job's bound (sj_from_rec). */
+static int ref_requirement(const struct carmad *d)
+{
+    return d->policy->kind == CARMA_POLICY_REFERENCE && d->policy->req != CARMA_REQ_NONE;
+}
+
 static void sj_from_rec(struct carmad *d, uint32_t i)
 {
     const struct carma_job_rec *r = &d->dj[i].rec;
@@ -398,8 +405,7 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
      * takes from an estimator's column or the measured peak: carmad's is the job's bound
      * (its earlier runs' peaks where it has run, else the estimator's, never below --mem),
      * 0 when it has none (a job with neither --mem nor --summary: `none` below). */
-    if (d->policy->kind == CARMA_POLICY_REFERENCE && d->policy->req != CARMA_REQ_NONE &&
-        r->bound_mib > j->mem_mib)
+    if (ref_requirement(d) && r->bound_mib > j->mem_mib)
         j->mem_mib = r->bound_mib;
     j->bound_mib = r->bound_mib;
     j->peak_mib = r->peak_mib;
@@ -959,7 +965,8 @@ static int save_job(struct carmad *d, uint32_t i, struct carma_err *err)
     r->attempts = j->attempts;
     r->bound_mib = j->bound_mib;
     r->peak_mib = j->peak_mib;
-    r->mem_mib = j->mem_mib;
+    if (!ref_requirement(d)) /* else the scheduler's is the bound (sj_from_rec): --mem stays */
+        r->mem_mib = j->mem_mib;
     r->exclusive = j->exclusive;
     int rc = store_tx(d, err);
     if (!rc)

@@ -79,10 +79,12 @@ used=$((40960 - 512 - 2048 - want / 2))
 sed -i "/^proc 0 /d; s/mem_used=[0-9]*MiB/mem_used=${used}MiB/" "$T/nvml.state"
 echo "proc 0 pid=1 mem=${used}MiB" >>"$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy est-magm
-e=$(submit --summary "$SUM" --batch 1024 -- true est)
+e=$(submit --summary "$SUM" --batch 1024 --mem 100 -- true est)
 sleep 1.5
 [ "$(state_of "$e")" = queued ] ||
     fail "job $e (bound $want MiB) placed with $((want / 2 + 2048)) MiB free: $(state_of "$e")"
 sed -i "/^proc 0 /d; s/mem_used=[0-9]*MiB/mem_used=0MiB/" "$T/nvml.state"
 "$CARMA" wait --timeout 10 "$e" >/dev/null || fail "job $e once the GPU is free: $(state_of "$e")"
+# the requirement was the bound; what the user declared stays theirs
+"$CARMA" show "$e" | grep -q "memory 100 MiB" || fail "job $e's --mem shown: $("$CARMA" show "$e" | grep memory)"
 echo "daemon_place: ok"
