@@ -533,23 +533,18 @@ static nvmlReturn_t fake_procs(struct fake_gpu *g, unsigned *count, void *out, s
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
-                                                         nvmlProcessInfo_v1_t *p);
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
-                                                  nvmlProcessInfo_v1_t *p)
-{
-    DEV(d, "nvmlDeviceGetComputeRunningProcesses");
-    return fake_procs(g, count, p, sizeof *p, 0);
-}
+/* An export of one of NVML's process lists: its name, record type and which list. */
+#define FAKE_PROC_LIST(name, rec, mps)                                                             \
+    EXPORT nvmlReturn_t name(nvmlDevice_t d, unsigned *count, rec *p);                             \
+    nvmlReturn_t name(nvmlDevice_t d, unsigned *count, rec *p)                                     \
+    {                                                                                              \
+        DEV(d, #name);                                                                             \
+        return fake_procs(g, count, p, sizeof *p, mps);                                            \
+    }
 
-EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
-                                                            nvmlProcessInfo_v1_t *p);
-nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned *count,
-                                                     nvmlProcessInfo_v1_t *p)
-{
-    DEV(d, "nvmlDeviceGetMPSComputeRunningProcesses");
-    return fake_procs(g, count, p, sizeof *p, 1);
-}
+FAKE_PROC_LIST(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t, 0)
+
+FAKE_PROC_LIST(nvmlDeviceGetMPSComputeRunningProcesses, nvmlProcessInfo_v1_t, 1)
 
 /* ---- events ---- */
 
@@ -717,41 +712,13 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
-                                                            nvmlProcessInfo_t *p);
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
-                                                     nvmlProcessInfo_t *p)
-{
-    DEV(d, "nvmlDeviceGetComputeRunningProcesses_v2");
-    return fake_procs(g, count, p, sizeof *p, 0);
-}
+FAKE_PROC_LIST(nvmlDeviceGetComputeRunningProcesses_v2, nvmlProcessInfo_t, 0)
 
-EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
-                                                               nvmlProcessInfo_t *p);
-nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *count,
-                                                        nvmlProcessInfo_t *p)
-{
-    DEV(d, "nvmlDeviceGetMPSComputeRunningProcesses_v2");
-    return fake_procs(g, count, p, sizeof *p, 1);
-}
+FAKE_PROC_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v2, nvmlProcessInfo_t, 1)
 
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
-                                                            nvmlProcessInfo_t *p);
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
-                                                     nvmlProcessInfo_t *p)
-{
-    DEV(d, "nvmlDeviceGetComputeRunningProcesses_v3");
-    return fake_procs(g, count, p, sizeof *p, 0);
-}
+FAKE_PROC_LIST(nvmlDeviceGetComputeRunningProcesses_v3, nvmlProcessInfo_t, 0)
 
-EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
-                                                               nvmlProcessInfo_t *p);
-nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
-                                                        nvmlProcessInfo_t *p)
-{
-    DEV(d, "nvmlDeviceGetMPSComputeRunningProcesses_v3");
-    return fake_procs(g, count, p, sizeof *p, 1);
-}
+FAKE_PROC_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v3, nvmlProcessInfo_t, 1)
 
 /* GPM: a sample remembers its GPU; metrics are the state's figures for it. */
 struct nvmlGpmSample_st {
