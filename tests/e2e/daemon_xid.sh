@@ -76,16 +76,21 @@ grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gb r
 [ "$(field "$gb" xid_errors)" = 3 ] || fail "GPU $gb's Xid count: $(field "$gb" xid_errors)"
 
 step "an Xid storm: every one counted, the log bounded, a grave Xid after it not lost"
+# the whole storm at once (a new file renamed over the state: the fake never reads half)
+cp "$T/nvml.state" "$T/nvml.next"
 i=0
-while [ $i -lt 600 ]; do echo "xid $gb 13"; i=$((i + 1)); done >>"$T/nvml.state"
-for k in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "xid $gb $((2000 + k))"; done >>"$T/nvml.state"
-echo "xid $gb 94" >>"$T/nvml.state"
+while [ $i -lt 600 ]; do echo "xid $gb 13"; i=$((i + 1)); done >>"$T/nvml.next"
+for k in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "xid $gb $((2000 + k))"; done >>"$T/nvml.next"
+echo "xid $gb 94" >>"$T/nvml.next"
+mv "$T/nvml.next" "$T/nvml.state"
 wait_until 10 sh -c "[ \$(\"$CARMA\" gpus --json | python3 -c \"import json,sys; print(json.load(sys.stdin)['gpus'][$gb]['xid_errors'])\") = 616 ]" ||
     fail "613 more Xids not counted: $(field "$gb" xid_errors)"
-# the storm is one line (its kind once, with its count); past ten a minute only grave ones
-grep -q "Xid 13 (graphics engine exception) 600 times; jobs on it: none" "$T/carmad.log" ||
-    fail "the storm not said in one line: $(grep -c "Xid 13" "$T/carmad.log") lines"
-[ "$(grep -c "Xid 13 (graphics engine exception)" "$T/carmad.log")" = 1 ] || fail "Xid 13 logged more than once"
+# the same Xid waiting is taken once with its count ("N times"), and at most ten lines a
+# minute are logged per GPU (how the 600 split between takes depends on the host's pace)
+n13=$(grep -c "Xid 13 (graphics engine exception)" "$T/carmad.log")
+[ "$n13" -ge 1 ] && [ "$n13" -le 10 ] || fail "the storm in $n13 log lines"
+grep -q "Xid 13 (graphics engine exception) [0-9]* times; jobs on it: none" "$T/carmad.log" ||
+    fail "no Xid 13 taken with its count"
 [ "$(grep -c "): Xid 20[01][0-9] (unknown Xid)" "$T/carmad.log")" -lt 12 ] || fail "every unknown Xid logged"
 [ "$(grep -c "): Xid 94 (contained ECC error)" "$T/carmad.log")" = 2 ] || fail "the grave Xid after the storm not logged"
 
@@ -120,6 +125,7 @@ while [ $i -lt 14 ]; do echo "xid 1 94" >>"$T/nvml.state"; sleep 0.5; i=$((i + 1
 wait_until 10 sh -c "[ \$(\"$CARMA\" gpus --json | python3 -c \"import json,sys; print(json.load(sys.stdin)['gpus'][1]['xid_errors'])\") -ge 14 ]" ||
     fail "14 Xids not counted: $(field 1 xid_errors)"
 n94=$(tail -n +"$since" "$T/carmad.log" | grep -c "GPU 1 (.*): Xid 94 (contained ECC error)")
-[ "$n94" = 10 ] || fail "grave Xid log lines in a minute: $n94"
+# ten a minute (fewer where a slow loop took two at once, counted in one line)
+[ "$n94" -ge 1 ] && [ "$n94" -le 10 ] || fail "grave Xid log lines in a minute: $n94"
 stop_daemon TERM || fail "stop"
 echo "daemon_xid: ok"
