@@ -735,7 +735,8 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         !auto_backfill_fits(s, gi, need, sm, busy, weight, only_idle))
         return -1.0f;
     /* The margin guards co-runners against each other's estimates: a job alone on a
-     * GPU may use all of it. */    if (g->flags & CARMA_SLOT_IDLE) {
+     * GPU may use all of it. */
+    if (g->flags & CARMA_SLOT_IDLE) {
         /* A job that asks the whole GPU (no bound, or one past its GPUs: its need is the
          * largest GPUs' memory less the margin) takes an idle one as large, whatever its
          * driver reserves or holds without a process (in use since memory v2's reserve

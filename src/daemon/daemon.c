@@ -1049,7 +1049,6 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     enum carma_xid_kind kind = carma_xid_kind(x->xid, &what);
     uint32_t count = x->count ? x->count : 1;
     carma_mon_xid(&d->mon, x->gpu, x->xid, count, now);
-    enum carma_xid_kind mark = kind;
     char jobs[128] = "";
     size_t jl = 0;
     int cut = 0;
@@ -1062,9 +1061,9 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
             k++;
         if (k == d->sj[i].nplaced)
             continue;
-        if (!dj->xid_seen || mark >= dj->xid_kind) { /* the gravest, its latest */
+        if (!dj->xid_seen || kind >= dj->xid_kind) { /* the gravest, its latest */
             dj->xid_seen = 1;
-            dj->xid_kind = mark;
+            dj->xid_kind = kind;
             dj->xid = x->xid;
             dj->xid_gpu = x->gpu;
             dj->xid_t = now;

@@ -101,10 +101,11 @@ struct carma_mon_gpu {
 /* Callbacks into the daemon. */
 struct carma_mon_hooks {
     void *ctx;
-    /* A process on GPU gi using mem_bytes (UINT64_MAX unknown, also when the backend     * said
-     * more than the GPU has): returns 1 when it belongs to a carma job on this GPU (the daemon
-     * records the job's memory), 2 when it is the GPU's MPS server (neither a job's nor foreign:
-     * its memory is in the GPU's use, it makes no job share the GPU), 0 when foreign. */
+    /* A process on GPU gi using mem_bytes (UINT64_MAX unknown, also when the backend
+     * said more than the GPU has): returns 1 when it belongs to a carma job on this GPU
+     * (the daemon records the job's memory), 2 when it is the MPS server of carma's jobs
+     * there (neither a job's nor foreign: its memory is in the GPU's use, it makes no job
+     * share the GPU), 0 when foreign. */
     int (*proc)(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes);
     /* A line for the log (syslog priority). */
     void (*log)(void *ctx, int prio, const char *msg);

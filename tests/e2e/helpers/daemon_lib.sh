@@ -17,7 +17,8 @@ printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2
 ON_EXIT=  # more to undo at exit, set by a test (its tmux servers)
 cleanup() {
     [ -n "$ON_EXIT" ] && eval "$ON_EXIT"
-    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null    # End what the jobs of this test left: each shepherd leads a session of its own, its
+    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+    # End what the jobs of this test left: each shepherd leads a session of its own, its
     # job's processes in it (a failed test would leave them running for ever).
     for f in "$T"/state/jobs/*/*/shepherd; do
         [ -f "$f" ] || continue
