@@ -38,6 +38,7 @@
 #include "core/sched.h"
 #include "daemon/asuser.h"
 #include "daemon/classify.h"
+#include "daemon/drained.h"
 #include "daemon/http.h"
 #include "daemon/metrics.h"
 #include "daemon/monitor.h"
@@ -179,6 +180,8 @@ struct carmad {
     int epfd, lfd, sfd, tfd;
     int lockfd; /* STATE/carmad.lock, flock()ed while this carmad runs */
     int statefd, jobsfd; /* STATE and STATE/jobs, checked at start (open_state) */
+    struct carmad_drained *drained; /* STATE/drained: GPUs an Xid drained, kept over restarts */
+    size_t ndrained;
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
     char shepherd_exe[PATH_MAX]; /* the carma-shepherd program, as found at start */
@@ -1041,6 +1044,77 @@ static void store_settle(struct carmad *d, int ok)
 
 /* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
  * reads it), and a GPU that needs a reset drained. */
+/* ---- STATE/drained (daemon/drained.h) ---- */
+
+static void drained_bad(void *ctx, size_t line, const char *why)
+{
+    dlog(ctx, LOG_WARNING, "%s/drained:%zu: %s: ignored", ((struct carmad *)ctx)->state_dir, line,
+         why);
+}
+
+/* At start: the GPUs an Xid drained before stay drained (until their lines are removed). */
+static void drained_load(struct carmad *d)
+{
+    d->drained = calloc(CARMAD_DRAINED_MAX, sizeof *d->drained);
+    if (!d->drained)
+        return;
+    int fd = openat(d->statefd, "drained", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            dlog(d, LOG_WARNING, "%s/drained: %s: no GPU kept drained from before", d->state_dir,
+                 strerror(errno));
+        return;
+    }
+    static char text[CARMAD_DRAINED_FILE_MAX];
+    struct stat st;
+    ssize_t len = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof text) : -1;
+    close(fd);
+    if (len < 0) {
+        dlog(d, LOG_WARNING, "%s/drained: not a readable file: no GPU kept drained from before",
+             d->state_dir);
+        return;
+    }
+    carmad_drained_parse(text, (size_t)len, d->drained, CARMAD_DRAINED_MAX, &d->ndrained,
+                         drained_bad, d);
+    for (size_t k = 0; k < d->ndrained; k++)
+        for (size_t g = 0; g < d->ngpus; g++)
+            if (!strcmp(d->gs[g].info.uuid, d->drained[k].uuid)) {
+                char why[sizeof d->mon.g[g].drain_reason];
+                snprintf(why, sizeof why, "%.80s before carmad restarted", d->drained[k].reason);
+                carma_mon_drain(&d->mon, g, why);
+            }
+}
+
+/* Keeps GPU gi drained over restarts: its line added to STATE/drained (a new file renamed
+ * over the old, synced). Failures are logged: the drain holds until then. */
+static void drained_add(struct carmad *d, size_t gi, const char *reason)
+{
+    if (!d->drained)
+        return;
+    size_t k = 0;
+    while (k < d->ndrained && strcmp(d->drained[k].uuid, d->gs[gi].info.uuid))
+        k++;
+    if (k == d->ndrained) {
+        if (d->ndrained == CARMAD_DRAINED_MAX)
+            return;
+        struct carmad_drained *e = &d->drained[d->ndrained++];
+        snprintf(e->uuid, sizeof e->uuid, "%s", d->gs[gi].info.uuid);
+        snprintf(e->reason, sizeof e->reason, "%s", reason);
+    }
+    static char text[CARMAD_DRAINED_MAX * 240];
+    size_t len = carmad_drained_format(d->drained, d->ndrained, text, sizeof text);
+    int fd = openat(d->statefd, "drained.tmp",
+                    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+    if (fd >= 0)
+        ok &= close(fd) == 0;
+    ok = ok && renameat(d->statefd, "drained.tmp", d->statefd, "drained") == 0 &&
+         fsync(d->statefd) == 0;
+    if (!ok)
+        dlog(d, LOG_ERR, "%s/drained: %s: GPU %zu stays drained until carmad restarts only",
+             d->state_dir, strerror(errno), gi);
+}
+
 static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
 {
     if (x->gpu >= d->ngpus)
@@ -1108,8 +1182,10 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     if (kind == CARMA_XID_RESET) {
         char why[96];
         snprintf(why, sizeof why, "reported Xid %llu (%s)", (unsigned long long)x->xid, what);
-        if (carma_mon_drain(&d->mon, x->gpu, why))
+        if (carma_mon_drain(&d->mon, x->gpu, why)) {
             d->dirty = 1;
+            drained_add(d, x->gpu, why);
+        }
     }
     d->publish = 1;
 }
@@ -3983,6 +4059,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
                              d->cfg.record_interval_s, err)))
         goto fail;
     d->have_mon = 1;
+    drained_load(d);
     if (d->cfg.record_interval_s > 0) {
         int tx = carma_store_begin(d->store, err);
         for (size_t g = 0; !tx && g < d->ngpus; g++)
@@ -4155,6 +4232,7 @@ void carmad_close(struct carmad *d)
         carma_sched_free(&d->sched);
     if (d->have_mon)
         carma_mon_free(&d->mon);
+    free(d->drained);
     if (d->have_gb)
         d->gb.ops->close(&d->gb);
     carma_store_close(d->store);

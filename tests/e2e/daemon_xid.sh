@@ -97,6 +97,10 @@ grep -q "Xid 13 (graphics engine exception) [0-9]* times; jobs on it: none" "$T/
 step "a contained fault fails the job it hits at once, not one that fails later"
 stop_daemon TERM || fail "stop"
 CARMA_TEST_XID_FAULT_WINDOW=1 start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive
+# the GPU that needs a reset stays drained over the restart (STATE/drained)
+"$CARMA" gpus | grep -q "DRAINED: reported Xid 48 (double-bit ECC error) before carmad restarted" ||
+    fail "GPU $ga back in service after a restart: $("$CARMA" gpus)"
+grep -q "	reported Xid 48 (double-bit ECC error)$" "$T/state/drained" || fail "STATE/drained: $(cat "$T/state/drained")"
 e=$(flaky "$T/go.e")
 wait_until 10 is_state "$e" running || fail "job e: $(state_of "$e")"
 echo "xid $(gpu_of "$e") 94" >>"$T/nvml.state"
@@ -106,9 +110,13 @@ touch "$T/go.e"
 wait_until 20 is_state "$e" failed || fail "job e, failing 2 s after a contained fault: $(state_of "$e")"
 [ "$(attempts_of "$e")" = 1 ] || fail "job e retried"
 
-step "attempts run out: the job failed"
+step "attempts run out: the job failed; a GPU whose line left STATE/drained is back"
 stop_daemon TERM || fail "stop"
+printf 'no tab here\n' >"$T/state/drained" # the GPU was reset: its line removed
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive --max-attempts 1
+"$CARMA" gpus | grep -q DRAINED && fail "a GPU still drained: $("$CARMA" gpus)"
+grep -q "state/drained:1: no tab between a GPU's UUID and the reason: ignored" "$T/carmad.log" ||
+    fail "a malformed line of STATE/drained not said"
 d=$(flaky "$T/go.d")
 wait_until 10 is_state "$d" running || fail "job d: $(state_of "$d")"
 echo "xid $(gpu_of "$d") 94" >>"$T/nvml.state"
