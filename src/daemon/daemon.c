@@ -612,14 +612,8 @@ static pid_t proc_session(pid_t pid)
  * in its MPS list. */
 static int proc_is_mps_server(pid_t pid)
 {
-    char path[64], comm[32] = "", exe[4096];
-    snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, comm, sizeof comm - 1);
-    close(fd);
-    if (n <= 0 || strncmp(comm, "nvidia-cuda-mps", 15) != 0)
+    char path[64], comm[32], exe[4096];
+    if (carma_proc_read(pid, "comm", comm, sizeof comm) || strncmp(comm, "nvidia-cuda-mps", 15))
         return 0;
     snprintf(path, sizeof path, "/proc/%ld/exe", (long)pid);
     ssize_t l = readlink(path, exe, sizeof exe - 1);
@@ -641,15 +635,12 @@ static int mps_server_of_jobs(struct carmad *d, unsigned gi, pid_t pid)
 {
     if (gi >= d->ngpus || d->gpus[gi].sharing != CARMA_SHARING_MPS || !d->gpus[gi].njobs)
         return 0;
-    char path[64];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/%ld", (long)pid);
-    if (stat(path, &st) != 0)
+    long long uid = carma_proc_ruid(pid);
+    if (uid < 0)
         return 0;
     int theirs = 0;
     for (uint32_t i = 0; i < d->cap && !theirs; i++) {
-        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING ||
-            d->dj[i].rec.uid != (uint32_t)st.st_uid)
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING || d->dj[i].rec.uid != uid)
             continue;
         for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
             theirs |= d->sj[i].gpu[k] == gi;
@@ -1102,17 +1093,11 @@ static void drained_add(struct carmad *d, size_t gi, const char *reason)
         snprintf(e->reason, sizeof e->reason, "%s", reason);
     }
     static char text[CARMAD_DRAINED_MAX * 240];
-    size_t len = carmad_drained_format(d->drained, d->ndrained, text, sizeof text);
-    int fd = openat(d->statefd, "drained.tmp",
-                    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-    if (fd >= 0)
-        ok &= close(fd) == 0;
-    ok = ok && renameat(d->statefd, "drained.tmp", d->statefd, "drained") == 0 &&
-         fsync(d->statefd) == 0;
-    if (!ok)
+    carmad_drained_format(d->drained, d->ndrained, text, sizeof text);
+    int rc = carma_file_write_atomic(d->state_dir, "drained", text, 1);
+    if (rc)
         dlog(d, LOG_ERR, "%s/drained: %s: GPU %zu stays drained until carmad restarts only",
-             d->state_dir, strerror(errno), gi);
+             d->state_dir, strerror(-rc), gi);
 }
 
 static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)

@@ -43,8 +43,7 @@ static int proc_open(pid_t pid, const char *name)
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* /proc/PID/NAME's first cap - 1 bytes into buf, NUL-terminated: 0, or -1. */
-static int proc_read(pid_t pid, const char *name, char *buf, size_t cap)
+int carma_proc_read(pid_t pid, const char *name, char *buf, size_t cap)
 {
     int fd = proc_open(pid, name);
     if (fd < 0)
@@ -60,7 +59,7 @@ static int proc_read(pid_t pid, const char *name, char *buf, size_t cap)
 static int proc_stat_state(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime, char *state_out)
 {
     char buf[1024];
-    if (proc_read(pid, "stat", buf, sizeof buf))
+    if (carma_proc_read(pid, "stat", buf, sizeof buf))
         return -1;
     char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
     int st_pp, st_pg, st_sid;
@@ -91,11 +90,10 @@ uint64_t carma_proc_starttime(pid_t pid)
     return carma_proc_stat(pid, NULL, NULL, &t) == 0 ? t : 0;
 }
 
-/* The real uid of a process, from /proc/PID/status; -1 when it cannot be read. */
-static long long proc_ruid(pid_t pid)
+long long carma_proc_ruid(pid_t pid)
 {
     char buf[4096];
-    if (proc_read(pid, "status", buf, sizeof buf))
+    if (carma_proc_read(pid, "status", buf, sizeof buf))
         return -1;
     const char *u = strstr(buf, "\nUid:");
     unsigned long long v;
@@ -168,7 +166,7 @@ int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_
             pid_t p = (pid_t)atoi(e->d_name), s;
             char state;
             if (p == sid || proc_stat_state(p, NULL, &s, NULL, &state) || s != sid ||
-                state == 'Z' || proc_ruid(p) != (long long)uid ||
+                state == 'Z' || carma_proc_ruid(p) != (long long)uid ||
                 !proc_env_has(p, mark_id, mark_att) || kill(p, SIGKILL) != 0)
                 continue;
             int k = 0;
@@ -256,9 +254,7 @@ int carma_proc_kill_tree(pid_t self, int sig, void (*scanned)(void *), void *ctx
     return count;
 }
 
-/* Writes `text` to dir/name atomically: a temporary file, rename; when durable,
- * fsync of the file before the rename and of the folder after. */
-static int write_atomic(const char *dir, const char *name, const char *text, int durable)
+int carma_file_write_atomic(const char *dir, const char *name, const char *text, int durable)
 {
     char tmp[PATH_MAX], dst[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
@@ -518,7 +514,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
              (unsigned long long)carma_proc_starttime(getpid()));
     /* Not fsync'd: it matters only while the machine is up (a reboot ends
      * every job anyway), and it is on the launch path. */
-    int wr = write_atomic(sp->dir, "shepherd", line, 0);
+    int wr = carma_file_write_atomic(sp->dir, "shepherd", line, 0);
     if (wr < 0) {
         char tmp[PATH_MAX];
         snprintf(tmp, sizeof tmp, "%s/.status.tmp", sp->dir);
