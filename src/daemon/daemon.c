@@ -49,6 +49,7 @@
 #include "proto/proto.h"
 #include "sim/gpukind.h"
 #include "util/clock.h"
+#include "util/proc.h"
 #include "util/rlimits.h"
 #include "util/tree.h"
 
@@ -635,7 +636,7 @@ static int mps_server_of_jobs(struct carmad *d, unsigned gi, pid_t pid)
 {
     if (gi >= d->ngpus || d->gpus[gi].sharing != CARMA_SHARING_MPS || !d->gpus[gi].njobs)
         return 0;
-    long long uid = carma_proc_ruid(pid);
+    long long uid = carma_proc_uid(pid, 0);
     if (uid < 0)
         return 0;
     int theirs = 0;

@@ -2,6 +2,7 @@
 #include "util/clock.h"
 #include "util/csv.h"
 #include "util/fd.h"
+#include "util/proc.h"
 #include "util/rlimits.h"
 
 #include <dirent.h>
@@ -33,27 +34,6 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime)
 {
     char state;
     return proc_stat_state(pid, ppid, sid, starttime, &state);
-}
-
-/* /proc/PID/NAME opened to read, or -1. */
-static int proc_open(pid_t pid, const char *name)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-    return open(path, O_RDONLY | O_CLOEXEC);
-}
-
-int carma_proc_read(pid_t pid, const char *name, char *buf, size_t cap)
-{
-    int fd = proc_open(pid, name);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, cap - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    return 0;
 }
 
 static int proc_stat_state(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime, char *state_out)
@@ -90,22 +70,12 @@ uint64_t carma_proc_starttime(pid_t pid)
     return carma_proc_stat(pid, NULL, NULL, &t) == 0 ? t : 0;
 }
 
-long long carma_proc_ruid(pid_t pid)
-{
-    char buf[4096];
-    if (carma_proc_read(pid, "status", buf, sizeof buf))
-        return -1;
-    const char *u = strstr(buf, "\nUid:");
-    unsigned long long v;
-    return u && sscanf(u + 5, "%llu", &v) == 1 ? (long long)v : -1;
-}
-
 /* Whether process pid's environment holds both NUL-terminated entries a and b. Read
  * whole (the job's is under the protocol's 1 MiB; a larger one is not the job's). */
 static int proc_env_has(pid_t pid, const char *a, const char *b)
 {
     enum { ENV_MAX = 4u << 20 };
-    int fd = proc_open(pid, "environ");
+    int fd = carma_proc_open(pid, "environ");
     if (fd < 0)
         return 0;
     size_t cap = 65536, len = 0;
@@ -166,7 +136,7 @@ int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_
             pid_t p = (pid_t)atoi(e->d_name), s;
             char state;
             if (p == sid || proc_stat_state(p, NULL, &s, NULL, &state) || s != sid ||
-                state == 'Z' || carma_proc_ruid(p) != (long long)uid ||
+                state == 'Z' || carma_proc_uid(p, 0) != (long long)uid ||
                 !proc_env_has(p, mark_id, mark_att) || kill(p, SIGKILL) != 0)
                 continue;
             int k = 0;

@@ -91,12 +91,6 @@ int carma_shepherd_main(int argc, char **argv);
  * the process does not exist. Identifies a pid across pid reuse. */
 uint64_t carma_proc_starttime(pid_t pid);
 
-/* /proc/PID/NAME's first cap - 1 bytes into buf, NUL-terminated: 0, or -1. */
-int carma_proc_read(pid_t pid, const char *name, char *buf, size_t cap);
-
-/* The real uid of a process, from /proc/PID/status; -1 when it cannot be read. */
-long long carma_proc_ruid(pid_t pid);
-
 /* Writes `text` to dir/name atomically: dir/.name.tmp (0600, not following a link), then a
  * rename; when durable, fsync of the file before the rename and of the folder after.
  * 0 or a negative errno. */

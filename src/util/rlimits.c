@@ -1,5 +1,6 @@
 #include "util/rlimits.h"
 #include "util/csv.h"
+#include "util/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,24 +77,6 @@ int carma_rlimits_parse(const char *s, struct rlimit *rl, struct carma_err *err)
     return 0;
 }
 
-/* The effective uid of process pid (/proc/PID/status, the second Uid field), or -1. */
-static long long proc_euid(pid_t pid)
-{
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    const char *u = strstr(buf, "\nUid:");
-    unsigned long long real, eff;
-    return u && sscanf(u + 5, "%llu %llu", &real, &eff) == 2 ? (long long)eff : -1;
-}
-
 /* One value of /proc/PID/limits: "unlimited" or a decimal. */
 static int limits_value(const char *t, rlim_t *out)
 {
@@ -137,7 +120,7 @@ int carma_rlimits_of_pid(pid_t pid, uid_t uid, struct rlimit *rl, struct carma_e
         line = next;
     }
     /* read while pid was the peer's, or a process of the same user since */
-    if (proc_euid(pid) != (long long)uid)
+    if (carma_proc_uid(pid, 1) != (long long)uid)
         return carma_err_set(err, -ESRCH, "the submitting process (pid %d) ended", (int)pid);
     return 0;
 }
