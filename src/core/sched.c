@@ -323,19 +323,34 @@ static void release(struct carma_sched *s, struct carma_job *j)
     j->held_mib = 0;
 }
 
+uint64_t carma_sched_mps_cap_mib(const struct carma_sched *s, const struct carma_job *j)
+{
+    return s->p.mps_cap && j->held_mib && !j->exclusive ? j->held_mib + s->p.margin_mib : 0;
+}
+
+/* Whether running job j is capped below the memory of one of its GPUs (MPS). */
+static int mps_capped(const struct carma_sched *s, const struct carma_job *j)
+{
+    uint64_t cap = carma_sched_mps_cap_mib(s, j);
+    for (uint16_t k = 0; cap && k < j->nplaced; k++) {
+        const struct carma_gpu *g = &s->gpus[j->gpu[k]];
+        if (g->sharing == CARMA_SHARING_MPS && cap < g->mem_total_mib)
+            return 1;
+    }
+    return 0;
+}
+
 /* The smallest memory among job j's GPUs when it is alone on all of them (no other
- * carma job, no foreign process) and could use all of it, else 0. Under MPS carmad caps
- * a client at its hold plus the margin (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT): a crash
- * under a cap below the GPU's memory says nothing about the GPU. */
+ * carma job, no foreign process) and could use all of it, else 0: a crash under an MPS
+ * cap below the GPU's memory says nothing about the GPU. */
 static uint64_t alone_min_total(const struct carma_sched *s, const struct carma_job *j)
 {
     uint64_t m = UINT64_MAX;
+    if (mps_capped(s, j))
+        return 0;
     for (uint16_t k = 0; k < j->nplaced; k++) {
         const struct carma_gpu *g = &s->gpus[j->gpu[k]];
         if (g->njobs != 1 || g->nforeign)
-            return 0;
-        if (g->sharing == CARMA_SHARING_MPS && j->held_mib &&
-            j->held_mib + s->p.margin_mib < g->mem_total_mib)
             return 0;
         if (g->mem_total_mib < m)
             m = g->mem_total_mib;
@@ -349,6 +364,7 @@ int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome ou
     struct carma_job *j = &s->jobs[ji];
     assert(j->state == CARMA_JOB_RUNNING);
     uint64_t alone_mib = outcome == CARMA_OUTCOME_OOM ? alone_min_total(s, j) : 0;
+    int capped = outcome == CARMA_OUTCOME_OOM && mps_capped(s, j);
     release(s, j);
     uint64_t old_bound = j->bound_mib;
     if (peak_mib > j->peak_mib)
@@ -377,7 +393,9 @@ int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome ou
         /* It needed more than it reached: the peak is a lower bound of the need. Alone on
          * its GPUs it reached their whole memory (the sampled peak misses the allocation
          * that failed): it needs a larger GPU, or, where none is, a GPU of its own. When
-         * that teaches nothing new, only a GPU of its own is safe. */
+         * that teaches nothing new, only a GPU of its own is safe. Under its MPS cap it
+         * could not pass the cap, whatever it needs (the sampled peak stops below it): a
+         * GPU of its own, uncapped, shows what it needs. */
         uint64_t need = j->peak_mib;
         if (alone_mib) {
             if (alone_mib > j->peak_mib)
@@ -386,7 +404,7 @@ int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome ou
         }
         if (need > old_bound)
             j->bound_mib = need;
-        else
+        if (need <= old_bound || capped)
             j->exclusive = 1;
         if (j->mem_mib && j->bound_mib > j->mem_mib)
             j->mem_mib = j->bound_mib;

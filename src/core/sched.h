@@ -38,6 +38,9 @@ struct carma_sched_params {
                                   the same shape, no shortcut through the GPUs that can
                                   give it its whole weight (the same choices, slower: the
                                   tests' reference); 0 by default */
+    int mps_cap;               /* 1: a job's clients on an MPS GPU are capped at its hold plus
+                                  margin_mib (carmad sets CUDA_MPS_PINNED_DEVICE_MEM_LIMIT);
+                                  0 by default: the simulator's GPUs run out as a whole */
 };
 
 void carma_sched_params_default(struct carma_sched_params *p);
@@ -202,6 +205,11 @@ double carma_sched_next_timer(const struct carma_sched *s, double now);
  * Returns 1 when the job was re-queued, 0 when it reached a final state. */
 int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome outcome,
                        uint64_t peak_mib, double now);
+
+/* The memory job j's clients are capped at on its MPS GPUs (p.mps_cap), 0 for none: its
+ * hold plus the margin, none without a hold, and none once an OOM gave it GPUs of its own
+ * (exclusive): the same cap would crash it again. */
+uint64_t carma_sched_mps_cap_mib(const struct carma_sched *s, const struct carma_job *j);
 
 /* Tells the scheduler that the caller changed GPU gi's monitor fields (memory in use,
  * foreign processes, drained). auto re-examines waiting jobs only against GPUs that

@@ -28,6 +28,7 @@ void carmad_config_default(struct carmad_config *c)
     c->conn_stall_s = 30;
     snprintf(c->socket_group, sizeof c->socket_group, "carma");
     carma_sched_params_default(&c->sched);
+    c->sched.mps_cap = 1; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT on every MPS client */
     c->sharing_default = CARMA_SHARING_TIMESLICE;
     c->record_interval_s = 10;
     c->retention_days = 7;

@@ -1526,7 +1526,7 @@ static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***en
         snprintf(uuids + l, sizeof uuids - l, "%s%s", g ? "," : "", d->gs[j->gpu[g]].info.uuid);
         mps |= d->gpus[j->gpu[g]].sharing == CARMA_SHARING_MPS;
         l = strlen(mpslim);
-        uint64_t lim = j->held_mib ? j->held_mib + d->cfg.sched.margin_mib : 0;
+        uint64_t lim = carma_sched_mps_cap_mib(&d->sched, j);
         if (lim)
             snprintf(mpslim + l, sizeof mpslim - l, "%s%u=%lluM", g ? "," : "", g,
                      (unsigned long long)lim);

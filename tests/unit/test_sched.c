@@ -282,15 +282,53 @@ static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **stat
     assert_int_equal(f.jobs[0].gpu[0], 1);
     assert_int_equal(f.jobs[1].gpu[0], 0);
     carma_sched_free(&f.s);
-    /* Under MPS a client is capped at its hold plus the margin: a crash alone under that
-     * cap is the cap's, and the bound only rises to the peak. */
+    /* carmad caps an MPS client at its hold plus the margin: a crash alone under that cap
+     * is the cap's, not the GPU's. The bound rises to the peak, and the rerun gets a GPU
+     * of its own without a cap, since the same cap would crash it again (an H200 showed
+     * it: a 4 GiB allocation under a 2 GiB --mem, three OOMs at the same cap). */
+    fx_init(&f, "auto", 2);
+    carma_sched_free(&f.s);
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
+    p.mps_cap = 1;
+    assert_int_equal(carma_sched_init(&f.s, f.jobs, f.gpus, 2, carma_policy_find("auto"), &p), 0);
+    f.jobs[0].bound_mib = 10000;
+    f.jobs[0].smact = 0.3f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 10000 + p.margin_mib);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 10400, 50), 1);
+    assert_int_equal(f.jobs[0].bound_mib, 10400);
+    assert_int_equal(f.jobs[0].peak_mib, 10400);
+    assert_int_equal(f.jobs[0].exclusive, 1);
+    assert_int_equal(fx_step(&f, 51), 1);
+    assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 0);
+    /* Uncapped and alone, it needed more than the GPU: that is the GPU's. */
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 12000, 90), 1);
+    assert_int_equal(f.jobs[0].bound_mib, 40961);
+    carma_sched_free(&f.s);
+    /* A sampled peak below the bound under the cap: still a GPU of its own, uncapped. */
+    fx_init(&f, "auto", 1);
+    carma_sched_free(&f.s);
+    assert_int_equal(carma_sched_init(&f.s, f.jobs, f.gpus, 1, carma_policy_find("auto"), &p), 0);
+    f.jobs[0].bound_mib = 2048;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 516, 50), 1);
+    assert_int_equal(f.jobs[0].bound_mib, 2048);
+    assert_int_equal(f.jobs[0].exclusive, 1);
+    assert_int_equal(fx_step(&f, 51), 1);
+    assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 0);
+    carma_sched_free(&f.s);
+    /* The simulator's MPS GPUs cap no one (mps_cap 0): alone, a crash is the GPU's. */
     fx_init(&f, "auto", 1);
     f.jobs[0].bound_mib = 10000;
     carma_sched_submit(&f.s, 0, 0);
     assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 0);
     assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 10400, 50), 1);
-    assert_int_equal(f.jobs[0].bound_mib, 10400);
-    assert_int_equal(f.jobs[0].peak_mib, 10400);
+    assert_int_equal(f.jobs[0].bound_mib, 40961);
+    assert_int_equal(f.jobs[0].exclusive, 0);
     carma_sched_free(&f.s);
 }
 
