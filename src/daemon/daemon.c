@@ -606,47 +606,58 @@ static pid_t proc_session(pid_t pid)
     return carma_proc_stat(pid, NULL, &sid, NULL) == 0 ? sid : -1;
 }
 
-/* Whether pid is an MPS server: named nvidia-cuda-mps-server (its comm, cut to 15
- * characters, and its executable's name) and run from a file root owns that nobody else
- * may write, so that a user's process cannot pass for one by its name. Under MPS the
- * server holds each GPU that has clients, in NVML's compute list, while the clients are
- * in its MPS list. */
-static int proc_is_mps_server(pid_t pid)
+/* Whether pid runs `name` (its comm, cut to 15 characters, and its executable's file
+ * name) from a file root owns that nobody else may write, so that a user's process cannot
+ * pass for it by its name. */
+static int proc_runs_system_binary(pid_t pid, const char *name)
 {
     char path[64], comm[32], exe[4096];
-    if (carma_proc_read(pid, "comm", comm, sizeof comm) || strncmp(comm, "nvidia-cuda-mps", 15))
+    if (carma_proc_read(pid, "comm", comm, sizeof comm) || strncmp(comm, name, 15))
         return 0;
     snprintf(path, sizeof path, "/proc/%ld/exe", (long)pid);
     ssize_t l = readlink(path, exe, sizeof exe - 1);
     if (l <= 0)
-        return 0; /* another user's, to a carmad that is not root: foreign */
+        return 0; /* another user's, to a carmad that is not root: not known */
     exe[l] = '\0';
     const char *base = strrchr(exe, '/');
     struct stat st;
-    return base && !strcmp(base + 1, "nvidia-cuda-mps-server") && stat(path, &st) == 0 &&
-           S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022);
+    return base && !strcmp(base + 1, name) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+           st.st_uid == 0 && !(st.st_mode & 022);
 }
 
-/* Whether pid, on GPU gi, is the MPS server of carma's jobs there: an MPS server (above)
- * on a GPU carma shares by MPS, run by the user of a carma job on that GPU (MPS runs one
- * server per user, for that user's clients). Anything else is foreign, so that a user's
- * own work in the server's clothes (the real binary with LD_PRELOAD) keeps its GPU from
- * looking idle unless that user has a job there. */
-static int mps_server_of_jobs(struct carmad *d, unsigned gi, pid_t pid)
+/* Whether pid, on GPU gi, is an MPS server carma takes for neither a job's process nor a
+ * foreign one, on a GPU carma shares by MPS. Under MPS the server holds the GPU (NVML's
+ * compute list) while its clients, which NVML lists too, do the work; it stays after
+ * them, idle, until another user's client needs the GPU. It is the MPS server binary
+ * (above) and either
+ * - a child of root's MPS control daemon (nvidia-cuda-mps-control, likewise): started by
+ *   root, not by its user, and a process that changed uid cannot be traced by that user,
+ *   so its work is its clients'; or
+ * - run by the user of a carma job on that GPU (MPS runs one server per user).
+ * Anything else is foreign, so that a user's own work in the server's clothes (the real
+ * binary with LD_PRELOAD) keeps its GPU from looking idle unless that user has a job
+ * there. */
+static int mps_server_here(struct carmad *d, unsigned gi, pid_t pid)
 {
-    if (gi >= d->ngpus || d->gpus[gi].sharing != CARMA_SHARING_MPS || !d->gpus[gi].njobs)
+    if (gi >= d->ngpus || d->gpus[gi].sharing != CARMA_SHARING_MPS ||
+        !proc_runs_system_binary(pid, "nvidia-cuda-mps-server"))
         return 0;
+    pid_t pp;
+    if (carma_proc_stat(pid, &pp, NULL, NULL) == 0 && pp > 1 &&
+        proc_runs_system_binary(pp, "nvidia-cuda-mps-control") && carma_proc_uid(pp, 0) == 0 &&
+        carma_proc_uid(pp, 1) == 0)
+        return 1;
     long long uid = carma_proc_uid(pid, 0);
-    if (uid < 0)
+    if (uid < 0 || !d->gpus[gi].njobs)
         return 0;
-    int theirs = 0;
-    for (uint32_t i = 0; i < d->cap && !theirs; i++) {
+    for (uint32_t i = 0; i < d->cap; i++) {
         if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING || d->dj[i].rec.uid != uid)
             continue;
         for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
-            theirs |= d->sj[i].gpu[k] == gi;
+            if (d->sj[i].gpu[k] == gi)
+                return 1;
     }
-    return theirs && proc_is_mps_server(pid);
+    return 0;
 }
 
 /* ---- the monitor (src/daemon/monitor.c) and what the daemon does with it ---- */
@@ -674,7 +685,7 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         si = sid > 0 ? slot_of_session(d, sid) : -1;
     }
     if (si < 0)
-        return mps_server_of_jobs(d, gi, pid) ? 2 : 0;
+        return mps_server_here(d, gi, pid) ? 2 : 0;
     carma_sched_job_seen(&d->sched, (uint32_t)si, gi, d->tick_s);
     struct djob *dj = &d->dj[si];
     uint64_t tick = d->mon.ticks + 1; /* the tick in progress */

@@ -145,7 +145,7 @@ sys.exit(1 if any(u.endswith('$so') for u in json.load(sys.stdin).get('gpu_uuids
 "$CARMA" cancel "$sa" "$sb" >/dev/null
 stop_daemon TERM || fail "stop"
 
-step "the MPS server of carma's jobs is neither a job's process nor foreign; look-alikes are"
+step "MPS servers of carma's jobs or of root's control daemon are neither jobs' processes nor foreign; look-alikes are"
 if [ "$ROOT" = 1 ]; then
     cp "$EX" "$T/nvml.state"
     rm -rf "$T/state"
@@ -160,22 +160,35 @@ if [ "$ROOT" = 1 ]; then
     idle=$!
     "$T/ubin/nvidia-cuda-mps-server" 300 &
     fake=$!
-    ON_EXIT="kill $mps $idle $fake 2>/dev/null"
+    # servers started by an MPS control daemon: root's, and one from a file anyone may write
+    cp "$(command -v sh)" "$T/bin/nvidia-cuda-mps-control"
+    cp "$(command -v sh)" "$T/ubin/nvidia-cuda-mps-control"
+    chmod 0777 "$T/ubin/nvidia-cuda-mps-control"
+    "$T/bin/nvidia-cuda-mps-control" -c "\"$T/bin/nvidia-cuda-mps-server\" 300 & wait" &
+    ctl=$!
+    "$T/ubin/nvidia-cuda-mps-control" -c "\"$T/bin/nvidia-cuda-mps-server\" 300 & wait" &
+    uctl=$!
+    wait_until 10 pgrep -P "$ctl" || fail "no server under the control daemon"
+    wait_until 10 pgrep -P "$uctl" || fail "no server under the other control daemon"
+    ctld=$(pgrep -P "$ctl")
+    uctld=$(pgrep -P "$uctl")
+    ON_EXIT="kill $mps $idle $fake $ctld $uctld 2>/dev/null"
     start_daemon --gpus nvml --nvml-lib "$LIB"
     mj=$(submit --mem 1G -- sleep 300)
     wait_until 10 is_state "$mj" running || fail "the MPS job: $(state_of "$mj")"
     mg=$("$CARMA" show --json "$mj" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
     og=$((1 - mg))
     # the server of root's job beside it; on the other GPU, with no job of root there, a
-    # real server and a look-alike run from a file anyone may write
-    printf 'proc %s pid=%s mem=300MiB\nproc %s pid=%s mem=300MiB\nproc %s pid=%s mem=300MiB\n' \
-        "$mg" "$mps" "$og" "$idle" "$og" "$fake" >>"$T/nvml.state"
+    # real server, a look-alike run from a file anyone may write, the idle server of root's
+    # control daemon (not foreign) and one of a control daemon anyone may write
+    printf 'proc %s pid=%s mem=300MiB\n' "$mg" "$mps" "$og" "$idle" "$og" "$fake" "$og" "$ctld" \
+        "$og" "$uctld" >>"$T/nvml.state"
     wait_until 10 sh -c "\"$CARMA\" gpus --json | python3 -c \"import json,sys; g = json.load(sys.stdin)['gpus']; \
-sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] == 2 else 1)\"" ||
+sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] == 3 else 1)\"" ||
         fail "MPS servers: $("$CARMA" gpus --json | grep foreign)"
     "$CARMA" cancel "$mj" >/dev/null
     stop_daemon TERM || fail "stop"
-    kill "$mps" "$idle" "$fake" 2>/dev/null
+    kill "$mps" "$idle" "$fake" "$ctld" "$uctld" 2>/dev/null
     sed -i '/^\[sharing\]/d; /^default = mps/d' "$T/carmad.ini"
 else
     echo "   (skipped: root is needed for a root-owned server binary)"
