@@ -121,6 +121,8 @@ struct djob {
                              it holds where its hold is counted (gpus_over) */
     unsigned mem_gi;
     uint32_t alone_ticks; /* ticks in a row alone on all its GPUs after its ramp */
+    double gpu_seen_s;    /* when a process of this attempt was first listed on one of its
+                             GPUs, < 0 not yet: its ramp (grace) runs from then */
     float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
     /* the gravest critical Xid its GPUs reported during this attempt (take_xids) */
     int xid_seen;
@@ -347,6 +349,7 @@ static int slot_alloc(struct carmad *d, uint32_t *out)
     d->dj[i].used = 1;
     d->dj[i].pidfd = -1;
     d->dj[i].solo_smact = d->dj[i].solo_smocc = d->dj[i].solo_drama = -1;
+    d->dj[i].gpu_seen_s = -1;
     *out = i;
     return 0;
 }
@@ -712,6 +715,10 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         if (d->sj[si].gpu[k] == gi) {
             if (dj->mem_gpu_mib > dj->mem_own_mib)
                 dj->mem_own_mib = dj->mem_gpu_mib;
+            if (dj->gpu_seen_s < 0) {
+                dj->gpu_seen_s = d->tick_s;
+                dj->alone_ticks = 0; /* a window before this is of its start-up */
+            }
             return 1;
         }
     return 0; /* foreign there: its memory on that GPU is foreign memory, not over a hold */
@@ -803,7 +810,11 @@ static void after_tick(struct carmad *d, double now)
         struct carma_job *j = &d->sj[i];
         if (!dj->used || j->state != CARMA_JOB_RUNNING || j->nplaced == 0)
             continue;
-        int alone = now - j->start_s >= d->cfg.sched.grace_s;
+        /* Its profile is of its work, not of its start-up (imports, data, the model's
+         * construction, 10 s for a ResNet-50 on an H200): the grace runs from when its
+         * process is on the GPU, or from its start for one never seen there. */
+        int alone = now - (dj->gpu_seen_s >= 0 ? dj->gpu_seen_s : j->start_s) >=
+                    d->cfg.sched.grace_s;
         for (uint16_t k = 0; alone && k < j->nplaced; k++) {
             const struct carma_gpu *g = &d->gpus[j->gpu[k]];
             alone = g->njobs == 1 && g->nforeign == 0 && !g->drained;
@@ -1357,6 +1368,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->alone_ticks = 0;
     dj->mem_now_mib = 0;
     dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
+    dj->gpu_seen_s = -1;
     dj->xid_seen = 0;
     d->dirty = 1;
 }

@@ -87,4 +87,25 @@ sed -i "/^proc 0 /d; s/mem_used=[0-9]*MiB/mem_used=0MiB/" "$T/nvml.state"
 "$CARMA" wait --timeout 10 "$e" >/dev/null || fail "job $e once the GPU is free: $(state_of "$e")"
 # the requirement was the bound; what the user declared stays theirs
 "$CARMA" show "$e" | grep -q "memory 100 MiB" || fail "job $e's --mem shown: $("$CARMA" show "$e" | grep memory)"
+stop_daemon || fail "carmad did not stop cleanly"
+
+step "a solo profile is of the job's work, not of its start-up before it reaches the GPU"
+rm -rf "$T/state"
+printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 %s mem_used=0MiB\n' "$GPU" >"$T/nvml.state"
+sed -i 's/^window = 2$/window = 30/' "$T/carmad.ini" # a window of 6 s
+n0=$(wc -l <"$T/carmad.log") # job ids start again at 1: this carmad's lines only
+since() { tail -n +$((n0 + 1)) "$T/carmad.log"; }
+start_daemon --gpus nvml --nvml-lib "$LIB"
+w=$(submit --mem 1000 -- sleep 301)
+wait_until 10 test -s "$T/state/jobs/$w/1/shepherd" || fail "job $w did not start"
+sid=$(cut -d' ' -f1 "$T/state/jobs/$w/1/shepherd")
+wait_until 10 sh -c "pgrep -s $sid -x sleep" || fail "job $w's process"
+sleep 1 # its start-up: nothing on the GPU, which is idle
+sed -i 's/ util=0 / util=80 /; s/mem_used=0MiB/mem_used=900MiB/' "$T/nvml.state"
+echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=900MiB" >>"$T/nvml.state"
+wait_until 20 sh -c "tail -n +$((n0 + 1)) \"$T/carmad.log\" | grep -q 'job $w: solo SMACT'" ||
+    fail "job $w's profile"
+since | grep -q "job $w: solo SMACT 0.80 " ||
+    fail "job $w's profile took in its start-up: $(since | grep "job $w: solo")"
+"$CARMA" cancel "$w" >/dev/null
 echo "daemon_place: ok"
