@@ -21,6 +21,8 @@
 #           default = mps: the raw NVML process lists, the MPS server neither a job nor
 #           foreign, jobs' memory under MPS, a job over its MPS memory limit, then a
 #           whole-GPU job beside the idle server: mps.tar.gz
+#   mpsfault  two processes under MPS, one faulting: what its co-runner sees (its error,
+#           the Xid, the server afterwards): mpsfault.tar.gz
 # Phase time limits in seconds: PEAKS_S (240), CARMAD_S (90), COLOC_S (240), XID_S (60),
 # MPS_S (100); GPU_PEAKS_BUDGET_GIB for tools/gpu_peaks.py.
 set -u
@@ -208,6 +210,37 @@ if want mps; then
         stop_mps
     else
         echo "nvidia-cuda-mps-control -d failed: MPS phase skipped"
+    fi
+fi
+
+if want mpsfault; then
+    phase "MPS: one client's fault, as its co-runner sees it"
+    if nvidia-cuda-mps-control -d; then
+        MPS_DEFAULT=1
+        S=$W/mpsfault
+        mkdir -p "$S"
+        run timeout 40 "$BIN/gpu_probe" nvml --watch 25 >"$S/probe.txt" 2>&1 &
+        PP=$!
+        "$PY" tools/gpu_jobs.py spin 25 >"$S/spin.out" 2>"$S/spin.err" &
+        SP=$!
+        sleep 2
+        "$PY" tools/gpu_jobs.py fault 6 >"$S/fault.out" 2>"$S/fault.err" &
+        FP=$!
+        echo "spin pid $SP, fault pid $FP"
+        wait "$FP"
+        echo "fault: exit $?"
+        wait "$SP"
+        echo "spin: exit $?"
+        for f in spin.out spin.err fault.out fault.err; do echo "-- $f"; tail -n 12 "$S/$f"; done
+        wait "$PP"
+        grep -E "^(backend|xid)" "$S/probe.txt"
+        dmesg 2>/dev/null | grep -i -E "xid|mps" | tail -n 8
+        echo get_server_list | nvidia-cuda-mps-control
+        ps -o pid,ppid,uid,comm -C nvidia-cuda-mps-server,nvidia-cuda-mps-control
+        stop_mps
+        tar -czf "$OUT/mpsfault.tar.gz" -C "$W" mpsfault
+    else
+        echo "nvidia-cuda-mps-control -d failed: MPS fault phase skipped"
     fi
 fi
 

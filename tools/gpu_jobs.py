@@ -8,6 +8,8 @@
                                  address (CuPy kernel): the driver reports an MMU fault
                                  (an application's Xid, 31 on current drivers) and the
                                  process ends with cudaErrorIllegalAddress (exit 1)
+  gpu_jobs.py spin SECONDS       hold 1 GiB and run small kernels for SECONDS, exit 0; a
+                                 CUDA error (another MPS client's fault) is printed, exit 1
   gpu_jobs.py lists SECONDS      every 2 s for SECONDS: GPU 0's compute and MPS clients'
                                  process lists as NVML answers them (pid, MiB, command name)
 
@@ -37,6 +39,18 @@ def fault(secs):
     cp.cuda.runtime.deviceSynchronize()  # raises cudaErrorIllegalAddress
     print("no fault happened", flush=True)
     sys.exit(3)
+
+
+def spin(secs):
+    import torch
+    x = torch.ones(1 << 28, device="cuda")
+    end = time.time() + float(secs)
+    n = 0
+    while time.time() < end:
+        x.mul_(1.0000001)
+        torch.cuda.synchronize()
+        n += 1
+    print(f"spun {n} kernels", flush=True)
 
 
 def lists(secs):
@@ -70,6 +84,8 @@ if __name__ == "__main__":
         hold(a[1], a[2])
     elif len(a) == 2 and a[0] == "fault":
         fault(a[1])
+    elif len(a) == 2 and a[0] == "spin":
+        spin(a[1])
     elif len(a) == 2 and a[0] == "lists":
         lists(a[1])
     else:
