@@ -37,6 +37,8 @@ struct carma_gpu {
     float prof_busy;         /* sum of resident jobs' temporal busy fraction */
     uint32_t gpu_weight;     /* sum over resident jobs of the GPUs each holds */
     uint32_t nunprofiled;    /* resident jobs without a solo profile (smact < 0) */
+    uint32_t nuncapped;      /* resident exclusive jobs running without the MPS memory cap
+                                carmad gives the others (sched p.mps_cap): no job joins */
     uint8_t sharing;         /* enum carma_sharing */
     uint8_t drained;         /* lost or draining: no new jobs */
 };

@@ -200,6 +200,17 @@ int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
 }
 
 /* Memory a job holds on each of its GPUs while it runs. */
+/* Whether job j, running on GPU g, runs there without the MPS memory cap that every
+ * other client of g has (carma_sched_mps_cap_mib): an exclusive job, whose need is not
+ * known (it ran out under its cap, or its peak taught nothing). It was given a GPU of its
+ * own for that, and it keeps it: a co-runner placed beside its bound would be at the
+ * mercy of what it takes. */
+static int runs_uncapped(const struct carma_sched *s, const struct carma_job *j,
+                         const struct carma_gpu *g)
+{
+    return s->p.mps_cap && j->exclusive && g->sharing == CARMA_SHARING_MPS;
+}
+
 static uint64_t job_hold_mib(const struct carma_job *j)
 {
     uint64_t m = j->bound_mib;
@@ -231,6 +242,7 @@ static void hold(struct carma_sched *s, uint32_t ji, const uint16_t *gpu, uint16
         g->prof_busy += j->busy;
         g->gpu_weight += n;
         g->nunprofiled += j->smact < 0;
+        g->nuncapped += runs_uncapped(s, j, g);
         j->gpu[k] = gpu[k];
         carma_sched_gpu_changed(s, gpu[k]);
     }
@@ -304,6 +316,8 @@ static void release(struct carma_sched *s, struct carma_job *j)
         g->committed_mib -= j->held_mib;
         g->gpu_weight -= j->nplaced;
         g->nunprofiled -= j->smact < 0;
+        assert(g->nuncapped >= (uint32_t)runs_uncapped(s, j, g));
+        g->nuncapped -= runs_uncapped(s, j, g);
         /* CARMA's grace lasts 30 s "or until the job died": a job gone early opens the
          * GPU (a GPU in grace took no other job since, so none is left in its grace). */
         if (g->last_launch_job == (uint32_t)(j - s->jobs)) {
@@ -538,7 +552,7 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
         n = 0;
         for (size_t gi = 0; gi < s->ngpus; gi++) {
             const struct carma_gpu *g = &s->gpus[gi];
-            if (g->drained)
+            if (g->drained || g->nuncapped)
                 continue;
             if (g->last_launch_s >= 0 && now - g->last_launch_s < s->p.grace_s)
                 continue;
@@ -602,10 +616,10 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     unsigned vacant = !g->drained && g->njobs == 0;
     s->vacant += vacant;
     s->vacant -= (sl->flags & CARMA_SLOT_VACANT) != 0;
-    sl->flags =
-        (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) | (g->drained ? CARMA_SLOT_DRAINED : 0) |
-                  (idle ? CARMA_SLOT_IDLE : 0) | (g->nunprofiled ? CARMA_SLOT_UNPROFILED : 0) |
-                  (vacant ? CARMA_SLOT_VACANT : 0));
+    sl->flags = (uint8_t)((sl->flags & CARMA_SLOT_RESERVED) |
+                          (g->drained ? CARMA_SLOT_DRAINED : 0) | (idle ? CARMA_SLOT_IDLE : 0) |
+                          (g->nunprofiled || g->nuncapped ? CARMA_SLOT_UNPROFILED : 0) |
+                          (vacant ? CARMA_SLOT_VACANT : 0));
     size_t nw = (s->ngpus + 63) / 64;
     uint64_t bit = 1ull << (gi % 64);
     unsigned b = s->bucket_of[gi];

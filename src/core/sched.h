@@ -58,7 +58,8 @@ enum carma_slot_flag {
     CARMA_SLOT_DRAINED = 1,    /* lost or draining */
     CARMA_SLOT_IDLE = 2,       /* idle (no process) and not drained */
     CARMA_SLOT_RESERVED = 4,   /* held for a blocked job (auto) */
-    CARMA_SLOT_UNPROFILED = 8, /* runs a job without a solo profile: auto adds none */
+    CARMA_SLOT_UNPROFILED = 8, /* runs a job without a solo profile, or one without the
+                                  MPS cap the others have (nuncapped): auto adds none */
     CARMA_SLOT_VACANT = 16,    /* no carma job and not drained: a GPU of its own for a job
                                   that runs alone, whatever foreign processes use (auto) */
 };

@@ -255,6 +255,43 @@ static void test_rerun_skips_gpus_it_filled_alone(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A job that ran out of memory under its MPS cap reruns uncapped: nothing may join its
+ * GPU while it runs, since its need is not known (its sampled peak stopped below the
+ * cap) and it is not held to its bound; auto and the reference policies alike. */
+static void test_uncapped_rerun_gets_no_co_runner(void **state)
+{
+    (void)state;
+    const char *pol[] = {"auto", "oracle-ff"};
+    for (size_t pi = 0; pi < 2; pi++) {
+        struct fx f;
+        fx_init(&f, pol[pi], 1);
+        carma_sched_free(&f.s);
+        struct carma_sched_params p;
+        carma_sched_params_default(&p);
+        p.mps_cap = 1;
+        assert_int_equal(carma_sched_init(&f.s, f.jobs, f.gpus, 1, carma_policy_find(pol[pi]), &p),
+                         0);
+        f.jobs[0].bound_mib = f.jobs[0].mem_mib = 2048;
+        f.jobs[0].smact = 0.3f;
+        carma_sched_submit(&f.s, 0, 0);
+        assert_int_equal(fx_step(&f, 0), 1);
+        assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 516, 50), 1);
+        assert_int_equal(fx_step(&f, 51), 1);
+        assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 0);
+        /* a small, profiled job: it would fit beside the other's bound */
+        f.jobs[1].bound_mib = f.jobs[1].mem_mib = 4096;
+        f.jobs[1].smact = 0.1f;
+        carma_sched_submit(&f.s, 1, 52);
+        assert_int_equal(fx_step(&f, 200), 0);
+        assert_int_equal(f.jobs[1].state, CARMA_JOB_QUEUED);
+        /* once the uncapped job is gone, it runs */
+        assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 4200, 210), 0);
+        assert_int_equal(fx_step(&f, 211), 1);
+        assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
+        carma_sched_free(&f.s);
+    }
+}
+
 static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **state)
 {
     (void)state;
@@ -1112,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_next_timer_is_the_grace_end),
         cmocka_unit_test(test_rerun_skips_gpus_it_filled_alone),
         cmocka_unit_test(test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu),
+        cmocka_unit_test(test_uncapped_rerun_gets_no_co_runner),
         cmocka_unit_test(test_kth_largest_gpu_in_service),
         cmocka_unit_test(test_auto_runs_a_loose_bound_alone_on_the_largest_gpus_in_service),
         cmocka_unit_test(test_memory_gate_margins),
