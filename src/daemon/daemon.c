@@ -628,14 +628,26 @@ static int proc_runs_system_binary(pid_t pid, const char *name)
            st.st_uid == 0 && !(st.st_mode & 022);
 }
 
+/* Whether no user but root may trace pid or read its memory: /proc/PID belongs to root
+ * while the process is root's or not dumpable, to its effective uid otherwise. A server
+ * its control daemon started by setting the client's uid before exec is dumpable again
+ * (execve resets it) and its user could trace it and run their work inside it. */
+static int proc_untraceable(pid_t pid)
+{
+    char path[32];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld", (long)pid);
+    return stat(path, &st) == 0 && st.st_uid == 0;
+}
+
 /* Whether pid, on GPU gi, is an MPS server carma takes for neither a job's process nor a
  * foreign one, on a GPU carma shares by MPS. Under MPS the server holds the GPU (NVML's
  * compute list) while its clients, which NVML lists too, do the work; it stays after
  * them, idle, until another user's client needs the GPU. It is the MPS server binary
  * (above) and either
  * - a child of root's MPS control daemon (nvidia-cuda-mps-control, likewise): started by
- *   root, not by its user, and a process that changed uid cannot be traced by that user,
- *   so its work is its clients'; or
+ *   root, not by its user, and, when it is not dumpable (proc_untraceable), out of its
+ *   user's reach, so its work is its clients'; or
  * - run by the user of a carma job on that GPU (MPS runs one server per user).
  * Anything else is foreign, so that a user's own work in the server's clothes (the real
  * binary with LD_PRELOAD) keeps its GPU from looking idle unless that user has a job
@@ -648,7 +660,7 @@ static int mps_server_here(struct carmad *d, unsigned gi, pid_t pid)
     pid_t pp;
     if (carma_proc_stat(pid, &pp, NULL, NULL) == 0 && pp > 1 &&
         proc_runs_system_binary(pp, "nvidia-cuda-mps-control") && carma_proc_uid(pp, 0) == 0 &&
-        carma_proc_uid(pp, 1) == 0)
+        carma_proc_uid(pp, 1) == 0 && proc_untraceable(pid))
         return 1;
     long long uid = carma_proc_uid(pid, 0);
     if (uid < 0 || !d->gpus[gi].njobs)

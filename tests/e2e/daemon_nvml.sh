@@ -168,11 +168,18 @@ if [ "$ROOT" = 1 ]; then
     ctl=$!
     "$T/ubin/nvidia-cuda-mps-control" -c "\"$T/bin/nvidia-cuda-mps-server\" 300 & wait" &
     uctl=$!
+    # and one root's control daemon started with a user's uid set before exec: dumpable,
+    # so that user could trace it and run their work inside it
+    chmod 0711 "$T"
+    "$T/bin/nvidia-cuda-mps-control" -c "setpriv --reuid=65534 --regid=65534 --clear-groups \"$T/bin/nvidia-cuda-mps-server\" 300 & wait" &
+    nctl=$!
     wait_until 10 pgrep -P "$ctl" || fail "no server under the control daemon"
     wait_until 10 pgrep -P "$uctl" || fail "no server under the other control daemon"
+    wait_until 10 pgrep -u 65534 -P "$nctl" || fail "no user's server under the control daemon"
     ctld=$(pgrep -P "$ctl")
     uctld=$(pgrep -P "$uctl")
-    ON_EXIT="kill $mps $idle $fake $ctld $uctld 2>/dev/null"
+    nctld=$(pgrep -P "$nctl")
+    ON_EXIT="kill $mps $idle $fake $ctld $uctld $nctld 2>/dev/null"
     start_daemon --gpus nvml --nvml-lib "$LIB"
     mj=$(submit --mem 1G -- sleep 300)
     wait_until 10 is_state "$mj" running || fail "the MPS job: $(state_of "$mj")"
@@ -182,13 +189,13 @@ if [ "$ROOT" = 1 ]; then
     # real server, a look-alike run from a file anyone may write, the idle server of root's
     # control daemon (not foreign) and one of a control daemon anyone may write
     printf 'proc %s pid=%s mem=300MiB\n' "$mg" "$mps" "$og" "$idle" "$og" "$fake" "$og" "$ctld" \
-        "$og" "$uctld" >>"$T/nvml.state"
+        "$og" "$uctld" "$og" "$nctld" >>"$T/nvml.state"
     wait_until 10 sh -c "\"$CARMA\" gpus --json | python3 -c \"import json,sys; g = json.load(sys.stdin)['gpus']; \
-sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] == 3 else 1)\"" ||
+sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] == 4 else 1)\"" ||
         fail "MPS servers: $("$CARMA" gpus --json | grep foreign)"
     "$CARMA" cancel "$mj" >/dev/null
     stop_daemon TERM || fail "stop"
-    kill "$mps" "$idle" "$fake" "$ctld" "$uctld" 2>/dev/null
+    kill "$mps" "$idle" "$fake" "$ctld" "$uctld" "$nctld" 2>/dev/null
     sed -i '/^\[sharing\]/d; /^default = mps/d' "$T/carmad.ini"
 else
     echo "   (skipped: root is needed for a root-owned server binary)"
