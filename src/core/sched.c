@@ -199,7 +199,6 @@ int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
     return 0;
 }
 
-/* Memory a job holds on each of its GPUs while it runs. */
 /* Whether job j, running on GPU g, runs there without the MPS memory cap that every
  * other client of g has (carma_sched_mps_cap_mib): an exclusive job, whose need is not
  * known (it ran out under its cap, or its peak taught nothing). It was given a GPU of its
@@ -211,6 +210,7 @@ static int runs_uncapped(const struct carma_sched *s, const struct carma_job *j,
     return s->p.mps_cap && j->exclusive && g->sharing == CARMA_SHARING_MPS;
 }
 
+/* Memory a job holds on each of its GPUs while it runs. */
 static uint64_t job_hold_mib(const struct carma_job *j)
 {
     uint64_t m = j->bound_mib;
