@@ -124,6 +124,8 @@ struct djob {
     double gpu_seen_s;    /* when a process of this attempt was first listed on one of its
                              GPUs, < 0 not yet: its ramp (grace) runs from then */
     float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
+    int solo_unseen; /* that profile was measured before any of its processes was listed
+                        on its GPUs: its start-up, if it reached them later */
     /* the gravest critical Xid its GPUs reported during this attempt (take_xids) */
     int xid_seen;
     enum carma_xid_kind xid_kind;
@@ -868,6 +870,7 @@ static void after_tick(struct carmad *d, double now)
         dj->solo_smact = sm;
         dj->solo_smocc = oc;
         dj->solo_drama = dr;
+        dj->solo_unseen = dj->gpu_seen_s < 0;
         if (first || fabsf(j->smact - sm) > 0.02f) {
             carma_sched_set_profile(&d->sched, i, sm, oc, dr);
             if (first)
@@ -1336,10 +1339,13 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->end.peak_partial = dj->peak_partial;
     free(dj->end.reason);
     dj->end.reason = strdup(reason);
-    dj->end.smact = dj->solo_smact;
-    dj->end.smocc = dj->solo_smocc;
-    dj->end.drama = dj->solo_drama;
-    dj->end.profile = dj->solo_smact >= 0 && dj->sig &&
+    /* A profile of its start-up alone (taken before it reached its GPUs, and not measured
+     * again once it had: co-runners came, or it ended first) is not its work's: not kept. */
+    int startup = dj->solo_unseen && dj->gpu_seen_s >= 0;
+    dj->end.smact = startup ? -1 : dj->solo_smact;
+    dj->end.smocc = startup ? -1 : dj->solo_smocc;
+    dj->end.drama = startup ? -1 : dj->solo_drama;
+    dj->end.profile = !startup && dj->solo_smact >= 0 && dj->sig &&
                       (o == CARMA_OUTCOME_SUCCEEDED || o == CARMA_OUTCOME_CANCELLED ||
                        o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_OOM);
     dj->end_dirty = 1;
@@ -1380,6 +1386,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->alone_ticks = 0;
     dj->mem_now_mib = 0;
     dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
+    dj->solo_unseen = 0;
     dj->gpu_seen_s = -1;
     dj->xid_seen = 0;
     d->dirty = 1;

@@ -108,4 +108,28 @@ wait_until 20 sh -c "tail -n +$((n0 + 1)) \"$T/carmad.log\" | grep -q 'job $w: s
 since | grep -q "job $w: solo SMACT 0.80 " ||
     fail "job $w's profile took in its start-up: $(since | grep "job $w: solo")"
 "$CARMA" cancel "$w" >/dev/null
+stop_daemon || fail "carmad did not stop cleanly"
+
+step "a profile of a start-up alone, never measured once the job reached the GPU, is not kept"
+sed -i 's/ util=80 / util=0 /; s/mem_used=900MiB/mem_used=0MiB/; /^proc /d' "$T/nvml.state"
+sed -i 's/^window = 30$/window = 10/' "$T/carmad.ini" # 2 s
+n0=$(wc -l <"$T/carmad.log")
+start_daemon --gpus nvml --nvml-lib "$LIB"
+u=$(submit --mem 1000 -- sleep 302)
+# 2.5 s without reaching the GPU: a profile of its start-up
+wait_until 20 sh -c "tail -n +$((n0 + 1)) \"$T/carmad.log\" | grep -q 'job $u: solo SMACT 0.00 '" ||
+    fail "job $u's start-up profile: $(since | grep "job $u: solo")"
+sid=$(cut -d' ' -f1 "$T/state/jobs/$u/1/shepherd")
+sed -i 's/ util=0 / util=80 /; s/mem_used=0MiB/mem_used=900MiB/' "$T/nvml.state"
+echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=900MiB" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $u | grep -q 'now 900)'" || fail "job $u's memory"
+"$CARMA" cancel "$u" >/dev/null # before a window of its work: 2.5 s more
+"$CARMA" wait --timeout 10 "$u" >/dev/null
+sed -i 's/ util=80 / util=0 /; s/mem_used=900MiB/mem_used=0MiB/; /^proc /d' "$T/nvml.state"
+u2=$(submit --mem 1000 -- sleep 302)
+"$CARMA" show --json "$u2" | python3 -c 'import json,sys; j = json.load(sys.stdin); sys.exit(0 if "solo_smact" in j and j["solo_smact"] is None else 1)' ||
+    fail "job $u2 starts with its start-up's profile: $("$CARMA" show --json "$u2" | grep solo)"
+"$CARMA" show --json "$u" | python3 -c 'import json,sys; a = json.load(sys.stdin)["attempt_list"][0]; sys.exit(0 if "solo_smact" in a and a["solo_smact"] is None else 1)' ||
+    fail "attempt 1 of job $u keeps the start-up profile"
+"$CARMA" cancel "$u2" >/dev/null
 echo "daemon_place: ok"
