@@ -1579,9 +1579,12 @@ static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***en
         env[k++] = kv("CARMA_JOB_ATTEMPT", "%u", j->attempts);
         if (mps) {
             /* Threads: the job's solo SM activity with headroom, else an equal share
-             * of the co-runners the GPU may hold. */
-            unsigned pct = j->smact >= 0 ? (unsigned)(j->smact * 150.0f + 0.5f)
-                                         : 100u / (d->gpus[j->gpu[0]].njobs ? d->gpus[j->gpu[0]].njobs : 1);
+             * of the co-runners the GPU may hold; all of them for an exclusive job, which
+             * no job joins (it runs uncapped: carma_sched_mps_cap_mib). */
+            unsigned pct = j->exclusive ? 100u
+                           : j->smact >= 0
+                               ? (unsigned)(j->smact * 150.0f + 0.5f)
+                               : 100u / (d->gpus[j->gpu[0]].njobs ? d->gpus[j->gpu[0]].njobs : 1);
             if (pct < 10)
                 pct = 10;
             if (pct > 100)
