@@ -2439,6 +2439,8 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
         json_object_set_new(o, "util_mem", ls ? opt_real(ls->util_mem) : json_null());
         json_object_set_new(o, "power_w", ls ? opt_real(ls->power_w) : json_null());
         json_object_set_new(o, "power_limit_w", opt_real(s->info.power_limit_w));
+        json_object_set_new(o, "pci_bus_id",
+                            s->info.pci_bus_id[0] ? json_string(s->info.pci_bus_id) : json_null());
         json_object_set_new(o, "smact", ls ? opt_real(ls->smact) : json_null());
         json_object_set_new(o, "smocc", ls ? opt_real(ls->smocc) : json_null());
         json_object_set_new(o, "drama", ls ? opt_real(ls->drama) : json_null());

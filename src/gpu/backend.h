@@ -15,6 +15,7 @@
 
 #define CARMA_GPU_UUID_MAX 96
 #define CARMA_GPU_NAME_MAX 96
+#define CARMA_GPU_PCI_MAX 32
 #define CARMA_GPU_MAX 256        /* GPUs one backend may report */
 #define CARMA_GPU_MAX_PROCS 256  /* processes per GPU per sample */
 
@@ -25,6 +26,9 @@ struct carma_gpu_info {
     uint64_t mem_total_bytes;
     double power_limit_w;          /* < 0: absent */
     int mig_mode;                  /* 0 off, 1 on, -1 absent */
+    char pci_bus_id[CARMA_GPU_PCI_MAX]; /* NVML's busId ("00000000:00:06.0"; old drivers
+                                           "0000:00:06.0"), printable; "": unknown (sim,
+                                           DCGM, a driver that does not say) */
 };
 
 /* One sample. Any signal a GPU cannot give is marked absent by a negative value

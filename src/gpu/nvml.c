@@ -5,7 +5,8 @@
  * Symbols: the versioned names first, then the older ones (nvmlInit_v2 -> nvmlInit,
  * nvmlDeviceGetCount_v2 -> nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex_v2 -> ..,
  * nvmlDeviceGetComputeRunningProcesses_v3 -> _v2 -> the 16-byte v1,
- * nvmlDeviceGetMemoryInfo_v2 -> v1). Init, count, handle, UUID and memory are
+ * nvmlDeviceGetMemoryInfo_v2 -> v1, nvmlDeviceGetPciInfo_v3 -> _v2 -> the unversioned
+ * one with the older layout). Init, count, handle, UUID and memory are
  * required; everything else is optional and absent when missing.
  *
  * Answers: NOT_SUPPORTED, NO_PERMISSION and FUNCTION_NOT_FOUND for a signal mean
@@ -72,6 +73,8 @@ struct nvml_syms {
     nvml_count_fn count;
     nvml_handle_fn handle;
     nvml_string_fn name, uuid;
+    nvml_pci_fn pci; /* _v3, _v2 (busId) or the unversioned one (busIdLegacy) */
+    int pci_legacy;  /* pci is the unversioned one */
     nvml_memory_v2_fn mem_v2;
     nvml_memory_fn mem_v1;
     nvml_util_fn util;
@@ -233,6 +236,11 @@ static int nvml_resolve(struct nvml_backend *nv, const char *lib, struct carma_e
     NVML_SYM(nv, handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
     NVML_SYM(nv, name, "nvmlDeviceGetName");
     NVML_SYM(nv, uuid, "nvmlDeviceGetUUID");
+    NVML_SYM(nv, pci, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
+    if (!nv->f.pci) {
+        NVML_SYM(nv, pci, "nvmlDeviceGetPciInfo");
+        nv->f.pci_legacy = nv->f.pci != NULL;
+    }
     NVML_SYM(nv, mem_v2, "nvmlDeviceGetMemoryInfo_v2");
     NVML_SYM(nv, mem_v1, "nvmlDeviceGetMemoryInfo");
     NVML_SYM(nv, util, "nvmlDeviceGetUtilizationRates");
@@ -932,6 +940,18 @@ static int nvml_gpu_open(struct nvml_backend *nv, unsigned idx, char *why, size_
     if (!nv->f.name || nv->f.name(g->dev, raw, sizeof raw) != NVML_SUCCESS ||
         carma_gpu_answer_str(g->info.name, sizeof g->info.name, raw, sizeof raw) == 0)
         fmt_trunc(g->info.name, sizeof g->info.name, "NVIDIA GPU");
+    /* the PCI bus id: the kernel's Xid lines name the GPU by it (docs/daemon.md); none
+     * when the driver does not answer */
+    nvmlPciInfo_t pci;
+    memset(&pci, 0, sizeof pci);
+    if (nv->f.pci && nv->f.pci(g->dev, &pci) == NVML_SUCCESS) {
+        if (nv->f.pci_legacy)
+            carma_gpu_answer_str(g->info.pci_bus_id, sizeof g->info.pci_bus_id, pci.busIdLegacy,
+                                 sizeof pci.busIdLegacy);
+        else
+            carma_gpu_answer_str(g->info.pci_bus_id, sizeof g->info.pci_bus_id, pci.busId,
+                                 sizeof pci.busId);
+    }
     uint64_t total = 0, used = 0, fr = 0;
     int rc = nvml_read_mem(nv, g, &total, &used, &fr);
     if (rc) {

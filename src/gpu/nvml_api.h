@@ -168,6 +168,22 @@ typedef struct nvmlGpmSupport_st {
     unsigned int isSupportedDevice;
 } nvmlGpmSupport_t;
 
+/* PCI location (nvmlDeviceGetPciInfo_v3, _v2: busId "00000000:00:06.0", an 8-digit
+ * domain). The unversioned nvmlDeviceGetPciInfo of old drivers fills an older layout
+ * of 52 bytes whose first 16 hold the bus id ("0000:00:06.0", busIdLegacy here) and
+ * whose numbers sit where these do. */
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
 /* Events (nvmlEventSet*): carma registers for critical Xid errors only. */
 typedef struct nvmlEventSet_st *nvmlEventSet_t;
 #define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
@@ -198,6 +214,8 @@ _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value 
 _Static_assert(sizeof(nvmlGpmMetric_t) == 40, "nvmlGpmMetric_t is 40 bytes");
 _Static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24, "GPM metrics[] at 24");
 _Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t is 8 bytes");
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes");
+_Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t.busId at 36");
 _Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t is 32 bytes");
 _Static_assert(offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t.eventData at 16");
 
@@ -208,6 +226,7 @@ typedef const char *(*nvml_error_string_fn)(nvmlReturn_t); /* nvmlErrorString */
 typedef nvmlReturn_t (*nvml_driver_version_fn)(char *, unsigned int); /* nvmlSystemGetDriverVersion */
 typedef nvmlReturn_t (*nvml_count_fn)(unsigned int *); /* nvmlDeviceGetCount_v2, nvmlDeviceGetCount */
 typedef nvmlReturn_t (*nvml_handle_fn)(unsigned int, nvmlDevice_t *); /* ..HandleByIndex_v2, .. */
+typedef nvmlReturn_t (*nvml_pci_fn)(nvmlDevice_t, nvmlPciInfo_t *);   /* GetPciInfo_v3, _v2, v1 */
 typedef nvmlReturn_t (*nvml_string_fn)(nvmlDevice_t, char *, unsigned int); /* GetName, GetUUID */
 typedef nvmlReturn_t (*nvml_memory_fn)(nvmlDevice_t, nvmlMemory_t *);
 typedef nvmlReturn_t (*nvml_memory_v2_fn)(nvmlDevice_t, nvmlMemory_v2_t *);

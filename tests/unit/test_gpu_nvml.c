@@ -53,7 +53,7 @@ static const char *TWO =
     "driver 550.54.15\n"
     "gpu uuid=GPU-aaaa name=\"NVIDIA A100-SXM4-40GB\" mem_total=40960MiB mem_used=3GiB "
     "mem_reserved=512MiB util=37 mem_util=12 power_mw=61500 power_limit_mw=400000 "
-    "energy_mj=123456789\n"
+    "energy_mj=123456789 pci=00000000:00:06.0\n"
     "gpu uuid=GPU-bbbb name=\"NVIDIA H100 80GB HBM3\" mem_total=80GiB mem_used=0 util=0 "
     "power_mw=70000 power_limit_mw=700000 energy_mj=5 mig=1\n"
     "proc 0 pid=1234 mem=1GiB\n"
@@ -87,8 +87,10 @@ static void test_info(void **state)
     assert_int_equal(in.mem_total_bytes, 40960 * MiB);
     assert_float_equal(in.power_limit_w, 400, 1e-9);
     assert_int_equal(in.mig_mode, 0);
+    assert_string_equal(in.pci_bus_id, "00000000:00:06.0"); /* nvmlDeviceGetPciInfo_v3 */
     assert_int_equal(b.ops->info(&b, 1, &in), 0);
     assert_string_equal(in.uuid, "GPU-bbbb");
+    assert_string_equal(in.pci_bus_id, ""); /* NOT_SUPPORTED: unknown */
     assert_int_equal(in.mig_mode, 1);
     assert_int_equal(b.ops->info(&b, 2, &in), -EINVAL);
     assert_null(b.ops->attach);
@@ -334,9 +336,11 @@ static void test_absurd_answers_bounded(void **state)
     FIXTURE(state);
     struct carma_gpu_backend b;
     /* NVML claims 100000 GPUs and 5000 processes, and strings without a NUL. */
-    open_ok(f, &b, "count 100000\nprocs_count 5000\nuuid_no_nul 1\n"
-                   "gpu uuid=GPU-a\x01z mem_total=1GiB util=250 power_mw=4000000000\n"
-                   "proc 0 pid=1 mem=1\n");
+    open_ok(f, &b,
+            "count 100000\nprocs_count 5000\nuuid_no_nul 1\n"
+            "gpu uuid=GPU-a\x01z mem_total=1GiB util=250 power_mw=4000000000 "
+            "pci=00000000:00:06.0\n"
+            "proc 0 pid=1 mem=1\n");
     unsigned n = 0;
     assert_int_equal(b.ops->count(&b, &n), 0);
     assert_int_equal(n, 1);
@@ -347,6 +351,9 @@ static void test_absurd_answers_bounded(void **state)
     for (const char *c = in.uuid; *c; c++)
         assert_true(*c >= 0x20 && *c < 0x7f);
     assert_true(strlen(in.name) < sizeof in.name);
+    /* a bus id filling its 32 bytes without a NUL: cut to the field */
+    assert_int_equal(strlen(in.pci_bus_id), sizeof in.pci_bus_id - 1);
+    assert_int_equal(strspn(in.pci_bus_id, "X"), sizeof in.pci_bus_id - 1);
     struct carma_gpu_sample s;
     assert_int_equal(b.ops->sample(&b, 0, &s), 0);
     assert_true(s.util_gpu < 0); /* 250 % is not a figure */

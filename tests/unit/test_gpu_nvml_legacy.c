@@ -28,7 +28,7 @@ static void test_old_driver(void **state)
         gpu_fake_write(st, "driver 418.67\n"
                            "gpu uuid=GPU-old0 name=\"Tesla V100-SXM2-32GB\" mem_total=32GiB "
                            "mem_used=2GiB mem_reserved=1GiB util=80 mem_util=40 power_mw=250000 "
-                           "energy_mj=999 gpm=1 sm=50\n"
+                           "energy_mj=999 gpm=1 sm=50 pci=00000000:3B:00.0\n"
                            "proc 0 pid=4242 mem=2GiB\nproc 0 pid=4243 mem=unknown\n"
                            "proc 0 pid=4244 mem=1GiB mps=1\n"),
         0);
@@ -46,6 +46,8 @@ static void test_old_driver(void **state)
     struct carma_gpu_info in;
     assert_int_equal(b.ops->info(&b, 0, &in), 0);
     assert_string_equal(in.uuid, "GPU-old0");
+    /* the unversioned nvmlDeviceGetPciInfo: the old layout's bus id, a 4-digit domain */
+    assert_string_equal(in.pci_bus_id, "0000:3B:00.0");
     assert_int_equal(in.mem_total_bytes, 32 * GiB);
     struct carma_gpu_sample s;
     assert_int_equal(b.ops->sample(&b, 0, &s), 0);

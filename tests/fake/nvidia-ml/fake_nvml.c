@@ -12,8 +12,13 @@
  *   gpu uuid=GPU-... name="NVIDIA A100-SXM4-40GB" mem_total=40GiB mem_used=1GiB
  *       mem_reserved=512MiB util=37 mem_util=12 power_mw=61000 power_limit_mw=400000
  *       energy_mj=123456 mig=0 lost=0 gpm=1 sm=40 smocc=20 dram=30 tensor=5 gract=45
+ *       pci=00000000:00:06.0
  *       (all on one line; every key optional; lost=1: every call on it answers
- *        GPU_IS_LOST; gpm=1: GPM supported, sm..gract are its metrics in percent)
+ *        GPU_IS_LOST; gpm=1: GPM supported, sm..gract are its metrics in percent;
+ *        pci: the bus id nvmlDeviceGetPciInfo_v3 answers, at most 31 characters;
+ *        the unversioned call answers it in the old layout's 16 bytes, an 8-digit
+ *        domain cut to 4 as old drivers print it; without pci both answer
+ *        NOT_SUPPORTED)
  *   proc GPU pid=1234 mem=1GiB    a compute process on GPU (index); mem=unknown
  *                                 gives NVML_VALUE_NOT_AVAILABLE; mps=1: an MPS client,
  *                                 listed by the MPS call only (as the real driver does)
@@ -60,7 +65,7 @@
 #define FAKE_XIDS 1024
 
 struct fake_gpu {
-    char uuid[128], name[128];
+    char uuid[128], name[128], pci[32];
     unsigned long long mem_total, mem_used, mem_reserved, energy_mj;
     unsigned util, mem_util, power_mw, power_limit_mw, mig;
     int lost, gpm;
@@ -188,6 +193,8 @@ static void fake_parse_gpu(struct fake_gpu *g, char **w, int n)
             snprintf(g->uuid, sizeof g->uuid, "%s", v);
         else if (!strcmp(k, "name"))
             snprintf(g->name, sizeof g->name, "%s", v);
+        else if (!strcmp(k, "pci"))
+            snprintf(g->pci, sizeof g->pci, "%s", v);
         else if (!strcmp(k, "mem_total"))
             g->mem_total = fake_size(v);
         else if (!strcmp(k, "mem_used"))
@@ -457,6 +464,22 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len)
     return fake_string(g->name, buf, len);
 }
 
+/* The unversioned call of old drivers: their 52-byte layout, its bus id in the first
+ * 16 bytes (the domain's first 4 of 8 digits dropped, as they print it). */
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *p);
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+    DEV(d, "nvmlDeviceGetPciInfo");
+    if (!g->pci[0])
+        return NVML_ERROR_NOT_SUPPORTED;
+    const char *colon = strchr(g->pci, ':');
+    const char *s = colon && colon - g->pci == 8 ? g->pci + 4 : g->pci;
+    memset(p, 0, 52);
+    size_t n = strnlen(s, sizeof p->busIdLegacy - 1);
+    memcpy(p->busIdLegacy, s, n); /* NUL from the memset */
+    return NVML_SUCCESS;
+}
+
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
@@ -688,6 +711,20 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d);
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d)
 {
     return nvmlDeviceGetHandleByIndex(i, d);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+    DEV(d, "nvmlDeviceGetPciInfo_v3");
+    if (!g->pci[0])
+        return NVML_ERROR_NOT_SUPPORTED;
+    memset(p, 0, sizeof *p);
+    if (F.uuid_no_nul) /* a misbehaving library: the whole buffer, no NUL */
+        memset(p->busId, 'X', sizeof p->busId);
+    else
+        snprintf(p->busId, sizeof p->busId, "%s", g->pci);
+    return NVML_SUCCESS;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
