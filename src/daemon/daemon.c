@@ -40,6 +40,7 @@
 #include "daemon/classify.h"
 #include "daemon/drained.h"
 #include "daemon/http.h"
+#include "daemon/kmsg.h"
 #include "daemon/metrics.h"
 #include "daemon/monitor.h"
 #include "estimate/history.h"
@@ -60,6 +61,7 @@
 #define TAG_PIDFD 5ull
 #define TAG_START 6ull
 #define TAG_XID 7ull
+#define TAG_KMSG 8ull
 #define TAG(t, i) (((t) << 32) | (uint64_t)(i))
 
 #define MAX_CONNS 4096
@@ -169,9 +171,20 @@ struct gpu_state {
     unsigned xid_logged, xid_grave_logged; /* the latter: RESET and FAULT ones, which a
                                               storm of others cannot crowd out */
     uint64_t xid_unlogged;
+    /* the kernel's Xid lines (daemon/kmsg.h): the GPU's PCI location (pci_ok: known),
+     * the processes the monitor listed on it lately, the Xids put on one of them */
+    int pci_ok;
+    uint32_t pci_domain, pci_bus, pci_device;
+    struct carmad_kmsg_pids pids;
+    struct carmad_kmsg_blames blames;
+    double kmsg_log_t0;
+    unsigned kmsg_logged, kmsg_unlogged;
 };
 
 #define XID_LOG_PER_MIN 10
+#define KMSG_PATH "/dev/kmsg"
+#define KMSG_READS 256     /* records read per call; the loop goes on, the fd stays readable */
+#define KMSG_PID_AGE_S 300 /* a pid the monitor listed this long ago still names its job */
 #define XID_TAKE_ROUNDS 8 /* batches of Xids taken per loop iteration */
 #define XID_FAULT_WINDOW_S                                                                         \
     60 /* a contained fault fails the jobs it hits within this                                     \
@@ -225,6 +238,10 @@ struct carmad {
     int test_die_at_cancel;   /* CARMA_TEST_DIE_AT_CANCEL: carmad exits (as if killed) after
                                  committing a running job's cancel, before signalling it */
     double xid_fault_window_s;  /* XID_FAULT_WINDOW_S, or CARMA_TEST_XID_FAULT_WINDOW */
+    int kmsg_fd;                /* /dev/kmsg (CARMA_TEST_KMSG: a FIFO), -1: not read */
+    char *kmsg_buf;             /* what was read of a line not yet whole */
+    size_t kmsg_len;
+    int kmsg_skip;              /* a line longer than the buffer: dropped to its end */
     long test_end_commit_fails; /* CARMA_TEST_END_COMMIT_FAILS: that many commits holding a
                                    job's end fail (a full disk at the wrong moment) */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
@@ -611,6 +628,17 @@ static pid_t proc_session(pid_t pid)
     return carma_proc_stat(pid, NULL, &sid, NULL) == 0 ? sid : -1;
 }
 
+/* The running job pid is a process of (its session's leader is the job's shepherd), or -1. */
+static int slot_of_pid(struct carmad *d, pid_t pid)
+{
+    int si = slot_of_session(d, pid);
+    if (si < 0) {
+        pid_t sid = proc_session(pid);
+        si = sid > 0 ? slot_of_session(d, sid) : -1;
+    }
+    return si;
+}
+
 /* Whether pid runs `name` (its comm, cut to 15 characters, and its executable's file
  * name) from a file root owns that nobody else may write, so that a user's process cannot
  * pass for it by its name. */
@@ -696,11 +724,9 @@ static json_t *mem_now_json(const struct djob *dj)
 static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
 {
     struct carmad *d = ctx;
-    int si = slot_of_session(d, pid);
-    if (si < 0) {
-        pid_t sid = proc_session(pid);
-        si = sid > 0 ? slot_of_session(d, sid) : -1;
-    }
+    int si = slot_of_pid(d, pid);
+    if (gi < d->ngpus) /* for the kernel's Xid lines, read maybe after the process ended */
+        carmad_kmsg_pids_note(&d->gs[gi].pids, pid, si >= 0 ? d->dj[si].rec.id : 0, d->tick_s);
     if (si < 0)
         return mps_server_here(d, gi, pid) ? 2 : 0;
     carma_sched_job_seen(&d->sched, (uint32_t)si, gi, d->tick_s);
@@ -935,6 +961,8 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         if ((rc = d->gb.ops->info(&d->gb, i, &d->gs[i].info)))
             return carma_err_set(err, rc, "%s: GPU %u: no information", spec, i);
         d->gs[i].db_id = -1;
+        d->gs[i].pci_ok = carmad_kmsg_pci_parse(d->gs[i].info.pci_bus_id, &d->gs[i].pci_domain,
+                                                &d->gs[i].pci_bus, &d->gs[i].pci_device) == 0;
         carmad_gpu_kind(d->gs[i].info.name, d->gs[i].info.mem_total_bytes >> 20,
                         d->gs[i].kind, sizeof d->gs[i].kind);
         size_t k = 0;
@@ -1236,6 +1264,157 @@ static void take_xids(struct carmad *d)
     } while (n == sizeof x / sizeof x[0] && ++rounds < XID_TAKE_ROUNDS);
 }
 
+/* ---- the kernel's Xid lines (daemon/kmsg.h) ---- */
+
+/* One NVRM Xid record of the kernel's: the process it names, mapped to its job (the live
+ * session lookup, else what the monitor listed on that GPU lately), kept on its GPU for
+ * the ends of the attempts there (attempt_end). Records without a pid, or of a GPU carmad
+ * does not know by its PCI location, tell nothing more than NVML's event. */
+static void kmsg_xid(struct carmad *d, const struct carmad_kmsg_xid *x, double now)
+{
+    size_t g = 0;
+    while (g < d->ngpus && !(d->gs[g].pci_ok && d->gs[g].pci_domain == x->domain &&
+                             d->gs[g].pci_bus == x->bus && d->gs[g].pci_device == x->device))
+        g++;
+    if (g == d->ngpus || x->pid <= 0)
+        return;
+    struct gpu_state *gs = &d->gs[g];
+    struct carmad_kmsg_blame b = {.t = now, .xid = x->xid, .pid = x->pid};
+    int si = slot_of_pid(d, x->pid);
+    if (si >= 0)
+        b.job = d->dj[si].rec.id;
+    else if (!carmad_kmsg_pids_find(&gs->pids, x->pid, now, KMSG_PID_AGE_S, &b.job))
+        b.job = 0;
+    carmad_kmsg_blame_add(&gs->blames, &b);
+    if (now < gs->kmsg_log_t0 || now - gs->kmsg_log_t0 >= 60) {
+        if (gs->kmsg_unlogged)
+            dlog(d, LOG_WARNING,
+                 "GPU %zu (%s): %u more Xid lines of the kernel's in the minute "
+                 "before, not logged",
+                 g, gs->info.uuid, gs->kmsg_unlogged);
+        gs->kmsg_log_t0 = now;
+        gs->kmsg_logged = gs->kmsg_unlogged = 0;
+    }
+    if (gs->kmsg_logged >= XID_LOG_PER_MIN) {
+        gs->kmsg_unlogged++;
+        return;
+    }
+    gs->kmsg_logged++;
+    const char *what;
+    carma_xid_kind(x->xid, &what);
+    char whose[48];
+    if (b.job)
+        snprintf(whose, sizeof whose, "job %llu", (unsigned long long)b.job);
+    else
+        snprintf(whose, sizeof whose, "no carma job's");
+    dlog(d, LOG_NOTICE, "GPU %zu (%s): the kernel puts Xid %llu (%s) on pid %ld (%s)", g,
+         gs->info.uuid, (unsigned long long)x->xid, what, (long)x->pid, whose);
+}
+
+/* Reads the kernel's log: each whole line that starts a record is parsed (continuation
+ * lines, which start with a space, say nothing of an Xid's process). /dev/kmsg gives one
+ * record a read; a FIFO (CARMA_TEST_KMSG) a stream, kept until its lines are whole. At
+ * most KMSG_READS reads a call. EPIPE: records were overwritten before they were read,
+ * the next comes; any other error ends the reading, said once. */
+static void take_kmsg(struct carmad *d)
+{
+    if (d->kmsg_fd < 0)
+        return;
+    double now = now_s();
+    for (unsigned r = 0; r < KMSG_READS; r++) {
+        ssize_t n =
+            read(d->kmsg_fd, d->kmsg_buf + d->kmsg_len, CARMAD_KMSG_RECORD_MAX - d->kmsg_len);
+        if (n < 0 && (errno == EINTR || errno == EPIPE))
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            dlog(d, LOG_WARNING, "the kernel's log: %s: no longer read",
+                 n < 0 ? strerror(errno) : "end of file");
+            epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->kmsg_fd, NULL);
+            close(d->kmsg_fd);
+            d->kmsg_fd = -1;
+            return;
+        }
+        d->kmsg_len += (size_t)n;
+        size_t at = 0;
+        char *nl;
+        while ((nl = memchr(d->kmsg_buf + at, '\n', d->kmsg_len - at))) {
+            size_t end = (size_t)(nl - d->kmsg_buf) + 1;
+            struct carmad_kmsg_xid x;
+            if (!d->kmsg_skip && d->kmsg_buf[at] != ' ' &&
+                carmad_kmsg_parse(d->kmsg_buf + at, end - at, &x))
+                kmsg_xid(d, &x, now);
+            d->kmsg_skip = 0;
+            at = end;
+        }
+        memmove(d->kmsg_buf, d->kmsg_buf + at, d->kmsg_len - at);
+        d->kmsg_len -= at;
+        if (d->kmsg_len == CARMAD_KMSG_RECORD_MAX) { /* a line longer than any record */
+            d->kmsg_len = 0;
+            d->kmsg_skip = 1;
+        }
+    }
+}
+
+static int add_fd(struct carmad *d, int fd, uint64_t tag);
+
+/* Opens the kernel's log at its end (older records are not this carmad's business): root
+ * can; otherwise (or dmesg_restrict) carmad goes without it, as before. */
+static void kmsg_open(struct carmad *d)
+{
+    const char *test = getenv("CARMA_TEST_KMSG");
+    const char *path = test && *test ? test : KMSG_PATH;
+    /* a test's FIFO is opened read-write, so that it never reads an end of file between
+     * the writers the test runs */
+    int fd = open(path, (test && *test ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        dlog(d, LOG_INFO,
+             "%s: %s: the kernel's Xid lines not read (MPS clients' faults are "
+             "not told apart from their co-runners')",
+             path, strerror(errno));
+        return;
+    }
+    if (!test || !*test)
+        lseek(fd, 0, SEEK_END);
+    d->kmsg_buf = malloc(CARMAD_KMSG_RECORD_MAX);
+    if (!d->kmsg_buf || add_fd(d, fd, TAG(TAG_KMSG, 0)) < 0) {
+        dlog(d, LOG_WARNING, "%s: %s: the kernel's Xid lines not read", path,
+             d->kmsg_buf ? strerror(errno) : "out of memory");
+        free(d->kmsg_buf);
+        d->kmsg_buf = NULL;
+        close(fd);
+        return;
+    }
+    d->kmsg_fd = fd;
+    dlog(d, LOG_INFO, "%s: the kernel's Xid lines read", path);
+}
+
+/* What the kernel's Xid lines say of the attempt of job i ending at end_s, on its GPUs
+ * (carmad_kmsg_judge): -1 nothing, or its own process was blamed on one of them; else an
+ * application Xid put on another's process, *other that, and 1 when that GPU is shared
+ * by MPS (there the fault ends every client), 0 when not. */
+static int kmsg_verdict(struct carmad *d, uint32_t i, double end_s, struct carmad_kmsg_blame *other)
+{
+    int r = -1;
+    for (uint16_t k = 0; k < d->sj[i].nplaced; k++) {
+        unsigned g = d->sj[i].gpu[k];
+        if (g >= d->ngpus)
+            continue;
+        struct carmad_kmsg_blame b;
+        enum carmad_kmsg_verdict v = carmad_kmsg_judge(
+            &d->gs[g].blames, d->dj[i].rec.id, d->sj[i].start_s, end_s, d->xid_fault_window_s, &b);
+        if (v == CARMAD_KMSG_SELF)
+            return -1;
+        int mps = d->gpus[g].sharing == CARMA_SHARING_MPS;
+        if (v == CARMAD_KMSG_OTHER && mps > r) {
+            r = mps;
+            *other = b;
+        }
+    }
+    return r;
+}
+
 /* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
  * exit status; NULL when none was recorded, for the reason none_why (NULL: its shepherd
  * ended without one). */
@@ -1256,6 +1435,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     enum carma_outcome o;
     const char *why;
     take_xids(d);
+    take_kmsg(d);
     if (!have) {
         o = x.cancelled ? CARMA_OUTCOME_CANCELLED : CARMA_OUTCOME_LOST;
         why = none_why ? none_why : "the shepherd ended without recording an exit status";
@@ -1275,6 +1455,11 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     /* A failure on a GPU whose driver reported a fault of the GPU is not the job's: retried
      * (its bound stands). An application Xid is named in its reason. */
     char xid_why[160], xid_note[160] = "";
+    struct carmad_kmsg_blame other = {0};
+    int other_mps = -1; /* the kernel put an application Xid on another's process: on a GPU
+                           shared by MPS (1), by time-slicing only (0) */
+    if (o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST)
+        other_mps = kmsg_verdict(d, i, end_s, &other);
     if (dj->xid_seen) {
         const char *what;
         carma_xid_kind(dj->xid, &what);
@@ -1287,10 +1472,26 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
             snprintf(xid_why, sizeof xid_why, "GPU error: GPU %u reported Xid %llu (%s)",
                      dj->xid_gpu, (unsigned long long)dj->xid, what);
             why = xid_why;
-        } else if (o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) {
+        } else if ((o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) &&
+                   !(other_mps >= 0 && dj->xid_kind == CARMA_XID_APP && dj->xid == other.xid)) {
+            /* (an application's Xid the kernel put on another's process is not named) */
             snprintf(xid_note, sizeof xid_note, "; GPU %u reported Xid %llu (%s) during it",
                      dj->xid_gpu, (unsigned long long)dj->xid, what);
         }
+    }
+    /* Under MPS one client's fault ends every client of its GPU: a failure with another's
+     * fault on an MPS GPU is not the job's, retried as for a GPU's fault (its bound stands) */
+    if (o == CARMA_OUTCOME_FAILED && other_mps == 1) {
+        o = CARMA_OUTCOME_GPU_ERROR;
+        char whose[48];
+        if (other.job)
+            snprintf(whose, sizeof whose, "job %llu", (unsigned long long)other.job);
+        else
+            snprintf(whose, sizeof whose, "pid %ld, no carma job's", (long)other.pid);
+        snprintf(xid_why, sizeof xid_why, "another MPS client's fault (Xid %llu, %s) ended it",
+                 (unsigned long long)other.xid, whose);
+        why = xid_why;
+        xid_note[0] = '\0';
     }
     if (d->have_gb && d->gb.ops->detach && dj->shepherd > 0)
         d->gb.ops->detach(&d->gb, dj->shepherd);
@@ -3983,6 +4184,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         return carma_err_set(err, -ENOMEM, "out of memory");
     d->o = *o;
     d->epfd = d->lfd = d->sfd = d->tfd = d->lockfd = d->statefd = d->jobsfd = d->reserve_fd = -1;
+    d->kmsg_fd = -1;
     d->shepherd_fd = -1;
     d->self_uid = geteuid();
     d->rec_rows = UINT64_MAX;
@@ -4118,6 +4320,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     int xfd = d->gb.ops->xid_fd ? d->gb.ops->xid_fd(&d->gb) : -1;
     if (xfd >= 0 && add_fd(d, xfd, TAG(TAG_XID, 0)) < 0)
         dlog(d, LOG_WARNING, "Xid events not followed: epoll_ctl: %s", strerror(errno));
+    kmsg_open(d);
     /* The socket is checked and HTTP binds before anything is reconciled or launched:
      * a socket or port in use fails the start with nothing done. */
     if ((rc = socket_free(d, err)))
@@ -4185,6 +4388,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                 break;
             case TAG_XID:
                 take_xids(d);
+                break;
+            case TAG_KMSG:
+                take_kmsg(d);
                 break;
             case TAG_TIMER: {
                 uint64_t exp;
@@ -4259,6 +4465,9 @@ void carmad_close(struct carmad *d)
         close(d->sfd);
     if (d->tfd >= 0)
         close(d->tfd);
+    if (d->kmsg_fd >= 0)
+        close(d->kmsg_fd);
+    free(d->kmsg_buf);
     if (d->epfd >= 0)
         close(d->epfd);
     if (d->sched_ready)
