@@ -22,7 +22,8 @@
 #           foreign, jobs' memory under MPS, a job over its MPS memory limit, then a
 #           whole-GPU job beside the idle server: mps.tar.gz
 #   mpsfault  two processes under MPS, one faulting: what its co-runner sees (its error,
-#           the Xid, the server afterwards): mpsfault.tar.gz
+#           the Xid, the server afterwards), then the same as carmad's jobs (the culprit
+#           failed, the co-runner gpu_error): mpsfault.tar.gz, mpsfault-carmad.tar.gz
 # Phase time limits in seconds: PEAKS_S (240), CARMAD_S (90), COLOC_S (240), XID_S (60),
 # MPS_S (100); GPU_PEAKS_BUDGET_GIB for tools/gpu_peaks.py.
 set -u
@@ -237,8 +238,21 @@ if want mpsfault; then
         dmesg 2>/dev/null | grep -i -E "xid|mps" | tail -n 8
         echo get_server_list | nvidia-cuda-mps-control
         ps -o pid,ppid,uid,comm -C nvidia-cuda-mps-server,nvidia-cuda-mps-control
-        stop_mps
+        echo "-- the same under carmad (or-rr collocates at once): the kernel's line names the"
+        echo "   culprit, which ends failed; its co-runner ends gpu_error and is retried"
         tar -czf "$OUT/mpsfault.tar.gz" -C "$W" mpsfault
+        start_carmad mpsfault-carmad '[daemon]' 'policy = or-rr' '[sched]' 'grace = 0' \
+            '[sharing]' 'default = mps'
+        a=$(carma submit --name spin --mem 4G -- "$PY" tools/gpu_jobs.py spin 25)
+        sleep 2
+        b=$(carma submit --name fault --mem 4G -- "$PY" tools/gpu_jobs.py fault 8)
+        carma wait --timeout 60 "$b"
+        carma show "$b"
+        carma wait --timeout 60 "$a"
+        carma show "$a"
+        grep -E "kernel|Xid" "$S/carmad.log"
+        end_carmad
+        stop_mps
     else
         echo "nvidia-cuda-mps-control -d failed: MPS fault phase skipped"
     fi
