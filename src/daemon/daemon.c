@@ -1099,8 +1099,6 @@ static void store_settle(struct carmad *d, int ok)
     }
 }
 
-/* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
- * reads it), and a GPU that needs a reset drained. */
 /* ---- STATE/drained (daemon/drained.h) ---- */
 
 static void drained_bad(void *ctx, size_t line, const char *why)
@@ -1166,6 +1164,8 @@ static void drained_add(struct carmad *d, size_t gi, const char *reason)
              d->state_dir, strerror(-rc), gi);
 }
 
+/* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
+ * reads it), and a GPU that needs a reset drained. */
 static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
 {
     if (x->gpu >= d->ngpus)
