@@ -6,6 +6,7 @@
 #include "daemon/classify.h"
 
 #define KMSG_PID_MAX 4194304 /* the kernel's PID_MAX_LIMIT */
+#define KMSG_XID_CLEANUP 45  /* preemptive cleanup, due to previous errors */
 
 static int is_digit(char c)
 {
@@ -214,8 +215,11 @@ enum carmad_kmsg_verdict carmad_kmsg_judge(const struct carmad_kmsg_blames *b, u
     const struct carmad_kmsg_blame *other = NULL;
     for (unsigned k = 0; k < b->n && k < CARMAD_KMSG_BLAMES; k++) {
         const struct carmad_kmsg_blame *e = &b->e[k];
-        if (carma_xid_kind(e->xid, NULL) != CARMA_XID_APP || e->t < start_s ||
-            end_s - e->t > window_s)
+        /* Xid 45 (preemptive cleanup) is the driver tearing down a process's channels
+         * after an error (another client's fault under MPS, a kill, a reset): it says
+         * who was ended, not who faulted, so it blames no one */
+        if (carma_xid_kind(e->xid, NULL) != CARMA_XID_APP || e->xid == KMSG_XID_CLEANUP ||
+            e->t < start_s || end_s - e->t > window_s)
             continue;
         if (e->job == job)
             return CARMAD_KMSG_SELF;

@@ -84,9 +84,10 @@ enum carmad_kmsg_verdict {
 
 /* What the kernel said about an attempt of job `job` that ran from start_s and ended at
  * end_s: only application Xids (carma_xid_kind APP) that carmad read from start_s on and
- * at most window_s before end_s count. SELF when one of them was put on the job's own
- * process; else OTHER when one was put on another's, *which (may be NULL) the latest of
- * those; else NONE. */
+ * at most window_s before end_s count, Xid 45 (preemptive cleanup: the driver tearing
+ * down a process after an error or a kill, the victim's, not the culprit's) excepted. SELF when one
+ * of them was put on the job's own process; else OTHER when one was put on another's, *which (may
+ * be NULL) the latest of those; else NONE. */
 enum carmad_kmsg_verdict carmad_kmsg_judge(const struct carmad_kmsg_blames *b, uint64_t job,
                                            double start_s, double end_s, double window_s,
                                            struct carmad_kmsg_blame *which);

@@ -204,6 +204,21 @@ static void test_judge(void **state)
     assert_int_equal(carmad_kmsg_judge(&b, 20, 0, 56, 60, &w), CARMAD_KMSG_OTHER);
     assert_int_equal(w.job, 0);
     assert_int_equal(w.pid, 9);
+    /* Xid 45, preemptive cleanup, is put on the processes the driver tears down after
+     * another's fault (or a kill): it makes a victim neither the culprit nor a victim */
+    memset(&b, 0, sizeof b);
+    carmad_kmsg_blame_add(&b,
+                          &(struct carmad_kmsg_blame){.t = 50, .xid = 31, .pid = 705, .job = 12});
+    carmad_kmsg_blame_add(&b,
+                          &(struct carmad_kmsg_blame){.t = 50, .xid = 45, .pid = 684, .job = 14});
+    assert_int_equal(carmad_kmsg_judge(&b, 14, 0, 51, 60, &w), CARMAD_KMSG_OTHER);
+    assert_int_equal(w.job, 12);
+    assert_int_equal(w.xid, 31);
+    memset(&b, 0, sizeof b);
+    carmad_kmsg_blame_add(&b,
+                          &(struct carmad_kmsg_blame){.t = 50, .xid = 45, .pid = 705, .job = 12});
+    assert_int_equal(carmad_kmsg_judge(&b, 14, 0, 51, 60, &w), CARMAD_KMSG_NONE);
+    assert_int_equal(carmad_kmsg_judge(&b, 12, 0, 51, 60, &w), CARMAD_KMSG_NONE);
     /* the ring keeps the last CARMAD_KMSG_BLAMES */
     for (unsigned k = 0; k < CARMAD_KMSG_BLAMES; k++)
         carmad_kmsg_blame_add(&b, &(struct carmad_kmsg_blame){.t = 60, .xid = 63, .pid = 1, .job = 1});
