@@ -202,6 +202,8 @@ int carmad_kmsg_pids_find(const struct carmad_kmsg_pids *t, pid_t pid, double no
 
 void carmad_kmsg_blame_add(struct carmad_kmsg_blames *b, const struct carmad_kmsg_blame *x)
 {
+    if (carma_xid_kind(x->xid, NULL) != CARMA_XID_APP || x->xid == KMSG_XID_CLEANUP)
+        return; /* the verdict reads no other: a storm of them must not push one out */
     b->e[b->next] = *x;
     b->next = (b->next + 1) % CARMAD_KMSG_BLAMES;
     if (b->n < CARMAD_KMSG_BLAMES)

@@ -74,6 +74,8 @@ struct carmad_kmsg_blames {
     unsigned n, next; /* entries held; where the next goes (the oldest gives way) */
 };
 
+/* Keeps x when it is one the verdict reads (an application Xid, not 45), so that others
+ * (a storm of ECC or unknown Xids) cannot push the culprit's out of the ring. */
 void carmad_kmsg_blame_add(struct carmad_kmsg_blames *b, const struct carmad_kmsg_blame *x);
 
 enum carmad_kmsg_verdict {

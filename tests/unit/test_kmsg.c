@@ -219,11 +219,25 @@ static void test_judge(void **state)
                           &(struct carmad_kmsg_blame){.t = 50, .xid = 45, .pid = 705, .job = 12});
     assert_int_equal(carmad_kmsg_judge(&b, 14, 0, 51, 60, &w), CARMAD_KMSG_NONE);
     assert_int_equal(carmad_kmsg_judge(&b, 12, 0, 51, 60, &w), CARMAD_KMSG_NONE);
+    /* Xids the verdict does not read do not push the culprit's out of the ring */
+    memset(&b, 0, sizeof b);
+    carmad_kmsg_blame_add(&b,
+                          &(struct carmad_kmsg_blame){.t = 50, .xid = 31, .pid = 705, .job = 12});
+    for (unsigned k = 0; k < 4 * CARMAD_KMSG_BLAMES; k++) {
+        uint64_t xid = k % 4 == 0 ? 63 : k % 4 == 1 ? 94 : k % 4 == 2 ? 999 : 45;
+        carmad_kmsg_blame_add(&b,
+                              &(struct carmad_kmsg_blame){.t = 51, .xid = xid, .pid = 9, .job = 0});
+    }
+    assert_int_equal(carmad_kmsg_judge(&b, 14, 0, 52, 60, &w), CARMAD_KMSG_OTHER);
+    assert_int_equal(w.job, 12);
     /* the ring keeps the last CARMAD_KMSG_BLAMES */
     for (unsigned k = 0; k < CARMAD_KMSG_BLAMES; k++)
-        carmad_kmsg_blame_add(&b, &(struct carmad_kmsg_blame){.t = 60, .xid = 63, .pid = 1, .job = 1});
+        carmad_kmsg_blame_add(&b,
+                              &(struct carmad_kmsg_blame){.t = 60, .xid = 13, .pid = 1, .job = 1});
     assert_int_equal(b.n, CARMAD_KMSG_BLAMES);
-    assert_int_equal(carmad_kmsg_judge(&b, 14, 0, 61, 60, &w), CARMAD_KMSG_NONE);
+    assert_int_equal(carmad_kmsg_judge(&b, 14, 0, 61, 60, &w), CARMAD_KMSG_OTHER);
+    assert_int_equal(w.job, 1);
+    assert_int_equal(carmad_kmsg_judge(&b, 12, 0, 61, 60, &w), CARMAD_KMSG_OTHER);
 }
 
 int main(void)
