@@ -725,10 +725,13 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
 {
     struct carmad *d = ctx;
     int si = slot_of_pid(d, pid);
+    int server = si < 0 && mps_server_here(d, gi, pid);
     if (gi < d->ngpus) /* for the kernel's Xid lines, read maybe after the process ended */
-        carmad_kmsg_pids_note(&d->gs[gi].pids, pid, si >= 0 ? d->dj[si].rec.id : 0, d->tick_s);
+        carmad_kmsg_pids_note(&d->gs[gi].pids, pid,
+                              si >= 0 ? d->dj[si].rec.id : server ? CARMAD_KMSG_SERVER : 0,
+                              d->tick_s);
     if (si < 0)
-        return mps_server_here(d, gi, pid) ? 2 : 0;
+        return server ? 2 : 0;
     carma_sched_job_seen(&d->sched, (uint32_t)si, gi, d->tick_s);
     struct djob *dj = &d->dj[si];
     uint64_t tick = d->mon.ticks + 1; /* the tick in progress */
@@ -1283,9 +1286,15 @@ static void kmsg_xid(struct carmad *d, const struct carmad_kmsg_xid *x, double n
     int si = slot_of_pid(d, x->pid);
     if (si >= 0)
         b.job = d->dj[si].rec.id;
+    else if (mps_server_here(d, (unsigned)g, x->pid))
+        b.job = CARMAD_KMSG_SERVER;
     else if (!carmad_kmsg_pids_find(&gs->pids, x->pid, now, KMSG_PID_AGE_S, &b.job))
         b.job = 0;
-    carmad_kmsg_blame_add(&gs->blames, &b);
+    /* A line on the MPS server names no client (before Volta its clients share its
+     * context): it tells nothing NVML's event did not, and blamed on no carma job it would
+     * make every job failing there, the culprit too, a GPU error to retry. */
+    if (b.job != CARMAD_KMSG_SERVER)
+        carmad_kmsg_blame_add(&gs->blames, &b);
     if (now < gs->kmsg_log_t0 || now - gs->kmsg_log_t0 >= 60) {
         if (gs->kmsg_unlogged)
             dlog(d, LOG_WARNING,
@@ -1303,7 +1312,9 @@ static void kmsg_xid(struct carmad *d, const struct carmad_kmsg_xid *x, double n
     const char *what;
     carma_xid_kind(x->xid, &what);
     char whose[48];
-    if (b.job)
+    if (b.job == CARMAD_KMSG_SERVER)
+        snprintf(whose, sizeof whose, "the MPS server: no client named");
+    else if (b.job)
         snprintf(whose, sizeof whose, "job %llu", (unsigned long long)b.job);
     else
         snprintf(whose, sizeof whose, "no carma job's");

@@ -39,8 +39,10 @@ int carmad_kmsg_parse(const char *rec, size_t len, struct carmad_kmsg_xid *out);
 int carmad_kmsg_pci_parse(const char *busid, uint32_t *domain, uint32_t *bus, uint32_t *device);
 
 /* The processes the monitor last listed on one GPU, with the job each was (0: no carma
- * job's), so that a record read after its process ended still names its job. */
+ * job's; CARMAD_KMSG_SERVER: an MPS server, no client), so that a record read after its
+ * process ended still names its job. */
 #define CARMAD_KMSG_PIDS 256
+#define CARMAD_KMSG_SERVER UINT64_MAX
 struct carmad_kmsg_pid {
     pid_t pid; /* 0: free */
     uint64_t job;

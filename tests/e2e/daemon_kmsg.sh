@@ -96,6 +96,28 @@ touch "$T/e.go"
 "$CARMA" wait --timeout 20 "$e" >/dev/null || fail "job $e: $(state_of "$e") $(reason "$e")"
 reason "$e" | grep -q "^attempt 1: another MPS client's fault (Xid 31, pid 4000000, no carma job's) ended it (exit 1), retried$" ||
     fail "job $e's reason: $(reason "$e")"
+
+step "MPS: a line on the MPS server names no client: the failures stay the jobs' own"
+if [ "$ROOT" = 1 ]; then
+    mkdir -p "$T/bin"
+    cp "$(command -v sleep)" "$T/bin/nvidia-cuda-mps-server" # root's, 0755: as installed
+    "$T/bin/nvidia-cuda-mps-server" 300 &
+    srv=$!
+    ON_EXIT="kill $srv 2>/dev/null"
+    m=$(job "$T/m")
+    n=$(job "$T/n")
+    pair "$m" "$n" m n
+    kmsg 3 "$srv"
+    echo "xid 0 31" >>"$T/nvml.state"
+    wait_until 10 grep -q "on pid $srv (the MPS server: no client named)" "$T/carmad.log" ||
+        fail "the server's line: $(grep "on pid $srv" "$T/carmad.log")"
+    touch "$T/m.go" "$T/n.go"
+    wait_until 20 is_state "$m" failed || fail "job $m: $(state_of "$m") $(reason "$m")"
+    wait_until 20 is_state "$n" failed || fail "job $n: $(state_of "$n") $(reason "$n")"
+    kill "$srv" 2>/dev/null
+else
+    echo "   (skipped: root is needed for a root-owned server binary)"
+fi
 stop_daemon TERM || fail "stop"
 
 step "time-slicing: the culprit alone is killed; the Xid named in its reason only"
