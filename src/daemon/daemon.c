@@ -160,25 +160,28 @@ struct pend {
     json_t *resp;         /* sent when the commit succeeds */
 };
 
+/* Log lines of one kind on one GPU: at most XID_LOG_PER_MIN a minute in each of two
+ * classes (the grave ones, which a storm of others cannot crowd out, and the rest: a
+ * faulting application can make thousands of Xids a second); those past it are counted
+ * and said at the first line after the minute (line_budget_take). */
+struct line_budget {
+    double t0;
+    unsigned used[2];
+    uint64_t unlogged;
+};
+
 struct gpu_state {
     struct carma_gpu_info info;
     int64_t db_id;        /* the store's id of the GPU (records), < 0 none */
     char kind[CARMAD_GPU_KIND_MAX]; /* carmad_gpu_kind: history keeps peaks per kind */
-    /* Xid log lines: at most XID_LOG_PER_MIN a minute per GPU (a faulting application can
-     * make thousands a second); those past it are counted and said at the next Xid after
-     * the minute */
-    double xid_log_t0;
-    unsigned xid_logged, xid_grave_logged; /* the latter: RESET and FAULT ones, which a
-                                              storm of others cannot crowd out */
-    uint64_t xid_unlogged;
+    struct line_budget xid_lines;   /* NVML's Xids (class 1: RESET and FAULT ones) */
     /* the kernel's Xid lines (daemon/kmsg.h): the GPU's PCI location (pci_ok: known),
      * the processes the monitor listed on it lately, the Xids put on one of them */
     int pci_ok;
     uint32_t pci_domain, pci_bus, pci_device;
     struct carmad_kmsg_pids pids;
     struct carmad_kmsg_blames blames;
-    double kmsg_log_t0;
-    unsigned kmsg_logged, kmsg_unlogged;
+    struct line_budget kmsg_lines;
 };
 
 #define XID_LOG_PER_MIN 10
@@ -1102,6 +1105,27 @@ static void store_settle(struct carmad *d, int ok)
     }
 }
 
+/* At now: a new minute (or a clock that stepped back) starts the budget again, and
+ * *missed gets the lines the minute before did not log (else 0). Then 1 when a line of
+ * class cls (0 or 1) may be logged, 2 when it is the last its minute allows, or 0 when
+ * not: n more lines counted as not logged. */
+static int line_budget_take(struct line_budget *b, double now, int cls, uint64_t n,
+                            uint64_t *missed)
+{
+    *missed = 0;
+    if (now < b->t0 || now - b->t0 >= 60) {
+        *missed = b->unlogged;
+        b->t0 = now;
+        b->used[0] = b->used[1] = 0;
+        b->unlogged = 0;
+    }
+    if (b->used[cls] >= XID_LOG_PER_MIN) {
+        b->unlogged += n;
+        return 0;
+    }
+    return ++b->used[cls] == XID_LOG_PER_MIN ? 2 : 1;
+}
+
 /* ---- STATE/drained (daemon/drained.h) ---- */
 
 static void drained_bad(void *ctx, size_t line, const char *why)
@@ -1212,27 +1236,16 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     if (count > 1)
         snprintf(times, sizeof times, " %u times", count);
     struct gpu_state *gs = &d->gs[x->gpu];
-    if (now < gs->xid_log_t0 || now - gs->xid_log_t0 >= 60) { /* a new minute, or a clock
-                                                                 that stepped back */
-        if (gs->xid_unlogged)
-            dlog(d, LOG_WARNING, "GPU %u (%s): %llu more Xids in the minute before, not logged",
-                 x->gpu, gs->info.uuid, (unsigned long long)gs->xid_unlogged);
-        gs->xid_log_t0 = now;
-        gs->xid_logged = 0;
-        gs->xid_grave_logged = 0;
-        gs->xid_unlogged = 0;
-    }
-    /* grave ones have a budget of their own */
-    unsigned *used = kind >= CARMA_XID_FAULT ? &gs->xid_grave_logged : &gs->xid_logged;
-    if (*used < XID_LOG_PER_MIN) {
-        ++*used;
+    uint64_t missed;
+    int ok = line_budget_take(&gs->xid_lines, now, kind >= CARMA_XID_FAULT, count, &missed);
+    if (missed)
+        dlog(d, LOG_WARNING, "GPU %u (%s): %llu more Xids in the minute before, not logged", x->gpu,
+             gs->info.uuid, (unsigned long long)missed);
+    if (ok)
         dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
              "GPU %u (%s): Xid %llu (%s)%s%s; jobs on it: %s%s", x->gpu, gs->info.uuid,
              (unsigned long long)x->xid, what, inst, times, jl ? jobs : "none",
-             *used == XID_LOG_PER_MIN ? " (the next this minute are counted only)" : "");
-    } else {
-        gs->xid_unlogged += count;
-    }
+             ok == 2 ? " (the next this minute are counted only)" : "");
     if (kind == CARMA_XID_RESET) {
         char why[96];
         snprintf(why, sizeof why, "reported Xid %llu (%s)", (unsigned long long)x->xid, what);
@@ -1295,20 +1308,14 @@ static void kmsg_xid(struct carmad *d, const struct carmad_kmsg_xid *x, double n
      * make every job failing there, the culprit too, a GPU error to retry. */
     if (b.job != CARMAD_KMSG_SERVER)
         carmad_kmsg_blame_add(&gs->blames, &b);
-    if (now < gs->kmsg_log_t0 || now - gs->kmsg_log_t0 >= 60) {
-        if (gs->kmsg_unlogged)
-            dlog(d, LOG_WARNING,
-                 "GPU %zu (%s): %u more Xid lines of the kernel's in the minute "
-                 "before, not logged",
-                 g, gs->info.uuid, gs->kmsg_unlogged);
-        gs->kmsg_log_t0 = now;
-        gs->kmsg_logged = gs->kmsg_unlogged = 0;
-    }
-    if (gs->kmsg_logged >= XID_LOG_PER_MIN) {
-        gs->kmsg_unlogged++;
+    uint64_t missed;
+    int ok = line_budget_take(&gs->kmsg_lines, now, 0, 1, &missed);
+    if (missed)
+        dlog(d, LOG_WARNING,
+             "GPU %zu (%s): %llu more Xid lines of the kernel's in the minute before, not logged",
+             g, gs->info.uuid, (unsigned long long)missed);
+    if (!ok)
         return;
-    }
-    gs->kmsg_logged++;
     const char *what;
     carma_xid_kind(x->xid, &what);
     char whose[48];
