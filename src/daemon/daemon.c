@@ -1378,9 +1378,15 @@ static void take_kmsg(struct carmad *d)
 static int add_fd(struct carmad *d, int fd, uint64_t tag);
 
 /* Opens the kernel's log at its end (older records are not this carmad's business): root
- * can; otherwise (or dmesg_restrict) carmad goes without it, as before. */
+ * can; otherwise (or dmesg_restrict) carmad goes without it, as before. Not at all when
+ * no GPU has a PCI location (simulated GPUs, DCGM): no line could be put on one. */
 static void kmsg_open(struct carmad *d)
 {
+    size_t g = 0;
+    while (g < d->ngpus && !d->gs[g].pci_ok)
+        g++;
+    if (g == d->ngpus)
+        return;
     const char *test = getenv("CARMA_TEST_KMSG");
     const char *path = test && *test ? test : KMSG_PATH;
     /* a test's FIFO is opened read-write, so that it never reads an end of file between
