@@ -416,7 +416,6 @@ static void touch(struct carmad *d, uint32_t i)
     d->touched[d->ntouched++] = i;
 }
 
-/* Fills the scheduler's view of a job from its record. */
 /* Whether the policy is one of CARMA's that gate on a job's requirement (est-*, oracle-*),
  * which carmad gives them as the job's bound (sj_from_rec). */
 static int ref_requirement(const struct carmad *d)
@@ -424,6 +423,7 @@ static int ref_requirement(const struct carmad *d)
     return d->policy->kind == CARMA_POLICY_REFERENCE && d->policy->req != CARMA_REQ_NONE;
 }
 
+/* Fills the scheduler's view of a job from its record. */
 static void sj_from_rec(struct carmad *d, uint32_t i)
 {
     const struct carma_job_rec *r = &d->dj[i].rec;
