@@ -42,28 +42,35 @@ int carma_gpu_answer_procs(const void *raw, size_t stride, size_t count, size_t 
         memcpy(&mem, p + k * stride + 8, sizeof mem);
         if (pid == 0 || pid > CARMA_GPU_PID_MAX)
             continue;
-        size_t j = 0;
-        while (j < c && out[j].pid != (pid_t)pid)
-            j++;
-        if (j < c) {
-            if (out[j].mem_bytes == UINT64_MAX || mem == UINT64_MAX)
-                out[j].mem_bytes = UINT64_MAX;
-            else
-                out[j].mem_bytes = mem > UINT64_MAX - 1 - out[j].mem_bytes
-                                       ? UINT64_MAX - 1
-                                       : out[j].mem_bytes + mem;
-            continue;
-        }
-        if (c == cap) {
+        if (carma_gpu_procs_add(out, &c, cap, (pid_t)pid, mem, 1))
             rc = -EOVERFLOW;
-            continue;
-        }
-        out[c].pid = (pid_t)pid;
-        out[c].mem_bytes = mem;
-        c++;
     }
     *n = c;
     return rc;
+}
+
+int carma_gpu_procs_add(struct carma_gpu_proc *out, size_t *n, size_t cap, pid_t pid, uint64_t mem,
+                        int sum)
+{
+    size_t j = 0;
+    while (j < *n && out[j].pid != pid)
+        j++;
+    if (j < *n) {
+        uint64_t *m = &out[j].mem_bytes;
+        if (*m == UINT64_MAX || mem == UINT64_MAX)
+            *m = UINT64_MAX;
+        else if (sum)
+            *m = mem > UINT64_MAX - 1 - *m ? UINT64_MAX - 1 : *m + mem;
+        else if (mem > *m)
+            *m = mem;
+        return 0;
+    }
+    if (*n == cap)
+        return -EOVERFLOW;
+    out[*n].pid = pid;
+    out[*n].mem_bytes = mem;
+    ++*n;
+    return 0;
 }
 
 int carma_gpu_answer_mem(uint64_t total, uint64_t used, uint64_t free_b, uint64_t *used_out,

@@ -29,6 +29,14 @@ size_t carma_gpu_answer_str(char *dst, size_t dstcap, const char *src, size_t sr
 int carma_gpu_answer_procs(const void *raw, size_t stride, size_t count, size_t rawcap,
                            struct carma_gpu_proc *out, size_t *n);
 
+/* Adds process (pid, mem) to out[0..*n), which holds cap: a pid already there is one
+ * process with it, its memory summed (sum: one process's share of several MIG instances,
+ * saturating below UINT64_MAX) or the larger figure (a process two lists report), and
+ * UINT64_MAX ("unknown") wins; a new pid is appended. Returns 0, or -EOVERFLOW when a new
+ * pid finds out full (out unchanged). */
+int carma_gpu_procs_add(struct carma_gpu_proc *out, size_t *n, size_t cap, pid_t pid, uint64_t mem,
+                        int sum);
+
 /* Memory: used clamped to total, free to total - used; free derived from used
  * when free is unknown (UINT64_MAX). Returns -EIO when total is 0. */
 int carma_gpu_answer_mem(uint64_t total, uint64_t used, uint64_t free_b, uint64_t *used_out,

@@ -777,21 +777,9 @@ static int nvml_processes(struct carma_gpu_backend *b, unsigned i, struct carma_
         return 0; /* no MPS list on this GPU: the compute list is all */
     if (mrc && mrc != -EOVERFLOW)
         return mrc;
-    for (size_t k = 0; k < nm; k++) {
-        size_t j = 0;
-        while (j < *n && out[j].pid != mps[k].pid)
-            j++;
-        if (j < *n) {
-            if (out[j].mem_bytes == UINT64_MAX || mps[k].mem_bytes == UINT64_MAX)
-                out[j].mem_bytes = UINT64_MAX;
-            else if (mps[k].mem_bytes > out[j].mem_bytes)
-                out[j].mem_bytes = mps[k].mem_bytes;
-        } else if (*n < cap) {
-            out[(*n)++] = mps[k];
-        } else {
+    for (size_t k = 0; k < nm; k++)
+        if (carma_gpu_procs_add(out, n, cap, mps[k].pid, mps[k].mem_bytes, 0))
             mrc = -EOVERFLOW;
-        }
-    }
     return mrc;
 }
 
