@@ -10,6 +10,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/http.h"
+#include "daemon/notify.h"
 #include "util/fd.h"
 
 static void usage(FILE *f)
@@ -36,6 +37,15 @@ static void usage(FILE *f)
 /* A detached carmad tells the command that started it how its start went: one byte of
  * exit status, the message, a NUL. The starter exits with that status, printing the
  * message, so a bad port or a busy state folder is seen on the terminal. */
+/* A warning where carmad's messages go: stderr in the foreground, else syslog. */
+static void log_start_warning(int foreground, const char *msg)
+{
+    if (foreground)
+        fprintf(stderr, "carmad: warning: %s\n", msg);
+    else
+        syslog(LOG_WARNING, "%s", msg);
+}
+
 static void report_start(int fd, int status, const char *msg)
 {
     if (fd < 0)
@@ -143,6 +153,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* read once and taken out of the environment: carmad's helpers and jobs are not the
+     * service */
+    struct carmad_notify notify;
+    struct carma_err nerr = {{0}};
+    if (carmad_notify_parse(&notify, getenv("NOTIFY_SOCKET"), &nerr))
+        fprintf(stderr, "carmad: warning: %s\n", nerr.msg);
+    unsetenv("NOTIFY_SOCKET");
     int ready = -1; /* the detached daemon's end of the pipe its starter waits on */
     if (!o.foreground) {
         int pfd[2];
@@ -190,7 +207,11 @@ int main(int argc, char **argv)
         report_start(ready, 0, "");
         close(ready);
     }
+    if (carmad_notify_send(&notify, "READY=1", &nerr))
+        log_start_warning(o.foreground, nerr.msg);
     rc = carmad_run(d, &err);
+    if (carmad_notify_send(&notify, "STOPPING=1", &nerr))
+        log_start_warning(o.foreground, nerr.msg);
     if (rc) {
         if (o.foreground)
             fprintf(stderr, "carmad: %s\n", err.msg);

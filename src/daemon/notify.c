@@ -1,0 +1,52 @@
+#include "daemon/notify.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int carmad_notify_parse(struct carmad_notify *n, const char *value, struct carma_err *err)
+{
+    memset(n, 0, sizeof *n);
+    if (!value || !*value)
+        return 0;
+    size_t l = strlen(value);
+    if (value[0] != '/' && value[0] != '@')
+        return carma_err_set(err, -EINVAL,
+                             "NOTIFY_SOCKET=%.64s: not an absolute path or an abstract "
+                             "socket (@name): the service manager is not told of carmad's "
+                             "start and stop",
+                             value);
+    if (l >= sizeof n->sa.sun_path || l < 2)
+        return carma_err_set(err, -EINVAL,
+                             "NOTIFY_SOCKET=%.64s: %s: the service manager is not told of "
+                             "carmad's start and stop",
+                             value, l < 2 ? "no name" : "too long for a socket address");
+    n->sa.sun_family = AF_UNIX;
+    memcpy(n->sa.sun_path, value, l);
+    /* abstract: a leading NUL, and the name's length without a terminator */
+    if (value[0] == '@')
+        n->sa.sun_path[0] = '\0';
+    n->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + l + (value[0] == '/'));
+    return 0;
+}
+
+int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct carma_err *err)
+{
+    if (!n->len)
+        return 0;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return carma_err_set(err, -errno, "NOTIFY_SOCKET: socket: %s", strerror(errno));
+    ssize_t w;
+    do
+        w = sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (const struct sockaddr *)&n->sa, n->len);
+    while (w < 0 && errno == EINTR);
+    int e = errno;
+    close(fd);
+    if (w < 0)
+        return carma_err_set(err, -e, "NOTIFY_SOCKET: cannot tell the service manager %s: %s",
+                             msg, strerror(e));
+    return 0;
+}

@@ -1,0 +1,117 @@
+/* The service manager's readiness protocol (daemon/notify.h): NOTIFY_SOCKET's forms, and
+ * one datagram each to a listening path socket and an abstract one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/notify.h"
+
+static void test_parse(void **state)
+{
+    (void)state;
+    struct carmad_notify n;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_notify_parse(&n, NULL, &err), 0);
+    assert_int_equal(n.len, 0);
+    assert_int_equal(carmad_notify_parse(&n, "", &err), 0);
+    assert_int_equal(n.len, 0);
+    assert_int_equal(carmad_notify_parse(&n, "/run/systemd/notify", &err), 0);
+    assert_string_equal(n.sa.sun_path, "/run/systemd/notify");
+    assert_int_equal(n.len, offsetof(struct sockaddr_un, sun_path) + 20);
+    /* abstract: a leading NUL, no terminator counted */
+    assert_int_equal(carmad_notify_parse(&n, "@carma/x", &err), 0);
+    assert_int_equal(n.sa.sun_path[0], '\0');
+    assert_memory_equal(n.sa.sun_path + 1, "carma/x", 7);
+    assert_int_equal(n.len, offsetof(struct sockaddr_un, sun_path) + 8);
+
+    const char *bad[] = {"run/notify", "vsock:2:1234", "@", "/", "x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err.msg[0] = '\0';
+        assert_int_equal(carmad_notify_parse(&n, bad[i], &err), -EINVAL);
+        assert_int_equal(n.len, 0);
+        assert_non_null(strstr(err.msg, "NOTIFY_SOCKET="));
+    }
+    char longp[200];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[0] = '/';
+    longp[sizeof longp - 1] = '\0';
+    assert_int_equal(carmad_notify_parse(&n, longp, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "too long"));
+    /* the longest path that fits, with its terminator */
+    longp[sizeof n.sa.sun_path - 1] = '\0';
+    assert_int_equal(carmad_notify_parse(&n, longp, &err), 0);
+    /* nothing to tell: sending does nothing */
+    assert_int_equal(carmad_notify_parse(&n, NULL, &err), 0);
+    assert_int_equal(carmad_notify_send(&n, "READY=1", &err), 0);
+}
+
+/* A datagram socket bound to name (a path, or "@..." abstract); its fd. */
+static int listener(const char *name)
+{
+    struct carmad_notify n;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_notify_parse(&n, name, &err), 0);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&n.sa, n.len), 0);
+    return fd;
+}
+
+static void expect(int fd, const char *msg)
+{
+    char buf[64];
+    ssize_t r = recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+    assert_int_equal(r, (ssize_t)strlen(msg));
+    buf[r] = '\0';
+    assert_string_equal(buf, msg);
+}
+
+static void test_send(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-notify-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/notify", dir);
+    int fd = listener(path);
+    struct carmad_notify n;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_notify_parse(&n, path, &err), 0);
+    assert_int_equal(carmad_notify_send(&n, "READY=1", &err), 0);
+    assert_int_equal(carmad_notify_send(&n, "STOPPING=1", &err), 0);
+    expect(fd, "READY=1");
+    expect(fd, "STOPPING=1");
+    close(fd);
+    unlink(path);
+    /* no one listening any more: an error that says what was not told */
+    assert_true(carmad_notify_send(&n, "READY=1", &err) < 0);
+    assert_non_null(strstr(err.msg, "READY=1"));
+    rmdir(dir);
+
+    char abs[64];
+    snprintf(abs, sizeof abs, "@carma-test-notify-%ld", (long)getpid());
+    fd = listener(abs);
+    assert_int_equal(carmad_notify_parse(&n, abs, &err), 0);
+    assert_int_equal(carmad_notify_send(&n, "READY=1", &err), 0);
+    expect(fd, "READY=1");
+    close(fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_send),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
