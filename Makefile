@@ -1,4 +1,4 @@
-# carma build. Public targets: all demo test bench fuzz eval-estimator clean.
+# carma build. Public targets: all demo test bench fuzz eval-estimator install uninstall clean.
 # Every public target first runs `deps`, which installs missing Debian build packages
 # when run as root (apt-get) and otherwise names them and stops.
 
@@ -48,7 +48,7 @@ FUZZERS   = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCHES   = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FAKES     = $(foreach d,$(FAKE_DIRS),$(BUILD)/fake/$(notdir $(d))/lib$(notdir $(d)).so)
 
-.PHONY: all deps build demo test test-all bench fuzz eval-estimator clean format
+.PHONY: all deps build demo test test-all bench fuzz eval-estimator install uninstall clean format
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -139,6 +139,38 @@ bench: deps
 
 eval-estimator: all
 	$(BIN)/carma eval-estimator --data data/estimator
+
+# Installation: make install [PREFIX=/usr/local] [DESTDIR=staging folder]. carmad and the
+# carma-shepherd it runs every job under go to SBINDIR, side by side (carmad looks for it
+# beside itself); the workload catalog and CARMA's two traces to DATADIR, where `carma sim`
+# finds the catalog from its own folder; the systemd unit to UNITDIR.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+DATADIR ?= $(PREFIX)/share/carma
+DOCDIR  ?= $(PREFIX)/share/doc/carma
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL_DATA = data/workloads.csv data/trace-mix90.csv data/trace-t1.csv data/README.md
+INSTALL_DOCS = README.md LICENSE $(filter-out docs/CONTRIBUTING-helpers.md,$(wildcard docs/*.md))
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR) \
+	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(BIN)/carma $(DESTDIR)$(BINDIR)/carma
+	install -m 0755 $(BIN)/carmad $(BIN)/carma-shepherd $(DESTDIR)$(SBINDIR)/
+	install -m 0644 $(INSTALL_DATA) $(DESTDIR)$(DATADIR)/
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' dist/systemd/carmad.service \
+	  >$(DESTDIR)$(UNITDIR)/carmad.service.tmp
+	chmod 0644 $(DESTDIR)$(UNITDIR)/carmad.service.tmp
+	mv $(DESTDIR)$(UNITDIR)/carmad.service.tmp $(DESTDIR)$(UNITDIR)/carmad.service
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/carma $(DESTDIR)$(SBINDIR)/carmad \
+	  $(DESTDIR)$(SBINDIR)/carma-shepherd $(DESTDIR)$(UNITDIR)/carmad.service \
+	  $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(INSTALL_DATA))) \
+	  $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
+	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # libFuzzer builds (clang) for long fuzzing sessions: make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 30

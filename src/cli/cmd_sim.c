@@ -30,26 +30,28 @@ static const char *const est_names[SIM_EST_COUNT] = {"horus", "faketensor", "gpu
 
 static void sim_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: carma sim --trace FILE [--workloads FILE] [--trace-format FMT]\n"
-            "                 [--rad-dir DIR] [--gpus SPEC] [--sharing mps|timeslice]\n"
-            "                 [--policy P[,P...]|all]\n"
-            "                 [--estimator horus|faketensor|gpumemnet|carma] [--max-attempts N]\n"
-            "                 [--json] [--report out.html] [--seed N] [--jitter FRAC]\n"
-            "\n"
-            "Replays a trace through the scheduler on simulated GPUs, one run per policy.\n"
-            "  --trace FILE       carma CSV (submit_s,workload), CARMA .sh, Muri CSV, Gavel\n"
-            "                     .trace or Alibaba pod list (format detected, or --trace-format\n"
-            "                     carma-csv|carma-sh|muri|gavel|alibaba); - reads standard input\n"
-            "  --workloads FILE   workload catalog for carma CSV/.sh traces (default:\n"
-            "                     workloads.csv beside the trace, else data/workloads.csv);\n"
-            "                     - reads standard input (not with --trace -)\n"
-            "  --rad-dir DIR      folder of the .rad task files of a CARMA .sh trace (default:\n"
-            "                     the trace's folder; CARMA's repository keeps them in workloads/)\n"
-            "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb)\n"
-            "                     kinds: a100-40gb a100-80gb h100-80gb v100-32gb\n"
-            "  --sharing MODE     mps (default) or timeslice\n"
-            "  --policy LIST      comma-separated policies or 'all' (default all):\n");
+    fprintf(
+        f,
+        "usage: carma sim --trace FILE [--workloads FILE] [--trace-format FMT]\n"
+        "                 [--rad-dir DIR] [--gpus SPEC] [--sharing mps|timeslice]\n"
+        "                 [--policy P[,P...]|all]\n"
+        "                 [--estimator horus|faketensor|gpumemnet|carma] [--max-attempts N]\n"
+        "                 [--json] [--report out.html] [--seed N] [--jitter FRAC]\n"
+        "\n"
+        "Replays a trace through the scheduler on simulated GPUs, one run per policy.\n"
+        "  --trace FILE       carma CSV (submit_s,workload), CARMA .sh, Muri CSV, Gavel\n"
+        "                     .trace or Alibaba pod list (format detected, or --trace-format\n"
+        "                     carma-csv|carma-sh|muri|gavel|alibaba); - reads standard input\n"
+        "  --workloads FILE   workload catalog for carma CSV/.sh traces (default:\n"
+        "                     workloads.csv beside the trace, else data/workloads.csv,\n"
+        "                     else PREFIX/share/carma/workloads.csv of make install);\n"
+        "                     - reads standard input (not with --trace -)\n"
+        "  --rad-dir DIR      folder of the .rad task files of a CARMA .sh trace (default:\n"
+        "                     the trace's folder; CARMA's repository keeps them in workloads/)\n"
+        "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb)\n"
+        "                     kinds: a100-40gb a100-80gb h100-80gb v100-32gb\n"
+        "  --sharing MODE     mps (default) or timeslice\n"
+        "  --policy LIST      comma-separated policies or 'all' (default all):\n");
     size_t n;
     const struct carma_policy *p = carma_policy_all(&n);
     for (size_t i = 0; i < n; i++)
@@ -141,20 +143,39 @@ static void progress_erase(struct progress_ctx *p)
     p->drawn = 0;
 }
 
+/* The installed catalog: SHARE/carma/workloads.csv, SHARE the folder beside the one of
+ * the running carma (`make install` puts carma in PREFIX/bin, the catalog in
+ * PREFIX/share/carma); NULL when there is none. */
+static const char *installed_catalog(char *buf, size_t len)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return NULL;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    if ((size_t)snprintf(buf, len, "%s/../share/carma/workloads.csv", self) >= len)
+        return NULL;
+    return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
 /* Finds the default catalog: workloads.csv beside the trace (none for standard input,
- * trace NULL), else data/workloads.csv. */
+ * trace NULL), else data/workloads.csv, else the installed one. */
 static const char *default_catalog(const char *trace, char *buf, size_t len)
 {
-    if (!trace)
-        return access("data/workloads.csv", R_OK) == 0 ? "data/workloads.csv" : NULL;
-    const char *slash = strrchr(trace, '/');
-    int dn = slash ? (int)(slash - trace) : 1;
-    snprintf(buf, len, "%.*s/workloads.csv", dn, slash ? trace : ".");
-    if (access(buf, R_OK) == 0)
-        return buf;
+    if (trace) {
+        const char *slash = strrchr(trace, '/');
+        int dn = slash ? (int)(slash - trace) : 1;
+        snprintf(buf, len, "%.*s/workloads.csv", dn, slash ? trace : ".");
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
     if (access("data/workloads.csv", R_OK) == 0)
         return "data/workloads.csv";
-    return NULL;
+    return installed_catalog(buf, len);
 }
 
 static int parse_policies(const char *list, const struct carma_policy **out, size_t *n)

@@ -1,0 +1,96 @@
+#!/bin/sh
+# `make install` and what it installs: the files and their modes, the systemd unit
+# (checked by systemd-analyze where there is one), the installed carmad telling a service
+# manager READY=1 and STOPPING=1 through NOTIFY_SOCKET (docs/daemon.md, "Under systemd"),
+# a job run through the installed carma-shepherd,
+# `carma sim` finding the installed catalog outside the source tree, and `make uninstall`.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+: "${CARMA_BUILD:?CARMA_BUILD must name the build folder (tests/run.sh sets it)}"
+# relative to the source tree where it is inside it, as make test names it: the objects'
+# dependency files name it so
+BUILD_DIR=$(cd "$CARMA_BUILD" && pwd)
+BUILD_DIR=${BUILD_DIR#"$REPO"/}
+P="$T/prefix"
+
+step "make install"
+# a make of its own: not the jobserver of a make test that runs this
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" MODE="${MODE:-release}" \
+    BUILD="$BUILD_DIR" PREFIX="$P" install >"$T/install.log" 2>&1 ||
+    { cat "$T/install.log" >&2; fail "make install failed"; }
+for f in bin/carma sbin/carmad sbin/carma-shepherd; do
+    [ -x "$P/$f" ] && [ "$(stat -c %a "$P/$f")" = 755 ] || fail "$P/$f: not installed 0755"
+done
+for f in share/carma/workloads.csv share/carma/trace-mix90.csv share/carma/trace-t1.csv \
+    share/carma/README.md share/doc/carma/daemon.md share/doc/carma/LICENSE \
+    lib/systemd/system/carmad.service; do
+    [ -f "$P/$f" ] && [ "$(stat -c %a "$P/$f")" = 644 ] || fail "$P/$f: not installed 0644"
+done
+[ ! -e "$P/share/doc/carma/CONTRIBUTING-helpers.md" ] || fail "a contributors' note installed"
+UNIT="$P/lib/systemd/system/carmad.service"
+grep -qx "ExecStart=$P/sbin/carmad --foreground \$CARMAD_OPTS" "$UNIT" || fail "ExecStart not filled in"
+grep -qx 'KillMode=process' "$UNIT" || fail "the unit would kill the jobs with carmad"
+grep -qx 'Type=notify' "$UNIT" || fail "the unit does not wait for READY=1"
+! grep -q '@[A-Z]*@' "$UNIT" || fail "a placeholder left in the unit"
+if command -v systemd-analyze >/dev/null 2>&1; then
+    out=$(systemd-analyze verify "$UNIT" 2>&1) || fail "systemd-analyze verify: $out"
+    [ -z "$out" ] || fail "systemd-analyze verify: $out"
+else
+    echo "(no systemd-analyze here: the unit's syntax not checked)"
+fi
+
+step "READY=1 from the installed carmad"
+CARMA="$P/bin/carma"
+CARMAD="$P/sbin/carmad"
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[2], "w").close()
+while True:
+    m = s.recv(4096)
+    with open(sys.argv[2], "a") as f:
+        f.write(m.decode() + "\n")
+' "$T/notify" "$T/notified" &
+LPID=$!
+ON_EXIT='kill $LPID 2>/dev/null'
+wait_until 10 test -f "$T/notified" || fail "no listener"
+NOTIFY_SOCKET="$T/notify" start_daemon --gpus sim:2xa100-40gb
+wait_until 10 grep -qx 'READY=1' "$T/notified" || fail "no READY=1: $(cat "$T/notified")"
+[ -S "$CARMA_SOCKET" ] || fail "READY=1 before the socket listens"
+
+step "a job through the installed shepherd"
+id=$(submit -- sleep 30)
+wait_until 20 is_state "$id" running || fail "job $id not running: $("$CARMA" show "$id")"
+spid=$(cut -d' ' -f1 "$T/state/jobs/$id/1/shepherd")
+[ -n "$spid" ] || fail "no shepherd pid for job $id"
+[ "$(readlink /proc/"$spid"/exe)" = "$P/sbin/carma-shepherd" ] || fail "job $id not under the installed shepherd"
+"$CARMA" cancel "$id" >/dev/null || fail "cancel $id"
+wait_until 20 is_state "$id" cancelled || fail "job $id not cancelled"
+id=$(submit -- true)
+"$CARMA" wait "$id" >/dev/null || fail "job $id did not succeed: $("$CARMA" show "$id")"
+
+step "STOPPING=1"
+stop_daemon TERM || fail "carmad did not stop cleanly"
+wait_until 10 grep -qx 'STOPPING=1' "$T/notified" || fail "no STOPPING=1: $(cat "$T/notified")"
+
+step "a NOTIFY_SOCKET that is no socket address: a warning, carmad runs"
+NOTIFY_SOCKET="vsock:2:1" start_daemon --gpus sim:2xa100-40gb
+grep -q 'NOTIFY_SOCKET=vsock:2:1: not an absolute path' "$T/carmad.log" || fail "no warning"
+stop_daemon TERM || fail "carmad did not stop cleanly"
+
+step "carma sim finds the installed catalog outside the source tree"
+mkdir "$T/elsewhere"
+(cd "$T/elsewhere" && "$CARMA" sim --trace - --policy auto,exclusive <"$REPO/data/trace-mix90.csv") \
+    >"$T/sim.out" 2>&1 || fail "carma sim: $(cat "$T/sim.out")"
+grep -q '^auto ' "$T/sim.out" || fail "no auto row: $(cat "$T/sim.out")"
+(cd "$T/elsewhere" && "$CARMA" sim --trace "$P/share/carma/trace-t1.csv" --policy auto) \
+    >"$T/sim.out" 2>&1 || fail "carma sim on the installed trace: $(cat "$T/sim.out")"
+
+step "make uninstall"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$REPO" MODE="${MODE:-release}" \
+    BUILD="$BUILD_DIR" PREFIX="$P" uninstall >"$T/install.log" 2>&1 ||
+    { cat "$T/install.log" >&2; fail "make uninstall failed"; }
+left=$(find "$P" -type f)
+[ -z "$left" ] || fail "left after uninstall: $left"
+echo "install: ok"
