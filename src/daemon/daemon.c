@@ -4379,6 +4379,11 @@ void carmad_set_hooks(struct carmad *d, const struct carmad_hooks *h)
     d->hooks = *h;
 }
 
+double carmad_monitor_interval(const struct carmad *d)
+{
+    return d->cfg.monitor_interval_s;
+}
+
 int carmad_run(struct carmad *d, struct carma_err *err)
 {
     (void)err;

@@ -51,4 +51,7 @@ struct carmad_hooks {
 };
 void carmad_set_hooks(struct carmad *d, const struct carmad_hooks *h);
 
+/* Seconds between monitor ticks (on_tick's pace), from the configuration. */
+double carmad_monitor_interval(const struct carmad *d);
+
 #endif

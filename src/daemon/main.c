@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -34,9 +35,6 @@ static void usage(FILE *f)
                "  --foreground       stay in the foreground, log to stderr\n");
 }
 
-/* A detached carmad tells the command that started it how its start went: one byte of
- * exit status, the message, a NUL. The starter exits with that status, printing the
- * message, so a bad port or a busy state folder is seen on the terminal. */
 /* A warning where carmad's messages go: stderr in the foreground, else syslog. */
 static void log_start_warning(int foreground, const char *msg)
 {
@@ -46,6 +44,40 @@ static void log_start_warning(int foreground, const char *msg)
         syslog(LOG_WARNING, "%s", msg);
 }
 
+/* The service manager's watchdog: WATCHDOG=1 from the monitor's tick, which runs in the
+ * event loop, at most every quarter of the interval asked for, so a loop that stops
+ * turning (a call that never returns) stops the pings and the manager restarts carmad;
+ * jobs keep running and the next carmad re-adopts them. */
+struct watchdog {
+    const struct carmad_notify *n;
+    uint64_t us; /* 0: none asked */
+    struct timespec last;
+    int foreground, failed;
+};
+
+static void watchdog_tick(void *ctx, double now)
+{
+    (void)now; /* the wall clock; the pace is kept on the monotonic one */
+    struct watchdog *w = ctx;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    double since = (double)(t.tv_sec - w->last.tv_sec) + (t.tv_nsec - w->last.tv_nsec) / 1e9;
+    if (since * 4e6 < (double)w->us)
+        return;
+    struct carma_err err = {{0}};
+    if (carmad_notify_send(w->n, "WATCHDOG=1", &err)) {
+        if (!w->failed)
+            log_start_warning(w->foreground, err.msg);
+        w->failed = 1;
+        return;
+    }
+    w->failed = 0;
+    w->last = t;
+}
+
+/* A detached carmad tells the command that started it how its start went: one byte of
+ * exit status, the message, a NUL. The starter exits with that status, printing the
+ * message, so a bad port or a busy state folder is seen on the terminal. */
 static void report_start(int fd, int status, const char *msg)
 {
     if (fd < 0)
@@ -157,9 +189,15 @@ int main(int argc, char **argv)
      * service */
     struct carmad_notify notify;
     struct carma_err nerr = {{0}};
+    struct watchdog wd = {.n = &notify, .foreground = o.foreground};
     if (carmad_notify_parse(&notify, getenv("NOTIFY_SOCKET"), &nerr))
         fprintf(stderr, "carmad: warning: %s\n", nerr.msg);
+    if (carmad_notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &wd.us,
+                               &nerr))
+        fprintf(stderr, "carmad: warning: %s\n", nerr.msg);
     unsetenv("NOTIFY_SOCKET");
+    unsetenv("WATCHDOG_USEC");
+    unsetenv("WATCHDOG_PID");
     int ready = -1; /* the detached daemon's end of the pipe its starter waits on */
     if (!o.foreground) {
         int pfd[2];
@@ -209,6 +247,19 @@ int main(int argc, char **argv)
     }
     if (carmad_notify_send(&notify, "READY=1", &nerr))
         log_start_warning(o.foreground, nerr.msg);
+    if (wd.us && notify.len) {
+        double iv = carmad_monitor_interval(d);
+        if (iv * 2e6 >= (double)wd.us) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "WATCHDOG_USEC=%llu: carmad pings once a monitor interval (%g s), "
+                     "which is not within half of it: raise WatchdogSec=",
+                     (unsigned long long)wd.us, iv);
+            log_start_warning(o.foreground, msg);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &wd.last);
+        carmad_set_hooks(d, &(struct carmad_hooks){.ctx = &wd, .on_tick = watchdog_tick});
+    }
     rc = carmad_run(d, &err);
     if (carmad_notify_send(&notify, "STOPPING=1", &nerr))
         log_start_warning(o.foreground, nerr.msg);

@@ -32,6 +32,44 @@ int carmad_notify_parse(struct carmad_notify *n, const char *value, struct carma
     return 0;
 }
 
+/* A decimal integer from 1 to max, the whole of s: its value, else 0. */
+static uint64_t positive(const char *s, uint64_t max)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    return v;
+}
+
+int carmad_notify_watchdog(const char *usec, const char *pid, pid_t self, uint64_t *us,
+                           struct carma_err *err)
+{
+    *us = 0;
+    if (!usec || !*usec)
+        return 0;
+    uint64_t v = positive(usec, (uint64_t)1 << 62);
+    if (!v)
+        return carma_err_set(err, -EINVAL,
+                             "WATCHDOG_USEC=%.32s: not a number of microseconds: no watchdog "
+                             "pings",
+                             usec);
+    if (pid && *pid) {
+        uint64_t p = positive(pid, (uint64_t)1 << 22);
+        if (!p)
+            return carma_err_set(err, -EINVAL,
+                                 "WATCHDOG_PID=%.32s: not a process id: no watchdog pings", pid);
+        if (p != (uint64_t)self)
+            return 0; /* asked of another process (carmad's starter) */
+    }
+    *us = v;
+    return 0;
+}
+
 int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct carma_err *err)
 {
     if (!n->len)

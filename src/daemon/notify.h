@@ -1,12 +1,14 @@
 /* The service manager's readiness protocol (systemd's sd_notify, Type=notify): carmad
  * says READY=1 once its socket listens and the store is reconciled, STOPPING=1 when it
- * begins a clean stop. NOTIFY_SOCKET names an AF_UNIX datagram socket: an absolute path,
- * or "@name" for the abstract namespace. No libsystemd: the protocol is one datagram.
- * Without NOTIFY_SOCKET every call does nothing. */
+ * begins a clean stop, and WATCHDOG=1 while its loop runs when asked. NOTIFY_SOCKET names an
+ * AF_UNIX datagram socket: an absolute path, or "@name" for the abstract namespace. No libsystemd:
+ * the protocol is one datagram. Without NOTIFY_SOCKET every call does nothing. */
 #ifndef CARMA_DAEMON_NOTIFY_H
 #define CARMA_DAEMON_NOTIFY_H
 
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include "util/err.h"
@@ -20,6 +22,14 @@ struct carmad_notify {
  * "@name" (abstract) that fits sun_path; anything else ("vsock:...", a relative path, a
  * path too long) is -EINVAL with err naming the value. */
 int carmad_notify_parse(struct carmad_notify *n, const char *value, struct carma_err *err);
+
+/* The watchdog systemd asks for (WatchdogSec=): WATCHDOG_USEC's value, usec (NULL or "":
+ * none), and WATCHDOG_PID's, pid (NULL or "": this process), self this process's pid.
+ * *us is the interval in microseconds, 0 when no watchdog is asked of this process (none,
+ * or one for another pid). A value that is not a decimal integer (WATCHDOG_USEC from 1 to
+ * 2^62, WATCHDOG_PID from 1 to 2^22) is -EINVAL with err naming it, *us 0. */
+int carmad_notify_watchdog(const char *usec, const char *pid, pid_t self, uint64_t *us,
+                           struct carma_err *err);
 
 /* Sends msg ("READY=1") as one datagram; 0, or -errno (err says so). Nothing when n has
  * no socket. */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make install` and what it installs: the files and their modes, the systemd unit
 # (checked by systemd-analyze where there is one), the installed carmad telling a service
-# manager READY=1 and STOPPING=1 through NOTIFY_SOCKET (docs/daemon.md, "Under systemd"),
+# manager READY=1, STOPPING=1 and WATCHDOG=1 through NOTIFY_SOCKET (docs/daemon.md, "Under
+# systemd"),
 # a job run through the installed carma-shepherd,
 # `carma sim` finding the installed catalog outside the source tree, and `make uninstall`.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -73,6 +74,26 @@ id=$(submit -- true)
 step "STOPPING=1"
 stop_daemon TERM || fail "carmad did not stop cleanly"
 wait_until 10 grep -qx 'STOPPING=1' "$T/notified" || fail "no STOPPING=1: $(cat "$T/notified")"
+
+step "WATCHDOG=1 while the loop turns, when asked of carmad"
+: >"$T/notified"
+NOTIFY_SOCKET="$T/notify" WATCHDOG_USEC=1000000 start_daemon --gpus sim:2xa100-40gb
+pings() { [ "$(grep -cx 'WATCHDOG=1' "$T/notified")" -ge "$1" ]; }
+wait_until 10 pings 3 ||
+    fail "no watchdog pings: $(cat "$T/notified")"
+stop_daemon TERM || fail "carmad did not stop cleanly"
+: >"$T/notified"
+# asked of another process (systemd names the main pid), and an interval carmad's ticks
+# (0.2 s here) cannot keep within half of
+NOTIFY_SOCKET="$T/notify" WATCHDOG_USEC=1000000 WATCHDOG_PID=1 start_daemon --gpus sim:2xa100-40gb
+wait_until 10 grep -qx 'READY=1' "$T/notified" || fail "no READY=1"
+sleep 1
+! grep -q 'WATCHDOG' "$T/notified" || fail "pinged a watchdog asked of pid 1"
+stop_daemon TERM || fail "carmad did not stop cleanly"
+NOTIFY_SOCKET="$T/notify" WATCHDOG_USEC=300000 start_daemon --gpus sim:2xa100-40gb
+grep -q 'WATCHDOG_USEC=300000: carmad pings once a monitor interval (0.2 s)' "$T/carmad.log" ||
+    fail "no warning of a watchdog too short"
+stop_daemon TERM || fail "carmad did not stop cleanly"
 
 step "a NOTIFY_SOCKET that is no socket address: a warning, carmad runs"
 NOTIFY_SOCKET="vsock:2:1" start_daemon --gpus sim:2xa100-40gb

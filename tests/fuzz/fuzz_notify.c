@@ -1,6 +1,7 @@
 /* Fuzz target: NOTIFY_SOCKET's value as carmad reads it (daemon/notify.h). A value taken
  * is an absolute path or an abstract name that fits the socket address with room for
- * its terminator, its length says so, and a value refused leaves no address. */
+ * its terminator, its length says so, and a value refused leaves no address. The same
+ * bytes as the watchdog's interval and pid: taken only when all digits, in range. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,5 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (a.len != 0 || !err.msg[0]) {
         __builtin_trap();
     }
+    /* the same bytes as WATCHDOG_USEC, and as WATCHDOG_PID beside a valid interval */
+    uint64_t us = 1;
+    r = carmad_notify_watchdog(v, NULL, 1, &us, &err);
+    if ((r == 0) !=
+            (l == 0 || (us >= 1 && us <= (uint64_t)1 << 62 && strspn(v, "0123456789") == l)) ||
+        (r != 0 && us != 0))
+        __builtin_trap();
+    r = carmad_notify_watchdog("1000", v, 4242, &us, &err);
+    if (r == 0 && us != 0 && us != 1000)
+        __builtin_trap();
     return 0;
 }

@@ -1,5 +1,6 @@
 /* The service manager's readiness protocol (daemon/notify.h): NOTIFY_SOCKET's forms, and
- * one datagram each to a listening path socket and an abstract one. */
+ * one datagram each to a listening path socket and an abstract one, and the watchdog's
+ * variables. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +54,43 @@ static void test_parse(void **state)
     /* nothing to tell: sending does nothing */
     assert_int_equal(carmad_notify_parse(&n, NULL, &err), 0);
     assert_int_equal(carmad_notify_send(&n, "READY=1", &err), 0);
+}
+
+static void test_watchdog(void **state)
+{
+    (void)state;
+    uint64_t us = 7;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_notify_watchdog(NULL, NULL, 100, &us, &err), 0);
+    assert_int_equal(us, 0);
+    assert_int_equal(carmad_notify_watchdog("", "", 100, &us, &err), 0);
+    assert_int_equal(us, 0);
+    assert_int_equal(carmad_notify_watchdog("120000000", NULL, 100, &us, &err), 0);
+    assert_int_equal(us, 120000000);
+    assert_int_equal(carmad_notify_watchdog("120000000", "100", 100, &us, &err), 0);
+    assert_int_equal(us, 120000000);
+    /* asked of another process: not this one's to answer */
+    assert_int_equal(carmad_notify_watchdog("120000000", "99", 100, &us, &err), 0);
+    assert_int_equal(us, 0);
+    assert_int_equal(carmad_notify_watchdog("4611686018427387904", NULL, 1, &us, &err), 0);
+    assert_int_equal(us, (uint64_t)1 << 62);
+    const char *bad_us[] = {
+        "0", "-1", "1s", " 5", "5 ", "4611686018427387905", "99999999999999999999999"};
+    for (size_t i = 0; i < sizeof bad_us / sizeof bad_us[0]; i++) {
+        us = 7;
+        err.msg[0] = '\0';
+        assert_int_equal(carmad_notify_watchdog(bad_us[i], NULL, 100, &us, &err), -EINVAL);
+        assert_int_equal(us, 0);
+        assert_non_null(strstr(err.msg, "WATCHDOG_USEC="));
+    }
+    const char *bad_pid[] = {"0", "x", "4194305", "-100"};
+    for (size_t i = 0; i < sizeof bad_pid / sizeof bad_pid[0]; i++) {
+        us = 7;
+        err.msg[0] = '\0';
+        assert_int_equal(carmad_notify_watchdog("1000", bad_pid[i], 100, &us, &err), -EINVAL);
+        assert_int_equal(us, 0);
+        assert_non_null(strstr(err.msg, "WATCHDOG_PID="));
+    }
 }
 
 /* A datagram socket bound to name (a path, or "@..." abstract); its fd. */
@@ -112,6 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_send),
+        cmocka_unit_test(test_watchdog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
