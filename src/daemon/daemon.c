@@ -187,6 +187,7 @@ struct gpu_state {
 #define XID_LOG_PER_MIN 10
 #define KMSG_PATH "/dev/kmsg"
 #define KMSG_READS 256     /* records read per call; the loop goes on, the fd stays readable */
+#define ATTEMPTS_CEILING 200 /* a job's max attempts, raised by attempts not counted */
 #define KMSG_PID_AGE_S 300 /* a pid the monitor listed this long ago still names its job */
 #define XID_TAKE_ROUNDS 8 /* batches of Xids taken per loop iteration */
 #define XID_FAULT_WINDOW_S                                                                         \
@@ -1505,6 +1506,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     }
     /* Under MPS one client's fault ends every client of its GPU: a failure with another's
      * fault on an MPS GPU is not the job's, retried as for a GPU's fault (its bound stands) */
+    int forgiven = 0;
     if (o == CARMA_OUTCOME_FAILED && other_mps == 1) {
         o = CARMA_OUTCOME_GPU_ERROR;
         char whose[48];
@@ -1516,6 +1518,15 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                  (unsigned long long)other.xid, whose);
         why = xid_why;
         xid_note[0] = '\0';
+        /* Ended by another carma job's fault, which that job's own failure answers for (it
+         * is final): the attempt is not counted against this job's, or a run of faulty
+         * neighbours would use them up. A process of no carma job's may have been this
+         * job's own (gone before it was listed), so that attempt counts. */
+        if (other.job && dj->rec.max_attempts && dj->rec.max_attempts < ATTEMPTS_CEILING) {
+            dj->rec.max_attempts++;
+            d->sj[i].max_attempts++;
+            forgiven = 1;
+        }
     }
     if (d->have_gb && d->gb.ops->detach && dj->shepherd > 0)
         d->gb.ops->detach(&d->gb, dj->shepherd);
@@ -1530,8 +1541,9 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     free(r->reason);
     char reason[512];
     const char *retry = o != CARMA_OUTCOME_GPU_ERROR ? ""
-                        : requeued                   ? ", retried"
-                                                     : ", no attempts left";
+                        : !requeued                  ? ", no attempts left"
+                        : forgiven ? ", retried (not counted against its attempts)"
+                                   : ", retried";
     if (o == CARMA_OUTCOME_OOM)
         snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
                  requeued ? ", retried" : ", no attempts left");

@@ -71,8 +71,9 @@ static const char *const sql_text[ST_COUNT] = {
         "bound_basis,hist_sig,umask,rlimits) "
         "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
-        "UPDATE jobs SET state=?,attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,exclusive=?,"
-        "cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? WHERE id=?",
+        "UPDATE jobs SET state=?,attempts=?,max_attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,"
+        "exclusive=?,cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? "
+        "WHERE id=?",
     [ST_JOB_GET] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL " FROM jobs WHERE id=?",
     [ST_ACTIVE] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL
                   " FROM jobs WHERE state IN ('queued','running') ORDER BY id",
@@ -661,6 +662,7 @@ int carma_store_job_update(struct carma_store *s, const struct carma_job_rec *r,
     int i = 1;
     sqlite3_bind_text(q, i++, carma_job_state_name(r->state), -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, i++, r->attempts);
+    sqlite3_bind_int64(q, i++, r->max_attempts);
     sqlite3_bind_int64(q, i++, (sqlite3_int64)r->bound_mib);
     sqlite3_bind_int64(q, i++, (sqlite3_int64)r->peak_mib);
     sqlite3_bind_int64(q, i++, (sqlite3_int64)r->mem_mib);

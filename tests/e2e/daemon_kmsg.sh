@@ -18,10 +18,13 @@ EOF
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 printf '[sharing]\ndefault = mps\n[sched]\ngrace = 0.2\n' >>"$T/carmad.ini"
 mkfifo "$T/kmsg"
-# A job that records its pid in $1.pid; its first attempt waits for file $1.go, then ends
-# as an MPS client does when a client of its server faults; its next ones succeed.
+# job TAG [submit options]: a job that records its pid in TAG.pid; its first attempt waits
+# for file TAG.go, then ends as an MPS client does when a client of its server faults; its
+# next ones succeed.
 job() {
-    submit -- sh -c "echo \$\$ >$1.pid; if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then while [ ! -e $1.go ]; do sleep 0.05; done; echo 'CUDA error: an illegal memory access was encountered' >&2; exit 1; fi; echo fine"
+    _tag=$1
+    shift
+    submit "$@" -- sh -c "echo \$\$ >$_tag.pid; if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then while [ ! -e $_tag.go ]; do sleep 0.05; done; echo 'CUDA error: an illegal memory access was encountered' >&2; exit 1; fi; echo fine"
 }
 reason() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt_list"][0]["reason"])'; }
 # kmsg PRIO PID: one NVRM Xid 31 record of that priority naming that pid
@@ -44,9 +47,9 @@ grep -q "$T/kmsg: the kernel's Xid lines read" "$T/carmad.log" || fail "the kern
 "$CARMA" gpus --json | python3 -c 'import json,sys; g = json.load(sys.stdin)["gpus"][0]; sys.exit(0 if g["pci_bus_id"] == "00000000:00:06.0" else 1)' ||
     fail "pci_bus_id: $("$CARMA" gpus --json | grep pci)"
 
-step "MPS: the kernel names the culprit; its co-runner's failure is retried"
+step "MPS: the kernel names the culprit; its co-runner's failure is retried, not counted"
 a=$(job "$T/a")
-b=$(job "$T/b")
+b=$(job "$T/b" --max-attempts 1)
 pair "$a" "$b" a b
 # a user's write to /dev/kmsg naming b (facility 1) is not the kernel's: ignored
 kmsg 12 "$P2"
@@ -65,8 +68,9 @@ reason "$a" | grep -q "^attempt 1: non-zero exit (exit 1); GPU 0 reported Xid 31
 [ "$(attempts_of "$b")" = 2 ] || fail "the co-runner: $(attempts_of "$b") attempts"
 "$CARMA" show --json "$b" | python3 -c 'import json,sys; a = json.load(sys.stdin)["attempt_list"]; sys.exit(0 if a[0]["outcome"] == "gpu_error" and a[1]["outcome"] == "succeeded" else 1)' ||
     fail "the co-runner's attempts: $("$CARMA" show "$b")"
-reason "$b" | grep -q "^attempt 1: another MPS client's fault (Xid 31, job $a) ended it (exit 1), retried$" ||
+reason "$b" | grep -q "^attempt 1: another MPS client's fault (Xid 31, job $a) ended it (exit 1), retried (not counted against its attempts)$" ||
     fail "the co-runner's reason: $(reason "$b")"
+"$CARMA" show "$b" | grep -q '^  attempts  2 of at most 2$' || fail "the co-runner's attempts: $("$CARMA" show "$b")"
 
 step "MPS: a culprit gone before its line is read is known from the monitor's list"
 c=$(job "$T/c")
@@ -84,18 +88,22 @@ wait_until 10 grep -q "the kernel puts Xid 31 (GPU memory page fault) on pid $P1
 sed -i "/^proc 0 pid=$P1 /d" "$T/nvml.state"
 touch "$T/d.go"
 "$CARMA" wait --timeout 20 "$d" >/dev/null || fail "the co-runner: $(state_of "$d") $(reason "$d")"
-reason "$d" | grep -q "^attempt 1: another MPS client's fault (Xid 31, job $c) ended it (exit 1), retried$" ||
+reason "$d" | grep -q "^attempt 1: another MPS client's fault (Xid 31, job $c) ended it (exit 1), retried (not counted against its attempts)$" ||
     fail "the co-runner's reason: $(reason "$d")"
 
-step "MPS: a fault of a process of no carma job"
+step "MPS: a fault of a process of no carma job: retried, counted (it may be the job's own)"
 e=$(job "$T/e")
-wait_until 10 is_state "$e" running || fail "job $e: $(state_of "$e")"
+e1=$(job "$T/e1" --max-attempts 1)
+pair "$e" "$e1" e e1
 kmsg 3 4000000
 wait_until 10 grep -q "on pid 4000000 (no carma job's)" "$T/carmad.log" || fail "no line for pid 4000000"
-touch "$T/e.go"
+touch "$T/e.go" "$T/e1.go"
 "$CARMA" wait --timeout 20 "$e" >/dev/null || fail "job $e: $(state_of "$e") $(reason "$e")"
 reason "$e" | grep -q "^attempt 1: another MPS client's fault (Xid 31, pid 4000000, no carma job's) ended it (exit 1), retried$" ||
     fail "job $e's reason: $(reason "$e")"
+wait_until 20 is_state "$e1" failed || fail "job $e1: $(state_of "$e1")"
+reason "$e1" | grep -q "^attempt 1: another MPS client's fault (Xid 31, pid 4000000, no carma job's) ended it (exit 1), no attempts left$" ||
+    fail "job $e1's reason: $(reason "$e1")"
 
 step "MPS: a line on the MPS server names no client: the failures stay the jobs' own"
 if [ "$ROOT" = 1 ]; then
