@@ -3,6 +3,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -435,7 +437,9 @@ static int64_t ref_free_mib(const struct carma_sched *s, const struct carma_gpu 
     return (int64_t)g->mem_total_mib - (int64_t)g->mem_used_mib - (int64_t)s->p.free_margin_mib;
 }
 
-static int ref_risky(const struct carma_sched *s, const struct carma_gpu *g)
+/* Inlined into the step as when it had no other caller (carma_sched_why reads it too). */
+__attribute__((always_inline)) static inline int ref_risky(const struct carma_sched *s,
+                                                           const struct carma_gpu *g)
 {
     float sm = carma_window_risk(&g->smact);
     if (sm < 0 || sm < s->p.gate_smact)
@@ -1156,4 +1160,470 @@ size_t carma_sched_step(struct carma_sched *s, double now, struct carma_placemen
     if (s->policy->kind == CARMA_POLICY_AUTO)
         return step_auto(s, now, out, cap);
     return step_reference(s, now, out, cap);
+}
+
+/* ---- why a queued job waits (on demand, never from a step) ---- */
+
+static const char *const why_names[CARMA_WHY_COUNT] = {
+    [CARMA_WHY_PLACING] = "placing",
+    [CARMA_WHY_BEYOND_SERVICE] = "beyond_service",
+    [CARMA_WHY_BEHIND] = "behind",
+    [CARMA_WHY_WAITING] = "waiting",
+    [CARMA_WHY_GRACE] = "grace",
+    [CARMA_WHY_GATE] = "gate",
+    [CARMA_WHY_INTERFERENCE] = "interference",
+    [CARMA_WHY_RESERVED] = "reserved",
+    [CARMA_WHY_RESOURCES] = "resources",
+    [CARMA_WHY_EXCLUSIVE] = "exclusive",
+};
+
+const char *carma_why_name(enum carma_why w)
+{
+    return (unsigned)w < CARMA_WHY_COUNT ? why_names[w] : "waiting";
+}
+
+/* What keeps one GPU from a job, from the obstacle that clears soonest to the one that
+ * lasts longest: a GPU's rank is that of its most lasting obstacle. */
+enum why_ob {
+    OB_NONE,
+    OB_GRACE,    /* reference: a launch's grace */
+    OB_GATE,     /* reference: SMACT with SMOCC or DRAMA */
+    OB_GAIN,     /* auto: the GPU's throughput would not rise enough */
+    OB_RESERVED, /* auto: held for the blocked job */
+    OB_MEM,      /* memory */
+    OB_FULL,     /* auto: max_jobs_per_gpu */
+    OB_ALONE,    /* a resident job runs alone (no profile, or uncapped after an OOM) */
+    OB_BUSY,     /* the job must run alone, and the GPU is not free of others */
+    OB_SMALL,    /* the GPU is smaller than the job needs of it alone */
+    OB_DRAINED,
+    OB_UNKNOWN, /* the rules refuse it for none of the reasons above (never expected) */
+    OB_COUNT
+};
+
+static const uint8_t why_ob_code[OB_COUNT] = {
+    [OB_NONE] = CARMA_WHY_PLACING,
+    [OB_GRACE] = CARMA_WHY_GRACE,
+    [OB_GATE] = CARMA_WHY_GATE,
+    [OB_GAIN] = CARMA_WHY_INTERFERENCE,
+    [OB_RESERVED] = CARMA_WHY_RESERVED,
+    [OB_MEM] = CARMA_WHY_RESOURCES,
+    [OB_FULL] = CARMA_WHY_RESOURCES,
+    [OB_ALONE] = CARMA_WHY_RESOURCES,
+    [OB_BUSY] = CARMA_WHY_EXCLUSIVE,
+    [OB_SMALL] = CARMA_WHY_RESOURCES,
+    [OB_DRAINED] = CARMA_WHY_BEYOND_SERVICE,
+    [OB_UNKNOWN] = CARMA_WHY_WAITING,
+};
+
+/* A bounded text being written; what does not fit is cut with "...". */
+struct why_buf {
+    char *p;
+    size_t cap, len;
+};
+
+__attribute__((format(printf, 2, 3))) static void why_put(struct why_buf *b, const char *fmt, ...)
+{
+    if (b->len + 1 >= b->cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= b->cap - b->len) {
+        b->len = b->cap - 1;
+        if (b->cap > 4)
+            memcpy(b->p + b->cap - 4, "...", 4);
+    } else {
+        b->len += (size_t)n;
+    }
+}
+
+/* The facts a GPU is judged by, for one job: what the policy's rule reads. */
+struct why_job {
+    const struct carma_job *j;
+    double now;
+    /* reference */
+    int colloc;       /* may collocate: else idle GPUs only */
+    uint64_t reached; /* idle GPUs no larger are skipped */
+    int64_t min_free; /* the memory gate (0: none) */
+    /* auto */
+    uint64_t need;
+    int only_idle, loosest, honour;
+};
+
+/* Adds ", " between a GPU's facts. */
+static void why_sep(struct why_buf *b, int *nfacts)
+{
+    why_put(b, (*nfacts)++ ? ", " : "");
+}
+
+/* The obstacles of GPU gi to reference job w (step_reference's rules), its facts written
+ * to b when b is not NULL. Returns the GPU's rank (OB_NONE: usable). */
+static enum why_ob why_ref_gpu(const struct carma_sched *s, const struct why_job *w, uint32_t gi,
+                               struct why_buf *b)
+{
+    const struct carma_gpu *g = &s->gpus[gi];
+    enum why_ob worst = OB_NONE;
+    int nf = 0;
+#define OB(o, ...)                                                                                 \
+    do {                                                                                           \
+        if ((o) > worst)                                                                           \
+            worst = (o);                                                                           \
+        if (b) {                                                                                   \
+            why_sep(b, &nf);                                                                       \
+            why_put(b, __VA_ARGS__);                                                               \
+        }                                                                                          \
+    } while (0)
+    if (g->drained) {
+        OB(OB_DRAINED, "drained");
+        return worst;
+    }
+    if (!w->colloc) { /* the idle GPUs, in index order */
+        if (g->mem_total_mib <= w->reached)
+            OB(OB_SMALL, "%llu MiB, no more than its peak %llu MiB",
+               (unsigned long long)g->mem_total_mib, (unsigned long long)w->j->peak_mib);
+        if (g->njobs)
+            OB(OB_BUSY, "%u job%s", g->njobs, g->njobs == 1 ? "" : "s");
+        if (g->nforeign)
+            OB(OB_BUSY, "%u process%s carma did not start", g->nforeign,
+               g->nforeign == 1 ? "" : "es");
+        return worst;
+    }
+    if (g->nuncapped)
+        OB(OB_ALONE, "runs a job that must run alone");
+    if (g->last_launch_s >= 0 && w->now - g->last_launch_s < s->p.grace_s) {
+        double left = g->last_launch_s + s->p.grace_s - w->now;
+        if (g->last_launch_job != CARMA_NONE)
+            OB(OB_GRACE, "in its %.0f s grace after job %llu started (%.0f s left)", s->p.grace_s,
+               (unsigned long long)s->jobs[g->last_launch_job].id, ceil(left));
+        else
+            OB(OB_GRACE, "in its %.0f s grace (%.0f s left)", s->p.grace_s, ceil(left));
+    }
+    if (s->policy->gated) {
+        int64_t free_mib = ref_free_mib(s, g);
+        if (free_mib < w->min_free)
+            OB(OB_MEM, "%lld MiB free", (long long)(free_mib > 0 ? free_mib : 0));
+        if (ref_risky(s, g)) {
+            float oc = carma_window_risk(&g->smocc), dr = carma_window_risk(&g->drama);
+            if (oc >= s->p.gate_smocc)
+                OB(OB_GATE, "SMACT %.2f >= %.2f with SMOCC %.2f >= %.2f",
+                   (double)carma_window_risk(&g->smact), (double)s->p.gate_smact, (double)oc,
+                   (double)s->p.gate_smocc);
+            else
+                OB(OB_GATE, "SMACT %.2f >= %.2f with DRAMA %.2f >= %.2f",
+                   (double)carma_window_risk(&g->smact), (double)s->p.gate_smact, (double)dr,
+                   (double)s->p.gate_drama);
+        }
+    }
+    return worst;
+}
+
+/* The same for auto (auto_gain's rules). */
+static enum why_ob why_auto_gpu(const struct carma_sched *s, const struct why_job *w, uint32_t gi,
+                                struct why_buf *b)
+{
+    const struct carma_sched_slot *sl = &s->slot[gi];
+    const struct carma_gpu *g = &s->gpus[gi];
+    const struct carma_job *j = w->j;
+    float sm = j->smact < 0 ? 1.0f : j->smact;
+    if (auto_gain(s, gi, w->need, w->only_idle, sm, j->busy, j->gpus, w->honour) >= 0)
+        return OB_NONE;
+    enum why_ob worst = OB_NONE;
+    int nf = 0;
+    if (sl->flags & CARMA_SLOT_DRAINED) {
+        OB(OB_DRAINED, "drained");
+        return worst;
+    }
+    /* held for the blocked job: refused behind it, taken were it not held (what else
+     * refuses it shows below; the reservation ranks below all of that) */
+    if (w->honour && (sl->flags & CARMA_SLOT_RESERVED) &&
+        auto_gain(s, gi, w->need, w->only_idle, sm, j->busy, j->gpus, 0) >= 0) {
+        if (s->holder != CARMA_NONE)
+            OB(OB_RESERVED, "held for job %llu", (unsigned long long)s->jobs[s->holder].id);
+        else
+            OB(OB_RESERVED, "held for a job ahead");
+    }
+    if (sl->flags & CARMA_SLOT_IDLE) {
+        if (w->only_idle > 1) {
+            if (!(g->mem_total_mib >= w->need + s->p.margin_mib || w->need == 0))
+                OB(OB_SMALL, "%llu MiB in all", (unsigned long long)g->mem_total_mib);
+        } else if (sl->avail + (int64_t)s->p.margin_mib < (int64_t)w->need) {
+            int64_t a = sl->avail + (int64_t)s->p.margin_mib;
+            OB(OB_MEM, "%lld MiB to give", (long long)(a > 0 ? a : 0));
+        }
+    } else {
+        if (sl->avail < (int64_t)w->need)
+            OB(OB_MEM, "%lld MiB to give", (long long)(sl->avail > 0 ? sl->avail : 0));
+        if ((w->only_idle && !(sl->flags & CARMA_SLOT_VACANT)) || w->only_idle > 1) {
+            if (g->njobs)
+                OB(OB_BUSY, "%u job%s", g->njobs, g->njobs == 1 ? "" : "s");
+            if (w->only_idle > 1 && g->nforeign)
+                OB(OB_BUSY, "%u process%s carma did not start", g->nforeign,
+                   g->nforeign == 1 ? "" : "es");
+        } else if (sl->flags & CARMA_SLOT_UNPROFILED) {
+            OB(OB_ALONE, "runs a job that must run alone (%s)",
+               g->nuncapped ? "uncapped after an OOM" : "no solo profile yet");
+        } else if (g->njobs >= s->p.max_jobs_per_gpu) {
+            OB(OB_FULL, "%u jobs, the most a GPU takes", g->njobs);
+        } else if (worst == OB_NONE) {
+            float after = (float)(g->gpu_weight + j->gpus) *
+                          carma_coloc_rate(g->sharing, g->njobs + 1, g->prof_smact + sm,
+                                           g->prof_busy + j->busy);
+            OB(OB_GAIN, "its throughput would rise by %.2f GPUs for this job, under %.2f",
+               (double)(after - sl->tput), (double)(s->p.min_gain * (float)j->gpus));
+        }
+    }
+    if (worst == OB_NONE) /* a rule this explanation does not know */
+        OB(OB_UNKNOWN, "refused");
+#undef OB
+    return worst;
+}
+
+static enum why_ob why_gpu(const struct carma_sched *s, const struct why_job *w, uint32_t gi,
+                           struct why_buf *b)
+{
+    return s->policy->kind == CARMA_POLICY_AUTO ? why_auto_gpu(s, w, gi, b)
+                                                : why_ref_gpu(s, w, gi, b);
+}
+
+/* Judges every GPU for w: how many are usable, and the obstacle that decides (the least
+ * rank r such that the GPUs of rank <= r would be enough); writes the verdict. */
+#define WHY_LIST 8 /* GPUs named in a text */
+static void why_gpus(const struct carma_sched *s, const struct why_job *w, const char *pre,
+                     const char *adj, const char *post, struct carma_sched_why *out)
+{
+    size_t count[OB_COUNT] = {0};
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        count[why_gpu(s, w, (uint32_t)gi, NULL)]++;
+    struct why_buf b = {out->text, sizeof out->text, 0};
+    uint16_t want = w->j->gpus;
+    if (count[OB_NONE] >= want) {
+        out->code = CARMA_WHY_PLACING;
+        why_put(&b, "it fits now on %u GPU%s: the next step starts it", want, want == 1 ? "" : "s");
+        return;
+    }
+    enum why_ob decide = OB_UNKNOWN;
+    size_t got = 0;
+    for (int r = OB_NONE; r < OB_COUNT; r++) {
+        got += count[r];
+        if (got >= want) {
+            decide = (enum why_ob)r;
+            break;
+        }
+    }
+    out->code = why_ob_code[decide];
+    why_put(&b, "%sneeds %u %sGPU%s%s, %zu usable now", pre, want, adj, want == 1 ? "" : "s", post,
+            count[OB_NONE]);
+    /* the GPUs of the deciding rank first, then the others */
+    size_t listed = 0, unusable = s->ngpus - count[OB_NONE];
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t gi = 0; gi < s->ngpus && listed < WHY_LIST; gi++) {
+            enum why_ob r = why_gpu(s, w, (uint32_t)gi, NULL);
+            if (r == OB_NONE || (pass == 0) != (r == decide))
+                continue;
+            why_put(&b, "%sGPU %zu: ", listed++ ? "; " : ": ", gi);
+            why_gpu(s, w, (uint32_t)gi, &b);
+        }
+    if (unusable > listed)
+        why_put(&b, "; %zu more", unusable - listed);
+}
+
+/* Why must a reference job go on idle GPUs only. */
+static const char *why_ref_idle_only(const struct carma_sched *s, int recovery)
+{
+    if (s->policy->order == CARMA_ORDER_NONE)
+        return "policy exclusive gives each job idle GPUs";
+    if (recovery)
+        return "a job in the recovery queue goes on idle GPUs only";
+    return "after an OOM it goes on idle GPUs only";
+}
+
+static void why_reference(struct carma_sched *s, uint32_t ji, double now,
+                          struct carma_sched_why *out)
+{
+    struct why_buf b = {out->text, sizeof out->text, 0};
+    const struct carma_job *j = &s->jobs[ji];
+    uint32_t head = ref_head(s, &s->recovery);
+    int recovery = head != CARMA_NONE;
+    if (!recovery)
+        head = ref_head(s, &s->main);
+    if (head != ji) {
+        out->code = CARMA_WHY_BEHIND;
+        why_put(&b, "job %llu %s goes first: policy %s places the head of the queue only",
+                (unsigned long long)s->jobs[head].id,
+                recovery && j->queue != CARMA_QUEUE_RECOVERY ? "in the recovery queue"
+                                                             : "at the head of the queue",
+                s->policy->name);
+        return;
+    }
+    struct why_job w = {.j = j, .now = now};
+    if (j->peak_mib) {
+        uint64_t kth = kth_largest(s, j->gpus);
+        w.reached = kth > j->peak_mib ? j->peak_mib : kth == j->peak_mib ? j->peak_mib - 1 : 0;
+    }
+    /* the idle GPUs first: enough of them place it whatever else holds */
+    size_t idle = 0;
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        idle += why_ref_gpu(s, &w, (uint32_t)gi, NULL) == OB_NONE;
+    if (idle >= j->gpus) {
+        out->code = CARMA_WHY_PLACING;
+        why_put(&b, "it fits now on %u idle GPU%s: the next step starts it", j->gpus,
+                j->gpus == 1 ? "" : "s");
+        return;
+    }
+    if (recovery || j->exclusive || s->policy->order == CARMA_ORDER_NONE) {
+        char pre[160];
+        snprintf(pre, sizeof pre, "must run alone (%s): ", why_ref_idle_only(s, recovery));
+        why_gpus(s, &w, pre, "idle ", "", out);
+        return;
+    }
+    w.colloc = 1;
+    char post[160] = " out of their grace";
+    if (s->policy->gated && s->policy->req == CARMA_REQ_NONE) {
+        w.min_free = (int64_t)s->p.or_min_free_mib;
+        snprintf(post, sizeof post, " with %llu MiB free", (unsigned long long)w.min_free);
+    } else if (s->policy->gated) {
+        w.min_free = (int64_t)(j->mem_mib + s->p.req_margin_mib);
+        snprintf(post, sizeof post, " with %llu MiB free (%llu + %llu)",
+                 (unsigned long long)w.min_free, (unsigned long long)j->mem_mib,
+                 (unsigned long long)s->p.req_margin_mib);
+    }
+    why_gpus(s, &w, "", "", post, out);
+}
+
+/* auto: whether job k, judged as the step would (honour: behind the blocked job), can
+ * start on the GPUs as they are. */
+/* The verdicts of one walk by the shape of the job judged (all that auto_gain reads of
+ * it): a long queue of a few kinds of job is judged once per kind. */
+#define WHY_SHAPES 8
+struct why_shapes {
+    size_t n;
+    struct {
+        uint64_t need;
+        uint32_t sm, busy;
+        uint16_t gpus;
+        uint8_t only_idle, honour, fits;
+    } e[WHY_SHAPES];
+};
+
+static int why_auto_fits(struct carma_sched *s, const struct carma_job *k, int honour,
+                         struct why_shapes *memo)
+{
+    int only_idle, loosest;
+    uint64_t need = auto_need(s, k, &only_idle, &loosest);
+    float sm = k->smact < 0 ? 1.0f : k->smact;
+    uint32_t smb = float_bits(sm), bb = float_bits(k->busy);
+    for (size_t e = 0; e < memo->n; e++)
+        if (memo->e[e].need == need && memo->e[e].sm == smb && memo->e[e].busy == bb &&
+            memo->e[e].gpus == k->gpus && memo->e[e].only_idle == only_idle &&
+            memo->e[e].honour == honour)
+            return memo->e[e].fits;
+    size_t n = 0;
+    for (size_t gi = 0; gi < s->ngpus && n < k->gpus; gi++)
+        n += auto_gain(s, (uint32_t)gi, need, only_idle, sm, k->busy, k->gpus, honour) >= 0;
+    int fits = n >= k->gpus;
+    size_t e = memo->n < WHY_SHAPES ? memo->n++ : (size_t)(smb ^ bb ^ need) % WHY_SHAPES;
+    memo->e[e].need = need;
+    memo->e[e].sm = smb;
+    memo->e[e].busy = bb;
+    memo->e[e].gpus = k->gpus;
+    memo->e[e].only_idle = (uint8_t)only_idle;
+    memo->e[e].honour = (uint8_t)honour;
+    memo->e[e].fits = (uint8_t)fits;
+    return fits;
+}
+
+static void why_auto(struct carma_sched *s, uint32_t ji, struct carma_sched_why *out)
+{
+    struct why_buf b = {out->text, sizeof out->text, 0};
+    const struct carma_job *j = &s->jobs[ji];
+    /* step_auto's walk up to j: the first job that cannot start blocks (the GPUs held for
+     * it bind the jobs behind), and at most backfill_depth jobs behind it are looked at */
+    uint32_t first = CARMA_NONE, behind = 0;
+    struct why_shapes memo = {0};
+    const struct carma_queue *queues[2] = {&s->recovery, &s->main};
+    for (int qi = 0; qi < 2; qi++)
+        for (uint32_t k = queues[qi]->head; k != CARMA_NONE; k = s->jobs[k].next) {
+            if (k == ji)
+                goto found;
+            const struct carma_job *kj = &s->jobs[k];
+            if (beyond_service(s, kj))
+                continue;
+            if (first != CARMA_NONE && ++behind >= s->p.backfill_depth) {
+                out->code = CARMA_WHY_BEHIND;
+                why_put(&b,
+                        "job %llu cannot start, and auto looks at %u jobs behind it at most: "
+                        "this one is further back",
+                        (unsigned long long)s->jobs[first].id, s->p.backfill_depth);
+                return;
+            }
+            if (why_auto_fits(s, kj, first != CARMA_NONE, &memo)) {
+                out->code = CARMA_WHY_WAITING;
+                why_put(&b,
+                        "job %llu ahead of it can start now: the next step places it, then "
+                        "judges this one",
+                        (unsigned long long)kj->id);
+                return;
+            }
+            if (first == CARMA_NONE) {
+                first = k;
+                if (s->holder != k) {
+                    out->code = CARMA_WHY_WAITING;
+                    why_put(&b,
+                            "job %llu ahead of it cannot start: the next step holds GPUs for "
+                            "it, then judges this one",
+                            (unsigned long long)kj->id);
+                    return;
+                }
+            }
+        }
+found:;
+    struct why_job w = {.j = j, .honour = first != CARMA_NONE};
+    w.need = auto_need(s, j, &w.only_idle, &w.loosest);
+    char pre[160] = "", post[96] = "";
+    const char *adj = "";
+    if (w.only_idle) {
+        const char *why = w.loosest      ? "its bound passes the memory of the GPUs it could have"
+                          : w.need == 0  ? "no memory bound"
+                          : j->exclusive ? "it ran out of memory before, its need unknown"
+                                         : "no solo profile yet";
+        snprintf(pre, sizeof pre, "must run alone (%s): ", why);
+        if (w.only_idle > 1)
+            adj = "idle ";
+        else
+            snprintf(post, sizeof post, " without a carma job, %llu MiB to give",
+                     (unsigned long long)w.need);
+        if (w.loosest)
+            snprintf(post, sizeof post, " of %llu MiB or more",
+                     (unsigned long long)(w.need + s->p.margin_mib));
+    } else {
+        snprintf(post, sizeof post, " with %llu MiB to give", (unsigned long long)w.need);
+    }
+    why_gpus(s, &w, pre, adj, post, out);
+}
+
+int carma_sched_why(struct carma_sched *s, uint32_t ji, double now, struct carma_sched_why *out)
+{
+    const struct carma_job *j = &s->jobs[ji];
+    out->code = CARMA_WHY_WAITING;
+    out->text[0] = '\0';
+    if (j->queue == CARMA_QUEUE_NONE || j->state != CARMA_JOB_QUEUED)
+        return -ENOENT;
+    if (beyond_service(s, j)) {
+        size_t up = 0;
+        for (size_t g = 0; g < s->ngpus; g++)
+            up += !s->gpus[g].drained;
+        out->code = CARMA_WHY_BEYOND_SERVICE;
+        snprintf(out->text, sizeof out->text,
+                 "asks for %u GPUs: %zu of the %zu GPUs are in service, the others drained",
+                 j->gpus, up, s->ngpus);
+        return 0;
+    }
+    if (s->policy->kind == CARMA_POLICY_AUTO)
+        why_auto(s, ji, out);
+    else
+        why_reference(s, ji, now, out);
+    return 0;
 }

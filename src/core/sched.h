@@ -226,6 +226,51 @@ int carma_sched_beyond_service(struct carma_sched *s, uint32_t j);
  * the k largest (auto), or rerun where it crashed (the reference policies). */
 uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k);
 
+/* Why a queued job is not running: one code for the decisive reason (the names are the
+ * CLI's and the JSON's) and a sentence with the figures. Reasons, as carma_sched_why
+ * picks them: beyond_service first (every policy passes over such a job); then whether
+ * the step looks at the job at all (behind; waiting when a job ahead can start now, which
+ * changes what this one will find); then the job's own fit. There every GPU is judged by
+ * the policy's rules, and a GPU that refuses the job ranks by its most lasting obstacle,
+ * soonest cleared first: grace, gate, interference, reserved, resources (memory, a GPU
+ * full of jobs, a job that must run alone there), exclusive (this job must run alone and
+ * the GPU holds others), resources (a GPU too small for what the job needs of it alone).
+ * The code is the rank at which enough GPUs would be usable: what must clear first. */
+enum carma_why {
+    CARMA_WHY_PLACING,        /* it fits now: the next step starts it */
+    CARMA_WHY_BEYOND_SERVICE, /* asks for more GPUs than are in service (some drained) */
+    CARMA_WHY_BEHIND,         /* the step does not look at it: the reference policies place
+                                 the head of the queue only (the recovery queue's first);
+                                 auto looks at backfill_depth jobs behind a blocked one */
+    CARMA_WHY_WAITING,        /* a job ahead of it can start now (or gets GPUs held for it
+                                 first): its turn comes after that */
+    CARMA_WHY_GRACE,          /* reference: GPUs in the grace after a launch */
+    CARMA_WHY_GATE,           /* reference: SMACT with SMOCC or DRAMA above the gate */
+    CARMA_WHY_INTERFERENCE,   /* auto: collocating would not raise a GPU's throughput by
+                                 min_gain */
+    CARMA_WHY_RESERVED,       /* auto: GPUs held for the first job that cannot start */
+    CARMA_WHY_RESOURCES,      /* too little memory, GPUs full or held by jobs that run
+                                 alone */
+    CARMA_WHY_EXCLUSIVE,      /* it must run alone (idle GPUs, or ones without a carma job)
+                                 and too few are */
+    CARMA_WHY_COUNT
+};
+
+const char *carma_why_name(enum carma_why w);
+
+#define CARMA_WHY_TEXT 512
+struct carma_sched_why {
+    uint8_t code; /* enum carma_why */
+    char text[CARMA_WHY_TEXT];
+};
+
+/* Explains at `now` why queued job j is not running, by the active policy's rules on the
+ * queues and GPU view as they are (not as the last step saw them): O(GPUs) for the
+ * reference policies, O(GPUs x jobs ahead, at most backfill_depth) for auto. Changes no
+ * state the step reads; never called by a step. Returns 0, or -ENOENT when j is not
+ * queued. */
+int carma_sched_why(struct carma_sched *s, uint32_t j, double now, struct carma_sched_why *out);
+
 /* Queued jobs in both queues. */
 static inline uint32_t carma_sched_queued(const struct carma_sched *s)
 {
