@@ -14,8 +14,8 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
     json_t *j;
     if (!as_json && *shown == 0) { /* the header, once */
         *shown = 1;
-        printf("%-6s %-20s %-10s %-10s %3s %4s %-14s %8s\n", "ID", "NAME", "USER", "STATE",
-               "ATT", "GPUS", "SUBMITTED", "RUNTIME");
+        printf("%-6s %-20s %-10s %-10s %3s %4s %-14s %8s  %s\n", "ID", "NAME", "USER", "STATE",
+               "ATT", "GPUS", "SUBMITTED", "RUNTIME", "REASON");
     }
     json_array_foreach(jobs, k, j) {
         if (as_json) {
@@ -38,11 +38,18 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
         char name[128], user[64];
         cli_cell(name, sizeof name, json_string_value(json_object_get(j, "name")), 20);
         cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);
-        printf("%-6lld %s %s %-10s %3lld %4lld %-14s %8s\n",
+        /* a queued job's waiting_code (carma show ID: the sentence with the figures) */
+        const char *why = json_string_value(json_object_get(j, "waiting_code"));
+        printf("%-6lld %s %s %-10s %3lld %4lld %-14s %8s",
                (long long)json_integer_value(json_object_get(j, "id")), name, user,
                json_string_value(json_object_get(j, "state")),
                (long long)json_integer_value(json_object_get(j, "attempts")),
                (long long)json_integer_value(json_object_get(j, "gpus")), sub, run);
+        if (why) {
+            printf("  ");
+            cli_put_visible(stdout, why);
+        }
+        putchar('\n');
     }
 }
 
@@ -50,7 +57,7 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
 static int ls_check(const json_t *resp)
 {
     return cli_check("ls", resp, "answer", "jobs:ao next:i?") ||
-           cli_check_each("ls", resp, "jobs", "id:i name:s user:s state:s");
+           cli_check_each("ls", resp, "jobs", "id:i name:s user:s state:s waiting_code:s?");
 }
 
 int cmd_ls(int argc, char **argv)
@@ -68,7 +75,8 @@ int cmd_ls(int argc, char **argv)
         }
         if (r == 0 && cli_is_help(argv[i])) {
             printf("usage: carma ls [--all] [--json] [--socket PATH]\n"
-                   "Lists your queued and running jobs (--all: finished ones too).\n");
+                   "Lists your queued and running jobs (--all: finished ones too); REASON:\n"
+                   "why a queued job is not running yet (carma show ID says more).\n");
             return 0;
         }
         cli_bad_arg("ls", argc, argv, i, NULL);

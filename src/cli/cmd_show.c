@@ -9,7 +9,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: carma show ID [--json] [--socket PATH]\n"
                "One job: its command, state, memory bound and what it came from, each\n"
-               "attempt (GPUs, times, outcome, peak memory) and its usage.\n");
+               "attempt (GPUs, times, outcome, peak memory) and its usage; a queued job\n"
+               "also why it is not running yet (waiting: code and the figures).\n");
 }
 
 int cmd_show(int argc, char **argv)
@@ -50,7 +51,7 @@ int cmd_show(int argc, char **argv)
     if (cli_check("show", resp, "answer", "job:o") ||
         cli_check("show", j, "job",
                   "id:i name:s user:s state:s argv:as cwd:s bound_basis:s? reason:s? "
-                  "waiting_reason:s? attempt_list:ao?") ||
+                  "waiting_code:s? waiting_reason:s? attempt_list:ao?") ||
         cli_check_each("show", j, "attempt_list",
                        "n:i outcome:s? gpus:as? gpu_uuids:as? reason:s?")) {
         json_decref(resp);
@@ -123,8 +124,13 @@ int cmd_show(int argc, char **argv)
         putchar('\n');
     }
     const char *waiting = json_string_value(json_object_get(j, "waiting_reason"));
-    if (waiting) {
+    const char *wcode = json_string_value(json_object_get(j, "waiting_code"));
+    if (waiting) { /* why it is not running: `code: sentence` */
         printf("  waiting   ");
+        if (wcode) {
+            cli_put_visible(stdout, wcode);
+            printf(": ");
+        }
         cli_put_visible(stdout, waiting);
         putchar('\n');
     }

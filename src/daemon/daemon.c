@@ -2495,16 +2495,15 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
     json_object_set_new(o, "energy_j", json_real(en));
     json_object_set_new(o, "wait_s", json_real(wait > 0 ? wait : 0));
     json_object_set_new(o, "solo_smact", j->smact >= 0 ? json_real(j->smact) : json_null());
-    if (j->state == CARMA_JOB_QUEUED && carma_sched_beyond_service(&d->sched, i)) {
-        /* it waits for drained GPUs to return (a restart), holding back no one */
-        size_t up = 0;
-        for (size_t g = 0; g < d->ngpus; g++)
-            up += !d->gpus[g].drained;
-        json_object_set_new(o, "waiting_reason",
-                            json_sprintf("asks for %u GPUs: %zu of the %zu GPUs are in service, "
-                                         "the others drained (carma gpus says why)",
-                                         (unsigned)j->gpus, up, d->ngpus));
-    }
+    /* why it is not running (carma_sched_why), null once it runs */
+    struct carma_sched_why why;
+    int queued = j->state == CARMA_JOB_QUEUED && carma_sched_why(&d->sched, i, now, &why) == 0;
+    if (queued && why.code == CARMA_WHY_BEYOND_SERVICE) /* it waits for a restart */
+        snprintf(why.text + strlen(why.text), sizeof why.text - strlen(why.text),
+                 " (carma gpus says why)");
+    json_object_set_new(o, "waiting_code",
+                        queued ? json_string(carma_why_name(why.code)) : json_null());
+    json_object_set_new(o, "waiting_reason", queued ? json_string(why.text) : json_null());
 }
 
 static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q, int logs)

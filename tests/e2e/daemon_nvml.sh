@@ -80,7 +80,7 @@ m3=$(submit --gpus 2 -- sleep 30)
 m4=$(submit -- true)
 "$CARMA" wait --timeout 10 "$m4" >/dev/null || fail "a job behind one that asks for a drained GPU"
 is_state "$m3" queued || fail "a 2-GPU job with one GPU drained: $(state_of "$m3")"
-"$CARMA" show "$m3" | grep -q "waiting   asks for 2 GPUs: 1 of the 2 GPUs are in service" ||
+"$CARMA" show "$m3" | grep -q "waiting   beyond_service: asks for 2 GPUs: 1 of the 2 GPUs are in service" ||
     fail "no reason given to a job that waits for a drained GPU: $("$CARMA" show "$m3")"
 "$CARMA" cancel "$m3" >/dev/null
 
