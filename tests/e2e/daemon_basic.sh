@@ -578,7 +578,10 @@ lpid=$(cat "$T"/state/jobs/"$long"/1/shepherd | cut -d' ' -f1)
 wpid=$!
 "$CARMA" logs -f "$long" >/dev/null 2>"$T/logs.err" &
 fpid=$!
-sleep 0.3
+# both connected before carmad stops (a loaded host may take longer than a moment)
+connected() { ls -l /proc/"$1"/fd 2>/dev/null | grep -q 'socket:'; }
+wait_until 20 connected "$wpid" || fail "carma wait did not connect"
+wait_until 20 connected "$fpid" || fail "carma logs -f did not connect"
 stop_daemon TERM || fail "carmad did not exit cleanly on SIGTERM"
 kill -0 "$lpid" || fail "the long job's shepherd died with carmad"
 sleep 0.5
