@@ -24,8 +24,10 @@
 #   mpsfault  two processes under MPS, one faulting: what its co-runner sees (its error,
 #           the Xid, the server afterwards), then the same as carmad's jobs (the culprit
 #           failed, the co-runner gpu_error): mpsfault.tar.gz, mpsfault-carmad.tar.gz
+#   alloc   tools/gpu_alloc_trace.py: ConvNeXt-T's allocations over three steps, cuDNN
+#           on and off, the large segments with their frames: alloc.tar.gz
 # Phase time limits in seconds: PEAKS_S (240), CARMAD_S (90), COLOC_S (240), XID_S (60),
-# MPS_S (100); GPU_PEAKS_BUDGET_GIB for tools/gpu_peaks.py.
+# MPS_S (100), ALLOC_S (120); GPU_PEAKS_BUDGET_GIB for tools/gpu_peaks.py.
 set -u
 OUT=${1:?usage: gpu_check.sh OUTDIR [BIN]}
 BIN=$(cd "${2:-build/gpu/bin}" && pwd)
@@ -256,6 +258,12 @@ if want mpsfault; then
     else
         echo "nvidia-cuda-mps-control -d failed: MPS fault phase skipped"
     fi
+fi
+
+if want alloc; then
+    phase "allocations of a CNN's training steps (tools/gpu_alloc_trace.py)"
+    timeout "${ALLOC_S:-120}" "$PY" tools/gpu_alloc_trace.py "$W/alloc" 64
+    tar -czf "$OUT/alloc.tar.gz" -C "$W" alloc
 fi
 
 phase done
