@@ -1,7 +1,10 @@
 #include "daemon/drained.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Copies field f (m bytes) into dst (cap bytes) when it is 1..cap-1 printable ASCII
  * bytes (no tab); 0 when it is not. */
@@ -69,6 +72,74 @@ size_t carmad_drained_format(const struct carmad_drained *e, size_t n, char *buf
             return 0;
         }
         w += (size_t)l;
+    }
+    return w;
+}
+
+/* Whether s is a field field_take keeps in cap bytes. */
+static int field_ok(const char *s, size_t cap)
+{
+    char tmp[CARMAD_DRAINED_REASON];
+    size_t m = strnlen(s, cap);
+    return cap <= sizeof tmp && field_take(tmp, cap, s, m);
+}
+
+int carmad_drained_add(struct carmad_drained *e, size_t *n, size_t cap, const char *uuid,
+                       const char *reason)
+{
+    if (!field_ok(uuid, sizeof e->uuid) || !field_ok(reason, sizeof e->reason))
+        return -EINVAL;
+    for (size_t k = 0; k < *n; k++)
+        if (!strcmp(e[k].uuid, uuid))
+            return 0;
+    if (*n >= cap)
+        return -ENOSPC;
+    snprintf(e[*n].uuid, sizeof e[*n].uuid, "%s", uuid);
+    snprintf(e[*n].reason, sizeof e[*n].reason, "%s", reason);
+    ++*n;
+    return 1;
+}
+
+int carmad_drained_remove(struct carmad_drained *e, size_t *n, const char *uuid)
+{
+    for (size_t k = 0; k < *n; k++)
+        if (!strcmp(e[k].uuid, uuid)) {
+            memmove(&e[k], &e[k + 1], (*n - k - 1) * sizeof *e);
+            --*n;
+            return 1;
+        }
+    return 0;
+}
+
+/* Appends at most max bytes of s to out[*w..cap-1), each byte that is not printable ASCII
+ * as '?'. */
+static void put_printable(char *out, size_t cap, size_t *w, const char *s, size_t max)
+{
+    for (size_t k = 0; s[k] && k < max && *w + 1 < cap; k++) {
+        unsigned char c = (unsigned char)s[k];
+        out[(*w)++] = c >= 0x20 && c <= 0x7e ? (char)c : '?';
+    }
+    out[*w] = '\0';
+}
+
+size_t carmad_drained_manual_reason(char *out, size_t cap, const char *user, double t,
+                                    const char *text)
+{
+    if (cap == 0)
+        return 0;
+    size_t w = 0;
+    out[0] = '\0';
+    put_printable(out, cap, &w, "drained by ", SIZE_MAX);
+    put_printable(out, cap, &w, user && user[0] ? user : "?", CARMAD_DRAINED_USER);
+    char when[40] = "";
+    time_t s = t >= 0 && t < 253402300800.0 ? (time_t)t : 0;
+    struct tm tm;
+    if (gmtime_r(&s, &tm))
+        strftime(when, sizeof when, " at %Y-%m-%dT%H:%M:%SZ", &tm);
+    put_printable(out, cap, &w, when, SIZE_MAX);
+    if (text) {
+        put_printable(out, cap, &w, ": ", SIZE_MAX);
+        put_printable(out, cap, &w, text, SIZE_MAX);
     }
     return w;
 }

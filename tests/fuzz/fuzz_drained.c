@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct carmad_drained a[CARMAD_DRAINED_MAX], b[CARMAD_DRAINED_MAX];
-static char text[CARMAD_DRAINED_MAX * 240];
+static char text[CARMAD_DRAINED_FILE_MAX];
 
 static void said(void *ctx, size_t line, const char *why)
 {
