@@ -259,8 +259,10 @@ int carma_mon_tick(struct carma_monitor *m, double now)
             }
         } else {
             if (g->failures >= CARMA_MON_FAIL_LIMIT)
-                mlog(m, LOG_NOTICE, "GPU %zu (%s) answers again; it stays drained until carmad "
-                                    "restarts", gi, g->info.uuid);
+                mlog(m, LOG_NOTICE,
+                     "GPU %zu (%s) answers again; it stays drained until carma "
+                     "undrain or carmad restarts",
+                     gi, g->info.uuid);
             g->failures = 0;
             g->last = s;
             g->have = 1;
@@ -392,6 +394,20 @@ int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why)
     if (gi >= m->n || m->g[gi].drained)
         return 0;
     drain(m, gi, why);
+    if (m->sched)
+        carma_sched_gpu_changed(m->sched, (uint32_t)gi);
+    return 1;
+}
+
+int carma_mon_undrain(struct carma_monitor *m, size_t gi)
+{
+    if (gi >= m->n || !m->g[gi].drained)
+        return 0;
+    struct carma_mon_gpu *g = &m->g[gi];
+    g->drained = 0;
+    g->drain_reason[0] = '\0';
+    g->failures = 0; /* a GPU still silent is drained again after the limit */
+    m->view[gi].drained = 0;
     if (m->sched)
         carma_sched_gpu_changed(m->sched, (uint32_t)gi);
     return 1;

@@ -12,7 +12,8 @@
  *   SMOCC  <- DCGM 1003 / GPM, else absent (the CARMA gate then reads DRAMA only)
  * A GPU whose sample says lost (GPU_IS_LOST) is drained at once; one that fails
  * CARMA_MON_FAIL_LIMIT samples in a row is drained as "stopped answering". A drained
- * GPU stays drained until carmad restarts. Neither is fatal.
+ * GPU stays drained until carmad restarts or an administrator undrains it
+ * (carma_mon_undrain). Neither is fatal.
  *
  * Single-threaded: called from the daemon's loop only. Never prints. */
 #ifndef CARMA_DAEMON_MONITOR_H
@@ -75,8 +76,9 @@ struct carma_mon_gpu {
     struct carma_gpu_sample last; /* the last successful sample */
     int have;                 /* at least one successful sample */
     unsigned failures;        /* failed samples in a row */
-    int drained;              /* drained by the monitor (lost or stopped answering) */
-    char drain_reason[128];   /* "is lost", "stopped answering ...", "reported Xid ..." */
+    int drained;              /* drained: lost, stopped answering, an Xid, carma drain */
+    char drain_reason[256];   /* "is lost", "stopped answering ...", "reported Xid ...",
+                                 "drained by root at ...: ..." */
     uint32_t present;         /* bit per enum carma_mon_sig: in the last sample */
     uint32_t noted;           /* bits whose absence was already logged */
     struct carma_mon_sample ring[CARMA_MON_RING];
@@ -139,10 +141,15 @@ void carma_mon_free(struct carma_monitor *m);
  * fields changed to the scheduler. Returns the number of GPUs drained by this tick. */
 int carma_mon_tick(struct carma_monitor *m, double now);
 
-/* Drains GPU gi (no new jobs go to it until carmad restarts) for the reason why
- * (e.g. "reported Xid 48 ..."), logs it and tells the scheduler. Returns 1 when it
- * was not drained before, 0 when it was (its reason is kept). */
+/* Drains GPU gi (no new jobs go to it until it is undrained or carmad restarts) for the
+ * reason why (e.g. "reported Xid 48 ..."), logs it and tells the scheduler. Returns 1
+ * when it was not drained before, 0 when it was (its reason is kept). */
 int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why);
+
+/* Puts drained GPU gi back in service: no longer drained in the monitor or the
+ * scheduler's view, sampled again from the next tick (a GPU still lost or silent is
+ * drained again then), the scheduler told. Returns 1, or 0 when it was not drained. */
+int carma_mon_undrain(struct carma_monitor *m, size_t gi);
 
 /* Counts critical Xid `xid`, reported count times, on GPU gi at wall time now. */
 void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, uint32_t count, double now);

@@ -325,6 +325,55 @@ static void test_lost_and_silent_gpus_drained(void **state)
     carma_mon_free(&m);
 }
 
+/* carma drain and undrain: a GPU drained by hand comes back at carma_mon_undrain; one
+ * that stopped answering comes back too, and is drained again only after the limit of
+ * failures counted anew; a lost one is asked again and drained again while lost. */
+static void test_undrain(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    s.rows[s.n++] = row(0.5, 0.5, 100, 10);
+    s.rows[s.n++] = row(0.5, 0.5, 100, 20);
+    for (int k = 0; k < 5; k++)
+        s.rc[s.n++] = -EIO;
+    s.rows[s.n] = row(0.5, 0.5, 100, 30);
+    s.rows[s.n++].lost = 1;
+    struct carma_gpu_backend b;
+    struct carma_gpu v;
+    struct carma_monitor m;
+    struct logbuf l = {{0}, 0};
+    setup_mon(&m, &b, &v, &s, &l, 30, 0);
+    assert_int_equal(carma_mon_undrain(&m, 0), 0); /* not drained */
+    assert_int_equal(carma_mon_undrain(&m, 1), 0); /* no such GPU */
+    assert_int_equal(carma_mon_drain(&m, 0, "drained by root at 2025-05-01T10:00:00Z: fan"), 1);
+    assert_true(v.drained);
+    assert_int_equal(carma_mon_tick(&m, 1), 0); /* sampled, still drained */
+    assert_true(v.drained);
+    assert_int_equal(carma_mon_undrain(&m, 0), 1);
+    assert_false(v.drained);
+    assert_false(m.g[0].drained);
+    assert_string_equal(m.g[0].drain_reason, "");
+    assert_int_equal(carma_mon_undrain(&m, 0), 0);
+    assert_int_equal(carma_mon_tick(&m, 2), 0);
+    assert_false(v.drained); /* nothing drains it again */
+    /* stops answering: drained at the third failure, undrained at the fourth */
+    assert_int_equal(carma_mon_tick(&m, 3), 0);
+    assert_int_equal(carma_mon_tick(&m, 4), 0);
+    assert_int_equal(carma_mon_tick(&m, 5), 1);
+    assert_true(v.drained);
+    assert_int_equal(carma_mon_tick(&m, 6), 0);
+    assert_int_equal(carma_mon_undrain(&m, 0), 1);
+    assert_false(v.drained);
+    assert_int_equal(carma_mon_tick(&m, 7), 0); /* one failure counted anew: not yet */
+    assert_false(v.drained);
+    /* lost: drained again at once */
+    assert_int_equal(carma_mon_tick(&m, 8), 1);
+    assert_true(v.drained);
+    assert_string_equal(m.g[0].drain_reason, "is lost");
+    assert_int_equal(s.next, s.n);
+    carma_mon_free(&m);
+}
+
 static void test_records(void **state)
 {
     (void)state;
@@ -587,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_energy_counter_glitch),
         cmocka_unit_test(test_records_on_a_jittery_timer),
         cmocka_unit_test(test_lost_and_silent_gpus_drained),
+        cmocka_unit_test(test_undrain),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_energy_share),
         cmocka_unit_test(test_absurd_process_memory_unknown),
