@@ -18,9 +18,10 @@
 #include "util/clock.h"
 
 static const char *const op_names[] = {
-    [CARMA_OP_PING] = "ping", [CARMA_OP_SUBMIT] = "submit", [CARMA_OP_LS] = "ls",
-    [CARMA_OP_SHOW] = "show", [CARMA_OP_CANCEL] = "cancel", [CARMA_OP_LOGS] = "logs",
-    [CARMA_OP_GPUS] = "gpus", [CARMA_OP_USAGE] = "usage", [CARMA_OP_HISTORY] = "history",
+    [CARMA_OP_PING] = "ping",   [CARMA_OP_SUBMIT] = "submit",   [CARMA_OP_LS] = "ls",
+    [CARMA_OP_SHOW] = "show",   [CARMA_OP_CANCEL] = "cancel",   [CARMA_OP_LOGS] = "logs",
+    [CARMA_OP_GPUS] = "gpus",   [CARMA_OP_USAGE] = "usage",     [CARMA_OP_HISTORY] = "history",
+    [CARMA_OP_DRAIN] = "drain", [CARMA_OP_UNDRAIN] = "undrain",
 };
 #define NOPS (sizeof op_names / sizeof op_names[0])
 
@@ -106,6 +107,40 @@ static int get_time(const json_t *obj, const char *key, double *out, struct carm
         return carma_err_set(err, -EINVAL, "request.%s: out of range", key);
     *out = x;
     return 0;
+}
+
+int carma_proto_printable_ok(const char *s, size_t max)
+{
+    size_t n = 0;
+    int blank = 1;
+    for (; s[n]; n++) {
+        if (n == max || (unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e)
+            return 0;
+        blank &= s[n] == ' ';
+    }
+    return n > 0 && !blank;
+}
+
+/* A drain request's "gpu": an index or a UUID. */
+static int get_gpu(const json_t *root, struct carma_req *req, struct carma_err *err)
+{
+    const json_t *v = json_object_get(root, "gpu");
+    if (!v)
+        return carma_err_set(err, -EINVAL, "request: missing field 'gpu'");
+    if (json_is_integer(v)) {
+        uint64_t g = 0;
+        int rc = get_uint(root, "gpu", "request", 0, CARMA_PROTO_MAX_GPU_INDEX, 1, &g, err);
+        req->gpu = (uint32_t)g;
+        return rc;
+    }
+    if (!json_is_string(v))
+        return carma_err_set(err, -EINVAL, "request.gpu: neither a GPU index nor a UUID");
+    int rc = get_str(root, "gpu", "request", CARMA_PROTO_MAX_UUID, 1, &req->gpu_uuid, err);
+    if (!rc && !carma_proto_printable_ok(req->gpu_uuid, CARMA_PROTO_MAX_UUID))
+        rc = carma_err_set(err, -EINVAL, "request.gpu: a UUID is printable ASCII, not empty");
+    if (rc)
+        req->gpu_uuid = NULL;
+    return rc;
 }
 
 int carma_proto_env_name_ok(const char *k)
@@ -519,6 +554,20 @@ int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct c
             rc = get_uint(root, "points", "request", 0, CARMA_PROTO_MAX_POINTS, 0, &p, err);
             req->points = (uint32_t)p;
         }
+        break;
+    }
+    case CARMA_OP_DRAIN:
+    case CARMA_OP_UNDRAIN: {
+        static const char *const kd[] = {"v", "op", "gpu", "reason", NULL};
+        static const char *const ku[] = {"v", "op", "gpu", NULL};
+        if ((rc = check_keys(root, "request", req->op == CARMA_OP_DRAIN ? kd : ku, err)) ||
+            (rc = get_gpu(root, req, err)) ||
+            (rc = get_str(root, "reason", "request", CARMA_PROTO_MAX_REASON, 0, &req->reason, err)))
+            break;
+        if (req->reason && !carma_proto_printable_ok(req->reason, CARMA_PROTO_MAX_REASON))
+            rc = carma_err_set(err, -EINVAL,
+                               "request.reason: printable ASCII only (no control "
+                               "characters), not empty or blank");
         break;
     }
     }

@@ -13,6 +13,10 @@
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
  *   {"v":1,"op":"usage","user":"alice","since":1714550400,"until":1714636800}
  *   {"v":1,"op":"history","since":1714550400,"until":1714636800,"points":600}
+ *   {"v":1,"op":"drain","gpu":1,"reason":"fan swap"}   {"v":1,"op":"undrain","gpu":"GPU-..."}
+ *
+ * New operations need no new version: a carmad that lacks one answers "badrequest"
+ * (unknown operation). "v" changes only when a request or answer it knows changes.
  *
  * Responses: {"ok":true,...} or {"ok":false,"error":"CODE","message":"..."}. Every
  * response line is at most CARMA_PROTO_MAX_LINE bytes: an answer that would be longer
@@ -54,13 +58,18 @@ enum carma_op {
     CARMA_OP_CANCEL,
     CARMA_OP_LOGS,
     CARMA_OP_GPUS,
-    CARMA_OP_USAGE,    /* accounting totals per user */
-    CARMA_OP_HISTORY,  /* recorded samples and attempts, for reports */
+    CARMA_OP_USAGE,   /* accounting totals per user */
+    CARMA_OP_HISTORY, /* recorded samples and attempts, for reports */
+    CARMA_OP_DRAIN,   /* an administrator takes a GPU out of service */
+    CARMA_OP_UNDRAIN, /* ... and puts it back */
 };
-#define CARMA_OP_LAST CARMA_OP_HISTORY
+#define CARMA_OP_LAST CARMA_OP_UNDRAIN
 #define CARMA_PROTO_MAX_USER 64        /* user name in a usage request */
 #define CARMA_PROTO_MAX_POINTS 4000    /* points per GPU in a history request */
 #define CARMA_PROTO_MAX_TIME 253402300799.0 /* seconds since the epoch: year 9999 */
+#define CARMA_PROTO_MAX_GPU_INDEX 65535     /* a GPU's index in a drain request */
+#define CARMA_PROTO_MAX_UUID 95             /* bytes of a GPU's UUID in a drain request */
+#define CARMA_PROTO_MAX_REASON 100          /* bytes of a drain's reason */
 
 /* A job as submitted. Strings point into the request's JSON (valid until
  * carma_req_free); the arrays are owned by the request. */
@@ -108,6 +117,12 @@ struct carma_req {
     const char *user;   /* USAGE: NULL all visible */
     double since, until;/* USAGE, HISTORY: seconds since the epoch, < 0 open */
     uint32_t points;    /* HISTORY: 0 default */
+    /* DRAIN, UNDRAIN: "gpu", the GPU's index (gpu_uuid NULL) or its UUID (gpu_uuid:
+     * 1..CARMA_PROTO_MAX_UUID printable ASCII bytes) */
+    uint32_t gpu;
+    const char *gpu_uuid;
+    const char *reason; /* DRAIN: 1..CARMA_PROTO_MAX_REASON printable ASCII bytes, not all
+                           blanks; NULL: none given */
 };
 
 /* Parses one request line of `len` bytes (no newline needed). Returns 0 and fills
@@ -131,6 +146,10 @@ void carma_proto_name_from(const char *s, char *out, size_t cap);
  * may not hold: a control (C0, DEL, C1) or a format character that hides text or turns
  * its direction (the list in docs/daemon.md). */
 int carma_proto_char_hidden(const unsigned char *p, size_t l);
+
+/* Whether s (NUL-terminated) is 1..max printable ASCII bytes (0x20..0x7e), not all
+ * blanks: a drain's reason or a GPU's UUID, which STATE/drained keeps as they are. */
+int carma_proto_printable_ok(const char *s, size_t max);
 
 /* Name of an op ("submit"), or NULL. */
 const char *carma_op_name(enum carma_op op);

@@ -49,6 +49,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     if (q.op == CARMA_OP_CANCEL && (q.nids == 0 || q.nids > CARMA_PROTO_MAX_IDS))
         __builtin_trap();
+    if (q.op == CARMA_OP_DRAIN || q.op == CARMA_OP_UNDRAIN) {
+        /* what STATE/drained keeps as it is: printable ASCII, bounded */
+        if (q.gpu_uuid ? q.gpu != 0 || !carma_proto_printable_ok(q.gpu_uuid, CARMA_PROTO_MAX_UUID)
+                       : q.gpu > CARMA_PROTO_MAX_GPU_INDEX)
+            __builtin_trap();
+        if (q.reason && (q.op == CARMA_OP_UNDRAIN ||
+                         !carma_proto_printable_ok(q.reason, CARMA_PROTO_MAX_REASON)))
+            __builtin_trap();
+    } else if (q.gpu_uuid || q.reason || q.gpu) {
+        __builtin_trap();
+    }
     json_t *r = carma_resp_error("badrequest", "%s", "x");
     char *line;
     size_t len;

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -144,6 +145,47 @@ static void test_other_ops(void **state)
     assert_int_equal(parse("{\"v\":1,\"op\":\"gpus\"}", &q, &err), 0);
     carma_req_free(&q);
     assert_string_equal(carma_op_name(CARMA_OP_LOGS), "logs");
+}
+
+static void expect_bad(const char *s, const char *needle);
+
+/* drain / undrain: a GPU by index or UUID, a reason STATE/drained keeps as it is */
+static void test_drain_ops(void **state)
+{
+    (void)state;
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    assert_int_equal(
+        parse("{\"v\":1,\"op\":\"drain\",\"gpu\":3,\"reason\":\"fan swap\"}", &q, &err), 0);
+    assert_int_equal(q.op, CARMA_OP_DRAIN);
+    assert_int_equal(q.gpu, 3);
+    assert_null(q.gpu_uuid);
+    assert_string_equal(q.reason, "fan swap");
+    carma_req_free(&q);
+    assert_int_equal(parse("{\"v\":1,\"op\":\"undrain\",\"gpu\":\"GPU-1\"}", &q, &err), 0);
+    assert_int_equal(q.op, CARMA_OP_UNDRAIN);
+    assert_string_equal(q.gpu_uuid, "GPU-1");
+    assert_null(q.reason);
+    carma_req_free(&q);
+    assert_string_equal(carma_op_name(CARMA_OP_UNDRAIN), "undrain");
+    expect_bad("{\"v\":1,\"op\":\"drain\"}", "missing field 'gpu'");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":65536}", "request.gpu: 65536 out of range");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":1.5}", "neither a GPU index nor a UUID");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":\"\"}", "request.gpu: a UUID is printable ASCII");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":\"GPU-\\u00e9\"}", "printable ASCII");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":1,\"reason\":\"a\\nb\"}",
+               "request.reason: printable ASCII only");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":1,\"reason\":\"  \"}", "not empty or blank");
+    expect_bad("{\"v\":1,\"op\":\"drain\",\"gpu\":1,\"reason\":7}", "request.reason: not a string");
+    expect_bad("{\"v\":1,\"op\":\"undrain\",\"gpu\":1,\"reason\":\"x\"}", "unknown field 'reason'");
+    char big[256];
+    snprintf(big, sizeof big, "{\"v\":1,\"op\":\"drain\",\"gpu\":1,\"reason\":\"%0*d\"}",
+             CARMA_PROTO_MAX_REASON + 1, 0);
+    expect_bad(big, "request.reason: longer than 100 bytes");
+    assert_true(carma_proto_printable_ok("a b~", 4));
+    assert_false(carma_proto_printable_ok("a b~", 3));
+    assert_false(carma_proto_printable_ok("", 4));
+    assert_false(carma_proto_printable_ok("a\x7f", 4));
 }
 
 static void expect_bad(const char *s, const char *needle)
@@ -484,15 +526,11 @@ static void test_error_cut_utf8(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_submit_ok),
-        cmocka_unit_test(test_submit_umask),
-        cmocka_unit_test(test_other_ops),
-        cmocka_unit_test(test_strict),
-        cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_responses),
-        cmocka_unit_test(test_ls_paging_bounds),
-        cmocka_unit_test(test_argv_total),
-        cmocka_unit_test(test_client_timeout_and_refusal),
+        cmocka_unit_test(test_submit_ok),      cmocka_unit_test(test_submit_umask),
+        cmocka_unit_test(test_other_ops),      cmocka_unit_test(test_drain_ops),
+        cmocka_unit_test(test_strict),         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_responses),      cmocka_unit_test(test_ls_paging_bounds),
+        cmocka_unit_test(test_argv_total),     cmocka_unit_test(test_client_timeout_and_refusal),
         cmocka_unit_test(test_error_cut_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
