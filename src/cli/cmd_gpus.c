@@ -68,16 +68,19 @@ int cmd_gpus(int argc, char **argv)
             snprintf(jobs + l, sizeof jobs - l, "%s%lld", x ? "," : "",
                      (long long)json_integer_value(id));
         }
-        char drained[96] = "";
-        if (json_is_true(json_object_get(g, "drained"))) {
-            const char *why = json_string_value(json_object_get(g, "drain_reason"));
-            snprintf(drained, sizeof drained, "  DRAINED%s%s", why ? ": " : "", why ? why : "");
-        }
-        printf("%-3lld %-40.40s %-26.26s %17s %5s %7s %-9s %s%s\n",
+        printf("%-3lld %-40.40s %-26.26s %17s %5s %7s %-9s %s",
                (long long)json_integer_value(json_object_get(g, "index")),
                json_string_value(json_object_get(g, "uuid")),
                json_string_value(json_object_get(g, "name")), mem, util, power,
-               json_string_value(json_object_get(g, "sharing")), jobs[0] ? jobs : "-", drained);
+               json_string_value(json_object_get(g, "sharing")), jobs[0] ? jobs : "-");
+        if (json_is_true(json_object_get(g, "drained"))) {
+            /* whole (an administrator's reason is theirs), its controls shown as escapes */
+            const char *why = json_string_value(json_object_get(g, "drain_reason"));
+            fputs(why ? "  DRAINED: " : "  DRAINED", stdout);
+            if (why)
+                cli_put_visible(stdout, why);
+        }
+        putchar('\n');
     }
     json_decref(resp);
     return 0;

@@ -27,5 +27,7 @@ int cmd_eval_estimator(int argc, char **argv);
 int cmd_usage(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_drain(int argc, char **argv);
+int cmd_undrain(int argc, char **argv);
 
 #endif

@@ -15,6 +15,8 @@ const struct carma_command carma_commands[] = {
     {"wait", "wait for jobs; exit 0 when all succeeded", cmd_wait},
     {"gpus", "GPUs: memory, utilisation, power, jobs", cmd_gpus},
     {"top", "live view of GPUs and their jobs (q quits)", cmd_top},
+    {"drain", "take a GPU out of service, its jobs left to end (root)", cmd_drain},
+    {"undrain", "put a drained GPU back in service (root)", cmd_undrain},
     {"usage", "GPU-hours, energy, waiting per user (--since, --until)", cmd_usage},
     {"report", "HTML report of the recorded history (--since, --until, --html)", cmd_report},
     {"estimate", "GPU memory of a training job from its model summary", cmd_estimate},

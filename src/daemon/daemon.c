@@ -202,7 +202,8 @@ struct carmad {
     int epfd, lfd, sfd, tfd;
     int lockfd; /* STATE/carmad.lock, flock()ed while this carmad runs */
     int statefd, jobsfd; /* STATE and STATE/jobs, checked at start (open_state) */
-    struct carmad_drained *drained; /* STATE/drained: GPUs an Xid drained, kept over restarts */
+    struct carmad_drained *drained; /* STATE/drained: GPUs an Xid or carma drain drained,
+                                       kept over restarts */
     size_t ndrained;
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
@@ -1135,7 +1136,8 @@ static void drained_bad(void *ctx, size_t line, const char *why)
          why);
 }
 
-/* At start: the GPUs an Xid drained before stay drained (until their lines are removed). */
+/* At start: the GPUs an Xid or carma drain drained before stay drained (until carma
+ * undrain removes their lines). */
 static void drained_load(struct carmad *d)
 {
     d->drained = calloc(CARMAD_DRAINED_MAX, sizeof *d->drained);
@@ -1163,31 +1165,32 @@ static void drained_load(struct carmad *d)
         for (size_t g = 0; g < d->ngpus; g++)
             if (!strcmp(d->gs[g].info.uuid, d->drained[k].uuid)) {
                 char why[sizeof d->mon.g[g].drain_reason];
-                snprintf(why, sizeof why, "%.80s before carmad restarted", d->drained[k].reason);
+                snprintf(why, sizeof why, "%.200s before carmad restarted", d->drained[k].reason);
                 carma_mon_drain(&d->mon, g, why);
             }
 }
 
-/* Keeps GPU gi drained over restarts: its line added to STATE/drained (a new file renamed
- * over the old, synced). Failures are logged: the drain holds until then. */
+/* Writes STATE/drained from d->drained (a new file renamed over the old, synced).
+ * Returns 0 or a negative errno. */
+static int drained_save(struct carmad *d)
+{
+    static char text[CARMAD_DRAINED_FILE_MAX];
+    if (d->ndrained && !carmad_drained_format(d->drained, d->ndrained, text, sizeof text))
+        return -E2BIG; /* cannot be: the buffer holds the most lines of the longest */
+    return carma_file_write_atomic(d->state_dir, "drained", d->ndrained ? text : "", 1);
+}
+
+/* Keeps GPU gi drained over restarts: its line added to STATE/drained unless one is
+ * there. Failures are logged: the drain holds until then (the line, kept, is written with
+ * the next). */
 static void drained_add(struct carmad *d, size_t gi, const char *reason)
 {
-    if (!d->drained)
-        return;
-    size_t k = 0;
-    while (k < d->ndrained && strcmp(d->drained[k].uuid, d->gs[gi].info.uuid))
-        k++;
-    if (k == d->ndrained) {
-        if (d->ndrained == CARMAD_DRAINED_MAX)
-            return;
-        struct carmad_drained *e = &d->drained[d->ndrained++];
-        snprintf(e->uuid, sizeof e->uuid, "%s", d->gs[gi].info.uuid);
-        snprintf(e->reason, sizeof e->reason, "%s", reason);
-    }
-    static char text[CARMAD_DRAINED_MAX * 240];
-    carmad_drained_format(d->drained, d->ndrained, text, sizeof text);
-    int rc = carma_file_write_atomic(d->state_dir, "drained", text, 1);
-    if (rc)
+    int rc = d->drained ? carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX,
+                                             d->gs[gi].info.uuid, reason)
+                        : -ENOMEM;
+    if (rc > 0)
+        rc = drained_save(d);
+    if (rc < 0)
         dlog(d, LOG_ERR, "%s/drained: %s: GPU %zu stays drained until carmad restarts only",
              d->state_dir, strerror(-rc), gi);
 }
@@ -2475,6 +2478,124 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
     return NULL;
 }
 
+/* ---- carma drain / undrain (docs/daemon.md, "Draining a GPU by hand") ---- */
+
+/* NULL when connection ci may drain and undrain GPUs (root or carmad's own uid), else
+ * the refusal. */
+static json_t *drain_refused(struct carmad *d, uint32_t ci, const char *op)
+{
+    uid_t u = d->conns[ci]->uid;
+    if (u == 0 || u == d->self_uid)
+        return NULL;
+    return carma_resp_error("forbidden",
+                            "permission denied: only root or carmad's own user (uid %u) may %s "
+                            "a GPU",
+                            (unsigned)d->self_uid, op);
+}
+
+/* The GPU request q names (by index or UUID): its index, or -1 with *resp the error. */
+static long drain_gpu_of(struct carmad *d, const struct carma_req *q, json_t **resp)
+{
+    long g = q->gpu_uuid ? gpu_index_of(d, q->gpu_uuid) : (long)q->gpu;
+    if (q->gpu_uuid && g < 0)
+        *resp = carma_resp_error("notfound", "no GPU %s on this server (carma gpus lists them)",
+                                 q->gpu_uuid);
+    else if (g >= (long)d->ngpus)
+        *resp = carma_resp_error("notfound",
+                                 "no GPU %ld: this server's GPUs are 0 to %ld "
+                                 "(carma gpus lists them)",
+                                 g, (long)d->ngpus - 1);
+    return *resp ? -1 : g;
+}
+
+static json_t *drain_answer(struct carmad *d, long g, const char *key, const char *reason,
+                            int already)
+{
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "gpu", json_integer(g));
+    json_object_set_new(ok, "uuid", json_string(d->gs[g].info.uuid));
+    json_object_set_new(ok, key, json_string(reason));
+    json_object_set_new(ok, "already", json_boolean(already));
+    return ok;
+}
+
+/* Drains a GPU: no new attempt goes to it, those on it run to their end. Its line in
+ * STATE/drained is written before the drain holds; a GPU drained already keeps its
+ * reason (an Xid's says it needs a reset) and is kept drained over restarts from now on. */
+static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    json_t *resp = drain_refused(d, ci, "drain");
+    long g = resp ? -1 : drain_gpu_of(d, q, &resp);
+    if (g < 0)
+        return resp;
+    const char *uuid = d->gs[g].info.uuid;
+    char user[256];
+    user_name(d->conns[ci]->uid, user, sizeof user, NULL);
+    struct carma_mon_gpu *mg = &d->mon.g[g];
+    if (mg->drained) {
+        drained_add(d, (size_t)g, mg->drain_reason);
+        dlog(d, LOG_NOTICE,
+             "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
+             user, mg->drain_reason);
+        return drain_answer(d, g, "reason", mg->drain_reason, 1);
+    }
+    char why[CARMAD_DRAINED_REASON];
+    carmad_drained_manual_reason(why, sizeof why, user, now_s(), q->reason);
+    int rc = d->drained
+                 ? carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, uuid, why)
+                 : -ENOMEM;
+    if (rc > 0 && (rc = drained_save(d)) < 0)
+        carmad_drained_remove(d->drained, &d->ndrained, uuid);
+    if (rc < 0)
+        return carma_resp_error("store", "%s/drained: %s: GPU %ld not drained", d->state_dir,
+                                strerror(-rc), g);
+    carma_mon_drain(&d->mon, (size_t)g, why);
+    d->dirty = 1;
+    d->publish = 1;
+    return drain_answer(d, g, "reason", why, 0);
+}
+
+/* Puts a drained GPU back in service, its line out of STATE/drained first. */
+static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    json_t *resp = drain_refused(d, ci, "undrain");
+    long g = resp ? -1 : drain_gpu_of(d, q, &resp);
+    if (g < 0)
+        return resp;
+    const char *uuid = d->gs[g].info.uuid;
+    struct carma_mon_gpu *mg = &d->mon.g[g];
+    if (!mg->drained)
+        return carma_resp_error("invalid", "GPU %ld (%s) is not drained", g, uuid);
+    if (d->gs[g].info.mig_mode == 1)
+        return carma_resp_error("invalid",
+                                "GPU %ld (%s) has MIG enabled, which carma does not "
+                                "place jobs on yet: it stays drained",
+                                g, uuid);
+    size_t k = 0;
+    while (d->drained && k < d->ndrained && strcmp(d->drained[k].uuid, uuid))
+        k++;
+    if (d->drained && k < d->ndrained) {
+        struct carmad_drained line = d->drained[k];
+        carmad_drained_remove(d->drained, &d->ndrained, uuid);
+        int rc = drained_save(d);
+        if (rc < 0) {
+            carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, line.uuid,
+                               line.reason);
+            return carma_resp_error("store", "%s/drained: %s: GPU %ld stays drained", d->state_dir,
+                                    strerror(-rc), g);
+        }
+    }
+    char was[sizeof mg->drain_reason], user[256];
+    snprintf(was, sizeof was, "%s", mg->drain_reason);
+    user_name(d->conns[ci]->uid, user, sizeof user, NULL);
+    carma_mon_undrain(&d->mon, (size_t)g);
+    dlog(d, LOG_NOTICE, "GPU %ld (%s) undrained by %s: back in service (it was drained: %s)", g,
+         uuid, user, was);
+    d->dirty = 1;
+    d->publish = 1;
+    return drain_answer(d, g, "was", was, 0);
+}
+
 /* Adds the running attempt's accounting (and the queued time so far) to a job's JSON
  * view of its ended attempts. */
 static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
@@ -2498,7 +2619,9 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
     /* why it is not running (carma_sched_why), null once it runs */
     struct carma_sched_why why;
     int queued = j->state == CARMA_JOB_QUEUED && carma_sched_why(&d->sched, i, now, &why) == 0;
-    if (queued && why.code == CARMA_WHY_BEYOND_SERVICE) /* it waits for a restart */
+    if (queued &&
+        why.code ==
+            CARMA_WHY_BEYOND_SERVICE) /* it waits for drained GPUs to return (carma undrain) */
         snprintf(why.text + strlen(why.text), sizeof why.text - strlen(why.text),
                  " (carma gpus says why)");
     json_object_set_new(o, "waiting_code",
@@ -2818,6 +2941,12 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
     case CARMA_OP_GPUS: resp = req_gpus(d, ci); break;
     case CARMA_OP_USAGE: resp = req_usage(d, ci, &q); break;
     case CARMA_OP_HISTORY: resp = req_history(d, ci, &q); break;
+    case CARMA_OP_DRAIN:
+        resp = req_drain(d, ci, &q);
+        break;
+    case CARMA_OP_UNDRAIN:
+        resp = req_undrain(d, ci, &q);
+        break;
     default: resp = carma_resp_error("badrequest", "unsupported operation"); break;
     }
     carma_req_free(&q);

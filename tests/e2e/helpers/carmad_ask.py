@@ -6,9 +6,14 @@ import socket
 
 def submit(path, job):
     """carmad's answer (a dict) to a submit of `job`."""
+    return ask(path, {"v": 1, "op": "submit", "job": job})
+
+
+def ask(path, req):
+    """carmad's answer (a dict) to request `req` (a dict), sent as it is."""
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
-    s.sendall(json.dumps({"v": 1, "op": "submit", "job": job}).encode() + b"\n")
+    s.sendall(json.dumps(req).encode() + b"\n")
     buf = b""
     while not buf.endswith(b"\n"):
         b = s.recv(65536)

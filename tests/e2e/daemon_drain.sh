@@ -1,0 +1,159 @@
+#!/bin/sh
+# carma drain / undrain on simulated GPUs (docs/daemon.md, "Draining a GPU by hand"): a
+# drained GPU takes no new job while the one on it runs to its end, a job needing every
+# GPU waits, the drain and its reason (who, when) survive carmad's restart, undrain puts
+# the GPU back, bad requests are refused, and only root or carmad's user may do either.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+PORT=$((20000 + ($$ + 7919) % 20000))
+start_daemon --gpus sim:4xa100-40gb --policy exclusive --http "127.0.0.1:$PORT"
+UUID1=GPU-SIM-0000-0000-0000-000000000001
+
+# the index of the GPU job $1's last attempt ran on
+gpu_of() {
+    "$CARMA" show --json "$1" | python3 -c '
+import json, sys
+u = json.load(sys.stdin)["attempt_list"][-1]["gpu_uuids"][0]
+print(int(u.rsplit("-", 1)[1]))'
+}
+field() { "$CARMA" gpus --json | python3 -c "import json,sys; print(json.load(sys.stdin)['gpus'][$1]['$2'])"; }
+# a job that runs until file $1 exists
+hold() { submit "$@" -- sh -c "while [ ! -e $T/go.\$CARMA_JOB_ID ]; do sleep 0.05; done"; }
+go() { touch "$T/go.$1"; }
+
+step "a drain holds no new job but lets the job on the GPU run to its end"
+j0=$(hold); j1=$(hold); j2=$(hold); j3=$(hold)
+for j in $j0 $j1 $j2 $j3; do wait_until 10 is_state "$j" running || fail "job $j: $(state_of "$j")"; done
+on1=
+for j in $j0 $j1 $j2 $j3; do [ "$(gpu_of "$j")" = 1 ] && on1=$j; done
+[ -n "$on1" ] || fail "no job on GPU 1: $("$CARMA" gpus)"
+out=$("$CARMA" drain 1 --reason "fan swap, back by noon") || fail "drain refused"
+echo "$out" | grep -Eq "^GPU 1 \($UUID1\) drained: drained by $(id -un) at [0-9-]{10}T[0-9:]{8}Z: fan swap, back by noon$" ||
+    fail "drain said: $out"
+"$CARMA" gpus | grep -q "^1 .* DRAINED: drained by $(id -un) at .*Z: fan swap, back by noon$" ||
+    fail "carma gpus: $("$CARMA" gpus)"
+[ "$(field 1 drained)" = True ] || fail "gpus --json: not drained"
+field 1 drain_reason | grep -q "^drained by $(id -un) at .*: fan swap, back by noon$" ||
+    fail "gpus --json reason: $(field 1 drain_reason)"
+grep -q "^$UUID1	drained by $(id -un) at .*Z: fan swap, back by noon$" "$T/state/drained" ||
+    fail "STATE/drained: $(cat "$T/state/drained" 2>&1)"
+grep -q "GPU 1 ($UUID1) drained by $(id -un) at .*: drained, no new jobs go to it" "$T/carmad.log" ||
+    fail "the drain not logged"
+if command -v curl >/dev/null; then
+    wait_until 5 sh -c "curl -sf http://127.0.0.1:$PORT/metrics | grep -q '^carma_gpu_drained{gpu=\"1\",.*} 1$'" ||
+        fail "/metrics: $(curl -sf "http://127.0.0.1:$PORT/metrics" | grep carma_gpu_drained)"
+fi
+# a second drain says so and keeps the first reason
+err=$("$CARMA" drain "$UUID1" --reason other 2>&1 >/dev/null) || fail "drain again refused: $err"
+echo "$err" | grep -q "GPU 1 ($UUID1) was drained already: drained by .*: fan swap, back by noon (its reason kept)" ||
+    fail "drain again said: $err"
+field 1 drain_reason | grep -q "fan swap" || fail "the first reason replaced: $(field 1 drain_reason)"
+# the job on GPU 1 runs on, and ends as it would have
+is_state "$on1" running || fail "the job on the drained GPU: $(state_of "$on1")"
+go "$on1"
+"$CARMA" wait --timeout 20 "$on1" >/dev/null || fail "the job on the drained GPU: $(state_of "$on1")"
+[ "$(attempts_of "$on1")" = 1 ] || fail "the job on the drained GPU retried"
+
+step "single-GPU jobs never land on GPU 1; a job needing all four waits"
+for j in $j0 $j1 $j2 $j3; do [ "$j" = "$on1" ] || go "$j"; done
+for j in $j0 $j1 $j2 $j3; do "$CARMA" wait --timeout 20 "$j" >/dev/null || fail "job $j: $(state_of "$j")"; done
+k1=$(hold); k2=$(hold); k3=$(hold); k4=$(hold)
+for j in $k1 $k2 $k3; do wait_until 10 is_state "$j" running || fail "job $j: $(state_of "$j")"; done
+for j in $k1 $k2 $k3; do [ "$(gpu_of "$j")" != 1 ] || fail "job $j placed on the drained GPU"; done
+all=$(hold --gpus 4)
+sleep 1 # monitor ticks and scheduler steps: still nothing on GPU 1
+is_state "$k4" queued || fail "a 4th single-GPU job: $(state_of "$k4") on GPU $(gpu_of "$k4")"
+is_state "$all" queued || fail "the 4-GPU job: $(state_of "$all")"
+"$CARMA" show "$all" | grep -q "asks for 4 GPUs: 3 of the 4 GPUs are in service" ||
+    fail "the 4-GPU job's waiting reason: $("$CARMA" show "$all")"
+
+step "carmad restarts: GPU 1 still drained, with its reason"
+stop_daemon TERM || fail "stop"
+start_daemon --gpus sim:4xa100-40gb --policy exclusive --http "127.0.0.1:$PORT"
+"$CARMA" gpus | grep -q "^1 .* DRAINED: drained by $(id -un) at .*: fan swap, back by noon before carmad restarted$" ||
+    fail "GPU 1 back in service after a restart: $("$CARMA" gpus)"
+sleep 1
+is_state "$k4" queued || fail "a 4th single-GPU job after the restart: $(state_of "$k4")"
+
+step "errors: an unknown GPU, undrain of a GPU in service, a bad reason"
+rc=0; "$CARMA" drain 4 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "carma drain: no GPU 4: this server's GPUs are 0 to 3" "$T/err" ||
+    fail "drain 4: exit $rc, $(cat "$T/err")"
+rc=0; "$CARMA" undrain GPU-nowhere 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "carma undrain: no GPU GPU-nowhere on this server" "$T/err" ||
+    fail "undrain of an unknown UUID: exit $rc, $(cat "$T/err")"
+rc=0; "$CARMA" undrain 2 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "carma undrain: GPU 2 (GPU-SIM-0000-0000-0000-000000000002) is not drained" "$T/err" ||
+    fail "undrain of a GPU in service: exit $rc, $(cat "$T/err")"
+rc=0; "$CARMA" drain 2 --reason "$(printf 'bad\033[2Jreason')" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "printable ASCII" "$T/err" || fail "a reason with a control: exit $rc, $(cat "$T/err")"
+# carmad's own check, past the client's
+PYTHONPATH="$HELP" python3 - "$CARMA_SOCKET" <<'PY' || fail "carmad took a bad drain request"
+import sys
+from carmad_ask import ask
+sock = sys.argv[1]
+for req, why in [
+    ({"gpu": 2, "reason": "a\tb"}, "request.reason: printable ASCII only"),
+    ({"gpu": 2, "reason": "x" * 101}, "request.reason: longer than 100 bytes"),
+    ({"gpu": 2, "reason": "   "}, "request.reason: printable ASCII only"),
+    ({"gpu": 2, "reason": "caf\u00e9"}, "request.reason: printable ASCII only"),
+    ({"gpu": 70000}, "request.gpu: 70000 out of range"),
+    ({"gpu": -1}, "request.gpu: -1 out of range"),
+    ({"gpu": True}, "request.gpu: neither a GPU index nor a UUID"),
+    ({}, "request: missing field 'gpu'"),
+    ({"gpu": 2, "force": True}, "request: unknown field 'force'"),
+]:
+    r = ask(sock, dict({"v": 1, "op": "drain"}, **req))
+    assert r["ok"] is False and r["error"] == "badrequest" and r["message"].startswith(why), (req, r)
+r = ask(sock, {"v": 1, "op": "undrain", "gpu": 1, "reason": "x"})
+assert r["ok"] is False and r["message"] == "request: unknown field 'reason'", r
+r = ask(sock, {"v": 1, "op": "drain", "gpu": 2, "reason": "x" * 100})
+assert r["ok"] is True and r["reason"].endswith(": " + "x" * 100), r
+r = ask(sock, {"v": 1, "op": "undrain", "gpu": "GPU-SIM-0000-0000-0000-000000000002"})
+assert r["ok"] is True and r["gpu"] == 2, r
+PY
+[ "$(field 2 drained)" = False ] || fail "GPU 2 left drained"
+grep -q "GPU-SIM-0000-0000-0000-000000000002" "$T/state/drained" && fail "GPU 2's line left: $(cat "$T/state/drained")"
+
+if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    step "only root or carmad's user may drain or undrain (client as nobody)"
+    chmod 666 "$CARMA_SOCKET"
+    NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
+    chmod 755 "$NB"
+    cp "$CARMA" "$NB/carma"
+    ON_EXIT="rm -rf $NB"
+    as_nobody() {
+        (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+            env CARMA_SOCKET="$CARMA_SOCKET" "$@")
+    }
+    rc=0; as_nobody "$NB/carma" drain 0 2>"$T/err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "carma drain: permission denied: only root or carmad's own user (uid 0) may drain a GPU" "$T/err" ||
+        fail "nobody's drain: exit $rc, $(cat "$T/err")"
+    rc=0; as_nobody "$NB/carma" undrain 1 2>"$T/err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "permission denied: only root or carmad's own user (uid 0) may undrain a GPU" "$T/err" ||
+        fail "nobody's undrain: exit $rc, $(cat "$T/err")"
+    [ "$(field 0 drained)" = False ] && [ "$(field 1 drained)" = True ] || fail "nobody changed a drain"
+    as_nobody "$NB/carma" gpus | grep -q "^1 .* DRAINED: drained by" || fail "nobody does not see the drain"
+else
+    echo "(permission step skipped: needs root, setpriv and the user nobody)"
+fi
+
+step "undrain: GPU 1 takes jobs again; the 4-GPU job runs once all are free"
+out=$("$CARMA" undrain 1) || fail "undrain refused"
+echo "$out" | grep -q "^GPU 1 ($UUID1) back in service (it was drained: drained by .*: fan swap, back by noon before carmad restarted)$" ||
+    fail "undrain said: $out"
+grep -q "GPU 1 ($UUID1) undrained by $(id -un): back in service" "$T/carmad.log" || fail "the undrain not logged"
+[ -s "$T/state/drained" ] && fail "STATE/drained keeps a line: $(cat "$T/state/drained")"
+wait_until 10 is_state "$k4" running || fail "the 4th single-GPU job after undrain: $(state_of "$k4")"
+[ "$(gpu_of "$k4")" = 1 ] || fail "the 4th job not on GPU 1: $(gpu_of "$k4")"
+"$CARMA" gpus | grep -q DRAINED && fail "a GPU still drained: $("$CARMA" gpus)"
+for j in $k1 $k2 $k3 $k4; do go "$j"; done
+wait_until 20 is_state "$all" running || fail "the 4-GPU job: $(state_of "$all")"
+go "$all"
+"$CARMA" wait --timeout 20 "$all" >/dev/null || fail "the 4-GPU job: $(state_of "$all")"
+
+step "carmad restarts: the undrain holds"
+stop_daemon TERM || fail "stop"
+start_daemon --gpus sim:4xa100-40gb --policy exclusive
+"$CARMA" gpus | grep -q DRAINED && fail "a GPU drained again after a restart: $("$CARMA" gpus)"
+stop_daemon TERM || fail "stop"
+echo "daemon_drain: ok"
