@@ -134,6 +134,8 @@ struct djob {
     uint64_t xid;
     unsigned xid_gpu;
     double xid_t; /* when it came */
+    int xid_dirty, xid_in_tx; /* the mark is to be stored (attempts.xid: a restarted carmad
+                                 judges the end by it), is in this iteration's transaction */
 };
 
 struct conn {
@@ -1094,6 +1096,10 @@ static void store_settle(struct carmad *d, int ok)
             dj->pid_in_tx = 0;
             dj->pid_dirty = !ok;
         }
+        if (dj->xid_in_tx) {
+            dj->xid_in_tx = 0;
+            dj->xid_dirty |= !ok;
+        }
         if (dj->end_in_tx) {
             dj->end_in_tx = 0;
             if (ok) {
@@ -1223,6 +1229,7 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
             dj->xid = x->xid;
             dj->xid_gpu = x->gpu;
             dj->xid_t = now;
+            dj->xid_dirty = 1;
         }
         char id[32];
         int il = snprintf(id, sizeof id, "%s%llu", jl ? ", " : "", (unsigned long long)dj->rec.id);
@@ -1629,6 +1636,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->solo_unseen = 0;
     dj->gpu_seen_s = -1;
     dj->xid_seen = 0;
+    dj->xid_dirty = 0; /* its end holds what the mark decided */
     d->dirty = 1;
 }
 
@@ -3595,6 +3603,15 @@ static void iteration_end(struct carmad *d)
             carma_store_attempt_pid(d->store, dj->rec.id, d->sj[i].attempts, dj->shepherd, &err) ==
                 0)
             dj->pid_in_tx = 1;
+        /* the running attempt's Xid mark, for a restarted carmad to judge its end by */
+        if (dj->used && dj->xid_dirty && dj->xid_seen && !dj->launching && store_tx(d, &err) == 0) {
+            struct carma_store_xid sx = {.xid = dj->xid, .gpu = dj->xid_gpu, .t = dj->xid_t};
+            if (carma_store_attempt_xid_put(d->store, dj->rec.id, d->sj[i].attempts, &sx, &err) ==
+                0) {
+                dj->xid_dirty = 0;
+                dj->xid_in_tx = 1;
+            }
+        }
         /* an end a failed commit lost: written again (not an error of this iteration's
          * if it fails again: attempt_end's log said so) */
         struct carma_err e;
@@ -3838,6 +3855,17 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         dj->att_energy_j = ej;
         dj->solo_smact = (float)sm;
     }
+    /* ...and the gravest critical Xid its GPUs reported before carmad stopped: its end,
+     * now or later, is judged by it as it would have been (gpu_error, the Xid named) */
+    struct carma_store_xid sx;
+    if (carma_store_attempt_xid_get(d->store, dj->rec.id, n, &sx, &err) == 1) {
+        const char *what;
+        dj->xid_seen = 1;
+        dj->xid = sx.xid;
+        dj->xid_kind = carma_xid_kind(sx.xid, &what);
+        dj->xid_gpu = sx.gpu;
+        dj->xid_t = sx.t;
+    }
     struct carma_exit ex;
     double end;
     pid_t pid;
@@ -3886,6 +3914,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             dj->rec.state = CARMA_JOB_QUEUED;
             dj->peak_mib = 0;
             dj->peak_partial = 0;
+            dj->xid_seen = 0;
             /* its start: the attempt before's, or none */
             double s0 = -1;
             if (dj->rec.attempts &&

@@ -57,6 +57,8 @@ enum {
     ST_SAMPLE_ADD,
     ST_ATT_PEAK_PUT,
     ST_ATT_PEAK_GET,
+    ST_ATT_XID_PUT,
+    ST_ATT_XID_GET,
     ST_JOB_FORGET_ENV,
     ST_COUNT
 };
@@ -112,6 +114,9 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ATT_PEAK_PUT] = "UPDATE attempts SET peak_mib=?,peak_partial=? WHERE job_id=? AND n=? "
                         "AND end_time IS NULL",
     [ST_ATT_PEAK_GET] = "SELECT peak_mib,peak_partial FROM attempts WHERE job_id=? AND n=?",
+    [ST_ATT_XID_PUT] = "UPDATE attempts SET xid=?,xid_gpu=?,xid_time=? WHERE job_id=? AND n=? "
+                       "AND end_time IS NULL",
+    [ST_ATT_XID_GET] = "SELECT xid,xid_gpu,xid_time FROM attempts WHERE job_id=? AND n=?",
     [ST_JOB_FORGET_ENV] = "UPDATE jobs SET env='{}' WHERE id=? AND env!='{}'",
 };
 
@@ -188,6 +193,13 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 11 -> 12: the submitter's resource limits, which a root carmad's job runs with
      * (util/rlimits.h); NULL for the jobs submitted before: they keep carmad's. */
     "ALTER TABLE jobs ADD COLUMN rlimits TEXT;",
+    /* 12 -> 13: the gravest critical Xid a running attempt's GPUs reported (its number,
+     * the GPU's index then, when it came), so that a restarted carmad judges the attempt's
+     * end as the carmad that saw the Xid would have (gpu_error, the Xid in its reason);
+     * NULL: none, and for the attempts stored before. One transaction adds all three. */
+    "ALTER TABLE attempts ADD COLUMN xid INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN xid_gpu INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN xid_time REAL;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -199,7 +211,7 @@ static const struct {
     [4] = {"jobs", "bound_basis"},      [5] = {"jobs", "hist_sig"},
     [6] = {"attempts", "gpu_kind"},     [7] = {"jobs", "umask"},
     [8] = {"attempts", "peak_partial"}, [10] = {"attempts", "reason"},
-    [11] = {"jobs", "rlimits"},
+    [11] = {"jobs", "rlimits"},         [12] = {"attempts", "xid"},
 };
 
 struct carma_store {
@@ -865,6 +877,44 @@ int carma_store_attempt_peak_get(struct carma_store *s, uint64_t job, uint32_t n
         ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
     } else {
         ret = db_err(s, rc, "reading an attempt's peak", err);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_attempt_xid_put(struct carma_store *s, uint64_t job, uint32_t n,
+                                const struct carma_store_xid *x, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_XID_PUT];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)x->xid);
+    sqlite3_bind_int64(q, 2, x->gpu);
+    sqlite3_bind_double(q, 3, x->t);
+    sqlite3_bind_int64(q, 4, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 5, n);
+    return run(s, ST_ATT_XID_PUT, "recording an attempt's Xid", err);
+}
+
+int carma_store_attempt_xid_get(struct carma_store *s, uint64_t job, uint32_t n,
+                                struct carma_store_xid *x, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_XID_GET];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    int rc = sqlite3_step(q), ret = 0;
+    memset(x, 0, sizeof *x);
+    if (rc == SQLITE_ROW) {
+        if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
+            x->xid = (uint64_t)sqlite3_column_int64(q, 0);
+            sqlite3_int64 g = sqlite3_column_int64(q, 1);
+            x->gpu = g >= 0 && g <= UINT_MAX ? (unsigned)g : 0;
+            x->t = sqlite3_column_double(q, 2);
+            ret = 1;
+        }
+    } else if (rc == SQLITE_DONE) {
+        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
+    } else {
+        ret = db_err(s, rc, "reading an attempt's Xid", err);
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);

@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 12
+#define CARMA_STORE_SCHEMA_VERSION 13
 
 struct carma_store;
 
@@ -144,6 +144,20 @@ int carma_store_attempt_peak_put(struct carma_store *st, uint64_t job, uint32_t 
 /* The peak stored for attempt n (0: none) and its peak_partial bits, or -ENOENT. */
 int carma_store_attempt_peak_get(struct carma_store *st, uint64_t job, uint32_t n,
                                  uint64_t *peak_mib, unsigned *peak_partial, struct carma_err *err);
+/* The gravest critical Xid the GPUs of a running attempt reported (carmad's mark on the
+ * attempt): kept so that a restarted carmad judges the attempt's end by it. */
+struct carma_store_xid {
+    uint64_t xid;
+    unsigned gpu; /* the GPU's index (carmad's) when it came */
+    double t;     /* when it came, s since the epoch */
+};
+/* Writes the mark of running attempt n (one that ended is left as it is). */
+int carma_store_attempt_xid_put(struct carma_store *st, uint64_t job, uint32_t n,
+                                const struct carma_store_xid *x, struct carma_err *err);
+/* The mark of attempt n: 1 and *x filled when it has one, 0 when none (*x zeroed), or
+ * -ENOENT when there is no such attempt. */
+int carma_store_attempt_xid_get(struct carma_store *st, uint64_t job, uint32_t n,
+                                struct carma_store_xid *x, struct carma_err *err);
 /* Clears the stored environment of a job that is final (it serves only to launch its
  * attempts): the store keeps no job's tokens past its end. */
 int carma_store_job_forget_env(struct carma_store *st, uint64_t job, struct carma_err *err);

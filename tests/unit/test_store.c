@@ -591,6 +591,58 @@ static void test_damaged_refused(void **state)
     assert_true(stat(wal, &sb) < 0 || sb.st_size == 0); /* nothing written */
 }
 
+/* Schema 13: a running attempt's Xid mark (attempts.xid, xid_gpu, xid_time) is stored and
+ * read back, an ended attempt's is left as it is; an old store (version 12) gains the
+ * columns with its attempts unmarked. */
+static void test_attempt_xid(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    uint64_t a = add_job(st, CARMA_JOB_SUCCEEDED, 100);
+    uint64_t b = add_job(st, CARMA_JOB_RUNNING, -1);
+    carma_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE attempts SET end_time=50,outcome='succeeded' "
+                                  "WHERE job_id=1;"
+                                  "ALTER TABLE attempts DROP COLUMN xid;"
+                                  "ALTER TABLE attempts DROP COLUMN xid_gpu;"
+                                  "ALTER TABLE attempts DROP COLUMN xid_time;"
+                                  "PRAGMA user_version=12;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 12);
+    struct carma_store_xid x = {.xid = 7, .gpu = 7, .t = 7};
+    assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 0);
+    assert_int_equal(x.xid, 0);
+    assert_int_equal(carma_store_attempt_xid_get(st, b, 2, &x, &err), -ENOENT);
+    struct carma_store_xid m = {.xid = 94, .gpu = 3, .t = 1700000123.5};
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_put(st, b, 1, &m, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_put(st, a, 1, &m, &err), 0); /* ended: kept */
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 1);
+    assert_int_equal(x.xid, 94);
+    assert_int_equal(x.gpu, 3);
+    assert_true(x.t == 1700000123.5);
+    assert_int_equal(carma_store_attempt_xid_get(st, a, 1, &x, &err), 0);
+    carma_store_close(st);
+    /* a file whose version number was lowered has the columns: migrated again unharmed */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=12", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 12);
+    assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 1);
+    assert_int_equal(x.xid, 94);
+    carma_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,6 +653,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_private_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peaks_env_retention, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attempt_xid, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
