@@ -3766,10 +3766,68 @@ static void iteration_end(struct carmad *d)
 
 /* ---- reconciliation on start ---- */
 
+/* A running job found ended (or to end) at reconciliation: its end waits until every
+ * running job holds its GPUs again (recon_ends). */
+struct recon_end {
+    uint32_t slot;
+    int have; /* ex holds its recorded exit */
+    struct carma_exit ex;
+    const char *why; /* without an exit: why (NULL: its shepherd recorded none) */
+    double end_s;
+};
+
 struct recon {
     struct carmad *d;
     int requeued, adopted, ended, queued, failed;
+    struct recon_end *ends;
+    size_t nends, capends;
 };
+
+/* Queues the end of job i, re-adopted on its GPUs, for recon_ends; ended at once when
+ * out of memory (judged then against the jobs re-adopted so far). */
+static void recon_end_add(struct recon *x, uint32_t i, const struct carma_exit *ex, const char *why,
+                          double end_s)
+{
+    if (x->nends == x->capends) {
+        size_t n = x->capends ? x->capends * 2 : 16;
+        struct recon_end *e = realloc(x->ends, n * sizeof *e);
+        if (!e) {
+            attempt_end(x->d, i, ex, why, end_s);
+            return;
+        }
+        x->ends = e;
+        x->capends = n;
+    }
+    struct recon_end *e = &x->ends[x->nends++];
+    *e = (struct recon_end){.slot = i, .have = ex != NULL, .why = why, .end_s = end_s};
+    if (ex)
+        e->ex = *ex;
+}
+
+static int recon_end_cmp(const void *a, const void *b)
+{
+    const struct recon_end *x = a, *y = b;
+    if (x->end_s != y->end_s)
+        return x->end_s < y->end_s ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* Ends the attempts that ended while carmad was down, once every running job holds its
+ * GPUs again, in the order they ended: each end is judged against the co-runners its
+ * GPUs had then, as a carmad that had watched would have (an OOM beside a co-runner is
+ * not one alone on the GPU, which would raise the job's bound past the GPU's memory). */
+static void recon_ends(struct recon *x)
+{
+    if (x->nends > 1)
+        qsort(x->ends, x->nends, sizeof *x->ends, recon_end_cmp);
+    for (size_t k = 0; k < x->nends; k++) {
+        const struct recon_end *e = &x->ends[k];
+        attempt_end(x->d, e->slot, e->have ? &e->ex : NULL, e->why, e->end_s);
+    }
+    free(x->ends);
+    x->ends = NULL;
+    x->nends = x->capends = 0;
+}
 
 static int recon_one(void *ctx, struct carma_job_rec *r)
 {
@@ -3874,11 +3932,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         /* A planted symlink or a folder not carmad's: nothing in it is trusted. */
         dlog(d, LOG_ERR, "job %llu: %s: counted lost", (unsigned long long)dj->rec.id, err.msg);
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, NULL, NULL, now);
+        recon_end_add(x, i, NULL, NULL, now);
         x->ended++;
     } else if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, &ex, NULL, end);
+        recon_end_add(x, i, &ex, NULL, end);
         x->ended++;
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
@@ -3904,8 +3962,8 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             /* never began, and cancelled before carmad stopped: it never runs (nor ran: no
              * run time billed for carmad's downtime) */
             sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-            attempt_end(d, i, NULL, "cancelled before its shepherd started the job",
-                        dj->rec.start_s > 0 ? dj->rec.start_s : now);
+            recon_end_add(x, i, NULL, "cancelled before its shepherd started the job",
+                          dj->rec.start_s > 0 ? dj->rec.start_s : now);
             x->ended++;
         } else {
             /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
@@ -3940,7 +3998,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         /* its shepherd died without a status while carmad was down */
         kill_leftovers(d, i, dir);
         sched_adopt(d, i, gpu, ng, dj->rec.start_s);
-        attempt_end(d, i, NULL, NULL, now);
+        recon_end_add(x, i, NULL, NULL, now);
         x->ended++;
     }
     return 0;
@@ -3950,8 +4008,11 @@ static int reconcile(struct carmad *d, struct carma_err *err)
 {
     struct recon x = {.d = d};
     int rc = carma_store_jobs_active(d->store, recon_one, &x, err);
-    if (rc)
+    if (rc) {
+        free(x.ends);
         return rc;
+    }
+    recon_ends(&x);
     if (carma_store_in_tx(d->store) && (rc = carma_store_commit(d->store, err)))
         return rc;
     store_settle(d, 1);

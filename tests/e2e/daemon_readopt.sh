@@ -1,15 +1,15 @@
 #!/bin/sh
-# What a running job keeps when carmad restarts and re-adopts it (fake
-# libnvidia-ml.so.1): the critical Xids its GPUs reported before the restart still judge
-# its end (attempts.xid), whether it fails after the restart or while carmad is down,
-# after a clean stop or a crash. Skipped without the fake library.
+# What a running job keeps when carmad restarts and re-adopts it:
+#  - (fake libnvidia-ml.so.1; skipped without it) the critical Xids its GPUs reported
+#    before the restart still judge its end (attempts.xid), whether it fails after the
+#    restart or while carmad is down, after a clean stop or a crash;
+#  - (simulated GPUs) a job that ran out of memory beside a co-runner while carmad was
+#    down is judged as one beside a co-runner, not as one alone on its GPU.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
-    echo "daemon_readopt: skipped (no fake libnvidia-ml.so.1 or example state file)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+printf '[sched]\ngrace = 0.4\n[monitor]\nwindow = 2\n' >>"$T/carmad.ini"
+if [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ] && [ -n "$EX" ]; then
 cp "$EX" "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 start() { start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive; }
@@ -74,5 +74,49 @@ start
 grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gc reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
     fail "job c's first end at the restart: $(grep "job $c attempt 1" "$T/carmad.log")"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job c: $(state_of "$c")"
+stop_daemon TERM || fail "stop"
+rm -rf "$T/state"
+: >"$T/carmad.log"
+unset CARMA_FAKE_NVML_STATE
+else
+    echo "daemon_readopt: the Xid steps skipped (no fake libnvidia-ml.so.1 or example state file)"
+fi
+
+step "an OOM beside a co-runner while carmad is down is not an OOM alone"
+start_daemon --gpus sim:1xa100-40gb
+# A job that sleeps 1.5 s; with FILE.long 30 s; with FILE.oom its first attempt waits for
+# FILE.go, then runs out of memory.
+cat >"$T/job.sh" <<'JOB'
+if [ -e "$1.oom" ] && [ "$CARMA_JOB_ATTEMPT" = 1 ]; then
+    while [ ! -e "$1.go" ]; do sleep 0.05; done
+    echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB." >&2
+    exit 1
+fi
+[ -e "$1.long" ] && exec sleep 30
+sleep 1.5
+JOB
+# each workload alone once, for its solo profile: auto collocates profiled jobs only
+p=$(submit --mem 2G -- sh "$T/job.sh" "$T/f")
+"$CARMA" wait --timeout 20 "$p" >/dev/null || fail "job $p: $(state_of "$p")"
+q=$(submit --mem 2G -- sh "$T/job.sh" "$T/g")
+"$CARMA" wait --timeout 20 "$q" >/dev/null || fail "job $q: $(state_of "$q")"
+: >"$T/f.oom"
+: >"$T/g.long"
+o=$(submit --mem 2G -- sh "$T/job.sh" "$T/f")
+wait_until 10 is_state "$o" running || fail "job $o: $(state_of "$o")"
+r=$(submit --mem 2G -- sh "$T/job.sh" "$T/g") # the co-runner, of a later id
+wait_until 10 is_state "$r" running || fail "job $r not beside job $o: $(state_of "$r")"
+stop_daemon TERM || fail "stop"
+touch "$T/f.go"
+wait_until 10 test -f "$T/state/jobs/$o/1/status" || fail "job $o did not end while carmad was down"
+start_daemon --gpus sim:1xa100-40gb
+grep -q "1 running re-adopted, 1 ended while down" "$T/carmad.log" || fail "$(grep reconciled "$T/carmad.log")"
+grep -q "job $o attempt 1: oom, re-queued" "$T/carmad.log" || fail "job $o's end: $(grep "job $o" "$T/carmad.log")"
+# beside job r it reached its bound: retried with it (alone, its bound would pass the
+# GPU's 40960 MiB, and it would wait for a GPU of its own)
+bound=$("$CARMA" show --json "$o" | python3 -c 'import json,sys; print(json.load(sys.stdin)["bound_mib"])')
+[ "$bound" -lt 40960 ] || fail "job $o judged alone on its GPU: bound $bound MiB"
+"$CARMA" cancel "$r" >/dev/null
+"$CARMA" wait --timeout 20 "$o" >/dev/null || fail "job $o: $(state_of "$o")"
 stop_daemon TERM || fail "stop"
 echo "daemon_readopt: ok"
