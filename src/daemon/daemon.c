@@ -3912,6 +3912,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     if (carma_store_usage_get(d->store, dj->rec.id, n, &ugs, &ej, &sm, &err) == 0) {
         dj->att_energy_j = ej;
         dj->solo_smact = (float)sm;
+        /* the solo SMACT this attempt showed alone is the scheduler's again, as before the
+         * stop (after_tick gave it): without it the job would count as unprofiled, which
+         * auto adds no job beside, until measured alone again (never, among co-runners) */
+        if (sm >= 0)
+            d->sj[i].smact = (float)sm;
     }
     /* ...and the gravest critical Xid its GPUs reported before carmad stopped: its end,
      * now or later, is judged by it as it would have been (gpu_error, the Xid named) */

@@ -4,7 +4,9 @@
 #    before the restart still judge its end (attempts.xid), whether it fails after the
 #    restart or while carmad is down, after a clean stop or a crash;
 #  - (simulated GPUs) a job that ran out of memory beside a co-runner while carmad was
-#    down is judged as one beside a co-runner, not as one alone on its GPU.
+#    down is judged as one beside a co-runner, not as one alone on its GPU;
+#  - the solo profile a running job showed alone before the restart is the scheduler's
+#    after it: auto collocates beside it at once.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -118,5 +120,19 @@ bound=$("$CARMA" show --json "$o" | python3 -c 'import json,sys; print(json.load
 [ "$bound" -lt 40960 ] || fail "job $o judged alone on its GPU: bound $bound MiB"
 "$CARMA" cancel "$r" >/dev/null
 "$CARMA" wait --timeout 20 "$o" >/dev/null || fail "job $o: $(state_of "$o")"
+
+step "a job's solo profile measured before a restart is the scheduler's after it"
+s=$(submit --mem 2G -- sleep 31) # a workload never profiled before
+wait_until 10 grep -q "job $s: solo SMACT 0.30 measured" "$T/carmad.log" || fail "job $s not profiled"
+stop_daemon TERM || fail "stop"
+# a grace that outlasts the test: the restarted carmad cannot measure job s alone again
+sed 's/^grace = 0.4$/grace = 600/' "$T/carmad.ini" >"$T/carmad.ini.new"
+mv "$T/carmad.ini.new" "$T/carmad.ini"
+start_daemon --gpus sim:1xa100-40gb
+grep -q "1 running re-adopted" "$T/carmad.log" || fail "job $s not re-adopted"
+u=$(submit --mem 2G -- sh "$T/job.sh" "$T/g") # profiled: auto puts it beside a profiled job
+wait_until 10 is_state "$u" running ||
+    fail "job $u not beside the re-adopted job $s: $(state_of "$u"); $("$CARMA" gpus)"
+"$CARMA" cancel "$s" "$u" >/dev/null
 stop_daemon TERM || fail "stop"
 echo "daemon_readopt: ok"
