@@ -265,15 +265,21 @@ static void place(struct carma_sched *s, uint32_t ji, const uint32_t *gpu, uint1
 }
 
 void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
-                       double start)
+                       double start, double seen)
 {
     assert(s->jobs[j].queue == CARMA_QUEUE_NONE && n <= CARMA_JOB_MAX_GPUS);
     s->jobs[j].busy = carma_coloc_busy(s->jobs[j].smact);
     hold(s, j, gpu, n, start);
-    /* when its process appeared is not known: the grace runs from its start */
-    for (uint16_t k = 0; k < n; k++)
-        if (s->gpus[gpu[k]].last_launch_job == j)
-            s->gpus[gpu[k]].launch_seen = 1;
+    /* seen before: the grace runs from then (hold left launch_seen 0: the next sighting
+     * moves it, as for a launch) */
+    for (uint16_t k = 0; seen >= 0 && k < n; k++) {
+        struct carma_gpu *g = &s->gpus[gpu[k]];
+        if (g->last_launch_job != j)
+            continue;
+        g->launch_seen = 1;
+        if (seen > g->last_launch_s)
+            g->last_launch_s = seen;
+    }
 }
 
 void carma_sched_job_seen(struct carma_sched *s, uint32_t j, uint32_t gi, double now)

@@ -168,9 +168,13 @@ void carma_sched_submit_recovery(struct carma_sched *s, uint32_t j, double now);
 /* Marks job j, in no queue, as running since `start` on the n GPUs gpu[] without
  * counting an attempt: a job found still running when carmad restarts. n may be 0 (or
  * fewer than the job ran on) when its GPUs are no longer among this server's: it runs
- * on, holding only those it still has, until it ends. */
+ * on, holding only those it still has, until it ends. `seen`: when its process was first
+ * seen on one of its GPUs (carma_sched_job_seen before the restart), < 0 not yet: the
+ * grace of a GPU whose last launch it is runs from then, or, not yet seen, from its start
+ * until carma_sched_job_seen moves it, as for the job launched (the time applies to all
+ * its GPUs: when it appeared on each is not kept). */
 void carma_sched_adopt(struct carma_sched *s, uint32_t j, const uint16_t *gpu, uint16_t n,
-                       double start);
+                       double start, double seen);
 
 /* Job j, running, has a process on GPU gi at `now` (carmad's monitor; the simulator's
  * processes are there from the launch). CARMA's grace holds a GPU "until the job's

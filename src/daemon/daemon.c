@@ -136,6 +136,7 @@ struct djob {
     double xid_t; /* when it came */
     int xid_dirty, xid_in_tx; /* the mark is to be stored (attempts.xid: a restarted carmad
                                  judges the end by it), is in this iteration's transaction */
+    int seen_dirty, seen_in_tx; /* the same for gpu_seen_s (attempts.seen_time) */
 };
 
 struct conn {
@@ -482,11 +483,19 @@ static void job_profile(struct carmad *d, uint32_t i)
 }
 
 /* Puts job i on GPUs gpu[0..n) as running since `start`: a job re-adopted after a
- * restart. */
-static void sched_adopt(struct carmad *d, uint32_t i, const uint16_t *gpu, uint16_t n,
-                        double start)
+ * restart, its process first listed on them at `seen` (< 0: not yet). */
+static void sched_adopt(struct carmad *d, uint32_t i, const uint16_t *gpu, uint16_t n, double start,
+                        double seen)
 {
-    carma_sched_adopt(&d->sched, i, gpu, n, start);
+    carma_sched_adopt(&d->sched, i, gpu, n, start, seen);
+}
+
+/* The solo SMACT of job i's running attempt as its end would store it now (< 0: none): a
+ * profile of its start-up alone, taken before its process reached its GPUs and not
+ * measured again since it did, is not the job's. */
+static double solo_smact_now(const struct djob *dj)
+{
+    return dj->solo_unseen && dj->gpu_seen_s >= 0 ? -1.0 : (double)dj->solo_smact;
 }
 
 /* ---- attempt folders ---- */
@@ -768,6 +777,7 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
             if (dj->gpu_seen_s < 0) {
                 dj->gpu_seen_s = d->tick_s;
                 dj->alone_ticks = 0; /* a window before this is of its start-up */
+                dj->seen_dirty = 1;
             }
             return 1;
         }
@@ -1099,6 +1109,10 @@ static void store_settle(struct carmad *d, int ok)
         if (dj->xid_in_tx) {
             dj->xid_in_tx = 0;
             dj->xid_dirty |= !ok;
+        }
+        if (dj->seen_in_tx) {
+            dj->seen_in_tx = 0;
+            dj->seen_dirty |= !ok;
         }
         if (dj->end_in_tx) {
             dj->end_in_tx = 0;
@@ -1637,6 +1651,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->gpu_seen_s = -1;
     dj->xid_seen = 0;
     dj->xid_dirty = 0; /* its end holds what the mark decided */
+    dj->seen_dirty = 0;
     d->dirty = 1;
 }
 
@@ -3367,7 +3382,7 @@ static void record_flush(struct carmad *d, double now, int final)
             continue;
         rc = carma_store_usage_put(d->store, dj->rec.id, j->attempts,
                                    (now - j->start_s) * j->nplaced, dj->att_energy_j,
-                                   dj->solo_smact, &err);
+                                   solo_smact_now(dj), &err);
         if (!rc)
             rc = carma_store_attempt_peak_put(d->store, dj->rec.id, j->attempts, dj->peak_mib,
                                               dj->peak_partial, &err);
@@ -3610,6 +3625,22 @@ static void iteration_end(struct carmad *d)
                 0) {
                 dj->xid_dirty = 0;
                 dj->xid_in_tx = 1;
+            }
+        }
+        /* when its process was first listed on its GPUs (its ramp and grace run from then),
+         * with its accounting when that made its solo profile one of its start-up */
+        if (dj->used && dj->seen_dirty && dj->gpu_seen_s >= 0 && !dj->launching &&
+            d->sj[i].start_s > 0 && store_tx(d, &err) == 0) {
+            const struct carma_job *j = &d->sj[i];
+            int rc = carma_store_attempt_seen_put(d->store, dj->rec.id, j->attempts, dj->gpu_seen_s,
+                                                  &err);
+            if (!rc && dj->solo_unseen)
+                rc = carma_store_usage_put(d->store, dj->rec.id, j->attempts,
+                                           (now - j->start_s) * j->nplaced, dj->att_energy_j,
+                                           solo_smact_now(dj), &err);
+            if (!rc) {
+                dj->seen_dirty = 0;
+                dj->seen_in_tx = 1;
             }
         }
         /* an end a failed commit lost: written again (not an error of this iteration's
@@ -3929,6 +3960,15 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         dj->xid_gpu = sx.gpu;
         dj->xid_t = sx.t;
     }
+    /* ...and when its process was first listed on its GPUs: its ramp (solo profile) and a
+     * reference policy's grace go on from then; not yet, from its first listing. A solo
+     * profile taken before then was of its start-up (one taken before and found so once it
+     * was listed is stored as none: solo_smact_now) */
+    double seen = -1;
+    if (carma_store_attempt_seen_get(d->store, dj->rec.id, n, &seen, &err) != 1)
+        seen = -1;
+    dj->gpu_seen_s = seen;
+    dj->solo_unseen = dj->solo_smact >= 0 && seen < 0;
     struct carma_exit ex;
     double end;
     pid_t pid;
@@ -3936,15 +3976,15 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     if (afd < 0 && afd != -ENOENT) {
         /* A planted symlink or a folder not carmad's: nothing in it is trusted. */
         dlog(d, LOG_ERR, "job %llu: %s: counted lost", (unsigned long long)dj->rec.id, err.msg);
-        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
         recon_end_add(x, i, NULL, NULL, now);
         x->ended++;
     } else if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
-        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
         recon_end_add(x, i, &ex, NULL, end);
         x->ended++;
     } else if (carma_shepherd_alive(dir, &pid)) {
-        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
         if (watch_shepherd(d, i, pid, -1) == 0) {
             x->adopted++;
             dlog(d, LOG_INFO, "job %llu: re-adopted its running shepherd %d",
@@ -3966,7 +4006,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         if (dj->rec.cancel_requested) {
             /* never began, and cancelled before carmad stopped: it never runs (nor ran: no
              * run time billed for carmad's downtime) */
-            sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+            sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
             recon_end_add(x, i, NULL, "cancelled before its shepherd started the job",
                           dj->rec.start_s > 0 ? dj->rec.start_s : now);
             x->ended++;
@@ -3978,6 +4018,8 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
             dj->peak_mib = 0;
             dj->peak_partial = 0;
             dj->xid_seen = 0;
+            dj->gpu_seen_s = -1;
+            dj->solo_unseen = 0;
             /* its start: the attempt before's, or none */
             double s0 = -1;
             if (dj->rec.attempts &&
@@ -4002,7 +4044,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     } else {
         /* its shepherd died without a status while carmad was down */
         kill_leftovers(d, i, dir);
-        sched_adopt(d, i, gpu, ng, dj->rec.start_s);
+        sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
         recon_end_add(x, i, NULL, NULL, now);
         x->ended++;
     }

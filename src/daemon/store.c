@@ -59,6 +59,8 @@ enum {
     ST_ATT_PEAK_GET,
     ST_ATT_XID_PUT,
     ST_ATT_XID_GET,
+    ST_ATT_SEEN_PUT,
+    ST_ATT_SEEN_GET,
     ST_JOB_FORGET_ENV,
     ST_COUNT
 };
@@ -117,6 +119,9 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ATT_XID_PUT] = "UPDATE attempts SET xid=?,xid_gpu=?,xid_time=? WHERE job_id=? AND n=? "
                        "AND end_time IS NULL",
     [ST_ATT_XID_GET] = "SELECT xid,xid_gpu,xid_time FROM attempts WHERE job_id=? AND n=?",
+    [ST_ATT_SEEN_PUT] =
+        "UPDATE attempts SET seen_time=? WHERE job_id=? AND n=? AND end_time IS NULL",
+    [ST_ATT_SEEN_GET] = "SELECT seen_time FROM attempts WHERE job_id=? AND n=?",
     [ST_JOB_FORGET_ENV] = "UPDATE jobs SET env='{}' WHERE id=? AND env!='{}'",
 };
 
@@ -200,6 +205,12 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     "ALTER TABLE attempts ADD COLUMN xid INTEGER;"
     "ALTER TABLE attempts ADD COLUMN xid_gpu INTEGER;"
     "ALTER TABLE attempts ADD COLUMN xid_time REAL;",
+    /* 13 -> 14: when a process of a running attempt was first listed on one of its GPUs
+     * (its ramp and a reference policy's grace run from then), so that a restarted carmad
+     * keeps them; NULL: not yet. The attempts running across the upgrade count as listed
+     * at their start, as the carmad before held them. */
+    "ALTER TABLE attempts ADD COLUMN seen_time REAL;"
+    "UPDATE attempts SET seen_time=start_time WHERE end_time IS NULL;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -212,6 +223,7 @@ static const struct {
     [6] = {"attempts", "gpu_kind"},     [7] = {"jobs", "umask"},
     [8] = {"attempts", "peak_partial"}, [10] = {"attempts", "reason"},
     [11] = {"jobs", "rlimits"},         [12] = {"attempts", "xid"},
+    [13] = {"attempts", "seen_time"},
 };
 
 struct carma_store {
@@ -915,6 +927,39 @@ int carma_store_attempt_xid_get(struct carma_store *s, uint64_t job, uint32_t n,
         ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
     } else {
         ret = db_err(s, rc, "reading an attempt's Xid", err);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ret;
+}
+
+int carma_store_attempt_seen_put(struct carma_store *s, uint64_t job, uint32_t n, double seen_s,
+                                 struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_SEEN_PUT];
+    sqlite3_bind_double(q, 1, seen_s);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 3, n);
+    return run(s, ST_ATT_SEEN_PUT, "recording when an attempt was seen on its GPUs", err);
+}
+
+int carma_store_attempt_seen_get(struct carma_store *s, uint64_t job, uint32_t n, double *seen_s,
+                                 struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_ATT_SEEN_GET];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    int rc = sqlite3_step(q), ret = 0;
+    *seen_s = -1;
+    if (rc == SQLITE_ROW) {
+        if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
+            *seen_s = sqlite3_column_double(q, 0);
+            ret = 1;
+        }
+    } else if (rc == SQLITE_DONE) {
+        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
+    } else {
+        ret = db_err(s, rc, "reading when an attempt was seen on its GPUs", err);
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);

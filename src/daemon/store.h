@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 13
+#define CARMA_STORE_SCHEMA_VERSION 14
 
 struct carma_store;
 
@@ -158,6 +158,14 @@ int carma_store_attempt_xid_put(struct carma_store *st, uint64_t job, uint32_t n
  * -ENOENT when there is no such attempt. */
 int carma_store_attempt_xid_get(struct carma_store *st, uint64_t job, uint32_t n,
                                 struct carma_store_xid *x, struct carma_err *err);
+/* Writes when a process of running attempt n was first listed on one of its GPUs (one
+ * that ended is left as it is). */
+int carma_store_attempt_seen_put(struct carma_store *st, uint64_t job, uint32_t n, double seen_s,
+                                 struct carma_err *err);
+/* That time of attempt n: 1 and *seen_s set when it has one, 0 when none (*seen_s -1:
+ * not yet listed), or -ENOENT when there is no such attempt. */
+int carma_store_attempt_seen_get(struct carma_store *st, uint64_t job, uint32_t n, double *seen_s,
+                                 struct carma_err *err);
 /* Clears the stored environment of a job that is final (it serves only to launch its
  * attempts): the store keeps no job's tokens past its end. */
 int carma_store_job_forget_env(struct carma_store *st, uint64_t job, struct carma_err *err);

@@ -2,7 +2,8 @@
 # What a running job keeps when carmad restarts and re-adopts it:
 #  - (fake libnvidia-ml.so.1; skipped without it) the critical Xids its GPUs reported
 #    before the restart still judge its end (attempts.xid), whether it fails after the
-#    restart or while carmad is down, after a clean stop or a crash;
+#    restart or while carmad is down, after a clean stop or a crash; a reference
+#    policy's grace for a job whose process was not yet on its GPU runs from when it is;
 #  - (simulated GPUs) a job that ran out of memory beside a co-runner while carmad was
 #    down is judged as one beside a co-runner, not as one alone on its GPU;
 #  - the solo profile a running job showed alone before the restart is the scheduler's
@@ -77,6 +78,33 @@ grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gc r
     fail "job c's first end at the restart: $(grep "job $c attempt 1" "$T/carmad.log")"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job c: $(state_of "$c")"
 stop_daemon TERM || fail "stop"
+rm -rf "$T/state"
+: >"$T/carmad.log"
+
+step "a reference policy's grace runs from a re-adopted job's first listing on its GPU"
+# one GPU; CARMA's or-magm collocates on it once the grace of its last launch is over
+grep -v '^gpu' "$EX" >"$T/nvml.state"
+grep '^gpu' "$EX" | head -n 1 >>"$T/nvml.state"
+cp "$T/carmad.ini" "$T/carmad.ini.base"
+sed 's/^grace = 0.4$/grace = 3/' "$T/carmad.ini.base" >"$T/carmad.ini"
+start_daemon --gpus nvml --nvml-lib "$LIB" --policy or-magm
+g=$(submit -- sleep 60)
+wait_until 10 is_state "$g" running || fail "job $g: $(state_of "$g")"
+stop_daemon TERM || fail "stop"
+sleep 3.5 # past its start's grace; its process not listed on the GPU yet (a long start-up)
+start_daemon --gpus nvml --nvml-lib "$LIB" --policy or-magm
+sid=$(cut -d' ' -f1 "$T/state/jobs/$g/1/shepherd")
+echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=1GiB" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show --json $g | grep -q '\"mem_now_mib\": 1024'" ||
+    fail "job $g's process not listed: $("$CARMA" show "$g" | grep memory)"
+h=$(submit -- sleep 60)
+sleep 1
+is_state "$h" queued || fail "job $h placed beside job $g within its grace: $(state_of "$h")"
+wait_until 10 is_state "$h" running || fail "job $h not placed after the grace: $(state_of "$h")"
+"$CARMA" cancel "$g" "$h" >/dev/null
+wait_until 10 is_state "$h" cancelled || fail "job $h: $(state_of "$h")"
+stop_daemon TERM || fail "stop"
+mv "$T/carmad.ini.base" "$T/carmad.ini"
 rm -rf "$T/state"
 : >"$T/carmad.log"
 unset CARMA_FAKE_NVML_STATE

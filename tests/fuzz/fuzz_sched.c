@@ -247,7 +247,8 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
                 uint16_t gpu[3];
                 for (uint16_t k = 0; k < j->gpus; k++)
                     gpu[k] = (uint16_t)((p[2] + k) % f->ngpus);
-                carma_sched_adopt(&f->s, (uint32_t)f->njobs++, gpu, j->gpus, now);
+                carma_sched_adopt(&f->s, (uint32_t)f->njobs++, gpu, j->gpus, now,
+                                  (p[2] & 0x80) ? -1.0 : now);
             }
         } else if ((p[1] & 7) == 3 && f->njobs) {
             /* carmad re-measures the solo SMACT of a job alone on its GPUs */

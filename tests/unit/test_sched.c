@@ -75,8 +75,8 @@ static void test_adopt_without_its_gpus(void **state)
     fx_init(&f, "auto", NG);
     f.jobs[0].mem_mib = 4096;
     uint16_t g1 = 1;
-    carma_sched_adopt(&f.s, 0, NULL, 0, 10);
-    carma_sched_adopt(&f.s, 1, &g1, 1, 10);
+    carma_sched_adopt(&f.s, 0, NULL, 0, 10, 10);
+    carma_sched_adopt(&f.s, 1, &g1, 1, 10, 10);
     assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
     assert_int_equal(f.jobs[0].nplaced, 0);
     for (size_t g = 0; g < NG; g++)
@@ -134,7 +134,8 @@ static void test_grace_ends_when_the_job_dies(void **state)
 
 /* CARMA's grace lasts "until the job's process has been on the GPU for 30 s": carmad
  * sees the process some seconds after the launch, and the grace runs from then, once;
- * a job re-adopted after a restart keeps the grace of its start. */
+ * a job re-adopted after a restart keeps the grace of when it was seen before, or, not
+ * seen yet, gets it from when it is. */
 static void test_grace_runs_from_the_process_seen(void **state)
 {
     (void)state;
@@ -158,14 +159,29 @@ static void test_grace_runs_from_the_process_seen(void **state)
     assert_float_equal(carma_sched_next_timer(&f.s, 31), 38, 0);
     carma_sched_free(&f.s);
 
+    /* re-adopted: seen at 120, before the restart (launched at 100): the grace ends at
+     * 150, and a sighting after the restart does not move it */
     fx_init(&f, "oracle-ff", 1);
     uint16_t g0 = 0;
-    carma_sched_adopt(&f.s, 0, &g0, 1, 100);
-    carma_sched_job_seen(&f.s, 0, 0, 150); /* after a restart: the start stands */
+    carma_sched_adopt(&f.s, 0, &g0, 1, 100, 120);
+    carma_sched_job_seen(&f.s, 0, 0, 140);
     f.jobs[1].mem_mib = 1000;
     f.gpus[0].mem_used_mib = 1000;
-    carma_sched_submit(&f.s, 1, 150);
+    carma_sched_submit(&f.s, 1, 140);
+    assert_int_equal(fx_step(&f, 149), 0);
+    assert_float_equal(carma_sched_next_timer(&f.s, 149), 150, 0);
     assert_int_equal(fx_step(&f, 150), 1);
+    carma_sched_free(&f.s);
+    /* re-adopted before its process was ever seen: the grace runs from its first
+     * sighting, as for the launch */
+    fx_init(&f, "oracle-ff", 1);
+    carma_sched_adopt(&f.s, 0, &g0, 1, 100, -1);
+    f.jobs[1].mem_mib = 1000;
+    f.gpus[0].mem_used_mib = 1000;
+    carma_sched_submit(&f.s, 1, 140);
+    carma_sched_job_seen(&f.s, 0, 0, 140);
+    assert_int_equal(fx_step(&f, 169), 0);
+    assert_int_equal(fx_step(&f, 170), 1);
     carma_sched_free(&f.s);
 }
 

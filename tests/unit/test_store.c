@@ -643,6 +643,48 @@ static void test_attempt_xid(void **state)
     carma_store_close(st);
 }
 
+/* Schema 14: when a running attempt was first seen on its GPUs (attempts.seen_time) is
+ * stored and read back; an old store (version 13) gains the column, its running attempts
+ * counted as seen at their start (as the carmad before held them), its ended ones not. */
+static void test_attempt_seen(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    uint64_t a = add_job(st, CARMA_JOB_SUCCEEDED, 100);
+    uint64_t b = add_job(st, CARMA_JOB_RUNNING, -1);
+    uint64_t c = add_job(st, CARMA_JOB_RUNNING, -1);
+    double seen = 0;
+    assert_int_equal(carma_store_attempt_seen_get(st, c, 1, &seen, &err), 0); /* not yet */
+    assert_true(seen < 0);
+    carma_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE attempts SET end_time=50,outcome='succeeded' "
+                                  "WHERE job_id=1;"
+                                  "ALTER TABLE attempts DROP COLUMN seen_time;"
+                                  "PRAGMA user_version=13;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 13);
+    assert_int_equal(carma_store_attempt_seen_get(st, a, 1, &seen, &err), 0);
+    assert_int_equal(carma_store_attempt_seen_get(st, b, 1, &seen, &err), 1);
+    assert_true(seen == 1); /* add_job's start */
+    assert_int_equal(carma_store_attempt_seen_get(st, b, 2, &seen, &err), -ENOENT);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_seen_put(st, c, 1, 1700000042.25, &err), 0);
+    assert_int_equal(carma_store_attempt_seen_put(st, a, 1, 7, &err), 0); /* ended: kept */
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_attempt_seen_get(st, c, 1, &seen, &err), 1);
+    assert_true(seen == 1700000042.25);
+    assert_int_equal(carma_store_attempt_seen_get(st, a, 1, &seen, &err), 0);
+    carma_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -654,6 +696,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peaks_env_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attempt_xid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attempt_seen, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
