@@ -19,7 +19,9 @@ ART="${CARMA_BUILD:-build}/artifacts"
 mkdir -p "$ART"
 
 step "a job alone: its solo SMACT is learned (0.3 per process on sim)"
-a=$(submit --name alone --mem 4G -- sh "$HELP/run_for.sh" 20) # running through the next steps, however loaded the host
+# running through the next steps, however loaded the host: it ends when $T/a.go appears
+# (at the report step below), or after 300 s
+a=$(submit --name alone --mem 4G -- sh -c "i=0; while [ ! -e $T/a.go ] && [ \$i -lt 3000 ]; do sleep 0.1; i=\$((i + 1)); done")
 wait_until 20 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.3'" ||
     fail "solo SMACT not learned: $("$CARMA" show --json "$a" | grep solo)"
 
@@ -131,6 +133,7 @@ else
 fi
 
 step "report of the recorded run"
+touch "$T/a.go"
 wait_until 30 is_state "$a" succeeded || fail "alone job"
 sleep 1.2
 "$CARMA" report --since 5m --html "$ART/server-report.html" || fail "report"
