@@ -24,8 +24,8 @@ static void usage(FILE *f, int drain)
     else
         fprintf(f, "usage: carma undrain GPU [--json] [--socket PATH]\n"
                    "Puts a drained GPU (its index as carma gpus shows it, or its UUID) back in\n"
-                   "service, whatever drained it (carma drain, an Xid, a lost GPU once reset).\n"
-                   "Root or carmad's own user only.\n");
+                   "service, whatever drained it (carma drain, an Xid once the GPU is reset),\n"
+                   "unless it is still lost or silent. Root or carmad's own user only.\n");
 }
 
 /* carma drain (drain 1) or undrain (0). */

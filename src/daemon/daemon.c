@@ -2594,6 +2594,11 @@ static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req
                                 "GPU %ld (%s) has MIG enabled, which carma does not "
                                 "place jobs on yet: it stays drained",
                                 g, uuid);
+    /* one still lost or silent would take new attempts until the next samples drained it
+     * again: they would fail on it */
+    const char *unready = carma_mon_unready(&d->mon, (size_t)g);
+    if (unready)
+        return carma_resp_error("invalid", "GPU %ld (%s) %s: it stays drained", g, uuid, unready);
     size_t k = 0;
     while (d->drained && k < d->ndrained && strcmp(d->drained[k].uuid, uuid))
         k++;

@@ -413,6 +413,19 @@ int carma_mon_undrain(struct carma_monitor *m, size_t gi)
     return 1;
 }
 
+const char *carma_mon_unready(const struct carma_monitor *m, size_t gi)
+{
+    if (gi >= m->n)
+        return NULL;
+    const struct carma_mon_gpu *g = &m->g[gi];
+    if (g->drained && !strcmp(g->drain_reason, "is lost"))
+        return "is lost: carmad does not ask a lost GPU again; restart carmad once it is back";
+    if (g->failures >= CARMA_MON_FAIL_LIMIT)
+        return "has not answered since it stopped answering: undrain it once it answers "
+               "again (carmad logs it)";
+    return NULL;
+}
+
 void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, uint32_t count, double now)
 {
     if (gi >= m->n)

@@ -151,6 +151,12 @@ int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why);
  * drained again then), the scheduler told. Returns 1, or 0 when it was not drained. */
 int carma_mon_undrain(struct carma_monitor *m, size_t gi);
 
+/* Why GPU gi may not be put back in service now, or NULL when it may: it is lost (a lost
+ * GPU is never asked again, so nothing here can tell it is back), or its last
+ * CARMA_MON_FAIL_LIMIT samples or more failed (it has not answered since it stopped).
+ * Undrained, either would take new jobs until the next samples drained it again. */
+const char *carma_mon_unready(const struct carma_monitor *m, size_t gi);
+
 /* Counts critical Xid `xid`, reported count times, on GPU gi at wall time now. */
 void carma_mon_xid(struct carma_monitor *m, size_t gi, uint64_t xid, uint32_t count, double now);
 

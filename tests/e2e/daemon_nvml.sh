@@ -200,4 +200,15 @@ sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] =
 else
     echo "   (skipped: root is needed for a root-owned server binary)"
 fi
+step "carma undrain refuses a GPU still lost: it would take new jobs until the next sample"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: is lost'" || fail "lost GPU: $("$CARMA" gpus)"
+rc=0; "$CARMA" undrain 1 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "carma undrain: GPU 1 (GPU-fa4e0000-0000-4000-8000-000000000001) is lost: .* it stays drained" "$T/err" ||
+    fail "undrain of a lost GPU: exit $rc, $(cat "$T/err")"
+"$CARMA" gpus | grep -q "DRAINED: is lost" || fail "the lost GPU back in service: $("$CARMA" gpus)"
+stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"

@@ -374,6 +374,43 @@ static void test_undrain(void **state)
     carma_mon_free(&m);
 }
 
+/* What keeps carma undrain from putting a GPU back: lost (never asked again), or silent
+ * since it stopped answering; none once it answers again, or when drained by hand. */
+static void test_unready(void **state)
+{
+    (void)state;
+    struct script s = {0};
+    s.rows[s.n++] = row(0.5, 0.5, 100, 10);
+    for (int k = 0; k < 4; k++)
+        s.rc[s.n++] = -EIO;
+    s.rows[s.n++] = row(0.5, 0.5, 100, 20);
+    s.rows[s.n] = row(0.5, 0.5, 100, 30);
+    s.rows[s.n++].lost = 1;
+    struct carma_gpu_backend b;
+    struct carma_gpu v;
+    struct carma_monitor m;
+    struct logbuf l = {{0}, 0};
+    setup_mon(&m, &b, &v, &s, &l, 30, 0);
+    assert_null(carma_mon_unready(&m, 1)); /* no such GPU */
+    assert_int_equal(carma_mon_drain(&m, 0, "drained by root at 2025-05-01T10:00:00Z: fan"), 1);
+    assert_int_equal(carma_mon_tick(&m, 1), 0);
+    assert_null(carma_mon_unready(&m, 0)); /* drained by hand, answering */
+    assert_int_equal(carma_mon_tick(&m, 2), 0);
+    assert_int_equal(carma_mon_tick(&m, 3), 0);
+    assert_null(carma_mon_unready(&m, 0)); /* two failures: not silent yet */
+    assert_int_equal(carma_mon_tick(&m, 4), 0);
+    assert_non_null(strstr(carma_mon_unready(&m, 0), "has not answered"));
+    assert_int_equal(carma_mon_tick(&m, 5), 0);
+    assert_non_null(carma_mon_unready(&m, 0));
+    assert_int_equal(carma_mon_tick(&m, 6), 0); /* answers again */
+    assert_null(carma_mon_unready(&m, 0));
+    assert_int_equal(carma_mon_undrain(&m, 0), 1);
+    assert_int_equal(carma_mon_tick(&m, 7), 1); /* lost */
+    assert_non_null(strstr(carma_mon_unready(&m, 0), "is lost"));
+    assert_int_equal(s.next, s.n);
+    carma_mon_free(&m);
+}
+
 static void test_records(void **state)
 {
     (void)state;
@@ -637,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_records_on_a_jittery_timer),
         cmocka_unit_test(test_lost_and_silent_gpus_drained),
         cmocka_unit_test(test_undrain),
+        cmocka_unit_test(test_unready),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_energy_share),
         cmocka_unit_test(test_absurd_process_memory_unknown),
