@@ -1215,6 +1215,25 @@ static void drained_add(struct carmad *d, size_t gi, const char *reason)
              d->state_dir, strerror(-rc), gi);
 }
 
+/* GPU gi, drained already for a reason that asks no reset (by hand, stopped answering),
+ * reported an Xid that needs one (why): the Xid's reason leads its drain in carma gpus and
+ * STATE/drained, so that an undrain once the first reason is dealt with does not put a
+ * GPU that needs a reset back in service unawares. A GPU drained by an Xid keeps its
+ * first; a lost one is not asked again. */
+static void drained_graver(struct carmad *d, size_t gi, const char *why)
+{
+    const char *was = d->mon.g[gi].drain_reason;
+    if (!strncmp(was, "reported Xid ", 13) || !strcmp(was, "is lost"))
+        return;
+    char r[CARMAD_DRAINED_REASON];
+    snprintf(r, sizeof r, "%.96s; drained before: %.120s", why, was);
+    carma_mon_redrain(&d->mon, gi, r);
+    if (d->drained)
+        carmad_drained_remove(d->drained, &d->ndrained, d->gs[gi].info.uuid);
+    drained_add(d, gi, r);
+    d->dirty = 1;
+}
+
 /* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
  * reads it), and a GPU that needs a reset drained. */
 static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
@@ -1277,6 +1296,8 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
         if (carma_mon_drain(&d->mon, x->gpu, why)) {
             d->dirty = 1;
             drained_add(d, x->gpu, why);
+        } else {
+            drained_graver(d, x->gpu, why);
         }
     }
     d->publish = 1;

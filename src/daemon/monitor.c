@@ -399,6 +399,14 @@ int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why)
     return 1;
 }
 
+int carma_mon_redrain(struct carma_monitor *m, size_t gi, const char *why)
+{
+    if (gi >= m->n || !m->g[gi].drained)
+        return 0;
+    drain(m, gi, why);
+    return 1;
+}
+
 int carma_mon_undrain(struct carma_monitor *m, size_t gi)
 {
     if (gi >= m->n || !m->g[gi].drained)

@@ -146,6 +146,10 @@ int carma_mon_tick(struct carma_monitor *m, double now);
  * when it was not drained before, 0 when it was (its reason is kept). */
 int carma_mon_drain(struct carma_monitor *m, size_t gi, const char *why);
 
+/* Replaces the reason of drained GPU gi with why (a graver one: a reset it now needs),
+ * logged as carma_mon_drain logs a drain. Returns 1, or 0 when it is not drained. */
+int carma_mon_redrain(struct carma_monitor *m, size_t gi, const char *why);
+
 /* Puts drained GPU gi back in service: no longer drained in the monitor or the
  * scheduler's view, sampled again from the next tick (a GPU still lost or silent is
  * drained again then), the scheduler told. Returns 1, or 0 when it was not drained. */

@@ -135,5 +135,16 @@ wait_until 10 sh -c "[ \$(\"$CARMA\" gpus --json | python3 -c \"import json,sys;
 n94=$(tail -n +"$since" "$T/carmad.log" | grep -c "GPU 1 (.*): Xid 94 (contained ECC error)")
 # ten a minute (fewer where a slow loop took two at once, counted in one line)
 [ "$n94" -ge 1 ] && [ "$n94" -le 10 ] || fail "grave Xid log lines in a minute: $n94"
+
+step "an Xid that needs a reset on a GPU drained by hand: its reason leads the drain"
+"$CARMA" drain 0 --reason "fan swap" >/dev/null || fail "drain 0"
+echo "xid 0 48" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" gpus | grep -q '^0 .*DRAINED: reported Xid 48 (double-bit ECC error); drained before: drained by .*: fan swap$'" ||
+    fail "GPU 0's reason: $("$CARMA" gpus)"
+grep -q "^GPU-fa4e0000-0000-4000-8000-000000000000	reported Xid 48 (double-bit ECC error); drained before: drained by .*: fan swap$" "$T/state/drained" ||
+    fail "STATE/drained: $(cat "$T/state/drained")"
+out=$("$CARMA" undrain 0) || fail "undrain 0"
+echo "$out" | grep -q "(it was drained: reported Xid 48 (double-bit ECC error); drained before: " ||
+    fail "undrain said: $out"
 stop_daemon TERM || fail "stop"
 echo "daemon_xid: ok"
