@@ -78,8 +78,11 @@ int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct ca
     if (fd < 0)
         return carma_err_set(err, -errno, "NOTIFY_SOCKET: socket: %s", strerror(errno));
     ssize_t w;
+    /* never waits: called from the event loop (the watchdog's pings), where a manager that
+     * stopped reading its socket would otherwise stop carmad with it */
     do
-        w = sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (const struct sockaddr *)&n->sa, n->len);
+        w = sendto(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT,
+                   (const struct sockaddr *)&n->sa, n->len);
     while (w < 0 && errno == EINTR);
     int e = errno;
     close(fd);

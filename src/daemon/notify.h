@@ -31,8 +31,9 @@ int carmad_notify_parse(struct carmad_notify *n, const char *value, struct carma
 int carmad_notify_watchdog(const char *usec, const char *pid, pid_t self, uint64_t *us,
                            struct carma_err *err);
 
-/* Sends msg ("READY=1") as one datagram; 0, or -errno (err says so). Nothing when n has
- * no socket. */
+/* Sends msg ("READY=1") as one datagram, without waiting: 0, or -errno (err says so;
+ * -EAGAIN when the manager's socket is full: the message is not sent). Nothing when n
+ * has no socket. */
 int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct carma_err *err);
 
 #endif

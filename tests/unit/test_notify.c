@@ -145,11 +145,35 @@ static void test_send(void **state)
     close(fd);
 }
 
+/* A manager that stops reading: a send fails at once (EAGAIN) once its socket is full,
+ * and never blocks the event loop that pings the watchdog (alarm: a send that waits ends
+ * the test). */
+static void test_send_full(void **state)
+{
+    (void)state;
+    char abs[64];
+    snprintf(abs, sizeof abs, "@carma-test-notify-full-%ld", (long)getpid());
+    int fd = listener(abs);
+    struct carmad_notify n;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_notify_parse(&n, abs, &err), 0);
+    alarm(10);
+    int rc = 0;
+    for (int k = 0; k < 100000 && rc == 0; k++)
+        rc = carmad_notify_send(&n, "WATCHDOG=1", &err);
+    alarm(0);
+    assert_int_equal(rc, -EAGAIN);
+    assert_non_null(strstr(err.msg, "WATCHDOG=1"));
+    expect(fd, "WATCHDOG=1"); /* what was queued stays */
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_send),
+        cmocka_unit_test(test_send_full),
         cmocka_unit_test(test_watchdog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
