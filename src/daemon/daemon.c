@@ -208,6 +208,7 @@ struct carmad {
     struct carmad_drained *drained; /* STATE/drained: GPUs an Xid or carma drain drained,
                                        kept over restarts */
     size_t ndrained;
+    int drained_unsaved; /* the last write of STATE/drained failed: it may lack a line */
     char state_dir[PATH_MAX - 64];
     char sock_path[108];
     char shepherd_exe[PATH_MAX]; /* the carma-shepherd program, as found at start */
@@ -1197,22 +1198,26 @@ static int drained_save(struct carmad *d)
     static char text[CARMAD_DRAINED_FILE_MAX];
     if (d->ndrained && !carmad_drained_format(d->drained, d->ndrained, text, sizeof text))
         return -E2BIG; /* cannot be: the buffer holds the most lines of the longest */
-    return carma_file_write_atomic(d->state_dir, "drained", d->ndrained ? text : "", 1);
+    int rc = carma_file_write_atomic(d->state_dir, "drained", d->ndrained ? text : "", 1);
+    d->drained_unsaved = rc < 0;
+    return rc;
 }
 
 /* Keeps GPU gi drained over restarts: its line added to STATE/drained unless one is
- * there. Failures are logged: the drain holds until then (the line, kept, is written with
- * the next). */
-static void drained_add(struct carmad *d, size_t gi, const char *reason)
+ * there, and the file written when the line is new or the last write failed (the line
+ * may be missing from it). Failures are logged: the drain holds until then (the line,
+ * kept, is written with the next). Returns 0 or a negative errno. */
+static int drained_add(struct carmad *d, size_t gi, const char *reason)
 {
     int rc = d->drained ? carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX,
                                              d->gs[gi].info.uuid, reason)
                         : -ENOMEM;
-    if (rc > 0)
+    if (rc > 0 || (rc == 0 && d->drained_unsaved))
         rc = drained_save(d);
     if (rc < 0)
         dlog(d, LOG_ERR, "%s/drained: %s: GPU %zu stays drained until carmad restarts only",
              d->state_dir, strerror(-rc), gi);
+    return rc < 0 ? rc : 0;
 }
 
 /* GPU gi, drained already for a reason that asks no reset (by hand, stopped answering),
@@ -2577,7 +2582,12 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
     user_name(d->conns[ci]->uid, user, sizeof user, NULL);
     struct carma_mon_gpu *mg = &d->mon.g[g];
     if (mg->drained) {
-        drained_add(d, (size_t)g, mg->drain_reason);
+        int rc = drained_add(d, (size_t)g, mg->drain_reason);
+        if (rc < 0)
+            return carma_resp_error("store",
+                                    "%s/drained: %s: GPU %ld is drained (%s), but not kept so "
+                                    "over carmad's restarts",
+                                    d->state_dir, strerror(-rc), g, mg->drain_reason);
         dlog(d, LOG_NOTICE,
              "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
              user, mg->drain_reason);

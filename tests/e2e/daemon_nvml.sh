@@ -211,4 +211,19 @@ rc=0; "$CARMA" undrain 1 2>"$T/err" || rc=$?
     fail "undrain of a lost GPU: exit $rc, $(cat "$T/err")"
 "$CARMA" gpus | grep -q "DRAINED: is lost" || fail "the lost GPU back in service: $("$CARMA" gpus)"
 stop_daemon TERM || fail "stop"
+step "carma drain of a GPU drained already writes its line, or says it could not"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+sed -i '/000000000001/s/$/ mig=1/' "$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+"$CARMA" gpus | grep -q "DRAINED: has MIG enabled" || fail "a MIG GPU: $("$CARMA" gpus)"
+mkdir "$T/state/drained" # STATE/drained cannot be written
+rc=0; "$CARMA" drain 1 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "GPU 1 is drained (has MIG enabled.*), but not kept so over carmad's restarts" "$T/err" ||
+    fail "a drain not kept over restarts said ok: exit $rc, $(cat "$T/err")"
+rmdir "$T/state/drained"
+"$CARMA" drain 1 2>"$T/err" || fail "drain 1 once it can be written: $(cat "$T/err")"
+grep -q "^GPU-fa4e0000-0000-4000-8000-000000000001	has MIG enabled" "$T/state/drained" ||
+    fail "STATE/drained: $(cat "$T/state/drained" 2>&1)"
+stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"
