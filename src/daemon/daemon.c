@@ -77,6 +77,10 @@
 #define CONN_IN_MAX (CARMA_PROTO_MAX_LINE + 8192u)
 #define LS_PAGE_BYTES (512u << 10) /* an ls page ends early past this much JSON */
 #define HTTP_JOBS_QUEUED 1000u     /* /v1/jobs lists the queued jobs of the lowest ids */
+#define HTTP_WHY_EVERY_S                                                                           \
+    5.0                            /* /v1/jobs works out why its queued jobs wait anew this often: \
+                                      on every monitor tick it would cost 1000 jobs' worth of      \
+                                      carma_sched_why, up to a second a tick on hundreds of GPUs */
 #define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
 
 struct djob {
@@ -277,6 +281,9 @@ struct carmad {
     uint64_t prune_drop;  /* records still to drop for record_max_mib */
     uint64_t rec_rows;    /* records stored (UINT64_MAX: not counted yet) */
     double last_acct;     /* the last accounting flush (record_flush) */
+    json_t *http_why;     /* why /v1/jobs' queued jobs wait, by id (waiting_json), worked
+                             out since http_why_t */
+    double http_why_t;
     uint32_t http_queued; /* /v1/jobs lists this many queued jobs (HTTP_JOBS_QUEUED;
                              CARMA_TEST_HTTP_JOBS_QUEUED) */
     int record_failed_logged;
@@ -2655,9 +2662,39 @@ static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req
     return drain_answer(d, g, "was", was, 0);
 }
 
+/* Why job i is not running (carma_sched_why) as o's waiting_code and waiting_reason, null
+ * once it runs. cache (NULL: none) is a JSON object by job id of the answers worked out
+ * since its last refresh: one found there is reused, one not is worked out and added. */
+static void waiting_json(struct carmad *d, uint32_t i, json_t *o, double now, json_t *cache)
+{
+    json_t *code = NULL, *text = NULL;
+    if (d->sj[i].state == CARMA_JOB_QUEUED) {
+        char key[24];
+        snprintf(key, sizeof key, "%llu", (unsigned long long)d->dj[i].rec.id);
+        json_t *hit = cache ? json_object_get(cache, key) : NULL;
+        if (hit) {
+            code = json_incref(json_array_get(hit, 0));
+            text = json_incref(json_array_get(hit, 1));
+        } else {
+            struct carma_sched_why why;
+            if (carma_sched_why(&d->sched, i, now, &why) == 0) {
+                if (why.code == CARMA_WHY_BEYOND_SERVICE) /* until GPUs are undrained */
+                    snprintf(why.text + strlen(why.text), sizeof why.text - strlen(why.text),
+                             " (carma gpus says why)");
+                code = json_string(carma_why_name(why.code));
+                text = json_string(why.text);
+                if (cache && code && text)
+                    json_object_set_new(cache, key, json_pack("[OO]", code, text));
+            }
+        }
+    }
+    json_object_set_new(o, "waiting_code", code ? code : json_null());
+    json_object_set_new(o, "waiting_reason", text ? text : json_null());
+}
+
 /* Adds the running attempt's accounting (and the queued time so far) to a job's JSON
- * view of its ended attempts. */
-static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
+ * view of its ended attempts, and why it waits if it does (waiting_json, why_cache). */
+static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now, json_t *why_cache)
 {
     const struct djob *dj = &d->dj[i];
     const struct carma_job *j = &d->sj[i];
@@ -2675,17 +2712,7 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now)
     json_object_set_new(o, "energy_j", json_real(en));
     json_object_set_new(o, "wait_s", json_real(wait > 0 ? wait : 0));
     json_object_set_new(o, "solo_smact", j->smact >= 0 ? json_real(j->smact) : json_null());
-    /* why it is not running (carma_sched_why), null once it runs */
-    struct carma_sched_why why;
-    int queued = j->state == CARMA_JOB_QUEUED && carma_sched_why(&d->sched, i, now, &why) == 0;
-    if (queued &&
-        why.code ==
-            CARMA_WHY_BEYOND_SERVICE) /* it waits for drained GPUs to return (carma undrain) */
-        snprintf(why.text + strlen(why.text), sizeof why.text - strlen(why.text),
-                 " (carma gpus says why)");
-    json_object_set_new(o, "waiting_code",
-                        queued ? json_string(carma_why_name(why.code)) : json_null());
-    json_object_set_new(o, "waiting_reason", queued ? json_string(why.text) : json_null());
+    waiting_json(d, i, o, now, why_cache);
 }
 
 static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q, int logs)
@@ -2736,7 +2763,7 @@ static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q
             json_object_set_new(job, "shepherd_pid", json_integer(d->dj[i].shepherd));
         }
         if (live)
-            live_usage(d, i, job, now_s());
+            live_usage(d, i, job, now_s(), NULL);
         json_object_set_new(ok, "job", job);
     }
     carma_job_rec_clear(&r);
@@ -2768,7 +2795,7 @@ static json_t *req_ls(struct carmad *d, uint32_t ci, const struct carma_req *q)
         if (find_slot(d, id, &i)) { /* running jobs: their GPUs and usage so far */
             if (d->sj[i].state == CARMA_JOB_RUNNING)
                 json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
-            live_usage(d, i, o, now);
+            live_usage(d, i, o, now, NULL);
         }
         bytes += json_dumpb(o, NULL, 0, JSON_COMPACT) + 1;
         if (bytes > LS_PAGE_BYTES && k > 0) {
@@ -3489,6 +3516,11 @@ static void http_publish(struct carmad *d)
 {
     d->publish = 0;
     double now = now_s();
+    if (!d->http_why || now - d->http_why_t >= HTTP_WHY_EVERY_S || now < d->http_why_t) {
+        json_decref(d->http_why);
+        d->http_why = json_object();
+        d->http_why_t = now;
+    }
     struct carma_metrics_gpu *mg = calloc(d->ngpus, sizeof *mg);
     size_t nact = 0; /* the active jobs: not one ended whose end waits to be stored */
     for (uint32_t i = 0; i < d->cap; i++)
@@ -3572,7 +3604,7 @@ static void http_publish(struct carmad *d)
         json_object_set_new(o, "state", json_string(state));
         if (run)
             json_object_set_new(o, "gpu_uuids", job_gpus_json(d, i));
-        live_usage(d, i, o, now);
+        live_usage(d, i, o, now, d->http_why);
         json_array_append_new(jobs, o);
     }
     free(order);
@@ -4779,6 +4811,8 @@ void carmad_close(struct carmad *d)
         return;
     carma_http_stop(d->http);
     d->http = NULL;
+    json_decref(d->http_why);
+    d->http_why = NULL;
     for (uint32_t ci = 0; ci < d->conn_hi;)
         if (d->conns[ci])
             conn_close(d, ci); /* lowers conn_hi when it was the last */
