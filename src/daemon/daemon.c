@@ -2536,22 +2536,21 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
 
 /* ---- carma drain / undrain (docs/daemon.md, "Draining a GPU by hand") ---- */
 
-/* NULL when connection ci may drain and undrain GPUs (root or carmad's own uid), else
- * the refusal. */
-static json_t *drain_refused(struct carmad *d, uint32_t ci, const char *op)
+/* The GPU a drain or undrain request q of connection ci names (by index or UUID): its
+ * index, or -1 with *resp the refusal (only root or carmad's own uid may do either) or
+ * the error. */
+static long drain_target(struct carmad *d, uint32_t ci, const struct carma_req *q, const char *op,
+                         json_t **resp)
 {
+    *resp = NULL;
     uid_t u = d->conns[ci]->uid;
-    if (u == 0 || u == d->self_uid)
-        return NULL;
-    return carma_resp_error("forbidden",
-                            "permission denied: only root or carmad's own user (uid %u) may %s "
-                            "a GPU",
-                            (unsigned)d->self_uid, op);
-}
-
-/* The GPU request q names (by index or UUID): its index, or -1 with *resp the error. */
-static long drain_gpu_of(struct carmad *d, const struct carma_req *q, json_t **resp)
-{
+    if (u != 0 && u != d->self_uid) {
+        *resp = carma_resp_error("forbidden",
+                                 "permission denied: only root or carmad's own user (uid %u) "
+                                 "may %s a GPU",
+                                 (unsigned)d->self_uid, op);
+        return -1;
+    }
     long g = q->gpu_uuid ? gpu_index_of(d, q->gpu_uuid) : (long)q->gpu;
     if (q->gpu_uuid && g < 0)
         *resp = carma_resp_error("notfound", "no GPU %s on this server (carma gpus lists them)",
@@ -2580,8 +2579,8 @@ static json_t *drain_answer(struct carmad *d, long g, const char *key, const cha
  * reason (an Xid's says it needs a reset) and is kept drained over restarts from now on. */
 static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
-    json_t *resp = drain_refused(d, ci, "drain");
-    long g = resp ? -1 : drain_gpu_of(d, q, &resp);
+    json_t *resp;
+    long g = drain_target(d, ci, q, "drain", &resp);
     if (g < 0)
         return resp;
     const char *uuid = d->gs[g].info.uuid;
@@ -2619,8 +2618,8 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
 /* Puts a drained GPU back in service, its line out of STATE/drained first. */
 static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
-    json_t *resp = drain_refused(d, ci, "undrain");
-    long g = resp ? -1 : drain_gpu_of(d, q, &resp);
+    json_t *resp;
+    long g = drain_target(d, ci, q, "undrain", &resp);
     if (g < 0)
         return resp;
     const char *uuid = d->gs[g].info.uuid;
