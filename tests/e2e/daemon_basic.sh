@@ -578,10 +578,10 @@ lpid=$(cat "$T"/state/jobs/"$long"/1/shepherd | cut -d' ' -f1)
 wpid=$!
 "$CARMA" logs -f "$long" >/dev/null 2>"$T/logs.err" &
 fpid=$!
-# both connected before carmad stops (a loaded host may take longer than a moment)
-connected() { ls -l /proc/"$1"/fd 2>/dev/null | grep -q 'socket:'; }
-wait_until 20 connected "$wpid" || fail "carma wait did not connect"
-wait_until 20 connected "$fpid" || fail "carma logs -f did not connect"
+# both have reached carmad before it stops: each asks anew on a fresh connection (so
+# nothing shows it from outside), and one whose first ask finds no carmad gives up at
+# once; 0.3 s was too short on a host running five test suites at once
+sleep 2
 stop_daemon TERM || fail "carmad did not exit cleanly on SIGTERM"
 kill -0 "$lpid" || fail "the long job's shepherd died with carmad"
 sleep 0.5
