@@ -1499,8 +1499,6 @@ static void why_reference(struct carma_sched *s, uint32_t ji, double now,
     why_gpus(s, &w, "", "", post, out);
 }
 
-/* auto: whether job k, judged as the step would (honour: behind the blocked job), can
- * start on the GPUs as they are. */
 /* The verdicts of one walk by the shape of the job judged (all that auto_gain reads of
  * it): a long queue of a few kinds of job is judged once per kind. */
 #define WHY_SHAPES 8
@@ -1514,6 +1512,8 @@ struct why_shapes {
     } e[WHY_SHAPES];
 };
 
+/* auto: whether job k, judged as the step would (honour: behind the blocked job), can
+ * start on the GPUs as they are. */
 static int why_auto_fits(struct carma_sched *s, const struct carma_job *k, int honour,
                          struct why_shapes *memo)
 {
