@@ -77,10 +77,10 @@
 #define CONN_IN_MAX (CARMA_PROTO_MAX_LINE + 8192u)
 #define LS_PAGE_BYTES (512u << 10) /* an ls page ends early past this much JSON */
 #define HTTP_JOBS_QUEUED 1000u     /* /v1/jobs lists the queued jobs of the lowest ids */
-#define HTTP_WHY_EVERY_S                                                                           \
-    5.0                            /* /v1/jobs works out why its queued jobs wait anew this often: \
-                                      on every monitor tick it would cost 1000 jobs' worth of      \
-                                      carma_sched_why, up to a second a tick on hundreds of GPUs */
+/* /v1/jobs works out why its queued jobs wait anew this often (seconds): on every monitor
+ * tick it would cost 1000 jobs' worth of carma_sched_why, up to a second a tick on
+ * hundreds of GPUs (bench_why) */
+#define HTTP_WHY_EVERY_S 5.0
 #define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
 
 struct djob {
@@ -498,12 +498,18 @@ static void sched_adopt(struct carmad *d, uint32_t i, const uint16_t *gpu, uint1
     carma_sched_adopt(&d->sched, i, gpu, n, start, seen);
 }
 
-/* The solo SMACT of job i's running attempt as its end would store it now (< 0: none): a
- * profile of its start-up alone, taken before its process reached its GPUs and not
- * measured again since it did, is not the job's. */
+/* Whether the solo profile of job i's running attempt is of its start-up alone: taken
+ * before its process reached its GPUs and not measured again since it did. Such a profile
+ * is not the job's, and is not stored. */
+static int solo_of_startup(const struct djob *dj)
+{
+    return dj->solo_unseen && dj->gpu_seen_s >= 0;
+}
+
+/* The solo SMACT of job i's running attempt as its end would store it now (< 0: none). */
 static double solo_smact_now(const struct djob *dj)
 {
-    return dj->solo_unseen && dj->gpu_seen_s >= 0 ? -1.0 : (double)dj->solo_smact;
+    return solo_of_startup(dj) ? -1.0 : (double)dj->solo_smact;
 }
 
 /* ---- attempt folders ---- */
@@ -1635,7 +1641,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->end.reason = strdup(reason);
     /* A profile of its start-up alone (taken before it reached its GPUs, and not measured
      * again once it had: co-runners came, or it ended first) is not its work's: not kept. */
-    int startup = dj->solo_unseen && dj->gpu_seen_s >= 0;
+    int startup = solo_of_startup(dj);
     dj->end.smact = startup ? -1 : dj->solo_smact;
     dj->end.smocc = startup ? -1 : dj->solo_smocc;
     dj->end.drama = startup ? -1 : dj->solo_drama;
