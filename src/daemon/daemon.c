@@ -1241,7 +1241,7 @@ static int drained_add(struct carmad *d, size_t gi, const char *reason)
 static void drained_graver(struct carmad *d, size_t gi, const char *why)
 {
     const char *was = d->mon.g[gi].drain_reason;
-    if (!strncmp(was, "reported Xid ", 13) || !strcmp(was, "is lost"))
+    if (!strncmp(was, "reported Xid ", 13) || carma_mon_lost(&d->mon, gi))
         return;
     char r[CARMAD_DRAINED_REASON];
     snprintf(r, sizeof r, "%.96s; drained before: %.120s", why, was);

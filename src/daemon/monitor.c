@@ -217,6 +217,18 @@ static void drain(struct carma_monitor *m, size_t gi, const char *why)
                          "running", gi, g->info.uuid, why);
 }
 
+/* A lost GPU (GPU_IS_LOST): drained for that reason, never asked again. */
+#define LOST_REASON "is lost"
+static int gpu_lost(const struct carma_mon_gpu *g)
+{
+    return g->drained && !strcmp(g->drain_reason, LOST_REASON);
+}
+
+int carma_mon_lost(const struct carma_monitor *m, size_t gi)
+{
+    return gi < m->n && gpu_lost(&m->g[gi]);
+}
+
 int carma_mon_tick(struct carma_monitor *m, double now)
 {
     struct timespec t0, t1;
@@ -231,7 +243,7 @@ int carma_mon_tick(struct carma_monitor *m, double now)
          * again (the next good sample's difference covers the gap, once) */
         g->tick_energy_j = 0;
         g->tick_dt = 0;
-        if (g->drained && !strcmp(g->drain_reason, "is lost"))
+        if (gpu_lost(g))
             continue; /* a lost GPU is never asked again */
         struct carma_gpu_sample s;
         memset(&s, 0, sizeof s);
@@ -241,11 +253,11 @@ int carma_mon_tick(struct carma_monitor *m, double now)
         int rc = ops->sample(m->gb, (unsigned)gi, &s);
         if (rc == 0 && s.lost) {
             if (!g->drained) {
-                drain(m, gi, "is lost");
+                drain(m, gi, LOST_REASON);
                 ndrained++;
                 changed = 1;
             } else {
-                snprintf(g->drain_reason, sizeof g->drain_reason, "is lost");
+                snprintf(g->drain_reason, sizeof g->drain_reason, LOST_REASON);
             }
         } else if (rc != 0) {
             g->failures++;
@@ -426,7 +438,7 @@ const char *carma_mon_unready(const struct carma_monitor *m, size_t gi)
     if (gi >= m->n)
         return NULL;
     const struct carma_mon_gpu *g = &m->g[gi];
-    if (g->drained && !strcmp(g->drain_reason, "is lost"))
+    if (gpu_lost(g))
         return "is lost: carmad does not ask a lost GPU again; restart carmad once it is back";
     if (g->failures >= CARMA_MON_FAIL_LIMIT)
         return "has not answered since it stopped answering: undrain it once it answers "

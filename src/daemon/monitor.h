@@ -155,6 +155,9 @@ int carma_mon_redrain(struct carma_monitor *m, size_t gi, const char *why);
  * drained again then), the scheduler told. Returns 1, or 0 when it was not drained. */
 int carma_mon_undrain(struct carma_monitor *m, size_t gi);
 
+/* Whether GPU gi is lost (GPU_IS_LOST): drained for that, never sampled again. */
+int carma_mon_lost(const struct carma_monitor *m, size_t gi);
+
 /* Why GPU gi may not be put back in service now, or NULL when it may: it is lost (a lost
  * GPU is never asked again, so nothing here can tell it is back), or its last
  * CARMA_MON_FAIL_LIMIT samples or more failed (it has not answered since it stopped).
