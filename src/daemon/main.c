@@ -190,11 +190,12 @@ int main(int argc, char **argv)
     struct carmad_notify notify;
     struct carma_err nerr = {{0}};
     struct watchdog wd = {.n = &notify, .foreground = o.foreground};
+    /* (said on stderr: still the terminal, detached or not) */
     if (carmad_notify_parse(&notify, getenv("NOTIFY_SOCKET"), &nerr))
-        fprintf(stderr, "carmad: warning: %s\n", nerr.msg);
+        log_start_warning(1, nerr.msg);
     if (carmad_notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &wd.us,
                                &nerr))
-        fprintf(stderr, "carmad: warning: %s\n", nerr.msg);
+        log_start_warning(1, nerr.msg);
     unsetenv("NOTIFY_SOCKET");
     unsetenv("WATCHDOG_USEC");
     unsetenv("WATCHDOG_PID");
