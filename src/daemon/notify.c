@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/csv.h"
+
 int carmad_notify_parse(struct carmad_notify *n, const char *value, struct carma_err *err)
 {
     memset(n, 0, sizeof *n);
@@ -35,15 +37,8 @@ int carmad_notify_parse(struct carmad_notify *n, const char *value, struct carma
 /* A decimal integer from 1 to max, the whole of s: its value, else 0. */
 static uint64_t positive(const char *s, uint64_t max)
 {
-    uint64_t v = 0;
-    if (!*s)
-        return 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
-            return 0;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    return v;
+    uint64_t v;
+    return carma_parse_u64(s, &v) == 0 && v >= 1 && v <= max ? v : 0;
 }
 
 int carmad_notify_watchdog(const char *usec, const char *pid, pid_t self, uint64_t *us,
