@@ -512,11 +512,7 @@ PY
 if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
     step "another user's job (client as nobody)"
     chmod 666 "$CARMA_SOCKET"
-    # nobody needs a carma it may run: the checkout may sit under a private folder.
-    NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
-    chmod 755 "$NB"
-    cp "$CARMA" "$NB/carma"
-    as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups env CARMA_SOCKET="$CARMA_SOCKET" "$@"; }
+    nobody_client
     rc=0; (cd /tmp && as_nobody "$NB/carma" show "$long") 2>"$T/err" || rc=$?
     [ "$rc" = 1 ] || fail "nobody saw root's job (exit $rc: $(cat "$T/err"))"
     grep -q "another user" "$T/err" || fail "message for another user's job: $(cat "$T/err")"

@@ -117,14 +117,7 @@ grep -q "GPU-SIM-0000-0000-0000-000000000002" "$T/state/drained" && fail "GPU 2'
 if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
     step "only root or carmad's user may drain or undrain (client as nobody)"
     chmod 666 "$CARMA_SOCKET"
-    NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
-    chmod 755 "$NB"
-    cp "$CARMA" "$NB/carma"
-    ON_EXIT="rm -rf $NB"
-    as_nobody() {
-        (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
-            env CARMA_SOCKET="$CARMA_SOCKET" "$@")
-    }
+    nobody_client
     rc=0; as_nobody "$NB/carma" drain 0 2>"$T/err" || rc=$?
     [ "$rc" = 1 ] && grep -q "carma drain: permission denied: only root or carmad's own user (uid 0) may drain a GPU" "$T/err" ||
         fail "nobody's drain: exit $rc, $(cat "$T/err")"

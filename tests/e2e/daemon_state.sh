@@ -49,12 +49,7 @@ for f in carma.db carma.db-wal carma.db-shm carmad.lock jobs/$j/1/stdout jobs/$j
 done
 if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
     chmod 666 "$CARMA_SOCKET"
-    NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
-    chmod 755 "$NB"
-    cp "$CARMA" "$NB/carma"
-    ON_EXIT="rm -rf $NB"
-    as_nobody() { (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
-        env CARMA_SOCKET="$CARMA_SOCKET" "$@"); }
+    nobody_client
     as_nobody ls "$S" >/dev/null 2>&1 && fail "nobody lists the state folder"
     as_nobody cat "$S/carma.db" >/dev/null 2>&1 && fail "nobody reads the store"
     as_nobody cat "$S/jobs/$j/1/stdout" >/dev/null 2>&1 && fail "nobody reads root's job output"

@@ -7,14 +7,7 @@ if [ "$ROOT" != 1 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null
     echo "(skipped: daemon_users needs root, setpriv and the user nobody)"
     exit 0
 fi
-NB=$(mktemp -d /tmp/carma-nobody.XXXXXX)
-chmod 755 "$NB"
-cp "$CARMA" "$NB/carma"
-ON_EXIT="rm -rf $NB"
-as_nobody() {
-    (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
-        env CARMA_SOCKET="$CARMA_SOCKET" "$@")
-}
+nobody_client
 
 step "one user's active jobs are capped (max_jobs_per_user); root is not"
 printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\nmax_jobs_per_user = 3\n' > "$T/carmad.ini"

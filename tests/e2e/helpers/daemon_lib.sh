@@ -67,6 +67,19 @@ stop_daemon() { # signal
     return $_rc
 }
 
+# nobody_client: NB, a folder nobody may read holding a copy of carma (the checkout may
+# sit under a private folder), in $T so that it goes with it. as_nobody CMD...: CMD as
+# nobody, from /tmp, with $CARMA_SOCKET. For root, with setpriv and the user nobody: the
+# caller checks that they are there.
+nobody_client() {
+    NB="$T/nobody"
+    mkdir -p "$NB" && chmod 755 "$NB" && cp "$CARMA" "$NB/carma" || fail "nobody's carma"
+}
+as_nobody() {
+    (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        env CARMA_SOCKET="$CARMA_SOCKET" "$@")
+}
+
 state_of() { "$CARMA" show "$1" | awk '$1 == "state" {print $2}'; }
 attempts_of() { "$CARMA" show "$1" | awk '$1 == "attempts" {print $2}'; }
 is_state() { [ "$(state_of "$1")" = "$2" ]; }
