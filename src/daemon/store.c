@@ -208,22 +208,30 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 13 -> 14: when a process of a running attempt was first listed on one of its GPUs
      * (its ramp and a reference policy's grace run from then), so that a restarted carmad
      * keeps them; NULL: not yet. The attempts running across the upgrade count as listed
-     * at their start, as the carmad before held them. */
-    "ALTER TABLE attempts ADD COLUMN seen_time REAL;"
-    "UPDATE attempts SET seen_time=start_time WHERE end_time IS NULL;",
+     * at their start (added_column's `then`). */
+    "ALTER TABLE attempts ADD COLUMN seen_time REAL;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
  * a file whose version number was lowered has it already, and the migration is
- * skipped. Column NULL: the migration adds none. */
+ * skipped. Column NULL: the migration adds none. `then` runs after the migration,
+ * skipped or not: the rows an older carmad wrote meanwhile lack the column's value too. */
 static const struct {
-    const char *table, *column;
+    const char *table, *column, *then;
 } added_column[CARMA_STORE_SCHEMA_VERSION] = {
-    [4] = {"jobs", "bound_basis"},      [5] = {"jobs", "hist_sig"},
-    [6] = {"attempts", "gpu_kind"},     [7] = {"jobs", "umask"},
-    [8] = {"attempts", "peak_partial"}, [10] = {"attempts", "reason"},
-    [11] = {"jobs", "rlimits"},         [12] = {"attempts", "xid"},
-    [13] = {"attempts", "seen_time"},
+    [4] = {"jobs", "bound_basis"},
+    [5] = {"jobs", "hist_sig"},
+    [6] = {"attempts", "gpu_kind"},
+    [7] = {"jobs", "umask"},
+    [8] = {"attempts", "peak_partial"},
+    [10] = {"attempts", "reason"},
+    [11] = {"jobs", "rlimits"},
+    [12] = {"attempts", "xid"},
+    /* the attempts running across the upgrade count as listed at their start, as the
+     * carmad before held them */
+    [13] =
+        {"attempts", "seen_time",
+         "UPDATE attempts SET seen_time=start_time WHERE end_time IS NULL AND seen_time IS NULL"},
 };
 
 struct carma_store {
@@ -322,6 +330,8 @@ static int migrate(struct carma_store *s, struct carma_err *err)
         if (!rc && !(added_column[v].column &&
                      has_column(s, added_column[v].table, added_column[v].column)))
             rc = exec_sql(s, migrations[v], err);
+        if (!rc && added_column[v].then)
+            rc = exec_sql(s, added_column[v].then, err);
         if (!rc)
             rc = exec_sql(s, bump, err);
         if (!rc)

@@ -683,6 +683,28 @@ static void test_attempt_seen(void **state)
     assert_true(seen == 1700000042.25);
     assert_int_equal(carma_store_attempt_seen_get(st, a, 1, &seen, &err), 0);
     carma_store_close(st);
+    /* a file whose version number was lowered to run an older carmad, which started an
+     * attempt without the column's value: it is backfilled on the upgrade, the rest kept */
+    uint64_t e;
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    e = add_job(st, CARMA_JOB_RUNNING, -1);
+    carma_store_close(st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char sql[128];
+    snprintf(sql, sizeof sql,
+             "UPDATE attempts SET start_time=9 WHERE job_id=%llu;"
+             "PRAGMA user_version=13",
+             (unsigned long long)e);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 13);
+    assert_int_equal(carma_store_attempt_seen_get(st, e, 1, &seen, &err), 1);
+    assert_true(seen == 9);
+    assert_int_equal(carma_store_attempt_seen_get(st, c, 1, &seen, &err), 1);
+    assert_true(seen == 1700000042.25);
+    assert_int_equal(carma_store_attempt_seen_get(st, a, 1, &seen, &err), 0);
+    carma_store_close(st);
 }
 
 int main(void)
