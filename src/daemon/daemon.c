@@ -1195,13 +1195,22 @@ static void drained_load(struct carmad *d)
     }
     carmad_drained_parse(text, (size_t)len, d->drained, CARMAD_DRAINED_MAX, &d->ndrained,
                          drained_bad, d);
-    for (size_t k = 0; k < d->ndrained; k++)
-        for (size_t g = 0; g < d->ngpus; g++)
-            if (!strcmp(d->gs[g].info.uuid, d->drained[k].uuid)) {
-                char why[sizeof d->mon.g[g].drain_reason];
-                snprintf(why, sizeof why, "%.200s before carmad restarted", d->drained[k].reason);
-                carma_mon_drain(&d->mon, g, why);
-            }
+    for (size_t k = 0; k < d->ndrained; k++) {
+        size_t g = 0;
+        while (g < d->ngpus && strcmp(d->gs[g].info.uuid, d->drained[k].uuid))
+            g++;
+        if (g == d->ngpus) {
+            /* kept: a GPU sent for repair comes back drained, to be undrained once checked */
+            dlog(d, LOG_NOTICE,
+                 "%s/drained: GPU %s is not this server's: its line is kept, and it is "
+                 "drained if it comes back (%s)",
+                 d->state_dir, d->drained[k].uuid, d->drained[k].reason);
+            continue;
+        }
+        char why[sizeof d->mon.g[g].drain_reason];
+        snprintf(why, sizeof why, "%.200s before carmad restarted", d->drained[k].reason);
+        carma_mon_drain(&d->mon, g, why);
+    }
 }
 
 /* Writes STATE/drained from d->drained (a new file renamed over the old, synced).

@@ -149,4 +149,18 @@ stop_daemon TERM || fail "stop"
 start_daemon --gpus sim:4xa100-40gb --policy exclusive
 "$CARMA" gpus | grep -q DRAINED && fail "a GPU drained again after a restart: $("$CARMA" gpus)"
 stop_daemon TERM || fail "stop"
+
+step "a line of a GPU this server does not have is kept, and said so at the start"
+gone="GPU-5ca1ab1e-0000-4000-8000-00000000abcd"
+printf '%s\treported Xid 79 (GPU has fallen off the bus)\n' "$gone" >"$T/state/drained"
+start_daemon --gpus sim:4xa100-40gb --policy exclusive
+grep -q "/drained: GPU $gone is not this server's: its line is kept, and it is drained if it comes back (reported Xid 79 (GPU has fallen off the bus))" "$T/carmad.log" ||
+    fail "no word of the absent GPU's line: $(grep drained "$T/carmad.log")"
+"$CARMA" gpus | grep -q DRAINED && fail "a GPU drained by another's line: $("$CARMA" gpus)"
+"$CARMA" drain 3 --reason "fan" >/dev/null 2>&1 || fail "drain 3"
+grep -q "^$gone	reported Xid 79" "$T/state/drained" || fail "the absent GPU's line lost: $(cat "$T/state/drained")"
+"$CARMA" undrain 3 >/dev/null 2>&1 || fail "undrain 3"
+[ "$(cat "$T/state/drained")" = "$gone	reported Xid 79 (GPU has fallen off the bus)" ] ||
+    fail "STATE/drained after the undrain: $(cat "$T/state/drained")"
+stop_daemon TERM || fail "stop"
 echo "daemon_drain: ok"
