@@ -193,6 +193,11 @@ int main(int argc, char **argv)
     /* (said on stderr: still the terminal, detached or not) */
     if (carmad_notify_parse(&notify, getenv("NOTIFY_SOCKET"), &nerr))
         log_start_warning(1, nerr.msg);
+    else if (notify.len && !o.foreground)
+        /* the manager waits for READY=1 from the process it started, which exits here */
+        log_start_warning(1, "NOTIFY_SOCKET is set but carmad detaches: a service manager "
+                             "that waits for its READY=1 sees the process it started exit; "
+                             "under systemd's Type=notify run carmad --foreground");
     if (carmad_notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &wd.us,
                                &nerr))
         log_start_warning(1, nerr.msg);

@@ -203,6 +203,11 @@ refused 1 "in use by another carmad (pid $DPID)" --foreground --state "$T/state"
     --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
 refused 1 "in use by another carmad" --state "$T/state" --socket "$T/other.sock" \
     --config "$T/carmad.ini" --gpus sim:1xa100-40gb
+# a detached start under a service manager's readiness protocol is warned of
+NOTIFY_SOCKET="$T/notify.sock" refused 1 "in use by another carmad" --state "$T/state" \
+    --socket "$T/other.sock" --config "$T/carmad.ini" --gpus sim:1xa100-40gb
+grep -q "NOTIFY_SOCKET is set but carmad detaches: .* run carmad --foreground" "$T/start.err" ||
+    fail "no warning of a detached start with NOTIFY_SOCKET: $(cat "$T/start.err")"
 # a carmad started with stdout and stderr closed logs nowhere, not into its lock file
 "$CARMAD" --foreground --state "$T/st6" --socket "$T/st6.sock" --gpus sim:1xa100-40gb \
     1>&- 2>&- &
