@@ -12,6 +12,9 @@ LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 printf '[sched]\ngrace = 0.4\n[monitor]\nwindow = 2\n' >>"$T/carmad.ini"
+# launched JOB: JOB runs and its shepherd started its first attempt (a job placed, state
+# running, whose shepherd had not started when carmad stopped is re-queued, not re-adopted)
+launched() { is_state "$1" running && grep -q "job $1 attempt 1 started (shepherd" "$T/carmad.log"; }
 if [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ] && [ -n "$EX" ]; then
 cp "$EX" "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
@@ -38,7 +41,7 @@ PY
 
 step "a contained fault before a restart: the job failing after it is a GPU error"
 a=$(flaky "$T/go.a")
-wait_until 10 is_state "$a" running || fail "job a: $(state_of "$a")"
+wait_until 10 launched "$a" || fail "job a: $(state_of "$a")"
 ga=$(gpu_of "$a")
 echo "xid $ga 94" >>"$T/nvml.state"
 wait_until 10 grep -q "Xid 94 (contained ECC error); jobs on it: $a" "$T/carmad.log" || fail "Xid 94 not logged"
@@ -53,7 +56,7 @@ grep -q "job $a attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ga r
 
 step "an application's Xid before a restart is named in the reason of the failure after it"
 b=$(flaky "$T/go.b")
-wait_until 10 is_state "$b" running || fail "job b: $(state_of "$b")"
+wait_until 10 launched "$b" || fail "job b: $(state_of "$b")"
 gb=$(gpu_of "$b")
 echo "xid $gb 31" >>"$T/nvml.state"
 wait_until 10 grep -q "Xid 31 (GPU memory page fault); jobs on it: $b" "$T/carmad.log" || fail "Xid 31 not logged"
@@ -66,7 +69,7 @@ wait_until 20 is_state "$b" failed || fail "job b: $(state_of "$b")"
 
 step "... and a job that fails while carmad is down, after a crash"
 c=$(flaky "$T/go.c")
-wait_until 10 is_state "$c" running || fail "job c: $(state_of "$c")"
+wait_until 10 launched "$c" || fail "job c: $(state_of "$c")"
 gc=$(gpu_of "$c")
 echo "xid $gc 94" >>"$T/nvml.state"
 wait_until 10 xid_stored "$c" || fail "job c's Xid mark not stored"
@@ -89,7 +92,7 @@ cp "$T/carmad.ini" "$T/carmad.ini.base"
 sed 's/^grace = 0.4$/grace = 3/' "$T/carmad.ini.base" >"$T/carmad.ini"
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy or-magm
 g=$(submit -- sleep 60)
-wait_until 10 is_state "$g" running || fail "job $g: $(state_of "$g")"
+wait_until 10 launched "$g" || fail "job $g: $(state_of "$g")"
 stop_daemon TERM || fail "stop"
 sleep 3.5 # past its start's grace; its process not listed on the GPU yet (a long start-up)
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy or-magm
@@ -133,9 +136,9 @@ q=$(submit --mem 2G -- sh "$T/job.sh" "$T/g")
 : >"$T/f.oom"
 : >"$T/g.long"
 o=$(submit --mem 2G -- sh "$T/job.sh" "$T/f")
-wait_until 10 is_state "$o" running || fail "job $o: $(state_of "$o")"
+wait_until 10 launched "$o" || fail "job $o: $(state_of "$o")"
 r=$(submit --mem 2G -- sh "$T/job.sh" "$T/g") # the co-runner, of a later id
-wait_until 10 is_state "$r" running || fail "job $r not beside job $o: $(state_of "$r")"
+wait_until 10 launched "$r" || fail "job $r not beside job $o: $(state_of "$r")"
 stop_daemon TERM || fail "stop"
 touch "$T/f.go"
 wait_until 10 test -f "$T/state/jobs/$o/1/status" || fail "job $o did not end while carmad was down"
