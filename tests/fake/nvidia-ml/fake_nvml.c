@@ -28,7 +28,17 @@
  *   uuid_no_nul 1                 UUIDs and names fill the buffer without a NUL
  *   xid GPU N [gi=ID]             a critical Xid N on GPU (index), delivered once by
  *                                 nvmlEventSetWait to each event set registered for
- *                                 it, in file order (append lines to add events)
+ *                                 it, in file order (append lines to add events); a
+ *                                 set learns of the lines read after it registered
+ *   xid_late GPU N [gi=ID]        the same, reported by the driver just after an event
+ *                                 set registered: delivered also to a set registered
+ *                                 while it is among the file's last lines (only
+ *                                 xid_late lines after it), to each such set, e.g. an
+ *                                 Xid a restarted daemon learns of first; the next
+ *                                 call outside the event API (any thread's) waits, 5 s
+ *                                 at most, until the set's waiter took it (a wait
+ *                                 handed it out, and the set was waited on again or
+ *                                 freed): it came before that call
  *   xid_device 0xADDR N           an Xid event on a device handle NVML never gave
  *                                 (a set holding a lost GPU fails every wait with
  *                                 GPU_IS_LOST; a registration that answers UNKNOWN
@@ -89,6 +99,7 @@ struct fake_xid {
     uintptr_t device;
     unsigned long long xid;
     unsigned gi;
+    int late; /* xid_late */
 };
 
 static struct {
@@ -108,7 +119,11 @@ static struct {
     pthread_mutex_t lock;
     unsigned nxids;
     struct fake_xid xids[FAKE_XIDS];
-} F = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* sets handed xid_late lines at registration that their waiter has not taken yet
+     * (those of generation late_gen: fake_late_settle giving up starts the next) */
+    unsigned late_sets, late_gen;
+    pthread_cond_t late_cv;
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER, .late_cv = PTHREAD_COND_INITIALIZER};
 
 static const struct {
     const char *name;
@@ -280,10 +295,12 @@ static void fake_parse(FILE *f)
                     p->mps = 1;
             }
             F.nprocs++;
-        } else if ((!strcmp(w[0], "xid") || !strcmp(w[0], "xid_device")) && n > 2 &&
-                   F.nxids < FAKE_XIDS) {
+        } else if ((!strcmp(w[0], "xid") || !strcmp(w[0], "xid_late") ||
+                    !strcmp(w[0], "xid_device")) &&
+                   n > 2 && F.nxids < FAKE_XIDS) {
             struct fake_xid *x = &F.xids[F.nxids++];
-            x->gpu = !strcmp(w[0], "xid") ? atoi(w[1]) : -1;
+            x->gpu = strcmp(w[0], "xid_device") ? atoi(w[1]) : -1;
+            x->late = !strcmp(w[0], "xid_late");
             x->device = x->gpu < 0 ? (uintptr_t)strtoull(w[1], NULL, 0) : 0;
             x->xid = strtoull(w[2], NULL, 10);
             x->gi = n > 3 && !strncmp(w[3], "gi=", 3) ? (unsigned)strtoul(w[3] + 3, NULL, 10)
@@ -299,7 +316,7 @@ static void fake_parse(FILE *f)
 }
 
 /* Re-reads the state file when it changed. */
-static void fake_load(void)
+static void fake_reload(void)
 {
     const char *path = getenv("CARMA_FAKE_NVML_STATE");
     struct stat st;
@@ -325,6 +342,33 @@ static void fake_load(void)
     F.loaded = 1;
 }
 
+/* Before a call outside the event API: waits until the waiter of every set that was
+ * handed xid_late lines at its registration took them (xid_late above), 5 s at most (then
+ * those sets are waited for no more). */
+static void fake_late_settle(void)
+{
+    pthread_mutex_lock(&F.lock);
+    if (F.late_sets) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5;
+        while (F.late_sets && pthread_cond_timedwait(&F.late_cv, &F.lock, &until) != ETIMEDOUT)
+            ;
+        if (F.late_sets) {
+            F.late_sets = 0;
+            F.late_gen++;
+        }
+    }
+    pthread_mutex_unlock(&F.lock);
+}
+
+/* What every call but the event API's does first. */
+static void fake_load(void)
+{
+    fake_late_settle();
+    fake_reload();
+}
+
 static nvmlReturn_t fake_failure(int gpu, const char *fn)
 {
     for (unsigned i = 0; i < F.nfails; i++)
@@ -333,10 +377,14 @@ static nvmlReturn_t fake_failure(int gpu, const char *fn)
     return NVML_SUCCESS;
 }
 
-/* The GPU behind a handle, or NULL; *r says why not. */
-static struct fake_gpu *fake_dev(nvmlDevice_t d, const char *fn, nvmlReturn_t *r)
+/* The GPU behind a handle, or NULL; *r says why not. events: a call of the event API
+ * (it does not wait for xid_late lines to be taken). */
+static struct fake_gpu *fake_dev_of(nvmlDevice_t d, const char *fn, nvmlReturn_t *r, int events)
 {
-    fake_load();
+    if (events)
+        fake_reload();
+    else
+        fake_load();
     if (F.refs <= 0) {
         *r = NVML_ERROR_UNINITIALIZED;
         return NULL;
@@ -354,6 +402,11 @@ static struct fake_gpu *fake_dev(nvmlDevice_t d, const char *fn, nvmlReturn_t *r
     if ((*r = fake_failure(idx, fn)) != NVML_SUCCESS)
         return NULL;
     return g;
+}
+
+static struct fake_gpu *fake_dev(nvmlDevice_t d, const char *fn, nvmlReturn_t *r)
+{
+    return fake_dev_of(d, fn, r, 0);
 }
 
 #define DEV(d, fn)                                                                               \
@@ -575,12 +628,30 @@ struct nvmlEventSet_st {
     unsigned magic;
     unsigned long long mask[FAKE_GPUS]; /* registered event types per GPU */
     unsigned delivered;                 /* Xid lines handed out (or skipped) */
+    int late;                           /* handed xid_late lines at registration, its
+                                           waiter has not taken them yet: up to
+                                           late_until, counted in F.late_sets if of
+                                           generation late_gen */
+    unsigned late_until, late_gen;
 };
+
+/* The set's waiter took its xid_late lines (or never will: gone): whoever waits for that
+ * goes on. Under F.lock. */
+static void fake_late_taken(nvmlEventSet_t set, int gone)
+{
+    if (!set->late || !(gone || set->delivered >= set->late_until || set->late_until > F.nxids))
+        return;
+    set->late = 0;
+    if (set->late_gen == F.late_gen && F.late_sets) {
+        F.late_sets--;
+        pthread_cond_broadcast(&F.late_cv);
+    }
+}
 
 EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 {
-    fake_load();
+    fake_reload();
     if (F.refs <= 0)
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = fake_failure(-1, "nvmlEventSetCreate");
@@ -603,6 +674,9 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
     if (!set || (set->magic != 0x657673 && set->magic != FAKE_SET_UNDEFINED))
         return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&F.lock);
+    fake_late_taken(set, 1);
+    pthread_mutex_unlock(&F.lock);
     set->magic = 0;
     free(set);
     return NVML_SUCCESS;
@@ -611,8 +685,9 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *t);
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long *t)
 {
-    DEV(d, "nvmlDeviceGetSupportedEventTypes");
-    (void)g;
+    nvmlReturn_t r_;
+    if (!fake_dev_of(d, "nvmlDeviceGetSupportedEventTypes", &r_, 1))
+        return r_;
     *t = 0x1 | 0x2 | 0x4 | nvmlEventTypeXidCriticalError | 0x10;
     return NVML_SUCCESS;
 }
@@ -624,7 +699,7 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t, nvml
     if (!set || set->magic != 0x657673)
         return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t r_;
-    struct fake_gpu *g = fake_dev(d, "nvmlDeviceRegisterEvents", &r_);
+    struct fake_gpu *g = fake_dev_of(d, "nvmlDeviceRegisterEvents", &r_, 1);
     if (!g) {
         if (r_ == NVML_ERROR_UNKNOWN)
             set->magic = FAKE_SET_UNDEFINED;
@@ -632,8 +707,19 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t, nvml
     }
     pthread_mutex_lock(&F.lock);
     set->mask[g - F.gpu] |= t;
-    /* a set learns of the Xids that come after it */
-    set->delivered = F.nxids;
+    /* a set learns of the Xids that come after it, and of the xid_late lines last */
+    unsigned from = F.nxids;
+    while (from > 0 && F.xids[from - 1].late)
+        from--;
+    set->delivered = from;
+    if (from < F.nxids) {
+        if (!set->late || set->late_gen != F.late_gen) {
+            set->late = 1;
+            set->late_gen = F.late_gen;
+            F.late_sets++;
+        }
+        set->late_until = F.nxids;
+    }
     pthread_mutex_unlock(&F.lock);
     return NVML_SUCCESS;
 }
@@ -648,6 +734,8 @@ static nvmlReturn_t fake_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigne
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         pthread_mutex_lock(&F.lock);
+        /* waited on again: what the last wait handed out was taken */
+        fake_late_taken(set, 0);
         nvmlReturn_t r = fake_failure(-1, fn);
         if (r != NVML_SUCCESS) {
             pthread_mutex_unlock(&F.lock);
