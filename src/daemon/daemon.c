@@ -141,6 +141,8 @@ struct djob {
     int xid_dirty, xid_in_tx; /* the mark is to be stored (attempts.xid: a restarted carmad
                                  judges the end by it), is in this iteration's transaction */
     int seen_dirty, seen_in_tx; /* the same for gpu_seen_s (attempts.seen_time) */
+    int ended_down; /* its attempt ended while carmad was down, its end waits in recon_ends:
+                       no Xid taken since the restart is its (xid_one) */
 };
 
 struct conn {
@@ -1262,7 +1264,9 @@ static void drained_graver(struct carmad *d, size_t gi, const char *why)
 }
 
 /* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
- * reads it), and a GPU that needs a reset drained. */
+ * reads it), and a GPU that needs a reset drained. An attempt that ended while carmad was
+ * down holds its GPUs until its end is handled (recon_ends) but is not running: NVML
+ * tells carmad only of the Xids after its restart, none of which can have struck it. */
 static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
 {
     if (x->gpu >= d->ngpus)
@@ -1276,7 +1280,7 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     int cut = 0;
     for (uint32_t i = 0; i < d->cap; i++) {
         struct djob *dj = &d->dj[i];
-        if (!dj->used || d->sj[i].state != CARMA_JOB_RUNNING)
+        if (!dj->used || d->sj[i].state != CARMA_JOB_RUNNING || dj->ended_down)
             continue;
         uint16_t k = 0;
         while (k < d->sj[i].nplaced && d->sj[i].gpu[k] != x->gpu)
@@ -1700,6 +1704,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->xid_seen = 0;
     dj->xid_dirty = 0; /* its end holds what the mark decided */
     dj->seen_dirty = 0;
+    dj->ended_down = 0;
     d->dirty = 1;
 }
 
@@ -3897,10 +3902,13 @@ struct recon {
 };
 
 /* Queues the end of job i, re-adopted on its GPUs, for recon_ends; ended at once when
- * out of memory (judged then against the jobs re-adopted so far). */
+ * out of memory (judged then against the jobs re-adopted so far). Until then it takes no
+ * Xid (ended_down): it ended before carmad started again; the mark stored before the
+ * restart (recon_one) is still its. */
 static void recon_end_add(struct recon *x, uint32_t i, const struct carma_exit *ex, const char *why,
                           double end_s)
 {
+    x->d->dj[i].ended_down = 1;
     if (x->nends == x->capends) {
         size_t n = x->capends ? x->capends * 2 : 16;
         struct recon_end *e = realloc(x->ends, n * sizeof *e);

@@ -2,8 +2,10 @@
 # What a running job keeps when carmad restarts and re-adopts it:
 #  - (fake libnvidia-ml.so.1; skipped without it) the critical Xids its GPUs reported
 #    before the restart still judge its end (attempts.xid), whether it fails after the
-#    restart or while carmad is down, after a clean stop or a crash; a reference
-#    policy's grace for a job whose process was not yet on its GPU runs from when it is;
+#    restart or while carmad is down, after a clean stop or a crash; an Xid the restarted
+#    carmad learns of first is not put on a job that ended while it was down (its real
+#    exit judges it), only on the re-adopted running ones; a reference policy's grace for
+#    a job whose process was not yet on its GPU runs from when it is;
 #  - (simulated GPUs) a job that ran out of memory beside a co-runner while carmad was
 #    down is judged as one beside a co-runner, not as one alone on its GPU;
 #  - the solo profile a running job showed alone before the restart is the scheduler's
@@ -80,6 +82,43 @@ start
 grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gc reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
     fail "job c's first end at the restart: $(grep "job $c attempt 1" "$T/carmad.log")"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job c: $(state_of "$c")"
+
+step "an Xid the restarted carmad learns of first is not put on a job that ended while it was down"
+# job d fails on one GPU while carmad is down; job e runs on the other, re-adopted; the
+# driver reports Xid 94 on both GPUs just after the restarted carmad registers for events
+# (xid_late: the fake hands it to the event set, and holds carmad's next NVML call until
+# its event thread took it, so it waits in carmad's queue before the reconciliation)
+d=$(submit -- sh -c "while [ ! -e $T/go.d ]; do sleep 0.05; done; echo bad >&2; exit 3")
+e=$(flaky "$T/go.e")
+wait_until 10 launched "$d" || fail "job d: $(state_of "$d")"
+wait_until 10 launched "$e" || fail "job e: $(state_of "$e")"
+gd=$(gpu_of "$d")
+ge=$(gpu_of "$e")
+[ "$gd" != "$ge" ] || fail "jobs d and e on one GPU"
+stop_daemon KILL
+touch "$T/go.d"
+wait_until 10 test -f "$T/state/jobs/$d/1/status" || fail "job d did not end while carmad was down"
+printf 'xid_late %s 94\nxid_late %s 94\n' "$gd" "$ge" >>"$T/nvml.state"
+before=$(wc -l <"$T/carmad.log")
+start
+tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
+grep -q "1 running re-adopted, 1 ended while down" "$T/restart.log" ||
+    fail "$(grep reconciled "$T/restart.log")"
+grep -q "GPU $gd ([^)]*): Xid 94 (contained ECC error); jobs on it: none$" "$T/restart.log" ||
+    fail "the Xid of job d's GPU: $(grep "GPU $gd (" "$T/restart.log")"
+# (taken when job d's end was handled, in the reconciliation: else this step tests nothing)
+awk '/Xid 94/ { x = NR } / reconciled: / { exit !(x && x < NR) }' "$T/restart.log" ||
+    fail "the Xids came after the reconciliation: $(grep 'Xid 94\| reconciled: ' "$T/restart.log")"
+grep -q "GPU $ge ([^)]*): Xid 94 (contained ECC error); jobs on it: $e$" "$T/restart.log" ||
+    fail "the Xid of job e's GPU: $(grep "GPU $ge (" "$T/restart.log")"
+grep -q "job $d attempt 1: failed (attempt 1: non-zero exit (exit 3))$" "$T/restart.log" ||
+    fail "job d's end at the restart: $(grep "job $d attempt 1" "$T/restart.log")"
+is_state "$d" failed || fail "job d: $(state_of "$d")"
+[ "$(attempts_of "$d")" = 1 ] || fail "job d retried: $("$CARMA" show "$d")"
+touch "$T/go.e"
+"$CARMA" wait --timeout 20 "$e" >/dev/null || fail "job e: $(state_of "$e")"
+grep -q "job $e attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ge reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
+    fail "job e's first end: $(grep "job $e attempt 1" "$T/carmad.log")"
 stop_daemon TERM || fail "stop"
 rm -rf "$T/state"
 : >"$T/carmad.log"
