@@ -219,14 +219,14 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
 static const struct {
     const char *table, *column, *then;
 } added_column[CARMA_STORE_SCHEMA_VERSION] = {
-    [4] = {"jobs", "bound_basis"},
-    [5] = {"jobs", "hist_sig"},
-    [6] = {"attempts", "gpu_kind"},
-    [7] = {"jobs", "umask"},
-    [8] = {"attempts", "peak_partial"},
-    [10] = {"attempts", "reason"},
-    [11] = {"jobs", "rlimits"},
-    [12] = {"attempts", "xid"},
+    [4] = {"jobs", "bound_basis", NULL},
+    [5] = {"jobs", "hist_sig", NULL},
+    [6] = {"attempts", "gpu_kind", NULL},
+    [7] = {"jobs", "umask", NULL},
+    [8] = {"attempts", "peak_partial", NULL},
+    [10] = {"attempts", "reason", NULL},
+    [11] = {"jobs", "rlimits", NULL},
+    [12] = {"attempts", "xid", NULL},
     /* the attempts running across the upgrade count as listed at their start, as the
      * carmad before held them */
     [13] =
