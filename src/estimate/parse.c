@@ -3377,6 +3377,12 @@ struct mt_frame {
     uint64_t width;      /* largest linear in_features seen inside */
     size_t line;
     size_t first;        /* the model's layer count when the block opened */
+    /* Its rows [first, attn_to) were read for attention rows (frame_attn_rows), and
+     * those of [first, scores_to) carry EST_LF_SCORES where they are attention: its
+     * leaves only add rows at the end, and a child's close changes only the child's own
+     * rows, which come after both, so no row is read twice (0: none read yet) */
+    size_t attn_to, scores_to;
+    int attn_seen; /* [first, attn_to) holds an attention row */
     /* convolutional trees (mt_space) */
     struct mt_shape x;   /* the tensor the block reads: the newest when it opened, a
                             pending join included (its readers ask for its channels) */
@@ -3502,6 +3508,20 @@ struct mt_frame {
     size_t ug_row, ug_line;   /* a direct leaf named gate or router that prints no size
                                  (SIZE_MAX: none) */
 };
+
+/* Whether block f's rows, [f->first, m->n), hold an attention row: attn_rows_since, but
+ * reading each row once however many of f's leaves ask (a print of 20000 tables in one
+ * block asked of every earlier row for each). */
+static int frame_attn_rows(const struct est_model *m, struct mt_frame *f)
+{
+    if (f->attn_to < f->first || f->attn_to > m->n) { /* none read yet */
+        f->attn_to = f->first;
+        f->attn_seen = 0;
+    }
+    for (; !f->attn_seen && f->attn_to < m->n; f->attn_to++)
+        f->attn_seen = m->layers[f->attn_to].kind == EST_K_ATTN;
+    return f->attn_seen;
+}
 
 /* Parts of a PEFT model's print (peft >= 0.7): `lora.Linear(` (also lora.Linear4bit,
  * lora.Linear8bitLt) wraps the frozen `base_layer` and the adapter's `lora_dropout`,
@@ -7910,7 +7930,7 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             if (npos == 2)
                 args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
         } else if (k == EST_K_EMBED && depth >= 0 && npos == 2 && pos[0] >= 0 &&
-                   tok_rows > (uint64_t)pos[0] && attn_rows_since(m, st[depth].first)) {
+                   tok_rows > (uint64_t)pos[0] && frame_attn_rows(m, &st[depth])) {
             /* A table after the attention layers of its own block, in a model whose token
              * table, larger, came before (DeBERTa's encoder-level rel_embeddings, MPNet's
              * relative_attention_bias): positions the layers' attention adds to its
@@ -7922,9 +7942,12 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             k = EST_K_OTHER;
             out = 0;
             args_lo = params = param_count((uint64_t)pos[0], (uint64_t)pos[1], 0);
-            for (size_t i = st[depth].first; i < m->n; i++)
-                if (m->layers[i].kind == EST_K_ATTN)
-                    m->layers[i].flags |= EST_LF_SCORES;
+            struct mt_frame *sf = &st[depth];
+            if (sf->scores_to < sf->first || sf->scores_to > m->n)
+                sf->scores_to = sf->first;
+            for (; sf->scores_to < m->n; sf->scores_to++)
+                if (m->layers[sf->scores_to].kind == EST_K_ATTN)
+                    m->layers[sf->scores_to].flags |= EST_LF_SCORES;
             if (!m->scores_bias_line)
                 m->scores_bias_line = L.line;
         } else if (k == EST_K_EMBED && cls_n >= 12 &&

@@ -8148,6 +8148,53 @@ static void test_attention_encoder_position_table(void **state)
         assert_int_equal(m.layers[i].shared_from, 0);
 }
 
+/* The CPU milliseconds est_parse takes on s (its layers in m). */
+static double parse_cpu_ms(const char *s, struct est_model *m, struct carma_err *err)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    assert_int_equal(parse_heads(NULL, s, 0, m, err), 0);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
+}
+
+/* Many tables after the token table in one block (a summary carmad takes, 512 KiB):
+ * whether attention rows came before in the block was asked of all its earlier rows
+ * for each table, and with one there all of them marked again, which made a print of
+ * 21000 tables take a quarter of a second (-O2; grown 4 times, 16 times as long): a
+ * denial of service to carmad, which parses every summary a client submits (512 KiB at
+ * most). Each row is read once now. */
+static void test_attention_position_tables_linear(void **state)
+{
+    (void)state;
+    static char buf[512 << 10];
+    const char *table = "  (t): Embedding(32, 2)\n";
+    for (int attn = 0; attn < 2; attn++) {
+        size_t len = (size_t)snprintf(buf, sizeof buf, "Enc(\n  (w): Embedding(1000, 128)\n%s",
+                                      attn ? "  (a): MultiheadAttention()\n" : "");
+        size_t tables = 0;
+        while (len + strlen(table) + 3 < sizeof buf) {
+            memcpy(buf + len, table, strlen(table));
+            len += strlen(table);
+            tables++;
+        }
+        memcpy(buf + len, ")\n", 3);
+        struct est_model m;
+        struct carma_err err;
+        double ms = parse_cpu_ms(buf, &m, &err);
+        assert_int_equal(m.n, tables + 1 + (size_t)attn);
+        /* read as position tables after the attention layer, which computes its scores */
+        assert_int_equal(m.scores_bias_line, attn ? 4 : 0);
+        for (size_t i = 1; i < m.n; i++)
+            assert_int_equal(m.layers[i].kind, i == 1 && attn ? EST_K_ATTN
+                                               : attn         ? EST_K_OTHER
+                                                              : EST_K_EMBED);
+        if (attn)
+            assert_true(m.layers[1].flags & EST_LF_SCORES);
+        assert_true(ms < 150); /* about 20 ms (-O2), 70 ms under ASan; 240 and 440 before */
+    }
+}
+
 /* Prints as people paste them: after a label (print(f"Model: {model}"),
  * print('rerank', model)) or commented out with '# '; RWKV's token shift inside attention
  * is refused; a print with no position encoding but its token table is marked for the
@@ -8735,6 +8782,7 @@ int main(void)
         cmocka_unit_test(test_attention_math_kernel),
         cmocka_unit_test(test_attention_position_bias),
         cmocka_unit_test(test_attention_encoder_position_table),
+        cmocka_unit_test(test_attention_position_tables_linear),
         cmocka_unit_test(test_modtree_labels_and_positions),
         cmocka_unit_test(test_bound_basis_heads),
         cmocka_unit_test(test_detect_cost),
