@@ -174,6 +174,46 @@ static int bench_parse(const char *name, const char *txt, size_t n, uint32_t hw)
     return 0;
 }
 
+/* The largest summary carmad takes (a job's, 512 KiB), in the shape that cost most: one
+ * block holding a token table, an attention layer and 21,000 small tables after them
+ * (read as positions its attention adds). carmad parses each submission in its loop, so
+ * this time is how long one client can hold it; reading each table's block again made it
+ * a quarter of a second. */
+static int bench_parse_block(void)
+{
+    static char buf[512 << 10];
+    const char *table = "  (t): Embedding(32, 2)\n";
+    size_t tl = strlen(table);
+    size_t len = (size_t)snprintf(
+        buf, sizeof buf, "Enc(\n  (w): Embedding(1000, 128)\n  (a): MultiheadAttention()\n");
+    size_t tables = 0;
+    for (; len + tl + 3 < sizeof buf; tables++, len += tl)
+        memcpy(buf + len, table, tl);
+    memcpy(buf + len, ")\n", 3);
+    len += 2;
+    struct est_model m;
+    struct carma_err err;
+    enum { RUNS = 5, ITERS = 10 };
+    double ms[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now_s();
+        for (int i = 0; i < ITERS; i++) {
+            est_model_init(&m, layers, EST_MAX_LAYERS);
+            if (est_parse(buf, len, "bench", &m, &err) < 0 || m.n != tables + 2) {
+                fprintf(stderr, "bench one block of tables: %s\n",
+                        m.n != tables + 2 ? "not every table read" : err.msg);
+                return 1;
+            }
+        }
+        ms[k] = (now_s() - t0) / ITERS * 1e3;
+        insert_last_sorted(ms, k);
+    }
+    printf("parse     one block of %zu tables (%6zu bytes)       %8.4f ms/parse (median of %d; "
+           "%.4f to %.4f; the largest job summary carmad takes)\n",
+           tables, len, ms[RUNS / 2], RUNS, ms[0], ms[RUNS - 1]);
+    return 0;
+}
+
 int main(void)
 {
     int rc = bench_estimate("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", 0);
@@ -189,5 +229,6 @@ int main(void)
         rc |= bench_parse(bench_names[f], txt, n, f == 3 ? 14 : 0);
     }
     free(txt);
+    rc |= bench_parse_block();
     return rc;
 }
