@@ -3831,26 +3831,17 @@ static void test_csv_and_detect(void **state)
     assert_non_null(strstr(err.msg, "--image-size sizes nothing here: no 2-D convolution"));
 }
 
-/* Format detection reads up to 64 KiB of any input before a parser runs, so it must cost
- * far less than the 1 ms a 300-layer parse may take: a search with memcmp at every offset,
- * five times over, took 1.5 ms (CPU) on this text, memmem in one pass 0.01 ms. What it
- * detects stays: the first torchinfo header kind wins wherever it is, a tree row at the
- * very end counts, Keras's "(None" before torchsummary's "[-1". */
-static void test_detect_cost(void **state)
+/* Format detection reads up to 64 KiB of any input before a parser runs (its cost is in
+ * bench_estimate's parse figures, detection included). What it detects: nothing in 64 KiB
+ * of prose, the first torchinfo header kind wherever it is, a tree row at the very end,
+ * Keras's "(None" before torchsummary's "[-1". */
+static void test_detect_prose(void **state)
 {
     (void)state;
     static char buf[65536];
     for (size_t i = 0; i < sizeof buf; i++)
         buf[i] = i % 80 == 79 ? '\n' : "lorem ipsum dolor, sit amet "[i % 28];
-    struct timespec a, b;
-    int none = 0;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-    for (int i = 0; i < 100; i++)
-        none += est_detect(buf, sizeof buf) == EST_FMT_NONE;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-    double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
-    assert_int_equal(none, 100);
-    assert_true(ms < 25); /* 100 detections: about 1 ms, 150 with the naive search */
+    assert_int_equal(est_detect(buf, sizeof buf), EST_FMT_NONE);
     const char *two = "Layer (type)  Output Shape  Param #\n  Conv2d-1  [-1, 8]  80\n"
                       "Layer (type:depth-idx)  Output Shape  Param #\n";
     assert_int_equal(est_detect(two, strlen(two)), EST_FMT_TORCHINFO);
@@ -8772,7 +8763,7 @@ int main(void)
         cmocka_unit_test(test_attention_position_tables_linear),
         cmocka_unit_test(test_modtree_labels_and_positions),
         cmocka_unit_test(test_bound_basis_heads),
-        cmocka_unit_test(test_detect_cost),
+        cmocka_unit_test(test_detect_prose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
