@@ -192,8 +192,11 @@ struct est_replay_work {
     /* Cached free blocks in lists by pool (0 small, 1 large) and size class (sixteen per
      * power of two; pool 1's lists after pool 0's), each list in the allocator's order
      * (size, then address), with its head and tail, and a bit set for each list that
-     * holds any. A list's head and tail are meaningful only while its bit is set. */
+     * holds any. A list's head and tail are meaningful only while its bit is set, and
+     * so is its finger: the block last put on it (or a neighbour, once that left), where
+     * an insertion's walk starts, as the next one mostly sorts beside it. */
     uint16_t free_head[2 * EST_REPLAY_NCLASS], free_tail[2 * EST_REPLAY_NCLASS];
+    uint16_t finger[2 * EST_REPLAY_NCLASS];
     uint64_t nonempty[2 * EST_REPLAY_NCLASS / 64];
     uint64_t top;                       /* end of the virtual address space */
     uint64_t reserved, peak, allocated; /* bytes */
