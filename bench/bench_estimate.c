@@ -78,6 +78,41 @@ static int bench_estimate(const char *path, unsigned seq)
     return 0;
 }
 
+/* The slowest estimate found (by a libFuzzer campaign): a layer CSV of two rows repeated
+ * 4036 times, DDP on two GPUs, whose gradients' segments leave thousands of remainders of
+ * one size in the middle of their free list. carmad estimates each submission in its
+ * loop: this is how long one 88-byte summary holds it. */
+static int bench_estimate_long_lists(void)
+{
+    static const char csv[] = "type,out_elems,params,count,per_token\n"
+                              "embed,499,2738960,4024,1\nlinear,3071,2362368,12,1\n";
+    struct est_model m;
+    struct carma_err err;
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    if (est_parse(csv, sizeof csv - 1, "bench.csv", &m, &err) < 0) {
+        fprintf(stderr, "bench long free lists: %s\n", err.msg);
+        return 1;
+    }
+    struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW, .gpus = 2};
+    struct est_result r;
+    enum { RUNS = 5, ITERS = 5 };
+    double ms[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now_s();
+        for (int i = 0; i < ITERS; i++)
+            if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) < 0) {
+                fprintf(stderr, "bench long free lists: %s\n", err.msg);
+                return 1;
+            }
+        ms[k] = (now_s() - t0) / ITERS * 1e3;
+        insert_last_sorted(ms, k);
+    }
+    printf("estimate  88-byte layer CSV, 2 rows repeated 4036 times, DDP on 2 GPUs  %8.3f "
+           "ms/estimate (median of %d; %.3f to %.3f; the slowest summary known)\n",
+           ms[RUNS / 2], RUNS, ms[0], ms[RUNS - 1]);
+    return 0;
+}
+
 /* 300 layers: Conv2d, BatchNorm2d, ReLU x 100 (256 channels, 14 x 14), in each format's
  * own print. */
 enum { BENCH_LAYERS = 300, BENCH_CAP = BENCH_LAYERS * 2 * 140 + 4096 };
@@ -219,6 +254,7 @@ int main(void)
     int rc = bench_estimate("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", 0);
     rc |= bench_estimate("tests/fuzz/corpus/summary_csv/mlp_gpumemnet.csv", 0);
     rc |= bench_estimate("tests/fuzz/corpus/summary_modtree/bert_base.txt", 128);
+    rc |= bench_estimate_long_lists();
     /* est_parse (format detection included, as carma estimate and carmad call it) on a
      * 300-layer summary of each format, generated here. */
     char *txt = malloc(BENCH_CAP);

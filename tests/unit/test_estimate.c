@@ -4115,9 +4115,10 @@ static void test_replay_free_lists(void **state)
 }
 
 /* Two rows repeated 4036 times (a layer CSV of 88 bytes, which carmad takes in a
- * job.summary): the remainders of their gradients' segments, thousands of one size, went
- * in a third of the way into their free list, which a walk from its tail made each
- * estimate take 0.5 s with DDP (1.9 s accumulating gradients). */
+ * job.summary): the remainders of their gradients' segments, thousands of one size, go in
+ * a third of the way into their free list, which a walk from its tail made each estimate
+ * take 0.5 s with DDP (1.9 s accumulating gradients; bench_estimate times it now). The
+ * walk from the finger gives the estimate the walk from the tail gave. */
 static void test_replay_long_free_lists(void **state)
 {
     (void)state;
@@ -4129,12 +4130,8 @@ static void test_replay_long_free_lists(void **state)
     assert_int_equal(est_parse_csv(csv, sizeof csv - 1, "t.csv", &m, &err), 0);
     struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW, .gpus = 2};
     struct est_result r;
-    struct timespec a, b;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
     assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &r, &err), 0);
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-    double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
-    assert_true(ms < 60); /* about 8 ms (-O2), 17 ms under ASan; 500 and 830 before */
+    assert_true(fabs(r.estimate_mib - 285078.5784) < 0.001);
 }
 
 /* One 1024 -> 1536 linear layer (6 MiB weight, 6 KiB bias) fed 1024 features. */
