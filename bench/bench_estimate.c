@@ -35,6 +35,47 @@ static void insert_last_sorted(double *a, int k)
 static struct est_layer layers[EST_MAX_LAYERS];
 static struct est_replay_work work;
 
+/* the median of 5 timed runs: one run on a shared VM moves by several percent */
+enum { RUNS = 5 };
+
+/* Runs `once(ctx, i)` for i in [0, iters), RUNS times: t[0..RUNS) the seconds per call of
+ * each run, sorted. -1 as soon as a call fails (it said why). */
+static int time_runs(int (*once)(void *ctx, int i), void *ctx, int iters, double t[RUNS])
+{
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now_s();
+        for (int i = 0; i < iters; i++)
+            if (once(ctx, i) < 0)
+                return -1;
+        t[k] = (now_s() - t0) / iters;
+        insert_last_sorted(t, k);
+    }
+    return 0;
+}
+
+struct estimate_ctx {
+    const char *what;
+    struct est_model *m;
+    struct est_opts o;
+    int vary_batch; /* batch 1 + (i mod 256) */
+    double sink;
+};
+
+static int estimate_once(void *ctx, int i)
+{
+    struct estimate_ctx *c = ctx;
+    struct est_result r;
+    struct carma_err err;
+    if (c->vary_batch)
+        c->o.batch = 1 + (uint32_t)(i & 255);
+    if (est_compute(c->m, est_coef_default(), &c->o, &work, &r, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", c->what, err.msg);
+        return -1;
+    }
+    c->sink += r.bound_mib;
+    return 0;
+}
+
 static int bench_estimate(const char *path, unsigned seq)
 {
     char *buf;
@@ -52,29 +93,15 @@ static int bench_estimate(const char *path, unsigned seq)
         return 1;
     }
     free(buf);
-    struct est_opts o = {.batch = 32, .seq = seq, .optimizer = EST_OPT_ADAMW};
-    struct est_result r;
-    double sink = 0;
-    /* the median of 5 timed runs: one run on a shared VM moves by several percent */
-    enum { RUNS = 5, ITERS = 20000 };
+    struct estimate_ctx c = {
+        .what = path, .m = &m, .o = {.seq = seq, .optimizer = EST_OPT_ADAMW}, .vary_batch = 1};
     double us[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        double t0 = now_s();
-        for (int i = 0; i < ITERS; i++) {
-            o.batch = 1 + (uint32_t)(i & 255);
-            if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) < 0) {
-                fprintf(stderr, "%s: %s\n", path, err.msg);
-                return 1;
-            }
-            sink += r.bound_mib;
-        }
-        us[k] = (now_s() - t0) / ITERS * 1e6;
-        insert_last_sorted(us, k);
-    }
+    if (time_runs(estimate_once, &c, 20000, us) < 0)
+        return 1;
     printf("estimate  %-48s %4zu layers  %-6s %8.3f us/estimate (median of %d; %.3f to %.3f) "
            "(target <= 10)%s\n",
-           path, m.n, est_model_family(&m) == EST_FAM_CONV ? "conv" : "replay", us[RUNS / 2],
-           RUNS, us[0], us[RUNS - 1], sink > 0 ? "" : " ?");
+           path, m.n, est_model_family(&m) == EST_FAM_CONV ? "conv" : "replay", us[RUNS / 2] * 1e6,
+           RUNS, us[0] * 1e6, us[RUNS - 1] * 1e6, c.sink > 0 ? "" : " ?");
     return 0;
 }
 
@@ -93,23 +120,15 @@ static int bench_estimate_long_lists(void)
         fprintf(stderr, "bench long free lists: %s\n", err.msg);
         return 1;
     }
-    struct est_opts o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW, .gpus = 2};
-    struct est_result r;
-    enum { RUNS = 5, ITERS = 5 };
-    double ms[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        double t0 = now_s();
-        for (int i = 0; i < ITERS; i++)
-            if (est_compute(&m, est_coef_default(), &o, &work, &r, &err) < 0) {
-                fprintf(stderr, "bench long free lists: %s\n", err.msg);
-                return 1;
-            }
-        ms[k] = (now_s() - t0) / ITERS * 1e3;
-        insert_last_sorted(ms, k);
-    }
+    struct estimate_ctx c = {.what = "bench long free lists",
+                             .m = &m,
+                             .o = {.batch = 64, .seq = 512, .optimizer = EST_OPT_ADAMW, .gpus = 2}};
+    double t[RUNS];
+    if (time_runs(estimate_once, &c, 5, t) < 0)
+        return 1;
     printf("estimate  88-byte layer CSV, 2 rows repeated 4036 times, DDP on 2 GPUs  %8.3f "
            "ms/estimate (median of %d; %.3f to %.3f; the slowest summary known)\n",
-           ms[RUNS / 2], RUNS, ms[0], ms[RUNS - 1]);
+           t[RUNS / 2] * 1e3, RUNS, t[0] * 1e3, t[RUNS - 1] * 1e3);
     return 0;
 }
 
@@ -183,29 +202,38 @@ static size_t bench_text(int format, char *t)
     return n;
 }
 
-static int bench_parse(const char *name, const char *txt, size_t n, uint32_t hw)
+struct parse_ctx {
+    const char *name, *txt;
+    size_t len, layers;
+    uint32_t hw; /* --image-size: the module tree's convolutions */
+};
+
+/* est_parse of the text, which must give its count of layers */
+static int parse_once(void *ctx, int i)
 {
+    (void)i;
+    const struct parse_ctx *c = ctx;
     struct est_model m;
     struct carma_err err;
-    enum { RUNS = 5, ITERS = 500 };
-    double ms[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        double t0 = now_s();
-        for (int i = 0; i < ITERS; i++) {
-            est_model_init(&m, layers, EST_MAX_LAYERS);
-            m.image_h = m.image_w = hw; /* --image-size: the module tree's convolutions */
-            int prc = est_parse(txt, n, "bench", &m, &err);
-            if (prc < 0 || m.n != BENCH_LAYERS) {
-                fprintf(stderr, "bench %s: %s\n", name, prc < 0 ? err.msg : "not 300 layers");
-                return 1;
-            }
-        }
-        ms[k] = (now_s() - t0) / ITERS * 1e3;
-        insert_last_sorted(ms, k);
+    est_model_init(&m, layers, EST_MAX_LAYERS);
+    m.image_h = m.image_w = c->hw;
+    int prc = est_parse(c->txt, c->len, "bench", &m, &err);
+    if (prc < 0 || m.n != c->layers) {
+        fprintf(stderr, "bench %s: %s\n", c->name, prc < 0 ? err.msg : "not every layer read");
+        return -1;
     }
+    return 0;
+}
+
+static int bench_parse(const char *name, const char *txt, size_t n, uint32_t hw)
+{
+    struct parse_ctx c = {.name = name, .txt = txt, .len = n, .layers = BENCH_LAYERS, .hw = hw};
+    double t[RUNS];
+    if (time_runs(parse_once, &c, 500, t) < 0)
+        return 1;
     printf("parse     300-layer %-21s (%6zu bytes)       %8.4f ms/parse (median of %d; %.4f to "
            "%.4f; detection included) (target <= 1)\n",
-           name, n, ms[RUNS / 2], RUNS, ms[0], ms[RUNS - 1]);
+           name, n, t[RUNS / 2] * 1e3, RUNS, t[0] * 1e3, t[RUNS - 1] * 1e3);
     return 0;
 }
 
@@ -226,26 +254,14 @@ static int bench_parse_block(void)
         memcpy(buf + len, table, tl);
     memcpy(buf + len, ")\n", 3);
     len += 2;
-    struct est_model m;
-    struct carma_err err;
-    enum { RUNS = 5, ITERS = 10 };
-    double ms[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        double t0 = now_s();
-        for (int i = 0; i < ITERS; i++) {
-            est_model_init(&m, layers, EST_MAX_LAYERS);
-            if (est_parse(buf, len, "bench", &m, &err) < 0 || m.n != tables + 2) {
-                fprintf(stderr, "bench one block of tables: %s\n",
-                        m.n != tables + 2 ? "not every table read" : err.msg);
-                return 1;
-            }
-        }
-        ms[k] = (now_s() - t0) / ITERS * 1e3;
-        insert_last_sorted(ms, k);
-    }
+    struct parse_ctx c = {
+        .name = "one block of tables", .txt = buf, .len = len, .layers = tables + 2};
+    double t[RUNS];
+    if (time_runs(parse_once, &c, 10, t) < 0)
+        return 1;
     printf("parse     one block of %zu tables (%6zu bytes)       %8.4f ms/parse (median of %d; "
            "%.4f to %.4f; the largest job summary carmad takes)\n",
-           tables, len, ms[RUNS / 2], RUNS, ms[0], ms[RUNS - 1]);
+           tables, len, t[RUNS / 2] * 1e3, RUNS, t[0] * 1e3, t[RUNS - 1] * 1e3);
     return 0;
 }
 
