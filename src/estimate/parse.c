@@ -5373,7 +5373,7 @@ static int fused_glu(struct est_model *m, const struct mt_frame *f)
         keep[k++] = *l1;
         struct est_layer row = act != SIZE_MAX ? m->layers[act] : functional_silu(l1);
         row.out = i;
-        row.flags &= (uint8_t)~EST_LF_SAVES_RESULT; /* the product keeps x1, a view of
+        row.flags &= ~(uint32_t)EST_LF_SAVES_RESULT; /* the product keeps x1, a view of
                                                        its 2I-wide input, alive */
         keep[k++] = row;
         row.kind = EST_K_POOL; /* act(x0) * x1: a new tensor keeping act(x0) */
