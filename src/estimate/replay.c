@@ -96,7 +96,7 @@ static inline int block_before(const struct est_replay_block *x, const struct es
  * it before), towards the end b sorts on that side of it, and from that end towards it
  * at once, a step from each in turn, so that it stops at the nearer: a run of blocks of
  * one size mostly goes in beside the one before, and far from either end (two rows
- * repeated 4036 times each made the remainders of their segments sort a third into a
+ * repeated 4024 and 12 times made the remainders of their segments sort a third into a
  * list of 6000 blocks of one size, where a walk from an end made an estimate take up to
  * 1.9 s). Kept out of free_add's hot path. */
 static __attribute__((noinline)) void free_walk_in(struct est_replay_work *w, unsigned i,
