@@ -4114,7 +4114,7 @@ static void test_replay_free_lists(void **state)
     free_lists_check(w);
 }
 
-/* Two rows repeated 4036 times (a layer CSV of 88 bytes, which carmad takes in a
+/* Two rows repeated 4024 and 12 times (a layer CSV of 88 bytes, which carmad takes in a
  * job.summary): the remainders of their gradients' segments, thousands of one size, go in
  * a third of the way into their free list, which a walk from its tail made each estimate
  * take 0.5 s with DDP (1.9 s accumulating gradients; bench_estimate times it now). The
