@@ -568,6 +568,13 @@ int carma_store_job_ids(struct carma_store *s, uint64_t below, uint64_t **ids, s
 }
 
 /* Runs a prepared statement that returns no rows, then resets it. */
+/* A statement read to its end or as far as needed: ready for its next run. */
+static void row_done(sqlite3_stmt *q)
+{
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+}
+
 static int run(struct carma_store *s, int which, const char *what, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[which];
@@ -581,8 +588,7 @@ static int run(struct carma_store *s, int which, const char *what, struct carma_
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
             ret = db_err(s, rc, what, err);
     }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     return ret;
 }
 
@@ -795,8 +801,7 @@ int carma_store_job_get(struct carma_store *s, uint64_t id, struct carma_job_rec
         ret = carma_err_set(err, -ENOENT, "no job %llu", (unsigned long long)id);
     else
         ret = db_err(s, rc, "reading a job", err);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     return ret;
 }
 
@@ -871,6 +876,25 @@ int carma_store_attempt_end(struct carma_store *s, uint64_t job, uint32_t n, dou
     return run(s, ST_ATT_END, "ending an attempt", err);
 }
 
+/* Steps statement `which`, whose parameters 1 and 2 are attempt n of job: 1 with that
+ * attempt's row to read (the caller then calls row_done), else, the statement reset,
+ * -ENOENT when there is no such attempt, or the error of reading `what`. */
+static int attempt_row(struct carma_store *s, int which, uint64_t job, uint32_t n, const char *what,
+                       struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[which];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 2, n);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        return 1;
+    int ret = rc == SQLITE_DONE ? carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n,
+                                                (unsigned long long)job)
+                                : db_err(s, rc, what, err);
+    row_done(q);
+    return ret;
+}
+
 int carma_store_attempt_peak_put(struct carma_store *s, uint64_t job, uint32_t n, uint64_t peak_mib,
                                  unsigned peak_partial, struct carma_err *err)
 {
@@ -886,23 +910,16 @@ int carma_store_attempt_peak_get(struct carma_store *s, uint64_t job, uint32_t n
                                  uint64_t *peak_mib, unsigned *peak_partial, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_PEAK_GET];
-    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 2, n);
-    int rc = sqlite3_step(q), ret = 0;
     *peak_mib = 0;
     *peak_partial = 0;
-    if (rc == SQLITE_ROW) {
-        sqlite3_int64 p = sqlite3_column_int64(q, 0);
-        *peak_mib = p > 0 ? (uint64_t)p : 0;
-        *peak_partial = (unsigned)sqlite3_column_int64(q, 1);
-    } else if (rc == SQLITE_DONE) {
-        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
-    } else {
-        ret = db_err(s, rc, "reading an attempt's peak", err);
-    }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    return ret;
+    int rc = attempt_row(s, ST_ATT_PEAK_GET, job, n, "reading an attempt's peak", err);
+    if (rc != 1)
+        return rc;
+    sqlite3_int64 p = sqlite3_column_int64(q, 0);
+    *peak_mib = p > 0 ? (uint64_t)p : 0;
+    *peak_partial = (unsigned)sqlite3_column_int64(q, 1);
+    row_done(q);
+    return 0;
 }
 
 int carma_store_attempt_xid_put(struct carma_store *s, uint64_t job, uint32_t n,
@@ -921,25 +938,18 @@ int carma_store_attempt_xid_get(struct carma_store *s, uint64_t job, uint32_t n,
                                 struct carma_store_xid *x, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_XID_GET];
-    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 2, n);
-    int rc = sqlite3_step(q), ret = 0;
     memset(x, 0, sizeof *x);
-    if (rc == SQLITE_ROW) {
-        if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
-            x->xid = (uint64_t)sqlite3_column_int64(q, 0);
-            sqlite3_int64 g = sqlite3_column_int64(q, 1);
-            x->gpu = g >= 0 && g <= UINT_MAX ? (unsigned)g : 0;
-            x->t = sqlite3_column_double(q, 2);
-            ret = 1;
-        }
-    } else if (rc == SQLITE_DONE) {
-        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
-    } else {
-        ret = db_err(s, rc, "reading an attempt's Xid", err);
+    int rc = attempt_row(s, ST_ATT_XID_GET, job, n, "reading an attempt's Xid", err);
+    if (rc != 1)
+        return rc;
+    int ret = sqlite3_column_type(q, 0) != SQLITE_NULL;
+    if (ret) {
+        x->xid = (uint64_t)sqlite3_column_int64(q, 0);
+        sqlite3_int64 g = sqlite3_column_int64(q, 1);
+        x->gpu = g >= 0 && g <= UINT_MAX ? (unsigned)g : 0;
+        x->t = sqlite3_column_double(q, 2);
     }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     return ret;
 }
 
@@ -957,22 +967,15 @@ int carma_store_attempt_seen_get(struct carma_store *s, uint64_t job, uint32_t n
                                  struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_SEEN_GET];
-    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 2, n);
-    int rc = sqlite3_step(q), ret = 0;
     *seen_s = -1;
-    if (rc == SQLITE_ROW) {
-        if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
-            *seen_s = sqlite3_column_double(q, 0);
-            ret = 1;
-        }
-    } else if (rc == SQLITE_DONE) {
-        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n, (unsigned long long)job);
-    } else {
-        ret = db_err(s, rc, "reading when an attempt was seen on its GPUs", err);
-    }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    int rc = attempt_row(s, ST_ATT_SEEN_GET, job, n, "reading when an attempt was seen on its GPUs",
+                         err);
+    if (rc != 1)
+        return rc;
+    int ret = sqlite3_column_type(q, 0) != SQLITE_NULL;
+    if (ret)
+        *seen_s = sqlite3_column_double(q, 0);
+    row_done(q);
     return ret;
 }
 
@@ -1001,24 +1004,17 @@ int carma_store_attempt_gpus(struct carma_store *s, uint64_t job, uint32_t n, ch
                              double *start_s, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[ST_ATT_GPUS];
-    sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 2, n);
-    int rc = sqlite3_step(q), ret = 0;
     if (out)
         *out = NULL;
-    if (rc == SQLITE_ROW) {
-        if (start_s)
-            *start_s = sqlite3_column_double(q, 1);
-        if (out && !(*out = col_dup(q, 0)))
-            ret = -ENOMEM;
-    } else if (rc == SQLITE_DONE) {
-        ret = carma_err_set(err, -ENOENT, "no attempt %u of job %llu", n,
-                            (unsigned long long)job);
-    } else {
-        ret = db_err(s, rc, "reading an attempt", err);
-    }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    int rc = attempt_row(s, ST_ATT_GPUS, job, n, "reading an attempt", err);
+    if (rc != 1)
+        return rc;
+    int ret = 0;
+    if (start_s)
+        *start_s = sqlite3_column_double(q, 1);
+    if (out && !(*out = col_dup(q, 0)))
+        ret = -ENOMEM;
+    row_done(q);
     return ret;
 }
 
@@ -1141,8 +1137,7 @@ int carma_store_attempts_json(struct carma_store *s, uint64_t job, json_t **out,
             json_array_append_new(arr, o);
     }
     int ret = rc == SQLITE_DONE ? 0 : db_err(s, rc, "listing attempts", err);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     if (ret) {
         json_decref(arr);
         return ret;
@@ -1189,8 +1184,7 @@ int carma_store_usage_get(struct carma_store *s, uint64_t job, uint32_t n, doubl
     } else {
         ret = db_err(s, rc, "reading accounting", err);
     }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     return ret;
 }
 
@@ -1210,8 +1204,7 @@ int carma_store_profile_get(struct carma_store *s, uint64_t sig, struct carma_pr
     } else {
         ret = db_err(s, rc, "reading a profile", err);
     }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     return ret;
 }
 
@@ -1249,8 +1242,7 @@ int carma_store_gpu_id(struct carma_store *s, const char *uuid, const char *name
         *id = sqlite3_column_int64(q, 0);
     else
         ret = db_err(s, rc, "reading a GPU", err);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     return ret;
 }
 
@@ -1294,8 +1286,7 @@ static int samples_drop_oldest(struct carma_store *s, sqlite3_stmt *q, int64_t g
     bind_time(q, 2, before);
     sqlite3_bind_int64(q, 3, limit > INT64_MAX ? INT64_MAX : (sqlite3_int64)limit);
     int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
+    row_done(q);
     if (rc != SQLITE_DONE)
         return db_err(s, rc, "pruning samples", err);
     *n = (uint64_t)sqlite3_changes(s->db);
