@@ -514,6 +514,16 @@ static double solo_smact_now(const struct djob *dj)
     return solo_of_startup(dj) ? -1.0 : (double)dj->solo_smact;
 }
 
+/* Stores the accounting of job i's running attempt as of now: its GPU-seconds, energy
+ * and solo SMACT so far (what a restarted carmad goes on from). */
+static int usage_put_now(struct carmad *d, uint32_t i, double now, struct carma_err *err)
+{
+    const struct djob *dj = &d->dj[i];
+    const struct carma_job *j = &d->sj[i];
+    return carma_store_usage_put(d->store, dj->rec.id, j->attempts, (now - j->start_s) * j->nplaced,
+                                 dj->att_energy_j, solo_smact_now(dj), err);
+}
+
 /* ---- attempt folders ---- */
 
 static void attempt_dir(const struct carmad *d, uint64_t id, uint32_t n, char *buf, size_t cap)
@@ -3462,9 +3472,7 @@ static void record_flush(struct carmad *d, double now, int final)
         const struct carma_job *j = &d->sj[i];
         if (!dj->used || j->state != CARMA_JOB_RUNNING || dj->launching || j->start_s <= 0)
             continue;
-        rc = carma_store_usage_put(d->store, dj->rec.id, j->attempts,
-                                   (now - j->start_s) * j->nplaced, dj->att_energy_j,
-                                   solo_smact_now(dj), &err);
+        rc = usage_put_now(d, i, now, &err);
         if (!rc)
             rc = carma_store_attempt_peak_put(d->store, dj->rec.id, j->attempts, dj->peak_mib,
                                               dj->peak_partial, &err);
@@ -3722,9 +3730,7 @@ static void iteration_end(struct carmad *d)
             int rc = carma_store_attempt_seen_put(d->store, dj->rec.id, j->attempts, dj->gpu_seen_s,
                                                   &err);
             if (!rc && dj->solo_unseen)
-                rc = carma_store_usage_put(d->store, dj->rec.id, j->attempts,
-                                           (now - j->start_s) * j->nplaced, dj->att_energy_j,
-                                           solo_smact_now(dj), &err);
+                rc = usage_put_now(d, i, now, &err);
             if (!rc) {
                 dj->seen_dirty = 0;
                 dj->seen_in_tx = 1;
