@@ -23,18 +23,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
 #include "proto/proto.h"
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "util/clock.h"
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -106,7 +99,7 @@ static double cpu_s(pid_t pid)
 static int host_floor(const char *fifo, int n, double *lat)
 {
     for (int i = 0; i < n; i++) {
-        double t0 = mono();
+        double t0 = carma_mono_s();
         pid_t p = fork();
         if (p < 0)
             return -1;
@@ -129,7 +122,7 @@ static int host_floor(const char *fifo, int n, double *lat)
         ssize_t r = fd >= 0 ? read(fd, b, sizeof b) : -1;
         if (fd >= 0)
             close(fd);
-        lat[i] = (mono() - t0) * 1e3;
+        lat[i] = (carma_mono_s() - t0) * 1e3;
         int st;
         waitpid(p, &st, 0);
         if (r <= 0)
@@ -181,10 +174,10 @@ static int burst(const char *sock, const char *fifo)
     got = 0;
     while (read(fd, b, sizeof b) > 0)
         ;
-    double t0 = mono();
+    double t0 = carma_mono_s();
     kill((pid_t)holder, SIGTERM);
     int started = 0;
-    while (started < NBURST && mono() - t0 < 30) {
+    while (started < NBURST && carma_mono_s() - t0 < 30) {
         struct pollfd pf = {.fd = fd, .events = POLLIN};
         if (poll(&pf, 1, 1000) <= 0)
             continue;
@@ -192,7 +185,7 @@ static int burst(const char *sock, const char *fifo)
         for (ssize_t k = 0; k < r; k++)
             started += b[k] == '\n';
     }
-    double t1 = mono();
+    double t1 = carma_mono_s();
     close(fd);
     if (started < NBURST) {
         fprintf(stderr, "bench_daemon: burst: %d of %d jobs started\n", started, NBURST);
@@ -271,7 +264,7 @@ int main(void)
     static double lat[NLAT];
     for (int i = 0; i < NLAT; i++) {
         json_t *req = submit_req(fifo, 0);
-        double t0 = mono();
+        double t0 = carma_mono_s();
         if (submit(sock, req, &err) < 0) {
             fprintf(stderr, "bench_daemon: submit failed: %s\n", err.msg);
             kill(dpid, SIGKILL);
@@ -283,7 +276,7 @@ int main(void)
         close(fd);
         if (n <= 0)
             return 1;
-        lat[i] = (mono() - t0) * 1e3;
+        lat[i] = (carma_mono_s() - t0) * 1e3;
         usleep(2000); /* let it end: the GPUs are idle for the next one */
     }
     qsort(lat, NLAT, sizeof lat[0], cmp_d);
@@ -305,9 +298,9 @@ int main(void)
 
     /* 3. idle CPU with 8 GPUs sampled every second. */
     usleep(500000);
-    double c0 = cpu_s(dpid), w0 = mono();
+    double c0 = cpu_s(dpid), w0 = carma_mono_s();
     sleep(10);
-    double c1 = cpu_s(dpid), w1 = mono();
+    double c1 = cpu_s(dpid), w1 = carma_mono_s();
     printf("carmad idle CPU (8 simulated GPUs, 1 s monitor interval, %.0f s): %.3f%% of one core "
            "(target < 0.5%%)\n", w1 - w0, 100.0 * (c1 - c0) / (w1 - w0));
 
@@ -343,7 +336,7 @@ int main(void)
         kill(dpid, SIGKILL);
         return 1;
     }
-    double t0 = mono();
+    double t0 = carma_mono_s();
     for (int c = 0; c < NCLI; c++) {
         if (fork() == 0) {
             if (pw && (setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 ||
@@ -367,7 +360,7 @@ int main(void)
     for (int c = 0; c < NCLI; c++)
         if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
             bad++;
-    double t1 = mono();
+    double t1 = carma_mono_s();
     printf("durable submissions (WAL, synchronous=FULL, %d clients x %d%s%s): %.0f per second%s "
            "(target >= 1000)\n", NCLI, PER, pw ? ", as " : "", pw ? pw->pw_name : "",
            NCLI * PER / (t1 - t0), bad ? " (SOME FAILED)" : "");

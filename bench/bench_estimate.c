@@ -7,19 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "estimate/estimate.h"
 #include "estimate/parse.h"
 #include "estimate/replay.h"
 #include "util/csv.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "util/clock.h"
 
 /* Moves a[k] down into a[0..k], which is sorted (the runs' times stay in order, so the
  * median and range are read off the ends). */
@@ -43,11 +36,11 @@ enum { RUNS = 5 };
 static int time_runs(int (*once)(void *ctx, int i), void *ctx, int iters, double t[RUNS])
 {
     for (int k = 0; k < RUNS; k++) {
-        double t0 = now_s();
+        double t0 = carma_mono_s();
         for (int i = 0; i < iters; i++)
             if (once(ctx, i) < 0)
                 return -1;
-        t[k] = (now_s() - t0) / iters;
+        t[k] = (carma_mono_s() - t0) / iters;
         insert_last_sorted(t, k);
     }
     return 0;

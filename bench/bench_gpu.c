@@ -20,16 +20,10 @@
 #include <unistd.h>
 
 #include "gpu/backend.h"
+#include "util/clock.h"
 
 #define NGPU 8
 #define TICKS 2000
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double cpu_s(void)
 {
@@ -169,9 +163,9 @@ int main(void)
         }
         b.ops->close(&b);
     }
-    double t0 = now_s();
+    double t0 = carma_mono_s();
     if (carma_gpu_open_nvml_opts(&b, &cases[1].o, &err) == 0) {
-        printf("  open NVML + DCGM (8 GPUs): %.2f ms\n", (now_s() - t0) * 1e3);
+        printf("  open NVML + DCGM (8 GPUs): %.2f ms\n", (carma_mono_s() - t0) * 1e3);
         b.ops->close(&b);
     }
     unlink(nst);

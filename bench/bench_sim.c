@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim/sim.h"
 #include "sim/trace.h"
+#include "util/clock.h"
 
 #define BENCH_JOBS 100000
 #define BENCH_GPUS 1024
@@ -23,13 +23,6 @@ static long vm_hwm_kib(void)
     if (f)
         fclose(f);
     return v;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* CARMA's loop on a long, overloaded trace: Gavel's 0e4a51 (Philly arrivals, jobs of
@@ -53,9 +46,9 @@ static int bench_long_queue(const char *path)
     cfg.ngpus = 8;
     cfg.policy = carma_policy_find("oracle-magm");
     struct sim_metrics m;
-    double t0 = now_s();
+    double t0 = carma_mono_s();
     int rc = sim_run(&t, &cfg, &m, NULL, &err);
-    double wall = now_s() - t0;
+    double wall = carma_mono_s() - t0;
     if (rc) {
         fprintf(stderr, "bench_sim: %s\n", err.msg);
         sim_trace_free(&t);
@@ -130,9 +123,9 @@ int main(int argc, char **argv)
         cfg.ngpus = BENCH_GPUS;
         cfg.policy = carma_policy_find(pols[p]);
         struct sim_metrics m;
-        double t0 = now_s();
+        double t0 = carma_mono_s();
         int rc = sim_run(&t, &cfg, &m, NULL, &err);
-        double wall = now_s() - t0;
+        double wall = carma_mono_s() - t0;
         if (rc) {
             fprintf(stderr, "bench_sim: %s: %s\n", pols[p], err.msg);
             return 1;

@@ -5,18 +5,11 @@
  * memory bounds that all differ, so none is placed and each reason walks the GPUs. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "core/sched.h"
+#include "util/clock.h"
 
 enum { QUEUED = 1000 };
-
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Seconds to work out the reasons of QUEUED jobs on ngpus GPUs (the median of 3), and
  * the last reason in *last. */
@@ -52,10 +45,10 @@ static double run(size_t ngpus, struct carma_sched_why *last)
     carma_sched_step(&s, 3, out, nj);
     double t[3];
     for (int r = 0; r < 3; r++) {
-        double t0 = mono();
+        double t0 = carma_mono_s();
         for (uint32_t j = (uint32_t)ngpus; j < nj; j++)
             carma_sched_why(&s, j, 4, last);
-        t[r] = mono() - t0;
+        t[r] = carma_mono_s() - t0;
     }
     carma_sched_free(&s);
     free(jobs);
