@@ -573,7 +573,7 @@ rc=0; "$CARMA" submit-rad "$T/latin1.rad" 2>"$T/err" || rc=$?
     fail "a Latin-1 command: exit $rc, $(cat "$T/err")"
 
 step "SIGTERM stops carmad, jobs keep running, a restart re-adopts them"
-lpid=$(cat "$T"/state/jobs/"$long"/1/shepherd | cut -d' ' -f1)
+lpid=$(shepherd_of "$long")
 # carma wait and logs -f wait out the restart: the job goes on
 "$CARMA" wait "$long" >"$T/wait.out" 2>"$T/wait.err" &
 wpid=$!

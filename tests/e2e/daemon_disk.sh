@@ -9,7 +9,7 @@ CARMA_TEST_STORE_MAX_PAGES=12 start_daemon --gpus sim:4xa100-40gb
 step "a long job runs"
 long=$(submit --name long -- sh "$HELP/run_for.sh" 60)
 wait_until 10 is_state "$long" running || fail "long job not running"
-lpid=$(cut -d' ' -f1 "$T/state/jobs/$long/1/shepherd")
+lpid=$(shepherd_of "$long")
 
 step "submissions until the store is full"
 big=$(head -c 6000 /dev/zero | tr '\0' x)

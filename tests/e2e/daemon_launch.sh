@@ -41,7 +41,7 @@ step "a shepherd keeps none of carmad's standard descriptors for its job's life"
 # (in --foreground under a supervisor, a pipe: its reader would see no end while a job runs)
 held=$(submit --name held -- sh -c 'echo up; exec sleep 30')
 wait_until 10 grep -q up "$T/state/jobs/$held/1/stdout" || fail "the job did not start"
-sp=$(cut -d' ' -f1 "$T/state/jobs/$held/1/shepherd")
+sp=$(shepherd_of "$held")
 for fd in 0 1 2; do
     to=$(readlink "/proc/$sp/fd/$fd")
     [ "$to" = /dev/null ] || fail "the shepherd's descriptor $fd is $to, not /dev/null"
@@ -77,7 +77,7 @@ orph=$(submit --name orphaned -- sh -c 'sleep 300 & echo $!; echo $$; wait')
 wait_until 10 test -s "$T/state/jobs/$orph/1/stdout" || fail "the job did not start"
 wait_until 10 sh -c '[ "$(wc -l < "$0")" -ge 2 ]' "$T/state/jobs/$orph/1/stdout" || fail "the job did not start"
 jp=$(tr '\n' ' ' < "$T/state/jobs/$orph/1/stdout")
-kill -KILL "$(cut -d' ' -f1 "$T/state/jobs/$orph/1/shepherd")"
+kill -KILL "$(shepherd_of "$orph")"
 wait_until 10 is_state "$orph" lost || fail "the job is not lost: $(state_of "$orph")"
 for p in $jp; do
     wait_until 5 pid_gone "$p" || fail "process $p of the job outlived its shepherd"
@@ -90,7 +90,7 @@ orph=$(submit --name orphaned2 -- sh -c 'echo $$; exec sleep 300')
 wait_until 10 test -s "$T/state/jobs/$orph/1/stdout" || fail "the job did not start"
 jp=$(cat "$T/state/jobs/$orph/1/stdout")
 stop_daemon
-kill -KILL "$(cut -d' ' -f1 "$T/state/jobs/$orph/1/shepherd")"
+kill -KILL "$(shepherd_of "$orph")"
 sleep 0.2
 kill -0 "$jp" || fail "the job ended with its shepherd (nothing to test)"
 start_daemon --gpus sim:2xa100-40gb

@@ -28,7 +28,7 @@ oom=$(submit -- sh "$HELP/oom_once.sh" "$T/oom.marker")
 step "a job's memory: its processes on a GPU add up; none listed, 0; none known, unknown"
 mj=$(submit --gpus 2 -- sh -c 'sleep 300 & sleep 300 & wait')
 wait_until 10 test -s "$T/state/jobs/$mj/1/shepherd" || fail "two-process job did not start"
-sid=$(cut -d' ' -f1 "$T/state/jobs/$mj/1/shepherd")
+sid=$(shepherd_of "$mj")
 wait_until 10 sh -c "[ \$(pgrep -s $sid -x sleep | wc -l) = 2 ]" || fail "its two processes"
 for p in $(pgrep -s "$sid" -x sleep); do echo "proc 0 pid=$p mem=10GiB" >>"$T/nvml.state"; done
 wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 20480, now 20480)'" ||
@@ -106,7 +106,7 @@ ga=$(submit --mem 1G -- sleep 60)
 wait_until 10 test -s "$T/state/jobs/$ga/1/shepherd" || fail "the first oracle-ff job did not start"
 sleep 1 # CUDA starting: no process on the GPU yet (its grace runs from the launch)
 seen=$(date +%s.%N)
-gp=$(pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$ga/1/shepherd")" -x sleep)
+gp=$(pgrep -s "$(shepherd_of "$ga")" -x sleep)
 [ -n "$gp" ] || fail "the first oracle-ff job's process"
 echo "proc 0 pid=$gp mem=1GiB" >>"$T/nvml.state"
 gb=$(submit --mem 1G -- sleep 60)
@@ -125,9 +125,9 @@ sa=$(submit --mem 2G -- sleep 300)
 wait_until 10 test -s "$T/state/jobs/$sa/1/shepherd" || fail "the job did not start"
 sg=$("$CARMA" show --json "$sa" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
 so=$((1 - sg))
-wait_until 10 pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$sa/1/shepherd")" -x sleep ||
+wait_until 10 pgrep -s "$(shepherd_of "$sa")" -x sleep ||
     fail "the job's process"
-sp=$(pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$sa/1/shepherd")" -x sleep)
+sp=$(pgrep -s "$(shepherd_of "$sa")" -x sleep)
 # its script chose GPU $so itself (CUDA_VISIBLE_DEVICES set in the job): 30 of 40 GiB there
 sed -i "/00000000000$so/s/mem_used=0/mem_used=30GiB/" "$T/nvml.state"
 echo "proc $so pid=$sp mem=30GiB" >>"$T/nvml.state"

@@ -30,7 +30,7 @@ up
 # energy JOB: its carma_job_energy_joules_total
 energy() { curl -sf "$URL/metrics" | awk -v j="job=\"$1\"" 'index($0, "carma_job_energy_joules_total{") == 1 && index($0, j) {print $NF}'; }
 # procs JOB: the pids of its sleep processes
-procs() { pgrep -s "$(cut -d' ' -f1 "$T/state/jobs/$1/1/shepherd")" -x sleep; }
+procs() { pgrep -s "$(shepherd_of "$1")" -x sleep; }
 started() { test -s "$T/state/jobs/$1/1/shepherd" && [ -n "$(procs "$1")" ]; }
 two_procs() { started "$1" && [ "$(procs "$1" | wc -l)" = 2 ]; }
 env_of() {
@@ -74,7 +74,7 @@ sleep 1.5
 e1=$(energy "$c")
 awk -v e="$e1" 'BEGIN {exit !(e > 0)}' || fail "energy before the stop: '$e1'"
 stop_daemon TERM
-wait_until 10 sh -c "! pgrep -s $(cut -d' ' -f1 "$T/state/jobs/$c/1/shepherd") -x sleep" ||
+wait_until 10 sh -c "! pgrep -s $(shepherd_of "$c") -x sleep" ||
     fail "job $c did not end while carmad was down"
 up
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job $c: $(state_of "$c")"

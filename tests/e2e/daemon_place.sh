@@ -24,7 +24,7 @@ b=$(submit --mem 20000 -- sleep 1) # runs once alone: its solo profile is kept
 "$CARMA" wait --timeout 20 "$b" >/dev/null || fail "job $b: $(state_of "$b")"
 a=$(submit --mem 10000 -- sleep 300)
 wait_until 10 test -s "$T/state/jobs/$a/1/shepherd" || fail "job $a did not start"
-sid=$(cut -d' ' -f1 "$T/state/jobs/$a/1/shepherd")
+sid=$(shepherd_of "$a")
 wait_until 10 sh -c "pgrep -s $sid -x sleep" || fail "job $a's process"
 sed -i 's/mem_used=0/mem_used=30720MiB/' "$T/nvml.state"
 echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=30720MiB" >>"$T/nvml.state"
@@ -53,7 +53,7 @@ b=$(submit --mem 20000 -- sleep 1) # its solo profile
 "$CARMA" wait --timeout 20 "$b" >/dev/null || fail "job $b: $(state_of "$b")"
 a=$(submit --mem 10000 -- sleep 300)
 wait_until 10 test -s "$T/state/jobs/$a/1/shepherd" || fail "job $a did not start"
-sid=$(cut -d' ' -f1 "$T/state/jobs/$a/1/shepherd")
+sid=$(shepherd_of "$a")
 wait_until 10 sh -c "pgrep -s $sid -x sleep" || fail "job $a's process"
 ga=$("$CARMA" show --json "$a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
 go=$((1 - ga))
@@ -98,7 +98,7 @@ since() { tail -n +$((n0 + 1)) "$T/carmad.log"; }
 start_daemon --gpus nvml --nvml-lib "$LIB"
 w=$(submit --mem 1000 -- sleep 301)
 wait_until 10 test -s "$T/state/jobs/$w/1/shepherd" || fail "job $w did not start"
-sid=$(cut -d' ' -f1 "$T/state/jobs/$w/1/shepherd")
+sid=$(shepherd_of "$w")
 wait_until 10 sh -c "pgrep -s $sid -x sleep" || fail "job $w's process"
 sleep 1 # its start-up: nothing on the GPU, which is idle
 sed -i 's/ util=0 / util=80 /; s/mem_used=0MiB/mem_used=900MiB/' "$T/nvml.state"
@@ -119,7 +119,7 @@ u=$(submit --mem 1000 -- sleep 302)
 # 2.5 s without reaching the GPU: a profile of its start-up
 wait_until 20 sh -c "tail -n +$((n0 + 1)) \"$T/carmad.log\" | grep -q 'job $u: solo SMACT 0.00 '" ||
     fail "job $u's start-up profile: $(since | grep "job $u: solo")"
-sid=$(cut -d' ' -f1 "$T/state/jobs/$u/1/shepherd")
+sid=$(shepherd_of "$u")
 sed -i 's/ util=0 / util=80 /; s/mem_used=0MiB/mem_used=900MiB/' "$T/nvml.state"
 echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=900MiB" >>"$T/nvml.state"
 wait_until 10 sh -c "\"$CARMA\" show $u | grep -q 'now 900)'" || fail "job $u's memory"

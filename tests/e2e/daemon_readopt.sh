@@ -135,7 +135,7 @@ wait_until 10 launched "$g" || fail "job $g: $(state_of "$g")"
 stop_daemon TERM || fail "stop"
 sleep 3.5 # past its start's grace; its process not listed on the GPU yet (a long start-up)
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy or-magm
-sid=$(cut -d' ' -f1 "$T/state/jobs/$g/1/shepherd")
+sid=$(shepherd_of "$g")
 echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=1GiB" >>"$T/nvml.state"
 wait_until 10 sh -c "\"$CARMA\" show --json $g | grep -q '\"mem_now_mib\": 1024'" ||
     fail "job $g's process not listed: $("$CARMA" show "$g" | grep memory)"

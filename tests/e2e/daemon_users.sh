@@ -74,7 +74,7 @@ mkdir "$W" && chown nobody "$W" && chmod 700 "$W"
 j=$(cd "$W" && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
     env CARMA_SOCKET="$CARMA_SOCKET" "$NB/carma" submit -- sleep 30) || fail "nobody's job refused"
 wait_until 10 is_state "$j" running || fail "nobody's job: $(state_of "$j")"
-sp=$(cut -d' ' -f1 "$T/state/jobs/$j/1/shepherd")
+sp=$(shepherd_of "$j")
 grep -q carma-shepherd /proc/"$sp"/cmdline || fail "no shepherd at $sp"
 for c in /proc/[0-9]*/cmdline; do
     { tr '\0' ' ' < "$c"; } 2>/dev/null | grep -q "private-cwd-$$" && fail "$c: $(tr '\0' ' ' < "$c")"

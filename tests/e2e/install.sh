@@ -63,7 +63,7 @@ wait_until 10 grep -qx 'READY=1' "$T/notified" || fail "no READY=1: $(cat "$T/no
 step "a job through the installed shepherd"
 id=$(submit -- sleep 30)
 wait_until 20 is_state "$id" running || fail "job $id not running: $("$CARMA" show "$id")"
-spid=$(cut -d' ' -f1 "$T/state/jobs/$id/1/shepherd")
+spid=$(shepherd_of "$id")
 [ -n "$spid" ] || fail "no shepherd pid for job $id"
 [ "$(readlink /proc/"$spid"/exe)" = "$P/sbin/carma-shepherd" ] || fail "job $id not under the installed shepherd"
 "$CARMA" cancel "$id" >/dev/null || fail "cancel $id"

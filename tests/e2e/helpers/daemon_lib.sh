@@ -59,6 +59,14 @@ start_daemon() { # extra carmad options
     wait_until 20 "$CARMA" gpus || fail "carmad did not start"
 }
 
+# shepherd_of JOB: the pid of the shepherd of JOB's first attempt, once it has written
+# its pid file (a job is "running" from its placement, before its shepherd starts); fails
+# when none comes within 10 s.
+shepherd_of() {
+    wait_until 10 test -s "$T/state/jobs/$1/1/shepherd" || return 1
+    cut -d' ' -f1 "$T/state/jobs/$1/1/shepherd"
+}
+
 stop_daemon() { # signal
     kill "-${1:-TERM}" "$DPID"
     wait "$DPID" 2>/dev/null
