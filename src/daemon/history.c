@@ -116,16 +116,16 @@ int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_js
 
 /* The estimator's bound for the request's summary, the largest over the GPU kinds dev[0..n)
  * (each one's estimator facts; NULL ones and n 0: the defaults, whose unknown compute
- * capability counts as below 8.0), and its estimate; 0 when it has none. *heads_used: the
+ * capability counts as below 8.0), and its estimate; 0 when it has none. heads_used: the
  * request's heads sized some attention probabilities (est_heads_used: EST_HEADS_GIVEN).
- * *unknown_math: a kind of unknown compute capability ran 16-bit attention through SDPA's
+ * unknown_math: a kind of unknown compute capability ran 16-bit attention through SDPA's
  * math kernel (est_opts.cc), which a known kind of 8.0 or newer would not. */
-static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind *const *dev,
-                       size_t n, double *est, double *bound, int *heads_used, int *unknown_math,
-                       struct carma_err *err)
+int carmad_model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind *const *dev,
+                       size_t n, struct carmad_model *out, struct carma_err *err)
 {
-    *est = *bound = 0;
-    *heads_used = *unknown_math = 0;
+    memset(out, 0, sizeof *out);
+    double *est = &out->estimate_mib, *bound = &out->bound_mib;
+    int *heads_used = &out->heads_used, *unknown_math = &out->unknown_math;
     if (!rj->summary || !rj->batch)
         return 0;
     struct est_layer *layers = calloc(EST_MAX_LAYERS, sizeof *layers);
@@ -177,7 +177,7 @@ static int model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind
 
 /* out->basis: where out's bound came from (b: the model's or history's bound, before
  * the declared floor; lo, hi: history's peaks; heads_used: the job's heads sized the
- * estimate, and are named; unknown_math: model_bound's, named). */
+ * estimate, and are named; unknown_math: carmad_model_bound's, named). */
 static void describe(const struct carma_req_job *rj, struct carmad_bound *out, double lo, double hi,
                      uint64_t b, int heads_used, int unknown_math)
 {
@@ -245,12 +245,23 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const struct sim_gpu_kind *const *dev, size_t nkinds,
                      struct carmad_bound *out, struct carma_err *err)
 {
-    memset(out, 0, sizeof *out);
-    double mest, mbound;
-    int heads_used, unknown_math;
-    int rc = model_bound(rj, dev, nkinds, &mest, &mbound, &heads_used, &unknown_math, err);
-    if (rc < 0)
+    struct carmad_model m;
+    int rc = carmad_model_bound(rj, dev, nkinds, &m, err);
+    if (rc < 0) {
+        memset(out, 0, sizeof *out);
         return rc;
+    }
+    return carmad_job_bound_with(st, rj, argv_json, uid, kinds, nkinds, &m, out, err);
+}
+
+int carmad_job_bound_with(struct carma_store *st, const struct carma_req_job *rj,
+                          const char *argv_json, uint32_t uid, const char *const *kinds,
+                          size_t nkinds, const struct carmad_model *m, struct carmad_bound *out,
+                          struct carma_err *err)
+{
+    memset(out, 0, sizeof *out);
+    const double mest = m->estimate_mib, mbound = m->bound_mib;
+    const int heads_used = m->heads_used, unknown_math = m->unknown_math;
     out->source = mbound > 0 ? CARMAD_BOUND_ESTIMATOR : CARMAD_BOUND_DECLARED;
     out->hist_sig = carmad_job_signature(rj);
     double est = mest, bound = mbound;

@@ -84,6 +84,24 @@ int carmad_job_bound(struct carma_store *st, const struct carma_req_job *rj,
                      const struct sim_gpu_kind *const *dev, size_t nkinds,
                      struct carmad_bound *out, struct carma_err *err);
 
+/* carmad_job_bound in two steps. The model's (carmad_model_bound: parsing the summary and
+ * replaying its training, up to a few tenths of a second for the largest summaries) reads
+ * only rj, dev and the shipped coefficients, so any thread may run it (carmad's estimate
+ * queue, daemon/estq.h); carmad_job_bound_with then adds history and the declared --mem
+ * on carmad's loop, from m (carmad_model_bound's answer for the same rj and kinds). */
+struct carmad_model {
+    double estimate_mib, bound_mib; /* 0: no summary, or no batch */
+    int heads_used;                 /* the request's heads sized some attention (est_heads_used) */
+    int unknown_math; /* a kind of unknown compute capability ran 16-bit attention through
+                         SDPA's math kernel, which a known kind of 8.0 or newer would not */
+};
+int carmad_model_bound(const struct carma_req_job *rj, const struct sim_gpu_kind *const *dev,
+                       size_t nkinds, struct carmad_model *out, struct carma_err *err);
+int carmad_job_bound_with(struct carma_store *st, const struct carma_req_job *rj,
+                          const char *argv_json, uint32_t uid, const char *const *kinds,
+                          size_t nkinds, const struct carmad_model *m, struct carmad_bound *out,
+                          struct carma_err *err);
+
 /* TensorFlow and JAX map most of a GPU's memory when they start, unless told to grow:
  * carmad gives every job TF_FORCE_GPU_ALLOW_GROWTH=true and
  * XLA_PYTHON_CLIENT_PREALLOCATE=false unless its environment sets them. */
