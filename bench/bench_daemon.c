@@ -10,7 +10,10 @@
  *     last of the 32 jobs queued behind it, which carmad places at once and starts
  *     side by side (each shepherd's start overlapping the others');
  *   - carmad's CPU use while idle with 8 GPUs sampled every second (target < 0.5%
- *     of one core). */
+ *     of one core);
+ *   - how long carmad keeps a ping waiting while another client submits jobs whose
+ *     summaries take the estimator a tenth of a second or more each (the estimate queue
+ *     works them out off carmad's loop; before it, a ping waited for the whole estimate). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -198,6 +201,95 @@ static int burst(const char *sock, const char *fifo)
     return 0;
 }
 
+/* A layer CSV of 88 bytes whose replay is the largest the estimator takes (4036 layers,
+ * long free lists: docs/estimator.md, Speed), with gradient accumulation on 2 GPUs. */
+static json_t *heavy_submit(int k)
+{
+    static const char csv[] = "type,out_elems,params,count,per_token\n"
+                              "embed,499,2738960,4024,1\nlinear,3071,2362368,12,1\n";
+    char tag[16];
+    snprintf(tag, sizeof tag, "%d", k);
+    json_t *job = json_pack("{s:[s,s],s:s,s:{s:s},s:i,s:s,s:i,s:i,s:b}", "argv", "true", tag, "cwd",
+                            "/", "env", "PATH", "/usr/bin:/bin", "gpus", 2, "summary", csv, "batch",
+                            64, "seq_len", 512, "gradient_accumulation", 1);
+    return json_pack("{s:i,s:s,s:o}", "v", 1, "op", "submit", "job", job);
+}
+
+/* 5. A child submits NHEAVY such jobs one after the other (they stay queued behind the
+ * job holding every GPU) while this process pings carmad on one connection, again and
+ * again: the pings' waits, and the submissions'. */
+static int pings_during_estimates(const char *sock)
+{
+    enum { NHEAVY = 8, NPING = 100000 };
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return -1;
+    pid_t kid = fork();
+    if (kid < 0)
+        return -1;
+    if (kid == 0) {
+        close(pfd[0]);
+        struct carma_err err;
+        for (int k = 0; k < NHEAVY; k++) {
+            double t0 = carma_mono_s();
+            if (submit(sock, heavy_submit(k), &err) < 0) {
+                fprintf(stderr, "bench_daemon: heavy submit: %s\n", err.msg);
+                _exit(1);
+            }
+            double ms = (carma_mono_s() - t0) * 1e3;
+            if (write(pfd[1], &ms, sizeof ms) != sizeof ms)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    close(pfd[1]);
+    static double ping[NPING];
+    double sub[NHEAVY];
+    int np = 0, ns = 0, bad = 0;
+    struct carma_err err;
+    int fd = carma_client_connect(sock, &err);
+    if (fd < 0)
+        bad = 1;
+    json_t *req = json_pack("{s:i,s:s}", "v", 1, "op", "ping");
+    while (!bad && ns < NHEAVY) {
+        struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+        if (poll(&p, 1, 0) > 0) {
+            ssize_t n = read(pfd[0], &sub[ns], sizeof sub[ns]);
+            if (n != sizeof sub[ns]) {
+                bad = 1;
+                break;
+            }
+            ns++;
+            continue;
+        }
+        json_t *resp = NULL;
+        double t0 = carma_mono_s();
+        if (carma_client_call(fd, req, &resp, &err) || !json_is_true(json_object_get(resp, "ok")))
+            bad = 1;
+        json_decref(resp);
+        if (np < NPING)
+            ping[np++] = (carma_mono_s() - t0) * 1e3;
+        usleep(500);
+    }
+    json_decref(req);
+    if (fd >= 0)
+        close(fd);
+    int st;
+    if (waitpid(kid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+        bad = 1;
+    close(pfd[0]);
+    if (bad || !np) {
+        fprintf(stderr, "bench_daemon: pings during estimates failed\n");
+        return -1;
+    }
+    qsort(ping, (size_t)np, sizeof ping[0], cmp_d);
+    qsort(sub, NHEAVY, sizeof sub[0], cmp_d);
+    printf("ping while %d large summaries are submitted (each %.0f ms to submit, median; "
+           "the estimator's work): %d pings, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+           NHEAVY, sub[NHEAVY / 2], np, ping[np / 2], ping[np * 99 / 100], ping[np - 1]);
+    return 0;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/carma-bench-XXXXXX";
@@ -364,6 +456,8 @@ int main(void)
     printf("durable submissions (WAL, synchronous=FULL, %d clients x %d%s%s): %.0f per second%s "
            "(target >= 1000)\n", NCLI, PER, pw ? ", as " : "", pw ? pw->pw_name : "",
            NCLI * PER / (t1 - t0), bad ? " (SOME FAILED)" : "");
+    if (pings_during_estimates(sock) < 0)
+        bad = 1;
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
     /* Jobs outlive carmad by design: end the holder, and let its shepherd record it. */

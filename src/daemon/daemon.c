@@ -39,6 +39,7 @@
 #include "daemon/asuser.h"
 #include "daemon/classify.h"
 #include "daemon/drained.h"
+#include "daemon/estq.h"
 #include "daemon/http.h"
 #include "daemon/kmsg.h"
 #include "daemon/metrics.h"
@@ -62,6 +63,7 @@
 #define TAG_START 6ull
 #define TAG_XID 7ull
 #define TAG_KMSG 8ull
+#define TAG_ESTQ 9ull
 #define TAG(t, i) (((t) << 32) | (uint64_t)(i))
 
 #define MAX_CONNS 4096
@@ -82,6 +84,11 @@
  * hundreds of GPUs (bench_why) */
 #define HTTP_WHY_EVERY_S 5.0
 #define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
+/* Submissions whose summary waits for its model bound in the estimate queue
+ * (daemon/estq.h): at most ESTQ_MAX at once and ESTQ_PER_UID of one user; past them the
+ * answer is "busy", which the client asks again. */
+#define ESTQ_MAX 64u
+#define ESTQ_PER_UID 4u
 
 struct djob {
     int used;
@@ -161,6 +168,24 @@ struct conn {
     uint32_t events;      /* the epoll mask armed */
     double last_in;       /* CLOCK_MONOTONIC s of the last byte received, or the accept */
     double out_since;     /* CLOCK_MONOTONIC s of the last progress of unsent output */
+};
+
+/* Who submits a job, as req_submit's checks found them. */
+struct submitter {
+    uid_t uid;
+    gid_t gid;
+    char uname[256];
+    char lim[CARMA_RLIMITS_MAX]; /* carma_rlimits_format; "": carmad's own limits */
+};
+
+/* A submission waiting for its summary's model bound (d->estq). */
+struct psub {
+    struct carmad_estq_item it;
+    struct carma_req q; /* the request, moved out of handle_line */
+    uint32_t ci;
+    uint64_t gen; /* its connection: answered if still the same one */
+    struct submitter who;
+    struct psub *prev, *next; /* d->psubs */
 };
 
 struct pend {
@@ -265,7 +290,11 @@ struct carmad {
     /* this iteration */
     struct pend *pend;
     size_t npend, pendcap;
-    int deferred;         /* the request being handled was answered through pend_add */
+    int deferred;             /* the request being handled was answered through pend_add, or
+                                 waits in the estimate queue */
+    struct carmad_estq *estq; /* summaries' model bounds, off the loop */
+    struct psub *psubs;       /* the submissions waiting for it */
+    unsigned npsubs;
     uint32_t *touched;    /* slots changed this iteration that may need undo */
     size_t ntouched, touchcap;
     int dirty;            /* the scheduler should step */
@@ -2250,22 +2279,33 @@ static void conn_send(struct carmad *d, uint32_t ci, json_t *resp)
     conn_flush(d, ci);
 }
 
-static void pend_add(struct carmad *d, uint32_t ci, json_t *resp)
+/* Holds resp until the commit for connection ci of generation gen; when that connection
+ * has gone (a submission finished after its estimate), the answer is dropped then. */
+static void pend_add_gen(struct carmad *d, uint32_t ci, uint64_t gen, json_t *resp)
 {
+    struct conn *c = d->conns[ci];
+    int live = c && c->gen == gen;
     d->deferred = 1;
     if (d->npend == d->pendcap) {
         size_t n = d->pendcap ? d->pendcap * 2 : 64;
         struct pend *p = realloc(d->pend, n * sizeof *p);
         if (!p) {
             json_decref(resp);
-            conn_send(d, ci, carma_resp_error("nomem", "carmad is out of memory"));
+            if (live)
+                conn_send(d, ci, carma_resp_error("nomem", "carmad is out of memory"));
             return;
         }
         d->pend = p;
         d->pendcap = n;
     }
-    d->pend[d->npend++] = (struct pend){ci, d->conns[ci]->gen, resp};
-    d->conns[ci]->pending++;
+    d->pend[d->npend++] = (struct pend){ci, gen, resp};
+    if (live)
+        c->pending++;
+}
+
+static void pend_add(struct carmad *d, uint32_t ci, json_t *resp)
+{
+    pend_add_gen(d, ci, d->conns[ci]->gen, resp);
 }
 
 static void user_name(uid_t uid, char *buf, size_t cap, gid_t *gid)
@@ -2321,7 +2361,15 @@ static int command_exists(const char *argv0, const char *cwd, const char *path_e
     return 0;
 }
 
-static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req *q)
+static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const struct carma_req *q,
+                             const struct submitter *who, const struct carmad_model *model);
+static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
+                            const struct submitter *who);
+
+/* Checks a submission and who sends it; one with a summary then waits for its model bound
+ * in the estimate queue (submit_queue, moving q out), the others go on at once
+ * (submit_finish). */
+static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
 {
     struct conn *c = d->conns[ci];
     const struct carma_req_job *rj = &q->job;
@@ -2341,15 +2389,18 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
         uint32_t mine = 0;
         for (uint32_t k = 0; k < d->cap; k++)
             mine += d->dj[k].used && !d->dj[k].end_final && d->dj[k].rec.uid == c->uid;
+        for (const struct psub *p = d->psubs; p; p = p->next)
+            mine += p->who.uid == c->uid;
         if (mine >= d->cfg.max_jobs_per_user)
             return carma_resp_error("forbidden",
                                     "uid %u has %u active jobs (queued or running), the most "
                                     "max_jobs_per_user allows; submit again once some end",
                                     (unsigned)c->uid, mine);
     }
-    char uname[256];
-    gid_t gid = c->gid;
-    user_name(c->uid, uname, sizeof uname, &gid);
+    struct submitter who = {.uid = c->uid, .gid = c->gid};
+    user_name(c->uid, who.uname, sizeof who.uname, &who.gid);
+    const char *uname = who.uname;
+    gid_t gid = who.gid;
     /* The paths are checked with the rights the job will run with: a root carmad
      * checking as root would tell a user which files exist in folders they cannot
      * read (a path they cannot reach is answered as a missing one). */
@@ -2377,7 +2428,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     /* A root carmad runs the job with the resource limits of the process that submitted
      * it, as a login would (pam_limits): not with carmad's own, which would lift every
      * limit set for the user. */
-    char lim[CARMA_RLIMITS_MAX] = "";
+    char *lim = who.lim;
     /* A peer in a pid namespace carmad cannot see (carmad in a container of its own, the
      * socket bound into the host) has no pid here (0): its limits cannot be read, and
      * the job runs with carmad's, as before there were any (docs/daemon.md, Security). */
@@ -2389,8 +2440,124 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
                                     "cannot take on the submitter's resource "
                                     "limits: %s",
                                     lerr.msg);
-        carma_rlimits_format(rl, lim, sizeof lim);
+        carma_rlimits_format(rl, lim, sizeof who.lim);
     }
+    if (rj->summary && rj->batch)
+        return submit_queue(d, ci, q, &who);
+    const struct carmad_model none = {0};
+    return submit_finish(d, ci, c->gen, q, &who, &none);
+}
+
+/* Puts a submission with a summary in the estimate queue (q is moved into it: the caller's
+ * is left empty); answered by estq_take once its model bound is known. */
+static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
+                            const struct submitter *who)
+{
+    unsigned mine = 0;
+    for (const struct psub *p = d->psubs; p; p = p->next)
+        mine += p->who.uid == who->uid;
+    if (mine >= ESTQ_PER_UID)
+        return carma_resp_error("busy",
+                                "uid %u has %u submissions waiting for their summaries' "
+                                "estimates, the most one user may have",
+                                (unsigned)who->uid, mine);
+    if (d->npsubs >= ESTQ_MAX)
+        return carma_resp_error("busy",
+                                "%u submissions are waiting for their summaries' "
+                                "estimates, the most carmad holds",
+                                d->npsubs);
+    struct psub *p = calloc(1, sizeof *p);
+    if (!p)
+        return carma_resp_error("nomem", "carmad is out of memory");
+    p->q = *q;
+    memset(q, 0, sizeof *q); /* moved: the caller's carma_req_free has nothing to free */
+    p->it.rj = &p->q.job;
+    p->ci = ci;
+    p->gen = d->conns[ci]->gen;
+    p->who = *who;
+    if ((p->next = d->psubs))
+        p->next->prev = p;
+    d->psubs = p;
+    d->npsubs++;
+    d->conns[ci]->pending++; /* its next requests wait: answers keep their order */
+    d->deferred = 1;
+    carmad_estq_push(d->estq, &p->it);
+    return NULL;
+}
+
+static void psub_unlink(struct carmad *d, struct psub *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        d->psubs = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    d->npsubs--;
+}
+
+/* Takes the connection's request of p off its pending count; whether it is still there. */
+static int psub_release(struct carmad *d, const struct psub *p)
+{
+    struct conn *c = d->conns[p->ci];
+    if (!c || c->gen != p->gen)
+        return 0;
+    c->pending--;
+    if (c->pending == 0 && c->inlen)
+        c->more = 1; /* its next requests waited for this one */
+    return 1;
+}
+
+/* The estimate queue's finished submissions: each is carried out whether its client
+ * still waits or not, as one carmad has read always is, and answered if it does. */
+static void estq_take(struct carmad *d)
+{
+    uint64_t n;
+    while (read(carmad_estq_fd(d->estq), &n, sizeof n) > 0)
+        ;
+    struct carmad_estq_item *it;
+    while ((it = carmad_estq_take(d->estq))) {
+        struct psub *p = (struct psub *)(void *)((char *)it - offsetof(struct psub, it));
+        psub_unlink(d, p);
+        int live = psub_release(d, p);
+        d->deferred = 0;
+        json_t *resp = it->rc < 0 ? carma_resp_error("invalid", "job.summary: %s", it->err.msg)
+                                  : submit_finish(d, p->ci, p->gen, &p->q, &p->who, &it->model);
+        if (live && (resp || !d->deferred))
+            conn_send(d, p->ci, resp);
+        else
+            json_decref(resp);
+        carma_req_free(&p->q);
+        free(p);
+    }
+}
+
+/* carmad stops: the submissions still waiting are refused, not carried out. */
+static void estq_abort(struct carmad *d)
+{
+    carmad_estq_stop(d->estq);
+    d->estq = NULL;
+    while (d->psubs) {
+        struct psub *p = d->psubs;
+        psub_unlink(d, p);
+        if (psub_release(d, p))
+            conn_send(d, p->ci,
+                      carma_resp_error("busy", "carmad is stopping before this job's summary "
+                                               "was estimated: the job was not submitted"));
+        carma_req_free(&p->q);
+        free(p);
+    }
+}
+
+/* The rest of a submission, once its summary's model bound (model; zero without a summary)
+ * is known: its slot, its bound and its row. Answers through pend_add_gen (NULL) or
+ * returns an error. */
+static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const struct carma_req *q,
+                             const struct submitter *who, const struct carmad_model *model)
+{
+    const struct carma_req_job *rj = &q->job;
+    const char *uname = who->uname;
+    const char *lim = who->lim;
     uint32_t i;
     if (slot_alloc(d, &i))
         return carma_resp_error("busy", "too many active jobs");
@@ -2412,15 +2579,15 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     r->env_json = json_dumps(env, JSON_COMPACT);
     json_decref(env);
     r->summary = rj->summary ? strdup(rj->summary) : NULL;
-    r->uid = c->uid;
-    r->gid = gid;
+    r->uid = who->uid;
+    r->gid = who->gid;
     r->gpus = rj->gpus;
     r->batch = rj->batch;
     r->mem_mib = rj->mem_mib;
     struct carmad_bound jb;
     struct carma_err berr = {{0}};
-    if (r->argv_json && carmad_job_bound(d->store, rj, r->argv_json, c->uid, d->kinds,
-                                         d->dev_kinds, d->nkinds, &jb, &berr) < 0) {
+    if (r->argv_json && carmad_job_bound_with(d->store, rj, r->argv_json, who->uid, d->kinds,
+                                              d->nkinds, model, &jb, &berr) < 0) {
         slot_free(d, i);
         return carma_resp_error("invalid", "job.summary: %s", berr.msg);
     }
@@ -2476,7 +2643,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, const struct carma_req 
     d->dirty = 1;
     json_t *ok = carma_resp_ok();
     json_object_set_new(ok, "id", json_integer((json_int_t)r->id));
-    pend_add(d, ci, ok);
+    pend_add_gen(d, ci, gen, ok);
     return NULL;
 }
 
@@ -4718,6 +4885,13 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     if (xfd >= 0 && add_fd(d, xfd, TAG(TAG_XID, 0)) < 0)
         dlog(d, LOG_WARNING, "Xid events not followed: epoll_ctl: %s", strerror(errno));
     kmsg_open(d);
+    if ((rc = carmad_estq_start(&d->estq, d->dev_kinds, d->nkinds,
+                                getenv("CARMA_TEST_ESTIMATE_HOLD"), err)))
+        goto fail;
+    if (add_fd(d, carmad_estq_fd(d->estq), TAG(TAG_ESTQ, 0)) < 0) {
+        rc = carma_err_set(err, -errno, "epoll_ctl: %s", strerror(errno));
+        goto fail;
+    }
     /* The socket is checked and HTTP binds before anything is reconciled or launched:
      * a socket or port in use fails the start with nothing done. */
     if ((rc = socket_free(d, err)))
@@ -4794,6 +4968,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             case TAG_KMSG:
                 take_kmsg(d);
                 break;
+            case TAG_ESTQ:
+                estq_take(d);
+                break;
             case TAG_TIMER: {
                 uint64_t exp;
                 while (read(d->tfd, &exp, sizeof exp) > 0)
@@ -4841,6 +5018,7 @@ void carmad_close(struct carmad *d)
     d->http = NULL;
     json_decref(d->http_why);
     d->http_why = NULL;
+    estq_abort(d);
     for (uint32_t ci = 0; ci < d->conn_hi;)
         if (d->conns[ci])
             conn_close(d, ci); /* lowers conn_hi when it was the last */

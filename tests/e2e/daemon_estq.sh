@@ -1,0 +1,90 @@
+#!/bin/sh
+# A submission's summary is estimated off carmad's loop (the estimate queue, daemon/estq.h):
+# while one waits, carmad answers every other request; a connection's later requests are
+# answered after it, in order; one user has at most 4 waiting (then "busy"); once the
+# estimate is done the job is submitted with the estimator's bound; and a carmad that
+# stops refuses the submissions still waiting instead of dropping them unanswered.
+# CARMA_TEST_ESTIMATE_HOLD=F holds every estimate until F exists (F.held: one reached it).
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+
+SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
+[ -f "$SUM" ] || fail "missing $SUM"
+export CARMA_TEST_ESTIMATE_HOLD="$T/go"
+start_daemon --gpus sim:2xa100-40gb
+
+step "a summary waiting for its estimate holds no other request"
+"$CARMA" submit --summary "$SUM" --batch 32 -- true first >"$T/first.id" 2>"$T/first.err" &
+FIRST=$!
+wait_until 10 test -e "$T/go.held" || fail "the submission did not reach the estimate queue"
+"$CARMA" gpus >/dev/null || fail "carma gpus not answered while an estimate waits"
+"$CARMA" ls --json >"$T/ls0.json" || fail "carma ls not answered while an estimate waits"
+grep -q '"id"' "$T/ls0.json" && fail "a job exists before its estimate: $(cat "$T/ls0.json")"
+kill -0 "$FIRST" 2>/dev/null || fail "carma submit answered before its estimate: $(cat "$T/first.err")"
+
+step "one user's waiting submissions are bounded; a connection's answers keep their order"
+# Five more from this user (one of them pipelining a ping behind its submit): with the
+# first, 4 may wait, so exactly two are answered "busy" now and three wait for the hold.
+python3 - "$CARMA_SOCKET" "$SUM" "$T/go" <<'PY'
+import json, select, socket, sys, time
+sock, summary, go = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+def submit(tag):
+    return json.dumps({"v": 1, "op": "submit", "job": {
+        "argv": ["true", tag], "cwd": "/", "summary": summary, "batch": 32}}).encode() + b"\n"
+conns, bufs = [], {}
+for k in range(5):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    line = submit("q%d" % k)
+    if k == 2:  # pipelined: its ping is answered only after its submit
+        line += b'{"v":1,"op":"ping"}\n'
+    s.sendall(line)
+    conns.append(s)
+    bufs[s] = b""
+def lines(s):
+    return [json.loads(l) for l in bufs[s].split(b"\n") if l]
+def read_until(pred, timeout):
+    end = time.monotonic() + timeout
+    while not pred() and time.monotonic() < end:
+        r, _, _ = select.select(conns, [], [], 0.05)
+        for s in r:
+            bufs[s] += s.recv(65536)
+    return pred()
+def busy():
+    return [s for s in conns if lines(s) and lines(s)[0].get("error") == "busy"]
+assert read_until(lambda: len(busy()) >= 2, 10), [lines(s) for s in conns]
+read_until(lambda: False, 0.5)  # nothing else comes while the hold lasts
+waiting = [s for s in conns if s not in busy()]
+assert len(busy()) == 2 and all(not lines(s) for s in waiting), [lines(s) for s in conns]
+assert "4 submissions waiting" in lines(busy()[0])[0]["message"], lines(busy()[0])
+open(go, "w").close()  # the estimates go on
+want = lambda s: 2 if s is conns[2] else 1
+assert read_until(lambda: all(len(lines(s)) == want(s) for s in conns), 20), \
+    [lines(s) for s in conns]
+for s in waiting:
+    assert lines(s)[0]["ok"] is True and lines(s)[0]["id"] > 0, lines(s)
+got = lines(conns[2])
+assert "id" in got[0] or got[0].get("error") == "busy", got
+assert got[1].get("ok") is True and "version" in got[1], got  # the ping, after
+PY
+[ $? = 0 ] || fail "the queue's bounds or order"
+wait "$FIRST" || fail "the first submission: $(cat "$T/first.err")"
+id=$(cat "$T/first.id")
+"$CARMA" show "$id" >"$T/first.txt" || fail "no job $id"
+grep -q "bound     at submission: estimator (batch 32, adamw, fp32; estimate [0-9]* MiB)" \
+    "$T/first.txt" || fail "the first job's bound is not the estimator's: $(cat "$T/first.txt")"
+[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 4 ] || fail "4 jobs expected: $("$CARMA" ls --all)"
+
+step "a carmad that stops answers the submissions still waiting"
+rm -f "$T/go" "$T/go.held"
+CARMA_TIMEOUT=2 "$CARMA" submit --summary "$SUM" --batch 32 -- true last >"$T/last.id" \
+    2>"$T/last.err" &
+LAST=$!
+wait_until 10 test -e "$T/go.held" || fail "the last submission did not reach the queue"
+stop_daemon || fail "carmad did not stop cleanly"
+wait "$LAST" && fail "a submission refused at the stop succeeded: $(cat "$T/last.id")"
+grep -q "carmad is stopping before this job's summary was estimated: the job was not submitted" \
+    "$T/last.err" || fail "the refused submission's client was not told: $(cat "$T/last.err")"
+touch "$T/go"
+start_daemon --gpus sim:2xa100-40gb
+[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 4 ] || fail "a refused job was kept: $("$CARMA" ls --all)"
+echo "ok"
