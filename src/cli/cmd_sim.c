@@ -48,7 +48,9 @@ static void sim_usage(FILE *f)
         "                     - reads standard input (not with --trace -)\n"
         "  --rad-dir DIR      folder of the .rad task files of a CARMA .sh trace (default:\n"
         "                     the trace's folder; CARMA's repository keeps them in workloads/)\n"
-        "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb)\n"
+        "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb);\n"
+        "                     '/' begins another island (GPUs linked by NVLink or one PCIe\n"
+        "                     switch), as in 4xa100-40gb/4xa100-40gb\n"
         "                     kinds: a100-40gb a100-80gb h100-80gb v100-32gb\n"
         "  --sharing MODE     mps (default) or timeslice\n"
         "  --policy LIST      comma-separated policies or 'all' (default all):\n");
@@ -777,8 +779,12 @@ int cmd_sim(int argc, char **argv)
     if (parse_policies(policy_list, policies, &npol))
         return 2;
     const struct sim_gpu_kind **kinds = calloc(SIM_MAX_GPUS, sizeof *kinds);
-    if (!kinds)
+    uint16_t *islands = calloc(SIM_MAX_GPUS, sizeof *islands);
+    if (!kinds || !islands) {
+        free(kinds);
+        free(islands);
         return 1;
+    }
     size_t ngpus;
     struct carma_err err = {{0}};
     int status = 2;
@@ -786,7 +792,7 @@ int cmd_sim(int argc, char **argv)
     size_t ncatalog = 0;
     struct sim_trace trace = {0};
     struct row *rows = NULL;
-    if (sim_gpu_spec_parse(gpus, kinds, SIM_MAX_GPUS, &ngpus, &err)) {
+    if (sim_gpu_spec_parse(gpus, kinds, islands, SIM_MAX_GPUS, &ngpus, &err)) {
         fprintf(stderr, "carma sim: %s\n", err.msg);
         goto out;
     }
@@ -895,6 +901,7 @@ int cmd_sim(int argc, char **argv)
         struct sim_config cfg;
         sim_config_default(&cfg);
         cfg.kinds = kinds;
+        cfg.islands = islands;
         cfg.ngpus = ngpus;
         cfg.sharing = (enum carma_sharing)sharing;
         cfg.policy = policies[i];
@@ -968,5 +975,6 @@ out:
     sim_trace_free(&trace);
     free(catalog);
     free(kinds);
+    free(islands);
     return status;
 }

@@ -145,7 +145,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
                 struct carma_err e;
                 if (strncmp(value, "sim:", 4) != 0)
                     BAD("gpus: 'nvml' or 'sim:SPEC' expected, got '%.64s'", value);
-                if (sim_gpu_spec_parse(value + 4, k, CARMA_GPU_MAX, &n, &e))
+                if (sim_gpu_spec_parse(value + 4, k, NULL, CARMA_GPU_MAX, &n, &e))
                     BAD("gpus: %.200s", strncmp(e.msg, "--gpus: ", 8) ? e.msg : e.msg + 8);
             }
         } else if (!strcmp(name, "monitor_interval")) {

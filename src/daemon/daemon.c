@@ -1051,6 +1051,9 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         uint8_t sharing = carmad_config_sharing(&d->cfg, i, d->gs[i].info.uuid);
         carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, d->cfg.window,
                        (enum carma_sharing)sharing);
+        /* an island past the scheduler's range is a backend's error: as if unknown */
+        int isl = d->gs[i].info.island;
+        d->gpus[i].island = isl >= 0 && isl < (int)n ? (uint16_t)isl : 0;
     }
     /* A [sharing] entry that names no GPU is a typo that would leave a GPU on the
      * default: refused. */
@@ -3082,6 +3085,10 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
         json_object_set_new(o, "power_limit_w", opt_real(s->info.power_limit_w));
         json_object_set_new(o, "pci_bus_id",
                             s->info.pci_bus_id[0] ? json_string(s->info.pci_bus_id) : json_null());
+        json_object_set_new(o, "island",
+                            s->info.island >= 0 && s->info.island < (int)d->ngpus
+                                ? json_integer(s->info.island)
+                                : json_null());
         json_object_set_new(o, "smact", ls ? opt_real(ls->smact) : json_null());
         json_object_set_new(o, "smocc", ls ? opt_real(ls->smocc) : json_null());
         json_object_set_new(o, "drama", ls ? opt_real(ls->drama) : json_null());

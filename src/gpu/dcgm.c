@@ -438,6 +438,7 @@ static int dcgmb_info(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_
     out->mem_total_bytes = 0; /* DCGM here gives profiling signals only */
     out->power_limit_w = -1;
     out->mig_mode = -1;
+    out->island = -1;
     return 0;
 }
 

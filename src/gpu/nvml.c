@@ -955,6 +955,7 @@ static int nvml_gpu_open(struct nvml_backend *nv, unsigned idx, char *why, size_
     if (nv->f.power_limit && nv->f.power_limit(g->dev, &mw) == NVML_SUCCESS)
         g->info.power_limit_w = carma_gpu_answer_power_mw(mw);
     unsigned cur = 0, pend = 0;
+    g->info.island = -1;
     g->info.mig_mode = -1;
     if (nv->f.mig_mode && nv->f.mig_mode(g->dev, &cur, &pend) == NVML_SUCCESS)
         g->info.mig_mode = cur == NVML_DEVICE_MIG_ENABLE ? 1 : 0;

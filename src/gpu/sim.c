@@ -47,6 +47,7 @@ struct sim_attach {
 
 struct sim_gpu {
     const struct sim_gpu_kind *kind;
+    uint16_t island; /* the spec's, "/" between islands */
     double energy_j; /* integral of power up to t_s */
     double t_s;      /* time of the last integration */
 };
@@ -139,6 +140,7 @@ static int sim_info(struct carma_gpu_backend *b, unsigned i, struct carma_gpu_in
     out->mem_total_bytes = (uint64_t)k->mem_mib << 20;
     out->power_limit_w = k->max_w;
     out->mig_mode = 0;
+    out->island = s->gpu[i].island;
     return 0;
 }
 
@@ -273,8 +275,9 @@ static const struct carma_gpu_backend_ops sim_ops = {
 int carma_gpu_open_sim(struct carma_gpu_backend *b, const char *spec, struct carma_err *err)
 {
     const struct sim_gpu_kind *kinds[CARMA_GPU_MAX];
+    uint16_t island[CARMA_GPU_MAX];
     size_t n = 0;
-    int rc = sim_gpu_spec_parse(spec, kinds, CARMA_GPU_MAX, &n, err);
+    int rc = sim_gpu_spec_parse(spec, kinds, island, CARMA_GPU_MAX, &n, err);
     if (rc)
         return rc;
     if (n == 0)
@@ -297,6 +300,7 @@ int carma_gpu_open_sim(struct carma_gpu_backend *b, const char *spec, struct car
     double t0 = s->now(NULL);
     for (size_t i = 0; i < n; i++) {
         s->gpu[i].kind = kinds[i];
+        s->gpu[i].island = island[i];
         s->gpu[i].t_s = t0;
     }
     b->ops = &sim_ops;

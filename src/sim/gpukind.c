@@ -63,16 +63,16 @@ const struct sim_gpu_kind *sim_gpu_kind_all(size_t *n)
     return kinds;
 }
 
-int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **out, size_t cap, size_t *n,
-                       struct carma_err *err)
+int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **out, uint16_t *island,
+                       size_t cap, size_t *n, struct carma_err *err)
 {
     size_t count = 0;
+    uint16_t isl = 0;
     const char *p = spec;
     if (!spec || !*spec)
         return carma_err_set(err, -EINVAL, "--gpus: empty GPU list");
     while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
+        size_t len = strcspn(p, ",/");
         char part[64];
         if (len == 0 || len >= sizeof part)
             return carma_err_set(err, -EINVAL, "--gpus: bad part '%.*s' in '%s'", (int)len, p,
@@ -101,13 +101,17 @@ int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **out, size_t
                                  kname);
         if (count + k > cap)
             return carma_err_set(err, -EINVAL, "--gpus: more than %zu GPUs", cap);
-        for (unsigned long i = 0; i < k; i++)
+        for (unsigned long i = 0; i < k; i++) {
+            if (island)
+                island[count] = isl;
             out[count++] = kind;
+        }
         p += len;
-        if (*p == ',') {
+        if (*p == ',' || *p == '/') {
+            isl += *p == '/'; /* at most cap islands of one GPU or more each */
+            if (!p[1])
+                return carma_err_set(err, -EINVAL, "--gpus: trailing '%c' in '%s'", *p, spec);
             p++;
-            if (!*p)
-                return carma_err_set(err, -EINVAL, "--gpus: trailing comma in '%s'", spec);
         }
     }
     *n = count;

@@ -887,6 +887,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     for (size_t gi = 0; gi < cfg->ngpus; gi++) {
         carma_gpu_init(&s.view[gi], (uint64_t)cfg->kinds[gi]->mem_mib, cfg->window,
                        cfg->sharing);
+        s.view[gi].island = cfg->islands ? cfg->islands[gi] : 0;
         s.g[gi].last_t = s.t0;
         s.g[gi].mon_next = ceil(s.t0);
         s.g[gi].quiet_from = floor(s.t0) + s.view[gi].smact.cap + 1;

@@ -20,6 +20,7 @@
 
 struct sim_config {
     const struct sim_gpu_kind *const *kinds; /* one per GPU */
+    const uint16_t *islands; /* one per GPU (sim_gpu_spec_parse); NULL: all island 0 */
     size_t ngpus;
     enum carma_sharing sharing;
     const struct carma_policy *policy;

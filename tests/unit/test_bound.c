@@ -44,7 +44,7 @@ static void setup_cfg(struct setup *s, const char *gpus, enum carma_sharing sh, 
 {
     size_t ng;
     struct carma_err err;
-    assert_int_equal(sim_gpu_spec_parse(gpus, s->kinds, 16, &ng, &err), 0);
+    assert_int_equal(sim_gpu_spec_parse(gpus, s->kinds, NULL, 16, &ng, &err), 0);
     sim_config_default(&s->cfg);
     s->cfg.kinds = s->kinds;
     s->cfg.ngpus = ng;

@@ -42,7 +42,7 @@ static struct sim_metrics run(struct sim_job_spec *jobs, size_t n, const char *p
     const struct sim_gpu_kind *kinds[16];
     size_t ng;
     struct carma_err err;
-    assert_int_equal(sim_gpu_spec_parse(gpus, kinds, 16, &ng, &err), 0);
+    assert_int_equal(sim_gpu_spec_parse(gpus, kinds, NULL, 16, &ng, &err), 0);
     struct sim_config cfg;
     sim_config_default(&cfg);
     cfg.kinds = kinds;

@@ -158,7 +158,8 @@ static void gen_gpus(struct scen *sc, uint64_t *x)
                                     cnt, k->name);
     }
     struct carma_err err;
-    assert_int_equal(sim_gpu_spec_parse(sc->gpus, sc->kinds, PROPS_MAX_GPUS, &sc->ngpus, &err), 0);
+    assert_int_equal(
+        sim_gpu_spec_parse(sc->gpus, sc->kinds, NULL, PROPS_MAX_GPUS, &sc->ngpus, &err), 0);
     assert_int_equal(sc->ngpus, n);
 }
 
