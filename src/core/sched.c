@@ -120,6 +120,27 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     memset(s->bucket_of, CARMA_SCHED_NO_BUCKET, ngpus);
     for (size_t gi = 0; gi < ngpus; gi++)
         gpu_refresh(s, (uint32_t)gi);
+    for (size_t gi = 0; gi < ngpus; gi++)
+        if ((uint32_t)gpus[gi].island + 1 > s->nislands)
+            s->nislands = (uint32_t)gpus[gi].island + 1;
+    if (s->nislands > 1) { /* a counting sort: island, then index */
+        s->by_island = malloc(ngpus * sizeof *s->by_island);
+        s->island_at = calloc((size_t)s->nislands + 1, sizeof *s->island_at);
+        uint32_t *next = malloc(s->nislands * sizeof *next); /* each island's next place */
+        if (!s->by_island || !s->island_at || !next) {
+            free(next);
+            carma_sched_free(s);
+            return -ENOMEM;
+        }
+        for (size_t gi = 0; gi < ngpus; gi++)
+            s->island_at[gpus[gi].island + 1]++;
+        for (uint32_t i = 0; i < s->nislands; i++)
+            s->island_at[i + 1] += s->island_at[i];
+        memcpy(next, s->island_at, s->nislands * sizeof *next);
+        for (size_t gi = 0; gi < ngpus; gi++)
+            s->by_island[next[gpus[gi].island]++] = (uint32_t)gi;
+        free(next);
+    }
     return 0;
 }
 
@@ -135,6 +156,9 @@ void carma_sched_free(struct carma_sched *s)
     free(s->live_total);
     free(s->by_size);
     free(s->backfill);
+    free(s->by_island);
+    free(s->island_at);
+    s->by_island = s->island_at = NULL;
     s->backfill = NULL;
     s->seen = NULL;
     s->live_total = s->by_size = NULL;
@@ -972,6 +996,50 @@ static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int 
     return need;
 }
 
+/* A job on several GPUs of a server with islands (DESIGN.md 3): the best `want` GPUs
+ * (auto_offer's order: gain, memory fit, index) of the island whose best give the job the
+ * most, when that is as much as the best `want` of the whole server give it, else those.
+ * It never trades the job's speed for a link: without a model of the job's communication
+ * nothing says a slower GPU pays for a faster link. Every GPU is looked at (servers with
+ * islands have few), and no scan is remembered. Returns 1 when the job fits. */
+static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
+{
+    const size_t want = a->want;
+    uint32_t ic[CARMA_JOB_MAX_GPUS], best[CARMA_JOB_MAX_GPUS];
+    float icg[CARMA_JOB_MAX_GPUS];
+    double best_sum = -1.0;
+    a->n = 0;
+    for (uint32_t i = 0; i < s->nislands; i++) {
+        size_t in = 0;
+        for (uint32_t k = s->island_at[i]; k < s->island_at[i + 1]; k++) {
+            uint32_t gi = s->by_island[k];
+            float gain =
+                auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
+            if (gain < 0)
+                continue;
+            auto_offer(s, gi, gain, c, a->cg, &a->n, want, a->loosest);
+            auto_offer(s, gi, gain, ic, icg, &in, want, a->loosest);
+        }
+        if (in < want)
+            continue;
+        double sum = 0; /* gains in descending order: equal sets sum to equal bits */
+        for (size_t k = 0; k < want; k++)
+            sum += icg[k];
+        if (sum > best_sum) {
+            best_sum = sum;
+            memcpy(best, ic, want * sizeof *best);
+        }
+    }
+    if (a->n < want)
+        return 0;
+    double all = 0;
+    for (size_t k = 0; k < want; k++)
+        all += a->cg[k];
+    if (best_sum >= all)
+        memcpy(c, best, want * sizeof *c);
+    return 1;
+}
+
 static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, int honour)
 {
     struct auto_scan a;
@@ -991,6 +1059,8 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     a.weight = j->gpus;
     a.want = j->gpus;
     a.n = a.nfit = 0;
+    if (j->gpus > 1 && s->nislands > 1)
+        return auto_choose_islands(s, &a, c);
     uint8_t flags = (uint8_t)((a.only_idle ? AUTO_ONLY_IDLE : 0) | (a.loosest ? AUTO_LOOSEST : 0) |
                               (honour ? AUTO_HONOUR : 0));
     int hit = 0;

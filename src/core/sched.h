@@ -145,6 +145,12 @@ struct carma_sched {
     uint64_t *live_total;   /* ngpus: each GPU's memory as last seen, 0 when drained, owned */
     uint64_t *by_size;      /* ngpus: those memories, largest first, owned */
     int sizes_stale;        /* by_size needs sorting again */
+    /* Islands (carma_gpu.island, read at init): with more than one, auto places a job on
+     * several GPUs within one where that costs it nothing (auto_choose_islands). */
+    uint32_t nislands;      /* the largest island + 1 */
+    uint32_t *by_island;    /* nislands > 1: the GPUs by island, then index; owned */
+    uint32_t *island_at;    /* nislands > 1: island i's are by_island[island_at[i] ..
+                               island_at[i + 1]); owned */
     uint64_t placements;    /* counters */
 };
 

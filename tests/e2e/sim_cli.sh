@@ -94,6 +94,7 @@ expect_bad "quoted_nl.csv:2: unknown workload 'Xcep\\\\ntion'" --trace "$T/quote
 expect_bad "unknown GPU kind" --trace data/trace-mix90.csv --gpus 4xa200-40gb
 expect_bad "more than" --trace data/trace-mix90.csv --gpus 100000xa100-40gb
 expect_bad "bad count" --trace data/trace-mix90.csv --gpus 0xa100-40gb
+expect_bad "trailing '/'" --trace data/trace-mix90.csv --gpus 2xa100-40gb/
 expect_bad "--seed" --trace data/trace-mix90.csv --jitter 0.2 --seed -1
 # An empty value (an unset shell variable) is not 0 ("no limit"); no blank or sign either.
 for v in "" " 2" "+2" "2 "; do

@@ -926,6 +926,72 @@ static void test_auto_never_collocates_an_unprofiled_job(void **state)
     carma_sched_free(&f.s);
 }
 
+/* fx_init with GPUs 0-1 in island 0 and 2-3 in island 1 when `islands` (else one). */
+static void fx_islands(struct fx *f, int islands)
+{
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < NG; i++) {
+        carma_gpu_init(&f->gpus[i], 40960, 30, CARMA_SHARING_MPS);
+        f->gpus[i].island = islands ? (uint16_t)(i / 2) : 0;
+    }
+    for (uint32_t i = 0; i < NJ; i++) {
+        carma_job_init(&f->jobs[i], i + 1, 1, 0);
+        f->jobs[i].bound_mib = 8192;
+        f->jobs[i].smact = 0.5f;
+    }
+    assert_int_equal(carma_sched_init(&f->s, f->jobs, f->gpus, NG, carma_policy_find("auto"), NULL),
+                     0);
+    assert_int_equal(f->s.nislands, islands ? 2u : 1u);
+}
+
+/* DESIGN.md 3: a job on several GPUs takes GPUs of one island when they serve it as well
+ * as the best of the server; GPU 0 busy leaves 1, 2 and 3 idle: 1 and 2 by index, 2 and
+ * 3 with islands. */
+static void test_auto_multi_gpu_job_prefers_one_island(void **state)
+{
+    (void)state;
+    for (int islands = 0; islands < 2; islands++) {
+        struct fx f;
+        fx_islands(&f, islands);
+        uint16_t g0 = 0;
+        carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
+        f.jobs[1].gpus = 2;
+        carma_sched_submit(&f.s, 1, 0);
+        assert_int_equal(fx_step(&f, 1), 1);
+        assert_int_equal(f.out[0].job, 1);
+        assert_int_equal(f.jobs[1].gpu[0], islands ? 2 : 1);
+        assert_int_equal(f.jobs[1].gpu[1], islands ? 3 : 2);
+        /* a 1-GPU job is placed as ever: the first idle GPU left */
+        carma_sched_submit(&f.s, 2, 1);
+        assert_int_equal(fx_step(&f, 2), 1);
+        assert_int_equal(f.jobs[2].gpu[0], islands ? 1 : 3);
+        carma_sched_free(&f.s);
+    }
+}
+
+/* ... but never at the cost of its speed: with GPUs 0 and 2 busy, each island has one idle
+ * GPU, and the job takes the two idle ones across the islands rather than share. */
+static void test_auto_island_never_costs_a_job_speed(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_islands(&f, 1);
+    uint16_t g0 = 0, g2 = 2;
+    carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
+    carma_sched_adopt(&f.s, 1, &g2, 1, 0, 0);
+    f.jobs[2].gpus = 2;
+    carma_sched_submit(&f.s, 2, 0);
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(f.jobs[2].gpu[0], 1);
+    assert_int_equal(f.jobs[2].gpu[1], 3);
+    /* a 2-GPU job that fits nowhere waits, islands or not */
+    f.jobs[3].gpus = 2;
+    f.jobs[3].bound_mib = 40000;
+    carma_sched_submit(&f.s, 3, 1);
+    assert_int_equal(fx_step(&f, 2), 0);
+    carma_sched_free(&f.s);
+}
+
 static void test_recovery_first_and_idle_only(void **state)
 {
     (void)state;
@@ -1185,6 +1251,8 @@ int main(void)
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
         cmocka_unit_test(test_auto_never_collocates_an_unprofiled_job),
+        cmocka_unit_test(test_auto_multi_gpu_job_prefers_one_island),
+        cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_recovery_first_and_idle_only),
         cmocka_unit_test(test_max_attempts_and_fault),
         cmocka_unit_test(test_exclusive_never_collocates),

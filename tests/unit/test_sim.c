@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,34 @@ static struct sim_metrics run(struct sim_job_spec *jobs, size_t n, const char *p
 static double agg(enum carma_sharing sh, int n, float s)
 {
     return n * carma_coloc_rate(sh, (uint32_t)n, n * s, n * carma_coloc_busy(s));
+}
+
+/* "/" begins another island; "," goes on in the same one. */
+static void test_gpu_spec_islands(void **state)
+{
+    (void)state;
+    const struct sim_gpu_kind *kinds[16];
+    uint16_t island[16];
+    size_t n;
+    struct carma_err err = {{0}};
+    assert_int_equal(sim_gpu_spec_parse("2xa100-40gb/v100-32gb,a100-80gb/h100-80gb", kinds, island,
+                                        16, &n, &err),
+                     0);
+    assert_int_equal(n, 5);
+    static const uint16_t want[] = {0, 0, 1, 1, 2};
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(island[i], want[i]);
+    assert_string_equal(kinds[3]->name, "a100-80gb");
+    assert_int_equal(sim_gpu_spec_parse("4xa100-40gb", kinds, island, 16, &n, &err), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(island[i], 0);
+    static const char *const bad[] = {"2xa100-40gb/", "/2xa100-40gb", "a100-40gb//a100-40gb",
+                                      "a100-40gb,/a100-40gb"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err.msg[0] = 0;
+        assert_int_equal(sim_gpu_spec_parse(bad[i], kinds, island, 16, &n, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "--gpus"));
+    }
 }
 
 static void test_model_reproduces_collocation_facts(void **state)
@@ -897,6 +926,7 @@ static void test_loop_skips_only_ticks_that_change_nothing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_spec_islands),
         cmocka_unit_test(test_model_reproduces_collocation_facts),
         cmocka_unit_test(test_model_against_h100_measurements),
         cmocka_unit_test(test_auto_decisions_on_h100_measurements),
