@@ -999,20 +999,25 @@ static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int 
 /* A job on several GPUs of a server with islands (DESIGN.md 3): the best `want` GPUs
  * (auto_offer's order: gain, memory fit, index) of the island whose best give the job the
  * most, when that is as much as the best `want` of the whole server give it, else those.
- * It never trades the job's speed for a link: without a model of the job's communication
- * nothing says a slower GPU pays for a faster link. Every GPU is looked at (servers with
- * islands have few), and no scan is remembered. Returns 1 when the job fits. */
+ * Of islands that give as much, the one with the fewest GPUs without a carma job (then the
+ * lowest), so that whole islands stay free for wider jobs. It never trades the job's speed
+ * for a link: without a model of the job's communication nothing says a slower GPU pays
+ * for a faster link. Every GPU is looked at (servers with islands have few), and no scan
+ * is remembered. Returns 1 when the job fits. */
 static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
 {
     const size_t want = a->want;
     uint32_t ic[CARMA_JOB_MAX_GPUS], best[CARMA_JOB_MAX_GPUS];
     float icg[CARMA_JOB_MAX_GPUS];
     double best_sum = -1.0;
+    uint32_t best_vacant = 0;
     a->n = 0;
     for (uint32_t i = 0; i < s->nislands; i++) {
         size_t in = 0;
+        uint32_t vacant = 0;
         for (uint32_t k = s->island_at[i]; k < s->island_at[i + 1]; k++) {
             uint32_t gi = s->by_island[k];
+            vacant += (s->slot[gi].flags & CARMA_SLOT_VACANT) != 0;
             float gain =
                 auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
             if (gain < 0)
@@ -1025,8 +1030,9 @@ static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint3
         double sum = 0; /* gains in descending order: equal sets sum to equal bits */
         for (size_t k = 0; k < want; k++)
             sum += icg[k];
-        if (sum > best_sum) {
+        if (sum > best_sum || (sum == best_sum && vacant < best_vacant)) {
             best_sum = sum;
+            best_vacant = vacant;
             memcpy(best, ic, want * sizeof *best);
         }
     }

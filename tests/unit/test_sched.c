@@ -992,6 +992,40 @@ static void test_auto_island_never_costs_a_job_speed(void **state)
     carma_sched_free(&f.s);
 }
 
+/* Of islands that serve a job as well, the one with the fewest GPUs free of carma jobs: islands
+ * {0,1,2} and {3,4,5} with GPU 3 busy, a 2-GPU job takes 4 and 5 and leaves the first
+ * island whole for the 3-GPU job after it (the lowest island would have split both). */
+static void test_auto_island_best_fit(void **state)
+{
+    (void)state;
+    enum { G = 6 };
+    struct carma_gpu gpus[G];
+    struct carma_job jobs[3];
+    struct carma_placement out[3];
+    struct carma_sched s;
+    for (size_t i = 0; i < G; i++) {
+        carma_gpu_init(&gpus[i], 40960, 30, CARMA_SHARING_MPS);
+        gpus[i].island = (uint16_t)(i / 3);
+    }
+    for (uint32_t i = 0; i < 3; i++) {
+        carma_job_init(&jobs[i], i + 1, (uint16_t)(i + 1), 0);
+        jobs[i].bound_mib = 8192;
+        jobs[i].smact = 0.9f; /* heavy: no pair gains enough to share */
+    }
+    assert_int_equal(carma_sched_init(&s, jobs, gpus, G, carma_policy_find("auto"), NULL), 0);
+    uint16_t g3 = 3;
+    carma_sched_adopt(&s, 0, &g3, 1, 0, 0);
+    carma_sched_submit(&s, 1, 0);
+    assert_int_equal(carma_sched_step(&s, 1, out, 3), 1);
+    assert_int_equal(jobs[1].gpu[0], 4);
+    assert_int_equal(jobs[1].gpu[1], 5);
+    carma_sched_submit(&s, 2, 1);
+    assert_int_equal(carma_sched_step(&s, 2, out, 3), 1);
+    for (uint16_t k = 0; k < 3; k++)
+        assert_int_equal(jobs[2].gpu[k], k);
+    carma_sched_free(&s);
+}
+
 static void test_recovery_first_and_idle_only(void **state)
 {
     (void)state;
@@ -1253,6 +1287,7 @@ int main(void)
         cmocka_unit_test(test_auto_never_collocates_an_unprofiled_job),
         cmocka_unit_test(test_auto_multi_gpu_job_prefers_one_island),
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
+        cmocka_unit_test(test_auto_island_best_fit),
         cmocka_unit_test(test_recovery_first_and_idle_only),
         cmocka_unit_test(test_max_attempts_and_fault),
         cmocka_unit_test(test_exclusive_never_collocates),
