@@ -275,6 +275,10 @@ struct carmad {
                                * it watches its shepherd (tests of a job that ends first) */
     double start_wait_s;      /* a shepherd's time to record itself (CARMA_TEST_START_WAIT_MS) */
     int test_watch_fail;      /* CARMA_TEST_WATCH_FAIL: watching a shepherd fails (ENOSPC) */
+    uint64_t test_watch_fail_job; /* CARMA_TEST_WATCH_FAIL_JOB=ID: the same for job ID's
+                                     shepherds only (one that ends as carmad reconciles) */
+    int test_recon_nomem;         /* CARMA_TEST_RECON_NOMEM: reconciliation's list of the ends
+                                     it found cannot grow (out of memory) */
     int test_die_at_cancel;   /* CARMA_TEST_DIE_AT_CANCEL: carmad exits (as if killed) after
                                  committing a running job's cancel, before signalling it */
     double xid_fault_window_s;  /* XID_FAULT_WINDOW_S, or CARMA_TEST_XID_FAULT_WINDOW */
@@ -1755,8 +1759,10 @@ static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid, int fd)
     if (fd < 0 && (fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
         return -errno;
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG(TAG_PIDFD, i)};
-    if (d->test_watch_fail || epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        int e = d->test_watch_fail ? ENOSPC : errno;
+    int test =
+        d->test_watch_fail || (d->test_watch_fail_job && d->dj[i].rec.id == d->test_watch_fail_job);
+    if (test || epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        int e = test ? ENOSPC : errno;
         /* carmad cannot follow it: its shepherd ends the job, as for a cancel, rather than
          * run it on GPUs the scheduler gives back with the attempt */
         syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0);
@@ -1785,16 +1791,27 @@ static void kill_leftovers(struct carmad *d, uint32_t i, const char *dir)
              (unsigned long long)d->dj[i].rec.id, (int)pid, n, n == 1 ? "" : "es");
 }
 
+/* How job i's attempt ended, its shepherd gone: as its status file (in dir) tells (1:
+ * *x and *end filled), or, when it wrote none, lost now (0: *end now_s(), and what the
+ * shepherd left of the job is killed). */
+static int shepherd_end(struct carmad *d, uint32_t i, const char *dir, struct carma_exit *x,
+                        double *end)
+{
+    if (carma_shepherd_read_status(dir, x, end) == 0)
+        return 1;
+    kill_leftovers(d, i, dir);
+    *end = now_s();
+    return 0;
+}
+
 /* Ends job i's attempt as its shepherd's status file (in dir) tells, or as lost when
  * it wrote none (killing what the shepherd left of the job). Whether it had one. */
 static int end_from_status(struct carmad *d, uint32_t i, const char *dir)
 {
     struct carma_exit x;
     double end;
-    int have = carma_shepherd_read_status(dir, &x, &end) == 0;
-    if (!have)
-        kill_leftovers(d, i, dir);
-    attempt_end(d, i, have ? &x : NULL, NULL, have ? end : now_s());
+    int have = shepherd_end(d, i, dir, &x, &end);
+    attempt_end(d, i, have ? &x : NULL, NULL, end);
     return have;
 }
 
@@ -4065,7 +4082,9 @@ static void iteration_end(struct carmad *d)
 /* ---- reconciliation on start ---- */
 
 /* A running job found ended (or to end) at reconciliation: its end waits until every
- * running job holds its GPUs again (recon_ends). */
+ * running job holds its GPUs again (recon_ends). No attempt ends before then: an end takes
+ * the queued Xids (and the kernel's Xid lines), which the running jobs not yet re-adopted,
+ * absent from the slots, would never get. */
 struct recon_end {
     uint32_t slot;
     int have; /* ex holds its recorded exit */
@@ -4076,29 +4095,37 @@ struct recon_end {
 
 struct recon {
     struct carmad *d;
+    struct carma_err *err;
     int requeued, adopted, ended, queued, failed;
     struct recon_end *ends;
     size_t nends, capends;
 };
 
-/* Queues the end of job i, re-adopted on its GPUs, for recon_ends; ended at once when
- * out of memory (judged then against the jobs re-adopted so far). Until then it takes no
- * Xid (ended_down): it ended before carmad started again; the mark stored before the
- * restart (recon_one) is still its. */
-static void recon_end_add(struct recon *x, uint32_t i, const struct carma_exit *ex, const char *why,
-                          double end_s)
+/* Room for one more end, made before a row is taken in (recon_one), so that recon_end_add
+ * never fails. 0 or -ENOMEM (the test hook CARMA_TEST_RECON_NOMEM fails it). */
+static int recon_end_room(struct recon *x)
 {
-    x->d->dj[i].ended_down = 1;
-    if (x->nends == x->capends) {
-        size_t n = x->capends ? x->capends * 2 : 16;
-        struct recon_end *e = realloc(x->ends, n * sizeof *e);
-        if (!e) {
-            attempt_end(x->d, i, ex, why, end_s);
-            return;
-        }
-        x->ends = e;
-        x->capends = n;
-    }
+    if (x->nends < x->capends)
+        return 0;
+    size_t n = x->capends ? x->capends * 2 : 16;
+    struct recon_end *e = x->d->test_recon_nomem ? NULL : realloc(x->ends, n * sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    x->ends = e;
+    x->capends = n;
+    return 0;
+}
+
+/* Queues the end of job i, re-adopted on its GPUs, for recon_ends (room for it was made:
+ * recon_end_room). down: it ended before carmad started again, so until its end it takes
+ * no Xid (ended_down); the mark stored before the restart (recon_one) is still its. One
+ * whose shepherd ended since (not down) ran after the restart: the Xids taken then are
+ * put on it too. */
+static void recon_end_add(struct recon *x, uint32_t i, const struct carma_exit *ex, const char *why,
+                          double end_s, int down)
+{
+    assert(x->nends < x->capends);
+    x->d->dj[i].ended_down = down;
     struct recon_end *e = &x->ends[x->nends++];
     *e = (struct recon_end){.slot = i, .have = ex != NULL, .why = why, .end_s = end_s};
     if (ex)
@@ -4135,8 +4162,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     struct recon *x = ctx;
     struct carmad *d = x->d;
     uint32_t i;
-    if (slot_alloc(d, &i))
-        return -ENOMEM;
+    /* out of memory before anything is done for the row: carmad does not start (a later
+     * start finds every job as this one did) */
+    if (recon_end_room(x) || slot_alloc(d, &i))
+        return carma_err_set(x->err, -ENOMEM, "reconciling job %llu: out of memory",
+                             (unsigned long long)r->id);
     struct djob *dj = &d->dj[i];
     dj->rec = *r;
     memset(r, 0, sizeof *r); /* ownership of the strings moved */
@@ -4247,11 +4277,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         /* A planted symlink or a folder not carmad's: nothing in it is trusted. */
         dlog(d, LOG_ERR, "job %llu: %s: counted lost", (unsigned long long)dj->rec.id, err.msg);
         sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
-        recon_end_add(x, i, NULL, NULL, now);
+        recon_end_add(x, i, NULL, NULL, now, 1);
         x->ended++;
     } else if (carma_shepherd_read_status(dir, &ex, &end) == 0) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
-        recon_end_add(x, i, &ex, NULL, end);
+        recon_end_add(x, i, &ex, NULL, end, 1);
         x->ended++;
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
@@ -4269,8 +4299,11 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
                 for (uint16_t k = 0; k < ng; k++)
                     d->gb.ops->attach(&d->gb, gpu[k], pid, d->sj[i].held_mib << 20);
         } else {
-            /* it ended between the look and the watch: its status, if it wrote one */
-            x->ended += end_from_status(d, i, dir);
+            /* it ended between the look and the watch: its status, if it wrote one; its
+             * end waits with the others' */
+            int have = shepherd_end(d, i, dir, &ex, &end);
+            recon_end_add(x, i, have ? &ex : NULL, NULL, end, 0);
+            x->ended += have;
         }
     } else if (carma_shepherd_read_pid(dir, &pid, &st) == -ENOENT) {
         if (dj->rec.cancel_requested) {
@@ -4278,7 +4311,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
              * run time billed for carmad's downtime) */
             sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
             recon_end_add(x, i, NULL, "cancelled before its shepherd started the job",
-                          dj->rec.start_s > 0 ? dj->rec.start_s : now);
+                          dj->rec.start_s > 0 ? dj->rec.start_s : now, 1);
             x->ended++;
         } else {
             /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
@@ -4315,7 +4348,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         /* its shepherd died without a status while carmad was down */
         kill_leftovers(d, i, dir);
         sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
-        recon_end_add(x, i, NULL, NULL, now);
+        recon_end_add(x, i, NULL, NULL, now, 1);
         x->ended++;
     }
     return 0;
@@ -4323,7 +4356,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
 
 static int reconcile(struct carmad *d, struct carma_err *err)
 {
-    struct recon x = {.d = d};
+    struct recon x = {.d = d, .err = err};
     int rc = carma_store_jobs_active(d->store, recon_one, &x, err);
     if (rc) {
         free(x.ends);
@@ -4768,6 +4801,11 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         d->test_watch_delay_ms = strtol(twd, NULL, 10) % 10000;
     const char *twf = getenv("CARMA_TEST_WATCH_FAIL");
     d->test_watch_fail = twf && *twf;
+    const char *twj = getenv("CARMA_TEST_WATCH_FAIL_JOB");
+    if (twj && *twj)
+        d->test_watch_fail_job = strtoull(twj, NULL, 10);
+    const char *trn = getenv("CARMA_TEST_RECON_NOMEM");
+    d->test_recon_nomem = trn && *trn;
     const char *tdc = getenv("CARMA_TEST_DIE_AT_CANCEL");
     d->test_die_at_cancel = tdc && *tdc;
     const char *tef = getenv("CARMA_TEST_END_COMMIT_FAILS");

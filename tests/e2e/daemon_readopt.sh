@@ -4,8 +4,10 @@
 #    before the restart still judge its end (attempts.xid), whether it fails after the
 #    restart or while carmad is down, after a clean stop or a crash; an Xid the restarted
 #    carmad learns of first is not put on a job that ended while it was down (its real
-#    exit judges it), only on the re-adopted running ones; a reference policy's grace for
-#    a job whose process was not yet on its GPU runs from when it is;
+#    exit judges it), only on the re-adopted running ones, also after a start that ran
+#    out of memory as it reconciled (it ends nothing); a job whose shepherd ends as carmad
+#    reconciles is ended once every running job holds its GPUs again; a reference
+#    policy's grace for a job whose process was not yet on its GPU runs from when it is;
 #  - (simulated GPUs) a job that ran out of memory beside a co-runner while carmad was
 #    down is judged as one beside a co-runner, not as one alone on its GPU;
 #  - the solo profile a running job showed alone before the restart is the scheduler's
@@ -119,6 +121,89 @@ touch "$T/go.e"
 "$CARMA" wait --timeout 20 "$e" >/dev/null || fail "job e: $(state_of "$e")"
 grep -q "job $e attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ge reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
     fail "job e's first end: $(grep "job $e attempt 1" "$T/carmad.log")"
+
+step "a job whose shepherd ends as carmad reconciles: its end waits until every running job holds its GPUs again"
+# jobs x and y run on the two GPUs; after a crash, xid_late lines for both GPUs. Job x,
+# re-adopted first (the lower id), cannot be watched (CARMA_TEST_WATCH_FAIL_JOB: its
+# shepherd is told to end, as one that ends between carmad's look and its watch). Ended
+# at once, its end would take both Xids before job y was back on its GPU; it ran after
+# the restart, so its own GPU's Xid is put on it too
+x=$(submit -- sleep 120)
+y=$(flaky "$T/go.y")
+wait_until 10 launched "$x" || fail "job x: $(state_of "$x")"
+wait_until 10 launched "$y" || fail "job y: $(state_of "$y")"
+gx=$(gpu_of "$x")
+gy=$(gpu_of "$y")
+[ "$gx" != "$gy" ] || fail "jobs x and y on one GPU"
+stop_daemon KILL
+sed -i '/^xid_late /d' "$T/nvml.state" # (the last step's, else last in the file again)
+printf 'xid_late %s 94\nxid_late %s 94\n' "$gx" "$gy" >>"$T/nvml.state"
+before=$(wc -l <"$T/carmad.log")
+CARMA_TEST_WATCH_FAIL_JOB=$x start
+tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
+grep -q "reconciled: 0 queued, 1 running re-adopted" "$T/restart.log" ||
+    fail "$(grep reconciled "$T/restart.log")"
+grep -q "GPU $gy ([^)]*): Xid 94 (contained ECC error); jobs on it: $y$" "$T/restart.log" ||
+    fail "the Xid of job y's GPU: $(grep "GPU $gy (" "$T/restart.log")"
+grep -q "GPU $gx ([^)]*): Xid 94 (contained ECC error); jobs on it: $x$" "$T/restart.log" ||
+    fail "the Xid of job x's GPU: $(grep "GPU $gx (" "$T/restart.log")"
+# (job x's end and the Xids in the reconciliation: else this step tests nothing)
+awk -v x="job $x attempt 1: " 'index($0, "): Xid 94 (") { n++ } index($0, x) { e = NR }
+    / reconciled: / { exit !(n == 2 && e) }' "$T/restart.log" ||
+    fail "job x's end or the Xids came after the reconciliation: $(grep "Xid 94\|job $x attempt 1: \| reconciled: " "$T/restart.log")"
+touch "$T/go.y"
+"$CARMA" wait --timeout 20 "$y" >/dev/null || fail "job y: $(state_of "$y")"
+grep -q "job $y attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gy reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
+    fail "job y's first end: $(grep "job $y attempt 1" "$T/carmad.log")"
+"$CARMA" cancel "$x" >/dev/null 2>&1
+x_over() { ! is_state "$x" queued && ! is_state "$x" running; }
+wait_until 20 x_over || fail "job x: $(state_of "$x")"
+
+step "out of memory as carmad reconciles: it does not start, and nothing has ended"
+# job m fails while carmad is down, job n runs on; xid_late lines for both GPUs. With
+# CARMA_TEST_RECON_NOMEM the list of the ends found cannot grow: carmad exits before it
+# takes a job in (ended at once, job m's end would take both Xids before job n was back
+# on its GPU); started again, it finds both as they were
+m=$(submit -- sh -c "while [ ! -e $T/go.m ]; do sleep 0.05; done; echo bad >&2; exit 3")
+n=$(flaky "$T/go.n")
+wait_until 10 launched "$m" || fail "job m: $(state_of "$m")"
+wait_until 10 launched "$n" || fail "job n: $(state_of "$n")"
+gm=$(gpu_of "$m")
+gn=$(gpu_of "$n")
+[ "$gm" != "$gn" ] || fail "jobs m and n on one GPU"
+sn=$(shepherd_of "$n") || fail "job n's shepherd"
+stop_daemon KILL
+touch "$T/go.m"
+wait_until 10 test -f "$T/state/jobs/$m/1/status" || fail "job m did not end while carmad was down"
+sed -i '/^xid_late /d' "$T/nvml.state"
+printf 'xid_late %s 94\nxid_late %s 94\n' "$gm" "$gn" >>"$T/nvml.state"
+before=$(wc -l <"$T/carmad.log")
+rc=0
+CARMA_TEST_RECON_NOMEM=1 timeout 20 "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" \
+    --config "$T/carmad.ini" --gpus nvml --nvml-lib "$LIB" --policy exclusive 2>>"$T/carmad.log" 0<&- ||
+    rc=$?
+tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
+[ "$rc" = 1 ] || fail "carmad out of memory as it reconciled: exit $rc"
+grep -q "^carmad: reconciling job $m: out of memory$" "$T/restart.log" ||
+    fail "carmad's error: $(tail -n 3 "$T/restart.log")"
+! grep -q "Xid 94\|job $m attempt 1: " "$T/restart.log" ||
+    fail "carmad took in job m: $(grep "Xid 94\|job $m attempt 1: " "$T/restart.log")"
+kill -0 "$sn" 2>/dev/null || fail "job n's shepherd ended"
+before=$(wc -l <"$T/carmad.log")
+start
+tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
+grep -q "1 running re-adopted, 1 ended while down" "$T/restart.log" ||
+    fail "$(grep reconciled "$T/restart.log")"
+grep -q "GPU $gm ([^)]*): Xid 94 (contained ECC error); jobs on it: none$" "$T/restart.log" ||
+    fail "the Xid of job m's GPU: $(grep "GPU $gm (" "$T/restart.log")"
+grep -q "GPU $gn ([^)]*): Xid 94 (contained ECC error); jobs on it: $n$" "$T/restart.log" ||
+    fail "the Xid of job n's GPU: $(grep "GPU $gn (" "$T/restart.log")"
+grep -q "job $m attempt 1: failed (attempt 1: non-zero exit (exit 3))$" "$T/restart.log" ||
+    fail "job m's end at the restart: $(grep "job $m attempt 1" "$T/restart.log")"
+touch "$T/go.n"
+"$CARMA" wait --timeout 20 "$n" >/dev/null || fail "job n: $(state_of "$n")"
+grep -q "job $n attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gn reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
+    fail "job n's first end: $(grep "job $n attempt 1" "$T/carmad.log")"
 stop_daemon TERM || fail "stop"
 rm -rf "$T/state"
 : >"$T/carmad.log"
