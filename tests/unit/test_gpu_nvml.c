@@ -15,6 +15,7 @@
 
 #include "gpu/backend.h"
 #include "unit/gpu_fake.h"
+#include "util/clock.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -649,6 +650,32 @@ static void test_xid_events(void **state)
     b.ops->close(&b);
 }
 
+/* The fake's xid_late lines (the driver's Xids just after a registration), as carmad's
+ * restart tests use them: a set whose waits fail does not hold the calls outside the
+ * event API for the lines it cannot take. */
+static void test_xid_late(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    struct carma_err err = {{0}};
+    struct carma_gpu_nvml_opts o = {.lib = f->lib, .dcgm = CARMA_GPU_SRC_OFF, .xid_events = 1};
+    char text[2048];
+    struct carma_gpu_sample s;
+
+    /* every wait fails (and is not one after which the set is built again): the lines
+     * are never taken, and a call outside the event API goes on at once */
+    snprintf(text, sizeof text, "%sfail * nvmlEventSetWait_v2 NO_PERMISSION\nxid_late 0 94\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    double t0 = carma_mono_s();
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    double took = carma_mono_s() - t0;
+    if (took > 2)
+        fail_msg("open and a sample took %.1f s: held for Xids no wait can take", took);
+    b.ops->close(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_not_an_nvml_library),
         cmocka_unit_test(test_reopen_many_times),
         cmocka_unit_test(test_xid_events),
+        cmocka_unit_test(test_xid_late),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

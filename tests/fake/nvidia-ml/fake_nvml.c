@@ -38,7 +38,9 @@
  *                                 call outside the event API (any thread's) waits, 5 s
  *                                 at most, until the set's waiter took it (a wait
  *                                 handed it out, and the set was waited on again or
- *                                 freed): it came before that call
+ *                                 freed): it came before that call; not for a set
+ *                                 whose wait failed (an injected failure, a lost GPU),
+ *                                 which cannot take it now
  *   xid_device 0xADDR N           an Xid event on a device handle NVML never gave
  *                                 (a set holding a lost GPU fails every wait with
  *                                 GPU_IS_LOST; a registration that answers UNKNOWN
@@ -635,11 +637,11 @@ struct nvmlEventSet_st {
     unsigned late_until, late_gen;
 };
 
-/* The set's waiter took its xid_late lines (or never will: gone): whoever waits for that
- * goes on. Under F.lock. */
-static void fake_late_taken(nvmlEventSet_t set, int gone)
+/* The set's waiter took its xid_late lines (or will not now: never, the set freed or its
+ * wait failing): whoever waits for that goes on. Under F.lock. */
+static void fake_late_taken(nvmlEventSet_t set, int never)
 {
-    if (!set->late || !(gone || set->delivered >= set->late_until || set->late_until > F.nxids))
+    if (!set->late || !(never || set->delivered >= set->late_until || set->late_until > F.nxids))
         return;
     set->late = 0;
     if (set->late_gen == F.late_gen && F.late_sets) {
@@ -737,18 +739,17 @@ static nvmlReturn_t fake_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigne
         /* waited on again: what the last wait handed out was taken */
         fake_late_taken(set, 0);
         nvmlReturn_t r = fake_failure(-1, fn);
+        /* as the real driver: a lost GPU in the set fails every wait */
+        for (unsigned i = 0; r == NVML_SUCCESS && i < F.ngpus; i++)
+            if (set->mask[i] && F.gpu[i].lost)
+                r = NVML_ERROR_GPU_IS_LOST;
         if (r != NVML_SUCCESS) {
+            fake_late_taken(set, 1); /* not by this wait: not waited for */
             pthread_mutex_unlock(&F.lock);
             return r;
         }
         if (set->delivered > F.nxids) /* the file was rewritten shorter */
             set->delivered = F.nxids;
-        /* as the real driver: a lost GPU in the set fails every wait */
-        for (unsigned i = 0; i < F.ngpus; i++)
-            if (set->mask[i] && F.gpu[i].lost) {
-                pthread_mutex_unlock(&F.lock);
-                return NVML_ERROR_GPU_IS_LOST;
-            }
         while (set->delivered < F.nxids) {
             const struct fake_xid *x = &F.xids[set->delivered++];
             if (x->gpu >= 0 && ((unsigned)x->gpu >= F.ngpus ||
