@@ -652,7 +652,8 @@ static void test_xid_events(void **state)
 
 /* The fake's xid_late lines (the driver's Xids just after a registration), as carmad's
  * restart tests use them: a set whose waits fail does not hold the calls outside the
- * event API for the lines it cannot take. */
+ * event API for the lines it cannot take, and a line is handed out once, not again to
+ * the set built again after a lost GPU. */
 static void test_xid_late(void **state)
 {
     FIXTURE(state);
@@ -673,6 +674,38 @@ static void test_xid_late(void **state)
     double took = carma_mono_s() - t0;
     if (took > 2)
         fail_msg("open and a sample took %.1f s: held for Xids no wait can take", took);
+    b.ops->close(&b);
+
+    /* handed to the set registered while it is last, and taken once */
+    snprintf(text, sizeof text, "%sxid_late 0 94\n", TWO);
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    if (carma_gpu_open_nvml_opts(&b, &o, &err))
+        fail_msg("open: %s", err.msg);
+    int fd = b.ops->xid_fd(&b);
+    struct carma_gpu_xid x[4];
+    assert_int_equal(xid_take(&b, fd, x, 1), 1);
+    assert_int_equal(x[0].gpu, 0);
+    assert_int_equal(x[0].xid, 94);
+    assert_int_equal(x[0].count, 1);
+    /* GPU 1 lost: the set is built again (without it) while the line is still last; it
+     * is not handed out again */
+    char *second = strstr(text, "gpu uuid=GPU-bbbb");
+    assert_non_null(second);
+    memcpy(second, "gpu lost=1 uuid=GPU-bbbb", 24); /* same length as before */
+    assert_int_equal(gpu_fake_write(f->state, text), 0);
+    assert_int_equal(b.ops->sample(&b, 0, &s), 0);
+    char d[512] = "";
+    for (int k = 0; k < 60 && !strstr(d, "registered again"); k++) {
+        struct timespec nap = {0, 100 * 1000000L};
+        nanosleep(&nap, NULL);
+        b.ops->describe(&b, d, sizeof d);
+    }
+    assert_non_null(strstr(d, "registered again 1 time"));
+    if (xid_ready(fd, 500)) {
+        size_t n = b.ops->xids(&b, x, 4, NULL);
+        fail_msg("%zu Xid%s again after the rebuild, the first %llu on GPU %u", n,
+                 n == 1 ? "" : "s", n ? (unsigned long long)x[0].xid : 0ull, n ? x[0].gpu : 0);
+    }
     b.ops->close(&b);
 }
 

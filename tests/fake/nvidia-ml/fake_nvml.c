@@ -33,14 +33,16 @@
  *   xid_late GPU N [gi=ID]        the same, reported by the driver just after an event
  *                                 set registered: delivered also to a set registered
  *                                 while it is among the file's last lines (only
- *                                 xid_late lines after it), to each such set, e.g. an
- *                                 Xid a restarted daemon learns of first; the next
- *                                 call outside the event API (any thread's) waits, 5 s
- *                                 at most, until the set's waiter took it (a wait
- *                                 handed it out, and the set was waited on again or
- *                                 freed): it came before that call; not for a set
- *                                 whose wait failed (an injected failure, a lost GPU),
- *                                 which cannot take it now
+ *                                 xid_late lines after it), e.g. an Xid a restarted
+ *                                 daemon learns of first; once in a process (by its
+ *                                 place among the xid lines): a set registered after
+ *                                 a wait handed it out (one built again) does not get
+ *                                 it again. The next call outside the event API (any
+ *                                 thread's) waits, 5 s at most, until the set's waiter
+ *                                 took it (a wait handed it out, and the set was waited
+ *                                 on again or freed): it came before that call; not
+ *                                 for a set whose wait failed (an injected failure, a
+ *                                 lost GPU), which cannot take it now
  *   xid_device 0xADDR N           an Xid event on a device handle NVML never gave
  *                                 (a set holding a lost GPU fails every wait with
  *                                 GPU_IS_LOST; a registration that answers UNKNOWN
@@ -124,6 +126,9 @@ static struct {
     /* sets handed xid_late lines at registration that their waiter has not taken yet
      * (those of generation late_gen: fake_late_settle giving up starts the next) */
     unsigned late_sets, late_gen;
+    /* the xid lines (by their place) that are xid_late lines a wait handed out: each is
+     * handed out once in the process */
+    unsigned char late_handed[FAKE_XIDS];
     pthread_cond_t late_cv;
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .late_cv = PTHREAD_COND_INITIALIZER};
 
@@ -315,6 +320,8 @@ static void fake_parse(FILE *f)
                 F.nfails++;
         }
     }
+    /* rewritten shorter: the places past its end are new lines' when it grows again */
+    memset(F.late_handed + F.nxids, 0, FAKE_XIDS - F.nxids);
 }
 
 /* Re-reads the state file when it changed. */
@@ -709,12 +716,13 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t, nvml
     }
     pthread_mutex_lock(&F.lock);
     set->mask[g - F.gpu] |= t;
-    /* a set learns of the Xids that come after it, and of the xid_late lines last */
-    unsigned from = F.nxids;
+    /* a set learns of the Xids that come after it, and of the xid_late lines last that no
+     * wait handed out yet */
+    unsigned from = F.nxids, fresh = 0;
     while (from > 0 && F.xids[from - 1].late)
-        from--;
+        fresh += !F.late_handed[--from];
     set->delivered = from;
-    if (from < F.nxids) {
+    if (fresh) {
         if (!set->late || set->late_gen != F.late_gen) {
             set->late = 1;
             set->late_gen = F.late_gen;
@@ -755,6 +763,10 @@ static nvmlReturn_t fake_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigne
             if (x->gpu >= 0 && ((unsigned)x->gpu >= F.ngpus ||
                                 !(set->mask[x->gpu] & nvmlEventTypeXidCriticalError)))
                 continue;
+            if (x->late && F.late_handed[set->delivered - 1])
+                continue; /* handed out before (to a set built again, or another) */
+            if (x->late)
+                F.late_handed[set->delivered - 1] = 1;
             data->device = x->gpu >= 0 ? (nvmlDevice_t)(void *)&F.gpu[x->gpu]
                                        : (nvmlDevice_t)(void *)x->device;
             data->eventType = nvmlEventTypeXidCriticalError;
