@@ -19,12 +19,16 @@
  * untrusted input.
  *
  * GPUs NVML lists but cannot open (no handle, no UUID: hidden by a container's
- * cgroup, lost at start) are skipped and counted in describe(). Not thread-safe,
+ * cgroup, lost at start) are skipped and counted in describe(). Islands (GPUs linked
+ * by NVLink or behind PCIe switches) are worked out once, at open, from
+ * nvmlDeviceGetP2PStatus and nvmlDeviceGetTopologyCommonAncestor (both optional);
+ * a GPU lost later keeps its island. Not thread-safe,
  * except for the Xid events: asked for (xid_events), a thread of its own waits in
  * nvmlEventSetWait (NVML is thread-safe) and queues each critical Xid for xids(),
  * waking the caller's poll through an eventfd. */
 #include "gpu/backend.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -95,6 +99,8 @@ struct nvml_syms {
     nvml_event_types_fn event_types;
     nvml_register_events_fn event_register;
     nvml_event_wait_fn event_wait; /* _v2, or the unversioned one */
+    nvml_topology_fn topology;     /* islands (nvml_islands) */
+    nvml_p2p_status_fn p2p_status;
     const char *init_name, *procs_name, *mem_name;
 };
 
@@ -150,6 +156,8 @@ struct nvml_backend {
     size_t proc_dirty;               /* bytes of procbuf the last call may have written */
     nvmlGpmMetricsGet_t *gpm_req;    /* one request, reused */
     int want_xids;                   /* opts.xid_events */
+    unsigned islands;                /* how many; 0: unknown (island_why says why) */
+    char island_why[128];
     struct nvml_events ev;
 };
 
@@ -269,6 +277,8 @@ static int nvml_resolve(struct nvml_backend *nv, const char *lib, struct carma_e
     NVML_SYM(nv, event_types, "nvmlDeviceGetSupportedEventTypes");
     NVML_SYM(nv, event_register, "nvmlDeviceRegisterEvents");
     NVML_SYM(nv, event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
+    NVML_SYM(nv, topology, "nvmlDeviceGetTopologyCommonAncestor");
+    NVML_SYM(nv, p2p_status, "nvmlDeviceGetP2PStatus");
     nv->f.mem_name = nv->f.mem_v2 ? "v2" : "v1";
 
     const char *missing = !nv->f.init     ? "nvmlInit_v2 (or nvmlInit)"
@@ -356,6 +366,118 @@ static void nvml_gpm_read(struct nvml_backend *nv, struct nvml_gpu *g,
     for (unsigned k = 0; k < nids; k++)
         if (q->metrics[k].nvmlReturn == NVML_SUCCESS && q->metrics[k].metricId == ids[k])
             *dst[k] = carma_gpu_answer_pct(q->metrics[k].value);
+}
+
+/* ---- islands ---- */
+
+/* The root of i's set; halves the path on the way. */
+static unsigned nvml_uf_find(unsigned *parent, unsigned i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+/* Whether GPUs i and j are linked: 1 (NVLink peer-to-peer, or a common ancestor no
+ * further than PCIe switches), 0 (not, or a call said it cannot tell: NOT_SUPPORTED,
+ * NO_PERMISSION, a GPU lost), -1 when every call there is failed otherwise (the
+ * pair's link is unknown; r says the last failure). *said becomes 1 when a call
+ * answered SUCCESS. Answers outside the known values link nothing. */
+static int nvml_pair_linked(struct nvml_backend *nv, unsigned i, unsigned j, int *said,
+                            nvmlReturn_t *r)
+{
+    nvmlDevice_t a = nv->g[i].dev, b = nv->g[j].dev;
+    int answered = 0;
+    *r = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (nv->f.p2p_status) {
+        nvmlGpuP2PStatus_t st = NVML_P2P_STATUS_NOT_SUPPORTED;
+        nvmlReturn_t q = nv->f.p2p_status(a, b, NVML_P2P_CAPS_INDEX_NVLINK, &st);
+        if (q == NVML_SUCCESS) {
+            *said = 1;
+            if (st == NVML_P2P_STATUS_OK)
+                return 1;
+        }
+        if (q == NVML_SUCCESS || nvml_is_absence(q) || q == NVML_ERROR_GPU_IS_LOST)
+            answered = 1;
+        else
+            *r = q;
+    }
+    if (nv->f.topology) {
+        /* a value no known level has, should the library write none */
+        nvmlGpuTopologyLevel_t lv = (nvmlGpuTopologyLevel_t)0x7fffffff;
+        nvmlReturn_t q = nv->f.topology(a, b, &lv);
+        if (q == NVML_SUCCESS) {
+            *said = 1;
+            switch (lv) {
+            case NVML_TOPOLOGY_INTERNAL:
+            case NVML_TOPOLOGY_SINGLE:
+            case NVML_TOPOLOGY_MULTIPLE:
+                return 1;
+            default: /* a host bridge or further, or a value carma does not know */
+                break;
+            }
+        }
+        if (q == NVML_SUCCESS || nvml_is_absence(q) || q == NVML_ERROR_GPU_IS_LOST)
+            answered = 1;
+        else
+            *r = q;
+    }
+    return answered ? 0 : -1;
+}
+
+/* Each GPU's island, once at open: the connected components of "linked" (above),
+ * numbered in the order of their lowest GPU index. Unknown (-1 on every GPU, and
+ * island_why says why) when the driver has neither call, when a pair's link is
+ * unknown, or when no call answered SUCCESS. Pairs already in one island are not
+ * asked: at most n(n-1)/2 pairs, two calls each. */
+static void nvml_islands(struct nvml_backend *nv)
+{
+    for (unsigned i = 0; i < nv->n; i++)
+        nv->g[i].info.island = -1;
+    nv->islands = 0;
+    if (!nv->f.topology && !nv->f.p2p_status) {
+        fmt_trunc(nv->island_why, sizeof nv->island_why, "this NVML has no topology calls");
+        return;
+    }
+    assert(nv->n <= CARMA_GPU_MAX);
+    unsigned parent[CARMA_GPU_MAX];
+    int label[CARMA_GPU_MAX];
+    for (unsigned i = 0; i < nv->n; i++)
+        parent[i] = i;
+    int said = nv->n == 1; /* one GPU: nothing to link */
+    for (unsigned i = 0; i < nv->n; i++)
+        for (unsigned j = i + 1; j < nv->n; j++) {
+            unsigned ri = nvml_uf_find(parent, i), rj = nvml_uf_find(parent, j);
+            if (ri == rj)
+                continue;
+            nvmlReturn_t r;
+            int l = nvml_pair_linked(nv, i, j, &said, &r);
+            if (l < 0) {
+                char eb[96];
+                fmt_trunc(nv->island_why, sizeof nv->island_why, "GPUs %u and %u: %s", i, j,
+                          nvml_errstr(nv, r, eb, sizeof eb));
+                return;
+            }
+            if (l > 0)
+                parent[ri > rj ? ri : rj] = ri < rj ? ri : rj;
+        }
+    if (!said) {
+        fmt_trunc(nv->island_why, sizeof nv->island_why,
+                  "the driver answered no topology call for any pair");
+        return;
+    }
+    unsigned next = 0;
+    for (unsigned i = 0; i < nv->n; i++)
+        label[i] = -1;
+    for (unsigned i = 0; i < nv->n; i++) {
+        unsigned root = nvml_uf_find(parent, i);
+        if (label[root] < 0)
+            label[root] = (int)next++;
+        nv->g[i].info.island = label[root];
+    }
+    nv->islands = next;
 }
 
 /* ---- Xid events ---- */
@@ -805,6 +927,12 @@ static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
     if (nv->skipped)
         fmt_trunc(skipped, sizeof skipped, "; %u GPU%s skipped: %s", nv->skipped,
                  nv->skipped > 1 ? "s" : "", nv->skip_why);
+    char islands[192];
+    if (nv->islands)
+        fmt_trunc(islands, sizeof islands, " in %u island%s", nv->islands,
+                  nv->islands == 1 ? "" : "s");
+    else
+        fmt_trunc(islands, sizeof islands, ", islands unknown (%s)", nv->island_why);
     char xids[256] = "";
     if (nv->want_xids && nv->ev.started) {
         pthread_mutex_lock(&nv->ev.lock);
@@ -824,11 +952,11 @@ static void nvml_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
     } else if (nv->want_xids) {
         fmt_trunc(xids, sizeof xids, "; no Xid events: %s", nv->ev.why);
     }
-    fmt_trunc(buf, cap, "nvml %s (%s, %s%s, memory %s; %u GPUs%s); %s%s", nv->driver,
+    fmt_trunc(buf, cap, "nvml %s (%s, %s%s, memory %s; %u GPUs%s%s); %s%s", nv->driver,
               nv->f.init_name, nv->f.procs_name ? nv->f.procs_name : "no process list",
               nv->f.procs_name && (nv->f.mps_procs || nv->f.mps_procs_v1) ? " and the MPS list"
                                                                           : "",
-              nv->f.mem_name, nv->n, skipped, prof, xids);
+              nv->f.mem_name, nv->n, islands, skipped, prof, xids);
 }
 
 static int nvml_xid_fd(struct carma_gpu_backend *b)
@@ -955,7 +1083,7 @@ static int nvml_gpu_open(struct nvml_backend *nv, unsigned idx, char *why, size_
     if (nv->f.power_limit && nv->f.power_limit(g->dev, &mw) == NVML_SUCCESS)
         g->info.power_limit_w = carma_gpu_answer_power_mw(mw);
     unsigned cur = 0, pend = 0;
-    g->info.island = -1;
+    g->info.island = -1; /* nvml_islands, once every GPU is open */
     g->info.mig_mode = -1;
     if (nv->f.mig_mode && nv->f.mig_mode(g->dev, &cur, &pend) == NVML_SUCCESS)
         g->info.mig_mode = cur == NVML_DEVICE_MIG_ENABLE ? 1 : 0;
@@ -1025,6 +1153,7 @@ int carma_gpu_open_nvml_opts(struct carma_gpu_backend *b, const struct carma_gpu
                            nv->skipped ? ": " : "", nv->skip_why);
         goto fail;
     }
+    nvml_islands(nv);
     /* Profiling signals: DCGM first, GPM for the GPUs DCGM does not cover. */
     if (o->dcgm != CARMA_GPU_SRC_OFF) {
         struct carma_dcgm_opts dop = {

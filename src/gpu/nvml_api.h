@@ -199,6 +199,26 @@ typedef struct nvmlEventData_st {
     unsigned int computeInstanceId;
 } nvmlEventData_t;
 
+/* nvmlDeviceGetTopologyCommonAncestor: the closest common ancestor of two GPUs. The
+ * values are spaced for levels NVIDIA may add: any other value is one carma does not
+ * know. */
+typedef enum nvmlGpuLevel_enum {
+    NVML_TOPOLOGY_INTERNAL = 0,    /* one board (e.g. Tesla K80) */
+    NVML_TOPOLOGY_SINGLE = 10,     /* through one PCIe switch */
+    NVML_TOPOLOGY_MULTIPLE = 20,   /* through several PCIe switches, no host bridge */
+    NVML_TOPOLOGY_HOSTBRIDGE = 30, /* through one host bridge */
+    NVML_TOPOLOGY_NODE = 40,       /* one NUMA node, several host bridges (was _CPU) */
+    NVML_TOPOLOGY_SYSTEM = 50      /* across NUMA nodes (SMP interconnect) */
+} nvmlGpuTopologyLevel_t;
+
+/* nvmlDeviceGetP2PStatus: which capability is asked about (only NVLink here), and the
+ * answer (OK: the pair can; 1..6 say why not). */
+typedef enum nvmlGpuP2PCapsIndex_enum { NVML_P2P_CAPS_INDEX_NVLINK = 2 } nvmlGpuP2PCapsIndex_t;
+typedef enum nvmlGpuP2PStatus_enum {
+    NVML_P2P_STATUS_OK = 0,
+    NVML_P2P_STATUS_NOT_SUPPORTED = 5
+} nvmlGpuP2PStatus_t;
+
 /* The sizes NVIDIA's ABI has. */
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
@@ -218,6 +238,10 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes");
 _Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t.busId at 36");
 _Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t is 32 bytes");
 _Static_assert(offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t.eventData at 16");
+/* enums the library writes through a pointer or takes by value: int-sized, as NVIDIA's */
+_Static_assert(sizeof(nvmlGpuTopologyLevel_t) == 4, "nvmlGpuTopologyLevel_t is 4 bytes");
+_Static_assert(sizeof(nvmlGpuP2PCapsIndex_t) == 4, "nvmlGpuP2PCapsIndex_t is 4 bytes");
+_Static_assert(sizeof(nvmlGpuP2PStatus_t) == 4, "nvmlGpuP2PStatus_t is 4 bytes");
 
 /* Function types, by the symbol that carries them. */
 typedef nvmlReturn_t (*nvml_init_fn)(void);         /* nvmlInit_v2, nvmlInit */
@@ -249,5 +273,10 @@ typedef nvmlReturn_t (*nvml_event_types_fn)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*nvml_register_events_fn)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 /* nvmlEventSetWait_v2, nvmlEventSetWait: NVML_ERROR_TIMEOUT when nothing came */
 typedef nvmlReturn_t (*nvml_event_wait_fn)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
+/* nvmlDeviceGetTopologyCommonAncestor */
+typedef nvmlReturn_t (*nvml_topology_fn)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
+/* nvmlDeviceGetP2PStatus */
+typedef nvmlReturn_t (*nvml_p2p_status_fn)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t,
+                                           nvmlGpuP2PStatus_t *);
 
 #endif

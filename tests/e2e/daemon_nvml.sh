@@ -226,4 +226,20 @@ rmdir "$T/state/drained"
 grep -q "^GPU-fa4e0000-0000-4000-8000-000000000001	has MIG enabled" "$T/state/drained" ||
     fail "STATE/drained: $(cat "$T/state/drained" 2>&1)"
 stop_daemon TERM || fail "stop"
+step "islands: unknown without the driver's topology, then from it"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+"$CARMA" gpus --json | python3 -c "import json,sys; g = json.load(sys.stdin)['gpus']; \
+sys.exit(0 if [x['island'] for x in g] == [None, None] else 1)" ||
+    fail "islands without topology answers: $("$CARMA" gpus --json | grep '"island"')"
+stop_daemon TERM || fail "stop"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+echo "topology 0 1 HOSTBRIDGE" >>"$T/nvml.state" # the GPUs are not linked
+start_daemon --gpus nvml --nvml-lib "$LIB"
+"$CARMA" gpus --json | python3 -c "import json,sys; o = json.load(sys.stdin); \
+sys.exit(0 if [x['island'] for x in o['gpus']] == [0, 1] and '2 GPUs in 2 islands' in o['source'] \
+else 1)" || fail "islands from the topology: $("$CARMA" gpus --json | grep '"island"\|source')"
+stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"

@@ -6,7 +6,7 @@
  *      build/release/libcarma.a -ldl -lm -lpthread
  *   ./gpu_probe [nvml|sim:SPEC|dcgm] [LIB] [--watch SECONDS] ; nvidia-smi \
  *      --query-gpu=name,uuid,memory.used,memory.total,power.draw,utilization.gpu \
- *      --format=csv
+ *      --format=csv ; nvidia-smi topo -m   (islands: NV#, PIX, PXB link; PHB, NODE, SYS not)
  *
  * Prints the backend's describe() line, then per GPU: info, two samples one
  * second apart (energy difference / 1 s should be close to the power), and the
@@ -123,8 +123,9 @@ int main(int argc, char **argv)
             printf("gpu %u: no info\n", i);
             continue;
         }
-        printf("gpu %u: %s  %s  total=%.1f MiB  power_limit=%.1f W  mig=%d\n", i, in.uuid,
-               in.name, in.mem_total_bytes / 1048576.0, in.power_limit_w, in.mig_mode);
+        printf("gpu %u: %s  %s  total=%.1f MiB  power_limit=%.1f W  mig=%d  island=%d\n", i,
+               in.uuid, in.name, in.mem_total_bytes / 1048576.0, in.power_limit_w, in.mig_mode,
+               in.island);
         rc = b.ops->sample(&b, i, &s1);
         if (rc) {
             printf("  sample failed: %d\n", rc);

@@ -93,6 +93,7 @@ static void test_info(void **state)
     assert_string_equal(in.uuid, "GPU-bbbb");
     assert_string_equal(in.pci_bus_id, ""); /* NOT_SUPPORTED: unknown */
     assert_int_equal(in.mig_mode, 1);
+    assert_int_equal(in.island, -1); /* no topology answer: unknown */
     assert_int_equal(b.ops->info(&b, 2, &in), -EINVAL);
     assert_null(b.ops->attach);
     char d[512];
@@ -464,6 +465,143 @@ static void test_reopen_many_times(void **state)
     }
 }
 
+/* ngpus GPUs (GPU-0, GPU-1, ...), then `extra` (topology, nvlink and fail lines). */
+static void open_gpus(struct fx *f, struct carma_gpu_backend *b, unsigned ngpus, const char *extra)
+{
+    char text[4096] = "";
+    size_t len = 0;
+    for (unsigned i = 0; i < ngpus; i++)
+        len +=
+            (size_t)snprintf(text + len, sizeof text - len, "gpu uuid=GPU-%u mem_total=40GiB\n", i);
+    snprintf(text + len, sizeof text - len, "%s", extra);
+    open_ok(f, b, text);
+}
+
+/* Each GPU's island is want[i] (n GPUs). */
+static void check_islands(struct carma_gpu_backend *b, const int *want, unsigned n)
+{
+    unsigned got_n = 0;
+    assert_int_equal(b->ops->count(b, &got_n), 0);
+    assert_int_equal(got_n, n);
+    for (unsigned i = 0; i < n; i++) {
+        struct carma_gpu_info in;
+        assert_int_equal(b->ops->info(b, i, &in), 0);
+        if (in.island != want[i])
+            fail_msg("GPU %u: island %d, want %d", i, in.island, want[i]);
+    }
+}
+
+/* NVLink pairs (nvmlDeviceGetP2PStatus, NVLINK index, status OK) share an island;
+ * worked out once at open: a GPU lost later, or a driver that answers otherwise
+ * later, changes no island. */
+static void test_islands_nvlink(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_gpus(f, &b, 4, "nvlink 0 1\nnvlink 3 2\n");
+    check_islands(&b, (const int[]){0, 0, 1, 1}, 4);
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "4 GPUs in 2 islands)"));
+    assert_int_equal(gpu_fake_write(f->state, "gpu uuid=GPU-0 mem_total=40GiB\n"
+                                              "gpu uuid=GPU-1 mem_total=40GiB lost=1\n"
+                                              "gpu uuid=GPU-2 mem_total=40GiB\n"
+                                              "gpu uuid=GPU-3 mem_total=40GiB\n"),
+                     0);
+    struct carma_gpu_sample s;
+    assert_int_equal(b.ops->sample(&b, 1, &s), 0);
+    assert_int_equal(s.lost, 1);
+    check_islands(&b, (const int[]){0, 0, 1, 1}, 4);
+    b.ops->close(&b);
+    /* a status other than OK (NOT_SUPPORTED, or one NVML does not have) links nothing */
+    open_gpus(f, &b, 4, "nvlink 0 1 5\nnvlink 2 3 7\nnvlink 0 3 4294967295\n");
+    check_islands(&b, (const int[]){0, 1, 2, 3}, 4);
+    b.ops->close(&b);
+}
+
+/* PCIe: one board, one switch or several (no host bridge between) link; a host bridge,
+ * a NUMA node or the system do not. Islands are connected components (a chain is one
+ * island), numbered by their lowest GPU index. */
+static void test_islands_pcie(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_gpus(f, &b, 4,
+              "topology 0 2 SINGLE\ntopology 1 3 MULTIPLE\ntopology 0 1 HOSTBRIDGE\n"
+              "topology 0 3 NODE\ntopology 1 2 SYSTEM\ntopology 2 3 HOSTBRIDGE\n");
+    check_islands(&b, (const int[]){0, 1, 0, 1}, 4);
+    b.ops->close(&b);
+    open_gpus(f, &b, 4, "topology 0 1 INTERNAL\ntopology 2 3 30\n");
+    check_islands(&b, (const int[]){0, 0, 1, 2}, 4);
+    b.ops->close(&b);
+    /* 1-4 and 4-2 make {1, 2, 4} one island, though 1-2 go through a host bridge;
+     * GPU 3 is the third island; the pairs without a line answer NOT_SUPPORTED */
+    open_gpus(f, &b, 5,
+              "topology 1 2 HOSTBRIDGE\ntopology 4 1 SINGLE\ntopology 2 4 MULTIPLE\n"
+              "topology 0 3 SYSTEM\n");
+    check_islands(&b, (const int[]){0, 1, 1, 2, 1}, 5);
+    char d[512];
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "5 GPUs in 3 islands)"));
+    b.ops->close(&b);
+    /* NVLink or PCIe: either links */
+    open_gpus(f, &b, 4, "nvlink 0 3\ntopology 1 3 SINGLE\ntopology 0 2 SYSTEM\n");
+    check_islands(&b, (const int[]){0, 0, 1, 0}, 4);
+    b.ops->close(&b);
+    /* one GPU is island 0 */
+    open_gpus(f, &b, 1, "");
+    check_islands(&b, (const int[]){0}, 1);
+    b.ops->close(&b);
+}
+
+/* Levels NVML does not have (between or past the known ones) link nothing. */
+static void test_islands_level_out_of_range(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    open_gpus(f, &b, 4,
+              "topology 0 1 15\ntopology 1 2 5\ntopology 2 3 4294967295\n"
+              "topology 0 3 0x80000000\ntopology 0 2 SYSTEM\n");
+    check_islands(&b, (const int[]){0, 1, 2, 3}, 4);
+    b.ops->close(&b);
+}
+
+/* Unknown (-1 on every GPU): the driver answers no pair (NOT_SUPPORTED everywhere), or a
+ * pair's two calls both fail. One call failing, or a GPU lost, is no link. */
+static void test_islands_unknown(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    char d[512];
+    open_gpus(f, &b, 3, "");
+    check_islands(&b, (const int[]){-1, -1, -1}, 3);
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "3 GPUs, islands unknown (the driver answered no topology call"));
+    b.ops->close(&b);
+    open_gpus(f, &b, 3,
+              "topology 0 1 SINGLE\nfail 2 nvmlDeviceGetP2PStatus UNKNOWN\n"
+              "fail 2 nvmlDeviceGetTopologyCommonAncestor TIMEOUT\n");
+    check_islands(&b, (const int[]){-1, -1, -1}, 3);
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "islands unknown (GPUs 0 and 2: TIMEOUT)"));
+    b.ops->close(&b);
+    /* one of the two failing: the other's answer holds */
+    open_gpus(f, &b, 3,
+              "topology 0 1 HOSTBRIDGE\nnvlink 0 2\n"
+              "fail 2 nvmlDeviceGetTopologyCommonAncestor UNKNOWN\n");
+    check_islands(&b, (const int[]){0, 1, 0}, 3);
+    b.ops->close(&b);
+    open_gpus(f, &b, 3, "topology 0 1 SINGLE\nfail * nvmlDeviceGetP2PStatus TIMEOUT\n");
+    check_islands(&b, (const int[]){0, 0, 1}, 3);
+    b.ops->close(&b);
+    /* a GPU lost before the calls: no link (it is drained, its island matters not) */
+    open_gpus(f, &b, 3,
+              "nvlink 0 1\nfail 2 nvmlDeviceGetP2PStatus GPU_IS_LOST\n"
+              "fail 2 nvmlDeviceGetTopologyCommonAncestor GPU_IS_LOST\n");
+    check_islands(&b, (const int[]){0, 0, 1}, 3);
+    b.ops->close(&b);
+}
+
 /* Waits (up to 5 s) for the Xid descriptor to poll readable; 1 when it did. */
 static int xid_ready(int fd, int ms)
 {
@@ -727,6 +865,10 @@ int main(void)
         cmocka_unit_test(test_no_driver),
         cmocka_unit_test(test_not_an_nvml_library),
         cmocka_unit_test(test_reopen_many_times),
+        cmocka_unit_test(test_islands_nvlink),
+        cmocka_unit_test(test_islands_pcie),
+        cmocka_unit_test(test_islands_level_out_of_range),
+        cmocka_unit_test(test_islands_unknown),
         cmocka_unit_test(test_xid_events),
         cmocka_unit_test(test_xid_late),
     };

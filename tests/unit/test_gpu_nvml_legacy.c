@@ -49,6 +49,8 @@ static void test_old_driver(void **state)
     /* the unversioned nvmlDeviceGetPciInfo: the old layout's bus id, a 4-digit domain */
     assert_string_equal(in.pci_bus_id, "0000:3B:00.0");
     assert_int_equal(in.mem_total_bytes, 32 * GiB);
+    assert_int_equal(in.island, -1); /* no topology calls: unknown, even for one GPU */
+    assert_non_null(strstr(d, "1 GPUs, islands unknown (this NVML has no topology calls)"));
     struct carma_gpu_sample s;
     assert_int_equal(b.ops->sample(&b, 0, &s), 0);
     assert_int_equal(s.mem_used_bytes, 3 * GiB); /* v1: reserved counts as used */
@@ -85,6 +87,20 @@ static void test_old_driver(void **state)
     assert_int_equal(b.ops->xids(&b, x, 2, NULL), 1);
     assert_int_equal(x[0].xid, 79);
     assert_int_equal(x[0].gpu_instance, UINT32_MAX);
+    b.ops->close(&b);
+
+    /* two GPUs: the lines the modern library answers change nothing */
+    assert_int_equal(gpu_fake_write(st, "driver 418.67\ngpu uuid=GPU-old0 mem_total=32GiB\n"
+                                        "gpu uuid=GPU-old1 mem_total=32GiB\n"
+                                        "nvlink 0 1\ntopology 0 1 SINGLE\n"),
+                     0);
+    o.xid_events = 0;
+    if ((rc = carma_gpu_open_nvml_opts(&b, &o, &err)))
+        fail_msg("open: %s", err.msg);
+    for (unsigned i = 0; i < 2; i++) {
+        assert_int_equal(b.ops->info(&b, i, &in), 0);
+        assert_int_equal(in.island, -1);
+    }
     b.ops->close(&b);
     unlink(st);
 }

@@ -47,12 +47,24 @@
  *                                 (a set holding a lost GPU fails every wait with
  *                                 GPU_IS_LOST; a registration that answers UNKNOWN
  *                                 leaves its set undefined: only freeing it works)
+ *   topology A B LEVEL            what nvmlDeviceGetTopologyCommonAncestor answers for
+ *                                 GPUs A and B (indices, either order): INTERNAL,
+ *                                 SINGLE, MULTIPLE, HOSTBRIDGE, NODE (or CPU), SYSTEM,
+ *                                 or any number (levels NVML does not have); a pair
+ *                                 without a line answers NOT_SUPPORTED
+ *   nvlink A B [STATUS]           nvmlDeviceGetP2PStatus for NVML_P2P_CAPS_INDEX_NVLINK
+ *                                 answers SUCCESS with STATUS (a number, default 0:
+ *                                 NVML_P2P_STATUS_OK) for A and B; a pair without a
+ *                                 line, and every other capability index, answer
+ *                                 NOT_SUPPORTED (both calls take `fail` lines, on
+ *                                 either GPU of the pair)
  *
  * Build variants: this file alone is the modern library (every versioned symbol);
  * tests/fake/nvidia-ml-old/ compiles it with FAKE_NVML_LEGACY, which exports only
  * the old names (nvmlInit, nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex, the
  * 16-byte-record nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetMemoryInfo) and
- * no energy or GPM, so the backend's fallbacks run through a real failing dlsym.
+ * no energy, GPM or topology calls, so the backend's fallbacks run through a real
+ * failing dlsym.
  *
  * Events: nvmlEventSetWait runs on the caller's event thread while other calls run
  * on its main thread, so the state is re-read (fake_load, main thread only) under
@@ -130,6 +142,9 @@ static struct {
      * handed out once in the process */
     unsigned char late_handed[FAKE_XIDS];
     pthread_cond_t late_cv;
+    /* topology and nvlink lines, by pair (both orders) */
+    unsigned char topo_set[FAKE_GPUS][FAKE_GPUS], nvl_set[FAKE_GPUS][FAKE_GPUS];
+    unsigned topo[FAKE_GPUS][FAKE_GPUS], nvl[FAKE_GPUS][FAKE_GPUS];
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .late_cv = PTHREAD_COND_INITIALIZER};
 
 static const struct {
@@ -161,6 +176,30 @@ static int fake_error_parse(const char *s, nvmlReturn_t *r)
             return 0;
         }
     return -1;
+}
+
+/* A number, or with named=1 also a topology level's name; -1 when it is neither. */
+static int fake_level_parse(const char *s, int named, unsigned *lv)
+{
+    static const struct {
+        const char *name;
+        unsigned v;
+    } names[] = {{"INTERNAL", NVML_TOPOLOGY_INTERNAL}, {"SINGLE", NVML_TOPOLOGY_SINGLE},
+                 {"MULTIPLE", NVML_TOPOLOGY_MULTIPLE}, {"HOSTBRIDGE", NVML_TOPOLOGY_HOSTBRIDGE},
+                 {"NODE", NVML_TOPOLOGY_NODE},         {"CPU", NVML_TOPOLOGY_NODE},
+                 {"SYSTEM", NVML_TOPOLOGY_SYSTEM}};
+    for (size_t i = 0; named && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i].name)) {
+            *lv = names[i].v;
+            return 0;
+        }
+    char *e;
+    errno = 0;
+    unsigned long v = strtoul(s, &e, 0);
+    if (!*s || *e || errno || v > 0xFFFFFFFFul)
+        return -1;
+    *lv = (unsigned)v;
+    return 0;
 }
 
 static unsigned long long fake_size(const char *v)
@@ -259,6 +298,8 @@ static void fake_parse(FILE *f)
     F.count = -1;
     F.procs_count = -1;
     F.uuid_no_nul = 0;
+    memset(F.topo_set, 0, sizeof F.topo_set);
+    memset(F.nvl_set, 0, sizeof F.nvl_set);
     snprintf(F.driver, sizeof F.driver, "550.54.15");
     char line[1024];
     while (fgets(line, sizeof line, f)) {
@@ -312,6 +353,16 @@ static void fake_parse(FILE *f)
             x->xid = strtoull(w[2], NULL, 10);
             x->gi = n > 3 && !strncmp(w[3], "gi=", 3) ? (unsigned)strtoul(w[3] + 3, NULL, 10)
                                                       : 0xFFFFFFFFu;
+        } else if ((!strcmp(w[0], "topology") && n > 3) || (!strcmp(w[0], "nvlink") && n > 2)) {
+            unsigned a = (unsigned)strtoul(w[1], NULL, 10), b = (unsigned)strtoul(w[2], NULL, 10);
+            unsigned v = 0; /* nvlink's default: NVML_P2P_STATUS_OK */
+            int topo = w[0][0] == 't';
+            if (a >= FAKE_GPUS || b >= FAKE_GPUS || (n > 3 && fake_level_parse(w[3], topo, &v)))
+                continue;
+            unsigned char(*set)[FAKE_GPUS] = topo ? F.topo_set : F.nvl_set;
+            unsigned(*val)[FAKE_GPUS] = topo ? F.topo : F.nvl;
+            set[a][b] = set[b][a] = 1;
+            val[a][b] = val[b][a] = v;
         } else if (!strcmp(w[0], "fail") && n > 3 && F.nfails < FAKE_FAILS) {
             struct fake_fail *x = &F.fail[F.nfails];
             x->gpu = !strcmp(w[1], "*") ? -1 : atoi(w[1]);
@@ -825,6 +876,61 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p)
         memset(p->busId, 'X', sizeof p->busId);
     else
         snprintf(p->busId, sizeof p->busId, "%s", g->pci);
+    return NVML_SUCCESS;
+}
+
+/* A pair's two handles as indices (each GPU's `fail` lines apply to the pair); an error
+ * when either is no GPU's, or both are one. */
+static nvmlReturn_t fake_pair(nvmlDevice_t d1, nvmlDevice_t d2, const char *fn, unsigned *i,
+                              unsigned *j)
+{
+    nvmlReturn_t r;
+    struct fake_gpu *a = fake_dev(d1, fn, &r);
+    if (!a)
+        return r;
+    struct fake_gpu *b = fake_dev(d2, fn, &r);
+    if (!b)
+        return r;
+    if (a == b)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *i = (unsigned)(a - F.gpu);
+    *j = (unsigned)(b - F.gpu);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t d1, nvmlDevice_t d2,
+                                                        nvmlGpuTopologyLevel_t *lv);
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t d1, nvmlDevice_t d2,
+                                                 nvmlGpuTopologyLevel_t *lv)
+{
+    unsigned i, j;
+    nvmlReturn_t r = fake_pair(d1, d2, "nvmlDeviceGetTopologyCommonAncestor", &i, &j);
+    if (r != NVML_SUCCESS)
+        return r;
+    if (!lv)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (!F.topo_set[i][j])
+        return NVML_ERROR_NOT_SUPPORTED;
+    unsigned v = F.topo[i][j];
+    memcpy(lv, &v, sizeof v); /* any number, as a library that knows more levels would */
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t d1, nvmlDevice_t d2,
+                                           nvmlGpuP2PCapsIndex_t idx, nvmlGpuP2PStatus_t *st);
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t d1, nvmlDevice_t d2, nvmlGpuP2PCapsIndex_t idx,
+                                    nvmlGpuP2PStatus_t *st)
+{
+    unsigned i, j;
+    nvmlReturn_t r = fake_pair(d1, d2, "nvmlDeviceGetP2PStatus", &i, &j);
+    if (r != NVML_SUCCESS)
+        return r;
+    if (!st)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (idx != NVML_P2P_CAPS_INDEX_NVLINK || !F.nvl_set[i][j])
+        return NVML_ERROR_NOT_SUPPORTED;
+    unsigned v = F.nvl[i][j];
+    memcpy(st, &v, sizeof v);
     return NVML_SUCCESS;
 }
 
