@@ -12,6 +12,54 @@ static void usage(FILE *f)
                "and why a drained one is drained.\n");
 }
 
+/* One run of GPU indices: "4" or "4-7", after sep. */
+static void put_run(const char *sep, json_int_t first, json_int_t last)
+{
+    if (first == last)
+        printf("%s%lld", sep, (long long)first);
+    else
+        printf("%s%lld-%lld", sep, (long long)first, (long long)last);
+}
+
+/* "islands (...): 0-3 | 4-7" (each island's GPU indices, runs as ranges) when the
+ * backend tells more than one. */
+static void print_islands(const json_t *gpus)
+{
+    json_int_t top = -1;
+    size_t k;
+    json_t *g;
+    json_array_foreach(gpus, k, g) {
+        json_t *i = json_object_get(g, "island");
+        if (json_is_integer(i) && json_integer_value(i) > top)
+            top = json_integer_value(i);
+    }
+    if (top < 1)
+        return;
+    fputs("islands (GPUs linked by NVLink or a PCIe switch):", stdout);
+    for (json_int_t isl = 0; isl <= top; isl++) {
+        json_int_t first = -1, last = -1;
+        const char *sep = isl ? " | " : " ";
+        json_array_foreach(gpus, k, g) {
+            json_t *i = json_object_get(g, "island");
+            if (!json_is_integer(i) || json_integer_value(i) != isl)
+                continue;
+            json_int_t idx = json_integer_value(json_object_get(g, "index"));
+            if (first >= 0 && idx == last + 1) {
+                last = idx;
+                continue;
+            }
+            if (first >= 0) {
+                put_run(sep, first, last);
+                sep = ",";
+            }
+            first = last = idx;
+        }
+        if (first >= 0)
+            put_run(sep, first, last);
+    }
+    putchar('\n');
+}
+
 int cmd_gpus(int argc, char **argv)
 {
     struct cli_conn c;
@@ -44,6 +92,7 @@ int cmd_gpus(int argc, char **argv)
     }
     printf("backend %s, policy %s\n", json_string_value(json_object_get(resp, "backend")),
            json_string_value(json_object_get(resp, "policy")));
+    print_islands(json_object_get(resp, "gpus"));
     printf("%-3s %-40s %-26s %17s %5s %7s %-9s %s\n", "IDX", "UUID", "NAME", "MEMORY MiB", "UTIL",
            "POWER", "SHARING", "JOBS");
     size_t k;

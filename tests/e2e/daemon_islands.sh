@@ -17,6 +17,8 @@ step "carma gpus says each GPU's island"
 "$CARMA" gpus --json >"$T/gpus.json" || fail "carma gpus --json"
 [ "$(sed -n 's/^ *"island": \([0-9]*\),*$/\1/p' "$T/gpus.json" | tr '\n' ' ')" = "0 0 1 1 " ] ||
     fail "islands: $(grep island "$T/gpus.json")"
+"$CARMA" gpus | grep -qx 'islands (GPUs linked by NVLink or a PCIe switch): 0-1 | 2-3' ||
+    fail "carma gpus: $("$CARMA" gpus)"
 
 step "a 2-GPU job takes the island left idle, not the first idle GPUs"
 a=$(submit --mem 1000 -- sleep 300)
@@ -37,6 +39,7 @@ d=$(submit --gpus 2 --mem 1000 -- sleep 300)
 wait_until 10 is_state "$d" running || fail "job $d: $(state_of "$d")"
 [ "$(gpus_of "$d")" = "1 2" ] || fail "without islands the 2-GPU job on GPUs $(gpus_of "$d")"
 "$CARMA" gpus --json | grep -q '"island": 0' || fail "one island: every GPU's is 0"
+"$CARMA" gpus | grep -q '^islands' && fail "one island listed: $("$CARMA" gpus)"
 "$CARMA" cancel "$c" "$d" >/dev/null
 "$CARMA" wait --timeout 20 "$c" "$d" >/dev/null
 echo "ok"
