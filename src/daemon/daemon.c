@@ -3360,6 +3360,15 @@ static void on_conn(struct carmad *d, uint32_t ci, uint32_t events)
     }
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
+    /* Its peer has gone (a hangup: it reads nothing more) while its submission waits in
+     * the estimate queue: epoll reports the hangup however the fd is armed, which would
+     * wake the loop without end until the estimate is done. Nothing can be answered (the
+     * first answer's send would fail and close it, its later requests unread): closed.
+     * The submission goes on (estq_take). */
+    if (c->pending && (events & (EPOLLHUP | EPOLLERR))) {
+        conn_close(d, ci);
+        return;
+    }
     if (!c->eof && conn_unsent(c) <= CONN_OUT_HIGH) {
         conn_read(d, ci);
         if (!(c = d->conns[ci]))

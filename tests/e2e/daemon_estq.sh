@@ -2,7 +2,9 @@
 # A submission's summary is estimated off carmad's loop (the estimate queue, daemon/estq.h):
 # while one waits, carmad answers every other request; a connection's later requests are
 # answered after it, in order; one user has at most 4 waiting (then "busy"); once the
-# estimate is done the job is submitted with the estimator's bound; and a carmad that
+# estimate is done the job is submitted with the estimator's bound; a client gone while
+# its submission waits has its connection closed (its hangup would otherwise wake carmad's
+# loop without end) and its job stored all the same; and a carmad that
 # stops refuses the submissions still waiting instead of dropping them unanswered.
 # CARMA_TEST_ESTIMATE_HOLD=F holds every estimate until F exists (F.held: one reached it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -74,6 +76,31 @@ grep -q "bound     at submission: estimator (batch 32, adamw, fp32; estimate [0-
     "$T/first.txt" || fail "the first job's bound is not the estimator's: $(cat "$T/first.txt")"
 [ "$("$CARMA" ls --all --json | grep -c '"id"')" = 4 ] || fail "4 jobs expected: $("$CARMA" ls --all)"
 
+step "a client gone while its submission waits: closed, no busy loop, the job still stored"
+rm -f "$T/go" "$T/go.held"
+socks() { ls -l "/proc/$DPID/fd" 2>/dev/null | grep -c 'socket:'; }
+# the connections of the clients above may take a moment to close on carmad's side
+settled() { _a=$(socks); sleep 0.3; [ "$(socks)" = "$_a" ]; }
+wait_until 10 settled || fail "carmad's connections do not settle"
+n0=$(socks)
+python3 - "$CARMA_SOCKET" "$SUM" <<'PY' || fail "could not submit"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"v": 1, "op": "submit", "job": {"argv": ["true", "gone"], "cwd": "/",
+          "summary": open(sys.argv[2]).read(), "batch": 32}}).encode() + b"\n")
+PY
+wait_until 10 test -e "$T/go.held" || fail "the submission did not reach the estimate queue"
+# the peer's hangup is reported however its fd is armed: carmad closes it, not spins on it
+wait_until 5 test "$(socks)" = "$n0" || fail "the connection of a client gone stays open"
+t0=$(awk '{print $14 + $15}' "/proc/$DPID/stat")
+sleep 2
+t1=$(awk '{print $14 + $15}' "/proc/$DPID/stat")
+[ $((t1 - t0)) -lt 100 ] || fail "carmad used $((t1 - t0)) ticks of CPU in 2 s while idle"
+touch "$T/go"
+wait_until 10 sh -c "[ \$(\"$CARMA\" ls --all --json | grep -c '\"id\"') = 5 ]" ||
+    fail "the gone client's job was not stored: $("$CARMA" ls --all)"
+
 step "a carmad that stops answers the submissions still waiting"
 rm -f "$T/go" "$T/go.held"
 CARMA_TIMEOUT=2 "$CARMA" submit --summary "$SUM" --batch 32 -- true last >"$T/last.id" \
@@ -86,5 +113,5 @@ grep -q "carmad is stopping before this job's summary was estimated: the job was
     "$T/last.err" || fail "the refused submission's client was not told: $(cat "$T/last.err")"
 touch "$T/go"
 start_daemon --gpus sim:2xa100-40gb
-[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 4 ] || fail "a refused job was kept: $("$CARMA" ls --all)"
+[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 5 ] || fail "a refused job was kept: $("$CARMA" ls --all)"
 echo "ok"
