@@ -2182,14 +2182,27 @@ static size_t conn_unsent(const struct conn *c)
     return c->outlen - c->outoff;
 }
 
+/* Whether conn_read would read nothing into c->in: it grows to CONN_IN_SOFT, and beyond
+ * (to CONN_IN_MAX) only while it holds no complete request. */
+static int conn_in_full(const struct conn *c)
+{
+    if (c->incap - c->inlen >= 4096)
+        return 0;
+    size_t n = c->incap ? c->incap * 2 : 8192;
+    if (n > CONN_IN_MAX)
+        n = CONN_IN_MAX;
+    return n <= c->incap || (c->incap >= CONN_IN_SOFT && memchr(c->in, '\n', c->inlen));
+}
+
 /* Arms epoll for what the connection can do now: read while its answers are not
- * backed up (and its input has room), write while answers are unsent. A level-
+ * backed up and its input has room (conn_in_full: its requests wait for an answer, an
+ * estimate in the estimate queue perhaps), write while answers are unsent. A level-
  * triggered fd with nothing to do is never left armed. */
 static void conn_arm(struct carmad *d, uint32_t ci)
 {
     struct conn *c = d->conns[ci];
     uint32_t ev = 0;
-    if (!c->eof && conn_unsent(c) <= CONN_OUT_HIGH && c->inlen < CONN_IN_MAX)
+    if (!c->eof && conn_unsent(c) <= CONN_OUT_HIGH && !conn_in_full(c))
         ev |= EPOLLIN;
     if (conn_unsent(c))
         ev |= EPOLLOUT;
@@ -3320,12 +3333,11 @@ static void conn_read(struct carmad *d, uint32_t ci)
     struct conn *c = d->conns[ci];
     for (;;) {
         if (c->incap - c->inlen < 4096) {
+            if (conn_in_full(c))
+                return; /* handled requests make room */
             size_t n = c->incap ? c->incap * 2 : 8192;
             if (n > CONN_IN_MAX)
                 n = CONN_IN_MAX;
-            if (n <= c->incap ||
-                (c->incap >= CONN_IN_SOFT && memchr(c->in, '\n', c->inlen)))
-                return; /* full: handled requests make room */
             char *b = realloc(c->in, n);
             if (!b) {
                 conn_close(d, ci);

@@ -4,7 +4,8 @@
 # answered after it, in order; one user has at most 4 waiting (then "busy"); once the
 # estimate is done the job is submitted with the estimator's bound; a client gone while
 # its submission waits has its connection closed (its hangup would otherwise wake carmad's
-# loop without end) and its job stored all the same; and a carmad that
+# loop without end) and its job stored all the same; requests pipelined behind a waiting
+# submission past carmad's input buffer do not keep its loop busy either; and a carmad that
 # stops refuses the submissions still waiting instead of dropping them unanswered.
 # CARMA_TEST_ESTIMATE_HOLD=F holds every estimate until F exists (F.held: one reached it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -101,6 +102,67 @@ touch "$T/go"
 wait_until 10 sh -c "[ \$(\"$CARMA\" ls --all --json | grep -c '\"id\"') = 5 ]" ||
     fail "the gone client's job was not stored: $("$CARMA" ls --all)"
 
+step "requests pipelined behind a waiting submission: no busy loop while they wait"
+# Two clients each send a submission and then pings until their socket takes no more:
+# carmad's input buffer fills and stops reading. One keeps its connection (its answers all
+# come, in order, once released), the other hangs up (its connection is closed).
+rm -f "$T/go" "$T/go.held"
+wait_until 10 settled || fail "carmad's connections do not settle"
+python3 - "$CARMA_SOCKET" "$SUM" "$T/go" "$DPID" "$(socks)" <<'PY' || fail "pipelined requests"
+import json, os, select, socket, sys, time
+sock, summary, go, pid, n0 = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3], sys.argv[4], \
+    int(sys.argv[5])
+PING = b'{"v":1,"op":"ping"}\n'
+def flood(tag):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall(json.dumps({"v": 1, "op": "submit", "job": {"argv": ["true", tag], "cwd": "/",
+              "summary": summary, "batch": 32}}).encode() + b"\n")
+    s.setblocking(False)
+    pings, sent = PING * 20000, 0
+    while select.select([], [s], [], 1)[1]:  # until carmad has read all it takes
+        try:
+            sent += s.send(pings[sent:sent + 4000])
+        except BlockingIOError:
+            pass
+    assert sent > (64 << 10), sent  # past carmad's CONN_IN_SOFT
+    return s, sent // len(PING)
+def socks():
+    return sum(os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
+               for f in os.listdir("/proc/%s/fd" % pid))
+def ticks():
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+def wait(pred, t):
+    end = time.monotonic() + t
+    while not pred() and time.monotonic() < end:
+        time.sleep(0.05)
+    return pred()
+a, na = flood("kept")
+b, _ = flood("hung up")
+b.close()
+assert wait(lambda: os.path.exists(go + ".held"), 10), "no estimate reached the queue"
+assert wait(lambda: socks() == n0 + 1, 5), "the connection hung up stays open: %d" % socks()
+t0 = ticks()
+time.sleep(2)
+busy = ticks() - t0
+assert busy < 100, "carmad used %d ticks of CPU in 2 s while its clients wait" % busy
+open(go, "w").close()
+a.setblocking(True)
+a.settimeout(30)
+buf = b""
+while buf.count(b"\n") < 1 + na:
+    d = a.recv(1 << 20)
+    assert d, "carmad closed the kept connection: %r" % buf[-200:]
+    buf += d
+got = [json.loads(l) for l in buf.split(b"\n") if l]
+assert len(got) == 1 + na, len(got)
+assert got[0]["ok"] is True and got[0]["id"] > 0, got[0]
+assert all(r.get("ok") is True and "version" in r for r in got[1:]), got[1:3]
+PY
+wait_until 10 sh -c "[ \$(\"$CARMA\" ls --all --json | grep -c '\"id\"') = 7 ]" ||
+    fail "7 jobs expected: $("$CARMA" ls --all)"
+
 step "a carmad that stops answers the submissions still waiting"
 rm -f "$T/go" "$T/go.held"
 CARMA_TIMEOUT=2 "$CARMA" submit --summary "$SUM" --batch 32 -- true last >"$T/last.id" \
@@ -113,5 +175,5 @@ grep -q "carmad is stopping before this job's summary was estimated: the job was
     "$T/last.err" || fail "the refused submission's client was not told: $(cat "$T/last.err")"
 touch "$T/go"
 start_daemon --gpus sim:2xa100-40gb
-[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 5 ] || fail "a refused job was kept: $("$CARMA" ls --all)"
+[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 7 ] || fail "a refused job was kept: $("$CARMA" ls --all)"
 echo "ok"
