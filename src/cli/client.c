@@ -83,8 +83,11 @@ int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_
     struct carma_err err = {{0}};
     json_t *r = NULL;
     double t0 = carma_mono_s(), until = t0 + patience_s, nap = 0.1;
-    /* "busy" (this user's connections at their cap, or carmad out of descriptors) is
-     * passing: asked again, with the same backoff, for as long as an answer is waited. */
+    /* "busy" (this user's connections at their cap, carmad out of descriptors, or a
+     * carmad stopping with the submission unstored) is passing: asked again, with the
+     * same backoff, for as long as an answer is waited, through a restart of carmad
+     * after it: no socket, or none listening, is waited for until then too (the request
+     * was not sent; after one carmad may have taken, a submission is not sent twice). */
     double busy_until = t0 + carma_client_timeout_ms() / 1e3;
     if (deadline >= 0) {
         until = until < deadline ? until : deadline;
@@ -107,10 +110,12 @@ int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_
             said_busy = 1;
             json_decref(r);
             r = NULL;
-        } else if (rc && carma_mono_s() < until) {
+        } else if (rc && (carma_mono_s() < until ||
+                          (said_busy && carma_mono_s() < busy_until &&
+                           (rc == -ENOENT || rc == -ECONNREFUSED || rc == -EAGAIN)))) {
             if (!said)
                 fprintf(stderr, "carma %s: %s; waiting up to %.0f s for carmad to come back\n", cmd,
-                        err.msg, until - t0);
+                        err.msg, (said_busy && busy_until > until ? busy_until : until) - t0);
             said = 1;
         } else {
             break;

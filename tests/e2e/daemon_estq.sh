@@ -173,7 +173,27 @@ stop_daemon || fail "carmad did not stop cleanly"
 wait "$LAST" && fail "a submission refused at the stop succeeded: $(cat "$T/last.id")"
 grep -q "carmad is stopping before this job's summary was estimated: the job was not submitted" \
     "$T/last.err" || fail "the refused submission's client was not told: $(cat "$T/last.err")"
+grep -q "cannot reach carmad" "$T/last.err" ||
+    fail "the refused client's last word: $(cat "$T/last.err")"
 touch "$T/go"
 start_daemon --gpus sim:2xa100-40gb
 [ "$("$CARMA" ls --all --json | grep -c '"id"')" = 7 ] || fail "a refused job was kept: $("$CARMA" ls --all)"
+
+step "... and its client gets in when carmad is back within CARMA_TIMEOUT"
+rm -f "$T/go" "$T/go.held"
+stop_daemon || fail "carmad did not stop cleanly"
+start_daemon --gpus sim:2xa100-40gb
+CARMA_TIMEOUT=30 "$CARMA" submit --summary "$SUM" --batch 32 -- true again >"$T/again.id" \
+    2>"$T/again.err" &
+AGAIN=$!
+wait_until 10 test -e "$T/go.held" || fail "the submission did not reach the queue"
+stop_daemon || fail "carmad did not stop cleanly"
+wait_until 10 grep -q "waiting up to 30 s for carmad to come back" "$T/again.err" ||
+    fail "the client did not wait for carmad: $(cat "$T/again.err")"
+touch "$T/go"
+start_daemon --gpus sim:2xa100-40gb
+wait "$AGAIN" || fail "the submission after the restart: $(cat "$T/again.err")"
+grep -q "carmad is back" "$T/again.err" || fail "the client's words: $(cat "$T/again.err")"
+"$CARMA" show "$(cat "$T/again.id")" | grep -q 'true again' || fail "the job after the restart"
+[ "$("$CARMA" ls --all --json | grep -c '"id"')" = 8 ] || fail "jobs: $("$CARMA" ls --all)"
 echo "ok"
