@@ -1104,6 +1104,29 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     return 0;
 }
 
+/* Offers GPU gi to the top-`want` list best/pot of auto_reserve (the most memory not
+ * committed first, then index); drained GPUs are not offered. */
+static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint32_t *best, int64_t *pot,
+                          size_t *n, size_t want)
+{
+    const struct carma_gpu *g = &s->gpus[gi];
+    if (g->drained)
+        return;
+    int64_t p = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib;
+    size_t pos = *n;
+    while (pos > 0 && p > pot[pos - 1])
+        pos--;
+    if (pos >= want)
+        return;
+    size_t last = *n < want ? *n : want - 1;
+    memmove(&best[pos + 1], &best[pos], (last - pos) * sizeof *best);
+    memmove(&pot[pos + 1], &pot[pos], (last - pos) * sizeof *pot);
+    best[pos] = gi;
+    pot[pos] = p;
+    if (*n < want)
+        (*n)++;
+}
+
 /* Holds back, for the first job that cannot start, the GPUs closest to fitting it
  * (most memory not committed to carma jobs), so that backfilled jobs cannot starve it:
  * jobs behind it take them only as auto_backfill_fits allows. */
@@ -1122,23 +1145,28 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     uint32_t best[CARMA_JOB_MAX_GPUS];
     int64_t pot[CARMA_JOB_MAX_GPUS];
     size_t n = 0, want = j->gpus;
-    for (size_t gi = 0; gi < s->ngpus; gi++) {
-        const struct carma_gpu *g = &s->gpus[gi];
-        if (g->drained)
-            continue;
-        int64_t p = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib;
-        size_t pos = n;
-        while (pos > 0 && p > pot[pos - 1])
-            pos--;
-        if (pos >= want)
-            continue;
-        size_t last = n < want ? n : want - 1;
-        memmove(&best[pos + 1], &best[pos], (last - pos) * sizeof *best);
-        memmove(&pot[pos + 1], &pot[pos], (last - pos) * sizeof *pot);
-        best[pos] = (uint32_t)gi;
-        pot[pos] = p;
-        if (n < want)
-            n++;
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        reserve_offer(s, (uint32_t)gi, best, pot, &n, want);
+    /* With islands, a job on several GPUs holds back those of one island (the island
+     * whose best come closest to fitting it, summed), which it will take together
+     * (auto_choose_islands), where an island has enough GPUs in service. */
+    if (want > 1 && s->nislands > 1) {
+        uint32_t ib[CARMA_JOB_MAX_GPUS];
+        int64_t ip[CARMA_JOB_MAX_GPUS];
+        int64_t best_sum = INT64_MIN;
+        for (uint32_t i = 0; i < s->nislands; i++) {
+            size_t in = 0;
+            for (uint32_t k = s->island_at[i]; k < s->island_at[i + 1]; k++)
+                reserve_offer(s, s->by_island[k], ib, ip, &in, want);
+            int64_t sum = 0;
+            for (size_t k = 0; k < in; k++)
+                sum += ip[k];
+            if (in == want && sum > best_sum) {
+                best_sum = sum;
+                memcpy(best, ib, want * sizeof *best);
+                n = want;
+            }
+        }
     }
     for (size_t k = 0; k < n; k++) {
         s->slot[best[k]].flags |= CARMA_SLOT_RESERVED;

@@ -1026,6 +1026,34 @@ static void test_auto_island_best_fit(void **state)
     carma_sched_free(&s);
 }
 
+/* A blocked job on several GPUs holds back one island's GPUs (the island whose GPUs have the
+ * most memory not committed, summed), which it will take together, not the two with the
+ * most across the islands: islands {0,1} and {2,3}, memory left 20000 / 30000 | 30000 /
+ * 25000, a 2-GPU job of 35000 MiB each reserves 2 and 3, not 1 and 2. */
+static void test_auto_reserves_one_island(void **state)
+{
+    (void)state;
+    static const uint64_t used[NG] = {20960, 10960, 10960, 15960};
+    for (int islands = 0; islands < 2; islands++) {
+        struct fx f;
+        fx_islands(&f, islands);
+        for (uint16_t g = 0; g < NG; g++) {
+            f.jobs[g].bound_mib = used[g];
+            carma_sched_adopt(&f.s, g, &g, 1, 0, 0);
+            assert_int_equal(f.gpus[g].committed_mib, used[g]);
+        }
+        f.jobs[4].gpus = 2;
+        f.jobs[4].bound_mib = 35000;
+        carma_sched_submit(&f.s, 4, 0);
+        assert_int_equal(fx_step(&f, 1), 0);
+        assert_int_equal(f.s.holder, 4);
+        int want[NG] = {0, !islands, 1, islands};
+        for (size_t g = 0; g < NG; g++)
+            assert_int_equal((f.s.slot[g].flags & CARMA_SLOT_RESERVED) != 0, want[g]);
+        carma_sched_free(&f.s);
+    }
+}
+
 static void test_recovery_first_and_idle_only(void **state)
 {
     (void)state;
@@ -1288,6 +1316,7 @@ int main(void)
         cmocka_unit_test(test_auto_multi_gpu_job_prefers_one_island),
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_auto_island_best_fit),
+        cmocka_unit_test(test_auto_reserves_one_island),
         cmocka_unit_test(test_recovery_first_and_idle_only),
         cmocka_unit_test(test_max_attempts_and_fault),
         cmocka_unit_test(test_exclusive_never_collocates),
