@@ -299,6 +299,8 @@ struct carmad {
     struct carmad_estq *estq; /* summaries' model bounds, off the loop */
     struct psub *psubs;       /* the submissions waiting for it */
     unsigned npsubs;
+    uint64_t estimates;   /* finished by it since carmad started */
+    double estimate_s;    /* its thread's time on them */
     uint32_t *touched;    /* slots changed this iteration that may need undo */
     size_t ntouched, touchcap;
     int dirty;            /* the scheduler should step */
@@ -2514,6 +2516,7 @@ static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
     d->npsubs++;
     d->conns[ci]->pending++; /* its next requests wait: answers keep their order */
     d->deferred = 1;
+    d->publish = 1;
     carmad_estq_push(d->estq, &p->it);
     return NULL;
 }
@@ -2552,6 +2555,9 @@ static void estq_take(struct carmad *d)
     while ((it = carmad_estq_take(d->estq))) {
         struct psub *p = (struct psub *)(void *)((char *)it - offsetof(struct psub, it));
         psub_unlink(d, p);
+        d->estimates++;
+        d->estimate_s += it->seconds;
+        d->publish = 1;
         int live = psub_release(d, p);
         d->deferred = 0;
         json_t *resp = it->rc < 0 ? carma_resp_error("invalid", "job.summary: %s", it->err.msg)
@@ -3859,7 +3865,10 @@ static void http_publish(struct carmad *d)
                               .attempts_total = d->attempts_total,
                               .decision = &d->decision,
                               .monitor_ticks = d->mon.ticks,
-                              .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9};
+                              .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9,
+                              .estimates_waiting = d->npsubs,
+                              .estimates_total = d->estimates,
+                              .estimate_seconds = d->estimate_s};
     for (int k = 0; k < CARMA_JOB_STATE_COUNT && k < 8; k++)
         m.finished[k] = d->finished[k];
     char *text = NULL;

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+
 struct carmad_estq {
     const struct sim_gpu_kind *const *dev;
     size_t ndev;
@@ -67,7 +69,9 @@ static void *run(void *arg)
             return NULL;
         if (q->hold_path && !hold(q))
             return NULL; /* it stays the caller's, unfinished */
+        double t0 = carma_mono_s();
         it->rc = carmad_model_bound(it->rj, q->dev, q->ndev, &it->model, &it->err);
+        it->seconds = carma_mono_s() - t0;
         it->next = NULL;
         pthread_mutex_lock(&q->lock);
         *q->done_tail = it;
@@ -134,6 +138,7 @@ void carmad_estq_push(struct carmad_estq *q, struct carmad_estq_item *it)
 {
     it->next = NULL;
     it->rc = 0;
+    it->seconds = 0;
     memset(&it->model, 0, sizeof it->model);
     memset(&it->err, 0, sizeof it->err);
     pthread_mutex_lock(&q->lock);

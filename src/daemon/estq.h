@@ -22,6 +22,7 @@ struct carmad_estq_item {
     struct carmad_model model;      /* out */
     int rc;                         /* out: 0, or a negative errno with err */
     struct carma_err err;
+    double seconds;                /* out: the thread's time on it (CLOCK_MONOTONIC) */
     struct carmad_estq_item *next; /* the queue's */
 };
 

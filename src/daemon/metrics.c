@@ -221,6 +221,14 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
     bputf(&b, "carma_monitor_ticks_total %llu\n", (unsigned long long)m->monitor_ticks);
     head(&b, "carma_monitor_seconds_total", "counter", "Wall time spent in monitor ticks.");
     bputf(&b, "carma_monitor_seconds_total %.9g\n", m->monitor_seconds);
+    head(&b, "carma_estimates_waiting", "gauge",
+         "Submissions waiting for their model summary's estimate.");
+    bputf(&b, "carma_estimates_waiting %llu\n", (unsigned long long)m->estimates_waiting);
+    head(&b, "carma_estimates_total", "counter", "Submitted model summaries estimated.");
+    bputf(&b, "carma_estimates_total %llu\n", (unsigned long long)m->estimates_total);
+    head(&b, "carma_estimate_seconds_total", "counter",
+         "Time spent estimating submitted model summaries.");
+    bputf(&b, "carma_estimate_seconds_total %.9g\n", m->estimate_seconds);
     static const char *const jm[][3] = {
         {"carma_job_memory_used_bytes", "gauge",
          "GPU memory the job's processes hold now on "

@@ -53,6 +53,9 @@ struct carma_metrics {
     const struct carma_hist *decision;      /* scheduler step latency */
     uint64_t monitor_ticks;
     double monitor_seconds;                 /* time spent in ticks */
+    uint64_t estimates_waiting;             /* submissions in the estimate queue now */
+    uint64_t estimates_total;               /* summaries the queue's thread estimated */
+    double estimate_seconds;                /* ... and its time on them */
 };
 
 /* Renders m into a malloc'd NUL-terminated buffer (*out, *len). Returns 0 or -ENOMEM. */

@@ -13,7 +13,15 @@
 SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
 [ -f "$SUM" ] || fail "missing $SUM"
 export CARMA_TEST_ESTIMATE_HOLD="$T/go"
-start_daemon --gpus sim:2xa100-40gb
+PORT=$((20000 + $$ % 20000))
+start_daemon --gpus sim:2xa100-40gb --http "127.0.0.1:$PORT"
+# metric NAME: its value in /metrics
+metric() {
+    python3 -c 'import sys, urllib.request
+for l in urllib.request.urlopen(sys.argv[1]).read().decode().splitlines():
+    if l.split(" ")[0] == sys.argv[2]: print(l.split(" ")[1])' "http://127.0.0.1:$PORT/metrics" "$1"
+}
+waiting_is() { [ "$(metric carma_estimates_waiting)" = "$1" ]; }
 
 step "a summary waiting for its estimate holds no other request"
 "$CARMA" submit --summary "$SUM" --batch 32 -- true first >"$T/first.id" 2>"$T/first.err" &
@@ -23,6 +31,9 @@ wait_until 10 test -e "$T/go.held" || fail "the submission did not reach the est
 "$CARMA" ls --json >"$T/ls0.json" || fail "carma ls not answered while an estimate waits"
 grep -q '"id"' "$T/ls0.json" && fail "a job exists before its estimate: $(cat "$T/ls0.json")"
 kill -0 "$FIRST" 2>/dev/null || fail "carma submit answered before its estimate: $(cat "$T/first.err")"
+wait_until 10 waiting_is 1 ||
+    fail "/metrics: carma_estimates_waiting $(metric carma_estimates_waiting), 1 expected"
+[ "$(metric carma_estimates_total)" = 0 ] || fail "carma_estimates_total before any"
 
 step "one user's waiting submissions are bounded; a connection's answers keep their order"
 # Five more from this user (one of them pipelining a ping behind its submit): with the
@@ -76,6 +87,11 @@ id=$(cat "$T/first.id")
 grep -q "bound     at submission: estimator (batch 32, adamw, fp32; estimate [0-9]* MiB)" \
     "$T/first.txt" || fail "the first job's bound is not the estimator's: $(cat "$T/first.txt")"
 [ "$("$CARMA" ls --all --json | grep -c '"id"')" = 4 ] || fail "4 jobs expected: $("$CARMA" ls --all)"
+wait_until 10 waiting_is 0 || fail "estimates still waiting in /metrics"
+[ "$(metric carma_estimates_total)" = 4 ] ||
+    fail "/metrics: carma_estimates_total $(metric carma_estimates_total), 4 expected"
+awk -v s="$(metric carma_estimate_seconds_total)" 'BEGIN {exit !(s > 0)}' ||
+    fail "carma_estimate_seconds_total $(metric carma_estimate_seconds_total)"
 
 step "a client gone while its submission waits: closed, no busy loop, the job still stored"
 rm -f "$T/go" "$T/go.held"
