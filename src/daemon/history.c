@@ -66,18 +66,24 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj)
     return est_job_signature(&k);
 }
 
+/* Only a job's last attempt can succeed, and the job then has succeeded: the lookup reads
+ * the jobs_history index (user, signature, succeeded jobs only), the runs that count and
+ * none of the others (named: SQLite's planner took jobs_signature, every job of the user
+ * with that argv and batch, for its more columns). argv, batch and GPU count are in the
+ * signature too; matched as well, a hash collision is harmless. */
+const char carmad_peaks_sql[] = "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
+                                "JOIN jobs j INDEXED BY jobs_history ON a.job_id = j.id "
+                                "WHERE j.uid = ?1 AND j.hist_sig = ?5 AND j.state = 'succeeded' "
+                                "AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 "
+                                "AND a.gpu_kind = ?6 AND a.peak_mib > 0 "
+                                "AND a.outcome = 'succeeded' AND a.peak_partial = 0";
+
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
                        uint32_t batch, uint32_t gpus, uint64_t sig, const char *kind,
                        double *max_mib, double *min_mib, uint32_t *runs,
                        struct carma_err *err)
 {
-    /* argv, batch and GPU count are in the signature too; matched as well, they keep
-     * the jobs_signature index in use and a hash collision harmless. */
-    static const char sql[] = "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
-                              "JOIN jobs j ON a.job_id = j.id "
-                              "WHERE j.uid = ?1 AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 "
-                              "AND j.hist_sig = ?5 AND a.gpu_kind = ?6 AND a.peak_mib > 0 "
-                              "AND a.outcome = 'succeeded' AND a.peak_partial = 0";
+    const char *sql = carmad_peaks_sql;
     *max_mib = *min_mib = 0;
     *runs = 0;
     sqlite3 *db = carma_store_sqlite(st);

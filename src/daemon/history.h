@@ -62,6 +62,8 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj);
  * memory may have stopped before the job's peak (a bad data path after loading the
  * model, a cancel during warm-up): its peak is below the need. *runs is 0 when there
  * are none. Returns 0 or a negative errno with err. */
+/* Its SQL (tests read its query plan: the jobs_history index). */
+extern const char carmad_peaks_sql[];
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,
                        uint32_t batch, uint32_t gpus, uint64_t sig, const char *kind,
                        double *max_mib, double *min_mib, uint32_t *runs,

@@ -210,6 +210,11 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * keeps them; NULL: not yet. The attempts running across the upgrade count as listed
      * at their start (added_column's `then`). */
     "ALTER TABLE attempts ADD COLUMN seen_time REAL;",
+    /* 14 -> 15: a submission's history lookup (carmad_store_peaks) reads the succeeded
+     * jobs of its user and signature only: through jobs_signature it walked every job of
+     * the user with that argv and batch, queued and failed ones too, on each submission
+     * (a user's repeated command: its whole history, every time). */
+    "CREATE INDEX IF NOT EXISTS jobs_history ON jobs(uid, hist_sig) WHERE state = 'succeeded';",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:

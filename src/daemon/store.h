@@ -15,7 +15,7 @@
 
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 14
+#define CARMA_STORE_SCHEMA_VERSION 15
 
 struct carma_store;
 

@@ -75,7 +75,8 @@ static struct carma_req_job bert_job(void)
 }
 
 /* Stores a finished job of uid 1000 submitted as rj, one attempt on `kind` that ended
- * as `outcome` with peak `peak`. */
+ * as `outcome` with peak `peak`, the job in the state of that name, as carmad stores
+ * its last attempt's end. */
 static void add_run_partial(struct carma_store *st, const struct carma_req_job *rj,
                             const char *kind, const char *outcome, uint64_t peak, unsigned partial)
 {
@@ -100,6 +101,13 @@ static void add_run_partial(struct carma_store *st, const struct carma_req_job *
                                              strcmp(outcome, "succeeded") ? 1 : 0, 0, peak, partial,
                                              NULL, &err),
                      0);
+    int s = carma_job_state_parse(outcome);
+    assert_true(s >= 0);
+    r.state = (enum carma_job_state)s;
+    r.attempts = 1;
+    r.start_s = 1.0;
+    r.end_s = 2.0;
+    assert_int_equal(carma_store_job_update(st, &r, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     carma_job_rec_clear(&r);
 }
@@ -473,6 +481,30 @@ static void test_bound_beyond_any_gpu(void **state)
     free(gqa);
 }
 
+/* The history lookup of every submission reads the user's succeeded jobs of the signature
+ * through jobs_history, not every job of the user with the same command (jobs_signature):
+ * a user's repeated command made each submission walk its whole history. */
+static void test_history_lookup_plan(void **state)
+{
+    struct carma_store *st = *state;
+    sqlite3 *db = carma_store_sqlite(st);
+    char sql[1024];
+    snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", carmad_peaks_sql);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    int jobs_by_history = 0, rows = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *d = (const char *)sqlite3_column_text(q, 3);
+        rows++;
+        if (d && strstr(d, " j ") && strstr(d, "USING INDEX jobs_history (uid=? AND hist_sig=?)"))
+            jobs_by_history = 1;
+        assert_null(strstr(d ? d : "", "SCAN")); /* nothing read whole */
+    }
+    sqlite3_finalize(q);
+    assert_true(rows >= 2);
+    assert_true(jobs_by_history);
+}
+
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
  * the migration its peaks are matched by no job, the same job included, while the
  * same peak recorded now is. */
@@ -487,6 +519,7 @@ static void test_history_old_rows_migrated(void **state)
     assert_int_equal(
         sqlite3_exec(db,
                      "ALTER TABLE attempts DROP COLUMN gpu_kind;"
+                     "DROP INDEX jobs_history;" /* version 15's, on hist_sig */
                      "ALTER TABLE jobs DROP COLUMN hist_sig;"
                      "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,"
                      "mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,submit_time) "
@@ -617,6 +650,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_bound_per_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_bound_unknown_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bound_beyond_any_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_lookup_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),

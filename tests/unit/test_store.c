@@ -218,8 +218,8 @@ static void test_strict_wal_and_migration(void **state)
     sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND "
                            "name LIKE 'jobs_%'", -1, &q, NULL);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    /* jobs_state, jobs_uid, jobs_signature, jobs_end_time */
-    assert_int_equal(sqlite3_column_int(q, 0), 4);
+    /* jobs_state, jobs_uid, jobs_signature, jobs_end_time, jobs_history */
+    assert_int_equal(sqlite3_column_int(q, 0), 5);
     sqlite3_finalize(q);
     /* A version-4 file, from before bound_basis (and umask): the columns are added, its
      * jobs read with none (a job without umask runs with CARMA_JOB_UMASK_DEFAULT). */
