@@ -874,6 +874,7 @@ struct auto_scan {
 static inline int auto_offer_gpu(struct carma_sched *s, uint32_t gi, struct auto_scan *a,
                                  uint32_t *c)
 {
+    s->judged++;
     float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
     if (gain < 0)
         return 0;
@@ -996,14 +997,15 @@ static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int 
     return need;
 }
 
-/* A job on several GPUs of a server with islands (DESIGN.md 3): the best `want` GPUs
- * (auto_offer's order: gain, memory fit, index) of the island whose best give the job the
- * most, when that is as much as the best `want` of the whole server give it, else those.
- * Of islands that give as much, the one with the fewest GPUs without a carma job (then the
- * lowest), so that whole islands stay free for wider jobs. It never trades the job's speed
- * for a link: without a model of the job's communication nothing says a slower GPU pays
- * for a faster link. Every GPU is looked at (servers with islands have few), and no scan
- * is remembered. Returns 1 when the job fits. */
+/* A job on several GPUs of a server with islands (DESIGN.md 3), once auto_choose found
+ * that it fits: the best `want` GPUs (auto_offer's order: gain, memory fit, index) of the
+ * island whose best give the job the most, when that is as much as the best `want` of the
+ * whole server give it, else those. Of islands that give as much, the one with the fewest
+ * GPUs without a carma job (then the lowest), so that whole islands stay free for wider
+ * jobs. It never trades the job's speed for a link: without a model of the job's
+ * communication nothing says a slower GPU pays for a faster link. Every GPU is looked at,
+ * once per placement: a job that does not fit is judged by auto_choose's remembered scans
+ * as any other. Returns 1 when the job fits. */
 static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
 {
     const size_t want = a->want;
@@ -1018,6 +1020,7 @@ static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint3
         for (uint32_t k = s->island_at[i]; k < s->island_at[i + 1]; k++) {
             uint32_t gi = s->by_island[k];
             vacant += (s->slot[gi].flags & CARMA_SLOT_VACANT) != 0;
+            s->judged++;
             float gain =
                 auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
             if (gain < 0)
@@ -1046,6 +1049,18 @@ static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint3
     return 1;
 }
 
+/* auto_choose found that the job fits (c holds the best of the server): with islands, a
+ * job on several GPUs takes its GPUs by island. Returns 1. */
+static int auto_fits(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
+{
+    if (a->want > 1 && s->nislands > 1) {
+        int fits = auto_choose_islands(s, a, c);
+        assert(fits); /* the same rules over every GPU */
+        (void)fits;
+    }
+    return 1;
+}
+
 static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, int honour)
 {
     struct auto_scan a;
@@ -1065,8 +1080,6 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     a.weight = j->gpus;
     a.want = j->gpus;
     a.n = a.nfit = 0;
-    if (j->gpus > 1 && s->nislands > 1)
-        return auto_choose_islands(s, &a, c);
     uint8_t flags = (uint8_t)((a.only_idle ? AUTO_ONLY_IDLE : 0) | (a.loosest ? AUTO_LOOSEST : 0) |
                               (honour ? AUTO_HONOUR : 0));
     int hit = 0;
@@ -1087,10 +1100,10 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
         for (size_t gi = 0; gi < s->ngpus; gi++) /* each GPU once: no marks needed */
             auto_offer_gpu(s, (uint32_t)gi, &a, c);
     } else if (auto_scan_full(s, &a, c)) {
-        return 1;
+        return auto_fits(s, &a, c);
     }
     if (a.n >= j->gpus)
-        return 1;
+        return auto_fits(s, &a, c);
     if (m && !hit) {
         *m = (struct carma_sched_miss){.epoch = s->epoch, .need = a.need,
                                        .sm_bits = float_bits(a.sm),

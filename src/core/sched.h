@@ -152,6 +152,7 @@ struct carma_sched {
     uint32_t *island_at;    /* nislands > 1: island i's are by_island[island_at[i] ..
                                island_at[i + 1]); owned */
     uint64_t placements;    /* counters */
+    uint64_t judged;        /* GPUs auto's scans judged for a job (auto_gain): a step's cost */
 };
 
 /* A placement: job index; its GPUs are in jobs[job].gpu[0..gpus). */
