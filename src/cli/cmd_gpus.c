@@ -1,4 +1,5 @@
 /* carma gpus: the GPUs carmad manages, their memory, activity and jobs. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,40 +22,54 @@ static void put_run(const char *sep, json_int_t first, json_int_t last)
         printf("%s%lld-%lld", sep, (long long)first, (long long)last);
 }
 
-/* "islands (...): 0-3 | 4-7" (each island's GPU indices, runs as ranges) when the
- * backend tells more than one. */
-static void print_islands(const json_t *gpus)
+/* The least island number above `above` in the answer, or -1 when there is none. */
+static json_int_t next_island(const json_t *gpus, json_int_t above)
 {
-    json_int_t top = -1;
+    json_int_t best = -1;
     size_t k;
     json_t *g;
     json_array_foreach(gpus, k, g) {
         json_t *i = json_object_get(g, "island");
-        if (json_is_integer(i) && json_integer_value(i) > top)
-            top = json_integer_value(i);
+        json_int_t v = json_is_integer(i) ? json_integer_value(i) : -1;
+        if (v > above && (best < 0 || v < best))
+            best = v;
     }
-    if (top < 1)
+    return best;
+}
+
+/* "islands (...): 0-3 | 4-7" (each island's GPU indices, runs as ranges) when the
+ * backend tells more than one. The islands are taken in order of their numbers, each
+ * the least above the last, so that whatever numbers an answer holds it takes one pass
+ * per island it names. */
+static void print_islands(const json_t *gpus)
+{
+    json_int_t isl = next_island(gpus, -1);
+    if (isl < 0 || next_island(gpus, isl) < 0)
         return;
     fputs("islands (GPUs linked by NVLink or a PCIe switch):", stdout);
-    for (json_int_t isl = 0; isl <= top; isl++) {
-        json_int_t first = -1, last = -1;
-        const char *sep = isl ? " | " : " ";
+    for (int n = 0; isl >= 0; n++, isl = next_island(gpus, isl)) {
+        json_int_t first = 0, last = 0;
+        int have = 0; /* a run begun: one GPU at least, as next_island found it */
+        const char *sep = n ? " | " : " ";
+        size_t k;
+        json_t *g;
         json_array_foreach(gpus, k, g) {
             json_t *i = json_object_get(g, "island");
             if (!json_is_integer(i) || json_integer_value(i) != isl)
                 continue;
             json_int_t idx = json_integer_value(json_object_get(g, "index"));
-            if (first >= 0 && idx == last + 1) {
+            if (have && last < INT64_MAX && idx == last + 1) {
                 last = idx;
                 continue;
             }
-            if (first >= 0) {
+            if (have) {
                 put_run(sep, first, last);
                 sep = ",";
             }
             first = last = idx;
+            have = 1;
         }
-        if (first >= 0)
+        if (have)
             put_run(sep, first, last);
     }
     putchar('\n');
