@@ -50,6 +50,9 @@ static void queue_push(struct carma_sched *s, enum carma_queue_id id, uint32_t j
     struct carma_job *j = &s->jobs[ji];
     assert(j->queue == CARMA_QUEUE_NONE);
     j->queue = (uint8_t)id;
+    /* no scan of it stands: one from before it ran left its GPUs in gpu[], not those it
+     * could use then (auto_choose) */
+    j->scan_epoch = 0;
     struct carma_queue *q = queue_of(s, j);
     j->prev = q->tail;
     j->next = CARMA_NONE;
@@ -1069,7 +1072,7 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
         return 0;
     /* Reservations only bind jobs behind the blocked one; a job scanned under other
      * rules than last time is scanned in full. */
-    int recent = j->scan_epoch && s->epoch - j->scan_epoch < SCHED_CHANGELOG &&
+    int recent = !s->p.scan_all && j->scan_epoch && s->epoch - j->scan_epoch < SCHED_CHANGELOG &&
                  (j->scan_fit & 0x8000u) == (honour ? 0x8000u : 0);
     uint16_t fit_before = j->scan_fit & 0x7fffu;
     if (recent && (uint64_t)fit_before + (s->epoch - j->scan_epoch) < j->gpus)

@@ -35,9 +35,10 @@ struct carma_sched_params {
                                   are less SM-bound) */
     int scan_all;              /* 1: auto scans for every job, and offers every GPU to a
                                   new job in index order: no answers from earlier scans of
-                                  the same shape, no shortcut through the GPUs that can
-                                  give it its whole weight (the same choices, slower: the
-                                  tests' reference); 0 by default */
+                                  the same shape or of the job itself (a waiting job's
+                                  GPUs changed since), no shortcut through the GPUs that
+                                  can give it its whole weight (the same choices, slower:
+                                  the tests' reference); 0 by default */
     int mps_cap;               /* 1: a job's clients on an MPS GPU are capped at its hold plus
                                   margin_mib (carmad sets CUDA_MPS_PINNED_DEVICE_MEM_LIMIT);
                                   0 by default: the simulator's GPUs run out as a whole */

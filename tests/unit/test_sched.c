@@ -1088,6 +1088,65 @@ static void test_auto_waiting_job_with_islands_is_not_rescanned(void **state)
     }
 }
 
+/* A job re-queued after it ran is judged afresh: the GPUs it could use at a scan before it
+ * ran are no longer listed in j->gpu[] (its placement wrote its GPUs there), so that scan
+ * cannot stand for it. R (4 GPUs) blocks at the head of the recovery queue with GPU 3 full;
+ * J (2 GPUs) behind it could use GPU 2 only, then takes GPUs 0 and 1 when they free, fails
+ * on a GPU error at once and, re-queued behind R, finds GPU 1 filled by another process:
+ * GPUs 0 and 2 hold it, as scanning every GPU finds. */
+static void test_auto_requeued_job_forgets_its_old_scan(void **state)
+{
+    (void)state;
+    for (int all = 0; all < 2; all++) {
+        struct fx f;
+        memset(&f, 0, sizeof f);
+        for (size_t i = 0; i < NG; i++)
+            carma_gpu_init(&f.gpus[i], 40960, 30, CARMA_SHARING_MPS);
+        for (uint32_t i = 0; i < NJ; i++) {
+            carma_job_init(&f.jobs[i], i + 1, 1, 0);
+            f.jobs[i].bound_mib = 30000;
+            f.jobs[i].smact = 0.2f;
+        }
+        struct carma_sched_params p;
+        carma_sched_params_default(&p);
+        p.scan_all = all;
+        assert_int_equal(carma_sched_init(&f.s, f.jobs, f.gpus, NG, carma_policy_find("auto"), &p),
+                         0);
+        /* GPUs 0, 1, 3 hold 30000 MiB each, GPU 2 a light job of 8000 */
+        for (uint16_t g = 0; g < NG; g++) {
+            if (g == 2)
+                f.jobs[g].bound_mib = 8000;
+            carma_sched_adopt(&f.s, g, &g, 1, 0, 0);
+        }
+        const uint32_t R = 5, J = 4;
+        f.jobs[R].gpus = 4;
+        f.jobs[R].bound_mib = 12000;
+        static const uint16_t all4[4] = {0, 1, 2, 3};
+        carma_sched_adopt(&f.s, R, all4, 4, 0, 0);
+        assert_int_equal(carma_sched_finish(&f.s, R, CARMA_OUTCOME_GPU_ERROR, 0, 0), 1);
+        f.jobs[J].gpus = 2;
+        f.jobs[J].bound_mib = 12000;
+        carma_sched_submit(&f.s, J, 0);
+        assert_int_equal(fx_step(&f, 1), 0); /* R holds every GPU; J has GPU 2 only */
+        assert_int_equal(f.s.holder, R);
+        assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 0, 2), 0);
+        assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_SUCCEEDED, 0, 2), 0);
+        assert_int_equal(fx_step(&f, 3), 1);
+        assert_int_equal(f.out[0].job, J);
+        assert_int_equal(f.jobs[J].gpu[0], 0);
+        assert_int_equal(f.jobs[J].gpu[1], 1);
+        assert_int_equal(carma_sched_finish(&f.s, J, CARMA_OUTCOME_GPU_ERROR, 0, 4), 1);
+        f.gpus[1].nforeign = 1;
+        f.gpus[1].mem_used_mib = 40000;
+        carma_sched_gpu_changed(&f.s, 1);
+        assert_int_equal(fx_step(&f, 5), 1);
+        assert_int_equal(f.out[0].job, J);
+        assert_int_equal(f.jobs[J].gpu[0], 0);
+        assert_int_equal(f.jobs[J].gpu[1], 2);
+        carma_sched_free(&f.s);
+    }
+}
+
 static void test_recovery_first_and_idle_only(void **state)
 {
     (void)state;
@@ -1287,8 +1346,10 @@ static void diff_run(int islands)
                 break;
             uint32_t i = (uint32_t)((r >> 8) % njobs);
             if (side[0].jobs[i].state == CARMA_JOB_RUNNING)
-                for (int k = 0; k < 2; k++)
-                    (void)carma_sched_finish(&side[k].s, i, CARMA_OUTCOME_SUCCEEDED, 0, now);
+                for (int k = 0; k < 2; k++) /* some fail on a GPU error: re-queued */
+                    (void)carma_sched_finish(
+                        &side[k].s, i,
+                        (r >> 40) % 4 ? CARMA_OUTCOME_SUCCEEDED : CARMA_OUTCOME_GPU_ERROR, 0, now);
             break;
         }
         default: { /* the monitor: a foreign process comes or goes, the driver's own
@@ -1367,6 +1428,7 @@ int main(void)
         cmocka_unit_test(test_auto_island_best_fit),
         cmocka_unit_test(test_auto_reserves_one_island),
         cmocka_unit_test(test_auto_waiting_job_with_islands_is_not_rescanned),
+        cmocka_unit_test(test_auto_requeued_job_forgets_its_old_scan),
         cmocka_unit_test(test_recovery_first_and_idle_only),
         cmocka_unit_test(test_max_attempts_and_fault),
         cmocka_unit_test(test_exclusive_never_collocates),
