@@ -4,12 +4,13 @@
  * running job's profile re-measured, on up to 4 GPUs of mixed sizes, under every policy.
  * After each operation the scheduler's books must match the jobs and GPUs: per-GPU job
  * counts, committed memory and weights, queue lengths and states, auto's backfill sums on
- * reserved GPUs. A step places only queued jobs, on distinct GPUs in service; the reference policies place
- * only the head, recovery first, and reruns only on idle GPUs; auto collocates only
+ * reserved GPUs. A step places only queued jobs, on distinct GPUs in service; the reference
+ * policies place only the head, recovery first, and reruns only on idle GPUs; auto collocates only
  * within memory; and with every GPU in service idle the head of the queue runs (no job
  * waits forever on an empty server). Differential: a twin scheduler that offers every
  * GPU to every new job (scan_all) places the same jobs on the same GPUs. Inputs are
- * decoded, not parsed: byte 0 picks the policy, byte 1 the GPUs, then 4 bytes per
+ * decoded, not parsed: byte 0 picks the policy (low 6 bits) and the GPUs' islands (high
+ * 2: none, {0,1}{2,3}, {0}{1,2,3}, one each), byte 1 the GPUs, then 4 bytes per
  * operation. */
 #include <stdint.h>
 #include <string.h>
@@ -292,7 +293,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct fz f[2];
     size_t np;
     const struct carma_policy *all = carma_policy_all(&np);
-    const struct carma_policy *pol = &all[data[0] % np];
+    const struct carma_policy *pol = &all[(data[0] & 0x3f) % np];
+    static const uint16_t fz_islands[4][FZ_GPUS] = {
+        {0, 0, 0, 0}, {0, 0, 1, 1}, {0, 1, 1, 1}, {0, 1, 2, 3}};
+    const uint16_t *isl = fz_islands[data[0] >> 6];
     struct carma_sched_params params;
     carma_sched_params_default(&params);
     for (int k = 0; k < 2; k++) {
@@ -303,6 +307,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             carma_gpu_init(&f[k].gpus[g], fz_sizes[(data[1] >> (2 + g)) & 3],
                            1 + (data[1] >> 6) * 3,
                            (data[1] >> g) & 1 ? CARMA_SHARING_MPS : CARMA_SHARING_TIMESLICE);
+        for (size_t g = 0; g < f[k].ngpus; g++)
+            f[k].gpus[g].island = isl[g];
         params.scan_all = k;
         if (carma_sched_init(&f[k].s, f[k].jobs, f[k].gpus, f[k].ngpus, pol, &params)) {
             if (k)
