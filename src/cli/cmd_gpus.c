@@ -46,7 +46,7 @@ static void print_islands(const json_t *gpus)
     json_int_t isl = next_island(gpus, -1);
     if (isl < 0 || next_island(gpus, isl) < 0)
         return;
-    fputs("islands (GPUs linked by NVLink or a PCIe switch):", stdout);
+    fputs("islands (GPUs linked by NVLink or PCIe switches):", stdout);
     for (int n = 0; isl >= 0; n++, isl = next_island(gpus, isl)) {
         json_int_t first = 0, last = 0;
         int have = 0; /* a run begun: one GPU at least, as next_island found it */

@@ -49,8 +49,8 @@ static void sim_usage(FILE *f)
         "  --rad-dir DIR      folder of the .rad task files of a CARMA .sh trace (default:\n"
         "                     the trace's folder; CARMA's repository keeps them in workloads/)\n"
         "  --gpus SPEC        e.g. 4xa100-40gb or 2xa100-40gb,2xv100-32gb (default 4xa100-40gb);\n"
-        "                     '/' begins another island (GPUs linked by NVLink or one PCIe\n"
-        "                     switch), as in 4xa100-40gb/4xa100-40gb\n"
+        "                     '/' begins another island (GPUs linked by NVLink or PCIe\n"
+        "                     switches), as in 4xa100-40gb/4xa100-40gb\n"
         "                     kinds: a100-40gb a100-80gb h100-80gb v100-32gb\n"
         "  --sharing MODE     mps (default) or timeslice\n"
         "  --policy LIST      comma-separated policies or 'all' (default all):\n");

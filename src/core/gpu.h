@@ -20,7 +20,7 @@ int carma_sharing_parse(const char *name); /* -1 when unknown */
 struct carma_gpu {
     /* From the monitor. */
     uint64_t mem_total_mib;
-    uint16_t island;         /* GPUs of one island are linked (NVLink, one PCIe switch): a
+    uint16_t island;         /* GPUs of one island are linked (NVLink, PCIe switches): a
                                 job on several GPUs prefers one island (auto); the backend's
                                 (carma_gpu_info.island), all 0 where it cannot tell */
     uint64_t mem_used_mib;   /* last sample: not free (every process, and what the

@@ -5093,6 +5093,13 @@ void carmad_close(struct carmad *d)
     d->http = NULL;
     json_decref(d->http_why);
     d->http_why = NULL;
+    /* no new connection from here: a client told "busy" by estq_abort that tries again at
+     * once finds no carmad, which it waits for, rather than one that resets it */
+    if (d->lfd >= 0) {
+        close(d->lfd);
+        d->lfd = -1;
+        unlink(d->sock_path);
+    }
     estq_abort(d);
     for (uint32_t ci = 0; ci < d->conn_hi;)
         if (d->conns[ci])
@@ -5101,10 +5108,6 @@ void carmad_close(struct carmad *d)
             ci++;
     if (d->reserve_fd >= 0)
         close(d->reserve_fd);
-    if (d->lfd >= 0) {
-        close(d->lfd);
-        unlink(d->sock_path);
-    }
     /* Shepherds still starting are told nothing more, all at once: each removes its record
      * and ends, so that a restarted carmad re-queues the job; one still there after a
      * second between them is killed and its record removed. */

@@ -29,7 +29,7 @@ struct carma_gpu_info {
     char pci_bus_id[CARMA_GPU_PCI_MAX]; /* NVML's busId ("00000000:00:06.0"; old drivers
                                            "0000:00:06.0"), printable; "": unknown (sim,
                                            DCGM, a driver that does not say) */
-    int island; /* GPUs linked by NVLink or behind one PCIe switch share an island, numbered
+    int island; /* GPUs linked by NVLink or behind PCIe switches share an island, numbered
                    0, 1, ... in the order of their lowest GPU index: a job on several GPUs
                    prefers GPUs of one island; -1: unknown (every GPU, or none, is) */
 };

@@ -194,7 +194,7 @@ step "gpus lists the islands an answer names, whatever their numbers"
 G2='{"index":0,"uuid":"GPU-a","name":"A","sharing":"mps","mem_total_mib":1,"jobs":[],"island":0},{"index":1,"uuid":"GPU-b","name":"B","sharing":"mps","mem_total_mib":1,"jobs":[],"island":9223372036854775807},{"index":2,"uuid":"GPU-c","name":"C","sharing":"mps","mem_total_mib":1,"jobs":[],"island":0}'
 fake '{"ok":true,"backend":"sim","policy":"auto","gpus":['"$G2"']}'
 rc=0; FC gpus >"$T/g.out" 2>"$T/g.err" || rc=$?
-[ "$rc" = 0 ] && grep -qx 'islands (GPUs linked by NVLink or a PCIe switch): 0,2 | 1' "$T/g.out" ||
+[ "$rc" = 0 ] && grep -qx 'islands (GPUs linked by NVLink or PCIe switches): 0,2 | 1' "$T/g.out" ||
     fail "gpus on an island numbered 2^63-1: exit $rc, $(cat "$T/g.out" "$T/g.err")"
 
 step "report numbers GPUs as carmad does now, and leaves out idle ones that are gone"

@@ -17,7 +17,7 @@ step "carma gpus says each GPU's island"
 "$CARMA" gpus --json >"$T/gpus.json" || fail "carma gpus --json"
 [ "$(sed -n 's/^ *"island": \([0-9]*\),*$/\1/p' "$T/gpus.json" | tr '\n' ' ')" = "0 0 1 1 " ] ||
     fail "islands: $(grep island "$T/gpus.json")"
-"$CARMA" gpus | grep -qx 'islands (GPUs linked by NVLink or a PCIe switch): 0-1 | 2-3' ||
+"$CARMA" gpus | grep -qx 'islands (GPUs linked by NVLink or PCIe switches): 0-1 | 2-3' ||
     fail "carma gpus: $("$CARMA" gpus)"
 
 step "a 2-GPU job takes the island left idle, not the first idle GPUs"
