@@ -1121,12 +1121,14 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
 }
 
 /* Offers GPU gi to the top-`want` list best/pot of auto_reserve (the most memory not
- * committed first, then index); drained GPUs are not offered. */
-static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint32_t *best, int64_t *pot,
-                          size_t *n, size_t want)
+ * committed first, then index); drained GPUs, and GPUs too small ever to hold the job's
+ * `need`, are not offered (held back for it, they would only keep jobs off while it
+ * waits for the larger ones backfill takes). */
+static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint64_t need, uint32_t *best,
+                          int64_t *pot, size_t *n, size_t want)
 {
     const struct carma_gpu *g = &s->gpus[gi];
-    if (g->drained)
+    if (g->drained || g->mem_total_mib < need)
         return;
     int64_t p = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib;
     size_t pos = *n;
@@ -1162,7 +1164,7 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     int64_t pot[CARMA_JOB_MAX_GPUS];
     size_t n = 0, want = j->gpus;
     for (size_t gi = 0; gi < s->ngpus; gi++)
-        reserve_offer(s, (uint32_t)gi, best, pot, &n, want);
+        reserve_offer(s, (uint32_t)gi, need, best, pot, &n, want);
     /* With islands, a job on several GPUs holds back those of one island (the island
      * whose best come closest to fitting it, summed), which it will take together
      * (auto_choose_islands), where an island has enough GPUs in service. */
@@ -1173,7 +1175,7 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
         for (uint32_t i = 0; i < s->nislands; i++) {
             size_t in = 0;
             for (uint32_t k = s->island_at[i]; k < s->island_at[i + 1]; k++)
-                reserve_offer(s, s->by_island[k], ib, ip, &in, want);
+                reserve_offer(s, s->by_island[k], need, ib, ip, &in, want);
             int64_t sum = 0;
             for (size_t k = 0; k < in; k++)
                 sum += ip[k];

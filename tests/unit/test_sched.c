@@ -1147,6 +1147,34 @@ static void test_auto_requeued_job_forgets_its_old_scan(void **state)
     }
 }
 
+/* A blocked job holds back only GPUs that could ever hold it: two 80 GB GPUs with 35920
+ * MiB left and two idle 40 GB ones, a job of 60000 MiB reserves an 80 GB GPU, not a
+ * 40 GB one with more memory left that it can never use. */
+static void test_auto_reserves_only_gpus_large_enough(void **state)
+{
+    (void)state;
+    struct carma_gpu gpus[NG];
+    struct carma_job jobs[3];
+    struct carma_placement out[3];
+    struct carma_sched s;
+    for (size_t i = 0; i < NG; i++)
+        carma_gpu_init(&gpus[i], i < 2 ? 81920 : 40960, 30, CARMA_SHARING_MPS);
+    for (uint32_t i = 0; i < 3; i++) {
+        carma_job_init(&jobs[i], i + 1, 1, 0);
+        jobs[i].bound_mib = i < 2 ? 46000 : 60000;
+        jobs[i].smact = 0.5f;
+    }
+    assert_int_equal(carma_sched_init(&s, jobs, gpus, NG, carma_policy_find("auto"), NULL), 0);
+    for (uint16_t g = 0; g < 2; g++)
+        carma_sched_adopt(&s, g, &g, 1, 0, 0);
+    carma_sched_submit(&s, 2, 0);
+    assert_int_equal(carma_sched_step(&s, 1, out, 3), 0);
+    assert_int_equal(s.holder, 2);
+    for (size_t g = 0; g < NG; g++)
+        assert_int_equal((s.slot[g].flags & CARMA_SLOT_RESERVED) != 0, g == 0);
+    carma_sched_free(&s);
+}
+
 static void test_recovery_first_and_idle_only(void **state)
 {
     (void)state;
@@ -1427,6 +1455,7 @@ int main(void)
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_auto_island_best_fit),
         cmocka_unit_test(test_auto_reserves_one_island),
+        cmocka_unit_test(test_auto_reserves_only_gpus_large_enough),
         cmocka_unit_test(test_auto_waiting_job_with_islands_is_not_rescanned),
         cmocka_unit_test(test_auto_requeued_job_forgets_its_old_scan),
         cmocka_unit_test(test_recovery_first_and_idle_only),
