@@ -11,7 +11,8 @@
 # those the machine lacks are used from there. Needs python3 with torch, torchvision, timm,
 # transformers, peft, cupy and nvidia-ml-py. Writes OUTDIR/check.log and one archive per
 # phase run. PHASES picks them (default "probe peaks coloc carmad"), in this order:
-#   probe   gpu_probe nvml idle: what the backend reads, whether Xid events register
+#   probe   gpu_probe nvml idle: what the backend reads, whether Xid events register, the
+#           islands it finds beside nvidia-smi topo -m
 #   peaks   tools/gpu_peaks.py (the runs named in PEAKS_RUNS, default all): peaks.tar.gz
 #   coloc   tools/gpu_coloc.py, collocation slowdowns: coloc.tar.gz
 #   carmad  carmad on NVML with real training jobs, then again from history: carmad.tar.gz
@@ -103,6 +104,9 @@ echo "phases: $PHASES"
 if want probe; then
     phase "gpu_probe nvml, idle"
     run timeout 20 "$BIN/gpu_probe" nvml --watch 2
+    # the islands carma reads (island=N per GPU, "in K islands") against the driver's matrix
+    echo "-- nvidia-smi topo -m (NV#: NVLink; PIX/PXB: PCIe switches, one island; PHB/NODE/SYS: not)"
+    nvidia-smi topo -m || echo "nvidia-smi topo -m failed"
 fi
 
 if want peaks; then
