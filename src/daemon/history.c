@@ -68,13 +68,16 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj)
 
 /* Only a job's last attempt can succeed, and the job then has succeeded: the lookup reads
  * the jobs_history index (user, signature, succeeded jobs only), the runs that count and
- * none of the others (named: SQLite's planner took jobs_signature, every job of the user
- * with that argv and batch, for its more columns). argv, batch and GPU count are in the
- * signature too; matched as well, a hash collision is harmless. */
+ * none of the others. SQLite's planner took jobs_signature, every job of the user with
+ * that argv and batch, for its more columns: the unary + keeps argv and batch out of any
+ * index, so that jobs_history is the best left. Not INDEXED BY, which fails the prepare
+ * where the index is missing (dropped by hand) and left every submission without its
+ * history, unsaid; without it the lookup is only slower. argv, batch and GPU count are in
+ * the signature too; matched as well, a hash collision is harmless. */
 const char carmad_peaks_sql[] = "SELECT MAX(a.peak_mib), MIN(a.peak_mib), COUNT(*) FROM attempts a "
-                                "JOIN jobs j INDEXED BY jobs_history ON a.job_id = j.id "
+                                "JOIN jobs j ON a.job_id = j.id "
                                 "WHERE j.uid = ?1 AND j.hist_sig = ?5 AND j.state = 'succeeded' "
-                                "AND j.argv = ?2 AND j.batch = ?3 AND j.gpus = ?4 "
+                                "AND +j.argv = ?2 AND +j.batch = ?3 AND j.gpus = ?4 "
                                 "AND a.gpu_kind = ?6 AND a.peak_mib > 0 "
                                 "AND a.outcome = 'succeeded' AND a.peak_partial = 0";
 

@@ -505,6 +505,30 @@ static void test_history_lookup_plan(void **state)
     assert_true(jobs_by_history);
 }
 
+/* The lookup needs jobs_history for its speed only: a store without it (dropped by hand)
+ * still gives a submission its history. Named with INDEXED BY, the prepare failed there
+ * and every submission fell back to the model, unsaid. */
+static void test_history_without_its_index(void **state)
+{
+    struct carma_store *st = *state;
+    struct carma_req_job rj = bert_job();
+    add_run(st, &rj, KIND_A, "succeeded", 3000);
+    assert_int_equal(
+        sqlite3_exec(carma_store_sqlite(st), "DROP INDEX jobs_history", NULL, NULL, NULL),
+        SQLITE_OK);
+    double hi, lo;
+    uint32_t runs;
+    struct carma_err err = {{0}};
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, rj.batch, rj.gpus,
+                                        carmad_job_signature(&rj), KIND_A, &hi, &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, 1);
+    assert_true(hi == 3000 && lo == 3000);
+    struct carmad_bound b = bound_on(st, &rj, only_a, 1);
+    assert_int_equal(b.source, CARMAD_BOUND_HISTORY);
+    assert_int_equal(b.bound_mib, 3002);
+}
+
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
  * the migration its peaks are matched by no job, the same job included, while the
  * same peak recorded now is. */
@@ -651,6 +675,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_bound_unknown_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bound_beyond_any_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_lookup_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_without_its_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),
