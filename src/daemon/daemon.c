@@ -279,6 +279,8 @@ struct carmad {
                                      shepherds only (one that ends as carmad reconciles) */
     int test_recon_nomem;         /* CARMA_TEST_RECON_NOMEM: reconciliation's list of the ends
                                      it found cannot grow (out of memory) */
+    int test_socket_taken;        /* CARMA_TEST_SOCKET_TAKEN: another socket is bound at the path
+                                     between open_socket's check and its bind */
     int test_die_at_cancel;   /* CARMA_TEST_DIE_AT_CANCEL: carmad exits (as if killed) after
                                  committing a running job's cancel, before signalling it */
     double xid_fault_window_s;  /* XID_FAULT_WINDOW_S, or CARMA_TEST_XID_FAULT_WINDOW */
@@ -4468,13 +4470,30 @@ static int open_socket(struct carmad *d, struct carma_err *err)
     struct stat st;
     if (lstat(d->sock_path, &st) == 0 && S_ISSOCK(st.st_mode))
         unlink(d->sock_path);
-    d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return carma_err_set(err, -errno, "%s: socket: %s", d->sock_path, strerror(errno));
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", d->sock_path);
+    if (d->test_socket_taken) { /* another carmad binds the path since the check */
+        int o = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (o >= 0 && bind(o, (struct sockaddr *)&sa, sizeof sa) == 0)
+            listen(o, 1);
+        if (o >= 0)
+            close(o);
+    }
     mode_t old = umask(0177);
-    rc = bind(d->lfd, (struct sockaddr *)&sa, sizeof sa);
+    rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc < 0 || listen(d->lfd, 512) < 0)
+    if (rc < 0) {
+        /* what is at the path is not this carmad's (another bound it since the check):
+         * lfd stays -1, so that carmad_close does not unlink it */
+        int e = errno;
+        close(fd);
+        return carma_err_set(err, -e, "%s: %s", d->sock_path, strerror(e));
+    }
+    d->lfd = fd; /* its path is this carmad's now: carmad_close removes it */
+    if (listen(d->lfd, 512) < 0)
         return carma_err_set(err, -errno, "%s: %s", d->sock_path, strerror(errno));
     mode_t mode = d->cfg.socket_mode;
     if (d->self_uid == 0 && d->cfg.socket_group[0]) {
@@ -4836,6 +4855,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         d->test_watch_fail_job = strtoull(twj, NULL, 10);
     const char *trn = getenv("CARMA_TEST_RECON_NOMEM");
     d->test_recon_nomem = trn && *trn;
+    const char *tst = getenv("CARMA_TEST_SOCKET_TAKEN");
+    d->test_socket_taken = tst && *tst;
     const char *tdc = getenv("CARMA_TEST_DIE_AT_CANCEL");
     d->test_die_at_cancel = tdc && *tdc;
     const char *tef = getenv("CARMA_TEST_END_COMMIT_FAILS");

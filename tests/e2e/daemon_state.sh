@@ -30,6 +30,11 @@ python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[
 start_daemon --gpus sim:1xa100-40gb
 stop_daemon || fail "carmad did not stop cleanly"
 
+step "a socket bound at the path after the check is left to whoever bound it"
+CARMA_TEST_SOCKET_TAKEN=1 carmad_fails 1 "Address already in use" --state "$T/s2" \
+    --socket "$T/taken.sock"
+[ -S "$T/taken.sock" ] || fail "carmad removed a socket that it did not bind"
+
 mode() { stat -c %a "$1"; }
 S="$T/state"
 if [ "$ROOT" = 1 ]; then DM=711; else DM=700; fi
