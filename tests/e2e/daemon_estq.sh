@@ -144,8 +144,13 @@ def flood(tag):
     assert sent > (64 << 10), sent  # past carmad's CONN_IN_SOFT
     return s, sent // len(PING)
 def socks():
-    return sum(os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
-               for f in os.listdir("/proc/%s/fd" % pid))
+    n = 0
+    for f in os.listdir("/proc/%s/fd" % pid):
+        try:  # a descriptor closed since the listing is gone
+            n += os.readlink("/proc/%s/fd/%s" % (pid, f)).startswith("socket:")
+        except FileNotFoundError:
+            pass
+    return n
 def ticks():
     f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
     return int(f[11]) + int(f[12])
