@@ -98,8 +98,10 @@ int cli_call_until(const struct cli_conn *c, const char *cmd, json_t *req, json_
         int ms = carma_client_timeout_ms();
         if (deadline >= 0) { /* what is left, and a moment for carmad to answer at all */
             double left = (deadline - carma_mono_s()) * 1e3;
+            /* rounded up: a wait cut to the millisecond below ended just before the
+             * deadline, and was told as an error of its own, not as the deadline */
             if (left < ms)
-                ms = left > 100 ? (int)left : 100;
+                ms = left > 100 ? (int)left + 1 : 100;
         }
         rc = carma_client_request_timeout(c->socket, req, &r, ms, &err);
         const char *code = rc ? NULL : json_string_value(json_object_get(r, "error"));
