@@ -101,7 +101,8 @@ static int bench_estimate(const char *path, unsigned seq)
 /* The slowest estimate found (by a libFuzzer campaign): a layer CSV of two rows repeated
  * 4024 and 12 times, DDP on two GPUs, whose gradients' segments leave thousands of
  * remainders of one size in the middle of their free list. carmad estimates each
- * submission in its loop: this is how long one 88-byte summary holds it. */
+ * submission on its estimate queue's thread: this is how long one 88-byte summary holds
+ * the submissions behind it. */
 static int bench_estimate_long_lists(void)
 {
     static const char csv[] = "type,out_elems,params,count,per_token\n"
@@ -232,9 +233,9 @@ static int bench_parse(const char *name, const char *txt, size_t n, uint32_t hw)
 
 /* The largest summary carmad takes (a job's, 512 KiB), in the shape that cost most: one
  * block holding a token table, an attention layer and 21,000 small tables after them
- * (read as positions its attention adds). carmad parses each submission in its loop, so
- * this time is how long one client can hold it; reading each table's block again made it
- * a quarter of a second. */
+ * (read as positions its attention adds). carmad parses each submission on its estimate
+ * queue's thread, so this time is how long one submission holds the submissions queued
+ * behind it; reading each table's block again made it a quarter of a second. */
 static int bench_parse_block(void)
 {
     static char buf[512 << 10];
