@@ -2345,6 +2345,29 @@ static void pend_add(struct carmad *d, uint32_t ci, json_t *resp)
     pend_add_gen(d, ci, d->conns[ci]->gen, resp);
 }
 
+/* One of connection ci's pending requests (a commit's answer, an estimate) is done: the
+ * connection, if still the one of generation gen, with its pending count lowered (its
+ * next requests go on once none is left); NULL when it has gone. */
+static struct conn *conn_release(struct carmad *d, uint32_t ci, uint64_t gen)
+{
+    struct conn *c = d->conns[ci];
+    if (!c || c->gen != gen)
+        return NULL;
+    c->pending--;
+    if (c->pending == 0 && c->inlen)
+        c->more = 1; /* its next requests waited for this one */
+    return c;
+}
+
+/* The submissions of uid waiting in the estimate queue. */
+static unsigned waiting_of(const struct carmad *d, uid_t uid)
+{
+    unsigned n = 0;
+    for (const struct psub *p = d->psubs; p; p = p->next)
+        n += p->who.uid == uid;
+    return n;
+}
+
 static void user_name(uid_t uid, char *buf, size_t cap, gid_t *gid)
 {
     struct passwd pw, *p = NULL;
@@ -2426,8 +2449,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
         uint32_t mine = 0;
         for (uint32_t k = 0; k < d->cap; k++)
             mine += d->dj[k].used && !d->dj[k].end_final && d->dj[k].rec.uid == c->uid;
-        for (const struct psub *p = d->psubs; p; p = p->next)
-            mine += p->who.uid == c->uid;
+        mine += waiting_of(d, c->uid);
         if (mine >= d->cfg.max_jobs_per_user)
             return carma_resp_error("forbidden",
                                     "uid %u has %u active jobs (queued or running), the most "
@@ -2490,9 +2512,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
 static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
                             const struct submitter *who)
 {
-    unsigned mine = 0;
-    for (const struct psub *p = d->psubs; p; p = p->next)
-        mine += p->who.uid == who->uid;
+    unsigned mine = waiting_of(d, who->uid);
     if (mine >= ESTQ_PER_UID)
         return carma_resp_error("busy",
                                 "uid %u has %u submissions waiting for their summaries' "
@@ -2534,18 +2554,6 @@ static void psub_unlink(struct carmad *d, struct psub *p)
     d->npsubs--;
 }
 
-/* Takes the connection's request of p off its pending count; whether it is still there. */
-static int psub_release(struct carmad *d, const struct psub *p)
-{
-    struct conn *c = d->conns[p->ci];
-    if (!c || c->gen != p->gen)
-        return 0;
-    c->pending--;
-    if (c->pending == 0 && c->inlen)
-        c->more = 1; /* its next requests waited for this one */
-    return 1;
-}
-
 /* The estimate queue's finished submissions: each is carried out whether its client
  * still waits or not, as one carmad has read always is, and answered if it does. */
 static void estq_take(struct carmad *d)
@@ -2560,7 +2568,7 @@ static void estq_take(struct carmad *d)
         d->estimates++;
         d->estimate_s += it->seconds;
         d->publish = 1;
-        int live = psub_release(d, p);
+        int live = conn_release(d, p->ci, p->gen) != NULL;
         d->deferred = 0;
         json_t *resp = it->rc < 0 ? carma_resp_error("invalid", "job.summary: %s", it->err.msg)
                                   : submit_finish(d, p->ci, p->gen, &p->q, &p->who, &it->model);
@@ -2581,7 +2589,7 @@ static void estq_abort(struct carmad *d)
     while (d->psubs) {
         struct psub *p = d->psubs;
         psub_unlink(d, p);
-        if (psub_release(d, p))
+        if (conn_release(d, p->ci, p->gen))
             conn_send(d, p->ci,
                       carma_resp_error("busy", "carmad is stopping before this job's summary "
                                                "was estimated: the job was not submitted"));
@@ -4045,11 +4053,7 @@ static void iteration_end(struct carmad *d)
     /* Answer. */
     for (size_t p = 0; p < d->npend; p++) {
         uint32_t ci = d->pend[p].conn;
-        struct conn *c = d->conns[ci];
-        if (c && c->gen == d->pend[p].gen) {
-            c->pending--;
-            if (c->pending == 0 && c->inlen)
-                c->more = 1; /* its next requests waited for this commit */
+        if (conn_release(d, ci, d->pend[p].gen)) {
             conn_send(d, ci, d->pend[p].resp);
         } else {
             json_decref(d->pend[p].resp);
