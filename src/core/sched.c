@@ -1001,22 +1001,21 @@ static uint64_t auto_need(struct carma_sched *s, const struct carma_job *j, int 
 }
 
 /* A job on several GPUs of a server with islands (DESIGN.md 3), once auto_choose found
- * that it fits: the best `want` GPUs (auto_offer's order: gain, memory fit, index) of the
- * island whose best give the job the most, when that is as much as the best `want` of the
- * whole server give it, else those. Of islands that give as much, the one with the fewest
- * GPUs without a carma job (then the lowest), so that whole islands stay free for wider
- * jobs. It never trades the job's speed for a link: without a model of the job's
- * communication nothing says a slower GPU pays for a faster link. Every GPU is looked at,
- * once per placement: a job that does not fit is judged by auto_choose's remembered scans
- * as any other. Returns 1 when the job fits. */
-static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
+ * that it fits, c and a->cg holding the best `want` GPUs of the whole server and their
+ * gains: the best `want` (auto_offer's order: gain, memory fit, index) of the island whose
+ * best give the job the most, when that is as much as those give it, else c as it is. Of
+ * islands that give as much, the one with the fewest GPUs without a carma job (then the
+ * lowest), so that whole islands stay free for wider jobs. It never trades the job's speed
+ * for a link: without a model of the job's communication nothing says a slower GPU pays
+ * for a faster link. Every GPU is looked at, once per placement: a job that does not fit
+ * is judged by auto_choose's remembered scans as any other. */
+static void auto_choose_islands(struct carma_sched *s, const struct auto_scan *a, uint32_t *c)
 {
     const size_t want = a->want;
     uint32_t ic[CARMA_JOB_MAX_GPUS], best[CARMA_JOB_MAX_GPUS];
     float icg[CARMA_JOB_MAX_GPUS];
     double best_sum = -1.0;
     uint32_t best_vacant = 0;
-    a->n = 0;
     for (uint32_t i = 0; i < s->nislands; i++) {
         size_t in = 0;
         uint32_t vacant = 0;
@@ -1026,10 +1025,8 @@ static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint3
             s->judged++;
             float gain =
                 auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
-            if (gain < 0)
-                continue;
-            auto_offer(s, gi, gain, c, a->cg, &a->n, want, a->loosest);
-            auto_offer(s, gi, gain, ic, icg, &in, want, a->loosest);
+            if (gain >= 0)
+                auto_offer(s, gi, gain, ic, icg, &in, want, a->loosest);
         }
         if (in < want)
             continue;
@@ -1042,25 +1039,19 @@ static int auto_choose_islands(struct carma_sched *s, struct auto_scan *a, uint3
             memcpy(best, ic, want * sizeof *best);
         }
     }
-    if (a->n < want)
-        return 0;
     double all = 0;
     for (size_t k = 0; k < want; k++)
         all += a->cg[k];
     if (best_sum >= all)
         memcpy(c, best, want * sizeof *c);
-    return 1;
 }
 
 /* auto_choose found that the job fits (c holds the best of the server): with islands, a
  * job on several GPUs takes its GPUs by island. Returns 1. */
-static int auto_fits(struct carma_sched *s, struct auto_scan *a, uint32_t *c)
+static int auto_fits(struct carma_sched *s, const struct auto_scan *a, uint32_t *c)
 {
-    if (a->want > 1 && s->nislands > 1) {
-        int fits = auto_choose_islands(s, a, c);
-        assert(fits); /* the same rules over every GPU */
-        (void)fits;
-    }
+    if (a->want > 1 && s->nislands > 1)
+        auto_choose_islands(s, a, c);
     return 1;
 }
 
