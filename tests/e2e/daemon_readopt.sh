@@ -29,6 +29,20 @@ gpu_of() {
     _u=$("$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt_list"][-1]["gpu_uuids"][0])')
     "$CARMA" gpus --json | python3 -c "import json,sys; print([g['index'] for g in json.load(sys.stdin)['gpus'] if g['uuid'] == '$_u'][0])"
 }
+# on_two_gpus A B: jobs A and B launched, on two GPUs (GA and GB: their indices)
+on_two_gpus() {
+    wait_until 10 launched "$1" || fail "job $1: $(state_of "$1")"
+    wait_until 10 launched "$2" || fail "job $2: $(state_of "$2")"
+    GA=$(gpu_of "$1")
+    GB=$(gpu_of "$2")
+    [ "$GA" != "$GB" ] || fail "jobs $1 and $2 on one GPU"
+}
+# xid_late_on GPU...: Xid 94 on each, reported just after the next carmad registers (the
+# lines an earlier step left go first: else last in the file again, they come twice)
+xid_late_on() {
+    sed -i '/^xid_late /d' "$T/nvml.state"
+    for _g; do echo "xid_late $_g 94" >>"$T/nvml.state"; done
+}
 # A job whose first attempt waits for file $1, then fails; its next ones succeed.
 flaky() {
     submit -- sh -c "if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then while [ ! -e $1 ]; do sleep 0.05; done; echo boom >&2; exit 3; fi; echo fine"
@@ -92,15 +106,12 @@ step "an Xid the restarted carmad learns of first is not put on a job that ended
 # its event thread took it, so it waits in carmad's queue before the reconciliation)
 d=$(submit -- sh -c "while [ ! -e $T/go.d ]; do sleep 0.05; done; echo bad >&2; exit 3")
 e=$(flaky "$T/go.e")
-wait_until 10 launched "$d" || fail "job d: $(state_of "$d")"
-wait_until 10 launched "$e" || fail "job e: $(state_of "$e")"
-gd=$(gpu_of "$d")
-ge=$(gpu_of "$e")
-[ "$gd" != "$ge" ] || fail "jobs d and e on one GPU"
+on_two_gpus "$d" "$e"
+gd=$GA ge=$GB
 stop_daemon KILL
 touch "$T/go.d"
 wait_until 10 test -f "$T/state/jobs/$d/1/status" || fail "job d did not end while carmad was down"
-printf 'xid_late %s 94\nxid_late %s 94\n' "$gd" "$ge" >>"$T/nvml.state"
+xid_late_on "$gd" "$ge"
 before=$(wc -l <"$T/carmad.log")
 start
 tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
@@ -130,14 +141,10 @@ step "a job whose shepherd ends as carmad reconciles: its end waits until every 
 # the restart, so its own GPU's Xid is put on it too
 x=$(submit -- sleep 120)
 y=$(flaky "$T/go.y")
-wait_until 10 launched "$x" || fail "job x: $(state_of "$x")"
-wait_until 10 launched "$y" || fail "job y: $(state_of "$y")"
-gx=$(gpu_of "$x")
-gy=$(gpu_of "$y")
-[ "$gx" != "$gy" ] || fail "jobs x and y on one GPU"
+on_two_gpus "$x" "$y"
+gx=$GA gy=$GB
 stop_daemon KILL
-sed -i '/^xid_late /d' "$T/nvml.state" # (the last step's, else last in the file again)
-printf 'xid_late %s 94\nxid_late %s 94\n' "$gx" "$gy" >>"$T/nvml.state"
+xid_late_on "$gx" "$gy"
 before=$(wc -l <"$T/carmad.log")
 CARMA_TEST_WATCH_FAIL_JOB=$x start
 tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
@@ -166,17 +173,13 @@ step "out of memory as carmad reconciles: it does not start, and nothing has end
 # on its GPU); started again, it finds both as they were
 m=$(submit -- sh -c "while [ ! -e $T/go.m ]; do sleep 0.05; done; echo bad >&2; exit 3")
 n=$(flaky "$T/go.n")
-wait_until 10 launched "$m" || fail "job m: $(state_of "$m")"
-wait_until 10 launched "$n" || fail "job n: $(state_of "$n")"
-gm=$(gpu_of "$m")
-gn=$(gpu_of "$n")
-[ "$gm" != "$gn" ] || fail "jobs m and n on one GPU"
+on_two_gpus "$m" "$n"
+gm=$GA gn=$GB
 sn=$(shepherd_of "$n") || fail "job n's shepherd"
 stop_daemon KILL
 touch "$T/go.m"
 wait_until 10 test -f "$T/state/jobs/$m/1/status" || fail "job m did not end while carmad was down"
-sed -i '/^xid_late /d' "$T/nvml.state"
-printf 'xid_late %s 94\nxid_late %s 94\n' "$gm" "$gn" >>"$T/nvml.state"
+xid_late_on "$gm" "$gn"
 before=$(wc -l <"$T/carmad.log")
 rc=0
 CARMA_TEST_RECON_NOMEM=1 timeout 20 "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" \
