@@ -572,7 +572,6 @@ int carma_store_job_ids(struct carma_store *s, uint64_t below, uint64_t **ids, s
     return 0;
 }
 
-/* Runs a prepared statement that returns no rows, then resets it. */
 /* A statement read to its end or as far as needed: ready for its next run. */
 static void row_done(sqlite3_stmt *q)
 {
@@ -580,6 +579,7 @@ static void row_done(sqlite3_stmt *q)
     sqlite3_clear_bindings(q);
 }
 
+/* Runs a prepared statement that returns no rows, then resets it. */
 static int run(struct carma_store *s, int which, const char *what, struct carma_err *err)
 {
     sqlite3_stmt *q = s->st[which];
