@@ -31,6 +31,7 @@
 #include "daemon/daemon.h"
 #include "proto/proto.h"
 #include "util/clock.h"
+#include "util/csv.h"
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -202,11 +203,12 @@ static int burst(const char *sock, const char *fifo)
 }
 
 /* A layer CSV of 88 bytes whose replay is the largest the estimator takes (4036 layers,
- * long free lists: docs/estimator.md, Speed), with gradient accumulation on 2 GPUs. */
-static json_t *heavy_submit(int k)
+ * long free lists: docs/estimator.md, Speed; bench_estimate times it alone). */
+#define SLOWEST_SUMMARY "tests/fuzz/corpus/summary_csv/repeats_long_free_lists.csv"
+
+/* A job with summary csv, gradient accumulation on 2 GPUs, its argv's tag k. */
+static json_t *heavy_submit(const char *csv, int k)
 {
-    static const char csv[] = "type,out_elems,params,count,per_token\n"
-                              "embed,499,2738960,4024,1\nlinear,3071,2362368,12,1\n";
     char tag[16];
     snprintf(tag, sizeof tag, "%d", k);
     json_t *job = json_pack("{s:[s,s],s:s,s:{s:s},s:i,s:s,s:i,s:i,s:b}", "argv", "true", tag, "cwd",
@@ -221,18 +223,28 @@ static json_t *heavy_submit(int k)
 static int pings_during_estimates(const char *sock)
 {
     enum { NHEAVY = 8, NPING = 100000 };
+    char *csv;
+    size_t len;
+    struct carma_err err;
+    if (carma_file_read(SLOWEST_SUMMARY, 1 << 20, &csv, &len, &err) < 0) {
+        fprintf(stderr, "bench_daemon: %s\n", err.msg);
+        return -1;
+    }
     int pfd[2];
-    if (pipe(pfd) < 0)
+    if (pipe(pfd) < 0) {
+        free(csv);
         return -1;
+    }
     pid_t kid = fork();
-    if (kid < 0)
+    if (kid < 0) {
+        free(csv);
         return -1;
+    }
     if (kid == 0) {
         close(pfd[0]);
-        struct carma_err err;
         for (int k = 0; k < NHEAVY; k++) {
             double t0 = carma_mono_s();
-            if (submit(sock, heavy_submit(k), &err) < 0) {
+            if (submit(sock, heavy_submit(csv, k), &err) < 0) {
                 fprintf(stderr, "bench_daemon: heavy submit: %s\n", err.msg);
                 _exit(1);
             }
@@ -243,10 +255,10 @@ static int pings_during_estimates(const char *sock)
         _exit(0);
     }
     close(pfd[1]);
+    free(csv);
     static double ping[NPING];
     double sub[NHEAVY];
     int np = 0, ns = 0, bad = 0;
-    struct carma_err err;
     int fd = carma_client_connect(sock, &err);
     if (fd < 0)
         bad = 1;
