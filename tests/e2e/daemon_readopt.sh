@@ -43,6 +43,17 @@ xid_late_on() {
     sed -i '/^xid_late /d' "$T/nvml.state"
     for _g; do echo "xid_late $_g 94" >>"$T/nvml.state"; done
 }
+# xid_named GPU JOBS: the restart's log ($T/restart.log) names JOBS ("none", or a job id)
+# on the Xid 94 of GPU
+xid_named() {
+    grep -q "GPU $1 ([^)]*): Xid 94 (contained ECC error); jobs on it: $2\$" "$T/restart.log" ||
+        fail "the Xid of GPU $1: $(grep "GPU $1 (" "$T/restart.log")"
+}
+# retried_for_xid JOB GPU: JOB's first attempt ended gpu_error for GPU's Xid 94, retried
+retried_for_xid() {
+    grep -q "job $1 attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $2 reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
+        fail "job $1's first end: $(grep "job $1 attempt 1" "$T/carmad.log")"
+}
 # A job whose first attempt waits for file $1, then fails; its next ones succeed.
 flaky() {
     submit -- sh -c "if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then while [ ! -e $1 ]; do sleep 0.05; done; echo boom >&2; exit 3; fi; echo fine"
@@ -69,8 +80,7 @@ grep -q "1 running re-adopted" "$T/carmad.log" || fail "job a not re-adopted"
 touch "$T/go.a"
 "$CARMA" wait --timeout 20 "$a" >/dev/null || fail "job a: $(state_of "$a")"
 [ "$(attempts_of "$a")" = 2 ] || fail "job a not retried: $("$CARMA" show "$a")"
-grep -q "job $a attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ga reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
-    fail "job a's first end after the restart: $(grep "job $a attempt 1" "$T/carmad.log")"
+retried_for_xid "$a" "$ga"
 
 step "an application's Xid before a restart is named in the reason of the failure after it"
 b=$(flaky "$T/go.b")
@@ -95,8 +105,7 @@ stop_daemon KILL
 touch "$T/go.c"
 sleep 0.5
 start
-grep -q "job $c attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gc reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
-    fail "job c's first end at the restart: $(grep "job $c attempt 1" "$T/carmad.log")"
+retried_for_xid "$c" "$gc"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job c: $(state_of "$c")"
 
 step "an Xid the restarted carmad learns of first is not put on a job that ended while it was down"
@@ -117,21 +126,18 @@ start
 tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
 grep -q "1 running re-adopted, 1 ended while down" "$T/restart.log" ||
     fail "$(grep reconciled "$T/restart.log")"
-grep -q "GPU $gd ([^)]*): Xid 94 (contained ECC error); jobs on it: none$" "$T/restart.log" ||
-    fail "the Xid of job d's GPU: $(grep "GPU $gd (" "$T/restart.log")"
+xid_named "$gd" none
 # (taken when job d's end was handled, in the reconciliation: else this step tests nothing)
 awk '/Xid 94/ { x = NR } / reconciled: / { exit !(x && x < NR) }' "$T/restart.log" ||
     fail "the Xids came after the reconciliation: $(grep 'Xid 94\| reconciled: ' "$T/restart.log")"
-grep -q "GPU $ge ([^)]*): Xid 94 (contained ECC error); jobs on it: $e$" "$T/restart.log" ||
-    fail "the Xid of job e's GPU: $(grep "GPU $ge (" "$T/restart.log")"
+xid_named "$ge" "$e"
 grep -q "job $d attempt 1: failed (attempt 1: non-zero exit (exit 3))$" "$T/restart.log" ||
     fail "job d's end at the restart: $(grep "job $d attempt 1" "$T/restart.log")"
 is_state "$d" failed || fail "job d: $(state_of "$d")"
 [ "$(attempts_of "$d")" = 1 ] || fail "job d retried: $("$CARMA" show "$d")"
 touch "$T/go.e"
 "$CARMA" wait --timeout 20 "$e" >/dev/null || fail "job e: $(state_of "$e")"
-grep -q "job $e attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $ge reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
-    fail "job e's first end: $(grep "job $e attempt 1" "$T/carmad.log")"
+retried_for_xid "$e" "$ge"
 
 step "a job whose shepherd ends as carmad reconciles: its end waits until every running job holds its GPUs again"
 # jobs x and y run on the two GPUs; after a crash, xid_late lines for both GPUs. Job x,
@@ -150,18 +156,15 @@ CARMA_TEST_WATCH_FAIL_JOB=$x start
 tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
 grep -q "reconciled: 0 queued, 1 running re-adopted" "$T/restart.log" ||
     fail "$(grep reconciled "$T/restart.log")"
-grep -q "GPU $gy ([^)]*): Xid 94 (contained ECC error); jobs on it: $y$" "$T/restart.log" ||
-    fail "the Xid of job y's GPU: $(grep "GPU $gy (" "$T/restart.log")"
-grep -q "GPU $gx ([^)]*): Xid 94 (contained ECC error); jobs on it: $x$" "$T/restart.log" ||
-    fail "the Xid of job x's GPU: $(grep "GPU $gx (" "$T/restart.log")"
+xid_named "$gy" "$y"
+xid_named "$gx" "$x"
 # (job x's end and the Xids in the reconciliation: else this step tests nothing)
 awk -v x="job $x attempt 1: " 'index($0, "): Xid 94 (") { n++ } index($0, x) { e = NR }
     / reconciled: / { exit !(n == 2 && e) }' "$T/restart.log" ||
     fail "job x's end or the Xids came after the reconciliation: $(grep "Xid 94\|job $x attempt 1: \| reconciled: " "$T/restart.log")"
 touch "$T/go.y"
 "$CARMA" wait --timeout 20 "$y" >/dev/null || fail "job y: $(state_of "$y")"
-grep -q "job $y attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gy reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
-    fail "job y's first end: $(grep "job $y attempt 1" "$T/carmad.log")"
+retried_for_xid "$y" "$gy"
 "$CARMA" cancel "$x" >/dev/null 2>&1
 x_over() { ! is_state "$x" queued && ! is_state "$x" running; }
 wait_until 20 x_over || fail "job x: $(state_of "$x")"
@@ -197,16 +200,13 @@ start
 tail -n +$((before + 1)) "$T/carmad.log" >"$T/restart.log"
 grep -q "1 running re-adopted, 1 ended while down" "$T/restart.log" ||
     fail "$(grep reconciled "$T/restart.log")"
-grep -q "GPU $gm ([^)]*): Xid 94 (contained ECC error); jobs on it: none$" "$T/restart.log" ||
-    fail "the Xid of job m's GPU: $(grep "GPU $gm (" "$T/restart.log")"
-grep -q "GPU $gn ([^)]*): Xid 94 (contained ECC error); jobs on it: $n$" "$T/restart.log" ||
-    fail "the Xid of job n's GPU: $(grep "GPU $gn (" "$T/restart.log")"
+xid_named "$gm" none
+xid_named "$gn" "$n"
 grep -q "job $m attempt 1: failed (attempt 1: non-zero exit (exit 3))$" "$T/restart.log" ||
     fail "job m's end at the restart: $(grep "job $m attempt 1" "$T/restart.log")"
 touch "$T/go.n"
 "$CARMA" wait --timeout 20 "$n" >/dev/null || fail "job n: $(state_of "$n")"
-grep -q "job $n attempt 1: gpu_error, re-queued (attempt 1: GPU error: GPU $gn reported Xid 94 (contained ECC error) (exit 3), retried)" "$T/carmad.log" ||
-    fail "job n's first end: $(grep "job $n attempt 1" "$T/carmad.log")"
+retried_for_xid "$n" "$gn"
 stop_daemon TERM || fail "stop"
 rm -rf "$T/state"
 : >"$T/carmad.log"
