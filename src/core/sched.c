@@ -627,6 +627,20 @@ static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gp
            foreign_mib(g) - (int64_t)s->p.margin_mib;
 }
 
+/* The rate of n jobs on a GPU (carma_coloc_rate), corrected by what carmad learnt from
+ * observed co-runs and capped at the model's rate of jobs that fit in the SMs together
+ * (carma_sched_set_coloc). */
+static inline float sched_rate(const struct carma_sched *s, unsigned sharing, uint32_t n,
+                               float sum_smact, float sum_busy)
+{
+    float r = carma_coloc_rate(sharing, n, sum_smact, sum_busy);
+    if (!s->coloc_on || n < 2)
+        return r;
+    float cap = carma_coloc_rate(sharing, n, 0.0f, 0.0f);
+    float c = r * carma_coloc_factor(&s->coloc, sharing, sum_smact);
+    return c < cap ? c : cap;
+}
+
 /* Recomputes the cached facts of GPU gi after a change. */
 static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
@@ -641,8 +655,8 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     }
     struct carma_sched_slot *sl = &s->slot[gi];
     sl->avail = auto_avail_mib(s, g);
-    sl->tput = g->njobs ? (float)g->gpu_weight * carma_coloc_rate(g->sharing, g->njobs,
-                                                                  g->prof_smact, g->prof_busy)
+    sl->tput = g->njobs ? (float)g->gpu_weight *
+                              sched_rate(s, g->sharing, g->njobs, g->prof_smact, g->prof_busy)
                         : 0.0f;
     sl->prof_smact = g->prof_smact;
     sl->prof_busy = g->prof_busy;
@@ -742,6 +756,16 @@ uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k)
     return kth_largest(s, k);
 }
 
+void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l)
+{
+    s->coloc_on = l != NULL;
+    if (l)
+        s->coloc = *l;
+    for (size_t gi = 0; gi < s->ngpus; gi++)
+        gpu_refresh(s, (uint32_t)gi);
+    s->epoch += SCHED_CHANGELOG; /* what every waiting job's scan found may change */
+}
+
 void carma_sched_gpu_changed(struct carma_sched *s, uint32_t gi)
 {
     gpu_refresh(s, gi);
@@ -782,11 +806,11 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
     if ((g->sharing == CARMA_SHARING_MPS ? S + h->smact : B + h->busy) > 1000000u)
         return 0;
     uint32_t w = b->weight + weight;
-    float before = (float)w * carma_coloc_rate(g->sharing, b->njobs + 1, (float)S * 1e-6f,
-                                               (float)B * 1e-6f);
-    float after = (float)(w + h->weight) *
-                  carma_coloc_rate(g->sharing, b->njobs + 2, (float)(S + h->smact) * 1e-6f,
-                                   (float)(B + h->busy) * 1e-6f);
+    float before =
+        (float)w * sched_rate(s, g->sharing, b->njobs + 1, (float)S * 1e-6f, (float)B * 1e-6f);
+    float after = (float)(w + h->weight) * sched_rate(s, g->sharing, b->njobs + 2,
+                                                      (float)(S + h->smact) * 1e-6f,
+                                                      (float)(B + h->busy) * 1e-6f);
     return after - before >= s->p.min_gain * (float)h->weight;
 }
 
@@ -828,7 +852,7 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         return -1.0f;
     uint32_t n = g->njobs + 1;
     float after = (float)(g->gpu_weight + weight) *
-                  carma_coloc_rate(g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
+                  sched_rate(s, g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
     float gain = after - g->tput;
     return gain >= s->p.min_gain * (float)weight ? gain : -1.0f;
 }
@@ -1487,9 +1511,9 @@ static enum why_ob why_auto_gpu(const struct carma_sched *s, const struct why_jo
         } else if (g->njobs >= s->p.max_jobs_per_gpu) {
             OB(OB_FULL, "%u jobs, the most a GPU takes", g->njobs);
         } else if (worst == OB_NONE) {
-            float after = (float)(g->gpu_weight + j->gpus) *
-                          carma_coloc_rate(g->sharing, g->njobs + 1, g->prof_smact + sm,
-                                           g->prof_busy + j->busy);
+            float after =
+                (float)(g->gpu_weight + j->gpus) *
+                sched_rate(s, g->sharing, g->njobs + 1, g->prof_smact + sm, g->prof_busy + j->busy);
             OB(OB_GAIN, "its throughput would rise by %.2f GPUs for this job, under %.2f",
                (double)(after - sl->tput), (double)(s->p.min_gain * (float)j->gpus));
         }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/coloc.h"
 #include "core/gpu.h"
 #include "core/job.h"
 #include "core/policy.h"
@@ -152,6 +153,10 @@ struct carma_sched {
     uint32_t *by_island;    /* nislands > 1: the GPUs by island, then index; owned */
     uint32_t *island_at;    /* nislands > 1: island i's are by_island[island_at[i] ..
                                island_at[i + 1]); owned */
+    /* auto: the co-location model's correction learnt from observed co-runs (carmad;
+     * carma_sched_set_coloc), applied when coloc_on. */
+    struct carma_coloc_learnt coloc;
+    int coloc_on;
     uint64_t placements;    /* counters */
     uint64_t judged;        /* GPUs auto's scans judged for a job (auto_gain): a step's cost */
 };
@@ -195,6 +200,13 @@ void carma_sched_job_seen(struct carma_sched *s, uint32_t j, uint32_t gi, double
  * books in step with it. */
 void carma_sched_set_profile(struct carma_sched *s, uint32_t j, float smact, float smocc,
                              float drama);
+
+/* auto predicts co-runs with the model corrected by l (carmad learns it from observed
+ * co-runs, carma_coloc_observe; NULL: the model alone, the default). A correction raises
+ * no rate above what jobs that fit in the SMs together get (under MPS 1 / (1 + alpha
+ * (n - 1)), under time-slicing 1), so a shared GPU never outbids one of the job's own.
+ * Every waiting job's next scan is a full one. O(GPUs). */
+void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l);
 
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j);

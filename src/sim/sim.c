@@ -905,6 +905,8 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         sim_free(&s);
         return carma_err_set(err, rc, "scheduler: out of memory");
     }
+    if (cfg->coloc)
+        carma_sched_set_coloc(&s.sched, cfg->coloc);
     if (tl) {
         memset(tl, 0, sizeof *tl);
         tl->ngpus = cfg->record_gpus && cfg->record_gpus < cfg->ngpus ? cfg->record_gpus

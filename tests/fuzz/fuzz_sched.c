@@ -1,10 +1,10 @@
 /* Fuzz target for the scheduler core as carmad drives it: any sequence of submissions,
  * steps, attempt ends (every outcome), cancels, monitor changes (memory in use, foreign
  * processes, drained GPUs, window samples), jobs adopted or recovered at a restart, a
- * running job's profile re-measured, on up to 4 GPUs of mixed sizes, under every policy.
- * After each operation the scheduler's books must match the jobs and GPUs: per-GPU job
- * counts, committed memory and weights, queue lengths and states, auto's backfill sums on
- * reserved GPUs. A step places only queued jobs, on distinct GPUs in service; the reference
+ * running job's profile re-measured, a co-run correction learnt, on up to 4 GPUs of mixed sizes,
+ * under every policy. After each operation the scheduler's books must match the jobs and GPUs:
+ * per-GPU job counts, committed memory and weights, queue lengths and states, auto's backfill sums
+ * on reserved GPUs. A step places only queued jobs, on distinct GPUs in service; the reference
  * policies place only the head, recovery first, and reruns only on idle GPUs; auto collocates only
  * within memory; and with every GPU in service idle the head of the queue runs (no job
  * waits forever on an empty server). Differential: a twin scheduler that offers every
@@ -30,6 +30,7 @@ struct fz {
     struct carma_sched s;
     struct carma_placement out[FZ_JOBS];
     size_t ngpus, njobs, placed; /* placed: by the last step */
+    struct carma_coloc_learnt coloc; /* what carmad learnt from co-runs */
     int is_auto;
 };
 
@@ -262,6 +263,11 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
                 carma_sched_set_profile(&f->s, (uint32_t)(j - f->jobs), sm, sm * 0.5f,
                                         sm * 0.4f);
             }
+        } else if ((p[1] & 7) == 4) {
+            /* carmad learns from a co-run (any q the clamps allow, at any sum of SMACT) */
+            carma_coloc_observe(&f->coloc, (enum carma_sharing)(p[1] >> 7), 2 + (p[1] >> 3 & 3),
+                                (float)p[2] / 64.0f, (float)p[2] / 48.0f, (float)p[3] / 128.0f);
+            carma_sched_set_coloc(&f->s, (p[1] >> 5 & 3) == 3 ? NULL : &f->coloc);
         } else if ((p[1] & 7) == 2 && f->njobs < FZ_JOBS) {
             /* carmad restarted: a job that crashed while it was down */
             (void)new_job(f, p, now);

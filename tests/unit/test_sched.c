@@ -992,6 +992,62 @@ static void test_auto_island_never_costs_a_job_speed(void **state)
     carma_sched_free(&f.s);
 }
 
+/* Observations of q at a sum of solo SMACT, n = 2 jobs (carmad's, in few lines). */
+static void learn(struct carma_coloc_learnt *l, enum carma_sharing sh, float S, float q, int times)
+{
+    float busy = 2 * carma_coloc_busy(S / 2);
+    float predicted = carma_coloc_rate(sh, 2, S, busy) * S;
+    for (int k = 0; k < times; k++)
+        assert_int_equal(carma_coloc_observe(l, sh, 2, S, busy, q * predicted), 0);
+}
+
+/* What carmad learns from co-runs moves auto's choices (carma_sched_set_coloc): a heavy
+ * pair that the model says gains 0.06 of a GPU waits; once co-runs at that sum of SMACT
+ * measured 1.5 times the model's rate, the waiting job joins at the next step (its earlier
+ * scan is not reused). A correction never lets a shared GPU outbid an idle one: two light
+ * jobs under MPS measured twice the model's rate, and a third still takes the idle GPU. */
+static void test_auto_learnt_coloc(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_coloc_learnt l;
+    fx_init(&f, "auto", 1);
+    f.gpus[0].sharing = CARMA_SHARING_TIMESLICE;
+    carma_sched_gpu_changed(&f.s, 0);
+    uint16_t g0 = 0;
+    f.jobs[0].smact = f.jobs[1].smact = 0.83f;
+    f.jobs[0].bound_mib = f.jobs[1].bound_mib = 4096;
+    carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    assert_int_equal(fx_step(&f, 2), 0);
+    memset(&l, 0, sizeof l);
+    learn(&l, CARMA_SHARING_TIMESLICE, 1.66f, 1.5f, 20);
+    carma_sched_set_coloc(&f.s, &l);
+    assert_int_equal(fx_step(&f, 3), 1);
+    assert_int_equal(f.jobs[1].gpu[0], 0);
+    /* and back: the model alone */
+    carma_sched_set_coloc(&f.s, NULL);
+    assert_int_equal(f.s.coloc_on, 0);
+    carma_sched_free(&f.s);
+
+    memset(&l, 0, sizeof l);
+    learn(&l, CARMA_SHARING_MPS, 0.2f, 2.0f, 50);
+    assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.2f) > 1.8f);
+    for (int all = 0; all < 2; all++) { /* the shortcut skips GPU 0; a full scan judges it */
+        fx_init(&f, "auto", 2);
+        f.s.p.scan_all = all;
+        f.jobs[0].smact = f.jobs[1].smact = 0.1f;
+        f.jobs[0].bound_mib = f.jobs[1].bound_mib = 4096;
+        carma_sched_set_coloc(&f.s, &l);
+        carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
+        carma_sched_submit(&f.s, 1, 1);
+        assert_int_equal(fx_step(&f, 1), 1);
+        assert_int_equal(f.jobs[1].gpu[0], 1);
+        carma_sched_free(&f.s);
+    }
+}
+
 /* Of islands that serve a job as well, the one with the fewest GPUs free of carma jobs: islands
  * {0,1,2} and {3,4,5} with GPU 3 busy, a 2-GPU job takes 4 and 5 and leaves the first
  * island whole for the 3-GPU job after it (the lowest island would have split both). */
@@ -1454,6 +1510,7 @@ int main(void)
         cmocka_unit_test(test_auto_multi_gpu_job_prefers_one_island),
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_auto_island_best_fit),
+        cmocka_unit_test(test_auto_learnt_coloc),
         cmocka_unit_test(test_auto_reserves_one_island),
         cmocka_unit_test(test_auto_reserves_only_gpus_large_enough),
         cmocka_unit_test(test_auto_waiting_job_with_islands_is_not_rescanned),
