@@ -35,6 +35,7 @@ void carmad_config_default(struct carmad_config *c)
     c->record_max_mib = 256;
     c->job_retention_days = 365;
     c->window = 30;
+    c->learn_coloc = 1;
 }
 
 #define SEEN_MAX (64 + CARMAD_SHARING_MAX)
@@ -229,6 +230,9 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             if (parse_u64(value, 48, &u) || u == 0)
                 BAD("max_jobs_per_gpu: an integer in [1, 48] expected");
             p->max_jobs_per_gpu = (uint32_t)u;
+        } else if (!strcmp(name, "learn_coloc")) {
+            if (parse_bool(value, &c->learn_coloc))
+                BAD("learn_coloc: true or false expected");
         } else {
             BAD("unknown key '%.64s' in [sched]", name);
         }

@@ -11,7 +11,7 @@
  *             record_max_mib (bound of the stored records), window (samples)
  *             allow_root_jobs (bool), socket_group, socket_mode (octal)
  *   [sched]   margin_mib, req_margin_mib, free_margin_mib, or_min_free_mib,
- *             grace (s), backfill_depth, max_jobs_per_gpu
+ *             grace (s), backfill_depth, max_jobs_per_gpu, learn_coloc (bool)
  *   [sharing] default = timeslice|mps, and GPU-UUID or index = timeslice|mps */
 #ifndef CARMA_DAEMON_CONFIG_H
 #define CARMA_DAEMON_CONFIG_H
@@ -50,6 +50,8 @@ struct carmad_config {
     double conn_stall_s;         /* 30: a connection whose answers went unread that long is
                                     closed */
     struct carma_sched_params sched;
+    int learn_coloc;             /* 1: auto's co-location model is corrected by what the
+                                    co-runs carmad observes teach (core/coloc.h) */
     uint8_t sharing_default;     /* enum carma_sharing */
     struct {
         char gpu[96];            /* UUID or decimal index */

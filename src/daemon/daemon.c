@@ -216,6 +216,12 @@ struct gpu_state {
     struct carmad_kmsg_pids pids;
     struct carmad_kmsg_blames blames;
     struct line_budget kmsg_lines;
+    /* the co-run on it (coloc_watch): its jobs, and the ticks it has lasted */
+    uint64_t corun_set;
+    uint32_t corun_ticks;
+    uint64_t corun_now; /* this tick's jobs, being summed */
+    uint32_t corun_n;   /* how many of them count */
+    int corun_bad;      /* one of them does not */
 };
 
 #define XID_LOG_PER_MIN 10
@@ -314,6 +320,9 @@ struct carmad {
     struct carma_http *http;
     int publish;          /* the HTTP snapshot is out of date */
     struct carma_hist decision;
+    struct carma_coloc_learnt coloc;          /* learnt from co-runs (coloc_watch), stored */
+    int coloc_dirty;                          /* changed since last stored */
+    float coloc_logged[2][CARMA_COLOC_KNOTS]; /* factors as last logged */
     uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total, gpu_error_total;
     double last_prune;    /* the last hourly retention pass */
     int prune_more;       /* its batches are not done: go on at the next flush */
@@ -989,6 +998,86 @@ static void after_tick(struct carmad *d, double now)
     }
 }
 
+/* A job's key in a GPU's set of co-runners: its id and attempt, mixed (splitmix64). */
+static uint64_t corun_key(uint64_t id, uint32_t attempt)
+{
+    uint64_t z = id * 0x9e3779b97f4a7c15ull + attempt;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* What co-runs teach (core/coloc.h, docs/monitoring.md): a GPU whose jobs, two or more,
+ * each on this GPU alone, each with a solo profile and past its ramp, have shared it with
+ * no other process for a full window of SMACT samples (DCGM or GPM: NVML's utilisation is
+ * no sum of activities) is one observation of the model's error, and one more every
+ * window it lasts. */
+static void coloc_watch(struct carmad *d, double now)
+{
+    if (!d->cfg.learn_coloc)
+        return;
+    for (size_t gi = 0; gi < d->ngpus; gi++) {
+        d->gs[gi].corun_now = 0;
+        d->gs[gi].corun_n = 0;
+        d->gs[gi].corun_bad = 0;
+    }
+    for (uint32_t i = 0; i < d->cap; i++) {
+        const struct djob *dj = &d->dj[i];
+        const struct carma_job *j = &d->sj[i];
+        if (!dj->used || j->state != CARMA_JOB_RUNNING)
+            continue;
+        int bad = j->nplaced != 1 || !(j->smact >= 0) ||
+                  now - (dj->gpu_seen_s >= 0 ? dj->gpu_seen_s : j->start_s) < d->cfg.sched.grace_s;
+        for (uint16_t k = 0; k < j->nplaced; k++) {
+            struct gpu_state *gs = &d->gs[j->gpu[k]];
+            gs->corun_now += corun_key(dj->rec.id, j->attempts);
+            gs->corun_n++;
+            gs->corun_bad |= bad;
+        }
+    }
+    int changed = 0;
+    uint32_t cap = d->cfg.window;
+    for (size_t gi = 0; gi < d->ngpus; gi++) {
+        struct gpu_state *gs = &d->gs[gi];
+        const struct carma_gpu *g = &d->gpus[gi];
+        const struct carma_mon_gpu *mg = &d->mon.g[gi];
+        if (gs->corun_bad || gs->corun_n < 2 || gs->corun_n != g->njobs || g->nforeign ||
+            g->drained || g->nunprofiled || mg->failures ||
+            !(mg->present & (1u << CARMA_MON_SMACT))) {
+            gs->corun_ticks = 0;
+            continue;
+        }
+        if (gs->corun_now != gs->corun_set) {
+            gs->corun_set = gs->corun_now;
+            gs->corun_ticks = 0;
+        }
+        if (++gs->corun_ticks % cap != 0)
+            continue;
+        struct carma_window_stats st;
+        carma_window_stats(&g->smact, &st);
+        float S = g->prof_smact, B = g->prof_busy;
+        if (st.n < cap || carma_coloc_observe(&d->coloc, g->sharing, g->njobs, S, B, st.mean) != 0)
+            continue;
+        changed = 1;
+        float f = carma_coloc_factor(&d->coloc, g->sharing, S);
+        unsigned k = (unsigned)(S / CARMA_COLOC_KNOT_STEP + 0.5f); /* the nearest knot */
+        k = k < CARMA_COLOC_KNOTS ? k : CARMA_COLOC_KNOTS - 1;
+        if (fabsf(f - d->coloc_logged[g->sharing][k]) >= 0.02f) {
+            d->coloc_logged[g->sharing][k] = f;
+            dlog(d, LOG_INFO,
+                 "GPU %zu: %u jobs whose solo SMACT sum to %.2f ran at SMACT %.2f over %u "
+                 "samples, where the model says %.2f: its rates there are now taken x%.2f (%s)",
+                 gi, g->njobs, (double)S, (double)st.mean, st.n,
+                 (double)(carma_coloc_rate(g->sharing, g->njobs, S, B) * S), (double)f,
+                 carma_sharing_name(g->sharing));
+        }
+    }
+    if (changed) {
+        d->coloc_dirty = 1;
+        carma_sched_set_coloc(&d->sched, &d->coloc);
+    }
+}
+
 static void monitor_tick(struct carmad *d)
 {
     if (!d->have_mon)
@@ -997,6 +1086,7 @@ static void monitor_tick(struct carmad *d)
     d->tick_s = now;
     carma_mon_tick(&d->mon, now);
     after_tick(d, now);
+    coloc_watch(d, now);
     d->publish = 1;
 }
 
@@ -3705,6 +3795,9 @@ static void record_flush(struct carmad *d, double now, int final)
             rc = carma_store_attempt_peak_put(d->store, dj->rec.id, j->attempts, dj->peak_mib,
                                               dj->peak_partial, &err);
     }
+    int coloc_put = !rc && acct && d->coloc_dirty;
+    if (coloc_put)
+        rc = carma_store_coloc_put(d->store, &d->coloc, &err);
     uint64_t deleted = 0, jobs_deleted = 0, pruned[PRUNE_BATCH_JOBS];
     uint64_t rows = d->rec_rows == UINT64_MAX ? UINT64_MAX : d->rec_rows + added;
     int more = 0;
@@ -3731,6 +3824,8 @@ static void record_flush(struct carmad *d, double now, int final)
         carma_store_rollback(d->store);
     if (acct)
         d->last_acct = now;
+    if (!rc && coloc_put)
+        d->coloc_dirty = 0;
     if (hourly && !final)
         d->last_prune = now;
     if (rc) {
@@ -3878,7 +3973,8 @@ static void http_publish(struct carmad *d)
                               .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9,
                               .estimates_waiting = d->npsubs,
                               .estimates_total = d->estimates,
-                              .estimate_seconds = d->estimate_s};
+                              .estimate_seconds = d->estimate_s,
+                              .coloc = d->cfg.learn_coloc ? &d->coloc : NULL};
     for (int k = 0; k < CARMA_JOB_STATE_COUNT && k < 8; k++)
         m.finished[k] = d->finished[k];
     char *text = NULL;
@@ -4934,6 +5030,18 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         goto fail;
     }
     d->sched_ready = 1;
+    if (d->cfg.learn_coloc) {
+        struct carma_err cerr = {{0}};
+        if (carma_store_coloc_get(d->store, &d->coloc, &cerr)) {
+            dlog(d, LOG_WARNING, "%s; it is learnt anew", cerr.msg);
+        } else {
+            carma_sched_set_coloc(&d->sched, &d->coloc);
+            for (unsigned m = 0; m < 2; m++)
+                for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++)
+                    d->coloc_logged[m][k] = carma_coloc_factor(&d->coloc, (enum carma_sharing)m,
+                                                               (float)k * CARMA_COLOC_KNOT_STEP);
+        }
+    }
     if ((rc = slots_grow(d))) {
         carma_err_set(err, rc, "out of memory");
         goto fail;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/coloc.h"
+
 /* A latency histogram with fixed bounds (seconds): 1, 2.5, 5, 10, 25, 50, 100, 250,
  * 500 µs, 1, 2.5, 10 ms, then +Inf. */
 #define CARMA_HIST_NB 12
@@ -56,6 +58,7 @@ struct carma_metrics {
     uint64_t estimates_waiting;             /* submissions in the estimate queue now */
     uint64_t estimates_total;               /* summaries the queue's thread estimated */
     double estimate_seconds;                /* ... and its time on them */
+    const struct carma_coloc_learnt *coloc; /* learnt from co-runs; NULL: not learning */
 };
 
 /* Renders m into a malloc'd NUL-terminated buffer (*out, *len). Returns 0 or -ENOMEM. */

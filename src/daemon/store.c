@@ -62,6 +62,8 @@ enum {
     ST_ATT_SEEN_PUT,
     ST_ATT_SEEN_GET,
     ST_JOB_FORGET_ENV,
+    ST_COLOC_GET,
+    ST_COLOC_PUT,
     ST_COUNT
 };
 
@@ -123,6 +125,8 @@ static const char *const sql_text[ST_COUNT] = {
         "UPDATE attempts SET seen_time=? WHERE job_id=? AND n=? AND end_time IS NULL",
     [ST_ATT_SEEN_GET] = "SELECT seen_time FROM attempts WHERE job_id=? AND n=?",
     [ST_JOB_FORGET_ENV] = "UPDATE jobs SET env='{}' WHERE id=? AND env!='{}'",
+    [ST_COLOC_GET] = "SELECT sharing,knot,weight,logq FROM coloc ORDER BY sharing,knot",
+    [ST_COLOC_PUT] = "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) VALUES(?,?,?,?)",
 };
 
 /* Migrations: entry i brings the schema from version i to i + 1. */
@@ -215,6 +219,10 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * the user with that argv and batch, queued and failed ones too, on each submission
      * (a user's repeated command: its whole history, every time). */
     "CREATE INDEX IF NOT EXISTS jobs_history ON jobs(uid, hist_sig) WHERE state = 'succeeded';",
+    /* 15 -> 16: the co-location model's correction learnt from observed co-runs
+     * (core/coloc.h), by sharing mode and knot of the jobs' summed solo SMACT. */
+    "CREATE TABLE IF NOT EXISTS coloc(sharing TEXT NOT NULL, knot INTEGER NOT NULL,"
+    " weight REAL NOT NULL, logq REAL NOT NULL, PRIMARY KEY(sharing, knot));",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -1225,6 +1233,61 @@ int carma_store_profile_add(struct carma_store *s, uint64_t sig, double smact, d
     bind_opt(q, 4, drama);
     sqlite3_bind_double(q, 5, now);
     return run(s, ST_PROF_ADD, "recording a profile", err);
+}
+
+int carma_store_coloc_get(struct carma_store *s, struct carma_coloc_learnt *l,
+                          struct carma_err *err)
+{
+    memset(l, 0, sizeof *l);
+    sqlite3_stmt *q = s->st[ST_COLOC_GET];
+    int rc, ret = 0;
+    while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        int mode = name ? carma_sharing_parse(name) : -1;
+        sqlite3_int64 k = sqlite3_column_int64(q, 1);
+        if (mode < 0 || sqlite3_column_type(q, 1) != SQLITE_INTEGER || k < 0 ||
+            k >= CARMA_COLOC_KNOTS) {
+            ret = carma_err_set(err, -EINVAL,
+                                "the co-location correction: a row for %s%s%s, "
+                                "knot %lld, that no carmad writes",
+                                name ? "'" : "", name ? name : "no sharing mode", name ? "'" : "",
+                                (long long)k);
+            break;
+        }
+        l->weight[mode][k] = (float)sqlite3_column_double(q, 2);
+        l->logq[mode][k] = (float)sqlite3_column_double(q, 3);
+    }
+    if (!ret && rc != SQLITE_DONE)
+        ret = db_err(s, rc, "reading the co-location correction", err);
+    row_done(q);
+    if (!ret && !carma_coloc_learnt_valid(l))
+        ret = carma_err_set(err, -EINVAL,
+                            "the co-location correction: a weight or log "
+                            "factor out of range");
+    if (ret)
+        memset(l, 0, sizeof *l);
+    return ret;
+}
+
+int carma_store_coloc_put(struct carma_store *s, const struct carma_coloc_learnt *l,
+                          struct carma_err *err)
+{
+    static const enum carma_sharing modes[] = {CARMA_SHARING_TIMESLICE, CARMA_SHARING_MPS};
+    for (size_t m = 0; m < 2; m++)
+        for (int k = 0; k < CARMA_COLOC_KNOTS; k++) {
+            enum carma_sharing mode = modes[m];
+            if (!(l->weight[mode][k] > 0))
+                continue;
+            sqlite3_stmt *q = s->st[ST_COLOC_PUT];
+            sqlite3_bind_text(q, 1, carma_sharing_name(mode), -1, SQLITE_STATIC);
+            sqlite3_bind_int(q, 2, k);
+            sqlite3_bind_double(q, 3, l->weight[mode][k]);
+            sqlite3_bind_double(q, 4, l->logq[mode][k]);
+            int rc = run(s, ST_COLOC_PUT, "recording the co-location correction", err);
+            if (rc)
+                return rc;
+        }
+    return 0;
 }
 
 int carma_store_gpu_id(struct carma_store *s, const char *uuid, const char *name,

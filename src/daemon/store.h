@@ -13,9 +13,10 @@
 
 #include <jansson.h>
 
+#include "core/coloc.h"
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 15
+#define CARMA_STORE_SCHEMA_VERSION 16
 
 struct carma_store;
 
@@ -198,6 +199,14 @@ struct carma_profile {
 };
 int carma_store_profile_get(struct carma_store *st, uint64_t sig, struct carma_profile *p,
                             struct carma_err *err);
+/* The co-location model's correction carmad learnt from observed co-runs (schema v16):
+ * get reads it (all zero when none was stored; -EINVAL, l zeroed, for a row or value no
+ * carmad writes), put writes every knot that holds an observation. */
+int carma_store_coloc_get(struct carma_store *st, struct carma_coloc_learnt *l,
+                          struct carma_err *err);
+int carma_store_coloc_put(struct carma_store *st, const struct carma_coloc_learnt *l,
+                          struct carma_err *err);
+
 /* Folds one run's measurement into the profile of sig (running means). */
 int carma_store_profile_add(struct carma_store *st, uint64_t sig, double smact, double smocc,
                             double drama, double now, struct carma_err *err);

@@ -707,6 +707,54 @@ static void test_attempt_seen(void **state)
     carma_store_close(st);
 }
 
+/* The co-location correction (schema v16): what put writes, get reads back bit for bit;
+ * an empty table reads as nothing learnt; a row no carmad writes (an unknown sharing
+ * mode, a knot out of range, a value past the clamps) is refused by name and reads as
+ * nothing learnt. */
+static void test_coloc_roundtrip(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_coloc_learnt l, back;
+    memset(&back, 0x55, sizeof back);
+    assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
+    memset(&l, 0, sizeof l);
+    assert_memory_equal(&back, &l, sizeof l);
+    for (int k = 0; k < 30; k++)
+        assert_int_equal(carma_coloc_observe(&l, CARMA_SHARING_TIMESLICE, 2, 0.6f, 1.4f, 0.6f), 0);
+    assert_int_equal(carma_coloc_observe(&l, CARMA_SHARING_MPS, 3, 1.9f, 0, 0.8f), 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_coloc_put(st, &l, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
+    assert_memory_equal(back.weight, l.weight, sizeof l.weight);
+    assert_memory_equal(back.logq, l.logq, sizeof l.logq);
+    assert_int_equal(back.observed[0] + back.observed[1], 0); /* a count since start */
+    sqlite3 *db = carma_store_sqlite(st);
+    static const char *const bad[] = {
+        "INSERT INTO coloc VALUES('mig',0,1,0)",
+        "INSERT INTO coloc VALUES('mps',9,1,0)",
+        "INSERT INTO coloc VALUES('mps',-1,1,0)",
+        "INSERT INTO coloc VALUES('mps','x',1,0)",
+        "UPDATE coloc SET weight=1e9 WHERE sharing='mps'",
+        "UPDATE coloc SET logq=100 WHERE sharing='timeslice'",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(sqlite3_exec(db, "SAVEPOINT t", NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, bad[i], NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(carma_store_coloc_get(st, &back, &err), -EINVAL);
+        print_message("%s: %s\n", bad[i], err.msg);
+        assert_non_null(strstr(err.msg, "co-location correction"));
+        memset(&l, 0, sizeof l);
+        assert_memory_equal(&back, &l, sizeof l);
+        assert_int_equal(sqlite3_exec(db, "ROLLBACK TO t; RELEASE t", NULL, NULL, NULL), SQLITE_OK);
+    }
+    assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
+    carma_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -719,6 +767,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peaks_env_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attempt_xid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attempt_seen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_coloc_roundtrip, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
