@@ -296,6 +296,9 @@ struct carmad {
     int kmsg_skip;              /* a line longer than the buffer: dropped to its end */
     long test_end_commit_fails; /* CARMA_TEST_END_COMMIT_FAILS: that many commits holding a
                                    job's end fail (a full disk at the wrong moment) */
+    long test_end_update_fails; /* CARMA_TEST_END_UPDATE_FAILS: that many writes of a job's
+                                   end fail at its job's row, after its attempt's (a full
+                                   disk failing that one statement) */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
@@ -1216,7 +1219,9 @@ static int save_job(struct carmad *d, uint32_t i, struct carma_err *err)
 /* ---- attempt end ---- */
 
 /* Writes job i's pending end (dj->end) and its record into the open transaction (begun
- * if none is). */
+ * if none is), all or nothing: on failure the transaction holds none of it (a commit
+ * never stores an attempt ended with its job still running), and the caller keeps the
+ * end to write again. */
 static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
 {
     struct djob *dj = &d->dj[i];
@@ -1226,13 +1231,20 @@ static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
     uint64_t id = dj->rec.id;
     uint32_t n = dj->end.n;
     int rc = store_tx(d, err);
-    if (!rc)
-        rc = carma_store_attempt_end(d->store, id, n, dj->end.end_s, carma_outcome_name(dj->end.o),
-                                     dj->end.exit_code, dj->end.signal, dj->end.peak_mib,
-                                     dj->end.peak_partial, dj->end.reason, err);
+    if (rc)
+        return rc;
+    if ((rc = carma_store_savepoint(d->store, err)))
+        return rc;
+    rc = carma_store_attempt_end(d->store, id, n, dj->end.end_s, carma_outcome_name(dj->end.o),
+                                 dj->end.exit_code, dj->end.signal, dj->end.peak_mib,
+                                 dj->end.peak_partial, dj->end.reason, err);
     if (!rc)
         rc = carma_store_usage_put(d->store, id, n, dj->end.gpu_s, dj->end.energy_j, dj->end.smact,
                                    err);
+    if (!rc && d->test_end_update_fails > 0) {
+        d->test_end_update_fails--;
+        rc = carma_err_set(err, -ENOSPC, "test: the write of a job's end fails at its job's row");
+    }
     if (!rc)
         rc = save_job(d, i, err);
     /* last: the one write not to repeat (a running mean) runs once its transaction holds
@@ -1247,6 +1259,10 @@ static int end_write(struct carmad *d, uint32_t i, struct carma_err *err)
             rc = 0;
         }
     }
+    if (!rc)
+        rc = carma_store_release(d->store, err);
+    if (rc)
+        carma_store_rollback_to(d->store);
     return rc;
 }
 
@@ -4962,6 +4978,9 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     const char *tef = getenv("CARMA_TEST_END_COMMIT_FAILS");
     if (tef && *tef)
         d->test_end_commit_fails = strtol(tef, NULL, 10) % 1000;
+    const char *teu = getenv("CARMA_TEST_END_UPDATE_FAILS");
+    if (teu && *teu)
+        d->test_end_update_fails = strtol(teu, NULL, 10) % 100000;
     const char *txw = getenv("CARMA_TEST_XID_FAULT_WINDOW");
     d->xid_fault_window_s = txw && *txw ? strtod(txw, NULL) : XID_FAULT_WINDOW_S;
     const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");

@@ -37,6 +37,9 @@ enum {
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
+    ST_SAVEPOINT,
+    ST_RELEASE,
+    ST_ROLLBACK_TO,
     ST_JOB_INSERT,
     ST_JOB_UPDATE,
     ST_JOB_GET,
@@ -71,6 +74,9 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
+    [ST_SAVEPOINT] = "SAVEPOINT carma_part",
+    [ST_RELEASE] = "RELEASE carma_part",
+    [ST_ROLLBACK_TO] = "ROLLBACK TO carma_part",
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
         "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
@@ -251,6 +257,7 @@ struct carma_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
     int in_tx;
+    int in_savepoint; /* carma_store_savepoint's, not yet released or rolled back to */
     int version_found;
     /* SQLite rolls a whole transaction back on some errors (SQLITE_FULL, IOERR, NOMEM,
      * BUSY): then lost_code < 0 and `lost` holds that error, which every statement
@@ -616,7 +623,7 @@ int carma_store_begin(struct carma_store *s, struct carma_err *err)
 
 int carma_store_commit(struct carma_store *s, struct carma_err *err)
 {
-    assert(s->in_tx);
+    assert(s->in_tx && !s->in_savepoint);
     int rc = run(s, ST_COMMIT, "commit", err);
     if (rc) {
         carma_store_rollback(s);
@@ -630,8 +637,47 @@ void carma_store_rollback(struct carma_store *s)
 {
     s->lost_code = 0;
     if (!sqlite3_get_autocommit(s->db))
-        run(s, ST_ROLLBACK, "rollback", NULL);
+        run(s, ST_ROLLBACK, "rollback", NULL); /* (its savepoint goes with it) */
     s->in_tx = 0;
+    s->in_savepoint = 0;
+}
+
+int carma_store_savepoint(struct carma_store *s, struct carma_err *err)
+{
+    assert(s->in_tx && !s->in_savepoint);
+    int rc = run(s, ST_SAVEPOINT, "savepoint", err);
+    if (!rc)
+        s->in_savepoint = 1;
+    return rc;
+}
+
+int carma_store_release(struct carma_store *s, struct carma_err *err)
+{
+    assert(s->in_tx && s->in_savepoint);
+    int rc = run(s, ST_RELEASE, "releasing a savepoint", err);
+    if (!rc)
+        s->in_savepoint = 0;
+    return rc;
+}
+
+void carma_store_rollback_to(struct carma_store *s)
+{
+    assert(s->in_tx && s->in_savepoint);
+    s->in_savepoint = 0;
+    if (s->lost_code) /* SQLite rolled the whole transaction back: nothing to undo */
+        return;
+    struct carma_err e = {{0}};
+    int rc = sqlite3_get_autocommit(s->db)
+                 ? carma_err_set(&e, -EIO, "store: the transaction was rolled back")
+                 : run(s, ST_ROLLBACK_TO, "rolling back to a savepoint", &e);
+    if (!rc)
+        rc = run(s, ST_RELEASE, "releasing a savepoint", &e);
+    if (rc && !s->lost_code) {
+        /* what was written since the savepoint may still be in the transaction: it is
+         * lost, its commit fails and rolls it back */
+        s->lost_code = rc;
+        s->lost = e;
+    }
 }
 
 struct sqlite3 *carma_store_sqlite(struct carma_store *s)

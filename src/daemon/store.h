@@ -101,6 +101,22 @@ int carma_store_commit(struct carma_store *st, struct carma_err *err);
 void carma_store_rollback(struct carma_store *st);
 int carma_store_in_tx(const struct carma_store *st);
 
+/* A group of writes inside the open transaction, all or nothing: a statement that fails
+ * may leave the transaction open with the group's earlier writes in it (SQLite rolls
+ * back only that statement on a constraint, and on some SQLITE_FULL or IOERR), which
+ * its commit would keep. carma_store_savepoint() marks the transaction as it is (one
+ * savepoint at a time; a transaction must be open); then either
+ * carma_store_release() keeps the writes since, which its commit or rollback then
+ * takes with the rest, or carma_store_rollback_to() undoes them. After
+ * carma_store_rollback_to() the transaction holds none of them: it is as at the
+ * savepoint, or, where SQLite rolled it back whole or the undo failed, lost (every
+ * statement and the commit answer its error; the commit rolls it back). A savepoint
+ * is ended before the commit. A failed release leaves the savepoint open (to be
+ * rolled back to). */
+int carma_store_savepoint(struct carma_store *st, struct carma_err *err);
+int carma_store_release(struct carma_store *st, struct carma_err *err);
+void carma_store_rollback_to(struct carma_store *st);
+
 /* The SQLite handle, for daemon modules that keep their own queries over the store's
  * tables (daemon/history.c). Valid while the store is open. */
 struct sqlite3 *carma_store_sqlite(struct carma_store *st);

@@ -46,6 +46,46 @@ e2=$(submit --name after -- true)
 "$CARMA" wait --timeout 20 "$e2" >/dev/null || fail "a job after: $("$CARMA" show "$e2")"
 stop_daemon
 
+step "an end that fails at its job's row leaves no attempt ended under a running job"
+# The test hook fails every write of a job's end at the job's row, after its attempt's
+# row, as a full disk failing that one statement would (SQLite keeps the transaction).
+# The iteration's commit then holds none of the end: killed before the end is written
+# again, carmad leaves the job running with its attempt not ended, never the attempt
+# ended (succeeded) under a running job; restarted, it ends both.
+rm -rf "$T/state"
+: > "$T/carmad.log" # (its job 1 is not the earlier steps')
+CARMA_TEST_END_UPDATE_FAILS=99999 start_daemon --gpus sim:1xa100-40gb
+h=$(submit --name half -- true)
+wait_until 20 grep -q "job $h attempt 1: succeeded" "$T/carmad.log" || fail "job $h did not end"
+grep -q "job $h: cannot record its end (test: the write of a job's end fails at its job's row)" \
+    "$T/carmad.log" || fail "the hook did not fail the end: $(grep "job $h" "$T/carmad.log")"
+# a submission is answered after its iteration's commit: the end's iteration committed
+submit --name after -- true >/dev/null
+stop_daemon KILL
+# half_end DB: the jobs whose row says running while their last attempt has ended
+half_end() {
+    python3 - "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+for r in db.execute("SELECT j.id, a.outcome FROM jobs j JOIN attempts a ON a.job_id = j.id"
+                    " AND a.n = j.attempts WHERE j.state = 'running' AND a.end_time IS NOT NULL"):
+    print("job %d running, its attempt %s" % r)
+PY
+}
+bad=$(half_end "$T/state/carma.db") && [ -z "$bad" ] || fail "after the kill: ${bad:-the store not read}"
+python3 - "$T/state/carma.db" "$h" <<'PY' || fail "job $h in the store after the kill"
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+row = db.execute("SELECT j.state, a.end_time FROM jobs j JOIN attempts a ON a.job_id = j.id"
+                 " AND a.n = 1 WHERE j.id = ?", (int(sys.argv[2]),)).fetchone()
+sys.exit(0 if row == ("running", None) else 1)
+PY
+start_daemon --gpus sim:1xa100-40gb
+"$CARMA" wait --timeout 20 "$h" >/dev/null || fail "job $h after the restart: $("$CARMA" show "$h")"
+"$CARMA" show "$h" | grep -q "^  #1 .* succeeded" || fail "its attempt: $("$CARMA" show "$h")"
+bad=$(half_end "$T/state/carma.db") && [ -z "$bad" ] || fail "after the restart: ${bad:-the store not read}"
+stop_daemon
+
 step "a status the shepherd cannot write is tried again, not given up (job not lost)"
 # the test hook fails the shepherd's first two tries, as a full disk or an I/O error would
 rm -rf "$T/state"

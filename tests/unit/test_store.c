@@ -496,6 +496,120 @@ static void test_full_disk_in_transaction(void **state)
     carma_store_close(st);
 }
 
+/* A group of writes in a savepoint is all or nothing inside its transaction: an end
+ * whose job's row fails with a statement SQLite rolls back alone (here a trigger's ABORT;
+ * a full disk can do the same) is undone whole by carma_store_rollback_to, so that the
+ * commit never keeps its attempt ended under a running job, while the transaction's
+ * other writes and a released group are committed. */
+static void test_savepoint(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    struct carma_job_rec a = {0}, b = {0};
+    fill(&a, 1000, "a");
+    fill(&b, 1000, "b");
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &a, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &b, &err), 0);
+    a.state = b.state = CARMA_JOB_RUNNING;
+    a.attempts = b.attempts = 1;
+    a.start_s = b.start_s = 1700000001.0;
+    assert_int_equal(carma_store_job_update(st, &a, &err), 0);
+    assert_int_equal(carma_store_job_update(st, &b, &err), 0);
+    assert_int_equal(
+        carma_store_attempt_begin(st, a.id, 1, "[\"GPU-a\"]", NULL, 1700000001.0, &err), 0);
+    assert_int_equal(
+        carma_store_attempt_begin(st, b.id, 1, "[\"GPU-b\"]", NULL, 1700000001.0, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    sqlite3 *db = carma_store_sqlite(st);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "CREATE TEMP TRIGGER no_end BEFORE UPDATE OF state ON jobs WHEN NEW.id = %llu AND "
+             "NEW.state = 'succeeded' BEGIN SELECT RAISE(ABORT, 'test: no end'); END",
+             (unsigned long long)b.id);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_pid(st, a.id, 1, 4242, &err), 0); /* before: kept */
+    /* a's end: released, committed with the transaction */
+    assert_int_equal(carma_store_savepoint(st, &err), 0);
+    assert_int_equal(
+        carma_store_attempt_end(st, a.id, 1, 1700000002.0, "succeeded", 0, 0, 0, 0, NULL, &err), 0);
+    a.state = CARMA_JOB_SUCCEEDED;
+    a.end_s = 1700000002.0;
+    assert_int_equal(carma_store_job_update(st, &a, &err), 0);
+    assert_int_equal(carma_store_release(st, &err), 0);
+    /* b's end: its attempt's row is written, its job's row fails */
+    assert_int_equal(carma_store_savepoint(st, &err), 0);
+    assert_int_equal(
+        carma_store_attempt_end(st, b.id, 1, 1700000002.0, "succeeded", 0, 0, 0, 0, NULL, &err), 0);
+    b.state = CARMA_JOB_SUCCEEDED;
+    b.end_s = 1700000002.0;
+    assert_int_equal(carma_store_job_update(st, &b, &err), -EIO);
+    assert_non_null(strstr(err.msg, "test: no end"));
+    assert_false(sqlite3_get_autocommit(db)); /* only the statement was rolled back */
+    carma_store_rollback_to(st);
+    assert_true(carma_store_in_tx(st));
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM jobs j JOIN attempts a ON a.job_id = j.id AND a.n = 1 WHERE "
+             "j.id = %llu AND j.state = 'succeeded' AND a.outcome = 'succeeded' AND "
+             "a.shepherd_pid = 4242",
+             (unsigned long long)a.id);
+    assert_int_equal(count_rows(sql), 1);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM jobs j JOIN attempts a ON a.job_id = j.id AND a.n = 1 WHERE "
+             "j.id = %llu AND j.state = 'running' AND a.end_time IS NULL AND a.outcome IS NULL",
+             (unsigned long long)b.id);
+    assert_int_equal(count_rows(sql), 1);
+    /* written again once the failure is gone, it goes through */
+    assert_int_equal(sqlite3_exec(db, "DROP TRIGGER temp.no_end", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_savepoint(st, &err), 0);
+    assert_int_equal(
+        carma_store_attempt_end(st, b.id, 1, 1700000002.0, "succeeded", 0, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(carma_store_job_update(st, &b, &err), 0);
+    assert_int_equal(carma_store_release(st, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(count_rows("SELECT count(*) FROM jobs WHERE state = 'succeeded'"), 2);
+    carma_job_rec_clear(&a);
+    carma_job_rec_clear(&b);
+    carma_store_close(st);
+}
+
+/* A full disk inside a savepoint: where SQLite rolled the whole transaction back,
+ * carma_store_rollback_to has nothing to undo and the commit fails; else it undoes the
+ * savepoint's writes alone and the commit keeps the earlier ones. Never a write of the
+ * savepoint's committed. */
+static void test_full_disk_in_savepoint(void **state)
+{
+    (void)state;
+    struct carma_store *st = open_small_store();
+    struct carma_err err = {{0}};
+    struct carma_job_rec first = {0}, r = {0};
+    fill(&first, 1000, "first");
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_job_insert(st, &first, &err), 0);
+    assert_int_equal(carma_store_savepoint(st, &err), 0);
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        fill_big(&r);
+        rc = carma_store_job_insert(st, &r, &err);
+    }
+    assert_int_equal(rc, -ENOSPC);
+    int lost = sqlite3_get_autocommit(carma_store_sqlite(st));
+    carma_store_rollback_to(st);
+    assert_int_equal(carma_store_commit(st, &err), lost ? -ENOSPC : 0);
+    assert_false(carma_store_in_tx(st));
+    assert_int_equal(count_rows("SELECT count(*) FROM jobs WHERE name = 'n'"), 0);
+    assert_int_equal(count_rows("SELECT count(*) FROM jobs WHERE name = 'first'"), lost ? 0 : 1);
+    carma_job_rec_clear(&first);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+}
+
 static mode_t mode_of(const char *p)
 {
     struct stat st;
@@ -762,6 +876,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strict_wal_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_in_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_savepoint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_disk_in_savepoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peaks_env_retention, setup, teardown),
