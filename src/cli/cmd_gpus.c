@@ -75,6 +75,32 @@ static void print_islands(const json_t *gpus)
     putchar('\n');
 }
 
+/* "co-location model, learnt from co-runs (timeslice): x1.35 at SMACT sum 0.50, ..." per
+ * sharing mode with a knot learnt (the answer's "coloc"; absent: not learning). At most
+ * a dozen knots a mode are printed, numbers only. */
+static void print_coloc(const json_t *coloc)
+{
+    const char *mode;
+    json_t *knots;
+    json_object_foreach((json_t *)coloc, mode, knots) {
+        if (strcmp(mode, "timeslice") != 0 && strcmp(mode, "mps") != 0)
+            continue;
+        size_t k, n = 0;
+        json_t *x;
+        json_array_foreach(knots, k, x) {
+            json_t *at = json_object_get(x, "smact_sum"), *f = json_object_get(x, "factor");
+            if (!json_is_number(at) || !json_is_number(f) || n >= 12)
+                continue;
+            if (n++ == 0)
+                printf("co-location model, learnt from co-runs (%s):", mode);
+            printf("%s x%.2f at SMACT sum %.2f", n > 1 ? "," : "", json_number_value(f),
+                   json_number_value(at));
+        }
+        if (n)
+            putchar('\n');
+    }
+}
+
 int cmd_gpus(int argc, char **argv)
 {
     struct cli_conn c;
@@ -108,6 +134,7 @@ int cmd_gpus(int argc, char **argv)
     printf("backend %s, policy %s\n", json_string_value(json_object_get(resp, "backend")),
            json_string_value(json_object_get(resp, "policy")));
     print_islands(json_object_get(resp, "gpus"));
+    print_coloc(json_object_get(resp, "coloc"));
     printf("%-3s %-40s %-26s %17s %5s %7s %-9s %s\n", "IDX", "UUID", "NAME", "MEMORY MiB", "UTIL",
            "POWER", "SHARING", "JOBS");
     size_t k;

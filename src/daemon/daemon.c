@@ -3283,6 +3283,26 @@ static void gpus_head(struct carmad *d, json_t *o, double now)
     json_object_set_new(o, "interval_s", json_real(d->cfg.monitor_interval_s));
     json_object_set_new(o, "time", json_real(now));
     json_object_set_new(o, "queued", json_integer(carma_sched_queued(&d->sched)));
+    if (d->cfg.learn_coloc) { /* the knots that hold an observation, by sharing mode */
+        json_t *c = json_object();
+        for (unsigned m = 0; m < 2; m++) {
+            json_t *a = json_array();
+            for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++) {
+                if (!(d->coloc.weight[m][k] > 0))
+                    continue;
+                float at = (float)k * CARMA_COLOC_KNOT_STEP;
+                json_t *x = json_object();
+                json_object_set_new(x, "smact_sum", json_real(at));
+                json_object_set_new(
+                    x, "factor",
+                    json_real(carma_coloc_factor(&d->coloc, (enum carma_sharing)m, at)));
+                json_object_set_new(x, "weight", json_real(d->coloc.weight[m][k]));
+                json_array_append_new(a, x);
+            }
+            json_object_set_new(c, carma_sharing_name((enum carma_sharing)m), a);
+        }
+        json_object_set_new(o, "coloc", c);
+    }
 }
 
 static json_t *req_gpus(struct carmad *d, uint32_t ci)

@@ -4,7 +4,7 @@
 # time-slicing model, fed their solo 0.3 each, says 0.43):
 #  - a job runs alone and is profiled; two more of its signature start together with
 #    that profile, and after a window the observation is logged and /metrics shows the
-#    factor above 1 at their sum of SMACT (0.5 and 0.75 knots);
+#    factor above 1 at their sum of SMACT (0.5 and 0.75 knots), as does carma gpus;
 #  - the correction is stored at the stop and read back by the next carmad;
 #  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -43,6 +43,10 @@ curl -sf "$URL/metrics" > "$T/m" && python3 "$HELP/prom_check.py" < "$T/m" > /de
     fail "/metrics does not parse back: $(python3 "$HELP/prom_check.py" < "$T/m" 2>&1 | tail -1)"
 [ "$(metric 'carma_coloc_observations_total{sharing="mps"}')" = 0 ] || fail "mps observed"
 [ -z "$(metric 'carma_coloc_factor{sharing="mps"')" ] || fail "an mps factor"
+"$CARMA" gpus | grep -q "^co-location model, learnt from co-runs (timeslice): x1\.[0-9][0-9] at SMACT sum 0\.50, x1\.[0-9][0-9] at SMACT sum 0\.75$" ||
+    fail "carma gpus: $("$CARMA" gpus)"
+"$CARMA" gpus --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["coloc"]; assert c["mps"] == [] and [k["smact_sum"] for k in c["timeslice"]] == [0.5, 0.75] and all(1 < k["factor"] <= 1.4 and k["weight"] > 0 for k in c["timeslice"]), c' ||
+    fail "carma gpus --json: $("$CARMA" gpus --json | grep -A12 coloc)"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"
 before=$(curl -sf "$URL/metrics" | grep '^carma_coloc_factor{')
@@ -60,6 +64,7 @@ cp "$T/carmad.ini" "$T/on.ini"
 printf 'learn_coloc = false\n' >> "$T/carmad.ini"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 curl -sf "$URL/metrics" | grep -q carma_coloc && fail "shown while off"
+"$CARMA" gpus --json | grep -q coloc && fail "carma gpus --json shows it while off"
 stop_daemon || fail "carmad's stop"
 cp "$T/on.ini" "$T/carmad.ini"
 printf 'learn_coloc = maybe\n' >> "$T/carmad.ini"
