@@ -4,7 +4,7 @@
 # scheduling real PyTorch jobs, and collocation slowdowns with time-slicing and MPS.
 # Changes no GPU setting; stops the MPS daemon and the carmad it starts.
 #
-#   [PHASES="probe peaks coloc carmad xid mps"] tools/gpu_check.sh OUTDIR [BIN]
+#   [PHASES="probe peaks coloc carmad learn xid mps"] tools/gpu_check.sh OUTDIR [BIN]
 #
 # BIN holds carma, carmad, carma-shepherd and gpu_probe (tests/manual/gpu_probe.c) (default
 # build/gpu/bin); BIN/../lib may hold the shared libraries they were linked with:
@@ -16,6 +16,10 @@
 #   peaks   tools/gpu_peaks.py (the runs named in PEAKS_RUNS, default all): peaks.tar.gz
 #   coloc   tools/gpu_coloc.py, collocation slowdowns: coloc.tar.gz
 #   carmad  carmad on NVML with real training jobs, then again from history: carmad.tar.gz
+#   learn   carmad learning the co-location correction (docs/monitoring.md, Co-runs) from
+#           real co-runs under time-slicing: a light job (r18c) profiled alone, then four
+#           of its signature submitted together; the observations carmad logged and
+#           carma gpus's learnt line: learn.tar.gz
 #   xid     a job faulting on the GPU (tools/gpu_jobs.py fault): the application's Xid
 #           as carmad and gpu_probe see it, then a job on the same GPU: xid.tar.gz
 #   mps     the MPS control daemon (default pipe folder) and carmad with [sharing]
@@ -28,7 +32,7 @@
 #   alloc   tools/gpu_alloc_trace.py: ConvNeXt-T's allocations over three steps, cuDNN
 #           on and off, the large segments with their frames: alloc.tar.gz
 # Phase time limits in seconds: PEAKS_S (240), CARMAD_S (90), COLOC_S (240), XID_S (60),
-# MPS_S (100), ALLOC_S (120); GPU_PEAKS_BUDGET_GIB for tools/gpu_peaks.py.
+# MPS_S (100), ALLOC_S (120), LEARN_S (200); GPU_PEAKS_BUDGET_GIB for tools/gpu_peaks.py.
 set -u
 OUT=${1:?usage: gpu_check.sh OUTDIR [BIN]}
 BIN=$(cd "${2:-build/gpu/bin}" && pwd)
@@ -157,6 +161,25 @@ print(u.urlopen(\"http://127.0.0.1:9400/metrics\").read().decode())" | grep -v "
           c submit --name r50-again --mem 16G -- '"$PY"' tools/gpu_coloc.py --train r50 12)
       c wait --timeout 40 $e; c show $e; c ls
     '
+    end_carmad
+fi
+
+if want learn; then
+    phase "carmad learning the co-location correction from real co-runs (time-slicing)"
+    start_carmad learn '[sched]' 'grace = 5' '[monitor]' 'window = 8'
+    # one argv for all five: one signature, whose profile the first run leaves
+    timeout "${LEARN_S:-200}" sh -c '
+      set -u
+      c() { LD_LIBRARY_PATH='"'$LIB'"' '"'$BIN/carma'"' "$@"; }
+      r18c() { c submit --name r18c --mem 3G -- '"'$PY'"' tools/gpu_coloc.py --train r18c 40; }
+      a=$(r18c); c wait --timeout 90 $a; c show $a
+      js="$(r18c) $(r18c) $(r18c) $(r18c)"
+      echo "jobs $js"
+      for t in 1 2 3 4 5; do sleep 15; echo "-- t=$t"; c ls; c gpus; done
+      c wait --timeout 120 $js
+    '
+    grep "ran at SMACT" "$S/carmad.log"
+    carma gpus
     end_carmad
 fi
 
