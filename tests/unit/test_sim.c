@@ -210,14 +210,22 @@ static double h100_agg_measured(const struct h100_exp *x)
     return a;
 }
 
-static double h100_agg_model(const struct h100_exp *x, const struct h100_exp *e, size_t n)
+/* The sums of an experiment's jobs' solo SMACT and busy fractions. */
+static void h100_sums(const struct h100_exp *x, const struct h100_exp *e, size_t n, float *sm,
+                      float *busy)
 {
-    float sm = 0, busy = 0;
+    *sm = *busy = 0;
     for (size_t j = 0; j < x->n; j++) {
         float s = h100_solo_smact(e, n, x->job[j]);
-        sm += s;
-        busy += carma_coloc_busy(s);
+        *sm += s;
+        *busy += carma_coloc_busy(s);
     }
+}
+
+static double h100_agg_model(const struct h100_exp *x, const struct h100_exp *e, size_t n)
+{
+    float sm, busy;
+    h100_sums(x, e, n, &sm, &busy);
     return (double)x->n * carma_coloc_rate(x->sharing, (uint32_t)x->n, sm, busy);
 }
 
@@ -266,6 +274,35 @@ static size_t max_together(const struct sim_timeline *tl)
     return best;
 }
 
+/* Most of the experiment's jobs auto runs together when they all arrive at once on one
+ * simulated H100 with their measured solo SMACT, predicting with the correction coloc
+ * (NULL: the model alone). */
+static size_t h100_together(const struct h100_exp *x, const struct h100_exp *e, size_t n,
+                            const struct carma_coloc_learnt *coloc)
+{
+    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("h100-80gb")};
+    struct sim_job_spec jobs[H100_MAX_JOBS];
+    for (size_t j = 0; j < x->n; j++)
+        jobs[j] = job(0, 3600, 2000, h100_solo_smact(e, n, x->job[j]));
+    struct sim_trace t = {.jobs = jobs, .njobs = x->n, .workloads = wl, .nworkloads = 1};
+    struct sim_config cfg;
+    sim_config_default(&cfg);
+    cfg.kinds = kinds;
+    cfg.ngpus = 1;
+    cfg.sharing = x->sharing;
+    cfg.record = 1;
+    cfg.coloc = coloc;
+    struct sim_metrics m;
+    struct sim_timeline tl;
+    struct carma_err err;
+    if (sim_run(&t, &cfg, &m, &tl, &err))
+        fail_msg("sim_run: %s", err.msg);
+    assert_int_equal(m.succeeded, x->n);
+    size_t together = max_together(&tl);
+    sim_timeline_free(&tl);
+    return together;
+}
+
 /* auto's decisions on the H100's combinations: each set of jobs arrives together on one
  * simulated H100 with the measured solo SMACT. auto collocates exactly where the measured
  * gain of running them together over one after another passes min_gain. Under
@@ -277,31 +314,15 @@ static void test_auto_decisions_on_h100_measurements(void **state)
     (void)state;
     struct h100_exp e[H100_MAX_EXP];
     size_t n = h100_load(e, H100_MAX_EXP);
-    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("h100-80gb")};
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
     size_t checked = 0;
     for (size_t i = 0; i < n; i++) {
         const struct h100_exp *x = &e[i];
         if (x->n < 2)
             continue;
-        struct sim_job_spec jobs[H100_MAX_JOBS];
-        for (size_t j = 0; j < x->n; j++)
-            jobs[j] = job(0, 3600, 2000, h100_solo_smact(e, n, x->job[j]));
-        struct sim_trace t = {.jobs = jobs, .njobs = x->n, .workloads = wl, .nworkloads = 1};
-        struct sim_config cfg;
-        sim_config_default(&cfg);
-        cfg.kinds = kinds;
-        cfg.ngpus = 1;
-        cfg.sharing = x->sharing;
-        cfg.record = 1;
-        struct sim_metrics m;
-        struct sim_timeline tl;
-        struct carma_err err;
-        if (sim_run(&t, &cfg, &m, &tl, &err))
-            fail_msg("sim_run: %s", err.msg);
-        assert_int_equal(m.succeeded, x->n);
-        size_t together = max_together(&tl);
-        sim_timeline_free(&tl);
-        int measured = h100_agg_measured(x) - 1 >= cfg.params.min_gain;
+        size_t together = h100_together(x, e, n, NULL);
+        int measured = h100_agg_measured(x) - 1 >= p.min_gain;
         print_message("%-14s measured gain %+.3f, auto runs %zu of %zu together\n", x->name,
                       h100_agg_measured(x) - 1, together, x->n);
         assert_int_equal(together >= 2, measured);
@@ -321,12 +342,8 @@ static void h100_learn(const struct h100_exp *e, size_t n, struct carma_coloc_le
         const struct h100_exp *x = &e[i];
         if (x->n < 2)
             continue;
-        float sm = 0, busy = 0;
-        for (size_t j = 0; j < x->n; j++) {
-            float s = h100_solo_smact(e, n, x->job[j]);
-            sm += s;
-            busy += carma_coloc_busy(s);
-        }
+        float sm, busy;
+        h100_sums(x, e, n, &sm, &busy);
         for (int k = 0; k < 10; k++)
             assert_int_equal(
                 carma_coloc_observe(l, x->sharing, (uint32_t)x->n, sm, busy, (float)x->smact), 0);
@@ -409,20 +426,15 @@ static void test_coloc_learnt_on_h100(void **state)
     size_t n = h100_load(e, H100_MAX_EXP);
     struct carma_coloc_learnt l;
     h100_learn(e, n, &l);
-    const struct sim_gpu_kind *kinds[1] = {sim_gpu_kind_find("h100-80gb")};
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
     size_t checked = 0;
     for (size_t i = 0; i < n; i++) {
         const struct h100_exp *x = &e[i];
         if (x->n < 2)
             continue;
-        float sm = 0, busy = 0;
-        struct sim_job_spec jobs[H100_MAX_JOBS];
-        for (size_t j = 0; j < x->n; j++) {
-            float sj = h100_solo_smact(e, n, x->job[j]);
-            sm += sj;
-            busy += carma_coloc_busy(sj);
-            jobs[j] = job(0, 3600, 2000, sj);
-        }
+        float sm, busy;
+        h100_sums(x, e, n, &sm, &busy);
         double meas = h100_agg_measured(x);
         double model = (double)x->n * carma_coloc_rate(x->sharing, (uint32_t)x->n, sm, busy);
         double f = carma_coloc_factor(&l, x->sharing, sm);
@@ -432,24 +444,9 @@ static void test_coloc_learnt_on_h100(void **state)
         assert_true(fabs(learnt - meas) <= fabs(model - meas) + 0.02);
         if (fabs(model / meas - 1) > 0.10)
             assert_true(fabs(learnt - meas) <= 0.75 * fabs(model - meas));
-        struct sim_trace t = {.jobs = jobs, .njobs = x->n, .workloads = wl, .nworkloads = 1};
-        struct sim_config cfg;
-        sim_config_default(&cfg);
-        cfg.kinds = kinds;
-        cfg.ngpus = 1;
-        cfg.sharing = x->sharing;
-        cfg.record = 1;
-        cfg.coloc = &l;
-        struct sim_metrics m;
-        struct sim_timeline tl;
-        struct carma_err err;
-        if (sim_run(&t, &cfg, &m, &tl, &err))
-            fail_msg("sim_run: %s", err.msg);
-        assert_int_equal(m.succeeded, x->n);
-        size_t together = max_together(&tl);
-        sim_timeline_free(&tl);
+        size_t together = h100_together(x, e, n, &l);
         print_message("%-14s decided with it: %zu of %zu together\n", x->name, together, x->n);
-        int measured = meas - 1 >= cfg.params.min_gain;
+        int measured = meas - 1 >= p.min_gain;
         int ts_light = strcmp(x->name, "r18c-x4") == 0;
         assert_int_equal(together, !measured ? 1 : ts_light ? 3 : x->n);
         checked++;
