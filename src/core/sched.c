@@ -641,6 +641,22 @@ static inline float sched_rate(const struct carma_sched *s, unsigned sharing, ui
     return c < cap ? c : cap;
 }
 
+/* The rate of n + 1 jobs on a GPU once one (sm, busy) joins the n there (sched_rate): no
+ * more than theirs now. The model's rate never rises with a job more; a correction learnt
+ * at another sum of SMACT may, and a GPU whose jobs are predicted slower now would gain
+ * more than a whole GPU by taking one more (outbidding an idle GPU, which auto's scan
+ * shortcut does not look past). */
+static inline float sched_join_rate(const struct carma_sched *s, unsigned sharing, uint32_t n,
+                                    float sum_smact, float sum_busy, float sm, float busy)
+{
+    float r = sched_rate(s, sharing, n + 1, sum_smact + sm, sum_busy + busy);
+    if (s->coloc_on && n >= 2) {
+        float now = sched_rate(s, sharing, n, sum_smact, sum_busy);
+        r = r < now ? r : now;
+    }
+    return r;
+}
+
 /* Recomputes the cached facts of GPU gi after a change. */
 static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
@@ -806,11 +822,13 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
     if ((g->sharing == CARMA_SHARING_MPS ? S + h->smact : B + h->busy) > 1000000u)
         return 0;
     uint32_t w = b->weight + weight;
-    float before =
-        (float)w * sched_rate(s, g->sharing, b->njobs + 1, (float)S * 1e-6f, (float)B * 1e-6f);
-    float after = (float)(w + h->weight) * sched_rate(s, g->sharing, b->njobs + 2,
-                                                      (float)(S + h->smact) * 1e-6f,
-                                                      (float)(B + h->busy) * 1e-6f);
+    float now = sched_rate(s, g->sharing, b->njobs + 1, (float)S * 1e-6f, (float)B * 1e-6f);
+    float rate = sched_rate(s, g->sharing, b->njobs + 2, (float)(S + h->smact) * 1e-6f,
+                            (float)(B + h->busy) * 1e-6f);
+    if (s->coloc_on && b->njobs + 1 >= 2 && rate > now) /* as sched_join_rate */
+        rate = now;
+    float before = (float)w * now;
+    float after = (float)(w + h->weight) * rate;
     return after - before >= s->p.min_gain * (float)h->weight;
 }
 
@@ -852,7 +870,7 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         return -1.0f;
     uint32_t n = g->njobs + 1;
     float after = (float)(g->gpu_weight + weight) *
-                  sched_rate(s, g->sharing, n, g->prof_smact + sm, g->prof_busy + busy);
+                  sched_join_rate(s, g->sharing, n - 1, g->prof_smact, g->prof_busy, sm, busy);
     float gain = after - g->tput;
     return gain >= s->p.min_gain * (float)weight ? gain : -1.0f;
 }
@@ -1513,7 +1531,7 @@ static enum why_ob why_auto_gpu(const struct carma_sched *s, const struct why_jo
         } else if (worst == OB_NONE) {
             float after =
                 (float)(g->gpu_weight + j->gpus) *
-                sched_rate(s, g->sharing, g->njobs + 1, g->prof_smact + sm, g->prof_busy + j->busy);
+                sched_join_rate(s, g->sharing, g->njobs, g->prof_smact, g->prof_busy, sm, j->busy);
             OB(OB_GAIN, "its throughput would rise by %.2f GPUs for this job, under %.2f",
                (double)(after - sl->tput), (double)(s->p.min_gain * (float)j->gpus));
         }

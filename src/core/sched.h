@@ -204,8 +204,9 @@ void carma_sched_set_profile(struct carma_sched *s, uint32_t j, float smact, flo
 /* auto predicts co-runs with the model corrected by l (carmad learns it from observed
  * co-runs, carma_coloc_observe; NULL: the model alone, the default). A correction raises
  * no rate above what jobs that fit in the SMs together get (under MPS 1 / (1 + alpha
- * (n - 1)), under time-slicing 1), so a shared GPU never outbids one of the job's own.
- * Every waiting job's next scan is a full one. O(GPUs). */
+ * (n - 1)), under time-slicing 1), nor the rate of a GPU's jobs when one more joins them
+ * above theirs now, so a shared GPU never outbids one of the job's own. Every waiting
+ * job's next scan is a full one. O(GPUs). */
 void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l);
 
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */

@@ -1048,6 +1048,80 @@ static void test_auto_learnt_coloc(void **state)
     }
 }
 
+/* A correction never lets a job's arrival speed up the jobs already there: under MPS two
+ * light jobs (S = 0.25) measured at 0.8 of the model's rate and sets of S = 0.75 at 1.3
+ * would otherwise predict the two at full speed once a third joins, a gain over a GPU's
+ * worth, and the full scan would put the third beside them rather than on the idle GPU
+ * the shortcut takes (the two must agree). */
+static void test_auto_learnt_coloc_never_speeds_residents(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_coloc_learnt l;
+    memset(&l, 0, sizeof l);
+    learn(&l, CARMA_SHARING_MPS, 0.25f, 0.8f, 50);
+    learn(&l, CARMA_SHARING_MPS, 0.75f, 1.3f, 50);
+    assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.25f) < 0.85f);
+    assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.75f) > 1.2f);
+    for (int all = 0; all < 2; all++) {
+        fx_init(&f, "auto", 2);
+        f.s.p.scan_all = all;
+        carma_sched_set_coloc(&f.s, &l);
+        for (uint32_t j = 0; j < 3; j++) {
+            f.jobs[j].smact = j < 2 ? 0.125f : 0.5f;
+            f.jobs[j].bound_mib = 4096;
+        }
+        uint16_t g0 = 0;
+        carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
+        carma_sched_adopt(&f.s, 1, &g0, 1, 0, 0);
+        carma_sched_submit(&f.s, 2, 100);
+        assert_int_equal(fx_step(&f, 100), 1);
+        assert_int_equal(f.jobs[2].gpu[0], 1);
+        carma_sched_free(&f.s);
+    }
+}
+
+/* The same holds for backfill on a reserved GPU: the holder must still gain as auto_gain
+ * reckons it. Time-sliced, sets of S near 0 learnt at half the model's rate and nothing
+ * learnt above: two light jobs backfilled together (S 0.002) are predicted at 0.52, and
+ * the holder (SMACT 0.3) joining would have them at full speed. Counting that as its gain
+ * let the second in, and once the running job ended the holder could not join them
+ * (auto_gain gives it 0.52, under min_gain 0.6): a reservation that kept it out. */
+static void test_auto_learnt_coloc_backfill_keeps_the_holders_gain(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_coloc_learnt l;
+    memset(&l, 0, sizeof l);
+    l.weight[CARMA_SHARING_TIMESLICE][0] = CARMA_COLOC_MEMORY;
+    l.logq[CARMA_SHARING_TIMESLICE][0] = CARMA_COLOC_MEMORY * logf(CARMA_COLOC_QMIN);
+    assert_true(carma_coloc_learnt_valid(&l));
+    fx_init(&f, "auto", 1);
+    f.s.p.min_gain = 0.6f;
+    f.gpus[0].sharing = CARMA_SHARING_TIMESLICE;
+    carma_sched_gpu_changed(&f.s, 0);
+    carma_sched_set_coloc(&f.s, &l);
+    f.jobs[0].bound_mib = 20000; /* running */
+    f.jobs[0].smact = 0.5f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    f.jobs[1].bound_mib = 35000; /* blocked: the holder */
+    f.jobs[1].smact = 0.3f;
+    carma_sched_submit(&f.s, 1, 1);
+    for (uint32_t j = 2; j < 4; j++) {
+        f.jobs[j].bound_mib = 1000;
+        f.jobs[j].smact = 0.001f;
+        carma_sched_submit(&f.s, j, 1);
+    }
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[3].state, CARMA_JOB_QUEUED);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 20000, 10), 0);
+    assert_true(fx_step(&f, 10) >= 1);
+    assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
+    carma_sched_free(&f.s);
+}
+
 /* Of islands that serve a job as well, the one with the fewest GPUs free of carma jobs: islands
  * {0,1,2} and {3,4,5} with GPU 3 busy, a 2-GPU job takes 4 and 5 and leaves the first
  * island whole for the 3-GPU job after it (the lowest island would have split both). */
@@ -1511,6 +1585,8 @@ int main(void)
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_auto_island_best_fit),
         cmocka_unit_test(test_auto_learnt_coloc),
+        cmocka_unit_test(test_auto_learnt_coloc_never_speeds_residents),
+        cmocka_unit_test(test_auto_learnt_coloc_backfill_keeps_the_holders_gain),
         cmocka_unit_test(test_auto_reserves_one_island),
         cmocka_unit_test(test_auto_reserves_only_gpus_large_enough),
         cmocka_unit_test(test_auto_waiting_job_with_islands_is_not_rescanned),
