@@ -67,6 +67,7 @@ enum {
     ST_JOB_FORGET_ENV,
     ST_COLOC_GET,
     ST_COLOC_PUT,
+    ST_COLOC_CLEAR,
     ST_COUNT
 };
 
@@ -133,6 +134,7 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_FORGET_ENV] = "UPDATE jobs SET env='{}' WHERE id=? AND env!='{}'",
     [ST_COLOC_GET] = "SELECT sharing,knot,weight,logq FROM coloc ORDER BY sharing,knot",
     [ST_COLOC_PUT] = "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) VALUES(?,?,?,?)",
+    [ST_COLOC_CLEAR] = "DELETE FROM coloc",
 };
 
 /* Migrations: entry i brings the schema from version i to i + 1. */
@@ -1319,6 +1321,10 @@ int carma_store_coloc_put(struct carma_store *s, const struct carma_coloc_learnt
                           struct carma_err *err)
 {
     static const enum carma_sharing modes[] = {CARMA_SHARING_TIMESLICE, CARMA_SHARING_MPS};
+    /* the whole table: a row no carmad writes (one get refused) must not outlive it */
+    int rc = run(s, ST_COLOC_CLEAR, "recording the co-location correction", err);
+    if (rc)
+        return rc;
     for (size_t m = 0; m < 2; m++)
         for (int k = 0; k < CARMA_COLOC_KNOTS; k++) {
             enum carma_sharing mode = modes[m];
@@ -1329,7 +1335,7 @@ int carma_store_coloc_put(struct carma_store *s, const struct carma_coloc_learnt
             sqlite3_bind_int(q, 2, k);
             sqlite3_bind_double(q, 3, l->weight[mode][k]);
             sqlite3_bind_double(q, 4, l->logq[mode][k]);
-            int rc = run(s, ST_COLOC_PUT, "recording the co-location correction", err);
+            rc = run(s, ST_COLOC_PUT, "recording the co-location correction", err);
             if (rc)
                 return rc;
         }

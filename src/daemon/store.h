@@ -217,7 +217,8 @@ int carma_store_profile_get(struct carma_store *st, uint64_t sig, struct carma_p
                             struct carma_err *err);
 /* The co-location model's correction carmad learnt from observed co-runs (schema v16):
  * get reads it (all zero when none was stored; -EINVAL, l zeroed, for a row or value no
- * carmad writes), put writes every knot that holds an observation. */
+ * carmad writes), put replaces what is stored with every knot of l that holds an
+ * observation (rows a refused get found go with it). */
 int carma_store_coloc_get(struct carma_store *st, struct carma_coloc_learnt *l,
                           struct carma_err *err);
 int carma_store_coloc_put(struct carma_store *st, const struct carma_coloc_learnt *l,

@@ -866,6 +866,18 @@ static void test_coloc_roundtrip(void **state)
         assert_int_equal(sqlite3_exec(db, "ROLLBACK TO t; RELEASE t", NULL, NULL, NULL), SQLITE_OK);
     }
     assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
+    /* what carmad learns anew after a refused table replaces it whole: the row it refused
+     * does not refuse the next get (every restart would forget what was learnt) */
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO coloc VALUES('mig',0,1,0)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(carma_store_coloc_get(st, &back, &err), -EINVAL);
+    assert_int_equal(carma_coloc_observe(&back, CARMA_SHARING_MPS, 2, 0.4f, 0, 0.3f), 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_coloc_put(st, &back, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, &l, &err), 0);
+    assert_memory_equal(l.weight, back.weight, sizeof l.weight);
+    assert_memory_equal(l.logq, back.logq, sizeof l.logq);
     carma_store_close(st);
 }
 
