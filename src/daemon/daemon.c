@@ -1011,10 +1011,13 @@ static uint64_t corun_key(uint64_t id, uint32_t attempt)
 }
 
 /* What co-runs teach (core/coloc.h, docs/monitoring.md): a GPU whose jobs, two or more,
- * each on this GPU alone, each with a solo profile and past its ramp, have shared it with
- * no other process for a full window of SMACT samples (DCGM or GPM: NVML's utilisation is
- * no sum of activities) is one observation of the model's error, and one more every
- * window it lasts. */
+ * each on this GPU alone, each with a solo profile and past its ramp, each with a process
+ * in the GPU's list (where it lists them), have shared it with no other process for a
+ * full window of SMACT samples (DCGM or GPM: NVML's utilisation is no sum of activities)
+ * is one observation of the model's error, and one more every window it lasts. A job
+ * whose process is not on the GPU (still loading its data, between two of its programs)
+ * adds its solo SMACT to the sum and nothing to the GPU's: it would teach a slowdown
+ * there is not. */
 static void coloc_watch(struct carmad *d, double now)
 {
     if (!d->cfg.learn_coloc)
@@ -1029,8 +1032,10 @@ static void coloc_watch(struct carmad *d, double now)
         const struct carma_job *j = &d->sj[i];
         if (!dj->used || j->state != CARMA_JOB_RUNNING)
             continue;
-        int bad = j->nplaced != 1 || !(j->smact >= 0) ||
-                  now - (dj->gpu_seen_s >= 0 ? dj->gpu_seen_s : j->start_s) < d->cfg.sched.grace_s;
+        int bad =
+            j->nplaced != 1 || !(j->smact >= 0) ||
+            now - (dj->gpu_seen_s >= 0 ? dj->gpu_seen_s : j->start_s) < d->cfg.sched.grace_s ||
+            (d->mon.g[j->gpu[0]].procs_tick == d->mon.ticks && dj->mem_tick != d->mon.ticks);
         for (uint16_t k = 0; k < j->nplaced; k++) {
             struct gpu_state *gs = &d->gs[j->gpu[k]];
             gs->corun_now += corun_key(dj->rec.id, j->attempts);

@@ -6,7 +6,9 @@
 #    that profile, and after a window the observation is logged and /metrics shows the
 #    factor above 1 at their sum of SMACT (0.5 and 0.75 knots), as does carma gpus;
 #  - the correction is stored at the stop and read back by the next carmad;
-#  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line.
+#  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line;
+#  - on the fake NVML (GPM SMACT): a pair of which one job has no process on the GPU is
+#    not observed; once both have, it is.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v curl >/dev/null || { echo "daemon_coloc: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "daemon_coloc: skipped (no python3)"; exit 0; }
@@ -73,4 +75,45 @@ rc=0; "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" --confi
     --gpus sim:1xa100-40gb 2>"$T/err" 0<&- || rc=$?
 [ "$rc" = 2 ] && grep -q "carmad.ini:$line: learn_coloc: true or false expected" "$T/err" ||
     fail "a bad learn_coloc: exit $rc, $(cat "$T/err")"
+step "a job whose process is not on the GPU teaches nothing (fake NVML, GPM SMACT)"
+LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
+    echo "daemon_coloc: ok (the fake NVML step skipped: no fake libnvidia-ml.so.1)"
+    exit 0
+fi
+rm -rf "$T/state" "$T/go"
+cp "$T/on.ini" "$T/carmad.ini"
+GPU='gpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0 util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000 gpm=1'
+printf 'driver 550.54.15\n%s sm=30\n' "$GPU" > "$T/nvml.state"
+export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+L=$(($(wc -l < "$T/carmad.log") + 1)) # this carmad's log from line L
+a=$(submit --name alone --mem 4G -- sh -c "$JOB")
+wait_until 30 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.3'" ||
+    fail "solo SMACT not learned: $("$CARMA" show --json "$a" | grep solo)"
+touch "$T/go"
+"$CARMA" wait --timeout 30 "$a" >/dev/null || fail "the lone job did not end"
+rm -f "$T/go"
+b=$(submit --name pair1 --mem 4G -- sh -c "$JOB")
+c=$(submit --name pair2 --mem 4G -- sh -c "$JOB")
+wait_until 20 is_state "$b" running && wait_until 20 is_state "$c" running ||
+    fail "the pair does not run together: $("$CARMA" show "$c" | head -5)"
+sb=$(shepherd_of "$b") && sc=$(shepherd_of "$c") || fail "the pair's shepherds"
+wait_until 10 sh -c "pgrep -s $sb -x sh && pgrep -s $sc -x sh" || fail "the pair's processes"
+# job b on the GPU, job c not yet (its data still loading, say): the GPU's SMACT is b's
+echo "proc 0 pid=$(pgrep -s "$sb" -x sh | head -n 1) mem=1GiB" >> "$T/nvml.state"
+sleep 3 # 15 ticks, 5 windows
+tail -n "+$L" "$T/carmad.log" | grep "jobs whose solo SMACT sum" > "$T/seen"
+[ -s "$T/seen" ] && fail "an observation with job $c off the GPU: $(cat "$T/seen")"
+# both on it: their co-run is observed
+printf 'driver 550.54.15\n%s sm=60\n' "$GPU" > "$T/nvml.state.new"
+for s in $sb $sc; do
+    echo "proc 0 pid=$(pgrep -s "$s" -x sh | head -n 1) mem=1GiB" >> "$T/nvml.state.new"
+done
+mv "$T/nvml.state.new" "$T/nvml.state"
+wait_until 20 sh -c "tail -n +$L '$T/carmad.log' | grep -q 'GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60'" ||
+    fail "no co-run observed once both are on the GPU: $(grep -i smact "$T/carmad.log" | tail -3)"
+touch "$T/go"
+"$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"
+stop_daemon || fail "carmad's stop"
 echo "daemon_coloc: ok"
