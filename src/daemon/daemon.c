@@ -1050,7 +1050,7 @@ static void coloc_watch(struct carmad *d, double now)
         const struct carma_gpu *g = &d->gpus[gi];
         const struct carma_mon_gpu *mg = &d->mon.g[gi];
         if (gs->corun_bad || gs->corun_n < 2 || gs->corun_n != g->njobs || g->nforeign ||
-            g->drained || g->nunprofiled || mg->failures ||
+            g->drained || g->nunprofiled || mg->failures || mg->procs_failed ||
             !(mg->present & (1u << CARMA_MON_SMACT))) {
             gs->corun_ticks = 0;
             continue;
@@ -5078,6 +5078,7 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         struct carma_err cerr = {{0}};
         if (carma_store_coloc_get(d->store, &d->coloc, &cerr)) {
             dlog(d, LOG_WARNING, "%s; it is learnt anew", cerr.msg);
+            d->coloc_dirty = 1; /* the refused table goes at the first flush */
         } else {
             carma_sched_set_coloc(&d->sched, &d->coloc);
             for (unsigned m = 0; m < 2; m++)

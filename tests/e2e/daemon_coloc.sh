@@ -5,7 +5,8 @@
 #  - a job runs alone and is profiled; two more of its signature start together with
 #    that profile, and after a window the observation is logged and /metrics shows the
 #    factor above 1 at their sum of SMACT (0.5 and 0.75 knots), as does carma gpus;
-#  - the correction is stored at the stop and read back by the next carmad;
+#  - the correction is stored at the stop and read back by the next carmad; a stored table
+#    no carmad writes is said and learnt anew, and gone after the next stop;
 #  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line;
 #  - on the fake NVML (GPM SMACT): a pair of which one job has no process on the GPU is
 #    not observed; once both have, it is.
@@ -59,6 +60,20 @@ start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 after=$(curl -sf "$URL/metrics" | grep '^carma_coloc_factor{')
 [ -n "$after" ] && [ "$before" = "$after" ] || fail "read back: '$before' then '$after'"
 [ "$(metric 'carma_coloc_observations_total{sharing="timeslice"}')" = 0 ] || fail "count not anew"
+stop_daemon || fail "carmad's stop"
+
+step "a stored table no carmad writes is said, learnt anew, and gone after the next stop"
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("INSERT INTO coloc VALUES(?, 3, 1.0, 0.0)", ("mig",)); db.commit()' "$T/state/carma.db" ||
+    fail "a row added by hand"
+: > "$T/carmad.log"
+start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+grep -q "the co-location correction: a row for 'mig', knot 3, that no carmad writes; it is learnt anew" "$T/carmad.log" ||
+    fail "the refusal is not said"
+[ -z "$(metric 'carma_coloc_factor{')" ] || fail "a factor kept from a refused table"
+stop_daemon || fail "carmad's stop"
+: > "$T/carmad.log"
+start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+grep -q "co-location correction" "$T/carmad.log" && fail "the refused table outlived a stop"
 stop_daemon || fail "carmad's stop"
 
 step "learn_coloc = false: nothing learnt or shown; a bad value refused"
