@@ -228,6 +228,66 @@ int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
     return 0;
 }
 
+/* Merges the key-sorted lists a and b (linked by next, CARMA_NONE-ended), a's first on
+ * ties: the merge of a stable sort. */
+static uint32_t order_merge(struct carma_job *jobs, const double *key, uint32_t a, uint32_t b)
+{
+    uint32_t head = CARMA_NONE, *tail = &head;
+    while (a != CARMA_NONE && b != CARMA_NONE) {
+        uint32_t *take = key[b] < key[a] ? &b : &a;
+        *tail = *take;
+        tail = &jobs[*take].next;
+        *take = jobs[*take].next;
+    }
+    *tail = a != CARMA_NONE ? a : b;
+    return head;
+}
+
+void carma_sched_order(struct carma_sched *s, const double *key)
+{
+    struct carma_queue *q = &s->main;
+    if (q->len < 2)
+        return;
+    /* bottom-up merge sort of the list (no memory: the core allocates nothing here):
+     * runs of width w merged pairwise, w doubling, each pass keeping the order of ties */
+    uint32_t head = q->head;
+    for (uint32_t w = 1; w < q->len; w *= 2) {
+        uint32_t rest = head, out = CARMA_NONE, last = CARMA_NONE;
+        while (rest != CARMA_NONE) {
+            uint32_t a = rest, b = CARMA_NONE;
+            uint32_t k = 1, x = a;
+            for (; k < w && s->jobs[x].next != CARMA_NONE; k++)
+                x = s->jobs[x].next;
+            b = s->jobs[x].next;
+            s->jobs[x].next = CARMA_NONE;
+            rest = CARMA_NONE;
+            if (b != CARMA_NONE) {
+                uint32_t y = b;
+                for (k = 1; k < w && s->jobs[y].next != CARMA_NONE; k++)
+                    y = s->jobs[y].next;
+                rest = s->jobs[y].next;
+                s->jobs[y].next = CARMA_NONE;
+            }
+            uint32_t m = order_merge(s->jobs, key, a, b);
+            if (last == CARMA_NONE)
+                out = m;
+            else
+                s->jobs[last].next = m;
+            for (last = m; s->jobs[last].next != CARMA_NONE;)
+                last = s->jobs[last].next;
+        }
+        head = out;
+    }
+    /* the back links and the tail again */
+    uint32_t prev = CARMA_NONE;
+    for (uint32_t ji = head; ji != CARMA_NONE; ji = s->jobs[ji].next) {
+        s->jobs[ji].prev = prev;
+        prev = ji;
+    }
+    q->head = head;
+    q->tail = prev;
+}
+
 /* Whether job j, running on GPU g, runs there without the MPS memory cap that every
  * other client of g has (carma_sched_mps_cap_mib): an exclusive job, whose need is not
  * known (it ran out under its cap, or its peak taught nothing). It was given a GPU of its

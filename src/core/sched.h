@@ -209,6 +209,13 @@ void carma_sched_set_profile(struct carma_sched *s, uint32_t j, float smact, flo
  * job's next scan is a full one. O(GPUs). */
 void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l);
 
+/* Orders the main queue by key[job index] ascending (the caller's array, one entry per
+ * job slot; carmad: the submitting user's decayed GPU time, order = fair), stably: jobs
+ * of equal keys keep their order, so a user's jobs stay in the order submitted. The
+ * recovery queue, served first, keeps its own. Every policy reads the queue in its new
+ * order from the next step. O(n log n) in the queue's length, no allocation. */
+void carma_sched_order(struct carma_sched *s, const double *key);
+
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j);
 

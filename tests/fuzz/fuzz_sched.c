@@ -1,7 +1,8 @@
 /* Fuzz target for the scheduler core as carmad drives it: any sequence of submissions,
  * steps, attempt ends (every outcome), cancels, monitor changes (memory in use, foreign
  * processes, drained GPUs, window samples), jobs adopted or recovered at a restart, a
- * running job's profile re-measured, a co-run correction learnt, on up to 4 GPUs of mixed sizes,
+ * running job's profile re-measured, a co-run correction learnt, the queue ordered by
+ * key (fair share), on up to 4 GPUs of mixed sizes,
  * under every policy. After each operation the scheduler's books must match the jobs and GPUs:
  * per-GPU job counts, committed memory and weights, queue lengths and states, auto's backfill sums
  * on reserved GPUs. A step places only queued jobs, on distinct GPUs in service; the reference
@@ -67,6 +68,19 @@ static void check_books(const struct fz *f)
     }
     if (carma_sched_queued(&f->s) != queued)
         __builtin_trap();
+    /* each queue's links: every job of it once, back links and tail whole */
+    const struct carma_queue *qs[2] = {&f->s.main, &f->s.recovery};
+    for (int qi = 0; qi < 2; qi++) {
+        uint32_t n = 0, prev = CARMA_NONE;
+        for (uint32_t ji = qs[qi]->head; ji != CARMA_NONE; ji = f->jobs[ji].next) {
+            if (ji >= f->njobs || f->jobs[ji].prev != prev || ++n > f->njobs ||
+                f->jobs[ji].queue != (qi ? CARMA_QUEUE_RECOVERY : CARMA_QUEUE_MAIN))
+                __builtin_trap();
+            prev = ji;
+        }
+        if (n != qs[qi]->len || qs[qi]->tail != prev)
+            __builtin_trap();
+    }
     /* auto's reserved GPUs: what they count as backfilled is what the jobs backfilled
      * under the current reservation took, at the profile they had then. */
     for (size_t g = 0; g < f->ngpus; g++) {
@@ -268,6 +282,12 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
             carma_coloc_observe(&f->coloc, (enum carma_sharing)(p[1] >> 7), 2 + (p[1] >> 3 & 3),
                                 (float)p[2] / 64.0f, (float)p[2] / 48.0f, (float)p[3] / 128.0f);
             carma_sched_set_coloc(&f->s, (p[1] >> 5 & 3) == 3 ? NULL : &f->coloc);
+        } else if ((p[1] & 7) == 5) {
+            /* carmad orders the queue by its users' usage (order = fair): few keys, ties */
+            double key[FZ_JOBS];
+            for (size_t j = 0; j < FZ_JOBS; j++)
+                key[j] = (double)(((j + 1) * (p[2] | 1u) + p[3]) % 4u);
+            carma_sched_order(&f->s, key);
         } else if ((p[1] & 7) == 2 && f->njobs < FZ_JOBS) {
             /* carmad restarted: a job that crashed while it was down */
             (void)new_job(f, p, now);

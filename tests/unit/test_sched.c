@@ -992,6 +992,78 @@ static void test_auto_island_never_costs_a_job_speed(void **state)
     carma_sched_free(&f.s);
 }
 
+/* The main queue's jobs from head to tail, checking the back links and the tail. */
+static size_t queue_list(const struct carma_sched *s, uint32_t *out, size_t cap)
+{
+    size_t n = 0;
+    uint32_t prev = CARMA_NONE;
+    for (uint32_t ji = s->main.head; ji != CARMA_NONE; ji = s->jobs[ji].next) {
+        assert_true(n < cap);
+        assert_int_equal(s->jobs[ji].prev, prev);
+        out[n++] = ji;
+        prev = ji;
+    }
+    assert_int_equal(s->main.tail, prev);
+    assert_int_equal(s->main.len, n);
+    return n;
+}
+
+/* carma_sched_order: the main queue sorted by key, ties in their order (a user's jobs as
+ * submitted), links whole; the recovery queue untouched and still first; the head-only
+ * policies then serve the new head. A long queue against a reference sort. */
+static void test_order_by_key(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "exclusive", 1);
+    static const double key[NJ] = {3, 1, 2, 1, 3, 0, 2, 1, 9, 9, 9, 9, 9, 9, 9, 9};
+    carma_sched_order(&f.s, key); /* empty: nothing to do */
+    for (uint32_t j = 0; j < 8; j++)
+        carma_sched_submit(&f.s, j, j);
+    carma_sched_submit_recovery(&f.s, 8, 8);
+    carma_sched_order(&f.s, key);
+    uint32_t got[NJ];
+    static const uint32_t want[8] = {5, 1, 3, 7, 2, 6, 0, 4};
+    assert_int_equal(queue_list(&f.s, got, NJ), 8);
+    assert_memory_equal(got, want, sizeof want);
+    assert_int_equal(f.s.recovery.head, 8);
+    assert_int_equal(fx_step(&f, 10), 1); /* the recovery queue first */
+    assert_int_equal(f.out[0].job, 8);
+    carma_sched_finish(&f.s, 8, CARMA_OUTCOME_SUCCEEDED, 0, 11);
+    assert_int_equal(fx_step(&f, 12), 1);
+    assert_int_equal(f.out[0].job, 5);
+    carma_sched_free(&f.s);
+
+    enum { N = 1000 };
+    static struct carma_job jobs[N];
+    static double k2[N];
+    static uint32_t order[N], ref[N];
+    struct carma_gpu g;
+    struct carma_sched s;
+    carma_gpu_init(&g, 40960, 30, CARMA_SHARING_MPS);
+    for (uint32_t j = 0; j < N; j++)
+        carma_job_init(&jobs[j], j + 1, 1, 0);
+    assert_int_equal(carma_sched_init(&s, jobs, &g, 1, carma_policy_find("auto"), NULL), 0);
+    uint64_t x = 12345;
+    for (uint32_t j = 0; j < N; j++) {
+        carma_sched_submit(&s, j, 0);
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        k2[j] = (double)(x >> 59); /* 32 values: many ties */
+    }
+    for (int round = 0; round < 2; round++) { /* sorted twice: the second changes nothing */
+        carma_sched_order(&s, k2);
+        size_t n = 0;
+        for (uint32_t key_v = 0; key_v < 32; key_v++) /* ties in submission order */
+            for (uint32_t j = 0; j < N; j++)
+                if (k2[j] == key_v)
+                    ref[n++] = j;
+        assert_int_equal(n, N);
+        assert_int_equal(queue_list(&s, order, N), N);
+        assert_memory_equal(order, ref, sizeof ref);
+    }
+    carma_sched_free(&s);
+}
+
 /* Observations of q at a sum of solo SMACT, n = 2 jobs (carmad's, in few lines). */
 static void learn(struct carma_coloc_learnt *l, enum carma_sharing sh, float S, float q, int times)
 {
@@ -1585,6 +1657,7 @@ int main(void)
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_auto_island_best_fit),
         cmocka_unit_test(test_auto_learnt_coloc),
+        cmocka_unit_test(test_order_by_key),
         cmocka_unit_test(test_auto_learnt_coloc_never_speeds_residents),
         cmocka_unit_test(test_auto_learnt_coloc_backfill_keeps_the_holders_gain),
         cmocka_unit_test(test_auto_reserves_one_island),
