@@ -36,6 +36,7 @@ void carmad_config_default(struct carmad_config *c)
     c->job_retention_days = 365;
     c->window = 30;
     c->learn_coloc = 1;
+    c->fair_halflife_s = 7 * 86400.0;
 }
 
 #define SEEN_MAX (64 + CARMAD_SHARING_MAX)
@@ -233,6 +234,17 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         } else if (!strcmp(name, "learn_coloc")) {
             if (parse_bool(value, &c->learn_coloc))
                 BAD("learn_coloc: true or false expected");
+        } else if (!strcmp(name, "order")) {
+            if (!strcmp(value, "fifo"))
+                c->order_fair = 0;
+            else if (!strcmp(value, "fair"))
+                c->order_fair = 1;
+            else
+                BAD("order: fifo or fair expected");
+        } else if (!strcmp(name, "fair_halflife")) {
+            if (parse_double(value, 60, 3650 * 86400.0, &d))
+                BAD("fair_halflife: a number of seconds in [60, 315360000] expected");
+            c->fair_halflife_s = d;
         } else {
             BAD("unknown key '%.64s' in [sched]", name);
         }

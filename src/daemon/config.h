@@ -11,7 +11,8 @@
  *             record_max_mib (bound of the stored records), window (samples)
  *             allow_root_jobs (bool), socket_group, socket_mode (octal)
  *   [sched]   margin_mib, req_margin_mib, free_margin_mib, or_min_free_mib,
- *             grace (s), backfill_depth, max_jobs_per_gpu, learn_coloc (bool)
+ *             grace (s), backfill_depth, max_jobs_per_gpu, learn_coloc (bool),
+ *             order (fifo|fair), fair_halflife (s)
  *   [sharing] default = timeslice|mps, and GPU-UUID or index = timeslice|mps */
 #ifndef CARMA_DAEMON_CONFIG_H
 #define CARMA_DAEMON_CONFIG_H
@@ -52,6 +53,9 @@ struct carmad_config {
     struct carma_sched_params sched;
     int learn_coloc;             /* 1: auto's co-location model is corrected by what the
                                     co-runs carmad observes teach (core/coloc.h) */
+    int order_fair;              /* order = fair: the main queue by the submitting users'
+                                    GPU time, decayed (docs/daemon.md, Order); 0: FIFO */
+    double fair_halflife_s;      /* that decay's half-life, 7 days */
     uint8_t sharing_default;     /* enum carma_sharing */
     struct {
         char gpu[96];            /* UUID or decimal index */

@@ -93,6 +93,7 @@
 struct djob {
     int used;
     struct carma_job_rec rec;
+    uint32_t fair_u1; /* order = fair: 1 + its user's index in carmad.fair, 0 unknown */
     pid_t shepherd; /* 0 until its shepherd recorded itself */
     int pidfd;
     struct carma_shepherd_start *start; /* its shepherd being started, else NULL */
@@ -234,6 +235,15 @@ struct gpu_state {
     60 /* a contained fault fails the jobs it hits within this                                     \
           (CARMA_TEST_XID_FAULT_WINDOW: another, for tests) */
 
+/* order = fair: one user's GPU-seconds (run time x GPUs held), each decayed by half every
+ * fair_halflife since it was spent. */
+struct fair_user {
+    uint32_t uid;
+    char name[64];
+    double gpu_s;
+};
+#define FAIR_USERS_MAX 65536u
+
 struct carmad {
     struct carmad_opts o;
     struct carmad_config cfg;
@@ -323,6 +333,11 @@ struct carmad {
     struct carma_http *http;
     int publish;          /* the HTTP snapshot is out of date */
     struct carma_hist decision;
+    /* order = fair (fair_order): each user's GPU time, decayed to fair_t; a key per slot */
+    struct fair_user *fair;
+    uint32_t nfair, fair_cap;
+    double fair_t;
+    double *fair_key;
     struct carma_coloc_learnt coloc;          /* learnt from co-runs (coloc_watch), stored */
     int coloc_dirty;                          /* changed since last stored */
     float coloc_logged[2][CARMA_COLOC_KNOTS]; /* factors as last logged */
@@ -400,6 +415,10 @@ static int slots_grow(struct carmad *d)
     if (!fl)
         return -ENOMEM;
     d->freel = fl;
+    double *fk = realloc(d->fair_key, ncap * sizeof *fk);
+    if (!fk)
+        return -ENOMEM;
+    d->fair_key = fk;
     memset(&d->dj[d->cap], 0, (ncap - d->cap) * sizeof *d->dj);
     for (uint32_t i = ncap; i > d->cap; i--)
         d->freel[d->nfree++] = i - 1;
@@ -1001,6 +1020,97 @@ static void after_tick(struct carmad *d, double now)
     }
 }
 
+/* ---- order = fair ---- */
+
+/* User uid's entry (added at 0 GPU-seconds), or NULL past FAIR_USERS_MAX or out of memory
+ * (that user's jobs then sort as having used nothing). */
+static struct fair_user *fair_find(struct carmad *d, uint32_t uid, const char *name)
+{
+    for (uint32_t k = 0; k < d->nfair; k++)
+        if (d->fair[k].uid == uid)
+            return &d->fair[k];
+    if (d->nfair == d->fair_cap) {
+        uint32_t cap = d->fair_cap ? d->fair_cap * 2 : 16;
+        struct fair_user *v = cap <= FAIR_USERS_MAX ? realloc(d->fair, cap * sizeof *v) : NULL;
+        if (!v)
+            return NULL;
+        d->fair = v;
+        d->fair_cap = cap;
+    }
+    struct fair_user *u = &d->fair[d->nfair++];
+    u->uid = uid;
+    snprintf(u->name, sizeof u->name, "%s", name ? name : "");
+    u->gpu_s = 0;
+    return u;
+}
+
+/* Job slot i's user entry (looked up once per job), or NULL. */
+static struct fair_user *fair_of(struct carmad *d, uint32_t i)
+{
+    struct djob *dj = &d->dj[i];
+    if (!dj->fair_u1) {
+        struct fair_user *u = fair_find(d, dj->rec.uid, dj->rec.user);
+        if (!u)
+            return NULL;
+        dj->fair_u1 = (uint32_t)(u - d->fair) + 1;
+    }
+    return &d->fair[dj->fair_u1 - 1];
+}
+
+/* Decays every user's GPU time to now and charges the running jobs' GPUs for the time
+ * since the last call (at now: the calls are a tick apart at most while jobs run). */
+static void fair_accrue(struct carmad *d, double now)
+{
+    double dt = now - d->fair_t;
+    if (!(dt > 0)) {
+        if (dt < 0) /* the wall clock stepped back: charge from here */
+            d->fair_t = now;
+        return;
+    }
+    double f = exp2(-dt / d->cfg.fair_halflife_s);
+    for (uint32_t k = 0; k < d->nfair; k++)
+        d->fair[k].gpu_s *= f;
+    d->fair_t = now;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING || !d->sj[i].nplaced)
+            continue;
+        struct fair_user *u = fair_of(d, i);
+        if (u)
+            u->gpu_s += dt * d->sj[i].nplaced;
+    }
+}
+
+/* The store's attempts, charged to their users as they would have decayed by now. */
+static int fair_load_row(void *ctx, uint32_t uid, const char *user, uint32_t gpus, double start,
+                         double end)
+{
+    struct carmad *d = ctx;
+    double now = d->fair_t, at = end >= 0 && end < now ? end : now;
+    double run = (end >= 0 && end < now ? end : now) - start;
+    struct fair_user *u = fair_find(d, uid, user);
+    if (u && run > 0)
+        u->gpu_s += run * gpus * exp2(-(now - at) / d->cfg.fair_halflife_s);
+    return 0;
+}
+
+/* order = fair: the main queue by its jobs' users' GPU time, least first, a user's jobs in
+ * the order submitted (carma_sched_order); before every step. */
+static void fair_order(struct carmad *d, double now)
+{
+    if (!d->cfg.order_fair)
+        return;
+    fair_accrue(d, now);
+    if (carma_sched_queued(&d->sched) < 2)
+        return;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_QUEUED)
+            continue;
+        struct fair_user *u = fair_of(d, i);
+        d->fair_key[i] = u ? u->gpu_s : 0;
+    }
+    carma_sched_order(&d->sched, d->fair_key);
+}
+
 /* A job's key in a GPU's set of co-runners: its id and attempt, mixed (splitmix64). */
 static uint64_t corun_key(uint64_t id, uint32_t attempt)
 {
@@ -1095,6 +1205,8 @@ static void monitor_tick(struct carmad *d)
     carma_mon_tick(&d->mon, now);
     after_tick(d, now);
     coloc_watch(d, now);
+    if (d->cfg.order_fair)
+        fair_accrue(d, now);
     d->publish = 1;
 }
 
@@ -4016,6 +4128,13 @@ static void http_publish(struct carmad *d)
                               .estimates_total = d->estimates,
                               .estimate_seconds = d->estimate_s,
                               .coloc = d->cfg.learn_coloc ? &d->coloc : NULL};
+    struct carma_metrics_user *mu = NULL;
+    if (d->cfg.order_fair && (mu = calloc(d->nfair + 1, sizeof *mu))) {
+        for (uint32_t k = 0; k < d->nfair; k++)
+            mu[k] = (struct carma_metrics_user){.user = d->fair[k].name, .gpu_s = d->fair[k].gpu_s};
+        m.users = mu;
+        m.nusers = d->nfair;
+    }
     for (int k = 0; k < CARMA_JOB_STATE_COUNT && k < 8; k++)
         m.finished[k] = d->finished[k];
     char *text = NULL;
@@ -4038,6 +4157,7 @@ static void http_publish(struct carmad *d)
     carma_http_publish(d->http, text, gs, js);
     free(mg);
     free(mj);
+    free(mu);
 }
 
 /* ---- the end of an iteration: commit, then answer and start ---- */
@@ -4053,6 +4173,7 @@ static void iteration_end(struct carmad *d)
         struct carma_placement pl[64];
         size_t n;
         int guard = 0;
+        fair_order(d, now);
         for (;;) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -5091,6 +5212,13 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         carma_err_set(err, rc, "out of memory");
         goto fail;
     }
+    if (d->cfg.order_fair) {
+        /* what has not decayed below 2^-30 of itself */
+        d->fair_t = now_s();
+        if ((rc = carma_store_user_gpu_time(d->store, d->fair_t - 30 * d->cfg.fair_halflife_s,
+                                            fair_load_row, d, err)))
+            goto fail;
+    }
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     sigset_t set;
     sigemptyset(&set);
@@ -5332,6 +5460,8 @@ void carmad_close(struct carmad *d)
     free(d->dj);
     free(d->rm_ids);
     free(d->freel);
+    free(d->fair_key);
+    free(d->fair);
     for (size_t p = 0; p < d->npend; p++) /* answers of a commit that never came */
         json_decref(d->pend[p].resp);
     free(d->pend);

@@ -248,6 +248,17 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
                           (double)carma_coloc_factor(m->coloc, modes[i],
                                                      (float)k * CARMA_COLOC_KNOT_STEP));
     }
+    if (m->users) {
+        head(&b, "carma_user_fair_gpu_seconds", "gauge",
+             "GPU-seconds of the user's jobs, each halved every fair_halflife since it was "
+             "spent: the queue serves the least first (order = fair).");
+        for (size_t i = 0; i < m->nusers; i++) {
+            bputf(&b, "carma_user_fair_gpu_seconds{");
+            bput_label(&b, "user", m->users[i].user, 1);
+            bputf(&b, "}");
+            val(&b, m->users[i].gpu_s);
+        }
+    }
     static const char *const jm[][3] = {
         {"carma_job_memory_used_bytes", "gauge",
          "GPU memory the job's processes hold now on "

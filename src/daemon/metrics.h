@@ -43,6 +43,12 @@ struct carma_metrics_job {
     double energy_j, gpu_s;     /* this job so far, all attempts */
 };
 
+/* order = fair: a user's GPU time as the queue's order counts it. */
+struct carma_metrics_user {
+    const char *user;
+    double gpu_s; /* decayed (docs/daemon.md, Order) */
+};
+
 struct carma_metrics {
     const struct carma_metrics_gpu *gpus;
     size_t ngpus;
@@ -59,6 +65,8 @@ struct carma_metrics {
     uint64_t estimates_total;               /* summaries the queue's thread estimated */
     double estimate_seconds;                /* ... and its time on them */
     const struct carma_coloc_learnt *coloc; /* learnt from co-runs; NULL: not learning */
+    const struct carma_metrics_user *users; /* order = fair; NULL: FIFO */
+    size_t nusers;
 };
 
 /* Renders m into a malloc'd NUL-terminated buffer (*out, *len). Returns 0 or -ENOMEM. */

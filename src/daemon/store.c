@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ enum {
     ST_COLOC_GET,
     ST_COLOC_PUT,
     ST_COLOC_CLEAR,
+    ST_USER_GPU_TIME,
     ST_COUNT
 };
 
@@ -135,6 +137,10 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_COLOC_GET] = "SELECT sharing,knot,weight,logq FROM coloc ORDER BY sharing,knot",
     [ST_COLOC_PUT] = "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) VALUES(?,?,?,?)",
     [ST_COLOC_CLEAR] = "DELETE FROM coloc",
+    [ST_USER_GPU_TIME] =
+        "SELECT j.uid,j.user,j.gpus,a.start_time,a.end_time FROM attempts a JOIN jobs j "
+        "ON j.id=a.job_id WHERE a.start_time IS NOT NULL AND "
+        "(a.end_time IS NULL OR a.end_time>=?)",
 };
 
 /* Migrations: entry i brings the schema from version i to i + 1. */
@@ -1281,6 +1287,30 @@ int carma_store_profile_add(struct carma_store *s, uint64_t sig, double smact, d
     bind_opt(q, 4, drama);
     sqlite3_bind_double(q, 5, now);
     return run(s, ST_PROF_ADD, "recording a profile", err);
+}
+
+int carma_store_user_gpu_time(struct carma_store *s, double since,
+                              int (*cb)(void *ctx, uint32_t uid, const char *user, uint32_t gpus,
+                                        double start, double end),
+                              void *ctx, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_USER_GPU_TIME];
+    sqlite3_bind_double(q, 1, since);
+    int rc, ret = 0;
+    while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sqlite3_int64 uid = sqlite3_column_int64(q, 0), gpus = sqlite3_column_int64(q, 2);
+        const char *user = (const char *)sqlite3_column_text(q, 1);
+        double start = sqlite3_column_double(q, 3);
+        double end = sqlite3_column_type(q, 4) == SQLITE_NULL ? -1 : sqlite3_column_double(q, 4);
+        if (uid < 0 || uid > UINT32_MAX || gpus < 1 || gpus > 4096 || !isfinite(start) ||
+            (end >= 0 && !(end >= start && isfinite(end))))
+            continue; /* no time to charge: a row no carmad writes */
+        ret = cb(ctx, (uint32_t)uid, user ? user : "", (uint32_t)gpus, start, end);
+    }
+    if (!ret && rc != SQLITE_DONE)
+        ret = db_err(s, rc, "reading the users' GPU time", err);
+    row_done(q);
+    return ret;
 }
 
 int carma_store_coloc_get(struct carma_store *s, struct carma_coloc_learnt *l,

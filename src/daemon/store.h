@@ -224,6 +224,14 @@ int carma_store_coloc_get(struct carma_store *st, struct carma_coloc_learnt *l,
 int carma_store_coloc_put(struct carma_store *st, const struct carma_coloc_learnt *l,
                           struct carma_err *err);
 
+/* Every attempt that ended at or after `since`, or runs (end < 0): cb(uid and name of its
+ * user, its job's GPUs, its start and end). Rows no carmad writes (an end before the
+ * start, no GPUs) are skipped. A non-zero return of cb stops and is returned. */
+int carma_store_user_gpu_time(struct carma_store *st, double since,
+                              int (*cb)(void *ctx, uint32_t uid, const char *user, uint32_t gpus,
+                                        double start, double end),
+                              void *ctx, struct carma_err *err);
+
 /* Folds one run's measurement into the profile of sig (running means). */
 int carma_store_profile_add(struct carma_store *st, uint64_t sig, double smact, double smocc,
                             double drama, double now, struct carma_err *err);
