@@ -2612,7 +2612,15 @@ static int may_exec(const char *path)
     return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
 }
 
-/* Whether argv0 can be executed, looked up on PATH (from env) relative to cwd. */
+/* The most time a submission's command may take to be looked up along its PATH. One
+ * lookup through a user's symbolic links may take milliseconds (40 links, each 4 KiB of
+ * "./"), and a PATH of 32 KiB holds 16,000 entries: a minute of carmad's loop, everyone's,
+ * for one request (and carmad's watchdog restarts it after two). */
+#define CMD_LOOKUP_BUDGET_S 0.01
+
+/* Whether argv0 can be executed, looked up on PATH (from env) relative to cwd: 1 yes, 0 no,
+ * -1 not known: the entries of PATH looked at took CMD_LOOKUP_BUDGET_S, and the rest are
+ * left to the job's exec. */
 static int command_exists(const char *argv0, const char *cwd, const char *path_env)
 {
     char full[PATH_MAX];
@@ -2625,7 +2633,10 @@ static int command_exists(const char *argv0, const char *cwd, const char *path_e
         return stat(full, &st) == 0 && S_ISREG(st.st_mode) && may_exec(full);
     }
     const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+    double t0 = carma_mono_s();
     while (*p) {
+        if (carma_mono_s() - t0 >= CMD_LOOKUP_BUDGET_S)
+            return -1;
         const char *e = strchr(p, ':');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (n == 0)
@@ -2700,7 +2711,9 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
     for (size_t k = 0; k < rj->nenv; k++)
         if (!strcmp(rj->env_key[k], "PATH"))
             path_env = rj->env_val[k];
-    int cmd_ok = cwd_ok && command_exists(rj->argv[0], rj->cwd, path_env);
+    /* (a lookup that ran out of time is taken as found: a missing command then fails at
+     * its exec, exit 127, as it would have after any later change of the folders) */
+    int cmd_ok = cwd_ok && command_exists(rj->argv[0], rj->cwd, path_env) != 0;
     carma_asuser_leave(&as);
     if (!cwd_ok)
         return carma_resp_error("invalid", "job.cwd: %s is not a directory", rj->cwd);

@@ -85,4 +85,28 @@ wait_until 10 pgrep -s "$sp" -x sleep || fail "the job's sleep did not start"
 wait_until 10 is_state "$j" cancelled || fail "not cancelled"
 stop_daemon
 
+step "a PATH through slow symbolic links does not hold carmad's loop"
+# 40 links, each 4 KiB of "./" on to the next: one lookup through them takes milliseconds,
+# and a PATH of 8000 such entries took carmad a minute's loop, everyone's, per request
+start_daemon --gpus sim:1xa100-40gb
+chmod 666 "$CARMA_SOCKET"
+S="$NB/slow"
+mkdir "$S" && chmod 755 "$S" || fail "mkdir $S"
+pad=$(printf './%.0s' $(seq 1950))
+k=0
+while [ $k -lt 40 ]; do
+    ln -s "$S/$pad/l$((k + 1))" "$S/l$k" || fail "link l$k"
+    k=$((k + 1))
+done
+P=$(printf 'l0:%.0s' $(seq 8000))/bin
+t0=$(date +%s)
+j=$(cd "$S" && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+    env CARMA_SOCKET="$CARMA_SOCKET" PATH="$P" "$NB/carma" submit -- true) ||
+    fail "nobody's job with a slow PATH refused"
+t=$(($(date +%s) - t0))
+[ "$t" -le 5 ] || fail "carmad took $t s to look the command up along the slow PATH"
+"$CARMA" cancel "$j" >/dev/null
+wait_until 20 is_state "$j" cancelled || fail "not cancelled: $(state_of "$j")"
+stop_daemon
+
 echo "PASS daemon_users"
