@@ -546,10 +546,21 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
         if (s < 0)
             continue;
         if (s == SIGCHLD) {
-            int st;
-            pid_t p;
-            while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-                if (p != job)
+            /* each child that ended is looked at before it is reaped: the job's group is
+             * killed while the job's zombie still holds its pid. Once reaped, the pid may be
+             * handed out again, and kill(-job) from root would end the group of whatever
+             * process took it and made itself a group leader (anyone's). */
+            for (;;) {
+                siginfo_t ci;
+                ci.si_pid = 0;
+                if (waitid(P_ALL, 0, &ci, WEXITED | WNOHANG | WNOWAIT) < 0 || ci.si_pid <= 0)
+                    break;
+                if (ci.si_pid == job)
+                    kill(-job, SIGKILL); /* nothing it started may outlive it */
+                int st;
+                if (waitpid(ci.si_pid, &st, WNOHANG) != ci.si_pid)
+                    break; /* (cannot be: it is a zombie) */
+                if (ci.si_pid != job)
                     continue;
                 if (WIFEXITED(st))
                     code = WEXITSTATUS(st);
@@ -572,13 +583,12 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
             carma_proc_kill_tree(getpid(), SIGKILL, NULL, NULL);
         }
     }
-    /* The job's main process ended: nothing it started may outlive it. As the
+    /* The job's main process ended (its group was killed before it was reaped): nothing
+     * it started may outlive it. As the
      * subreaper, the shepherd is the parent of every orphan of the job, and each other
      * descendant has a living parent among them: with no child left there is no
      * descendant, and the scan of /proc (milliseconds of CPU on a busy host, beside the
      * next job's launch) is skipped. */
-    if (job > 0)
-        kill(-job, SIGKILL);
     for (int round = 0; round < 100; round++) {
         int st;
         pid_t p;

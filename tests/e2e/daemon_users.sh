@@ -109,4 +109,46 @@ t=$(($(date +%s) - t0))
 wait_until 20 is_state "$j" cancelled || fail "not cancelled: $(state_of "$j")"
 stop_daemon
 
+step "a job's group is killed before its pid is freed, not after (anyone's group then)"
+# strace holds each kill(2) of the shepherd 3 s, and the job's pid, once free, is handed to
+# a process of root's that leads a group: a kill of the job's group made after the job was
+# reaped ends that group
+if command -v strace >/dev/null && [ -w /proc/sys/kernel/ns_last_pid ] &&
+    strace -o /dev/null -e trace=kill -e inject=kill:delay_enter=1 true 2>/dev/null; then
+    start_daemon --gpus sim:1xa100-40gb
+    chmod 666 "$CARMA_SOCKET"
+    G="$NB/go-$$"
+    j=$(as_nobody "$NB/carma" submit -- sh -c "echo \$\$; while [ ! -e $G ]; do sleep 0.05; done") ||
+        fail "nobody's job refused"
+    sp=$(shepherd_of "$j") || fail "no shepherd for job $j"
+    wait_until 10 test -s "$T/state/jobs/$j/1/stdout" || fail "the job did not start"
+    J=$(cat "$T/state/jobs/$j/1/stdout")
+    strace -p "$sp" -o /dev/null -e trace=kill -e inject=kill:delay_enter=3000000 2>/dev/null &
+    ST=$!
+    wait_until 10 sh -c "! grep -q '^TracerPid:[[:space:]]*0\$' /proc/$sp/status" ||
+        fail "strace did not attach to the shepherd"
+    touch "$G"
+    wait_until 10 test ! -e /proc/"$J" || fail "the job's process $J was not reaped"
+    v=
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        echo $((J - 1)) > /proc/sys/kernel/ns_last_pid
+        setsid sleep 30 &
+        v=$!
+        [ "$v" = "$J" ] && break
+        kill "$v"
+        v=
+    done
+    wait_until 20 is_state "$j" succeeded || fail "the job: $(state_of "$j")"
+    if [ -n "$v" ]; then
+        kill -0 "$v" 2>/dev/null || fail "root's process $v, given the job's freed pid, was killed"
+        kill "$v"
+    else
+        echo "   (skipped: pid $J went to another process)"
+    fi
+    wait "$ST" 2>/dev/null
+    stop_daemon
+else
+    echo "   (skipped: needs strace with delay injection and a writable ns_last_pid)"
+fi
+
 echo "PASS daemon_users"
