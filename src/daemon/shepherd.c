@@ -135,10 +135,21 @@ int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_
                 continue;
             pid_t p = (pid_t)atoi(e->d_name), s;
             char state;
-            if (p == sid || proc_stat_state(p, NULL, &s, NULL, &state) || s != sid ||
-                state == 'Z' || carma_proc_uid(p, 0) != (long long)uid ||
-                !proc_env_has(p, mark_id, mark_att) || kill(p, SIGKILL) != 0)
+            /* the process is pinned (a pidfd) before it is looked at, and signalled through
+             * that: the checks take a while (its environment: megabytes), and by a kill(p)
+             * after them p may have ended and its pid gone to another user's process */
+            int pfd = (int)syscall(SYS_pidfd_open, p, 0);
+            if ((pfd < 0 && errno != ENOSYS) || p == sid ||
+                proc_stat_state(p, NULL, &s, NULL, &state) || s != sid || state == 'Z' ||
+                carma_proc_uid(p, 0) != (long long)uid || !proc_env_has(p, mark_id, mark_att) ||
+                (pfd >= 0 ? syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0)
+                          : kill(p, SIGKILL)) != 0) {
+                if (pfd >= 0)
+                    close(pfd);
                 continue;
+            }
+            if (pfd >= 0)
+                close(pfd);
             int k = 0;
             while (k < total && k < SEEN && seen[k] != p)
                 k++;

@@ -107,8 +107,10 @@ int carma_proc_stat(pid_t pid, pid_t *ppid, pid_t *sid, uint64_t *starttime);
  * unless a process other than the shepherd (start time leader_start, clock ticks; 0:
  * unknown) holds that pid now. The marks keep a stranger's session out: once the job's
  * last process is gone the pid may be handed out again, and a double-forked daemon of the
- * same user can lead a session of that id. Scans /proc again while it finds any
- * (processes forked meanwhile). How many were signalled. */
+ * same user can lead a session of that id. Each process is pinned by a pidfd before it is
+ * looked at and signalled through that (a pid freed during the checks may be another
+ * user's process by the signal). Scans /proc again while it finds any (processes forked
+ * meanwhile). How many were signalled. */
 int carma_proc_kill_session(pid_t sid, uid_t uid, uint64_t leader_start, uint64_t job,
                             uint32_t attempt);
 

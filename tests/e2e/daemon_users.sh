@@ -151,4 +151,58 @@ else
     echo "   (skipped: needs strace with delay injection and a writable ns_last_pid)"
 fi
 
+step "what a dead shepherd left is killed through pidfds: a pid freed meanwhile may be anyone's"
+# strace holds each kill(2) of carmad 3 s; meanwhile the leftover it looked at ends, is reaped
+# and its pid goes to a process of root's, which a kill by pid after the checks would end.
+# carmad runs as a child subreaper, so that the job's processes orphaned by the shepherd's
+# death are its children, reaped by the kernel at once (carmad ignores SIGCHLD), whatever
+# this host's init does with them.
+case $(uname -m) in x86_64) NR_KILL=62 ;; aarch64) NR_KILL=129 ;; *) NR_KILL= ;; esac
+if [ -n "$NR_KILL" ] && command -v strace >/dev/null && [ -w /proc/sys/kernel/ns_last_pid ] &&
+    strace -o /dev/null -e trace=kill -e inject=kill:delay_enter=1 true 2>/dev/null; then
+    python3 -c 'import ctypes, os, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) == 0 or sys.exit("PR_SET_CHILD_SUBREAPER failed")
+os.execv(sys.argv[1], sys.argv[1:])' "$CARMAD" --foreground --state "$T/state" \
+        --socket "$CARMA_SOCKET" --config "$T/carmad.ini" --gpus sim:1xa100-40gb \
+        2>>"$T/carmad.log" 0<&- &
+    DPID=$!
+    wait_until 20 "$CARMA" gpus || fail "carmad did not start"
+    chmod 666 "$CARMA_SOCKET"
+    j=$(as_nobody "$NB/carma" submit -- sh -c 'echo $$; exec sleep 300') || fail "nobody's job refused"
+    sp=$(shepherd_of "$j") || fail "no shepherd for job $j"
+    wait_until 10 test -s "$T/state/jobs/$j/1/stdout" || fail "the job did not start"
+    J=$(cat "$T/state/jobs/$j/1/stdout")
+    strace -p "$DPID" -o /dev/null -e trace=kill -e inject=kill:delay_enter=3000000 2>/dev/null &
+    ST=$!
+    wait_until 10 sh -c "! grep -q '^TracerPid:[[:space:]]*0\$' /proc/$DPID/status" ||
+        fail "strace did not attach to carmad"
+    kill -KILL "$sp"
+    # carmad is in its kill of the leftover, or done with it
+    wait_until 10 sh -c "[ ! -e /proc/$J ] || [ \"\$(cut -d' ' -f1 /proc/$DPID/syscall)\" = $NR_KILL ]" ||
+        fail "carmad did not kill what the shepherd left"
+    kill -KILL "$J" 2>/dev/null
+    wait_until 10 test ! -e /proc/"$J" || fail "the job's process $J was not reaped"
+    v=
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        echo $((J - 1)) > /proc/sys/kernel/ns_last_pid
+        setsid sleep 30 &
+        v=$!
+        [ "$v" = "$J" ] && break
+        kill "$v"
+        v=
+    done
+    wait_until 20 is_state "$j" lost || fail "the job: $(state_of "$j")"
+    if [ -n "$v" ]; then
+        kill -0 "$v" 2>/dev/null || fail "root's process $v, given a leftover's freed pid, was killed"
+        kill "$v"
+    else
+        echo "   (skipped: pid $J went to another process)"
+    fi
+    kill "$ST" 2>/dev/null
+    wait "$ST" 2>/dev/null
+    stop_daemon
+else
+    echo "   (skipped: needs x86_64 or aarch64, strace with delay injection and a writable ns_last_pid)"
+fi
+
 echo "PASS daemon_users"
