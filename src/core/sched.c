@@ -228,19 +228,55 @@ int carma_sched_dequeue(struct carma_sched *s, uint32_t j)
     return 0;
 }
 
-/* Merges the key-sorted lists a and b (linked by next, CARMA_NONE-ended), a's first on
- * ties: the merge of a stable sort. */
-static uint32_t order_merge(struct carma_job *jobs, const double *key, uint32_t a, uint32_t b)
+/* Whether key x goes before key y: ascending, NaN after every number (a total order, so
+ * that what carma_sched_order merges stays in order and its passes end). */
+static inline int order_before(double x, double y)
 {
-    uint32_t head = CARMA_NONE, *tail = &head;
-    while (a != CARMA_NONE && b != CARMA_NONE) {
-        uint32_t *take = key[b] < key[a] ? &b : &a;
+    return x < y || (isnan(y) && !isnan(x));
+}
+
+/* A run of the queue in key order, cut off the list: its first and last jobs, length. */
+struct order_run {
+    uint32_t head, last, len;
+};
+
+/* Cuts the run (keys not decreasing) that starts at a off the list into *r; returns the
+ * job after it (CARMA_NONE at the end). */
+static uint32_t order_cut_run(struct carma_job *jobs, const double *key, uint32_t a,
+                              struct order_run *r)
+{
+    uint32_t x = a, n = 1;
+    while (jobs[x].next != CARMA_NONE && !order_before(key[jobs[x].next], key[x])) {
+        x = jobs[x].next;
+        n++;
+    }
+    uint32_t rest = jobs[x].next;
+    jobs[x].next = CARMA_NONE;
+    *r = (struct order_run){.head = a, .last = x, .len = n};
+    return rest;
+}
+
+/* Merges run b, which came after run a in the queue, into a: by key, a's first on ties
+ * (the merge of a stable sort), the back links too (a run's own are whole: it was a
+ * stretch of the queue, or a merge). Stops once either is used up: the rest of the other
+ * is linked whole. */
+static void order_merge(struct carma_job *jobs, const double *key, struct order_run *a,
+                        const struct order_run *b)
+{
+    uint32_t x = a->head, y = b->head, head = CARMA_NONE, *tail = &head, prev = CARMA_NONE;
+    while (x != CARMA_NONE && y != CARMA_NONE) {
+        uint32_t *take = order_before(key[y], key[x]) ? &y : &x;
         *tail = *take;
+        jobs[*take].prev = prev;
+        prev = *take;
         tail = &jobs[*take].next;
         *take = jobs[*take].next;
     }
-    *tail = a != CARMA_NONE ? a : b;
-    return head;
+    *tail = x != CARMA_NONE ? x : y;
+    jobs[*tail].prev = prev;
+    a->last = x != CARMA_NONE ? a->last : b->last;
+    a->head = head;
+    a->len += b->len;
 }
 
 void carma_sched_order(struct carma_sched *s, const double *key)
@@ -248,44 +284,35 @@ void carma_sched_order(struct carma_sched *s, const double *key)
     struct carma_queue *q = &s->main;
     if (q->len < 2)
         return;
-    /* bottom-up merge sort of the list (no memory: the core allocates nothing here):
-     * runs of width w merged pairwise, w doubling, each pass keeping the order of ties */
-    uint32_t head = q->head;
-    for (uint32_t w = 1; w < q->len; w *= 2) {
-        uint32_t rest = head, out = CARMA_NONE, last = CARMA_NONE;
-        while (rest != CARMA_NONE) {
-            uint32_t a = rest, b = CARMA_NONE;
-            uint32_t k = 1, x = a;
-            for (; k < w && s->jobs[x].next != CARMA_NONE; k++)
-                x = s->jobs[x].next;
-            b = s->jobs[x].next;
-            s->jobs[x].next = CARMA_NONE;
-            rest = CARMA_NONE;
-            if (b != CARMA_NONE) {
-                uint32_t y = b;
-                for (k = 1; k < w && s->jobs[y].next != CARMA_NONE; k++)
-                    y = s->jobs[y].next;
-                rest = s->jobs[y].next;
-                s->jobs[y].next = CARMA_NONE;
-            }
-            uint32_t m = order_merge(s->jobs, key, a, b);
-            if (last == CARMA_NONE)
-                out = m;
-            else
-                s->jobs[last].next = m;
-            for (last = m; s->jobs[last].next != CARMA_NONE;)
-                last = s->jobs[last].next;
+    /* A natural merge sort of the list, without memory (the core allocates nothing here):
+     * the runs already in key order are taken from the head, and merged on a stack whose
+     * runs at least double in length downwards (at most 33 for 2^32 jobs), then all of
+     * them from the top. Before each of carmad's steps the queue is mostly in order (but
+     * for the jobs submitted since, or a user whose use passed another's): a queue in order
+     * costs one walk and is left as it is; one run and k short ones cost a few walks and
+     * O(k log k). (A bottom-up sort by widths 1, 2, 4... walked the whole list about
+     * 4 log2 n times, whatever its order: a third of a second for 100 000 queued jobs, at
+     * every step.) */
+    struct order_run st[40];
+    size_t n = 0;
+    uint32_t rest = q->head;
+    while (rest != CARMA_NONE) {
+        struct order_run r;
+        rest = order_cut_run(s->jobs, key, rest, &r);
+        if (n == 0 && rest == CARMA_NONE)
+            return; /* in order already: nothing was changed */
+        assert(n < sizeof st / sizeof *st);
+        st[n++] = r;
+        while (n >= 2 && st[n - 2].len <= 2 * (uint64_t)st[n - 1].len) {
+            order_merge(s->jobs, key, &st[n - 2], &st[n - 1]);
+            n--;
         }
-        head = out;
     }
-    /* the back links and the tail again */
-    uint32_t prev = CARMA_NONE;
-    for (uint32_t ji = head; ji != CARMA_NONE; ji = s->jobs[ji].next) {
-        s->jobs[ji].prev = prev;
-        prev = ji;
-    }
-    q->head = head;
-    q->tail = prev;
+    for (; n >= 2; n--)
+        order_merge(s->jobs, key, &st[n - 2], &st[n - 1]);
+    assert(st[0].len == q->len && s->jobs[st[0].head].prev == CARMA_NONE);
+    q->head = st[0].head;
+    q->tail = st[0].last;
 }
 
 /* Whether job j, running on GPU g, runs there without the MPS memory cap that every

@@ -213,7 +213,9 @@ void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learn
  * job slot; carmad: the submitting user's decayed GPU time, order = fair), stably: jobs
  * of equal keys keep their order, so a user's jobs stay in the order submitted. The
  * recovery queue, served first, keeps its own. Every policy reads the queue in its new
- * order from the next step. O(n log n) in the queue's length, no allocation. */
+ * order from the next step. NaN keys go last. O(n log r), n the queue's length and r the
+ * runs of it already in order (O(n) for a queue in order: nothing is written then); no
+ * allocation. */
 void carma_sched_order(struct carma_sched *s, const double *key);
 
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
