@@ -5225,13 +5225,6 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         carma_err_set(err, rc, "out of memory");
         goto fail;
     }
-    if (d->cfg.order_fair) {
-        /* what has not decayed below 2^-30 of itself */
-        d->fair_t = now_s();
-        if ((rc = carma_store_user_gpu_time(d->store, d->fair_t - 30 * d->cfg.fair_halflife_s,
-                                            fair_load_row, d, err)))
-            goto fail;
-    }
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     sigset_t set;
     sigemptyset(&set);
@@ -5300,6 +5293,15 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     monitor_tick(d);
     if ((rc = reconcile(d, err)))
         goto fail;
+    if (d->cfg.order_fair) {
+        /* Read once reconciled: the attempts that ended while carmad was down have their
+         * ends then (else charged up to now), those that never ran are gone. What has not
+         * decayed below 2^-30 of itself. */
+        d->fair_t = now_s();
+        if ((rc = carma_store_user_gpu_time(d->store, d->fair_t - 30 * d->cfg.fair_halflife_s,
+                                            fair_load_row, d, err)))
+            goto fail;
+    }
     jobdirs_sweep(d);
     if ((rc = open_socket(d, err)))
         goto fail;

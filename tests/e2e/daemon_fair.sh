@@ -3,7 +3,8 @@
 # have used the least GPU time, decayed with fair_halflife; a user's own jobs keep their
 # order. On one simulated GPU under exclusive assignment, root has used the GPU and
 # queues two jobs; nobody then queues one, which runs before root's. The users' GPU time
-# is in /metrics and survives a restart (read back from the store's attempts). A bad
+# is in /metrics and survives a restart (read back from the store's attempts, once an
+# attempt that ended while carmad was down has its end: the downtime is not charged). A bad
 # order or half-life is refused with its line. Needs root, setpriv and the user nobody
 # for the two users (the refusals run without them).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -67,6 +68,18 @@ start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 after=$(used root)
 awk -v a="$before" -v b="$after" 'BEGIN {exit !(b > 0.9 * a && b <= a * 1.01 + 0.5)}' ||
     fail "root's GPU time $before before the restart, $after after"
+
+step "an attempt that ended while carmad was down is charged up to its end, not the restart"
+before=$(used root)
+d=$(submit --name down -- sleep 1)
+shepherd_of "$d" >/dev/null || fail "the job's shepherd did not start"
+stop_daemon || fail "carmad's stop"
+sleep 5
+start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+wait_until 10 is_state "$d" succeeded || fail "the job ended $(state_of "$d")"
+after=$(used root)
+awk -v a="$before" -v b="$after" 'BEGIN {exit !(b - a > 0.5 && b - a < 3)}' ||
+    fail "root's GPU time $before before, $after after a 1 s job (5 s of carmad's downtime)"
 stop_daemon || fail "carmad's stop"
 
 step "order = fifo (the default): root's first job goes first"
