@@ -1080,16 +1080,21 @@ static void fair_accrue(struct carmad *d, double now)
     }
 }
 
-/* The store's attempts, charged to their users as they would have decayed by now. */
+/* The store's attempts, charged to their users as they would have decayed by now: each
+ * second of a run as of its own time, as fair_accrue charged it (counted whole at its
+ * end, a run of a half-life weighed 1.4 times what carmad had counted before the
+ * restart, one of many half-lives far more). */
 static int fair_load_row(void *ctx, uint32_t uid, const char *user, uint32_t gpus, double start,
                          double end)
 {
     struct carmad *d = ctx;
-    double now = d->fair_t, at = end >= 0 && end < now ? end : now;
-    double run = (end >= 0 && end < now ? end : now) - start;
+    double now = d->fair_t, h = d->cfg.fair_halflife_s;
+    double at = end >= 0 && end < now ? end : now, run = at - start;
     struct fair_user *u = fair_find(d, uid, user);
+    /* gpus x the integral over [start, at] of 2^-((now - t) / h) dt; at most gpus x h / ln 2
+     * whatever the start */
     if (u && run > 0)
-        u->gpu_s += run * gpus * exp2(-(now - at) / d->cfg.fair_halflife_s);
+        u->gpu_s += gpus * (h / M_LN2) * exp2(-(now - at) / h) * -expm1(-run / h * M_LN2);
     return 0;
 }
 

@@ -4,7 +4,8 @@
 # order. On one simulated GPU under exclusive assignment, root has used the GPU and
 # queues two jobs; nobody then queues one, which runs before root's. The users' GPU time
 # is in /metrics and survives a restart (read back from the store's attempts, once an
-# attempt that ended while carmad was down has its end: the downtime is not charged). A bad
+# attempt that ended while carmad was down has its end: the downtime is not charged; each
+# second of a run decayed from its own time, not from the run's end). A bad
 # order or half-life is refused with its line. Needs root, setpriv and the user nobody
 # for the two users (the refusals run without them).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -80,6 +81,26 @@ wait_until 10 is_state "$d" succeeded || fail "the job ended $(state_of "$d")"
 after=$(used root)
 awk -v a="$before" -v b="$after" 'BEGIN {exit !(b - a > 0.5 && b - a < 3)}' ||
     fail "root's GPU time $before before, $after after a 1 s job (5 s of carmad's downtime)"
+stop_daemon || fail "carmad's stop"
+
+step "a run read back counts each of its seconds as decayed from its own time"
+# Every attempt made empty but one of root's, which ran from 2 half-lives ago to 1: its
+# 3600 GPU-seconds weigh 3600 / ln 2 x (1/2 - 1/4) = 1298.4 now, as carmad counts them
+# while they run (counted whole at its end: 1800).
+python3 - "$T/state/carma.db" <<'EOF2'
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+now = time.time()
+db.execute("UPDATE attempts SET end_time = start_time WHERE end_time IS NOT NULL")
+rid = db.execute("SELECT a.rowid FROM attempts a JOIN jobs j ON j.id = a.job_id "
+                 "WHERE j.user = 'root' ORDER BY a.job_id LIMIT 1").fetchone()[0]
+db.execute("UPDATE attempts SET start_time = ?, end_time = ? WHERE rowid = ?",
+           (now - 7200, now - 3600, rid))
+db.commit()
+EOF2
+start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+u=$(used root)
+awk -v u="$u" 'BEGIN {exit !(u > 1290 && u < 1305)}' || fail "root's GPU time $u, not 1298.4"
 stop_daemon || fail "carmad's stop"
 
 step "order = fifo (the default): root's first job goes first"
