@@ -1080,6 +1080,20 @@ static void fair_accrue(struct carmad *d, double now)
     }
 }
 
+/* order = fair: job i's attempt ends at end_s, its GPUs charged from the last accrual up
+ * to then (fair_accrue charges the jobs running at its call only: a job's time after the
+ * last tick, a whole job between two ticks, would not count). */
+static void fair_end(struct carmad *d, uint32_t i, double end_s)
+{
+    double now = now_s(), t = end_s < now ? end_s : now;
+    if (!d->cfg.order_fair || d->sj[i].state != CARMA_JOB_RUNNING || !d->sj[i].nplaced ||
+        !(t > d->fair_t))
+        return;
+    struct fair_user *u = fair_of(d, i);
+    if (u)
+        u->gpu_s += (t - d->fair_t) * d->sj[i].nplaced;
+}
+
 /* The store's attempts, charged to their users as they would have decayed by now: each
  * second of a run as of its own time, as fair_accrue charged it (counted whole at its
  * end, a run of a half-life weighed 1.4 times what carmad had counted before the
@@ -1888,6 +1902,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     double start = d->sj[i].start_s;
     uint16_t nplaced = d->sj[i].nplaced;
     double run = end_s > start && start > 0 ? end_s - start : 0;
+    fair_end(d, i, end_s);
     int requeued = carma_sched_finish(&d->sched, i, o, peak, end_s);
     struct carma_job_rec *r = &dj->rec;
     r->exit_code = have && x.exited ? x.code : -1;

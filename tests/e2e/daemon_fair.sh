@@ -5,7 +5,8 @@
 # queues two jobs; nobody then queues one, which runs before root's. The users' GPU time
 # is in /metrics and survives a restart (read back from the store's attempts, once an
 # attempt that ended while carmad was down has its end: the downtime is not charged; each
-# second of a run decayed from its own time, not from the run's end). A bad
+# second of a run decayed from its own time, not from the run's end). A job is charged up
+# to its end, not to the last monitor tick before it. A bad
 # order or half-life is refused with its line. Needs root, setpriv and the user nobody
 # for the two users (the refusals run without them).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -82,6 +83,17 @@ after=$(used root)
 awk -v a="$before" -v b="$after" 'BEGIN {exit !(b - a > 0.5 && b - a < 3)}' ||
     fail "root's GPU time $before before, $after after a 1 s job (5 s of carmad's downtime)"
 stop_daemon || fail "carmad's stop"
+
+step "a job that runs between two monitor ticks is charged its run"
+printf '[daemon]\npolicy = exclusive\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 30\n[sched]\norder = fair\nfair_halflife = 3600\n' > "$T/carmad.ini"
+start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+before=$(used root)
+s=$(submit --name short -- sleep 2)
+"$CARMA" wait --timeout 30 "$s" >/dev/null || fail "the job did not end"
+charged() { awk -v a="$before" -v b="$(used root)" 'BEGIN {exit !(b - a > 1.5 && b - a < 5)}'; }
+wait_until 5 charged || fail "root's GPU time $before before a 2 s job, $(used root) after"
+stop_daemon || fail "carmad's stop"
+base; printf 'order = fair\nfair_halflife = 3600\n' >> "$T/carmad.ini"
 
 step "a run read back counts each of its seconds as decayed from its own time"
 # Every attempt made empty but one of root's, which ran from 2 half-lives ago to 1: its
