@@ -4164,7 +4164,8 @@ static void http_publish(struct carmad *d)
     struct carma_metrics_user *mu = NULL;
     if (d->cfg.order_fair && (mu = calloc(d->nfair + 1, sizeof *mu))) {
         for (uint32_t k = 0; k < d->nfair; k++)
-            mu[k] = (struct carma_metrics_user){.user = d->fair[k].name, .gpu_s = d->fair[k].gpu_s};
+            mu[k] = (struct carma_metrics_user){
+                .user = d->fair[k].name, .uid = d->fair[k].uid, .gpu_s = d->fair[k].gpu_s};
         m.users = mu;
         m.nusers = d->nfair;
     }

@@ -255,7 +255,7 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
         for (size_t i = 0; i < m->nusers; i++) {
             bputf(&b, "carma_user_fair_gpu_seconds{");
             bput_label(&b, "user", m->users[i].user, 1);
-            bputf(&b, "}");
+            bputf(&b, ",uid=\"%u\"}", (unsigned)m->users[i].uid);
             val(&b, m->users[i].gpu_s);
         }
     }

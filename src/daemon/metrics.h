@@ -45,8 +45,9 @@ struct carma_metrics_job {
 
 /* order = fair: a user's GPU time as the queue's order counts it. */
 struct carma_metrics_user {
-    const char *user;
-    double gpu_s; /* decayed (docs/daemon.md, Order) */
+    const char *user; /* the name its jobs were submitted under: two uids may share one */
+    uint32_t uid;     /* what the queue's order counts by */
+    double gpu_s;     /* decayed (docs/daemon.md, Order) */
 };
 
 struct carma_metrics {

@@ -6,7 +6,8 @@
 # is in /metrics and survives a restart (read back from the store's attempts, once an
 # attempt that ended while carmad was down has its end: the downtime is not charged; each
 # second of a run decayed from its own time, not from the run's end). A job is charged up
-# to its end, not to the last monitor tick before it. A bad
+# to its end, not to the last monitor tick before it; its series is its uid's (two uids
+# may have had one name). A bad
 # order or half-life is refused with its line. Needs root, setpriv and the user nobody
 # for the two users (the refusals run without them).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -37,12 +38,16 @@ nobody_client
 base; printf 'order = fair\nfair_halflife = 3600\n' >> "$T/carmad.ini"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 chmod 666 "$CARMA_SOCKET"
-used() { curl -sf "$URL/metrics" | awk -v u="carma_user_fair_gpu_seconds{user=\"$1\"}" '$1 == u {print $2}'; }
+used() { # the GPU time of user $1 (of uid 0 for root, 65534 for nobody)
+    _uid=0; [ "$1" = root ] || _uid=$(id -u "$1")
+    curl -sf "$URL/metrics" |
+        awk -v u="carma_user_fair_gpu_seconds{user=\"$1\",uid=\"$_uid\"}" '$1 == u {print $2}'
+}
 
 step "root's GPU time is counted"
 r1=$(submit --name r1 -- sh "$HELP/run_for.sh" 1)
 "$CARMA" wait --timeout 30 "$r1" >/dev/null || fail "r1"
-wait_until 10 sh -c "[ -n \"\$(curl -sf $URL/metrics | grep 'user_fair_gpu_seconds{user=\"root\"}')\" ]" ||
+wait_until 10 sh -c "[ -n \"\$(curl -sf $URL/metrics | grep 'user_fair_gpu_seconds{user=\"root\",uid=\"0\"}')\" ]" ||
     fail "no usage for root: $(curl -sf "$URL/metrics" | grep fair)"
 u=$(used root)
 awk -v u="$u" 'BEGIN {exit !(u > 0.9 && u < 30)}' || fail "root's GPU time $u"
@@ -113,6 +118,20 @@ EOF2
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 u=$(used root)
 awk -v u="$u" 'BEGIN {exit !(u > 1290 && u < 1305)}' || fail "root's GPU time $u, not 1298.4"
+stop_daemon || fail "carmad's stop"
+
+step "two uids that had one name are two series of /metrics"
+python3 - "$T/state/carma.db" <<'EOF2'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE jobs SET user = 'root' WHERE uid = 65534")  # nobody's, as if once root's name
+db.commit()
+EOF2
+start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+curl -sf "$URL/metrics" > "$T/m" && python3 "$HELP/prom_check.py" < "$T/m" > /dev/null ||
+    fail "/metrics does not parse back: $(python3 "$HELP/prom_check.py" < "$T/m" 2>&1 | tail -1)"
+[ "$(grep -c '^carma_user_fair_gpu_seconds{user="root",uid="\(0\|65534\)"}' "$T/m")" = 2 ] ||
+    fail "$(grep carma_user_fair "$T/m")"
 stop_daemon || fail "carmad's stop"
 
 step "order = fifo (the default): root's first job goes first"
