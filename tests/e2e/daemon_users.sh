@@ -109,6 +109,29 @@ t=$(($(date +%s) - t0))
 wait_until 20 is_state "$j" cancelled || fail "not cancelled: $(state_of "$j")"
 stop_daemon
 
+# take_pid PID: a process of root's (its own session) given PID, freed just before, through
+# ns_last_pid; v is its pid, or empty when another process took PID first.
+take_pid() {
+    v=
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        echo $(($1 - 1)) > /proc/sys/kernel/ns_last_pid
+        setsid sleep 30 &
+        v=$!
+        [ "$v" = "$1" ] && break
+        kill "$v"
+        v=
+    done
+}
+# spared WHAT: the process take_pid made is alive (then ended), or the check is said skipped.
+spared() {
+    if [ -n "$v" ]; then
+        kill -0 "$v" 2>/dev/null || fail "root's process $v, given $1, was killed"
+        kill "$v"
+    else
+        echo "   (skipped: pid $J went to another process)"
+    fi
+}
+
 step "a job's group is killed before its pid is freed, not after (anyone's group then)"
 # strace holds each kill(2) of the shepherd 3 s, and the job's pid, once free, is handed to
 # a process of root's that leads a group: a kill of the job's group made after the job was
@@ -129,22 +152,9 @@ if command -v strace >/dev/null && [ -w /proc/sys/kernel/ns_last_pid ] &&
         fail "strace did not attach to the shepherd"
     touch "$G"
     wait_until 10 test ! -e /proc/"$J" || fail "the job's process $J was not reaped"
-    v=
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        echo $((J - 1)) > /proc/sys/kernel/ns_last_pid
-        setsid sleep 30 &
-        v=$!
-        [ "$v" = "$J" ] && break
-        kill "$v"
-        v=
-    done
+    take_pid "$J"
     wait_until 20 is_state "$j" succeeded || fail "the job: $(state_of "$j")"
-    if [ -n "$v" ]; then
-        kill -0 "$v" 2>/dev/null || fail "root's process $v, given the job's freed pid, was killed"
-        kill "$v"
-    else
-        echo "   (skipped: pid $J went to another process)"
-    fi
+    spared "the job's freed pid"
     wait "$ST" 2>/dev/null
     stop_daemon
 else
@@ -182,22 +192,9 @@ os.execv(sys.argv[1], sys.argv[1:])' "$CARMAD" --foreground --state "$T/state" \
         fail "carmad did not kill what the shepherd left"
     kill -KILL "$J" 2>/dev/null
     wait_until 10 test ! -e /proc/"$J" || fail "the job's process $J was not reaped"
-    v=
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        echo $((J - 1)) > /proc/sys/kernel/ns_last_pid
-        setsid sleep 30 &
-        v=$!
-        [ "$v" = "$J" ] && break
-        kill "$v"
-        v=
-    done
+    take_pid "$J"
     wait_until 20 is_state "$j" lost || fail "the job: $(state_of "$j")"
-    if [ -n "$v" ]; then
-        kill -0 "$v" 2>/dev/null || fail "root's process $v, given a leftover's freed pid, was killed"
-        kill "$v"
-    else
-        echo "   (skipped: pid $J went to another process)"
-    fi
+    spared "a leftover's freed pid"
     kill "$ST" 2>/dev/null
     wait "$ST" 2>/dev/null
     stop_daemon
