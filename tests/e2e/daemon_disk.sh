@@ -36,6 +36,7 @@ stop_daemon
 
 step "a job's end in a commit that fails is written again (not left running)"
 # the test hook fails the first two commits that hold a job's end, as a full disk would
+kill_jobs # (the jobs that filled the store: their state folder goes)
 rm -rf "$T/state"
 CARMA_TEST_END_COMMIT_FAILS=2 start_daemon --gpus sim:1xa100-40gb
 e1=$(submit --name ends -- true)

@@ -15,17 +15,21 @@ if [ "$(id -u)" = 0 ]; then ROOT=1; else ROOT=0; fi
 printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
 
 ON_EXIT=  # more to undo at exit, set by a test (its tmux servers)
-cleanup() {
-    [ -n "$ON_EXIT" ] && eval "$ON_EXIT"
-    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-    # End what the jobs of this test left: each shepherd leads a session of its own, its
-    # job's processes in it (a failed test would leave them running for ever).
+# kill_jobs: ends what the jobs of this test's state folder left: each shepherd leads a
+# session of its own, its job's processes in it (a failed test, or a state folder
+# removed, would leave them running for ever).
+kill_jobs() {
     for f in "$T"/state/jobs/*/*/shepherd; do
         [ -f "$f" ] || continue
         _sid=$(cut -d' ' -f1 "$f")
         pkill -KILL -s "$_sid" 2>/dev/null
         kill -KILL "$_sid" 2>/dev/null
     done
+}
+cleanup() {
+    [ -n "$ON_EXIT" ] && eval "$ON_EXIT"
+    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+    kill_jobs
     rm -rf "$T"
 }
 trap cleanup EXIT
