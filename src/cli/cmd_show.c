@@ -51,7 +51,8 @@ int cmd_show(int argc, char **argv)
     if (cli_check("show", resp, "answer", "job:o") ||
         cli_check("show", j, "job",
                   "id:i name:s user:s state:s argv:as cwd:s bound_basis:s? reason:s? "
-                  "waiting_code:s? waiting_reason:s? attempt_list:ao?") ||
+                  "waiting_code:s? waiting_reason:s? attempt_list:ao? queue_position:i? "
+                  "queue_length:i? queue_order:s?") ||
         cli_check_each("show", j, "attempt_list",
                        "n:i outcome:s? gpus:as? gpu_uuids:as? reason:s?")) {
         json_decref(resp);
@@ -132,6 +133,18 @@ int cmd_show(int argc, char **argv)
             printf(": ");
         }
         cli_put_visible(stdout, waiting);
+        putchar('\n');
+    }
+    json_t *qp = json_object_get(j, "queue_position"), *ql = json_object_get(j, "queue_length");
+    const char *qo = json_string_value(json_object_get(j, "queue_order"));
+    if (json_is_integer(qp) && json_is_integer(ql)) {
+        printf("  position  %lld of %lld in the queue", (long long)json_integer_value(qp),
+               (long long)json_integer_value(ql));
+        if (qo) {
+            printf(" (order ");
+            cli_put_visible(stdout, qo);
+            putchar(')');
+        }
         putchar('\n');
     }
     json_array_foreach(json_object_get(j, "attempt_list"), k, a) {

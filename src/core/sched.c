@@ -315,6 +315,16 @@ void carma_sched_order(struct carma_sched *s, const double *key)
     q->tail = st[0].last;
 }
 
+uint32_t carma_sched_position(const struct carma_sched *s, uint32_t j)
+{
+    if (s->jobs[j].queue == CARMA_QUEUE_NONE)
+        return 0;
+    uint32_t pos = s->jobs[j].queue == CARMA_QUEUE_MAIN ? s->recovery.len : 0;
+    for (uint32_t k = j; k != CARMA_NONE; k = s->jobs[k].prev)
+        pos++;
+    return pos;
+}
+
 /* Whether job j, running on GPU g, runs there without the MPS memory cap that every
  * other client of g has (carma_sched_mps_cap_mib): an exclusive job, whose need is not
  * known (it ran out under its cap, or its peak taught nothing). It was given a GPU of its

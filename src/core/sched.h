@@ -218,6 +218,10 @@ void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learn
  * allocation. */
 void carma_sched_order(struct carma_sched *s, const double *key);
 
+/* Job j's place in the order the next step reads the queues (1: first; the recovery
+ * queue before the main one), 0 when it is not queued. O(its place). */
+uint32_t carma_sched_position(const struct carma_sched *s, uint32_t j);
+
 /* Removes a queued job (cancel). Returns 0, or -ENOENT when it is not queued. */
 int carma_sched_dequeue(struct carma_sched *s, uint32_t j);
 

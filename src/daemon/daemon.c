@@ -3265,6 +3265,14 @@ static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q
         }
         if (live)
             live_usage(d, i, job, now_s(), NULL);
+        uint32_t pos = live ? carma_sched_position(&d->sched, i) : 0;
+        if (pos) { /* its place as the last step left the queues (order = fair: sorted) */
+            json_object_set_new(job, "queue_position", json_integer(pos));
+            json_object_set_new(job, "queue_length",
+                                json_integer((json_int_t)carma_sched_queued(&d->sched)));
+            json_object_set_new(job, "queue_order",
+                                json_string(d->cfg.order_fair ? "fair" : "fifo"));
+        }
         json_object_set_new(ok, "job", job);
     }
     carma_job_rec_clear(&r);

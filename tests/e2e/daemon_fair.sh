@@ -60,6 +60,10 @@ r3=$(submit --name r3 -- true)
 n1=$(as_nobody "$NB/carma" submit --name n1 -- true) || fail "nobody's job refused"
 wait_until 10 sh -c "\"$CARMA\" show $r2 | grep -q 'job $n1 at the head of the queue goes first'" ||
     fail "r2 waits for: $("$CARMA" show "$r2" | grep waiting)"
+"$CARMA" show "$r2" | grep -q "^  position  2 of 3 in the queue (order fair)$" ||
+    fail "r2's place: $("$CARMA" show "$r2")"
+[ "$("$CARMA" show --json "$n1" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["queue_position"], j["queue_length"], j["queue_order"])')" = "1 3 fair" ] ||
+    fail "n1's place: $("$CARMA" show --json "$n1" | grep queue)"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$r2" "$r3" "$n1" >/dev/null || fail "the jobs did not end"
 start_of() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["start_time"])'; }
@@ -143,6 +147,8 @@ b=$(submit --name blocker -- sh -c "while [ ! -e $T/go ]; do sleep 0.05; done")
 wait_until 20 is_state "$b" running || fail "the blocker does not run"
 r4=$(submit --name r4 -- true)
 n2=$(as_nobody "$NB/carma" submit --name n2 -- true) || fail "nobody's job refused"
+wait_until 10 sh -c "\"$CARMA\" show $n2 | grep -q '^  position  2 of 2 in the queue (order fifo)\$'" ||
+    fail "n2's place: $("$CARMA" show "$n2")"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$r4" "$n2" >/dev/null || fail "the jobs did not end"
 awk -v a="$(start_of "$r4")" -v n="$(start_of "$n2")" 'BEGIN {exit !(a < n)}' || fail "FIFO order"

@@ -1027,6 +1027,12 @@ static void test_order_by_key(void **state)
     assert_int_equal(queue_list(&f.s, got, NJ), 8);
     assert_memory_equal(got, want, sizeof want);
     assert_int_equal(f.s.recovery.head, 8);
+    /* places as the next step reads them: the recovery queue first */
+    assert_int_equal(carma_sched_position(&f.s, 8), 1);
+    assert_int_equal(carma_sched_position(&f.s, 5), 2);
+    assert_int_equal(carma_sched_position(&f.s, 7), 5);
+    assert_int_equal(carma_sched_position(&f.s, 4), 9);
+    assert_int_equal(carma_sched_position(&f.s, 9), 0); /* not queued */
     assert_int_equal(fx_step(&f, 10), 1); /* the recovery queue first */
     assert_int_equal(f.out[0].job, 8);
     carma_sched_finish(&f.s, 8, CARMA_OUTCOME_SUCCEEDED, 0, 11);
