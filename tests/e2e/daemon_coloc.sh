@@ -9,7 +9,7 @@
 #    no carmad writes is said and learnt anew, and gone after the next stop;
 #  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line;
 #  - on the fake NVML (GPM SMACT): a pair of which one job has no process on the GPU is
-#    not observed; once both have, it is.
+#    not observed; once both have, it is; not while the GPU's process list fails.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v curl >/dev/null || { echo "daemon_coloc: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "daemon_coloc: skipped (no python3)"; exit 0; }
@@ -101,7 +101,7 @@ cp "$T/on.ini" "$T/carmad.ini"
 GPU='gpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0 util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000 gpm=1'
 printf 'driver 550.54.15\n%s sm=30\n' "$GPU" > "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
-start_daemon --gpus nvml --nvml-lib "$LIB"
+start_daemon --gpus nvml --nvml-lib "$LIB" --http "127.0.0.1:$PORT"
 L=$(($(wc -l < "$T/carmad.log") + 1)) # this carmad's log from line L
 a=$(submit --name alone --mem 4G -- sh -c "$JOB")
 wait_until 30 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.3'" ||
@@ -128,6 +128,18 @@ done
 mv "$T/nvml.state.new" "$T/nvml.state"
 wait_until 20 sh -c "tail -n +$L '$T/carmad.log' | grep -q 'GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60'" ||
     fail "no co-run observed once both are on the GPU: $(grep -i smact "$T/carmad.log" | tail -3)"
+# the process list fails: its foreign processes are as last listed, nothing is learnt
+observed() { metric 'carma_coloc_observations_total{sharing="timeslice"}'; }
+cp "$T/nvml.state" "$T/nvml.state.ok"
+printf 'fail 0 nvmlDeviceGetComputeRunningProcesses_v3 UNKNOWN\n' >> "$T/nvml.state"
+wait_until 10 grep -q "GPU 0 (.*): its process list failed" "$T/carmad.log" ||
+    fail "the failed list is not said: $(tail -3 "$T/carmad.log")"
+n1=$(observed)
+sleep 3 # 15 ticks, 5 windows
+[ "$(observed)" = "$n1" ] || fail "observed while the process list failed: $n1, then $(observed)"
+cp "$T/nvml.state.ok" "$T/nvml.state"
+wait_until 10 sh -c "[ \"\$(curl -sf $URL/metrics | awk '/^carma_coloc_observations_total\{sharing=\"timeslice\"\}/ {print \$2}')\" -gt $n1 ]" ||
+    fail "not observed again once the list answers: $(observed)"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"
 stop_daemon || fail "carmad's stop"
