@@ -456,6 +456,18 @@ static void test_full_disk(void **state)
     carma_store_close(st);
 }
 
+/* Inserts big jobs (r) into st's open transaction until one fails, 100 at most: that
+ * insert's error, or 0. */
+static int insert_until_full(struct carma_store *st, struct carma_job_rec *r, struct carma_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        fill_big(r);
+        rc = carma_store_job_insert(st, r, err);
+    }
+    return rc;
+}
+
 /* A full disk inside a transaction that already saved a job: where SQLite rolled the
  * whole transaction back, later statements of it answer the same "full" error instead
  * of running without it (an update would find no row), and the commit fails; else
@@ -470,11 +482,7 @@ static void test_full_disk_in_transaction(void **state)
     fill(&first, 1000, "first");
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &first, &err), 0);
-    int rc = 0;
-    for (int i = 0; i < 100 && rc == 0; i++) {
-        fill_big(&r);
-        rc = carma_store_job_insert(st, &r, &err);
-    }
+    int rc = insert_until_full(st, &r, &err);
     assert_int_equal(rc, -ENOSPC);
     int lost = sqlite3_get_autocommit(carma_store_sqlite(st));
     first.state = CARMA_JOB_RUNNING;
@@ -593,11 +601,7 @@ static void test_full_disk_in_savepoint(void **state)
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &first, &err), 0);
     assert_int_equal(carma_store_savepoint(st, &err), 0);
-    int rc = 0;
-    for (int i = 0; i < 100 && rc == 0; i++) {
-        fill_big(&r);
-        rc = carma_store_job_insert(st, &r, &err);
-    }
+    int rc = insert_until_full(st, &r, &err);
     assert_int_equal(rc, -ENOSPC);
     int lost = sqlite3_get_autocommit(carma_store_sqlite(st));
     carma_store_rollback_to(st);
