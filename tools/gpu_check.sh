@@ -27,8 +27,10 @@
 #           foreign, jobs' memory under MPS, a job over its MPS memory limit, then a
 #           whole-GPU job beside the idle server: mps.tar.gz
 #   mpsfault  two processes under MPS, one faulting: what its co-runner sees (its error,
-#           the Xid, the server afterwards), then the same as carmad's jobs (the culprit
-#           failed, the co-runner gpu_error): mpsfault.tar.gz, mpsfault-carmad.tar.gz
+#           the Xid, the pid the kernel names, the server afterwards), the culprit started
+#           second, then first; then the same pair as carmad's jobs (both gpu_error, each
+#           rerun alone: the culprit failed, the co-runner succeeded): mpsfault.tar.gz,
+#           mpsfault-carmad.tar.gz
 #   alloc   tools/gpu_alloc_trace.py: ConvNeXt-T's allocations over three steps, cuDNN
 #           on and off, the large segments with their frames: alloc.tar.gz
 # Phase time limits in seconds: PEAKS_S (240), CARMAD_S (90), COLOC_S (240), XID_S (60),
@@ -249,35 +251,48 @@ if want mpsfault; then
         MPS_DEFAULT=1
         S=$W/mpsfault
         mkdir -p "$S"
-        run timeout 40 "$BIN/gpu_probe" nvml --watch 25 >"$S/probe.txt" 2>&1 &
+        run timeout 60 "$BIN/gpu_probe" nvml --watch 40 >"$S/probe.txt" 2>&1 &
         PP=$!
-        "$PY" tools/gpu_jobs.py spin 25 >"$S/spin.out" 2>"$S/spin.err" &
-        SP=$!
-        sleep 2
-        "$PY" tools/gpu_jobs.py fault 6 >"$S/fault.out" 2>"$S/fault.err" &
-        FP=$!
-        echo "spin pid $SP, fault pid $FP"
-        wait "$FP"
-        echo "fault: exit $?"
-        wait "$SP"
-        echo "spin: exit $?"
-        for f in spin.out spin.err fault.out fault.err; do echo "-- $f"; tail -n 12 "$S/$f"; done
+        # pair FIRST SECOND: FIRST, then SECOND 2 s later, as two clients of the server (the
+        # fault comes 6 s after the faulting one started, 12 s when it starts first, the
+        # spinner's imports done by then; the spinner spins 25 s)
+        pair() {
+            for w in "$1" "$2"; do
+                [ $w = spin ] && a=25 || a=6
+                [ $w = fault ] && [ $w = "$1" ] && a=12
+                "$PY" tools/gpu_jobs.py $w $a >"$S/$w.out" 2>"$S/$w.err" &
+                eval "${w}_pid=$!"
+                [ $w = "$1" ] && sleep 2
+            done
+            echo "$1 started first; spin pid $spin_pid, fault pid $fault_pid"
+            wait "$fault_pid"
+            echo "fault: exit $?"
+            wait "$spin_pid"
+            echo "spin: exit $?"
+            for f in spin.out spin.err fault.out fault.err; do echo "-- $f"; tail -n 6 "$S/$f"; done
+            sleep 1
+            dmesg 2>/dev/null | grep -i -E "xid|mps" | tail -n 4
+        }
+        pair spin fault
+        pair fault spin
         wait "$PP"
         grep -E "^(backend|xid)" "$S/probe.txt"
-        dmesg 2>/dev/null | grep -i -E "xid|mps" | tail -n 8
         echo get_server_list | nvidia-cuda-mps-control
         ps -o pid,ppid,uid,comm -C nvidia-cuda-mps-server,nvidia-cuda-mps-control
-        echo "-- the same under carmad (or-rr collocates at once): the kernel's line names the"
-        echo "   culprit, which ends failed; its co-runner ends gpu_error and is retried"
+        echo "-- the same under carmad (or-rr collocates at once): both end gpu_error and run"
+        echo "   again alone, where the culprit fails and its co-runner succeeds"
         tar -czf "$OUT/mpsfault.tar.gz" -C "$W" mpsfault
         start_carmad mpsfault-carmad '[daemon]' 'policy = or-rr' '[sched]' 'grace = 0' \
             '[sharing]' 'default = mps'
         a=$(carma submit --name spin --mem 4G -- "$PY" tools/gpu_jobs.py spin 25)
         sleep 2
         b=$(carma submit --name fault --mem 4G -- "$PY" tools/gpu_jobs.py fault 8)
-        carma wait --timeout 60 "$b"
+        sleep 14
+        carma ls
+        carma show "$a" | grep waiting
+        carma show "$b" | grep waiting
+        carma wait --timeout 90 "$a" "$b"
         carma show "$b"
-        carma wait --timeout 60 "$a"
         carma show "$a"
         grep -E "kernel|Xid" "$S/carmad.log"
         end_carmad

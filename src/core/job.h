@@ -36,6 +36,15 @@ enum carma_outcome {
 
 enum carma_queue_id { CARMA_QUEUE_NONE, CARMA_QUEUE_MAIN, CARMA_QUEUE_RECOVERY };
 
+/* Why a job may only go to idle GPUs (struct carma_job's exclusive; stored as this number) */
+enum carma_alone {
+    CARMA_ALONE_NO,
+    CARMA_ALONE_OOM,       /* it ran out of memory and its need is unknown */
+    CARMA_ALONE_MPS_FAULT, /* a fault ended every client of its MPS GPU, whose the driver
+                              does not say: alone, a failure is its own */
+    CARMA_ALONE_COUNT
+};
+
 struct carma_job {
     uint64_t id;
     double submit_s;      /* entered the queue (first time) */
@@ -60,7 +69,7 @@ struct carma_job {
     uint16_t max_attempts;/* 0 = no limit */
     uint8_t state;        /* enum carma_job_state */
     uint8_t queue;        /* enum carma_queue_id */
-    uint8_t exclusive;    /* may only go to idle GPUs */
+    uint8_t exclusive;    /* enum carma_alone: may only go to idle GPUs, and why */
     uint32_t prev, next;  /* queue links, CARMA_NONE at the ends */
     uint64_t scan_epoch;  /* auto: it did not fit as of this epoch (0 = never scanned) */
     uint16_t scan_fit;    /* auto: GPUs it could use at that scan (< gpus, listed in gpu[]);

@@ -551,12 +551,21 @@ int carma_sched_finish(struct carma_sched *s, uint32_t ji, enum carma_outcome ou
         if (need > old_bound)
             j->bound_mib = need;
         if (need <= old_bound || capped)
-            j->exclusive = 1;
+            j->exclusive = CARMA_ALONE_OOM;
         if (j->mem_mib && j->bound_mib > j->mem_mib)
             j->mem_mib = j->bound_mib;
         queue_push(s, CARMA_QUEUE_RECOVERY, ji, now);
         return 1;
     }
+    return 0;
+}
+
+int carma_sched_run_alone(struct carma_sched *s, uint32_t ji, enum carma_alone why)
+{
+    if (s->jobs[ji].state != CARMA_JOB_QUEUED || why == CARMA_ALONE_NO || why >= CARMA_ALONE_COUNT)
+        return -EINVAL;
+    s->jobs[ji].exclusive = (uint8_t)why;
+    s->jobs[ji].scan_epoch = 0; /* a scan as a shared job stands no more */
     return 0;
 }
 
@@ -1689,12 +1698,19 @@ static void why_gpus(const struct carma_sched *s, const struct why_job *w, const
 }
 
 /* Why must a reference job go on idle GPUs only. */
-static const char *why_ref_idle_only(const struct carma_sched *s, int recovery)
+/* Why a job must run alone after a fault under MPS (carma_sched_run_alone) */
+static const char why_alone_mps[] =
+    "a fault ended every client of its MPS GPU: alone, one is its own";
+
+static const char *why_ref_idle_only(const struct carma_sched *s, int recovery,
+                                     const struct carma_job *j)
 {
     if (s->policy->order == CARMA_ORDER_NONE)
         return "policy exclusive gives each job idle GPUs";
     if (recovery)
         return "a job in the recovery queue goes on idle GPUs only";
+    if (j->exclusive == CARMA_ALONE_MPS_FAULT)
+        return why_alone_mps;
     return "after an OOM it goes on idle GPUs only";
 }
 
@@ -1733,7 +1749,7 @@ static void why_reference(struct carma_sched *s, uint32_t ji, double now,
     }
     if (recovery || j->exclusive || s->policy->order == CARMA_ORDER_NONE) {
         char pre[160];
-        snprintf(pre, sizeof pre, "must run alone (%s): ", why_ref_idle_only(s, recovery));
+        snprintf(pre, sizeof pre, "must run alone (%s): ", why_ref_idle_only(s, recovery, j));
         why_gpus(s, &w, pre, "idle ", "", out);
         return;
     }
@@ -1843,8 +1859,9 @@ found:;
     char pre[160] = "", post[96] = "";
     const char *adj = "";
     if (w.only_idle) {
-        const char *why = w.loosest      ? "its bound passes the memory of the GPUs it could have"
-                          : w.need == 0  ? "no memory bound"
+        const char *why = w.loosest     ? "its bound passes the memory of the GPUs it could have"
+                          : w.need == 0 ? "no memory bound"
+                          : j->exclusive == CARMA_ALONE_MPS_FAULT ? why_alone_mps
                           : j->exclusive ? "it ran out of memory before, its need unknown"
                                          : "no solo profile yet";
         snprintf(pre, sizeof pre, "must run alone (%s): ", why);

@@ -245,6 +245,11 @@ double carma_sched_next_timer(const struct carma_sched *s, double now);
 int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome outcome,
                        uint64_t peak_mib, double now);
 
+/* Has queued job j run alone from now on (exclusive, for why: not CARMA_ALONE_NO), as an
+ * OOM whose need is unknown does. Returns 0, or -EINVAL when j is not queued or why is
+ * out of range. */
+int carma_sched_run_alone(struct carma_sched *s, uint32_t j, enum carma_alone why);
+
 /* The memory job j's clients are capped at on its MPS GPUs (p.mps_cap), 0 for none: its
  * hold plus the margin, none without a hold, and none once an OOM gave it GPUs of its own
  * (exclusive): the same cap would crash it again. */

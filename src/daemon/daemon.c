@@ -146,6 +146,7 @@ struct djob {
     uint64_t xid;
     unsigned xid_gpu;
     double xid_t; /* when it came */
+    int xid_shared;           /* it came on a GPU shared by MPS with another client (xid_one) */
     int xid_dirty, xid_in_tx; /* the mark is to be stored (attempts.xid: a restarted carmad
                                  judges the end by it), is in this iteration's transaction */
     int seen_dirty, seen_in_tx; /* the same for gpu_seen_s (attempts.seen_time) */
@@ -523,7 +524,10 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
     j->peak_mib = r->peak_mib;
     j->max_attempts = (uint16_t)r->max_attempts;
     j->attempts = (uint16_t)r->attempts;
-    j->exclusive = (uint8_t)r->exclusive;
+    /* a number no carmad wrote runs alone, the safe reading */
+    j->exclusive = r->exclusive >= CARMA_ALONE_NO && r->exclusive < CARMA_ALONE_COUNT
+                       ? (uint8_t)r->exclusive
+                       : CARMA_ALONE_OOM;
 }
 
 /* The job's profile key (its memory signature, or argv + batch for a job stored without
@@ -1567,6 +1571,10 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     enum carma_xid_kind kind = carma_xid_kind(x->xid, &what);
     uint32_t count = x->count ? x->count : 1;
     carma_mon_xid(&d->mon, x->gpu, x->xid, count, now);
+    /* Under MPS one client's fault ends every client of the GPU, and neither this event
+     * nor the kernel's line says reliably whose it was (attempt_end) */
+    const struct carma_gpu *cg = &d->gpus[x->gpu];
+    int shared = cg->sharing == CARMA_SHARING_MPS && (cg->njobs > 1 || cg->nforeign > 0);
     char jobs[128] = "";
     size_t jl = 0;
     int cut = 0;
@@ -1585,6 +1593,7 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
             dj->xid = x->xid;
             dj->xid_gpu = x->gpu;
             dj->xid_t = now;
+            dj->xid_shared = shared;
             dj->xid_dirty = 1;
         }
         char id[32];
@@ -1783,25 +1792,24 @@ static void kmsg_open(struct carmad *d)
     dlog(d, LOG_INFO, "%s: the kernel's Xid lines read", path);
 }
 
-/* What the kernel's Xid lines say of the attempt of job i ending at end_s, on its GPUs
- * (carmad_kmsg_judge): -1 nothing, or its own process was blamed on one of them; else an
- * application Xid put on another's process, *other that, and 1 when that GPU is shared
- * by MPS (there the fault ends every client), 0 when not. */
-static int kmsg_verdict(struct carmad *d, uint32_t i, double end_s, struct carmad_kmsg_blame *other)
+/* Whether the kernel's Xid lines put an application Xid on another's process, not on the
+ * job's own, on one of job i's GPUs during its attempt ending at end_s (carmad_kmsg_judge):
+ * *other that. GPUs shared by MPS are not read: there the pid the kernel names is not
+ * always the client that faulted (docs/gpu.md, the H200). */
+static int kmsg_other(struct carmad *d, uint32_t i, double end_s, struct carmad_kmsg_blame *other)
 {
-    int r = -1;
+    int r = 0;
     for (uint16_t k = 0; k < d->sj[i].nplaced; k++) {
         unsigned g = d->sj[i].gpu[k];
-        if (g >= d->ngpus)
+        if (g >= d->ngpus || d->gpus[g].sharing == CARMA_SHARING_MPS)
             continue;
         struct carmad_kmsg_blame b;
         enum carmad_kmsg_verdict v = carmad_kmsg_judge(
             &d->gs[g].blames, d->dj[i].rec.id, d->sj[i].start_s, end_s, d->xid_fault_window_s, &b);
         if (v == CARMAD_KMSG_SELF)
-            return -1;
-        int mps = d->gpus[g].sharing == CARMA_SHARING_MPS;
-        if (v == CARMAD_KMSG_OTHER && mps > r) {
-            r = mps;
+            return 0;
+        if (v == CARMAD_KMSG_OTHER) {
+            r = 1;
             *other = b;
         }
     }
@@ -1849,10 +1857,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
      * (its bound stands). An application Xid is named in its reason. */
     char xid_why[160], xid_note[160] = "";
     struct carmad_kmsg_blame other = {0};
-    int other_mps = -1; /* the kernel put an application Xid on another's process: on a GPU
-                           shared by MPS (1), by time-slicing only (0) */
-    if (o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST)
-        other_mps = kmsg_verdict(d, i, end_s, &other);
+    int other_named =
+        (o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) && kmsg_other(d, i, end_s, &other);
     if (dj->xid_seen) {
         const char *what;
         carma_xid_kind(dj->xid, &what);
@@ -1866,31 +1872,33 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                      dj->xid_gpu, (unsigned long long)dj->xid, what);
             why = xid_why;
         } else if ((o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) &&
-                   !(other_mps >= 0 && dj->xid_kind == CARMA_XID_APP && dj->xid == other.xid)) {
+                   !(other_named && dj->xid_kind == CARMA_XID_APP && dj->xid == other.xid)) {
             /* (an application's Xid the kernel put on another's process is not named) */
             snprintf(xid_note, sizeof xid_note, "; GPU %u reported Xid %llu (%s) during it",
                      dj->xid_gpu, (unsigned long long)dj->xid, what);
         }
     }
-    /* Under MPS one client's fault ends every client of its GPU: a failure with another's
-     * fault on an MPS GPU is not the job's, retried as for a GPU's fault (its bound stands) */
-    int forgiven = 0;
-    if (o == CARMA_OUTCOME_FAILED && other_mps == 1) {
+    /* Under MPS one client's fault ends every client of its GPU, each with the culprit's
+     * error, and neither NVML's event nor the kernel's line says reliably whose it was
+     * (on an H200 the kernel named the co-runner in 4 of 5 faults, docs/gpu.md). A
+     * failure after an application Xid on an MPS GPU it shared is retried alone, where a
+     * fault is its own: the culprit fails there (final), the others run. The first such
+     * attempt is not counted against the job's (a faulty neighbour's doing, most likely);
+     * one that ran alone already (a foreign client beside it) counts. */
+    int forgiven = 0, alone = 0;
+    if (o == CARMA_OUTCOME_FAILED && dj->xid_seen && dj->xid_kind == CARMA_XID_APP &&
+        dj->xid_shared && end_s - dj->xid_t <= d->xid_fault_window_s) {
+        const char *what;
+        carma_xid_kind(dj->xid, &what);
         o = CARMA_OUTCOME_GPU_ERROR;
-        char whose[48];
-        if (other.job)
-            snprintf(whose, sizeof whose, "job %llu", (unsigned long long)other.job);
-        else
-            snprintf(whose, sizeof whose, "pid %ld, no carma job's", (long)other.pid);
-        snprintf(xid_why, sizeof xid_why, "another MPS client's fault (Xid %llu, %s) ended it",
-                 (unsigned long long)other.xid, whose);
+        snprintf(xid_why, sizeof xid_why,
+                 "GPU %u's Xid %llu (%s) under MPS ended every client there, whose fault unknown",
+                 dj->xid_gpu, (unsigned long long)dj->xid, what);
         why = xid_why;
         xid_note[0] = '\0';
-        /* Ended by another carma job's fault, which that job's own failure answers for (it
-         * is final): the attempt is not counted against this job's, or a run of faulty
-         * neighbours would use them up. A process of no carma job's may have been this
-         * job's own (gone before it was listed), so that attempt counts. */
-        if (other.job && dj->rec.max_attempts && dj->rec.max_attempts < ATTEMPTS_CEILING) {
+        alone = 1;
+        if (!d->sj[i].exclusive && dj->rec.max_attempts &&
+            dj->rec.max_attempts < ATTEMPTS_CEILING) {
             dj->rec.max_attempts++;
             d->sj[i].max_attempts++;
             forgiven = 1;
@@ -1904,6 +1912,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     double run = end_s > start && start > 0 ? end_s - start : 0;
     fair_end(d, i, end_s);
     int requeued = carma_sched_finish(&d->sched, i, o, peak, end_s);
+    if (requeued && alone)
+        carma_sched_run_alone(&d->sched, i, CARMA_ALONE_MPS_FAULT);
     struct carma_job_rec *r = &dj->rec;
     r->exit_code = have && x.exited ? x.code : -1;
     r->signal = have && !x.exited ? x.signal : 0;
@@ -1911,7 +1921,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     char reason[512];
     const char *retry = o != CARMA_OUTCOME_GPU_ERROR ? ""
                         : !requeued                  ? ", no attempts left"
-                        : forgiven ? ", retried (not counted against its attempts)"
+                        : forgiven ? ", retried alone (not counted against its attempts)"
+                        : alone    ? ", retried alone"
                                    : ", retried";
     if (o == CARMA_OUTCOME_OOM)
         snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
@@ -4246,7 +4257,8 @@ static void iteration_end(struct carmad *d)
             dj->pid_in_tx = 1;
         /* the running attempt's Xid mark, for a restarted carmad to judge its end by */
         if (dj->used && dj->xid_dirty && dj->xid_seen && !dj->launching && store_tx(d, &err) == 0) {
-            struct carma_store_xid sx = {.xid = dj->xid, .gpu = dj->xid_gpu, .t = dj->xid_t};
+            struct carma_store_xid sx = {
+                .xid = dj->xid, .gpu = dj->xid_gpu, .t = dj->xid_t, .shared = dj->xid_shared};
             if (carma_store_attempt_xid_put(d->store, dj->rec.id, d->sj[i].attempts, &sx, &err) ==
                 0) {
                 dj->xid_dirty = 0;
@@ -4595,6 +4607,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         dj->xid_kind = carma_xid_kind(sx.xid, &what);
         dj->xid_gpu = sx.gpu;
         dj->xid_t = sx.t;
+        dj->xid_shared = sx.shared;
     }
     /* ...and when its process was first listed on its GPUs: its ramp (solo profile) and a
      * reference policy's grace go on from then; not yet, from its first listing. A solo

@@ -127,9 +127,10 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ATT_PEAK_PUT] = "UPDATE attempts SET peak_mib=?,peak_partial=? WHERE job_id=? AND n=? "
                         "AND end_time IS NULL",
     [ST_ATT_PEAK_GET] = "SELECT peak_mib,peak_partial FROM attempts WHERE job_id=? AND n=?",
-    [ST_ATT_XID_PUT] = "UPDATE attempts SET xid=?,xid_gpu=?,xid_time=? WHERE job_id=? AND n=? "
-                       "AND end_time IS NULL",
-    [ST_ATT_XID_GET] = "SELECT xid,xid_gpu,xid_time FROM attempts WHERE job_id=? AND n=?",
+    [ST_ATT_XID_PUT] = "UPDATE attempts SET xid=?,xid_gpu=?,xid_time=?,xid_shared=? WHERE job_id=? "
+                       "AND n=? AND end_time IS NULL",
+    [ST_ATT_XID_GET] =
+        "SELECT xid,xid_gpu,xid_time,xid_shared FROM attempts WHERE job_id=? AND n=?",
     [ST_ATT_SEEN_PUT] =
         "UPDATE attempts SET seen_time=? WHERE job_id=? AND n=? AND end_time IS NULL",
     [ST_ATT_SEEN_GET] = "SELECT seen_time FROM attempts WHERE job_id=? AND n=?",
@@ -237,6 +238,11 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * (core/coloc.h), by sharing mode and knot of the jobs' summed solo SMACT. */
     "CREATE TABLE IF NOT EXISTS coloc(sharing TEXT NOT NULL, knot INTEGER NOT NULL,"
     " weight REAL NOT NULL, logq REAL NOT NULL, PRIMARY KEY(sharing, knot));",
+    /* 16 -> 17: whether that Xid came on a GPU shared by MPS with another client, where
+     * one client's fault ends them all and neither NVML nor the kernel says whose it was
+     * (a restarted carmad retries the failure after it alone, as the carmad that saw the
+     * Xid would have). 0 for the marks stored before. */
+    "ALTER TABLE attempts ADD COLUMN xid_shared INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -259,6 +265,7 @@ static const struct {
     [13] =
         {"attempts", "seen_time",
          "UPDATE attempts SET seen_time=start_time WHERE end_time IS NULL AND seen_time IS NULL"},
+    [16] = {"attempts", "xid_shared", NULL},
 };
 
 struct carma_store {
@@ -996,8 +1003,9 @@ int carma_store_attempt_xid_put(struct carma_store *s, uint64_t job, uint32_t n,
     sqlite3_bind_int64(q, 1, (sqlite3_int64)x->xid);
     sqlite3_bind_int64(q, 2, x->gpu);
     sqlite3_bind_double(q, 3, x->t);
-    sqlite3_bind_int64(q, 4, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 5, n);
+    sqlite3_bind_int(q, 4, x->shared != 0);
+    sqlite3_bind_int64(q, 5, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 6, n);
     return run(s, ST_ATT_XID_PUT, "recording an attempt's Xid", err);
 }
 
@@ -1015,6 +1023,7 @@ int carma_store_attempt_xid_get(struct carma_store *s, uint64_t job, uint32_t n,
         sqlite3_int64 g = sqlite3_column_int64(q, 1);
         x->gpu = g >= 0 && g <= UINT_MAX ? (unsigned)g : 0;
         x->t = sqlite3_column_double(q, 2);
+        x->shared = sqlite3_column_int(q, 3) != 0;
     }
     row_done(q);
     return ret;

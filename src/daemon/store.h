@@ -16,7 +16,7 @@
 #include "core/coloc.h"
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 16
+#define CARMA_STORE_SCHEMA_VERSION 17
 
 struct carma_store;
 
@@ -167,6 +167,8 @@ struct carma_store_xid {
     uint64_t xid;
     unsigned gpu; /* the GPU's index (carmad's) when it came */
     double t;     /* when it came, s since the epoch */
+    int shared;   /* it came on a GPU shared by MPS with another client: whose fault it was
+                     is unknown */
 };
 /* Writes the mark of running attempt n (one that ended is left as it is). */
 int carma_store_attempt_xid_put(struct carma_store *st, uint64_t job, uint32_t n,

@@ -220,10 +220,13 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
         if (f->njobs == 0)
             break;
         uint32_t i = p[1] % f->njobs;
-        if (f->jobs[i].state == CARMA_JOB_RUNNING)
-            (void)carma_sched_finish(&f->s, i,
-                                     (enum carma_outcome)(p[2] % (CARMA_OUTCOME_GPU_ERROR + 1)),
-                                     (uint64_t)p[3] * 384, now);
+        enum carma_outcome o = (enum carma_outcome)(p[2] % (CARMA_OUTCOME_GPU_ERROR + 1));
+        /* a GPU error under MPS: carmad has it rerun alone (carma_sched_run_alone) */
+        if (f->jobs[i].state == CARMA_JOB_RUNNING &&
+            carma_sched_finish(&f->s, i, o, (uint64_t)p[3] * 384, now) &&
+            o == CARMA_OUTCOME_GPU_ERROR && (p[3] & 1) &&
+            carma_sched_run_alone(&f->s, i, CARMA_ALONE_MPS_FAULT) != 0)
+            __builtin_trap();
         break;
     }
     case 4: /* cancel a queued job */

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <errno.h>
 #include <string.h>
 
 #include "core/coloc.h"
@@ -727,6 +728,37 @@ static void test_auto_runs_alone_beside_foreign_processes(void **state)
     f.gpus[f.jobs[0].gpu[0]].mem_used_mib = 40000;
     carma_sched_gpu_changed(&f.s, f.jobs[0].gpu[0]);
     assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_free(&f.s);
+}
+
+/* A job that failed among the clients of an MPS GPU's fault runs alone next, so that a
+ * failure there is its own (carma_sched_run_alone): it waits beside a job it would have
+ * joined, and says why. Only a queued job is set so. */
+static void test_run_alone_after_an_mps_fault(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    for (uint32_t k = 0; k < 2; k++) {
+        f.jobs[k].bound_mib = 1000;
+        f.jobs[k].smact = 0.1f;
+        carma_sched_submit(&f.s, k, 0);
+    }
+    assert_int_equal(fx_step(&f, 0), 2); /* light jobs share the GPU */
+    assert_int_equal(carma_sched_run_alone(&f.s, 1, CARMA_ALONE_MPS_FAULT), -EINVAL);
+    assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_GPU_ERROR, 0, 1), 1);
+    assert_int_equal(carma_sched_run_alone(&f.s, 1, CARMA_ALONE_NO), -EINVAL);
+    assert_int_equal(carma_sched_run_alone(&f.s, 1, CARMA_ALONE_COUNT), -EINVAL);
+    assert_int_equal(carma_sched_run_alone(&f.s, 1, CARMA_ALONE_MPS_FAULT), 0);
+    assert_int_equal(f.jobs[1].exclusive, CARMA_ALONE_MPS_FAULT);
+    assert_int_equal(fx_step(&f, 1), 0);
+    struct carma_sched_why w;
+    assert_int_equal(carma_sched_why(&f.s, 1, 1, &w), 0);
+    assert_int_equal(w.code, CARMA_WHY_EXCLUSIVE);
+    assert_non_null(strstr(w.text, "must run alone (a fault ended every client of its MPS GPU"));
+    carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 0, 2);
+    assert_int_equal(fx_step(&f, 2), 1);
+    assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
     carma_sched_free(&f.s);
 }
 
@@ -1711,6 +1743,7 @@ int main(void)
         cmocka_unit_test(test_auto_backfill_leaves_the_holder_its_gain),
         cmocka_unit_test(test_auto_counts_a_job_past_its_hold),
         cmocka_unit_test(test_auto_runs_alone_beside_foreign_processes),
+        cmocka_unit_test(test_run_alone_after_an_mps_fault),
         cmocka_unit_test(test_auto_whole_gpu_beside_reserved_memory),
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),

@@ -709,9 +709,9 @@ static void test_damaged_refused(void **state)
     assert_true(stat(wal, &sb) < 0 || sb.st_size == 0); /* nothing written */
 }
 
-/* Schema 13: a running attempt's Xid mark (attempts.xid, xid_gpu, xid_time) is stored and
- * read back, an ended attempt's is left as it is; an old store (version 12) gains the
- * columns with its attempts unmarked. */
+/* Schema 13: a running attempt's Xid mark (attempts.xid, xid_gpu, xid_time; schema 17
+ * xid_shared) is stored and read back, an ended attempt's is left as it is; an old store
+ * (version 12) gains the columns with its attempts unmarked. */
 static void test_attempt_xid(void **state)
 {
     (void)state;
@@ -729,17 +729,19 @@ static void test_attempt_xid(void **state)
                                   "ALTER TABLE attempts DROP COLUMN xid;"
                                   "ALTER TABLE attempts DROP COLUMN xid_gpu;"
                                   "ALTER TABLE attempts DROP COLUMN xid_time;"
+                                  "ALTER TABLE attempts DROP COLUMN xid_shared;"
                                   "PRAGMA user_version=12;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 12);
-    struct carma_store_xid x = {.xid = 7, .gpu = 7, .t = 7};
+    struct carma_store_xid x = {.xid = 7, .gpu = 7, .t = 7, .shared = 1};
     assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 0);
     assert_int_equal(x.xid, 0);
+    assert_int_equal(x.shared, 0);
     assert_int_equal(carma_store_attempt_xid_get(st, b, 2, &x, &err), -ENOENT);
-    struct carma_store_xid m = {.xid = 94, .gpu = 3, .t = 1700000123.5};
+    struct carma_store_xid m = {.xid = 94, .gpu = 3, .t = 1700000123.5, .shared = 1};
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_attempt_xid_put(st, b, 1, &m, &err), 0);
     assert_int_equal(carma_store_attempt_xid_put(st, a, 1, &m, &err), 0); /* ended: kept */
@@ -748,6 +750,7 @@ static void test_attempt_xid(void **state)
     assert_int_equal(x.xid, 94);
     assert_int_equal(x.gpu, 3);
     assert_true(x.t == 1700000123.5);
+    assert_int_equal(x.shared, 1);
     assert_int_equal(carma_store_attempt_xid_get(st, a, 1, &x, &err), 0);
     carma_store_close(st);
     /* a file whose version number was lowered has the columns: migrated again unharmed */
