@@ -26,6 +26,7 @@ void carmad_config_default(struct carmad_config *c)
     c->max_jobs_per_user = 1000;
     c->conn_idle_s = 60;
     c->conn_stall_s = 30;
+    c->path_check_s = 5;
     snprintf(c->socket_group, sizeof c->socket_group, "carma");
     carma_sched_params_default(&c->sched);
     c->sched.mps_cap = 1; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT on every MPS client */
@@ -199,6 +200,10 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             if (parse_double(value, 0, 36500, &d))
                 BAD("job_retention_days: a number of days in [0, 36500] expected (0: forever)");
             c->job_retention_days = d;
+        } else if (!strcmp(name, "path_check_timeout")) {
+            if (parse_double(value, 0.05, 3600, &d))
+                BAD("path_check_timeout: a number of seconds in [0.05, 3600] expected");
+            c->path_check_s = d;
         } else if (!strcmp(name, "conn_stall_timeout")) {
             if (parse_double(value, 0.1, 86400, &d))
                 BAD("conn_stall_timeout: a number of seconds in [0.1, 86400] expected");

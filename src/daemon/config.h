@@ -4,7 +4,7 @@
  *   [daemon]  policy, gpus, monitor_interval (s), max_attempts, kill_grace (s),
  *             http (ADDR:PORT of /metrics, /v1/gpus, /v1/jobs; off when empty),
  *             max_conns_per_user, max_jobs_per_user, conn_idle_timeout (s),
- *             conn_stall_timeout (s),
+ *             conn_stall_timeout (s), path_check_timeout (s),
  *             job_retention_days (final jobs older are removed from the store, and their
  *             log folders STATE/jobs/ID from the disk; 0 never),
  *   [monitor] record_interval (s between stored records, 0 none), retention_days,
@@ -50,6 +50,8 @@ struct carmad_config {
                                     is closed */
     double conn_stall_s;         /* 30: a connection whose answers went unread that long is
                                     closed */
+    double path_check_s;         /* 5: a submission whose cwd or command's folders do not
+                                    answer that long is refused (daemon/pathcheck.h) */
     struct carma_sched_params sched;
     int learn_coloc;             /* 1: auto's co-location model is corrected by what the
                                     co-runs carmad observes teach (core/coloc.h) */

@@ -44,6 +44,7 @@
 #include "daemon/kmsg.h"
 #include "daemon/metrics.h"
 #include "daemon/monitor.h"
+#include "daemon/pathcheck.h"
 #include "estimate/history.h"
 #include "daemon/shepherd.h"
 #include "daemon/store.h"
@@ -64,6 +65,7 @@
 #define TAG_XID 7ull
 #define TAG_KMSG 8ull
 #define TAG_ESTQ 9ull
+#define TAG_PATHS 10ull
 #define TAG(t, i) (((t) << 32) | (uint64_t)(i))
 
 #define MAX_CONNS 4096
@@ -89,6 +91,14 @@
  * answer is "busy", which the client asks again. */
 #define ESTQ_MAX 64u
 #define ESTQ_PER_UID 4u
+/* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: at
+ * most PATHS_MAX at once and PATHS_PER_UID of one user ("busy" past them), and checks
+ * abandoned on file systems that do not answer, whose threads still wait: past
+ * PATHS_STUCK_MAX, or PATHS_STUCK_PER_UID of one user, a submission is refused at once. */
+#define PATHS_MAX 256u
+#define PATHS_PER_UID 32u
+#define PATHS_STUCK_MAX 64u
+#define PATHS_STUCK_PER_UID 4u
 
 struct djob {
     int used;
@@ -180,8 +190,12 @@ struct submitter {
     char lim[CARMA_RLIMITS_MAX]; /* carma_rlimits_format; "": carmad's own limits */
 };
 
-/* A submission waiting for its summary's model bound (d->estq). */
+/* A submission waiting for its paths' check (paths), then, with a summary, for its model
+ * bound (d->estq). */
 struct psub {
+    struct carmad_pathcheck_item *paths; /* its check, until taken (NULL after) */
+    double paths_deadline;               /* carma_mono_s(): refused past it */
+    int paths_stopped;                   /* carmad stopped before its check ended */
     struct carmad_estq_item it;
     struct carma_req q; /* the request, moved out of handle_line */
     uint32_t ci;
@@ -319,6 +333,7 @@ struct carmad {
     int deferred;             /* the request being handled was answered through pend_add, or
                                  waits in the estimate queue */
     struct carmad_estq *estq; /* summaries' model bounds, off the loop */
+    struct carmad_pathcheck *paths; /* submissions' paths, checked off the loop */
     struct psub *psubs;       /* the submissions waiting for it */
     unsigned npsubs;
     uint64_t estimates;   /* finished by it since carmad started */
@@ -2635,65 +2650,13 @@ static void user_name(uid_t uid, char *buf, size_t cap, gid_t *gid)
     }
 }
 
-/* Whether the calling thread's file-system ids may execute path (AT_EACCESS: the
- * kernel checks the fsuid, which carma_asuser sets; plain access() would ask for
- * the real uid, root's). */
-static int may_exec(const char *path)
-{
-    return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
-}
-
-/* The most time a submission's command may take to be looked up along its PATH. One
- * lookup through a user's symbolic links may take milliseconds (40 links, each 4 KiB of
- * "./"), and a PATH of 32 KiB holds 16,000 entries: a minute of carmad's loop, everyone's,
- * for one request (and carmad's watchdog restarts it after two). */
-#define CMD_LOOKUP_BUDGET_S 0.01
-
-/* Whether argv0 can be executed, looked up on PATH (from env) relative to cwd: 1 yes, 0 no,
- * -1 not known: the entries of PATH looked at took CMD_LOOKUP_BUDGET_S, and the rest are
- * left to the job's exec. */
-static int command_exists(const char *argv0, const char *cwd, const char *path_env)
-{
-    char full[PATH_MAX];
-    if (strchr(argv0, '/')) {
-        if (argv0[0] == '/')
-            snprintf(full, sizeof full, "%s", argv0);
-        else
-            snprintf(full, sizeof full, "%s/%s", cwd, argv0);
-        struct stat st; /* a folder is "executable" too, and exec would fail with 126 */
-        return stat(full, &st) == 0 && S_ISREG(st.st_mode) && may_exec(full);
-    }
-    const char *p = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
-    double t0 = carma_mono_s();
-    while (*p) {
-        if (carma_mono_s() - t0 >= CMD_LOOKUP_BUDGET_S)
-            return -1;
-        const char *e = strchr(p, ':');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == 0)
-            snprintf(full, sizeof full, "%s/%s", cwd, argv0);
-        else if (p[0] == '/')
-            snprintf(full, sizeof full, "%.*s/%s", (int)n, p, argv0);
-        else
-            snprintf(full, sizeof full, "%s/%.*s/%s", cwd, (int)n, p, argv0);
-        struct stat st;
-        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && may_exec(full))
-            return 1;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
-
 static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const struct carma_req *q,
                              const struct submitter *who, const struct carmad_model *model);
-static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
+static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                             const struct submitter *who);
 
-/* Checks a submission and who sends it; one with a summary then waits for its model bound
- * in the estimate queue (submit_queue, moving q out), the others go on at once
- * (submit_finish). */
+/* Checks who sends a submission, then has its paths checked off the loop (submit_paths,
+ * moving q out); paths_take goes on with it. */
 static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
 {
     struct conn *c = d->conns[ci];
@@ -2723,34 +2686,6 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
     }
     struct submitter who = {.uid = c->uid, .gid = c->gid};
     user_name(c->uid, who.uname, sizeof who.uname, &who.gid);
-    const char *uname = who.uname;
-    gid_t gid = who.gid;
-    /* The paths are checked with the rights the job will run with: a root carmad
-     * checking as root would tell a user which files exist in folders they cannot
-     * read (a path they cannot reach is answered as a missing one). */
-    struct carma_asuser as = {0};
-    struct carma_err aerr = {{0}};
-    /* Not "busy": the client would ask again for a minute, and this does not pass. */
-    int arc = d->self_uid == 0 && c->uid != 0 ? carma_asuser_enter(&as, c->uid, gid, uname, &aerr)
-                                              : 0;
-    if (arc)
-        return carma_resp_error(arc == -ENOMEM ? "nomem" : "forbidden",
-                                "cannot check the job's paths: %s", aerr.msg);
-    struct stat st;
-    int cwd_ok = stat(rj->cwd, &st) == 0 && S_ISDIR(st.st_mode) && may_exec(rj->cwd);
-    const char *path_env = NULL;
-    for (size_t k = 0; k < rj->nenv; k++)
-        if (!strcmp(rj->env_key[k], "PATH"))
-            path_env = rj->env_val[k];
-    /* (a lookup that ran out of time is taken as found: a missing command then fails at
-     * its exec, exit 127, as it would have after any later change of the folders) */
-    int cmd_ok = cwd_ok && command_exists(rj->argv[0], rj->cwd, path_env) != 0;
-    carma_asuser_leave(&as);
-    if (!cwd_ok)
-        return carma_resp_error("invalid", "job.cwd: %s is not a directory", rj->cwd);
-    if (!cmd_ok)
-        return carma_resp_error("invalid", "command not found or not executable: %s",
-                                rj->argv[0]);
     /* A root carmad runs the job with the resource limits of the process that submitted
      * it, as a login would (pam_limits): not with carmad's own, which would lift every
      * limit set for the user. */
@@ -2768,31 +2703,68 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
                                     lerr.msg);
         carma_rlimits_format(rl, lim, sizeof who.lim);
     }
-    if (rj->summary && rj->batch)
-        return submit_queue(d, ci, q, &who);
-    const struct carmad_model none = {0};
-    return submit_finish(d, ci, c->gen, q, &who, &none);
+    return submit_paths(d, ci, q, &who);
 }
 
-/* Puts a submission with a summary in the estimate queue (q is moved into it: the caller's
- * is left empty); answered by estq_take once its model bound is known. */
-static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
+/* The waiting submissions of uid: those whose paths are being checked (paths 1), or those
+ * waiting for their summaries' estimates (0); *all: the same of every user. */
+static unsigned psubs_of(const struct carmad *d, uid_t uid, int paths, unsigned *all)
+{
+    unsigned n = 0, a = 0;
+    for (const struct psub *p = d->psubs; p; p = p->next)
+        if ((p->paths != NULL) == paths) {
+            a++;
+            n += p->who.uid == uid;
+        }
+    *all = a;
+    return n;
+}
+
+/* Has a submission's cwd and command checked on a thread of their own, with the rights the
+ * job will run with (daemon/pathcheck.h): a file system that does not answer (a hung NFS
+ * server, a stuck FUSE mount) holds that thread, not carmad's loop. q is moved into a
+ * waiting submission (the caller's is left empty); paths_take goes on with it, or
+ * paths_expire refuses it past path_check_timeout. */
+static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                             const struct submitter *who)
 {
-    unsigned mine = waiting_of(d, who->uid);
-    if (mine >= ESTQ_PER_UID)
+    unsigned mine_stuck, stuck = carmad_pathcheck_stuck(d->paths, who->uid, &mine_stuck);
+    if (stuck >= PATHS_STUCK_MAX || mine_stuck >= PATHS_STUCK_PER_UID)
         return carma_resp_error("busy",
-                                "uid %u has %u submissions waiting for their summaries' "
-                                "estimates, the most one user may have",
-                                (unsigned)who->uid, mine);
-    if (d->npsubs >= ESTQ_MAX)
+                                "%u path checks (%u of uid %u) wait on file systems that did "
+                                "not answer within %g s: submit again once they answer",
+                                stuck, mine_stuck, (unsigned)who->uid, d->cfg.path_check_s);
+    unsigned all, mine = psubs_of(d, who->uid, 1, &all);
+    if (mine >= PATHS_PER_UID || all >= PATHS_MAX)
         return carma_resp_error("busy",
-                                "%u submissions are waiting for their summaries' "
-                                "estimates, the most carmad holds",
-                                d->npsubs);
+                                "%u submissions are having their paths checked (%u of uid "
+                                "%u), the most carmad holds",
+                                all, mine, (unsigned)who->uid);
+    const struct carma_req_job *rj = &q->job;
+    const char *path_env = NULL;
+    for (size_t k = 0; k < rj->nenv; k++)
+        if (!strcmp(rj->env_key[k], "PATH"))
+            path_env = rj->env_val[k];
+    /* A root carmad checking as root would tell a user which files exist in folders they
+     * cannot read: a path they cannot reach is answered as a missing one. */
+    const struct carmad_pathcheck_req pr = {.uid = who->uid,
+                                            .gid = who->gid,
+                                            .user = who->uname,
+                                            .as_user = d->self_uid == 0 && who->uid != 0,
+                                            .cwd = rj->cwd,
+                                            .argv0 = rj->argv[0],
+                                            .path_env = path_env};
     struct psub *p = calloc(1, sizeof *p);
     if (!p)
         return carma_resp_error("nomem", "carmad is out of memory");
+    struct carma_err e = {{0}};
+    int rc = carmad_pathcheck_start(d->paths, &pr, p, &p->paths, &e);
+    if (rc) {
+        free(p);
+        return carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
+                                "cannot check the job's paths: %s", e.msg);
+    }
+    p->paths_deadline = carma_mono_s() + d->cfg.path_check_s;
     p->q = *q;
     memset(q, 0, sizeof *q); /* moved: the caller's carma_req_free has nothing to free */
     p->it.rj = &p->q.job;
@@ -2806,7 +2778,6 @@ static json_t *submit_queue(struct carmad *d, uint32_t ci, struct carma_req *q,
     d->conns[ci]->pending++; /* its next requests wait: answers keep their order */
     d->deferred = 1;
     d->publish = 1;
-    carmad_estq_push(d->estq, &p->it);
     return NULL;
 }
 
@@ -2821,8 +2792,106 @@ static void psub_unlink(struct carmad *d, struct psub *p)
     d->npsubs--;
 }
 
-/* The estimate queue's finished submissions: each is carried out whether its client
- * still waits or not, as one carmad has read always is, and answered if it does. */
+/* Ends the waiting submission p: refused with resp, or (resp NULL) carried out with the
+ * model bound model, whether its client still waits or not, as one carmad has read always
+ * is; answered if it does. */
+static void psub_end(struct carmad *d, struct psub *p, json_t *resp,
+                     const struct carmad_model *model)
+{
+    psub_unlink(d, p);
+    d->publish = 1;
+    int live = conn_release(d, p->ci, p->gen) != NULL;
+    d->deferred = 0;
+    if (!resp)
+        resp = submit_finish(d, p->ci, p->gen, &p->q, &p->who, model);
+    if (live && (resp || !d->deferred))
+        conn_send(d, p->ci, resp);
+    else
+        json_decref(resp);
+    carma_req_free(&p->q);
+    free(p);
+}
+
+/* The finished path checks: a submission that passed goes on, with a summary to the
+ * estimate queue (estq_take), without one into the queue. */
+static void paths_take(struct carmad *d)
+{
+    static const struct carmad_model none = {0};
+    uint64_t n;
+    while (read(carmad_pathcheck_fd(d->paths), &n, sizeof n) > 0)
+        ;
+    struct carmad_pathcheck_item *it;
+    while ((it = carmad_pathcheck_take(d->paths))) {
+        struct psub *p = carmad_pathcheck_owner(it);
+        unsigned all, mine = psubs_of(d, p->who.uid, 0, &all); /* before p counts there */
+        p->paths = NULL;
+        enum carmad_path_verdict v = CARMAD_PATH_OK;
+        struct carma_err e = {{0}};
+        int rc = carmad_pathcheck_result(it, &v, &e);
+        carmad_pathcheck_free(it);
+        const struct carma_req_job *rj = &p->q.job;
+        json_t *resp = NULL;
+        if (rc) /* not "busy": the client would ask again for a minute, and this does not pass */
+            resp = carma_resp_error(rc == -ENOMEM ? "nomem" : "forbidden",
+                                    "cannot check the job's paths: %s", e.msg);
+        else if (v == CARMAD_PATH_NO_CWD)
+            resp = carma_resp_error("invalid", "job.cwd: %s is not a directory", rj->cwd);
+        else if (v == CARMAD_PATH_NO_COMMAND)
+            resp =
+                carma_resp_error("invalid", "command not found or not executable: %s", rj->argv[0]);
+        else if (!(rj->summary && rj->batch))
+            ;
+        else if (mine >= ESTQ_PER_UID)
+            resp = carma_resp_error("busy",
+                                    "uid %u has %u submissions waiting for their summaries' "
+                                    "estimates, the most one user may have",
+                                    (unsigned)p->who.uid, mine);
+        else if (all >= ESTQ_MAX)
+            resp = carma_resp_error("busy",
+                                    "%u submissions are waiting for their summaries' "
+                                    "estimates, the most carmad holds",
+                                    all);
+        else {
+            carmad_estq_push(d->estq, &p->it);
+            continue;
+        }
+        psub_end(d, p, resp, &none);
+    }
+}
+
+/* The submissions whose path checks passed path_check_timeout: refused, their checks
+ * abandoned (their threads wait on until the file system answers). Returns the earliest
+ * deadline of those left, 0 none. */
+static double paths_expire(struct carmad *d)
+{
+    double now = carma_mono_s(), next = 0;
+    for (struct psub *p = d->psubs, *nx; p; p = nx) {
+        nx = p->next;
+        if (!p->paths)
+            continue;
+        if (now < p->paths_deadline) {
+            next = next == 0 || p->paths_deadline < next ? p->paths_deadline : next;
+            continue;
+        }
+        carmad_pathcheck_abandon(d->paths, p->paths);
+        p->paths = NULL;
+        unsigned mine, stuck = carmad_pathcheck_stuck(d->paths, p->who.uid, &mine);
+        dlog(d, LOG_WARNING,
+             "a submission of uid %u refused: its paths (cwd %s) did not answer within %g s; "
+             "%u path checks wait on file systems (%u of that uid)",
+             (unsigned)p->who.uid, p->q.job.cwd, d->cfg.path_check_s, stuck, mine);
+        psub_end(d, p,
+                 carma_resp_error("invalid",
+                                  "job.cwd: %s or its command's folders did not answer "
+                                  "within %g s (path_check_timeout): a network or FUSE file "
+                                  "system that hangs? The job was not submitted",
+                                  p->q.job.cwd, d->cfg.path_check_s),
+                 NULL);
+    }
+    return next;
+}
+
+/* The estimate queue's finished submissions (psub_end). */
 static void estq_take(struct carmad *d)
 {
     uint64_t n;
@@ -2831,20 +2900,11 @@ static void estq_take(struct carmad *d)
     struct carmad_estq_item *it;
     while ((it = carmad_estq_take(d->estq))) {
         struct psub *p = (struct psub *)(void *)((char *)it - offsetof(struct psub, it));
-        psub_unlink(d, p);
         d->estimates++;
         d->estimate_s += it->seconds;
-        d->publish = 1;
-        int live = conn_release(d, p->ci, p->gen) != NULL;
-        d->deferred = 0;
-        json_t *resp = it->rc < 0 ? carma_resp_error("invalid", "job.summary: %s", it->err.msg)
-                                  : submit_finish(d, p->ci, p->gen, &p->q, &p->who, &it->model);
-        if (live && (resp || !d->deferred))
-            conn_send(d, p->ci, resp);
-        else
-            json_decref(resp);
-        carma_req_free(&p->q);
-        free(p);
+        psub_end(d, p,
+                 it->rc < 0 ? carma_resp_error("invalid", "job.summary: %s", it->err.msg) : NULL,
+                 &it->model);
     }
 }
 
@@ -2853,13 +2913,24 @@ static void estq_abort(struct carmad *d)
 {
     carmad_estq_stop(d->estq);
     d->estq = NULL;
+    for (struct psub *p = d->psubs; p; p = p->next) {
+        p->paths_stopped = p->paths != NULL;
+        p->paths = NULL;
+    }
+    carmad_pathcheck_stop(d->paths); /* frees the items it holds */
+    d->paths = NULL;
     while (d->psubs) {
         struct psub *p = d->psubs;
         psub_unlink(d, p);
         if (conn_release(d, p->ci, p->gen))
             conn_send(d, p->ci,
-                      carma_resp_error("busy", "carmad is stopping before this job's summary "
-                                               "was estimated: the job was not submitted"));
+                      carma_resp_error("busy", p->paths_stopped
+                                                   ? "carmad is stopping before this job's "
+                                                     "paths were checked: the job was not "
+                                                     "submitted"
+                                                   : "carmad is stopping before this job's "
+                                                     "summary was estimated: the job was "
+                                                     "not submitted"));
         carma_req_free(&p->q);
         free(p);
     }
@@ -4163,6 +4234,8 @@ static void http_publish(struct carmad *d)
         json_array_append_new(jobs, o);
     }
     free(order);
+    unsigned estimates_waiting; /* (not those whose paths are being checked) */
+    psubs_of(d, 0, 0, &estimates_waiting);
     struct carma_metrics m = {.gpus = mg,
                               .ngpus = d->ngpus,
                               .jobs = mj,
@@ -4176,7 +4249,7 @@ static void http_publish(struct carmad *d)
                               .decision = &d->decision,
                               .monitor_ticks = d->mon.ticks,
                               .monitor_seconds = (double)d->mon.tick_ns_total * 1e-9,
-                              .estimates_waiting = d->npsubs,
+                              .estimates_waiting = estimates_waiting,
                               .estimates_total = d->estimates,
                               .estimate_seconds = d->estimate_s,
                               .coloc = d->cfg.learn_coloc ? &d->coloc : NULL};
@@ -5321,6 +5394,12 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         rc = carma_err_set(err, -errno, "epoll_ctl: %s", strerror(errno));
         goto fail;
     }
+    if ((rc = carmad_pathcheck_init(&d->paths, getenv("CARMA_TEST_PATHCHECK_HOLD"), err)))
+        goto fail;
+    if (add_fd(d, carmad_pathcheck_fd(d->paths), TAG(TAG_PATHS, 0)) < 0) {
+        rc = carma_err_set(err, -errno, "epoll_ctl: %s", strerror(errno));
+        goto fail;
+    }
     /* The socket is checked and HTTP binds before anything is reconciled or launched:
      * a socket or port in use fails the start with nothing done. */
     if ((rc = socket_free(d, err)))
@@ -5385,6 +5464,14 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             if (timeout < 0 || ms < timeout)
                 timeout = ms;
         }
+        /* a path check that does not end: its deadline wakes carmad */
+        double pd = d->psubs ? paths_expire(d) : 0;
+        if (pd > 0) {
+            double left = pd - carma_mono_s();
+            int ms = left <= 0 ? 0 : left > 1000 ? 1000000 : (int)(left * 1e3) + 1;
+            if (timeout < 0 || ms < timeout)
+                timeout = ms;
+        }
         int n = epoll_wait(d->epfd, ev, 64, timeout);
         if (n < 0 && errno == EINTR)
             continue;
@@ -5408,6 +5495,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                 break;
             case TAG_ESTQ:
                 estq_take(d);
+                break;
+            case TAG_PATHS:
+                paths_take(d);
                 break;
             case TAG_TIMER: {
                 uint64_t exp;

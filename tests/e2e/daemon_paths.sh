@@ -1,0 +1,59 @@
+#!/bin/sh
+# A submission's paths (its cwd, its command on PATH) are checked off carmad's loop
+# (daemon/pathcheck.h), so that a file system that does not answer (a hung NFS server, a
+# stuck FUSE mount) holds one thread, not carmad: while a check hangs carmad answers every
+# other request; the submission is refused at path_check_timeout, with the reason; checks
+# still hanging are counted, and past 4 of one user that user's next submission is refused
+# at once; once the file system answers they end and submissions go through again; a
+# carmad that stops refuses a submission whose check still hangs.
+# CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it).
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+
+printf '[daemon]\npath_check_timeout = 1\n' >>"$T/carmad.ini"
+export CARMA_TEST_PATHCHECK_HOLD="$T/answer"
+start_daemon --gpus sim:2xa100-40gb
+
+step "a check that does not end holds no other request, and is refused at its timeout"
+"$CARMA" submit -- true >"$T/s1.out" 2>"$T/s1.err" &
+S1=$!
+wait_until 10 test -e "$T/answer.held" || fail "the check did not start"
+"$CARMA" gpus >/dev/null || fail "carma gpus not answered while a check hangs"
+"$CARMA" ls >/dev/null || fail "carma ls not answered while a check hangs"
+wait "$S1"
+rc=$?
+[ "$rc" = 2 ] || fail "the submission: exit $rc, $(cat "$T/s1.err")"
+grep -q "job.cwd: $(pwd) or its command's folders did not answer within 1 s (path_check_timeout): a network or FUSE file system that hangs? The job was not submitted" "$T/s1.err" ||
+    fail "the refusal: $(cat "$T/s1.err")"
+[ ! -s "$T/s1.out" ] || fail "a job id printed: $(cat "$T/s1.out")"
+grep -q "a submission of uid $(id -u) refused: its paths (cwd $(pwd)) did not answer within 1 s; 1 path checks wait on file systems (1 of that uid)" "$T/carmad.log" ||
+    fail "no log line"
+[ -z "$("$CARMA" ls --json | python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(sys.stdin)["jobs"]))')" ] ||
+    fail "a job was stored"
+
+step "past 4 hanging checks of one user, the next submission is refused at once"
+for k in 2 3 4; do
+    "$CARMA" submit -- true >/dev/null 2>"$T/s$k.err" && fail "submission $k went through"
+    grep -q "did not answer within 1 s" "$T/s$k.err" || fail "submission $k: $(cat "$T/s$k.err")"
+done
+CARMA_TIMEOUT=1 "$CARMA" submit -- true >/dev/null 2>"$T/s5.err" && fail "submission 5 went through"
+grep -q "4 path checks (4 of uid $(id -u)) wait on file systems that did not answer within 1 s: submit again once they answer" "$T/s5.err" ||
+    fail "submission 5: $(cat "$T/s5.err")"
+
+step "once the file system answers, the hanging checks end and submissions go through"
+touch "$T/answer"
+id=$("$CARMA" submit -- true) || fail "refused after the file system answered"
+"$CARMA" wait --timeout 20 "$id" >/dev/null || fail "job $id: $(state_of "$id")"
+"$CARMA" submit -- /nonexistent/x >/dev/null 2>"$T/s6.err" && fail "a missing command went through"
+grep -q "command not found or not executable: /nonexistent/x" "$T/s6.err" || fail "$(cat "$T/s6.err")"
+
+step "carmad stopping refuses a submission whose check still hangs"
+rm -f "$T/answer" "$T/answer.held"
+"$CARMA" submit -- true >/dev/null 2>"$T/s7.err" &
+S7=$!
+wait_until 10 test -e "$T/answer.held" || fail "the check did not start"
+stop_daemon TERM || fail "stop"
+wait "$S7" && fail "submission 7 went through"
+grep -q "carmad is stopping before this job's paths were checked: the job was not submitted" "$T/s7.err" ||
+    fail "submission 7: $(cat "$T/s7.err")"
+touch "$T/answer"
+echo "daemon_paths: ok"
