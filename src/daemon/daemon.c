@@ -1602,7 +1602,14 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
             k++;
         if (k == d->sj[i].nplaced)
             continue;
-        if (!dj->xid_seen || kind >= dj->xid_kind) { /* the gravest, its latest */
+        /* An application's Xid that came while the GPU was shared by MPS stands against a
+         * later one of no shared GPU within the window: the clients it ended are torn down
+         * after it (Xid 45 on their GPUs, one of a multi-GPU job's where it runs alone, or
+         * on the same GPU once its co-runner's end left it alone), and taking that one
+         * would fail as the job's own the end the shared one caused. */
+        int keep = dj->xid_seen && kind == CARMA_XID_APP && dj->xid_kind == CARMA_XID_APP &&
+                   dj->xid_shared && !shared && now - dj->xid_t <= d->xid_fault_window_s;
+        if (!keep && (!dj->xid_seen || kind >= dj->xid_kind)) { /* the gravest, its latest */
             dj->xid_seen = 1;
             dj->xid_kind = kind;
             dj->xid = x->xid;

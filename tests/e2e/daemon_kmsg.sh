@@ -125,6 +125,26 @@ second "$q"
 [ "$(outcomes "$b")" = "gpu_error succeeded" ] || fail "the co-runner's attempts: $(outcomes "$b")"
 "$CARMA" show "$b" | grep -q '^  attempts  2 of at most 2$' || fail "job b's attempts: $("$CARMA" show "$b")"
 
+step "MPS: a teardown Xid after a co-runner's end does not make the fault the survivor's own"
+# the driver tears a dead client's channels down (Xid 45) after the fault; by then carmad
+# may have ended the other client, the GPU no longer shared
+s=$(mpsjob "$T/s" 0)
+u=$(mpsjob "$T/u" 0)
+pair "$s" "$u" s u
+touch "$T/s.go2" "$T/u.go2"
+echo "xid 0 31" >>"$T/nvml.state"
+wait_until 10 grep -q -e "Xid 31 (GPU memory page fault); jobs on it: $s, $u\$" -e "Xid 31 (GPU memory page fault); jobs on it: $u, $s\$" "$T/carmad.log" ||
+    fail "NVML's Xid not taken"
+touch "$T/s.go1"
+wait_until 20 first_gpu_error "$s" || fail "job $s not retried: $("$CARMA" show "$s")"
+echo "xid 0 45" >>"$T/nvml.state"
+wait_until 10 grep -q "Xid 45 (preemptive cleanup); jobs on it: $u\$" "$T/carmad.log" || fail "Xid 45 not taken"
+touch "$T/u.go1"
+"$CARMA" wait --timeout 20 "$u" >/dev/null || fail "job $u: $(state_of "$u") $(reason "$u")"
+[ "$(reason "$u")" = "attempt 1: $SUSPECT (exit 1), retried alone (not counted against its attempts)" ] ||
+    fail "job $u's reason: $(reason "$u")"
+"$CARMA" wait --timeout 20 "$s" >/dev/null || fail "job $s: $(state_of "$s") $(reason "$s" 2)"
+
 step "MPS: a pid gone before its line is read is known from the monitor's list"
 c=$(mpsjob "$T/c" 0)
 wait_until 10 is_state "$c" running || fail "job $c: $(state_of "$c")"
