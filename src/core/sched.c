@@ -1459,7 +1459,8 @@ enum why_ob {
     OB_RESERVED, /* auto: held for the blocked job */
     OB_MEM,      /* memory */
     OB_FULL,     /* auto: max_jobs_per_gpu */
-    OB_ALONE,    /* a resident job runs alone (no profile, or uncapped after an OOM) */
+    OB_ALONE,    /* a resident job runs alone (no profile, or uncapped after an OOM or an
+                    MPS fault) */
     OB_BUSY,     /* the job must run alone, and the GPU is not free of others */
     OB_SMALL,    /* the GPU is smaller than the job needs of it alone */
     OB_DRAINED,
@@ -1631,7 +1632,7 @@ static enum why_ob why_auto_gpu(const struct carma_sched *s, const struct why_jo
                    g->nforeign == 1 ? "" : "es");
         } else if (sl->flags & CARMA_SLOT_UNPROFILED) {
             OB(OB_ALONE, "runs a job that must run alone (%s)",
-               g->nuncapped ? "uncapped after an OOM" : "no solo profile yet");
+               g->nuncapped ? "uncapped after an OOM or an MPS fault" : "no solo profile yet");
         } else if (g->njobs >= s->p.max_jobs_per_gpu) {
             OB(OB_FULL, "%u jobs, the most a GPU takes", g->njobs);
         } else if (worst == OB_NONE) {

@@ -414,6 +414,35 @@ static void test_auto_gpu_taken(void **state)
     carma_sched_free(&f.s);
 }
 
+/* auto: a GPU running a job uncapped takes no one, and the why says what made it so: an
+ * OOM, or a fault under MPS (carma_sched_run_alone), not an OOM alone. */
+static void test_auto_gpu_taken_by_an_mps_fault_rerun(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
+    p.mps_cap = 1;
+    fx_init_p(&f, "auto", 1, &p);
+    f.jobs[0].bound_mib = 1000;
+    f.jobs[0].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_GPU_ERROR, 0, 1), 1);
+    assert_int_equal(carma_sched_run_alone(&f.s, 0, CARMA_ALONE_MPS_FAULT), 0);
+    assert_int_equal(fx_step(&f, 1), 1); /* alone, uncapped */
+    assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 0);
+    f.jobs[1].bound_mib = 1000;
+    f.jobs[1].smact = 0.1f;
+    carma_sched_submit(&f.s, 1, 1);
+    assert_string_equal(fx_why(&f, 1, 1,
+                               "GPU 0: runs a job that must run alone (uncapped after an OOM or "
+                               "an MPS fault)"),
+                        "resources");
+    assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_free(&f.s);
+}
+
 /* auto: collocation that would not raise the GPU's throughput by min_gain. */
 static void test_auto_interference(void **state)
 {
@@ -614,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_reference_gpu_too_small_for_its_peak),
         cmocka_unit_test(test_auto_exclusive_and_resources),
         cmocka_unit_test(test_auto_gpu_taken),
+        cmocka_unit_test(test_auto_gpu_taken_by_an_mps_fault_rerun),
         cmocka_unit_test(test_auto_interference),
         cmocka_unit_test(test_auto_reserved_behind_waiting),
         cmocka_unit_test(test_random_states_agree_with_the_step),
