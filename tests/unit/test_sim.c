@@ -232,6 +232,35 @@ static double model_agg(const struct meas_exp *x, const struct meas_exp *e, size
     return (double)x->n * carma_coloc_rate(x->sharing, (uint32_t)x->n, sm, busy);
 }
 
+/* The 12 experiments, with the three jobs' solo SMACT as given. */
+static void solo_checks(const struct meas_exp *e, size_t n, double r18c, double r50, double bert)
+{
+    assert_int_equal(n, 12);
+    WITHIN(meas_solo_smact(e, n, "r18c"), r18c, 0.001);
+    WITHIN(meas_solo_smact(e, n, "r50"), r50, 0.001);
+    WITHIN(meas_solo_smact(e, n, "bert"), bert, 0.001);
+}
+
+/* A set's model aggregate: within 10% of the measured one (off 0), or off by that ratio. */
+struct meas_off {
+    const char *name;
+    double off; /* model / measured aggregate, where the model is off by more than 10% */
+};
+
+static void model_checks(const struct meas_exp *e, size_t n, const struct meas_off *sets,
+                         size_t nsets)
+{
+    for (size_t i = 0; i < nsets; i++) {
+        const struct meas_exp *x = meas_find(e, n, sets[i].name);
+        double meas = meas_agg(x), model = model_agg(x, e, n);
+        print_message("%-14s aggregate measured %.3f model %.3f\n", x->name, meas, model);
+        if (sets[i].off == 0)
+            WITHIN(model, meas, 0.10);
+        else
+            WITHIN(model / meas, sets[i].off, 0.01);
+    }
+}
+
 /* The co-location model against the H100 (docs/model.md, Checked on an H100): MPS's
  * aggregate throughput within 10% where the jobs ran no faster than alone; four light jobs
  * under MPS each ran faster than alone (4.66x together), which no rate <= 1 reaches: the
@@ -242,25 +271,11 @@ static void test_model_against_h100_measurements(void **state)
     (void)state;
     struct meas_exp e[MEAS_MAX_EXP];
     size_t n = meas_load(H100_CSV, e, MEAS_MAX_EXP);
-    assert_int_equal(n, 12);
-    WITHIN(meas_solo_smact(e, n, "r18c"), 0.142, 0.001);
-    WITHIN(meas_solo_smact(e, n, "r50"), 0.826, 0.001);
-    WITHIN(meas_solo_smact(e, n, "bert"), 0.905, 0.001);
-    static const struct {
-        const char *name;
-        double off; /* model / measured aggregate, where the model is off by more than 10% */
-    } sets[] = {{"mps-r50-x2", 0},   {"mps-r18c+r50", 0}, {"mps-bert+r50", 0},
-                {"mps-r18c-x4", 0.743}, {"r18c-x4", 0.566}, {"r18c+r50", 0.817},
-                {"r50-x2", 1.156},   {"bert+r50", 1.141}};
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        const struct meas_exp *x = meas_find(e, n, sets[i].name);
-        double meas = meas_agg(x), model = model_agg(x, e, n);
-        print_message("%-14s aggregate measured %.3f model %.3f\n", x->name, meas, model);
-        if (sets[i].off == 0)
-            WITHIN(model, meas, 0.10);
-        else
-            WITHIN(model / meas, sets[i].off, 0.01);
-    }
+    solo_checks(e, n, 0.142, 0.826, 0.905);
+    static const struct meas_off sets[] = {
+        {"mps-r50-x2", 0},  {"mps-r18c+r50", 0}, {"mps-bert+r50", 0}, {"mps-r18c-x4", 0.743},
+        {"r18c-x4", 0.566}, {"r18c+r50", 0.817}, {"r50-x2", 1.156},   {"bert+r50", 1.141}};
+    model_checks(e, n, sets, sizeof sets / sizeof sets[0]);
 }
 
 /* Most jobs on one GPU at once in a recorded run. */
@@ -484,24 +499,11 @@ static void test_model_against_h200_measurements(void **state)
     (void)state;
     struct meas_exp e[MEAS_MAX_EXP];
     size_t n = meas_load(H200_CSV, e, MEAS_MAX_EXP);
-    assert_int_equal(n, 12);
-    WITHIN(meas_solo_smact(e, n, "r18c"), 0.164, 0.001);
-    WITHIN(meas_solo_smact(e, n, "r50"), 0.812, 0.001);
-    WITHIN(meas_solo_smact(e, n, "bert"), 0.911, 0.001);
-    static const struct {
-        const char *name;
-        double off; /* model / measured aggregate, where the model is off by more than 10% */
-    } sets[] = {{"mps-r50-x2", 0},  {"mps-r18c+r50", 0}, {"mps-bert+r50", 0}, {"mps-r18c-x4", 0},
-                {"r18c-x4", 0.649}, {"r18c+r50", 0.902}, {"r50-x2", 1.160},   {"bert+r50", 1.145}};
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        const struct meas_exp *x = meas_find(e, n, sets[i].name);
-        double meas = meas_agg(x), model = model_agg(x, e, n);
-        print_message("%-14s aggregate measured %.3f model %.3f\n", x->name, meas, model);
-        if (sets[i].off == 0)
-            WITHIN(model, meas, 0.10);
-        else
-            WITHIN(model / meas, sets[i].off, 0.01);
-    }
+    solo_checks(e, n, 0.164, 0.812, 0.911);
+    static const struct meas_off sets[] = {
+        {"mps-r50-x2", 0},  {"mps-r18c+r50", 0}, {"mps-bert+r50", 0}, {"mps-r18c-x4", 0},
+        {"r18c-x4", 0.649}, {"r18c+r50", 0.902}, {"r50-x2", 1.160},   {"bert+r50", 1.145}};
+    model_checks(e, n, sets, sizeof sets / sizeof sets[0]);
     decision_checks(e, n);
     struct carma_coloc_learnt l;
     meas_learn(e, n, &l);
