@@ -164,7 +164,6 @@ static void *run(void *arg)
     check(it);
     pthread_mutex_lock(&pc->lock);
     it->done = 1;
-    int wake = 0, last;
     if (it->abandoned) {
         unlink_from(&pc->stuck, it);
         pc->nstuck--;
@@ -179,14 +178,16 @@ static void *run(void *arg)
         else
             pc->done = it;
         pc->done_tail = it;
-        wake = 1;
+        /* Written under the lock, while this thread still counts: once it no longer
+         * does, a carmad_pathcheck_stop finding no thread left frees pc and closes the
+         * fd (whose number the next descriptor opened then takes). Cannot fail short of
+         * the counter's 2^64 - 2. */
+        uint64_t one = 1;
+        while (write(pc->fd, &one, sizeof one) < 0 && errno == EINTR)
+            ;
     }
-    last = --pc->threads == 0 && pc->stopping;
+    int last = --pc->threads == 0 && pc->stopping;
     pthread_mutex_unlock(&pc->lock);
-    uint64_t one = 1;
-    /* cannot fail short of the counter's 2^64 - 2 */
-    while (wake && write(pc->fd, &one, sizeof one) < 0 && errno == EINTR)
-        ;
     if (last)
         pc_free(pc);
     return NULL;

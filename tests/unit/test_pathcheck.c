@@ -2,7 +2,7 @@
  * verdicts (a folder and a command found on PATH, a missing folder, a missing or
  * non-executable command), the fd that wakes the caller, a check given up while it hangs
  * (counted as stuck, per uid, until its thread ends and frees it), one given up after it
- * ended, and a stop with checks still hanging. */
+ * ended, a stop with checks still hanging, and a stop just as a check ended. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,11 +171,47 @@ static void test_abandoned_checks(void **state)
     nanosleep(&ts, NULL);
 }
 
+/* A check taken just as it ended, then carmad stopping at once: the thread, done with
+ * the module's lock, must not touch the module (its eventfd) that the stop freed. The
+ * race is narrow: tried many times, under ASan a use of the freed module fails, and in
+ * any build a wake written to the eventfd's number after it was closed lands in the
+ * eventfd opened next. */
+static void test_stop_right_after_take(void **state)
+{
+    (void)state;
+    struct carmad_pathcheck_req r = {
+        .uid = getuid(), .gid = getgid(), .user = "u", .cwd = "/", .argv0 = "sh"};
+    int stray = 0;
+    for (int k = 0; k < 6000; k++) {
+        struct carmad_pathcheck *pc;
+        struct carma_err err;
+        assert_int_equal(carmad_pathcheck_init(&pc, NULL, &err), 0);
+        struct carmad_pathcheck_item *it, *got;
+        assert_int_equal(carmad_pathcheck_start(pc, &r, NULL, &it, &err), 0);
+        while (!(got = carmad_pathcheck_take(pc)))
+            ;
+        carmad_pathcheck_free(got);
+        int fd = carmad_pathcheck_fd(pc);
+        carmad_pathcheck_stop(pc); /* no thread left running: freed at once */
+        int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        assert_true(efd >= 0);
+        if (efd == fd) {
+            struct timespec ts = {0, 20 * 1000};
+            nanosleep(&ts, NULL);
+            uint64_t n;
+            stray += read(efd, &n, sizeof n) == (ssize_t)sizeof n;
+        }
+        close(efd);
+    }
+    assert_int_equal(stray, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abandoned_checks, setup, teardown),
+        cmocka_unit_test(test_stop_right_after_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
