@@ -92,13 +92,14 @@
 #define ESTQ_MAX 64u
 #define ESTQ_PER_UID 4u
 /* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: at
- * most PATHS_MAX at once and PATHS_PER_UID of one user ("busy" past them), and checks
- * abandoned on file systems that do not answer, whose threads still wait: past
- * PATHS_STUCK_MAX, or PATHS_STUCK_PER_UID of one user, a submission is refused at once. */
+ * most PATHS_MAX at once ("busy" past it), and checks abandoned on file systems that do
+ * not answer, whose threads still wait: past PATHS_STUCK_MAX a submission is refused at
+ * once. One user's checks, those being made and those abandoned together, are at most
+ * PATHS_PER_UID: any check being made may hang, and a user allowed more at once could
+ * leave more hanging, and two such users could fill PATHS_STUCK_MAX, everyone's. */
 #define PATHS_MAX 256u
-#define PATHS_PER_UID 32u
+#define PATHS_PER_UID 4u
 #define PATHS_STUCK_MAX 64u
-#define PATHS_STUCK_PER_UID 4u
 
 struct djob {
     int used;
@@ -2736,17 +2737,18 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                             const struct submitter *who)
 {
     unsigned mine_stuck, stuck = carmad_pathcheck_stuck(d->paths, who->uid, &mine_stuck);
-    if (stuck >= PATHS_STUCK_MAX || mine_stuck >= PATHS_STUCK_PER_UID)
+    if (stuck >= PATHS_STUCK_MAX || mine_stuck >= PATHS_PER_UID)
         return carma_resp_error("busy",
                                 "%u path checks (%u of uid %u) wait on file systems that did "
                                 "not answer within %g s: submit again once they answer",
                                 stuck, mine_stuck, (unsigned)who->uid, d->cfg.path_check_s);
     unsigned all, mine = psubs_of(d, who->uid, 1, &all);
-    if (mine >= PATHS_PER_UID || all >= PATHS_MAX)
+    if (mine + mine_stuck >= PATHS_PER_UID || all >= PATHS_MAX)
         return carma_resp_error("busy",
-                                "%u submissions are having their paths checked (%u of uid "
-                                "%u), the most carmad holds",
-                                all, mine, (unsigned)who->uid);
+                                "%u submissions are having their paths checked (%u of uid %u, "
+                                "which has %u more waiting on file systems that did not "
+                                "answer), the most carmad holds",
+                                all, mine, (unsigned)who->uid, mine_stuck);
     const struct carma_req_job *rj = &q->job;
     const char *path_env = NULL;
     for (size_t k = 0; k < rj->nenv; k++)

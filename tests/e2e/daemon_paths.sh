@@ -5,7 +5,8 @@
 # other request; the submission is refused at path_check_timeout, with the reason; checks
 # still hanging are counted, and past 4 of one user that user's next submission is refused
 # at once; once the file system answers they end and submissions go through again; a
-# carmad that stops refuses a submission whose check still hangs.
+# user's checks in flight count too, so that no more than 4 of a user are ever left
+# hanging; a carmad that stops refuses a submission whose check still hangs.
 # CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
@@ -45,6 +46,22 @@ id=$("$CARMA" submit -- true) || fail "refused after the file system answered"
 "$CARMA" wait --timeout 20 "$id" >/dev/null || fail "job $id: $(state_of "$id")"
 "$CARMA" submit -- /nonexistent/x >/dev/null 2>"$T/s6.err" && fail "a missing command went through"
 grep -q "command not found or not executable: /nonexistent/x" "$T/s6.err" || fail "$(cat "$T/s6.err")"
+
+step "one user's checks in flight count against its 4: they could all hang"
+# Eight at once from one folder that hangs: were each given a thread, all eight would be
+# left hanging, and two such users would hold carmad's 64, everyone's submissions refused.
+rm -f "$T/answer" "$T/answer.held"
+pids=
+for k in 1 2 3 4 5 6 7 8; do
+    CARMA_TIMEOUT=3 "$CARMA" submit -- true >/dev/null 2>"$T/p$k.err" &
+    pids="$pids $!"
+done
+for p in $pids; do wait "$p" && fail "a submission went through while its check hung"; done
+most=$(sed -n 's/.*path checks wait on file systems (\([0-9]*\) of that uid).*/\1/p' "$T/carmad.log" | sort -n | tail -1)
+[ "$most" = 4 ] || fail "$most checks of one uid left hanging, 4 at most: $(cat "$T"/p*.err)"
+touch "$T/answer"
+"$CARMA" submit -- true >/dev/null || fail "refused after the file system answered"
+sleep 0.3 # the threads left hanging see the answer (they look every 10 ms) and end
 
 step "carmad stopping refuses a submission whose check still hangs"
 rm -f "$T/answer" "$T/answer.held"
