@@ -335,8 +335,7 @@ struct carmad {
                                  waits in the estimate queue */
     struct carmad_estq *estq; /* summaries' model bounds, off the loop */
     struct carmad_pathcheck *paths; /* submissions' paths, checked off the loop */
-    struct psub *psubs;       /* the submissions waiting for it */
-    unsigned npsubs;
+    struct psub *psubs;             /* the submissions waiting for it */
     uint64_t estimates;   /* finished by it since carmad started */
     double estimate_s;    /* its thread's time on them */
     uint32_t *touched;    /* slots changed this iteration that may need undo */
@@ -2636,12 +2635,18 @@ static struct conn *conn_release(struct carmad *d, uint32_t ci, uint64_t gen)
     return c;
 }
 
-/* The submissions of uid waiting in the estimate queue. */
-static unsigned waiting_of(const struct carmad *d, uid_t uid)
+/* The waiting submissions (struct psub) of uid: those whose paths are being checked
+ * (stage 1), those waiting for their summaries' estimates (0), or both (-1); *all: the
+ * same of every user. */
+static unsigned psubs_of(const struct carmad *d, uid_t uid, int stage, unsigned *all)
 {
-    unsigned n = 0;
+    unsigned n = 0, a = 0;
     for (const struct psub *p = d->psubs; p; p = p->next)
-        n += p->who.uid == uid;
+        if (stage < 0 || (p->paths != NULL) == stage) {
+            a++;
+            n += p->who.uid == uid;
+        }
+    *all = a;
     return n;
 }
 
@@ -2685,7 +2690,8 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
         uint32_t mine = 0;
         for (uint32_t k = 0; k < d->cap; k++)
             mine += d->dj[k].used && !d->dj[k].end_final && d->dj[k].rec.uid == c->uid;
-        mine += waiting_of(d, c->uid);
+        unsigned all;
+        mine += psubs_of(d, c->uid, -1, &all);
         if (mine >= d->cfg.max_jobs_per_user)
             return carma_resp_error("forbidden",
                                     "uid %u has %u active jobs (queued or running), the most "
@@ -2712,20 +2718,6 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
         carma_rlimits_format(rl, lim, sizeof who.lim);
     }
     return submit_paths(d, ci, q, &who);
-}
-
-/* The waiting submissions of uid: those whose paths are being checked (paths 1), or those
- * waiting for their summaries' estimates (0); *all: the same of every user. */
-static unsigned psubs_of(const struct carmad *d, uid_t uid, int paths, unsigned *all)
-{
-    unsigned n = 0, a = 0;
-    for (const struct psub *p = d->psubs; p; p = p->next)
-        if ((p->paths != NULL) == paths) {
-            a++;
-            n += p->who.uid == uid;
-        }
-    *all = a;
-    return n;
 }
 
 /* Has a submission's cwd and command checked on a thread of their own, with the rights the
@@ -2786,7 +2778,6 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
     if ((p->next = d->psubs))
         p->next->prev = p;
     d->psubs = p;
-    d->npsubs++;
     d->conns[ci]->pending++; /* its next requests wait: answers keep their order */
     d->deferred = 1;
     d->publish = 1;
@@ -2801,7 +2792,6 @@ static void psub_unlink(struct carmad *d, struct psub *p)
         d->psubs = p->next;
     if (p->next)
         p->next->prev = p->prev;
-    d->npsubs--;
 }
 
 /* Ends the waiting submission p: refused with resp, or (resp NULL) carried out with the
@@ -5460,6 +5450,18 @@ double carmad_monitor_interval(const struct carmad *d)
     return d->cfg.monitor_interval_s;
 }
 
+/* Lowers the loop's epoll timeout (ms, -1 none) to wake it by deadline (carma_mono_s();
+ * 0: none). */
+static void wake_by(double deadline, int *timeout)
+{
+    if (!(deadline > 0))
+        return;
+    double left = deadline - carma_mono_s();
+    int ms = left <= 0 ? 0 : left > 1000 ? 1000000 : (int)(left * 1e3) + 1;
+    if (*timeout < 0 || ms < *timeout)
+        *timeout = ms;
+}
+
 int carmad_run(struct carmad *d, struct carma_err *err)
 {
     (void)err;
@@ -5470,20 +5472,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
         int timeout = d->more_work ? 0 : d->nconns || d->listen_paused ? 1000 : -1;
         /* a helper that stalls gives no event: the first start's deadline wakes carmad */
         double first = starts_deadline(d);
-        if (first > 0) {
-            double left = first - carma_mono_s();
-            int ms = left <= 0 ? 0 : left > 1000 ? 1000000 : (int)(left * 1e3) + 1;
-            if (timeout < 0 || ms < timeout)
-                timeout = ms;
-        }
+        wake_by(first, &timeout);
         /* a path check that does not end: its deadline wakes carmad */
-        double pd = d->psubs ? paths_expire(d) : 0;
-        if (pd > 0) {
-            double left = pd - carma_mono_s();
-            int ms = left <= 0 ? 0 : left > 1000 ? 1000000 : (int)(left * 1e3) + 1;
-            if (timeout < 0 || ms < timeout)
-                timeout = ms;
-        }
+        wake_by(d->psubs ? paths_expire(d) : 0, &timeout);
         int n = epoll_wait(d->epfd, ev, 64, timeout);
         if (n < 0 && errno == EINTR)
             continue;
