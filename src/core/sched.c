@@ -747,16 +747,23 @@ static inline float sched_rate(const struct carma_sched *s, unsigned sharing, ui
     return c < cap ? c : cap;
 }
 
-/* The rate of n + 1 jobs on a GPU once one (sm, busy) joins the n there (sched_rate): no
- * more than theirs now. The model's rate never rises with a job more; a correction learnt
- * at another sum of SMACT may, and a GPU whose jobs are predicted slower now would gain
- * more than a whole GPU by taking one more (outbidding an idle GPU, which auto's scan
- * shortcut does not look past). */
+/* Whether the rate of n jobs on a GPU may rise once one more joins them, and must be held
+ * to theirs now: the model's rate never rises with a job more; a correction learnt at
+ * another sum of SMACT may, and a GPU whose jobs are predicted slower now would gain more
+ * than a whole GPU by taking one more (outbidding an idle GPU, which auto's scan shortcut
+ * does not look past). */
+static inline int join_may_speed(const struct carma_sched *s, uint32_t n)
+{
+    return s->coloc_on && n >= 2;
+}
+
+/* The rate of n + 1 jobs on a GPU once one (sm, busy) joins the n there (sched_rate), no
+ * more than theirs now where join_may_speed. */
 static inline float sched_join_rate(const struct carma_sched *s, unsigned sharing, uint32_t n,
                                     float sum_smact, float sum_busy, float sm, float busy)
 {
     float r = sched_rate(s, sharing, n + 1, sum_smact + sm, sum_busy + busy);
-    if (s->coloc_on && n >= 2) {
+    if (join_may_speed(s, n)) {
         float now = sched_rate(s, sharing, n, sum_smact, sum_busy);
         r = r < now ? r : now;
     }
@@ -931,7 +938,7 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
     float now = sched_rate(s, g->sharing, b->njobs + 1, (float)S * 1e-6f, (float)B * 1e-6f);
     float rate = sched_rate(s, g->sharing, b->njobs + 2, (float)(S + h->smact) * 1e-6f,
                             (float)(B + h->busy) * 1e-6f);
-    if (s->coloc_on && b->njobs + 1 >= 2 && rate > now) /* as sched_join_rate */
+    if (join_may_speed(s, b->njobs + 1) && rate > now) /* (the book's sums, in millionths) */
         rate = now;
     float before = (float)w * now;
     float after = (float)(w + h->weight) * rate;
@@ -1698,11 +1705,11 @@ static void why_gpus(const struct carma_sched *s, const struct why_job *w, const
         why_put(&b, "; %zu more", unusable - listed);
 }
 
-/* Why must a reference job go on idle GPUs only. */
 /* Why a job must run alone after a fault under MPS (carma_sched_run_alone) */
 static const char why_alone_mps[] =
     "a fault ended every client of its MPS GPU: alone, one is its own";
 
+/* Why must a reference job go on idle GPUs only. */
 static const char *why_ref_idle_only(const struct carma_sched *s, int recovery,
                                      const struct carma_job *j)
 {
