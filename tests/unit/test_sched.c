@@ -1169,6 +1169,31 @@ static void learn(struct carma_coloc_learnt *l, enum carma_sharing sh, float S, 
         assert_int_equal(carma_coloc_observe(l, sh, 2, S, busy, q * predicted), 0);
 }
 
+/* Under both auto's scan shortcut and a full scan, with the correction l: jobs 0..n-2
+ * (solo SMACT sm[k], 4 GiB bounds) run on GPU 0 of two MPS GPUs, job n-1 arrives at t,
+ * and it takes the idle GPU 1. */
+static void learnt_takes_the_idle_gpu(const struct carma_coloc_learnt *l, const float *sm,
+                                      uint32_t n, double t)
+{
+    for (int all = 0; all < 2; all++) {
+        struct fx f;
+        fx_init(&f, "auto", 2);
+        f.s.p.scan_all = all;
+        carma_sched_set_coloc(&f.s, l);
+        for (uint32_t j = 0; j < n; j++) {
+            f.jobs[j].smact = sm[j];
+            f.jobs[j].bound_mib = 4096;
+        }
+        uint16_t g0 = 0;
+        for (uint32_t j = 0; j + 1 < n; j++)
+            carma_sched_adopt(&f.s, j, &g0, 1, 0, 0);
+        carma_sched_submit(&f.s, n - 1, t);
+        assert_int_equal(fx_step(&f, t), 1);
+        assert_int_equal(f.jobs[n - 1].gpu[0], 1);
+        carma_sched_free(&f.s);
+    }
+}
+
 /* What carmad learns from co-runs moves auto's choices (carma_sched_set_coloc): a heavy
  * pair that the model says gains 0.06 of a GPU waits; once co-runs at that sum of SMACT
  * measured 1.5 times the model's rate, the waiting job joins at the next step (its earlier
@@ -1202,18 +1227,8 @@ static void test_auto_learnt_coloc(void **state)
     memset(&l, 0, sizeof l);
     learn(&l, CARMA_SHARING_MPS, 0.2f, 2.0f, 50);
     assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.2f) > 1.8f);
-    for (int all = 0; all < 2; all++) { /* the shortcut skips GPU 0; a full scan judges it */
-        fx_init(&f, "auto", 2);
-        f.s.p.scan_all = all;
-        f.jobs[0].smact = f.jobs[1].smact = 0.1f;
-        f.jobs[0].bound_mib = f.jobs[1].bound_mib = 4096;
-        carma_sched_set_coloc(&f.s, &l);
-        carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
-        carma_sched_submit(&f.s, 1, 1);
-        assert_int_equal(fx_step(&f, 1), 1);
-        assert_int_equal(f.jobs[1].gpu[0], 1);
-        carma_sched_free(&f.s);
-    }
+    static const float light[] = {0.1f, 0.1f}; /* the shortcut skips GPU 0; a full scan judges it */
+    learnt_takes_the_idle_gpu(&l, light, 2, 1);
 }
 
 /* A correction never lets a job's arrival speed up the jobs already there: under MPS two
@@ -1224,29 +1239,14 @@ static void test_auto_learnt_coloc(void **state)
 static void test_auto_learnt_coloc_never_speeds_residents(void **state)
 {
     (void)state;
-    struct fx f;
     struct carma_coloc_learnt l;
     memset(&l, 0, sizeof l);
     learn(&l, CARMA_SHARING_MPS, 0.25f, 0.8f, 50);
     learn(&l, CARMA_SHARING_MPS, 0.75f, 1.3f, 50);
     assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.25f) < 0.85f);
     assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.75f) > 1.2f);
-    for (int all = 0; all < 2; all++) {
-        fx_init(&f, "auto", 2);
-        f.s.p.scan_all = all;
-        carma_sched_set_coloc(&f.s, &l);
-        for (uint32_t j = 0; j < 3; j++) {
-            f.jobs[j].smact = j < 2 ? 0.125f : 0.5f;
-            f.jobs[j].bound_mib = 4096;
-        }
-        uint16_t g0 = 0;
-        carma_sched_adopt(&f.s, 0, &g0, 1, 0, 0);
-        carma_sched_adopt(&f.s, 1, &g0, 1, 0, 0);
-        carma_sched_submit(&f.s, 2, 100);
-        assert_int_equal(fx_step(&f, 100), 1);
-        assert_int_equal(f.jobs[2].gpu[0], 1);
-        carma_sched_free(&f.s);
-    }
+    static const float sm[] = {0.125f, 0.125f, 0.5f};
+    learnt_takes_the_idle_gpu(&l, sm, 3, 100);
 }
 
 /* The same holds for backfill on a reserved GPU: the holder must still gain as auto_gain
