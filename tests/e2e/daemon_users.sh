@@ -122,6 +122,14 @@ take_pid() {
         v=
     done
 }
+# hold_kills PID WHAT: strace holds each kill(2) of PID (WHAT, named if it fails) 3 s, from
+# when it has attached; its pid in ST.
+hold_kills() {
+    strace -p "$1" -o /dev/null -e trace=kill -e inject=kill:delay_enter=3000000 2>/dev/null &
+    ST=$!
+    wait_until 10 sh -c "! grep -q '^TracerPid:[[:space:]]*0\$' /proc/$1/status" ||
+        fail "strace did not attach to $2"
+}
 # spared WHAT: the process take_pid made is alive (then ended), or the check is said skipped.
 spared() {
     if [ -n "$v" ]; then
@@ -146,10 +154,7 @@ if command -v strace >/dev/null && [ -w /proc/sys/kernel/ns_last_pid ] &&
     sp=$(shepherd_of "$j") || fail "no shepherd for job $j"
     wait_until 10 test -s "$T/state/jobs/$j/1/stdout" || fail "the job did not start"
     J=$(cat "$T/state/jobs/$j/1/stdout")
-    strace -p "$sp" -o /dev/null -e trace=kill -e inject=kill:delay_enter=3000000 2>/dev/null &
-    ST=$!
-    wait_until 10 sh -c "! grep -q '^TracerPid:[[:space:]]*0\$' /proc/$sp/status" ||
-        fail "strace did not attach to the shepherd"
+    hold_kills "$sp" "the shepherd"
     touch "$G"
     wait_until 10 test ! -e /proc/"$J" || fail "the job's process $J was not reaped"
     take_pid "$J"
@@ -182,10 +187,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$CARMAD" --foreground --state "$T/state" \
     sp=$(shepherd_of "$j") || fail "no shepherd for job $j"
     wait_until 10 test -s "$T/state/jobs/$j/1/stdout" || fail "the job did not start"
     J=$(cat "$T/state/jobs/$j/1/stdout")
-    strace -p "$DPID" -o /dev/null -e trace=kill -e inject=kill:delay_enter=3000000 2>/dev/null &
-    ST=$!
-    wait_until 10 sh -c "! grep -q '^TracerPid:[[:space:]]*0\$' /proc/$DPID/status" ||
-        fail "strace did not attach to carmad"
+    hold_kills "$DPID" carmad
     kill -KILL "$sp"
     # carmad is in its kill of the leftover, or done with it
     wait_until 10 sh -c "[ ! -e /proc/$J ] || [ \"\$(cut -d' ' -f1 /proc/$DPID/syscall)\" = $NR_KILL ]" ||
