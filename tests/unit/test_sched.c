@@ -1040,6 +1040,24 @@ static size_t queue_list(const struct carma_sched *s, uint32_t *out, size_t cap)
     return n;
 }
 
+/* A scheduler of one GPU g with jobs[0..n) queued in order, key[j] of each drawn from
+ * seed among `users` values (many ties). Returns the generator's state, to draw on. */
+static uint64_t long_queue(struct carma_sched *s, struct carma_gpu *g, struct carma_job *jobs,
+                           uint32_t n, double *key, uint64_t seed, unsigned users)
+{
+    carma_gpu_init(g, 40960, 30, CARMA_SHARING_MPS);
+    for (uint32_t j = 0; j < n; j++)
+        carma_job_init(&jobs[j], j + 1, 1, 0);
+    assert_int_equal(carma_sched_init(s, jobs, g, 1, carma_policy_find("auto"), NULL), 0);
+    uint64_t x = seed;
+    for (uint32_t j = 0; j < n; j++) {
+        carma_sched_submit(s, j, 0);
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        key[j] = (double)((x >> 33) % users);
+    }
+    return x;
+}
+
 /* carma_sched_order: the main queue sorted by key, ties in their order (a user's jobs as
  * submitted), links whole; the recovery queue untouched and still first; the head-only
  * policies then serve the new head. A long queue against a reference sort. */
@@ -1078,16 +1096,7 @@ static void test_order_by_key(void **state)
     static uint32_t order[N], ref[N];
     struct carma_gpu g;
     struct carma_sched s;
-    carma_gpu_init(&g, 40960, 30, CARMA_SHARING_MPS);
-    for (uint32_t j = 0; j < N; j++)
-        carma_job_init(&jobs[j], j + 1, 1, 0);
-    assert_int_equal(carma_sched_init(&s, jobs, &g, 1, carma_policy_find("auto"), NULL), 0);
-    uint64_t x = 12345;
-    for (uint32_t j = 0; j < N; j++) {
-        carma_sched_submit(&s, j, 0);
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        k2[j] = (double)(x >> 59); /* 32 values: many ties */
-    }
+    long_queue(&s, &g, jobs, N, k2, 12345, 32);
     for (int round = 0; round < 2; round++) { /* sorted twice: the second changes nothing */
         carma_sched_order(&s, k2);
         size_t n = 0;
@@ -1115,16 +1124,7 @@ static void test_order_takes_the_runs_in_order(void **state)
     static uint32_t got[N];
     struct carma_gpu g;
     struct carma_sched s;
-    carma_gpu_init(&g, 40960, 30, CARMA_SHARING_MPS);
-    for (uint32_t j = 0; j < N; j++)
-        carma_job_init(&jobs[j], j + 1, 1, 0);
-    assert_int_equal(carma_sched_init(&s, jobs, &g, 1, carma_policy_find("auto"), NULL), 0);
-    uint64_t x = 777;
-    for (uint32_t j = 0; j < N; j++) {
-        carma_sched_submit(&s, j, 0);
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        key[j] = (double)((x >> 33) % U);
-    }
+    uint64_t x = long_queue(&s, &g, jobs, N, key, 777, U);
     carma_sched_order(&s, key); /* in order from here */
     for (int r = 0; r < 3; r++) {
         memcpy(copy, jobs, sizeof jobs);
