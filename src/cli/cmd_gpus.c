@@ -75,29 +75,34 @@ static void print_islands(const json_t *gpus)
     putchar('\n');
 }
 
-/* "co-location model, learnt from co-runs (timeslice): x1.35 at SMACT sum 0.50, ..." per
- * sharing mode with a knot learnt (the answer's "coloc"; absent: not learning). At most
- * a dozen knots a mode are printed, numbers only. */
+/* "co-location model, learnt from co-runs (timeslice, NVIDIA H200, 143771 MiB): x1.35 at
+ * SMACT sum 0.50, ..." per GPU kind and sharing mode with a knot learnt (the answer's
+ * "coloc"; absent: not learning). At most a dozen knots a line are printed, numbers only. */
 static void print_coloc(const json_t *coloc)
 {
-    const char *mode;
-    json_t *knots;
-    json_object_foreach((json_t *)coloc, mode, knots) {
-        if (strcmp(mode, "timeslice") != 0 && strcmp(mode, "mps") != 0)
-            continue;
-        size_t k, n = 0;
-        json_t *x;
-        json_array_foreach(knots, k, x) {
-            json_t *at = json_object_get(x, "smact_sum"), *f = json_object_get(x, "factor");
-            if (!json_is_number(at) || !json_is_number(f) || n >= 12)
-                continue;
-            if (n++ == 0)
-                printf("co-location model, learnt from co-runs (%s):", mode);
-            printf("%s x%.2f at SMACT sum %.2f", n > 1 ? "," : "", json_number_value(f),
-                   json_number_value(at));
+    size_t i;
+    json_t *kind;
+    json_array_foreach(coloc, i, kind) {
+        const char *name = json_string_value(json_object_get(kind, "kind"));
+        for (int m = 0; m < 2; m++) {
+            const char *mode = m ? "mps" : "timeslice";
+            size_t k, n = 0;
+            json_t *x;
+            json_array_foreach(json_object_get(kind, mode), k, x) {
+                json_t *at = json_object_get(x, "smact_sum"), *f = json_object_get(x, "factor");
+                if (!json_is_number(at) || !json_is_number(f) || n >= 12)
+                    continue;
+                if (n++ == 0) {
+                    printf("co-location model, learnt from co-runs (%s, ", mode);
+                    cli_put_visible(stdout, name ? name : "?");
+                    fputs("):", stdout);
+                }
+                printf("%s x%.2f at SMACT sum %.2f", n > 1 ? "," : "", json_number_value(f),
+                       json_number_value(at));
+            }
+            if (n)
+                putchar('\n');
         }
-        if (n)
-            putchar('\n');
     }
 }
 

@@ -44,6 +44,9 @@ struct carma_gpu {
                                 carmad gives the others (sched p.mps_cap): no job joins */
     uint8_t sharing;         /* enum carma_sharing */
     uint8_t drained;         /* lost or draining: no new jobs */
+    uint16_t kind;           /* the caller's number for the GPU's kind (carmad: its NVML name
+                                and memory), 0 where all are one: auto's correction learnt
+                                from co-runs is one per kind (carma_sched_set_coloc) */
 };
 
 /* Initialises a GPU of `mem_total_mib` with monitor windows of `window` samples. */

@@ -736,14 +736,14 @@ static int64_t auto_avail_mib(const struct carma_sched *s, const struct carma_gp
 /* The rate of n jobs on a GPU (carma_coloc_rate), corrected by what carmad learnt from
  * observed co-runs and capped at the model's rate of jobs that fit in the SMs together
  * (carma_sched_set_coloc). */
-static inline float sched_rate(const struct carma_sched *s, unsigned sharing, uint32_t n,
-                               float sum_smact, float sum_busy)
+static inline float sched_rate(const struct carma_sched *s, unsigned sharing, unsigned kind,
+                               uint32_t n, float sum_smact, float sum_busy)
 {
     float r = carma_coloc_rate(sharing, n, sum_smact, sum_busy);
-    if (!s->coloc_on || n < 2)
+    if (kind >= s->ncoloc || n < 2)
         return r;
     float cap = carma_coloc_rate(sharing, n, 0.0f, 0.0f);
-    float c = r * carma_coloc_factor(&s->coloc, sharing, sum_smact);
+    float c = r * carma_coloc_factor(&s->coloc[kind], sharing, sum_smact);
     return c < cap ? c : cap;
 }
 
@@ -752,19 +752,20 @@ static inline float sched_rate(const struct carma_sched *s, unsigned sharing, ui
  * another sum of SMACT may, and a GPU whose jobs are predicted slower now would gain more
  * than a whole GPU by taking one more (outbidding an idle GPU, which auto's scan shortcut
  * does not look past). */
-static inline int join_may_speed(const struct carma_sched *s, uint32_t n)
+static inline int join_may_speed(const struct carma_sched *s, unsigned kind, uint32_t n)
 {
-    return s->coloc_on && n >= 2;
+    return kind < s->ncoloc && n >= 2;
 }
 
 /* The rate of n + 1 jobs on a GPU once one (sm, busy) joins the n there (sched_rate), no
  * more than theirs now where join_may_speed. */
-static inline float sched_join_rate(const struct carma_sched *s, unsigned sharing, uint32_t n,
-                                    float sum_smact, float sum_busy, float sm, float busy)
+static inline float sched_join_rate(const struct carma_sched *s, unsigned sharing, unsigned kind,
+                                    uint32_t n, float sum_smact, float sum_busy, float sm,
+                                    float busy)
 {
-    float r = sched_rate(s, sharing, n + 1, sum_smact + sm, sum_busy + busy);
-    if (join_may_speed(s, n)) {
-        float now = sched_rate(s, sharing, n, sum_smact, sum_busy);
+    float r = sched_rate(s, sharing, kind, n + 1, sum_smact + sm, sum_busy + busy);
+    if (join_may_speed(s, kind, n)) {
+        float now = sched_rate(s, sharing, kind, n, sum_smact, sum_busy);
         r = r < now ? r : now;
     }
     return r;
@@ -784,14 +785,15 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
     }
     struct carma_sched_slot *sl = &s->slot[gi];
     sl->avail = auto_avail_mib(s, g);
-    sl->tput = g->njobs ? (float)g->gpu_weight *
-                              sched_rate(s, g->sharing, g->njobs, g->prof_smact, g->prof_busy)
+    sl->tput = g->njobs ? (float)g->gpu_weight * sched_rate(s, g->sharing, g->kind, g->njobs,
+                                                            g->prof_smact, g->prof_busy)
                         : 0.0f;
     sl->prof_smact = g->prof_smact;
     sl->prof_busy = g->prof_busy;
     sl->njobs = g->njobs;
     sl->gpu_weight = g->gpu_weight;
     sl->sharing = g->sharing;
+    sl->kind = g->kind;
     unsigned idle = !g->drained && carma_gpu_idle(g);
     unsigned vacant = !g->drained && g->njobs == 0;
     s->vacant += vacant;
@@ -885,11 +887,11 @@ uint64_t carma_sched_kth_largest(struct carma_sched *s, uint16_t k)
     return kth_largest(s, k);
 }
 
-void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l)
+void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l, size_t n)
 {
-    s->coloc_on = l != NULL;
-    if (l)
-        s->coloc = *l;
+    s->ncoloc = (uint32_t)(n < CARMA_SCHED_COLOC_KINDS ? n : CARMA_SCHED_COLOC_KINDS);
+    if (s->ncoloc)
+        memcpy(s->coloc, l, s->ncoloc * sizeof *l);
     for (size_t gi = 0; gi < s->ngpus; gi++)
         gpu_refresh(s, (uint32_t)gi);
     s->epoch += SCHED_CHANGELOG; /* what every waiting job's scan found may change */
@@ -935,10 +937,12 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
     if ((g->sharing == CARMA_SHARING_MPS ? S + h->smact : B + h->busy) > 1000000u)
         return 0;
     uint32_t w = b->weight + weight;
-    float now = sched_rate(s, g->sharing, b->njobs + 1, (float)S * 1e-6f, (float)B * 1e-6f);
-    float rate = sched_rate(s, g->sharing, b->njobs + 2, (float)(S + h->smact) * 1e-6f,
+    float now =
+        sched_rate(s, g->sharing, g->kind, b->njobs + 1, (float)S * 1e-6f, (float)B * 1e-6f);
+    float rate = sched_rate(s, g->sharing, g->kind, b->njobs + 2, (float)(S + h->smact) * 1e-6f,
                             (float)(B + h->busy) * 1e-6f);
-    if (join_may_speed(s, b->njobs + 1) && rate > now) /* (the book's sums, in millionths) */
+    if (join_may_speed(s, g->kind, b->njobs + 1) &&
+        rate > now) /* (the book's sums, in millionths) */
         rate = now;
     float before = (float)w * now;
     float after = (float)(w + h->weight) * rate;
@@ -982,8 +986,9 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         (g->flags & CARMA_SLOT_UNPROFILED) || g->njobs >= s->p.max_jobs_per_gpu)
         return -1.0f;
     uint32_t n = g->njobs + 1;
-    float after = (float)(g->gpu_weight + weight) *
-                  sched_join_rate(s, g->sharing, n - 1, g->prof_smact, g->prof_busy, sm, busy);
+    float after =
+        (float)(g->gpu_weight + weight) *
+        sched_join_rate(s, g->sharing, g->kind, n - 1, g->prof_smact, g->prof_busy, sm, busy);
     float gain = after - g->tput;
     return gain >= s->p.min_gain * (float)weight ? gain : -1.0f;
 }
@@ -1643,9 +1648,9 @@ static enum why_ob why_auto_gpu(const struct carma_sched *s, const struct why_jo
         } else if (g->njobs >= s->p.max_jobs_per_gpu) {
             OB(OB_FULL, "%u jobs, the most a GPU takes", g->njobs);
         } else if (worst == OB_NONE) {
-            float after =
-                (float)(g->gpu_weight + j->gpus) *
-                sched_join_rate(s, g->sharing, g->njobs, g->prof_smact, g->prof_busy, sm, j->busy);
+            float after = (float)(g->gpu_weight + j->gpus) *
+                          sched_join_rate(s, g->sharing, g->kind, g->njobs, g->prof_smact,
+                                          g->prof_busy, sm, j->busy);
             OB(OB_GAIN, "its throughput would rise by %.2f GPUs for this job, under %.2f",
                (double)(after - sl->tput), (double)(s->p.min_gain * (float)j->gpus));
         }

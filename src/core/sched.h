@@ -73,6 +73,7 @@ struct carma_sched_slot {
     uint32_t njobs, gpu_weight;  /* struct carma_gpu's */
     uint8_t sharing;             /* struct carma_gpu's */
     uint8_t flags;               /* enum carma_slot_flag */
+    uint16_t kind;               /* struct carma_gpu's */
 };
 
 /* auto: a scan that found too few usable GPUs, by the shape of the job (all that a scan
@@ -95,6 +96,10 @@ struct carma_sched_miss {
  * another amount) is scanned one by one, as the GPUs in `first` are. */
 #define CARMA_SCHED_BUCKETS 8
 #define CARMA_SCHED_NO_BUCKET 0xffu
+
+/* The GPU kinds auto keeps a learnt co-location correction for (carma_sched_set_coloc): a
+ * server holds one to three. */
+#define CARMA_SCHED_COLOC_KINDS 8
 struct carma_sched_bucket {
     int64_t avail;  /* of every GPU in it */
     uint32_t count; /* GPUs in it; 0: unused */
@@ -153,10 +158,10 @@ struct carma_sched {
     uint32_t *by_island;    /* nislands > 1: the GPUs by island, then index; owned */
     uint32_t *island_at;    /* nislands > 1: island i's are by_island[island_at[i] ..
                                island_at[i + 1]); owned */
-    /* auto: the co-location model's correction learnt from observed co-runs (carmad;
-     * carma_sched_set_coloc), applied when coloc_on. */
-    struct carma_coloc_learnt coloc;
-    int coloc_on;
+    /* auto: the co-location model's corrections learnt from observed co-runs (carmad;
+     * carma_sched_set_coloc), coloc[k] for the GPUs of kind k < ncoloc. */
+    struct carma_coloc_learnt coloc[CARMA_SCHED_COLOC_KINDS];
+    uint32_t ncoloc;
     uint64_t placements;    /* counters */
     uint64_t judged;        /* GPUs auto's scans judged for a job (auto_gain): a step's cost */
 };
@@ -201,13 +206,16 @@ void carma_sched_job_seen(struct carma_sched *s, uint32_t j, uint32_t gi, double
 void carma_sched_set_profile(struct carma_sched *s, uint32_t j, float smact, float smocc,
                              float drama);
 
-/* auto predicts co-runs with the model corrected by l (carmad learns it from observed
- * co-runs, carma_coloc_observe; NULL: the model alone, the default). A correction raises
- * no rate above what jobs that fit in the SMs together get (under MPS 1 / (1 + alpha
- * (n - 1)), under time-slicing 1), nor the rate of a GPU's jobs when one more joins them
- * above theirs now, so a shared GPU never outbids one of the job's own. Every waiting
- * job's next scan is a full one. O(GPUs). */
-void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l);
+/* auto predicts co-runs with the model corrected by l[k] on the GPUs of kind k
+ * (carma_gpu.kind; carmad learns one per kind from observed co-runs, carma_coloc_observe:
+ * how far the model is off differs between GPUs, docs/model.md): the first
+ * min(n, CARMA_SCHED_COLOC_KINDS) are copied; a GPU of a kind past them, and every GPU with
+ * n = 0, is predicted by the model alone (the default). A correction raises no rate above
+ * what jobs that fit in the SMs together get (under MPS 1 / (1 + alpha (n - 1)), under
+ * time-slicing 1), nor the rate of a GPU's jobs when one more joins them above theirs now,
+ * so a shared GPU never outbids one of the job's own. Every waiting job's next scan is a
+ * full one. O(GPUs). */
+void carma_sched_set_coloc(struct carma_sched *s, const struct carma_coloc_learnt *l, size_t n);
 
 /* Orders the main queue by key[job index] ascending (the caller's array, one entry per
  * job slot; carmad: the submitting user's decayed GPU time, order = fair), stably: jobs

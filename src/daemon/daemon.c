@@ -354,9 +354,11 @@ struct carmad {
     uint32_t nfair, fair_cap;
     double fair_t;
     double *fair_key;
-    struct carma_coloc_learnt coloc;          /* learnt from co-runs (coloc_watch), stored */
-    int coloc_dirty;                          /* changed since last stored */
-    float coloc_logged[2][CARMA_COLOC_KNOTS]; /* factors as last logged */
+    /* learnt from co-runs (coloc_watch), stored: one per kind, coloc[k] for kinds[k] */
+    struct carma_coloc_learnt *coloc;
+    int coloc_dirty;                             /* changed since last stored */
+    int coloc_shared_rows;                       /* rows stored for kind "" to remove */
+    float (*coloc_logged)[2][CARMA_COLOC_KNOTS]; /* [kind]: factors as last logged */
     uint64_t finished[CARMA_JOB_STATE_COUNT], oom_total, attempts_total, gpu_error_total;
     double last_prune;    /* the last hourly retention pass */
     int prune_more;       /* its batches are not done: go on at the next flush */
@@ -1198,6 +1200,7 @@ static void coloc_watch(struct carmad *d, double now)
         const struct carma_gpu *g = &d->gpus[gi];
         const struct carma_mon_gpu *mg = &d->mon.g[gi];
         if (gs->corun_bad || gs->corun_n < 2 || gs->corun_n != g->njobs || g->nforeign ||
+            g->kind >= CARMA_SCHED_COLOC_KINDS || /* auto would not apply it */
             g->drained || g->nunprofiled || mg->failures || mg->procs_failed ||
             !(mg->present & (1u << CARMA_MON_SMACT))) {
             gs->corun_ticks = 0;
@@ -1212,26 +1215,56 @@ static void coloc_watch(struct carmad *d, double now)
         struct carma_window_stats st;
         carma_window_stats(&g->smact, &st);
         float S = g->prof_smact, B = g->prof_busy;
-        if (st.n < cap || carma_coloc_observe(&d->coloc, g->sharing, g->njobs, S, B, st.mean) != 0)
+        struct carma_coloc_learnt *l = &d->coloc[g->kind];
+        if (st.n < cap || carma_coloc_observe(l, g->sharing, g->njobs, S, B, st.mean) != 0)
             continue;
         changed = 1;
-        float f = carma_coloc_factor(&d->coloc, g->sharing, S);
+        float f = carma_coloc_factor(l, g->sharing, S);
         unsigned k = (unsigned)(S / CARMA_COLOC_KNOT_STEP + 0.5f); /* the nearest knot */
         k = k < CARMA_COLOC_KNOTS ? k : CARMA_COLOC_KNOTS - 1;
-        if (fabsf(f - d->coloc_logged[g->sharing][k]) >= 0.02f) {
-            d->coloc_logged[g->sharing][k] = f;
+        if (fabsf(f - d->coloc_logged[g->kind][g->sharing][k]) >= 0.02f) {
+            d->coloc_logged[g->kind][g->sharing][k] = f;
             dlog(d, LOG_INFO,
                  "GPU %zu: %u jobs whose solo SMACT sum to %.2f ran at SMACT %.2f over %u "
-                 "samples, where the model says %.2f: its rates there are now taken x%.2f (%s)",
+                 "samples, where the model says %.2f: its rates there are now taken x%.2f "
+                 "(%s, %s)",
                  gi, g->njobs, (double)S, (double)st.mean, st.n,
                  (double)(carma_coloc_rate(g->sharing, g->njobs, S, B) * S), (double)f,
-                 carma_sharing_name(g->sharing));
+                 carma_sharing_name(g->sharing), d->kinds[g->kind]);
         }
     }
     if (changed) {
         d->coloc_dirty = 1;
-        carma_sched_set_coloc(&d->sched, &d->coloc);
+        carma_sched_set_coloc(&d->sched, d->coloc, d->nkinds);
     }
+}
+
+/* The corrections stored for this server's GPU kinds. A kind with none takes the table
+ * stored before carmad kept one per kind (kind "", store v18), learnt on this server's
+ * GPUs; those rows go at the next flush, once each kind has stored its own. A table
+ * refused (a row no carmad writes) is said and learnt anew; it goes at the first flush. */
+static void coloc_load(struct carmad *d)
+{
+    struct carma_coloc_learnt shared;
+    struct carma_err err = {{0}};
+    int nshared = carma_store_coloc_get(d->store, "", &shared, &err);
+    if (nshared < 0)
+        dlog(d, LOG_WARNING, "%s; it is learnt anew", err.msg);
+    d->coloc_dirty = d->coloc_shared_rows = nshared != 0;
+    for (size_t k = 0; k < d->nkinds; k++) {
+        int n = carma_store_coloc_get(d->store, d->kinds[k], &d->coloc[k], &err);
+        if (n < 0) {
+            dlog(d, LOG_WARNING, "%s; it is learnt anew", err.msg);
+            d->coloc_dirty = 1;
+        } else if (n == 0 && nshared > 0) {
+            d->coloc[k] = shared;
+        }
+        for (unsigned m = 0; m < 2; m++)
+            for (unsigned kn = 0; kn < CARMA_COLOC_KNOTS; kn++)
+                d->coloc_logged[k][m][kn] = carma_coloc_factor(&d->coloc[k], (enum carma_sharing)m,
+                                                               (float)kn * CARMA_COLOC_KNOT_STEP);
+    }
+    carma_sched_set_coloc(&d->sched, d->coloc, d->nkinds);
 }
 
 static void monitor_tick(struct carmad *d)
@@ -1286,7 +1319,9 @@ static int open_backend(struct carmad *d, struct carma_err *err)
     d->gs = calloc(n, sizeof *d->gs);
     d->kinds = calloc(n, sizeof *d->kinds);
     d->dev_kinds = calloc(n, sizeof *d->dev_kinds);
-    if (!d->gpus || !d->gs || !d->kinds || !d->dev_kinds)
+    d->coloc = calloc(n, sizeof *d->coloc);
+    d->coloc_logged = calloc(n, sizeof *d->coloc_logged);
+    if (!d->gpus || !d->gs || !d->kinds || !d->dev_kinds || !d->coloc || !d->coloc_logged)
         return carma_err_set(err, -ENOMEM, "out of memory");
     for (unsigned i = 0; i < n; i++) {
         if ((rc = d->gb.ops->info(&d->gb, i, &d->gs[i].info)))
@@ -1307,6 +1342,7 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         uint8_t sharing = carmad_config_sharing(&d->cfg, i, d->gs[i].info.uuid);
         carma_gpu_init(&d->gpus[i], d->gs[i].info.mem_total_bytes >> 20, d->cfg.window,
                        (enum carma_sharing)sharing);
+        d->gpus[i].kind = (uint16_t)k;
         /* an island past the scheduler's range is a backend's error: as if unknown */
         int isl = d->gs[i].info.island;
         d->gpus[i].island = isl >= 0 && isl < (int)n ? (uint16_t)isl : 0;
@@ -3525,23 +3561,28 @@ static void gpus_head(struct carmad *d, json_t *o, double now)
     json_object_set_new(o, "interval_s", json_real(d->cfg.monitor_interval_s));
     json_object_set_new(o, "time", json_real(now));
     json_object_set_new(o, "queued", json_integer(carma_sched_queued(&d->sched)));
-    if (d->cfg.learn_coloc) { /* the knots that hold an observation, by sharing mode */
-        json_t *c = json_object();
-        for (unsigned m = 0; m < 2; m++) {
-            json_t *a = json_array();
-            for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++) {
-                if (!(d->coloc.weight[m][k] > 0))
-                    continue;
-                float at = (float)k * CARMA_COLOC_KNOT_STEP;
-                json_t *x = json_object();
-                json_object_set_new(x, "smact_sum", json_real(at));
-                json_object_set_new(
-                    x, "factor",
-                    json_real(carma_coloc_factor(&d->coloc, (enum carma_sharing)m, at)));
-                json_object_set_new(x, "weight", json_real(d->coloc.weight[m][k]));
-                json_array_append_new(a, x);
+    if (d->cfg.learn_coloc) { /* by GPU kind and sharing mode, the knots that hold one */
+        json_t *c = json_array();
+        for (size_t g = 0; g < d->nkinds; g++) {
+            const struct carma_coloc_learnt *l = &d->coloc[g];
+            json_t *kind = json_object();
+            json_object_set_new(kind, "kind", json_string(d->kinds[g]));
+            for (unsigned m = 0; m < 2; m++) {
+                json_t *a = json_array();
+                for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++) {
+                    if (!(l->weight[m][k] > 0))
+                        continue;
+                    float at = (float)k * CARMA_COLOC_KNOT_STEP;
+                    json_t *x = json_object();
+                    json_object_set_new(x, "smact_sum", json_real(at));
+                    json_object_set_new(
+                        x, "factor", json_real(carma_coloc_factor(l, (enum carma_sharing)m, at)));
+                    json_object_set_new(x, "weight", json_real(l->weight[m][k]));
+                    json_array_append_new(a, x);
+                }
+                json_object_set_new(kind, carma_sharing_name((enum carma_sharing)m), a);
             }
-            json_object_set_new(c, carma_sharing_name((enum carma_sharing)m), a);
+            json_array_append_new(c, kind);
         }
         json_object_set_new(o, "coloc", c);
     }
@@ -4074,8 +4115,10 @@ static void record_flush(struct carmad *d, double now, int final)
                                               dj->peak_partial, &err);
     }
     int coloc_put = !rc && acct && d->coloc_dirty;
-    if (coloc_put)
-        rc = carma_store_coloc_put(d->store, &d->coloc, &err);
+    for (size_t k = 0; coloc_put && !rc && k < d->nkinds; k++)
+        rc = carma_store_coloc_put(d->store, d->kinds[k], &d->coloc[k], &err);
+    if (coloc_put && !rc && d->coloc_shared_rows) /* each kind has taken them */
+        rc = carma_store_coloc_put(d->store, "", &(struct carma_coloc_learnt){0}, &err);
     uint64_t deleted = 0, jobs_deleted = 0, pruned[PRUNE_BATCH_JOBS];
     uint64_t rows = d->rec_rows == UINT64_MAX ? UINT64_MAX : d->rec_rows + added;
     int more = 0;
@@ -4103,7 +4146,7 @@ static void record_flush(struct carmad *d, double now, int final)
     if (acct)
         d->last_acct = now;
     if (!rc && coloc_put)
-        d->coloc_dirty = 0;
+        d->coloc_dirty = d->coloc_shared_rows = 0;
     if (hourly && !final)
         d->last_prune = now;
     if (rc) {
@@ -4254,7 +4297,9 @@ static void http_publish(struct carmad *d)
                               .estimates_waiting = estimates_waiting,
                               .estimates_total = d->estimates,
                               .estimate_seconds = d->estimate_s,
-                              .coloc = d->cfg.learn_coloc ? &d->coloc : NULL};
+                              .coloc = d->cfg.learn_coloc ? d->coloc : NULL,
+                              .kinds = d->kinds,
+                              .nkinds = d->nkinds};
     struct carma_metrics_user *mu = NULL;
     if (d->cfg.order_fair && (mu = calloc(d->nfair + 1, sizeof *mu))) {
         for (uint32_t k = 0; k < d->nfair; k++)
@@ -5325,19 +5370,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         goto fail;
     }
     d->sched_ready = 1;
-    if (d->cfg.learn_coloc) {
-        struct carma_err cerr = {{0}};
-        if (carma_store_coloc_get(d->store, &d->coloc, &cerr)) {
-            dlog(d, LOG_WARNING, "%s; it is learnt anew", cerr.msg);
-            d->coloc_dirty = 1; /* the refused table goes at the first flush */
-        } else {
-            carma_sched_set_coloc(&d->sched, &d->coloc);
-            for (unsigned m = 0; m < 2; m++)
-                for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++)
-                    d->coloc_logged[m][k] = carma_coloc_factor(&d->coloc, (enum carma_sharing)m,
-                                                               (float)k * CARMA_COLOC_KNOT_STEP);
-        }
-    }
+    if (d->cfg.learn_coloc)
+        coloc_load(d);
     if ((rc = slots_grow(d))) {
         carma_err_set(err, rc, "out of memory");
         goto fail;
@@ -5606,6 +5640,8 @@ void carmad_close(struct carmad *d)
     free(d->gs);
     free(d->kinds);
     free(d->dev_kinds);
+    free(d->coloc);
+    free(d->coloc_logged);
     free(d->sj);
     free(d->dj);
     free(d->rm_ids);

@@ -234,19 +234,27 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
         head(&b, "carma_coloc_observations_total", "counter",
              "Co-runs observed for a window since carmad started, which correct the "
              "co-location model.");
-        for (size_t i = 0; i < 2; i++)
-            bputf(&b, "carma_coloc_observations_total{sharing=\"%s\"} %llu\n",
-                  carma_sharing_name(modes[i]), (unsigned long long)m->coloc->observed[modes[i]]);
+        for (size_t g = 0; g < m->nkinds; g++)
+            for (size_t i = 0; i < 2; i++) {
+                bputf(&b, "carma_coloc_observations_total{");
+                bput_label(&b, "kind", m->kinds[g], 1);
+                bputf(&b, ",sharing=\"%s\"} %llu\n", carma_sharing_name(modes[i]),
+                      (unsigned long long)m->coloc[g].observed[modes[i]]);
+            }
         head(&b, "carma_coloc_factor", "gauge",
              "The learnt factor on the co-location model's rate of jobs whose solo SMACT sum "
-             "to smact_sum (knots that hold an observation).");
-        for (size_t i = 0; i < 2; i++)
-            for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++)
-                if (m->coloc->weight[modes[i]][k] > 0)
-                    bputf(&b, "carma_coloc_factor{sharing=\"%s\",smact_sum=\"%.2f\"} %.4f\n",
-                          carma_sharing_name(modes[i]), (double)k * CARMA_COLOC_KNOT_STEP,
-                          (double)carma_coloc_factor(m->coloc, modes[i],
-                                                     (float)k * CARMA_COLOC_KNOT_STEP));
+             "to smact_sum on GPUs of the kind (knots that hold an observation).");
+        for (size_t g = 0; g < m->nkinds; g++)
+            for (size_t i = 0; i < 2; i++)
+                for (unsigned k = 0; k < CARMA_COLOC_KNOTS; k++)
+                    if (m->coloc[g].weight[modes[i]][k] > 0) {
+                        bputf(&b, "carma_coloc_factor{");
+                        bput_label(&b, "kind", m->kinds[g], 1);
+                        bputf(&b, ",sharing=\"%s\",smact_sum=\"%.2f\"} %.4f\n",
+                              carma_sharing_name(modes[i]), (double)k * CARMA_COLOC_KNOT_STEP,
+                              (double)carma_coloc_factor(&m->coloc[g], modes[i],
+                                                         (float)k * CARMA_COLOC_KNOT_STEP));
+                    }
     }
     if (m->users) {
         head(&b, "carma_user_fair_gpu_seconds", "gauge",

@@ -65,7 +65,10 @@ struct carma_metrics {
     uint64_t estimates_waiting;             /* submissions in the estimate queue now */
     uint64_t estimates_total;               /* summaries the queue's thread estimated */
     double estimate_seconds;                /* ... and its time on them */
-    const struct carma_coloc_learnt *coloc; /* learnt from co-runs; NULL: not learning */
+    const struct carma_coloc_learnt *coloc; /* learnt from co-runs, [nkinds] by GPU kind;
+                                               NULL: not learning */
+    const char *const *kinds;               /* the GPU kinds (carmad_gpu_kind) */
+    size_t nkinds;
     const struct carma_metrics_user *users; /* order = fair; NULL: FIFO */
     size_t nusers;
 };

@@ -135,9 +135,11 @@ static const char *const sql_text[ST_COUNT] = {
         "UPDATE attempts SET seen_time=? WHERE job_id=? AND n=? AND end_time IS NULL",
     [ST_ATT_SEEN_GET] = "SELECT seen_time FROM attempts WHERE job_id=? AND n=?",
     [ST_JOB_FORGET_ENV] = "UPDATE jobs SET env='{}' WHERE id=? AND env!='{}'",
-    [ST_COLOC_GET] = "SELECT sharing,knot,weight,logq FROM coloc ORDER BY sharing,knot",
-    [ST_COLOC_PUT] = "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) VALUES(?,?,?,?)",
-    [ST_COLOC_CLEAR] = "DELETE FROM coloc",
+    [ST_COLOC_GET] =
+        "SELECT sharing,knot,weight,logq FROM coloc WHERE kind=? ORDER BY sharing,knot",
+    [ST_COLOC_PUT] =
+        "INSERT OR REPLACE INTO coloc(kind,sharing,knot,weight,logq) VALUES(?,?,?,?,?)",
+    [ST_COLOC_CLEAR] = "DELETE FROM coloc WHERE kind=?",
     [ST_USER_GPU_TIME] =
         "SELECT j.uid,j.user,j.gpus,a.start_time,a.end_time FROM attempts a JOIN jobs j "
         "ON j.id=a.job_id WHERE a.start_time IS NOT NULL AND "
@@ -243,6 +245,17 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * (a restarted carmad retries the failure after it alone, as the carmad that saw the
      * Xid would have). 0 for the marks stored before. */
     "ALTER TABLE attempts ADD COLUMN xid_shared INTEGER NOT NULL DEFAULT 0;",
+    /* 17 -> 18: that correction by GPU kind (carmad_gpu_kind: how far the model is off
+     * differs between GPUs, docs/model.md). The rows before were learnt on this server's
+     * GPUs, whatever their kinds: kind '', which each kind without a table of its own
+     * takes at carmad's start. An older carmad's rows get '' too (the default). */
+    "ALTER TABLE coloc RENAME TO coloc_v17;"
+    "CREATE TABLE coloc(kind TEXT NOT NULL DEFAULT '', sharing TEXT NOT NULL,"
+    " knot INTEGER NOT NULL, weight REAL NOT NULL, logq REAL NOT NULL,"
+    " PRIMARY KEY(kind, sharing, knot));"
+    "INSERT INTO coloc(kind,sharing,knot,weight,logq)"
+    " SELECT '',sharing,knot,weight,logq FROM coloc_v17;"
+    "DROP TABLE coloc_v17;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -266,6 +279,7 @@ static const struct {
         {"attempts", "seen_time",
          "UPDATE attempts SET seen_time=start_time WHERE end_time IS NULL AND seen_time IS NULL"},
     [16] = {"attempts", "xid_shared", NULL},
+    [17] = {"coloc", "kind", NULL},
 };
 
 struct carma_store {
@@ -1322,12 +1336,13 @@ int carma_store_user_gpu_time(struct carma_store *s, double since,
     return ret;
 }
 
-int carma_store_coloc_get(struct carma_store *s, struct carma_coloc_learnt *l,
+int carma_store_coloc_get(struct carma_store *s, const char *kind, struct carma_coloc_learnt *l,
                           struct carma_err *err)
 {
     memset(l, 0, sizeof *l);
     sqlite3_stmt *q = s->st[ST_COLOC_GET];
-    int rc, ret = 0;
+    sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+    int rc, ret = 0, knots = 0;
     while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(q, 0);
         int mode = name ? carma_sharing_parse(name) : -1;
@@ -1335,32 +1350,35 @@ int carma_store_coloc_get(struct carma_store *s, struct carma_coloc_learnt *l,
         if (mode < 0 || sqlite3_column_type(q, 1) != SQLITE_INTEGER || k < 0 ||
             k >= CARMA_COLOC_KNOTS) {
             ret = carma_err_set(err, -EINVAL,
-                                "the co-location correction: a row for %s%s%s, "
+                                "the co-location correction of %s: a row for %s%s%s, "
                                 "knot %lld, that no carmad writes",
-                                name ? "'" : "", name ? name : "no sharing mode", name ? "'" : "",
-                                (long long)k);
+                                kind[0] ? kind : "every GPU kind", name ? "'" : "",
+                                name ? name : "no sharing mode", name ? "'" : "", (long long)k);
             break;
         }
         l->weight[mode][k] = (float)sqlite3_column_double(q, 2);
         l->logq[mode][k] = (float)sqlite3_column_double(q, 3);
+        knots++;
     }
     if (!ret && rc != SQLITE_DONE)
         ret = db_err(s, rc, "reading the co-location correction", err);
     row_done(q);
     if (!ret && !carma_coloc_learnt_valid(l))
         ret = carma_err_set(err, -EINVAL,
-                            "the co-location correction: a weight or log "
-                            "factor out of range");
+                            "the co-location correction of %s: a weight or log "
+                            "factor out of range",
+                            kind[0] ? kind : "every GPU kind");
     if (ret)
         memset(l, 0, sizeof *l);
-    return ret;
+    return ret ? ret : knots;
 }
 
-int carma_store_coloc_put(struct carma_store *s, const struct carma_coloc_learnt *l,
-                          struct carma_err *err)
+int carma_store_coloc_put(struct carma_store *s, const char *kind,
+                          const struct carma_coloc_learnt *l, struct carma_err *err)
 {
     static const enum carma_sharing modes[] = {CARMA_SHARING_TIMESLICE, CARMA_SHARING_MPS};
-    /* the whole table: a row no carmad writes (one get refused) must not outlive it */
+    /* the kind's whole table: a row no carmad writes (one get refused) must not outlive it */
+    sqlite3_bind_text(s->st[ST_COLOC_CLEAR], 1, kind, -1, SQLITE_STATIC);
     int rc = run(s, ST_COLOC_CLEAR, "recording the co-location correction", err);
     if (rc)
         return rc;
@@ -1370,10 +1388,11 @@ int carma_store_coloc_put(struct carma_store *s, const struct carma_coloc_learnt
             if (!(l->weight[mode][k] > 0))
                 continue;
             sqlite3_stmt *q = s->st[ST_COLOC_PUT];
-            sqlite3_bind_text(q, 1, carma_sharing_name(mode), -1, SQLITE_STATIC);
-            sqlite3_bind_int(q, 2, k);
-            sqlite3_bind_double(q, 3, l->weight[mode][k]);
-            sqlite3_bind_double(q, 4, l->logq[mode][k]);
+            sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, 2, carma_sharing_name(mode), -1, SQLITE_STATIC);
+            sqlite3_bind_int(q, 3, k);
+            sqlite3_bind_double(q, 4, l->weight[mode][k]);
+            sqlite3_bind_double(q, 5, l->logq[mode][k]);
             rc = run(s, ST_COLOC_PUT, "recording the co-location correction", err);
             if (rc)
                 return rc;

@@ -16,7 +16,7 @@
 #include "core/coloc.h"
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 17
+#define CARMA_STORE_SCHEMA_VERSION 18
 
 struct carma_store;
 
@@ -217,14 +217,16 @@ struct carma_profile {
 };
 int carma_store_profile_get(struct carma_store *st, uint64_t sig, struct carma_profile *p,
                             struct carma_err *err);
-/* The co-location model's correction carmad learnt from observed co-runs (schema v16):
- * get reads it (all zero when none was stored; -EINVAL, l zeroed, for a row or value no
- * carmad writes), put replaces what is stored with every knot of l that holds an
- * observation (rows a refused get found go with it). */
-int carma_store_coloc_get(struct carma_store *st, struct carma_coloc_learnt *l,
+/* The co-location model's correction carmad learnt from observed co-runs on GPUs of kind
+ * `kind` (carmad_gpu_kind; "": learnt before v18 on any): get reads it and returns the
+ * knots read (0 and l all zero: none stored; -EINVAL, l zeroed, for a row or value no
+ * carmad writes); put replaces what is stored for the kind with every knot of l that
+ * holds an observation (rows a refused get found go with it; an empty l leaves none).
+ * Other kinds' rows stay, so a GPU taken out keeps its kind's correction. */
+int carma_store_coloc_get(struct carma_store *st, const char *kind, struct carma_coloc_learnt *l,
                           struct carma_err *err);
-int carma_store_coloc_put(struct carma_store *st, const struct carma_coloc_learnt *l,
-                          struct carma_err *err);
+int carma_store_coloc_put(struct carma_store *st, const char *kind,
+                          const struct carma_coloc_learnt *l, struct carma_err *err);
 
 /* Every attempt that ended at or after `since`, or runs (end < 0): cb(uid and name of its
  * user, its job's GPUs, its start and end). Rows no carmad writes (an end before the

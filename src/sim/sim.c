@@ -906,7 +906,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         return carma_err_set(err, rc, "scheduler: out of memory");
     }
     if (cfg->coloc)
-        carma_sched_set_coloc(&s.sched, cfg->coloc);
+        carma_sched_set_coloc(&s.sched, cfg->coloc, 1); /* every GPU kind 0 */
     if (tl) {
         memset(tl, 0, sizeof *tl);
         tl->ngpus = cfg->record_gpus && cfg->record_gpus < cfg->ngpus ? cfg->record_gpus

@@ -36,8 +36,8 @@ struct sim_config {
     int every_tick;                /* decide at every second of CARMA's loop, even where
                                       nothing can have changed (the skip's check) */
     const struct carma_coloc_learnt *coloc; /* auto predicts with this correction of the
-                                      model (carma_sched_set_coloc); the jobs run by the
-                                      model alone. NULL: none (the default) */
+                                      model on every GPU (carma_sched_set_coloc); the jobs
+                                      run by the model alone. NULL: none (the default) */
     /* Called every SIM_PROGRESS_EVENTS events with (done jobs, total); may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;

@@ -7,6 +7,8 @@
 #    factor above 1 at their sum of SMACT (0.5 and 0.75 knots), as does carma gpus;
 #  - the correction is stored at the stop and read back by the next carmad; a stored table
 #    no carmad writes is said and learnt anew, and gone after the next stop;
+#  - one per GPU kind: a table stored before kinds were kept is taken by each kind of a
+#    mixed server (an A100 and a V100), and stored per kind at the next stop;
 #  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line;
 #  - on the fake NVML (GPM SMACT): a pair of which one job has no process on the GPU is
 #    not observed; once both have, it is; not while the GPU's process list fails.
@@ -19,7 +21,10 @@ start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 URL="http://127.0.0.1:$PORT"
 # the same argv every time (one signature): runs until $T/go exists, at most 120 s
 JOB="i=0; while [ ! -e $T/go ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done"
-metric() { curl -sf "$URL/metrics" | awk -v k="$1" 'index($1, k) == 1 {print $2; exit}'; }
+KIND='kind="NVIDIA A100-SXM4-40GB, 40960 MiB"'
+metric() { curl -sf "$URL/metrics" | awk -v k="$1" 'index($0, k) == 1 {print $NF; exit}'; }
+observed() { metric "carma_coloc_observations_total{$KIND,sharing=\"${1:-timeslice}\"}"; }
+observed_over() { [ "$(observed)" -gt "$1" ] 2>/dev/null; }
 
 step "a job alone is profiled, and its signature keeps the profile"
 a=$(submit --name alone --mem 4G -- sh -c "$JOB")
@@ -35,20 +40,20 @@ b=$(submit --name pair1 --mem 4G -- sh -c "$JOB")
 c=$(submit --name pair2 --mem 4G -- sh -c "$JOB")
 wait_until 20 is_state "$b" running && wait_until 20 is_state "$c" running ||
     fail "the pair does not run together: $("$CARMA" show "$c" | head -5)"
-wait_until 30 grep -q "GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60 over 3 samples, where the model says 0.43: its rates there are now taken x1.[0-9]* (timeslice)" "$T/carmad.log" ||
+wait_until 30 grep -q "GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60 over 3 samples, where the model says 0.43: its rates there are now taken x1.[0-9]* (timeslice, NVIDIA A100-SXM4-40GB, 40960 MiB)" "$T/carmad.log" ||
     fail "no co-run observed: $(grep -i smact "$T/carmad.log" | tail -3)"
-wait_until 10 sh -c "[ \"\$(curl -sf $URL/metrics | awk '/^carma_coloc_observations_total\{sharing=\"timeslice\"\}/ {print \$2}')\" -ge 2 ]" ||
+wait_until 10 observed_over 1 ||
     fail "observations: $(curl -sf "$URL/metrics" | grep coloc)"
-f=$(metric 'carma_coloc_factor{sharing="timeslice",smact_sum="0.50"}')
+f=$(metric "carma_coloc_factor{$KIND,sharing=\"timeslice\",smact_sum=\"0.50\"}")
 awk -v f="$f" 'BEGIN {exit !(f > 1.05 && f <= 1.4)}' || fail "factor at 0.5: '$f'"
-[ -n "$(metric 'carma_coloc_factor{sharing="timeslice",smact_sum="0.75"}')" ] || fail "knot 0.75"
+[ -n "$(metric "carma_coloc_factor{$KIND,sharing=\"timeslice\",smact_sum=\"0.75\"}")" ] || fail "knot 0.75"
 curl -sf "$URL/metrics" > "$T/m" && python3 "$HELP/prom_check.py" < "$T/m" > /dev/null ||
     fail "/metrics does not parse back: $(python3 "$HELP/prom_check.py" < "$T/m" 2>&1 | tail -1)"
-[ "$(metric 'carma_coloc_observations_total{sharing="mps"}')" = 0 ] || fail "mps observed"
-[ -z "$(metric 'carma_coloc_factor{sharing="mps"')" ] || fail "an mps factor"
-"$CARMA" gpus | grep -q "^co-location model, learnt from co-runs (timeslice): x1\.[0-9][0-9] at SMACT sum 0\.50, x1\.[0-9][0-9] at SMACT sum 0\.75$" ||
+[ "$(observed mps)" = 0 ] || fail "mps observed"
+[ -z "$(metric "carma_coloc_factor{$KIND,sharing=\"mps\"")" ] || fail "an mps factor"
+"$CARMA" gpus | grep -q "^co-location model, learnt from co-runs (timeslice, NVIDIA A100-SXM4-40GB, 40960 MiB): x1\.[0-9][0-9] at SMACT sum 0\.50, x1\.[0-9][0-9] at SMACT sum 0\.75$" ||
     fail "carma gpus: $("$CARMA" gpus)"
-"$CARMA" gpus --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["coloc"]; assert c["mps"] == [] and [k["smact_sum"] for k in c["timeslice"]] == [0.5, 0.75] and all(1 < k["factor"] <= 1.4 and k["weight"] > 0 for k in c["timeslice"]), c' ||
+"$CARMA" gpus --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["coloc"]; assert len(c) == 1 and c[0]["kind"] == "NVIDIA A100-SXM4-40GB, 40960 MiB"; c = c[0]; assert c["mps"] == [] and [k["smact_sum"] for k in c["timeslice"]] == [0.5, 0.75] and all(1 < k["factor"] <= 1.4 and k["weight"] > 0 for k in c["timeslice"]), c' ||
     fail "carma gpus --json: $("$CARMA" gpus --json | grep -A12 coloc)"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"
@@ -59,17 +64,30 @@ stop_daemon || fail "carmad's stop"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 after=$(curl -sf "$URL/metrics" | grep '^carma_coloc_factor{')
 [ -n "$after" ] && [ "$before" = "$after" ] || fail "read back: '$before' then '$after'"
-[ "$(metric 'carma_coloc_observations_total{sharing="timeslice"}')" = 0 ] || fail "count not anew"
+[ "$(observed)" = 0 ] || fail "count not anew"
 stop_daemon || fail "carmad's stop"
 
+step "a table stored before kinds were kept is each kind's, then stored per kind"
+sql() { python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str, r)) for r in db.execute(sys.argv[2]))); db.commit()' "$T/state/carma.db" "$1"; }
+sql "UPDATE coloc SET kind=''" > /dev/null || fail "the table made kind ''"
+start_daemon --gpus sim:1xa100-40gb,1xv100-32gb --http "127.0.0.1:$PORT"
+v100=$(curl -sf "$URL/metrics" | grep '^carma_coloc_factor{kind="Tesla V100-SXM2-32GB, 32768 MiB"' | sed 's/kind="[^"]*",//')
+a100=$(curl -sf "$URL/metrics" | grep "^carma_coloc_factor{$KIND" | sed 's/kind="[^"]*",//')
+[ -n "$a100" ] && [ "$a100" = "$v100" ] && [ "$(echo "$before" | sed 's/kind="[^"]*",//')" = "$a100" ] ||
+    fail "taken by each kind: '$before' then A100 '$a100', V100 '$v100'"
+stop_daemon || fail "carmad's stop"
+[ "$(sql "SELECT count(*) FROM coloc WHERE kind=''")" = 0 ] &&
+    [ "$(sql "SELECT count(DISTINCT kind) FROM coloc")" = 2 ] ||
+    fail "not stored per kind: $(sql 'SELECT * FROM coloc')"
+
 step "a stored table no carmad writes is said, learnt anew, and gone after the next stop"
-python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("INSERT INTO coloc VALUES(?, 3, 1.0, 0.0)", ("mig",)); db.commit()' "$T/state/carma.db" ||
+sql "INSERT INTO coloc VALUES('NVIDIA A100-SXM4-40GB, 40960 MiB', 'mig', 3, 1.0, 0.0)" > /dev/null ||
     fail "a row added by hand"
 : > "$T/carmad.log"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
-grep -q "the co-location correction: a row for 'mig', knot 3, that no carmad writes; it is learnt anew" "$T/carmad.log" ||
+grep -q "the co-location correction of NVIDIA A100-SXM4-40GB, 40960 MiB: a row for 'mig', knot 3, that no carmad writes; it is learnt anew" "$T/carmad.log" ||
     fail "the refusal is not said"
-[ -z "$(metric 'carma_coloc_factor{')" ] || fail "a factor kept from a refused table"
+[ -z "$(metric "carma_coloc_factor{$KIND")" ] || fail "a factor kept from a refused table"
 stop_daemon || fail "carmad's stop"
 : > "$T/carmad.log"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
@@ -129,7 +147,6 @@ mv "$T/nvml.state.new" "$T/nvml.state"
 wait_until 20 sh -c "tail -n +$L '$T/carmad.log' | grep -q 'GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60'" ||
     fail "no co-run observed once both are on the GPU: $(grep -i smact "$T/carmad.log" | tail -3)"
 # the process list fails: its foreign processes are as last listed, nothing is learnt
-observed() { metric 'carma_coloc_observations_total{sharing="timeslice"}'; }
 cp "$T/nvml.state" "$T/nvml.state.ok"
 printf 'fail 0 nvmlDeviceGetComputeRunningProcesses_v3 UNKNOWN\n' >> "$T/nvml.state"
 wait_until 10 grep -q "GPU 0 (.*): its process list failed" "$T/carmad.log" ||
@@ -138,7 +155,7 @@ n1=$(observed)
 sleep 3 # 15 ticks, 5 windows
 [ "$(observed)" = "$n1" ] || fail "observed while the process list failed: $n1, then $(observed)"
 cp "$T/nvml.state.ok" "$T/nvml.state"
-wait_until 10 sh -c "[ \"\$(curl -sf $URL/metrics | awk '/^carma_coloc_observations_total\{sharing=\"timeslice\"\}/ {print \$2}')\" -gt $n1 ]" ||
+wait_until 10 observed_over "$n1" ||
     fail "not observed again once the list answers: $(observed)"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"

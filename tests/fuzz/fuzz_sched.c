@@ -31,7 +31,7 @@ struct fz {
     struct carma_sched s;
     struct carma_placement out[FZ_JOBS];
     size_t ngpus, njobs, placed; /* placed: by the last step */
-    struct carma_coloc_learnt coloc; /* what carmad learnt from co-runs */
+    struct carma_coloc_learnt coloc[2]; /* what carmad learnt from co-runs, by GPU kind */
     int is_auto;
 };
 
@@ -281,10 +281,12 @@ static void apply(struct fz *f, const uint8_t *p, double now, int *stepped)
                                         sm * 0.4f);
             }
         } else if ((p[1] & 7) == 4) {
-            /* carmad learns from a co-run (any q the clamps allow, at any sum of SMACT) */
-            carma_coloc_observe(&f->coloc, (enum carma_sharing)(p[1] >> 7), 2 + (p[1] >> 3 & 3),
-                                (float)p[2] / 64.0f, (float)p[2] / 48.0f, (float)p[3] / 128.0f);
-            carma_sched_set_coloc(&f->s, (p[1] >> 5 & 3) == 3 ? NULL : &f->coloc);
+            /* carmad learns from a co-run on a GPU of either kind (any q the clamps allow,
+             * at any sum of SMACT), and corrects none, the first or both kinds */
+            carma_coloc_observe(&f->coloc[p[1] >> 5 & 1], (enum carma_sharing)(p[1] >> 7),
+                                2 + (p[1] >> 3 & 3), (float)p[2] / 64.0f, (float)p[2] / 48.0f,
+                                (float)p[3] / 128.0f);
+            carma_sched_set_coloc(&f->s, f->coloc, (p[1] >> 6 & 1) + (p[1] >> 5 & 1));
         } else if ((p[1] & 7) == 5) {
             /* carmad orders the queue by its users' usage (order = fair): few keys, ties */
             double key[FZ_JOBS];
@@ -336,8 +338,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             carma_gpu_init(&f[k].gpus[g], fz_sizes[(data[1] >> (2 + g)) & 3],
                            1 + (data[1] >> 6) * 3,
                            (data[1] >> g) & 1 ? CARMA_SHARING_MPS : CARMA_SHARING_TIMESLICE);
-        for (size_t g = 0; g < f[k].ngpus; g++)
+        for (size_t g = 0; g < f[k].ngpus; g++) {
             f[k].gpus[g].island = isl[g];
+            f[k].gpus[g].kind = (uint16_t)(g & 1);
+        }
         params.scan_all = k;
         if (carma_sched_init(&f[k].s, f[k].jobs, f[k].gpus, f[k].ngpus, pol, &params)) {
             if (k)

@@ -1179,7 +1179,7 @@ static void learnt_takes_the_idle_gpu(const struct carma_coloc_learnt *l, const 
         struct fx f;
         fx_init(&f, "auto", 2);
         f.s.p.scan_all = all;
-        carma_sched_set_coloc(&f.s, l);
+        carma_sched_set_coloc(&f.s, l, 1);
         for (uint32_t j = 0; j < n; j++) {
             f.jobs[j].smact = sm[j];
             f.jobs[j].bound_mib = 4096;
@@ -1216,12 +1216,12 @@ static void test_auto_learnt_coloc(void **state)
     assert_int_equal(fx_step(&f, 2), 0);
     memset(&l, 0, sizeof l);
     learn(&l, CARMA_SHARING_TIMESLICE, 1.66f, 1.5f, 20);
-    carma_sched_set_coloc(&f.s, &l);
+    carma_sched_set_coloc(&f.s, &l, 1);
     assert_int_equal(fx_step(&f, 3), 1);
     assert_int_equal(f.jobs[1].gpu[0], 0);
     /* and back: the model alone */
-    carma_sched_set_coloc(&f.s, NULL);
-    assert_int_equal(f.s.coloc_on, 0);
+    carma_sched_set_coloc(&f.s, NULL, 0);
+    assert_int_equal(f.s.ncoloc, 0);
     carma_sched_free(&f.s);
 
     memset(&l, 0, sizeof l);
@@ -1229,6 +1229,39 @@ static void test_auto_learnt_coloc(void **state)
     assert_true(carma_coloc_factor(&l, CARMA_SHARING_MPS, 0.2f) > 1.8f);
     static const float light[] = {0.1f, 0.1f}; /* the shortcut skips GPU 0; a full scan judges it */
     learnt_takes_the_idle_gpu(&l, light, 2, 1);
+}
+
+/* One correction per GPU kind (carma_gpu.kind): what kind 1 learnt moves no choice while
+ * only kind 0's table is given, and once given it moves the choice on the kind-1 GPU
+ * only. Two time-sliced GPUs, kinds 0 and 1, each with a heavy job: a third heavy job
+ * (gain 0.06 by the model) waits, and joins GPU 1 once kind 1 has measured 1.5 times the
+ * model's rate there. */
+static void test_auto_learnt_coloc_by_kind(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_coloc_learnt l[2];
+    memset(l, 0, sizeof l);
+    learn(&l[1], CARMA_SHARING_TIMESLICE, 1.66f, 1.5f, 20);
+    fx_init(&f, "auto", 2);
+    for (uint16_t g = 0; g < 2; g++) {
+        f.gpus[g].sharing = CARMA_SHARING_TIMESLICE;
+        f.gpus[g].kind = g;
+        carma_sched_gpu_changed(&f.s, g);
+        f.jobs[g].smact = 0.83f;
+        f.jobs[g].bound_mib = 4096;
+        carma_sched_adopt(&f.s, g, &g, 1, 0, 0);
+    }
+    f.jobs[2].smact = 0.83f;
+    f.jobs[2].bound_mib = 4096;
+    carma_sched_submit(&f.s, 2, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_set_coloc(&f.s, l, 1); /* kind 0's only, which has nothing learnt */
+    assert_int_equal(fx_step(&f, 2), 0);
+    carma_sched_set_coloc(&f.s, l, 2);
+    assert_int_equal(fx_step(&f, 3), 1);
+    assert_int_equal(f.jobs[2].gpu[0], 1);
+    carma_sched_free(&f.s);
 }
 
 /* A correction never lets a job's arrival speed up the jobs already there: under MPS two
@@ -1268,7 +1301,7 @@ static void test_auto_learnt_coloc_backfill_keeps_the_holders_gain(void **state)
     f.s.p.min_gain = 0.6f;
     f.gpus[0].sharing = CARMA_SHARING_TIMESLICE;
     carma_sched_gpu_changed(&f.s, 0);
-    carma_sched_set_coloc(&f.s, &l);
+    carma_sched_set_coloc(&f.s, &l, 1);
     f.jobs[0].bound_mib = 20000; /* running */
     f.jobs[0].smact = 0.5f;
     carma_sched_submit(&f.s, 0, 0);
@@ -1754,6 +1787,7 @@ int main(void)
         cmocka_unit_test(test_auto_island_never_costs_a_job_speed),
         cmocka_unit_test(test_auto_island_best_fit),
         cmocka_unit_test(test_auto_learnt_coloc),
+        cmocka_unit_test(test_auto_learnt_coloc_by_kind),
         cmocka_unit_test(test_order_by_key),
         cmocka_unit_test(test_order_takes_the_runs_in_order),
         cmocka_unit_test(test_auto_learnt_coloc_never_speeds_residents),

@@ -828,63 +828,135 @@ static void test_attempt_seen(void **state)
     carma_store_close(st);
 }
 
-/* The co-location correction (schema v16): what put writes, get reads back bit for bit;
- * an empty table reads as nothing learnt; a row no carmad writes (an unknown sharing
- * mode, a knot out of range, a value past the clamps) is refused by name and reads as
- * nothing learnt. */
+/* The co-location correction (schema v16, by GPU kind since v18): what put writes for a
+ * kind, get reads back bit for bit, and another kind's put leaves it; an empty table
+ * reads as nothing learnt (0 knots); a row no carmad writes (an unknown sharing mode, a
+ * knot out of range, a value past the clamps) is refused by name, kind included, and
+ * reads as nothing learnt. */
+#define H200 "NVIDIA H200, 143771 MiB"
+#define A100 "NVIDIA A100-SXM4-40GB, 40960 MiB"
 static void test_coloc_roundtrip(void **state)
 {
     (void)state;
     struct carma_store *st;
     struct carma_err err = {{0}};
     assert_int_equal(carma_store_open(&st, path, &err), 0);
-    struct carma_coloc_learnt l, back;
+    struct carma_coloc_learnt l, a100, back;
     memset(&back, 0x55, sizeof back);
-    assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, H200, &back, &err), 0);
     memset(&l, 0, sizeof l);
     assert_memory_equal(&back, &l, sizeof l);
     for (int k = 0; k < 30; k++)
         assert_int_equal(carma_coloc_observe(&l, CARMA_SHARING_TIMESLICE, 2, 0.6f, 1.4f, 0.6f), 0);
     assert_int_equal(carma_coloc_observe(&l, CARMA_SHARING_MPS, 3, 1.9f, 0, 0.8f), 0);
+    memset(&a100, 0, sizeof a100);
+    assert_int_equal(carma_coloc_observe(&a100, CARMA_SHARING_MPS, 2, 0.3f, 0, 0.2f), 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_coloc_put(st, &l, &err), 0);
+    assert_int_equal(carma_store_coloc_put(st, H200, &l, &err), 0);
+    assert_int_equal(carma_store_coloc_put(st, A100, &a100, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
-    assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, H200, &back, &err), 4); /* 2 + 2 knots */
     assert_memory_equal(back.weight, l.weight, sizeof l.weight);
     assert_memory_equal(back.logq, l.logq, sizeof l.logq);
     assert_int_equal(back.observed[0] + back.observed[1], 0); /* a count since start */
+    assert_int_equal(carma_store_coloc_get(st, A100, &back, &err), 2);
+    assert_memory_equal(back.weight, a100.weight, sizeof a100.weight);
+    assert_memory_equal(back.logq, a100.logq, sizeof a100.logq);
+    assert_int_equal(carma_store_coloc_get(st, "", &back, &err), 0);
     sqlite3 *db = carma_store_sqlite(st);
     static const char *const bad[] = {
-        "INSERT INTO coloc VALUES('mig',0,1,0)",
-        "INSERT INTO coloc VALUES('mps',9,1,0)",
-        "INSERT INTO coloc VALUES('mps',-1,1,0)",
-        "INSERT INTO coloc VALUES('mps','x',1,0)",
+        "INSERT INTO coloc(kind,sharing,knot,weight,logq) VALUES('" H200 "','mig',0,1,0)",
+        "INSERT INTO coloc(kind,sharing,knot,weight,logq) VALUES('" H200 "','mps',9,1,0)",
+        "INSERT INTO coloc(kind,sharing,knot,weight,logq) VALUES('" H200 "','mps',-1,1,0)",
+        "INSERT INTO coloc(kind,sharing,knot,weight,logq) VALUES('" H200 "','mps','x',1,0)",
         "UPDATE coloc SET weight=1e9 WHERE sharing='mps'",
         "UPDATE coloc SET logq=100 WHERE sharing='timeslice'",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(sqlite3_exec(db, "SAVEPOINT t", NULL, NULL, NULL), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db, bad[i], NULL, NULL, NULL), SQLITE_OK);
-        assert_int_equal(carma_store_coloc_get(st, &back, &err), -EINVAL);
+        assert_int_equal(carma_store_coloc_get(st, H200, &back, &err), -EINVAL);
         print_message("%s: %s\n", bad[i], err.msg);
-        assert_non_null(strstr(err.msg, "co-location correction"));
+        assert_non_null(strstr(err.msg, "co-location correction of " H200 ":"));
         memset(&l, 0, sizeof l);
         assert_memory_equal(&back, &l, sizeof l);
         assert_int_equal(sqlite3_exec(db, "ROLLBACK TO t; RELEASE t", NULL, NULL, NULL), SQLITE_OK);
     }
-    assert_int_equal(carma_store_coloc_get(st, &back, &err), 0);
-    /* what carmad learns anew after a refused table replaces it whole: the row it refused
-     * does not refuse the next get (every restart would forget what was learnt) */
-    assert_int_equal(sqlite3_exec(db, "INSERT INTO coloc VALUES('mig',0,1,0)", NULL, NULL, NULL),
+    assert_int_equal(carma_store_coloc_get(st, H200, &back, &err), 4);
+    /* what carmad learns anew after a refused table replaces the kind's whole: the row
+     * it refused does not refuse the next get (every restart would forget what was
+     * learnt), and the other kind's table stays */
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO coloc(kind,sharing,knot,weight,logq) "
+                                  "VALUES('" H200 "','mig',0,1,0)",
+                                  NULL, NULL, NULL),
                      SQLITE_OK);
-    assert_int_equal(carma_store_coloc_get(st, &back, &err), -EINVAL);
+    assert_int_equal(carma_store_coloc_get(st, H200, &back, &err), -EINVAL);
     assert_int_equal(carma_coloc_observe(&back, CARMA_SHARING_MPS, 2, 0.4f, 0, 0.3f), 0);
     assert_int_equal(carma_store_begin(st, &err), 0);
-    assert_int_equal(carma_store_coloc_put(st, &back, &err), 0);
+    assert_int_equal(carma_store_coloc_put(st, H200, &back, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
-    assert_int_equal(carma_store_coloc_get(st, &l, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, H200, &l, &err), 2);
     assert_memory_equal(l.weight, back.weight, sizeof l.weight);
     assert_memory_equal(l.logq, back.logq, sizeof l.logq);
+    assert_int_equal(carma_store_coloc_get(st, A100, &back, &err), 2);
+    assert_memory_equal(back.weight, a100.weight, sizeof a100.weight);
+    /* an empty table leaves the kind none */
+    memset(&l, 0, sizeof l);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_coloc_put(st, H200, &l, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, H200, &back, &err), 0);
+    assert_int_equal(carma_store_coloc_get(st, A100, &back, &err), 2);
+    carma_store_close(st);
+}
+
+/* Schema 18: a version-17 table (one correction, by sharing mode and knot) is kept as
+ * kind "", which carmad gives each kind without its own; a file whose version number was
+ * lowered has the kind column and is migrated again unharmed; an older carmad's insert,
+ * which names no kind, writes kind "". */
+static void test_coloc_by_kind_migration(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    carma_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP TABLE coloc;"
+                                  "CREATE TABLE coloc(sharing TEXT NOT NULL, knot INTEGER NOT "
+                                  "NULL, weight REAL NOT NULL, logq REAL NOT NULL, "
+                                  "PRIMARY KEY(sharing, knot));"
+                                  "INSERT INTO coloc VALUES('timeslice',1,3,0.75);"
+                                  "INSERT INTO coloc VALUES('mps',2,1.5,-0.25);"
+                                  "PRAGMA user_version=17;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 17);
+    struct carma_coloc_learnt l;
+    assert_int_equal(carma_store_coloc_get(st, "", &l, &err), 2);
+    assert_true(l.weight[CARMA_SHARING_TIMESLICE][1] == 3.0f);
+    assert_true(l.logq[CARMA_SHARING_TIMESLICE][1] == 0.75f);
+    assert_true(l.weight[CARMA_SHARING_MPS][2] == 1.5f);
+    assert_true(l.logq[CARMA_SHARING_MPS][2] == -0.25f);
+    assert_int_equal(carma_store_coloc_get(st, H200, &l, &err), 0);
+    carma_store_close(st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "PRAGMA user_version=17;"
+                                  "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) "
+                                  "VALUES('mps',3,1,0.5)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 17);
+    assert_int_equal(carma_store_coloc_get(st, "", &l, &err), 3);
+    assert_true(l.logq[CARMA_SHARING_MPS][3] == 0.5f);
     carma_store_close(st);
 }
 
@@ -903,6 +975,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attempt_xid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attempt_seen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_coloc_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_coloc_by_kind_migration, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
