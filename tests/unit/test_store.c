@@ -21,6 +21,16 @@
 static char dir[64];
 static char path[128];
 
+/* Runs sql on the store file at path with SQLite alone (what an older carmad, or a
+ * hand, wrote), the store closed. */
+static void store_sql(const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -299,17 +309,11 @@ static void test_peaks_env_retention(void **state)
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     uint64_t a = add_job(st, CARMA_JOB_SUCCEEDED, 100);
     carma_store_close(st);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE attempts SET peak_mib=700,end_time=50,"
-                                  "outcome='succeeded';"
-                                  "DROP INDEX jobs_end_time;"
-                                  "ALTER TABLE attempts DROP COLUMN peak_partial;"
-                                  "PRAGMA user_version=8;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_sql("UPDATE attempts SET peak_mib=700,end_time=50,"
+              "outcome='succeeded';"
+              "DROP INDEX jobs_end_time;"
+              "ALTER TABLE attempts DROP COLUMN peak_partial;"
+              "PRAGMA user_version=8;");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 8);
     uint64_t peak = 1;
@@ -721,19 +725,13 @@ static void test_attempt_xid(void **state)
     uint64_t a = add_job(st, CARMA_JOB_SUCCEEDED, 100);
     uint64_t b = add_job(st, CARMA_JOB_RUNNING, -1);
     carma_store_close(st);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE attempts SET end_time=50,outcome='succeeded' "
-                                  "WHERE job_id=1;"
-                                  "ALTER TABLE attempts DROP COLUMN xid;"
-                                  "ALTER TABLE attempts DROP COLUMN xid_gpu;"
-                                  "ALTER TABLE attempts DROP COLUMN xid_time;"
-                                  "ALTER TABLE attempts DROP COLUMN xid_shared;"
-                                  "PRAGMA user_version=12;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_sql("UPDATE attempts SET end_time=50,outcome='succeeded' "
+              "WHERE job_id=1;"
+              "ALTER TABLE attempts DROP COLUMN xid;"
+              "ALTER TABLE attempts DROP COLUMN xid_gpu;"
+              "ALTER TABLE attempts DROP COLUMN xid_time;"
+              "ALTER TABLE attempts DROP COLUMN xid_shared;"
+              "PRAGMA user_version=12;");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 12);
     struct carma_store_xid x = {.xid = 7, .gpu = 7, .t = 7, .shared = 1};
@@ -754,9 +752,7 @@ static void test_attempt_xid(void **state)
     assert_int_equal(carma_store_attempt_xid_get(st, a, 1, &x, &err), 0);
     carma_store_close(st);
     /* a file whose version number was lowered has the columns: migrated again unharmed */
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=12", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    store_sql("PRAGMA user_version=12");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 12);
     assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 1);
@@ -781,15 +777,10 @@ static void test_attempt_seen(void **state)
     assert_true(seen < 0);
     carma_store_close(st);
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE attempts SET end_time=50,outcome='succeeded' "
-                                  "WHERE job_id=1;"
-                                  "ALTER TABLE attempts DROP COLUMN seen_time;"
-                                  "PRAGMA user_version=13;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_sql("UPDATE attempts SET end_time=50,outcome='succeeded' "
+              "WHERE job_id=1;"
+              "ALTER TABLE attempts DROP COLUMN seen_time;"
+              "PRAGMA user_version=13;");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 13);
     assert_int_equal(carma_store_attempt_seen_get(st, a, 1, &seen, &err), 0);
@@ -922,19 +913,13 @@ static void test_coloc_by_kind_migration(void **state)
     struct carma_err err = {{0}};
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     carma_store_close(st);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP TABLE coloc;"
-                                  "CREATE TABLE coloc(sharing TEXT NOT NULL, knot INTEGER NOT "
-                                  "NULL, weight REAL NOT NULL, logq REAL NOT NULL, "
-                                  "PRIMARY KEY(sharing, knot));"
-                                  "INSERT INTO coloc VALUES('timeslice',1,3,0.75);"
-                                  "INSERT INTO coloc VALUES('mps',2,1.5,-0.25);"
-                                  "PRAGMA user_version=17;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_sql("DROP TABLE coloc;"
+              "CREATE TABLE coloc(sharing TEXT NOT NULL, knot INTEGER NOT "
+              "NULL, weight REAL NOT NULL, logq REAL NOT NULL, "
+              "PRIMARY KEY(sharing, knot));"
+              "INSERT INTO coloc VALUES('timeslice',1,3,0.75);"
+              "INSERT INTO coloc VALUES('mps',2,1.5,-0.25);"
+              "PRAGMA user_version=17;");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 17);
     struct carma_coloc_learnt l;
@@ -945,14 +930,9 @@ static void test_coloc_by_kind_migration(void **state)
     assert_true(l.logq[CARMA_SHARING_MPS][2] == -0.25f);
     assert_int_equal(carma_store_coloc_get(st, H200, &l, &err), 0);
     carma_store_close(st);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "PRAGMA user_version=17;"
-                                  "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) "
-                                  "VALUES('mps',3,1,0.5)",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_sql("PRAGMA user_version=17;"
+              "INSERT OR REPLACE INTO coloc(sharing,knot,weight,logq) "
+              "VALUES('mps',3,1,0.5)");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 17);
     assert_int_equal(carma_store_coloc_get(st, "", &l, &err), 3);
