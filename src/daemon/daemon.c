@@ -2897,20 +2897,28 @@ static void paths_take(struct carmad *d)
     }
 }
 
-/* The submissions whose path checks passed path_check_timeout: refused, their checks
- * abandoned (their threads wait on until the file system answers). Returns the earliest
- * deadline of those left, 0 none. */
-static double paths_expire(struct carmad *d)
+/* The earliest path_check_timeout deadline of the submissions whose paths are being
+ * checked (carma_mono_s()), 0 none. */
+static double paths_deadline(const struct carmad *d)
 {
-    double now = carma_mono_s(), next = 0;
+    double next = 0;
+    for (const struct psub *p = d->psubs; p; p = p->next)
+        if (p->paths && (next == 0 || p->paths_deadline < next))
+            next = p->paths_deadline;
+    return next;
+}
+
+/* The submissions whose path checks passed path_check_timeout: refused, their checks
+ * abandoned (their threads wait on until the file system answers). Within an iteration,
+ * as every other answer: iteration_end goes on with the requests their connections
+ * pipelined behind them (conn_release) and publishes the counts. */
+static void paths_expire(struct carmad *d)
+{
+    double now = carma_mono_s();
     for (struct psub *p = d->psubs, *nx; p; p = nx) {
         nx = p->next;
-        if (!p->paths)
+        if (!p->paths || now < p->paths_deadline)
             continue;
-        if (now < p->paths_deadline) {
-            next = next == 0 || p->paths_deadline < next ? p->paths_deadline : next;
-            continue;
-        }
         carmad_pathcheck_abandon(d->paths, p->paths);
         p->paths = NULL;
         unsigned mine, stuck = carmad_pathcheck_stuck(d->paths, p->who.uid, &mine);
@@ -2926,7 +2934,6 @@ static double paths_expire(struct carmad *d)
                                   p->q.job.cwd, d->cfg.path_check_s),
                  NULL);
     }
-    return next;
 }
 
 /* The estimate queue's finished submissions (psub_end). */
@@ -5508,7 +5515,8 @@ int carmad_run(struct carmad *d, struct carma_err *err)
         double first = starts_deadline(d);
         wake_by(first, &timeout);
         /* a path check that does not end: its deadline wakes carmad */
-        wake_by(d->psubs ? paths_expire(d) : 0, &timeout);
+        double paths_by = paths_deadline(d);
+        wake_by(paths_by, &timeout);
         int n = epoll_wait(d->epfd, ev, 64, timeout);
         if (n < 0 && errno == EINTR)
             continue;
@@ -5567,6 +5575,8 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             for (uint32_t i = 0; d->nstarting && i < d->cap; i++)
                 if (d->dj[i].used && d->dj[i].start && carma_mono_s() >= d->dj[i].start->deadline)
                     on_start(d, i); /* past its deadline: failed */
+        if (paths_by > 0 && carma_mono_s() >= paths_by)
+            paths_expire(d);
         iteration_end(d);
     }
     /* a clean stop: the running attempts' accounting and the pending records, so that

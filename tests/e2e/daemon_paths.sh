@@ -10,6 +10,8 @@
 # CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
+# (monitor ticks an hour apart: nothing but what a step does wakes carmad's loop)
+sed -i 's/^monitor_interval = .*/monitor_interval = 3600/' "$T/carmad.ini"
 printf '[daemon]\npath_check_timeout = 1\n' >>"$T/carmad.ini"
 export CARMA_TEST_PATHCHECK_HOLD="$T/answer"
 start_daemon --gpus sim:2xa100-40gb
@@ -46,6 +48,30 @@ id=$("$CARMA" submit -- true) || fail "refused after the file system answered"
 "$CARMA" wait --timeout 20 "$id" >/dev/null || fail "job $id: $(state_of "$id")"
 "$CARMA" submit -- /nonexistent/x >/dev/null 2>"$T/s6.err" && fail "a missing command went through"
 grep -q "command not found or not executable: /nonexistent/x" "$T/s6.err" || fail "$(cat "$T/s6.err")"
+
+step "requests pipelined behind a submission refused at its timeout are answered with it"
+# Its refusal releases the connection's next request, a ping: answered at once, not at
+# carmad's next wakeup (1 s while a connection is open: the test's event for "late").
+rm -f "$T/answer" "$T/answer.held"
+python3 - "$CARMA_SOCKET" "$(pwd)" <<'PY' || fail "the ping pipelined behind the refused submission"
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"v": 1, "op": "submit", "job": {"argv": ["true"], "cwd": sys.argv[2]}})
+          .encode() + b"\n" + b'{"v":1,"op":"ping"}\n')
+s.settimeout(10)
+buf, at = b"", []
+while len(at) < 2:
+    d = s.recv(65536)
+    assert d, "carmad closed the connection: %r" % buf
+    buf += d
+    at += [time.monotonic()] * (buf.count(b"\n") - len(at))
+got = [json.loads(l) for l in buf.split(b"\n") if l]
+assert got[0].get("error") == "invalid" and "path_check_timeout" in got[0]["message"], got
+assert got[1].get("ok") is True and "version" in got[1], got
+assert at[1] - at[0] < 0.5, "the ping answered %.3f s after the refusal" % (at[1] - at[0])
+PY
+touch "$T/answer"
 
 step "one user's checks in flight count against its 4: they could all hang"
 # Eight at once from one folder that hangs: were each given a thread, all eight would be
