@@ -2891,6 +2891,7 @@ static void paths_take(struct carmad *d)
                                     all);
         else {
             carmad_estq_push(d->estq, &p->it);
+            d->publish = 1; /* carma_estimates_waiting counts it now */
             continue;
         }
         psub_end(d, p, resp, &none);
