@@ -158,6 +158,8 @@ struct djob {
     unsigned xid_gpu;
     double xid_t; /* when it came */
     int xid_shared;           /* it came on a GPU shared by MPS with another client (xid_one) */
+    uint64_t xid_via;         /* it came on another GPU, and reached this job's under MPS
+                                 through the GPUs of this job (xid_one); 0: on one of its */
     int xid_dirty, xid_in_tx; /* the mark is to be stored (attempts.xid: a restarted carmad
                                  judges the end by it), is in this iteration's transaction */
     int seen_dirty, seen_in_tx; /* the same for gpu_seen_s (attempts.seen_time) */
@@ -1610,10 +1612,75 @@ static void drained_graver(struct carmad *d, size_t gi, const char *why)
     d->dirty = 1;
 }
 
+/* Whether job slot i runs as far as an Xid goes. An attempt that ended while carmad was
+ * down holds its GPUs until its end is handled (recon_ends) but is not running: NVML tells
+ * carmad only of the Xids after its restart, none of which can have struck it. */
+static int xid_running(const struct carmad *d, uint32_t i)
+{
+    return d->dj[i].used && d->sj[i].state == CARMA_JOB_RUNNING && !d->dj[i].ended_down;
+}
+
+/* The GPUs an application's Xid on GPU g reaches. Under MPS (Volta and later) a client's
+ * fatal fault is raised in every client of each GPU the faulting client used, and the
+ * server waits for all of them to end; neither NVML's event nor the kernel's line says
+ * reliably which client faulted (attempt_end). So any carma job that is a client of a
+ * GPU reached may be the culprit, and each of its MPS GPUs is reached too, until none is
+ * new (multi-GPU jobs chain; a foreign process's other GPUs are not known). A time-sliced
+ * GPU is never reached (a fault there ends its own context only), nor is any GPU but g
+ * when g is not shared by MPS. order[h]: 1 for g, 2, 3, ... in the order reached, 0 not
+ * reached; via[h]: the slot of the job through whose GPUs h was reached, a job on a GPU
+ * reached before h. Returns how many were reached. */
+static unsigned xid_reach(const struct carmad *d, unsigned g, uint32_t *order, uint32_t *via)
+{
+    memset(order, 0, d->ngpus * sizeof *order);
+    order[g] = 1;
+    unsigned n = 1;
+    if (d->gpus[g].sharing != CARMA_SHARING_MPS)
+        return n;
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (uint32_t i = 0; i < d->cap; i++) {
+            if (!xid_running(d, i))
+                continue;
+            const struct carma_job *j = &d->sj[i];
+            uint16_t k = 0;
+            while (k < j->nplaced && !(j->gpu[k] < d->ngpus && order[j->gpu[k]]))
+                k++;
+            if (k == j->nplaced)
+                continue;
+            for (k = 0; k < j->nplaced; k++) {
+                unsigned h = j->gpu[k];
+                if (h < d->ngpus && !order[h] && d->gpus[h].sharing == CARMA_SHARING_MPS) {
+                    order[h] = ++n;
+                    via[h] = i;
+                    grew = 1;
+                }
+            }
+        }
+    }
+    return n;
+}
+
+/* Appends `item` to the comma-separated list text[0..*len) of size `size`, whole or, once
+ * one does not fit, ", ..." (*cut set): a cut id would name another job. */
+static void xid_list_add(char *text, size_t size, size_t *len, int *cut, const char *item)
+{
+    size_t il = strlen(item) + (*len ? 2 : 0);
+    if (*cut)
+        return;
+    if (*len + il + 6 < size) {
+        snprintf(text + *len, size - *len, "%s%s", *len ? ", " : "", item);
+        *len += il;
+    } else {
+        snprintf(text + *len, size - *len, ", ...");
+        *cut = 1;
+    }
+}
+
 /* One Xid: counted on its GPU, logged, marked on the running attempts there (their end
- * reads it), and a GPU that needs a reset drained. An attempt that ended while carmad was
- * down holds its GPUs until its end is handled (recon_ends) but is not running: NVML
- * tells carmad only of the Xids after its restart, none of which can have struck it. */
+ * reads it), and a GPU that needs a reset drained. An application's Xid on a GPU shared
+ * by MPS is marked also on the running attempts of the GPUs it reaches (xid_reach), named
+ * with the job through whose GPUs it reached them. */
 static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
 {
     if (x->gpu >= d->ngpus)
@@ -1622,22 +1689,43 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     enum carma_xid_kind kind = carma_xid_kind(x->xid, &what);
     uint32_t count = x->count ? x->count : 1;
     carma_mon_xid(&d->mon, x->gpu, x->xid, count, now);
-    /* Under MPS one client's fault ends every client of the GPU, and neither this event
-     * nor the kernel's line says reliably whose it was (attempt_end) */
-    const struct carma_gpu *cg = &d->gpus[x->gpu];
-    int shared = cg->sharing == CARMA_SHARING_MPS && (cg->njobs > 1 || cg->nforeign > 0);
-    char jobs[128] = "";
-    size_t jl = 0;
-    int cut = 0;
+    uint32_t order[CARMA_GPU_MAX], via[CARMA_GPU_MAX];
+    if (kind == CARMA_XID_APP) {
+        xid_reach(d, x->gpu, order, via);
+    } else {
+        memset(order, 0, d->ngpus * sizeof *order);
+        order[x->gpu] = 1;
+    }
+    /* Under MPS one client's fault ends every client of the GPUs it reaches, and neither
+     * this event nor the kernel's line says reliably whose it was (attempt_end): shared
+     * when they hold more than one client. Two carma jobs there are on one GPU together
+     * (the GPUs reached beyond x->gpu are those of the jobs on it, and theirs), so the
+     * GPUs' counts tell. */
+    int shared = 0;
+    if (d->gpus[x->gpu].sharing == CARMA_SHARING_MPS)
+        for (size_t h = 0; h < d->ngpus; h++)
+            if (order[h] && (d->gpus[h].njobs > 1 || d->gpus[h].nforeign > 0))
+                shared = 1;
+    char jobs[128] = "", reached[256] = "";
+    size_t jl = 0, rl = 0;
+    int jcut = 0, rcut = 0;
     for (uint32_t i = 0; i < d->cap; i++) {
         struct djob *dj = &d->dj[i];
-        if (!dj->used || d->sj[i].state != CARMA_JOB_RUNNING || dj->ended_down)
+        if (!xid_running(d, i))
             continue;
-        uint16_t k = 0;
-        while (k < d->sj[i].nplaced && d->sj[i].gpu[k] != x->gpu)
-            k++;
-        if (k == d->sj[i].nplaced)
+        /* where it was reached first: on x->gpu itself, or through another job's GPUs */
+        uint32_t first = 0;
+        unsigned fg = 0;
+        for (uint16_t k = 0; k < d->sj[i].nplaced; k++) {
+            unsigned h = d->sj[i].gpu[k];
+            if (h < d->ngpus && order[h] && (!first || order[h] < first)) {
+                first = order[h];
+                fg = h;
+            }
+        }
+        if (!first)
             continue;
+        uint64_t through = first == 1 ? 0 : d->dj[via[fg]].rec.id;
         /* An application's Xid that came while the GPU was shared by MPS stands against a
          * later one of no shared GPU within the window: the clients it ended are torn down
          * after it (Xid 45 on their GPUs, one of a multi-GPU job's where it runs alone, or
@@ -1652,16 +1740,17 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
             dj->xid_gpu = x->gpu;
             dj->xid_t = now;
             dj->xid_shared = shared;
+            dj->xid_via = through;
             dj->xid_dirty = 1;
         }
-        char id[32];
-        int il = snprintf(id, sizeof id, "%s%llu", jl ? ", " : "", (unsigned long long)dj->rec.id);
-        if (!cut && jl + (size_t)il + 5 < sizeof jobs) {
-            memcpy(jobs + jl, id, (size_t)il + 1);
-            jl += (size_t)il;
-        } else if (!cut) {
-            memcpy(jobs + jl, ", ...", 6); /* whole ids only: a cut one names another job */
-            cut = 1;
+        char item[80];
+        if (!through) {
+            snprintf(item, sizeof item, "%llu", (unsigned long long)dj->rec.id);
+            xid_list_add(jobs, sizeof jobs, &jl, &jcut, item);
+        } else {
+            snprintf(item, sizeof item, "%llu through job %llu's GPUs",
+                     (unsigned long long)dj->rec.id, (unsigned long long)through);
+            xid_list_add(reached, sizeof reached, &rl, &rcut, item);
         }
     }
     char inst[48] = "", times[32] = "";
@@ -1677,8 +1766,9 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
              gs->info.uuid, (unsigned long long)missed);
     if (ok)
         dlog(d, kind == CARMA_XID_OTHER ? LOG_NOTICE : LOG_WARNING,
-             "GPU %u (%s): Xid %llu (%s)%s%s; jobs on it: %s%s", x->gpu, gs->info.uuid,
+             "GPU %u (%s): Xid %llu (%s)%s%s; jobs on it: %s%s%s%s", x->gpu, gs->info.uuid,
              (unsigned long long)x->xid, what, inst, times, jl ? jobs : "none",
+             rl ? "; under MPS also " : "", reached,
              ok == 2 ? " (the next this minute are counted only)" : "");
     if (kind == CARMA_XID_RESET) {
         char why[96];
@@ -1913,7 +2003,10 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     }
     /* A failure on a GPU whose driver reported a fault of the GPU is not the job's: retried
      * (its bound stands). An application Xid is named in its reason. */
-    char xid_why[160], xid_note[160] = "";
+    char xid_why[224], xid_note[224] = "", through[64] = "";
+    if (dj->xid_seen && dj->xid_via)
+        snprintf(through, sizeof through, " through job %llu's GPUs under MPS",
+                 (unsigned long long)dj->xid_via);
     struct carmad_kmsg_blame other = {0};
     int other_named =
         (o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) && kmsg_other(d, i, end_s, &other);
@@ -1932,26 +2025,35 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         } else if ((o == CARMA_OUTCOME_FAILED || o == CARMA_OUTCOME_LOST) &&
                    !(other_named && dj->xid_kind == CARMA_XID_APP && dj->xid == other.xid)) {
             /* (an application's Xid the kernel put on another's process is not named) */
-            snprintf(xid_note, sizeof xid_note, "; GPU %u reported Xid %llu (%s) during it",
-                     dj->xid_gpu, (unsigned long long)dj->xid, what);
+            snprintf(xid_note, sizeof xid_note, "; GPU %u reported Xid %llu (%s) during it%s",
+                     dj->xid_gpu, (unsigned long long)dj->xid, what, through);
         }
     }
-    /* Under MPS one client's fault ends every client of its GPU, each with the culprit's
+    /* Under MPS one client's fault ends every client of its GPUs, each with the culprit's
      * error, and neither NVML's event nor the kernel's line says reliably whose it was
      * (on an H200 the kernel named the co-runner in 4 of 5 faults, docs/gpu.md). A
-     * failure after an application Xid on an MPS GPU it shared is retried alone, where a
-     * fault is its own: the culprit fails there (final), the others run. The first such
-     * attempt is not counted against the job's (a faulty neighbour's doing, most likely);
-     * one that ran alone already (a foreign client beside it) counts. */
+     * failure after an application Xid on an MPS GPU it shared, or that reached its GPUs
+     * through another client's (xid_reach), is retried alone, where a fault is its own:
+     * the culprit fails there (final), the others run. The first such attempt is not
+     * counted against the job's (a faulty neighbour's doing, most likely); one that ran
+     * alone already (a foreign client beside it) counts. */
     int forgiven = 0, alone = 0;
     if (o == CARMA_OUTCOME_FAILED && dj->xid_seen && dj->xid_kind == CARMA_XID_APP &&
         dj->xid_shared && end_s - dj->xid_t <= d->xid_fault_window_s) {
         const char *what;
         carma_xid_kind(dj->xid, &what);
         o = CARMA_OUTCOME_GPU_ERROR;
-        snprintf(xid_why, sizeof xid_why,
-                 "GPU %u's Xid %llu (%s) under MPS ended every client there, whose fault unknown",
-                 dj->xid_gpu, (unsigned long long)dj->xid, what);
+        if (dj->xid_via)
+            snprintf(xid_why, sizeof xid_why,
+                     "GPU %u's Xid %llu (%s) under MPS ended every client of job %llu's GPUs, "
+                     "whose fault unknown",
+                     dj->xid_gpu, (unsigned long long)dj->xid, what,
+                     (unsigned long long)dj->xid_via);
+        else
+            snprintf(xid_why, sizeof xid_why,
+                     "GPU %u's Xid %llu (%s) under MPS ended every client there, whose fault "
+                     "unknown",
+                     dj->xid_gpu, (unsigned long long)dj->xid, what);
         why = xid_why;
         xid_note[0] = '\0';
         alone = 1;
@@ -4385,8 +4487,11 @@ static void iteration_end(struct carmad *d)
             dj->pid_in_tx = 1;
         /* the running attempt's Xid mark, for a restarted carmad to judge its end by */
         if (dj->used && dj->xid_dirty && dj->xid_seen && !dj->launching && store_tx(d, &err) == 0) {
-            struct carma_store_xid sx = {
-                .xid = dj->xid, .gpu = dj->xid_gpu, .t = dj->xid_t, .shared = dj->xid_shared};
+            struct carma_store_xid sx = {.xid = dj->xid,
+                                         .gpu = dj->xid_gpu,
+                                         .t = dj->xid_t,
+                                         .shared = dj->xid_shared,
+                                         .via = dj->xid_via};
             if (carma_store_attempt_xid_put(d->store, dj->rec.id, d->sj[i].attempts, &sx, &err) ==
                 0) {
                 dj->xid_dirty = 0;
@@ -4736,6 +4841,12 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         dj->xid_gpu = sx.gpu;
         dj->xid_t = sx.t;
         dj->xid_shared = sx.shared;
+        /* a mark on one of its GPUs came there (one an older carmad wrote over a newer's
+         * mark through another job's GPUs, whose xid_via it left) */
+        dj->xid_via = sx.via;
+        for (uint16_t k = 0; k < ng; k++)
+            if (gpu[k] == sx.gpu)
+                dj->xid_via = 0;
     }
     /* ...and when its process was first listed on its GPUs: its ramp (solo profile) and a
      * reference policy's grace go on from then; not yet, from its first listing. A solo

@@ -127,10 +127,10 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_ATT_PEAK_PUT] = "UPDATE attempts SET peak_mib=?,peak_partial=? WHERE job_id=? AND n=? "
                         "AND end_time IS NULL",
     [ST_ATT_PEAK_GET] = "SELECT peak_mib,peak_partial FROM attempts WHERE job_id=? AND n=?",
-    [ST_ATT_XID_PUT] = "UPDATE attempts SET xid=?,xid_gpu=?,xid_time=?,xid_shared=? WHERE job_id=? "
-                       "AND n=? AND end_time IS NULL",
+    [ST_ATT_XID_PUT] = "UPDATE attempts SET xid=?,xid_gpu=?,xid_time=?,xid_shared=?,xid_via=? "
+                       "WHERE job_id=? AND n=? AND end_time IS NULL",
     [ST_ATT_XID_GET] =
-        "SELECT xid,xid_gpu,xid_time,xid_shared FROM attempts WHERE job_id=? AND n=?",
+        "SELECT xid,xid_gpu,xid_time,xid_shared,xid_via FROM attempts WHERE job_id=? AND n=?",
     [ST_ATT_SEEN_PUT] =
         "UPDATE attempts SET seen_time=? WHERE job_id=? AND n=? AND end_time IS NULL",
     [ST_ATT_SEEN_GET] = "SELECT seen_time FROM attempts WHERE job_id=? AND n=?",
@@ -256,6 +256,11 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     "INSERT INTO coloc(kind,sharing,knot,weight,logq)"
     " SELECT '',sharing,knot,weight,logq FROM coloc_v17;"
     "DROP TABLE coloc_v17;",
+    /* 18 -> 19: the job through whose GPUs that Xid reached the attempt, when it came on
+     * another GPU: under MPS a client's fault ends every client of each GPU the faulting
+     * client used, and any client of the Xid's GPU may be it (xid_one). NULL: it came on
+     * one of the attempt's GPUs, as every mark stored before. */
+    "ALTER TABLE attempts ADD COLUMN xid_via INTEGER;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -280,6 +285,7 @@ static const struct {
          "UPDATE attempts SET seen_time=start_time WHERE end_time IS NULL AND seen_time IS NULL"},
     [16] = {"attempts", "xid_shared", NULL},
     [17] = {"coloc", "kind", NULL},
+    [18] = {"attempts", "xid_via", NULL},
 };
 
 struct carma_store {
@@ -1018,8 +1024,12 @@ int carma_store_attempt_xid_put(struct carma_store *s, uint64_t job, uint32_t n,
     sqlite3_bind_int64(q, 2, x->gpu);
     sqlite3_bind_double(q, 3, x->t);
     sqlite3_bind_int(q, 4, x->shared != 0);
-    sqlite3_bind_int64(q, 5, (sqlite3_int64)job);
-    sqlite3_bind_int64(q, 6, n);
+    if (x->via && x->via <= INT64_MAX)
+        sqlite3_bind_int64(q, 5, (sqlite3_int64)x->via);
+    else
+        sqlite3_bind_null(q, 5);
+    sqlite3_bind_int64(q, 6, (sqlite3_int64)job);
+    sqlite3_bind_int64(q, 7, n);
     return run(s, ST_ATT_XID_PUT, "recording an attempt's Xid", err);
 }
 
@@ -1038,6 +1048,8 @@ int carma_store_attempt_xid_get(struct carma_store *s, uint64_t job, uint32_t n,
         x->gpu = g >= 0 && g <= UINT_MAX ? (unsigned)g : 0;
         x->t = sqlite3_column_double(q, 2);
         x->shared = sqlite3_column_int(q, 3) != 0;
+        sqlite3_int64 v = sqlite3_column_int64(q, 4); /* NULL: 0 */
+        x->via = v > 0 ? (uint64_t)v : 0;
     }
     row_done(q);
     return ret;

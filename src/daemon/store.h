@@ -16,7 +16,7 @@
 #include "core/coloc.h"
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 18
+#define CARMA_STORE_SCHEMA_VERSION 19
 
 struct carma_store;
 
@@ -169,6 +169,8 @@ struct carma_store_xid {
     double t;     /* when it came, s since the epoch */
     int shared;   /* it came on a GPU shared by MPS with another client: whose fault it was
                      is unknown */
+    uint64_t via; /* it came on another GPU, and reached the attempt's under MPS through
+                     the GPUs of this job (xid_one); 0: it came on one of the attempt's */
 };
 /* Writes the mark of running attempt n (one that ended is left as it is). */
 int carma_store_attempt_xid_put(struct carma_store *st, uint64_t job, uint32_t n,

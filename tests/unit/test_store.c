@@ -714,8 +714,8 @@ static void test_damaged_refused(void **state)
 }
 
 /* Schema 13: a running attempt's Xid mark (attempts.xid, xid_gpu, xid_time; schema 17
- * xid_shared) is stored and read back, an ended attempt's is left as it is; an old store
- * (version 12) gains the columns with its attempts unmarked. */
+ * xid_shared, 19 xid_via) is stored and read back, an ended attempt's is left as it is; an
+ * old store (version 12) gains the columns with its attempts unmarked. */
 static void test_attempt_xid(void **state)
 {
     (void)state;
@@ -731,13 +731,15 @@ static void test_attempt_xid(void **state)
               "ALTER TABLE attempts DROP COLUMN xid_gpu;"
               "ALTER TABLE attempts DROP COLUMN xid_time;"
               "ALTER TABLE attempts DROP COLUMN xid_shared;"
+              "ALTER TABLE attempts DROP COLUMN xid_via;"
               "PRAGMA user_version=12;");
     assert_int_equal(carma_store_open(&st, path, &err), 0);
     assert_int_equal(carma_store_version_found(st), 12);
-    struct carma_store_xid x = {.xid = 7, .gpu = 7, .t = 7, .shared = 1};
+    struct carma_store_xid x = {.xid = 7, .gpu = 7, .t = 7, .shared = 1, .via = 7};
     assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 0);
     assert_int_equal(x.xid, 0);
     assert_int_equal(x.shared, 0);
+    assert_int_equal(x.via, 0);
     assert_int_equal(carma_store_attempt_xid_get(st, b, 2, &x, &err), -ENOENT);
     struct carma_store_xid m = {.xid = 94, .gpu = 3, .t = 1700000123.5, .shared = 1};
     assert_int_equal(carma_store_begin(st, &err), 0);
@@ -749,7 +751,26 @@ static void test_attempt_xid(void **state)
     assert_int_equal(x.gpu, 3);
     assert_true(x.t == 1700000123.5);
     assert_int_equal(x.shared, 1);
+    assert_int_equal(x.via, 0); /* it came on one of the attempt's GPUs */
     assert_int_equal(carma_store_attempt_xid_get(st, a, 1, &x, &err), 0);
+    /* one that reached its GPUs through another job's (xid_via), and one on its own GPU
+     * again: the job is cleared */
+    struct carma_store_xid t = {.xid = 31, .gpu = 0, .t = 1700000200, .shared = 1, .via = a};
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_put(st, b, 1, &t, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 1);
+    assert_int_equal(x.xid, 31);
+    assert_int_equal(x.via, a);
+    t.via = 0;
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_put(st, b, 1, &t, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_get(st, b, 1, &x, &err), 1);
+    assert_int_equal(x.via, 0);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    assert_int_equal(carma_store_attempt_xid_put(st, b, 1, &m, &err), 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
     carma_store_close(st);
     /* a file whose version number was lowered has the columns: migrated again unharmed */
     store_sql("PRAGMA user_version=12");
