@@ -1162,6 +1162,14 @@ static uint64_t corun_key(uint64_t id, uint32_t attempt)
     return z ^ (z >> 31);
 }
 
+/* The GPU kinds whose correction carmad learns, shows and stores: those auto applies
+ * one to (carma_sched_set_coloc). A table read for a later kind would be shown and
+ * stored as if it moved auto's predictions, which it does not. */
+static size_t coloc_nkinds(const struct carmad *d)
+{
+    return d->nkinds < CARMA_SCHED_COLOC_KINDS ? d->nkinds : CARMA_SCHED_COLOC_KINDS;
+}
+
 /* What co-runs teach (core/coloc.h, docs/monitoring.md): a GPU whose jobs, two or more,
  * each on this GPU alone, each with a solo profile and past its ramp, each with a process
  * in the GPU's list (where it lists them), have shared it with no other process for a
@@ -1244,7 +1252,9 @@ static void coloc_watch(struct carmad *d, double now)
 /* The corrections stored for this server's GPU kinds. A kind with none takes the table
  * stored before carmad kept one per kind (kind "", store v18), learnt on this server's
  * GPUs; those rows go at the next flush, once each kind has stored its own. A table
- * refused (a row no carmad writes) is said and learnt anew; it goes at the first flush. */
+ * refused (a row no carmad writes) is said and learnt anew; it goes at the first flush.
+ * A kind past the scheduler's CARMA_SCHED_COLOC_KINDS is neither read nor stored
+ * (coloc_nkinds): auto predicts it by the model alone, and its rows stay. */
 static void coloc_load(struct carmad *d)
 {
     struct carma_coloc_learnt shared;
@@ -1253,7 +1263,7 @@ static void coloc_load(struct carmad *d)
     if (nshared < 0)
         dlog(d, LOG_WARNING, "%s; it is learnt anew", err.msg);
     d->coloc_dirty = d->coloc_shared_rows = nshared != 0;
-    for (size_t k = 0; k < d->nkinds; k++) {
+    for (size_t k = 0; k < coloc_nkinds(d); k++) {
         int n = carma_store_coloc_get(d->store, d->kinds[k], &d->coloc[k], &err);
         if (n < 0) {
             dlog(d, LOG_WARNING, "%s; it is learnt anew", err.msg);
@@ -3673,7 +3683,7 @@ static void gpus_head(struct carmad *d, json_t *o, double now)
     json_object_set_new(o, "queued", json_integer(carma_sched_queued(&d->sched)));
     if (d->cfg.learn_coloc) { /* by GPU kind and sharing mode, the knots that hold one */
         json_t *c = json_array();
-        for (size_t g = 0; g < d->nkinds; g++) {
+        for (size_t g = 0; g < coloc_nkinds(d); g++) {
             const struct carma_coloc_learnt *l = &d->coloc[g];
             json_t *kind = json_object();
             json_object_set_new(kind, "kind", json_string(d->kinds[g]));
@@ -4225,7 +4235,7 @@ static void record_flush(struct carmad *d, double now, int final)
                                               dj->peak_partial, &err);
     }
     int coloc_put = !rc && acct && d->coloc_dirty;
-    for (size_t k = 0; coloc_put && !rc && k < d->nkinds; k++)
+    for (size_t k = 0; coloc_put && !rc && k < coloc_nkinds(d); k++)
         rc = carma_store_coloc_put(d->store, d->kinds[k], &d->coloc[k], &err);
     if (coloc_put && !rc && d->coloc_shared_rows) /* each kind has taken them */
         rc = carma_store_coloc_put(d->store, "", &(struct carma_coloc_learnt){0}, &err);
@@ -4409,7 +4419,7 @@ static void http_publish(struct carmad *d)
                               .estimate_seconds = d->estimate_s,
                               .coloc = d->cfg.learn_coloc ? d->coloc : NULL,
                               .kinds = d->kinds,
-                              .nkinds = d->nkinds};
+                              .nkinds = coloc_nkinds(d)};
     struct carma_metrics_user *mu = NULL;
     if (d->cfg.order_fair && (mu = calloc(d->nfair + 1, sizeof *mu))) {
         for (uint32_t k = 0; k < d->nfair; k++)

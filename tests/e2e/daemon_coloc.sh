@@ -11,7 +11,9 @@
 #    mixed server (an A100 and a V100), and stored per kind at the next stop;
 #  - learn_coloc = false: nothing learnt or shown; a bad value is refused with its line;
 #  - on the fake NVML (GPM SMACT): a pair of which one job has no process on the GPU is
-#    not observed; once both have, it is; not while the GPU's process list fails.
+#    not observed; once both have, it is; not while the GPU's process list fails;
+#  - nine GPU kinds: the first eight take the table stored before kinds were kept, the
+#    ninth (which auto does not correct) shows none and keeps its own stored rows.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v curl >/dev/null || { echo "daemon_coloc: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "daemon_coloc: skipped (no python3)"; exit 0; }
@@ -160,4 +162,31 @@ wait_until 10 observed_over "$n1" ||
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"
 stop_daemon || fail "carmad's stop"
+
+step "nine GPU kinds: the ninth is neither corrected nor shown, and its rows stay"
+# kinds by their first GPU: K0 .. K8; K1's name holds a backslash (a label escaped)
+rm -f "$T/nvml.state.new"
+for i in 0 1 2 3 4 5 6 7 8; do
+    n="NVIDIA K$i"; [ "$i" = 1 ] && n='NVIDIA K\1'
+    printf 'gpu uuid=GPU-fa4e000%s-0000-4000-8000-000000000000 name="%s" mem_total=40960MiB gpm=1 sm=0\n' \
+        "$i" "$n" >> "$T/nvml.state.new"
+done
+{ echo 'driver 550.54.15'; cat "$T/nvml.state.new"; } > "$T/nvml.state"
+{ sql "DELETE FROM coloc" && sql "INSERT INTO coloc VALUES('', 'timeslice', 2, 5.0, 1.0)" &&
+    sql "INSERT INTO coloc VALUES('NVIDIA K8, 40960 MiB', 'mps', 3, 5.0, 1.0)"; } > /dev/null ||
+    fail "the rows added by hand"
+start_daemon --gpus nvml --nvml-lib "$LIB" --http "127.0.0.1:$PORT"
+curl -sf "$URL/metrics" > "$T/m" && python3 "$HELP/prom_check.py" < "$T/m" > /dev/null ||
+    fail "/metrics does not parse back: $(python3 "$HELP/prom_check.py" < "$T/m" 2>&1 | tail -1)"
+[ "$(grep -c '^carma_coloc_factor{kind=' "$T/m")" = 8 ] &&
+    grep -q '^carma_coloc_factor{kind="NVIDIA K\\\\1, 40960 MiB",sharing="timeslice",smact_sum="0.50"}' "$T/m" ||
+    fail "the kinds corrected: $(grep '^carma_coloc_factor' "$T/m")"
+grep 'coloc' "$T/m" | grep -q 'K8' && fail "the ninth kind shown: $(grep K8 "$T/m")"
+"$CARMA" gpus --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["coloc"]; assert [k["kind"] for k in c] == ["NVIDIA K%s, 40960 MiB" % ("\\1" if i == 1 else i) for i in range(8)] and all(len(k["timeslice"]) == 1 and k["mps"] == [] for k in c), c' ||
+    fail "carma gpus --json: $("$CARMA" gpus --json | grep -A12 coloc)"
+stop_daemon || fail "carmad's stop"
+[ "$(sql "SELECT count(*) FROM coloc WHERE kind=''")" = 0 ] &&
+    [ "$(sql "SELECT count(DISTINCT kind) FROM coloc")" = 9 ] &&
+    [ "$(sql "SELECT sharing, knot, weight, logq FROM coloc WHERE kind='NVIDIA K8, 40960 MiB'")" = "mps|3|5.0|1.0" ] ||
+    fail "stored: $(sql 'SELECT * FROM coloc')"
 echo "daemon_coloc: ok"
