@@ -1261,6 +1261,14 @@ static void test_auto_learnt_coloc_by_kind(void **state)
     carma_sched_set_coloc(&f.s, l, 2);
     assert_int_equal(fx_step(&f, 3), 1);
     assert_int_equal(f.jobs[2].gpu[0], 1);
+    /* the pair's throughput now, against which the next job's gain is counted, is kind
+     * 1's too (the model alone has it 1.06, kind 1's correction 1.48) */
+    const struct carma_sched_slot *sl = &f.s.slot[1];
+    assert_int_equal(sl->njobs, 2);
+    float rate = carma_coloc_rate(CARMA_SHARING_TIMESLICE, 2, sl->prof_smact, sl->prof_busy) *
+                 carma_coloc_factor(&l[1], CARMA_SHARING_TIMESLICE, sl->prof_smact);
+    assert_true(rate > 0.7f && rate < 1.0f);
+    assert_float_equal(sl->tput, 2.0f * rate, 1e-5);
     carma_sched_free(&f.s);
 }
 
@@ -1288,20 +1296,20 @@ static void test_auto_learnt_coloc_never_speeds_residents(void **state)
  * the holder (SMACT 0.3) joining would have them at full speed. Counting that as its gain
  * let the second in, and once the running job ended the holder could not join them
  * (auto_gain gives it 0.52, under min_gain 0.6): a reservation that kept it out. */
-static void test_auto_learnt_coloc_backfill_keeps_the_holders_gain(void **state)
+static void backfill_keeps_the_holders_gain(uint16_t kind)
 {
-    (void)state;
     struct fx f;
-    struct carma_coloc_learnt l;
-    memset(&l, 0, sizeof l);
-    l.weight[CARMA_SHARING_TIMESLICE][0] = CARMA_COLOC_MEMORY;
-    l.logq[CARMA_SHARING_TIMESLICE][0] = CARMA_COLOC_MEMORY * logf(CARMA_COLOC_QMIN);
-    assert_true(carma_coloc_learnt_valid(&l));
+    struct carma_coloc_learnt l[2];
+    memset(l, 0, sizeof l);
+    l[kind].weight[CARMA_SHARING_TIMESLICE][0] = CARMA_COLOC_MEMORY;
+    l[kind].logq[CARMA_SHARING_TIMESLICE][0] = CARMA_COLOC_MEMORY * logf(CARMA_COLOC_QMIN);
+    assert_true(carma_coloc_learnt_valid(&l[kind]));
     fx_init(&f, "auto", 1);
     f.s.p.min_gain = 0.6f;
     f.gpus[0].sharing = CARMA_SHARING_TIMESLICE;
+    f.gpus[0].kind = kind;
     carma_sched_gpu_changed(&f.s, 0);
-    carma_sched_set_coloc(&f.s, &l, 1);
+    carma_sched_set_coloc(&f.s, l, 2);
     f.jobs[0].bound_mib = 20000; /* running */
     f.jobs[0].smact = 0.5f;
     carma_sched_submit(&f.s, 0, 0);
@@ -1321,6 +1329,15 @@ static void test_auto_learnt_coloc_backfill_keeps_the_holders_gain(void **state)
     assert_true(fx_step(&f, 10) >= 1);
     assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
     carma_sched_free(&f.s);
+}
+
+/* ... on a GPU of either kind, the other kind's table (nothing learnt) beside it: the
+ * backfill reckons with the GPU's own kind's, as auto_gain does. */
+static void test_auto_learnt_coloc_backfill_keeps_the_holders_gain(void **state)
+{
+    (void)state;
+    backfill_keeps_the_holders_gain(0);
+    backfill_keeps_the_holders_gain(1);
 }
 
 /* Of islands that serve a job as well, the one with the fewest GPUs free of carma jobs: islands

@@ -9,9 +9,11 @@
 
 #include <stdio.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/coloc.h"
 #include "core/sched.h"
 
 #define NG 4
@@ -465,6 +467,38 @@ static void test_auto_interference(void **state)
     carma_sched_free(&f.s);
 }
 
+/* ... the rise said with the GPU's kind's learnt correction (carma_sched_set_coloc), not
+ * another kind's: two jobs of busy 1 on a time-sliced GPU of kind 1, where co-runs at a
+ * SMACT sum of 2 measured 1.2 times the model's rate, and kind 0 has nothing learnt. */
+static void test_auto_interference_by_kind(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_coloc_learnt l[2];
+    memset(l, 0, sizeof l);
+    l[1].weight[CARMA_SHARING_TIMESLICE][8] = CARMA_COLOC_MEMORY;
+    l[1].logq[CARMA_SHARING_TIMESLICE][8] = CARMA_COLOC_MEMORY * logf(1.2f);
+    float factor = carma_coloc_factor(&l[1], CARMA_SHARING_TIMESLICE, 2.0f);
+    assert_true(factor > 1.15f && factor < 1.2f);
+    fx_init(&f, "auto", 1);
+    f.gpus[0].sharing = CARMA_SHARING_TIMESLICE;
+    f.gpus[0].kind = 1;
+    carma_sched_gpu_changed(&f.s, 0);
+    carma_sched_set_coloc(&f.s, l, 2);
+    for (uint32_t j = 0; j < 2; j++) {
+        f.jobs[j].bound_mib = 1000;
+        f.jobs[j].smact = 1.0f;
+        carma_sched_submit(&f.s, j, 0);
+    }
+    assert_int_equal(fx_step(&f, 0), 1);
+    char want[128]; /* the pair at 0.5 each by the model, times the factor; one job alone 1 */
+    snprintf(want, sizeof want, "GPU 0: its throughput would rise by %.2f GPUs for this job",
+             (double)(2.0f * 0.5f * factor - 1.0f));
+    assert_string_equal(fx_why(&f, 1, 1, want), "interference");
+    assert_int_equal(fx_step(&f, 1), 0);
+    carma_sched_free(&f.s);
+}
+
 /* auto: the first job that cannot start holds GPUs; a job behind it names the holder; one
  * further back than backfill_depth is not looked at; a job ahead that can start now is
  * placed first. */
@@ -645,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_auto_gpu_taken),
         cmocka_unit_test(test_auto_gpu_taken_by_an_mps_fault_rerun),
         cmocka_unit_test(test_auto_interference),
+        cmocka_unit_test(test_auto_interference_by_kind),
         cmocka_unit_test(test_auto_reserved_behind_waiting),
         cmocka_unit_test(test_random_states_agree_with_the_step),
     };
