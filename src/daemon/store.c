@@ -248,7 +248,9 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
     /* 17 -> 18: that correction by GPU kind (carmad_gpu_kind: how far the model is off
      * differs between GPUs, docs/model.md). The rows before were learnt on this server's
      * GPUs, whatever their kinds: kind '', which each kind without a table of its own
-     * takes at carmad's start. An older carmad's rows get '' too (the default). */
+     * takes at carmad's start. An older carmad's rows get '' too (the default); run on
+     * the file with its version number lowered, it reads every kind's rows as its one
+     * table and its first store deletes them all (docs/daemon.md). */
     "ALTER TABLE coloc RENAME TO coloc_v17;"
     "CREATE TABLE coloc(kind TEXT NOT NULL DEFAULT '', sharing TEXT NOT NULL,"
     " knot INTEGER NOT NULL, weight REAL NOT NULL, logq REAL NOT NULL,"
