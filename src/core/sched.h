@@ -96,14 +96,14 @@ struct carma_sched_miss {
  * another amount) is scanned one by one, as the GPUs in `first` are. */
 #define CARMA_SCHED_BUCKETS 8
 #define CARMA_SCHED_NO_BUCKET 0xffu
-
-/* The GPU kinds auto keeps a learnt co-location correction for (carma_sched_set_coloc): a
- * server holds one to three. */
-#define CARMA_SCHED_COLOC_KINDS 8
 struct carma_sched_bucket {
     int64_t avail;  /* of every GPU in it */
     uint32_t count; /* GPUs in it; 0: unused */
 };
+
+/* The GPU kinds auto keeps a learnt co-location correction for (carma_sched_set_coloc): a
+ * server holds one to three. */
+#define CARMA_SCHED_COLOC_KINDS 8
 
 /* auto: what jobs backfilled behind a blocked job (the holder) take of one GPU reserved
  * for it. SM demands in millionths (integers, so that they subtract exactly). */
