@@ -92,11 +92,14 @@
 #define ESTQ_MAX 64u
 #define ESTQ_PER_UID 4u
 /* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: at
- * most PATHS_MAX at once ("busy" past it), and checks abandoned on file systems that do
- * not answer, whose threads still wait: past PATHS_STUCK_MAX a submission is refused at
- * once. One user's checks, those being made and those abandoned together, are at most
- * PATHS_PER_UID: any check being made may hang, and a user allowed more at once could
- * leave more hanging, and two such users could fill PATHS_STUCK_MAX, everyone's. */
+ * most PATHS_MAX at once, queued ones included ("busy" past it), and checks abandoned on
+ * file systems that do not answer, whose threads still wait: past PATHS_STUCK_MAX a
+ * submission is refused at once. One user's checks, those being made and those abandoned
+ * together, are at most PATHS_PER_UID: any check being made may hang, and a user allowed
+ * more at once could leave more hanging, and two such users could fill PATHS_STUCK_MAX,
+ * everyone's. A submission past them waits for one of its user's to end (a script's
+ * parallel submissions), at most path_check_timeout as if checked; past PATHS_PER_UID
+ * abandoned ones, refused at once. */
 #define PATHS_MAX 256u
 #define PATHS_PER_UID 4u
 #define PATHS_STUCK_MAX 64u
@@ -197,6 +200,7 @@ struct submitter {
  * bound (d->estq). */
 struct psub {
     struct carmad_pathcheck_item *paths; /* its check, until taken (NULL after) */
+    int paths_queued;                    /* its check waits for one of its user's to end */
     double paths_deadline;               /* carma_mono_s(): refused past it */
     int paths_stopped;                   /* carmad stopped before its check ended */
     struct carmad_estq_item it;
@@ -2783,14 +2787,14 @@ static struct conn *conn_release(struct carmad *d, uint32_t ci, uint64_t gen)
     return c;
 }
 
-/* The waiting submissions (struct psub) of uid: those whose paths are being checked
- * (stage 1), those waiting for their summaries' estimates (0), or both (-1); *all: the
- * same of every user. */
+/* The waiting submissions (struct psub) of uid: those whose paths are being checked or
+ * wait for a check (stage 1), those waiting for their summaries' estimates (0), or both
+ * (-1); *all: the same of every user. */
 static unsigned psubs_of(const struct carmad *d, uid_t uid, int stage, unsigned *all)
 {
     unsigned n = 0, a = 0;
     for (const struct psub *p = d->psubs; p; p = p->next)
-        if (stage < 0 || (p->paths != NULL) == stage) {
+        if (stage < 0 || (p->paths != NULL || p->paths_queued) == stage) {
             a++;
             n += p->who.uid == uid;
         }
@@ -2868,11 +2872,72 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
     return submit_paths(d, ci, q, &who);
 }
 
+/* Starts p's check, with the rights the job will run with. 0, or -errno with e. */
+static int paths_start(struct carmad *d, struct psub *p, struct carma_err *e)
+{
+    const struct carma_req_job *rj = &p->q.job;
+    const char *path_env = NULL;
+    for (size_t k = 0; k < rj->nenv; k++)
+        if (!strcmp(rj->env_key[k], "PATH"))
+            path_env = rj->env_val[k];
+    /* A root carmad checking as root would tell a user which files exist in folders they
+     * cannot read: a path they cannot reach is answered as a missing one. */
+    const struct carmad_pathcheck_req pr = {.uid = p->who.uid,
+                                            .gid = p->who.gid,
+                                            .user = p->who.uname,
+                                            .as_user = d->self_uid == 0 && p->who.uid != 0,
+                                            .cwd = rj->cwd,
+                                            .argv0 = rj->argv[0],
+                                            .path_env = path_env};
+    int rc = carmad_pathcheck_start(d->paths, &pr, p, &p->paths, e);
+    p->paths_queued = rc == 0 ? 0 : p->paths_queued;
+    return rc;
+}
+
+/* Whether uid may have one more check made now: its checks being made and those left
+ * hanging are under PATHS_PER_UID (root and carmad's own uid, exempt as from the other
+ * per-user bounds, may have more being made at once: bench_daemon's 16 clients; their
+ * hanging ones stay bounded). */
+static int paths_may_start(struct carmad *d, uid_t uid)
+{
+    unsigned mine_stuck, made = 0;
+    carmad_pathcheck_stuck(d->paths, uid, &mine_stuck);
+    if (uid == 0 || uid == d->self_uid)
+        return 1;
+    for (const struct psub *p = d->psubs; p; p = p->next)
+        made += p->paths != NULL && p->who.uid == uid;
+    return made + mine_stuck < PATHS_PER_UID;
+}
+
+static void psub_end(struct carmad *d, struct psub *p, json_t *resp,
+                     const struct carmad_model *model);
+
+/* Starts the queued checks of uid, oldest first, while it may have more made. */
+static void paths_start_queued(struct carmad *d, uid_t uid)
+{
+    struct psub *p = d->psubs;
+    while (p && p->next)
+        p = p->next; /* the oldest: d->psubs is newest first */
+    for (struct psub *pv; p && paths_may_start(d, uid); p = pv) {
+        pv = p->prev;
+        if (!p->paths_queued || p->who.uid != uid)
+            continue;
+        struct carma_err e = {{0}};
+        int rc = paths_start(d, p, &e);
+        if (rc)
+            psub_end(d, p,
+                     carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
+                                      "cannot check the job's paths: %s", e.msg),
+                     NULL);
+    }
+}
+
 /* Has a submission's cwd and command checked on a thread of their own, with the rights the
  * job will run with (daemon/pathcheck.h): a file system that does not answer (a hung NFS
  * server, a stuck FUSE mount) holds that thread, not carmad's loop. q is moved into a
  * waiting submission (the caller's is left empty); paths_take goes on with it, or
- * paths_expire refuses it past path_check_timeout. */
+ * paths_expire refuses it past path_check_timeout. One past its user's PATHS_PER_UID
+ * checks waits for one of them to end (paths_start_queued), within the same deadline. */
 static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                             const struct submitter *who)
 {
@@ -2883,46 +2948,31 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                                 "not answer within %g s: submit again once they answer",
                                 stuck, mine_stuck, (unsigned)who->uid, d->cfg.path_check_s);
     unsigned all, mine = psubs_of(d, who->uid, 1, &all);
-    /* root and carmad's own uid, exempt as from the other per-user bounds, may have more
-     * being made at once (bench_daemon's 16 clients): their hanging ones stay bounded */
-    int exempt = who->uid == 0 || who->uid == d->self_uid;
-    if ((!exempt && mine + mine_stuck >= PATHS_PER_UID) || all >= PATHS_MAX)
+    if (all >= PATHS_MAX)
         return carma_resp_error("busy",
-                                "%u submissions are having their paths checked (%u of uid %u, "
-                                "which has %u more waiting on file systems that did not "
-                                "answer), the most carmad holds",
-                                all, mine, (unsigned)who->uid, mine_stuck);
-    const struct carma_req_job *rj = &q->job;
-    const char *path_env = NULL;
-    for (size_t k = 0; k < rj->nenv; k++)
-        if (!strcmp(rj->env_key[k], "PATH"))
-            path_env = rj->env_val[k];
-    /* A root carmad checking as root would tell a user which files exist in folders they
-     * cannot read: a path they cannot reach is answered as a missing one. */
-    const struct carmad_pathcheck_req pr = {.uid = who->uid,
-                                            .gid = who->gid,
-                                            .user = who->uname,
-                                            .as_user = d->self_uid == 0 && who->uid != 0,
-                                            .cwd = rj->cwd,
-                                            .argv0 = rj->argv[0],
-                                            .path_env = path_env};
+                                "%u submissions are having their paths checked (%u of uid %u), "
+                                "the most carmad holds",
+                                all, mine, (unsigned)who->uid);
     struct psub *p = calloc(1, sizeof *p);
     if (!p)
         return carma_resp_error("nomem", "carmad is out of memory");
-    struct carma_err e = {{0}};
-    int rc = carmad_pathcheck_start(d->paths, &pr, p, &p->paths, &e);
-    if (rc) {
-        free(p);
-        return carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
-                                "cannot check the job's paths: %s", e.msg);
+    p->q = *q;
+    p->who = *who;
+    p->paths_queued = 1;
+    if (paths_may_start(d, who->uid)) {
+        struct carma_err e = {{0}};
+        int rc = paths_start(d, p, &e);
+        if (rc) {
+            free(p); /* q is still the caller's */
+            return carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
+                                    "cannot check the job's paths: %s", e.msg);
+        }
     }
     p->paths_deadline = carma_mono_s() + d->cfg.path_check_s;
-    p->q = *q;
     memset(q, 0, sizeof *q); /* moved: the caller's carma_req_free has nothing to free */
     p->it.rj = &p->q.job;
     p->ci = ci;
     p->gen = d->conns[ci]->gen;
-    p->who = *who;
     if ((p->next = d->psubs))
         p->next->prev = p;
     d->psubs = p;
@@ -2973,7 +3023,8 @@ static void paths_take(struct carmad *d)
     struct carmad_pathcheck_item *it;
     while ((it = carmad_pathcheck_take(d->paths))) {
         struct psub *p = carmad_pathcheck_owner(it);
-        unsigned all, mine = psubs_of(d, p->who.uid, 0, &all); /* before p counts there */
+        uid_t uid = p->who.uid;
+        unsigned all, mine = psubs_of(d, uid, 0, &all); /* before p counts there */
         p->paths = NULL;
         enum carmad_path_verdict v = CARMAD_PATH_OK;
         struct carma_err e = {{0}};
@@ -3004,19 +3055,21 @@ static void paths_take(struct carmad *d)
         else {
             carmad_estq_push(d->estq, &p->it);
             d->publish = 1; /* carma_estimates_waiting counts it now */
+            paths_start_queued(d, uid);
             continue;
         }
         psub_end(d, p, resp, &none);
+        paths_start_queued(d, uid);
     }
 }
 
 /* The earliest path_check_timeout deadline of the submissions whose paths are being
- * checked (carma_mono_s()), 0 none. */
+ * checked or wait for a check (carma_mono_s()), 0 none. */
 static double paths_deadline(const struct carmad *d)
 {
     double next = 0;
     for (const struct psub *p = d->psubs; p; p = p->next)
-        if (p->paths && (next == 0 || p->paths_deadline < next))
+        if ((p->paths || p->paths_queued) && (next == 0 || p->paths_deadline < next))
             next = p->paths_deadline;
     return next;
 }
@@ -3030,8 +3083,25 @@ static void paths_expire(struct carmad *d)
     double now = carma_mono_s();
     for (struct psub *p = d->psubs, *nx; p; p = nx) {
         nx = p->next;
-        if (!p->paths || now < p->paths_deadline)
+        if (!(p->paths || p->paths_queued) || now < p->paths_deadline)
             continue;
+        if (p->paths_queued) { /* its user's checks before it still hang */
+            unsigned mine, stuck = carmad_pathcheck_stuck(d->paths, p->who.uid, &mine);
+            dlog(d, LOG_WARNING,
+                 "a submission of uid %u refused: its paths (cwd %s) were not checked within "
+                 "%g s, behind that uid's checks; %u path checks wait on file systems (%u of "
+                 "that uid)",
+                 (unsigned)p->who.uid, p->q.job.cwd, d->cfg.path_check_s, stuck, mine);
+            psub_end(d, p,
+                     carma_resp_error("invalid",
+                                      "job.cwd: %s: its paths were not checked within %g s "
+                                      "(path_check_timeout): uid %u's checks before it did not "
+                                      "answer, a network or FUSE file system that hangs? The "
+                                      "job was not submitted",
+                                      p->q.job.cwd, d->cfg.path_check_s, (unsigned)p->who.uid),
+                     NULL);
+            continue;
+        }
         carmad_pathcheck_abandon(d->paths, p->paths);
         p->paths = NULL;
         unsigned mine, stuck = carmad_pathcheck_stuck(d->paths, p->who.uid, &mine);
@@ -3072,8 +3142,9 @@ static void estq_abort(struct carmad *d)
     carmad_estq_stop(d->estq);
     d->estq = NULL;
     for (struct psub *p = d->psubs; p; p = p->next) {
-        p->paths_stopped = p->paths != NULL;
+        p->paths_stopped = p->paths != NULL || p->paths_queued;
         p->paths = NULL;
+        p->paths_queued = 0;
     }
     carmad_pathcheck_stop(d->paths); /* frees the items it holds */
     d->paths = NULL;

@@ -6,7 +6,9 @@
 # still hanging are counted, and past 4 of one user that user's next submission is refused
 # at once; once the file system answers they end and submissions go through again; a
 # user's checks in flight count too, so that no more than 4 of a user are ever left
-# hanging; a carmad that stops refuses a submission whose check still hangs.
+# hanging: its next submissions wait for them (refused at their own timeout if they
+# hang; eight parallel submissions all go through once they answer); a carmad that stops
+# refuses a submission whose check still hangs.
 # CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
@@ -90,9 +92,27 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     for p in $pids; do wait "$p" && fail "a submission went through while its check hung"; done
     most=$(sed -n "s/.*submission of uid $NUID refused: .*path checks wait on file systems (\([0-9]*\) of that uid).*/\1/p" "$T/carmad.log" | sort -n | tail -1)
     [ "$most" = 4 ] || fail "${most:-no} checks of one uid left hanging, 4 at most: $(cat "$T"/p*.err)"
+    n=$(grep -c "submission of uid $NUID refused: its paths (cwd .*) were not checked within 1 s, behind that uid's checks" "$T/carmad.log")
+    [ "$n" = 4 ] || fail "$n submissions refused behind the hanging checks, 4 expected"
+    grep -l "its paths were not checked within 1 s (path_check_timeout): uid $NUID's checks before it did not answer" "$T"/p*.err | wc -l | grep -qx 4 ||
+        fail "the refusals behind them: $(cat "$T"/p*.err)"
     touch "$T/answer"
     as_nobody "$NB/carma" submit -- true >/dev/null || fail "refused after the file system answered"
     sleep 0.3 # the threads left hanging see the answer (they look every 10 ms) and end
+
+    step "a user's parallel submissions past its 4 checks wait for them, none refused"
+    rm -f "$T/answer" "$T/answer.held"
+    pids=
+    for k in 1 2 3 4 5 6 7 8; do
+        as_nobody env CARMA_TIMEOUT=3 "$NB/carma" submit -- true >"$T/q$k.out" 2>"$T/q$k.err" &
+        pids="$pids $!"
+    done
+    wait_until 10 test -e "$T/answer.held" || fail "no check started"
+    sleep 0.3 # the eight are in: four checks held, four waiting for them
+    touch "$T/answer"
+    for p in $pids; do wait "$p" || fail "a parallel submission failed: $(cat "$T"/q*.err)"; done
+    ! grep -q . "$T"/q*.err || fail "said on stderr (busy?): $(cat "$T"/q*.err)"
+    [ "$(cat "$T"/q*.out | wc -l)" = 8 ] || fail "job ids: $(cat "$T"/q*.out)"
 else
     echo "   (skipped: it needs root, setpriv and the user nobody)"
 fi
