@@ -86,9 +86,11 @@
  * hundreds of GPUs (bench_why) */
 #define HTTP_WHY_EVERY_S 5.0
 #define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
-/* Submissions whose summary waits for its model bound in the estimate queue
- * (daemon/estq.h): at most ESTQ_MAX at once and ESTQ_PER_UID of one user; past them the
- * answer is "busy", which the client asks again. */
+/* Submissions whose summary waits for its model bound (daemon/estq.h): at most ESTQ_MAX
+ * at once (past it the answer is "busy", which the client asks again), of which
+ * ESTQ_PER_UID of one user in the estimate queue itself: a user's others wait their turn
+ * outside it (estq_push_queued), so that one user's many summaries do not hold up
+ * everyone else's. */
 #define ESTQ_MAX 64u
 #define ESTQ_PER_UID 4u
 /* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: at
@@ -201,6 +203,7 @@ struct submitter {
 struct psub {
     struct carmad_pathcheck_item *paths; /* its check, until taken (NULL after) */
     int paths_queued;                    /* its check waits for one of its user's to end */
+    int estq_queued;                     /* its estimate waits for one of its user's to end */
     double paths_deadline;               /* carma_mono_s(): refused past it */
     int paths_stopped;                   /* carmad stopped before its check ended */
     struct carmad_estq_item it;
@@ -3012,6 +3015,24 @@ static void psub_end(struct carmad *d, struct psub *p, json_t *resp,
     free(p);
 }
 
+/* Pushes uid's submissions waiting for the estimate queue into it, oldest first, while it
+ * holds fewer than ESTQ_PER_UID of the uid's. */
+static void estq_push_queued(struct carmad *d, uid_t uid)
+{
+    unsigned in = 0;
+    struct psub *p = d->psubs, *last = NULL;
+    for (; p; p = p->next) {
+        in += p->who.uid == uid && !p->paths && !p->paths_queued && !p->estq_queued;
+        last = p;
+    }
+    for (p = last; p && in < ESTQ_PER_UID; p = p->prev)
+        if (p->estq_queued && p->who.uid == uid) {
+            p->estq_queued = 0;
+            carmad_estq_push(d->estq, &p->it);
+            in++;
+        }
+}
+
 /* The finished path checks: a submission that passed goes on, with a summary to the
  * estimate queue (estq_take), without one into the queue. */
 static void paths_take(struct carmad *d)
@@ -3024,7 +3045,8 @@ static void paths_take(struct carmad *d)
     while ((it = carmad_pathcheck_take(d->paths))) {
         struct psub *p = carmad_pathcheck_owner(it);
         uid_t uid = p->who.uid;
-        unsigned all, mine = psubs_of(d, uid, 0, &all); /* before p counts there */
+        unsigned all;
+        psubs_of(d, uid, 0, &all); /* before p counts there */
         p->paths = NULL;
         enum carmad_path_verdict v = CARMAD_PATH_OK;
         struct carma_err e = {{0}};
@@ -3042,18 +3064,14 @@ static void paths_take(struct carmad *d)
                 carma_resp_error("invalid", "command not found or not executable: %s", rj->argv[0]);
         else if (!(rj->summary && rj->batch))
             ;
-        else if (mine >= ESTQ_PER_UID)
-            resp = carma_resp_error("busy",
-                                    "uid %u has %u submissions waiting for their summaries' "
-                                    "estimates, the most one user may have",
-                                    (unsigned)p->who.uid, mine);
         else if (all >= ESTQ_MAX)
             resp = carma_resp_error("busy",
                                     "%u submissions are waiting for their summaries' "
                                     "estimates, the most carmad holds",
                                     all);
         else {
-            carmad_estq_push(d->estq, &p->it);
+            p->estq_queued = 1;
+            estq_push_queued(d, uid);
             d->publish = 1; /* carma_estimates_waiting counts it now */
             paths_start_queued(d, uid);
             continue;
@@ -3128,11 +3146,13 @@ static void estq_take(struct carmad *d)
     struct carmad_estq_item *it;
     while ((it = carmad_estq_take(d->estq))) {
         struct psub *p = (struct psub *)(void *)((char *)it - offsetof(struct psub, it));
+        uid_t uid = p->who.uid;
         d->estimates++;
         d->estimate_s += it->seconds;
         psub_end(d, p,
                  it->rc < 0 ? carma_resp_error("invalid", "job.summary: %s", it->err.msg) : NULL,
                  &it->model);
+        estq_push_queued(d, uid);
     }
 }
 
