@@ -293,6 +293,7 @@ static const struct {
 struct carma_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
+    sqlite3_stmt *cached[CARMA_STORE_CACHED]; /* carma_store_cached's, NULL until used */
     int in_tx;
     int in_savepoint; /* carma_store_savepoint's, not yet released or rolled back to */
     int version_found;
@@ -557,6 +558,8 @@ void carma_store_close(struct carma_store *s)
         carma_store_rollback(s);
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    for (int i = 0; i < CARMA_STORE_CACHED; i++)
+        sqlite3_finalize(s->cached[i]);
     sqlite3_close(s->db);
     free(s);
 }
@@ -720,6 +723,21 @@ void carma_store_rollback_to(struct carma_store *s)
 struct sqlite3 *carma_store_sqlite(struct carma_store *s)
 {
     return s->db;
+}
+
+sqlite3_stmt *carma_store_cached(struct carma_store *s, unsigned slot, const char *sql)
+{
+    assert(slot < CARMA_STORE_CACHED);
+    sqlite3_stmt **q = &s->cached[slot];
+    if (*q) {
+        row_done(*q);
+        return *q;
+    }
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(*q);
+        *q = NULL;
+    }
+    return *q;
 }
 
 int carma_store_in_tx(const struct carma_store *s)
