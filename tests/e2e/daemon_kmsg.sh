@@ -26,10 +26,6 @@ mpsjob() {
     shift 2
     submit "$@" -- sh -c "echo \$\$ >$_tag.pid; while [ ! -e $_tag.go\$CARMA_JOB_ATTEMPT ]; do sleep 0.05; done; if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then echo 'CUDA error: an illegal memory access was encountered' >&2; exit 1; fi; exit $_code"
 }
-# reason JOB [N]: the reason of JOB's attempt N (default 1)
-reason() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt_list"][int(sys.argv[1]) - 1]["reason"])' "${2:-1}"; }
-# outcomes JOB: its attempts' outcomes, space-separated
-outcomes() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(" ".join(str(a["outcome"]) for a in json.load(sys.stdin)["attempt_list"]))'; }
 first_gpu_error() { [ "$(outcomes "$1" | cut -d' ' -f1)" = gpu_error ]; }
 has_attempts() { [ "$(attempts_of "$1")" = "$2" ]; }
 SUSPECT="GPU 0's Xid 31 (GPU memory page fault) under MPS ended every client there, whose fault unknown"

@@ -30,8 +30,6 @@ mpsjob() {
     shift 2
     submit "$@" -- sh -c "while [ ! -e $_tag.go\$CARMA_JOB_ATTEMPT ]; do sleep 0.05; done; if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then echo 'CUDA error: an illegal memory access was encountered' >&2; exit 1; fi; exit $_code"
 }
-reason() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt_list"][int(sys.argv[1]) - 1]["reason"])' "${2:-1}"; }
-outcomes() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(" ".join(str(a["outcome"]) for a in json.load(sys.stdin)["attempt_list"]))'; }
 # gpus_of JOB: the indices of the GPUs of JOB's last attempt, ascending, space-separated
 gpus_of() {
     "$CARMA" show --json "$1" | python3 -c '

@@ -95,5 +95,9 @@ as_nobody() {
 state_of() { "$CARMA" show "$1" | awk '$1 == "state" {print $2}'; }
 attempts_of() { "$CARMA" show "$1" | awk '$1 == "attempts" {print $2}'; }
 is_state() { [ "$(state_of "$1")" = "$2" ]; }
+# reason JOB [N]: the reason of JOB's attempt N (default 1)
+reason() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt_list"][int(sys.argv[1]) - 1]["reason"])' "${2:-1}"; }
+# outcomes JOB: its attempts' outcomes, space-separated
+outcomes() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(" ".join(str(a["outcome"]) for a in json.load(sys.stdin)["attempt_list"]))'; }
 submit() { _id=$("$CARMA" submit "$@") || fail "submit $* refused"; echo "$_id"; }
 pid_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' /proc/"$1"/stat 2>/dev/null)" = Z ]; }
