@@ -60,8 +60,11 @@ uint64_t carmad_job_signature(const struct carma_req_job *rj);
  * signature `sig`, run on GPUs of kind `kind` (carmad_gpu_kind), that succeeded (exit
  * 0) with a peak > 0. An attempt that failed, was cancelled, was lost or ran out of
  * memory may have stopped before the job's peak (a bad data path after loading the
- * model, a cancel during warm-up): its peak is below the need. *runs is 0 when there
- * are none. Returns 0 or a negative errno with err. */
+ * model, a cancel during warm-up): its peak is below the need. Of the last
+ * CARMAD_HISTORY_RUNS such jobs that succeeded, whatever their kinds: each lookup reads
+ * at most that many. *runs is 0 when there are none. Returns 0 or a negative errno with
+ * err. */
+#define CARMAD_HISTORY_RUNS 1000
 /* Its SQL (tests read its query plan: the jobs_history index). */
 extern const char carmad_peaks_sql[];
 int carmad_store_peaks(struct carma_store *st, uint32_t uid, const char *argv_json,

@@ -77,8 +77,9 @@ static struct carma_req_job bert_job(void)
 /* Stores a finished job of uid 1000 submitted as rj, one attempt on `kind` that ended
  * as `outcome` with peak `peak`, the job in the state of that name, as carmad stores
  * its last attempt's end. */
-static void add_run_partial(struct carma_store *st, const struct carma_req_job *rj,
-                            const char *kind, const char *outcome, uint64_t peak, unsigned partial)
+/* A run of rj that ended with outcome, in st's open transaction. */
+static void add_run_in_tx(struct carma_store *st, const struct carma_req_job *rj, const char *kind,
+                          const char *outcome, uint64_t peak, unsigned partial)
 {
     struct carma_err err = {{0}};
     struct carma_job_rec r = {0};
@@ -94,7 +95,6 @@ static void add_run_partial(struct carma_store *st, const struct carma_req_job *
     r.max_attempts = 1;
     r.state = CARMA_JOB_QUEUED;
     r.hist_sig = carmad_job_signature(rj);
-    assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     assert_int_equal(carma_store_attempt_begin(st, r.id, 1, "[\"GPU-x\"]", kind, 1.0, &err), 0);
     assert_int_equal(carma_store_attempt_end(st, r.id, 1, 2.0, outcome,
@@ -108,8 +108,16 @@ static void add_run_partial(struct carma_store *st, const struct carma_req_job *
     r.start_s = 1.0;
     r.end_s = 2.0;
     assert_int_equal(carma_store_job_update(st, &r, &err), 0);
-    assert_int_equal(carma_store_commit(st, &err), 0);
     carma_job_rec_clear(&r);
+}
+
+static void add_run_partial(struct carma_store *st, const struct carma_req_job *rj,
+                            const char *kind, const char *outcome, uint64_t peak, unsigned partial)
+{
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    add_run_in_tx(st, rj, kind, outcome, peak, partial);
+    assert_int_equal(carma_store_commit(st, &err), 0);
 }
 
 static void add_run(struct carma_store *st, const struct carma_req_job *rj, const char *kind,
@@ -498,11 +506,48 @@ static void test_history_lookup_plan(void **state)
         rows++;
         if (d && strstr(d, " j ") && strstr(d, "USING INDEX jobs_history (uid=? AND hist_sig=?)"))
             jobs_by_history = 1;
-        assert_null(strstr(d ? d : "", "SCAN")); /* nothing read whole */
+        /* nothing read whole but the last CARMAD_HISTORY_RUNS jobs, which the index gives
+         * newest first (no sort) */
+        if (strcmp(d ? d : "", "SCAN r"))
+            assert_null(strstr(d ? d : "", "SCAN"));
+        assert_null(strstr(d ? d : "", "TEMP B-TREE"));
     }
     sqlite3_finalize(q);
     assert_true(rows >= 2);
     assert_true(jobs_by_history);
+}
+
+/* A lookup reads the last CARMAD_HISTORY_RUNS runs of the command (it is on carmad's loop
+ * before each submission's commit): a peak older than them no longer counts, on whatever
+ * kind the newer ones ran. */
+static void test_history_last_runs(void **state)
+{
+    struct carma_store *st = *state;
+    struct carma_req_job rj = bert_job();
+    struct carma_err err = {{0}};
+    add_run(st, &rj, KIND_A, "succeeded", 9000);
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    for (int k = 0; k < CARMAD_HISTORY_RUNS - 1; k++)
+        add_run_in_tx(st, &rj, KIND_A, "succeeded", 3000, 0);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    double hi, lo;
+    uint32_t runs;
+    uint64_t sig = carmad_job_signature(&rj);
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, rj.batch, rj.gpus, sig, KIND_A, &hi,
+                                        &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, CARMAD_HISTORY_RUNS);
+    assert_true(hi == 9000 && lo == 3000);
+    add_run(st, &rj, KIND_H, "succeeded", 3000); /* one more, on another kind */
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, rj.batch, rj.gpus, sig, KIND_A, &hi,
+                                        &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, CARMAD_HISTORY_RUNS - 1);
+    assert_true(hi == 3000 && lo == 3000);
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, rj.batch, rj.gpus, sig, KIND_H, &hi,
+                                        &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, 1);
 }
 
 /* The lookup needs jobs_history for its speed only: a store without it (dropped by hand)
@@ -676,6 +721,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bound_beyond_any_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_lookup_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_without_its_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_last_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),
