@@ -377,12 +377,21 @@ int main(void)
             kill(dpid, SIGKILL);
             return 1;
         }
-        int fd = open(fifo, O_RDONLY);
+        /* An end of file is the job before closing the FIFO late (this open found it still
+         * open as a writer): open again for this job's line. */
         char b[64] = "";
-        ssize_t n = read(fd, b, sizeof b - 1);
-        close(fd);
-        if (n <= 0)
+        ssize_t n = 0;
+        for (int tries = 0; n == 0 && tries < 100; tries++) {
+            int fd = open(fifo, O_RDONLY);
+            n = fd < 0 ? -1 : read(fd, b, sizeof b - 1);
+            if (fd >= 0)
+                close(fd);
+        }
+        if (n <= 0) {
+            fprintf(stderr, "bench_daemon: job %d's start was not heard\n", i);
+            kill(dpid, SIGKILL);
             return 1;
+        }
         lat[i] = (carma_mono_s() - t0) * 1e3;
         usleep(2000); /* let it end: the GPUs are idle for the next one */
     }
