@@ -1644,16 +1644,17 @@ static int xid_running(const struct carmad *d, uint32_t i)
  * GPU reached may be the culprit, and each of its MPS GPUs is reached too, until none is
  * new (multi-GPU jobs chain; a foreign process's other GPUs are not known). A time-sliced
  * GPU is never reached (a fault there ends its own context only), nor is any GPU but g
- * when g is not shared by MPS. order[h]: 1 for g, 2, 3, ... in the order reached, 0 not
- * reached; via[h]: the slot of the job through whose GPUs h was reached, a job on a GPU
- * reached before h. Returns how many were reached. */
-static unsigned xid_reach(const struct carmad *d, unsigned g, uint32_t *order, uint32_t *via)
+ * when g is not shared by MPS or the Xid is no application's (spread 0). order[h]: 1 for
+ * g, 2, 3, ... in the order reached, 0 not reached; via[h]: the slot of the job through
+ * whose GPUs h was reached, a job on a GPU reached before h. */
+static void xid_reach(const struct carmad *d, unsigned g, int spread, uint32_t *order,
+                      uint32_t *via)
 {
     memset(order, 0, d->ngpus * sizeof *order);
     order[g] = 1;
     unsigned n = 1;
-    if (d->gpus[g].sharing != CARMA_SHARING_MPS)
-        return n;
+    if (!spread || d->gpus[g].sharing != CARMA_SHARING_MPS)
+        return;
     for (int grew = 1; grew;) {
         grew = 0;
         for (uint32_t i = 0; i < d->cap; i++) {
@@ -1675,7 +1676,6 @@ static unsigned xid_reach(const struct carmad *d, unsigned g, uint32_t *order, u
             }
         }
     }
-    return n;
 }
 
 /* Appends `item` to the comma-separated list text[0..*len) of size `size`, whole or, once
@@ -1707,12 +1707,7 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
     uint32_t count = x->count ? x->count : 1;
     carma_mon_xid(&d->mon, x->gpu, x->xid, count, now);
     uint32_t order[CARMA_GPU_MAX], via[CARMA_GPU_MAX];
-    if (kind == CARMA_XID_APP) {
-        xid_reach(d, x->gpu, order, via);
-    } else {
-        memset(order, 0, d->ngpus * sizeof *order);
-        order[x->gpu] = 1;
-    }
+    xid_reach(d, x->gpu, kind == CARMA_XID_APP, order, via);
     /* Under MPS one client's fault ends every client of the GPUs it reaches, and neither
      * this event nor the kernel's line says reliably whose it was (attempt_end): shared
      * when they hold more than one client. Two carma jobs there are on one GPU together
@@ -2875,8 +2870,9 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
     return submit_paths(d, ci, q, &who);
 }
 
-/* Starts p's check, with the rights the job will run with. 0, or -errno with e. */
-static int paths_start(struct carmad *d, struct psub *p, struct carma_err *e)
+/* Starts p's check, with the rights the job will run with. NULL, or the submission's
+ * refusal when it cannot start. */
+static json_t *paths_start(struct carmad *d, struct psub *p)
 {
     const struct carma_req_job *rj = &p->q.job;
     const char *path_env = NULL;
@@ -2892,9 +2888,13 @@ static int paths_start(struct carmad *d, struct psub *p, struct carma_err *e)
                                             .cwd = rj->cwd,
                                             .argv0 = rj->argv[0],
                                             .path_env = path_env};
-    int rc = carmad_pathcheck_start(d->paths, &pr, p, &p->paths, e);
-    p->paths_queued = rc == 0 ? 0 : p->paths_queued;
-    return rc;
+    struct carma_err e = {{0}};
+    int rc = carmad_pathcheck_start(d->paths, &pr, p, &p->paths, &e);
+    if (rc)
+        return carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
+                                "cannot check the job's paths: %s", e.msg);
+    p->paths_queued = 0;
+    return NULL;
 }
 
 /* Whether uid may have one more check made now: its checks being made and those left
@@ -2925,13 +2925,9 @@ static void paths_start_queued(struct carmad *d, uid_t uid)
         pv = p->prev;
         if (!p->paths_queued || p->who.uid != uid)
             continue;
-        struct carma_err e = {{0}};
-        int rc = paths_start(d, p, &e);
-        if (rc)
-            psub_end(d, p,
-                     carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
-                                      "cannot check the job's paths: %s", e.msg),
-                     NULL);
+        json_t *refused = paths_start(d, p);
+        if (refused)
+            psub_end(d, p, refused, NULL);
     }
 }
 
@@ -2962,14 +2958,10 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
     p->q = *q;
     p->who = *who;
     p->paths_queued = 1;
-    if (paths_may_start(d, who->uid)) {
-        struct carma_err e = {{0}};
-        int rc = paths_start(d, p, &e);
-        if (rc) {
-            free(p); /* q is still the caller's */
-            return carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
-                                    "cannot check the job's paths: %s", e.msg);
-        }
+    json_t *refused = paths_may_start(d, who->uid) ? paths_start(d, p) : NULL;
+    if (refused) {
+        free(p); /* q is still the caller's */
+        return refused;
     }
     p->paths_deadline = carma_mono_s() + d->cfg.path_check_s;
     memset(q, 0, sizeof *q); /* moved: the caller's carma_req_free has nothing to free */
@@ -3103,36 +3095,32 @@ static void paths_expire(struct carmad *d)
         nx = p->next;
         if (!(p->paths || p->paths_queued) || now < p->paths_deadline)
             continue;
-        if (p->paths_queued) { /* its user's checks before it still hang */
-            unsigned mine, stuck = carmad_pathcheck_stuck(d->paths, p->who.uid, &mine);
-            dlog(d, LOG_WARNING,
-                 "a submission of uid %u refused: its paths (cwd %s) were not checked within "
-                 "%g s, behind that uid's checks; %u path checks wait on file systems (%u of "
-                 "that uid)",
-                 (unsigned)p->who.uid, p->q.job.cwd, d->cfg.path_check_s, stuck, mine);
-            psub_end(d, p,
-                     carma_resp_error("invalid",
-                                      "job.cwd: %s: its paths were not checked within %g s "
-                                      "(path_check_timeout): uid %u's checks before it did not "
-                                      "answer, a network or FUSE file system that hangs? The "
-                                      "job was not submitted",
-                                      p->q.job.cwd, d->cfg.path_check_s, (unsigned)p->who.uid),
-                     NULL);
-            continue;
+        int queued = p->paths_queued; /* its user's checks before it still hang */
+        if (!queued) {
+            carmad_pathcheck_abandon(d->paths, p->paths);
+            p->paths = NULL;
         }
-        carmad_pathcheck_abandon(d->paths, p->paths);
-        p->paths = NULL;
+        const char *cwd = p->q.job.cwd;
+        unsigned uid = (unsigned)p->who.uid;
+        double s = d->cfg.path_check_s;
         unsigned mine, stuck = carmad_pathcheck_stuck(d->paths, p->who.uid, &mine);
         dlog(d, LOG_WARNING,
-             "a submission of uid %u refused: its paths (cwd %s) did not answer within %g s; "
-             "%u path checks wait on file systems (%u of that uid)",
-             (unsigned)p->who.uid, p->q.job.cwd, d->cfg.path_check_s, stuck, mine);
+             "a submission of uid %u refused: its paths (cwd %s) %s within %g s%s; %u path "
+             "checks wait on file systems (%u of that uid)",
+             uid, cwd, queued ? "were not checked" : "did not answer", s,
+             queued ? ", behind that uid's checks" : "", stuck, mine);
         psub_end(d, p,
-                 carma_resp_error("invalid",
-                                  "job.cwd: %s or its command's folders did not answer "
-                                  "within %g s (path_check_timeout): a network or FUSE file "
-                                  "system that hangs? The job was not submitted",
-                                  p->q.job.cwd, d->cfg.path_check_s),
+                 queued ? carma_resp_error("invalid",
+                                           "job.cwd: %s: its paths were not checked within %g s "
+                                           "(path_check_timeout): uid %u's checks before it did "
+                                           "not answer, a network or FUSE file system that "
+                                           "hangs? The job was not submitted",
+                                           cwd, s, uid)
+                        : carma_resp_error("invalid",
+                                           "job.cwd: %s or its command's folders did not answer "
+                                           "within %g s (path_check_timeout): a network or FUSE "
+                                           "file system that hangs? The job was not submitted",
+                                           cwd, s),
                  NULL);
     }
 }
