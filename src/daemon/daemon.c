@@ -93,18 +93,24 @@
  * everyone else's. */
 #define ESTQ_MAX 64u
 #define ESTQ_PER_UID 4u
-/* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: at
- * most PATHS_MAX at once, queued ones included ("busy" past it), and checks abandoned on
- * file systems that do not answer, whose threads still wait: past PATHS_STUCK_MAX a
- * submission is refused at once. One user's checks, those being made and those abandoned
- * together, are at most PATHS_PER_UID: any check being made may hang, and a user allowed
- * more at once could leave more hanging, and two such users could fill PATHS_STUCK_MAX,
- * everyone's. A submission past them waits for one of its user's to end (a script's
- * parallel submissions), at most path_check_timeout as if checked; past PATHS_PER_UID
- * abandoned ones, refused at once. */
+/* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: one
+ * whose check would start is answered "busy" while PATHS_MAX are being made (those
+ * started from the wait below may add to them, PATHS_WAIT_MAX at most), and checks
+ * abandoned on file systems that do not answer, whose threads still wait: past
+ * PATHS_STUCK_MAX a submission is refused at once. One user's checks, those being made
+ * and those abandoned together, are at most PATHS_PER_UID: any check being made may hang,
+ * and a user allowed more at once could leave more hanging, and two such users could fill
+ * PATHS_STUCK_MAX, everyone's. A submission past them waits for one of its user's to end
+ * (a script's parallel submissions), at most path_check_timeout as if checked,
+ * PATHS_WAIT_MAX of all users at once ("busy" past it); past PATHS_PER_UID abandoned
+ * ones, refused at once. Those waiting do not count against PATHS_MAX: a user's
+ * submissions that wait (a client may go and leave its submission waiting, then submit
+ * again) never take the place of another user's check (64 users with 4 each fill
+ * PATHS_MAX, as before any waited). */
 #define PATHS_MAX 256u
 #define PATHS_PER_UID 4u
 #define PATHS_STUCK_MAX 64u
+#define PATHS_WAIT_MAX 64u
 
 struct djob {
     int used;
@@ -2785,14 +2791,31 @@ static struct conn *conn_release(struct carmad *d, uint32_t ci, uint64_t gen)
     return c;
 }
 
-/* The waiting submissions (struct psub) of uid: those whose paths are being checked or
- * wait for a check (stage 1), those waiting for their summaries' estimates (0), or both
- * (-1); *all: the same of every user. */
-static unsigned psubs_of(const struct carmad *d, uid_t uid, int stage, unsigned *all)
+/* Where a waiting submission (struct psub) is: a bit each, for psubs_of's mask. */
+enum {
+    PSUB_CHECKED = 1,        /* its paths are being checked */
+    PSUB_CHECK_WAITS = 2,    /* it waits for a check of its user's to end (paths_queued) */
+    PSUB_ESTIMATED = 4,      /* in the estimate queue */
+    PSUB_ESTIMATE_WAITS = 8, /* it waits outside the estimate queue (estq_queued) */
+    PSUB_PATHS = PSUB_CHECKED | PSUB_CHECK_WAITS,
+    PSUB_ESTIMATE = PSUB_ESTIMATED | PSUB_ESTIMATE_WAITS,
+};
+
+static int psub_where(const struct psub *p)
+{
+    return p->paths          ? PSUB_CHECKED
+           : p->paths_queued ? PSUB_CHECK_WAITS
+           : p->estq_queued  ? PSUB_ESTIMATE_WAITS
+                             : PSUB_ESTIMATED;
+}
+
+/* The waiting submissions (struct psub) of uid in the places of mask (PSUB_*); *all: the
+ * same of every user. */
+static unsigned psubs_of(const struct carmad *d, uid_t uid, int mask, unsigned *all)
 {
     unsigned n = 0, a = 0;
     for (const struct psub *p = d->psubs; p; p = p->next)
-        if (stage < 0 || (p->paths != NULL || p->paths_queued) == stage) {
+        if (psub_where(p) & mask) {
             a++;
             n += p->who.uid == uid;
         }
@@ -2841,7 +2864,7 @@ static json_t *req_submit(struct carmad *d, uint32_t ci, struct carma_req *q)
         for (uint32_t k = 0; k < d->cap; k++)
             mine += d->dj[k].used && !d->dj[k].end_final && d->dj[k].rec.uid == c->uid;
         unsigned all;
-        mine += psubs_of(d, c->uid, -1, &all);
+        mine += psubs_of(d, c->uid, PSUB_PATHS | PSUB_ESTIMATE, &all);
         if (mine >= d->cfg.max_jobs_per_user)
             return carma_resp_error("forbidden",
                                     "uid %u has %u active jobs (queued or running), the most "
@@ -2946,19 +2969,26 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                                 "%u path checks (%u of uid %u) wait on file systems that did "
                                 "not answer within %g s: submit again once they answer",
                                 stuck, mine_stuck, (unsigned)who->uid, d->cfg.path_check_s);
-    unsigned all, mine = psubs_of(d, who->uid, 1, &all);
-    if (all >= PATHS_MAX)
+    int now = paths_may_start(d, who->uid);
+    unsigned all, mine = psubs_of(d, who->uid, now ? PSUB_CHECKED : PSUB_CHECK_WAITS, &all);
+    if (now && all >= PATHS_MAX)
         return carma_resp_error("busy",
                                 "%u submissions are having their paths checked (%u of uid %u), "
                                 "the most carmad holds",
                                 all, mine, (unsigned)who->uid);
+    if (!now && all >= PATHS_WAIT_MAX)
+        return carma_resp_error("busy",
+                                "%u submissions wait for a path check of their user's to end "
+                                "(%u of uid %u, which has %u being made or hanging), the most "
+                                "carmad holds",
+                                all, mine, (unsigned)who->uid, PATHS_PER_UID);
     struct psub *p = calloc(1, sizeof *p);
     if (!p)
         return carma_resp_error("nomem", "carmad is out of memory");
     p->q = *q;
     p->who = *who;
     p->paths_queued = 1;
-    json_t *refused = paths_may_start(d, who->uid) ? paths_start(d, p) : NULL;
+    json_t *refused = now ? paths_start(d, p) : NULL;
     if (refused) {
         free(p); /* q is still the caller's */
         return refused;
@@ -3014,7 +3044,7 @@ static void estq_push_queued(struct carmad *d, uid_t uid)
     unsigned in = 0;
     struct psub *p = d->psubs, *last = NULL;
     for (; p; p = p->next) {
-        in += p->who.uid == uid && !p->paths && !p->paths_queued && !p->estq_queued;
+        in += p->who.uid == uid && psub_where(p) == PSUB_ESTIMATED;
         last = p;
     }
     for (p = last; p && in < ESTQ_PER_UID; p = p->prev)
@@ -3038,7 +3068,7 @@ static void paths_take(struct carmad *d)
         struct psub *p = carmad_pathcheck_owner(it);
         uid_t uid = p->who.uid;
         unsigned all;
-        psubs_of(d, uid, 0, &all); /* before p counts there */
+        psubs_of(d, uid, PSUB_ESTIMATE, &all); /* before p counts there */
         p->paths = NULL;
         enum carmad_path_verdict v = CARMAD_PATH_OK;
         struct carma_err e = {{0}};
@@ -4479,7 +4509,7 @@ static void http_publish(struct carmad *d)
     }
     free(order);
     unsigned estimates_waiting; /* (not those whose paths are being checked) */
-    psubs_of(d, 0, 0, &estimates_waiting);
+    psubs_of(d, 0, PSUB_ESTIMATE, &estimates_waiting);
     struct carma_metrics m = {.gpus = mg,
                               .ngpus = d->ngpus,
                               .jobs = mj,

@@ -7,8 +7,9 @@
 # at once; once the file system answers they end and submissions go through again; a
 # user's checks in flight count too, so that no more than 4 of a user are ever left
 # hanging: its next submissions wait for them (refused at their own timeout if they
-# hang; eight parallel submissions all go through once they answer); a carmad that stops
-# refuses a submission whose check still hangs.
+# hang; eight parallel submissions all go through once they answer), and those waiting so
+# never take the place of another user's check; a carmad that stops refuses a submission
+# whose check still hangs.
 # CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
@@ -113,6 +114,65 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     for p in $pids; do wait "$p" || fail "a parallel submission failed: $(cat "$T"/q*.err)"; done
     ! grep -q . "$T"/q*.err || fail "said on stderr (busy?): $(cat "$T"/q*.err)"
     [ "$(cat "$T"/q*.out | wc -l)" = 8 ] || fail "job ids: $(cat "$T"/q*.out)"
+
+    step "one user's waiting submissions never take another user's place"
+    # nobody's checks hang; 300 of its submissions, each from a connection closed at
+    # once (the submission stays with carmad), then one whose answer is read: 4 checks are
+    # made, 64 wait for them, the rest are answered busy. root's submission then gets its
+    # check all the same: it is refused at its timeout, not answered busy (when nobody's
+    # waiting ones counted against the 256 checks of everyone, nobody alone filled them).
+    rm -f "$T/answer" "$T/answer.held"
+    python3 - "$CARMA_SOCKET" "$(pwd)" <<'PY' || fail "a user's waiting submissions took another's place"
+import fcntl, json, os, pwd, socket, struct, sys, time
+sock, cwd = sys.argv[1], sys.argv[2]
+def submit(tag, where):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall(json.dumps({"v": 1, "op": "submit", "job": {"argv": ["true", tag],
+              "cwd": where}}).encode() + b"\n")
+    return s
+def answer(s, t):
+    s.settimeout(t)
+    try:
+        return json.loads(s.recv(65536).split(b"\n")[0])
+    except socket.timeout:
+        return None
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    nb = pwd.getpwnam("nobody")
+    os.setgroups([])
+    os.setgid(nb.pw_gid)
+    os.setuid(nb.pw_uid)
+    def read_by_carmad(s):  # nothing left unread in the socket (SIOCOUTQ)
+        return struct.unpack("i", fcntl.ioctl(s, 0x5411, b"\0" * 4))[0] == 0
+    try:  # (each closed once carmad has read it: it refuses a uid's 65th connection)
+        held = []
+        for k in range(300):
+            held.append(submit("f%d" % k, "/tmp"))
+            while len(held) >= 16 or (k == 299 and held):
+                for s in [s for s in held if read_by_carmad(s)]:
+                    held.remove(s)
+                    s.close()
+                time.sleep(0.0002)
+        for _ in range(100):
+            last = answer(submit("last", "/tmp"), 0.5)
+            if not (last and "too many connections" in last.get("message", "")):
+                break
+            time.sleep(0.005)
+        os.write(w, json.dumps(last).encode())
+    finally:
+        os._exit(0)
+os.waitpid(pid, 0)
+last = json.loads(os.read(r, 65536) or b"null")
+mine = answer(submit("root", cwd), 5)
+assert mine and mine.get("error") == "invalid" and "did not answer" in mine["message"], \
+    "root's: %r" % mine
+assert last and last.get("error") == "busy" and "wait for a path check of their user's" in \
+    last["message"], "nobody's last: %r" % last
+PY
+    touch "$T/answer"
+    sleep 0.3 # the threads left hanging see the answer (they look every 10 ms) and end
 else
     echo "   (skipped: it needs root, setpriv and the user nobody)"
 fi
