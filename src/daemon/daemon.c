@@ -87,12 +87,14 @@
 #define HTTP_WHY_EVERY_S 5.0
 #define MEM_UNKNOWN UINT64_MAX     /* djob.mem_now_mib: NVML answered NOT_AVAILABLE for all */
 /* Submissions whose summary waits for its model bound (daemon/estq.h): at most ESTQ_MAX
- * at once (past it the answer is "busy", which the client asks again), of which
- * ESTQ_PER_UID of one user in the estimate queue itself: a user's others wait their turn
- * outside it (estq_push_queued), so that one user's many summaries do not hold up
- * everyone else's. */
+ * in the estimate queue itself, ESTQ_PER_UID of one user; a user's others wait their turn
+ * outside it (estq_push_queued), at most ESTQ_WAIT_MAX of all users. The two bounds are
+ * apart so that one user's many summaries, waiting outside, never take a place in the
+ * queue from another user (16 users with 4 each fill it, as before any waited outside).
+ * Past either the answer is "busy", which the client asks again. */
 #define ESTQ_MAX 64u
 #define ESTQ_PER_UID 4u
+#define ESTQ_WAIT_MAX 64u
 /* Submissions whose paths are being checked (daemon/pathcheck.h), each on a thread: one
  * whose check would start is answered "busy" while PATHS_MAX are being made (those
  * started from the wait below may add to them, PATHS_WAIT_MAX at most), and checks
@@ -3067,8 +3069,9 @@ static void paths_take(struct carmad *d)
     while ((it = carmad_pathcheck_take(d->paths))) {
         struct psub *p = carmad_pathcheck_owner(it);
         uid_t uid = p->who.uid;
-        unsigned all;
-        psubs_of(d, uid, PSUB_ESTIMATE, &all); /* before p counts there */
+        /* (before p counts there) */
+        unsigned in_all, in = psubs_of(d, uid, PSUB_ESTIMATED, &in_all);
+        unsigned out_all, out = psubs_of(d, uid, PSUB_ESTIMATE_WAITS, &out_all);
         p->paths = NULL;
         enum carmad_path_verdict v = CARMAD_PATH_OK;
         struct carma_err e = {{0}};
@@ -3086,11 +3089,16 @@ static void paths_take(struct carmad *d)
                 carma_resp_error("invalid", "command not found or not executable: %s", rj->argv[0]);
         else if (!(rj->summary && rj->batch))
             ;
-        else if (all >= ESTQ_MAX)
+        else if (in < ESTQ_PER_UID && in_all >= ESTQ_MAX)
             resp = carma_resp_error("busy",
                                     "%u submissions are waiting for their summaries' "
                                     "estimates, the most carmad holds",
-                                    all);
+                                    in_all);
+        else if (in >= ESTQ_PER_UID && out_all >= ESTQ_WAIT_MAX)
+            resp = carma_resp_error("busy",
+                                    "%u submissions wait outside the estimate queue (%u of uid "
+                                    "%u, which has %u in it), the most carmad holds",
+                                    out_all, out, (unsigned)uid, in);
         else {
             p->estq_queued = 1;
             estq_push_queued(d, uid);

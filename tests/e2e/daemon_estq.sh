@@ -2,7 +2,7 @@
 # A submission's summary is estimated off carmad's loop (the estimate queue, daemon/estq.h):
 # while one waits, carmad answers every other request; a connection's later requests are
 # answered after it, in order; one user has at most 4 in the queue, its others wait their
-# turn outside it (none answered "busy"); once the
+# turn outside it (none answered "busy") and never take another user's place; once the
 # estimate is done the job is submitted with the estimator's bound; a client gone while
 # its submission waits has its connection closed (its hangup would otherwise wake carmad's
 # loop without end) and its job stored all the same; requests pipelined behind a waiting
@@ -241,6 +241,64 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     nb=$(cat "$T/nb.id")
     later=$(cat "$T"/r*.id | awk -v nb="$nb" '$1 > nb' | wc -l)
     [ "$later" = 2 ] || fail "nobody's job $nb estimated before $later of root's, 2 expected: $(cat "$T"/r*.id)"
+
+    step "one user's summaries waiting outside the queue never take another user's place"
+    # 64 of root's wait (4 in the queue, 60 outside it): nobody's still goes in, and is
+    # estimated fifth; 4 more of root's wait too, and its 69th is busy: 64 wait outside.
+    # (When those outside counted against the queue's 64, root alone filled it: nobody's
+    # was answered busy.)
+    rm -f "$T/go" "$T/go.held"
+    stop_daemon || fail "carmad did not stop cleanly"
+    start_daemon --gpus sim:2xa100-40gb --http "127.0.0.1:$PORT" # (for /metrics)
+    chmod 666 "$CARMA_SOCKET"
+    python3 - "$CARMA_SOCKET" "$SUM" "$T/go" "http://127.0.0.1:$PORT/metrics" "$NB" <<'PY' ||
+import json, pwd, select, socket, subprocess, sys, time, urllib.request
+sock, summary, go, url, nb = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3], \
+    sys.argv[4], sys.argv[5]
+def waiting():
+    for l in urllib.request.urlopen(url).read().decode().splitlines():
+        if l.split(" ")[0] == "carma_estimates_waiting":
+            return int(l.split(" ")[1])
+def wait_waiting(n):
+    end = time.monotonic() + 20
+    while waiting() != n and time.monotonic() < end:
+        time.sleep(0.02)
+    assert waiting() == n, "%d waiting, %d expected" % (waiting(), n)
+def submit(tag):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall(json.dumps({"v": 1, "op": "submit", "job": {"argv": ["true", tag], "cwd": "/",
+              "summary": summary, "batch": 32}}).encode() + b"\n")
+    return s
+roots = [submit("w%d" % k) for k in range(64)]
+wait_waiting(64)
+n = pwd.getpwnam("nobody")
+them = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=%d" % n.pw_gid, "--clear-groups",
+                         "env", "CARMA_SOCKET=" + sock, "CARMA_TIMEOUT=5", nb + "/carma", "submit",
+                         "--summary", nb + "/summary", "--batch", "32", "--", "true", "nb2"],
+                        cwd="/tmp", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+end = time.monotonic() + 10
+while waiting() != 65 and them.poll() is None and time.monotonic() < end:
+    time.sleep(0.02)
+assert waiting() == 65, "nobody's: %r" % (them.communicate(),)
+roots += [submit("w%d" % k) for k in range(64, 68)]
+wait_waiting(69)
+s = submit("w68")
+s.settimeout(5)
+a = json.loads(s.recv(65536).split(b"\n")[0])
+assert a.get("error") == "busy" and "wait outside the estimate queue" in a["message"], a
+open(go, "w").close()
+out, err = them.communicate(timeout=60)
+assert them.returncode == 0 and not err, (them.returncode, err)
+mine = int(out)
+ids = []
+for s in roots:
+    s.settimeout(60)
+    ids.append(json.loads(s.recv(65536).split(b"\n")[0])["id"])
+later = sum(i > mine for i in ids)
+assert later == 64, "nobody's job %d estimated before %d of root's 68, 64 expected" % (mine, later)
+PY
+        fail "one user's summaries waiting outside the queue"
 else
     echo "   (skipped: it needs root, setpriv and the user nobody)"
 fi
