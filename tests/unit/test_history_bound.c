@@ -574,6 +574,36 @@ static void test_history_without_its_index(void **state)
     assert_int_equal(b.bound_mib, 3002);
 }
 
+/* The lookup's statement is prepared once and kept with the store (carma_store_cached):
+ * used before a change of the schema (the index its plan read, dropped by hand), it is
+ * prepared again by SQLite, not failed, and reset after each use (a statement left
+ * stepping would keep the DROP from running). */
+static void test_history_cached_across_schema_change(void **state)
+{
+    struct carma_store *st = *state;
+    struct carma_req_job rj = bert_job();
+    add_run(st, &rj, KIND_A, "succeeded", 3000);
+    double hi, lo;
+    uint32_t runs;
+    struct carma_err err = {{0}};
+    uint64_t sig = carmad_job_signature(&rj);
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, rj.batch, rj.gpus, sig, KIND_A, &hi,
+                                        &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, 1);
+    assert_int_equal(
+        sqlite3_exec(carma_store_sqlite(st), "DROP INDEX jobs_history", NULL, NULL, NULL),
+        SQLITE_OK);
+    add_run(st, &rj, KIND_A, "succeeded", 4000);
+    hi = lo = 0;
+    runs = 0;
+    assert_int_equal(carmad_store_peaks(st, 1000, ARGV_JSON, rj.batch, rj.gpus, sig, KIND_A, &hi,
+                                        &lo, &runs, &err),
+                     0);
+    assert_int_equal(runs, 2);
+    assert_true(hi == 4000 && lo == 3000);
+}
+
 /* A store of schema version 5 (history keyed on argv, batch and GPU count only): after
  * the migration its peaks are matched by no job, the same job included, while the
  * same peak recorded now is. */
@@ -722,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_history_lookup_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_without_its_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_last_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_cached_across_schema_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_old_rows_migrated, setup, teardown),
         cmocka_unit_test(test_env_preallocates),
         cmocka_unit_test(test_bound_preallocating),
