@@ -62,7 +62,7 @@ struct carma_metrics {
     const struct carma_hist *decision;      /* scheduler step latency */
     uint64_t monitor_ticks;
     double monitor_seconds;                 /* time spent in ticks */
-    uint64_t estimates_waiting;             /* submissions in the estimate queue now */
+    uint64_t estimates_waiting;             /* submissions in or waiting for the estimate queue */
     uint64_t estimates_total;               /* summaries the queue's thread estimated */
     double estimate_seconds;                /* ... and its time on them */
     const struct carma_coloc_learnt *coloc; /* learnt from co-runs, [nkinds] by GPU kind;
