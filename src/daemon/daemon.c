@@ -2821,7 +2821,8 @@ static unsigned psubs_of(const struct carmad *d, uid_t uid, int mask, unsigned *
             a++;
             n += p->who.uid == uid;
         }
-    *all = a;
+    if (all)
+        *all = a;
     return n;
 }
 
@@ -2919,6 +2920,9 @@ static json_t *paths_start(struct carmad *d, struct psub *p)
         return carma_resp_error(rc == -ENOMEM ? "nomem" : "busy",
                                 "cannot check the job's paths: %s", e.msg);
     p->paths_queued = 0;
+    /* the check's own time, from its start: one that waited its turn behind its user's
+     * checks on a slow file system is not refused for their time */
+    p->paths_deadline = carma_mono_s() + d->cfg.path_check_s;
     return NULL;
 }
 
@@ -2940,15 +2944,16 @@ static int paths_may_start(struct carmad *d, uid_t uid)
 static void psub_end(struct carmad *d, struct psub *p, json_t *resp,
                      const struct carmad_model *model);
 
-/* Starts the queued checks of uid, oldest first, while it may have more made. */
-static void paths_start_queued(struct carmad *d, uid_t uid)
+/* Starts the waiting checks of every user that may have one more made, each user's
+ * oldest first: after a check ended, or a thread left hanging on a file system did. */
+static void paths_start_queued(struct carmad *d)
 {
     struct psub *p = d->psubs;
     while (p && p->next)
         p = p->next; /* the oldest: d->psubs is newest first */
-    for (struct psub *pv; p && paths_may_start(d, uid); p = pv) {
+    for (struct psub *pv; p; p = pv) {
         pv = p->prev;
-        if (!p->paths_queued || p->who.uid != uid)
+        if (!p->paths_queued || !paths_may_start(d, p->who.uid))
             continue;
         json_t *refused = paths_start(d, p);
         if (refused)
@@ -2961,7 +2966,8 @@ static void paths_start_queued(struct carmad *d, uid_t uid)
  * server, a stuck FUSE mount) holds that thread, not carmad's loop. q is moved into a
  * waiting submission (the caller's is left empty); paths_take goes on with it, or
  * paths_expire refuses it past path_check_timeout. One past its user's PATHS_PER_UID
- * checks waits for one of them to end (paths_start_queued), within the same deadline. */
+ * checks waits for one of them to end (paths_start_queued), at most path_check_timeout,
+ * and then has path_check_timeout for its own check. */
 static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                             const struct submitter *who)
 {
@@ -2971,7 +2977,8 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
                                 "%u path checks (%u of uid %u) wait on file systems that did "
                                 "not answer within %g s: submit again once they answer",
                                 stuck, mine_stuck, (unsigned)who->uid, d->cfg.path_check_s);
-    int now = paths_may_start(d, who->uid);
+    /* (behind the user's waiting ones, if any: their turn comes first) */
+    int now = paths_may_start(d, who->uid) && !psubs_of(d, who->uid, PSUB_CHECK_WAITS, NULL);
     unsigned all, mine = psubs_of(d, who->uid, now ? PSUB_CHECKED : PSUB_CHECK_WAITS, &all);
     if (now && all >= PATHS_MAX)
         return carma_resp_error("busy",
@@ -2990,12 +2997,12 @@ static json_t *submit_paths(struct carmad *d, uint32_t ci, struct carma_req *q,
     p->q = *q;
     p->who = *who;
     p->paths_queued = 1;
+    p->paths_deadline = carma_mono_s() + d->cfg.path_check_s; /* waiting: its turn by then */
     json_t *refused = now ? paths_start(d, p) : NULL;
     if (refused) {
         free(p); /* q is still the caller's */
         return refused;
     }
-    p->paths_deadline = carma_mono_s() + d->cfg.path_check_s;
     memset(q, 0, sizeof *q); /* moved: the caller's carma_req_free has nothing to free */
     p->it.rj = &p->q.job;
     p->ci = ci;
@@ -3103,12 +3110,11 @@ static void paths_take(struct carmad *d)
             p->estq_queued = 1;
             estq_push_queued(d, uid);
             d->publish = 1; /* carma_estimates_waiting counts it now */
-            paths_start_queued(d, uid);
             continue;
         }
         psub_end(d, p, resp, &none);
-        paths_start_queued(d, uid);
     }
+    paths_start_queued(d);
 }
 
 /* The earliest path_check_timeout deadline of the submissions whose paths are being

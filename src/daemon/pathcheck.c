@@ -61,7 +61,8 @@ static void pc_free(struct carmad_pathcheck *pc)
     free(pc);
 }
 
-/* Tests: creates hold_path ".held", then waits for hold_path to exist. */
+/* Tests: creates hold_path ".held", waits for hold_path to exist, then for the number of
+ * ms it holds (1 to 60000; anything else: none). */
 static void hold(const char *hold_path)
 {
     char held[PATH_MAX];
@@ -73,6 +74,19 @@ static void hold(const char *hold_path)
     while (access(hold_path, F_OK) != 0) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
+    }
+    char buf[16] = {0};
+    int fd = open(hold_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    char *end;
+    long ms = n > 0 ? strtol(buf, &end, 10) : 0;
+    if (n > 0 && end != buf && (*end == '\0' || *end == '\n') && ms >= 1 && ms <= 60000) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
     }
 }
 
@@ -164,7 +178,8 @@ static void *run(void *arg)
     check(it);
     pthread_mutex_lock(&pc->lock);
     it->done = 1;
-    if (it->abandoned) {
+    int wake = !pc->stopping;
+    if (it->abandoned) { /* its user's place is free: the caller may start another */
         unlink_from(&pc->stuck, it);
         pc->nstuck--;
         item_free(it);
@@ -178,6 +193,8 @@ static void *run(void *arg)
         else
             pc->done = it;
         pc->done_tail = it;
+    }
+    if (wake) {
         /* Written under the lock, while this thread still counts: once it no longer
          * does, a carmad_pathcheck_stop finding no thread left frees pc and closes the
          * fd (whose number the next descriptor opened then takes). Cannot fail short of

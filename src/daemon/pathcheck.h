@@ -34,10 +34,13 @@ struct carmad_pathcheck;
 
 /* hold_path (tests: CARMA_TEST_PATHCHECK_HOLD): when not NULL, each check creates
  * hold_path ".held" and then waits until hold_path exists, as a check on a file system
- * that does not answer would. Returns 0, or a negative errno with err. */
+ * that does not answer would; when the file then holds a number N (1 to 60000), the
+ * check takes N ms more, as one on a slow file system would. Returns 0, or a negative
+ * errno with err. */
 int carmad_pathcheck_init(struct carmad_pathcheck **out, const char *hold_path,
                           struct carma_err *err);
-/* Readable while finished checks wait to be taken (read it to clear it). */
+/* Readable while finished checks wait to be taken, and once an abandoned check's thread
+ * has ended (its user's place is free again); read it to clear it. */
 int carmad_pathcheck_fd(const struct carmad_pathcheck *pc);
 /* Starts checking req (copied) on a thread; owner is given back by carmad_pathcheck_owner.
  * Returns 0 with *out, or -ENOMEM / -EAGAIN (no thread) with err. */

@@ -9,8 +9,10 @@
 # hanging: its next submissions wait for them (refused at their own timeout if they
 # hang; eight parallel submissions all go through once they answer), and those waiting so
 # never take the place of another user's check; a carmad that stops refuses a submission
-# whose check still hangs.
-# CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it).
+# whose check still hangs; a check that waited its turn has its own timeout, and a
+# submission waiting behind checks given up starts once their file system answers.
+# CARMA_TEST_PATHCHECK_HOLD=F holds every check until F exists (F.held: one reached it),
+# then for the ms F holds, if any.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
 # (monitor ticks an hour apart: nothing but what a step does wakes carmad's loop)
@@ -188,4 +190,43 @@ wait "$S7" && fail "submission 7 went through"
 grep -q "carmad is stopping before this job's paths were checked: the job was not submitted" "$T/s7.err" ||
     fail "submission 7: $(cat "$T/s7.err")"
 touch "$T/answer"
+
+step "checks that waited their turn on a slow file system each get the whole timeout"
+if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    sed -i 's/^path_check_timeout = .*/path_check_timeout = 4/' "$T/carmad.ini"
+    start_daemon --gpus sim:2xa100-40gb
+    chmod 666 "$CARMA_SOCKET"
+    # Each check takes 2.5 s: nobody's first four from 0 to 2.5 s, the next four from 2.5
+    # to 5 s, past 4 s from their submission (which was their deadline: refused at 4 s).
+    echo 2500 >"$T/answer"
+    pids=
+    for k in 1 2 3 4 5 6 7 8; do
+        as_nobody env CARMA_TIMEOUT=20 "$NB/carma" submit -- true >"$T/w$k.out" 2>"$T/w$k.err" &
+        pids="$pids $!"
+    done
+    for p in $pids; do wait "$p" || fail "a check made after its turn came was refused: $(cat "$T"/w*.err)"; done
+    [ "$(cat "$T"/w*.out | wc -l)" = 8 ] || fail "job ids: $(cat "$T"/w*.out)"
+
+    step "a submission waiting behind checks given up starts once their file system answers"
+    # Four checks hang; the fifth, sent 2 s later, waits for them. At 4 s they are given
+    # up, their threads still waiting; once the file system answers those end, and the
+    # fifth gets its check then, not refused at its own deadline (6 s) for want of a wakeup.
+    rm -f "$T/answer" "$T/answer.held"
+    pids=
+    for k in 1 2 3 4; do
+        as_nobody env CARMA_TIMEOUT=20 "$NB/carma" submit -- true >/dev/null 2>"$T/g$k.err" &
+        pids="$pids $!"
+    done
+    wait_until 10 test -e "$T/answer.held" || fail "no check started"
+    sleep 2
+    as_nobody env CARMA_TIMEOUT=20 "$NB/carma" submit -- true >"$T/g5.out" 2>"$T/g5.err" &
+    P5=$!
+    for p in $pids; do wait "$p" && fail "a submission went through while its check hung"; done
+    touch "$T/answer"
+    wait "$P5" || fail "the submission behind the checks given up: $(cat "$T/g5.err")"
+    grep -q '^[0-9]' "$T/g5.out" || fail "no job id: $(cat "$T/g5.out")"
+    stop_daemon TERM || fail "stop"
+else
+    echo "   (skipped: it needs root, setpriv and the user nobody)"
+fi
 echo "daemon_paths: ok"

@@ -176,6 +176,33 @@ static void test_abandoned_checks(void **state)
     nanosleep(&ts, NULL);
 }
 
+/* An abandoned check's thread that ends wakes the caller, though it has nothing to take:
+ * its user's place is free, and submissions waiting for one may go on. */
+static void test_abandoned_end_wakes(void **state)
+{
+    (void)state;
+    char hold[128], held[140];
+    snprintf(hold, sizeof hold, "%s/answer", dir);
+    snprintf(held, sizeof held, "%s.held", hold);
+    struct carmad_pathcheck *pc;
+    struct carma_err err;
+    assert_int_equal(carmad_pathcheck_init(&pc, hold, &err), 0);
+    struct carmad_pathcheck_req r = {.uid = 1234, .gid = 1, .user = "u", .cwd = "/", .argv0 = "sh"};
+    struct carmad_pathcheck_item *a;
+    assert_int_equal(carmad_pathcheck_start(pc, &r, NULL, &a, &err), 0);
+    wait_for(held);
+    carmad_pathcheck_abandon(pc, a);
+    struct pollfd p = {.fd = carmad_pathcheck_fd(pc), .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 0), 0);
+    FILE *fp = fopen(hold, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(poll(&p, 1, 60000), 1);
+    assert_int_equal(carmad_pathcheck_stuck(pc, 1234, NULL), 0);
+    assert_null(carmad_pathcheck_take(pc));
+    carmad_pathcheck_stop(pc);
+}
+
 /* A check taken just as it ended, then carmad stopping at once: the thread, done with
  * the module's lock, must not touch the module (its eventfd) that the stop freed. The
  * race is narrow: tried many times, under ASan a use of the freed module fails, and in
@@ -216,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abandoned_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abandoned_end_wakes, setup, teardown),
         cmocka_unit_test(test_stop_right_after_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
