@@ -26,6 +26,8 @@ mpsjob() {
     shift 2
     submit "$@" -- sh -c "echo \$\$ >$_tag.pid; while [ ! -e $_tag.go\$CARMA_JOB_ATTEMPT ]; do sleep 0.05; done; if [ \"\$CARMA_JOB_ATTEMPT\" = 1 ]; then echo 'CUDA error: an illegal memory access was encountered' >&2; exit 1; fi; exit $_code"
 }
+# pid_file_not FILE PID: FILE holds a pid, not PID (one written anew by a later attempt)
+pid_file_not() { [ -s "$1" ] && [ "$(cat "$1")" != "$2" ]; }
 first_gpu_error() { [ "$(outcomes "$1" | cut -d' ' -f1)" = gpu_error ]; }
 has_attempts() { [ "$(attempts_of "$1")" = "$2" ]; }
 SUSPECT="GPU 0's Xid 31 (GPU memory page fault) under MPS ended every client there, whose fault unknown"
@@ -230,6 +232,8 @@ printf 'proc 0 pid=4000000 mem=1GiB mps=1\n' >>"$T/nvml.state"
 CARMA_TEST_KMSG="$T/none" start_daemon --gpus nvml --nvml-lib "$LIB" --policy auto
 e=$(mpsjob "$T/e" 0 --max-attempts 2 --mem 2G)
 wait_until 10 is_state "$e" running || fail "job $e: $(state_of "$e")"
+wait_until 10 test -s "$T/e.pid" || fail "job $e did not start"
+E1=$(cat "$T/e.pid")
 wait_until 10 sh -c "\"$CARMA\" gpus --json | grep -q '\"foreign_processes\": 1'" || fail "no foreign process"
 echo "xid 0 31" >>"$T/nvml.state"
 wait_until 10 xids_on "$e" 1 || fail "NVML's Xid not taken"
@@ -238,7 +242,8 @@ wait_until 20 has_attempts "$e" 2 || fail "job $e not retried: $("$CARMA" show "
 [ "$(reason "$e")" = "attempt 1: $SUSPECT (exit 1), retried alone (not counted against its attempts)" ] ||
     fail "job $e's reason: $(reason "$e")"
 wait_until 10 is_state "$e" running || fail "job $e, alone: $(state_of "$e")"
-wait_until 10 test "$(cat "$T/e.pid")" != "$P1" || fail "job $e's second attempt did not start"
+# (running from its placement: the pid its shell writes is attempt 1's until it starts)
+wait_until 10 pid_file_not "$T/e.pid" "$E1" || fail "job $e's second attempt did not start"
 echo "xid 0 31" >>"$T/nvml.state"
 wait_until 10 xids_on "$e" 2 || fail "NVML's second Xid not taken"
 # attempt 2 would exit 0 once e.go2 is there: its failure is made by hand
