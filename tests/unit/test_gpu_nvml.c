@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -619,6 +620,26 @@ static size_t xid_take(struct carma_gpu_backend *b, int fd, struct carma_gpu_xid
     return got;
 }
 
+/* Waits, 60 s at most, until the backend's Xid thread took every Xid line of the fake's
+ * state (read by the last call outside the event API) and queued it: the fake's waits then
+ * find none left to hand out. */
+static void xids_all_taken(const struct fx *f)
+{
+    void *h = dlopen(f->lib, RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(h);
+    unsigned long (*idle)(void) = (unsigned long (*)(void))dlsym(h, "fake_nvml_idle_waits");
+    assert_non_null(idle);
+    double t0 = carma_mono_s();
+    while (!idle() && carma_mono_s() - t0 < 60) {
+        struct timespec nap = {0, 10 * 1000000L};
+        nanosleep(&nap, NULL);
+    }
+    unsigned long n = idle();
+    dlclose(h);
+    if (!n)
+        fail_msg("the Xid thread did not take every Xid line within 60 s");
+}
+
 static void test_xid_events(void **state)
 {
     FIXTURE(state);
@@ -668,8 +689,7 @@ static void test_xid_events(void **state)
     assert_true(m < sizeof many - 1);
     assert_int_equal(gpu_fake_write(f->state, many), 0);
     assert_int_equal(b.ops->sample(&b, 0, &s), 0);
-    struct timespec ts = {1, 0}; /* the thread delivers them all meanwhile */
-    nanosleep(&ts, NULL);
+    xids_all_taken(f); /* the queue full, the rest counted */
     struct carma_gpu_xid big[CARMA_GPU_XID_QUEUE + 8];
     uint64_t lost = 0;
     assert_int_equal(b.ops->xids(&b, big, CARMA_GPU_XID_QUEUE + 8, &lost), CARMA_GPU_XID_QUEUE);
@@ -691,7 +711,7 @@ static void test_xid_events(void **state)
     fd = b.ops->xid_fd(&b);
     assert_int_equal(gpu_fake_write(f->state, many), 0);
     assert_int_equal(b.ops->sample(&b, 0, &s), 0);
-    nanosleep(&ts, NULL);
+    xids_all_taken(f);
     lost = 7;
     assert_int_equal(b.ops->xids(&b, big, 8, &lost), 2);
     assert_int_equal(lost, 0);

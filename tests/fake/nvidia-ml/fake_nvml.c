@@ -135,6 +135,9 @@ static struct {
     pthread_mutex_t lock;
     unsigned nxids;
     struct fake_xid xids[FAKE_XIDS];
+    /* waits that found no Xid line to hand out since the lines were last read or one was
+     * handed out (fake_nvml_idle_waits) */
+    unsigned long idle_waits;
     /* sets handed xid_late lines at registration that their waiter has not taken yet
      * (those of generation late_gen: fake_late_settle giving up starts the next) */
     unsigned late_sets, late_gen;
@@ -294,6 +297,7 @@ static void fake_parse_gpu(struct fake_gpu *g, char **w, int n)
 static void fake_parse(FILE *f)
 {
     F.ngpus = F.nprocs = F.nfails = F.nxids = 0;
+    F.idle_waits = 0;
     F.init_r = NVML_SUCCESS;
     F.count = -1;
     F.procs_count = -1;
@@ -826,9 +830,11 @@ static nvmlReturn_t fake_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigne
                 data->gpuInstanceId = x->gi;
                 data->computeInstanceId = x->gi == 0xFFFFFFFFu ? x->gi : 0;
             }
+            F.idle_waits = 0;
             pthread_mutex_unlock(&F.lock);
             return NVML_SUCCESS;
         }
+        F.idle_waits++;
         pthread_mutex_unlock(&F.lock);
         clock_gettime(CLOCK_MONOTONIC, &now);
         long el = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
@@ -846,6 +852,19 @@ nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigne
 }
 
 #ifndef FAKE_NVML_LEGACY
+/* Test introspection (not NVML API): the waits that found no Xid line left to hand out
+ * since the state file was last read or a line was last handed out. Above 0 once the
+ * lines are read: every line was handed out and, with one event set, its waiter called
+ * nvmlEventSetWait again after taking the last one (the backend's thread: after queuing
+ * it). */
+EXPORT unsigned long fake_nvml_idle_waits(void);
+unsigned long fake_nvml_idle_waits(void)
+{
+    pthread_mutex_lock(&F.lock);
+    unsigned long n = F.idle_waits;
+    pthread_mutex_unlock(&F.lock);
+    return n;
+}
 
 EXPORT nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInit_v2(void)
