@@ -45,19 +45,22 @@ static pid_t session_with(char *const env[], pid_t *member)
     close(p[1]);
     assert_int_equal(read(p[0], member, sizeof *member), (ssize_t)sizeof *member);
     close(p[0]);
-    /* until it runs sleep with its environment */
-    for (int k = 0; k < 200; k++) {
+    /* until it runs sleep with its environment (60 s at most: a fork and an exec on a
+     * loaded host, under ASan) */
+    int is_sleep = 0;
+    for (int k = 0; k < 6000 && !is_sleep; k++) {
         char path[64], buf[64];
         snprintf(path, sizeof path, "/proc/%d/comm", (int)*member);
         FILE *f = fopen(path, "r");
-        int is_sleep = f && fgets(buf, sizeof buf, f) && buf[0] == 's' && buf[1] == 'l';
+        is_sleep = f && fgets(buf, sizeof buf, f) && buf[0] == 's' && buf[1] == 'l';
         if (f)
             fclose(f);
-        if (is_sleep)
-            break;
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
+        if (!is_sleep) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
     }
+    assert_true(is_sleep);
     return lead;
 }
 
