@@ -577,12 +577,16 @@ lpid=$(shepherd_of "$long")
 # carma wait and logs -f wait out the restart: the job goes on
 "$CARMA" wait "$long" >"$T/wait.out" 2>"$T/wait.err" &
 wpid=$!
-"$CARMA" logs -f "$long" >/dev/null 2>"$T/logs.err" &
+"$CARMA" logs -f "$long" >"$T/logs.out" 2>"$T/logs.err" &
 fpid=$!
-# both have reached carmad before it stops: each asks anew on a fresh connection (so
-# nothing shows it from outside), and one whose first ask finds no carmad gives up at
-# once; 0.3 s was too short on a host running five test suites at once
-sleep 2
+# both have reached carmad before it stops: one whose first ask finds no carmad gives up
+# at once. Each asks anew on a fresh connection, so no connection shows it: logs -f has
+# printed the job's first line, and carma wait sleeps between its asks (the kernel's
+# wchan: a nanosleep), which it does once it has had an answer
+napping() { grep -q nanosleep "/proc/$1/wchan" 2>/dev/null; }
+wait_until 30 test -s "$T/logs.out" || fail "carma logs -f did not reach carmad: $(cat "$T/logs.err")"
+wait_until 30 napping "$wpid" ||
+    fail "carma wait did not reach carmad: $(cat "/proc/$wpid/wchan" "$T/wait.err" 2>&1)"
 stop_daemon TERM || fail "carmad did not exit cleanly on SIGTERM"
 kill -0 "$lpid" || fail "the long job's shepherd died with carmad"
 sleep 0.5
