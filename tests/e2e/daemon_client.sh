@@ -115,8 +115,16 @@ timeout 30 "$CARMA" logs -f "$id" > "$T/f.out" 2> "$T/f.err" || fail "logs -f: $
 "$CARMA" wait "$hog" >/dev/null || fail "the hog did not succeed"
 
 step "logs -f goes on after the job truncates its log"
-id=$(submit -- sh -c 'echo first-line-long-enough; sleep 1.5; truncate -s0 /proc/$$/fd/1; echo after; sleep 1.5; echo end')
-timeout 30 "$CARMA" logs -f "$id" > "$T/t.out" 2> "$T/t.err" || fail "logs -f: $(cat "$T/t.err")"
+# (each part once the test saw logs -f print the one before: gates $T/t.1 and $T/t.2)
+id=$(submit -- sh -c 'echo first-line-long-enough; while [ ! -e "$0.1" ]; do sleep 0.05; done
+truncate -s0 /proc/$$/fd/1; echo after; while [ ! -e "$0.2" ]; do sleep 0.05; done; echo end' "$T/t")
+timeout 60 "$CARMA" logs -f "$id" > "$T/t.out" 2> "$T/t.err" &
+lf=$!
+wait_until 30 grep -q first-line "$T/t.out" || fail "logs -f printed: $(cat "$T/t.out" "$T/t.err")"
+touch "$T/t.1"
+wait_until 30 grep -qx after "$T/t.out" || fail "logs -f printed: $(cat "$T/t.out" "$T/t.err")"
+touch "$T/t.2"
+wait "$lf" || fail "logs -f: $(cat "$T/t.err")"
 [ "$(cat "$T/t.out")" = "$(printf 'first-line-long-enough\nafter\nend')" ] ||
     fail "logs -f across a truncation printed: $(cat "$T/t.out") / $(cat "$T/t.err")"
 grep -qx "carma logs: stdout truncated" "$T/t.err" || fail "no word of the truncation: $(cat "$T/t.err")"
