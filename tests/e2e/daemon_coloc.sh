@@ -17,7 +17,7 @@
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v curl >/dev/null || { echo "daemon_coloc: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "daemon_coloc: skipped (no python3)"; exit 0; }
-PORT=$((20000 + ($$ + 7) % 20000))
+PORT=$(free_port) || fail "no free TCP port"
 printf '[monitor]\nwindow = 3\n[sched]\ngrace = 0.4\n' >> "$T/carmad.ini"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 URL="http://127.0.0.1:$PORT"

@@ -4,7 +4,7 @@
 # GPU waits, the drain and its reason (who, when) survive carmad's restart, undrain puts
 # the GPU back, bad requests are refused, and only root or carmad's user may do either.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
-PORT=$((20000 + ($$ + 7919) % 20000))
+PORT=$(free_port) || fail "no free TCP port"
 start_daemon --gpus sim:4xa100-40gb --policy exclusive --http "127.0.0.1:$PORT"
 UUID1=GPU-SIM-0000-0000-0000-000000000001
 

@@ -16,7 +16,7 @@ SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18
 export CARMA_TEST_ESTIMATE_HOLD="$T/go"
 # (monitor ticks an hour apart: /metrics must be current without one)
 sed -i 's/^monitor_interval = .*/monitor_interval = 3600/' "$T/carmad.ini"
-PORT=$((20000 + $$ % 20000))
+PORT=$(free_port) || fail "no free TCP port"
 start_daemon --gpus sim:2xa100-40gb --http "127.0.0.1:$PORT"
 # metric NAME: its value in /metrics
 metric() {

@@ -12,7 +12,7 @@
 # for the two users (the refusals run without them).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v curl >/dev/null || { echo "daemon_fair: skipped (no curl)"; exit 0; }
-PORT=$((20000 + ($$ + 13) % 20000))
+PORT=$(free_port) || fail "no free TCP port"
 URL="http://127.0.0.1:$PORT"
 base() {
     printf '[daemon]\npolicy = exclusive\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\n[sched]\n' > "$T/carmad.ini"

@@ -22,7 +22,7 @@ cp "$EX" "$T/nvml.state"
 echo "fail * nvmlDeviceGetTotalEnergyConsumption NOT_SUPPORTED" >>"$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 printf '[monitor]\nrecord_interval = 0\n' >>"$T/carmad.ini"
-PORT=$((20000 + ($$ + 7919) % 20000))
+PORT=$(free_port) || fail "no free TCP port"
 URL="http://127.0.0.1:$PORT"
 export CARMA_TEST_HTTP_JOBS_QUEUED=1
 up() { start_daemon --gpus nvml --nvml-lib "$LIB" --http "127.0.0.1:$PORT"; }

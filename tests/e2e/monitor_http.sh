@@ -11,7 +11,7 @@
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v curl >/dev/null || { echo "monitor_http: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "monitor_http: skipped (no python3)"; exit 0; }
-PORT=$((20000 + $$ % 20000))
+PORT=$(free_port) || fail "no free TCP port"
 printf '[monitor]\nrecord_interval = 1\n[sched]\ngrace = 0.4\n' >> "$T/carmad.ini"
 start_daemon --gpus sim:2xa100-40gb --http "127.0.0.1:$PORT"
 URL="http://127.0.0.1:$PORT"

@@ -54,6 +54,31 @@ wait_until() {
     return 0
 }
 
+# free_port: a TCP port of 127.0.0.1 that nothing holds now, for carmad's --http: at
+# random, outside the kernel's ephemeral range (the ports clients' connections take).
+# (Ports made of $$ and an offset per test collided whenever two tests running at once
+# had pids as far apart as their offsets.)
+free_port() {
+    python3 -c '
+import random, socket
+lo, hi = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+for _ in range(1000):
+    p = random.randint(10000, 65535)
+    if lo <= p <= hi:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    raise SystemExit("no free TCP port")'
+}
+
 start_daemon() { # extra carmad options
     # (stdin closed: what carmad opens may take descriptor 0, and its shepherds must not
     # hand the job a log there)
