@@ -544,7 +544,10 @@ int cmd_estimate(int argc, char **argv)
         printf("  floor            %10.1f MiB  (%s)\n", r.floor_mib,
                est_floor_src_name(o.floor_src));
         printf("  weights          %10.1f MiB\n", r.weights_mib);
-        printf("  gradients        %10.1f MiB\n", r.gradients_mib);
+        /* the replay's breakdown is what is allocated at the peak: BERT's, at the start
+         * of a backward (the logits' gradient), holds no parameter gradient yet */
+        printf("  gradients        %10.1f MiB%s\n", r.gradients_mib,
+               r.peak_phase && r.gradients_mib == 0 ? "  (none held yet at the peak)" : "");
         printf("  optimizer state  %10.1f MiB\n", r.optimizer_mib);
         printf("  activations      %10.1f MiB\n", r.activations_mib);
         printf("  transient        %10.1f MiB\n", r.transient_mib);

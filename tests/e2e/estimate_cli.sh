@@ -426,6 +426,15 @@ assert abs(a - b) <= 2, (a, b)" "$T/m1.json" "$T/b4.json" || fail "torchsummary 
 
 # The attention the estimate assumed: as printed (an Sdpa class: fused), or as given.
 H=data/estimator/hf-trees/bert_base_mlm.txt
+# (the breakdown is what is allocated at the peak: BERT's comes before any parameter's
+# gradient, and the text says so rather than print a bare 0)
+"$CARMA" estimate --summary $H --batch 8 --seq-len 512 >"$T/bert.txt" 2>/dev/null || fail "bert text"
+grep -q '^  gradients  *0\.0 MiB  (none held yet at the peak)$' "$T/bert.txt" ||
+    fail "bert's gradients at the peak: $(cat "$T/bert.txt")"
+"$CARMA" estimate --summary $H --batch 1 --seq-len 32 --optimizer sgd >"$T/bert1.txt" 2>/dev/null ||
+    fail "bert text, batch 1"
+grep -q '^  gradients  *[1-9][0-9]*\.[0-9] MiB$' "$T/bert1.txt" ||
+    fail "gradients held at an optimizer step's peak: $(cat "$T/bert1.txt")"
 "$CARMA" estimate --summary $H --batch 32 --seq-len 512 --json >"$T/sdpa.json" || fail "sdpa"
 # (read as eager, its bound passes 40 GB: an a100-80gb, whose workspaces are the same size)
 "$CARMA" estimate --summary $H --batch 32 --seq-len 512 --attention eager --gpu a100-80gb --json \
