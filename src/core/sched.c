@@ -1340,7 +1340,32 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     for (size_t k = 0; k < n; k++) {
         s->slot[best[k]].flags |= CARMA_SLOT_RESERVED;
         s->backfill[best[k]] = (struct carma_sched_backfill){0};
+        s->reserved[k] = (uint16_t)best[k];
     }
+    s->nreserved = (uint16_t)n;
+}
+
+/* Whether the reservation still serves holder j as auto_reserve made it: the holder's
+ * facts are those it was reserved with (its need moves with the GPUs in service, its
+ * rules with carma_sched_run_alone), and every GPU held is in service and large enough
+ * for it. A GPU drained (by hand for maintenance, or by an Xid until it is reset) would
+ * otherwise stay held for a job that cannot use it, while the GPUs it can use take every
+ * job behind it: a steady stream of them keeps it out for as long as the drain lasts. */
+static int auto_reservation_serves(struct carma_sched *s, const struct carma_job *j)
+{
+    int alone, loosest;
+    uint64_t need = auto_need(s, j, &alone, &loosest);
+    const struct carma_sched_holder *h = &s->holder_of;
+    if (h->mib != need || h->alone != (uint8_t)alone || h->weight != j->gpus ||
+        h->smact != millionths(j->smact) || h->busy != millionths(j->busy) ||
+        s->nreserved != j->gpus)
+        return 0;
+    for (uint16_t k = 0; k < s->nreserved; k++) {
+        const struct carma_gpu *g = &s->gpus[s->reserved[k]];
+        if (g->drained || g->mem_total_mib < need)
+            return 0;
+    }
+    return 1;
 }
 
 /* Counts running job ji, placed behind the holder, on the reserved GPUs it took. */
@@ -1372,6 +1397,7 @@ static void auto_unreserve(struct carma_sched *s)
             carma_sched_gpu_changed(s, (uint32_t)gi);
         }
     s->holder = CARMA_NONE;
+    s->nreserved = 0;
 }
 
 static size_t step_auto(struct carma_sched *s, double now, struct carma_placement *out,
@@ -1398,9 +1424,10 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
                     auto_backfilled(s, ji);
                 out[placed++].job = ji;
             } else if (!blocked) {
-                /* The first job that cannot start keeps (or gets) its reservation. */
+                /* The first job that cannot start keeps (or gets) its reservation,
+                 * made anew where it no longer serves it. */
                 blocked = 1;
-                if (s->holder != ji) {
+                if (s->holder != ji || !auto_reservation_serves(s, j)) {
                     auto_unreserve(s);
                     auto_reserve(s, j);
                     s->holder = ji;
@@ -1856,7 +1883,7 @@ static void why_auto(struct carma_sched *s, uint32_t ji, struct carma_sched_why 
             }
             if (first == CARMA_NONE) {
                 first = k;
-                if (s->holder != k) {
+                if (s->holder != k || !auto_reservation_serves(s, kj)) {
                     out->code = CARMA_WHY_WAITING;
                     why_put(&b,
                             "job %llu ahead of it cannot start: the next step holds GPUs for "

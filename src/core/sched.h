@@ -147,6 +147,8 @@ struct carma_sched {
     uint32_t holder;        /* auto: the blocked job the reserved GPUs are held for */
     uint64_t reserve_gen;   /* auto: counts reservations made (0: none yet) */
     struct carma_sched_holder holder_of; /* auto: the holder's facts, as it was reserved */
+    uint16_t reserved[CARMA_JOB_MAX_GPUS]; /* auto: the GPUs held for it, nreserved of them */
+    uint16_t nreserved;
     struct carma_sched_backfill *backfill; /* ngpus: the jobs backfilled onto each reserved
                                               GPU under the current reservation, owned */
     uint64_t *live_total;   /* ngpus: each GPU's memory as last seen, 0 when drained, owned */

@@ -845,6 +845,63 @@ static void test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder(
     carma_sched_free(&f.s);
 }
 
+/* A reservation on a GPU taken out of service (drained by hand for maintenance, or by a
+ * RESET Xid until carma undrain) serves its holder no more: it moves to GPUs in service.
+ * Left where it was, the GPUs the holder can use were open to every job behind it, and a
+ * steady stream of small jobs kept the holder out for as long as the drain lasted. */
+static void test_auto_reservation_leaves_a_drained_gpu(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    for (uint32_t j = 10; j < 12; j++) { /* one on each GPU */
+        f.jobs[j].bound_mib = 20000;
+        f.jobs[j].smact = 0.1f;
+        carma_sched_submit(&f.s, j, 0);
+    }
+    assert_int_equal(fx_step(&f, 0), 2);
+    assert_int_equal(f.jobs[10].gpu[0], 0);
+    f.jobs[0].bound_mib = 30000; /* the holder: needs a GPU to drain */
+    f.jobs[0].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    assert_int_equal(f.s.holder, 0);
+    assert_true(f.s.slot[0].flags & CARMA_SLOT_RESERVED); /* a tie: the lower index */
+    /* GPU 0 is drained; its job is lost. */
+    f.gpus[0].drained = 1;
+    carma_sched_gpu_changed(&f.s, 0);
+    assert_int_equal(carma_sched_finish(&f.s, 10, CARMA_OUTCOME_LOST, 20000, 2), 0);
+    /* Small jobs keep coming (9000 MiB, SMACT 0.1), a new one each second: GPU 1 would
+     * never hold fewer than two without the reservation. */
+    uint32_t run[NJ], nrun = 0, next = 1;
+    run[nrun++] = 11;
+    for (double t = 3; t < 40 && f.jobs[0].state == CARMA_JOB_QUEUED; t += 1) {
+        if (next < 10) {
+            carma_job_init(&f.jobs[next], next + 1, 1, t);
+            f.jobs[next].bound_mib = 9000;
+            f.jobs[next].smact = 0.1f;
+            carma_sched_submit(&f.s, next, t);
+            next++;
+        }
+        size_t n = fx_step(&f, t);
+        for (size_t k = 0; k < n; k++)
+            if (f.out[k].job != 0)
+                run[nrun++] = f.out[k].job;
+        /* the oldest ends once three run, or when none started */
+        if (f.jobs[0].state == CARMA_JOB_QUEUED && nrun > 0 && (nrun >= 3 || n == 0)) {
+            uint32_t done = run[0];
+            memmove(run, run + 1, --nrun * sizeof *run);
+            assert_int_equal(carma_sched_finish(&f.s, done, CARMA_OUTCOME_SUCCEEDED, 0, t), 0);
+            if (done != 11 && next >= 10)
+                next = done; /* its slot takes the next small job */
+        }
+    }
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    assert_false(f.s.slot[0].flags & CARMA_SLOT_RESERVED);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_reserves_bounds_during_ramp(void **state)
 {
     (void)state;
@@ -1796,6 +1853,7 @@ int main(void)
         cmocka_unit_test(test_run_alone_after_an_mps_fault),
         cmocka_unit_test(test_auto_whole_gpu_beside_reserved_memory),
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
+        cmocka_unit_test(test_auto_reservation_leaves_a_drained_gpu),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
