@@ -1274,14 +1274,16 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
 /* Offers GPU gi to the top-`want` list best/pot of auto_reserve (the most memory not
  * committed first, then index); drained GPUs, and GPUs too small ever to hold the job's
  * `need`, are not offered (held back for it, they would only keep jobs off while it
- * waits for the larger ones backfill takes). */
-static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint64_t need, uint32_t *best,
-                          int64_t *pot, size_t *n, size_t want)
+ * waits for the larger ones backfill takes). With `foreign`, what processes carma did
+ * not start use counts as taken: a GPU a notebook fills is too small while it runs. */
+static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint64_t need, int foreign,
+                          uint32_t *best, int64_t *pot, size_t *n, size_t want)
 {
     const struct carma_gpu *g = &s->gpus[gi];
-    if (g->drained || g->mem_total_mib < need)
+    int64_t others = foreign ? foreign_mib(g) : 0;
+    if (g->drained || g->mem_total_mib < need || (int64_t)g->mem_total_mib - others < (int64_t)need)
         return;
-    int64_t p = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib;
+    int64_t p = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib - others;
     size_t pos = *n;
     while (pos > 0 && p > pot[pos - 1])
         pos--;
@@ -1297,8 +1299,12 @@ static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint64_t nee
 }
 
 /* Holds back, for the first job that cannot start, the GPUs closest to fitting it
- * (most memory not committed to carma jobs), so that backfilled jobs cannot starve it:
- * jobs behind it take them only as auto_backfill_fits allows. */
+ * (most memory neither committed to carma jobs nor used by other processes), so that
+ * backfilled jobs cannot starve it: jobs behind it take them only as auto_backfill_fits
+ * allows. Where too few GPUs could hold it beside what other processes use now, and for
+ * a job that asks a whole GPU (whose driver may hold some of it idle), those processes
+ * are not counted. A GPU held that others fill kept no job off the GPUs it can use, and
+ * a steady stream of jobs behind it kept it out of those. */
 static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
 {
     s->reserve_gen++;
@@ -1314,8 +1320,15 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     uint32_t best[CARMA_JOB_MAX_GPUS];
     int64_t pot[CARMA_JOB_MAX_GPUS];
     size_t n = 0, want = j->gpus;
+    int foreign = alone < 2;
     for (size_t gi = 0; gi < s->ngpus; gi++)
-        reserve_offer(s, (uint32_t)gi, need, best, pot, &n, want);
+        reserve_offer(s, (uint32_t)gi, need, foreign, best, pot, &n, want);
+    if (n < want) {
+        foreign = 0;
+        n = 0;
+        for (size_t gi = 0; gi < s->ngpus; gi++)
+            reserve_offer(s, (uint32_t)gi, need, foreign, best, pot, &n, want);
+    }
     /* With islands, a job on several GPUs holds back those of one island (the island
      * whose best come closest to fitting it, summed), which it will take together
      * (auto_choose_islands), where an island has enough GPUs in service. */
@@ -1326,7 +1339,7 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
         for (uint32_t i = 0; i < s->nislands; i++) {
             size_t in = 0;
             for (uint32_t k = s->island_at[i]; k < s->island_at[i + 1]; k++)
-                reserve_offer(s, s->by_island[k], need, ib, ip, &in, want);
+                reserve_offer(s, s->by_island[k], need, foreign, ib, ip, &in, want);
             int64_t sum = 0;
             for (size_t k = 0; k < in; k++)
                 sum += ip[k];

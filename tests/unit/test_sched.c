@@ -902,6 +902,60 @@ static void test_auto_reservation_leaves_a_drained_gpu(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A GPU whose other processes (a notebook holding 20000 MiB) leave too little for the
+ * blocked job is no GPU to hold back for it: held, it kept no job off that GPU the holder
+ * could use, and the GPU it can use took every job behind it. The reservation goes to the
+ * GPUs closest to fitting it, what others use counted. */
+static void test_auto_reserves_no_gpu_foreign_processes_fill(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    f.gpus[0].nforeign = 1;
+    f.gpus[0].mem_used_mib = 20000;
+    carma_sched_gpu_changed(&f.s, 0);
+    f.jobs[11].bound_mib = 25000; /* more than GPU 0 has */
+    f.jobs[11].smact = 0.1f;
+    carma_sched_submit(&f.s, 11, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[11].gpu[0], 1);
+    f.jobs[0].bound_mib = 30000; /* the holder */
+    f.jobs[0].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 1);
+    assert_int_equal(fx_step(&f, 1), 0);
+    assert_int_equal(f.s.holder, 0);
+    assert_true(f.s.slot[1].flags & CARMA_SLOT_RESERVED);
+    assert_false(f.s.slot[0].flags & CARMA_SLOT_RESERVED);
+    /* Small jobs keep coming (7000 MiB, SMACT 0.1), a new one each second: GPU 1 would
+     * never hold fewer than two without its reservation. */
+    uint32_t run[NJ], nrun = 0, next = 1;
+    run[nrun++] = 11;
+    for (double t = 2; t < 40 && f.jobs[0].state == CARMA_JOB_QUEUED; t += 1) {
+        if (next < 10) {
+            carma_job_init(&f.jobs[next], next + 1, 1, t);
+            f.jobs[next].bound_mib = 7000;
+            f.jobs[next].smact = 0.1f;
+            carma_sched_submit(&f.s, next, t);
+            next++;
+        }
+        size_t n = fx_step(&f, t);
+        for (size_t k = 0; k < n; k++)
+            if (f.out[k].job != 0 && f.jobs[f.out[k].job].gpu[0] == 1)
+                run[nrun++] = f.out[k].job;
+        /* the oldest on GPU 1 ends once three run there, or when none started */
+        if (f.jobs[0].state == CARMA_JOB_QUEUED && nrun > 0 && (nrun >= 3 || n == 0)) {
+            uint32_t done = run[0];
+            memmove(run, run + 1, --nrun * sizeof *run);
+            assert_int_equal(carma_sched_finish(&f.s, done, CARMA_OUTCOME_SUCCEEDED, 0, t), 0);
+            if (done != 11 && next >= 10)
+                next = done; /* its slot takes the next small job */
+        }
+    }
+    assert_int_equal(f.jobs[0].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_reserves_bounds_during_ramp(void **state)
 {
     (void)state;
@@ -1854,6 +1908,7 @@ int main(void)
         cmocka_unit_test(test_auto_whole_gpu_beside_reserved_memory),
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reservation_leaves_a_drained_gpu),
+        cmocka_unit_test(test_auto_reserves_no_gpu_foreign_processes_fill),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
