@@ -1449,7 +1449,12 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
             ji = next;
         }
     }
-    if (!blocked && s->holder != CARMA_NONE)
+    /* No job blocked: the reservation goes, unless the caller's cap cut the step short
+     * before the holder (still queued) was looked at. Made anew at the next call, it
+     * would count the jobs backfilled under it as running before it, and let in more
+     * beside them. */
+    if (!blocked && s->holder != CARMA_NONE &&
+        (placed < cap || s->jobs[s->holder].queue == CARMA_QUEUE_NONE))
         auto_unreserve(s);
     return placed;
 }

@@ -956,6 +956,56 @@ static void test_auto_reserves_no_gpu_foreign_processes_fill(void **state)
     carma_sched_free(&f.s);
 }
 
+/* A step cut short by its caller's cap (carmad takes 64 placements a call, the simulator
+ * 256) before it reached the blocked job keeps the job's reservation: made anew, it
+ * counted the jobs backfilled under the old one as running before it, and let in more
+ * beside them, which the holder then waited out (in carmad, more than 64 jobs ahead of
+ * it: a fair-share order, an MPS fault's clients re-queued; here two, one a call). */
+static void test_auto_step_cut_short_keeps_the_reservation(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "auto", 2);
+    f.jobs[10].bound_mib = 20000; /* on GPU 0 */
+    f.jobs[10].smact = 0.1f;
+    f.jobs[11].bound_mib = 35000; /* on GPU 1 */
+    f.jobs[11].smact = 0.1f;
+    carma_sched_submit(&f.s, 10, 0);
+    carma_sched_submit(&f.s, 11, 0);
+    assert_int_equal(fx_step(&f, 0), 2);
+    assert_int_equal(f.jobs[10].gpu[0], 0);
+    f.jobs[0].bound_mib = 30000; /* the holder: GPU 0 is held for it */
+    f.jobs[0].smact = 0.1f;
+    carma_sched_submit(&f.s, 0, 1);
+    f.jobs[1].bound_mib = 10000; /* backfilled on GPU 0: 40960 - 512 - 30000 - 10000 */
+    f.jobs[1].smact = 0.1f;
+    carma_sched_submit(&f.s, 1, 1);
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(f.jobs[1].gpu[0], 0);
+    assert_int_equal(f.s.holder, 0);
+    /* Two jobs go ahead of the holder (the recovery queue here) and are placed one a
+     * call; one more backfill candidate waits behind it. */
+    for (uint32_t j = 2; j < 4; j++) {
+        f.jobs[j].bound_mib = 1000;
+        f.jobs[j].smact = 0.1f;
+        carma_sched_submit_recovery(&f.s, j, 2);
+    }
+    f.jobs[4].bound_mib = 10000; /* would leave the holder no room once job 10 ends */
+    f.jobs[4].smact = 0.1f;
+    carma_sched_submit(&f.s, 4, 2);
+    size_t n;
+    while ((n = carma_sched_step(&f.s, 2, f.out, 1)) == 1)
+        assert_int_not_equal(f.out[0].job, 4);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[3].state, CARMA_JOB_RUNNING);
+    assert_int_equal(f.jobs[4].state, CARMA_JOB_QUEUED);
+    /* The job that ran before the reservation ends: the holder starts. */
+    assert_int_equal(carma_sched_finish(&f.s, 10, CARMA_OUTCOME_SUCCEEDED, 20000, 3), 0);
+    assert_int_equal(carma_sched_step(&f.s, 3, f.out, 1), 1);
+    assert_int_equal(f.out[0].job, 0);
+    carma_sched_free(&f.s);
+}
+
 static void test_auto_reserves_bounds_during_ramp(void **state)
 {
     (void)state;
@@ -1909,6 +1959,7 @@ int main(void)
         cmocka_unit_test(test_auto_backfill_refuses_lone_jobs_and_forgets_a_cancelled_holder),
         cmocka_unit_test(test_auto_reservation_leaves_a_drained_gpu),
         cmocka_unit_test(test_auto_reserves_no_gpu_foreign_processes_fill),
+        cmocka_unit_test(test_auto_step_cut_short_keeps_the_reservation),
         cmocka_unit_test(test_auto_reserves_bounds_during_ramp),
         cmocka_unit_test(test_auto_bound_past_every_gpu_runs_alone),
         cmocka_unit_test(test_auto_refuses_collocation_that_lowers_throughput),
