@@ -949,17 +949,26 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
     return after - before >= s->p.min_gain * (float)h->weight;
 }
 
+/* How auto_gain treats the GPUs held for the blocked job (AUTO_SCAN_*): a job ahead of
+ * it takes them as any other, one behind it only as auto_backfill_fits allows, and the
+ * holder itself joins what was backfilled there for it. */
+enum { AUTO_SCAN_FREE, AUTO_SCAN_HONOUR, AUTO_SCAN_HOLDER };
+
 /* Predicted gain of the GPU's throughput if a job (sm, busy, holding `weight` GPUs)
  * joins it, or a negative value when it may not join at all. Throughput counts each
  * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
- * An idle GPU gains the job's whole weight. */
+ * An idle GPU gains the job's whole weight. The holder (honour AUTO_SCAN_HOLDER) joins a
+ * GPU held for it where every job there was backfilled under its reservation whatever
+ * its gain: each was let in on that promise, judged beside all those there then, and a
+ * learnt correction need not fall with the load, so beside fewer of them the gain can be
+ * lower (the memory, the job count and the SM demand were checked for the holder). */
 static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, int only_idle,
                        float sm, float busy, uint16_t weight, int honour)
 {
     const struct carma_sched_slot *g = &s->slot[gi];
     if (g->flags & CARMA_SLOT_DRAINED)
         return -1.0f;
-    if (honour && (g->flags & CARMA_SLOT_RESERVED) &&
+    if (honour == AUTO_SCAN_HONOUR && (g->flags & CARMA_SLOT_RESERVED) &&
         !auto_backfill_fits(s, gi, need, sm, busy, weight, only_idle))
         return -1.0f;
     /* The margin guards co-runners against each other's estimates: a job alone on a
@@ -990,7 +999,12 @@ static float auto_gain(const struct carma_sched *s, uint32_t gi, uint64_t need, 
         (float)(g->gpu_weight + weight) *
         sched_join_rate(s, g->sharing, g->kind, n - 1, g->prof_smact, g->prof_busy, sm, busy);
     float gain = after - g->tput;
-    return gain >= s->p.min_gain * (float)weight ? gain : -1.0f;
+    if (gain >= s->p.min_gain * (float)weight)
+        return gain;
+    if (honour == AUTO_SCAN_HOLDER && (g->flags & CARMA_SLOT_RESERVED) &&
+        s->backfill[gi].njobs == g->njobs)
+        return gain > 0 ? gain : 0.0f;
+    return -1.0f;
 }
 
 /* Offers GPU gi to the top-k list c/cg (k = want), ordered by gain descending, then the
@@ -1107,7 +1121,7 @@ static int auto_scan_full(struct carma_sched *s, struct auto_scan *a, uint32_t *
     return 0;
 }
 
-enum { AUTO_ONLY_IDLE = 1, AUTO_LOOSEST = 2, AUTO_HONOUR = 4 };
+enum { AUTO_ONLY_IDLE = 1, AUTO_LOOSEST = 2, AUTO_HONOUR = 4, AUTO_HOLDER = 8 };
 
 static uint32_t float_bits(float x)
 {
@@ -1222,9 +1236,11 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     if (a.only_idle && s->vacant < j->gpus)
         return 0;
     /* Reservations only bind jobs behind the blocked one; a job scanned under other
-     * rules than last time is scanned in full. */
+     * rules than last time is scanned in full. The holder's own rule (AUTO_SCAN_HOLDER)
+     * opens only GPUs that jobs were backfilled onto since its reservation was made,
+     * each a change logged after any scan of it as a free job, so it shares their scans. */
     int recent = !s->p.scan_all && j->scan_epoch && s->epoch - j->scan_epoch < SCHED_CHANGELOG &&
-                 (j->scan_fit & 0x8000u) == (honour ? 0x8000u : 0);
+                 (j->scan_fit & 0x8000u) == (honour == AUTO_SCAN_HONOUR ? 0x8000u : 0);
     uint16_t fit_before = j->scan_fit & 0x7fffu;
     if (recent && (uint64_t)fit_before + (s->epoch - j->scan_epoch) < j->gpus)
         return 0;
@@ -1235,7 +1251,9 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     a.want = j->gpus;
     a.n = a.nfit = 0;
     uint8_t flags = (uint8_t)((a.only_idle ? AUTO_ONLY_IDLE : 0) | (a.loosest ? AUTO_LOOSEST : 0) |
-                              (honour ? AUTO_HONOUR : 0));
+                              (honour == AUTO_SCAN_HONOUR   ? AUTO_HONOUR
+                               : honour == AUTO_SCAN_HOLDER ? AUTO_HOLDER
+                                                            : 0));
     int hit = 0;
     struct carma_sched_miss *m = s->p.scan_all ? NULL : auto_miss(s, &a, flags, s->epoch, &hit);
     if (hit) {
@@ -1266,7 +1284,7 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
         memcpy(m->fit, a.fit, a.nfit * sizeof *a.fit);
     }
     j->scan_epoch = s->epoch;
-    j->scan_fit = (uint16_t)(a.nfit | (honour ? 0x8000u : 0));
+    j->scan_fit = (uint16_t)(a.nfit | (honour == AUTO_SCAN_HONOUR ? 0x8000u : 0));
     memcpy(j->gpu, a.fit, a.nfit * sizeof *a.fit);
     return 0;
 }
@@ -1431,7 +1449,10 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
             }
             if (blocked && ++looked_after_block > s->p.backfill_depth)
                 return placed;
-            if (auto_choose(s, j, s->scratch, blocked)) {
+            int honour = blocked           ? AUTO_SCAN_HONOUR
+                         : s->holder == ji ? AUTO_SCAN_HOLDER
+                                           : AUTO_SCAN_FREE;
+            if (auto_choose(s, j, s->scratch, honour)) {
                 place(s, ji, s->scratch, j->gpus, now);
                 if (blocked)
                     auto_backfilled(s, ji);
@@ -1663,7 +1684,7 @@ static enum why_ob why_auto_gpu(const struct carma_sched *s, const struct why_jo
     }
     /* held for the blocked job: refused behind it, taken were it not held (what else
      * refuses it shows below; the reservation ranks below all of that) */
-    if (w->honour && (sl->flags & CARMA_SLOT_RESERVED) &&
+    if (w->honour == AUTO_SCAN_HONOUR && (sl->flags & CARMA_SLOT_RESERVED) &&
         auto_gain(s, gi, w->need, w->only_idle, sm, j->busy, j->gpus, 0) >= 0) {
         if (s->holder != CARMA_NONE)
             OB(OB_RESERVED, "held for job %llu", (unsigned long long)s->jobs[s->holder].id);
@@ -1838,7 +1859,7 @@ struct why_shapes {
     } e[WHY_SHAPES];
 };
 
-/* auto: whether job k, judged as the step would (honour: behind the blocked job), can
+/* auto: whether job k, judged as the step would (honour: AUTO_SCAN_*, as step_auto passes), can
  * start on the GPUs as they are. */
 static int why_auto_fits(struct carma_sched *s, const struct carma_job *k, int honour,
                          struct why_shapes *memo)
@@ -1891,7 +1912,11 @@ static void why_auto(struct carma_sched *s, uint32_t ji, struct carma_sched_why 
                         (unsigned long long)s->jobs[first].id, s->p.backfill_depth);
                 return;
             }
-            if (why_auto_fits(s, kj, first != CARMA_NONE, &memo)) {
+            if (why_auto_fits(s, kj,
+                              first != CARMA_NONE ? AUTO_SCAN_HONOUR
+                              : s->holder == k    ? AUTO_SCAN_HOLDER
+                                                  : AUTO_SCAN_FREE,
+                              &memo)) {
                 out->code = CARMA_WHY_WAITING;
                 why_put(&b,
                         "job %llu ahead of it can start now: the next step places it, then "
@@ -1912,7 +1937,10 @@ static void why_auto(struct carma_sched *s, uint32_t ji, struct carma_sched_why 
             }
         }
 found:;
-    struct why_job w = {.j = j, .honour = first != CARMA_NONE};
+    struct why_job w = {.j = j,
+                        .honour = first != CARMA_NONE ? AUTO_SCAN_HONOUR
+                                  : s->holder == ji   ? AUTO_SCAN_HOLDER
+                                                      : AUTO_SCAN_FREE};
     w.need = auto_need(s, j, &w.only_idle, &w.loosest);
     char pre[160] = "", post[96] = "";
     const char *adj = "";

@@ -1501,6 +1501,53 @@ static void test_auto_learnt_coloc_backfill_keeps_the_holders_gain(void **state)
     backfill_keeps_the_holders_gain(1);
 }
 
+/* The holder joins whatever was backfilled under its reservation once the jobs that ran
+ * before it have gone, whichever of those backfilled jobs are left: each was let in on
+ * that promise, judged with all those there then. Learnt corrections need not fall with
+ * the load, so the holder's gain beside fewer of them can be under min_gain where it
+ * passed beside all (MPS; learnt: S 0.25 and 0.75 at half the model's rate, 1.25 a fifth
+ * above it). The holder (SMACT 0.5) passes beside jobs of SMACT 0 and 0.25 (S 0.75, their
+ * pair predicted slow already: gain 0.42), but not beside the second alone (S 0.75 again,
+ * from one job at full speed: gain -0.02); the first ending before the running job did
+ * kept it out of its own reservation, there for as long as the second ran. */
+static void test_auto_holder_joins_what_was_backfilled_for_it(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct carma_coloc_learnt l;
+    memset(&l, 0, sizeof l);
+    const unsigned m = CARMA_SHARING_MPS;
+    const float lq[6] = {0, -0.666f, 0, -0.666f, 0, 0.2f}; /* log q at knots 0 .. 1.25 */
+    for (unsigned k = 0; k < 6; k++) {
+        l.weight[m][k] = CARMA_COLOC_MEMORY;
+        l.logq[m][k] = lq[k] * (CARMA_COLOC_MEMORY + CARMA_COLOC_PRIOR);
+    }
+    assert_true(carma_coloc_learnt_valid(&l));
+    fx_init(&f, "auto", 1);
+    carma_sched_set_coloc(&f.s, &l, 1);
+    f.jobs[0].bound_mib = 20000; /* running before the reservation */
+    f.jobs[0].smact = 1.0f;
+    carma_sched_submit(&f.s, 0, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    f.jobs[1].bound_mib = 22000; /* the holder */
+    f.jobs[1].smact = 0.5f;
+    carma_sched_submit(&f.s, 1, 1);
+    const float sm[2] = {0.0f, 0.25f};
+    for (uint32_t j = 2; j < 4; j++) {
+        f.jobs[j].bound_mib = 2000;
+        f.jobs[j].smact = sm[j - 2];
+        carma_sched_submit(&f.s, j, 1);
+    }
+    assert_int_equal(fx_step(&f, 1), 2); /* both backfilled */
+    assert_int_equal(f.s.holder, 1);
+    assert_int_equal(carma_sched_finish(&f.s, 2, CARMA_OUTCOME_SUCCEEDED, 2000, 5), 0);
+    assert_int_equal(fx_step(&f, 5), 0);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 20000, 10), 0);
+    assert_int_equal(fx_step(&f, 10), 1);
+    assert_int_equal(f.out[0].job, 1);
+    carma_sched_free(&f.s);
+}
+
 /* Of islands that serve a job as well, the one with the fewest GPUs free of carma jobs: islands
  * {0,1,2} and {3,4,5} with GPU 3 busy, a 2-GPU job takes 4 and 5 and leaves the first
  * island whole for the 3-GPU job after it (the lowest island would have split both). */
@@ -1973,6 +2020,7 @@ int main(void)
         cmocka_unit_test(test_order_takes_the_runs_in_order),
         cmocka_unit_test(test_auto_learnt_coloc_never_speeds_residents),
         cmocka_unit_test(test_auto_learnt_coloc_backfill_keeps_the_holders_gain),
+        cmocka_unit_test(test_auto_holder_joins_what_was_backfilled_for_it),
         cmocka_unit_test(test_auto_reserves_one_island),
         cmocka_unit_test(test_auto_reserves_only_gpus_large_enough),
         cmocka_unit_test(test_auto_waiting_job_with_islands_is_not_rescanned),
