@@ -3766,7 +3766,8 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
         json_object_set_new(o, "smocc", ls ? opt_real(ls->smocc) : json_null());
         json_object_set_new(o, "drama", ls ? opt_real(ls->drama) : json_null());
         json_object_set_new(o, "tensor", ls ? opt_real(ls->tensor) : json_null());
-        json_object_set_new(o, "energy_j", mg ? json_real(mg->energy_total_j) : json_null());
+        json_object_set_new(o, "energy_j",
+                            mg && mg->energy_known ? json_real(mg->energy_total_j) : json_null());
         /* What the policies read: the window over SMACT (or its fallback). */
         struct carma_window_stats st;
         carma_window_stats(&v->smact, &st);
@@ -4451,6 +4452,8 @@ static void http_publish(struct carmad *d)
         const struct carma_mon_gpu *m = d->have_mon ? &d->mon.g[g] : NULL;
         const struct carma_gpu_sample *ls = fresh_sample(d, g, now);
         const struct carma_gpu *v = &d->gpus[g];
+        /* (none where the GPU measures no energy: no counter, no power) */
+        double energy = m && m->energy_known ? m->energy_total_j : -1;
         mg[g] = (struct carma_metrics_gpu){.index = (unsigned)g,
                                            .uuid = d->gs[g].info.uuid,
                                            .name = d->gs[g].info.name,
@@ -4463,7 +4466,7 @@ static void http_publish(struct carmad *d)
                                            .drama = ls ? ls->drama : -1,
                                            .tensor = ls ? ls->tensor : -1,
                                            .power_w = ls ? ls->power_w : -1,
-                                           .energy_j = m && m->have ? m->energy_total_j : -1,
+                                           .energy_j = energy,
                                            .smact_risk = carma_window_risk(&v->smact),
                                            .drained = v->drained,
                                            .jobs = v->njobs,

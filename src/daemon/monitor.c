@@ -197,6 +197,8 @@ static int energy_step(struct carma_mon_gpu *g, const struct carma_gpu_sample *s
         g->tick_energy_j = s->power_w * g->tick_dt; /* no counter, or it went back */
         known = 1;
     }
+    if (s->energy_j >= 0 || s->power_w >= 0)
+        g->energy_known = 1;
     g->prev_t = now;
     g->prev_counter_j = s->energy_j >= 0 ? s->energy_j : -1;
     g->energy_total_j += g->tick_energy_j;

@@ -89,6 +89,8 @@ struct carma_mon_gpu {
                                  dt); 0 when unknown */
     double tick_dt;           /* seconds the last tick covered */
     double energy_total_j;    /* since carmad started */
+    int energy_known;         /* a sample had a counter or power: energy_total_j is a
+                                 measure (else unknown, not 0 J) */
     int procs_failed;         /* its process list failed since it last answered (logged once) */
     int procs_absurd;         /* a process said to use more than the GPU has (logged once) */
     uint64_t procs_tick;      /* the tick (carma_monitor.ticks after it) of its last list */
