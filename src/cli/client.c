@@ -291,6 +291,17 @@ void cli_fmt_time(const json_t *t, char *buf, size_t cap)
     strftime(buf, cap, "%m-%d %H:%M:%S", &tm);
 }
 
+void cli_fmt_secs(double secs, char *buf, size_t cap)
+{
+    long s = secs > 0 ? (long)secs : 0;
+    if (s >= 3600)
+        snprintf(buf, cap, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+    else if (s >= 60)
+        snprintf(buf, cap, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(buf, cap, "%lds", s);
+}
+
 void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap)
 {
     if (!json_is_number(start)) {
@@ -305,15 +316,7 @@ void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap)
         clock_gettime(CLOCK_REALTIME, &ts);
         e = (double)ts.tv_sec;
     }
-    long s = (long)(e - json_number_value(start));
-    if (s < 0)
-        s = 0;
-    if (s >= 3600)
-        snprintf(buf, cap, "%ldh%02ldm", s / 3600, (s / 60) % 60);
-    else if (s >= 60)
-        snprintf(buf, cap, "%ldm%02lds", s / 60, s % 60);
-    else
-        snprintf(buf, cap, "%lds", s);
+    cli_fmt_secs((double)(long)(e - json_number_value(start)), buf, cap);
 }
 
 int cli_state_final(const char *state)

@@ -100,6 +100,8 @@ unsigned cli_char_cols(const unsigned char *p, size_t l);
 void cli_cell(char *out, size_t cap, const char *s, unsigned width);
 /* "1h02m", "35s" or "-" from two time values (end null: now). */
 void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);
+/* "1h02m", "2m05s" or "35s" from a number of seconds (negative: 0). */
+void cli_fmt_secs(double secs, char *buf, size_t cap);
 
 /* Submits `job` (a protocol job object, consumed) with the caller's environment
  * and working directory added when absent; prints the id (or the response with

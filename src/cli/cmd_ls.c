@@ -33,8 +33,14 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
         }
         char sub[32], run[32];
         cli_fmt_time(json_object_get(j, "submit_time"), sub, sizeof sub);
-        cli_fmt_dur(json_object_get(j, "start_time"), json_object_get(j, "end_time"), run,
-                    sizeof run);
+        /* its run time over its attempts (a retry waiting in the queue is not running: the
+         * time since its last attempt began is not its run time); "-" before it ever ran */
+        json_t *rs = json_object_get(j, "run_s");
+        if (json_is_number(json_object_get(j, "start_time")) && json_is_number(rs))
+            cli_fmt_secs(json_number_value(rs), run, sizeof run);
+        else /* (a carmad without run_s) */
+            cli_fmt_dur(json_object_get(j, "start_time"), json_object_get(j, "end_time"), run,
+                        sizeof run);
         char name[128], user[64];
         cli_cell(name, sizeof name, json_string_value(json_object_get(j, "name")), 20);
         cli_cell(user, sizeof user, json_string_value(json_object_get(j, "user")), 10);

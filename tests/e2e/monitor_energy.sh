@@ -1,7 +1,9 @@
 #!/bin/sh
 # Energy as carmad shows it, on the fake libnvidia-ml.so.1 (docs/monitoring.md,
 # Accounting): a GPU that gives neither an energy counter nor its power has no energy
-# (no series in /metrics, null in /v1/gpus and carma gpus --json), not 0 J.
+# (no series in /metrics, null in /v1/gpus and carma gpus --json), not 0 J; carma ls's
+# RUNTIME is the job's run time over its attempts (run_s), not the time since its last
+# attempt began: a retry waiting in the queue does not run.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
 if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
@@ -32,5 +34,28 @@ for src in "curl -sf $URL/v1/gpus" "$CARMA gpus --json"; do
 sys.exit(0 if g[0]["energy_j"] is None and g[1]["energy_j"] is not None else 1)' ||
         fail "$src: energy_j $($src | grep energy_j)"
 done
+
+step "carma ls: RUNTIME is the run time of the job's attempts, not the time since the last began"
+# runtime JOB: its RUNTIME cell in carma ls --all; run_cell JOB: run_s of ls --json, formatted
+runtime() { "$CARMA" ls --all | awk -v id="$1" '$1 == id {print $9}'; }
+run_cell() {
+    "$CARMA" ls --all --json | python3 -c 'import json,sys
+j=[x for x in json.load(sys.stdin) if x["id"] == int(sys.argv[1])][0]; s=int(j["run_s"])
+print("%dh%02dm" % (s // 3600, s // 60 % 60) if s >= 3600 else "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s)' "$1"
+}
+# 2 s on both GPUs, an OOM; the retry waits while GPU 1 is drained, then runs 1 s
+a=$(submit --gpus 2 -- sh -c "if [ ! -e $T/m ]; then : > $T/m; sleep 2; echo 'torch.OutOfMemoryError: CUDA out of memory.' >&2; exit 1; fi; sleep 1")
+wait_until 10 is_state "$a" running || fail "job $a: $(state_of "$a")"
+"$CARMA" drain 1 >/dev/null || fail "drain"
+wait_until 20 sh -c "[ \"\$(\"$CARMA\" show $a | awk '\$1 == \"attempts\" {print \$2}')\" = 1 ] && \"$CARMA\" show $a | grep -q 'state     queued'" ||
+    fail "job $a not re-queued: $("$CARMA" show "$a")"
+sleep 2.5
+[ "$(runtime "$a")" = "$(run_cell "$a")" ] ||
+    fail "a queued retry's RUNTIME $(runtime "$a"), its run time $(run_cell "$a")"
+"$CARMA" undrain 1 >/dev/null || fail "undrain"
+"$CARMA" wait --timeout 20 "$a" >/dev/null || fail "job $a: $(state_of "$a")"
+[ "$(attempts_of "$a")" = 2 ] || fail "job $a: $(attempts_of "$a") attempts"
+[ "$(runtime "$a")" = "$(run_cell "$a")" ] ||
+    fail "a finished job's RUNTIME $(runtime "$a"), its run time $(run_cell "$a")"
 stop_daemon TERM || fail "stop"
 echo "monitor_energy: ok"
