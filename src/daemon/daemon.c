@@ -2058,6 +2058,10 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
      * counted against the job's (a faulty neighbour's doing, most likely); one that ran
      * alone already (a foreign client beside it) counts. */
     int forgiven = 0, alone = 0;
+    /* A cancel recorded (and answered) that its shepherd did not hear before the job
+     * ended (the job ended meanwhile, its status on its way): an attempt that would be
+     * retried keeps its outcome, and the job is not run again but ends cancelled. */
+    int stop = dj->rec.cancel_requested;
     if (o == CARMA_OUTCOME_FAILED && dj->xid_seen && dj->xid_kind == CARMA_XID_APP &&
         dj->xid_shared && end_s - dj->xid_t <= d->xid_fault_window_s) {
         const char *what;
@@ -2077,7 +2081,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         why = xid_why;
         xid_note[0] = '\0';
         alone = 1;
-        if (!d->sj[i].exclusive && dj->rec.max_attempts &&
+        if (!stop && !d->sj[i].exclusive && dj->rec.max_attempts &&
             dj->rec.max_attempts < ATTEMPTS_CEILING) {
             dj->rec.max_attempts++;
             d->sj[i].max_attempts++;
@@ -2091,7 +2095,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     uint16_t nplaced = d->sj[i].nplaced;
     double run = end_s > start && start > 0 ? end_s - start : 0;
     fair_end(d, i, end_s);
-    int requeued = carma_sched_finish(&d->sched, i, o, peak, end_s);
+    int cut = stop && (o == CARMA_OUTCOME_OOM || o == CARMA_OUTCOME_GPU_ERROR);
+    int requeued = carma_sched_finish(&d->sched, i, cut ? CARMA_OUTCOME_CANCELLED : o, peak, end_s);
     if (requeued && alone)
         carma_sched_run_alone(&d->sched, i, CARMA_ALONE_MPS_FAULT);
     struct carma_job_rec *r = &dj->rec;
@@ -2100,13 +2105,16 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     free(r->reason);
     char reason[512];
     const char *retry = o != CARMA_OUTCOME_GPU_ERROR ? ""
+                        : cut                        ? ", not retried: cancelled"
                         : !requeued                  ? ", no attempts left"
                         : forgiven ? ", retried alone (not counted against its attempts)"
                         : alone    ? ", retried alone"
                                    : ", retried";
     if (o == CARMA_OUTCOME_OOM)
         snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
-                 requeued ? ", retried" : ", no attempts left");
+                 requeued ? ", retried"
+                 : cut    ? ", not retried: cancelled"
+                          : ", no attempts left");
     else if (have && x.exited && x.code == 0)
         snprintf(reason, sizeof reason, "attempt %u: %s", n, why);
     else if (have && x.exited)

@@ -98,6 +98,23 @@ s1=$(submit --name status-retried -- true)
 "$CARMA" wait --timeout 30 "$s1" >/dev/null || fail "a job whose status failed twice: $("$CARMA" show "$s1")"
 [ -f "$T/state/jobs/$s1/1/status" ] || fail "no status file"
 [ ! -e "$T/state/jobs/$s1/1/.status.tmp" ] || fail "the reserved file is left behind"
+
+step "a cancel its shepherd did not hear before the job ran out of memory: not retried"
+# The job ends (a GPU OOM, which would be retried) and its shepherd is still writing the
+# status (the hook's two failed tries: 3 s) when the cancel comes: carmad records and
+# answers the cancel, and the shepherd, its job gone, says "cancelled 0". The attempt
+# stays an OOM; the job must not run again.
+c1=$(submit --name cancel-at-oom --max-attempts 3 -- sh "$HELP/oom_once.sh" "$T/oom-marker")
+wait_until 10 grep -q OutOfMemoryError "$T/state/jobs/$c1/1/stderr" 2>/dev/null ||
+    fail "the job did not run: $("$CARMA" show "$c1")"
+is_state "$c1" running || fail "the job is not running while its status is written: $(state_of "$c1")"
+"$CARMA" cancel "$c1" >/dev/null || fail "the cancel was refused"
+"$CARMA" wait --timeout 30 "$c1" >/dev/null && fail "carma wait exits 0 for a cancelled job"
+is_state "$c1" cancelled || fail "a cancelled job was retried: $("$CARMA" show "$c1")"
+[ "$(outcomes "$c1")" = "oom" ] || fail "its attempts: $(outcomes "$c1")"
+reason "$c1" | grep -q "GPU out of memory (.*), not retried: cancelled" ||
+    fail "its reason: $(reason "$c1")"
+[ ! -e "$T/state/jobs/$c1/2" ] || fail "a second attempt began"
 stop_daemon
 
 # A state folder on a file system of its own, so small that one job's log fills it:
