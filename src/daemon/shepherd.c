@@ -315,7 +315,8 @@ static int status_try(int fd, const char *dir, const char *text, int fail_now)
     snprintf(tmp, sizeof tmp, "%s/.status.tmp", dir);
     snprintf(dst, sizeof dst, "%s/status", dir);
     if (rename(tmp, dst) < 0)
-        return -errno;
+        /* its name removed (by hand, by a stray helper): written anew, not tried for ever */
+        return errno == ENOENT ? carma_file_write_atomic(dir, "status", text, 1) : -errno;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
@@ -463,6 +464,14 @@ static int sh_fail(int status, const char *why)
     return status;
 }
 
+/* Whether the carmad that started this helper is gone: the ready pipe's reader closed
+ * (its write end, fd, then polls as an error). */
+static int carmad_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
 /* The shepherd's life: never returns. */
 static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rlimit *rl,
                           int ready_w, int go_r)
@@ -483,6 +492,11 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
     signal(SIGPIPE, SIG_IGN);
 
     openlog("carma-shepherd", LOG_PID, LOG_DAEMON);
+    /* A helper held up past its carmad's end (killed, crashed) touches nothing: the
+     * restarted carmad found the attempt never started and may have launched it again in
+     * this folder, whose files are then another helper's. */
+    if (carmad_gone(ready_w))
+        _exit(0);
     /* the status's space first: once the job may run, its outcome must be written */
     int sfd = status_reserve(sp->dir);
     if (sfd < 0) {
@@ -490,6 +504,8 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
         snprintf(why, sizeof why, "cannot reserve %s/.status.tmp: %s", sp->dir, strerror(-sfd));
         _exit(sh_fail(125, why));
     }
+    if (carmad_gone(ready_w))
+        _exit(0); /* (the reserved file may be the other helper's too: left) */
     char line[96];
     snprintf(line, sizeof line, "%d %llu\n", (int)getpid(),
              (unsigned long long)carma_proc_starttime(getpid()));
@@ -509,11 +525,17 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
      * run (a restarted carmad may already have re-queued it). */
     char b = 'r', g = 0;
     if (write(ready_w, &b, 1) != 1 || read(go_r, &g, 1) != 1 || g != 'g') {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/.status.tmp", sp->dir);
-        unlink(path);
-        snprintf(path, sizeof path, "%s/shepherd", sp->dir);
-        unlink(path);
+        /* its own record only (a helper of the attempt launched again may have replaced
+         * it, with the reserved file then its) */
+        pid_t rp;
+        uint64_t rt;
+        if (carma_shepherd_read_pid(sp->dir, &rp, &rt) == 0 && rp == getpid()) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/.status.tmp", sp->dir);
+            unlink(path);
+            snprintf(path, sizeof path, "%s/shepherd", sp->dir);
+            unlink(path);
+        }
         _exit(0);
     }
     close(ready_w);

@@ -98,4 +98,41 @@ wait_until 10 is_state "$orph" lost || fail "the job is not lost: $(state_of "$o
 wait_until 5 pid_gone "$jp" || fail "the job outlived its shepherd and carmad's restart"
 
 stop_daemon
+
+step "a helper that outlives its crashed carmad leaves the relaunched attempt alone"
+# carmad is killed while the helper of a job's first attempt is held up before it records
+# itself: the restarted carmad finds the attempt never started and launches it again, in
+# the same folder. The first helper, let go afterwards, finds no carmad to hand over to;
+# it must neither take the new helper's record nor remove its files (the new helper could
+# then not write its status: the job would show running for ever, and be queued again,
+# a second run, at the next restart).
+cat >"$T/held.sh" <<EOF
+#!/bin/sh
+# the first helper waits for $T/let-go; the others run at once
+if mkdir "$T/held" 2>/dev/null; then
+    echo \$\$ > "$T/held/pid"
+    while [ ! -e "$T/let-go" ]; do sleep 0.05; done
+fi
+exec "$CARMA_BIN/carma-shepherd" "\$@"
+EOF
+chmod +x "$T/held.sh"
+start_daemon --gpus sim:1xa100-40gb --shepherd "$T/held.sh"
+rl=$(submit --name relaunched -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done; echo ran >> "$1"' "$T/rl.end" "$T/rl.out")
+wait_until 10 test -s "$T/held/pid" || fail "the first helper did not start"
+hp=$(cat "$T/held/pid")
+sleep 0.3 # (the job's command handed over: carmad writes it at once)
+stop_daemon KILL
+start_daemon --gpus sim:1xa100-40gb --shepherd "$T/held.sh"
+grep -q "1 never started (re-queued)" "$T/carmad.log" || fail "not re-queued: $(grep reconciled "$T/carmad.log")"
+wait_until 10 test -s "$T/state/jobs/$rl/1/shepherd" || fail "the relaunched helper did not record itself"
+sp=$(cut -d' ' -f1 "$T/state/jobs/$rl/1/shepherd")
+[ "$sp" != "$hp" ] || fail "the held helper recorded itself"
+touch "$T/let-go"
+wait_until 10 pid_gone "$hp" || fail "the held helper did not end"
+[ "$(cut -d' ' -f1 "$T/state/jobs/$rl/1/shepherd" 2>/dev/null)" = "$sp" ] ||
+    fail "the relaunched helper's record is gone or replaced: $(cat "$T/state/jobs/$rl/1/shepherd" 2>&1)"
+touch "$T/rl.end"
+"$CARMA" wait --timeout 15 "$rl" >/dev/null || fail "the relaunched job: $("$CARMA" show "$rl")"
+[ "$(cat "$T/rl.out")" = ran ] || fail "the job ran $(wc -l < "$T/rl.out") times"
+stop_daemon
 echo "PASS"
