@@ -110,19 +110,30 @@ static void wait_for(const char *path)
     assert_int_equal(access(path, F_OK), 0);
 }
 
+/* A module whose checks hang until dir/answer exists (hold: that path, held: the path
+ * each check creates as it starts), with one check of uid 1234 started, *a. */
+static struct carmad_pathcheck *held_module(char *hold, size_t hcap, char *held, size_t dcap,
+                                            struct carmad_pathcheck_item **a)
+{
+    snprintf(hold, hcap, "%s/answer", dir);
+    snprintf(held, dcap, "%s.held", hold);
+    struct carmad_pathcheck *pc;
+    struct carma_err err;
+    assert_int_equal(carmad_pathcheck_init(&pc, hold, &err), 0);
+    const struct carmad_pathcheck_req r = {
+        .uid = 1234, .gid = 1, .user = "u", .cwd = "/", .argv0 = "sh"};
+    assert_int_equal(carmad_pathcheck_start(pc, &r, NULL, a, &err), 0);
+    return pc;
+}
+
 static void test_abandoned_checks(void **state)
 {
     (void)state;
     char hold[128], held[140];
-    snprintf(hold, sizeof hold, "%s/answer", dir);
-    snprintf(held, sizeof held, "%s.held", hold);
-    struct carmad_pathcheck *pc;
-    struct carma_err err;
-    assert_int_equal(carmad_pathcheck_init(&pc, hold, &err), 0);
-    struct carmad_pathcheck_req r = {.uid = 1234, .gid = 1, .user = "u", .cwd = "/",
-                                     .argv0 = "sh"};
     struct carmad_pathcheck_item *a, *b;
-    assert_int_equal(carmad_pathcheck_start(pc, &r, NULL, &a, &err), 0);
+    struct carmad_pathcheck *pc = held_module(hold, sizeof hold, held, sizeof held, &a);
+    struct carma_err err;
+    struct carmad_pathcheck_req r = {.uid = 1234, .gid = 1, .user = "u", .cwd = "/", .argv0 = "sh"};
     r.uid = 99;
     assert_int_equal(carmad_pathcheck_start(pc, &r, NULL, &b, &err), 0);
     wait_for(held);
@@ -182,14 +193,8 @@ static void test_abandoned_end_wakes(void **state)
 {
     (void)state;
     char hold[128], held[140];
-    snprintf(hold, sizeof hold, "%s/answer", dir);
-    snprintf(held, sizeof held, "%s.held", hold);
-    struct carmad_pathcheck *pc;
-    struct carma_err err;
-    assert_int_equal(carmad_pathcheck_init(&pc, hold, &err), 0);
-    struct carmad_pathcheck_req r = {.uid = 1234, .gid = 1, .user = "u", .cwd = "/", .argv0 = "sh"};
     struct carmad_pathcheck_item *a;
-    assert_int_equal(carmad_pathcheck_start(pc, &r, NULL, &a, &err), 0);
+    struct carmad_pathcheck *pc = held_module(hold, sizeof hold, held, sizeof held, &a);
     wait_for(held);
     carmad_pathcheck_abandon(pc, a);
     struct pollfd p = {.fd = carmad_pathcheck_fd(pc), .events = POLLIN};
