@@ -2453,6 +2453,50 @@ static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_
     return rc;
 }
 
+/* Job i's last attempt (rec.attempts) never began: its shepherd never started the job, so
+ * it never ran. The attempt's row goes (shown, it would run forever), the job's count of
+ * attempts goes back (the scheduler's with it), and it is queued again keeping its
+ * priority (a retry goes first); nothing is billed. Its writes join the open transaction
+ * (begun if none is); one that fails is logged. */
+static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
+{
+    struct djob *dj = &d->dj[i];
+    struct carma_job *j = &d->sj[i];
+    uint32_t n = dj->rec.attempts;
+    struct carma_err err = {{0}};
+    dj->rec.attempts = n ? n - 1 : 0;
+    dj->rec.state = CARMA_JOB_QUEUED;
+    j->attempts = (uint16_t)dj->rec.attempts;
+    dj->peak_mib = 0;
+    dj->peak_partial = 0;
+    dj->xid_seen = 0;
+    dj->xid_dirty = 0;
+    dj->seen_dirty = 0;
+    dj->gpu_seen_s = -1;
+    dj->solo_unseen = 0;
+    /* its start: the attempt before's, or none */
+    double s0 = -1;
+    if (dj->rec.attempts &&
+        carma_store_attempt_gpus(d->store, dj->rec.id, dj->rec.attempts, NULL, &s0, &err))
+        s0 = -1;
+    dj->rec.start_s = s0;
+    j->start_s = s0;
+    if (dj->rec.attempts)
+        carma_sched_submit_recovery(&d->sched, i, now);
+    else
+        carma_sched_submit(&d->sched, i, now);
+    int rc = store_tx(d, &err);
+    if (!rc)
+        rc = carma_store_attempt_forget(d->store, dj->rec.id, n, &err);
+    if (!rc)
+        rc = carma_store_job_update(d->store, &dj->rec, &err);
+    if (rc)
+        dlog(d, LOG_ERR, "job %llu: cannot record that attempt %u never started: %s",
+             (unsigned long long)dj->rec.id, n, err.msg);
+    d->publish = 1;
+    d->dirty = 1;
+}
+
 /* Job i's shepherd could not be started: the attempt fails as a job that cannot exec. */
 static void launch_failed(struct carmad *d, uint32_t i, int rc, const struct carma_err *err)
 {
@@ -5046,34 +5090,8 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
                           dj->rec.start_s > 0 ? dj->rec.start_s : now, 1);
             x->ended++;
         } else {
-            /* Recorded as launched, but its shepherd never began: it never ran. The attempt's
-             * row goes (shown, it would run forever); a retry keeps its priority. */
-            dj->rec.attempts = n ? n - 1 : 0;
-            dj->rec.state = CARMA_JOB_QUEUED;
-            dj->peak_mib = 0;
-            dj->peak_partial = 0;
-            dj->xid_seen = 0;
-            dj->gpu_seen_s = -1;
-            dj->solo_unseen = 0;
-            /* its start: the attempt before's, or none */
-            double s0 = -1;
-            if (dj->rec.attempts &&
-                carma_store_attempt_gpus(d->store, dj->rec.id, dj->rec.attempts, NULL, &s0, &err))
-                s0 = -1;
-            dj->rec.start_s = s0;
-            sj_from_rec(d, i);
-            if (dj->rec.attempts)
-                carma_sched_submit_recovery(&d->sched, i, now);
-            else
-                carma_sched_submit(&d->sched, i, now);
-            int rc = store_tx(d, &err);
-            if (!rc)
-                rc = carma_store_attempt_forget(d->store, dj->rec.id, n, &err);
-            if (!rc)
-                rc = carma_store_job_update(d->store, &dj->rec, &err);
-            if (rc)
-                dlog(d, LOG_ERR, "job %llu: cannot record that attempt %u never started: %s",
-                     (unsigned long long)dj->rec.id, n, err.msg);
+            /* Recorded as launched, but its shepherd never began: it never ran. */
+            attempt_unbegun(d, i, now);
             x->requeued++;
         }
     } else {
