@@ -121,6 +121,11 @@ struct djob {
     pid_t shepherd; /* 0 until its shepherd recorded itself */
     int pidfd;
     struct carma_shepherd_start *start; /* its shepherd being started, else NULL */
+    /* its launches in a row whose shepherd could not start (not kept over a restart):
+     * LAUNCH_FAILS_MAX fails it; launch_why, set around attempt_end, says why as the
+     * reason of the attempt that ends for it */
+    unsigned launch_fails;
+    const char *launch_why;
     uint64_t peak_mib;    /* this attempt, from per-process memory */
     unsigned peak_partial; /* CARMA_PEAK_*: why peak_mib is only a lower limit */
     int is_new;           /* submitted in this iteration (undo on a failed commit) */
@@ -262,6 +267,8 @@ struct gpu_state {
 #define KMSG_PATH "/dev/kmsg"
 #define KMSG_READS 256     /* records read per call; the loop goes on, the fd stays readable */
 #define ATTEMPTS_CEILING 200 /* a job's max attempts, raised by attempts not counted */
+#define LAUNCH_FAILS_MAX 5   /* launches in a row of one job whose shepherd cannot start */
+#define LAUNCH_PAUSE_MAX_S 60.0 /* the longest pause of launches after such a failure */
 #define KMSG_PID_AGE_S 300 /* a pid the monitor listed this long ago still names its job */
 #define XID_TAKE_ROUNDS 8 /* batches of Xids taken per loop iteration */
 #define XID_FAULT_WINDOW_S                                                                         \
@@ -343,6 +350,13 @@ struct carmad {
                                    end fail at its job's row, after its attempt's (a full
                                    disk failing that one statement) */
     uint32_t nstarting;       /* jobs whose shepherd is being started */
+    /* A shepherd that could not start for carmad's or the host's reason (launch_failed)
+     * pauses the placements until launch_pause_until (carma_mono_s; 0: none), for
+     * launch_pause_s, doubled at each pause in a row (back to none once one starts). */
+    double launch_pause_until, launch_pause_s;
+    char launch_pause_why[CARMA_ERR_MAX];
+    /* CARMA_TEST_START_FAILS: that many shepherd starts fail as if STATE/jobs were full */
+    long test_start_fails;
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
     /* this iteration */
@@ -2013,6 +2027,8 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         snprintf(path, sizeof path, "%s/stderr", dir);
         long len = carma_classify_read_tail(path, tail, sizeof tail);
         o = carma_classify(&x, tail, len > 0 ? (size_t)len : 0, &why);
+        if (dj->launch_why) /* (its shepherd never ran it: its stderr is empty) */
+            why = dj->launch_why;
         if (o == CARMA_OUTCOME_FAILED && len < 0 && len != -ENOENT) {
             /* its OOM message, if any, was not seen (a lease its user holds on the log:
              * carmad does not wait for it) */
@@ -2456,7 +2472,9 @@ static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_
 /* Job i's last attempt (rec.attempts) never began: its shepherd never started the job, so
  * it never ran. The attempt's row goes (shown, it would run forever), the job's count of
  * attempts goes back (the scheduler's with it), and it is queued again keeping its
- * priority (a retry goes first); nothing is billed. Its writes join the open transaction
+ * priority: a retry goes first, and a job placed on GPUs (a launch that failed) gives
+ * them back and goes first again (the recovery queue, as CARMA_OUTCOME_FAULT queues it),
+ * where it was chosen from; nothing is billed. Its writes join the open transaction
  * (begun if none is); one that fails is logged. */
 static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
 {
@@ -2464,11 +2482,27 @@ static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
     struct carma_job *j = &d->sj[i];
     uint32_t n = dj->rec.attempts;
     struct carma_err err = {{0}};
+    int placed = j->state == CARMA_JOB_RUNNING;
+    if (placed) {
+        /* order = fair: what fair_accrue charged its GPUs since its placement goes back */
+        struct fair_user *u = d->cfg.order_fair ? fair_of(d, i) : NULL;
+        if (u && j->start_s > 0 && d->fair_t > j->start_s) {
+            u->gpu_s -= (d->fair_t - j->start_s) * j->nplaced;
+            if (u->gpu_s < 0)
+                u->gpu_s = 0;
+        }
+        /* its GPUs back, and it first in line again, where it was chosen from */
+        carma_sched_finish(&d->sched, i, CARMA_OUTCOME_FAULT, 0, now);
+    }
     dj->rec.attempts = n ? n - 1 : 0;
     dj->rec.state = CARMA_JOB_QUEUED;
     j->attempts = (uint16_t)dj->rec.attempts;
     dj->peak_mib = 0;
     dj->peak_partial = 0;
+    dj->att_energy_j = 0;
+    dj->alone_ticks = 0;
+    dj->mem_now_mib = 0;
+    dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
     dj->xid_seen = 0;
     dj->xid_dirty = 0;
     dj->seen_dirty = 0;
@@ -2481,7 +2515,9 @@ static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
         s0 = -1;
     dj->rec.start_s = s0;
     j->start_s = s0;
-    if (dj->rec.attempts)
+    if (placed)
+        ; /* queued above */
+    else if (dj->rec.attempts)
         carma_sched_submit_recovery(&d->sched, i, now);
     else
         carma_sched_submit(&d->sched, i, now);
@@ -2497,13 +2533,75 @@ static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
     d->dirty = 1;
 }
 
-/* Job i's shepherd could not be started: the attempt fails as a job that cannot exec. */
-static void launch_failed(struct carmad *d, uint32_t i, int rc, const struct carma_err *err)
+/* Whether placements wait (launch_pause): a pause that passed ends here. */
+static int launches_paused(struct carmad *d)
 {
-    dlog(d, LOG_ERR, "job %llu: cannot start its shepherd: %s", (unsigned long long)d->dj[i].rec.id,
-         err->msg[0] ? err->msg : strerror(-rc));
+    if (d->launch_pause_until > 0 && carma_mono_s() >= d->launch_pause_until)
+        d->launch_pause_until = 0;
+    return d->launch_pause_until > 0;
+}
+
+/* A shepherd could not start for a reason that may be carmad's or the host's (why): no
+ * job is placed for a while, 1 s, doubled at each pause in a row up to
+ * LAUNCH_PAUSE_MAX_S, logged once a pause. A failure during a pause (another of the
+ * launches placed with the first) does not lengthen it. */
+static void launch_pause(struct carmad *d, const char *why)
+{
+    if (launches_paused(d))
+        return;
+    d->launch_pause_s = d->launch_pause_s > 0 ? d->launch_pause_s * 2 : 1;
+    if (d->launch_pause_s > LAUNCH_PAUSE_MAX_S)
+        d->launch_pause_s = LAUNCH_PAUSE_MAX_S;
+    d->launch_pause_until = carma_mono_s() + d->launch_pause_s;
+    snprintf(d->launch_pause_why, sizeof d->launch_pause_why, "%s", why);
+    dlog(d, LOG_ERR, "cannot start shepherds (%s): launches paused for %g s", why,
+         d->launch_pause_s);
+    d->publish = 1;
+}
+
+/* A shepherd started (it recorded itself): the next failure pauses launches 1 s again. */
+static void launch_ok(struct carmad *d, uint32_t i)
+{
+    d->dj[i].launch_fails = 0;
+    d->launch_pause_s = 0;
+}
+
+/* Job i's shepherd could not be started (begun: it was told to start the job, which then
+ * cannot be undone). A job's own reason (its stored command unreadable, its command and
+ * environment too large: EINVAL, E2BIG), an attempt begun, or LAUNCH_FAILS_MAX of them in
+ * a row fail the attempt as a job that cannot exec (exit 125, the reason naming the
+ * error); any other (a full STATE/jobs, no memory, no process or descriptor left, a
+ * helper that did not record itself in time) may be carmad's or the host's: the attempt
+ * never began, the job waits in the queue (attempt_unbegun), and launches pause. */
+static void launch_failed(struct carmad *d, uint32_t i, int rc, const struct carma_err *err,
+                          int begun)
+{
+    struct djob *dj = &d->dj[i];
+    const char *msg = err->msg[0] ? err->msg : strerror(-rc);
+    int own = rc == -EINVAL || rc == -E2BIG;
+    if (!own)
+        launch_pause(d, msg);
+    if (!own && !begun && ++dj->launch_fails < LAUNCH_FAILS_MAX) {
+        dlog(d, LOG_WARNING, "job %llu: cannot start its shepherd: %s; queued again (%u in a row)",
+             (unsigned long long)dj->rec.id, msg, dj->launch_fails);
+        attempt_unbegun(d, i, now_s());
+        return;
+    }
+    char why[CARMA_ERR_MAX + 64];
+    if (begun)
+        snprintf(why, sizeof why, "carmad cannot watch its shepherd: %s", msg);
+    else if (!own)
+        snprintf(why, sizeof why, "its shepherd could not start (%u times in a row): %s",
+                 dj->launch_fails, msg);
+    else
+        snprintf(why, sizeof why, "its shepherd could not start: %s", msg);
+    dlog(d, LOG_ERR, "job %llu: cannot start its shepherd: %s%s", (unsigned long long)dj->rec.id,
+         msg, !own && !begun ? " (the job's launches failed too often in a row)" : "");
+    dj->launch_fails = 0;
     struct carma_exit x = {.exited = 1, .code = 125};
+    dj->launch_why = why;
     attempt_end(d, i, &x, NULL, now_s());
+    dj->launch_why = NULL;
 }
 
 /* Job i's shepherd recorded itself and was told to start the job: carmad watches it. */
@@ -2516,6 +2614,12 @@ static void launch_started(struct carmad *d, uint32_t i, pid_t pid, int pidfd)
         nanosleep(&ts, NULL);
     }
     int rc = watch_shepherd(d, i, pid, pidfd); /* closes pidfd on failure */
+    if (rc && rc != -ESRCH) {
+        struct carma_err err = {{0}};
+        launch_failed(d, i, rc, &err, 1);
+        return;
+    }
+    launch_ok(d, i);
     if (rc == -ESRCH) {
         /* It ended before it could be watched (SIGCHLD is ignored: the kernel reaped it at
          * once): its status file tells how, as on_pidfd reads it. */
@@ -2524,11 +2628,6 @@ static void launch_started(struct carmad *d, uint32_t i, pid_t pid, int pidfd)
         dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d), and ended at once",
              (unsigned long long)dj->rec.id, d->sj[i].attempts, (int)pid);
         end_from_status(d, i, dir);
-        return;
-    }
-    if (rc) {
-        struct carma_err err = {{0}};
-        launch_failed(d, i, rc, &err);
         return;
     }
     dj->pid_dirty = 1;
@@ -2567,7 +2666,7 @@ static void on_start(struct carmad *d, uint32_t i)
     if (rc > 0)
         launch_started(d, i, pid, pidfd);
     else
-        launch_failed(d, i, rc, &err);
+        launch_failed(d, i, rc, &err, 0);
 }
 
 /* The earliest deadline of the shepherds being started (carma_mono_s), 0 when none. */
@@ -2590,7 +2689,10 @@ static void launch_start(struct carmad *d, uint32_t i)
     attempt_dir(d, dj->rec.id, d->sj[i].attempts, dir, sizeof dir);
     char **argv = NULL, **env = NULL;
     struct carma_err err = {{0}};
-    int rc = attempt_open(d, dj->rec.id, d->sj[i].attempts, 1, dir, sizeof dir, &err);
+    int rc = d->test_start_fails > 0
+                 ? carma_err_set(&err, -ENOSPC, "test: %s: %s", dir, strerror(ENOSPC))
+                 : attempt_open(d, dj->rec.id, d->sj[i].attempts, 1, dir, sizeof dir, &err);
+    d->test_start_fails -= d->test_start_fails > 0;
     if (rc >= 0) {
         unlinkat(rc, "status", 0); /* a restart of an attempt never begun */
         close(rc);
@@ -2634,7 +2736,7 @@ static void launch_start(struct carmad *d, uint32_t i)
     }
     free(st);
     if (rc)
-        launch_failed(d, i, rc, &err);
+        launch_failed(d, i, rc, &err, 0);
     else
         on_start(d, i); /* most of a job fits the pipe: handed over at once */
 }
@@ -3602,6 +3704,19 @@ static void waiting_json(struct carmad *d, uint32_t i, json_t *o, double now, js
                 if (cache && code && text)
                     json_object_set_new(cache, key, json_pack("[OO]", code, text));
             }
+        }
+    }
+    /* launches paused (launch_pause): said first, for the time left (not kept in cache) */
+    if (text && launches_paused(d)) {
+        char buf[CARMA_ERR_MAX + 512];
+        double left = ceil(d->launch_pause_until - carma_mono_s());
+        snprintf(buf, sizeof buf,
+                 "launches paused for %.0f s more: cannot start shepherds (%s); then: %s",
+                 left > 1 ? left : 1, d->launch_pause_why, json_string_value(text));
+        json_t *t = json_string(buf);
+        if (t) {
+            json_decref(text);
+            text = t;
         }
     }
     json_object_set_new(o, "waiting_code", code ? code : json_null());
@@ -4639,7 +4754,7 @@ static void iteration_end(struct carmad *d)
     struct carma_err err = {{0}};
     /* Placements join the same transaction. */
     size_t first_launch = d->ntouched;
-    if (d->dirty) {
+    if (d->dirty && !launches_paused(d)) { /* (paused: it steps once the pause ends) */
         d->dirty = 0;
         struct carma_placement pl[64];
         size_t n;
@@ -5585,6 +5700,8 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         d->test_end_update_fails = strtol(teu, NULL, 10) % 100000;
     const char *txw = getenv("CARMA_TEST_XID_FAULT_WINDOW");
     d->xid_fault_window_s = txw && *txw ? strtod(txw, NULL) : XID_FAULT_WINDOW_S;
+    const char *tsf = getenv("CARMA_TEST_START_FAILS");
+    d->test_start_fails = tsf ? strtol(tsf, NULL, 10) : 0;
     const char *tsw = getenv("CARMA_TEST_START_WAIT_MS");
     d->start_wait_s = tsw && *tsw ? (double)(strtol(tsw, NULL, 10) % 100000) / 1e3 : 10.0;
     carmad_config_default(&d->cfg);
@@ -5791,6 +5908,8 @@ int carmad_run(struct carmad *d, struct carma_err *err)
         /* a path check that does not end: its deadline wakes carmad */
         double paths_by = paths_deadline(d);
         wake_by(paths_by, &timeout);
+        /* launches paused: their end wakes carmad to place the jobs that wait */
+        wake_by(d->launch_pause_until, &timeout);
         int n = epoll_wait(d->epfd, ev, 64, timeout);
         if (n < 0 && errno == EINTR)
             continue;

@@ -117,6 +117,51 @@ reason "$c1" | grep -q "GPU out of memory (.*), not retried: cancelled" ||
 [ ! -e "$T/state/jobs/$c1/2" ] || fail "a second attempt began"
 stop_daemon
 
+step "shepherds that cannot start: the jobs wait, launches pause, then each runs once"
+# The test hook fails the next 3 shepherd starts as a full STATE/jobs would (ENOSPC):
+# not the jobs' fault, so no job fails; carmad pauses its launches (1 s, then 2 s) and
+# says why, and every job then runs with one attempt.
+rm -rf "$T/state"
+: > "$T/carmad.log"
+CARMA_TEST_START_FAILS=3 start_daemon --gpus sim:2xa100-40gb
+l1=$(submit --name paused-1 -- true)
+wait_until 10 grep -q "cannot start shepherds (test: .*: No space left on device): launches paused for 1 s" \
+    "$T/carmad.log" || fail "no pause after a failed start: $(tail -5 "$T/carmad.log")"
+l2=$(submit --name paused-2 -- true)
+l3=$(submit --name paused-3 -- true)
+wait_until 10 grep -q "launches paused for 2 s" "$T/carmad.log" ||
+    fail "the pause did not double: $(grep paused "$T/carmad.log")"
+for j in $l1 $l2 $l3; do
+    is_state "$j" queued && [ "$(attempts_of "$j")" = 0 ] ||
+        fail "job $j while launches pause: $("$CARMA" show "$j")"
+done
+"$CARMA" show "$l3" | grep -q "^  waiting   .*launches paused for [0-9]* s more: cannot start shepherds (test: .*No space left on device)" ||
+    fail "a queued job's reason while launches pause: $("$CARMA" show "$l3")"
+grep -q "job $l1: cannot start its shepherd: test: .*: No space left on device; queued again (2 in a row)" \
+    "$T/carmad.log" || fail "the failed starts not logged: $(grep "job $l1" "$T/carmad.log")"
+"$CARMA" wait --timeout 30 "$l1" "$l2" "$l3" >/dev/null ||
+    fail "after the pause: $("$CARMA" ls --all)"
+for j in $l1 $l2 $l3; do
+    [ "$(outcomes "$j")" = succeeded ] || fail "job $j's attempts: $(outcomes "$j")"
+done
+stop_daemon
+
+step "a job whose shepherd cannot start 5 times in a row fails, the reason naming why"
+rm -rf "$T/state"
+: > "$T/carmad.log"
+CARMA_TEST_START_FAILS=5 start_daemon --gpus sim:1xa100-40gb
+g1=$(submit --name gives-up -- true)
+# pauses of 1, 2, 4 and 8 s between its five tries
+"$CARMA" wait --timeout 40 "$g1" >/dev/null && fail "a job whose shepherd never started succeeded"
+is_state "$g1" failed || fail "job $g1: $("$CARMA" show "$g1")"
+[ "$(outcomes "$g1")" = failed ] || fail "its attempts: $(outcomes "$g1")"
+reason "$g1" | grep -q "^attempt 1: its shepherd could not start (5 times in a row): test: .*: No space left on device (exit 125)$" ||
+    fail "its reason: $(reason "$g1")"
+[ "$(grep -c "launches paused for" "$T/carmad.log")" = 5 ] ||
+    fail "pauses: $(grep "launches paused" "$T/carmad.log")"
+grep -q "launches paused for 8 s" "$T/carmad.log" || fail "pauses: $(grep "launches paused" "$T/carmad.log")"
+stop_daemon
+
 # A state folder on a file system of its own, so small that one job's log fills it:
 # every job that ends meanwhile, another user's included, still records how it ended
 # (its shepherd reserved the status file's space before the job ran).
