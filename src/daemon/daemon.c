@@ -2568,22 +2568,33 @@ static void launch_ok(struct carmad *d, uint32_t i)
 
 /* Job i's shepherd could not be started (begun: it was told to start the job, which then
  * cannot be undone). A job's own reason (its stored command unreadable, its command and
- * environment too large: EINVAL, E2BIG), an attempt begun, or LAUNCH_FAILS_MAX of them in
- * a row fail the attempt as a job that cannot exec (exit 125, the reason naming the
- * error); any other (a full STATE/jobs, no memory, no process or descriptor left, a
- * helper that did not record itself in time) may be carmad's or the host's: the attempt
- * never began, the job waits in the queue (attempt_unbegun), and launches pause. */
+ * environment too large: EINVAL, E2BIG), or an attempt begun, fail the attempt as a job
+ * that cannot exec (exit 125, the reason naming the error); any other may be carmad's or
+ * the host's: the attempt never began, the job waits in the queue (attempt_unbegun), and
+ * launches pause. The host's for sure (a full STATE/jobs, no memory, no process or
+ * descriptor left) is never held against the job; LAUNCH_FAILS_MAX in a row of the others
+ * (a helper that says why it cannot start, or misses its deadline: a user whose account
+ * went is one) fail it, so that one job's cannot loop for ever. */
 static void launch_failed(struct carmad *d, uint32_t i, int rc, const struct carma_err *err,
                           int begun)
 {
     struct djob *dj = &d->dj[i];
     const char *msg = err->msg[0] ? err->msg : strerror(-rc);
     int own = rc == -EINVAL || rc == -E2BIG;
+    /* the host's for sure: a full or over-quota STATE/jobs, no memory, process or
+     * descriptor left; never counted against the job (it waits as long as they last) */
+    int host = rc == -ENOSPC || rc == -EDQUOT || rc == -ENOMEM || rc == -EMFILE || rc == -ENFILE ||
+               rc == -EAGAIN;
     if (!own)
         launch_pause(d, msg);
-    if (!own && !begun && ++dj->launch_fails < LAUNCH_FAILS_MAX) {
-        dlog(d, LOG_WARNING, "job %llu: cannot start its shepherd: %s; queued again (%u in a row)",
-             (unsigned long long)dj->rec.id, msg, dj->launch_fails);
+    if (!own && !begun && (host || ++dj->launch_fails < LAUNCH_FAILS_MAX)) {
+        if (host)
+            dlog(d, LOG_WARNING, "job %llu: cannot start its shepherd: %s; queued again",
+                 (unsigned long long)dj->rec.id, msg);
+        else
+            dlog(d, LOG_WARNING,
+                 "job %llu: cannot start its shepherd: %s; queued again (%u in a row)",
+                 (unsigned long long)dj->rec.id, msg, dj->launch_fails);
         attempt_unbegun(d, i, now_s());
         return;
     }
