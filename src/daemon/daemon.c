@@ -1998,6 +1998,22 @@ static int kmsg_other(struct carmad *d, uint32_t i, double end_s, struct carmad_
     return r;
 }
 
+/* What carmad kept of a job's attempt in memory, cleared once the attempt ended or was
+ * undone: its peak, energy, solo profile, the ticks it ran alone, its Xid mark. */
+static void attempt_forget(struct djob *dj)
+{
+    dj->peak_mib = 0;
+    dj->peak_partial = 0;
+    dj->att_energy_j = 0;
+    dj->alone_ticks = 0;
+    dj->mem_now_mib = 0;
+    dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
+    dj->solo_unseen = 0;
+    dj->gpu_seen_s = -1;
+    dj->xid_seen = 0;
+    dj->xid_dirty = 0;
+    dj->seen_dirty = 0;
+}
 /* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
  * exit status; NULL when none was recorded, for the reason none_why (NULL: its shepherd
  * ended without one). */
@@ -2201,17 +2217,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         dj->pidfd = -1;
     }
     dj->shepherd = 0;
-    dj->peak_mib = 0;
-    dj->peak_partial = 0;
-    dj->att_energy_j = 0;
-    dj->alone_ticks = 0;
-    dj->mem_now_mib = 0;
-    dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
-    dj->solo_unseen = 0;
-    dj->gpu_seen_s = -1;
-    dj->xid_seen = 0;
-    dj->xid_dirty = 0; /* its end holds what the mark decided */
-    dj->seen_dirty = 0;
+    attempt_forget(dj); /* (its end holds what the Xid mark decided) */
     dj->ended_down = 0;
     d->dirty = 1;
 }
@@ -2497,17 +2503,7 @@ static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
     dj->rec.attempts = n ? n - 1 : 0;
     dj->rec.state = CARMA_JOB_QUEUED;
     j->attempts = (uint16_t)dj->rec.attempts;
-    dj->peak_mib = 0;
-    dj->peak_partial = 0;
-    dj->att_energy_j = 0;
-    dj->alone_ticks = 0;
-    dj->mem_now_mib = 0;
-    dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
-    dj->xid_seen = 0;
-    dj->xid_dirty = 0;
-    dj->seen_dirty = 0;
-    dj->gpu_seen_s = -1;
-    dj->solo_unseen = 0;
+    attempt_forget(dj);
     /* its start: the attempt before's, or none */
     double s0 = -1;
     if (dj->rec.attempts &&
