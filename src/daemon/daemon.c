@@ -3717,13 +3717,21 @@ static void waiting_json(struct carmad *d, uint32_t i, json_t *o, double now, js
     if (text && launches_paused(d)) {
         char buf[CARMA_ERR_MAX + 512];
         double left = ceil(d->launch_pause_until - carma_mono_s());
+        const char *then = code ? json_string_value(code) : NULL;
         snprintf(buf, sizeof buf,
-                 "launches paused for %.0f s more: cannot start shepherds (%s); then: %s",
-                 left > 1 ? left : 1, d->launch_pause_why, json_string_value(text));
-        json_t *t = json_string(buf);
-        if (t) {
+                 "launches paused for %.0f s more: cannot start shepherds (%s); then, %s: %s",
+                 left > 1 ? left : 1, d->launch_pause_why, then ? then : "waiting",
+                 json_string_value(text));
+        json_t *t = json_string(buf), *c = json_string("paused");
+        if (t && c) {
             json_decref(text);
             text = t;
+            if (code)
+                json_decref(code);
+            code = c;
+        } else {
+            json_decref(t);
+            json_decref(c);
         }
     }
     json_object_set_new(o, "waiting_code", code ? code : json_null());

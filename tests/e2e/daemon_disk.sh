@@ -135,8 +135,10 @@ for j in $l1 $l2 $l3; do
     is_state "$j" queued && [ "$(attempts_of "$j")" = 0 ] ||
         fail "job $j while launches pause: $("$CARMA" show "$j")"
 done
-"$CARMA" show "$l3" | grep -q "^  waiting   .*launches paused for [0-9]* s more: cannot start shepherds (test: .*No space left on device)" ||
+"$CARMA" show "$l3" | grep -q "^  waiting   paused: launches paused for [0-9]* s more: cannot start shepherds (test: .*No space left on device); then, [a-z_]*: " ||
     fail "a queued job's reason while launches pause: $("$CARMA" show "$l3")"
+"$CARMA" ls | awk -v j="$l3" '$1 == j {print $NF}' | grep -qx paused ||
+    fail "carma ls's reason while launches pause: $("$CARMA" ls)"
 grep -q "job $l1: cannot start its shepherd: test: .*: No space left on device; queued again$" \
     "$T/carmad.log" || fail "the failed starts not logged: $(grep "job $l1" "$T/carmad.log")"
 "$CARMA" wait --timeout 30 "$l1" "$l2" "$l3" >/dev/null ||
