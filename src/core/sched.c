@@ -1339,13 +1339,12 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     int64_t pot[CARMA_JOB_MAX_GPUS];
     size_t n = 0, want = j->gpus;
     int foreign = alone < 2;
-    for (size_t gi = 0; gi < s->ngpus; gi++)
-        reserve_offer(s, (uint32_t)gi, need, foreign, best, pot, &n, want);
-    if (n < want) {
-        foreign = 0;
+    for (;; foreign = 0) {
         n = 0;
         for (size_t gi = 0; gi < s->ngpus; gi++)
             reserve_offer(s, (uint32_t)gi, need, foreign, best, pot, &n, want);
+        if (n >= want || !foreign)
+            break; /* else too few hold it beside other processes: not counted */
     }
     /* With islands, a job on several GPUs holds back those of one island (the island
      * whose best come closest to fitting it, summed), which it will take together
