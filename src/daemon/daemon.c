@@ -103,9 +103,9 @@
  * and those abandoned together, are at most PATHS_PER_UID: any check being made may hang,
  * and a user allowed more at once could leave more hanging, and two such users could fill
  * PATHS_STUCK_MAX, everyone's. A submission past them waits for one of its user's to end
- * (a script's parallel submissions), at most path_check_timeout as if checked,
- * PATHS_WAIT_MAX of all users at once ("busy" past it); past PATHS_PER_UID abandoned
- * ones, refused at once. Those waiting do not count against PATHS_MAX: a user's
+ * (a script's parallel submissions), at most path_check_timeout, then has its own for
+ * its check, PATHS_WAIT_MAX of all users at once ("busy" past it); past PATHS_PER_UID
+ * abandoned ones, refused at once. Those waiting do not count against PATHS_MAX: a user's
  * submissions that wait (a client may go and leave its submission waiting, then submit
  * again) never take the place of another user's check (64 users with 4 each fill
  * PATHS_MAX, as before any waited). */
@@ -2014,6 +2014,7 @@ static void attempt_forget(struct djob *dj)
     dj->xid_dirty = 0;
     dj->seen_dirty = 0;
 }
+
 /* Ends the running attempt of job i: classification, the scheduler, the store. xin: its
  * exit status; NULL when none was recorded, for the reason none_why (NULL: its shepherd
  * ended without one). */
@@ -2584,13 +2585,11 @@ static void launch_failed(struct carmad *d, uint32_t i, int rc, const struct car
     if (!own)
         launch_pause(d, msg);
     if (!own && !begun && (host || ++dj->launch_fails < LAUNCH_FAILS_MAX)) {
-        if (host)
-            dlog(d, LOG_WARNING, "job %llu: cannot start its shepherd: %s; queued again",
-                 (unsigned long long)dj->rec.id, msg);
-        else
-            dlog(d, LOG_WARNING,
-                 "job %llu: cannot start its shepherd: %s; queued again (%u in a row)",
-                 (unsigned long long)dj->rec.id, msg, dj->launch_fails);
+        char row[32] = ""; /* (the host's failures are not counted) */
+        if (!host)
+            snprintf(row, sizeof row, " (%u in a row)", dj->launch_fails);
+        dlog(d, LOG_WARNING, "job %llu: cannot start its shepherd: %s; queued again%s",
+             (unsigned long long)dj->rec.id, msg, row);
         attempt_unbegun(d, i, now_s());
         return;
     }
@@ -3093,10 +3092,10 @@ static json_t *paths_start(struct carmad *d, struct psub *p)
  * hanging ones stay bounded). */
 static int paths_may_start(struct carmad *d, uid_t uid)
 {
-    unsigned mine_stuck, made = 0;
-    carmad_pathcheck_stuck(d->paths, uid, &mine_stuck);
     if (uid == 0 || uid == d->self_uid)
         return 1;
+    unsigned mine_stuck, made = 0;
+    carmad_pathcheck_stuck(d->paths, uid, &mine_stuck);
     for (const struct psub *p = d->psubs; p; p = p->next)
         made += p->paths != NULL && p->who.uid == uid;
     return made + mine_stuck < PATHS_PER_UID;
