@@ -119,10 +119,27 @@ int cmd_usage(int argc, char **argv)
     }
     printf("%-16s %6s %8s %5s %9s %10s %10s %9s %9s\n", "USER", "JOBS", "ATTEMPTS", "OOM", "RUN",
            "GPU-HOURS", "ENERGY-kWh", "WAITED", "MEAN-WAIT");
+    json_t *users = json_object_get(resp, "users");
     size_t k;
     json_t *u;
-    json_array_foreach(json_object_get(resp, "users"), k, u)
-        row(json_string_value(json_object_get(u, "user")), u);
+    json_array_foreach(users, k, u) {
+        /* Entries are per uid, sorted by name: a name that passed to another account
+         * shows on two rows, told apart by uid. */
+        const char *name = json_string_value(json_object_get(u, "user"));
+        const char *prev =
+            k ? json_string_value(json_object_get(json_array_get(users, k - 1), "user")) : NULL;
+        const char *next = json_string_value(json_object_get(json_array_get(users, k + 1), "user"));
+        if (name && ((prev && !strcmp(name, prev)) || (next && !strcmp(name, next)))) {
+            /* NAME(UID) within the column's 16 characters, the uid whole */
+            char id[24], label[32];
+            int nid = snprintf(id, sizeof id, "(%lld)",
+                               (long long)json_integer_value(json_object_get(u, "uid")));
+            snprintf(label, sizeof label, "%.*s%s", nid < 15 ? 16 - nid : 1, name, id);
+            row(label, u);
+        } else {
+            row(name, u);
+        }
+    }
     if (json_array_size(json_object_get(resp, "users")) > 1)
         row("(total)", json_object_get(resp, "total"));
     json_decref(resp);

@@ -4021,21 +4021,32 @@ static json_t *req_gpus(struct carmad *d, uint32_t ci)
     return ok;
 }
 
-/* carma usage: totals per user; a user sees their own, root anyone's. */
+/* carma usage: totals per uid; a user sees their own, root anyone's. A name is the
+ * account's uid while the account exists (a reused name does not show the old owner's
+ * jobs), else the name the jobs were submitted under (a removed account's). */
 static json_t *req_usage(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
     struct conn *c = d->conns[ci];
     char self[256];
     user_name(c->uid, self, sizeof self, NULL);
     const char *user = q->user;
+    int64_t uid = -1;
     if (c->uid != 0) {
         if (user && strcmp(user, self) != 0)
             return carma_resp_error("forbidden", "only root sees the usage of other users");
-        user = self;
+        user = NULL;
+        uid = c->uid;
+    } else if (user) {
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+        if (getpwnam_r(user, &pw, buf, sizeof buf, &res) == 0 && res) {
+            uid = res->pw_uid;
+            user = NULL;
+        }
     }
     json_t *u = NULL;
     struct carma_err err = {{0}};
-    if (carma_store_usage_json(d->store, user, q->since, q->until, now_s(), &u, &err))
+    if (carma_store_usage_json(d->store, uid, user, q->since, q->until, now_s(), &u, &err))
         return carma_resp_error("store", "%s", err.msg);
     json_t *ok = carma_resp_ok();
     json_object_set_new(ok, "since", opt_real(q->since));

@@ -1612,12 +1612,13 @@ int carma_store_jobs_prune(struct carma_store *s, double before, uint32_t max_jo
     return ret;
 }
 
-int carma_store_usage_json(struct carma_store *s, const char *user, double since, double until,
-                           double now, json_t **out, struct carma_err *err)
+int carma_store_usage_json(struct carma_store *s, int64_t uid, const char *user, double since,
+                           double until, double now, json_t **out, struct carma_err *err)
 {
-    /* Per job first (its attempts' sums), then per user. */
+    /* Per job first (its attempts' sums), then per uid, named as its newest job is: a name
+     * that passed to a new account keeps its old uid's jobs apart. */
     static const char sql[] =
-        "WITH j AS (SELECT jobs.id, jobs.user, jobs.submit_time, jobs.end_time,"
+        "WITH j AS (SELECT jobs.id, jobs.uid, jobs.user, jobs.submit_time, jobs.end_time,"
         " (SELECT count(*) FROM attempts a WHERE a.job_id=jobs.id) AS natt,"
         " (SELECT count(*) FROM attempts a WHERE a.job_id=jobs.id AND a.outcome='oom') AS noom,"
         " (SELECT total(coalesce(a.end_time, ?3) - a.start_time) FROM attempts a"
@@ -1627,10 +1628,11 @@ int carma_store_usage_json(struct carma_store *s, const char *user, double since
         "   FROM attempts a WHERE a.job_id=jobs.id) AS gpu_s,"
         " (SELECT total(u.energy_j) FROM usage u WHERE u.job_id=jobs.id) AS energy_j"
         " FROM jobs WHERE (?1 IS NULL OR submit_time >= ?1) AND (?2 IS NULL OR submit_time < ?2)"
-        " AND (?4 IS NULL OR user = ?4))"
+        " AND (?4 IS NULL OR user = ?4) AND (?5 IS NULL OR uid = ?5))"
+        /* with max(id), SQLite takes the bare column user from the newest job */
         " SELECT user, count(*), total(natt), total(noom), total(run_s), total(gpu_s),"
-        " total(energy_j), total(max(0, coalesce(end_time, ?3) - submit_time - run_s))"
-        " FROM j GROUP BY user ORDER BY user";
+        " total(energy_j), total(max(0, coalesce(end_time, ?3) - submit_time - run_s)), uid,"
+        " max(id) FROM j GROUP BY uid ORDER BY user, uid";
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
         return db_err(s, SQLITE_ERROR, "usage", err);
@@ -1638,6 +1640,10 @@ int carma_store_usage_json(struct carma_store *s, const char *user, double since
     bind_opt(q, 2, until);
     sqlite3_bind_double(q, 3, now);
     bind_text_or_null(q, 4, user);
+    if (uid >= 0)
+        sqlite3_bind_int64(q, 5, uid);
+    else
+        sqlite3_bind_null(q, 5);
     json_t *users = json_array();
     double tot[7] = {0};
     int rc;
@@ -1648,8 +1654,9 @@ int carma_store_usage_json(struct carma_store *s, const char *user, double since
             tot[k] += v[k];
         }
         json_array_append_new(
-            users, json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "user",
-                             (const char *)sqlite3_column_text(q, 0), "jobs", (json_int_t)v[0],
+            users, json_pack("{s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "user",
+                             (const char *)sqlite3_column_text(q, 0), "uid",
+                             (json_int_t)sqlite3_column_int64(q, 8), "jobs", (json_int_t)v[0],
                              "attempts", (json_int_t)v[1], "oom", (json_int_t)v[2], "run_s", v[3],
                              "gpu_seconds", v[4], "energy_j", v[5], "wait_s", v[6]));
     }

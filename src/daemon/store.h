@@ -286,11 +286,12 @@ int carma_store_samples_count(struct carma_store *st, uint64_t *n, struct carma_
 
 /* Usage totals per user over the jobs submitted in [since, until) (a negative bound
  * is open): jobs, attempts, OOM attempts, run seconds, GPU-seconds, joules, waiting
- * seconds (queued time; for a job still active, up to `now`). Only user `user` when
- * not NULL. *out: {"users":[{user,jobs,attempts,oom,run_s,gpu_seconds,energy_j,
- * wait_s}...],"total":{...}}. */
-int carma_store_usage_json(struct carma_store *st, const char *user, double since, double until,
-                           double now, json_t **out, struct carma_err *err);
+ * seconds (queued time; for a job still active, up to `now`), one entry per uid, named as
+ * its newest job. Only uid `uid` when >= 0, only jobs submitted as `user` when not NULL.
+ * *out: {"users":[{user,uid,jobs,attempts,oom,run_s,gpu_seconds,energy_j,wait_s}...],
+ * "total":{...}}. */
+int carma_store_usage_json(struct carma_store *st, int64_t uid, const char *user, double since,
+                           double until, double now, json_t **out, struct carma_err *err);
 
 /* The recorded history for a report over [since, until): per GPU at most max_points
  * points (bucket means; memory the bucket's highest), each as parallel integer arrays

@@ -198,6 +198,16 @@ fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":
     '{"ok":true,"users":[]}' "$GPUS_B"
 FC report --html "$T/r.html" 2>"$T/r.err" || fail "report on a GPU without a uuid: $(cat "$T/r.err")"
 
+step "usage tells apart two accounts that had one name, by uid"
+U1='{"user":"alice","uid":1000,"jobs":2,"attempts":2,"oom":0,"run_s":7200,"gpu_seconds":7200,"energy_j":0,"wait_s":0}'
+U2='{"user":"alice","uid":1002,"jobs":1,"attempts":1,"oom":0,"run_s":3600,"gpu_seconds":3600,"energy_j":0,"wait_s":0}'
+U3='{"user":"a-very-long-user-name","uid":4000000000,"jobs":1,"attempts":1,"oom":0,"run_s":60,"gpu_seconds":60,"energy_j":0,"wait_s":0}'
+fake '{"ok":true,"users":['"$U1,$U2,$U3,${U3%%\"uid*}\"uid\":7,${U3#*4000000000,}"'],"total":{}}'
+FC usage >"$T/u.out" 2>"$T/u.err" || fail "usage, one name twice: $(cat "$T/u.err")"
+grep -q '^alice(1000) *2 ' "$T/u.out" && grep -q '^alice(1002) *1 ' "$T/u.out" &&
+    grep -q '^a-ve(4000000000) *1 ' "$T/u.out" && grep -q '^a-very-long-u(7) *1 ' "$T/u.out" ||
+    fail "usage, one name twice: $(cat "$T/u.out")"
+
 step "gpus lists the islands an answer names, whatever their numbers"
 G2='{"index":0,"uuid":"GPU-a","name":"A","sharing":"mps","mem_total_mib":1,"jobs":[],"island":0},{"index":1,"uuid":"GPU-b","name":"B","sharing":"mps","mem_total_mib":1,"jobs":[],"island":9223372036854775807},{"index":2,"uuid":"GPU-c","name":"C","sharing":"mps","mem_total_mib":1,"jobs":[],"island":0}'
 fake '{"ok":true,"backend":"sim","policy":"auto","gpus":['"$G2"']}'

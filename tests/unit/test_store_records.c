@@ -151,12 +151,14 @@ static void test_prune_unequal_gpus(void **state)
     carma_store_close(st);
 }
 
-static void insert_job(struct carma_store *st, const char *user, double submit, uint64_t *id)
+static void insert_job_as(struct carma_store *st, uint32_t uid, const char *user, double submit,
+                          uint64_t *id)
 {
     struct carma_err err = {{0}};
     struct carma_job_rec r = {0};
     carma_job_rec_clear(&r);
     r.name = strdup("j");
+    r.uid = uid;
     r.user = strdup(user);
     r.cwd = strdup("/");
     r.argv_json = strdup("[\"true\"]");
@@ -168,6 +170,12 @@ static void insert_job(struct carma_store *st, const char *user, double submit, 
     assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
     *id = r.id;
     carma_job_rec_clear(&r);
+}
+
+/* Accounts as in the users' names: alice 1000, bob 1001. */
+static void insert_job(struct carma_store *st, const char *user, double submit, uint64_t *id)
+{
+    insert_job_as(st, strcmp(user, "alice") ? 1001 : 1000, user, submit, id);
 }
 
 static void test_usage_and_profiles(void **state)
@@ -203,7 +211,7 @@ static void test_usage_and_profiles(void **state)
     assert_int_equal(carma_store_profile_add(st, 42, 0.6, -1, 0.3, 300, &err), 0);
     assert_int_equal(carma_store_commit(st, &err), 0);
     json_t *u;
-    assert_int_equal(carma_store_usage_json(st, NULL, -1, -1, 400, &u, &err), 0);
+    assert_int_equal(carma_store_usage_json(st, -1, NULL, -1, -1, 400, &u, &err), 0);
     json_t *al = json_array_get(json_object_get(u, "users"), 0);
     assert_string_equal(json_string_value(json_object_get(al, "user")), "alice");
     assert_int_equal(json_integer_value(json_object_get(al, "jobs")), 2);
@@ -222,11 +230,33 @@ static void test_usage_and_profiles(void **state)
     assert_float_equal(json_number_value(json_object_get(t, "wait_s")), 170, 1e-9);
     json_decref(u);
     /* --since 150: b and c only; --user bob: c only. */
-    assert_int_equal(carma_store_usage_json(st, NULL, 150, -1, 400, &u, &err), 0);
+    assert_int_equal(carma_store_usage_json(st, -1, NULL, 150, -1, 400, &u, &err), 0);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(u, "total"), "jobs")), 2);
     json_decref(u);
-    assert_int_equal(carma_store_usage_json(st, "bob", -1, -1, 400, &u, &err), 0);
+    assert_int_equal(carma_store_usage_json(st, -1, "bob", -1, -1, 400, &u, &err), 0);
     assert_int_equal(json_array_size(json_object_get(u, "users")), 1);
+    json_decref(u);
+    /* The name alice passes to a new account (uid 1002): its usage is its own, and the
+     * old account's stays apart, under the name its jobs were submitted as. */
+    uint64_t d;
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    insert_job_as(st, 1002, "alice", 350, &d);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_usage_json(st, 1002, NULL, -1, -1, 400, &u, &err), 0);
+    assert_int_equal(json_array_size(json_object_get(u, "users")), 1);
+    json_t *nu = json_array_get(json_object_get(u, "users"), 0);
+    assert_int_equal(json_integer_value(json_object_get(nu, "uid")), 1002);
+    assert_int_equal(json_integer_value(json_object_get(nu, "jobs")), 1);
+    assert_int_equal(json_integer_value(json_object_get(nu, "attempts")), 0);
+    json_decref(u);
+    assert_int_equal(carma_store_usage_json(st, -1, NULL, -1, -1, 400, &u, &err), 0);
+    json_t *us = json_object_get(u, "users");
+    assert_int_equal(json_array_size(us), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(us, 0), "uid")), 1000);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(us, 0), "jobs")), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(us, 1), "uid")), 1002);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(us, 1), "user")), "alice");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(us, 2), "user")), "bob");
     json_decref(u);
     /* A job row carries its ended attempts' sums. */
     struct carma_job_rec r = {0};
