@@ -156,6 +156,8 @@ struct djob {
     uint64_t sig;         /* its solo profile's key: the memory signature (hist_sig), or
                              est_signature(argv, batch) for a job stored without one */
     double att_energy_j;  /* energy attributed to this attempt so far */
+    uint16_t gpus_gone;   /* GPUs this attempt holds that are not this server's any more
+                             (re-adopted after --gpus changed): held all the same */
     uint64_t mem_now_mib; /* memory at the last tick: its processes' sum on a GPU, the
                              highest of its GPUs; MEM_UNKNOWN when none answered with one */
     uint64_t mem_tick;    /* the tick mem_now_mib is from */
@@ -634,14 +636,23 @@ static double solo_smact_now(const struct djob *dj)
     return solo_of_startup(dj) ? -1.0 : (double)dj->solo_smact;
 }
 
+/* The GPUs job i's running attempt holds, as its GPU-seconds count them: those it is
+ * placed on here and those that are not this server's any more (the store's attempts.gpus,
+ * which `carma usage` counts). */
+static uint32_t held_gpus(const struct carmad *d, uint32_t i)
+{
+    return (uint32_t)d->sj[i].nplaced + d->dj[i].gpus_gone;
+}
+
 /* Stores the accounting of job i's running attempt as of now: its GPU-seconds, energy
  * and solo SMACT so far (what a restarted carmad goes on from). */
 static int usage_put_now(struct carmad *d, uint32_t i, double now, struct carma_err *err)
 {
     const struct djob *dj = &d->dj[i];
     const struct carma_job *j = &d->sj[i];
-    return carma_store_usage_put(d->store, dj->rec.id, j->attempts, (now - j->start_s) * j->nplaced,
-                                 dj->att_energy_j, solo_smact_now(dj), err);
+    return carma_store_usage_put(d->store, dj->rec.id, j->attempts,
+                                 (now - j->start_s) * held_gpus(d, i), dj->att_energy_j,
+                                 solo_smact_now(dj), err);
 }
 
 /* ---- attempt folders ---- */
@@ -1124,11 +1135,11 @@ static void fair_accrue(struct carmad *d, double now)
         d->fair[k].gpu_s *= f;
     d->fair_t = now;
     for (uint32_t i = 0; i < d->cap; i++) {
-        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING || !d->sj[i].nplaced)
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING || !held_gpus(d, i))
             continue;
         struct fair_user *u = fair_of(d, i);
         if (u)
-            u->gpu_s += dt * d->sj[i].nplaced;
+            u->gpu_s += dt * held_gpus(d, i);
     }
 }
 
@@ -1138,12 +1149,12 @@ static void fair_accrue(struct carmad *d, double now)
 static void fair_end(struct carmad *d, uint32_t i, double end_s)
 {
     double now = now_s(), t = end_s < now ? end_s : now;
-    if (!d->cfg.order_fair || d->sj[i].state != CARMA_JOB_RUNNING || !d->sj[i].nplaced ||
+    if (!d->cfg.order_fair || d->sj[i].state != CARMA_JOB_RUNNING || !held_gpus(d, i) ||
         !(t > d->fair_t))
         return;
     struct fair_user *u = fair_of(d, i);
     if (u)
-        u->gpu_s += (t - d->fair_t) * d->sj[i].nplaced;
+        u->gpu_s += (t - d->fair_t) * held_gpus(d, i);
 }
 
 /* The store's attempts, charged to their users as they would have decayed by now: each
@@ -2005,6 +2016,7 @@ static void attempt_forget(struct djob *dj)
     dj->peak_mib = 0;
     dj->peak_partial = 0;
     dj->att_energy_j = 0;
+    dj->gpus_gone = 0;
     dj->alone_ticks = 0;
     dj->mem_now_mib = 0;
     dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
@@ -2125,7 +2137,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
         d->gb.ops->detach(&d->gb, dj->shepherd);
     uint64_t peak = dj->peak_mib;
     double start = d->sj[i].start_s;
-    uint16_t nplaced = d->sj[i].nplaced;
+    uint32_t nplaced = held_gpus(d, i);
     double run = end_s > start && start > 0 ? end_s - start : 0;
     fair_end(d, i, end_s);
     int cut = stop && (o == CARMA_OUTCOME_OOM || o == CARMA_OUTCOME_GPU_ERROR);
@@ -2494,7 +2506,7 @@ static void attempt_unbegun(struct carmad *d, uint32_t i, double now)
         /* order = fair: what fair_accrue charged its GPUs since its placement goes back */
         struct fair_user *u = d->cfg.order_fair ? fair_of(d, i) : NULL;
         if (u && j->start_s > 0 && d->fair_t > j->start_s) {
-            u->gpu_s -= (d->fair_t - j->start_s) * j->nplaced;
+            u->gpu_s -= (d->fair_t - j->start_s) * held_gpus(d, i);
             if (u->gpu_s < 0)
                 u->gpu_s = 0;
         }
@@ -3746,7 +3758,7 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now, json
     double run = dj->rec.run_s, gs = dj->rec.gpu_s, en = dj->rec.energy_j;
     if (j->state == CARMA_JOB_RUNNING && j->start_s > 0 && now > j->start_s) {
         run += now - j->start_s;
-        gs += (now - j->start_s) * j->nplaced;
+        gs += (now - j->start_s) * held_gpus(d, i);
         en += dj->att_energy_j;
         json_object_set_new(o, "mem_now_mib", mem_now_json(dj));
         json_object_set_new(o, "attempt_peak_mib", json_integer((json_int_t)dj->peak_mib));
@@ -4708,7 +4720,7 @@ static void http_publish(struct carmad *d)
                 .state = state,
                 .mem_bytes = dj->mem_now_mib == MEM_UNKNOWN ? UINT64_MAX : dj->mem_now_mib << 20,
                 .energy_j = dj->rec.energy_j + dj->att_energy_j,
-                .gpu_s = dj->rec.gpu_s + el * j->nplaced};
+                .gpu_s = dj->rec.gpu_s + el * held_gpus(d, i)};
         json_t *o = carma_store_rec_json(&dj->rec);
         json_object_set_new(o, "state", json_string(state));
         if (run)
@@ -5129,6 +5141,8 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         }
         /* carmad restarted on another set of GPUs (--gpus changed, a GPU removed): the
          * job is still followed to its end, on the GPUs it has left here, if any. */
+        size_t gone = json_array_size(a) - ng;
+        dj->gpus_gone = gone < UINT16_MAX ? (uint16_t)gone : UINT16_MAX;
         if (ng < json_array_size(a))
             dlog(d, LOG_WARNING,
                  "job %llu attempt %u: %zu of its %zu GPUs are not this server's any more "

@@ -657,6 +657,24 @@ is_state "$wide" failed || fail "the 4-GPU job is $(state_of "$wide")"
 "$CARMA" wait --timeout 30 $ids "$after" >/dev/null || fail "jobs of missing GPUs: $("$CARMA" ls --all)"
 stop_daemon TERM || fail "fourth stop"
 
+step "a 2-GPU job followed on 1 GPU after a restart is counted on both, as usage counts it"
+rm -rf "$T/state"
+start_daemon --gpus sim:2xa100-40gb
+two=$(submit --gpus 2 -- sh "$HELP/run_for.sh" 3)
+wait_until 10 is_state "$two" running || fail "2-GPU job: $(state_of "$two")"
+stop_daemon TERM || fail "stop before 1 GPU"
+start_daemon --gpus sim:1xa100-40gb
+"$CARMA" wait --timeout 20 "$two" >/dev/null || fail "2-GPU job after the restart: $(state_of "$two")"
+"$CARMA" ls --all --json > "$T/ls2.json" && "$CARMA" usage --json > "$T/u2.json" || fail "ls/usage"
+python3 - "$T/ls2.json" "$T/u2.json" "$two" <<'PY' || fail "2-GPU job on 1 GPU: $(cat "$T/ls2.json" "$T/u2.json")"
+import json, sys
+j = {j["id"]: j for j in json.load(open(sys.argv[1]))}[int(sys.argv[3])]
+u = json.load(open(sys.argv[2]))["total"]
+assert 2.5 < j["run_s"] < 10 and abs(j["gpu_seconds"] - 2 * j["run_s"]) < 1e-3, j
+assert abs(u["gpu_seconds"] - j["gpu_seconds"]) < 1e-3, (u, j)
+PY
+stop_daemon TERM || fail "stop after 1 GPU"
+
 step "carma report draws an attempt's bar on each of its GPUs"
 rm -rf "$T/state"
 start_daemon --gpus sim:8xa100-40gb
