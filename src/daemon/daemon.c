@@ -158,6 +158,9 @@ struct djob {
     double att_energy_j;  /* energy attributed to this attempt so far */
     uint16_t gpus_gone;   /* GPUs this attempt holds that are not this server's any more
                              (re-adopted after --gpus changed): held all the same */
+    double gpu_s_shown;   /* the highest carma_job_gpu_seconds_total published: a counter,
+                             never lower (an attempt's run ends at its job's exit, which the
+                             ticks until its shepherd ended counted past) */
     uint64_t mem_now_mib; /* memory at the last tick: its processes' sum on a GPU, the
                              highest of its GPUs; MEM_UNKNOWN when none answered with one */
     uint64_t mem_tick;    /* the tick mem_now_mib is from */
@@ -4704,7 +4707,7 @@ static void http_publish(struct carmad *d)
     }
     for (size_t oi = 0; order && oi < no; oi++) {
         uint32_t i = order[oi];
-        const struct djob *dj = &d->dj[i];
+        struct djob *dj = &d->dj[i];
         const struct carma_job *j = &d->sj[i];
         int run = j->state == CARMA_JOB_RUNNING;
         running += run;
@@ -4712,7 +4715,10 @@ static void http_publish(struct carmad *d)
         const char *state = carma_job_state_name((enum carma_job_state)j->state);
         /* per-job series from the job's start on: a queued job has nothing to count
          * (a retry's queued wait included: its counters stand until it runs again) */
-        if (run)
+        if (run) {
+            double gs = dj->rec.gpu_s + el * held_gpus(d, i);
+            if (gs > dj->gpu_s_shown)
+                dj->gpu_s_shown = gs;
             mj[nj++] = (struct carma_metrics_job){
                 .id = dj->rec.id,
                 .user = dj->rec.user,
@@ -4720,7 +4726,8 @@ static void http_publish(struct carmad *d)
                 .state = state,
                 .mem_bytes = dj->mem_now_mib == MEM_UNKNOWN ? UINT64_MAX : dj->mem_now_mib << 20,
                 .energy_j = dj->rec.energy_j + dj->att_energy_j,
-                .gpu_s = dj->rec.gpu_s + el * held_gpus(d, i)};
+                .gpu_s = dj->gpu_s_shown};
+        }
         json_t *o = carma_store_rec_json(&dj->rec);
         json_object_set_new(o, "state", json_string(state));
         if (run)

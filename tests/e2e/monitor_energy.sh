@@ -3,7 +3,9 @@
 # Accounting): a GPU that gives neither an energy counter nor its power has no energy
 # (no series in /metrics, null in /v1/gpus and carma gpus --json), not 0 J; carma ls's
 # RUNTIME is the job's run time over its attempts (run_s), not the time since its last
-# attempt began: a retry waiting in the queue does not run.
+# attempt began: a retry waiting in the queue does not run; carma_job_gpu_seconds_total
+# never steps back (a counter), though an attempt's run ends at its job's exit, which
+# the ticks until its shepherd ended counted past.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
 if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
@@ -57,5 +59,25 @@ sleep 2.5
 [ "$(attempts_of "$a")" = 2 ] || fail "job $a: $(attempts_of "$a") attempts"
 [ "$(runtime "$a")" = "$(run_cell "$a")" ] ||
     fail "a finished job's RUNTIME $(runtime "$a"), its run time $(run_cell "$a")"
+stop_daemon TERM || fail "stop"
+step "carma_job_gpu_seconds_total never steps back for a retry"
+# The hook fails the shepherd's first two tries at its status (3 s): the job, out of
+# memory after 1 s, is counted running until then; its retry starts from its 1 s.
+rm -rf "$T/state"
+CARMA_TEST_STATUS_FAILS=2 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
+r=$(submit -- sh -c "if [ ! -e $T/r1 ]; then : > $T/r1; sleep 1; echo 'torch.OutOfMemoryError: CUDA out of memory.' >&2; exit 1; fi; sleep 2")
+: > "$T/series"
+while ! is_state "$r" succeeded && [ "$(wc -l <"$T/series")" -lt 400 ]; do
+    curl -sf "$URL/metrics" | awk -v j="job=\"$r\"" \
+        'index($0, "carma_job_gpu_seconds_total{") == 1 && index($0, j) {print $NF}' >>"$T/series"
+    sleep 0.05
+done
+[ "$(attempts_of "$r")" = 2 ] && is_state "$r" succeeded || fail "job $r: $("$CARMA" show "$r")"
+python3 - "$T/series" <<'PY' || fail "carma_job_gpu_seconds_total of a retried job: $(tr '\n' ' ' <"$T/series")"
+import sys
+v = [float(x) for x in open(sys.argv[1]).read().split()]
+assert len(v) > 20 and v[-1] > 3.5, v
+assert all(b >= a for a, b in zip(v, v[1:])), [(a, b) for a, b in zip(v, v[1:]) if b < a]
+PY
 stop_daemon TERM || fail "stop"
 echo "monitor_energy: ok"
