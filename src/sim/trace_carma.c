@@ -130,17 +130,25 @@ int sim_rad_parse(const char *file, const char *name, const char *buf, size_t le
         return carma_err_at(err, file, 0, "task name empty or longer than %d bytes",
                             SIM_NAME_MAX - 1);
     char line[SH_LINE_MAX];
-    size_t off = 0, n = 0;
+    size_t off = 0, n = 0, blank = 0; /* blank: the first empty estimate line, 0: none */
     double v;
     int got;
     while ((got = sim_next_line(buf, len, &off, &n, line, sizeof line, file, err)) == 1) {
         trim(line);
-        if (n > RAD_LINES) {
-            if (line[0])
-                return carma_err_at(err, file, n, "more than %d lines in a task description",
-                                    RAD_LINES);
+        /* Empty lines after the last value end the file (an editor's extra line ends), as
+         * past the 12th line; an empty estimate followed by a value is refused below. */
+        if (n >= 10 && !line[0]) {
+            blank = blank ? blank : n;
             continue;
         }
+        if (n > RAD_LINES)
+            return carma_err_at(err, file, n, "more than %d lines in a task description",
+                                RAD_LINES);
+        if (blank)
+            return carma_err_at(err, file, blank,
+                                "%s '': not a number from 0 to %s (an "
+                                "estimate may be left out only with those after it)",
+                                what[blank - 1], carma_num(SIM_MEM_MAX_MIB).s);
         size_t i = n - 1;
         if (i == 5) {
             if (carma_parse_double(line, &v) || v < 1 || v > 1e9 || v != (double)(uint32_t)v)

@@ -759,9 +759,24 @@ static void test_rad_parse(void **state)
     assert_float_equal(w.est_mib[SIM_EST_HORUS], 1000.5, 1e-3);
     assert_float_equal(w.est_mib[SIM_EST_FAKETENSOR], 40000, 0);
     assert_float_equal(w.est_mib[SIM_EST_GPUMEMNET], 8000, 0);
+    /* Empty lines after the last value (an editor's extra line end) end the file. */
+    static const char *const trailing[] = {
+        "#\nx\npython\nm\nd\n32\nexclusive\n1\n900\n\n",
+        "#\nx\npython\nm\nd\n32\nexclusive\n1\n900\n1000.5\n \r\n\n\n\n",
+    };
+    for (size_t i = 0; i < sizeof trailing / sizeof trailing[0]; i++) {
+        if (sim_rad_parse("a.rad", "a", trailing[i], strlen(trailing[i]), &w, &err))
+            fail_msg("trailing case %zu: %s", i, err.msg);
+        assert_float_equal(w.mem_mib, 900, 0);
+        assert_float_equal(w.est_mib[SIM_EST_HORUS], i ? 1000.5 : 0, 1e-3);
+        assert_float_equal(w.est_mib[SIM_EST_FAKETENSOR], 0, 0);
+    }
     static const struct {
         const char *text, *want;
     } bad[] = {
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n9\n\n5\n",
+         "a.rad:10: Horus estimate MiB '': not a number from 0 to 1e7"},
+        {"#\nx\npython\nm\nd\n32\nexclusive\n1\n9\n1\n\n\n\n7\n", "a.rad:14: more than 12 lines"},
         {"#\nx\npython\nm\nd\n32\nexclusive\n1\n", "a.rad:8: 8 lines"},
         {"#\nx\npython\nm\nd\n3x\nexclusive\n1\n900\n", "a.rad:6: batch size '3x'"},
         {"#\nx\npython\nm\nd\n32\nexclusive\n0\n900\n", "a.rad:8: GPUs '0'"},
