@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/trace_fmt.h"
 #include "util/csv.h"
@@ -234,6 +235,12 @@ static int sh_task(struct sim_build *b, const struct sim_trace_opts *o, const ch
     if (pn < 0 || (size_t)pn >= sizeof path)
         return carma_err_at(err, b->file, line, "path of task '%s' too long",
                             carma_quote(name, 64).s);
+    /* A task file is a regular file: opening a FIFO would wait for a writer forever,
+     * and a device is no task description. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return carma_err_at(err, b->file, line, "task '%s': %s: not a regular file",
+                            carma_quote(name, 64).s, path);
     char *text;
     size_t tlen;
     struct carma_err ferr;

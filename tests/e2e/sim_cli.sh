@@ -373,6 +373,15 @@ expect_bad "--rad-dir $T/carma/workloads/vgg.rad: not a folder" \
     --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv \
     --rad-dir "$T/carma/workloads/vgg.rad"
 "$CARMA" sim --help | grep -q -- "--rad-dir DIR" || fail "--rad-dir not in --help"
+# A task file that is a FIFO (or a device) is refused, not waited on for a writer.
+mkdir -p "$T/carma/fifo"
+mkfifo "$T/carma/fifo/vgg.rad"
+rc=0
+timeout 20 "$CARMA" sim --trace "$T/carma/assets/traces/t.sh" --workloads data/workloads.csv \
+    --rad-dir "$T/carma/fifo" >"$T/out" 2>"$T/err" </dev/null || rc=$?
+[ "$rc" = 2 ] && [ ! -s "$T/out" ] &&
+    grep -qF "t.sh:2: task 'vgg': $T/carma/fifo/vgg.rad: not a regular file" "$T/err" ||
+    fail "a FIFO task file: exit $rc, $(cat "$T/err")"
 
 # --estimator carma takes carma's bound from the catalog (est_carma_mib) where it has one,
 # and says how many jobs fall back to history; no est-* job crashes on it.
