@@ -81,8 +81,10 @@ int sim_gpu_spec_parse(const char *spec, const struct sim_gpu_kind **out, uint16
         part[len] = '\0';
         unsigned long k = 1;
         const char *kname = part;
-        char *x = strchr(part, 'x');
-        if (x && x != part && strspn(part, "0123456789") == (size_t)(x - part)) {
+        /* a count: digits, then 'x' (or 'X', as the kind's name is read in any case) */
+        size_t digits = strspn(part, "0123456789");
+        char *x = digits && (part[digits] == 'x' || part[digits] == 'X') ? part + digits : NULL;
+        if (x) {
             *x = '\0';
             char *e;
             k = strtoul(part, &e, 10);

@@ -40,7 +40,8 @@ void sim_gpu_kind_est_opts(const struct sim_gpu_kind *k, struct est_opts *o);
 const struct sim_gpu_kind *sim_gpu_kind_all(size_t *n);
 
 /* Parses "4xa100-40gb" or "2xa100-40gb,2xv100-32gb" (a count of 1 may omit "1x")
- * into kinds[0..*n), and each GPU's island into island[0..*n) when island is not NULL:
+ * into kinds[0..*n) (kinds and the 'x' in any case: "4XA100-40GB"), and each GPU's island into
+ * island[0..*n) when island is not NULL:
  * "/" instead of "," begins the next island (GPUs linked by NVLink or behind PCIe
  * switches), as in "4xa100-40gb/4xa100-40gb"; without one, every GPU is of island 0. At
  * most `cap` GPUs. Returns 0 or -EINVAL with err naming the offending part. */

@@ -83,6 +83,11 @@ static void test_gpu_spec_islands(void **state)
     assert_int_equal(sim_gpu_spec_parse("4xa100-40gb", kinds, island, 16, &n, &err), 0);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(island[i], 0);
+    /* the kind's name is read in any case, and so is the 'x' of a count */
+    assert_int_equal(sim_gpu_spec_parse("4XA100-40GB,2xV100-32GB", kinds, island, 16, &n, &err), 0);
+    assert_int_equal(n, 6);
+    assert_string_equal(kinds[3]->name, "a100-40gb");
+    assert_string_equal(kinds[5]->name, "v100-32gb");
     static const char *const bad[] = {"2xa100-40gb/", "/2xa100-40gb", "a100-40gb//a100-40gb",
                                       "a100-40gb,/a100-40gb"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
