@@ -337,7 +337,6 @@ int cmd_report(int argc, char **argv)
     for (size_t k = 0; k < nu; k++) {
         json_t *x = json_array_get(users, k);
         double jobs = (double)json_integer_value(json_object_get(x, "jobs"));
-        snprintf(cells[k * 7], 32, "%s", json_string_value(json_object_get(x, "user")));
         snprintf(cells[k * 7 + 1], 32, "%.0f", jobs);
         snprintf(cells[k * 7 + 2], 32, "%lld",
                  (long long)json_integer_value(json_object_get(x, "attempts")));
@@ -351,6 +350,9 @@ int cmd_report(int argc, char **argv)
                  jobs > 0 ? json_number_value(json_object_get(x, "wait_s")) / jobs : 0);
         for (int cidx = 0; cidx < 7; cidx++)
             cellp[k * 7 + cidx] = cells[k * 7 + cidx];
+        /* the name whole (a user name may be 32 bytes and more): the answer outlives the
+         * page's writing */
+        cellp[k * 7] = json_string_value(json_object_get(x, "user"));
     }
     /* carma usage's totals: attempts that ran in the range but whose jobs were submitted
      * before it are drawn, not counted. */
