@@ -219,10 +219,9 @@ int cmd_report(int argc, char **argv)
     for (size_t a = 0; a < na; a++)
         nbars += json_array_size(json_object_get(json_array_get(atts, a), "gpus"));
     struct carma_report_bar *bars = calloc(nbars + 1, sizeof *bars);
-    char (*blabel)[96] = calloc(na + 1, sizeof *blabel);
     size_t nb = 0;
     int rc = 0;
-    if (!se || !labels || !ts || !fs || !bars || !blabel) {
+    if (!se || !labels || !ts || !fs || !bars) {
         fprintf(stderr, "carma report: out of memory\n");
         rc = 1;
         goto out;
@@ -296,8 +295,8 @@ int cmd_report(int argc, char **argv)
     }
     for (size_t k = 0; k < na; k++) {
         json_t *a = json_array_get(atts, k);
+        /* the name whole (up to CARMA_PROTO_MAX_NAME bytes): the answer outlives the page */
         const char *name = json_string_value(json_object_get(a, "name"));
-        snprintf(blabel[k], sizeof blabel[k], "%s", name ? name : "");
         double s0 = json_number_value(json_object_get(a, "start")) - since;
         json_t *e = json_object_get(a, "end");
         double s1 = (json_is_number(e) ? json_number_value(e) : until) - since;
@@ -314,9 +313,11 @@ int cmd_report(int argc, char **argv)
                 if (json_is_string(uu) && gpu_uuid(gpus, g) &&
                     !strcmp(json_string_value(uu), gpu_uuid(gpus, g)) && nb < nbars) {
                     bars[nb++] = (struct carma_report_bar){
-                        .gpu = (uint32_t)g, .start_s = s0, .end_s = s1,
+                        .gpu = (uint32_t)g,
+                        .start_s = s0,
+                        .end_s = s1,
                         .job = (uint64_t)json_integer_value(json_object_get(a, "job")),
-                        .label = name ? blabel[k] : NULL,
+                        .label = name,
                         .outcome = outcome_of(json_string_value(json_object_get(a, "outcome")))};
                 }
         }
@@ -401,7 +402,6 @@ out:
     free(ts);
     free(fs);
     free(bars);
-    free(blabel);
     json_decref(h);
     json_decref(u);
     return rc;

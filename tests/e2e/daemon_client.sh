@@ -208,7 +208,7 @@ grep -q '^alice(1000) *2 ' "$T/u.out" && grep -q '^alice(1002) *1 ' "$T/u.out" &
     grep -q '^a-ve(4000000000) *1 ' "$T/u.out" && grep -q '^a-very-long-u(7) *1 ' "$T/u.out" ||
     fail "usage, one name twice: $(cat "$T/u.out")"
 
-step "report's usage table shows a user's whole name"
+step "report shows a user's and a job's whole name"
 U32=abcdefghijklmnopqrstuvwxyz-long_
 fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[],"attempts":[]}' \
     '{"ok":true,"users":[{"user":"'"$U32"'","jobs":1,"attempts":1,"oom":0,"gpu_seconds":3600,"energy_j":0,"wait_s":0}]}' \
@@ -216,6 +216,13 @@ fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[],"attempts":[]}' \
 FC report --html "$T/r.html" 2>"$T/r.err" || fail "report with a long user name: $(cat "$T/r.err")"
 grep -q "<td>$U32</td>" "$T/r.html" ||
     fail "report's user name cut: $(grep -o '<td>abc[^<]*</td>' "$T/r.html")"
+# ... and a job's whole name (up to 128 bytes) in its bar's title
+N120=$(printf 'n%.0s' $(seq 1 119))Z
+fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"B100","uuid":"GPU-bbbb","t":[],"mem_total_mib":1}],"attempts":[{"job":7,"start":1,"name":"'"$N120"'","outcome":"succeeded","gpus":["GPU-bbbb"]}]}' \
+    '{"ok":true,"users":[]}' "$GPUS_B"
+FC report --html "$T/r.html" 2>"$T/r.err" || fail "report with a long job name: $(cat "$T/r.err")"
+grep -q "<title>job 7 · $N120" "$T/r.html" ||
+    fail "report's job name cut: $(grep -o '<title>job 7[^<]*' "$T/r.html")"
 
 step "gpus lists the islands an answer names, whatever their numbers"
 G2='{"index":0,"uuid":"GPU-a","name":"A","sharing":"mps","mem_total_mib":1,"jobs":[],"island":0},{"index":1,"uuid":"GPU-b","name":"B","sharing":"mps","mem_total_mib":1,"jobs":[],"island":9223372036854775807},{"index":2,"uuid":"GPU-c","name":"C","sharing":"mps","mem_total_mib":1,"jobs":[],"island":0}'
