@@ -714,6 +714,7 @@ int cmd_sim(int argc, char **argv)
                         optarg);
                 return 2;
             }
+            jitter += 0.0; /* -0 is 0: not "-0" in the JSON and the report */
             break;
         case 'm': { /* digits only: an empty value is not 0, "no limit" */
             uint64_t v;

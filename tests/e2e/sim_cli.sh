@@ -402,6 +402,10 @@ head -1 "$T/a" | grep -qx "carma sim: 90 jobs on 4xa100-40gb, sharing mps, jitte
 cmp -s "$T/a" "$T/b" || fail "the same seed gave another table: $(diff "$T/a" "$T/b")"
 expect_bad "expected an integer in \[0, 2^63 - 1\]" --trace data/trace-mix90.csv \
     --seed 9223372036854775808
+# --jitter -0 is no jitter, and says 0, not -0 (JSON and report)
+"$CARMA" sim --trace data/trace-t1.csv --policy auto --jitter -0 --json >"$T/out" ||
+    fail "--jitter -0"
+grep -q '"jitter": 0.0,' "$T/out" || fail "--jitter -0 in the JSON: $(grep jitter "$T/out")"
 # A jittered run time past the limit is named, with the factor drawn and the settings.
 printf 'name,model,batch,gpus,mem_mib,total_min,smact,smocc,drama,ramp_s\nbig,resnet,32,1,1000,1e8,0.5,0.2,0.2,30\n' \
     >"$T/bigcat.csv"
