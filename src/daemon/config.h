@@ -26,7 +26,7 @@
 
 struct carmad_config {
     char policy[64];
-    char gpus[256];              /* "" : NVML when a driver loads, else sim:4xa100-40gb */
+    char gpus[256];              /* "" : NVML when its library loads, else sim:4xa100-40gb */
     double monitor_interval_s;   /* > 0 */
     uint32_t max_attempts;       /* default for jobs that give none */
     double kill_grace_s;

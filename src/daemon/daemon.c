@@ -1348,6 +1348,15 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         rc = carma_gpu_open_nvml_opts(&d->gb, &nvo, &e2);
         if (rc == 0) {
             spec = "nvml";
+        } else if (rc != -ENOENT) {
+            /* the library loads, so this is a GPU server whose driver does not answer (not
+             * loaded yet, a driver/library version mismatch after an upgrade): jobs placed on
+             * simulated GPUs would run with no GPU at all. Failing lets a service manager
+             * start carmad again once the driver answers. */
+            return carma_err_set(err, rc,
+                                 "%s (NVIDIA's library loads but NVML does not start: carmad does "
+                                 "not put jobs on simulated GPUs here; --gpus sim:SPEC for them)",
+                                 e2.msg);
         } else {
             dlog(d, LOG_WARNING, "no NVIDIA driver (%s): using simulated GPUs sim:4xa100-40gb",
                  e2.msg);

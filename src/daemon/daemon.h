@@ -16,7 +16,7 @@
 struct carmad_opts {
     const char *state_dir;   /* NULL: /var/lib/carma as root, else $XDG_STATE_HOME/carma */
     const char *socket_path; /* NULL: carma_proto_default_socket() */
-    const char *gpus;        /* NULL: config, else nvml when a driver loads, else sim */
+    const char *gpus;        /* NULL: config, else nvml when its library loads, else sim */
     const char *policy;      /* NULL: config ("auto") */
     const char *config_path; /* NULL: none */
     const char *nvml_lib;    /* NULL: libnvidia-ml.so.1 ($CARMA_NVML_LIB overrides) */

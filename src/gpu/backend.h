@@ -103,7 +103,8 @@ struct carma_gpu_backend {
 /* Openers. `spec` for the simulated backend is the --gpus syntax without "sim:"
  * ("4xa100-40gb", "2xa100-40gb,2xv100-32gb"). NVML's `lib` is the path or soname
  * to dlopen (NULL: "libnvidia-ml.so.1"). Each returns 0 or a negative errno with
- * err saying why (no driver, missing symbol, ...). */
+ * err saying why (no driver, missing symbol, ...); -ENOENT only when a library
+ * (NVML's, or DCGM's where it is required) cannot be loaded at all. */
 int carma_gpu_open_sim(struct carma_gpu_backend *b, const char *spec, struct carma_err *err);
 int carma_gpu_open_nvml(struct carma_gpu_backend *b, const char *lib, struct carma_err *err);
 int carma_gpu_open_dcgm(struct carma_gpu_backend *b, const char *lib, struct carma_err *err);

@@ -242,4 +242,20 @@ start_daemon --gpus nvml --nvml-lib "$LIB"
 sys.exit(0 if [x['island'] for x in o['gpus']] == [0, 1] and '2 GPUs in 2 islands' in o['source'] \
 else 1)" || fail "islands from the topology: $("$CARMA" gpus --json | grep '"island"\|source')"
 stop_daemon TERM || fail "stop"
+step "no --gpus: NVML's library loads but does not start: carmad stops, no simulated GPUs"
+rm -rf "$T/state"
+{ echo "init LIB_RM_VERSION_MISMATCH"; grep '^gpu' "$EX"; } >"$T/nvml.state"
+rc=0
+timeout 15 "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" \
+    --config "$T/carmad.ini" --nvml-lib "$LIB" 2>"$T/nogpus.err" 0<&- || rc=$?
+{ [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "nvmlInit_v2 failed: LIB_RM_VERSION_MISMATCH" "$T/nogpus.err" &&
+    ! grep -q "simulated GPUs sim:4xa100-40gb" "$T/nogpus.err"; } ||
+    fail "a driver that does not start: exit $rc, $(tail -n 5 "$T/nogpus.err")"
+step "no --gpus: no NVML library at all: simulated GPUs, with a warning"
+rm -rf "$T/state"
+start_daemon --nvml-lib "$T/none/libnvidia-ml.so.1"
+"$CARMA" gpus | grep -q "backend sim" || fail "no library: $("$CARMA" gpus)"
+grep -q "no NVIDIA driver (cannot load .*): using simulated GPUs sim:4xa100-40gb" "$T/carmad.log" ||
+    fail "no warning: $(tail -n 5 "$T/carmad.log")"
+stop_daemon TERM || fail "stop"
 echo "daemon_nvml: all passed"
