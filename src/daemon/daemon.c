@@ -2106,6 +2106,17 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                      dj->xid_gpu, (unsigned long long)dj->xid, what, through);
         }
     }
+    /* A GPU found lost (GPU_IS_LOST) is one that fell off the bus, as Xid 79 says (RESET),
+     * but NVML's event waits fail on a lost GPU and may never report it, and the kernel's
+     * line names no process: a failure on it is not the job's either. */
+    for (uint16_t k = 0; o == CARMA_OUTCOME_FAILED && k < d->sj[i].nplaced; k++) {
+        unsigned g = d->sj[i].gpu[k];
+        if (d->have_mon && g < d->ngpus && carma_mon_probe_lost(&d->mon, g)) {
+            o = CARMA_OUTCOME_GPU_ERROR;
+            snprintf(xid_why, sizeof xid_why, "GPU error: GPU %u is lost", g);
+            why = xid_why;
+        }
+    }
     /* Under MPS one client's fault ends every client of its GPUs, each with the culprit's
      * error, and neither NVML's event nor the kernel's line says reliably whose it was
      * (on an H200 the kernel named the co-runner in 4 of 5 faults, docs/gpu.md). A

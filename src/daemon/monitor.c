@@ -231,6 +231,27 @@ int carma_mon_lost(const struct carma_monitor *m, size_t gi)
     return gi < m->n && gpu_lost(&m->g[gi]);
 }
 
+int carma_mon_probe_lost(struct carma_monitor *m, size_t gi)
+{
+    if (gi >= m->n)
+        return 0;
+    struct carma_mon_gpu *g = &m->g[gi];
+    if (gpu_lost(g))
+        return 1;
+    struct carma_gpu_sample s;
+    memset(&s, 0, sizeof s);
+    if (m->gb->ops->sample(m->gb, (unsigned)gi, &s) != 0 || !s.lost)
+        return 0;
+    if (g->drained) {
+        snprintf(g->drain_reason, sizeof g->drain_reason, LOST_REASON);
+    } else {
+        drain(m, gi, LOST_REASON);
+        if (m->sched)
+            carma_sched_gpu_changed(m->sched, (uint32_t)gi);
+    }
+    return 1;
+}
+
 int carma_mon_tick(struct carma_monitor *m, double now)
 {
     struct timespec t0, t1;

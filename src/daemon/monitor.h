@@ -160,6 +160,12 @@ int carma_mon_undrain(struct carma_monitor *m, size_t gi);
 /* Whether GPU gi is lost (GPU_IS_LOST): drained for that, never sampled again. */
 int carma_mon_lost(const struct carma_monitor *m, size_t gi);
 
+/* Whether GPU gi is lost, asking its backend now when the monitor does not know it yet
+ * (one sample, its figures not kept: a job that failed as its GPU fell off the bus may
+ * end before the next tick): a GPU found lost is drained as a tick drains it, the
+ * scheduler told. 1 lost, 0 not (or gi out of range). */
+int carma_mon_probe_lost(struct carma_monitor *m, size_t gi);
+
 /* Why GPU gi may not be put back in service now, or NULL when it may: it is lost (a lost
  * GPU is never asked again, so nothing here can tell it is back), or its last
  * CARMA_MON_FAIL_LIMIT samples or more failed (it has not answered since it stopped).

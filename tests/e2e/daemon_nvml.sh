@@ -200,6 +200,22 @@ sys.exit(0 if g[$mg]['foreign_processes'] == 0 and g[$og]['foreign_processes'] =
 else
     echo "   (skipped: root is needed for a root-owned server binary)"
 fi
+step "a job that fails as its GPU is lost is a GPU error, retried on another GPU"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+# (no Xid comes: a lost GPU fails NVML's event waits, which may never report Xid 79, and the
+# kernel's line names no process)
+lj=$(submit -- sh -c 'if [ -f "$1/once" ]; then exit 0; fi; touch "$1/once"
+while [ ! -f "$1/go" ]; do sleep 0.05; done; exit 1' sh "$T")
+wait_until 10 test -f "$T/once" || fail "the job did not start: $(state_of "$lj")"
+lg=$("$CARMA" show --json "$lj" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpu_uuids"][0][-1])')
+sed -i "/00000000000$lg/s/\$/ lost=1/" "$T/nvml.state"
+touch "$T/go" # it fails at once, maybe before a tick found its GPU lost
+"$CARMA" wait --timeout 30 "$lj" >/dev/null
+[ "$(outcomes "$lj")" = "gpu_error succeeded" ] && reason "$lj" | grep -q "GPU error: GPU $lg is lost" ||
+    fail "a job failing on a lost GPU: $(outcomes "$lj"): $(reason "$lj")"
+stop_daemon TERM || fail "stop"
 step "carma undrain refuses a GPU still lost: it would take new jobs until the next sample"
 cp "$EX" "$T/nvml.state"
 rm -rf "$T/state"
