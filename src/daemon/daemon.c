@@ -921,6 +921,11 @@ static int mon_proc(void *ctx, unsigned gi, pid_t pid, uint64_t mem_bytes)
         dj->mem_gi = gi;
         dj->mem_gpu_mib = 0;
     }
+    /* its processes together above what the GPU has is no figure either (as one process
+     * above it, monitor.c): a peak past the GPU would be history's bound for every later run */
+    if (mem_bytes != UINT64_MAX && gi < d->ngpus &&
+        dj->mem_gpu_mib + (mem_bytes >> 20) > d->gpus[gi].mem_total_mib)
+        mem_bytes = UINT64_MAX;
     if (mem_bytes != UINT64_MAX) {
         dj->mem_gpu_mib += mem_bytes >> 20;
         if (dj->mem_now_mib == MEM_UNKNOWN || dj->mem_gpu_mib > dj->mem_now_mib)

@@ -40,6 +40,12 @@ echo "proc 0 pid=$(pgrep -s "$sid" -x sleep | head -n 1) mem=unknown" >>"$T/nvml
 wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 20480, now unknown)'" ||
     fail "a process NVML gives no memory: $("$CARMA" show "$mj" | grep memory)"
 sed -i '/^proc 0 /d' "$T/nvml.state"
+# two processes of one job said to hold 30 GiB each of a 40 GiB GPU: more than it has is no
+# figure (its peak would become history, every later run's bound above the GPU)
+for p in $(pgrep -s "$sid" -x sleep); do echo "proc 0 pid=$p mem=30GiB" >>"$T/nvml.state"; done
+wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'peak 30720, now 30720)'" ||
+    fail "two 30 GiB processes on a 40 GiB GPU: $("$CARMA" show "$mj" | grep memory)"
+sed -i '/^proc 0 /d' "$T/nvml.state"
 # a process list that fails is said once, and the job's last memory stands meanwhile
 for p in $(pgrep -s "$sid" -x sleep); do echo "proc 0 pid=$p mem=4GiB" >>"$T/nvml.state"; done
 wait_until 10 sh -c "\"$CARMA\" show $mj | grep -q 'now 8192)'" || fail "two 4 GiB processes"
