@@ -19,8 +19,8 @@
  * untrusted input.
  *
  * GPUs NVML lists but cannot open (no handle, no UUID: hidden by a container's
- * cgroup, lost at start) are skipped and counted in describe(). Islands (GPUs linked
- * by NVLink or behind PCIe switches) are worked out once, at open, from
+ * cgroup, lost at start; a UUID an earlier GPU has) are skipped and counted in describe(). Islands
+ * (GPUs linked by NVLink or behind PCIe switches) are worked out once, at open, from
  * nvmlDeviceGetP2PStatus and nvmlDeviceGetTopologyCommonAncestor (both optional);
  * a GPU lost later keeps its island. Not thread-safe,
  * except for the Xid events: asked for (xid_events), a thread of its own waits in
@@ -1052,6 +1052,13 @@ static int nvml_gpu_open(struct nvml_backend *nv, unsigned idx, char *why, size_
         fmt_trunc(why, whycap, "GPU %u: no UUID: %s", idx, nvml_errstr(nv, r, eb, sizeof eb));
         return r == NVML_ERROR_UNKNOWN ? -EIO : nvml_errno(r);
     }
+    /* jobs reach a GPU by its UUID (CUDA_VISIBLE_DEVICES=GPU-...): a second GPU that
+     * answers one already taken would send its jobs to the first */
+    for (unsigned k = 0; k < nv->n; k++)
+        if (!strcmp(nv->g[k].info.uuid, g->info.uuid)) {
+            fmt_trunc(why, whycap, "GPU %u (%s): an earlier GPU's UUID too", idx, g->info.uuid);
+            return -EEXIST;
+        }
     memset(raw, 0, sizeof raw);
     if (!nv->f.name || nv->f.name(g->dev, raw, sizeof raw) != NVML_SUCCESS ||
         carma_gpu_answer_str(g->info.name, sizeof g->info.name, raw, sizeof raw) == 0)

@@ -332,6 +332,22 @@ static void test_skips_unusable_gpus(void **state)
     assert_non_null(strstr(d, "2 GPUs skipped"));
     assert_non_null(strstr(d, "GPU_IS_LOST"));
     b.ops->close(&b);
+    /* Two GPUs that answer one UUID: jobs reach GPUs by UUID (CUDA_VISIBLE_DEVICES), so
+     * both would land on whichever the UUID names; the second is skipped. */
+    open_ok(f, &b,
+            "gpu uuid=GPU-a mem_total=1GiB\n"
+            "gpu uuid=GPU-a mem_total=2GiB\n"
+            "gpu uuid=GPU-c mem_total=3GiB\n");
+    assert_int_equal(b.ops->count(&b, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(b.ops->info(&b, 0, &in), 0);
+    assert_string_equal(in.uuid, "GPU-a");
+    assert_int_equal(in.mem_total_bytes, 1 * GiB);
+    assert_int_equal(b.ops->info(&b, 1, &in), 0);
+    assert_string_equal(in.uuid, "GPU-c");
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "1 GPU skipped: GPU 1 (GPU-a): an earlier GPU's UUID too"));
+    b.ops->close(&b);
 }
 
 static void test_absurd_answers_bounded(void **state)
