@@ -613,9 +613,19 @@ static void *nvml_events_run(void *arg)
         nvmlEventData_t data;
         memset(&data, 0, sizeof data);
         data.gpuInstanceId = data.computeInstanceId = UINT32_MAX; /* what v1 leaves */
+        struct timespec w0, w1;
+        clock_gettime(CLOCK_MONOTONIC, &w0);
         nvmlReturn_t r = nv->f.event_wait(ev->set, &data, NVML_EVENT_WAIT_MS);
-        if (r == NVML_ERROR_TIMEOUT)
+        clock_gettime(CLOCK_MONOTONIC, &w1);
+        /* a wait that answers at once with nothing to queue (TIMEOUT before its time, an
+         * event dropped below) would spin this loop: the rest of its time is slept */
+        long waited_ms = (long)(w1.tv_sec - w0.tv_sec) * 1000 + (w1.tv_nsec - w0.tv_nsec) / 1000000;
+        int early = waited_ms < NVML_EVENT_WAIT_MS / 2;
+        if (r == NVML_ERROR_TIMEOUT) {
+            if (early)
+                nvml_events_nap(ev, NVML_EVENT_WAIT_MS);
             continue;
+        }
         if (r != NVML_SUCCESS) {
             pthread_mutex_lock(&ev->lock);
             ev->wait_failures++;
@@ -632,11 +642,14 @@ static void *nvml_events_run(void *arg)
         unsigned gi = 0;
         while (gi < nv->n && nv->g[gi].dev != data.device)
             gi++;
+        int keep = gi < nv->n && (data.eventType & nvmlEventTypeXidCriticalError);
         pthread_mutex_lock(&ev->lock);
         ev->wait_failures = 0;
-        if (gi < nv->n && (data.eventType & nvmlEventTypeXidCriticalError))
+        if (keep)
             nvml_events_queue(ev, gi, data.eventData, data.gpuInstanceId);
         pthread_mutex_unlock(&ev->lock);
+        if (!keep && early)
+            nvml_events_nap(ev, NVML_EVENT_WAIT_MS);
     }
     return NULL;
 }

@@ -824,6 +824,39 @@ static void test_xid_events(void **state)
     b.ops->close(&b);
 }
 
+/* CPU time this process has used, in seconds. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A driver whose waits answer at once, TIMEOUT before their time or an event carma drops
+ * (another type, a handle it never gave), must not make the Xid thread spin a core. */
+static void test_xid_wait_at_once_does_not_spin(void **state)
+{
+    FIXTURE(state);
+    struct carma_gpu_backend b;
+    struct carma_err err = {{0}};
+    struct carma_gpu_nvml_opts o = {.lib = f->lib, .dcgm = CARMA_GPU_SRC_OFF, .xid_events = 1};
+    char text[2048];
+    const char *tail[] = {"fail * nvmlEventSetWait_v2 TIMEOUT", NULL};
+    for (int k = 0; tail[k]; k++) {
+        snprintf(text, sizeof text, "%s%s\n", TWO, tail[k]);
+        assert_int_equal(gpu_fake_write(f->state, text), 0);
+        if (carma_gpu_open_nvml_opts(&b, &o, &err))
+            fail_msg("open: %s", err.msg);
+        double c0 = cpu_s(), t0 = carma_mono_s();
+        struct timespec nap = {1, 0};
+        nanosleep(&nap, NULL);
+        double used = cpu_s() - c0, took = carma_mono_s() - t0;
+        b.ops->close(&b);
+        if (used > 0.25 * took)
+            fail_msg("%s: the Xid thread used %.2f s of CPU in %.2f s", tail[k], used, took);
+    }
+}
+
 /* The fake's xid_late lines (the driver's Xids just after a registration), as carmad's
  * restart tests use them: a set whose waits fail does not hold the calls outside the
  * event API for the lines it cannot take, and a line is handed out once, not again to
@@ -907,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_islands_unknown),
         cmocka_unit_test(test_xid_events),
         cmocka_unit_test(test_xid_late),
+        cmocka_unit_test(test_xid_wait_at_once_does_not_spin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
