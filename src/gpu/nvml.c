@@ -855,8 +855,9 @@ static int nvml_sample(struct carma_gpu_backend *b, unsigned i, struct carma_gpu
 }
 
 /* One of NVML's process lists (fn, or the 16-byte-record fn_v1) of GPU g, cleaned into
- * out (*n in: capacity, out: count). absent_bit: the nvml_gpu.absent bit that an
- * absence answer sets. */
+ * out (*n in: capacity, out: count; 0 when the call failed, INSUFFICIENT_SIZE included,
+ * for NVML then wrote nothing). absent_bit: the nvml_gpu.absent bit that an absence
+ * answer sets. */
 static int nvml_proc_list(struct nvml_backend *nv, struct nvml_gpu *g, nvml_procs_fn fn,
                           nvml_procs_v1_fn fn_v1, unsigned absent_bit, struct carma_gpu_proc *out,
                           size_t *n)
@@ -874,6 +875,7 @@ static int nvml_proc_list(struct nvml_backend *nv, struct nvml_gpu *g, nvml_proc
         r = fn_v1(g->dev, &cnt, (nvmlProcessInfo_v1_t *)(void *)nv->procbuf);
         stride = sizeof(nvmlProcessInfo_v1_t);
     } else {
+        *n = 0;
         return -ENOTSUP;
     }
     if (r == NVML_ERROR_GPU_IS_LOST)
@@ -882,8 +884,10 @@ static int nvml_proc_list(struct nvml_backend *nv, struct nvml_gpu *g, nvml_proc
         g->absent |= absent_bit;
     size_t recs = r == NVML_SUCCESS && cnt < NVML_PROC_BUF ? cnt : NVML_PROC_BUF;
     nv->proc_dirty = recs * stride;
-    if (r != NVML_SUCCESS)
+    if (r != NVML_SUCCESS) { /* nothing read: the caller's out holds none of it */
+        *n = 0;
         return nvml_errno(r);
+    }
     return carma_gpu_answer_procs(nv->procbuf, stride, cnt, NVML_PROC_BUF, out, n);
 }
 

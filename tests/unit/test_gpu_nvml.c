@@ -199,6 +199,23 @@ static void test_mps_clients(void **state)
     n = 8;
     assert_int_equal(b.ops->processes(&b, 0, p, &n), -ETIMEDOUT);
     b.ops->close(&b);
+    /* a list that does not fit NVML's buffer (INSUFFICIENT_SIZE, nothing written): said,
+     * and what out holds is what was read, never what the call did not write */
+    snprintf(text, sizeof text,
+             "%sfail 0 nvmlDeviceGetMPSComputeRunningProcesses_v3 INSUFFICIENT_SIZE\n", mps);
+    open_ok(f, &b, text);
+    n = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), -EOVERFLOW);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].pid, 100);
+    b.ops->close(&b);
+    snprintf(text, sizeof text,
+             "%sfail 0 nvmlDeviceGetComputeRunningProcesses_v3 INSUFFICIENT_SIZE\n", mps);
+    open_ok(f, &b, text);
+    n = 8;
+    assert_int_equal(b.ops->processes(&b, 0, p, &n), -EOVERFLOW);
+    assert_int_equal(n, 0);
+    b.ops->close(&b);
     /* one the GPU does not have: the compute list is all, from then on */
     snprintf(text, sizeof text,
              "%sfail 0 nvmlDeviceGetMPSComputeRunningProcesses_v3 NOT_SUPPORTED\n", mps);
