@@ -1399,7 +1399,7 @@ static int open_backend(struct carmad *d, struct carma_err *err)
         d->gs[i].pci_ok = carmad_kmsg_pci_parse(d->gs[i].info.pci_bus_id, &d->gs[i].pci_domain,
                                                 &d->gs[i].pci_bus, &d->gs[i].pci_device) == 0;
         carmad_gpu_kind(d->gs[i].info.name, d->gs[i].info.mem_total_bytes >> 20,
-                        d->gs[i].kind, sizeof d->gs[i].kind);
+                        !strncmp(spec, "sim:", 4), d->gs[i].kind, sizeof d->gs[i].kind);
         size_t k = 0;
         while (k < d->nkinds && strcmp(d->kinds[k], d->gs[i].kind))
             k++;

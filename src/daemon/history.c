@@ -14,9 +14,10 @@
 #include "estimate/replay.h"
 #include "sim/gpukind.h"
 
-void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap)
+void carmad_gpu_kind(const char *name, uint64_t mem_mib, int simulated, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s, %llu MiB", name, (unsigned long long)mem_mib);
+    snprintf(buf, cap, "%s, %llu MiB%s", name, (unsigned long long)mem_mib,
+             simulated ? ", simulated" : "");
 }
 
 /* Environment variables that change a job's peak without changing what it computes:

@@ -43,9 +43,13 @@ struct carmad_bound {
 };
 
 /* A GPU's kind as history tells kinds apart: "NAME, MEM MiB" (the backend's name and
- * total memory), cut to cap. */
-#define CARMAD_GPU_KIND_MAX (CARMA_GPU_NAME_MAX + 32)
-void carmad_gpu_kind(const char *name, uint64_t mem_mib, char *buf, size_t cap);
+ * total memory), and ", simulated" after it for a simulated GPU, cut to cap. A simulated
+ * GPU bears a real one's name and memory, but what a job holds there is what it was
+ * expected to hold (its estimate): a state folder that carmad ran on simulated GPUs (by
+ * --gpus sim:, or as its fallback when NVML did not load) must not lend those figures to
+ * the real GPUs of that name as history. */
+#define CARMAD_GPU_KIND_MAX (CARMA_GPU_NAME_MAX + 48)
+void carmad_gpu_kind(const char *name, uint64_t mem_mib, int simulated, char *buf, size_t cap);
 
 /* The memory history signature of a submission (est_job_signature over its argv,
  * batch, GPU count, summary text, seq_len, image_size, heads, training set-up, cwd,

@@ -23,7 +23,7 @@ start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
 URL="http://127.0.0.1:$PORT"
 # the same argv every time (one signature): runs until $T/go exists, at most 120 s
 JOB="i=0; while [ ! -e $T/go ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done"
-KIND='kind="NVIDIA A100-SXM4-40GB, 40960 MiB"'
+KIND='kind="NVIDIA A100-SXM4-40GB, 40960 MiB, simulated"'
 metric() { curl -sf "$URL/metrics" | awk -v k="$1" 'index($0, k) == 1 {print $NF; exit}'; }
 observed() { metric "carma_coloc_observations_total{$KIND,sharing=\"${1:-timeslice}\"}"; }
 observed_over() { [ "$(observed)" -gt "$1" ] 2>/dev/null; }
@@ -42,7 +42,7 @@ b=$(submit --name pair1 --mem 4G -- sh -c "$JOB")
 c=$(submit --name pair2 --mem 4G -- sh -c "$JOB")
 wait_until 20 is_state "$b" running && wait_until 20 is_state "$c" running ||
     fail "the pair does not run together: $("$CARMA" show "$c" | head -5)"
-wait_until 30 grep -q "GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60 over 3 samples, where the model says 0.43: its rates there are now taken x1.[0-9]* (timeslice, NVIDIA A100-SXM4-40GB, 40960 MiB)" "$T/carmad.log" ||
+wait_until 30 grep -q "GPU 0: 2 jobs whose solo SMACT sum to 0.60 ran at SMACT 0.60 over 3 samples, where the model says 0.43: its rates there are now taken x1.[0-9]* (timeslice, NVIDIA A100-SXM4-40GB, 40960 MiB, simulated)" "$T/carmad.log" ||
     fail "no co-run observed: $(grep -i smact "$T/carmad.log" | tail -3)"
 wait_until 10 observed_over 1 ||
     fail "observations: $(curl -sf "$URL/metrics" | grep coloc)"
@@ -53,9 +53,9 @@ curl -sf "$URL/metrics" > "$T/m" && python3 "$HELP/prom_check.py" < "$T/m" > /de
     fail "/metrics does not parse back: $(python3 "$HELP/prom_check.py" < "$T/m" 2>&1 | tail -1)"
 [ "$(observed mps)" = 0 ] || fail "mps observed"
 [ -z "$(metric "carma_coloc_factor{$KIND,sharing=\"mps\"")" ] || fail "an mps factor"
-"$CARMA" gpus | grep -q "^co-location model, learnt from co-runs (timeslice, NVIDIA A100-SXM4-40GB, 40960 MiB): x1\.[0-9][0-9] at SMACT sum 0\.50, x1\.[0-9][0-9] at SMACT sum 0\.75$" ||
+"$CARMA" gpus | grep -q "^co-location model, learnt from co-runs (timeslice, NVIDIA A100-SXM4-40GB, 40960 MiB, simulated): x1\.[0-9][0-9] at SMACT sum 0\.50, x1\.[0-9][0-9] at SMACT sum 0\.75$" ||
     fail "carma gpus: $("$CARMA" gpus)"
-"$CARMA" gpus --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["coloc"]; assert len(c) == 1 and c[0]["kind"] == "NVIDIA A100-SXM4-40GB, 40960 MiB"; c = c[0]; assert c["mps"] == [] and [k["smact_sum"] for k in c["timeslice"]] == [0.5, 0.75] and all(1 < k["factor"] <= 1.4 and k["weight"] > 0 for k in c["timeslice"]), c' ||
+"$CARMA" gpus --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["coloc"]; assert len(c) == 1 and c[0]["kind"] == "NVIDIA A100-SXM4-40GB, 40960 MiB, simulated"; c = c[0]; assert c["mps"] == [] and [k["smact_sum"] for k in c["timeslice"]] == [0.5, 0.75] and all(1 < k["factor"] <= 1.4 and k["weight"] > 0 for k in c["timeslice"]), c' ||
     fail "carma gpus --json: $("$CARMA" gpus --json | grep -A12 coloc)"
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$b" "$c" >/dev/null || fail "the pair did not end"
@@ -73,7 +73,7 @@ step "a table stored before kinds were kept is each kind's, then stored per kind
 sql() { python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str, r)) for r in db.execute(sys.argv[2]))); db.commit()' "$T/state/carma.db" "$1"; }
 sql "UPDATE coloc SET kind=''" > /dev/null || fail "the table made kind ''"
 start_daemon --gpus sim:1xa100-40gb,1xv100-32gb --http "127.0.0.1:$PORT"
-v100=$(curl -sf "$URL/metrics" | grep '^carma_coloc_factor{kind="Tesla V100-SXM2-32GB, 32768 MiB"' | sed 's/kind="[^"]*",//')
+v100=$(curl -sf "$URL/metrics" | grep '^carma_coloc_factor{kind="Tesla V100-SXM2-32GB, 32768 MiB, simulated"' | sed 's/kind="[^"]*",//')
 a100=$(curl -sf "$URL/metrics" | grep "^carma_coloc_factor{$KIND" | sed 's/kind="[^"]*",//')
 [ -n "$a100" ] && [ "$a100" = "$v100" ] && [ "$(echo "$before" | sed 's/kind="[^"]*",//')" = "$a100" ] ||
     fail "taken by each kind: '$before' then A100 '$a100', V100 '$v100'"
@@ -83,11 +83,11 @@ stop_daemon || fail "carmad's stop"
     fail "not stored per kind: $(sql 'SELECT * FROM coloc')"
 
 step "a stored table no carmad writes is said, learnt anew, and gone after the next stop"
-sql "INSERT INTO coloc VALUES('NVIDIA A100-SXM4-40GB, 40960 MiB', 'mig', 3, 1.0, 0.0)" > /dev/null ||
+sql "INSERT INTO coloc VALUES('NVIDIA A100-SXM4-40GB, 40960 MiB, simulated', 'mig', 3, 1.0, 0.0)" > /dev/null ||
     fail "a row added by hand"
 : > "$T/carmad.log"
 start_daemon --gpus sim:1xa100-40gb --http "127.0.0.1:$PORT"
-grep -q "the co-location correction of NVIDIA A100-SXM4-40GB, 40960 MiB: a row for 'mig', knot 3, that no carmad writes; it is learnt anew" "$T/carmad.log" ||
+grep -q "the co-location correction of NVIDIA A100-SXM4-40GB, 40960 MiB, simulated: a row for 'mig', knot 3, that no carmad writes; it is learnt anew" "$T/carmad.log" ||
     fail "the refusal is not said"
 [ -z "$(metric "carma_coloc_factor{$KIND")" ] || fail "a factor kept from a refused table"
 stop_daemon || fail "carmad's stop"
@@ -120,6 +120,7 @@ rm -rf "$T/state" "$T/go"
 cp "$T/on.ini" "$T/carmad.ini"
 GPU='gpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0 util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000 gpm=1'
 printf 'driver 550.54.15\n%s sm=30\n' "$GPU" > "$T/nvml.state"
+KIND='kind="NVIDIA A100-SXM4-40GB, 40960 MiB"' # a GPU of NVML's: no ", simulated"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB" --http "127.0.0.1:$PORT"
 L=$(($(wc -l < "$T/carmad.log") + 1)) # this carmad's log from line L

@@ -3,7 +3,8 @@
 # with a model summary; once the same command, summary and options have run and
 # succeeded on that kind of GPU, the bound comes from the observed peak of those runs
 # (history beats the model); failed and cancelled runs are not history, nor are runs from
-# another folder or with another allocator environment. The optimizer,
+# another folder or with another allocator environment, nor a simulated GPU's for a real one of
+# its name. The optimizer,
 # precision, attention, heads, experts per token, shared-layer runs, a tied output head,
 # gradient checkpointing and accumulation
 # given to submit reach the estimator. A bad summary is refused, naming the file as carma estimate does.
@@ -365,6 +366,25 @@ h2=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
 "$CARMA" show "$h2" | grep -q "at submission: history (4 earlier runs" ||
     fail "back on the A100s: no history: $("$CARMA" show "$h2")"
 "$CARMA" wait --timeout 20 "$h2" >/dev/null
+
+step "a simulated GPU's peaks are no history for a real GPU of its name and memory"
+# (a simulated job holds its estimate: as history, the estimate + 2 MiB, below the safe
+# bound; carmad falls back to sim:4xa100-40gb in the state folder it would use on NVML)
+LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+if [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ]; then
+    stop_daemon TERM
+    printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0\n' \
+        > "$T/nvml.state"
+    export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+    start_daemon --gpus nvml --nvml-lib "$LIB"
+    r=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
+    "$CARMA" show --json "$r" > "$T/r.json"
+    [ "$(json_int "$T/r.json" bound_mib)" = "$want" ] && grep -q '"bound_basis": "estimator' "$T/r.json" ||
+        fail "a simulated A100's peak bounds a real one: bound $(json_int "$T/r.json" bound_mib), the estimator's $want expected: $(grep bound_basis "$T/r.json")"
+    "$CARMA" cancel "$r" >/dev/null
+else
+    echo "   (skipped: no fake libnvidia-ml.so.1)"
+fi
 
 stop_daemon TERM
 echo "daemon_history: ok"
