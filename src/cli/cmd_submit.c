@@ -100,6 +100,40 @@ static json_t *job_env(const char *cmd)
     return env;
 }
 
+/* Whether the submission req is longer than a protocol line, which carmad would never
+ * read: then says so on stderr, with what makes it up (each part is within its own limit,
+ * but the environment's is only per entry) and the largest variable, for `env -u`. */
+static int request_too_large(const char *cmd, const json_t *req)
+{
+    size_t len = json_dumpb(req, NULL, 0, JSON_COMPACT);
+    if (len < CARMA_PROTO_MAX_LINE)
+        return 0;
+    const json_t *job = json_object_get(req, "job");
+    const json_t *env = json_object_get(job, "env"), *summary = json_object_get(job, "summary");
+    const char *k, *big = NULL;
+    const json_t *v;
+    size_t big_len = 0;
+    json_object_foreach((json_t *)env, k, v) {
+        size_t l = strlen(k) + 1 + json_string_length(v);
+        if (l > big_len) {
+            big_len = l;
+            big = k;
+        }
+    }
+    char sum[48] = "";
+    if (summary)
+        snprintf(sum, sizeof sum, ", the summary %zu",
+                 json_dumpb(summary, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY));
+    fprintf(stderr,
+            "carma %s: the submission is %zu bytes, more than carmad reads (%u): the "
+            "environment takes %zu (%zu variables; the largest, %s, %zu bytes), the command "
+            "%zu%s; submit with a smaller environment (env -u NAME carma %s ...)\n",
+            cmd, len, CARMA_PROTO_MAX_LINE, json_dumpb(env, NULL, 0, JSON_COMPACT),
+            json_object_size(env), big ? big : "none", big_len,
+            json_dumpb(json_object_get(job, "argv"), NULL, 0, JSON_COMPACT), sum, cmd);
+    return 1;
+}
+
 int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
 {
     if (!json_object_get(job, "cwd")) {
@@ -130,6 +164,10 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
     json_object_set_new(job, "umask", json_integer((json_int_t)(um & 0777)));
     json_t *req = cli_req("submit");
     json_object_set_new(req, "job", job);
+    if (request_too_large(cmd, req)) {
+        json_decref(req);
+        return 2;
+    }
     json_t *resp;
     int st = cli_call(c, cmd, req, &resp);
     if (st)

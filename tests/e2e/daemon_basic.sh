@@ -62,6 +62,15 @@ id=$(env B1="$big" B2="$big" B3="$big" B4="$big" B5="$big" "$CARMA" submit -- \
     sh -c 'echo "${#B1} ${#B5}"') || fail "submit with a large environment refused"
 "$CARMA" wait "$id" >/dev/null || fail "large-environment job: $(state_of "$id")"
 "$CARMA" logs "$id" | grep -qx "30000 30000" || fail "large environment cut: $("$CARMA" logs "$id")"
+# each entry within its 32 KiB, but 40 of them pass the request's 1 MiB: a request wrong in
+# itself (exit 2), the environment and its largest entry named, nothing stored
+_rc=0
+env $(for i in $(seq 1 40); do printf 'BIG%d=%s ' "$i" "$big"; done) BIGGEST="x$big" \
+    "$CARMA" submit -- true >"$T/toolarge.out" 2>"$T/toolarge.err" || _rc=$?
+[ "$_rc" = 2 ] || fail "an environment past the request's limit: exit $_rc, 2 expected: $(cat "$T/toolarge.err")"
+grep -q "the environment takes [0-9]* (.*the largest, BIGGEST, 30009 bytes)" "$T/toolarge.err" ||
+    fail "the too-large environment not named: $(cat "$T/toolarge.err")"
+[ -s "$T/toolarge.out" ] && fail "a job id for a refused submission: $(cat "$T/toolarge.out")"
 
 step "TensorFlow and JAX are told to grow, unless the job says otherwise"
 # carmad adds TF_FORCE_GPU_ALLOW_GROWTH=true and XLA_PYTHON_CLIENT_PREALLOCATE=false
