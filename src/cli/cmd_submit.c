@@ -138,11 +138,14 @@ int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
 {
     if (!json_object_get(job, "cwd")) {
         char cwd[PATH_MAX];
+        /* removed under the shell (ENOENT), unreadable above (EACCES), or longer than a
+         * path (ERANGE): no job can run there, the request's fault as a cwd carmad finds
+         * missing is (2) */
         if (!getcwd(cwd, sizeof cwd)) {
             fprintf(stderr, "carma %s: cannot read the working directory: %s\n", cmd,
                     strerror(errno));
             json_decref(job);
-            return 1;
+            return 2;
         }
         json_t *js = json_string(cwd);
         if (!js) {

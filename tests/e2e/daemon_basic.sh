@@ -483,6 +483,11 @@ grep -q "no command" "$T/err" || fail "missing command message"
 grep -q "command not found" "$T/err" || fail "missing executable message: $(cat "$T/err")"
 "$CARMA" submit -- /tmp 2>"$T/err"; [ $? = 2 ] || fail "a folder as the command"
 grep -q "command not found or not executable: /tmp" "$T/err" || fail "a folder: $(cat "$T/err")"
+# a working directory removed under the shell: no job can run there, as for one carmad
+# finds missing (2), not a failure of carma or the server (1)
+mkdir "$T/gone" && rc=0 && (cd "$T/gone" && rmdir "$T/gone" && "$CARMA" submit -- true) 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "cannot read the working directory: No such file or directory" "$T/err" ||
+    fail "a removed working directory: exit $rc, $(cat "$T/err")"
 rc=0; CARMA_TIMEOUT=soon "$CARMA" gpus 2>"$T/err" >/dev/null || rc=$?
 [ "$rc" = 0 ] && grep -q "CARMA_TIMEOUT 'soon' is not a number of seconds" "$T/err" ||
     fail "a bad CARMA_TIMEOUT: exit $rc, $(cat "$T/err")"
