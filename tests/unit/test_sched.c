@@ -545,6 +545,188 @@ static void test_rr_no_gate_round_robin(void **state)
     carma_sched_free(&f.s);
 }
 
+/* Pushes a window of n - 1 samples of `most` and then one of `last` to GPU g's SMACT,
+ * with SMOCC at `smocc` and DRAMA low throughout. */
+static void fx_smact_then(struct fx *f, size_t g, float most, float last, float smocc)
+{
+    for (int i = 0; i < 30; i++) {
+        carma_window_push(&f->gpus[g].smact, i < 29 ? most : last);
+        carma_window_push(&f->gpus[g].smocc, smocc);
+        carma_window_push(&f->gpus[g].drama, 0.1f);
+    }
+}
+
+/* CARMA sorts its candidates with pandas' stable mergesort: GPUs of equal free memory
+ * (BF, MAGM) or equal SMACT (LUG) keep their index order. */
+static void check_tie(const char *policy, int expect)
+{
+    struct fx f;
+    fx_init(&f, policy, 4);
+    fx_busy(&f, 0, 10000, 0.50f, 0.1f, 0.1f);
+    fx_busy(&f, 1, 20000, 0.30f, 0.1f, 0.1f);
+    fx_busy(&f, 2, 20000, 0.30f, 0.1f, 0.1f);
+    fx_busy(&f, 3, 10000, 0.50f, 0.1f, 0.1f);
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], expect);
+    carma_sched_free(&f.s);
+}
+
+static void test_order_ties_keep_index_order(void **state)
+{
+    (void)state;
+    check_tie("oracle-bf", 1);   /* 1 and 2 have the least free memory */
+    check_tie("oracle-magm", 0); /* 0 and 3 the most */
+    check_tie("oracle-lug", 1);  /* 1 and 2 the least SMACT */
+    check_tie("or-magm", 0);
+    check_tie("est-lug", 1);
+}
+
+/* The gate's comparisons are CARMA's `>=`: a window at exactly SMOCC 0.45 or DRAMA 0.40
+ * beside SMACT 0.80 excludes the GPU; SMACT just under 0.80 never does. */
+static void test_risk_gate_at_its_thresholds(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 3);
+    fx_busy(&f, 0, 1000, 0.80f, 0.45f, 0.10f);
+    fx_busy(&f, 1, 1000, 0.80f, 0.10f, 0.40f);
+    fx_busy(&f, 2, 1000, 0.79f, 0.90f, 0.90f);
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 2);
+    carma_sched_free(&f.s);
+}
+
+/* The gate and LUG's order read the window's risk aggregate (0.2 mean + 0.2 median +
+ * 0.3 p95 + 0.1 p50 + 0.2 EMA), never the last sample alone: a GPU busy for 29 s and
+ * quiet for the last one is still excluded, and LUG ranks a GPU quiet for 29 s and busy
+ * for the last one first. */
+static void test_gate_and_lug_read_the_window_not_the_last_sample(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-ff", 2);
+    fx_busy(&f, 0, 1000, 0.0f, 0.0f, 0.0f);
+    fx_busy(&f, 1, 1000, 0.0f, 0.0f, 0.0f);
+    fx_smact_then(&f, 0, 0.95f, 0.10f, 0.50f); /* last sample quiet, window busy */
+    fx_smact_then(&f, 1, 0.10f, 0.95f, 0.50f); /* last sample busy, window quiet */
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    carma_sched_free(&f.s);
+
+    fx_init(&f, "oracle-lug", 2);
+    fx_busy(&f, 0, 1000, 0.50f, 0.1f, 0.1f);
+    fx_busy(&f, 1, 1000, 0.0f, 0.0f, 0.0f);
+    fx_smact_then(&f, 1, 0.20f, 0.90f, 0.10f); /* risk about 0.26 against 0.50 */
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1);
+    carma_sched_free(&f.s);
+}
+
+/* or-* ask for no memory: only the 5120 MiB floor, whatever requirement the job has. */
+static void test_or_policies_ignore_the_requirement(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "or-lug", 1);
+    fx_busy(&f, 0, 35000, 0.1f, 0.1f, 0.1f); /* 5448 MiB free */
+    f.jobs[0].mem_mib = 39000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    carma_sched_free(&f.s);
+}
+
+/* While the recovery queue's head waits for an idle GPU, nothing else starts: not even a
+ * main-queue head that could collocate now (every CARMA policy's collocation branch
+ * requires an empty recovery queue). */
+static void test_recovery_head_blocks_a_collocatable_main_head(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-magm", 1);
+    for (uint32_t j = 0; j < 3; j++)
+        f.jobs[j].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 0);
+    carma_sched_submit(&f.s, 1, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    f.gpus[0].mem_used_mib = 1000;
+    assert_int_equal(fx_step(&f, 30), 1); /* job 1 joins job 0 */
+    f.gpus[0].mem_used_mib = 2000;
+    carma_sched_submit(&f.s, 2, 31);
+    assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_OOM, 900, 40), 1);
+    f.gpus[0].mem_used_mib = 1000;
+    /* job 1 died: its GPU is out of its grace and has room, but job 1 goes first */
+    assert_int_equal(fx_step(&f, 41), 0);
+    assert_int_equal(fx_step(&f, 45), 0);
+    assert_int_equal(f.jobs[2].state, CARMA_JOB_QUEUED);
+    assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 1000, 50), 0);
+    f.gpus[0].mem_used_mib = 0;
+    assert_int_equal(fx_step(&f, 51), 1);
+    assert_int_equal(f.out[0].job, 1);
+    f.gpus[0].mem_used_mib = 1000;
+    assert_int_equal(fx_step(&f, 52), 0); /* job 1's grace */
+    assert_int_equal(fx_step(&f, 81), 1);
+    assert_int_equal(f.out[0].job, 2);
+    carma_sched_free(&f.s);
+}
+
+/* CARMA's round robin is a generator that only its collocation branch draws from: jobs
+ * placed on idle GPUs do not move it. */
+static void test_rr_pointer_ignores_idle_placements(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "or-rr", 3);
+    fx_busy(&f, 2, 1000, 0.1f, 0.1f, 0.1f); /* not idle: a foreign process */
+    for (uint32_t j = 0; j < 4; j++)
+        carma_sched_submit(&f.s, j, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 0); /* idle */
+    assert_int_equal(fx_step(&f, 1), 1);
+    assert_int_equal(f.jobs[1].gpu[0], 1); /* idle */
+    assert_int_equal(fx_step(&f, 40), 1);
+    assert_int_equal(f.jobs[2].gpu[0], 0); /* the ring's first, not the GPU after 1 */
+    assert_int_equal(fx_step(&f, 41), 1);
+    assert_int_equal(f.jobs[3].gpu[0], 1);
+    carma_sched_free(&f.s);
+}
+
+/* A job of several GPUs with too few idle ones collocates on GPUs of the policy's order,
+ * idle ones among them (CARMA's collocation branch ranks every GPU that passes). */
+static void test_multi_gpu_job_collocates_in_policy_order(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-magm", 3);
+    fx_busy(&f, 0, 30000, 0.1f, 0.1f, 0.1f); /* 10448 MiB free */
+    fx_busy(&f, 2, 10000, 0.1f, 0.1f, 0.1f); /* 30448 MiB free */
+    f.jobs[0].gpus = 2;
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 1); /* the idle GPU: most free */
+    assert_int_equal(f.jobs[0].gpu[1], 2);
+    carma_sched_free(&f.s);
+
+    fx_init(&f, "oracle-ff", 3);
+    fx_busy(&f, 0, 30000, 0.1f, 0.1f, 0.1f);
+    fx_busy(&f, 2, 10000, 0.1f, 0.1f, 0.1f);
+    f.jobs[0].gpus = 2;
+    f.jobs[0].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 100);
+    assert_int_equal(fx_step(&f, 100), 1);
+    assert_int_equal(f.jobs[0].gpu[0], 0);
+    assert_int_equal(f.jobs[0].gpu[1], 1);
+    carma_sched_free(&f.s);
+}
+
 static void test_head_of_line_blocking_vs_auto_backfill(void **state)
 {
     (void)state;
@@ -1995,6 +2177,13 @@ int main(void)
         cmocka_unit_test(test_risk_gate),
         cmocka_unit_test(test_orders),
         cmocka_unit_test(test_rr_no_gate_round_robin),
+        cmocka_unit_test(test_order_ties_keep_index_order),
+        cmocka_unit_test(test_risk_gate_at_its_thresholds),
+        cmocka_unit_test(test_gate_and_lug_read_the_window_not_the_last_sample),
+        cmocka_unit_test(test_or_policies_ignore_the_requirement),
+        cmocka_unit_test(test_recovery_head_blocks_a_collocatable_main_head),
+        cmocka_unit_test(test_rr_pointer_ignores_idle_placements),
+        cmocka_unit_test(test_multi_gpu_job_collocates_in_policy_order),
         cmocka_unit_test(test_head_of_line_blocking_vs_auto_backfill),
         cmocka_unit_test(test_auto_backfills_a_reserved_gpu_without_delaying_its_holder),
         cmocka_unit_test(test_auto_backfill_books_survive_a_new_profile),
