@@ -571,6 +571,14 @@ int carma_sched_run_alone(struct carma_sched *s, uint32_t ji, enum carma_alone w
 
 /* ---- CARMA's reference step (DESIGN.md §9) ---- */
 
+/* Whether GPU g is in the grace of its last launch at `now`: CARMA frees a GPU once
+ * `now - seen > 30` (server.py's update(), seen: its process first on the GPU; the
+ * simulator's launch), so at exactly 30 s it is still in it. */
+static int in_grace(const struct carma_sched *s, const struct carma_gpu *g, double now)
+{
+    return g->last_launch_s >= 0 && now - g->last_launch_s <= s->p.grace_s;
+}
+
 static int64_t ref_free_mib(const struct carma_sched *s, const struct carma_gpu *g)
 {
     return (int64_t)g->mem_total_mib - (int64_t)g->mem_used_mib - (int64_t)s->p.free_margin_mib;
@@ -697,7 +705,7 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
             const struct carma_gpu *g = &s->gpus[gi];
             if (g->drained || g->nuncapped)
                 continue;
-            if (g->last_launch_s >= 0 && now - g->last_launch_s < s->p.grace_s)
+            if (in_grace(s, g, now))
                 continue;
             if (ref_passes_gate(s, j, g))
                 c[n++] = (uint32_t)gi;
@@ -1488,10 +1496,12 @@ double carma_sched_next_timer(const struct carma_sched *s, double now)
         return t;
     for (size_t gi = 0; gi < s->ngpus; gi++) {
         const struct carma_gpu *g = &s->gpus[gi];
-        if (g->drained || g->last_launch_s < 0 || now - g->last_launch_s >= s->p.grace_s)
+        if (g->drained || !in_grace(s, g, now))
             continue;
-        if (g->last_launch_s + s->p.grace_s < t)
-            t = g->last_launch_s + s->p.grace_s;
+        /* the first time past its end: at the end itself it is still in it */
+        double end = nextafter(g->last_launch_s + s->p.grace_s, HUGE_VAL);
+        if (end < t)
+            t = end;
     }
     return t;
 }
@@ -1638,7 +1648,7 @@ static enum why_ob why_ref_gpu(const struct carma_sched *s, const struct why_job
     }
     if (g->nuncapped)
         OB(OB_ALONE, "runs a job that must run alone");
-    if (g->last_launch_s >= 0 && w->now - g->last_launch_s < s->p.grace_s) {
+    if (in_grace(s, g, w->now)) {
         double left = g->last_launch_s + s->p.grace_s - w->now;
         if (g->last_launch_job != CARMA_NONE)
             OB(OB_GRACE, "in its %.0f s grace after job %llu started (%.0f s left)", s->p.grace_s,

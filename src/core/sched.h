@@ -22,7 +22,7 @@ struct carma_sched_params {
     uint64_t free_margin_mib;  /* free = last sample - 512 */
     uint64_t req_margin_mib;   /* free >= requirement + 2048 */
     uint64_t or_min_free_mib;  /* or-*: free >= 5120 */
-    double grace_s;            /* 30 s after a launch */
+    double grace_s;            /* 30 s after a launch: a GPU takes a job once more passed */
     float gate_smact, gate_smocc, gate_drama; /* 0.80, 0.45, 0.40 */
     /* auto. */
     uint64_t margin_mib;       /* kept free beyond the bounds, 512 */

@@ -102,7 +102,8 @@ static void test_grace_window(void **state)
     f.gpus[0].mem_used_mib = 1000;
     assert_int_equal(fx_step(&f, 1), 0);  /* in grace */
     assert_int_equal(fx_step(&f, 29.5), 0);
-    assert_int_equal(fx_step(&f, 30), 1); /* grace over */
+    assert_int_equal(fx_step(&f, 30), 0); /* CARMA's `now - seen > 30`: at 30, still in it */
+    assert_int_equal(fx_step(&f, 31), 1); /* grace over */
     assert_int_equal(f.jobs[1].gpu[0], 0);
     carma_sched_free(&f.s);
 }
@@ -120,8 +121,8 @@ static void test_grace_ends_when_the_job_dies(void **state)
     }
     f.gpus[0].mem_used_mib = 1000;
     assert_int_equal(fx_step(&f, 0), 1);
-    assert_int_equal(fx_step(&f, 30), 1); /* job 1 collocated, its grace begins */
-    assert_int_equal(fx_step(&f, 31), 0);
+    assert_int_equal(fx_step(&f, 31), 1); /* job 1 collocated, its grace begins */
+    assert_int_equal(fx_step(&f, 32), 0);
     assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_SUCCEEDED, 900, 36), 0);
     assert_float_equal(carma_sched_next_timer(&f.s, 36), INFINITY, 0);
     assert_int_equal(fx_step(&f, 37), 1); /* not 60 */
@@ -129,7 +130,7 @@ static void test_grace_ends_when_the_job_dies(void **state)
     /* job 0 (launched long before) ending leaves job 2's grace in place */
     assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_SUCCEEDED, 900, 40), 0);
     assert_int_equal(fx_step(&f, 41), 0);
-    assert_float_equal(carma_sched_next_timer(&f.s, 41), 67, 0);
+    assert_float_equal(carma_sched_next_timer(&f.s, 41), 67, 1e-9);
     carma_sched_free(&f.s);
 }
 
@@ -154,10 +155,12 @@ static void test_grace_runs_from_the_process_seen(void **state)
     carma_sched_job_seen(&f.s, 0, 0, 9);  /* seen again: no later start */
     carma_sched_job_seen(&f.s, 2, 1, 10); /* not GPU 1's launch: no effect */
     carma_sched_job_seen(&f.s, 1, 1, 0);  /* seen at once */
-    assert_float_equal(carma_sched_next_timer(&f.s, 1), 30, 0);
-    assert_int_equal(fx_step(&f, 30), 1); /* GPU 1's grace is over, GPU 0's is not */
+    assert_float_equal(carma_sched_next_timer(&f.s, 1), 30, 1e-9);
+    assert_true(carma_sched_next_timer(&f.s, 1) > 30); /* the first time past it */
+    assert_int_equal(fx_step(&f, 30), 0);
+    assert_int_equal(fx_step(&f, 31), 1); /* GPU 1's grace is over, GPU 0's is not */
     assert_int_equal(f.jobs[2].gpu[0], 1);
-    assert_float_equal(carma_sched_next_timer(&f.s, 31), 38, 0);
+    assert_float_equal(carma_sched_next_timer(&f.s, 31), 38, 1e-9);
     carma_sched_free(&f.s);
 
     /* re-adopted: seen at 120, before the restart (launched at 100): the grace ends at
@@ -169,9 +172,9 @@ static void test_grace_runs_from_the_process_seen(void **state)
     f.jobs[1].mem_mib = 1000;
     f.gpus[0].mem_used_mib = 1000;
     carma_sched_submit(&f.s, 1, 140);
-    assert_int_equal(fx_step(&f, 149), 0);
-    assert_float_equal(carma_sched_next_timer(&f.s, 149), 150, 0);
-    assert_int_equal(fx_step(&f, 150), 1);
+    assert_int_equal(fx_step(&f, 150), 0);
+    assert_float_equal(carma_sched_next_timer(&f.s, 150), 150, 1e-9);
+    assert_int_equal(fx_step(&f, 151), 1);
     carma_sched_free(&f.s);
     /* re-adopted before its process was ever seen: the grace runs from its first
      * sighting, as for the launch */
@@ -181,8 +184,8 @@ static void test_grace_runs_from_the_process_seen(void **state)
     f.gpus[0].mem_used_mib = 1000;
     carma_sched_submit(&f.s, 1, 140);
     carma_sched_job_seen(&f.s, 0, 0, 140);
-    assert_int_equal(fx_step(&f, 169), 0);
-    assert_int_equal(fx_step(&f, 170), 1);
+    assert_int_equal(fx_step(&f, 170), 0);
+    assert_int_equal(fx_step(&f, 171), 1);
     carma_sched_free(&f.s);
 }
 
@@ -233,8 +236,9 @@ static void test_next_timer_is_the_grace_end(void **state)
     carma_sched_submit(&f.s, 0, 0);
     assert_true(isinf(carma_sched_next_timer(&f.s, 0))); /* no launch yet */
     assert_int_equal(fx_step(&f, 3.25), 1);
-    assert_float_equal(carma_sched_next_timer(&f.s, 4), 33.25, 0);
-    assert_true(isinf(carma_sched_next_timer(&f.s, 33.25))); /* over */
+    assert_float_equal(carma_sched_next_timer(&f.s, 4), 33.25, 1e-9);
+    assert_true(carma_sched_next_timer(&f.s, 33.25) > 33.25); /* its last instant */
+    assert_true(isinf(carma_sched_next_timer(&f.s, 33.26)));  /* over */
     f.gpus[0].drained = 1; /* no job can go there: no timer */
     assert_true(isinf(carma_sched_next_timer(&f.s, 4)));
     carma_sched_free(&f.s);
@@ -657,7 +661,7 @@ static void test_recovery_head_blocks_a_collocatable_main_head(void **state)
     carma_sched_submit(&f.s, 1, 0);
     assert_int_equal(fx_step(&f, 0), 1);
     f.gpus[0].mem_used_mib = 1000;
-    assert_int_equal(fx_step(&f, 30), 1); /* job 1 joins job 0 */
+    assert_int_equal(fx_step(&f, 31), 1); /* job 1 joins job 0 */
     f.gpus[0].mem_used_mib = 2000;
     carma_sched_submit(&f.s, 2, 31);
     assert_int_equal(carma_sched_finish(&f.s, 1, CARMA_OUTCOME_OOM, 900, 40), 1);
@@ -672,7 +676,8 @@ static void test_recovery_head_blocks_a_collocatable_main_head(void **state)
     assert_int_equal(f.out[0].job, 1);
     f.gpus[0].mem_used_mib = 1000;
     assert_int_equal(fx_step(&f, 52), 0); /* job 1's grace */
-    assert_int_equal(fx_step(&f, 81), 1);
+    assert_int_equal(fx_step(&f, 81), 0); /* its last second */
+    assert_int_equal(fx_step(&f, 82), 1);
     assert_int_equal(f.out[0].job, 2);
     carma_sched_free(&f.s);
 }

@@ -204,8 +204,11 @@ static void test_reference_grace(void **state)
             fx_why(&f, 1, 1, "GPU 0: in its 30 s grace after job 1 started (29 s left)"), "grace");
         assert_string_equal(fx_why(&f, 1, 29.5, "(1 s left)"), "grace");
         assert_int_equal(fx_step(&f, 29.5), 0);
-        assert_string_equal(fx_why(&f, 1, 30, NULL), "placing");
-        assert_int_equal(fx_step(&f, 30), 1);
+        /* CARMA's `now - seen > 30`: at 30 s, its last instant */
+        assert_string_equal(fx_why(&f, 1, 30, "(0 s left)"), "grace");
+        assert_int_equal(fx_step(&f, 30), 0);
+        assert_string_equal(fx_why(&f, 1, 30.5, NULL), "placing");
+        assert_int_equal(fx_step(&f, 31), 1);
         carma_sched_free(&f.s);
     }
 }
