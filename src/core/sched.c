@@ -325,6 +325,11 @@ uint32_t carma_sched_position(const struct carma_sched *s, uint32_t j)
     return pos;
 }
 
+int carma_sched_mps_limits(const struct carma_sched *s)
+{
+    return s->p.mps_cap && s->policy->kind != CARMA_POLICY_REFERENCE;
+}
+
 /* Whether job j, running on GPU g, runs there without the MPS memory cap that every
  * other client of g has (carma_sched_mps_cap_mib): an exclusive job, whose need is not
  * known (it ran out under its cap, or its peak taught nothing). It was given a GPU of its
@@ -333,7 +338,7 @@ uint32_t carma_sched_position(const struct carma_sched *s, uint32_t j)
 static int runs_uncapped(const struct carma_sched *s, const struct carma_job *j,
                          const struct carma_gpu *g)
 {
-    return s->p.mps_cap && j->exclusive && g->sharing == CARMA_SHARING_MPS;
+    return carma_sched_mps_limits(s) && j->exclusive && g->sharing == CARMA_SHARING_MPS;
 }
 
 /* Memory a job holds on each of its GPUs while it runs. */
@@ -471,7 +476,8 @@ static void release(struct carma_sched *s, struct carma_job *j)
 
 uint64_t carma_sched_mps_cap_mib(const struct carma_sched *s, const struct carma_job *j)
 {
-    return s->p.mps_cap && j->held_mib && !j->exclusive ? j->held_mib + s->p.margin_mib : 0;
+    return carma_sched_mps_limits(s) && j->held_mib && !j->exclusive ? j->held_mib + s->p.margin_mib
+                                                                     : 0;
 }
 
 /* Whether running job j is capped below the memory of one of its GPUs (MPS). */

@@ -260,6 +260,12 @@ int carma_sched_finish(struct carma_sched *s, uint32_t j, enum carma_outcome out
  * out of range. */
 int carma_sched_run_alone(struct carma_sched *s, uint32_t j, enum carma_alone why);
 
+/* Whether jobs on MPS GPUs get limits (p.mps_cap: a memory cap, carma_sched_mps_cap_mib,
+ * and a share of the SMs): never under CARMA's reference policies, which set neither (a
+ * job there that outgrows its requirement runs on until the GPU itself is full, as in
+ * CARMA and in the simulator). */
+int carma_sched_mps_limits(const struct carma_sched *s);
+
 /* The memory job j's clients are capped at on its MPS GPUs (p.mps_cap), 0 for none: its
  * hold plus the margin, none without a hold, and none once an OOM gave it GPUs of its own
  * (exclusive): the same cap would crash it again. */

@@ -2461,7 +2461,7 @@ static int build_exec(struct carmad *d, uint32_t i, char ***argv_out, char ***en
         env[k++] = kv("CUDA_VISIBLE_DEVICES", "%s", uuids);
         env[k++] = kv("CARMA_JOB_ID", "%llu", (unsigned long long)r->id);
         env[k++] = kv("CARMA_JOB_ATTEMPT", "%u", j->attempts);
-        if (mps) {
+        if (mps && carma_sched_mps_limits(&d->sched)) {
             /* Threads: the job's solo SM activity with headroom, else an equal share
              * of the co-runners the GPU may hold; all of them for an exclusive job, which
              * no job joins (it runs uncapped: carma_sched_mps_cap_mib). */

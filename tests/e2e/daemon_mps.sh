@@ -56,4 +56,10 @@ grep -qx 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=45' "$T/c.$c2.1" ||
     fail "attempt 1's SM share (profile 0.3): $(cat "$T/c.$c2.1")"
 grep -qx 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100' "$T/c.$c2.2" ||
     fail "the exclusive attempt's SM share: $(cat "$T/c.$c2.2")"
+step "CARMA's policies set no MPS limit, as CARMA does not"
+stop_daemon TERM || fail "stop"
+start_daemon --gpus sim:1xa100-40gb --policy oracle-ff
+r=$(submit --mem 1G -- sh -c 'env | grep "^CUDA_MPS_" | sort >"$0"; :' "$T/r")
+"$CARMA" wait --timeout 30 "$r" >/dev/null || fail "job $r: $(state_of "$r")"
+[ -f "$T/r" ] && [ ! -s "$T/r" ] || fail "MPS limits under oracle-ff: $(cat "$T/r")"
 echo "daemon_mps: ok"

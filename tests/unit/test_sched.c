@@ -278,12 +278,13 @@ static void test_rerun_skips_gpus_it_filled_alone(void **state)
 
 /* A job that ran out of memory under its MPS cap reruns uncapped: nothing may join its
  * GPU while it runs, since its need is not known (its sampled peak stopped below the
- * cap) and it is not held to its bound; auto and the reference policies alike. */
+ * cap) and it is not held to its bound. (CARMA's reference policies cap no one:
+ * test_reference_policies_set_no_mps_limits.) */
 static void test_uncapped_rerun_gets_no_co_runner(void **state)
 {
     (void)state;
-    const char *pol[] = {"auto", "oracle-ff"};
-    for (size_t pi = 0; pi < 2; pi++) {
+    const char *pol[] = {"auto"};
+    for (size_t pi = 0; pi < 1; pi++) {
         struct fx f;
         fx_init(&f, pol[pi], 1);
         carma_sched_free(&f.s);
@@ -311,6 +312,53 @@ static void test_uncapped_rerun_gets_no_co_runner(void **state)
         assert_int_equal(f.jobs[1].state, CARMA_JOB_RUNNING);
         carma_sched_free(&f.s);
     }
+}
+
+/* CARMA sets no MPS limit: under its policies carmad (mps_cap 1) caps no client's
+ * memory or SMs, as the simulator does not, and a job that ran out of memory reruns on
+ * an idle GPU with the same requirement, which others join after the grace. */
+static void test_reference_policies_set_no_mps_limits(void **state)
+{
+    (void)state;
+    const char *pol[] = {"oracle-ff", "or-rr", "est-magm", "exclusive"};
+    for (size_t pi = 0; pi < 4; pi++) {
+        struct fx f;
+        fx_init(&f, pol[pi], 1);
+        carma_sched_free(&f.s);
+        struct carma_sched_params p;
+        carma_sched_params_default(&p);
+        p.mps_cap = 1;
+        assert_int_equal(carma_sched_init(&f.s, f.jobs, f.gpus, 1, carma_policy_find(pol[pi]), &p),
+                         0);
+        assert_int_equal(carma_sched_mps_limits(&f.s), 0);
+        f.jobs[0].bound_mib = f.jobs[0].mem_mib = 2048;
+        carma_sched_submit(&f.s, 0, 0);
+        assert_int_equal(fx_step(&f, 0), 1);
+        assert_int_equal(carma_sched_mps_cap_mib(&f.s, &f.jobs[0]), 0);
+        assert_int_equal(carma_sched_finish(&f.s, 0, CARMA_OUTCOME_OOM, 516, 50), 1);
+        assert_int_equal(fx_step(&f, 51), 1);
+        assert_int_equal(f.jobs[0].exclusive, 0);
+        if (!strcmp(pol[pi], "exclusive")) {
+            carma_sched_free(&f.s);
+            continue;
+        }
+        f.gpus[0].mem_used_mib = 2048;
+        carma_sched_gpu_changed(&f.s, 0);
+        f.jobs[1].bound_mib = f.jobs[1].mem_mib = 4096;
+        carma_sched_submit(&f.s, 1, 52);
+        assert_int_equal(fx_step(&f, 81), 0); /* its grace */
+        assert_int_equal(fx_step(&f, 82), 1); /* then a co-runner, as CARMA */
+        carma_sched_free(&f.s);
+    }
+    struct fx f;
+    fx_init(&f, "auto", 1);
+    carma_sched_free(&f.s);
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
+    p.mps_cap = 1;
+    assert_int_equal(carma_sched_init(&f.s, f.jobs, f.gpus, 1, carma_policy_find("auto"), &p), 0);
+    assert_int_equal(carma_sched_mps_limits(&f.s), 1);
+    carma_sched_free(&f.s);
 }
 
 static void test_auto_moves_a_job_that_crashed_alone_to_a_larger_gpu(void **state)
@@ -2168,6 +2216,7 @@ int main(void)
         cmocka_unit_test(test_idle_preamble_index_order),
         cmocka_unit_test(test_adopt_without_its_gpus),
         cmocka_unit_test(test_grace_window),
+        cmocka_unit_test(test_reference_policies_set_no_mps_limits),
         cmocka_unit_test(test_grace_ends_when_the_job_dies),
         cmocka_unit_test(test_grace_runs_from_the_process_seen),
         cmocka_unit_test(test_job_beyond_the_gpus_in_service_blocks_no_one),
