@@ -555,19 +555,27 @@ static void test_risk_gate(void **state)
     carma_sched_free(&f.s);
 }
 
-static void check_order(const char *policy, int expect)
+/* Places a 1000 MiB job under `policy` on four GPUs busy with used[g] MiB at SMACT
+ * smact[g] (SMOCC and DRAMA low): it must go to GPU `expect`. */
+static void check_first(const char *policy, const uint64_t used[4], const float smact[4],
+                        int expect)
 {
     struct fx f;
     fx_init(&f, policy, 4);
-    fx_busy(&f, 0, 20000, 0.50f, 0.1f, 0.1f);
-    fx_busy(&f, 1, 10000, 0.70f, 0.1f, 0.1f);
-    fx_busy(&f, 2, 30000, 0.20f, 0.1f, 0.1f);
-    fx_busy(&f, 3, 25000, 0.60f, 0.1f, 0.1f);
+    for (size_t g = 0; g < 4; g++)
+        fx_busy(&f, g, used[g], smact[g], 0.1f, 0.1f);
     f.jobs[0].mem_mib = 1000;
     carma_sched_submit(&f.s, 0, 100);
     assert_int_equal(fx_step(&f, 100), 1);
     assert_int_equal(f.jobs[0].gpu[0], expect);
     carma_sched_free(&f.s);
+}
+
+static void check_order(const char *policy, int expect)
+{
+    static const uint64_t used[4] = {20000, 10000, 30000, 25000};
+    static const float smact[4] = {0.50f, 0.70f, 0.20f, 0.60f};
+    check_first(policy, used, smact, expect);
 }
 
 static void test_orders(void **state)
@@ -612,17 +620,9 @@ static void fx_smact_then(struct fx *f, size_t g, float most, float last, float 
  * (BF, MAGM) or equal SMACT (LUG) keep their index order. */
 static void check_tie(const char *policy, int expect)
 {
-    struct fx f;
-    fx_init(&f, policy, 4);
-    fx_busy(&f, 0, 10000, 0.50f, 0.1f, 0.1f);
-    fx_busy(&f, 1, 20000, 0.30f, 0.1f, 0.1f);
-    fx_busy(&f, 2, 20000, 0.30f, 0.1f, 0.1f);
-    fx_busy(&f, 3, 10000, 0.50f, 0.1f, 0.1f);
-    f.jobs[0].mem_mib = 1000;
-    carma_sched_submit(&f.s, 0, 100);
-    assert_int_equal(fx_step(&f, 100), 1);
-    assert_int_equal(f.jobs[0].gpu[0], expect);
-    carma_sched_free(&f.s);
+    static const uint64_t used[4] = {10000, 20000, 20000, 10000};
+    static const float smact[4] = {0.50f, 0.30f, 0.30f, 0.50f};
+    check_first(policy, used, smact, expect);
 }
 
 static void test_order_ties_keep_index_order(void **state)
