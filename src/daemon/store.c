@@ -457,6 +457,25 @@ static int check_deadline(void *ctx)
     return carma_mono_s() > *(const double *)ctx;
 }
 
+/* The store could not be read for a reason that is not damage (a full
+ * disk, a folder where its -wal or -shm cannot be made, a lock another program holds): the
+ * file may be sound, and restoring an older copy would lose jobs. */
+static int check_unreadable(struct carma_store *s, const char *path, struct carma_err *err)
+{
+    int full = sqlite3_system_errno(s->db) == ENOSPC; /* the one errno SQLite keeps reliably */
+    return carma_err_set(err, full ? -ENOSPC : -EIO,
+                         "store: %s cannot be read (%s%s); this is no damage of the file: "
+                         "check its file system (free space, read-only, permissions, locks "
+                         "held by another program)",
+                         path, sqlite3_errmsg(s->db), full ? ": no space left on device" : "");
+}
+
+/* Whether extended result code rc says the file's content is damaged. */
+static int is_damage(int rc)
+{
+    return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB;
+}
+
 /* PRAGMA quick_check, bounded by CARMA_STORE_CHECK_S seconds (a store of years of
  * monitor records must not hold the start for long): damage is -EIO naming what is
  * wrong; running out of time only sets check_incomplete. Run before any write, so
@@ -466,6 +485,8 @@ static int check_store(struct carma_store *s, const char *path, struct carma_err
     double deadline = carma_mono_s() + CARMA_STORE_CHECK_S;
     sqlite3_stmt *q;
     int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(3)", -1, &q, NULL);
+    if (rc != SQLITE_OK && !is_damage(rc))
+        return check_unreadable(s, path, err);
     if (rc != SQLITE_OK)
         return carma_err_set(err, -EIO, "store: %s is damaged (%s); restore it from a backup",
                              path, sqlite3_errmsg(s->db));
@@ -484,6 +505,10 @@ static int check_store(struct carma_store *s, const char *path, struct carma_err
     if (rc == SQLITE_INTERRUPT) {
         s->check_incomplete = 1;
         rc = SQLITE_DONE;
+    } else if (rc != SQLITE_DONE && !is_damage(rc)) {
+        int ret = check_unreadable(s, path, err);
+        sqlite3_finalize(q);
+        return ret;
     } else if (rc != SQLITE_DONE) {
         snprintf(what, sizeof what, "%s", sqlite3_errmsg(s->db));
     }

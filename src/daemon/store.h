@@ -69,7 +69,8 @@ int carma_file_private_at(int dirfd, const char *name);
  * (created 0600, or made 0600 if group or others could open it) and its -wal and -shm
  * must be carmad's alone: they hold every job's environment. A store that
  * PRAGMA quick_check finds damaged is refused (-EIO, err says what is wrong) before
- * anything is written to it. test hook: when the
+ * anything is written to it; one it cannot read for another reason (a full disk: -ENOSPC,
+ * a read-only folder, a lock held) is refused without being called damaged. test hook: when the
  * environment has CARMA_TEST_STORE_MAX_PAGES=N the database may not grow by more
  * than N pages beyond its size after opening (a real SQLITE_FULL, for full-disk
  * tests). */

@@ -713,6 +713,31 @@ static void test_damaged_refused(void **state)
     assert_true(stat(wal, &sb) < 0 || sb.st_size == 0); /* nothing written */
 }
 
+/* A store that cannot be read for a reason of its file system, not of its content (here
+ * its -wal cannot be opened: a folder is in the way; a full disk or a read-only folder
+ * stops it too) is refused without calling it damaged: "restore it from a backup" would
+ * have the administrator put back an older copy of a sound file. */
+static void test_unreadable_not_damaged(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    carma_store_close(st);
+    char wal[160];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    assert_int_equal(mkdir(wal, 0700), 0);
+    assert_int_equal(carma_store_open(&st, path, &err), -EIO);
+    assert_null(st);
+    assert_null(strstr(err.msg, "damaged"));
+    assert_null(strstr(err.msg, "backup"));
+    assert_non_null(strstr(err.msg, "cannot be read"));
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(rmdir(wal), 0);
+    assert_int_equal(carma_store_open(&st, path, &err), 0); /* and it was sound */
+    carma_store_close(st);
+}
+
 /* Schema 13: a running attempt's Xid mark (attempts.xid, xid_gpu, xid_time; schema 17
  * xid_shared, 19 xid_via) is stored and read back, an ended attempt's is left as it is; an
  * old store (version 12) gains the columns with its attempts unmarked. */
@@ -977,6 +1002,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attempt_seen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_coloc_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_coloc_by_kind_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_not_damaged, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
