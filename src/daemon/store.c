@@ -369,7 +369,7 @@ static int has_column(struct carma_store *s, const char *table, const char *colu
     return found;
 }
 
-static int migrate(struct carma_store *s, struct carma_err *err)
+static int migrate(struct carma_store *s, const char *path, struct carma_err *err)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
@@ -379,8 +379,10 @@ static int migrate(struct carma_store *s, struct carma_err *err)
     s->version_found = v;
     if (v > CARMA_STORE_SCHEMA_VERSION)
         return carma_err_set(err, -EPROTO,
-                             "store: schema version %d is newer than this carmad (%d)", v,
-                             CARMA_STORE_SCHEMA_VERSION);
+                             "store: %s: schema version %d is newer than this carmad's (%d): "
+                             "a newer carmad wrote it; run that one on it (this one would "
+                             "misread it)",
+                             path, v, CARMA_STORE_SCHEMA_VERSION);
     for (; v < CARMA_STORE_SCHEMA_VERSION; v++) {
         char bump[64];
         snprintf(bump, sizeof bump, "PRAGMA user_version=%d", v + 1);
@@ -396,7 +398,9 @@ static int migrate(struct carma_store *s, struct carma_err *err)
             rc = exec_sql(s, "COMMIT", err);
         if (rc) {
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            return rc;
+            struct carma_err e = *err;
+            return carma_err_set(err, rc, "store: %s: migrating schema version %d to %d: %s", path,
+                                 v, v + 1, strncmp(e.msg, "store: ", 7) ? e.msg : e.msg + 7);
         }
     }
     return 0;
@@ -544,9 +548,11 @@ int carma_store_open(struct carma_store **out, const char *path, struct carma_er
     sqlite3_busy_timeout(s->db, 5000);
     sqlite3_extended_result_codes(s->db, 1);
     if ((rc = check_store(s, path, err)) ||
-        (rc = exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                          "PRAGMA foreign_keys=ON;", err)) ||
-        (rc = migrate(s, err)))
+        (rc = exec_sql(s,
+                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                       "PRAGMA foreign_keys=ON;",
+                       err)) ||
+        (rc = migrate(s, path, err)))
         goto fail;
     const char *mp = getenv("CARMA_TEST_STORE_MAX_PAGES");
     if (mp && *mp) {

@@ -261,6 +261,17 @@ static void test_strict_wal_and_migration(void **state)
     sqlite3_close(db);
     assert_int_equal(carma_store_open(&st, path, &err), -EPROTO);
     assert_non_null(strstr(err.msg, "newer"));
+    assert_non_null(strstr(err.msg, path)); /* which file, among an administrator's copies */
+    /* A migration that fails names the file and the step: a file that says version 0 but
+     * holds the jobs table already. */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=0", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_not_equal(carma_store_open(&st, path, &err), 0);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "migrating schema version 0 to 1"));
+    assert_non_null(strstr(err.msg, "already exists"));
 }
 
 /* Inserts a job of `state` that ended at `end` (< 0: not ended), with one attempt and its
