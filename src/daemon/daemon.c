@@ -5624,6 +5624,40 @@ static int u64_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+struct live_walk {
+    const struct carmad *d;
+    unsigned long long id;
+    pid_t pid; /* of a live shepherd found, 0 none */
+};
+
+static void live_attempt_at(void *ctx, int jfd, const char *name, unsigned long long n)
+{
+    struct live_walk *w = ctx;
+    (void)jfd;
+    (void)name;
+    char dir[PATH_MAX];
+    pid_t pid;
+    if (!w->pid && n <= UINT32_MAX) {
+        attempt_dir(w->d, w->id, (uint32_t)n, dir, sizeof dir);
+        if (carma_shepherd_alive(dir, &pid))
+            w->pid = pid;
+    }
+}
+
+/* The pid of a live shepherd in job folder id (one of its attempts still runs), else 0. */
+static pid_t jobdir_live_shepherd(const struct carmad *d, uint64_t id)
+{
+    char name[24];
+    snprintf(name, sizeof name, "%llu", (unsigned long long)id);
+    int jfd = openat(d->jobsfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (jfd < 0)
+        return 0;
+    struct live_walk w = {.d = d, .id = id};
+    each_numbered(jfd, live_attempt_at, &w);
+    close(jfd);
+    return w.pid;
+}
+
 /* The retention deletes jobs from the store, then their folders (jobdirs_remove, later
  * iterations): a stop or crash between leaves folders of jobs the store no longer
  * holds, as do folders that could not be removed, and those an older carmad left. At
@@ -5631,7 +5665,8 @@ static int u64_cmp(const void *a, const void *b)
  * store's highest and not in the store is queued for removal. That is safe: ids are
  * given in order and a job's folder is made only after its row commits, so such a
  * folder belongs to no job, now or later (the highest id is never removed, and
- * check_store_current refused a store behind its folders). And cheap: one listing of
+ * check_store_current refused a store behind its folders), except where the store lost
+ * rows (.recover): a folder where a shepherd still runs is left. And cheap: one listing of
  * STATE/jobs and one scan of the jobs' primary key, at start only (100,000 folders:
  * about 0.1 s); the removal itself goes in batches. */
 static void jobdirs_sweep(struct carmad *d)
@@ -5664,8 +5699,20 @@ static void jobdirs_sweep(struct carmad *d)
     for (size_t i = 0; i < w.n; i++) {
         while (k < n && ids[k] < w.v[i])
             k++;
-        if (k == n || ids[k] != w.v[i])
-            w.v[gone++] = w.v[i];
+        if (k < n && ids[k] == w.v[i])
+            continue;
+        /* A store that lost rows (rebuilt by sqlite3's .recover, as a damaged store's
+         * refusal suggests) leaves folders of jobs that still run: their shepherds write
+         * there, and the folder is all that is left of the job. */
+        pid_t live = jobdir_live_shepherd(d, w.v[i]);
+        if (live) {
+            dlog(d, LOG_WARNING,
+                 "%s/jobs/%llu: the store does not know this job, but its shepherd %d still "
+                 "runs (the store lost its row?): the folder is left in place",
+                 d->state_dir, (unsigned long long)w.v[i], (int)live);
+            continue;
+        }
+        w.v[gone++] = w.v[i];
     }
     free(ids);
     if (gone && jobdirs_queue(d, w.v, gone))

@@ -71,7 +71,20 @@ grep -q "retention: 2 log folders of jobs no longer in the store" "$T/carmad.log
     fail "the sweep not logged"
 [ -d "$J/$r/1" ] && [ -d "$J/$k/1" ] || fail "a kept job's folder was swept"
 is_state "$r" running || fail "job $r: $(state_of "$r"), not running"
-"$CARMA" cancel "$r" >/dev/null
-"$CARMA" wait --timeout 20 "$r" >/dev/null
+
+step "the folder of a running job the store lost (a store rebuilt by .recover) stays"
+stop_daemon TERM
+python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for t in ("usage", "attempts"):
+    db.execute("DELETE FROM %s WHERE job_id = ?" % t, (int(sys.argv[2]),))
+db.execute("DELETE FROM jobs WHERE id = ?", (int(sys.argv[2]),))
+db.commit()' "$T/state/carma.db" "$r" || fail "cannot remove job $r's rows"
+up
+wait_until 10 grep -q "jobs/$r: the store does not know this job, but its shepherd .* still runs" \
+    "$T/carmad.log" || fail "the live shepherd of job $r not said: $(grep retention "$T/carmad.log")"
+sleep 1 # the removal runs in the iterations after the start
+[ -d "$J/$r/1" ] && [ -s "$J/$r/1/shepherd" ] || fail "the folder of running job $r was swept"
+pkill -KILL -s "$(cut -d' ' -f1 "$J/$r/1/shepherd")"
 stop_daemon TERM
 echo "daemon_retention: ok"
