@@ -32,6 +32,10 @@ size_t carmad_drained_parse(const char *text, size_t len, struct carmad_drained 
         size_t m = nl ? (size_t)(nl - s) : len - pos;
         pos += m + (nl != NULL);
         line++;
+        /* a line an editor ended in CR LF: its GPU stays drained (the CR would make the
+         * reason unreadable, the line ignored, and a GPU that needs a reset in service) */
+        if (m > 0 && s[m - 1] == '\r')
+            m--;
         if (m == 0)
             continue; /* an empty line */
         const char *why = NULL;

@@ -55,6 +55,25 @@ static void test_add_remove(void **state)
     assert_int_equal(n, 0);
 }
 
+/* A file an editor saved with CR LF line ends keeps its GPUs drained: the reason is read
+ * without the CR (ignoring the lines would put GPUs that need a reset back in service). */
+static void test_parse_crlf(void **state)
+{
+    (void)state;
+    static const char text[] = "GPU-a\treported Xid 48 (x)\r\n\r\nGPU-b\tdrained by root\r\n";
+    struct carmad_drained b[3];
+    size_t nb = 0;
+    assert_int_equal(carmad_drained_parse(text, sizeof text - 1, b, 3, &nb, NULL, NULL), 0);
+    assert_int_equal(nb, 2);
+    assert_string_equal(b[0].uuid, "GPU-a");
+    assert_string_equal(b[0].reason, "reported Xid 48 (x)");
+    assert_string_equal(b[1].reason, "drained by root");
+    /* a CR elsewhere is still no printable ASCII */
+    static const char mid[] = "GPU-c\tx\ry\n";
+    assert_int_equal(carmad_drained_parse(mid, sizeof mid - 1, b, 3, &nb, NULL, NULL), 1);
+    assert_int_equal(nb, 0);
+}
+
 /* The most lines of the longest fit the format's buffer and the bytes read back. */
 static void test_file_max(void **state)
 {
@@ -110,6 +129,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_remove),
+        cmocka_unit_test(test_parse_crlf),
         cmocka_unit_test(test_file_max),
         cmocka_unit_test(test_manual_reason),
     };
