@@ -7,9 +7,9 @@
  *             conn_stall_timeout (s), path_check_timeout (s),
  *             job_retention_days (final jobs older are removed from the store, and their
  *             log folders STATE/jobs/ID from the disk; 0 never),
+ *             allow_root_jobs (bool), socket_group, socket_mode (octal)
  *   [monitor] record_interval (s between stored records, 0 none), retention_days,
  *             record_max_mib (bound of the stored records), window (samples)
- *             allow_root_jobs (bool), socket_group, socket_mode (octal)
  *   [sched]   margin_mib, req_margin_mib, free_margin_mib, or_min_free_mib,
  *             grace (s), backfill_depth, max_jobs_per_gpu, learn_coloc (bool),
  *             order (fifo|fair), fair_halflife (s)
