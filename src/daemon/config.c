@@ -9,6 +9,7 @@
 #include <ini.h>
 
 #include "core/gpu.h"
+#include "util/csv.h"
 #include "core/policy.h"
 #include "daemon/http.h"
 #include "gpu/backend.h"
@@ -58,12 +59,12 @@ struct load_ctx {
     unsigned nseen;
 };
 
+/* Numbers are decimal, without sign or blanks (strtod would take 0x10 as 16). */
 static int parse_double(const char *v, double lo, double hi, double *out)
 {
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !(x >= lo && x <= hi))
+    double x;
+    if (carma_parse_double(v, &x) || (v[0] != '.' && (v[0] < '0' || v[0] > '9')) ||
+        !(x >= lo && x <= hi))
         return -1;
     *out = x;
     return 0;
@@ -71,12 +72,8 @@ static int parse_double(const char *v, double lo, double hi, double *out)
 
 static int parse_u64(const char *v, uint64_t hi, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    if (*v == '-')
-        return -1;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || end == v || *end || x > hi)
+    uint64_t x;
+    if (carma_parse_u64(v, &x) || x > hi)
         return -1;
     *out = x;
     return 0;
@@ -181,7 +178,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         } else if (!strcmp(name, "socket_mode")) {
             char *end;
             unsigned long m = strtoul(value, &end, 8);
-            if (*end || end == value || m > 0777)
+            if (*end || end == value || value[0] < '0' || value[0] > '7' || m > 0777)
                 BAD("socket_mode: an octal mode expected");
             c->socket_mode = (unsigned)m;
         } else if (!strcmp(name, "max_conns_per_user")) {
