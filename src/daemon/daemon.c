@@ -3843,12 +3843,26 @@ static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q
         json_t *att = NULL;
         if (carma_store_attempts_json(d->store, r.id, &att, &err) == 0)
             json_object_set_new(job, "attempt_list", att);
+        double now = now_s();
         if (live && d->sj[i].state == CARMA_JOB_RUNNING) {
             json_object_set_new(job, "gpu_uuids", job_gpus_json(d, i));
             json_object_set_new(job, "shepherd_pid", json_integer(d->dj[i].shepherd));
+            /* the running attempt's usage as of now, as the job's own below: the store
+             * holds it as of the last accounting flush only (up to a minute old) */
+            const struct carma_job *j = &d->sj[i];
+            size_t k;
+            json_t *a;
+            json_array_foreach(att, k, a) {
+                if (json_integer_value(json_object_get(a, "n")) != (json_int_t)j->attempts ||
+                    j->start_s <= 0 || now <= j->start_s)
+                    continue;
+                json_object_set_new(a, "gpu_seconds",
+                                    json_real((now - j->start_s) * held_gpus(d, i)));
+                json_object_set_new(a, "energy_j", json_real(d->dj[i].att_energy_j));
+            }
         }
         if (live)
-            live_usage(d, i, job, now_s(), NULL);
+            live_usage(d, i, job, now, NULL);
         uint32_t pos = live ? carma_sched_position(&d->sched, i) : 0;
         if (pos) { /* its place as the last step left the queues (order = fair: sorted) */
             json_object_set_new(job, "queue_position", json_integer(pos));

@@ -3,9 +3,10 @@
 # Accounting): a GPU that gives neither an energy counter nor its power has no energy
 # (no series in /metrics, null in /v1/gpus and carma gpus --json), not 0 J; carma ls's
 # RUNTIME is the job's run time over its attempts (run_s), not the time since its last
-# attempt began: a retry waiting in the queue does not run; carma_job_gpu_seconds_total
-# never steps back (a counter), though an attempt's run ends at its job's exit, which
-# the ticks until its shepherd ended counted past.
+# attempt began: a retry waiting in the queue does not run; carma show's running attempt
+# has its usage as of now, as the job's, not as of the last accounting flush;
+# carma_job_gpu_seconds_total never steps back (a counter), though an attempt's run ends
+# at its job's exit, which the ticks until its shepherd ended counted past.
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
 EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
 if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
@@ -60,6 +61,24 @@ sleep 2.5
 [ "$(runtime "$a")" = "$(run_cell "$a")" ] ||
     fail "a finished job's RUNTIME $(runtime "$a"), its run time $(run_cell "$a")"
 stop_daemon TERM || fail "stop"
+
+step "carma show: a running attempt's usage is as of now, not as of the last flush"
+# record_interval = 0: the running attempts' usage is stored once a minute at most
+printf '[monitor]\nrecord_interval = 0\n' >>"$T/carmad.ini"
+up
+b=$(submit -- sleep 30)
+wait_until 10 is_state "$b" running || fail "job $b: $(state_of "$b")"
+sleep 2.5
+"$CARMA" show --json "$b" | python3 -c 'import json,sys
+j=json.load(sys.stdin); a=j["attempt_list"][-1]
+ok=a["gpu_seconds"] is not None and j["gpu_seconds"] > 2 and abs(a["gpu_seconds"] - j["gpu_seconds"]) < 0.5 \
+    and a["energy_j"] is not None and abs(a["energy_j"] - j["energy_j"]) <= 1e-6 * max(1, j["energy_j"])
+sys.exit(0 if ok else 1)' ||
+    fail "job $b's only attempt and the job disagree: $("$CARMA" show --json "$b" | grep -E 'gpu_seconds|energy_j')"
+"$CARMA" cancel "$b" >/dev/null || fail "cancel"
+"$CARMA" wait --timeout 20 "$b" >/dev/null
+stop_daemon TERM || fail "stop"
+
 step "carma_job_gpu_seconds_total never steps back for a retry"
 # The hook fails the shepherd's first two tries at its status (3 s): the job, out of
 # memory after 1 s, is counted running until then; its retry starts from its 1 s.
