@@ -97,7 +97,7 @@ int cmd_wait(int argc, char **argv)
                 cli_call_until(&c, "wait", req, &resp, reached ? WAIT_PATIENCE_S : 0, deadline);
             if (st == CLI_DEADLINE) {
                 fprintf(stderr,
-                        "carma wait: job %llu not known to have ended after %.0f s "
+                        "carma wait: job %llu not known to have ended after %.10g s "
                         "(carmad did not answer in time)\n",
                         (unsigned long long)ids[k], timeout);
                 if (c.json)
@@ -131,7 +131,7 @@ int cmd_wait(int argc, char **argv)
             char last[32];
             snprintf(last, sizeof last, "%s", state ? state : "unknown");
             if (deadline >= 0 && carma_mono_s() >= deadline) {
-                fprintf(stderr, "carma wait: job %llu still %s after %.0f s\n",
+                fprintf(stderr, "carma wait: job %llu still %s after %.10g s\n",
                         (unsigned long long)ids[k], last, timeout);
                 if (c.json) /* every job as it stands: this one, then those not reached */
                     print_as_they_stand(&c, out, job, ids + k + 1, n - k - 1);

@@ -118,7 +118,7 @@ wait_until 10 sh -c "\"$CARMA\" show $long | grep -q 'bound 2048, peak 2048, now
     fail "show of a running job: $("$CARMA" show "$long" | grep memory)"
 rc=0; "$CARMA" wait --timeout 0.2 "$long" >/dev/null 2>"$T/wait.err" || rc=$?
 [ "$rc" = 1 ] || fail "carma wait --timeout on a running job: exit $rc"
-grep -qx "carma wait: job $long still running after 0 s" "$T/wait.err" || \
+grep -qx "carma wait: job $long still running after 0.2 s" "$T/wait.err" || \
     fail "carma wait timeout message: $(cat "$T/wait.err")"
 # --json on a timeout: every job as it stands, the finished one and the running one
 rc=0; "$CARMA" wait --timeout 0.2 --json "$s2" "$long" >"$T/wait.json" 2>/dev/null || rc=$?
