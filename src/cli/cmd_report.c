@@ -157,6 +157,8 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     if (!html) {
+        fprintf(stderr, "carma report: --html FILE is needed: the report is an HTML page "
+                        "written there\n");
         usage(stderr);
         return 2;
     }

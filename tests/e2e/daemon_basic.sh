@@ -132,7 +132,8 @@ done
 for a in "ls --bogus|unrecognized option '--bogus'" "show 3 4|unexpected argument '4'" \
     "wait 3 --timeout|--timeout needs a value" "submit --mem|--mem needs a value" \
     "submit --bogus x -- true|unrecognized option '--bogus'" "top --interval|--interval needs" \
-    "submit-rad a.rad b.rad|unexpected argument 'b.rad'" "usage --user|--user needs a value"; do
+    "submit-rad a.rad b.rad|unexpected argument 'b.rad'" "usage --user|--user needs a value" \
+    "report --since 1d|--html FILE is needed"; do
     _rc=0
     "$CARMA" ${a%%|*} 2>"$T/arg.err" || _rc=$?
     [ "$_rc" = 2 ] && head -1 "$T/arg.err" | grep -q -- "${a#*|}" && grep -q "^usage: carma" "$T/arg.err" ||
