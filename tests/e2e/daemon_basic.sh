@@ -128,6 +128,9 @@ assert [x["state"] for x in j] == ["succeeded", "running"], j' "$T/wait.json" ||
 for c in show cancel logs wait gpus; do
     "$CARMA" $c --help | grep -q "^usage: carma $c" || fail "carma $c --help"
 done
+# drain and undrain are carmad's user's too (a per-user carmad's), not root's alone
+[ "$("$CARMA" --help | grep -cE "^  (un)?drain .*\(root or carmad's user\)$")" = 2 ] ||
+    fail "carma --help on drain and undrain: $("$CARMA" --help | grep drain)"
 # a refused argument is named before the usage, exit 2
 for a in "ls --bogus|unrecognized option '--bogus'" "show 3 4|unexpected argument '4'" \
     "wait 3 --timeout|--timeout needs a value" "submit --mem|--mem needs a value" \
