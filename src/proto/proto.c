@@ -700,7 +700,12 @@ int carma_client_connect(const char *path, struct carma_err *err)
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         int e = errno;
         close(fd);
-        return carma_err_set(err, -e, "%s: cannot reach carmad: %s", path, strerror(e));
+        /* what to do when none listens there: the usual first error of a new user */
+        const char *hint = e == ENOENT || e == ECONNREFUSED
+                               ? " (is it running? start carmad, or name the socket it "
+                                 "listens on with --socket or CARMA_SOCKET)"
+                               : "";
+        return carma_err_set(err, -e, "%s: cannot reach carmad%s: %s", path, hint, strerror(e));
     }
     return fd;
 }

@@ -465,6 +465,7 @@ static void test_responses(void **state)
     struct carma_err err = {{0}};
     assert_true(carma_client_connect("/nonexistent/carmad.sock", &err) < 0);
     assert_non_null(strstr(err.msg, "cannot reach carmad"));
+    assert_non_null(strstr(err.msg, "start carmad, or name the socket")); /* what to do */
 }
 
 /* An error message cut inside a UTF-8 character, or quoting bytes that are not UTF-8,
