@@ -1,5 +1,7 @@
 #include "core/policy.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
 #define REF (CARMA_POLICY_NEEDS_WINDOW | CARMA_POLICY_TICK_1S)
@@ -41,4 +43,17 @@ const struct carma_policy *carma_policy_all(size_t *n)
 {
     *n = sizeof policies / sizeof policies[0];
     return policies;
+}
+
+void carma_policy_names(char *buf, size_t cap)
+{
+    assert(buf && cap > 0);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0] && len + 1 < cap; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", policies[i].name);
+        if (w < 0)
+            break;
+        len += (size_t)w < cap - len ? (size_t)w : cap - len - 1;
+    }
 }

@@ -44,5 +44,8 @@ struct carma_policy {
 const struct carma_policy *carma_policy_find(const char *name);
 /* Every policy, `auto` first. */
 const struct carma_policy *carma_policy_all(size_t *n);
+/* Writes every policy's name into buf, comma-separated ("auto, exclusive, ..."), cut to
+ * fit cap (> 0) and NUL-terminated, for an error that names what is known. */
+void carma_policy_names(char *buf, size_t cap);
 
 #endif

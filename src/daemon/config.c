@@ -133,8 +133,11 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         memcpy(x->seen[x->nseen++], key, sizeof key);
     if (!strcmp(section, "daemon")) {
         if (!strcmp(name, "policy")) {
-            if (!carma_policy_find(value))
-                BAD("unknown policy '%.64s'", value);
+            if (!carma_policy_find(value)) {
+                char known[256];
+                carma_policy_names(known, sizeof known);
+                BAD("unknown policy '%.64s' (known: %.160s)", value, known);
+            }
             copy_str(c->policy, sizeof c->policy, value);
         } else if (!strcmp(name, "gpus")) {
             if (copy_str(c->gpus, sizeof c->gpus, value))

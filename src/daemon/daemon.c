@@ -5846,7 +5846,9 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         goto fail;
     const char *pname = o->policy ? o->policy : d->cfg.policy;
     if (!(d->policy = carma_policy_find(pname))) {
-        rc = carma_err_set(err, -EINVAL, "--policy %s: unknown policy", pname);
+        char known[256];
+        carma_policy_names(known, sizeof known);
+        rc = carma_err_set(err, -EINVAL, "--policy %s: unknown policy (known: %s)", pname, known);
         goto fail;
     }
     if (o->state_dir) {

@@ -438,6 +438,12 @@ refused 2 "a port in \[1, 65535\] expected" --state "$T/st2" --socket "$T/s2.soc
 printf '[daemon]\npolicy = auto\ngpus = sim:2xfoo\n' >"$T/bad.ini"
 refused 2 "bad.ini:3: gpus: unknown GPU kind 'foo'" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini"
+# an unknown policy is refused with the names known, on the command line and in the file
+refused 2 "--policy orcale-ff: unknown policy (known: auto, exclusive, oracle-ff, " --foreground \
+    --state "$T/st2" --socket "$T/s2.sock" --gpus sim:1xa100-40gb --policy orcale-ff
+printf '[daemon]\npolicy = orcale-ff\n' >"$T/bad.ini"
+refused 2 "bad.ini:2: unknown policy 'orcale-ff' (known: auto, exclusive, oracle-ff, .*, est-lug)" \
+    --foreground --state "$T/st2" --socket "$T/s2.sock" --config "$T/bad.ini" --gpus sim:1xa100-40gb
 printf 'policy = auto\n' >"$T/bad.ini"
 refused 2 "bad.ini:1: 'policy' is outside any section" --foreground --state "$T/st2" \
     --socket "$T/s2.sock" --config "$T/bad.ini"
