@@ -47,13 +47,28 @@ int cmd_cancel(int argc, char **argv)
         return 2;
     }
     json_t *req = cli_req("cancel");
-    json_object_set_new(req, "ids", ids);
+    json_object_set_new(req, "ids", json_incref(ids));
     json_t *resp;
     int st = cli_call(&c, "cancel", req, &resp);
-    if (st)
+    if (st) {
+        json_decref(ids);
         return st;
-    if (c.json)
+    }
+    if (c.json) {
         cli_print_json(resp);
+    } else { /* a job that had ended is left as it is: said, so that silence means done */
+        json_t *done = json_object_get(resp, "cancelled"), *a, *b;
+        size_t k, m;
+        json_array_foreach(ids, k, a) {
+            int found = 0;
+            json_array_foreach(done, m, b)
+                found |= json_integer_value(a) == json_integer_value(b);
+            if (!found)
+                fprintf(stderr, "carma cancel: job %lld had ended already: nothing to cancel\n",
+                        (long long)json_integer_value(a));
+        }
+    }
+    json_decref(ids);
     json_decref(resp);
     return 0;
 }

@@ -177,6 +177,10 @@ wait_until 10 test -s "$T/gr.up" || fail "the graceful job did not start"
 "$CARMA" cancel "$gr" || fail "cancel refused"
 wait_until 10 is_state "$gr" cancelled || fail "graceful job: $(state_of "$gr")"
 "$CARMA" wait "$gr" >/dev/null; [ $? = 1 ] || fail "carma wait on a cancelled job exited 0"
+# cancelling a job that has ended changes nothing, and says so (exit 0)
+"$CARMA" cancel "$gr" 2>"$T/cancel.err" || fail "cancel of an ended job refused"
+grep -qx "carma cancel: job $gr had ended already: nothing to cancel" "$T/cancel.err" ||
+    fail "cancel of an ended job: '$(cat "$T/cancel.err")'"
 
 step "cancel a job that forks (all its processes end)"
 fk=$(submit -- sh "$HELP/forker.sh" "$T/fk.pids")
