@@ -5124,6 +5124,32 @@ static void recon_ends(struct recon *x)
     x->nends = x->capends = 0;
 }
 
+/* Queued job i asks for more GPUs than this carmad has (restarted on fewer): it could
+ * never start and, at the head of the queue, would hold every later job, its reason
+ * blaming drained GPUs there are none of. Failed, as its submission now would be, and its
+ * slot freed. */
+static void recon_fail_too_wide(struct carmad *d, uint32_t i, double now)
+{
+    struct djob *dj = &d->dj[i];
+    char why[128];
+    snprintf(why, sizeof why, "asks for %u GPUs; this server has %zu", dj->rec.gpus, d->ngpus);
+    dlog(d, LOG_ERR, "job %llu %s: failed", (unsigned long long)dj->rec.id, why);
+    if (d->sj[i].queue != CARMA_QUEUE_NONE)
+        carma_sched_dequeue(&d->sched, i);
+    d->sj[i].state = CARMA_JOB_FAILED;
+    dj->rec.end_s = now;
+    char *r = strdup(why);
+    if (r) { /* else none: the log says why */
+        free(dj->rec.reason);
+        dj->rec.reason = r;
+    }
+    d->finished[CARMA_JOB_FAILED]++;
+    struct carma_err serr;
+    if (save_job(d, i, &serr))
+        dlog(d, LOG_ERR, "job %llu: %s", (unsigned long long)dj->rec.id, serr.msg);
+    slot_free(d, i);
+}
+
 static int recon_one(void *ctx, struct carma_job_rec *r)
 {
     struct recon *x = ctx;
@@ -5142,17 +5168,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     job_profile(d, i);
     double now = now_s();
     if (dj->rec.state == CARMA_JOB_QUEUED && dj->rec.gpus > d->ngpus) {
-        /* Restarted on fewer GPUs than it asks for: it could never start and, at the head
-         * of the queue, would hold every later job. Failed, as its submission now would be. */
-        dlog(d, LOG_ERR, "job %llu asks for %u GPUs; this server has %zu: failed",
-             (unsigned long long)dj->rec.id, dj->rec.gpus, d->ngpus);
-        d->sj[i].state = CARMA_JOB_FAILED;
-        dj->rec.end_s = now;
-        d->finished[CARMA_JOB_FAILED]++;
-        struct carma_err serr;
-        if (save_job(d, i, &serr))
-            dlog(d, LOG_ERR, "job %llu: %s", (unsigned long long)dj->rec.id, serr.msg);
-        slot_free(d, i);
+        recon_fail_too_wide(d, i, now);
         x->failed++;
         return 0;
     }
@@ -5313,6 +5329,14 @@ static int reconcile(struct carmad *d, struct carma_err *err)
         return rc;
     }
     recon_ends(&x);
+    /* a job queued again above (its shepherd never started, or its end is retried) may
+     * ask for more GPUs than there are, as a job found queued may */
+    double now = now_s();
+    for (uint32_t i = 0; i < d->cap; i++)
+        if (d->dj[i].used && d->sj[i].state == CARMA_JOB_QUEUED && d->dj[i].rec.gpus > d->ngpus) {
+            recon_fail_too_wide(d, i, now);
+            x.failed++;
+        }
     if (carma_store_in_tx(d->store) && (rc = carma_store_commit(d->store, err)))
         return rc;
     store_settle(d, 1);

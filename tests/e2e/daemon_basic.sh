@@ -690,6 +690,7 @@ rm -rf "$T/state"
 start_daemon --gpus sim:2xa100-40gb
 two=$(submit --gpus 2 -- sh "$HELP/run_for.sh" 3)
 wait_until 10 is_state "$two" running || fail "2-GPU job: $(state_of "$two")"
+shepherd_of "$two" >/dev/null || fail "2-GPU job: no shepherd" # started, not only placed
 stop_daemon TERM || fail "stop before 1 GPU"
 start_daemon --gpus sim:1xa100-40gb
 "$CARMA" wait --timeout 20 "$two" >/dev/null || fail "2-GPU job after the restart: $(state_of "$two")"
@@ -702,6 +703,23 @@ assert 2.5 < j["run_s"] < 10 and abs(j["gpu_seconds"] - 2 * j["run_s"]) < 1e-3, 
 assert abs(u["gpu_seconds"] - j["gpu_seconds"]) < 1e-3, (u, j)
 PY
 stop_daemon TERM || fail "stop after 1 GPU"
+
+step "a 2-GPU job whose shepherd never started fails after a restart on 1 GPU, not waits for ever"
+# (as a queued one does: its attempt undone at the restart queues it again, where it
+# could never start, its reason blaming drained GPUs that are not there)
+rm -rf "$T/state" "$T/slowsh" && mkdir "$T/slowsh"
+printf '#!/bin/sh\nsleep 5\nexec "%s" "$@"\n' "$CARMA_BIN/carma-shepherd" >"$T/slowsh/carma-shepherd"
+chmod 755 "$T/slowsh/carma-shepherd"
+start_daemon --gpus sim:2xa100-40gb --shepherd "$T/slowsh/carma-shepherd"
+wide=$(submit --gpus 2 -- true)
+wait_until 10 is_state "$wide" running || fail "2-GPU job: $(state_of "$wide")"
+stop_daemon TERM || fail "stop before its shepherd started"
+start_daemon --gpus sim:1xa100-40gb
+is_state "$wide" failed || fail "2-GPU job never started, on 1 GPU: $("$CARMA" show "$wide")"
+"$CARMA" show "$wide" | grep -q "reason    asks for 2 GPUs; this server has 1" ||
+    fail "its reason: $("$CARMA" show "$wide")"
+grep -q "job $wide asks for 2 GPUs; this server has 1: failed" "$T/carmad.log" || fail "not logged"
+stop_daemon TERM || fail "stop"
 
 step "carma report draws an attempt's bar on each of its GPUs"
 rm -rf "$T/state"
