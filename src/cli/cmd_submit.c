@@ -32,7 +32,8 @@ static void usage(FILE *f)
                "with --summary, what carma estimate would note of the summary goes to\n"
                "stderr ('carma submit: note: ...').\n"
                "SIZE is MiB, or with a unit: 16G, 4096M. With --summary (a model summary, as\n"
-               "for carma estimate; sent as text, at most 512 KiB) the job's memory bound is\n"
+               "for carma estimate, FILE - reading standard input; sent as text, at most\n"
+               "512 KiB) the job's memory bound is\n"
                "max(estimator bound, --mem); once the same command, --gpus, summary and\n"
                "estimator options have run and succeeded on that kind of GPU, from the same\n"
                "folder and with the same allocator variables (PYTORCH_CUDA_ALLOC_CONF and the\n"
@@ -386,9 +387,11 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(job, "name", js);
         } else if (!strcmp(a, "--summary")) {
-            summary_path = v;
+            /* "-": standard input, named "<stdin>", as carma estimate reads and names it */
+            int in = !strcmp(v, "-");
+            summary_path = v = in ? "<stdin>" : v;
             char *text = NULL;
-            int rc = read_file(v, CARMA_PROTO_MAX_SUMMARY, &text);
+            int rc = read_file(in ? "/dev/stdin" : v, CARMA_PROTO_MAX_SUMMARY, &text);
             if (rc) {
                 fprintf(stderr, "carma submit: %s: %s\n", v,
                         rc == -E2BIG    ? "larger than 512 KiB"

@@ -346,6 +346,18 @@ vt=$(submit --summary "$C/summary_modtree/vit_hf.txt" --batch 8 --image-size 224
     fail "ViT bound $(json_int "$T/vt.json" bound_mib), the estimator's $want8 expected"
 "$CARMA" wait --timeout 20 "$vt" >/dev/null
 
+step "carma submit --summary - reads standard input, as carma estimate does"
+"$CARMA" estimate --summary - --batch 8 --image-size 224 --json <"$C/summary_modtree/vit_hf.txt" \
+    > "$T/estin.json" || fail "carma estimate from stdin"
+si=$(submit --summary - --batch 8 --image-size 224 -- true vit-stdin <"$C/summary_modtree/vit_hf.txt")
+"$CARMA" show --json "$si" > "$T/si.json"
+[ "$(json_int "$T/si.json" bound_mib)" = "$(bound_of "$T/estin.json")" ] ||
+    fail "bound from stdin $(json_int "$T/si.json" bound_mib), the estimator's $(bound_of "$T/estin.json")"
+"$CARMA" wait --timeout 20 "$si" >/dev/null
+"$CARMA" submit --summary - --batch 8 -- true <"$C/summary_modtree/vit_hf.txt" 2>"$T/e3"; [ $? = 2 ] ||
+    fail "a ViT from stdin without its image size: exit status"
+grep -q "^carma submit: <stdin>:" "$T/e3" || fail "stdin not named <stdin>: $(cat "$T/e3")"
+
 step "a summary that is not one is refused"
 printf 'hello\nworld\n' > "$T/bad.txt"
 "$CARMA" submit --summary "$T/bad.txt" --batch 8 -- true 2>"$T/err"; [ $? = 2 ] ||
