@@ -618,6 +618,21 @@ static void mark_qkv(struct est_model *m)
     }
 }
 
+/* Whether the class name type[0, n) names, case aside, a convolution or a linear layer
+ * anywhere in it (ConvNormAct, Conv2dNormActivation, LinearNorm): a layer that always has
+ * a weight, so such a row without parameters is a block around one. */
+static int names_weighted_layer(const char *type, size_t n)
+{
+    static const char *const w[] = {"conv", "linear"};
+    for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+        size_t wn = strlen(w[k]);
+        for (size_t i = 0; i + wn <= n; i++)
+            if (strncasecmp(type + i, w[k], wn) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct est_model *m,
                            struct carma_err *err)
 {
@@ -699,7 +714,10 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                 return rc;
             /* torchsummary prints a wrapper module too (Inception's BasicConv2d, after its
              * conv, norm and activation), with its own parameters: none. A convolution or
-             * linear layer always has a weight, so such a row holds no tensor of its own. */
+             * linear layer always has a weight, so such a row holds no tensor of its own;
+             * nor does one named after a convolution and a norm (timm's ConvNormAct,
+             * after its Conv2d and BatchNormAct2d, est_kind_classify's norm by its name):
+             * a norm without parameters is not named after a convolution too. */
             enum est_kind k = est_kind_classify(t, dash - 1);
             /* A block returning a tuple, no parameters of its own and no kind, is such a
              * wrapper too: its layers have rows of their own. Anything else that returns
@@ -714,7 +732,9 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
                                     "sizes each tuple's tensors)",
                                     (int)(dash - 1), t, (unsigned long long)params,
                                     est_kind_name(k));
-            int wrapper = (params == 0 && (k == EST_K_CONV || k == EST_K_LINEAR)) || tuple;
+            int wrapper = (params == 0 && (k == EST_K_CONV || k == EST_K_LINEAR ||
+                                           names_weighted_layer(t, dash - 1))) ||
+                          tuple;
             if ((wrapper ? est_model_add(m, EST_K_OTHER, out, 0, 1, 0)
                          : est_model_add_type(m, t, dash - 1, out, params, 1, 0)) < 0)
                 return carma_err_at(err, file, L.line, "too many layers or too large a layer");

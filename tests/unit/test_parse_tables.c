@@ -687,6 +687,52 @@ static void test_torchsummary_tuple(void **state)
                                     "that returns a tuple"));
 }
 
+/* torchsummary prints a block after its layers, with no parameters of its own: timm's
+ * ConvNormAct (Conv2d, BatchNormAct2d, aa) too, which est_kind_classify reads as a norm by
+ * its name. It holds no tensor: the table estimates as it does without those rows (they
+ * had been counted as norms, 27% more activations on this stem). */
+static void test_torchsummary_convnormact(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    const char *path = "tests/fuzz/corpus/summary_torchsummary/timm_convnormact.txt";
+    int rc = parse_file(path, &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.params, 226696);
+    for (size_t i = 0; i < m.n; i++)
+        assert_false(m.layers[i].kind == EST_K_NORM && m.layers[i].params == 0);
+    struct est_opts o = {.batch = 32, .optimizer = EST_OPT_ADAMW};
+    struct est_result with, without;
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &with, &err), 0);
+    /* the same table without its ConvNormAct rows */
+    char *buf;
+    size_t len;
+    assert_int_equal(carma_file_read(path, EST_MAX_INPUT, &buf, &len, &err), 0);
+    char *out = malloc(len + 1), *w = out;
+    assert_non_null(out);
+    for (const char *l = buf, *e; l < buf + len; l = e + 1) {
+        e = memchr(l, '\n', (size_t)(buf + len - l));
+        if (!e)
+            e = buf + len;
+        if (!memmem(l, (size_t)(e - l), "ConvNormAct-", 12)) {
+            memcpy(w, l, (size_t)(e - l));
+            w += e - l;
+            *w++ = '\n';
+        }
+    }
+    *w = 0;
+    free(buf);
+    rc = parse_str(out, &m, &err);
+    free(out);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(est_compute(&m, est_coef_default(), &o, &rwork, &without, &err), 0);
+    assert_true(fabs(with.activations_mib - without.activations_mib) < 0.01);
+    assert_true(fabs(with.estimate_mib - without.estimate_mib) < 0.01);
+}
+
 /* A module tree's nn.Bilinear: an out x in1 x in2 weight and an out bias, output out wide
  * (it had been refused as a linear layer without in_features). */
 static void test_modtree_bilinear(void **state)
@@ -720,7 +766,7 @@ int main(void)
         cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
         cmocka_unit_test(test_named_like_a_layer), cmocka_unit_test(test_tokens_in_batch),
         cmocka_unit_test(test_total_above_rows),   cmocka_unit_test(test_torchsummary_tuple),
-        cmocka_unit_test(test_modtree_bilinear),
+        cmocka_unit_test(test_modtree_bilinear),   cmocka_unit_test(test_torchsummary_convnormact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
