@@ -2544,6 +2544,11 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
                 shape_col = (size_t)(find(s, n, "Output Shape") - s);
                 param_col = (size_t)(find(s, n, "Param #") - s);
                 state = 1;
+            } else if (find(s, n, "Layer (type)") && find(s, n, "Config") &&
+                       !find(s, n, "Output Shape") && !find(s, n, "Param")) {
+                /* KerasHub's Task.summary() prints its preprocessor first, a table of
+                 * "Layer (type)" and "Config" (its tokenizer's vocabulary, its image
+                 * converter's size), then the model's own summary: passed over */
             } else if (find(s, n, "Layer (type)")) {
                 /* a header that lacks a column (edited: "Param" for "Param #") */
                 int no_shape = !find(s, n, "Output Shape");

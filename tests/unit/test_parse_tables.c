@@ -733,6 +733,24 @@ static void test_torchsummary_convnormact(void **state)
     assert_true(fabs(with.estimate_mib - without.estimate_mib) < 0.01);
 }
 
+/* KerasHub's Task.summary() prints its preprocessor's table ("Layer (type)", "Config")
+ * before the model's: passed over, the model's table read as Keras's (it had been refused
+ * at the preprocessor's header as a Keras header without 'Output Shape' and 'Param #'). */
+static void test_keras_hub_preprocessor(void **state)
+{
+    (void)state;
+    struct est_model m;
+    struct carma_err err;
+    int rc =
+        parse_file("tests/fuzz/corpus/summary_keras/keras3_hub_preprocessor_expand.txt", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.format, EST_FMT_KERAS);
+    assert_int_equal(m.params, 5317);
+    assert_int_equal(m.frozen, 32); /* conv1_bn's moving mean and variance */
+    assert_int_equal(m.trainable_printed, 5285);
+}
+
 /* A module tree's nn.Bilinear: an out x in1 x in2 weight and an out bias, output out wide
  * (it had been refused as a linear layer without in_features). */
 static void test_modtree_bilinear(void **state)
@@ -760,13 +778,21 @@ static void test_modtree_bilinear(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keras_cut_types),    cmocka_unit_test(test_keras_messages),
-        cmocka_unit_test(test_table_prefix),       cmocka_unit_test(test_torchsummary_trainable),
-        cmocka_unit_test(test_keras_trainable),    cmocka_unit_test(test_replay_partly_frozen_norm),
-        cmocka_unit_test(test_replay_frozen_fp32), cmocka_unit_test(test_torchinfo_frozen_fp32),
-        cmocka_unit_test(test_named_like_a_layer), cmocka_unit_test(test_tokens_in_batch),
-        cmocka_unit_test(test_total_above_rows),   cmocka_unit_test(test_torchsummary_tuple),
-        cmocka_unit_test(test_modtree_bilinear),   cmocka_unit_test(test_torchsummary_convnormact),
+        cmocka_unit_test(test_keras_cut_types),
+        cmocka_unit_test(test_keras_messages),
+        cmocka_unit_test(test_table_prefix),
+        cmocka_unit_test(test_torchsummary_trainable),
+        cmocka_unit_test(test_keras_trainable),
+        cmocka_unit_test(test_replay_partly_frozen_norm),
+        cmocka_unit_test(test_replay_frozen_fp32),
+        cmocka_unit_test(test_torchinfo_frozen_fp32),
+        cmocka_unit_test(test_named_like_a_layer),
+        cmocka_unit_test(test_tokens_in_batch),
+        cmocka_unit_test(test_total_above_rows),
+        cmocka_unit_test(test_torchsummary_tuple),
+        cmocka_unit_test(test_modtree_bilinear),
+        cmocka_unit_test(test_torchsummary_convnormact),
+        cmocka_unit_test(test_keras_hub_preprocessor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
