@@ -80,9 +80,14 @@ int cmd_show(int argc, char **argv)
     /* the peak over every attempt, the running one's included */
     long long peak = (long long)json_integer_value(json_object_get(j, "peak_mib"));
     long long att_peak = (long long)json_integer_value(json_object_get(j, "attempt_peak_mib"));
-    printf("  gpus      %lld   memory %lld MiB (bound %lld, peak %lld",
-           (long long)json_integer_value(json_object_get(j, "gpus")),
-           (long long)json_integer_value(json_object_get(j, "mem_mib")),
+    /* memory: what the job declared (--mem, a .rad's figure), none when it declared none */
+    long long mem = (long long)json_integer_value(json_object_get(j, "mem_mib"));
+    printf("  gpus      %lld   memory ", (long long)json_integer_value(json_object_get(j, "gpus")));
+    if (mem > 0)
+        printf("%lld MiB", mem);
+    else
+        printf("none declared");
+    printf(" (bound %lld, peak %lld",
            (long long)json_integer_value(json_object_get(j, "bound_mib")),
            att_peak > peak ? att_peak : peak);
     if (json_is_integer(json_object_get(j, "mem_now_mib")))

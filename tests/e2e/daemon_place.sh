@@ -87,6 +87,11 @@ sed -i "/^proc 0 /d; s/mem_used=[0-9]*MiB/mem_used=0MiB/" "$T/nvml.state"
 "$CARMA" wait --timeout 10 "$e" >/dev/null || fail "job $e once the GPU is free: $(state_of "$e")"
 # the requirement was the bound; what the user declared stays theirs
 "$CARMA" show "$e" | grep -q "memory 100 MiB" || fail "job $e's --mem shown: $("$CARMA" show "$e" | grep memory)"
+# ... and a job that declared none reads so, not as "memory 0 MiB"
+e2=$(submit --summary "$SUM" --batch 8 -- true est)
+"$CARMA" wait --timeout 10 "$e2" >/dev/null || fail "job $e2: $(state_of "$e2")"
+"$CARMA" show "$e2" | grep -q "memory none declared (bound [1-9]" ||
+    fail "job $e2's memory line: $("$CARMA" show "$e2" | grep memory)"
 stop_daemon || fail "carmad did not stop cleanly"
 
 step "a solo profile is of the job's work, not of its start-up before it reaches the GPU"
