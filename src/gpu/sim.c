@@ -256,8 +256,8 @@ static void sim_close(struct carma_gpu_backend *b)
 static void sim_describe(struct carma_gpu_backend *b, char *buf, size_t cap)
 {
     if (cap)
-        snprintf(buf, cap, "sim (%u simulated GPUs; memory from attached processes)",
-                 sim_of(b)->n);
+        snprintf(buf, cap, "sim (%u simulated GPU%s; memory from attached processes)", sim_of(b)->n,
+                 sim_of(b)->n == 1 ? "" : "s");
 }
 
 static const struct carma_gpu_backend_ops sim_ops = {

@@ -65,6 +65,10 @@ static void test_open_and_info(void **state)
     b.ops->describe(&b, d, sizeof d);
     assert_non_null(strstr(d, "3 simulated GPUs"));
     b.ops->close(&b);
+    assert_int_equal(carma_gpu_open_sim(&b, "1xa100-40gb", &err), 0);
+    b.ops->describe(&b, d, sizeof d);
+    assert_non_null(strstr(d, "(1 simulated GPU;"));
+    b.ops->close(&b);
 }
 
 static void test_bad_specs(void **state)
