@@ -345,9 +345,11 @@ void cli_cell(char *out, size_t cap, const char *s, unsigned width)
     unsigned cols = 0;
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
         size_t l = carma_utf8_seq(p);
-        const char *src = l ? (const char *)p : "?"; /* a byte that is no character */
-        size_t n = l ? l : 1;
-        unsigned w = cli_char_cols(p, l);
+        /* a byte that is no character, or a character that is not to reach a terminal */
+        int shown = l && !carma_proto_char_hidden(p, l);
+        const char *src = shown ? (const char *)p : "?";
+        size_t n = shown ? l : 1;
+        unsigned w = shown ? cli_char_cols(p, l) : 1;
         if (cols + w > width || o + n + 1 > cap) /* a wide one that does not fit: stop */
             break;
         memcpy(out + o, src, n);

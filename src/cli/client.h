@@ -96,7 +96,9 @@ unsigned cli_char_cols(const unsigned char *p, size_t l);
 
 /* s cut or padded to `width` terminal columns (UTF-8 sequences kept whole, counted with
  * cli_char_cols: a wide character that does not fit is left out), for a table column;
- * `cap` bytes in out. */
+ * `cap` bytes in out. A byte that is no character, and a character a job name may not
+ * hold (carma_proto_char_hidden: controls, which would move the cursor or recolour the
+ * terminal, and invisible or direction-changing ones), shows as '?'. */
 void cli_cell(char *out, size_t cap, const char *s, unsigned width);
 /* "1h02m", "35s" or "-" from two time values (end null: now). */
 void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);
