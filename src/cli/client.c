@@ -281,18 +281,21 @@ void cli_print_json(const json_t *v)
 
 void cli_fmt_time(const json_t *t, char *buf, size_t cap)
 {
-    if (!json_is_number(t)) {
-        snprintf(buf, cap, "-");
-        return;
-    }
-    time_t x = (time_t)json_number_value(t);
+    /* A time localtime_r cannot take leaves tm unset, and strftime's output then may
+     * not fit, which leaves buf unterminated: checked, not trusted (carmad's answer). */
+    double v = json_is_number(t) ? json_number_value(t) : -1;
+    time_t x = v >= 0 && v <= CARMA_PROTO_MAX_TIME ? (time_t)v : -1;
     struct tm tm;
-    localtime_r(&x, &tm);
-    strftime(buf, cap, "%m-%d %H:%M:%S", &tm);
+    if (x < 0 || !localtime_r(&x, &tm) || !strftime(buf, cap, "%m-%d %H:%M:%S", &tm))
+        snprintf(buf, cap, "-");
 }
 
 void cli_fmt_secs(double secs, char *buf, size_t cap)
 {
+    if (!(secs <= CARMA_PROTO_MAX_TIME)) { /* (long) of it would be undefined */
+        snprintf(buf, cap, "-");
+        return;
+    }
     long s = secs > 0 ? (long)secs : 0;
     if (s >= 3600)
         snprintf(buf, cap, "%ldh%02ldm", s / 3600, (s / 60) % 60);
@@ -316,7 +319,7 @@ void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap)
         clock_gettime(CLOCK_REALTIME, &ts);
         e = (double)ts.tv_sec;
     }
-    cli_fmt_secs((double)(long)(e - json_number_value(start)), buf, cap);
+    cli_fmt_secs(e - json_number_value(start), buf, cap);
 }
 
 int cli_state_final(const char *state)

@@ -82,7 +82,8 @@ int cli_train_opt(const char *cmd, const char *opt, const char *val, struct est_
 /* Prints a JSON value indented to stdout. */
 void cli_print_json(const json_t *v);
 
-/* "12:03:04" or "-" for a time value (seconds since the epoch, null allowed). */
+/* "05-31 12:03:04" (local time) for a time value, seconds since the epoch; "-" for null
+ * and for what is no time (not a number, before the epoch, past CARMA_PROTO_MAX_TIME). */
 void cli_fmt_time(const json_t *t, char *buf, size_t cap);
 
 /* LC_CTYPE from the environment, or C.UTF-8 when that is not UTF-8 (carma's text is
@@ -102,7 +103,8 @@ unsigned cli_char_cols(const unsigned char *p, size_t l);
 void cli_cell(char *out, size_t cap, const char *s, unsigned width);
 /* "1h02m", "35s" or "-" from two time values (end null: now). */
 void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);
-/* "1h02m", "2m05s" or "35s" from a number of seconds (negative: 0). */
+/* "1h02m", "2m05s" or "35s" from a number of seconds (negative: 0; past
+ * CARMA_PROTO_MAX_TIME, or not a number: "-"). */
 void cli_fmt_secs(double secs, char *buf, size_t cap);
 
 /* Submits `job` (a protocol job object, consumed) with the caller's environment

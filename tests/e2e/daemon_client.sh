@@ -181,6 +181,17 @@ rc=0; LC_ALL=C.UTF-8 FC ls > "$T/ls.out" 2>"$T/ls.err" || rc=$?
     fail "ls printed a control character: $(cat -A "$T/ls.out")"
 grep -q '^1 *a?\[31mb?c?d  *u?v  *running' "$T/ls.out" || fail "ls: $(cat -A "$T/ls.out")"
 
+step "times that are no time are shown as -, not read from memory never set"
+# localtime_r refuses year 3e9: its struct tm was printed as it lay on the stack
+fake '{"ok":true,"jobs":[{"id":1,"name":"a","user":"u","state":"running","attempts":1,"gpus":1,"submit_time":1e17,"start_time":1,"run_s":1e300}],"job":{"id":1,"name":"a","user":"u","state":"running","argv":["a"],"cwd":"/","submit_time":1e17,"start_time":-5,"end_time":1e300,"attempt_list":[{"n":1,"start_time":1e17,"end_time":1e300}]}}'
+rc=0; FC ls > "$T/ls.out" 2>"$T/ls.err" || rc=$?
+[ "$rc" = 0 ] && grep -q '^1 .* running  *1  *1 -  *-$' "$T/ls.out" ||
+    fail "ls on times out of range: exit $rc, $(cat -A "$T/ls.out" "$T/ls.err")"
+rc=0; FC show 1 > "$T/show.out" 2>"$T/show.err" || rc=$?
+[ "$rc" = 0 ] && grep -qx '  submitted -  started -  ended -' "$T/show.out" &&
+    grep -q '^  #1  -  *-  *running' "$T/show.out" ||
+    fail "show on times out of range: exit $rc, $(cat -A "$T/show.out" "$T/show.err")"
+
 step "answers of the wrong shape are errors naming the field"
 GPUS_B='{"ok":true,"backend":"nvml","policy":"auto","gpus":[{"index":0,"uuid":"GPU-bbbb","name":"B100","sharing":"timeslice","mem_total_mib":1,"jobs":[]}]}'
 malformed() { # FIELD ARGS...: carma ARGS exits 1 naming FIELD
