@@ -824,9 +824,12 @@ int carma_client_call_timeout(int fd, const json_t *req, json_t **resp, int time
             *resp = json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, &je);
             free(buf);
             if (!*resp || !json_is_object(*resp)) {
+                /* (JSON of another kind parsed: je.text says nothing) */
+                const char *why = *resp ? "not a JSON object" : je.text;
                 if (*resp)
                     json_decref(*resp);
-                return carma_err_set(err, -EPROTO, "malformed response from carmad: %s", je.text);
+                *resp = NULL;
+                return carma_err_set(err, -EPROTO, "malformed response from carmad: %s", why);
             }
             return 0;
         }

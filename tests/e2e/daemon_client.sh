@@ -200,6 +200,8 @@ malformed() { # FIELD ARGS...: carma ARGS exits 1 naming FIELD
     [ "$_rc" = 1 ] && grep -q "malformed response from carmad: $_f" "$T/m.err" ||
         fail "carma $* on a malformed answer: exit $_rc, $(cat "$T/m.err")"
 }
+fake '[{"ok":true}]'
+malformed "not a JSON object" show 1
 fake '{"ok":true,"job":{"id":1}}'
 malformed "job.state: missing, a string expected" wait 1
 malformed "job.name: missing, a string expected" show 1
