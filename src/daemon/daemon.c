@@ -364,6 +364,9 @@ struct carmad {
     long test_start_fails;
     double emfile_logged, busy_logged; /* CLOCK_MONOTONIC s of the last such log */
     double last_sweep;
+    /* CLOCK_MONOTONIC s before which a history request is answered "busy", and what the
+     * last one cost (req_history: HISTORY_SHARE) */
+    double history_free_at, history_cost_s;
     /* this iteration */
     struct pend *pend;
     size_t npend, pendcap;
@@ -4110,11 +4113,24 @@ static json_t *req_usage(struct carmad *d, uint32_t ci, const struct carma_req *
     return ok;
 }
 
+/* History requests read the samples table on the loop (a week of 8 GPUs' records: about
+ * 0.7 s): after one, the next waits HISTORY_SHARE times its cost, so that they take at
+ * most a quarter of the loop, however many are pipelined or on however many connections;
+ * one asked sooner is answered "busy", which the client asks again. */
+#define HISTORY_SHARE 3.0
+
 /* carma report: recorded samples and attempts. Anyone may draw the server's page;
  * job names of other users are hidden unless root. */
 static json_t *req_history(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
     struct conn *c = d->conns[ci];
+    double t0 = carma_mono_s();
+    if (t0 < d->history_free_at)
+        return carma_resp_error("busy",
+                                "carmad's last history request took %.2f s of its loop, and "
+                                "history requests take at most a quarter of it: ask again "
+                                "in %.1f s",
+                                d->history_cost_s, d->history_free_at - t0);
     double now = now_s();
     double until = q->until >= 0 ? q->until : now;
     double since = q->since >= 0 ? q->since : until - 86400;
@@ -4128,7 +4144,10 @@ static json_t *req_history(struct carmad *d, uint32_t ci, const struct carma_req
         pts = budget < 50 ? 50 : budget;
     json_t *h = NULL;
     struct carma_err err = {{0}};
-    if (carma_store_history_json(d->store, since, until, pts, 4000, &h, &err))
+    int rc = carma_store_history_json(d->store, since, until, pts, 4000, &h, &err);
+    d->history_cost_s = carma_mono_s() - t0; /* failed or not, it took the loop that long */
+    d->history_free_at = t0 + d->history_cost_s * (1 + HISTORY_SHARE);
+    if (rc)
         return carma_resp_error("store", "%s", err.msg);
     size_t k;
     json_t *a;

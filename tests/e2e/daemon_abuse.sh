@@ -2,7 +2,8 @@
 # carmad against misbehaving clients (docs/daemon.md "Limits"): one that pipelines
 # requests and never reads (bounded memory, closed, others stay fast), an error that
 # quotes a long non-ASCII text (answered), an idle
-# connection (closed), thousands of jobs in `ls` (paged), an argv too large to show
+# connection (closed), thousands of jobs in `ls` (paged), pipelined history requests (a
+# share of the loop, the rest "busy"), an argv too large to show
 # (refused at submit), a daemon that never answers (the client gives up), one user
 # holding many connections (capped with "busy", root still gets in), and a low
 # open-files limit (no busy loop, one log line).
@@ -100,6 +101,31 @@ assert [x["id"] for x in a["jobs"]] == [int(sys.argv[1]) + 1, int(sys.argv[1]) +
 # the queued jobs first, so that none is running when carmad stops
 "$CARMA" cancel $(seq $((blk + 1)) $((blk + 3000))) "$blk" >/dev/null || fail "cancel"
 wait_until 20 is_state "$blk" cancelled || fail "the blocker did not end"
+stop_daemon
+
+step "pipelined history requests take at most a share of the loop: a ping stays fast"
+# a week of 4 GPUs' records at 10 s: each history request reads them on carmad's loop
+python3 - "$T/state/carma.db" <<'PYEOF' || fail "records for the history requests"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+t0 = time.time() - 7 * 86400 + 600
+db.executemany("INSERT INTO samples(gpu,t,mem_mib,util,smact,power_w) VALUES (?,?,1000,0.5,0.5,200)",
+               ((g, t0 + 10 * k) for (g,) in db.execute("SELECT id FROM gpus").fetchall()
+                for k in range(7 * 8640 - 120)))
+db.commit()
+PYEOF
+printf '%s\n' "$INI0" > "$T/carmad.ini"
+start_daemon --gpus sim:4xa100-40gb
+$PY history "$S" 16 > "$T/history" || fail "history requests: $(cat "$T/history")"
+python3 - "$T/history" <<'PYEOF' || fail "16 history requests on each of 2 connections: $(cat "$T/history")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sum(r["answers"].values()) == 32 and set(r["answers"]) <= {"ok", "busy"}, r
+assert r["answers"].get("busy", 0) > 0, "none answered busy"
+assert r["ping"] is not None and r["ping"] < 8 * r["single"] + 1, "the ping waited"
+PYEOF
+rc=0; CARMA_TIMEOUT=30 "$CARMA" report --html "$T/report.html" 2>"$T/err" || rc=$?
+[ "$rc" = 0 ] || fail "carma report after them: exit $rc, $(cat "$T/err")"
 stop_daemon
 
 if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&

@@ -8,7 +8,10 @@
   conn_abuse.py halfclose SOCK N TAIL  N pings and TAIL in one write, then shutdown(SHUT_WR);
                                        prints every answer line carmad sends before it closes
   conn_abuse.py mute PATH              a server that accepts and never answers
-  conn_abuse.py cpu PID SECS           CPU seconds PID uses over SECS"""
+  conn_abuse.py cpu PID SECS           CPU seconds PID uses over SECS
+  conn_abuse.py history SOCK N         one history request of the last 8 days alone, then
+                                       N pipelined on each of 2 connections and a ping
+                                       beside them: prints its time, the ping's, the answers"""
 import json, os, select, socket, sys, threading, time
 
 
@@ -157,6 +160,44 @@ def halfclose(path, n, tail):
     sys.stdout.write(buf.decode())
 
 
+def history(path, n):
+    req = json.dumps({"v": 1, "op": "history", "since": time.time() - 8 * 86400}).encode()
+    t0 = time.time()
+    s = conn(path)
+    s.sendall(req + b"\n")
+    alone = readline(s, 60)
+    single = time.time() - t0
+    assert b'"ok":true' in alone, alone[:200]
+    time.sleep(5 * single + 0.2)  # past what carmad leaves other requests after it
+    errors = []
+
+    def hog():
+        h = conn(path)
+        h.sendall((req + b"\n") * n)
+        h.settimeout(120)
+        buf = b""
+        while buf.count(b"\n") < n:
+            d = h.recv(1 << 20)
+            if not d:
+                break
+            buf += d
+        errors.extend(json.loads(x).get("error", "ok") for x in buf.split(b"\n") if x)
+
+    hogs = [threading.Thread(target=hog) for _ in range(2)]
+    for h in hogs:
+        h.start()
+    time.sleep(0.2)
+    t0 = time.time()
+    p = conn(path)
+    p.sendall(b'{"v":1,"op":"ping"}\n')
+    pong = readline(p, 120)
+    ping_s = time.time() - t0 if b'"ok":true' in pong else None
+    for h in hogs:
+        h.join()
+    print(json.dumps({"single": single, "ping": ping_s,
+                      "answers": {e: errors.count(e) for e in set(errors)}}))
+
+
 def cpu(pid, secs):
     def ticks():
         f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
@@ -186,3 +227,5 @@ if __name__ == "__main__":
         halfclose(a[0], int(a[1]), a[2] if len(a) > 2 else "")
     elif cmd == "cpu":
         cpu(int(a[0]), float(a[1]))
+    elif cmd == "history":
+        history(a[0], int(a[1]))
