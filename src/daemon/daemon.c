@@ -77,6 +77,10 @@
  * grows past CONN_IN_SOFT only to complete one long request. */
 #define CONN_OUT_HIGH (256u << 10)
 #define CONN_BATCH 16u
+/* CONN_BATCH bounds one connection, not a user's 64: once the requests of one uid took
+ * UID_SLICE_S of carmad's time in a loop iteration, its other requests wait for the next
+ * one (root and carmad's own uid exempt, as from the other per-user bounds). */
+#define UID_SLICE_S 0.05
 #define CONN_IN_SOFT (64u << 10)
 #define CONN_IN_MAX (CARMA_PROTO_MAX_LINE + 8192u)
 #define LS_PAGE_BYTES (512u << 10) /* an ls page ends early past this much JSON */
@@ -324,6 +328,12 @@ struct carmad {
     uint32_t *freel;
     uint32_t nfree;
     struct conn *conns[MAX_CONNS];
+    /* the time each uid's requests took in this loop iteration (UID_SLICE_S) */
+    struct uid_slice {
+        uid_t uid;
+        double spent;
+    } slices[MAX_CONNS];
+    uint32_t nslices;
     uint32_t conn_hi;     /* every slot in use is below this */
     uint32_t nconns;
     uint32_t max_conns;   /* from RLIMIT_NOFILE, at most MAX_CONNS */
@@ -4209,17 +4219,35 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
         conn_send(d, ci, resp);
 }
 
+/* Where the time uid's requests took in this loop iteration is kept: NULL for root and
+ * carmad's own uid, which UID_SLICE_S does not bound. */
+static double *uid_slice(struct carmad *d, uid_t uid)
+{
+    if (uid == 0 || uid == d->self_uid)
+        return NULL;
+    for (uint32_t k = 0; k < d->nslices; k++)
+        if (d->slices[k].uid == uid)
+            return &d->slices[k].spent;
+    if (d->nslices == MAX_CONNS) /* (more uids than live connections: closed ones'
+                                    uids of this iteration as well) unbounded, not lost */
+        return NULL;
+    d->slices[d->nslices] = (struct uid_slice){.uid = uid, .spent = 0};
+    return &d->slices[d->nslices++].spent;
+}
+
 /* Handles up to CONN_BATCH complete lines buffered on ci, stopping at a pending write
- * (answers keep the order of the requests) and while its answers are backed up.
- * Sets c->more when lines may be left. */
+ * (answers keep the order of the requests), while its answers are backed up and once its
+ * uid's requests had their UID_SLICE_S of this loop iteration. Sets c->more when lines
+ * may be left. */
 static void conn_process(struct carmad *d, uint32_t ci)
 {
     struct conn *c = d->conns[ci];
     size_t off = 0;
     unsigned n = 0;
+    double *spent = uid_slice(d, c->uid); /* (d->slices stays where it is) */
     c->more = 0;
     while (c && c->pending == 0 && off < c->inlen) {
-        if (n == CONN_BATCH || conn_unsent(c) > CONN_OUT_HIGH) {
+        if (n == CONN_BATCH || conn_unsent(c) > CONN_OUT_HIGH || (spent && *spent >= UID_SLICE_S)) {
             c->more = 1;
             break;
         }
@@ -4227,7 +4255,10 @@ static void conn_process(struct carmad *d, uint32_t ci)
         if (!nl)
             break;
         size_t len = (size_t)(nl - (c->in + off));
+        double t0 = spent ? carma_mono_s() : 0;
         handle_line(d, ci, c->in + off, len);
+        if (spent)
+            *spent += carma_mono_s() - t0;
         off += len + 1;
         n++;
         c = d->conns[ci];
@@ -6092,6 +6123,7 @@ int carmad_run(struct carmad *d, struct carma_err *err)
             continue;
         if (n < 0)
             return carma_err_set(err, -errno, "epoll_wait: %s", strerror(errno));
+        d->nslices = 0; /* a new iteration: every uid has its UID_SLICE_S again */
         for (int k = 0; k < n; k++) {
             uint64_t tag = ev[k].data.u64 >> 32;
             uint32_t idx = (uint32_t)ev[k].data.u64;

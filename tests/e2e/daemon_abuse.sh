@@ -5,7 +5,8 @@
 # connection (closed), thousands of jobs in `ls` (paged), pipelined history requests (a
 # share of the loop, the rest "busy"), an argv too large to show
 # (refused at submit), a daemon that never answers (the client gives up), one user
-# holding many connections (capped with "busy", root still gets in), and a low
+# holding many connections (capped with "busy", root still gets in) or pipelining on
+# all of them (a slice of the loop: root's ping stays fast), and a low
 # open-files limit (no busy loop, one log line).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 PY="python3 $HELP/conn_abuse.py"
@@ -159,6 +160,32 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     kill "$HOLD" # (as its user, root may) its connections close: the late one gets in
     wait "$HOLD"
     wait "$LATE" || fail "nobody's gpus while its connections were at the cap: $(cat "$T/err2")"
+
+    step "one user's pipelined requests on all its connections take a slice of the loop"
+    stop_daemon
+    printf '%s\n' "$INI0" > "$T/carmad.ini" # max_conns_per_user: 64
+    start_daemon --gpus sim:1xa100-40gb
+    chmod 666 "$S"
+    python3 -c 'import json; print(json.dumps({"v":1,"op":"submit","job":{"argv":["/bin/true"]+["A"*8000]*30,"cwd":"/tmp"}}))' > "$NB/big.json"
+    nj=$(cd /tmp && as_nobody /usr/bin/python3 "$NB/conn_abuse.py" raw "$S" "@$NB/big.json" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') || fail "nobody's job"
+    wait_until 20 is_state "$nj" succeeded || fail "nobody's job did not end"
+    # each cancel reads the job's row (its 240 KB argv) 128 times: 16 on each of 60
+    # connections held the loop for seconds at a time, root's ping behind them
+    REQ=$(python3 -c 'import json,sys; print(json.dumps({"v":1,"op":"cancel","ids":[int(sys.argv[1])]*128}))' "$nj")
+    mkdir -m 777 "$NB/m" # (the mark is nobody's to make)
+    (cd /tmp && exec setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        /usr/bin/python3 "$NB/conn_abuse.py" flood "$S" 60 16 "$REQ" "$NB/m/mark") > "$T/flood" 2>&1 &
+    FLOOD=$!
+    wait_until 20 test -e "$NB/m/mark" || fail "flood: $(cat "$T/flood")"
+    p=$($PY ping "$S")
+    wait "$FLOOD" || fail "flood: $(cat "$T/flood")"
+    python3 - "$T/flood" "$p" <<'PYEOF' || fail "root's ping beside nobody's 60 x 16 cancels: $p s, $(cat "$T/flood")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["answers"] == {"ok": 960}, r
+assert float(sys.argv[2]) < 1.5, "the ping waited"
+PYEOF
     rm -rf "$NB"; ON_EXIT=
     stop_daemon
 else

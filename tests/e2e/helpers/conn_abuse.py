@@ -11,7 +11,10 @@
   conn_abuse.py cpu PID SECS           CPU seconds PID uses over SECS
   conn_abuse.py history SOCK N         one history request of the last 8 days alone, then
                                        N pipelined on each of 2 connections and a ping
-                                       beside them: prints its time, the ping's, the answers"""
+                                       beside them: prints its time, the ping's, the answers
+  conn_abuse.py flood SOCK N K JSON MARK  JSON once alone, then K of it pipelined on each of
+                                       N connections (MARK made once they are sent): prints
+                                       the time of one and the answers' error codes"""
 import json, os, select, socket, sys, threading, time
 
 
@@ -198,6 +201,38 @@ def history(path, n):
                       "answers": {e: errors.count(e) for e in set(errors)}}))
 
 
+def flood(path, n, k, req, mark):
+    req = req.encode() + b"\n"
+    t0 = time.time()
+    s = conn(path)
+    s.sendall(req)
+    assert b'"ok":true' in readline(s, 60)
+    single = time.time() - t0
+    s.close()
+    errors = []
+
+    def one(h):
+        h.settimeout(300)
+        buf = b""
+        while buf.count(b"\n") < k:
+            d = h.recv(1 << 20)
+            if not d:
+                break
+            buf += d
+        errors.extend(json.loads(x).get("error", "ok") for x in buf.split(b"\n") if x)
+
+    hs = [conn(path) for _ in range(n)]
+    for h in hs:
+        h.sendall(req * k)
+    open(mark, "w").close()
+    ts = [threading.Thread(target=one, args=(h,)) for h in hs]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print(json.dumps({"single": single, "answers": {e: errors.count(e) for e in set(errors)}}))
+
+
 def cpu(pid, secs):
     def ticks():
         f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
@@ -229,3 +264,5 @@ if __name__ == "__main__":
         cpu(int(a[0]), float(a[1]))
     elif cmd == "history":
         history(a[0], int(a[1]))
+    elif cmd == "flood":
+        flood(a[0], int(a[1]), int(a[2]), a[3], a[4])
