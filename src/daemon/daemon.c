@@ -3542,20 +3542,18 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
         uint64_t id = q->ids[k];
         uint32_t i;
         if (!find_slot(d, id, &i)) {
-            struct carma_job_rec r = {0};
-            carma_job_rec_clear(&r);
-            int rc = carma_store_job_get(d->store, id, &r, &err);
+            uid_t owner = 0; /* (its owner alone: its row may hold a 256 KiB argv) */
+            int rc = carma_store_job_uid(d->store, id, &owner, &err);
             json_t *e;
             if (rc == -ENOENT)
                 e = carma_resp_error("notfound", "no job %llu", (unsigned long long)id);
             else if (rc)
                 e = carma_resp_error("store", "%s", err.msg);
-            else if (!may_see(c, r.uid))
+            else if (!may_see(c, owner))
                 e = carma_resp_error("forbidden", "job %llu belongs to another user",
                                      (unsigned long long)id);
             else
                 e = NULL; /* already ended: nothing to do */
-            carma_job_rec_clear(&r);
             if (e) {
                 json_decref(done);
                 return e;

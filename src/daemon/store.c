@@ -44,6 +44,7 @@ enum {
     ST_JOB_INSERT,
     ST_JOB_UPDATE,
     ST_JOB_GET,
+    ST_JOB_UID,
     ST_ACTIVE,
     ST_ATT_BEGIN,
     ST_ATT_PID,
@@ -90,6 +91,7 @@ static const char *const sql_text[ST_COUNT] = {
         "exclusive=?,cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? "
         "WHERE id=?",
     [ST_JOB_GET] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL " FROM jobs WHERE id=?",
+    [ST_JOB_UID] = "SELECT uid FROM jobs WHERE id=?",
     [ST_ACTIVE] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL
                   " FROM jobs WHERE state IN ('queued','running') ORDER BY id",
     [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time,gpu_kind) "
@@ -942,6 +944,22 @@ int carma_store_job_get(struct carma_store *s, uint64_t id, struct carma_job_rec
         ret = row_to_rec(q, r) ? carma_err_set(err, -ENOMEM, "store: bad row for job %llu",
                                                 (unsigned long long)id)
                                 : 0;
+    else if (rc == SQLITE_DONE)
+        ret = carma_err_set(err, -ENOENT, "no job %llu", (unsigned long long)id);
+    else
+        ret = db_err(s, rc, "reading a job", err);
+    row_done(q);
+    return ret;
+}
+
+int carma_store_job_uid(struct carma_store *s, uint64_t id, uid_t *uid, struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_JOB_UID];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
+    int rc = sqlite3_step(q);
+    int ret = 0;
+    if (rc == SQLITE_ROW)
+        *uid = (uid_t)sqlite3_column_int64(q, 0);
     else if (rc == SQLITE_DONE)
         ret = carma_err_set(err, -ENOENT, "no job %llu", (unsigned long long)id);
     else

@@ -142,6 +142,9 @@ int carma_store_job_update(struct carma_store *st, const struct carma_job_rec *r
 /* Loads job id into r (cleared first). -ENOENT when there is none. */
 int carma_store_job_get(struct carma_store *st, uint64_t id, struct carma_job_rec *r,
                         struct carma_err *err);
+/* The uid of job id's owner, without reading the rest of its row (an argv may be 256 KiB:
+ * a cancel naming it 4096 times read 1 GiB). -ENOENT when there is none. */
+int carma_store_job_uid(struct carma_store *st, uint64_t id, uid_t *uid, struct carma_err *err);
 /* Calls fn for every job queued or running, in id order; stops at fn's non-zero. */
 int carma_store_jobs_active(struct carma_store *st,
                             int (*fn)(void *ctx, struct carma_job_rec *r), void *ctx,

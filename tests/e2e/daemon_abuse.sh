@@ -68,6 +68,20 @@ id=$($PY raw "$S" "@$T/ok.json" | python3 -c 'import json,sys; print(json.load(s
     fail "a 240 KB argv refused"
 "$CARMA" show "$id" >/dev/null || fail "show of a job with a 240 KB argv"
 
+step "a cancel naming an ended job costs no more for its large argv"
+# (it read the job's whole row for each id: 4096 times 240 KB, 4 times a small job's time)
+small=$(submit -- true)
+wait_until 20 is_state "$id" succeeded && wait_until 20 is_state "$small" succeeded ||
+    fail "the jobs did not end"
+took() { # JOB: the least time of 3 cancels naming it 4096 times
+    _r=$(python3 -c 'import json,sys; print(json.dumps({"v":1,"op":"cancel","ids":[int(sys.argv[1])]*4096}))' "$1")
+    for _k in 1 2 3; do $PY flood "$S" 0 0 "$_r" "$T/mark"; done |
+        python3 -c 'import json,sys; print(min(json.loads(l)["single"] for l in sys.stdin))'
+}
+tb=$(took "$id") && ts=$(took "$small") || fail "cancels"
+python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 2 * float(sys.argv[2]) + 0.02)' "$tb" "$ts" ||
+    fail "a cancel naming a job of 240 KB argv 4096 times took $tb s, a small job's $ts s"
+
 step "an error quoting a long non-ASCII text is answered, cut at a whole character"
 A="x$(python3 -c "print('\u00e9' * 600, end='')")"
 rc=0; CARMA_TIMEOUT=8 "$CARMA" submit -- "$A" 2>"$T/err" >/dev/null || rc=$?
@@ -88,7 +102,7 @@ rows=$("$CARMA" ls | wc -l)
 import json, sys
 j = json.load(sys.stdin)
 ids = [x["id"] for x in j]
-assert len(j) == 3002 and ids == sorted(set(ids)), len(j)' || fail "carma ls --all --json"
+assert len(j) == 3003 and ids == sorted(set(ids)), len(j)' || fail "carma ls --all --json" # (+ 2 ended above)
 $PY raw "$S" '{"v":1,"op":"ls","all":true}' | python3 -c '
 import json, sys
 a = json.load(sys.stdin)

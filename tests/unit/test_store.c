@@ -176,6 +176,11 @@ static void test_jobs_and_attempts(void **state)
     assert_int_equal(json_array_size(a), 0);
     json_decref(a);
     assert_int_equal(carma_store_job_get(st, 99, &g, &err), -ENOENT);
+    uid_t owner = 7; /* the owner alone, as a cancel asks */
+    assert_int_equal(carma_store_job_uid(st, id1, &owner, &err), 0);
+    assert_int_equal(owner, 1000);
+    assert_int_equal(carma_store_job_uid(st, 99, &owner, &err), -ENOENT);
+    assert_int_equal(owner, 1000);
     g.id = 99;
     assert_int_equal(carma_store_begin(st, &err), 0);
     assert_int_equal(carma_store_job_update(st, &g, &err), -ENOENT);
