@@ -55,6 +55,7 @@
 #include "util/proc.h"
 #include "util/rlimits.h"
 #include "util/tree.h"
+#include "util/utf8.h"
 
 #define TAG_LISTEN 1ull
 #define TAG_SIGNAL 2ull
@@ -3454,7 +3455,7 @@ static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const 
     char derived[CARMA_PROTO_MAX_NAME + 1]; /* held to a given name's rules */
     carma_proto_name_from(base ? base + 1 : rj->argv[0], derived, sizeof derived);
     r->name = strdup(rj->name ? rj->name : derived);
-    r->user = strdup(uname);
+    r->user = carma_utf8_lossy(uname); /* as shown: col_user's rule */
     r->cwd = strdup(rj->cwd);
     r->argv_json = json_dumps(argv, JSON_COMPACT);
     r->env_json = json_dumps(env, JSON_COMPACT);

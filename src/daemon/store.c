@@ -16,6 +16,7 @@
 
 #include "core/job.h"
 #include "util/clock.h"
+#include "util/utf8.h"
 
 /* The columns every job read selects, in the order the row reader takes them: the
  * summary (NULL when listing) between the two halves, the accounting columns after. */
@@ -879,6 +880,15 @@ static char *col_dup(sqlite3_stmt *q, int c)
     return t ? strdup((const char *)t) : NULL;
 }
 
+/* A user name as shown (JSON, /metrics): the password database's names need not be UTF-8
+ * (LDAP, useradd --badname), and jansson refuses a string that is not: a byte that starts
+ * no well-formed sequence reads as U+FFFD. NULL for NULL or out of memory. */
+static char *col_user(sqlite3_stmt *q, int c)
+{
+    const unsigned char *t = sqlite3_column_text(q, c);
+    return t ? carma_utf8_lossy((const char *)t) : NULL;
+}
+
 static double col_time(sqlite3_stmt *q, int c)
 {
     return sqlite3_column_type(q, c) == SQLITE_NULL ? -1.0 : sqlite3_column_double(q, c);
@@ -892,7 +902,7 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     r->name = col_dup(q, c++);
     r->uid = (uint32_t)sqlite3_column_int64(q, c++);
     r->gid = (uint32_t)sqlite3_column_int64(q, c++);
-    r->user = col_dup(q, c++);
+    r->user = col_user(q, c++);
     r->cwd = col_dup(q, c++);
     r->argv_json = col_dup(q, c++);
     r->env_json = col_dup(q, c++);
@@ -1403,13 +1413,16 @@ int carma_store_user_gpu_time(struct carma_store *s, double since,
     int rc, ret = 0;
     while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         sqlite3_int64 uid = sqlite3_column_int64(q, 0), gpus = sqlite3_column_int64(q, 2);
-        const char *user = (const char *)sqlite3_column_text(q, 1);
+        char *user = col_user(q, 1);
         double start = sqlite3_column_double(q, 3);
         double end = sqlite3_column_type(q, 4) == SQLITE_NULL ? -1 : sqlite3_column_double(q, 4);
         if (uid < 0 || uid > UINT32_MAX || gpus < 1 || gpus > 4096 || !isfinite(start) ||
-            (end >= 0 && !(end >= start && isfinite(end))))
+            (end >= 0 && !(end >= start && isfinite(end)))) {
+            free(user);
             continue; /* no time to charge: a row no carmad writes */
+        }
         ret = cb(ctx, (uint32_t)uid, user ? user : "", (uint32_t)gpus, start, end);
+        free(user);
     }
     if (!ret && rc != SQLITE_DONE)
         ret = db_err(s, rc, "reading the users' GPU time", err);
@@ -1702,12 +1715,14 @@ int carma_store_usage_json(struct carma_store *s, int64_t uid, const char *user,
             v[k] = sqlite3_column_double(q, k + 1);
             tot[k] += v[k];
         }
+        char *name = col_user(q, 0);
         json_array_append_new(
-            users, json_pack("{s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "user",
-                             (const char *)sqlite3_column_text(q, 0), "uid",
-                             (json_int_t)sqlite3_column_int64(q, 8), "jobs", (json_int_t)v[0],
-                             "attempts", (json_int_t)v[1], "oom", (json_int_t)v[2], "run_s", v[3],
-                             "gpu_seconds", v[4], "energy_j", v[5], "wait_s", v[6]));
+            users,
+            json_pack("{s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "user", name ? name : "", "uid",
+                      (json_int_t)sqlite3_column_int64(q, 8), "jobs", (json_int_t)v[0], "attempts",
+                      (json_int_t)v[1], "oom", (json_int_t)v[2], "run_s", v[3], "gpu_seconds", v[4],
+                      "energy_j", v[5], "wait_s", v[6]));
+        free(name);
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) {
@@ -1822,17 +1837,17 @@ int carma_store_history_json(struct carma_store *s, double since, double until,
         json_error_t je;
         const char *gs = (const char *)sqlite3_column_text(qa, 2);
         json_t *g = gs ? json_loads(gs, 0, &je) : NULL;
-        json_t *a = json_pack("{s:I,s:I,s:o,s:f,s:o,s:o,s:s,s:I,s:s}", "job",
-                              (json_int_t)sqlite3_column_int64(qa, 0), "n",
-                              (json_int_t)sqlite3_column_int64(qa, 1), "gpus",
-                              g ? g : json_array(), "start", sqlite3_column_double(qa, 3), "end",
-                              time_json(col_time(qa, 4)), "outcome",
-                              sqlite3_column_type(qa, 5) == SQLITE_NULL
-                                  ? json_null()
-                                  : json_string((const char *)sqlite3_column_text(qa, 5)),
-                              "user", (const char *)sqlite3_column_text(qa, 6), "uid",
-                              (json_int_t)sqlite3_column_int64(qa, 7), "name",
-                              (const char *)sqlite3_column_text(qa, 8));
+        char *user = col_user(qa, 6);
+        json_t *a = json_pack(
+            "{s:I,s:I,s:o,s:f,s:o,s:o,s:s,s:I,s:s}", "job", (json_int_t)sqlite3_column_int64(qa, 0),
+            "n", (json_int_t)sqlite3_column_int64(qa, 1), "gpus", g ? g : json_array(), "start",
+            sqlite3_column_double(qa, 3), "end", time_json(col_time(qa, 4)), "outcome",
+            sqlite3_column_type(qa, 5) == SQLITE_NULL
+                ? json_null()
+                : json_string((const char *)sqlite3_column_text(qa, 5)),
+            "user", user ? user : "", "uid", (json_int_t)sqlite3_column_int64(qa, 7), "name",
+            (const char *)sqlite3_column_text(qa, 8));
+        free(user);
         if (a)
             json_array_append_new(atts, a);
     }

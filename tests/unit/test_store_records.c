@@ -258,6 +258,22 @@ static void test_usage_and_profiles(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(us, 1), "user")), "alice");
     assert_string_equal(json_string_value(json_object_get(json_array_get(us, 2), "user")), "bob");
     json_decref(u);
+    /* A name that is not UTF-8 (Latin-1 from LDAP) is shown with U+FFFD for its byte: as
+     * it is, jansson would refuse it and the user would drop out of every answer. */
+    uint64_t e;
+    assert_int_equal(carma_store_begin(st, &err), 0);
+    insert_job_as(st, 1003, "jos\xe9", 360, &e);
+    assert_int_equal(carma_store_commit(st, &err), 0);
+    assert_int_equal(carma_store_usage_json(st, 1003, NULL, -1, -1, 400, &u, &err), 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(u, "users"), 0), "user")),
+        "jos\xef\xbf\xbd");
+    json_decref(u);
+    struct carma_job_rec re = {0};
+    carma_job_rec_clear(&re);
+    assert_int_equal(carma_store_job_get(st, e, &re, &err), 0);
+    assert_string_equal(re.user, "jos\xef\xbf\xbd");
+    carma_job_rec_clear(&re);
     /* A job row carries its ended attempts' sums. */
     struct carma_job_rec r = {0};
     carma_job_rec_clear(&r);
