@@ -1,6 +1,7 @@
 /* The simulator: the co-location model against collocation-facts.csv (within 10%) and
  * collocation-h100.csv and -h200.csv (docs/model.md, Checked on an H100 and an H200),
- * exact energy of a lone job, OOM crashes and their recovery, and determinism. */
+ * exact energy of a lone job, figures worked by hand from docs/model.md on small cases,
+ * OOM crashes and their recovery, and determinism. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -638,6 +639,105 @@ static void test_lone_job_energy_exact(void **state)
     assert_float_equal(m.mean_wait_s, 0, 1e-6);
 }
 
+/* The figures docs/model.md's formulas give by hand on small cases, to 1e-6 (relative):
+ * rates under MPS and time-slicing, a rate change at an arrival, an OOM by a ramping
+ * co-runner, a 2-GPU job beside a co-runner on one GPU, and idle GPUs' energy. Power of
+ * an a100-40gb: 55 W idle, 45 W static, 400 W max; v100-32gb: 40, 35, 300. */
+#define EXACT(x, ref) assert_true(fabs((x) - (double)(ref)) <= 1e-6 * fabs((double)(ref)) + 1e-9)
+
+static void test_model_figures_by_hand(void **state)
+{
+    (void)state;
+    const float a = 0.5f, b = 0.3f; /* solo SMACT of A (600 s, 10 GB), B (1200 s, 8 GB) */
+    struct sim_job_spec two[2] = {job(0, 600, 10000, a), job(0, 1200, 8000, b)};
+    /* MPS: both run at r = 1 / (1 + alpha) (S = 0.8 <= 1) until A ends at 600 / r; B has
+     * 600 s left, alone. P = idle + static + 300 W * SMACT, SMACT = S * r. */
+    double r = 1.0f / (1.0f + 0.0514f);
+    double ta = 600 / r, tb = ta + 600;
+    struct sim_metrics m = run(two, 2, "auto", "1xa100-40gb", CARMA_SHARING_MPS);
+    EXACT(m.makespan_s, tb);
+    EXACT(m.mean_jct_s, (ta + tb) / 2);
+    EXACT(m.p99_jct_s, ta + 0.99 * (tb - ta));
+    EXACT(m.mean_wait_s + 1, 1);
+    double sd = (double)a + (double)b;
+    EXACT(m.energy_j, (100 + 300 * sd * r) * ta + (100 + 300 * (double)b) * 600);
+    EXACT(m.mean_smact, (sd * r * ta + (double)b * 600) / tb);
+    /* memory ramps over 30 s: each job's integral is M (end - 15 s) */
+    EXACT(m.mean_mem_used_frac, (10000 * (ta - 15) + 8000 * (tb - 15)) / 40960 / tb);
+    EXACT(m.busy_gpu_s, tb);
+    /* Time-slicing: r = 1 / (0.5^0.3 + 0.3^0.3). */
+    r = 1.0f / (powf(a, 0.3f) + powf(b, 0.3f));
+    ta = 600 / r;
+    tb = ta + 600;
+    m = run(two, 2, "auto", "1xa100-40gb", CARMA_SHARING_TIMESLICE);
+    EXACT(m.makespan_s, tb);
+    EXACT(m.mean_jct_s, (ta + tb) / 2);
+    EXACT(m.energy_j, (100 + 300 * sd * r) * ta + (100 + 300 * (double)b) * 600);
+
+    /* B arrives at 300 s: A runs alone, then both at the MPS rate from 300 s. */
+    two[1].submit_s = 300;
+    r = 1.0f / (1.0f + 0.0514f);
+    ta = 300 + 300 / r;
+    tb = ta + 900;
+    m = run(two, 2, "auto", "1xa100-40gb", CARMA_SHARING_MPS);
+    EXACT(m.makespan_s, tb);
+    EXACT(m.mean_jct_s, (ta + tb - 300) / 2);
+    EXACT(m.energy_j, (100 + 300 * (double)a) * 300 + (100 + 300 * sd * r) * (ta - 300) +
+                          (100 + 300 * (double)b) * 900);
+    EXACT(m.mean_smact, ((double)a * 300 + sd * r * (ta - 300) + (double)b * 900) / tb);
+
+    /* Idle GPUs draw their floor over the whole run: exclusive puts A on the A100 at 0
+     * and B on the V100 at 1 s (one placement a second). */
+    two[1].submit_s = 0;
+    m = run(two, 2, "exclusive", "1xa100-40gb,1xv100-32gb", CARMA_SHARING_MPS);
+    EXACT(m.makespan_s, 1201);
+    EXACT(m.mean_wait_s, 0.5);
+    EXACT(m.energy_j,
+          (100 + 300 * (double)a) * 600 + 55 * 601 + 40 * 1 + (75 + 225 * (double)b) * 1200);
+    EXACT(m.mean_smact, ((double)a * 600 + (double)b * 1200) / 2402);
+    EXACT(m.mean_mem_used_frac, (10000.0 * 585 / 40960 + 8000.0 * 1185 / 32768) / 2402);
+
+    /* A 2-GPU job D (600 s, s 0.4) beside B on GPU 0: D waits for GPU 0 and runs at its
+     * rate on both GPUs; GPU 1's SMACT is D's solo SMACT at its own rate (the NCCL wait
+     * stays active), and it idles once D ends. A light job E (100 s, s 0.05) joins D on
+     * GPU 1 at 100 s (both run at r there) and leaves: D still waits for GPU 0. */
+    const float d = 0.4f, e = 0.05f;
+    struct sim_job_spec pair[3] = {job(0, 1200, 8000, b), job(0, 600, 12000, d),
+                                   job(100, 100, 1000, e)};
+    pair[1].gpus = 2;
+    r = 1.0f / (1.0f + 0.0514f);
+    ta = 600 / r;
+    tb = ta + 600;
+    double te = 100 + 100 / r;
+    m = run(pair, 3, "auto", "2xa100-40gb", CARMA_SHARING_MPS);
+    EXACT(m.makespan_s, tb);
+    EXACT(m.mean_jct_s, (tb + ta + te - 100) / 3);
+    EXACT(m.energy_j, (100 + 300 * ((double)b + (double)d) * r) * ta +
+                          (100 + 300 * (double)d) * (ta - 100 / r) +
+                          (100 + 300 * ((double)d + (double)e) * r) * (100 / r) +
+                          (100 + 300 * (double)b) * 600 + 55 * 600);
+    EXACT(m.mean_smact, (((double)b + (double)d) * r * ta + (double)d * (ta - 100 / r) +
+                         ((double)d + (double)e) * 100 + (double)b * 600) /
+                            (2 * tb));
+    EXACT(m.busy_gpu_s, tb + ta);
+
+    /* OOM by a ramping co-runner (or-magm, no requirement): C (30 GB, ramp 100 s) at 0,
+     * G (15 GB, ramp 60 s) beside it once the grace is over (31 s). Memory 300 t +
+     * 250 (t - 31) passes 40960 MiB at t = 48710 / 550, both still ramping: G, the
+     * later, dies and loses the time it ran; C alone from then, G reruns after it. */
+    struct sim_job_spec oom[2] = {job(0, 600, 30000, 0.6f), job(0, 600, 15000, b)};
+    oom[0].ramp_s = 100;
+    oom[1].ramp_s = 60;
+    double tc = 48710.0 / 550;
+    double cend = tc + 600 - (31 + (tc - 31) * r);
+    m = run(oom, 2, "or-magm", "1xa100-40gb", CARMA_SHARING_MPS);
+    assert_int_equal(m.oom_crashes, 1);
+    assert_int_equal(m.succeeded, 2);
+    EXACT(m.lost_gpu_s, tc - 31);
+    EXACT(m.makespan_s, ceil(cend) + 600);
+    EXACT(m.mean_wait_s, (ceil(cend) - (tc - 31)) / 2);
+}
+
 static void test_or_rr_oom_then_recovery(void **state)
 {
     (void)state;
@@ -1178,6 +1278,7 @@ int main(void)
         cmocka_unit_test(test_h100_correction_on_the_h200),
         cmocka_unit_test(test_sim_end_to_end_mps_gain),
         cmocka_unit_test(test_lone_job_energy_exact),
+        cmocka_unit_test(test_model_figures_by_hand),
         cmocka_unit_test(test_or_rr_oom_then_recovery),
         cmocka_unit_test(test_reference_gate_fires_on_heavy_jobs),
         cmocka_unit_test(test_oom_kills_the_newcomer_without_ramp),
