@@ -176,7 +176,9 @@ struct djob {
     uint32_t alone_ticks; /* ticks in a row alone on all its GPUs after its ramp */
     double gpu_seen_s;    /* when a process of this attempt was first listed on one of its
                              GPUs, < 0 not yet: its ramp (grace) runs from then */
-    float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt, < 0 none */
+    float solo_smact, solo_smocc, solo_drama; /* measured alone this attempt: the mean of
+                                                 its windows alone, < 0 none */
+    uint32_t solo_nsm, solo_noc, solo_ndr;    /* the windows in each mean */
     int solo_unseen; /* that profile was measured before any of its processes was listed
                         on its GPUs: its start-up, if it reached them later */
     /* the gravest critical Xid its GPUs reported during this attempt (take_xids) */
@@ -995,6 +997,18 @@ static void gpus_over(struct carmad *d)
     free(over);
 }
 
+/* The mean *m of *n windows with window x folded in (x < 0: none measured, *m as it is). */
+static float solo_fold(float m, uint32_t *n, float x)
+{
+    if (!(x >= 0))
+        return m;
+    if (!(m >= 0))
+        *n = 0;
+    if (*n < UINT32_MAX)
+        ++*n;
+    return *n == 1 ? x : m + (x - m) / (float)*n;
+}
+
 /* After a tick: energy shared among each GPU's co-runners by activity (their solo
  * SMACT, the GPU's mean for one not yet measured; foreign processes take a share
  * nobody is billed for), and the solo SMACT of jobs alone on their GPUs after their
@@ -1092,9 +1106,16 @@ static void after_tick(struct carmad *d, double now)
         oc = noc ? oc / (float)noc : -1.0f;
         dr = ndr ? dr / (float)ndr : -1.0f;
         int first = dj->solo_smact < 0;
-        dj->solo_smact = sm;
-        dj->solo_smocc = oc;
-        dj->solo_drama = dr;
+        /* The attempt's profile is the mean of its windows alone, each of them one odd
+         * stretch at most (an I/O stall, a checkpoint written, its teardown): its last
+         * window alone, stored as its profile, made the signature of a job that idled at
+         * its end look free to collocate beside. Windows of its start-up (taken before
+         * its process reached its GPUs) are not in it once it has. */
+        if (solo_of_startup(dj))
+            dj->solo_nsm = dj->solo_noc = dj->solo_ndr = 0;
+        dj->solo_smact = solo_fold(dj->solo_smact, &dj->solo_nsm, sm);
+        dj->solo_smocc = solo_fold(dj->solo_smocc, &dj->solo_noc, oc);
+        dj->solo_drama = solo_fold(dj->solo_drama, &dj->solo_ndr, dr);
         dj->solo_unseen = dj->gpu_seen_s < 0;
         if (first || fabsf(j->smact - sm) > 0.02f) {
             carma_sched_set_profile(&d->sched, i, sm, oc, dr);
@@ -2051,6 +2072,7 @@ static void attempt_forget(struct djob *dj)
     dj->alone_ticks = 0;
     dj->mem_now_mib = 0;
     dj->solo_smact = dj->solo_smocc = dj->solo_drama = -1;
+    dj->solo_nsm = dj->solo_noc = dj->solo_ndr = 0;
     dj->solo_unseen = 0;
     dj->gpu_seen_s = -1;
     dj->xid_seen = 0;
@@ -5277,6 +5299,7 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
     if (carma_store_usage_get(d->store, dj->rec.id, n, &ugs, &ej, &sm, &err) == 0) {
         dj->att_energy_j = ej;
         dj->solo_smact = (float)sm;
+        dj->solo_nsm = sm >= 0; /* its windows before the stop count as one */
         /* the solo SMACT this attempt showed alone is the scheduler's again, as before the
          * stop (after_tick gave it): without it the job would count as unprofiled, which
          * auto adds no job beside, until measured alone again (never, among co-runners) */

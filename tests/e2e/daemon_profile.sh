@@ -1,0 +1,47 @@
+#!/bin/sh
+# A job's solo profile (docs/monitoring.md, "Solo profiles"), on the fake NVML (GPM SMACT):
+# what an attempt stores and folds into its signature's profile is the mean of its windows
+# alone, not its last one: a job that ran at SMACT 0.80 for several windows and then idled
+# for its last ones (a checkpoint written, an upload, its teardown) stores about 0.5, not
+# the 0.00 of its tail, which would have made the next run of its signature look free to
+# collocate beside.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+command -v python3 >/dev/null || { echo "daemon_profile: skipped (no python3)"; exit 0; }
+LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
+    echo "daemon_profile: skipped (no fake libnvidia-ml.so.1)"
+    exit 0
+fi
+sql() { python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str, r)) for r in db.execute(sys.argv[2])))' "$T/state/carma.db" "$1"; }
+printf '[monitor]\nwindow = 3\n[sched]\ngrace = 0.4\n' >> "$T/carmad.ini"
+GPU='gpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0 util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000 gpm=1'
+export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+printf 'driver 550.54.15\n%s sm=80\n' "$GPU" > "$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+# runs until $T/go exists, at most 120 s
+JOB="i=0; while [ ! -e $T/go ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done"
+
+step "an attempt stores the mean of its windows alone, not its last"
+a=$(submit --name busy-then-idle --mem 4G -- sh -c "$JOB")
+sa=$(shepherd_of "$a") || fail "the job's shepherd"
+wait_until 10 pgrep -s "$sa" -x sh >/dev/null || fail "the job's process"
+# its process on the GPU from now: its ramp (grace) runs from here
+printf 'driver 550.54.15\n%s sm=80\nproc 0 pid=%s mem=1GiB\n' "$GPU" "$(pgrep -s "$sa" -x sh | head -n 1)" \
+    > "$T/nvml.state.new" && mv "$T/nvml.state.new" "$T/nvml.state"
+wait_until 30 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.8'" ||
+    fail "solo SMACT not learned: $("$CARMA" show --json "$a" | grep solo)"
+sleep 3.6 # 18 ticks: 6 more windows at 0.80
+# its tail: idle on the GPU (its process still there) for two windows and more
+sed 's/ sm=80/ sm=0/' "$T/nvml.state" > "$T/nvml.state.new" && mv "$T/nvml.state.new" "$T/nvml.state"
+wait_until 30 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.0'" ||
+    fail "the idle tail not measured: $("$CARMA" show --json "$a" | grep solo)"
+sleep 1.2 # two more windows at 0.00
+touch "$T/go"
+"$CARMA" wait --timeout 30 "$a" >/dev/null || fail "the job did not end: $(state_of "$a")"
+u=$(sql "SELECT solo_smact FROM usage WHERE job_id = $a")
+p=$(sql "SELECT smact FROM profiles")
+echo "   stored: attempt $u, signature $p"
+awk -v u="$u" -v p="$p" 'BEGIN {exit !(u > 0.3 && u < 0.8 && u == p)}' ||
+    fail "the attempt stored SMACT '$u' (its signature '$p'), the mean of its windows (about 0.5) expected"
+stop_daemon || fail "carmad's stop"
+echo "daemon_profile: ok"
