@@ -158,8 +158,9 @@ struct djob {
     uint64_t sim_mib;     /* what a simulated GPU shows it holding: the estimate at its
                              submission (estimator or history), 0: its hold (not kept over
                              a restart) */
-    uint64_t sig;         /* its solo profile's key: the memory signature (hist_sig), or
-                             est_signature(argv, batch) for a job stored without one */
+    uint64_t sig;         /* its solo profile's key: its user's with the memory signature
+                             (hist_sig), or est_signature(argv, batch) for a job stored
+                             without one (profile_key) */
     double att_energy_j;  /* energy attributed to this attempt so far */
     uint16_t gpus_gone;   /* GPUs this attempt holds that are not this server's any more
                              (re-adopted after --gpus changed): held all the same */
@@ -599,8 +600,23 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
                        : CARMA_ALONE_OOM;
 }
 
-/* The job's profile key (its memory signature, or argv + batch for a job stored without
- * one) and, when this workload ran alone before, its solo profile for the scheduler. */
+/* The profile key of signature sig run by user uid: one user's, as history's peaks are.
+ * Shared, another user's runs of the same command in the same folder (a shared project's)
+ * made a user's profile: idle ones (or a stall) made it near 0, and the user's jobs were
+ * collocated as if free, and throttled to 10% of the SMs under MPS (its thread share is
+ * the profile's). A hash (splitmix64's finaliser): never 0, no schema change. */
+static uint64_t profile_key(uint64_t sig, uint32_t uid)
+{
+    uint64_t h = sig ^ (((uint64_t)uid + 1) * 0x9e3779b97f4a7c15ull);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+/* The job's profile key (its user and memory signature, or argv + batch for a job stored
+ * without one) and, when this workload of its user ran alone before, its solo profile for
+ * the scheduler. */
 static void job_profile(struct carmad *d, uint32_t i)
 {
     struct djob *dj = &d->dj[i];
@@ -624,6 +640,8 @@ static void job_profile(struct carmad *d, uint32_t i)
         free(argv);
         json_decref(av);
     }
+    if (dj->sig)
+        dj->sig = profile_key(dj->sig, dj->rec.uid);
     struct carma_profile p;
     struct carma_err err;
     if (dj->sig && carma_store_profile_get(d->store, dj->sig, &p, &err) == 0) {

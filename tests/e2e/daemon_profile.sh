@@ -4,7 +4,8 @@
 # alone, not its last one: a job that ran at SMACT 0.80 for several windows and then idled
 # for its last ones (a checkpoint written, an upload, its teardown) stores about 0.5, not
 # the 0.00 of its tail, which would have made the next run of its signature look free to
-# collocate beside.
+# collocate beside. A profile is its user's, as history's peaks are (sim GPUs, as root
+# with nobody): another user's run of the same command in the same folder starts unprofiled.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v python3 >/dev/null || { echo "daemon_profile: skipped (no python3)"; exit 0; }
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
@@ -12,6 +13,8 @@ if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
     echo "daemon_profile: skipped (no fake libnvidia-ml.so.1)"
     exit 0
 fi
+# solo_of JOB: the job's solo SMACT as the scheduler has it, to 2 places (None: none)
+solo_of() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; v = json.load(sys.stdin)["solo_smact"]; print(v if v is None else round(v, 2))'; }
 sql() { python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str, r)) for r in db.execute(sys.argv[2])))' "$T/state/carma.db" "$1"; }
 printf '[monitor]\nwindow = 3\n[sched]\ngrace = 0.4\n' >> "$T/carmad.ini"
 GPU='gpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0 util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000 gpm=1'
@@ -43,5 +46,34 @@ p=$(sql "SELECT smact FROM profiles")
 echo "   stored: attempt $u, signature $p"
 awk -v u="$u" -v p="$p" 'BEGIN {exit !(u > 0.3 && u < 0.8 && u == p)}' ||
     fail "the attempt stored SMACT '$u' (its signature '$p'), the mean of its windows (about 0.5) expected"
+stop_daemon || fail "carmad's stop"
+
+step "a profile is its user's: another user's run of the same command starts unprofiled"
+if [ "$ROOT" != 1 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
+    echo "daemon_profile: ok (the per-user step skipped: not root, or no setpriv or nobody)"
+    exit 0
+fi
+nobody_client
+rm -rf "$T/state" "$T/go"
+unset CARMA_FAKE_NVML_STATE
+start_daemon --gpus sim:1xa100-40gb
+# root's run from /tmp, as nobody's will be (same argv and cwd: one memory signature)
+r=$(cd /tmp && submit --mem 4G -- sh -c "$JOB")
+wait_until 30 sh -c "\"$CARMA\" show --json $r | grep -q '\"solo_smact\": 0.3'" ||
+    fail "root's job not profiled: $("$CARMA" show --json "$r" | grep solo)"
+touch "$T/go"
+"$CARMA" wait --timeout 30 "$r" >/dev/null || fail "root's job did not end: $(state_of "$r")"
+rm -f "$T/go"
+stop_daemon || fail "carmad's stop"
+# measured no more (grace 60 s): what a job starts with is its signature's stored profile
+sed -i 's/^grace = .*/grace = 60/' "$T/carmad.ini"
+start_daemon --gpus sim:1xa100-40gb
+chmod 666 "$CARMA_SOCKET"
+n=$(as_nobody "$NB/carma" submit --mem 4G -- sh -c "$JOB") || fail "nobody's job refused"
+[ "$(solo_of "$n")" = None ] || fail "nobody's job took root's profile: $(solo_of "$n")"
+r2=$(cd /tmp && submit --mem 4G -- sh -c "$JOB")
+[ "$(solo_of "$r2")" = 0.3 ] || fail "root's own profile not taken: $(solo_of "$r2")"
+touch "$T/go"
+"$CARMA" wait --timeout 30 "$n" "$r2" >/dev/null || fail "the jobs did not end"
 stop_daemon || fail "carmad's stop"
 echo "daemon_profile: ok"
