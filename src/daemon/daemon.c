@@ -1094,6 +1094,19 @@ static void after_tick(struct carmad *d, double now)
             dj->alone_ticks = 0;
             continue;
         }
+        /* A tick counts when each of its GPUs' windows took a sample in it (a good sample
+         * with SMACT or utilisation, carma_mon_tick): the window of a GPU whose samples
+         * stopped carrying them (a failed sample, DCGM's fields stale, GPM and utilisation
+         * failing) still holds the samples before, of another time or another job, which
+         * made its profile. Not counted, such a tick breaks no run alone either. */
+        int sampled = 1;
+        for (uint16_t k = 0; k < j->nplaced; k++) {
+            const struct carma_mon_gpu *mg = &d->mon.g[j->gpu[k]];
+            sampled &= mg->failures == 0 &&
+                       (mg->present & ((1u << CARMA_MON_SMACT) | (1u << CARMA_MON_UTIL))) != 0;
+        }
+        if (!sampled)
+            continue;
         if (++dj->alone_ticks < cap || dj->alone_ticks % cap != 0)
             continue;
         /* A full window of samples taken alone: its means are the job's profile. */

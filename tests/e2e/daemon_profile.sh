@@ -6,6 +6,7 @@
 # the 0.00 of its tail, which would have made the next run of its signature look free to
 # collocate beside. A profile is its user's, as history's peaks are (sim GPUs, as root
 # with nobody): another user's run of the same command in the same folder starts unprofiled.
+# Ticks whose samples carry no SMACT make no profile of the samples before them (fake NVML).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v python3 >/dev/null || { echo "daemon_profile: skipped (no python3)"; exit 0; }
 LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
@@ -41,11 +42,37 @@ wait_until 30 sh -c "\"$CARMA\" show --json $a | grep -q '\"solo_smact\": 0.0'" 
 sleep 1.2 # two more windows at 0.00
 touch "$T/go"
 "$CARMA" wait --timeout 30 "$a" >/dev/null || fail "the job did not end: $(state_of "$a")"
+rm -f "$T/go"
 u=$(sql "SELECT solo_smact FROM usage WHERE job_id = $a")
 p=$(sql "SELECT smact FROM profiles")
 echo "   stored: attempt $u, signature $p"
 awk -v u="$u" -v p="$p" 'BEGIN {exit !(u > 0.3 && u < 0.8 && u == p)}' ||
     fail "the attempt stored SMACT '$u' (its signature '$p'), the mean of its windows (about 0.5) expected"
+
+step "ticks without a SMACT sample make no profile of the samples before them"
+# the idle GPU's window fills with 0.90, then its samples carry no SMACT and no utilisation
+# (GPM and the utilisation call fail; the sample itself answers): a job started then has no
+# sample of its own, and the 0.90 are another time's
+printf 'driver 550.54.15\n%s sm=90\n' "$GPU" > "$T/nvml.state"
+sleep 1.2 # 6 ticks: the window is 0.90s
+printf 'driver 550.54.15\n%s sm=90\nfail 0 nvmlGpmMetricsGet UNKNOWN\nfail 0 nvmlDeviceGetUtilizationRates UNKNOWN\n' \
+    "$GPU" > "$T/nvml.state"
+sleep 0.6
+b=$(submit --name blind --mem 4G -- sh -c "$JOB" blind)
+sb=$(shepherd_of "$b") || fail "the job's shepherd"
+wait_until 10 pgrep -s "$sb" -x sh >/dev/null || fail "the job's process"
+echo "proc 0 pid=$(pgrep -s "$sb" -x sh | head -n 1) mem=1GiB" >> "$T/nvml.state"
+sleep 2.4 # past its grace, 12 ticks: 4 windows of ticks, none with a sample
+[ "$(solo_of "$b")" = None ] || fail "profiled from the samples before it: $(solo_of "$b")"
+# samples again: it is profiled from its own
+sed '/^fail /d' "$T/nvml.state" | sed 's/ sm=90/ sm=40/' > "$T/nvml.state.new" &&
+    mv "$T/nvml.state.new" "$T/nvml.state"
+wait_until 20 sh -c "[ \"\$(\"$CARMA\" show --json $b | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"solo_smact\"])')\" != None ]" ||
+    fail "not profiled once samples came"
+[ "$(solo_of "$b")" = 0.4 ] || fail "profiled at $(solo_of "$b"), its own 0.40 expected"
+touch "$T/go"
+"$CARMA" wait --timeout 30 "$b" >/dev/null || fail "the job did not end: $(state_of "$b")"
+rm -f "$T/go"
 stop_daemon || fail "carmad's stop"
 
 step "a profile is its user's: another user's run of the same command starts unprofiled"
