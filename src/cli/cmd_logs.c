@@ -70,6 +70,41 @@ static json_t *ask(const struct cli_conn *c, uint64_t id, int *st, double patien
     return resp;
 }
 
+/* The path of attempt k's log beside cur, attempt n's (STATE/jobs/ID/N/LEAF, as carmad
+ * lays them out), in buf: 0, or -1 when cur does not end in "/N/LEAF" or buf is short. */
+static int attempt_path(const char *cur, long long n, long long k, char *buf, size_t cap)
+{
+    const char *leaf = strrchr(cur, '/');
+    if (!leaf || leaf == cur)
+        return -1;
+    const char *d = leaf - 1;
+    while (d > cur && d[-1] != '/')
+        d--;
+    char num[24];
+    int nl = snprintf(num, sizeof num, "%lld", n);
+    if (d == cur || leaf - d != nl || memcmp(d, num, (size_t)nl))
+        return -1;
+    int w = snprintf(buf, cap, "%.*s%lld%s", (int)(d - cur), cur, k, leaf);
+    return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+/* The attempts after n and before a, which ended between two polls of -f: each one's
+ * logs whole, after its heading, so that no attempt's output is left out. */
+static void pump_between(const char *out, const char *err, long long n, long long a)
+{
+    for (long long k = n + 1; k < a; k++) {
+        char o[4096], e[4096];
+        off_t ko = 0, ke = 0;
+        fprintf(stderr, "--- carma: attempt %lld ---\n", k);
+        if (attempt_path(out, n, k, o, sizeof o) || attempt_path(err, n, k, e, sizeof e)) {
+            fprintf(stderr, "carma logs: attempt %lld's logs not found beside %s\n", k, out);
+            continue;
+        }
+        pump(o, &ko, 1);
+        pump(e, &ke, 2);
+    }
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carma logs ID [-f] [--json] [--socket PATH]\n"
@@ -154,6 +189,8 @@ int cmd_logs(int argc, char **argv)
              * job's answer names its first attempt's files already: those go on.) */
             pump(out, &oo, 1);
             pump(err, &eo, 2);
+            /* (out names attempt 1's files while the job had not run: attempt 0) */
+            pump_between(out, err, attempt ? attempt : 1, a);
             fprintf(stderr, "--- carma: attempt %lld ---\n", a);
             oo = eo = 0;
             snprintf(out, sizeof out, "%s", no);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
-# the job truncates; `wait --timeout` keeps its deadline while carmad is stuck; numbers
+# the job truncates, and prints every attempt, also those that ran between two polls; `wait --timeout` keeps its deadline while carmad is stuck; numbers
 # and ids are parsed strictly; show escapes what users typed, ls shows controls as '?';
 # ls --json stays JSON; answers of the wrong shape are errors; submit-rad and usage
 # --user take any bytes; top shows why carmad refused; ls and top count wide characters
@@ -128,6 +128,24 @@ wait "$lf" || fail "logs -f: $(cat "$T/t.err")"
 [ "$(cat "$T/t.out")" = "$(printf 'first-line-long-enough\nafter\nend')" ] ||
     fail "logs -f across a truncation printed: $(cat "$T/t.out") / $(cat "$T/t.err")"
 grep -qx "carma logs: stdout truncated" "$T/t.err" || fail "no word of the truncation: $(cat "$T/t.err")"
+
+step "logs -f prints every attempt, also those that ran between two of its polls"
+# attempt 1 waits at the gate $T/r.go until logs -f printed it; attempts 2 and 3 run out
+# of memory at once (well within a poll of logs -f), attempt 4 succeeds
+id=$(submit --max-attempts 4 -- sh -c 'echo "out-$CARMA_JOB_ATTEMPT"
+[ "$CARMA_JOB_ATTEMPT" = 1 ] && while [ ! -e "$0.go" ]; do sleep 0.05; done
+[ "$CARMA_JOB_ATTEMPT" = 4 ] && exit 0
+echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." >&2; exit 1' "$T/r")
+timeout 60 "$CARMA" logs -f "$id" > "$T/r.out" 2> "$T/r.err" &
+lf=$!
+wait_until 30 grep -q out-1 "$T/r.out" || fail "logs -f printed: $(cat "$T/r.out" "$T/r.err")"
+touch "$T/r.go"
+wait "$lf" || fail "logs -f: $(cat "$T/r.err")"
+is_state "$id" succeeded || fail "the job of 4 attempts: $(state_of "$id")"
+[ "$(cat "$T/r.out")" = "$(printf 'out-1\nout-2\nout-3\nout-4')" ] ||
+    fail "logs -f across attempts printed: $(cat "$T/r.out") / $(cat "$T/r.err")"
+[ "$(grep -c "CUDA out of memory" "$T/r.err")" = 3 ] && grep -qx -- "--- carma: attempt 2 ---" "$T/r.err" &&
+    grep -qx -- "--- carma: attempt 3 ---" "$T/r.err" || fail "logs -f's stderr: $(cat "$T/r.err")"
 
 step "wait --timeout is a deadline while carmad is stuck"
 id=$(submit -- sleep 30)
