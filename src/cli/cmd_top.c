@@ -3,6 +3,7 @@
  * `carma gpus`). q quits. */
 #include <curses.h>
 #include <locale.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -213,6 +214,78 @@ static void draw(json_t *r, const char *err)
     refresh();
 }
 
+/* What the asking thread hands the screen: carmad's latest gpus answer or why there is
+ * none. The keys are read meanwhile, so that q quits at once while carmad is slow or
+ * stuck (an answer may take CARMA_TIMEOUT, 60 s). Freed by the last of the two to let
+ * go of it (refs), the screen's side maybe returning while a request is under way. */
+struct top_feed {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char socket[sizeof(((struct cli_conn *)0)->socket)];
+    double interval;
+    json_t *resp; /* NULL: err says why */
+    char err[CARMA_ERR_MAX + 32];
+    int fresh, now, stop, refs; /* now: a key asked for a refresh at once */
+};
+
+static void top_feed_put(struct top_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int last = --f->refs == 0;
+    pthread_mutex_unlock(&f->mu);
+    if (last) {
+        json_decref(f->resp);
+        pthread_cond_destroy(&f->cv);
+        pthread_mutex_destroy(&f->mu);
+        free(f);
+    }
+}
+
+static void *top_ask(void *arg)
+{
+    struct top_feed *f = arg;
+    for (;;) {
+        pthread_mutex_lock(&f->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        double ns = (double)until.tv_nsec + f->interval * 1e9;
+        until.tv_sec += (time_t)(ns / 1e9);
+        until.tv_nsec = (long)(ns - (double)(time_t)(ns / 1e9) * 1e9);
+        while (!f->stop && !f->now && pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
+            ;
+        f->now = 0;
+        int stop = f->stop;
+        pthread_mutex_unlock(&f->mu);
+        if (stop)
+            break;
+        struct carma_err err = {{0}};
+        json_t *req = cli_req("gpus");
+        json_t *r = NULL;
+        char why[256], msg[sizeof f->err] = "";
+        if (carma_client_request(f->socket, req, &r, &err) != 0) {
+            snprintf(msg, sizeof msg, "%s", err.msg);
+        } else if (!json_is_true(json_object_get(r, "ok"))) { /* carmad's word: busy, ... */
+            const char *m = json_string_value(json_object_get(r, "message"));
+            snprintf(msg, sizeof msg, "carmad refused: %s", m ? m : "no reason given");
+            json_decref(r);
+            r = NULL;
+        } else if (cli_shape_gpus(r, why, sizeof why)) {
+            snprintf(msg, sizeof msg, "malformed response from carmad: %s", why);
+            json_decref(r);
+            r = NULL;
+        }
+        json_decref(req);
+        pthread_mutex_lock(&f->mu);
+        json_decref(f->resp);
+        f->resp = r;
+        snprintf(f->err, sizeof f->err, "%s", msg);
+        f->fresh = 1;
+        pthread_mutex_unlock(&f->mu);
+    }
+    top_feed_put(f);
+    return NULL;
+}
+
 int cmd_top(int argc, char **argv)
 {
     struct cli_conn c;
@@ -284,33 +357,69 @@ int cmd_top(int argc, char **argv)
         init_pair(2, COLOR_CYAN, -1);
         init_pair(3, COLOR_YELLOW, -1);
     }
-    timeout((int)(interval * 1000));
-    char errbuf[CARMA_ERR_MAX + 32] = "";
-    for (;;) {
-        draw(resp, errbuf);
+    struct top_feed *f = calloc(1, sizeof *f);
+    pthread_t th;
+    int started = 0;
+    if (f && pthread_mutex_init(&f->mu, NULL) == 0) {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        if (pthread_cond_init(&f->cv, &ca) == 0) {
+            snprintf(f->socket, sizeof f->socket, "%s", c.socket);
+            f->interval = interval;
+            f->resp = resp; /* the first answer, asked above */
+            f->fresh = 1;
+            f->refs = 2;
+            started = pthread_create(&th, NULL, top_ask, f) == 0;
+            if (!started)
+                pthread_cond_destroy(&f->cv);
+        }
+        pthread_condattr_destroy(&ca);
+        if (!started)
+            pthread_mutex_destroy(&f->mu);
+    }
+    if (!started) {
+        endwin();
+        delscreen(scr);
+        fprintf(stderr, "carma top: cannot start the thread that asks carmad\n");
+        if (f && f->resp == resp)
+            f->resp = NULL;
+        free(f);
+        json_decref(resp);
+        return 1;
+    }
+    pthread_detach(th);
+    resp = NULL;  /* the feed's now */
+    timeout(100); /* keys are read at once, answers drawn as they come */
+    for (int redraw = 1;;) {
+        pthread_mutex_lock(&f->mu);
+        if (f->fresh || redraw) {
+            json_t *r = json_incref(f->resp);
+            char errbuf[sizeof f->err];
+            snprintf(errbuf, sizeof errbuf, "%s", f->err);
+            f->fresh = 0;
+            pthread_mutex_unlock(&f->mu);
+            draw(r, errbuf);
+            json_decref(r);
+        } else {
+            pthread_mutex_unlock(&f->mu);
+        }
         int ch = getch();
         if (ch == 'q' || ch == 'Q' || ch == 27)
             break;
-        json_decref(resp);
-        resp = NULL;
-        struct carma_err err = {{0}};
-        json_t *req = cli_req("gpus");
-        json_t *r = NULL;
-        char why[256];
-        if (carma_client_request(c.socket, req, &r, &err) != 0) {
-            snprintf(errbuf, sizeof errbuf, "%s", err.msg);
-        } else if (!json_is_true(json_object_get(r, "ok"))) { /* carmad's word: busy, ... */
-            const char *m = json_string_value(json_object_get(r, "message"));
-            snprintf(errbuf, sizeof errbuf, "carmad refused: %s", m ? m : "no reason given");
-            json_decref(r);
-        } else if (cli_shape_gpus(r, why, sizeof why)) {
-            snprintf(errbuf, sizeof errbuf, "malformed response from carmad: %s", why);
-            json_decref(r);
-        } else {
-            resp = r;
+        redraw = ch == KEY_RESIZE;
+        if (ch != ERR && ch != KEY_RESIZE) { /* any other key: a refresh now */
+            pthread_mutex_lock(&f->mu);
+            f->now = 1;
+            pthread_cond_signal(&f->cv);
+            pthread_mutex_unlock(&f->mu);
         }
-        json_decref(req);
     }
+    pthread_mutex_lock(&f->mu);
+    f->stop = 1;
+    pthread_cond_signal(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    top_feed_put(f);
     endwin();
     delscreen(scr);
     json_decref(resp);

@@ -1,11 +1,12 @@
 #!/bin/sh
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
-# the job truncates, and prints every attempt, also those that ran between two polls; `wait --timeout` keeps its deadline while carmad is stuck; numbers
-# and ids are parsed strictly; show escapes what users typed, ls shows controls as '?';
-# ls --json stays JSON; answers of the wrong shape are errors; submit-rad and usage
-# --user take any bytes; top shows why carmad refused; ls and top count wide characters
-# as two columns; report numbers GPUs as carmad does.
+# the job truncates, and prints every attempt, also those that ran between two polls;
+# `wait --timeout` keeps its deadline while carmad is stuck; numbers and ids are parsed
+# strictly; show escapes what users typed, ls shows controls as '?'; ls --json stays
+# JSON; answers of the wrong shape are errors; submit-rad and usage --user take any
+# bytes; top shows why carmad refused, and quits on q while it is stuck; ls and top
+# count wide characters as two columns; report numbers GPUs as carmad does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -284,13 +285,13 @@ FC report --html "$T/r.html" 2>"$T/r.err" || fail "report: $(cat "$T/r.err")"
 grep -q "GPU 0 B100" "$T/r.html" && grep -q "GPU - A100" "$T/r.html" ||
     fail "report's GPUs, one gone with an attempt: $(grep -o 'GPU [-0-9]* [AB]100' "$T/r.html" | sort -u)"
 
-step "top shows carmad's word when it refuses a refresh, and keeps wide characters on their row"
+step "top shows carmad's word when it refuses a refresh, keeps wide characters on their row, quits at once while carmad is stuck"
 if command -v tmux >/dev/null; then
     TS="carma-client-$$"
     fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[]}' \
         '{"ok":false,"error":"busy","message":"too many connections of uid 0"}'
     # a tmux server per session: a new session on a server being killed can fail
-    ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"; for s in "$TS" "$TS-42" "$TS-44"; do tmux -L "$s" kill-server 2>/dev/null; done'
+    ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"; for s in "$TS" "$TS-42" "$TS-44" "$TS-q"; do tmux -L "$s" kill-server 2>/dev/null; done'
     # tmux_new SOCKET ARGS...: a detached session, tried twice (a tmux server starting on a
     # loaded host has failed to answer once), its error kept for the message
     tmux_new() {
@@ -313,6 +314,19 @@ if command -v tmux >/dev/null; then
         tmux -L "$TS-$w" kill-server 2>/dev/null
         ! grep -q '^[名前]' "$T/top.txt" || fail "top at width $w wrapped a wide character: $(cat "$T/top.txt")"
     done
+    # q quits at once while a refresh waits for a carmad that does not answer (the
+    # answer is waited CARMA_TIMEOUT, 60 s)
+    fake '{"ok":true,"backend":"sim","policy":"auto","queued":0,"gpus":[]}'
+    tmux_new "$TS-q" -x 80 -y 12 "CARMA_SOCKET=$T/fake.sock $CARMA top --interval 0.2; echo top-ended; sleep 30" ||
+        fail "tmux: $(cat "$T/tmux.err")"
+    wait_until 10 sh -c "tmux -L $TS-q capture-pane -p | grep -q 'backend sim'" || fail "top: no view"
+    kill -STOP "$FAKE_PID"
+    sleep 1 # a refresh is under way, unanswered
+    tmux -L "$TS-q" send-keys q
+    wait_until 3 sh -c "tmux -L $TS-q capture-pane -p | grep -q top-ended" ||
+        fail "top did not quit on q while carmad was stuck: $(tmux -L "$TS-q" capture-pane -p | head -3)"
+    kill -CONT "$FAKE_PID"
+    tmux -L "$TS-q" kill-server 2>/dev/null
     ON_EXIT='[ -n "$FAKE_PID" ] && kill "$FAKE_PID"'
 else
     echo "(skipped: no tmux)"
