@@ -121,8 +121,10 @@ int cmd_wait(int argc, char **argv)
             if (cli_state_final(state)) {
                 if (strcmp(state, "succeeded"))
                     all_ok = 0;
-                if (!c.json)
+                if (!c.json) { /* said as it ends: a script reads it, a kill loses none */
                     printf("%llu %s\n", (unsigned long long)ids[k], state);
+                    fflush(stdout);
+                }
                 json_array_append(out, job);
                 json_decref(resp);
                 break;

@@ -2,11 +2,12 @@
 # The carma client against a real carmad and against carmads that answer wrongly
 # (audit 6): `logs -f` on a queued job prints its output once, and follows a log that
 # the job truncates, and prints every attempt, also those that ran between two polls;
-# `wait --timeout` keeps its deadline while carmad is stuck; numbers and ids are parsed
-# strictly; show escapes what users typed, ls shows controls as '?'; ls --json stays
-# JSON; answers of the wrong shape are errors; submit-rad and usage --user take any
-# bytes; top shows why carmad refused, and quits on q while it is stuck; ls and top
-# count wide characters as two columns; report numbers GPUs as carmad does.
+# `wait` says each job as it ends, and `wait --timeout` keeps its deadline while carmad
+# is stuck; numbers and ids are parsed strictly; show escapes what users typed, ls shows
+# controls as '?'; ls --json stays JSON; answers of the wrong shape are errors;
+# submit-rad and usage --user take any bytes; top shows why carmad refused, and quits on
+# q while it is stuck; ls and top count wide characters as two columns; report numbers
+# GPUs as carmad does.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 start_daemon --gpus sim:4xa100-40gb
 
@@ -147,6 +148,18 @@ is_state "$id" succeeded || fail "the job of 4 attempts: $(state_of "$id")"
     fail "logs -f across attempts printed: $(cat "$T/r.out") / $(cat "$T/r.err")"
 [ "$(grep -c "CUDA out of memory" "$T/r.err")" = 3 ] && grep -qx -- "--- carma: attempt 2 ---" "$T/r.err" &&
     grep -qx -- "--- carma: attempt 3 ---" "$T/r.err" || fail "logs -f's stderr: $(cat "$T/r.err")"
+
+step "wait says each job as it ends, not only at its own exit"
+# (to a file, as a script's redirection: a kill of the wait keeps what it said)
+wd=$(submit -- true)
+"$CARMA" wait "$wd" >/dev/null || fail "job $wd"
+wl=$(submit -- sleep 30)
+"$CARMA" wait "$wd" "$wl" > "$T/w.out" 2> "$T/w.err" &
+wp=$!
+wait_until 10 grep -qx "$wd succeeded" "$T/w.out" ||
+    fail "wait did not say job $wd ended: $(cat "$T/w.out" "$T/w.err")"
+kill "$wp"; wait "$wp" 2>/dev/null
+"$CARMA" cancel "$wl" >/dev/null || fail "cancel $wl"
 
 step "wait --timeout is a deadline while carmad is stuck"
 id=$(submit -- sleep 30)
