@@ -496,10 +496,14 @@ static void cluster_flush(FILE *f, const struct carma_report_section *sec, const
         char s[48], e[48];
         carma_svg_duration_format(s, sizeof s, c->s);
         carma_svg_duration_format(e, sizeof e, c->e);
-        fprintf(
-            f,
-            "<title>%zu jobs, each shorter than a pixel (ids %llu to %llu)\n%s \xe2\x86\x92 %s\n",
-            c->n, (unsigned long long)c->job_lo, (unsigned long long)c->job_hi, s, e);
+        /* bars are runs: one job's attempts (a retry at once) are merged too */
+        if (c->job_lo == c->job_hi)
+            fprintf(f, "<title>%zu runs of job %llu, each shorter than a pixel", c->n,
+                    (unsigned long long)c->job_lo);
+        else
+            fprintf(f, "<title>%zu runs, each shorter than a pixel (jobs %llu to %llu)", c->n,
+                    (unsigned long long)c->job_lo, (unsigned long long)c->job_hi);
+        fprintf(f, "\n%s \xe2\x86\x92 %s\n", s, e);
         int sep = 0;
         for (unsigned k = 0; k < NOUTCOMES; k++)
             if (c->count[k]) {

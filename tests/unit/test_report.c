@@ -454,6 +454,17 @@ static void test_counts_runs_not_bars(void **state)
     assert_non_null(strstr(html, "first 32 of 40 GPUs shown"));
     assert_non_null(strstr(html, ">3 runs on GPUs not shown are not drawn"));
     free(html);
+    /* a merged mark of one job's attempts (an OOM retried at once) counts runs of it */
+    const struct carma_report_bar tiny[] = {
+        {0, 100, 100.1, 2, "r", CARMA_REPORT_OOM},    {0, 100.2, 100.3, 2, "r", CARMA_REPORT_OOM},
+        {0, 100.4, 100.5, 2, "r", CARMA_REPORT_OOM},  {0, 3000, 3000.1, 4, "s", CARMA_REPORT_OK},
+        {0, 3000.2, 3000.3, 5, "t", CARMA_REPORT_OK},
+    };
+    sec = (struct carma_report_section){"auto", 7200, 1, se, 5, tiny, 0, 0};
+    html = render(NULL, NULL, NULL, &sec, 1, &len);
+    assert_non_null(strstr(html, "<title>3 runs of job 2, each shorter than a pixel\n"));
+    assert_non_null(strstr(html, "<title>2 runs, each shorter than a pixel (jobs 4 to 5)\n"));
+    free(html);
     for (size_t g = 0; g < NG; g++)
         gpu_data_free(&d[g]);
     free(d);
