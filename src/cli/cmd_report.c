@@ -301,7 +301,8 @@ int cmd_report(int argc, char **argv)
         const char *name = json_string_value(json_object_get(a, "name"));
         double s0 = json_number_value(json_object_get(a, "start")) - since;
         json_t *e = json_object_get(a, "end");
-        double s1 = (json_is_number(e) ? json_number_value(e) : until) - since;
+        /* a running attempt ran until now, not to an --until still to come */
+        double s1 = (json_is_number(e) ? json_number_value(e) : until < now ? until : now) - since;
         if (s0 < 0)
             s0 = 0;
         if (s1 > span)

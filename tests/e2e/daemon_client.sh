@@ -297,6 +297,14 @@ fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"A100","uuid":
 FC report --html "$T/r.html" 2>"$T/r.err" || fail "report: $(cat "$T/r.err")"
 grep -q "GPU 0 B100" "$T/r.html" && grep -q "GPU - A100" "$T/r.html" ||
     fail "report's GPUs, one gone with an attempt: $(grep -o 'GPU [-0-9]* [AB]100' "$T/r.html" | sort -u)"
+# an attempt still running (no end) is drawn until now, not to an --until to come: it
+# started in 2001, the range ends in 2096 (34722 days after the start), now is before
+fake '{"ok":true,"policy":"auto","backend":"nvml","gpus":[{"name":"B100","uuid":"GPU-bbbb","t":[],"mem_total_mib":1}],"attempts":[{"job":1,"start":1000000000,"name":"r","gpus":["GPU-bbbb"]}]}' \
+    '{"ok":true,"users":[]}' "$GPUS_B"
+FC report --since @999999000 --until @4000000000 --html "$T/r.html" 2>"$T/r.err" || fail "report: $(cat "$T/r.err")"
+days=$(sed -n '/<title>job 1 /{n;s/.*→ \([0-9]*\)d.*/\1/p;}' "$T/r.html") # (START → END (LENGTH))
+[ -n "$days" ] && [ "$days" -lt 20000 ] ||
+    fail "a running attempt drawn past now: $(grep -A1 '<title>job 1 ' "$T/r.html")"
 
 step "top shows carmad's word when it refuses a refresh, keeps wide characters on their row, quits at once while carmad is stuck"
 if command -v tmux >/dev/null; then
