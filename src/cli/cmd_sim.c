@@ -71,8 +71,8 @@ static void sim_usage(FILE *f)
                "  --seed N           seed of that noise, 0 to 2^63 - 1 (default 1)\n"
                "The (bound) row: makespan and energy that no schedule finishing every job can\n"
                "beat on these GPUs under the simulator's model (docs/model.md).\n"
-               "On a terminal, stderr shows a progress bar once the runs take over 0.5 s (not\n"
-               "with --json), erased at the end, then the simulation's speed.\n");
+               "On a terminal, stderr shows a progress bar once the runs take over 0.5 s (with\n"
+               "--json too), erased at the end, then the simulation's speed.\n");
 }
 
 struct row {
@@ -82,14 +82,14 @@ struct row {
     double wall_s;
 };
 
-/* The progress bar: on stderr when it is a terminal (and the figures are not JSON),
+/* The progress bar: on stderr when it is a terminal (table or JSON: the figures go to stdout),
  * once the runs have taken PROGRESS_AFTER_S, redrawn at most every PROGRESS_EVERY_S,
  * erased before anything else is printed. */
 #define PROGRESS_AFTER_S 0.5
 #define PROGRESS_EVERY_S 0.1
 
 struct progress_ctx {
-    int on;            /* stderr is a terminal and the output is a table */
+    int on;            /* stderr is a terminal */
     int drawn;         /* the bar is on the line */
     double start_s;    /* when the first run began (carma_mono_s) */
     double next_s;     /* no redraw before this */
@@ -897,7 +897,7 @@ int cmd_sim(int argc, char **argv)
         goto out;
     }
     int tty = isatty(STDERR_FILENO);
-    struct progress_ctx pctx = {.on = tty && !json, .start_s = carma_mono_s(), .npol = npol};
+    struct progress_ctx pctx = {.on = tty, .start_s = carma_mono_s(), .npol = npol};
     for (size_t i = 0; i < npol; i++) {
         struct sim_config cfg;
         sim_config_default(&cfg);
