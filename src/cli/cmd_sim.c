@@ -204,6 +204,13 @@ static int parse_policies(const char *list, const struct carma_policy **out, siz
             fprintf(stderr, "carma sim: --policy '%s': an empty name in the list\n", list);
             return -1;
         }
+        if (strcmp(tok, "all") == 0) { /* known, but it names every policy on its own */
+            fprintf(stderr,
+                    "carma sim: --policy '%s': 'all' stands alone (it runs every policy); "
+                    "give it or a list of names\n",
+                    list);
+            return -1;
+        }
         const struct carma_policy *p = carma_policy_find(tok);
         if (!p) {
             fprintf(stderr, "carma sim: --policy: unknown policy '%s' (see carma sim --help)\n",

@@ -105,6 +105,7 @@ for v in "" " 2" "+2" "2 "; do
 done
 expect_bad "unknown policy" --trace data/trace-mix90.csv --policy oracle-xx
 expect_bad "an empty name in the list" --trace data/trace-mix90.csv --policy auto,
+expect_bad "'all' stands alone" --trace data/trace-mix90.csv --policy auto,all
 expect_bad "unknown mode" --trace data/trace-mix90.csv --sharing mig2
 expect_bad "no-such-file" --trace "$T/no-such-file.csv"
 expect_bad "needs 2 GPUs" --trace data/trace-mix90.csv --gpus 1xa100-40gb --policy auto
