@@ -768,6 +768,10 @@ int est_parse_torchsummary(const char *buf, size_t len, const char *file, struct
     }
     if (rc < 0)
         return rc;
+    if (state == 1) /* the header was read: the file ends before its rule */
+        return carma_err_at(err, file, L.line,
+                            "the table ends after its header: no '====' rule and no layer "
+                            "rows (cut short?)");
     if (state < 2)
         return carma_err_at(err, file, L.line ? L.line : 1,
                             "not a torchsummary table (no header)");
@@ -1528,6 +1532,10 @@ int est_parse_torchinfo(const char *buf, size_t len, const char *file, struct es
     }
     if (rc < 0)
         return rc;
+    if (state == 1) /* the header was read: the file ends before its rule */
+        return carma_err_at(err, file, L.line,
+                            "the table ends after its header: no '====' rule and no layer "
+                            "rows (cut short?)");
     if (state < 2)
         return carma_err_at(err, file, L.line ? L.line : 1, "not a torchinfo table (no header)");
     if (state == 2)
@@ -2982,6 +2990,10 @@ static int keras_parse_lines(const char *buf, size_t len, const char *file,
     }
     if (rc < 0)
         return rc;
+    if (state == 1) /* the header was read: the file ends before its rule */
+        return carma_err_at(err, file, L.line,
+                            "the summary ends after its header: no rule and no layer rows "
+                            "(cut short?)");
     if (state < 2)
         return carma_err_at(err, file, L.line ? L.line : 1,
                             "not a Keras summary (no 'Layer (type)' header)");

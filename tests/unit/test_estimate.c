@@ -236,6 +236,12 @@ static void test_torchsummary(void **state)
                            "            Conv2d-1           [-1, 32, 26, 26]             320\n";
     assert_true(parse_str(unclosed, &m, &err) < 0);
     assert_string_equal(err.msg, "t.txt:3: table not closed by a '====' rule");
+    /* a table cut after its header: the header is named as read, not as missing */
+    const char *header_only = "----------------------------------------------------------------\n"
+                              "        Layer (type)               Output Shape         Param #\n";
+    assert_true(parse_str(header_only, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: the table ends after its header: no '====' rule and "
+                                 "no layer rows (cut short?)");
     const char *badname = "        Layer (type)               Output Shape         Param #\n"
                           "================================================================\n"
                           "            Conv2d           [-1, 32, 26, 26]             320\n";
@@ -248,6 +254,13 @@ static void test_torchinfo(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
+    const char *ti_header_only =
+        "=========================================================================================="
+        "\n"
+        "Layer (type:depth-idx)                   Output Shape              Param #\n";
+    assert_true(parse_str(ti_header_only, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:2: the table ends after its header: no '====' rule and "
+                                 "no layer rows (cut short?)");
     int rc = parse_file("tests/fuzz/corpus/summary_torchinfo/resnet50_b32.txt", &m, &err);
     if (rc)
         fail_msg("%s", err.msg);
@@ -585,6 +598,13 @@ static void test_keras(void **state)
     (void)state;
     struct est_model m;
     struct carma_err err;
+    const char *keras_header_only =
+        "Model: \"sequential\"\n"
+        "_________________________________________________________________\n"
+        " Layer (type)                Output Shape              Param #   \n";
+    assert_true(parse_str(keras_header_only, &m, &err) < 0);
+    assert_string_equal(err.msg, "t.txt:3: the summary ends after its header: no rule and no "
+                                 "layer rows (cut short?)");
     int rc = parse_file("tests/fuzz/corpus/summary_keras/mnist_convnet.txt", &m, &err);
     if (rc)
         fail_msg("%s", err.msg);
