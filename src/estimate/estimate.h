@@ -290,6 +290,11 @@ struct est_model {
      * tied to it in forward (no layer maps to its rows), 0: none, with its rows and width. */
     size_t quant_line;
     uint64_t quant_params;
+    /* Module trees: the first leaf of a class no kind knows that prints arguments
+     * (`Mixer(dim=64, heads=4)`) and no `, N params` count, read as holding no parameters
+     * and keeping no tensor, 0: none; its class, for the note (est_notes). */
+    size_t unsized_line;
+    char unsized_cls[48];
     /* The first line of a PEFT DoRA layer (lora_magnitude_vector's DoraLinearLayer), 0:
      * none. Read as plain LoRA: its magnitude vector, the base output it keeps and the
      * weight it builds each forward are not modelled, and a note says the estimate is low. */
@@ -710,7 +715,7 @@ struct est_result {
  * autocast, a table printed at another batch than o's, and DoRA layers read as plain LoRA. Returns
  * the count (at most EST_NOTES). */
 #define EST_NOTE_MAX 512
-#define EST_NOTES 25 /* more than est_notes can write: one each of 24 kinds */
+#define EST_NOTES 26 /* more than est_notes can write: one each of 25 kinds */
 
 /* Windowed attention over a grid of patches (Swin), which a print does not size: windows
  * of 7 x 7 patches (Swin's at 224 x 224 in torchvision, transformers and timm; the grid

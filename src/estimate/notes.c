@@ -285,6 +285,13 @@ size_t est_notes(const struct est_model *m, const struct est_opts *o, const stru
                  "torchinfo prints them): counted as parameters; were they rows left out of "
                  "the paste, their activations are missing and the estimate is low",
                  m->params_unplaced_line, (unsigned long long)m->params_unplaced);
+    if (m->unsized_line)
+        snprintf(notes[n++], EST_NOTE_MAX,
+                 "%s at line %zu is a layer carma does not size: read as holding no parameters "
+                 "and keeping no tensor of its own; if it holds parameters, the estimate is "
+                 "low: give a print with each layer's count (', N params'), or a torchinfo "
+                 "table",
+                 m->unsized_cls, m->unsized_line);
     if (m->table_batch && m->table_batch != o->batch)
         snprintf(notes[n++], EST_NOTE_MAX,
                  "the table was printed at batch %llu; its activations are scaled to batch %u, "

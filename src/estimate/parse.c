@@ -25,6 +25,37 @@ struct lines {
     size_t seq;          /* lines returned */
 };
 
+/* Classes of no modelled kind that hold no parameters whatever their arguments: they
+ * pass their input on, reshape, pad, resample or drop it (torch.nn's, torchvision's,
+ * timm's and einops' spellings). */
+static int leaf_paramless(const char *c, size_t n)
+{
+    static const char *const names[] = {"Identity",
+                                        "Flatten",
+                                        "Unflatten",
+                                        "Permute",
+                                        "Reshape",
+                                        "StochasticDepth",
+                                        "DropPath",
+                                        "DropBlock2d",
+                                        "Rearrange",
+                                        "Reduce",
+                                        "PixelShuffle",
+                                        "PixelUnshuffle",
+                                        "ChannelShuffle",
+                                        "Fold",
+                                        "Unfold",
+                                        "Upsample",
+                                        "UpsamplingNearest2d",
+                                        "UpsamplingBilinear2d"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && strncasecmp(c, names[i], n) == 0)
+            return 1;
+    /* ZeroPad2d, ConstantPad1d, ReflectionPad2d, ReplicationPad3d, CircularPad2d */
+    return n >= 5 && memmem(c, n, "Pad", 3) && c[n - 1] == 'd' && c[n - 2] >= '1' &&
+           c[n - 2] <= '3';
+}
+
 static void lines_init(struct lines *l, const char *buf, size_t len, const char *file)
 {
     l->buf = buf;
@@ -8065,6 +8096,15 @@ static int modtree_parse(const char *buf, size_t len, const uint32_t *map, const
             }
         } else {
             out = 0; /* an unknown leaf: no tensor we can size */
+            /* ... nor parameters, unless counted: a class of no kind that prints arguments
+             * may hold some (not one of those that pass their input on or reshape it) */
+            if (argn && !have_suffix && !m->unsized_line &&
+                est_kind_classify(c, cls_n) == EST_K_OTHER && !leaf_paramless(c, cls_n)) {
+                m->unsized_line = L.line;
+                snprintf(m->unsized_cls, sizeof m->unsized_cls, "%.*s",
+                         (int)(cls_n < sizeof m->unsized_cls ? cls_n : sizeof m->unsized_cls - 1),
+                         c);
+            }
         }
         /* A network inside windowed attention that computes the position bias from the
          * relative coordinates of a window (Swin V2's cpb_mlp: Linear(2, 512), ReLU,

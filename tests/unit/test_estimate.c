@@ -8752,6 +8752,52 @@ static void test_modtree_suffix_of_packed_4bit(void **state)
     assert_non_null(strstr(err.msg, "fewer than"));
 }
 
+/* A leaf of a class no kind knows that prints arguments is read as holding nothing, with
+ * a note naming it (it may hold parameters the print does not count); its count, when
+ * printed, is taken, and the classes that hold none whatever their arguments (padding,
+ * resampling, dropping, einops) say nothing. */
+static void test_unsized_leaf_note(void **state)
+{
+    (void)state;
+    static const char fmt[] = "Net(\n"
+                              "  (fc1): Linear(in_features=784, out_features=512, bias=True)\n"
+                              "  (mix): %s\n"
+                              "  (fc2): Linear(in_features=512, out_features=10, bias=True)\n"
+                              ")\n";
+    const struct {
+        const char *leaf;
+        int noted;
+        uint64_t params;
+    } cases[] = {
+        {"Mixer(dim=512, heads=4)", 1, 407050},
+        {"Mixer(dim=512, heads=4), 1,050,624 params", 0, 407050 + 1050624},
+        {"DropPath(drop_prob=0.1)", 0, 407050},
+        {"ZeroPad2d(padding=(1, 1, 1, 1), value=0.0)", 0, 407050},
+        {"Rearrange('b c h w -> b (h w) c')", 0, 407050},
+        {"Upsample(scale_factor=2.0, mode='nearest')", 0, 407050},
+    };
+    struct est_model m;
+    struct carma_err err;
+    struct est_result r = {0};
+    struct est_opts o = {.batch = 8, .optimizer = EST_OPT_ADAMW};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text, fmt, cases[k].leaf);
+        if (parse_str(text, &m, &err))
+            fail_msg("%s: %s", cases[k].leaf, err.msg);
+        assert_int_equal(m.params, cases[k].params);
+        char notes[EST_NOTES][EST_NOTE_MAX];
+        size_t nn = est_notes(&m, &o, &r, notes), said = 0;
+        for (size_t i = 0; i < nn; i++)
+            if (strstr(notes[i], "is a layer carma does not size")) {
+                said++;
+                assert_non_null(strstr(notes[i], "Mixer at line 3 is"));
+            }
+        if ((int)said != cases[k].noted)
+            fail_msg("%s: noted %zu times", cases[k].leaf, said);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -8869,6 +8915,7 @@ int main(void)
         cmocka_unit_test(test_modtree_labels_and_positions),
         cmocka_unit_test(test_bound_basis_heads),
         cmocka_unit_test(test_detect_prose),
+        cmocka_unit_test(test_unsized_leaf_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
