@@ -84,6 +84,20 @@ int cmd_wait(int argc, char **argv)
     double t0 = carma_mono_s(), nap = 0.02;
     double deadline = timeout >= 0 ? t0 + timeout : -1;
     int reached = 0;
+    /* Every id asked once first: a mistyped one is said now, not once the jobs before it
+     * have ended, hours later maybe. */
+    for (size_t k = 0; k < n; k++) {
+        json_t *req = cli_req("show");
+        json_object_set_new(req, "id", json_integer((json_int_t)ids[k]));
+        json_t *resp;
+        int st = cli_call_until(&c, "wait", req, &resp, reached ? WAIT_PATIENCE_S : 0, deadline);
+        if (st == CLI_DEADLINE)
+            break; /* said below, as the jobs stand */
+        if (st)
+            return st;
+        reached = 1;
+        json_decref(resp);
+    }
     json_t *out = json_array();
     int all_ok = 1;
     for (size_t k = 0; k < n; k++) {

@@ -491,6 +491,11 @@ step "bad input"
 "$CARMA" show 999999 2>"$T/err"; [ $? = 2 ] || fail "unknown id: exit status"
 grep -q "no job 999999" "$T/err" || fail "unknown id: message"
 "$CARMA" cancel 999999 2>/dev/null; [ $? = 2 ] || fail "cancel of an unknown id"
+# an unknown id after a running job's is said at once, not once that job ends
+lw=$(submit -- sleep 30)
+rc=0; timeout 10 "$CARMA" wait "$lw" 999999 >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "no job 999999" "$T/err" || fail "wait RUNNING UNKNOWN: exit $rc, $(cat "$T/err")"
+"$CARMA" cancel "$lw" >/dev/null || fail "cancel $lw"
 "$CARMA" submit 2>"$T/err"; [ $? = 2 ] || fail "submit without a command"
 grep -q "no command" "$T/err" || fail "missing command message"
 "$CARMA" submit -- /nonexistent/train.py 2>"$T/err"; [ $? = 2 ] || fail "missing executable"
