@@ -968,6 +968,13 @@ static int auto_backfill_fits(const struct carma_sched *s, uint32_t gi, uint64_t
  * holder itself joins what was backfilled there for it. */
 enum { AUTO_SCAN_FREE, AUTO_SCAN_HONOUR, AUTO_SCAN_HOLDER };
 
+/* The rule job ji is scanned under in a step: behind the blocked job (blocked), as the
+ * holder of the reservation, or free. */
+static int auto_scan_rule(const struct carma_sched *s, int blocked, uint32_t ji)
+{
+    return blocked ? AUTO_SCAN_HONOUR : s->holder == ji ? AUTO_SCAN_HOLDER : AUTO_SCAN_FREE;
+}
+
 /* Predicted gain of the GPU's throughput if a job (sm, busy, holding `weight` GPUs)
  * joins it, or a negative value when it may not join at all. Throughput counts each
  * job's rate times the GPUs it holds: slowing a job that spans k GPUs wastes k GPUs.
@@ -1462,10 +1469,7 @@ static size_t step_auto(struct carma_sched *s, double now, struct carma_placemen
             }
             if (blocked && ++looked_after_block > s->p.backfill_depth)
                 return placed;
-            int honour = blocked           ? AUTO_SCAN_HONOUR
-                         : s->holder == ji ? AUTO_SCAN_HOLDER
-                                           : AUTO_SCAN_FREE;
-            if (auto_choose(s, j, s->scratch, honour)) {
+            if (auto_choose(s, j, s->scratch, auto_scan_rule(s, blocked, ji))) {
                 place(s, ji, s->scratch, j->gpus, now);
                 if (blocked)
                     auto_backfilled(s, ji);
@@ -1927,11 +1931,7 @@ static void why_auto(struct carma_sched *s, uint32_t ji, struct carma_sched_why 
                         (unsigned long long)s->jobs[first].id, s->p.backfill_depth);
                 return;
             }
-            if (why_auto_fits(s, kj,
-                              first != CARMA_NONE ? AUTO_SCAN_HONOUR
-                              : s->holder == k    ? AUTO_SCAN_HOLDER
-                                                  : AUTO_SCAN_FREE,
-                              &memo)) {
+            if (why_auto_fits(s, kj, auto_scan_rule(s, first != CARMA_NONE, k), &memo)) {
                 out->code = CARMA_WHY_WAITING;
                 why_put(&b,
                         "job %llu ahead of it can start now: the next step places it, then "
@@ -1952,10 +1952,7 @@ static void why_auto(struct carma_sched *s, uint32_t ji, struct carma_sched_why 
             }
         }
 found:;
-    struct why_job w = {.j = j,
-                        .honour = first != CARMA_NONE ? AUTO_SCAN_HONOUR
-                                  : s->holder == ji   ? AUTO_SCAN_HOLDER
-                                                      : AUTO_SCAN_FREE};
+    struct why_job w = {.j = j, .honour = auto_scan_rule(s, first != CARMA_NONE, ji)};
     w.need = auto_need(s, j, &w.only_idle, &w.loosest);
     char pre[160] = "", post[96] = "";
     const char *adj = "";
