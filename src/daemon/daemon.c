@@ -600,6 +600,14 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
                        : CARMA_ALONE_OOM;
 }
 
+/* splitmix64's finaliser: z's bits mixed into every bit of the result. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /* The profile key of signature sig run by user uid: one user's, as history's peaks are.
  * Shared, another user's runs of the same command in the same folder (a shared project's)
  * made a user's profile: idle ones (or a stall) made it near 0, and the user's jobs were
@@ -607,10 +615,7 @@ static void sj_from_rec(struct carmad *d, uint32_t i)
  * the profile's). A hash (splitmix64's finaliser): never 0, no schema change. */
 static uint64_t profile_key(uint64_t sig, uint32_t uid)
 {
-    uint64_t h = sig ^ (((uint64_t)uid + 1) * 0x9e3779b97f4a7c15ull);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    h ^= h >> 31;
+    uint64_t h = mix64(sig ^ (((uint64_t)uid + 1) * 0x9e3779b97f4a7c15ull));
     return h ? h : 1;
 }
 
@@ -1270,10 +1275,7 @@ static void fair_order(struct carmad *d, double now)
 /* A job's key in a GPU's set of co-runners: its id and attempt, mixed (splitmix64). */
 static uint64_t corun_key(uint64_t id, uint32_t attempt)
 {
-    uint64_t z = id * 0x9e3779b97f4a7c15ull + attempt;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return mix64(id * 0x9e3779b97f4a7c15ull + attempt);
 }
 
 /* The GPU kinds whose correction carmad learns, shows and stores: those auto applies
