@@ -133,6 +133,8 @@ struct djob {
     const char *launch_why;
     uint64_t peak_mib;    /* this attempt, from per-process memory */
     unsigned peak_partial; /* CARMA_PEAK_*: why peak_mib is only a lower limit */
+    uint64_t peak_ref;     /* the peak when peak_held began counting */
+    uint32_t peak_held;    /* ticks since, with its memory near its peak (peak_hold) */
     int is_new;           /* submitted in this iteration (undo on a failed commit) */
     int launching;        /* placed in this iteration, shepherd not started yet */
     int cancel_queued;    /* cancelled while queued in this iteration */
@@ -1032,6 +1034,23 @@ static float solo_fold(float m, uint32_t *n, float x)
     return *n == 1 ? x : m + (x - m) / (float)*n;
 }
 
+/* After a tick that listed the job's memory: counts the ticks at which it was near its
+ * peak (within 1%, at least 2 MiB), from when the peak last rose past that; an attempt
+ * that ends with fewer than CARMA_PEAK_HELD_TICKS has a brief peak (CARMA_PEAK_BRIEF),
+ * unless it lived through a downtime (partial already, and counted only since). */
+static void peak_hold(struct djob *dj)
+{
+    if (dj->mem_now_mib == MEM_UNKNOWN || dj->peak_mib == 0)
+        return;
+    uint64_t tol = dj->peak_mib / 100 > 2 ? dj->peak_mib / 100 : 2;
+    if (dj->peak_mib > dj->peak_ref + tol) {
+        dj->peak_ref = dj->peak_mib;
+        dj->peak_held = 0;
+    }
+    if (dj->mem_now_mib + tol >= dj->peak_mib && dj->peak_held < UINT32_MAX)
+        dj->peak_held++;
+}
+
 /* After a tick: energy shared among each GPU's co-runners by activity (their solo
  * SMACT, the GPU's mean for one not yet measured; foreign processes take a share
  * nobody is billed for), and the solo SMACT of jobs alone on their GPUs after their
@@ -1045,9 +1064,12 @@ static void after_tick(struct carmad *d, double now)
      * came this tick, holds no memory now (a GPU not listed: a failed sample or list, a lost
      * GPU, a backend without lists: its last figure stands) */
     for (uint32_t i = 0; i < d->cap; i++) {
-        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING ||
-            d->dj[i].mem_tick == d->mon.ticks)
+        if (!d->dj[i].used || d->sj[i].state != CARMA_JOB_RUNNING)
             continue;
+        if (d->dj[i].mem_tick == d->mon.ticks) {
+            peak_hold(&d->dj[i]);
+            continue;
+        }
         int listed = 1;
         for (uint16_t k = 0; k < d->sj[i].nplaced; k++)
             listed &= d->mon.g[d->sj[i].gpu[k]].procs_tick == d->mon.ticks;
@@ -2100,6 +2122,8 @@ static void attempt_forget(struct djob *dj)
 {
     dj->peak_mib = 0;
     dj->peak_partial = 0;
+    dj->peak_ref = 0;
+    dj->peak_held = 0;
     dj->att_energy_j = 0;
     dj->gpus_gone = 0;
     dj->alone_ticks = 0;
@@ -2283,7 +2307,10 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     dj->end.exit_code = r->exit_code;
     dj->end.signal = r->signal;
     dj->end.peak_mib = peak;
-    dj->end.peak_partial = dj->peak_partial;
+    dj->end.peak_partial = dj->peak_partial | (peak && !(dj->peak_partial & CARMA_PEAK_DOWNTIME) &&
+                                                       dj->peak_held < CARMA_PEAK_HELD_TICKS
+                                                   ? CARMA_PEAK_BRIEF
+                                                   : 0);
     free(dj->end.reason);
     dj->end.reason = strdup(reason);
     /* A profile of its start-up alone (taken before it reached its GPUs, and not measured
@@ -2759,6 +2786,8 @@ static void launch_started(struct carmad *d, uint32_t i, pid_t pid, int pidfd)
         }
         if (takes > dj->peak_mib)
             dj->peak_mib = takes;
+        dj->peak_ref = dj->peak_mib; /* set, not sampled: no climb to miss */
+        dj->peak_held = CARMA_PEAK_HELD_TICKS;
     }
     dlog(d, LOG_INFO, "job %llu attempt %u started (shepherd %d)", (unsigned long long)dj->rec.id,
          d->sj[i].attempts, (int)pid);

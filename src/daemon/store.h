@@ -158,11 +158,19 @@ int carma_store_attempt_begin(struct carma_store *st, uint64_t job, uint32_t n,
 int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pid_t pid,
                             struct carma_err *err);
 /* Why an attempt's peak (attempts.peak_partial) is only a lower limit of the memory it
- * used: carmad was down while it ran (its memory unobserved meanwhile), or NVML gave no
- * figure for one of its processes at some tick. Such a peak is no history
- * (carmad_store_peaks); an OOM retry's bound is still raised to it. */
+ * used: carmad was down while it ran (its memory unobserved meanwhile), NVML gave no
+ * figure for one of its processes at some tick, or its memory was not seen near its peak
+ * at CARMA_PEAK_HELD_TICKS ticks (it may have ended on its way up: a run of a few seconds,
+ * sampled once a second). Such a peak is no history (carmad_store_peaks); an OOM retry's
+ * bound is still raised to it. */
 #define CARMA_PEAK_DOWNTIME 1u
 #define CARMA_PEAK_UNKNOWN 2u
+#define CARMA_PEAK_BRIEF 4u
+/* Ticks at which a job's memory must be within 1% (at least 2 MiB) of its peak for the
+ * peak to be complete: a training job's memory climbs over its first iterations and then
+ * holds (caching allocators keep what they took), so a peak seen once may be a sample of
+ * the climb. */
+#define CARMA_PEAK_HELD_TICKS 2u
 
 /* Ends attempt n: its outcome, exit and its peak (0: none) with its peak_partial bits, and
  * why it ended in words (NULL: none). */

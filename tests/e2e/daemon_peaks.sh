@@ -3,8 +3,9 @@
 # fake libnvidia-ml.so.1 (energy from power x time):
 #  - a running attempt's peak and energy survive a clean restart (written at the stop,
 #    even with record_interval = 0): carma_job_energy_joules_total never goes back;
-#  - an attempt that lived through carmad's downtime, or during which a process's
-#    memory was unknown, is no history for the next run of the same command;
+#  - an attempt that lived through carmad's downtime, during which a process's memory
+#    was unknown, or whose memory was seen at its peak at one tick only (it may have
+#    ended on its way up), is no history for the next run of the same command;
 #  - /metrics has no series for a queued job; /v1/jobs lists a bounded number of the
 #    queued ones and counts the rest;
 #  - a final job's environment is not kept in the store; final jobs past
@@ -31,6 +32,12 @@ up
 energy() { curl -sf "$URL/metrics" | awk -v j="job=\"$1\"" 'index($0, "carma_job_energy_joules_total{") == 1 && index($0, j) {print $NF}'; }
 # procs JOB: the pids of its sleep processes
 procs() { pgrep -s "$(shepherd_of "$1")" -x sleep; }
+# ticks_after N: the monitor has ticked N more times since this was called
+ticks() { curl -sf "$URL/metrics" | awk '$1 == "carma_monitor_ticks_total" {print $2}'; }
+ticks_after() {
+    _t0=$(ticks)
+    wait_until 10 sh -c "[ \"\$(curl -sf '$URL/metrics' | awk '\$1 == \"carma_monitor_ticks_total\" {print \$2}')\" -ge $((_t0 + $1)) ]"
+}
 started() { test -s "$T/state/jobs/$1/1/shepherd" && [ -n "$(procs "$1")" ]; }
 two_procs() { started "$1" && [ "$(procs "$1" | wc -l)" = 2 ]; }
 env_of() {
@@ -94,6 +101,7 @@ for mem in unknown 1GiB; do
     if [ "$mem" = unknown ]; then seen='peak 2048, now 2048)'; else seen='peak 3072, now 3072)'; fi
     wait_until 10 sh -c "\"$CARMA\" show $c | grep -q '$seen'" ||
         fail "job $c's memory: $("$CARMA" show "$c" | grep memory)"
+    ticks_after 2 || fail "the monitor stopped ticking" # (held at its peak)
     kill $(procs "$c")
     "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job $c: $(state_of "$c")"
     sed -i '/^proc 0 /d' "$T/nvml.state"
@@ -107,6 +115,32 @@ for mem in unknown 1GiB; do
     fi
     "$CARMA" cancel "$n" >/dev/null
 done
+
+step "a peak seen at one tick only is no history"
+# 1 GiB for ticks, then 3 GiB at one tick before its process leaves the lists: the
+# job may have ended while its memory still climbed
+c=$(submit -- sh -c 'sleep 300 & wait; : brief')
+wait_until 10 started "$c" || fail "job $c did not start"
+echo "proc 0 pid=$(procs "$c") mem=1GiB" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $c | grep -q 'peak 1024, now 1024)'" ||
+    fail "job $c at 1 GiB: $("$CARMA" show "$c" | grep memory)"
+ticks_after 2 || fail "the monitor stopped ticking"
+sed -i '/^proc 0 /d' "$T/nvml.state"
+echo "proc 0 pid=$(procs "$c") mem=3GiB" >>"$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" show $c | grep -q 'peak 3072, now 3072)'" ||
+    fail "job $c at 3 GiB: $("$CARMA" show "$c" | grep memory)"
+sed -i '/^proc 0 /d' "$T/nvml.state" # (listed no more: held at no further tick)
+wait_until 10 sh -c "\"$CARMA\" show $c | grep -q 'peak 3072, now 0)'" ||
+    fail "job $c unlisted: $("$CARMA" show "$c" | grep memory)"
+kill $(procs "$c")
+"$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job $c: $(state_of "$c")"
+"$CARMA" show --json "$c" | grep -q '"peak_partial": 4' ||
+    fail "a peak seen once is not marked brief: $("$CARMA" show --json "$c" | grep peak)"
+n=$(submit -- sh -c 'sleep 300 & wait; : brief')
+"$CARMA" show "$n" | grep -q 'bound .*history' &&
+    fail "a peak seen once is history: $("$CARMA" show "$n" | grep bound)"
+"$CARMA" cancel "$n" >/dev/null
+"$CARMA" wait --timeout 20 "$n" >/dev/null
 
 step "/metrics: no series for a queued job; /v1/jobs lists CARMA_TEST_HTTP_JOBS_QUEUED of them"
 r=$(submit -- sleep 300)
