@@ -585,6 +585,16 @@ static int in_grace(const struct carma_sched *s, const struct carma_gpu *g, doub
     return g->last_launch_s >= 0 && now - g->last_launch_s <= s->p.grace_s;
 }
 
+/* Whether GPU g's activity window is not full yet, under a policy that reads it (its gate
+ * or LUG): CARMA's analyze_Gmetrics waits for a full window, so such a policy collocates
+ * on no GPU before (carmad's first window after its start, or after a GPU's samples were cleared;
+ * in the simulator every window is full by the end of the first grace). An empty window (a backend
+ * that gives no activity at all) never fills: no collocation there, as in CARMA. */
+static int window_filling(const struct carma_sched *s, const struct carma_gpu *g)
+{
+    return (s->policy->flags & CARMA_POLICY_NEEDS_WINDOW) && g->smact.len < g->smact.cap;
+}
+
 static int64_t ref_free_mib(const struct carma_sched *s, const struct carma_gpu *g)
 {
     return (int64_t)g->mem_total_mib - (int64_t)g->mem_used_mib - (int64_t)s->p.free_margin_mib;
@@ -625,10 +635,8 @@ static double ref_key(const struct carma_sched *s, uint32_t gi)
     switch ((enum carma_order)s->policy->order) {
     case CARMA_ORDER_BF: return (double)ref_free_mib(s, g);
     case CARMA_ORDER_MAGM: return -(double)ref_free_mib(s, g);
-    case CARMA_ORDER_LUG: {
-        float r = carma_window_risk(&g->smact);
-        return r < 0 ? 0.0 : r;
-    }
+    case CARMA_ORDER_LUG:
+        return carma_window_risk(&g->smact); /* full: window_filling */
     case CARMA_ORDER_RR:
         return (double)((gi + s->ngpus - s->rr_next % s->ngpus) % s->ngpus);
     default: return (double)gi;
@@ -711,7 +719,7 @@ static size_t step_reference(struct carma_sched *s, double now, struct carma_pla
             const struct carma_gpu *g = &s->gpus[gi];
             if (g->drained || g->nuncapped)
                 continue;
-            if (in_grace(s, g, now))
+            if (in_grace(s, g, now) || window_filling(s, g))
                 continue;
             if (ref_passes_gate(s, j, g))
                 c[n++] = (uint32_t)gi;
@@ -1666,6 +1674,9 @@ static enum why_ob why_ref_gpu(const struct carma_sched *s, const struct why_job
         else
             OB(OB_GRACE, "in its %.0f s grace (%.0f s left)", s->p.grace_s, ceil(left));
     }
+    if (window_filling(s, g))
+        OB(OB_GRACE, "its activity window holds %u of %u samples (read only when full)",
+           g->smact.len, g->smact.cap);
     if (s->policy->gated) {
         int64_t free_mib = ref_free_mib(s, g);
         if (free_mib < w->min_free)

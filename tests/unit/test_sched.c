@@ -26,8 +26,16 @@ struct fx {
 static void fx_init(struct fx *f, const char *policy, size_t ngpus)
 {
     memset(f, 0, sizeof *f);
-    for (size_t i = 0; i < ngpus; i++)
+    /* the monitor has run a window's worth: the reference policies read only full
+     * windows (test_reference_reads_only_full_windows) */
+    for (size_t i = 0; i < ngpus; i++) {
         carma_gpu_init(&f->gpus[i], 40960, 30, CARMA_SHARING_MPS);
+        for (int k = 0; k < 30; k++) {
+            carma_window_push(&f->gpus[i].smact, 0);
+            carma_window_push(&f->gpus[i].smocc, 0);
+            carma_window_push(&f->gpus[i].drama, 0);
+        }
+    }
     for (uint32_t i = 0; i < NJ; i++)
         carma_job_init(&f->jobs[i], i + 1, 1, 0);
     const struct carma_policy *p = carma_policy_find(policy);
@@ -87,6 +95,52 @@ static void test_adopt_without_its_gpus(void **state)
     assert_int_equal(f.gpus[1].njobs, 1);
     assert_int_equal(f.gpus[0].committed_mib, 0);
     carma_sched_free(&f.s);
+}
+
+/* CARMA's analyze_Gmetrics waits for a full window: a policy that reads the windows (its
+ * gate, LUG) collocates on no GPU whose window is still filling (carmad's first window
+ * after its start), and says so; one that reads none (or-rr) does not wait. */
+static void test_reference_reads_only_full_windows(void **state)
+{
+    (void)state;
+    static const char *const pol[] = {"oracle-lug", "or-rr"};
+    for (size_t p = 0; p < 2; p++) {
+        struct fx f;
+        fx_init(&f, pol[p], 2);
+        for (size_t g = 0; g < 2; g++) {
+            carma_window_clear(&f.gpus[g].smact);
+            carma_window_clear(&f.gpus[g].smocc);
+            carma_window_clear(&f.gpus[g].drama);
+        }
+        for (uint32_t k = 0; k < 3; k++) {
+            f.jobs[k].mem_mib = 1000;
+            carma_sched_submit(&f.s, k, 0);
+        }
+        assert_int_equal(fx_step(&f, 0), 1); /* idle GPUs wait for no window */
+        assert_int_equal(fx_step(&f, 0), 1);
+        if (p == 1) {
+            assert_int_equal(fx_step(&f, 40), 1);
+            carma_sched_free(&f.s);
+            continue;
+        }
+        assert_int_equal(fx_step(&f, 40), 0);
+        struct carma_sched_why w;
+        assert_int_equal(carma_sched_why(&f.s, 2, 40, &w), 0);
+        assert_int_equal(w.code, CARMA_WHY_GRACE);
+        assert_non_null(strstr(w.text, "activity window holds 0 of 30 samples"));
+        /* GPU 1 quieter, but one sample short: LUG takes GPU 0 once its window is full */
+        for (int k = 0; k < 29; k++) {
+            carma_window_push(&f.gpus[0].smact, 0.3f);
+            carma_window_push(&f.gpus[1].smact, 0.1f);
+        }
+        assert_int_equal(fx_step(&f, 41), 0);
+        carma_window_push(&f.gpus[0].smact, 0.3f);
+        assert_int_equal(carma_sched_why(&f.s, 2, 42, &w), 0);
+        assert_int_equal(w.code, CARMA_WHY_PLACING);
+        assert_int_equal(fx_step(&f, 42), 1);
+        assert_int_equal(f.jobs[2].gpu[0], 0);
+        carma_sched_free(&f.s);
+    }
 }
 
 static void test_grace_window(void **state)
@@ -2215,6 +2269,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_preamble_index_order),
         cmocka_unit_test(test_adopt_without_its_gpus),
+        cmocka_unit_test(test_reference_reads_only_full_windows),
         cmocka_unit_test(test_grace_window),
         cmocka_unit_test(test_reference_policies_set_no_mps_limits),
         cmocka_unit_test(test_grace_ends_when_the_job_dies),
