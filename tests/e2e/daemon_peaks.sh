@@ -38,6 +38,16 @@ ticks_after() {
     _t0=$(ticks)
     wait_until 10 sh -c "[ \"\$(curl -sf '$URL/metrics' | awk '\$1 == \"carma_monitor_ticks_total\" {print \$2}')\" -ge $((_t0 + $1)) ]"
 }
+# set_mem JOB MEM: the fake NVML lists JOB's sleep alone on GPU 0, holding MEM
+set_mem() {
+    sed -i '/^proc 0 /d' "$T/nvml.state"
+    echo "proc 0 pid=$(procs "$1") mem=$2" >>"$T/nvml.state"
+}
+# mem_seen JOB TEXT: carma show JOB's memory line comes to read TEXT
+mem_seen() {
+    wait_until 10 sh -c "\"$CARMA\" show $1 | grep -q '$2'" ||
+        fail "job $1's memory, '$2' expected: $("$CARMA" show "$1" | grep memory)"
+}
 started() { test -s "$T/state/jobs/$1/1/shepherd" && [ -n "$(procs "$1")" ]; }
 two_procs() { started "$1" && [ "$(procs "$1" | wc -l)" = 2 ]; }
 env_of() {
@@ -48,12 +58,10 @@ step "a running attempt's peak and energy survive a clean restart"
 # running until the test ends its sleep (however loaded the host), then succeeding
 a=$(submit -- sh -c 'sleep 120 & wait; exit 0')
 wait_until 10 started "$a" || fail "job $a did not start"
-echo "proc 0 pid=$(procs "$a") mem=8GiB" >>"$T/nvml.state"
-wait_until 10 sh -c "\"$CARMA\" show $a | grep -q 'peak 8192, now 8192)'" ||
-    fail "8 GiB: $("$CARMA" show "$a" | grep memory)"
-sed -i '/^proc 0 /d' "$T/nvml.state"
-echo "proc 0 pid=$(procs "$a") mem=1GiB" >>"$T/nvml.state"
-wait_until 10 sh -c "\"$CARMA\" show $a | grep -q 'peak 8192, now 1024)'" || fail "1 GiB"
+set_mem "$a" 8GiB
+mem_seen "$a" 'peak 8192, now 8192)'
+set_mem "$a" 1GiB
+mem_seen "$a" 'peak 8192, now 1024)'
 case "$(env_of "$a")" in *PATH*) ;; *) fail "a running job's environment: $(env_of "$a")" ;; esac
 sleep 1
 e1=$(energy "$a")
@@ -121,17 +129,13 @@ step "a peak seen at one tick only is no history"
 # job may have ended while its memory still climbed
 c=$(submit -- sh -c 'sleep 300 & wait; : brief')
 wait_until 10 started "$c" || fail "job $c did not start"
-echo "proc 0 pid=$(procs "$c") mem=1GiB" >>"$T/nvml.state"
-wait_until 10 sh -c "\"$CARMA\" show $c | grep -q 'peak 1024, now 1024)'" ||
-    fail "job $c at 1 GiB: $("$CARMA" show "$c" | grep memory)"
+set_mem "$c" 1GiB
+mem_seen "$c" 'peak 1024, now 1024)'
 ticks_after 2 || fail "the monitor stopped ticking"
-sed -i '/^proc 0 /d' "$T/nvml.state"
-echo "proc 0 pid=$(procs "$c") mem=3GiB" >>"$T/nvml.state"
-wait_until 10 sh -c "\"$CARMA\" show $c | grep -q 'peak 3072, now 3072)'" ||
-    fail "job $c at 3 GiB: $("$CARMA" show "$c" | grep memory)"
+set_mem "$c" 3GiB
+mem_seen "$c" 'peak 3072, now 3072)'
 sed -i '/^proc 0 /d' "$T/nvml.state" # (listed no more: held at no further tick)
-wait_until 10 sh -c "\"$CARMA\" show $c | grep -q 'peak 3072, now 0)'" ||
-    fail "job $c unlisted: $("$CARMA" show "$c" | grep memory)"
+mem_seen "$c" 'peak 3072, now 0)'
 kill $(procs "$c")
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "job $c: $(state_of "$c")"
 "$CARMA" show --json "$c" | grep -q '"peak_partial": 4' ||
