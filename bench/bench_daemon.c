@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +92,32 @@ static double cpu_s(pid_t pid)
     if (clock_getcpuclockid(pid, &cid) != 0 || clock_gettime(cid, &ts) != 0)
         return -1;
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The file system holding path, for the durable submissions' line: their commits'
+ * fsyncs cost what that file system makes them cost, and on tmpfs (a RAM disk, /tmp on
+ * some distributions) an fsync does nothing, so the figure is not of durable ones. */
+static const char *fs_name(const char *path)
+{
+    struct statfs sf;
+    if (statfs(path, &sf) < 0)
+        return "an unknown file system";
+    switch ((unsigned long)sf.f_type) {
+    case 0xEF53UL:
+        return "ext2/3/4";
+    case 0x58465342UL:
+        return "xfs";
+    case 0x9123683EUL:
+        return "btrfs";
+    case 0x794C7630UL:
+        return "overlayfs";
+    case 0x01021994UL:
+        return "tmpfs: fsync does nothing, NOT durable";
+    case 0x858458F6UL:
+        return "ramfs: fsync does nothing, NOT durable";
+    default:
+        return "another file system";
+    }
 }
 
 /* The host's floor under that latency: the same job started as carmad starts it (a
@@ -479,8 +506,9 @@ int main(void)
         if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
             bad++;
     double t1 = carma_mono_s();
-    printf("durable submissions (WAL, synchronous=FULL, %d clients x %d%s%s): %.0f per second%s "
-           "(target >= 1000)\n", NCLI, PER, pw ? ", as " : "", pw ? pw->pw_name : "",
+    printf("durable submissions (WAL, synchronous=FULL, store on %s, %d clients x %d%s%s): %.0f "
+           "per second%s (target >= 1000)\n",
+           fs_name(state), NCLI, PER, pw ? ", as " : "", pw ? pw->pw_name : "",
            NCLI * PER / (t1 - t0), bad ? " (SOME FAILED)" : "");
     if (pings_during_estimates(sock) < 0)
         bad = 1;
