@@ -93,10 +93,13 @@ static int bench_estimate(const char *path, unsigned seq)
     double us[RUNS];
     if (time_runs(estimate_once, &c, 20000, us) < 0)
         return 1;
-    printf("estimate  %-48s %4zu layers  %-6s %8.3f us/estimate (median of %d; %.3f to %.3f) "
-           "(target <= 10)%s\n",
+    char setup[32] = "";
+    if (seq)
+        snprintf(setup, sizeof setup, ", seq %u", seq);
+    printf("estimate  %-48s %4zu layers  %-6s %8.3f us/estimate (median of %d; %.3f to %.3f; "
+           "batch 1-256%s, adamw fp32) (target <= 10)%s\n",
            path, m.n, est_model_family(&m) == EST_FAM_CONV ? "conv" : "replay", us[RUNS / 2] * 1e6,
-           RUNS, us[0] * 1e6, us[RUNS - 1] * 1e6, c.sink > 0 ? "" : " ?");
+           RUNS, us[0] * 1e6, us[RUNS - 1] * 1e6, setup, c.sink > 0 ? "" : " ?");
     return 0;
 }
 
