@@ -1,6 +1,7 @@
 /* bench_monitor: the CPU cost of one monitor tick per GPU (sample, windows, process
  * list, records) through the real NVML dlopen path on the fake libnvidia-ml.so.1 with
- * GPM metrics (and the fake libdcgm.so.4 when it is built), else on the simulated
+ * GPM metrics (the fake libdcgm.so.4 loaded too when it is built, with no hostengine, as
+ * on a server that does not run DCGM: bench_gpu times the DCGM path), else on the simulated
  * backend; and the store's growth per GPU per day at the default record interval
  * (10 s), measured by writing a day of records into a scratch database. */
 #include <errno.h>
@@ -55,6 +56,10 @@ static int open_fake(struct carma_gpu_backend *b, const char *dir, char *state, 
             fprintf(f, "proc %d pid=%d mem=4GiB\n", g, 1000 + 10 * g + p);
     fclose(f);
     setenv("CARMA_FAKE_NVML_STATE", state, 1);
+    /* The fake DCGM answers from $CARMA_FAKE_DCGM_STATE; without it there is no hostengine
+     * (a server that has the library but does not run DCGM), so the signals come from GPM
+     * (the description says so) whatever the caller's environment holds. */
+    unsetenv("CARMA_FAKE_DCGM_STATE");
     struct carma_gpu_nvml_opts o = {.lib = lib};
     int have_dcgm = access(dcgm, R_OK) == 0;
     if (have_dcgm)
@@ -68,7 +73,9 @@ static int open_fake(struct carma_gpu_backend *b, const char *dir, char *state, 
     char desc[256] = "nvml";
     if (b->ops->describe)
         b->ops->describe(b, desc, sizeof desc);
-    snprintf(what, wcap, "fake NVML%s: %s", have_dcgm ? " + fake DCGM" : " (no fake DCGM built)",
+    snprintf(what, wcap, "fake NVML%s: %s",
+             have_dcgm ? ", fake DCGM library loaded without a hostengine"
+                       : " (no fake DCGM built)",
              desc);
     return 0;
 }
