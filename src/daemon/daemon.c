@@ -6053,6 +6053,17 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     if (carma_store_check_incomplete(d->store))
         dlog(d, LOG_WARNING, "%s: the integrity check did not finish in %.0f s; not checked",
              p, CARMA_STORE_CHECK_S);
+    /* The signals the loop reads from its signalfd are blocked before the GPU backend
+     * opens: a thread NVML or DCGM starts there (a client library's connection thread)
+     * keeps the mask it was started with, and one that does not block them takes them
+     * from the signalfd, where their default action ends carmad (SIGHUP, which the loop
+     * only logs, too). The threads carmad starts block every signal themselves. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
     if ((rc = open_backend(d, err)))
         goto fail;
     if ((rc = carma_sched_init(&d->sched, NULL, d->gpus, d->ngpus, d->policy, &d->cfg.sched))) {
@@ -6067,12 +6078,6 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         goto fail;
     }
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_IGN); /* shepherds are reaped by the kernel; pidfds tell their end */
     d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

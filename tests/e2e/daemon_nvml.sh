@@ -280,4 +280,19 @@ start_daemon --nvml-lib "$T/none/libnvidia-ml.so.1"
 grep -q "no NVIDIA driver (cannot load .*): using simulated GPUs sim:4xa100-40gb" "$T/carmad.log" ||
     fail "no warning: $(tail -n 5 "$T/carmad.log")"
 stop_daemon TERM || fail "stop"
+step "a thread the vendor library starts takes none of carmad's signals"
+# NVML and DCGM may start threads of their own while carmad opens them; a thread that does
+# not block SIGTERM, SIGINT and SIGHUP takes them from carmad's signalfd, and their default
+# action ends carmad there and then: SIGHUP, which carmad only logs, too
+rm -rf "$T/state"
+{ cat "$EX"; echo "init_thread 1"; } >"$T/nvml.state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+kill -HUP "$DPID"
+wait_until 10 grep -q "SIGHUP: the configuration is read at start only" "$T/carmad.log" ||
+    fail "SIGHUP not taken by carmad's loop (alive: $(kill -0 "$DPID" 2>/dev/null && echo yes || echo no))"
+"$CARMA" gpus >/dev/null || fail "carmad gone after a SIGHUP"
+rc=0
+stop_daemon TERM || rc=$?
+[ "$rc" = 0 ] && grep -q "signal 15: stopping" "$T/carmad.log" ||
+    fail "SIGTERM did not stop carmad cleanly: exit $rc"
 echo "daemon_nvml: all passed"

@@ -26,6 +26,10 @@
  *                                 e.g. fail 1 nvmlDeviceGetPowerUsage NOT_SUPPORTED
  *   procs_count N                 the process call claims N records (absurd counts)
  *   uuid_no_nul 1                 UUIDs and names fill the buffer without a NUL
+ *   init_thread 1                 the first nvmlInit that succeeds starts a thread of the
+ *                                 library's own that lives until the process ends (as
+ *                                 vendor libraries' helper threads do), with the signal
+ *                                 mask of the thread that called it
  *   xid GPU N [gi=ID]             a critical Xid N on GPU (index), delivered once by
  *                                 nvmlEventSetWait to each event set registered for
  *                                 it, in file order (append lines to add events); a
@@ -81,6 +85,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpu/nvml_api.h"
 
@@ -127,6 +132,7 @@ static struct {
     long count; /* -1: number of gpus */
     long procs_count; /* -1: the real count */
     int uuid_no_nul;
+    int init_thread, thread_started;
     unsigned ngpus, nprocs, nfails;
     struct fake_gpu gpu[FAKE_GPUS];
     struct fake_proc proc[FAKE_PROCS];
@@ -302,6 +308,7 @@ static void fake_parse(FILE *f)
     F.count = -1;
     F.procs_count = -1;
     F.uuid_no_nul = 0;
+    F.init_thread = 0;
     memset(F.topo_set, 0, sizeof F.topo_set);
     memset(F.nvl_set, 0, sizeof F.nvl_set);
     snprintf(F.driver, sizeof F.driver, "550.54.15");
@@ -321,6 +328,8 @@ static void fake_parse(FILE *f)
             F.procs_count = strtol(w[1], NULL, 10);
         } else if (!strcmp(w[0], "uuid_no_nul") && n > 1) {
             F.uuid_no_nul = atoi(w[1]);
+        } else if (!strcmp(w[0], "init_thread") && n > 1) {
+            F.init_thread = atoi(w[1]);
         } else if (!strcmp(w[0], "gpu") && F.ngpus < FAKE_GPUS) {
             struct fake_gpu *g = &F.gpu[F.ngpus];
             memset(g, 0, sizeof *g);
@@ -479,6 +488,15 @@ static struct fake_gpu *fake_dev(nvmlDevice_t d, const char *fn, nvmlReturn_t *r
     if (!g)                                                                                      \
     return r_
 
+/* init_thread's: waits for signals it does not block, as a library's thread that sleeps
+ * in poll or a condition variable would. */
+static void *fake_idle_thread(void *arg)
+{
+    for (;;)
+        pause();
+    return arg;
+}
+
 static nvmlReturn_t fake_init(const char *fn)
 {
     fake_load();
@@ -487,6 +505,13 @@ static nvmlReturn_t fake_init(const char *fn)
     nvmlReturn_t r = F.init_r != NVML_SUCCESS ? F.init_r : fake_failure(-1, fn);
     if (r == NVML_SUCCESS)
         F.refs++;
+    if (r == NVML_SUCCESS && F.init_thread && !F.thread_started) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, fake_idle_thread, NULL) == 0) {
+            pthread_detach(t);
+            F.thread_started = 1;
+        }
+    }
     return r;
 }
 
