@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "proto/proto.h"
+#include "util/thread.h"
 #include "util/utf8.h"
 
 static void usage(FILE *f)
@@ -370,7 +371,9 @@ int cmd_top(int argc, char **argv)
             f->resp = resp; /* the first answer, asked above */
             f->fresh = 1;
             f->refs = 2;
-            started = pthread_create(&th, NULL, top_ask, f) == 0;
+            /* no signals there: curses' handlers (SIGINT, SIGTSTP, SIGWINCH) touch the
+             * screen, which only this thread may */
+            started = carma_thread_start(&th, NULL, top_ask, f) == 0;
             if (!started)
                 pthread_cond_destroy(&f->cv);
         }

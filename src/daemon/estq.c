@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/thread.h"
 
 struct carmad_estq {
     const struct sim_gpu_kind *const *dev;
@@ -109,11 +109,7 @@ int carmad_estq_start(struct carmad_estq **out, const struct sim_gpu_kind *const
         pthread_mutex_destroy(&q->lock);
     if (!e) {
         /* the thread takes no signals: the loop's (signalfd) stay its own */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        e = pthread_create(&q->thread, NULL, run, q);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        e = carma_thread_start(&q->thread, NULL, run, q);
         if (e) {
             pthread_cond_destroy(&q->wake);
             pthread_mutex_destroy(&q->lock);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 
 #include "daemon/asuser.h"
 #include "util/clock.h"
+#include "util/thread.h"
 
 struct carmad_pathcheck_item {
     struct carmad_pathcheck *pc;
@@ -267,12 +267,8 @@ int carmad_pathcheck_start(struct carmad_pathcheck *pc, const struct carmad_path
         pc->threads++;
         pthread_mutex_unlock(&pc->lock);
         /* the thread takes no signals: the loop's (signalfd) stay its own */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
         pthread_t t;
-        e = pthread_create(&t, &attr, run, it);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        e = carma_thread_start(&t, &attr, run, it);
         pthread_attr_destroy(&attr);
         if (e) {
             pthread_mutex_lock(&pc->lock);

@@ -32,7 +32,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -45,7 +44,7 @@
 #include "gpu/answer.h"
 #include "gpu/dcgm.h"
 #include "gpu/nvml_api.h"
-
+#include "util/thread.h"
 
 /* snprintf that truncates on purpose (messages), without gcc's truncation warning. */
 __attribute__((format(printf, 3, 4))) static void fmt_trunc(char *buf, size_t cap,
@@ -676,11 +675,7 @@ static void nvml_events_start(struct nvml_backend *nv)
         goto none;
     }
     /* the thread takes no signals: the caller's (signalfd) stay its own */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(&ev->thread, NULL, nvml_events_run, nv);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int e = carma_thread_start(&ev->thread, NULL, nvml_events_run, nv);
     if (e) {
         pthread_mutex_destroy(&ev->lock);
         fmt_trunc(ev->why, sizeof ev->why, "no thread: %s", strerror(e));
