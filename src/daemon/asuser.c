@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,38 @@ static gid_t fsgid_now(void)
     return (gid_t)syscall(SYS_setfsgid, (gid_t)-1);
 }
 
+/* The calling thread's capability sets (capget/capset with pid 0: this thread only). */
+static int caps_get(struct __user_cap_data_struct d[2])
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    return (int)syscall(SYS_capget, &h, d);
+}
+
+static int caps_set(struct __user_cap_data_struct d[2])
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    return (int)syscall(SYS_capset, &h, d);
+}
+
 static void restore(struct carma_asuser *a)
 {
-    /* uid first: back to root's capabilities, then what needs them. */
+    /* the effective capabilities first (CAP_SETGID for setgroups), then the uid: back to
+     * root's file-system capabilities, then what needs them. */
+    struct __user_cap_data_struct now[2];
+    if (a->caps_dropped) {
+        struct __user_cap_data_struct d[2];
+        if (caps_get(d) == 0) {
+            d[0].effective = a->cap_eff[0];
+            d[1].effective = a->cap_eff[1];
+            caps_set(d);
+        }
+    }
     syscall(SYS_setfsuid, a->fsuid);
     syscall(SYS_setfsgid, a->fsgid);
     if ((a->groups_set && syscall(SYS_setgroups, (size_t)a->ngroups, a->groups) < 0) ||
-        fsuid_now() != a->fsuid || fsgid_now() != a->fsgid) {
+        fsuid_now() != a->fsuid || fsgid_now() != a->fsgid ||
+        (a->caps_dropped && (caps_get(now) < 0 || now[0].effective != a->cap_eff[0] ||
+                             now[1].effective != a->cap_eff[1]))) {
         fprintf(stderr, "carmad: cannot restore its own file-system rights: %s\n", strerror(errno));
         abort();
     }
@@ -38,6 +64,12 @@ int carma_asuser_enter(struct carma_asuser *a, uid_t uid, gid_t gid, const char 
     memset(a, 0, sizeof *a);
     a->fsuid = fsuid_now();
     a->fsgid = fsgid_now();
+    /* before the fsuid changes, which drops the file-system capabilities from them */
+    struct __user_cap_data_struct caps[2];
+    if (caps_get(caps) < 0)
+        return carma_err_set(err, -errno, "capget: %s", strerror(errno));
+    a->cap_eff[0] = caps[0].effective;
+    a->cap_eff[1] = caps[1].effective;
     int n = (int)syscall(SYS_getgroups, 0, NULL);
     if (n < 0)
         return carma_err_set(err, -errno, "getgroups: %s", strerror(errno));
@@ -86,6 +118,14 @@ int carma_asuser_enter(struct carma_asuser *a, uid_t uid, gid_t gid, const char 
         syscall(SYS_setfsuid, uid);
         if (fsuid_now() != uid || fsgid_now() != gid)
             e = EPERM; /* an id this namespace does not map, or no CAP_SETUID */
+        /* None of root's capabilities either: a user has none. CAP_SYS_PTRACE, which
+         * setfsuid leaves, follows /proc/PID/cwd, /root and /fd/N of anyone's process,
+         * past folders the user cannot enter (the user's own lookup is refused there). */
+        caps[0].effective = caps[1].effective = 0;
+        if (!e && caps_set(caps) < 0)
+            e = errno;
+        else if (!e)
+            a->caps_dropped = 1;
     }
     free(list);
     if (e) {

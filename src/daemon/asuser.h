@@ -10,6 +10,7 @@
 #ifndef CARMA_DAEMON_ASUSER_H
 #define CARMA_DAEMON_ASUSER_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -21,10 +22,14 @@ struct carma_asuser {
     gid_t *groups; /* the thread's supplementary groups, to restore */
     int ngroups;
     int groups_set; /* the supplementary groups were changed */
+    uint32_t cap_eff[2]; /* the thread's effective capabilities, to restore */
+    int caps_dropped;    /* they were cleared */
 };
 
 /* Takes on uid, gid and the groups of user (getgrouplist: the groups the job will
- * run with, initgroups) for file access in this thread. 0, or a negative errno with
+ * run with, initgroups) for file access in this thread, which holds no effective
+ * capability meanwhile (root's CAP_SYS_PTRACE would follow /proc/PID/cwd of processes
+ * the user may not look at). 0, or a negative errno with
  * err set and the thread's rights unchanged. */
 int carma_asuser_enter(struct carma_asuser *a, uid_t uid, gid_t gid, const char *user,
                        struct carma_err *err);

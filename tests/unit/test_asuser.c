@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,64 @@ static void test_as_nobody(void **state)
     rmdir(dir);
 }
 
+/* root's CAP_SYS_PTRACE follows /proc/PID/cwd of a process the user may not look at,
+ * past a folder the user cannot enter: a user's path check must not (it told users
+ * which files exist in another user's private folders, through their processes) */
+static void test_no_proc_links_of_others(void **state)
+{
+    (void)state;
+    struct passwd *pw = getpwnam("nobody");
+    if (geteuid() != 0 || !pw) {
+        skip();
+        return;
+    }
+    char dir[] = "/tmp/carma-asuser-XXXXXX", sub[64], tool[96], via[96];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0700), 0);
+    snprintf(sub, sizeof sub, "%s/open", dir); /* open to all, inside root's 0700 */
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(chmod(sub, 0755), 0);
+    snprintf(tool, sizeof tool, "%s/tool.sh", sub);
+    int fd = open(tool, O_WRONLY | O_CREAT, 0755);
+    assert_true(fd >= 0);
+    close(fd);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork(); /* root's process whose folder is sub */
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        if (chdir(sub) == 0 && write(ready[1], "r", 1) == 1)
+            pause();
+        _exit(1);
+    }
+    close(ready[1]);
+    char b;
+    assert_int_equal(read(ready[0], &b, 1), 1);
+    close(ready[0]);
+    snprintf(via, sizeof via, "/proc/%d/cwd/tool.sh", (int)pid);
+    struct stat st;
+    assert_int_equal(stat(via, &st), 0); /* root reaches it */
+
+    struct carma_asuser a;
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_asuser_enter(&a, pw->pw_uid, pw->pw_gid, "nobody", &err), 0);
+    int direct = stat(tool, &st), proc = stat(via, &st),
+        proc_x = faccessat(AT_FDCWD, via, X_OK, AT_EACCESS);
+    carma_asuser_leave(&a);
+    /* root's again: its capabilities back */
+    int after = stat(via, &st);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(tool);
+    rmdir(sub);
+    rmdir(dir);
+    assert_int_not_equal(direct, 0);
+    assert_int_not_equal(proc, 0);
+    assert_int_not_equal(proc_x, 0);
+    assert_int_equal(after, 0);
+}
+
 static int write_file(const char *path, const char *text)
 {
     int fd = open(path, O_WRONLY);
@@ -158,6 +217,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_as_nobody),
+        cmocka_unit_test(test_no_proc_links_of_others),
         cmocka_unit_test(test_refused_in_a_namespace_without_setgroups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
