@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/keyctl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -412,6 +413,21 @@ static void job_exec(const struct carma_shepherd_spec *sp, const struct rlimit *
             _exit(126);
         }
     }
+    /* A session keyring of the job's own: it would otherwise keep carmad's, which a
+     * service manager gives carmad (systemd's KeyringMode=private) and every job of every
+     * user then shares, root's keys in it and whatever one user's job adds (a Kerberos
+     * KEYRING: cache) read by the next's. Made while root, on root's key quota (a user's,
+     * 200 keys shared with their logins, would fail jobs past it); the job possesses it,
+     * as a login its pam_keyinit one. Where keyctl is not allowed (a container's seccomp
+     * filter: EPERM or ENOSYS) the job cannot use it either. */
+    if (sp->switch_user && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
+        errno != ENOSYS && errno != EPERM) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "carma: cannot give the job a session keyring of its own: %s\n",
+                 strerror(errno));
+        write_str(2, msg);
+        _exit(126);
+    }
     if (sp->switch_user) {
         if (setgid(sp->gid) < 0 || initgroups(sp->user, sp->gid) < 0 || setuid(sp->uid) < 0) {
             char msg[256];
@@ -421,6 +437,8 @@ static void job_exec(const struct carma_shepherd_spec *sp, const struct rlimit *
             _exit(126);
         }
     }
+    if (sp->switch_user) /* the user's keys under it, as after a login (failure: none) */
+        syscall(SYS_keyctl, KEYCTL_LINK, KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING);
     umask(sp->umask);
     if (chdir(sp->cwd) < 0) {
         char msg[PATH_MAX + 128];

@@ -204,4 +204,35 @@ else
     echo "   (skipped: needs x86_64 or aarch64, strace with delay injection and a writable ns_last_pid)"
 fi
 
+step "a user's job has a session keyring of its own, not carmad's (systemd gives carmad one)"
+# carmad starts in a session keyring holding a key of root's, as KeyringMode=private (the
+# default of a system service) gives it one: a user's job that kept it would read that key,
+# and whatever one user's job adds there (a Kerberos KEYRING: cache) the next user's would
+PY=$(as_nobody sh -c 'command -v python3') || PY=
+cp "$HELP/keyring.py" "$NB/keyring.py" && chmod 644 "$NB/keyring.py"
+if [ -n "$PY" ] && python3 "$HELP/keyring.py" join carma-probe x true 2>/dev/null; then
+    printf '[daemon]\nallow_root_jobs = true\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
+    python3 "$HELP/keyring.py" join carmad-secret root-only "$CARMAD" --foreground \
+        --state "$T/state" --socket "$CARMA_SOCKET" --config "$T/carmad.ini" \
+        --gpus sim:1xa100-40gb 2>>"$T/carmad.log" 0<&- &
+    DPID=$!
+    wait_until 20 "$CARMA" gpus || fail "carmad did not start"
+    chmod 666 "$CARMA_SOCKET"
+    j=$(as_nobody "$NB/carma" submit -- "$PY" "$NB/keyring.py" read carmad-secret) ||
+        fail "nobody's job refused"
+    wait_until 20 is_state "$j" failed || fail "nobody read carmad's key: $(state_of "$j"), $(cat "$T/state/jobs/$j/1/stdout")"
+    grep -q "no key carmad-secret" "$T/state/jobs/$j/1/stdout" ||
+        fail "nobody's job: $(cat "$T/state/jobs/$j/1/stdout" "$T/state/jobs/$j/1/stderr")"
+    j=$(as_nobody "$NB/carma" submit -- "$PY" "$NB/keyring.py" add nobody-secret token) ||
+        fail "nobody's job refused"
+    wait_until 20 is_state "$j" succeeded || fail "nobody's key job: $(state_of "$j"), $(cat "$T/state/jobs/$j/1/stderr")"
+    j=$(submit -- "$PY" "$NB/keyring.py" read nobody-secret)
+    wait_until 20 is_state "$j" failed || fail "root's next job read nobody's key: $(state_of "$j"), $(cat "$T/state/jobs/$j/1/stdout")"
+    j=$(submit -- "$PY" "$NB/keyring.py" read carmad-secret) # root's own job: carmad's, as before
+    wait_until 20 is_state "$j" succeeded || fail "root's job lost carmad's keyring: $(cat "$T/state/jobs/$j/1/stdout")"
+    stop_daemon
+else
+    echo "   (skipped: needs python3 for nobody and session keyrings)"
+fi
+
 echo "PASS daemon_users"
