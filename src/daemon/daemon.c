@@ -5411,7 +5411,10 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         x->ended++;
     } else if (carma_shepherd_alive(dir, &pid)) {
         sched_adopt(d, i, gpu, ng, dj->rec.start_s, dj->gpu_seen_s);
-        if (watch_shepherd(d, i, pid, -1) == 0) {
+        /* its pidfd checked anew once open: the shepherd may have ended since the look
+         * above, and its pid gone to anyone's process, which a cancel would signal */
+        int pfd = carma_shepherd_pidfd(dir, &pid);
+        if (pfd >= 0 && watch_shepherd(d, i, pid, pfd) == 0) {
             x->adopted++;
             dlog(d, LOG_INFO, "job %llu: re-adopted its running shepherd %d",
                  (unsigned long long)dj->rec.id, (int)pid);

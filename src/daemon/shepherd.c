@@ -1146,6 +1146,25 @@ int carma_shepherd_read_status(const char *dir, struct carma_exit *x, double *en
     return 0;
 }
 
+int carma_shepherd_pidfd(const char *dir, pid_t *pid)
+{
+    pid_t p;
+    uint64_t t;
+    if (carma_shepherd_read_pid(dir, &p, &t) || t == 0)
+        return -1;
+    /* opened first, then the start time read: a pid looked at before the open may have
+     * gone to another process since, which the pidfd would pin */
+    int fd = (int)syscall(SYS_pidfd_open, p, 0);
+    if (fd < 0)
+        return -1;
+    if (carma_proc_starttime(p) != t) {
+        close(fd);
+        return -1;
+    }
+    *pid = p;
+    return fd;
+}
+
 int carma_shepherd_alive(const char *dir, pid_t *pid)
 {
     pid_t p;

@@ -129,7 +129,13 @@ int carma_shepherd_read_pid(const char *dir, pid_t *pid, uint64_t *starttime);
  * not ended (or its shepherd died before writing), -EINVAL when malformed. */
 int carma_shepherd_read_status(const char *dir, struct carma_exit *x, double *end_s);
 
-/* 1 when the shepherd recorded in dir is alive (pid and start time match). */
+/* 1 when the shepherd recorded in dir is alive (pid and start time match). Only a
+ * look: its pid may go to another process at once. */
 int carma_shepherd_alive(const char *dir, pid_t *pid);
+
+/* A pidfd of the shepherd recorded in dir (*pid its pid), opened before its start time
+ * is checked, so that it is that shepherd's and no process's that took its pid; -1 when
+ * it is not alive (or pidfds are not to be had). */
+int carma_shepherd_pidfd(const char *dir, pid_t *pid);
 
 #endif

@@ -204,6 +204,52 @@ else
     echo "   (skipped: needs x86_64 or aarch64, strace with delay injection and a writable ns_last_pid)"
 fi
 
+step "a re-adopted shepherd is watched through a pidfd checked after its open: its pid may be anyone's"
+# strace holds the restarted carmad's pidfd_open 3 s, right after it found the shepherd alive;
+# meanwhile the job ends, its shepherd writes its status and ends, and its pid goes to a
+# process of root's: a pidfd opened then is that process's, and the job's cancel would
+# signal it
+if command -v strace >/dev/null && [ -w /proc/sys/kernel/ns_last_pid ] &&
+    strace -o /dev/null -e trace=pidfd_open -e inject=pidfd_open:delay_enter=1 true 2>/dev/null; then
+    printf '[daemon]\nkill_grace = 1\nmonitor_interval = 0.2\n' > "$T/carmad.ini"
+    start_daemon --gpus sim:1xa100-40gb
+    chmod 666 "$CARMA_SOCKET"
+    G="$NB/go-readopt-$$"
+    j=$(as_nobody "$NB/carma" submit -- sh -c "while [ ! -e $G ]; do sleep 0.05; done") ||
+        fail "nobody's job refused"
+    sp=$(shepherd_of "$j") || fail "no shepherd for job $j"
+    stop_daemon
+    wait "$DPID" 2>/dev/null
+    strace -o /dev/null -e trace=pidfd_open -e inject=pidfd_open:delay_enter=3000000 \
+        "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" \
+        --config "$T/carmad.ini" --gpus sim:1xa100-40gb 2>>"$T/carmad.log" 0<&- &
+    STR=$!
+    wait_until 10 sh -c "pgrep -P $STR >/dev/null" || fail "carmad did not start under strace"
+    DPID=$(pgrep -P "$STR")
+    # (434: pidfd_open on x86_64 and aarch64 alike)
+    wait_until 10 sh -c "[ \"\$(cut -d' ' -f1 /proc/$DPID/syscall 2>/dev/null)\" = 434 ]" ||
+        fail "carmad did not open a pidfd for the shepherd it found"
+    touch "$G"
+    wait_until 10 test ! -e /proc/"$sp" || fail "the shepherd $sp did not end"
+    take_pid "$sp"
+    wait_until 20 "$CARMA" gpus || fail "carmad did not start"
+    chmod 666 "$CARMA_SOCKET"
+    as_nobody "$NB/carma" cancel "$j" >/dev/null || fail "nobody's cancel refused"
+    sleep 0.5
+    # (spared's kill -0 passes on a zombie: this shell's child is reaped only later)
+    if [ -n "$v" ]; then
+        ! pid_gone "$v" || fail "root's process $v, given the shepherd's pid, was signalled"
+        kill "$v"
+    else
+        echo "   (skipped: pid $sp went to another process)"
+    fi
+    wait_until 20 is_state "$j" succeeded || fail "the job: $(state_of "$j")"
+    stop_daemon
+    wait "$STR" 2>/dev/null
+else
+    echo "   (skipped: needs strace with delay injection and a writable ns_last_pid)"
+fi
+
 step "a user's job has a session keyring of its own, not carmad's (systemd gives carmad one)"
 # carmad starts in a session keyring holding a key of root's, as KeyringMode=private (the
 # default of a system service) gives it one: a user's job that kept it would read that key,
