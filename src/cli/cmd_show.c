@@ -4,6 +4,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "proto/proto.h"
 
 static void usage(FILE *f)
 {
@@ -164,8 +165,24 @@ int cmd_show(int argc, char **argv)
         json_t *uuids = json_object_get(a, "gpu_uuids"); /* "gpus" from an older carmad */
         json_array_foreach(uuids ? uuids : json_object_get(a, "gpus"), g, u)
             printf(" %s", json_string_value(u));
-        if (json_is_integer(json_object_get(a, "peak_mib")))
-            printf("  peak %lld MiB", (long long)json_integer_value(json_object_get(a, "peak_mib")));
+        if (json_is_integer(json_object_get(a, "peak_mib"))) {
+            /* a peak that is only a lower limit says why (attempts.peak_partial, store.h):
+             * it is no history for the next run */
+            long long part = json_integer_value(json_object_get(a, "peak_partial"));
+            printf("  peak %s%lld MiB", part ? ">=" : "",
+                   (long long)json_integer_value(json_object_get(a, "peak_mib")));
+            static const struct {
+                unsigned bit;
+                const char *why;
+            } partial[] = {{CARMA_PEAK_DOWNTIME, "carmad was down"},
+                           {CARMA_PEAK_UNKNOWN, "no figure from NVML"},
+                           {CARMA_PEAK_BRIEF, "seen at one tick"}};
+            for (size_t b = 0, n = 0; b < sizeof partial / sizeof partial[0]; b++)
+                if (part & partial[b].bit)
+                    printf("%s%s", n++ ? ", " : " (not history: ", partial[b].why);
+            if (part)
+                putchar(')');
+        }
         if (json_is_number(json_object_get(a, "energy_j")))
             printf("  %.1f kJ", json_number_value(json_object_get(a, "energy_j")) / 1000);
         if (json_is_number(json_object_get(a, "solo_smact")))

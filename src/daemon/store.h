@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "core/coloc.h"
+#include "proto/proto.h"
 #include "util/err.h"
 
 #define CARMA_STORE_SCHEMA_VERSION 19
@@ -157,15 +158,9 @@ int carma_store_attempt_begin(struct carma_store *st, uint64_t job, uint32_t n,
                               struct carma_err *err);
 int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pid_t pid,
                             struct carma_err *err);
-/* Why an attempt's peak (attempts.peak_partial) is only a lower limit of the memory it
- * used: carmad was down while it ran (its memory unobserved meanwhile), NVML gave no
- * figure for one of its processes at some tick, or its memory was not seen near its peak
- * at CARMA_PEAK_HELD_TICKS ticks (it may have ended on its way up: a run of a few seconds,
- * sampled once a second). Such a peak is no history (carmad_store_peaks); an OOM retry's
- * bound is still raised to it. */
-#define CARMA_PEAK_DOWNTIME 1u
-#define CARMA_PEAK_UNKNOWN 2u
-#define CARMA_PEAK_BRIEF 4u
+/* attempts.peak_partial holds the CARMA_PEAK_* bits (proto/proto.h): why an attempt's
+ * peak is only a lower limit. Such a peak is no history (carmad_store_peaks); an OOM
+ * retry's bound is still raised to it. */
 /* Ticks at which a job's memory must be within 1% (at least 2 MiB) of its peak for the
  * peak to be complete: a training job's memory climbs over its first iterations and then
  * holds (caching allocators keep what they took), so a peak seen once may be a sample of

@@ -67,6 +67,15 @@ enum carma_op {
 #define CARMA_PROTO_MAX_USER 64        /* user name in a usage request */
 #define CARMA_PROTO_MAX_POINTS 4000    /* points per GPU in a history request */
 #define CARMA_PROTO_MAX_TIME 253402300799.0 /* seconds since the epoch: year 9999 */
+
+/* An attempt's peak_partial (show): why its peak_mib is only a lower limit of the memory
+ * it used, the sum of: carmad was down while it ran (its memory unobserved meanwhile);
+ * NVML gave no figure for one of its processes at some tick; its memory was near its
+ * peak at fewer than CARMA_PEAK_HELD_TICKS ticks (daemon/store.h: it may have ended on
+ * its way up, a run of a few seconds sampled once a second). */
+#define CARMA_PEAK_DOWNTIME 1u
+#define CARMA_PEAK_UNKNOWN 2u
+#define CARMA_PEAK_BRIEF 4u
 #define CARMA_PROTO_MAX_GPU_INDEX 65535     /* a GPU's index in a drain request */
 #define CARMA_PROTO_MAX_UUID 95             /* bytes of a GPU's UUID in a drain request */
 #define CARMA_PROTO_MAX_REASON 100          /* bytes of a drain's reason */
