@@ -111,11 +111,7 @@ rc=0; "$CARMAD" --foreground --state "$T/state" --socket "$CARMA_SOCKET" --confi
 [ "$rc" = 2 ] && grep -q "carmad.ini:$line: learn_coloc: true or false expected" "$T/err" ||
     fail "a bad learn_coloc: exit $rc, $(cat "$T/err")"
 step "a job whose process is not on the GPU teaches nothing (fake NVML, GPM SMACT)"
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
-    echo "daemon_coloc: ok (the fake NVML step skipped: no fake libnvidia-ml.so.1)"
-    exit 0
-fi
+fake_nvml || { echo "daemon_coloc: ok (the fake NVML step skipped: no fake libnvidia-ml.so.1)"; exit 0; }
 rm -rf "$T/state" "$T/go"
 cp "$T/on.ini" "$T/carmad.ini"
 GPU='gpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0 util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000 gpm=1'

@@ -382,8 +382,7 @@ h2=$(submit --summary "$SUM" --batch 32 -- sh "$HELP/run_for.sh" 0.3)
 step "a simulated GPU's peaks are no history for a real GPU of its name and memory"
 # (a simulated job holds its estimate: as history, the estimate + 2 MiB, below the safe
 # bound; carmad falls back to sim:4xa100-40gb in the state folder it would use on NVML)
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-if [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ]; then
+if fake_nvml; then
     stop_daemon TERM
     printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB mem_used=0\n' \
         > "$T/nvml.state"

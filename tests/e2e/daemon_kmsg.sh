@@ -5,12 +5,8 @@
 # H200 named its co-runner): every failing client of a shared MPS GPU is retried alone,
 # not counted the first time, and the culprit fails alone. Under time-slicing the
 # co-runner's reason does not name the culprit's Xid. Skipped without the fake library.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
-    echo "daemon_kmsg: skipped (no fake libnvidia-ml.so.1)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml || { echo "daemon_kmsg: skipped (no fake libnvidia-ml.so.1)"; exit 0; }
 cat >"$T/nvml.state" <<'EOS'
 driver 580.159.04
 gpu uuid=GPU-aa000000-0000-4000-8000-000000000006 name="NVIDIA H200" mem_total=143771MiB mem_used=0 util=0 power_mw=90000 power_limit_mw=700000 energy_mj=1000 pci=00000000:00:06.0

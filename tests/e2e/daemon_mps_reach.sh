@@ -8,12 +8,8 @@
 # a time-sliced GPU (where a fault ends its own context only), fail as their own. The
 # lent machines have one GPU: this is checked against the fake library only. Skipped
 # without it.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
-    echo "daemon_mps_reach: skipped (no fake libnvidia-ml.so.1)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml || { echo "daemon_mps_reach: skipped (no fake libnvidia-ml.so.1)"; exit 0; }
 {
     echo "driver 580.159.04"
     for _g in 0 1 2 3; do

@@ -2,13 +2,8 @@
 # carmad on the fake libnvidia-ml.so.1 (loaded through the real dlopen path, driven by
 # the state file named by CARMA_FAKE_NVML_STATE): GPUs listed, a job run, an OOM
 # retried. Skipped while the fake library or its example state file is missing.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
-    echo "daemon_nvml: skipped (no fake libnvidia-ml.so.1 or example state file yet)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml state || { echo "daemon_nvml: skipped (no fake libnvidia-ml.so.1 or example state file yet)"; exit 0; }
 cp "$EX" "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB"

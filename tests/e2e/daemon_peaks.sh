@@ -10,13 +10,8 @@
 #    queued ones and counts the rest;
 #  - a final job's environment is not kept in the store; final jobs past
 #    job_retention_days are removed, the newest kept.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
-    echo "daemon_peaks: skipped (no fake libnvidia-ml.so.1)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml state || { echo "daemon_peaks: skipped (no fake libnvidia-ml.so.1)"; exit 0; }
 command -v curl >/dev/null || { echo "daemon_peaks: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "daemon_peaks: skipped (no python3)"; exit 0; }
 cp "$EX" "$T/nvml.state"

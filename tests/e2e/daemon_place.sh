@@ -5,12 +5,8 @@
 # GPU it was not given is that GPU's foreign memory only; CARMA's est-* policies
 # read the job's bound as its requirement.
 # Skipped while the fake library is missing.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
-    echo "daemon_place: skipped (no fake libnvidia-ml.so.1)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml || { echo "daemon_place: skipped (no fake libnvidia-ml.so.1)"; exit 0; }
 GPU='name="NVIDIA A100-SXM4-40GB" mem_total=40960MiB util=0 mem_util=0 power_mw=55000 power_limit_mw=400000 energy_mj=1000000'
 printf 'driver 550.54.15\ngpu uuid=GPU-fa4e0000-0000-4000-8000-000000000000 %s mem_used=0\n' "$GPU" \
     >"$T/nvml.state"

@@ -9,11 +9,7 @@
 # Ticks whose samples carry no SMACT make no profile of the samples before them (fake NVML).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 command -v python3 >/dev/null || { echo "daemon_profile: skipped (no python3)"; exit 0; }
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ]; then
-    echo "daemon_profile: skipped (no fake libnvidia-ml.so.1)"
-    exit 0
-fi
+fake_nvml || { echo "daemon_profile: skipped (no fake libnvidia-ml.so.1)"; exit 0; }
 # solo_of JOB: the job's solo SMACT as the scheduler has it, to 2 places (None: none)
 solo_of() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; v = json.load(sys.stdin)["solo_smact"]; print(v if v is None else round(v, 2))'; }
 sql() { python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str, r)) for r in db.execute(sys.argv[2])))' "$T/state/carma.db" "$1"; }

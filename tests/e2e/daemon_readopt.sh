@@ -12,14 +12,12 @@
 #    down is judged as one beside a co-runner, not as one alone on its GPU;
 #  - the solo profile a running job showed alone before the restart is the scheduler's
 #    after it: auto collocates beside it at once.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 printf '[sched]\ngrace = 0.4\n[monitor]\nwindow = 2\n' >>"$T/carmad.ini"
 # launched JOB: JOB runs and its shepherd started its first attempt (a job placed, state
 # running, whose shepherd had not started when carmad stopped is re-queued, not re-adopted)
 launched() { is_state "$1" running && grep -q "job $1 attempt 1 started (shepherd" "$T/carmad.log"; }
-if [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ] && [ -n "$EX" ]; then
+if fake_nvml state; then
 cp "$EX" "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 start() { start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive; }

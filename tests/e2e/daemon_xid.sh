@@ -3,13 +3,8 @@
 # lines): a GPU fault fails a job's attempt without judging the job (retried, first in
 # line), an Xid that needs a reset drains the GPU, an application's own Xid leaves its
 # failure its own and is named in its reason. Skipped without the fake library.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
-    echo "daemon_xid: skipped (no fake libnvidia-ml.so.1 or example state file)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml state || { echo "daemon_xid: skipped (no fake libnvidia-ml.so.1 or example state file)"; exit 0; }
 cp "$EX" "$T/nvml.state"
 export CARMA_FAKE_NVML_STATE="$T/nvml.state"
 start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive

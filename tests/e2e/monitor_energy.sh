@@ -7,13 +7,8 @@
 # has its usage as of now, as the job's, not as of the last accounting flush;
 # carma_job_gpu_seconds_total never steps back (a counter), though an attempt's run ends
 # at its job's exit, which the ticks until its shepherd ended counted past.
-LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
-EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
-if [ -z "${CARMA_FAKE:-}" ] || [ ! -f "$LIB" ] || [ -z "$EX" ]; then
-    echo "monitor_energy: skipped (no fake libnvidia-ml.so.1)"
-    exit 0
-fi
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+fake_nvml state || { echo "monitor_energy: skipped (no fake libnvidia-ml.so.1)"; exit 0; }
 command -v curl >/dev/null || { echo "monitor_energy: skipped (no curl)"; exit 0; }
 command -v python3 >/dev/null || { echo "monitor_energy: skipped (no python3)"; exit 0; }
 cp "$EX" "$T/nvml.state"

@@ -79,6 +79,15 @@ else:
     raise SystemExit("no free TCP port")'
 }
 
+# fake_nvml [state]: sets LIB to the fake libnvidia-ml.so.1 under $CARMA_FAKE and EX to
+# the first example state file of tests/fake/nvidia-ml ("" when there is none); true when
+# LIB is there (with "state": and EX too). A test that needs them skips when false.
+fake_nvml() {
+    LIB="${CARMA_FAKE:-}/nvidia-ml/libnvidia-ml.so.1"
+    EX=$(ls "$(dirname "$0")"/../fake/nvidia-ml/*.state 2>/dev/null | head -n 1)
+    [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ] && { [ "${1:-}" != state ] || [ -n "$EX" ]; }
+}
+
 start_daemon() { # extra carmad options
     # (stdin closed: what carmad opens may take descriptor 0, and its shepherds must not
     # hand the job a log there)
