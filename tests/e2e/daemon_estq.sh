@@ -211,7 +211,7 @@ stop_daemon || fail "carmad did not stop cleanly"
 wait_until 10 grep -q "waiting up to 30 s for carmad to come back" "$T/again.err" ||
     fail "the client did not wait for carmad: $(cat "$T/again.err")"
 touch "$T/go"
-start_daemon --gpus sim:2xa100-40gb
+start_daemon --gpus sim:2xa100-40gb --http "127.0.0.1:$PORT" # (for /metrics, below)
 wait "$AGAIN" || fail "the submission after the restart: $(cat "$T/again.err")"
 grep -q "carmad is back" "$T/again.err" || fail "the client's words: $(cat "$T/again.err")"
 "$CARMA" show "$(cat "$T/again.id")" | grep -q 'true again' || fail "the job after the restart"
@@ -231,11 +231,15 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
         pids="$pids $!"
         [ "$k" = 1 ] && { wait_until 10 test -e "$T/go.held" || fail "no estimate started"; }
     done
-    sleep 0.5 # root's six are in
+    # root's six are in, as carmad counts them (not a fixed pause: on a loaded host a client
+    # may take longer to reach carmad)
+    wait_until 30 waiting_is 6 || fail "root's six not all waiting: $(metric carma_estimates_waiting)"
     as_nobody "$NB/carma" submit --summary "$NB/summary" --batch 32 -- true nb >"$T/nb.id" \
         2>"$T/nb.err" &
     pids="$pids $!"
-    sleep 0.5 # nobody's is in, behind root's four in the queue
+    # nobody's is in, behind root's four in the queue (a client slower than a fixed pause
+    # found root's last two estimated before it)
+    wait_until 30 waiting_is 7 || fail "nobody's not waiting: $(metric carma_estimates_waiting)"
     touch "$T/go"
     for p in $pids; do wait "$p" || fail "a submission failed: $(cat "$T"/r*.err "$T/nb.err")"; done
     ! grep -q . "$T"/r*.err "$T/nb.err" || fail "said on stderr: $(cat "$T"/r*.err "$T/nb.err")"
