@@ -106,9 +106,10 @@ start_daemon --gpus nvml --nvml-lib "$LIB"
 ga=$(submit --mem 1G -- sleep 60)
 wait_until 10 test -s "$T/state/jobs/$ga/1/shepherd" || fail "the first oracle-ff job did not start"
 sleep 1 # CUDA starting: no process on the GPU yet (its grace runs from the launch)
+# (its shepherd's record comes before its process: waited for, however loaded the host)
+sg=$(shepherd_of "$ga") && wait_until 10 pgrep -s "$sg" -x sleep || fail "the first oracle-ff job's process"
+gp=$(pgrep -s "$sg" -x sleep | head -n 1)
 seen=$(date +%s.%N)
-gp=$(pgrep -s "$(shepherd_of "$ga")" -x sleep)
-[ -n "$gp" ] || fail "the first oracle-ff job's process"
 echo "proc 0 pid=$gp mem=1GiB" >>"$T/nvml.state"
 gb=$(submit --mem 1G -- sleep 60)
 wait_until 15 is_state "$gb" running || fail "the second oracle-ff job: $(state_of "$gb")"
