@@ -35,9 +35,14 @@ sleep 0.2
 start_daemon --gpus sim:4xa100-40gb
 line=$(grep "reconciled:" "$T/carmad.log" | tail -n 1)
 echo "$line"
+requeued=$(echo "$line" | sed -n 's/.*reconciled: \([0-9]*\) queued, .*/\1/p')
 adopted=$(echo "$line" | sed -n 's/.* \([0-9]*\) running re-adopted.*/\1/p')
 ended=$(echo "$line" | sed -n 's/.* \([0-9]*\) ended while down.*/\1/p')
-[ $((adopted + ended)) -ge 1 ] || fail "no running job found at the restart"
+# each job running at the crash (its script had begun: its shepherd was there) is
+# re-adopted or ended while down (which, depends on the host's speed), each queued one
+# found queued
+[ "$requeued" = "$queued" ] && [ $((adopted + ended)) = "$running" ] ||
+    fail "$running running and $queued queued at the crash, reconciled as: $line"
 step "every job ends, once"
 for id in $ids; do
     "$CARMA" wait --timeout 60 "$id" >/dev/null || fail "job $id: $(state_of "$id")"
