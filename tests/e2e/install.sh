@@ -56,8 +56,22 @@ while True:
 LPID=$!
 ON_EXIT='kill $LPID 2>/dev/null'
 wait_until 10 test -f "$T/notified" || fail "no listener"
+# the state folder as systemd makes it (StateDirectoryMode=): carmad, root there, keeps it
+# at its own mode, and a mode that differs is changed by carmad at the first start (with a
+# warning) and warned of by systemd at every start after
+if [ "$ROOT" = 1 ]; then
+    smode=$(sed -n 's/^StateDirectoryMode=//p' "$UNIT")
+    [ -n "$smode" ] || fail "no StateDirectoryMode= in the unit"
+    mkdir -m "$smode" "$T/state" || fail "mkdir -m $smode"
+fi
 NOTIFY_SOCKET="$T/notify" start_daemon --gpus sim:2xa100-40gb
 wait_until 10 grep -qx 'READY=1' "$T/notified" || fail "no READY=1: $(cat "$T/notified")"
+if [ "$ROOT" = 1 ]; then
+    ! grep -q 'open to other users' "$T/carmad.log" ||
+        fail "StateDirectoryMode=$smode is not carmad's: $(grep 'open to other' "$T/carmad.log")"
+    [ "$(stat -c %a "$T/state")" = "${smode#0}" ] ||
+        fail "carmad keeps the state folder at $(stat -c %a "$T/state"), the unit says $smode"
+fi
 [ -S "$CARMA_SOCKET" ] || fail "READY=1 before the socket listens"
 
 step "a job through the installed shepherd"
