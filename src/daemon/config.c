@@ -178,6 +178,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         } else if (!strcmp(name, "socket_group")) {
             if (copy_str(c->socket_group, sizeof c->socket_group, value))
                 BAD("socket_group: too long");
+            c->socket_group_line = x->line;
         } else if (!strcmp(name, "socket_mode")) {
             char *end;
             unsigned long m = strtoul(value, &end, 8);

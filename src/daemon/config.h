@@ -40,6 +40,8 @@ struct carmad_config {
     uint32_t window;             /* monitor window in samples, 30 */
     int allow_root_jobs;
     char socket_group[64];       /* "" none; default "carma" when present */
+    unsigned socket_group_line;  /* its line in the INI file, 0: the default (a group named
+                                    there must exist; the default need not) */
     unsigned socket_mode;        /* 0660 */
     uint32_t max_conns_per_user; /* 64: open connections of one uid (root and carmad's own
                                     uid exempt, within the total) */

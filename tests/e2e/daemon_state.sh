@@ -30,6 +30,30 @@ python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[
 start_daemon --gpus sim:1xa100-40gb
 stop_daemon || fail "carmad did not stop cleanly"
 
+if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
+    step "socket_group: a group the configuration names must exist; the default need not"
+    cp "$T/carmad.ini" "$T/carmad.ini.base"
+    G=$(id -gn nobody)
+    printf 'socket_group = %s\n' "$G" >>"$T/carmad.ini"
+    start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
+    [ "$(stat -c %G:%a "$CARMA_SOCKET")" = "$G:660" ] ||
+        fail "socket_group = $G: the socket is $(stat -c %G:%a "$CARMA_SOCKET")"
+    stop_daemon || fail "carmad did not stop cleanly"
+    cp "$T/carmad.ini.base" "$T/carmad.ini"
+    printf 'socket_group = carma-no-such-group\n' >>"$T/carmad.ini"
+    line=$(wc -l <"$T/carmad.ini")
+    carmad_fails 2 "carmad.ini:$line: socket_group: no group 'carma-no-such-group'" \
+        --state "$T/sg" --socket "$CARMA_SOCKET"
+    [ ! -e "$CARMA_SOCKET" ] || fail "a socket made for a group that does not exist"
+    cp "$T/carmad.ini.base" "$T/carmad.ini"
+    if ! getent group carma >/dev/null; then # the default, carma, missing: a warning
+        start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
+        grep -q "group carma does not exist: $CARMA_SOCKET is root's" "$T/carmad.log" ||
+            fail "no warning of the default group missing"
+        stop_daemon || fail "carmad did not stop cleanly"
+    fi
+fi
+
 step "a socket bound at the path after the check is left to whoever bound it"
 CARMA_TEST_SOCKET_TAKEN=1 carmad_fails 1 "Address already in use" --state "$T/s2" \
     --socket "$T/taken.sock"
