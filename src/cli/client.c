@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "proto/proto.h"
@@ -19,7 +20,7 @@
 void cli_conn_init(struct cli_conn *c)
 {
     memset(c, 0, sizeof *c);
-    carma_proto_default_socket(c->socket, sizeof c->socket);
+    carma_proto_client_socket(geteuid(), CARMA_SYSTEM_SOCKET, c->socket, sizeof c->socket);
 }
 
 int cli_common_opt(struct cli_conn *c, int argc, char **argv, int *i)

@@ -636,18 +636,38 @@ int carma_proto_dump(const json_t *msg, char **out, size_t *len)
 
 /* ---- client ---- */
 
-int carma_proto_default_socket(char *buf, size_t cap)
+static int socket_for(uid_t euid, char *buf, size_t cap)
 {
     const char *e = getenv("CARMA_SOCKET");
     int n;
     if (e && *e)
         n = snprintf(buf, cap, "%s", e);
-    else if (geteuid() == 0)
-        n = snprintf(buf, cap, "/run/carma/carmad.sock");
+    else if (euid == 0)
+        n = snprintf(buf, cap, "%s", CARMA_SYSTEM_SOCKET);
     else if ((e = getenv("XDG_RUNTIME_DIR")) && *e == '/')
         n = snprintf(buf, cap, "%s/carma/carmad.sock", e);
     else
-        n = snprintf(buf, cap, "/tmp/carma-%u/carmad.sock", (unsigned)geteuid());
+        n = snprintf(buf, cap, "/tmp/carma-%u/carmad.sock", (unsigned)euid);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int carma_proto_default_socket(char *buf, size_t cap)
+{
+    return socket_for(geteuid(), buf, cap);
+}
+
+int carma_proto_client_socket(uid_t euid, const char *system_path, char *buf, size_t cap)
+{
+    int rc = socket_for(euid, buf, cap);
+    const char *e = getenv("CARMA_SOCKET");
+    if (rc || euid == 0 || (e && *e))
+        return rc;
+    struct stat st;
+    if (lstat(buf, &st) == 0 || errno != ENOENT) /* the user's own carmad's, or unknown */
+        return 0;
+    if (lstat(system_path, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return 0; /* neither: the error names the user's own path, as before */
+    int n = snprintf(buf, cap, "%s", system_path);
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 

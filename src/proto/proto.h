@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -181,6 +182,17 @@ int carma_proto_dump(const json_t *msg, char **out, size_t *len);
  * /run/carma/carmad.sock for root, else $XDG_RUNTIME_DIR/carma/carmad.sock, else
  * /tmp/carma-UID/carmad.sock. Returns 0 or -ENAMETOOLONG. */
 int carma_proto_default_socket(char *buf, size_t cap);
+
+/* Where a root carmad listens by default (the installed unit's): a client finds it there. */
+#define CARMA_SYSTEM_SOCKET "/run/carma/carmad.sock"
+
+/* The socket path the carma client uses when none is given: carma_proto_default_socket's
+ * (with euid for geteuid()), except that a user other than root without $CARMA_SOCKET
+ * whose own socket is not there gets system_path where a socket is there: the root carmad
+ * serving every user of a shared server, which its users then reach without setting
+ * CARMA_SOCKET (a per-user carmad, running, still comes first). carmad's own default
+ * stays carma_proto_default_socket's. Returns 0 or -ENAMETOOLONG. */
+int carma_proto_client_socket(uid_t euid, const char *system_path, char *buf, size_t cap);
 
 /* Whether socket `path` can only have been made by root or this user: its folder owned
  * by either and writable by no one else, or, in a sticky folder anyone writes (/tmp),

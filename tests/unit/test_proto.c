@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "proto/proto.h"
@@ -462,6 +464,43 @@ static void test_responses(void **state)
     unsetenv("CARMA_SOCKET");
     assert_int_equal(carma_proto_default_socket(path, sizeof path), 0);
     assert_non_null(strstr(path, "carmad.sock"));
+    /* a user's client without a carmad of its own finds the root carmad's socket; one
+     * with CARMA_SOCKET, or whose own carmad's socket is there, keeps it */
+    char dir[] = "/tmp/carma-test-sock.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sys[64], own[64];
+    snprintf(sys, sizeof sys, "%s/system.sock", dir);
+    snprintf(own, sizeof own, "%s/carma/carmad.sock", dir);
+    setenv("XDG_RUNTIME_DIR", dir, 1);
+    assert_int_equal(carma_proto_client_socket(1000, sys, path, sizeof path), 0);
+    assert_string_equal(path, own); /* no system socket either: the user's own path */
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sys);
+    assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(carma_proto_client_socket(1000, sys, path, sizeof path), 0);
+    assert_string_equal(path, sys);
+    assert_int_equal(carma_proto_client_socket(0, sys, path, sizeof path), 0);
+    assert_string_equal(path, CARMA_SYSTEM_SOCKET); /* root: the root carmad's, as before */
+    setenv("CARMA_SOCKET", "/x/y.sock", 1);
+    assert_int_equal(carma_proto_client_socket(1000, sys, path, sizeof path), 0);
+    assert_string_equal(path, "/x/y.sock");
+    unsetenv("CARMA_SOCKET");
+    char own_dir[64];
+    snprintf(own_dir, sizeof own_dir, "%s/carma", dir);
+    assert_int_equal(mkdir(own_dir, 0700), 0);
+    int ofd = socket(AF_UNIX, SOCK_STREAM, 0);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", own);
+    assert_int_equal(bind(ofd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(carma_proto_client_socket(1000, sys, path, sizeof path), 0);
+    assert_string_equal(path, own); /* the user's own carmad comes first */
+    close(ofd);
+    close(sfd);
+    unlink(own);
+    unlink(sys);
+    rmdir(own_dir);
+    rmdir(dir);
+    unsetenv("XDG_RUNTIME_DIR");
     struct carma_err err = {{0}};
     assert_true(carma_client_connect("/nonexistent/carmad.sock", &err) < 0);
     assert_non_null(strstr(err.msg, "cannot reach carmad"));
