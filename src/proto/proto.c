@@ -1,6 +1,7 @@
 #include "proto/proto.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -725,6 +726,24 @@ int carma_client_connect(const char *path, struct carma_err *err)
                                ? " (is it running? start carmad, or name the socket it "
                                  "listens on with --socket or CARMA_SOCKET)"
                                : "";
+        /* a shared server's socket admits a group (socket_group): say which, and what
+         * to ask for, rather than a bare "Permission denied" */
+        struct stat st;
+        char gname[64] = "";
+        if (e == EACCES && stat(path, &st) == 0) {
+            struct group gr, *g = NULL;
+            char buf[1024];
+            int ge = getgrgid_r(st.st_gid, &gr, buf, sizeof buf, &g);
+            if (ge == 0 && g)
+                snprintf(gname, sizeof gname, "%s", g->gr_name);
+            else
+                snprintf(gname, sizeof gname, "%u", (unsigned)st.st_gid);
+            return carma_err_set(err, -e,
+                                 "%s: cannot reach carmad: %s (its socket admits its owner and "
+                                 "the members of group %s, mode %04o: ask the administrator to "
+                                 "add you to that group, then log in again)",
+                                 path, strerror(e), gname, (unsigned)(st.st_mode & 07777));
+        }
         return carma_err_set(err, -e, "%s: cannot reach carmad%s: %s", path, hint, strerror(e));
     }
     return fd;

@@ -38,6 +38,16 @@ if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
     start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
     [ "$(stat -c %G:%a "$CARMA_SOCKET")" = "$G:660" ] ||
         fail "socket_group = $G: the socket is $(stat -c %G:%a "$CARMA_SOCKET")"
+    nobody_client
+    as_nobody "$NB/carma" gpus >"$T/out" 2>&1 || fail "a member of $G refused: $(cat "$T/out")"
+    stop_daemon || fail "carmad did not stop cleanly"
+    # a user outside the group is told which group admits them, not a bare EACCES
+    cp "$T/carmad.ini.base" "$T/carmad.ini"
+    printf 'socket_group = root\n' >>"$T/carmad.ini"
+    start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
+    as_nobody "$NB/carma" gpus >"$T/out" 2>&1 && fail "nobody, outside group root, got in"
+    grep -q "cannot reach carmad: Permission denied (its socket admits its owner and the members of group root, mode 0660: ask the administrator to add you" "$T/out" ||
+        fail "no word of the socket's group: $(cat "$T/out")"
     stop_daemon || fail "carmad did not stop cleanly"
     cp "$T/carmad.ini.base" "$T/carmad.ini"
     printf 'socket_group = carma-no-such-group\n' >>"$T/carmad.ini"
