@@ -5795,13 +5795,23 @@ static int check_store_current(struct carmad *d, struct carma_err *err)
     each_numbered(d->jobsfd, highest_at, &high);
     if (high <= max)
         return 0;
+    /* a backup put back is behind by the jobs submitted since it was made: keeping it
+     * means taking their folders away, which the message says how to do */
+    char keep[512] = "";
+    if (max)
+        snprintf(keep, sizeof keep,
+                 "; or, to keep this copy, move the folders of the jobs it does not know, "
+                 "jobs/%llu to jobs/%llu, out of jobs/ (those jobs are lost with the copy; a "
+                 "shepherd of theirs still running is not followed: its pid is in its "
+                 "attempt folder's shepherd file)",
+                 (unsigned long long)max + 1, high);
     return carma_err_set(err, -ESTALE,
                          "%s/carma.db knows jobs up to %llu%s but %s/jobs holds job folders up "
                          "to %llu: the store was lost or replaced by an older copy. carmad will "
-                         "not reuse those job ids and folders: restore carma.db from a backup, "
-                         "or move %s/jobs aside to start afresh",
+                         "not reuse those job ids and folders: restore a newer carma.db from a "
+                         "backup%s; or move %s/jobs aside to start afresh",
                          d->state_dir, (unsigned long long)max, max ? "" : " (none: it is empty)",
-                         d->state_dir, high, d->state_dir);
+                         d->state_dir, high, keep, d->state_dir);
 }
 
 struct folder_ids {
