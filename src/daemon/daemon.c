@@ -447,7 +447,9 @@ static void dlog(struct carmad *d, int prio, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (d->o.foreground) {
+    if (d->o.foreground && d->o.journal) {
+        fprintf(stderr, "<%d>%s\n", prio & 7, msg);
+    } else if (d->o.foreground) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         struct tm tm;

@@ -22,6 +22,8 @@ struct carmad_opts {
     const char *nvml_lib;    /* NULL: libnvidia-ml.so.1 ($CARMA_NVML_LIB overrides) */
     const char *http;        /* NULL: config [daemon] http; "" or "off": none */
     int foreground;
+    int journal;             /* foreground, stderr the journal's stream (JOURNAL_STREAM):
+                                each line "<N>" and its message, no time (the journal's) */
     unsigned max_attempts;   /* 0: config */
     const char *shepherd;    /* the carma-shepherd program (--shepherd); NULL: the one
                                 beside the running executable */

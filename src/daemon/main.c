@@ -35,13 +35,25 @@ static void usage(FILE *f)
                "  --foreground       stay in the foreground, log to stderr\n");
 }
 
-/* A warning where carmad's messages go: stderr in the foreground, else syslog. */
-static void log_start_warning(int foreground, const char *msg)
+/* Where carmad's own messages go: syslog when detached, else stderr, which under systemd
+ * may be the journal's stream (carmad_journal_stream): its lines then carry their
+ * priority as a "<N>" prefix, which the journal reads. */
+enum { TO_SYSLOG, TO_STDERR, TO_JOURNAL };
+
+/* A message at priority prio where carmad's messages go. */
+static void log_start(int where, int prio, const char *msg)
 {
-    if (foreground)
-        fprintf(stderr, "carmad: warning: %s\n", msg);
+    if (where == TO_JOURNAL)
+        fprintf(stderr, "<%d>carmad: %s%s\n", prio, prio == LOG_WARNING ? "warning: " : "", msg);
+    else if (where == TO_STDERR)
+        fprintf(stderr, "carmad: %s%s\n", prio == LOG_WARNING ? "warning: " : "", msg);
     else
-        syslog(LOG_WARNING, "%s", msg);
+        syslog(prio, "%s", msg);
+}
+
+static void log_start_warning(int where, const char *msg)
+{
+    log_start(where, LOG_WARNING, msg);
 }
 
 /* The service manager's watchdog: WATCHDOG=1 from the monitor's tick, which runs in the
@@ -52,7 +64,7 @@ struct watchdog {
     const struct carmad_notify *n;
     uint64_t us; /* 0: none asked */
     struct timespec last;
-    int foreground, failed;
+    int where, failed;
 };
 
 static void watchdog_tick(void *ctx, double now)
@@ -67,7 +79,7 @@ static void watchdog_tick(void *ctx, double now)
     struct carma_err err = {{0}};
     if (carmad_notify_send(w->n, "WATCHDOG=1", &err)) {
         if (!w->failed)
-            log_start_warning(w->foreground, err.msg);
+            log_start_warning(w->where, err.msg);
         w->failed = 1;
         return;
     }
@@ -189,18 +201,22 @@ int main(int argc, char **argv)
      * service */
     struct carmad_notify notify;
     struct carma_err nerr = {{0}};
-    struct watchdog wd = {.n = &notify, .foreground = o.foreground};
+    o.journal = carmad_journal_stream(getenv("JOURNAL_STREAM"), 2);
+    unsetenv("JOURNAL_STREAM");
+    int where = !o.foreground ? TO_SYSLOG : o.journal ? TO_JOURNAL : TO_STDERR;
+    int early = o.journal ? TO_JOURNAL : TO_STDERR;
+    struct watchdog wd = {.n = &notify, .where = where};
     /* (said on stderr: still the terminal, detached or not) */
     if (carmad_notify_parse(&notify, getenv("NOTIFY_SOCKET"), &nerr))
-        log_start_warning(1, nerr.msg);
+        log_start_warning(early, nerr.msg);
     else if (notify.len && !o.foreground)
         /* the manager waits for READY=1 from the process it started, which exits here */
-        log_start_warning(1, "NOTIFY_SOCKET is set but carmad detaches: a service manager "
-                             "that waits for its READY=1 sees the process it started exit; "
-                             "under systemd's Type=notify run carmad --foreground");
+        log_start_warning(early, "NOTIFY_SOCKET is set but carmad detaches: a service manager "
+                                 "that waits for its READY=1 sees the process it started exit; "
+                                 "under systemd's Type=notify run carmad --foreground");
     if (carmad_notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid(), &wd.us,
                                &nerr))
-        log_start_warning(1, nerr.msg);
+        log_start_warning(early, nerr.msg);
     unsetenv("NOTIFY_SOCKET");
     unsetenv("WATCHDOG_USEC");
     unsetenv("WATCHDOG_PID");
@@ -240,7 +256,7 @@ int main(int argc, char **argv)
     int rc = carmad_open(&d, &o, &err);
     if (rc) {
         if (o.foreground) {
-            fprintf(stderr, "carmad: %s\n", err.msg);
+            log_start(where, LOG_ERR, err.msg);
         } else {
             syslog(LOG_ERR, "%s", err.msg);
             report_start(ready, rc == -EINVAL ? 2 : 1, err.msg);
@@ -252,7 +268,7 @@ int main(int argc, char **argv)
         close(ready);
     }
     if (carmad_notify_send(&notify, "READY=1", &nerr))
-        log_start_warning(o.foreground, nerr.msg);
+        log_start_warning(where, nerr.msg);
     if (wd.us && notify.len) {
         double iv = carmad_monitor_interval(d);
         if (iv * 2e6 >= (double)wd.us) {
@@ -261,19 +277,16 @@ int main(int argc, char **argv)
                      "WATCHDOG_USEC=%llu: carmad pings once a monitor interval (%g s), "
                      "which is not within half of it: raise WatchdogSec=",
                      (unsigned long long)wd.us, iv);
-            log_start_warning(o.foreground, msg);
+            log_start_warning(where, msg);
         }
         clock_gettime(CLOCK_MONOTONIC, &wd.last);
         carmad_set_hooks(d, &(struct carmad_hooks){.ctx = &wd, .on_tick = watchdog_tick});
     }
     rc = carmad_run(d, &err);
     if (carmad_notify_send(&notify, "STOPPING=1", &nerr))
-        log_start_warning(o.foreground, nerr.msg);
+        log_start_warning(where, nerr.msg);
     if (rc) {
-        if (o.foreground)
-            fprintf(stderr, "carmad: %s\n", err.msg);
-        else
-            syslog(LOG_ERR, "%s", err.msg);
+        log_start(where, LOG_ERR, err.msg);
     }
     carmad_close(d);
     return rc ? 1 : 0;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/csv.h"
@@ -85,4 +86,19 @@ int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct ca
         return carma_err_set(err, -e, "NOTIFY_SOCKET: cannot tell the service manager %s: %s",
                              msg, strerror(e));
     return 0;
+}
+
+int carmad_journal_stream(const char *value, int fd)
+{
+    if (!value || !*value)
+        return 0;
+    unsigned long long dev, ino;
+    int end = 0;
+    if (value[0] < '0' || value[0] > '9' || sscanf(value, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+        value[end] != '\0')
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return 0;
+    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }

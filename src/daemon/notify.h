@@ -36,4 +36,11 @@ int carmad_notify_watchdog(const char *usec, const char *pid, pid_t self, uint64
  * has no socket. */
 int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct carma_err *err);
 
+/* Whether descriptor fd is the stream JOURNAL_STREAM names (its value, NULL: none):
+ * systemd sets it to "DEVICE:INODE" of the stream it gives a service's stdout and stderr,
+ * so that a program whose stderr is that stream (not redirected since) may put "<N>",
+ * the syslog priority, before each line for the journal to read. 1 or 0 (no value, a
+ * value that does not parse, another file). */
+int carmad_journal_stream(const char *value, int fd);
+
 #endif

@@ -109,6 +109,21 @@ grep -q 'WATCHDOG_USEC=300000: carmad pings once a monitor interval (0.2 s)' "$T
     fail "no warning of a watchdog too short"
 stop_daemon TERM || fail "carmad did not stop cleanly"
 
+step "stderr the journal's stream (JOURNAL_STREAM): each line with its priority, no time"
+: >"$T/carmad.log"
+JOURNAL_STREAM=$(stat -c %d:%i "$T/carmad.log") start_daemon --gpus sim:2xa100-40gb
+grep -q '^<6>reconciled: 0 queued' "$T/carmad.log" || fail "no <6> line: $(cat "$T/carmad.log")"
+! grep -v '^<[0-7]>' "$T/carmad.log" | grep -q . ||
+    fail "a line without its priority: $(grep -v '^<[0-7]>' "$T/carmad.log")"
+stop_daemon TERM || fail "carmad did not stop cleanly"
+grep -q '^<5>signal 15: stopping' "$T/carmad.log" || fail "no <5> line: $(cat "$T/carmad.log")"
+# another stream's (stderr redirected since systemd set it): timed lines, as without
+: >"$T/carmad.log"
+JOURNAL_STREAM=1:2 start_daemon --gpus sim:2xa100-40gb
+grep -Eq '^[0-9:.]{12} carmad info: reconciled: 0 queued' "$T/carmad.log" ||
+    fail "not the timed lines: $(cat "$T/carmad.log")"
+stop_daemon TERM || fail "carmad did not stop cleanly"
+
 step "a NOTIFY_SOCKET that is no socket address: a warning, carmad runs"
 NOTIFY_SOCKET="vsock:2:1" start_daemon --gpus sim:2xa100-40gb
 grep -q 'NOTIFY_SOCKET=vsock:2:1: not an absolute path' "$T/carmad.log" || fail "no warning"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -168,13 +169,40 @@ static void test_send_full(void **state)
     close(fd);
 }
 
+/* JOURNAL_STREAM: "DEV:INO" of the very stream, nothing else */
+static void test_journal_stream(void **state)
+{
+    (void)state;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    int fd = fileno(f);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    char v[64];
+    snprintf(v, sizeof v, "%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    assert_int_equal(carmad_journal_stream(v, fd), 1);
+    snprintf(v, sizeof v, "%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino + 1);
+    assert_int_equal(carmad_journal_stream(v, fd), 0); /* another file: redirected since */
+    snprintf(v, sizeof v, "%llu:%llux", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    assert_int_equal(carmad_journal_stream(v, fd), 0);
+    snprintf(v, sizeof v, " %llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    assert_int_equal(carmad_journal_stream(v, fd), 0);
+    assert_int_equal(carmad_journal_stream(NULL, fd), 0);
+    assert_int_equal(carmad_journal_stream("", fd), 0);
+    assert_int_equal(carmad_journal_stream("1:2:3", fd), 0);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_send),
-        cmocka_unit_test(test_send_full),
-        cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_parse),          cmocka_unit_test(test_send),
+        cmocka_unit_test(test_send_full),      cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_journal_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
