@@ -32,6 +32,8 @@ UNIT="$P/lib/systemd/system/carmad.service"
 grep -qx "ExecStart=$P/sbin/carmad --foreground \$CARMAD_OPTS" "$UNIT" || fail "ExecStart not filled in"
 grep -qx 'KillMode=process' "$UNIT" || fail "the unit would kill the jobs with carmad"
 grep -qx 'Type=notify' "$UNIT" || fail "the unit does not wait for READY=1"
+# a configuration error (exit 2) fails the unit rather than restart it for ever
+grep -qx 'RestartPreventExitStatus=2' "$UNIT" || fail "the unit restarts carmad on a bad configuration"
 ! grep -q '@[A-Z]*@' "$UNIT" || fail "a placeholder left in the unit"
 if command -v systemd-analyze >/dev/null 2>&1; then
     out=$(systemd-analyze verify "$UNIT" 2>&1) || fail "systemd-analyze verify: $out"
@@ -43,6 +45,13 @@ fi
 step "READY=1 from the installed carmad"
 CARMA="$P/bin/carma"
 CARMAD="$P/sbin/carmad"
+# the exit status the unit's RestartPreventExitStatus= names: a typo'd key
+printf '[daemon]\npolcy = auto\n' >"$T/typo.ini"
+rc=0
+timeout 20 "$CARMAD" --foreground --config "$T/typo.ini" --state "$T/typo" \
+    --socket "$T/typo.sock" 2>"$T/typo.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "typo.ini:2: unknown key 'polcy'" "$T/typo.err" ||
+    fail "a typo'd key: exit $rc, $(cat "$T/typo.err")"
 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
