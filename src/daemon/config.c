@@ -339,6 +339,8 @@ int carmad_config_load(struct carmad_config *c, const char *path, struct carma_e
         fclose(f);
         return carma_err_at(err, path, 0, "not a regular file");
     }
+    c->file_uid = (uint32_t)st.st_uid;
+    c->file_mode = (uint32_t)(st.st_mode & 07777);
     struct load_ctx *x = calloc(1, sizeof *x);
     if (!x) {
         fclose(f);

@@ -68,6 +68,8 @@ struct carmad_config {
         unsigned line;           /* in the INI file */
     } sharing[CARMAD_SHARING_MAX];
     unsigned nsharing;
+    uint32_t file_uid;  /* the INI file's owner and mode, as read (carmad_config_load): */
+    uint32_t file_mode; /* a root carmad refuses one others may change */
 };
 
 void carmad_config_default(struct carmad_config *c);

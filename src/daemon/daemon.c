@@ -6053,6 +6053,20 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     int rc = 0;
     if (o->config_path && (rc = carmad_config_load(&d->cfg, o->config_path, err)))
         goto fail;
+    /* a root carmad's configuration decides who reaches the socket, whether root's jobs
+     * run, where the HTTP port listens: a file another user may change is refused, as a
+     * state folder others may write is (sudo refuses such a sudoers file) */
+    if (o->config_path && d->self_uid == 0 &&
+        (d->cfg.file_uid != 0 || (d->cfg.file_mode & S_IWOTH))) {
+        rc = carma_err_at(
+            err, o->config_path, 0,
+            d->cfg.file_uid != 0 ? "owned by uid %u, not root: another user could change a root "
+                                   "carmad's settings (chown root)"
+                                 : "writable by others (mode %04o): any user could change a root "
+                                   "carmad's settings (chmod o-w)",
+            d->cfg.file_uid != 0 ? (unsigned)d->cfg.file_uid : (unsigned)d->cfg.file_mode);
+        goto fail;
+    }
     if (o->max_attempts)
         d->cfg.max_attempts = o->max_attempts;
     if ((rc = resolve_socket_group(d, err)))

@@ -64,6 +64,22 @@ if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
     fi
 fi
 
+if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
+    step "a root carmad refuses a configuration another user may change"
+    chmod 666 "$T/carmad.ini"
+    carmad_fails 2 "carmad.ini: writable by others (mode 0666)" --state "$T/sg" \
+        --socket "$CARMA_SOCKET"
+    chmod 644 "$T/carmad.ini"
+    chown nobody "$T/carmad.ini"
+    carmad_fails 2 "carmad.ini: owned by uid $(id -u nobody), not root" --state "$T/sg" \
+        --socket "$CARMA_SOCKET"
+    chown root "$T/carmad.ini"
+    chmod 664 "$T/carmad.ini" # the group's write, an administrators' group's: allowed
+    start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
+    stop_daemon || fail "carmad did not stop cleanly"
+    chmod 644 "$T/carmad.ini"
+fi
+
 step "a socket bound at the path after the check is left to whoever bound it"
 CARMA_TEST_SOCKET_TAKEN=1 carmad_fails 1 "Address already in use" --state "$T/s2" \
     --socket "$T/taken.sock"
