@@ -2,6 +2,7 @@
  * one row per policy. Nothing is printed until every policy has run, so bad input
  * never leaves a partial table. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -484,6 +485,68 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
     return 0;
 }
 
+/* Opens the file the report is written to. A regular file or a new path (through a
+ * link: its target) is written as a new file beside it, named in tmp, that the caller
+ * renames over `final` once whole: a write that fails (a full disk) or is interrupted
+ * leaves the old report as it was, not half of a new one. Anything else (/dev/stdout, a
+ * FIFO), a link that leads nowhere, or a folder where no file can be created beside it
+ * (the file itself writable) is written in place, tmp "". NULL with errno on failure. */
+static FILE *report_open(const char *path, char *final, size_t flen, char *tmp, size_t tlen)
+{
+    tmp[0] = '\0';
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return fopen(path, "w");
+    if (exists) {
+        char *real = realpath(path, NULL); /* a link: replace its target, not the link */
+        if (!real || strlen(real) >= flen) {
+            free(real);
+            return fopen(path, "w");
+        }
+        strcpy(final, real);
+        free(real);
+    } else if (snprintf(final, flen, "%s", path) >= (int)flen) {
+        return fopen(path, "w");
+    } else {
+        struct stat lst;
+        if (lstat(path, &lst) == 0) /* a link that leads nowhere yet */
+            return fopen(path, "w");
+    }
+    const char *slash = strrchr(final, '/');
+    int dn = slash ? (int)(slash - final) + 1 : 0;
+    int fd = -1;
+    for (int k = 0; fd < 0 && k < 100; k++) {
+        if (snprintf(tmp, tlen, "%.*s.%s.%ld-%d.tmp", dn, final, final + dn, (long)getpid(), k) >=
+            (int)tlen) {
+            tmp[0] = '\0';
+            return fopen(path, "w");
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) {
+            tmp[0] = '\0';
+            if (errno == EACCES || errno == EPERM || errno == EROFS)
+                return fopen(path, "w"); /* the folder: the file alone may be writable */
+            return NULL;
+        }
+    }
+    if (fd < 0) {
+        tmp[0] = '\0';
+        return NULL;
+    }
+    if (exists)
+        (void)!fchmod(fd, st.st_mode & 07777); /* the old report's permissions */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        tmp[0] = '\0';
+        errno = e;
+    }
+    return f;
+}
+
 static int write_report(const char *path, const struct row *rows, size_t n,
                         const struct sim_bounds *b, const struct sim_config *cfg,
                         const struct run_settings *rs, char (*notes)[SIM_NOTE_MAX], size_t nnotes)
@@ -577,7 +640,8 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     settings_words(rs, 1, words, sizeof words);
     snprintf(subtitle, sizeof subtitle, "trace %s (%s) on %s, sharing %s%s", rs->trace,
              rs->format, rs->gpus, rs->sharing, words);
-    FILE *f = fopen(path, "w");
+    char final[4096], tmp[4096 + 32];
+    FILE *f = report_open(path, final, sizeof final, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(errno));
         goto out;
@@ -585,9 +649,15 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     struct carma_err err = {{0}};
     int wrc = carma_report_write_html(f, "carma simulation", subtitle, &table, sec, n, &err);
     if (fclose(f) != 0 && wrc == 0) {
-        fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(errno));
-        goto out;
+        wrc = -EIO;
+        snprintf(err.msg, sizeof err.msg, "%s", strerror(errno));
     }
+    if (wrc == 0 && tmp[0] && rename(tmp, final) != 0) {
+        wrc = -errno;
+        snprintf(err.msg, sizeof err.msg, "renaming %s: %s", tmp, strerror(errno));
+    }
+    if (wrc && tmp[0])
+        unlink(tmp); /* the old report, if any, stays as it was */
     if (wrc) {
         fprintf(stderr, "carma sim: --report %s: %s\n", path, err.msg);
         goto out;

@@ -942,7 +942,9 @@ int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
     free(sc.t), free(sc.v);
     if (rc)
         return carma_err_set(err, rc, "report: out of memory");
+    /* errno of the failed write, to say why (a full disk, a file size limit) */
     if (fflush(f) != 0 || ferror(f))
-        return carma_err_set(err, -EIO, "report: write failed");
+        return errno ? carma_err_set(err, -EIO, "report: write failed: %s", strerror(errno))
+                     : carma_err_set(err, -EIO, "report: write failed");
     return 0;
 }

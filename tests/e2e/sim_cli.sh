@@ -447,6 +447,34 @@ if [ -w /dev/full ]; then
         fail "a report write error: exit $rc, $(cat "$T/out" "$T/err")"
 fi
 
+# A report whose write fails half way (here a file size limit, as a full disk would)
+# leaves the old report as it was, and no temporary file beside it; the message says why.
+mkdir "$T/rep"
+printf '<p>old report</p>\n' >"$T/rep/old.html"
+rc=0
+(
+    ulimit -f 8
+    trap '' XFSZ
+    exec "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/old.html"
+) >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "^auto " "$T/out" &&
+    grep -q -- "--report $T/rep/old.html: report: write failed: File too large" "$T/err" ||
+    fail "a report cut short: exit $rc, $(cat "$T/out" "$T/err")"
+[ "$(cat "$T/rep/old.html")" = "<p>old report</p>" ] ||
+    fail "a failed --report write replaced the old report: $(head -c 200 "$T/rep/old.html")"
+[ "$(ls -A "$T/rep")" = "old.html" ] || fail "files left beside the report: $(ls -A "$T/rep")"
+# Written whole, it replaces the file a link leads to (not the link), keeping its mode.
+printf 'x\n' >"$T/rep/target.html"
+chmod 640 "$T/rep/target.html"
+ln -s target.html "$T/rep/link.html"
+"$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/link.html" >/dev/null ||
+    fail "a report through a link"
+[ -L "$T/rep/link.html" ] && grep -q "</html>" "$T/rep/target.html" &&
+    [ "$(stat -c %a "$T/rep/target.html")" = 640 ] ||
+    fail "a report through a link: $(ls -l "$T/rep")"
+[ "$(ls -A "$T/rep" | tr '\n' ' ')" = "link.html old.html target.html " ] ||
+    fail "files left beside the report: $(ls -A "$T/rep")"
+
 # JSON stays valid UTF-8 whatever bytes the path holds, and states the run's settings.
 bad=$(printf "$T/a\377b.csv")
 cp data/trace-t1.csv "$bad"
