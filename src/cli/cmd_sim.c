@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -73,7 +74,7 @@ static void sim_usage(FILE *f)
                "The (bound) row: makespan and energy that no schedule finishing every job can\n"
                "beat on these GPUs under the simulator's model (docs/model.md).\n"
                "On a terminal, stderr shows a progress bar once the runs take over 0.5 s (with\n"
-               "--json too), erased at the end, then the simulation's speed.\n");
+               "--json too), erased at the end (or by Ctrl-C), then the simulation's speed.\n");
 }
 
 struct row {
@@ -82,6 +83,37 @@ struct row {
     struct sim_timeline tl;
     double wall_s;
 };
+
+/* What a fatal signal (SIGINT, SIGTERM, SIGHUP) undoes before the process dies of it:
+ * the progress bar on the terminal, and a report's temporary file (report_open). A
+ * handler has no other way in than these statics, the one state here outside main(). */
+static volatile sig_atomic_t sig_bar_drawn;
+static volatile sig_atomic_t sig_tmp_set;
+static char sig_tmp_path[4096 + 32];
+
+static void on_fatal_signal(int sig)
+{
+    if (sig_bar_drawn)
+        (void)!write(STDERR_FILENO, "\r\033[K", 4);
+    if (sig_tmp_set)
+        unlink(sig_tmp_path);
+    /* SA_RESETHAND restored the default action: the signal, blocked until this returns,
+     * then ends the process as the shell expects (status 128 + sig). */
+    raise(sig);
+}
+
+/* Installs on_fatal_signal for the signals that end a run from a terminal or a
+ * supervisor, but not where they are ignored (nohup, a background job of a script). */
+static void fatal_signals_catch(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = on_fatal_signal, .sa_flags = SA_RESETHAND};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 /* The progress bar: on stderr when it is a terminal (table or JSON: the figures go to stdout),
  * once the runs have taken PROGRESS_AFTER_S, redrawn at most every PROGRESS_EVERY_S,
@@ -134,6 +166,7 @@ static void on_progress(void *ctx, size_t done, size_t total)
     bar[WIDTH] = 0;
     progress_count(a, sizeof a, done);
     progress_count(b, sizeof b, total);
+    sig_bar_drawn = 1; /* before: a signal while it is drawn erases what is there */
     fprintf(stderr, "\r[%s] %3d%%  policy %zu/%zu %s  %s/%s jobs\033[K", bar, (int)(frac * 100),
             p->ipol + 1, p->npol, p->policy, a, b);
     p->drawn = 1;
@@ -144,6 +177,7 @@ static void progress_erase(struct progress_ctx *p)
     if (p->drawn)
         fputs("\r\033[K", stderr);
     p->drawn = 0;
+    sig_bar_drawn = 0;
 }
 
 /* The installed catalog: SHARE/carma/workloads.csv, SHARE the folder beside the one of
@@ -523,6 +557,10 @@ static FILE *report_open(const char *path, char *final, size_t flen, char *tmp, 
             return fopen(path, "w");
         }
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) { /* ours now: a signal removes it */
+            memcpy(sig_tmp_path, tmp, strlen(tmp) + 1);
+            sig_tmp_set = 1;
+        }
         if (fd < 0 && errno != EEXIST) {
             tmp[0] = '\0';
             if (errno == EACCES || errno == EPERM || errno == EROFS)
@@ -541,6 +579,7 @@ static FILE *report_open(const char *path, char *final, size_t flen, char *tmp, 
         int e = errno;
         close(fd);
         unlink(tmp);
+        sig_tmp_set = 0;
         tmp[0] = '\0';
         errno = e;
     }
@@ -658,6 +697,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     }
     if (wrc && tmp[0])
         unlink(tmp); /* the old report, if any, stays as it was */
+    sig_tmp_set = 0;
     if (wrc) {
         fprintf(stderr, "carma sim: --report %s: %s\n", path, err.msg);
         goto out;
@@ -973,6 +1013,7 @@ int cmd_sim(int argc, char **argv)
         status = 1;
         goto out;
     }
+    fatal_signals_catch();
     int tty = isatty(STDERR_FILENO);
     struct progress_ctx pctx = {.on = tty, .start_s = carma_mono_s(), .npol = npol};
     for (size_t i = 0; i < npol; i++) {

@@ -530,6 +530,35 @@ PY
 else
     echo "SKIP progress bar: script(1) is not installed"
 fi
+# Ctrl-C while the bar is drawn erases it (the terminal left clean) and the process dies
+# of SIGINT, as a shell loop expects; an older --report stays as it was, nothing beside it.
+mkdir "$T/int"
+printf '<p>old report</p>\n' >"$T/int/r.html"
+python3 - "$CARMA" "$T/int/r.html" $LONG <<'PY' || fail "SIGINT during a run"
+import os, pty, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "sim"] + sys.argv[3:] + ["--report", sys.argv[2]])
+out, sent, end = b"", False, time.monotonic() + 120
+while time.monotonic() < end:
+    if not sent and b"jobs\x1b[K" in out:
+        os.kill(pid, signal.SIGINT)
+        sent = True
+    if select.select([fd], [], [], 0.05)[0]:
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            d = b""
+        if not d:
+            break
+        out += d
+_, st = os.waitpid(pid, 0)
+assert sent, "no progress bar before the run ended: %r" % out[-300:]
+assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGINT, (st, out[-300:])
+assert out.endswith(b"jobs\x1b[K\r\x1b[K"), "the bar was not erased: %r" % out[-300:]
+PY
+[ "$(cat "$T/int/r.html")" = "<p>old report</p>" ] || fail "SIGINT: the old report changed"
+[ "$(ls -A "$T/int")" = "r.html" ] || fail "SIGINT: files left: $(ls -A "$T/int")"
 "$CARMA" sim $LONG >/dev/null 2>"$T/pipe.err" || fail "long run into a pipe failed"
 [ ! -s "$T/pipe.err" ] || fail "stderr not a terminal, yet: $(cat -v "$T/pipe.err")"
 echo "sim_cli: ok"
