@@ -138,6 +138,7 @@ struct sgpu {
     double mon_next;    /* next monitor sample time (reference policies) */
     double quiet_from;  /* from this tick on, the monitor's samples (windows, memory) are
                            the same until the resident set changes */
+    int loud;           /* in sim.loud */
     double energy_j, smact_s, smocc_s, mem_mib_s, busy_s;
 };
 
@@ -156,6 +157,11 @@ struct sim {
     double t0;          /* first arrival */
     size_t ended;
     double max_gpu_mib;  /* the largest GPU's memory */
+    /* The GPUs whose monitor may still have samples to take (mon_next <= quiet_from):
+     * every one of them is here, so that a decision catches up only these, not every
+     * GPU (a quiet GPU's catch-up only moves its clock, which its next one does too). */
+    uint32_t *loud;
+    size_t nloud;
     int hist_on;         /* est-* under --estimator carma: history is kept */
     float *hist_peak;    /* per workload: the peak a run reached once ramped up */
     double *hist_known;  /* per workload: when that peak is known, < 0 not yet: the earliest
@@ -181,6 +187,17 @@ static double gpu_mem_at(const struct sim *s, const struct sgpu *g, double t)
     for (uint32_t k = 0; k < g->n; k++)
         m += job_mem_at(s, g->res[k], t);
     return m;
+}
+
+/* Sets a GPU's quiet_from and keeps sim.loud complete. */
+static void gpu_set_quiet_from(struct sim *s, uint32_t gi, double q)
+{
+    struct sgpu *g = &s->g[gi];
+    g->quiet_from = q;
+    if (!g->loud && g->mon_next <= q) {
+        g->loud = 1;
+        s->loud[s->nloud++] = gi;
+    }
 }
 
 /* Integral of a job's memory over [start, t] (linear ramp, then flat). */
@@ -416,7 +433,7 @@ static void gpu_settle(struct sim *s, uint32_t gi, double t)
         (g->n ? kind->static_w + (kind->max_w - kind->idle_w - kind->static_w) * g->activity : 0);
     /* The window fills with the new activity W ticks on, memory flattens when the last
      * ramp ends (one tick spare on each). */
-    g->quiet_from = floor(t) + s->view[gi].smact.cap + 1;
+    double quiet = floor(t) + s->view[gi].smact.cap + 1;
     for (uint32_t k = 0; k < g->n; k++) {
         uint32_t ji = g->res[k];
         const struct carma_job *cj = &s->jobs[ji];
@@ -426,11 +443,12 @@ static void gpu_settle(struct sim *s, uint32_t gi, double t)
                 r = s->g[cj->gpu[q]].rate;
         job_advance(s, ji, t);
         double ramp_end = cj->start_s + s->tr->jobs[ji].ramp_s;
-        if (ramp_end > t && ceil(ramp_end) + 1 > g->quiet_from)
-            g->quiet_from = ceil(ramp_end) + 1;
+        if (ramp_end > t && ceil(ramp_end) + 1 > quiet)
+            quiet = ceil(ramp_end) + 1;
         s->sj[ji].rate = r;
         heap_set(&s->heap, ji, t + s->sj[ji].remaining / r);
     }
+    gpu_set_quiet_from(s, (uint32_t)gi, quiet);
     double to = oom_time(s, gi, t);
     if (to < SIM_INF)
         heap_set(&s->heap, (uint32_t)(s->njobs + gi), to);
@@ -734,6 +752,7 @@ static void sim_free(struct sim *s)
     free(s->hist_known);
     free(s->hist_sure);
     free(s->hist_sure_peak);
+    free(s->loud);
 }
 
 void sim_timeline_free(struct sim_timeline *tl)
@@ -843,8 +862,8 @@ static double next_decision(struct sim *s, double now, size_t placed)
     if (placed || s->cfg->every_tick)
         return tick;
     if (s->cfg->policy->flags & CARMA_POLICY_NEEDS_WINDOW)
-        for (size_t gi = 0; gi < s->ngpus; gi++)
-            if (s->g[gi].quiet_from > now)
+        for (size_t k = 0; k < s->nloud; k++) /* a GPU not there is quiet by now */
+            if (s->g[s->loud[k]].quiet_from > now)
                 return tick;
     /* One tick early where the grace's end rounds onto a whole second. */
     double wake = floor(carma_sched_next_timer(&s->sched, now));
@@ -877,8 +896,9 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
     s.hist_sure = malloc((t->nworkloads ? t->nworkloads : 1) * sizeof *s.hist_sure);
     s.hist_sure_peak = calloc(t->nworkloads ? t->nworkloads : 1, sizeof *s.hist_sure_peak);
     s.hist_on = cfg->policy->req == CARMA_REQ_EST && cfg->estimator == SIM_EST_CARMA;
+    s.loud = malloc(cfg->ngpus * sizeof *s.loud);
     if (!s.jobs || !s.sj || !s.view || !s.g || !s.heap.item || !s.heap.pos || !s.heap.key ||
-        !s.hist_peak || !s.hist_known || !s.hist_sure || !s.hist_sure_peak) {
+        !s.hist_peak || !s.hist_known || !s.hist_sure || !s.hist_sure_peak || !s.loud) {
         sim_free(&s);
         return carma_err_set(err, -ENOMEM, "out of memory for %zu jobs", t->njobs);
     }
@@ -890,7 +910,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         s.view[gi].island = cfg->islands ? cfg->islands[gi] : 0;
         s.g[gi].last_t = s.t0;
         s.g[gi].mon_next = ceil(s.t0);
-        s.g[gi].quiet_from = floor(s.t0) + s.view[gi].smact.cap + 1;
+        gpu_set_quiet_from(&s, (uint32_t)gi, floor(s.t0) + s.view[gi].smact.cap + 1);
         s.g[gi].power = cfg->kinds[gi]->idle_w;
     }
     for (size_t w = 0; w < t->nworkloads; w++)
@@ -984,9 +1004,19 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         if (decide && carma_sched_queued(&s.sched)) {
             /* The policy reads the monitor's views; integrals and progress wait for
              * the next change of each GPU (gpu_advance). */
-            if (cfg->policy->flags & CARMA_POLICY_NEEDS_WINDOW)
-                for (size_t gi = 0; gi < s.ngpus; gi++)
-                    monitor_catchup(&s, (uint32_t)gi, now);
+            if (cfg->policy->flags & CARMA_POLICY_NEEDS_WINDOW) {
+                size_t keep = 0;
+                m->monitor_catchups += s.nloud;
+                for (size_t k = 0; k < s.nloud; k++) {
+                    uint32_t gi = s.loud[k];
+                    monitor_catchup(&s, gi, now);
+                    if (s.g[gi].mon_next <= s.g[gi].quiet_from)
+                        s.loud[keep++] = gi;
+                    else
+                        s.g[gi].loud = 0;
+                }
+                s.nloud = keep;
+            }
             size_t np;
             do {
                 np = carma_sched_step(&s.sched, now, out, SIM_STEP_CAP);

@@ -65,6 +65,8 @@ struct sim_metrics {
     double mean_mem_used_frac;
     double busy_gpu_s;    /* GPU-seconds with at least one job resident */
     uint64_t events, decisions, placements;
+    uint64_t monitor_catchups; /* GPUs whose monitor a decision caught up (policies that
+                                  read the windows): only those not quiet, not every GPU */
 };
 
 /* Recorded run for a report (cfg.record). Owned arrays; free with sim_timeline_free. */
