@@ -1026,6 +1026,10 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
                     remember(&s, out[k].job);
                     rc = launch(&s, out[k].job, now);
                 }
+                /* One decision may place a whole queue (every job arriving at once on
+                 * many GPUs: minutes under auto); the bar shows it alive meanwhile. */
+                if (cfg->progress && np == SIM_STEP_CAP)
+                    cfg->progress(cfg->progress_ctx, s.ended, s.njobs);
             } while (rc == 0 && np == SIM_STEP_CAP);
         }
         if (ticking && now >= next_tick)

@@ -38,7 +38,8 @@ struct sim_config {
     const struct carma_coloc_learnt *coloc; /* auto predicts with this correction of the
                                       model on every GPU (carma_sched_set_coloc); the jobs
                                       run by the model alone. NULL: none (the default) */
-    /* Called every SIM_PROGRESS_EVENTS events with (done jobs, total); may be NULL. */
+    /* Called every SIM_PROGRESS_EVENTS events with (done jobs, total), and during a
+     * decision that places many jobs, every SIM_STEP_CAP of them; may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;
 };
