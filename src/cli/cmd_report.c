@@ -9,6 +9,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/outfile.h"
 #include "report/report.h"
 #include "util/timearg.h"
 
@@ -376,15 +377,16 @@ int cmd_report(int argc, char **argv)
              json_is_true(json_object_get(h, "truncated")) ? " (oldest left out)" : "");
     struct carma_report_section sec = {.title = title, .t_end_s = span, .ngpus = ng,
                                        .gpus = se, .nbars = nb, .bars = bars};
-    FILE *f = fopen(html, "w");
-    if (!f) {
-        fprintf(stderr, "carma report: %s: %s\n", html, strerror(errno));
+    struct cli_outfile of;
+    int orc = cli_outfile_open(&of, html);
+    if (orc) {
+        fprintf(stderr, "carma report: %s: %s\n", html, strerror(-orc));
         rc = 1;
     } else {
         struct carma_err err = {{0}};
-        int wrc = carma_report_write_html(f, "carma report", sub, &table, &sec, 1, &err);
-        if (fclose(f) != 0 || wrc) {
-            fprintf(stderr, "carma report: %s: %s\n", html, wrc ? err.msg : strerror(errno));
+        int wrc = carma_report_write_html(of.f, "carma report", sub, &table, &sec, 1, &err);
+        if (cli_outfile_close(&of, wrc != 0, err.msg, sizeof err.msg)) {
+            fprintf(stderr, "carma report: %s: %s\n", html, err.msg);
             rc = 1;
         }
     }

@@ -2,7 +2,6 @@
  * one row per policy. Nothing is printed until every policy has run, so bad input
  * never leaves a partial table. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -16,6 +15,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/outfile.h"
 #include "core/policy.h"
 #include "report/report.h"
 #include "sim/bound.h"
@@ -85,18 +85,15 @@ struct row {
 };
 
 /* What a fatal signal (SIGINT, SIGTERM, SIGHUP) undoes before the process dies of it:
- * the progress bar on the terminal, and a report's temporary file (report_open). A
- * handler has no other way in than these statics, the one state here outside main(). */
+ * the progress bar on the terminal, and a report's new file (cli_outfile). A handler has
+ * no other way in than this static, the one state here outside main(). */
 static volatile sig_atomic_t sig_bar_drawn;
-static volatile sig_atomic_t sig_tmp_set;
-static char sig_tmp_path[4096 + 32];
 
 static void on_fatal_signal(int sig)
 {
     if (sig_bar_drawn)
         (void)!write(STDERR_FILENO, "\r\033[K", 4);
-    if (sig_tmp_set)
-        unlink(sig_tmp_path);
+    cli_outfile_abandon();
     /* SA_RESETHAND restored the default action: the signal, blocked until this returns,
      * then ends the process as the shell expects (status 128 + sig). */
     raise(sig);
@@ -519,73 +516,6 @@ static int print_json(const struct row *rows, size_t n, const struct sim_bounds 
     return 0;
 }
 
-/* Opens the file the report is written to. A regular file or a new path (through a
- * link: its target) is written as a new file beside it, named in tmp, that the caller
- * renames over `final` once whole: a write that fails (a full disk) or is interrupted
- * leaves the old report as it was, not half of a new one. Anything else (/dev/stdout, a
- * FIFO), a link that leads nowhere, or a folder where no file can be created beside it
- * (the file itself writable) is written in place, tmp "". NULL with errno on failure. */
-static FILE *report_open(const char *path, char *final, size_t flen, char *tmp, size_t tlen)
-{
-    tmp[0] = '\0';
-    struct stat st;
-    int exists = stat(path, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode))
-        return fopen(path, "w");
-    if (exists) {
-        char *real = realpath(path, NULL); /* a link: replace its target, not the link */
-        if (!real || strlen(real) >= flen) {
-            free(real);
-            return fopen(path, "w");
-        }
-        strcpy(final, real);
-        free(real);
-    } else if (snprintf(final, flen, "%s", path) >= (int)flen) {
-        return fopen(path, "w");
-    } else {
-        struct stat lst;
-        if (lstat(path, &lst) == 0) /* a link that leads nowhere yet */
-            return fopen(path, "w");
-    }
-    const char *slash = strrchr(final, '/');
-    int dn = slash ? (int)(slash - final) + 1 : 0;
-    int fd = -1;
-    for (int k = 0; fd < 0 && k < 100; k++) {
-        if (snprintf(tmp, tlen, "%.*s.%s.%ld-%d.tmp", dn, final, final + dn, (long)getpid(), k) >=
-            (int)tlen) {
-            tmp[0] = '\0';
-            return fopen(path, "w");
-        }
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) { /* ours now: a signal removes it */
-            memcpy(sig_tmp_path, tmp, strlen(tmp) + 1);
-            sig_tmp_set = 1;
-        }
-        if (fd < 0 && errno != EEXIST) {
-            tmp[0] = '\0';
-            if (errno == EACCES || errno == EPERM || errno == EROFS)
-                return fopen(path, "w"); /* the folder: the file alone may be writable */
-            return NULL;
-        }
-    }
-    if (fd < 0) {
-        tmp[0] = '\0';
-        return NULL;
-    }
-    if (exists)
-        (void)!fchmod(fd, st.st_mode & 07777); /* the old report's permissions */
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        sig_tmp_set = 0;
-        tmp[0] = '\0';
-        errno = e;
-    }
-    return f;
-}
-
 static int write_report(const char *path, const struct row *rows, size_t n,
                         const struct sim_bounds *b, const struct sim_config *cfg,
                         const struct run_settings *rs, char (*notes)[SIM_NOTE_MAX], size_t nnotes)
@@ -679,26 +609,15 @@ static int write_report(const char *path, const struct row *rows, size_t n,
     settings_words(rs, 1, words, sizeof words);
     snprintf(subtitle, sizeof subtitle, "trace %s (%s) on %s, sharing %s%s", rs->trace,
              rs->format, rs->gpus, rs->sharing, words);
-    char final[4096], tmp[4096 + 32];
-    FILE *f = report_open(path, final, sizeof final, tmp, sizeof tmp);
-    if (!f) {
-        fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(errno));
+    struct cli_outfile of;
+    int orc = cli_outfile_open(&of, path);
+    if (orc) {
+        fprintf(stderr, "carma sim: --report %s: %s\n", path, strerror(-orc));
         goto out;
     }
     struct carma_err err = {{0}};
-    int wrc = carma_report_write_html(f, "carma simulation", subtitle, &table, sec, n, &err);
-    if (fclose(f) != 0 && wrc == 0) {
-        wrc = -EIO;
-        snprintf(err.msg, sizeof err.msg, "%s", strerror(errno));
-    }
-    if (wrc == 0 && tmp[0] && rename(tmp, final) != 0) {
-        wrc = -errno;
-        snprintf(err.msg, sizeof err.msg, "renaming %s: %s", tmp, strerror(errno));
-    }
-    if (wrc && tmp[0])
-        unlink(tmp); /* the old report, if any, stays as it was */
-    sig_tmp_set = 0;
-    if (wrc) {
+    int wrc = carma_report_write_html(of.f, "carma simulation", subtitle, &table, sec, n, &err);
+    if (cli_outfile_close(&of, wrc != 0, err.msg, sizeof err.msg)) {
         fprintf(stderr, "carma sim: --report %s: %s\n", path, err.msg);
         goto out;
     }

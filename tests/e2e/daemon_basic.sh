@@ -740,6 +740,19 @@ sleep 1.5 # (its GPUs' records cover its run)
 "$CARMA" report --since 5m --html "$T/r8.html" || fail "report"
 [ "$(grep -o '<rect class="ok"' "$T/r8.html" | wc -l)" = 8 ] ||
     fail "an 8-GPU attempt drew $(grep -o '<rect class="ok"' "$T/r8.html" | wc -l) bars"
+# a write that fails half way (a file size limit, as a full disk) leaves the old page as it
+# was, and nothing beside it
+mkdir "$T/rep"
+cp "$T/r8.html" "$T/rep/r.html"
+rc=0
+(
+    ulimit -f 1
+    trap '' XFSZ
+    exec "$CARMA" report --since 5m --html "$T/rep/r.html"
+) 2>"$T/rep.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "File too large" "$T/rep.err" || fail "a report cut short: exit $rc, $(cat "$T/rep.err")"
+cmp -s "$T/r8.html" "$T/rep/r.html" || fail "a failed carma report replaced the old page"
+[ "$(ls -A "$T/rep")" = r.html ] || fail "files left beside the report: $(ls -A "$T/rep")"
 stop_daemon TERM || fail "stop after the report"
 
 step "a job that ends before carmad watches its shepherd ends through the spawn's pidfd"

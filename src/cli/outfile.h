@@ -1,0 +1,33 @@
+/* A file a command writes whole or not at all (an HTML report): a write that fails (a
+ * full disk, a file size limit) or is interrupted leaves the old file as it was, not
+ * half of a new one. */
+#ifndef CARMA_CLI_OUTFILE_H
+#define CARMA_CLI_OUTFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct cli_outfile {
+    FILE *f;
+    char final[4096];    /* what the new file replaces once whole */
+    char tmp[4096 + 32]; /* the new file beside it; "": written in place */
+};
+
+/* Opens path for writing. A regular file or a new path (through a link: its target) is
+ * written as a new file beside it, with the old file's permissions, that
+ * cli_outfile_close renames over it; anything else (/dev/stdout, a FIFO), a link that
+ * leads nowhere, or a folder where no file can be created beside it (the file itself
+ * writable) is written in place. 0, or a negative errno. */
+int cli_outfile_open(struct cli_outfile *o, const char *path);
+
+/* Closes o's stream; the new file then takes the old one's place, unless `failed` (the
+ * caller's write failed) or the close or the rename fails, when it is removed and the old
+ * file stays. 0, or -1 with msg (cap bytes) saying why when the close or the rename
+ * failed (a failed caller's write keeps its own message). */
+int cli_outfile_close(struct cli_outfile *o, int failed, char *msg, size_t cap);
+
+/* For a fatal signal's handler (async-signal-safe): removes the new file of the one
+ * cli_outfile open now, if any. */
+void cli_outfile_abandon(void);
+
+#endif
