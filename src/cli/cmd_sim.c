@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,9 +164,17 @@ static void on_progress(void *ctx, size_t done, size_t total)
     bar[WIDTH] = 0;
     progress_count(a, sizeof a, done);
     progress_count(b, sizeof b, total);
+    char line[256];
+    int n = snprintf(line, sizeof line, "[%s] %3d%%  policy %zu/%zu %s  %s/%s jobs", bar,
+                     (int)(frac * 100), p->ipol + 1, p->npol, p->policy, a, b);
+    /* cut to the terminal's width, its last column left free: a line that reaches it wraps,
+     * and each redraw would start a new line (all of it ASCII: a byte is a column) */
+    struct winsize ws;
+    if (n > 0 && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
+        (size_t)n >= ws.ws_col && (size_t)ws.ws_col - 1 < sizeof line)
+        line[ws.ws_col - 1] = '\0';
     sig_bar_drawn = 1; /* before: a signal while it is drawn erases what is there */
-    fprintf(stderr, "\r[%s] %3d%%  policy %zu/%zu %s  %s/%s jobs\033[K", bar, (int)(frac * 100),
-            p->ipol + 1, p->npol, p->policy, a, b);
+    fprintf(stderr, "\r%s\033[K", line);
     p->drawn = 1;
 }
 

@@ -527,6 +527,16 @@ PY
     grep -q "policy [0-9]*/11 .*/90 jobs" "$T/tty3.err" || fail "--json on a terminal: no progress bar"
     python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/tty.json" ||
         fail "--json on a terminal: invalid JSON"
+    # a terminal 40 columns wide: the bar is cut to 39, so that it never wraps
+    script -qec "stty cols 40; '$CARMA' sim $LONG >/dev/null" /dev/null </dev/null >"$T/tty4.err" ||
+        fail "long run on a narrow terminal failed"
+    python3 - "$T/tty4.err" <<'PY' || fail "progress bar on a narrow terminal: $(cat -v "$T/tty4.err")"
+import re, sys
+err = open(sys.argv[1], "rb").read().decode()
+bars = re.findall(r"\r(\[[^\r\x1b]*)\x1b\[K", err)
+assert bars, "no bar"
+assert all(len(b) == 39 for b in bars), [b for b in bars if len(b) != 39][:3]
+PY
 else
     echo "SKIP progress bar: script(1) is not installed"
 fi
