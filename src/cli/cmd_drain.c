@@ -25,7 +25,8 @@ static void usage(FILE *f, int drain)
         fprintf(f, "usage: carma undrain GPU [--json] [--socket PATH]\n"
                    "Puts a drained GPU (its index as carma gpus shows it, or its UUID) back in\n"
                    "service, whatever drained it (carma drain, an Xid once the GPU is reset),\n"
-                   "unless it is still lost or silent. Root or carmad's own user only.\n");
+                   "unless it is still lost or silent. A GPU in service already is said so\n"
+                   "(exit 0). Root or carmad's own user only.\n");
 }
 
 /* carma drain (drain 1) or undrain (0). */
@@ -117,6 +118,11 @@ static int drain_cmd(int argc, char **argv, int drain)
         fputs(") was drained already: ", stderr);
         cli_put_visible(stderr, json_string_value(json_object_get(resp, "reason")));
         fputs(" (its reason kept)\n", stderr);
+    } else if (!drain && json_is_true(json_object_get(resp, "already"))) {
+        /* as a second drain: the GPU is in service, as asked (an older carmad refuses) */
+        fprintf(stderr, "carma undrain: GPU %lld (", g);
+        cli_put_visible(stderr, uuid);
+        fputs(") was in service already (not drained)\n", stderr);
     } else if (drain) {
         printf("GPU %lld (", g);
         cli_put_visible(stdout, uuid);

@@ -3779,7 +3779,8 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
     return drain_answer(d, g, "reason", why, 0);
 }
 
-/* Puts a drained GPU back in service, its line out of STATE/drained first. */
+/* Puts a drained GPU back in service, its line out of STATE/drained first; one in service
+ * already is answered ok with `already` true. */
 static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
     json_t *resp;
@@ -3788,8 +3789,14 @@ static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req
         return resp;
     const char *uuid = d->gs[g].info.uuid;
     struct carma_mon_gpu *mg = &d->mon.g[g];
-    if (!mg->drained)
-        return carma_resp_error("invalid", "GPU %ld (%s) is not drained", g, uuid);
+    if (!mg->drained) {
+        /* as a second drain: what was asked holds (the GPU is in service), said, not
+         * refused; `was` is empty for the clients that expect it */
+        char user[256];
+        user_name(d->conns[ci]->uid, user, sizeof user, NULL);
+        dlog(d, LOG_NOTICE, "GPU %ld (%s): carma undrain by %s: in service already", g, uuid, user);
+        return drain_answer(d, g, "was", "", 1);
+    }
     if (d->gs[g].info.mig_mode == 1)
         return carma_resp_error("invalid",
                                 "GPU %ld (%s) has MIG enabled, which carma does not "

@@ -2,7 +2,7 @@
 # carma drain / undrain on simulated GPUs (docs/daemon.md, "Draining a GPU by hand"): a
 # drained GPU takes no new job while the one on it runs to its end, a job needing every
 # GPU waits, the drain and its reason (who, when) survive carmad's restart, undrain puts
-# the GPU back, bad requests are refused, and only root or carmad's user may do either.
+# the GPU back (one in service already: said, exit 0), bad requests are refused, and only root or carmad's user may do either.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 PORT=$(free_port) || fail "no free TCP port"
 start_daemon --gpus sim:4xa100-40gb --policy exclusive --http "127.0.0.1:$PORT"
@@ -74,16 +74,28 @@ start_daemon --gpus sim:4xa100-40gb --policy exclusive --http "127.0.0.1:$PORT"
 sleep 1
 is_state "$k4" queued || fail "a 4th single-GPU job after the restart: $(state_of "$k4")"
 
-step "errors: an unknown GPU, undrain of a GPU in service, a bad reason"
+step "undrain of a GPU in service says so and exits 0, as a second drain does"
+rc=0; out=$("$CARMA" undrain 2 2>"$T/err") || rc=$?
+[ "$rc" = 0 ] && [ -z "$out" ] &&
+    grep -q "^carma undrain: GPU 2 (GPU-SIM-0000-0000-0000-000000000002) was in service already (not drained)$" "$T/err" ||
+    fail "undrain of a GPU in service: exit $rc, $out, $(cat "$T/err")"
+grep -q "GPU 2 (GPU-SIM-0000-0000-0000-000000000002): carma undrain by $(id -un): in service already" "$T/carmad.log" ||
+    fail "the undrain of a GPU in service not logged"
+"$CARMA" undrain --json 2 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["ok"] is True and r["gpu"] == 2 and r["already"] is True and r["was"] == "", r' ||
+    fail "undrain --json of a GPU in service"
+[ "$(field 2 drained)" = False ] || fail "GPU 2 drained by an undrain"
+grep -q "GPU-SIM-0000-0000-0000-000000000002" "$T/state/drained" && fail "GPU 2 written to STATE/drained"
+
+step "errors: an unknown GPU, a bad reason"
 rc=0; "$CARMA" drain 4 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "carma drain: no GPU 4: this server's GPUs are 0 to 3" "$T/err" ||
     fail "drain 4: exit $rc, $(cat "$T/err")"
 rc=0; "$CARMA" undrain GPU-nowhere 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "carma undrain: no GPU GPU-nowhere on this server" "$T/err" ||
     fail "undrain of an unknown UUID: exit $rc, $(cat "$T/err")"
-rc=0; "$CARMA" undrain 2 2>"$T/err" || rc=$?
-[ "$rc" = 2 ] && grep -q "carma undrain: GPU 2 (GPU-SIM-0000-0000-0000-000000000002) is not drained" "$T/err" ||
-    fail "undrain of a GPU in service: exit $rc, $(cat "$T/err")"
 rc=0; "$CARMA" drain 2 --reason "$(printf 'bad\033[2Jreason')" 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "printable ASCII" "$T/err" || fail "a reason with a control: exit $rc, $(cat "$T/err")"
 # carmad's own check, past the client's
