@@ -6124,6 +6124,18 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
     snprintf(p, sizeof p, "%s/carma.db", d->state_dir);
     if ((rc = carma_store_open(&d->store, p, err)) || (rc = check_store_current(d, err)))
         goto fail;
+    int copy_made, found = carma_store_version_found(d->store);
+    const char *copy = carma_store_pre_migration_copy(d->store, &copy_made);
+    if (copy && copy_made == CARMA_STORE_COPY_MADE)
+        dlog(d, LOG_NOTICE,
+             "%s: copied to %s (schema v%d) before its migration to v%d: the carmad before "
+             "runs on that copy (docs/daemon.md, \"Upgrading, and going back\")",
+             p, copy, found, CARMA_STORE_SCHEMA_VERSION);
+    else if (copy)
+        dlog(d, LOG_NOTICE,
+             "%s: migrated from schema v%d to v%d with no new copy: %s, an older copy, is "
+             "kept as it is (not overwritten)",
+             p, found, CARMA_STORE_SCHEMA_VERSION, copy);
     if (carma_store_modes_fixed(d->store))
         dlog(d, LOG_WARNING, "%s (or its -wal/-shm) was readable by other users; now 0600. "
                              "Job environments stored there (tokens) may have been read",

@@ -307,6 +307,8 @@ struct carma_store {
     int lost_code;
     struct carma_err lost;
     unsigned modes_fixed;  /* CARMA_STORE_FIXED_*: files that were open to others */
+    int copy_made;         /* carma_store_pre_migration_copy's answer */
+    char copy_path[PATH_MAX];
     int check_incomplete;  /* quick_check ran out of time */
 };
 
@@ -372,6 +374,115 @@ static int has_column(struct carma_store *s, const char *table, const char *colu
     return found;
 }
 
+/* Whether the store holds anything: a new file (no table) is migrated with no copy. */
+static int store_has_tables(struct carma_store *s, int *has, struct carma_err *err)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) != SQLITE_OK)
+        return db_err(s, SQLITE_ERROR, "reading the schema", err);
+    int rc = sqlite3_step(q);
+    *has = rc == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return rc == SQLITE_ROW ? 0 : db_err(s, rc, "reading the schema", err);
+}
+
+/* The error of a copy of the store at version v that could not be made, what is in
+ * `why`: the migration is refused, the store left as it was. */
+static int copy_refused(int code, const char *path, const char *copy, int v, const char *why,
+                        const char *todo, struct carma_err *err)
+{
+    return carma_err_set(err, code,
+                         "store: %s stays at schema version %d, not migrated: the copy of it "
+                         "kept before a migration (for going back to the carmad before), %s, "
+                         "cannot be written (%s); %s, then start carmad again",
+                         path, v, copy, why, todo);
+}
+
+/* Before the first migration of a store at version v (docs/daemon.md, "Upgrading and
+ * going back"): a consistent copy of it, PATH.vV (VACUUM INTO a new file, synced, then
+ * linked to its name, so that a copy under that name is always whole), owned and
+ * private as the store (never wider than 0600). One that exists is kept: the oldest. */
+static int copy_before_migration(struct carma_store *s, const char *path, int v,
+                                 struct carma_err *err)
+{
+    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5) || !path[0])
+        return 0;
+    char tmp[PATH_MAX + 8];
+    int n = snprintf(s->copy_path, sizeof s->copy_path, "%s.v%d", path, v);
+    if (n < 0 || (size_t)n >= sizeof s->copy_path)
+        return carma_err_set(err, -ENAMETOOLONG, "store: %s.v%d: path too long", path, v);
+    snprintf(tmp, sizeof tmp, "%s.tmp", s->copy_path);
+    struct stat st, db;
+    if (lstat(s->copy_path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return copy_refused(-EEXIST, path, s->copy_path, v,
+                                "it exists and is not a regular file",
+                                "move it aside (keep it if it is an older copy of the store)", err);
+        s->copy_made = CARMA_STORE_COPY_KEPT;
+        return 0;
+    }
+    if (errno != ENOENT)
+        return copy_refused(-errno, path, s->copy_path, v, strerror(errno),
+                            "make its folder readable", err);
+    if (stat(path, &db) < 0)
+        return carma_err_set(err, -errno, "store: %s: %s", path, strerror(errno));
+    /* a copy an interrupted carmad left half-written */
+    if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(tmp);
+    char why[PATH_MAX + 256] = "";
+    int rc = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 ||
+        ((db.st_uid != geteuid() || db.st_gid != getegid()) &&
+         fchown(fd, db.st_uid, db.st_gid) < 0) ||
+        fchmod(fd, db.st_mode & 0600) < 0) {
+        rc = -errno;
+        snprintf(why, sizeof why, "%s: %s", tmp, strerror(errno));
+    }
+    if (!rc) {
+        sqlite3_stmt *q;
+        int src = sqlite3_prepare_v2(s->db, "VACUUM INTO ?1", -1, &q, NULL);
+        if (src == SQLITE_OK) {
+            sqlite3_bind_text(q, 1, tmp, -1, SQLITE_STATIC);
+            src = sqlite3_step(q);
+        }
+        if (src != SQLITE_DONE) {
+            int full = (src & 0xff) == SQLITE_FULL || sqlite3_system_errno(s->db) == ENOSPC;
+            rc = full ? -ENOSPC : -EIO;
+            snprintf(why, sizeof why, "%s",
+                     full ? "no space left on device" : sqlite3_errmsg(s->db));
+        }
+        sqlite3_finalize(q);
+    }
+    if (!rc && fsync(fd) < 0) {
+        rc = -errno;
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    }
+    if (!rc && link(tmp, s->copy_path) < 0) {
+        rc = -errno;
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    if (rc)
+        return copy_refused(rc, path, s->copy_path, v, why,
+                            "free space on its file system, or make its folder writable", err);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0'; /* "/carma.db": "/" */
+    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    s->copy_made = CARMA_STORE_COPY_MADE;
+    return 0;
+}
+
 static int migrate(struct carma_store *s, const char *path, struct carma_err *err)
 {
     sqlite3_stmt *q;
@@ -386,6 +497,13 @@ static int migrate(struct carma_store *s, const char *path, struct carma_err *er
                              "a newer carmad wrote it; run that one on it (this one would "
                              "misread it)",
                              path, v, CARMA_STORE_SCHEMA_VERSION);
+    if (v < CARMA_STORE_SCHEMA_VERSION) {
+        int has, rc = store_has_tables(s, &has, err);
+        if (!rc && has)
+            rc = copy_before_migration(s, path, v, err);
+        if (rc)
+            return rc;
+    }
     for (; v < CARMA_STORE_SCHEMA_VERSION; v++) {
         char bump[64];
         snprintf(bump, sizeof bump, "PRAGMA user_version=%d", v + 1);
@@ -601,6 +719,12 @@ void carma_store_close(struct carma_store *s)
 int carma_store_version_found(const struct carma_store *s)
 {
     return s->version_found;
+}
+
+const char *carma_store_pre_migration_copy(const struct carma_store *s, int *made)
+{
+    *made = s->copy_made;
+    return s->copy_made ? s->copy_path : NULL;
 }
 
 unsigned carma_store_modes_fixed(const struct carma_store *s)

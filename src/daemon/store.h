@@ -71,7 +71,9 @@ int carma_file_private_at(int dirfd, const char *name);
  * must be carmad's alone: they hold every job's environment. A store that
  * PRAGMA quick_check finds damaged is refused (-EIO, err says what is wrong) before
  * anything is written to it; one it cannot read for another reason (a full disk: -ENOSPC,
- * a read-only folder, a lock held) is refused without being called damaged. test hook: when the
+ * a read-only folder, a lock held) is refused without being called damaged. An existing
+ * store at an older schema version is copied before it is migrated
+ * (carma_store_pre_migration_copy). test hook: when the
  * environment has CARMA_TEST_STORE_MAX_PAGES=N the database may not grow by more
  * than N pages beyond its size after opening (a real SQLITE_FULL, for full-disk
  * tests). */
@@ -80,6 +82,17 @@ void carma_store_close(struct carma_store *st);
 
 /* The schema version found on disk before migration (0 for a new file). */
 int carma_store_version_found(const struct carma_store *st);
+
+/* The copy carma_store_open keeps of a store it migrates, made before the first step
+ * (docs/daemon.md, "Upgrading and going back"): PATH.vN, N the version found, written
+ * consistent (VACUUM INTO) with the store's owner and mode (at most 0600). A copy of
+ * that name that exists is kept (the oldest); one that cannot be written refuses the
+ * migration (err names the copy, why, and what to do; the store is left as it was). A new
+ * store (no table) gets none. Returns the copy's path, *made CARMA_STORE_COPY_MADE or
+ * _KEPT, or NULL (*made 0) when there was no migration or no copy. */
+#define CARMA_STORE_COPY_MADE 1
+#define CARMA_STORE_COPY_KEPT 2
+const char *carma_store_pre_migration_copy(const struct carma_store *st, int *made);
 
 /* Which files carma_store_open found open to group or others and made 0600. */
 #define CARMA_STORE_FIXED_DB 1u

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1002,6 +1004,123 @@ static void test_coloc_by_kind_migration(void **state)
     carma_store_close(st);
 }
 
+/* A SQL integer of the database file at p (opened with SQLite alone). */
+static long long file_int(const char *p, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Before it migrates a store, carma_store_open keeps a copy at the old version,
+ * PATH.vN, 0600 and owned as the store; a copy of that name is never overwritten; one
+ * that cannot be written (a directory there, a write that fails) refuses the migration,
+ * the store left at its version. A new store gets no copy. */
+static void test_copy_before_migration(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    char copy[160], tmp[170];
+    snprintf(copy, sizeof copy, "%s.v18", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", copy);
+    int made = -1;
+    struct stat sb;
+    /* a new store: migrated from 0 with no copy */
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_null(carma_store_pre_migration_copy(st, &made));
+    assert_int_equal(made, 0);
+    struct carma_job_rec r = {0};
+    fill(&r, 1000, "before-upgrade");
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+    char p0[160];
+    snprintf(p0, sizeof p0, "%s.v0", path);
+    assert_int_equal(stat(p0, &sb), -1);
+    /* current: nothing to migrate, no copy */
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_null(carma_store_pre_migration_copy(st, &made));
+    carma_store_close(st);
+
+    /* a version-18 store (its version number lowered: 18 -> 19 adds a column it has) */
+    store_sql("PRAGMA user_version=18");
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 18);
+    assert_string_equal(carma_store_pre_migration_copy(st, &made), copy);
+    assert_int_equal(made, CARMA_STORE_COPY_MADE);
+    carma_store_close(st);
+    assert_int_equal(lstat(copy, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode));
+    assert_int_equal(sb.st_mode & 07777, 0600);
+    struct stat db;
+    assert_int_equal(stat(path, &db), 0);
+    assert_int_equal(sb.st_uid, db.st_uid);
+    assert_int_equal(sb.st_gid, db.st_gid);
+    assert_int_equal(lstat(tmp, &sb), -1);
+    /* the copy is the old store: its version, its rows; the store is migrated */
+    assert_int_equal(file_int(copy, "PRAGMA user_version"), 18);
+    assert_int_equal(file_int(copy, "SELECT count(*) FROM jobs WHERE name='before-upgrade'"), 1);
+    assert_int_equal(file_int(path, "PRAGMA user_version"), CARMA_STORE_SCHEMA_VERSION);
+
+    /* a copy of that name exists: kept as it is (the oldest), the store migrated */
+    store_sql("PRAGMA user_version=18;"
+              "UPDATE jobs SET name='after-upgrade'");
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_string_equal(carma_store_pre_migration_copy(st, &made), copy);
+    assert_int_equal(made, CARMA_STORE_COPY_KEPT);
+    carma_store_close(st);
+    assert_int_equal(file_int(copy, "SELECT count(*) FROM jobs WHERE name='before-upgrade'"), 1);
+    assert_int_equal(file_int(path, "PRAGMA user_version"), CARMA_STORE_SCHEMA_VERSION);
+
+    /* a directory at its name: the migration refused, naming the copy and what to do */
+    assert_int_equal(unlink(copy), 0);
+    assert_int_equal(mkdir(copy, 0700), 0);
+    store_sql("PRAGMA user_version=18");
+    st = (struct carma_store *)1;
+    assert_int_equal(carma_store_open(&st, path, &err), -EEXIST);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, copy));
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_non_null(strstr(err.msg, "move it aside"));
+    assert_int_equal(file_int(path, "PRAGMA user_version"), 18);
+    assert_int_equal(rmdir(copy), 0);
+
+    /* a copy whose write fails (a file size limit stands for a full disk): refused, no
+     * copy or part of one left, the store at its version */
+    store_sql("UPDATE jobs SET env=printf('{\"X\":\"%.*c\"}', 1000000, 'x')");
+    assert_int_equal(stat(path, &db), 0);
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)db.st_size / 2;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    int rc = carma_store_open(&st, path, &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_true(rc < 0);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, copy));
+    assert_non_null(strstr(err.msg, "cannot be written"));
+    assert_non_null(strstr(err.msg, "free space"));
+    assert_int_equal(lstat(copy, &sb), -1);
+    assert_int_equal(lstat(tmp, &sb), -1);
+    assert_int_equal(file_int(path, "PRAGMA user_version"), 18);
+    /* once it can be written, it is, and the store migrated */
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_pre_migration_copy(st, &made) != NULL, 1);
+    assert_int_equal(made, CARMA_STORE_COPY_MADE);
+    carma_store_close(st);
+    assert_int_equal(file_int(copy, "PRAGMA user_version"), 18);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1019,6 +1138,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_coloc_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_coloc_by_kind_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_not_damaged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_before_migration, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
