@@ -40,6 +40,12 @@ LIB_OBJ    = $(LIB_SRC:%.c=$(OBJ)/%.o)
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(OBJ)/%.o)
 CLI_OBJ    = $(CLI_SRC:%.c=$(OBJ)/%.o)
 
+# The version string (tools/version.sh) in a generated object of its own, rewritten only
+# when the string changes, and linked into carma and carmad only: a commit relinks those
+# two and recompiles nothing else.
+VERSION_C = $(OBJ)/gen/version.c
+VERSION_O = $(OBJ)/gen/version.o
+
 LIBCARMA  = $(BUILD)/libcarma.a
 LIBCARMAD = $(BUILD)/libcarmad.a
 BIN       = $(BUILD)/bin
@@ -48,7 +54,7 @@ FUZZERS   = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCHES   = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FAKES     = $(foreach d,$(FAKE_DIRS),$(BUILD)/fake/$(notdir $(d))/lib$(notdir $(d)).so)
 
-.PHONY: all deps build demo test test-all bench fuzz eval-estimator install uninstall clean format
+.PHONY: all deps build demo test test-all bench fuzz eval-estimator install uninstall clean format FORCE
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -67,6 +73,16 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(PC_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# Run on every make; the file is replaced only when the version it holds changed.
+$(VERSION_C): FORCE
+	@mkdir -p $(@D)
+	@v=$$(sh tools/version.sh .) || exit 1; \
+	printf '#include "util/version.h"\nconst char carma_version[] = "%s";\n' "$$v" >$@.tmp && \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+
+$(VERSION_O): $(VERSION_C) src/util/version.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
 $(LIBCARMA): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	@rm -f $@
@@ -82,13 +98,13 @@ $(OBJ)/src/daemon/.keep.o:
 	@mkdir -p $(@D)
 	echo 'extern int carmad_keep_; int carmad_keep_;' | $(CC) -x c -c - -o $@
 
-$(BIN)/carma: $(CLI_OBJ) $(LIBCARMAD) $(LIBCARMA)
+$(BIN)/carma: $(CLI_OBJ) $(VERSION_O) $(LIBCARMAD) $(LIBCARMA)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(LIBCARMAD) $(LIBCARMA) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(VERSION_O) $(LIBCARMAD) $(LIBCARMA) $(LDLIBS)
 
-$(BIN)/carmad: $(OBJ)/src/daemon/main.o $(LIBCARMAD) $(LIBCARMA)
+$(BIN)/carmad: $(OBJ)/src/daemon/main.o $(VERSION_O) $(LIBCARMAD) $(LIBCARMA)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBCARMAD) $(LIBCARMA) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(VERSION_O) $(LIBCARMAD) $(LIBCARMA) $(LDLIBS)
 
 # The job shepherd carmad spawns: the C library only (a small, quick exec).
 $(BIN)/carma-shepherd: $(OBJ)/src/daemon/shepherd_main.o $(LIBCARMAD) $(LIBCARMA)

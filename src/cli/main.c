@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/version.h"
 
 const struct carma_command carma_commands[] = {
     {"sim", "replay a trace through the scheduler on simulated GPUs", cmd_sim},
@@ -29,7 +30,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: carma COMMAND [ARGS...]\n\ncommands:\n");
     for (const struct carma_command *c = carma_commands; c->name; c++)
         fprintf(f, "  %-15s %s\n", c->name, c->summary);
-    fprintf(f, "\n'carma COMMAND --help' describes one command.\n");
+    fprintf(f, "\n'carma COMMAND --help' describes one command; 'carma --version' prints "
+               "carma's version.\n");
 }
 
 static const struct carma_command *find(const char *name)
@@ -66,6 +68,10 @@ int main(int argc, char **argv)
         static char help_opt[] = "--help";
         char *hargv[] = {argv[2], help_opt, NULL};
         return run(c, 2, hargv);
+    }
+    if (strcmp(argv[1], "--version") == 0 && argc == 2) {
+        printf("carma %s\n", carma_version);
+        return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {

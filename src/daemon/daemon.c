@@ -4137,6 +4137,8 @@ static json_t *gpus_json(struct carmad *d, int64_t viewer)
 static void gpus_head(struct carmad *d, json_t *o, double now)
 {
     json_object_set_new(o, "backend", json_string(d->gb.ops->name));
+    if (d->o.version)
+        json_object_set_new(o, "carmad_version", json_string(d->o.version));
     if (d->gb.ops->describe) {
         char desc[1024]; /* the NVML backend's line with DCGM's reason runs past 256 */
         d->gb.ops->describe(&d->gb, desc, sizeof desc);
@@ -4288,6 +4290,8 @@ static void handle_line(struct carmad *d, uint32_t ci, const char *line, size_t 
         resp = carma_resp_ok();
         json_object_set_new(resp, "version", json_integer(CARMA_PROTO_VERSION));
         json_object_set_new(resp, "pid", json_integer(getpid()));
+        if (d->o.version)
+            json_object_set_new(resp, "carmad_version", json_string(d->o.version));
         break;
     case CARMA_OP_SUBMIT: resp = req_submit(d, ci, &q); break;
     case CARMA_OP_CANCEL: resp = req_cancel(d, ci, &q); break;
@@ -4938,7 +4942,8 @@ static void http_publish(struct carmad *d)
                               .estimate_seconds = d->estimate_s,
                               .coloc = d->cfg.learn_coloc ? d->coloc : NULL,
                               .kinds = d->kinds,
-                              .nkinds = coloc_nkinds(d)};
+                              .nkinds = coloc_nkinds(d),
+                              .version = d->o.version};
     struct carma_metrics_user *mu = NULL;
     if (d->cfg.order_fair && (mu = calloc(d->nfair + 1, sizeof *mu))) {
         for (uint32_t k = 0; k < d->nfair; k++)
@@ -6249,9 +6254,10 @@ int carmad_open(struct carmad **out, const struct carmad_opts *o, struct carma_e
         goto fail;
     add_fd(d, d->lfd, TAG(TAG_LISTEN, 0));
     conns_limits(d);
-    dlog(d, LOG_INFO, "listening on %s; state in %s; policy %s; store schema v%d (found v%d)",
-         d->sock_path, d->state_dir, d->policy->name, CARMA_STORE_SCHEMA_VERSION,
-         carma_store_version_found(d->store));
+    dlog(d, LOG_INFO,
+         "carmad %s listening on %s; state in %s; policy %s; store schema v%d (found v%d)",
+         d->o.version ? d->o.version : "(version unknown)", d->sock_path, d->state_dir,
+         d->policy->name, CARMA_STORE_SCHEMA_VERSION, carma_store_version_found(d->store));
     *out = d;
     return 0;
 fail:

@@ -27,6 +27,9 @@ struct carmad_opts {
     unsigned max_attempts;   /* 0: config */
     const char *shepherd;    /* the carma-shepherd program (--shepherd); NULL: the one
                                 beside the running executable */
+    const char *version;     /* carmad's version (util/version.h), in its start log,
+                                /metrics and the ping and gpus answers; NULL: none. Must
+                                outlive carmad. */
 };
 
 struct carmad;

@@ -13,6 +13,7 @@
 #include "daemon/http.h"
 #include "daemon/notify.h"
 #include "util/fd.h"
+#include "util/version.h"
 
 static void usage(FILE *f)
 {
@@ -32,7 +33,8 @@ static void usage(FILE *f)
                "  --nvml-lib PATH    the libnvidia-ml.so.1 to load (default: the system's)\n"
                "  --shepherd PATH    the carma-shepherd program each job runs under (default:\n"
                "                     the one beside carmad)\n"
-               "  --foreground       stay in the foreground, log to stderr\n");
+               "  --foreground       stay in the foreground, log to stderr\n"
+               "  --version          print carmad's version and exit\n");
 }
 
 /* Where carmad's own messages go: syslog when detached, else stderr, which under systemd
@@ -147,6 +149,7 @@ int main(int argc, char **argv)
         {"http", required_argument, NULL, 'H'},
         {"shepherd", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     /* Standard descriptors closed by whoever started carmad: what it opens next (the lock
@@ -154,7 +157,7 @@ int main(int argc, char **argv)
      * the detached start's dup2s. */
     if (carma_fd_fill_std() < 0)
         return 1;
-    struct carmad_opts o = {0};
+    struct carmad_opts o = {.version = carma_version};
     int c;
     while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
         switch (c) {
@@ -181,6 +184,9 @@ int main(int argc, char **argv)
             break;
         }
         case 'h': usage(stdout); return 0;
+        case 'V':
+            printf("carmad %s\n", carma_version);
+            return 0;
         default: usage(stderr); return 2;
         }
     }

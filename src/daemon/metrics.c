@@ -132,6 +132,13 @@ int carma_metrics_render(const struct carma_metrics *m, char **out, size_t *len)
     if (!(b.p = malloc(b.cap)))
         return -ENOMEM;
     b.p[0] = 0;
+    if (m->version) {
+        head(&b, "carma_build_info", "gauge", "carmad's version, as its label; always 1.");
+        bputf(&b, "carma_build_info{");
+        bput_label(&b, "version", m->version, 1);
+        bputf(&b, "}");
+        val(&b, 1);
+    }
     gpu_gauge(&b, m, "carma_gpu_memory_total_bytes", "gauge", "GPU memory size in bytes.",
               GOFF(mem_total_bytes), 1);
     gpu_gauge(&b, m, "carma_gpu_memory_used_bytes", "gauge",

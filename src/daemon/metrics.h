@@ -71,6 +71,7 @@ struct carma_metrics {
     size_t nkinds;
     const struct carma_metrics_user *users; /* order = fair; NULL: FIFO */
     size_t nusers;
+    const char *version; /* carmad's (util/version.h), carma_build_info; NULL: none */
 };
 
 /* Renders m into a malloc'd NUL-terminated buffer (*out, *len). Returns 0 or -ENOMEM. */
