@@ -27,12 +27,8 @@ stop_daemon || fail "carmad did not stop cleanly"
 step "the copy put back: refused while jobs/ holds the folders of jobs it does not know"
 cp "$T/carma.db.copy" "$S/carma.db"
 rm -f "$S/carma.db-wal" "$S/carma.db-shm"
-rc=0
-timeout 20 "$CARMAD" --foreground --config "$T/carmad.ini" --gpus sim:2xa100-40gb \
-    --state "$S" --socket "$CARMA_SOCKET" 2>"$T/err" || rc=$?
-[ "$rc" = 1 ] || fail "carmad on the copy exited $rc: $(cat "$T/err")"
-grep -q "knows jobs up to $b but $S/jobs holds job folders up to $c" "$T/err" ||
-    fail "no word of the folders: $(cat "$T/err")"
+carmad_fails 1 "knows jobs up to $b but $S/jobs holds job folders up to $c" \
+    --state "$S" --socket "$CARMA_SOCKET"
 grep -q "to keep this copy, move the folders of the jobs it does not know, jobs/$c to jobs/$c, out of jobs/" "$T/err" ||
     fail "no way to keep the copy: $(cat "$T/err")"
 

@@ -3,16 +3,6 @@
 # what it repairs, and who may read what under it (docs/daemon.md, "Security").
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 
-# carmad_fails RC WHAT OPTIONS...: carmad must refuse to start with exit RC, saying WHAT.
-carmad_fails() {
-    _rc=$1 _what=$2; shift 2
-    _got=0
-    timeout 20 "$CARMAD" --foreground --config "$T/carmad.ini" --gpus sim:1xa100-40gb "$@" \
-        2>"$T/err" || _got=$?
-    [ "$_got" = "$_rc" ] || fail "carmad $* exited $_got, not $_rc: $(cat "$T/err")"
-    grep -q -- "$_what" "$T/err" || fail "carmad $*: no '$_what' in: $(cat "$T/err")"
-}
-
 step "--socket naming something that is not a socket"
 echo "important data" > "$T/precious.txt"
 carmad_fails 2 "not a socket" --state "$T/s1" --socket "$T/precious.txt"

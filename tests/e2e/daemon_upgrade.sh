@@ -28,12 +28,8 @@ cur=$(ver "$S/carma.db") || fail "no version"
 
 step "a folder at the copy's name: the start refused, the store as it was"
 mkdir "$S/carma.db.v18"
-rc=0
-timeout 20 "$CARMAD" --foreground --config "$T/carmad.ini" --gpus sim:2xa100-40gb \
-    --state "$S" --socket "$CARMA_SOCKET" 2>"$T/err" || rc=$?
-[ "$rc" = 1 ] || fail "carmad exited $rc: $(cat "$T/err")"
-grep -q "$S/carma.db stays at schema version 18, not migrated: the copy of it kept before a migration (for going back to the carmad before), $S/carma.db.v18, cannot be written (it exists and is not a regular file); move it aside" "$T/err" ||
-    fail "the refusal: $(cat "$T/err")"
+carmad_fails 1 "$S/carma.db stays at schema version 18, not migrated: the copy of it kept before a migration (for going back to the carmad before), $S/carma.db.v18, cannot be written (it exists and is not a regular file); move it aside" \
+    --state "$S" --socket "$CARMA_SOCKET"
 [ "$(ver "$S/carma.db")" = 18 ] || fail "the store migrated without its copy"
 rmdir "$S/carma.db.v18"
 

@@ -88,6 +88,17 @@ fake_nvml() {
     [ -n "${CARMA_FAKE:-}" ] && [ -f "$LIB" ] && { [ "${1:-}" != state ] || [ -n "$EX" ]; }
 }
 
+# carmad_fails RC WHAT OPTIONS...: carmad (this test's config, one simulated GPU) must
+# refuse to start with exit RC, saying WHAT; what it said is left in $T/err.
+carmad_fails() {
+    _rc=$1 _what=$2; shift 2
+    _got=0
+    timeout 20 "$CARMAD" --foreground --config "$T/carmad.ini" --gpus sim:1xa100-40gb "$@" \
+        2>"$T/err" || _got=$?
+    [ "$_got" = "$_rc" ] || fail "carmad $* exited $_got, not $_rc: $(cat "$T/err")"
+    grep -q -- "$_what" "$T/err" || fail "carmad $*: no '$_what' in: $(cat "$T/err")"
+}
+
 start_daemon() { # extra carmad options
     # (stdin closed: what carmad opens may take descriptor 0, and its shepherds must not
     # hand the job a log there)
