@@ -31,8 +31,16 @@ static void fx_init_p(struct fx *f, const char *policy, size_t ngpus,
                       const struct carma_sched_params *p)
 {
     memset(f, 0, sizeof *f);
-    for (size_t i = 0; i < ngpus; i++)
+    /* the monitor has run a window's worth: the reference policies that read the windows
+     * wait for full ones (test_reference_window_filling) */
+    for (size_t i = 0; i < ngpus; i++) {
         carma_gpu_init(&f->gpus[i], 40960, 30, CARMA_SHARING_MPS);
+        for (int k = 0; k < 30; k++) {
+            carma_window_push(&f->gpus[i].smact, 0);
+            carma_window_push(&f->gpus[i].smocc, 0);
+            carma_window_push(&f->gpus[i].drama, 0);
+        }
+    }
     for (uint32_t i = 0; i < NJ; i++)
         carma_job_init(&f->jobs[i], i + 1, 1, 0);
     const struct carma_policy *pol = carma_policy_find(policy);
@@ -183,6 +191,30 @@ static void test_reference_resources(void **state)
     carma_sched_submit(&f.s, 0, 0);
     assert_string_equal(fx_why(&f, 0, 0, "with 5120 MiB free, 0 usable now: GPU 0: 5048 MiB free"),
                         "resources");
+    carma_sched_free(&f.s);
+}
+
+/* A reference policy that reads the windows waits for a full one, and says how full:
+ * CARMA's analyze_Gmetrics waits for a full window. */
+static void test_reference_window_filling(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, "oracle-lug", 1);
+    carma_window_clear(&f.gpus[0].smact);
+    f.jobs[0].mem_mib = f.jobs[1].mem_mib = 1000;
+    carma_sched_submit(&f.s, 0, 0);
+    carma_sched_submit(&f.s, 1, 0);
+    assert_int_equal(fx_step(&f, 0), 1);
+    for (int k = 0; k < 12; k++)
+        carma_window_push(&f.gpus[0].smact, 0.2f);
+    assert_string_equal(fx_why(&f, 1, 40, "GPU 0: its activity window holds 12 of 30 samples"),
+                        "grace");
+    assert_int_equal(fx_step(&f, 40), 0);
+    for (int k = 0; k < 18; k++)
+        carma_window_push(&f.gpus[0].smact, 0.2f);
+    assert_string_equal(fx_why(&f, 1, 41, NULL), "placing");
+    assert_int_equal(fx_step(&f, 41), 1);
     carma_sched_free(&f.s);
 }
 
@@ -571,9 +603,17 @@ static void test_random_states_agree_with_the_step(void **state)
         struct fx f;
         memset(&f, 0, sizeof f);
         size_t ng = 1 + rnd(&x) % NG;
-        for (size_t g = 0; g < ng; g++)
+        for (size_t g = 0; g < ng; g++) {
             carma_gpu_init(&f.gpus[g], rnd(&x) % 3 ? 40960 : 81920, 30,
                            rnd(&x) % 2 ? CARMA_SHARING_MPS : CARMA_SHARING_TIMESLICE);
+            /* mostly full windows, some still filling, of any activity */
+            unsigned nw = rnd(&x) % 4 ? 30 : (unsigned)(rnd(&x) % 30);
+            for (unsigned k = 0; k < nw; k++) {
+                carma_window_push(&f.gpus[g].smact, (float)(rnd(&x) % 101) / 100.0f);
+                carma_window_push(&f.gpus[g].smocc, (float)(rnd(&x) % 101) / 100.0f);
+                carma_window_push(&f.gpus[g].drama, (float)(rnd(&x) % 101) / 100.0f);
+            }
+        }
         for (uint32_t i = 0; i < NJ; i++) {
             struct carma_job *j = &f.jobs[i];
             carma_job_init(j, i + 1, (uint16_t)(rnd(&x) % 5 ? 1 : 2), 0);
@@ -673,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_beyond_service),
         cmocka_unit_test(test_reference_behind_the_head),
         cmocka_unit_test(test_reference_resources),
+        cmocka_unit_test(test_reference_window_filling),
         cmocka_unit_test(test_reference_grace),
         cmocka_unit_test(test_reference_decisive_obstacle),
         cmocka_unit_test(test_reference_gate),
