@@ -6346,8 +6346,16 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                 struct signalfd_siginfo si;
                 while (read(d->sfd, &si, sizeof si) == sizeof si) {
                     if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-                        dlog(d, LOG_NOTICE, "signal %u: stopping; running jobs keep running",
-                             si.ssi_signo);
+                        uint32_t running = 0;
+                        for (uint32_t i = 0; i < d->cap; i++)
+                            running += d->dj[i].used && d->sj[i].state == CARMA_JOB_RUNNING;
+                        uint32_t queued = carma_sched_queued(&d->sched);
+                        dlog(d, LOG_NOTICE,
+                             "signal %u: stopping; %u running job%s keep%s running (carmad "
+                             "re-adopts them at its next start), %u queued job%s wait%s for it",
+                             si.ssi_signo, running, running == 1 ? "" : "s",
+                             running == 1 ? "s" : "", queued, queued == 1 ? "" : "s",
+                             queued == 1 ? "s" : "");
                         d->stop = 1;
                     } else if (si.ssi_signo == SIGHUP) {
                         dlog(d, LOG_NOTICE, "SIGHUP: the configuration is read at start only; "

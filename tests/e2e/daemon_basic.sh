@@ -646,6 +646,9 @@ fi
 kill "$nap" 2>/dev/null
 stop_daemon TERM || fail "carmad did not exit cleanly on SIGTERM"
 kill -0 "$lpid" || fail "the long job's shepherd died with carmad"
+# the stop says what it leaves behind
+grep -q "signal 15: stopping; 1 running job keeps running (carmad re-adopts them at its next start), 0 queued jobs wait for it" "$T/carmad.log" ||
+    fail "the stop's log line: $(grep 'signal 15' "$T/carmad.log")"
 sleep 0.5
 start_daemon --gpus sim:4xa100-40gb
 grep -q "1 running re-adopted" "$T/carmad.log" || fail "not re-adopted"
