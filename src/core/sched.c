@@ -115,8 +115,13 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->live_total = calloc(ngpus, sizeof *s->live_total);
     s->by_size = calloc(ngpus, sizeof *s->by_size);
     s->backfill = calloc(ngpus, sizeof *s->backfill);
-    if (!s->scratch || !s->slot || !s->first || !s->bucket_bits || !s->bucket_of ||
-        !s->changelog || !s->seen || !s->live_total || !s->by_size || !s->backfill) {
+    /* the best GPUs by shape pay where a list is a small part of the GPUs: below, a scan
+     * of every GPU costs little more than keeping one */
+    if (ngpus >= CARMA_SCHED_TOP_MIN_GPUS)
+        s->top = calloc(CARMA_SCHED_TOPS, sizeof *s->top);
+    if ((ngpus >= CARMA_SCHED_TOP_MIN_GPUS && !s->top) || !s->scratch || !s->slot || !s->first ||
+        !s->bucket_bits || !s->bucket_of || !s->changelog || !s->seen || !s->live_total ||
+        !s->by_size || !s->backfill) {
         carma_sched_free(s);
         return -ENOMEM;
     }
@@ -150,6 +155,8 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
 void carma_sched_free(struct carma_sched *s)
 {
     free(s->scratch);
+    free(s->top);
+    s->top = NULL;
     free(s->slot);
     free(s->first);
     free(s->bucket_bits);
@@ -1073,7 +1080,91 @@ struct auto_scan {
     size_t want, n, nfit;
     float cg[CARMA_JOB_MAX_GPUS];
     uint16_t fit[CARMA_JOB_MAX_GPUS];
+    /* with keep: the best CARMA_SCHED_TOP_LEN usable GPUs offered (kc, kg: nk of them, a
+     * heap, auto_keep) and how many were usable, for struct carma_sched_top; nan: a gain
+     * was NaN (auto_offer's order is then no order: nothing is kept) */
+    int keep, nan;
+    size_t nk, usable;
+    uint32_t kc[CARMA_SCHED_TOP_LEN];
+    float kg[CARMA_SCHED_TOP_LEN];
 };
+
+/* Whether GPU gi of gain `gain` goes before GPU o of gain og in auto_offer's order
+ * (gains not NaN). */
+static inline int auto_before(const struct carma_sched *s, uint32_t gi, float gain, uint32_t o,
+                              float og, int loosest)
+{
+    int64_t x = s->slot[gi].avail, y = s->slot[o].avail;
+    return gain > og || (gain == og && ((loosest ? x > y : x < y) || (x == y && gi < o)));
+}
+
+/* Offers GPU gi to a->kc/kg, a heap of the best CARMA_SCHED_TOP_LEN offered in
+ * auto_offer's order, the last of them at the root: as auto_offer with that many wanted,
+ * in O(log n) (auto_keep_sort puts them in auto_offer's order). */
+static void auto_keep(const struct carma_sched *s, struct auto_scan *a, uint32_t gi, float gain)
+{
+    if (gain != gain) {
+        a->nan = 1;
+        return;
+    }
+    uint32_t *c = a->kc;
+    float *g = a->kg;
+    size_t i;
+    if (a->nk < CARMA_SCHED_TOP_LEN) {
+        for (i = a->nk++; i > 0; i = (i - 1) / 2) {
+            size_t p = (i - 1) / 2;
+            if (!auto_before(s, c[p], g[p], gi, gain, a->loosest))
+                break;
+            c[i] = c[p];
+            g[i] = g[p];
+        }
+    } else {
+        if (!auto_before(s, gi, gain, c[0], g[0], a->loosest))
+            return;
+        for (i = 0;;) { /* sift down from the root: the child that goes last moves up */
+            size_t k = 2 * i + 1;
+            if (k >= a->nk)
+                break;
+            if (k + 1 < a->nk && auto_before(s, c[k], g[k], c[k + 1], g[k + 1], a->loosest))
+                k++;
+            if (!auto_before(s, gi, gain, c[k], g[k], a->loosest))
+                break;
+            c[i] = c[k];
+            g[i] = g[k];
+            i = k;
+        }
+    }
+    c[i] = gi;
+    g[i] = gain;
+}
+
+/* Sorts the heap of auto_keep into auto_offer's order (the best first). */
+static void auto_keep_sort(const struct carma_sched *s, struct auto_scan *a)
+{
+    uint32_t *c = a->kc;
+    float *g = a->kg;
+    for (size_t n = a->nk; n > 1; n--) {
+        uint32_t gi = c[n - 1]; /* the root (the last) goes to the end, gi sifts down */
+        float gain = g[n - 1];
+        c[n - 1] = c[0];
+        g[n - 1] = g[0];
+        size_t i = 0, m = n - 1;
+        for (;;) {
+            size_t k = 2 * i + 1;
+            if (k >= m)
+                break;
+            if (k + 1 < m && auto_before(s, c[k], g[k], c[k + 1], g[k + 1], a->loosest))
+                k++;
+            if (!auto_before(s, gi, gain, c[k], g[k], a->loosest))
+                break;
+            c[i] = c[k];
+            g[i] = g[k];
+            i = k;
+        }
+        c[i] = gi;
+        g[i] = gain;
+    }
+}
 
 /* Offers GPU gi to job j's scan; remembers it in `fit` when usable. Returns whether it
  * is. */
@@ -1087,6 +1178,10 @@ static inline int auto_offer_gpu(struct carma_sched *s, uint32_t gi, struct auto
     if (a->nfit < CARMA_JOB_MAX_GPUS)
         a->fit[a->nfit++] = (uint16_t)gi;
     auto_offer(s, gi, gain, c, a->cg, &a->n, a->want, a->loosest);
+    if (a->keep) {
+        a->usable++;
+        auto_keep(s, a, gi, gain);
+    }
     return 1;
 }
 
@@ -1159,18 +1254,168 @@ static uint32_t float_bits(float x)
     return u;
 }
 
-/* The entry of s->miss for the shape of scan a, and whether it answers for epoch now. */
-static struct carma_sched_miss *auto_miss(struct carma_sched *s, const struct auto_scan *a,
-                                          uint8_t flags, uint64_t now, int *hit)
+/* The hash of the shape of scan a: its top bits place it in s->miss and s->top. */
+static uint64_t auto_shape_hash(const struct auto_scan *a, uint8_t flags)
 {
     uint32_t sm = float_bits(a->sm), busy = float_bits(a->busy);
     uint64_t h = (a->need ^ ((uint64_t)sm << 32 | busy) * 0x9e3779b97f4a7c15ull) +
                  ((uint64_t)a->weight << 3 | flags);
     h ^= h >> 29;
-    struct carma_sched_miss *m = &s->miss[(h * 0xbf58476d1ce4e5b9ull >> 58) % CARMA_SCHED_MISSES];
+    return h * 0xbf58476d1ce4e5b9ull;
+}
+
+_Static_assert(CARMA_SCHED_MISSES == 64 && CARMA_SCHED_TOPS == 256, "auto_shape_hash's bits");
+
+static struct carma_sched_top *auto_top_of(struct carma_sched *s, const struct auto_scan *a,
+                                           uint8_t flags)
+{
+    return &s->top[auto_shape_hash(a, flags) >> 56];
+}
+
+/* The entry of s->miss for the shape of scan a, and whether it answers for epoch now. */
+static struct carma_sched_miss *auto_miss(struct carma_sched *s, const struct auto_scan *a,
+                                          uint8_t flags, uint64_t now, int *hit)
+{
+    uint32_t sm = float_bits(a->sm), busy = float_bits(a->busy);
+    struct carma_sched_miss *m = &s->miss[auto_shape_hash(a, flags) >> 58];
     *hit = m->epoch == now && m->need == a->need && m->sm_bits == sm && m->busy_bits == busy &&
            m->gpus == a->weight && m->flags == flags;
     return m;
+}
+
+/* A new stamp for s->seen: no GPU is marked with it. */
+static void auto_new_stamp(struct carma_sched *s)
+{
+    if (++s->stamp == 0) { /* wrapped: forget every mark */
+        memset(s->seen, 0, s->ngpus * sizeof *s->seen);
+        s->stamp = 1;
+    }
+}
+
+/* Remembers what scan a, which offered every GPU (a->keep), found at this epoch. */
+static void auto_top_keep(struct carma_sched *s, struct auto_scan *a, uint8_t flags)
+{
+    struct carma_sched_top *t = auto_top_of(s, a, flags);
+    if (a->nan) {
+        t->epoch = 0;
+        return;
+    }
+    t->epoch = s->epoch;
+    t->gen = s->reserve_gen;
+    t->need = a->need;
+    t->sm_bits = float_bits(a->sm);
+    t->busy_bits = float_bits(a->busy);
+    t->gpus = a->weight;
+    t->flags = flags;
+    t->all = a->usable <= CARMA_SCHED_TOP_LEN; /* gpu[] holds them as auto_keep's heap */
+    t->n = (uint16_t)a->nk;
+    for (size_t k = 0; k < a->nk; k++) {
+        t->gpu[k] = (uint16_t)a->kc[k];
+        t->gain[k] = a->kg[k];
+    }
+}
+
+/* Answers scan a from the GPUs a scan of every GPU for a job of its shape found best
+ * (struct carma_sched_top): the GPUs changed since and those reserved now are judged
+ * again, those of the list not changed keep their gains. Returns 1 when the job fits,
+ * with c, a->cg and a->n as a scan of every GPU leaves them; -1 when it does not (the
+ * list held every usable GPU), with a->fit and a->nfit too; the list is then brought up
+ * to this epoch. 0 when the list cannot tell (of another shape, too old, too few of its
+ * GPUs unchanged), for a scan of every GPU. */
+static int auto_top_use(struct carma_sched *s, struct auto_scan *a, uint8_t flags, uint32_t *c)
+{
+    if (!s->top)
+        return 0;
+    struct carma_sched_top *t = auto_top_of(s, a, flags);
+    if (!t->epoch || t->need != a->need || t->sm_bits != float_bits(a->sm) ||
+        t->busy_bits != float_bits(a->busy) || t->gpus != a->weight || t->flags != flags ||
+        ((flags & (AUTO_HONOUR | AUTO_HOLDER)) && t->gen != s->reserve_gen))
+        return 0;
+    uint64_t since = s->epoch - t->epoch;
+    /* too old for the log, or no cheaper than judging every GPU */
+    if (since >= SCHED_CHANGELOG || since + t->n + s->nreserved >= s->ngpus ||
+        (!t->all && t->n < a->want))
+        return 0;
+    auto_new_stamp(s);
+    a->nk = 0;
+    a->nan = 0;
+    size_t offered = 0;
+    for (uint64_t e = t->epoch + 1; e <= s->epoch; e++) {
+        uint32_t gi = s->changelog[e % SCHED_CHANGELOG];
+        if (s->seen[gi] == s->stamp)
+            continue;
+        s->seen[gi] = s->stamp;
+        s->judged++;
+        float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
+        if (gain >= 0) {
+            offered++;
+            auto_keep(s, a, gi, gain);
+        }
+    }
+    for (uint16_t k = 0; k < s->nreserved; k++) {
+        uint32_t gi = s->reserved[k];
+        if (s->seen[gi] == s->stamp)
+            continue;
+        s->seen[gi] = s->stamp;
+        s->judged++;
+        float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
+        if (gain >= 0) {
+            offered++;
+            auto_keep(s, a, gi, gain);
+        }
+    }
+    /* the list's GPUs not judged again: the last of them in auto_offer's order ranks
+     * above every GPU neither listed nor judged again */
+    size_t kept = 0;
+    uint32_t last = CARMA_NONE;
+    float last_gain = 0;
+    for (uint16_t k = 0; k < t->n; k++) {
+        uint32_t gi = t->gpu[k];
+        if (s->seen[gi] == s->stamp)
+            continue;
+        if (!kept++ || auto_before(s, last, last_gain, gi, t->gain[k], a->loosest)) {
+            last = gi;
+            last_gain = t->gain[k];
+        }
+        auto_keep(s, a, gi, t->gain[k]);
+    }
+    if (a->nan)
+        return 0;
+    auto_keep_sort(s, a);
+    offered += kept;
+    size_t sure = a->nk; /* the first `sure` of kc are the best of every GPU */
+    if (!t->all) {
+        if (kept < a->want)
+            return 0;
+        for (size_t k = 0; k < a->nk; k++)
+            if (a->kc[k] == last) {
+                sure = k + 1;
+                break;
+            }
+    }
+    int fits = sure >= a->want;
+    /* else (only with t->all) every usable GPU is in kc, fewer than it needs */
+    a->n = fits ? a->want : sure;
+    memcpy(c, a->kc, a->n * sizeof *c);
+    memcpy(a->cg, a->kg, a->n * sizeof *a->cg);
+    if (!fits) { /* what a scan of every GPU remembers: every usable GPU, in index order */
+        assert(sure < CARMA_JOB_MAX_GPUS);
+        a->nfit = 0;
+        for (size_t k = 0; k < sure; k++) {
+            size_t i = a->nfit++;
+            for (; i > 0 && a->fit[i - 1] > a->kc[k]; i--)
+                a->fit[i] = a->fit[i - 1];
+            a->fit[i] = (uint16_t)a->kc[k];
+        }
+    }
+    t->epoch = s->epoch;
+    t->all = t->all && offered <= CARMA_SCHED_TOP_LEN;
+    t->n = (uint16_t)sure;
+    for (size_t k = 0; k < sure; k++) {
+        t->gpu[k] = (uint16_t)a->kc[k];
+        t->gain[k] = a->kg[k];
+    }
+    return fits ? 1 : -1;
 }
 
 /* Picks j->gpus GPUs for job j into c; returns 1 when it fits. A job that did not fit
@@ -1283,16 +1528,15 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
                               (honour == AUTO_SCAN_HONOUR   ? AUTO_HONOUR
                                : honour == AUTO_SCAN_HOLDER ? AUTO_HOLDER
                                                             : 0));
-    int hit = 0;
+    int hit = 0, top;
     struct carma_sched_miss *m = s->p.scan_all ? NULL : auto_miss(s, &a, flags, s->epoch, &hit);
+    a.keep = a.nan = 0;
+    a.nk = a.usable = 0;
     if (hit) {
         a.nfit = m->nfit;
         memcpy(a.fit, m->fit, m->nfit * sizeof *m->fit);
     } else if (recent) {
-        if (++s->stamp == 0) { /* wrapped: forget every mark */
-            memset(s->seen, 0, s->ngpus * sizeof *s->seen);
-            s->stamp = 1;
-        }
+        auto_new_stamp(s);
         for (uint16_t k = 0; k < fit_before; k++)
             auto_consider(s, j->gpu[k], &a, c);
         for (uint64_t e = j->scan_epoch + 1; e <= s->epoch; e++)
@@ -1300,8 +1544,16 @@ static int auto_choose(struct carma_sched *s, struct carma_job *j, uint32_t *c, 
     } else if (s->p.scan_all) {
         for (size_t gi = 0; gi < s->ngpus; gi++) /* each GPU once: no marks needed */
             auto_offer_gpu(s, (uint32_t)gi, &a, c);
-    } else if (auto_scan_full(s, &a, c)) {
+    } else if ((top = auto_top_use(s, &a, flags, c)) > 0) {
         return auto_fits(s, &a, c);
+    } else if (top == 0) {
+        a.nk = a.usable = 0;
+        a.keep = s->top != NULL;
+        a.nan = 0;
+        if (auto_scan_full(s, &a, c))
+            return auto_fits(s, &a, c);
+        if (a.keep)
+            auto_top_keep(s, &a, flags); /* every GPU was offered */
     }
     if (a.n >= j->gpus)
         return auto_fits(s, &a, c);

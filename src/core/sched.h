@@ -90,6 +90,32 @@ struct carma_sched_miss {
     uint16_t fit[CARMA_JOB_MAX_GPUS]; /* the GPUs it could use, nfit < gpus */
 };
 
+/* auto: the best GPUs a scan of every GPU found for a job, by the shape of the job (as
+ * carma_sched_miss), with their gains, in auto_offer's order (gain, memory fit, index).
+ * A later job of that shape re-judges only the GPUs changed since (the change log) and
+ * those reserved now (a reservation is made without logging its GPUs; a scan that reads
+ * reservations takes a list made under the same one only): every other GPU has the gain
+ * it had, so it still ranks below the last of the list not changed, and the best of the
+ * list's unchanged GPUs and the re-judged ones are the best of all GPUs down to that one.
+ * In a long queue on many GPUs most run jobs and may take one more, and a job that fits
+ * among them judged every GPU of the cluster again (kept on 4096 GPUs or more: below, a
+ * scan of every GPU costs little more than keeping the list). */
+#define CARMA_SCHED_TOPS 256
+#define CARMA_SCHED_TOP_LEN 512
+#define CARMA_SCHED_TOP_MIN_GPUS 4096 /* fewer GPUs: no lists (top is NULL) */
+struct carma_sched_top {
+    uint64_t epoch; /* of the scan; 0: an empty entry */
+    uint64_t gen;   /* the reservation then (reserve_gen): a scan honouring one, or the
+                       holder's, reads what was backfilled for it */
+    uint64_t need;
+    uint32_t sm_bits, busy_bits;
+    uint16_t gpus, n; /* the shape's GPU count; entries of gpu[] */
+    uint8_t flags;    /* AUTO_* of sched.c */
+    uint8_t all;      /* every GPU usable then is in gpu[] */
+    uint16_t gpu[CARMA_SCHED_TOP_LEN];
+    float gain[CARMA_SCHED_TOP_LEN];
+};
+
 /* auto: idle GPUs grouped by the memory a new job may take on them (a cluster's idle
  * GPUs of one kind share it), so that a new job looks at the few best of each group
  * instead of at every idle GPU. An idle GPU that finds no group (every bucket holds
@@ -135,6 +161,8 @@ struct carma_sched {
     uint64_t epoch;         /* count of GPU changes */
     uint32_t vacant;        /* GPUs without a carma job, not drained (CARMA_SLOT_VACANT) */
     struct carma_sched_miss miss[CARMA_SCHED_MISSES]; /* direct-mapped by shape */
+    struct carma_sched_top *top; /* CARMA_SCHED_TOPS, direct-mapped by shape, owned; NULL
+                                    below CARMA_SCHED_TOP_MIN_GPUS GPUs */
     uint64_t *first;        /* ngpus bits: GPUs in service that can give a new job its whole
                                weight (no carma job, or time-sliced), which auto scans
                                first, but for the idle ones in a bucket, owned */

@@ -2256,6 +2256,130 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
     diff_run(0);
 }
 
+/* A job that fits among GPUs that run jobs (none idle) is judged, after a scan of every
+ * GPU for the first job of its shape, only on the GPUs changed since, those reserved, and
+ * the best ones that scan found (struct carma_sched_top): on 4096 GPUs that each run a
+ * job, the next job of the shape judges a handful of GPUs where it judged all 4096 (a
+ * backlog of 98 000 jobs on 65 535 GPUs took 92 s, mostly judging every GPU again for
+ * each job). Two schedulers, one with scan_all, driven alike through random submissions
+ * of a few shapes (1 to 3 GPUs), steps, ends and monitor changes, place the same jobs on
+ * the same GPUs at every step. */
+#define TG 4096
+#define TJ (TG + 3000)
+
+struct top_side {
+    struct carma_job jobs[TJ];
+    struct carma_gpu gpus[TG];
+    struct carma_sched s;
+    struct carma_placement out[TJ];
+};
+
+static void test_auto_top_list_answers_the_next_job_of_a_shape(void **state)
+{
+    (void)state;
+    static struct top_side side[2];
+    struct carma_sched_params p;
+    carma_sched_params_default(&p);
+    for (int k = 0; k < 2; k++) {
+        struct top_side *d = &side[k];
+        memset(d, 0, sizeof *d);
+        for (size_t g = 0; g < TG; g++)
+            carma_gpu_init(&d->gpus[g], 40960, 30, CARMA_SHARING_MPS);
+        p.scan_all = k;
+        assert_int_equal(
+            carma_sched_init(&d->s, d->jobs, d->gpus, TG, carma_policy_find("auto"), &p), 0);
+        for (uint32_t g = 0; g < TG; g++) { /* every GPU runs a job: gains differ */
+            struct carma_job *j = &d->jobs[g];
+            carma_job_init(j, g + 1, 1, 0);
+            j->bound_mib = 6000 + (g * 7919u % 13) * 1000;
+            j->smact = 0.05f + (float)(g * 104729u % 17) * 0.02f;
+            uint16_t g16 = (uint16_t)g;
+            carma_sched_adopt(&d->s, g, &g16, 1, 0, 0);
+        }
+    }
+    size_t njobs = TG;
+    uint64_t judged_second = 0;
+    for (int n = 0; n < 2; n++) { /* two jobs of one shape, one after the other */
+        uint64_t before = side[0].s.judged;
+        for (int k = 0; k < 2; k++) {
+            struct carma_job *j = &side[k].jobs[njobs];
+            carma_job_init(j, njobs + 1, 1, 1);
+            j->bound_mib = 9000;
+            j->smact = 0.2f;
+            carma_sched_submit(&side[k].s, (uint32_t)njobs, 1);
+            assert_int_equal(carma_sched_step(&side[k].s, 1, side[k].out, TJ), 1);
+        }
+        assert_int_equal(side[0].jobs[njobs].gpu[0], side[1].jobs[njobs].gpu[0]);
+        judged_second = side[0].s.judged - before;
+        if (n == 0)
+            assert_true(judged_second >= TG); /* the first: every GPU */
+        njobs++;
+    }
+    assert_true(judged_second < 16);
+    uint64_t rng = 0x2545f4914f6cdd1dull;
+    size_t placed_total = 0;
+    for (int op = 0; op < 6000; op++) {
+        uint64_t r = diff_rng(&rng);
+        double now = 2 + op;
+        switch (r % 6) {
+        case 0:
+        case 1:
+        case 2: /* a job of one of a few shapes */
+            if (njobs < TJ) {
+                static const uint64_t bounds[4] = {4000, 9000, 15000, 34000};
+                for (int k = 0; k < 2; k++) {
+                    struct carma_job *j = &side[k].jobs[njobs];
+                    carma_job_init(j, njobs + 1, (uint16_t)((r >> 8) % 5 ? 1 : 1 + (r >> 12) % 3),
+                                   now);
+                    j->bound_mib = bounds[(r >> 16) % 4];
+                    j->smact = (float)((r >> 32) % 3) * 0.15f + 0.1f;
+                    carma_sched_submit(&side[k].s, (uint32_t)njobs, now);
+                }
+                njobs++;
+            }
+            break;
+        case 3: { /* a step: the same placements */
+            size_t n0 = carma_sched_step(&side[0].s, now, side[0].out, TJ);
+            size_t n1 = carma_sched_step(&side[1].s, now, side[1].out, TJ);
+            assert_int_equal(n0, n1);
+            for (size_t i = 0; i < n0; i++) {
+                const struct carma_job *a = &side[0].jobs[side[0].out[i].job];
+                const struct carma_job *b = &side[1].jobs[side[1].out[i].job];
+                assert_int_equal(side[0].out[i].job, side[1].out[i].job);
+                assert_int_equal(a->nplaced, b->nplaced);
+                for (uint16_t g = 0; g < a->nplaced; g++)
+                    assert_int_equal(a->gpu[g], b->gpu[g]);
+            }
+            placed_total += n0;
+            break;
+        }
+        case 4: { /* a running job ends */
+            uint32_t i = (uint32_t)((r >> 8) % njobs);
+            if (side[0].jobs[i].state == CARMA_JOB_RUNNING)
+                for (int k = 0; k < 2; k++)
+                    (void)carma_sched_finish(&side[k].s, i, CARMA_OUTCOME_SUCCEEDED, 0, now);
+            break;
+        }
+        default: { /* the monitor: a foreign process comes or goes */
+            size_t g = (r >> 8) % TG;
+            for (int k = 0; k < 2; k++) {
+                struct carma_gpu *gv = &side[k].gpus[g];
+                gv->nforeign = (r >> 24) % 3 == 0;
+                gv->carma_used_mib = gv->committed_mib;
+                gv->mem_used_mib = gv->carma_used_mib + gv->nforeign * ((r >> 28) % 8000);
+                carma_sched_gpu_changed(&side[k].s, (uint32_t)g);
+            }
+            break;
+        }
+        }
+    }
+    assert_true(placed_total > 1000);
+    /* the lists answered most scans */
+    assert_true(side[0].s.judged * 4 < side[1].s.judged);
+    for (int k = 0; k < 2; k++)
+        carma_sched_free(&side[k].s);
+}
+
 /* The same with islands of 8 GPUs (the last one of 6): a job on several GPUs that fits
  * takes them by island either way, and one that does not is judged by the same shortcuts. */
 static void test_auto_shortcut_makes_the_full_scans_choices_with_islands(void **state)
@@ -2328,6 +2452,7 @@ int main(void)
         cmocka_unit_test(test_exclusive_never_collocates),
         cmocka_unit_test(test_multi_gpu_job),
         cmocka_unit_test(test_auto_shortcut_makes_the_full_scans_choices),
+        cmocka_unit_test(test_auto_top_list_answers_the_next_job_of_a_shape),
         cmocka_unit_test(test_auto_shortcut_makes_the_full_scans_choices_with_islands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
