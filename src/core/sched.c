@@ -117,11 +117,21 @@ int carma_sched_init(struct carma_sched *s, struct carma_job *jobs, struct carma
     s->backfill = calloc(ngpus, sizeof *s->backfill);
     /* the best GPUs by shape pay where a list is a small part of the GPUs: below, a scan
      * of every GPU costs little more than keeping one */
-    if (ngpus >= CARMA_SCHED_TOP_MIN_GPUS)
+    int big = ngpus >= CARMA_SCHED_TOP_MIN_GPUS;
+    if (big) {
         s->top = calloc(CARMA_SCHED_TOPS, sizeof *s->top);
-    if ((ngpus >= CARMA_SCHED_TOP_MIN_GPUS && !s->top) || !s->scratch || !s->slot || !s->first ||
-        !s->bucket_bits || !s->bucket_of || !s->changelog || !s->seen || !s->live_total ||
-        !s->by_size || !s->backfill) {
+        for (s->rsize = 1; s->rsize < ngpus; s->rsize *= 2)
+            ;
+        for (int k = 0; k < 2; k++) {
+            s->rtree[k] = malloc(2 * s->rsize * sizeof *s->rtree[k]);
+            s->rkey[k] = calloc(ngpus, sizeof *s->rkey[k]);
+            if (s->rtree[k])
+                memset(s->rtree[k], 0xff, 2 * s->rsize * sizeof *s->rtree[k]); /* CARMA_NONE */
+        }
+    }
+    if ((big && (!s->top || !s->rtree[0] || !s->rtree[1] || !s->rkey[0] || !s->rkey[1])) ||
+        !s->scratch || !s->slot || !s->first || !s->bucket_bits || !s->bucket_of || !s->changelog ||
+        !s->seen || !s->live_total || !s->by_size || !s->backfill) {
         carma_sched_free(s);
         return -ENOMEM;
     }
@@ -157,6 +167,12 @@ void carma_sched_free(struct carma_sched *s)
     free(s->scratch);
     free(s->top);
     s->top = NULL;
+    for (int k = 0; k < 2; k++) {
+        free(s->rtree[k]);
+        free(s->rkey[k]);
+        s->rtree[k] = NULL;
+        s->rkey[k] = NULL;
+    }
     free(s->slot);
     free(s->first);
     free(s->bucket_bits);
@@ -800,6 +816,25 @@ static inline float sched_join_rate(const struct carma_sched *s, unsigned sharin
     return r;
 }
 
+/* Whether GPU a (or CARMA_NONE) goes before GPU b in s->rtree[k]'s order. */
+static inline int rtree_before(const struct carma_sched *s, int k, uint32_t a, uint32_t b)
+{
+    if (a == CARMA_NONE || b == CARMA_NONE)
+        return a != CARMA_NONE;
+    int64_t x = s->rkey[k][a], y = s->rkey[k][b];
+    return x > y || (x == y && a < b);
+}
+
+/* Recomputes the winners above GPU gi's leaf in s->rtree[k]. */
+static void rtree_fix(struct carma_sched *s, int k, uint32_t gi)
+{
+    uint32_t *t = s->rtree[k];
+    for (size_t i = (s->rsize + gi) / 2; i >= 1; i /= 2)
+        t[i] = rtree_before(s, k, t[2 * i], t[2 * i + 1]) ? t[2 * i] : t[2 * i + 1];
+}
+
+static int64_t foreign_mib(const struct carma_gpu *g);
+
 /* Recomputes the cached facts of GPU gi after a change. */
 static void gpu_refresh(struct carma_sched *s, uint32_t gi)
 {
@@ -812,6 +847,13 @@ static void gpu_refresh(struct carma_sched *s, uint32_t gi)
          * scan is a full one (auto_choose) */
         s->epoch += SCHED_CHANGELOG;
     }
+    if (s->rtree[0])
+        for (int k = 0; k < 2; k++) {
+            s->rkey[k][gi] = (int64_t)g->mem_total_mib - (int64_t)g->committed_mib -
+                             (k == 0 ? foreign_mib(g) : 0);
+            s->rtree[k][s->rsize + gi] = g->drained ? CARMA_NONE : gi;
+            rtree_fix(s, k, gi);
+        }
     struct carma_sched_slot *sl = &s->slot[gi];
     sl->avail = auto_avail_mib(s, g);
     sl->tput = g->njobs ? (float)g->gpu_weight * sched_rate(s, g->sharing, g->kind, g->njobs,
@@ -1301,7 +1343,6 @@ static void auto_top_keep(struct carma_sched *s, struct auto_scan *a, uint8_t fl
         return;
     }
     t->epoch = s->epoch;
-    t->gen = s->reserve_gen;
     t->need = a->need;
     t->sm_bits = float_bits(a->sm);
     t->busy_bits = float_bits(a->busy);
@@ -1328,8 +1369,7 @@ static int auto_top_use(struct carma_sched *s, struct auto_scan *a, uint8_t flag
         return 0;
     struct carma_sched_top *t = auto_top_of(s, a, flags);
     if (!t->epoch || t->need != a->need || t->sm_bits != float_bits(a->sm) ||
-        t->busy_bits != float_bits(a->busy) || t->gpus != a->weight || t->flags != flags ||
-        ((flags & (AUTO_HONOUR | AUTO_HOLDER)) && t->gen != s->reserve_gen))
+        t->busy_bits != float_bits(a->busy) || t->gpus != a->weight || t->flags != flags)
         return 0;
     uint64_t since = s->epoch - t->epoch;
     /* too old for the log, or no cheaper than judging every GPU */
@@ -1365,7 +1405,10 @@ static int auto_top_use(struct carma_sched *s, struct auto_scan *a, uint8_t flag
         }
     }
     /* the list's GPUs not judged again: the last of them in auto_offer's order ranks
-     * above every GPU neither listed nor judged again */
+     * above every GPU neither listed nor judged again. A GPU reserved then and not now was
+     * logged when its reservation went, and one reserved now was judged again: the rest
+     * were reserved neither then nor now, and a reservation changes the gain of no other
+     * GPU, whatever the rules the scan reads it by */
     size_t kept = 0;
     uint32_t last = CARMA_NONE;
     float last_gain = 0;
@@ -1597,6 +1640,44 @@ static void reserve_offer(const struct carma_sched *s, uint32_t gi, uint64_t nee
         (*n)++;
 }
 
+/* reserve_offer's choice over every GPU, from s->rtree[foreign ? 0 : 1]: the GPUs in
+ * its order, each taken out of the tree, until `want` can hold the job (then put back).
+ * Returns their number, or -1 when that took more than RESERVE_LOOKS GPUs (too few hold
+ * the job: reserve_offer looks at every GPU then). */
+#define RESERVE_LOOKS 1024
+static int reserve_by_tree(struct carma_sched *s, uint64_t need, int foreign, uint32_t *best,
+                           int64_t *pot, size_t want)
+{
+    int k = foreign ? 0 : 1;
+    uint32_t *t = s->rtree[k];
+    uint32_t taken[RESERVE_LOOKS];
+    size_t nt = 0, n = 0;
+    int ok = 1;
+    while (n < want && t[1] != CARMA_NONE) {
+        if (nt == RESERVE_LOOKS) {
+            ok = 0;
+            break;
+        }
+        uint32_t gi = t[1];
+        taken[nt++] = gi;
+        t[s->rsize + gi] = CARMA_NONE;
+        rtree_fix(s, k, gi);
+        const struct carma_gpu *g = &s->gpus[gi];
+        int64_t others = foreign ? foreign_mib(g) : 0;
+        if (g->mem_total_mib < need || (int64_t)g->mem_total_mib - others < (int64_t)need)
+            continue;
+        best[n] = gi;
+        pot[n] = s->rkey[k][gi];
+        n++;
+    }
+    while (nt > 0) {
+        uint32_t gi = taken[--nt];
+        t[s->rsize + gi] = gi;
+        rtree_fix(s, k, gi);
+    }
+    return ok ? (int)n : -1;
+}
+
 /* Holds back, for the first job that cannot start, the GPUs closest to fitting it
  * (most memory neither committed to carma jobs nor used by other processes), so that
  * backfilled jobs cannot starve it: jobs behind it take them only as auto_backfill_fits
@@ -1621,8 +1702,10 @@ static void auto_reserve(struct carma_sched *s, const struct carma_job *j)
     size_t n = 0, want = j->gpus;
     int foreign = alone < 2;
     for (;; foreign = 0) {
-        n = 0;
-        for (size_t gi = 0; gi < s->ngpus; gi++)
+        int by_tree =
+            s->rtree[0] && !s->p.scan_all ? reserve_by_tree(s, need, foreign, best, pot, want) : -1;
+        n = by_tree >= 0 ? (size_t)by_tree : 0;
+        for (size_t gi = 0; by_tree < 0 && gi < s->ngpus; gi++)
             reserve_offer(s, (uint32_t)gi, need, foreign, best, pot, &n, want);
         if (n >= want || !foreign)
             break; /* else too few hold it beside other processes: not counted */
@@ -1702,11 +1785,22 @@ static void auto_backfilled(struct carma_sched *s, uint32_t ji)
 /* Releases the reserved GPUs; they count as changed for waiting jobs. */
 static void auto_unreserve(struct carma_sched *s)
 {
-    for (size_t gi = 0; gi < s->ngpus; gi++)
-        if (s->slot[gi].flags & CARMA_SLOT_RESERVED) {
-            s->slot[gi].flags &= (uint8_t)~CARMA_SLOT_RESERVED;
-            carma_sched_gpu_changed(s, (uint32_t)gi);
+    /* the GPUs held are reserved[]: logged in index order, as a look at every GPU did */
+    uint16_t held[CARMA_JOB_MAX_GPUS];
+    uint16_t n = s->nreserved;
+    memcpy(held, s->reserved, n * sizeof *held);
+    for (uint16_t i = 1; i < n; i++)
+        for (uint16_t k = i; k > 0 && held[k] < held[k - 1]; k--) {
+            uint16_t t = held[k];
+            held[k] = held[k - 1];
+            held[k - 1] = t;
         }
+    for (uint16_t k = 0; k < n; k++) {
+        uint32_t gi = held[k];
+        assert(s->slot[gi].flags & CARMA_SLOT_RESERVED);
+        s->slot[gi].flags &= (uint8_t)~CARMA_SLOT_RESERVED;
+        carma_sched_gpu_changed(s, gi);
+    }
     s->holder = CARMA_NONE;
     s->nreserved = 0;
 }

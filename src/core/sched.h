@@ -93,20 +93,17 @@ struct carma_sched_miss {
 /* auto: the best GPUs a scan of every GPU found for a job, by the shape of the job (as
  * carma_sched_miss), with their gains, in auto_offer's order (gain, memory fit, index).
  * A later job of that shape re-judges only the GPUs changed since (the change log) and
- * those reserved now (a reservation is made without logging its GPUs; a scan that reads
- * reservations takes a list made under the same one only): every other GPU has the gain
- * it had, so it still ranks below the last of the list not changed, and the best of the
- * list's unchanged GPUs and the re-judged ones are the best of all GPUs down to that one.
- * In a long queue on many GPUs most run jobs and may take one more, and a job that fits
- * among them judged every GPU of the cluster again (kept on 4096 GPUs or more: below, a
- * scan of every GPU costs little more than keeping the list). */
+ * those reserved now (a reservation is made without logging its GPUs, and only the
+ * reserved GPUs' gains depend on it): every other GPU has the gain it had, so it still ranks below
+ * the last of the list not changed, and the best of the list's unchanged GPUs and the re-judged
+ * ones are the best of all GPUs down to that one. In a long queue on many GPUs most run jobs and
+ * may take one more, and a job that fits among them judged every GPU of the cluster again (kept on
+ * 4096 GPUs or more: below, a scan of every GPU costs little more than keeping the list). */
 #define CARMA_SCHED_TOPS 256
 #define CARMA_SCHED_TOP_LEN 512
 #define CARMA_SCHED_TOP_MIN_GPUS 4096 /* fewer GPUs: no lists (top is NULL) */
 struct carma_sched_top {
     uint64_t epoch; /* of the scan; 0: an empty entry */
-    uint64_t gen;   /* the reservation then (reserve_gen): a scan honouring one, or the
-                       holder's, reads what was backfilled for it */
     uint64_t need;
     uint32_t sm_bits, busy_bits;
     uint16_t gpus, n; /* the shape's GPU count; entries of gpu[] */
@@ -163,6 +160,16 @@ struct carma_sched {
     struct carma_sched_miss miss[CARMA_SCHED_MISSES]; /* direct-mapped by shape */
     struct carma_sched_top *top; /* CARMA_SCHED_TOPS, direct-mapped by shape, owned; NULL
                                     below CARMA_SCHED_TOP_MIN_GPUS GPUs */
+    /* auto_reserve's order of the GPUs in service (memory not committed, less what other
+     * processes use [0] or not [1], most first, then index), as tournament trees over
+     * rsize leaves (a power of two >= ngpus; tree[k][1] the first, tree[k][rsize + gi]
+     * GPU gi or CARMA_NONE when drained) kept by carma_sched_gpu_changed, so that a
+     * reservation takes the first GPUs that can hold the job instead of looking at every
+     * GPU; rkey[k][gi]: the memory it ranks by. Owned; NULL below
+     * CARMA_SCHED_TOP_MIN_GPUS GPUs, as `top`. */
+    uint32_t *rtree[2];
+    int64_t *rkey[2];
+    size_t rsize;
     uint64_t *first;        /* ngpus bits: GPUs in service that can give a new job its whole
                                weight (no carma job, or time-sliced), which auto scans
                                first, but for the idle ones in a bucket, owned */

@@ -2261,9 +2261,10 @@ static void test_auto_shortcut_makes_the_full_scans_choices(void **state)
  * the best ones that scan found (struct carma_sched_top): on 4096 GPUs that each run a
  * job, the next job of the shape judges a handful of GPUs where it judged all 4096 (a
  * backlog of 98 000 jobs on 65 535 GPUs took 92 s, mostly judging every GPU again for
- * each job). Two schedulers, one with scan_all, driven alike through random submissions
- * of a few shapes (1 to 3 GPUs), steps, ends and monitor changes, place the same jobs on
- * the same GPUs at every step. */
+ * each job). Two schedulers, one with scan_all (which also reserves by looking at every
+ * GPU, not through rtree), driven alike through random submissions of a few shapes (1 to
+ * 3 GPUs), steps, ends and monitor changes, place the same jobs on the same GPUs and
+ * hold the same GPUs for the blocked job at every step. */
 #define TG 4096
 #define TJ (TG + 3000)
 
@@ -2350,6 +2351,10 @@ static void test_auto_top_list_answers_the_next_job_of_a_shape(void **state)
                 for (uint16_t g = 0; g < a->nplaced; g++)
                     assert_int_equal(a->gpu[g], b->gpu[g]);
             }
+            /* and the same GPUs held for the blocked job */
+            assert_int_equal(side[0].s.nreserved, side[1].s.nreserved);
+            for (uint16_t k = 0; k < side[0].s.nreserved; k++)
+                assert_int_equal(side[0].s.reserved[k], side[1].s.reserved[k]);
             placed_total += n0;
             break;
         }
@@ -2378,6 +2383,59 @@ static void test_auto_top_list_answers_the_next_job_of_a_shape(void **state)
     assert_true(side[0].s.judged * 4 < side[1].s.judged);
     for (int k = 0; k < 2; k++)
         carma_sched_free(&side[k].s);
+}
+
+/* A reservation is made without logging its GPUs: a list of the best GPUs for a shape
+ * (struct carma_sched_top) made before it must not offer a GPU now held for the blocked
+ * job as it was. GPUs 100, 200 and 300 run a small job each, the others a larger one. H1,
+ * which fits nowhere, holds GPU 100 (the most memory, the lowest index); X1 behind it takes
+ * GPU 200, and its scan of every GPU keeps a list with GPU 300 first. H1 is cancelled, GPU
+ * 100 takes a job, and H2 holds GPU 300: X2, of X1's shape, must not take it (H2 would no
+ * longer fit beside it) but the best GPU not held. */
+static void test_auto_top_list_rejudges_reserved_gpus(void **state)
+{
+    (void)state;
+    static struct top_side d;
+    memset(&d, 0, sizeof d);
+    for (size_t g = 0; g < TG; g++)
+        carma_gpu_init(&d.gpus[g], 40960, 30, CARMA_SHARING_MPS);
+    assert_int_equal(carma_sched_init(&d.s, d.jobs, d.gpus, TG, carma_policy_find("auto"), NULL),
+                     0);
+    for (uint32_t g = 0; g < TG; g++) {
+        struct carma_job *j = &d.jobs[g];
+        carma_job_init(j, g + 1, 1, 0);
+        int small = g == 100 || g == 200 || g == 300;
+        j->bound_mib = small ? 2000 : 10000;
+        j->smact = small ? 0.05f : 0.95f;
+        uint16_t g16 = (uint16_t)g;
+        carma_sched_adopt(&d.s, g, &g16, 1, 0, 0);
+    }
+    uint32_t h1 = TG, x1 = TG + 1, extra = TG + 2, h2 = TG + 3, x2 = TG + 4;
+    for (uint32_t i = TG; i <= x2; i++) {
+        carma_job_init(&d.jobs[i], i + 1, 1, 1);
+        d.jobs[i].bound_mib = i == h1 || i == h2 ? 39000 : i == extra ? 6000 : 3000;
+        d.jobs[i].smact = i == h1 || i == h2 ? 0.3f : 0.1f;
+    }
+    carma_sched_submit(&d.s, h1, 1);
+    carma_sched_submit(&d.s, x1, 1);
+    assert_int_equal(carma_sched_step(&d.s, 1, d.out, TJ), 1);
+    assert_int_equal(d.out[0].job, x1);
+    assert_int_equal(d.s.holder, h1);
+    assert_int_equal(d.s.reserved[0], 100);
+    assert_int_equal(d.jobs[x1].gpu[0], 200);
+    assert_int_equal(carma_sched_dequeue(&d.s, h1), 0);
+    uint16_t g100 = 100;
+    carma_sched_adopt(&d.s, extra, &g100, 1, 2, 0);
+    carma_sched_submit(&d.s, h2, 3);
+    carma_sched_submit(&d.s, x2, 3);
+    uint64_t judged = d.s.judged;
+    assert_int_equal(carma_sched_step(&d.s, 3, d.out, TJ), 1);
+    assert_true(d.s.judged - judged < 64); /* answered from the list */
+    assert_int_equal(d.s.holder, h2);
+    assert_int_equal(d.s.reserved[0], 300);
+    assert_int_equal(d.out[0].job, x2);
+    assert_int_not_equal(d.jobs[x2].gpu[0], 300);
+    carma_sched_free(&d.s);
 }
 
 /* The same with islands of 8 GPUs (the last one of 6): a job on several GPUs that fits
@@ -2453,6 +2511,7 @@ int main(void)
         cmocka_unit_test(test_multi_gpu_job),
         cmocka_unit_test(test_auto_shortcut_makes_the_full_scans_choices),
         cmocka_unit_test(test_auto_top_list_answers_the_next_job_of_a_shape),
+        cmocka_unit_test(test_auto_top_list_rejudges_reserved_gpus),
         cmocka_unit_test(test_auto_shortcut_makes_the_full_scans_choices_with_islands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
