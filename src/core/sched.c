@@ -1140,6 +1140,28 @@ static inline int auto_before(const struct carma_sched *s, uint32_t gi, float ga
     return gain > og || (gain == og && ((loosest ? x > y : x < y) || (x == y && gi < o)));
 }
 
+/* Puts GPU gi of gain `gain` in place of the root of the heap c/g of m GPUs (the last in
+ * auto_offer's order at the root), sifting it down: the child that goes last moves up. */
+static void keep_sift_down(const struct carma_sched *s, uint32_t *c, float *g, size_t m,
+                           uint32_t gi, float gain, int loosest)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= m)
+            break;
+        if (k + 1 < m && auto_before(s, c[k], g[k], c[k + 1], g[k + 1], loosest))
+            k++;
+        if (!auto_before(s, gi, gain, c[k], g[k], loosest))
+            break;
+        c[i] = c[k];
+        g[i] = g[k];
+        i = k;
+    }
+    c[i] = gi;
+    g[i] = gain;
+}
+
 /* Offers GPU gi to a->kc/kg, a heap of the best CARMA_SCHED_TOP_LEN offered in
  * auto_offer's order, the last of them at the root: as auto_offer with that many wanted,
  * in O(log n) (auto_keep_sort puts them in auto_offer's order). */
@@ -1161,20 +1183,9 @@ static void auto_keep(const struct carma_sched *s, struct auto_scan *a, uint32_t
             g[i] = g[p];
         }
     } else {
-        if (!auto_before(s, gi, gain, c[0], g[0], a->loosest))
-            return;
-        for (i = 0;;) { /* sift down from the root: the child that goes last moves up */
-            size_t k = 2 * i + 1;
-            if (k >= a->nk)
-                break;
-            if (k + 1 < a->nk && auto_before(s, c[k], g[k], c[k + 1], g[k + 1], a->loosest))
-                k++;
-            if (!auto_before(s, gi, gain, c[k], g[k], a->loosest))
-                break;
-            c[i] = c[k];
-            g[i] = g[k];
-            i = k;
-        }
+        if (auto_before(s, gi, gain, c[0], g[0], a->loosest))
+            keep_sift_down(s, c, g, a->nk, gi, gain, a->loosest);
+        return;
     }
     c[i] = gi;
     g[i] = gain;
@@ -1190,21 +1201,7 @@ static void auto_keep_sort(const struct carma_sched *s, struct auto_scan *a)
         float gain = g[n - 1];
         c[n - 1] = c[0];
         g[n - 1] = g[0];
-        size_t i = 0, m = n - 1;
-        for (;;) {
-            size_t k = 2 * i + 1;
-            if (k >= m)
-                break;
-            if (k + 1 < m && auto_before(s, c[k], g[k], c[k + 1], g[k + 1], a->loosest))
-                k++;
-            if (!auto_before(s, gi, gain, c[k], g[k], a->loosest))
-                break;
-            c[i] = c[k];
-            g[i] = g[k];
-            i = k;
-        }
-        c[i] = gi;
-        g[i] = gain;
+        keep_sift_down(s, c, g, n - 1, gi, gain, a->loosest);
     }
 }
 
