@@ -84,7 +84,7 @@ void carma_store_close(struct carma_store *st);
 int carma_store_version_found(const struct carma_store *st);
 
 /* The copy carma_store_open keeps of a store it migrates, made before the first step
- * (docs/daemon.md, "Upgrading and going back"): PATH.vN, N the version found, written
+ * (docs/daemon.md, "Upgrading, and going back"): PATH.vN, N the version found, written
  * consistent (VACUUM INTO) with the store's owner and mode (at most 0600). A copy of
  * that name that exists is kept (the oldest); one that cannot be written refuses the
  * migration (err names the copy, why, and what to do; the store is left as it was). A new
@@ -174,8 +174,9 @@ int carma_store_attempt_pid(struct carma_store *st, uint64_t job, uint32_t n, pi
 /* attempts.peak_partial holds the CARMA_PEAK_* bits (proto/proto.h): why an attempt's
  * peak is only a lower limit. Such a peak is no history (carmad_store_peaks); an OOM
  * retry's bound is still raised to it. */
-/* Ticks at which a job's memory must be within 1% (at least 2 MiB) of its peak for the
- * peak to be complete: a training job's memory climbs over its first iterations and then
+/* Ticks at which a job's memory must be within 1% (at least 2 MiB) of its peak, counted
+ * from when the peak last rose by more than that (peak_hold, daemon.c), for the peak to
+ * be complete: a training job's memory climbs over its first iterations and then
  * holds (caching allocators keep what they took), so a peak seen once may be a sample of
  * the climb. */
 #define CARMA_PEAK_HELD_TICKS 2u
