@@ -1353,6 +1353,21 @@ static void auto_top_keep(struct carma_sched *s, struct auto_scan *a, uint8_t fl
     }
 }
 
+/* Judges GPU gi again for a's list (once per stamp: a GPU both changed and reserved is
+ * judged once) and keeps it when usable. Returns whether it was. */
+static int top_rejudge(struct carma_sched *s, struct auto_scan *a, uint32_t gi)
+{
+    if (s->seen[gi] == s->stamp)
+        return 0;
+    s->seen[gi] = s->stamp;
+    s->judged++;
+    float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
+    if (gain < 0)
+        return 0;
+    auto_keep(s, a, gi, gain);
+    return 1;
+}
+
 /* Answers scan a from the GPUs a scan of every GPU for a job of its shape found best
  * (struct carma_sched_top): the GPUs changed since and those reserved now are judged
  * again, those of the list not changed keep their gains. Returns 1 when the job fits,
@@ -1377,30 +1392,10 @@ static int auto_top_use(struct carma_sched *s, struct auto_scan *a, uint8_t flag
     a->nk = 0;
     a->nan = 0;
     size_t offered = 0;
-    for (uint64_t e = t->epoch + 1; e <= s->epoch; e++) {
-        uint32_t gi = s->changelog[e % SCHED_CHANGELOG];
-        if (s->seen[gi] == s->stamp)
-            continue;
-        s->seen[gi] = s->stamp;
-        s->judged++;
-        float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
-        if (gain >= 0) {
-            offered++;
-            auto_keep(s, a, gi, gain);
-        }
-    }
-    for (uint16_t k = 0; k < s->nreserved; k++) {
-        uint32_t gi = s->reserved[k];
-        if (s->seen[gi] == s->stamp)
-            continue;
-        s->seen[gi] = s->stamp;
-        s->judged++;
-        float gain = auto_gain(s, gi, a->need, a->only_idle, a->sm, a->busy, a->weight, a->honour);
-        if (gain >= 0) {
-            offered++;
-            auto_keep(s, a, gi, gain);
-        }
-    }
+    for (uint64_t e = t->epoch + 1; e <= s->epoch; e++)
+        offered += top_rejudge(s, a, s->changelog[e % SCHED_CHANGELOG]);
+    for (uint16_t k = 0; k < s->nreserved; k++)
+        offered += top_rejudge(s, a, s->reserved[k]);
     /* the list's GPUs not judged again: the last of them in auto_offer's order ranks
      * above every GPU neither listed nor judged again. A GPU reserved then and not now was
      * logged when its reservation went, and one reserved now was judged again: the rest
