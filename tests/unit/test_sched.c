@@ -2155,6 +2155,24 @@ static uint64_t diff_rng(uint64_t *x)
     return *x;
 }
 
+/* Steps two schedulers run in lockstep at `now` and asserts they place the same jobs on the
+ * same GPUs, in the same order; returns how many. */
+static size_t step_both(struct carma_sched *s0, struct carma_sched *s1, double now,
+                        struct carma_placement *o0, struct carma_placement *o1, size_t cap)
+{
+    size_t n0 = carma_sched_step(s0, now, o0, cap);
+    size_t n1 = carma_sched_step(s1, now, o1, cap);
+    assert_int_equal(n0, n1);
+    for (size_t i = 0; i < n0; i++) {
+        const struct carma_job *a = &s0->jobs[o0[i].job], *b = &s1->jobs[o1[i].job];
+        assert_int_equal(o0[i].job, o1[i].job);
+        assert_int_equal(a->nplaced, b->nplaced);
+        for (uint16_t g = 0; g < a->nplaced; g++)
+            assert_int_equal(a->gpu[g], b->gpu[g]);
+    }
+    return n0;
+}
+
 static void diff_run(int islands)
 {
     static struct diff_side side[2];
@@ -2198,18 +2216,11 @@ static void diff_run(int islands)
             }
             break;
         case 2: { /* a step: the same placements */
-            size_t n0 = carma_sched_step(&side[0].s, now, side[0].out, DJ);
-            size_t n1 = carma_sched_step(&side[1].s, now, side[1].out, DJ);
-            assert_int_equal(n0, n1);
+            size_t n0 = step_both(&side[0].s, &side[1].s, now, side[0].out, side[1].out, DJ);
             for (size_t i = 0; i < n0; i++) {
                 const struct carma_job *a = &side[0].jobs[side[0].out[i].job];
-                const struct carma_job *b = &side[1].jobs[side[1].out[i].job];
-                assert_int_equal(side[0].out[i].job, side[1].out[i].job);
-                assert_int_equal(a->nplaced, b->nplaced);
-                for (uint16_t g = 0; g < a->nplaced; g++) {
-                    assert_int_equal(a->gpu[g], b->gpu[g]);
+                for (uint16_t g = 0; g < a->nplaced; g++)
                     collocated += side[0].gpus[a->gpu[g]].njobs > 1;
-                }
             }
             placed_total += n0;
             break;
@@ -2340,17 +2351,7 @@ static void test_auto_top_list_answers_the_next_job_of_a_shape(void **state)
             }
             break;
         case 3: { /* a step: the same placements */
-            size_t n0 = carma_sched_step(&side[0].s, now, side[0].out, TJ);
-            size_t n1 = carma_sched_step(&side[1].s, now, side[1].out, TJ);
-            assert_int_equal(n0, n1);
-            for (size_t i = 0; i < n0; i++) {
-                const struct carma_job *a = &side[0].jobs[side[0].out[i].job];
-                const struct carma_job *b = &side[1].jobs[side[1].out[i].job];
-                assert_int_equal(side[0].out[i].job, side[1].out[i].job);
-                assert_int_equal(a->nplaced, b->nplaced);
-                for (uint16_t g = 0; g < a->nplaced; g++)
-                    assert_int_equal(a->gpu[g], b->gpu[g]);
-            }
+            size_t n0 = step_both(&side[0].s, &side[1].s, now, side[0].out, side[1].out, TJ);
             /* and the same GPUs held for the blocked job */
             assert_int_equal(side[0].s.nreserved, side[1].s.nreserved);
             for (uint16_t k = 0; k < side[0].s.nreserved; k++)
