@@ -31,6 +31,10 @@
 
 static const char *const est_names[SIM_EST_COUNT] = {"horus", "faketensor", "gpumemnet", "carma"};
 
+/* The help and the README give the recorder's limits in words. */
+_Static_assert(CARMA_REPORT_KEEP_BARS == 65536 && CARMA_REPORT_KEEP_POINTS == 16384,
+               "--report's limits changed: update sim_usage and the README");
+
 static void sim_usage(FILE *f)
 {
     fprintf(
@@ -68,7 +72,9 @@ static void sim_usage(FILE *f)
                "                     instead of a table\n"
                "  --report FILE      write an HTML page with per-GPU charts and a Gantt chart\n"
                "                     of the first GPUs (96 / policies, 4 to 32; only they are\n"
-               "                     recorded), checked before the run, written after the figures\n"
+               "                     recorded, and of a long run the charts' extremes and the\n"
+               "                     first 65,536 bars or so), checked before the run, written\n"
+               "                     after the figures\n"
                "  --jitter FRAC      multiply run times by exp(N(0, FRAC)) noise, FRAC in\n"
                "                     [0, 2] (default 0)\n"
                "  --seed N           seed of that noise, 0 to 2^63 - 1 (default 1)\n"
@@ -599,6 +605,8 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .nbars = tl->nbars,
             .bars = tl->bars,
             .nruns_elsewhere = tl->nruns_other,
+            .nruns_late = tl->nruns_late,
+            .bars_until_s = tl->bars_until,
         };
     }
     /* The table's notes, after what (bound) and the ratios mean. */

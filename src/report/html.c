@@ -630,6 +630,7 @@ static int count_runs(const struct carma_report_section *sec, size_t shown, size
                       size_t *off)
 {
     *runs = *off = sec->nruns_elsewhere;
+    *runs += sec->nruns_late;
     size_t n = sec->bars ? sec->nbars : 0;
     if (n == 0)
         return 0;
@@ -742,6 +743,19 @@ static int gantt_chart(FILE *f, const struct carma_report_section *sec, size_t s
                       per_gpu, &used, st);
         fputs("</g>\n", f);
         y += rh;
+    }
+    if (sec->nruns_late && sec->bars_until_s < run_end) { /* what was not recorded, greyed */
+        double x = xmap(sec->bars_until_s, t_end), x1 = xmap(run_end, t_end);
+        fputs("<g><rect fill=\"#8c959f\" fill-opacity=\".18\"", f);
+        attr_num(f, "x", x);
+        attr_num(f, "y", TOP);
+        attr_num(f, "width", x1 - x);
+        attr_num(f, "height", rows_end - TOP);
+        fprintf(f, "><title>%zu runs that started here or later are not drawn</title></rect>",
+                sec->nruns_late);
+        if (x1 - x >= 90)
+            text_at(f, "na", x + 6, TOP + 12, "runs not recorded", 0);
+        fputs("</g>\n", f);
     }
     fputs("</svg>\n", f);
     free(start), free(o), free(fill), free(lanes);
@@ -862,6 +876,16 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
                 st.lane_overflow_gpus, st.lane_overflow_gpus == 1 ? "" : "s", MAX_LANES);
     if (bad)
         fprintf(f, "<p class=\"note\">%zu runs with an unknown GPU or time skipped</p>\n", bad);
+    if (sec->nruns_late) {
+        char from[48];
+        carma_svg_duration_format(from, sizeof from, sec->bars_until_s);
+        fprintf(f,
+                "<p class=\"note\">%zu runs that started from %s on are not drawn (grey): a "
+                "long run's recording keeps the bars of its first %zu runs or so, to bound "
+                "its memory (the charts below cover the whole run). To see later runs, "
+                "replay the part of the trace from there</p>\n",
+                sec->nruns_late, from, runs - off_gpu - sec->nruns_late);
+    }
     fwrite(gbuf, 1, glen, f);
     free(gbuf);
 

@@ -57,6 +57,12 @@ struct carma_report_section {
     size_t nruns_elsewhere; /* job runs whose GPUs are all past the series given, with
                              * no bar in bars: counted in the section's totals as runs
                              * not drawn (a run is one attempt of a job, one bar per GPU) */
+    /* A recorder that kept only a long run's first runs (CARMA_REPORT_KEEP_BARS): */
+    size_t nruns_late;   /* runs on the GPUs given that started at bars_until_s or later,
+                          * with no bar in bars: counted in the totals as not drawn, and
+                          * the Gantt chart says from when it shows none (0: none left) */
+    double bars_until_s; /* with nruns_late: every run that started before it has its
+                          * bars in bars */
 };
 
 /* The summary table: header[ncols], cells[nrows*ncols] row-major, all text; note, when
@@ -79,6 +85,16 @@ struct carma_report_table {
 #define CARMA_REPORT_PAGE_GPUS 96
 #define CARMA_REPORT_MAX_POINTS 2000
 #define CARMA_REPORT_PAGE_MARKS 40000
+
+/* What a recorder of a run keeps for a report, so that its memory stays bounded however
+ * long the run (carma sim --report; docs/model.md): per drawn GPU at most
+ * CARMA_REPORT_KEEP_POINTS points, a longer series compacted to each time bucket's
+ * minimum and maximum of every metric (buckets a power of two seconds wide, as narrow
+ * as leaves at most half that many points); and per section the bars of about
+ * CARMA_REPORT_KEEP_BARS runs: once that many, only the runs that started before then
+ * (nruns_late). */
+#define CARMA_REPORT_KEEP_POINTS 16384
+#define CARMA_REPORT_KEEP_BARS 65536
 
 /* How many GPUs, the first ones of each section, a page of nsections sections draws
  * for a run of ngpus GPUs: min(ngpus, CARMA_REPORT_PAGE_GPUS / nsections clamped to

@@ -214,14 +214,91 @@ static double job_mem_integral(const struct sim *s, uint32_t ji, double t)
     return M * (d - r / 2);
 }
 
-static int series_push(struct sim_series *se, double t, float mem, float sm, float pw)
+/* Keeps, of the points in each bucket [k w, (k + 1) w) of time from t0, the first
+ * minimum and the first maximum of every metric, in time order, and the series' last
+ * point (record_gpu starts from it; compaction comes before a point at a later time, or
+ * at the same time as a lone last point, so series_push's rule for a third point at
+ * one instant sees the same points as without it). w is a power of two: a compaction at
+ * 2w after one at w keeps what one at 2w alone would. Returns the points kept. */
+static size_t series_compact_at(struct sim_series *se, double t0, double w)
+{
+    size_t o = 0, n = se->n;
+    for (size_t i = 0; i < n;) {
+        double b = floor((se->t[i] - t0) / w);
+        size_t j = i + 1;
+        while (j < n && floor((se->t[j] - t0) / w) == b)
+            j++;
+        enum { NKEEP = 7 };
+        size_t keep[NKEEP];
+        size_t nk = 0;
+        const float *v[3] = {se->mem, se->smact, se->power};
+        for (int m = 0; m < 3; m++) {
+            size_t lo = i, hi = i;
+            for (size_t k = i + 1; k < j; k++) {
+                if (v[m][k] < v[m][lo])
+                    lo = k;
+                if (v[m][k] > v[m][hi])
+                    hi = k;
+            }
+            keep[nk++] = lo;
+            keep[nk++] = hi;
+        }
+        if (j == n)
+            keep[nk++] = n - 1;
+        /* in index order, once each (insertion sort of at most NKEEP) */
+        for (size_t a = 1; a < nk; a++)
+            for (size_t c = a; c > 0 && keep[c - 1] > keep[c]; c--) {
+                size_t x = keep[c];
+                keep[c] = keep[c - 1];
+                keep[c - 1] = x;
+            }
+        /* in place: the k-th point written goes to o + k <= keep[k], not yet read */
+        for (size_t a = 0; a < nk; a++) {
+            if (a && keep[a] == keep[a - 1])
+                continue;
+            size_t k = keep[a];
+            se->t[o] = se->t[k];
+            se->mem[o] = se->mem[k];
+            se->smact[o] = se->smact[k];
+            se->power[o] = se->power[k];
+            o++;
+        }
+        i = j;
+    }
+    se->n = o;
+    return o;
+}
+
+/* Halves a full series or better: compaction at the narrowest power-of-two bucket
+ * width that leaves at most limit / 2 points, trying widths from the one that gives
+ * about limit / 4 buckets over the series' span (each keeps 6 points at most, often
+ * 2 to 4: the metrics move together). Returns that width. */
+static double series_compact(struct sim_series *se, double t0, size_t limit)
+{
+    assert(se->n >= 2);
+    double span = se->t[se->n - 1] - t0;
+    int e;
+    frexp(span > 0 ? span / (double)(limit / 4) : 1, &e);
+    double w = ldexp(1, e); /* >= span / (limit / 4) */
+    while (series_compact_at(se, t0, w) > limit / 2)
+        w *= 2;
+    return w;
+}
+
+static int series_push(struct sim *s, struct sim_series *se, double t, float mem, float sm,
+                       float pw)
 {
     /* At one instant keep the state before and the state after a change (a vertical
      * step in the chart); a third point at that instant replaces the second. */
     if (se->n >= 2 && se->t[se->n - 1] == t && se->t[se->n - 2] == t)
         se->n--;
+    size_t limit = s->cfg->record_points ? s->cfg->record_points : CARMA_REPORT_KEEP_POINTS;
+    limit = limit < 64 ? 64 : limit;
+    if (se->n == limit)
+        s->tl->series_step = fmax(s->tl->series_step, series_compact(se, s->t0, limit));
     if (se->n == se->cap) {
         size_t nc = se->cap ? se->cap * 2 : 256;
+        nc = nc > limit ? limit : nc;
         double *nt = realloc(se->t, nc * sizeof *nt);
         if (!nt)
             return -ENOMEM;
@@ -268,11 +345,11 @@ static int record_gpu(struct sim *s, uint32_t gi, double t)
         }
         if (next >= t)
             break;
-        if (series_push(se, next, (float)gpu_mem_at(s, g, next), g->smact, (float)g->power))
+        if (series_push(s, se, next, (float)gpu_mem_at(s, g, next), g->smact, (float)g->power))
             return -ENOMEM;
         from = next;
     }
-    return series_push(se, t, (float)gpu_mem_at(s, g, t), g->smact, (float)g->power);
+    return series_push(s, se, t, (float)gpu_mem_at(s, g, t), g->smact, (float)g->power);
 }
 
 static int record_bar(struct sim *s, uint32_t ji, double end, enum carma_report_outcome o)
@@ -284,13 +361,29 @@ static int record_bar(struct sim *s, uint32_t ji, double end, enum carma_report_
     uint16_t recorded = 0;
     for (uint16_t k = 0; k < j->nplaced; k++)
         recorded += j->gpu[k] < tl->ngpus;
-    if (recorded == 0)
+    if (recorded == 0) {
         tl->nruns_other++;
+        return 0;
+    }
+    /* Past record_bars bars, the runs that started before now (this one included) and
+     * no others: the chart stays complete up to then, and the ones still running now
+     * are what it keeps past the limit. */
+    size_t limit = s->cfg->record_bars ? s->cfg->record_bars : CARMA_REPORT_KEEP_BARS;
+    if (tl->bars_until == INFINITY && tl->nbars + recorded > limit)
+        tl->bars_until = end - s->t0;
+    if (j->start_s - s->t0 >= tl->bars_until) {
+        tl->nruns_late++;
+        return 0;
+    }
     for (uint16_t k = 0; k < j->nplaced; k++) {
         if (j->gpu[k] >= tl->ngpus)
             continue;
         if (tl->nbars == tl->capbars) {
             size_t nc = tl->capbars ? tl->capbars * 2 : 256;
+            if (tl->capbars < limit && nc > limit)
+                nc = limit; /* then a little at a time for the runs still going */
+            else if (tl->capbars >= limit)
+                nc = tl->capbars + tl->capbars / 16 + 16;
             struct carma_report_bar *nb = realloc(tl->bars, nc * sizeof *nb);
             if (!nb)
                 return -ENOMEM;
@@ -929,6 +1022,7 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
         carma_sched_set_coloc(&s.sched, cfg->coloc, 1); /* every GPU kind 0 */
     if (tl) {
         memset(tl, 0, sizeof *tl);
+        tl->bars_until = INFINITY;
         tl->ngpus = cfg->record_gpus && cfg->record_gpus < cfg->ngpus ? cfg->record_gpus
                                                                       : cfg->ngpus;
         tl->gpu = calloc(tl->ngpus, sizeof *tl->gpu);

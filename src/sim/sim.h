@@ -33,6 +33,12 @@ struct sim_config {
                                       first this many GPUs only (what the report draws,
                                       carma_report_gpus_drawn), counting the runs on the
                                       others; 0 = every GPU */
+    size_t record_points;          /* per recorded GPU, the points kept before the series
+                                      is compacted to half as many or fewer (time buckets'
+                                      minima and maxima); 0 = CARMA_REPORT_KEEP_POINTS,
+                                      else at least 64 */
+    size_t record_bars;            /* bars kept before the recorder keeps only the runs
+                                      that started before then; 0 = CARMA_REPORT_KEEP_BARS */
     int every_tick;                /* decide at every second of CARMA's loop, even where
                                       nothing can have changed (the skip's check) */
     const struct carma_coloc_learnt *coloc; /* auto predicts with this correction of the
@@ -85,6 +91,11 @@ struct sim_timeline {
     size_t nbars, capbars;
     size_t nruns_other; /* job runs none of whose GPUs is recorded (bars
                            not kept) */
+    /* Once record_bars bars were kept, at bars_until (seconds from the first arrival):
+     * only the runs that started before it are, the others counted in nruns_late. */
+    size_t nruns_late;
+    double bars_until;  /* INFINITY while every run is kept */
+    double series_step; /* > 0: the widest bucket (s) a series was compacted to */
     double t_end;
 };
 

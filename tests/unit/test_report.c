@@ -103,8 +103,8 @@ static void test_structure_bars_and_escaping(void **state)
         {2, 0, 1000, 8, "b", CARMA_REPORT_OK},
     };
     struct carma_report_section sec[2] = {
-        {"policy <auto> & \"co\"", 7200, NG, se[0], 6, bars0, 0, 0},
-        {"exclusive", 7200, NG, se[1], 2, bars1, 0, 0},
+        {"policy <auto> & \"co\"", 7200, NG, se[0], 6, bars0, 0, 0, 0, 0},
+        {"exclusive", 7200, NG, se[1], 2, bars1, 0, 0, 0, 0},
     };
     const char *header[] = {"policy", "makespan h"};
     const char *cells[] = {"auto<", "1.25", "exclusive", "2.50"};
@@ -188,7 +188,7 @@ static void test_same_bytes_in_any_locale(void **state)
     struct carma_report_series se;
     gpu_data_fill(&d, &se, "GPU 0", 300, 1234.5, 3);
     const struct carma_report_bar bars[] = {{0, 10.25, 700.75, 1, "x", CARMA_REPORT_OK}};
-    struct carma_report_section sec = {"s", 1234.5, 1, &se, 1, bars, 0, 0};
+    struct carma_report_section sec = {"s", 1234.5, 1, &se, 1, bars, 0, 0, 0, 0};
     size_t la, lb;
     char *a = render("t", NULL, NULL, &sec, 1, &la);
     static const char *const comma[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
@@ -317,7 +317,7 @@ static void test_caps_on_a_large_run(void **state)
                                             "llama-7b-finetune",
                                             (enum carma_report_outcome)(i % 5)};
     }
-    struct carma_report_section sec = {"auto", 86400, NG, se, NBARS, bars, 0, 0};
+    struct carma_report_section sec = {"auto", 86400, NG, se, NBARS, bars, 0, 0, 0, 0};
     size_t len;
     char *html = render("big", NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "first 32 of 1024 GPUs shown"));
@@ -398,9 +398,9 @@ static void test_drawn_gpus_only_same_page(void **state)
                 kept[nkept++] = bars[i];
         struct carma_report_section full[NSEC], part[NSEC];
         for (size_t k = 0; k < nsec; k++) {
-            full[k] = (struct carma_report_section){"auto", 0, NG, se, NBARS, bars, 0, 0};
-            part[k] = (struct carma_report_section){"auto", 0,      NG,    se, nkept, kept,
-                                                    shown,  NBARS - nkept};
+            full[k] = (struct carma_report_section){"auto", 0, NG, se, NBARS, bars, 0, 0, 0, 0};
+            part[k] = (struct carma_report_section){"auto",        0, NG, se, nkept, kept, shown,
+                                                    NBARS - nkept, 0, 0};
         }
         size_t lf, lp;
         char *a = render("t", NULL, NULL, full, nsec, &lf);
@@ -437,7 +437,7 @@ static void test_counts_runs_not_bars(void **state)
         {1, 100, 120, 2, "T2B", CARMA_REPORT_OOM},  {0, 3600, 7200, 2, "T2B", CARMA_REPORT_OK},
         {1, 3600, 7200, 2, "T2B", CARMA_REPORT_OK},
     };
-    struct carma_report_section sec = {"or-rr", 7200, 2, se, 5, bars, 0, 0};
+    struct carma_report_section sec = {"or-rr", 7200, 2, se, 5, bars, 0, 0, 0, 0};
     size_t len;
     char *html = render(NULL, NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "2 GPUs, 3 job runs over"));
@@ -448,7 +448,7 @@ static void test_counts_runs_not_bars(void **state)
         {0, 0, 3600, 3, "c", CARMA_REPORT_OK},
     };
     /* and 2 runs the caller left out, whose GPUs are all past the series given */
-    sec = (struct carma_report_section){"auto", 7200, NG, se, 5, wide, NG, 2};
+    sec = (struct carma_report_section){"auto", 7200, NG, se, 5, wide, NG, 2, 0, 0};
     html = render(NULL, NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "40 GPUs, 5 job runs over"));
     assert_non_null(strstr(html, "first 32 of 40 GPUs shown"));
@@ -460,7 +460,7 @@ static void test_counts_runs_not_bars(void **state)
         {0, 100.4, 100.5, 2, "r", CARMA_REPORT_OOM},  {0, 3000, 3000.1, 4, "s", CARMA_REPORT_OK},
         {0, 3000.2, 3000.3, 5, "t", CARMA_REPORT_OK},
     };
-    sec = (struct carma_report_section){"auto", 7200, 1, se, 5, tiny, 0, 0};
+    sec = (struct carma_report_section){"auto", 7200, 1, se, 5, tiny, 0, 0, 0, 0};
     html = render(NULL, NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "<title>3 runs of job 2, each shorter than a pixel\n"));
     assert_non_null(strstr(html, "<title>2 runs, each shorter than a pixel (jobs 4 to 5)\n"));
@@ -469,6 +469,44 @@ static void test_counts_runs_not_bars(void **state)
         gpu_data_free(&d[g]);
     free(d);
     free(se);
+}
+
+static void test_late_runs_greyed_and_counted(void **state)
+{
+    (void)state;
+    /* A long run's recorder keeps the bars of the runs that started before some time
+     * only (CARMA_REPORT_KEEP_BARS): the page counts the others, says from when none is
+     * drawn and greys that span; a section with none left out draws as before. */
+    struct gpu_data d[2];
+    struct carma_report_series se[2];
+    for (size_t g = 0; g < 2; g++)
+        gpu_data_fill(&d[g], &se[g], "GPU a100-40gb", 10, 7200, (unsigned)g);
+    const struct carma_report_bar bars[] = {
+        {0, 0, 3600, 1, "B", CARMA_REPORT_OK},
+        {1, 100, 4000, 2, "C", CARMA_REPORT_OK},
+    };
+    struct carma_report_section sec = {"auto", 7200, 2, se, 2, bars, 0, 0, 0, 3000};
+    size_t len0, len1;
+    char *before = render(NULL, NULL, NULL, &sec, 1, &len0);
+    assert_null(strstr(before, "(grey)"));
+    assert_null(strstr(before, "not recorded"));
+    assert_non_null(strstr(before, "2 GPUs, 2 job runs over"));
+    sec.nruns_late = 7;
+    char *html = render(NULL, NULL, NULL, &sec, 1, &len1);
+    assert_non_null(strstr(html, "2 GPUs, 9 job runs over"));
+    assert_non_null(strstr(html, "<p class=\"note\">7 runs that started from 50m00s on are not "
+                                 "drawn (grey): a long run's recording keeps the bars of its "
+                                 "first 2 runs or so"));
+    /* the grey span: from 3000 s (x = 196 + 960 * 3000 / 7200 = 596) to the run's end */
+    assert_non_null(strstr(html, "<g><rect fill=\"#8c959f\" fill-opacity=\".18\" x=\"596\""));
+    assert_non_null(strstr(html, " width=\"560\""));
+    assert_non_null(strstr(html, "<title>7 runs that started here or later are not drawn</title>"));
+    assert_non_null(strstr(html, ">runs not recorded</text>"));
+    assert_int_equal(count(html, "<title>job "), 2);
+    free(before);
+    free(html);
+    for (size_t g = 0; g < 2; g++)
+        gpu_data_free(&d[g]);
 }
 
 static void test_absent_data_and_edge_cases(void **state)
@@ -488,8 +526,8 @@ static void test_absent_data_and_edge_cases(void **state)
         {1, 0, 10, 4, "odd outcome", (enum carma_report_outcome)99},
     };
     struct carma_report_section sec[2] = {
-        {"edge", 0 /* taken from the data */, 2, se, 4, bars, 0, 0},
-        {"empty", 100, 0, NULL, 0, NULL, 0, 0},
+        {"edge", 0 /* taken from the data */, 2, se, 4, bars, 0, 0, 0, 0},
+        {"empty", 100, 0, NULL, 0, NULL, 0, 0, 0, 0},
     };
     size_t len;
     char *html = render(NULL, NULL, NULL, sec, 2, &len);
@@ -521,7 +559,7 @@ static void test_lanes_show_collocation(void **state)
     bars[N] = (struct carma_report_bar){1, 0, 50, 100, "a", CARMA_REPORT_OK};
     bars[N + 1] = (struct carma_report_bar){1, 50, 100, 101, "b", CARMA_REPORT_OK};
     bars[N + 2] = (struct carma_report_bar){1, 40, 60, 102, "c", CARMA_REPORT_OOM};
-    struct carma_report_section sec = {"lanes", 100, 2, se, N + 3, bars, 0, 0};
+    struct carma_report_section sec = {"lanes", 100, 2, se, N + 3, bars, 0, 0, 0, 0};
     char *html = render("t", NULL, NULL, &sec, 1, NULL);
     assert_non_null(strstr(html, "20 runs, 16+ at once"));
     assert_non_null(strstr(html, "more than 16 jobs ran at once"));
@@ -613,7 +651,7 @@ static void test_write_error_is_eio(void **state)
         skip();
         return;
     }
-    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0};
+    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0};
     struct carma_err err = {{0}};
     assert_int_equal(carma_report_write_html(f, "t", NULL, NULL, &sec, 1, &err), -EIO);
     assert_non_null(strstr(err.msg, "write failed"));
@@ -629,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_caps_on_a_large_run),
         cmocka_unit_test(test_drawn_gpus_only_same_page),
         cmocka_unit_test(test_counts_runs_not_bars),
+        cmocka_unit_test(test_late_runs_greyed_and_counted),
         cmocka_unit_test(test_absent_data_and_edge_cases),
         cmocka_unit_test(test_lanes_show_collocation),
         cmocka_unit_test(test_text_numbers_and_times),

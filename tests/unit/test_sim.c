@@ -964,8 +964,9 @@ static size_t timeline_bytes(const struct sim_timeline *tl)
     return b;
 }
 
-static void record_run(struct sim_job_spec *jobs, size_t n, const char *policy, size_t ngpus,
-                       size_t record_gpus, struct sim_metrics *m, struct sim_timeline *tl)
+static void record_run_keep(struct sim_job_spec *jobs, size_t n, const char *policy, size_t ngpus,
+                            size_t record_gpus, size_t points, size_t bars, struct sim_metrics *m,
+                            struct sim_timeline *tl)
 {
     struct sim_trace t = {.jobs = jobs, .njobs = n, .workloads = wl, .nworkloads = 1};
     const struct sim_gpu_kind **kinds = calloc(ngpus, sizeof *kinds);
@@ -979,10 +980,120 @@ static void record_run(struct sim_job_spec *jobs, size_t n, const char *policy, 
     cfg.policy = carma_policy_find(policy);
     cfg.record = 1;
     cfg.record_gpus = record_gpus;
+    cfg.record_points = points;
+    cfg.record_bars = bars;
     struct carma_err err;
     if (sim_run(&t, &cfg, m, tl, &err))
         fail_msg("sim_run: %s", err.msg);
     free(kinds);
+}
+
+static void record_run(struct sim_job_spec *jobs, size_t n, const char *policy, size_t ngpus,
+                       size_t record_gpus, struct sim_metrics *m, struct sim_timeline *tl)
+{
+    record_run_keep(jobs, n, policy, ngpus, record_gpus, 0, 0, m, tl);
+}
+
+/* Whether the points of series b are some of a's, in order, the last ones included. */
+static int series_within(const struct sim_series *a, const struct sim_series *b)
+{
+    size_t i = 0;
+    for (size_t k = 0; k < b->n; k++, i++) {
+        while (i < a->n && !(a->t[i] == b->t[k] && a->mem[i] == b->mem[k] &&
+                             a->smact[i] == b->smact[k] && a->power[i] == b->power[k]))
+            i++;
+        if (i == a->n)
+            return 0;
+    }
+    return b->n && i == a->n;
+}
+
+/* Minimum (hi 0) or maximum (hi 1) of metric m (0 mem, 1 smact, 2 power) of se's points
+ * in [k w, (k + 1) w); NAN when none. */
+static double bucket_extreme(const struct sim_series *se, int m, double w, double k, int hi)
+{
+    const float *v = m == 0 ? se->mem : m == 1 ? se->smact : se->power;
+    double r = NAN;
+    for (size_t i = 0; i < se->n; i++)
+        if (floor(se->t[i] / w) == k && (isnan(r) || (hi ? v[i] > r : v[i] < r)))
+            r = v[i];
+    return r;
+}
+
+static void test_record_bounded_on_a_long_run(void **state)
+{
+    (void)state;
+    /* A report of a long run (carma sim --report, 1,000,000 jobs) kept every point and
+     * bar of the drawn GPUs: 580 MB over the simulator's own 400 MB. Past record_points
+     * a series keeps each time bucket's minimum and maximum of every metric (what the
+     * page draws per pixel), and past record_bars the bars of the runs that started
+     * before then only; the run itself and a short run's recording are unchanged. */
+    enum { N = 700, GPUS = 4, POINTS = 64, BARS = 100 };
+    struct sim_job_spec *jobs = calloc(N, sizeof *jobs);
+    assert_non_null(jobs);
+    for (int i = 0; i < N; i++) {
+        jobs[i] =
+            job(i * 37.0, 300 + 41 * (i % 13), 2000 + 2300 * (i % 7), 0.15f + 0.06f * (i % 9));
+        jobs[i].gpus = (uint16_t)(i % 6 == 0 ? 2 : 1);
+    }
+    const char *pol[] = {"auto", "exclusive"};
+    for (size_t p = 0; p < 2; p++) {
+        struct sim_metrics mf, mk;
+        struct sim_timeline full, kept;
+        record_run_keep(jobs, N, pol[p], GPUS, 0, 0, 0, &mf, &full);
+        record_run_keep(jobs, N, pol[p], GPUS, 0, POINTS, BARS, &mk, &kept);
+        assert_memory_equal(&mf, &mk, sizeof mf);
+        /* the defaults keep all of this run */
+        assert_true(full.series_step == 0 && full.nruns_late == 0 && isinf(full.bars_until));
+        assert_true(full.nbars > 4 * BARS && full.gpu[0].n > 4 * POINTS);
+        assert_float_equal(kept.t_end, full.t_end, 0);
+        /* series: some of the points, every bucket's extremes, within the limit */
+        double w = kept.series_step;
+        assert_true(w > 0 && w == ldexp(1, ilogb(w)));
+        for (size_t g = 0; g < GPUS; g++) {
+            const struct sim_series *a = &full.gpu[g], *b = &kept.gpu[g];
+            assert_true(b->n <= POINTS && b->cap <= POINTS);
+            assert_true(b->n < a->n);
+            assert_true(series_within(a, b));
+            for (double k = 0; k <= floor(full.t_end / w); k++)
+                for (int m = 0; m < 3; m++)
+                    for (int hi = 0; hi < 2; hi++) {
+                        double x = bucket_extreme(a, m, w, k, hi);
+                        double y = bucket_extreme(b, m, w, k, hi);
+                        assert_true(x == y || (isnan(x) && isnan(y)));
+                    }
+        }
+        /* bars: exactly those of the runs that started before bars_until, in order */
+        double until = kept.bars_until;
+        assert_true(isfinite(until) && until > 0 && until < full.t_end);
+        assert_true(kept.nbars >= BARS - 1 && kept.capbars <= BARS + BARS / 16 + 16);
+        size_t k = 0;
+        for (size_t i = 0; i < full.nbars; i++) {
+            const struct carma_report_bar *b = &full.bars[i];
+            if (b->start_s >= until)
+                continue;
+            assert_true(k < kept.nbars);
+            const struct carma_report_bar *c = &kept.bars[k++];
+            assert_true(c->gpu == b->gpu && c->job == b->job && c->start_s == b->start_s &&
+                        c->end_s == b->end_s && c->outcome == b->outcome);
+        }
+        assert_int_equal(k, kept.nbars);
+        /* the others counted once per run (a 2-GPU run has two bars) */
+        size_t late = 0;
+        for (size_t i = 0; i < full.nbars; i++) {
+            const struct carma_report_bar *b = &full.bars[i];
+            int first = 1;
+            for (size_t q = 0; q < i; q++)
+                first &= !(full.bars[q].job == b->job && full.bars[q].start_s == b->start_s);
+            late += first && b->start_s >= until;
+        }
+        assert_true(late > 0);
+        assert_int_equal(kept.nruns_late, late);
+        assert_int_equal(kept.nruns_other, 0);
+        sim_timeline_free(&full);
+        sim_timeline_free(&kept);
+    }
+    free(jobs);
 }
 
 static void test_records_only_the_drawn_gpus(void **state)
@@ -1374,6 +1485,7 @@ int main(void)
         cmocka_unit_test(test_estimator_carma_learns_nothing_from_a_crash_while_ramping),
         cmocka_unit_test(test_estimate_truncated_as_carma_reads_it),
         cmocka_unit_test(test_loop_skips_only_ticks_that_change_nothing),
+        cmocka_unit_test(test_record_bounded_on_a_long_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
