@@ -1,6 +1,7 @@
 /* Simulator speed: `auto` on a 100,000-job Philly-derived trace (Muri's four traces
  * laid end to end and repeated in time) over 1,024 simulated A100s. Prints simulated
- * jobs per second and peak memory per job (targets: >= 100,000 jobs/s, <= 1 KiB). */
+ * jobs per second and peak memory per job (targets: >= 100,000 jobs/s, <= 1 KiB), and
+ * what a report's recorder keeps of that run (bounded, not per job). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,37 @@ static int bench_long_queue(const char *path)
            "oracle-magm", (double)m.jobs / wall, wall, (unsigned long long)m.decisions,
            m.makespan_s / 86400, m.mean_wait_s / 86400);
     sim_trace_free(&t);
+    return 0;
+}
+
+/* What carma sim --report --policy all records for one policy: exclusive (first-fit
+ * fills the drawn GPUs first, the most runs on them) on the 8 GPUs the page draws. The
+ * recorder's bound (CARMA_REPORT_KEEP_POINTS per GPU, CARMA_REPORT_KEEP_BARS bars) holds
+ * whatever the number of jobs: this trace stays under it, 1,000,000 jobs reach it. */
+static int bench_recorder(const struct sim_trace *t, const struct sim_config *base)
+{
+    struct sim_config cfg = *base;
+    cfg.record = 1;
+    cfg.record_gpus = carma_report_gpus_drawn(11, cfg.ngpus);
+    struct sim_metrics m;
+    struct sim_timeline tl;
+    struct carma_err err = {{0}};
+    if (sim_run(t, &cfg, &m, &tl, &err)) {
+        fprintf(stderr, "bench_sim: recorded run: %s\n", err.msg);
+        return 1;
+    }
+    size_t bytes = tl.capbars * sizeof *tl.bars, points = 0;
+    for (size_t g = 0; g < tl.ngpus; g++) {
+        bytes += tl.gpu[g].cap * (sizeof *tl.gpu[g].t + 3 * sizeof *tl.gpu[g].mem);
+        points += tl.gpu[g].n;
+    }
+    size_t bound = (size_t)CARMA_REPORT_KEEP_BARS * sizeof *tl.bars +
+                   tl.ngpus * CARMA_REPORT_KEEP_POINTS * (sizeof(double) + 3 * sizeof(float));
+    printf("%-10s %8.0f bytes per job recorded for --report (%s on the %zu GPUs drawn: %zu "
+           "bars, %zu points; about %.1f MiB at most, at any length)\n",
+           "report", (double)bytes / (double)t->njobs, cfg.policy->name, tl.ngpus, tl.nbars, points,
+           (double)bound / (1 << 20));
+    sim_timeline_free(&tl);
     return 0;
 }
 
@@ -138,6 +170,8 @@ int main(int argc, char **argv)
         if (p == 0)
             printf("%-10s %8.0f bytes of peak memory per job (trace + simulation state)\n",
                    "memory", (double)(hwm - hwm0) * 1024.0 / (double)t.njobs);
+        if (p == 1 && bench_recorder(&t, &cfg))
+            return 1;
     }
     printf("targets: auto >= 100000 jobs/s, <= 1024 bytes per job\n");
     free(t.jobs);
