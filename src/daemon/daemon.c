@@ -45,6 +45,7 @@
 #include "daemon/metrics.h"
 #include "daemon/monitor.h"
 #include "daemon/pathcheck.h"
+#include "daemon/notify.h"
 #include "estimate/history.h"
 #include "daemon/shepherd.h"
 #include "daemon/store.h"
@@ -448,7 +449,7 @@ static void dlog(struct carmad *d, int prio, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (d->o.foreground && d->o.journal) {
-        fprintf(stderr, "<%d>%s\n", prio & 7, msg);
+        carmad_journal_write(stderr, prio, "", msg);
     } else if (d->o.foreground) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

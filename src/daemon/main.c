@@ -46,7 +46,8 @@ enum { TO_SYSLOG, TO_STDERR, TO_JOURNAL };
 static void log_start(int where, int prio, const char *msg)
 {
     if (where == TO_JOURNAL)
-        fprintf(stderr, "<%d>carmad: %s%s\n", prio, prio == LOG_WARNING ? "warning: " : "", msg);
+        carmad_journal_write(stderr, prio,
+                             prio == LOG_WARNING ? "carmad: warning: " : "carmad: ", msg);
     else if (where == TO_STDERR)
         fprintf(stderr, "carmad: %s%s\n", prio == LOG_WARNING ? "warning: " : "", msg);
     else

@@ -102,3 +102,13 @@ int carmad_journal_stream(const char *value, int fd)
         return 0;
     return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
+
+void carmad_journal_write(FILE *f, int prio, const char *prefix, const char *msg)
+{
+    do {
+        const char *nl = strchr(msg, '\n');
+        int len = nl ? (int)(nl - msg) : (int)strlen(msg);
+        fprintf(f, "<%d>%s%.*s\n", prio & 7, prefix, len, msg);
+        msg = nl ? nl + 1 : msg + len;
+    } while (*msg);
+}

@@ -7,6 +7,7 @@
 #define CARMA_DAEMON_NOTIFY_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -42,5 +43,11 @@ int carmad_notify_send(const struct carmad_notify *n, const char *msg, struct ca
  * the syslog priority, before each line for the journal to read. 1 or 0 (no value, a
  * value that does not parse, another file). */
 int carmad_journal_stream(const char *value, int fd);
+
+/* Writes msg to f (the journal's stream) at syslog priority prio: each of its lines as
+ * "<prio>" prefix and the line, so that a message of several lines (or one that quotes
+ * a user's text with a newline in it) reaches the journal whole at its priority, and no
+ * line of it can pass for another priority's. A final newline adds no empty line. */
+void carmad_journal_write(FILE *f, int prio, const char *prefix, const char *msg);
 
 #endif

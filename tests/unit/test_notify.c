@@ -197,12 +197,34 @@ static void test_journal_stream(void **state)
     fclose(f);
 }
 
+/* The journal's stream: every line of a message carries its priority, the prefix after
+ * it; a newline in a message (a user's text quoted in it) cannot pass a line off as
+ * another priority's, nor leave it at the journal's default. */
+static void test_journal_write(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    carmad_journal_write(f, 4, "carmad: warning: ", "one line");
+    carmad_journal_write(f, 3, "", "first\nsecond\n<0>forged\n");
+    carmad_journal_write(f, 6 | (3 << 3), "", "daemon facility\n\nafter an empty line");
+    carmad_journal_write(f, 5, "p: ", "");
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(buf, "<4>carmad: warning: one line\n"
+                             "<3>first\n<3>second\n<3><0>forged\n"
+                             "<6>daemon facility\n<6>\n<6>after an empty line\n"
+                             "<5>p: \n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),          cmocka_unit_test(test_send),
         cmocka_unit_test(test_send_full),      cmocka_unit_test(test_watchdog),
-        cmocka_unit_test(test_journal_stream),
+        cmocka_unit_test(test_journal_stream), cmocka_unit_test(test_journal_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
