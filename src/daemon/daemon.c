@@ -53,6 +53,7 @@
 #include "proto/proto.h"
 #include "sim/gpukind.h"
 #include "util/clock.h"
+#include "util/group.h"
 #include "util/proc.h"
 #include "util/rlimits.h"
 #include "util/tree.h"
@@ -318,6 +319,7 @@ struct carmad {
     int shepherd_fd;             /* ... and held open (O_PATH): the one every job runs */
     uid_t self_uid;
     gid_t sock_gid; /* the socket's group (socket_group), -1: none (resolve_socket_group) */
+    int sock_group_err; /* why none: -ENOENT no such group, another -errno a failed lookup */
     struct carma_store *store;
     struct carma_gpu_backend gb;
     int have_gb;
@@ -5593,50 +5595,40 @@ static int open_socket(struct carmad *d, struct carma_err *err)
     mode_t mode = d->cfg.socket_mode;
     if (d->sock_gid != (gid_t)-1)
         chown(d->sock_path, 0, d->sock_gid) == 0 ? (void)0 : (void)0;
-    else if (d->self_uid == 0 && d->cfg.socket_group[0])
+    else if (d->self_uid == 0 && d->cfg.socket_group[0] && d->sock_group_err == -ENOENT)
         dlog(d, LOG_WARNING, "group %s does not exist: %s is root's%s", d->cfg.socket_group,
              d->sock_path, mode & 0007 ? ", and others' by its mode" : ": only root may use it");
+    else if (d->self_uid == 0 && d->cfg.socket_group[0])
+        dlog(d, LOG_WARNING, "group %s: cannot look it up (%s): %s is root's%s",
+             d->cfg.socket_group, strerror(-d->sock_group_err), d->sock_path,
+             mode & 0007 ? ", and others' by its mode" : ": only root may use it");
     chmod(d->sock_path, mode);
     return 0;
 }
 
 /* A root carmad's socket group (socket_group): d->sock_gid, or -1 for none. The default
- * group, carma, may be missing (the socket is then root's, with a warning when it is
- * made); a group the configuration names must exist: a typo would leave every user
- * locked out of a carmad that runs as if all were well. Looked up at start, before any
- * job is reconciled. The buffer grows as getgrnam_r asks (ERANGE): a lab's group of
- * many members does not fit in 4 KiB, and is no missing group. */
+ * group, carma, may be missing or its lookup fail (the socket is then root's, with a
+ * warning that says which when it is made); a group the configuration names must be
+ * found: a typo would leave every user locked out of a carmad that runs as if all were
+ * well. Looked up at start, before any job is reconciled (carma_group_gid: a big
+ * group's lookup grows its buffer). */
 static int resolve_socket_group(struct carmad *d, struct carma_err *err)
 {
     d->sock_gid = (gid_t)-1;
+    d->sock_group_err = 0;
     if (d->self_uid != 0 || !d->cfg.socket_group[0])
         return 0;
-    struct group gr, *g = NULL;
-    size_t cap = 4096;
-    char *buf = NULL;
-    int e;
-    for (;;) {
-        char *nb = realloc(buf, cap);
-        if (!nb) {
-            free(buf);
-            return carma_err_set(err, -ENOMEM, "socket_group %s: out of memory",
-                                 d->cfg.socket_group);
-        }
-        buf = nb;
-        e = getgrnam_r(d->cfg.socket_group, &gr, buf, cap, &g);
-        if (e != ERANGE || cap >= (size_t)16 << 20)
-            break;
-        cap *= 2;
-    }
-    if (e == 0 && g)
-        d->sock_gid = g->gr_gid;
-    free(buf);
-    if (d->sock_gid != (gid_t)-1 || !d->cfg.socket_group_line)
+    gid_t gid;
+    int e = carma_group_gid(d->cfg.socket_group, &gid);
+    if (e == 0)
+        d->sock_gid = gid;
+    d->sock_group_err = e;
+    if (e == 0 || !d->cfg.socket_group_line)
         return 0;
-    if (e != 0 && e != ENOENT && e != ESRCH && e != EBADF && e != EPERM)
-        return carma_err_set(err, -e, "%s:%u: socket_group %s: cannot look the group up: %s",
+    if (e != -ENOENT)
+        return carma_err_set(err, e, "%s:%u: socket_group %s: cannot look the group up: %s",
                              d->o.config_path ? d->o.config_path : "configuration",
-                             d->cfg.socket_group_line, d->cfg.socket_group, strerror(e));
+                             d->cfg.socket_group_line, d->cfg.socket_group, strerror(-e));
     return carma_err_at(err, d->o.config_path ? d->o.config_path : "configuration",
                         d->cfg.socket_group_line,
                         "socket_group: no group '%s' (getent group %s finds none): create it "

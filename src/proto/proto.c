@@ -1,7 +1,6 @@
 #include "proto/proto.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/group.h"
 #include "util/utf8.h"
 #include "util/clock.h"
 
@@ -729,15 +729,16 @@ int carma_client_connect(const char *path, struct carma_err *err)
         /* a shared server's socket admits a group (socket_group): say which, and what
          * to ask for, rather than a bare "Permission denied" */
         struct stat st;
-        char gname[64] = "";
         if (e == EACCES && stat(path, &st) == 0) {
-            struct group gr, *g = NULL;
-            char buf[1024];
-            int ge = getgrgid_r(st.st_gid, &gr, buf, sizeof buf, &g);
-            if (ge == 0 && g)
-                snprintf(gname, sizeof gname, "%s", g->gr_name);
-            else
+            /* its name; else its number, and why no name when the lookup failed (a
+             * directory server that does not answer) rather than found none */
+            char gname[160];
+            int ge = carma_group_name(st.st_gid, gname, sizeof gname);
+            if (ge == -ENOENT)
                 snprintf(gname, sizeof gname, "%u", (unsigned)st.st_gid);
+            else if (ge < 0)
+                snprintf(gname, sizeof gname, "%u (its name: cannot look it up: %s)",
+                         (unsigned)st.st_gid, strerror(-ge));
             return carma_err_set(err, -e,
                                  "%s: cannot reach carmad: %s (its socket admits its owner and "
                                  "the members of group %s, mode %04o: ask the administrator to "

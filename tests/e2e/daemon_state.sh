@@ -38,6 +38,20 @@ if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
     as_nobody "$NB/carma" gpus >"$T/out" 2>&1 && fail "nobody, outside group root, got in"
     grep -q "cannot reach carmad: Permission denied (its socket admits its owner and the members of group root, mode 0660: ask the administrator to add you" "$T/out" ||
         fail "no word of the socket's group: $(cat "$T/out")"
+    # the group's name through a lookup that needs more than 1 KiB (a group of many
+    # members), and its number with the reason when the lookup fails (a directory server
+    # that does not answer: EIO), not as if the group had no name (tests/fake/grfail)
+    cp "$CARMA_FAKE/grfail/libgrfail.so" "$NB/" && chmod 644 "$NB/libgrfail.so" ||
+        fail "nobody's copy of the group shim"
+    GRF="LD_PRELOAD=$NB/libgrfail.so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+    as_nobody env $GRF CARMA_FAKE_GR_MIN_BUF=8192 "$NB/carma" gpus >"$T/out" 2>&1 &&
+        fail "nobody got in"
+    grep -q "the members of group root, mode 0660" "$T/out" ||
+        fail "a big group's name not found: $(cat "$T/out")"
+    as_nobody env $GRF CARMA_FAKE_GR_ERRNO=5 "$NB/carma" gpus >"$T/out" 2>&1 &&
+        fail "nobody got in"
+    grep -q "the members of group 0 (its name: cannot look it up: Input/output error), mode 0660" "$T/out" ||
+        fail "a failed group lookup not told: $(cat "$T/out")"
     stop_daemon || fail "carmad did not stop cleanly"
     cp "$T/carmad.ini.base" "$T/carmad.ini"
     printf 'socket_group = carma-no-such-group\n' >>"$T/carmad.ini"
@@ -45,7 +59,21 @@ if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
     carmad_fails 2 "carmad.ini:$line: socket_group: no group 'carma-no-such-group'" \
         --state "$T/sg" --socket "$CARMA_SOCKET"
     [ ! -e "$CARMA_SOCKET" ] || fail "a socket made for a group that does not exist"
+    # a group named whose lookup fails (EIO, tests/fake/grfail): refused with the reason
+    # (status 1, no fault of the file), not as missing; the default group's: a warning (the
+    # assignments before a function may outlive it in some shells: unset after)
+    GRA="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+    LD_PRELOAD="$CARMA_FAKE/grfail/libgrfail.so" CARMA_FAKE_GR_ERRNO=5 ASAN_OPTIONS="$GRA" \
+        carmad_fails 1 "carmad.ini:$line: socket_group carma-no-such-group: cannot look the group up: Input/output error" \
+        --state "$T/sg" --socket "$CARMA_SOCKET"
+    unset LD_PRELOAD CARMA_FAKE_GR_ERRNO
     cp "$T/carmad.ini.base" "$T/carmad.ini"
+    LD_PRELOAD="$CARMA_FAKE/grfail/libgrfail.so" CARMA_FAKE_GR_ERRNO=5 ASAN_OPTIONS="$GRA" \
+        start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
+    unset LD_PRELOAD CARMA_FAKE_GR_ERRNO
+    grep -q "group carma: cannot look it up (Input/output error): $CARMA_SOCKET is root's" "$T/carmad.log" ||
+        fail "no warning of the default group's failed lookup: $(cat "$T/carmad.log")"
+    stop_daemon || fail "carmad did not stop cleanly"
     if ! getent group carma >/dev/null; then # the default, carma, missing: a warning
         start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
         grep -q "group carma does not exist: $CARMA_SOCKET is root's" "$T/carmad.log" ||
