@@ -378,6 +378,7 @@ int cmd_report(int argc, char **argv)
     struct carma_report_section sec = {.title = title, .t_end_s = span, .ngpus = ng,
                                        .gpus = se, .nbars = nb, .bars = bars};
     struct cli_outfile of;
+    cli_fatal_signals_catch(NULL); /* Ctrl-C while it writes: no new file left behind */
     int orc = cli_outfile_open(&of, html);
     if (orc) {
         fprintf(stderr, "carma report: %s: %s\n", html, strerror(-orc));

@@ -91,32 +91,16 @@ struct row {
     double wall_s;
 };
 
-/* What a fatal signal (SIGINT, SIGTERM, SIGHUP) undoes before the process dies of it:
- * the progress bar on the terminal, and a report's new file (cli_outfile). A handler has
- * no other way in than this static, the one state here outside main(). */
+/* What a fatal signal (SIGINT, SIGTERM, SIGHUP) undoes before the process dies of it
+ * (cli_fatal_signals_catch, which removes a report's new file too): the progress bar on
+ * the terminal. A handler has no other way in than this static, the one state here
+ * outside main(). */
 static volatile sig_atomic_t sig_bar_drawn;
 
-static void on_fatal_signal(int sig)
+static void bar_erase_on_signal(void)
 {
     if (sig_bar_drawn)
         (void)!write(STDERR_FILENO, "\r\033[K", 4);
-    cli_outfile_abandon();
-    /* SA_RESETHAND restored the default action: the signal, blocked until this returns,
-     * then ends the process as the shell expects (status 128 + sig). */
-    raise(sig);
-}
-
-/* Installs on_fatal_signal for the signals that end a run from a terminal or a
- * supervisor, but not where they are ignored (nohup, a background job of a script). */
-static void fatal_signals_catch(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old, sa = {.sa_handler = on_fatal_signal, .sa_flags = SA_RESETHAND};
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaction(sigs[i], &sa, NULL);
-    }
 }
 
 /* The progress bar: on stderr when it is a terminal (table or JSON: the figures go to stdout),
@@ -949,7 +933,7 @@ int cmd_sim(int argc, char **argv)
         status = 1;
         goto out;
     }
-    fatal_signals_catch();
+    cli_fatal_signals_catch(bar_erase_on_signal);
     int tty = isatty(STDERR_FILENO);
     struct progress_ctx pctx = {.on = tty, .start_s = carma_mono_s(), .npol = npol};
     for (size_t i = 0; i < npol; i++) {

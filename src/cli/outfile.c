@@ -12,6 +12,8 @@
  * handler has no other way in (one open at a time in a command). */
 static volatile sig_atomic_t open_set;
 static char open_tmp[sizeof ((struct cli_outfile *)0)->tmp];
+/* What the fatal signals' handler does first (cli_fatal_signals_catch). */
+static void (*signal_first)(void);
 
 static int in_place(struct cli_outfile *o, const char *path)
 {
@@ -102,4 +104,26 @@ void cli_outfile_abandon(void)
 {
     if (open_set)
         unlink(open_tmp);
+}
+
+static void on_fatal_signal(int sig)
+{
+    if (signal_first)
+        signal_first();
+    cli_outfile_abandon();
+    /* SA_RESETHAND restored the default action: the signal, blocked until this returns,
+     * then ends the process as the shell expects (status 128 + sig). */
+    raise(sig);
+}
+
+void cli_fatal_signals_catch(void (*first)(void))
+{
+    signal_first = first;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = on_fatal_signal, .sa_flags = SA_RESETHAND};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
 }

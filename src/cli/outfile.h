@@ -30,4 +30,10 @@ int cli_outfile_close(struct cli_outfile *o, int failed, char *msg, size_t cap);
  * cli_outfile open now, if any. */
 void cli_outfile_abandon(void);
 
+/* Catches SIGINT, SIGTERM and SIGHUP (not where they are ignored: nohup, a background
+ * job of a script) with a handler that calls first (async-signal-safe; NULL: none),
+ * removes the open cli_outfile's new file (cli_outfile_abandon), and lets the signal end
+ * the process as the shell expects (status 128 + sig). Once, before the first open. */
+void cli_fatal_signals_catch(void (*first)(void));
+
 #endif

@@ -756,6 +756,16 @@ rc=0
 [ "$rc" = 1 ] && grep -q "File too large" "$T/rep.err" || fail "a report cut short: exit $rc, $(cat "$T/rep.err")"
 cmp -s "$T/r8.html" "$T/rep/r.html" || fail "a failed carma report replaced the old page"
 [ "$(ls -A "$T/rep")" = r.html ] || fail "files left beside the report: $(ls -A "$T/rep")"
+# Ctrl-C while the page is written (SIGINT raised once the new file is made, at its
+# fchmod: tests/fake/raiseat): carma report dies of it, as a shell loop expects, the old
+# page as it was and nothing left beside it
+rc=0
+LD_PRELOAD="$CARMA_FAKE/raiseat/libraiseat.so" CARMA_FAKE_RAISE_SIG=2 \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$CARMA" report --since 5m --html "$T/rep/r.html" 2>"$T/rep.err" || rc=$?
+[ "$rc" = 130 ] || fail "carma report not ended by SIGINT: exit $rc, $(cat "$T/rep.err")"
+cmp -s "$T/r8.html" "$T/rep/r.html" || fail "SIGINT: carma report replaced the old page"
+[ "$(ls -A "$T/rep")" = r.html ] || fail "SIGINT: files left beside the report: $(ls -A "$T/rep")"
 stop_daemon TERM || fail "stop after the report"
 
 step "a job that ends before carmad watches its shepherd ends through the spawn's pidfd"
