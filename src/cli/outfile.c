@@ -15,16 +15,60 @@ static char open_tmp[sizeof ((struct cli_outfile *)0)->tmp];
 /* What the fatal signals' handler does first (cli_fatal_signals_catch). */
 static void (*signal_first)(void);
 
+/* f's writes: each write()'s errno kept (the first that failed), for the message, as
+ * errno itself may change before the caller looks (a later write that succeeds). */
+static ssize_t outfile_write(void *c, const char *buf, size_t n)
+{
+    struct cli_outfile *o = c;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(o->fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!o->werr)
+                o->werr = w < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)done; /* short: the stream's error */
+}
+
+static int outfile_closefd(void *c)
+{
+    struct cli_outfile *o = c;
+    int rc = close(o->fd);
+    o->fd = -1;
+    return rc;
+}
+
+/* o->f over o->fd (closed when that fails): 0 or a negative errno. */
+static int stream_open(struct cli_outfile *o)
+{
+    o->werr = 0;
+    cookie_io_functions_t io = {.write = outfile_write, .close = outfile_closefd};
+    o->f = fopencookie(o, "w", io);
+    if (o->f)
+        return 0;
+    int e = errno;
+    close(o->fd);
+    o->fd = -1;
+    return -e;
+}
+
 static int in_place(struct cli_outfile *o, const char *path)
 {
     o->tmp[0] = '\0';
-    o->f = fopen(path, "w");
-    return o->f ? 0 : -errno;
+    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    return o->fd < 0 ? -errno : stream_open(o);
 }
 
 int cli_outfile_open(struct cli_outfile *o, const char *path)
 {
     o->f = NULL;
+    o->fd = -1;
+    o->werr = 0;
     o->tmp[0] = '\0';
     struct stat st;
     int exists = stat(path, &st) == 0;
@@ -47,13 +91,12 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
     }
     const char *slash = strrchr(o->final, '/');
     int dn = slash ? (int)(slash - o->final) + 1 : 0;
-    int fd = -1;
-    for (int k = 0; fd < 0 && k < 100; k++) {
+    for (int k = 0; o->fd < 0 && k < 100; k++) {
         if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.%ld-%d.tmp", dn, o->final, o->final + dn,
                      (long)getpid(), k) >= (int)sizeof o->tmp)
             return in_place(o, path);
-        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) { /* ours now: a fatal signal removes it */
+        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (o->fd >= 0) { /* ours now: a fatal signal removes it */
             memcpy(open_tmp, o->tmp, strlen(o->tmp) + 1);
             open_set = 1;
         } else if (errno != EEXIST) {
@@ -64,30 +107,33 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
             return -e;
         }
     }
-    if (fd < 0) {
+    if (o->fd < 0) {
         o->tmp[0] = '\0';
         return -EEXIST;
     }
     if (exists)
-        (void)!fchmod(fd, st.st_mode & 07777); /* the old file's permissions */
-    o->f = fdopen(fd, "w");
-    if (!o->f) {
-        int e = errno;
-        close(fd);
+        (void)!fchmod(o->fd, st.st_mode & 07777); /* the old file's permissions */
+    int rc = stream_open(o);
+    if (rc) {
         unlink(o->tmp);
         open_set = 0;
         o->tmp[0] = '\0';
-        return -e;
     }
-    return 0;
+    return rc;
 }
 
 int cli_outfile_close(struct cli_outfile *o, int failed, char *msg, size_t cap)
 {
     int rc = 0;
+    errno = 0;
     if (fclose(o->f) != 0 && !failed) {
-        snprintf(msg, cap, "%s", strerror(errno));
+        if (o->werr)
+            snprintf(msg, cap, "write failed: %s", strerror(o->werr));
+        else
+            snprintf(msg, cap, "%s", errno ? strerror(errno) : "write failed");
         rc = -1;
+    } else if (failed && o->werr) {
+        snprintf(msg, cap, "write failed: %s", strerror(o->werr));
     }
     o->f = NULL;
     if (!failed && !rc && o->tmp[0] && rename(o->tmp, o->final) != 0) {

@@ -9,6 +9,8 @@
 
 struct cli_outfile {
     FILE *f;
+    int fd;              /* f's descriptor (f writes through it) */
+    int werr;            /* errno of f's first write that failed, 0: none */
     char final[4096];    /* what the new file replaces once whole */
     char tmp[4096 + 32]; /* the new file beside it; "": written in place */
 };
@@ -17,13 +19,16 @@ struct cli_outfile {
  * written as a new file beside it, with the old file's permissions, that
  * cli_outfile_close renames over it; anything else (/dev/stdout, a FIFO), a link that
  * leads nowhere, or a folder where no file can be created beside it (the file itself
- * writable) is written in place. 0, or a negative errno. */
+ * writable) is written in place. o must stay where it is until closed (f writes through
+ * it). 0, or a negative errno. */
 int cli_outfile_open(struct cli_outfile *o, const char *path);
 
 /* Closes o's stream; the new file then takes the old one's place, unless `failed` (the
  * caller's write failed) or the close or the rename fails, when it is removed and the old
  * file stays. 0, or -1 with msg (cap bytes) saying why when the close or the rename
- * failed (a failed caller's write keeps its own message). */
+ * failed, or when a write failed ("write failed: " and the errno of the write() that
+ * failed, in place of the caller's message: errno itself may have changed since);
+ * another failure of the caller keeps its own message. */
 int cli_outfile_close(struct cli_outfile *o, int failed, char *msg, size_t cap);
 
 /* For a fatal signal's handler (async-signal-safe): removes the new file of the one

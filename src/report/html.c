@@ -966,9 +966,14 @@ int carma_report_write_html(FILE *f, const char *title, const char *subtitle,
     free(sc.t), free(sc.v);
     if (rc)
         return carma_err_set(err, rc, "report: out of memory");
-    /* errno of the failed write, to say why (a full disk, a file size limit) */
-    if (fflush(f) != 0 || ferror(f))
-        return errno ? carma_err_set(err, -EIO, "report: write failed: %s", strerror(errno))
-                     : carma_err_set(err, -EIO, "report: write failed");
+    /* why, when the last flush is what failed (a full disk, a file size limit); a write
+     * that failed earlier left the stream's error but no errno to trust: any call since
+     * may have changed it (a caller that needs the cause keeps it: cli_outfile) */
+    errno = 0;
+    int flushed = fflush(f) == 0;
+    int e = errno;
+    if (!flushed || ferror(f))
+        return !flushed && e ? carma_err_set(err, -EIO, "report: write failed: %s", strerror(e))
+                             : carma_err_set(err, -EIO, "report: write failed");
     return 0;
 }

@@ -458,10 +458,22 @@ rc=0
     exec "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/old.html"
 ) >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "^auto " "$T/out" &&
-    grep -q -- "--report $T/rep/old.html: report: write failed: File too large" "$T/err" ||
+    grep -q -- "--report $T/rep/old.html: write failed: File too large" "$T/err" ||
     fail "a report cut short: exit $rc, $(cat "$T/out" "$T/err")"
 [ "$(cat "$T/rep/old.html")" = "<p>old report</p>" ] ||
     fail "a failed --report write replaced the old report: $(head -c 200 "$T/rep/old.html")"
+[ "$(ls -A "$T/rep")" = "old.html" ] || fail "files left beside the report: $(ls -A "$T/rep")"
+# A write that fails once (EIO, a disk's passing fault) while later ones succeed and
+# change errno (tests/fake/writefail): the message names the failed write's errno.
+rc=0
+LD_PRELOAD="$CARMA_FAKE/writefail/libwritefail.so" CARMA_FAKE_WRITE_ERRNO=5 \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/old.html" \
+    >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q -- "--report $T/rep/old.html: write failed: Input/output error" "$T/err" ||
+    fail "a write's passing fault: exit $rc, $(cat "$T/out" "$T/err")"
+[ "$(cat "$T/rep/old.html")" = "<p>old report</p>" ] ||
+    fail "a --report write that failed once replaced the old report"
 [ "$(ls -A "$T/rep")" = "old.html" ] || fail "files left beside the report: $(ls -A "$T/rep")"
 # Written whole, it replaces the file a link leads to (not the link), keeping its mode.
 printf 'x\n' >"$T/rep/target.html"

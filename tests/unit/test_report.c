@@ -654,7 +654,41 @@ static void test_write_error_is_eio(void **state)
     struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0};
     struct carma_err err = {{0}};
     assert_int_equal(carma_report_write_html(f, "t", NULL, NULL, &sec, 1, &err), -EIO);
+    assert_non_null(strstr(err.msg, "write failed: No space left on device"));
+    fclose(f);
+}
+
+/* A stream whose first write fails (EIO), and whose later writes succeed but change
+ * errno, as a successful call may (C17 7.5p3): an isatty's ENOTTY. */
+static ssize_t flaky_write(void *c, const char *buf, size_t n)
+{
+    (void)buf;
+    int *calls = c;
+    if ((*calls)++ == 0) {
+        errno = EIO;
+        return 0;
+    }
+    errno = ENOTTY;
+    return (ssize_t)n;
+}
+
+/* The message names no errno but the failing call's: here none, the failed write long
+ * past when the page ends (its cause is the caller's to keep, as cli_outfile does). */
+static void test_write_error_no_stale_errno(void **state)
+{
+    (void)state;
+    int calls = 0;
+    cookie_io_functions_t io = {.write = flaky_write};
+    FILE *f = fopencookie(&calls, "w", io);
+    assert_non_null(f);
+    char vbuf[256]; /* small: the page's end is written well after the failure */
+    setvbuf(f, vbuf, _IOFBF, sizeof vbuf);
+    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0};
+    struct carma_err err = {{0}};
+    assert_int_equal(carma_report_write_html(f, "t", NULL, NULL, &sec, 1, &err), -EIO);
+    assert_true(calls > 1);
     assert_non_null(strstr(err.msg, "write failed"));
+    assert_null(strstr(err.msg, strerror(ENOTTY)));
     fclose(f);
 }
 
@@ -672,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_lanes_show_collocation),
         cmocka_unit_test(test_text_numbers_and_times),
         cmocka_unit_test(test_write_error_is_eio),
+        cmocka_unit_test(test_write_error_no_stale_errno),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
