@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,26 @@ static int in_place(struct cli_outfile *o, const char *path)
     return o->fd < 0 ? -errno : stream_open(o);
 }
 
+/* The new file's name, attempt k: ".NAME.PID-K.tmp" beside the target, NAME cut (at a
+ * UTF-8 character's start) so that the whole fits NAME_MAX. 0, or -1 when it does not
+ * fit o->tmp. */
+static int tmp_name(struct cli_outfile *o, int k)
+{
+    const char *slash = strrchr(o->final, '/');
+    int dn = slash ? (int)(slash - o->final) + 1 : 0;
+    const char *base = o->final + dn;
+    char tail[48];
+    int tl = snprintf(tail, sizeof tail, ".%ld-%d.tmp", (long)getpid(), k);
+    size_t bl = strlen(base), room = NAME_MAX - 1 - (size_t)tl; /* 1: the leading dot */
+    if (bl > room) {
+        bl = room;
+        while (bl > 0 && ((unsigned char)base[bl] & 0xC0) == 0x80)
+            bl--;
+    }
+    int n = snprintf(o->tmp, sizeof o->tmp, "%.*s.%.*s%s", dn, o->final, (int)bl, base, tail);
+    return n < 0 || n >= (int)sizeof o->tmp ? -1 : 0;
+}
+
 int cli_outfile_open(struct cli_outfile *o, const char *path)
 {
     o->f = NULL;
@@ -89,19 +110,17 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
         if (lstat(path, &lst) == 0) /* a link that leads nowhere yet */
             return in_place(o, path);
     }
-    const char *slash = strrchr(o->final, '/');
-    int dn = slash ? (int)(slash - o->final) + 1 : 0;
     for (int k = 0; o->fd < 0 && k < 100; k++) {
-        if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.%ld-%d.tmp", dn, o->final, o->final + dn,
-                     (long)getpid(), k) >= (int)sizeof o->tmp)
+        if (tmp_name(o, k))
             return in_place(o, path);
         o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (o->fd >= 0) { /* ours now: a fatal signal removes it */
             memcpy(open_tmp, o->tmp, strlen(o->tmp) + 1);
             open_set = 1;
         } else if (errno != EEXIST) {
-            if (errno == EACCES || errno == EPERM || errno == EROFS)
-                return in_place(o, path); /* the folder: the file alone may be writable */
+            /* the folder (the file alone may be writable), a file system's shorter names */
+            if (errno == EACCES || errno == EPERM || errno == EROFS || errno == ENAMETOOLONG)
+                return in_place(o, path);
             int e = errno;
             o->tmp[0] = '\0';
             return -e;

@@ -12,15 +12,17 @@ struct cli_outfile {
     int fd;              /* f's descriptor (f writes through it) */
     int werr;            /* errno of f's first write that failed, 0: none */
     char final[4096];    /* what the new file replaces once whole */
-    char tmp[4096 + 32]; /* the new file beside it; "": written in place */
+    char tmp[4096 + 256]; /* the new file beside it; "": written in place */
 };
 
 /* Opens path for writing. A regular file or a new path (through a link: its target) is
  * written as a new file beside it, with the old file's permissions, that
  * cli_outfile_close renames over it; anything else (/dev/stdout, a FIFO), a link that
  * leads nowhere, or a folder where no file can be created beside it (the file itself
- * writable) is written in place. o must stay where it is until closed (f writes through
- * it). 0, or a negative errno. */
+ * writable, or a file system whose names are shorter than NAME_MAX) is written in
+ * place. The new file's name fits NAME_MAX whatever the target's (the target's name cut
+ * in it). o must stay where it is until closed (f writes through it). 0, or a negative
+ * errno. */
 int cli_outfile_open(struct cli_outfile *o, const char *path);
 
 /* Closes o's stream; the new file then takes the old one's place, unless `failed` (the

@@ -475,6 +475,15 @@ LD_PRELOAD="$CARMA_FAKE/writefail/libwritefail.so" CARMA_FAKE_WRITE_ERRNO=5 \
 [ "$(cat "$T/rep/old.html")" = "<p>old report</p>" ] ||
     fail "a --report write that failed once replaced the old report"
 [ "$(ls -A "$T/rep")" = "old.html" ] || fail "files left beside the report: $(ls -A "$T/rep")"
+# A name of 250 bytes and more (NAME_MAX 255): the new file beside it takes a cut of it,
+# and the report replaces the old one, nothing left beside it.
+mkdir "$T/long"
+LONG_NAME="$T/long/$(python3 -c 'print("r\u00e9" * 82 + ".html")')"
+printf '<p>old report</p>\n' >"$LONG_NAME"
+"$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$LONG_NAME" >/dev/null \
+    2>"$T/err" || fail "a report of a long name: $(cat "$T/err")"
+grep -q "<svg" "$LONG_NAME" || fail "a report of a long name not written"
+[ "$(ls -A "$T/long" | wc -l)" = 1 ] || fail "files left beside the report: $(ls -A "$T/long")"
 # Written whole, it replaces the file a link leads to (not the link), keeping its mode.
 printf 'x\n' >"$T/rep/target.html"
 chmod 640 "$T/rep/target.html"
