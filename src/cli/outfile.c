@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* The new file of the outfile open now, for cli_outfile_abandon in a signal handler: a
@@ -65,6 +66,20 @@ static int in_place(struct cli_outfile *o, const char *path)
     return o->fd < 0 ? -errno : stream_open(o);
 }
 
+/* Whether the file has extended attributes a new file would not have (ACLs, a user's
+ * attributes); an SELinux label alone is the folder's default either way. */
+static int has_xattrs(const char *path)
+{
+    char names[4096];
+    ssize_t n = listxattr(path, names, sizeof names);
+    if (n < 0)
+        return errno == ERANGE; /* more than fit: some */
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
+        if (strcmp(names + i, "security.selinux") != 0)
+            return 1;
+    return 0;
+}
+
 /* The new file's name, attempt k: ".NAME.PID-K.tmp" beside the target, NAME cut (at a
  * UTF-8 character's start) so that the whole fits NAME_MAX. 0, or -1 when it does not
  * fit o->tmp. */
@@ -85,6 +100,16 @@ static int tmp_name(struct cli_outfile *o, int k)
     return n < 0 || n >= (int)sizeof o->tmp ? -1 : 0;
 }
 
+/* Drops the new file made so far (its descriptor open). */
+static void tmp_drop(struct cli_outfile *o)
+{
+    close(o->fd);
+    o->fd = -1;
+    unlink(o->tmp);
+    open_set = 0;
+    o->tmp[0] = '\0';
+}
+
 int cli_outfile_open(struct cli_outfile *o, const char *path)
 {
     o->f = NULL;
@@ -103,6 +128,9 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
         }
         strcpy(o->final, real);
         free(real);
+        /* a new file in its place would split its links, or drop its ACLs */
+        if (st.st_nlink > 1 || has_xattrs(o->final))
+            return in_place(o, path);
     } else if (snprintf(o->final, sizeof o->final, "%s", path) >= (int)sizeof o->final) {
         return in_place(o, path);
     } else {
@@ -130,8 +158,18 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
         o->tmp[0] = '\0';
         return -EEXIST;
     }
-    if (exists)
-        (void)!fchmod(o->fd, st.st_mode & 07777); /* the old file's permissions */
+    if (exists) {
+        /* the old file's owner and group (root writing a user's file; a folder's group),
+         * then its permissions (a chown clears set-id bits); where the owner cannot be
+         * kept, the file is written in place rather than taken from its owner */
+        struct stat nst;
+        if (fstat(o->fd, &nst) != 0 || ((nst.st_uid != st.st_uid || nst.st_gid != st.st_gid) &&
+                                        fchown(o->fd, st.st_uid, st.st_gid) != 0)) {
+            tmp_drop(o);
+            return in_place(o, path);
+        }
+        (void)!fchmod(o->fd, st.st_mode & 07777);
+    }
     int rc = stream_open(o);
     if (rc) {
         unlink(o->tmp);

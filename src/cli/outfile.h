@@ -16,13 +16,17 @@ struct cli_outfile {
 };
 
 /* Opens path for writing. A regular file or a new path (through a link: its target) is
- * written as a new file beside it, with the old file's permissions, that
- * cli_outfile_close renames over it; anything else (/dev/stdout, a FIFO), a link that
- * leads nowhere, or a folder where no file can be created beside it (the file itself
- * writable, or a file system whose names are shorter than NAME_MAX) is written in
- * place. The new file's name fits NAME_MAX whatever the target's (the target's name cut
- * in it). o must stay where it is until closed (f writes through it). 0, or a negative
- * errno. */
+ * written as a new file beside it, given the old file's owner, group and permissions,
+ * that cli_outfile_close renames over it. Written in place instead, as a shell's `>`
+ * would (whole-or-nothing then lost, what the file is kept): what is not a regular file
+ * (/dev/stdout, a FIFO), a link that leads nowhere, a file whose replacing would lose
+ * what it is (one of several hard links; a file with ACLs or other extended attributes
+ * but an SELinux label; one whose owner and group the new file cannot be given: another
+ * user's, written by a user allowed to write it), and a path where no new file can be
+ * made beside it (a folder the caller may not write, a file system whose names are
+ * shorter than NAME_MAX). The new file's name fits NAME_MAX whatever the target's (the
+ * target's name cut in it). o must stay where it is until closed (f writes through it).
+ * 0, or a negative errno. */
 int cli_outfile_open(struct cli_outfile *o, const char *path);
 
 /* Closes o's stream; the new file then takes the old one's place, unless `failed` (the

@@ -495,6 +495,66 @@ ln -s target.html "$T/rep/link.html"
     fail "a report through a link: $(ls -l "$T/rep")"
 [ "$(ls -A "$T/rep" | tr '\n' ' ')" = "link.html old.html target.html " ] ||
     fail "files left beside the report: $(ls -A "$T/rep")"
+# What a new file in its place would lose is kept: a file of several hard links is
+# written in place (every name sees the new page), as is one with ACLs or other extended
+# attributes; root writing a user's file gives the new one that user and group.
+mkdir "$T/keep"
+printf 'old\n' >"$T/keep/a.html"
+ln "$T/keep/a.html" "$T/keep/b.html"
+ino=$(stat -c %i "$T/keep/a.html")
+"$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/keep/a.html" >/dev/null ||
+    fail "a report of two hard links"
+[ "$(stat -c %i:%h "$T/keep/a.html")" = "$ino:2" ] && grep -q "</html>" "$T/keep/b.html" ||
+    fail "a report split its hard links: $(ls -li "$T/keep")"
+printf 'old\n' >"$T/keep/acl.html"
+if python3 - "$T/keep/acl.html" <<'PY' 2>/dev/null; then
+import os, struct, sys
+# an access ACL granting uid 65534 rw (setfacl -m u:65534:rw), and a user attribute
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i) for t, p, i in
+    [(1, 6, 0xFFFFFFFF), (2, 6, 65534), (4, 4, 0xFFFFFFFF), (0x10, 6, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)])
+os.setxattr(sys.argv[1], "system.posix_acl_access", acl)
+os.setxattr(sys.argv[1], "user.carma-test", b"1")
+PY
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/keep/acl.html" >/dev/null ||
+        fail "a report of a file with ACLs"
+    python3 - "$T/keep/acl.html" <<'PY' || fail "a report dropped a file's ACL or attributes"
+import os, sys
+names = os.listxattr(sys.argv[1])
+assert "system.posix_acl_access" in names and "user.carma-test" in names, names
+assert b"</html>" in open(sys.argv[1], "rb").read()
+PY
+else
+    echo "SKIP ACLs: this file system takes none"
+fi
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    printf 'old\n' >"$T/keep/user.html"
+    chown nobody:"$(id -gn nobody)" "$T/keep/user.html"
+    chmod 604 "$T/keep/user.html"
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/keep/user.html" \
+        >/dev/null || fail "root's report into a user's file"
+    [ "$(stat -c %U:%G:%a "$T/keep/user.html")" = "nobody:$(id -gn nobody):604" ] &&
+        grep -q "</html>" "$T/keep/user.html" ||
+        fail "root's report took a user's file: $(ls -l "$T/keep/user.html")"
+    # a user who may write another's file (not give a new one its owner): in place
+    if command -v setpriv >/dev/null; then
+        # (nobody's copies of carma and the trace: the checkout may be private; $T
+        # opened to them for the while)
+        chmod 711 "$T" && chmod 777 "$T/keep" && cp "$CARMA" data/trace-t1.csv data/workloads.csv "$T/keep/" &&
+            chmod 755 "$T/keep/carma" && chmod 644 "$T/keep/trace-t1.csv" "$T/keep/workloads.csv" ||
+            fail "nobody's copies"
+        printf 'old\n' >"$T/keep/root.html"
+        chmod 666 "$T/keep/root.html"
+        (cd /tmp && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+            "$T/keep/carma" sim --trace "$T/keep/trace-t1.csv" --workloads "$T/keep/workloads.csv" --policy auto \
+            --report "$T/keep/root.html" >/dev/null 2>"$T/err") ||
+            fail "nobody's report into root's file: $(cat "$T/err")"
+        chmod 700 "$T"
+        [ "$(stat -c %U "$T/keep/root.html")" = root ] && grep -q "</html>" "$T/keep/root.html" ||
+            fail "nobody's report took root's file: $(ls -l "$T/keep/root.html")"
+    fi
+fi
+[ "$(ls -A "$T/keep" | wc -l)" = "$(ls "$T/keep" | wc -l)" ] ||
+    fail "files left beside the reports: $(ls -A "$T/keep")"
 
 # JSON stays valid UTF-8 whatever bytes the path holds, and states the run's settings.
 bad=$(printf "$T/a\377b.csv")
