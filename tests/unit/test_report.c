@@ -683,7 +683,7 @@ static void test_write_error_no_stale_errno(void **state)
     assert_non_null(f);
     char vbuf[256]; /* small: the page's end is written well after the failure */
     setvbuf(f, vbuf, _IOFBF, sizeof vbuf);
-    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0};
+    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0};
     struct carma_err err = {{0}};
     assert_int_equal(carma_report_write_html(f, "t", NULL, NULL, &sec, 1, &err), -EIO);
     assert_true(calls > 1);
