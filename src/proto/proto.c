@@ -195,6 +195,69 @@ void carma_proto_name_from(const char *s, char *out, size_t cap)
     out[o] = 0;
 }
 
+/* job.after: 1..CARMA_PROTO_MAX_AFTER distinct job ids (absent: none). */
+static int parse_after(struct carma_req_job *j, const json_t *a, struct carma_err *err)
+{
+    j->nafter = 0;
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return carma_err_set(err, -EINVAL, "job.after: not a non-empty array of job ids");
+    if (json_array_size(a) > CARMA_PROTO_MAX_AFTER)
+        return carma_err_set(err, -E2BIG, "job.after: more than %d job ids", CARMA_PROTO_MAX_AFTER);
+    for (size_t k = 0; k < json_array_size(a); k++) {
+        const json_t *x = json_array_get(a, k);
+        if (!json_is_integer(x) || json_integer_value(x) < 1)
+            return carma_err_set(err, -EINVAL, "job.after[%zu]: not a job id", k);
+        uint64_t id = (uint64_t)json_integer_value(x);
+        for (size_t m = 0; m < j->nafter; m++)
+            if (j->after[m] == id)
+                return carma_err_set(err, -EINVAL, "job.after[%zu]: job %llu listed twice", k,
+                                     (unsigned long long)id);
+        j->after[j->nafter++] = id;
+    }
+    return 0;
+}
+
+int carma_proto_ids_parse(const char *s, uint64_t *ids, size_t cap, size_t *n,
+                          struct carma_err *err)
+{
+    if (cap > CARMA_PROTO_MAX_AFTER)
+        cap = CARMA_PROTO_MAX_AFTER;
+    const char *p = s;
+    for (size_t item = 1;; item++) {
+        const char *start = p;
+        uint64_t v = 0;
+        while (*p >= '0' && *p <= '9') {
+            unsigned dgt = (unsigned)(*p - '0');
+            if (v > ((uint64_t)INT64_MAX - dgt) / 10)
+                return carma_err_set(err, -EINVAL, "'%s': item %zu: a job id above %lld",
+                                     carma_quote(s, 64).s, item, (long long)INT64_MAX);
+            v = v * 10 + dgt;
+            p++;
+        }
+        if (p == start || (*p && *p != ','))
+            return carma_err_set(err, -EINVAL,
+                                 "'%s': item %zu: not a job id (job ids separated by commas "
+                                 "expected, such as 12,13)",
+                                 carma_quote(s, 64).s, item);
+        if (v == 0)
+            return carma_err_set(err, -EINVAL, "'%s': item %zu: job ids start at 1",
+                                 carma_quote(s, 64).s, item);
+        for (size_t m = 0; m < *n; m++)
+            if (ids[m] == v)
+                return carma_err_set(err, -EINVAL, "'%s': job %llu listed twice",
+                                     carma_quote(s, 64).s, (unsigned long long)v);
+        if (*n >= cap)
+            return carma_err_set(err, -E2BIG, "'%s': more than %zu job ids", carma_quote(s, 64).s,
+                                 cap);
+        ids[(*n)++] = v;
+        if (!*p)
+            return 0;
+        p++; /* the comma: an item must follow */
+    }
+}
+
 static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *err)
 {
     static const char *const keys[] = {"argv",
@@ -218,6 +281,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                                        "gradient_checkpointing",
                                        "gradient_accumulation",
                                        "umask",
+                                       "after",
                                        NULL};
     /* how the summary's model trains: the strings est_opts_set reads, then flags */
     static const char *const train_keys[] = {"optimizer", "precision", "attention",
@@ -306,6 +370,8 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if ((rc = get_uint(job, "umask", "job", 0, 0777, 0, &x, err)))
         return rc;
     j->umask = x == UINT64_MAX ? -1 : (int)x;
+    if ((rc = parse_after(j, json_object_get(job, "after"), err)))
+        return rc;
     x = 0;
     if ((rc = get_uint(job, "batch", "job", 0, UINT32_MAX, 0, &x, err)))
         return rc;

@@ -7,7 +7,8 @@
  *   {"v":1,"op":"submit","job":{"argv":["python","train.py"],"cwd":"/home/u",
  *        "env":{"K":"V"},"name":"n","gpus":1,"mem_mib":4096,"max_attempts":3,
  *        "summary":"...","batch":32,"seq_len":512,"precision":"bf16",
- *        "gradient_checkpointing":true,"gradient_accumulation":true,"umask":18}}
+ *        "gradient_checkpointing":true,"gradient_accumulation":true,"umask":18,
+ *        "after":[12,13]}}
  *   {"v":1,"op":"ls","all":false,"after":0,"limit":1000}   {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
@@ -46,6 +47,7 @@
 #define CARMA_PROTO_MAX_PATH 4096         /* cwd */
 #define CARMA_PROTO_MAX_SUMMARY (512u << 10) /* model summary text */
 #define CARMA_PROTO_MAX_IDS 4096          /* ids in one cancel */
+#define CARMA_PROTO_MAX_AFTER 64          /* jobs one job runs after ("after") */
 #define CARMA_PROTO_MAX_GPUS 64
 #define CARMA_PROTO_MAX_ATTEMPTS 100
 #define CARMA_PROTO_LS_PAGE 1000          /* most jobs in one ls answer (and its default) */
@@ -106,6 +108,11 @@ struct carma_req_job {
                                    weight (carma estimate's --tied-head); 0: not said */
     int umask;                  /* "umask": the submitter's file mode creation mask, 0..0777,
                                    which the job runs with; -1: not given (carmad's default) */
+    /* "after": the jobs that must all end succeeded before this one may start (carma
+     * submit --after), 1..CARMA_PROTO_MAX_AFTER distinct ids in the order given; nafter 0:
+     * none */
+    uint64_t after[CARMA_PROTO_MAX_AFTER];
+    size_t nafter;
     /* How the summary's model trains, as `carma estimate` takes it (only with a
      * summary): "optimizer", "precision", "attention" (est_opts_set's names and values;
      * default adamw, fp32, as the summary shows), "gradient_checkpointing" and
@@ -160,6 +167,15 @@ int carma_proto_char_hidden(const unsigned char *p, size_t l);
 /* Whether s (NUL-terminated) is 1..max printable ASCII bytes (0x20..0x7e), not all
  * blanks: a drain's reason or a GPU's UUID, which STATE/drained keeps as they are. */
 int carma_proto_printable_ok(const char *s, size_t max);
+
+/* Parses a list of job ids as `carma submit --after` takes it: decimal ids from 1 to
+ * 2^63 - 1 separated by single commas ("12,13"), nothing else (no blanks, signs, empty
+ * items), appended to ids[*n..cap) (cap at most CARMA_PROTO_MAX_AFTER in use). An id
+ * already in ids[0..*n) is refused, not dropped (a repeated id is a slip the user should
+ * see). Returns 0, or -EINVAL / -E2BIG with err naming the item and the problem, ids and
+ * *n then unspecified. */
+int carma_proto_ids_parse(const char *s, uint64_t *ids, size_t cap, size_t *n,
+                          struct carma_err *err);
 
 /* Name of an op ("submit"), or NULL. */
 const char *carma_op_name(enum carma_op op);

@@ -10,8 +10,38 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The same bytes as `carma submit --after`'s list: bounded, real ids, none twice, and a
+ * refusal says why. */
+static void fuzz_ids(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s)
+        return;
+    memcpy(s, data, size);
+    s[size] = 0;
+    uint64_t ids[CARMA_PROTO_MAX_AFTER];
+    size_t n = 0;
+    struct carma_err err = {{0}};
+    int rc = carma_proto_ids_parse(s, ids, CARMA_PROTO_MAX_AFTER, &n, &err);
+    if (rc && !err.msg[0])
+        __builtin_trap();
+    if (!rc) {
+        if (n == 0 || n > CARMA_PROTO_MAX_AFTER)
+            __builtin_trap();
+        for (size_t i = 0; i < n; i++) {
+            if (ids[i] < 1 || ids[i] > INT64_MAX)
+                __builtin_trap();
+            for (size_t k = 0; k < i; k++)
+                if (ids[k] == ids[i])
+                    __builtin_trap();
+        }
+    }
+    free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_ids(data, size);
     struct carma_req q;
     struct carma_err err;
     if (carma_req_parse(&q, (const char *)data, size, &err) != 0) {
@@ -41,6 +71,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < j->argc; i++)
             if (strlen(j->argv[i]) > CARMA_PROTO_MAX_ARG)
                 __builtin_trap();
+        /* "after": bounded, real ids, none twice */
+        if (j->nafter > CARMA_PROTO_MAX_AFTER)
+            __builtin_trap();
+        for (size_t i = 0; i < j->nafter; i++) {
+            if (j->after[i] < 1 || j->after[i] > INT64_MAX)
+                __builtin_trap();
+            for (size_t k = 0; k < i; k++)
+                if (j->after[k] == j->after[i])
+                    __builtin_trap();
+        }
         json_t *argv = json_object_get(json_object_get(q.root, "job"), "argv");
         if (json_dumpb(argv, NULL, 0, JSON_COMPACT) > CARMA_PROTO_MAX_ARGV_BYTES)
             __builtin_trap(); /* a job whose show could not fit */

@@ -120,6 +120,99 @@ static void test_submit_umask(void **state)
     }
 }
 
+/* "after": 1..64 distinct job ids, kept in order; anything else refused naming the item. */
+static void test_submit_after(void **state)
+{
+    (void)state;
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    const char *head = "{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\"";
+    char s[1024];
+    snprintf(s, sizeof s, "%s}}", head);
+    assert_int_equal(parse(s, &q, &err), 0);
+    assert_int_equal(q.job.nafter, 0);
+    carma_req_free(&q);
+    snprintf(s, sizeof s, "%s,\"after\":[12,3,9223372036854775807]}}", head);
+    assert_int_equal(parse(s, &q, &err), 0);
+    assert_int_equal(q.job.nafter, 3);
+    assert_true(q.job.after[0] == 12 && q.job.after[1] == 3);
+    assert_true(q.job.after[2] == UINT64_C(9223372036854775807));
+    carma_req_free(&q);
+    /* 64 ids pass, 65 do not */
+    int o = snprintf(s, sizeof s, "%s,\"after\":[1", head);
+    for (int k = 2; k <= 64; k++)
+        o += snprintf(s + o, sizeof s - (size_t)o, ",%d", k);
+    snprintf(s + o, sizeof s - (size_t)o, "]}}");
+    assert_int_equal(parse(s, &q, &err), 0);
+    assert_int_equal(q.job.nafter, 64);
+    carma_req_free(&q);
+    snprintf(s + o, sizeof s - (size_t)o, ",65]}}");
+    assert_int_equal(parse(s, &q, &err), -E2BIG);
+    assert_non_null(strstr(err.msg, "job.after"));
+    const char *bad[] = {"[]", "[0]",  "[-1]", "[\"12\"]", "[1.5]",
+                         "12", "null", "{}",   "[1,[2]]",  "[3,3]"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(s, sizeof s, "%s,\"after\":%s}}", head, bad[k]);
+        int rc = parse(s, &q, &err);
+        assert_true(rc < 0);
+        assert_non_null(strstr(err.msg, "job.after"));
+    }
+    snprintf(s, sizeof s, "%s,\"after\":[3,4,3]}}", head);
+    assert_int_equal(parse(s, &q, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "job 3 listed twice"));
+}
+
+/* carma submit --after's list: strict decimal ids and commas, appended, no repeats. */
+static void test_ids_parse(void **state)
+{
+    (void)state;
+    struct carma_err err = {{0}};
+    uint64_t ids[CARMA_PROTO_MAX_AFTER];
+    size_t n = 0;
+    assert_int_equal(carma_proto_ids_parse("12", ids, CARMA_PROTO_MAX_AFTER, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(
+        carma_proto_ids_parse("7,9223372036854775807", ids, CARMA_PROTO_MAX_AFTER, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_true(ids[0] == 12 && ids[1] == 7 && ids[2] == UINT64_C(9223372036854775807));
+    const char *bad[] = {"",
+                         ",",
+                         "1,",
+                         ",1",
+                         "1,,2",
+                         " 1",
+                         "1 ",
+                         "+1",
+                         "-1",
+                         "0",
+                         "1;2",
+                         "0x10",
+                         "12a",
+                         "9223372036854775808",
+                         "99999999999999999999",
+                         "1,2,1"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        n = 0;
+        err.msg[0] = 0;
+        assert_int_equal(carma_proto_ids_parse(bad[k], ids, CARMA_PROTO_MAX_AFTER, &n, &err),
+                         -EINVAL);
+        assert_true(err.msg[0] != 0);
+    }
+    n = 1;
+    ids[0] = 5;
+    assert_int_equal(carma_proto_ids_parse("4,5", ids, CARMA_PROTO_MAX_AFTER, &n, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "job 5 listed twice"));
+    n = 0;
+    assert_int_equal(carma_proto_ids_parse("1,2,3", ids, 2, &n, &err), -E2BIG);
+    char many[512];
+    int o = 0;
+    for (int k = 1; k <= 65; k++)
+        o += snprintf(many + o, sizeof many - (size_t)o, k > 1 ? ",%d" : "%d", k);
+    n = 0;
+    assert_int_equal(carma_proto_ids_parse(many, ids, CARMA_PROTO_MAX_AFTER, &n, &err), -E2BIG);
+    assert_non_null(strstr(err.msg, "more than 64"));
+}
+
 static void test_other_ops(void **state)
 {
     (void)state;
@@ -571,7 +664,8 @@ int main(void)
         cmocka_unit_test(test_strict),         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_responses),      cmocka_unit_test(test_ls_paging_bounds),
         cmocka_unit_test(test_argv_total),     cmocka_unit_test(test_client_timeout_and_refusal),
-        cmocka_unit_test(test_error_cut_utf8),
+        cmocka_unit_test(test_error_cut_utf8), cmocka_unit_test(test_submit_after),
+        cmocka_unit_test(test_ids_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
