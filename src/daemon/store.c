@@ -24,7 +24,7 @@
 #define JOB_COLS_TAIL                                                                              \
     "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"                 \
     "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis,"        \
-    "hist_sig,umask,rlimits" ACCT_COLS
+    "hist_sig,umask,rlimits,after" ACCT_COLS
 
 /* Accounting columns appended to every job row: run seconds, GPU-seconds and
  * joules over the attempts that ended. */
@@ -46,6 +46,7 @@ enum {
     ST_JOB_UPDATE,
     ST_JOB_GET,
     ST_JOB_UID,
+    ST_JOB_STATE,
     ST_ACTIVE,
     ST_ATT_BEGIN,
     ST_ATT_PID,
@@ -85,14 +86,15 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
         "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-        "bound_basis,hist_sig,umask,rlimits) "
-        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "bound_basis,hist_sig,umask,rlimits,after) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,max_attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,"
         "exclusive=?,cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? "
         "WHERE id=?",
     [ST_JOB_GET] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL " FROM jobs WHERE id=?",
     [ST_JOB_UID] = "SELECT uid FROM jobs WHERE id=?",
+    [ST_JOB_STATE] = "SELECT uid,state FROM jobs WHERE id=?",
     [ST_ACTIVE] = "SELECT " JOB_COLS_HEAD "summary," JOB_COLS_TAIL
                   " FROM jobs WHERE state IN ('queued','running') ORDER BY id",
     [ST_ATT_BEGIN] = "INSERT OR REPLACE INTO attempts(job_id,n,gpus,start_time,gpu_kind) "
@@ -266,6 +268,11 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * client used, and any client of the Xid's GPU may be it (xid_one). NULL: it came on
      * one of the attempt's GPUs, as every mark stored before. */
     "ALTER TABLE attempts ADD COLUMN xid_via INTEGER;",
+    /* 19 -> 20: the jobs a job runs after (carma submit --after: it starts once they all
+     * ended succeeded), a JSON array of their ids as submitted; NULL: none, as for every
+     * job stored before. Which of them are still pending is not stored: a restarted carmad
+     * reads it from their states. */
+    "ALTER TABLE jobs ADD COLUMN after TEXT;",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -291,6 +298,7 @@ static const struct {
     [16] = {"attempts", "xid_shared", NULL},
     [17] = {"coloc", "kind", NULL},
     [18] = {"attempts", "xid_via", NULL},
+    [19] = {"jobs", "after", NULL},
 };
 
 struct carma_store {
@@ -340,6 +348,7 @@ void carma_job_rec_clear(struct carma_job_rec *r)
     free(r->reason);
     free(r->bound_basis);
     free(r->rlimits);
+    free(r->after);
     memset(r, 0, sizeof *r);
     r->start_s = r->end_s = -1;
     r->exit_code = -1;
@@ -961,6 +970,7 @@ int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struc
     else
         sqlite3_bind_null(q, i++);
     bind_text_or_null(q, i++, r->rlimits);
+    bind_text_or_null(q, i++, r->after);
     int rc = run(s, ST_JOB_INSERT, "saving the job", err);
     if (!rc)
         r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -1057,12 +1067,15 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     r->umask = sqlite3_column_type(q, c) == SQLITE_NULL ? -1 : sqlite3_column_int(q, c);
     c++;
     r->rlimits = col_dup(q, c++); /* NULL: none */
+    int after_null = sqlite3_column_type(q, c) == SQLITE_NULL;
+    r->after = col_dup(q, c++); /* NULL: none */
     if (sqlite3_column_count(q) > c + 2) {
         r->run_s = sqlite3_column_double(q, c++);
         r->gpu_s = sqlite3_column_double(q, c++);
         r->energy_j = sqlite3_column_double(q, c++);
     }
-    if (!r->name || !r->user || !r->cwd || !r->argv_json || !r->env_json || r->state < 0)
+    if (!r->name || !r->user || !r->cwd || !r->argv_json || !r->env_json || r->state < 0 ||
+        (!after_null && !r->after))
         return -ENOMEM;
     return 0;
 }
@@ -1100,6 +1113,50 @@ int carma_store_job_uid(struct carma_store *s, uint64_t id, uid_t *uid, struct c
         ret = db_err(s, rc, "reading a job", err);
     row_done(q);
     return ret;
+}
+
+int carma_store_job_state(struct carma_store *s, uint64_t id, uid_t *uid, int *state,
+                          struct carma_err *err)
+{
+    sqlite3_stmt *q = s->st[ST_JOB_STATE];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
+    int rc = sqlite3_step(q);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        *uid = (uid_t)sqlite3_column_int64(q, 0);
+        const unsigned char *t = sqlite3_column_text(q, 1);
+        *state = t ? carma_job_state_parse((const char *)t) : -1;
+        if (*state < 0)
+            ret =
+                carma_err_set(err, -EIO, "store: job %llu: unknown state", (unsigned long long)id);
+    } else if (rc == SQLITE_DONE) {
+        ret = carma_err_set(err, -ENOENT, "no job %llu", (unsigned long long)id);
+    } else {
+        ret = db_err(s, rc, "reading a job", err);
+    }
+    row_done(q);
+    return ret;
+}
+
+int carma_store_after_parse(const char *text, uint64_t *ids, size_t *n)
+{
+    *n = 0;
+    if (!text)
+        return 0;
+    json_error_t je;
+    json_t *a = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    int ok =
+        json_is_array(a) && json_array_size(a) >= 1 && json_array_size(a) <= CARMA_PROTO_MAX_AFTER;
+    for (size_t k = 0; ok && k < json_array_size(a); k++) {
+        const json_t *x = json_array_get(a, k);
+        ok = json_is_integer(x) && json_integer_value(x) >= 1;
+        if (ok)
+            ids[k] = (uint64_t)json_integer_value(x);
+    }
+    if (ok)
+        *n = json_array_size(a);
+    json_decref(a);
+    return ok ? 0 : -EINVAL;
 }
 
 int carma_store_jobs_active(struct carma_store *s, int (*fn)(void *ctx, struct carma_job_rec *r),
@@ -1373,6 +1430,17 @@ json_t *carma_store_rec_json(const struct carma_job_rec *r)
                                                            : json_null());
     json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal) : json_null());
     json_object_set_new(o, "reason", r->reason ? json_string(r->reason) : json_null());
+    /* the jobs it runs after, as submitted ([]: none; null: a damaged row) */
+    uint64_t after[CARMA_PROTO_MAX_AFTER];
+    size_t nafter;
+    json_t *aj = json_array();
+    if (carma_store_after_parse(r->after, after, &nafter)) {
+        json_decref(aj);
+        aj = json_null();
+    }
+    for (size_t k = 0; k < nafter; k++)
+        json_array_append_new(aj, json_integer((json_int_t)after[k]));
+    json_object_set_new(o, "after", aj);
     json_object_set_new(o, "run_s", json_real(r->run_s));
     json_object_set_new(o, "gpu_seconds", json_real(r->gpu_s));
     json_object_set_new(o, "energy_j", json_real(r->energy_j));

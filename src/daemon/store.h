@@ -17,7 +17,7 @@
 #include "proto/proto.h"
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 19
+#define CARMA_STORE_SCHEMA_VERSION 20
 
 struct carma_store;
 
@@ -42,6 +42,9 @@ struct carma_job_rec {
     char *rlimits;     /* the submitter's resource limits (util/rlimits.h text), written on
                           insert only; NULL: none (stored before schema 12, or carmad is
                           not root, or root submitted it): the job has carmad's */
+    char *after;       /* the jobs it runs after (carma submit --after), a JSON array of
+                          their ids as submitted ("[12,13]"), written on insert only; NULL:
+                          none (and every job stored before schema 20) */
     uint32_t uid, gid;
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;
@@ -159,6 +162,14 @@ int carma_store_job_get(struct carma_store *st, uint64_t id, struct carma_job_re
 /* The uid of job id's owner, without reading the rest of its row (an argv may be 256 KiB:
  * a cancel naming it 4096 times read 1 GiB). -ENOENT when there is none. */
 int carma_store_job_uid(struct carma_store *st, uint64_t id, uid_t *uid, struct carma_err *err);
+/* The owner and state (enum carma_job_state) of job id, without reading the rest of its
+ * row. -ENOENT when there is none. */
+int carma_store_job_state(struct carma_store *st, uint64_t id, uid_t *uid, int *state,
+                          struct carma_err *err);
+/* A job's "after" as the record keeps it (JSON text, NULL: none) parsed into ids[0..*n),
+ * at most CARMA_PROTO_MAX_AFTER: 0, or -EINVAL when the text is not such a list (a
+ * damaged row; *n 0). */
+int carma_store_after_parse(const char *text, uint64_t *ids, size_t *n);
 /* Calls fn for every job queued or running, in id order; stops at fn's non-zero. */
 int carma_store_jobs_active(struct carma_store *st,
                             int (*fn)(void *ctx, struct carma_job_rec *r), void *ctx,

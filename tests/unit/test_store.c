@@ -1121,10 +1121,91 @@ static void test_copy_before_migration(void **state)
     assert_int_equal(file_int(copy, "PRAGMA user_version"), 18);
 }
 
+/* "after" (schema 20): the jobs a job runs after, stored on insert and read back by every
+ * job read, listed in the JSON as an array ([] for none); a job's owner and state read
+ * alone. A store at version 19 keeps a copy (PATH.v19), gets the column, and its jobs
+ * have none; one whose version number was lowered to 19 keeps its lists. */
+static void test_after_column_and_migration(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    struct carma_job_rec r = {0};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    fill(&r, 1000, "first");
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    fill(&r, 1000, "second");
+    r.after = strdup("[1,7]");
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(r.id, 2);
+    assert_int_equal(carma_store_job_get(st, 2, &r, &err), 0);
+    assert_string_equal(r.after, "[1,7]");
+    assert_int_equal(carma_store_job_get(st, 1, &r, &err), 0);
+    assert_null(r.after);
+    uid_t uid = 0;
+    int sstate = -1;
+    assert_int_equal(carma_store_job_state(st, 2, &uid, &sstate, &err), 0);
+    assert_int_equal(uid, 1000);
+    assert_int_equal(sstate, CARMA_JOB_QUEUED);
+    assert_int_equal(carma_store_job_state(st, 3, &uid, &sstate, &err), -ENOENT);
+    json_t *arr = json_array();
+    assert_int_equal(carma_store_list_json(st, -1, 1, 0, 10, arr, &err), 0);
+    assert_int_equal(json_array_size(arr), 2);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(arr, 0), "after")), 0);
+    json_t *a = json_object_get(json_array_get(arr, 1), "after");
+    assert_int_equal(json_array_size(a), 2);
+    assert_int_equal(json_integer_value(json_array_get(a, 1)), 7);
+    json_decref(arr);
+    carma_store_close(st);
+    uint64_t ids[CARMA_PROTO_MAX_AFTER];
+    size_t n = 9;
+    assert_int_equal(carma_store_after_parse(NULL, ids, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(carma_store_after_parse("[3,4]", ids, &n), 0);
+    assert_true(n == 2 && ids[0] == 3 && ids[1] == 4);
+    const char *bad[] = {"", "[]", "[0]", "[\"1\"]", "{}", "[1", "7"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        assert_int_equal(carma_store_after_parse(bad[k], ids, &n), -EINVAL);
+        assert_int_equal(n, 0);
+    }
+
+    /* its version number lowered to 19 (an older carmad ran on it): migrated again, the
+     * column kept with its lists */
+    store_sql("PRAGMA user_version=19");
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 19);
+    assert_int_equal(carma_store_job_get(st, 2, &r, &err), 0);
+    assert_string_equal(r.after, "[1,7]");
+    carma_store_close(st);
+    char copy[160];
+    snprintf(copy, sizeof copy, "%s.v19", path);
+    assert_int_equal(unlink(copy), 0);
+
+    /* a real version-19 store (no column): copied, migrated, its jobs run after none */
+    store_sql("ALTER TABLE jobs DROP COLUMN after; PRAGMA user_version=19");
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 19);
+    int made = 0;
+    assert_string_equal(carma_store_pre_migration_copy(st, &made), copy);
+    assert_int_equal(made, CARMA_STORE_COPY_MADE);
+    assert_int_equal(carma_store_job_get(st, 2, &r, &err), 0);
+    assert_null(r.after);
+    fill(&r, 1000, "third");
+    r.after = strdup("[2]");
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(carma_store_job_get(st, 3, &r, &err), 0);
+    assert_string_equal(r.after, "[2]");
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+    assert_int_equal(file_int(copy, "PRAGMA user_version"), 19);
+    assert_int_equal(file_int(path, "PRAGMA user_version"), CARMA_STORE_SCHEMA_VERSION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_jobs_and_attempts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_after_column_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strict_wal_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_in_transaction, setup, teardown),
