@@ -54,6 +54,18 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
         if (why) {
             printf("  ");
             cli_put_visible(stdout, why);
+            /* waiting to run after others: the jobs it waits for (carma show: all) */
+            const json_t *pend = json_object_get(j, "after_pending");
+            size_t pk;
+            json_t *pid;
+            if (!strcmp(why, "after"))
+                json_array_foreach(pend, pk, pid) {
+                    if (pk == 4) {
+                        printf(",...");
+                        break;
+                    }
+                    printf("%s%lld", pk ? "," : " ", (long long)json_integer_value(pid));
+                }
         }
         putchar('\n');
     }
@@ -63,7 +75,8 @@ static void print_page(const json_t *jobs, int as_json, size_t *shown)
 static int ls_check(const json_t *resp)
 {
     return cli_check("ls", resp, "answer", "jobs:ao next:i?") ||
-           cli_check_each("ls", resp, "jobs", "id:i name:s user:s state:s waiting_code:s?");
+           cli_check_each("ls", resp, "jobs",
+                          "id:i name:s user:s state:s waiting_code:s? after_pending:ai?");
 }
 
 int cmd_ls(int argc, char **argv)
@@ -82,7 +95,8 @@ int cmd_ls(int argc, char **argv)
         if (r == 0 && cli_is_help(argv[i])) {
             printf("usage: carma ls [--all] [--json] [--socket PATH]\n"
                    "Lists your queued and running jobs (--all: finished ones too); REASON:\n"
-                   "why a queued job is not running yet (carma show ID says more).\n");
+                   "why a queued job is not running yet (carma show ID says more; 'after 12':\n"
+                   "it waits until job 12 has succeeded, carma submit --after).\n");
             return 0;
         }
         cli_bad_arg("ls", argc, argv, i, NULL);

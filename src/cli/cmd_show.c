@@ -53,7 +53,7 @@ int cmd_show(int argc, char **argv)
         cli_check("show", j, "job",
                   "id:i name:s user:s state:s argv:as cwd:s bound_basis:s? reason:s? "
                   "waiting_code:s? waiting_reason:s? attempt_list:ao? queue_position:i? "
-                  "queue_length:i? queue_order:s?") ||
+                  "queue_length:i? queue_order:s? after:ai? after_pending:ai?") ||
         cli_check_each("show", j, "attempt_list",
                        "n:i outcome:s? gpus:as? gpu_uuids:as? reason:s?")) {
         json_decref(resp);
@@ -123,6 +123,20 @@ int cmd_show(int argc, char **argv)
         if (json_is_number(ss))
             printf("  solo SMACT %.2f", json_number_value(ss));
         printf("\n");
+    }
+    /* the jobs it runs after (carma submit --after), those it still waits for */
+    json_t *after = json_object_get(j, "after"), *pend = json_object_get(j, "after_pending");
+    if (json_array_size(after)) {
+        printf("  after    ");
+        json_array_foreach(after, k, a)
+            printf(" %lld", (long long)json_integer_value(a));
+        if (json_array_size(pend)) {
+            printf(" (waits for");
+            json_array_foreach(pend, k, a)
+                printf(" %lld", (long long)json_integer_value(a));
+            printf(")");
+        }
+        putchar('\n');
     }
     const char *reason = json_string_value(json_object_get(j, "reason"));
     if (reason) {

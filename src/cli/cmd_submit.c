@@ -26,7 +26,8 @@ static void usage(FILE *f)
                "                     [--heads N] [--experts-per-token K] [--shared-layer-runs N]\n"
                "                     [--tied-head] [--gradient-checkpointing]\n"
                "                     [--gradient-accumulation]]\n"
-               "                    [--name NAME] [--max-attempts N] [--socket PATH] [--json]\n"
+               "                    [--name NAME] [--max-attempts N] [--after ID[,ID...]]\n"
+               "                    [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id;\n"
                "with --summary, what carma estimate would note of the summary goes to\n"
@@ -52,7 +53,18 @@ static void usage(FILE *f)
                "--mem and the bound are per GPU; with --gpus N > 1 and --summary the job is\n"
                "taken to train with DistributedDataParallel, one process per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
-               "carmad's, 3 unless configured).\n");
+               "carmad's, 3 unless configured).\n"
+               "--after ID[,ID...] (may be repeated): the job starts only once every listed\n"
+               "job has ended succeeded (as tsp -D, or Slurm's --dependency=afterok); until\n"
+               "then it is queued, REASON 'after ID' in carma ls. Up to 64 jobs, your own\n"
+               "(root: anyone's), each listed once (a repeated id is refused). When one of\n"
+               "them ends otherwise (failed, oom, cancelled, lost, its attempts used up), this\n"
+               "job is cancelled, its reason naming that job and how it ended, and so are the\n"
+               "jobs waiting for this one. Refused (exit 2, nothing queued): an unknown id,\n"
+               "another user's job, a job that ended other than succeeded, a malformed list;\n"
+               "a listed job that succeeded already is met at once. Once they all succeed the\n"
+               "job takes its place in the queue by submission order (fair share: among its\n"
+               "user's jobs).\n");
 }
 
 /* The environment the job gets: this one, less what carmad would refuse. Exported shell
@@ -283,6 +295,8 @@ int cmd_submit(int argc, char **argv)
                                      --shared-layer-runs, --tied-head,
                                      --experts-per-token */
     const char *summary_path = NULL;
+    uint64_t after[CARMA_PROTO_MAX_AFTER]; /* --after's jobs, in the order given */
+    size_t nafter = 0;
     int i, bad = 0; /* the argument refused */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -378,6 +392,13 @@ int cmd_submit(int argc, char **argv)
                 return 2;
             }
             json_object_set_new(job, "mem_mib", json_integer(m));
+        } else if (!strcmp(a, "--after")) {
+            struct carma_err aerr = {{0}};
+            if (carma_proto_ids_parse(v, after, CARMA_PROTO_MAX_AFTER, &nafter, &aerr) < 0) {
+                fprintf(stderr, "carma submit: --after %s\n", aerr.msg);
+                json_decref(job);
+                return 2;
+            }
         } else if (!strcmp(a, "--name")) {
             json_t *js = json_string(v);
             if (!js) {
@@ -450,6 +471,12 @@ int cmd_submit(int argc, char **argv)
         json_array_append_new(av, s);
     }
     json_object_set_new(job, "argv", av);
+    if (nafter) {
+        json_t *aj = json_array();
+        for (size_t k = 0; k < nafter; k++)
+            json_array_append_new(aj, json_integer((json_int_t)after[k]));
+        json_object_set_new(job, "after", aj);
+    }
     return cli_submit_job(&c, "submit", job);
 usage_err:
     if (bad) {
@@ -467,6 +494,7 @@ usage_err:
                                              "--precision",
                                              "--attention",
                                              "--max-attempts",
+                                             "--after",
                                              NULL};
         cli_bad_arg("submit", argc, argv, bad, valued);
     }

@@ -200,6 +200,14 @@ struct djob {
     int seen_dirty, seen_in_tx; /* the same for gpu_seen_s (attempts.seen_time) */
     int ended_down; /* its attempt ended while carmad was down, its end waits in recon_ends:
                        no Xid taken since the restart is its (xid_one) */
+    /* carma submit --after (after_settle): the jobs it runs after (owned; rec.after's list),
+     * after_met's bit k set once after[k] ended succeeded. after_wait: it waits for them,
+     * queued but in none of the scheduler's queues; after_ended: ended in this iteration
+     * because one of them ended otherwise (undone on a failed commit, as a cancel) */
+    uint64_t *after;
+    uint32_t nafter;
+    uint64_t after_met;
+    int after_wait, after_ended;
 };
 
 struct conn {
@@ -400,6 +408,8 @@ struct carmad {
     uint32_t *touched;    /* slots changed this iteration that may need undo */
     size_t ntouched, touchcap;
     int dirty;            /* the scheduler should step */
+    int after_dirty;      /* a job ended (or carmad started): the jobs waiting to run after
+                             others are looked at again (after_settle) */
     int tx_failed_logged;
     /* monitoring (docs/monitoring.md) */
     struct carma_monitor mon;
@@ -551,6 +561,8 @@ static void slot_free(struct carmad *d, uint32_t i)
     carma_job_rec_clear(&j->rec);
     free(j->end.reason);
     j->end.reason = NULL;
+    free(j->after);
+    j->after = NULL;
     j->used = 0;
     d->freel[d->nfree++] = i;
 }
@@ -2363,6 +2375,7 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
     attempt_forget(dj); /* (its end holds what the Xid mark decided) */
     dj->ended_down = 0;
     d->dirty = 1;
+    d->after_dirty = 1; /* jobs may wait for it (after_settle) */
 }
 
 static int watch_shepherd(struct carmad *d, uint32_t i, pid_t pid, int fd)
@@ -3521,15 +3534,199 @@ static void estq_abort(struct carmad *d)
     }
 }
 
+/* ---- jobs that run after others (carma submit --after; docs/daemon.md, "Jobs that run
+ * after others") ---- */
+
+/* after_met when all n listed jobs succeeded. */
+static uint64_t after_all(uint32_t n)
+{
+    return n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+}
+
+struct id_slot {
+    uint64_t id;
+    uint32_t slot;
+};
+
+static int id_slot_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct id_slot *)a)->id, y = ((const struct id_slot *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The owner and state of job id, which another runs after: 1 while it is queued or
+ * running, 0 once it ended (*state final), -ENOENT when neither carmad nor the store holds
+ * it, or another negative errno from the store (err says why). idx: the jobs in slots by
+ * id, n of them (NULL: looked for one by one). */
+static int after_lookup(struct carmad *d, const struct id_slot *idx, size_t n, uint64_t id,
+                        uid_t *owner, int *state, struct carma_err *err)
+{
+    uint32_t s = 0;
+    int found;
+    if (idx) {
+        struct id_slot key = {.id = id};
+        const struct id_slot *hit = bsearch(&key, idx, n, sizeof *idx, id_slot_cmp);
+        found = hit != NULL;
+        if (hit)
+            s = hit->slot;
+    } else {
+        found = find_slot(d, id, &s);
+    }
+    if (found) {
+        *owner = d->dj[s].rec.uid;
+        *state = d->sj[s].state;
+    } else {
+        int rc = carma_store_job_state(d->store, id, owner, state, err);
+        if (rc)
+            return rc;
+    }
+    return *state == CARMA_JOB_QUEUED || *state == CARMA_JOB_RUNNING;
+}
+
+/* Ends waiting job i, which can never run now: job aid, which it runs after, ended in
+ * `state`, not succeeded. It ends cancelled (it never ran, so it neither failed nor was
+ * lost; as `carma cancel` of a queued job), its reason naming that job and how it ended;
+ * the record joins the open transaction (*err: why it could not, when none is set yet),
+ * undone as a cancel when the commit fails (iteration_end). */
+static void after_end(struct carmad *d, uint32_t i, uint64_t aid, int state, double now,
+                      struct carma_err *err)
+{
+    struct djob *dj = &d->dj[i];
+    char why[160];
+    snprintf(why, sizeof why, "not run: job %llu, which it was to run after, ended %s",
+             (unsigned long long)aid, carma_job_state_name((enum carma_job_state)state));
+    d->sj[i].state = CARMA_JOB_CANCELLED;
+    dj->rec.end_s = now;
+    free(dj->rec.reason);
+    dj->rec.reason = strdup(why); /* NULL (out of memory): none, the log says why */
+    dj->after_ended = 1;
+    d->finished[CARMA_JOB_CANCELLED]++;
+    d->publish = 1;
+    touch(d, i);
+    struct carma_err e = {{0}};
+    if (save_job(d, i, &e) && !err->msg[0])
+        *err = e;
+}
+
+/* Looks at the jobs waiting to run after others once a job ended (d->after_dirty): a
+ * job whose listed jobs all succeeded joins the scheduler's main queue at its place in
+ * submission order; one with a listed job that ended otherwise ends (after_end), and so,
+ * in the same pass, do those waiting for it. A listed job the store no longer holds was
+ * removed by the retention after it ended, and counts as succeeded: one that ended
+ * otherwise ended its waiting jobs when it ended. A store that cannot be read leaves the
+ * job waiting, looked at again at the next iteration. */
+static void after_settle(struct carmad *d, double now, struct carma_err *err)
+{
+    if (!d->after_dirty)
+        return;
+    d->after_dirty = 0;
+    size_t nact = 0, nwait = 0;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        if (!d->dj[i].used)
+            continue;
+        nact++;
+        nwait += d->dj[i].after_wait && d->sj[i].state == CARMA_JOB_QUEUED;
+    }
+    if (!nwait)
+        return;
+    /* slots by id, so that a long list of waiting jobs does not search every slot per id */
+    struct id_slot *idx = malloc(nact * sizeof *idx);
+    size_t n = 0;
+    if (idx) {
+        for (uint32_t i = 0; i < d->cap; i++)
+            if (d->dj[i].used)
+                idx[n++] = (struct id_slot){.id = d->dj[i].rec.id, .slot = i};
+        qsort(idx, n, sizeof *idx, id_slot_cmp);
+    }
+    int released = 0, changed = 1;
+    while (changed) { /* until no job ends: one that ends may be waited for */
+        changed = 0;
+        for (uint32_t i = 0; i < d->cap; i++) {
+            struct djob *dj = &d->dj[i];
+            if (!dj->used || !dj->after_wait || dj->after_ended ||
+                d->sj[i].state != CARMA_JOB_QUEUED)
+                continue;
+            int ended = 0;
+            for (uint32_t k = 0; k < dj->nafter && !ended; k++) {
+                if (dj->after_met >> k & 1)
+                    continue;
+                uid_t owner;
+                int st = -1;
+                struct carma_err e = {{0}};
+                int rc = after_lookup(d, idx, n, dj->after[k], &owner, &st, &e);
+                if (rc == 1)
+                    continue;
+                if (rc < 0 && rc != -ENOENT) {
+                    dlog(d, LOG_WARNING, "job %llu: cannot read job %llu, which it runs after: %s",
+                         (unsigned long long)dj->rec.id, (unsigned long long)dj->after[k], e.msg);
+                    d->after_dirty = 1;
+                    continue;
+                }
+                if (rc == -ENOENT || st == CARMA_JOB_SUCCEEDED) {
+                    dj->after_met |= UINT64_C(1) << k;
+                    continue;
+                }
+                after_end(d, i, dj->after[k], st, now, err);
+                ended = changed = 1;
+            }
+            if (!ended && dj->after_met == after_all(dj->nafter)) {
+                dj->after_wait = 0;
+                carma_sched_submit(&d->sched, i, now);
+                dlog(d, LOG_INFO, "job %llu: the jobs it runs after succeeded: queued",
+                     (unsigned long long)dj->rec.id);
+                released = 1;
+            }
+        }
+    }
+    free(idx);
+    if (released) {
+        /* its place in submission order: under FIFO as if it had waited in the queue from
+         * its submission (as a restart queues the jobs, in id order), under fair share
+         * among its user's jobs (fair_order sorts stably from this order) */
+        for (uint32_t i = 0; i < d->cap; i++)
+            d->fair_key[i] = d->dj[i].used ? (double)d->dj[i].rec.id : NAN;
+        carma_sched_order(&d->sched, d->fair_key);
+        d->dirty = 1;
+        d->publish = 1;
+    }
+}
+
 /* The rest of a submission, once its summary's model bound (model; zero without a summary)
  * is known: its slot, its bound and its row. Answers through pend_add_gen (NULL) or
- * returns an error. */
+ * returns an error (the jobs it runs after are checked here, as it is
+ * recorded). */
 static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const struct carma_req *q,
                              const struct submitter *who, const struct carmad_model *model)
 {
     const struct carma_req_job *rj = &q->job;
     const char *uname = who->uname;
     const char *lim = who->lim;
+    /* the jobs it runs after: the submitter's own (root: anyone's), not ended otherwise
+     * than succeeded; those that succeeded already are met at once */
+    uint64_t met = 0;
+    for (size_t k = 0; k < rj->nafter; k++) {
+        uid_t owner = 0;
+        int st = -1;
+        struct carma_err e = {{0}};
+        unsigned long long aid = (unsigned long long)rj->after[k];
+        int rc = after_lookup(d, NULL, 0, rj->after[k], &owner, &st, &e);
+        if (rc == -ENOENT)
+            return carma_resp_error("notfound", "job.after: no job %llu", aid);
+        if (rc < 0)
+            return carma_resp_error("store", "job.after: job %llu: %s", aid, e.msg);
+        if (who->uid != 0 && owner != who->uid)
+            return carma_resp_error("invalid",
+                                    "job.after: job %llu belongs to another user (a job runs "
+                                    "after its own user's jobs only)",
+                                    aid);
+        if (rc == 0 && st == CARMA_JOB_SUCCEEDED)
+            met |= UINT64_C(1) << k;
+        else if (rc == 0)
+            return carma_resp_error("invalid",
+                                    "job.after: job %llu ended %s, not succeeded: this job "
+                                    "would never run",
+                                    aid, carma_job_state_name((enum carma_job_state)st));
+    }
     uint32_t i;
     if (slot_alloc(d, &i))
         return carma_resp_error("busy", "too many active jobs");
@@ -3585,10 +3782,24 @@ static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const 
     r->umask = rj->umask; /* -1: not sent, the job gets CARMA_JOB_UMASK_DEFAULT */
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
+    if (rj->nafter) {
+        json_t *aj = json_array();
+        for (size_t k = 0; aj && k < rj->nafter; k++)
+            json_array_append_new(aj, json_integer((json_int_t)rj->after[k]));
+        r->after = aj ? json_dumps(aj, JSON_COMPACT) : NULL;
+        json_decref(aj);
+        dj->after = malloc(rj->nafter * sizeof *dj->after);
+        if (dj->after)
+            memcpy(dj->after, rj->after, rj->nafter * sizeof *dj->after);
+        dj->nafter = (uint32_t)rj->nafter;
+        dj->after_met = met;
+        dj->after_wait = met != after_all(dj->nafter);
+    }
     struct carma_err err = {{0}};
     int rc = -ENOMEM;
     if (r->name && r->user && r->cwd && r->argv_json && r->env_json && r->bound_basis &&
-        (!rj->summary || r->summary) && (!lim[0] || r->rlimits)) {
+        (!rj->summary || r->summary) && (!lim[0] || r->rlimits) &&
+        (!rj->nafter || (r->after && dj->after))) {
         rc = store_tx(d, &err);
         if (!rc)
             rc = carma_store_job_insert(d->store, r, &err);
@@ -3603,7 +3814,8 @@ static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const 
     }
     sj_from_rec(d, i);
     job_profile(d, i);
-    carma_sched_submit(&d->sched, i, r->submit_s);
+    if (!dj->after_wait) /* else it waits out of the queues (after_settle) */
+        carma_sched_submit(&d->sched, i, r->submit_s);
     if (pre >= 0)
         dlog(d, LOG_NOTICE,
              "job %llu: %s=%s in its environment: TensorFlow or JAX would map the GPU's "
@@ -3681,6 +3893,7 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
             dj->rec.end_s = now_s();
             dj->cancel_queued = 1;
             d->finished[CARMA_JOB_CANCELLED]++; /* final without an attempt */
+            d->after_dirty = 1;                 /* the jobs waiting for it end too */
             d->publish = 1;
             if (!rc)
                 rc = save_job(d, i, &err);
@@ -3841,6 +4054,30 @@ static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req
 static void waiting_json(struct carmad *d, uint32_t i, json_t *o, double now, json_t *cache)
 {
     json_t *code = NULL, *text = NULL;
+    const struct djob *adj = &d->dj[i];
+    if (adj->after_wait && d->sj[i].state == CARMA_JOB_QUEUED) {
+        /* out of the scheduler's queues until the jobs it runs after succeed */
+        char buf[64 + CARMA_PROTO_MAX_AFTER * 42];
+        size_t len = 0, pend = 0;
+        for (uint32_t k = 0; k < adj->nafter; k++)
+            pend += !(adj->after_met >> k & 1);
+        len += (size_t)snprintf(buf, sizeof buf, "waits until job%s ", pend > 1 ? "s" : "");
+        for (uint32_t k = 0, m = 0; k < adj->nafter && len < sizeof buf; k++)
+            if (!(adj->after_met >> k & 1))
+                len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%llu", m++ ? ", " : "",
+                                        (unsigned long long)adj->after[k]);
+        if (len < sizeof buf)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, " %s succeeded (--after ",
+                                    pend > 1 ? "have" : "has");
+        for (uint32_t k = 0; k < adj->nafter && len < sizeof buf; k++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%llu", k ? "," : "",
+                                    (unsigned long long)adj->after[k]);
+        if (len < sizeof buf)
+            snprintf(buf + len, sizeof buf - len, ")");
+        json_object_set_new(o, "waiting_code", json_string("after"));
+        json_object_set_new(o, "waiting_reason", json_string(buf));
+        return;
+    }
     if (d->sj[i].state == CARMA_JOB_QUEUED) {
         char key[24];
         snprintf(key, sizeof key, "%llu", (unsigned long long)d->dj[i].rec.id);
@@ -3906,6 +4143,12 @@ static void live_usage(struct carmad *d, uint32_t i, json_t *o, double now, json
     json_object_set_new(o, "energy_j", json_real(en));
     json_object_set_new(o, "wait_s", json_real(wait > 0 ? wait : 0));
     json_object_set_new(o, "solo_smact", j->smact >= 0 ? json_real(j->smact) : json_null());
+    /* of "after", the jobs it still waits for ([] once they all succeeded) */
+    json_t *pend = json_array();
+    for (uint32_t k = 0; pend && dj->after_wait && k < dj->nafter; k++)
+        if (!(dj->after_met >> k & 1))
+            json_array_append_new(pend, json_integer((json_int_t)dj->after[k]));
+    json_object_set_new(o, "after_pending", pend ? pend : json_null());
     waiting_json(d, i, o, now, why_cache);
 }
 
@@ -4987,8 +5230,10 @@ static void iteration_end(struct carmad *d)
     double now = now_s();
     struct carma_err err = {{0}};
     /* Placements join the same transaction. */
+    after_settle(d, now, &err);
     size_t first_launch = d->ntouched;
-    if (d->dirty && !launches_paused(d)) { /* (paused: it steps once the pause ends) */
+    if (d->dirty && !launches_paused(d) && !err.msg[0]) { /* (paused: it steps once the pause
+                                                              ends) */
         d->dirty = 0;
         struct carma_placement pl[64];
         size_t n;
@@ -5097,11 +5342,21 @@ static void iteration_end(struct carmad *d)
             d->dj[i].rec.attempts = d->sj[i].attempts;
             d->dj[i].rec.state = CARMA_JOB_QUEUED;
         }
+        d->after_dirty = 1; /* what after_settle did is undone below, or was not stored */
         for (size_t t = 0; t < d->ntouched; t++) {
             uint32_t i = d->touched[t];
             struct djob *dj = &d->dj[i];
             if (!dj->used)
                 continue;
+            if (dj->after_ended) { /* waits again, looked at again next iteration */
+                dj->after_ended = 0;
+                d->sj[i].state = CARMA_JOB_QUEUED;
+                dj->rec.state = CARMA_JOB_QUEUED;
+                dj->rec.end_s = -1;
+                free(dj->rec.reason);
+                dj->rec.reason = NULL;
+                d->finished[CARMA_JOB_CANCELLED]--;
+            }
             if (dj->is_new) {
                 if (d->sj[i].queue != CARMA_QUEUE_NONE)
                     carma_sched_dequeue(&d->sched, i);
@@ -5115,9 +5370,10 @@ static void iteration_end(struct carmad *d)
                 dj->rec.state = CARMA_JOB_QUEUED;
                 dj->rec.end_s = -1;
                 d->finished[CARMA_JOB_CANCELLED]--;
-                if (dj->rec.attempts > 0) /* a retry keeps its priority */
+                /* (one waiting to run after others waits out of the queues again) */
+                if (!dj->after_wait && dj->rec.attempts > 0) /* a retry keeps its priority */
                     carma_sched_submit_recovery(&d->sched, i, now);
-                else
+                else if (!dj->after_wait)
                     carma_sched_submit(&d->sched, i, now);
             }
             if (dj->cancel_running) {
@@ -5149,6 +5405,13 @@ static void iteration_end(struct carmad *d)
             if (!dj->used)
                 continue;
             dj->is_new = 0;
+            if (dj->after_ended) {
+                dj->after_ended = 0;
+                dlog(d, LOG_INFO, "job %llu cancelled: %s", (unsigned long long)dj->rec.id,
+                     dj->rec.reason ? dj->rec.reason : "a job it was to run after did not succeed");
+                slot_free(d, i);
+                continue;
+            }
             if (dj->cancel_queued) {
                 dj->cancel_queued = 0;
                 dlog(d, LOG_INFO, "job %llu cancelled while queued",
@@ -5323,6 +5586,25 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
         x->failed++;
         return 0;
     }
+    if (dj->rec.state == CARMA_JOB_QUEUED && dj->rec.after && dj->rec.attempts == 0) {
+        /* it waits for the jobs it runs after as before the restart; which of them are
+         * still pending, after_settle reads from their states (one that ran had them all
+         * succeed) */
+        uint64_t ids[CARMA_PROTO_MAX_AFTER];
+        size_t n = 0;
+        if (carma_store_after_parse(dj->rec.after, ids, &n) == 0 &&
+            (dj->after = malloc(n * sizeof *dj->after))) {
+            memcpy(dj->after, ids, n * sizeof *ids);
+            dj->nafter = (uint32_t)n;
+            dj->after_wait = 1;
+            x->queued++;
+            return 0;
+        }
+        dlog(d, LOG_ERR,
+             "job %llu: its list of the jobs it runs after, %s, cannot be read "
+             "(a damaged row, or out of memory): queued without waiting for them",
+             (unsigned long long)dj->rec.id, dj->rec.after);
+    }
     if (dj->rec.state == CARMA_JOB_QUEUED) {
         /* A job queued after an attempt is a retry: it keeps its priority. */
         if (dj->rec.attempts > 0)
@@ -5495,6 +5777,7 @@ static int reconcile(struct carmad *d, struct carma_err *err)
     if (carma_store_in_tx(d->store) && (rc = carma_store_commit(d->store, err)))
         return rc;
     store_settle(d, 1);
+    d->after_dirty = 1; /* the jobs it runs after may have ended while carmad was down */
     dlog(d, LOG_INFO, "reconciled: %d queued, %d running re-adopted, %d ended while down, "
                       "%d never started (re-queued)%s", x.queued, x.adopted, x.ended, x.requeued,
          x.failed ? ", and jobs that ask for more GPUs than there are failed" : "");

@@ -1,0 +1,169 @@
+#!/bin/sh
+# Jobs that run after others (carma submit --after; docs/daemon.md, "Jobs that run after
+# others"), on the fake libnvidia-ml.so.1's two GPUs (two simulated ones without it):
+#  - B --after A waits, queued (REASON `after A`, show and --json list what it waits for)
+#    while GPUs are free, and starts once A succeeded; a job after one that succeeded
+#    already runs at once; once eligible, B goes ahead of a job submitted after it (the
+#    head of the queue: policy exclusive places it only);
+#  - C --after a job that fails is cancelled with a reason naming that job and how it
+#    ended, and D --after C is cancelled in turn (naming C);
+#  - refused, exit 2, nothing queued: an unknown id, a job that ended failed, a malformed
+#    or repeated list, more than 64 ids, another user's job (as root, with nobody);
+#  - a restart of carmad while B waits keeps the wait, and a listed job that fails while
+#    carmad is down cancels its waiting job once carmad is back.
+. "$(dirname "$0")/helpers/daemon_lib.sh"
+if fake_nvml state; then
+    cp "$EX" "$T/nvml.state"
+    export CARMA_FAKE_NVML_STATE="$T/nvml.state"
+    start() { start_daemon --gpus nvml --nvml-lib "$LIB" --policy exclusive; }
+else
+    echo "daemon_after: no fake libnvidia-ml.so.1: on simulated GPUs"
+    start() { start_daemon --gpus sim:2xa100-40gb --policy exclusive; }
+fi
+start
+# a job that runs until file go.ID exists, then exits $1 (default 0); options before --
+hold() {
+    _rc=${RC:-0}
+    submit "$@" -- sh -c "while [ ! -e $T/go.\$CARMA_JOB_ID ]; do sleep 0.05; done; exit $_rc"
+}
+go() { touch "$T/go.$1"; }
+# field JOB KEY: carma show --json's KEY of JOB, as JSON
+field() { "$CARMA" show --json "$1" | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)['$2']))"; }
+njobs() { "$CARMA" ls --all --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+ls_reason() { "$CARMA" ls | awk -v id="$1" '$1 == id {print $(NF-1), $NF}'; }
+reason_of() { "$CARMA" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["reason"])'; }
+
+step "B --after A waits while GPUs are free, and starts once A succeeded"
+a=$(hold)
+wait_until 10 is_state "$a" running || fail "job $a: $(state_of "$a")"
+b=$(submit --after "$a" -- sh -c 'echo after')
+other=$(hold) # a GPU is free: a job without --after runs at once
+wait_until 10 is_state "$other" running || fail "the free GPU: job $other $(state_of "$other")"
+sleep 1 # scheduler steps (the monitor ticks every 0.2 s)
+is_state "$b" queued || fail "job $b, after $a, is $(state_of "$b") while $a runs"
+[ "$(ls_reason "$b")" = "after $a" ] || fail "carma ls REASON: $("$CARMA" ls | grep "^$b ")"
+"$CARMA" show "$b" | grep -q "^  waiting   after: waits until job $a has succeeded (--after $a)$" ||
+    fail "carma show: $("$CARMA" show "$b")"
+"$CARMA" show "$b" | grep -q "^  after     $a (waits for $a)$" || fail "carma show: $("$CARMA" show "$b")"
+[ "$(field "$b" after)" = "[$a]" ] || fail "after: $(field "$b" after)"
+[ "$(field "$b" after_pending)" = "[$a]" ] || fail "after_pending: $(field "$b" after_pending)"
+[ "$(field "$b" waiting_code)" = '"after"' ] || fail "waiting_code: $(field "$b" waiting_code)"
+[ "$(field "$other" after)" = "[]" ] || fail "after of a job without: $(field "$other" after)"
+go "$other"
+go "$a"
+"$CARMA" wait --timeout 20 "$b" >/dev/null || fail "job $b: $(state_of "$b")"
+is_state "$a" succeeded || fail "job $a: $(state_of "$a")"
+python3 - "$("$CARMA" show --json "$a")" "$("$CARMA" show --json "$b")" <<'EOF' || fail "B started before A ended"
+import json, sys
+a, b = (json.loads(x) for x in sys.argv[1:3])
+assert b["start_time"] >= a["end_time"], (a["end_time"], b["start_time"])
+EOF
+[ "$(field "$b" after)" = "[$a]" ] || fail "after once ended: $(field "$b" after)"
+grep -q "job $b: the jobs it runs after succeeded: queued" "$T/carmad.log" || fail "not logged"
+# after a job that succeeded already: met at once
+c0=$(submit --after "$a,$b" -- true)
+"$CARMA" wait --timeout 20 "$c0" >/dev/null || fail "job $c0 after succeeded jobs: $(state_of "$c0")"
+
+step "once A succeeded, B takes its place by submission order, ahead of a job submitted after it"
+h=$(hold)
+a3=$(hold)
+wait_until 10 is_state "$h" running || fail "job $h: $(state_of "$h")"
+wait_until 10 is_state "$a3" running || fail "job $a3: $(state_of "$a3")"
+b3=$(hold --after "$a3")
+x3=$(hold) # no GPU free: waits in the queue, where B is not yet
+sleep 0.5
+is_state "$x3" queued || fail "job $x3: $(state_of "$x3")"
+go "$a3" # its GPU frees as B becomes eligible: the head of the queue (exclusive) takes it
+wait_until 10 is_state "$b3" running || fail "job $b3: $(state_of "$b3")"
+is_state "$x3" queued || fail "job $x3, submitted after $b3, is $(state_of "$x3")"
+go "$h"
+wait_until 10 is_state "$x3" running || fail "job $x3: $(state_of "$x3")"
+go "$b3"
+go "$x3"
+"$CARMA" wait --timeout 20 "$b3" "$x3" >/dev/null || fail "jobs $b3 $x3: $(state_of "$b3") $(state_of "$x3")"
+
+step "C --after a failing job is cancelled with the reason, and D --after C too"
+f=$(RC=3 hold)
+c=$(submit --after "$f" -- true)
+d=$(submit --after "$c,$a" -- true)
+sleep 0.5
+is_state "$c" queued || fail "job $c: $(state_of "$c")"
+is_state "$d" queued || fail "job $d: $(state_of "$d")"
+[ "$(field "$d" after_pending)" = "[$c]" ] || fail "after_pending of $d: $(field "$d" after_pending)"
+go "$f"
+wait_until 20 is_state "$d" cancelled || fail "job $d: $(state_of "$d")"
+is_state "$f" failed || fail "job $f: $(state_of "$f")"
+is_state "$c" cancelled || fail "job $c: $(state_of "$c")"
+[ "$(reason_of "$c")" = "not run: job $f, which it was to run after, ended failed" ] ||
+    fail "reason of $c: $(reason_of "$c")"
+[ "$(reason_of "$d")" = "not run: job $c, which it was to run after, ended cancelled" ] ||
+    fail "reason of $d: $(reason_of "$d")"
+[ "$(attempts_of "$c")" = 0 ] && [ "$(attempts_of "$d")" = 0 ] || fail "a cancelled job ran"
+rc=0; "$CARMA" wait --timeout 5 "$c" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "carma wait on a cancelled job exited $rc"
+grep -q "job $d cancelled: not run: job $c, which it was to run after, ended cancelled" "$T/carmad.log" ||
+    fail "the cascade not logged"
+
+step "refusals: exit 2, a message naming the id and why, nothing queued"
+n0=$(njobs)
+# refused ARGS -- WHAT: carma submit --after ARGS exits 2 saying WHAT
+refused() {
+    _what=$2
+    _rc=0
+    "$CARMA" submit --after "$1" -- true >"$T/out" 2>"$T/err" || _rc=$?
+    [ "$_rc" = 2 ] || fail "--after $1 exited $_rc: $(cat "$T/out" "$T/err")"
+    grep -qF -- "$_what" "$T/err" || fail "--after $1 said: $(cat "$T/err")"
+}
+refused 999999 "job.after: no job 999999"
+refused "$a,999999" "job.after: no job 999999"
+refused "$f" "job.after: job $f ended failed, not succeeded: this job would never run"
+refused "$c" "job.after: job $c ended cancelled, not succeeded"
+refused "$a,,$b" "--after '$a,,$b': item 2: not a job id"
+refused "x" "--after 'x': item 1: not a job id"
+refused "0" "--after '0': item 1: job ids start at 1"
+refused " $a" "not a job id"
+refused "$a,$b,$a" "job $a listed twice"
+refused "$(seq -s, 1 65)" "more than 64 job ids"
+# a request from another client, which the CLI's checks do not stand for
+for bad in "[$a,$a]" "[]" "[0]" "[\"$a\"]" "$a"; do
+    python3 -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import carmad_ask
+r = carmad_ask.submit(sys.argv[2], {"argv": ["true"], "cwd": "/", "after": json.loads(sys.argv[3])})
+assert r["ok"] is False and r["error"] == "badrequest" and "job.after" in r["message"], r
+' "$HELP" "$CARMA_SOCKET" "$bad" || fail "a raw after of $bad was not refused"
+done
+if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    nobody_client
+    chmod 666 "$CARMA_SOCKET"
+    _rc=0
+    as_nobody "$NB/carma" submit --after "$a" -- true >"$T/out" 2>"$T/err" || _rc=$?
+    [ "$_rc" = 2 ] || fail "nobody after root's job exited $_rc: $(cat "$T/err")"
+    grep -q "job.after: job $a belongs to another user" "$T/err" || fail "nobody: $(cat "$T/err")"
+fi
+[ "$(njobs)" = "$n0" ] || fail "a refused submission was queued: $(njobs) jobs, $n0 before"
+
+step "a restart while B waits keeps the wait; a job that fails while carmad is down cancels its own"
+a2=$(hold)
+f2=$(RC=1 hold)
+wait_until 10 is_state "$a2" running || fail "job $a2: $(state_of "$a2")"
+wait_until 10 is_state "$f2" running || fail "job $f2: $(state_of "$f2")"
+b2=$(submit --after "$a2" -- true)
+c2=$(submit --after "$f2" -- true)
+stop_daemon || fail "carmad's stop"
+go "$f2" # fails while carmad is down
+sleep 0.5
+start
+sleep 1
+is_state "$b2" queued || fail "job $b2 after the restart: $(state_of "$b2")"
+[ "$(ls_reason "$b2")" = "after $a2" ] || fail "REASON after the restart: $("$CARMA" ls | grep "^$b2 ")"
+[ "$(field "$b2" after_pending)" = "[$a2]" ] || fail "after_pending: $(field "$b2" after_pending)"
+wait_until 10 is_state "$c2" cancelled || fail "job $c2: $(state_of "$c2")"
+[ "$(reason_of "$c2")" = "not run: job $f2, which it was to run after, ended failed" ] ||
+    fail "reason of $c2: $(reason_of "$c2")"
+is_state "$a2" running || fail "job $a2 after the restart: $(state_of "$a2")"
+go "$a2"
+"$CARMA" wait --timeout 20 "$b2" >/dev/null || fail "job $b2: $(state_of "$b2")"
+
+echo "daemon_after: ok"
