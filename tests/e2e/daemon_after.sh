@@ -10,7 +10,9 @@
 #  - refused, exit 2, nothing queued: an unknown id, a job that ended failed, a malformed
 #    or repeated list, more than 64 ids, another user's job (as root, with nobody);
 #  - a restart of carmad while B waits keeps the wait, and a listed job that fails while
-#    carmad is down cancels its waiting job once carmad is back.
+#    carmad is down cancels its waiting job once carmad is back;
+#  - commits that fail holding a listed job's end and the cancel it brings (the test hook
+#    CARMA_TEST_END_COMMIT_FAILS) undo the cancel, and both are written again.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 if fake_nvml state; then
     cp "$EX" "$T/nvml.state"
@@ -165,5 +167,21 @@ wait_until 10 is_state "$c2" cancelled || fail "job $c2: $(state_of "$c2")"
 is_state "$a2" running || fail "job $a2 after the restart: $(state_of "$a2")"
 go "$a2"
 "$CARMA" wait --timeout 20 "$b2" >/dev/null || fail "job $b2: $(state_of "$b2")"
+
+step "a commit that fails holding a job's end and the cancel it brings: both written again"
+stop_daemon || fail "carmad's stop"
+export CARMA_TEST_END_COMMIT_FAILS=2
+start
+unset CARMA_TEST_END_COMMIT_FAILS
+f3=$(RC=1 hold)
+wait_until 10 is_state "$f3" running || fail "job $f3: $(state_of "$f3")"
+c3=$(submit --after "$f3" -- true)
+go "$f3"
+wait_until 20 is_state "$c3" cancelled || fail "job $c3 (the store's row): $(state_of "$c3")"
+grep -q "store: commits succeed again, after 2 that failed" "$T/carmad.log" ||
+    fail "the hook did not fail two commits: $(tail -5 "$T/carmad.log")"
+[ "$(reason_of "$c3")" = "not run: job $f3, which it was to run after, ended failed" ] ||
+    fail "reason of $c3: $(reason_of "$c3")"
+[ "$(grep -c "job $c3 cancelled: not run" "$T/carmad.log")" = 1 ] || fail "job $c3's cancel logged $(grep -c "job $c3 cancelled" "$T/carmad.log") times"
 
 echo "daemon_after: ok"
