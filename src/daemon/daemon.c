@@ -3545,7 +3545,7 @@ static uint64_t after_all(uint32_t n)
 
 struct id_slot {
     uint64_t id;
-    uint32_t slot;
+    uint32_t slot; /* CARMA_NONE: in no slot */
 };
 
 static int id_slot_cmp(const void *a, const void *b)
@@ -3556,25 +3556,14 @@ static int id_slot_cmp(const void *a, const void *b)
 
 /* The owner and state of job id, which another runs after: 1 while it is queued or
  * running, 0 once it ended (*state final), -ENOENT when neither carmad nor the store holds
- * it, or another negative errno from the store (err says why). idx: the jobs in slots by
- * id, n of them (NULL: looked for one by one). */
-static int after_lookup(struct carmad *d, const struct id_slot *idx, size_t n, uint64_t id,
-                        uid_t *owner, int *state, struct carma_err *err)
+ * it, or another negative errno from the store (err says why). slot: the job's slot,
+ * CARMA_NONE when it holds none. */
+static int after_lookup(struct carmad *d, uint32_t slot, uint64_t id, uid_t *owner, int *state,
+                        struct carma_err *err)
 {
-    uint32_t s = 0;
-    int found;
-    if (idx) {
-        struct id_slot key = {.id = id};
-        const struct id_slot *hit = bsearch(&key, idx, n, sizeof *idx, id_slot_cmp);
-        found = hit != NULL;
-        if (hit)
-            s = hit->slot;
-    } else {
-        found = find_slot(d, id, &s);
-    }
-    if (found) {
-        *owner = d->dj[s].rec.uid;
-        *state = d->sj[s].state;
+    if (slot != CARMA_NONE) {
+        *owner = d->dj[slot].rec.uid;
+        *state = d->sj[slot].state;
     } else {
         int rc = carma_store_job_state(d->store, id, owner, state, err);
         if (rc)
@@ -3620,65 +3609,94 @@ static void after_settle(struct carmad *d, double now, struct carma_err *err)
     if (!d->after_dirty)
         return;
     d->after_dirty = 0;
-    size_t nact = 0, nwait = 0;
+    size_t nwait = 0, nref = 0;
     for (uint32_t i = 0; i < d->cap; i++) {
-        if (!d->dj[i].used)
+        const struct djob *dj = &d->dj[i];
+        if (!dj->used || !dj->after_wait || dj->after_ended || d->sj[i].state != CARMA_JOB_QUEUED)
             continue;
-        nact++;
-        nwait += d->dj[i].after_wait && d->sj[i].state == CARMA_JOB_QUEUED;
+        nwait++;
+        nref += dj->nafter;
     }
     if (!nwait)
         return;
-    /* slots by id, so that a long list of waiting jobs does not search every slot per id */
-    struct id_slot *idx = malloc(nact * sizeof *idx);
-    size_t n = 0;
-    if (idx) {
-        for (uint32_t i = 0; i < d->cap; i++)
-            if (d->dj[i].used)
-                idx[n++] = (struct id_slot){.id = d->dj[i].rec.id, .slot = i};
-        qsort(idx, n, sizeof *idx, id_slot_cmp);
+    /* The waiting jobs in id order, and the jobs they wait for, by id, with their slots
+     * (one walk of the slots, not a search of them per id). A job runs after jobs
+     * submitted before it, of lower ids, so one walk in id order settles a chain: a job
+     * ended here is seen ended by those after it. */
+    struct id_slot *w = malloc(nwait * sizeof *w), *ref = malloc((nref ? nref : 1) * sizeof *ref);
+    if (!w || !ref) {
+        free(w);
+        free(ref);
+        dlog(d, LOG_WARNING,
+             "out of memory looking at the jobs that run after others: "
+             "looked at again at the next iteration");
+        d->after_dirty = 1;
+        return;
     }
-    int released = 0, changed = 1;
-    while (changed) { /* until no job ends: one that ends may be waited for */
-        changed = 0;
-        for (uint32_t i = 0; i < d->cap; i++) {
-            struct djob *dj = &d->dj[i];
-            if (!dj->used || !dj->after_wait || dj->after_ended ||
-                d->sj[i].state != CARMA_JOB_QUEUED)
+    size_t nw = 0, nr = 0;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        const struct djob *dj = &d->dj[i];
+        if (!dj->used || !dj->after_wait || dj->after_ended || d->sj[i].state != CARMA_JOB_QUEUED)
+            continue;
+        w[nw++] = (struct id_slot){.id = dj->rec.id, .slot = i};
+        for (uint32_t k = 0; k < dj->nafter; k++)
+            if (!(dj->after_met >> k & 1))
+                ref[nr++] = (struct id_slot){.id = dj->after[k], .slot = CARMA_NONE};
+    }
+    qsort(w, nw, sizeof *w, id_slot_cmp);
+    qsort(ref, nr, sizeof *ref, id_slot_cmp);
+    size_t nu = 0; /* each id once */
+    for (size_t r = 0; r < nr; r++)
+        if (!nu || ref[nu - 1].id != ref[r].id)
+            ref[nu++] = ref[r];
+    nr = nu;
+    for (uint32_t i = 0; i < d->cap && nr; i++) {
+        if (!d->dj[i].used)
+            continue;
+        struct id_slot key = {.id = d->dj[i].rec.id};
+        struct id_slot *hit = bsearch(&key, ref, nr, sizeof *ref, id_slot_cmp);
+        if (hit)
+            hit->slot = i;
+    }
+    int released = 0;
+    for (size_t x = 0; x < nw; x++) {
+        uint32_t i = w[x].slot;
+        struct djob *dj = &d->dj[i];
+        int ended = 0;
+        for (uint32_t k = 0; k < dj->nafter && !ended; k++) {
+            if (dj->after_met >> k & 1)
                 continue;
-            int ended = 0;
-            for (uint32_t k = 0; k < dj->nafter && !ended; k++) {
-                if (dj->after_met >> k & 1)
-                    continue;
-                uid_t owner;
-                int st = -1;
-                struct carma_err e = {{0}};
-                int rc = after_lookup(d, idx, n, dj->after[k], &owner, &st, &e);
-                if (rc == 1)
-                    continue;
-                if (rc < 0 && rc != -ENOENT) {
-                    dlog(d, LOG_WARNING, "job %llu: cannot read job %llu, which it runs after: %s",
-                         (unsigned long long)dj->rec.id, (unsigned long long)dj->after[k], e.msg);
-                    d->after_dirty = 1;
-                    continue;
-                }
-                if (rc == -ENOENT || st == CARMA_JOB_SUCCEEDED) {
-                    dj->after_met |= UINT64_C(1) << k;
-                    continue;
-                }
-                after_end(d, i, dj->after[k], st, now, err);
-                ended = changed = 1;
+            struct id_slot key = {.id = dj->after[k]};
+            const struct id_slot *r = bsearch(&key, ref, nr, sizeof *ref, id_slot_cmp);
+            uid_t owner;
+            int st = -1;
+            struct carma_err e = {{0}};
+            int rc = after_lookup(d, r ? r->slot : CARMA_NONE, dj->after[k], &owner, &st, &e);
+            if (rc == 1)
+                continue;
+            if (rc < 0 && rc != -ENOENT) {
+                dlog(d, LOG_WARNING, "job %llu: cannot read job %llu, which it runs after: %s",
+                     (unsigned long long)dj->rec.id, (unsigned long long)dj->after[k], e.msg);
+                d->after_dirty = 1;
+                continue;
             }
-            if (!ended && dj->after_met == after_all(dj->nafter)) {
-                dj->after_wait = 0;
-                carma_sched_submit(&d->sched, i, now);
-                dlog(d, LOG_INFO, "job %llu: the jobs it runs after succeeded: queued",
-                     (unsigned long long)dj->rec.id);
-                released = 1;
+            if (rc == -ENOENT || st == CARMA_JOB_SUCCEEDED) {
+                dj->after_met |= UINT64_C(1) << k;
+                continue;
             }
+            after_end(d, i, dj->after[k], st, now, err);
+            ended = 1;
+        }
+        if (!ended && dj->after_met == after_all(dj->nafter)) {
+            dj->after_wait = 0;
+            carma_sched_submit(&d->sched, i, now);
+            dlog(d, LOG_INFO, "job %llu: the jobs it runs after succeeded: queued",
+                 (unsigned long long)dj->rec.id);
+            released = 1;
         }
     }
-    free(idx);
+    free(w);
+    free(ref);
     if (released) {
         /* its place in submission order: under FIFO as if it had waited in the queue from
          * its submission (as a restart queues the jobs, in id order), under fair share
@@ -3709,7 +3727,9 @@ static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const 
         int st = -1;
         struct carma_err e = {{0}};
         unsigned long long aid = (unsigned long long)rj->after[k];
-        int rc = after_lookup(d, NULL, 0, rj->after[k], &owner, &st, &e);
+        uint32_t slot;
+        int rc = after_lookup(d, find_slot(d, rj->after[k], &slot) ? slot : CARMA_NONE,
+                              rj->after[k], &owner, &st, &e);
         if (rc == -ENOENT)
             return carma_resp_error("notfound", "job.after: no job %llu", aid);
         if (rc < 0)
