@@ -141,7 +141,10 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
     for (int k = 0; o->fd < 0 && k < 100; k++) {
         if (tmp_name(o, k))
             return in_place(o, path);
-        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        /* no more open to others than the old file from the start: a reader who opened
+         * it before the fchmod below would keep reading what follows (a private page) */
+        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                     exists ? st.st_mode & 0777 : 0666);
         if (o->fd >= 0) { /* ours now: a fatal signal removes it */
             memcpy(open_tmp, o->tmp, strlen(o->tmp) + 1);
             open_set = 1;

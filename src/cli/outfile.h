@@ -16,7 +16,8 @@ struct cli_outfile {
 };
 
 /* Opens path for writing. A regular file or a new path (through a link: its target) is
- * written as a new file beside it, given the old file's owner, group and permissions,
+ * written as a new file beside it, given the old file's owner, group and permissions
+ * (made with no wider ones than those, so that no other user can open it before),
  * that cli_outfile_close renames over it. Written in place instead, as a shell's `>`
  * would (whole-or-nothing then lost, what the file is kept): what is not a regular file
  * (/dev/stdout, a FIFO), a link that leads nowhere, a file whose replacing would lose

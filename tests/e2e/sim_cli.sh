@@ -495,6 +495,30 @@ ln -s target.html "$T/rep/link.html"
     fail "a report through a link: $(ls -l "$T/rep")"
 [ "$(ls -A "$T/rep" | tr '\n' ' ')" = "link.html old.html target.html " ] ||
     fail "files left beside the report: $(ls -A "$T/rep")"
+# The new file is no more open to others than the old one from its start: a reader
+# who opened it before its mode was set would read on (SIGSTOP raised at that fchmod,
+# tests/fake/raiseat: the new file looked at while carma is stopped there).
+mkdir "$T/priv"
+printf 'old\n' >"$T/priv/p.html"
+chmod 600 "$T/priv/p.html"
+(
+    umask 022
+    exec env LD_PRELOAD="$CARMA_FAKE/raiseat/libraiseat.so" CARMA_FAKE_RAISE_SIG=19 \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/priv/p.html"
+) >/dev/null 2>"$T/err" &
+pid=$!
+i=0
+while [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != T ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+newmode=$(stat -c %a "$T"/priv/.p.html.*.tmp 2>&1) || true
+kill -CONT "$pid" 2>/dev/null || true # (ended: no stop, the check below says)
+wait "$pid" || fail "a report of a private file: $(cat "$T/err")"
+[ "$newmode" = 600 ] || fail "a private page's new file was made open to others: $newmode"
+[ "$(stat -c %a "$T/priv/p.html")" = 600 ] && grep -q "</html>" "$T/priv/p.html" ||
+    fail "a report of a private file: $(ls -lA "$T/priv")"
 # What a new file in its place would lose is kept: a file of several hard links is
 # written in place (every name sees the new page), as is one with ACLs or other extended
 # attributes; root writing a user's file gives the new one that user and group.
