@@ -480,9 +480,12 @@ LD_PRELOAD="$CARMA_FAKE/writefail/libwritefail.so" CARMA_FAKE_WRITE_ERRNO=5 \
 mkdir "$T/long"
 LONG_NAME="$T/long/$(python3 -c 'print("r\u00e9" * 82 + ".html")')"
 printf '<p>old report</p>\n' >"$LONG_NAME"
+ino=$(stat -c %i "$LONG_NAME")
 "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$LONG_NAME" >/dev/null \
     2>"$T/err" || fail "a report of a long name: $(cat "$T/err")"
 grep -q "<svg" "$LONG_NAME" || fail "a report of a long name not written"
+# replaced by the new file, not written in place (as where no new file can be made)
+[ "$(stat -c %i "$LONG_NAME")" != "$ino" ] || fail "a report of a long name written in place"
 [ "$(ls -A "$T/long" | wc -l)" = 1 ] || fail "files left beside the report: $(ls -A "$T/long")"
 # Written whole, it replaces the file a link leads to (not the link), keeping its mode.
 printf 'x\n' >"$T/rep/target.html"
