@@ -87,12 +87,12 @@ struct carma_report_table {
 #define CARMA_REPORT_PAGE_MARKS 40000
 
 /* What a recorder of a run keeps for a report, so that its memory stays bounded however
- * long the run (carma sim --report; docs/model.md): per drawn GPU at most
+ * long the run (carma sim --report; README, --report): per drawn GPU at most
  * CARMA_REPORT_KEEP_POINTS points, a longer series compacted to each time bucket's
  * minimum and maximum of every metric (buckets a power of two seconds wide, as narrow
- * as leaves at most half that many points); and per section the bars of about
- * CARMA_REPORT_KEEP_BARS runs: once that many, only the runs that started before then
- * (nruns_late). */
+ * as leaves at most half that many points); and per section about
+ * CARMA_REPORT_KEEP_BARS bars (one per run and GPU): once that many, only those of the
+ * runs that started before then (nruns_late). */
 #define CARMA_REPORT_KEEP_POINTS 16384
 #define CARMA_REPORT_KEEP_BARS 65536
 
