@@ -66,17 +66,25 @@ static int in_place(struct cli_outfile *o, const char *path)
     return o->fd < 0 ? -errno : stream_open(o);
 }
 
-/* Whether the file has extended attributes a new file would not have (ACLs, a user's
- * attributes); an SELinux label alone is the folder's default either way. */
-static int has_xattrs(const char *path)
+/* Whether the new file (fd) lacks an extended attribute of the old one (path), or has it
+ * with another value: an ACL of its own, a user's attribute. An attribute the file system
+ * gives every file alike (NFSv4's ACL made from the mode) or a folder's default ACL gives
+ * both is no loss; an SELinux label is the folder's default either way. 1 also when they
+ * cannot all be read. */
+static int xattrs_lost(const char *path, int fd)
 {
-    char names[4096];
+    char names[4096], a[4096], b[4096];
     ssize_t n = listxattr(path, names, sizeof names);
     if (n < 0)
-        return errno == ERANGE; /* more than fit: some */
-    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
-        if (strcmp(names + i, "security.selinux") != 0)
+        return errno == ERANGE; /* more than fit: some (else the file system keeps none) */
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+        const char *name = names + i;
+        if (strcmp(name, "security.selinux") == 0)
+            continue;
+        ssize_t x = getxattr(path, name, a, sizeof a), y = fgetxattr(fd, name, b, sizeof b);
+        if (x < 0 || y != x || memcmp(a, b, (size_t)x) != 0)
             return 1;
+    }
     return 0;
 }
 
@@ -128,8 +136,8 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
         }
         strcpy(o->final, real);
         free(real);
-        /* a new file in its place would split its links, or drop its ACLs */
-        if (st.st_nlink > 1 || has_xattrs(o->final))
+        /* a new file in its place would split its links */
+        if (st.st_nlink > 1)
             return in_place(o, path);
     } else if (snprintf(o->final, sizeof o->final, "%s", path) >= (int)sizeof o->final) {
         return in_place(o, path);
@@ -172,6 +180,11 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
             return in_place(o, path);
         }
         (void)!fchmod(o->fd, st.st_mode & 07777);
+        /* the same attributes, or it is written in place: renaming would drop an ACL */
+        if (xattrs_lost(o->final, o->fd)) {
+            tmp_drop(o);
+            return in_place(o, path);
+        }
     }
     int rc = stream_open(o);
     if (rc) {

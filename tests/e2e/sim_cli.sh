@@ -550,6 +550,26 @@ names = os.listxattr(sys.argv[1])
 assert "system.posix_acl_access" in names and "user.carma-test" in names, names
 assert b"</html>" in open(sys.argv[1], "rb").read()
 PY
+    # A folder's default ACL gives the new file the ACL the old one has: nothing is lost,
+    # the file is replaced whole (as NFSv4 gives every file an ACL from its mode).
+    mkdir "$T/dacl"
+    python3 - "$T/dacl" <<'PY' || fail "setting a default ACL"
+import os, struct, sys
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i) for t, p, i in
+    [(1, 6, 0xFFFFFFFF), (2, 6, 65534), (4, 4, 0xFFFFFFFF), (0x10, 6, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)])
+os.setxattr(sys.argv[1], "system.posix_acl_default", acl)
+PY
+    printf 'old\n' >"$T/dacl/r.html"
+    ino=$(stat -c %i "$T/dacl/r.html")
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/dacl/r.html" >/dev/null ||
+        fail "a report in a folder with a default ACL"
+    [ "$(stat -c %i "$T/dacl/r.html")" != "$ino" ] ||
+        fail "a file whose ACL its folder gives was written in place, not replaced"
+    python3 - "$T/dacl/r.html" <<'PY' || fail "a report in a folder with a default ACL lost it"
+import os, sys
+assert "system.posix_acl_access" in os.listxattr(sys.argv[1])
+assert b"</html>" in open(sys.argv[1], "rb").read()
+PY
 else
     echo "SKIP ACLs: this file system takes none"
 fi
