@@ -6,12 +6,18 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
-/* Prints one page of jobs: table rows (the header before the first page), or the
- * elements of one JSON array spread over the pages (*shown counts them). */
-static void print_page(const json_t *jobs, int as_json, size_t *shown)
+/* Prints one page of jobs: table rows (the header before the first page), the ids alone
+ * (quiet: one a line, no header, for scripts), or the elements of one JSON array spread
+ * over the pages (*shown counts them). */
+static void print_page(const json_t *jobs, int as_json, int quiet, size_t *shown)
 {
     size_t k;
     json_t *j;
+    if (quiet) {
+        json_array_foreach(jobs, k, j)
+            printf("%lld\n", (long long)json_integer_value(json_object_get(j, "id")));
+        return;
+    }
     if (!as_json && *shown == 0) { /* the header, once */
         *shown = 1;
         printf("%-6s %-20s %-10s %-10s %3s %4s %-14s %8s  %s\n", "ID", "NAME", "USER", "STATE",
@@ -79,11 +85,13 @@ static int ls_check(const json_t *resp)
                           "id:i name:s user:s state:s waiting_code:s? after_pending:ai?");
 }
 
+#define LS_USAGE "usage: carma ls [--all] [-q | --quiet] [--json] [--socket PATH]\n"
+
 int cmd_ls(int argc, char **argv)
 {
     struct cli_conn c;
     cli_conn_init(&c);
-    int all = 0;
+    int all = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
@@ -92,15 +100,26 @@ int cmd_ls(int argc, char **argv)
             all = 1;
             continue;
         }
+        if (r == 0 && (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))) {
+            quiet = 1;
+            continue;
+        }
         if (r == 0 && cli_is_help(argv[i])) {
-            printf("usage: carma ls [--all] [--json] [--socket PATH]\n"
+            printf(LS_USAGE
                    "Lists your queued and running jobs (--all: finished ones too); REASON:\n"
                    "why a queued job is not running yet (carma show ID says more; 'after 12':\n"
-                   "it waits until job 12 has succeeded, carma submit --after).\n");
+                   "it waits until job 12 has succeeded, carma submit --after). Root sees\n"
+                   "every user's. -q (--quiet): the job ids alone, one a line, no header,\n"
+                   "for scripts (carma ls -q | xargs -r carma cancel).\n");
             return 0;
         }
         cli_bad_arg("ls", argc, argv, i, NULL);
-        fprintf(stderr, "usage: carma ls [--all] [--json] [--socket PATH]\n");
+        fprintf(stderr, LS_USAGE);
+        return 2;
+    }
+    if (quiet && c.json) {
+        fprintf(stderr, "carma ls: -q (ids alone) and --json (every field) exclude each other: "
+                        "give one\n" LS_USAGE);
         return 2;
     }
     /* carmad answers a page at a time (a page fits one protocol line); rows are
@@ -129,7 +148,7 @@ int cmd_ls(int argc, char **argv)
                 printf("\n]\n");
             return 1;
         }
-        print_page(json_object_get(resp, "jobs"), c.json, &shown);
+        print_page(json_object_get(resp, "jobs"), c.json, quiet, &shown);
         const json_t *next = json_object_get(resp, "next");
         uint64_t n = json_is_integer(next) ? (uint64_t)json_integer_value(next) : 0;
         json_decref(resp);

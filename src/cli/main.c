@@ -9,7 +9,7 @@ const struct carma_command carma_commands[] = {
     {"sim", "replay a trace through the scheduler on simulated GPUs", cmd_sim},
     {"submit", "queue a job: carma submit [--gpus N] [--mem SIZE] -- CMD ARGS...", cmd_submit},
     {"submit-rad", "queue a CARMA task file (.rad) unchanged", cmd_submit_rad},
-    {"ls", "list jobs (--all: finished ones too)", cmd_ls},
+    {"ls", "list jobs (--all: finished ones too; -q: ids alone)", cmd_ls},
     {"show", "one job in detail, with its attempts", cmd_show},
     {"cancel", "cancel jobs (SIGTERM, then SIGKILL after a grace)", cmd_cancel},
     {"logs", "print a job's output (-f: follow)", cmd_logs},
