@@ -3856,8 +3856,50 @@ static int may_see(const struct conn *c, uid_t owner)
     return c->uid == 0 || c->uid == owner;
 }
 
+/* Cancels job slot i, which its canceller may cancel: a queued job leaves the queue,
+ * ended; a running one's cancel is recorded (its shepherd is signalled after the commit).
+ * Returns 1 when cancelled (or its recorded cancel asked again), 0 when there is nothing
+ * to do (it ended, or was cancelled in this iteration), or a negative errno from the store
+ * (err set). */
+static int cancel_one(struct carmad *d, uint32_t i, struct carma_err *err)
+{
+    struct djob *dj = &d->dj[i];
+    /* ended (its slot kept until its end is stored): nothing to do, as for any ended job */
+    if (dj->cancel_queued || dj->cancel_running || dj->end_final)
+        return 0;
+    if (dj->rec.cancel_requested) {
+        /* recorded already: asked again, the shepherd is signalled again (a signal
+         * lost to a carmad that died before sending it) */
+        cancel_signal(d, i);
+        return 1;
+    }
+    int rc = store_tx(d, err);
+    if (d->sj[i].state == CARMA_JOB_QUEUED) {
+        carma_sched_dequeue(&d->sched, i);
+        d->sj[i].state = CARMA_JOB_CANCELLED;
+        dj->rec.end_s = now_s();
+        dj->cancel_queued = 1;
+        d->finished[CARMA_JOB_CANCELLED]++; /* final without an attempt */
+        d->after_dirty = 1;                 /* the jobs waiting for it end too */
+        d->publish = 1;
+        if (!rc)
+            rc = save_job(d, i, err);
+    } else {
+        dj->rec.cancel_requested = 1;
+        dj->cancel_running = 1;
+        if (!rc)
+            rc = save_job(d, i, err);
+    }
+    touch(d, i);
+    return rc < 0 ? rc : 1;
+}
+
+static json_t *req_cancel_all(struct carmad *d, uint32_t ci, const struct carma_req *q);
+
 static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
+    if (q->all)
+        return req_cancel_all(d, ci, q);
     struct conn *c = d->conns[ci];
     json_t *done = json_array();
     struct carma_err err = {{0}};
@@ -3895,41 +3937,108 @@ static json_t *req_cancel(struct carmad *d, uint32_t ci, const struct carma_req 
         uint32_t i;
         if (!find_slot(d, q->ids[k], &i))
             continue;
-        struct djob *dj = &d->dj[i];
-        /* ended (its slot kept until its end is stored): nothing to do, as for any ended job */
-        if (dj->cancel_queued || dj->cancel_running || dj->end_final)
-            continue;
-        if (dj->rec.cancel_requested) {
-            /* recorded already: asked again, the shepherd is signalled again (a signal
-             * lost to a carmad that died before sending it) */
-            cancel_signal(d, i);
-            json_array_append_new(done, json_integer((json_int_t)q->ids[k]));
-            continue;
-        }
-        int rc = store_tx(d, &err);
-        if (d->sj[i].state == CARMA_JOB_QUEUED) {
-            carma_sched_dequeue(&d->sched, i);
-            d->sj[i].state = CARMA_JOB_CANCELLED;
-            dj->rec.end_s = now_s();
-            dj->cancel_queued = 1;
-            d->finished[CARMA_JOB_CANCELLED]++; /* final without an attempt */
-            d->after_dirty = 1;                 /* the jobs waiting for it end too */
-            d->publish = 1;
-            if (!rc)
-                rc = save_job(d, i, &err);
-        } else {
-            dj->rec.cancel_requested = 1;
-            dj->cancel_running = 1;
-            if (!rc)
-                rc = save_job(d, i, &err);
-        }
-        touch(d, i);
-        if (rc)
+        int rc = cancel_one(d, i, &err);
+        if (rc < 0)
             break;
-        json_array_append_new(done, json_integer((json_int_t)q->ids[k]));
+        if (rc)
+            json_array_append_new(done, json_integer((json_int_t)q->ids[k]));
     }
     json_t *ok = carma_resp_ok();
     json_object_set_new(ok, "cancelled", done);
+    pend_add(d, ci, ok);
+    return NULL;
+}
+
+struct cancel_match {
+    uint64_t id;
+    uint32_t i; /* its slot */
+};
+
+static int cancel_match_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct cancel_match *)a)->id, y = ((const struct cancel_match *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* carma cancel --all: every active job that matches q's filters ("state", "name") among
+ * the caller's, or, for root only, one user's ("user") or every user's ("all_users"), is
+ * cancelled in this one request: matched and cancelled in one turn of the loop and one
+ * store transaction, so that no job is half-handled and none started or submitted
+ * meanwhile slips between a list and its cancel. Root must say whose: a bare "all" from
+ * root (who sees every user's jobs) would end every user's work by a slip of the
+ * fingers. Answers the ids cancelled, ascending (the first CARMA_PROTO_MAX_CANCELLED),
+ * and their "count"; no match is no error (an empty list, as scancel exits 0). */
+static json_t *req_cancel_all(struct carmad *d, uint32_t ci, const struct carma_req *q)
+{
+    struct conn *c = d->conns[ci];
+    int64_t uid = c->uid;     /* whose jobs: -1 any user's */
+    const char *uname = NULL; /* a removed account's: the name its jobs were submitted under */
+    char self[256];
+    user_name(c->uid, self, sizeof self, NULL);
+    if (c->uid != 0 && (q->all_users || (q->user && strcmp(q->user, self))))
+        return carma_resp_error("forbidden", "permission denied: only root cancels the jobs "
+                                             "of other users");
+    if (c->uid == 0 && !q->user && !q->all_users)
+        return carma_resp_error("invalid",
+                                "root cancels all the jobs of one user (\"user\": carma "
+                                "cancel --all --user NAME; root's own: --user root) or of "
+                                "every user (\"all_users\": --all-users), said explicitly");
+    if (c->uid == 0 && q->all_users) {
+        uid = -1;
+    } else if (c->uid == 0) {
+        /* the account's uid while it exists (as carma usage --user), else the name */
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+        if (getpwnam_r(q->user, &pw, buf, sizeof buf, &res) == 0 && res) {
+            uid = res->pw_uid;
+        } else {
+            uid = -1;
+            uname = q->user;
+        }
+    }
+    size_t n = 0;
+    struct cancel_match *m = malloc((d->cap ? d->cap : 1) * sizeof *m);
+    if (!m)
+        return carma_resp_error("nomem", "out of memory");
+    for (uint32_t i = 0; i < d->cap; i++) {
+        const struct djob *dj = &d->dj[i];
+        uint8_t st = d->sj[i].state;
+        if (!dj->used || dj->end_final || dj->cancel_queued || dj->cancel_running ||
+            (st != CARMA_JOB_QUEUED && st != CARMA_JOB_RUNNING) ||
+            (q->cancel_state == CARMA_CANCEL_QUEUED && st != CARMA_JOB_QUEUED) ||
+            (q->cancel_state == CARMA_CANCEL_RUNNING && st != CARMA_JOB_RUNNING) ||
+            (uid >= 0 && dj->rec.uid != (uid_t)uid) ||
+            (uname && (!dj->rec.user || strcmp(dj->rec.user, uname))) ||
+            (q->name && (!dj->rec.name || strcmp(dj->rec.name, q->name))))
+            continue;
+        m[n++] = (struct cancel_match){dj->rec.id, i};
+    }
+    qsort(m, n, sizeof *m, cancel_match_cmp);
+    json_t *done = json_array();
+    struct carma_err err = {{0}};
+    size_t count = 0;
+    for (size_t k = 0; k < n; k++) {
+        int rc = cancel_one(d, m[k].i, &err);
+        if (rc < 0)
+            break;
+        if (rc && count++ < CARMA_PROTO_MAX_CANCELLED)
+            json_array_append_new(done, json_integer((json_int_t)m[k].id));
+    }
+    free(m);
+    if (count)
+        dlog(d, LOG_NOTICE, "carma cancel --all by %s: %zu job%s of %s%s%s%s%s cancelled", self,
+             count, count == 1 ? "" : "s",
+             q->all_users ? "every user"
+             : q->user    ? carma_quote(q->user, 64).s
+                          : self,
+             q->cancel_state == CARMA_CANCEL_QUEUED    ? ", queued"
+             : q->cancel_state == CARMA_CANCEL_RUNNING ? ", running"
+                                                       : "",
+             q->name ? ", named '" : "", q->name ? carma_quote(q->name, 64).s : "",
+             q->name ? "'" : "");
+    json_t *ok = carma_resp_ok();
+    json_object_set_new(ok, "cancelled", done);
+    json_object_set_new(ok, "count", json_integer((json_int_t)count));
     pend_add(d, ci, ok);
     return NULL;
 }

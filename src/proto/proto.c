@@ -144,6 +144,58 @@ static int get_gpu(const json_t *root, struct carma_req *req, struct carma_err *
     return rc;
 }
 
+/* A cancel's "all" and its filters ("state", "name", "user", "all_users"), which need it. */
+static int get_cancel_all(const json_t *root, struct carma_req *req, struct carma_err *err)
+{
+    static const char *const filters[] = {"state", "name", "user", "all_users"};
+    const json_t *a = json_object_get(root, "all");
+    if (a && !json_is_boolean(a))
+        return carma_err_set(err, -EINVAL, "request.all: not a boolean");
+    req->all = json_is_true(a);
+    if (!req->all) {
+        for (size_t k = 0; k < sizeof filters / sizeof *filters; k++)
+            if (json_object_get(root, filters[k]))
+                return carma_err_set(err, -EINVAL,
+                                     "request.%s: only with request.all (it filters the jobs "
+                                     "cancelled all at once)",
+                                     filters[k]);
+        return 0;
+    }
+    const char *st = NULL;
+    int rc = get_str(root, "state", "request", 16, 0, &st, err);
+    if (rc)
+        return rc;
+    if (st && !strcmp(st, "queued"))
+        req->cancel_state = CARMA_CANCEL_QUEUED;
+    else if (st && !strcmp(st, "running"))
+        req->cancel_state = CARMA_CANCEL_RUNNING;
+    else if (st)
+        return carma_err_set(err, -EINVAL,
+                             "request.state: '%s': \"queued\" or \"running\" "
+                             "expected",
+                             carma_quote(st, 16).s);
+    if ((rc = get_str(root, "name", "request", CARMA_PROTO_MAX_NAME, 0, &req->name, err)) ||
+        (rc = get_str(root, "user", "request", CARMA_PROTO_MAX_USER, 0, &req->user, err))) {
+        req->name = req->user = NULL;
+        return rc;
+    }
+    if ((req->name && !req->name[0]) || (req->user && !req->user[0])) {
+        rc = carma_err_set(err, -EINVAL, "request.%s: empty",
+                           req->name && !req->name[0] ? "name" : "user");
+        req->name = req->user = NULL;
+        return rc;
+    }
+    const json_t *au = json_object_get(root, "all_users");
+    if (au && !json_is_boolean(au))
+        return carma_err_set(err, -EINVAL, "request.all_users: not a boolean");
+    req->all_users = json_is_true(au);
+    if (req->all_users && req->user)
+        return carma_err_set(err, -EINVAL,
+                             "request.all_users: not with request.user (every "
+                             "user's jobs, or one user's)");
+    return 0;
+}
+
 int carma_proto_env_name_ok(const char *k)
 {
     if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
@@ -559,12 +611,22 @@ int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct c
         break;
     }
     case CARMA_OP_CANCEL: {
-        static const char *const k[] = {"v", "op", "ids", NULL};
-        if ((rc = check_keys(root, "request", k, err)))
+        static const char *const k[] = {"v",    "op",   "ids",       "all", "state",
+                                        "name", "user", "all_users", NULL};
+        if ((rc = check_keys(root, "request", k, err)) || (rc = get_cancel_all(root, req, err)))
             break;
         const json_t *ids = json_object_get(root, "ids");
+        if (req->all) {
+            if (ids)
+                rc = carma_err_set(err, -EINVAL,
+                                   "request.ids: not with request.all (job ids or "
+                                   "every job that matches, not both)");
+            break;
+        }
         if (!ids || !json_is_array(ids) || json_array_size(ids) == 0) {
-            rc = carma_err_set(err, -EINVAL, "request.ids: a non-empty array of job ids needed");
+            rc = carma_err_set(
+                err, -EINVAL,
+                "request.ids: a non-empty array of job ids needed (or \"all\": true)");
             break;
         }
         size_t n = json_array_size(ids);

@@ -11,6 +11,7 @@
  *        "after":[12,13]}}
  *   {"v":1,"op":"ls","all":false,"after":0,"limit":1000}   {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
+ *   {"v":1,"op":"cancel","all":true,"state":"queued","name":"sweep","user":"alice"}
  *   {"v":1,"op":"gpus"}                  {"v":1,"op":"ping"}
  *   {"v":1,"op":"usage","user":"alice","since":1714550400,"until":1714636800}
  *   {"v":1,"op":"history","since":1714550400,"until":1714636800,"points":600}
@@ -48,6 +49,9 @@
 #define CARMA_PROTO_MAX_SUMMARY (512u << 10) /* model summary text */
 #define CARMA_PROTO_MAX_IDS 4096          /* ids in one cancel */
 #define CARMA_PROTO_MAX_AFTER 64          /* jobs one job runs after ("after") */
+/* ids a cancel with "all" lists in its answer at most (it cancels every match; "count"
+ * says how many): 50000 of the longest (19 digits and a comma) fit one line */
+#define CARMA_PROTO_MAX_CANCELLED 50000
 #define CARMA_PROTO_MAX_GPUS 64
 #define CARMA_PROTO_MAX_ATTEMPTS 100
 #define CARMA_PROTO_LS_PAGE 1000          /* most jobs in one ls answer (and its default) */
@@ -121,17 +125,31 @@ struct carma_req_job {
     struct est_opts train;
 };
 
+/* A cancel with "all": the jobs of which state it ends ("state"). */
+enum carma_cancel_state {
+    CARMA_CANCEL_ACTIVE,  /* absent: queued and running ones */
+    CARMA_CANCEL_QUEUED,  /* "queued" */
+    CARMA_CANCEL_RUNNING, /* "running" */
+};
+
 struct carma_req {
     enum carma_op op;
     json_t *root;       /* owned */
     struct carma_req_job job; /* SUBMIT */
     uint64_t id;        /* SHOW, LOGS */
-    uint64_t *ids;      /* CANCEL, owned */
+    uint64_t *ids;      /* CANCEL, owned; NULL (nids 0) with all */
     size_t nids;
-    int all;            /* LS */
+    int all; /* LS: finished jobs too; CANCEL: every active job that matches
+                the filters below, instead of ids */
+    /* CANCEL with all, each optional: "state", "name" (a job name, exactly, 1 to
+     * CARMA_PROTO_MAX_NAME bytes), "user" (whose jobs, as USAGE's; 1 to
+     * CARMA_PROTO_MAX_USER bytes) or "all_users" (true: every user's; not with "user") */
+    enum carma_cancel_state cancel_state;
+    const char *name;
+    int all_users;
     uint64_t after;     /* LS: only jobs with a larger id; 0 from the first */
     uint32_t limit;     /* LS: 1..CARMA_PROTO_LS_PAGE jobs at most; 0 the daemon's page */
-    const char *user;   /* USAGE: NULL all visible */
+    const char *user;   /* USAGE: NULL all visible; CANCEL: NULL the caller's */
     double since, until;/* USAGE, HISTORY: seconds since the epoch, < 0 open */
     uint32_t points;    /* HISTORY: 0 default */
     /* DRAIN, UNDRAIN: "gpu", the GPU's index (gpu_uuid NULL) or its UUID (gpu_uuid:

@@ -87,8 +87,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (q.op == CARMA_OP_LS && (q.limit > CARMA_PROTO_LS_PAGE || q.after > INT64_MAX))
         __builtin_trap();
-    if (q.op == CARMA_OP_CANCEL && (q.nids == 0 || q.nids > CARMA_PROTO_MAX_IDS))
-        __builtin_trap();
+    if (q.op == CARMA_OP_CANCEL) {
+        /* ids, or all with its filters: never both, a filter never without all */
+        if (q.all ? q.nids != 0 || q.ids : q.nids == 0 || q.nids > CARMA_PROTO_MAX_IDS)
+            __builtin_trap();
+        if (!q.all && (q.cancel_state || q.name || q.user || q.all_users))
+            __builtin_trap();
+        if ((unsigned)q.cancel_state > CARMA_CANCEL_RUNNING || (q.all_users && q.user) ||
+            (q.name && (!q.name[0] || strlen(q.name) > CARMA_PROTO_MAX_NAME)) ||
+            (q.user && (!q.user[0] || strlen(q.user) > CARMA_PROTO_MAX_USER)))
+            __builtin_trap();
+    } else if (q.cancel_state || q.name || q.all_users || (q.user && q.op != CARMA_OP_USAGE) ||
+               (q.all && q.op != CARMA_OP_LS)) {
+        __builtin_trap(); /* fields of no other op */
+    }
     if (q.op == CARMA_OP_DRAIN || q.op == CARMA_OP_UNDRAIN) {
         /* what STATE/drained keeps as it is: printable ASCII, bounded */
         if (q.gpu_uuid ? q.gpu != 0 || !carma_proto_printable_ok(q.gpu_uuid, CARMA_PROTO_MAX_UUID)
