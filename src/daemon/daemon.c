@@ -4060,6 +4060,8 @@ static long drain_target(struct carmad *d, uint32_t ci, const struct carma_req *
                                  (unsigned)d->self_uid, op);
         return -1;
     }
+    if (q->all) /* (drain_many: the permission only) */
+        return 0;
     long g = q->gpu_uuid ? gpu_index_of(d, q->gpu_uuid) : (long)q->gpu;
     if (q->gpu_uuid && g < 0)
         *resp = carma_resp_error("notfound", "no GPU %s on this server (carma gpus lists them)",
@@ -4083,11 +4085,148 @@ static json_t *drain_answer(struct carmad *d, long g, const char *key, const cha
     return ok;
 }
 
+/* Why drained GPU g may not be undrained now (MIG enabled, lost, silent), or NULL. */
+static const char *undrain_unready(const struct carmad *d, long g)
+{
+    if (d->gs[g].info.mig_mode == 1)
+        return "has MIG enabled, which carma does not place jobs on yet";
+    return carma_mon_unready(&d->mon, (size_t)g);
+}
+
+/* carma drain / undrain of several GPUs ("gpus") or of every GPU ("all"): all or nothing.
+ * Every GPU named is checked first (one that is no GPU of this server, one named twice,
+ * for an undrain a listed one that may not be put back): one refused refuses the whole
+ * request, nothing changed. Their lines of STATE/drained are then written in one write
+ * (undone in memory when it fails, nothing changed either), and only then do the drains
+ * or undrains hold. The answer has each GPU's outcome as a single request's answer, in
+ * "gpus"; an undrain of "all" leaves a GPU that may not be put back drained, its
+ * "stays_drained" saying why, rather than keep every other GPU out of service. */
+static json_t *req_drain_many(struct carmad *d, uint32_t ci, const struct carma_req *q, int drain)
+{
+    const char *op = drain ? "drain" : "undrain", *done = drain ? "drained" : "undrained";
+    json_t *resp;
+    if (drain_target(d, ci, &(struct carma_req){.all = 1}, op, &resp) < 0)
+        return resp;
+    size_t n = q->all ? d->ngpus : q->ngpu_list;
+    long *gs = calloc(n ? n : 1, sizeof *gs);
+    const char **stay = calloc(n ? n : 1, sizeof *stay);
+    struct carmad_drained *snap = malloc(CARMAD_DRAINED_MAX * sizeof *snap);
+    json_t *list = json_array();
+    if (!gs || !stay || !snap || !list || !d->drained) {
+        resp = carma_resp_error("nomem", "out of memory: no GPU %s", done);
+        goto out;
+    }
+    for (size_t k = 0; k < n; k++) {
+        gs[k] = (long)k;
+        if (!q->all) {
+            const struct carma_req_gpu *e = &q->gpu_list[k];
+            struct carma_req one = {.op = q->op, .gpu = e->index, .gpu_uuid = e->uuid};
+            if ((gs[k] = drain_target(d, ci, &one, op, &resp)) < 0) {
+                json_t *r =
+                    carma_resp_error(json_string_value(json_object_get(resp, "error")),
+                                     "%s; none of the %zu GPUs listed was %s",
+                                     json_string_value(json_object_get(resp, "message")), n, done);
+                json_decref(resp);
+                resp = r;
+                goto out;
+            }
+        }
+        for (size_t j = 0; j < k; j++)
+            if (gs[j] == gs[k]) {
+                resp = carma_resp_error("invalid",
+                                        "GPU %ld (%s) is named twice; none of the %zu GPUs "
+                                        "listed was %s",
+                                        gs[k], d->gs[gs[k]].info.uuid, n, done);
+                goto out;
+            }
+        if (!drain && d->mon.g[gs[k]].drained && (stay[k] = undrain_unready(d, gs[k])) && !q->all) {
+            resp = carma_resp_error("invalid",
+                                    "GPU %ld (%s) %s: it stays drained; none of the %zu GPUs "
+                                    "listed was undrained",
+                                    gs[k], d->gs[gs[k]].info.uuid, stay[k], n);
+            goto out;
+        }
+    }
+    char user[256], why[CARMAD_DRAINED_REASON];
+    user_name(d->conns[ci]->uid, user, sizeof user, NULL);
+    carmad_drained_manual_reason(why, sizeof why, user, now_s(), q->reason);
+    /* STATE/drained first, in one write: undone in memory when it fails */
+    size_t nsnap = d->ndrained;
+    memcpy(snap, d->drained, nsnap * sizeof *snap);
+    int rc = 0, changed = 0;
+    for (size_t k = 0; k < n && rc >= 0; k++) {
+        const struct carma_mon_gpu *mg = &d->mon.g[gs[k]];
+        const char *uuid = d->gs[gs[k]].info.uuid;
+        if (drain)
+            rc = carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, uuid,
+                                    mg->drained ? mg->drain_reason : why);
+        else if (mg->drained && !stay[k])
+            rc = carmad_drained_remove(d->drained, &d->ndrained, uuid);
+        changed |= rc > 0;
+    }
+    if (rc >= 0 && (changed || d->drained_unsaved))
+        rc = drained_save(d);
+    if (rc < 0) {
+        memcpy(d->drained, snap, nsnap * sizeof *snap);
+        d->ndrained = nsnap;
+        resp = carma_resp_error("store", "%s/drained: %s: none of the %zu GPUs was %s",
+                                d->state_dir, strerror(-rc), n, done);
+        goto out;
+    }
+    for (size_t k = 0; k < n; k++) {
+        long g = gs[k];
+        struct carma_mon_gpu *mg = &d->mon.g[g];
+        const char *uuid = d->gs[g].info.uuid;
+        json_t *o;
+        if (drain && mg->drained) {
+            dlog(d, LOG_NOTICE,
+                 "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
+                 user, mg->drain_reason);
+            o = drain_answer(d, g, "reason", mg->drain_reason, 1);
+        } else if (drain) {
+            carma_mon_drain(&d->mon, (size_t)g, why);
+            o = drain_answer(d, g, "reason", why, 0);
+        } else if (!mg->drained) {
+            dlog(d, LOG_NOTICE, "GPU %ld (%s): carma undrain by %s: in service already", g, uuid,
+                 user);
+            o = drain_answer(d, g, "was", "", 1);
+        } else if (stay[k]) {
+            dlog(d, LOG_NOTICE, "GPU %ld (%s): carma undrain all by %s: %s: it stays drained", g,
+                 uuid, user, stay[k]);
+            o = drain_answer(d, g, "was", mg->drain_reason, 0);
+            json_object_set_new(o, "stays_drained", json_string(stay[k]));
+        } else {
+            char was[sizeof mg->drain_reason];
+            snprintf(was, sizeof was, "%s", mg->drain_reason);
+            carma_mon_undrain(&d->mon, (size_t)g);
+            dlog(d, LOG_NOTICE,
+                 "GPU %ld (%s) undrained by %s: back in service (it was drained: %s)", g, uuid,
+                 user, was);
+            o = drain_answer(d, g, "was", was, 0);
+        }
+        json_object_del(o, "ok");
+        json_array_append_new(list, o);
+    }
+    d->dirty = 1;
+    d->publish = 1;
+    resp = carma_resp_ok();
+    json_object_set_new(resp, "gpus", list);
+    list = NULL;
+out:
+    json_decref(list);
+    free(gs);
+    free(stay);
+    free(snap);
+    return resp;
+}
+
 /* Drains a GPU: no new attempt goes to it, those on it run to their end. Its line in
  * STATE/drained is written before the drain holds; a GPU drained already keeps its
  * reason (an Xid's says it needs a reset) and is kept drained over restarts from now on. */
 static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
+    if (q->all || q->gpu_list)
+        return req_drain_many(d, ci, q, 1);
     json_t *resp;
     long g = drain_target(d, ci, q, "drain", &resp);
     if (g < 0)
@@ -4128,6 +4267,8 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
  * already is answered ok with `already` true. */
 static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req *q)
 {
+    if (q->all || q->gpu_list)
+        return req_drain_many(d, ci, q, 0);
     json_t *resp;
     long g = drain_target(d, ci, q, "undrain", &resp);
     if (g < 0)

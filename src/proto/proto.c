@@ -122,12 +122,55 @@ int carma_proto_printable_ok(const char *s, size_t max)
     return n > 0 && !blank;
 }
 
-/* A drain request's "gpu": an index or a UUID. */
+/* A drain request's GPUs: "gpu", an index or a UUID; or "gpus", a list of them; or "all". */
 static int get_gpu(const json_t *root, struct carma_req *req, struct carma_err *err)
 {
-    const json_t *v = json_object_get(root, "gpu");
+    const json_t *v = json_object_get(root, "gpu"), *l = json_object_get(root, "gpus"),
+                 *a = json_object_get(root, "all");
+    if (a && !json_is_true(a))
+        return carma_err_set(err, -EINVAL, "request.all: true or absent");
+    if (!!v + !!l + !!a > 1)
+        return carma_err_set(err, -EINVAL, "request: one of 'gpu', 'gpus' and 'all', not %s",
+                             v && l ? "'gpu' and 'gpus'"
+                             : v    ? "'gpu' and 'all'"
+                                    : "'gpus' and 'all'");
+    if (a) {
+        req->all = 1;
+        return 0;
+    }
+    if (l) {
+        size_t n = json_is_array(l) ? json_array_size(l) : 0;
+        if (n < 1 || n > CARMA_PROTO_MAX_GPU_LIST)
+            return carma_err_set(err, -EINVAL, "request.gpus: an array of 1 to %d GPUs expected",
+                                 CARMA_PROTO_MAX_GPU_LIST);
+        req->gpu_list = calloc(n, sizeof *req->gpu_list);
+        if (!req->gpu_list)
+            return carma_err_set(err, -ENOMEM, "out of memory");
+        for (size_t k = 0; k < n; k++) {
+            const json_t *e = json_array_get(l, k);
+            struct carma_req_gpu *g = &req->gpu_list[k];
+            if (json_is_integer(e) && json_integer_value(e) >= 0 &&
+                json_integer_value(e) <= CARMA_PROTO_MAX_GPU_INDEX) {
+                g->index = (uint32_t)json_integer_value(e);
+            } else if (json_is_integer(e)) {
+                return carma_err_set(err, -EINVAL, "request.gpus[%zu]: %lld out of range [0, %d]",
+                                     k, (long long)json_integer_value(e),
+                                     CARMA_PROTO_MAX_GPU_INDEX);
+            } else if (json_is_string(e) && json_string_length(e) == strlen(json_string_value(e)) &&
+                       carma_proto_printable_ok(json_string_value(e), CARMA_PROTO_MAX_UUID)) {
+                g->uuid = json_string_value(e);
+            } else {
+                return carma_err_set(err, -EINVAL,
+                                     "request.gpus[%zu]: neither a GPU index nor a UUID (1 to "
+                                     "%d bytes of printable ASCII)",
+                                     k, CARMA_PROTO_MAX_UUID);
+            }
+        }
+        req->ngpu_list = n;
+        return 0;
+    }
     if (!v)
-        return carma_err_set(err, -EINVAL, "request: missing field 'gpu'");
+        return carma_err_set(err, -EINVAL, "request: missing field 'gpu' (or 'gpus', or 'all')");
     if (json_is_integer(v)) {
         uint64_t g = 0;
         int rc = get_uint(root, "gpu", "request", 0, CARMA_PROTO_MAX_GPU_INDEX, 1, &g, err);
@@ -540,6 +583,7 @@ void carma_req_free(struct carma_req *req)
     free(req->job.env_key);
     free(req->job.env_val);
     free(req->ids);
+    free(req->gpu_list);
     if (req->root)
         json_decref(req->root);
     memset(req, 0, sizeof *req);
@@ -687,8 +731,8 @@ int carma_req_parse(struct carma_req *req, const char *buf, size_t len, struct c
     }
     case CARMA_OP_DRAIN:
     case CARMA_OP_UNDRAIN: {
-        static const char *const kd[] = {"v", "op", "gpu", "reason", NULL};
-        static const char *const ku[] = {"v", "op", "gpu", NULL};
+        static const char *const kd[] = {"v", "op", "gpu", "gpus", "all", "reason", NULL};
+        static const char *const ku[] = {"v", "op", "gpu", "gpus", "all", NULL};
         if ((rc = check_keys(root, "request", req->op == CARMA_OP_DRAIN ? kd : ku, err)) ||
             (rc = get_gpu(root, req, err)) ||
             (rc = get_str(root, "reason", "request", CARMA_PROTO_MAX_REASON, 0, &req->reason, err)))

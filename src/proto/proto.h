@@ -16,6 +16,7 @@
  *   {"v":1,"op":"usage","user":"alice","since":1714550400,"until":1714636800}
  *   {"v":1,"op":"history","since":1714550400,"until":1714636800,"points":600}
  *   {"v":1,"op":"drain","gpu":1,"reason":"fan swap"}   {"v":1,"op":"undrain","gpu":"GPU-..."}
+ *   {"v":1,"op":"drain","gpus":[0,"GPU-..."]}          {"v":1,"op":"undrain","all":true}
  *
  * New operations need no new version: a carmad that lacks one answers "badrequest"
  * (unknown operation). "v" changes only when a request or answer it knows changes.
@@ -86,6 +87,14 @@ enum carma_op {
 #define CARMA_PROTO_MAX_GPU_INDEX 65535     /* a GPU's index in a drain request */
 #define CARMA_PROTO_MAX_UUID 95             /* bytes of a GPU's UUID in a drain request */
 #define CARMA_PROTO_MAX_REASON 100          /* bytes of a drain's reason */
+#define CARMA_PROTO_MAX_GPU_LIST 256        /* GPUs one drain or undrain names */
+
+/* A GPU a drain or undrain names: its index (uuid NULL), or its UUID (1..CARMA_PROTO_MAX_UUID
+ * printable ASCII bytes, pointing into the request's JSON). */
+struct carma_req_gpu {
+    uint32_t index;
+    const char *uuid;
+};
 
 /* A job as submitted. Strings point into the request's JSON (valid until
  * carma_req_free); the arrays are owned by the request. */
@@ -156,6 +165,11 @@ struct carma_req {
      * 1..CARMA_PROTO_MAX_UUID printable ASCII bytes) */
     uint32_t gpu;
     const char *gpu_uuid;
+    /* DRAIN, UNDRAIN instead of "gpu": "gpus", 1..CARMA_PROTO_MAX_GPU_LIST GPUs each as
+     * "gpu" (gpu_list, owned), or "all": true (every GPU of the server, in all); exactly
+     * one of "gpu", "gpus" and "all" */
+    struct carma_req_gpu *gpu_list;
+    size_t ngpu_list;
     const char *reason; /* DRAIN: 1..CARMA_PROTO_MAX_REASON printable ASCII bytes, not all
                            blanks; NULL: none given */
 };

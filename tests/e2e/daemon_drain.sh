@@ -113,6 +113,15 @@ for req, why in [
     ({"gpu": True}, "request.gpu: neither a GPU index nor a UUID"),
     ({}, "request: missing field 'gpu'"),
     ({"gpu": 2, "force": True}, "request: unknown field 'force'"),
+    ({"gpus": []}, "request.gpus: an array of 1 to 256 GPUs expected"),
+    ({"gpus": list(range(257))}, "request.gpus: an array of 1 to 256 GPUs expected"),
+    ({"gpus": 2}, "request.gpus: an array of 1 to 256 GPUs expected"),
+    ({"gpus": [0, 70000]}, "request.gpus[1]: 70000 out of range [0, 65535]"),
+    ({"gpus": [0, True]}, "request.gpus[1]: neither a GPU index nor a UUID"),
+    ({"gpus": [0, "caf\u00e9"]}, "request.gpus[1]: neither a GPU index nor a UUID"),
+    ({"gpu": 1, "gpus": [2]}, "request: one of 'gpu', 'gpus' and 'all', not 'gpu' and 'gpus'"),
+    ({"all": True, "gpus": [2]}, "request: one of 'gpu', 'gpus' and 'all', not 'gpus' and 'all'"),
+    ({"all": False}, "request.all: true or absent"),
 ]:
     r = ask(sock, dict({"v": 1, "op": "drain"}, **req))
     assert r["ok"] is False and r["error"] == "badrequest" and r["message"].startswith(why), (req, r)
@@ -136,6 +145,13 @@ if [ "$ROOT" = 1 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1
     rc=0; as_nobody "$NB/carma" undrain 1 2>"$T/err" || rc=$?
     [ "$rc" = 1 ] && grep -q "permission denied: only root or carmad's own user (uid 0) may undrain a GPU" "$T/err" ||
         fail "nobody's undrain: exit $rc, $(cat "$T/err")"
+    for a in all 0,2; do
+        rc=0; as_nobody "$NB/carma" drain $a 2>"$T/err" || rc=$?
+        [ "$rc" = 1 ] && grep -q "permission denied: only root or carmad's own user (uid 0) may drain a GPU" "$T/err" ||
+            fail "nobody's drain $a: exit $rc, $(cat "$T/err")"
+        rc=0; as_nobody "$NB/carma" undrain $a 2>"$T/err" || rc=$?
+        [ "$rc" = 1 ] && grep -q "may undrain a GPU" "$T/err" || fail "nobody's undrain $a: exit $rc, $(cat "$T/err")"
+    done
     [ "$(field 0 drained)" = False ] && [ "$(field 1 drained)" = True ] || fail "nobody changed a drain"
     as_nobody "$NB/carma" gpus | grep -q "^1 .* DRAINED: drained by" || fail "nobody does not see the drain"
 else
@@ -175,4 +191,97 @@ grep -q "^$gone	reported Xid 79" "$T/state/drained" || fail "the absent GPU's li
 [ "$(cat "$T/state/drained")" = "$gone	reported Xid 79 (GPU has fallen off the bus)" ] ||
     fail "STATE/drained after the undrain: $(cat "$T/state/drained")"
 stop_daemon TERM || fail "stop"
+
+step "several GPUs at once: a GPU not this server's, or named twice, refuses the whole list"
+start_daemon --gpus sim:4xa100-40gb --policy exclusive
+uuid() { echo "GPU-SIM-0000-0000-0000-00000000000$1"; }
+nothing_drained() { # what carma gpus and STATE/drained say: no GPU drained, the absent GPU's line kept
+    ! "$CARMA" gpus | grep -q DRAINED &&
+        [ "$(cat "$T/state/drained")" = "$gone	reported Xid 79 (GPU has fallen off the bus)" ] ||
+        fail "$1: $("$CARMA" gpus) $(cat "$T/state/drained")"
+}
+rc=0; "$CARMA" drain 0,2 GPU-nowhere --reason maint >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && [ ! -s "$T/out" ] &&
+    grep -q "^carma drain: no GPU GPU-nowhere on this server (carma gpus lists them); none of the 3 GPUs listed was drained$" "$T/err" ||
+    fail "drain with an unknown UUID listed: exit $rc, $(cat "$T/out" "$T/err")"
+nothing_drained "a list with an unknown UUID"
+rc=0; "$CARMA" drain 3,0,7 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "^carma drain: no GPU 7: this server's GPUs are 0 to 3 (carma gpus lists them); none of the 3 GPUs listed was drained$" "$T/err" ||
+    fail "drain with an unknown index listed: exit $rc, $(cat "$T/err")"
+nothing_drained "a list with an unknown index"
+rc=0; "$CARMA" drain 1 "$UUID1" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "^carma drain: GPU 1 ($UUID1) is named twice; none of the 2 GPUs listed was drained$" "$T/err" ||
+    fail "drain of a GPU named twice: exit $rc, $(cat "$T/err")"
+nothing_drained "a list naming a GPU twice"
+for a in 0,,2 0, ,1 "all 2" all,1; do
+    rc=0; "$CARMA" drain $a 2>"$T/err" || rc=$?
+    [ "$rc" = 2 ] && grep -Eq "an empty GPU in the list|'all' stands alone" "$T/err" ||
+        fail "drain $a: exit $rc, $(cat "$T/err")"
+done
+nothing_drained "the client's refusals"
+
+step "drain 0,2 3: each GPU's outcome, one write of STATE/drained"
+out=$("$CARMA" drain 0,2 3 --reason maint) || fail "drain 0,2 3 refused"
+[ "$(echo "$out" | wc -l)" = 3 ] || fail "drain 0,2 3 said: $out"
+for g in 0 2 3; do
+    echo "$out" | grep -q "^GPU $g ($(uuid $g)) drained: drained by $(id -un) at .*Z: maint$" || fail "drain 0,2 3 said: $out"
+    [ "$(field $g drained)" = True ] || fail "GPU $g not drained"
+    grep -q "^$(uuid $g)	drained by $(id -un) at .*: maint$" "$T/state/drained" || fail "STATE/drained: $(cat "$T/state/drained")"
+done
+[ "$(field 1 drained)" = False ] || fail "GPU 1 drained by drain 0,2 3"
+
+step "drain all: the GPU in service drained, those drained already said so"
+out=$("$CARMA" drain all --reason "driver upgrade" 2>"$T/err") || fail "drain all refused: $(cat "$T/err")"
+echo "$out" | grep -q "^GPU 1 ($UUID1) drained: drained by $(id -un) at .*: driver upgrade$" && [ "$(echo "$out" | wc -l)" = 1 ] ||
+    fail "drain all said: $out"
+[ "$(grep -c "was drained already: drained by .*: maint (its reason kept)$" "$T/err")" = 3 ] || fail "drain all said: $(cat "$T/err")"
+[ "$(wc -l <"$T/state/drained")" = 5 ] || fail "STATE/drained after drain all: $(cat "$T/state/drained")"
+
+step "undrain with a bad entry refuses the whole list; undrain all puts every GPU back"
+rc=0; "$CARMA" undrain 0,1,9 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "^carma undrain: no GPU 9: this server's GPUs are 0 to 3 (carma gpus lists them); none of the 3 GPUs listed was undrained$" "$T/err" ||
+    fail "undrain with an unknown index listed: exit $rc, $(cat "$T/err")"
+rc=0; "$CARMA" undrain all 9 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "'all' stands alone" "$T/err" || fail "undrain all 9: exit $rc, $(cat "$T/err")"
+for g in 0 1 2 3; do [ "$(field $g drained)" = True ] || fail "GPU $g undrained by a refused undrain"; done
+[ "$(wc -l <"$T/state/drained")" = 5 ] || fail "STATE/drained after a refused undrain: $(cat "$T/state/drained")"
+"$CARMA" undrain --json 0,1 >"$T/out" || fail "undrain --json 0,1"
+python3 - "$T/out" <<'PY' || fail "undrain --json 0,1: $(cat "$T/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] is True and [g["gpu"] for g in r["gpus"]] == [0, 1], r
+assert all(g["already"] is False and "stays_drained" not in g for g in r["gpus"]), r
+assert r["gpus"][0]["was"].endswith(": maint") and r["gpus"][1]["was"].endswith(": driver upgrade"), r
+PY
+out=$("$CARMA" undrain all 2>"$T/err") || fail "undrain all refused: $(cat "$T/err")"
+for g in 2 3; do
+    echo "$out" | grep -q "^GPU $g ($(uuid $g)) back in service (it was drained: drained by .*: maint)$" || fail "undrain all said: $out"
+done
+for g in 0 1; do
+    grep -q "^carma undrain: GPU $g ($(uuid $g)) was in service already (not drained)$" "$T/err" || fail "undrain all said: $(cat "$T/err")"
+done
+nothing_drained "after undrain all"
+stop_daemon TERM || fail "stop"
+
+if fake_nvml state; then
+    step "undrain all leaves a GPU with MIG enabled drained, said; listed, it refuses the list"
+    cp "$EX" "$T/nvml.state"
+    sed -i '/000000000001/s/$/ mig=1/' "$T/nvml.state"
+    M1=GPU-fa4e0000-0000-4000-8000-000000000001
+    CARMA_FAKE_NVML_STATE="$T/nvml.state" start_daemon --gpus nvml --nvml-lib "$LIB"
+    "$CARMA" gpus | grep -q "^1 .*DRAINED" || fail "the MIG GPU not drained: $("$CARMA" gpus)"
+    "$CARMA" drain 0 >/dev/null || fail "drain 0"
+    rc=0; "$CARMA" undrain 0,1 2>"$T/err" || rc=$?
+    [ "$rc" = 2 ] && grep -q "^carma undrain: GPU 1 ($M1) has MIG enabled, which carma does not place jobs on yet: it stays drained; none of the 2 GPUs listed was undrained$" "$T/err" ||
+        fail "undrain 0,1 with GPU 1 under MIG: exit $rc, $(cat "$T/err")"
+    [ "$(field 0 drained)" = True ] || fail "GPU 0 undrained by a refused list"
+    out=$("$CARMA" undrain all 2>"$T/err") || fail "undrain all refused: $(cat "$T/err")"
+    echo "$out" | grep -q "^GPU 0 (.*) back in service" && [ "$(echo "$out" | wc -l)" = 1 ] || fail "undrain all said: $out"
+    grep -q "^carma undrain: GPU 1 ($M1) has MIG enabled, which carma does not place jobs on yet: it stays drained (" "$T/err" ||
+        fail "undrain all said: $(cat "$T/err")"
+    [ "$(field 0 drained)" = False ] && [ "$(field 1 drained)" = True ] || fail "after undrain all: $("$CARMA" gpus)"
+    stop_daemon TERM || fail "stop"
+else
+    echo "(MIG step skipped: no fake libnvidia-ml.so.1)"
+fi
 echo "daemon_drain: ok"

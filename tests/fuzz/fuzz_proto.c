@@ -98,7 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (q.user && (!q.user[0] || strlen(q.user) > CARMA_PROTO_MAX_USER)))
             __builtin_trap();
     } else if (q.cancel_state || q.name || q.all_users || (q.user && q.op != CARMA_OP_USAGE) ||
-               (q.all && q.op != CARMA_OP_LS)) {
+               (q.all && q.op != CARMA_OP_LS && q.op != CARMA_OP_DRAIN &&
+                q.op != CARMA_OP_UNDRAIN)) {
         __builtin_trap(); /* fields of no other op */
     }
     if (q.op == CARMA_OP_DRAIN || q.op == CARMA_OP_UNDRAIN) {
@@ -106,10 +107,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (q.gpu_uuid ? q.gpu != 0 || !carma_proto_printable_ok(q.gpu_uuid, CARMA_PROTO_MAX_UUID)
                        : q.gpu > CARMA_PROTO_MAX_GPU_INDEX)
             __builtin_trap();
+        /* one GPU, a list or all: never two of them; a list bounded, each entry as "gpu" */
+        if ((q.all && (q.gpu_list || q.gpu_uuid || q.gpu)) ||
+            (q.gpu_list && (q.gpu_uuid || q.gpu)) || (!q.gpu_list != !q.ngpu_list) ||
+            q.ngpu_list > CARMA_PROTO_MAX_GPU_LIST)
+            __builtin_trap();
+        for (size_t k = 0; k < q.ngpu_list; k++)
+            if (q.gpu_list[k].uuid
+                    ? q.gpu_list[k].index != 0 ||
+                          !carma_proto_printable_ok(q.gpu_list[k].uuid, CARMA_PROTO_MAX_UUID)
+                    : q.gpu_list[k].index > CARMA_PROTO_MAX_GPU_INDEX)
+                __builtin_trap();
         if (q.reason && (q.op == CARMA_OP_UNDRAIN ||
                          !carma_proto_printable_ok(q.reason, CARMA_PROTO_MAX_REASON)))
             __builtin_trap();
-    } else if (q.gpu_uuid || q.reason || q.gpu) {
+    } else if (q.gpu_uuid || q.reason || q.gpu || q.gpu_list || q.ngpu_list) {
         __builtin_trap();
     }
     json_t *r = carma_resp_error("badrequest", "%s", "x");
