@@ -6,7 +6,8 @@
 #    already runs at once; once eligible, B goes ahead of a job submitted after it (the
 #    head of the queue: policy exclusive places it only);
 #  - C --after a job that fails is cancelled with a reason naming that job and how it
-#    ended, and D --after C is cancelled in turn (naming C);
+#    ended, and D --after C is cancelled in turn (naming C); so is a job after a waiting
+#    job cancelled by hand (carma cancel ID, carma cancel --all);
 #  - refused, exit 2, nothing queued: an unknown id, a job that ended failed, a malformed
 #    or repeated list, more than 64 ids, another user's job (as root, with nobody);
 #  - a restart of carmad while B waits keeps the wait, and a listed job that fails while
@@ -105,6 +106,24 @@ rc=0; "$CARMA" wait --timeout 5 "$c" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "carma wait on a cancelled job exited $rc"
 grep -q "job $d cancelled: not run: job $c, which it was to run after, ended cancelled" "$T/carmad.log" ||
     fail "the cascade not logged"
+
+step "cancelling a waiting job (carma cancel, carma cancel --all) ends those after it"
+h=$(hold)
+wait_until 10 is_state "$h" running || fail "job $h: $(state_of "$h")"
+q1=$(submit --after "$h" -- true)
+r1=$(submit --after "$q1" -- true)
+q2=$(submit --name after-all --after "$h" -- true)
+r2=$(submit --after "$q2" -- true)
+"$CARMA" cancel "$q1" >/dev/null || fail "carma cancel $q1"
+wait_until 10 is_state "$r1" cancelled || fail "job $r1 after cancelled $q1: $(state_of "$r1")"
+[ "$(reason_of "$r1")" = "not run: job $q1, which it was to run after, ended cancelled" ] ||
+    fail "reason of $r1: $(reason_of "$r1")"
+"$CARMA" cancel --all --user "$(id -un)" --queued --name after-all >/dev/null ||
+    fail "carma cancel --all --name"
+wait_until 10 is_state "$r2" cancelled || fail "job $r2 after cancelled $q2: $(state_of "$r2")"
+is_state "$q2" cancelled || fail "job $q2: $(state_of "$q2")"
+go "$h"
+"$CARMA" wait --timeout 20 "$h" >/dev/null || fail "job $h: $(state_of "$h")"
 
 step "refusals: exit 2, a message naming the id and why, nothing queued"
 n0=$(njobs)
