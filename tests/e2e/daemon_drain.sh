@@ -261,6 +261,31 @@ for g in 0 1; do
     grep -q "^carma undrain: GPU $g ($(uuid $g)) was in service already (not drained)$" "$T/err" || fail "undrain all said: $(cat "$T/err")"
 done
 nothing_drained "after undrain all"
+
+step "a write of STATE/drained that fails changes none of the GPUs listed, nor the next write"
+# the write's temporary file cannot be made: the write fails as on a full or read-only disk
+mkdir "$T/state/.drained.tmp"
+rc=0; "$CARMA" drain 0,1 --reason maint >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "/drained: Is a directory: none of the 2 GPUs was drained$" "$T/err" ||
+    fail "drain 0,1 whose write fails: exit $rc, $(cat "$T/out" "$T/err")"
+nothing_drained "a drain whose write failed"
+rmdir "$T/state/.drained.tmp"
+"$CARMA" drain 2 --reason fan >/dev/null 2>&1 || fail "drain 2"
+# the lines of the failed drain went with it: the next write has GPU 2's and the absent GPU's
+[ "$(grep -c . "$T/state/drained")" = 2 ] && grep -q "^$(uuid 2)	drained by .*: fan$" "$T/state/drained" ||
+    fail "STATE/drained after a failed drain and drain 2: $(cat "$T/state/drained")"
+mkdir "$T/state/.drained.tmp"
+rc=0; "$CARMA" undrain all >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "/drained: Is a directory: none of the 4 GPUs was undrained$" "$T/err" ||
+    fail "undrain all whose write fails: exit $rc, $(cat "$T/out" "$T/err")"
+[ "$(field 2 drained)" = True ] || fail "GPU 2 undrained by an undrain whose write failed"
+rmdir "$T/state/.drained.tmp"
+"$CARMA" drain 3 --reason psu >/dev/null 2>&1 || fail "drain 3"
+# GPU 2's line, which the failed undrain would have removed, is still written
+[ "$(grep -c . "$T/state/drained")" = 3 ] && grep -q "^$(uuid 2)	drained by .*: fan$" "$T/state/drained" ||
+    fail "STATE/drained after a failed undrain and drain 3: $(cat "$T/state/drained")"
+"$CARMA" undrain 2,3 >/dev/null || fail "undrain 2,3"
+nothing_drained "after undrain 2,3"
 stop_daemon TERM || fail "stop"
 
 if fake_nvml state; then
