@@ -5812,26 +5812,35 @@ static void recon_ends(struct recon *x)
  * never start and, at the head of the queue, would hold every later job, its reason
  * blaming drained GPUs there are none of. Failed, as its submission now would be, and its
  * slot freed. */
-static void recon_fail_too_wide(struct carmad *d, uint32_t i, double now)
+/* Ends queued job i at reconciliation, before it ever runs: `state` (final), `why` its
+ * reason, logged as an error. */
+static void recon_end(struct carmad *d, uint32_t i, double now, enum carma_job_state state,
+                      const char *why)
 {
     struct djob *dj = &d->dj[i];
-    char why[128];
-    snprintf(why, sizeof why, "asks for %u GPUs; this server has %zu", dj->rec.gpus, d->ngpus);
-    dlog(d, LOG_ERR, "job %llu %s: failed", (unsigned long long)dj->rec.id, why);
+    dlog(d, LOG_ERR, "job %llu %s: %s", (unsigned long long)dj->rec.id, why,
+         carma_job_state_name(state));
     if (d->sj[i].queue != CARMA_QUEUE_NONE)
         carma_sched_dequeue(&d->sched, i);
-    d->sj[i].state = CARMA_JOB_FAILED;
+    d->sj[i].state = state;
     dj->rec.end_s = now;
     char *r = strdup(why);
     if (r) { /* else none: the log says why */
         free(dj->rec.reason);
         dj->rec.reason = r;
     }
-    d->finished[CARMA_JOB_FAILED]++;
+    d->finished[state]++;
     struct carma_err serr;
     if (save_job(d, i, &serr))
         dlog(d, LOG_ERR, "job %llu: %s", (unsigned long long)dj->rec.id, serr.msg);
     slot_free(d, i);
+}
+
+static void recon_fail_too_wide(struct carmad *d, uint32_t i, double now)
+{
+    char why[128];
+    snprintf(why, sizeof why, "asks for %u GPUs; this server has %zu", d->dj[i].rec.gpus, d->ngpus);
+    recon_end(d, i, now, CARMA_JOB_FAILED, why);
 }
 
 static int recon_one(void *ctx, struct carma_job_rec *r)
@@ -5862,18 +5871,25 @@ static int recon_one(void *ctx, struct carma_job_rec *r)
          * succeed) */
         uint64_t ids[CARMA_PROTO_MAX_AFTER];
         size_t n = 0;
-        if (carma_store_after_parse(dj->rec.after, ids, &n) == 0 &&
-            (dj->after = malloc(n * sizeof *dj->after))) {
-            memcpy(dj->after, ids, n * sizeof *ids);
-            dj->nafter = (uint32_t)n;
-            dj->after_wait = 1;
-            x->queued++;
+        if (carma_store_after_parse(dj->rec.after, ids, &n) != 0) {
+            /* a damaged row: run now, it could start before the jobs it needs have
+             * succeeded; kept waiting, for ever. It ends, and says why */
+            char why[160];
+            snprintf(why, sizeof why,
+                     "not run: its list of the jobs to run after, %.64s, cannot be read "
+                     "(a damaged store row)",
+                     dj->rec.after);
+            recon_end(d, i, now, CARMA_JOB_CANCELLED, why);
             return 0;
         }
-        dlog(d, LOG_ERR,
-             "job %llu: its list of the jobs it runs after, %s, cannot be read "
-             "(a damaged row, or out of memory): queued without waiting for them",
-             (unsigned long long)dj->rec.id, dj->rec.after);
+        if (!(dj->after = malloc((n ? n : 1) * sizeof *dj->after)))
+            return carma_err_set(x->err, -ENOMEM, "reconciling job %llu: out of memory",
+                                 (unsigned long long)dj->rec.id);
+        memcpy(dj->after, ids, n * sizeof *ids);
+        dj->nafter = (uint32_t)n;
+        dj->after_wait = 1;
+        x->queued++;
+        return 0;
     }
     if (dj->rec.state == CARMA_JOB_QUEUED) {
         /* A job queued after an attempt is a retry: it keeps its priority. */

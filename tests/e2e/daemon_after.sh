@@ -186,6 +186,19 @@ wait_until 10 is_state "$c2" cancelled || fail "job $c2: $(state_of "$c2")"
 is_state "$a2" running || fail "job $a2 after the restart: $(state_of "$a2")"
 go "$a2"
 "$CARMA" wait --timeout 20 "$b2" >/dev/null || fail "job $b2: $(state_of "$b2")"
+# A list the store holds damaged: the job neither runs (its jobs may not have succeeded)
+# nor waits for ever; it ends, saying why.
+a4=$(hold)
+b4=$(submit --after "$a4" -- true)
+stop_daemon || fail "carmad's stop"
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(sys.argv[2]); db.commit()' \
+    "$T/state/carma.db" "UPDATE jobs SET after = '[$a4,' WHERE id = $b4" || fail "damaging job $b4's row"
+start
+wait_until 10 is_state "$b4" cancelled || fail "job $b4 with a damaged list: $(state_of "$b4")"
+[ "$(reason_of "$b4")" = "not run: its list of the jobs to run after, [$a4,, cannot be read (a damaged store row)" ] ||
+    fail "reason of $b4: $(reason_of "$b4")"
+[ "$(attempts_of "$b4")" = 0 ] || fail "job $b4 with a damaged list ran"
+go "$a4"
 
 step "a commit that fails holding a job's end and the cancel it brings: both written again"
 stop_daemon || fail "carmad's stop"
