@@ -110,7 +110,7 @@ int cmd_ls(int argc, char **argv)
                    "why a queued job is not running yet (carma show ID says more; 'after 12':\n"
                    "it waits until job 12 has succeeded, carma submit --after). Root sees\n"
                    "every user's. -q (--quiet): the job ids alone, one a line, no header,\n"
-                   "for scripts (carma ls -q | xargs -r carma cancel).\n");
+                   "for scripts (carma ls -q | xargs -r carma wait).\n");
             return 0;
         }
         cli_bad_arg("ls", argc, argv, i, NULL);
