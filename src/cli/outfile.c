@@ -17,6 +17,28 @@ static char open_tmp[sizeof ((struct cli_outfile *)0)->tmp];
 /* What the fatal signals' handler does first (cli_fatal_signals_catch). */
 static void (*signal_first)(void);
 
+/* Holds off the fatal signals (cli_fatal_signals_catch's) while the new file and its
+ * registration in open_tmp/open_set change together: a signal between the open() and
+ * the registration would leave the file behind, one between the rename and the
+ * unregistration would unlink a name no longer ours. The call is also a compiler
+ * barrier: open_tmp is written before open_set and before the signals come back. The
+ * commands writing an outfile (carma sim, carma report) are single-threaded, so the
+ * process's mask is the thread's. *old: the mask to give back to signals_restore. */
+static void signals_hold(sigset_t *old)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    sigprocmask(SIG_BLOCK, &s, old);
+}
+
+static void signals_restore(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
 /* f's writes: each write()'s errno kept (the first that failed), for the message, as
  * errno itself may change before the caller looks (a later write that succeeds). */
 static ssize_t outfile_write(void *c, const char *buf, size_t n)
@@ -108,13 +130,17 @@ static int tmp_name(struct cli_outfile *o, int k)
     return n < 0 || n >= (int)sizeof o->tmp ? -1 : 0;
 }
 
-/* Drops the new file made so far (its descriptor open). */
+/* Drops the new file made so far (its descriptor, if still open, closed). */
 static void tmp_drop(struct cli_outfile *o)
 {
-    close(o->fd);
+    if (o->fd >= 0)
+        close(o->fd);
     o->fd = -1;
+    sigset_t old;
+    signals_hold(&old);
     unlink(o->tmp);
     open_set = 0;
+    signals_restore(&old);
     o->tmp[0] = '\0';
 }
 
@@ -151,16 +177,20 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
             return in_place(o, path);
         /* no more open to others than the old file from the start: a reader who opened
          * it before the fchmod below would keep reading what follows (a private page) */
+        sigset_t old;
+        signals_hold(&old);
         o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
                      exists ? st.st_mode & 0777 : 0666);
+        int e = errno;
         if (o->fd >= 0) { /* ours now: a fatal signal removes it */
             memcpy(open_tmp, o->tmp, strlen(o->tmp) + 1);
             open_set = 1;
-        } else if (errno != EEXIST) {
+        }
+        signals_restore(&old);
+        if (o->fd < 0 && e != EEXIST) {
             /* the folder (the file alone may be writable), a file system's shorter names */
-            if (errno == EACCES || errno == EPERM || errno == EROFS || errno == ENAMETOOLONG)
+            if (e == EACCES || e == EPERM || e == EROFS || e == ENAMETOOLONG)
                 return in_place(o, path);
-            int e = errno;
             o->tmp[0] = '\0';
             return -e;
         }
@@ -187,11 +217,8 @@ int cli_outfile_open(struct cli_outfile *o, const char *path)
         }
     }
     int rc = stream_open(o);
-    if (rc) {
-        unlink(o->tmp);
-        open_set = 0;
-        o->tmp[0] = '\0';
-    }
+    if (rc)
+        tmp_drop(o); /* (stream_open closed the descriptor) */
     return rc;
 }
 
@@ -209,6 +236,8 @@ int cli_outfile_close(struct cli_outfile *o, int failed, char *msg, size_t cap)
         snprintf(msg, cap, "write failed: %s", strerror(o->werr));
     }
     o->f = NULL;
+    sigset_t old;
+    signals_hold(&old);
     if (!failed && !rc && o->tmp[0] && rename(o->tmp, o->final) != 0) {
         snprintf(msg, cap, "renaming %s: %s", o->tmp, strerror(errno));
         rc = -1;
@@ -216,6 +245,7 @@ int cli_outfile_close(struct cli_outfile *o, int failed, char *msg, size_t cap)
     if ((failed || rc) && o->tmp[0])
         unlink(o->tmp); /* the old file, if any, stays as it was */
     open_set = 0;
+    signals_restore(&old);
     return failed ? -1 : rc;
 }
 

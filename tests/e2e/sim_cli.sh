@@ -475,6 +475,19 @@ LD_PRELOAD="$CARMA_FAKE/writefail/libwritefail.so" CARMA_FAKE_WRITE_ERRNO=5 \
 [ "$(cat "$T/rep/old.html")" = "<p>old report</p>" ] ||
     fail "a --report write that failed once replaced the old report"
 [ "$(ls -A "$T/rep")" = "old.html" ] || fail "files left beside the report: $(ls -A "$T/rep")"
+# Ctrl-C just as the new file is made (SIGINT raised as its open() returns, before carma
+# knows the file: tests/fake/raiseat): held off until the file is registered, carma dies
+# of it (status 130), the file removed, the old report as it was.
+rc=0
+LD_PRELOAD="$CARMA_FAKE/raiseat/libraiseat.so" CARMA_FAKE_RAISE_SIG=2 CARMA_FAKE_RAISE_AT=open-tmp \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/old.html" \
+    >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 130 ] || fail "carma sim not ended by SIGINT at the new file's open: exit $rc, $(cat "$T/err")"
+[ "$(cat "$T/rep/old.html")" = "<p>old report</p>" ] ||
+    fail "SIGINT at the new file's open replaced the old report"
+[ "$(ls -A "$T/rep")" = "old.html" ] ||
+    fail "SIGINT at the new file's open: files left beside the report: $(ls -A "$T/rep")"
 # A name of 250 bytes and more (NAME_MAX 255): the new file beside it takes a cut of it,
 # and the report replaces the old one, nothing left beside it.
 mkdir "$T/long"
