@@ -147,6 +147,7 @@ struct sim {
     const struct sim_config *cfg;
     struct sim_metrics *m;
     struct sim_timeline *tl;
+    size_t series_limit; /* points a recorded series holds before it is compacted */
     struct carma_job *jobs;
     struct sjob *sj;
     struct carma_gpu *view;
@@ -292,8 +293,7 @@ static int series_push(struct sim *s, struct sim_series *se, double t, float mem
      * step in the chart); a third point at that instant replaces the second. */
     if (se->n >= 2 && se->t[se->n - 1] == t && se->t[se->n - 2] == t)
         se->n--;
-    size_t limit = s->cfg->record_points ? s->cfg->record_points : CARMA_REPORT_KEEP_POINTS;
-    limit = limit < 64 ? 64 : limit;
+    size_t limit = s->series_limit;
     if (se->n == limit)
         s->tl->series_step = fmax(s->tl->series_step, series_compact(se, s->t0, limit));
     if (se->n == se->cap) {
@@ -1031,6 +1031,8 @@ int sim_run(const struct sim_trace *t, const struct sim_config *cfg, struct sim_
             return carma_err_set(err, -ENOMEM, "out of memory");
         }
         s.tl = tl;
+        s.series_limit = cfg->record_points ? cfg->record_points : CARMA_REPORT_KEEP_POINTS;
+        s.series_limit = s.series_limit < 64 ? 64 : s.series_limit;
         for (size_t gi = 0; gi < tl->ngpus; gi++)
             if (record_gpu(&s, (uint32_t)gi, s.t0))
                 rc = -ENOMEM;
