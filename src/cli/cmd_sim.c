@@ -591,6 +591,7 @@ static int write_report(const char *path, const struct row *rows, size_t n,
             .nruns_elsewhere = tl->nruns_other,
             .nruns_late = tl->nruns_late,
             .bars_until_s = tl->bars_until,
+            .series_step_s = tl->series_step,
         };
     }
     /* The table's notes, after what (bound) and the ratios mean. */

@@ -11,6 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Seconds for people, digits grouped by threes: "1,024", "0.25" (up to 3 decimals). */
+static void seconds_format(char *buf, size_t cap, double s)
+{
+    char num[48];
+    carma_svg_num_format(num, sizeof num, s, 3);
+    size_t ni = strcspn(num, "."), o = 0;
+    for (size_t i = 0; num[i] && o + 1 < cap; i++) {
+        if (i && i < ni && (ni - i) % 3 == 0 && o + 2 < cap)
+            buf[o++] = ',';
+        buf[o++] = num[i];
+    }
+    if (cap)
+        buf[o < cap ? o : cap - 1] = '\0';
+}
+
 enum {
     SVG_W = 1180,                           /* width of every chart */
     X0 = 196,                               /* left edge of the plot area (labels left of it) */
@@ -889,6 +904,19 @@ static int section_write(FILE *f, const struct carma_report_section *sec, size_t
     fwrite(gbuf, 1, glen, f);
     free(gbuf);
 
+    if (sec->series_step_s > 0) {
+        char w[64], d[48], dd[56] = "";
+        seconds_format(w, sizeof w, sec->series_step_s);
+        if (sec->series_step_s >= 60) {
+            carma_svg_duration_format(d, sizeof d, sec->series_step_s);
+            snprintf(dd, sizeof dd, " (%s)", d);
+        }
+        fprintf(f,
+                "<p class=\"note\">a long run: in the charts below each point is the lowest "
+                "or the highest value within %s s%s, to bound the recording's memory (the "
+                "extremes of every metric kept, of each span that long)</p>\n",
+                w, dd);
+    }
     fputs("<h3>Memory in use <small>(share of each GPU's memory, %)</small></h3>\n", f);
     series_chart(f, sec, shown, M_MEM, t_end, run_end, sc);
     fputs("<h3>SM activity <small>(SMACT, % of time SMs are busy)</small></h3>\n", f);

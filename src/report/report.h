@@ -63,6 +63,10 @@ struct carma_report_section {
                           * the Gantt chart says from when it shows none (0: none left) */
     double bars_until_s; /* with nruns_late: every run that started before it has its
                           * bars in bars */
+    /* A recorder that compacted a long run's series (CARMA_REPORT_KEEP_POINTS): */
+    double series_step_s; /* > 0: the widest time bucket (s) whose lowest and highest
+                           * values of each metric were all a series kept of it; the
+                           * page says so beside the charts (0: every point kept) */
 };
 
 /* The summary table: header[ncols], cells[nrows*ncols] row-major, all text; note, when
@@ -92,7 +96,8 @@ struct carma_report_table {
  * minimum and maximum of every metric (buckets a power of two seconds wide, as narrow
  * as leaves at most half that many points); and per section about
  * CARMA_REPORT_KEEP_BARS bars (one per run and GPU): once that many, only those of the
- * runs that started before then (nruns_late). */
+ * runs that started before then (nruns_late). The page says what was compacted or left
+ * out (series_step_s, nruns_late). */
 #define CARMA_REPORT_KEEP_POINTS 16384
 #define CARMA_REPORT_KEEP_BARS 65536
 

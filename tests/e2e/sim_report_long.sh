@@ -2,7 +2,8 @@
 # carma sim --report on a long run: what the recorder keeps is bounded (README, --report;
 # CARMA_REPORT_KEEP_POINTS and _BARS in src/report/report.h), so the memory a report adds
 # does not grow with the jobs, the page stays a few MB and says which runs its Gantt chart
-# leaves out; a short run's page has no such note (its recording keeps everything).
+# leaves out and how wide the buckets its series were compacted to are; a short run's page
+# has no such note (its recording keeps everything).
 set -eu
 CARMA="$CARMA_BIN/carma"
 T=$(mktemp -d)
@@ -57,6 +58,13 @@ assert m, "no note on the runs left out"
 late, kept = int(m.group(1)), int(m.group(3))
 assert late + kept == 160000 and 30000 < kept < 70000, (late, kept)
 assert '<g><rect fill="#8c959f" fill-opacity=".18"' in html, "no grey span"
+# the series compacted to time buckets' extremes (README, --report): said beside the
+# charts, once per section, with the buckets' width (a power of two seconds)
+said = re.findall(r'<p class="note">a long run: in the charts below each point is the lowest '
+                  r'or the highest value within ([\d,]+) s \((\w+)\), to bound', html)
+assert len(said) == 1, "the compacted series said %d times" % len(said)
+w = int(said[0][0].replace(",", ""))
+assert w >= 64 and w & (w - 1) == 0, "buckets of %s s" % said[0][0]
 assert "<title>%d runs that started here or later are not drawn</title>" % late in html
 # the series cover the whole run: the memory chart's path reaches its right end (x 1156)
 path = re.search(r'<path class="mem" d="([^"]*)"', html).group(1)
@@ -71,5 +79,7 @@ for trace in trace-mix90 trace-t1; do
         --report "$T/$trace.html" >/dev/null || fail "$trace run"
     ! grep -q "not drawn (grey)\|runs not recorded" "$T/$trace.html" ||
         fail "$trace: a short run's page leaves runs out"
+    ! grep -q "a long run: in the charts" "$T/$trace.html" ||
+        fail "$trace: a short run's page says its series were compacted"
 done
 echo "sim_report_long: extra memory $extra KiB with --report"

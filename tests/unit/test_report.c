@@ -103,8 +103,8 @@ static void test_structure_bars_and_escaping(void **state)
         {2, 0, 1000, 8, "b", CARMA_REPORT_OK},
     };
     struct carma_report_section sec[2] = {
-        {"policy <auto> & \"co\"", 7200, NG, se[0], 6, bars0, 0, 0, 0, 0},
-        {"exclusive", 7200, NG, se[1], 2, bars1, 0, 0, 0, 0},
+        {"policy <auto> & \"co\"", 7200, NG, se[0], 6, bars0, 0, 0, 0, 0, 0},
+        {"exclusive", 7200, NG, se[1], 2, bars1, 0, 0, 0, 0, 0},
     };
     const char *header[] = {"policy", "makespan h"};
     const char *cells[] = {"auto<", "1.25", "exclusive", "2.50"};
@@ -188,7 +188,7 @@ static void test_same_bytes_in_any_locale(void **state)
     struct carma_report_series se;
     gpu_data_fill(&d, &se, "GPU 0", 300, 1234.5, 3);
     const struct carma_report_bar bars[] = {{0, 10.25, 700.75, 1, "x", CARMA_REPORT_OK}};
-    struct carma_report_section sec = {"s", 1234.5, 1, &se, 1, bars, 0, 0, 0, 0};
+    struct carma_report_section sec = {"s", 1234.5, 1, &se, 1, bars, 0, 0, 0, 0, 0};
     size_t la, lb;
     char *a = render("t", NULL, NULL, &sec, 1, &la);
     static const char *const comma[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
@@ -317,7 +317,7 @@ static void test_caps_on_a_large_run(void **state)
                                             "llama-7b-finetune",
                                             (enum carma_report_outcome)(i % 5)};
     }
-    struct carma_report_section sec = {"auto", 86400, NG, se, NBARS, bars, 0, 0, 0, 0};
+    struct carma_report_section sec = {"auto", 86400, NG, se, NBARS, bars, 0, 0, 0, 0, 0};
     size_t len;
     char *html = render("big", NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "first 32 of 1024 GPUs shown"));
@@ -398,9 +398,9 @@ static void test_drawn_gpus_only_same_page(void **state)
                 kept[nkept++] = bars[i];
         struct carma_report_section full[NSEC], part[NSEC];
         for (size_t k = 0; k < nsec; k++) {
-            full[k] = (struct carma_report_section){"auto", 0, NG, se, NBARS, bars, 0, 0, 0, 0};
+            full[k] = (struct carma_report_section){"auto", 0, NG, se, NBARS, bars, 0, 0, 0, 0, 0};
             part[k] = (struct carma_report_section){"auto",        0, NG, se, nkept, kept, shown,
-                                                    NBARS - nkept, 0, 0};
+                                                    NBARS - nkept, 0, 0,  0};
         }
         size_t lf, lp;
         char *a = render("t", NULL, NULL, full, nsec, &lf);
@@ -437,7 +437,7 @@ static void test_counts_runs_not_bars(void **state)
         {1, 100, 120, 2, "T2B", CARMA_REPORT_OOM},  {0, 3600, 7200, 2, "T2B", CARMA_REPORT_OK},
         {1, 3600, 7200, 2, "T2B", CARMA_REPORT_OK},
     };
-    struct carma_report_section sec = {"or-rr", 7200, 2, se, 5, bars, 0, 0, 0, 0};
+    struct carma_report_section sec = {"or-rr", 7200, 2, se, 5, bars, 0, 0, 0, 0, 0};
     size_t len;
     char *html = render(NULL, NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "2 GPUs, 3 job runs over"));
@@ -448,7 +448,7 @@ static void test_counts_runs_not_bars(void **state)
         {0, 0, 3600, 3, "c", CARMA_REPORT_OK},
     };
     /* and 2 runs the caller left out, whose GPUs are all past the series given */
-    sec = (struct carma_report_section){"auto", 7200, NG, se, 5, wide, NG, 2, 0, 0};
+    sec = (struct carma_report_section){"auto", 7200, NG, se, 5, wide, NG, 2, 0, 0, 0};
     html = render(NULL, NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "40 GPUs, 5 job runs over"));
     assert_non_null(strstr(html, "first 32 of 40 GPUs shown"));
@@ -460,7 +460,7 @@ static void test_counts_runs_not_bars(void **state)
         {0, 100.4, 100.5, 2, "r", CARMA_REPORT_OOM},  {0, 3000, 3000.1, 4, "s", CARMA_REPORT_OK},
         {0, 3000.2, 3000.3, 5, "t", CARMA_REPORT_OK},
     };
-    sec = (struct carma_report_section){"auto", 7200, 1, se, 5, tiny, 0, 0, 0, 0};
+    sec = (struct carma_report_section){"auto", 7200, 1, se, 5, tiny, 0, 0, 0, 0, 0};
     html = render(NULL, NULL, NULL, &sec, 1, &len);
     assert_non_null(strstr(html, "<title>3 runs of job 2, each shorter than a pixel\n"));
     assert_non_null(strstr(html, "<title>2 runs, each shorter than a pixel (jobs 4 to 5)\n"));
@@ -485,7 +485,7 @@ static void test_late_runs_greyed_and_counted(void **state)
         {0, 0, 3600, 1, "B", CARMA_REPORT_OK},
         {1, 100, 4000, 2, "C", CARMA_REPORT_OK},
     };
-    struct carma_report_section sec = {"auto", 7200, 2, se, 2, bars, 0, 0, 0, 3000};
+    struct carma_report_section sec = {"auto", 7200, 2, se, 2, bars, 0, 0, 0, 3000, 0};
     size_t len0, len1;
     char *before = render(NULL, NULL, NULL, &sec, 1, &len0);
     assert_null(strstr(before, "(grey)"));
@@ -509,6 +509,44 @@ static void test_late_runs_greyed_and_counted(void **state)
         gpu_data_free(&d[g]);
 }
 
+static void test_compacted_series_said(void **state)
+{
+    (void)state;
+    /* A long run's recorder compacts its series to each time bucket's extremes
+     * (CARMA_REPORT_KEEP_POINTS, sim_timeline.series_step): the page says so beside the
+     * charts, with the bucket's width; a section whose series are whole says nothing. */
+    struct gpu_data d;
+    struct carma_report_series se;
+    gpu_data_fill(&d, &se, "GPU a100-40gb", 10, 7200, 0);
+    struct carma_report_section sec = {.title = "auto", .t_end_s = 7200, .ngpus = 1, .gpus = &se};
+    size_t len;
+    char *whole = render(NULL, NULL, NULL, &sec, 1, &len);
+    assert_null(strstr(whole, "a long run"));
+    free(whole);
+    static const struct {
+        double step;
+        const char *says;
+    } cases[] = {
+        {1024, "within 1,024 s (17m04s), to bound"},
+        {0.5, "within 0.5 s, to bound"},
+        {2097152, "within 2,097,152 s (24d06h32m), to bound"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sec.series_step_s = cases[i].step;
+        char *html = render(NULL, NULL, NULL, &sec, 1, &len);
+        const char *note = strstr(html, "<p class=\"note\">a long run: in the charts below "
+                                        "each point is the lowest or the highest value ");
+        assert_non_null(note);
+        assert_non_null(strstr(note, cases[i].says));
+        /* beside the charts: after the Gantt chart, before the first series chart */
+        assert_true(note > strstr(html, "<h3>Jobs per GPU"));
+        assert_true(note < strstr(html, "<h3>Memory in use"));
+        assert_int_equal(count(html, "a long run: in the charts"), 1);
+        free(html);
+    }
+    gpu_data_free(&d);
+}
+
 static void test_absent_data_and_edge_cases(void **state)
 {
     (void)state;
@@ -526,8 +564,8 @@ static void test_absent_data_and_edge_cases(void **state)
         {1, 0, 10, 4, "odd outcome", (enum carma_report_outcome)99},
     };
     struct carma_report_section sec[2] = {
-        {"edge", 0 /* taken from the data */, 2, se, 4, bars, 0, 0, 0, 0},
-        {"empty", 100, 0, NULL, 0, NULL, 0, 0, 0, 0},
+        {"edge", 0 /* taken from the data */, 2, se, 4, bars, 0, 0, 0, 0, 0},
+        {"empty", 100, 0, NULL, 0, NULL, 0, 0, 0, 0, 0},
     };
     size_t len;
     char *html = render(NULL, NULL, NULL, sec, 2, &len);
@@ -559,7 +597,7 @@ static void test_lanes_show_collocation(void **state)
     bars[N] = (struct carma_report_bar){1, 0, 50, 100, "a", CARMA_REPORT_OK};
     bars[N + 1] = (struct carma_report_bar){1, 50, 100, 101, "b", CARMA_REPORT_OK};
     bars[N + 2] = (struct carma_report_bar){1, 40, 60, 102, "c", CARMA_REPORT_OOM};
-    struct carma_report_section sec = {"lanes", 100, 2, se, N + 3, bars, 0, 0, 0, 0};
+    struct carma_report_section sec = {"lanes", 100, 2, se, N + 3, bars, 0, 0, 0, 0, 0};
     char *html = render("t", NULL, NULL, &sec, 1, NULL);
     assert_non_null(strstr(html, "20 runs, 16+ at once"));
     assert_non_null(strstr(html, "more than 16 jobs ran at once"));
@@ -651,7 +689,7 @@ static void test_write_error_is_eio(void **state)
         skip();
         return;
     }
-    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0};
+    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0, 0};
     struct carma_err err = {{0}};
     assert_int_equal(carma_report_write_html(f, "t", NULL, NULL, &sec, 1, &err), -EIO);
     assert_non_null(strstr(err.msg, "write failed: No space left on device"));
@@ -683,7 +721,7 @@ static void test_write_error_no_stale_errno(void **state)
     assert_non_null(f);
     char vbuf[256]; /* small: the page's end is written well after the failure */
     setvbuf(f, vbuf, _IOFBF, sizeof vbuf);
-    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0};
+    struct carma_report_section sec = {"s", 10, 0, NULL, 0, NULL, 0, 0, 0, 0, 0};
     struct carma_err err = {{0}};
     assert_int_equal(carma_report_write_html(f, "t", NULL, NULL, &sec, 1, &err), -EIO);
     assert_true(calls > 1);
@@ -702,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_drawn_gpus_only_same_page),
         cmocka_unit_test(test_counts_runs_not_bars),
         cmocka_unit_test(test_late_runs_greyed_and_counted),
+        cmocka_unit_test(test_compacted_series_said),
         cmocka_unit_test(test_absent_data_and_edge_cases),
         cmocka_unit_test(test_lanes_show_collocation),
         cmocka_unit_test(test_text_numbers_and_times),
