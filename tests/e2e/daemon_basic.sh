@@ -761,7 +761,7 @@ cmp -s "$T/r8.html" "$T/rep/r.html" || fail "a failed carma report replaced the 
 # page as it was and nothing left beside it
 rc=0
 LD_PRELOAD="$CARMA_FAKE/raiseat/libraiseat.so" CARMA_FAKE_RAISE_SIG=2 \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    ASAN_OPTIONS="$PRELOAD_ASAN_OPTIONS" \
     "$CARMA" report --since 5m --html "$T/rep/r.html" 2>"$T/rep.err" || rc=$?
 [ "$rc" = 130 ] || fail "carma report not ended by SIGINT: exit $rc, $(cat "$T/rep.err")"
 cmp -s "$T/r8.html" "$T/rep/r.html" || fail "SIGINT: carma report replaced the old page"

@@ -43,7 +43,7 @@ if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
     # that does not answer: EIO), not as if the group had no name (tests/fake/grfail)
     cp "$CARMA_FAKE/grfail/libgrfail.so" "$NB/" && chmod 644 "$NB/libgrfail.so" ||
         fail "nobody's copy of the group shim"
-    GRF="LD_PRELOAD=$NB/libgrfail.so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+    GRF="LD_PRELOAD=$NB/libgrfail.so ASAN_OPTIONS=$PRELOAD_ASAN_OPTIONS"
     as_nobody env $GRF CARMA_FAKE_GR_MIN_BUF=8192 "$NB/carma" gpus >"$T/out" 2>&1 &&
         fail "nobody got in"
     grep -q "the members of group root, mode 0660" "$T/out" ||
@@ -62,13 +62,12 @@ if [ "$ROOT" = 1 ] && id nobody >/dev/null 2>&1; then
     # a group named whose lookup fails (EIO, tests/fake/grfail): refused with the reason
     # (status 1, no fault of the file), not as missing; the default group's: a warning (the
     # assignments before a function may outlive it in some shells: unset after)
-    GRA="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-    LD_PRELOAD="$CARMA_FAKE/grfail/libgrfail.so" CARMA_FAKE_GR_ERRNO=5 ASAN_OPTIONS="$GRA" \
+    LD_PRELOAD="$CARMA_FAKE/grfail/libgrfail.so" CARMA_FAKE_GR_ERRNO=5 ASAN_OPTIONS="$PRELOAD_ASAN_OPTIONS" \
         carmad_fails 1 "carmad.ini:$line: socket_group carma-no-such-group: cannot look the group up: Input/output error" \
         --state "$T/sg" --socket "$CARMA_SOCKET"
     unset LD_PRELOAD CARMA_FAKE_GR_ERRNO
     cp "$T/carmad.ini.base" "$T/carmad.ini"
-    LD_PRELOAD="$CARMA_FAKE/grfail/libgrfail.so" CARMA_FAKE_GR_ERRNO=5 ASAN_OPTIONS="$GRA" \
+    LD_PRELOAD="$CARMA_FAKE/grfail/libgrfail.so" CARMA_FAKE_GR_ERRNO=5 ASAN_OPTIONS="$PRELOAD_ASAN_OPTIONS" \
         start_daemon --gpus sim:1xa100-40gb --state "$T/sg"
     unset LD_PRELOAD CARMA_FAKE_GR_ERRNO
     grep -q "group carma: cannot look it up (Input/output error): $CARMA_SOCKET is root's" "$T/carmad.log" ||

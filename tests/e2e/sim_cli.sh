@@ -6,6 +6,7 @@ CARMA="$CARMA_BIN/carma"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/helpers/preload.sh" # PRELOAD_ASAN_OPTIONS
 
 # The table: one row per policy, nothing on stderr.
 "$CARMA" sim --trace data/trace-mix90.csv --gpus 4xa100-40gb --sharing mps \
@@ -467,7 +468,7 @@ rc=0
 # change errno (tests/fake/writefail): the message names the failed write's errno.
 rc=0
 LD_PRELOAD="$CARMA_FAKE/writefail/libwritefail.so" CARMA_FAKE_WRITE_ERRNO=5 \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    ASAN_OPTIONS="$PRELOAD_ASAN_OPTIONS" \
     "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/old.html" \
     >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 1 ] && grep -q -- "--report $T/rep/old.html: write failed: Input/output error" "$T/err" ||
@@ -480,7 +481,7 @@ LD_PRELOAD="$CARMA_FAKE/writefail/libwritefail.so" CARMA_FAKE_WRITE_ERRNO=5 \
 # of it (status 130), the file removed, the old report as it was.
 rc=0
 LD_PRELOAD="$CARMA_FAKE/raiseat/libraiseat.so" CARMA_FAKE_RAISE_SIG=2 CARMA_FAKE_RAISE_AT=open-tmp \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    ASAN_OPTIONS="$PRELOAD_ASAN_OPTIONS" \
     "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/rep/old.html" \
     >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 130 ] || fail "carma sim not ended by SIGINT at the new file's open: exit $rc, $(cat "$T/err")"
@@ -520,7 +521,7 @@ chmod 600 "$T/priv/p.html"
 (
     umask 022
     exec env LD_PRELOAD="$CARMA_FAKE/raiseat/libraiseat.so" CARMA_FAKE_RAISE_SIG=19 \
-        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        ASAN_OPTIONS="$PRELOAD_ASAN_OPTIONS" \
         "$CARMA" sim --trace data/trace-t1.csv --policy auto --report "$T/priv/p.html"
 ) >/dev/null 2>"$T/err" &
 pid=$!

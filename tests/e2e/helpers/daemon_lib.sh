@@ -6,6 +6,7 @@ CARMA_BIN=$(cd "$CARMA_BIN" && pwd)
 CARMA="$CARMA_BIN/carma"
 CARMAD="$CARMA_BIN/carmad"
 HELP=$(cd "$(dirname "$0")" && pwd)/helpers
+. "$HELP/preload.sh" # PRELOAD_ASAN_OPTIONS
 T=$(mktemp -d /tmp/carma-e2e.XXXXXX)
 chmod 755 "$T"
 export CARMA_SOCKET="$T/carmad.sock"
