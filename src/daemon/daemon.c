@@ -1740,31 +1740,38 @@ static void drained_load(struct carmad *d)
 }
 
 /* Writes STATE/drained from d->drained (a new file renamed over the old, synced).
- * Returns 0 or a negative errno. */
-static int drained_save(struct carmad *d)
+ * Returns 0, or a negative errno with err naming the file and the call that failed. */
+static int drained_save(struct carmad *d, struct carma_err *err)
 {
     static char text[CARMAD_DRAINED_FILE_MAX];
     if (d->ndrained && !carmad_drained_format(d->drained, d->ndrained, text, sizeof text))
-        return -E2BIG; /* cannot be: the buffer holds the most lines of the longest */
-    int rc = carma_file_write_atomic(d->state_dir, "drained", d->ndrained ? text : "", 1);
+        /* cannot be: the buffer holds the most lines of the longest */
+        return carma_err_set(err, -E2BIG, "%s/drained: %zu lines: too long to write", d->state_dir,
+                             d->ndrained);
+    int rc = carma_file_write_atomic(d->state_dir, "drained", d->ndrained ? text : "", 1, err);
     d->drained_unsaved = rc < 0;
     return rc;
 }
 
 /* Keeps GPU gi drained over restarts: its line added to STATE/drained unless one is
  * there, and the file written when the line is new or the last write failed (the line
- * may be missing from it). Failures are logged: the drain holds until then (the line,
- * kept, is written with the next). Returns 0 or a negative errno. */
-static int drained_add(struct carmad *d, size_t gi, const char *reason)
+ * may be missing from it). Failures are logged (and named in err, which may be NULL):
+ * the drain holds until then (the line, kept, is written with the next). Returns 0 or a
+ * negative errno. */
+static int drained_add(struct carmad *d, size_t gi, const char *reason, struct carma_err *err)
 {
+    struct carma_err own = {{0}};
+    if (!err)
+        err = &own;
     int rc = d->drained ? carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX,
                                              d->gs[gi].info.uuid, reason)
                         : -ENOMEM;
-    if (rc > 0 || (rc == 0 && d->drained_unsaved))
-        rc = drained_save(d);
     if (rc < 0)
-        dlog(d, LOG_ERR, "%s/drained: %s: GPU %zu stays drained until carmad restarts only",
-             d->state_dir, strerror(-rc), gi);
+        carma_err_set(err, rc, "%s/drained: %s", d->state_dir, strerror(-rc));
+    if (rc > 0 || (rc == 0 && d->drained_unsaved))
+        rc = drained_save(d, err);
+    if (rc < 0)
+        dlog(d, LOG_ERR, "%s: GPU %zu stays drained until carmad restarts only", err->msg, gi);
     return rc < 0 ? rc : 0;
 }
 
@@ -1783,7 +1790,7 @@ static void drained_graver(struct carmad *d, size_t gi, const char *why)
     carma_mon_redrain(&d->mon, gi, r);
     if (d->drained)
         carmad_drained_remove(d->drained, &d->ndrained, d->gs[gi].info.uuid);
-    drained_add(d, gi, r);
+    drained_add(d, gi, r, NULL);
     d->dirty = 1;
 }
 
@@ -1945,7 +1952,7 @@ static void xid_one(struct carmad *d, const struct carma_gpu_xid *x, double now)
         snprintf(why, sizeof why, "reported Xid %llu (%s)", (unsigned long long)x->xid, what);
         if (carma_mon_drain(&d->mon, x->gpu, why)) {
             d->dirty = 1;
-            drained_add(d, x->gpu, why);
+            drained_add(d, x->gpu, why, NULL);
         } else {
             drained_graver(d, x->gpu, why);
         }
@@ -4153,6 +4160,7 @@ static json_t *req_drain_many(struct carmad *d, uint32_t ci, const struct carma_
     /* STATE/drained first, in one write: undone in memory when it fails */
     size_t nsnap = d->ndrained;
     memcpy(snap, d->drained, nsnap * sizeof *snap);
+    struct carma_err err = {{0}};
     int rc = 0, changed = 0;
     for (size_t k = 0; k < n && rc >= 0; k++) {
         const struct carma_mon_gpu *mg = &d->mon.g[gs[k]];
@@ -4164,13 +4172,14 @@ static json_t *req_drain_many(struct carmad *d, uint32_t ci, const struct carma_
             rc = carmad_drained_remove(d->drained, &d->ndrained, uuid);
         changed |= rc > 0;
     }
-    if (rc >= 0 && (changed || d->drained_unsaved))
-        rc = drained_save(d);
+    if (rc < 0)
+        carma_err_set(&err, rc, "%s/drained: %s", d->state_dir, strerror(-rc));
+    else if (changed || d->drained_unsaved)
+        rc = drained_save(d, &err);
     if (rc < 0) {
         memcpy(d->drained, snap, nsnap * sizeof *snap);
         d->ndrained = nsnap;
-        resp = carma_resp_error("store", "%s/drained: %s: none of the %zu GPUs was %s",
-                                d->state_dir, strerror(-rc), n, done);
+        resp = carma_resp_error("store", "%s: none of the %zu GPUs was %s", err.msg, n, done);
         goto out;
     }
     for (size_t k = 0; k < n; k++) {
@@ -4236,12 +4245,13 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
     user_name(d->conns[ci]->uid, user, sizeof user, NULL);
     struct carma_mon_gpu *mg = &d->mon.g[g];
     if (mg->drained) {
-        int rc = drained_add(d, (size_t)g, mg->drain_reason);
+        struct carma_err err = {{0}};
+        int rc = drained_add(d, (size_t)g, mg->drain_reason, &err);
         if (rc < 0)
             return carma_resp_error("store",
-                                    "%s/drained: %s: GPU %ld is drained (%s), but not kept so "
-                                    "over carmad's restarts",
-                                    d->state_dir, strerror(-rc), g, mg->drain_reason);
+                                    "%s: GPU %ld is drained (%s), but not kept so over carmad's "
+                                    "restarts",
+                                    err.msg, g, mg->drain_reason);
         dlog(d, LOG_NOTICE,
              "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
              user, mg->drain_reason);
@@ -4249,14 +4259,16 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
     }
     char why[CARMAD_DRAINED_REASON];
     carmad_drained_manual_reason(why, sizeof why, user, now_s(), q->reason);
+    struct carma_err err = {{0}};
     int rc = d->drained
                  ? carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, uuid, why)
                  : -ENOMEM;
-    if (rc > 0 && (rc = drained_save(d)) < 0)
+    if (rc < 0)
+        carma_err_set(&err, rc, "%s/drained: %s", d->state_dir, strerror(-rc));
+    else if (rc > 0 && (rc = drained_save(d, &err)) < 0)
         carmad_drained_remove(d->drained, &d->ndrained, uuid);
     if (rc < 0)
-        return carma_resp_error("store", "%s/drained: %s: GPU %ld not drained", d->state_dir,
-                                strerror(-rc), g);
+        return carma_resp_error("store", "%s: GPU %ld not drained", err.msg, g);
     carma_mon_drain(&d->mon, (size_t)g, why);
     d->dirty = 1;
     d->publish = 1;
@@ -4299,12 +4311,12 @@ static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req
     if (d->drained && k < d->ndrained) {
         struct carmad_drained line = d->drained[k];
         carmad_drained_remove(d->drained, &d->ndrained, uuid);
-        int rc = drained_save(d);
+        struct carma_err err = {{0}};
+        int rc = drained_save(d, &err);
         if (rc < 0) {
             carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, line.uuid,
                                line.reason);
-            return carma_resp_error("store", "%s/drained: %s: GPU %ld stays drained", d->state_dir,
-                                    strerror(-rc), g);
+            return carma_resp_error("store", "%s: GPU %ld stays drained", err.msg, g);
         }
     }
     char was[sizeof mg->drain_reason], user[256];

@@ -236,29 +236,44 @@ int carma_proc_kill_tree(pid_t self, int sig, void (*scanned)(void *), void *ctx
     return count;
 }
 
-int carma_file_write_atomic(const char *dir, const char *name, const char *text, int durable)
+int carma_file_write_atomic(const char *dir, const char *name, const char *text, int durable,
+                            struct carma_err *err)
 {
     char tmp[PATH_MAX], dst[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
     snprintf(dst, sizeof dst, "%s/%s", dir, name);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) /* nothing made: what is there (a folder, a link) is not ours to remove */
+        return carma_err_set(err, -errno, "%s: open: %s", tmp, strerror(errno));
+    const char *call = NULL;
     size_t len = strlen(text), off = 0;
-    while (off < len) {
+    while (off < len && !call) {
         ssize_t w = write(fd, text + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0) {
-            close(fd);
-            return -errno;
-        }
-        off += (size_t)w;
+        if (w < 0)
+            call = "write";
+        else
+            off += (size_t)w;
     }
-    if ((durable && fsync(fd) < 0) || close(fd) < 0)
-        return -errno;
-    if (rename(tmp, dst) < 0)
-        return -errno;
+    if (!call && durable && fsync(fd) < 0)
+        call = "fsync";
+    int e = errno;
+    if (close(fd) < 0 && !call) {
+        call = "close";
+        e = errno;
+    }
+    if (!call && rename(tmp, dst) < 0) {
+        call = "rename";
+        e = errno;
+    }
+    if (call) {
+        /* the temporary file, ours, is not left behind for the next write to find */
+        unlink(tmp);
+        if (!strcmp(call, "rename"))
+            return carma_err_set(err, -e, "%s: rename to %s: %s", tmp, dst, strerror(e));
+        return carma_err_set(err, -e, "%s: %s: %s", tmp, call, strerror(e));
+    }
     if (!durable)
         return 0;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -317,7 +332,7 @@ static int status_try(int fd, const char *dir, const char *text, int fail_now)
     snprintf(dst, sizeof dst, "%s/status", dir);
     if (rename(tmp, dst) < 0)
         /* its name removed (by hand, by a stray helper): written anew, not tried for ever */
-        return errno == ENOENT ? carma_file_write_atomic(dir, "status", text, 1) : -errno;
+        return errno == ENOENT ? carma_file_write_atomic(dir, "status", text, 1, NULL) : -errno;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
@@ -529,7 +544,7 @@ static void shepherd_main(const struct carma_shepherd_spec *sp, const struct rli
              (unsigned long long)carma_proc_starttime(getpid()));
     /* Not fsync'd: it matters only while the machine is up (a reboot ends
      * every job anyway), and it is on the launch path. */
-    int wr = carma_file_write_atomic(sp->dir, "shepherd", line, 0);
+    int wr = carma_file_write_atomic(sp->dir, "shepherd", line, 0, NULL);
     if (wr < 0) {
         char tmp[PATH_MAX];
         snprintf(tmp, sizeof tmp, "%s/.status.tmp", sp->dir);

@@ -93,8 +93,10 @@ uint64_t carma_proc_starttime(pid_t pid);
 
 /* Writes `text` to dir/name atomically: dir/.name.tmp (0600, not following a link), then a
  * rename; when durable, fsync of the file before the rename and of the folder after.
- * 0 or a negative errno. */
-int carma_file_write_atomic(const char *dir, const char *name, const char *text, int durable);
+ * 0, or a negative errno with err (may be NULL) naming the file and the call that failed;
+ * the temporary file, once made, is removed on failure. */
+int carma_file_write_atomic(const char *dir, const char *name, const char *text, int durable,
+                            struct carma_err *err);
 
 /* Parent, session and start time (clock ticks since boot) of a process, from
  * /proc/PID/stat; any pointer may be NULL. Returns 0, or -1 when it cannot be read. */

@@ -266,7 +266,7 @@ step "a write of STATE/drained that fails changes none of the GPUs listed, nor t
 # the write's temporary file cannot be made: the write fails as on a full or read-only disk
 mkdir "$T/state/.drained.tmp"
 rc=0; "$CARMA" drain 0,1 --reason maint >"$T/out" 2>"$T/err" || rc=$?
-[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "/drained: Is a directory: none of the 2 GPUs was drained$" "$T/err" ||
+[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "^carma drain: $T/state/.drained.tmp: open: Is a directory: none of the 2 GPUs was drained$" "$T/err" ||
     fail "drain 0,1 whose write fails: exit $rc, $(cat "$T/out" "$T/err")"
 nothing_drained "a drain whose write failed"
 rmdir "$T/state/.drained.tmp"
@@ -276,7 +276,7 @@ rmdir "$T/state/.drained.tmp"
     fail "STATE/drained after a failed drain and drain 2: $(cat "$T/state/drained")"
 mkdir "$T/state/.drained.tmp"
 rc=0; "$CARMA" undrain all >"$T/out" 2>"$T/err" || rc=$?
-[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "/drained: Is a directory: none of the 4 GPUs was undrained$" "$T/err" ||
+[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "^carma undrain: $T/state/.drained.tmp: open: Is a directory: none of the 4 GPUs was undrained$" "$T/err" ||
     fail "undrain all whose write fails: exit $rc, $(cat "$T/out" "$T/err")"
 [ "$(field 2 drained)" = True ] || fail "GPU 2 undrained by an undrain whose write failed"
 rmdir "$T/state/.drained.tmp"
@@ -286,6 +286,22 @@ rmdir "$T/state/.drained.tmp"
     fail "STATE/drained after a failed undrain and drain 3: $(cat "$T/state/drained")"
 "$CARMA" undrain 2,3 >/dev/null || fail "undrain 2,3"
 nothing_drained "after undrain 2,3"
+
+step "a write of STATE/drained whose rename fails names it and leaves no temporary file"
+# a folder at STATE/drained: the temporary file is written, its rename over it fails
+mv "$T/state/drained" "$T/drained.keep"
+mkdir "$T/state/drained"
+rc=0; "$CARMA" drain 0 >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && [ ! -s "$T/out" ] && grep -q "^carma drain: $T/state/.drained.tmp: rename to $T/state/drained: Is a directory: GPU 0 not drained$" "$T/err" ||
+    fail "drain 0 whose rename fails: exit $rc, $(cat "$T/out" "$T/err")"
+[ ! -e "$T/state/.drained.tmp" ] || fail "drain 0 whose rename failed left $T/state/.drained.tmp behind"
+rc=0; "$CARMA" drain 0,1 >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "^carma drain: $T/state/.drained.tmp: rename to $T/state/drained: Is a directory: none of the 2 GPUs was drained$" "$T/err" ||
+    fail "drain 0,1 whose rename fails: exit $rc, $(cat "$T/out" "$T/err")"
+[ ! -e "$T/state/.drained.tmp" ] || fail "drain 0,1 whose rename failed left $T/state/.drained.tmp behind"
+rmdir "$T/state/drained"
+mv "$T/drained.keep" "$T/state/drained"
+nothing_drained "drains whose rename failed"
 stop_daemon TERM || fail "stop"
 
 if fake_nvml state; then
