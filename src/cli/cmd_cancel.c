@@ -15,11 +15,13 @@ static void usage(FILE *f)
                "                    [--user NAME | --all-users] [--json] [--socket PATH]\n"
                "Ends jobs: a queued one leaves the queue; a running one gets SIGTERM, and\n"
                "SIGKILL after kill_grace seconds. A user cancels their own jobs; root any.\n"
-               "--all: every queued and running job of yours, matched and cancelled at once\n"
-               "by carmad (none submitted or started meanwhile slips through), narrowed to\n"
-               "the --queued or the --running ones and to those named NAME (carma submit\n"
-               "--name, exactly). Root says whose: --user NAME (root's own: --user root) or\n"
-               "--all-users. Prints the ids cancelled; none matching is said, exit 0.\n");
+               "--all: every queued and running job of yours that carmad has recorded when\n"
+               "the request arrives, matched and cancelled at once (none of them missed, one\n"
+               "starting meanwhile included; a submission still in its path check or its\n"
+               "estimate is recorded after, and not cancelled), narrowed to the --queued or\n"
+               "the --running ones and to those named NAME (carma submit --name, exactly).\n"
+               "Root says whose: --user NAME (root's own: --user root) or --all-users.\n"
+               "Prints the ids cancelled; none matching is said, exit 0.\n");
 }
 
 /* The jobs a cancel --all matched, in words: "queued job of yours named 'x'". */

@@ -5,6 +5,10 @@
 # --all from root is refused), another user's jobs untouched by a user's --all; no match
 # is said and exits 0; ids with --all and filters without it are refused.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
+# a summary's estimate waits until $T/go exists (a submission carmad has not recorded yet)
+export CARMA_TEST_ESTIMATE_HOLD="$T/go"
+SUM=$(cd "$(dirname "$0")/../.." && pwd)/data/estimator/cifar-summaries/resnet18cifar100_32.model
+[ -f "$SUM" ] || fail "missing $SUM"
 # one GPU, one job at a time: the first runs, the others wait
 start_daemon --gpus sim:1xa100-40gb --policy exclusive
 refused() { # EXPECTED-MESSAGE ARGS...: carma ARGS exits 2 saying EXPECTED-MESSAGE
@@ -83,6 +87,22 @@ is_state "$r3" cancelled && fail "job $r3 cancelled by a cancel that matched not
 out=$("$CARMA" cancel --all $ME) || fail "cancel --all"
 [ "$out" = "cancelled 1 job: $r3" ] || fail "cancel --all said: $out"
 wait_until 10 is_state "$r3" cancelled || fail "job $r3: $(state_of "$r3")"
+
+step "--all cancels the jobs carmad has recorded: a submission waiting for its estimate is not one"
+"$CARMA" cancel --help | grep -q "^estimate is recorded after, and not cancelled)" ||
+    fail "carma cancel --help: $("$CARMA" cancel --help)"
+"$CARMA" submit --summary "$SUM" --batch 32 -- sleep 60 >"$T/late.id" 2>"$T/late.err" &
+LATE=$!
+wait_until 10 test -e "$T/go.held" || fail "the submission did not reach the estimate queue"
+rc=0; out=$("$CARMA" cancel --all $ME 2>"$T/err") || rc=$?
+[ "$rc" = 0 ] && [ -z "$out" ] && grep -q "nothing cancelled$" "$T/err" ||
+    fail "cancel --all while a submission waits for its estimate: exit $rc, $out, $(cat "$T/err")"
+touch "$T/go"
+wait "$LATE" || fail "the submission held: $(cat "$T/late.err")"
+late=$(cat "$T/late.id")
+is_state "$late" queued || is_state "$late" running || fail "job $late, recorded after the cancel: $(state_of "$late")"
+out=$("$CARMA" cancel --all $ME) || fail "cancel --all once recorded"
+[ "$out" = "cancelled 1 job: $late" ] || fail "cancel --all once recorded said: $out"
 
 step "carmad's own check of a cancel request"
 PYTHONPATH="$HELP" python3 - "$CARMA_SOCKET" <<'PY' || fail "carmad took a bad cancel request"
