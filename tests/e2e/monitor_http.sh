@@ -179,14 +179,29 @@ is_state "$q" queued || fail "second 2-GPU job: $(state_of "$q")"
 wait_until 10 sh -c "curl -sf $URL/v1/jobs | python3 -c 'import json,sys; \
 ids=[j[\"id\"] for j in json.load(sys.stdin)[\"jobs\"]]; assert len(ids) >= 2, ids; \
 sys.exit(0 if ids == sorted(ids) else 3)'" || fail "/v1/jobs: $(curl -sf "$URL/v1/jobs" | head -c 300)"
+# a job after another: /v1/jobs has its after and after_pending, as carma ls / show --json
+w=$(submit --after "$hold" -- true)
+"$CARMA" show --json "$w" >"$T/w.show" && "$CARMA" ls --json >"$T/w.ls" || fail "show/ls --json $w"
+wait_until 10 sh -c "curl -sf $URL/v1/jobs >$T/w.http && grep -q '\"id\": *$w[,}]' $T/w.http" ||
+    fail "/v1/jobs without job $w: $(head -c 300 "$T/w.http")"
+python3 - "$T/w.http" "$T/w.show" "$T/w.ls" "$w" "$hold" <<'PY' || fail "/v1/jobs: job $w's after"
+import json, sys
+w, hold = int(sys.argv[4]), int(sys.argv[5])
+http = next(j for j in json.load(open(sys.argv[1]))["jobs"] if j["id"] == w)
+show = json.load(open(sys.argv[2]))
+show = show.get("job", show)
+ls = next(j for j in json.load(open(sys.argv[3])) if j["id"] == w)
+for k, v in (("after", [hold]), ("after_pending", [hold]), ("waiting_code", "after")):
+    assert http.get(k) == v == show.get(k) == ls.get(k), (k, http.get(k), show.get(k), ls.get(k))
+PY
 # a job's series are the job's: one each, no GPU label, whatever its GPUs
 curl -sf "$URL/metrics" | python3 "$HELP/prom_check.py" > "$T/p3" || fail "/metrics"
 for k in carma_job_gpu_seconds_total carma_job_energy_joules_total; do
     [ "$(grep -c "^$k{job=$hold,user=[^,]*} " "$T/p3")" = 1 ] ||
         fail "$k of a 2-GPU job: $(grep "^$k{job=$hold," "$T/p3")"
 done
-"$CARMA" cancel "$q" "$hold" >/dev/null || fail "cancel"
-want=$((${before:-0} + 2))
+"$CARMA" cancel "$q" "$hold" "$w" >/dev/null || fail "cancel"
+want=$((${before:-0} + 3))
 wait_until 10 sh -c "curl -sf $URL/metrics | python3 $HELP/prom_check.py | \
     grep -q '^carma_jobs_finished_total{state=cancelled} $want\$'" ||
     fail "cancelled count: $(curl -sf "$URL/metrics" | grep finished_total), $want expected"
