@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "estimate/estimate.h"
+#include "proto/proto.h" /* CARMA_PROTO_MAX_AFTER */
 #include "util/clock.h" /* carma_mono_s: the commands' timeouts */
 
 struct cli_conn {
@@ -106,6 +107,22 @@ void cli_fmt_dur(const json_t *start, const json_t *end, char *buf, size_t cap);
 /* "1h02m", "2m05s" or "35s" from a number of seconds (negative: 0; past
  * CARMA_PROTO_MAX_TIME, or not a number: "-"). */
 void cli_fmt_secs(double secs, char *buf, size_t cap);
+
+/* A job's --after list, as carma submit and carma submit-rad take it (docs/daemon.md,
+ * "Jobs that run after others"): the ids in the order given. */
+struct cli_after {
+    uint64_t ids[CARMA_PROTO_MAX_AFTER];
+    size_t n;
+};
+
+/* Adds the value v of one --after (ID[,ID...]; the option may be repeated) to a. Returns
+ * 0, or 2 (the exit status) after saying on stderr "carma CMD: --after " and what is
+ * wrong (carma_proto_ids_parse: a malformed, repeated or too long list). */
+int cli_after_opt(const char *cmd, const char *v, struct cli_after *a);
+
+/* Sets job's "after" to a's ids when it has any (else leaves job alone). Returns 0, or
+ * -ENOMEM. */
+int cli_after_put(const struct cli_after *a, json_t *job);
 
 /* Submits `job` (a protocol job object, consumed) with the caller's environment
  * and working directory added when absent; prints the id (or the response with

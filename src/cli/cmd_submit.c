@@ -147,6 +147,29 @@ static int request_too_large(const char *cmd, const json_t *req)
     return 1;
 }
 
+int cli_after_opt(const char *cmd, const char *v, struct cli_after *a)
+{
+    struct carma_err err = {{0}};
+    if (carma_proto_ids_parse(v, a->ids, CARMA_PROTO_MAX_AFTER, &a->n, &err) < 0) {
+        fprintf(stderr, "carma %s: --after %s\n", cmd, err.msg);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_after_put(const struct cli_after *a, json_t *job)
+{
+    if (!a->n)
+        return 0;
+    json_t *aj = json_array();
+    for (size_t k = 0; aj && k < a->n; k++)
+        if (json_array_append_new(aj, json_integer((json_int_t)a->ids[k]))) {
+            json_decref(aj);
+            aj = NULL;
+        }
+    return aj && !json_object_set_new(job, "after", aj) ? 0 : -ENOMEM;
+}
+
 int cli_submit_job(const struct cli_conn *c, const char *cmd, json_t *job)
 {
     if (!json_object_get(job, "cwd")) {
@@ -295,8 +318,7 @@ int cmd_submit(int argc, char **argv)
                                      --shared-layer-runs, --tied-head,
                                      --experts-per-token */
     const char *summary_path = NULL;
-    uint64_t after[CARMA_PROTO_MAX_AFTER]; /* --after's jobs, in the order given */
-    size_t nafter = 0;
+    struct cli_after after = {.n = 0}; /* --after's jobs */
     int i, bad = 0; /* the argument refused */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -393,9 +415,7 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(job, "mem_mib", json_integer(m));
         } else if (!strcmp(a, "--after")) {
-            struct carma_err aerr = {{0}};
-            if (carma_proto_ids_parse(v, after, CARMA_PROTO_MAX_AFTER, &nafter, &aerr) < 0) {
-                fprintf(stderr, "carma submit: --after %s\n", aerr.msg);
+            if (cli_after_opt("submit", v, &after)) {
                 json_decref(job);
                 return 2;
             }
@@ -471,11 +491,10 @@ int cmd_submit(int argc, char **argv)
         json_array_append_new(av, s);
     }
     json_object_set_new(job, "argv", av);
-    if (nafter) {
-        json_t *aj = json_array();
-        for (size_t k = 0; k < nafter; k++)
-            json_array_append_new(aj, json_integer((json_int_t)after[k]));
-        json_object_set_new(job, "after", aj);
+    if (cli_after_put(&after, job) < 0) {
+        fprintf(stderr, "carma submit: out of memory\n");
+        json_decref(job);
+        return 1;
     }
     return cli_submit_job(&c, "submit", job);
 usage_err:

@@ -152,13 +152,18 @@ static int on_path(const char *name)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carma submit-rad FILE.rad [--estimator oracle|horus|faketensor|gpumemnet|none]\n"
-               "                        [--no-conda] [--socket PATH] [--json]\n"
+    fprintf(f, "usage: carma submit-rad FILE.rad\n"
+               "           [--estimator oracle|horus|faketensor|gpumemnet|none] [--no-conda]\n"
+               "           [--after ID[,ID...]] [--socket PATH] [--json]\n"
                "Submits a CARMA task file unchanged: its command runs in its conda environment\n"
                "(when conda is installed), with its GPU count and memory requirement.\n"
                "--estimator: which of the file's memory figures is the requirement: oracle\n"
                "(the default) its measured peak (line 9), horus, faketensor or gpumemnet\n"
-               "(lines 10-12), none: no requirement.\n");
+               "(lines 10-12), none: no requirement.\n"
+               "--after ID[,ID...] (may be repeated): the task starts only once every listed\n"
+               "job has ended succeeded, and is cancelled when one ends otherwise: the same\n"
+               "list, checks and waiting as carma submit --after (carma submit --help), for\n"
+               "chaining tasks without sleeps.\n");
 }
 
 int cmd_submit_rad(int argc, char **argv)
@@ -167,6 +172,7 @@ int cmd_submit_rad(int argc, char **argv)
     cli_conn_init(&c);
     const char *file = NULL, *est = "oracle";
     int conda = 1;
+    struct cli_after after = {.n = 0};
     for (int i = 1; i < argc; i++) {
         int r = cli_common_opt(&c, argc, argv, &i);
         if (r > 0)
@@ -175,13 +181,16 @@ int cmd_submit_rad(int argc, char **argv)
             est = argv[++i];
         } else if (r == 0 && !strcmp(argv[i], "--no-conda")) {
             conda = 0;
+        } else if (r == 0 && !strcmp(argv[i], "--after") && i + 1 < argc) {
+            if (cli_after_opt("submit-rad", argv[++i], &after))
+                return 2;
         } else if (r == 0 && cli_is_help(argv[i])) {
             usage(stdout);
             return 0;
         } else if (r == 0 && argv[i][0] != '-' && !file) {
             file = argv[i];
         } else {
-            static const char *const valued[] = {"--estimator", NULL};
+            static const char *const valued[] = {"--estimator", "--after", NULL};
             cli_bad_arg("submit-rad", argc, argv, i, valued);
             usage(stderr);
             return 2;
@@ -249,5 +258,10 @@ int cmd_submit_rad(int argc, char **argv)
     carma_proto_name_from(stem, name, sizeof name);
     free(stem);
     json_object_set_new(job, "name", json_string(name));
+    if (cli_after_put(&after, job) < 0) {
+        fprintf(stderr, "carma submit-rad: out of memory\n");
+        json_decref(job);
+        return 1;
+    }
     return cli_submit_job(&c, "submit-rad", job);
 }

@@ -8,6 +8,7 @@
 #  - C --after a job that fails is cancelled with a reason naming that job and how it
 #    ended, and D --after C is cancelled in turn (naming C); so is a job after a waiting
 #    job cancelled by hand (carma cancel ID, carma cancel --all);
+#  - carma submit-rad --after: the same list, checks, messages and waiting;
 #  - refused, exit 2, nothing queued: an unknown id, a job that ended failed, a malformed
 #    or repeated list, more than 64 ids, another user's job (as root, with nobody);
 #  - a restart of carmad while B waits keeps the wait, and a listed job that fails while
@@ -124,6 +125,47 @@ wait_until 10 is_state "$r2" cancelled || fail "job $r2 after cancelled $q2: $(s
 is_state "$q2" cancelled || fail "job $q2: $(state_of "$q2")"
 go "$h"
 "$CARMA" wait --timeout 20 "$h" >/dev/null || fail "job $h: $(state_of "$h")"
+
+step "submit-rad --after: the list, checks and waiting of submit --after"
+cat >"$T/chain.rad" <<RAD
+# the second task of a chain
+conda activate tf
+sh -c 'echo chained'
+resnet50_32.model
+/raid/datasets/imagenet
+32
+exclusive
+1
+3934
+7903.9316
+2672.516029
+16000
+RAD
+t1=$(hold)
+wait_until 10 is_state "$t1" running || fail "job $t1: $(state_of "$t1")"
+t2=$("$CARMA" submit-rad --no-conda --after "$t1" "$T/chain.rad" 2>"$T/err") ||
+    fail "submit-rad --after $t1: $(cat "$T/err")"
+sleep 1 # scheduler steps (a GPU is free)
+is_state "$t2" queued || fail "task $t2, after $t1, is $(state_of "$t2") while $t1 runs"
+[ "$(ls_reason "$t2")" = "after $t1" ] || fail "carma ls REASON: $("$CARMA" ls | grep "^$t2 ")"
+[ "$(field "$t2" after)" = "[$t1]" ] || fail "after: $(field "$t2" after)"
+[ "$(field "$t2" after_pending)" = "[$t1]" ] || fail "after_pending: $(field "$t2" after_pending)"
+go "$t1"
+"$CARMA" wait --timeout 20 "$t2" >/dev/null || fail "task $t2: $(state_of "$t2")"
+# refused as submit refuses (the same words), nothing queued
+n0=$(njobs)
+for l in "$t1,,$t2" "$t1,$t1" 999999; do
+    _rc=0; "$CARMA" submit --after "$l" -- true 2>"$T/err.submit" || _rc=$?
+    [ "$_rc" = 2 ] || fail "submit --after $l exited $_rc"
+    _rc=0; "$CARMA" submit-rad --no-conda --after "$l" "$T/chain.rad" >"$T/out" 2>"$T/err" || _rc=$?
+    [ "$_rc" = 2 ] && [ ! -s "$T/out" ] && [ -s "$T/err" ] &&
+        [ "$(sed 's/^carma submit-rad: /carma submit: /' "$T/err")" = "$(cat "$T/err.submit")" ] ||
+        fail "submit-rad --after $l: exit $_rc, $(cat "$T/out" "$T/err"); submit said $(cat "$T/err.submit")"
+done
+_rc=0; "$CARMA" submit-rad --no-conda "$T/chain.rad" --after 2>"$T/err" || _rc=$?
+[ "$_rc" = 2 ] && grep -q "^carma submit-rad: --after needs a value" "$T/err" ||
+    fail "submit-rad --after without a value: exit $_rc, $(cat "$T/err")"
+[ "$(njobs)" = "$n0" ] || fail "a refused submit-rad --after was queued: $(njobs) jobs, $n0 before"
 
 step "refusals: exit 2, a message naming the id and why, nothing queued"
 n0=$(njobs)
