@@ -19,7 +19,9 @@ static void usage(FILE *f, int drain)
                 "0,2 or 0 2; all: every GPU) out of service: no new job goes to it; the jobs\n"
                 "on it run to their end. The reason (printable ASCII, at most %d bytes) is\n"
                 "kept with who drained it and when, and the GPU stays drained over carmad's\n"
-                "restarts until carma undrain. A GPU drained already keeps its first reason.\n"
+                "restarts until carma undrain. A GPU drained already keeps its first reason;\n"
+                "one lost, silent or with MIG enabled (seen again at start) is kept drained\n"
+                "over restarts for this drain's reason.\n"
                 "A GPU listed that is not this server's refuses the whole list: nothing is\n"
                 "drained. Root or carmad's own user only.\n",
                 CARMA_PROTO_MAX_REASON);
@@ -46,7 +48,14 @@ static void say_outcome(const json_t *o, int drain)
         cli_put_visible(stderr, uuid);
         fputs(") was drained already: ", stderr);
         cli_put_visible(stderr, json_string_value(json_object_get(o, "reason")));
-        fputs(" (its reason kept)\n", stderr);
+        const char *kept = json_string_value(json_object_get(o, "kept_as"));
+        if (kept) { /* its drain was not kept over restarts: this one is */
+            fputs(" (its reason kept; kept drained over restarts as: ", stderr);
+            cli_put_visible(stderr, kept);
+            fputs(")\n", stderr);
+        } else {
+            fputs(" (its reason kept)\n", stderr);
+        }
     } else if (!drain && json_is_true(json_object_get(o, "already"))) {
         /* as a second drain: the GPU is in service, as asked (an older carmad refuses) */
         fprintf(stderr, "carma undrain: GPU %lld (", g);
@@ -203,7 +212,7 @@ static int drain_cmd(int argc, char **argv, int drain)
     int st = cli_call(&c, cmd, req, &resp);
     if (st)
         return st;
-    const char *each = drain ? "gpu:i uuid:s reason:s already:b"
+    const char *each = drain ? "gpu:i uuid:s reason:s already:b kept_as:s?"
                              : "gpu:i uuid:s was:s already:b? stays_drained:s?";
     if (n == 1 ? cli_check(cmd, resp, "answer", each)
                : cli_check(cmd, resp, "answer", "gpus:ao") ||

@@ -4092,6 +4092,38 @@ static json_t *drain_answer(struct carmad *d, long g, const char *key, const cha
     return ok;
 }
 
+/* Whether STATE/drained (as carmad keeps it) has a line for the GPU of this UUID. */
+static int drained_has(const struct carmad *d, const char *uuid)
+{
+    for (size_t k = 0; d->drained && k < d->ndrained; k++)
+        if (!strcmp(d->drained[k].uuid, uuid))
+            return 1;
+    return 0;
+}
+
+/* The answer to carma drain of GPU g, drained already (its reason kept), logged: kept_as
+ * (NULL: none) is the line this drain wrote to STATE/drained for it, when its drain was
+ * not kept over restarts before (lost, silent, MIG: the admin's drain is what holds once
+ * the GPU is back). */
+static json_t *drain_already(struct carmad *d, long g, const char *user, const char *kept_as)
+{
+    const struct carma_mon_gpu *mg = &d->mon.g[g];
+    const char *uuid = d->gs[g].info.uuid;
+    json_t *o = drain_answer(d, g, "reason", mg->drain_reason, 1);
+    if (kept_as) {
+        dlog(d, LOG_NOTICE,
+             "GPU %ld (%s): carma drain by %s: drained already (%s); kept drained over "
+             "restarts as: %s",
+             g, uuid, user, mg->drain_reason, kept_as);
+        json_object_set_new(o, "kept_as", json_string(kept_as));
+    } else {
+        dlog(d, LOG_NOTICE,
+             "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
+             user, mg->drain_reason);
+    }
+    return o;
+}
+
 /* Why drained GPU g may not be undrained now (MIG enabled, lost, silent), or NULL. */
 static const char *undrain_unready(const struct carmad *d, long g)
 {
@@ -4117,9 +4149,10 @@ static json_t *req_drain_many(struct carmad *d, uint32_t ci, const struct carma_
     size_t n = q->all ? d->ngpus : q->ngpu_list;
     long *gs = calloc(n ? n : 1, sizeof *gs);
     const char **stay = calloc(n ? n : 1, sizeof *stay);
+    unsigned char *fresh = calloc(n ? n : 1, 1); /* drained already, its line new */
     struct carmad_drained *snap = malloc(CARMAD_DRAINED_MAX * sizeof *snap);
     json_t *list = json_array();
-    if (!gs || !stay || !snap || !list || !d->drained) {
+    if (!gs || !stay || !fresh || !snap || !list || !d->drained) {
         resp = carma_resp_error("nomem", "out of memory: no GPU %s", done);
         goto out;
     }
@@ -4165,10 +4198,12 @@ static json_t *req_drain_many(struct carmad *d, uint32_t ci, const struct carma_
     for (size_t k = 0; k < n && rc >= 0; k++) {
         const struct carma_mon_gpu *mg = &d->mon.g[gs[k]];
         const char *uuid = d->gs[gs[k]].info.uuid;
-        if (drain)
-            rc = carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, uuid,
-                                    mg->drained ? mg->drain_reason : why);
-        else if (mg->drained && !stay[k])
+        /* a GPU drained already without a line (lost, silent, MIG: not kept over restarts)
+         * gets this drain's, as one in service does */
+        if (drain) {
+            rc = carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, uuid, why);
+            fresh[k] = mg->drained && rc > 0;
+        } else if (mg->drained && !stay[k])
             rc = carmad_drained_remove(d->drained, &d->ndrained, uuid);
         changed |= rc > 0;
     }
@@ -4188,10 +4223,7 @@ static json_t *req_drain_many(struct carmad *d, uint32_t ci, const struct carma_
         const char *uuid = d->gs[g].info.uuid;
         json_t *o;
         if (drain && mg->drained) {
-            dlog(d, LOG_NOTICE,
-                 "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
-                 user, mg->drain_reason);
-            o = drain_answer(d, g, "reason", mg->drain_reason, 1);
+            o = drain_already(d, g, user, fresh[k] ? why : NULL);
         } else if (drain) {
             carma_mon_drain(&d->mon, (size_t)g, why);
             o = drain_answer(d, g, "reason", why, 0);
@@ -4225,6 +4257,7 @@ out:
     json_decref(list);
     free(gs);
     free(stay);
+    free(fresh);
     free(snap);
     return resp;
 }
@@ -4244,21 +4277,21 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
     char user[256];
     user_name(d->conns[ci]->uid, user, sizeof user, NULL);
     struct carma_mon_gpu *mg = &d->mon.g[g];
+    char why[CARMAD_DRAINED_REASON];
+    carmad_drained_manual_reason(why, sizeof why, user, now_s(), q->reason);
     if (mg->drained) {
+        /* without a line, its drain is one carmad does not keep over restarts (lost,
+         * silent, MIG: seen again at start): the line kept is this drain's */
+        int fresh = !drained_has(d, uuid);
         struct carma_err err = {{0}};
-        int rc = drained_add(d, (size_t)g, mg->drain_reason, &err);
+        int rc = drained_add(d, (size_t)g, why, &err);
         if (rc < 0)
             return carma_resp_error("store",
                                     "%s: GPU %ld is drained (%s), but not kept so over carmad's "
                                     "restarts",
                                     err.msg, g, mg->drain_reason);
-        dlog(d, LOG_NOTICE,
-             "GPU %ld (%s): carma drain by %s: drained already (%s); its reason kept", g, uuid,
-             user, mg->drain_reason);
-        return drain_answer(d, g, "reason", mg->drain_reason, 1);
+        return drain_already(d, g, user, fresh ? why : NULL);
     }
-    char why[CARMAD_DRAINED_REASON];
-    carmad_drained_manual_reason(why, sizeof why, user, now_s(), q->reason);
     struct carma_err err = {{0}};
     int rc = d->drained
                  ? carmad_drained_add(d->drained, &d->ndrained, CARMAD_DRAINED_MAX, uuid, why)

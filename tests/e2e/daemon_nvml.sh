@@ -229,6 +229,30 @@ rc=0; "$CARMA" undrain 1 2>"$T/err" || rc=$?
     fail "undrain of a lost GPU: exit $rc, $(cat "$T/err")"
 "$CARMA" gpus | grep -q "DRAINED: is lost" || fail "the lost GPU back in service: $("$CARMA" gpus)"
 stop_daemon TERM || fail "stop"
+step "carma drain all with a GPU lost: the admin's drain, not 'is lost', holds once it is back"
+cp "$EX" "$T/nvml.state"
+rm -rf "$T/state"
+start_daemon --gpus nvml --nvml-lib "$LIB"
+sed -i '/000000000001/s/$/ lost=1/' "$T/nvml.state"
+wait_until 10 sh -c "\"$CARMA\" gpus | grep -q 'DRAINED: is lost'" || fail "lost GPU: $("$CARMA" gpus)"
+"$CARMA" drain all --reason "psu swap" >"$T/out" 2>"$T/err" || fail "drain all: $(cat "$T/err")"
+grep -q "^GPU 0 (GPU-fa4e0000-0000-4000-8000-000000000000) drained: drained by $(id -un) at .*: psu swap$" "$T/out" ||
+    fail "drain all said: $(cat "$T/out")"
+grep -q "^carma drain: GPU 1 (GPU-fa4e0000-0000-4000-8000-000000000001) was drained already: is lost (its reason kept; kept drained over restarts as: drained by $(id -un) at .*: psu swap)$" "$T/err" ||
+    fail "drain all said of the lost GPU: $(cat "$T/err")"
+"$CARMA" gpus | grep -q "DRAINED: is lost" || fail "the lost GPU's reason replaced now: $("$CARMA" gpus)"
+[ "$(grep -c "	drained by $(id -un) at .*: psu swap$" "$T/state/drained")" = 2 ] ||
+    fail "STATE/drained after drain all: $(cat "$T/state/drained")"
+# a second drain changes nothing: its line is there
+"$CARMA" drain 1 2>"$T/err" || fail "drain 1 again: $(cat "$T/err")"
+grep -q "is lost (its reason kept)$" "$T/err" || fail "drain 1 again said: $(cat "$T/err")"
+stop_daemon TERM || fail "stop"
+sed -i 's/ lost=1//' "$T/nvml.state" # back, once carmad restarts
+start_daemon --gpus nvml --nvml-lib "$LIB"
+"$CARMA" gpus | grep "^1 " | grep -q "DRAINED: drained by $(id -un) at .*: psu swap before carmad restarted" ||
+    fail "the GPU back after a restart: $("$CARMA" gpus)"
+"$CARMA" undrain all >/dev/null || fail "undrain all"
+stop_daemon TERM || fail "stop"
 step "carma drain of a GPU drained already writes its line, or says it could not"
 cp "$EX" "$T/nvml.state"
 rm -rf "$T/state"
@@ -241,7 +265,8 @@ rc=0; "$CARMA" drain 1 2>"$T/err" || rc=$?
     fail "a drain not kept over restarts said ok: exit $rc, $(cat "$T/err")"
 rmdir "$T/state/drained"
 "$CARMA" drain 1 2>"$T/err" || fail "drain 1 once it can be written: $(cat "$T/err")"
-grep -q "^GPU-fa4e0000-0000-4000-8000-000000000001	has MIG enabled" "$T/state/drained" ||
+# MIG is seen again at start: the line kept is the admin's drain, for once MIG is off
+grep -q "^GPU-fa4e0000-0000-4000-8000-000000000001	drained by $(id -un) at " "$T/state/drained" ||
     fail "STATE/drained: $(cat "$T/state/drained" 2>&1)"
 stop_daemon TERM || fail "stop"
 step "islands: unknown without the driver's topology, then from it"
