@@ -4285,6 +4285,8 @@ static json_t *req_drain(struct carmad *d, uint32_t ci, const struct carma_req *
         int fresh = !drained_has(d, uuid);
         struct carma_err err = {{0}};
         int rc = drained_add(d, (size_t)g, why, &err);
+        if (rc < 0 && fresh && d->drained) /* refused: no later save writes it */
+            carmad_drained_remove(d->drained, &d->ndrained, uuid);
         if (rc < 0)
             return carma_resp_error("store",
                                     "%s: GPU %ld is drained (%s), but not kept so over carmad's "

@@ -264,6 +264,11 @@ rc=0; "$CARMA" drain 1 2>"$T/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "GPU 1 is drained (has MIG enabled.*), but not kept so over carmad's restarts" "$T/err" ||
     fail "a drain not kept over restarts said ok: exit $rc, $(cat "$T/err")"
 rmdir "$T/state/drained"
+# the failed drain left no line to be written by the next drain (GPU 0's)
+"$CARMA" drain 0 >/dev/null 2>"$T/err" || fail "drain 0: $(cat "$T/err")"
+! grep -q "^GPU-fa4e0000-0000-4000-8000-000000000001	" "$T/state/drained" ||
+    fail "a drain that failed was written by the next one: $(cat "$T/state/drained")"
+"$CARMA" undrain 0 >/dev/null 2>"$T/err" || fail "undrain 0: $(cat "$T/err")"
 "$CARMA" drain 1 2>"$T/err" || fail "drain 1 once it can be written: $(cat "$T/err")"
 # MIG is seen again at start: the line kept is the admin's drain, for once MIG is off
 grep -q "^GPU-fa4e0000-0000-4000-8000-000000000001	drained by $(id -un) at " "$T/state/drained" ||
