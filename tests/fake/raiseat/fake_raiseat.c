@@ -65,7 +65,7 @@ static int open_as(const char *name, const char *path, int flags, mode_t mode)
 /* The mode argument is there only with O_CREAT or O_TMPFILE (as open(2) reads it). */
 #define MODE_ARG(flags, mode)                                                                      \
     do {                                                                                           \
-        if ((flags) & (O_CREAT | O_TMPFILE)) {                                                     \
+        if (((flags)&O_CREAT) || ((flags)&O_TMPFILE) == O_TMPFILE) {                               \
             va_list ap;                                                                            \
             va_start(ap, flags);                                                                   \
             mode = (mode_t)va_arg(ap, unsigned);                                                   \
