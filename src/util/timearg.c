@@ -1,6 +1,7 @@
 #include "util/timearg.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -125,4 +126,85 @@ int carma_time_parse(const char *s, double now, double *out, struct carma_err *e
                              "'%s': no such local time (the clocks skipped it that day)", s);
     *out = (double)t;
     return 0;
+}
+
+int carma_duration_parse(const char *s, uint64_t lo, uint64_t hi, uint64_t *out,
+                         struct carma_err *err)
+{
+    static const char units[] = "dhms";
+    static const uint64_t mult[] = {86400, 3600, 60, 1};
+    if (!s[0])
+        return carma_err_set(err, -EINVAL, "an empty length of time");
+    if (strlen(s) > CARMA_TIMEARG_MAX)
+        return carma_err_set(err, -EINVAL, "'%.16s...': longer than %d characters", s,
+                             CARMA_TIMEARG_MAX);
+    const char *p = s;
+    uint64_t total = 0;
+    size_t next = 0; /* the first unit still allowed */
+    int groups = 0;
+    while (*p) {
+        if (*p < '0' || *p > '9')
+            return carma_err_set(err, -EINVAL,
+                                 "'%s': '%c' where digits were expected (forms: 90, 90s, 45m, "
+                                 "2h, 1d12h)",
+                                 s, *p);
+        uint64_t n = 0;
+        while (*p >= '0' && *p <= '9') {
+            uint64_t dg = (uint64_t)(*p++ - '0');
+            if (hi < dg || n > (hi - dg) / 10) /* n * 10 + dg > hi, without overflow */
+                return carma_err_set(err, -EINVAL, "'%s': more than the most, %llu s", s,
+                                     (unsigned long long)hi);
+            n = n * 10 + dg;
+        }
+        if (!*p && !groups) { /* plain seconds */
+            total = n;
+            break;
+        }
+        const char *u = *p ? strchr(units, *p) : NULL;
+        if (!u)
+            return carma_err_set(err, -EINVAL,
+                                 *p ? "'%s': unknown unit '%c' (d, h, m or s)"
+                                    : "'%s': a unit (d, h, m or s) missing after the last number",
+                                 s, *p);
+        size_t k = (size_t)(u - units);
+        if (k < next)
+            return carma_err_set(err, -EINVAL,
+                                 "'%s': unit '%c' repeated or out of order (d, h, m, s in that "
+                                 "order, each once)",
+                                 s, *p);
+        next = k + 1;
+        p++;
+        groups++;
+        if (n > (hi - total) / mult[k]) /* total + n * mult > hi, without overflow */
+            return carma_err_set(err, -EINVAL, "'%s': more than the most, %llu s", s,
+                                 (unsigned long long)hi);
+        total += n * mult[k];
+    }
+    if (total < lo || total > hi)
+        return carma_err_set(err, -EINVAL, "'%s': %llu s, out of range [%llu s, %llu s]", s,
+                             (unsigned long long)total, (unsigned long long)lo,
+                             (unsigned long long)hi);
+    *out = total;
+    return 0;
+}
+
+size_t carma_duration_format(char *buf, size_t cap, uint64_t secs)
+{
+    static const char units[] = "dhms";
+    static const uint64_t mult[] = {86400, 3600, 60, 1};
+    size_t len = 0;
+    if (cap)
+        buf[0] = 0;
+    if (!secs)
+        return (size_t)snprintf(buf, cap, "0s");
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t n = secs / mult[k];
+        secs %= mult[k];
+        if (!n)
+            continue;
+        int w = snprintf(buf + (len < cap ? len : cap), len < cap ? cap - len : 0, "%llu%c",
+                         (unsigned long long)n, units[k]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return len;
 }
