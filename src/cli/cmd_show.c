@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/client.h"
+#include "util/timearg.h"
 #include "cli/commands.h"
 #include "proto/proto.h"
 
@@ -108,6 +109,19 @@ int cmd_show(int argc, char **argv)
     printf("  attempts  %lld of at most %lld\n",
            (long long)json_integer_value(json_object_get(j, "attempts")),
            (long long)json_integer_value(json_object_get(j, "max_attempts")));
+    /* carma submit --time-limit: per attempt; the running attempt's time left */
+    if (json_is_integer(json_object_get(j, "time_limit_s"))) {
+        char lim[32], left[32];
+        carma_duration_format(lim, sizeof lim,
+                              (uint64_t)json_integer_value(json_object_get(j, "time_limit_s")));
+        printf("  limit     %s per attempt", lim);
+        json_t *tl = json_object_get(j, "time_left_s");
+        if (json_is_integer(tl)) {
+            carma_duration_format(left, sizeof left, (uint64_t)json_integer_value(tl));
+            printf(", %s left", left);
+        }
+        printf("\n");
+    }
     {
         json_t *w = json_object_get(j, "wait_s"), *ss = json_object_get(j, "solo_smact");
         char run[32], wait[32];

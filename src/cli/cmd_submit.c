@@ -14,6 +14,7 @@
 #include "estimate/replay.h"
 #include "proto/proto.h"
 #include "util/csv.h"
+#include "util/timearg.h"
 
 extern char **environ;
 
@@ -27,6 +28,7 @@ static void usage(FILE *f)
                "                     [--tied-head] [--gradient-checkpointing]\n"
                "                     [--gradient-accumulation]]\n"
                "                    [--name NAME] [--max-attempts N] [--after ID[,ID...]]\n"
+               "                    [--time-limit DURATION]\n"
                "                    [--socket PATH] [--json]\n"
                "                    -- CMD [ARGS...]\n"
                "Queues CMD (run directly, not through a shell) and prints the job id;\n"
@@ -54,6 +56,12 @@ static void usage(FILE *f)
                "taken to train with DistributedDataParallel, one process per GPU at --batch.\n"
                "--max-attempts N: 1 to 100 runs in all, OOM reruns included (default:\n"
                "carmad's, 3 unless configured).\n"
+               "--time-limit DURATION (as Slurm's sbatch --time): the wall time each attempt\n"
+               "may run, from its start; one that passes it is ended as carma cancel ends a\n"
+               "job (SIGTERM, SIGKILL after carmad's kill_grace) and the job ends cancelled,\n"
+               "not retried, its reason 'time limit DURATION reached'. An OOM retry starts a\n"
+               "fresh clock. DURATION: seconds (90), or digits each followed by a unit d, h,\n"
+               "m, s, in that order, each once (90s, 45m, 2h, 1d12h, 1h30m); 1 s to 365 d.\n"
                "--after ID[,ID...] (may be repeated): the job starts only once every listed\n"
                "job has ended succeeded (as tsp -D, or Slurm's --dependency=afterok); until\n"
                "then it is queued, REASON 'after ID' in carma ls. Up to 64 jobs, your own\n"
@@ -414,6 +422,16 @@ int cmd_submit(int argc, char **argv)
                 return 2;
             }
             json_object_set_new(job, "mem_mib", json_integer(m));
+        } else if (!strcmp(a, "--time-limit")) {
+            uint64_t secs;
+            struct carma_err terr = {{0}};
+            if (carma_duration_parse(v, CARMA_PROTO_MIN_TIME_LIMIT_S, CARMA_PROTO_MAX_TIME_LIMIT_S,
+                                     &secs, &terr)) {
+                fprintf(stderr, "carma submit: --time-limit %s\n", terr.msg);
+                json_decref(job);
+                return 2;
+            }
+            json_object_set_new(job, "time_limit_s", json_integer((json_int_t)secs));
         } else if (!strcmp(a, "--after")) {
             if (cli_after_opt("submit", v, &after)) {
                 json_decref(job);
@@ -514,6 +532,7 @@ usage_err:
                                              "--attention",
                                              "--max-attempts",
                                              "--after",
+                                             "--time-limit",
                                              NULL};
         cli_bad_arg("submit", argc, argv, bad, valued);
     }

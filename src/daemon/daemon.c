@@ -56,6 +56,7 @@
 #include "util/group.h"
 #include "util/proc.h"
 #include "util/rlimits.h"
+#include "util/timearg.h"
 #include "util/tree.h"
 #include "util/utf8.h"
 
@@ -141,6 +142,8 @@ struct djob {
     int launching;        /* placed in this iteration, shepherd not started yet */
     int cancel_queued;    /* cancelled while queued in this iteration */
     int cancel_running;   /* cancel requested in this iteration: signal after commit */
+    int timed_out;        /* this attempt passed its time limit and was cancelled for it
+                             (timelimit_tick): its end's reason says so */
     int pid_dirty;        /* shepherd pid not yet in the store */
     int pid_in_tx;        /* ...written in the open transaction */
     /* An ended attempt whose store writes wait for a commit (end_in_tx: written in the
@@ -387,6 +390,9 @@ struct carmad {
      * pauses the placements until launch_pause_until (carma_mono_s; 0: none), for
      * launch_pause_s, doubled at each pause in a row (back to none once one starts). */
     double launch_pause_until, launch_pause_s;
+    /* The earliest time limit of a running attempt (now_s() time) not yet acted on;
+     * 0: none known. timelimit_tick looks at the jobs only once it has passed. */
+    double tl_next;
     char launch_pause_why[CARMA_ERR_MAX];
     /* CARMA_TEST_START_FAILS: that many shepherd starts fail as if STATE/jobs were full */
     long test_start_fails;
@@ -1435,6 +1441,51 @@ static void coloc_load(struct carmad *d)
     carma_sched_set_coloc(&d->sched, d->coloc, d->nkinds);
 }
 
+static int cancel_one(struct carmad *d, uint32_t i, struct carma_err *err);
+
+/* Ends, as carma cancel does (SIGTERM, SIGKILL after kill_grace), each running attempt
+ * past its time limit (carma submit --time-limit), counted in wall time from the
+ * attempt's start as carmad recorded it (kept in the store: a restarted carmad keeps the
+ * deadline, and ends an attempt whose limit passed while it was down at its first look).
+ * Run on carmad's timer and once after reconciliation; it walks the jobs only once the
+ * earliest known deadline (tl_next) has passed, then sets the next one. */
+static void timelimit_tick(struct carmad *d)
+{
+    double now = now_s();
+    if (!(d->tl_next > 0) || now < d->tl_next)
+        return;
+    double next = 0;
+    for (uint32_t i = 0; i < d->cap; i++) {
+        struct djob *dj = &d->dj[i];
+        if (!dj->used || !dj->rec.time_limit_s || d->sj[i].state != CARMA_JOB_RUNNING ||
+            !(dj->rec.start_s > 0) || dj->timed_out || dj->end_final)
+            continue;
+        double dl = dj->rec.start_s + dj->rec.time_limit_s;
+        if (now < dl) {
+            if (!(next > 0) || dl < next)
+                next = dl;
+            continue;
+        }
+        dj->timed_out = 1;
+        char lim[32];
+        carma_duration_format(lim, sizeof lim, dj->rec.time_limit_s);
+        struct carma_err err = {{0}};
+        int rc = cancel_one(d, i, &err);
+        if (rc < 0) {
+            /* looked at again on the next tick */
+            dj->timed_out = 0;
+            if (!(next > 0) || now + 1 < next)
+                next = now + 1;
+            dlog(d, LOG_ERR, "job %llu: time limit %s reached, not ended: %s",
+                 (unsigned long long)dj->rec.id, lim, err.msg);
+            continue;
+        }
+        dlog(d, LOG_INFO, "job %llu: attempt %u: time limit %s reached, ending it",
+             (unsigned long long)dj->rec.id, dj->rec.attempts, lim);
+    }
+    d->tl_next = next;
+}
+
 static void monitor_tick(struct carmad *d)
 {
     if (!d->have_mon)
@@ -2301,6 +2352,16 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                         : forgiven ? ", retried alone (not counted against its attempts)"
                         : alone    ? ", retried alone"
                                    : ", retried";
+    /* ended by its time limit (timelimit_tick; or, across a restart, cancelled once past
+     * its deadline): said in place of "cancelled" */
+    char tl_why[64];
+    if (o == CARMA_OUTCOME_CANCELLED && dj->rec.time_limit_s &&
+        (dj->timed_out || (start > 0 && end_s >= start + dj->rec.time_limit_s))) {
+        char lim[32];
+        carma_duration_format(lim, sizeof lim, dj->rec.time_limit_s);
+        snprintf(tl_why, sizeof tl_why, "time limit %s reached", lim);
+        why = tl_why;
+    }
     if (o == CARMA_OUTCOME_OOM)
         snprintf(reason, sizeof reason, "attempt %u: GPU out of memory (%s)%s", n, why,
                  requeued ? ", retried"
@@ -2620,6 +2681,13 @@ static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_
 {
     struct djob *dj = &d->dj[i];
     dj->rec.start_s = now;
+    /* each attempt has its own clock, from its start as recorded here */
+    dj->timed_out = 0;
+    if (dj->rec.time_limit_s) {
+        double dl = now + dj->rec.time_limit_s;
+        if (!(d->tl_next > 0) || dl < d->tl_next)
+            d->tl_next = dl;
+    }
     json_t *g = job_gpus_json(d, i);
     char *gs = json_dumps(g, JSON_COMPACT);
     json_decref(g);
@@ -3806,6 +3874,7 @@ static json_t *submit_finish(struct carmad *d, uint32_t ci, uint64_t gen, const 
         dj->sim_mib = e > rj->mem_mib ? e : rj->mem_mib;
     }
     r->max_attempts = rj->max_attempts ? rj->max_attempts : d->cfg.max_attempts;
+    r->time_limit_s = rj->time_limit_s; /* 0: none */
     r->umask = rj->umask; /* -1: not sent, the job gets CARMA_JOB_UMASK_DEFAULT */
     r->state = CARMA_JOB_QUEUED;
     r->submit_s = now_s();
@@ -4515,6 +4584,12 @@ static json_t *req_show(struct carmad *d, uint32_t ci, const struct carma_req *q
         double now = now_s();
         if (live && d->sj[i].state == CARMA_JOB_RUNNING) {
             json_object_set_new(job, "gpu_uuids", job_gpus_json(d, i));
+            /* the running attempt's time to its limit, 0 once past (being ended) */
+            if (r.time_limit_s && r.start_s > 0) {
+                double left = r.start_s + r.time_limit_s - now;
+                json_object_set_new(job, "time_left_s",
+                                    json_integer(left > 0 ? (json_int_t)ceil(left) : 0));
+            }
             json_object_set_new(job, "shepherd_pid", json_integer(d->dj[i].shepherd));
             /* the running attempt's usage as of now, as the job's own below: the store
              * holds it as of the last accounting flush only (up to a minute old) */
@@ -6900,6 +6975,9 @@ int carmad_run(struct carmad *d, struct carma_err *err)
 {
     (void)err;
     struct epoll_event ev[64];
+    /* the attempts reconciled whose limits passed while carmad was down end at once */
+    d->tl_next = now_s();
+    timelimit_tick(d);
     iteration_end(d);
     while (!d->stop) {
         /* Without connections nothing needs a clock: idle carmad sleeps. */
@@ -6945,6 +7023,7 @@ int carmad_run(struct carmad *d, struct carma_err *err)
                 while (read(d->tfd, &exp, sizeof exp) > 0)
                     ;
                 monitor_tick(d);
+                timelimit_tick(d);
                 if (d->hooks.on_tick)
                     d->hooks.on_tick(d->hooks.ctx, now_s());
                 if (carma_sched_queued(&d->sched))

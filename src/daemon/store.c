@@ -24,7 +24,7 @@
 #define JOB_COLS_TAIL                                                                              \
     "batch,gpus,mem_mib,bound_mib,peak_mib,max_attempts,attempts,state,exclusive,"                 \
     "cancel_requested,submit_time,start_time,end_time,exit_code,signal,reason,bound_basis,"        \
-    "hist_sig,umask,rlimits,after" ACCT_COLS
+    "hist_sig,umask,rlimits,after,time_limit_s" ACCT_COLS
 
 /* Accounting columns appended to every job row: run seconds, GPU-seconds and
  * joules over the attempts that ended. */
@@ -86,8 +86,8 @@ static const char *const sql_text[ST_COUNT] = {
     [ST_JOB_INSERT] =
         "INSERT INTO jobs(name,uid,gid,user,cwd,argv,env,summary,batch,gpus,mem_mib,bound_mib,"
         "peak_mib,max_attempts,attempts,state,exclusive,cancel_requested,submit_time,"
-        "bound_basis,hist_sig,umask,rlimits,after) "
-        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "bound_basis,hist_sig,umask,rlimits,after,time_limit_s) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_JOB_UPDATE] =
         "UPDATE jobs SET state=?,attempts=?,max_attempts=?,bound_mib=?,peak_mib=?,mem_mib=?,"
         "exclusive=?,cancel_requested=?,start_time=?,end_time=?,exit_code=?,signal=?,reason=? "
@@ -273,6 +273,12 @@ static const char *const migrations[CARMA_STORE_SCHEMA_VERSION] = {
      * job stored before. Which of them are still pending is not stored: a restarted carmad
      * reads it from their states. */
     "ALTER TABLE jobs ADD COLUMN after TEXT;",
+    /* 20 -> 21: the wall seconds each attempt of the job may run, from the attempt's
+     * start (carma submit --time-limit), 1 s to 365 days; NULL: no limit, as for every
+     * job stored before. A restarted carmad reads a running attempt's deadline from it and
+     * the attempt's start_time. */
+    "ALTER TABLE jobs ADD COLUMN time_limit_s INTEGER"
+    " CHECK(time_limit_s BETWEEN 1 AND 31536000);",
 };
 
 /* The column a migration adds with ALTER TABLE, which SQLite cannot make conditional:
@@ -299,6 +305,7 @@ static const struct {
     [17] = {"coloc", "kind", NULL},
     [18] = {"attempts", "xid_via", NULL},
     [19] = {"jobs", "after", NULL},
+    [20] = {"jobs", "time_limit_s", NULL},
 };
 
 struct carma_store {
@@ -971,6 +978,10 @@ int carma_store_job_insert(struct carma_store *s, struct carma_job_rec *r, struc
         sqlite3_bind_null(q, i++);
     bind_text_or_null(q, i++, r->rlimits);
     bind_text_or_null(q, i++, r->after);
+    if (r->time_limit_s)
+        sqlite3_bind_int64(q, i++, r->time_limit_s);
+    else
+        sqlite3_bind_null(q, i++);
     int rc = run(s, ST_JOB_INSERT, "saving the job", err);
     if (!rc)
         r->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -1069,6 +1080,9 @@ static int row_to_rec(sqlite3_stmt *q, struct carma_job_rec *r)
     r->rlimits = col_dup(q, c++); /* NULL: none */
     int after_null = sqlite3_column_type(q, c) == SQLITE_NULL;
     r->after = col_dup(q, c++); /* NULL: none */
+    /* NULL: none; a value out of the CHECK's range, which no carmad wrote, reads as none */
+    sqlite3_int64 tl = sqlite3_column_int64(q, c++);
+    r->time_limit_s = tl >= 1 && tl <= 31536000 ? (uint32_t)tl : 0;
     if (sqlite3_column_count(q) > c + 2) {
         r->run_s = sqlite3_column_double(q, c++);
         r->gpu_s = sqlite3_column_double(q, c++);
@@ -1417,6 +1431,9 @@ json_t *carma_store_rec_json(const struct carma_job_rec *r)
     json_object_set_new(o, "state", json_string(carma_job_state_name(r->state)));
     json_object_set_new(o, "attempts", json_integer(r->attempts));
     json_object_set_new(o, "max_attempts", json_integer(r->max_attempts));
+    /* wall seconds each attempt may run (carma submit --time-limit); null: no limit */
+    json_object_set_new(o, "time_limit_s",
+                        r->time_limit_s ? json_integer(r->time_limit_s) : json_null());
     json_object_set_new(o, "gpus", json_integer(r->gpus));
     json_object_set_new(o, "mem_mib", json_integer((json_int_t)r->mem_mib));
     json_object_set_new(o, "bound_mib", json_integer((json_int_t)r->bound_mib));

@@ -17,7 +17,7 @@
 #include "proto/proto.h"
 #include "util/err.h"
 
-#define CARMA_STORE_SCHEMA_VERSION 20
+#define CARMA_STORE_SCHEMA_VERSION 21
 
 struct carma_store;
 
@@ -46,6 +46,8 @@ struct carma_job_rec {
                           their ids as submitted ("[12,13]"), written on insert only; NULL:
                           none (and every job stored before schema 20) */
     uint32_t uid, gid;
+    uint32_t time_limit_s; /* wall seconds each attempt may run from its start (carma submit
+                              --time-limit), written on insert only; 0: no limit (NULL) */
     uint32_t gpus, max_attempts, attempts, batch;
     uint64_t mem_mib, bound_mib, peak_mib;
     int state;       /* enum carma_job_state */

@@ -362,6 +362,7 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
                                        "gpus",
                                        "mem_mib",
                                        "max_attempts",
+                                       "time_limit_s",
                                        "summary",
                                        "batch",
                                        "seq_len",
@@ -460,6 +461,11 @@ static int parse_job(struct carma_req *r, const json_t *job, struct carma_err *e
     if ((rc = get_uint(job, "max_attempts", "job", 0, CARMA_PROTO_MAX_ATTEMPTS, 0, &x, err)))
         return rc;
     j->max_attempts = (uint32_t)x;
+    x = 0; /* absent: no limit */
+    if ((rc = get_uint(job, "time_limit_s", "job", CARMA_PROTO_MIN_TIME_LIMIT_S,
+                       CARMA_PROTO_MAX_TIME_LIMIT_S, 0, &x, err)))
+        return rc;
+    j->time_limit_s = (uint32_t)x;
     /* an integer (a JSON number: 63 for 077), not a string of octal digits */
     x = UINT64_MAX;
     if ((rc = get_uint(job, "umask", "job", 0, 0777, 0, &x, err)))

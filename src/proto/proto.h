@@ -8,6 +8,7 @@
  *        "env":{"K":"V"},"name":"n","gpus":1,"mem_mib":4096,"max_attempts":3,
  *        "summary":"...","batch":32,"seq_len":512,"precision":"bf16",
  *        "gradient_checkpointing":true,"gradient_accumulation":true,"umask":18,
+ *        "time_limit_s":7200,
  *        "after":[12,13]}}
  *   {"v":1,"op":"ls","all":false,"after":0,"limit":1000}   {"v":1,"op":"show","id":7}
  *   {"v":1,"op":"cancel","ids":[7,8]}    {"v":1,"op":"logs","id":7}
@@ -55,6 +56,9 @@
 #define CARMA_PROTO_MAX_CANCELLED 50000
 #define CARMA_PROTO_MAX_GPUS 64
 #define CARMA_PROTO_MAX_ATTEMPTS 100
+/* A job's "time_limit_s" (carma submit --time-limit): 1 s to 365 days, per attempt. */
+#define CARMA_PROTO_MIN_TIME_LIMIT_S 1
+#define CARMA_PROTO_MAX_TIME_LIMIT_S (365u * 86400u)
 #define CARMA_PROTO_LS_PAGE 1000          /* most jobs in one ls answer (and its default) */
 #define CARMA_PROTO_TIMEOUT_S 60          /* client: default wait for an answer */
 
@@ -109,6 +113,9 @@ struct carma_req_job {
     uint32_t gpus;      /* 1..CARMA_PROTO_MAX_GPUS */
     uint64_t mem_mib;   /* 0: not declared */
     uint32_t max_attempts; /* 0: daemon default */
+    uint32_t time_limit_s; /* "time_limit_s": wall seconds an attempt may run, from its start,
+                              CARMA_PROTO_MIN_TIME_LIMIT_S..CARMA_PROTO_MAX_TIME_LIMIT_S;
+                              0: no limit (absent) */
     uint32_t batch;     /* 0: none */
     uint32_t seq_len;   /* 0: none (sequence models need it for the estimator) */
     uint32_t image_h, image_w; /* "image_size": [h, w]; 0: none (CNN module trees need it) */

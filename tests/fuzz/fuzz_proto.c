@@ -66,7 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (j->argc == 0 || j->argc > CARMA_PROTO_MAX_ARGV || j->argv[j->argc] ||
             j->argv[0][0] == 0 || j->cwd[0] != '/' || j->gpus < 1 ||
             j->gpus > CARMA_PROTO_MAX_GPUS || j->nenv > CARMA_PROTO_MAX_ENV || j->umask < -1 ||
-            j->umask > 0777)
+            j->umask > 0777 ||
+            (j->time_limit_s && (j->time_limit_s < CARMA_PROTO_MIN_TIME_LIMIT_S ||
+                                 j->time_limit_s > CARMA_PROTO_MAX_TIME_LIMIT_S)))
             __builtin_trap();
         for (size_t i = 0; i < j->argc; i++)
             if (strlen(j->argv[i]) > CARMA_PROTO_MAX_ARG)

@@ -120,6 +120,33 @@ static void test_submit_umask(void **state)
     }
 }
 
+/* "time_limit_s": an integer 1..31536000 (365 days); absent, 0 (no limit). */
+static void test_submit_time_limit(void **state)
+{
+    (void)state;
+    struct carma_req q;
+    struct carma_err err = {{0}};
+    const char *head = "{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\"],\"cwd\":\"/\"";
+    char s[256];
+    snprintf(s, sizeof s, "%s}}", head);
+    assert_int_equal(parse(s, &q, &err), 0);
+    assert_int_equal(q.job.time_limit_s, 0);
+    carma_req_free(&q);
+    const unsigned ok[] = {1, 7200, 31536000};
+    for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
+        snprintf(s, sizeof s, "%s,\"time_limit_s\":%u}}", head, ok[k]);
+        assert_int_equal(parse(s, &q, &err), 0);
+        assert_int_equal(q.job.time_limit_s, ok[k]);
+        carma_req_free(&q);
+    }
+    const char *bad[] = {"0", "-1", "31536001", "\"2h\"", "1.5", "true", "null", "4294967297"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(s, sizeof s, "%s,\"time_limit_s\":%s}}", head, bad[k]);
+        assert_int_equal(parse(s, &q, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "job.time_limit_s"));
+    }
+}
+
 /* "after": 1..64 distinct job ids, kept in order; anything else refused naming the item. */
 static void test_submit_after(void **state)
 {
@@ -659,12 +686,19 @@ static void test_error_cut_utf8(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_submit_ok),      cmocka_unit_test(test_submit_umask),
-        cmocka_unit_test(test_other_ops),      cmocka_unit_test(test_drain_ops),
-        cmocka_unit_test(test_strict),         cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_responses),      cmocka_unit_test(test_ls_paging_bounds),
-        cmocka_unit_test(test_argv_total),     cmocka_unit_test(test_client_timeout_and_refusal),
-        cmocka_unit_test(test_error_cut_utf8), cmocka_unit_test(test_submit_after),
+        cmocka_unit_test(test_submit_ok),
+        cmocka_unit_test(test_submit_umask),
+        cmocka_unit_test(test_submit_time_limit),
+        cmocka_unit_test(test_other_ops),
+        cmocka_unit_test(test_drain_ops),
+        cmocka_unit_test(test_strict),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_responses),
+        cmocka_unit_test(test_ls_paging_bounds),
+        cmocka_unit_test(test_argv_total),
+        cmocka_unit_test(test_client_timeout_and_refusal),
+        cmocka_unit_test(test_error_cut_utf8),
+        cmocka_unit_test(test_submit_after),
         cmocka_unit_test(test_ids_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

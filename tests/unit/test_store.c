@@ -1201,11 +1201,78 @@ static void test_after_column_and_migration(void **state)
     assert_int_equal(file_int(path, "PRAGMA user_version"), CARMA_STORE_SCHEMA_VERSION);
 }
 
+/* "time_limit_s" (schema 21): each attempt's wall limit, stored on insert, read back by
+ * every job read and in the JSON (null: none); the CHECK refuses what no carmad writes. A
+ * store at version 20 keeps a copy (PATH.v20), gets the column, and its jobs have no
+ * limit; one whose version number was lowered to 20 keeps its limits. */
+static void test_time_limit_column_and_migration(void **state)
+{
+    (void)state;
+    struct carma_store *st;
+    struct carma_err err = {{0}};
+    struct carma_job_rec r = {0};
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    fill(&r, 1000, "unlimited");
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    fill(&r, 1000, "limited");
+    r.time_limit_s = 7200;
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(r.id, 2);
+    fill(&r, 1000, "too long");
+    r.time_limit_s = 31536001;
+    assert_true(carma_store_job_insert(st, &r, &err) < 0);
+    assert_non_null(strstr(err.msg, "CHECK"));
+    assert_int_equal(carma_store_job_get(st, 2, &r, &err), 0);
+    assert_int_equal(r.time_limit_s, 7200);
+    assert_int_equal(carma_store_job_get(st, 1, &r, &err), 0);
+    assert_int_equal(r.time_limit_s, 0);
+    json_t *arr = json_array();
+    assert_int_equal(carma_store_list_json(st, -1, 1, 0, 10, arr, &err), 0);
+    assert_int_equal(json_array_size(arr), 2);
+    assert_true(json_is_null(json_object_get(json_array_get(arr, 0), "time_limit_s")));
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 1), "time_limit_s")),
+                     7200);
+    json_decref(arr);
+    carma_store_close(st);
+
+    /* its version number lowered to 20 (an older carmad ran on it): migrated again, the
+     * column kept with its limits */
+    store_sql("PRAGMA user_version=20");
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 20);
+    assert_int_equal(carma_store_job_get(st, 2, &r, &err), 0);
+    assert_int_equal(r.time_limit_s, 7200);
+    carma_store_close(st);
+    char copy[160];
+    snprintf(copy, sizeof copy, "%s.v20", path);
+    assert_int_equal(unlink(copy), 0);
+
+    /* a real version-20 store (no column): copied, migrated, its jobs without a limit */
+    store_sql("ALTER TABLE jobs DROP COLUMN time_limit_s; PRAGMA user_version=20");
+    assert_int_equal(carma_store_open(&st, path, &err), 0);
+    assert_int_equal(carma_store_version_found(st), 20);
+    int made = 0;
+    assert_string_equal(carma_store_pre_migration_copy(st, &made), copy);
+    assert_int_equal(made, CARMA_STORE_COPY_MADE);
+    assert_int_equal(carma_store_job_get(st, 2, &r, &err), 0);
+    assert_int_equal(r.time_limit_s, 0);
+    fill(&r, 1000, "third");
+    r.time_limit_s = 90;
+    assert_int_equal(carma_store_job_insert(st, &r, &err), 0);
+    assert_int_equal(carma_store_job_get(st, 3, &r, &err), 0);
+    assert_int_equal(r.time_limit_s, 90);
+    carma_job_rec_clear(&r);
+    carma_store_close(st);
+    assert_int_equal(file_int(copy, "PRAGMA user_version"), 20);
+    assert_int_equal(file_int(path, "PRAGMA user_version"), CARMA_STORE_SCHEMA_VERSION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_jobs_and_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_after_column_and_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_limit_column_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strict_wal_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_in_transaction, setup, teardown),
