@@ -1448,7 +1448,10 @@ static int cancel_one(struct carmad *d, uint32_t i, struct carma_err *err);
  * attempt's start as carmad recorded it (kept in the store: a restarted carmad keeps the
  * deadline, and ends an attempt whose limit passed while it was down at its first look).
  * Run on carmad's timer and once after reconciliation; it walks the jobs only once the
- * earliest known deadline (tl_next) has passed, then sets the next one. */
+ * earliest known deadline (tl_next) has passed, then sets the next one. A job whose cancel
+ * is recorded is left alone (its shepherd was told, or is told again when carmad
+ * re-adopts it); one cancelled here is looked at again on the next tick, where a commit
+ * that failed since (which takes the cancel back) gets it cancelled anew. */
 static void timelimit_tick(struct carmad *d)
 {
     double now = now_s();
@@ -1458,7 +1461,7 @@ static void timelimit_tick(struct carmad *d)
     for (uint32_t i = 0; i < d->cap; i++) {
         struct djob *dj = &d->dj[i];
         if (!dj->used || !dj->rec.time_limit_s || d->sj[i].state != CARMA_JOB_RUNNING ||
-            !(dj->rec.start_s > 0) || dj->timed_out || dj->end_final)
+            !(dj->rec.start_s > 0) || dj->rec.cancel_requested || dj->end_final)
             continue;
         double dl = dj->rec.start_s + dj->rec.time_limit_s;
         if (now < dl) {
@@ -1467,15 +1470,13 @@ static void timelimit_tick(struct carmad *d)
             continue;
         }
         dj->timed_out = 1;
+        next = now; /* the next tick looks again (above) */
         char lim[32];
         carma_duration_format(lim, sizeof lim, dj->rec.time_limit_s);
         struct carma_err err = {{0}};
         int rc = cancel_one(d, i, &err);
         if (rc < 0) {
-            /* looked at again on the next tick */
             dj->timed_out = 0;
-            if (!(next > 0) || now + 1 < next)
-                next = now + 1;
             dlog(d, LOG_ERR, "job %llu: time limit %s reached, not ended: %s",
                  (unsigned long long)dj->rec.id, lim, err.msg);
             continue;

@@ -4,7 +4,8 @@
 # ends cancelled, not retried, its reason "time limit D reached"; a job within its limit
 # runs to its end; malformed or out-of-range lengths are refused (exit 2, naming the value)
 # by carma submit, and by carmad from any client; a restarted carmad keeps a running job's
-# deadline, and ends one whose limit passed while it was down at once. On the fake
+# deadline, ends one whose limit passed while it was down at once, and finishes ending one
+# whose cancel for the limit was recorded before carmad stopped. On the fake
 # libnvidia-ml.so.1 (simulated GPUs without it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 if fake_nvml state; then
@@ -111,4 +112,17 @@ wait_until 3 is_state "$p" cancelled || fail "job $p: $(state_of "$p")"
 [ "$(reason "$p")" = "attempt 1: time limit 2s reached (signal 15)" ] || fail "reason: $(reason "$p")"
 tail -n +$((before + 1)) "$T/carmad.log" | grep -q "job $p: attempt 1: time limit 2s reached, ending it" ||
     fail "the restart did not end it"
+step "a carmad that stops after recording the limit's cancel, before signalling: its successor ends the job, the reason kept"
+stop_daemon TERM || fail "stop"
+export CARMA_TEST_DIE_AT_CANCEL=1
+start
+unset CARMA_TEST_DIE_AT_CANCEL
+q=$(submit --time-limit 1 -- sleep 60)
+rc=0; wait "$DPID" || rc=$?
+DPID=
+[ "$rc" = 1 ] || fail "carmad exited $rc, not at the cancel"
+[ -s "$T/state/jobs/$q/1/shepherd" ] || fail "job $q never started"
+start
+wait_until 5 is_state "$q" cancelled || fail "job $q: $(state_of "$q")"
+[ "$(reason "$q")" = "attempt 1: time limit 1s reached (signal 15)" ] || fail "reason: $(reason "$q")"
 echo "PASS"
