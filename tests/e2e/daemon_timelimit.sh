@@ -2,11 +2,12 @@
 # carma submit --time-limit (as Slurm's sbatch --time): a running attempt past its limit is
 # ended as carma cancel ends a job (SIGTERM, SIGKILL after kill_grace, 1 s here) and the job
 # ends cancelled, not retried, its reason "time limit D reached"; a job within its limit
-# runs to its end; malformed or out-of-range lengths are refused (exit 2, naming the value)
-# by carma submit, and by carmad from any client; a restarted carmad keeps a running job's
-# deadline, ends one whose limit passed while it was down at once, and finishes ending one
-# whose cancel for the limit was recorded before carmad stopped. On the fake
-# libnvidia-ml.so.1 (simulated GPUs without it).
+# runs to its end, and the clock is per attempt (an OOM retry starts afresh); malformed or
+# out-of-range lengths are refused (exit 2, naming the value) by carma submit, and by
+# carmad from any client; a restarted carmad keeps a running job's deadline, ends one
+# whose limit passed while it was down at once, and finishes ending one whose cancel for
+# the limit was recorded before carmad stopped. On the fake libnvidia-ml.so.1 (simulated
+# GPUs without it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 if fake_nvml state; then
     cp "$EX" "$T/nvml.state"
@@ -86,6 +87,12 @@ wait_until 10 is_state "$k" cancelled || fail "job $k: $(state_of "$k")"
 [ "$(reason "$k")" = "attempt 1: time limit 1s reached (signal 9)" ] || fail "reason: $(reason "$k")"
 between "$(ran "$k")" 2 4.5 || fail "ran $(ran "$k") s (limit 1 s, kill_grace 1 s)"
 pid_gone "$kp" || fail "job $k's process $kp still runs"
+
+step "the limit is per attempt: an OOM retry starts a fresh clock"
+o=$(submit --time-limit 3 -- sh -c 'sleep 2.2 && sh "$0" "$1"' "$HELP/oom_once.sh" "$T/oom.marker")
+wait_until 20 sh -c "! '$CARMA' ls -q | grep -qx '$o'" || fail "job $o: $(state_of "$o")"
+is_state "$o" succeeded || fail "job $o: $(state_of "$o"), $(outcomes "$o"): $(reason "$o" 2)"
+[ "$(outcomes "$o")" = "oom succeeded" ] || fail "outcomes: $(outcomes "$o")"
 
 step "a restarted carmad keeps a running job's deadline"
 r=$(submit --time-limit 6 -- sleep 60)
