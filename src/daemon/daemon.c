@@ -144,6 +144,9 @@ struct djob {
     int cancel_running;   /* cancel requested in this iteration: signal after commit */
     int timed_out;        /* this attempt passed its time limit and was cancelled for it
                              (timelimit_tick): its end's reason says so */
+    int cancel_asked;     /* cancelled by a request (carma cancel) in this carmad, not by its
+                             time limit: its end's reason says cancelled, even once the
+                             attempt has run past its limit (SIGKILL after kill_grace) */
     int pid_dirty;        /* shepherd pid not yet in the store */
     int pid_in_tx;        /* ...written in the open transaction */
     /* An ended attempt whose store writes wait for a commit (end_in_tx: written in the
@@ -2354,10 +2357,12 @@ static void attempt_end(struct carmad *d, uint32_t i, const struct carma_exit *x
                         : alone    ? ", retried alone"
                                    : ", retried";
     /* ended by its time limit (timelimit_tick; or, across a restart, cancelled once past
-     * its deadline): said in place of "cancelled" */
+     * its deadline, unless this carmad was asked to cancel it, which may end past the
+     * limit by kill_grace): said in place of "cancelled" */
     char tl_why[64];
     if (o == CARMA_OUTCOME_CANCELLED && dj->rec.time_limit_s &&
-        (dj->timed_out || (start > 0 && end_s >= start + dj->rec.time_limit_s))) {
+        (dj->timed_out ||
+         (!dj->cancel_asked && start > 0 && end_s >= start + dj->rec.time_limit_s))) {
         char lim[32];
         carma_duration_format(lim, sizeof lim, dj->rec.time_limit_s);
         snprintf(tl_why, sizeof tl_why, "time limit %s reached", lim);
@@ -2683,7 +2688,7 @@ static int launch_record(struct carmad *d, uint32_t i, double now, struct carma_
     struct djob *dj = &d->dj[i];
     dj->rec.start_s = now;
     /* each attempt has its own clock, from its start as recorded here */
-    dj->timed_out = 0;
+    dj->timed_out = dj->cancel_asked = 0;
     if (dj->rec.time_limit_s) {
         double dl = now + dj->rec.time_limit_s;
         if (!(d->tl_next > 0) || dl < d->tl_next)
@@ -3964,6 +3969,8 @@ static int cancel_one(struct carmad *d, uint32_t i, struct carma_err *err)
     } else {
         dj->rec.cancel_requested = 1;
         dj->cancel_running = 1;
+        if (!dj->timed_out) /* (timelimit_tick sets it before calling here) */
+            dj->cancel_asked = 1;
         if (!rc)
             rc = save_job(d, i, err);
     }
@@ -5771,6 +5778,7 @@ static void iteration_end(struct carmad *d)
             }
             if (dj->cancel_running) {
                 dj->cancel_running = 0;
+                dj->cancel_asked = 0;
                 dj->rec.cancel_requested = 0;
             }
         }

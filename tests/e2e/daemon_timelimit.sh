@@ -6,7 +6,8 @@
 # out-of-range lengths are refused (exit 2, naming the value) by carma submit, and by
 # carmad from any client; a restarted carmad keeps a running job's deadline, ends one
 # whose limit passed while it was down at once, and finishes ending one whose cancel for
-# the limit was recorded before carmad stopped. On the fake libnvidia-ml.so.1 (simulated
+# the limit was recorded before carmad stopped; a carma cancel before the limit says
+# cancelled even when the job ends past it. On the fake libnvidia-ml.so.1 (simulated
 # GPUs without it).
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 if fake_nvml state; then
@@ -132,4 +133,14 @@ DPID=
 start
 wait_until 5 is_state "$q" cancelled || fail "job $q: $(state_of "$q")"
 [ "$(reason "$q")" = "attempt 1: time limit 1s reached (signal 15)" ] || fail "reason: $(reason "$q")"
+step "carma cancel before the limit, the job ending past it (kill_grace): the reason says cancelled"
+stop_daemon TERM || fail "stop"
+sed -i 's/^kill_grace = 1$/kill_grace = 3/' "$T/carmad.ini"
+start
+c=$(submit --time-limit 2 -- sh "$HELP/ignore_term.sh" "$T/c.pid")
+wait_until 10 test -s "$T/c.pid" || fail "job $c did not start"
+"$CARMA" cancel "$c" >/dev/null || fail "cancel $c"
+wait_until 10 is_state "$c" cancelled || fail "job $c: $(state_of "$c")"
+between "$(ran "$c")" 2 6 || fail "ran $(ran "$c") s (the test needs it past its 2 s limit)"
+[ "$(reason "$c")" = "attempt 1: cancelled (signal 9)" ] || fail "reason: $(reason "$c")"
 echo "PASS"
