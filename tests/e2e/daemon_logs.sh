@@ -3,8 +3,9 @@
 # (the one an OOM ended, before its retry), -n N the last N lines of each log (read back
 # from the log's end; a last line without a newline is a line), -n N -f the last N lines
 # and then what follows, --stdout and --stderr one log; an attempt that does not exist is
-# exit 2, naming the job, N and how many it has. Skipped while the fake library or its
-# example state file is missing.
+# exit 2, naming the job, N and how many it has; -n over logs of several 64 KiB chunks
+# (a line longer than a chunk, a newline as a chunk's first byte) is tail -n's. Skipped
+# while the fake library or its example state file is missing.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
 fake_nvml state || { echo "daemon_logs: skipped (no fake libnvidia-ml.so.1 or example state file yet)"; exit 0; }
 cp "$EX" "$T/nvml.state"
@@ -103,4 +104,20 @@ step "--stderr alone: the job's stderr only; --stdout alone: its stdout only"
 rc=0; "$CARMA" logs --json -n 1 "$oom" >/dev/null 2>"$T/s.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "not with it" "$T/s.err" || fail "--json -n: exit $rc, $(cat "$T/s.err")"
 "$CARMA" logs --help | grep -q -- "--attempt N" || fail "--help does not list --attempt"
+step "-n across 64 KiB chunks: as tail -n, a 70,000-byte line and a newline on a chunk's edge included"
+wide=$(submit -- sh -c 'seq 1 100000; head -c 70000 /dev/zero | tr "\\0" a; echo; echo z
+echo c >&2; head -c 65535 /dev/zero | tr "\\0" b >&2; echo >&2')
+"$CARMA" wait --timeout 30 "$wide" >/dev/null || fail "the wide log's job: $(state_of "$wide")"
+wo=$T/state/jobs/$wide/1/stdout we=$T/state/jobs/$wide/1/stderr
+[ "$(wc -c <"$wo")" -gt 200000 ] && [ "$(wc -c <"$we")" = 65538 ] || fail "the wide job's logs: $(wc -c "$wo" "$we")"
+for n in 1 2 3 50000 99999 100002 100003 200000; do
+    "$CARMA" logs --stdout -n "$n" "$wide" >"$T/w.out" || fail "--stdout -n $n"
+    tail -n "$n" "$wo" | cmp -s - "$T/w.out" || fail "--stdout -n $n: not tail -n $n ($(wc -c <"$T/w.out") bytes)"
+done
+# stderr: "c\n", 65,535 b, "\n": read back from its last newline, the first chunk's first
+# byte is the newline after c
+for n in 1 2 3; do
+    "$CARMA" logs --stderr -n "$n" "$wide" 2>"$T/w.err" || fail "--stderr -n $n"
+    tail -n "$n" "$we" | cmp -s - "$T/w.err" || fail "--stderr -n $n: not tail -n $n ($(wc -c <"$T/w.err") bytes)"
+done
 echo "daemon_logs: ok"
