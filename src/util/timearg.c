@@ -145,8 +145,8 @@ int carma_duration_parse(const char *s, uint64_t lo, uint64_t hi, uint64_t *out,
     while (*p) {
         if (*p < '0' || *p > '9')
             return carma_err_set(err, -EINVAL,
-                                 "'%s': '%c' where digits were expected (forms: 90, 90s, 45m, "
-                                 "2h, 1d12h)",
+                                 "'%s': '%c' where digits were expected (forms: 90s, 45m, 2h, "
+                                 "1d12h)",
                                  s, *p);
         uint64_t n = 0;
         while (*p >= '0' && *p <= '9') {
@@ -156,10 +156,11 @@ int carma_duration_parse(const char *s, uint64_t lo, uint64_t hi, uint64_t *out,
                                      (unsigned long long)hi);
             n = n * 10 + dg;
         }
-        if (!*p && !groups) { /* plain seconds */
-            total = n;
-            break;
-        }
+        if (!*p && !groups) /* Slurm's --time reads 90 as minutes: a unit says which */
+            return carma_err_set(err, -EINVAL,
+                                 "'%s': a unit is needed: %ss or %sm (Slurm's --time reads a "
+                                 "bare number as minutes)",
+                                 s, s, s);
         const char *u = *p ? strchr(units, *p) : NULL;
         if (!u)
             return carma_err_set(err, -EINVAL,

@@ -22,10 +22,10 @@ int carma_time_parse(const char *s, double now, double *out, struct carma_err *e
 
 /* Parses s, a length of time given by people (`carma submit --time-limit`), into
  * seconds. Accepted forms:
- *   N                 seconds, decimal digits
  *   N<unit>...        one or more groups of digits each followed by a unit, d (days),
  *                     h (hours), m (minutes), s (seconds), each unit at most once and in
  *                     that order: "90s", "45m", "2h", "1d12h", "1h30m", "2h0m5s"
+ * A bare number is refused (Slurm's --time reads it as minutes, a shell user as seconds).
  * No sign, space, fraction or other text. The result must lie in [lo, hi]. Anything else
  * is refused with err naming the argument and the problem. Returns 0 or -EINVAL. */
 int carma_duration_parse(const char *s, uint64_t lo, uint64_t hi, uint64_t *out,

@@ -37,7 +37,8 @@ refused "--time-limit '2x': unknown unit 'x'" submit --time-limit 2x -- true
 refused "--time-limit '1.5h': unknown unit '.'" submit --time-limit 1.5h -- true
 refused "--time-limit '30m2h': unit 'h' repeated or out of order" submit --time-limit 30m2h -- true
 refused "--time-limit '2h3': a unit (d, h, m or s) missing" submit --time-limit 2h3 -- true
-refused "--time-limit '0': 0 s, out of range [1 s, 31536000 s]" submit --time-limit 0 -- true
+refused "--time-limit '0s': 0 s, out of range [1 s, 31536000 s]" submit --time-limit 0s -- true
+refused "--time-limit '90': a unit is needed: 90s or 90m (Slurm's --time reads a bare number as minutes)" submit --time-limit 90 -- true
 refused "--time-limit '366d': more than the most, 31536000 s" submit --time-limit 366d -- true
 refused "--time-limit '-5': '-' where digits" submit --time-limit -5 -- true
 refused "--time-limit an empty length of time" submit --time-limit "" -- true
@@ -69,7 +70,7 @@ u=$(submit -- true)
 "$CARMA" show "$u" | grep -q '^  limit' && fail "a job without a limit shows one"
 
 step "a job past a 1 s limit is ended, cancelled, not retried, the reason saying so"
-j=$(submit --time-limit 1 --max-attempts 3 -- sleep 60)
+j=$(submit --time-limit 1s --max-attempts 3 -- sleep 60)
 wait_until 10 launched "$j" || fail "job $j: $(state_of "$j")"
 wait_until 8 is_state "$j" cancelled || fail "job $j: $(state_of "$j")"
 [ "$(reason "$j")" = "attempt 1: time limit 1s reached (signal 15)" ] || fail "reason: $(reason "$j")"
@@ -81,7 +82,7 @@ rc=0; "$CARMA" wait "$j" >/dev/null 2>&1 || rc=$?
 grep -q "job $j: attempt 1: time limit 1s reached, ending it" "$T/carmad.log" || fail "not logged"
 
 step "a job ignoring SIGTERM is SIGKILLed after kill_grace"
-k=$(submit --time-limit 1 -- sh "$HELP/ignore_term.sh" "$T/k.pid")
+k=$(submit --time-limit 1s -- sh "$HELP/ignore_term.sh" "$T/k.pid")
 wait_until 10 test -s "$T/k.pid" || fail "job $k did not start"
 kp=$(cat "$T/k.pid")
 wait_until 10 is_state "$k" cancelled || fail "job $k: $(state_of "$k")"
@@ -90,13 +91,13 @@ between "$(ran "$k")" 2 4.5 || fail "ran $(ran "$k") s (limit 1 s, kill_grace 1 
 pid_gone "$kp" || fail "job $k's process $kp still runs"
 
 step "the limit is per attempt: an OOM retry starts a fresh clock"
-o=$(submit --time-limit 3 -- sh -c 'sleep 2.2 && sh "$0" "$1"' "$HELP/oom_once.sh" "$T/oom.marker")
+o=$(submit --time-limit 3s -- sh -c 'sleep 2.2 && sh "$0" "$1"' "$HELP/oom_once.sh" "$T/oom.marker")
 wait_until 20 sh -c "! '$CARMA' ls -q | grep -qx '$o'" || fail "job $o: $(state_of "$o")"
 is_state "$o" succeeded || fail "job $o: $(state_of "$o"), $(outcomes "$o"): $(reason "$o" 2)"
 [ "$(outcomes "$o")" = "oom succeeded" ] || fail "outcomes: $(outcomes "$o")"
 
 step "a restarted carmad keeps a running job's deadline"
-r=$(submit --time-limit 6 -- sleep 60)
+r=$(submit --time-limit 6s -- sleep 60)
 wait_until 10 launched "$r" || fail "job $r: $(state_of "$r")"
 sleep 1
 stop_daemon TERM || fail "stop"
@@ -110,7 +111,7 @@ wait_until 10 is_state "$r" cancelled || fail "job $r: $(state_of "$r")"
 between "$(ran "$r")" 6 8 || fail "ran $(ran "$r") s"
 
 step "a limit that passed while carmad was down ends the job at once"
-p=$(submit --time-limit 2 -- sleep 60)
+p=$(submit --time-limit 2s -- sleep 60)
 wait_until 10 launched "$p" || fail "job $p: $(state_of "$p")"
 stop_daemon TERM || fail "stop"
 sleep 3
@@ -125,7 +126,7 @@ stop_daemon TERM || fail "stop"
 export CARMA_TEST_DIE_AT_CANCEL=1
 start
 unset CARMA_TEST_DIE_AT_CANCEL
-q=$(submit --time-limit 1 -- sleep 60)
+q=$(submit --time-limit 1s -- sleep 60)
 rc=0; wait "$DPID" || rc=$?
 DPID=
 [ "$rc" = 1 ] || fail "carmad exited $rc, not at the cancel"
@@ -137,7 +138,7 @@ step "carma cancel before the limit, the job ending past it (kill_grace): the re
 stop_daemon TERM || fail "stop"
 sed -i 's/^kill_grace = 1$/kill_grace = 3/' "$T/carmad.ini"
 start
-c=$(submit --time-limit 2 -- sh "$HELP/ignore_term.sh" "$T/c.pid")
+c=$(submit --time-limit 2s -- sh "$HELP/ignore_term.sh" "$T/c.pid")
 wait_until 10 test -s "$T/c.pid" || fail "job $c did not start"
 "$CARMA" cancel "$c" >/dev/null || fail "cancel $c"
 wait_until 10 is_state "$c" cancelled || fail "job $c: $(state_of "$c")"

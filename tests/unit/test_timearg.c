@@ -83,11 +83,12 @@ static void dur_refused(const char *s, const char *why)
         fail_msg("'%s': message '%s' lacks '%s'", s, err.msg, why);
 }
 
-/* carma submit --time-limit's grammar: seconds, or d/h/m/s groups in that order. */
+/* carma submit --time-limit's grammar: d/h/m/s groups in that order; a bare number is
+ * refused (Slurm's --time reads 90 as minutes). */
 static void test_duration_forms(void **state)
 {
     (void)state;
-    assert_true(dur_ok("90") == 90);
+    dur_refused("90", "a unit is needed: 90s or 90m (Slurm's --time reads a bare number");
     assert_true(dur_ok("90s") == 90);
     assert_true(dur_ok("45m") == 2700);
     assert_true(dur_ok("2h") == 7200);
@@ -97,7 +98,7 @@ static void test_duration_forms(void **state)
     assert_true(dur_ok("365d") == 365u * 86400u);
     assert_true(dur_ok("1s") == 1);
     dur_refused("", "empty");
-    dur_refused("0", "out of range");
+    dur_refused("0", "a unit is needed");
     dur_refused("0s", "out of range");
     dur_refused("365d1s", "more than the most");
     dur_refused("99999999999999999999999", "more than the most");
