@@ -272,6 +272,22 @@ int cmd_logs(int argc, char **argv)
             json_decref(resp);
             return 1;
         }
+        /* an attempt that ended wrote what it will, and its shepherd made both files at
+         * its start: missing now, they were removed (to free space), not yet to come */
+        int gone = 0;
+        if ((long long)want < attempt) {
+            gone = !((show & LOGS_STDOUT) && access(o, F_OK) == 0) &&
+                   !((show & LOGS_STDERR) && access(e, F_OK) == 0);
+            const char *named = show & LOGS_STDOUT ? o : e;
+            if (gone && access(named, F_OK) != 0) /* (its own errno, named) */
+                fprintf(stderr,
+                        "carma logs: job %llu attempt %" PRIu64 "'s logs are gone: %s: %s\n",
+                        (unsigned long long)id, want, named, strerror(errno));
+        }
+        if (gone) {
+            json_decref(resp);
+            return 1;
+        }
         snprintf(out, sizeof out, "%s", o);
         snprintf(err, sizeof err, "%s", e);
         if ((long long)want < attempt)

@@ -3,7 +3,8 @@
 # (the one an OOM ended, before its retry), -n N the last N lines of each log (read back
 # from the log's end; a last line without a newline is a line), -n N -f the last N lines
 # and then what follows, --stdout and --stderr one log; an attempt that does not exist is
-# exit 2, naming the job, N and how many it has; -n over logs of several 64 KiB chunks
+# exit 2, naming the job, N and how many it has, and one whose logs were removed exit 1;
+# -n over logs of several 64 KiB chunks
 # (a line longer than a chunk, a newline as a chunk's first byte) is tail -n's. Skipped
 # while the fake library or its example state file is missing.
 . "$(dirname "$0")/helpers/daemon_lib.sh"
@@ -77,6 +78,14 @@ touch "$T/f.go"
 wait "$lf" || fail "logs -n 3 -f: $(cat "$T/f.err")"
 [ "$(cat "$T/f.out")" = "$(printf '18\n19\n20\nafter-the-gate')" ] ||
     fail "logs -n 3 -f printed: $(cat "$T/f.out") / $(cat "$T/f.err")"
+
+step "--attempt N of an ended attempt whose logs were removed (to free space): said, exit 1"
+mkdir "$T/kept"
+mv "$T/state/jobs/$oom/1/stdout" "$T/state/jobs/$oom/1/stderr" "$T/kept/"
+rc=0; "$CARMA" logs --attempt 1 "$oom" >"$T/g.out" 2>"$T/g.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "^carma logs: job $oom attempt 1's logs are gone: .*/jobs/$oom/1/stdout: No such file or directory$" "$T/g.err" ||
+    fail "--attempt 1 of removed logs: exit $rc, $(cat "$T/g.out" "$T/g.err")"
+mv "$T/kept/stdout" "$T/kept/stderr" "$T/state/jobs/$oom/1/"
 
 step "--attempt 1 -f follows attempt 1 until it ends, not the retry after it"
 pin=$(submit -- sh -c 'echo "pin-$CARMA_JOB_ATTEMPT"; [ "$CARMA_JOB_ATTEMPT" = 1 ] || exit 0
