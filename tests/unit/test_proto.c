@@ -92,6 +92,21 @@ static void test_submit_ok(void **state)
     carma_req_free(&q);
 }
 
+/* A submission (head: its start, up to the job's last field) with the job field `key` set
+ * to each JSON text of bad[0..n) is refused, the message naming job.KEY. */
+static void job_field_refused(const char *head, const char *key, const char *const *bad, size_t n)
+{
+    char s[256], want[64];
+    snprintf(want, sizeof want, "job.%s", key);
+    for (size_t k = 0; k < n; k++) {
+        struct carma_req q;
+        struct carma_err err = {{0}};
+        snprintf(s, sizeof s, "%s,\"%s\":%s}}", head, key, bad[k]);
+        assert_int_equal(parse(s, &q, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, want));
+    }
+}
+
 /* "umask": the submitter's, an integer 0..0777 (not a string of octal digits); absent,
  * -1 (carmad's default). */
 static void test_submit_umask(void **state)
@@ -112,12 +127,8 @@ static void test_submit_umask(void **state)
         assert_int_equal(q.job.umask, ok[k]);
         carma_req_free(&q);
     }
-    const char *bad[] = {"512", "-1", "\"077\"", "18.0", "true", "null", "4294967314"};
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        snprintf(s, sizeof s, "%s,\"umask\":%s}}", head, bad[k]);
-        assert_int_equal(parse(s, &q, &err), -EINVAL);
-        assert_non_null(strstr(err.msg, "job.umask"));
-    }
+    const char *const bad[] = {"512", "-1", "\"077\"", "18.0", "true", "null", "4294967314"};
+    job_field_refused(head, "umask", bad, sizeof bad / sizeof *bad);
 }
 
 /* "time_limit_s": an integer 1..31536000 (365 days); absent, 0 (no limit). */
@@ -139,12 +150,9 @@ static void test_submit_time_limit(void **state)
         assert_int_equal(q.job.time_limit_s, ok[k]);
         carma_req_free(&q);
     }
-    const char *bad[] = {"0", "-1", "31536001", "\"2h\"", "1.5", "true", "null", "4294967297"};
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        snprintf(s, sizeof s, "%s,\"time_limit_s\":%s}}", head, bad[k]);
-        assert_int_equal(parse(s, &q, &err), -EINVAL);
-        assert_non_null(strstr(err.msg, "job.time_limit_s"));
-    }
+    const char *const bad[] = {"0",   "-1",   "31536001", "\"2h\"",
+                               "1.5", "true", "null",     "4294967297"};
+    job_field_refused(head, "time_limit_s", bad, sizeof bad / sizeof *bad);
 }
 
 /* "after": 1..64 distinct job ids, kept in order; anything else refused naming the item. */
