@@ -4407,14 +4407,9 @@ static json_t *req_undrain(struct carmad *d, uint32_t ci, const struct carma_req
         dlog(d, LOG_NOTICE, "GPU %ld (%s): carma undrain by %s: in service already", g, uuid, user);
         return drain_answer(d, g, "was", "", 1);
     }
-    if (d->gs[g].info.mig_mode == 1)
-        return carma_resp_error("invalid",
-                                "GPU %ld (%s) has MIG enabled, which carma does not "
-                                "place jobs on yet: it stays drained",
-                                g, uuid);
     /* one still lost or silent would take new attempts until the next samples drained it
      * again: they would fail on it */
-    const char *unready = carma_mon_unready(&d->mon, (size_t)g);
+    const char *unready = undrain_unready(d, g);
     if (unready)
         return carma_resp_error("invalid", "GPU %ld (%s) %s: it stays drained", g, uuid, unready);
     size_t k = 0;
